@@ -1,0 +1,129 @@
+"""Backend discovery through the ``flowgraph.backends`` entry-point group.
+
+Discovery is lazy and cached: the first call to `get_backends()` loads every entry
+point. A plugin that fails to load produces one `RuntimeWarning` naming it and is
+skipped; it never breaks ``import flowgraph``.
+
+Example
+-------
+>>> from flowgraph.backends import list_devices
+>>> [d.device_type for d in list_devices()][:1]
+['CPU']
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from importlib import metadata
+
+from flowgraph.backends.base import Backend, Device, KernelContext, KernelDef, bind_kernel
+
+ENTRY_POINT_GROUP = "flowgraph.backends"
+
+_lock = threading.Lock()
+_backends: dict[str, Backend] | None = None
+
+
+def _load_entry_points() -> dict[str, Backend]:
+    found: dict[str, Backend] = {}
+    try:
+        eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    except Exception as e:  # pragma: no cover - broken metadata
+        warnings.warn(f"flowgraph: could not read entry points: {e}", RuntimeWarning,
+                      stacklevel=3)
+        eps = []
+    seen = set()
+    for ep in eps:
+        if ep.name in seen:
+            continue
+        seen.add(ep.name)
+        try:
+            obj = ep.load()
+            backend = obj() if isinstance(obj, type) else obj
+            if callable(backend) and not isinstance(backend, Backend):
+                backend = backend()
+            if not isinstance(backend, Backend):
+                raise TypeError(f"expected a flowgraph Backend, got {type(backend).__name__}")
+        except Exception as e:
+            warnings.warn(
+                f"flowgraph: backend plugin '{ep.name}' ({ep.value}) failed to load and is "
+                f"skipped: {type(e).__name__}: {e}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            continue
+        found[backend.device_type] = backend
+    if "CPU" not in found:
+        # Running from a source tree without installed metadata: the CPU backend is
+        # still the same object the entry point names.
+        from flowgraph.backends.cpu import backend as cpu
+
+        found["CPU"] = cpu
+    return found
+
+
+def get_backends() -> dict[str, Backend]:
+    """All loaded backends, by device type (loaded once, then cached)."""
+    global _backends
+    if _backends is None:
+        with _lock:
+            if _backends is None:
+                _backends = _load_entry_points()
+    return _backends
+
+
+def reload_backends() -> dict[str, Backend]:
+    """Forget cached discovery and load the entry points again (for tests and plugins)."""
+    global _backends
+    with _lock:
+        _backends = None
+    return get_backends()
+
+
+def register_backend(backend: Backend) -> None:
+    """Register a backend object directly (without an entry point)."""
+    get_backends()[backend.device_type] = backend
+
+
+def get_backend(device_type: str) -> Backend:
+    backends = get_backends()
+    try:
+        return backends[device_type.upper()]
+    except KeyError:
+        raise ValueError(
+            f"No backend for device type '{device_type}'; available: {sorted(backends)}. "
+            "Install the plugin that provides it (e.g. `pip install flowgraph[opencl]`)."
+        ) from None
+
+
+def list_devices(device_count: dict[str, int] | None = None) -> list[Device]:
+    """Every device of every loaded backend, CPU first.
+
+    `device_count` maps a device type to how many devices of that type to create (as
+    `ConfigProto(device_count=...)` does); by default each backend's own count.
+    """
+    device_count = {k.upper(): v for k, v in (device_count or {}).items()}
+    out: list[Device] = []
+    for dtype_name, backend in sorted(get_backends().items(),
+                                      key=lambda kv: (kv[0] != "CPU", kv[0])):
+        count = device_count.get(dtype_name)
+        if count == 0:
+            continue
+        out.extend(backend.list_devices(count))
+    return out
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Backend",
+    "Device",
+    "KernelContext",
+    "KernelDef",
+    "bind_kernel",
+    "get_backend",
+    "get_backends",
+    "list_devices",
+    "register_backend",
+    "reload_backends",
+]

@@ -1,0 +1,182 @@
+"""The backend contract: devices, kernel tables and host transfers.
+
+A backend names a device type (``"CPU"``, ``"OPENCL"``), lists its devices for a session
+config, registers kernels per op type and dtype, and moves tensors to and from host
+memory (NumPy arrays). Kernels come in two shapes:
+
+- a function ``fn(*inputs, **attrs)`` returning one array or a tuple of arrays; only
+  the attributes named in its signature are passed, bound once per plan;
+- a class ``K(ctx, **attrs)`` instantiated once per session and op, whose
+  ``__call__(*inputs)`` computes; used by kernels that keep state (random generators,
+  variables, queues). `ctx` is a `KernelContext`.
+
+Flags: ``needs_step`` passes the running `Step` as the first argument (for Send/Recv,
+queues, timeouts); ``is_async`` makes the kernel take ``(step, done, *inputs)`` and call
+``done(outputs)`` or ``done(None, error)`` later, holding no executor thread meanwhile.
+
+Example
+-------
+>>> backend = CpuBackend()                     # doctest: +SKIP
+>>> @backend.kernel("Add")                      # doctest: +SKIP
+... def add(x, y):
+...     return np.add(x, y)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+
+
+@dataclass
+class KernelDef:
+    op_type: str
+    fn: Callable
+    dtypes: frozenset | None = None  # accepted dtypes of the "T" input/attr; None: any
+    needs_step: bool = False
+    is_async: bool = False
+    attr_names: tuple[str, ...] = ()
+    takes_all_attrs: bool = False
+    is_class: bool = False
+
+    def accepts(self, dtype) -> bool:
+        return self.dtypes is None or dtype is None or dtype.base_dtype in self.dtypes
+
+
+@dataclass
+class Device:
+    """One device of a backend, named like ``/job:localhost/replica:0/task:0/device:CPU:0``."""
+
+    backend: Backend
+    device_type: str
+    index: int
+    job: str = "localhost"
+    task: int = 0
+    memory_limit: int | None = None
+    description: str = ""
+
+    @property
+    def name(self) -> str:
+        return (f"/job:{self.job}/replica:0/task:{self.task}/device:"
+                f"{self.device_type}:{self.index}")
+
+    @property
+    def short_name(self) -> str:
+        return f"/device:{self.device_type}:{self.index}"
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+@dataclass
+class KernelContext:
+    """What a class kernel gets at construction: its op, device and session resources."""
+
+    op: Any
+    device: Device
+    resources: Any  # ResourceMgr of the session
+    session: Any = None
+    extra: dict = field(default_factory=dict)
+
+
+class Backend:
+    """Base class of device backends; subclasses set `device_type` and list devices."""
+
+    device_type: str = "ABSTRACT"
+    priority: int = 0  # placement preference: higher wins when several devices can run an op
+
+    def __init__(self) -> None:
+        self._kernels: dict[str, list[KernelDef]] = {}
+        self._loaded = False
+
+    # -- kernels ----------------------------------------------------------------------
+    def kernel(self, op_type: str, dtypes=None, needs_step: bool = False,
+               is_async: bool = False):
+        """Decorator registering a kernel for `op_type` on this backend."""
+
+        def decorate(fn):
+            self.register_kernel(op_type, fn, dtypes=dtypes, needs_step=needs_step,
+                                 is_async=is_async)
+            return fn
+
+        return decorate
+
+    def register_kernel(self, op_type: str, fn: Callable, dtypes=None,
+                        needs_step: bool = False, is_async: bool = False) -> None:
+        is_class = inspect.isclass(fn)
+        target = fn.__init__ if is_class else fn
+        sig = inspect.signature(target)
+        params = list(sig.parameters.values())
+        if is_class:
+            params = params[2:]  # self, ctx
+        names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
+        takes_all = any(p.kind == p.VAR_KEYWORD for p in params)
+        accepted = None
+        if dtypes is not None:
+            accepted = frozenset(_dtypes.as_dtype(d).base_dtype for d in dtypes)
+        self._kernels.setdefault(op_type, []).append(KernelDef(
+            op_type, fn, accepted, needs_step, is_async, names, takes_all, is_class))
+
+    def kernels(self) -> dict[str, list[KernelDef]]:
+        self.ensure_loaded()
+        return self._kernels
+
+    def find_kernel(self, op_type: str, dtype=None) -> KernelDef | None:
+        for k in self.kernels().get(op_type, ()):
+            if k.accepts(dtype):
+                return k
+        return None
+
+    def ensure_loaded(self) -> None:
+        """Import kernel modules on first use (subclasses override `load_kernels`)."""
+        if not self._loaded:
+            self._loaded = True
+            self.load_kernels()
+
+    def load_kernels(self) -> None:
+        pass
+
+    # -- devices ----------------------------------------------------------------------
+    def list_devices(self, count: int | None = None) -> list[Device]:
+        raise NotImplementedError
+
+    def default_device_count(self) -> int:
+        return 1
+
+    # -- transfers --------------------------------------------------------------------
+    def to_host(self, value, device: Device):
+        """Return `value` (this backend's representation) as a NumPy array."""
+        return value
+
+    def from_host(self, value: np.ndarray, device: Device):
+        """Return host array `value` in this backend's representation on `device`."""
+        return value
+
+    def synchronize(self, device: Device) -> None:
+        """Wait until work queued on `device` is done (once per step)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} device_type={self.device_type}>"
+
+
+def bind_kernel(kdef: KernelDef, op, ctx_factory: Callable[[], KernelContext]):
+    """The callable the executor invokes for `op`: attrs bound, class kernels built."""
+    attrs = op.attrs
+    if kdef.takes_all_attrs:
+        kwargs = {k: v for k, v in attrs.items() if not k.startswith("_")}
+    else:
+        kwargs = {k: attrs[k] for k in kdef.attr_names if k in attrs}
+    if "op" in kdef.attr_names:
+        kwargs["op"] = op
+    if kdef.is_class:
+        return kdef.fn(ctx_factory(), **kwargs)
+    if not kwargs:
+        return kdef.fn
+    return functools.partial(kdef.fn, **kwargs)

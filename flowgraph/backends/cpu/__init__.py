@@ -1,0 +1,50 @@
+"""The CPU backend: NumPy/SciPy kernels (Cython for hot ops), host memory.
+
+Kernel modules (`kernels_*.py` beside this file) register with `cpu_kernel` and are
+imported the first time the backend's kernel table is needed.
+
+Example
+-------
+>>> from flowgraph.backends.cpu import backend
+>>> backend.device_type
+'CPU'
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+
+from flowgraph.backends.base import Backend, Device
+
+
+class CpuBackend(Backend):
+    device_type = "CPU"
+    priority = 0
+
+    def list_devices(self, count: int | None = None) -> list[Device]:
+        n = 1 if count is None else int(count)
+        return [Device(self, "CPU", i, description="NumPy/SciPy on the host") for i in range(n)]
+
+    def load_kernels(self) -> None:
+        here = os.path.dirname(__file__)
+        for info in pkgutil.iter_modules([here]):
+            if info.name.startswith("kernels_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+
+
+backend = CpuBackend()
+
+
+def cpu_kernel(op_type: str, dtypes=None, needs_step: bool = False, is_async: bool = False):
+    """Decorator registering a CPU kernel (see `flowgraph.backends.base`).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> @cpu_kernel("MyOp")                         # doctest: +SKIP
+    ... def my_op(x, *, alpha):
+    ...     return x * alpha
+    """
+    return backend.kernel(op_type, dtypes=dtypes, needs_step=needs_step, is_async=is_async)

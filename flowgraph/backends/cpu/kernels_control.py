@@ -1,0 +1,10 @@
+"""CPU kernels for grouping and control-flow ops."""
+
+from __future__ import annotations
+
+from flowgraph.backends.cpu import cpu_kernel
+
+
+@cpu_kernel("NoOp")
+def no_op():
+    return None

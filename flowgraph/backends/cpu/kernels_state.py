@@ -1,0 +1,69 @@
+"""CPU kernels for variables (storage lives in the session's resource container)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import errors
+from flowgraph.framework.resources import VariableState
+
+
+@cpu_kernel("VariableV2")
+class VariableKernel:
+    """Outputs the variable's storage handle; readers dereference it."""
+
+    def __init__(self, ctx, *, container, shared_name):
+        name = shared_name or ctx.op.name
+        self.state = ctx.resources.lookup_or_create(container, name, VariableState)
+
+    def __call__(self):
+        return self.state
+
+
+def _check_shape(ref: VariableState, value: np.ndarray, what: str) -> None:
+    if ref.value is not None and ref.value.shape != value.shape:
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"{what}: variable '{ref.name}' has shape {ref.value.shape} but the value has "
+            f"shape {value.shape}; shapes must match (pass validate_shape=False to replace "
+            "the shape)"
+        )
+
+
+@cpu_kernel("Assign")
+def assign(ref, value, *, validate_shape=True):
+    if validate_shape:
+        _check_shape(ref, value, "Assign")
+    with ref.lock:
+        ref.value = np.array(value, copy=True)
+    return ref
+
+
+@cpu_kernel("AssignAdd")
+def assign_add(ref, value):
+    with ref.lock:
+        current = ref.read()
+        ref.value = np.add(current, value, dtype=current.dtype)
+    return ref
+
+
+@cpu_kernel("AssignSub")
+def assign_sub(ref, value):
+    with ref.lock:
+        current = ref.read()
+        ref.value = np.subtract(current, value, dtype=current.dtype)
+    return ref
+
+
+@cpu_kernel("IsVariableInitialized")
+def is_variable_initialized(ref):
+    return np.array(ref.is_initialized())
+
+
+@cpu_kernel("ReportUninitializedVariables")
+def report_uninitialized_variables(*refs, names):
+    missing = [n for r, n in zip(refs, names) if not r.is_initialized()]
+    out = np.empty(len(missing), dtype=object)
+    out[:] = [n.encode() for n in missing]
+    return out

@@ -1,0 +1,1 @@
+"""The graph IR: dtypes, shapes, graphs, operations, tensors, the op registry."""

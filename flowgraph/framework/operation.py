@@ -1,0 +1,299 @@
+"""`Operation` (a node of the graph) and `Tensor` (one output of a node, ``"op:port"``).
+
+Neither holds data: a `Tensor` is a symbolic handle whose value exists only while a
+`Session.run` step executes. Arithmetic operators on tensors are installed by
+`flowgraph.ops` (see `install_tensor_operator`) so this layer never imports the op
+library.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_source_location() -> tuple[str, int, str] | None:
+    """The innermost stack frame outside the flowgraph package: (file, line, code)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE_DIR) or "/tests/" in filename:
+            if not filename.startswith("<frozen"):
+                return (filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+class Operation:
+    """A node in a `Graph`: an op type applied to input tensors, with attributes.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> c = tf.constant(1.0, name="c")
+    >>> c.op.name, c.op.type
+    ('c', 'Const')
+    """
+
+    def __init__(self, graph, op_def, name: str, inputs, attrs: dict[str, Any],
+                 control_inputs, device: str):
+        self._graph = graph
+        self._op_def = op_def
+        self._name = name
+        self._inputs = list(inputs)
+        self._attrs = attrs
+        self._control_inputs = list(control_inputs)
+        self._device = device
+        self._outputs: list[Tensor] = []
+        self._colocation: list[str] = []
+        self._source = user_source_location()
+        self._id = graph._next_op_id()
+        self._control_outputs: list[Operation] = []
+
+    # -- identity -----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def type(self) -> str:
+        return self._op_def.name
+
+    @property
+    def op_def(self):
+        return self._op_def
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def inputs(self) -> list[Tensor]:
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> list[Tensor]:
+        return list(self._outputs)
+
+    def values(self) -> tuple:
+        return tuple(self._outputs)
+
+    @property
+    def control_inputs(self) -> list[Operation]:
+        return list(self._control_inputs)
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    def _set_device(self, device: str) -> None:
+        self._device = device
+
+    @property
+    def node_def(self) -> dict:
+        from flowgraph.framework.serialization import node_to_dict
+
+        return node_to_dict(self)
+
+    @property
+    def colocation_groups(self) -> list[str]:
+        return [f"loc:@{n}" for n in (self._colocation or [self._name])]
+
+    def get_attr(self, name: str):
+        try:
+            return self._attrs[name]
+        except KeyError:
+            raise ValueError(
+                f"Operation '{self._name}' ({self.type}) has no attr named '{name}'; "
+                f"it has {sorted(self._attrs)}"
+            ) from None
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self._attrs
+
+    def _add_control_input(self, op: Operation) -> None:
+        if op not in self._control_inputs:
+            self._control_inputs.append(op)
+            op._control_outputs.append(self)
+            self._graph._version += 1
+
+    def _add_control_inputs(self, ops) -> None:
+        for op in ops:
+            self._add_control_input(op)
+
+    def run(self, feed_dict=None, session=None) -> None:
+        """Run this op in `session` (default: the default session)."""
+        from flowgraph.framework.graph import get_default_session_or_raise
+
+        sess = session or get_default_session_or_raise(self._name)
+        sess.run(self, feed_dict=feed_dict)
+
+    # -- messages -----------------------------------------------------------------------
+    def source_line(self) -> str:
+        """Where the user created this op, as ``file:line`` with the code, or ''."""
+        if not self._source:
+            return ""
+        filename, lineno, _ = self._source
+        code = ""
+        try:
+            import linecache
+
+            code = linecache.getline(filename, lineno).strip()
+        except Exception:  # pragma: no cover - best effort only
+            code = ""
+        where = f"{os.path.basename(filename)}:{lineno}"
+        return f"{where}:  {code}" if code else where
+
+    def describe_inputs(self) -> str:
+        return ", ".join(
+            f"{t.name}={t.shape} {t.dtype.name}" for t in self._inputs
+        )
+
+    def shape_error(self, message: str) -> ValueError:
+        """A ValueError for a shape/dtype problem found while building this op."""
+        where = self.source_line()
+        text = (
+            f"Incompatible shapes for op '{self._name}' ({self.type}): "
+            f"{self.describe_inputs() or 'no inputs'}: {message}."
+        )
+        if where:
+            text += f" The op was created at {where}"
+        return ValueError(text)
+
+    def __repr__(self) -> str:
+        return f"<flowgraph.Operation '{self._name}' type={self.type}>"
+
+    def __str__(self) -> str:
+        inputs = ", ".join(t.name for t in self._inputs)
+        return f"name: \"{self._name}\" op: \"{self.type}\" inputs: [{inputs}]"
+
+
+class Tensor:
+    """A symbolic handle to output `value_index` of operation `op`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.float32, [None, 3], name="x")
+    >>> x.name, x.shape.as_list()
+    ('x:0', [None, 3])
+    """
+
+    # Make NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
+    __array_priority__ = 100
+    __array_ufunc__ = None
+
+    def __init__(self, op: Operation, value_index: int, dtype, shape: TensorShape):
+        self._op = op
+        self._value_index = value_index
+        self._dtype = dtype
+        self._shape = shape
+        self._consumers: list[Operation] = []
+
+    @property
+    def op(self) -> Operation:
+        return self._op
+
+    @property
+    def graph(self):
+        return self._op._graph
+
+    @property
+    def value_index(self) -> int:
+        return self._value_index
+
+    @property
+    def name(self) -> str:
+        return f"{self._op._name}:{self._value_index}"
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self) -> str:
+        return self._op._device
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape) -> None:
+        """Merge `shape` into this tensor's static shape (ValueError if incompatible)."""
+        try:
+            self._shape = self._shape.merge_with(as_shape(shape))
+        except ValueError:
+            raise ValueError(
+                f"Tensor '{self.name}' has static shape {self._shape}, which is not "
+                f"compatible with the requested shape {as_shape(shape)}"
+            ) from None
+
+    def consumers(self) -> list[Operation]:
+        return list(self._consumers)
+
+    def eval(self, feed_dict=None, session=None):
+        """The value of this tensor in `session` (default: the default session)."""
+        from flowgraph.framework.graph import get_default_session_or_raise
+
+        sess = session or get_default_session_or_raise(self.name)
+        return sess.run(self, feed_dict=feed_dict)
+
+    # -- Python protocol ----------------------------------------------------------------
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other) -> bool:  # TF1: identity, so tensors can key dicts
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return self is not other
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"Using a flowgraph Tensor ('{self.name}') as a Python bool is not allowed: "
+            "its value exists only inside Session.run. Use tf.cond to branch on it."
+        )
+
+    def __iter__(self):
+        dims = self._shape.dims
+        if dims is None or not dims or dims[0].value is None:
+            raise TypeError(
+                f"Tensor '{self.name}' of shape {self._shape} is not iterable: its first "
+                "dimension is not known at graph construction time"
+            )
+        from flowgraph.ops.array_ops import unstack
+
+        return iter(unstack(self, num=dims[0].value))
+
+    def __len__(self) -> int:
+        raise TypeError(
+            f"len is not well defined for symbolic Tensor '{self.name}'; use tf.shape()"
+        )
+
+    def __repr__(self) -> str:
+        return f"<flowgraph.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __str__(self) -> str:
+        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
+
+    def _as_ref(self) -> bool:
+        return self._dtype.is_ref_dtype
+
+
+def install_tensor_operator(name: str, fn) -> None:
+    """Install ``Tensor.<name> = fn``; used by `flowgraph.ops` to add arithmetic."""
+    setattr(Tensor, name, fn)
+
+
+def is_dtype_ref(dtype) -> bool:
+    return _dtypes.as_dtype(dtype).is_ref_dtype

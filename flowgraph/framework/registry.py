@@ -1,0 +1,130 @@
+"""The op registry: each op type is declared once, here, by its module in `flowgraph/ops/`.
+
+An `OpDef` says how many inputs and outputs an op has, its attributes and their
+defaults, how to infer output shapes and dtypes (never touching data), whether it is
+stateful, a cost hint for the executor, and how to differentiate it. Kernels are
+registered separately, per backend (see `flowgraph/backends/`).
+
+Example
+-------
+>>> @register_op("Square2", attrs={})          # doctest: +SKIP
+... def _square2_shape(op, x):
+...     return [x]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+CHEAP = "cheap"
+EXPENSIVE = "expensive"
+ASYNC = "async"
+
+
+@dataclass
+class OpDef:
+    """Everything the graph and the runtime know about one op type."""
+
+    name: str
+    shape_fn: Callable[..., list]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    num_outputs: int | Callable[[Any], int] = 1
+    dtype_fn: Callable[[Any], list] | None = None
+    stateful: bool = False
+    cost: str = CHEAP
+    ref_inputs: tuple[int, ...] | str = ()  # input positions taking refs, or "all"
+    ref_outputs: tuple[int, ...] = ()
+    control_flow: str | None = None  # "switch", "merge", ... for the executor
+    gradient: Callable | None = None
+    differentiable: bool | None = None  # None: not declared yet
+
+    def is_ref_input(self, index: int) -> bool:
+        return self.ref_inputs == "all" or index in self.ref_inputs
+
+    def output_count(self, op) -> int:
+        n = self.num_outputs
+        return n(op) if callable(n) else n
+
+
+_OPS: dict[str, OpDef] = {}
+
+
+def register_op(
+    name: str,
+    *,
+    attrs: dict[str, Any] | None = None,
+    num_outputs: int | Callable[[Any], int] = 1,
+    dtype_fn: Callable[[Any], list] | None = None,
+    stateful: bool = False,
+    cost: str = CHEAP,
+    ref_inputs: tuple[int, ...] | str = (),
+    ref_outputs: tuple[int, ...] = (),
+    control_flow: str | None = None,
+):
+    """Decorator registering op type `name` with the decorated shape function.
+
+    The shape function is called as ``shape_fn(op, *input_shapes)`` and returns a list of
+    `TensorShape`, one per output. `dtype_fn(op)` returns the output dtypes; by default
+    every output has the dtype of input 0 (or of the ``dtype`` attribute when the op has
+    no inputs).
+    """
+
+    def decorate(shape_fn):
+        if name in _OPS:
+            raise KeyError(f"op type '{name}' is registered twice")
+        _OPS[name] = OpDef(
+            name=name,
+            shape_fn=shape_fn,
+            attrs=dict(attrs or {}),
+            num_outputs=num_outputs,
+            dtype_fn=dtype_fn,
+            stateful=stateful,
+            cost=cost,
+            ref_inputs=ref_inputs if ref_inputs == "all" else tuple(ref_inputs),
+            ref_outputs=tuple(ref_outputs),
+            control_flow=control_flow,
+        )
+        return shape_fn
+
+    return decorate
+
+
+def register_gradient(name: str):
+    """Decorator registering ``grad_fn(op, *output_grads) -> list of input grads``."""
+
+    def decorate(fn):
+        opdef = get_op_def(name)
+        opdef.gradient = fn
+        opdef.differentiable = True
+        return fn
+
+    return decorate
+
+
+def not_differentiable(*names: str) -> None:
+    """Declare that the ops `names` have no gradient (their inputs get `None`)."""
+    for name in names:
+        opdef = get_op_def(name)
+        opdef.gradient = None
+        opdef.differentiable = False
+
+
+def get_op_def(name: str) -> OpDef:
+    try:
+        return _OPS[name]
+    except KeyError:
+        raise KeyError(
+            f"no op type '{name}' is registered; known types include "
+            f"{', '.join(sorted(_OPS)[:20])}, ..."
+        ) from None
+
+
+def has_op_def(name: str) -> bool:
+    return name in _OPS
+
+
+def registered_ops() -> dict[str, OpDef]:
+    """A copy of the registry, op type -> OpDef."""
+    return dict(_OPS)

@@ -1,0 +1,10 @@
+"""The op library: one module per op family. Importing this package registers all ops
+and installs the Tensor operators."""
+
+from flowgraph.ops import (  # noqa: F401
+    array_ops,
+    control_flow_ops,
+    math_ops,
+    state_ops,
+    variables,
+)

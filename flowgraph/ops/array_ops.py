@@ -1,0 +1,124 @@
+"""Array ops: placeholders, identity, shape manipulation, indexing.
+
+Each op: registration (shape function), then the user-facing function.
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.ops.op_util import attr_dtype, make_tensor
+
+
+# -- Placeholder ------------------------------------------------------------------------
+@register_op("Placeholder", attrs={"dtype": None, "shape": None},
+             dtype_fn=attr_dtype("dtype"))
+def _placeholder_shape(op):
+    return [as_shape(op.attrs["shape"])]
+
+
+def placeholder(dtype, shape=None, name: str | None = None):
+    """A tensor that must be fed in `Session.run`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.float32, shape=[None, 3], name="x")
+    >>> x.shape.as_list()
+    [None, 3]
+    """
+    dtype = _dtypes.as_dtype(dtype).base_dtype
+    return make_tensor("Placeholder", [], {"dtype": dtype, "shape": as_shape(shape)},
+                       name=name or "Placeholder")
+
+
+@register_op("PlaceholderWithDefault", attrs={"dtype": None, "shape": None})
+def _placeholder_with_default_shape(op, default):
+    return [as_shape(op.attrs["shape"])]
+
+
+def placeholder_with_default(input, shape, name: str | None = None):  # noqa: A002
+    """A tensor that is `input` unless it is fed.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> p = tf.placeholder_with_default([1.0, 2.0], shape=[None])
+    >>> p.shape.as_list()
+    [None]
+    """
+    value = convert_to_tensor(input)
+    shape = as_shape(shape)
+    if not value.shape.is_compatible_with(shape):
+        raise ValueError(
+            f"placeholder_with_default: default value of shape {value.shape} is not "
+            f"compatible with the declared shape {shape}"
+        )
+    return make_tensor("PlaceholderWithDefault", [value],
+                       {"dtype": value.dtype, "shape": shape},
+                       name=name or "PlaceholderWithDefault")
+
+
+# -- Identity ---------------------------------------------------------------------------
+@register_op("Identity")
+def _identity_shape(op, x):
+    return [x]
+
+
+def identity(input, name: str | None = None):  # noqa: A002
+    """Return a tensor with the same value as `input`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.identity(tf.constant([1, 2])).shape.as_list()
+    [2]
+    """
+    if hasattr(input, "_as_graph_element") and not hasattr(input, "op"):
+        input = input._as_graph_element()
+    x = convert_to_tensor(input)
+    return make_tensor("Identity", [x], name=name or "Identity")
+
+
+@register_op("StopGradient")
+def _stop_gradient_shape(op, x):
+    return [x]
+
+
+not_differentiable("StopGradient", "Placeholder")
+
+
+def stop_gradient(input, name: str | None = None):  # noqa: A002
+    """Identity in the forward pass; blocks gradients from flowing through.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.stop_gradient(tf.constant(1.0)).op.type
+    'StopGradient'
+    """
+    return make_tensor("StopGradient", [convert_to_tensor(input)], name=name or "StopGradient")
+
+
+@register_op("Shape", attrs={"out_type": _dtypes.int32}, dtype_fn=attr_dtype("out_type"))
+def _shape_shape(op, x):
+    return [TensorShape([x.ndims])]
+
+
+not_differentiable("Shape")
+
+
+def shape(input, name: str | None = None, out_type=_dtypes.int32):  # noqa: A002
+    """The shape of `input` as a 1-D integer tensor.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.shape(tf.zeros([2, 3])).shape.as_list()
+    [2]
+    """
+    x = convert_to_tensor(input)
+    return make_tensor("Shape", [x], {"out_type": _dtypes.as_dtype(out_type)},
+                       name=name or "Shape")

@@ -1,0 +1,1 @@
+"""Sessions, run-plan compilation, placement and the Cython executor."""

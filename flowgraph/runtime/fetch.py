@@ -1,0 +1,123 @@
+"""Fetch structures: flatten any nesting of lists, tuples, dicts and namedtuples of
+tensors, operations and names into unique graph elements, and rebuild the results.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> a = tf.constant(1)
+>>> m = FetchMapper.build(tf.get_default_graph(), {"x": [a, a.op]})
+>>> len(m.unique_tensors), len(m.unique_ops)
+(1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flowgraph.framework.operation import Operation, Tensor
+
+
+class FetchMapper:
+    """A flattened fetch structure and the function that rebuilds it from values."""
+
+    __slots__ = ("_rebuild", "unique_ops", "unique_tensors")
+
+    def __init__(self) -> None:
+        self.unique_tensors: list[Tensor] = []
+        self.unique_ops: list[Operation] = []
+        self._rebuild = None
+
+    @classmethod
+    def build(cls, graph, fetches) -> FetchMapper:
+        mapper = cls()
+        tensor_index: dict[Tensor, int] = {}
+        op_set: dict[Operation, None] = {}
+
+        def element(obj):
+            el = _resolve(graph, obj)
+            if isinstance(el, Operation):
+                op_set.setdefault(el)
+                return lambda values: None
+            idx = tensor_index.get(el)
+            if idx is None:
+                idx = tensor_index[el] = len(mapper.unique_tensors)
+                mapper.unique_tensors.append(el)
+            return lambda values, i=idx: values[i]
+
+        def walk(obj):
+            if obj is None:
+                raise TypeError(
+                    "Fetch argument None has invalid type <class 'NoneType'>: a fetch must "
+                    "be a Tensor, an Operation, a name string, or a (nested) list, tuple, "
+                    "dict or namedtuple of them"
+                )
+            if isinstance(obj, Tensor | Operation | str) or hasattr(obj, "_as_graph_element"):
+                return element(obj)
+            if _is_namedtuple(obj):
+                parts = [walk(v) for v in obj]
+                return lambda values: type(obj)(*[p(values) for p in parts])
+            if isinstance(obj, list | tuple):
+                parts = [walk(v) for v in obj]
+                kind = type(obj)
+                if kind is list:
+                    return lambda values: [p(values) for p in parts]
+                if kind is tuple:
+                    return lambda values: tuple(p(values) for p in parts)
+                return lambda values: kind(p(values) for p in parts)
+            if isinstance(obj, Mapping):
+                parts = [(k, walk(v)) for k, v in obj.items()]
+                kind = type(obj)
+                if kind is dict:
+                    return lambda values: {k: p(values) for k, p in parts}
+                return lambda values: kind((k, p(values)) for k, p in parts)
+            return element(obj)
+
+        mapper._rebuild = walk(fetches)
+        mapper.unique_ops = list(op_set)
+        return mapper
+
+    def rebuild(self, values: list) -> Any:
+        return self._rebuild(values)
+
+
+def _is_namedtuple(obj) -> bool:
+    return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
+
+
+def _resolve(graph, obj):
+    try:
+        el = graph.as_graph_element(obj)
+    except (TypeError, ValueError, KeyError) as e:
+        raise type(e)(
+            f"Fetch argument {obj!r} cannot be interpreted as a Tensor or Operation. ({e})"
+        ) from None
+    if isinstance(el, Tensor) and el.dtype.is_ref_dtype:
+        return el
+    return el
+
+
+def fetch_key(fetches):
+    """A hashable key for common fetch structures, or None (then no caching)."""
+    kind = type(fetches)
+    if kind is Tensor or kind is Operation:
+        return fetches
+    if kind is list or kind is tuple:
+        for f in fetches:
+            k = type(f)
+            if k is not Tensor and k is not Operation and k is not str:
+                return None
+        return (kind, *fetches)
+    if kind is str:
+        return fetches
+    if kind is dict:
+        try:
+            items = tuple(fetches.items())
+            for _, v in items:
+                k = type(v)
+                if k is not Tensor and k is not Operation and k is not str:
+                    return None
+            return (dict, items)
+        except TypeError:
+            return None
+    return None

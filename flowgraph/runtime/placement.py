@@ -1,0 +1,136 @@
+"""Placement: choose a device for every op of a plan.
+
+State and invariants
+--------------------
+Ops are grouped by union-find: ops sharing a colocation group (``colocate_with``) and
+ops that consume a ref (a variable) as a ref input end up in one group, and every op of
+a group gets the same device. A group's candidate devices are those whose backend has a
+kernel for every op in it (for the op's dtype) and that match every op's requested
+device; an empty candidate set is an error listing the devices that do have kernels,
+unless soft placement is on, in which case requests are dropped before kernels are::
+
+    v = Variable  ─┐ (ref)          group {v, Assign}:  request '/device:CPU:1' from v
+    Assign(v, x) ──┘                 -> both on CPU:1; x may be elsewhere (Send/Recv)
+
+Among candidates the first device of the highest-priority backend that the request
+names wins; with no request, the first CPU device (small ops stay on the host).
+"""
+
+from __future__ import annotations
+
+from flowgraph.backends.base import Device
+from flowgraph.framework import errors
+from flowgraph.framework.device_spec import DeviceSpec
+from flowgraph.framework.operation import Operation
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict = {}
+
+    def find(self, x):
+        parent = self.parent
+        parent.setdefault(x, x)
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, a, b) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def _kernel_dtype(op: Operation):
+    if "T" in op.attrs and op.attrs["T"] is not None:
+        return op.attrs["T"]
+    if op._inputs:
+        return op._inputs[0].dtype.base_dtype
+    if op._outputs:
+        return op._outputs[0].dtype.base_dtype
+    return None
+
+
+def _matches(spec: DeviceSpec, device: Device) -> bool:
+    # Job/task are resolved by the distributed runtime; locally only the device counts.
+    if spec.device_type is not None and spec.device_type != device.device_type:
+        return False
+    return spec.device_index is None or spec.device_index == device.index
+
+
+def place(ops: list[Operation], devices: list[Device], allow_soft_placement: bool,
+          cache: dict | None = None) -> dict[Operation, Device]:
+    """Return op -> device for `ops` (see the module docstring for the rules)."""
+    cache = {} if cache is None else cache
+    uf = _UnionFind()
+    for op in ops:
+        uf.find(op)
+        for name in op._colocation:
+            uf.union(("loc", name), op)
+        for idx, t in enumerate(op._inputs):
+            if t.dtype.is_ref_dtype and op.op_def.is_ref_input(idx):
+                uf.union(t.op, op)
+    groups: dict = {}
+    for op in ops:
+        groups.setdefault(uf.find(op), []).append(op)
+    # Colocation names may refer to ops outside this plan; find them by name.
+    placement: dict[Operation, Device] = {}
+    for members in groups.values():
+        device = cache.get(tuple(id(m) for m in members))
+        if device is None:
+            device = _place_group(members, devices, allow_soft_placement)
+        for op in members:
+            placement[op] = device
+    return placement
+
+
+def _place_group(members: list[Operation], devices: list[Device], soft: bool) -> Device:
+    requests = [(op, DeviceSpec.from_string(op.device)) for op in members if op.device]
+    capable = []
+    for d in devices:
+        if all(d.backend.find_kernel(op.type, _kernel_dtype(op)) is not None for op in members):
+            capable.append(d)
+    wanted = [d for d in capable if all(_matches(spec, d) for _, spec in requests)]
+    if wanted:
+        if requests:
+            return wanted[0]
+        cpu = [d for d in wanted if d.device_type == "CPU"]
+        return (cpu or wanted)[0]
+    if capable and soft:
+        cpu = [d for d in capable if d.device_type == "CPU"]
+        return (cpu or capable)[0]
+    missing = [op for op in members
+               if not any(d.backend.find_kernel(op.type, _kernel_dtype(op)) for d in devices)]
+    if missing:
+        op = missing[0]
+        having = sorted({
+            d.device_type for d in devices
+            if d.backend.find_kernel(op.type, None) is not None
+        })
+        dtype = _kernel_dtype(op)
+        raise errors.InvalidArgumentError(
+            None, op,
+            f"No kernel for op '{op.name}' ({op.type}) with dtype "
+            f"{getattr(dtype, 'name', dtype)} on any available device "
+            f"({', '.join(d.short_name for d in devices)}). Device types with a kernel for "
+            f"{op.type} (any dtype): {having or 'none'}. "
+            + _where(op),
+        )
+    op, spec = requests[0]
+    raise errors.InvalidArgumentError(
+        None, op,
+        f"Cannot assign a device for operation '{op.name}' ({op.type}): it was explicitly "
+        f"assigned to '{op.device}' but no matching device can run it (and every op "
+        f"colocated with it: {', '.join(m.name for m in members)}). Devices that can: "
+        f"{', '.join(d.short_name for d in capable) or 'none'}. Pass "
+        "ConfigProto(allow_soft_placement=True) or device_count to create the device. "
+        + _where(op),
+    )
+
+
+def _where(op: Operation) -> str:
+    line = op.source_line()
+    return f"The op was created at {line}" if line else ""

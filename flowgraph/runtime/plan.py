@@ -1,0 +1,401 @@
+"""Run-plan compilation: from (fetches, targets, feeds) to an executor `Plan`.
+
+Passes, in order: prune (`prune.py`), rewrite (`rewrite.py`: CSE and constant
+folding), prune again with folded tensors as sources, place (`placement.py`),
+partition (one ``_Send``/``_Recv`` pair per tensor per destination device), bind
+kernels, and flatten into the Cython executor's arrays. A compiled plan is cached by
+the session per run signature, so a repeated `run` does no graph analysis.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from flowgraph.backends.base import Device, KernelContext, bind_kernel
+from flowgraph.framework import errors
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.runtime import _executor
+from flowgraph.runtime.placement import _kernel_dtype, place
+from flowgraph.runtime.prune import needed_ops
+from flowgraph.framework.resources import VariableState
+from flowgraph.runtime.rewrite import eliminate_common_subexpressions, fold_constants
+
+
+@dataclass
+class NodeInfo:
+    """Per executor node: what it is, for traces and error messages."""
+
+    name: str
+    op_type: str
+    device: str
+    op: Operation | None
+    inputs: list[str] = field(default_factory=list)
+
+
+class Rendezvous:
+    """Per-step mailbox for `_Send`/`_Recv` pairs, keyed by tensor and devices."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[str, Any] = {}
+        self._waiters: dict[str, Any] = {}
+
+    def send(self, key: str, value) -> None:
+        with self._lock:
+            waiter = self._waiters.pop(key, None)
+            if waiter is None:
+                self._values[key] = value
+                return
+        waiter(value)
+
+    def recv(self, key: str, done) -> None:
+        with self._lock:
+            if key in self._values:
+                value = self._values.pop(key)
+            else:
+                self._waiters[key] = done
+                return
+        done(value)
+
+
+class StepContext:
+    """What kernels flagged ``needs_step`` receive: step id, options, rendezvous."""
+
+    __slots__ = ("options", "rendezvous", "session", "step_id")
+
+    def __init__(self, step_id: int, session, options) -> None:
+        self.step_id = step_id
+        self.session = session
+        self.options = options
+        self.rendezvous = Rendezvous()
+
+
+class CompiledPlan:
+    """An executable plan plus what the session needs to feed and fetch it."""
+
+    def __init__(self) -> None:
+        self.plan: _executor.Plan | None = None
+        self.feed_slots: dict[Tensor, int] = {}
+        self.fetch_slots: list[int] = []
+        self.deref_fetch: list[bool] = []
+        self.nodes: list[NodeInfo] = []
+        self.devices: list[Device] = []
+        self.partition_graphs: list[dict] = []
+        self.num_folded = 0
+        self.num_cse = 0
+
+
+def _deref_wrapper(kernel, positions: tuple[int, ...], op_name: str):
+    def call(*args):
+        args = list(args)
+        for p in positions:
+            v = args[p]
+            if isinstance(v, VariableState):
+                args[p] = v.read(op_name)
+        return kernel(*args)
+
+    return call
+
+
+def _deref_async_wrapper(kernel, positions: tuple[int, ...], op_name: str):
+    def call(step, done, *args):
+        args = list(args)
+        for p in positions:
+            if isinstance(args[p], VariableState):
+                args[p] = args[p].read(op_name)
+        return kernel(step, done, *args)
+
+    return call
+
+
+def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operation],
+                 feed_tensors: list[Tensor]) -> CompiledPlan:
+    fed = set(feed_tensors)
+    for t in feed_tensors:
+        if not session.graph.is_feedable(t):
+            raise ValueError(f"Tensor {t.name} may not be fed.")
+    for t in fetch_tensors:
+        if not session.graph.is_fetchable(t.op):
+            raise ValueError(f"Operation '{t.op.name}' has been marked as not fetchable.")
+    ops = needed_ops(fetch_tensors, target_ops, fed)
+    opts = session.optimizer_options
+    replace: dict[Tensor, Tensor] = {}
+    if opts.do_common_subexpression_elimination:
+        replace = eliminate_common_subexpressions(ops, fed)
+    known: dict[Tensor, Any] = {}
+    if opts.do_constant_folding:
+        known = fold_constants(ops, fed, replace, session._host_kernel,
+                               opts.max_folded_constant_in_bytes)
+    else:
+        known = {op._outputs[0]: op.attrs["value"] for op in ops
+                 if op.type == "Const" and op._outputs[0] not in fed}
+
+    def canon(t: Tensor) -> Tensor:
+        return replace.get(t, t)
+
+    # Second prune: folded tensors are sources; CSE redirects edges.
+    cut = set(known)
+    fetch_canon = [canon(t) for t in fetch_tensors]
+    ops = _prune_with_replacements(fetch_canon, target_ops, fed, cut, replace)
+    placement = place(ops, session.devices, session.config.allow_soft_placement)
+    if session.config.log_device_placement:
+        for op in ops:
+            session._log_placement(op, placement[op])
+
+    cp = CompiledPlan()
+    cp.num_cse = len({t.op for t in replace})
+    cp.num_folded = sum(1 for t in known if t.op.type != "Const")
+    kernels: list = []
+    inputs: list[list[int]] = []
+    out_base: list[int] = []
+    n_out: list[int] = []
+    flags: list[int] = []
+    initial: list = []
+    slot_of: dict[Tensor, int] = {}
+    nodes: list[NodeInfo] = []
+
+    def new_slot(value=None) -> int:
+        initial.append(value)
+        return len(initial) - 1
+
+    for t in feed_tensors:
+        slot_of[t] = new_slot()
+        cp.feed_slots[t] = slot_of[t]
+    for t, value in known.items():
+        if t not in slot_of:
+            slot_of[t] = new_slot(value)
+    node_of: dict[Operation, int] = {}
+    for op in ops:
+        node_of[op] = len(kernels)
+        base = len(initial)
+        for t in op._outputs:
+            slot = new_slot()
+            if t not in fed and t not in known:
+                slot_of[t] = slot
+        out_base.append(base)
+        n_out.append(len(op._outputs))
+        kernels.append(None)
+        inputs.append([])
+        flags.append(0)
+        nodes.append(NodeInfo(op.name, op.type, placement[op].name, op))
+
+    def source_slot(t: Tensor) -> int:
+        if t in fed:
+            return slot_of[t]
+        return slot_of[canon(t)]
+
+    # Cross-device edges: one _Send/_Recv pair per tensor per destination device.
+    recv_slot: dict[tuple[int, str], int] = {}
+    send_pairs: list[tuple[int, int]] = []
+    producer_device: dict[int, Device] = {}
+    for op in ops:
+        for k in range(len(op._outputs)):
+            producer_device[out_base[node_of[op]] + k] = placement[op]
+    partitions: dict[str, list[dict]] = {}
+    for op in ops:
+        dev = placement[op]
+        for t in op._inputs:
+            slot = source_slot(t)
+            src_dev = producer_device.get(slot)
+            if src_dev is None or src_dev is dev or t.dtype.is_ref_dtype:
+                inputs[node_of[op]].append(slot)
+                continue
+            key = (slot, dev.name)
+            if key not in recv_slot:
+                rkey = f"{t.name};{src_dev.name};{dev.name}"
+                send_node = len(kernels)
+                kernels.append(_make_send(rkey, src_dev))
+                inputs.append([slot])
+                out_base.append(len(initial))
+                n_out.append(0)
+                flags.append(_executor.FLAG_NEEDS_STEP)
+                nodes.append(NodeInfo(f"_send_{t.name}_to_{dev.short_name}", "_Send",
+                                      src_dev.name, None, [t.name]))
+                recv_node = len(kernels)
+                rslot = new_slot()
+                kernels.append(_make_recv(rkey, dev))
+                inputs.append([])
+                out_base.append(rslot)
+                n_out.append(1)
+                flags.append(_executor.FLAG_ASYNC)
+                nodes.append(NodeInfo(f"_recv_{t.name}_on_{dev.short_name}", "_Recv",
+                                      dev.name, None, [t.name]))
+                recv_slot[key] = rslot
+                send_pairs.append((send_node, recv_node))
+                partitions.setdefault(src_dev.name, []).append(
+                    {"name": nodes[send_node].name, "op": "_Send", "input": [t.name],
+                     "attr": {"tensor_name": t.name, "recv_device": dev.name}})
+                partitions.setdefault(dev.name, []).append(
+                    {"name": nodes[recv_node].name, "op": "_Recv", "input": [],
+                     "attr": {"tensor_name": t.name, "send_device": src_dev.name}})
+            inputs[node_of[op]].append(recv_slot[key])
+    for op in ops:
+        partitions.setdefault(placement[op].name, []).append(
+            {"name": op.name, "op": op.type,
+             "input": [t.name for t in op._inputs] + [f"^{c.name}" for c in op._control_inputs]})
+    cp.partition_graphs = [{"device": d, "node": n} for d, n in sorted(partitions.items())]
+
+    # Kernels.
+    for op in ops:
+        i = node_of[op]
+        device = placement[op]
+        kdef = device.backend.find_kernel(op.type, _kernel_dtype(op))
+        bound = session._bound_kernel(op, device, kdef)
+        f = 0
+        if op.op_def.cost == "expensive":
+            f |= _executor.FLAG_EXPENSIVE
+        if kdef.needs_step:
+            f |= _executor.FLAG_NEEDS_STEP
+        if kdef.is_async:
+            f |= _executor.FLAG_ASYNC
+        if op.op_def.control_flow == "merge":
+            f |= _executor.FLAG_MERGE
+        if len(op._outputs) > 1:
+            f |= _executor.FLAG_MULTI_OUT
+        positions = tuple(
+            k for k, t in enumerate(op._inputs)
+            if t.dtype.is_ref_dtype and not op.op_def.is_ref_input(k)
+        )
+        if positions:
+            if kdef.is_async:
+                bound = _deref_async_wrapper(bound, positions, op.name)
+            else:
+                shift = 1 if kdef.needs_step else 0
+                bound = _deref_wrapper(bound, tuple(p + shift for p in positions), op.name)
+        kernels[i] = bound
+        flags[i] = f
+
+    # Uses per slot: consumers plus fetches.
+    uses = [0] * len(initial)
+    for ins in inputs:
+        for s in ins:
+            uses[s] += 1
+    for t in fetch_tensors:
+        s = source_slot(t)
+        uses[s] += 1
+        cp.fetch_slots.append(s)
+        cp.deref_fetch.append(t.dtype.is_ref_dtype)
+
+    plan = _executor.Plan(len(initial), kernels, inputs, out_base, n_out, flags, uses,
+                          initial, [n.name for n in nodes],
+                          lambda node, exc, args: describe_error(nodes[node], exc, args))
+    control = []
+    for op in ops:
+        for c in op._control_inputs:
+            if c in node_of:
+                control.append((node_of[c], node_of[op]))
+    plan.add_control_edges(control)
+    plan.finish()
+    cp.plan = plan
+    cp.nodes = nodes
+    cp.devices = sorted({placement[op] for op in ops}, key=lambda d: d.name)
+    return cp
+
+
+def _prune_with_replacements(fetches, targets, fed, cut, replace) -> list[Operation]:
+    if not replace:
+        return needed_ops(fetches, targets, fed, cut)
+    # Walk with canonical inputs: temporarily view each op's inputs through `replace`.
+    order: list[Operation] = []
+    state: dict[Operation, int] = {}
+    roots = list(targets) + [t.op for t in fetches if t not in cut and t not in fed]
+
+    def deps(op):
+        for t in op._inputs:
+            if t in fed:
+                continue
+            c = replace.get(t, t)
+            if c not in cut:
+                yield c.op
+        yield from op._control_inputs
+
+    for root in roots:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, deps(root))]
+        while stack:
+            op, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                state[op] = 2
+                order.append(op)
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, deps(nxt)))
+    return order
+
+
+def _make_send(key: str, device: Device):
+    backend = device.backend
+
+    def send(step, value):
+        step.rendezvous.send(key, backend.to_host(value, device))
+
+    return send
+
+
+def _make_recv(key: str, device: Device):
+    backend = device.backend
+
+    def recv(step, done):
+        step.rendezvous.recv(key, lambda v: done(backend.from_host(v, device)))
+
+    return recv
+
+
+_ERROR_MAP = [
+    (errors.OpError, None),
+    (MemoryError, errors.ResourceExhaustedError),
+    (ZeroDivisionError, errors.InvalidArgumentError),
+    (FloatingPointError, errors.InvalidArgumentError),
+    (IndexError, errors.InvalidArgumentError),
+    (ValueError, errors.InvalidArgumentError),
+    (TypeError, errors.InvalidArgumentError),
+    (KeyError, errors.InvalidArgumentError),
+    (NotImplementedError, errors.UnimplementedError),
+]
+
+
+def _describe_value(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"{tuple(v.shape)} {v.dtype}"
+    if isinstance(v, VariableState):
+        return f"variable {v.name}"
+    if isinstance(v, np.generic):
+        return f"() {v.dtype}"
+    return type(v).__name__
+
+
+def describe_error(node: NodeInfo, exc: BaseException, args) -> BaseException:
+    """Turn a kernel's exception into a TensorFlow error naming the op and its inputs."""
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        return exc
+    cls = errors.InternalError
+    for base, mapped in _ERROR_MAP:
+        if isinstance(exc, base):
+            cls = type(exc) if mapped is None else mapped
+            break
+    message = exc.message if isinstance(exc, errors.OpError) else f"{exc}"
+    if isinstance(exc, errors.OpError) and "[[node " in message:
+        return exc
+    shown = [a for a in args if not isinstance(a, StepContext)]
+    names = node.inputs or ([t.name for t in node.op._inputs] if node.op is not None else [])
+    described = ", ".join(
+        f"{n}={_describe_value(v)}" for n, v in zip(names, shown)
+    ) or "no inputs"
+    where = node.op.source_line() if node.op is not None else ""
+    text = (f"{message}\n\t [[node {node.name} ({node.op_type}) on {node.device} with inputs "
+            f"{described}]]")
+    if where:
+        text += f"\nThe op was created at {where}"
+    if cls is errors.InternalError and not isinstance(exc, errors.OpError):
+        text = f"{type(exc).__name__}: {text}"
+    err = cls(None, node.op, text)
+    err.__cause__ = exc
+    return err

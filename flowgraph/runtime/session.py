@@ -1,0 +1,415 @@
+"""`Session` and `InteractiveSession`: run parts of a graph on the local devices.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> g = tf.Graph()
+>>> with g.as_default():
+...     x = tf.placeholder(tf.float32, [None])
+...     y = x * 2.0
+>>> with tf.Session(graph=g) as sess:
+...     print(sess.run(y, feed_dict={x: [1.0, 2.0]}))
+[2. 4.]
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from flowgraph.backends import list_devices
+from flowgraph.backends.base import KernelContext, bind_kernel
+from flowgraph.framework import errors
+from flowgraph.framework.graph import Graph, _default_session_stack, get_default_graph
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.runtime import _executor
+from flowgraph.runtime.config import (
+    ConfigProto,
+    DeviceStepStats,
+    NodeExecStats,
+    RunMetadata,
+    RunOptions,
+    StepStats,
+)
+from flowgraph.runtime.fetch import FetchMapper, fetch_key
+from flowgraph.runtime.plan import CompiledPlan, StepContext, compile_plan
+from flowgraph.runtime.placement import _kernel_dtype
+from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
+
+logger = logging.getLogger("flowgraph")
+_step_ids = itertools.count(1)
+
+
+class Session:
+    """A connection to local devices that runs (parts of) a `Graph`.
+
+    Parameters
+    ----------
+    target : str
+        ``''`` for an in-process session with private state; ``'local://NAME'`` to share
+        variables with other sessions on the same name.
+    graph : Graph, optional
+        The graph to run (default: the default graph).
+    config : ConfigProto, optional
+        Threads, device counts, placement logging and soft placement.
+    """
+
+    def __init__(self, target: str = "", graph: Graph | None = None,
+                 config: ConfigProto | None = None) -> None:
+        if graph is not None and not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a tf.Graph, but got {type(graph).__name__}")
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError(f"config must be a tf.ConfigProto, but got {type(config).__name__}")
+        self._target = target.decode() if isinstance(target, bytes) else (target or "")
+        if self._target and not self._target.startswith(("local://", "grpc://")):
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"Session target '{self._target}' is not supported here: use '' or "
+                "'local://NAME' (grpc:// targets come with flowgraph.distributed)."
+            )
+        self._graph = graph if graph is not None else get_default_graph()
+        self._config = config or ConfigProto()
+        self._resources = manager_for_target(self._target)
+        self.devices = list_devices(self._config.device_count)
+        if not self.devices:
+            raise errors.InvalidArgumentError(
+                None, None, "No devices: ConfigProto(device_count=...) removed them all"
+            )
+        self._plans: dict = {}
+        self._fetch_mappers: dict = {}
+        self._feed_names: dict = {}
+        self._kernels: dict = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        threads = self._config.inter_op_threads()
+        self._pool = _executor.WorkerPool(threads - 1) if threads > 1 else None
+        self._context_stack: list = []
+
+    # -- properties --------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def graph_def(self) -> dict:
+        return self._graph.as_graph_def()
+
+    @property
+    def sess_str(self) -> str:
+        return self._target
+
+    @property
+    def config(self) -> ConfigProto:
+        return self._config
+
+    @property
+    def optimizer_options(self):
+        return self._config.graph_options.optimizer_options
+
+    def list_devices(self) -> list:
+        """The devices this session can use (name, device_type, memory_limit_bytes)."""
+        return [_DeviceAttributes(d) for d in self.devices]
+
+    # -- context management ------------------------------------------------------------
+    def as_default(self):
+        """Context manager making this the default session (and its graph the default)."""
+        return _DefaultSession(self)
+
+    def __enter__(self) -> Session:
+        ctx = _DefaultSession(self, enter_graph=True)
+        ctx.__enter__()
+        self._context_stack.append(ctx)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._context_stack:
+            self._context_stack.pop().__exit__(exc_type, exc, tb)
+        self.close()
+
+    def close(self) -> None:
+        """Release the session's threads; further `run` calls raise RuntimeError."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._pool is not None:
+            self._pool.close()
+        self._plans.clear()
+        self._kernels.clear()
+
+    def __del__(self) -> None:
+        try:
+            if self._pool is not None and not self._closed:
+                self._pool.close()
+        except Exception:
+            pass
+
+    @staticmethod
+    def reset(target: str, containers: list[str] | None = None, config=None) -> None:
+        """Clear the resource containers (variables, queues) of a named target."""
+        reset_target(target.decode() if isinstance(target, bytes) else target, containers)
+
+    # -- run ---------------------------------------------------------------------------
+    def run(self, fetches, feed_dict: dict | None = None, options: RunOptions | None = None,
+            run_metadata: RunMetadata | None = None) -> Any:
+        """Compute `fetches` (any nesting of tensors, ops and names), feeding `feed_dict`."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        key = fetch_key(fetches)
+        mapper = self._fetch_mappers.get(key) if key is not None else None
+        if mapper is None:
+            mapper = FetchMapper.build(self._graph, fetches)
+            if key is not None:
+                self._fetch_mappers[key] = mapper
+        feed_tensors, feed_values = self._process_feeds(feed_dict) if feed_dict else ((), ())
+        sig = (key if key is not None else id(mapper), feed_tensors)
+        cp = self._plans.get(sig)
+        if cp is None:
+            cp = self._compile(mapper, feed_tensors)
+            if key is not None:
+                self._plans[sig] = cp
+        values = self._execute(cp, feed_tensors, feed_values, options, run_metadata)
+        return mapper.rebuild(values)
+
+    def _compile(self, mapper: FetchMapper, feed_tensors) -> CompiledPlan:
+        with self._lock:
+            self._graph._finalized_for_run = True
+            return compile_plan(self, mapper.unique_tensors, mapper.unique_ops,
+                                list(feed_tensors))
+
+    def _execute(self, cp: CompiledPlan, feed_tensors, feed_values, options, run_metadata):
+        tracing = bool(options is not None and options.trace_level > 0
+                       and run_metadata is not None)
+        context = StepContext(next(_step_ids), self, options)
+        step = _executor.Step(cp.plan, context, self._pool, tracing)
+        slots = [cp.feed_slots[t] for t in feed_tensors]
+        timeout_ms = options.timeout_in_ms if options is not None else 0
+        if not timeout_ms:
+            timeout_ms = self._config.operation_timeout_in_ms
+        timer = None
+        if timeout_ms and timeout_ms > 0:
+            timer = threading.Timer(timeout_ms / 1000.0, step.cancel, args=(
+                errors.DeadlineExceededError(
+                    None, None, f"Timed out after {timeout_ms} ms waiting for the step to "
+                    "finish (RunOptions.timeout_in_ms)"),))
+            timer.daemon = True
+            timer.start()
+        start_ns = _executor.monotonic_ns()
+        try:
+            values = step.run(slots, list(feed_values), cp.fetch_slots)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if tracing:
+            _fill_step_stats(run_metadata, cp, step, start_ns)
+        if run_metadata is not None and options is not None and options.output_partition_graphs:
+            run_metadata.partition_graphs = list(cp.partition_graphs)
+        for i, deref in enumerate(cp.deref_fetch):
+            if deref and isinstance(values[i], VariableState):
+                values[i] = np.array(values[i].read())
+        for i, v in enumerate(values):
+            if type(v) is np.ndarray and not v.flags.writeable:
+                values[i] = v.copy()
+        return values
+
+    # -- feeds -------------------------------------------------------------------------
+    def _process_feeds(self, feed_dict: dict):
+        tensors = []
+        values = []
+        names = self._feed_names
+        for key, value in feed_dict.items():
+            t = names.get(key) if type(key) is not Tensor else key
+            if t is None:
+                t = self._resolve_feed_key(key)
+                try:
+                    names[key] = t
+                except TypeError:
+                    pass
+            if t is None:  # a structured feed (e.g. SparseTensor) expanded below
+                for sub_t, sub_v in _expand_structured_feed(key, value):
+                    tensors.append(sub_t)
+                    values.append(self._convert_feed(sub_t, sub_v))
+                continue
+            tensors.append(t)
+            values.append(self._convert_feed(t, value))
+        return tuple(tensors), values
+
+    def _resolve_feed_key(self, key):
+        if hasattr(key, "_feed_tensors"):
+            return None
+        try:
+            el = self._graph.as_graph_element(key, allow_operation=False)
+        except (TypeError, ValueError, KeyError) as e:
+            raise TypeError(
+                f"Cannot interpret feed_dict key {key!r} as a Tensor: {e}"
+            ) from None
+        return el
+
+    def _convert_feed(self, t: Tensor, value):
+        dtype = t._dtype.base_dtype
+        np_dtype = dtype.as_numpy_dtype
+        if isinstance(value, Tensor | Operation):
+            raise TypeError(
+                f"The value of a feed cannot be a tf.Tensor object (feeding {t.name}). "
+                "Acceptable feed values include Python scalars, strings, lists, numpy "
+                "ndarrays."
+            )
+        if type(value) is np.ndarray and value.dtype == np_dtype:
+            arr = value
+        else:
+            try:
+                if dtype.name == "string":
+                    arr = np.asarray(value, dtype=object)
+                else:
+                    arr = np.asarray(value, dtype=np_dtype)
+            except (TypeError, ValueError) as e:
+                raise ValueError(
+                    f"Cannot feed value {value!r} to tensor '{t.name}' of dtype "
+                    f"{dtype.name}: {e}"
+                ) from None
+            if isinstance(value, int) and not isinstance(value, bool) and arr != value:
+                raise TypeError(
+                    f"Type of feed value {value} is not compatible with Tensor '{t.name}' "
+                    f"of dtype {dtype.name}: it does not fit."
+                )
+        shape = t._shape
+        dims = shape._dims
+        if dims is not None:
+            ashape = arr.shape
+            ok = len(ashape) == len(dims) and all(
+                d._value is None or d._value == a for d, a in zip(dims, ashape)
+            )
+            if not ok:
+                raise ValueError(
+                    f"Cannot feed value of shape {ashape} for Tensor '{t.name}', which has "
+                    f"shape {shape}"
+                )
+        return arr
+
+    # -- kernels -----------------------------------------------------------------------
+    def _bound_kernel(self, op: Operation, device, kdef):
+        """The kernel callable for (op, device), built once per session (keeps state)."""
+        key = (op, device.name)
+        k = self._kernels.get(key)
+        if k is None:
+            k = bind_kernel(kdef, op, lambda: KernelContext(op, device, self._resources, self))
+            self._kernels[key] = k
+        return k
+
+    def _host_kernel(self, op: Operation):
+        """A CPU kernel for constant folding, or None (stateful/step kernels excluded)."""
+        cpu = self.devices[0]
+        kdef = cpu.backend.find_kernel(op.type, _kernel_dtype(op))
+        if kdef is None or kdef.is_class or kdef.needs_step or kdef.is_async:
+            return None
+        return self._bound_kernel(op, cpu, kdef)
+
+    def _log_placement(self, op: Operation, device) -> None:
+        logger.info("%s: (%s): %s", op.name, op.type, device.name)
+        print(f"{op.name}: ({op.type}): {device.name}")
+
+    # -- partial run -------------------------------------------------------------------
+    def partial_run_setup(self, fetches, feeds=None):
+        """Prepare a partial run: `feeds` will be fed and `fetches` fetched over calls."""
+        from flowgraph.runtime.partial_run import PartialRun
+
+        return PartialRun.setup(self, fetches, feeds or [])
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        """Continue partial run `handle`, feeding `feed_dict` and computing `fetches`."""
+        return handle.run(fetches, feed_dict or {})
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function that runs `fetches`, taking the `feed_list` values positionally."""
+        feed_list = list(feed_list or [])
+
+        def call(*args, **kwargs):
+            if len(args) != len(feed_list):
+                raise TypeError(f"expected {len(feed_list)} feed values, got {len(args)}")
+            return self.run(fetches, dict(zip(feed_list, args)), **kwargs)
+
+        return call
+
+
+class InteractiveSession(Session):
+    """A session that installs itself as the default session on construction."""
+
+    def __init__(self, target: str = "", graph: Graph | None = None,
+                 config: ConfigProto | None = None) -> None:
+        super().__init__(target, graph, config)
+        self._default = _DefaultSession(self, enter_graph=True)
+        self._default.__enter__()
+
+    def close(self) -> None:
+        if getattr(self, "_default", None) is not None:
+            try:
+                self._default.__exit__(None, None, None)
+            except Exception:
+                pass
+            self._default = None
+        super().close()
+
+
+class _DefaultSession:
+    def __init__(self, session: Session, enter_graph: bool = False) -> None:
+        self._session = session
+        self._graph_ctx = session.graph.as_default() if enter_graph else None
+
+    def __enter__(self) -> Session:
+        if self._graph_ctx is not None:
+            self._graph_ctx.__enter__()
+        _default_session_stack().append(self._session)
+        return self._session
+
+    def __exit__(self, *exc) -> None:
+        stack = _default_session_stack()
+        if stack and stack[-1] is self._session:
+            stack.pop()
+        if self._graph_ctx is not None:
+            self._graph_ctx.__exit__(*exc)
+
+
+class _DeviceAttributes:
+    def __init__(self, device) -> None:
+        self.name = device.name
+        self.device_type = device.device_type
+        self.memory_limit_bytes = device.memory_limit or 0
+        self.physical_device_desc = device.description
+
+    def __repr__(self) -> str:
+        return f"_DeviceAttributes({self.name}, {self.device_type}, {self.memory_limit_bytes})"
+
+
+def _expand_structured_feed(key, value):
+    return key._feed_tensors(value)
+
+
+def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step, start_ns: int) -> None:
+    by_device: dict[str, DeviceStepStats] = {}
+    wall_offset = time.time_ns() - _executor.monotonic_ns()
+    for d in cp.devices:
+        by_device[d.name] = DeviceStepStats(device=d.name)
+    for node, t0, t1, tid, out_bytes, live in step.trace:
+        info = cp.nodes[node]
+        dev = by_device.setdefault(info.device, DeviceStepStats(device=info.device))
+        dev.node_stats.append(NodeExecStats(
+            node_name=info.name,
+            op_type=info.op_type,
+            all_start_micros=(t0 + wall_offset) // 1000,
+            op_start_rel_micros=0,
+            op_end_rel_micros=(t1 - t0) // 1000,
+            all_end_rel_micros=(t1 - t0) // 1000,
+            thread_id=tid,
+            output_bytes=out_bytes,
+            live_bytes_after=live,
+            timeline_label=f"{info.name} = {info.op_type}()",
+            all_start_nanos=t0,
+            all_end_rel_nanos=t1 - t0,
+        ))
+    for dev in by_device.values():
+        dev.peak_bytes = step.peak_bytes
+    run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))
