@@ -1,22 +1,25 @@
-"""Build the Cython extension modules; metadata lives in pyproject.toml."""
+"""Build the Cython extension modules (every .pyx under flowgraph/); metadata lives in
+pyproject.toml."""
+
+import glob
+import os
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-extensions = [
-    Extension(
-        "flowgraph.runtime._executor",
-        ["flowgraph/runtime/_executor.pyx"],
-        extra_compile_args=["-O2"],
-    ),
-]
+
+def _extensions():
+    for path in sorted(glob.glob("flowgraph/**/*.pyx", recursive=True)):
+        module = os.path.splitext(path)[0].replace(os.sep, ".")
+        yield Extension(module, [path], include_dirs=[numpy.get_include()],
+                        extra_compile_args=["-O3"])
+
 
 setup(
     ext_modules=cythonize(
-        extensions,
+        list(_extensions()),
         compiler_directives={"language_level": "3"},
         quiet=True,
     ),
-    include_dirs=[numpy.get_include()],
 )

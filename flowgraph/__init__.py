@@ -14,13 +14,13 @@ Example
 [3. 6.]
 """
 
-from flowgraph import ops as _ops  # noqa: F401  (registers ops, installs operators)
+from flowgraph import ops as _ops
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.dtypes import (
     DType,
     as_dtype,
-    bool,  # noqa: A004
+    bool,
     complex64,
     complex128,
     double,
@@ -57,16 +57,10 @@ from flowgraph.framework.graph import (
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import import_graph_def
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
-from flowgraph.ops.array_ops import (
-    identity,
-    placeholder,
-    placeholder_with_default,
-    shape,
-    stop_gradient,
-)
-from flowgraph.ops.control_flow_ops import group, no_op
-from flowgraph.ops.control_flow_ops import tuple_ as tuple  # noqa: A004
-from flowgraph.ops.math_ops import add, matmul, multiply, sin, subtract
+from flowgraph.ops.array_ops import *
+from flowgraph.ops.control_flow_ops import *
+from flowgraph.ops.control_flow_ops import tuple_ as tuple
+from flowgraph.ops.math_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
 from flowgraph.ops.variables import (
     Variable,

@@ -42,7 +42,7 @@ class DeviceSpec:
                     fields["device_type"] = pieces[1].upper()
                     if len(pieces) == 3 and pieces[2] != "*":
                         fields["device_index"] = int(pieces[2])
-                elif len(pieces) in (1, 2) and key in ("cpu", "gpu", "opencl") or (
+                elif (len(pieces) in (1, 2) and key in ("cpu", "gpu", "opencl")) or (
                     len(pieces) == 2 and pieces[0].isalpha()
                 ):
                     fields["device_type"] = pieces[0].upper()

@@ -152,7 +152,7 @@ uint8 = DType("uint8", np.uint8, 4)
 uint16 = DType("uint16", np.uint16, 17)
 uint32 = DType("uint32", np.uint32, 22)
 uint64 = DType("uint64", np.uint64, 23)
-bool = DType("bool", np.bool_, 10)  # noqa: A001 - TensorFlow's name
+bool = DType("bool", np.bool_, 10)
 complex64 = DType("complex64", np.complex64, 8)
 complex128 = DType("complex128", np.complex128, 18)
 string = DType("string", np.object_, 7)
@@ -178,7 +178,7 @@ INTEGERS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 COMPLEX = (complex64, complex128)
 NUMERIC = FLOATS + INTEGERS + COMPLEX
 REAL = FLOATS + INTEGERS
-ALL = NUMERIC + (bool, string)
+ALL = (*NUMERIC, bool, string)
 
 
 def as_dtype(type_value) -> DType:

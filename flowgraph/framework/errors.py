@@ -64,7 +64,7 @@ class OpError(Exception):
 
 
 def _make(name: str, code: int, doc: str) -> type:
-    def __init__(self, node_def, op, message, *args, **kwargs):  # noqa: N807
+    def __init__(self, node_def, op, message, *args, **kwargs):
         OpError.__init__(self, node_def, op, message, code)
 
     cls = type(name, (OpError,), {"__init__": __init__, "__doc__": doc,

@@ -1,7 +1,7 @@
 """The op library: one module per op family. Importing this package registers all ops
 and installs the Tensor operators."""
 
-from flowgraph.ops import (  # noqa: F401
+from flowgraph.ops import (
     array_ops,
     control_flow_ops,
     math_ops,

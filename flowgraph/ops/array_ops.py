@@ -11,6 +11,15 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 
+__all__ = [
+    "identity",
+    "placeholder",
+    "placeholder_with_default",
+    "shape",
+    "stop_gradient",
+]
+
+
 
 # -- Placeholder ------------------------------------------------------------------------
 @register_op("Placeholder", attrs={"dtype": None, "shape": None},
@@ -39,7 +48,7 @@ def _placeholder_with_default_shape(op, default):
     return [as_shape(op.attrs["shape"])]
 
 
-def placeholder_with_default(input, shape, name: str | None = None):  # noqa: A002
+def placeholder_with_default(input, shape, name: str | None = None):
     """A tensor that is `input` unless it is fed.
 
     Example
@@ -67,7 +76,7 @@ def _identity_shape(op, x):
     return [x]
 
 
-def identity(input, name: str | None = None):  # noqa: A002
+def identity(input, name: str | None = None):
     """Return a tensor with the same value as `input`.
 
     Example
@@ -90,7 +99,7 @@ def _stop_gradient_shape(op, x):
 not_differentiable("StopGradient", "Placeholder")
 
 
-def stop_gradient(input, name: str | None = None):  # noqa: A002
+def stop_gradient(input, name: str | None = None):
     """Identity in the forward pass; blocks gradients from flowing through.
 
     Example
@@ -110,7 +119,7 @@ def _shape_shape(op, x):
 not_differentiable("Shape")
 
 
-def shape(input, name: str | None = None, out_type=_dtypes.int32):  # noqa: A002
+def shape(input, name: str | None = None, out_type=_dtypes.int32):
     """The shape of `input` as a 1-D integer tensor.
 
     Example

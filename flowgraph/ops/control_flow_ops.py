@@ -11,6 +11,12 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.ops.op_util import make_op
 
+__all__ = [
+    "group",
+    "no_op",
+]
+
+
 
 @register_op("NoOp", num_outputs=0, dtype_fn=lambda op: [])
 def _no_op_shape(op):

@@ -13,6 +13,15 @@ from flowgraph.framework.registry import register_op
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops.op_util import binary_inputs, make_tensor
 
+__all__ = [
+    "add",
+    "matmul",
+    "multiply",
+    "sin",
+    "subtract",
+]
+
+
 
 def _unary_shape(op, x):
     return [x]

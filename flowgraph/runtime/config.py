@@ -41,11 +41,11 @@ class _Message:
             raise AttributeError(f"{type(self).__name__} has no field '{name}'")
         object.__setattr__(self, name, value)
 
-    def CopyFrom(self, other: _Message) -> None:  # noqa: N802 - protobuf's name
+    def CopyFrom(self, other: _Message) -> None:
         for name in self._fields:
             object.__setattr__(self, name, getattr(other, name))
 
-    def HasField(self, name: str) -> bool:  # noqa: N802 - protobuf's name
+    def HasField(self, name: str) -> bool:
         default = self._fields[name]
         value = getattr(self, name)
         return value != (default() if callable(default) else default)
@@ -185,10 +185,10 @@ class RunMetadata:
         self.partition_graphs: list[dict] = []
         self.cost_graph = None
 
-    def Clear(self) -> None:  # noqa: N802 - protobuf's name
+    def Clear(self) -> None:
         self.__init__()
 
-    def CopyFrom(self, other: RunMetadata) -> None:  # noqa: N802 - protobuf's name
+    def CopyFrom(self, other: RunMetadata) -> None:
         self.step_stats = other.step_stats
         self.partition_graphs = list(other.partition_graphs)
         self.cost_graph = other.cost_graph

@@ -119,7 +119,7 @@ def _place_group(members: list[Operation], devices: list[Device], soft: bool) ->
             f"{op.type} (any dtype): {having or 'none'}. "
             + _where(op),
         )
-    op, spec = requests[0]
+    op, _spec = requests[0]
     raise errors.InvalidArgumentError(
         None, op,
         f"Cannot assign a device for operation '{op.name}' ({op.type}): it was explicitly "

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from flowgraph.backends.base import Device, KernelContext, bind_kernel
+from flowgraph.backends.base import Device
 from flowgraph.framework import errors
 from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
 from flowgraph.runtime.placement import _kernel_dtype, place
 from flowgraph.runtime.prune import needed_ops
-from flowgraph.framework.resources import VariableState
 from flowgraph.runtime.rewrite import eliminate_common_subexpressions, fold_constants
 
 

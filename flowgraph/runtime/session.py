@@ -27,6 +27,7 @@ from flowgraph.backends.base import KernelContext, bind_kernel
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, _default_session_stack, get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
 from flowgraph.runtime import _executor
 from flowgraph.runtime.config import (
     ConfigProto,
@@ -37,9 +38,8 @@ from flowgraph.runtime.config import (
     StepStats,
 )
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
-from flowgraph.runtime.plan import CompiledPlan, StepContext, compile_plan
 from flowgraph.runtime.placement import _kernel_dtype
-from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
+from flowgraph.runtime.plan import CompiledPlan, StepContext, compile_plan
 
 logger = logging.getLogger("flowgraph")
 _step_ids = itertools.count(1)
