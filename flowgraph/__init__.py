@@ -86,4 +86,6 @@ from flowgraph.runtime.config import (
 )
 from flowgraph.runtime.session import InteractiveSession, Session
 
+from flowgraph import linalg, math, nn, random  # noqa: E402  (namespaces)
+
 __version__ = "0.1.0"

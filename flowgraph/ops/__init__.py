@@ -5,6 +5,9 @@ from flowgraph.ops import (
     array_ops,
     control_flow_ops,
     math_ops,
+    math_reduce,
+    nn_ops,
+    random_ops,
     state_ops,
     variables,
 )

@@ -1,0 +1,1 @@
+"""The `tf.linalg` namespace: re-exports only."""

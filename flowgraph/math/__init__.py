@@ -1,0 +1,1 @@
+"""The `tf.math` namespace: re-exports only."""

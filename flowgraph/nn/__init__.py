@@ -1,0 +1,1 @@
+"""The `tf.nn` namespace: re-exports only."""

@@ -1,0 +1,3 @@
+"""math_reduce ops (being filled in)."""
+
+__all__: list[str] = []

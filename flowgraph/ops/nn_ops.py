@@ -1,0 +1,3 @@
+"""nn_ops ops (being filled in)."""
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""The `tf.random` namespace: re-exports only."""
