@@ -14,6 +14,7 @@ Example
 [3. 6.]
 """
 
+from flowgraph import linalg, math, nn, random
 from flowgraph import ops as _ops
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant, convert_to_tensor
@@ -61,6 +62,9 @@ from flowgraph.ops.array_ops import *
 from flowgraph.ops.control_flow_ops import *
 from flowgraph.ops.control_flow_ops import tuple_ as tuple
 from flowgraph.ops.math_ops import *
+from flowgraph.ops.math_reduce import *
+from flowgraph.ops.nn_ops import *
+from flowgraph.ops.random_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
 from flowgraph.ops.variables import (
     Variable,
@@ -85,7 +89,5 @@ from flowgraph.runtime.config import (
     RunOptions,
 )
 from flowgraph.runtime.session import InteractiveSession, Session
-
-from flowgraph import linalg, math, nn, random  # noqa: E402  (namespaces)
 
 __version__ = "0.1.0"
