@@ -14,7 +14,7 @@ Example
 [3. 6.]
 """
 
-from flowgraph import linalg, math, nn, random
+from flowgraph import linalg, math, nn, random, train
 from flowgraph import ops as _ops
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant, convert_to_tensor
@@ -61,6 +61,7 @@ from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.ops.array_ops import *
 from flowgraph.ops.control_flow_ops import *
 from flowgraph.ops.control_flow_ops import tuple_ as tuple
+from flowgraph.ops.data_flow_ops import *
 from flowgraph.ops.math_ops import *
 from flowgraph.ops.math_reduce import *
 from flowgraph.ops.nn_ops import *

@@ -1,4 +1,7 @@
-"""TensorFlow's exception classes and error codes.
+"""Exception classes raised by graph execution, with TensorFlow's error codes.
+
+Every error is an `OpError` carrying the failing node (if known) and a canonical status
+code; each code has its own subclass, so callers can catch e.g. `OutOfRangeError` only.
 
 Example
 -------
@@ -11,6 +14,50 @@ Example
 
 from __future__ import annotations
 
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "ABORTED",
+    "ALREADY_EXISTS",
+    "CANCELLED",
+    "CODE_TO_EXCEPTION_CLASS",
+    "DATA_LOSS",
+    "DEADLINE_EXCEEDED",
+    "FAILED_PRECONDITION",
+    "INTERNAL",
+    "INVALID_ARGUMENT",
+    "NOT_FOUND",
+    "OK",
+    "OUT_OF_RANGE",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "UNAUTHENTICATED",
+    "UNAVAILABLE",
+    "UNIMPLEMENTED",
+    "UNKNOWN",
+    "AbortedError",
+    "AlreadyExistsError",
+    "CancelledError",
+    "DataLossError",
+    "DeadlineExceededError",
+    "FailedPreconditionError",
+    "InternalError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "OpError",
+    "OutOfRangeError",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
+    "UnauthenticatedError",
+    "UnavailableError",
+    "UnimplementedError",
+    "UnknownError",
+    "error_code_from_exception_type",
+    "exception_type_from_error_code",
+]
+
+# Canonical status codes (the same numbers TensorFlow uses).
 OK = 0
 CANCELLED = 1
 UNKNOWN = 2
@@ -31,9 +78,29 @@ UNAUTHENTICATED = 16
 
 
 class OpError(Exception):
-    """An error raised while running a graph; `op` is the failing operation (or None)."""
+    """Base class of errors raised while building or running a graph.
 
-    def __init__(self, node_def, op, message: str, error_code: int | None = None) -> None:
+    Parameters
+    ----------
+    node_def : object or None
+        Description of the failing node, if known.
+    op : Operation or None
+        The failing operation, if known.
+    message : str
+        Human-readable description; this is also ``str(error)``.
+    error_code : int, optional
+        One of the status-code constants of this module.
+
+    Example
+    -------
+    >>> e = OpError(None, None, "boom", UNKNOWN)
+    >>> (str(e), e.error_code, e.op)
+    ('boom', 2, None)
+    """
+
+    def __init__(
+        self, node_def: Any, op: Any, message: str, error_code: int | None = None
+    ) -> None:
         super().__init__(message)
         self._node_def = node_def
         self._op = op
@@ -41,81 +108,223 @@ class OpError(Exception):
         self._error_code = error_code
 
     @property
-    def node_def(self):
+    def node_def(self) -> Any:
+        """Description of the node that failed (or None)."""
         return self._node_def
 
     @property
-    def op(self):
+    def op(self) -> Any:
+        """The operation that failed (or None)."""
         return self._op
 
     @property
     def message(self) -> str:
+        """The error message."""
         return self._message
 
     @property
     def error_code(self) -> int | None:
+        """The integer status code of this error."""
         return self._error_code
 
     def __str__(self) -> str:
-        return self._message
+        return str(self._message)
+
+    def __reduce__(self):
+        # Operations are not picklable; keep the message and code only.
+        return OpError, (None, None, self._message, self._error_code)
+
+
+class CancelledError(OpError):
+    """The operation or step was cancelled (e.g. a queue was closed)."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, CANCELLED)
 
     def __reduce__(self):
         return type(self), (None, None, self._message)
 
 
-def _make(name: str, code: int, doc: str) -> type:
-    def __init__(self, node_def, op, message, *args, **kwargs):
-        OpError.__init__(self, node_def, op, message, code)
+class UnknownError(OpError):
+    """An error that fits no other category."""
 
-    cls = type(name, (OpError,), {"__init__": __init__, "__doc__": doc,
-                                 "__module__": __name__})
-    return cls
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, UNKNOWN)
+
+    __reduce__ = CancelledError.__reduce__
 
 
-CancelledError = _make("CancelledError", CANCELLED, "The operation was cancelled.")
-UnknownError = _make("UnknownError", UNKNOWN, "An unknown error.")
-InvalidArgumentError = _make("InvalidArgumentError", INVALID_ARGUMENT,
-                             "An argument (input, attribute or feed) is invalid.")
-DeadlineExceededError = _make("DeadlineExceededError", DEADLINE_EXCEEDED,
-                              "A deadline expired before the operation finished.")
-NotFoundError = _make("NotFoundError", NOT_FOUND, "A requested entity was not found.")
-AlreadyExistsError = _make("AlreadyExistsError", ALREADY_EXISTS,
-                           "An entity that we tried to create already exists.")
-PermissionDeniedError = _make("PermissionDeniedError", PERMISSION_DENIED,
-                              "The caller may not run the operation.")
-ResourceExhaustedError = _make("ResourceExhaustedError", RESOURCE_EXHAUSTED,
-                               "A resource (memory, quota) is exhausted.")
-FailedPreconditionError = _make("FailedPreconditionError", FAILED_PRECONDITION,
-                                "The system is not in a state to run the operation.")
-AbortedError = _make("AbortedError", ABORTED, "The operation was aborted.")
-OutOfRangeError = _make("OutOfRangeError", OUT_OF_RANGE,
-                        "An iteration or read went past the valid range.")
-UnimplementedError = _make("UnimplementedError", UNIMPLEMENTED,
-                           "The operation is not implemented or supported.")
-InternalError = _make("InternalError", INTERNAL, "An internal invariant was broken.")
-UnavailableError = _make("UnavailableError", UNAVAILABLE, "The service is unavailable.")
-DataLossError = _make("DataLossError", DATA_LOSS, "Unrecoverable data loss or corruption.")
-UnauthenticatedError = _make("UnauthenticatedError", UNAUTHENTICATED,
-                             "The request lacks valid credentials.")
+class InvalidArgumentError(OpError):
+    """An input, attribute or fed value is not valid for the operation."""
 
-_CODE_TO_CLASS = {
-    CANCELLED: CancelledError, UNKNOWN: UnknownError, INVALID_ARGUMENT: InvalidArgumentError,
-    DEADLINE_EXCEEDED: DeadlineExceededError, NOT_FOUND: NotFoundError,
-    ALREADY_EXISTS: AlreadyExistsError, PERMISSION_DENIED: PermissionDeniedError,
-    RESOURCE_EXHAUSTED: ResourceExhaustedError, FAILED_PRECONDITION: FailedPreconditionError,
-    ABORTED: AbortedError, OUT_OF_RANGE: OutOfRangeError, UNIMPLEMENTED: UnimplementedError,
-    INTERNAL: InternalError, UNAVAILABLE: UnavailableError, DATA_LOSS: DataLossError,
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, INVALID_ARGUMENT)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class DeadlineExceededError(OpError):
+    """A deadline (e.g. a run timeout) expired before the operation finished."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, DEADLINE_EXCEEDED)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class NotFoundError(OpError):
+    """A requested entity (file, variable, resource) does not exist."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, NOT_FOUND)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class AlreadyExistsError(OpError):
+    """An entity that was to be created already exists."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, ALREADY_EXISTS)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class PermissionDeniedError(OpError):
+    """The caller is not allowed to run the operation."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, PERMISSION_DENIED)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class ResourceExhaustedError(OpError):
+    """A resource such as memory or a quota ran out."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, RESOURCE_EXHAUSTED)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class FailedPreconditionError(OpError):
+    """The system is not in a state that allows the operation (e.g. uninitialized variable)."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, FAILED_PRECONDITION)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class AbortedError(OpError):
+    """The operation was aborted, typically because of a concurrent action."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, ABORTED)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class OutOfRangeError(OpError):
+    """Iteration or reading went past the valid range (e.g. an exhausted queue)."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, OUT_OF_RANGE)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class UnimplementedError(OpError):
+    """The operation is not implemented or not supported here."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, UNIMPLEMENTED)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class InternalError(OpError):
+    """An internal invariant of the runtime was broken."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, INTERNAL)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class UnavailableError(OpError):
+    """A service needed by the operation is currently unavailable."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, UNAVAILABLE)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class DataLossError(OpError):
+    """Data was lost or corrupted beyond recovery."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, DATA_LOSS)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+class UnauthenticatedError(OpError):
+    """The request does not carry valid credentials."""
+
+    def __init__(self, node_def: Any, op: Any, message: str) -> None:
+        super().__init__(node_def, op, message, UNAUTHENTICATED)
+
+    __reduce__ = CancelledError.__reduce__
+
+
+#: Read-only mapping from status code to the `OpError` subclass for it.
+CODE_TO_EXCEPTION_CLASS: MappingProxyType[int, type[OpError]] = MappingProxyType({
+    CANCELLED: CancelledError,
+    UNKNOWN: UnknownError,
+    INVALID_ARGUMENT: InvalidArgumentError,
+    DEADLINE_EXCEEDED: DeadlineExceededError,
+    NOT_FOUND: NotFoundError,
+    ALREADY_EXISTS: AlreadyExistsError,
+    PERMISSION_DENIED: PermissionDeniedError,
+    RESOURCE_EXHAUSTED: ResourceExhaustedError,
+    FAILED_PRECONDITION: FailedPreconditionError,
+    ABORTED: AbortedError,
+    OUT_OF_RANGE: OutOfRangeError,
+    UNIMPLEMENTED: UnimplementedError,
+    INTERNAL: InternalError,
+    UNAVAILABLE: UnavailableError,
+    DATA_LOSS: DataLossError,
     UNAUTHENTICATED: UnauthenticatedError,
-}
+})
+_CLASS_TO_CODE = {cls: code for code, cls in CODE_TO_EXCEPTION_CLASS.items()}
 
 
-def exception_type_from_error_code(error_code: int) -> type:
-    """The OpError subclass for a TensorFlow error code."""
-    return _CODE_TO_CLASS[error_code]
+def exception_type_from_error_code(error_code: int) -> type[OpError]:
+    """The `OpError` subclass for a status code (KeyError for OK or unknown codes).
+
+    Example
+    -------
+    >>> exception_type_from_error_code(INVALID_ARGUMENT).__name__
+    'InvalidArgumentError'
+    """
+    return CODE_TO_EXCEPTION_CLASS[error_code]
 
 
 def error_code_from_exception_type(cls: type) -> int:
-    for code, c in _CODE_TO_CLASS.items():
-        if c is cls:
+    """The status code for an exception class; subclasses map like their parent.
+
+    Classes outside this hierarchy (and `OpError` itself) map to `UNKNOWN`.
+
+    Example
+    -------
+    >>> error_code_from_exception_type(NotFoundError)
+    5
+    """
+    for klass in getattr(cls, "__mro__", ()):
+        code = _CLASS_TO_CODE.get(klass)
+        if code is not None:
             return code
     return UNKNOWN

@@ -4,6 +4,7 @@ and installs the Tensor operators."""
 from flowgraph.ops import (
     array_ops,
     control_flow_ops,
+    data_flow_ops,
     math_ops,
     math_reduce,
     nn_ops,

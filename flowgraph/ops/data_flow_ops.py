@@ -1,0 +1,3 @@
+"""Queues and other data-flow ops (being filled in)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""tf.train coordinator (being filled in)."""
+
+__all__: list[str] = []

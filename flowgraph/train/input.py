@@ -1,0 +1,3 @@
+"""tf.train input (being filled in)."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""tf.train queue_runner (being filled in)."""
+
+__all__: list[str] = []
