@@ -16,6 +16,7 @@ Example
 
 from flowgraph import linalg, math, nn, random, train
 from flowgraph import ops as _ops
+from flowgraph.backends import list_local_devices
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.dtypes import (
@@ -81,6 +82,7 @@ from flowgraph.ops.variables import (
     trainable_variables,
     variables_initializer,
 )
+from flowgraph.runtime import timeline
 from flowgraph.runtime.config import (
     ConfigProto,
     GPUOptions,

@@ -114,16 +114,59 @@ def list_devices(device_count: dict[str, int] | None = None) -> list[Device]:
     return out
 
 
+class DeviceAttributes:
+    """What `list_local_devices()` and `Session.list_devices()` report about a device.
+
+    Attributes follow TensorFlow's ``DeviceAttributes``: `name`, `device_type`,
+    `memory_limit` (bytes, 0 when unbounded; also as `memory_limit_bytes`),
+    `physical_device_desc` and `incarnation`.
+    """
+
+    __slots__ = ("device_type", "incarnation", "memory_limit", "name", "physical_device_desc")
+
+    def __init__(self, device: Device) -> None:
+        self.name = device.name
+        self.device_type = device.device_type
+        self.memory_limit = int(device.memory_limit or 0)
+        self.physical_device_desc = device.description
+        self.incarnation = abs(hash(device.name)) % (1 << 62)
+
+    @property
+    def memory_limit_bytes(self) -> int:
+        return self.memory_limit
+
+    def __repr__(self) -> str:
+        return (f"DeviceAttributes(name={self.name!r}, device_type={self.device_type!r}, "
+                f"memory_limit={self.memory_limit})")
+
+
+def list_local_devices(session_config=None) -> list[DeviceAttributes]:
+    """The local devices, as TF1's ``device_lib.list_local_devices()`` reports them.
+
+    `session_config` (a `ConfigProto`) applies its ``device_count``.
+
+    Example
+    -------
+    >>> from flowgraph.backends import list_local_devices
+    >>> list_local_devices()[0].device_type
+    'CPU'
+    """
+    counts = getattr(session_config, "device_count", None)
+    return [DeviceAttributes(d) for d in list_devices(counts)]
+
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Backend",
     "Device",
+    "DeviceAttributes",
     "KernelContext",
     "KernelDef",
     "bind_kernel",
     "get_backend",
     "get_backends",
     "list_devices",
+    "list_local_devices",
     "register_backend",
     "reload_backends",
 ]

@@ -1,121 +1,263 @@
-"""Data types of tensors (`tf.float32`, ...) and their mapping to NumPy.
+"""Tensor element types (`tf.float32`, ...) and their mapping to NumPy.
+
+There is exactly one `DType` object per type, plus one per reference ("_ref") variant,
+so dtypes can be compared with ``is`` as well as ``==``.
 
 Example
 -------
->>> as_dtype("float32") == float32, float32.as_numpy_dtype.__name__
+>>> as_dtype("float32") is float32, float32.as_numpy_dtype.__name__
 (True, 'float32')
 """
 
 from __future__ import annotations
 
 import builtins
+import numbers
+from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "ALL",
+    "COMPLEX",
+    "FLOATS",
+    "INTEGERS",
+    "NUMERIC",
+    "REAL",
+    "DType",
+    "as_dtype",
+    "bool",
+    "bool_ref",
+    "complex64",
+    "complex64_ref",
+    "complex128",
+    "complex128_ref",
+    "double",
+    "double_ref",
+    "dtype_of_value",
+    "float16",
+    "float16_ref",
+    "float32",
+    "float32_ref",
+    "float64",
+    "float64_ref",
+    "half",
+    "half_ref",
+    "int8",
+    "int8_ref",
+    "int16",
+    "int16_ref",
+    "int32",
+    "int32_ref",
+    "int64",
+    "int64_ref",
+    "string",
+    "string_ref",
+    "uint8",
+    "uint8_ref",
+    "uint16",
+    "uint16_ref",
+    "uint32",
+    "uint32_ref",
+    "uint64",
+    "uint64_ref",
+]
+
+_REF_OFFSET = 100
+
+# base enum -> (name, numpy type); the enum numbers are TensorFlow's DataType values.
+_BASE_TYPES: dict[int, tuple[str, type]] = {
+    1: ("float32", np.float32),
+    2: ("float64", np.float64),
+    3: ("int32", np.int32),
+    4: ("uint8", np.uint8),
+    5: ("int16", np.int16),
+    6: ("int8", np.int8),
+    7: ("string", np.object_),
+    8: ("complex64", np.complex64),
+    9: ("int64", np.int64),
+    10: ("bool", np.bool_),
+    17: ("uint16", np.uint16),
+    18: ("complex128", np.complex128),
+    19: ("float16", np.float16),
+    22: ("uint32", np.uint32),
+    23: ("uint64", np.uint64),
+}
+
+_INTERNED: dict[int, DType] = {}
+
 
 class DType:
-    """A tensor element type; one instance per type (and one per ref variant)."""
+    """The element type of a tensor; a single shared instance exists per type.
 
-    __slots__ = ("_enum", "_is_ref", "_name", "_np")
+    ``DType(enum)`` returns the interned instance for a TensorFlow DataType number.
+    Equality also accepts anything `as_dtype` understands.
 
-    def __init__(self, name: str, np_type, enum: int, is_ref: bool = False) -> None:
-        self._name = name
-        self._np = np_type
-        self._enum = enum
-        self._is_ref = is_ref
+    Example
+    -------
+    >>> DType(1) is float32, float32 == np.float32, float32 == "float32"
+    (True, True, True)
+    >>> float32_ref.base_dtype, float32._as_ref
+    (tf.float32, tf.float32_ref)
+    """
+
+    __slots__ = ("_enum", "_name", "_np")
+
+    _enum: int
+    _name: str
+    _np: type
+
+    def __new__(cls, type_enum: int) -> DType:
+        try:
+            return _INTERNED[type_enum]
+        except (KeyError, TypeError):
+            raise TypeError(f"{type_enum!r} is not a valid flowgraph DType enum.") from None
+
+    @classmethod
+    def _create(cls, type_enum: int) -> DType:
+        self = object.__new__(cls)
+        name, np_type = _BASE_TYPES[type_enum % _REF_OFFSET]
+        if type_enum > _REF_OFFSET:
+            name += "_ref"
+        object.__setattr__(self, "_enum", type_enum)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_np", np_type)
+        return self
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("DType objects are immutable")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError("DType objects are immutable")
+
+    # -- identity -------------------------------------------------------------------
 
     @property
     def name(self) -> str:
-        return f"{self._name}_ref" if self._is_ref else self._name
-
-    @property
-    def as_numpy_dtype(self):
-        return self._np
+        """The type's name, e.g. ``"float32"`` or ``"float32_ref"``."""
+        return self._name
 
     @property
     def as_datatype_enum(self) -> int:
-        return self._enum + (100 if self._is_ref else 0)
+        """TensorFlow's DataType number (reference types add 100)."""
+        return self._enum
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        """The NumPy scalar type (``np.object_`` for strings)."""
+        return self._np
+
+    @property
+    def is_ref_dtype(self) -> builtins.bool:
+        """Whether this is a reference ("_ref") type."""
+        return self._enum > _REF_OFFSET
 
     @property
     def base_dtype(self) -> DType:
-        return _BY_NAME[self._name] if self._is_ref else self
+        """The non-reference type (``self`` if this is not a reference type)."""
+        return _INTERNED[self._enum - _REF_OFFSET] if self._enum > _REF_OFFSET else self
+
+    @property
+    def _as_ref(self) -> DType:
+        """The reference variant of this type."""
+        return self if self._enum > _REF_OFFSET else _INTERNED[self._enum + _REF_OFFSET]
 
     @property
     def real_dtype(self) -> DType:
+        """The type of the real part for complex types, otherwise ``self``."""
         base = self.base_dtype
         if base is complex64:
             return float32
         if base is complex128:
             return float64
-        return base
+        return self
+
+    # -- classification -------------------------------------------------------------
 
     @property
-    def is_ref_dtype(self) -> bool:
-        return self._is_ref
+    def is_floating(self) -> builtins.bool:
+        """Whether this is a real floating-point type."""
+        return issubclass(self._np, np.floating)
 
     @property
-    def _as_ref(self) -> DType:
-        return self if self._is_ref else _REFS[self._name]
+    def is_integer(self) -> builtins.bool:
+        """Whether this is a (signed or unsigned) integer type."""
+        return issubclass(self._np, np.integer)
 
     @property
-    def is_floating(self) -> bool:
-        return self.base_dtype in (float16, float32, float64)
+    def is_unsigned(self) -> builtins.bool:
+        """Whether this is an unsigned integer type."""
+        return issubclass(self._np, np.unsignedinteger)
 
     @property
-    def is_integer(self) -> bool:
-        return self.base_dtype in (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+    def is_complex(self) -> builtins.bool:
+        """Whether this is a complex type."""
+        return issubclass(self._np, np.complexfloating)
 
     @property
-    def is_unsigned(self) -> bool:
-        return self.base_dtype in (uint8, uint16, uint32, uint64)
+    def is_bool(self) -> builtins.bool:
+        """Whether this is the boolean type."""
+        return self._np is np.bool_
 
     @property
-    def is_complex(self) -> bool:
-        return self.base_dtype in (complex64, complex128)
-
-    @property
-    def is_bool(self) -> bool:
-        return self.base_dtype is bool
-
-    @property
-    def is_numpy_compatible(self) -> bool:
+    def is_numpy_compatible(self) -> builtins.bool:
+        """Whether values of this type can be held in NumPy arrays (always True here)."""
         return True
 
     @property
-    def is_quantized(self) -> bool:
+    def is_quantized(self) -> builtins.bool:
+        """Whether this is a quantized type (none are supported, so always False)."""
         return False
 
     @property
     def size(self) -> int:
-        if self.base_dtype is string:
-            return 8
+        """Bytes per element (pointer size for strings)."""
         return np.dtype(self._np).itemsize
 
-    @property
-    def min(self):
-        if self.is_floating:
-            return float(np.finfo(self._np).min)
-        if self.is_integer:
-            return int(np.iinfo(self._np).min)
-        if self.is_bool:
-            return False
-        raise TypeError(f"Cannot find minimum value of {self.name}.")
+    # -- limits ---------------------------------------------------------------------
+
+    def _check_numeric_limits(self) -> None:
+        if not (self.is_floating or self.is_integer):
+            raise TypeError(f"Cannot find the limits of non-numeric type {self.name}.")
 
     @property
-    def max(self):
+    def min(self) -> Any:
+        """The smallest finite value of a real numeric type (TypeError otherwise)."""
+        self._check_numeric_limits()
         if self.is_floating:
-            return float(np.finfo(self._np).max)
-        if self.is_integer:
-            return int(np.iinfo(self._np).max)
-        if self.is_bool:
-            return True
-        raise TypeError(f"Cannot find maximum value of {self.name}.")
+            return np.finfo(self._np).min
+        return int(np.iinfo(self._np).min)
 
-    def is_compatible_with(self, other) -> builtins.bool:
+    @property
+    def max(self) -> Any:
+        """The largest finite value of a real numeric type (TypeError otherwise)."""
+        self._check_numeric_limits()
+        if self.is_floating:
+            return np.finfo(self._np).max
+        return int(np.iinfo(self._np).max)
+
+    @property
+    def limits(self) -> tuple[Any, Any]:
+        """``(min, max)`` of a real numeric type."""
+        return self.min, self.max
+
+    # -- comparison -----------------------------------------------------------------
+
+    def is_compatible_with(self, other: Any) -> builtins.bool:
+        """Whether a value of type `other` can be used where this type is expected.
+
+        A type accepts itself and its own reference variant, but a reference type
+        does not accept a non-reference value.
+
+        Example
+        -------
+        >>> float32.is_compatible_with(float32_ref), float32_ref.is_compatible_with(float32)
+        (True, False)
+        """
         other = as_dtype(other)
-        return self.base_dtype is other.base_dtype and (not other._is_ref or self._is_ref)
+        return self._enum in (other._enum, other.base_dtype._enum)
 
-    def __eq__(self, other) -> builtins.bool:
+    def __eq__(self, other: object) -> builtins.bool:
         if other is self:
             return True
         if other is None:
@@ -125,136 +267,255 @@ class DType:
         except TypeError:
             return False
 
-    def __ne__(self, other) -> builtins.bool:
+    def __ne__(self, other: object) -> builtins.bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return self.as_datatype_enum
+        return self._enum
 
     def __repr__(self) -> str:
-        return f"tf.{self.name}"
+        return f"tf.{self._name}"
 
     def __str__(self) -> str:
-        return f"<dtype: '{self.name}'>"
+        return f"<dtype: '{self._name}'>"
 
     def __reduce__(self):
-        return as_dtype, (self.name,)
+        return DType, (self._enum,)
+
+    def __copy__(self) -> DType:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> DType:
+        return self
 
 
-float16 = DType("float16", np.float16, 19)
-float32 = DType("float32", np.float32, 1)
-float64 = DType("float64", np.float64, 2)
-int8 = DType("int8", np.int8, 6)
-int16 = DType("int16", np.int16, 5)
-int32 = DType("int32", np.int32, 3)
-int64 = DType("int64", np.int64, 9)
-uint8 = DType("uint8", np.uint8, 4)
-uint16 = DType("uint16", np.uint16, 17)
-uint32 = DType("uint32", np.uint32, 22)
-uint64 = DType("uint64", np.uint64, 23)
-bool = DType("bool", np.bool_, 10)
-complex64 = DType("complex64", np.complex64, 8)
-complex128 = DType("complex128", np.complex128, 18)
-string = DType("string", np.object_, 7)
+for _enum in _BASE_TYPES:
+    _INTERNED[_enum] = DType._create(_enum)
+    _INTERNED[_enum + _REF_OFFSET] = DType._create(_enum + _REF_OFFSET)
+
+float32 = DType(1)
+float64 = DType(2)
+int32 = DType(3)
+uint8 = DType(4)
+int16 = DType(5)
+int8 = DType(6)
+string = DType(7)
+complex64 = DType(8)
+int64 = DType(9)
+bool = DType(10)
+uint16 = DType(17)
+complex128 = DType(18)
+float16 = DType(19)
+uint32 = DType(22)
+uint64 = DType(23)
 half = float16
 double = float64
 
-_ALL_BASE = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
-             uint64, bool, complex64, complex128, string)
-_BY_NAME = {d._name: d for d in _ALL_BASE}
-_REFS = {d._name: DType(d._name, d._np, d._enum, is_ref=True) for d in _ALL_BASE}
-for _n, _r in _REFS.items():
-    globals()[f"{_n}_ref"] = _r
-_BY_ENUM = {d.as_datatype_enum: d for d in _ALL_BASE}
-_BY_ENUM.update({r.as_datatype_enum: r for r in _REFS.values()})
-_BY_NP = {np.dtype(d._np): d for d in _ALL_BASE if d is not string}
-_ALIASES = {"float": float32, "half": float16, "double": float64, "bool_": bool,
-            "str": string, "bytes": string, "object": string}
-_PY_TYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool,
-             builtins.complex: complex128, builtins.str: string, builtins.bytes: string}
+float32_ref = DType(101)
+float64_ref = DType(102)
+int32_ref = DType(103)
+uint8_ref = DType(104)
+int16_ref = DType(105)
+int8_ref = DType(106)
+string_ref = DType(107)
+complex64_ref = DType(108)
+int64_ref = DType(109)
+bool_ref = DType(110)
+uint16_ref = DType(117)
+complex128_ref = DType(118)
+float16_ref = DType(119)
+uint32_ref = DType(122)
+uint64_ref = DType(123)
+half_ref = float16_ref
+double_ref = float64_ref
 
-FLOATS = (float16, float32, float64)
-INTEGERS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
-COMPLEX = (complex64, complex128)
-NUMERIC = FLOATS + INTEGERS + COMPLEX
-REAL = FLOATS + INTEGERS
-ALL = (*NUMERIC, bool, string)
+#: Type groups, e.g. for kernel registration.
+FLOATS: tuple[DType, ...] = (float16, float32, float64)
+INTEGERS: tuple[DType, ...] = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+COMPLEX: tuple[DType, ...] = (complex64, complex128)
+REAL: tuple[DType, ...] = FLOATS + INTEGERS
+NUMERIC: tuple[DType, ...] = FLOATS + INTEGERS + COMPLEX
+ALL: tuple[DType, ...] = (*NUMERIC, bool, string)
+
+_BY_NAME: dict[str, DType] = {d.name: d for d in _INTERNED.values()}
+_BY_NAME.update({
+    "half": float16, "float": float32, "double": float64,
+    "half_ref": float16_ref, "float_ref": float32_ref, "double_ref": float64_ref,
+    "bool_": bool, "str": string, "bytes": string, "object": string,
+})
+_BY_NUMPY: dict[np.dtype, DType] = {np.dtype(d._np): d for d in ALL if d is not string}
+_BY_PYTHON_TYPE: dict[type, DType] = {
+    builtins.float: float64, builtins.int: int64, builtins.bool: bool,
+    builtins.complex: complex128, builtins.str: string, builtins.bytes: string,
+    builtins.object: string,
+}
 
 
-def as_dtype(type_value) -> DType:
-    """Convert a DType, NumPy dtype/type, Python type, name or enum to a `DType`.
+def _from_numpy_dtype(npd: np.dtype) -> DType | None:
+    if npd.kind in "OUS":
+        return string
+    if not npd.isnative:
+        npd = npd.newbyteorder("=")
+    return _BY_NUMPY.get(npd)
+
+
+def as_dtype(type_value: Any) -> DType:
+    """Convert a DType, NumPy dtype or type, Python type, name or enum to a `DType`.
+
+    Python types follow NumPy: ``float`` is float64, ``int`` int64, ``str``/``bytes``
+    are `string`. Names may end in ``_ref``. Anything else raises TypeError.
 
     Example
     -------
-    >>> as_dtype(np.float64).name, as_dtype("int32_ref").base_dtype.name
-    ('float64', 'int32')
+    >>> as_dtype(np.float64), as_dtype(float), as_dtype("int32_ref").base_dtype
+    (tf.float64, tf.float64, tf.int32)
     """
     if isinstance(type_value, DType):
         return type_value
+    found: DType | None = None
     if isinstance(type_value, str):
-        if type_value.endswith("_ref"):
-            base = as_dtype(type_value[:-4])
-            return base._as_ref
-        found = _BY_NAME.get(type_value) or _ALIASES.get(type_value)
-        if found is not None:
-            return found
-    elif isinstance(type_value, int) and not isinstance(type_value, builtins.bool):
-        found = _BY_ENUM.get(type_value)
-        if found is not None:
-            return found
-    elif isinstance(type_value, type) and type_value in _PY_TYPES:
-        return _PY_TYPES[type_value]
-    else:
-        try:
-            npd = np.dtype(type_value)
-        except TypeError:
-            npd = None
-        if npd is not None:
-            if npd.kind in "OUS":
-                return string
-            found = _BY_NP.get(npd)
-            if found is not None:
-                return found
-    raise TypeError(f"Cannot convert value {type_value!r} to a flowgraph DType.")
+        found = _BY_NAME.get(type_value)
+    elif isinstance(type_value, np.dtype):
+        found = _from_numpy_dtype(type_value)
+    elif isinstance(type_value, type):
+        found = _BY_PYTHON_TYPE.get(type_value)
+        if found is None and issubclass(type_value, np.generic):
+            found = _from_numpy_dtype(np.dtype(type_value))
+    elif isinstance(type_value, numbers.Integral) and not isinstance(
+        type_value, builtins.bool | np.bool_
+    ):
+        found = _INTERNED.get(int(type_value))
+    if found is None:
+        raise TypeError(f"Cannot convert value {type_value!r} to a flowgraph DType.")
+    return found
 
 
-def dtype_of_value(value) -> DType:
-    """The dtype TensorFlow gives a constant made from `value`.
+# -- inferring the dtype of constant values ---------------------------------------------
 
-    Python floats become float32, ints int32 (int64 when too large), NumPy values keep
-    their dtype, and strings become `string`.
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# Python scalar categories, ordered by how they promote.
+_PY_NONE, _PY_BOOL, _PY_INT, _PY_FLOAT, _PY_COMPLEX = range(5)
+
+
+def _kind_rank(d: DType) -> int:
+    if d.is_bool:
+        return _PY_BOOL
+    if d.is_integer:
+        return _PY_INT
+    if d.is_floating:
+        return _PY_FLOAT
+    return _PY_COMPLEX
+
+
+def _python_int_dtype(lo: int, hi: int) -> DType:
+    if _INT32_MIN <= lo and hi <= _INT32_MAX:
+        return int32
+    if _INT64_MIN <= lo and hi <= _INT64_MAX:
+        return int64
+    bad = lo if lo < _INT64_MIN else hi
+    raise ValueError(f"Python int {bad} is out of range for int64.")
+
+
+def dtype_of_value(value: Any) -> DType:
+    """The dtype of a constant made from `value` without an explicit dtype.
+
+    Python floats give float32, ints int32 (int64 if they do not fit in int32), bools
+    bool, complex numbers complex128, str/bytes `string`. NumPy arrays and scalars keep
+    their dtype. A nested list gets the promotion of its elements by those rules (a
+    Python float anywhere makes it float32 unless NumPy floats are present); an empty
+    list is float32.
+
+    Example
+    -------
+    >>> dtype_of_value(1.0), dtype_of_value([1, 2**40]), dtype_of_value(np.float64(1))
+    (tf.float32, tf.int64, tf.float64)
     """
-    if isinstance(value, np.ndarray | np.generic):
-        if value.dtype.kind in "OUS":
-            return string
-        return as_dtype(value.dtype)
-    if isinstance(value, builtins.bool):
-        return bool
-    if isinstance(value, builtins.int):
-        return int32 if -(2**31) <= value < 2**31 else int64
-    if isinstance(value, builtins.float):
-        return float32
-    if isinstance(value, builtins.complex):
-        return complex128
-    if isinstance(value, str | bytes):
+    py_kind = _PY_NONE
+    int_range: list[int] = []  # [min, max] of the Python ints seen
+    numpy_types: set[np.dtype] = set()
+    n_strings = n_numbers = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list | tuple):
+            stack.extend(v)
+            continue
+        if isinstance(v, np.ndarray | np.generic):
+            kind = v.dtype.kind
+            if kind in "US":
+                n_strings += 1
+            elif kind == "O":
+                items = v.ravel().tolist() if isinstance(v, np.ndarray) else [v.item()]
+                if items:
+                    stack.extend(items)
+                else:
+                    n_strings += 1  # an empty object array is a string tensor
+            else:
+                d = _from_numpy_dtype(v.dtype)
+                if d is None:
+                    raise TypeError(f"Unsupported NumPy dtype {v.dtype} in {value!r}.")
+                numpy_types.add(np.dtype(d._np))
+                n_numbers += 1
+            continue
+        dtype_attr = getattr(v, "dtype", None)
+        if isinstance(dtype_attr, DType):  # a Tensor or Variable
+            base = dtype_attr.base_dtype
+            if base is string:
+                n_strings += 1
+            else:
+                numpy_types.add(np.dtype(base._np))
+                n_numbers += 1
+            continue
+        if isinstance(v, str | bytes):
+            n_strings += 1
+            continue
+        if v is None:
+            raise ValueError(f"None values are not supported in a tensor: {value!r}")
+        if isinstance(v, builtins.bool):
+            py_kind = max(py_kind, _PY_BOOL)
+        elif isinstance(v, numbers.Integral):
+            iv = int(v)
+            if int_range:
+                int_range[0], int_range[1] = min(int_range[0], iv), max(int_range[1], iv)
+            else:
+                int_range[:] = [iv, iv]
+            py_kind = max(py_kind, _PY_INT)
+        elif isinstance(v, numbers.Real):
+            py_kind = max(py_kind, _PY_FLOAT)
+        elif isinstance(v, numbers.Complex):
+            py_kind = max(py_kind, _PY_COMPLEX)
+        elif hasattr(v, "__array__"):
+            stack.append(np.asarray(v))
+            continue
+        else:
+            raise TypeError(
+                f"Cannot convert {v!r} (type {type(v).__name__}) to a tensor: expected a "
+                "number, string, list, NumPy array or Tensor."
+            )
+        n_numbers += 1
+
+    if n_strings:
+        if n_numbers:
+            raise TypeError(f"Cannot mix strings and numbers in one tensor: {value!r}")
         return string
-    if isinstance(value, list | tuple):
-        if len(value) == 0:
-            return float32
-        kinds = [dtype_of_value(v) for v in value]
-        if any(k is string for k in kinds):
-            if all(k is string for k in kinds):
-                return string
-            raise TypeError(f"Cannot mix strings and numbers in a tensor: {value!r}")
-        for candidate in (complex128, complex64, float64, float32, float16, int64, uint64,
-                          uint32, int32, uint16, int16, uint8, int8, bool):
-            if candidate in kinds:
-                if candidate is int32 and int64 in kinds:
-                    return int64
-                return candidate
-    if hasattr(value, "__array__"):
-        return dtype_of_value(np.asarray(value))
-    raise TypeError(
-        f"Cannot convert {value!r} (type {type(value).__name__}) to a tensor: expected a "
-        "number, string, list, NumPy array or Tensor"
+    numpy_result = (
+        _from_numpy_dtype(np.result_type(*numpy_types)) if numpy_types else None
     )
+    if py_kind == _PY_NONE:
+        return float32 if numpy_result is None else numpy_result
+    if py_kind == _PY_INT:
+        python_result = _python_int_dtype(*int_range)
+    else:
+        python_result = {_PY_BOOL: bool, _PY_FLOAT: float32, _PY_COMPLEX: complex128}[py_kind]
+    if numpy_result is None:
+        return python_result
+    # Python scalars are "weak": NumPy-typed values decide unless Python needs a wider kind.
+    if py_kind > _kind_rank(numpy_result):
+        return python_result
+    if py_kind == _PY_INT and numpy_result.is_integer:
+        info = np.iinfo(numpy_result._np)
+        if not (info.min <= int_range[0] and int_range[1] <= info.max):
+            promoted = np.result_type(numpy_result._np, python_result._np)
+            return _from_numpy_dtype(promoted) or int64
+    return numpy_result

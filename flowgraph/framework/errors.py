@@ -131,8 +131,10 @@ class OpError(Exception):
         return str(self._message)
 
     def __reduce__(self):
-        # Operations are not picklable; keep the message and code only.
-        return OpError, (None, None, self._message, self._error_code)
+        # Operations are not picklable: keep only the message (and the code for OpError).
+        if type(self) is OpError:
+            return OpError, (None, None, self._message, self._error_code)
+        return type(self), (None, None, self._message)
 
 
 class CancelledError(OpError):
@@ -141,17 +143,12 @@ class CancelledError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, CANCELLED)
 
-    def __reduce__(self):
-        return type(self), (None, None, self._message)
-
 
 class UnknownError(OpError):
     """An error that fits no other category."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, UNKNOWN)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 class InvalidArgumentError(OpError):
@@ -160,16 +157,12 @@ class InvalidArgumentError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, INVALID_ARGUMENT)
 
-    __reduce__ = CancelledError.__reduce__
-
 
 class DeadlineExceededError(OpError):
     """A deadline (e.g. a run timeout) expired before the operation finished."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, DEADLINE_EXCEEDED)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 class NotFoundError(OpError):
@@ -178,16 +171,12 @@ class NotFoundError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, NOT_FOUND)
 
-    __reduce__ = CancelledError.__reduce__
-
 
 class AlreadyExistsError(OpError):
     """An entity that was to be created already exists."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, ALREADY_EXISTS)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 class PermissionDeniedError(OpError):
@@ -196,16 +185,12 @@ class PermissionDeniedError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, PERMISSION_DENIED)
 
-    __reduce__ = CancelledError.__reduce__
-
 
 class ResourceExhaustedError(OpError):
     """A resource such as memory or a quota ran out."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, RESOURCE_EXHAUSTED)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 class FailedPreconditionError(OpError):
@@ -214,16 +199,12 @@ class FailedPreconditionError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, FAILED_PRECONDITION)
 
-    __reduce__ = CancelledError.__reduce__
-
 
 class AbortedError(OpError):
     """The operation was aborted, typically because of a concurrent action."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, ABORTED)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 class OutOfRangeError(OpError):
@@ -232,16 +213,12 @@ class OutOfRangeError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, OUT_OF_RANGE)
 
-    __reduce__ = CancelledError.__reduce__
-
 
 class UnimplementedError(OpError):
     """The operation is not implemented or not supported here."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, UNIMPLEMENTED)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 class InternalError(OpError):
@@ -250,16 +227,12 @@ class InternalError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, INTERNAL)
 
-    __reduce__ = CancelledError.__reduce__
-
 
 class UnavailableError(OpError):
     """A service needed by the operation is currently unavailable."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, UNAVAILABLE)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 class DataLossError(OpError):
@@ -268,16 +241,12 @@ class DataLossError(OpError):
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, DATA_LOSS)
 
-    __reduce__ = CancelledError.__reduce__
-
 
 class UnauthenticatedError(OpError):
     """The request does not carry valid credentials."""
 
     def __init__(self, node_def: Any, op: Any, message: str) -> None:
         super().__init__(node_def, op, message, UNAUTHENTICATED)
-
-    __reduce__ = CancelledError.__reduce__
 
 
 #: Read-only mapping from status code to the `OpError` subclass for it.

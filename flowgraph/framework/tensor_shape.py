@@ -1,43 +1,84 @@
-"""Partially known shapes: `Dimension` (a size or unknown) and `TensorShape`.
+"""Partially known shapes: `Dimension` (a size, or unknown) and `TensorShape`.
 
-Shape inference works on these: an unknown batch dimension is normal, and an unknown
-rank is allowed.
+Static shape inference works on these. A dimension may be unknown (``None``, shown as
+``?``), and so may the whole rank. Comparisons involving unknown dimensions answer
+``None`` ("can't tell"), and merging combines what two partial shapes know.
 
 Example
 -------
 >>> s = TensorShape([None, 3])
 >>> s.merge_with([2, None]).as_list()
 [2, 3]
+>>> str(broadcast_shape([None, 1], [4]))
+'(?, 4)'
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import operator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Union
+
+__all__ = [
+    "Dimension",
+    "TensorShape",
+    "as_dimension",
+    "as_shape",
+    "broadcast_shape",
+    "dimension_at_index",
+    "dimension_value",
+    "matrix",
+    "scalar",
+    "unknown_shape",
+    "vector",
+]
+
+DimensionLike = Union["Dimension", int, None]
+ShapeLike = Union["TensorShape", Iterable[DimensionLike], int, None]
 
 
 class Dimension:
-    """One dimension: a non-negative int, or None when unknown."""
+    """One dimension of a shape: a non-negative int, or None when unknown.
+
+    Arithmetic with an unknown operand gives an unknown result; comparisons and
+    ``==`` return None when either side is unknown.
+
+    Example
+    -------
+    >>> Dimension(3) + 2, Dimension(None) * 4, Dimension(None) == 3
+    (Dimension(5), Dimension(None), None)
+    """
 
     __slots__ = ("_value",)
 
-    def __init__(self, value) -> None:
+    def __init__(self, value: Any) -> None:
         if isinstance(value, Dimension):
-            value = value._value
+            self._value: int | None = value._value
+            return
         if value is None:
             self._value = None
             return
-        try:
-            ivalue = int(value.__index__()) if hasattr(value, "__index__") else int(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"Dimension value must be an integer or None, got {value!r}") from None
-        if ivalue != value and not isinstance(value, str):
-            raise TypeError(f"Dimension value must be an integer or None, got {value!r}")
+        if isinstance(value, str | bytes):
+            try:
+                ivalue = int(value)
+            except ValueError:
+                raise TypeError(f"Cannot convert {value!r} to a Dimension") from None
+        elif hasattr(value, "__index__"):
+            ivalue = operator.index(value)
+        else:
+            try:
+                ivalue = int(value)
+            except (TypeError, ValueError, OverflowError):
+                raise TypeError(f"Cannot convert {value!r} to a Dimension") from None
+            if ivalue != value:
+                raise ValueError(f"Ambiguous dimension: {value!r} is not an integer")
         if ivalue < 0:
             raise ValueError(f"Dimension {ivalue} must be >= 0")
         self._value = ivalue
 
     @property
     def value(self) -> int | None:
+        """The size, or None if unknown."""
         return self._value
 
     def __int__(self) -> int:
@@ -57,130 +98,188 @@ class Dimension:
     def __hash__(self) -> int:
         return hash(self._value)
 
-    def __eq__(self, other):
+    def __reduce__(self):
+        return Dimension, (self._value,)
+
+    # -- comparisons (None when unknown) ---------------------------------------------
+
+    def _compare(self, other: Any, fn: Callable[[int, int], bool]) -> Any:
         try:
             other = as_dimension(other)
         except (TypeError, ValueError):
             return NotImplemented
         if self._value is None or other._value is None:
             return None
-        return self._value == other._value
-
-    def __ne__(self, other):
-        eq = self.__eq__(other)
-        if eq is None or eq is NotImplemented:
-            return eq
-        return not eq
-
-    def _cmp(self, other, fn):
-        other = as_dimension(other)
-        if self._value is None or other._value is None:
-            return None
         return fn(self._value, other._value)
 
-    def __lt__(self, other):
-        return self._cmp(other, lambda a, b: a < b)
+    def __eq__(self, other: object) -> Any:
+        return self._compare(other, operator.eq)
 
-    def __le__(self, other):
-        return self._cmp(other, lambda a, b: a <= b)
+    def __ne__(self, other: object) -> Any:
+        return self._compare(other, operator.ne)
 
-    def __gt__(self, other):
-        return self._cmp(other, lambda a, b: a > b)
+    def __lt__(self, other: Any) -> Any:
+        return self._compare(other, operator.lt)
 
-    def __ge__(self, other):
-        return self._cmp(other, lambda a, b: a >= b)
+    def __le__(self, other: Any) -> Any:
+        return self._compare(other, operator.le)
 
-    def _arith(self, other, fn):
+    def __gt__(self, other: Any) -> Any:
+        return self._compare(other, operator.gt)
+
+    def __ge__(self, other: Any) -> Any:
+        return self._compare(other, operator.ge)
+
+    # -- arithmetic (unknown in, unknown out) ----------------------------------------
+
+    def _arith(self, other: Any, fn: Callable[[int, int], int], reverse: bool = False) -> Any:
         try:
             other = as_dimension(other)
         except (TypeError, ValueError):
             return NotImplemented
         if self._value is None or other._value is None:
             return Dimension(None)
-        return Dimension(fn(self._value, other._value))
+        a, b = (other._value, self._value) if reverse else (self._value, other._value)
+        return Dimension(fn(a, b))
 
-    def __add__(self, other):
-        return self._arith(other, lambda a, b: a + b)
+    def __add__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.add)
 
-    __radd__ = __add__
+    def __radd__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.add, reverse=True)
 
-    def __sub__(self, other):
-        return self._arith(other, lambda a, b: a - b)
+    def __sub__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.sub)
 
-    def __rsub__(self, other):
-        return as_dimension(other).__sub__(self)
+    def __rsub__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.sub, reverse=True)
 
-    def __mul__(self, other):
-        return self._arith(other, lambda a, b: a * b)
+    def __mul__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.mul)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.mul, reverse=True)
 
-    def __floordiv__(self, other):
-        return self._arith(other, lambda a, b: a // b)
+    def __floordiv__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.floordiv)
 
-    def __rfloordiv__(self, other):
-        return as_dimension(other).__floordiv__(self)
+    def __rfloordiv__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.floordiv, reverse=True)
 
-    def __mod__(self, other):
-        return self._arith(other, lambda a, b: a % b)
+    def __mod__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.mod)
 
-    def is_compatible_with(self, other) -> bool:
+    def __rmod__(self, other: Any) -> Dimension:
+        return self._arith(other, operator.mod, reverse=True)
+
+    def __truediv__(self, other: Any) -> Dimension:
+        raise TypeError("Dimensions only support integer division; use '//' instead of '/'")
+
+    __rtruediv__ = __truediv__
+
+    # -- compatibility ----------------------------------------------------------------
+
+    def is_compatible_with(self, other: DimensionLike) -> bool:
+        """Whether the two could describe the same size (an unknown matches anything).
+
+        Example
+        -------
+        >>> Dimension(None).is_compatible_with(4), Dimension(3).is_compatible_with(4)
+        (True, False)
+        """
         other = as_dimension(other)
         return self._value is None or other._value is None or self._value == other._value
 
-    def assert_is_compatible_with(self, other) -> None:
+    def assert_is_compatible_with(self, other: DimensionLike) -> None:
+        """Raise ValueError unless `is_compatible_with(other)`."""
         if not self.is_compatible_with(other):
             raise ValueError(f"Dimensions {self} and {as_dimension(other)} are not compatible")
 
-    def merge_with(self, other) -> Dimension:
+    def merge_with(self, other: DimensionLike) -> Dimension:
+        """The dimension that combines what both know (ValueError if they conflict).
+
+        Example
+        -------
+        >>> Dimension(None).merge_with(5)
+        Dimension(5)
+        """
         other = as_dimension(other)
-        if not self.is_compatible_with(other):
-            raise ValueError(f"Dimensions {self} and {other} are not compatible")
+        self.assert_is_compatible_with(other)
         return Dimension(self._value if self._value is not None else other._value)
 
 
-def as_dimension(value) -> Dimension:
-    return value if isinstance(value, Dimension) else Dimension(value)
-
-
-def dimension_value(dim) -> int | None:
-    return dim.value if isinstance(dim, Dimension) else dim
-
-
-class TensorShape:
-    """A shape whose rank and dimensions may be unknown.
+def as_dimension(value: DimensionLike) -> Dimension:
+    """`value` as a `Dimension` (returned unchanged if it already is one).
 
     Example
     -------
-    >>> TensorShape([None, 3]).is_compatible_with([5, 3])
-    True
+    >>> as_dimension(7), as_dimension(None)
+    (Dimension(7), Dimension(None))
+    """
+    return value if isinstance(value, Dimension) else Dimension(value)
+
+
+def dimension_value(dimension: DimensionLike) -> int | None:
+    """The int (or None) held by a `Dimension`; plain ints and None pass through.
+
+    Example
+    -------
+    >>> dimension_value(Dimension(3)), dimension_value(None), dimension_value(4)
+    (3, None, 4)
+    """
+    if isinstance(dimension, Dimension):
+        return dimension.value
+    return dimension
+
+
+class TensorShape:
+    """A shape whose rank, and any of whose dimensions, may be unknown.
+
+    Build it from None (unknown rank), an iterable of ints/None/`Dimension`, a single
+    int (a rank-1 shape) or another `TensorShape`.
+
+    Example
+    -------
+    >>> s = TensorShape([None, 3])
+    >>> s, str(s), s.ndims, s.is_compatible_with([5, 3])
+    (TensorShape([Dimension(None), Dimension(3)]), '(?, 3)', 2, True)
     """
 
     __slots__ = ("_dims",)
 
-    def __init__(self, dims=None) -> None:
+    def __init__(self, dims: ShapeLike) -> None:
         if dims is None:
-            self._dims = None
+            self._dims: tuple[Dimension, ...] | None = None
         elif isinstance(dims, TensorShape):
-            self._dims = None if dims._dims is None else list(dims._dims)
-        elif isinstance(dims, int | Dimension):
-            self._dims = [as_dimension(dims)]
+            self._dims = dims._dims
+        elif isinstance(dims, str | bytes):
+            raise TypeError(
+                f"A string ({dims!r}) is an ambiguous TensorShape; wrap it in a list or "
+                "convert it to an int"
+            )
         else:
             try:
-                self._dims = [as_dimension(d) for d in dims]
+                items = iter(dims)  # type: ignore[arg-type]
             except TypeError:
-                raise TypeError(f"Cannot build a TensorShape from {dims!r}") from None
+                self._dims = (as_dimension(dims),)  # type: ignore[arg-type]
+            else:
+                self._dims = tuple(as_dimension(d) for d in items)
+
+    # -- rank and dimensions -----------------------------------------------------------
 
     @property
     def dims(self) -> list[Dimension] | None:
+        """The dimensions as a list of `Dimension`, or None if the rank is unknown."""
         return None if self._dims is None else list(self._dims)
 
     @property
     def ndims(self) -> int | None:
+        """The rank, or None if unknown."""
         return None if self._dims is None else len(self._dims)
 
     @property
     def rank(self) -> int | None:
+        """The rank, or None if unknown (same as `ndims`)."""
         return self.ndims
 
     def __len__(self) -> int:
@@ -196,126 +295,198 @@ class TensorShape:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
         return iter(self._dims)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: int | slice) -> Any:
         if self._dims is not None:
             if isinstance(key, slice):
                 return TensorShape(self._dims[key])
             return self._dims[key]
         if isinstance(key, slice):
-            start, stop = key.start, key.stop
-            if (key.step in (None, 1) and start is not None and stop is not None
-                    and start >= 0 and stop >= 0):
-                return TensorShape([None] * max(0, stop - start))
-            return TensorShape(None)
+            return unknown_shape()
+        operator.index(key)  # reject non-integer keys
         return Dimension(None)
 
     def as_list(self) -> list[int | None]:
+        """The dimensions as ints (None where unknown); ValueError if the rank is unknown.
+
+        Example
+        -------
+        >>> TensorShape([2, None]).as_list()
+        [2, None]
+        """
         if self._dims is None:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return [d._value for d in self._dims]
 
     def is_fully_defined(self) -> bool:
+        """Whether the rank and every dimension are known."""
         return self._dims is not None and all(d._value is not None for d in self._dims)
 
     def assert_is_fully_defined(self) -> None:
+        """Raise ValueError unless the shape is fully defined."""
         if not self.is_fully_defined():
             raise ValueError(f"Shape {self} is not fully defined")
 
     def num_elements(self) -> int | None:
+        """The number of elements, or None if the shape is not fully defined.
+
+        Example
+        -------
+        >>> TensorShape([2, 3]).num_elements(), TensorShape([2, None]).num_elements()
+        (6, None)
+        """
         if not self.is_fully_defined():
             return None
         n = 1
-        for d in self._dims:
-            n *= d._value
+        for d in self._dims:  # type: ignore[union-attr]
+            n *= d._value  # type: ignore[operator]
         return n
 
-    def is_compatible_with(self, other) -> bool:
+    # -- compatibility and merging -----------------------------------------------------
+
+    def is_compatible_with(self, other: ShapeLike) -> bool:
+        """Whether some fully known shape could match both.
+
+        Example
+        -------
+        >>> TensorShape([None, 3]).is_compatible_with([4, 3])
+        True
+        >>> TensorShape([None, 3]).is_compatible_with([4, 3, 1])
+        False
+        """
         other = as_shape(other)
         if self._dims is None or other._dims is None:
             return True
         if len(self._dims) != len(other._dims):
             return False
-        return all(a.is_compatible_with(b) for a, b in zip(self._dims, other._dims))
+        return all(a.is_compatible_with(b) for a, b in zip(self._dims, other._dims, strict=True))
 
-    def assert_is_compatible_with(self, other) -> None:
+    def assert_is_compatible_with(self, other: ShapeLike) -> None:
+        """Raise ValueError unless `is_compatible_with(other)`."""
+        other = as_shape(other)
         if not self.is_compatible_with(other):
-            raise ValueError(f"Shapes {self} and {as_shape(other)} are incompatible")
+            raise ValueError(f"Shapes {self} and {other} are incompatible")
 
-    def merge_with(self, other) -> TensorShape:
+    def merge_with(self, other: ShapeLike) -> TensorShape:
+        """The shape combining what both know (ValueError if they conflict).
+
+        Example
+        -------
+        >>> TensorShape([None, 3]).merge_with([2, None]).as_list()
+        [2, 3]
+        """
         other = as_shape(other)
         if self._dims is None:
-            return TensorShape(other)
+            return other
         if other._dims is None:
-            return TensorShape(self)
+            return self
         if len(self._dims) != len(other._dims):
             raise ValueError(f"Shapes {self} and {other} are not compatible (ranks differ)")
         try:
-            return TensorShape([a.merge_with(b) for a, b in zip(self._dims, other._dims)])
+            pairs = zip(self._dims, other._dims, strict=True)
+            return TensorShape([a.merge_with(b) for a, b in pairs])
         except ValueError:
             raise ValueError(f"Shapes {self} and {other} are not compatible") from None
 
-    def most_specific_compatible_shape(self, other) -> TensorShape:
+    def most_specific_compatible_shape(self, other: ShapeLike) -> TensorShape:
+        """The most specific shape that both shapes are compatible with.
+
+        Example
+        -------
+        >>> TensorShape([2, 3]).most_specific_compatible_shape([2, 4]).as_list()
+        [2, None]
+        """
         other = as_shape(other)
         if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
-            return TensorShape(None)
+            return unknown_shape()
         return TensorShape([
             a._value if a._value is not None and a._value == b._value else None
-            for a, b in zip(self._dims, other._dims)
+            for a, b in zip(self._dims, other._dims, strict=True)
         ])
 
-    def concatenate(self, other) -> TensorShape:
+    def concatenate(self, other: ShapeLike) -> TensorShape:
+        """The dimensions of `self` followed by those of `other`.
+
+        Example
+        -------
+        >>> TensorShape([1]).concatenate([None, 2]).as_list()
+        [1, None, 2]
+        """
         other = as_shape(other)
         if self._dims is None or other._dims is None:
-            return TensorShape(None)
+            return unknown_shape()
         return TensorShape(self._dims + other._dims)
 
+    def __add__(self, other: ShapeLike) -> TensorShape:
+        return self.concatenate(other)
+
+    def __radd__(self, other: ShapeLike) -> TensorShape:
+        return as_shape(other).concatenate(self)
+
+    # -- rank checks ----------------------------------------------------------------
+
     def with_rank(self, rank: int) -> TensorShape:
+        """This shape with its rank fixed to `rank` (ValueError if it has another rank).
+
+        Example
+        -------
+        >>> TensorShape(None).with_rank(2).as_list()
+        [None, None]
+        """
         try:
             return self.merge_with(unknown_shape(rank=rank))
         except ValueError:
             raise ValueError(f"Shape {self} must have rank {rank}") from None
 
     def with_rank_at_least(self, rank: int) -> TensorShape:
+        """`self`, after checking that its rank is at least `rank` (if known)."""
         if self._dims is not None and len(self._dims) < rank:
             raise ValueError(f"Shape {self} must have rank at least {rank}")
         return self
 
     def with_rank_at_most(self, rank: int) -> TensorShape:
+        """`self`, after checking that its rank is at most `rank` (if known)."""
         if self._dims is not None and len(self._dims) > rank:
             raise ValueError(f"Shape {self} must have rank at most {rank}")
         return self
 
     def assert_has_rank(self, rank: int) -> None:
+        """Raise ValueError if the rank is known and differs from `rank`."""
         if self._dims is not None and len(self._dims) != rank:
             raise ValueError(f"Shape {self} must have rank {rank}")
 
-    def assert_same_rank(self, other) -> None:
+    def assert_same_rank(self, other: ShapeLike) -> None:
+        """Raise ValueError if both ranks are known and differ."""
         other = as_shape(other)
         if self.ndims is not None and other.ndims is not None and self.ndims != other.ndims:
             raise ValueError(f"Shapes {self} and {other} must have the same rank")
 
-    def __eq__(self, other) -> bool:
+    # -- equality and display ---------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
         try:
-            other = as_shape(other)
-        except TypeError:
+            other = as_shape(other)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
             return NotImplemented
         if self._dims is None or other._dims is None:
             return self._dims is None and other._dims is None
         return len(self._dims) == len(other._dims) and all(
-            a._value == b._value for a, b in zip(self._dims, other._dims)
+            a._value == b._value for a, b in zip(self._dims, other._dims, strict=True)
         )
 
-    def __ne__(self, other) -> bool:
+    def __ne__(self, other: object) -> bool:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
         return hash(None if self._dims is None else tuple(d._value for d in self._dims))
 
+    def __reduce__(self):
+        return TensorShape, (None if self._dims is None else self.as_list(),)
+
     def __repr__(self) -> str:
         if self._dims is None:
             return "TensorShape(None)"
-        return f"TensorShape({[d._value for d in self._dims]})"
+        return f"TensorShape([{', '.join(repr(d) for d in self._dims)}])"
 
     def __str__(self) -> str:
         if self._dims is None:
@@ -324,60 +495,84 @@ class TensorShape:
             return f"({self._dims[0]},)"
         return "(" + ", ".join(str(d) for d in self._dims) + ")"
 
-    def __add__(self, other) -> TensorShape:
-        return self.concatenate(other)
 
-    def __radd__(self, other) -> TensorShape:
-        return as_shape(other).concatenate(self)
+def as_shape(shape: ShapeLike) -> TensorShape:
+    """`shape` as a `TensorShape` (returned unchanged if it already is one).
 
-
-def as_shape(shape) -> TensorShape:
+    Example
+    -------
+    >>> as_shape([2, None]).as_list()
+    [2, None]
+    """
     return shape if isinstance(shape, TensorShape) else TensorShape(shape)
 
 
 def unknown_shape(rank: int | None = None, ndims: int | None = None) -> TensorShape:
-    rank = ndims if rank is None else rank
+    """A shape of unknown rank, or of known `rank` with all dimensions unknown.
+
+    Example
+    -------
+    >>> unknown_shape(), unknown_shape(rank=2)
+    (TensorShape(None), TensorShape([Dimension(None), Dimension(None)]))
+    """
+    if rank is None:
+        rank = ndims
     return TensorShape(None if rank is None else [None] * rank)
 
 
 def scalar() -> TensorShape:
+    """The rank-0 shape ``()``."""
     return TensorShape([])
 
 
-def vector(length) -> TensorShape:
+def vector(length: DimensionLike) -> TensorShape:
+    """A rank-1 shape ``(length,)``."""
     return TensorShape([length])
 
 
-def matrix(rows, cols) -> TensorShape:
+def matrix(rows: DimensionLike, cols: DimensionLike) -> TensorShape:
+    """A rank-2 shape ``(rows, cols)``."""
     return TensorShape([rows, cols])
 
 
-def broadcast_shape(a, b) -> TensorShape:
-    """The NumPy broadcast of two partial shapes (ValueError if incompatible).
+def dimension_at_index(shape: ShapeLike, index: int) -> Dimension:
+    """Dimension `index` of `shape`; unknown if the rank is unknown.
 
     Example
     -------
-    >>> broadcast_shape(TensorShape([None, 1]), TensorShape([3])).as_list()
+    >>> dimension_at_index(None, 3), dimension_at_index([4, 5], 1)
+    (Dimension(None), Dimension(5))
+    """
+    return as_shape(shape)[index]
+
+
+def broadcast_shape(shape_x: ShapeLike, shape_y: ShapeLike) -> TensorShape:
+    """The NumPy-broadcast of two partial shapes (ValueError if they cannot broadcast).
+
+    An unknown dimension against 1 stays unknown; against a known size n > 1 it must
+    be 1 or n, so the result is n. An unknown rank gives an unknown result.
+
+    Example
+    -------
+    >>> broadcast_shape([None, 1], [3]).as_list()
     [None, 3]
     """
-    a, b = as_shape(a), as_shape(b)
-    if a._dims is None or b._dims is None:
-        return TensorShape(None)
-    da, db = a._dims[::-1], b._dims[::-1]
-    out = []
-    for i in range(max(len(da), len(db))):
-        x = da[i]._value if i < len(da) else 1
-        y = db[i]._value if i < len(db) else 1
-        if x == 1:
-            out.append(y)
-        elif y == 1:
-            out.append(x)
-        elif x is None:
-            out.append(y)  # unknown vs known n > 1: must be n (or 1, which broadcasts to n)
-        elif y is None:
-            out.append(x)
-        elif x == y:
-            out.append(x)
+    x, y = as_shape(shape_x), as_shape(shape_y)
+    if x._dims is None or y._dims is None:
+        return unknown_shape()
+    rx, ry = x._dims[::-1], y._dims[::-1]
+    out: list[int | None] = []
+    for i in range(max(len(rx), len(ry))):
+        a = rx[i]._value if i < len(rx) else 1
+        b = ry[i]._value if i < len(ry) else 1
+        if a == 1:
+            out.append(b)
+        elif b == 1 or a == b:
+            out.append(a)
+        elif a is None:
+            out.append(b)
+        elif b is None:
+            out.append(a)
         else:
-            raise ValueError(f"Incompatible shapes for broadcasting: {a} and {b}")
+            raise ValueError(f"Incompatible shapes for broadcasting: {x} and {y}")
     return TensorShape(out[::-1])

@@ -1,4 +1,13 @@
-"""Array ops: placeholders, identity, shape manipulation, indexing.
+"""Array ops: placeholders and identity here; the rest of the family lives in the
+`array_*_ops` modules by concept and is re-exported from this one, so
+``from flowgraph.ops.array_ops import *`` gives the whole family:
+
+- `array_shape_ops`: shape, shape_n, size, rank, reshape, expand_dims, squeeze,
+  transpose, fill, zeros, ones, zeros_like, ones_like
+- `array_join_ops`: concat, split, stack, unstack, tile, pad, reverse, reverse_sequence
+- `array_index_ops`: slice, strided_slice, ``Tensor.__getitem__``, gather, gather_nd,
+  scatter_nd, where, where_v2, boolean_mask, newaxis
+- `array_gen_ops`: range, linspace, one_hot, sequence_mask, unique, invert_permutation
 
 Each op: registration (shape function), then the user-facing function.
 """
@@ -8,18 +17,15 @@ from __future__ import annotations
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.framework.tensor_shape import as_shape
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 
 __all__ = [
     "identity",
     "placeholder",
     "placeholder_with_default",
-    "shape",
     "stop_gradient",
 ]
-
-
 
 # -- Placeholder ------------------------------------------------------------------------
 @register_op("Placeholder", attrs={"dtype": None, "shape": None},
@@ -111,23 +117,13 @@ def stop_gradient(input, name: str | None = None):
     return make_tensor("StopGradient", [convert_to_tensor(input)], name=name or "StopGradient")
 
 
-@register_op("Shape", attrs={"out_type": _dtypes.int32}, dtype_fn=attr_dtype("out_type"))
-def _shape_shape(op, x):
-    return [TensorShape([x.ndims])]
+# -- the rest of the family (re-exported) ----------------------------------------------
+from flowgraph.ops import array_gen_ops, array_index_ops, array_join_ops  # noqa: E402
+from flowgraph.ops import array_shape_ops as _shape_ops  # noqa: E402
+from flowgraph.ops.array_gen_ops import *  # noqa: E402, F403
+from flowgraph.ops.array_index_ops import *  # noqa: E402, F403
+from flowgraph.ops.array_join_ops import *  # noqa: E402, F403
+from flowgraph.ops.array_shape_ops import *  # noqa: E402, F403
 
-
-not_differentiable("Shape")
-
-
-def shape(input, name: str | None = None, out_type=_dtypes.int32):
-    """The shape of `input` as a 1-D integer tensor.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.shape(tf.zeros([2, 3])).shape.as_list()
-    [2]
-    """
-    x = convert_to_tensor(input)
-    return make_tensor("Shape", [x], {"out_type": _dtypes.as_dtype(out_type)},
-                       name=name or "Shape")
+__all__ += [*_shape_ops.__all__, *array_join_ops.__all__, *array_index_ops.__all__,
+            *array_gen_ops.__all__]

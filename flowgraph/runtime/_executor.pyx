@@ -3,24 +3,40 @@
 
 State it keeps
 --------------
-A `Plan` is flat C arrays built once per run signature: per node its input slots
-(CSR ``in_ptr``/``in_slots``), its first output slot and output count, its successor
-nodes (CSR ``succ_ptr``/``succ``, one entry per distinct producer->consumer pair), its
-initial pending count and flags; per slot (one slot per tensor) the number of uses.
-A `Step` copies ``pending`` and ``uses`` and holds the slot values for one run.
+A `Plan` is flat C arrays built once per run signature: per node its kernel (a C array
+of owned references), its input slots (CSR ``in_ptr``/``in_slots``), its first output
+slot and output count, its successor nodes (CSR ``succ_ptr``/``succ``, one entry per
+distinct producer->consumer pair), its initial pending count and flags; per slot (one
+slot per tensor) the number of uses; the slots that hold constants from the start.
+
+A `Step` is one run. Its working memory is a `Buffers` block: ``pending`` and ``uses``
+(copied from the plan), ``vals`` (one owned ``PyObject*`` per slot, NULL when empty),
+the calling thread's ready stack and the lock it waits on. The plan keeps one spare
+block and one spare stack, so a step that does not overlap another step of the same
+plan allocates nothing but itself.
 
 Invariants
 ----------
 * A node is pushed on a ready stack exactly once: when its pending count reaches 0.
+  A stack never holds more than ``n_nodes`` entries.
 * A slot's value is dropped the moment its use count reaches 0, so memory follows the
-  schedule; fetched slots carry one extra use and survive to the end.
+  schedule; fetched slots carry one extra use and survive to the end. When the step
+  ends, every slot is NULL again, so the block can be reused as it is.
+* While a kernel runs, its inputs stay in ``vals`` (their uses include this node), so
+  the kernel is called with borrowed references straight from ``vals``: no tuple, no
+  list (``PyObject_Vectorcall``).
 * ``active`` counts work outside the calling thread's own stack (nodes handed to the
-  shared queue, nodes running on pool threads, async kernels in flight). The step ends
-  when the caller's stack is empty and ``active`` is 0.
+  shared queue, nodes running on pool threads, async kernels in flight); ``n_async``
+  counts the async kernels whose completion has not been called yet. The step ends
+  when the caller's stack is empty and ``active`` is 0, or, after an error, when
+  ``active - n_async`` is 0: queued work is dropped, work running on other threads is
+  waited for, and completions that arrive after the end (``finished``) are ignored.
 * All bookkeeping (pending counts, stacks, slot values) happens while holding the GIL,
   and never calls back into Python in between, so it is atomic with respect to other
   threads; threads release the GIL only to block (waiting for work or for the step to
   finish) and inside kernels that release it themselves (NumPy, BLAS, Cython nogil).
+  A slot is set to NULL before its old value is released, because releasing may run
+  arbitrary Python code.
 
 Scheduling
 ----------
@@ -37,19 +53,29 @@ branches overlap::
 Dead values (the untaken side of a `Switch`) are the `DEAD` sentinel: a node with a dead
 input produces dead outputs without running its kernel, except `Merge`, which takes its
 first live input.
+
+What a node costs
+-----------------
+On the common path (no tracing, not async, at most ``SMALL_ARGS - 2`` inputs) a node is:
+read its input pointers into a C array on the C stack, one vectorcall, store the
+result pointer, decrement input uses and successor pending counts. No Python object is
+created by the executor, so nothing feeds the cyclic garbage collector.
 """
 
+from cpython.exc cimport PyErr_Fetch, PyErr_NormalizeException
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pythread cimport (
     PyThread_acquire_lock,
     PyThread_allocate_lock,
     PyThread_free_lock,
+    PyThread_get_thread_ident,
     PyThread_release_lock,
     PyThread_type_lock,
     WAIT_LOCK,
 )
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF, PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -57,12 +83,21 @@ import collections
 import sys
 import threading
 
+
+cdef extern from "Python.h":
+    PyObject* PyObject_Vectorcall(PyObject* callable, PyObject** args, size_t nargsf,
+                                  PyObject* kwnames)
+    size_t PY_VECTORCALL_ARGUMENTS_OFFSET
+    int PyException_SetTraceback(PyObject* ex, PyObject* tb)
+
+
 cdef enum:
     F_EXPENSIVE = 1
     F_ASYNC = 2
     F_NEEDS_STEP = 4
     F_MERGE = 8
     F_MULTI_OUT = 16
+    SMALL_ARGS = 16  # argument arrays up to this size live on the C stack
 
 
 class _Dead:
@@ -78,6 +113,7 @@ class _Dead:
 
 
 DEAD = _Dead()
+cdef PyObject* DEAD_P = <PyObject*>DEAD  # DEAD lives as long as the module
 FLAG_EXPENSIVE = F_EXPENSIVE
 FLAG_ASYNC = F_ASYNC
 FLAG_NEEDS_STEP = F_NEEDS_STEP
@@ -107,6 +143,43 @@ cdef int* int_array(object seq) except NULL:
     return out
 
 
+cdef PyObject** object_array(object seq) except NULL:
+    """A C array of owned references to the items of `seq`."""
+    cdef Py_ssize_t n = len(seq)
+    cdef PyObject** out = <PyObject**>malloc((n if n > 0 else 1) * sizeof(PyObject*))
+    if out == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t i
+    cdef object v
+    for i in range(n):
+        v = seq[i]
+        Py_INCREF(v)
+        out[i] = <PyObject*>v
+    return out
+
+
+cdef struct Buffers:
+    int* pending
+    int* uses
+    PyObject** vals
+    int* stack
+    PyThread_type_lock done_lock  # held whenever nobody waits on it
+
+
+cdef void free_buffers(Buffers* b) noexcept:
+    """Free `b`; its ``vals`` must all be NULL already."""
+    if b == NULL:
+        return
+    free(b.pending)
+    free(b.uses)
+    free(b.vals)
+    free(b.stack)
+    if b.done_lock != NULL:
+        PyThread_release_lock(b.done_lock)
+        PyThread_free_lock(b.done_lock)
+    free(b)
+
+
 cdef class Plan:
     """A compiled run plan (see the module docstring for its arrays)."""
 
@@ -123,10 +196,18 @@ cdef class Plan:
     cdef int* flags
     cdef int* initial_ready
     cdef int n_initial_ready
-    cdef public list kernels
-    cdef public list initial_values
+    cdef PyObject** kern
+    cdef int* init_slots
+    cdef PyObject** init_vals
+    cdef int n_init
+    cdef Buffers* spare
+    cdef int* spare_stack
+    cdef readonly list kernels
+    cdef readonly list initial_values
     cdef public list node_names
     cdef public object describe_error
+    cdef object _succ_sets
+    cdef object _pending
 
     def __cinit__(self):
         self.in_ptr = NULL
@@ -139,11 +220,22 @@ cdef class Plan:
         self.uses_init = NULL
         self.flags = NULL
         self.initial_ready = NULL
+        self.kern = NULL
+        self.init_slots = NULL
+        self.init_vals = NULL
+        self.n_init = 0
+        self.n_nodes = 0
+        self.spare = NULL
+        self.spare_stack = NULL
 
     def __init__(self, int n_slots, list kernels, list inputs, list out_base, list n_out,
                  list flags, list uses, list initial_values, list node_names,
                  object describe_error):
-        """Build from per-node Python lists; `inputs[i]` is node i's input slot list."""
+        """Build from per-node Python lists; `inputs[i]` is node i's input slot list.
+
+        `kernels` and `initial_values` are frozen here: later changes to the lists are
+        not seen by the executor.
+        """
         cdef int n = len(kernels)
         self.n_nodes = n
         self.n_slots = n_slots
@@ -169,19 +261,20 @@ cdef class Plan:
                     succ_sets[p].append(i)
                     pending[i] += 1
             in_ptr.append(len(flat_inputs))
-        self._control_edges = None
         self.in_ptr = int_array(in_ptr)
         self.in_slots = int_array(flat_inputs)
         self.out_base = int_array(out_base)
         self.n_out = int_array(n_out)
         self.flags = int_array(flags)
         self.uses_init = int_array(uses)
+        self.kern = object_array(kernels)
+        init = [s for s in range(min(n_slots, len(initial_values)))
+                if initial_values[s] is not None]
+        self.init_slots = int_array(init)
+        self.init_vals = object_array([initial_values[s] for s in init])
+        self.n_init = len(init)
         self._succ_sets = succ_sets
         self._pending = pending
-
-    cdef object _succ_sets
-    cdef object _pending
-    cdef object _control_edges
 
     def add_control_edges(self, list edges):
         """Add (before, after) node pairs that order nodes without passing data."""
@@ -206,6 +299,7 @@ cdef class Plan:
         self._succ_sets = None
 
     def __dealloc__(self):
+        cdef int i
         free(self.in_ptr)
         free(self.in_slots)
         free(self.out_base)
@@ -216,6 +310,17 @@ cdef class Plan:
         free(self.uses_init)
         free(self.flags)
         free(self.initial_ready)
+        if self.kern != NULL:
+            for i in range(self.n_nodes):
+                Py_XDECREF(self.kern[i])
+            free(self.kern)
+        if self.init_vals != NULL:
+            for i in range(self.n_init):
+                Py_XDECREF(self.init_vals[i])
+            free(self.init_vals)
+        free(self.init_slots)
+        free_buffers(self.spare)
+        free(self.spare_stack)
 
     @property
     def num_nodes(self):
@@ -223,6 +328,57 @@ cdef class Plan:
 
     def successors(self, int node):
         return [self.succ[j] for j in range(self.succ_ptr[node], self.succ_ptr[node + 1])]
+
+    # -- working memory ----------------------------------------------------------------
+    cdef Buffers* take_buffers(self) except NULL:
+        """The spare block, or a new one; ``vals`` all NULL, counts copied."""
+        cdef Buffers* b = self.spare
+        cdef int n = self.n_nodes if self.n_nodes > 0 else 1
+        cdef int ns = self.n_slots if self.n_slots > 0 else 1
+        if b != NULL:
+            self.spare = NULL
+        else:
+            b = <Buffers*>calloc(1, sizeof(Buffers))
+            if b == NULL:
+                raise MemoryError()
+            b.pending = <int*>malloc(n * sizeof(int))
+            b.uses = <int*>malloc(ns * sizeof(int))
+            b.vals = <PyObject**>calloc(ns, sizeof(PyObject*))
+            b.stack = <int*>malloc((n + 1) * sizeof(int))
+            b.done_lock = PyThread_allocate_lock()
+            if (b.pending == NULL or b.uses == NULL or b.vals == NULL or b.stack == NULL
+                    or b.done_lock == NULL):
+                if b.done_lock != NULL:
+                    PyThread_free_lock(b.done_lock)
+                    b.done_lock = NULL
+                free_buffers(b)
+                raise MemoryError()
+            PyThread_acquire_lock(b.done_lock, WAIT_LOCK)
+        memcpy(b.pending, self.pending_init, self.n_nodes * sizeof(int))
+        memcpy(b.uses, self.uses_init, self.n_slots * sizeof(int))
+        return b
+
+    cdef void give_buffers(self, Buffers* b) noexcept:
+        if self.spare == NULL:
+            self.spare = b
+        else:
+            free_buffers(b)
+
+    cdef int* take_stack(self) except NULL:
+        cdef int* s = self.spare_stack
+        if s != NULL:
+            self.spare_stack = NULL
+            return s
+        s = <int*>malloc((self.n_nodes + 1) * sizeof(int))
+        if s == NULL:
+            raise MemoryError()
+        return s
+
+    cdef void give_stack(self, int* s) noexcept:
+        if self.spare_stack == NULL:
+            self.spare_stack = s
+        else:
+            free(s)
 
 
 cdef class AsyncDone:
@@ -239,17 +395,50 @@ cdef class AsyncDone:
         self.step._async_done(self.node, outputs, error)
 
 
+cdef object current_exception():
+    """Take the exception set by a failed C-API call (the GIL is held)."""
+    cdef PyObject* t = NULL
+    cdef PyObject* v = NULL
+    cdef PyObject* tb = NULL
+    PyErr_Fetch(&t, &v, &tb)
+    PyErr_NormalizeException(&t, &v, &tb)
+    if v == NULL:
+        exc = SystemError("a kernel returned NULL without setting an exception")
+    else:
+        if tb != NULL:
+            PyException_SetTraceback(v, tb)
+        exc = <object>v
+    Py_XDECREF(t)
+    Py_XDECREF(v)
+    Py_XDECREF(tb)
+    return exc
+
+
+cdef tuple args_tuple(PyObject** argv, int nargs):
+    cdef tuple args = PyTuple_New(nargs)
+    cdef int k
+    cdef object v
+    for k in range(nargs):
+        v = <object>argv[k]
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(args, k, v)
+    return args
+
+
 cdef class Step:
     """The state of one run of a `Plan`."""
 
     cdef Plan plan
+    cdef Buffers* buf
     cdef int* pending
     cdef int* uses
-    cdef public list values
+    cdef PyObject** vals
+    cdef int n_slots
     cdef object shared
     cdef int active
-    cdef PyThread_type_lock done_lock
+    cdef int n_async
     cdef bint waiting
+    cdef bint finished
     cdef public object error
     cdef public object error_node
     cdef public object context
@@ -258,30 +447,22 @@ cdef class Step:
     cdef public list trace
     cdef long long live_bytes
     cdef public long long peak_bytes
-    cdef object nbytes_of
 
     def __cinit__(self):
-        self.pending = NULL
-        self.uses = NULL
-        self.done_lock = NULL
+        self.buf = NULL
 
     def __init__(self, Plan plan, object context, object pool, bint tracing):
-        cdef int n = plan.n_nodes
         self.plan = plan
-        self.pending = <int*>malloc((n if n > 0 else 1) * sizeof(int))
-        self.uses = <int*>malloc((plan.n_slots if plan.n_slots > 0 else 1) * sizeof(int))
-        if self.pending == NULL or self.uses == NULL:
-            raise MemoryError()
-        memcpy(self.pending, plan.pending_init, n * sizeof(int))
-        memcpy(self.uses, plan.uses_init, plan.n_slots * sizeof(int))
-        self.values = list(plan.initial_values)
-        self.shared = collections.deque()
+        self.buf = plan.take_buffers()
+        self.pending = self.buf.pending
+        self.uses = self.buf.uses
+        self.vals = self.buf.vals
+        self.n_slots = plan.n_slots
+        self.shared = collections.deque() if pool is not None else None
         self.active = 0
-        self.done_lock = PyThread_allocate_lock()
-        if self.done_lock == NULL:
-            raise MemoryError()
-        PyThread_acquire_lock(self.done_lock, WAIT_LOCK)
+        self.n_async = 0
         self.waiting = False
+        self.finished = False
         self.error = None
         self.error_node = None
         self.context = context
@@ -292,211 +473,348 @@ cdef class Step:
         self.peak_bytes = 0
 
     def __dealloc__(self):
-        if self.pending != NULL:
-            free(self.pending)
-        if self.uses != NULL:
-            free(self.uses)
-        if self.done_lock != NULL:
-            if self.waiting:
-                PyThread_release_lock(self.done_lock)
-            PyThread_free_lock(self.done_lock)
+        # Only reached with buffers when `run` was never called; `self.plan` may already
+        # be cleared by the garbage collector, so free rather than hand back.
+        cdef Buffers* b = self.buf
+        cdef int s
+        cdef PyObject* v
+        if b == NULL:
+            return
+        self.buf = NULL
+        for s in range(self.n_slots):
+            v = b.vals[s]
+            b.vals[s] = NULL
+            Py_XDECREF(v)
+        free_buffers(b)
 
     # -- public entry ------------------------------------------------------------------
     def run(self, list feed_slots, list feed_values, list fetch_slots):
         """Execute the plan; return the values of `fetch_slots`."""
         cdef Plan plan = self.plan
-        cdef int i, node
-        cdef list values = self.values
+        cdef int i, s
+        cdef PyObject* old
+        cdef object v
+        if self.buf == NULL or self.finished:
+            raise RuntimeError("a Step runs once; create a new Step for the next run")
+        cdef PyObject** vals = self.vals
+        for i in range(plan.n_init):
+            s = plan.init_slots[i]
+            Py_INCREF(<object>plan.init_vals[i])
+            vals[s] = plan.init_vals[i]
         for i in range(len(feed_slots)):
-            values[<int>feed_slots[i]] = feed_values[i]
-            if self.tracing:
-                self._account_alloc(feed_values[i])
+            s = feed_slots[i]
+            if s < 0 or s >= self.n_slots:
+                raise IndexError(f"feed slot {s} is out of range (the plan has "
+                                 f"{self.n_slots} slots)")
+            v = feed_values[i]
+            Py_INCREF(v)
+            old = vals[s]
+            vals[s] = <PyObject*>v
+            Py_XDECREF(old)
         if self.tracing:
-            for v in plan.initial_values:
-                if v is not None:
-                    self._account_alloc(v)
-        cdef int* stack = <int*>malloc((plan.n_nodes + 1) * sizeof(int))
-        if stack == NULL:
-            raise MemoryError()
-        cdef int top = 0
-        cdef bint kept = False
+            for i in range(self.n_slots):
+                if vals[i] != NULL:
+                    self._account_alloc(<object>vals[i])
         try:
-            for i in range(plan.n_initial_ready):
-                node = plan.initial_ready[i]
-                top = self._schedule(node, stack, top, &kept)
-            kept = False
-            self._drain(stack, top)
-            while True:
-                # Help with shared work, then wait for the rest.
-                while self.shared and self.error is None:
-                    node = self.shared.popleft()
-                    stack[0] = node
-                    self._drain(stack, 1)
-                    self.active -= 1
-                if self.active <= 0:
-                    break
-                if self.shared:
-                    continue
-                self.waiting = True
-                with nogil:
-                    PyThread_acquire_lock(self.done_lock, WAIT_LOCK)
-        finally:
-            free(stack)
+            self._run_to_end()
+        except BaseException as e:  # bookkeeping failures (MemoryError, ...)
+            if self.error is None:
+                self.error = e
+        self._quiesce()
+        result = None
+        if self.error is None:
+            result = []
+            for i in range(len(fetch_slots)):
+                s = fetch_slots[i]
+                result.append(<object>vals[s] if vals[s] != NULL else None)
+        self._release_all()
         if self.error is not None:
             exc = self.error
             self.error = None
             raise exc
-        return [values[<int>s] for s in fetch_slots]
+        return result
+
+    cdef int _run_to_end(self) except -1:
+        """Schedule the initially ready nodes and drain the caller's stack."""
+        cdef Plan plan = self.plan
+        cdef int* stack = self.buf.stack
+        cdef int top = 0
+        cdef int i, node
+        cdef bint kept = False
+        for i in range(plan.n_initial_ready):
+            node = plan.initial_ready[i]
+            if (plan.flags[node] & F_EXPENSIVE) and self.pool is not None:
+                if kept:
+                    self._share(node)
+                    continue
+                kept = True
+            stack[top] = node
+            top += 1
+        self._drain(stack, top)
+        return 0
+
+    cdef int _help(self) except -1:
+        """Run shared nodes (and what they make ready) on the calling thread."""
+        cdef int* stack = self.buf.stack
+        while self.shared and self.error is None:
+            stack[0] = self.shared.popleft()
+            try:
+                self._drain(stack, 1)
+            finally:
+                self.active -= 1
+        return 0
+
+    cdef void _wait(self) noexcept:
+        """Release the GIL until another thread reports progress."""
+        cdef PyThread_type_lock lock = self.buf.done_lock
+        self.waiting = True
+        with nogil:
+            PyThread_acquire_lock(lock, WAIT_LOCK)
+
+    cdef int _quiesce(self) except -1:
+        """Help and wait until no other thread works on this step; then mark it finished."""
+        while True:
+            if self.error is not None:
+                if self.shared:
+                    self.active -= len(self.shared)
+                    self.shared.clear()
+                if self.active - self.n_async <= 0:
+                    break
+            elif self.shared:
+                try:
+                    self._help()
+                except BaseException as e:
+                    if self.error is None:
+                        self.error = e
+                continue
+            elif self.active <= 0:
+                break
+            self._wait()
+        self.finished = True
+        return 0
+
+    cdef void _release_all(self) noexcept:
+        """Drop every remaining value and hand the buffers back to the plan."""
+        cdef Buffers* b = self.buf
+        cdef PyObject** vals = self.vals
+        cdef PyObject* v
+        cdef int s
+        self.buf = NULL
+        self.vals = NULL
+        self.pending = NULL
+        self.uses = NULL
+        for s in range(self.n_slots):
+            v = vals[s]
+            if v != NULL:
+                vals[s] = NULL
+                Py_DECREF(<object>v)
+        self.plan.give_buffers(b)
 
     # -- scheduling --------------------------------------------------------------------
-    cdef int _schedule(self, int node, int* stack, int top, bint* kept) except -1:
-        """Put ready `node` on the local stack, or hand it to the pool."""
-        if (self.plan.flags[node] & F_EXPENSIVE) and self.pool is not None:
-            if kept[0]:
-                self.active += 1
-                self.shared.append(node)
-                self.pool.notify(self)
-                self._wake_caller()
-                return top
-            kept[0] = True
-        stack[top] = node
-        return top + 1
+    cdef int _share(self, int node) except -1:
+        """Hand ready `node` to the pool (and to the caller, if it is waiting)."""
+        self.active += 1
+        self.shared.append(node)
+        self.pool.notify(self)
+        self._wake_caller()
+        return 0
 
-    cdef inline void _wake_caller(self):
-        if self.waiting:
+    cdef inline void _wake_caller(self) noexcept:
+        if self.waiting and self.buf != NULL:
             self.waiting = False
-            PyThread_release_lock(self.done_lock)
+            PyThread_release_lock(self.buf.done_lock)
 
     def work_shared(self):
         """Pool threads call this: run one shared node and what it makes ready."""
-        if not self.shared:
+        if self.finished or not self.shared:
             return
         node = self.shared.popleft()
-        cdef int* stack = <int*>malloc((self.plan.n_nodes + 1) * sizeof(int))
-        if stack == NULL:
-            raise MemoryError()
+        cdef Plan plan = self.plan
+        cdef int* stack = NULL
         try:
+            stack = plan.take_stack()
             stack[0] = node
             self._drain(stack, 1)
+        except BaseException as e:
+            if self.error is None:
+                self.error = e
         finally:
-            free(stack)
+            if stack != NULL:
+                plan.give_stack(stack)
             self.active -= 1
-            if self.active <= 0 or self.shared:
+            if self.active <= 0 or self.shared or self.error is not None:
                 self._wake_caller()
 
     cdef int _drain(self, int* stack, int top) except -1:
+        """Run the nodes on `stack` and every node they make ready locally."""
         cdef Plan plan = self.plan
-        cdef int node, j, succ_node
-        cdef bint kept
+        cdef PyObject** vals = self.vals
+        cdef int* in_ptr = plan.in_ptr
+        cdef int* in_slots = plan.in_slots
+        cdef int* flags = plan.flags
+        cdef PyObject* small[SMALL_ARGS]
+        cdef PyObject** argv
+        cdef PyObject* v
+        cdef PyObject* result
+        cdef int node, fl, a, k, nargs, extra
+        cdef bint dead
+        cdef long long t0 = 0
         while top > 0:
             if self.error is not None:
                 return 0
             top -= 1
             node = stack[top]
-            if plan.flags[node] & F_ASYNC:
+            fl = flags[node]
+            if fl & F_ASYNC:
                 self._start_async(node)
                 continue
-            if not self._execute(node):
+            a = in_ptr[node]
+            extra = 1 if fl & F_NEEDS_STEP else 0
+            nargs = in_ptr[node + 1] - a + extra
+            if nargs + 1 <= SMALL_ARGS:
+                argv = small
+            else:
+                argv = <PyObject**>PyMem_Malloc((nargs + 1) * sizeof(PyObject*))
+                if argv == NULL:
+                    raise MemoryError()
+            # argv[0] is scratch space the callee may use (PY_VECTORCALL_ARGUMENTS_OFFSET).
+            if extra:
+                argv[1] = <PyObject*>self.context
+            dead = False
+            for k in range(extra + 1, nargs + 1):
+                v = vals[in_slots[a + k - extra - 1]]
+                if v == NULL:
+                    v = <PyObject*>None
+                elif v == DEAD_P:
+                    dead = True
+                argv[k] = v
+            if self.tracing:
+                t0 = now_ns()
+            if dead and not (fl & F_MERGE):
+                Py_INCREF(<object>DEAD_P)
+                result = DEAD_P
+            else:
+                result = PyObject_Vectorcall(plan.kern[node], argv + 1,
+                                             <size_t>nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                             NULL)
+            if result == NULL:
+                try:
+                    self._fail(node, current_exception(), args_tuple(argv + 1, nargs))
+                finally:
+                    if argv != small:
+                        PyMem_Free(argv)
                 return 0
-            kept = False
-            for j in range(plan.succ_ptr[node], plan.succ_ptr[node + 1]):
-                succ_node = plan.succ[j]
-                self.pending[succ_node] -= 1
-                if self.pending[succ_node] == 0:
-                    top = self._schedule(succ_node, stack, top, &kept)
+            if argv != small:
+                PyMem_Free(argv)
+            if not self._store(node, result, t0):
+                return 0
+            top = self._complete(node, stack, top)
         return 0
 
-    # -- running one node --------------------------------------------------------------
-    cdef tuple _gather(self, int node, bint* dead, int extra):
+    cdef int _complete(self, int node, int* stack, int top) except -1:
+        """Release `node`'s inputs; push its ready successors; return the new top."""
         cdef Plan plan = self.plan
-        cdef int a = plan.in_ptr[node]
-        cdef int b = plan.in_ptr[node + 1]
-        cdef tuple args = PyTuple_New(b - a + extra)
-        cdef int k
-        cdef object v
-        cdef list values = self.values
-        dead[0] = False
-        for k in range(a, b):
-            v = values[plan.in_slots[k]]
-            if v is DEAD:
-                dead[0] = True
-            Py_INCREF(v)
-            PyTuple_SET_ITEM(args, k - a + extra, v)
-        return args
-
-    cdef void _release_inputs(self, int node):
-        cdef Plan plan = self.plan
-        cdef int k, s
+        cdef int* uses = self.uses
+        cdef int* pending = self.pending
+        cdef PyObject** vals = self.vals
+        cdef PyObject* v
+        cdef int k, s, j, succ_node
+        cdef bint kept = False
         for k in range(plan.in_ptr[node], plan.in_ptr[node + 1]):
             s = plan.in_slots[k]
-            self.uses[s] -= 1
-            if self.uses[s] == 0:
-                if self.tracing:
-                    self._account_free(self.values[s])
-                self.values[s] = None
+            uses[s] -= 1
+            if uses[s] == 0:
+                v = vals[s]
+                if v != NULL:
+                    vals[s] = NULL
+                    if self.tracing:
+                        self._account_free(<object>v)
+                    Py_DECREF(<object>v)
+        for j in range(plan.succ_ptr[node], plan.succ_ptr[node + 1]):
+            succ_node = plan.succ[j]
+            pending[succ_node] -= 1
+            if pending[succ_node] == 0:
+                if (plan.flags[succ_node] & F_EXPENSIVE) and self.pool is not None:
+                    if kept:
+                        self._share(succ_node)
+                        continue
+                    kept = True
+                stack[top] = succ_node
+                top += 1
+        return top
 
-    cdef void _account_alloc(self, object v):
-        cdef long long n = getattr(v, "nbytes", 0) or 0
-        self.live_bytes += n
-        if self.live_bytes > self.peak_bytes:
-            self.peak_bytes = self.live_bytes
+    # -- running one node --------------------------------------------------------------
+    cdef bint _store(self, int node, PyObject* result, long long t0) except -1:
+        """Store `node`'s outputs, taking over the reference `result`; False on failure."""
+        cdef Plan plan = self.plan
+        cdef int base = plan.out_base[node]
+        cdef PyObject* old
+        if (plan.flags[node] & F_MULTI_OUT) or self.tracing:
+            obj = <object>result
+            Py_DECREF(obj)  # `obj` now holds the only reference we own
+            return self._store_object(node, obj, t0, ())
+        if plan.n_out[node] == 1 and self.uses[base] > 0:
+            old = self.vals[base]
+            self.vals[base] = result
+            Py_XDECREF(old)
+        else:
+            Py_DECREF(<object>result)
+        return True
 
-    cdef void _account_free(self, object v):
-        cdef long long n = getattr(v, "nbytes", 0) or 0
-        self.live_bytes -= n
+    cdef bint _store_object(self, int node, object result, long long t0,
+                            tuple args) except -1:
+        """The general store: multi-output results, tracing; False on failure.
 
-    cdef int _store(self, int node, object result) except -1:
+        A trace entry is recorded when tracing and ``t0 >= 0`` (async kernels are not
+        traced: their time is spent waiting, not computing).
+        """
         cdef Plan plan = self.plan
         cdef int base = plan.out_base[node]
         cdef int n = plan.n_out[node]
         cdef int k
-        if plan.flags[node] & F_MULTI_OUT:
-            if result is DEAD:
-                result = (DEAD,) * n
-            elif len(result) != n:
-                raise ValueError(
-                    f"kernel returned {len(result)} outputs, the op declares {n}")
-            for k in range(n):
-                if self.uses[base + k] > 0:
-                    self.values[base + k] = result[k]
-                    if self.tracing:
-                        self._account_alloc(result[k])
-        elif n == 1:
-            if self.uses[base] > 0:
-                self.values[base] = result
-                if self.tracing:
-                    self._account_alloc(result)
-        return 0
-
-    cdef bint _execute(self, int node) except -1:
-        """Run node's kernel; on failure record the error and return False."""
-        cdef Plan plan = self.plan
-        cdef bint dead
-        cdef int flags = plan.flags[node]
-        cdef int extra = 1 if flags & F_NEEDS_STEP else 0
-        cdef tuple args = self._gather(node, &dead, extra)
-        cdef long long t0 = 0
-        if extra:
-            Py_INCREF(self.context)
-            PyTuple_SET_ITEM(args, 0, self.context)
-        if self.tracing:
-            t0 = now_ns()
         try:
-            if dead and not (flags & F_MERGE):
-                result = DEAD
+            if plan.flags[node] & F_MULTI_OUT:
+                if result is DEAD:
+                    result = (DEAD,) * n
+                elif len(result) != n:
+                    raise ValueError(
+                        f"kernel returned {len(result)} outputs, the op declares {n}")
+                items = [result[k] for k in range(n)]
+            elif n == 1:
+                items = [result]
             else:
-                result = plan.kernels[node](*args)
-            self._store(node, result)
+                items = []
+            for k in range(len(items)):
+                if self.uses[base + k] > 0:
+                    self._set(base + k, items[k])
+                    if self.tracing:
+                        self._account_alloc(items[k])
         except BaseException as e:
             self._fail(node, e, args)
             return False
-        if self.tracing:
+        if self.tracing and t0 >= 0:
             self._record(node, t0, result)
-        args = None
-        self._release_inputs(node)
         return True
 
-    cdef void _record(self, int node, long long t0, object result):
+    cdef inline void _set(self, int s, object v) noexcept:
+        cdef PyObject* old = self.vals[s]
+        Py_INCREF(v)
+        self.vals[s] = <PyObject*>v
+        Py_XDECREF(old)
+
+    cdef int _account_alloc(self, object v) except -1:
+        cdef long long n = getattr(v, "nbytes", 0) or 0
+        self.live_bytes += n
+        if self.live_bytes > self.peak_bytes:
+            self.peak_bytes = self.live_bytes
+        return 0
+
+    cdef int _account_free(self, object v) except -1:
+        cdef long long n = getattr(v, "nbytes", 0) or 0
+        self.live_bytes -= n
+        return 0
+
+    cdef int _record(self, int node, long long t0, object result) except -1:
         cdef long long t1 = now_ns()
         cdef long long out_bytes = 0
         if self.plan.flags[node] & F_MULTI_OUT:
@@ -505,70 +823,81 @@ cdef class Step:
                     out_bytes += getattr(r, "nbytes", 0) or 0
         else:
             out_bytes = getattr(result, "nbytes", 0) or 0
-        self.trace.append((node, t0, t1, threading.get_ident(), out_bytes, self.live_bytes))
+        self.trace.append((node, t0, t1, PyThread_get_thread_ident(), out_bytes,
+                           self.live_bytes))
+        return 0
 
-    cdef void _fail(self, int node, object exc, tuple args):
+    cdef int _fail(self, int node, object exc, tuple args) except -1:
         if self.error is None:
             try:
                 self.error = self.plan.describe_error(node, exc, args)
             except BaseException as e2:  # never lose the original error
                 self.error = e2
+            if self.error is None:
+                self.error = exc
             self.error_node = node
+        return 0
 
     # -- async kernels -----------------------------------------------------------------
-    cdef void _start_async(self, int node):
-        cdef bint dead
-        cdef tuple args = self._gather(node, &dead, 0)
+    cdef int _start_async(self, int node) except -1:
+        cdef Plan plan = self.plan
+        cdef int a = plan.in_ptr[node]
+        cdef int b = plan.in_ptr[node + 1]
+        cdef tuple args = PyTuple_New(b - a)
+        cdef bint dead = False
+        cdef int k
+        cdef PyObject* p
+        cdef object v
+        for k in range(a, b):
+            p = self.vals[plan.in_slots[k]]
+            v = <object>p if p != NULL else None
+            if v is DEAD:
+                dead = True
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(args, k - a, v)
         cdef AsyncDone done = AsyncDone.__new__(AsyncDone)
         done.step = self
         done.node = node
         done.fired = False
         self.active += 1
+        self.n_async += 1
         try:
             if dead:
                 done(DEAD, None)
             else:
-                self.plan.kernels[node](self.context, done, *args)
+                (<object>plan.kern[node])(self.context, done, *args)
         except BaseException as e:
             done(None, e)
+        return 0
 
     def _async_done(self, int node, outputs, error):
-        cdef int* stack
+        cdef int* stack = NULL
         cdef int top = 0
-        cdef int j, succ_node
-        cdef bint kept = False
         cdef Plan plan = self.plan
+        if self.finished:
+            return  # the step ended (after an error) without waiting for this kernel
+        self.n_async -= 1
         try:
             if error is not None:
                 self._fail(node, error, ())
-                return
-            if self.error is not None:
-                return
-            try:
-                self._store(node, outputs)
-            except BaseException as e:
-                self._fail(node, e, ())
-                return
-            self._release_inputs(node)
-            stack = <int*>malloc((plan.n_nodes + 1) * sizeof(int))
-            if stack == NULL:
-                raise MemoryError()
-            try:
-                for j in range(plan.succ_ptr[node], plan.succ_ptr[node + 1]):
-                    succ_node = plan.succ[j]
-                    self.pending[succ_node] -= 1
-                    if self.pending[succ_node] == 0:
-                        top = self._schedule(succ_node, stack, top, &kept)
+            elif self.error is None and self._store_object(node, outputs, -1, ()):
+                stack = plan.take_stack()
+                top = self._complete(node, stack, 0)
                 self._drain(stack, top)
-            finally:
-                free(stack)
+        except BaseException as e:
+            if self.error is None:
+                self.error = e
         finally:
+            if stack != NULL:
+                plan.give_stack(stack)
             self.active -= 1
             if self.active <= 0 or self.shared or self.error is not None:
                 self._wake_caller()
 
     def cancel(self, exc):
         """Abort the step from outside (timeouts, session close)."""
+        if self.finished:
+            return
         if self.error is None:
             self.error = exc
         self._wake_caller()
@@ -602,6 +931,7 @@ class WorkerPool:
                 step.work_shared()
             except BaseException as e:  # pragma: no cover - work_shared records errors
                 print(f"flowgraph executor thread error: {e!r}", file=sys.stderr)
+            step = None
 
     def close(self):
         if self._closed:

@@ -87,14 +87,16 @@ def _is_namedtuple(obj) -> bool:
 
 def _resolve(graph, obj):
     try:
-        el = graph.as_graph_element(obj)
+        return graph.as_graph_element(obj)
     except (TypeError, ValueError, KeyError) as e:
-        raise type(e)(
-            f"Fetch argument {obj!r} cannot be interpreted as a Tensor or Operation. ({e})"
+        # As in TensorFlow: a wrong kind of object is a TypeError; a name or element that
+        # does not exist in this graph is a ValueError.
+        cls = TypeError if isinstance(e, TypeError) else ValueError
+        detail = e.args[0] if e.args else e
+        raise cls(
+            f"Fetch argument {obj!r} cannot be interpreted as a Tensor or Operation. "
+            f"({detail})"
         ) from None
-    if isinstance(el, Tensor) and el.dtype.is_ref_dtype:
-        return el
-    return el
 
 
 def fetch_key(fetches):

@@ -68,7 +68,9 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
     uf = _UnionFind()
     for op in ops:
         uf.find(op)
-        for name in op._colocation:
+        # An op is always a member of its own colocation group (`loc:@name`), so ops
+        # created under `colocate_with(a)` join `a` itself.
+        for name in op._colocation or (op.name,):
             uf.union(("loc", name), op)
         for idx, t in enumerate(op._inputs):
             if t.dtype.is_ref_dtype and op.op_def.is_ref_input(idx):
@@ -76,7 +78,6 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
     groups: dict = {}
     for op in ops:
         groups.setdefault(uf.find(op), []).append(op)
-    # Colocation names may refer to ops outside this plan; find them by name.
     placement: dict[Operation, Device] = {}
     for members in groups.values():
         device = cache.get(tuple(id(m) for m in members))
@@ -100,8 +101,11 @@ def _place_group(members: list[Operation], devices: list[Device], soft: bool) ->
         cpu = [d for d in wanted if d.device_type == "CPU"]
         return (cpu or wanted)[0]
     if capable and soft:
+        # Keep what can be kept of the request (its device type), else use the host.
+        same_type = [d for d in capable
+                     if all(s.device_type in (None, d.device_type) for _, s in requests)]
         cpu = [d for d in capable if d.device_type == "CPU"]
-        return (cpu or capable)[0]
+        return (same_type or cpu or capable)[0]
     missing = [op for op in members
                if not any(d.backend.find_kernel(op.type, _kernel_dtype(op)) for d in devices)]
     if missing:

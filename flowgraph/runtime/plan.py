@@ -62,16 +62,56 @@ class Rendezvous:
         done(value)
 
 
+_cancel_lock = threading.Lock()
+
+
 class StepContext:
-    """What kernels flagged ``needs_step`` receive: step id, options, rendezvous."""
+    """What kernels flagged ``needs_step`` receive: step id, options, rendezvous.
 
-    __slots__ = ("options", "rendezvous", "session", "step_id")
+    It is also the step's cancellation point: `cancel(exc)` (a timeout, a closed session)
+    aborts the executor `Step`, fails every async kernel still in flight (so the caller
+    stops waiting for a completion that may never come), and sets `cancellation_event()`,
+    on which a blocking kernel can wait instead of sleeping blindly.
+    """
 
-    def __init__(self, step_id: int, session, options) -> None:
+    __slots__ = ("_event", "cancelled", "options", "pending_async", "rendezvous", "session",
+                 "step", "step_id")
+
+    def __init__(self, step_id: int, session, options, rendezvous: bool = True) -> None:
         self.step_id = step_id
         self.session = session
         self.options = options
-        self.rendezvous = Rendezvous()
+        self.rendezvous = Rendezvous() if rendezvous else None
+        self.step = None
+        self.cancelled: BaseException | None = None
+        self.pending_async: list = []
+        self._event: threading.Event | None = None
+
+    def cancellation_event(self) -> threading.Event:
+        """An Event set when the step is cancelled (created on first use)."""
+        ev = self._event
+        if ev is None:
+            with _cancel_lock:
+                if self._event is None:
+                    self._event = threading.Event()
+                    if self.cancelled is not None:
+                        self._event.set()
+                ev = self._event
+        return ev
+
+    def cancel(self, exc: BaseException) -> None:
+        """Abort the step with `exc` (the first error wins)."""
+        with _cancel_lock:
+            if self.cancelled is None:
+                self.cancelled = exc
+            ev = self._event
+        if ev is not None:
+            ev.set()
+        step = self.step
+        if step is not None:
+            step.cancel(exc)
+        for done in list(self.pending_async):
+            done(None, exc)
 
 
 class CompiledPlan:
@@ -87,6 +127,16 @@ class CompiledPlan:
         self.partition_graphs: list[dict] = []
         self.num_folded = 0
         self.num_cse = 0
+        self.needs_rendezvous = False
+        # For step statistics (read only when tracing): per node its input slots and
+        # (first output slot, output count); per slot its initial use count and device.
+        self.node_inputs: list[list[int]] = []
+        self.node_outputs: list[tuple[int, int]] = []
+        self.slot_uses: list[int] = []
+        self.slot_device: list[str] = []
+        self.source_slots: list[int] = []
+        self.send_to_recv: dict[int, int] = {}
+        self.ops: list[Operation] = []
 
 
 def _deref_wrapper(kernel, positions: tuple[int, ...], op_name: str):
@@ -97,6 +147,19 @@ def _deref_wrapper(kernel, positions: tuple[int, ...], op_name: str):
             if isinstance(v, VariableState):
                 args[p] = v.read(op_name)
         return kernel(*args)
+
+    return call
+
+
+def _cancellable_async(kernel):
+    """Register an async kernel's completion with the step so a cancel can fire it."""
+
+    def call(step, done, *args):
+        step.pending_async.append(done)
+        if step.cancelled is not None:
+            done(None, step.cancelled)
+            return None
+        return kernel(step, done, *args)
 
     return call
 
@@ -113,7 +176,13 @@ def _deref_async_wrapper(kernel, positions: tuple[int, ...], op_name: str):
 
 
 def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operation],
-                 feed_tensors: list[Tensor]) -> CompiledPlan:
+                 feed_tensors: list[Tensor], done_ops: set[Operation] | None = None
+                 ) -> CompiledPlan:
+    """Compile the plan computing `fetch_tensors` and running `target_ops`.
+
+    `feed_tensors` are supplied at run time (their producers are cut off); ops in
+    `done_ops` count as already run (partial runs) and never run again.
+    """
     fed = set(feed_tensors)
     for t in feed_tensors:
         if not session.graph.is_feedable(t):
@@ -121,7 +190,10 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
     for t in fetch_tensors:
         if not session.graph.is_fetchable(t.op):
             raise ValueError(f"Operation '{t.op.name}' has been marked as not fetchable.")
-    ops = needed_ops(fetch_tensors, target_ops, fed)
+    for op in target_ops:
+        if not session.graph.is_fetchable(op):
+            raise ValueError(f"Operation '{op.name}' has been marked as not fetchable.")
+    ops = needed_ops(fetch_tensors, target_ops, fed, done=done_ops)
     opts = session.optimizer_options
     replace: dict[Tensor, Tensor] = {}
     if opts.do_common_subexpression_elimination:
@@ -140,7 +212,7 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
     # Second prune: folded tensors are sources; CSE redirects edges.
     cut = set(known)
     fetch_canon = [canon(t) for t in fetch_tensors]
-    ops = _prune_with_replacements(fetch_canon, target_ops, fed, cut, replace)
+    ops = _prune_with_replacements(fetch_canon, target_ops, fed, cut, replace, done_ops)
     placement = place(ops, session.devices, session.config.allow_soft_placement)
     if session.config.log_device_placement:
         for op in ops:
@@ -266,6 +338,8 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
             else:
                 shift = 1 if kdef.needs_step else 0
                 bound = _deref_wrapper(bound, tuple(p + shift for p in positions), op.name)
+        if kdef.is_async:
+            bound = _cancellable_async(bound)
         kernels[i] = bound
         flags[i] = f
 
@@ -292,26 +366,50 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
     plan.finish()
     cp.plan = plan
     cp.nodes = nodes
+    cp.ops = ops
+    cp.needs_rendezvous = bool(send_pairs)
+    cp.node_inputs = inputs
+    cp.node_outputs = list(zip(out_base, n_out))
+    cp.slot_uses = uses
+    default_dev = placement[ops[0]].name if ops else session.devices[0].name
+    slot_device = [default_dev] * len(initial)
+    produced = set()
+    for i, (base, n) in enumerate(cp.node_outputs):
+        for k in range(n):
+            slot_device[base + k] = nodes[i].device
+            produced.add(base + k)
+    for i, ins in enumerate(inputs):  # sources (feeds, constants) live where consumed
+        for s in ins:
+            if s not in produced:
+                slot_device[s] = nodes[i].device
+    cp.slot_device = slot_device
+    cp.source_slots = [s for s in range(len(initial)) if s not in produced]
+    cp.send_to_recv = dict(send_pairs)
     cp.devices = sorted({placement[op] for op in ops}, key=lambda d: d.name)
     return cp
 
 
-def _prune_with_replacements(fetches, targets, fed, cut, replace) -> list[Operation]:
+def _prune_with_replacements(fetches, targets, fed, cut, replace,
+                             done=None) -> list[Operation]:
     if not replace:
-        return needed_ops(fetches, targets, fed, cut)
+        return needed_ops(fetches, targets, fed, cut, done)
     # Walk with canonical inputs: temporarily view each op's inputs through `replace`.
     order: list[Operation] = []
     state: dict[Operation, int] = {}
-    roots = list(targets) + [t.op for t in fetches if t not in cut and t not in fed]
+    done = done or ()
+    roots = [op for op in targets if op not in done]
+    roots += [t.op for t in fetches if t not in cut and t not in fed and t.op not in done]
 
     def deps(op):
         for t in op._inputs:
             if t in fed:
                 continue
             c = replace.get(t, t)
-            if c not in cut:
+            if c not in cut and c.op not in done:
                 yield c.op
-        yield from op._control_inputs
+        for c in op._control_inputs:
+            if c not in done:
+                yield c
 
     for root in roots:
         if root in state:

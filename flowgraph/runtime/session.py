@@ -14,6 +14,7 @@ Example
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import logging
 import threading
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from flowgraph.backends import list_devices
+from flowgraph.backends import DeviceAttributes, list_devices
 from flowgraph.backends.base import KernelContext, bind_kernel
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, _default_session_stack, get_default_graph
@@ -43,6 +44,71 @@ from flowgraph.runtime.plan import CompiledPlan, StepContext, compile_plan
 
 logger = logging.getLogger("flowgraph")
 _step_ids = itertools.count(1)
+
+
+class _Watchdog:
+    """One daemon thread that fires step deadlines (``timeout_in_ms``).
+
+    Entries are ``[deadline, seq, fn, arg]`` in a heap; cancelling clears ``fn`` and the
+    heap is compacted when more than half of it is cancelled, so a session with
+    ``operation_timeout_in_ms`` set pays a heap push and a flag per run, not a thread.
+    """
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._heap: list = []
+        self._seq = itertools.count()
+        self._cancelled = 0
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, delay_s: float, fn, arg) -> list:
+        entry = [time.monotonic() + delay_s, next(self._seq), fn, arg]
+        with self._cv:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True,
+                                                name="flowgraph-watchdog")
+                self._thread.start()
+            if self._heap[0] is entry:
+                self._cv.notify()
+        return entry
+
+    def cancel(self, entry: list) -> None:
+        with self._cv:
+            if entry[2] is None:
+                return
+            entry[2] = entry[3] = None
+            self._cancelled += 1
+            if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
+                self._heap = [e for e in self._heap if e[2] is not None]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+
+    def _loop(self) -> None:
+        heap = None
+        while True:
+            with self._cv:
+                heap = self._heap
+                while heap and heap[0][2] is None:
+                    heapq.heappop(heap)
+                    self._cancelled = max(0, self._cancelled - 1)
+                if not heap:
+                    self._cv.wait()
+                    continue
+                wait = heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._cv.wait(wait)
+                    continue
+                entry = heapq.heappop(heap)
+                fn, arg = entry[2], entry[3]
+                entry[2] = entry[3] = None
+            try:
+                fn(arg)
+            except Exception as e:  # pragma: no cover - cancel callbacks do not raise
+                logger.error("flowgraph watchdog callback failed: %r", e)
+
+
+_watchdog = _Watchdog()
 
 
 class Session:
@@ -113,7 +179,7 @@ class Session:
 
     def list_devices(self) -> list:
         """The devices this session can use (name, device_type, memory_limit_bytes)."""
-        return [_DeviceAttributes(d) for d in self.devices]
+        return [DeviceAttributes(d) for d in self.devices]
 
     # -- context management ------------------------------------------------------------
     def as_default(self):
@@ -140,6 +206,7 @@ class Session:
             self._pool.close()
         self._plans.clear()
         self._kernels.clear()
+        self.__dict__.pop("_partial_runs", None)
 
     def __del__(self) -> None:
         try:
@@ -166,10 +233,16 @@ class Session:
             if key is not None:
                 self._fetch_mappers[key] = mapper
         feed_tensors, feed_values = self._process_feeds(feed_dict) if feed_dict else ((), ())
-        sig = (key if key is not None else id(mapper), feed_tensors)
-        cp = self._plans.get(sig)
+        sig = (key, feed_tensors)
+        cp = self._plans.get(sig) if key is not None else None
         if cp is None:
-            cp = self._compile(mapper, feed_tensors)
+            # Structures without a cheap key (nested, namedtuples) still share plans by
+            # the graph elements they flatten to.
+            elements = (tuple(mapper.unique_tensors), tuple(mapper.unique_ops), feed_tensors)
+            cp = self._plans.get(elements)
+            if cp is None:
+                cp = self._compile(mapper, feed_tensors)
+                self._plans[elements] = cp
             if key is not None:
                 self._plans[sig] = cp
         values = self._execute(cp, feed_tensors, feed_values, options, run_metadata)
@@ -184,28 +257,27 @@ class Session:
     def _execute(self, cp: CompiledPlan, feed_tensors, feed_values, options, run_metadata):
         tracing = bool(options is not None and options.trace_level > 0
                        and run_metadata is not None)
-        context = StepContext(next(_step_ids), self, options)
+        context = StepContext(next(_step_ids), self, options, cp.needs_rendezvous)
         step = _executor.Step(cp.plan, context, self._pool, tracing)
+        context.step = step
         slots = [cp.feed_slots[t] for t in feed_tensors]
         timeout_ms = options.timeout_in_ms if options is not None else 0
         if not timeout_ms:
             timeout_ms = self._config.operation_timeout_in_ms
-        timer = None
+        alarm = None
         if timeout_ms and timeout_ms > 0:
-            timer = threading.Timer(timeout_ms / 1000.0, step.cancel, args=(
-                errors.DeadlineExceededError(
-                    None, None, f"Timed out after {timeout_ms} ms waiting for the step to "
-                    "finish (RunOptions.timeout_in_ms)"),))
-            timer.daemon = True
-            timer.start()
-        start_ns = _executor.monotonic_ns()
+            alarm = _watchdog.schedule(timeout_ms / 1000.0, context.cancel,
+                                       errors.DeadlineExceededError(
+                None, None, f"Timed out after {timeout_ms} ms waiting for the step to "
+                "finish (RunOptions.timeout_in_ms or ConfigProto.operation_timeout_in_ms)"))
         try:
             values = step.run(slots, list(feed_values), cp.fetch_slots)
         finally:
-            if timer is not None:
-                timer.cancel()
+            if alarm is not None:
+                _watchdog.cancel(alarm)
         if tracing:
-            _fill_step_stats(run_metadata, cp, step, start_ns)
+            _fill_step_stats(run_metadata, cp, step, {
+                s: int(getattr(v, "nbytes", 0) or 0) for s, v in zip(slots, feed_values)})
         if run_metadata is not None and options is not None and options.output_partition_graphs:
             run_metadata.partition_graphs = list(cp.partition_graphs)
         for i, deref in enumerate(cp.deref_fetch):
@@ -266,6 +338,11 @@ class Session:
                     arr = np.asarray(value, dtype=object)
                 else:
                     arr = np.asarray(value, dtype=np_dtype)
+            except OverflowError:
+                raise TypeError(
+                    f"Type of feed value {value!r} is not compatible with Tensor '{t.name}' "
+                    f"of dtype {dtype.name}: it does not fit."
+                ) from None
             except (TypeError, ValueError) as e:
                 raise ValueError(
                     f"Cannot feed value {value!r} to tensor '{t.name}' of dtype "
@@ -286,7 +363,7 @@ class Session:
             if not ok:
                 raise ValueError(
                     f"Cannot feed value of shape {ashape} for Tensor '{t.name}', which has "
-                    f"shape {shape}"
+                    f"shape '{shape}'"
                 )
         return arr
 
@@ -313,15 +390,24 @@ class Session:
         print(f"{op.name}: ({op.type}): {device.name}")
 
     # -- partial run -------------------------------------------------------------------
-    def partial_run_setup(self, fetches, feeds=None):
-        """Prepare a partial run: `feeds` will be fed and `fetches` fetched over calls."""
+    def partial_run_setup(self, fetches, feeds=None) -> str:
+        """Prepare a partial run: `feeds` will be fed and `fetches` fetched over calls.
+
+        Returns a handle string for `partial_run`.
+        """
         from flowgraph.runtime.partial_run import PartialRun
 
-        return PartialRun.setup(self, fetches, feeds or [])
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        return PartialRun.setup(self, fetches, feeds or []).handle
 
     def partial_run(self, handle, fetches, feed_dict=None):
         """Continue partial run `handle`, feeding `feed_dict` and computing `fetches`."""
-        return handle.run(fetches, feed_dict or {})
+        from flowgraph.runtime.partial_run import lookup
+
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        return lookup(self, handle).run(fetches, feed_dict or {})
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function that runs `fetches`, taking the `feed_list` values positionally."""
@@ -373,28 +459,84 @@ class _DefaultSession:
             self._graph_ctx.__exit__(*exc)
 
 
-class _DeviceAttributes:
-    def __init__(self, device) -> None:
-        self.name = device.name
-        self.device_type = device.device_type
-        self.memory_limit_bytes = device.memory_limit or 0
-        self.physical_device_desc = device.description
-
-    def __repr__(self) -> str:
-        return f"_DeviceAttributes({self.name}, {self.device_type}, {self.memory_limit_bytes})"
-
-
 def _expand_structured_feed(key, value):
     return key._feed_tensors(value)
 
 
-def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step, start_ns: int) -> None:
+def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step,
+                     feed_bytes: dict[int, int]) -> None:
+    """Turn the executor's trace into `StepStats`, with live and peak bytes per device.
+
+    The executor counts live bytes for the whole step. Per device they are replayed here
+    from the trace (completion order) and the plan: a node's outputs are allocated on its
+    device when it finishes, and a slot is freed when its last consumer has finished
+    (fetched slots never are); feeds and constants count from the start on the device
+    of their consumers. A `_Recv` (async, not traced) receives its bytes on the
+    destination device when its `_Send` runs. Outputs of a multi-output node are one
+    block, freed when the last of them is.
+    """
     by_device: dict[str, DeviceStepStats] = {}
     wall_offset = time.time_ns() - _executor.monotonic_ns()
     for d in cp.devices:
         by_device[d.name] = DeviceStepStats(device=d.name)
-    for node, t0, t1, tid, out_bytes, live in step.trace:
+    live: dict[str, int] = dict.fromkeys(by_device, 0)
+    peak: dict[str, int] = dict.fromkeys(by_device, 0)
+    uses = list(cp.slot_uses)
+    node_of_slot: dict[int, int] = {}
+    for n, (base, count) in enumerate(cp.node_outputs):
+        for k in range(count):
+            node_of_slot[base + k] = n
+    block_left: dict[int, int] = {}  # node -> output slots still in use
+    block_bytes: dict[int, tuple[str, int]] = {}
+    slot_bytes: dict[int, int] = {}  # source slots
+    initial = cp.plan.initial_values
+    for s in cp.source_slots:
+        v = initial[s] if s < len(initial) else None
+        slot_bytes[s] = int(getattr(v, "nbytes", 0) or 0)
+    slot_bytes.update(feed_bytes)
+    for s, n in slot_bytes.items():
+        if uses[s] > 0:
+            dev = cp.slot_device[s]
+            live[dev] = live.get(dev, 0) + n
+            peak[dev] = max(peak.get(dev, 0), live[dev])
+
+    def allocate(node: int, dev: str, n: int) -> None:
+        base, count = cp.node_outputs[node]
+        left = sum(1 for k in range(count) if uses[base + k] > 0)
+        if left and n:
+            block_left[node] = left
+            block_bytes[node] = (dev, n)
+            live[dev] = live.get(dev, 0) + n
+            peak[dev] = max(peak.get(dev, 0), live[dev])
+
+    def release(slot: int) -> None:
+        uses[slot] -= 1
+        if uses[slot] != 0:
+            return
+        producer = node_of_slot.get(slot)
+        if producer is None:
+            n = slot_bytes.get(slot, 0)
+            dev = cp.slot_device[slot]
+            live[dev] -= n
+            return
+        if producer in block_left:
+            block_left[producer] -= 1
+            if block_left[producer] == 0:
+                dev, n = block_bytes.pop(producer)
+                del block_left[producer]
+                live[dev] -= n
+
+    for node, t0, t1, tid, out_bytes, _live in step.trace:
         info = cp.nodes[node]
+        allocate(node, info.device, out_bytes)
+        recv = cp.send_to_recv.get(node)
+        if recv is not None:
+            src = cp.node_inputs[node][0]
+            p = node_of_slot.get(src)
+            sent = block_bytes.get(p, ("", 0))[1] if p is not None else slot_bytes.get(src, 0)
+            allocate(recv, cp.nodes[recv].device, sent)
+        for s in cp.node_inputs[node]:
+            release(s)
         dev = by_device.setdefault(info.device, DeviceStepStats(device=info.device))
         dev.node_stats.append(NodeExecStats(
             node_name=info.name,
@@ -405,11 +547,11 @@ def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step, start_ns
             all_end_rel_micros=(t1 - t0) // 1000,
             thread_id=tid,
             output_bytes=out_bytes,
-            live_bytes_after=live,
+            live_bytes_after=live.get(info.device, 0),
             timeline_label=f"{info.name} = {info.op_type}()",
             all_start_nanos=t0,
             all_end_rel_nanos=t1 - t0,
         ))
-    for dev in by_device.values():
-        dev.peak_bytes = step.peak_bytes
+    for name, dev in by_device.items():
+        dev.peak_bytes = peak.get(name, 0)
     run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))

@@ -46,3 +46,104 @@ def stop_gradient(x):
 @cpu_kernel("Shape")
 def shape(x, *, out_type):
     return np.array(np.shape(x), dtype=out_type.as_numpy_dtype)
+
+
+@cpu_kernel("ShapeN")
+def shape_n(*xs, out_type):
+    return tuple(np.array(np.shape(x), dtype=out_type.as_numpy_dtype) for x in xs)
+
+
+@cpu_kernel("Size")
+def size(x, *, out_type):
+    return np.asarray(np.size(x), dtype=out_type.as_numpy_dtype)
+
+
+@cpu_kernel("Rank")
+def rank(x):
+    return np.asarray(np.ndim(x), dtype=np.int32)
+
+
+@cpu_kernel("Reshape")
+def reshape(x, shape):
+    dims = [int(d) for d in np.reshape(shape, -1)]
+    if dims.count(-1) > 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"Only one input size may be -1, not both in shape {dims}")
+    known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+    n = int(np.size(x))
+    if -1 in dims:
+        if known == 0 or n % known:
+            raise errors.InvalidArgumentError(
+                None, None, f"Input to reshape is a tensor with {n} values, but the requested "
+                f"shape {dims} requires a multiple of {known}")
+        dims[dims.index(-1)] = n // known
+    elif known != n:
+        raise errors.InvalidArgumentError(
+            None, None, f"Input to reshape is a tensor with {n} values (shape "
+            f"{list(np.shape(x))}), but the requested shape {dims} has {known}")
+    return np.reshape(x, dims)
+
+
+@cpu_kernel("ExpandDims")
+def expand_dims(x, axis):
+    a = int(axis)
+    if not -np.ndim(x) - 1 <= a <= np.ndim(x):
+        raise errors.InvalidArgumentError(
+            None, None, f"Tried to expand dim index {a} for tensor with {np.ndim(x)} dimensions")
+    return np.expand_dims(x, a)
+
+
+@cpu_kernel("Squeeze")
+def squeeze(x, *, squeeze_dims):
+    x = np.asarray(x)
+    if not squeeze_dims:
+        return np.squeeze(x)
+    axes = tuple(a % x.ndim if -x.ndim <= a < x.ndim else a for a in squeeze_dims)
+    for a, orig in zip(axes, squeeze_dims):
+        if not 0 <= a < x.ndim or x.shape[a] != 1:
+            raise errors.InvalidArgumentError(
+                None, None, f"Can not squeeze dim[{orig}], expected a dimension of 1, got "
+                f"{x.shape[a] if 0 <= a < x.ndim else 'an out-of-range axis'} "
+                f"(input shape {list(x.shape)})")
+    return np.squeeze(x, axis=axes)
+
+
+def _check_perm(x, perm):
+    perm = [int(p) for p in np.reshape(perm, -1)]
+    if sorted(perm) != list(range(np.ndim(x))):
+        raise errors.InvalidArgumentError(
+            None, None, f"transpose expects a permutation of 0..{np.ndim(x) - 1} for an "
+            f"input of shape {list(np.shape(x))}, got perm {perm}")
+    return perm
+
+
+@cpu_kernel("Transpose")
+def transpose(x, perm):
+    return np.transpose(x, _check_perm(x, perm))
+
+
+@cpu_kernel("ConjugateTranspose")
+def conjugate_transpose(x, perm):
+    return np.conj(np.transpose(x, _check_perm(x, perm)))
+
+
+@cpu_kernel("Fill")
+def fill(dims, value):
+    dims = [int(d) for d in np.reshape(dims, -1)]
+    if any(d < 0 for d in dims):
+        raise errors.InvalidArgumentError(None, None, f"dims must be non-negative, got {dims}")
+    value = np.asarray(value)
+    return np.full(dims, value, dtype=value.dtype)
+
+
+@cpu_kernel("ZerosLike")
+def zeros_like(x):
+    x = np.asarray(x)
+    if x.dtype == object:
+        return np.full(x.shape, b"", dtype=object)
+    return np.zeros_like(x)
+
+
+@cpu_kernel("OnesLike")
+def ones_like(x):
+    return np.ones_like(np.asarray(x))

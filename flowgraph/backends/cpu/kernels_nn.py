@@ -1,0 +1,275 @@
+"""CPU kernels for neural-network ops: activations, softmax, bias_add, convolution, pooling.
+
+Convolutions are im2col plus one matrix product: the padded NHWC input is viewed (no copy,
+`as_strided`) as windows ``[batch, out_h, out_w, k_h, k_w, channels]``; flattening a
+window gives a row whose order matches the filter reshaped to ``[k_h * k_w * in, out]``,
+so the convolution is one GEMM per batch chunk. Pooling reduces the same window view.
+NCHW tensors are transposed to NHWC and back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import errors
+from flowgraph.ops.nn_ops import same_padding
+
+try:  # BLAS gemm for float32/float64 (Cython); NumPy's matmul otherwise.
+    from flowgraph.backends.cpu._blas import gemm_into as _blas_gemm_into
+except ImportError:  # pragma: no cover - depends on the build
+    _blas_gemm_into = None
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+_IM2COL_BYTES = 64 * 1024 * 1024  # largest im2col buffer built at once (batch is chunked)
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+def _matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = a @ b`` (`out` C-contiguous, 2-D)."""
+    if _blas_gemm_into is not None and a.dtype == b.dtype == out.dtype and \
+            a.dtype in (np.float32, np.float64):
+        _blas_gemm_into(a, b, out)
+    else:
+        np.matmul(a, b, out=out)
+
+
+def _compute_dtype(dtype: np.dtype) -> np.dtype:
+    """float16 is computed in float32 (NumPy's half arithmetic is slow and inexact)."""
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+# -- Activations --------------------------------------------------------------------------
+@cpu_kernel("Relu")
+def relu(x):
+    return np.maximum(x, x.dtype.type(0))
+
+
+@cpu_kernel("Relu6")
+def relu6(x):
+    return np.clip(x, x.dtype.type(0), x.dtype.type(6))
+
+
+@cpu_kernel("Elu")
+def elu(x):
+    return np.where(x < 0, np.expm1(np.minimum(x, 0)), x).astype(x.dtype, copy=False)
+
+
+@cpu_kernel("Selu")
+def selu(x):
+    neg = SELU_ALPHA * np.expm1(np.minimum(x, 0))
+    return (SELU_SCALE * np.where(x > 0, x, neg)).astype(x.dtype, copy=False)
+
+
+@cpu_kernel("Softplus")
+def softplus(x):
+    return np.logaddexp(x, x.dtype.type(0))
+
+
+@cpu_kernel("Softsign")
+def softsign(x):
+    return x / (np.abs(x) + x.dtype.type(1))
+
+
+@cpu_kernel("LeakyRelu")
+def leaky_relu(x, *, alpha):
+    if x.dtype.kind in "iu":
+        x = x.astype(np.float32)
+    return np.where(x >= 0, x, x * x.dtype.type(alpha)).astype(x.dtype, copy=False)
+
+
+# -- Softmax ------------------------------------------------------------------------------
+def _shifted(x, axis):
+    if x.ndim < 1:
+        raise _invalid(f"logits must have rank at least 1, got shape {x.shape}")
+    if not -x.ndim <= axis < x.ndim:
+        raise _invalid(f"softmax axis {axis} is out of range for logits of shape {x.shape}")
+    if x.size == 0:
+        return None
+    return x - np.max(x, axis=axis, keepdims=True)
+
+
+@cpu_kernel("Softmax")
+def softmax(x, *, axis=-1):
+    z = _shifted(x, axis)
+    if z is None:
+        return x.copy()
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@cpu_kernel("LogSoftmax")
+def log_softmax(x, *, axis=-1):
+    z = _shifted(x, axis)
+    if z is None:
+        return x.copy()
+    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+
+
+# -- BiasAdd ------------------------------------------------------------------------------
+@cpu_kernel("BiasAdd")
+def bias_add(value, bias, *, data_format="NHWC"):
+    nchw = data_format == "NCHW"
+    if value.ndim < (3 if nchw else 2) or bias.ndim != 1:
+        raise _invalid(f"BiasAdd needs value of rank >= {3 if nchw else 2} and a 1-D bias; "
+                       f"got value shape {value.shape}, bias shape {bias.shape}")
+    channels = value.shape[1] if nchw else value.shape[-1]
+    if channels != bias.shape[0]:
+        raise _invalid(
+            f"Must provide as many biases as the channel dimension of the input tensor: "
+            f"bias shape {bias.shape} vs. value shape {value.shape} ({data_format})")
+    if nchw:
+        bias = bias.reshape((-1,) + (1,) * (value.ndim - 2))
+    return np.add(value, bias, dtype=value.dtype)
+
+
+# -- Windows ------------------------------------------------------------------------------
+def _hw(values, data_format):
+    return (values[2], values[3]) if data_format == "NCHW" else (values[1], values[2])
+
+
+def _windows(x, kh, kw, strides, dilations, padding, explicit, data_format, fill):
+    """View NHWC `x` as ``[n, out_h, out_w, kh, kw, c]`` windows (padding with `fill`)."""
+    sh, sw = _hw(strides, data_format)
+    dh, dw = _hw(dilations, data_format)
+    _, height, width, _ = x.shape
+    if padding == "SAME":
+        (pt, pb), (pl, pr) = same_padding(height, kh, sh, dh), same_padding(width, kw, sw, dw)
+    elif padding == "EXPLICIT":
+        h = 2 if data_format == "NCHW" else 1
+        pt, pb, pl, pr = explicit[2 * h:2 * h + 4]
+    else:
+        pt = pb = pl = pr = 0
+    if pt or pb or pl or pr:
+        x = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=fill)
+    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    if x.shape[1] < eh or x.shape[2] < ew:
+        raise _invalid(
+            f"window of {kh}x{kw} (dilation {dh}x{dw}) does not fit in the padded input of "
+            f"{x.shape[1]}x{x.shape[2]} (input shape {tuple(x.shape)}, padding {padding})")
+    oh, ow = (x.shape[1] - eh) // sh + 1, (x.shape[2] - ew) // sw + 1
+    s = x.strides
+    view = as_strided(x, shape=(x.shape[0], oh, ow, kh, kw, x.shape[3]),
+                      strides=(s[0], sh * s[1], sw * s[2], dh * s[1], dw * s[2], s[3]),
+                      writeable=False)
+    return view, (pt, pl)
+
+
+def _to_nhwc(x, data_format):
+    if x.ndim != 4:
+        raise _invalid(f"input must be 4-D, got shape {x.shape}")
+    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+
+
+def _from_nhwc(y, data_format):
+    return np.ascontiguousarray(y.transpose(0, 3, 1, 2)) if data_format == "NCHW" else y
+
+
+def _check_filter(x, f, what, last):
+    if f.ndim != 4 or f.shape[2] != x.shape[3]:
+        raise _invalid(
+            f"{what}: input depth must equal the filter's input depth: input shape "
+            f"{x.shape} (NHWC), filter shape {f.shape} = [height, width, in, {last}]")
+
+
+# -- Conv2D -------------------------------------------------------------------------------
+@cpu_kernel("Conv2D")
+def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 1),
+           data_format="NHWC"):
+    out_dtype = x.dtype
+    x = _to_nhwc(x, data_format)
+    _check_filter(x, f, "Conv2D", "out")
+    kh, kw, cin, cout = f.shape
+    work = _compute_dtype(out_dtype)
+    x = x.astype(work, copy=False)
+    f2 = np.ascontiguousarray(f, dtype=work).reshape(kh * kw * cin, cout)
+    view, _ = _windows(x, kh, kw, strides, dilations, padding, explicit_paddings, data_format,
+                       0)
+    n, oh, ow = view.shape[:3]
+    out = np.empty((n, oh, ow, cout), dtype=work)
+    row_bytes = max(oh * ow * kh * kw * cin * work.itemsize, 1)
+    step = max(1, _IM2COL_BYTES // row_bytes)
+    for b in range(0, n, step):
+        chunk = view[b:b + step]
+        cols = chunk.reshape(-1, kh * kw * cin)
+        _matmul_into(cols, f2, out[b:b + step].reshape(-1, cout))
+    return _from_nhwc(out.astype(out_dtype, copy=False), data_format)
+
+
+@cpu_kernel("DepthwiseConv2dNative")
+def depthwise_conv2d(x, f, *, strides, padding, explicit_paddings=(),
+                     dilations=(1, 1, 1, 1), data_format="NHWC"):
+    out_dtype = x.dtype
+    x = _to_nhwc(x, data_format)
+    _check_filter(x, f, "DepthwiseConv2dNative", "multiplier")
+    kh, kw, cin, mult = f.shape
+    work = _compute_dtype(out_dtype)
+    x = x.astype(work, copy=False)
+    f = f.astype(work, copy=False)
+    view, _ = _windows(x, kh, kw, strides, dilations, padding, explicit_paddings, data_format,
+                       0)
+    n, oh, ow = view.shape[:3]
+    acc = np.zeros((n, oh, ow, cin, mult), dtype=work)
+    for i in range(kh):
+        for j in range(kw):
+            acc += view[:, :, :, i, j, :, None] * f[i, j]
+    out = acc.reshape(n, oh, ow, cin * mult).astype(out_dtype, copy=False)
+    return _from_nhwc(out, data_format)
+
+
+# -- Pooling ------------------------------------------------------------------------------
+def _pool_geometry(x, ksize, strides, data_format):
+    kh, kw = _hw(ksize, data_format)
+    if ksize[0] != 1 or ksize[3 if data_format != "NCHW" else 1] != 1:
+        raise _invalid(f"pooling over the batch or depth dimension is not supported "
+                       f"(ksize={list(ksize)})")
+    return kh, kw
+
+
+@cpu_kernel("MaxPool")
+def max_pool(x, *, ksize, strides, padding, data_format="NHWC"):
+    x = _to_nhwc(x, data_format)
+    kh, kw = _pool_geometry(x, ksize, strides, data_format)
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    view, _ = _windows(x, kh, kw, strides, (1, 1, 1, 1), padding, (), data_format, fill)
+    return _from_nhwc(view.max(axis=(3, 4)), data_format)
+
+
+def _valid_counts(n, k, s, before, out):
+    start = np.arange(out) * s - before
+    return np.minimum(start + k, n) - np.maximum(start, 0)
+
+
+@cpu_kernel("AvgPool")
+def avg_pool(x, *, ksize, strides, padding, data_format="NHWC"):
+    out_dtype = x.dtype
+    x = _to_nhwc(x, data_format)
+    kh, kw = _pool_geometry(x, ksize, strides, data_format)
+    work = _compute_dtype(out_dtype)
+    view, (pt, pl) = _windows(x.astype(work, copy=False), kh, kw, strides, (1, 1, 1, 1),
+                              padding, (), data_format, 0)
+    sh, sw = _hw(strides, data_format)
+    oh, ow = view.shape[1:3]
+    counts = np.outer(_valid_counts(x.shape[1], kh, sh, pt, oh),
+                      _valid_counts(x.shape[2], kw, sw, pl, ow))
+    out = view.sum(axis=(3, 4)) / counts[None, :, :, None].astype(work)
+    return _from_nhwc(out.astype(out_dtype, copy=False), data_format)
+
+
+# -- L2Normalize --------------------------------------------------------------------------
+@cpu_kernel("L2Normalize")
+def l2_normalize(x, *, axis=None, epsilon=1e-12):
+    work = _compute_dtype(x.dtype)
+    xw = x.astype(work, copy=False)
+    if axis is not None:
+        if any(not -x.ndim <= a < x.ndim for a in axis):
+            raise _invalid(f"l2_normalize: axis {list(axis)} out of range for shape {x.shape}")
+        axis = tuple(axis)
+    sq = np.sum(xw * xw, axis=axis, keepdims=True)
+    out = xw / np.sqrt(np.maximum(sq, work.type(epsilon)))
+    return out.astype(x.dtype, copy=False)

@@ -1,0 +1,462 @@
+"""Indexing: `slice`, `strided_slice` and ``Tensor.__getitem__``, `gather`, `gather_nd`,
+`scatter_nd`, `where` / `where_v2`, `boolean_mask`.
+
+``tensor[...]`` builds one `StridedSlice`: ints shrink a dimension, slices (negative
+steps too) select a range, ``...`` stands for all remaining dimensions and
+``tf.newaxis`` (None) inserts one; start, stop and step may be scalar int tensors.
+The spec semantics live in `flowgraph.ops.array_slicing`.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import (
+    constant_value,
+    convert_to_tensor,
+    register_constant_evaluator,
+)
+from flowgraph.framework.operation import Tensor, install_tensor_operator
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
+from flowgraph.ops import array_slicing
+from flowgraph.ops.array_join_ops import concat, stack
+from flowgraph.ops.array_shape_ops import reshape, shape, squeeze
+from flowgraph.ops.array_static import const_int, static_elements
+from flowgraph.ops.op_util import binary_inputs, fixed_dtype, make_tensor
+
+__all__ = [
+    "boolean_mask",
+    "gather",
+    "gather_nd",
+    "newaxis",
+    "scatter_nd",
+    "slice",
+    "strided_slice",
+    "where",
+    "where_v2",
+]
+
+newaxis = None
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _ints(elems):
+    return None if elems is None else [e if isinstance(e, int) else None for e in elems]
+
+
+# -- Slice --------------------------------------------------------------------------------
+@register_op("Slice")
+def _slice_shape(op, x, begin_shape, size_shape):
+    begin, size = _ints(static_elements(op.inputs[1])), _ints(static_elements(op.inputs[2]))
+    n = next((len(v) for v in (begin, size) if v is not None), x.ndims)
+    if n is None:
+        return [TensorShape(None)]
+    if x.ndims is not None and x.ndims != n:
+        raise op.shape_error(f"begin and size must have {x.ndims} entries (the input rank), "
+                             f"got {n}")
+    begin, size = begin or [None] * n, size or [None] * n
+    if len(begin) != len(size):
+        raise op.shape_error(f"begin has {len(begin)} entries but size has {len(size)}")
+    dims = [None] * n if x.ndims is None else [d.value for d in x.dims]
+    out = []
+    for i, (d, b, s) in enumerate(zip(dims, begin, size)):
+        if b is not None and b < 0:
+            raise op.shape_error(f"begin[{i}] = {b} must be non-negative")
+        if s is not None and s < -1:
+            raise op.shape_error(f"size[{i}] = {s} must be -1 or non-negative")
+        if d is not None and b is not None and s is not None and (
+                b > d or (s >= 0 and b + s > d)):
+            raise op.shape_error(f"Expected begin[{i}] + size[{i}] <= dimension size {d}, "
+                                 f"got begin {b} and size {s}")
+        if s == -1:
+            out.append(None if d is None or b is None else d - b)
+        else:
+            out.append(s)
+    return [TensorShape(out)]
+
+
+def slice(input_, begin, size, name: str | None = None):
+    """The block of `input_` starting at `begin` with extent `size` (-1: to the end).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.slice(tf.zeros([4, 5]), [1, 2], [-1, 2]).shape.as_list()
+    [3, 2]
+    """
+    x = convert_to_tensor(input_)
+    b = convert_to_tensor(begin, preferred_dtype=_dtypes.int32)
+    s = convert_to_tensor(size, dtype=b.dtype) if not isinstance(size, Tensor) else size
+    return make_tensor("Slice", [x, b, s], name=name or "Slice")
+
+
+# -- StridedSlice ---------------------------------------------------------------------------
+@register_op("StridedSlice", attrs={m: 0 for m in _MASKS})
+def _strided_slice_shape(op, x, *spec_shapes):
+    specs = [_ints(static_elements(t)) for t in op.inputs[1:]]
+    lengths = {len(v) for v in specs if v is not None}
+    lengths |= {s[0].value for s in spec_shapes if s.ndims == 1 and s[0].value is not None}
+    if len(lengths) > 1:
+        raise op.shape_error(f"begin, end and strides must have the same length, got "
+                             f"lengths {sorted(lengths)}")
+    if not lengths or x.ndims is None:
+        return [TensorShape(None)]
+    n = lengths.pop()
+    begin, end, strides = (v if v is not None else [None] * n for v in specs)
+    masks = {m: op.attrs[m] for m in _MASKS}
+    try:
+        out = array_slicing.strided_slice_shape([d.value for d in x.dims], begin, end,
+                                                strides, masks)
+    except ValueError as e:
+        raise op.shape_error(str(e).rstrip(".")) from None
+    return [TensorShape(out)]
+
+
+def strided_slice(input_, begin, end, strides=None, begin_mask: int = 0, end_mask: int = 0,
+                  ellipsis_mask: int = 0, new_axis_mask: int = 0, shrink_axis_mask: int = 0,
+                  var=None, name: str | None = None):
+    """`input_[begin:end:strides]` per dimension, with TensorFlow's masks: bit i of
+    `begin_mask`/`end_mask` ignores `begin[i]`/`end[i]`, `ellipsis_mask` marks an ellipsis,
+    `new_axis_mask` inserts a dimension, `shrink_axis_mask` drops one (index `begin[i]`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.strided_slice(tf.zeros([4, 5]), [0, 1], [0, 5], [1, 2],
+    ...                  shrink_axis_mask=1).shape.as_list()
+    [2]
+    """
+    x = convert_to_tensor(input_)
+    b = convert_to_tensor(begin, preferred_dtype=_dtypes.int32)
+    e = convert_to_tensor(end, dtype=b.dtype) if not isinstance(end, Tensor) else end
+    if strides is None:
+        strides = np.ones(b.shape.as_list(), dtype=b.dtype.as_numpy_dtype)
+    s = convert_to_tensor(strides, dtype=b.dtype) if not isinstance(strides, Tensor) else strides
+    attrs = dict(zip(_MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
+                              shrink_axis_mask)))
+    return make_tensor("StridedSlice", [x, b, e, s], {k: int(v) for k, v in attrs.items()},
+                       name=name or "StridedSlice")
+
+
+def _check_index(v):
+    if v is None or (isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)):
+        return v
+    if isinstance(v, Tensor) and v.dtype.base_dtype in (_dtypes.int32, _dtypes.int64) and \
+            v.shape.ndims in (None, 0):
+        return v
+    raise TypeError(
+        "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+        f"tf.int32/tf.int64 tensors are valid indices, got {v!r}")
+
+
+def _pack_spec(values):
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    if not tensors:
+        big = any(not -(2**31) <= int(v) < 2**31 for v in values)
+        return convert_to_tensor(np.asarray(values, np.int64 if big else np.int32))
+    return stack(values, name="stack")
+
+
+def _getitem(tensor, key):
+    """``tensor[key]`` as one StridedSlice (see the module docstring)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    begin, end, strides = [], [], []
+    masks = dict.fromkeys(_MASKS, 0)
+    for i, k in enumerate(key):
+        bit = 1 << i
+        if isinstance(k, builtins.slice):
+            start, stop, step = (_check_index(k.start), _check_index(k.stop),
+                                 _check_index(k.step))
+            if start is None:
+                masks["begin_mask"] |= bit
+            if stop is None:
+                masks["end_mask"] |= bit
+            begin.append(0 if start is None else start)
+            end.append(0 if stop is None else stop)
+            strides.append(1 if step is None else step)
+        elif k is Ellipsis:
+            masks["ellipsis_mask"] |= bit
+            begin.append(0), end.append(0), strides.append(1)
+        elif k is None:
+            masks["new_axis_mask"] |= bit
+            begin.append(0), end.append(0), strides.append(1)
+        else:
+            k = _check_index(k)
+            masks["shrink_axis_mask"] |= bit
+            begin.append(k)
+            end.append(k if isinstance(k, Tensor) else int(k) + 1)
+            strides.append(1)
+    return make_tensor("StridedSlice", [tensor, _pack_spec(begin), _pack_spec(end),
+                                        _pack_spec(strides)], masks, name="strided_slice")
+
+
+install_tensor_operator("__getitem__", _getitem)
+
+
+@register_constant_evaluator("StridedSlice")
+def _eval_strided_slice(op, index):
+    masks = {m: op.attrs[m] for m in _MASKS}
+    spec = [constant_value(t) for t in op.inputs[1:]]
+    if any(v is None for v in spec):
+        return None
+    v = constant_value(op.inputs[0])
+    if v is not None:
+        return np.asarray(array_slicing.strided_slice_numpy(np.asarray(v), *spec, **masks))
+    elems = static_elements(op.inputs[0]) if op.inputs[0].shape.ndims == 1 else None
+    if elems is None:
+        return None
+    arr = np.empty(len(elems), dtype=object)
+    arr[:] = elems
+    out = np.asarray(array_slicing.strided_slice_numpy(arr, *spec, **masks), dtype=object)
+    if not all(isinstance(e, int) for e in out.reshape(-1)):
+        return None
+    return out.astype(op.outputs[0].dtype.as_numpy_dtype)
+
+
+@register_constant_evaluator("Slice")
+def _eval_slice(op, index):
+    v, b, s = (constant_value(t) for t in op.inputs)
+    if v is None or b is None or s is None:
+        return None
+    v = np.asarray(v)
+    idx = tuple(np.s_[int(bi):] if int(si) == -1 else np.s_[int(bi):int(bi) + int(si)]
+                for bi, si in zip(b, s))
+    return v[idx]
+
+
+# -- GatherV2, GatherNd, ScatterNd ----------------------------------------------------------
+@register_op("GatherV2", attrs={"batch_dims": 0}, cost="expensive")
+def _gather_shape(op, params, indices, axis_shape):
+    bd = op.attrs["batch_dims"]
+    axis = const_int(op.inputs[2])
+    if params.ndims is None or indices.ndims is None:
+        return [TensorShape(None)]
+    if bd < 0:
+        bd += indices.ndims
+    if axis is None:
+        return [TensorShape([None] * (params.ndims + indices.ndims - 1 - bd))]
+    if not -params.ndims <= axis < params.ndims:
+        raise op.shape_error(f"axis {axis} is out of range for params of rank {params.ndims}")
+    axis = axis + params.ndims if axis < 0 else axis
+    if not 0 <= bd <= min(axis, indices.ndims):
+        raise op.shape_error(f"batch_dims={op.attrs['batch_dims']} must be in [0, "
+                             f"min(axis={axis}, rank(indices)={indices.ndims})]")
+    for i in range(bd):
+        if not params[i].is_compatible_with(indices[i]):
+            raise op.shape_error(f"batch dimension {i} differs: params {params[i]} vs "
+                                 f"indices {indices[i]}")
+    p, ind = params.dims, indices.dims
+    return [TensorShape([*p[:axis], *ind[bd:], *p[axis + 1:]])]
+
+
+def gather(params, indices, validate_indices=None, name: str | None = None, axis=None,
+           batch_dims: int = 0):
+    """Elements of `params` along `axis` at `indices` (out-of-range indices are an
+    InvalidArgumentError at run time). `batch_dims` leading dimensions are shared.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.gather(tf.zeros([4, 5]), [[0, 2], [1, 3], [3, 3]], axis=1).shape.as_list()
+    [4, 3, 2]
+    """
+    p = convert_to_tensor(params)
+    i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32)
+    if not i.dtype.is_integer:
+        raise TypeError(f"gather: indices must be int32 or int64, got {i.dtype.name}")
+    if axis is None:
+        axis = batch_dims
+    a = convert_to_tensor(axis, preferred_dtype=_dtypes.int32)
+    return make_tensor("GatherV2", [p, i, a], {"batch_dims": int(batch_dims)},
+                       name=name or "GatherV2")
+
+
+@register_op("GatherNd", cost="expensive")
+def _gather_nd_shape(op, params, indices):
+    if indices.ndims is None:
+        return [TensorShape(None)]
+    if indices.ndims == 0:
+        raise op.shape_error("indices must have rank at least 1")
+    m = indices[-1].value
+    if m is None or params.ndims is None:
+        return [TensorShape(None)]
+    if m > params.ndims:
+        raise op.shape_error(f"index depth {m} (last dimension of indices) exceeds the rank "
+                             f"{params.ndims} of params")
+    return [TensorShape(indices.dims[:-1] + params.dims[m:])]
+
+
+def gather_nd(params, indices, name: str | None = None, batch_dims: int = 0):
+    """Slices of `params` addressed by the last dimension of `indices`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.gather_nd(tf.zeros([2, 3, 4]), [[0, 1], [1, 2]]).shape.as_list()
+    [2, 4]
+    """
+    if batch_dims:
+        raise NotImplementedError("gather_nd: batch_dims > 0 is not supported yet")
+    p = convert_to_tensor(params)
+    i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32)
+    return make_tensor("GatherNd", [p, i], name=name or "GatherNd")
+
+
+@register_op("ScatterNd", dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _scatter_nd_shape(op, indices, updates, shape_shape):
+    out = TensorShape(None)
+    elems = static_elements(op.inputs[2])
+    if elems is not None:
+        out = TensorShape([e if isinstance(e, int) and e >= 0 else None for e in elems])
+    if indices.ndims is not None and indices[-1].value is not None and out.ndims is not None:
+        m = indices[-1].value
+        if m > out.ndims:
+            raise op.shape_error(f"index depth {m} exceeds the rank of the output shape {out}")
+        want = TensorShape(indices.dims[:-1] + out.dims[m:])
+        if not updates.is_compatible_with(want):
+            raise op.shape_error(f"updates must have shape {want} (indices.shape[:-1] + "
+                                 f"shape[{m}:]), got {updates}")
+    return [out]
+
+
+def scatter_nd(indices, updates, shape, name: str | None = None):
+    """A zero tensor of `shape` with `updates` added at `indices` (duplicates add up).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.scatter_nd([[1], [3]], [5.0, 6.0], [4]).shape.as_list()
+    [4]
+    """
+    i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32)
+    u = convert_to_tensor(updates)
+    s = convert_to_tensor(shape, dtype=i.dtype) if not isinstance(shape, Tensor) else shape
+    return make_tensor("ScatterNd", [i, u, s], name=name or "ScatterNd")
+
+
+# -- Where, Select, SelectV2 ----------------------------------------------------------------
+@register_op("Where", dtype_fn=fixed_dtype(_dtypes.int64))
+def _where_shape(op, cond):
+    return [TensorShape([None, cond.ndims])]
+
+
+@register_op("Select", dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _select_shape(op, cond, x, y):
+    try:
+        out = x.merge_with(y)
+    except ValueError:
+        raise op.shape_error(f"x and y must have the same shape, got {x} and {y}") from None
+    if cond.ndims is None or cond.ndims == 0 or out.ndims is None:
+        return [out]
+    if cond.ndims == 1 and out.ndims > 1:
+        if not cond[0].is_compatible_with(out[0]):
+            raise op.shape_error(f"a vector condition must match the first dimension of x, "
+                                 f"got {cond} for x of shape {out}")
+        return [out]
+    if not cond.is_compatible_with(out):
+        raise op.shape_error(f"condition must be a scalar, a vector matching the first "
+                             f"dimension of x, or have x's shape {out}; got {cond}")
+    return [out.merge_with(cond)]
+
+
+@register_op("SelectV2", dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _select_v2_shape(op, cond, x, y):
+    try:
+        return [broadcast_shape(broadcast_shape(cond, x), y)]
+    except ValueError:
+        raise op.shape_error(f"cannot broadcast condition {cond}, x {x} and y {y}") from None
+
+
+not_differentiable("Where")
+
+
+def _cond(condition):
+    c = convert_to_tensor(condition, preferred_dtype=_dtypes.bool)
+    return c
+
+
+def where(condition, x=None, y=None, name: str | None = None):
+    """Without `x`/`y`: the int64 coordinates [N, rank] of the true elements. With them:
+    elements of `x` where `condition` holds, else of `y` (same shapes; `condition` may be
+    a scalar or a vector over the first dimension).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.where([[True, False]]).dtype.name
+    'int64'
+    """
+    if (x is None) != (y is None):
+        raise ValueError("x and y must both be non-None or both be None.")
+    c = _cond(condition)
+    if x is None:
+        return make_tensor("Where", [c], name=name or "Where")
+    a, b = binary_inputs(x, y, "Select", name)
+    return make_tensor("Select", [c, a, b], name=name or "Select")
+
+
+def where_v2(condition, x=None, y=None, name: str | None = None):
+    """Like `where`, but `condition`, `x` and `y` broadcast against each other.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.where_v2([True, False], tf.zeros([3, 2]), 1.0).shape.as_list()
+    [3, 2]
+    """
+    if (x is None) != (y is None):
+        raise ValueError("x and y must both be non-None or both be None.")
+    c = _cond(condition)
+    if x is None:
+        return make_tensor("Where", [c], name=name or "Where")
+    a, b = binary_inputs(x, y, "SelectV2", name)
+    return make_tensor("SelectV2", [c, a, b], name=name or "SelectV2")
+
+
+# -- boolean_mask ---------------------------------------------------------------------------
+def boolean_mask(tensor, mask, name: str = "boolean_mask", axis=None):
+    """The entries of `tensor` (from dimension `axis` on) where the boolean `mask` is true,
+    flattened into one dimension.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.boolean_mask(tf.zeros([3, 4, 5]), tf.ones([3, 4], tf.bool)).shape.as_list()
+    [None, 5]
+    """
+    x = convert_to_tensor(tensor)
+    m = convert_to_tensor(mask, dtype=_dtypes.bool) if not isinstance(mask, Tensor) else mask
+    k = m.shape.ndims
+    if k is None:
+        raise ValueError("Number of mask dimensions must be specified, even if some "
+                         "dimensions are None. E.g. shape=[None] is ok, but shape=None is not.")
+    if k == 0:
+        raise ValueError("mask cannot be scalar.")
+    axis = 0 if axis is None else int(axis)
+    r = x.shape.ndims
+    if r is not None:
+        if axis < 0:
+            axis += r
+        if axis + k > r:
+            raise ValueError(f"boolean_mask: a mask of rank {k} at axis {axis} needs a "
+                             f"tensor of rank at least {axis + k}, got shape {x.shape}")
+        part = x.shape[axis:axis + k]
+        if not part.is_compatible_with(m.shape):
+            raise ValueError(f"Shapes {part} and {m.shape} are incompatible: the mask must "
+                             f"match dimensions {axis}..{axis + k - 1} of the tensor")
+    if m.shape.is_fully_defined():
+        lead = int(np.prod(m.shape.as_list()))
+    else:
+        lead = -1
+    dims = shape(x)
+    new_shape = concat([dims[:axis], [lead], dims[axis + k:]], 0)
+    flat = reshape(x, new_shape)
+    idx = squeeze(where(reshape(m, [-1])), axis=[1])
+    return gather(flat, idx, axis=axis, name=name)
+

@@ -1,0 +1,505 @@
+"""Shape queries and shape changes: `shape`, `shape_n`, `size`, `rank`, `reshape`,
+`expand_dims`, `squeeze`, `transpose`, and the filled tensors `fill`, `zeros`, `ones`,
+`zeros_like`, `ones_like`.
+
+The constant evaluators at the end let static shapes flow through shape arithmetic:
+``tf.zeros(tf.shape(y))`` has `y`'s static shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import (
+    constant_value,
+    convert_to_tensor,
+    register_constant_evaluator,
+)
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.array_static import (
+    MAX_EVAL_ELEMENTS,
+    DimOf,
+    const_int,
+    static_elements,
+    static_shape_of,
+)
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
+
+__all__ = [
+    "expand_dims",
+    "fill",
+    "ones",
+    "ones_like",
+    "rank",
+    "reshape",
+    "shape",
+    "shape_n",
+    "size",
+    "squeeze",
+    "transpose",
+    "zeros",
+    "zeros_like",
+]
+
+
+# -- Shape, ShapeN, Size, Rank --------------------------------------------------------
+@register_op("Shape", attrs={"out_type": _dtypes.int32}, dtype_fn=attr_dtype("out_type"))
+def _shape_shape(op, x):
+    return [TensorShape([x.ndims])]
+
+
+def shape(input, name: str | None = None, out_type=_dtypes.int32):
+    """The shape of `input` as a 1-D integer tensor.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.shape(tf.zeros([2, 3])).shape.as_list()
+    [2]
+    """
+    x = convert_to_tensor(input)
+    return make_tensor("Shape", [x], {"out_type": _dtypes.as_dtype(out_type)},
+                       name=name or "Shape")
+
+
+@register_op("ShapeN", attrs={"N": 1, "out_type": _dtypes.int32},
+             num_outputs=lambda op: op.attrs["N"],
+             dtype_fn=lambda op: [_dtypes.as_dtype(op.attrs["out_type"])] * op.attrs["N"])
+def _shape_n_shape(op, *xs):
+    return [TensorShape([x.ndims]) for x in xs]
+
+
+def shape_n(input, out_type=_dtypes.int32, name: str | None = None) -> list[Tensor]:
+    """The shapes of the tensors in `input`, one 1-D tensor each.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> [s.shape.as_list() for s in tf.shape_n([tf.zeros([2, 3]), tf.zeros([4])])]
+    [[2], [1]]
+    """
+    xs = [convert_to_tensor(x) for x in input]
+    return make_op("ShapeN", xs, {"N": len(xs), "out_type": _dtypes.as_dtype(out_type)},
+                   name=name or "ShapeN").outputs
+
+
+@register_op("Size", attrs={"out_type": _dtypes.int32}, dtype_fn=attr_dtype("out_type"))
+def _size_shape(op, x):
+    return [TensorShape([])]
+
+
+def size(input, name: str | None = None, out_type=_dtypes.int32):
+    """The number of elements of `input` as a scalar integer tensor.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.size(tf.zeros([2, 3])).dtype.name
+    'int32'
+    """
+    x = convert_to_tensor(input)
+    return make_tensor("Size", [x], {"out_type": _dtypes.as_dtype(out_type)},
+                       name=name or "Size")
+
+
+@register_op("Rank", dtype_fn=fixed_dtype(_dtypes.int32))
+def _rank_shape(op, x):
+    return [TensorShape([])]
+
+
+def rank(input, name: str | None = None):
+    """The number of dimensions of `input` as a scalar int32 tensor.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.rank(tf.zeros([2, 3])).shape.as_list()
+    []
+    """
+    return make_tensor("Rank", [convert_to_tensor(input)], name=name or "Rank")
+
+
+not_differentiable("Shape", "ShapeN", "Size", "Rank")
+
+
+# -- Reshape ------------------------------------------------------------------------------
+@register_op("Reshape")
+def _reshape_shape(op, x, shape_shape):
+    if shape_shape.ndims not in (None, 1):
+        raise op.shape_error(f"the shape argument must be a 1-D tensor, got rank "
+                             f"{shape_shape.ndims}")
+    elems = static_elements(op.inputs[1])
+    if elems is None:
+        return [TensorShape(None)]
+    if sum(1 for e in elems if e == -1 and isinstance(e, int)) > 1:
+        raise op.shape_error(f"can only specify one unknown (-1) dimension, got shape {elems}")
+    bad = [e for e in elems if isinstance(e, int) and e < -1]
+    if bad:
+        raise op.shape_error(f"shape entries must be >= -1, got {bad[0]}")
+    in_dims = None if x.ndims is None else [d.value for d in x.dims]
+    out = [e if isinstance(e, int) and e >= 0 else None for e in elems]
+    # Cancel unknown input dims that the target names symbolically (shape(x)[i]).
+    unknown_out = [i for i, e in enumerate(elems) if not (isinstance(e, int) and e >= 0)]
+    rest_in = list(in_dims) if in_dims is not None else None
+    if rest_in is not None:
+        for i in list(unknown_out):
+            e = elems[i]
+            if isinstance(e, DimOf) and e.tensor is op.inputs[0] and rest_in[e.index] is None:
+                rest_in[e.index] = 1
+                unknown_out.remove(i)
+    if rest_in is None or any(d is None for d in rest_in):
+        return [TensorShape(out)]
+    n_in = int(np.prod(rest_in, dtype=np.int64))
+    known = int(np.prod([o for o in out if o is not None], dtype=np.int64))
+    if not unknown_out:
+        if n_in != known:
+            raise op.shape_error(
+                f"Cannot reshape a tensor with {n_in} elements (shape {x}) to shape "
+                f"{_fmt(elems)} ({known} elements)")
+        return [TensorShape(out)]
+    if len(unknown_out) == 1:
+        if known == 0:
+            if n_in != 0:
+                raise op.shape_error(
+                    f"Cannot reshape a tensor with {n_in} elements (shape {x}) to shape "
+                    f"{_fmt(elems)} (0 elements)")
+            return [TensorShape(out)]
+        if n_in % known:
+            raise op.shape_error(
+                f"Cannot reshape a tensor with {n_in} elements (shape {x}) to shape "
+                f"{_fmt(elems)}: {n_in} is not divisible by {known}")
+        out[unknown_out[0]] = n_in // known
+    return [TensorShape(out)]
+
+
+def _fmt(elems) -> str:
+    return "[" + ", ".join("?" if not isinstance(e, int) else str(e) for e in elems) + "]"
+
+
+def reshape(tensor, shape, name: str | None = None):
+    """A tensor with the values of `tensor` in the shape `shape` (one entry may be -1).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.reshape(tf.zeros([2, 3, 4]), [-1, 4]).shape.as_list()
+    [6, 4]
+    """
+    x = convert_to_tensor(tensor)
+    s = _shape_tensor(shape)
+    return make_tensor("Reshape", [x, s], name=name or "Reshape")
+
+
+def _shape_tensor(shape, allow_int: bool = False) -> Tensor:
+    if allow_int and isinstance(shape, int | np.integer):
+        shape = [int(shape)]
+    if isinstance(shape, TensorShape):
+        if not shape.is_fully_defined():
+            raise ValueError(f"shape {shape} must be fully defined to be used as a value")
+        shape = shape.as_list()
+    if isinstance(shape, list | tuple) and not shape:
+        return convert_to_tensor(np.zeros([0], np.int32))
+    return convert_to_tensor(shape, preferred_dtype=_dtypes.int32)
+
+
+# -- ExpandDims, Squeeze ------------------------------------------------------------------
+@register_op("ExpandDims")
+def _expand_dims_shape(op, x, dim):
+    axis = const_int(op.inputs[1])
+    if x.ndims is None:
+        return [TensorShape(None)]
+    if axis is None:
+        return [TensorShape([None] * (x.ndims + 1))]
+    if not -(x.ndims + 1) <= axis <= x.ndims:
+        raise op.shape_error(f"dim {axis} not in the interval [{-(x.ndims + 1)}, {x.ndims}]")
+    if axis < 0:
+        axis += x.ndims + 1
+    dims = x.dims
+    return [TensorShape([*dims[:axis], 1, *dims[axis:]])]
+
+
+def expand_dims(input, axis=None, name: str | None = None, dim=None):
+    """Insert a dimension of size 1 at `axis` (TF1 also accepts the alias `dim`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.expand_dims(tf.zeros([2, 3]), -1).shape.as_list()
+    [2, 3, 1]
+    """
+    if axis is not None and dim is not None:
+        raise ValueError("Cannot specify both 'axis' and 'dim' in tf.expand_dims")
+    axis = dim if axis is None else axis
+    if axis is None:
+        raise ValueError("Must specify an axis argument to tf.expand_dims()")
+    x = convert_to_tensor(input)
+    return make_tensor("ExpandDims", [x, convert_to_tensor(axis, preferred_dtype=_dtypes.int32)],
+                       name=name or "ExpandDims")
+
+
+@register_op("Squeeze", attrs={"squeeze_dims": []})
+def _squeeze_shape(op, x):
+    axes = list(op.attrs["squeeze_dims"])
+    if x.ndims is None:
+        return [TensorShape(None)]
+    dims = [d.value for d in x.dims]
+    if not axes:
+        if any(d is None for d in dims):
+            return [TensorShape(None)]
+        return [TensorShape([d for d in dims if d != 1])]
+    norm = set()
+    for a in axes:
+        if not -len(dims) <= a < len(dims):
+            raise op.shape_error(f"squeeze axis {a} is out of range for rank {len(dims)}")
+        a = a + len(dims) if a < 0 else a
+        if dims[a] is not None and dims[a] != 1:
+            raise op.shape_error(
+                f"Can not squeeze dim[{a}], expected a dimension of 1, got {dims[a]}")
+        norm.add(a)
+    return [TensorShape([d for i, d in enumerate(dims) if i not in norm])]
+
+
+def squeeze(input, axis=None, name: str | None = None, squeeze_dims=None):
+    """Remove dimensions of size 1 (all of them, or those in `axis`; alias `squeeze_dims`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.squeeze(tf.zeros([1, 2, 1, 3]), axis=[2]).shape.as_list()
+    [1, 2, 3]
+    """
+    if axis is not None and squeeze_dims is not None:
+        raise ValueError("Cannot specify both 'axis' and 'squeeze_dims' in tf.squeeze")
+    axis = squeeze_dims if axis is None else axis
+    if axis is None:
+        axis = []
+    elif isinstance(axis, int | np.integer):
+        axis = [int(axis)]
+    x = convert_to_tensor(input)
+    return make_tensor("Squeeze", [x], {"squeeze_dims": [int(a) for a in axis]},
+                       name=name or "Squeeze")
+
+
+# -- Transpose ----------------------------------------------------------------------------
+def _transpose_shape(op, x, perm_shape):
+    perm = constant_value(op.inputs[1])
+    n = perm_shape[0].value if perm_shape.ndims == 1 else None
+    if x.ndims is not None and n is not None and n != x.ndims:
+        raise op.shape_error(f"perm has {n} entries but the input has rank {x.ndims}")
+    if perm is None:
+        r = x.ndims if x.ndims is not None else n
+        return [TensorShape(None if r is None else [None] * r)]
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(perm))):
+        raise op.shape_error(f"perm {perm} is not a permutation of 0..{len(perm) - 1}")
+    if x.ndims is None:
+        return [TensorShape([None] * len(perm))]
+    return [TensorShape([x.dims[p] for p in perm])]
+
+
+register_op("Transpose")(_transpose_shape)
+register_op("ConjugateTranspose")(_transpose_shape)
+
+
+def transpose(a, perm=None, name: str = "transpose", conjugate: bool = False):
+    """Permute the dimensions of `a` (default: reverse them); `conjugate` also conjugates
+    complex values.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.transpose(tf.zeros([2, 3, 4])).shape.as_list()
+    [4, 3, 2]
+    """
+    x = convert_to_tensor(a)
+    if perm is None:
+        if x.shape.ndims is not None:
+            perm = convert_to_tensor(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32))
+        else:
+            r = make_tensor("Rank", [x])
+            zero, one = convert_to_tensor(0), convert_to_tensor(1)
+            seq = make_tensor("Range", [zero, r, one])
+            perm = make_tensor("ReverseV2", [seq, convert_to_tensor([0])])
+    else:
+        perm = convert_to_tensor(perm, preferred_dtype=_dtypes.int32)
+    op_type = "ConjugateTranspose" if conjugate and x.dtype.is_complex else "Transpose"
+    return make_tensor(op_type, [x, perm], name=name)
+
+
+# -- Fill, zeros, ones ----------------------------------------------------------------------
+@register_op("Fill", dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _fill_shape(op, dims, value):
+    if dims.ndims not in (None, 1):
+        raise op.shape_error(f"dims must be a 1-D tensor, got rank {dims.ndims}")
+    if value.ndims not in (None, 0):
+        raise op.shape_error(f"value must be a scalar, got shape {value}")
+    out = static_shape_of(op.inputs[0])
+    if out.ndims is None and dims.ndims == 1 and dims[0].value is not None:
+        out = TensorShape([None] * dims[0].value)
+    return [out]
+
+
+def fill(dims, value, name: str | None = None):
+    """A tensor of shape `dims` with every element equal to scalar `value`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.fill([2, 3], 9).dtype.name
+    'int32'
+    """
+    value = convert_to_tensor(value)
+    return make_tensor("Fill", [_shape_tensor(dims), value], name=name or "Fill")
+
+
+def _zero(dtype):
+    dtype = _dtypes.as_dtype(dtype).base_dtype
+    return convert_to_tensor(b"" if dtype == _dtypes.string else 0, dtype=dtype)
+
+
+def _one(dtype):
+    dtype = _dtypes.as_dtype(dtype).base_dtype
+    if dtype == _dtypes.string:
+        raise TypeError("tf.ones/ones_like are not defined for string tensors")
+    return convert_to_tensor(True if dtype == _dtypes.bool else 1, dtype=dtype)
+
+
+def zeros(shape, dtype=_dtypes.float32, name: str | None = None):
+    """A tensor of zeros; `shape` is a list, tuple, TensorShape or 1-D int tensor.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.zeros([2, 3]).shape.as_list(), tf.zeros([2], tf.int32).dtype.name
+    ([2, 3], 'int32')
+    """
+    return make_tensor("Fill", [_shape_tensor(shape, True), _zero(dtype)],
+                       name=name or "zeros")
+
+
+def ones(shape, dtype=_dtypes.float32, name: str | None = None):
+    """A tensor of ones; `shape` is a list, tuple, TensorShape or 1-D int tensor.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.ones([2, 3], tf.bool).dtype.name
+    'bool'
+    """
+    return make_tensor("Fill", [_shape_tensor(shape, True), _one(dtype)],
+                       name=name or "ones")
+
+
+@register_op("ZerosLike")
+def _zeros_like_shape(op, x):
+    return [x]
+
+
+@register_op("OnesLike")
+def _ones_like_shape(op, x):
+    return [x]
+
+
+not_differentiable("ZerosLike", "OnesLike")
+
+
+def _like(op_type, fill_value, tensor, dtype, name):
+    x = convert_to_tensor(tensor)
+    if dtype is None or _dtypes.as_dtype(dtype).base_dtype == x.dtype.base_dtype:
+        return make_tensor(op_type, [x], name=name or op_type)
+    dims = (convert_to_tensor(np.asarray(x.shape.as_list(), np.int32))
+            if x.shape.is_fully_defined() else shape(x))
+    return make_tensor("Fill", [dims, fill_value(dtype)], name=name or op_type)
+
+
+def zeros_like(tensor, dtype=None, name: str | None = None, optimize: bool = True):
+    """Zeros with the shape of `tensor` (and its dtype, unless `dtype` is given).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.zeros_like(tf.zeros([2, 3]), dtype=tf.int32).dtype.name
+    'int32'
+    """
+    return _like("ZerosLike", _zero, tensor, dtype, name)
+
+
+def ones_like(tensor, dtype=None, name: str | None = None, optimize: bool = True):
+    """Ones with the shape of `tensor` (and its dtype, unless `dtype` is given).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.ones_like([1, 2]).shape.as_list()
+    [2]
+    """
+    return _like("OnesLike", _one, tensor, dtype, name)
+
+
+# -- constant evaluators ----------------------------------------------------------------------
+@register_constant_evaluator("Shape")
+def _eval_shape(op, index):
+    s = op.inputs[0].shape
+    if not s.is_fully_defined():
+        return None
+    return np.asarray(s.as_list(), dtype=op.attrs["out_type"].as_numpy_dtype)
+
+
+@register_constant_evaluator("ShapeN")
+def _eval_shape_n(op, index):
+    s = op.inputs[index].shape
+    if not s.is_fully_defined():
+        return None
+    return np.asarray(s.as_list(), dtype=op.attrs["out_type"].as_numpy_dtype)
+
+
+@register_constant_evaluator("Size")
+def _eval_size(op, index):
+    n = op.inputs[0].shape.num_elements()
+    return None if n is None else np.asarray(n, dtype=op.attrs["out_type"].as_numpy_dtype)
+
+
+@register_constant_evaluator("Rank")
+def _eval_rank(op, index):
+    r = op.inputs[0].shape.ndims
+    return None if r is None else np.asarray(r, dtype=np.int32)
+
+
+@register_constant_evaluator("Identity")
+def _eval_identity(op, index):
+    return constant_value(op.inputs[0])
+
+
+@register_constant_evaluator("Reshape")
+def _eval_reshape(op, index):
+    v, s = constant_value(op.inputs[0]), constant_value(op.inputs[1])
+    if v is None or s is None:
+        return None
+    return np.reshape(v, [int(d) for d in s])
+
+
+@register_constant_evaluator("ExpandDims")
+def _eval_expand_dims(op, index):
+    v, a = constant_value(op.inputs[0]), constant_value(op.inputs[1])
+    return None if v is None or a is None else np.expand_dims(v, int(a))
+
+
+@register_constant_evaluator("Squeeze")
+def _eval_squeeze(op, index):
+    v = constant_value(op.inputs[0])
+    if v is None:
+        return None
+    axes = tuple(op.attrs["squeeze_dims"]) or None
+    return np.squeeze(v, axis=axes)
+
+
+@register_constant_evaluator("Fill")
+def _eval_fill(op, index):
+    dims, value = constant_value(op.inputs[0]), constant_value(op.inputs[1])
+    if dims is None or value is None or np.prod(dims) > MAX_EVAL_ELEMENTS:
+        return None
+    return np.full([int(d) for d in dims], value, dtype=np.asarray(value).dtype)
+

@@ -1,0 +1,1 @@
+"""TensorFlow 1.x import paths kept for compatibility (``tensorflow.python.*``)."""
