@@ -3,6 +3,19 @@
 A graph only grows: ops are never removed, so a `Session` can cache run plans keyed by
 what is fetched and fed. `finalize()` makes it read-only.
 
+Construction state (name scope, control-dependency controllers, device and colocation
+stacks) is per thread and per graph, as in TensorFlow. Creating an op consults it once:
+
+* **name** -- ``unique_name``: ``scope/name``, then ``_1``, ``_2``, ... on collision;
+  names are compared case-insensitively. A name ending in ``/`` is used verbatim.
+* **control inputs** -- every enclosing ``control_dependencies`` controller adds its ops,
+  unless one of the new op's inputs was itself created inside that controller (it
+  already waits for them) or the op is one of the inputs.
+* **device** -- device scopes are applied innermost first: a string fills the fields
+  that are still unset, a function sees the op and replaces its device, ``None`` stops.
+* **colocation** -- inside ``colocate_with(x)`` the op joins x's colocation groups and
+  takes x's device; enclosing device scopes are ignored.
+
 Example
 -------
 >>> import flowgraph as tf
@@ -18,14 +31,20 @@ Example
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from flowgraph.framework import registry
-from flowgraph.framework.device_spec import DeviceSpec
+from flowgraph.framework.device_spec import device_string, merge_device
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
+
+# TensorFlow's rules: an op name (and a scope opened at the root) starts with a letter,
+# digit or '.'; a scope nested in another may also start with '_', '-', '/', '>'.
+_VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
 
 
 class GraphKeys:
@@ -63,7 +82,58 @@ class GraphKeys:
     TRAIN_OP = "train_op"
     COND_CONTEXT = "cond_context"
     WHILE_CONTEXT = "while_context"
+    _SUMMARY_COLLECTION = "_SUMMARY_V2"
+    _STREAMING_MODEL_PORTS = "streaming_model_ports"
+    _VARIABLE_COLLECTIONS = [
+        GLOBAL_VARIABLES, LOCAL_VARIABLES, METRIC_VARIABLES, MODEL_VARIABLES,
+        TRAINABLE_VARIABLES, MOVING_AVERAGE_VARIABLES, CONCATENATED_VARIABLES,
+        TRAINABLE_RESOURCE_VARIABLES,
+    ]
     VARIABLES = GLOBAL_VARIABLES
+
+
+class _VersionDef:
+    """``graph.graph_def_versions``: the producer version of serialized graphs."""
+
+    def __init__(self, producer: int) -> None:
+        self.producer = producer
+        self.min_consumer = 0
+
+    def __repr__(self) -> str:
+        return f"producer: {self.producer}"
+
+
+class _ControlDependencies:
+    """What ``graph.control_dependencies(...)`` returns (validated when created).
+
+    `ops` is None for ``control_dependencies(None)``, which hides every enclosing
+    controller. `seen` holds the ops created inside this block: a new op with an input
+    among them already depends on `ops` and gets no control edges from this controller.
+    """
+
+    __slots__ = ("_graph", "_saved", "ops", "seen")
+
+    def __init__(self, graph: Graph, ops: list[Operation] | None) -> None:
+        self._graph = graph
+        self.ops = ops
+        self.seen: set[Operation] = set()
+        self._saved = None
+
+    def __enter__(self) -> None:
+        state = self._graph._state()
+        if self.ops is None:
+            self._saved = state.control_stack
+            state.control_stack = []
+        else:
+            state.control_stack.append(self)
+
+    def __exit__(self, *exc) -> None:
+        state = self._graph._state()
+        if self.ops is None:
+            state.control_stack = self._saved
+        elif state.control_stack and state.control_stack[-1] is self:
+            state.control_stack.pop()
+        return None
 
 
 class Graph:
@@ -88,8 +158,8 @@ class Graph:
         st = self._thread_state
         if not hasattr(st, "name_stack"):
             st.name_stack = ""
-            st.control_stack = []  # list of lists of Operation, or None to clear
-            st.device_stack = []  # list of str or callable
+            st.control_stack = []  # list of _ControlDependencies
+            st.device_stack = []  # entries: ("s", canonical str) | ("f", fn) | None
             st.colocation_stack = []  # list of Operation
             st.attr_scope = {}
         return st
@@ -108,6 +178,16 @@ class Graph:
             yield self
         finally:
             stack.pop()
+
+    @property
+    def building_function(self) -> bool:
+        return self._building_function
+
+    @property
+    def graph_def_versions(self) -> _VersionDef:
+        from flowgraph.framework.serialization import GRAPH_DEF_VERSION
+
+        return _VersionDef(GRAPH_DEF_VERSION)
 
     # -- finalization -----------------------------------------------------------------
     def finalize(self) -> None:
@@ -134,33 +214,52 @@ class Graph:
 
     # -- names ------------------------------------------------------------------------
     def get_name_scope(self) -> str:
+        """The current name scope, without a trailing '/' ('' at the root)."""
         return self._state().name_stack
 
     def unique_name(self, name: str, mark_as_used: bool = True) -> str:
-        """`name` under the current name scope, suffixed ``_N`` if already used."""
+        """`name` under the current name scope, suffixed ``_N`` if already used.
+
+        Names are compared case-insensitively (``foo`` and ``Foo`` collide), as in
+        TensorFlow, so graphs stay valid on case-insensitive file systems.
+        """
         scope = self._state().name_stack
         if scope:
             name = f"{scope}/{name}"
         key = name.lower()
-        count = self._names_in_use.get(key, 0)
+        names = self._names_in_use
+        count = names.get(key, 0)
         if mark_as_used:
-            self._names_in_use[key] = count + 1
+            names[key] = count + 1
         if count == 0:
             return name
-        base_key, base = key, name
-        candidate_key = f"{base_key}_{count}"
-        while candidate_key in self._names_in_use:
+        candidate = f"{key}_{count}"
+        while candidate in names:
             count += 1
-            candidate_key = f"{base_key}_{count}"
+            candidate = f"{key}_{count}"
         if mark_as_used:
-            self._names_in_use[candidate_key] = 1
-        return f"{base}_{count}"
+            names[candidate] = 1
+        return f"{name}_{count}"
 
     @contextlib.contextmanager
     def name_scope(self, name: str | None) -> Iterator[str]:
-        """Push a name scope; yields the scope string ending in '/' (or '')."""
+        """Push a name scope; yields the scope string ending in '/' (or '').
+
+        ``None`` or ``''`` return to the root scope; a name ending in '/' re-enters that
+        exact scope; any other name is made unique (``scope``, ``scope_1``, ...).
+        """
         state = self._state()
         old = state.name_stack
+        if name:
+            if isinstance(name, bytes):
+                name = name.decode("utf-8")
+            pattern = _VALID_SCOPE_NAME if old else _VALID_OP_NAME
+            if not pattern.match(name):
+                where = "scope name" if old else "root scope name"
+                raise ValueError(
+                    f"'{name}' is not a valid {where}. It must match {pattern.pattern}"
+                    + ("" if old else " (start with a letter, digit or '.')")
+                )
         if not name:
             new = ""
         elif name.endswith("/"):
@@ -174,105 +273,112 @@ class Graph:
             state.name_stack = old
 
     # -- control dependencies ---------------------------------------------------------
-    @contextlib.contextmanager
-    def control_dependencies(self, control_inputs) -> Iterator[None]:
-        """Ops created inside run only after `control_inputs`; `None` clears them."""
-        state = self._state()
+    def control_dependencies(self, control_inputs) -> _ControlDependencies:
+        """Ops created inside run only after `control_inputs`; `None` clears them.
+
+        `control_inputs` may hold Operations, Tensors (their ops), Variables, or names.
+        """
         if control_inputs is None:
-            saved = state.control_stack
-            state.control_stack = []
-            try:
-                yield
-            finally:
-                state.control_stack = saved
-            return
+            return _ControlDependencies(self, None)
+        current = set(self._current_control_inputs())
         ops = []
         for c in control_inputs:
-            if hasattr(c, "_as_graph_element"):
-                c = c._as_graph_element()
+            c = self.as_graph_element(c)
             if isinstance(c, Tensor):
                 c = c.op
-            if not isinstance(c, Operation):
-                raise TypeError(
-                    f"Control input must be an Operation or a Tensor, got {type(c).__name__}: "
-                    f"{c!r}"
-                )
-            if c.graph is not self:
-                raise ValueError(f"Control input '{c.name}' belongs to a different graph")
-            ops.append(c)
-        state.control_stack.append(ops)
-        try:
-            yield
-        finally:
-            state.control_stack.pop()
+            if c not in current:
+                ops.append(c)
+                current.add(c)
+        return _ControlDependencies(self, ops)
 
     def _current_control_inputs(self) -> list[Operation]:
         out: list[Operation] = []
-        for level in self._state().control_stack:
-            for op in level:
-                if op not in out:
-                    out.append(op)
+        for controller in self._state().control_stack:
+            out.extend(op for op in controller.ops if op not in out)
+        return out
+
+    def _record_op_seen_by_control_dependencies(self, op: Operation) -> None:
+        for controller in self._state().control_stack:
+            controller.seen.add(op)
+
+    def _control_inputs_for(self, stack, inputs) -> list[Operation]:
+        input_ops = {t._op for t in inputs}
+        out: list[Operation] = []
+        for controller in stack:
+            if not input_ops.isdisjoint(controller.seen):
+                continue  # an input already waits for this controller's ops
+            for c in controller.ops:
+                if c not in input_ops and c not in out:
+                    out.append(c)
         return out
 
     # -- devices ----------------------------------------------------------------------
+    def device(self, device_name_or_function) -> contextlib.AbstractContextManager:
+        """Place ops created inside on a device: a string (``'/cpu:0'``,
+        ``'/job:ps/task:0'``), a `DeviceSpec`, a function ``op -> device``, or None.
+
+        Nested string scopes merge field by field, the inner one winning.
+        """
+        if device_name_or_function is None:
+            entry = None
+        elif callable(device_name_or_function) and not isinstance(
+                device_name_or_function, str) and not hasattr(
+                device_name_or_function, "to_string"):
+            entry = ("f", device_name_or_function)
+        else:
+            entry = ("s", device_string(device_name_or_function))
+        return self._push_device(entry)
+
     @contextlib.contextmanager
-    def device(self, device_name_or_function: str | Callable | None) -> Iterator[None]:
-        """Place ops created inside on a device (a string, a function of the op, or None)."""
+    def _push_device(self, entry) -> Iterator[None]:
         state = self._state()
-        if isinstance(device_name_or_function, str):
-            DeviceSpec.from_string(device_name_or_function)  # validate early
-        elif device_name_or_function is not None and not callable(device_name_or_function):
-            spec = getattr(device_name_or_function, "to_string", None)
-            if spec is None:
-                raise TypeError(
-                    f"device() expects a string, a DeviceSpec, a function or None; got "
-                    f"{device_name_or_function!r}"
-                )
-            device_name_or_function = spec()
-        state.device_stack.append(device_name_or_function)
+        state.device_stack.append(entry)
         try:
             yield
         finally:
             state.device_stack.pop()
 
-    def _apply_device_stack(self, op: Operation) -> None:
-        spec = DeviceSpec()
-        for entry in self._state().device_stack:
+    def _apply_device_functions(self, op: Operation, stack) -> None:
+        device = ""
+        for entry in reversed(stack):
             if entry is None:
-                spec = DeviceSpec()
-                continue
-            if callable(entry):
-                op._set_device(spec.to_string())
-                value = entry(op)
-                if hasattr(value, "to_string"):
-                    value = value.to_string()
-                new = DeviceSpec.from_string(value or "")
-                spec = spec.merge_from(new)
+                break
+            kind, value = entry
+            if kind == "s":
+                if value:
+                    device = merge_device(value, device)
             else:
-                spec = spec.merge_from(DeviceSpec.from_string(entry))
-        op._set_device(spec.to_string())
+                op._device = device
+                device = device_string(value(op))
+        op._device = device
 
     @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing: bool = False) -> Iterator[None]:
-        """Ops created inside are placed on the same device as `op`."""
-        if hasattr(op, "_as_graph_element"):
-            op = op._as_graph_element()
-        if isinstance(op, Tensor):
-            op = op.op
+        """Ops created inside join `op`'s colocation group and take its device.
+
+        Enclosing ``tf.device`` scopes do not apply inside (device scopes opened inside
+        do, when `op` has no device). ``colocate_with(None, ignore_existing=True)``
+        clears the colocation stack.
+        """
+        if op is None and not ignore_existing:
+            raise ValueError("Trying to reset colocation (op is None) but "
+                             "ignore_existing is not True")
+        if op is not None:
+            op = self.as_graph_element(op)
+            if isinstance(op, Tensor):
+                op = op.op
         state = self._state()
-        saved = state.colocation_stack
+        saved_colocation = state.colocation_stack
+        saved_devices = state.device_stack
+        state.device_stack = []
         if ignore_existing:
             state.colocation_stack = []
         if op is not None:
             state.colocation_stack = [*state.colocation_stack, op]
-        saved_devices = state.device_stack
-        if op is not None:
-            # Colocation overrides enclosing device scopes, as in TensorFlow.
-            state.device_stack = []
         try:
             yield
         finally:
-            state.colocation_stack = saved
+            state.colocation_stack = saved_colocation
             state.device_stack = saved_devices
 
     # -- ops --------------------------------------------------------------------------
@@ -284,41 +390,40 @@ class Graph:
         name: str | None = None,
         dtypes: list | None = None,
     ) -> Operation:
-        """Add a node of `op_type` to the graph and infer its outputs' shapes and dtypes."""
+        """Add a node of `op_type` to the graph and infer its outputs' shapes and dtypes.
+
+        `name` defaults to `op_type` and is made unique under the current name scope; a
+        name ending in '/' (a scope string) names the op exactly.
+        """
+        inputs = list(inputs)
+        for i, t in enumerate(inputs):
+            if type(t) is not Tensor and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"Input {i} of op {op_type} must be a Tensor, got {type(t).__name__}"
+                )
+            if t._op._graph is not self:
+                raise ValueError(
+                    f"Tensor '{t.name}' must be from the same graph as the op being "
+                    f"created ({op_type} in {self!r}); it belongs to another Graph."
+                )
+        op_def = registry.get_op_def(op_type)
         with self._lock:
             self._check_not_finalized()
-            op_def = registry.get_op_def(op_type)
             full_attrs = dict(op_def.attrs)
             if attrs:
                 full_attrs.update(attrs)
-            inputs = list(inputs)
-            for i, t in enumerate(inputs):
-                if not isinstance(t, Tensor):
-                    raise TypeError(
-                        f"Input {i} of op {op_type} must be a Tensor, got {type(t).__name__}"
-                    )
-                if t.graph is not self:
-                    raise ValueError(
-                        f"Tensor '{t.name}' must be from the same graph as the op being "
-                        f"created ({op_type}); it belongs to another Graph"
-                    )
-            if name and name.endswith("/"):
-                # A name scope string ("scope/") names the op exactly, as in TensorFlow.
-                op_name = name[:-1]
-                if op_name in self._ops_by_name:
-                    raise ValueError(f"Duplicate op name '{op_name}'")
-            else:
-                op_name = self.unique_name(name or op_type)
-            control = [c for c in self._current_control_inputs()]
+            op_name = self._op_name(name or op_type)
+            state = self._state()
+            stack = state.control_stack
+            control = self._control_inputs_for(stack, inputs) if stack else []
             op = Operation(self, op_def, op_name, inputs, full_attrs, control, "")
             for c in control:
                 c._control_outputs.append(op)
-            self._apply_device_stack(op)
-            colocation = self._state().colocation_stack
+            if state.device_stack:
+                self._apply_device_functions(op, state.device_stack)
+            colocation = state.colocation_stack
             if colocation:
-                target = colocation[-1]
-                op._colocation = list(target._colocation or [target.name])
-                op._set_device(target.device)
+                self._apply_colocation(op, colocation)
             # shapes and dtypes
             n_out = op_def.output_count(op)
             if dtypes is None:
@@ -328,7 +433,9 @@ class Graph:
                     dtypes = [inputs[0].dtype.base_dtype] * n_out
                 else:
                     dtypes = [full_attrs["dtype"]] * n_out
-            shapes = op_def.shape_fn(op, *[t.shape for t in inputs])
+            else:
+                dtypes = list(dtypes)
+            shapes = op_def.shape_fn(op, *[t._shape for t in inputs])
             if shapes is None:
                 shapes = [TensorShape(None)] * n_out
             if len(shapes) != n_out or len(dtypes) != n_out:
@@ -339,103 +446,185 @@ class Graph:
             for idx in op_def.ref_outputs:
                 dtypes[idx] = dtypes[idx]._as_ref
             op._outputs = [
-                Tensor(op, i, dt, as_shape(sh)) for i, (dt, sh) in enumerate(zip(dtypes, shapes))
+                Tensor(op, i, dt, sh if isinstance(sh, TensorShape) else as_shape(sh))
+                for i, (dt, sh) in enumerate(zip(dtypes, shapes))
             ]
             for t in inputs:
                 t._consumers.append(op)
             self._ops.append(op)
             self._ops_by_name[op_name] = op
             self._version += 1
+            if stack:
+                for controller in stack:
+                    controller.seen.add(op)
             return op
 
+    def _op_name(self, name: str) -> str:
+        if name[-1:] == "/":
+            # A scope string ("scope/") names the op exactly, as in TensorFlow.
+            exact = name[:-1]
+            if not _VALID_OP_NAME.match(exact):
+                raise ValueError(_bad_op_name(exact))
+            if exact in self._ops_by_name:
+                raise ValueError(
+                    f"Duplicate node name in graph: '{exact}'. A name ending in '/' names "
+                    "the op exactly; pick another name or drop the trailing '/'."
+                )
+            # Unlike TensorFlow, mark the name used so a later op of the same name gets
+            # a suffix instead of a duplicate-name error.
+            self._names_in_use.setdefault(exact.lower(), 1)
+            return exact
+        if not _VALID_OP_NAME.match(name):
+            raise ValueError(_bad_op_name(name))
+        op_name = self.unique_name(name)
+        while op_name in self._ops_by_name:  # only after an exact-name op took it
+            op_name = self.unique_name(name)
+        return op_name
+
+    @staticmethod
+    def _apply_colocation(op: Operation, colocation: list[Operation]) -> None:
+        groups: set[str] = set()
+        device = None
+        for target in reversed(colocation):  # innermost first
+            groups.update(target._colocation or (target._name,))
+            if device is None and target._device:
+                device = target._device
+        op._colocation = sorted(groups)
+        if device is not None:
+            op._device = device
+
     def get_operations(self) -> list[Operation]:
+        """All ops, in creation order (a new list)."""
         return list(self._ops)
 
     def get_operation_by_name(self, name: str) -> Operation:
+        """The op named `name` (KeyError if none; ValueError for a tensor name)."""
         if not isinstance(name, str):
-            raise TypeError(f"Operation names are strings, got {type(name).__name__}")
-        try:
-            return self._ops_by_name[name]
-        except KeyError:
-            raise KeyError(
-                f"The name '{name}' refers to an Operation not in the graph."
-            ) from None
+            raise TypeError(f"Operation names are strings (or similar), not "
+                            f"{type(name).__name__}.")
+        return self.as_graph_element(name, allow_tensor=False, allow_operation=True)
 
     def get_tensor_by_name(self, name: str) -> Tensor:
+        """The tensor named ``'op_name:index'`` (KeyError if none; ValueError for an op
+        name)."""
         if not isinstance(name, str):
-            raise TypeError(f"Tensor names are strings, got {type(name).__name__}")
-        op_name, sep, index = name.rpartition(":")
-        if not sep or not index.isdigit():
-            raise ValueError(
-                f"The name '{name}' looks like an Operation name, not a Tensor name; "
-                f"tensor names look like '<op_name>:<output_index>'."
-            )
-        op = self.get_operation_by_name(op_name)
-        idx = int(index)
-        if idx >= len(op._outputs):
-            raise KeyError(
-                f"The name '{name}' refers to a Tensor which does not exist: operation "
-                f"'{op_name}' has {len(op._outputs)} outputs."
-            )
-        return op._outputs[idx]
+            raise TypeError(f"Tensor names are strings (or similar), not "
+                            f"{type(name).__name__}.")
+        return self.as_graph_element(name, allow_tensor=True, allow_operation=False)
 
     def as_graph_element(self, obj, allow_tensor: bool = True, allow_operation: bool = True):
-        """Resolve a Tensor, Operation, or name string to a graph element of this graph."""
-        if hasattr(obj, "_as_graph_element"):
-            obj = obj._as_graph_element()
+        """Resolve a Tensor, Operation, Variable or name string to an element of this graph."""
+        if allow_tensor and allow_operation:
+            types_str = "Tensor or Operation"
+        elif allow_tensor:
+            types_str = "Tensor"
+        else:
+            types_str = "Operation"
+        conv = getattr(obj, "_as_graph_element", None)
+        if conv is not None and not isinstance(obj, Tensor | Operation):
+            obj = conv()
         if isinstance(obj, str):
-            if ":" in obj:
-                if not allow_tensor:
-                    raise ValueError(f"Name '{obj}' names a Tensor; an Operation is expected")
-                return self.get_tensor_by_name(obj)
-            if not allow_operation:
-                raise ValueError(
-                    f"Name '{obj}' appears to refer to an Operation, not a Tensor; did you "
-                    f"mean '{obj}:0'?"
-                )
-            return self.get_operation_by_name(obj)
+            return self._element_by_name(obj, allow_tensor, allow_operation)
         if isinstance(obj, Tensor) and allow_tensor:
-            if obj.graph is not self:
-                raise ValueError(f"Tensor {obj.name} is not an element of this graph.")
+            if obj._op._graph is not self:
+                raise ValueError(f"Tensor {obj} is not an element of this graph.")
             return obj
         if isinstance(obj, Operation) and allow_operation:
-            if obj.graph is not self:
-                raise ValueError(f"Operation {obj.name} is not an element of this graph.")
+            if obj._graph is not self:
+                raise ValueError(f"Operation {obj!r} is not an element of this graph.")
             return obj
-        raise TypeError(
-            f"Can not convert a {type(obj).__name__} into a graph element: {obj!r}"
-        )
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a {types_str}.")
+
+    def _element_by_name(self, name: str, allow_tensor: bool, allow_operation: bool):
+        if ":" in name:
+            if not allow_tensor:
+                raise ValueError(
+                    f"Name '{name}' appears to refer to a Tensor, not an Operation.")
+            op_name, _, index = name.rpartition(":")
+            if not op_name or not index.isdigit():
+                raise ValueError(
+                    f"The name '{name}' looks like a Tensor name, but is not a valid one. "
+                    "Tensor names must be of the form \"<op_name>:<output_index>\"."
+                )
+            op = self._ops_by_name.get(op_name)
+            if op is None:
+                raise KeyError(
+                    f"The name '{name}' refers to a Tensor which does not exist. The "
+                    f"operation, '{op_name}', does not exist in the graph."
+                )
+            idx = int(index)
+            if idx >= len(op._outputs):
+                raise KeyError(
+                    f"The name '{name}' refers to a Tensor which does not exist. The "
+                    f"operation, '{op_name}', exists but only has {len(op._outputs)} "
+                    "outputs."
+                )
+            return op._outputs[idx]
+        if not allow_operation:
+            if name in self._ops_by_name:
+                raise ValueError(
+                    f"The name '{name}' refers to an Operation, not a Tensor. Tensor names "
+                    f"must be of the form \"<op_name>:<output_index>\" (e.g. '{name}:0')."
+                )
+            raise ValueError(
+                f"The name '{name}' looks like an (invalid) Operation name, not a Tensor. "
+                "Tensor names must be of the form \"<op_name>:<output_index>\"."
+            )
+        op = self._ops_by_name.get(name)
+        if op is None:
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
+        return op
 
     # -- collections ------------------------------------------------------------------
     def add_to_collection(self, name: str, value) -> None:
+        """Append `value` to collection `name`."""
         self._check_not_finalized()
-        self._collections.setdefault(name, []).append(value)
+        with self._lock:
+            self._collections.setdefault(name, []).append(value)
 
     def add_to_collections(self, names, value) -> None:
+        """Add `value` to each collection in `names` (a string or an iterable; each
+        collection at most once)."""
         names = (names,) if isinstance(names, str) else set(names)
         for name in names:
             self.add_to_collection(name, value)
 
     def get_collection_ref(self, name: str) -> list:
-        return self._collections.setdefault(name, [])
+        """The collection list itself (created if missing): changes to it are kept."""
+        with self._lock:
+            coll = self._collections.get(name)
+            if coll is None:
+                coll = self._collections[name] = []
+            return coll
 
     def get_collection(self, name: str, scope: str | None = None) -> list:
-        items = self._collections.get(name, [])
-        if scope is None:
-            return list(items)
-        import re
-
-        pattern = re.compile(scope)
-        return [
-            item for item in items
-            if hasattr(item, "name") and pattern.match(item.name)
-        ]
+        """A copy of collection `name`; with `scope`, only items whose ``name`` matches
+        the regular expression `scope` at its start (``re.match``)."""
+        with self._lock:
+            items = self._collections.get(name)
+            if items is None:
+                return []
+            if not scope:
+                return list(items)
+            pattern = re.compile(scope)
+            return [
+                item for item in items
+                if isinstance(getattr(item, "name", None), str) and pattern.match(item.name)
+            ]
 
     def get_all_collection_keys(self) -> list[str]:
-        return [k for k, v in self._collections.items() if v]
+        """The names of the collections (string keys only)."""
+        with self._lock:
+            return [k for k in self._collections if isinstance(k, str)]
+
+    @property
+    def collections(self) -> list:
+        """The collection keys of this graph."""
+        return list(self._collections)
 
     def clear_collection(self, name: str) -> None:
-        self._collections.pop(name, None)
+        with self._lock:
+            self._collections.pop(name, None)
 
     # -- feeding and fetching ---------------------------------------------------------
     def prevent_feeding(self, tensor: Tensor) -> None:
@@ -457,7 +646,7 @@ class Graph:
         return self._last_op_seed
 
     # -- serialization ----------------------------------------------------------------
-    def as_graph_def(self, add_shapes: bool = False) -> dict:
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
         """The graph as a JSON-compatible dict (see `flowgraph.framework.serialization`)."""
         from flowgraph.framework.serialization import graph_to_dict
 
@@ -467,7 +656,14 @@ class Graph:
         return name in self._ops_by_name
 
     def __repr__(self) -> str:
-        return f"<flowgraph.Graph with {len(self._ops)} ops>"
+        return f"<flowgraph.Graph with {len(self._ops)} ops at {id(self):#x}>"
+
+
+def _bad_op_name(name: str) -> str:
+    return (
+        f"'{name}' is not a valid op name: names must match {_VALID_OP_NAME.pattern} "
+        "(start with a letter, digit or '.'; then letters, digits and '_.-/>\\')."
+    )
 
 
 # -- default graph and session stacks (per thread, over a process-wide default) ---------
@@ -496,8 +692,9 @@ def reset_default_graph() -> None:
     """Replace the global default graph with a new, empty one."""
     if _default_graph_stack():
         raise AssertionError(
-            "Do not use tf.reset_default_graph() inside a `with graph.as_default()` block "
-            "or a session context; exit the block first."
+            "Do not use tf.reset_default_graph() to clear nested graphs: it was called "
+            "inside a `with graph.as_default()` block or a session context. Exit the "
+            "nesting first, or create a new tf.Graph()."
         )
     global _global_default_graph
     _global_default_graph = Graph()
@@ -552,6 +749,7 @@ def device(device_name_or_function):
 
 
 def colocate_with(op, ignore_existing: bool = False):
+    """Context manager: ops created inside are colocated with `op` (see `Graph`)."""
     return get_default_graph().colocate_with(op, ignore_existing=ignore_existing)
 
 
@@ -578,9 +776,13 @@ def set_random_seed(seed: int | None) -> None:
     get_default_graph().seed = seed
 
 
-@contextlib.contextmanager
-def name_scope(name: str | None, default_name: str | None = None, values=None):
-    """TF1 ``tf.name_scope(name, default_name=None, values=None)``.
+class name_scope:
+    """TF1 ``tf.name_scope(name, default_name=None, values=None)``: a context manager
+    that opens a name scope and yields it as a string ending in '/'.
+
+    `name` is used if given, else `default_name` (made unique: ``dense``, ``dense_1``).
+    ``name_scope(None)`` returns to the root scope; a name ending in '/' re-enters an
+    existing scope exactly. With `values`, ops go into the graph of those tensors.
 
     Example
     -------
@@ -589,17 +791,42 @@ def name_scope(name: str | None, default_name: str | None = None, values=None):
     ...     print(scope)
     layer/
     """
-    graph = get_default_graph()
-    if values:
-        for v in values:
+
+    __slots__ = ("_default_name", "_exits", "_name", "_values")
+
+    def __init__(self, name: str | None, default_name: str | None = None,
+                 values=None) -> None:
+        self._name = default_name if name is None else name
+        self._default_name = default_name
+        self._values = values
+        self._exits: list = []
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    def __enter__(self) -> str:
+        if self._name is None and self._values is not None:
+            raise ValueError(
+                f"At least one of name ({self._name}) and default_name "
+                f"({self._default_name}) must be provided."
+            )
+        graph = get_default_graph()
+        for v in self._values or ():
             g = getattr(v, "graph", None)
             if isinstance(g, Graph):
                 graph = g
                 break
-    if name is None and default_name is None and values is not None:
-        raise ValueError("At least one of name (None) and default_name (None) must be set")
-    scope_name = name if name is not None else default_name
-    if name is None and default_name is not None:
-        scope_name = default_name
-    with graph.as_default(), graph.name_scope(scope_name) as scope:
-        yield scope
+        stack = contextlib.ExitStack()
+        try:
+            if graph is not get_default_graph():
+                stack.enter_context(graph.as_default())
+            scope = stack.enter_context(graph.name_scope(self._name))
+        except BaseException:
+            stack.close()
+            raise
+        self._exits.append(stack)
+        return scope
+
+    def __exit__(self, *exc) -> None:
+        self._exits.pop().close()

@@ -96,23 +96,53 @@ class Operation:
         self._device = device
 
     @property
-    def node_def(self) -> dict:
+    def node_def(self) -> NodeDef:
+        """This node as a `NodeDef`: a JSON-compatible dict that also reads as attributes
+        (``node_def.name``, ``.op``, ``.input``, ``.device``, ``.attr``)."""
         from flowgraph.framework.serialization import node_to_dict
 
-        return node_to_dict(self)
+        return NodeDef(node_to_dict(self))
 
-    @property
-    def colocation_groups(self) -> list[str]:
-        return [f"loc:@{n}" for n in (self._colocation or [self._name])]
+    def colocation_groups(self) -> list[bytes]:
+        """The colocation groups (``b'loc:@op_name'``) of this op, as in TensorFlow.
+
+        An op is always in its own group; ops created inside ``tf.colocate_with(x)`` are
+        in the groups of ``x`` instead.
+        """
+        return [f"loc:@{n}".encode() for n in (self._colocation or (self._name,))]
 
     def get_attr(self, name: str):
+        """The value of attribute `name` (ValueError if the op has no such attribute).
+
+        ``'_class'`` gives the colocation groups set by ``tf.colocate_with``; ``'T'``,
+        when the op type declares no such attribute, gives the dtype of the first input
+        (or output), which is what TensorFlow's ``T`` type attribute holds.
+        """
         try:
             return self._attrs[name]
         except KeyError:
-            raise ValueError(
-                f"Operation '{self._name}' ({self.type}) has no attr named '{name}'; "
-                f"it has {sorted(self._attrs)}"
-            ) from None
+            pass
+        if name == "_class" and self._colocation:
+            return [f"loc:@{n}".encode() for n in self._colocation]
+        if name == "T":
+            first = self._inputs[0] if self._inputs else (
+                self._outputs[0] if self._outputs else None)
+            if first is not None:
+                return first.dtype.base_dtype
+        raise ValueError(
+            f"Operation '{self._name}' ({self.type}) has no attr named '{name}'; its "
+            f"attrs are {sorted(self._attrs)}."
+        )
+
+    @property
+    def traceback(self) -> list[tuple[str, int, str, str]]:
+        """Where the op was created: ``[(filename, lineno, function, source line)]``."""
+        if not self._source:
+            return []
+        import linecache
+
+        filename, lineno, func = self._source
+        return [(filename, lineno, func, linecache.getline(filename, lineno).strip())]
 
     @property
     def attrs(self) -> dict[str, Any]:
@@ -130,9 +160,7 @@ class Operation:
 
     def run(self, feed_dict=None, session=None) -> None:
         """Run this op in `session` (default: the default session)."""
-        from flowgraph.framework.graph import get_default_session_or_raise
-
-        sess = session or get_default_session_or_raise(self._name)
+        sess = _session_for(self._graph, session, "execute operation", "run()")
         sess.run(self, feed_dict=feed_dict)
 
     # -- messages -----------------------------------------------------------------------
@@ -229,13 +257,23 @@ class Tensor:
         return self._shape
 
     def set_shape(self, shape) -> None:
-        """Merge `shape` into this tensor's static shape (ValueError if incompatible)."""
+        """Merge `shape` into this tensor's static shape (ValueError if incompatible).
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> x = tf.placeholder(tf.float32, [None, 3])
+        >>> x.set_shape([2, None])
+        >>> x.shape.as_list()
+        [2, 3]
+        """
+        shape = as_shape(shape)
         try:
-            self._shape = self._shape.merge_with(as_shape(shape))
-        except ValueError:
+            self._shape = self._shape.merge_with(shape)
+        except ValueError as e:
             raise ValueError(
                 f"Tensor '{self.name}' has static shape {self._shape}, which is not "
-                f"compatible with the requested shape {as_shape(shape)}"
+                f"compatible with the requested shape {shape} ({e})"
             ) from None
 
     def consumers(self) -> list[Operation]:
@@ -243,10 +281,14 @@ class Tensor:
 
     def eval(self, feed_dict=None, session=None):
         """The value of this tensor in `session` (default: the default session)."""
-        from flowgraph.framework.graph import get_default_session_or_raise
-
-        sess = session or get_default_session_or_raise(self.name)
+        sess = _session_for(self._op._graph, session, "evaluate tensor", "eval()")
         return sess.run(self, feed_dict=feed_dict)
+
+    def ref(self) -> Reference:
+        """A hashable reference to this tensor (``t.ref().deref() is t``)."""
+        return Reference(self)
+
+    experimental_ref = ref
 
     # -- Python protocol ----------------------------------------------------------------
     def __hash__(self) -> int:
@@ -266,18 +308,36 @@ class Tensor:
 
     def __iter__(self):
         dims = self._shape.dims
-        if dims is None or not dims or dims[0].value is None:
+        if dims is None:
+            raise TypeError(f"Cannot iterate over a tensor with unknown shape ('{self.name}').")
+        if not dims:
+            raise TypeError(f"Cannot iterate over a scalar tensor ('{self.name}').")
+        n = dims[0].value
+        if n is None:
             raise TypeError(
-                f"Tensor '{self.name}' of shape {self._shape} is not iterable: its first "
-                "dimension is not known at graph construction time"
+                f"Cannot iterate over a tensor with unknown first dimension ('{self.name}' "
+                f"has shape {self._shape}); use tf.unstack with num=, or tf.map_fn."
             )
-        from flowgraph.ops.array_ops import unstack
+        from flowgraph.ops import array_ops
 
-        return iter(unstack(self, num=dims[0].value))
+        unstack = getattr(array_ops, "unstack", None)
+        if unstack is None:
+            raise TypeError(
+                f"Cannot iterate over tensor '{self.name}': tf.unstack is not available"
+            )
+        return iter(unstack(self, num=n))
 
     def __len__(self) -> int:
         raise TypeError(
-            f"len is not well defined for symbolic Tensor '{self.name}'; use tf.shape()"
+            f"len is not well defined for a symbolic Tensor ('{self.name}'). Use "
+            "`x.shape` for the static shape or tf.shape(x) for the dynamic one."
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise NotImplementedError(
+            f"Cannot convert a symbolic Tensor ('{self.name}') to a NumPy array: its value "
+            "exists only inside Session.run. Fetch it with sess.run() first, or use "
+            "flowgraph ops instead of NumPy functions on it."
         )
 
     def __repr__(self) -> str:
@@ -288,6 +348,64 @@ class Tensor:
 
     def _as_ref(self) -> bool:
         return self._dtype.is_ref_dtype
+
+
+class Reference:
+    """A hashable, identity-compared wrapper of a `Tensor` (what ``t.ref()`` returns)."""
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj) -> None:
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self) -> int:
+        return id(self._obj)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Reference) and other._obj is self._obj
+
+    def __repr__(self) -> str:
+        return f"<Reference wrapping {self._obj!r}>"
+
+
+class NodeDef(dict):
+    """A node of a serialized graph: a plain dict whose keys also read as attributes."""
+
+    __slots__ = ()
+
+    def __getattr__(self, key: str):
+        try:
+            return self[key]
+        except KeyError:
+            if key == "attr":
+                return {}
+            raise AttributeError(f"NodeDef has no field '{key}'") from None
+
+
+def _session_for(graph, session, what: str, call: str):
+    """The session to run `what` in: `session`, else the default one, on `graph`."""
+    if session is None:
+        from flowgraph.framework.graph import get_default_session
+
+        session = get_default_session()
+        if session is None:
+            raise ValueError(
+                f"Cannot {what} using `{call}`: no default session is registered. Use "
+                f"`with sess.as_default():` or pass an explicit session to "
+                f"`{call[:-1]}session=sess)`."
+            )
+        which = "the default session"
+    else:
+        which = "the given session"
+    if getattr(session, "graph", graph) is not graph:
+        raise ValueError(
+            f"Cannot use {which} to {what}: the tensor's graph is different from the "
+            "session's graph. Pass a session built on this graph (tf.Session(graph=g))."
+        )
+    return session
 
 
 def install_tensor_operator(name: str, fn) -> None:

@@ -15,6 +15,7 @@ from flowgraph.ops.nn_ops import (
     leaky_relu,
     log_softmax,
     max_pool,
+    moments,
     relu,
     relu6,
     selu,

@@ -58,8 +58,11 @@ def _convert_values(values, op_name: str) -> list[Tensor]:
                         f"{values.name}; wrap it in a list")
     values = list(values)
     dtype = next((v.dtype.base_dtype for v in values if isinstance(v, Tensor)), None)
-    out = [convert_to_tensor(v, dtype=None if isinstance(v, Tensor) else dtype)
-           for v in values]
+    out = []
+    for v in values:
+        t = convert_to_tensor(v, dtype=None if isinstance(v, Tensor) else dtype)
+        dtype = dtype or t.dtype.base_dtype
+        out.append(t)
     for t in out[1:]:
         if t.dtype.base_dtype != out[0].dtype.base_dtype:
             raise TypeError(f"{op_name}: all values must have the same dtype, got "
@@ -115,6 +118,8 @@ def concat(values, axis, name: str = "concat"):
     >>> tf.concat([tf.zeros([2, 3]), tf.zeros([2, 5])], axis=-1).shape.as_list()
     [2, 8]
     """
+    if isinstance(values, Tensor):
+        values = [values]
     values = _convert_values(values, "concat")
     if len(values) == 1:
         # Shape check only, as TensorFlow does: one value is passed through.

@@ -357,14 +357,16 @@ def fill(dims, value, name: str | None = None):
 
 def _zero(dtype):
     dtype = _dtypes.as_dtype(dtype).base_dtype
-    return convert_to_tensor(b"" if dtype == _dtypes.string else 0, dtype=dtype)
+    if dtype == _dtypes.string:
+        return convert_to_tensor(b"", dtype=dtype)
+    return convert_to_tensor(np.zeros((), dtype.as_numpy_dtype), dtype=dtype)
 
 
 def _one(dtype):
     dtype = _dtypes.as_dtype(dtype).base_dtype
     if dtype == _dtypes.string:
         raise TypeError("tf.ones/ones_like are not defined for string tensors")
-    return convert_to_tensor(True if dtype == _dtypes.bool else 1, dtype=dtype)
+    return convert_to_tensor(np.ones((), dtype.as_numpy_dtype), dtype=dtype)
 
 
 def zeros(shape, dtype=_dtypes.float32, name: str | None = None):

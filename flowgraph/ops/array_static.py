@@ -13,7 +13,7 @@ unknown batch size and infer the `-1`::
 Example
 -------
 >>> import flowgraph as tf
->>> x = tf.placeholder(tf.float32, [None, 3])
+>>> x = tf.placeholder(tf.float32, [None, 3], name="x")
 >>> static_elements(tf.shape(x))
 [DimOf(x:0, 0), 3]
 """

@@ -39,7 +39,8 @@ def no_op(name: str | None = None) -> Operation:
 
 
 def group(*inputs, name: str | None = None) -> Operation:
-    """An op that runs after all of `inputs` (tensors or ops) have run.
+    """An op that runs after all of `inputs` (tensors, ops, variables; nested lists are
+    flattened) have run. It has no outputs.
 
     Example
     -------
@@ -48,19 +49,25 @@ def group(*inputs, name: str | None = None) -> Operation:
     >>> tf.group(a, b).type
     'NoOp'
     """
-    deps = []
+    deps: list[Operation] = []
     for x in _flatten(inputs):
         if hasattr(x, "_as_graph_element") and not isinstance(x, Tensor | Operation):
             x = x._as_graph_element()
         if isinstance(x, Tensor):
             x = x.op
         if not isinstance(x, Operation):
-            raise TypeError(f"tf.group: expected tensors or ops, got {type(x).__name__}: {x!r}")
+            raise TypeError(
+                f"tf.group() expects Tensor or Operation arguments, not {x!r} of type "
+                f"{type(x).__name__}."
+            )
         if x not in deps:
             deps.append(x)
     graph = deps[0].graph if deps else get_default_graph()
-    with graph.as_default(), graph.control_dependencies(deps):
-        return no_op(name=name or "group_deps")
+    with graph.as_default(), graph.name_scope(name or "group_deps") as scope:
+        if not deps:
+            return no_op(name=scope)
+        with graph.control_dependencies(deps):
+            return no_op(name=scope)
 
 
 def _flatten(items):
@@ -73,15 +80,58 @@ def _flatten(items):
             yield x
 
 
-def tuple_(tensors, name: str | None = None, control_inputs=None):
-    """Tensors with the same values as `tensors`, available only after all are computed
-    (TensorFlow's ``tf.tuple``)."""
-    from flowgraph.ops.array_ops import identity
+def with_dependencies(dependencies, output_tensor, name: str | None = None) -> Tensor:
+    """`output_tensor`'s value, available only after every op in `dependencies` ran.
 
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v = tf.Variable(0)
+    >>> with_dependencies([v.initializer], tf.constant(1)).op.type
+    'Identity'
+    """
+    from flowgraph.framework.constant_op import convert_to_tensor
+
+    graph = get_default_graph()
+    with graph.name_scope(name or "control_dependency") as scope, \
+            graph.colocate_with(output_tensor), graph.control_dependencies(dependencies):
+        return make_op("Identity", [convert_to_tensor(output_tensor)], name=scope).outputs[0]
+
+
+def tuple_(tensors, name: str | None = None, control_inputs=None) -> list:
+    """Tensors with the same values as `tensors`, each available only after all of them
+    (and all `control_inputs`) are computed (TensorFlow's ``tf.tuple``).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> a, b = tf.tuple([tf.constant(1.0), tf.constant(2.0)])
+    >>> a.op.type, len(a.op.control_inputs)
+    ('Identity', 1)
+    """
     tensors = list(tensors)
-    gate = group(*[t for t in tensors if t is not None], *(control_inputs or []))
-    out = []
-    with get_default_graph().control_dependencies([gate]):
+    graph = get_default_graph()
+    for t in tensors:
+        if isinstance(t, Tensor):
+            graph = t.graph
+            break
+    with graph.as_default(), graph.name_scope(name or "tuple"):
+        gating = []
         for t in tensors:
-            out.append(None if t is None else identity(t))
-    return out
+            if t is None:
+                continue
+            if not isinstance(t, Tensor):
+                raise TypeError(f"tf.tuple expects Tensors (or None), got {t!r}")
+            gating.append(t.op)
+        for c in control_inputs or ():
+            if isinstance(c, Tensor):
+                c = c.op
+            if not isinstance(c, Operation):
+                raise TypeError(
+                    f"tf.tuple: control_inputs must hold Operations or Tensors, got {c!r}")
+            gating.append(c)
+        gating = sorted(set(gating), key=lambda op: op._id)
+        if not gating:
+            raise ValueError(f"tf.tuple: must have at least one Tensor: {tensors!r}")
+        gate = group(*gating)
+        return [None if t is None else with_dependencies([gate], t) for t in tensors]

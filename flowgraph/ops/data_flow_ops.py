@@ -91,10 +91,10 @@ def _dequeue_shape(op, handle):
 
 
 def _batched_shape(op, handle, n, up_to: bool):
-    batch = None
-    if not up_to:
-        value = constant_value(op.inputs[1])
-        batch = None if value is None else int(value)
+    value = constant_value(op.inputs[1])
+    if value is not None and int(value) < 0:
+        raise op.shape_error(f"the number of elements n must be >= 0, got {int(value)}")
+    batch = None if value is None or up_to else int(value)
     return [TensorShape([batch]).concatenate(s) if s.ndims is not None else TensorShape(None)
             for s in _component_shapes(op)]
 
@@ -357,8 +357,8 @@ class FIFOQueue(QueueBase):
     >>> import flowgraph as tf
     >>> q = tf.FIFOQueue(4, [tf.int32, tf.float32], shapes=[[], [2]])
     >>> x, y = q.dequeue()
-    >>> x.shape, y.shape
-    (TensorShape([]), TensorShape([2]))
+    >>> x.shape.as_list(), y.shape.as_list()
+    ([], [2])
     """
 
     def __init__(self, capacity, dtypes, shapes=None, names=None, shared_name=None,
@@ -380,8 +380,8 @@ class PaddingFIFOQueue(QueueBase):
     -------
     >>> import flowgraph as tf
     >>> q = tf.PaddingFIFOQueue(4, tf.int32, shapes=[[None]])
-    >>> q.dequeue_many(2).shape
-    TensorShape([2, None])
+    >>> q.dequeue_many(2).shape.as_list()
+    [2, None]
     """
 
     def __init__(self, capacity, dtypes, shapes, names=None, shared_name=None,
@@ -407,8 +407,8 @@ class RandomShuffleQueue(QueueBase):
     -------
     >>> import flowgraph as tf
     >>> q = tf.RandomShuffleQueue(10, 2, tf.float32, shapes=[()], seed=1)
-    >>> q.dequeue_many(3).shape
-    TensorShape([3])
+    >>> q.dequeue_many(3).shape.as_list()
+    [3]
     """
 
     def __init__(self, capacity, min_after_dequeue, dtypes, shapes=None, names=None,

@@ -19,7 +19,11 @@ import warnings
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import (
+    constant_value,
+    convert_to_tensor,
+    register_constant_evaluator,
+)
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import not_differentiable, register_op
@@ -224,7 +228,7 @@ def abs(x, name=None):
     x = convert_to_tensor(x)
     if x.dtype.is_complex:
         return make_tensor("ComplexAbs", [x], {"Tout": x.dtype.real_dtype},
-                           name=name or "ComplexAbs")
+                           name=name or "Abs")
     return _abs(x, name=name)
 
 
@@ -734,6 +738,40 @@ def einsum(equation, *inputs, **kwargs):
                                                "N": len(tensors)}, name="Einsum")
 
 
+# -- static values ------------------------------------------------------------------------
+_MAX_FOLDED = 4096  # elements: graph-build-time evaluation stays cheap
+
+
+def _const_inputs(op):
+    values = [constant_value(t) for t in op.inputs]
+    if any(v is None or np.size(v) > _MAX_FOLDED for v in values):
+        return None
+    return values
+
+
+def _elementwise_evaluator(fn):
+    def evaluate(op, index):
+        values = _const_inputs(op)
+        if values is None:
+            return None
+        if op.type in ("FloorDiv", "FloorMod") and not np.all(values[1]):
+            return None  # division by zero is reported when the graph runs
+        if op.type == "Cast" and op.attrs["DstT"].is_complex:
+            return np.asarray(values[0], dtype=op.attrs["DstT"].as_numpy_dtype)
+        with np.errstate(all="ignore"):
+            out = fn(*values)
+        return np.asarray(out, dtype=op.outputs[0].dtype.as_numpy_dtype)
+
+    return evaluate
+
+
+for _op_type, _fn in {"Add": np.add, "AddV2": np.add, "Sub": np.subtract,
+                      "Mul": np.multiply, "Maximum": np.maximum, "Minimum": np.minimum,
+                      "FloorDiv": np.floor_divide, "FloorMod": np.mod, "Neg": np.negative,
+                      "Cast": lambda v: np.asarray(v).real}.items():
+    register_constant_evaluator(_op_type)(_elementwise_evaluator(_fn))
+
+
 # -- Tensor operators ---------------------------------------------------------------------
 _PLAIN = (int, float, complex, str, bytes, list, tuple, np.ndarray, np.generic)
 
@@ -744,7 +782,7 @@ def _binary_operator(fn, op_name: str, reflected: bool = False):
     mirrored = f"__{op_name}__" if reflected else f"__r{op_name}__"
 
     def method(self, other):
-        if not isinstance(other, Tensor | _PLAIN) and hasattr(type(other), mirrored):
+        if not isinstance(other, (Tensor, *_PLAIN)) and hasattr(type(other), mirrored):
             return NotImplemented
         x, y = (other, self) if reflected else (self, other)
         return fn(x, y, name=op_name)

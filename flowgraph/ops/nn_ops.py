@@ -586,3 +586,36 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
         _check_dtype(t, FLOATS, "L2Normalize", "x")
         return make_tensor("L2Normalize", [t], {"axis": axis, "epsilon": float(epsilon)},
                            name=scope)
+
+
+# -- Moments (composite, as in TensorFlow) ------------------------------------------------
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """Mean and variance of `x` over `axes`; `shift` is accepted and unused, as in TF.
+
+    float16 inputs are reduced in float32. Reduced axes are dropped unless `keepdims`
+    (TF1 alias `keep_dims`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> mean, var = tf.nn.moments(tf.constant([[1.0, 2.0], [3.0, 6.0]]), axes=[0])
+    >>> tf.Session().run([mean, var])
+    [array([2., 4.], dtype=float32), array([1., 4.], dtype=float32)]
+    """
+    from flowgraph.ops import array_ops, math_ops, math_reduce
+
+    if keep_dims is not None and keepdims is not None:
+        raise ValueError("Cannot specify both 'keep_dims' and 'keepdims'")
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    with name_scope(name, "moments", [x, axes]):
+        t = convert_to_tensor(x, name="x")
+        y = math_ops.cast(t, _dtypes.float32) if t.dtype == _dtypes.float16 else t
+        mean = math_reduce.reduce_mean(y, axes, keepdims=True, name="mean")
+        sq = math_ops.squared_difference(y, array_ops.stop_gradient(mean))
+        variance = math_reduce.reduce_mean(sq, axes, keepdims=True, name="variance")
+        if not keep:
+            mean = array_ops.squeeze(mean, axes)
+            variance = array_ops.squeeze(variance, axes)
+        if t.dtype == _dtypes.float16:
+            return math_ops.cast(mean, t.dtype), math_ops.cast(variance, t.dtype)
+        return mean, variance

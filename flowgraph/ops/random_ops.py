@@ -158,7 +158,8 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
         hi = convert_to_tensor(maxval, dtype=dtype, name="max")
         if lo_is_zero:
             return math_ops.multiply(rnd, hi, name=scope)
-        return math_ops.add(rnd * (hi - lo), lo, name=scope)
+        scale = math_ops.subtract(hi, lo, name="sub")
+        return math_ops.add(math_ops.multiply(rnd, scale, name="mul"), lo, name=scope)
 
 
 def _normal(op_type, scope_name, shape, mean, stddev, dtype, seed, name):
@@ -170,7 +171,7 @@ def _normal(op_type, scope_name, shape, mean, stddev, dtype, seed, name):
         seed1, seed2 = op_seeds(seed)
         rnd = make_tensor(op_type, [shape], {"seed": seed1, "seed2": seed2, "dtype": dtype},
                           name=op_type)
-        return math_ops.add(rnd * stddev, mean, name=scope)
+        return math_ops.add(math_ops.multiply(rnd, stddev, name="mul"), mean, name=scope)
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=None, name=None):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
@@ -25,7 +26,9 @@ def _variable_shape(op):
 def _assign_shape(op, ref, value):
     if op.attrs.get("validate_shape", True) and not ref.is_compatible_with(value):
         raise op.shape_error(
-            f"the variable has shape {ref} but the assigned value has shape {value}"
+            f"the variable has shape {ref} but the assigned value has shape {value}; "
+            "assign a value of the variable's shape (or pass validate_shape=False to "
+            "tf.assign to change the shape)"
         )
     return [ref if op.attrs.get("validate_shape", True) else value]
 
@@ -68,7 +71,17 @@ def _ref_of(ref):
 
 def _assign_like(op_type: str, ref, value, name, attrs):
     ref_t = _ref_of(ref)
-    value = convert_to_tensor(value, dtype=ref_t.dtype.base_dtype)
+    want = ref_t.dtype.base_dtype
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+        value = convert_to_tensor(value)
+        if value.dtype.base_dtype != want:
+            raise TypeError(
+                f"Input 'value' of '{op_type}' Op has type {value.dtype.base_dtype.name} that "
+                f"does not match type {want.name} of argument 'ref' (variable "
+                f"'{ref_t.op.name}'). Cast the value with tf.cast first."
+            )
+    else:
+        value = convert_to_tensor(value, dtype=want)
     return make_tensor(op_type, [ref_t, value], attrs, name=name or op_type)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import (
+    constant,
     convert_to_tensor,
     register_tensor_conversion_function,
 )
@@ -32,7 +33,7 @@ from flowgraph.framework.graph import (
     GraphKeys,
     get_collection,
     get_default_graph,
-    get_default_session_or_raise,
+    get_default_session,
 )
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
@@ -49,7 +50,24 @@ class Variable:
     Parameters follow TensorFlow 1.x: `initial_value` (a tensor, a value, or a callable
     returning one), `trainable` (added to ``TRAINABLE_VARIABLES``), `collections`
     (default ``[GLOBAL_VARIABLES]``), `validate_shape`, `name`, `dtype`.
+
+    The graph gets ``name/initial_value`` (for a value), ``name`` (the ``VariableV2``
+    op), ``name/Assign`` (`initializer`) and ``name/read`` (`value()`). Reading it before
+    its initializer ran raises ``FailedPreconditionError`` naming it.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     with tf.name_scope("layer"):
+    ...         w = tf.Variable([[1.0, 2.0, 3.0]], name="w")
+    ...     print(w.name, w.initializer.name, w.value().name)
+    layer/w:0 layer/w/Assign layer/w/read:0
     """
+
+    # NumPy defers to our reflected operators (ndarray + Variable -> Variable.__radd__).
+    __array_priority__ = 100
+    __array_ufunc__ = None
 
     def __init__(self, initial_value=None, trainable: bool | None = None,
                  collections: list[str] | None = None, validate_shape: bool = True,
@@ -59,6 +77,11 @@ class Variable:
                  shape=None) -> None:
         if initial_value is None:
             raise ValueError("initial_value must be specified for a Variable.")
+        if collections is not None and not isinstance(collections, list | tuple | set):
+            raise ValueError(
+                "collections argument to Variable constructor must be a list, tuple, or "
+                f"set. Got {collections!r} of type {type(collections).__name__}"
+            )
         trainable = True if trainable is None else bool(trainable)
         collections = list(collections) if collections is not None else [
             GraphKeys.GLOBAL_VARIABLES]
@@ -67,38 +90,32 @@ class Variable:
         graph = get_default_graph()
         init_from_fn = callable(initial_value)
         with graph.control_dependencies(None), graph.name_scope(name or "Variable") as scope:
+            var_name = scope[:-1]
             if init_from_fn:
                 with graph.name_scope("Initializer"), graph.device(None):
-                    value = initial_value()
-                    if isinstance(value, Tensor):
-                        initial = value
-                    else:
-                        initial = convert_to_tensor(value, dtype=dtype, name="initial_value")
+                    initial = convert_to_tensor(initial_value(), dtype=dtype,
+                                                name="initial_value")
             else:
                 initial = convert_to_tensor(initial_value, dtype=dtype, name="initial_value")
-            if dtype is not None and initial.dtype.base_dtype != _dtypes.as_dtype(dtype):
-                raise ValueError(
-                    f"Variable '{scope[:-1]}': initial value has dtype "
-                    f"{initial.dtype.base_dtype.name} but dtype={_dtypes.as_dtype(dtype).name}"
-                )
             var_shape = initial.shape if validate_shape else TensorShape(None)
             if shape is not None:
                 var_shape = as_shape(shape)
             if validate_shape and not var_shape.is_fully_defined():
                 raise ValueError(
-                    f"initial_value of Variable '{scope[:-1]}' must have a fully defined shape "
-                    f"when validate_shape=True; got {initial.shape}. Pass validate_shape=False "
-                    "or a shape."
+                    f"initial_value must have a shape specified: {initial} (Variable "
+                    f"'{var_name}'). Pass validate_shape=False to allow a value whose shape "
+                    "is known only at run time, or give shape=."
                 )
             self._variable = state_ops.variable_op_v2(var_shape, initial.dtype.base_dtype,
                                                       name=scope)
             with graph.colocate_with(self._variable.op):
                 self._initializer_op = state_ops.assign(
                     self._variable, initial, validate_shape=validate_shape, name="Assign").op
-                self._snapshot = identity(self._variable, name="read")
+                self._snapshot = make_tensor("Identity", [self._variable], name="read")
         self._initial_value = initial
         self._trainable = trainable
         self._constraint = constraint
+        self._caching_device = caching_device
         self._save_slice_info = None
         graph.add_to_collections(collections, self)
         graph.__dict__.setdefault("_deref_cache", {})[self._variable] = self._snapshot
@@ -115,19 +132,26 @@ class Variable:
         return self._snapshot
 
     def read_value(self) -> Tensor:
-        """A fresh read of the variable (an Identity of the ref)."""
-        return identity(self._variable, name="read")
+        """A new read of the variable: an Identity of the ref created here, so it obeys
+        the enclosing ``control_dependencies`` (unlike `value()`, made with the variable).
+        """
+        return make_tensor("Identity", [self._variable], name="read")
 
     def initialized_value(self) -> Tensor:
-        """The value, initializing the variable first if needed (uses `tf.cond`)."""
+        """The variable's value if it is initialized, else its initial value.
+
+        Use it to initialize another variable from this one. Without ``tf.cond`` (before
+        the control-flow ops exist) this is the initial value.
+        """
         from flowgraph.ops import control_flow_ops
 
+        graph = self.graph
         cond = getattr(control_flow_ops, "cond", None)
-        if cond is None:
-            with get_default_graph().control_dependencies([self._initializer_op]):
+        with graph.as_default(), graph.control_dependencies(None):
+            if cond is None:
                 return identity(self._initial_value)
-        return cond(is_variable_initialized(self), self.read_value,
-                    lambda: self._initial_value)
+            return cond(is_variable_initialized(self), self.read_value,
+                        lambda: self._initial_value)
 
     @property
     def name(self) -> str:
@@ -175,8 +199,7 @@ class Variable:
     # -- state -------------------------------------------------------------------------
     def eval(self, session=None):
         """The variable's current value in `session` (default: the default session)."""
-        sess = session or get_default_session_or_raise(self.name)
-        return sess.run(self._variable)
+        return self._variable.eval(session=session)
 
     def assign(self, value, use_locking: bool = False, name=None, read_value: bool = True):
         """An op storing `value`; returns the new value's ref (or the op)."""
@@ -193,7 +216,14 @@ class Variable:
 
     def load(self, value, session=None) -> None:
         """Write `value` into the variable in `session` without adding graph ops."""
-        sess = session or get_default_session_or_raise(self.name)
+        if session is None:
+            session = get_default_session()
+            if session is None:
+                raise ValueError(
+                    f"Variable.load({self.op.name}): no default session is registered. Use "
+                    "`with sess.as_default():` or pass the session."
+                )
+        sess = session
         arr = np.asarray(value, dtype=self.dtype.base_dtype.as_numpy_dtype)
         if self.shape.ndims is not None and not self.shape.is_compatible_with(arr.shape):
             raise ValueError(
@@ -219,11 +249,9 @@ class Variable:
     def __ne__(self, other) -> bool:
         return self is not other
 
-    def __bool__(self) -> bool:
-        raise TypeError(f"Using Variable '{self.name}' as a Python bool is not allowed.")
-
     def __iter__(self):
-        return iter(self._snapshot)
+        # Defined so that Python does not try to iterate with __getitem__ forever.
+        raise TypeError(f"'Variable' object is not iterable ('{self.name}').")
 
     def __getitem__(self, item):
         return self._snapshot[item]
@@ -232,8 +260,9 @@ class Variable:
 def _convert_variable(var: Variable, dtype=None, name=None, as_ref=False):
     if dtype is not None and not _dtypes.as_dtype(dtype).base_dtype == var.dtype.base_dtype:
         raise ValueError(
-            f"Incompatible type conversion requested to type {_dtypes.as_dtype(dtype).name} "
-            f"for variable of type {var.dtype.base_dtype.name}: {var.name}"
+            f"Incompatible type conversion requested to type "
+            f"'{_dtypes.as_dtype(dtype).base_dtype.name}' for variable of type "
+            f"'{var.dtype.name}' ({var.name})"
         )
     return var._ref() if as_ref else var.value()
 
@@ -323,13 +352,35 @@ not_differentiable("ReportUninitializedVariables")
 
 def report_uninitialized_variables(var_list=None,
                                    name: str = "report_uninitialized_variables") -> Tensor:
-    """A 1-D string tensor with the names of the variables not yet initialized."""
+    """A 1-D string tensor with the op names of the variables of `var_list` (default:
+    global and local variables) that are not initialized yet.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     v = tf.Variable(1.0, name="v")
+    ...     report = tf.report_uninitialized_variables()
+    ...     with tf.Session() as sess:
+    ...         print(sess.run(report))
+    [b'v']
+    """
     if var_list is None:
         var_list = global_variables() + local_variables()
     var_list = list(var_list)
     refs = [v._ref() if isinstance(v, Variable) else v for v in var_list]
-    names = [r.op.name for r in refs]
-    return make_tensor("ReportUninitializedVariables", refs, {"names": names}, name=name)
+    for r in refs:
+        if not isinstance(r, Tensor) or not r.dtype.is_ref_dtype:
+            raise TypeError(
+                f"report_uninitialized_variables expects variables, got {r!r}"
+            )
+    graph = refs[0].graph if refs else get_default_graph()
+    with graph.as_default(), graph.name_scope(name) as scope:
+        if not refs:
+            return constant(np.array([], dtype=object), dtype=_dtypes.string, name=scope)
+        names = [r.op.name for r in refs]
+        return make_tensor("ReportUninitializedVariables", refs, {"names": names},
+                           name=scope)
 
 
 def assert_variables_initialized(var_list=None) -> Any:

@@ -83,12 +83,16 @@ import collections
 import sys
 import threading
 
+import numpy as np
+
 
 cdef extern from "Python.h":
     PyObject* PyObject_Vectorcall(PyObject* callable, PyObject** args, size_t nargsf,
                                   PyObject* kwnames)
     size_t PY_VECTORCALL_ARGUMENTS_OFFSET
     int PyException_SetTraceback(PyObject* ex, PyObject* tb)
+    object PyContextVar_Set(object var, object value)
+    int PyContextVar_Reset(object var, object token) except -1
 
 
 cdef enum:
@@ -97,6 +101,7 @@ cdef enum:
     F_NEEDS_STEP = 4
     F_MERGE = 8
     F_MULTI_OUT = 16
+    F_UFUNC = 32  # internal: the kernel is a NumPy ufunc, called with ``out=...``
     SMALL_ARGS = 16  # argument arrays up to this size live on the C stack
 
 
@@ -119,6 +124,42 @@ FLAG_ASYNC = F_ASYNC
 FLAG_NEEDS_STEP = F_NEEDS_STEP
 FLAG_MERGE = F_MERGE
 FLAG_MULTI_OUT = F_MULTI_OUT
+
+
+# Kernels run with floating-point errors ignored, as TensorFlow computes inf and nan
+# without complaint. The executor sets NumPy's error state once per thread entry (step,
+# shared node, async completion), so kernels need no `np.errstate` of their own (which
+# costs microseconds per call). NumPy keeps the state in a context variable; if its
+# private name moves, fall back to `np.errstate` objects.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERR_VAR
+    from numpy._core._ufunc_config import _make_extobj
+
+    _ERR_IGNORE = _make_extobj(all="ignore")
+except (ImportError, AttributeError, TypeError):  # pragma: no cover - other NumPy versions
+    _ERR_VAR = None
+    _ERR_IGNORE = None
+
+# Ufunc kernels get ``out=...``: an ndarray result even for 0-d inputs (no scalars).
+cdef tuple OUT_KWNAMES = ("out",)
+cdef PyObject* ELLIPSIS_P = <PyObject*>Ellipsis
+
+
+cdef object quiet_enter():
+    """Ignore floating-point errors on this thread; return what `quiet_exit` needs."""
+    if _ERR_VAR is not None:
+        return PyContextVar_Set(_ERR_VAR, _ERR_IGNORE)
+    state = np.errstate(all="ignore")
+    state.__enter__()
+    return state
+
+
+cdef int quiet_exit(object token) except -1:
+    if _ERR_VAR is not None:
+        PyContextVar_Reset(_ERR_VAR, token)
+    else:
+        token.__exit__(None, None, None)
+    return 0
 
 
 cdef inline long long now_ns() noexcept nogil:
@@ -266,6 +307,9 @@ cdef class Plan:
         self.out_base = int_array(out_base)
         self.n_out = int_array(n_out)
         self.flags = int_array(flags)
+        for i in range(n):
+            if isinstance(kernels[i], np.ufunc) and not (flags[i] & (F_ASYNC | F_NEEDS_STEP)):
+                self.flags[i] |= F_UFUNC
         self.uses_init = int_array(uses)
         self.kern = object_array(kernels)
         init = [s for s in range(min(n_slots, len(initial_values)))
@@ -515,12 +559,16 @@ cdef class Step:
             for i in range(self.n_slots):
                 if vals[i] != NULL:
                     self._account_alloc(<object>vals[i])
+        quiet = quiet_enter()
         try:
-            self._run_to_end()
-        except BaseException as e:  # bookkeeping failures (MemoryError, ...)
-            if self.error is None:
-                self.error = e
-        self._quiesce()
+            try:
+                self._run_to_end()
+            except BaseException as e:  # bookkeeping failures (MemoryError, ...)
+                if self.error is None:
+                    self.error = e
+            self._quiesce()
+        finally:
+            quiet_exit(quiet)
         result = None
         if self.error is None:
             result = []
@@ -631,7 +679,9 @@ cdef class Step:
         node = self.shared.popleft()
         cdef Plan plan = self.plan
         cdef int* stack = NULL
+        quiet = None
         try:
+            quiet = quiet_enter()
             stack = plan.take_stack()
             stack[0] = node
             self._drain(stack, 1)
@@ -639,6 +689,8 @@ cdef class Step:
             if self.error is None:
                 self.error = e
         finally:
+            if quiet is not None:
+                quiet_exit(quiet)
             if stack != NULL:
                 plan.give_stack(stack)
             self.active -= 1
@@ -656,6 +708,7 @@ cdef class Step:
         cdef PyObject** argv
         cdef PyObject* v
         cdef PyObject* result
+        cdef PyObject* kwnames
         cdef int node, fl, a, k, nargs, extra
         cdef bint dead
         cdef long long t0 = 0
@@ -671,10 +724,10 @@ cdef class Step:
             a = in_ptr[node]
             extra = 1 if fl & F_NEEDS_STEP else 0
             nargs = in_ptr[node + 1] - a + extra
-            if nargs + 1 <= SMALL_ARGS:
+            if nargs + 2 <= SMALL_ARGS:
                 argv = small
             else:
-                argv = <PyObject**>PyMem_Malloc((nargs + 1) * sizeof(PyObject*))
+                argv = <PyObject**>PyMem_Malloc((nargs + 2) * sizeof(PyObject*))
                 if argv == NULL:
                     raise MemoryError()
             # argv[0] is scratch space the callee may use (PY_VECTORCALL_ARGUMENTS_OFFSET).
@@ -694,9 +747,13 @@ cdef class Step:
                 Py_INCREF(<object>DEAD_P)
                 result = DEAD_P
             else:
+                kwnames = NULL
+                if fl & F_UFUNC:
+                    argv[nargs + 1] = ELLIPSIS_P
+                    kwnames = <PyObject*>OUT_KWNAMES
                 result = PyObject_Vectorcall(plan.kern[node], argv + 1,
                                              <size_t>nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                             NULL)
+                                             kwnames)
             if result == NULL:
                 try:
                     self._fail(node, current_exception(), args_tuple(argv + 1, nargs))
@@ -883,7 +940,11 @@ cdef class Step:
             elif self.error is None and self._store_object(node, outputs, -1, ()):
                 stack = plan.take_stack()
                 top = self._complete(node, stack, 0)
-                self._drain(stack, top)
+                quiet = quiet_enter()
+                try:
+                    self._drain(stack, top)
+                finally:
+                    quiet_exit(quiet)
         except BaseException as e:
             if self.error is None:
                 self.error = e

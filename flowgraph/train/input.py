@@ -11,8 +11,8 @@ Example
 >>> import flowgraph as tf
 >>> x = tf.constant([1.0, 2.0])
 >>> xb = tf.train.batch([x], batch_size=4)
->>> xb.shape
-TensorShape([4, 2])
+>>> xb.shape.as_list()
+[4, 2]
 """
 
 from __future__ import annotations
@@ -84,8 +84,7 @@ def _shapes(tensor_lists, shapes, enqueue_many: bool) -> list[TensorShape]:
                         f"enqueue_many=True needs a leading batch dimension, but Tensor "
                         f"'{t.name}' is a scalar")
                 s = s[1:]
-            shape = s if shape is None else shape.most_specific_compatible_shape(s) \
-                if not shape.is_compatible_with(s) else shape.merge_with(s)
+            shape = s if shape is None else shape.merge_with(s)
         merged.append(shape)
     return merged
 
@@ -148,8 +147,8 @@ def batch(tensors, batch_size, num_threads: int = 1, capacity: int = 32,
     -------
     >>> import flowgraph as tf
     >>> batch = tf.train.batch({"x": tf.constant(1.0)}, batch_size=3)
-    >>> batch["x"].shape
-    TensorShape([3])
+    >>> batch["x"].shape.as_list()
+    [3]
     """
     tensor_list = _validate(_as_tensor_list(tensors), "batch")
     return _batch([tensor_list], tensors, batch_size, num_threads, capacity, enqueue_many,
@@ -165,8 +164,8 @@ def batch_join(tensors_list, batch_size, capacity: int = 32, enqueue_many: bool 
     -------
     >>> import flowgraph as tf
     >>> b = tf.train.batch_join([[tf.constant(1)], [tf.constant(2)]], batch_size=2)
-    >>> b.shape
-    TensorShape([2])
+    >>> b.shape.as_list()
+    [2]
     """
     lists = _validate_join(tensors_list, "batch_join")
     return _batch(lists, tensors_list[0], batch_size, 1, capacity, enqueue_many, shapes,
@@ -203,8 +202,8 @@ def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads:
     >>> x = tf.constant([1, 2, 3])
     >>> xb = tf.train.shuffle_batch([x], batch_size=2, capacity=8, min_after_dequeue=2,
     ...                             enqueue_many=True)
-    >>> xb.shape
-    TensorShape([2])
+    >>> xb.shape.as_list()
+    [2]
     """
     tensor_list = _validate(_as_tensor_list(tensors), "shuffle_batch")
     return _shuffle_batch([tensor_list], tensors, batch_size, capacity, min_after_dequeue,

@@ -153,3 +153,39 @@ def test_l2_normalize_values_and_errors(sess):
         tf.nn.l2_normalize(tf.constant([[3, 4]]), 1)
     with pytest.raises(ValueError, match="axis 2 is out of range"):
         tf.nn.l2_normalize(tf.zeros([2, 3]), axis=2)
+
+
+@pytest.mark.parametrize("axes,keep", [([0], False), ([0, 2], False), ([1], True)])
+def test_moments(sess, axes, keep):
+    x = RNG.standard_normal((4, 3, 5)).astype(np.float32) * 3 + 1
+    mean, var = tf.nn.moments(x, axes, keep_dims=keep)
+    m, v = sess.run([mean, var])
+    np.testing.assert_allclose(m, x.mean(axis=tuple(axes), keepdims=keep), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(v, x.var(axis=tuple(axes), keepdims=keep), rtol=1e-5)
+    assert mean.shape.as_list() == list(m.shape) and m.dtype == np.float32
+
+
+def test_moments_shapes_and_float16(sess):
+    mean, var = tf.nn.moments(tf.placeholder(tf.float32, [None, 3, 2]), [0, 1])
+    assert mean.shape.as_list() == [2] and var.shape.as_list() == [2]
+    m, v = tf.nn.moments(tf.placeholder(tf.float64, [None, 3]), [0], keepdims=True)
+    assert m.shape.as_list() == v.shape.as_list() == [1, 3] and m.dtype == tf.float64
+    h = np.array([[1.0, 2.0], [3.0, 6.0]], np.float16)
+    hm, hv = sess.run(tf.nn.moments(h, [0]))
+    assert hm.dtype == hv.dtype == np.float16
+    np.testing.assert_array_equal(hm, [2, 4])
+    np.testing.assert_array_equal(hv, [1, 4])
+    with pytest.raises(ValueError, match="both"):
+        tf.nn.moments(h, [0], keep_dims=True, keepdims=True)
+
+
+def test_scalar_inputs_give_0d_arrays():
+    from flowgraph.backends.cpu import kernels_nn
+
+    x = np.array(-1.5, np.float32)
+    for fn in (kernels_nn.relu, kernels_nn.relu6, kernels_nn.elu, kernels_nn.selu,
+               kernels_nn.softplus, kernels_nn.softsign, kernels_nn.l2_normalize):
+        out = fn(x)
+        assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.float32
+    assert isinstance(kernels_nn.leaky_relu(x, alpha=0.2), np.ndarray)

@@ -157,7 +157,7 @@ class QueueBase:
                 None, None, f"EnqueueMany to {self.describe()}: components have different "
                 f"batch sizes {[a.shape[0] for a in arrays]}; they must all be equal")
         n = arrays[0].shape[0]
-        return [tuple(a[k] for a in arrays) for k in range(n)]
+        return [tuple(a[k, ...] for a in arrays) for k in range(n)]
 
     # -- building outputs -------------------------------------------------------------
     def _stack(self, i: int, parts: list):

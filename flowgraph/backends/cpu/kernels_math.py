@@ -1,17 +1,239 @@
-"""CPU kernels for elementwise math and matrix products (NumPy, BLAS)."""
+"""CPU kernels for elementwise math, casts and matrix products (NumPy, SciPy, BLAS).
+
+Every kernel returns an `np.ndarray` of exactly the dtype its op declares (0-d results
+included) and never writes to its inputs. Floating-point warnings are silenced, as
+TensorFlow computes inf/nan without complaint; integer division by zero is an error,
+as in TensorFlow. SciPy (`erf`, `sigmoid`) is imported on first use only.
+"""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework.errors import InvalidArgumentError
 
-cpu_kernel("Add")(np.add)
-cpu_kernel("Sub")(np.subtract)
-cpu_kernel("Mul")(np.multiply)
-cpu_kernel("Sin")(np.sin)
+try:
+    from flowgraph.backends.cpu import _blas
+except ImportError:  # pragma: no cover - extension not built yet: NumPy's matmul instead
+    _blas = None
+
+
+def _quiet(fn):
+    """Wrap a NumPy function: an ndarray result, no floating-point warnings.
+
+    `np.errstate` costs about a microsecond, so only floating inputs pay for it.
+    """
+
+    def kernel(*args):
+        if args[0].dtype.kind in "fc":
+            with np.errstate(all="ignore"):
+                return np.asarray(fn(*args))
+        return np.asarray(fn(*args))
+
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    return kernel
+
+
+def _plain(fn):
+    """Wrap a NumPy function that never warns: an ndarray result."""
+
+    def kernel(*args):
+        return np.asarray(fn(*args))
+
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    return kernel
+
+
+@functools.cache
+def _special():
+    import scipy.special
+
+    return scipy.special
+
+
+# -- unary --------------------------------------------------------------------------------
+for _op, _fn in {
+    "Reciprocal": np.reciprocal, "Square": np.square, "Sqrt": np.sqrt, "Exp": np.exp,
+    "Expm1": np.expm1, "Log": np.log, "Log1p": np.log1p, "Tanh": np.tanh, "Sin": np.sin,
+    "Cos": np.cos, "Tan": np.tan, "ComplexAbs": np.abs,
+}.items():
+    cpu_kernel(_op)(_quiet(_fn))
+for _op, _fn in {
+    "Neg": np.negative, "Sign": np.sign, "Floor": np.floor, "Ceil": np.ceil,
+    "Round": np.round, "IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite,
+    "LogicalNot": np.logical_not, "Abs": np.abs, "Conj": np.conj,
+}.items():
+    cpu_kernel(_op)(_plain(_fn))
+
+
+@cpu_kernel("Rsqrt")
+@_quiet
+def rsqrt(x):
+    return np.reciprocal(np.sqrt(x))
+
+
+@cpu_kernel("Sigmoid")
+def sigmoid(x):
+    if x.dtype.kind == "c":
+        with np.errstate(all="ignore"):
+            return np.asarray(1 / (1 + np.exp(-x)))
+    return np.asarray(_special().expit(x), dtype=x.dtype)
+
+
+@cpu_kernel("Erf")
+def erf(x):
+    return np.asarray(_special().erf(x), dtype=x.dtype)
+
+
+# -- binary -------------------------------------------------------------------------------
+def _str_add(x, y):
+    return np.add(x, y)  # string tensors (object arrays of bytes) concatenate
+
+
+for _op, _fn in {
+    "Add": _str_add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply,
+    "RealDiv": np.true_divide, "Pow": np.power,
+}.items():
+    cpu_kernel(_op)(_quiet(_fn))
+for _op, _fn in {
+    "Maximum": np.maximum, "Minimum": np.minimum, "Equal": np.equal,
+    "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
+    "Greater": np.greater, "GreaterEqual": np.greater_equal, "LogicalAnd": np.logical_and,
+    "LogicalOr": np.logical_or,
+}.items():
+    cpu_kernel(_op)(_plain(_fn))
+
+
+@cpu_kernel("SquaredDifference")
+@_quiet
+def squared_difference(x, y):
+    d = np.subtract(x, y)
+    return d * np.conj(d) if d.dtype.kind == "c" else np.square(d)
+
+
+def _check_divisor(y):
+    if y.dtype.kind in "iu" and not np.all(y):
+        raise InvalidArgumentError(None, None, "Integer division by zero")
+
+
+@cpu_kernel("FloorDiv")
+@_quiet
+def floor_div(x, y):
+    _check_divisor(y)
+    if x.dtype.kind == "f":
+        return np.floor(np.true_divide(x, y))
+    return np.floor_divide(x, y)
+
+
+@cpu_kernel("FloorMod")
+@_quiet
+def floor_mod(x, y):
+    _check_divisor(y)
+    return np.mod(x, y)
+
+
+@cpu_kernel("TruncateDiv")
+@_quiet
+def truncate_div(x, y):
+    _check_divisor(y)
+    if x.dtype.kind == "f":
+        return np.trunc(np.true_divide(x, y))
+    return np.floor_divide(np.subtract(x, np.fmod(x, y)), y)
+
+
+@cpu_kernel("TruncateMod")
+@_quiet
+def truncate_mod(x, y):
+    _check_divisor(y)
+    return np.fmod(x, y)
+
+
+# -- casts --------------------------------------------------------------------------------
+@cpu_kernel("Cast")
+def cast(x, *, DstT):
+    dst = np.dtype(DstT.as_numpy_dtype)
+    if x.dtype.kind == "c" and dst.kind != "c":
+        x = x.real
+    with np.errstate(all="ignore"):
+        return np.asarray(x).astype(dst)
+
+
+# -- matrix products ----------------------------------------------------------------------
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _adjoint(x, adjoint: bool):
+    if not adjoint:
+        return x
+    x = np.swapaxes(x, -1, -2)
+    return np.conj(x) if x.dtype.kind == "c" else x
+
+
+def _check_matrices(a, b, ta: bool, tb: bool, rank2: bool):
+    if rank2 and (a.ndim != 2 or b.ndim != 2):
+        raise ValueError(f"In[0] and In[1] must be matrices: In[0]: {list(a.shape)}, "
+                         f"In[1]: {list(b.shape)}")
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"In[0] and In[1] must have rank >= 2: In[0]: {list(a.shape)}, "
+                         f"In[1]: {list(b.shape)}")
+    k1 = a.shape[-2] if ta else a.shape[-1]
+    k2 = b.shape[-1] if tb else b.shape[-2]
+    if k1 != k2:
+        raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
+                         f"{list(b.shape)} (inner dimensions {k1} vs {k2})")
 
 
 @cpu_kernel("MatMul")
 def matmul(a, b, *, transpose_a=False, transpose_b=False):
-    return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+    if _blas is not None and a.dtype in _BLAS_DTYPES and a.dtype == b.dtype and \
+            a.ndim == 2 and b.ndim == 2:
+        return _blas.gemm(a, b, transpose_a, transpose_b)
+    _check_matrices(a, b, transpose_a, transpose_b, rank2=True)
+    return np.asarray(np.matmul(a.T if transpose_a else a, b.T if transpose_b else b))
+
+
+def _batch_matmul(a, b, adj_x, adj_y, broadcast: bool):
+    _check_matrices(a, b, adj_x, adj_y, rank2=False)
+    if not broadcast and a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"In[0] and In[1] must have the same batch dimensions: "
+                         f"{list(a.shape)} vs {list(b.shape)}")
+    if a.ndim == 2 and b.ndim == 2:
+        return matmul(_adjoint(a, adj_x), _adjoint(b, adj_y))
+    try:
+        return np.asarray(np.matmul(_adjoint(a, adj_x), _adjoint(b, adj_y)))
+    except ValueError as e:
+        raise ValueError(f"In[0] and In[1] batch dimensions do not broadcast: "
+                         f"{list(a.shape)} vs {list(b.shape)} ({e})") from None
+
+
+@cpu_kernel("BatchMatMulV2")
+def batch_matmul_v2(a, b, *, adj_x=False, adj_y=False):
+    return _batch_matmul(a, b, adj_x, adj_y, broadcast=True)
+
+
+@cpu_kernel("BatchMatMul")
+def batch_matmul(a, b, *, adj_x=False, adj_y=False):
+    return _batch_matmul(a, b, adj_x, adj_y, broadcast=False)
+
+
+@cpu_kernel("Tensordot")
+def tensordot(a, b, *, axes):
+    if isinstance(axes, int):
+        if axes > a.ndim or axes > b.ndim:
+            raise ValueError(f"tensordot: axes={axes} exceeds the rank of a {list(a.shape)} "
+                             f"or b {list(b.shape)}")
+    else:
+        axes = (list(axes[0]), list(axes[1]))
+    try:
+        return np.asarray(np.tensordot(a, b, axes=axes))
+    except (ValueError, IndexError) as e:
+        raise ValueError(f"tensordot of a {list(a.shape)} and b {list(b.shape)} over axes "
+                         f"{axes}: {e}") from None
+
+
+@cpu_kernel("Einsum")
+def einsum(*inputs, equation):
+    return np.asarray(np.einsum(equation, *inputs, optimize=len(inputs) > 1))

@@ -47,12 +47,12 @@ def _compute_dtype(dtype: np.dtype) -> np.dtype:
 # -- Activations --------------------------------------------------------------------------
 @cpu_kernel("Relu")
 def relu(x):
-    return np.maximum(x, x.dtype.type(0))
+    return np.asarray(np.maximum(x, x.dtype.type(0)))
 
 
 @cpu_kernel("Relu6")
 def relu6(x):
-    return np.clip(x, x.dtype.type(0), x.dtype.type(6))
+    return np.asarray(np.clip(x, x.dtype.type(0), x.dtype.type(6)))
 
 
 @cpu_kernel("Elu")
@@ -63,17 +63,17 @@ def elu(x):
 @cpu_kernel("Selu")
 def selu(x):
     neg = SELU_ALPHA * np.expm1(np.minimum(x, 0))
-    return (SELU_SCALE * np.where(x > 0, x, neg)).astype(x.dtype, copy=False)
+    return np.asarray(SELU_SCALE * np.where(x > 0, x, neg)).astype(x.dtype, copy=False)
 
 
 @cpu_kernel("Softplus")
 def softplus(x):
-    return np.logaddexp(x, x.dtype.type(0))
+    return np.asarray(np.logaddexp(x, x.dtype.type(0)))
 
 
 @cpu_kernel("Softsign")
 def softsign(x):
-    return x / (np.abs(x) + x.dtype.type(1))
+    return np.asarray(x / (np.abs(x) + x.dtype.type(1)))
 
 
 @cpu_kernel("LeakyRelu")
@@ -214,12 +214,17 @@ def depthwise_conv2d(x, f, *, strides, padding, explicit_paddings=(),
     view, _ = _windows(x, kh, kw, strides, dilations, padding, explicit_paddings, data_format,
                        0)
     n, oh, ow = view.shape[:3]
-    acc = np.zeros((n, oh, ow, cin, mult), dtype=work)
+    # One contiguous multiply-add per tap and multiplier beats einsum and strided updates.
+    acc = np.zeros((mult, n, oh, ow, cin), dtype=work)
+    tmp = np.empty((n, oh, ow, cin), dtype=work)
     for i in range(kh):
         for j in range(kw):
-            acc += view[:, :, :, i, j, :, None] * f[i, j]
-    out = acc.reshape(n, oh, ow, cin * mult).astype(out_dtype, copy=False)
-    return _from_nhwc(out, data_format)
+            tap = np.ascontiguousarray(view[:, :, :, i, j, :])
+            for m in range(mult):
+                np.multiply(tap, f[i, j, :, m], out=tmp)
+                acc[m] += tmp
+    out = np.ascontiguousarray(acc.transpose(1, 2, 3, 4, 0)).reshape(n, oh, ow, cin * mult)
+    return _from_nhwc(out.astype(out_dtype, copy=False), data_format)
 
 
 # -- Pooling ------------------------------------------------------------------------------
@@ -272,4 +277,4 @@ def l2_normalize(x, *, axis=None, epsilon=1e-12):
         axis = tuple(axis)
     sq = np.sum(xw * xw, axis=axis, keepdims=True)
     out = xw / np.sqrt(np.maximum(sq, work.type(epsilon)))
-    return out.astype(x.dtype, copy=False)
+    return np.asarray(out).astype(x.dtype, copy=False)

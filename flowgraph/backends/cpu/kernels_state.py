@@ -36,22 +36,34 @@ def assign(ref, value, *, validate_shape=True):
     if validate_shape:
         _check_shape(ref, value, "Assign")
     with ref.lock:
-        ref.value = np.array(value, copy=True)
+        ref.value = np.array(value, copy=True)  # later in-place updates never alias
     return ref
 
 
+def _check_update_shape(ref: VariableState, current: np.ndarray, value: np.ndarray,
+                        what: str) -> None:
+    if current.shape != np.shape(value):
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"{what}: variable '{ref.name}' has shape {current.shape} but the update has "
+            f"shape {np.shape(value)}; the shapes must be equal (no broadcasting)."
+        )
+
+
 @cpu_kernel("AssignAdd")
-def assign_add(ref, value):
+def assign_add(ref, value, *, op):
     with ref.lock:
-        current = ref.read()
+        current = ref.read(op.name)
+        _check_update_shape(ref, current, value, "AssignAdd")
         ref.value = np.add(current, value, dtype=current.dtype)
     return ref
 
 
 @cpu_kernel("AssignSub")
-def assign_sub(ref, value):
+def assign_sub(ref, value, *, op):
     with ref.lock:
-        current = ref.read()
+        current = ref.read(op.name)
+        _check_update_shape(ref, current, value, "AssignSub")
         ref.value = np.subtract(current, value, dtype=current.dtype)
     return ref
 

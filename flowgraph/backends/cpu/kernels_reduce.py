@@ -1,0 +1,181 @@
+"""CPU kernels for reductions, arg-reductions, scans, AddN and Bincount (NumPy).
+
+Results keep the input dtype (NumPy would widen small integers to int64): sums and
+products accumulate in the input dtype, float16 in float32. Empty reductions give
+TensorFlow's identities (0, 1, the dtype's lowest/highest value for max/min; NaN for a
+floating mean, 0 for an integer mean).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework.errors import InvalidArgumentError
+
+
+def _axes(x: np.ndarray, axes) -> tuple[int, ...]:
+    rank = x.ndim
+    out = set()
+    for a in np.reshape(axes, -1).tolist():
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(
+                None, None, f"Invalid reduction dimension {a} for input with {rank} "
+                f"dimensions (shape {list(x.shape)})")
+        out.add(a % rank)
+    return tuple(sorted(out))
+
+
+def _acc_dtype(x: np.ndarray):
+    return np.float32 if x.dtype == np.float16 else x.dtype
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+
+@cpu_kernel("Sum")
+def reduce_sum(x, axes, *, keep_dims):
+    out = np.sum(x, axis=_axes(x, axes), keepdims=keep_dims, dtype=_acc_dtype(x))
+    return np.asarray(out, dtype=x.dtype)
+
+
+@cpu_kernel("Prod")
+def reduce_prod(x, axes, *, keep_dims):
+    with np.errstate(all="ignore"):
+        out = np.prod(x, axis=_axes(x, axes), keepdims=keep_dims, dtype=_acc_dtype(x))
+    return np.asarray(out, dtype=x.dtype)
+
+
+@cpu_kernel("Mean")
+def reduce_mean(x, axes, *, keep_dims):
+    ax = _axes(x, axes)
+    if x.dtype.kind in "fc":
+        with np.errstate(all="ignore"):
+            return np.asarray(np.mean(x, axis=ax, keepdims=keep_dims), dtype=x.dtype)
+    count = int(np.prod([x.shape[a] for a in ax], dtype=np.int64))
+    total = np.sum(x, axis=ax, keepdims=keep_dims, dtype=x.dtype).astype(np.int64)
+    if count == 0:
+        return np.zeros(np.shape(total), dtype=x.dtype)
+    # Integer division truncated toward zero, as TensorFlow (and C) divide.
+    return np.asarray((total - np.fmod(total, count)) // count, dtype=x.dtype)
+
+
+@cpu_kernel("Max")
+def reduce_max(x, axes, *, keep_dims):
+    out = np.max(x, axis=_axes(x, axes), keepdims=keep_dims, initial=_lowest(x.dtype))
+    return np.asarray(out, dtype=x.dtype)
+
+
+@cpu_kernel("Min")
+def reduce_min(x, axes, *, keep_dims):
+    out = np.min(x, axis=_axes(x, axes), keepdims=keep_dims, initial=_highest(x.dtype))
+    return np.asarray(out, dtype=x.dtype)
+
+
+@cpu_kernel("Any")
+def reduce_any(x, axes, *, keep_dims):
+    return np.asarray(np.any(x, axis=_axes(x, axes), keepdims=keep_dims))
+
+
+@cpu_kernel("All")
+def reduce_all(x, axes, *, keep_dims):
+    return np.asarray(np.all(x, axis=_axes(x, axes), keepdims=keep_dims))
+
+
+def _axis(x: np.ndarray, axis, what: str) -> int:
+    a = int(np.reshape(axis, -1)[0])
+    if not -x.ndim <= a < x.ndim:
+        raise InvalidArgumentError(
+            None, None, f"{what}: axis {a} must be in the range [{-x.ndim}, {x.ndim}) for "
+            f"an input of shape {list(x.shape)}")
+    return a % x.ndim
+
+
+def _arg(fn, x, axis, output_type):
+    a = _axis(x, axis, "ArgMax/ArgMin")
+    if x.shape[a] == 0:
+        raise InvalidArgumentError(None, None, f"Reduction axis {a} is empty in shape "
+                                               f"{list(x.shape)}")
+    return np.asarray(fn(x, axis=a), dtype=output_type.as_numpy_dtype)
+
+
+@cpu_kernel("ArgMax")
+def argmax(x, axis, *, output_type):
+    return _arg(np.argmax, x, axis, output_type)
+
+
+@cpu_kernel("ArgMin")
+def argmin(x, axis, *, output_type):
+    return _arg(np.argmin, x, axis, output_type)
+
+
+def _scan(fn, identity, x, axis, exclusive, reverse):
+    a = _axis(x, axis, "Cumsum/Cumprod")
+    if reverse:
+        x = np.flip(x, a)
+    with np.errstate(all="ignore"):
+        out = fn(x, axis=a, dtype=_acc_dtype(x)).astype(x.dtype, copy=False)
+    if exclusive and x.shape[a] > 0:
+        head = [slice(None)] * x.ndim
+        head[a] = slice(0, 1)
+        body = [slice(None)] * x.ndim
+        body[a] = slice(0, -1)
+        out = np.concatenate([np.full_like(out[tuple(head)], identity), out[tuple(body)]],
+                             axis=a)
+    if reverse:
+        out = np.flip(out, a)
+    return np.ascontiguousarray(out)
+
+
+@cpu_kernel("Cumsum")
+def cumsum(x, axis, *, exclusive, reverse):
+    return _scan(np.cumsum, 0, x, axis, exclusive, reverse)
+
+
+@cpu_kernel("Cumprod")
+def cumprod(x, axis, *, exclusive, reverse):
+    return _scan(np.cumprod, 1, x, axis, exclusive, reverse)
+
+
+@cpu_kernel("AddN")
+def add_n(*inputs):
+    first = inputs[0]
+    for i, x in enumerate(inputs[1:], 1):
+        if x.shape != first.shape:
+            raise InvalidArgumentError(
+                None, None, f"Inputs to AddN must have the same shape: input 0 is "
+                f"{list(first.shape)}, input {i} is {list(x.shape)}")
+    if len(inputs) == 1:
+        return np.asarray(first)
+    out = np.empty(first.shape, dtype=first.dtype)
+    np.add(first, inputs[1], out=out)
+    for x in inputs[2:]:
+        np.add(out, x, out=out)
+    return out
+
+
+@cpu_kernel("Bincount")
+def bincount(arr, size, weights):
+    n = int(size)
+    if n < 0:
+        raise InvalidArgumentError(None, None, f"Bincount: size ({n}) must be non-negative")
+    ids = np.reshape(arr, -1)
+    if ids.size and ids.min() < 0:
+        raise InvalidArgumentError(None, None, "Bincount: input arr must be non-negative, "
+                                               f"found {int(ids.min())}")
+    w = np.reshape(weights, -1) if weights.size else None
+    if w is not None and w.size != ids.size:
+        raise InvalidArgumentError(None, None, f"Bincount: weights of shape "
+                                               f"{list(weights.shape)} must match arr's shape "
+                                               f"{list(arr.shape)} or be empty")
+    keep = ids < n
+    if not keep.all():
+        ids = ids[keep]
+        w = None if w is None else w[keep]
+    counts = np.bincount(ids, weights=w, minlength=n)[:n]
+    return np.asarray(counts, dtype=weights.dtype)

@@ -1,0 +1,171 @@
+"""`IndexedSlices`: a sparse representation of a dense tensor's gradient.
+
+The gradient of ``tf.gather(params, indices)`` with respect to `params` is nonzero only in
+the rows that were gathered. Rather than building a dense tensor of ``params``' shape
+that is mostly zeros, the gradient is kept as the triple
+
+    values       the gradient rows, shape ``[len(indices)] + params.shape[1:]``
+    indices      which row of the dense tensor each row of `values` belongs to
+    dense_shape  the shape of the dense tensor (a 1-D int tensor, or None)
+
+Rows of `values` with the same index add up. An optimizer can apply the update to only
+those rows; anything else converts the slices to a dense tensor with
+`convert_to_tensor`, which warns when the dense tensor would be large (as TensorFlow does).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> from flowgraph.framework.indexed_slices import IndexedSlices
+>>> s = IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([2]), tf.constant([3, 2]))
+>>> with tf.Session() as sess:
+...     print(sess.run(tf.convert_to_tensor(s)))
+[[0. 0.]
+ [0. 0.]
+ [1. 2.]]
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import (
+    constant_value,
+    convert_to_tensor,
+    register_tensor_conversion_function,
+)
+from flowgraph.framework.operation import Tensor
+
+# Dense conversions of more elements than this warn (TensorFlow's threshold).
+LARGE_SPARSE_NUM_ELEMENTS = 100_000_000
+
+
+class IndexedSlices:
+    """A sparse set of slices (rows) of a dense tensor of shape `dense_shape`.
+
+    Parameters
+    ----------
+    values : Tensor
+        The slices, shape ``[N] + dense_shape[1:]``.
+    indices : Tensor
+        1-D int32/int64 of length ``N``: the row of each slice in the dense tensor.
+    dense_shape : Tensor, optional
+        1-D int tensor: the shape of the dense tensor. Needed to convert to dense.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> from flowgraph.framework.indexed_slices import IndexedSlices
+    >>> s = IndexedSlices(tf.ones([2, 3]), tf.constant([0, 4]), tf.constant([5, 3]))
+    >>> s.dtype.name, s.values.shape.as_list()
+    ('float32', [2, 3])
+    """
+
+    def __init__(self, values, indices, dense_shape=None) -> None:
+        if not isinstance(values, Tensor) or not isinstance(indices, Tensor):
+            raise TypeError(
+                f"IndexedSlices needs Tensors for values and indices, got "
+                f"{type(values).__name__} and {type(indices).__name__}")
+        if not indices.dtype.base_dtype.is_integer:
+            raise TypeError(f"IndexedSlices indices must be int32 or int64, got "
+                            f"{indices.dtype.name} ({indices.name})")
+        if dense_shape is not None and not isinstance(dense_shape, Tensor):
+            dense_shape = convert_to_tensor(dense_shape, dtype_hint=_dtypes.int32)
+        self._values = values
+        self._indices = indices
+        self._dense_shape = dense_shape
+
+    @property
+    def values(self) -> Tensor:
+        return self._values
+
+    @property
+    def indices(self) -> Tensor:
+        return self._indices
+
+    @property
+    def dense_shape(self) -> Tensor | None:
+        return self._dense_shape
+
+    @property
+    def dtype(self):
+        return self._values.dtype
+
+    @property
+    def name(self) -> str:
+        return self._values.name
+
+    @property
+    def op(self):
+        return self._values.op
+
+    @property
+    def graph(self):
+        return self._values.graph
+
+    @property
+    def device(self) -> str:
+        return self._values.device
+
+    @property
+    def shape(self):
+        """The static shape of the dense tensor these slices belong to."""
+        from flowgraph.framework.constant_op import constant_value_as_shape
+        from flowgraph.framework.tensor_shape import TensorShape
+
+        if self._dense_shape is None:
+            return TensorShape(None)
+        return constant_value_as_shape(self._dense_shape)
+
+    def get_shape(self):
+        return self.shape
+
+    def consumers(self) -> list:
+        return self._values.consumers()
+
+    def __neg__(self) -> IndexedSlices:
+        from flowgraph.ops.math_ops import negative
+
+        return IndexedSlices(negative(self._values), self._indices, self._dense_shape)
+
+    def __repr__(self) -> str:
+        shape = "None" if self._dense_shape is None else self._dense_shape.name
+        return (f"IndexedSlices(indices={self._indices.name}, values={self._values.name}, "
+                f"dense_shape={shape}, dtype={self.dtype.name})")
+
+    def __bool__(self) -> bool:
+        raise TypeError("Using IndexedSlices as a Python bool is not allowed; compare with "
+                        "None instead.")
+
+
+def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
+                             as_ref: bool = False) -> Tensor:
+    """The dense tensor of `value` (duplicate indices add up), with TF's size warnings."""
+    if dtype is not None and not _dtypes.as_dtype(dtype).base_dtype == value.dtype.base_dtype:
+        raise ValueError(
+            f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} for "
+            f"IndexedSlices with dtype {value.dtype.name}: {value!r}")
+    if value.dense_shape is None:
+        raise ValueError(
+            f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}. "
+            "Pass dense_shape to IndexedSlices to allow converting it to a dense tensor.")
+    static = constant_value(value.dense_shape)
+    if static is None:
+        warnings.warn(
+            "Converting sparse IndexedSlices to a dense Tensor of unknown shape. This may "
+            "consume a large amount of memory.", UserWarning, stacklevel=3)
+    else:
+        n = int(np.prod(np.asarray(static, dtype=np.int64)))
+        if n >= LARGE_SPARSE_NUM_ELEMENTS:
+            warnings.warn(
+                f"Converting sparse IndexedSlices to a dense Tensor with {n} elements. "
+                "This may consume a large amount of memory.", UserWarning, stacklevel=3)
+    from flowgraph.ops.array_ops import expand_dims, scatter_nd
+
+    return scatter_nd(expand_dims(value.indices, -1), value.values, value.dense_shape,
+                      name=name or "IndexedSlicesToDense")
+
+
+register_tensor_conversion_function(IndexedSlices, indexed_slices_to_tensor)

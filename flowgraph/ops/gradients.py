@@ -1,0 +1,369 @@
+"""Reverse-mode automatic differentiation: `tf.gradients` (TensorFlow 1.x semantics).
+
+How it works
+------------
+`gradients(ys, xs)` adds gradient ops to the graph; it never runs anything. The state
+it keeps while building:
+
+    between   the ops on some path from an x to a y: reachable forward from the xs'
+              ops through *differentiable* (floating or complex) outputs, and reachable
+              backward from the ys' ops through inputs.
+    grads     tensor -> list of gradient contributions (Tensor or IndexedSlices) received
+              so far from its consumers (and, for a y, its grad_y).
+
+Ops are visited in reverse creation order. A graph only grows and an op's inputs exist
+before the op, so creation order is a topological order and its reverse visits every
+consumer of a tensor before the tensor's producer: when an op is visited, the gradients
+of its outputs are complete. (Loops, whose NextIteration edges point backwards, are not
+differentiated here.)
+
+    x ──► Mul ──► Tanh ──► y          visit Tanh: grads[Mul:0] = [tanh'(·)·grad_y]
+     └──────────► Add ──► (also y)    visit Add, then Mul: grads[x] gets two
+                                      contributions, summed with AddN at the end
+
+Visiting an op: its outputs' contributions are summed (AddN for dense tensors;
+IndexedSlices are concatenated, or converted to dense when mixed with dense tensors);
+its gradient function ``grad_fn(op, *output_grads)`` (registered with
+`register_gradient`) returns one gradient per input (None: no gradient). Ops declared
+`not_differentiable`, `StopGradient`, and the ops of `stop_gradients` pass nothing back;
+an op on the path that has no gradient and was never declared non-differentiable is a
+LookupError. Integer and bool tensors never receive gradients.
+
+Outputs with no gradient: when only some outputs of an op have gradients, the others
+are passed as zeros (``zeros_like(output)``) if they are floating or complex, and as None
+otherwise (TensorFlow's rule). Gradient functions may therefore assume a Tensor for
+every differentiable output.
+
+Gradient ops are created under the name scope `name` (default ``gradients/``),
+in a sub-scope ``<forward op name>_grad`` per forward op, as TensorFlow does:
+``gradients/dense/MatMul_grad/MatMul``.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> x = tf.constant(3.0)
+>>> y = x * x + 2.0 * x
+>>> with tf.Session() as sess:
+...     print(sess.run(tf.gradients(y, x)))
+[8.0]
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.indexed_slices import IndexedSlices
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.ops import array_ops as _array
+from flowgraph.ops import math_ops as _math
+
+__all__ = ["AggregationMethod", "IndexedSlices", "gradients", "stop_gradient"]
+
+stop_gradient = _array.stop_gradient
+
+
+class AggregationMethod:
+    """How gradient contributions are summed. All methods give the same values;
+    flowgraph always uses one AddN (``ADD_N``), which the executor runs in one kernel."""
+
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+# -- helpers ---------------------------------------------------------------------------
+def is_differentiable_dtype(dtype) -> bool:
+    """Floating and complex tensors carry gradients; integers, bools and strings do not."""
+    base = _dtypes.as_dtype(dtype).base_dtype
+    return base.is_floating or base.is_complex
+
+
+def _as_list(value, what: str) -> tuple[list, bool]:
+    if value is None:
+        return [], False
+    if isinstance(value, list | tuple):
+        return list(value), True
+    return [value], False
+
+
+def _x_tensor(x) -> Tensor:
+    """A tensor to differentiate with respect to: a Variable's ref, as in TensorFlow."""
+    if isinstance(x, Tensor):
+        return x
+    ref = getattr(x, "_ref", None)
+    if callable(ref):
+        return ref()
+    raise TypeError(
+        f"tf.gradients: xs must be Tensors or Variables, got {type(x).__name__}: {x!r}")
+
+
+def _y_tensor(y) -> Tensor:
+    if isinstance(y, Tensor):
+        return convert_to_tensor(y) if y.dtype.is_ref_dtype else y
+    if isinstance(y, IndexedSlices):
+        raise TypeError("tf.gradients: ys must be dense Tensors, got IndexedSlices "
+                        f"{y!r}; convert it with tf.convert_to_tensor first")
+    return convert_to_tensor(y)
+
+
+def add_n_or_add(tensors: list[Tensor], name: str | None = None) -> Tensor:
+    """The sum of `tensors` (same dtype) as one AddN op (pairwise Add if AddN is absent)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    from flowgraph.framework.registry import has_op_def
+
+    if has_op_def("AddN"):
+        from flowgraph.ops.op_util import make_tensor
+
+        return make_tensor("AddN", tensors, {"N": len(tensors)}, name=name or "AddN")
+    total = tensors[0]
+    for t in tensors[1:]:
+        total = _math.add(total, t)
+    return total
+
+
+def _dense(g) -> Tensor:
+    return convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+
+
+def aggregate(contributions: list, name: str | None = None):
+    """Sum gradient contributions: Tensors with AddN, IndexedSlices by concatenation;
+    a mix is densified first. Returns None for an empty list."""
+    contributions = [g for g in contributions if g is not None]
+    if not contributions:
+        return None
+    if len(contributions) == 1:
+        return contributions[0]
+    if all(isinstance(g, IndexedSlices) for g in contributions):
+        dense_shape = next((g.dense_shape for g in contributions
+                            if g.dense_shape is not None), None)
+        indices = [g.indices for g in contributions]
+        if len({t.dtype.base_dtype for t in indices}) > 1:
+            indices = [_math.cast(t, _dtypes.int64) for t in indices]
+        return IndexedSlices(_array.concat([g.values for g in contributions], 0),
+                             _array.concat(indices, 0), dense_shape)
+    return add_n_or_add([_dense(g) for g in contributions], name=name)
+
+
+def _zeros_for(t: Tensor) -> Tensor:
+    return _array.zeros_like(convert_to_tensor(t) if t.dtype.is_ref_dtype else t)
+
+
+# -- the algorithm ----------------------------------------------------------------------
+def _reachable_forward(start_ops: list[Operation]) -> set[Operation]:
+    seen: set[Operation] = set()
+    stack = list(start_ops)
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        for out in op.outputs:
+            if is_differentiable_dtype(out.dtype):
+                stack.extend(out.consumers())
+    return seen
+
+
+def _between(y_ops: list[Operation], reached: set[Operation]) -> set[Operation]:
+    between: set[Operation] = set()
+    stack = [op for op in y_ops if op in reached]
+    while stack:
+        op = stack.pop()
+        if op in between:
+            continue
+        between.add(op)
+        stack.extend(t.op for t in op.inputs if t.op in reached)
+    return between
+
+
+def _default_grad_ys(ys: list[Tensor], grad_ys: list, scope: str) -> list[Tensor]:
+    out = []
+    for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+        if gy is None:
+            if y.dtype.is_complex:
+                raise TypeError(f"Gradients of complex tensors must set grad_ys "
+                                f"(y.dtype = {y.dtype.name}, y = {y.name})")
+            out.append(_array.ones_like(y, name=f"grad_ys_{i}"))
+            continue
+        gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)
+        if not y.shape.is_compatible_with(gy.shape):
+            raise ValueError(f"tf.gradients: grad_ys[{i}] of shape {gy.shape} is not "
+                             f"compatible with ys[{i}] '{y.name}' of shape {y.shape}")
+        out.append(gy)
+    return out
+
+
+def _op_grad_fn(op: Operation):
+    """The gradient function of `op`, None if declared non-differentiable, else LookupError."""
+    opdef = op.op_def
+    if opdef.differentiable is False:
+        return None
+    if opdef.gradient is None:
+        raise LookupError(
+            f"No gradient defined for operation '{op.name}' (op type: {op.type}). Register "
+            f"one with @register_gradient('{op.type}'), declare the op with "
+            f"not_differentiable('{op.type}'), or cut the path with tf.stop_gradient.")
+    return opdef.gradient
+
+
+def _output_grads(op: Operation, grads: dict, scope_name: str):
+    """Aggregated gradients of `op`'s outputs (zeros for floating outputs without one)."""
+    out = []
+    any_grad = False
+    for t in op.outputs:
+        g = aggregate(grads.get(t, []))
+        grads[t] = [g] if g is not None else []
+        any_grad |= g is not None
+        out.append(g)
+    if not any_grad:
+        return None
+    for i, t in enumerate(op.outputs):
+        if out[i] is None and is_differentiable_dtype(t.dtype):
+            out[i] = _zeros_for(t)
+    return out
+
+
+def gradients(ys, xs, grad_ys=None, name: str = "gradients",
+              colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
+              aggregation_method=None, stop_gradients=None):
+    """Symbolic derivatives of ``sum(ys)`` with respect to each of `xs`.
+
+    Parameters
+    ----------
+    ys : Tensor or list of Tensor
+        The tensors to differentiate.
+    xs : Tensor, Variable, or a list of them
+        The tensors to differentiate with respect to. For a Variable, the gradient flows
+        to it through every read of its value.
+    grad_ys : Tensor or list, optional
+        The incoming gradient of each y (default: ones shaped like y). The result is the
+        vector-Jacobian product ``sum_i grad_ys[i] * d ys[i] / d x``.
+    name : str
+        Name scope of the gradient ops (default ``gradients``).
+    colocate_gradients_with_ops : bool
+        Place each op's gradient ops with the op.
+    gate_gradients : bool
+        Make all input gradients of an op available together (tf.tuple).
+    aggregation_method
+        Accepted for compatibility; contributions are always summed with AddN.
+    stop_gradients : Tensor or list, optional
+        Tensors treated as constants: gradients do not flow back through them.
+
+    Returns
+    -------
+    list
+        One entry per x: a Tensor, an `IndexedSlices` (e.g. the gradient of the params of
+        `tf.gather`), or None when x does not affect ys (or is an integer tensor).
+
+    Raises
+    ------
+    LookupError
+        An op on a path from xs to ys has no registered gradient.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> a = tf.constant([1.0, 2.0])
+    >>> b = tf.constant([3.0, 4.0])
+    >>> da, db, dz = tf.gradients(tf.reduce_sum(a * b), [a, b, tf.constant(0.0)])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run([da, db]), dz)
+    [array([3., 4.], dtype=float32), array([1., 2.], dtype=float32)] None
+    """
+    ys, _ = _as_list(ys, "ys")
+    xs, _ = _as_list(xs, "xs")
+    if not ys:
+        raise ValueError("tf.gradients: ys must be a Tensor or a non-empty list of Tensors")
+    grad_ys_list, _ = _as_list(grad_ys, "grad_ys")
+    if grad_ys is None:
+        grad_ys_list = [None] * len(ys)
+    if len(grad_ys_list) != len(ys):
+        raise ValueError(f"tf.gradients: grad_ys has {len(grad_ys_list)} entries but ys "
+                         f"has {len(ys)}; pass one gradient per y (or None)")
+    stops, _ = _as_list(stop_gradients, "stop_gradients")
+    ys = [_y_tensor(y) for y in ys]
+    xs = [_x_tensor(x) for x in xs]
+    stops = [_x_tensor(s) for s in stops]
+    graph = ys[0].graph
+    for t in (*ys, *xs, *stops):
+        if t.graph is not graph:
+            raise ValueError(f"tf.gradients: '{t.name}' belongs to a different graph than "
+                             f"'{ys[0].name}'; all ys, xs and stop_gradients must share one")
+
+    with graph.as_default(), graph.name_scope(name or "gradients") as scope:
+        grad_ys_list = _default_grad_ys(ys, grad_ys_list, scope)
+        reached = _reachable_forward([x.op for x in xs])
+        between = _between([y.op for y in ys], reached)
+        stop_ops = {t.op for t in stops}
+        grads: dict[Tensor, list] = {}
+        for y, gy in zip(ys, grad_ys_list):
+            grads.setdefault(y, []).append(gy)
+
+        for op in sorted(between, key=lambda o: o._id, reverse=True):
+            _backprop_op(op, grads, graph, stop_ops, colocate_gradients_with_ops,
+                         gate_gradients)
+
+        results = []
+        for x in xs:
+            g = aggregate(grads.get(x, []))
+            if isinstance(g, Tensor) and not is_differentiable_dtype(g.dtype) and \
+                    x not in ys:
+                g = None
+            results.append(g)
+    return results
+
+
+def _backprop_op(op: Operation, grads: dict, graph, stop_ops: set, colocate: bool,
+                 gate: bool) -> None:
+    """Visit `op`: call its gradient function and record its inputs' gradients."""
+    coloc = graph.colocate_with(op) if colocate else contextlib.nullcontext()
+    with coloc:
+        if not any(grads.get(t) for t in op.outputs):
+            return
+        if op in stop_ops:
+            return
+        grad_fn = _op_grad_fn(op)
+        if grad_fn is None:
+            return
+        with graph.name_scope(op.name + "_grad"):
+            out_grads = _output_grads(op, grads, op.name)
+            if out_grads is None:
+                return
+            in_grads = grad_fn(op, *out_grads)
+            if isinstance(in_grads, Tensor | IndexedSlices) or in_grads is None:
+                in_grads = [in_grads]
+            in_grads = list(in_grads)
+            if len(in_grads) != len(op.inputs):
+                raise ValueError(
+                    f"Gradient function of op type {op.type} returned {len(in_grads)} "
+                    f"gradients for operation '{op.name}', which has {len(op.inputs)} inputs")
+            if gate and sum(g is not None for g in in_grads) > 1:
+                in_grads = _gate(in_grads)
+    for t, g in zip(op.inputs, in_grads):
+        if g is None or not is_differentiable_dtype(t.dtype):
+            continue
+        if isinstance(g, Tensor) and g.dtype.base_dtype != t.dtype.base_dtype:
+            raise TypeError(
+                f"Gradient function of op type {op.type} returned a {g.dtype.name} gradient "
+                f"for input '{t.name}' of dtype {t.dtype.base_dtype.name} "
+                f"(operation '{op.name}')")
+        grads.setdefault(t, []).append(g)
+
+
+def _gate(in_grads: Sequence) -> list:
+    """tf.tuple over the dense gradients (IndexedSlices gated through their values)."""
+    from flowgraph.ops.control_flow_ops import tuple_
+
+    dense = [g.values if isinstance(g, IndexedSlices) else g for g in in_grads]
+    gated = tuple_(dense)
+    out = []
+    for g, v in zip(in_grads, gated):
+        if isinstance(g, IndexedSlices):
+            out.append(IndexedSlices(v, g.indices, g.dense_shape))
+        else:
+            out.append(v)
+    return out
