@@ -604,7 +604,7 @@ class Graph:
             items = self._collections.get(name)
             if items is None:
                 return []
-            if not scope:
+            if scope is None:
                 return list(items)
             pattern = re.compile(scope)
             return [

@@ -28,7 +28,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, constant_value
-from flowgraph.framework.registry import register_gradient, register_op
+from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
@@ -557,3 +557,12 @@ def _cumprod_grad(op, grad):
     # Exact for nonzero x (TensorFlow's rule): d/dx_i sum_j g_j y_j = sum_{j>=i} g_j y_j / x_i
     out = _r.cumsum(grad * _c(y), axis, exclusive=exclusive, reverse=not reverse)
     return [out / _c(x), None]
+
+
+def reduce_to(grad, x):
+    """Sum `grad` (shaped like a broadcast result) over the axes along which `x` was
+    broadcast, giving `x`'s shape."""
+    return unbroadcast(None, grad, None, x=x, y=grad)[0]
+
+
+not_differentiable("BroadcastGradientArgs")

@@ -141,7 +141,7 @@ def _unary(op_type, fn_name, allowed, summary, call, result, out_dtype=None):
         return make_tensor(op_type, [x], name=name or op_type)
 
     fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = _doc(summary, call, result)
+    fn.__doc__ = _doc(summary, call, result) if call else f"Builds op `{op_type}`."
     return fn
 
 
@@ -155,7 +155,7 @@ def _binary(op_type, fn_name, allowed, summary, call, result, out_dtype=None):
         return make_tensor(op_type, [x, y], name=name or op_type)
 
     fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = _doc(summary, call, result)
+    fn.__doc__ = _doc(summary, call, result) if call else f"Builds op `{op_type}`."
     return fn
 
 

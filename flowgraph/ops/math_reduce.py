@@ -190,8 +190,8 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reductio
     -------
     >>> import flowgraph as tf
     >>> with tf.Session() as sess:
-    ...     print(sess.run(tf.reduce_logsumexp([[0.0, 0.0], [1000.0, 1000.0]], 1)))
-    [   0.6931472 1000.6931   ]
+    ...     print(sess.run(tf.reduce_logsumexp(tf.constant([1000.0, 1000.0], tf.float64))))
+    1000.6931471805599
     """
     axis, keepdims = _resolve(axis, reduction_indices, keepdims, keep_dims)
     with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:

@@ -30,7 +30,7 @@ def _assign_shape(op, ref, value):
             "assign a value of the variable's shape (or pass validate_shape=False to "
             "tf.assign to change the shape)"
         )
-    return [ref if op.attrs.get("validate_shape", True) else value]
+    return [ref.merge_with(value) if op.attrs.get("validate_shape", True) else value]
 
 
 register_op("Assign", attrs={"validate_shape": True, "use_locking": True},

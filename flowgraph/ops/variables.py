@@ -272,6 +272,7 @@ register_tensor_conversion_function(Variable, _convert_variable)
 
 def _forward_operator(name: str):
     def op(self, *args):
+        args = [a._snapshot if isinstance(a, Variable) else a for a in args]
         return getattr(self._snapshot, name)(*args)
 
     op.__name__ = name

@@ -131,14 +131,15 @@ FLAG_MULTI_OUT = F_MULTI_OUT
 # shared node, async completion), so kernels need no `np.errstate` of their own (which
 # costs microseconds per call). NumPy keeps the state in a context variable; if its
 # private name moves, fall back to `np.errstate` objects.
+cdef object ERR_VAR = None
+cdef object ERR_IGNORE = None
 try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _ERR_VAR
-    from numpy._core._ufunc_config import _make_extobj
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
 
-    _ERR_IGNORE = _make_extobj(all="ignore")
+    ERR_VAR = _extobj_contextvar
+    ERR_IGNORE = _make_extobj(all="ignore")
 except (ImportError, AttributeError, TypeError):  # pragma: no cover - other NumPy versions
-    _ERR_VAR = None
-    _ERR_IGNORE = None
+    ERR_VAR = None
 
 # Ufunc kernels get ``out=...``: an ndarray result even for 0-d inputs (no scalars).
 cdef tuple OUT_KWNAMES = ("out",)
@@ -147,16 +148,16 @@ cdef PyObject* ELLIPSIS_P = <PyObject*>Ellipsis
 
 cdef object quiet_enter():
     """Ignore floating-point errors on this thread; return what `quiet_exit` needs."""
-    if _ERR_VAR is not None:
-        return PyContextVar_Set(_ERR_VAR, _ERR_IGNORE)
+    if ERR_VAR is not None:
+        return PyContextVar_Set(ERR_VAR, ERR_IGNORE)
     state = np.errstate(all="ignore")
     state.__enter__()
     return state
 
 
 cdef int quiet_exit(object token) except -1:
-    if _ERR_VAR is not None:
-        PyContextVar_Reset(_ERR_VAR, token)
+    if ERR_VAR is not None:
+        PyContextVar_Reset(ERR_VAR, token)
     else:
         token.__exit__(None, None, None)
     return 0

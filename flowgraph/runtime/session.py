@@ -152,6 +152,7 @@ class Session:
         self._kernels: dict = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._live_steps: set = set()
         threads = self._config.inter_op_threads()
         self._pool = _executor.WorkerPool(threads - 1) if threads > 1 else None
         self._context_stack: list = []
@@ -202,6 +203,12 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        # Runs still blocked in this session (e.g. a queue runner's enqueue) end with
+        # CancelledError, as in TensorFlow; private state is released.
+        for context in list(self._live_steps):
+            context.cancel(errors.CancelledError(None, None, "Session has been closed."))
+        if not self._target:
+            self._resources.clear()
         if self._pool is not None:
             self._pool.close()
         self._plans.clear()
@@ -270,9 +277,12 @@ class Session:
                                        errors.DeadlineExceededError(
                 None, None, f"Timed out after {timeout_ms} ms waiting for the step to "
                 "finish (RunOptions.timeout_in_ms or ConfigProto.operation_timeout_in_ms)"))
+        live = self._live_steps
+        live.add(context)
         try:
             values = step.run(slots, list(feed_values), cp.fetch_slots)
         finally:
+            live.discard(context)
             if alarm is not None:
                 _watchdog.cancel(alarm)
         if tracing:

@@ -163,7 +163,7 @@ def test_enqueued_feed_is_copied(sess):
 def test_runtime_shape_mismatch_is_invalid_argument(sess):
     q = tf.FIFOQueue(4, tf.float32, shapes=[[3]], name="vecs")
     p = tf.placeholder(tf.float32)
-    with pytest.raises(errors.InvalidArgumentError, match="vecs.*Expected \\[3\\], got \\[2\\]"):
+    with pytest.raises(errors.InvalidArgumentError, match=r"vecs.*Expected \[3\], got \[2\]"):
         sess.run(q.enqueue(p), {p: [1.0, 2.0]})
     assert sess.run(q.size()) == 0
 
@@ -329,6 +329,21 @@ def test_dequeue_many_timeout_gives_elements_back_in_order(sess):
     assert sess.run(q.size()) == 2
     sess.run(q.enqueue(3))
     np.testing.assert_array_equal(sess.run(q.dequeue_many(3)), [1, 2, 3])
+
+
+def test_waiters_of_a_failed_step_take_and_add_nothing(sess):
+    q = tf.FIFOQueue(1, tf.float32, shapes=[[]])
+    vectors = tf.FIFOQueue(3, tf.float32, shapes=[[2]])
+    p = tf.placeholder(tf.float32)
+    failing = vectors.enqueue(p)  # fails at run time: a scalar is not a [2] vector
+    with pytest.raises(errors.InvalidArgumentError):
+        sess.run([q.dequeue(), failing], {p: 1.0})
+    sess.run(q.enqueue(5.0))
+    assert sess.run(q.size()) == 1  # the failed step's dequeue took nothing
+    with pytest.raises(errors.InvalidArgumentError):
+        sess.run([q.enqueue(6.0), failing], {p: 1.0})  # blocks (full), then its step fails
+    assert sess.run(q.dequeue()) == 5.0
+    assert sess.run(q.size()) == 0  # ... so its element never went in
 
 
 def test_enqueue_timeout_when_full(sess):

@@ -25,7 +25,8 @@ Invariants
   of another step, which may use this queue again).
 * A waiter that gives up (its timeout, its step cancelled, the queue reset) first leaves
   the waiter list and gives back the elements it already took, then fails; no element
-  is ever handed to a dead waiter.
+  is ever handed to a dead waiter. A waiter whose step failed elsewhere (and so will
+  never take its result) is dropped when it reaches the head of its list.
 """
 
 from __future__ import annotations
@@ -47,11 +48,12 @@ _PENDING, _DONE = 0, 1
 class _Waiter:
     """One blocked enqueue or dequeue attempt."""
 
-    __slots__ = ("done", "is_enqueue", "is_many", "items", "pos", "state", "taken", "timer",
-                 "up_to", "want")
+    __slots__ = ("done", "is_enqueue", "is_many", "items", "pos", "state", "step", "taken",
+                 "timer", "up_to", "want")
 
-    def __init__(self, done, is_enqueue: bool, items=None, want: int = 1,
+    def __init__(self, step, done, is_enqueue: bool, items=None, want: int = 1,
                  is_many: bool = False, up_to: bool = False) -> None:
+        self.step = step
         self.done = done
         self.is_enqueue = is_enqueue
         self.items = items or []
@@ -62,6 +64,21 @@ class _Waiter:
         self.taken: list = []
         self.state = _PENDING
         self.timer = None
+
+
+def _step_failed(step) -> bool:
+    """True if the step that owns a waiter was cancelled or has failed.
+
+    A failing kernel elsewhere in the step does not cancel the step's async kernels (the
+    executor just stops waiting for them), so a parked waiter checks its step here
+    before it is handed anything: ``error`` is set while the step unwinds and
+    ``error_node`` stays set after it ended.
+    """
+    if getattr(step, "cancelled", None) is not None:
+        return True
+    ex = getattr(step, "step", None)
+    return ex is not None and (getattr(ex, "error", None) is not None
+                               or getattr(ex, "error_node", None) is not None)
 
 
 class _CancelHook:
@@ -190,6 +207,11 @@ class QueueBase:
             moved = False
             while eq:
                 w = eq[0]
+                if _step_failed(w.step):
+                    eq.popleft()
+                    self._finish(w, fired, error=errors.CancelledError(
+                        None, None, f"Enqueue to {self.describe()} was cancelled"))
+                    continue
                 while w.pos < len(w.items) and (self.capacity < 0
                                                 or self._size() < self.capacity):
                     self._put(w.items[w.pos])
@@ -201,6 +223,14 @@ class QueueBase:
                 self._finish(w, fired)
             while dq:
                 w = dq[0]
+                if _step_failed(w.step):  # never hand elements to a dead step
+                    dq.popleft()
+                    self._give_back(w.taken)
+                    w.taken = []
+                    self._finish(w, fired, error=errors.CancelledError(
+                        None, None, f"Dequeue from {self.describe()} was cancelled"))
+                    moved = True
+                    continue
                 while len(w.taken) < w.want and self._can_take():
                     w.taken.append(self._take())
                     moved = True
@@ -292,7 +322,7 @@ class QueueBase:
     # -- operations -------------------------------------------------------------------
     def enqueue(self, step, done, components, many: bool) -> None:
         items = self.elements(components, many)
-        w = _Waiter(done, True, items)
+        w = _Waiter(step, done, True, items)
         with self.lock:
             if self.closed:
                 w.state = _DONE
@@ -318,7 +348,7 @@ class QueueBase:
                 raise errors.InvalidArgumentError(
                     None, None, f"{self.describe()}: DequeueMany and DequeueUpTo require the "
                     "components to have specified shapes; pass `shapes` to the queue")
-        w = _Waiter(done, False, want=1 if n is None else n, is_many=n is not None,
+        w = _Waiter(step, done, False, want=1 if n is None else n, is_many=n is not None,
                     up_to=up_to)
         with self.lock:
             self._dequeuers.append(w)

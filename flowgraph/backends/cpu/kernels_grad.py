@@ -1,0 +1,351 @@
+"""CPU kernels of the ops that exist for gradients (see `flowgraph/ops/*_grad.py`).
+
+Scatter-style backward ops reuse the forward computation on an *index array*: applying
+the forward op (strided slice, mirror pad) to ``arange(size).reshape(shape)`` tells, for
+every output element, which input element it came from; the backward op then adds each
+output gradient to that source (`np.bincount` with weights, or `np.add.at`).
+
+Convolution backward ops loop over the kernel taps (``kh * kw`` iterations, each one
+matrix product over the whole batch); pooling backward ops route each window's gradient
+through the same `as_strided` window view the forward kernels use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import errors
+from flowgraph.ops.array_slicing import strided_slice_numpy
+from flowgraph.ops.nn_ops import same_padding
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+def _scatter_add(source_index: np.ndarray, values: np.ndarray, size: int, dtype) -> np.ndarray:
+    """out[source_index[k]] += values[k] over a flat output of `size` elements."""
+    src = source_index.reshape(-1)
+    vals = np.asarray(values).reshape(-1)
+    if vals.dtype.kind == "c":
+        out = (np.bincount(src, vals.real, size) + 1j * np.bincount(src, vals.imag, size))
+    elif vals.dtype.kind == "f":
+        out = np.bincount(src, vals.astype(np.float64, copy=False), size)
+    else:
+        out = np.zeros(size, dtype=vals.dtype)
+        np.add.at(out, src, vals)
+    return out.astype(dtype, copy=False)
+
+
+# -- BroadcastGradientArgs --------------------------------------------------------------
+@cpu_kernel("BroadcastGradientArgs")
+def broadcast_gradient_args(s0, s1):
+    a, b = [int(d) for d in np.reshape(s0, -1)], [int(d) for d in np.reshape(s1, -1)]
+    n = max(len(a), len(b))
+    pa, pb = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    r0, r1 = [], []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x != y and x != 1 and y != 1:
+            raise _invalid(f"Incompatible shapes for broadcasting: {a} and {b} "
+                           f"(dimension {i}: {x} vs {y})")
+        if x == 1 and (y != 1 or i < n - len(a)):
+            r0.append(i)
+        if y == 1 and (x != 1 or i < n - len(b)):
+            r1.append(i)
+    dt = np.asarray(s0).dtype
+    return np.asarray(r0, dtype=dt), np.asarray(r1, dtype=dt)
+
+
+# -- array -------------------------------------------------------------------------------
+@cpu_kernel("StridedSliceGrad")
+def strided_slice_grad(shape, begin, end, strides, dy, *, begin_mask=0, end_mask=0,
+                       ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):
+    shape = tuple(int(d) for d in np.reshape(shape, -1))
+    size = int(np.prod(shape, dtype=np.int64))
+    index = np.arange(size, dtype=np.int64).reshape(shape)
+    taken = strided_slice_numpy(index, begin, end, strides, begin_mask=begin_mask,
+                                end_mask=end_mask, ellipsis_mask=ellipsis_mask,
+                                new_axis_mask=new_axis_mask,
+                                shrink_axis_mask=shrink_axis_mask)
+    if np.shape(taken) != np.shape(dy):
+        raise _invalid(f"StridedSliceGrad: dy of shape {list(np.shape(dy))} does not match "
+                       f"the slice shape {list(np.shape(taken))} of an input {list(shape)}")
+    return _scatter_add(np.asarray(taken), dy, size, dy.dtype).reshape(shape)
+
+
+@cpu_kernel("MirrorPadGrad")
+def mirror_pad_grad(dy, paddings, *, mode):
+    p = np.asarray(paddings, dtype=np.int64).reshape(-1, 2)
+    if p.shape[0] != dy.ndim:
+        raise _invalid(f"MirrorPadGrad: paddings of shape {list(p.shape)} for a gradient of "
+                       f"rank {dy.ndim}")
+    shape = tuple(int(n - a - b) for n, (a, b) in zip(dy.shape, p))
+    size = int(np.prod(shape, dtype=np.int64))
+    index = np.arange(size, dtype=np.int64).reshape(shape)
+    src = np.pad(index, [(int(a), int(b)) for a, b in p],
+                 mode="reflect" if mode == "REFLECT" else "symmetric")
+    return _scatter_add(src, dy, size, dy.dtype).reshape(shape)
+
+
+# -- activations -------------------------------------------------------------------------
+def _zero(x):
+    return x.dtype.type(0)
+
+
+@cpu_kernel("ReluGrad")
+def relu_grad(g, x):
+    return np.where(x > 0, g, _zero(g)).astype(g.dtype, copy=False)
+
+
+@cpu_kernel("Relu6Grad")
+def relu6_grad(g, x):
+    return np.where((x > 0) & (x < 6), g, _zero(g)).astype(g.dtype, copy=False)
+
+
+@cpu_kernel("LeakyReluGrad")
+def leaky_relu_grad(g, x, *, alpha=0.2):
+    return np.where(x > 0, g, g * g.dtype.type(alpha)).astype(g.dtype, copy=False)
+
+
+@cpu_kernel("EluGrad")
+def elu_grad(g, y):
+    return np.where(y < 0, g * (y + 1), g).astype(g.dtype, copy=False)
+
+
+@cpu_kernel("SeluGrad")
+def selu_grad(g, y):
+    out = np.where(y < 0, g * (y + SELU_SCALE * SELU_ALPHA), g * SELU_SCALE)
+    return out.astype(g.dtype, copy=False)
+
+
+@cpu_kernel("SoftplusGrad")
+def softplus_grad(g, x):
+    with np.errstate(over="ignore"):
+        s = 1 / (1 + np.exp(-x.astype(np.float64)))
+    return (g * s).astype(g.dtype, copy=False)
+
+
+@cpu_kernel("SoftsignGrad")
+def softsign_grad(g, x):
+    d = 1 + np.abs(x)
+    return (g / (d * d)).astype(g.dtype, copy=False)
+
+
+@cpu_kernel("BiasAddGrad")
+def bias_add_grad(dy, *, data_format="NHWC"):
+    if data_format == "NCHW":
+        if dy.ndim < 3:
+            raise _invalid(f"BiasAddGrad: NCHW needs rank >= 3, got shape {dy.shape}")
+        axes = (0, *range(2, dy.ndim))
+    else:
+        if dy.ndim < 2:
+            raise _invalid(f"BiasAddGrad: needs rank >= 2, got shape {dy.shape}")
+        axes = tuple(range(dy.ndim - 1))
+    return np.asarray(np.sum(dy, axis=axes, dtype=dy.dtype))
+
+
+# -- window geometry ----------------------------------------------------------------------
+def _hw(values, data_format):
+    return (values[2], values[3]) if data_format == "NCHW" else (values[1], values[2])
+
+
+def _nhwc(x, data_format):
+    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+
+
+def _back(y, data_format):
+    return np.ascontiguousarray(y.transpose(0, 3, 1, 2)) if data_format == "NCHW" else y
+
+
+def _nhwc_shape(sizes, data_format):
+    s = [int(v) for v in np.reshape(sizes, -1)]
+    if len(s) != 4:
+        raise _invalid(f"input sizes must be a 4-vector, got {s}")
+    return (s[0], s[2], s[3], s[1]) if data_format == "NCHW" else tuple(s)
+
+
+def _pads(height, width, kh, kw, strides, dilations, padding, explicit, data_format):
+    sh, sw = _hw(strides, data_format)
+    dh, dw = _hw(dilations, data_format)
+    if padding == "SAME":
+        (pt, pb), (pl, pr) = same_padding(height, kh, sh, dh), same_padding(width, kw, sw, dw)
+    elif padding == "EXPLICIT":
+        h = 2 if data_format == "NCHW" else 1
+        pt, pb, pl, pr = (int(v) for v in explicit[2 * h:2 * h + 4])
+    else:
+        pt = pb = pl = pr = 0
+    return (pt, pb, pl, pr), (sh, sw), (dh, dw)
+
+
+def _tap(i, j, geometry, oh, ow):
+    """Slices of the padded input read by filter tap (i, j) for all output positions."""
+    (sh, sw), (dh, dw) = geometry
+    return (slice(None), slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+            slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+
+
+def _work(dtype):
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _padded_input(x, pads, fill=0):
+    pt, pb, pl, pr = pads
+    if pt or pb or pl or pr:
+        return np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=fill)
+    return x
+
+
+def _crop(xp, pads, height, width):
+    pt, _, pl, _ = pads
+    return xp[:, pt:pt + height, pl:pl + width, :]
+
+
+# -- convolution backward ops -----------------------------------------------------------
+def _conv_backprop_input(sizes, f, dy, strides, padding, explicit_paddings, dilations,
+                         data_format, depthwise):
+    n, height, width, cin = _nhwc_shape(sizes, data_format)
+    dy = _nhwc(dy, data_format)
+    work = _work(dy.dtype)
+    kh, kw = f.shape[:2]
+    pads, *geometry = _pads(height, width, kh, kw, strides, dilations, padding,
+                            explicit_paddings, data_format)
+    pt, pb, pl, pr = pads
+    dx = np.zeros((n, height + pt + pb, width + pl + pr, cin), dtype=work)
+    oh, ow = dy.shape[1:3]
+    dyw = dy.astype(work, copy=False)
+    fw = f.astype(work, copy=False)
+    if depthwise:
+        dy5 = dyw.reshape(n, oh, ow, cin, -1)
+    for i in range(kh):
+        for j in range(kw):
+            where = _tap(i, j, geometry, oh, ow)
+            if depthwise:
+                dx[where] += np.einsum("nhwcm,cm->nhwc", dy5, fw[i, j])
+            else:
+                dx[where] += dyw @ fw[i, j].T
+    out = _crop(dx, pads, height, width).astype(dy.dtype, copy=False)
+    return _back(out, data_format)
+
+
+def _conv_backprop_filter(x, sizes, dy, strides, padding, explicit_paddings, dilations,
+                          data_format, depthwise):
+    kh, kw, cin, cout = (int(v) for v in np.reshape(sizes, -1))
+    x = _nhwc(x, data_format)
+    dy = _nhwc(dy, data_format)
+    work = _work(dy.dtype)
+    height, width = x.shape[1:3]
+    pads, *geometry = _pads(height, width, kh, kw, strides, dilations, padding,
+                            explicit_paddings, data_format)
+    xp = _padded_input(x.astype(work, copy=False), pads)
+    n, oh, ow = dy.shape[:3]
+    dyw = dy.astype(work, copy=False)
+    df = np.zeros((kh, kw, cin, cout), dtype=work)
+    dy_flat = dyw.reshape(-1, dyw.shape[-1])
+    if depthwise:
+        dy5 = dyw.reshape(n, oh, ow, cin, cout)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[_tap(i, j, geometry, oh, ow)]
+            if depthwise:
+                df[i, j] = np.einsum("nhwc,nhwcm->cm", patch, dy5)
+            else:
+                df[i, j] = patch.reshape(-1, cin).T @ dy_flat
+    return df.astype(dy.dtype, copy=False)
+
+
+def _register_conv(kind: str, depthwise: bool) -> None:
+    @cpu_kernel(f"{kind}BackpropInput")
+    def backprop_input(sizes, f, dy, *, strides, padding, explicit_paddings=(),
+                       dilations=(1, 1, 1, 1), data_format="NHWC"):
+        return _conv_backprop_input(sizes, f, dy, strides, padding, explicit_paddings,
+                                    dilations, data_format, depthwise)
+
+    @cpu_kernel(f"{kind}BackpropFilter")
+    def backprop_filter(x, sizes, dy, *, strides, padding, explicit_paddings=(),
+                        dilations=(1, 1, 1, 1), data_format="NHWC"):
+        return _conv_backprop_filter(x, sizes, dy, strides, padding, explicit_paddings,
+                                     dilations, data_format, depthwise)
+
+
+_register_conv("Conv2D", False)
+_register_conv("DepthwiseConv2dNative", True)
+
+
+# -- pooling backward ops -----------------------------------------------------------------
+def _argmax_sources(x, ksize, strides, padding, data_format):
+    """For each pooling window of NHWC `x`: the flat index (into the padded input) of its
+    first maximum; plus the padded shape and the paddings."""
+    kh, kw = _hw(ksize, data_format)
+    n, height, width, c = x.shape
+    pads, *geometry = _pads(height, width, kh, kw, strides, (1, 1, 1, 1), padding, (),
+                            data_format)
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _padded_input(x, pads, fill)
+    (sh, sw), _ = geometry
+    hp, wp = xp.shape[1:3]
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    s = xp.strides
+    view = as_strided(xp, shape=(n, oh, ow, kh, kw, c),
+                      strides=(s[0], sh * s[1], sw * s[2], s[1], s[2], s[3]), writeable=False)
+    flat = view.transpose(0, 1, 2, 5, 3, 4).reshape(n, oh, ow, c, kh * kw)
+    k = np.argmax(flat, axis=-1)
+    ki, kj = np.divmod(k, kw)
+    b = np.arange(n)[:, None, None, None]
+    rows = np.arange(oh)[None, :, None, None] * sh + ki
+    cols = np.arange(ow)[None, None, :, None] * sw + kj
+    ch = np.arange(c)[None, None, None, :]
+    src = ((b * hp + rows) * wp + cols) * c + ch
+    return src, (n, hp, wp, c), pads
+
+
+@cpu_kernel("MaxPoolGrad")
+def max_pool_grad(x, y, dy, *, ksize, strides, padding, data_format="NHWC"):
+    xn = _nhwc(x, data_format)
+    dyn = _nhwc(dy, data_format)
+    src, padded, pads = _argmax_sources(xn, ksize, strides, padding, data_format)
+    if src.shape != dyn.shape:
+        raise _invalid(f"MaxPoolGrad: gradient of shape {list(dy.shape)} does not match the "
+                       f"pooled shape {list(src.shape)}")
+    dxp = _scatter_add(src, dyn, int(np.prod(padded)), dy.dtype).reshape(padded)
+    return _back(_crop(dxp, pads, xn.shape[1], xn.shape[2]), data_format)
+
+
+@cpu_kernel("MaxPoolGradGrad")
+def max_pool_grad_grad(x, y, ddx, *, ksize, strides, padding, data_format="NHWC"):
+    xn = _nhwc(x, data_format)
+    ddn = _nhwc(ddx, data_format)
+    src, padded, pads = _argmax_sources(xn, ksize, strides, padding, data_format)
+    pt, pb, pl, pr = pads
+    ddp = np.pad(ddn, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    return _back(ddp.reshape(-1)[src].astype(ddx.dtype, copy=False), data_format)
+
+
+@cpu_kernel("AvgPoolGrad")
+def avg_pool_grad(sizes, dy, *, ksize, strides, padding, data_format="NHWC"):
+    n, height, width, c = _nhwc_shape(sizes, data_format)
+    dyn = _nhwc(dy, data_format)
+    work = _work(dy.dtype)
+    kh, kw = _hw(ksize, data_format)
+    pads, *geometry = _pads(height, width, kh, kw, strides, (1, 1, 1, 1), padding, (),
+                            data_format)
+    (sh, sw), _ = geometry
+    pt, pb, pl, pr = pads
+    oh, ow = dyn.shape[1:3]
+
+    def counts(size, k, s, before, out):
+        start = np.arange(out) * s - before
+        return np.minimum(start + k, size) - np.maximum(start, 0)
+
+    cnt = np.outer(counts(height, kh, sh, pt, oh), counts(width, kw, sw, pl, ow))
+    share = dyn.astype(work, copy=False) / cnt[None, :, :, None].astype(work)
+    dx = np.zeros((n, height + pt + pb, width + pl + pr, c), dtype=work)
+    for i in range(kh):
+        for j in range(kw):
+            dx[_tap(i, j, geometry, oh, ow)] += share
+    out = _crop(dx, pads, height, width).astype(dy.dtype, copy=False)
+    return _back(out, data_format)

@@ -1,0 +1,203 @@
+"""CPU kernels for summary ops (each returns a scalar string: a serialized `Summary`) and
+for `RestoreV2` (reading tensors from a checkpoint file, used by
+`tf.train.init_from_checkpoint`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+from flowgraph.summary import event_format as ef
+
+
+def _text(x) -> str:
+    return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+
+
+def _serialized(summary: ef.Summary) -> np.ndarray:
+    return np.asarray(summary.SerializeToString(), dtype=object)
+
+
+def _invalid(msg: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, msg)
+
+
+# -- scalar --------------------------------------------------------------------------------
+@cpu_kernel("ScalarSummary")
+def scalar_summary(tags, values):
+    tags, values = np.asarray(tags), np.asarray(values)
+    if tags.shape != values.shape:
+        raise _invalid(
+            f"ScalarSummary: tags and values do not have the same shape: {tags.shape} != "
+            f"{values.shape}")
+    summary = ef.Summary()
+    for tag, value in zip(tags.reshape(-1), values.reshape(-1)):
+        summary.value.add(tag=_text(tag), simple_value=float(value))
+    return _serialized(summary)
+
+
+# -- histogram -------------------------------------------------------------------------------
+def _default_bucket_limits() -> np.ndarray:
+    """TensorBoard's default bucket limits: ±1e-12 growing by 10% up to 1e20, and 0."""
+    pos = []
+    v = 1.0e-12
+    while v < 1.0e20:
+        pos.append(v)
+        v *= 1.1
+    pos.append(sys.float_info.max)
+    return np.array([-x for x in reversed(pos)] + [0.0] + pos)
+
+
+_BUCKET_LIMITS = _default_bucket_limits()
+
+
+def histogram_proto(values: np.ndarray) -> ef.HistogramProto:
+    """A HistogramProto of `values` with the default buckets; runs of empty buckets are
+    collapsed into their last limit, as TensorFlow does."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    counts = np.bincount(np.searchsorted(_BUCKET_LIMITS, x, side="right"),
+                         minlength=len(_BUCKET_LIMITS))[:len(_BUCKET_LIMITS)]
+    limits, buckets = [], []
+    i, n = 0, len(counts)
+    while i < n:
+        end, count = _BUCKET_LIMITS[i], counts[i]
+        i += 1
+        if count <= 0:
+            while i < n and counts[i] <= 0:
+                end, count = _BUCKET_LIMITS[i], counts[i]
+                i += 1
+        limits.append(float(end))
+        buckets.append(float(count))
+    if x.size:
+        lo, hi = float(x.min()), float(x.max())
+    else:
+        lo, hi = sys.float_info.max, -sys.float_info.max
+    return ef.HistogramProto(min=lo, max=hi, num=float(x.size), sum=float(x.sum()),
+                             sum_squares=float(np.dot(x, x)), bucket_limit=limits,
+                             bucket=buckets)
+
+
+@cpu_kernel("HistogramSummary")
+def histogram_summary(tag, values):
+    x = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        raise _invalid(f"Nan in summary histogram for: {_text(np.asarray(tag).item())}")
+    summary = ef.Summary()
+    summary.value.add(tag=_text(np.asarray(tag).item()), histo=histogram_proto(x))
+    return _serialized(summary)
+
+
+# -- image -----------------------------------------------------------------------------------
+def _to_uint8(img: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
+    """One float image (h, w, c) scaled into uint8 as TensorFlow's ImageSummary does."""
+    x = img.astype(np.float32)
+    finite = np.all(np.isfinite(x), axis=-1)
+    good = x[finite]
+    lo = float(good.min()) if good.size else np.inf
+    hi = float(good.max()) if good.size else -np.inf
+    if lo < 0:
+        m = max(abs(lo), abs(hi))
+        scale, offset = (0.0 if m < 1e-6 else 127.0 / m), 128.0
+    else:
+        scale, offset = (0.0 if hi < 1e-6 else 255.0 / hi), 0.0
+    with np.errstate(invalid="ignore"):
+        out = np.where(finite[..., None], x * np.float32(scale) + np.float32(offset), 0)
+    out = out.astype(np.uint8)
+    out[~finite] = bad_color
+    return out
+
+
+@cpu_kernel("ImageSummary")
+def image_summary(tag, tensor, *, max_images, bad_color):
+    tensor = np.asarray(tensor)
+    tag_s = _text(np.asarray(tag).item())
+    if tensor.ndim != 4 or tensor.shape[3] not in (1, 3, 4):
+        raise _invalid(
+            f"ImageSummary '{tag_s}': tensor must be 4-D [batch_size, height, width, "
+            f"channels] with 1, 3 or 4 channels, got shape {tensor.shape}")
+    channels = tensor.shape[3]
+    if bad_color is None:
+        bad = np.array([255, 0, 0, 255], dtype=np.uint8)[:channels]
+    else:
+        bad = np.asarray(bad_color, dtype=np.uint8).reshape(-1)[:channels]
+    summary = ef.Summary()
+    n = min(tensor.shape[0], int(max_images))
+    for i in range(n):
+        img = tensor[i]
+        pixels = img if tensor.dtype == np.uint8 else _to_uint8(img, bad)
+        name = f"{tag_s}/image" if max_images == 1 else f"{tag_s}/image/{i}"
+        summary.value.add(tag=name, image=ef.Summary.Image(
+            height=img.shape[0], width=img.shape[1], colorspace=channels,
+            encoded_image_string=ef.encode_png(np.ascontiguousarray(pixels))))
+    return _serialized(summary)
+
+
+# -- tensor ----------------------------------------------------------------------------------
+def tensor_proto(value: np.ndarray) -> ef.TensorProto:
+    """A TensorProto of a NumPy value (strings as string_val, numbers as raw content)."""
+    arr = np.asarray(value)
+    dtype = _dtypes.as_dtype(arr.dtype) if arr.dtype != object else _dtypes.string
+    shape = ef.TensorShapeProto(dim=[ef.TensorShapeProto.Dim(size=int(d)) for d in arr.shape])
+    if dtype == _dtypes.string or arr.dtype.kind in "OSU":
+        items = [x if isinstance(x, bytes) else str(x).encode("utf-8")
+                 for x in arr.reshape(-1)]
+        return ef.TensorProto(dtype=_dtypes.string.as_datatype_enum, tensor_shape=shape,
+                              string_val=items)
+    content = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+    return ef.TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=shape,
+                          tensor_content=content)
+
+
+@cpu_kernel("TensorSummaryV2")
+def tensor_summary(tag, tensor, serialized_summary_metadata):
+    meta_bytes = np.asarray(serialized_summary_metadata).item()
+    summary = ef.Summary()
+    value = summary.value.add(tag=_text(np.asarray(tag).item()), tensor=tensor_proto(tensor))
+    if meta_bytes:
+        value.metadata = ef.SummaryMetadata.FromString(meta_bytes)
+    return _serialized(summary)
+
+
+# -- merge -----------------------------------------------------------------------------------
+@cpu_kernel("MergeSummary")
+def merge_summary(*inputs):
+    parts, seen = [], set()
+    for inp in inputs:
+        for item in np.asarray(inp, dtype=object).reshape(-1):
+            data = item if isinstance(item, bytes) else str(item).encode("utf-8")
+            try:
+                parsed = ef.Summary.FromString(data)
+            except (ValueError, TypeError, IndexError) as e:
+                raise _invalid(f"MergeSummary: could not parse one of the summary inputs "
+                               f"({e})") from None
+            for v in parsed.value:
+                if v.tag and v.tag in seen:
+                    raise _invalid(f"Duplicate tag {v.tag} found in summary inputs")
+                seen.add(v.tag)
+            parts.append(data)
+    # Serialized Summaries concatenate: `value` is their only (repeated) field.
+    return np.asarray(b"".join(parts), dtype=object)
+
+
+# -- checkpoint reading ----------------------------------------------------------------------
+@cpu_kernel("RestoreV2")
+def restore_v2(prefix, tensor_names, shape_and_slices, *, dtypes):
+    """Read tensors from a flowgraph checkpoint (used by init_from_checkpoint)."""
+    from flowgraph.train.checkpoint_utils import CheckpointReader
+
+    reader = CheckpointReader(_text(np.asarray(prefix).item()))
+    outs = []
+    for name, dtype in zip(np.asarray(tensor_names).reshape(-1), dtypes):
+        value = reader.get_tensor(_text(name))
+        want = _dtypes.as_dtype(dtype).base_dtype
+        if want != _dtypes.string and value.dtype != want.as_numpy_dtype:
+            raise _invalid(
+                f"RestoreV2: tensor '{_text(name)}' in checkpoint {reader.path} has dtype "
+                f"{value.dtype} but {want.name} was requested")
+        outs.append(value)
+    return tuple(outs) if len(outs) != 1 else outs[0]

@@ -1,0 +1,378 @@
+"""The ``checkpoint`` state file and crash-safe file writes.
+
+A checkpoint directory holds checkpoint files (``model.ckpt-STEP``, see
+`flowgraph.train.checkpoint_utils`) and one small text file, ``checkpoint``, in
+TensorFlow's text format::
+
+    model_checkpoint_path: "model.ckpt-200"
+    all_model_checkpoint_paths: "model.ckpt-100"
+    all_model_checkpoint_paths: "model.ckpt-200"
+
+Paths inside the directory are written relative to it, so a directory can be moved;
+readers join them with the directory again.
+
+Every file is written by `atomic_write`: into a hidden temporary file in the same
+directory, flushed and fsynced, renamed over the target with `os.replace`, and then the
+directory itself is fsynced. A crash at any moment leaves either the old file or the
+new one, never a torn one; the state file is renamed only after the checkpoint it names
+is durable, and old checkpoints are deleted only after that.
+
+Example
+-------
+>>> import os, tempfile
+>>> d = tempfile.mkdtemp()
+>>> open(os.path.join(d, "model.ckpt-5"), "wb").close()
+>>> update_checkpoint_state(d, os.path.join(d, "model.ckpt-5"))
+>>> os.path.basename(latest_checkpoint(d))
+'model.ckpt-5'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import logging
+import os
+import re
+import uuid
+from collections.abc import Callable
+
+from flowgraph.framework import errors
+
+__all__ = [
+    "CheckpointState",
+    "checkpoint_exists",
+    "generate_checkpoint_state_proto",
+    "get_checkpoint_mtimes",
+    "get_checkpoint_state",
+    "latest_checkpoint",
+    "remove_checkpoint",
+    "update_checkpoint_state",
+]
+
+logger = logging.getLogger("flowgraph")
+
+_TMP_MARK = ".tmp-"
+
+
+# -- atomic writes ----------------------------------------------------------------------------
+def fsync_directory(directory: str) -> None:
+    """Make renames inside `directory` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def temp_path_for(path: str) -> str:
+    """A hidden temporary name next to `path`, tagged with our pid (see `remove_stale_temps`)."""
+    directory, base = os.path.split(path)
+    return os.path.join(directory, f".{base}{_TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+def atomic_write(path: str, write: Callable, fsync_dir: bool = True) -> None:
+    """Call ``write(fileobj)`` on a temporary file, fsync it and rename it to `path`."""
+    tmp = temp_path_for(path)
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+    if fsync_dir:
+        fsync_directory(os.path.dirname(path))
+
+
+def remove_stale_temps(directory: str) -> None:
+    """Delete temporary files left in `directory` by processes that no longer run."""
+    pattern = re.compile(r"^\..*" + re.escape(_TMP_MARK) + r"(\d+)-[0-9a-f]+$")
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return
+    for name in names:
+        m = pattern.match(name)
+        if not m:
+            continue
+        pid = int(m.group(1))
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(directory, name))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+# -- the state "proto" --------------------------------------------------------------------------
+class CheckpointState:
+    """The contents of a ``checkpoint`` file (TensorFlow's CheckpointState message)."""
+
+    def __init__(self, model_checkpoint_path: str = "", all_model_checkpoint_paths=None,
+                 all_model_checkpoint_timestamps=None,
+                 last_preserved_timestamp: float | None = None) -> None:
+        self.model_checkpoint_path = model_checkpoint_path
+        self.all_model_checkpoint_paths = list(all_model_checkpoint_paths or [])
+        self.all_model_checkpoint_timestamps = list(all_model_checkpoint_timestamps or [])
+        self.last_preserved_timestamp = last_preserved_timestamp
+
+    def to_text(self) -> str:
+        lines = [f"model_checkpoint_path: {_quote(self.model_checkpoint_path)}"]
+        lines += [f"all_model_checkpoint_paths: {_quote(p)}"
+                  for p in self.all_model_checkpoint_paths]
+        lines += [f"all_model_checkpoint_timestamps: {t!r}"
+                  for t in self.all_model_checkpoint_timestamps]
+        if self.last_preserved_timestamp is not None:
+            lines.append(f"last_preserved_timestamp: {self.last_preserved_timestamp!r}")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_text(cls, text: str) -> CheckpointState:
+        state = cls()
+        pos = 0
+        text = text.strip()
+        while pos < len(text):
+            m = _FIELD.match(text, pos)
+            if m is None:
+                raise ValueError(f"cannot parse checkpoint state near: {text[pos:pos + 40]!r}")
+            key, raw = m.group(1), m.group(2)
+            pos = m.end()
+            if key == "model_checkpoint_path":
+                state.model_checkpoint_path = _unquote(raw)
+            elif key == "all_model_checkpoint_paths":
+                state.all_model_checkpoint_paths.append(_unquote(raw))
+            elif key == "all_model_checkpoint_timestamps":
+                state.all_model_checkpoint_timestamps.append(float(raw))
+            elif key == "last_preserved_timestamp":
+                state.last_preserved_timestamp = float(raw)
+            else:
+                raise ValueError(f"unknown field '{key}' in checkpoint state")
+        return state
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CheckpointState) and vars(self) == vars(other)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    __repr__ = __str__
+
+
+_FIELD = re.compile(r'\s*(\w+)\s*:\s*("(?:[^"\\\n]|\\.)*"|[^\s"]+)\s*')
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "'": "\\'"}
+
+
+def _quote(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\{ord(ch):03o}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _unquote(raw: str) -> str:
+    if len(raw) < 2 or raw[0] != '"' or raw[-1] != '"':
+        raise ValueError(f"expected a quoted string, got {raw!r}")
+    body = raw[1:-1].encode("utf-8")
+    out = bytearray()
+    i = 0
+    simple = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("\\"): 92, ord('"'): 34,
+              ord("'"): 39, ord("a"): 7, ord("b"): 8, ord("f"): 12, ord("v"): 11}
+    while i < len(body):
+        c = body[i]
+        if c != 92:
+            out.append(c)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in simple:
+            out.append(simple[nxt])
+            i += 2
+        elif 48 <= nxt <= 55:
+            digits = re.match(rb"[0-7]{1,3}", body[i + 1:i + 4]).group(0)
+            out.append(int(digits, 8) & 0xFF)
+            i += 1 + len(digits)
+        elif nxt in (ord("x"), ord("X")):
+            digits = re.match(rb"[0-9a-fA-F]{1,2}", body[i + 2:i + 4]).group(0)
+            out.append(int(digits, 16))
+            i += 2 + len(digits)
+        else:
+            raise ValueError(f"invalid escape in {raw!r}")
+    return out.decode("utf-8", "surrogateescape")
+
+
+# -- reading and writing the state file -----------------------------------------------------------
+def _state_path(checkpoint_dir: str, latest_filename: str | None) -> str:
+    return os.path.join(checkpoint_dir, latest_filename or "checkpoint")
+
+
+def _relative(directory: str, path: str) -> str:
+    """`path` relative to `directory` when it lies directly in it, else unchanged."""
+    if not os.path.isabs(path):
+        if os.path.dirname(path) and os.path.abspath(os.path.dirname(path)) == \
+                os.path.abspath(directory):
+            return os.path.basename(path)
+        return path
+    if os.path.dirname(os.path.abspath(path)) == os.path.abspath(directory):
+        return os.path.basename(path)
+    return path
+
+
+def generate_checkpoint_state_proto(save_dir: str, model_checkpoint_path: str,
+                                    all_model_checkpoint_paths=None,
+                                    all_model_checkpoint_timestamps=None,
+                                    last_preserved_timestamp=None) -> CheckpointState:
+    """A `CheckpointState` whose list ends with `model_checkpoint_path`; paths in
+    `save_dir` are made relative to it."""
+    paths = list(all_model_checkpoint_paths or [])
+    if not paths or paths[-1] != model_checkpoint_path:
+        paths.append(model_checkpoint_path)
+    return CheckpointState(
+        model_checkpoint_path=_relative(save_dir, model_checkpoint_path),
+        all_model_checkpoint_paths=[_relative(save_dir, p) for p in paths],
+        all_model_checkpoint_timestamps=all_model_checkpoint_timestamps,
+        last_preserved_timestamp=last_preserved_timestamp)
+
+
+def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
+                            all_model_checkpoint_paths=None, latest_filename: str | None = None,
+                            all_model_checkpoint_timestamps=None,
+                            last_preserved_timestamp=None) -> None:
+    """Atomically (re)write the state file of `save_dir`.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> update_checkpoint_state(d, d + "/model.ckpt-1")
+    >>> print(open(d + "/checkpoint").read().splitlines()[0])
+    model_checkpoint_path: "model.ckpt-1"
+    """
+    path = _state_path(save_dir, latest_filename)
+    if os.path.abspath(path) == os.path.abspath(model_checkpoint_path):
+        raise RuntimeError(
+            f"Save path '{model_checkpoint_path}' conflicts with path used for checkpoint "
+            "state. Please use a different save path.")
+    state = generate_checkpoint_state_proto(
+        save_dir, model_checkpoint_path, all_model_checkpoint_paths,
+        all_model_checkpoint_timestamps, last_preserved_timestamp)
+    data = state.to_text().encode("utf-8")
+    atomic_write(path, lambda f: f.write(data))
+
+
+def get_checkpoint_state(checkpoint_dir: str,
+                         latest_filename: str | None = None) -> CheckpointState | None:
+    """The parsed state file of `checkpoint_dir` with relative paths joined to it, or
+    None if there is none (or it cannot be parsed; a warning is logged).
+
+    Example
+    -------
+    >>> import tempfile
+    >>> get_checkpoint_state(tempfile.mkdtemp()) is None
+    True
+    """
+    path = _state_path(checkpoint_dir, latest_filename)
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        logger.warning("%s: %s; checkpoint state ignored", path, e)
+        return None
+    try:
+        state = CheckpointState.from_text(text)
+        if not state.model_checkpoint_path:
+            raise ValueError("model_checkpoint_path is missing")
+    except (ValueError, AttributeError, IndexError) as e:
+        logger.warning("%s: invalid checkpoint state (%s); checkpoint ignored", path, e)
+        return None
+
+    def full(p: str) -> str:
+        return p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)
+
+    state.model_checkpoint_path = full(state.model_checkpoint_path)
+    state.all_model_checkpoint_paths = [full(p) for p in state.all_model_checkpoint_paths]
+    return state
+
+
+def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
+    """The prefix of the newest checkpoint in `checkpoint_dir` (what `Saver.save`
+    returned), or None when there is none or its file is missing."""
+    state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if state is None:
+        return None
+    if checkpoint_exists(state.model_checkpoint_path):
+        return state.model_checkpoint_path
+    logger.error("Couldn't match files for checkpoint %s", state.model_checkpoint_path)
+    return None
+
+
+# -- checkpoint files ---------------------------------------------------------------------------
+def checkpoint_file_path(prefix: str) -> str:
+    """The file holding checkpoint `prefix`: the prefix itself (``model.ckpt-200``)."""
+    return prefix
+
+
+def checkpoint_exists(checkpoint_prefix: str) -> bool:
+    """Whether a checkpoint file exists for `checkpoint_prefix`."""
+    return os.path.isfile(checkpoint_file_path(checkpoint_prefix))
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes) -> list[float]:
+    """Modification times of the checkpoints that exist among `checkpoint_prefixes`."""
+    out = []
+    for prefix in checkpoint_prefixes:
+        with contextlib.suppress(OSError):
+            out.append(os.stat(checkpoint_file_path(prefix)).st_mtime)
+    return out
+
+
+def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version=None,
+                      meta_graph_suffix: str = "meta") -> None:
+    """Delete the files of checkpoint `checkpoint_prefix` (missing ones are ignored)."""
+    for path in (checkpoint_file_path(checkpoint_prefix),
+                 f"{checkpoint_prefix}.{meta_graph_suffix}"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+
+
+def not_found(prefix: str) -> errors.NotFoundError:
+    return errors.NotFoundError(
+        None, None,
+        f"Failed to find any matching files for {prefix}"
+        + _nearby_hint(prefix))
+
+
+def _nearby_hint(prefix: str) -> str:
+    directory = os.path.dirname(prefix) or "."
+    if not os.path.isdir(directory):
+        return f" (the directory {directory} does not exist)"
+    found = sorted(p for p in glob.glob(os.path.join(glob.escape(directory), "*.ckpt*"))
+                   if os.path.isfile(p))
+    if found:
+        names = ", ".join(os.path.basename(p) for p in found[-3:])
+        return f" (checkpoints in {directory}: {names}; tf.train.latest_checkpoint finds " \
+               "the newest)"
+    return ""

@@ -1,0 +1,398 @@
+"""Checkpoint files: writing, reading, and `tf.train.init_from_checkpoint`.
+
+A checkpoint ``model.ckpt-STEP`` is ONE NumPy ``.npz`` file (a zip of ``.npy`` members)
+whose file name is exactly the prefix that `Saver.save` returns; there is no suffix.
+Keys are the variables' names (``dense/kernel``). NumPy reads it with
+``np.load(path, allow_pickle=False)``; nothing in it is ever unpickled or executed.
+
+String tensors (object arrays of bytes) cannot be stored without pickle, so a string
+tensor ``N`` is stored as its concatenated bytes (``N``, uint8) plus the end offset of
+every element (``_flowgraph/string_ends/N``, int64, the tensor's shape). Keys starting
+with ``_flowgraph/`` are reserved (TensorFlow names never start with ``_``).
+
+A missing file raises `NotFoundError`; a truncated or corrupt one (bad zip directory,
+CRC mismatch, malformed member) raises `DataLossError`; both name the file.
+
+Example
+-------
+>>> import os, tempfile, numpy as np
+>>> path = os.path.join(tempfile.mkdtemp(), "model.ckpt-1")
+>>> write_checkpoint(path, {"w": np.ones((2, 3), np.float32), "s": np.array([b"hi"], object)})
+>>> list_variables(path)
+[('s', [1]), ('w', [2, 3])]
+>>> load_variable(path, "s")
+array([b'hi'], dtype=object)
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+from flowgraph.framework.constant_op import constant
+from flowgraph.framework.graph import GraphKeys, get_default_graph
+from flowgraph.framework.registry import has_op_def, not_differentiable, register_op
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.train import checkpoint_state as _state
+
+__all__ = [
+    "CheckpointReader",
+    "NewCheckpointReader",
+    "init_from_checkpoint",
+    "list_variables",
+    "load_checkpoint",
+    "load_variable",
+]
+
+_RESERVED = "_flowgraph/"
+_STRING_ENDS = "_flowgraph/string_ends/"
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _encode_strings(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    items = [x if isinstance(x, bytes) else str(x).encode("utf-8") for x in arr.reshape(-1)]
+    data = np.frombuffer(b"".join(items), dtype=np.uint8)
+    ends = np.cumsum([len(x) for x in items], dtype=np.int64).reshape(arr.shape)
+    return data, ends
+
+
+def write_checkpoint(path: str, tensors: dict[str, np.ndarray]) -> None:
+    """Write `tensors` (name -> array) to checkpoint file `path`, crash-safely."""
+    members: list[tuple[str, np.ndarray]] = []
+    for name, value in tensors.items():
+        if name.startswith(_RESERVED):
+            raise ValueError(f"checkpoint key '{name}' uses the reserved prefix {_RESERVED}")
+        arr = np.asarray(value)
+        if arr.dtype == object or arr.dtype.kind in "SU":
+            data, ends = _encode_strings(arr)
+            members += [(name, data), (_STRING_ENDS + name, ends)]
+        else:
+            members.append((name, np.ascontiguousarray(arr)))
+
+    def write(f):
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for key, arr in members:
+                with zf.open(key + ".npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, arr, allow_pickle=False)
+
+    _state.atomic_write(path, write)
+
+
+# -- reading ------------------------------------------------------------------------------------
+class CheckpointReader:
+    """Reads one checkpoint file: ``get_tensor``, ``has_tensor``, the shape/dtype maps.
+
+    Example
+    -------
+    >>> import os, tempfile, numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.ckpt-3")
+    >>> write_checkpoint(path, {"b": np.zeros(4, np.float32)})
+    >>> r = CheckpointReader(path)
+    >>> r.has_tensor("b"), r.get_variable_to_shape_map()
+    (True, {'b': [4]})
+    """
+
+    def __init__(self, filepattern: str) -> None:
+        self.path = os.fspath(filepattern)
+        file = _state.checkpoint_file_path(self.path)
+        if not os.path.isfile(file):
+            raise errors.NotFoundError(
+                None, None, "Unsuccessful TensorSliceReader constructor: "
+                + str(_state.not_found(self.path)))
+        try:
+            self._zip = zipfile.ZipFile(file, "r")
+            names = self._zip.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+            raise self._data_loss(e) from None
+        self._members = {n[:-4] for n in names if n.endswith(".npy")}
+        self._headers: dict[str, tuple[tuple, np.dtype]] = {}
+
+    def _data_loss(self, cause) -> errors.DataLossError:
+        return errors.DataLossError(
+            None, None,
+            f"Unable to read checkpoint {self.path}: the file is truncated or corrupted "
+            f"({type(cause).__name__}: {cause}). Restore an older checkpoint "
+            "(see tf.train.get_checkpoint_state(dir).all_model_checkpoint_paths).")
+
+    def close(self) -> None:
+        self._zip.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        zf = getattr(self, "_zip", None)
+        if zf is not None:
+            zf.close()
+
+    # -- members --------------------------------------------------------------------------------
+    def _names(self) -> list[str]:
+        return sorted(n for n in self._members if not n.startswith(_RESERVED))
+
+    def _header(self, key: str) -> tuple[tuple, np.dtype]:
+        if key not in self._headers:
+            try:
+                with self._zip.open(key + ".npy") as fp:
+                    version = np.lib.format.read_magic(fp)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(fp)
+                    else:
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(fp)
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+                raise self._data_loss(e) from None
+            self._headers[key] = (tuple(shape), dtype)
+        return self._headers[key]
+
+    def _array(self, key: str) -> np.ndarray:
+        try:
+            with self._zip.open(key + ".npy") as fp:
+                return np.lib.format.read_array(fp, allow_pickle=False)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+            raise self._data_loss(e) from None
+
+    def _is_string(self, name: str) -> bool:
+        return _STRING_ENDS + name in self._members
+
+    # -- public API -----------------------------------------------------------------------------
+    def has_tensor(self, tensor_str: str) -> bool:
+        return tensor_str in self._members and not tensor_str.startswith(_RESERVED)
+
+    def get_tensor(self, tensor_str: str) -> np.ndarray:
+        """The value of `tensor_str` (NotFoundError if the checkpoint lacks it)."""
+        if not self.has_tensor(tensor_str):
+            raise errors.NotFoundError(
+                None, None, f"Key {tensor_str} not found in checkpoint {self.path}")
+        if not self._is_string(tensor_str):
+            return self._array(tensor_str)
+        data = self._array(tensor_str).tobytes()
+        ends = self._array(_STRING_ENDS + tensor_str)
+        flat = ends.reshape(-1)
+        if flat.size and (np.any(np.diff(flat) < 0) or flat[0] < 0 or flat[-1] > len(data)):
+            raise self._data_loss(ValueError(f"bad string offsets for '{tensor_str}'"))
+        starts = np.concatenate([[0], flat[:-1]]) if flat.size else flat
+        out = np.empty(flat.size, dtype=object)
+        out[:] = [data[s:e] for s, e in zip(starts.tolist(), flat.tolist())]
+        return out.reshape(ends.shape)
+
+    def get_variable_to_shape_map(self) -> dict[str, list[int]]:
+        out = {}
+        for name in self._names():
+            key = _STRING_ENDS + name if self._is_string(name) else name
+            out[name] = list(self._header(key)[0])
+        return out
+
+    def get_variable_to_dtype_map(self) -> dict[str, _dtypes.DType]:
+        out = {}
+        for name in self._names():
+            if self._is_string(name):
+                out[name] = _dtypes.string
+            else:
+                out[name] = _dtypes.as_dtype(self._header(name)[1])
+        return out
+
+    def debug_string(self) -> bytes:
+        shapes, dtypes = self.get_variable_to_shape_map(), self.get_variable_to_dtype_map()
+        lines = [f"{n} ({dtypes[n].name}) {shapes[n]}" for n in self._names()]
+        return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def NewCheckpointReader(filepattern: str) -> CheckpointReader:  # noqa: N802 - TF's name
+    """A `CheckpointReader` for the checkpoint prefix `filepattern`.
+
+    Example
+    -------
+    >>> import os, tempfile, numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.ckpt-3")
+    >>> write_checkpoint(path, {"b": np.arange(3)})
+    >>> NewCheckpointReader(path).get_tensor("b").tolist()
+    [0, 1, 2]
+    """
+    return CheckpointReader(filepattern)
+
+
+def _checkpoint_filename(ckpt_dir_or_file: str) -> str:
+    if os.path.isdir(ckpt_dir_or_file):
+        path = _state.latest_checkpoint(ckpt_dir_or_file)
+        if path is None:
+            raise ValueError(
+                f"Couldn't find 'checkpoint' file or checkpoints in given directory "
+                f"{ckpt_dir_or_file}")
+        return path
+    return ckpt_dir_or_file
+
+
+def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
+    """A reader for a checkpoint prefix, or for the latest checkpoint of a directory."""
+    return CheckpointReader(_checkpoint_filename(ckpt_dir_or_file))
+
+
+def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
+    """``[(name, shape)]`` of every tensor in a checkpoint, sorted by name.
+
+    Example
+    -------
+    >>> import os, tempfile, numpy as np
+    >>> d = tempfile.mkdtemp()
+    >>> write_checkpoint(os.path.join(d, "m"), {"a/b": np.zeros((2, 5))})
+    >>> list_variables(os.path.join(d, "m"))
+    [('a/b', [2, 5])]
+    """
+    with load_checkpoint(ckpt_dir_or_file) as reader:
+        return sorted(reader.get_variable_to_shape_map().items())
+
+
+def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
+    """The value of variable `name` (a trailing ``:0`` is ignored) in a checkpoint."""
+    if name.endswith(":0"):
+        name = name[:-2]
+    with load_checkpoint(ckpt_dir_or_file) as reader:
+        return reader.get_tensor(name)
+
+
+# -- RestoreV2: reading a checkpoint inside the graph ------------------------------------------
+if not has_op_def("RestoreV2"):
+    @register_op("RestoreV2", attrs={"dtypes": ()}, stateful=True,
+                 num_outputs=lambda op: len(op.attrs["dtypes"]),
+                 dtype_fn=lambda op: [_dtypes.as_dtype(d) for d in op.attrs["dtypes"]])
+    def _restore_v2_shape(op, prefix, tensor_names, shape_and_slices):
+        return [TensorShape(None)] * len(op.attrs["dtypes"])
+
+    not_differentiable("RestoreV2")
+
+
+def _restore_v2(prefix: str, tensor_names, dtypes, name="RestoreV2"):
+    graph = get_default_graph()
+    with graph.name_scope(name) as scope:
+        inputs = [constant(prefix, name="prefix"),
+                  constant(list(tensor_names), name="tensor_names"),
+                  constant([""] * len(tensor_names), name="shape_and_slices")]
+        op = graph.create_op("RestoreV2", inputs, {"dtypes": list(dtypes)}, name=scope)
+    return op.outputs
+
+
+# -- init_from_checkpoint ------------------------------------------------------------------------
+def _is_variable(x) -> bool:
+    return hasattr(x, "initializer") and hasattr(x, "_ref") and hasattr(x, "op")
+
+
+def _variable_store() -> dict:
+    graph = get_default_graph()
+    store = {}
+    for key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES):
+        for v in graph.get_collection(key):
+            if _is_variable(v):
+                store.setdefault(v.op.name, v)
+    return store
+
+
+def _partitioned(name: str, store: dict) -> list | None:
+    parts = [v for n, v in sorted(store.items()) if n.startswith(name + "/part_")]
+    return parts or None
+
+
+def _set_checkpoint_initializer(var, ckpt_file: str, tensor_name: str,
+                                shapes: dict, dtypes: dict) -> None:
+    if not var.shape.is_compatible_with(shapes[tensor_name]):
+        raise ValueError(
+            f"Shape of variable {var.name} ({var.shape}) doesn't match with shape of tensor "
+            f"{tensor_name} ({shapes[tensor_name]}) from checkpoint reader.")
+    if dtypes[tensor_name] != var.dtype.base_dtype:
+        raise ValueError(
+            f"dtype of variable {var.name} ({var.dtype.base_dtype.name}) doesn't match dtype "
+            f"{dtypes[tensor_name].name} of tensor {tensor_name} in checkpoint {ckpt_file}.")
+    graph = var.graph
+    with graph.as_default(), graph.control_dependencies(None), graph.device("/cpu:0"):
+        (value,) = _restore_v2(ckpt_file, [tensor_name], [var.dtype.base_dtype],
+                               name="checkpoint_initializer")
+        value.set_shape(var.shape)
+    from flowgraph.ops import state_ops
+
+    with graph.as_default(), graph.control_dependencies(None), graph.colocate_with(var.op):
+        var._initializer_op = state_ops.assign(var, value).op
+    var._initial_value = value
+
+
+def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict) -> None:
+    """Make variables' initializers load their values from a checkpoint.
+
+    `assignment_map` maps checkpoint names to current names: ``{'old/w': 'new/w'}`` (one
+    variable; the value may also be a Variable or a list of partition Variables),
+    ``{'old_scope/': 'new_scope/'}`` (every variable under ``new_scope/`` loads the tensor
+    of the same relative name under ``old_scope/``), or ``{'/': 'scope/'}`` (relative to
+    the checkpoint's root). Running the variables' initializers (e.g.
+    ``tf.global_variables_initializer()`` created afterwards) then reads the checkpoint.
+
+    Example
+    -------
+    >>> import os, tempfile, numpy as np, flowgraph as tf
+    >>> d = tempfile.mkdtemp()
+    >>> write_checkpoint(os.path.join(d, "m"), {"old/w": np.full(2, 7.0, np.float32)})
+    >>> with tf.Graph().as_default():
+    ...     w = tf.Variable(tf.zeros([2]), name="new/w")
+    ...     init_from_checkpoint(os.path.join(d, "m"), {"old/": "new/"})
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer())
+    ...         print(sess.run(w))
+    [7. 7.]
+    """
+    ckpt_file = _checkpoint_filename(ckpt_dir_or_file)
+    with CheckpointReader(ckpt_file) as reader:
+        shapes = reader.get_variable_to_shape_map()
+        dtypes = reader.get_variable_to_dtype_map()
+    store = _variable_store()
+
+    def assign_one(target, tensor_name):
+        targets = target if isinstance(target, list) else [target]
+        if len(targets) > 1:
+            raise ValueError(
+                f"init_from_checkpoint: partitioned variables are not supported yet "
+                f"({', '.join(v.name for v in targets)} from {tensor_name})")
+        _set_checkpoint_initializer(targets[0], ckpt_file, tensor_name, shapes, dtypes)
+
+    for ckpt_name, current in sorted(assignment_map.items(), key=lambda kv: kv[0]):
+        if _is_variable(current) or (isinstance(current, list) and current
+                                     and all(_is_variable(v) for v in current)):
+            var = current
+        else:
+            var = store.get(current) or _partitioned(current, store)
+        if var is not None:
+            if ckpt_name not in shapes:
+                raise ValueError(
+                    f"Tensor {ckpt_name} is not found in {ckpt_dir_or_file} checkpoint "
+                    f"{dict(sorted(shapes.items()))}")
+            assign_one(var, ckpt_name)
+            continue
+        if not isinstance(current, str):
+            raise TypeError(
+                f"init_from_checkpoint: assignment_map values must be variable names, "
+                f"scopes ending in '/', Variables or lists of Variables; got {current!r}")
+        if not ckpt_name.endswith("/"):
+            raise ValueError(
+                f"Assignment map with scope only name {current} should map to scope only "
+                f"{ckpt_name}. Should be 'scope/': 'other_scope/'.")
+        scopes = current[:current.rindex("/")] if "/" in current else ""
+        names = set()
+        for var_name in store:
+            if not scopes or var_name.startswith(scopes + "/"):
+                if "/part_" in var_name:
+                    var_name = var_name[:var_name.index("/part_")]
+                names.add(var_name)
+        for var_name in sorted(names):
+            full = var_name[len(scopes):]
+            if current != "/":
+                full = full[1:]
+            if ckpt_name != "/":
+                full = ckpt_name + full
+            full = full.rstrip("/")
+            if full not in shapes:
+                raise ValueError(
+                    f"Tensor {full} ({var_name[len(scopes) + 1:]} in {ckpt_name}) is not "
+                    f"found in {ckpt_dir_or_file} checkpoint")
+            assign_one(store.get(var_name) or _partitioned(var_name, store), full)
