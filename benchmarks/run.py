@@ -25,8 +25,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-import workloads  # noqa: E402
+import numpy as np
+import workloads
 
 perf_counter = time.perf_counter
 
@@ -139,13 +139,19 @@ def bench_per_node(w: workloads.Workload, blas, number: int = 10, repeat: int = 
         run = sess.run
         got = run(y, feed)
         np.testing.assert_allclose(got, w.reference(), rtol=1e-6)
-        t = compare({"fg": lambda: run(y, feed), "ref": w.reference}, number=number,
-                    repeat=repeat)
+        fns = {"fg": lambda: run(y, feed), "ref": w.reference}
+        if w.ndarray_reference is not None:
+            fns["ref_nd"] = w.ndarray_reference
+        t = compare(fns, number=number, repeat=repeat)
     fg_us, ref_us = t["fg"] * 1e6 / w.nodes, t["ref"] * 1e6 / w.nodes
     notes = [f"{w.nodes} nodes; one sess.run per repeat; reference: the same ufunc calls "
              f"as straight-line Python; best of {repeat} x {number} runs", *w.notes]
+    extra = {}
+    if "ref_nd" in t:
+        nd_us = t["ref_nd"] * 1e6 / w.nodes
+        extra = {"reference_ndarray": _round(nd_us), "ratio_vs_ndarray": _round(fg_us / nd_us)}
     return emit(w.name, "us/node", fg_us, ref_us, "ratio <= 1.3", fg_us / ref_us <= 1.3,
-                notes, blas)
+                notes, blas, **extra)
 
 
 def bench_parallel(pw: workloads.ParallelWorkload, blas, target: float | None,

@@ -41,6 +41,8 @@ class Workload:
     reference: Callable[[], Any]
     nodes: int
     notes: list[str] = field(default_factory=list)
+    # The same calls keeping 0-d ndarrays (``out=...``), as flowgraph's kernels must.
+    ndarray_reference: Callable[[], Any] | None = None
 
     def session(self, inter_op: int = 1) -> tf.Session:
         config = tf.ConfigProto(inter_op_parallelism_threads=inter_op)
@@ -82,7 +84,13 @@ def chain(n: int = 1000) -> Workload:
     v = np.asarray(0.5, dtype=np.float64)
     ref = _straight_line(["y = sin(x)"] + ["y = sin(y)"] * (n - 1) + ["return y"], "x",
                          {"sin": np.sin})
-    return Workload(f"chain_{n}", g, y, {x: v}, lambda: ref(v), n)
+    ref_nd = _straight_line(["y = sin(x, out=...)"] + ["y = sin(y, out=...)"] * (n - 1)
+                            + ["return y"], "x", {"sin": np.sin})
+    notes = ["reference: NumPy turns the 0-d array into a float64 scalar after the first "
+             "call; flowgraph's kernels return ndarrays (0-d included), so "
+             "reference_ndarray makes the same calls with out=... to keep 0-d arrays"]
+    return Workload(f"chain_{n}", g, y, {x: v}, lambda: ref(v), n, notes,
+                    lambda: ref_nd(v))
 
 
 def wide(n: int = 1000, size: int = 16) -> Workload:

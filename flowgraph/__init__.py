@@ -19,6 +19,7 @@ from flowgraph import ops as _ops
 from flowgraph.backends import list_local_devices
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant, convert_to_tensor
+from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.dtypes import (
     DType,
     as_dtype,

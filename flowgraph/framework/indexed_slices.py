@@ -164,8 +164,14 @@ def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
                 "This may consume a large amount of memory.", UserWarning, stacklevel=3)
     from flowgraph.ops.array_ops import expand_dims, scatter_nd
 
-    return scatter_nd(expand_dims(value.indices, -1), value.values, value.dense_shape,
-                      name=name or "IndexedSlicesToDense")
+    with value.graph.as_default():
+        shape = value.dense_shape
+        if shape.dtype.base_dtype != value.indices.dtype.base_dtype:
+            from flowgraph.ops.math_ops import cast
+
+            shape = cast(shape, value.indices.dtype.base_dtype)
+        return scatter_nd(expand_dims(value.indices, -1), value.values, shape,
+                          name=name or "IndexedSlicesToDense")
 
 
 register_tensor_conversion_function(IndexedSlices, indexed_slices_to_tensor)

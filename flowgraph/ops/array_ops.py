@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import as_shape
 from flowgraph.ops.op_util import attr_dtype, make_tensor
@@ -64,16 +65,16 @@ def placeholder_with_default(input, shape, name: str | None = None):
     >>> p.shape.as_list()
     [None]
     """
-    value = convert_to_tensor(input)
-    shape = as_shape(shape)
-    if not value.shape.is_compatible_with(shape):
-        raise ValueError(
-            f"placeholder_with_default: default value of shape {value.shape} is not "
-            f"compatible with the declared shape {shape}"
-        )
-    return make_tensor("PlaceholderWithDefault", [value],
-                       {"dtype": value.dtype, "shape": shape},
-                       name=name or "PlaceholderWithDefault")
+    with name_scope(name, "PlaceholderWithDefault", [input]) as scope:
+        value = convert_to_tensor(input, name="input")
+        shape = as_shape(shape)
+        if not value.shape.is_compatible_with(shape):
+            raise ValueError(
+                f"placeholder_with_default: default value of shape {value.shape} is not "
+                f"compatible with the declared shape {shape}"
+            )
+        return make_tensor("PlaceholderWithDefault", [value],
+                           {"dtype": value.dtype, "shape": shape}, name=scope)
 
 
 # -- Identity ---------------------------------------------------------------------------

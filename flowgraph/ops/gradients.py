@@ -44,8 +44,8 @@ Example
 >>> x = tf.constant(3.0)
 >>> y = x * x + 2.0 * x
 >>> with tf.Session() as sess:
-...     print(sess.run(tf.gradients(y, x)))
-[8.0]
+...     print(sess.run(tf.gradients(y, x)[0]))
+8.0
 """
 
 from __future__ import annotations

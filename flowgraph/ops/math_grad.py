@@ -432,9 +432,13 @@ def _einsum_grad(op, grad):
     grads = []
     for k, x in enumerate(inputs):
         others = [(_c(t), spec) for j, (t, spec) in enumerate(zip(inputs, ins)) if j != k]
-        # ones_like(x) supplies labels of x summed away in the forward pass (broadcast back).
-        operands = [grad, *[t for t, _ in others], _a.ones_like(x)]
-        specs = [term(out), *[term(s) for _, s in others], term(ins[k])]
+        operands = [grad, *[t for t, _ in others]]
+        specs = [term(out), *[term(s) for _, s in others]]
+        available = {lab for spec in [out, *[s for _, s in others]] for lab in spec}
+        if any(lab not in available for lab in ins[k]):
+            # x has labels summed away in the forward pass: ones_like(x) broadcasts back.
+            operands.append(_a.ones_like(x))
+            specs.append(term(ins[k]))
         eq = ",".join(specs) + "->" + term(ins[k])
         grads.append(_m.einsum(eq, *operands))
     return grads

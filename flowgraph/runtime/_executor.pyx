@@ -62,6 +62,7 @@ result pointer, decrement input uses and successor pending counts. No Python obj
 created by the executor, so nothing feeds the cyclic garbage collector.
 """
 
+cimport numpy as cnp
 from cpython.exc cimport PyErr_Fetch, PyErr_NormalizeException
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pythread cimport (
@@ -84,6 +85,8 @@ import sys
 import threading
 
 import numpy as np
+
+cnp.import_array()
 
 
 cdef extern from "Python.h":
@@ -141,9 +144,20 @@ try:
 except (ImportError, AttributeError, TypeError):  # pragma: no cover - other NumPy versions
     ERR_VAR = None
 
-# Ufunc kernels get ``out=...``: an ndarray result even for 0-d inputs (no scalars).
+# Ufunc kernels whose inputs are all 0-d get ``out=...``: an ndarray result, not a NumPy
+# scalar (the keyword costs ~50 ns, so other calls go without it).
 cdef tuple OUT_KWNAMES = ("out",)
 cdef PyObject* ELLIPSIS_P = <PyObject*>Ellipsis
+
+
+cdef inline bint all_0d(PyObject** argv, int nargs) noexcept:
+    """Whether a ufunc called on these arguments would return a scalar."""
+    cdef int k
+    for k in range(nargs):
+        if cnp.PyArray_Check(<object>argv[k]) and cnp.PyArray_NDIM(
+                <cnp.ndarray>argv[k]) > 0:
+            return False
+    return True
 
 
 cdef object quiet_enter():
@@ -749,7 +763,7 @@ cdef class Step:
                 result = DEAD_P
             else:
                 kwnames = NULL
-                if fl & F_UFUNC:
+                if (fl & F_UFUNC) and all_0d(argv + 1, nargs):
                     argv[nargs + 1] = ELLIPSIS_P
                     kwnames = <PyObject*>OUT_KWNAMES
                 result = PyObject_Vectorcall(plan.kern[node], argv + 1,

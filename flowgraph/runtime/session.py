@@ -294,8 +294,11 @@ class Session:
             if deref and isinstance(values[i], VariableState):
                 values[i] = np.array(values[i].read())
         for i, v in enumerate(values):
-            if type(v) is np.ndarray and not v.flags.writeable:
-                values[i] = v.copy()
+            if type(v) is np.ndarray:
+                if v.ndim == 0:
+                    values[i] = v[()]  # TF returns NumPy scalars for 0-d results
+                elif not v.flags.writeable:
+                    values[i] = v.copy()
         return values
 
     # -- feeds -------------------------------------------------------------------------

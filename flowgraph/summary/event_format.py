@@ -47,6 +47,7 @@ __all__ = [
     "LogMessage",
     "Message",
     "NodeDef",
+    "RunMetadata",
     "SessionLog",
     "Summary",
     "SummaryMetadata",
@@ -58,7 +59,9 @@ __all__ = [
     "encode_png",
     "frame_record",
     "masked_crc32c",
+    "make_tensor_proto",
     "read_records",
+    "shape_proto",
     "summary_iterator",
 ]
 
@@ -509,6 +512,56 @@ class VersionDef(Message):
 
 class GraphDef(Message):
     FIELDS = ((1, "node", NodeDef, True), (4, "versions", VersionDef, False))
+
+
+class NodeExecStats(Message):
+    FIELDS = ((1, "node_name", "string", False), (2, "all_start_micros", "int64", False),
+              (3, "op_start_rel_micros", "int64", False),
+              (4, "op_end_rel_micros", "int64", False),
+              (5, "all_end_rel_micros", "int64", False), (8, "timeline_label", "string", False),
+              (10, "thread_id", "uint64", False))
+
+
+class DeviceStepStats(Message):
+    FIELDS = ((1, "device", "string", False), (2, "node_stats", NodeExecStats, True))
+
+
+class StepStats(Message):
+    FIELDS = ((1, "dev_stats", DeviceStepStats, True),)
+
+
+class RunMetadata(Message):
+    FIELDS = ((1, "step_stats", StepStats, False),)
+
+
+# -- tensors -----------------------------------------------------------------------------
+def shape_proto(dims) -> TensorShapeProto:
+    """A TensorShapeProto of a list of sizes (None for unknown) or None (unknown rank)."""
+    if dims is None:
+        return TensorShapeProto(unknown_rank=True)
+    return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if d is None else int(d))
+                                 for d in dims])
+
+
+def make_tensor_proto(value) -> TensorProto:
+    """A TensorProto of a NumPy value: strings as string_val, numbers as raw content.
+
+    >>> make_tensor_proto(np.array([1, 2], np.int32)).tensor_content
+    b'\\x01\\x00\\x00\\x00\\x02\\x00\\x00\\x00'
+    """
+    from flowgraph.framework import dtypes as _dtypes
+
+    arr = np.asarray(value)
+    shape = shape_proto(arr.shape)
+    if arr.dtype == object or arr.dtype.kind in "SU":
+        items = [x if isinstance(x, bytes) else str(x).encode("utf-8")
+                 for x in arr.reshape(-1)]
+        return TensorProto(dtype=_dtypes.string.as_datatype_enum, tensor_shape=shape,
+                           string_val=items)
+    dtype = _dtypes.as_dtype(arr.dtype)
+    content = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+    return TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=shape,
+                       tensor_content=content)
 
 
 # -- PNG ---------------------------------------------------------------------------------

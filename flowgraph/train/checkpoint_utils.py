@@ -292,7 +292,10 @@ def _variable_store() -> dict:
     return store
 
 
-def _partitioned(name: str, store: dict) -> list | None:
+def _lookup(name: str, store: dict):
+    """The variable named `name`, the list of its partitions, or None."""
+    if name in store:
+        return store[name]
     parts = [v for n, v in sorted(store.items()) if n.startswith(name + "/part_")]
     return parts or None
 
@@ -361,7 +364,7 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict) -> None:
                                      and all(_is_variable(v) for v in current)):
             var = current
         else:
-            var = store.get(current) or _partitioned(current, store)
+            var = _lookup(current, store) if isinstance(current, str) else None
         if var is not None:
             if ckpt_name not in shapes:
                 raise ValueError(
@@ -395,4 +398,4 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict) -> None:
                 raise ValueError(
                     f"Tensor {full} ({var_name[len(scopes) + 1:]} in {ckpt_name}) is not "
                     f"found in {ckpt_dir_or_file} checkpoint")
-            assign_one(store.get(var_name) or _partitioned(var_name, store), full)
+            assign_one(_lookup(var_name, store), full)

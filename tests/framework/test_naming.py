@@ -88,3 +88,30 @@ def test_invalid_op_names(bad):
 
 def test_name_pattern_allows_dots_and_dashes():
     assert tf.constant(1, name=".a-b>c").name == ".a-b>c:0"
+
+
+def test_generated_names_are_always_unique_property():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    names = st.lists(st.sampled_from(["a", "A", "a_1", "a_2", "b", "a/", "c/d"]), max_size=25)
+
+    @settings(max_examples=60, deadline=None)
+    @given(names)
+    def check(seq):
+        g = tf.Graph()
+        with g.as_default():
+            made = []
+            for n in seq:
+                try:
+                    made.append(tf.constant(1, name=n).op.name)
+                except ValueError:
+                    assert n.endswith("/")  # an exact name that is already taken
+        assert len(set(made)) == len(made)
+        if not any(n.endswith("/") for n in seq):
+            # generated names also differ case-insensitively (exact names, as in
+            # TensorFlow, only have to differ case-sensitively)
+            lowered = [m.lower() for m in made]
+            assert len(set(lowered)) == len(lowered)
+
+    check()

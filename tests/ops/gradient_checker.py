@@ -23,6 +23,8 @@ Example
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import flowgraph as tf
@@ -54,36 +56,47 @@ def _cast(a: np.ndarray, dtype) -> np.ndarray:
     return a.astype(dtype)
 
 
+def _placeholder_shape(a: np.ndarray, shapes: str):
+    """The static shape given to the placeholder of input `a`: its own shape ("static"),
+    unknown dimensions ("dims"), or unknown rank ("rank") for differentiable inputs."""
+    if shapes == "static" or not _differentiable(a):
+        return a.shape
+    if shapes == "dims":
+        return [None] * a.ndim
+    if shapes == "rank":
+        return None
+    raise ValueError(f"shapes must be 'static', 'dims' or 'rank', got {shapes!r}")
+
+
 def _dense(sess, g, feed):
     if g is None:
         return None
     if isinstance(g, IndexedSlices):
-        g = tf.convert_to_tensor(g)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # unknown dense shape: fine here
+            g = tf.convert_to_tensor(g)
     return sess.run(g, feed)
 
 
 class _Graph:
     """``ys = build(*placeholders)`` in its own graph, with its upstream weights."""
 
-    def __init__(self, build, inputs, weights_seed):
+    def __init__(self, build, inputs, weights_seed, shapes="static"):
         self.graph = tf.Graph()
         with self.graph.as_default():
-            self.phs = [tf.placeholder(tf.as_dtype(a.dtype), a.shape, name=f"x{i}")
-                        for i, a in enumerate(inputs)]
+            self.phs = [tf.placeholder(tf.as_dtype(a.dtype), _placeholder_shape(a, shapes),
+                                       name=f"x{i}") for i, a in enumerate(inputs)]
             self.ys = [tf.convert_to_tensor(y) for y in _as_list(build(*self.phs))]
             rng = np.random.RandomState(weights_seed)
             self.weights = []
-            for y in self.ys:
-                shape = y.shape.as_list() if y.shape.is_fully_defined() else None
-                if shape is None:
-                    raise ValueError(f"check_gradient: output {y.name} needs a static shape, "
-                                     f"got {y.shape}")
+        self.sess = tf.Session(graph=self.graph)
+        out_shapes = [np.shape(v) for v in self.sess.run(self.ys, self.feed(inputs))]
+        with self.graph.as_default():
+            for y, shape in zip(self.ys, out_shapes):
                 w = rng.normal(size=shape)
                 if y.dtype.is_complex:
                     w = w + 1j * rng.normal(size=shape)
                 self.weights.append(w.astype(y.dtype.as_numpy_dtype))
-            self.loss_terms = self.ys
-        self.sess = tf.Session(graph=self.graph)
 
     def feed(self, values):
         return dict(zip(self.phs, values))
@@ -124,25 +137,28 @@ def numeric_partials(graph: _Graph, values, i, delta):
 
 
 def check_gradient(build, inputs, *, dtype=np.float64, seed: int = 0, max_full: int = 8,
-                   directions: int = 2, delta: float = 1e-5, rtol=None, atol=None) -> float:
+                   directions: int = 2, delta: float = 1e-5, rtol=None, atol=None,
+                   shapes: str = "static") -> float:
     """Assert that the gradients of `build` match finite differences; returns the error.
 
     `inputs` are NumPy arrays: floating/complex ones are checked, others (indices) are
-    fed as they are. `build(*tensors)` returns a tensor or a list of tensors.
+    fed as they are. `build(*tensors)` returns a tensor or a list of tensors. `shapes`
+    chooses the placeholders' static shapes: "static", "dims" (unknown dimensions) or
+    "rank" (unknown rank), to exercise the gradients' run-time shape paths.
     """
     inputs = [np.asarray(a) for a in inputs]
     which = [i for i, a in enumerate(inputs) if _differentiable(a)]
     if not which:
         raise ValueError("check_gradient: no floating or complex input to check")
     exact = [_cast(a, np.float64) for a in inputs]
-    ref = _Graph(build, exact, seed)
+    ref = _Graph(build, exact, seed, shapes)
     rng = np.random.RandomState(seed + 1)
     try:
         if np.dtype(dtype) == np.float64:
             low, analytic_graph = exact, ref
         else:
             low = [_cast(a, np.dtype(dtype)) for a in inputs]
-            analytic_graph = _Graph(build, low, seed)
+            analytic_graph = _Graph(build, low, seed, shapes)
         analytic = analytic_graph.analytic(low, which)
         name = np.dtype(dtype).name
         r, a = TOLERANCE[name]

@@ -132,7 +132,7 @@ def test_group_structure():
     assert tf.group(a, name="foo").name == "foo"
     empty = tf.group()
     assert empty.type == "NoOp" and empty.control_inputs == []
-    with pytest.raises(TypeError, match="tf.group"):
+    with pytest.raises(TypeError, match=r"tf\.group"):
         tf.group(a, 3)
 
 

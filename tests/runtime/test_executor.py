@@ -11,7 +11,6 @@ import weakref
 
 import numpy as np
 import pytest
-
 from flowgraph.runtime._executor import (
     DEAD,
     FLAG_ASYNC,
@@ -359,7 +358,7 @@ def test_error_in_one_branch_cancels_the_step_and_the_next_step_works(use_pool, 
              (lambda y: ran.append("after_slow") or y, [3], 1, 0)]
     plan = build(1, nodes, [2, 4])
     p = pool if use_pool else None
-    with pytest.raises(KernelError, match="node 0 failed.*negative input") as info:
+    with pytest.raises(KernelError, match=r"node 0 failed.*negative input") as info:
         run(plan, [-1], [2, 4], pool=p)
     assert isinstance(info.value.__cause__, ValueError)
     assert "after_bad" not in ran
@@ -383,7 +382,7 @@ def test_trace_records_each_node_with_bytes():
     plan = build(1, [(lambda x: x * 2, [0], 1, 0), (lambda y: y[:2].copy(), [1], 1, 0)], [2])
     _, step = run(plan, [np.ones(8)], [2], tracing=True)
     assert [t[0] for t in step.trace] == [0, 1]
-    node, t0, t1, tid, out_bytes, live = step.trace[0]
+    _, t0, t1, tid, out_bytes, live = step.trace[0]
     assert t1 >= t0 and tid == threading.get_ident() and out_bytes == 64
     assert live == 128  # the feed and node 0's output
     assert step.trace[1][4] == 16 and step.trace[1][5] == 64 + 16  # the feed is gone

@@ -64,7 +64,7 @@ def _operand(x, which):
     if x.ndim != 2:
         raise ValueError(f"gemm: input {which} must be a matrix (rank 2), got shape "
                          f"{x.shape}")
-    if x.dtype != np.float32 and x.dtype != np.float64:
+    if x.dtype.kind != "f" or x.dtype.itemsize not in (4, 8):
         raise TypeError(f"gemm: input {which} must be float32 or float64, got {x.dtype}")
     if x.flags.c_contiguous and x.flags.aligned and x.dtype.isnative:
         return x, False

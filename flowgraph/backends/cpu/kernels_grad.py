@@ -182,6 +182,18 @@ def _pads(height, width, kh, kw, strides, dilations, padding, explicit, data_for
     return (pt, pb, pl, pr), (sh, sw), (dh, dw)
 
 
+def _check_out(what, dy, pads, geometry, height, width, kh, kw):
+    """InvalidArgumentError unless NHWC `dy` has the forward op's output size."""
+    (sh, sw), (dh, dw) = geometry
+    pt, pb, pl, pr = pads
+    want = ((height + pt + pb - (kh - 1) * dh - 1) // sh + 1,
+            (width + pl + pr - (kw - 1) * dw - 1) // sw + 1)
+    if tuple(dy.shape[1:3]) != want:
+        raise _invalid(f"{what}: out_backprop has spatial size {list(dy.shape[1:3])} but the "
+                       f"forward op's output is {list(want)} (input {height}x{width}, window "
+                       f"{kh}x{kw}, strides {sh}x{sw}, dilations {dh}x{dw}, pads {list(pads)})")
+
+
 def _tap(i, j, geometry, oh, ow):
     """Slices of the padded input read by filter tap (i, j) for all output positions."""
     (sh, sw), (dh, dw) = geometry
@@ -214,6 +226,7 @@ def _conv_backprop_input(sizes, f, dy, strides, padding, explicit_paddings, dila
     kh, kw = f.shape[:2]
     pads, *geometry = _pads(height, width, kh, kw, strides, dilations, padding,
                             explicit_paddings, data_format)
+    _check_out("conv backprop input", dy, pads, geometry, height, width, kh, kw)
     pt, pb, pl, pr = pads
     dx = np.zeros((n, height + pt + pb, width + pl + pr, cin), dtype=work)
     oh, ow = dy.shape[1:3]
@@ -241,6 +254,7 @@ def _conv_backprop_filter(x, sizes, dy, strides, padding, explicit_paddings, dil
     height, width = x.shape[1:3]
     pads, *geometry = _pads(height, width, kh, kw, strides, dilations, padding,
                             explicit_paddings, data_format)
+    _check_out("conv backprop filter", dy, pads, geometry, height, width, kh, kw)
     xp = _padded_input(x.astype(work, copy=False), pads)
     n, oh, ow = dy.shape[:3]
     dyw = dy.astype(work, copy=False)
@@ -319,7 +333,7 @@ def max_pool_grad(x, y, dy, *, ksize, strides, padding, data_format="NHWC"):
 def max_pool_grad_grad(x, y, ddx, *, ksize, strides, padding, data_format="NHWC"):
     xn = _nhwc(x, data_format)
     ddn = _nhwc(ddx, data_format)
-    src, padded, pads = _argmax_sources(xn, ksize, strides, padding, data_format)
+    src, _, pads = _argmax_sources(xn, ksize, strides, padding, data_format)
     pt, pb, pl, pr = pads
     ddp = np.pad(ddn, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
     return _back(ddp.reshape(-1)[src].astype(ddx.dtype, copy=False), data_format)
@@ -334,6 +348,7 @@ def avg_pool_grad(sizes, dy, *, ksize, strides, padding, data_format="NHWC"):
     pads, *geometry = _pads(height, width, kh, kw, strides, (1, 1, 1, 1), padding, (),
                             data_format)
     (sh, sw), _ = geometry
+    _check_out("AvgPoolGrad", dyn, pads, geometry, height, width, kh, kw)
     pt, pb, pl, pr = pads
     oh, ow = dyn.shape[1:3]
 

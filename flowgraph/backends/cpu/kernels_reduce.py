@@ -54,10 +54,13 @@ def reduce_prod(x, axes, *, keep_dims):
 @cpu_kernel("Mean")
 def reduce_mean(x, axes, *, keep_dims):
     ax = _axes(x, axes)
+    count = int(np.prod([x.shape[a] for a in ax], dtype=np.int64))
     if x.dtype.kind in "fc":
+        if count == 0:  # NaN, without NumPy's "Mean of empty slice" warning
+            shape = np.sum(x, axis=ax, keepdims=keep_dims).shape
+            return np.full(shape, np.nan, dtype=x.dtype)
         with np.errstate(all="ignore"):
             return np.asarray(np.mean(x, axis=ax, keepdims=keep_dims), dtype=x.dtype)
-    count = int(np.prod([x.shape[a] for a in ax], dtype=np.int64))
     total = np.sum(x, axis=ax, keepdims=keep_dims, dtype=x.dtype).astype(np.int64)
     if count == 0:
         return np.zeros(np.shape(total), dtype=x.dtype)

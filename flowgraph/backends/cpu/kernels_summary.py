@@ -138,26 +138,11 @@ def image_summary(tag, tensor, *, max_images, bad_color):
 
 
 # -- tensor ----------------------------------------------------------------------------------
-def tensor_proto(value: np.ndarray) -> ef.TensorProto:
-    """A TensorProto of a NumPy value (strings as string_val, numbers as raw content)."""
-    arr = np.asarray(value)
-    dtype = _dtypes.as_dtype(arr.dtype) if arr.dtype != object else _dtypes.string
-    shape = ef.TensorShapeProto(dim=[ef.TensorShapeProto.Dim(size=int(d)) for d in arr.shape])
-    if dtype == _dtypes.string or arr.dtype.kind in "OSU":
-        items = [x if isinstance(x, bytes) else str(x).encode("utf-8")
-                 for x in arr.reshape(-1)]
-        return ef.TensorProto(dtype=_dtypes.string.as_datatype_enum, tensor_shape=shape,
-                              string_val=items)
-    content = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
-    return ef.TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=shape,
-                          tensor_content=content)
-
-
 @cpu_kernel("TensorSummaryV2")
 def tensor_summary(tag, tensor, serialized_summary_metadata):
     meta_bytes = np.asarray(serialized_summary_metadata).item()
     summary = ef.Summary()
-    value = summary.value.add(tag=_text(np.asarray(tag).item()), tensor=tensor_proto(tensor))
+    value = summary.value.add(tag=_text(np.asarray(tag).item()), tensor=ef.make_tensor_proto(tensor))
     if meta_bytes:
         value.metadata = ef.SummaryMetadata.FromString(meta_bytes)
     return _serialized(summary)

@@ -1,0 +1,416 @@
+"""`tf.summary.FileWriter`: TensorBoard event files, written on a background thread.
+
+A writer owns one file ``events.out.tfevents.{time}.{hostname}{suffix}`` in its log
+directory. The first record is ``Event(file_version="brain.Event:2")``; then every
+`add_*` call serializes an `Event` (wall time, step, payload) in the caller's thread and
+queues it (at most `max_queue`; `add_*` blocks when the queue is full). A daemon thread
+frames each event as a TFRecord and appends it to the file; it flushes the file every
+`flush_secs`, and `flush()` / `close()` wait until everything queued is written and
+fsynced. Writers still open when the interpreter exits are flushed then.
+
+Example
+-------
+>>> import tempfile, flowgraph as tf
+>>> from flowgraph.summary.writer import FileWriter
+>>> from flowgraph.summary.event_format import Summary
+>>> w = FileWriter(tempfile.mkdtemp())
+>>> w.add_summary(Summary(value=[Summary.Value(tag="loss", simple_value=0.5)]), 3)
+>>> w.close()
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import queue
+import socket
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.serialization import decode_attr
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.summary import event_format as ef
+
+__all__ = ["FileWriter", "FileWriterCache"]
+
+logger = logging.getLogger("flowgraph")
+
+_MAX_ATTR_TENSOR_BYTES = 1 << 20  # larger constants are left out of the graph shown
+
+
+# -- GraphDef ----------------------------------------------------------------------------------
+def _shape(value: TensorShape) -> ef.TensorShapeProto:
+    return ef.shape_proto(None if value.ndims is None else [d.value for d in value.dims])
+
+
+def _attr_value(value) -> ef.AttrValue | None:
+    """An AttrValue for a decoded attribute, or None for what has no encoding here."""
+    if isinstance(value, _dtypes.DType):
+        return ef.AttrValue(type=value.as_datatype_enum)
+    if isinstance(value, TensorShape):
+        return ef.AttrValue(shape=_shape(value))
+    if isinstance(value, bool | np.bool_):
+        return ef.AttrValue(b=bool(value))
+    if isinstance(value, int | np.integer):
+        return ef.AttrValue(i=int(value)) if -(1 << 63) <= int(value) < 1 << 63 else None
+    if isinstance(value, float | np.floating):
+        return ef.AttrValue(f=float(value))
+    if isinstance(value, str | bytes):
+        return ef.AttrValue(s=value)
+    if isinstance(value, np.ndarray):
+        if value.dtype != object and value.nbytes > _MAX_ATTR_TENSOR_BYTES:
+            return None
+        try:
+            return ef.AttrValue(tensor=ef.make_tensor_proto(value))
+        except TypeError:
+            return None
+    if isinstance(value, list | tuple):
+        return _list_attr(list(value))
+    return None
+
+
+def _list_attr(items: list) -> ef.AttrValue | None:
+    lv = ef.AttrValue.ListValue
+    if all(isinstance(x, _dtypes.DType) for x in items):
+        return ef.AttrValue(list=lv(type=[x.as_datatype_enum for x in items]))
+    if all(isinstance(x, TensorShape) for x in items):
+        return ef.AttrValue(list=lv(shape=[_shape(x) for x in items]))
+    if all(isinstance(x, bool | np.bool_) for x in items):
+        return ef.AttrValue(list=lv(b=[bool(x) for x in items]))
+    if all(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in items):
+        return ef.AttrValue(list=lv(i=[int(x) for x in items]))
+    if all(isinstance(x, int | float | np.integer | np.floating) for x in items):
+        return ef.AttrValue(list=lv(f=[float(x) for x in items]))
+    if all(isinstance(x, str | bytes) for x in items):
+        return ef.AttrValue(list=lv(s=list(items)))
+    return None
+
+
+def _input_name(ref: str) -> str:
+    # TensorFlow writes output 0 of "op" as "op", other outputs as "op:N".
+    return ref[:-2] if ref.endswith(":0") and not ref.startswith("^") else ref
+
+
+def graph_def_proto(graph_def: dict) -> ef.GraphDef:
+    """A GraphDef message from flowgraph's JSON graph def (``Graph.as_graph_def()``)."""
+    out = ef.GraphDef(versions=ef.VersionDef(
+        producer=int(graph_def.get("versions", {}).get("producer", 0))))
+    for node in graph_def.get("node", []):
+        attrs = {}
+        for key, raw in node.get("attr", {}).items():
+            try:
+                value = _attr_value(decode_attr(raw))
+            except (ValueError, TypeError):
+                value = None
+            if value is not None:
+                attrs[key] = value
+        if node.get("output_shapes"):
+            shapes = [decode_attr(s) for s in node["output_shapes"]]
+            attrs["_output_shapes"] = ef.AttrValue(
+                list=ef.AttrValue.ListValue(shape=[_shape(s) for s in shapes]))
+        if node.get("colocation"):
+            attrs["_class"] = ef.AttrValue(list=ef.AttrValue.ListValue(
+                s=[f"loc:@{c}" for c in node["colocation"]]))
+        out.node.add(name=node["name"], op=node["op"],
+                     input=[_input_name(r) for r in node.get("input", [])],
+                     device=node.get("device", "") or None, attr=attrs)
+    return out
+
+
+def _run_metadata_proto(run_metadata) -> ef.RunMetadata:
+    out = ef.RunMetadata(step_stats=ef.StepStats())
+    for dev in getattr(getattr(run_metadata, "step_stats", None), "dev_stats", []):
+        d = out.step_stats.dev_stats.add(device=dev.device)
+        for ns in dev.node_stats:
+            d.node_stats.add(
+                node_name=ns.node_name, all_start_micros=ns.all_start_micros,
+                op_start_rel_micros=ns.op_start_rel_micros,
+                op_end_rel_micros=ns.op_end_rel_micros,
+                all_end_rel_micros=ns.all_end_rel_micros,
+                timeline_label=ns.timeline_label or None, thread_id=ns.thread_id)
+    return out
+
+
+def _as_bytes(message, what: str) -> bytes:
+    if isinstance(message, np.ndarray) and message.dtype == object and message.ndim == 0:
+        message = message.item()
+    if isinstance(message, bytes | bytearray):
+        return bytes(message)
+    if hasattr(message, "SerializeToString"):
+        return message.SerializeToString()
+    raise TypeError(f"{what} must be serialized bytes or a message, got {type(message)}")
+
+
+# -- the event file -----------------------------------------------------------------------------
+_SENTINEL = object()
+_open_writers: weakref.WeakSet = weakref.WeakSet()
+
+
+class EventFileWriter:
+    """Appends serialized events to an event file from a background thread."""
+
+    def __init__(self, logdir: str, max_queue: int = 10, flush_secs: float = 120,
+                 filename_suffix: str | None = None) -> None:
+        self._logdir = os.fspath(logdir)
+        self._max_queue = max_queue
+        self._flush_secs = flush_secs
+        self._suffix = filename_suffix or ""
+        self._closed = True
+        self._open()
+
+    def _open(self) -> None:
+        os.makedirs(self._logdir, exist_ok=True)
+        host = socket.gethostname()
+        stamp = int(time.time())
+        base = os.path.join(self._logdir, f"events.out.tfevents.{stamp:010d}.{host}")
+        path, n = base + self._suffix, 0
+        while True:
+            try:
+                self._file = open(path, "xb")  # noqa: SIM115 - closed in close()
+                break
+            except FileExistsError:
+                n += 1
+                path = f"{base}.{os.getpid()}.{n}{self._suffix}"
+        self._path = path
+        self._lock = threading.Lock()
+        self._error: BaseException | None = None
+        self._queue: queue.Queue = queue.Queue(self._max_queue)
+        first = ef.Event(wall_time=time.time(), file_version="brain.Event:2")
+        self._file.write(ef.frame_record(first.SerializeToString()))
+        self._file.flush()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="EventLoggerThread",
+                                        daemon=True)
+        self._thread.start()
+        _open_writers.add(self)
+
+    def get_logdir(self) -> str:
+        return self._logdir
+
+    @property
+    def path(self) -> str:
+        """The event file being written."""
+        return self._path
+
+    def add_event(self, data: bytes) -> None:
+        """Queue one serialized event (dropped once the writer is closed)."""
+        self._raise_pending()
+        if not self._closed:
+            self._queue.put(data)
+
+    def _run(self) -> None:
+        next_flush = time.monotonic() + self._flush_secs
+        dirty = False
+        while True:
+            timeout = max(0.0, next_flush - time.monotonic())
+            try:
+                item = self._queue.get(timeout=timeout if dirty else None)
+            except queue.Empty:
+                item = None
+            try:
+                if item is _SENTINEL:
+                    return
+                if item is not None:
+                    with self._lock:
+                        self._file.write(ef.frame_record(item))
+                    dirty = True
+                if dirty and time.monotonic() >= next_flush:
+                    with self._lock:
+                        self._file.flush()
+                    dirty = False
+                    next_flush = time.monotonic() + self._flush_secs
+            except BaseException as e:  # reported by the next flush()/close()/add_*
+                self._error = e
+            finally:
+                if item is not None:
+                    self._queue.task_done()
+
+    def _raise_pending(self) -> None:
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise OSError(f"writing event file {self._path} failed: {err}") from err
+
+    def flush(self) -> None:
+        """Write everything queued and fsync the file."""
+        if self._closed:
+            return
+        self._queue.join()
+        with self._lock:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        self._raise_pending()
+
+    def close(self) -> None:
+        """Flush and close the file; later events are dropped until `reopen()`."""
+        if self._closed:
+            return
+        self.flush()
+        self._closed = True
+        self._queue.put(_SENTINEL)
+        self._thread.join()
+        with self._lock:
+            self._file.close()
+        _open_writers.discard(self)
+
+    def reopen(self) -> None:
+        """Start a new event file after `close()` (no-op while open)."""
+        if self._closed:
+            self._open()
+
+
+@atexit.register
+def _flush_open_writers() -> None:
+    for w in list(_open_writers):
+        try:
+            w.close()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
+
+# -- FileWriter ----------------------------------------------------------------------------------
+class FileWriter:
+    """Writes summaries, the graph and session logs for TensorBoard (TF1's FileWriter).
+
+    Parameters
+    ----------
+    logdir : str
+        Directory of the event file (created if needed).
+    graph : Graph, optional
+        Added with `add_graph` right away.
+    max_queue : int
+        Events queued before `add_*` blocks.
+    flush_secs : float
+        How often the background thread flushes the file.
+    filename_suffix : str, optional
+        Appended to the event file name.
+    """
+
+    def __init__(self, logdir: str, graph=None, max_queue: int = 10, flush_secs: float = 120,
+                 graph_def=None, filename_suffix: str | None = None, session=None) -> None:
+        if session is not None:
+            raise NotImplementedError(
+                "FileWriter(session=...) (TF2 summary ops) is not supported; write summaries "
+                "with the tf.summary.* ops and FileWriter.add_summary.")
+        self.event_writer = EventFileWriter(logdir, max_queue, flush_secs, filename_suffix)
+        self._seen_summary_tags: set[str] = set()
+        self._session_run_tags: set[str] = set()
+        self._graph_added = False
+        if graph is not None or graph_def is not None:
+            self.add_graph(graph, graph_def=graph_def)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def get_logdir(self) -> str:
+        return self.event_writer.get_logdir()
+
+    def _add_event(self, event: ef.Event, step) -> None:
+        event.wall_time = time.time()
+        if step is not None:
+            event.step = int(np.asarray(step))
+        self.event_writer.add_event(event.SerializeToString())
+
+    def add_event(self, event) -> None:
+        """Write an `Event` (message or serialized bytes) as it is."""
+        self.event_writer.add_event(_as_bytes(event, "event"))
+
+    def add_summary(self, summary, global_step=None) -> None:
+        """Write a `Summary`: the bytes a summary op returns (as fetched by `Session.run`)
+        or a `Summary` message. Plugin metadata is kept only on a tag's first value."""
+        summ = ef.Summary.FromString(_as_bytes(summary, "summary"))
+        for value in summ.value:
+            if not value.HasField("metadata"):
+                continue
+            if value.tag in self._seen_summary_tags:
+                value.ClearField("metadata")
+                continue
+            self._seen_summary_tags.add(value.tag)
+        self._add_event(ef.Event(summary=summ), global_step)
+
+    def add_session_log(self, session_log, global_step=None) -> None:
+        """Write a `SessionLog` (e.g. ``SessionLog(status=SessionLog.START)``)."""
+        log = ef.SessionLog.FromString(_as_bytes(session_log, "session_log"))
+        self._add_event(ef.Event(session_log=log), global_step)
+
+    def add_graph(self, graph, global_step=None, graph_def=None) -> None:
+        """Write the graph (a `Graph`, or a graph def) for TensorBoard's Graphs tab."""
+        if graph is not None and graph_def is not None:
+            raise ValueError("Please pass only graph, or graph_def (deprecated), but not both.")
+        if graph is None and graph_def is None:
+            raise ValueError("Please pass a graph (or graph_def) to add_graph")
+        if graph is not None and hasattr(graph, "as_graph_def"):
+            data = graph_def_proto(graph.as_graph_def(add_shapes=True)).SerializeToString()
+        else:
+            source = graph if graph is not None else graph_def
+            if isinstance(source, dict):
+                data = graph_def_proto(source).SerializeToString()
+            else:
+                data = _as_bytes(source, "graph_def")
+        if self._graph_added:
+            logger.warning("Adding more than one graph event per run; TensorBoard shows the "
+                           "last one.")
+        self._graph_added = True
+        self._add_event(ef.Event(graph_def=data), global_step)
+
+    def add_meta_graph(self, meta_graph_def, global_step=None) -> None:
+        """Write a serialized MetaGraphDef."""
+        self._add_event(ef.Event(meta_graph_def=_as_bytes(meta_graph_def, "meta_graph_def")),
+                        global_step)
+
+    def add_run_metadata(self, run_metadata, tag: str, global_step=None) -> None:
+        """Write the step stats of a traced `Session.run` under `tag`."""
+        if tag in self._session_run_tags:
+            raise ValueError("The provided tag was already used for this event type")
+        self._session_run_tags.add(tag)
+        data = (_as_bytes(run_metadata, "run_metadata")
+                if isinstance(run_metadata, bytes | ef.Message)
+                else _run_metadata_proto(run_metadata).SerializeToString())
+        event = ef.Event(tagged_run_metadata=ef.TaggedRunMetadata(tag=tag, run_metadata=data))
+        self._add_event(event, global_step)
+
+    def flush(self) -> None:
+        """Write all pending events to disk."""
+        self.event_writer.flush()
+
+    def close(self) -> None:
+        """Flush and close the event file."""
+        self.event_writer.close()
+
+    def reopen(self) -> None:
+        """Reopen after `close()`: events go to a new event file in the same directory."""
+        self.event_writer.reopen()
+
+
+class FileWriterCache:
+    """One shared `FileWriter` per log directory (TF's FileWriterCache)."""
+
+    _cache: dict[str, FileWriter] = {}
+    _lock = threading.RLock()
+
+    @staticmethod
+    def get(logdir: str) -> FileWriter:
+        """The cached writer of `logdir`, created (with the default graph) if needed."""
+        from flowgraph.framework.graph import get_default_graph
+
+        with FileWriterCache._lock:
+            writer = FileWriterCache._cache.get(logdir)
+            if writer is None:
+                writer = FileWriter(logdir, graph=get_default_graph())
+                FileWriterCache._cache[logdir] = writer
+            return writer
+
+    @staticmethod
+    def clear() -> None:
+        """Close and forget every cached writer."""
+        with FileWriterCache._lock:
+            for writer in FileWriterCache._cache.values():
+                writer.close()
+            FileWriterCache._cache = {}
