@@ -155,7 +155,7 @@ def bench_per_node(w: workloads.Workload, blas, number: int = 10, repeat: int = 
 
 
 def bench_parallel(pw: workloads.ParallelWorkload, blas, target: float | None,
-                   repeat: int = 5) -> dict:
+                   repeat: int = 7) -> dict:
     w = pw.workload
     with w.session(1) as s1, w.session(2) as s2, \
             concurrent.futures.ThreadPoolExecutor(2) as pool:

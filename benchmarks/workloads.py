@@ -105,7 +105,8 @@ def wide(n: int = 1000, size: int = 16) -> Workload:
         if add_n is not None:
             total = add_n(terms)
             nodes = n + 1
-            notes.append("summed with one tf.add_n node; the reference sums with np.add")
+            notes.append("summed with one tf.add_n node; the reference sums as the AddN "
+                         "kernel does: np.add into one output buffer (out=)")
         else:
             total = terms[0]
             for t in terms[1:]:
@@ -116,7 +117,13 @@ def wide(n: int = 1000, size: int = 16) -> Workload:
     env = {"add": np.add}
     env.update({f"c{i}": c for i, c in enumerate(consts)})
     lines = [f"a{i} = add(x, c{i})" for i in range(n)]
-    lines += ["s = add(a0, a1)"] + [f"s = add(s, a{i})" for i in range(2, n)] + ["return s"]
+    if nodes == n + 1:
+        lines += ["s = empty(a0.shape, a0.dtype)", "add(a0, a1, out=s)"]
+        lines += [f"add(s, a{i}, out=s)" for i in range(2, n)] + ["return s"]
+        env["empty"] = np.empty
+    else:
+        lines += ["s = add(a0, a1)"] + [f"s = add(s, a{i})" for i in range(2, n)]
+        lines += ["return s"]
     ref = _straight_line(lines, "x", env)
     return Workload(f"wide_{n}", g, total, {x: v}, lambda: ref(v), nodes, notes)
 

@@ -68,3 +68,4 @@ from flowgraph.ops.math_reduce import (
     reduce_prod,
     reduce_sum,
 )
+from flowgraph.ops.nn_ops import l2_normalize, log_softmax, softmax, softplus, softsign

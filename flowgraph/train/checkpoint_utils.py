@@ -71,7 +71,7 @@ def write_checkpoint(path: str, tensors: dict[str, np.ndarray]) -> None:
             data, ends = _encode_strings(arr)
             members += [(name, data), (_STRING_ENDS + name, ends)]
         else:
-            members.append((name, np.ascontiguousarray(arr)))
+            members.append((name, arr))
 
     def write(f):
         with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
