@@ -57,6 +57,7 @@ from flowgraph.framework.graph import (
     reset_default_graph,
     set_random_seed,
 )
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import import_graph_def
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
@@ -64,6 +65,7 @@ from flowgraph.ops.array_ops import *
 from flowgraph.ops.control_flow_ops import *
 from flowgraph.ops.control_flow_ops import tuple_ as tuple
 from flowgraph.ops.data_flow_ops import *
+from flowgraph.ops.gradients import *
 from flowgraph.ops.math_ops import *
 from flowgraph.ops.math_reduce import *
 from flowgraph.ops.nn_ops import *

@@ -2,11 +2,15 @@
 and installs the Tensor operators."""
 
 from flowgraph.ops import (
+    array_grad,
     array_ops,
     control_flow_ops,
     data_flow_ops,
+    gradients,
+    math_grad,
     math_ops,
     math_reduce,
+    nn_grad,
     nn_ops,
     random_ops,
     state_ops,
