@@ -60,6 +60,11 @@ On the common path (no tracing, not async, at most ``SMALL_ARGS - 2`` inputs) a 
 read its input pointers into a C array on the C stack, one vectorcall, store the
 result pointer, decrement input uses and successor pending counts. No Python object is
 created by the executor, so nothing feeds the cyclic garbage collector.
+
+Kernels run with NumPy's floating-point errors ignored (TensorFlow computes inf and nan
+without complaint); the error state is set once per thread entry (a step, a shared
+node, an async completion), not per kernel. A kernel that is a NumPy ufunc gets
+``out=...`` when all its inputs are 0-d, so it returns a 0-d ndarray, not a scalar.
 """
 
 cimport numpy as cnp
@@ -908,6 +913,11 @@ cdef class Step:
             if self.error is None:
                 self.error = exc
             self.error_node = node
+            # Fail async kernels still in flight (queue waiters, Recvs) at once, so none
+            # of them consumes an element or a value on behalf of a dead step.
+            cancel = getattr(self.context, "cancel", None)
+            if cancel is not None:
+                cancel(self.error)
         return 0
 
     # -- async kernels -----------------------------------------------------------------

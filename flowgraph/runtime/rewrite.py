@@ -92,7 +92,10 @@ def fold_constants(ops: list[Operation], fed: set[Tensor], replace: dict,
         if kernel is None:
             continue
         try:
-            result = kernel(*[known[t] for t in inputs])
+            with np.errstate(all="ignore"):
+                result = kernel(*[known[t] for t in inputs])
+            if isinstance(result, np.generic):
+                result = np.asarray(result)
         except Exception:
             continue  # leave the error to run time, where it is reported with context
         outs = result if len(op._outputs) != 1 else (result,)

@@ -283,6 +283,7 @@ class Session:
             values = step.run(slots, list(feed_values), cp.fetch_slots)
         finally:
             live.discard(context)
+            context.step = None  # break the step <-> context cycle: free values now
             if alarm is not None:
                 _watchdog.cancel(alarm)
         if tracing:

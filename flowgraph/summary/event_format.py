@@ -58,8 +58,8 @@ __all__ = [
     "crc32c",
     "encode_png",
     "frame_record",
-    "masked_crc32c",
     "make_tensor_proto",
+    "masked_crc32c",
     "read_records",
     "shape_proto",
     "summary_iterator",
@@ -264,6 +264,7 @@ class Message:
         super().__init_subclass__(**kw)
         cls._BY_NAME = {f[1]: f for f in cls.FIELDS}
         cls._BY_NUMBER = {f[0]: f for f in cls.FIELDS}
+        cls._ORDERED = tuple(sorted(cls.FIELDS, key=lambda f: f[0]))  # protobuf's order
         for _, name, kind, repeated in cls.FIELDS:
             if not repeated and not isinstance(kind, type):
                 setattr(cls, name, _DEFAULTS[kind])
@@ -301,7 +302,7 @@ class Message:
         return name in self.__dict__ and not self._BY_NAME[name][3]
 
     def ClearField(self, name: str) -> None:
-        _, _, kind, repeated = self._BY_NAME[name]
+        _, _, _kind, repeated = self._BY_NAME[name]
         if repeated:
             self.__dict__[name].clear()
         else:
@@ -309,7 +310,7 @@ class Message:
 
     def SerializeToString(self) -> bytes:
         out = bytearray()
-        for number, name, kind, repeated in self.FIELDS:
+        for number, name, kind, repeated in self._ORDERED:
             if name not in self.__dict__:
                 continue
             value = self.__dict__[name]
@@ -574,7 +575,7 @@ def _png_chunk(kind: bytes, data: bytes) -> bytes:
 
 
 def encode_png(image: np.ndarray, compression: int = 6) -> bytes:
-    """PNG bytes of a uint8 array of shape (height, width, channels), channels 1–4.
+    """PNG bytes of a uint8 array of shape (height, width, channels), channels 1 to 4.
 
     >>> encode_png(np.zeros((2, 3, 1), np.uint8))[:8]
     b'\\x89PNG\\r\\n\\x1a\\n'

@@ -17,7 +17,7 @@ Example
 ...     with tf.name_scope("train"):
 ...         s = summary.scalar("loss", tf.constant(0.5))
 ...     with tf.Session() as sess:
-...         print(Summary.FromString(sess.run(s).item()).value[0])
+...         print(Summary.FromString(sess.run(s)).value[0])
 Value(tag='train/loss', simple_value=0.5)
 """
 
@@ -26,8 +26,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-
-import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
@@ -311,8 +309,12 @@ def merge_all(key: str = GraphKeys.SUMMARIES, scope: str | None = None,
     -------
     >>> import flowgraph as tf
     >>> from flowgraph import summary
-    >>> summary.merge_all() is None
+    >>> with tf.Graph().as_default():
+    ...     print(summary.merge_all() is None)
+    ...     _ = summary.scalar("x", tf.constant(1.0))
+    ...     print(summary.merge_all().op.type)
     True
+    MergeSummary
     """
     ops = get_collection(key, scope=scope)
     if not ops:

@@ -171,7 +171,7 @@ class EventFileWriter:
         path, n = base + self._suffix, 0
         while True:
             try:
-                self._file = open(path, "xb")  # noqa: SIM115 - closed in close()
+                self._file = open(path, "xb")
                 break
             except FileExistsError:
                 n += 1

@@ -203,7 +203,7 @@ class CheckpointReader:
         return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def NewCheckpointReader(filepattern: str) -> CheckpointReader:  # noqa: N802 - TF's name
+def NewCheckpointReader(filepattern: str) -> CheckpointReader:
     """A `CheckpointReader` for the checkpoint prefix `filepattern`.
 
     Example

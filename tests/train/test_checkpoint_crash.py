@@ -3,9 +3,9 @@
 A child process saves checkpoints in a loop (every variable holds the step number);
 the parent kills it at random moments, 20 times, restarting it each time (the child
 resumes from the latest checkpoint; a few children start ahead of time and wait for
-"go" on stdin, so that interpreter start-up does not dominate). After every kill the latest checkpoint restores
-and its variables all hold the step in its file name, and every checkpoint file in the
-directory is readable.
+"go" on stdin, so that interpreter start-up does not dominate). After every kill the
+latest checkpoint restores and its variables all hold the step in its file name, and
+every checkpoint file in the directory is readable.
 """
 
 from __future__ import annotations

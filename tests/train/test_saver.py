@@ -48,7 +48,7 @@ def test_save_returns_prefix_and_restore_roundtrips(sess, tmp_path):
 
 def test_file_is_plain_npz_without_pickle(sess, tmp_path):
     k, _ = _model()
-    s = tf.Variable(["héllo", "", "x\x00"], name="s")
+    tf.Variable(["héllo", "", "x\x00"], name="s")
     saver = Saver()
     _init(sess)
     path = saver.save(sess, str(tmp_path / "m"))
@@ -64,15 +64,18 @@ def test_file_is_plain_npz_without_pickle(sess, tmp_path):
 @pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int32, np.int64, np.uint8,
                                    np.bool_, np.complex64])
 def test_dtypes_roundtrip(tmp_path, dtype):
+    scalar = tf.Variable(np.array(3, dtype), name="scalar")
     value = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
     v = tf.Variable(value, name="v")
     saver = Saver()
     with tf.Session() as sess:
-        sess.run(v.initializer)
+        sess.run([v.initializer, scalar.initializer])
         path = saver.save(sess, str(tmp_path / "m"), global_step=1)
     with tf.Session() as sess:  # restore works in a fresh session of the graph
         saver.restore(sess, path)
-        out = sess.run(v)
+        out, out_scalar = sess.run([v, scalar])
+    assert out_scalar.shape == () and out_scalar == np.array(3, dtype)
+    assert list_variables(path) == [("scalar", []), ("v", [3, 4])]
     assert out.dtype == value.dtype
     np.testing.assert_array_equal(out, value)
 
@@ -159,8 +162,8 @@ def test_recover_and_set_last_checkpoints(sess, tmp_path):
     first = Saver(max_to_keep=10)
     paths = [first.save(sess, str(tmp_path / "m"), global_step=i) for i in range(3)]
     saver = Saver(max_to_keep=2)
-    saver.recover_last_checkpoints(cs.get_checkpoint_state(str(tmp_path))
-                                   .all_model_checkpoint_paths + [str(tmp_path / "gone")])
+    recorded = cs.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths
+    saver.recover_last_checkpoints([*recorded, str(tmp_path / "gone")])
     assert saver.last_checkpoints == paths
     new = saver.save(sess, str(tmp_path / "m"), global_step=3)
     assert saver.last_checkpoints == [paths[2], new]
@@ -219,7 +222,7 @@ def test_save_errors(sess, tmp_path):
 def test_duplicate_names_in_dict_are_rejected():
     k, b = _model()
     with pytest.raises(ValueError, match="same name: dense/kernel"):
-        Saver([k, tf.Variable(0.0, name="x")._ref()] + [_FakeName(b, "dense/kernel")])
+        Saver([k, tf.Variable(0.0, name="x")._ref(), _FakeName(b, "dense/kernel")])
 
 
 class _FakeName:
@@ -254,7 +257,7 @@ def test_restore_missing_file(sess, tmp_path):
 
 
 def test_restore_missing_variable(sess, tmp_path):
-    k, b = _model()
+    k, _b = _model()
     _init(sess)
     path = Saver([k]).save(sess, str(tmp_path / "m"))
     with pytest.raises(errors.NotFoundError) as e:
@@ -266,7 +269,7 @@ def test_restore_dtype_mismatch(sess, tmp_path):
     write_checkpoint(str(tmp_path / "m"), {"dense/kernel": np.zeros((2, 3), np.int32),
                                           "dense/bias": np.zeros(3, np.float32)})
     _model()
-    with pytest.raises(errors.InvalidArgumentError, match="dense/kernel.*int32.*float32"):
+    with pytest.raises(errors.InvalidArgumentError, match=r"dense/kernel.*int32.*float32"):
         Saver().restore(sess, str(tmp_path / "m"))
 
 
@@ -282,7 +285,7 @@ def test_restore_reshape(sess, tmp_path):
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "flip"])
 def test_corrupt_checkpoint_is_data_loss(sess, tmp_path, damage):
-    k, _ = _model()
+    _k, _ = _model()
     _init(sess)
     saver = Saver()
     path = saver.save(sess, str(tmp_path / "m"), global_step=1)
@@ -338,7 +341,7 @@ def test_stale_temp_files_are_removed(sess, tmp_path):
 
 # -- readers ---------------------------------------------------------------------------------------
 def test_reader_and_list_variables(sess, tmp_path):
-    k, b = _model()
+    _k, _b = _model()
     _init(sess)
     path = Saver().save(sess, str(tmp_path / "model.ckpt"), global_step=3)
     assert list_variables(path) == [("dense/bias", [3]), ("dense/kernel", [2, 3])]

@@ -37,16 +37,6 @@ def _quiet(fn):
     return kernel
 
 
-def _plain(fn):
-    """Wrap a NumPy function that never warns: an ndarray result."""
-
-    def kernel(*args):
-        return np.asarray(fn(*args))
-
-    kernel.__name__ = getattr(fn, "__name__", "kernel")
-    return kernel
-
-
 @functools.cache
 def _special():
     import scipy.special
@@ -60,13 +50,13 @@ for _op, _fn in {
     "Expm1": np.expm1, "Log": np.log, "Log1p": np.log1p, "Tanh": np.tanh, "Sin": np.sin,
     "Cos": np.cos, "Tan": np.tan, "ComplexAbs": np.abs,
 }.items():
-    cpu_kernel(_op)(_quiet(_fn))
+    cpu_kernel(_op)(_fn)  # the executor silences floating-point warnings per step
 for _op, _fn in {
     "Neg": np.negative, "Sign": np.sign, "Floor": np.floor, "Ceil": np.ceil,
     "Round": np.round, "IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite,
     "LogicalNot": np.logical_not, "Abs": np.abs, "Conj": np.conj,
 }.items():
-    cpu_kernel(_op)(_plain(_fn))
+    cpu_kernel(_op)(_fn)
 
 
 @cpu_kernel("Rsqrt")
@@ -89,22 +79,21 @@ def erf(x):
 
 
 # -- binary -------------------------------------------------------------------------------
-def _str_add(x, y):
-    return np.add(x, y)  # string tensors (object arrays of bytes) concatenate
-
-
+# Plain ufuncs: the executor calls them with `out=` for 0-d inputs (so results stay
+# arrays) and silences floating-point warnings once per step. np.add also concatenates
+# string tensors (object arrays of bytes).
 for _op, _fn in {
-    "Add": _str_add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply,
+    "Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply,
     "RealDiv": np.true_divide, "Pow": np.power,
 }.items():
-    cpu_kernel(_op)(_quiet(_fn))
+    cpu_kernel(_op)(_fn)
 for _op, _fn in {
     "Maximum": np.maximum, "Minimum": np.minimum, "Equal": np.equal,
     "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
     "Greater": np.greater, "GreaterEqual": np.greater_equal, "LogicalAnd": np.logical_and,
     "LogicalOr": np.logical_or,
 }.items():
-    cpu_kernel(_op)(_plain(_fn))
+    cpu_kernel(_op)(_fn)
 
 
 @cpu_kernel("SquaredDifference")

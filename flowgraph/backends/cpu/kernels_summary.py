@@ -142,7 +142,8 @@ def image_summary(tag, tensor, *, max_images, bad_color):
 def tensor_summary(tag, tensor, serialized_summary_metadata):
     meta_bytes = np.asarray(serialized_summary_metadata).item()
     summary = ef.Summary()
-    value = summary.value.add(tag=_text(np.asarray(tag).item()), tensor=ef.make_tensor_proto(tensor))
+    value = summary.value.add(tag=_text(np.asarray(tag).item()),
+                              tensor=ef.make_tensor_proto(tensor))
     if meta_bytes:
         value.metadata = ef.SummaryMetadata.FromString(meta_bytes)
     return _serialized(summary)
