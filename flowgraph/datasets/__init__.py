@@ -46,6 +46,6 @@ def train_test_split(x: np.ndarray, y: np.ndarray, test_fraction: float = 0.25,
                      seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A seeded shuffle split: (x_train, x_test, y_train, y_test)."""
     order = np.random.default_rng(seed).permutation(len(x))
-    n_test = int(round(len(x) * test_fraction))
+    n_test = round(len(x) * test_fraction)
     test, train = order[:n_test], order[n_test:]
     return x[train], x[test], y[train], y[test]
