@@ -10,8 +10,6 @@ import re
 
 import pytest
 
-import flowgraph as tf
-
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
