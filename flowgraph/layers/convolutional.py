@@ -139,13 +139,13 @@ class Conv1D(_Conv):
             paddings = [[0, 0], [pad, 0], [0, 0]] if last else [[0, 0], [0, 0], [pad, 0]]
             inputs = array_join_ops.pad(inputs, paddings)
         padding = "VALID" if self.padding == "causal" else self.padding.upper()
-        with name_scope("conv1d"):
+        with name_scope("Conv1D") as scope:
             # [N, W, C] -> [N, 1, W, C] (NCW -> NC1W) and [k, C, F] -> [1, k, C, F].
             x = array_shape_ops.expand_dims(inputs, 1 if last else 2)
             k = array_shape_ops.expand_dims(self.kernel, 0)
             y = nn_ops.conv2d(x, k, strides=[1, self.strides[0]], padding=padding,
                               data_format="NHWC" if last else "NCHW",
-                              dilations=[1, self.dilation_rate[0]], name="Conv2D")
+                              dilations=[1, self.dilation_rate[0]], name=scope)
             return array_shape_ops.squeeze(y, [1 if last else 2])
 
     def call(self, inputs):

@@ -234,7 +234,8 @@ class Layer:
         add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
 
     def add_update(self, update) -> None:
-        self._updates.append(update)
+        """Record a state update (an op, or a tensor whose op is recorded)."""
+        self._updates.append(update.op if isinstance(update, Tensor) else update)
 
     # -- calling ----------------------------------------------------------------------
     def _set_scope(self) -> None:

@@ -1,0 +1,52 @@
+"""The `tf.layers` namespace (TF1's functional layers and their classes): re-exports only.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default():
+...     x = tf.placeholder(tf.float32, [None, 8, 8, 3])
+...     y = tf.layers.dense(tf.layers.flatten(tf.layers.conv2d(x, 4, 3)), 10)
+...     print(y.shape)
+(?, 10)
+"""
+
+from flowgraph.layers.convolutional import (
+    AveragePooling1D,
+    AveragePooling2D,
+    Conv1D,
+    Conv2D,
+    MaxPooling1D,
+    MaxPooling2D,
+    average_pooling1d,
+    average_pooling2d,
+    conv1d,
+    conv2d,
+    max_pooling1d,
+    max_pooling2d,
+)
+from flowgraph.layers.core import Dense, Dropout, Flatten, Layer, dense, dropout, flatten
+from flowgraph.layers.normalization import BatchNormalization, batch_normalization
+
+__all__ = [
+    "AveragePooling1D",
+    "AveragePooling2D",
+    "BatchNormalization",
+    "Conv1D",
+    "Conv2D",
+    "Dense",
+    "Dropout",
+    "Flatten",
+    "Layer",
+    "MaxPooling1D",
+    "MaxPooling2D",
+    "average_pooling1d",
+    "average_pooling2d",
+    "batch_normalization",
+    "conv1d",
+    "conv2d",
+    "dense",
+    "dropout",
+    "flatten",
+    "max_pooling1d",
+    "max_pooling2d",
+]

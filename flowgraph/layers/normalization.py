@@ -1,0 +1,242 @@
+"""`tf.layers.batch_normalization`: normalize with batch statistics while training and
+with moving averages otherwise.
+
+Variables (under the layer's scope, ``batch_normalization``, ``batch_normalization_1``,
+...): trainable ``gamma`` (if `scale`) and ``beta`` (if `center`); non-trainable
+``moving_mean`` and ``moving_variance``. While training, each call adds two update ops
+(``AssignMovingAvg``, ``AssignMovingAvg_1``) to ``GraphKeys.UPDATE_OPS``::
+
+    moving -= (moving - batch_statistic) * (1 - momentum)
+
+They are not run by the layer's output; run them with the train op::
+
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train_op = optimizer.minimize(loss)
+
+As in TensorFlow 1.x, a 4-D input normalized over axis 1 or 3 (float16/float32, fused
+not False) takes the *fused* kernel's semantics: the moving variance is updated with the
+unbiased (Bessel-corrected, ``n / (n - 1)``) batch variance; other inputs use the biased
+one. The output always uses the biased batch variance. With `training` a tensor, the
+update uses ``momentum = 1`` (no change) when it is False.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default():
+...     x = tf.placeholder(tf.float32, [None, 3])
+...     y = tf.layers.batch_normalization(x, training=True)
+...     print(len(tf.get_collection(tf.GraphKeys.UPDATE_OPS)),
+...           [v.name for v in tf.trainable_variables()])
+2 ['batch_normalization/gamma:0', 'batch_normalization/beta:0']
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import get_default_graph, name_scope
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.layers.core import Layer, smart_cond, static_bool
+from flowgraph.ops import array_shape_ops, init_ops, math_ops, nn_ops, state_ops
+
+__all__ = ["BatchNormalization", "batch_normalization"]
+
+
+class BatchNormalization(Layer):
+    """Batch normalization layer; see `batch_normalization`."""
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center: bool = True,
+                 scale: bool = True, beta_initializer=None, gamma_initializer=None,
+                 moving_mean_initializer=None, moving_variance_initializer=None,
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, renorm: bool = False, renorm_clipping=None,
+                 renorm_momentum=0.99, fused=None, trainable: bool = True,
+                 virtual_batch_size=None, adjustment=None, name=None, **kwargs) -> None:
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        if renorm or virtual_batch_size is not None or adjustment is not None:
+            raise NotImplementedError(
+                "batch_normalization: renorm, virtual_batch_size and adjustment are not "
+                "supported by flowgraph; leave them at their defaults.")
+        self.axis = list(axis) if isinstance(axis, list | tuple) else int(axis)
+        self.momentum, self.epsilon = momentum, epsilon
+        self.center, self.scale = center, scale
+        self.beta_initializer = beta_initializer or init_ops.zeros_initializer()
+        self.gamma_initializer = gamma_initializer or init_ops.ones_initializer()
+        self.moving_mean_initializer = moving_mean_initializer or init_ops.zeros_initializer()
+        self.moving_variance_initializer = (moving_variance_initializer
+                                            or init_ops.ones_initializer())
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
+        self.fused = fused
+
+    def build(self, input_shape) -> None:
+        input_shape = TensorShape(input_shape)
+        ndims = input_shape.ndims
+        if ndims is None:
+            raise ValueError(f"Input has undefined rank: {input_shape} (layer "
+                             f"{self._base_name}).")
+        axes = self.axis if isinstance(self.axis, list) else [self.axis]
+        norm = []
+        for a in axes:
+            if not -ndims <= a < ndims:
+                raise ValueError(f"Invalid axis: {a} for input of rank {ndims} (shape "
+                                 f"{input_shape}).")
+            norm.append(a % ndims)
+        if len(set(norm)) != len(norm):
+            raise ValueError(f"Duplicate axis: {axes}")
+        self._axes = sorted(norm)
+        dims = {a: input_shape[a].value for a in self._axes}
+        for a, d in dims.items():
+            if d is None:
+                raise ValueError(f"Input has undefined `axis` dimension. Input shape: "
+                                 f"{input_shape} (axis {a}).")
+        self._ndims = ndims
+        param_dtype = self._dtype
+        if param_dtype in (_dtypes.float16,):
+            param_dtype = _dtypes.float32
+        self._fused = (self.fused is not False and ndims == 4 and self._axes in ([1], [3])
+                       and self._dtype in (_dtypes.float16, _dtypes.float32))
+        if len(self._axes) == 1:
+            param_shape = [dims[self._axes[0]]]
+        else:
+            param_shape = [dims.get(i, 1) for i in range(ndims)]
+        self.gamma = self.beta = None
+        if self.scale:
+            self.gamma = self.add_weight("gamma", param_shape, dtype=param_dtype,
+                                         initializer=self.gamma_initializer,
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
+        if self.center:
+            self.beta = self.add_weight("beta", param_shape, dtype=param_dtype,
+                                        initializer=self.beta_initializer,
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
+        self.moving_mean = self.add_weight("moving_mean", param_shape, dtype=param_dtype,
+                                           initializer=self.moving_mean_initializer,
+                                           trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", param_shape,
+                                               dtype=param_dtype,
+                                               initializer=self.moving_variance_initializer,
+                                               trainable=False)
+
+    def _broadcast(self, v):
+        """Reshape a per-channel tensor so that it broadcasts against the input."""
+        if v is None:
+            return None
+        if self._axes == [self._ndims - 1] or v.shape.ndims == self._ndims:
+            return v
+        shape = [1] * self._ndims
+        shape[self._axes[0]] = -1
+        return array_shape_ops.reshape(v, shape)
+
+    def _assign_moving_average(self, variable, value, momentum):
+        with name_scope("AssignMovingAvg") as scope:
+            graph = get_default_graph()
+            with graph.colocate_with(variable.op):
+                dtype = variable.dtype.base_dtype
+                decay = math_ops.subtract(convert_to_tensor(1.0, dtype=dtype),
+                                          math_ops.cast(momentum, dtype), name="decay")
+                delta = math_ops.multiply(
+                    math_ops.subtract(variable, math_ops.cast(value, dtype)), decay)
+                return state_ops.assign_sub(variable, delta, name=scope)
+
+    def call(self, inputs, training=False):
+        reduction = [i for i in range(self._ndims) if i not in self._axes]
+        keep = len(self._axes) > 1
+        known = static_bool(training)
+        mean, variance = nn_ops.moments(inputs, reduction, keep_dims=keep)
+        stat_dtype = self.moving_mean.dtype.base_dtype
+        if inputs.dtype.base_dtype != stat_dtype:
+            mean, variance = math_ops.cast(mean, stat_dtype), math_ops.cast(variance,
+                                                                            stat_dtype)
+        moving_mean = self.moving_mean.value()
+        moving_var = self.moving_variance.value()
+        use_mean = smart_cond(training, lambda: mean, lambda: moving_mean)
+        use_var = smart_cond(training, lambda: variance, lambda: moving_var)
+        if known is not False:
+            update_var = variance
+            if self._fused:
+                n = math_ops.cast(math_ops.truediv(array_shape_ops.size(inputs),
+                                                   array_shape_ops.size(variance)),
+                                  stat_dtype)
+                one = convert_to_tensor(1.0, dtype=stat_dtype)
+                update_var = math_ops.multiply(
+                    variance, math_ops.truediv(n, math_ops.maximum(
+                        math_ops.subtract(n, one), one)))
+            if known is None:
+                momentum = smart_cond(
+                    training, lambda: convert_to_tensor(self.momentum, dtype=stat_dtype),
+                    lambda: convert_to_tensor(1.0, dtype=stat_dtype))
+            else:
+                momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
+            self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
+            self.add_update(self._assign_moving_average(self.moving_variance, update_var,
+                                                        momentum))
+        return self._normalize(inputs, self._broadcast(use_mean), self._broadcast(use_var))
+
+    def _normalize(self, x, mean, variance):
+        with name_scope("batchnorm"):
+            dtype = x.dtype.base_dtype
+            eps = convert_to_tensor(self.epsilon, dtype=variance.dtype.base_dtype)
+            inv = math_ops.rsqrt(math_ops.add(variance, eps))
+            if self.gamma is not None:
+                inv = math_ops.multiply(inv, self._broadcast(self.gamma.value()))
+            shift = math_ops.negative(math_ops.multiply(mean, inv))
+            if self.beta is not None:
+                shift = math_ops.subtract(self._broadcast(self.beta.value()),
+                                          math_ops.multiply(mean, inv))
+            return math_ops.add(math_ops.multiply(x, math_ops.cast(inv, dtype)),
+                                math_ops.cast(shift, dtype))
+
+
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center: bool = True,
+                        scale: bool = True, beta_initializer=None, gamma_initializer=None,
+                        moving_mean_initializer=None, moving_variance_initializer=None,
+                        beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                        gamma_constraint=None, training=False, trainable: bool = True,
+                        name=None, reuse=None, renorm: bool = False, renorm_clipping=None,
+                        renorm_momentum=0.99, fused=None, virtual_batch_size=None,
+                        adjustment=None):
+    """Batch normalization: ``gamma * (x - mean) / sqrt(var + epsilon) + beta``.
+
+    Parameters
+    ----------
+    inputs : Tensor
+        Known rank; the `axis` dimensions known.
+    axis : int or list of int
+        The feature axis (default -1; 1 for channels_first images).
+    momentum, epsilon : float
+        Moving-average momentum and the variance epsilon.
+    center, scale : bool
+        Create and use ``beta`` / ``gamma``.
+    training : bool or bool tensor
+        True: normalize with the batch's mean and variance and add the moving-average
+        updates to ``GraphKeys.UPDATE_OPS``; False: use the moving averages (no updates).
+    name, reuse, trainable, *_initializer, *_regularizer :
+        As for `dense`.
+    fused : None, True or False
+        Only decides the moving-variance estimator (see the module docstring).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.constant([[1.0, 10.0], [3.0, 30.0]])
+    ...     y = tf.layers.batch_normalization(x, training=True, epsilon=0.0)
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer())
+    ...         print(sess.run(y).round(3).tolist())
+    [[-1.0, -1.0], [1.0, 1.0]]
+    """
+    layer = BatchNormalization(
+        axis=axis, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
+        beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+        moving_mean_initializer=moving_mean_initializer,
+        moving_variance_initializer=moving_variance_initializer,
+        beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+        beta_constraint=beta_constraint, gamma_constraint=gamma_constraint, renorm=renorm,
+        renorm_clipping=renorm_clipping, renorm_momentum=renorm_momentum, fused=fused,
+        trainable=trainable, virtual_batch_size=virtual_batch_size, adjustment=adjustment,
+        name=name, _scope=name, _reuse=reuse)
+    return layer.apply(inputs, training=training)
+
