@@ -14,7 +14,7 @@ Example
 [3. 6.]
 """
 
-from flowgraph import linalg, math, nn, random, train
+from flowgraph import linalg, math, nn, random, summary, train
 from flowgraph import ops as _ops
 from flowgraph.backends import list_local_devices
 from flowgraph.framework import errors
@@ -95,5 +95,12 @@ from flowgraph.runtime.config import (
     RunOptions,
 )
 from flowgraph.runtime.session import InteractiveSession, Session
+from flowgraph.summary.event_format import (
+    Event,
+    HistogramProto,
+    SessionLog,
+    Summary,
+    SummaryMetadata,
+)
 
 __version__ = "0.1.0"

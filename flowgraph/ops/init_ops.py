@@ -360,7 +360,7 @@ class GlorotUniform(VarianceScaling):
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.glorot_uniform_initializer().get_config()["mode"]
+    >>> tf.glorot_uniform_initializer().mode
     'fan_avg'
     """
 

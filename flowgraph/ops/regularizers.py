@@ -70,7 +70,7 @@ def l1_regularizer(scale, scope=None):
     Example
     -------
     >>> import flowgraph as tf
-    >>> float(tf.Session().run(l1_regularizer(0.1)(tf.constant([1.0, -3.0]))))
+    >>> round(float(tf.Session().run(l1_regularizer(0.1)(tf.constant([1.0, -3.0])))), 6)
     0.4
     """
     if _check_scale(scale):
@@ -84,7 +84,7 @@ def l2_regularizer(scale, scope=None):
     Example
     -------
     >>> import flowgraph as tf
-    >>> float(tf.Session().run(l2_regularizer(0.1)(tf.constant([1.0, -3.0]))))
+    >>> round(float(tf.Session().run(l2_regularizer(0.1)(tf.constant([1.0, -3.0])))), 6)
     0.5
     """
     if _check_scale(scale):
