@@ -14,7 +14,7 @@ Example
 [3. 6.]
 """
 
-from flowgraph import linalg, math, nn, random, summary, train
+from flowgraph import contrib, layers, linalg, math, nn, random, summary, train
 from flowgraph import ops as _ops
 from flowgraph.backends import list_local_devices
 from flowgraph.framework import errors
@@ -66,11 +66,13 @@ from flowgraph.ops.control_flow_ops import *
 from flowgraph.ops.control_flow_ops import tuple_ as tuple
 from flowgraph.ops.data_flow_ops import *
 from flowgraph.ops.gradients import *
+from flowgraph.ops.init_ops import *
 from flowgraph.ops.math_ops import *
 from flowgraph.ops.math_reduce import *
 from flowgraph.ops.nn_ops import *
 from flowgraph.ops.random_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
+from flowgraph.ops.variable_scope import *
 from flowgraph.ops.variables import (
     Variable,
     global_variables,

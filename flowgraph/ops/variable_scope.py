@@ -402,9 +402,10 @@ class VariableScope:
         with graph.name_scope(None):
             if dtype is not None and initializer is not None and not callable(initializer):
                 init_dtype = convert_to_tensor(initializer).dtype.base_dtype
-                if init_dtype != _dtypes.as_dtype(dtype).base_dtype:
-                    raise ValueError(f"Initializer type '<dtype: {init_dtype.name!r}>' and explicit "
-                                     f"dtype '<dtype: {_dtypes.as_dtype(dtype).name!r}>' don't match.")
+                want = _dtypes.as_dtype(dtype).base_dtype
+                if init_dtype != want:
+                    raise ValueError(f"Initializer type '<dtype: {init_dtype.name!r}>' and "
+                                     f"explicit dtype '<dtype: {want.name!r}>' don't match.")
             initializer = self._initializer if initializer is None else initializer
             constraint = self._constraint if constraint is None else constraint
             dtype = self._dtype if dtype is None else dtype

@@ -7,3 +7,4 @@ from flowgraph.train.coordinator import *
 from flowgraph.train.input import *
 from flowgraph.train.queue_runner import *
 from flowgraph.train.saver import *
+from flowgraph.train.training_util import *

@@ -46,7 +46,7 @@ def global_step(sess, global_step_tensor) -> int:
     >>> with tf.Graph().as_default():
     ...     step = tf.train.create_global_step()
     ...     with tf.Session() as sess:
-    ...         sess.run(tf.assign(step, 7))
+    ...         _ = sess.run(tf.assign(step, 7))
     ...         print(tf.train.global_step(sess, step))
     7
     """
@@ -136,7 +136,8 @@ def assert_global_step(global_step_tensor) -> None:
                         f"{global_step_tensor}.")
     dtype = global_step_tensor.dtype
     if not dtype.base_dtype.is_integer:
-        raise TypeError(f'Existing "global_step" does not have integer type: {dtype!r}')
+        raise TypeError(f'Existing "global_step" does not have integer type: '
+                        f"<dtype: '{dtype.name}'>")
     shape = global_step_tensor.shape
     if shape.ndims != 0 and shape.is_fully_defined():
         raise TypeError(f'Existing "global_step" is not scalar: {shape}')

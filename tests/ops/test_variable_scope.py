@@ -167,8 +167,8 @@ def test_initializer_value_or_tensor(sess):
     assert sess.run(w).tolist() == [[0, 1, 2], [3, 4, 5]]
     with pytest.raises(ValueError, match="If initializer is a constant, do not specify shape"):
         tf.get_variable("x", [2], initializer=tf.constant([1.0, 2.0]))
-    with pytest.raises(ValueError, match="Initializer type .*int32.* and explicit dtype "
-                                         ".*float32.* don't match"):
+    with pytest.raises(ValueError, match=r"Initializer type .*int32.* and explicit dtype "
+                                         r".*float32.* don't match"):
         tf.get_variable("y", initializer=tf.constant([1, 2]), dtype=tf.float32)
     with pytest.raises(ValueError, match="did not get an initializer, so its `shape`"):
         tf.get_variable("z")
