@@ -14,7 +14,20 @@ Example
 [3. 6.]
 """
 
-from flowgraph import contrib, layers, linalg, math, nn, random, summary, train
+from flowgraph import (
+    contrib,
+    debugging,
+    layers,
+    linalg,
+    losses,
+    math,
+    metrics,
+    nn,
+    random,
+    summary,
+    train,
+)
+from flowgraph import estimators as estimator
 from flowgraph import ops as _ops
 from flowgraph.backends import list_local_devices
 from flowgraph.framework import errors
@@ -62,6 +75,9 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import import_graph_def
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.ops.array_ops import *
+from flowgraph.ops.check_ops import *
+from flowgraph.ops.control_flow_cond import *
+from flowgraph.ops.control_flow_loops import *
 from flowgraph.ops.control_flow_ops import *
 from flowgraph.ops.control_flow_ops import tuple_ as tuple
 from flowgraph.ops.data_flow_ops import *

@@ -291,14 +291,8 @@ class Tensor:
     experimental_ref = ref
 
     # -- Python protocol ----------------------------------------------------------------
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __eq__(self, other) -> bool:  # TF1: identity, so tensors can key dicts
-        return self is other
-
-    def __ne__(self, other) -> bool:
-        return self is not other
+    # Equality and hashing are object identity (TF1 semantics, so tensors can key dicts);
+    # inheriting object's C implementations keeps dict lookups in Session.run fast.
 
     def __bool__(self) -> bool:
         raise TypeError(

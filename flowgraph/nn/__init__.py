@@ -1,6 +1,17 @@
 """The `tf.nn` namespace: re-exports only."""
 
 from flowgraph.ops.math_ops import sigmoid, tanh
+from flowgraph.ops.nn_loss_ops import (
+    in_top_k,
+    l2_loss,
+    log_poisson_loss,
+    sigmoid_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits_v2,
+    sparse_softmax_cross_entropy_with_logits,
+    top_k,
+    weighted_cross_entropy_with_logits,
+)
 from flowgraph.ops.nn_ops import (
     avg_pool,
     bias_add,
@@ -19,4 +30,3 @@ from flowgraph.ops.nn_ops import (
     softplus,
     softsign,
 )
-

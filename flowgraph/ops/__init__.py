@@ -4,6 +4,9 @@ and installs the Tensor operators."""
 from flowgraph.ops import (
     array_grad,
     array_ops,
+    check_ops,
+    control_flow_cond,
+    control_flow_loops,
     control_flow_ops,
     data_flow_ops,
     gradients,
@@ -11,6 +14,7 @@ from flowgraph.ops import (
     math_ops,
     math_reduce,
     nn_grad,
+    nn_loss_ops,
     nn_ops,
     random_ops,
     state_ops,

@@ -34,6 +34,7 @@ from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
+from flowgraph.ops import nn_loss_ops  # noqa: F401  (registers the loss ops)
 from flowgraph.ops import nn_ops as _nn
 from flowgraph.ops.array_grad import shape_of
 from flowgraph.ops.op_util import make_tensor
@@ -300,3 +301,41 @@ def _avg_pool_grad(op, grad):
 @register_gradient("AvgPoolGrad")
 def _avg_pool_grad_grad(op, grad):
     return [None, make_tensor("AvgPool", [grad], _pool_attrs(op), name="AvgPool")]
+
+
+# -- fused losses (flowgraph/ops/nn_loss_ops.py) ------------------------------------------
+@register_gradient("SoftmaxCrossEntropyWithLogits")
+def _softmax_xent_grad(op, grad_loss, grad_backprop):
+    # d loss / d logits = backprop (softmax - labels); d loss / d labels = -log_softmax.
+    g = _a.expand_dims(grad_loss, -1)
+    backprop = op.outputs[1]
+    logits = op.inputs[0]
+    grad_logits = g * backprop
+    if grad_backprop is not None:  # second order: backprop = softmax(logits) - labels
+        sm = _a.stop_gradient(backprop) + op.inputs[1]
+        grad_logits += (grad_backprop - _r.reduce_sum(grad_backprop * sm, -1,
+                                                      keepdims=True)) * sm
+    log_sm = logits - _r.reduce_logsumexp(logits, -1, keepdims=True)
+    grad_labels = g * -log_sm
+    if grad_backprop is not None:
+        grad_labels -= grad_backprop
+    return [grad_logits, grad_labels]
+
+
+@register_gradient("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_softmax_xent_grad(op, grad_loss, grad_backprop):
+    return [_a.expand_dims(grad_loss, -1) * op.outputs[1], None]
+
+
+@register_gradient("L2Loss")
+def _l2_loss_grad(op, grad):
+    return [op.inputs[0] * grad]
+
+
+@register_gradient("TopKV2")
+def _top_k_grad(op, grad_values, grad_indices):
+    x = op.inputs[0]
+    indices = op.outputs[1]
+    n = _a.shape(x)[-1]
+    onehot = _a.one_hot(indices, n, dtype=grad_values.dtype.base_dtype)  # [..., k, n]
+    return [_r.reduce_sum(_a.expand_dims(grad_values, -1) * onehot, -2), None]

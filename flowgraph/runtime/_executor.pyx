@@ -54,6 +54,56 @@ Dead values (the untaken side of a `Switch`) are the `DEAD` sentinel: a node wit
 input produces dead outputs without running its kernel, except `Merge`, which takes its
 first live input.
 
+Frames (plans with control flow)
+--------------------------------
+A plan whose graph has control-flow ops (`Plan.set_frames`) runs on a second, frame-aware
+path; plans without them run on the path above, untouched. Static tables: per node the
+frame it runs in (0 is the root; each `tf.while_loop` is one frame, nested loops are
+child frames), its index inside that frame, its *kind* (normal, Enter, constant Enter,
+Exit, NextIteration, loop Merge) and, for an Enter, the frame it enters; per slot the
+frame whose nodes read it and its index there; per frame its parent,
+``parallel_iterations``, its initial pending counts and use counts (frame-local), its
+Enter count and its Exit nodes; per successor edge whether it is a control-only edge.
+
+Dynamic state: an `IterState` per live iteration of a frame instance holds that
+iteration's ``pending``/``uses``/``vals``/``cdead`` arrays (allocated when the iteration
+starts, freed when it retires; the root iteration borrows the step's buffers), the
+number of its nodes queued or running plus its live child frames (``outstanding``), and
+the child frame instances entered from it. A `FrameState` (one loop entered from one
+parent iteration) holds its live iterations, the loop invariants received so far, the
+values held back by the ``parallel_iterations`` window, and which Exits fired. A ready
+task is a (node, iteration) pair; stacks hold both.
+
+Where a node's outputs go depends on its kind: a normal node writes its own iteration;
+an Enter writes iteration 0 of the child frame instance (created on first use); a
+constant Enter writes every live iteration of it and is replayed into each iteration
+started later; a NextIteration writes iteration k+1 (started on the first such value, or
+queued while ``parallel_iterations`` iterations are live); an Exit writes the parent
+iteration. Deadness also follows control edges (``cdead``): a node with a dead control
+predecessor is dead, so a constant inside an untaken branch is dead too. A loop Merge
+has pending count 1 (plus control edges): it fires on whichever of its Enter (iteration
+0) or NextIteration (later iterations) input arrives.
+
+Invariants of the frame path:
+
+* A dead NextIteration value is dropped: a finished loop's last iteration produces no
+  successor, and its dead body keeps nothing alive.
+* Iteration k retires when ``outstanding`` is 0, iteration k-1 has retired, and (for k =
+  0) every Enter of the frame has delivered. Retiring starts the queued iteration, if any.
+* A frame instance is done when its last iteration retires; then every Exit that never
+  fired a live value delivers ``DEAD`` to the parent (so a cond around the loop still
+  merges), the parent iteration's ``outstanding`` drops by one, and the instance is gone.
+* An iteration outlives every task that refers to it (``outstanding``), so stacks hold
+  borrowed pointers. After an error, the step drops all frame instances at the end.
+
+A loop ``while i < 3: i += 1`` with ``parallel_iterations=2``::
+
+    root:  Const ─ Enter ──┐                             ┌─ Exit ─ fetch
+    frame:          iter 0: Merge ─ Less ─ Switch ─┬─ Identity ─ Add ─ NextIteration ─┐
+                    iter 1: Merge ◄─────────────────────────────────────────────────────┘
+                    ...     (iter 2 waits in `queued` until iter 0 retires)
+                    iter 3: Less false ─ Switch ─ Exit (live) ; Identity dead ─ dropped
+
 What a node costs
 -----------------
 On the common path (no tracing, not async, at most ``SMALL_ARGS - 2`` inputs) a node is:
@@ -81,7 +131,7 @@ from cpython.pythread cimport (
 )
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF, PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -113,6 +163,15 @@ cdef enum:
     SMALL_ARGS = 16  # argument arrays up to this size live on the C stack
 
 
+cdef enum:  # what a node does with its outputs (plans with control flow)
+    K_NORMAL = 0  # outputs go to the node's own frame and iteration
+    K_ENTER = 1  # outputs go to iteration 0 of the child frame
+    K_CONST_ENTER = 2  # outputs go to every iteration of the child frame
+    K_EXIT = 3  # a live output goes to the parent frame's iteration
+    K_NEXT = 4  # a live output goes to the next iteration of the same frame
+    K_LOOP_MERGE = 5  # a Merge fed by an Enter and a NextIteration (fires on one input)
+
+
 class _Dead:
     """The value of a tensor on an untaken control-flow branch."""
 
@@ -132,6 +191,12 @@ FLAG_ASYNC = F_ASYNC
 FLAG_NEEDS_STEP = F_NEEDS_STEP
 FLAG_MERGE = F_MERGE
 FLAG_MULTI_OUT = F_MULTI_OUT
+KIND_NORMAL = K_NORMAL
+KIND_ENTER = K_ENTER
+KIND_CONST_ENTER = K_CONST_ENTER
+KIND_EXIT = K_EXIT
+KIND_NEXT = K_NEXT
+KIND_LOOP_MERGE = K_LOOP_MERGE
 
 
 # Kernels run with floating-point errors ignored, as TensorFlow computes inf and nan
@@ -269,6 +334,27 @@ cdef class Plan:
     cdef public object describe_error
     cdef object _succ_sets
     cdef object _pending
+    # Control flow (see "Frames" in the module docstring); all NULL without it.
+    cdef bint has_cf
+    cdef int n_frames
+    cdef int* node_frame
+    cdef int* node_local
+    cdef int* node_kind
+    cdef int* enter_child
+    cdef int* slot_local
+    cdef char* succ_ctl
+    cdef int* frame_parallel
+    cdef int* frame_nn
+    cdef int* frame_ns
+    cdef int* frame_n_enters
+    cdef int* frame_pending_off
+    cdef int* frame_pending
+    cdef int* frame_uses_off
+    cdef int* frame_uses
+    cdef int* exit_ptr
+    cdef int* exit_nodes
+    cdef object _frames
+    cdef object _ctl_pairs
 
     def __cinit__(self):
         self.in_ptr = NULL
@@ -288,6 +374,24 @@ cdef class Plan:
         self.n_nodes = 0
         self.spare = NULL
         self.spare_stack = NULL
+        self.has_cf = False
+        self.n_frames = 0
+        self.node_frame = NULL
+        self.node_local = NULL
+        self.node_kind = NULL
+        self.enter_child = NULL
+        self.slot_local = NULL
+        self.succ_ctl = NULL
+        self.frame_parallel = NULL
+        self.frame_nn = NULL
+        self.frame_ns = NULL
+        self.frame_n_enters = NULL
+        self.frame_pending_off = NULL
+        self.frame_pending = NULL
+        self.frame_uses_off = NULL
+        self.frame_uses = NULL
+        self.exit_ptr = NULL
+        self.exit_nodes = NULL
 
     def __init__(self, int n_slots, list kernels, list inputs, list out_base, list n_out,
                  list flags, list uses, list initial_values, list node_names,
@@ -339,6 +443,8 @@ cdef class Plan:
         self.n_init = len(init)
         self._succ_sets = succ_sets
         self._pending = pending
+        self._frames = None
+        self._ctl_pairs = set()
 
     def add_control_edges(self, list edges):
         """Add (before, after) node pairs that order nodes without passing data."""
@@ -346,6 +452,21 @@ cdef class Plan:
             if b not in self._succ_sets[a]:
                 self._succ_sets[a].append(b)
                 self._pending[b] += 1
+                self._ctl_pairs.add((a, b))
+
+    def set_frames(self, list node_frame, list node_kind, list enter_child, list slot_frame,
+                   list frame_parent, list frame_parallel):
+        """Declare control flow; call before `finish`.
+
+        Per node: the frame it runs in (0 is the root), its kind (``KIND_*``) and, for
+        an Enter, the frame it enters; per slot the frame its consumers read it in; per
+        frame its parent frame (-1 for the root) and ``parallel_iterations``. A plan with
+        control flow runs on the executor's frame-aware path, even with the root frame
+        only (a `tf.cond` outside loops), because deadness must also follow control
+        edges there.
+        """
+        self._frames = (node_frame, node_kind, enter_child, slot_frame, frame_parent,
+                        frame_parallel)
 
     def finish(self):
         """Freeze the successor lists; call after the last `add_control_edges`."""
@@ -358,9 +479,103 @@ cdef class Plan:
         self.succ = int_array(flat)
         self.pending_init = int_array(self._pending)
         ready = [i for i in range(self.n_nodes) if self._pending[i] == 0]
+        if self._frames is not None:
+            self._finish_frames(flat, succ_ptr)
+            ready = [i for i in ready if self.node_frame[i] == 0]
         self.initial_ready = int_array(ready)
         self.n_initial_ready = len(ready)
         self._succ_sets = None
+        self._ctl_pairs = None
+
+    def _finish_frames(self, list flat, list succ_ptr):
+        node_frame, node_kind, enter_child, slot_frame, frame_parent, frame_parallel = \
+            self._frames
+        cdef int n = self.n_nodes
+        cdef int nf = len(frame_parent)
+        cdef int i, j, f
+        self.has_cf = True
+        self.n_frames = nf
+        nn = [0] * nf
+        ns = [0] * nf
+        nn[0] = n
+        ns[0] = self.n_slots
+        local = list(range(n))
+        for i in range(n):
+            f = node_frame[i]
+            if f != 0:
+                local[i] = nn[f]
+                nn[f] += 1
+        slot_local = list(range(self.n_slots))
+        for i in range(self.n_slots):
+            f = slot_frame[i]
+            if f != 0:
+                slot_local[i] = ns[f]
+                ns[f] += 1
+        ctl = bytearray(len(flat))
+        ctl_pairs = self._ctl_pairs
+        for i in range(n):
+            for j in range(succ_ptr[i], succ_ptr[i + 1]):
+                if (i, flat[j]) in ctl_pairs:
+                    ctl[j] = 1
+        n_ctl_preds = [0] * n
+        for _, b in ctl_pairs:
+            n_ctl_preds[b] += 1
+        pending_off = [0] * (nf + 1)
+        uses_off = [0] * (nf + 1)
+        for f in range(1, nf):
+            pending_off[f + 1] = pending_off[f] + nn[f]
+            uses_off[f + 1] = uses_off[f] + ns[f]
+        pend = [0] * pending_off[nf]
+        uses = [0] * uses_off[nf]
+        for i in range(n):
+            f = node_frame[i]
+            if f == 0:
+                continue
+            p = self._pending[i]
+            if node_kind[i] == K_LOOP_MERGE:
+                p = 1 + n_ctl_preds[i]
+            if p == 0:
+                raise ValueError(
+                    f"node {self.node_names[i]!r} runs inside a while loop but has no "
+                    "input there; ops in a loop must depend on the loop (its control "
+                    "pivot) to know which iteration they belong to")
+            pend[pending_off[f] + local[i]] = p
+        for i in range(self.n_slots):
+            f = slot_frame[i]
+            if f != 0:
+                uses[uses_off[f] + slot_local[i]] = self.uses_init[i]
+        n_enters = [0] * nf
+        exits = [[] for _ in range(nf)]
+        for i in range(n):
+            if node_kind[i] == K_ENTER or node_kind[i] == K_CONST_ENTER:
+                n_enters[enter_child[i]] += 1
+            elif node_kind[i] == K_EXIT:
+                exits[node_frame[i]].append(i)
+        exit_ptr = [0]
+        exit_flat = []
+        for f in range(nf):
+            exit_flat.extend(exits[f])
+            exit_ptr.append(len(exit_flat))
+        self.node_frame = int_array(node_frame)
+        self.node_local = int_array(local)
+        self.node_kind = int_array(node_kind)
+        self.enter_child = int_array(enter_child)
+        self.slot_local = int_array(slot_local)
+        self.succ_ctl = <char*>malloc(len(flat) + 1)
+        if self.succ_ctl == NULL:
+            raise MemoryError()
+        for j in range(len(flat)):
+            self.succ_ctl[j] = ctl[j]
+        self.frame_parallel = int_array(frame_parallel)
+        self.frame_nn = int_array(nn)
+        self.frame_ns = int_array(ns)
+        self.frame_n_enters = int_array(n_enters)
+        self.frame_pending_off = int_array(pending_off)
+        self.frame_pending = int_array(pend)
+        self.frame_uses_off = int_array(uses_off)
+        self.frame_uses = int_array(uses)
+        self.exit_ptr = int_array(exit_ptr)
+        self.exit_nodes = int_array(exit_flat)
 
     def __dealloc__(self):
         cdef int i
@@ -385,6 +600,22 @@ cdef class Plan:
         free(self.init_slots)
         free_buffers(self.spare)
         free(self.spare_stack)
+        free(self.node_frame)
+        free(self.node_local)
+        free(self.node_kind)
+        free(self.enter_child)
+        free(self.slot_local)
+        free(self.succ_ctl)
+        free(self.frame_parallel)
+        free(self.frame_nn)
+        free(self.frame_ns)
+        free(self.frame_n_enters)
+        free(self.frame_pending_off)
+        free(self.frame_pending)
+        free(self.frame_uses_off)
+        free(self.frame_uses)
+        free(self.exit_ptr)
+        free(self.exit_nodes)
 
     @property
     def num_nodes(self):
@@ -445,18 +676,165 @@ cdef class Plan:
             free(s)
 
 
+# -- control flow: frames and iterations ------------------------------------------------------
+cdef struct TaskStack:
+    int* nodes
+    PyObject** iters  # borrowed: an iteration outlives its queued nodes (`outstanding`)
+    int top
+    int cap
+    int n_expensive  # expensive nodes waiting on this stack
+
+
+cdef int ts_init(TaskStack* ts, int cap) except -1:
+    if cap < 16:
+        cap = 16
+    ts.nodes = <int*>malloc(cap * sizeof(int))
+    ts.iters = <PyObject**>malloc(cap * sizeof(PyObject*))
+    ts.top = 0
+    ts.cap = cap
+    ts.n_expensive = 0
+    if ts.nodes == NULL or ts.iters == NULL:
+        free(ts.nodes)
+        free(ts.iters)
+        ts.nodes = NULL
+        ts.iters = NULL
+        raise MemoryError()
+    return 0
+
+
+cdef void ts_free(TaskStack* ts) noexcept:
+    free(ts.nodes)
+    free(ts.iters)
+    ts.nodes = NULL
+    ts.iters = NULL
+
+
+cdef int ts_grow(TaskStack* ts) except -1:
+    cdef int cap = ts.cap * 2
+    cdef int* nodes = <int*>realloc(ts.nodes, cap * sizeof(int))
+    if nodes == NULL:
+        raise MemoryError()
+    ts.nodes = nodes
+    cdef PyObject** iters = <PyObject**>realloc(ts.iters, cap * sizeof(PyObject*))
+    if iters == NULL:
+        raise MemoryError()
+    ts.iters = iters
+    ts.cap = cap
+    return 0
+
+
+cdef class IterState:
+    """One iteration of one frame instance: pending counts, slot values and control
+    deadness for the nodes of its frame (local indices), and the work still to do."""
+
+    cdef FrameState frame
+    cdef int fid
+    cdef long long iter_id
+    cdef int* pending
+    cdef int* uses
+    cdef PyObject** vals
+    cdef char* cdead  # per node: a control predecessor was dead
+    cdef int n_slots
+    cdef int outstanding  # queued or running nodes + live child frames (not the root)
+    cdef bint owned  # arrays allocated here (the root borrows the step's buffers)
+    cdef dict children  # frame id -> FrameState entered from this iteration
+
+    def __cinit__(self):
+        self.pending = NULL
+        self.uses = NULL
+        self.vals = NULL
+        self.cdead = NULL
+        self.owned = False
+        self.n_slots = 0
+
+    cdef int release(self) except -1:
+        """Drop the values still held and free the arrays."""
+        cdef int s
+        cdef PyObject* v
+        if self.vals != NULL and self.owned:
+            for s in range(self.n_slots):
+                v = self.vals[s]
+                if v != NULL:
+                    self.vals[s] = NULL
+                    Py_DECREF(<object>v)
+        if self.owned:
+            free(self.pending)
+            free(self.uses)
+            free(self.vals)
+        free(self.cdead)
+        self.pending = NULL
+        self.uses = NULL
+        self.vals = NULL
+        self.cdead = NULL
+        self.frame = None
+        self.children = None
+        return 0
+
+    def __dealloc__(self):
+        cdef int s
+        cdef PyObject* v
+        if self.owned and self.vals != NULL:
+            for s in range(self.n_slots):
+                v = self.vals[s]
+                self.vals[s] = NULL
+                Py_XDECREF(v)
+        if self.owned:
+            free(self.pending)
+            free(self.uses)
+            free(self.vals)
+        free(self.cdead)
+
+
+cdef IterState new_iteration(Plan plan, FrameState frame, int fid):
+    cdef IterState it = IterState.__new__(IterState)
+    cdef int nn = plan.frame_nn[fid]
+    cdef int ns = plan.frame_ns[fid]
+    it.frame = frame
+    it.fid = fid
+    it.n_slots = ns
+    it.owned = True
+    it.outstanding = 0
+    it.pending = <int*>malloc((nn if nn > 0 else 1) * sizeof(int))
+    it.uses = <int*>malloc((ns if ns > 0 else 1) * sizeof(int))
+    it.vals = <PyObject**>calloc(ns if ns > 0 else 1, sizeof(PyObject*))
+    it.cdead = <char*>calloc(nn if nn > 0 else 1, 1)
+    if it.pending == NULL or it.uses == NULL or it.vals == NULL or it.cdead == NULL:
+        raise MemoryError()
+    memcpy(it.pending, plan.frame_pending + plan.frame_pending_off[fid], nn * sizeof(int))
+    memcpy(it.uses, plan.frame_uses + plan.frame_uses_off[fid], ns * sizeof(int))
+    return it
+
+
+cdef class FrameState:
+    """One dynamic instance of a loop frame (a static frame entered from one iteration
+    of its parent frame)."""
+
+    cdef int fid
+    cdef IterState parent_iter
+    cdef int pending_enters  # Enter nodes of this frame that have not delivered yet
+    cdef long long next_id  # id of the next iteration to create
+    cdef list iters  # live iterations, oldest first
+    cdef list invariants  # (enter node, value, dead): delivered to every new iteration
+    cdef list queued  # (node, value) for iteration `next_id`, held back by the window
+    cdef set exits_fired  # Exit nodes that delivered a live value
+
+
 cdef class AsyncDone:
     """Completion callback handed to an async kernel: call with outputs or an error."""
 
     cdef Step step
     cdef int node
     cdef bint fired
+    cdef IterState it  # the node's iteration (plans with control flow)
 
     def __call__(self, outputs=None, error=None):
         if self.fired:
             return
         self.fired = True
-        self.step._async_done(self.node, outputs, error)
+        if self.it is not None:
+            self.step._async_done_cf(self.node, self.it, outputs, error)
+        else:
+            self.step._async_done(self.node, outputs, error)
 
 
 cdef object current_exception():
@@ -489,6 +867,15 @@ cdef tuple args_tuple(PyObject** argv, int nargs):
     return args
 
 
+cdef object dead_fetch_error(Plan plan, int index, int slot):
+    from flowgraph.framework import errors
+
+    return errors.InvalidArgumentError(
+        None, None, f"Retval[{index}] does not have value: fetched slot {slot} is dead (it "
+        "is computed on the untaken branch of a tf.cond, or only inside a loop that never "
+        "ran). Fetch the tf.cond/tf.while_loop result instead.")
+
+
 cdef class Step:
     """The state of one run of a `Plan`."""
 
@@ -511,6 +898,8 @@ cdef class Step:
     cdef public list trace
     cdef long long live_bytes
     cdef public long long peak_bytes
+    cdef bint cf  # the plan has control flow: run on the frame-aware path
+    cdef IterState root_it
 
     def __cinit__(self):
         self.buf = NULL
@@ -535,6 +924,18 @@ cdef class Step:
         self.trace = [] if tracing else None
         self.live_bytes = 0
         self.peak_bytes = 0
+        self.cf = plan.has_cf
+        self.root_it = None
+        if self.cf:
+            self.root_it = IterState.__new__(IterState)
+            self.root_it.fid = 0
+            self.root_it.pending = self.pending
+            self.root_it.uses = self.uses
+            self.root_it.vals = self.vals
+            self.root_it.n_slots = plan.n_slots
+            self.root_it.cdead = <char*>calloc(plan.n_nodes if plan.n_nodes > 0 else 1, 1)
+            if self.root_it.cdead == NULL:
+                raise MemoryError()
 
     def __dealloc__(self):
         # Only reached with buffers when `run` was never called; `self.plan` may already
@@ -582,7 +983,10 @@ cdef class Step:
         quiet = quiet_enter()
         try:
             try:
-                self._run_to_end()
+                if self.cf:
+                    self._run_to_end_cf()
+                else:
+                    self._run_to_end()
             except BaseException as e:  # bookkeeping failures (MemoryError, ...)
                 if self.error is None:
                     self.error = e
@@ -594,7 +998,13 @@ cdef class Step:
             result = []
             for i in range(len(fetch_slots)):
                 s = fetch_slots[i]
+                if vals[s] == DEAD_P and self.cf:
+                    self.error = dead_fetch_error(plan, i, s)
+                    result = None
+                    break
                 result.append(<object>vals[s] if vals[s] != NULL else None)
+        if self.cf:
+            self._release_frames()
         self._release_all()
         if self.error is not None:
             exc = self.error
@@ -625,6 +1035,13 @@ cdef class Step:
         """Run shared nodes (and what they make ready) on the calling thread."""
         cdef int* stack = self.buf.stack
         while self.shared and self.error is None:
+            if self.cf:
+                item = self.shared.popleft()
+                try:
+                    self._run_shared_cf(item)
+                finally:
+                    self.active -= 1
+                continue
             stack[0] = self.shared.popleft()
             try:
                 self._drain(stack, 1)
@@ -700,6 +1117,20 @@ cdef class Step:
         cdef Plan plan = self.plan
         cdef int* stack = NULL
         quiet = None
+        if self.cf:
+            try:
+                quiet = quiet_enter()
+                self._run_shared_cf(node)
+            except BaseException as e:
+                if self.error is None:
+                    self.error = e
+            finally:
+                if quiet is not None:
+                    quiet_exit(quiet)
+                self.active -= 1
+                if self.active <= 0 or self.shared or self.error is not None:
+                    self._wake_caller()
+            return
         try:
             quiet = quiet_enter()
             stack = plan.take_stack()
@@ -976,6 +1407,413 @@ cdef class Step:
         finally:
             if stack != NULL:
                 plan.give_stack(stack)
+            self.active -= 1
+            if self.active <= 0 or self.shared or self.error is not None:
+                self._wake_caller()
+
+    # -- control flow ------------------------------------------------------------------
+    # The frame-aware path (plans with Switch/Merge/Enter/...): every ready node is a
+    # (node, iteration) pair; see "Frames" in the module docstring.
+    cdef int _run_to_end_cf(self) except -1:
+        cdef Plan plan = self.plan
+        cdef TaskStack ts
+        cdef int i
+        ts_init(&ts, plan.n_nodes + 16)
+        try:
+            for i in range(plan.n_initial_ready):
+                self._push_cf(&ts, plan.initial_ready[i], self.root_it)
+            self._drain_cf(&ts)
+        finally:
+            ts_free(&ts)
+        return 0
+
+    cdef int _run_shared_cf(self, tuple item) except -1:
+        cdef TaskStack ts
+        ts_init(&ts, 64)
+        try:
+            ts.nodes[0] = item[0]
+            ts.iters[0] = <PyObject*>item[1]
+            ts.top = 1
+            if self.plan.flags[<int>item[0]] & F_EXPENSIVE:
+                ts.n_expensive = 1
+            self._drain_cf(&ts)
+        finally:
+            ts_free(&ts)
+        return 0
+
+    cdef int _push_cf(self, TaskStack* ts, int node, IterState it) except -1:
+        """Schedule ready `node` in iteration `it`: on `ts`, or on the pool when `ts`
+        already holds an expensive node (so expensive nodes of different iterations
+        overlap)."""
+        if it.fid != 0:
+            it.outstanding += 1
+        if (self.plan.flags[node] & F_EXPENSIVE) and self.pool is not None:
+            if ts.n_expensive > 0:
+                self.active += 1
+                self.shared.append((node, it))
+                self.pool.notify(self)
+                self._wake_caller()
+                return 0
+            ts.n_expensive += 1
+        if ts.top >= ts.cap:
+            ts_grow(ts)
+        ts.nodes[ts.top] = node
+        ts.iters[ts.top] = <PyObject*>it
+        ts.top += 1
+        return 0
+
+    cdef int _drain_cf(self, TaskStack* ts) except -1:
+        cdef int node
+        cdef IterState it
+        while ts.top > 0:
+            if self.error is not None:
+                return 0
+            ts.top -= 1
+            node = ts.nodes[ts.top]
+            it = <IterState>ts.iters[ts.top]
+            if self.plan.flags[node] & F_EXPENSIVE and self.pool is not None:
+                ts.n_expensive -= 1
+            self._run_cf(node, it, ts)
+        return 0
+
+    cdef int _run_cf(self, int node, IterState it, TaskStack* ts) except -1:
+        cdef Plan plan = self.plan
+        cdef int fl = plan.flags[node]
+        if fl & F_ASYNC:
+            return self._start_async_cf(node, it)
+        cdef int* in_slots = plan.in_slots
+        cdef int* slot_local = plan.slot_local
+        cdef PyObject** vals = it.vals
+        cdef int a = plan.in_ptr[node]
+        cdef int extra = 1 if fl & F_NEEDS_STEP else 0
+        cdef int nargs = plan.in_ptr[node + 1] - a + extra
+        cdef PyObject* small[SMALL_ARGS]
+        cdef PyObject** argv
+        cdef PyObject* v
+        cdef PyObject* result
+        cdef PyObject* kwnames
+        cdef int k
+        cdef bint ctl_dead = it.cdead[plan.node_local[node]] != 0
+        cdef bint dead = ctl_dead
+        cdef long long t0 = -1
+        if nargs + 2 <= SMALL_ARGS:
+            argv = small
+        else:
+            argv = <PyObject**>PyMem_Malloc((nargs + 2) * sizeof(PyObject*))
+            if argv == NULL:
+                raise MemoryError()
+        if extra:
+            argv[1] = <PyObject*>self.context
+        for k in range(extra + 1, nargs + 1):
+            v = vals[slot_local[in_slots[a + k - extra - 1]]]
+            if v == NULL:
+                v = <PyObject*>None
+            elif v == DEAD_P:
+                dead = True
+            argv[k] = v
+        if dead and (ctl_dead or not (fl & F_MERGE)):
+            Py_INCREF(<object>DEAD_P)  # skipped, and not traced: nothing ran
+            result = DEAD_P
+        else:
+            if self.tracing:
+                t0 = now_ns()
+            kwnames = NULL
+            if (fl & F_UFUNC) and all_0d(argv + 1, nargs):
+                argv[nargs + 1] = ELLIPSIS_P
+                kwnames = <PyObject*>OUT_KWNAMES
+            result = PyObject_Vectorcall(plan.kern[node], argv + 1,
+                                         <size_t>nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                         kwnames)
+        if result == NULL:
+            try:
+                self._fail(node, current_exception(), args_tuple(argv + 1, nargs))
+            finally:
+                if argv != small:
+                    PyMem_Free(argv)
+            return 0
+        if argv != small:
+            PyMem_Free(argv)
+        obj = <object>result
+        Py_DECREF(obj)  # `obj` holds the only reference we own
+        return self._finish_cf(node, it, obj, result == DEAD_P, ts, t0)
+
+    cdef int _finish_cf(self, int node, IterState it, object result, bint node_dead,
+                        TaskStack* ts, long long t0) except -1:
+        """Route `node`'s result by its kind, release its inputs, settle its iteration."""
+        cdef Plan plan = self.plan
+        cdef int kind = plan.node_kind[node]
+        cdef FrameState fr
+        if self.tracing and t0 >= 0:
+            self._record(node, t0, result)
+        self._release_inputs_cf(node, it)
+        if kind == K_NORMAL or kind == K_LOOP_MERGE:
+            if not self._deliver_cf(node, it, result, node_dead, ts):
+                return 0
+        elif kind == K_ENTER or kind == K_CONST_ENTER:
+            self._enter_cf(node, it, result, node_dead, kind == K_CONST_ENTER, ts)
+        elif kind == K_EXIT:
+            if not node_dead:
+                fr = it.frame
+                fr.exits_fired.add(node)
+                self._deliver_cf(node, fr.parent_iter, result, False, ts)
+        elif kind == K_NEXT:
+            if not node_dead:  # a dead value ends the loop here instead
+                self._next_cf(node, it, result, ts)
+        if it.fid != 0:
+            it.outstanding -= 1
+            if it.outstanding == 0:
+                self._check_iter(it, ts)
+        return 0
+
+    cdef int _release_inputs_cf(self, int node, IterState it) except -1:
+        cdef Plan plan = self.plan
+        cdef int k, s
+        cdef PyObject* v
+        for k in range(plan.in_ptr[node], plan.in_ptr[node + 1]):
+            s = plan.slot_local[plan.in_slots[k]]
+            it.uses[s] -= 1
+            if it.uses[s] == 0:
+                v = it.vals[s]
+                if v != NULL:
+                    it.vals[s] = NULL
+                    if self.tracing:
+                        self._account_free(<object>v)
+                    Py_DECREF(<object>v)
+        return 0
+
+    cdef bint _deliver_cf(self, int node, IterState target, object result, bint node_dead,
+                          TaskStack* ts) except -1:
+        """Store `node`'s outputs in iteration `target`; schedule what becomes ready."""
+        cdef Plan plan = self.plan
+        cdef int base = plan.out_base[node]
+        cdef int n = plan.n_out[node]
+        cdef int k, s, j, succ_node, loc
+        try:
+            if n == 1:
+                s = plan.slot_local[base]
+                if target.uses[s] > 0:
+                    self._set_cf(target, s, result)
+            elif n > 1:
+                if result is DEAD:
+                    items = (DEAD,) * n
+                elif len(result) != n:
+                    raise ValueError(
+                        f"kernel returned {len(result)} outputs, the op declares {n}")
+                else:
+                    items = result
+                for k in range(n):
+                    s = plan.slot_local[base + k]
+                    if target.uses[s] > 0:
+                        self._set_cf(target, s, items[k])
+        except BaseException as e:
+            self._fail(node, e, ())
+            return False
+        for j in range(plan.succ_ptr[node], plan.succ_ptr[node + 1]):
+            succ_node = plan.succ[j]
+            loc = plan.node_local[succ_node]
+            if node_dead and plan.succ_ctl[j]:
+                target.cdead[loc] = 1
+            target.pending[loc] -= 1
+            if target.pending[loc] == 0:
+                self._push_cf(ts, succ_node, target)
+        return True
+
+    cdef inline int _set_cf(self, IterState it, int s, object v) except -1:
+        cdef PyObject* old = it.vals[s]
+        Py_INCREF(v)
+        it.vals[s] = <PyObject*>v
+        Py_XDECREF(old)
+        if self.tracing:
+            self._account_alloc(v)
+        return 0
+
+    cdef FrameState _child_frame(self, IterState it, int fid, TaskStack* ts):
+        cdef FrameState fr = None
+        if it.children is None:
+            it.children = {}
+        else:
+            fr = it.children.get(fid)
+        if fr is None:
+            fr = FrameState.__new__(FrameState)
+            fr.fid = fid
+            fr.parent_iter = it
+            fr.pending_enters = self.plan.frame_n_enters[fid]
+            fr.next_id = 0
+            fr.iters = []
+            fr.invariants = []
+            fr.queued = []
+            fr.exits_fired = set()
+            it.children[fid] = fr
+            if it.fid != 0:
+                it.outstanding += 1
+            self._new_iter(fr, ts)
+        return fr
+
+    cdef IterState _new_iter(self, FrameState fr, TaskStack* ts):
+        cdef IterState it = new_iteration(self.plan, fr, fr.fid)
+        it.iter_id = fr.next_id
+        fr.next_id += 1
+        fr.iters.append(it)
+        for enode, value, dead in fr.invariants:
+            self._deliver_cf(enode, it, value, dead, ts)
+        return it
+
+    cdef int _enter_cf(self, int node, IterState it, object value, bint dead, bint const,
+                       TaskStack* ts) except -1:
+        cdef FrameState fr = self._child_frame(it, self.plan.enter_child[node], ts)
+        cdef IterState first = fr.iters[0]  # iteration 0 lives until every Enter arrived
+        if const:
+            fr.invariants.append((node, value, dead))
+            for target in list(fr.iters):
+                self._deliver_cf(node, target, value, dead, ts)
+        else:
+            self._deliver_cf(node, first, value, dead, ts)
+        fr.pending_enters -= 1
+        if fr.pending_enters == 0 and first.outstanding == 0:
+            self._check_iter(fr.iters[0], ts)
+        return 0
+
+    cdef int _next_cf(self, int node, IterState it, object value, TaskStack* ts) except -1:
+        cdef FrameState fr = it.frame
+        cdef long long want = it.iter_id + 1
+        cdef IterState target = None
+        if want < fr.next_id:
+            for x in reversed(fr.iters):
+                if (<IterState>x).iter_id == want:
+                    target = x
+                    break
+        elif fr.queued or len(fr.iters) >= self.plan.frame_parallel[fr.fid]:
+            fr.queued.append((node, value))  # wait for an older iteration to finish
+            return 0
+        else:
+            target = self._new_iter(fr, ts)
+        if target is None:  # pragma: no cover - iterations retire in order
+            raise RuntimeError(f"iteration {want} of frame {fr.fid} vanished")
+        self._deliver_cf(node, target, value, False, ts)
+        return 0
+
+    cdef int _check_iter(self, IterState it, TaskStack* ts) except -1:
+        """Retire finished iterations of `it`'s frame, oldest first; start queued ones;
+        finish the frame when none is left."""
+        cdef FrameState fr = it.frame
+        cdef IterState ni
+        while True:
+            if it.outstanding != 0 or fr.iters[0] is not it:
+                return 0
+            if it.iter_id == 0 and fr.pending_enters > 0:
+                return 0
+            fr.iters.pop(0)
+            it.release()
+            if fr.queued:
+                queued = fr.queued
+                fr.queued = []
+                ni = self._new_iter(fr, ts)
+                for qnode, qvalue in queued:
+                    self._deliver_cf(qnode, ni, qvalue, False, ts)
+            if fr.iters:
+                it = fr.iters[0]
+                continue
+            return self._frame_done(fr, ts)
+
+    cdef int _frame_done(self, FrameState fr, TaskStack* ts) except -1:
+        """Every iteration of `fr` retired: Exits that never fired deliver dead values."""
+        cdef Plan plan = self.plan
+        cdef IterState parent = fr.parent_iter
+        cdef int j, e
+        for j in range(plan.exit_ptr[fr.fid], plan.exit_ptr[fr.fid + 1]):
+            e = plan.exit_nodes[j]
+            if e not in fr.exits_fired:
+                self._deliver_cf(e, parent, DEAD, True, ts)
+        fr.invariants = None
+        fr.parent_iter = None
+        del parent.children[fr.fid]
+        if parent.fid != 0:
+            parent.outstanding -= 1
+            if parent.outstanding == 0:
+                self._check_iter(parent, ts)
+        return 0
+
+    cdef int _release_frames(self) except -1:
+        """After an error: drop every frame instance still alive."""
+        if self.root_it is None:
+            return 0
+        pending = [self.root_it]
+        while pending:
+            it = pending.pop()
+            children = (<IterState>it).children
+            (<IterState>it).children = None
+            if children:
+                for fr in children.values():
+                    for x in (<FrameState>fr).iters:
+                        pending.append(x)
+                    (<FrameState>fr).iters = None
+                    (<FrameState>fr).invariants = None
+                    (<FrameState>fr).queued = None
+                    (<FrameState>fr).parent_iter = None
+            if it is not self.root_it:
+                (<IterState>it).release()
+        self.root_it.release()  # the root borrows the step's arrays: frees `cdead` only
+        self.root_it = None
+        if self.shared:
+            self.shared.clear()
+        return 0
+
+    cdef int _start_async_cf(self, int node, IterState it) except -1:
+        cdef Plan plan = self.plan
+        cdef int a = plan.in_ptr[node]
+        cdef int b = plan.in_ptr[node + 1]
+        cdef tuple args = PyTuple_New(b - a)
+        cdef bint dead = it.cdead[plan.node_local[node]] != 0
+        cdef int k
+        cdef PyObject* p
+        cdef object v
+        for k in range(a, b):
+            p = it.vals[plan.slot_local[plan.in_slots[k]]]
+            v = <object>p if p != NULL else None
+            if v is DEAD:
+                dead = True
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(args, k - a, v)
+        cdef AsyncDone done = AsyncDone.__new__(AsyncDone)
+        done.step = self
+        done.node = node
+        done.fired = False
+        done.it = it
+        self.active += 1
+        self.n_async += 1
+        try:
+            if dead:
+                done(DEAD, None)
+            else:
+                (<object>plan.kern[node])(self.context, done, *args)
+        except BaseException as e:
+            done(None, e)
+        return 0
+
+    def _async_done_cf(self, int node, IterState it, outputs, error):
+        cdef TaskStack ts
+        cdef bint have_ts = False
+        if self.finished:
+            return
+        self.n_async -= 1
+        try:
+            if error is not None:
+                self._fail(node, error, ())
+            elif self.error is None:
+                ts_init(&ts, 64)
+                have_ts = True
+                quiet = quiet_enter()
+                try:
+                    self._finish_cf(node, it, outputs, outputs is DEAD, &ts, -1)
+                    self._drain_cf(&ts)
+                finally:
+                    quiet_exit(quiet)
+        except BaseException as e:
+            if self.error is None:
+                self.error = e
+        finally:
+            if have_ts:
+                ts_free(&ts)
             self.active -= 1
             if self.active <= 0 or self.shared or self.error is not None:
                 self._wake_caller()

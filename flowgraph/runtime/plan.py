@@ -193,18 +193,22 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
     for op in target_ops:
         if not session.graph.is_fetchable(op):
             raise ValueError(f"Operation '{op.name}' has been marked as not fetchable.")
-    ops = needed_ops(fetch_tensors, target_ops, fed, done=done_ops)
+    ops = _prune_with_replacements(fetch_tensors, target_ops, fed, set(), {}, done_ops)
     opts = session.optimizer_options
     replace: dict[Tensor, Tensor] = {}
     if opts.do_common_subexpression_elimination:
         replace = eliminate_common_subexpressions(ops, fed)
+    # A constant with control inputs (a constant inside a tf.cond branch or a loop body)
+    # must run where it is: its control inputs make it dead or tie it to an iteration.
+    gated = {op._outputs[0] for op in ops if op.type == "Const" and op._control_inputs}
     known: dict[Tensor, Any] = {}
     if opts.do_constant_folding:
-        known = fold_constants(ops, fed, replace, session._host_kernel,
+        known = fold_constants(ops, fed | gated, replace, session._host_kernel,
                                opts.max_folded_constant_in_bytes)
     else:
         known = {op._outputs[0]: op.attrs["value"] for op in ops
-                 if op.type == "Const" and op._outputs[0] not in fed}
+                 if op.type == "Const" and op._outputs[0] not in fed
+                 and op._outputs[0] not in gated}
 
     def canon(t: Tensor) -> Tensor:
         return replace.get(t, t)
@@ -213,6 +217,7 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
     cut = set(known)
     fetch_canon = [canon(t) for t in fetch_tensors]
     ops = _prune_with_replacements(fetch_canon, target_ops, fed, cut, replace, done_ops)
+    has_cf = any(op.op_def.control_flow for op in ops)
     placement = place(ops, session.devices, session.config.allow_soft_placement)
     if session.config.log_device_placement:
         for op in ops:
@@ -363,6 +368,9 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
             if c in node_of:
                 control.append((node_of[c], node_of[op]))
     plan.add_control_edges(control)
+    if has_cf:
+        _set_frames(plan, ops, node_of, out_base, n_out, len(initial), inputs, cp.fetch_slots,
+                    cp.feed_slots, source_slot, canon, fed, known, bool(send_pairs))
     plan.finish()
     cp.plan = plan
     cp.nodes = nodes
@@ -391,8 +399,15 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
 
 def _prune_with_replacements(fetches, targets, fed, cut, replace,
                              done=None) -> list[Operation]:
+    """The ops needed for `fetches` and `targets`, in topological order, with inputs
+    seen through `replace`. A `NextIteration` feeding a loop's `Merge` is a back edge:
+    it is walked after the merge, so the order is topological for every other edge."""
     if not replace:
-        return needed_ops(fetches, targets, fed, cut, done)
+        try:
+            return needed_ops(fetches, targets, fed, cut, done)
+        except ValueError as e:  # a while loop's back edge: walk again, knowing loops
+            if "cycle" not in str(e):
+                raise
     # Walk with canonical inputs: temporarily view each op's inputs through `replace`.
     order: list[Operation] = []
     state: dict[Operation, int] = {}
@@ -400,18 +415,27 @@ def _prune_with_replacements(fetches, targets, fed, cut, replace,
     roots = [op for op in targets if op not in done]
     roots += [t.op for t in fetches if t not in cut and t not in fed and t.op not in done]
 
+    back_edges: list[Operation] = []
+
     def deps(op):
+        merge = op.op_def.control_flow == "merge"
         for t in op._inputs:
             if t in fed:
                 continue
             c = replace.get(t, t)
             if c not in cut and c.op not in done:
+                if merge and c.op.op_def.control_flow == "next_iteration":
+                    back_edges.append(c.op)
+                    continue
                 yield c.op
         for c in op._control_inputs:
-            if c not in done:
+            if c not in done and not (c._outputs and all(
+                    t in fed or t in cut for t in c._outputs)):
                 yield c
 
-    for root in roots:
+    roots.reverse()
+    while roots:
+        root = roots.pop()
         if root in state:
             continue
         state[root] = 1
@@ -426,7 +450,111 @@ def _prune_with_replacements(fetches, targets, fed, cut, replace,
             elif nxt not in state:
                 state[nxt] = 1
                 stack.append((nxt, deps(nxt)))
+            elif state[nxt] == 1:
+                raise ValueError(
+                    f"The graph has a cycle through op '{nxt.name}' ({nxt.type}) that is "
+                    "not a while loop; a run cannot be scheduled.")
+        if not roots and back_edges:
+            roots = back_edges[::-1]
+            back_edges = []
     return order
+
+
+_KIND = {"enter": _executor.KIND_ENTER, "exit": _executor.KIND_EXIT,
+         "next_iteration": _executor.KIND_NEXT}
+
+
+def _set_frames(plan, ops, node_of, out_base, n_out, n_slots, inputs, fetch_slots,
+                feed_slots, source_slot, canon, fed, known, has_send) -> None:
+    """Assign every node the loop frame it runs in (from the Enter/Exit structure) and
+    hand the executor its frame tables. Frame 0 is the root."""
+    frame_id = {"": 0}
+    frame_parent = [-1]
+    frame_parallel = [1]
+    frame_of: dict[Operation, int] = {}  # frame an op runs in
+    n = plan.num_nodes
+    node_frame = [0] * n
+    node_kind = [0] * n
+    enter_child = [-1] * n
+
+    def out_frame(p: Operation) -> int:
+        f = frame_of[p]
+        cf = p.op_def.control_flow
+        if cf == "enter":
+            return frame_id[p.attrs["frame_name"]]
+        if cf == "exit":
+            return frame_parent[f]
+        return f
+
+    for op in ops:
+        cf = op.op_def.control_flow
+        found: list[tuple[int, Operation]] = []
+        for t in op._inputs:
+            if t in fed:
+                continue
+            c = canon(t)
+            if c in known:
+                continue
+            if c.op not in frame_of:
+                if cf == "merge" and c.op.op_def.control_flow == "next_iteration":
+                    node_kind[node_of[op]] = _executor.KIND_LOOP_MERGE
+                    continue
+                raise AssertionError(f"op {c.op.name} is not scheduled before {op.name}")
+            found.append((out_frame(c.op), c.op))
+        for c in op._control_inputs:
+            if c in frame_of:
+                found.append((out_frame(c), c))
+        f = found[0][0] if found else 0
+        for g, producer in found:
+            if g != f:
+                raise ValueError(
+                    f"Op '{op.name}' ({op.type}) mixes values from different loop frames: "
+                    f"'{found[0][1].name}' and '{producer.name}'. A tensor computed inside "
+                    "a tf.while_loop can only be used outside it through the loop's "
+                    "results, and an outside tensor enters a loop only through the loop's "
+                    "own Enter ops (build the loop with tf.while_loop).")
+        frame_of[op] = f
+        i = node_of[op]
+        node_frame[i] = f
+        if cf == "enter":
+            name = op.attrs["frame_name"]
+            child = frame_id.get(name)
+            if child is None:
+                child = frame_id[name] = len(frame_parent)
+                frame_parent.append(f)
+                frame_parallel.append(max(1, int(op.attrs.get("parallel_iterations", 10))))
+            elif frame_parent[child] != f:
+                raise ValueError(f"Enter op '{op.name}' enters frame '{name}' from two "
+                                 "different parent frames.")
+            enter_child[i] = child
+            node_kind[i] = (_executor.KIND_CONST_ENTER if op.attrs.get("is_constant")
+                            else _executor.KIND_ENTER)
+        elif cf in _KIND:
+            node_kind[i] = _KIND[cf]
+            if cf == "exit" and f == 0:
+                raise ValueError(f"Exit op '{op.name}' is not inside a while loop frame.")
+    slot_frame = [0] * n_slots
+    for op in ops:
+        i = node_of[op]
+        f = out_frame(op)
+        for k in range(n_out[i]):
+            slot_frame[out_base[i] + k] = f
+    if len(frame_parent) > 1:
+        if has_send:
+            raise ValueError("tf.while_loop across devices is not supported yet: place the "
+                             "loop's ops on one device.")
+        for s in fetch_slots:
+            if slot_frame[s] != 0:
+                raise ValueError(
+                    "Cannot fetch a tensor computed inside a tf.while_loop: it has one value "
+                    "per iteration. Fetch the loop's results (its Exit tensors) instead.")
+        for t in feed_slots:
+            for op in t.consumers():
+                if op in frame_of and frame_of[op] != 0:
+                    raise ValueError(
+                        f"Cannot feed {t.name}: it is used inside a tf.while_loop.")
+    plan.set_frames(node_frame, node_kind, enter_child, slot_frame, frame_parent,
+                    frame_parallel)
 
 
 def _make_send(key: str, device: Device):

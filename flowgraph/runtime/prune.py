@@ -57,5 +57,6 @@ def _deps(op: Operation, cut: set[Tensor], done):
         if t not in cut and t._op not in done:
             yield t._op
     for c in op._control_inputs:
-        if c not in done:
+        # A control input whose outputs are all fed is satisfied: it does not run.
+        if c not in done and not (c._outputs and all(t in cut for t in c._outputs)):
             yield c

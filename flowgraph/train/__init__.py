@@ -1,10 +1,15 @@
 """The `tf.train` namespace: re-exports only."""
 
 from flowgraph.summary.event_format import summary_iterator
+from flowgraph.train.basic_session_run_hooks import *
 from flowgraph.train.checkpoint_state import *
 from flowgraph.train.checkpoint_utils import *
 from flowgraph.train.coordinator import *
 from flowgraph.train.input import *
+from flowgraph.train.monitored_session import *
 from flowgraph.train.queue_runner import *
 from flowgraph.train.saver import *
+from flowgraph.train.scaffold import *
+from flowgraph.train.session_manager import *
+from flowgraph.train.session_run_hook import *
 from flowgraph.train.training_util import *

@@ -1,0 +1,170 @@
+"""Estimator harness overhead: a 64-128-64-10 DNN on digits, batch 64, 2,000 steps.
+
+Runs the same custom model_fn (tf.layers.dense) twice in one process: once through
+`Estimator.train` (+ one `evaluate`), once as a bare ``Session.run`` loop over the same
+input op, and prints one JSON line: wall times, steps/s and the harness overhead.
+
+    PATH=/work/venv/bin:$PATH python benchmarks/bench_estimator.py [--steps N] [--repeats R]
+
+Both totals include building the graph and initializing; the Estimator's also its
+checkpoints (at step 0 and at the end), summaries and hooks. ``steady_*`` compare the
+per-step time after the first 10% of steps. Both loops use the same numpy_input_fn
+input op. Best of `repeats` alternated runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import tempfile
+import time
+
+import numpy as np
+
+import flowgraph as tf
+from flowgraph import estimators
+from flowgraph.datasets import load_digits, train_test_split
+
+BATCH = 64
+
+
+def _sgd_step(loss, learning_rate):
+    step = tf.train.get_or_create_global_step()
+    optimizer_cls = getattr(tf.train, "GradientDescentOptimizer", None)
+    if optimizer_cls is not None:
+        return optimizer_cls(learning_rate).minimize(loss, global_step=step)
+    params = tf.trainable_variables()
+    grads = tf.gradients(loss, params)
+    updates = [tf.assign_sub(p, learning_rate * g) for p, g in zip(params, grads)]
+    one = tf.constant(1, tf.int64)  # outside the block: see the report on Const folding
+    with tf.control_dependencies(updates):
+        return tf.assign_add(step, one).op
+
+
+def _logits(x):
+    h = tf.layers.dense(x, 128, activation=tf.nn.relu)
+    h = tf.layers.dense(h, 64, activation=tf.nn.relu)
+    return tf.layers.dense(h, 10)
+
+
+def _loss(logits, labels):
+    onehot = tf.one_hot(labels, 10)
+    return tf.reduce_mean(-tf.reduce_sum(onehot * tf.nn.log_softmax(logits), axis=1))
+
+
+def model_fn(features, labels, mode):
+    logits = _logits(features)
+    if mode == estimators.ModeKeys.PREDICT:
+        return estimators.EstimatorSpec(mode, predictions={"class": tf.argmax(logits, 1)})
+    loss = _loss(logits, labels)
+    train_op = _sgd_step(loss, 0.05) if mode == estimators.ModeKeys.TRAIN else None
+    correct = tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32)
+    metrics = {}
+    if mode == estimators.ModeKeys.EVAL:
+        metrics["accuracy"] = _mean(correct)
+    return estimators.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                                    eval_metric_ops=metrics)
+
+
+def _mean(values):
+    metrics = getattr(tf, "metrics", None)
+    if metrics is not None and hasattr(metrics, "mean"):
+        return metrics.mean(values)
+    from flowgraph.estimators.estimator_util import mean_metric
+
+    return mean_metric(values, name="accuracy")
+
+
+def _timing_hook(skip):
+    from flowgraph.train.session_run_hook import SessionRunHook
+
+    class StepTimer(SessionRunHook):
+        """Wall time of the steps after the first `skip` (the steady state)."""
+
+        def begin(self):
+            self.n, self.start, self.stop = 0, None, None
+
+        def after_run(self, run_context, run_values):
+            self.n += 1
+            if self.n == skip:
+                self.start = time.perf_counter()
+            self.stop = time.perf_counter()
+
+    return StepTimer()
+
+
+def bench_estimator(x, y, xt, yt, steps):
+    config = estimators.RunConfig(model_dir=tempfile.mkdtemp(), tf_random_seed=1,
+                                  save_checkpoints_steps=None, save_checkpoints_secs=600)
+    est = estimators.Estimator(model_fn, config=config)
+    train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
+                                                shuffle=True)
+    timer = _timing_hook(skip=steps // 10)
+    t0 = time.perf_counter()
+    est.train(train_fn, steps=steps, hooks=[timer])
+    t_train = time.perf_counter() - t0
+    per_step = (timer.stop - timer.start) / (steps - steps // 10)
+    eval_fn = estimators.inputs.numpy_input_fn(xt, yt, batch_size=BATCH, shuffle=False)
+    t1 = time.perf_counter()
+    result = est.evaluate(eval_fn)
+    t_eval = time.perf_counter() - t1
+    return t_train, per_step, t_eval, float(result["accuracy"])
+
+
+def bench_session(x, y, steps):
+    """The same model as a bare loop: build, initialize, run `steps` steps."""
+    t0 = time.perf_counter()
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
+                                                    shuffle=True)
+        features, labels = train_fn()
+        loss = _loss(_logits(features), labels)
+        train_op = _sgd_step(loss, 0.05)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            skip = steps // 10
+            for _ in range(skip):
+                sess.run([train_op, loss])
+            t1 = time.perf_counter()
+            for _ in range(steps - skip):
+                sess.run([train_op, loss])
+            t2 = time.perf_counter()
+    return t2 - t0, (t2 - t1) / (steps - skip)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="alternate the two loops this many times; report the best")
+    args = parser.parse_args()
+    logging.getLogger("flowgraph").setLevel(logging.WARNING)
+    x, y = load_digits()
+    x = x / 16.0
+    x, xt, y, yt = train_test_split(x.astype(np.float32), y)
+    bare, est = [], []
+    for _ in range(args.repeats):  # alternate, so machine load hits both alike
+        bare.append(bench_session(x, y, args.steps))
+        est.append(bench_estimator(x, y, xt, yt, args.steps))
+    t_bare, step_bare = min(b[0] for b in bare), min(b[1] for b in bare)
+    t_train, step_est = min(e[0] for e in est), min(e[1] for e in est)
+    t_eval, acc = est[-1][2], est[-1][3]
+    print(json.dumps({
+        "workload": "estimator_dnn_digits", "steps": args.steps, "batch_size": BATCH,
+        "repeats": args.repeats,
+        "estimator_train_s": round(t_train, 3), "estimator_eval_s": round(t_eval, 3),
+        "estimator_steps_per_s": round(args.steps / t_train, 1),
+        "session_loop_s": round(t_bare, 3),
+        "session_steps_per_s": round(args.steps / t_bare, 1),
+        "harness_overhead_pct": round(100 * (t_train / t_bare - 1), 1),
+        "steady_step_us_estimator": round(step_est * 1e6, 1),
+        "steady_step_us_session": round(step_bare * 1e6, 1),
+        "steady_overhead_pct": round(100 * (step_est / step_bare - 1), 1),
+        "test_accuracy": round(acc, 4),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""CPU kernels for the loss and ranking ops of `flowgraph/ops/nn_loss_ops.py`.
+
+The softmax cross-entropies work on ``z = logits - max(logits)`` (per row), so that
+``log_softmax = z - log(sum(exp(z)))`` never overflows: logits of 1000 give exact zeros
+rather than NaN. float16 is computed in float32 and cast back.
+
+`TopKV2` is a stable descending sort: sorting the reversed row ascending (stable) and
+reversing the result keeps equal values in index order (the lower index first) and puts
+NaN first, as TensorFlow does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import errors
+
+
+def _compute_dtype(dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _shifted_and_lse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise ``z = x - max(x)`` and ``log(sum(exp(z)))`` of the 2-D `x`, so that
+    ``log_softmax = z - lse`` and ``-log_softmax = lse - z`` (which is +0, not -0, for
+    the dominant class)."""
+    if x.shape[1] == 0:
+        return x.copy(), np.zeros((x.shape[0], 1), x.dtype)
+    z = x - x.max(axis=1, keepdims=True)
+    return z, np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+@cpu_kernel("SoftmaxCrossEntropyWithLogits")
+def softmax_cross_entropy_with_logits(features, labels):
+    dtype = features.dtype
+    ct = _compute_dtype(dtype)
+    z, lse = _shifted_and_lse(features.astype(ct, copy=False))
+    lab = labels.astype(ct, copy=False)
+    with np.errstate(invalid="ignore"):
+        # 0 * log(0) (a class with probability 0 under both) contributes 0, as in TF.
+        loss = np.where(lab == 0, ct.type(0), lab * (lse - z)).sum(axis=1)
+    backprop = np.exp(z - lse) - lab
+    return np.asarray(loss, dtype=dtype), np.asarray(backprop, dtype=dtype)
+
+
+@cpu_kernel("SparseSoftmaxCrossEntropyWithLogits")
+def sparse_softmax_cross_entropy_with_logits(features, labels):
+    n, classes = features.shape
+    bad = (labels < 0) | (labels >= classes)
+    if bad.any():
+        first = labels[np.argmax(bad)]
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"Received a label value of {first} which is outside the valid range of "
+            f"[0, {classes}).  Label values: {' '.join(str(v) for v in labels.tolist())}")
+    dtype = features.dtype
+    ct = _compute_dtype(dtype)
+    z, lse = _shifted_and_lse(features.astype(ct, copy=False))
+    rows = np.arange(n)
+    loss = lse[:, 0] - z[rows, labels]
+    backprop = np.exp(z - lse)
+    backprop[rows, labels] -= 1
+    return np.asarray(loss, dtype=dtype), np.asarray(backprop, dtype=dtype)
+
+
+@cpu_kernel("L2Loss")
+def l2_loss(t):
+    ct = _compute_dtype(t.dtype)
+    x = t.astype(ct, copy=False).ravel()
+    return np.asarray(np.dot(x, x) / 2, dtype=t.dtype)
+
+
+@cpu_kernel("TopKV2")
+def top_k(x, k, *, sorted):
+    k = int(k)
+    n = x.shape[-1]
+    if k < 0:
+        raise errors.InvalidArgumentError(None, None, f"Need k >= 0, got {k}")
+    if k > n:
+        raise errors.InvalidArgumentError(
+            None, None, f"input must have at least k columns. Had {n}, needed {k}")
+    order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
+    indices = (n - 1 - order).astype(np.int32)
+    values = np.take_along_axis(x, indices, axis=-1)
+    return np.ascontiguousarray(values), np.ascontiguousarray(indices)
+
+
+@cpu_kernel("InTopKV2")
+def in_top_k(predictions, targets, k):
+    n, classes = predictions.shape
+    if targets.shape[0] != n:
+        raise errors.InvalidArgumentError(
+            None, None, f"First dimension of predictions {n} must match length of targets "
+            f"{targets.shape[0]}")
+    valid = (targets >= 0) & (targets < classes)
+    safe = np.where(valid, targets, 0)
+    if n == 0 or classes == 0:
+        return np.zeros(n, dtype=bool)
+    target_pred = predictions[np.arange(n), safe]
+    more = (predictions > target_pred[:, None]).sum(axis=1)
+    return np.asarray(valid & np.isfinite(target_pred) & (more < int(k)))

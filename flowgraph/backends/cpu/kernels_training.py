@@ -1,0 +1,189 @@
+"""CPU kernels for the optimizer update ops (`flowgraph/ops/training_ops.py`).
+
+Each kernel validates shapes and dtypes, then runs one fused Cython loop
+(`_training.pyx`) that updates the variable and its accumulators *in place* — no array
+is allocated per step — and returns the variable's storage (the op's ref output).
+With ``use_locking=True`` the storages' locks are held during the update (in a fixed
+order, so two updates never deadlock); otherwise concurrent updates race, as in TF.
+
+A storage that is not a C-contiguous, writeable, native-endian array (e.g. restored from a
+file as a view) is replaced once by such a copy; later steps update that copy in place.
+
+Example
+-------
+>>> import numpy as np
+>>> from flowgraph.framework.resources import VariableState
+>>> var = VariableState("v"); var.value = np.array([1.0, 2.0])
+>>> out = apply_gradient_descent(var, np.asarray(0.5), np.array([2.0, 2.0]),
+...                              use_locking=False, op=None)
+>>> out.value
+array([0., 1.])
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from flowgraph.backends.cpu import _training, cpu_kernel
+from flowgraph.framework import errors
+from flowgraph.framework.resources import VariableState
+
+_FLOATS = ("float32", "float64")
+
+
+def _invalid(msg: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, msg)
+
+
+def _storage(state: VariableState, what: str, op) -> np.ndarray:
+    """The variable's array, made C-contiguous and writeable once if it is not."""
+    arr = state.read(op.name if op is not None else "")
+    if not (arr.flags.c_contiguous and arr.flags.writeable and arr.flags.aligned
+            and arr.dtype.isnative):
+        arr = np.array(arr, order="C", dtype=arr.dtype.newbyteorder("="), copy=True)
+        state.value = arr
+    return arr
+
+
+def _scalar(x, name: str, dtype) -> float:
+    if np.ndim(x) != 0:
+        raise _invalid(f"{name} is not a scalar: shape {np.shape(x)}")
+    return dtype.type(x)
+
+
+def _dense_grad(grad, var: np.ndarray, what: str) -> np.ndarray:
+    g = np.asarray(grad)
+    if g.shape != var.shape:
+        raise _invalid(f"var and {what} do not have the same shape: var {list(var.shape)}, "
+                       f"{what} {list(g.shape)}")
+    if g.dtype != var.dtype or not g.flags.c_contiguous:
+        g = np.ascontiguousarray(g, dtype=var.dtype)
+    return g
+
+
+def _locked(states, use_locking: bool):
+    if not use_locking:
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    for s in sorted(set(states), key=id):
+        stack.enter_context(s.lock)
+    return stack
+
+
+# -- per rule: (Cython rule id, hyper(dtype, scalars, attrs) -> (6-tuple, flag)) ---------
+def _h(*values):
+    return tuple(float(v) for v in values) + (0.0,) * (6 - len(values))
+
+
+def _adam_hyper(dt, s, attrs):
+    b1p, b2p, lr = s["beta1_power"], s["beta2_power"], s["lr"]
+    one = dt.type(1)
+    alpha = lr * np.sqrt(one - b2p) / (one - b1p)
+    return _h(alpha, s["beta1"], s["beta2"], s["epsilon"]), int(attrs["use_nesterov"])
+
+
+_RULES = {
+    "GradientDescent": (_training.SGD, ("alpha",),
+                        lambda dt, s, a: (_h(s["alpha"]), 0)),
+    "Momentum": (_training.MOMENTUM, ("lr", "momentum"),
+                 lambda dt, s, a: (_h(s["lr"], s["momentum"]), int(a["use_nesterov"]))),
+    "Adagrad": (_training.ADAGRAD, ("lr",),
+                lambda dt, s, a: (_h(s["lr"]), int(a["update_slots"]))),
+    "Adam": (_training.ADAM, ("beta1_power", "beta2_power", "lr", "beta1", "beta2",
+                              "epsilon"), _adam_hyper),
+    "RMSProp": (_training.RMSPROP, ("lr", "rho", "momentum", "epsilon"),
+                lambda dt, s, a: (_h(s["lr"], s["rho"], s["momentum"], s["epsilon"]), 0)),
+    "CenteredRMSProp": (_training.CENTERED_RMSPROP, ("lr", "rho", "momentum", "epsilon"),
+                        lambda dt, s, a: (_h(s["lr"], s["rho"], s["momentum"],
+                                             s["epsilon"]), 0)),
+    "Ftrl": (_training.FTRL, ("lr", "l1", "l2", "lr_power"),
+             lambda dt, s, a: (_h(s["lr"], s["l1"], s["l2"], 0.0, s["lr_power"]), 0)),
+    "FtrlV2": (_training.FTRL, ("lr", "l1", "l2", "l2_shrinkage", "lr_power"),
+               lambda dt, s, a: (_h(s["lr"], s["l1"], s["l2"], s["l2_shrinkage"],
+                                    s["lr_power"]), 1)),
+    "Adadelta": (_training.ADADELTA, ("lr", "rho", "epsilon"),
+                 lambda dt, s, a: (_h(s["lr"], s["rho"], s["epsilon"]), 0)),
+}
+
+
+def _make_kernel(op_type: str, rule_name: str, sparse: bool):
+    from flowgraph.ops.training_ops import _SIGNATURES
+
+    names, num_refs, defaults = _SIGNATURES[op_type]
+    rule, scalar_names, hyper = _RULES[rule_name]
+    pos = {n: k for k, n in enumerate(names)}
+    grad_at = pos.get("grad", pos.get("delta"))
+    idx_at = pos.get("indices")
+    scalar_at = [(n, pos[n]) for n in scalar_names]
+    ref_names = names[:num_refs]
+    # Cython slot order (s0, s1, s2) per rule; centered RMSProp's op order is mg, ms, mom.
+    slot_order = (2, 3, 1) if rule_name == "CenteredRMSProp" else tuple(range(1, num_refs))
+
+    def kernel(*inputs, use_locking=False, op=None, **attrs):
+        refs = inputs[:num_refs]
+        with _locked(refs, use_locking):
+            var = _storage(refs[0], "var", op)
+            dt = var.dtype
+            if dt.name not in _FLOATS:
+                raise _invalid(f"{op_type} supports float32 and float64 variables, got "
+                               f"{dt.name}")
+            slots = []
+            for k in range(1, num_refs):
+                s = _storage(refs[k], ref_names[k], op)
+                if s.shape != var.shape or s.dtype != dt:
+                    raise _invalid(f"var and {ref_names[k]} do not have the same shape and "
+                                   f"dtype: var {list(var.shape)} {dt.name}, "
+                                   f"{ref_names[k]} {list(s.shape)} {s.dtype.name}")
+                slots.append(s)
+            ordered = [slots[k - 1] for k in slot_order] + [var] * (3 - len(slots))
+            scalars = {n: _scalar(inputs[p], n, dt) for n, p in scalar_at}
+            hp, flag = hyper(dt, scalars, {**defaults, **attrs})
+            if not sparse:
+                g = _dense_grad(inputs[grad_at], var, "grad")
+                _training.apply_dense(rule, var, ordered[0], ordered[1], ordered[2], g, hp,
+                                      flag)
+            else:
+                _sparse_update(op_type, rule, var, ordered, inputs[grad_at],
+                               inputs[idx_at], hp, flag)
+        return refs[0]
+
+    kernel.__name__ = kernel.__qualname__ = op_type
+    kernel.__doc__ = f"In-place `{op_type}` ({'sparse' if sparse else 'dense'} {rule_name})."
+    return kernel
+
+
+def _sparse_update(op_type, rule, var, slots, grad, indices, hp, flag) -> None:
+    if var.ndim < 1:
+        raise _invalid(f"{op_type}: var must be at least 1 dimensional, got a scalar")
+    idx = np.asarray(indices)
+    if idx.ndim != 1:
+        raise _invalid(f"{op_type}: indices must be one-dimensional, got shape "
+                       f"{list(idx.shape)}")
+    g = np.asarray(grad)
+    if g.ndim < 1 or g.shape[0] != idx.shape[0] or g.shape[1:] != var.shape[1:]:
+        raise _invalid(f"{op_type}: grad must have shape [len(indices)] + var.shape[1:] = "
+                       f"{[idx.shape[0], *var.shape[1:]]}, got {list(g.shape)}")
+    if g.dtype != var.dtype or not g.flags.c_contiguous:
+        g = np.ascontiguousarray(g, dtype=var.dtype)
+    idx64 = np.ascontiguousarray(idx, dtype=np.int64)
+    bad = _training.apply_sparse(rule, var, slots[0], slots[1], slots[2], g, idx64, hp, flag)
+    if bad >= 0:
+        raise _invalid(f"{op_type}: indices[{bad}] = {int(idx64[bad])} is not in "
+                       f"[0, {var.shape[0]})")
+
+
+_OPS = {
+    "ApplyGradientDescent": "GradientDescent", "ApplyMomentum": "Momentum",
+    "ApplyAdagrad": "Adagrad", "ApplyAdam": "Adam", "ApplyRMSProp": "RMSProp",
+    "ApplyCenteredRMSProp": "CenteredRMSProp", "ApplyFtrl": "Ftrl", "ApplyFtrlV2": "FtrlV2",
+    "ApplyAdadelta": "Adadelta",
+}
+
+for _dense_op, _rule_name in _OPS.items():
+    cpu_kernel(_dense_op, dtypes=_FLOATS)(_make_kernel(_dense_op, _rule_name, False))
+    _sparse_op = "Sparse" + _dense_op
+    cpu_kernel(_sparse_op, dtypes=_FLOATS)(_make_kernel(_sparse_op, _rule_name, True))
+
+apply_gradient_descent = _make_kernel("ApplyGradientDescent", "GradientDescent", False)

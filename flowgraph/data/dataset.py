@@ -1,0 +1,406 @@
+"""`tf.data.Dataset` (TensorFlow 1.15 / ``tf.compat.v1.data.Dataset`` semantics).
+
+A `Dataset` is a Python-side description of an input pipeline: a chain of nodes, each
+a transformation of its input datasets (`dataset_ops_sources`, `dataset_ops_transform`,
+`dataset_ops_prefetch` hold the node classes). Nothing runs when a dataset is built,
+except that the functions given to ``map``/``filter``/``interleave`` are traced once
+into private graphs. A graph reaches the data through an iterator
+(`flowgraph.data.iterator`): ``make_one_shot_iterator()`` or
+``make_initializable_iterator()``, whose ``get_next()`` tensors yield one element per
+``Session.run``.
+
+Each node knows its element structure (`output_types`, `output_shapes`,
+`output_classes`), the graph tensors it reads (`_tensors`: placeholders and constants
+whose values the iterator's initializer passes in) and how to produce its elements
+(``_iter(rc)``: a generator of flat tuples of NumPy arrays, see
+`dataset_ops_function.RunContext`).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> import flowgraph.data
+>>> ds = tf.data.Dataset.from_tensor_slices(([1, 2, 3], [4.0, 5.0, 6.0])).batch(2)
+>>> ds.output_types
+(tf.int32, tf.float32)
+>>> nxt = ds.make_one_shot_iterator().get_next()
+>>> with tf.Session() as sess:
+...     print(sess.run(nxt))
+(array([1, 2], dtype=int32), array([4., 5.], dtype=float32))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowgraph.framework.operation import Tensor
+
+from .dataset_ops_function import Pipeline
+from .dataset_ops_structure import map_structure
+
+AUTOTUNE = -1
+
+
+class Dataset:
+    """A (possibly infinite) sequence of elements, each a nested structure of tensors.
+
+    Build one with a constructor (`from_tensor_slices`, `from_tensors`, `range`,
+    `from_generator`, `zip`, `TextLineDataset`, ...) and chain transformations; read
+    it in a graph through `make_one_shot_iterator` or `make_initializable_iterator`.
+    """
+
+    _structure: Any = None
+
+    # -- the node protocol (subclasses) ----------------------------------------------
+    def _inputs(self) -> list[Dataset]:
+        """The datasets this one reads."""
+        return []
+
+    def _tensors(self) -> list[Tensor]:
+        """The graph tensors this node itself reads (not its inputs')."""
+        return []
+
+    def _iter(self, rc):
+        """A generator of elements: flat tuples of NumPy arrays of the declared dtypes."""
+        raise NotImplementedError
+
+    def _captured(self) -> list[Tensor]:
+        """Every graph tensor of the whole pipeline, without repeats, in a stable order."""
+        seen: dict = {}
+        stack = [self]
+        visited: set = set()
+        while stack:
+            ds = stack.pop()
+            if id(ds) in visited:
+                continue
+            visited.add(id(ds))
+            for t in ds._tensors():
+                seen.setdefault(t, None)
+            stack.extend(reversed(ds._inputs()))
+        return list(seen)
+
+    def _make_pipeline(self, values) -> Pipeline:
+        """A fresh run of this dataset, the captured tensors taking `values`."""
+        return Pipeline(self, dict(zip(self._captured(), values)))
+
+    # -- element structure -------------------------------------------------------------
+    @property
+    def output_types(self):
+        """The nested dtypes of an element."""
+        return map_structure(lambda s: s.dtype, self._structure)
+
+    @property
+    def output_shapes(self):
+        """The nested static shapes of an element (unknown dimensions are None)."""
+        return map_structure(lambda s: s.shape, self._structure)
+
+    @property
+    def output_classes(self):
+        """The nested Python classes of an element's components (always `Tensor`)."""
+        return map_structure(lambda s: Tensor, self._structure)
+
+    def __repr__(self) -> str:
+        def shape(s):
+            if s.shape.ndims is None:
+                return "<unknown>"
+            dims = ["?" if d is None else str(d) for d in s.shape.as_list()]
+            return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+        shapes = repr(map_structure(shape, self._structure)).replace("'", "")
+        types = repr(self.output_types)
+        return f"<{type(self).__name__} shapes: {shapes}, types: {types}>"
+
+    def __iter__(self):
+        raise TypeError(
+            "A tf.data.Dataset is not iterable in graph mode (TF1): create an iterator with "
+            "dataset.make_one_shot_iterator() (or make_initializable_iterator()) and run "
+            "its get_next() tensors in a tf.Session.")
+
+    # -- iterators -----------------------------------------------------------------------
+    def make_one_shot_iterator(self):
+        """An iterator that runs through the dataset once, needing no initialization.
+
+        The dataset may not depend on placeholders (use `make_initializable_iterator`).
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> x = tf.data.Dataset.range(2).make_one_shot_iterator().get_next()
+        >>> with tf.Session() as sess:
+        ...     print(sess.run(x), sess.run(x))
+        0 1
+        """
+        return _iterator.make_one_shot_iterator(self)
+
+    def make_initializable_iterator(self, shared_name: str | None = None):
+        """An iterator whose ``initializer`` op (re)starts it, reading placeholders fed then.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> n = tf.placeholder(tf.int64, [])
+        >>> it = tf.data.Dataset.range(n).make_initializable_iterator()
+        >>> x = it.get_next()
+        >>> with tf.Session() as sess:
+        ...     sess.run(it.initializer, {n: 5})
+        ...     print(sess.run(x), sess.run(x))
+        0 1
+        """
+        return _iterator.make_initializable_iterator(self, shared_name)
+
+    # -- constructors --------------------------------------------------------------------
+    @staticmethod
+    def from_tensor_slices(tensors) -> Dataset:
+        """The slices of `tensors` along their first dimension.
+
+        `tensors` is a tensor, NumPy array or list, or a tuple/dict nesting of them; every
+        component must have the same first dimension.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> tf.data.Dataset.from_tensor_slices({"a": [1, 2], "b": [[1.0], [2.0]]}).output_shapes
+        {'a': TensorShape([]), 'b': TensorShape([Dimension(1)])}
+        """
+        return _src.TensorSliceDataset(tensors)
+
+    @staticmethod
+    def from_tensors(tensors) -> Dataset:
+        """A dataset of one element, `tensors`.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> tf.data.Dataset.from_tensors([1, 2, 3]).output_shapes
+        TensorShape([Dimension(3)])
+        """
+        return _src.TensorDataset(tensors)
+
+    @staticmethod
+    def from_generator(generator, output_types, output_shapes=None, args=None) -> Dataset:
+        """The elements yielded by ``generator(*args)``, called anew for each epoch.
+
+        `output_types` (and optionally `output_shapes`) give the element structure;
+        every yielded value is converted to those dtypes and checked against the shapes.
+        `args` are tensors or values whose NumPy values are passed to the generator.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> def gen():
+        ...     yield from [(1, [1.0]), (2, [2.0, 3.0])]
+        >>> ds = tf.data.Dataset.from_generator(gen, (tf.int64, tf.float32), ([], [None]))
+        >>> ds.output_shapes
+        (TensorShape([]), TensorShape([Dimension(None)]))
+        """
+        return _src.GeneratorDataset(generator, output_types, output_shapes, args)
+
+    @staticmethod
+    def range(*args) -> Dataset:
+        """int64 values like Python's ``range(start, stop, step)``.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> tf.data.Dataset.range(1, 10, 3).output_types
+        tf.int64
+        """
+        return _src.RangeDataset(*args)
+
+    @staticmethod
+    def zip(datasets) -> Dataset:
+        """Elements combining the elements of a nested structure of datasets.
+
+        Stops with the shortest dataset.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> a, b = tf.data.Dataset.range(3), tf.data.Dataset.range(5)
+        >>> tf.data.Dataset.zip((a, b)).output_types
+        (tf.int64, tf.int64)
+        """
+        return _tr.ZipDataset(datasets)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle: bool | None = None, seed: int | None = None):
+        """The file names matching glob pattern(s) `file_pattern`, shuffled by default.
+
+        The pattern is expanded when the iterator is initialized; no match is an
+        `InvalidArgumentError`.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> tf.data.Dataset.list_files("/tmp/*.csv").output_types
+        tf.string
+        """
+        return _src.ListFilesDataset(file_pattern, shuffle, seed)
+
+    # -- transformations -------------------------------------------------------------------
+    def concatenate(self, dataset: Dataset) -> Dataset:
+        """This dataset's elements followed by `dataset`'s (same structure and dtypes)."""
+        return _tr.ConcatenateDataset(self, dataset)
+
+    def map(self, map_func, num_parallel_calls: int | None = None) -> Dataset:
+        """Apply `map_func` to each element.
+
+        `map_func` receives the element's components as tensors (a tuple element is
+        unpacked into arguments) and returns a nested structure of tensors; it is traced
+        once into a private graph, so TensorFlow ops work inside it. With
+        `num_parallel_calls` > 1 (or `AUTOTUNE`) several elements are processed at once
+        by a thread pool; the order of elements is kept.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> ds = tf.data.Dataset.range(3).map(lambda x: tf.cast(x, tf.float32) / 2)
+        >>> ds.output_types
+        tf.float32
+        """
+        return _tr.MapDataset(self, map_func, num_parallel_calls)
+
+    def flat_map(self, map_func) -> Dataset:
+        """Map each element to a dataset (`map_func` returns one) and chain them."""
+        return _tr.InterleaveDataset(self, map_func, 1, 1)
+
+    def interleave(self, map_func, cycle_length: int = 1, block_length: int = 1,
+                   num_parallel_calls: int | None = None) -> Dataset:
+        """Map elements to datasets and interleave them.
+
+        `cycle_length` input elements are open at once; `block_length` consecutive
+        elements are taken from each in turn. (TF1's default `cycle_length` is
+        AUTOTUNE = the number of cores in newer versions; here it is 1 unless given.)
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> ds = tf.data.Dataset.range(1, 3).interleave(
+        ...     lambda x: tf.data.Dataset.from_tensors(x).repeat(2), cycle_length=2)
+        >>> ds.output_types
+        tf.int64
+        """
+        return _tr.InterleaveDataset(self, map_func, cycle_length, block_length)
+
+    def filter(self, predicate) -> Dataset:
+        """Keep the elements for which `predicate` (traced like a map function) is True."""
+        return _tr.FilterDataset(self, predicate)
+
+    def batch(self, batch_size, drop_remainder: bool = False) -> Dataset:
+        """Stack `batch_size` consecutive elements along a new first dimension.
+
+        The last batch may be smaller unless `drop_remainder`; only then is the batch
+        dimension of `output_shapes` known.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> tf.data.Dataset.range(10).batch(4).output_shapes
+        TensorShape([Dimension(None)])
+        >>> tf.data.Dataset.range(10).batch(4, drop_remainder=True).output_shapes
+        TensorShape([Dimension(4)])
+        """
+        return _tr.BatchDataset(self, batch_size, drop_remainder)
+
+    def padded_batch(self, batch_size, padded_shapes, padding_values=None,
+                     drop_remainder: bool = False) -> Dataset:
+        """Batch elements of varying shapes, padding each to `padded_shapes`.
+
+        A ``None`` (or -1) dimension pads to the longest element of the batch;
+        `padding_values` (default 0 / empty string) fills the padding.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> ds = tf.data.Dataset.range(4).map(lambda x: tf.fill([x], x))
+        >>> ds.padded_batch(2, [None]).output_shapes
+        TensorShape([Dimension(None), Dimension(None)])
+        """
+        return _tr.PaddedBatchDataset(self, batch_size, padded_shapes, padding_values,
+                                      drop_remainder)
+
+    def unbatch(self) -> Dataset:
+        """Split each element along its first dimension into several elements."""
+        return _tr.UnbatchDataset(self)
+
+    def shuffle(self, buffer_size, seed: int | None = None,
+                reshuffle_each_iteration: bool | None = None) -> Dataset:
+        """Shuffle with a buffer of `buffer_size` elements.
+
+        Seeds follow TensorFlow: the graph-level seed (`tf.set_random_seed`) and `seed`
+        make the order reproducible; with `reshuffle_each_iteration` (default) each
+        epoch of a following `repeat` has a different order.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> import flowgraph.data
+        >>> ds = tf.data.Dataset.range(5).shuffle(5, seed=1)
+        >>> x = ds.make_one_shot_iterator().get_next()
+        >>> with tf.Session() as sess:
+        ...     print(sorted(int(sess.run(x)) for _ in range(5)))
+        [0, 1, 2, 3, 4]
+        """
+        return _pf.ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def repeat(self, count=None) -> Dataset:
+        """Repeat the dataset `count` times (forever if None or -1)."""
+        return _tr.RepeatDataset(self, count)
+
+    def take(self, count) -> Dataset:
+        """The first `count` elements (all of them if -1)."""
+        return _tr.TakeDataset(self, count)
+
+    def skip(self, count) -> Dataset:
+        """All but the first `count` elements (e.g. a CSV header line)."""
+        return _tr.SkipDataset(self, count)
+
+    def shard(self, num_shards, index) -> Dataset:
+        """Every `num_shards`-th element, starting at `index`."""
+        return _tr.ShardDataset(self, num_shards, index)
+
+    def prefetch(self, buffer_size) -> Dataset:
+        """Produce up to `buffer_size` elements ahead on a background thread.
+
+        Input processing then overlaps with the consumer's computation. `AUTOTUNE`
+        (-1) picks a buffer size.
+        """
+        return _pf.PrefetchDataset(self, buffer_size)
+
+    def cache(self, filename: str = "") -> Dataset:
+        """Remember the elements of the first complete epoch and replay them afterwards.
+
+        The cache lives in memory for the life of the iterator (a `filename` is accepted
+        for compatibility; the cache is not written to it).
+        """
+        return _tr.CacheDataset(self, filename)
+
+    def apply(self, transformation_func) -> Dataset:
+        """``transformation_func(self)``, which must return a Dataset."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(
+                f"apply(): the transformation must return a Dataset, got {type(out).__name__}")
+        return out
+
+    def enumerate(self, start: int = 0) -> Dataset:
+        """Elements ``(index, element)`` with an int64 index counting from `start`."""
+        return Dataset.zip((Dataset.range(start, 2**62), self))
+
+
+# Node modules subclass Dataset, so they are imported once it exists.
+from flowgraph.data import dataset_ops_prefetch as _pf  # noqa: E402
+from flowgraph.data import dataset_ops_sources as _src  # noqa: E402
+from flowgraph.data import dataset_ops_transform as _tr  # noqa: E402
+from flowgraph.data import iterator as _iterator  # noqa: E402

@@ -1,0 +1,303 @@
+"""Running a dataset: the run context, the pipeline an iterator pulls from, and traced
+functions (the graphs behind ``map``, ``filter``, ``interleave``).
+
+State it keeps
+--------------
+A `Pipeline` is created each time an iterator is initialized. Its `RunContext` holds:
+
+* ``values``: the NumPy values of the graph tensors the dataset captured (placeholders,
+  constants), handed to the initializer's kernel as inputs, so feeding a placeholder
+  while running ``iterator.initializer`` re-parameterizes the dataset;
+* ``state``: per dataset node, what must survive across epochs of a `repeat` (the
+  shuffle epoch counter, a `cache`'s recorded elements);
+* the private `Session` of every traced function, background threads (prefetch) and
+  thread pools (parallel map), all released by `Pipeline.close`.
+
+A traced function is the user's Python function called once, at dataset construction,
+on placeholders in a fresh `Graph` (so ``tf.cast``, ``tf.io.decode_csv`` and arithmetic
+work on tensors as in TensorFlow); each element then runs that graph in a private
+session::
+
+    map_func(x) ──trace──> Graph{ arg0:Placeholder ─> Cast ─> Mul ─> out }
+    element (np arrays) ──feed arg0──> Session.run(out) ──> mapped element
+
+Invariants: a dataset node never keeps per-run state on itself (one `Dataset` may back
+several iterators and sessions at once); everything a run creates is closed by the
+pipeline that created it; background threads are daemons that also watch a stop event.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> import flowgraph.data
+>>> ds = tf.data.Dataset.range(3).map(lambda x: x * 2)
+>>> p = ds._make_pipeline([])
+>>> [int(e[0]) for e in p.elements()]
+[0, 2, 4]
+>>> p.close()
+"""
+
+from __future__ import annotations
+
+import atexit
+import inspect
+import threading
+import weakref
+
+import numpy as np
+
+from flowgraph.framework import errors
+from flowgraph.framework.graph import Graph, get_default_graph, name_scope
+from flowgraph.framework.operation import Tensor
+from flowgraph.runtime.config import ConfigProto
+
+from .dataset_ops_structure import (
+    ComponentSpec,
+    flatten,
+    map_structure,
+    pack_as,
+    to_component,
+)
+
+_LIVE_CONTEXTS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """At interpreter exit, tell every background producer to stop."""
+    for rc in list(_LIVE_CONTEXTS):
+        rc.stop.set()
+
+
+class RunContext:
+    """What one run of a dataset needs: captured values, per-node state, resources."""
+
+    def __init__(self, values: dict, parent: RunContext | None = None) -> None:
+        self.values = values
+        self.state: dict = {}
+        if parent is None:
+            self.stop = threading.Event()
+            self.lock = threading.Lock()
+            self.sessions: dict = {}
+            self.closers: list = []
+            _LIVE_CONTEXTS.add(self)
+        else:
+            self.stop = parent.stop
+            self.lock = parent.lock
+            self.sessions = parent.sessions
+            self.closers = parent.closers
+
+    def child(self, values: dict) -> RunContext:
+        """A context for an inner dataset (interleave) sharing this run's resources."""
+        return RunContext(values, self)
+
+    def resolve(self, v):
+        """The NumPy value of a captured Tensor (or `v` itself if it is not a Tensor)."""
+        if isinstance(v, Tensor):
+            try:
+                return self.values[v]
+            except KeyError:
+                raise errors.InternalError(
+                    None, None, f"tensor '{v.name}' used by a dataset was not captured") from None
+        return v
+
+    def node_state(self, node, factory):
+        """Per-node state of this run, created by ``factory()`` on first use."""
+        key = id(node)
+        st = self.state.get(key)
+        if st is None:
+            st = self.state[key] = factory()
+        return st
+
+    def session(self, fn: TracedFunction):
+        with self.lock:
+            sess = self.sessions.get(fn)
+            if sess is None:
+                from flowgraph.runtime.session import Session
+
+                sess = Session(graph=fn.graph,
+                               config=ConfigProto(inter_op_parallelism_threads=1))
+                self.sessions[fn] = sess
+            return sess
+
+    def add_closer(self, fn) -> None:
+        with self.lock:
+            self.closers.append(fn)
+
+    def discard_closer(self, fn) -> None:
+        with self.lock:
+            if fn in self.closers:
+                self.closers.remove(fn)
+
+    def check_stopped(self) -> None:
+        if self.stop.is_set():
+            raise errors.CancelledError(None, None, "The iterator was closed or reset.")
+
+    def close(self) -> None:
+        self.stop.set()
+        with self.lock:
+            closers, self.closers[:] = list(self.closers), []
+            sessions = list(self.sessions.values())
+            self.sessions.clear()
+        for fn in reversed(closers):
+            try:
+                fn()
+            except Exception:  # closing must not raise
+                pass
+        for sess in sessions:
+            sess.close()
+        _LIVE_CONTEXTS.discard(self)
+
+
+class Pipeline:
+    """One run of a dataset: ``next()`` returns a flat tuple of arrays or raises
+    `OutOfRangeError` ("End of sequence")."""
+
+    def __init__(self, dataset, values: dict) -> None:
+        self.dataset = dataset
+        self.rc = RunContext(values)
+        self._it = None
+        self._done = False
+
+    def next(self) -> tuple:
+        if self._done:
+            raise errors.OutOfRangeError(None, None, "End of sequence")
+        if self._it is None:
+            self._it = iter(self.dataset._iter(self.rc))
+        try:
+            return next(self._it)
+        except StopIteration:
+            self._done = True
+            raise errors.OutOfRangeError(None, None, "End of sequence") from None
+
+    def elements(self):
+        """All remaining elements (for tests and docs)."""
+        while True:
+            try:
+                yield self.next()
+            except errors.OutOfRangeError:
+                return
+
+    def close(self) -> None:
+        self.rc.close()
+        it, self._it = self._it, None
+        self._done = True
+        close = getattr(it, "close", None)
+        if close is not None:
+            try:
+                close()
+            except (ValueError, RuntimeError):  # still running in another thread
+                pass
+
+
+# -- traced functions -------------------------------------------------------------------
+def _call(func, args):
+    """Call a dataset function the way TensorFlow does: a plain tuple is unpacked."""
+    if type(args) is tuple:
+        return func(*args)
+    return func(args)
+
+
+def _fn_name(func) -> str:
+    name = getattr(func, "__name__", type(func).__name__)
+    return "lambda" if name == "<lambda>" else name
+
+
+class TracedFunction:
+    """A Python function traced once into a private graph, run per element.
+
+    `input_structure` is the nested `ComponentSpec` of the arguments. After tracing,
+    either `output_structure` (nested specs) describes the returned tensors, or
+    `dataset` is the `Dataset` the function returned (for `interleave`/`flat_map`).
+    """
+
+    def __init__(self, func, input_structure, what: str, expect_dataset: bool = False):
+        if not callable(func):
+            raise TypeError(f"{what} needs a callable, got {type(func).__name__}")
+        self.func = func
+        self.what = what
+        self.input_structure = input_structure
+        outer = get_default_graph()
+        self.graph = Graph()
+        self.graph.seed = outer.seed
+        from flowgraph.ops.array_ops import placeholder
+
+        with self.graph.as_default(), name_scope(f"{what}_{_fn_name(func)}"):
+            specs = flatten(input_structure)
+            self.placeholders = [placeholder(s.dtype, s.shape, name=f"arg{i}")
+                                 for i, s in enumerate(specs)]
+            args = pack_as(input_structure, self.placeholders)
+            try:
+                result = _call(func, args)
+            except ValueError as e:
+                if "from the same graph" in str(e):
+                    raise ValueError(
+                        f"{what}: the function {_describe_fn(func)} uses a tensor of the "
+                        "outer graph. Dataset functions are traced into their own graph "
+                        "here; pass the value through the dataset (e.g. Dataset.zip) or use "
+                        f"a Python/NumPy value instead. ({e})") from None
+                raise
+            self.dataset = None
+            if expect_dataset:
+                if not hasattr(result, "_iter") or not hasattr(result, "_structure"):
+                    raise TypeError(
+                        f"{what}: the function {_describe_fn(func)} must return a "
+                        f"tf.data.Dataset, but it returned {type(result).__name__}")
+                self.dataset = result
+                self.fetches = result._captured()
+                self.output_structure = result._structure
+            else:
+                self.output_structure, self.fetches = self._outputs(result)
+        self.graph.finalize()
+
+    def _outputs(self, result):
+        from flowgraph.framework.constant_op import convert_to_tensor
+
+        if hasattr(result, "_iter") and hasattr(result, "_structure"):
+            raise TypeError(f"{self.what}: the function {_describe_fn(self.func)} returned a "
+                            "Dataset; use flat_map or interleave for that")
+        if isinstance(result, list):
+            result = tuple(result)  # as TensorFlow: a returned list is a tuple
+
+        def conv(v):
+            if isinstance(v, list):
+                v = tuple(v)
+            if v is None:
+                raise TypeError(f"{self.what}: the function {_describe_fn(self.func)} "
+                                "returned None (did you forget a `return`?)")
+            return convert_to_tensor(v)
+
+        tensors = map_structure(conv, result)
+        flat = flatten(tensors)
+        for t in flat:
+            if not isinstance(t, Tensor) or t.graph is not self.graph:
+                raise ValueError(f"{self.what}: the function {_describe_fn(self.func)} "
+                                 "returned a tensor of another graph")
+        spec = map_structure(lambda t: ComponentSpec(t.dtype.base_dtype, t.shape), tensors)
+        return spec, flat
+
+    # -- running ------------------------------------------------------------------------
+    def run(self, rc: RunContext, flat_values) -> list:
+        """The flat outputs (NumPy arrays) of the function on one element."""
+        if not self.fetches:
+            return []
+        sess = rc.session(self)
+        out = sess.run(self.fetches, dict(zip(self.placeholders, flat_values)))
+        if self.dataset is not None:
+            return out
+        specs = flatten(self.output_structure)
+        return [to_component(v, s) for v, s in zip(out, specs)]
+
+    def inner_context(self, rc: RunContext, flat_values) -> RunContext:
+        """For a function returning a dataset: the context to iterate it on one element."""
+        values = self.run(rc, flat_values)
+        return rc.child(dict(zip(self.fetches, [np.asarray(v) if not isinstance(v, np.ndarray)
+                                                 else v for v in values])))
+
+
+def _describe_fn(func) -> str:
+    try:
+        file = inspect.getsourcefile(func)
+        line = inspect.getsourcelines(func)[1]
+        return f"'{_fn_name(func)}' ({file}:{line})"
+    except (TypeError, OSError):
+        return f"'{_fn_name(func)}'"

@@ -1,0 +1,350 @@
+"""Source datasets: tensor slices, single tensors, ranges, Python generators, text files
+and file listings.
+
+A source reads graph tensors (placeholders, constants) only through ``rc.resolve`` at
+run time, so the iterator initializer can hand it new values; NumPy and Python values
+are converted once, at construction.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> import flowgraph.data
+>>> p = tf.data.Dataset.range(2, 8, 3)._make_pipeline([])
+>>> [int(e[0]) for e in p.elements()]
+[2, 5]
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import zlib
+from collections.abc import Mapping
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.tensor_shape import TensorShape
+
+from .dataset import Dataset
+from .dataset_ops_structure import (
+    ComponentSpec,
+    as_spec_structure,
+    check_shape,
+    flatten,
+    map_structure,
+    normalize_element,
+    pack_as,
+    same_structure,
+    scalar_param,
+    spec_of,
+    to_component,
+)
+
+_STRING_SCALAR = ComponentSpec(_dtypes.string, TensorShape([]))
+
+
+def _row(a: np.ndarray, i: int) -> np.ndarray:
+    """Slice `i` of `a` along dimension 0, always as an ndarray (0-d for vectors)."""
+    return a[i] if a.ndim > 1 else a[i:i + 1].reshape(())
+
+
+def _values(rc, flat, specs) -> list[np.ndarray]:
+    out = []
+    for c, s in zip(flat, specs):
+        v = rc.resolve(c)
+        out.append(v if isinstance(v, np.ndarray) and isinstance(c, np.ndarray)
+                   else to_component(v, s))
+    return out
+
+
+class TensorSliceDataset(Dataset):
+    """``Dataset.from_tensor_slices``: one element per index of the first dimension."""
+
+    def __init__(self, tensors) -> None:
+        self._components = normalize_element(tensors, "from_tensor_slices")
+        self._flat = flatten(self._components)
+        self._full = [spec_of(c) for c in self._flat]
+        n = None
+        for c, s in zip(self._flat, self._full):
+            if s.shape.ndims == 0:
+                raise ValueError(
+                    "from_tensor_slices: every component needs a first dimension to slice, "
+                    f"but {_label(c)} is a scalar. Use Dataset.from_tensors for one element")
+            if s.shape.ndims is not None and s.shape[0].value is not None:
+                if n is not None and n != s.shape[0].value:
+                    raise ValueError(
+                        "from_tensor_slices: all components must have the same size in "
+                        f"dimension 0, got sizes {[_dim0(x) for x in self._full]}")
+                n = s.shape[0].value
+        self._structure = pack_as(self._components, [
+            ComponentSpec(s.dtype, s.shape[1:] if s.shape.ndims is not None else s.shape)
+            for s in self._full])
+
+    def _tensors(self):
+        return [c for c in self._flat if isinstance(c, Tensor)]
+
+    def _iter(self, rc):
+        arrays = _values(rc, self._flat, self._full)
+        sizes = {a.shape[0] if a.ndim else None for a in arrays}
+        if len(sizes) != 1 or None in sizes:
+            raise errors.InvalidArgumentError(
+                None, None, "from_tensor_slices: all components must have the same size in "
+                f"dimension 0, got shapes {[a.shape for a in arrays]}")
+        for i in range(sizes.pop()):
+            yield tuple(_row(a, i) for a in arrays)
+
+
+def _label(c) -> str:
+    return f"'{c.name}'" if isinstance(c, Tensor) else f"the value of shape {np.shape(c)}"
+
+
+def _dim0(s: ComponentSpec):
+    return None if s.shape.ndims is None else s.shape[0].value
+
+
+class TensorDataset(Dataset):
+    """``Dataset.from_tensors``: the single element `tensors`."""
+
+    def __init__(self, tensors) -> None:
+        self._components = normalize_element(tensors, "from_tensors")
+        self._flat = flatten(self._components)
+        self._specs = [spec_of(c) for c in self._flat]
+        self._structure = pack_as(self._components, self._specs)
+
+    def _tensors(self):
+        return [c for c in self._flat if isinstance(c, Tensor)]
+
+    def _iter(self, rc):
+        yield tuple(_values(rc, self._flat, self._specs))
+
+
+class RangeDataset(Dataset):
+    """``Dataset.range(stop)`` / ``range(start, stop[, step])``: int64 scalars."""
+
+    def __init__(self, *args) -> None:
+        if not 1 <= len(args) <= 3:
+            raise ValueError(f"Dataset.range takes 1 to 3 arguments, got {len(args)}")
+        if len(args) == 1:
+            args = (0, args[0], 1)
+        elif len(args) == 2:
+            args = (args[0], args[1], 1)
+        self._args = [scalar_param(a, _dtypes.int64, f"Dataset.range argument {n}")
+                      for a, n in zip(args, ("start", "stop", "step"))]
+        self._structure = ComponentSpec(_dtypes.int64, TensorShape([]))
+
+    def _tensors(self):
+        return [a for a in self._args if isinstance(a, Tensor)]
+
+    def _iter(self, rc):
+        start, stop, step = (int(rc.resolve(a)) for a in self._args)
+        if step == 0:
+            raise errors.InvalidArgumentError(
+                None, None, "Dataset.range: step must be a non-zero integer, got 0")
+        for v in range(start, stop, step):
+            yield (np.asarray(v, dtype=np.int64),)
+
+
+class GeneratorDataset(Dataset):
+    """``Dataset.from_generator``: the values a Python generator yields."""
+
+    def __init__(self, generator, output_types, output_shapes=None, args=None) -> None:
+        if not callable(generator):
+            raise TypeError(
+                f"from_generator: `generator` must be callable (a generator function), got "
+                f"{type(generator).__name__}")
+        self._generator = generator
+        if output_shapes is None:
+            self._structure = as_spec_structure(output_types, None)
+        else:
+            self._structure = as_spec_structure(output_types, output_shapes)
+        self._specs = flatten(self._structure)
+        self._args = [] if args is None else [
+            normalize_element(a, "from_generator args") for a in
+            (args if isinstance(args, list | tuple) else [args])]
+
+    def _tensors(self):
+        return [a for a in self._args if isinstance(a, Tensor)]
+
+    def _iter(self, rc):
+        args = []
+        for a in self._args:
+            v = rc.resolve(a)
+            args.append(v.item() if isinstance(v, np.ndarray) and v.ndim == 0
+                        and v.dtype == object else v)
+        for value in self._generator(*args):
+            yield self._convert(value)
+
+    def _convert(self, value) -> tuple:
+        structure = self._structure
+        if isinstance(value, list) and isinstance(structure, tuple):
+            value = tuple(value)
+        if not same_structure(structure, value) or (
+                not isinstance(structure, tuple | Mapping) and isinstance(value, tuple)):
+            raise errors.InvalidArgumentError(
+                None, None, "from_generator: `generator` yielded an element that did not "
+                f"match the expected structure. Expected: {self._type_text()}; got: "
+                f"{_short(value)}")
+        flat = flatten(value) if isinstance(structure, tuple | Mapping) else [value]
+        out = []
+        for v, s in zip(flat, self._specs):
+            try:
+                arr = to_component(v, s)
+            except (TypeError, ValueError) as e:
+                raise errors.InvalidArgumentError(
+                    None, None, f"from_generator: `generator` yielded an element that could "
+                    f"not be converted to the expected type {s.dtype.name}: {_short(v)} "
+                    f"({e})") from None
+            if not check_shape(arr, s.shape):
+                raise errors.InvalidArgumentError(
+                    None, None, "from_generator: `generator` yielded an element of shape "
+                    f"{list(arr.shape)} where an element of shape {s.shape} was expected.")
+            out.append(arr)
+        return tuple(out)
+
+    def _type_text(self) -> str:
+        return repr(map_structure(lambda s: s.dtype.name, self._structure))
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) < 200 else text[:197] + "..."
+
+
+def _filenames(value, what: str) -> list[str]:
+    arr = np.asarray(value, dtype=object).reshape(-1)
+    out = []
+    for x in arr:
+        if isinstance(x, bytes):
+            out.append(x.decode("utf-8"))
+        elif isinstance(x, str | os.PathLike):
+            out.append(os.fspath(x))
+        else:
+            raise errors.InvalidArgumentError(
+                None, None, f"{what}: file names must be strings, got {x!r}")
+    return out
+
+
+def _string_source(value, what: str):
+    """A file-name argument: a string Tensor, or a NumPy object array of str."""
+    if isinstance(value, Tensor):
+        if value.dtype.base_dtype != _dtypes.string:
+            raise TypeError(f"{what}: `filenames` must be a string tensor, got "
+                            f"{value.dtype.name} ('{value.name}')")
+        if value.shape.ndims not in (None, 0, 1):
+            raise ValueError(f"{what}: `filenames` must be a scalar or a vector, got shape "
+                             f"{value.shape}")
+        return value
+    if isinstance(value, str | bytes | os.PathLike):
+        value = [value]
+    names = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
+    return np.asarray(names, dtype=object)
+
+
+class TextLineDataset(Dataset):
+    """The lines of one or more text files (without line terminators), as strings.
+
+    Parameters
+    ----------
+    filenames : str, list of str, or string Tensor
+        The files, read one after the other.
+    compression_type : {None, '', 'GZIP', 'ZLIB'}
+        How the files are compressed.
+    buffer_size : int, optional
+        Read buffer size in bytes.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> import flowgraph.data
+    >>> ds = tf.data.TextLineDataset(["a.csv", "b.csv"]).skip(1)   # skip a header
+    >>> ds.output_types
+    tf.string
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None) -> None:
+        self._filenames = _string_source(filenames, "TextLineDataset")
+        ctype = compression_type
+        if isinstance(ctype, Tensor):
+            from flowgraph.framework.constant_op import constant_value
+
+            ctype = constant_value(ctype)
+            ctype = None if ctype is None else ctype.item()
+        ctype = (ctype.decode() if isinstance(ctype, bytes) else ctype) or ""
+        if ctype.upper() not in ("", "GZIP", "ZLIB"):
+            raise ValueError(f"TextLineDataset: compression_type must be None, '', 'GZIP' or "
+                             f"'ZLIB', got {compression_type!r}")
+        self._compression = ctype.upper()
+        self._buffer_size = int(buffer_size) if buffer_size else 256 * 1024
+        self._structure = _STRING_SCALAR
+
+    def _tensors(self):
+        return [self._filenames] if isinstance(self._filenames, Tensor) else []
+
+    def _iter(self, rc):
+        for name in _filenames(rc.resolve(self._filenames), "TextLineDataset"):
+            yield from self._lines(name)
+
+    def _open(self, name: str):
+        try:
+            if self._compression == "GZIP":
+                return gzip.open(name, "rb")
+            return open(name, "rb", buffering=self._buffer_size)
+        except FileNotFoundError:
+            raise errors.NotFoundError(None, None, f"{name}; No such file or directory") from None
+        except IsADirectoryError:
+            raise errors.FailedPreconditionError(None, None, f"{name}; Is a directory") from None
+
+    def _lines(self, name: str):
+        if self._compression == "ZLIB":
+            with self._open(name) as f:
+                data = zlib.decompress(f.read())
+            lines = data.split(b"\n")
+            if lines and lines[-1] == b"":
+                lines.pop()
+            for line in lines:
+                yield (_string_scalar(line[:-1] if line.endswith(b"\r") else line),)
+            return
+        with self._open(name) as f:
+            for line in f:
+                if line.endswith(b"\n"):
+                    line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+                yield (_string_scalar(line),)
+
+
+def _string_scalar(b: bytes) -> np.ndarray:
+    out = np.empty((), dtype=object)
+    out[()] = b
+    return out
+
+
+class MatchingFilesDataset(Dataset):
+    """The sorted file names matching glob patterns (expanded at run time)."""
+
+    def __init__(self, file_pattern) -> None:
+        self._patterns = _string_source(file_pattern, "list_files")
+        self._structure = _STRING_SCALAR
+
+    def _tensors(self):
+        return [self._patterns] if isinstance(self._patterns, Tensor) else []
+
+    def _iter(self, rc):
+        patterns = _filenames(rc.resolve(self._patterns), "list_files")
+        names = sorted({n for p in patterns for n in glob.glob(p)})
+        if not names:
+            raise errors.InvalidArgumentError(
+                None, None, f"Expected 'file_pattern' to match at least one file, but no "
+                f"files matched {patterns}")
+        for n in names:
+            yield (_string_scalar(n.encode("utf-8")),)
+
+
+def ListFilesDataset(file_pattern, shuffle=None, seed=None) -> Dataset:
+    """``Dataset.list_files``: matching file names, shuffled unless ``shuffle=False``."""
+    files = MatchingFilesDataset(file_pattern)
+    if shuffle is None or shuffle:
+        return files.shuffle(2**31 - 1, seed=seed)
+    return files

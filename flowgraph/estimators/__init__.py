@@ -1,0 +1,65 @@
+"""The `tf.estimator` namespace (tensorflow_estimator 2.15 names): re-exports only.
+
+Also importable as ``flowgraph.estimator`` (TF's spelling): this package registers
+itself, and its submodules, under that name too.
+
+Example
+-------
+>>> import flowgraph.estimators as estimator
+>>> estimator.ModeKeys.PREDICT, estimator.RunConfig().save_checkpoints_secs
+('infer', 600)
+"""
+
+import sys as _sys
+import types as _types
+
+from flowgraph.estimators import inputs
+from flowgraph.estimators.early_stopping import (
+    make_early_stopping_hook,
+    read_eval_metrics,
+    stop_if_higher_hook,
+    stop_if_lower_hook,
+    stop_if_no_decrease_hook,
+    stop_if_no_increase_hook,
+)
+from flowgraph.estimators.estimator import Estimator
+from flowgraph.estimators.head import *
+from flowgraph.estimators.head import __all__ as _head_names
+from flowgraph.estimators.model_fn import EstimatorSpec, ModeKeys
+from flowgraph.estimators.run_config import RunConfig, TaskType
+from flowgraph.estimators.training import EvalSpec, TrainSpec, train_and_evaluate
+from flowgraph.estimators.warm_starting import VocabInfo, WarmStartSettings
+
+experimental = _types.ModuleType(
+    __name__ + ".experimental", "`tf.estimator.experimental`: early-stopping hooks.")
+for _fn in (make_early_stopping_hook, stop_if_higher_hook, stop_if_lower_hook,
+            stop_if_no_decrease_hook, stop_if_no_increase_hook):
+    setattr(experimental, _fn.__name__, _fn)
+experimental.__all__ = sorted(n for n in vars(experimental) if not n.startswith("_"))
+
+__all__ = [
+    "Estimator",
+    "EstimatorSpec",
+    "EvalSpec",
+    "ModeKeys",
+    "RunConfig",
+    "TaskType",
+    "TrainSpec",
+    "VocabInfo",
+    "WarmStartSettings",
+    "experimental",
+    "inputs",
+    "train_and_evaluate",
+    *_head_names,
+]
+
+# `flowgraph.estimator` is this package (TF's name); submodules follow.
+_sys.modules[__name__ + ".experimental"] = experimental
+_alias = __name__[: -len("estimators")] + "estimator"
+_sys.modules.setdefault(_alias, _sys.modules[__name__])
+if _sys.modules.get(_alias) is _sys.modules[__name__]:  # what `import` would have bound
+    _sys.modules[__name__.rpartition(".")[0]].estimator = _sys.modules[__name__]
+for _name, _mod in list(_sys.modules.items()):
+    if _name.startswith(__name__ + "."):
+        _sys.modules.setdefault(_alias + _name[len(__name__):], _mod)
+del _fn, _name, _mod

@@ -1,0 +1,290 @@
+"""Helpers of `Estimator`: calling input_fn and model_fn, checkpoints, eval summaries.
+
+`call_input_fn` accepts what TF accepts from an input_fn: ``(features, labels)``, a
+features Tensor or dict, or a `tf.data.Dataset` whose elements are either. Arguments
+of input_fn and model_fn are passed only when their signature names them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+import os
+
+import numpy as np
+
+from flowgraph.estimators.model_fn import EstimatorSpec, ModeKeys, calling_model_fn
+
+logger = logging.getLogger("flowgraph")
+
+VALID_MODEL_FN_ARGS = frozenset({"features", "labels", "mode", "params", "self", "config"})
+EVAL_RESULTS_FILE = "eval_results.json"
+
+
+def fn_args(fn) -> tuple[str, ...]:
+    """The named parameters of `fn` (partials and callables included, bound self not)."""
+    if isinstance(fn, functools.partial):
+        args = fn_args(fn.func)
+        bound = set(fn.keywords or {})
+        return tuple(a for a in args[len(fn.args):] if a not in bound)
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return ()
+    return tuple(name for name, p in sig.parameters.items()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def fn_name(fn) -> str:
+    if isinstance(fn, functools.partial):
+        return fn_name(fn.func)
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def verify_model_fn_args(model_fn, params) -> None:
+    args = set(fn_args(model_fn))
+    name = fn_name(model_fn)
+    if "features" not in args:
+        raise ValueError(f"model_fn ({name}) must include features argument.")
+    if params is not None and "params" not in args:
+        raise ValueError(f"model_fn ({name}) does not include params argument, but params "
+                         f"({params!r}) is passed to Estimator.")
+    if params is None and "params" in args:
+        logger.warning("Estimator's model_fn (%s) includes params argument, but params are "
+                       "not passed to Estimator.", name)
+    unexpected = sorted(args - VALID_MODEL_FN_ARGS)
+    if unexpected:
+        raise ValueError(f"model_fn ({name}) has following not expected args: {unexpected}. "
+                         f"Allowed: {sorted(VALID_MODEL_FN_ARGS - {'self'})}.")
+
+
+def _is_dataset(value) -> bool:
+    return hasattr(value, "make_one_shot_iterator") or type(value).__name__.endswith("Dataset")
+
+
+def _next_element(dataset):
+    if hasattr(dataset, "make_one_shot_iterator"):
+        return dataset.make_one_shot_iterator().get_next()
+    from flowgraph import data
+
+    return data.make_one_shot_iterator(dataset).get_next()
+
+
+def call_input_fn(input_fn, mode: str, params, config):
+    """Call `input_fn` (with `mode`/`params`/`config` if it takes them) and split its
+    result into ``(features, labels)``; labels is None when it returns features only."""
+    if not callable(input_fn):
+        raise TypeError(f"input_fn must be callable; got {type(input_fn).__name__}: "
+                        f"{input_fn!r}")
+    args = fn_args(input_fn)
+    kwargs = {}
+    if "mode" in args:
+        kwargs["mode"] = mode
+    if "params" in args:
+        kwargs["params"] = params
+    if "config" in args:
+        kwargs["config"] = config
+    logger.info("Calling input_fn.")
+    result = input_fn(**kwargs)
+    if _is_dataset(result):
+        result = _next_element(result)
+    if isinstance(result, (list, tuple)) and not _is_namedtuple(result):
+        if len(result) == 2:
+            return result[0], result[1]
+        if len(result) == 1:
+            return result[0], None
+        raise ValueError(
+            f"input_fn must return (features, labels), features, or a Dataset of either; "
+            f"it returned a {type(result).__name__} of {len(result)} items.")
+    return result, None
+
+
+def _is_namedtuple(value) -> bool:
+    return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
+def call_model_fn(model_fn, features, labels, mode: str, params, config) -> EstimatorSpec:
+    """Call `model_fn` with the arguments its signature takes; check it returns a spec."""
+    args = fn_args(model_fn)
+    kwargs = {}
+    if "labels" in args:
+        kwargs["labels"] = labels
+    elif labels is not None:
+        raise ValueError(f"model_fn ({fn_name(model_fn)}) does not take labels, but input_fn "
+                         f"returns labels.")
+    if "mode" in args:
+        kwargs["mode"] = mode
+    if "params" in args:
+        kwargs["params"] = params
+    if "config" in args:
+        kwargs["config"] = config
+    logger.info("Calling model_fn.")
+    with calling_model_fn(fn_name(model_fn)):
+        spec = model_fn(features=features, **kwargs)
+    logger.info("Done calling model_fn.")
+    if not isinstance(spec, EstimatorSpec):
+        raise ValueError(f"model_fn ({fn_name(model_fn)}) should return an EstimatorSpec; "
+                         f"it returned {type(spec).__name__}: {spec!r}")
+    if spec.mode != mode:
+        logger.warning("model_fn (%s) was called with mode=%s but returned a spec with "
+                       "mode=%s.", fn_name(model_fn), mode, spec.mode)
+    return spec
+
+
+_TRAIN_MODULES = ("flowgraph.train", "flowgraph.train.session_run_hook",
+                  "flowgraph.train.basic_session_run_hooks", "flowgraph.train.scaffold",
+                  "flowgraph.train.monitored_session", "flowgraph.train.training_util")
+_train_api = None
+
+
+def train_api():
+    """The ``tf.train`` names the Estimator uses (hooks, sessions, Scaffold, Saver), taken
+    from their defining modules so they are found whatever `flowgraph.train` re-exports."""
+    global _train_api
+    if _train_api is None:
+        import importlib
+        import types
+
+        api = types.SimpleNamespace()
+        for name in _TRAIN_MODULES:
+            module = importlib.import_module(name)
+            names = getattr(module, "__all__", None) or [
+                n for n in dir(module) if not n.startswith("_")]
+            for attr in names:
+                setattr(api, attr, getattr(module, attr))
+        _train_api = api
+    return _train_api
+
+
+def check_hooks(hooks, what: str = "Hooks") -> list:
+    SessionRunHook = train_api().SessionRunHook
+
+    hooks = list(hooks or [])
+    for h in hooks:
+        if not isinstance(h, SessionRunHook):
+            raise TypeError(f"{what} must be a SessionRunHook, given: {h!r}")
+    return hooks
+
+
+def check_listeners(listeners) -> list:
+    CheckpointSaverListener = train_api().CheckpointSaverListener
+
+    listeners = list(listeners or [])
+    for listener in listeners:
+        if not isinstance(listener, CheckpointSaverListener):
+            raise TypeError(f"saving_listeners must be a list of CheckpointSaverListener, "
+                            f"given: {listener!r}")
+    return listeners
+
+
+def global_step_of_checkpoint(checkpoint_dir_or_path: str | None) -> int:
+    """The global step stored in a checkpoint (0 if none or unreadable)."""
+    from flowgraph.train import checkpoint_state, checkpoint_utils
+
+    if not checkpoint_dir_or_path:
+        return 0
+    path = checkpoint_dir_or_path
+    if os.path.isdir(path):
+        path = checkpoint_state.latest_checkpoint(path)
+        if path is None:
+            return 0
+    try:
+        return int(checkpoint_utils.load_variable(path, "global_step"))
+    except (ValueError, OSError, KeyError):
+        return 0
+
+
+def mean_metric(values, name: str = "mean"):
+    """A streaming mean of `values` over evaluation batches: ``(value, update_op)``."""
+    from flowgraph.framework import dtypes
+    from flowgraph.framework.graph import GraphKeys, control_dependencies, name_scope
+    from flowgraph.ops import array_ops, math_ops, math_reduce, state_ops, variables
+
+    with name_scope(name):
+        values = math_ops.cast(values, dtypes.float64)
+        collections = [GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES]
+        total = variables.Variable(np.float64(0.0), trainable=False, name="total",
+                                   collections=collections)
+        count = variables.Variable(np.float64(0.0), trainable=False, name="count",
+                                   collections=collections)
+        update_total = state_ops.assign_add(total, math_reduce.reduce_sum(values))
+        # The count must depend on the batch: a step that fails on end of input
+        # (OutOfRangeError) may still run ops that do not.
+        n = math_ops.cast(array_ops.size(values), dtypes.float64)
+        update_count = state_ops.assign_add(count, n)
+        with control_dependencies([update_total, update_count]):
+            update = math_ops.cast(update_total / math_ops.maximum(update_count, 1.0),
+                                   dtypes.float32)
+        value = math_ops.cast(total / math_ops.maximum(count, 1.0), dtypes.float32)
+    return value, update
+
+
+def _summary_value(key, value):
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    if isinstance(value, (float, int, np.floating, np.integer)):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "fiub":
+        return float(value.reshape(()))
+    return None
+
+
+def dict_to_str(dictionary: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(dictionary.items())
+                     if not isinstance(v, bytes))
+
+
+def write_eval_results(output_dir: str, results: dict, global_step: int,
+                       checkpoint_path: str | None) -> None:
+    """Write eval `results` as summaries of `global_step` into `output_dir` (the event
+    file TensorBoard and the early-stopping hooks read), and append them to a small JSON
+    lines file in the same directory."""
+    from flowgraph.summary.event_format import Summary
+    from flowgraph.summary.writer import FileWriterCache
+
+    logger.info("Saving dict for global step %d: %s", global_step, dict_to_str(results))
+    os.makedirs(output_dir, exist_ok=True)
+    summary = Summary()
+    scalars = {}
+    for key, value in sorted(results.items()):
+        if key == "global_step" or value is None:
+            continue
+        scalar = _summary_value(key, value)
+        if scalar is None:
+            logger.warning("Skipping summary for %s, must be a float, np.float32, np.int64, "
+                           "np.int32 or int.", key)
+            continue
+        summary.value.add(tag=key, simple_value=scalar)
+        scalars[key] = scalar
+    writer = FileWriterCache.get(output_dir)
+    writer.add_summary(summary, global_step)
+    writer.flush()
+    record = {"global_step": int(global_step), "metrics": scalars,
+              "checkpoint_path": checkpoint_path}
+    with open(os.path.join(output_dir, EVAL_RESULTS_FILE), "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def read_eval_results_json(eval_dir: str) -> dict[int, dict[str, float]]:
+    """The records `write_eval_results` appended to `eval_dir`: step -> metrics."""
+    path = os.path.join(eval_dir, EVAL_RESULTS_FILE)
+    out: dict[int, dict[str, float]] = {}
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line torn by a crash
+            out.setdefault(int(record["global_step"]), {}).update(record["metrics"])
+    return dict(sorted(out.items()))
+
+
+def mode_name(mode: str) -> str:
+    return {ModeKeys.TRAIN: "train", ModeKeys.EVAL: "eval", ModeKeys.PREDICT: "predict"}[mode]

@@ -1,0 +1,19 @@
+"""The `tf.io` namespace (TF 1.15): re-exports only.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> import flowgraph.io
+>>> tf.io.FixedLenFeature([], tf.int64).dtype
+tf.int64
+"""
+
+from flowgraph.io import gfile
+from flowgraph.ops.parsing_ops import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    VarLenFeature,
+    decode_csv,
+    parse_example,
+    parse_single_example,
+)

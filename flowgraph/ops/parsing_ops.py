@@ -1,0 +1,307 @@
+"""Parsing ops: CSV records (`decode_csv`) and serialized `tf.train.Example` protos
+(`parse_example`, `parse_single_example`, with `FixedLenFeature`, `VarLenFeature`,
+`FixedLenSequenceFeature`).
+
+A `VarLenFeature` parses into a `SparseTensorValue` namedtuple of three tensors
+(``indices`` int64 [N, rank], ``values`` [N], ``dense_shape`` int64 [rank]) until
+flowgraph has a `SparseTensor` class; fetching it gives the same namedtuple of arrays.
+Kernels: `flowgraph/backends/cpu/kernels_data.py`.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> a, b = decode_csv(["1,x", "2,"], record_defaults=[[0], ["none"]])
+>>> with tf.Session() as sess:
+...     print(sess.run([a, b]))
+[array([1, 2], dtype=int32), array([b'x', b'none'], dtype=object)]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import namedtuple
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import _to_numpy, convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.ops.op_util import make_op
+
+__all__ = [
+    "FixedLenFeature",
+    "FixedLenSequenceFeature",
+    "VarLenFeature",
+    "decode_csv",
+    "parse_example",
+    "parse_single_example",
+]
+
+_CSV_TYPES = (_dtypes.float32, _dtypes.float64, _dtypes.int32, _dtypes.int64, _dtypes.string)
+_EXAMPLE_TYPES = (_dtypes.float32, _dtypes.int64, _dtypes.string)
+
+SparseTensorValue = namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
+
+
+# -- DecodeCSV ----------------------------------------------------------------------------------
+@register_op("DecodeCSV", attrs={"OUT_TYPE": [], "field_delim": ",", "use_quote_delim": True,
+                                 "na_value": "", "select_cols": []},
+             num_outputs=lambda op: len(op.attrs["OUT_TYPE"]),
+             dtype_fn=lambda op: [_dtypes.as_dtype(d) for d in op.attrs["OUT_TYPE"]])
+def _decode_csv_shape(op, records, *defaults):
+    for i, d in enumerate(defaults):
+        if d.ndims is not None and d.ndims > 1:
+            raise op.shape_error(f"record_defaults[{i}] must be a scalar or a vector of at "
+                                 f"most one element, got shape {d}")
+        if d.ndims == 1 and d[0].value is not None and d[0].value > 1:
+            raise op.shape_error(f"record_defaults[{i}] must have at most one element, got "
+                                 f"shape {d}")
+    return [records] * len(defaults)
+
+
+def decode_csv(records, record_defaults, field_delim: str = ",", use_quote_delim: bool = True,
+               name: str | None = None, na_value: str = "", select_cols=None):
+    """Split CSV `records` (a string tensor of any shape) into one tensor per column.
+
+    Parameters
+    ----------
+    records : string Tensor
+        One CSV line per element.
+    record_defaults : list
+        One entry per output column: a one-element list/tensor giving the column's dtype
+        (float32, float64, int32, int64 or string) and the value of an empty field, or an
+        empty list/tensor (``[]``, float32 unless a typed empty tensor) marking a required
+        column — an empty field there is an `InvalidArgumentError` naming the record and
+        column.
+    field_delim : str
+        The one-character field separator.
+    use_quote_delim : bool
+        Treat double quotes as field quoting (``"a,b"`` is one field, ``""`` a quote).
+    na_value : str
+        A field equal to this string counts as empty.
+    select_cols : list of int, optional
+        The (sorted) column indices to keep; `record_defaults` then has one entry per
+        selected column.
+
+    Returns
+    -------
+    list of Tensor, each of the shape of `records`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x, y = tf.io.decode_csv(tf.constant(["1.5,a", ",b"]), [[0.0], ["?"]])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(x))
+    [1.5 0. ]
+    """
+    if not isinstance(field_delim, str) or len(field_delim.encode("utf-8")) != 1:
+        raise ValueError(f"decode_csv: field_delim must be one character, got {field_delim!r}")
+    if not isinstance(record_defaults, list | tuple) or not record_defaults:
+        raise ValueError("decode_csv: record_defaults must be a non-empty list with one entry "
+                         "per column")
+    if select_cols is not None:
+        select_cols = [int(c) for c in select_cols]
+        if any(c < 0 for c in select_cols) or any(
+                b <= a for a, b in itertools.pairwise(select_cols)):
+            raise ValueError(f"decode_csv: select_cols must be non-negative and strictly "
+                             f"increasing, got {select_cols}")
+        if len(select_cols) != len(record_defaults):
+            raise ValueError(f"decode_csv: {len(select_cols)} select_cols but "
+                             f"{len(record_defaults)} record_defaults; they must match")
+    with name_scope(name, "DecodeCSV", [records]) as scope:
+        records = convert_to_tensor(records, dtype=_dtypes.string, name="records")
+        defaults = [_csv_default(d, i) for i, d in enumerate(record_defaults)]
+        op = make_op("DecodeCSV", [records, *defaults], {
+            "OUT_TYPE": [d.dtype.base_dtype for d in defaults],
+            "field_delim": field_delim, "use_quote_delim": bool(use_quote_delim),
+            "na_value": na_value, "select_cols": list(select_cols or [])}, name=scope)
+        return list(op.outputs)
+
+
+def _csv_default(value, i: int) -> Tensor:
+    if isinstance(value, list | tuple) and len(value) == 0:
+        t = convert_to_tensor(np.zeros([0], np.float32), name=f"record_default_{i}")
+    else:
+        t = convert_to_tensor(value, name=f"record_default_{i}")
+    if t.dtype.base_dtype not in _CSV_TYPES:
+        raise TypeError(f"decode_csv: record_defaults[{i}] has dtype {t.dtype.name}; "
+                        f"supported are {[d.name for d in _CSV_TYPES]}")
+    return t
+
+
+# -- Example features ----------------------------------------------------------------------------
+class FixedLenFeature(namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
+    """A feature with a fixed number of values: parsed into a dense tensor of `shape`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.io.FixedLenFeature([2], tf.float32).shape
+    [2]
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+class FixedLenSequenceFeature(namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """A variable number of items of `shape`, parsed into a dense [batch, max_items, *shape]
+    tensor padded with `default_value` (0 / empty string by default)."""
+
+    __slots__ = ()
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
+class VarLenFeature(namedtuple("VarLenFeature", ["dtype"])):
+    """A feature with any number of values, parsed into a `SparseTensorValue` of tensors."""
+
+    __slots__ = ()
+
+
+def _example_dtype(dtype, key: str):
+    d = _dtypes.as_dtype(dtype).base_dtype
+    if d not in _EXAMPLE_TYPES:
+        raise ValueError(f"Feature '{key}': dtype {d.name} is not supported; use float32, "
+                         "int64 or string")
+    return d
+
+
+def _dense_default(key: str, feature, shape: TensorShape, dtype):
+    if feature.default_value is None:
+        return None
+    value = _to_numpy(feature.default_value, dtype)
+    if isinstance(feature, FixedLenSequenceFeature):
+        if value.ndim != 0:
+            raise ValueError(f"Feature '{key}': a FixedLenSequenceFeature default_value must "
+                             f"be a scalar, got shape {value.shape}")
+        return value
+    full = shape.as_list()
+    if value.size == 1:
+        return np.broadcast_to(value.reshape(()), full).copy()
+    if value.size != int(np.prod(full)):
+        raise ValueError(f"Feature '{key}': default_value has {value.size} elements but shape "
+                         f"{full} needs {int(np.prod(full))}")
+    return value.reshape(full)
+
+
+def _split_features(features: dict):
+    if not isinstance(features, dict) or not features:
+        raise ValueError("features must be a non-empty dict of feature name -> "
+                         "FixedLenFeature / VarLenFeature / FixedLenSequenceFeature")
+    sparse, dense = [], []
+    for key in sorted(features):
+        f = features[key]
+        if isinstance(f, VarLenFeature):
+            sparse.append((key, _example_dtype(f.dtype, key)))
+        elif isinstance(f, FixedLenFeature | FixedLenSequenceFeature):
+            dtype = _example_dtype(f.dtype, key)
+            shape = as_shape(f.shape)
+            if not shape.is_fully_defined():
+                raise ValueError(f"Feature '{key}': shape must be fully defined, got {shape}")
+            is_seq = isinstance(f, FixedLenSequenceFeature)
+            if is_seq and not f.allow_missing:
+                raise ValueError(f"Feature '{key}': FixedLenSequenceFeature requires "
+                                 "allow_missing=True in parse_example")
+            dense.append((key, dtype, shape, _dense_default(key, f, shape, dtype), is_seq))
+        else:
+            raise ValueError(f"Feature '{key}': unsupported feature type {type(f).__name__}")
+    return sparse, dense
+
+
+def _parse_dtypes(op):
+    a = op.attrs
+    n = len(a["sparse_keys"])
+    return ([_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["sparse_types"]]
+            + [_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["dense_types"]])
+
+
+@register_op("ParseExample", attrs={"sparse_keys": [], "sparse_types": [], "dense_keys": [],
+                                    "dense_types": [], "dense_shapes": [], "dense_defaults": [],
+                                    "dense_is_sequence": []},
+             num_outputs=lambda op: 3 * len(op.attrs["sparse_keys"])
+             + len(op.attrs["dense_keys"]), dtype_fn=_parse_dtypes)
+def _parse_example_shape(op, serialized):
+    if serialized.ndims is not None and serialized.ndims > 1:
+        raise op.shape_error(f"serialized must be a vector (or a scalar for one example), "
+                             f"got shape {serialized}")
+    n = len(op.attrs["sparse_keys"])
+    rank = None if serialized.ndims is None else serialized.ndims + 1
+    batch = [] if serialized.ndims == 0 else [
+        None if serialized.ndims is None else serialized[0].value]
+    out = ([TensorShape([None, rank])] * n + [TensorShape([None])] * n
+           + [TensorShape([rank])] * n)
+    for shape, is_seq in zip(op.attrs["dense_shapes"], op.attrs["dense_is_sequence"]):
+        inner = ([None] if is_seq else []) + as_shape(shape).as_list()
+        out.append(TensorShape(None) if serialized.ndims is None
+                   else TensorShape(batch + inner))
+    return out
+
+
+def parse_example(serialized, features: dict, name: str | None = None,
+                  example_names=None) -> dict:
+    """Parse a batch of serialized `tf.train.Example` protos into a dict of tensors.
+
+    Parameters
+    ----------
+    serialized : string Tensor of shape [batch]
+        Binary `Example` protos.
+    features : dict
+        Feature name -> `FixedLenFeature` (dense [batch, *shape]; missing without default is
+        an error), `FixedLenSequenceFeature` (dense [batch, max_items, *shape], needs
+        ``allow_missing=True``) or `VarLenFeature` (a `SparseTensorValue` of tensors).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> ex = b"\\n\\x0f\\n\\r\\n\\x01x\\x12\\x08\\x1a\\x06\\n\\x04\\x01\\x02\\x03\\x04"
+    >>> out = tf.io.parse_example([ex], {"x": tf.io.FixedLenFeature([4], tf.int64)})
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(out["x"]))
+    [[1 2 3 4]]
+    """
+    sparse, dense = _split_features(features)
+    with name_scope(name, "ParseExample", [serialized]) as scope:
+        serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
+        op = make_op("ParseExample", [serialized], {
+            "sparse_keys": [k for k, _ in sparse], "sparse_types": [d for _, d in sparse],
+            "dense_keys": [d[0] for d in dense], "dense_types": [d[1] for d in dense],
+            "dense_shapes": [d[2] for d in dense], "dense_defaults": [d[3] for d in dense],
+            "dense_is_sequence": [d[4] for d in dense]}, name=scope)
+    outs = list(op.outputs)
+    n = len(sparse)
+    result = {}
+    for i, (key, _) in enumerate(sparse):
+        result[key] = SparseTensorValue(outs[i], outs[n + i], outs[2 * n + i])
+    for j, d in enumerate(dense):
+        result[d[0]] = outs[3 * n + j]
+    return result
+
+
+def parse_single_example(serialized, features: dict, name: str | None = None,
+                         example_names=None) -> dict:
+    """`parse_example` for one scalar serialized Example: no batch dimension.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> out = tf.io.parse_single_example(b"", {"x": tf.io.FixedLenFeature([], tf.float32, 0.5)})
+    >>> out["x"].shape.as_list()
+    []
+    """
+    serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
+    if serialized.shape.ndims not in (None, 0):
+        raise ValueError(f"parse_single_example: serialized must be a scalar, got shape "
+                         f"{serialized.shape}")
+    return parse_example(serialized, features, name=name or "ParseSingleExample")
+
+
+not_differentiable("DecodeCSV", "ParseExample")

@@ -1,0 +1,185 @@
+"""Fused optimizer update ops: ``Apply*`` (dense gradient) and ``SparseApply*`` (rows).
+
+Each op updates a variable and its accumulator slots in place and outputs the variable's
+ref. The variable and accumulators are ref inputs (the kernel receives their storage);
+the hyperparameters are scalars of the variable's dtype. TensorFlow's op names, input
+orders and attributes are kept, so a graph reads the same::
+
+    ApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad)
+    SparseApplyMomentum(var, accum, lr, grad, indices, momentum)
+
+A sparse op's `grad` holds one row per entry of `indices` (duplicates add up) and only
+those rows are updated, except ``SparseApplyAdam`` (a flowgraph op following TF1's
+``AdamOptimizer``), which decays the moments of every row. ``SparseApplyGradientDescent``
+and ``SparseApplyAdam`` have no TensorFlow kernel; TF1 builds them from scatter ops.
+
+Optimizers (`flowgraph.train`) create these ops; they are not meant to be called directly.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> from flowgraph.ops.training_ops import apply_gradient_descent
+>>> v = tf.Variable([1.0, 2.0])
+>>> step = apply_gradient_descent(v, 0.5, tf.constant([2.0, 2.0]))
+>>> with tf.Session() as sess:
+...     sess.run(v.initializer)
+...     print(sess.run(step))
+[0. 1.]
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.state_ops import _ref_of
+
+__all__: list[str] = []  # internal ops: the optimizers are the public API
+
+FLOAT_TYPES = (_dtypes.float32, _dtypes.float64)
+
+# op type -> (input names, number of ref inputs, attrs). Scalars are every input that is
+# not a ref, not "grad" and not "indices".
+_SIGNATURES = {
+    "ApplyGradientDescent": (("var", "alpha", "delta"), 1, {}),
+    "ApplyMomentum": (("var", "accum", "lr", "grad", "momentum"), 2,
+                      {"use_nesterov": False}),
+    "ApplyAdagrad": (("var", "accum", "lr", "grad"), 2, {"update_slots": True}),
+    "ApplyAdam": (("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2",
+                   "epsilon", "grad"), 3, {"use_nesterov": False}),
+    "ApplyRMSProp": (("var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"), 3, {}),
+    "ApplyCenteredRMSProp": (("var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon",
+                              "grad"), 4, {}),
+    "ApplyFtrl": (("var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power"), 3, {}),
+    "ApplyFtrlV2": (("var", "accum", "linear", "grad", "lr", "l1", "l2", "l2_shrinkage",
+                     "lr_power"), 3, {}),
+    "ApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad"), 3, {}),
+    "SparseApplyGradientDescent": (("var", "alpha", "grad", "indices"), 1, {}),
+    "SparseApplyMomentum": (("var", "accum", "lr", "grad", "indices", "momentum"), 2,
+                            {"use_nesterov": False}),
+    "SparseApplyAdagrad": (("var", "accum", "lr", "grad", "indices"), 2,
+                           {"update_slots": True}),
+    "SparseApplyAdam": (("var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1",
+                         "beta2", "epsilon", "grad", "indices"), 3, {"use_nesterov": False}),
+    "SparseApplyRMSProp": (("var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
+                            "indices"), 3, {}),
+    "SparseApplyCenteredRMSProp": (("var", "mg", "ms", "mom", "lr", "rho", "momentum",
+                                    "epsilon", "grad", "indices"), 4, {}),
+    "SparseApplyFtrl": (("var", "accum", "linear", "grad", "indices", "lr", "l1", "l2",
+                         "lr_power"), 3, {}),
+    "SparseApplyFtrlV2": (("var", "accum", "linear", "grad", "indices", "lr", "l1", "l2",
+                           "l2_shrinkage", "lr_power"), 3, {}),
+    "SparseApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad",
+                             "indices"), 3, {}),
+}
+
+
+def _make_shape_fn(names: tuple[str, ...], num_refs: int):
+    grad_at = names.index("grad") if "grad" in names else names.index("delta")
+    idx_at = names.index("indices") if "indices" in names else None
+
+    def shape_fn(op, *shapes):
+        var = shapes[0]
+        for k in range(1, num_refs):
+            if not var.is_compatible_with(shapes[k]):
+                raise op.shape_error(f"'{names[k]}' has shape {shapes[k]} but 'var' has "
+                                     f"shape {var}; accumulators must have the var's shape")
+            var = var.merge_with(shapes[k])
+        for k, name in enumerate(names):
+            if k < num_refs or k in (grad_at, idx_at):
+                continue
+            if not shapes[k].is_compatible_with(TensorShape([])):
+                raise op.shape_error(f"'{name}' must be a scalar, got shape {shapes[k]}")
+        grad = shapes[grad_at]
+        if idx_at is None:
+            if not var.is_compatible_with(grad):
+                raise op.shape_error(f"var and grad do not have the same shape: var {var}, "
+                                     f"grad {grad}")
+            return [var.merge_with(grad)]
+        indices = shapes[idx_at]
+        if not indices.is_compatible_with(TensorShape([None])):
+            raise op.shape_error(f"indices must be one-dimensional, got shape {indices}")
+        if grad.ndims is not None and grad.ndims < 1:
+            raise op.shape_error(f"grad must be at least one-dimensional, got {grad}")
+        if grad.ndims is not None and indices.ndims is not None and \
+                not grad[0].is_compatible_with(indices[0]):
+            raise op.shape_error(f"grad must have one row per index: grad {grad}, indices "
+                                 f"{indices}")
+        if grad.ndims is not None and var.ndims is not None and \
+                not var[1:].is_compatible_with(grad[1:]):
+            raise op.shape_error(f"var and grad must match in all dimensions but the first: "
+                                 f"var {var}, grad {grad}")
+        return [var]
+
+    return shape_fn
+
+
+for _op_type, (_names, _refs, _attrs) in _SIGNATURES.items():
+    register_op(_op_type, attrs={"use_locking": False, **_attrs},
+                ref_inputs=tuple(range(_refs)), ref_outputs=(0,), stateful=True,
+                cost="expensive")(_make_shape_fn(_names, _refs))
+not_differentiable(*_SIGNATURES)
+
+
+def _apply(op_type: str, args: dict, attrs: dict, name: str | None):
+    """Build op `op_type` from its named inputs: refs, then tensors of the var's dtype."""
+    names, num_refs, defaults = _SIGNATURES[op_type]
+    refs = [_ref_of(args[n]) for n in names[:num_refs]]
+    dtype = refs[0].dtype.base_dtype
+    if dtype not in FLOAT_TYPES:
+        raise TypeError(f"{op_type}: variable '{refs[0].op.name}' has dtype {dtype.name}; "
+                        "the optimizer kernels support float32 and float64 variables")
+    for n, r in zip(names[1:num_refs], refs[1:]):
+        if r.dtype.base_dtype != dtype:
+            raise TypeError(f"{op_type}: '{n}' ({r.op.name}) has dtype {r.dtype.base_dtype.name}"
+                            f" but var '{refs[0].op.name}' has dtype {dtype.name}")
+    inputs = list(refs)
+    for n in names[num_refs:]:
+        if n == "indices":
+            t = convert_to_tensor(args[n])
+            if t.dtype.base_dtype not in (_dtypes.int32, _dtypes.int64):
+                raise TypeError(f"{op_type}: indices must be int32 or int64, got "
+                                f"{t.dtype.name} ({t.name})")
+        else:
+            t = convert_to_tensor(args[n], dtype_hint=dtype)
+            if t.dtype.base_dtype != dtype:
+                raise TypeError(
+                    f"{op_type}: input '{n}' ({t.name}) has dtype {t.dtype.base_dtype.name} "
+                    f"but var '{refs[0].op.name}' has dtype {dtype.name}; cast it with "
+                    "tf.cast first")
+        inputs.append(t)
+    full = {"use_locking": False, **defaults}
+    full.update({k: bool(v) for k, v in attrs.items()})
+    return make_tensor(op_type, inputs, full, name=name or op_type)
+
+
+def apply_gradient_descent(var, alpha, delta, use_locking=False, name=None):
+    """``var -= alpha * delta`` in place; returns the var's ref."""
+    return _apply("ApplyGradientDescent", {"var": var, "alpha": alpha, "delta": delta},
+                  {"use_locking": use_locking}, name)
+
+
+def sparse_apply_gradient_descent(var, alpha, grad, indices, use_locking=False, name=None):
+    """``var[indices] -= alpha * grad`` (duplicate indices add up)."""
+    return _apply("SparseApplyGradientDescent",
+                  {"var": var, "alpha": alpha, "grad": grad, "indices": indices},
+                  {"use_locking": use_locking}, name)
+
+
+def apply_op(op_type: str, inputs: dict, use_locking=False, name=None, **attrs):
+    """Build any update op of this module from a dict of its named inputs.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v = tf.Variable([1.0, 2.0])
+    >>> a = tf.Variable([0.0, 0.0])
+    >>> apply_op("ApplyMomentum", {"var": v, "accum": a, "lr": 0.1, "grad": [1.0, 1.0],
+    ...                            "momentum": 0.9}).op.type
+    'ApplyMomentum'
+    """
+    if op_type not in _SIGNATURES:
+        raise ValueError(f"unknown update op '{op_type}'; known: {', '.join(_SIGNATURES)}")
+    return _apply(op_type, inputs, {"use_locking": use_locking, **attrs}, name)

@@ -1,0 +1,363 @@
+"""`tf.saved_model.builder.SavedModelBuilder`: write a SavedModel directory.
+
+The builder stages everything in a hidden sibling directory: the variables are saved
+there by `add_meta_graph_and_variables` (a `tf.train.Saver` checkpoint at
+``variables/variables``), assets are copied there as each meta graph is added, and
+`save` writes ``saved_model.json``, fsyncs it and renames the staging directory to
+`export_dir`. A crash at any point leaves either no `export_dir` or a complete one, so a
+server watching the parent directory never sees a half-written model.
+
+Example
+-------
+>>> import os, tempfile, flowgraph as tf
+>>> from flowgraph.saved_model import predict_signature_def
+>>> export_dir = os.path.join(tempfile.mkdtemp(), "1")
+>>> with tf.Graph().as_default():
+...     x = tf.placeholder(tf.float32, [None, 2], name="x")
+...     w = tf.Variable([[1.0], [2.0]], name="w")
+...     y = tf.matmul(x, w, name="y")
+...     with tf.Session() as sess:
+...         sess.run(w.initializer)
+...         builder = SavedModelBuilder(export_dir)
+...         sig = predict_signature_def({"x": x}, {"y": y})
+...         builder.add_meta_graph_and_variables(
+...             sess, ["serve"], signature_def_map={"serving_default": sig})
+...         path = builder.save()
+>>> os.path.basename(path), sorted(os.listdir(export_dir))
+(b'saved_model.json', ['saved_model.json', 'variables'])
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import weakref
+
+from flowgraph.framework.graph import GraphKeys, get_default_graph
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.registry import get_op_def, has_op_def
+from flowgraph.framework.serialization import encode_attr
+from flowgraph.saved_model import constants
+from flowgraph.saved_model.format import (
+    AssetFileDef,
+    MetaGraphDef,
+    MetaInfoDef,
+    RestoreDef,
+    RestoreEntry,
+    SavedModel,
+    SignatureDef,
+    VariableDef,
+    write_saved_model,
+)
+from flowgraph.saved_model.signature_def_utils import build_signature_def, build_tensor_info
+
+__all__ = ["SavedModelBuilder"]
+
+logger = logging.getLogger("flowgraph")
+
+
+def _as_str_path(path) -> str:
+    path = os.fspath(path)
+    return os.fsdecode(path) if isinstance(path, bytes) else path
+
+
+def _check_tags(tags) -> list[str]:
+    if isinstance(tags, str | bytes):
+        tags = [tags]
+    if tags is None:
+        raise ValueError("tags must be a list of strings, e.g. [tf.saved_model.SERVING]")
+    out = []
+    for t in tags:
+        if isinstance(t, bytes):
+            t = t.decode("utf-8")
+        if not isinstance(t, str) or not t:
+            raise TypeError(f"Each tag must be a non-empty string; got {t!r}")
+        out.append(t)
+    return out
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class SavedModelBuilder:
+    """Builds a SavedModel at `export_dir` (TensorFlow 1.x's ``SavedModelBuilder``).
+
+    Call `add_meta_graph_and_variables` once (it saves the variables), then
+    `add_meta_graph` for more tag sets of the same variables, then `save`.
+
+    Parameters
+    ----------
+    export_dir : str, bytes or PathLike
+        Must not exist yet, or be an empty directory.
+    """
+
+    def __init__(self, export_dir) -> None:
+        export_dir = _as_str_path(export_dir)
+        if os.path.exists(export_dir):
+            if not os.path.isdir(export_dir) or os.listdir(export_dir):
+                raise AssertionError(
+                    f"Export directory already exists and is not empty: {export_dir}. "
+                    "Choose another export directory, or empty this one.")
+        self._export_dir = export_dir
+        self._meta_graphs: list[MetaGraphDef] = []
+        self._has_saved_variables = False
+        self._saved = False
+        self._train_op = None
+        self._asset_sources: dict[str, str] = {}  # file name in assets/ -> source path
+        parent = os.path.dirname(os.path.abspath(export_dir))
+        os.makedirs(parent, exist_ok=True)
+        self._staging = tempfile.mkdtemp(
+            prefix=f".tmp-{os.path.basename(os.path.abspath(export_dir))}-", dir=parent)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._staging, True)
+
+    # -- meta graphs ---------------------------------------------------------------------------
+    def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None,
+                                     assets_collection=None, legacy_init_op=None,
+                                     clear_devices: bool = False, main_op=None,
+                                     strip_default_attrs: bool = False, saver=None) -> None:
+        """Save the variables of `sess` and add its graph as the meta graph for `tags`.
+
+        `signature_def_map` maps keys to `SignatureDef`s; `assets_collection` is a list of
+        string constant tensors holding file paths (copied into ``assets/``); `main_op`
+        (or the older `legacy_init_op`) runs after the variables are restored at load
+        time; `saver` defaults to a new Saver of every saveable variable.
+        """
+        self._check_open()
+        if self._has_saved_variables:
+            raise AssertionError(
+                "Graph state including variables and assets has already been saved by "
+                "add_meta_graph_and_variables; use add_meta_graph() for further tag sets.")
+        graph = sess.graph
+        saver = self._maybe_create_saver(graph, saver)
+        variables_dir = os.path.join(self._staging, constants.VARIABLES_DIRECTORY)
+        os.makedirs(variables_dir, exist_ok=True)
+        if not saver._is_empty:
+            saver.save(sess, os.path.join(variables_dir, constants.VARIABLES_FILENAME),
+                       write_meta_graph=False, write_state=False)
+        self._add(graph, tags, signature_def_map, assets_collection, legacy_init_op,
+                  clear_devices, main_op, strip_default_attrs, saver)
+        self._has_saved_variables = True
+
+    def add_meta_graph(self, tags, signature_def_map=None, assets_collection=None,
+                       legacy_init_op=None, clear_devices: bool = False, main_op=None,
+                       strip_default_attrs: bool = False, saver=None) -> None:
+        """Add the default graph as the meta graph for `tags`, sharing the variables
+        saved by `add_meta_graph_and_variables` (which must come first)."""
+        self._check_open()
+        if not self._has_saved_variables:
+            raise AssertionError(
+                "Graph state including variables and assets has not been saved yet; call "
+                "add_meta_graph_and_variables() first.")
+        graph = get_default_graph()
+        saver = self._maybe_create_saver(graph, saver)
+        self._add(graph, tags, signature_def_map, assets_collection, legacy_init_op,
+                  clear_devices, main_op, strip_default_attrs, saver)
+
+    def _add_train_op(self, train_op) -> None:
+        """Record `train_op` in the next meta graph (used by Estimator exports)."""
+        if train_op is not None and not isinstance(train_op, Tensor | Operation):
+            raise TypeError(f"train_op needs to be a Tensor or Op: {train_op!r}")
+        self._train_op = train_op
+
+    # -- save ----------------------------------------------------------------------------------
+    def save(self, as_text: bool = False) -> bytes:
+        """Write ``saved_model.json`` (indented when `as_text`) and move the staged
+        directory into place; returns the path of the JSON file (bytes, as TF)."""
+        self._check_open()
+        write_saved_model(self._staging, SavedModel(
+            meta_graphs=self._meta_graphs, flowgraph_version=_flowgraph_version()),
+            as_text=as_text)
+        for sub in (constants.VARIABLES_DIRECTORY, constants.ASSETS_DIRECTORY, ""):
+            if os.path.isdir(os.path.join(self._staging, sub)):
+                _fsync_dir(os.path.join(self._staging, sub))
+        if os.path.isdir(self._export_dir):
+            os.rmdir(self._export_dir)  # empty (checked in __init__); rename needs it gone
+        os.rename(self._staging, self._export_dir)
+        _fsync_dir(os.path.dirname(os.path.abspath(self._export_dir)))
+        self._cleanup.detach()
+        self._saved = True
+        logger.info("SavedModel written to: %s", self._export_dir)
+        return os.fsencode(os.path.join(self._export_dir, constants.SAVED_MODEL_FILENAME_JSON))
+
+    # -- internals -----------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._saved:
+            raise AssertionError(f"This SavedModelBuilder has already saved "
+                                 f"{self._export_dir}; create a new builder.")
+
+    @staticmethod
+    def _maybe_create_saver(graph, saver):
+        from flowgraph.train.saver import Saver
+
+        if saver is None:
+            with graph.as_default():
+                saver = Saver(sharded=True, allow_empty=True)
+        if not hasattr(saver, "_entries") or not hasattr(saver, "saver_def"):
+            raise TypeError(f"saver must be a tf.train.Saver; got {type(saver).__name__}")
+        saver.build()
+        return saver
+
+    def _add(self, graph, tags, signature_def_map, assets_collection, legacy_init_op,
+             clear_devices, main_op, strip_default_attrs, saver) -> None:
+        tags = _check_tags(tags)
+        if main_op is not None and legacy_init_op is not None:
+            raise ValueError("Pass either main_op or legacy_init_op (they mean the same), "
+                             "not both.")
+        main_op = main_op if main_op is not None else legacy_init_op
+        signatures = self._check_signatures(graph, signature_def_map or {})
+        graph_def = graph.as_graph_def()
+        for node in graph_def["node"]:
+            if clear_devices:
+                node["device"] = ""
+            if strip_default_attrs:
+                _strip_default_attrs(node)
+        mg = MetaGraphDef(meta_info_def=MetaInfoDef(tags=tags, meta_graph_version="",
+                                                    flowgraph_version=_flowgraph_version()),
+                          graph_def=graph_def, signature_def=signatures)
+        mg.saver_def = _restore_def(saver)
+        mg.variables = _variable_defs(graph)
+        mg.main_op = _op_name(main_op, "main_op", graph)
+        mg.train_op = _op_name(self._train_op, "train_op", graph)
+        self._train_op = None
+        mg.asset_file_def = self._save_assets(assets_collection)
+        self._meta_graphs.append(mg)
+
+    @staticmethod
+    def _check_signatures(graph, signature_def_map) -> dict[str, SignatureDef]:
+        if not isinstance(signature_def_map, dict):
+            raise TypeError("signature_def_map must be a dict of key -> SignatureDef")
+        out = {}
+        for key, sig in signature_def_map.items():
+            if not isinstance(key, str):
+                raise TypeError(f"signature_def_map keys must be strings; got {key!r}")
+            if not isinstance(sig, SignatureDef):
+                raise TypeError(f"signature_def_map[{key!r}] must be a SignatureDef (from "
+                                f"tf.saved_model.predict_signature_def, ...); got "
+                                f"{type(sig).__name__}")
+            for part in ("inputs", "outputs"):
+                for name, info in getattr(sig, part).items():
+                    if not info.name or not info.dtype:
+                        raise AssertionError(
+                            f"Signature '{key}': {part}[{name!r}] must have a tensor name "
+                            f"and dtype; got {info!r}")
+                    try:
+                        graph.get_tensor_by_name(info.name)
+                    except (KeyError, ValueError):
+                        raise ValueError(
+                            f"Signature '{key}': {part}[{name!r}] names tensor "
+                            f"'{info.name}', which is not in the session's graph") from None
+            out[key] = build_signature_def(dict(sig.inputs), dict(sig.outputs),
+                                           sig.method_name)
+        return out
+
+    def _save_assets(self, assets_collection) -> list[AssetFileDef]:
+        from flowgraph.framework.constant_op import constant_value
+
+        defs = []
+        for tensor in assets_collection or []:
+            if not isinstance(tensor, Tensor):
+                raise TypeError(f"assets_collection must hold string constant Tensors of "
+                                f"file paths; got {tensor!r}")
+            value = constant_value(tensor)
+            if value is None or getattr(value, "shape", None) != ():
+                raise ValueError(f"Asset tensor '{tensor.name}' must be a scalar string "
+                                 "constant holding a file path.")
+            source = value.item() if hasattr(value, "item") else value
+            source = os.fsdecode(source) if isinstance(source, bytes) else str(source)
+            if not os.path.isfile(source):
+                raise ValueError(f"Asset file {source} (tensor '{tensor.name}') does not "
+                                 "exist or is not a file.")
+            name = self._asset_filename(source)
+            assets_dir = os.path.join(self._staging, constants.ASSETS_DIRECTORY)
+            os.makedirs(assets_dir, exist_ok=True)
+            dest = os.path.join(assets_dir, name)
+            if not os.path.exists(dest):
+                shutil.copyfile(source, dest)
+            defs.append(AssetFileDef(build_tensor_info(tensor), name))
+        return defs
+
+    def _asset_filename(self, source: str) -> str:
+        base = os.path.basename(source)
+        name, i = base, 0
+        while name in self._asset_sources and not os.path.samefile(
+                self._asset_sources[name], source):
+            i += 1
+            name = f"{base}_{i}"
+        self._asset_sources[name] = source
+        return name
+
+
+def _flowgraph_version() -> str:
+    import flowgraph
+
+    return getattr(flowgraph, "__version__", "")
+
+
+def _op_name(op, what: str, graph) -> str | None:
+    if op is None:
+        return None
+    if isinstance(op, Tensor):
+        op = op.op
+    if not isinstance(op, Operation):
+        raise TypeError(f"{what} needs to be an Operation: {op!r}")
+    if op.graph is not graph:
+        raise ValueError(f"{what} '{op.name}' is not from the graph being saved")
+    return op.name
+
+
+def _restore_def(saver) -> RestoreDef | None:
+    if saver._is_empty or saver.saver_def is None:
+        return None
+    sd = saver.saver_def
+    return RestoreDef(restore_op_name=sd.restore_op_name,
+                      filename_tensor_name=sd.filename_tensor_name,
+                      save_tensor_name=sd.save_tensor_name,
+                      entries=[RestoreEntry(key, ref.name, placeholder.name)
+                               for key, ref, placeholder in saver._entries])
+
+
+def _variable_defs(graph) -> list[VariableDef]:
+    """The Python variables of `graph` and the variable collections holding each."""
+    seen: dict[int, VariableDef] = {}
+    order = []
+    for key in GraphKeys._VARIABLE_COLLECTIONS:
+        for var in graph.get_collection(key):
+            if not all(hasattr(var, a) for a in ("_variable", "_snapshot", "initializer")):
+                continue
+            vd = seen.get(id(var))
+            if vd is None:
+                initial = getattr(var, "_initial_value", None)
+                vd = VariableDef(variable_name=var._variable.name,
+                                 initializer_name=var.initializer.name,
+                                 snapshot_name=var._snapshot.name,
+                                 initial_value_name=initial.name if isinstance(
+                                     initial, Tensor) else "",
+                                 trainable=bool(getattr(var, "trainable", True)))
+                seen[id(var)] = vd
+                order.append(vd)
+            vd.collections.append(key)
+    return order
+
+
+def _strip_default_attrs(node: dict) -> None:
+    if not has_op_def(node["op"]):
+        return
+    defaults = get_op_def(node["op"]).attrs
+    for key in [k for k in node.get("attr", {}) if k in defaults]:
+        try:
+            if encode_attr(defaults[key]) == node["attr"][key]:
+                del node["attr"][key]
+        except TypeError:
+            pass

@@ -1,0 +1,219 @@
+"""`tf.saved_model.loader.load`: import a SavedModel's meta graph into a session.
+
+Loading reads and validates ``saved_model.json`` (`flowgraph.saved_model.format`: a
+strict schema, registered op types only), imports the graph def of the meta graph whose
+tags match into ``sess.graph``, rebuilds its `tf.Variable` objects and their
+collections, restores their values from ``variables/variables`` (read with
+``allow_pickle=False``; every value checked against its variable's dtype and shape), and
+runs the main op with the asset tensors fed with the files' paths under ``assets/``.
+Nothing in the directory is ever executed as Python.
+
+Example
+-------
+>>> import os, tempfile, flowgraph as tf
+>>> from flowgraph import saved_model
+>>> d = os.path.join(tempfile.mkdtemp(), "1")
+>>> with tf.Graph().as_default():
+...     w = tf.Variable([3.0], name="w")
+...     y = tf.multiply(tf.placeholder(tf.float32, [None], name="x"), w, name="y")
+...     with tf.Session() as sess:
+...         sess.run(w.initializer)
+...         saved_model.simple_save(sess, d, {"x": sess.graph.get_tensor_by_name("x:0")},
+...                                 {"y": y})
+>>> with tf.Graph().as_default():
+...     with tf.Session() as sess:
+...         meta = load(sess, ["serve"], d)
+...         sig = meta.signature_def["serving_default"]
+...         print(sess.run(sig.outputs["y"].name, {sig.inputs["x"].name: [1.0, 2.0]}))
+[3. 6.]
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+
+from flowgraph.framework import errors
+from flowgraph.framework.graph import GraphKeys
+from flowgraph.saved_model import constants
+from flowgraph.saved_model.format import (
+    MetaGraphDef,
+    SavedModel,
+    SavedModelFormatError,
+    contained_path,
+    read_saved_model,
+)
+
+__all__ = ["load", "maybe_saved_model_directory"]
+
+logger = logging.getLogger("flowgraph")
+
+
+def _as_str(path) -> str:
+    path = os.fspath(path)
+    return os.fsdecode(path) if isinstance(path, bytes) else path
+
+
+def maybe_saved_model_directory(export_dir) -> bool:
+    """Whether `export_dir` looks like a SavedModel (holds ``saved_model.json``)."""
+    export_dir = _as_str(export_dir)
+    return os.path.isfile(os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_JSON))
+
+
+contains_saved_model = maybe_saved_model_directory
+
+
+def _tags_of(tags) -> set[str]:
+    if isinstance(tags, str | bytes):
+        tags = [tags]
+    return {t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in tags or []}
+
+
+def find_meta_graph(model: SavedModel, tags, export_dir: str) -> MetaGraphDef:
+    """The meta graph whose tag set equals `tags` (RuntimeError listing those present)."""
+    wanted = _tags_of(tags)
+    for mg in model.meta_graphs:
+        if set(mg.meta_info_def.tags) == wanted:
+            return mg
+    available = [sorted(mg.meta_info_def.tags) for mg in model.meta_graphs]
+    raise RuntimeError(
+        f"MetaGraphDef associated with tags {sorted(wanted)} could not be found in "
+        f"SavedModel {export_dir}. Available tag sets: {available}.")
+
+
+def _scoped(name: str, prefix: str) -> str:
+    return name if not prefix else (f"^{prefix}{name[1:]}" if name.startswith("^")
+                                    else prefix + name)
+
+
+def _check_names_free(graph, mg: MetaGraphDef, prefix: str, export_dir: str) -> None:
+    in_use = getattr(graph, "_names_in_use", {})
+    if prefix:
+        taken = [prefix.rstrip("/")] if prefix.rstrip("/").lower() in in_use else []
+    else:
+        taken = [n["name"] for n in mg.graph_def["node"]
+                 if n["name"] in graph or n["name"].lower() in in_use]
+    if taken:
+        raise ValueError(
+            f"Cannot load SavedModel {export_dir} into this graph: it already uses the names "
+            f"{taken[:5]}{' ...' if len(taken) > 5 else ''}. Load into a fresh graph "
+            "(tf.Session(graph=tf.Graph())) or pass another import_scope.")
+
+
+def _rebuild_variables(graph, mg: MetaGraphDef, prefix: str) -> None:
+    """Python `Variable` objects for the imported variable ops, in their collections."""
+    from flowgraph.ops.variables import Variable
+
+    for vd in mg.variables:
+        try:
+            var = object.__new__(Variable)
+            var._variable = graph.get_tensor_by_name(_scoped(vd.variable_name, prefix))
+            var._initializer_op = graph.get_operation_by_name(
+                _scoped(vd.initializer_name, prefix))
+            var._snapshot = graph.get_tensor_by_name(_scoped(vd.snapshot_name, prefix))
+            var._initial_value = (graph.get_tensor_by_name(_scoped(vd.initial_value_name,
+                                                                   prefix))
+                                  if vd.initial_value_name else var._snapshot)
+        except (KeyError, ValueError) as e:
+            logger.warning("SavedModel: could not rebuild variable %s: %s",
+                           vd.variable_name, e)
+            continue
+        var._trainable = vd.trainable
+        var._constraint = None
+        var._caching_device = None
+        var._save_slice_info = None
+        for key in vd.collections:
+            graph.add_to_collection(key, var)
+        graph.__dict__.setdefault("_deref_cache", {})[var._variable] = var._snapshot
+
+
+def restore_variables(sess, mg: MetaGraphDef, export_dir: str, prefix: str = "") -> None:
+    """Restore the variables of `mg` from ``export_dir/variables/variables``."""
+    from flowgraph.train.checkpoint_utils import CheckpointReader
+
+    rd = mg.saver_def
+    if rd is None or not rd.entries:
+        return
+    path = contained_path(export_dir, constants.VARIABLES_DIRECTORY,
+                          constants.VARIABLES_FILENAME)
+    if not os.path.isfile(path):
+        raise errors.NotFoundError(
+            None, None, f"SavedModel {export_dir} has variables but no variables file at "
+                        f"{path}.")
+    graph = sess.graph
+    feed = {}
+    with CheckpointReader(path) as reader:
+        for e in rd.entries:
+            placeholder = graph.get_tensor_by_name(_scoped(e.placeholder, prefix))
+            if not reader.has_tensor(e.key):
+                raise errors.NotFoundError(
+                    None, None, f"Variable '{e.key}' of SavedModel {export_dir} is missing "
+                                f"from {path}.")
+            value = reader.get_tensor(e.key)
+            dtype = placeholder.dtype.base_dtype
+            want = np.dtype(dtype.as_numpy_dtype)
+            if value.dtype != want:
+                raise SavedModelFormatError(
+                    f"Invalid SavedModel {export_dir}: variable '{e.key}' is stored in {path} "
+                    f"as {value.dtype}, but the graph declares {dtype.name}.")
+            if not placeholder.shape.is_compatible_with(value.shape):
+                raise SavedModelFormatError(
+                    f"Invalid SavedModel {export_dir}: variable '{e.key}' is stored in {path} "
+                    f"with shape {list(value.shape)}, but the graph declares "
+                    f"{placeholder.shape}.")
+            feed[placeholder] = value
+    sess.run(graph.get_operation_by_name(_scoped(rd.restore_op_name, prefix)), feed)
+
+
+def asset_feed(graph, mg: MetaGraphDef, export_dir: str, prefix: str = "") -> dict:
+    """Asset tensor -> absolute path of its file under ``assets/``."""
+    feed = {}
+    for a in mg.asset_file_def:
+        path = contained_path(export_dir, constants.ASSETS_DIRECTORY, a.filename)
+        if not os.path.isfile(path):
+            raise errors.NotFoundError(
+                None, None, f"Asset file {path} of SavedModel {export_dir} is missing.")
+        feed[graph.get_tensor_by_name(_scoped(a.tensor_info.name, prefix))] = \
+            os.path.abspath(path).encode("utf-8")
+    return feed
+
+
+def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs):
+    """Load the meta graph tagged `tags` from `export_dir` into `sess` and restore it.
+
+    Returns the `MetaGraphDef`: ``meta.signature_def[key].inputs[name].name`` is the
+    tensor to feed (prefix it with ``import_scope + "/"`` when one is given).
+
+    Raises
+    ------
+    OSError
+        `export_dir` holds no ``saved_model.json``.
+    RuntimeError
+        No meta graph has exactly these tags.
+    SavedModelFormatError (ValueError)
+        The SavedModel is malformed or was tampered with; nothing was imported.
+    """
+    del saver_kwargs  # TensorFlow passes them to its Saver; ours needs none
+    export_dir = _as_str(export_dir)
+    model = read_saved_model(export_dir)
+    mg = find_meta_graph(model, tags, export_dir)
+    graph = sess.graph
+    prefix = f"{import_scope.rstrip('/')}/" if import_scope else ""
+    _check_names_free(graph, mg, prefix, export_dir)
+    from flowgraph.framework.serialization import import_graph_def
+
+    with graph.as_default(), graph.name_scope(None):
+        import_graph_def(mg.graph_def, name=prefix.rstrip("/"))
+        _rebuild_variables(graph, mg, prefix)
+    restore_variables(sess, mg, export_dir, prefix)
+    feed = asset_feed(graph, mg, export_dir, prefix)
+    if mg.main_op is not None:
+        sess.run(graph.get_operation_by_name(_scoped(mg.main_op, prefix)), feed or None)
+    if mg.train_op is not None:
+        with graph.as_default():
+            graph.add_to_collection(GraphKeys.TRAIN_OP, graph.get_operation_by_name(
+                _scoped(mg.train_op, prefix)))
+    logger.info("Restored SavedModel %s (tags %s)", export_dir, sorted(_tags_of(tags)))
+    return mg

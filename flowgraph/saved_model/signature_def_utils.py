@@ -1,0 +1,181 @@
+"""Building and checking signatures (``tf.saved_model.signature_def_utils`` and ``utils``).
+
+A signature names the tensors a serving client feeds (``inputs``) and fetches
+(``outputs``) under string keys, and a ``method_name`` telling TensorFlow Serving which
+API it implements: predict (any tensors), classify (serialized ``tf.train.Example``
+strings in; ``classes`` strings and/or ``scores`` floats out) or regress (examples in,
+one float ``outputs`` out).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default():
+...     x = tf.placeholder(tf.float32, [None, 3], name="x")
+...     y = tf.identity(x, name="y")
+...     sig = predict_signature_def({"x": x}, {"y": y})
+>>> sig.method_name, sig.inputs["x"].name, is_valid_signature(sig)
+('tensorflow/serving/predict', 'x:0', True)
+"""
+
+from __future__ import annotations
+
+import types
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.operation import Tensor
+from flowgraph.saved_model import constants as c
+from flowgraph.saved_model.format import SignatureDef, TensorInfo, TensorShapeProto
+
+__all__ = [
+    "build_signature_def",
+    "build_tensor_info",
+    "classification_signature_def",
+    "get_tensor_from_tensor_info",
+    "is_valid_signature",
+    "predict_signature_def",
+    "regression_signature_def",
+]
+
+_STRING = _dtypes.string.as_datatype_enum
+_FLOAT = _dtypes.float32.as_datatype_enum
+
+
+def build_tensor_info(tensor) -> TensorInfo:
+    """The `TensorInfo` (name, dtype number, shape) of `tensor` for a signature.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     info = build_tensor_info(tf.placeholder(tf.int64, [None], name="ids"))
+    >>> info.name, tf.as_dtype(info.dtype).name, info.tensor_shape.dim[0].size
+    ('ids:0', 'int64', -1)
+    """
+    if hasattr(tensor, "_as_graph_element") and not isinstance(tensor, Tensor):
+        tensor = tensor._as_graph_element()
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"build_tensor_info expects a Tensor; got {type(tensor).__name__}: "
+                        f"{tensor!r}")
+    return TensorInfo(name=tensor.name, dtype=tensor.dtype.base_dtype.as_datatype_enum,
+                      tensor_shape=TensorShapeProto.from_shape(tensor.shape))
+
+
+def get_tensor_from_tensor_info(tensor_info: TensorInfo, graph=None, import_scope=None):
+    """The tensor of `graph` (default graph) that `tensor_info` names."""
+    from flowgraph.framework.graph import get_default_graph
+
+    graph = graph or get_default_graph()
+    if not isinstance(tensor_info, TensorInfo) or not tensor_info.name:
+        raise ValueError(f"Invalid TensorInfo: {tensor_info!r}; it needs a tensor name.")
+    name = tensor_info.name
+    if import_scope:
+        name = f"{import_scope.rstrip('/')}/{name}"
+    return graph.get_tensor_by_name(name)
+
+
+def build_signature_def(inputs=None, outputs=None, method_name=None) -> SignatureDef:
+    """A `SignatureDef` from dicts of key -> `TensorInfo` and a method name."""
+    sig = SignatureDef(method_name=method_name or "")
+    for part, given in (("inputs", inputs), ("outputs", outputs)):
+        for key, info in (given or {}).items():
+            if not isinstance(info, TensorInfo):
+                raise TypeError(f"build_signature_def: {part}[{key!r}] must be a TensorInfo "
+                                f"(from build_tensor_info); got {type(info).__name__}")
+            getattr(sig, part)[key] = info
+    return sig
+
+
+def _infos(tensors: dict, what: str) -> dict[str, TensorInfo]:
+    if not isinstance(tensors, dict):
+        raise TypeError(f"{what} must be a dict of key -> Tensor; got {type(tensors).__name__}")
+    return {key: build_tensor_info(t) for key, t in tensors.items()}
+
+
+def predict_signature_def(inputs, outputs) -> SignatureDef:
+    """A predict signature: any tensors in, any tensors out (both dicts, non-empty)."""
+    if not inputs:
+        raise ValueError("Prediction inputs cannot be None or empty: pass a dict of "
+                         "input key -> Tensor.")
+    if not outputs:
+        raise ValueError("Prediction outputs cannot be None or empty: pass a dict of "
+                         "output key -> Tensor.")
+    return build_signature_def(_infos(inputs, "inputs"), _infos(outputs, "outputs"),
+                               c.PREDICT_METHOD_NAME)
+
+
+def _examples_info(examples, api: str) -> TensorInfo:
+    if examples is None:
+        raise ValueError(f"{api} examples cannot be None.")
+    if not isinstance(examples, Tensor):
+        raise ValueError(f"{api} examples must be a string Tensor (serialized tf.Examples); "
+                         f"got {type(examples).__name__}.")
+    info = build_tensor_info(examples)
+    if info.dtype != _STRING:
+        raise ValueError(f"{api} examples must be a string Tensor (serialized tf.Examples); "
+                         f"'{examples.name}' is {examples.dtype.base_dtype.name}.")
+    return info
+
+
+def classification_signature_def(examples, classes, scores) -> SignatureDef:
+    """A classify signature: serialized Examples in; string `classes` and/or float32
+    `scores` out (at least one)."""
+    inputs = {c.CLASSIFY_INPUTS: _examples_info(examples, "Classification")}
+    if classes is None and scores is None:
+        raise ValueError("Classification classes and scores cannot both be None.")
+    outputs = {}
+    if classes is not None:
+        info = build_tensor_info(classes)
+        if info.dtype != _STRING:
+            raise ValueError(f"Classification classes must be a string Tensor; "
+                             f"'{info.name}' is {_dtypes.as_dtype(info.dtype).name}.")
+        outputs[c.CLASSIFY_OUTPUT_CLASSES] = info
+    if scores is not None:
+        info = build_tensor_info(scores)
+        if info.dtype != _FLOAT:
+            raise ValueError(f"Classification scores must be a float32 Tensor; "
+                             f"'{info.name}' is {_dtypes.as_dtype(info.dtype).name}.")
+        outputs[c.CLASSIFY_OUTPUT_SCORES] = info
+    return build_signature_def(inputs, outputs, c.CLASSIFY_METHOD_NAME)
+
+
+def regression_signature_def(examples, predictions) -> SignatureDef:
+    """A regress signature: serialized Examples in, one float32 tensor out."""
+    inputs = {c.REGRESS_INPUTS: _examples_info(examples, "Regression")}
+    if predictions is None:
+        raise ValueError("Regression predictions cannot be None.")
+    info = build_tensor_info(predictions)
+    if info.dtype != _FLOAT:
+        raise ValueError(f"Regression predictions must be a float32 Tensor; '{info.name}' is "
+                         f"{_dtypes.as_dtype(info.dtype).name}.")
+    return build_signature_def(inputs, {c.REGRESS_OUTPUTS: info}, c.REGRESS_METHOD_NAME)
+
+
+def is_valid_signature(signature_def) -> bool:
+    """Whether `signature_def` is usable by TensorFlow Serving's API of its method."""
+    if not isinstance(signature_def, SignatureDef):
+        return False
+    inputs, outputs = signature_def.inputs, signature_def.outputs
+    method = signature_def.method_name
+    if method == c.PREDICT_METHOD_NAME:
+        return bool(inputs) and bool(outputs)
+    if method == c.CLASSIFY_METHOD_NAME:
+        if set(inputs) != {c.CLASSIFY_INPUTS} or inputs[c.CLASSIFY_INPUTS].dtype != _STRING:
+            return False
+        if not outputs or not set(outputs) <= {c.CLASSIFY_OUTPUT_CLASSES,
+                                               c.CLASSIFY_OUTPUT_SCORES}:
+            return False
+        classes = outputs.get(c.CLASSIFY_OUTPUT_CLASSES)
+        scores = outputs.get(c.CLASSIFY_OUTPUT_SCORES)
+        return ((classes is None or classes.dtype == _STRING)
+                and (scores is None or scores.dtype == _FLOAT))
+    if method == c.REGRESS_METHOD_NAME:
+        if set(inputs) != {c.REGRESS_INPUTS} or inputs[c.REGRESS_INPUTS].dtype != _STRING:
+            return False
+        return set(outputs) == {c.REGRESS_OUTPUTS} and \
+            outputs[c.REGRESS_OUTPUTS].dtype == _FLOAT
+    return False
+
+
+# ``tf.saved_model.utils``
+utils = types.SimpleNamespace(build_tensor_info=build_tensor_info,
+                              get_tensor_from_tensor_info=get_tensor_from_tensor_info)

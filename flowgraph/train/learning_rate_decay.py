@@ -1,0 +1,220 @@
+"""Learning-rate schedules of TF1 (``tf.train.exponential_decay``, ...): graph ops on the
+global step, so the rate changes as training advances without rebuilding anything.
+
+Each returns a scalar tensor of `learning_rate`'s dtype (float32 for a Python float),
+computed from ``global_step`` cast to that dtype:
+
+    exponential_decay     lr * decay_rate ** (step / decay_steps)
+    natural_exp_decay     lr * exp(-decay_rate * step / decay_steps)
+    inverse_time_decay    lr / (1 + decay_rate * step / decay_steps)
+                          (``staircase=True``: the exponent/ratio is floored)
+    polynomial_decay      (lr - end) * (1 - min(step, decay_steps) / decay_steps) ** power
+                          + end; with ``cycle=True`` decay_steps grows to the next
+                          multiple of itself past step
+    cosine_decay          lr * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, T) / T)) + alpha)
+    piecewise_constant    values[i] for boundaries[i-1] < x <= boundaries[i]
+
+Example
+-------
+>>> import flowgraph as tf
+>>> from flowgraph.train.learning_rate_decay import exponential_decay
+>>> step = tf.Variable(20, dtype=tf.int64, trainable=False)
+>>> lr = exponential_decay(0.1, step, decay_steps=10, decay_rate=0.5)
+>>> with tf.Session() as sess:
+...     sess.run(step.initializer)
+...     print(round(float(sess.run(lr)), 6))
+0.025
+"""
+
+from __future__ import annotations
+
+import math
+
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import get_default_graph
+from flowgraph.ops import array_ops, math_ops
+
+__all__ = [
+    "cosine_decay",
+    "exponential_decay",
+    "inverse_time_decay",
+    "natural_exp_decay",
+    "piecewise_constant",
+    "polynomial_decay",
+]
+
+
+def _require_step(global_step, fn: str) -> None:
+    if global_step is None:
+        raise ValueError(f"global_step is required for {fn}.")
+
+
+def _setup(learning_rate, global_step, *others):
+    lr = convert_to_tensor(learning_rate, name="learning_rate")
+    dtype = lr.dtype.base_dtype
+    step = math_ops.cast(global_step, dtype)
+    return (lr, dtype, step, *[math_ops.cast(o, dtype) for o in others])
+
+
+def exponential_decay(learning_rate, global_step, decay_steps, decay_rate,
+                      staircase: bool = False, name=None):
+    """``learning_rate * decay_rate ** (global_step / decay_steps)`` (the exponent floored
+    when `staircase`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> lr = exponential_decay(1.0, tf.constant(15), 10, 0.5, staircase=True)
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(lr))
+    0.5
+    """
+    _require_step(global_step, "exponential_decay")
+    with get_default_graph().name_scope(name or "ExponentialDecay") as scope:
+        lr, _, step, steps, rate = _setup(learning_rate, global_step, decay_steps,
+                                          decay_rate)
+        p = step / steps
+        if staircase:
+            p = math_ops.floor(p)
+        return math_ops.multiply(lr, math_ops.pow(rate, p), name=scope)
+
+
+def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate,
+                      staircase: bool = False, name=None):
+    """``learning_rate * exp(-decay_rate * global_step / decay_steps)`` (the ratio floored
+    when `staircase`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> lr = natural_exp_decay(1.0, tf.constant(0), 10, 0.5)
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(lr))
+    1.0
+    """
+    _require_step(global_step, "natural_exp_decay")
+    with get_default_graph().name_scope(name or "NaturalExpDecay") as scope:
+        lr, _, step, steps, rate = _setup(learning_rate, global_step, decay_steps,
+                                          decay_rate)
+        p = step / steps
+        if staircase:
+            p = math_ops.floor(p)
+        return math_ops.multiply(lr, math_ops.exp(math_ops.negative(rate) * p), name=scope)
+
+
+def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate,
+                       staircase: bool = False, name=None):
+    """``learning_rate / (1 + decay_rate * global_step / decay_steps)`` (the ratio floored
+    when `staircase`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> lr = inverse_time_decay(1.0, tf.constant(10), 10, 1.0)
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(lr))
+    0.5
+    """
+    _require_step(global_step, "inverse_time_decay")
+    with get_default_graph().name_scope(name or "InverseTimeDecay") as scope:
+        lr, _, step, steps, rate = _setup(learning_rate, global_step, decay_steps,
+                                          decay_rate)
+        p = step / steps
+        if staircase:
+            p = math_ops.floor(p)
+        return math_ops.truediv(lr, 1.0 + rate * p, name=scope)
+
+
+def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=0.0001,
+                     power=1.0, cycle: bool = False, name=None):
+    """Decay from `learning_rate` to `end_learning_rate` over `decay_steps` steps as
+    ``(1 - step / decay_steps) ** power``; after that, `end_learning_rate`, or with
+    `cycle` a new decay over the next multiple of `decay_steps`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> lr = polynomial_decay(1.0, tf.constant(5), 10, end_learning_rate=0.0)
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(lr))
+    0.5
+    """
+    _require_step(global_step, "polynomial_decay")
+    with get_default_graph().name_scope(name or "PolynomialDecay") as scope:
+        lr, _, step, steps, end, pw = _setup(learning_rate, global_step, decay_steps,
+                                             end_learning_rate, power)
+        if cycle:
+            ceil = math_ops.ceil(step / steps)
+            multiplier = array_ops.where(math_ops.equal(step, 0.0),
+                                         array_ops.ones_like(ceil), ceil)
+            steps = steps * multiplier
+        else:
+            step = math_ops.minimum(step, steps)
+        p = step / steps
+        return math_ops.add(math_ops.multiply(lr - end, math_ops.pow(1.0 - p, pw)), end,
+                            name=scope)
+
+
+def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
+    """Cosine decay (Loshchilov & Hutter) from `learning_rate` to
+    ``alpha * learning_rate`` over `decay_steps`, then constant.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> lr = cosine_decay(1.0, tf.constant(10), 10, alpha=0.1)
+    >>> with tf.Session() as sess:
+    ...     print(round(float(sess.run(lr)), 6))
+    0.1
+    """
+    _require_step(global_step, "cosine_decay")
+    with get_default_graph().name_scope(name or "CosineDecay") as scope:
+        lr, _, step, steps, a = _setup(learning_rate, global_step, decay_steps, alpha)
+        step = math_ops.minimum(step, steps)
+        fraction = step / steps
+        cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))
+        decayed = (1.0 - a) * cosine + a
+        return math_ops.multiply(lr, decayed, name=scope)
+
+
+def piecewise_constant(x, boundaries, values, name=None):
+    """``values[0]`` for ``x <= boundaries[0]``, ``values[i]`` for
+    ``boundaries[i-1] < x <= boundaries[i]``, ``values[-1]`` past the last boundary.
+
+    `boundaries` are converted to `x`'s dtype; `values` must share one dtype and have one
+    more entry than `boundaries`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> lr = piecewise_constant(tf.constant(150), [100, 200], [1.0, 0.5, 0.1])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(lr))
+    0.5
+    """
+    if len(boundaries) != len(values) - 1:
+        raise ValueError("The length of boundaries should be 1 less than the length of "
+                         f"values (got {len(boundaries)} boundaries and {len(values)} "
+                         "values)")
+    with get_default_graph().name_scope(name or "PiecewiseConstant") as scope:
+        x = convert_to_tensor(x)
+        xdtype = x.dtype.base_dtype
+        bounds = []
+        for b in boundaries:
+            bt = convert_to_tensor(b)
+            if bt.dtype.base_dtype != xdtype:
+                if bt.dtype.base_dtype.is_floating and xdtype.is_integer:
+                    raise ValueError(f"Boundaries ({bt.dtype.name}) must have the type of x "
+                                     f"({xdtype.name})")
+                bt = math_ops.cast(bt, xdtype)
+            bounds.append(bt)
+        vals = [convert_to_tensor(v) for v in values]
+        for v in vals[1:]:
+            if v.dtype.base_dtype != vals[0].dtype.base_dtype:
+                raise ValueError(f"Values must have elements all with the same dtype "
+                                 f"({vals[0].dtype.name} vs {v.dtype.name}).")
+        # Walk from the last interval down: result = v_i where x <= b_i.
+        result = vals[-1]
+        for b, v in zip(reversed(bounds), reversed(vals[:-1])):
+            result = array_ops.where(math_ops.less_equal(x, b), v, result)
+        return array_ops.identity(result, name=scope)
