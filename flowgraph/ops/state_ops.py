@@ -114,3 +114,23 @@ def is_variable_initialized(variable):
     """A scalar bool: has `variable` been initialized in this session?"""
     return make_tensor("IsVariableInitialized", [_ref_of(variable)],
                        name="IsVariableInitialized")
+
+
+@register_op("ReadVariableOrDefault", ref_inputs=(0,), stateful=True,
+             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _read_or_default_shape(op, ref, default):
+    return [default]
+
+
+not_differentiable("ReadVariableOrDefault")
+
+
+def read_variable_or_default(variable, default, name=None):
+    """The variable's value if it is initialized in this session, else `default`.
+
+    One op doing what ``tf.cond(tf.is_variable_initialized(v), v.read_value, lambda:
+    default)`` does (the global step's shared read uses it on every training step).
+    """
+    return make_tensor("ReadVariableOrDefault",
+                       [_ref_of(variable), convert_to_tensor(default)],
+                       name=name or "ReadVariableOrDefault")

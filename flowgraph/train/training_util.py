@@ -23,6 +23,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Tensor
 from flowgraph.ops import init_ops, variable_scope
+from flowgraph.ops.state_ops import read_variable_or_default
 from flowgraph.ops.variables import Variable
 
 __all__ = [
@@ -169,33 +170,10 @@ def _get_or_create_global_step_read(graph=None):
         if isinstance(step, Variable):
             # Usable before the variable is initialized (Estimator builds model_fn
             # under a dependency on this read): the initial value until then.
-            cond = _find_cond()
-            value = step.read_value() if cond is None else cond(
-                _is_initialized(step), step.read_value,
-                lambda: step.initial_value)
+            value = read_variable_or_default(step, step.initial_value)
         read = value + 0  # a fresh tensor under global_step/
         graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
     return read
-
-
-def _find_cond():
-    """`tf.cond` if the control-flow ops provide it, else None."""
-    import importlib
-
-    for module in ("flowgraph.ops.control_flow_cond", "flowgraph.ops.control_flow_ops"):
-        try:
-            cond = getattr(importlib.import_module(module), "cond", None)
-        except ImportError:
-            continue
-        if cond is not None:
-            return cond
-    return None
-
-
-def _is_initialized(variable):
-    from flowgraph.ops.variables import is_variable_initialized
-
-    return is_variable_initialized(variable)
 
 
 def _increment_global_step(increment, graph=None):

@@ -79,3 +79,9 @@ def report_uninitialized_variables(*refs, names):
     out = np.empty(len(missing), dtype=object)
     out[:] = [n.encode() for n in missing]
     return out
+
+
+@cpu_kernel("ReadVariableOrDefault")
+def read_variable_or_default(ref, default):
+    value = ref.value
+    return default if value is None else value
