@@ -76,6 +76,7 @@ from flowgraph.framework.serialization import import_graph_def
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.ops.array_ops import *
 from flowgraph.ops.check_ops import *
+from flowgraph.ops.clip_ops import *
 from flowgraph.ops.control_flow_cond import *
 from flowgraph.ops.control_flow_loops import *
 from flowgraph.ops.control_flow_ops import *

@@ -5,6 +5,7 @@ from flowgraph.ops import (
     array_grad,
     array_ops,
     check_ops,
+    clip_ops,
     control_flow_cond,
     control_flow_loops,
     control_flow_ops,
@@ -18,5 +19,6 @@ from flowgraph.ops import (
     nn_ops,
     random_ops,
     state_ops,
+    training_ops,
     variables,
 )

@@ -1,13 +1,22 @@
 """The `tf.train` namespace: re-exports only."""
 
 from flowgraph.summary.event_format import summary_iterator
+from flowgraph.train.adadelta import *
+from flowgraph.train.adagrad import *
+from flowgraph.train.adam import *
 from flowgraph.train.basic_session_run_hooks import *
 from flowgraph.train.checkpoint_state import *
 from flowgraph.train.checkpoint_utils import *
 from flowgraph.train.coordinator import *
+from flowgraph.train.ftrl import *
+from flowgraph.train.gradient_descent import *
 from flowgraph.train.input import *
+from flowgraph.train.learning_rate_decay import *
+from flowgraph.train.momentum import *
 from flowgraph.train.monitored_session import *
+from flowgraph.train.optimizer import *
 from flowgraph.train.queue_runner import *
+from flowgraph.train.rmsprop import *
 from flowgraph.train.saver import *
 from flowgraph.train.scaffold import *
 from flowgraph.train.session_manager import *
