@@ -24,6 +24,7 @@ from flowgraph import (
     metrics,
     nn,
     random,
+    saved_model,
     summary,
     train,
 )

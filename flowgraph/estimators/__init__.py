@@ -13,7 +13,7 @@ Example
 import sys as _sys
 import types as _types
 
-from flowgraph.estimators import inputs
+from flowgraph.estimators import export, inputs
 from flowgraph.estimators.early_stopping import (
     make_early_stopping_hook,
     read_eval_metrics,
@@ -23,6 +23,7 @@ from flowgraph.estimators.early_stopping import (
     stop_if_no_increase_hook,
 )
 from flowgraph.estimators.estimator import Estimator
+from flowgraph.estimators.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
 from flowgraph.estimators.head import *
 from flowgraph.estimators.head import __all__ as _head_names
 from flowgraph.estimators.model_fn import EstimatorSpec, ModeKeys
@@ -50,6 +51,11 @@ __all__ = [
     "experimental",
     "inputs",
     "train_and_evaluate",
+    "export",
+    "Exporter",
+    "LatestExporter",
+    "BestExporter",
+    "FinalExporter",
     *_head_names,
 ]
 
