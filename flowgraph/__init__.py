@@ -16,7 +16,9 @@ Example
 
 from flowgraph import (
     contrib,
+    data,
     debugging,
+    io,
     layers,
     linalg,
     losses,
@@ -75,6 +77,7 @@ from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import import_graph_def
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
+from flowgraph.io import gfile
 from flowgraph.ops.array_ops import *
 from flowgraph.ops.check_ops import *
 from flowgraph.ops.clip_ops import *
@@ -88,6 +91,7 @@ from flowgraph.ops.init_ops import *
 from flowgraph.ops.math_ops import *
 from flowgraph.ops.math_reduce import *
 from flowgraph.ops.nn_ops import *
+from flowgraph.ops.parsing_ops import *
 from flowgraph.ops.random_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
 from flowgraph.ops.variable_scope import *

@@ -17,6 +17,7 @@ from flowgraph.ops import (
     nn_grad,
     nn_loss_ops,
     nn_ops,
+    parsing_ops,
     random_ops,
     state_ops,
     training_ops,
