@@ -186,6 +186,8 @@ def global_step_of_checkpoint(checkpoint_dir_or_path: str | None) -> int:
     if not checkpoint_dir_or_path:
         return 0
     path = checkpoint_dir_or_path
+    if not os.path.exists(path):
+        return 0  # a model_dir that training has not created yet
     if os.path.isdir(path):
         path = checkpoint_state.latest_checkpoint(path)
         if path is None:
