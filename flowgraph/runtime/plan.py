@@ -139,13 +139,23 @@ class CompiledPlan:
         self.ops: list[Operation] = []
 
 
+def _readonly(value):
+    """A read-only view of a variable's array. Kernels only read their inputs and
+    Session.run copies non-writeable fetched arrays, so in-place updates (the optimizers'
+    Apply* kernels) never change an array a user already fetched."""
+    if type(value) is np.ndarray:
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
 def _deref_wrapper(kernel, positions: tuple[int, ...], op_name: str):
     def call(*args):
         args = list(args)
         for p in positions:
             v = args[p]
             if isinstance(v, VariableState):
-                args[p] = v.read(op_name)
+                args[p] = _readonly(v.read(op_name))
         return kernel(*args)
 
     return call
@@ -169,7 +179,7 @@ def _deref_async_wrapper(kernel, positions: tuple[int, ...], op_name: str):
         args = list(args)
         for p in positions:
             if isinstance(args[p], VariableState):
-                args[p] = args[p].read(op_name)
+                args[p] = _readonly(args[p].read(op_name))
         return kernel(step, done, *args)
 
     return call

@@ -1,6 +1,7 @@
 """The `tf.train` namespace: re-exports only."""
 
 from flowgraph.summary.event_format import summary_iterator
+from flowgraph.train import slot_creator
 from flowgraph.train.adadelta import *
 from flowgraph.train.adagrad import *
 from flowgraph.train.adam import *

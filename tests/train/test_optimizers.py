@@ -529,8 +529,6 @@ def test_kernel_shape_mismatch_is_invalid_argument():
                                                 use_locking=False, op=None)
 
 
-@pytest.mark.xfail(reason="needs the read-only-view change in runtime/plan.py "
-                          "(_deref_wrapper); see the optimizer report", strict=False)
 def test_fetched_variable_value_not_changed_by_later_in_place_update(sess):
     v = tf.Variable([1.0, 2.0], name="v")
     train = GradientDescentOptimizer(0.5).apply_gradients([(tf.constant([1.0, 1.0]), v)])
