@@ -32,6 +32,11 @@ Contexts nest (a cond inside a cond, a loop inside a branch): the inner context 
 processed first, so the outer one sees the inner switches' external inputs and gates
 them in turn. Each op remembers its innermost context in ``op._control_flow_context``.
 
+Gradients (``control_flow_grad.py``): each cond `Merge` remembers its predicate
+(``op._cond_pred``); the gradient of a Merge switches the incoming gradient on it, and
+the gradient of a Switch merges its outputs' gradients, so only the taken branch's
+gradient ops run.
+
 Example
 -------
 >>> import flowgraph as tf
@@ -43,13 +48,14 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, get_default_graph, name_scope
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_op
 
@@ -205,7 +211,7 @@ def _merge_shape(op, *inputs):
     return [most_specific_compatible_shape(inputs), TensorShape([])]
 
 
-not_differentiable("Switch", "RefSwitch", "Merge")
+# Gradients of Switch, RefSwitch and Merge: flowgraph/ops/control_flow_grad.py.
 
 
 def switch(data, pred, dtype=None, name: str | None = None) -> tuple[Tensor, Tensor]:
@@ -312,6 +318,21 @@ def _lifted_ops(graph, new_ops: list[Operation]) -> set[Operation]:
     return lifted
 
 
+@contextlib.contextmanager
+def forward_edit(graph):
+    """Add ops to an already built part of the graph (a forward loop's counter, stack
+    pushes) while a backward context is capturing: ops created inside are marked so that
+    no open context's capture takes them, and they start free of control dependencies.
+    The caller assigns them to their own context."""
+    start = len(graph._ops)
+    try:
+        with graph.as_default(), graph.control_dependencies(None):
+            yield
+    finally:
+        for op in graph._ops[start:]:
+            op._cf_forward_edit = True
+
+
 class ControlFlowContext:
     """Base of `CondContext` and `WhileContext`: captures the ops created while it is
     open and gates their external inputs (see the module docstring)."""
@@ -333,7 +354,10 @@ class ControlFlowContext:
         stack = _context_stack(self.graph)
         if stack and stack[-1] is self:
             stack.pop()
-        new_ops = self.graph._ops[start:]
+        # Ops added to the *forward* graph while this context was open (by the gradient
+        # builder, see `forward_edit`) do not belong to it.
+        new_ops = [op for op in self.graph._ops[start:]
+                   if not getattr(op, "_cf_forward_edit", False)]
         lifted = _lifted_ops(self.graph, new_ops)
         deref = self.graph.__dict__.get("_deref_cache")
         new_set = set(new_ops)
@@ -509,7 +533,9 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
                         f"the same type: output {i} is {t.dtype.base_dtype.name} in true_fn "
                         f"({t.name}) but {f.dtype.base_dtype.name} in false_fn ({f.name}). "
                         "Cast one of them with tf.cast.")
-                merges.append(merge([f, t], name="Merge")[0])
+                m = merge([f, t], name="Merge")[0]
+                m.op._cond_pred = pred_id  # its gradient switches on the same predicate
+                merges.append(m)
             if ctx_t.outer_context is None:
                 g.add_to_collection(GraphKeys.COND_CONTEXT, ctx_t)
                 g.add_to_collection(GraphKeys.COND_CONTEXT, ctx_f)

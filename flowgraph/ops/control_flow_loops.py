@@ -20,11 +20,11 @@ with its own tag, so iterations overlap up to ``parallel_iterations``.
 `WhileContext` records, per loop, the ops that belong to it (``ops``), its structural
 ops (enters, merges, switches, identities, next iterations, exits), the loop invariants
 it entered (``external_values``) and the pivots that gate input-less ops. Gradients
-through a loop (a later addition) need the value of forward tensors *per iteration*:
+through a loop need the value of forward tensors *per iteration*:
 ``add_forward_value(t)`` registers such a tensor in ``forward_values``; the gradient
-builder is meant to turn each entry into a stack push in the forward loop and a pop in
-the backward loop (which runs the same number of iterations, recorded by a forward
-counter), exactly as TensorFlow's ``GradLoopState`` does.
+builder (``control_flow_grad.py``) turns each entry into a stack push in the forward loop
+and a read in the backward loop, which runs the same number of iterations, recorded by a
+counter it adds to the forward loop.
 
 Example
 -------
@@ -82,7 +82,9 @@ def _loop_cond_shape(op, pred):
     return [TensorShape([])]
 
 
-not_differentiable("Enter", "RefEnter", "Exit", "NextIteration", "LoopCond")
+not_differentiable("LoopCond")  # a bool predicate
+# Gradients of Enter, RefEnter, Exit and NextIteration (and the backward loop):
+# flowgraph/ops/control_flow_grad.py.
 
 
 def _shape_le(s1: TensorShape, s2: TensorShape) -> bool:

@@ -11,11 +11,16 @@ it keeps while building:
     grads     tensor -> list of gradient contributions (Tensor or IndexedSlices) received
               so far from its consumers (and, for a y, its grad_y).
 
-Ops are visited in reverse creation order. A graph only grows and an op's inputs exist
-before the op, so creation order is a topological order and its reverse visits every
-consumer of a tensor before the tensor's producer: when an op is visited, the gradients
-of its outputs are complete. (Loops, whose NextIteration edges point backwards, are not
-differentiated here.)
+An op is visited once all the ops consuming its outputs (within `between`) have been
+visited, so the gradients of its outputs are complete (Kahn's algorithm on the reversed
+graph; among ready ops the most recently created goes first, which keeps names
+deterministic). Creation order alone is not a topological order here: a `tf.cond`
+creates the Switch that gates an outside tensor after the branch ops that read it.
+
+A `tf.while_loop` is one node of this traversal: its ops (nested loops included) are
+collapsed into the loop, visited when every consumer of its Exits has been, and
+differentiated as a whole by ``control_flow_grad.backprop_loop``, which builds a backward
+loop whose body is differentiated by this same traversal, one level down.
 
     x ──► Mul ──► Tanh ──► y          visit Tanh: grads[Mul:0] = [tanh'(·)·grad_y]
      └──────────► Add ──► (also y)    visit Add, then Mul: grads[x] gets two
@@ -51,6 +56,7 @@ Example
 from __future__ import annotations
 
 import contextlib
+import heapq
 from collections.abc import Sequence
 
 from flowgraph.framework import dtypes as _dtypes
@@ -298,14 +304,12 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
         grad_ys_list = _default_grad_ys(ys, grad_ys_list, scope)
         reached = _reachable_forward([x.op for x in xs])
         between = _between([y.op for y in ys], reached)
-        stop_ops = {t.op for t in stops}
         grads: dict[Tensor, list] = {}
         for y, gy in zip(ys, grad_ys_list):
             grads.setdefault(y, []).append(gy)
-
-        for op in sorted(between, key=lambda o: o._id, reverse=True):
-            _backprop_op(op, grads, graph, stop_ops, colocate_gradients_with_ops,
-                         gate_gradients)
+        bp = _Backprop(graph, between, {t.op for t in stops}, colocate_gradients_with_ops,
+                       gate_gradients)
+        bp.region(list(between), grads, _innermost_loop(ys[0].op))
 
         results = []
         for x in xs:
@@ -317,14 +321,91 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
     return results
 
 
-def _backprop_op(op: Operation, grads: dict, graph, stop_ops: set, colocate: bool,
-                 gate: bool) -> None:
+def _loops():
+    from flowgraph.ops import control_flow_loops
+
+    return control_flow_loops.WhileContext, control_flow_grad
+
+
+def _innermost_loop(op: Operation):
+    """The innermost while loop whose frame holds `op`'s outputs, or None."""
+    while_context, _ = _loops()
+    ctx = getattr(op, "_control_flow_context", None)
+    if ctx is not None and op.op_def.control_flow == "exit":
+        ctx = ctx.outer_context
+    while ctx is not None and not isinstance(ctx, while_context):
+        ctx = ctx.outer_context
+    return ctx
+
+
+def _loop_key(op: Operation, level, while_context):
+    """The outermost while loop holding `op` inside `level` (None: `op` is at `level`)."""
+    found = None
+    ctx = getattr(op, "_control_flow_context", None)
+    while ctx is not None and ctx is not level:
+        if isinstance(ctx, while_context):
+            found = ctx
+        ctx = ctx.outer_context
+    return found
+
+
+class _Backprop:
+    """One `tf.gradients` pass: the ops between xs and ys and the options, and the
+    reverse traversal of a region of them (the whole graph, or a loop body)."""
+
+    def __init__(self, graph, between: set, stop_ops: set, colocate: bool, gate: bool):
+        self.graph = graph
+        self.between = between
+        self.stop_ops = stop_ops
+        self.colocate = colocate
+        self.gate = gate
+
+    def region(self, ops: list[Operation], grads: dict, level) -> None:
+        """Differentiate `ops`, consumers before producers (see the module docstring).
+        A while loop nested in `level` is one node, differentiated by
+        ``control_flow_grad.backprop_loop`` once all its consumers are done."""
+        while_context, cfg = _loops()
+        node_of: dict[Operation, object] = {}
+        members: dict[object, list[Operation]] = {}
+        for op in ops:
+            loop = _loop_key(op, level, while_context)
+            node = op if loop is None else loop
+            node_of[op] = node
+            members.setdefault(node, []).append(op)
+        producers: dict[object, set] = {n: set() for n in members}
+        pending = dict.fromkeys(members, 0)
+        for op in ops:
+            node = node_of[op]
+            for t in op._inputs:
+                p = node_of.get(t.op)
+                if p is not None and p is not node and p not in producers[node]:
+                    producers[node].add(p)
+                    pending[p] += 1
+        order = {n: max(op._id for op in m) for n, m in members.items()}
+        ready = [(-order[n], k, n) for k, n in enumerate(members) if pending[n] == 0]
+        heapq.heapify(ready)
+        tie = len(ready)
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            if isinstance(node, Operation):
+                _backprop_op(node, grads, self)
+            else:
+                cfg.backprop_loop(node, grads, members[node], self)
+            for p in producers[node]:
+                pending[p] -= 1
+                if pending[p] == 0:
+                    tie += 1
+                    heapq.heappush(ready, (-order[p], tie, p))
+
+
+def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
     """Visit `op`: call its gradient function and record its inputs' gradients."""
-    coloc = graph.colocate_with(op) if colocate else contextlib.nullcontext()
+    graph = bp.graph
+    coloc = graph.colocate_with(op) if bp.colocate else contextlib.nullcontext()
     with coloc:
         if not any(grads.get(t) for t in op.outputs):
             return
-        if op in stop_ops:
+        if op in bp.stop_ops:
             return
         grad_fn = _op_grad_fn(op)
         if grad_fn is None:
@@ -333,6 +414,7 @@ def _backprop_op(op: Operation, grads: dict, graph, stop_ops: set, colocate: boo
             out_grads = _output_grads(op, grads, op.name)
             if out_grads is None:
                 return
+            start = len(graph._ops)
             in_grads = grad_fn(op, *out_grads)
             if isinstance(in_grads, Tensor | IndexedSlices) or in_grads is None:
                 in_grads = [in_grads]
@@ -341,8 +423,9 @@ def _backprop_op(op: Operation, grads: dict, graph, stop_ops: set, colocate: boo
                 raise ValueError(
                     f"Gradient function of op type {op.type} returned {len(in_grads)} "
                     f"gradients for operation '{op.name}', which has {len(op.inputs)} inputs")
-            if gate and sum(g is not None for g in in_grads) > 1:
+            if bp.gate and sum(g is not None for g in in_grads) > 1:
                 in_grads = _gate(in_grads)
+            _anchor_in_branch(op, graph._ops[start:], out_grads)
     for t, g in zip(op.inputs, in_grads):
         if g is None or not is_differentiable_dtype(t.dtype):
             continue
@@ -352,6 +435,24 @@ def _backprop_op(op: Operation, grads: dict, graph, stop_ops: set, colocate: boo
                 f"for input '{t.name}' of dtype {t.dtype.base_dtype.name} "
                 f"(operation '{op.name}')")
         grads.setdefault(t, []).append(g)
+
+
+def _anchor_in_branch(op: Operation, new_ops: list[Operation], out_grads: list) -> None:
+    """Gradient ops of an op in a `tf.cond` branch run only when the branch ran: an
+    input-less one (a constant) waits for the incoming gradient, which is dead otherwise."""
+    if not new_ops:
+        return
+    _, cfg = _loops()
+    if cfg.in_cond_branch(op) is None:
+        return
+    anchor = next((g for g in out_grads if g is not None), None)
+    if isinstance(anchor, IndexedSlices):
+        anchor = anchor.values
+    if anchor is None:
+        return
+    for new in new_ops:
+        if not new._inputs and not new._control_inputs:
+            new._add_control_input(anchor.op)
 
 
 def _gate(in_grads: Sequence) -> list:
@@ -367,3 +468,7 @@ def _gate(in_grads: Sequence) -> list:
         else:
             out.append(v)
     return out
+
+
+# The gradients of the control-flow primitives and the backward while loop.
+from flowgraph.ops import control_flow_grad  # noqa: E402
