@@ -19,6 +19,7 @@ from flowgraph import (
     data,
     debugging,
     io,
+    keras,
     layers,
     linalg,
     losses,

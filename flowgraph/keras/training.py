@@ -1,0 +1,370 @@
+"""`Model.compile`, `fit`, `evaluate` and `predict` on NumPy arrays.
+
+`compile` only records the optimizer, the loss (and loss weight) of each output and the
+metrics; graph pieces are built when first needed, in the model's graph:
+
+* for training, the model is applied once more to its own inputs with ``training=True``
+  (a Python bool: dropout and batch statistics are chosen while the graph is built, no
+  `tf.cond`), with target placeholders, the total loss (the batch mean of each output's
+  per-example loss, weighted, plus the layers' regularization losses), the metrics, and
+  a train op that also runs the layers' state updates (batch-norm moving averages);
+* for evaluation and prediction, the model applied with ``training=False``.
+
+`training_loss` and `training_metrics` are the same recipe for other callers
+(`model_to_estimator`). Values are fed batch by batch to `backend.get_session()`.
+
+Example
+-------
+>>> import numpy as np, flowgraph as tf
+>>> from flowgraph import keras
+>>> with tf.Graph().as_default():
+...     model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+...     model.compile(keras.optimizers.SGD(0.1), loss="mse")
+...     x = np.random.RandomState(0).rand(64, 2)
+...     y = x @ np.array([[1.0], [-2.0]]) + 0.5
+...     history = model.fit(x, y, epochs=60, batch_size=16, verbose=0)
+...     print(round(float(history.history["loss"][-1]), 3) < 0.01)
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.keras import backend, losses, metrics, optimizers
+from flowgraph.ops import array_ops, math_ops, math_reduce
+from flowgraph.ops.control_flow_ops import group
+
+__all__ = ["History", "TrainingMixin", "target_placeholder", "training_loss",
+           "training_metrics"]
+
+
+class History:
+    """What `fit` returns: ``history`` maps each metric name (``loss``, ``acc``,
+    ``val_loss``, ...) to its per-epoch values."""
+
+    def __init__(self, model, params: dict) -> None:
+        self.model, self.params = model, params
+        self.epoch: list[int] = []
+        self.history: dict[str, list[float]] = {}
+
+    def _append(self, epoch: int, logs: dict) -> None:
+        self.epoch.append(epoch)
+        for key, value in logs.items():
+            self.history.setdefault(key, []).append(value)
+
+
+def _per_output(spec, names: list[str], what: str, convert) -> list:
+    """A compile() argument (one value, a list or a dict keyed by output name) as one
+    value per output."""
+    if isinstance(spec, dict):
+        unknown = sorted(set(spec) - set(names))
+        if unknown:
+            raise ValueError(f"Unknown entries in {what} dictionary: {unknown}. Only expected "
+                             f"following keys: {names}")
+        return [convert(spec.get(n)) for n in names]
+    if isinstance(spec, list | tuple) and what == "loss":
+        if len(spec) != len(names):
+            raise ValueError(f"When passing a list as {what}, it should have one entry per "
+                             f"model output. The model has {len(names)} outputs ({names}), "
+                             f"but you passed {what}={spec!r}")
+        return [convert(s) for s in spec]
+    return [convert(spec) for _ in names]
+
+
+def target_placeholder(loss_fn, output, name: str):
+    """A placeholder for the targets of `output`: integer class ids of shape
+    ``output.shape[:-1]`` for the sparse loss, else the output's shape and dtype."""
+    if loss_fn is losses.sparse_categorical_crossentropy:
+        return array_ops.placeholder(_dtypes.int64, shape=output.shape[:-1], name=name)
+    return array_ops.placeholder(output.dtype.base_dtype, shape=output.shape, name=name)
+
+
+def training_loss(model, outputs: list, targets: list):
+    """``(total_loss, per_output_losses)`` of a compiled `model` for `outputs` (the model
+    applied to some inputs) against `targets` (None entries: outputs without a loss)."""
+    total, per_output = None, []
+    for fn, weight, y_pred, y_true, name in zip(model._loss_fns, model._loss_weights,
+                                                outputs, targets, model.output_names,
+                                                strict=True):
+        if fn is None:
+            continue
+        if y_true is None:
+            raise ValueError(f"Output {name!r} has a loss but no target was given for it.")
+        value = math_reduce.reduce_mean(fn(y_true, y_pred), name=f"{name}_loss")
+        per_output.append(value)
+        term = value if weight == 1 else math_ops.multiply(value, float(weight))
+        total = term if total is None else math_ops.add(total, term)
+    if total is None:
+        raise ValueError("The model has no loss to optimize: pass `loss` to compile().")
+    for reg in model.losses:
+        total = math_ops.add(total, math_ops.cast(reg, total.dtype.base_dtype))
+    return total, per_output
+
+
+def _metric_entries(model) -> list[tuple[str, int, object]]:
+    """``(metric name, output index, metric fn)`` of the compiled metrics."""
+    entries = []
+    multi = len(model.outputs) > 1
+    for i, (specs, fn_loss, output, name) in enumerate(zip(
+            model._metric_specs, model._loss_fns, model.outputs, model.output_names,
+            strict=True)):
+        for spec in specs:
+            mname, fn = metrics.resolve(spec, fn_loss, output)
+            entries.append((f"{name}_{mname}" if multi else mname, i, fn))
+    return entries
+
+
+def training_metrics(model, outputs: list, targets: list) -> dict:
+    """``{metric name: per-example values}`` of the compiled metrics."""
+    return {name: fn(targets[i], outputs[i]) for name, i, fn in _metric_entries(model)
+            if targets[i] is not None}
+
+
+def _as_arrays(data, names: list[str], what: str) -> list[np.ndarray]:
+    if isinstance(data, dict):
+        missing = [n for n in names if n not in data]
+        extra = sorted(set(data) - set(names))
+        if missing or extra:
+            raise ValueError(f"The {what} dictionary must have the keys {names}; missing "
+                             f"{missing}, unexpected {extra}.")
+        return [np.asarray(data[n]) for n in names]
+    arrays = [np.asarray(a) for a in data] if isinstance(data, list | tuple) else \
+        [np.asarray(data)]
+    if len(arrays) != len(names):
+        raise ValueError(f"Error when checking model {what}: the list of NumPy arrays should "
+                         f"have {len(names)} entries ({names}), but got {len(arrays)}.")
+    return arrays
+
+
+class TrainingMixin:
+    """compile / fit / evaluate / predict for `Model` (see the module docstring)."""
+
+    def _init_training(self) -> None:
+        self.optimizer = None
+        self.loss = None
+        self._compiled = False
+        self._train_graph: dict | None = None
+        self._infer_graph = None
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                sample_weight_mode=None, weighted_metrics=None, target_tensors=None,
+                **kwargs) -> None:
+        """Record the optimizer, the loss of each output (a name or function, or a list /
+        dict keyed by output name), optional loss weights and the metrics."""
+        if kwargs:
+            raise TypeError(f"compile: unexpected keyword argument(s) {sorted(kwargs)}")
+        if sample_weight_mode or weighted_metrics or target_tensors is not None:
+            raise NotImplementedError("compile: sample_weight_mode, weighted_metrics and "
+                                      "target_tensors are not supported by flowgraph.")
+        if not self.outputs:
+            raise ValueError(f"Model {self.name} is not built: give its first layer an "
+                             f"`input_shape` before compile().")
+        names = self.output_names
+        self.optimizer = optimizers.get(optimizer)
+        self.loss = loss
+        self._loss_fns = _per_output(loss, names, "loss", losses.get)
+        weights = loss_weights if loss_weights is not None else 1.0
+        self._loss_weights = _per_output(weights, names, "loss_weights",
+                                         lambda w: 1.0 if w is None else float(w))
+        if isinstance(metrics, dict):
+            self._metric_specs = _per_output(
+                metrics, names, "metrics", lambda m: [] if m is None else
+                list(m) if isinstance(m, list | tuple) else [m])
+        else:
+            self._metric_specs = [list(metrics or []) for _ in names]
+        self._compile_args = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
+                              "loss_weights": loss_weights}
+        self._compiled = True
+        self._train_graph = None
+
+    @property
+    def metrics_names(self) -> list[str]:
+        names = ["loss"]
+        if len(self.outputs) > 1:
+            names += [f"{n}_loss" for n, fn in zip(self.output_names, self._loss_fns,
+                                                  strict=True) if fn is not None]
+        if self._compiled:
+            names += [name for name, _, _ in _metric_entries(self)]
+        return names
+
+    # -- graph pieces ----------------------------------------------------------------------
+    def _require_compiled(self, what: str) -> None:
+        if not self._compiled:
+            raise RuntimeError(f"You must compile your model before {what}. Use "
+                               f"`model.compile(optimizer, loss)`.")
+
+    def _inference(self) -> list:
+        if self._infer_graph is None:
+            self._infer_graph = _to_list(self._invoke(list(self.inputs), {"training": False}))
+        return self._infer_graph
+
+    def _evaluation(self) -> dict:
+        if self._train_graph is None:
+            before = {id(u) for u in self.updates}
+            train_outputs = _to_list(self._invoke(list(self.inputs), {"training": True}))
+            updates = [u for u in self.updates if id(u) not in before]
+            outputs = self._inference()
+            targets = [None if fn is None else target_placeholder(fn, o, f"{n}_target")
+                       for fn, o, n in zip(self._loss_fns, self.outputs, self.output_names,
+                                           strict=True)]
+            loss, per_output = training_loss(self, train_outputs, targets)
+            train_metrics = training_metrics(self, train_outputs, targets)
+            opt = optimizers.to_tf_optimizer(self.optimizer)
+            minimize = opt.minimize(loss, var_list=self.trainable_weights)
+            test_loss, test_per_output = training_loss(self, outputs, targets)
+            self._train_graph = {
+                "targets": targets,
+                "train_op": group(minimize, *updates),
+                "train_fetches": [loss, *per_output, *map(math_reduce.reduce_mean,
+                                                         train_metrics.values())],
+                "test_fetches": [test_loss, *test_per_output,
+                                 *map(math_reduce.reduce_mean,
+                                      training_metrics(self, outputs, targets).values())],
+            }
+        return self._train_graph
+
+    def _feed(self, xs, ys=None) -> dict:
+        feed = dict(zip(self.inputs, xs, strict=True))
+        if ys is not None:
+            for t, y in zip(self._evaluation()["targets"], ys, strict=True):
+                if t is not None:
+                    feed[t] = _match_rank(y, t.shape.ndims)
+        return feed
+
+    def _data(self, x, y):
+        xs = _as_arrays(x, self.input_names, "input")
+        ys = None if y is None else _as_arrays(y, self.output_names, "target")
+        counts = {len(a) for a in xs}
+        if len(counts) > 1:
+            raise ValueError(f"All input arrays (x) should have the same number of samples. "
+                             f"Got array shapes: {[a.shape for a in xs]}")
+        if ys is not None and {len(a) for a in ys} != counts:
+            raise ValueError(f"Input arrays should have the same number of samples as target "
+                             f"arrays. Found {counts.pop()} input samples and "
+                             f"{len(ys[0])} target samples.")
+        return xs, ys
+
+    def _maybe_build(self, x) -> None:
+        if not self.inputs:
+            xs = _as_arrays(x, ["input"], "input")
+            self.build((None, *xs[0].shape[1:]))
+
+    # -- loops ------------------------------------------------------------------------------
+    def _run_batches(self, fetches, xs, ys, batch_size, order=None) -> list[float]:
+        sess = backend.get_session()
+        n = len(xs[0])
+        order = np.arange(n) if order is None else order
+        totals = None
+        count = len(self.metrics_names)
+        for start in range(0, n, batch_size):
+            idx = order[start:start + batch_size]
+            values = sess.run(fetches, feed_dict=self._feed([a[idx] for a in xs],
+                                                            [a[idx] for a in ys]))
+            values = [float(v) * len(idx) for v in values[-count:]]
+            totals = values if totals is None else [a + b for a, b in zip(totals, values,
+                                                                        strict=True)]
+        return [t / n for t in totals]
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, **kwargs) -> History:
+        """Train on NumPy arrays for `epochs` epochs of mini-batches (default 32).
+
+        `x` / `y`: an array, a list of arrays (one per input / output) or a dict keyed by
+        input / output name. Returns a `History`.
+        """
+        if kwargs or callbacks or class_weight is not None or sample_weight is not None \
+                or steps_per_epoch is not None:
+            raise NotImplementedError("fit: callbacks, class_weight, sample_weight and "
+                                      "steps_per_epoch are not supported by flowgraph.")
+        self._maybe_build(x)
+        self._require_compiled("training/testing")
+        xs, ys = self._data(x, y)
+        if ys is None:
+            raise ValueError("fit needs targets `y`.")
+        if validation_data is None and validation_split:
+            split = int(len(xs[0]) * (1.0 - validation_split))
+            validation_data = ([a[split:] for a in xs], [a[split:] for a in ys])
+            xs, ys = [a[:split] for a in xs], [a[:split] for a in ys]
+        batch_size = batch_size or 32
+        graph = self._evaluation()
+        names = self.metrics_names
+        history = History(self, {"batch_size": batch_size, "epochs": epochs,
+                                 "samples": len(xs[0]), "metrics": names})
+        fetches = [graph["train_op"], *graph["train_fetches"]]
+        for epoch in range(initial_epoch, epochs):
+            order = np.random.permutation(len(xs[0])) if shuffle else None
+            logs = dict(zip(names, self._run_batches(fetches, xs, ys, batch_size, order),
+                            strict=True))
+            if validation_data is not None:
+                vx, vy = validation_data[0], validation_data[1]
+                values = _to_list(self.evaluate(vx, vy, batch_size=batch_size, verbose=0))
+                logs.update({f"val_{k}": v for k, v in zip(names, values, strict=True)})
+            history._append(epoch, logs)
+            if verbose:
+                print(f"Epoch {epoch + 1}/{epochs} - " +
+                      " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
+                 steps=None, **kwargs):
+        """The loss (and metrics: a list in `metrics_names` order) on NumPy data."""
+        if kwargs or sample_weight is not None or steps is not None:
+            raise NotImplementedError("evaluate: sample_weight and steps are not supported "
+                                      "by flowgraph.")
+        self._require_compiled("training/testing")
+        xs, ys = self._data(x, y)
+        if ys is None:
+            raise ValueError("evaluate needs targets `y`.")
+        values = self._run_batches(self._evaluation()["test_fetches"], xs, ys,
+                                   batch_size or 32)
+        if verbose:
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in zip(self.metrics_names, values,
+                                                              strict=True)))
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose=0, steps=None, **kwargs):
+        """The outputs on NumPy inputs (an array, or a list for several outputs)."""
+        if kwargs or steps is not None:
+            raise NotImplementedError("predict: steps is not supported by flowgraph.")
+        self._maybe_build(x)
+        xs, _ = self._data(x, None)
+        outputs = self._inference()
+        sess = backend.get_session()
+        batch_size = batch_size or 32
+        chunks = [sess.run(outputs, feed_dict=self._feed([a[i:i + batch_size] for a in xs]))
+                  for i in range(0, len(xs[0]), batch_size)]
+        result = [np.concatenate([c[k] for c in chunks]) for k in range(len(outputs))]
+        return result[0] if len(result) == 1 else result
+
+    def train_on_batch(self, x, y):
+        """One training step on one batch; returns the loss (and metrics)."""
+        self._maybe_build(x)
+        self._require_compiled("training/testing")
+        xs, ys = self._data(x, y)
+        graph = self._evaluation()
+        values = self._run_batches([graph["train_op"], *graph["train_fetches"]], xs, ys,
+                                   len(xs[0]))
+        return values[0] if len(values) == 1 else values
+
+    def test_on_batch(self, x, y):
+        return self.evaluate(x, y, batch_size=len(_as_arrays(x, self.input_names,
+                                                             "input")[0]), verbose=0)
+
+    def predict_on_batch(self, x):
+        return self.predict(x, batch_size=len(_as_arrays(x, self.input_names, "input")[0]))
+
+
+def _match_rank(y: np.ndarray, ndims: int | None) -> np.ndarray:
+    """Targets ``(n,)`` for a ``(n, 1)`` placeholder and vice versa, as Keras allows."""
+    if ndims is not None and y.ndim == ndims - 1:
+        return y[..., None]
+    if ndims is not None and y.ndim == ndims + 1 and y.shape[-1] == 1:
+        return y[..., 0]
+    return y
+
+
+def _to_list(x) -> list:
+    return list(x) if isinstance(x, list | tuple) else [x]
