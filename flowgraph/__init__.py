@@ -18,6 +18,7 @@ from flowgraph import (
     contrib,
     data,
     debugging,
+    feature_column,
     io,
     keras,
     layers,
@@ -28,6 +29,8 @@ from flowgraph import (
     nn,
     random,
     saved_model,
+    sparse,
+    strings,
     summary,
     train,
 )
@@ -77,6 +80,7 @@ from flowgraph.framework.graph import (
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import import_graph_def
+from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue, sparse_placeholder
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.io import gfile
 from flowgraph.ops.array_ops import *
@@ -94,7 +98,9 @@ from flowgraph.ops.math_reduce import *
 from flowgraph.ops.nn_ops import *
 from flowgraph.ops.parsing_ops import *
 from flowgraph.ops.random_ops import *
+from flowgraph.ops.sparse_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
+from flowgraph.ops.string_hash_ops import *
 from flowgraph.ops.variable_scope import *
 from flowgraph.ops.variables import (
     Variable,

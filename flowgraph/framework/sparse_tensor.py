@@ -193,13 +193,6 @@ class SparseTensor:
         return (f"SparseTensor(indices={self._indices.name}, values={self._values.name}, "
                 f"dense_shape={self._dense_shape.name})")
 
-    def __bool__(self) -> bool:
-        raise TypeError("Using a SparseTensor as a Python bool is not allowed; compare with "
-                        "None instead.")
-
-    def __len__(self):  # pragma: no cover - TF has no len() either
-        raise TypeError("len() is not defined for a SparseTensor; use tf.shape(sp.values)")
-
 
 def _int64_if_plain(x):
     return None if isinstance(x, Tensor) else _dtypes.int64

@@ -1,5 +1,10 @@
 """The `tf.nn` namespace: re-exports only."""
 
+from flowgraph.ops.embedding_ops import (
+    embedding_lookup,
+    embedding_lookup_sparse,
+    safe_embedding_lookup_sparse,
+)
 from flowgraph.ops.math_ops import sigmoid, tanh
 from flowgraph.ops.nn_loss_ops import (
     in_top_k,

@@ -34,7 +34,7 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.ops.op_util import fixed_dtype, make_tensor
 
-__all__ = ["as_string", "string_to_hash_bucket_fast", "to_hash_bucket_fast"]
+__all__ = ["as_string", "string_to_hash_bucket_fast"]
 
 _M = 0xFFFFFFFFFFFFFFFF
 _K0 = 0xC3A5C85C97CB3127
@@ -217,8 +217,8 @@ def to_hash_bucket_fast(input, num_buckets: int, name: str | None = None):
     >>> import flowgraph as tf
     >>> with tf.Session() as sess:
     ...     print(sess.run(tf.strings.to_hash_bucket_fast([["a"], ["hello"]], 100)))
-    [[31]
-     [88]]
+    [[39]
+     [96]]
     """
     x = convert_to_tensor(input, dtype=_dtypes.string, name="input")
     if x.dtype.base_dtype != _dtypes.string:

@@ -52,6 +52,10 @@ class FetchMapper:
                     "be a Tensor, an Operation, a name string, or a (nested) list, tuple, "
                     "dict or namedtuple of them"
                 )
+            if hasattr(obj, "_fetch_components"):  # a composite such as a SparseTensor
+                components, build = obj._fetch_components()
+                parts = [walk(c) for c in components]
+                return lambda values: build([p(values) for p in parts])
             if isinstance(obj, Tensor | Operation | str) or hasattr(obj, "_as_graph_element"):
                 return element(obj)
             if _is_namedtuple(obj):

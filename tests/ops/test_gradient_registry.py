@@ -258,6 +258,35 @@ CASES = {
         np.array([1, -2], np.int32), None], {"end_mask": 1}))],
     "MirrorPadGrad": [([u(6, 7)], op("MirrorPadGrad", [None, np.array([[1, 2], [2, 1]])],
                                      {"mode": "REFLECT"}))],
+    # -- sparse (flowgraph/ops/sparse_ops.py): SparseTensor parts as constants
+    "SparseToDense": [([u(3), u()], op("SparseToDense", [
+        np.array([[0, 1], [1, 2], [2, 0]], np.int64), np.array([3, 4], np.int64), None, None]))],
+    "SparseReorder": [([u(3)], lambda v: tf.get_default_graph().create_op("SparseReorder", [
+        tf.constant(np.array([[2, 0], [0, 1], [1, 3]], np.int64)), v,
+        tf.constant(np.array([3, 4], np.int64))]).outputs[1])],
+    "SparseFillEmptyRows": [([u(3), u()], lambda v, d: tf.get_default_graph().create_op(
+        "SparseFillEmptyRows", [tf.constant(np.array([[1, 0], [1, 2], [3, 1]], np.int64)), v,
+                                tf.constant(np.array([5, 3], np.int64)), d]).outputs[1])],
+    "SparseReduceSum": [([u(4)], op("SparseReduceSum", [
+        np.array([[0, 1, 0], [1, 0, 1], [1, 2, 1], [0, 2, 0]], np.int64), None,
+        np.array([2, 3, 2], np.int64), np.array([1], np.int32)])),
+        ([u(4)], op("SparseReduceSum", [
+            np.array([[0, 1, 0], [1, 0, 1], [1, 2, 1], [0, 2, 0]], np.int64), None,
+            np.array([2, 3, 2], np.int64), np.array([0, -1], np.int32)], {"keep_dims": True}))],
+    "SparseTensorDenseMatMul": [
+        ([u(3), u(3, 4)], op("SparseTensorDenseMatMul", [
+            np.array([[0, 1], [1, 0], [1, 2]], np.int64), None, np.array([2, 3], np.int64),
+            None])),
+        ([u(3), u(4, 2)], op("SparseTensorDenseMatMul", [
+            np.array([[0, 1], [1, 0], [1, 2]], np.int64), None, np.array([2, 3], np.int64),
+            None], {"adjoint_a": True, "adjoint_b": True}))],
+    **{name: [([u(4, 3)], op(name, [None, np.array([0, 2, 2, 3], np.int32),
+                                     np.array([0, 0, 2, 2], np.int32)]))]
+       for name in ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN")},
+    **{name: [([u(4, 3)], op(name, [None, np.array([3, 1, 1], np.int64),
+                                     np.array([1, 1, 2], np.int64), np.array(5, np.int32)]))]
+       for name in ("SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegments",
+                    "SparseSegmentSqrtNWithNumSegments")},
     # Control flow (control_flow_grad.py): small tf.cond / tf.while_loop programs.
     "Switch": [([pos(2, 3), u(2, 3)], lambda x, y: tf.cond(
         tf.reduce_sum(x) > 0.0, lambda: x * y, lambda: tf.sin(x) - y)),

@@ -1,0 +1,322 @@
+"""Embedding lookups: rows of a (possibly sharded) table for dense ids
+(`embedding_lookup`) or for the ids of a `SparseTensor`, combined per example
+(`embedding_lookup_sparse`, `safe_embedding_lookup_sparse`).
+
+Every path reads the table with ``GatherV2`` only, so the gradient with respect to the
+table is `IndexedSlices` holding just the looked-up rows: optimizers update those rows
+in place (``SparseApply*``) and a table of a million rows is never densified. Per-example
+combining runs on the small gathered block with ``SparseSegment{Sum,Mean,SqrtN}``:
+
+    sp_ids (batch 2):  row 0 -> [7, 3]   row 1 -> [7]
+    unique ids [7, 3]  -> gather 2 rows of the table -> segment mean over idx [0, 1 | 0]
+
+A sharded table (a list of tensors) follows TF's ``partition_strategy``: ``"mod"`` puts
+id ``i`` in shard ``i % n`` at row ``i // n``; ``"div"`` gives each shard a contiguous
+range of ids (the first ``total % n`` shards one id more).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> table = tf.constant([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+>>> sp = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([0, 2, 1], tf.int64), [2, 2])
+>>> with tf.Session() as sess:
+...     print(sess.run(tf.nn.embedding_lookup_sparse(table, sp, None, combiner="sum")))
+[[4. 6.]
+ [2. 3.]]
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import get_default_graph, name_scope
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.sparse_tensor import SparseTensor
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import array_ops, clip_ops, math_ops, math_reduce, sparse_ops
+from flowgraph.ops.variables import Variable
+
+__all__ = ["embedding_lookup", "embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
+
+_COMBINERS = ("mean", "sqrtn", "sum")
+
+
+def _as_list(params) -> list:
+    if params is None:
+        raise ValueError("Need at least one param: params is None")
+    if hasattr(params, "_get_variable_list"):  # a partitioned variable
+        params = params._get_variable_list()
+    params = list(params) if isinstance(params, list | tuple) else [params]
+    if not params:
+        raise ValueError("Need at least one param: params is an empty list")
+    return params
+
+
+def _clip(rows: Tensor, ids: Tensor, max_norm):
+    """Rescale each embedding (the dimensions after those of `ids`) to norm <= max_norm."""
+    if max_norm is None:
+        return rows
+    ids_rank, rows_rank = ids.shape.ndims, rows.shape.ndims
+    if ids_rank is None or rows_rank is None:
+        raise ValueError(f"embedding_lookup with max_norm needs ids and params of known rank, "
+                         f"got ids {ids.shape} and embeddings {rows.shape}")
+    return clip_ops.clip_by_norm(rows, max_norm, axes=list(range(ids_rank, rows_rank)))
+
+
+def _colocated(param):
+    target = getattr(param, "op", None)
+    if target is None:
+        return contextlib.nullcontext()
+    return get_default_graph().colocate_with(target)
+
+
+def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | None = None,
+                     validate_indices: bool = True, max_norm=None):
+    """Rows of `params` for `ids`: ``output[i...] = params[ids[i...]]``, shape
+    ``ids.shape + params.shape[1:]``. `params` may be a list of shards (see the module
+    docstring for `partition_strategy`); the gradient is `IndexedSlices`.
+
+    Parameters
+    ----------
+    params : Tensor, Variable or list of them
+        The table, or its shards (equal trailing dimensions).
+    ids : int32/int64 Tensor
+        Ids to look up; any shape.
+    partition_strategy : {"mod", "div"}
+        How ids map to shards when `params` is a list.
+    max_norm : float, optional
+        Embeddings with a larger L2 norm are rescaled to this norm.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> table = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.nn.embedding_lookup(table, [[2], [0]])))
+    [[[5. 6.]]
+    <BLANKLINE>
+     [[1. 2.]]]
+    """
+    if partition_strategy not in ("mod", "div"):
+        raise ValueError(f"embedding_lookup: partition_strategy must be 'mod' or 'div', got "
+                         f"{partition_strategy!r}")
+    params = _as_list(params)
+    with name_scope(name, "embedding_lookup", [*params, ids]) as scope:
+        n = len(params)
+        if n == 1:
+            with _colocated(params[0]):
+                p = convert_to_tensor(params[0], name="params")
+                ids_t = convert_to_tensor(ids, preferred_dtype=_dtypes.int32, name="ids")
+                _check_ids(ids_t)
+                rows = array_ops.gather(p, ids_t, name=scope if max_norm is None else None)
+                return _clip(rows, ids_t, max_norm) if max_norm is not None else rows
+        ps = [convert_to_tensor(p, name="params") for p in params]
+        ids_t = convert_to_tensor(ids, preferred_dtype=_dtypes.int32, name="ids")
+        _check_ids(ids_t)
+        flat = array_ops.reshape(ids_t, [-1])
+        assign, new_ids = _partition(ps, flat, partition_strategy)
+        count = array_ops.shape(flat, out_type=_dtypes.int64)
+        pieces = []
+        for k, p in enumerate(ps):
+            pos = array_ops.where(math_ops.equal(assign, math_ops.cast(k, assign.dtype)))
+            local = array_ops.gather_nd(new_ids, pos)
+            with _colocated(params[k]):
+                rows = array_ops.gather(p, local)
+            rows = _clip(rows, local, max_norm)
+            out_shape = array_ops.concat(
+                [count, array_ops.shape(p, out_type=_dtypes.int64)[1:]], 0)
+            pieces.append(array_ops.scatter_nd(pos, rows, out_shape))
+        merged = math_reduce.add_n(pieces) if len(pieces) > 1 else pieces[0]
+        shape = array_ops.concat([array_ops.shape(ids_t), array_ops.shape(ps[0])[1:]], 0)
+        out = array_ops.reshape(merged, shape, name=scope)
+        out.set_shape(ids_t.shape.concatenate(_trailing(ps)))
+        return out
+
+
+def _trailing(ps) -> TensorShape:
+    shape = TensorShape(None)
+    for p in ps:
+        if p.shape.ndims is not None:
+            s = TensorShape(p.shape.dims[1:])
+            shape = s if shape.ndims is None else shape.merge_with(s)
+    return shape
+
+
+def _check_ids(ids: Tensor) -> None:
+    if not ids.dtype.is_integer:
+        raise TypeError(f"embedding_lookup: ids must be int32 or int64, got {ids.dtype.name} "
+                        f"({ids.name})")
+
+
+def _partition(ps, ids, strategy):
+    n = len(ps)
+    if strategy == "mod":
+        return math_ops.floormod(ids, n), math_ops.floordiv(ids, n)
+    sizes = [p.shape[0].value if p.shape.ndims else None for p in ps]
+    if all(s is not None for s in sizes):
+        total = math_ops.cast(sum(sizes), ids.dtype)
+    else:
+        total = math_ops.cast(math_reduce.add_n(
+            [array_ops.shape(p, out_type=_dtypes.int64)[0] for p in ps]), ids.dtype)
+    per = total // n
+    extras = total % n
+    assign = math_ops.maximum(ids // (per + 1), (ids - extras) // per)
+    new_ids = array_ops.where(math_ops.less(assign, extras), ids % (per + 1),
+                              (ids - extras) % per)
+    return assign, new_ids
+
+
+def _check_sparse_args(fn, combiner, sp_ids, sp_weights):
+    if combiner not in _COMBINERS:
+        raise ValueError(f"{fn}: combiner must be one of 'mean', 'sqrtn' or 'sum', got "
+                         f"{combiner!r}")
+    if not isinstance(sp_ids, SparseTensor):
+        raise TypeError(f"{fn}: sp_ids must be a SparseTensor, got {type(sp_ids).__name__}")
+    if sp_weights is not None and not isinstance(sp_weights, SparseTensor):
+        raise TypeError(f"{fn}: sp_weights must be None or a SparseTensor, got "
+                        f"{type(sp_weights).__name__}")
+    if not sp_ids.dtype.is_integer:
+        raise TypeError(f"{fn}: sp_ids must hold int32/int64 ids, got {sp_ids.dtype.name}")
+    if sp_weights is not None and not sp_weights.values.shape.is_compatible_with(
+            sp_ids.values.shape):
+        raise ValueError(f"{fn}: sp_weights values {sp_weights.values.shape} do not match "
+                         f"sp_ids values {sp_ids.values.shape}")
+
+
+def _positions(data):
+    """0..n-1 for the rows of `data` (a Range: the segment gradient is then dense)."""
+    return array_ops.range(array_ops.shape(data)[0])
+
+
+def _segment_sum(data, segment_ids):
+    return sparse_ops.sparse_segment_sum(data, _positions(data), segment_ids)
+
+
+def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str = "mod",
+                            name: str | None = None, combiner: str | None = None,
+                            max_norm=None):
+    """One embedding per row of `sp_ids` (a [batch, n] `SparseTensor` of ids): the
+    `combiner` ('sum', 'mean' or 'sqrtn') of the embeddings of that row's ids, weighted by
+    `sp_weights` (same indices as `sp_ids`) when given. As in TensorFlow, the result has
+    ``max(row) + 1`` rows (trailing rows without ids are absent; use
+    `safe_embedding_lookup_sparse` for one row per example, zeros for empty ones).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> table = tf.constant([[2.0], [4.0], [8.0]])
+    >>> ids = tf.SparseTensor([[0, 0], [0, 1]], tf.constant([0, 1], tf.int64), [1, 2])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.nn.embedding_lookup_sparse(table, ids, None, combiner="mean")))
+    [[3.]]
+    """
+    if combiner is None:
+        combiner = "mean"
+    _check_sparse_args("embedding_lookup_sparse", combiner, sp_ids, sp_weights)
+    params = _as_list(params)
+    with name_scope(name, "embedding_lookup_sparse", [*params, sp_ids.values]) as scope:
+        out_name = scope.rstrip("/").rpartition("/")[2]
+        segment_ids = math_ops.cast(sp_ids.indices[:, 0], _dtypes.int32)
+        reduce = {"sum": sparse_ops.sparse_segment_sum, "mean": sparse_ops.sparse_segment_mean,
+                  "sqrtn": sparse_ops.sparse_segment_sqrt_n}
+        if len(params) == 1 and max_norm is None and sp_weights is None:
+            # Reduce straight from the table: its gradient is IndexedSlices of the ids' rows.
+            table = convert_to_tensor(params[0], name="params")
+            if table.dtype.base_dtype == _dtypes.float16:
+                table = math_ops.cast(table, _dtypes.float32)
+            return reduce[combiner](table, sp_ids.values, segment_ids, name=out_name)
+        rows = embedding_lookup(params, sp_ids.values, partition_strategy=partition_strategy,
+                                max_norm=max_norm)
+        if rows.dtype.base_dtype == _dtypes.float16:
+            rows = math_ops.cast(rows, _dtypes.float32)
+        if sp_weights is None:
+            return reduce[combiner](rows, _positions(rows), segment_ids, name=out_name)
+        weights = sp_weights.values
+        if weights.dtype.base_dtype != rows.dtype.base_dtype:
+            weights = math_ops.cast(weights, rows.dtype.base_dtype)
+        ones = array_ops.fill(array_ops.expand_dims(array_ops.rank(rows) - 1, 0), 1)
+        weights = array_ops.reshape(weights, array_ops.concat([array_ops.shape(weights),
+                                                               ones], 0))
+        total = _segment_sum(rows * weights, segment_ids)
+        if combiner == "sum":
+            return array_ops.identity(total, name=out_name)
+        if combiner == "mean":
+            return math_ops.div(total, _segment_sum(weights, segment_ids), name=out_name)
+        norm = math_ops.sqrt(_segment_sum(weights * weights, segment_ids))
+        return math_ops.div(total, norm, name=out_name)
+
+
+def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None,
+                                 combiner: str = "mean", default_id=None,
+                                 name: str | None = None, partition_strategy: str = "div",
+                                 max_norm=None):
+    """`embedding_lookup_sparse` that tolerates bad input: ids < 0 are dropped (and, unless
+    ``combiner='sum'``, entries with weight <= 0), examples left without ids get the
+    embedding of `default_id` or zeros, and `sparse_ids` of rank > 2 give a result of
+    shape ``dense_shape[:-1] + [dim]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> table = tf.constant([[1.0, 1.0], [3.0, 5.0]])
+    >>> ids = tf.SparseTensor([[0, 0], [2, 0]], tf.constant([1, -1], tf.int64), [3, 1])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.nn.safe_embedding_lookup_sparse(table, ids)))
+    [[3. 5.]
+     [0. 0.]
+     [0. 0.]]
+    """
+    if embedding_weights is None:
+        raise ValueError("safe_embedding_lookup_sparse: missing embedding_weights (None)")
+    params = _as_list(embedding_weights)
+    _check_sparse_args("safe_embedding_lookup_sparse", combiner, sparse_ids, sparse_weights)
+    dtype = sparse_weights.dtype.base_dtype if sparse_weights is not None else None
+    params = [p if isinstance(p, Variable) else convert_to_tensor(p, dtype=dtype)
+              for p in params]
+    with name_scope(name, "embedding_lookup", [sparse_ids.values]) as scope:
+        original_shape = sparse_ids.dense_shape
+        rank_dim = original_shape.shape[0].value if original_shape.shape.ndims else None
+        rank = array_ops.size(original_shape) if rank_dim is None else rank_dim
+        if rank_dim == 2:
+            ids2 = sparse_ids
+        else:
+            outer = math_reduce.reduce_prod(array_ops.slice(original_shape, [0], [rank - 1]))
+            ids2 = sparse_ops.sparse_reshape(sparse_ids, array_ops.stack(
+                [outer, array_ops.gather(original_shape, rank - 1)]))
+        weights2 = None
+        if sparse_weights is not None:
+            weights2 = SparseTensor(ids2.indices, sparse_weights.values, ids2.dense_shape)
+        ids2, weights2 = _prune(ids2, weights2, math_ops.greater_equal(
+            ids2.values, math_ops.cast(0, ids2.dtype.base_dtype)))
+        if combiner != "sum" and weights2 is not None:
+            ids2, weights2 = _prune(ids2, weights2, math_ops.greater(
+                weights2.values, math_ops.cast(0, weights2.dtype.base_dtype)))
+        ids2, is_row_empty = sparse_ops.sparse_fill_empty_rows(ids2, default_id or 0)
+        if weights2 is not None:
+            weights2, _ = sparse_ops.sparse_fill_empty_rows(weights2, 1.0)
+        result = embedding_lookup_sparse(params, ids2, weights2, combiner=combiner,
+                                         partition_strategy=partition_strategy,
+                                         max_norm=max_norm)
+        if default_id is None:
+            empty = array_ops.tile(array_ops.reshape(is_row_empty, [-1, 1]),
+                                   array_ops.stack([1, array_ops.shape(result)[1]]))
+            result = array_ops.where(empty, array_ops.zeros_like(result), result)
+        if rank_dim == 2:
+            final = array_ops.identity(result, name=scope)
+        else:
+            final = array_ops.reshape(result, array_ops.concat([
+                array_ops.slice(math_ops.cast(original_shape, _dtypes.int32), [0], [rank - 1]),
+                array_ops.slice(array_ops.shape(result), [1], [-1])], 0), name=scope)
+        lead = TensorShape(None) if rank_dim is None else TensorShape([None] * (rank_dim - 1))
+        final.set_shape(lead.concatenate(result.shape[1:] if result.shape.ndims else
+                                         TensorShape(None)))
+        return final
+
+
+def _prune(ids: SparseTensor, weights, keep):
+    ids_out = sparse_ops.sparse_retain(ids, keep)
+    w_out = sparse_ops.sparse_retain(weights, keep) if weights is not None else None
+    return ids_out, w_out
+

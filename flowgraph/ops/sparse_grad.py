@@ -1,0 +1,128 @@
+"""Gradients of the sparse ops (`flowgraph/ops/sparse_ops.py`).
+
+Only values and dense operands get gradients; indices, shapes and segment ids never do.
+The segment reductions return `IndexedSlices` for `data`: one row per entry of
+`indices` (duplicates add up), so the gradient of a lookup into a huge table touches
+only the looked-up rows.
+
+    SparseSegmentMean(data, indices=[4, 9], segment_ids=[0, 0])  -> out[0]
+    d data = IndexedSlices(values=[g[0] / 2, g[0] / 2], indices=[4, 9])
+
+Example
+-------
+>>> import flowgraph as tf
+>>> d = tf.constant([[1.0], [2.0], [4.0]])
+>>> (g,) = tf.gradients(tf.sparse.segment_sum(d, [0, 2], [0, 0]), [d])
+>>> type(g).__name__
+'IndexedSlices'
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.indexed_slices import IndexedSlices
+from flowgraph.framework.registry import register_gradient
+from flowgraph.ops import array_ops, math_ops, math_reduce
+from flowgraph.ops.op_util import make_op, make_tensor
+from flowgraph.ops.sparse_ops import SEGMENT_OPS
+
+__all__: list[str] = []
+
+
+def _dense(grad):
+    return convert_to_tensor(grad) if isinstance(grad, IndexedSlices) else grad
+
+
+@register_gradient("SparseToDense")
+def _sparse_to_dense_grad(op, grad):
+    indices = op.inputs[0]
+    grad = _dense(grad)
+    if indices.shape.ndims == 1:  # a vector of positions into a 1-D output
+        indices = array_ops.expand_dims(indices, 1)
+    picked = array_ops.gather_nd(grad, indices)
+    d_default = math_reduce.reduce_sum(grad) - math_reduce.reduce_sum(picked)
+    return [None, None, picked, d_default]
+
+
+@register_gradient("SparseReorder")
+def _sparse_reorder_grad(op, grad_indices, grad_values):
+    indices, _, shape = op.inputs
+    n = array_ops.shape(indices, out_type=_dtypes.int64)[0]
+    positions = array_ops.range(n, dtype=_dtypes.int64)
+    perm = make_op("SparseReorder", [indices, positions, shape]).outputs[1]
+    return [None, array_ops.gather(_dense(grad_values), array_ops.invert_permutation(perm)),
+            None]
+
+
+@register_gradient("SparseFillEmptyRows")
+def _fill_empty_rows_grad(op, d_indices, d_values, d_empty, d_reverse):
+    reverse_map = op.outputs[3]
+    g = make_op("SparseFillEmptyRowsGrad", [reverse_map, _dense(d_values)])
+    return [None, g.outputs[0], None, g.outputs[1]]
+
+
+@register_gradient("SparseReduceSum")
+def _sparse_reduce_sum_grad(op, grad):
+    """Each entry's gradient is the output gradient at its coordinates with the reduced
+    axes dropped: gather it from the keep-dims gradient at coordinates zeroed on them."""
+    indices, _, shape, axes = op.inputs
+    grad = _dense(grad)
+    rank = array_ops.size(shape)
+    axes_mod = math_ops.floormod(math_ops.cast(axes, _dtypes.int32), rank)
+    reduced = math_reduce.reduce_any(math_ops.equal(
+        array_ops.expand_dims(array_ops.range(rank), 1),
+        array_ops.expand_dims(array_ops.reshape(axes_mod, [-1]), 0)), axis=1)
+    keep = math_ops.cast(math_ops.logical_not(reduced), _dtypes.int64)
+    kept_shape = shape * keep + (1 - keep)
+    g = array_ops.reshape(grad, kept_shape)
+    return [None, array_ops.gather_nd(g, indices * keep), None, None]
+
+
+@register_gradient("SparseTensorDenseMatMul")
+def _sp_matmul_grad(op, grad):
+    indices, values, shape, b = op.inputs
+    adj_a, adj_b = op.attrs["adjoint_a"], op.attrs["adjoint_b"]
+    grad = _dense(grad)
+    # d b: op(a)^T @ grad, transposed back when b was adjointed.
+    d_b = make_tensor("SparseTensorDenseMatMul", [indices, values, shape, grad],
+                      {"adjoint_a": not adj_a, "adjoint_b": False})
+    if adj_b:
+        d_b = array_ops.transpose(d_b)
+    # d values[k] for entry (i, j): sum_n grad[row, n] * op(b)[col, n].
+    rows = indices[:, 1] if adj_a else indices[:, 0]
+    cols = indices[:, 0] if adj_a else indices[:, 1]
+    b_rows = array_ops.gather(b, cols, axis=1) if adj_b else array_ops.gather(b, cols)
+    if adj_b:
+        b_rows = array_ops.transpose(b_rows)
+    d_values = math_reduce.reduce_sum(array_ops.gather(grad, rows) * b_rows, axis=1)
+    return [None, d_values, None, d_b]
+
+
+def _segment_grad(op, grad):
+    data, indices, segment_ids = op.inputs[:3]
+    combiner = {"SparseSegmentSum": "sum", "SparseSegmentMean": "mean",
+                "SparseSegmentSqrtN": "sqrtn"}[op.type.replace("WithNumSegments", "")]
+    rows = make_tensor("SparseSegmentGradRows", [_dense(grad), segment_ids],
+                       {"combiner": combiner})
+    if _is_identity_range(indices):  # every row once, in order: the gradient is dense
+        return [rows, None, None] + [None] * (len(op.inputs) - 3)
+    shape = data.shape
+    if shape.is_fully_defined():
+        dense_shape = convert_to_tensor(shape.as_list(), dtype=indices.dtype.base_dtype)
+    else:
+        dense_shape = array_ops.shape(data, out_type=indices.dtype.base_dtype)
+    grads = [IndexedSlices(rows, indices, dense_shape), None, None]
+    return grads + [None] * (len(op.inputs) - 3)
+
+
+def _is_identity_range(t) -> bool:
+    if t.op.type != "Range":
+        return False
+    start, delta = (constant_value(x) for x in (t.op.inputs[0], t.op.inputs[2]))
+    return start is not None and delta is not None and int(start) == 0 and int(delta) == 1
+
+
+for _name in SEGMENT_OPS:
+    register_gradient(_name)(_segment_grad)
+    register_gradient(_name + "WithNumSegments")(_segment_grad)

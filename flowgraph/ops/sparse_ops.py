@@ -1,0 +1,589 @@
+"""Sparse ops: densify, reorder, fill empty rows, reshape, reduce and multiply `SparseTensor`s;
+``SparseSegment{Sum,Mean,SqrtN}`` (the reductions behind embedding lookups); `Bucketize`;
+hashed feature crosses (`tf.sparse.cross_hashed`).
+
+A `SparseTensor` enters an op as its three tensors (indices, values, dense_shape); an op
+producing a sparse result has one output per part. Gradients (values only, never indices)
+live in `flowgraph/ops/sparse_grad.py`; the segment reductions' gradients are
+`IndexedSlices`, so a reduction over rows of a huge table never densifies the table.
+Kernels: `flowgraph/backends/cpu/kernels_sparse.py`.
+
+    sparse_segment_sum(data, indices=[0, 2, 2], segment_ids=[0, 0, 1])
+      out[0] = data[0] + data[2]          out[1] = data[2]
+
+Example
+-------
+>>> import flowgraph as tf
+>>> sp = tf.SparseTensor([[0, 1], [2, 0]], [5, 6], [3, 2])
+>>> with tf.Session() as sess:
+...     print(sess.run(tf.sparse.to_dense(sp)))
+[[0 5]
+ [0 0]
+ [6 0]]
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import (
+    constant,
+    constant_value,
+    constant_value_as_shape,
+    convert_to_tensor,
+)
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.sparse_tensor import SparseTensor, convert_to_sparse_tensor
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import array_ops, math_ops
+from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
+
+__all__ = [
+    "sparse_concat",
+    "sparse_fill_empty_rows",
+    "sparse_reduce_sum",
+    "sparse_reorder",
+    "sparse_reshape",
+    "sparse_retain",
+    "sparse_segment_mean",
+    "sparse_segment_sqrt_n",
+    "sparse_segment_sum",
+    "sparse_tensor_dense_matmul",
+    "sparse_tensor_to_dense",
+    "sparse_to_dense",
+]
+
+_I64 = _dtypes.int64
+
+
+def _vec(n=None) -> TensorShape:
+    return TensorShape([n])
+
+
+def _nnz(indices: TensorShape):
+    return indices[0] if indices.ndims else None
+
+
+def _rank_of(indices: TensorShape, shape: TensorShape):
+    r = indices[1].value if indices.ndims == 2 else None
+    return r if r is not None else (shape[0].value if shape.ndims == 1 else None)
+
+
+def _sp(sp_input, name="sp_input") -> SparseTensor:
+    return convert_to_sparse_tensor(sp_input, name)
+
+
+# -- SparseToDense --------------------------------------------------------------------------
+@register_op("SparseToDense", attrs={"validate_indices": True},
+             dtype_fn=lambda op: [op.inputs[2].dtype.base_dtype])
+def _sparse_to_dense_shape(op, indices, output_shape, values, default_value):
+    if default_value.ndims not in (None, 0):
+        raise op.shape_error(f"default_value must be a scalar, got shape {default_value}")
+    if op.inputs[2].dtype.base_dtype != op.inputs[3].dtype.base_dtype:
+        raise op.shape_error(f"default_value has dtype {op.inputs[3].dtype.name}, values have "
+                             f"{op.inputs[2].dtype.name}")
+    return [constant_value_as_shape(op.inputs[1])]
+
+
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0,
+                    validate_indices: bool = True, name: str | None = None):
+    """A dense tensor of `output_shape` holding `sparse_values` at `sparse_indices` and
+    `default_value` elsewhere (TF's deprecated low-level form of `tf.sparse.to_dense`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.sparse_to_dense([[0, 1]], [2, 3], [7]).shape.as_list()
+    [2, 3]
+    """
+    with name_scope(name, "SparseToDense", [sparse_indices, sparse_values]) as scope:
+        idx = convert_to_tensor(sparse_indices, preferred_dtype=_I64, name="sparse_indices")
+        values = convert_to_tensor(sparse_values, name="sparse_values")
+        shape = convert_to_tensor(output_shape, dtype=None if isinstance(
+            output_shape, Tensor) else idx.dtype, name="output_shape")
+        default = convert_to_tensor(default_value, dtype=values.dtype.base_dtype,
+                                    name="default_value")
+        return make_tensor("SparseToDense", [idx, shape, values, default],
+                           {"validate_indices": bool(validate_indices)}, name=scope)
+
+
+def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices: bool = True,
+                           name: str | None = None):
+    """The dense tensor of `sp_input`, `default_value` (0 / '' by default) where unset.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.SparseTensor([[1]], ["x"], [3])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.sparse.to_dense(sp)))
+    [b'' b'x' b'']
+    """
+    sp = _sp(sp_input)
+    if default_value is None:
+        default_value = b"" if sp.dtype.base_dtype == _dtypes.string else 0
+    return sparse_to_dense(sp.indices, sp.dense_shape, sp.values, default_value,
+                           validate_indices, name=name or "SparseToDense")
+
+
+def sparse_from_dense(tensor, name: str | None = None) -> SparseTensor:
+    """The `SparseTensor` of the nonzero (non-empty for strings) entries of `tensor`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.sparse.from_dense([[0, 3], [4, 0]])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(sp.values))
+    [3 4]
+    """
+    with name_scope(name, "dense_to_sparse", [tensor]):
+        t = convert_to_tensor(tensor)
+        zero = b"" if t.dtype.base_dtype == _dtypes.string else 0
+        indices = array_ops.where(math_ops.not_equal(t, constant(zero, t.dtype.base_dtype)))
+        values = array_ops.gather_nd(t, indices)
+        shape = array_ops.shape(t, out_type=_I64)
+        return SparseTensor(indices, values, shape)
+
+
+# -- SparseReorder, SparseReshape, SparseFillEmptyRows, retain, concat ----------------------
+@register_op("SparseReorder", num_outputs=2,
+             dtype_fn=lambda op: [_I64, op.inputs[1].dtype.base_dtype])
+def _sparse_reorder_shape(op, indices, values, shape):
+    return [TensorShape([_nnz(indices), _rank_of(indices, shape)]), _vec(_nnz(indices))]
+
+
+def sparse_reorder(sp_input, name: str | None = None) -> SparseTensor:
+    """The same sparse tensor with its entries in row-major (canonical) order.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.sparse.reorder(tf.SparseTensor([[1, 0], [0, 2]], [1.0, 2.0], [2, 3]))
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(sp.values))
+    [2. 1.]
+    """
+    sp = _sp(sp_input)
+    op = make_op("SparseReorder", [sp.indices, sp.values, sp.dense_shape],
+                 name=name or "SparseReorder")
+    return SparseTensor(op.outputs[0], op.outputs[1], sp.dense_shape)
+
+
+@register_op("SparseReshape", num_outputs=2, dtype_fn=fixed_dtype(_I64, _I64))
+def _sparse_reshape_shape(op, indices, shape, new_shape):
+    return [TensorShape([_nnz(indices), new_shape[0] if new_shape.ndims == 1 else None]),
+            new_shape]
+
+
+def sparse_reshape(sp_input, shape, name: str | None = None) -> SparseTensor:
+    """`sp_input` with a new dense shape (one dimension may be -1), entries in the same
+    row-major positions.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.sparse.reshape(tf.SparseTensor([[0, 5]], [1], [2, 6]), [-1, 4])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(sp.indices))
+    [[1 1]]
+    """
+    sp = _sp(sp_input)
+    new_shape = convert_to_tensor(shape, dtype=None if isinstance(shape, Tensor) else _I64)
+    op = make_op("SparseReshape", [sp.indices, sp.dense_shape, new_shape],
+                 name=name or "SparseReshape")
+    out = SparseTensor(op.outputs[0], sp.values, op.outputs[1])
+    static = constant_value(new_shape)
+    if static is not None and (np.asarray(static) >= 0).all():
+        out._shape_hint = TensorShape([int(d) for d in np.reshape(static, -1)])
+    return out
+
+
+@register_op("SparseFillEmptyRows", num_outputs=4,
+             dtype_fn=lambda op: [_I64, op.inputs[1].dtype.base_dtype, _dtypes.bool, _I64])
+def _fill_empty_rows_shape(op, indices, values, shape, default_value):
+    if default_value.ndims not in (None, 0):
+        raise op.shape_error(f"default_value must be a scalar, got shape {default_value}")
+    rank = _rank_of(indices, shape)
+    return [TensorShape([None, rank]), _vec(), _vec(), _vec(_nnz(indices))]
+
+
+@register_op("SparseFillEmptyRowsGrad", num_outputs=2,
+             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype] * 2)
+def _fill_empty_rows_grad_shape(op, reverse_index_map, grad_values):
+    return [reverse_index_map, TensorShape([])]
+
+
+def sparse_fill_empty_rows(sp_input, default_value, name: str | None = None):
+    """Give every empty row of `sp_input` one entry ``[row, 0, ...] = default_value``.
+
+    Returns ``(sp_output, empty_row_indicator)``: the filled tensor (row-major order) and
+    a bool vector, True for the rows that were empty.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp, empty = tf.sparse.fill_empty_rows(tf.SparseTensor([[1, 0]], [4], [3, 2]), -1)
+    >>> with tf.Session() as sess:
+    ...     print(sess.run([sp.values, empty]))
+    [array([-1,  4, -1], dtype=int32), array([ True, False,  True])]
+    """
+    with name_scope(name, "SparseFillEmptyRows", [sp_input]) as scope:
+        sp = _sp(sp_input)
+        default = convert_to_tensor(default_value, dtype=sp.dtype.base_dtype,
+                                    name="default_value")
+        op = make_op("SparseFillEmptyRows", [sp.indices, sp.values, sp.dense_shape, default],
+                     name=scope)
+        out = SparseTensor(op.outputs[0], op.outputs[1], sp.dense_shape)
+        out._shape_hint = sp.shape
+        return out, op.outputs[2]
+
+
+def sparse_retain(sp_input, to_retain, name: str | None = None) -> SparseTensor:
+    """The entries of `sp_input` where the bool vector `to_retain` is True.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.sparse_retain(tf.SparseTensor([[0], [2]], [1, 2], [3]), [False, True])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(sp.values))
+    [2]
+    """
+    sp = _sp(sp_input)
+    with name_scope(name, "SparseRetain", [sp.values, to_retain]):
+        keep = convert_to_tensor(to_retain, dtype=_dtypes.bool)
+        if keep.shape.ndims not in (None, 1):
+            raise ValueError(f"sparse_retain: to_retain must be a vector, got shape "
+                             f"{keep.shape}")
+        where = array_ops.reshape(array_ops.where(keep), [-1])
+        out = SparseTensor(array_ops.gather(sp.indices, where),
+                           array_ops.gather(sp.values, where), sp.dense_shape)
+    out._shape_hint = sp.shape
+    return out
+
+
+def sparse_concat(axis: int, sp_inputs, name: str | None = None,
+                  expand_nonconcat_dim: bool = False) -> SparseTensor:
+    """Concatenate sparse tensors of equal rank along `axis` (other dimensions must match
+    unless `expand_nonconcat_dim`, which takes their maximum). Output in row-major order.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> a = tf.SparseTensor([[0, 0]], [1], [2, 2])
+    >>> b = tf.SparseTensor([[1, 0]], [2], [2, 3])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.sparse.concat(1, [a, b]).indices))
+    [[0 0]
+     [1 2]]
+    """
+    sps = [_sp(s, "sp_inputs") for s in sp_inputs]
+    if not sps:
+        raise ValueError("sparse_concat: sp_inputs is empty")
+    with name_scope(name, "SparseConcat", [s.values for s in sps]):
+        ranks = {s.shape.ndims for s in sps} - {None}
+        if len(ranks) > 1:
+            raise ValueError(f"sparse_concat: inputs must have equal ranks, got "
+                             f"{[str(s.shape) for s in sps]}")
+        rank = ranks.pop() if ranks else None
+        if rank is None:
+            raise ValueError("sparse_concat: the rank of the inputs must be known")
+        axis = int(axis) % rank
+        unit = constant(np.eye(rank, dtype=np.int64)[axis])
+        offset = constant(0, _I64)
+        indices = []
+        for s in sps:
+            indices.append(s.indices + array_ops.expand_dims(unit * offset, 0))
+            offset = offset + s.dense_shape[axis]
+        shapes = [s.dense_shape for s in sps]
+        base = shapes[0]
+        if expand_nonconcat_dim:
+            for sh in shapes[1:]:
+                base = math_ops.maximum(base, sh)
+        shape = base * (1 - unit) + unit * offset
+        out = sparse_reorder(SparseTensor(array_ops.concat(indices, 0),
+                                          array_ops.concat([s.values for s in sps], 0), shape))
+    return out
+
+
+# -- SparseReduceSum, SparseTensorDenseMatMul ---------------------------------------------
+@register_op("SparseReduceSum", attrs={"keep_dims": False},
+             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _sparse_reduce_sum_shape(op, indices, values, shape, axes_shape):
+    dims = constant_value_as_shape(op.inputs[2])
+    axes = constant_value(op.inputs[3])
+    if dims.ndims is None or axes is None:
+        return [TensorShape(None)]
+    rank = dims.ndims
+    red = {int(a) % rank if rank else int(a) for a in np.reshape(axes, -1)}
+    if op.attrs["keep_dims"]:
+        return [TensorShape([1 if i in red else d for i, d in enumerate(dims.as_list())])]
+    return [TensorShape([d for i, d in enumerate(dims.as_list()) if i not in red])]
+
+
+def sparse_reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None,
+                      keep_dims=None, name: str | None = None):
+    """Sum of the entries of `sp_input` over `axis` (all axes by default): a dense tensor.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.SparseTensor([[0, 1], [1, 0], [1, 2]], [1.0, 2.0, 3.0], [2, 3])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.sparse.reduce_sum(sp, axis=1)))
+    [1. 5.]
+    """
+    sp = _sp(sp_input)
+    if axis is None:
+        axis = reduction_axes
+    keep = bool(keepdims if keepdims is not None else (keep_dims or False))
+    if axis is None:
+        rank = sp.shape.ndims
+        axes = math_ops.cast(array_ops.range(array_ops.size(sp.dense_shape)), _dtypes.int32) \
+            if rank is None else constant(list(range(rank)), _dtypes.int32)
+    else:
+        axes = convert_to_tensor(axis, dtype=_dtypes.int32)
+    return make_tensor("SparseReduceSum", [sp.indices, sp.values, sp.dense_shape, axes],
+                       {"keep_dims": keep}, name=name or "SparseReduceSum")
+
+
+@register_op("SparseTensorDenseMatMul", attrs={"adjoint_a": False, "adjoint_b": False},
+             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype], cost="expensive")
+def _sp_matmul_shape(op, a_indices, a_values, a_shape, b):
+    if b.ndims not in (None, 2):
+        raise op.shape_error(f"b must be a matrix, got shape {b}")
+    if op.inputs[1].dtype.base_dtype != op.inputs[3].dtype.base_dtype:
+        raise op.shape_error(f"a has dtype {op.inputs[1].dtype.name}, b has "
+                             f"{op.inputs[3].dtype.name}")
+    a = constant_value_as_shape(op.inputs[2])
+    m = k1 = None
+    if a.ndims == 2:
+        m, k1 = (a[1], a[0]) if op.attrs["adjoint_a"] else (a[0], a[1])
+    n = k2 = None
+    if b.ndims == 2:
+        k2, n = (b[1], b[0]) if op.attrs["adjoint_b"] else (b[0], b[1])
+    if k1 is not None and k2 is not None and not k1.is_compatible_with(k2):
+        raise op.shape_error(f"inner dimensions differ: {k1} vs {k2}")
+    return [TensorShape([m, n])]
+
+
+def sparse_tensor_dense_matmul(sp_a, b, adjoint_a: bool = False, adjoint_b: bool = False,
+                               name: str | None = None):
+    """The dense product ``op(sp_a) @ op(b)`` of a sparse matrix and a dense matrix.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.SparseTensor([[0, 1], [1, 0]], [2.0, 3.0], [2, 2])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.sparse.matmul(sp, [[1.0, 0.0], [0.0, 1.0]])))
+    [[0. 2.]
+     [3. 0.]]
+    """
+    sp = _sp(sp_a, "sp_a")
+    with name_scope(name, "SparseTensorDenseMatMul", [sp.values, b]) as scope:
+        b = convert_to_tensor(b, dtype=sp.dtype.base_dtype, name="b")
+        return make_tensor("SparseTensorDenseMatMul", [sp.indices, sp.values, sp.dense_shape, b],
+                           {"adjoint_a": bool(adjoint_a), "adjoint_b": bool(adjoint_b)},
+                           name=scope)
+
+
+# -- SparseSegmentSum / Mean / SqrtN --------------------------------------------------------
+def _segment_shape(op, data, indices, segment_ids, *num_segments):
+    if indices.ndims not in (None, 1) or segment_ids.ndims not in (None, 1):
+        raise op.shape_error(f"indices and segment_ids must be vectors, got {indices} and "
+                             f"{segment_ids}")
+    if not indices.is_compatible_with(segment_ids):
+        raise op.shape_error(f"indices {indices} and segment_ids {segment_ids} differ in length")
+    if not op.inputs[0].dtype.is_floating:
+        raise op.shape_error(f"data must be floating point, got {op.inputs[0].dtype.name}")
+    if data.ndims is None:
+        return [TensorShape(None)]
+    if data.ndims == 0:
+        raise op.shape_error("data must have rank >= 1")
+    n = None
+    if num_segments:
+        v = constant_value(op.inputs[3])
+        n = None if v is None else int(v)
+    return [TensorShape([n, *data.dims[1:]])]
+
+
+SEGMENT_OPS = ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN")
+for _name in SEGMENT_OPS:
+    register_op(_name, cost="expensive")(_segment_shape)
+    register_op(_name + "WithNumSegments", cost="expensive")(_segment_shape)
+
+
+@register_op("SparseSegmentGradRows", attrs={"combiner": "sum"})
+def _segment_grad_rows_shape(op, grad, segment_ids):
+    if grad.ndims is None:
+        return [TensorShape(None)]
+    return [TensorShape([segment_ids[0] if segment_ids.ndims else None, *grad.dims[1:]])]
+
+
+def _segment(op_type, data, indices, segment_ids, num_segments, name):
+    with name_scope(name, op_type, [data, indices, segment_ids]) as scope:
+        d = convert_to_tensor(data, name="data")
+        i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
+        s = convert_to_tensor(segment_ids, preferred_dtype=_dtypes.int32, name="segment_ids")
+        for what, t in (("indices", i), ("segment_ids", s)):
+            if not t.dtype.is_integer:
+                raise TypeError(f"{op_type}: {what} must be int32 or int64, got "
+                                f"{t.dtype.name} ({t.name})")
+        ins = [d, i, s]
+        if num_segments is not None:
+            ins.append(convert_to_tensor(num_segments, preferred_dtype=_dtypes.int32,
+                                         name="num_segments"))
+            op_type += "WithNumSegments"
+        return make_tensor(op_type, ins, name=scope)
+
+
+def sparse_segment_sum(data, indices, segment_ids, name=None, num_segments=None):
+    """``out[s] = sum of data[indices[j]] over j with segment_ids[j] == s``. `segment_ids`
+    must be sorted; segments that no id names are zeros. The gradient is `IndexedSlices`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> out = tf.sparse.segment_sum([[1.0], [2.0], [4.0]], [0, 2, 2], [0, 0, 1])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(out))
+    [[5.]
+     [4.]]
+    """
+    return _segment("SparseSegmentSum", data, indices, segment_ids, num_segments, name)
+
+
+def sparse_segment_mean(data, indices, segment_ids, name=None, num_segments=None):
+    """Like `sparse_segment_sum`, divided by the number of rows in each segment.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> out = tf.sparse.segment_mean([[1.0], [2.0], [4.0]], [0, 2], [0, 0])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(out))
+    [[2.5]]
+    """
+    return _segment("SparseSegmentMean", data, indices, segment_ids, num_segments, name)
+
+
+def sparse_segment_sqrt_n(data, indices, segment_ids, name=None, num_segments=None):
+    """Like `sparse_segment_sum`, divided by the square root of each segment's size.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> out = tf.sparse.segment_sqrt_n([[3.0], [1.0]], [0, 1], [0, 0])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(out))
+    [[2.828427]]
+    """
+    return _segment("SparseSegmentSqrtN", data, indices, segment_ids, num_segments, name)
+
+
+# -- Bucketize, SparseCross ---------------------------------------------------------------
+@register_op("Bucketize", attrs={"boundaries": []}, dtype_fn=fixed_dtype(_dtypes.int32))
+def _bucketize_shape(op, x):
+    b = list(op.attrs["boundaries"])
+    if any(b2 < b1 for b1, b2 in itertools.pairwise(b)):
+        raise op.shape_error(f"boundaries must be sorted, got {b}")
+    return [x]
+
+
+def bucketize(input, boundaries, name: str | None = None):
+    """The bucket of each element: the number of `boundaries` that are <= it (int32).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(bucketize([-5.0, 0.0, 3.0, 10.0], [0.0, 10.0])))
+    [0 1 1 2]
+    """
+    x = convert_to_tensor(input, name="input")
+    if not (x.dtype.is_floating or x.dtype.is_integer):
+        raise TypeError(f"bucketize: input must be numeric, got {x.dtype.name} ({x.name})")
+    return make_tensor("Bucketize", [x], {"boundaries": [float(b) for b in boundaries]},
+                       name=name or "Bucketize")
+
+
+@register_op("SparseCross", attrs={"num_sparse": 0, "num_dense": 0, "hashed_output": True,
+                                   "num_buckets": 0, "hash_key": 0},
+             num_outputs=3,
+             dtype_fn=lambda op: [_I64, _I64 if op.attrs["hashed_output"] else _dtypes.string,
+                                  _I64])
+def _sparse_cross_shape(op, *shapes):
+    return [TensorShape([None, 2]), _vec(), _vec(2)]
+
+
+DEFAULT_HASH_KEY = 0xDECAFCAFFE  # crossed_column's default
+
+
+def _cross(inputs, hashed: bool, num_buckets: int, hash_key: int, name):
+    sparse, dense = [], []
+    for x in inputs:
+        if isinstance(x, SparseTensor) or hasattr(x, "dense_shape"):
+            sparse.append(_sp(x, "inputs"))
+        else:
+            dense.append(convert_to_tensor(x))
+    for t in [s.values for s in sparse] + dense:
+        if t.dtype.base_dtype not in (_dtypes.string, _I64):
+            raise TypeError(f"sparse cross: inputs must be int64 or string, got "
+                            f"{t.dtype.name} ({t.name})")
+    for t in dense:
+        if t.shape.ndims not in (None, 2):
+            raise ValueError(f"sparse cross: dense inputs must be [batch, n], got shape "
+                             f"{t.shape} ({t.name})")
+    ins = ([s.indices for s in sparse] + [s.values for s in sparse]
+           + [s.dense_shape for s in sparse] + dense)
+    op = make_op("SparseCross", ins, {
+        "num_sparse": len(sparse), "num_dense": len(dense), "hashed_output": hashed,
+        "num_buckets": int(num_buckets), "hash_key": int(hash_key)},
+        name=name or ("SparseCrossHashed" if hashed else "SparseCross"))
+    return SparseTensor(*op.outputs)
+
+
+def sparse_cross_hashed(inputs, num_buckets: int = 0, hash_key=None,
+                        name: str | None = None) -> SparseTensor:
+    """The hashed Cartesian product, per row, of the values of `inputs` (SparseTensors or
+    dense [batch, n] tensors, int64 or string): each combination is FarmHash-combined in
+    input order (later inputs vary fastest) and taken modulo `num_buckets` (if > 0).
+    Matches TensorFlow's ids exactly.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.sparse.cross_hashed([tf.constant([["a", "b"]]), tf.constant([["x"]])], 1000)
+    >>> sp.values.dtype.name
+    'int64'
+    """
+    key = DEFAULT_HASH_KEY if hash_key is None else hash_key
+    return _cross(inputs, True, num_buckets, key, name)
+
+
+def sparse_cross(inputs, name: str | None = None) -> SparseTensor:
+    """Like `sparse_cross_hashed`, but the crosses are strings ``"a_X_b"``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.sparse.cross([tf.constant([["a"]]), tf.constant([["x", "y"]])])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(sp.values))
+    [b'a_X_x' b'a_X_y']
+    """
+    return _cross(inputs, False, 0, 0, name)
+
+
+not_differentiable("SparseReshape", "SparseFillEmptyRowsGrad", "SparseSegmentGradRows",
+                   "Bucketize", "SparseCross")
+
+# Gradients register when this module is imported.
+from flowgraph.ops import sparse_grad  # noqa: E402, F401

@@ -1,0 +1,39 @@
+"""The `tf.sparse` namespace: re-exports only (see `flowgraph/ops/sparse_ops.py`)."""
+
+from flowgraph.framework.sparse_tensor import SparseTensor
+from flowgraph.framework.sparse_tensor import sparse_placeholder as placeholder
+from flowgraph.ops.sparse_ops import sparse_concat as concat
+from flowgraph.ops.sparse_ops import sparse_cross as cross
+from flowgraph.ops.sparse_ops import sparse_cross_hashed as cross_hashed
+from flowgraph.ops.sparse_ops import sparse_fill_empty_rows as fill_empty_rows
+from flowgraph.ops.sparse_ops import sparse_from_dense as from_dense
+from flowgraph.ops.sparse_ops import sparse_reduce_sum as reduce_sum
+from flowgraph.ops.sparse_ops import sparse_reorder as reorder
+from flowgraph.ops.sparse_ops import sparse_reshape as reshape
+from flowgraph.ops.sparse_ops import sparse_retain as retain
+from flowgraph.ops.sparse_ops import sparse_segment_mean as segment_mean
+from flowgraph.ops.sparse_ops import sparse_segment_sqrt_n as segment_sqrt_n
+from flowgraph.ops.sparse_ops import sparse_segment_sum as segment_sum
+from flowgraph.ops.sparse_ops import sparse_tensor_dense_matmul as matmul
+from flowgraph.ops.sparse_ops import sparse_tensor_dense_matmul as sparse_dense_matmul
+from flowgraph.ops.sparse_ops import sparse_tensor_to_dense as to_dense
+
+__all__ = [
+    "SparseTensor",
+    "concat",
+    "cross",
+    "cross_hashed",
+    "fill_empty_rows",
+    "from_dense",
+    "matmul",
+    "placeholder",
+    "reduce_sum",
+    "reorder",
+    "reshape",
+    "retain",
+    "segment_mean",
+    "segment_sqrt_n",
+    "segment_sum",
+    "sparse_dense_matmul",
+    "to_dense",
+]
