@@ -14,6 +14,8 @@ import sys as _sys
 import types as _types
 
 from flowgraph.estimators import export, inputs
+from flowgraph.estimators.canned import *
+from flowgraph.estimators.canned import __all__ as _canned_names
 from flowgraph.estimators.early_stopping import (
     make_early_stopping_hook,
     read_eval_metrics,
@@ -57,6 +59,7 @@ __all__ = [
     "BestExporter",
     "FinalExporter",
     *_head_names,
+    *_canned_names,
 ]
 
 # `flowgraph.estimator` is this package (TF's name); submodules follow.
