@@ -14,27 +14,7 @@ Example
 [3. 6.]
 """
 
-from flowgraph import (
-    contrib,
-    data,
-    debugging,
-    feature_column,
-    io,
-    keras,
-    layers,
-    linalg,
-    losses,
-    math,
-    metrics,
-    nn,
-    random,
-    saved_model,
-    sparse,
-    strings,
-    summary,
-    train,
-)
-from flowgraph import estimators as estimator
+from flowgraph import debugging, linalg, math, nn, random, sparse, strings
 from flowgraph import ops as _ops
 from flowgraph.backends import list_local_devices
 from flowgraph.framework import errors
@@ -82,7 +62,6 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import import_graph_def
 from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue, sparse_placeholder
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
-from flowgraph.io import gfile
 from flowgraph.ops.array_ops import *
 from flowgraph.ops.check_ops import *
 from flowgraph.ops.clip_ops import *
@@ -93,11 +72,14 @@ from flowgraph.ops.control_flow_ops import tuple_ as tuple
 from flowgraph.ops.data_flow_ops import *
 from flowgraph.ops.gradients import *
 from flowgraph.ops.init_ops import *
+from flowgraph.ops.logging_ops import *
+from flowgraph.ops.lookup_compat import *
 from flowgraph.ops.math_ops import *
 from flowgraph.ops.math_reduce import *
 from flowgraph.ops.nn_ops import *
 from flowgraph.ops.parsing_ops import *
 from flowgraph.ops.random_ops import *
+from flowgraph.ops.script_ops import *
 from flowgraph.ops.sparse_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
 from flowgraph.ops.string_hash_ops import *
@@ -126,12 +108,55 @@ from flowgraph.runtime.config import (
     RunOptions,
 )
 from flowgraph.runtime.session import InteractiveSession, Session
-from flowgraph.summary.event_format import (
-    Event,
-    HistogramProto,
-    SessionLog,
-    Summary,
-    SummaryMetadata,
-)
 
 __version__ = "0.1.0"
+
+# The harness, Keras, data, export and compat layers load on first use, so that
+# ``import flowgraph`` stays fast (DESIGN.md: import heavy optional modules lazily).
+_LAZY_MODULES = {
+    "app": "flowgraph.app",
+    "compat": "flowgraph.compat",
+    "contrib": "flowgraph.contrib",
+    "data": "flowgraph.data",
+    "estimator": "flowgraph.estimators",
+    "estimators": "flowgraph.estimators",
+    "feature_column": "flowgraph.feature_column",
+    "flags": "flowgraph.flags_compat",
+    "gfile": "flowgraph.io.gfile",
+    "io": "flowgraph.io",
+    "keras": "flowgraph.keras",
+    "layers": "flowgraph.layers",
+    "logging": "flowgraph.logging_compat",
+    "losses": "flowgraph.losses",
+    "metrics": "flowgraph.metrics",
+    "saved_model": "flowgraph.saved_model",
+    "serving": "flowgraph.serving",
+    "summary": "flowgraph.summary",
+    "train": "flowgraph.train",
+}
+_LAZY_NAMES = {
+    **{name: "flowgraph.compat" for name in (
+        "disable_control_flow_v2", "disable_eager_execution", "disable_resource_variables",
+        "disable_tensor_equality", "disable_v2_behavior", "disable_v2_tensorshape",
+        "enable_eager_execution", "enable_v2_behavior", "executing_eagerly")},
+    "get_logger": "flowgraph.logging_compat",
+    **{name: "flowgraph.summary.event_format" for name in (
+        "Event", "HistogramProto", "SessionLog", "Summary", "SummaryMetadata")},
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _LAZY_MODULES:
+        value = importlib.import_module(_LAZY_MODULES[name])
+    elif name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    else:
+        raise AttributeError(f"module 'flowgraph' has no attribute '{name}'")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))

@@ -158,6 +158,7 @@ CASES = {
         lambda x, i: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=i, logits=x))],
     "L2Loss": unary(tf.nn.l2_loss, u(2, 3)),
     "TopKV2": [([distinct(2, 6)], lambda x: tf.nn.top_k(x, 3).values)],
+    "Print": [([u(2, 3)], lambda x: tf.Print(x, [x], "dbg", first_n=1) * 2.0)],
     "Identity": unary(tf.identity, u(2, 3)),
     "PlaceholderWithDefault": unary(lambda x: tf.placeholder_with_default(x, [2, 3]),
                                     u(2, 3)),

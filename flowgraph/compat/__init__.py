@@ -1,0 +1,242 @@
+"""`tf.compat`: the version shims TF1 code calls, and text/bytes helpers.
+
+flowgraph *is* TensorFlow 1.x's API, so ``tf.compat.v1`` is the `flowgraph` module
+itself (``tf.compat.v1.placeholder is tf.placeholder``), and
+``import flowgraph.compat.v1 as tf`` works like ``import tensorflow.compat.v1 as tf``.
+The switches between TF1 and TF2 behaviour accept only TF1 behaviour:
+``disable_v2_behavior()``, ``disable_eager_execution()`` and friends do nothing (graph
+mode is the only mode), while ``enable_eager_execution()`` and ``enable_v2_behavior()``
+raise a `NotImplementedError` explaining that flowgraph runs graphs with sessions.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> tf.compat.v1 is tf
+True
+>>> tf.compat.as_bytes("café"), tf.compat.as_text(b"caf\\xc3\\xa9")
+(b'caf\\xc3\\xa9', 'café')
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import sys
+
+import numpy as np
+
+__all__ = [
+    "as_bytes",
+    "as_str",
+    "as_str_any",
+    "as_text",
+    "bytes_or_text_types",
+    "complex_types",
+    "disable_control_flow_v2",
+    "disable_eager_execution",
+    "disable_resource_variables",
+    "disable_tensor_equality",
+    "disable_v2_behavior",
+    "disable_v2_tensorshape",
+    "enable_eager_execution",
+    "enable_v2_behavior",
+    "executing_eagerly",
+    "forward_compatible",
+    "integral_types",
+    "path_to_str",
+    "real_types",
+    "v1",
+]
+
+v1 = sys.modules["flowgraph"]
+sys.modules[f"{__name__}.v1"] = v1
+
+bytes_or_text_types = (bytes, str)
+integral_types = (numbers.Integral, np.integer)
+real_types = (numbers.Real, np.integer, np.floating)
+complex_types = (numbers.Complex, np.number)
+
+
+def as_bytes(bytes_or_text, encoding: str = "utf-8") -> bytes:
+    """`bytes_or_text` as bytes (text is encoded with `encoding`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.as_bytes("abc")
+    b'abc'
+    """
+    if isinstance(bytes_or_text, bytearray):
+        return bytes(bytes_or_text)
+    if isinstance(bytes_or_text, str):
+        return bytes_or_text.encode(encoding)
+    if isinstance(bytes_or_text, bytes):
+        return bytes_or_text
+    raise TypeError(f"Expected binary or unicode string, got {bytes_or_text!r}")
+
+
+def as_text(bytes_or_text, encoding: str = "utf-8") -> str:
+    """`bytes_or_text` as str (bytes are decoded with `encoding`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.as_text(b"abc")
+    'abc'
+    """
+    if isinstance(bytes_or_text, str):
+        return bytes_or_text
+    if isinstance(bytes_or_text, bytes):
+        return bytes_or_text.decode(encoding)
+    raise TypeError(f"Expected binary or unicode string, got {bytes_or_text!r}")
+
+
+as_str = as_text
+
+
+def as_str_any(value) -> str:
+    """`value` as str: decoded if bytes, ``str(value)`` otherwise.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.as_str_any(3)
+    '3'
+    """
+    if isinstance(value, bytes):
+        return as_str(value)
+    return str(value)
+
+
+def path_to_str(path):
+    """A path-like object as str; anything else unchanged.
+
+    Example
+    -------
+    >>> import flowgraph as tf, pathlib
+    >>> tf.compat.path_to_str(pathlib.PurePosixPath("/tmp/model"))
+    '/tmp/model'
+    """
+    if isinstance(path, os.PathLike):
+        return as_str_any(os.fspath(path))
+    return path
+
+
+def forward_compatible(year: int, month: int, day: int) -> bool:
+    """Always True: flowgraph has no forward-compatibility windows.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.forward_compatible(2019, 1, 1)
+    True
+    """
+    return True
+
+
+# -- TF1/TF2 switches ------------------------------------------------------------------------
+def disable_v2_behavior() -> None:
+    """No-op: flowgraph always has TensorFlow 1.x behaviour.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.disable_v2_behavior()
+    """
+
+
+def disable_eager_execution() -> None:
+    """No-op: flowgraph always builds graphs and runs them with a `Session`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.disable_eager_execution()
+    """
+
+
+def disable_resource_variables() -> None:
+    """No-op: flowgraph variables are TF1 reference variables.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.disable_resource_variables()
+    """
+
+
+def disable_control_flow_v2() -> None:
+    """No-op: flowgraph's control flow is TF1's (Switch/Merge, Enter/Exit frames).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.disable_control_flow_v2()
+    """
+
+
+def disable_tensor_equality() -> None:
+    """No-op: flowgraph tensors compare and hash by identity, as in TF1.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.disable_tensor_equality()
+    """
+
+
+def disable_v2_tensorshape() -> None:
+    """No-op: flowgraph's `TensorShape` behaves as TF1's (dimensions are `Dimension`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.disable_v2_tensorshape()
+    """
+
+
+def executing_eagerly() -> bool:
+    """Always False: flowgraph has no eager mode.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.executing_eagerly()
+    False
+    """
+    return False
+
+
+def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
+    """Not supported: flowgraph has no eager mode; raises NotImplementedError.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.enable_eager_execution()
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: tf.enable_eager_execution() is not supported: ...
+    """
+    raise NotImplementedError(
+        "tf.enable_eager_execution() is not supported: flowgraph implements TensorFlow "
+        "1.x graph mode only. Build the graph, then evaluate tensors with a tf.Session "
+        "(sess.run(t)) or tf.InteractiveSession (t.eval()). Remove the "
+        "enable_eager_execution() call.")
+
+
+def enable_v2_behavior() -> None:
+    """Not supported: flowgraph implements TF1 behaviour only; raises NotImplementedError.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.compat.enable_v2_behavior()
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: tf.enable_v2_behavior() is not supported: ...
+    """
+    raise NotImplementedError(
+        "tf.enable_v2_behavior() is not supported: flowgraph implements the TensorFlow "
+        "1.x (tf.compat.v1) API in graph mode only. Remove the call; use tf.Session to run "
+        "graphs.")
