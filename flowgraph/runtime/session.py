@@ -485,9 +485,10 @@ def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step,
     from the trace (completion order) and the plan: a node's outputs are allocated on its
     device when it finishes, and a slot is freed when its last consumer has finished
     (fetched slots never are); feeds and constants count from the start on the device
-    of their consumers. A `_Recv` (async, not traced) receives its bytes on the
-    destination device when its `_Send` runs. Outputs of a multi-output node are one
-    block, freed when the last of them is.
+    of their consumers. Async nodes (`_Recv`, queue ops) are traced from their start to
+    their completion, so a `_Recv` allocates its bytes on the destination device when the
+    value arrives. Outputs of a multi-output node are one block, freed when the last of
+    them is.
     """
     by_device: dict[str, DeviceStepStats] = {}
     wall_offset = time.time_ns() - _executor.monotonic_ns()
@@ -543,12 +544,6 @@ def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step,
     for node, t0, t1, tid, out_bytes, _live in step.trace:
         info = cp.nodes[node]
         allocate(node, info.device, out_bytes)
-        recv = cp.send_to_recv.get(node)
-        if recv is not None:
-            src = cp.node_inputs[node][0]
-            p = node_of_slot.get(src)
-            sent = block_bytes.get(p, ("", 0))[1] if p is not None else slot_bytes.get(src, 0)
-            allocate(recv, cp.nodes[recv].device, sent)
         for s in cp.node_inputs[node]:
             release(s)
         dev = by_device.setdefault(info.device, DeviceStepStats(device=info.device))

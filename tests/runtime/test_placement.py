@@ -148,11 +148,6 @@ def test_independent_partitions_overlap(testops):
     assert elapsed < 0.5, f"sleeps did not overlap: {elapsed:.3f} s"
 
 
-@pytest.mark.xfail(reason="executor: an expensive node made ready by a cheap predecessor "
-                          "always stays on the finishing thread (`kept` is per completion), "
-                          "so partitions reached through separate chains run serially; "
-                          "needs a per-node partition id in _executor.Plan (see report)",
-                   strict=False)
 def test_partitions_behind_chains_overlap(testops):
     """
         x ─> sin ─> sleep (CPU:0)

@@ -102,3 +102,35 @@ def test_timeline_is_valid_chrome_trace(sess):
         assert e["ts"] >= 0 and e["dur"] > 0 and isinstance(e["pid"], int)
     assert any(e["ph"] == "M" and e["name"] == "process_name" for e in events)
     assert any(e["ph"] == "C" for e in events)
+
+
+def test_async_nodes_are_in_step_stats():
+    """A `_Recv` and a queue dequeue are traced from their start to their completion.
+
+        x ─> sin (CPU:0) ─> _Send ══> _Recv ─> cos (CPU:1) ─> fetch
+        queue ─> dequeue ─────────────────────────────────────> fetch
+    """
+    x = tf.placeholder(tf.float64, [5, 3], name="x")
+    a = tf.sin(x, name="a")
+    with tf.device("/device:CPU:1"):
+        b = tf.cos(a, name="b")
+    q = tf.FIFOQueue(4, [tf.float32], shapes=[[7]])
+    fill = q.enqueue([tf.ones([7])])
+    taken = q.dequeue(name="taken")
+    md = tf.RunMetadata()
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as s:
+        s.run(fill)
+        s.run([b, taken], {x: np.ones((5, 3))}, options=FULL, run_metadata=md)
+    stats = {n.node_name: (d.device, n) for d in md.step_stats.dev_stats
+             for n in d.node_stats}
+    recvs = [(dev, n) for dev, n in stats.values() if n.op_type == "_Recv"]
+    assert len(recvs) == 1
+    dev, recv = recvs[0]
+    assert dev == CPU1 and recv.output_bytes == 5 * 3 * 8
+    assert recv.all_end_rel_nanos >= 0
+    # The value arrives after its producer started.
+    assert recv.all_start_nanos + recv.all_end_rel_nanos >= stats["a"][1].all_start_nanos
+    dev, deq = stats["taken"]
+    assert deq.op_type.startswith("QueueDequeue") and deq.output_bytes == 7 * 4
+    # The received bytes count on CPU:1, where `b` reads them.
+    assert md.step_stats.peak_bytes(CPU1) >= 2 * 5 * 3 * 8
