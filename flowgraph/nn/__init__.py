@@ -6,6 +6,7 @@ from flowgraph.ops.embedding_ops import (
     safe_embedding_lookup_sparse,
 )
 from flowgraph.ops.math_ops import sigmoid, tanh
+from flowgraph.ops.nn_impl import batch_normalization, dropout
 from flowgraph.ops.nn_loss_ops import (
     in_top_k,
     l2_loss,

@@ -2,9 +2,9 @@
 (`parse_example`, `parse_single_example`, with `FixedLenFeature`, `VarLenFeature`,
 `FixedLenSequenceFeature`).
 
-A `VarLenFeature` parses into a `SparseTensorValue` namedtuple of three tensors
-(``indices`` int64 [N, rank], ``values`` [N], ``dense_shape`` int64 [rank]) until
-flowgraph has a `SparseTensor` class; fetching it gives the same namedtuple of arrays.
+A `VarLenFeature` parses into a `tf.SparseTensor` (``indices`` int64 [N, rank],
+``values`` [N], ``dense_shape`` int64 [rank]); fetching it gives a `SparseTensorValue`
+of arrays.
 Kernels: `flowgraph/backends/cpu/kernels_data.py`.
 
 Example
@@ -28,6 +28,7 @@ from flowgraph.framework.constant_op import _to_numpy, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import make_op
 
@@ -43,7 +44,6 @@ __all__ = [
 _CSV_TYPES = (_dtypes.float32, _dtypes.float64, _dtypes.int32, _dtypes.int64, _dtypes.string)
 _EXAMPLE_TYPES = (_dtypes.float32, _dtypes.int64, _dtypes.string)
 
-SparseTensorValue = namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
 
 
 # -- DecodeCSV ----------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ class FixedLenSequenceFeature(namedtuple(
 
 
 class VarLenFeature(namedtuple("VarLenFeature", ["dtype"])):
-    """A feature with any number of values, parsed into a `SparseTensorValue` of tensors."""
+    """A feature with any number of values, parsed into a `tf.SparseTensor`."""
 
     __slots__ = ()
 
@@ -257,7 +257,7 @@ def parse_example(serialized, features: dict, name: str | None = None,
     features : dict
         Feature name -> `FixedLenFeature` (dense [batch, *shape]; missing without default is
         an error), `FixedLenSequenceFeature` (dense [batch, max_items, *shape], needs
-        ``allow_missing=True``) or `VarLenFeature` (a `SparseTensorValue` of tensors).
+        ``allow_missing=True``) or `VarLenFeature` (a `tf.SparseTensor`).
 
     Example
     -------
@@ -280,7 +280,7 @@ def parse_example(serialized, features: dict, name: str | None = None,
     n = len(sparse)
     result = {}
     for i, (key, _) in enumerate(sparse):
-        result[key] = SparseTensorValue(outs[i], outs[n + i], outs[2 * n + i])
+        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
     for j, d in enumerate(dense):
         result[d[0]] = outs[3 * n + j]
     return result

@@ -1,0 +1,130 @@
+"""`tf.nn.dropout` and `tf.nn.batch_normalization`: composites of existing ops.
+
+Both are built from registered ops (random_uniform, comparisons, multiplications,
+rsqrt), so their gradients come from those ops' gradients.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
+
+__all__ = ["batch_normalization", "dropout"]
+
+
+def _check_rate(rate) -> None:
+    if isinstance(rate, numbers.Real) and not isinstance(rate, bool):
+        if not 0 <= rate < 1:
+            raise ValueError(f"tf.nn.dropout: rate must be a float in the range [0, 1), "
+                             f"got {rate!r} (rate = 1 - keep_prob)")
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """Zero each element of `x` with probability ``rate = 1 - keep_prob``; scale the kept
+    ones by ``1 / keep_prob`` so the expected sum is unchanged.
+
+    TF1's signature: give exactly one of `keep_prob` (probability of keeping) or `rate`
+    (probability of dropping); either may be a float or a scalar tensor, e.g. a
+    placeholder fed 1.0 at evaluation time. Unlike `tf.layers.dropout` there is no
+    `training` switch: the mask is drawn on every run.
+
+    Parameters
+    ----------
+    x : floating tensor
+    keep_prob, rate : float or scalar tensor
+        ``keep_prob`` in (0, 1] or ``rate`` in [0, 1).
+    noise_shape : 1-D int list or tensor, optional
+        Shape of the random keep mask, broadcast against ``x`` (e.g. ``[batch, 1]`` drops
+        whole rows).
+    seed : int, optional
+        Op seed; with the graph seed it makes the masks reproducible.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     kp = tf.placeholder(tf.float32, [])
+    ...     y = tf.nn.dropout(tf.ones([2, 1000]), kp, seed=1)
+    ...     v = tf.Session().run(y, {kp: 0.5})
+    ...     print(sorted(set(v.ravel().tolist())), 0.45 < (v > 0).mean() < 0.55)
+    [0.0, 2.0] True
+    """
+    from flowgraph.ops import array_ops, math_ops, random_ops
+
+    if keep_prob is not None and rate is not None:
+        raise ValueError("tf.nn.dropout: cannot specify both 'rate' and 'keep_prob'; "
+                         "pass one of them (rate = 1 - keep_prob)")
+    if keep_prob is None and rate is None:
+        raise ValueError("tf.nn.dropout: you must provide 'keep_prob' or 'rate'")
+    if keep_prob is not None and isinstance(keep_prob, numbers.Real) \
+            and not isinstance(keep_prob, bool):
+        if not 0 < keep_prob <= 1:
+            raise ValueError(f"tf.nn.dropout: keep_prob must be a float in the range "
+                             f"(0, 1], got {keep_prob!r}")
+    with name_scope(name, "dropout", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        dtype = x.dtype.base_dtype
+        if not dtype.is_floating:
+            raise ValueError(f"tf.nn.dropout: x has dtype {dtype.name}, but dropout scales "
+                             f"its input and only works on floating tensors; cast x first")
+        if rate is None:
+            keep_t = convert_to_tensor(keep_prob, dtype=dtype, name="keep_prob")
+            if isinstance(keep_prob, numbers.Real) and keep_prob == 1:
+                return x  # nothing is dropped: TF returns the input itself
+            rate_t = math_ops.subtract(convert_to_tensor(1, dtype=dtype), keep_t)
+        else:
+            _check_rate(rate)
+            if isinstance(rate, numbers.Real) and rate == 0:
+                return x
+            rate_t = convert_to_tensor(rate, dtype=dtype, name="rate")
+            keep_t = math_ops.subtract(convert_to_tensor(1, dtype=dtype), rate_t)
+        if not rate_t.shape.is_compatible_with([]):
+            raise ValueError(f"tf.nn.dropout: rate/keep_prob must be a scalar, got shape "
+                             f"{rate_t.shape}")
+        shape = array_ops.shape(x) if noise_shape is None else noise_shape
+        noise = random_ops.random_uniform(shape, dtype=dtype, seed=seed)
+        keep = math_ops.cast(math_ops.greater_equal(noise, rate_t), dtype)
+        scaled = math_ops.multiply(x, math_ops.reciprocal(keep_t))
+        out = math_ops.multiply(scaled, keep, name=scope)
+        if noise_shape is None:
+            out.set_shape(x.shape)
+        return out
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """Normalize `x` with the given statistics: ``scale * (x - mean) / sqrt(variance +
+    variance_epsilon) + offset``.
+
+    `mean`, `variance`, `offset` and `scale` broadcast against `x` (typically the output
+    of `tf.nn.moments`); `offset` and `scale` may be None (no shift, no scaling).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.constant([[1.0, 2.0], [3.0, 6.0]])
+    ...     mean, var = tf.nn.moments(x, axes=[0])
+    ...     y = tf.nn.batch_normalization(x, mean, var, None, None, 1e-12)
+    ...     print(tf.Session().run(y).round(3).tolist())
+    [[-1.0, -1.0], [1.0, 1.0]]
+    """
+    from flowgraph.ops import math_ops
+
+    with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]) as scope:
+        x = convert_to_tensor(x, name="x")
+        dtype = x.dtype.base_dtype
+        mean = convert_to_tensor(mean, dtype=dtype, name="mean")
+        variance = convert_to_tensor(variance, dtype=dtype, name="variance")
+        eps = convert_to_tensor(variance_epsilon, dtype=dtype, name="variance_epsilon")
+        inv = math_ops.rsqrt(math_ops.add(variance, eps))
+        if scale is not None:
+            inv = math_ops.multiply(inv, convert_to_tensor(scale, dtype=dtype, name="scale"))
+        shift = math_ops.multiply(mean, inv)
+        if offset is not None:
+            shift = math_ops.subtract(convert_to_tensor(offset, dtype=dtype, name="offset"),
+                                      shift)
+            return math_ops.add(math_ops.multiply(x, inv), shift, name=scope)
+        return math_ops.subtract(math_ops.multiply(x, inv), shift, name=scope)
+
