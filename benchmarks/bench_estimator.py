@@ -9,7 +9,11 @@ input op, and prints one JSON line: wall times, steps/s and the harness overhead
 Both totals include building the graph and initializing; the Estimator's also its
 checkpoints (at step 0 and at the end), summaries and hooks. ``steady_*`` compare the
 per-step time after the first 10% of steps. Both loops use the same numpy_input_fn
-input op. Best of `repeats` alternated runs.
+input op. Best of `repeats` alternated runs. ``median_*`` compare the median time
+between consecutive steps (steady state), which a busy machine moves less than means.
+``harness_cpu_us_per_step`` is the CPU time per step the training thread spends
+outside ``Session.run`` (hooks, monitored session, loop), from three separate 500-step
+runs: unlike the wall times, other processes' load barely moves it.
 """
 
 from __future__ import annotations
@@ -84,12 +88,14 @@ def _timing_hook(skip):
 
         def begin(self):
             self.n, self.start, self.stop = 0, None, None
+            self.stamps = []
 
         def after_run(self, run_context, run_values):
             self.n += 1
             if self.n == skip:
                 self.start = time.perf_counter()
             self.stop = time.perf_counter()
+            self.stamps.append(self.stop)
 
     return StepTimer()
 
@@ -105,11 +111,58 @@ def bench_estimator(x, y, xt, yt, steps):
     est.train(train_fn, steps=steps, hooks=[timer])
     t_train = time.perf_counter() - t0
     per_step = (timer.stop - timer.start) / (steps - steps // 10)
+    median_step = _median_interval(timer.stamps[steps // 10:])
     eval_fn = estimators.inputs.numpy_input_fn(xt, yt, batch_size=BATCH, shuffle=False)
     t1 = time.perf_counter()
     result = est.evaluate(eval_fn)
     t_eval = time.perf_counter() - t1
-    return t_train, per_step, t_eval, float(result["accuracy"])
+    return t_train, per_step, t_eval, float(result["accuracy"]), median_step
+
+
+def _median_interval(stamps) -> float:
+    """The median time between consecutive steps: unlike a mean, hardly moved by the
+    steps during which another process had the core."""
+    return float(np.median(np.diff(stamps)))
+
+
+def harness_cpu_per_step(x, y, steps):
+    """CPU time per step the calling thread spends outside ``Session.run`` in the
+    Estimator's loop (hooks, monitored session, loop): a figure the load of other
+    processes on the machine barely moves, unlike wall times."""
+    from flowgraph.runtime.session import Session
+    from flowgraph.train.session_run_hook import SessionRunHook
+
+    clock = time.thread_time
+    inside = [0.0]
+    real_run = Session.run
+
+    def timed_run(self, *args, **kwargs):
+        t = clock()
+        try:
+            return real_run(self, *args, **kwargs)
+        finally:
+            inside[0] += clock() - t
+
+    class Span(SessionRunHook):
+        def after_create_session(self, session, coord):
+            inside[0] = 0.0
+            self.start = clock()
+
+        def end(self, session):
+            self.cpu = clock() - self.start - inside[0]
+
+    config = estimators.RunConfig(model_dir=tempfile.mkdtemp(), tf_random_seed=1,
+                                  save_checkpoints_steps=None, save_checkpoints_secs=600)
+    est = estimators.Estimator(model_fn, config=config)
+    train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
+                                                shuffle=True)
+    span = Span()
+    Session.run = timed_run
+    try:
+        est.train(train_fn, steps=steps, hooks=[span])
+    finally:
+        Session.run = real_run
+    return span.cpu / steps
 
 
 def bench_session(x, y, steps):
@@ -127,11 +180,15 @@ def bench_session(x, y, steps):
             skip = steps // 10
             for _ in range(skip):
                 sess.run([train_op, loss])
-            t1 = time.perf_counter()
+            fetches = [train_op, loss]
+            clock = time.perf_counter
+            stamps = [clock()]
+            append = stamps.append
             for _ in range(steps - skip):
-                sess.run([train_op, loss])
-            t2 = time.perf_counter()
-    return t2 - t0, (t2 - t1) / (steps - skip)
+                sess.run(fetches)
+                append(clock())
+            t1, t2 = stamps[0], stamps[-1]
+    return t2 - t0, (t2 - t1) / (steps - skip), _median_interval(stamps)
 
 
 def main() -> None:
@@ -151,6 +208,8 @@ def main() -> None:
     t_bare, step_bare = min(b[0] for b in bare), min(b[1] for b in bare)
     t_train, step_est = min(e[0] for e in est), min(e[1] for e in est)
     t_eval, acc = est[-1][2], est[-1][3]
+    med_bare, med_est = min(b[2] for b in bare), min(e[4] for e in est)
+    harness = min(harness_cpu_per_step(x, y, 500) for _ in range(3))
     print(json.dumps({
         "workload": "estimator_dnn_digits", "steps": args.steps, "batch_size": BATCH,
         "repeats": args.repeats,
@@ -162,6 +221,10 @@ def main() -> None:
         "steady_step_us_estimator": round(step_est * 1e6, 1),
         "steady_step_us_session": round(step_bare * 1e6, 1),
         "steady_overhead_pct": round(100 * (step_est / step_bare - 1), 1),
+        "median_step_us_estimator": round(med_est * 1e6, 1),
+        "median_step_us_session": round(med_bare * 1e6, 1),
+        "median_overhead_pct": round(100 * (med_est / med_bare - 1), 1),
+        "harness_cpu_us_per_step": round(harness * 1e6, 1),
         "test_accuracy": round(acc, 4),
     }))
 

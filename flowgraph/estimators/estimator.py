@@ -198,6 +198,54 @@ class Estimator:
         return estimator_eval.predict_model(self, input_fn, predict_keys, hooks,
                                             checkpoint_path, yield_single_examples)
 
+    def cached_predictor(self, feature_spec=None, *, serving_input_receiver_fn=None,
+                         predict_keys: str | list[str] | None = None, checkpoint_path=None,
+                         reload: bool = True):
+        """A predictor that keeps the PREDICT graph and a session alive across calls.
+
+        Unlike `predict`, which builds a graph and reads the checkpoint on every call,
+        the returned `CachedPredictor` does so once, then answers each
+        ``predict(features)`` with one session run; it loads a newer checkpoint of
+        `model_dir` when one appears. Thread-safe; close it (or use ``with``) when done.
+
+        Parameters
+        ----------
+        feature_spec : dict, FixedLenFeature, Tensor or array, optional
+            Feature name -> ``tf.io.FixedLenFeature`` (as from
+            ``tf.feature_column.make_parse_example_spec``), Tensor, or array of example
+            rows; one placeholder ``[None, *shape]`` per feature. A single entry (not a
+            dict) gives the model_fn one Tensor.
+        serving_input_receiver_fn : callable, optional
+            Instead of `feature_spec`, a receiver fn as for `export_saved_model`.
+        predict_keys : str or list of str, optional
+        checkpoint_path : str, optional
+            Serve this checkpoint (no reloading) instead of the latest.
+        reload : bool, default True
+            Pick up newer checkpoints of `model_dir`.
+
+        Returns
+        -------
+        CachedPredictor
+
+        Raises
+        ------
+        ValueError
+            There is no checkpoint yet (train first), or neither or both of
+            `feature_spec` and `serving_input_receiver_fn` are given.
+
+        Example
+        -------
+        >>> import flowgraph as tf       # doctest: +SKIP
+        >>> with est.cached_predictor({"x": tf.io.FixedLenFeature([4], tf.float32)}) as p:
+        ...     p.predict({"x": batch})  # doctest: +SKIP
+        """
+        from flowgraph.estimators.cached_predictor import CachedPredictor
+
+        return CachedPredictor(self, feature_spec,
+                               serving_input_receiver_fn=serving_input_receiver_fn,
+                               predict_keys=predict_keys, checkpoint_path=checkpoint_path,
+                               reload=reload)
+
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra=None,
                            as_text=False, checkpoint_path=None,
                            experimental_mode=ModeKeys.PREDICT):

@@ -178,7 +178,7 @@ def train_model(est, input_fn, hooks, steps, max_steps, saving_listeners):
             log_step_count_steps=config.log_step_count_steps)
         saver = scaffold.saver or (get_collection(GraphKeys.SAVERS) or [None])[0]
 
-        fetches = [spec.train_op, spec.loss]
+        fetches = (spec.train_op, spec.loss)  # one tuple: the hooked session caches its key
         loss = None
         ran = 0
         with mon_sess:

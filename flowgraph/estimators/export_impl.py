@@ -23,13 +23,21 @@ import logging
 import os
 import shutil
 import time
+from typing import Any, NamedTuple
 
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.export import ExportOutput, PredictOutput, build_all_signature_defs
 from flowgraph.estimators.model_fn import ModeKeys
 from flowgraph.saved_model import constants as sc
 
-__all__ = ["export_saved_model", "get_export_outputs", "get_timestamped_export_dir"]
+__all__ = [
+    "PredictGraph",
+    "build_predict_graph",
+    "export_saved_model",
+    "get_export_outputs",
+    "get_timestamped_export_dir",
+    "restore_checkpoint",
+]
 
 logger = logging.getLogger("flowgraph")
 
@@ -111,49 +119,82 @@ def _call_model_fn(estimator, features, labels, mode, config):
                               config)
 
 
-def _add_meta_graph(estimator, builder, serving_input_receiver_fn, checkpoint_path) -> None:
-    from flowgraph.framework import errors
-    from flowgraph.framework.graph import Graph, GraphKeys, set_random_seed
-    from flowgraph.runtime.session import Session
+class PredictGraph(NamedTuple):
+    """The PREDICT graph of an estimator, built by `build_predict_graph`."""
+
+    graph: Any
+    receiver: Any            # the ServingInputReceiver
+    spec: Any                # the model_fn's EstimatorSpec
+    saver: Any               # restores the checkpoint into a session of `graph`
+    local_init_op: Any       # run after restoring (local variables, tables)
+    global_step: Any
+
+
+def build_predict_graph(estimator, serving_input_receiver_fn) -> PredictGraph:
+    """Build `estimator`'s model in PREDICT mode in a fresh graph fed by the receiver.
+
+    The graph seed comes from the estimator's config, the global step is created, the
+    receiver's features go to the model_fn, and the saver and local init op come from
+    the spec's scaffold (defaults otherwise). Shared by `export_saved_model` and the
+    cached predictor, so both serve exactly the same graph.
+    """
+    from flowgraph.framework.graph import Graph, set_random_seed
     from flowgraph.train.saver import Saver
     from flowgraph.train.scaffold import Scaffold
     from flowgraph.train.training_util import get_or_create_global_step
 
     config = estimator.config
-    mode = ModeKeys.PREDICT
     with Graph().as_default() as graph:
         set_random_seed(config.tf_random_seed)
-        get_or_create_global_step(graph)
+        global_step = get_or_create_global_step(graph)
         receiver = serving_input_receiver_fn()
         if not (hasattr(receiver, "features") and hasattr(receiver, "receiver_tensors")):
             raise TypeError(
                 "serving_input_receiver_fn must return a tf.estimator.export."
                 f"ServingInputReceiver (or TensorServingInputReceiver); got {receiver!r}")
         spec = _call_model_fn(estimator, receiver.features, getattr(receiver, "labels", None),
-                              mode, config)
-        export_outputs = get_export_outputs(spec.export_outputs, spec.predictions)
-        signature_def_map = build_all_signature_defs(
-            receiver.receiver_tensors, export_outputs,
-            getattr(receiver, "receiver_tensors_alternatives", None), serving_only=True)
+                              ModeKeys.PREDICT, config)
         scaffold = spec.scaffold or Scaffold()
         local_init_op = scaffold.local_init_op
         if local_init_op is None:
             local_init_op = Scaffold.default_local_init_op()
         saver = scaffold.saver or Saver(sharded=True)
-        with Session(graph=graph, config=getattr(config, "session_config", None)) as sess:
-            try:
-                saver.restore(sess, checkpoint_path)
-            except errors.NotFoundError as e:
-                raise ValueError(
-                    "Could not load all requested variables from checkpoint. Make sure your "
-                    "model_fn does not expect variables that were not saved in the "
-                    f"checkpoint.\n\nWhile exporting mode `{mode}` from checkpoint "
-                    f"`{checkpoint_path}`: {e}") from None
-            builder._add_train_op(spec.train_op if mode != ModeKeys.PREDICT else None)
+    return PredictGraph(graph, receiver, spec, saver, local_init_op, global_step)
+
+
+def restore_checkpoint(session, saver, checkpoint_path: str, what: str) -> None:
+    """``saver.restore``; a variable missing from the checkpoint becomes a ValueError
+    saying which model_fn graph (`what`) needed it."""
+    from flowgraph.framework import errors
+
+    try:
+        saver.restore(session, checkpoint_path)
+    except errors.NotFoundError as e:
+        raise ValueError(
+            "Could not load all requested variables from checkpoint. Make sure your "
+            "model_fn does not expect variables that were not saved in the "
+            f"checkpoint.\n\nWhile {what} from checkpoint `{checkpoint_path}`: {e}") from None
+
+
+def _add_meta_graph(estimator, builder, serving_input_receiver_fn, checkpoint_path) -> None:
+    from flowgraph.framework.graph import GraphKeys
+    from flowgraph.runtime.session import Session
+
+    mode = ModeKeys.PREDICT
+    pg = build_predict_graph(estimator, serving_input_receiver_fn)
+    with pg.graph.as_default():
+        export_outputs = get_export_outputs(pg.spec.export_outputs, pg.spec.predictions)
+        signature_def_map = build_all_signature_defs(
+            pg.receiver.receiver_tensors, export_outputs,
+            getattr(pg.receiver, "receiver_tensors_alternatives", None), serving_only=True)
+        with Session(graph=pg.graph,
+                     config=getattr(estimator.config, "session_config", None)) as sess:
+            restore_checkpoint(sess, pg.saver, checkpoint_path, f"exporting mode `{mode}`")
+            builder._add_train_op(None)
             builder.add_meta_graph_and_variables(
                 sess, tags=[sc.SERVING], signature_def_map=signature_def_map,
-                assets_collection=graph.get_collection(GraphKeys.ASSET_FILEPATHS),
-                main_op=local_init_op, saver=saver, strip_default_attrs=True)
+                assets_collection=pg.graph.get_collection(GraphKeys.ASSET_FILEPATHS),
+                main_op=pg.local_init_op, saver=pg.saver, strip_default_attrs=True)
 
 
 def _copy_assets_extra(export_dir: str, assets_extra: dict) -> None:

@@ -163,7 +163,8 @@ class NanTensorHook(SessionRunHook):
         return self._args
 
     def after_run(self, run_context, run_values) -> None:
-        if np.isnan(run_values.results):
+        loss = run_values.results
+        if loss != loss and np.isnan(loss):  # NaN is the only value unequal to itself
             message = "Model diverged with loss = NaN."
             if self._fail_on_nan_loss:
                 logger.error(message)

@@ -74,7 +74,8 @@ class SummarySaverHook(SessionRunHook):
             self._summary_writer = summary_writer_for(self._output_dir)
         self._next_step = None
         self._global_step_tensor = global_step_read("SummarySaverHook")
-        self._plain_args = SessionRunArgs({"global_step": self._global_step_tensor})
+        # Most steps fetch the bare step (no dict to rebuild); summary steps a dict.
+        self._plain_args = SessionRunArgs(self._global_step_tensor)
         self._summary_args = None
 
     def before_run(self, run_context) -> SessionRunArgs:
@@ -94,7 +95,10 @@ class SummarySaverHook(SessionRunHook):
         if not self._summary_writer:
             return
         results = run_values.results
-        global_step = results["global_step"] + 1
+        if type(results) is dict:
+            global_step = results["global_step"] + 1
+        else:
+            global_step, results = results + 1, {}
         if self._next_step is None or self._request_summary:
             global_step = run_context.session.run(self._global_step_tensor)
         if self._next_step is None:

@@ -265,6 +265,13 @@ def _structure_key(obj):
     return None
 
 
+_NOTHING = object()  # matches no fetches
+
+
+def _is_flat_tuple(obj) -> bool:
+    return type(obj) is tuple and all(type(x) is Tensor or type(x) is Operation for x in obj)
+
+
 def _part_getter(graph, part, flat: list, index: dict):
     """How to get `part`'s result from the values of `flat` (extended with the graph
     elements `part` needs): an int (one tensor), None (one op) or a callable."""
@@ -322,6 +329,7 @@ class _HookedSession(_WrappedSession):
         self._should_stop = False
         self._merged: dict = {}
         self._last = (None, None, None)
+        self._last_fetches = _NOTHING
         # Handed to hooks when nobody asked for options/metadata (never filled).
         self._no_options = RunOptions()
         self._no_metadata = RunMetadata()
@@ -361,8 +369,14 @@ class _HookedSession(_WrappedSession):
         if options is not None and run_metadata is None:
             run_metadata = RunMetadata()
 
-        caller_key = _structure_key(fetches)
         last_key, last_requests, entry = self._last
+        # The same flat tuple of tensors/ops as last time (a training loop passing one
+        # fetches tuple each step) has the same key: it cannot change, and
+        # `_last_fetches` keeps it alive, so its id is not reused.
+        if fetches is self._last_fetches:
+            caller_key = last_key
+        else:
+            caller_key = _structure_key(fetches)
         if caller_key is None or caller_key != last_key or not all(
                 map(_is, requests, last_requests)):
             entry = self._lookup(fetches, caller_key, requests)
@@ -400,6 +414,8 @@ class _HookedSession(_WrappedSession):
                     self._merged.clear()
                 self._merged[key] = entry
         self._last = (caller_key, requests, entry) if key is not None else (None, None, None)
+        self._last_fetches = (fetches if key is not None and _is_flat_tuple(fetches)
+                              else _NOTHING)
         return entry
 
     def _merge(self, fetches, requests):

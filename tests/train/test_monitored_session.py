@@ -106,6 +106,27 @@ def test_fetch_structures_like_session_run():
             sess.run(other)
 
 
+def test_reused_fetches_tuple_and_nested_containers():
+    """The key of a flat tuple fetched again is reused; a tuple holding a list is not
+    (the list may change between runs)."""
+    a = tf.constant(1.0, name="a")
+    b = tf.constant(2.0, name="b")
+    step, train = _counting_graph()
+    train = train.op
+    flat = (train, a)
+    nested_list = [a]
+    nested = (train, nested_list)
+    with tf.train.MonitoredSession() as sess:
+        assert sess.run(flat) == (None, 1.0)
+        assert sess.run(flat) == (None, 1.0)
+        assert sess.run((train, b)) == (None, 2.0)
+        assert sess.run(nested) == (None, [1.0])
+        nested_list.append(b)
+        assert sess.run(nested) == (None, [1.0, 2.0])
+        assert sess.run(flat) == (None, 1.0)
+        assert sess.run(step) == 6
+
+
 def test_graph_is_finalized_while_running_and_unfinalized_after():
     graph = tf.get_default_graph()
     v = tf.Variable(1.0)
