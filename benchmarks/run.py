@@ -2,8 +2,10 @@
 
 Usage::
 
-    python benchmarks/run.py            # all workloads (about a minute)
+    python benchmarks/run.py            # the engine workloads (about a minute)
     python benchmarks/run.py chain_1000 parallel
+    python benchmarks/run.py all        # engine + every bench_*.py suite (about 15 min)
+    python benchmarks/run.py mlp canned # suites by name (see SUITES)
 
 Every line has ``name``, ``unit``, ``flowgraph`` (flowgraph's figure), ``reference``
 (the same work without flowgraph, measured in the same process, interleaved with
@@ -192,6 +194,29 @@ def bench_parallel(pw: workloads.ParallelWorkload, blas, target: float | None,
     return line
 
 
+# The other benchmark families live in their own scripts (each prints its JSON lines);
+# `run.py all` runs them after the engine workloads, each in a fresh interpreter.
+SUITES = {
+    "control_flow": "bench_control_flow.py",
+    "mlp": "bench_mlp.py",
+    "estimator": "bench_estimator.py",
+    "predictor": "bench_predictor.py",
+    "canned": "bench_canned.py",
+    "wide_deep": "bench_wide_deep.py",
+}
+
+
+def run_suite(script: str) -> bool:
+    """Run one benchmark script in a fresh interpreter, passing its output through."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+    done = subprocess.run([sys.executable, path], check=False)
+    if done.returncode != 0:
+        print(json.dumps({"name": script, "error": f"exit code {done.returncode}"}),
+              flush=True)
+        return False
+    return True
+
+
 def main(argv: list[str]) -> int:
     blas = None
 
@@ -212,14 +237,21 @@ def main(argv: list[str]) -> int:
         "parallel": lambda: bench_parallel(workloads.gathers(), get_blas(), 0.9),
         "parallel_matmul": lambda: bench_parallel(workloads.matmuls(), get_blas(), None),
     }
-    names = argv or list(benches)
+    for suite, script in SUITES.items():
+        benches[suite] = lambda script=script: run_suite(script)
+    if argv == ["all"]:
+        names = list(benches)
+    else:
+        names = argv or [n for n in benches if n not in SUITES]
     unknown = [n for n in names if n not in benches]
     if unknown:
-        print(f"unknown workload(s) {unknown}; choose from {list(benches)}", file=sys.stderr)
+        print(f"unknown workload(s) {unknown}; choose from {list(benches)} or 'all'",
+              file=sys.stderr)
         return 2
+    failed = 0
     for name in names:
-        benches[name]()
-    return 0
+        failed += benches[name]() is False
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
