@@ -32,10 +32,13 @@ import contextlib
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, name_scope
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
+from flowgraph.framework.registry import register_gradient, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, clip_ops, math_ops, math_reduce, sparse_ops
+from flowgraph.ops.op_util import make_op, make_tensor
 from flowgraph.ops.variables import Variable
 
 __all__ = ["embedding_lookup", "embedding_lookup_sparse", "safe_embedding_lookup_sparse"]
@@ -285,6 +288,11 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
             outer = math_reduce.reduce_prod(array_ops.slice(original_shape, [0], [rank - 1]))
             ids2 = sparse_ops.sparse_reshape(sparse_ids, array_ops.stack(
                 [outer, array_ops.gather(original_shape, rank - 1)]))
+        if (rank_dim == 2 and sparse_weights is None and default_id is None
+                and max_norm is None and len(params) == 1):
+            fused = _fused_safe_lookup(params[0], sparse_ids, combiner, scope)
+            if fused is not None:
+                return fused
         weights2 = None
         if sparse_weights is not None:
             weights2 = SparseTensor(ids2.indices, sparse_weights.values, ids2.dense_shape)
@@ -313,6 +321,57 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         final.set_shape(lead.concatenate(result.shape[1:] if result.shape.ndims else
                                          TensorShape(None)))
         return final
+
+
+# -- the fused path ------------------------------------------------------------------------
+@register_op("SafeSparseLookup", attrs={"combiner": "mean"}, num_outputs=3, cost="expensive",
+             dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype,
+                                  op.inputs[2].dtype.base_dtype, _dtypes.int32])
+def _safe_sparse_lookup_shape(op, params, indices, values, dense_shape):
+    if params.ndims == 0:
+        raise op.shape_error(f"params must have rank >= 1, got shape {params}")
+    if indices.ndims is not None and (indices.ndims != 2 or
+                                      indices.dims[1].value not in (None, 2)):
+        raise op.shape_error(f"ids must be a [batch, n] SparseTensor; indices {indices}")
+    rows = TensorShape(None) if params.ndims is None else TensorShape(
+        [None, *params.dims[1:]])
+    return [rows, TensorShape([None]), TensorShape([None])]
+
+
+@register_gradient("SafeSparseLookup")
+def _safe_sparse_lookup_grad(op, grad, d_ids, d_rows):
+    """The table's gradient: for every kept id, its example's output gradient (divided by
+    the example's id count for 'mean', its square root for 'sqrtn')."""
+    del d_ids, d_rows
+    params = op.inputs[0]
+    ids, rows = op.outputs[1], op.outputs[2]
+    if isinstance(grad, IndexedSlices):
+        grad = convert_to_tensor(grad)
+    values = make_tensor("SparseSegmentGradRows", [grad, rows],
+                         {"combiner": op.attrs["combiner"]})
+    shape = params.shape
+    if shape.is_fully_defined():
+        dense_shape = convert_to_tensor(shape.as_list(), dtype=ids.dtype.base_dtype)
+    else:
+        dense_shape = array_ops.shape(params, out_type=ids.dtype.base_dtype)
+    return [IndexedSlices(values, ids, dense_shape), None, None, None]
+
+
+def _fused_safe_lookup(param, sparse_ids: SparseTensor, combiner: str, scope: str):
+    """`safe_embedding_lookup_sparse` of a rank-2 `sparse_ids` on one table, without
+    weights, `default_id` or `max_norm`, as one ``SafeSparseLookup`` op (the general graph
+    is about fifteen ops and as many again in its gradient): ids < 0 are dropped, each
+    example's remaining rows are combined, examples without ids get zeros. None when the
+    table's dtype needs the general path."""
+    table = convert_to_tensor(param, name="params")
+    if table.dtype.base_dtype not in (_dtypes.float32, _dtypes.float64):
+        return None
+    op = make_op("SafeSparseLookup", [table, sparse_ids.indices, sparse_ids.values,
+                                      sparse_ids.dense_shape], {"combiner": combiner})
+    final = array_ops.identity(op.outputs[0], name=scope)
+    final.set_shape(TensorShape([None]).concatenate(
+        table.shape[1:] if table.shape.ndims else TensorShape(None)))
+    return final
 
 
 def _prune(ids: SparseTensor, weights, keep):

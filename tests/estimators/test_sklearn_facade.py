@@ -147,6 +147,44 @@ def test_partial_fit_needs_classes_then_continues(blobs):
         clf.partial_fit(X[:, :3], y)
 
 
+def test_partial_fit_keeps_one_session_and_saves_before_reads(blobs):
+    X, y = blobs
+    clf = fs.DNNClassifier(hidden_units=(8,), batch_size=32, random_state=0)
+    clf.partial_fit(X, y, classes=[0, 1, 2])
+    trainer = clf._warm[1]
+    clf.partial_fit(X, y)
+    assert clf._warm[1] is trainer  # same graph and session: no rebuild per call
+    # Nothing has been written since the first call; reading the model writes it.
+    assert clf.estimator_.get_variable_value("global_step") == 2 * 5
+    proba = clf.predict_proba(X)
+    copy = pickle.loads(pickle.dumps(clf))
+    assert not hasattr(copy, "_warm")
+    np.testing.assert_allclose(copy.predict_proba(X), proba, rtol=1e-6)
+    copy.partial_fit(X, y)  # an unpickled model trains on from its arrays
+    assert copy.estimator_.get_variable_value("global_step") == 3 * 5
+    # New parameters rebuild the session, from the trained weights.
+    clf.set_params(learning_rate=0.01)
+    clf.partial_fit(X, y)
+    assert clf._warm[1] is not trainer
+    assert clf.estimator_.get_variable_value("global_step") == 3 * 5
+    # fit() trains through Estimator.train after saving and closing the session.
+    clf.set_params(warm_start=True, n_epochs=1)
+    clf.fit(X, y)
+    assert not hasattr(clf, "_warm")
+    assert clf.estimator_.get_variable_value("global_step") == 4 * 5
+
+
+def test_partial_fit_matches_between_runs(blobs):
+    X, y = blobs
+    runs = []
+    for _ in range(2):
+        reg = fs.DNNRegressor(hidden_units=(4,), random_state=3)
+        for _ in range(3):
+            reg.partial_fit(X, y.astype(float))
+        runs.append(reg.predict(X))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
 def test_warm_start_continues_and_cold_start_restarts(blobs):
     X, y = blobs
     warm = fs.DNNRegressor(hidden_units=(4,), n_epochs=1, warm_start=True, random_state=0)

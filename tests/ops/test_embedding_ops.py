@@ -180,3 +180,46 @@ def test_million_row_table_trains_sparsely(sess, optimizer):
     value = sess.run(table)
     touched = np.flatnonzero(np.any(value != 0.0, axis=1))
     assert sorted(touched.tolist()) == sorted(set(ids.tolist()))
+
+
+# -- the fused safe lookup (SafeSparseLookup) against the general graph ------------------------
+@pytest.mark.parametrize("combiner", ["mean", "sum", "sqrtn"])
+def test_fused_safe_lookup_equals_the_general_graph(monkeypatch, combiner):
+    from flowgraph.ops import embedding_ops as eo
+
+    rng = np.random.RandomState(5)
+    table_np = rng.normal(size=(9, 3)).astype(np.float32)
+    # Rows with several ids, a repeated id, negative ids (dropped), rows left empty.
+    idx = [[0, 0], [0, 1], [0, 2], [1, 0], [3, 0], [3, 1], [4, 0], [6, 0], [6, 1]]
+    ids = [2, 7, 2, -1, 0, 8, -3, 5, 5]
+    seed = rng.normal(size=(7, 3)).astype(np.float32)
+
+    def run():
+        with tf.Graph().as_default():
+            table = tf.Variable(table_np)
+            sp = tf.SparseTensor(idx, tf.constant(ids, tf.int64), [7, 3])
+            out = tf.nn.safe_embedding_lookup_sparse(table, sp, combiner=combiner)
+            (grad,) = tf.gradients(tf.reduce_sum(out * seed), [table])
+            types = {op.type for op in tf.get_default_graph().get_operations()}
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                value, dense = sess.run([out, tf.convert_to_tensor(grad)])
+        return value, dense, out.shape.as_list(), "SafeSparseLookup" in types
+
+    fused = run()
+    monkeypatch.setattr(eo, "_fused_safe_lookup", lambda *a: None)
+    general = run()
+    assert fused[3] and not general[3]
+    np.testing.assert_allclose(fused[0], general[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fused[1], general[1], rtol=1e-6, atol=1e-6)
+    assert fused[2] == general[2] == [None, 3]
+
+
+def test_fused_safe_lookup_rejects_out_of_range_ids():
+    with tf.Graph().as_default():
+        table = tf.constant(np.zeros((4, 2), np.float32))
+        sp = tf.SparseTensor([[0, 0]], tf.constant([4], tf.int64), [1, 1])
+        out = tf.nn.safe_embedding_lookup_sparse(table, sp)
+        with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
+                                                 match="out of range"):
+            sess.run(out)

@@ -288,6 +288,12 @@ CASES = {
                                      np.array([1, 1, 2], np.int64), np.array(5, np.int32)]))]
        for name in ("SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegments",
                     "SparseSegmentSqrtNWithNumSegments")},
+    # The fused safe_embedding_lookup_sparse (embedding_ops.py): a negative id dropped,
+    # a repeated id, an empty row, unsorted entries.
+    **{"SafeSparseLookup": [([u(5, 3)], op("SafeSparseLookup", [
+        None, np.array([[2, 0], [0, 0], [0, 1], [2, 1], [3, 0]], np.int64),
+        np.array([4, 1, -1, 4, 0], np.int64), np.array([4, 2], np.int64)],
+        {"combiner": c})) for c in ("mean", "sum", "sqrtn")]},
     # Control flow (control_flow_grad.py): small tf.cond / tf.while_loop programs.
     "Switch": [([pos(2, 3), u(2, 3)], lambda x, y: tf.cond(
         tf.reduce_sum(x) > 0.0, lambda: x * y, lambda: tf.sin(x) - y)),

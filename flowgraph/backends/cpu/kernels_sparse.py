@@ -13,6 +13,7 @@ import os
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu._farmhash import fingerprint_cat64_array, fingerprints
 from flowgraph.framework.errors import InvalidArgumentError
 from flowgraph.ops.string_hash_ops import as_bytes, fingerprint64, fingerprint_cat64
 
@@ -230,6 +231,41 @@ for _name in ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"):
     cpu_kernel(_name + "WithNumSegments")(_segment_reduce)
 
 
+@cpu_kernel("SafeSparseLookup")
+def safe_sparse_lookup(params, indices, values, dense_shape, *, combiner):
+    """Outputs: the combined rows [batch, ...], the kept ids, their example indices."""
+    shape = np.asarray(dense_shape).reshape(-1)
+    batch = int(shape[0])
+    _check_sparse(indices, shape)
+    values = np.asarray(values).reshape(-1)
+    keep = values >= 0
+    ids = values[keep] if not keep.all() else values
+    rows = np.asarray(indices)[:, 0][keep] if not keep.all() else np.asarray(indices)[:, 0]
+    n = params.shape[0]
+    if ids.size and int(ids.max()) >= n:
+        k = int(np.argmax(ids >= n))
+        raise _invalid(f"embedding lookup: id {int(ids[k])} is out of range [0, {n}) of a "
+                       f"table of shape {list(params.shape)}")
+    out = np.zeros((batch, *params.shape[1:]), dtype=params.dtype)
+    picked = params[ids]
+    counts = np.bincount(rows, minlength=batch)
+    if counts.size == 0 or counts.max() <= 1:  # one id per example: no reduction
+        out[rows] = picked
+    else:
+        order = np.argsort(rows, kind="stable")
+        sorted_rows = rows[order]
+        starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
+        sums = np.add.reduceat(picked[order], starts, axis=0)
+        present = sorted_rows[starts]
+        if combiner != "sum":
+            sizes = counts[present].astype(params.dtype)
+            if combiner == "sqrtn":
+                sizes = np.sqrt(sizes)
+            sums = sums / sizes.reshape((-1,) + (1,) * (params.ndim - 1))
+        out[present] = sums
+    return out, ids, rows.astype(np.int32)
+
+
 @cpu_kernel("SparseSegmentGradRows")
 def sparse_segment_grad_rows(grad, segment_ids, *, combiner):
     seg = np.asarray(segment_ids).reshape(-1)
@@ -269,6 +305,10 @@ def sparse_cross(*inputs, num_sparse, num_dense, hashed_output, num_buckets, has
     if len(batches) > 1:
         raise _invalid(f"sparse cross: inputs have different batch sizes {sorted(batches)}")
     batch = batches.pop() if batches else 0
+    if hashed_output:
+        fast = _cross_hashed_single(idx, vals, dense, batch, num_buckets, hash_key)
+        if fast is not None:
+            return fast
     columns = [_rows_of_sparse(i, v, s, batch) for i, v, s in zip(idx, vals, shapes)]
     columns += [[list(row) for row in d.tolist()] for d in dense]
 
@@ -302,6 +342,44 @@ def sparse_cross(*inputs, num_sparse, num_dense, hashed_output, num_buckets, has
     return indices, values, np.asarray([batch, width], np.int64)
 
 
+def _feature_fingerprints(values: np.ndarray) -> np.ndarray:
+    """What a hashed cross combines: Fingerprint64 of strings, the bits of integers."""
+    if values.dtype == object or values.dtype.kind in "SU":
+        return fingerprints(values)
+    return values.astype(np.int64).view(np.uint64).reshape(-1)
+
+
+def _cross_hashed_single(idx, vals, dense, batch, num_buckets, hash_key):
+    """The hashed cross, vectorized, when every input has at most one value per row (the
+    common case: one categorical value per feature); None otherwise."""
+    if any(d.ndim != 2 or d.shape[1] != 1 for d in dense):
+        return None
+    present = np.ones(batch, dtype=bool)
+    columns = []
+    for i, v in zip(idx, vals, strict=True):
+        rows = np.asarray(i[:, 0], np.int64)
+        if rows.size and (rows.min() < 0 or rows.max() >= batch):
+            return None
+        if rows.size != np.unique(rows).size:
+            return None
+        has = np.zeros(batch, dtype=bool)
+        has[rows] = True
+        present &= has
+        fp = np.zeros(batch, dtype=np.uint64)
+        fp[rows] = _feature_fingerprints(np.asarray(v).reshape(-1))
+        columns.append(fp)
+    columns += [_feature_fingerprints(np.asarray(d).reshape(-1)) for d in dense]
+    h = np.full(batch, hash_key & _M, dtype=np.uint64)
+    for fp in columns:
+        h = fingerprint_cat64_array(h, fp)
+    kept = np.flatnonzero(present)
+    mod = np.uint64(num_buckets if num_buckets > 0 else 2**63 - 1)
+    values = (h[kept] % mod).astype(np.int64)
+    indices = np.zeros((kept.size, 2), np.int64)
+    indices[:, 0] = kept
+    return indices, values, np.asarray([batch, 1 if kept.size else 0], np.int64)
+
+
 def _product(lists):
     """Cartesian product with the last list varying fastest."""
     if len(lists) == 1:
@@ -312,8 +390,8 @@ def _product(lists):
 # -- strings -----------------------------------------------------------------------------
 @cpu_kernel("StringToHashBucketFast")
 def string_to_hash_bucket_fast(x, *, num_buckets):
-    flat = [fingerprint64(as_bytes(v)) % num_buckets for v in x.reshape(-1).tolist()]
-    return np.asarray(flat, dtype=np.int64).reshape(x.shape)
+    ids = fingerprints(x) % np.uint64(num_buckets)
+    return ids.astype(np.int64).reshape(x.shape)
 
 
 def _bool_text(v) -> str:
@@ -336,8 +414,12 @@ def as_string(x, *, precision, scientific, shortest, width, fill):
         raise _invalid(f"as_string does not support dtype {x.dtype}")
     out = np.empty(x.shape, dtype=object)
     flat = out.reshape(-1)
-    for i, v in enumerate(x.reshape(-1).tolist()):
-        flat[i] = (fmt % conv(v)).encode("utf-8")
+    if kind == "b":
+        for i, v in enumerate(x.reshape(-1).tolist()):
+            flat[i] = (fmt % conv(v)).encode("utf-8")
+    else:  # numbers format the same as bytes; tolist() gives Python ints / floats
+        bfmt = fmt.encode("ascii")
+        flat[:] = [bfmt % v for v in x.reshape(-1).tolist()]
     return out
 
 

@@ -6,8 +6,12 @@
 has its own optimizer, applied to its own scope's variables; one step runs both updates
 and then increments the global step::
 
-    train_op = group(dnn_optimizer.minimize(loss, var_list=dnn/*),
-                     linear_optimizer.minimize(loss, var_list=linear/*)) -> global_step += 1
+    grads = gradients(loss, dnn/* + linear/*)          # one backward pass for both parts
+    train_op = group(dnn_optimizer.apply_gradients(grads of dnn/*),
+                     linear_optimizer.apply_gradients(grads of linear/*)) -> global_step += 1
+
+(TensorFlow calls ``minimize`` once per part, building the backward pass twice; the
+updates are the same. An optimizer overriding ``compute_gradients`` keeps its own.)
 
 Defaults are TF's: Adagrad at 0.001 for the DNN part, FTRL at
 ``min(0.005, 1/sqrt(n_linear_columns))`` for the linear part (small: pass optimizers for
@@ -67,6 +71,30 @@ def _trainable_under(scope: str) -> list:
     return list(get_collection(GraphKeys.TRAINABLE_VARIABLES, scope=scope))
 
 
+def _minimize_parts(loss, parts) -> list:
+    """One update op per ``(optimizer, variables)`` part. The gradients of all parts come
+    from one backward pass (TensorFlow builds one per optimizer; the values are the same
+    and the graph is smaller) unless an optimizer computes its gradients its own way."""
+    from flowgraph.train.optimizer import Optimizer
+
+    shared = len(parts) > 1 and all(
+        vs and type(opt).compute_gradients is Optimizer.compute_gradients for opt, vs in parts)
+    if not shared:
+        return [opt.minimize(loss, var_list=vs) for opt, vs in parts]
+    grads_and_vars = parts[0][0].compute_gradients(loss, var_list=[v for _, vs in parts
+                                                                   for v in vs])
+    ops, start = [], 0
+    for opt, vs in parts:
+        mine, start = grads_and_vars[start:start + len(vs)], start + len(vs)
+        if not any(g is not None for g, _ in mine):
+            raise ValueError(
+                f"No gradients provided for any variable, check your graph for ops that do "
+                f"not support gradients, between variables {[str(v) for _, v in mine]} and "
+                f"loss {loss}.")
+        ops.append(opt.apply_gradients(mine))
+    return ops
+
+
 def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_columns=None,
                                  linear_optimizer="Ftrl", dnn_feature_columns=None,
                                  dnn_optimizer="Adagrad", dnn_hidden_units=None,
@@ -114,13 +142,12 @@ def dnn_linear_combined_model_fn(features, labels, mode, head, linear_feature_co
         logits = dnn_logits if dnn_logits is not None else linear_logits
 
     def _train_op_fn(loss):
-        train_ops = []
+        parts = []
         if dnn_logits is not None:
-            train_ops.append(dnn_opt.minimize(loss, var_list=_trainable_under(dnn_scope)))
+            parts.append((dnn_opt, _trainable_under(dnn_scope)))
         if linear_logits is not None:
-            train_ops.append(linear_opt.minimize(loss,
-                                                 var_list=_trainable_under(linear_scope)))
-        train_op = control_flow_ops.group(*train_ops)
+            parts.append((linear_opt, _trainable_under(linear_scope)))
+        train_op = control_flow_ops.group(*_minimize_parts(loss, parts))
         with control_dependencies([train_op]):
             return state_ops.assign_add(get_global_step(), 1).op
 

@@ -73,6 +73,7 @@ class _ModelState:
     def __init__(self, model_dir: str | None = None, arrays: dict | None = None) -> None:
         self._dir = model_dir
         self._arrays = arrays
+        self._pending = None  # a warm trainer's save(), run before anyone reads the dir
         self._lock = threading.Lock()
         if model_dir is not None:
             self._own(model_dir)
@@ -98,17 +99,26 @@ class _ModelState:
                 write_checkpoint(path, self._arrays)
                 update_checkpoint_state(model_dir, path)
                 self._dir = model_dir
+            self._flush_locked()
             return self._dir
 
-    def trained(self) -> None:
-        """The checkpoint changed: drop the cached arrays."""
+    def _flush_locked(self) -> None:
+        if self._pending is not None:
+            save, self._pending = self._pending, None
+            save()
+
+    def trained(self, pending_save=None) -> None:
+        """The checkpoint changed (or will, when `pending_save` runs on the next read of
+        the model directory): drop the cached arrays."""
         self._arrays = None
+        self._pending = pending_save
 
     def arrays(self) -> dict:
         """Every tensor of the latest checkpoint (weights and optimizer slots)."""
         with self._lock:
             if self._arrays is not None:
                 return dict(self._arrays)
+            self._flush_locked()
             from flowgraph.train.checkpoint_state import latest_checkpoint
             from flowgraph.train.checkpoint_utils import CheckpointReader
 
@@ -138,6 +148,28 @@ def _save_at_end_hook(model_dir: str):
             self._saver.save(session, os.path.join(model_dir, "model.ckpt"), global_step=step)
 
     return _SaveAtEnd()
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted(params.items(), key=lambda kv: kv[0]))
+
+
+def _same_key(a: tuple, b: tuple) -> bool:
+    """Whether two warm-trainer keys match (the model state by identity; parameters by
+    equality, where comparing a value fails or is ambiguous, by identity)."""
+    if a[0] is not b[0] or a[2] != b[2] or len(a[1]) != len(b[1]):
+        return False
+    for (ka, va), (kb, vb) in zip(a[1], b[1], strict=True):
+        if ka != kb:
+            return False
+        if va is vb:
+            continue
+        try:
+            if type(va) is not type(vb) or not bool(va == vb):
+                return False
+        except (TypeError, ValueError):
+            return False
+    return True
 
 
 # -- input conversion -------------------------------------------------------------------------
@@ -384,7 +416,10 @@ class FlowgraphModel(BaseEstimator):
         check_positive_int(self.n_epochs, "n_epochs")
         check_positive_int(self.steps, "steps", allow_none=True)
 
-    def _fit(self, X, y, sample_weight, *, reset: bool, epochs: int, classes=None):
+    def _fit(self, X, y, sample_weight, *, reset: bool, epochs: int, classes=None,
+             warm: bool = False):
+        """Train; `warm` (``partial_fit``) keeps the graph and session between calls
+        (see `warm.WarmTrainer`), otherwise one ``Estimator.train`` call."""
         self._check_params()
         X, y = self._check_X(X, y, reset=reset, with_y=True)
         n = X.shape[0]
@@ -402,22 +437,54 @@ class FlowgraphModel(BaseEstimator):
         features[WEIGHT_KEY] = np.asarray(sample_weight, dtype=np.float32)
         batch = min(self.batch_size, n)
         steps = self.steps or epochs * math.ceil(n / batch)
-        from flowgraph.estimators.inputs import numpy_input_fn
-
-        input_fn = numpy_input_fn(features, labels, batch_size=batch, num_epochs=None,
-                                  shuffle=True)
-        model_dir = self._model.model_dir()
         try:
-            self._estimator().train(input_fn, steps=steps,
-                                    hooks=[_save_at_end_hook(model_dir)])
+            if warm:
+                trainer = self._warm_trainer(features, labels)
+                trainer.train(features, labels, steps, batch)
+            else:
+                self._drop_warm_trainer()
+                from flowgraph.estimators.inputs import numpy_input_fn
+
+                input_fn = numpy_input_fn(features, labels, batch_size=batch,
+                                          num_epochs=None, shuffle=True)
+                self._estimator().train(input_fn, steps=steps,
+                                        hooks=[_save_at_end_hook(self._model.model_dir())])
         except BaseException:
+            # A warm session keeps (and saves) what it trained before the failure, as
+            # Estimator.train saves on an interrupt; earlier partial_fit calls may not
+            # have been written yet.
+            self._drop_warm_trainer(save=not reset)
             if reset:  # a model without a checkpoint is not fitted
                 del self._model
             raise
-        self._model.trained()
+        self._model.trained(trainer.save if warm else None)
         done = steps * batch / n if self.steps else epochs
         self.n_iter_ = done if reset else self.n_iter_ + done
         return self
+
+    def _warm_trainer(self, features: dict, labels: np.ndarray):
+        """The kept training session, rebuilt when the model, the parameters or the
+        features' names, dtypes or shapes changed."""
+        from flowgraph.estimators.sklearn.warm import WarmTrainer, signature_of
+
+        key = (self._model, _params_key(self.get_params(deep=False)),
+               signature_of(features, labels))
+        current = self.__dict__.get("_warm")
+        if current is not None and _same_key(current[0], key):
+            return current[1]
+        self._drop_warm_trainer()
+        trainer = WarmTrainer(self._estimator(), features, labels, self._seed)
+        self._warm = (key, trainer)
+        return trainer
+
+    def _drop_warm_trainer(self, save: bool = True) -> None:
+        """Close the kept session, first saving what it trained unless `save` is False
+        (a model being discarded)."""
+        current = self.__dict__.pop("_warm", None)
+        if current is not None:
+            if not save:
+                current[0][0].trained(None)
+            current[1].close(save=save)
 
     def _can_continue(self, X) -> bool:
         if not hasattr(self, "_model"):
@@ -447,6 +514,7 @@ class FlowgraphModel(BaseEstimator):
     # -- pickling -------------------------------------------------------------------------
     def __getstate__(self):
         state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
+        state.pop("_warm", None)  # a live session; rebuilt by the next partial_fit
         model = state.pop("_model", None)
         if model is not None:
             state["_model_arrays"] = model.arrays()

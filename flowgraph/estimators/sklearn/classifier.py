@@ -82,7 +82,8 @@ class _Classifier(ClassifierMixin, FlowgraphModel):
             raise ValueError(f"`classes={np.unique(np.asarray(classes)).tolist()}` is not the "
                              f"same as on the first call to partial_fit: "
                              f"{self.classes_.tolist()}.")
-        return self._fit(X, y, sample_weight, reset=first, epochs=1, classes=classes)
+        return self._fit(X, y, sample_weight, reset=first, epochs=1, classes=classes,
+                         warm=True)
 
     # -- predicting -----------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:

@@ -68,7 +68,8 @@ class _Regressor(RegressorMixin, FlowgraphModel):
         """One more epoch (or `steps` steps) on ``(X, y)``.
 
         Returns self."""
-        return self._fit(X, y, sample_weight, reset=not hasattr(self, "_model"), epochs=1)
+        return self._fit(X, y, sample_weight, reset=not hasattr(self, "_model"), epochs=1,
+                         warm=True)
 
     def predict(self, X) -> np.ndarray:
         """Predicted targets, float64: ``(n_samples,)`` or ``(n_samples, k)``."""
