@@ -423,8 +423,14 @@ def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
                 raise ValueError(
                     f"Gradient function of op type {op.type} returned {len(in_grads)} "
                     f"gradients for operation '{op.name}', which has {len(op.inputs)} inputs")
-            if bp.gate and sum(g is not None for g in in_grads) > 1:
-                in_grads = _gate(in_grads)
+            if bp.gate:
+                # Gate only the gradients that flow on to an x: one for an input produced
+                # outside `between` (a dense layer's input data, say) has no consumer, and
+                # gated it would run anyway (a wasted GEMM per training step).
+                in_grads = [g if t.op in bp.between else None
+                            for t, g in zip(op.inputs, in_grads)]
+                if sum(g is not None for g in in_grads) > 1:
+                    in_grads = _gate(in_grads)
             _anchor_in_branch(op, graph._ops[start:], out_grads)
     for t, g in zip(op.inputs, in_grads):
         if g is None or not is_differentiable_dtype(t.dtype):

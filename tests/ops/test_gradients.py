@@ -246,6 +246,37 @@ def test_gate_and_colocate_options_keep_the_values():
     np.testing.assert_array_equal(b, d)
 
 
+def test_gating_leaves_out_gradients_that_reach_no_x():
+    """Gated, an op's input gradients run together; the gradient of an input off every
+    path from the xs (a dense layer's data) is not gated, so the session never runs it."""
+    x = tf.placeholder(tf.float32, [2, 3], name="data")
+    w = tf.Variable(np.full((3, 4), 0.5, np.float32), name="w")
+    y = tf.reduce_sum(tf.matmul(x, w, name="mm"))
+    gw, = gradients(y, [w], gate_gradients=True)
+    gx_both, gw_both = gradients(y, [x, w], gate_gradients=True, name="both")
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+
+    def ran_matmuls(fetches, scope):
+        meta = tf.RunMetadata()
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            out = sess.run(fetches, {x: np.ones((2, 3), np.float32)}, options=options,
+                           run_metadata=meta)
+        names = {ns.node_name for d in meta.step_stats.dev_stats for ns in d.node_stats}
+        graph = tf.get_default_graph()
+        return out, sorted(op.name for op in graph.get_operations()
+                           if op.type == "MatMul" and op.name.startswith(scope)
+                           and op.name in names)
+
+    out, ran = ran_matmuls(gw, "gradients/")
+    np.testing.assert_array_equal(out, np.full((3, 4), 2.0))
+    assert ran == ["gradients/mm_grad/MatMul_1"]  # the product for w only
+    (dx, dw), ran = ran_matmuls([gx_both, gw_both], "both/")
+    np.testing.assert_array_equal(dx, np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(dw, np.full((3, 4), 2.0))
+    assert ran == ["both/mm_grad/MatMul", "both/mm_grad/MatMul_1"]
+
+
 # -- second derivatives ----------------------------------------------------------------
 def test_second_derivative_of_tanh():
     x = tf.constant([0.5, -1.0])

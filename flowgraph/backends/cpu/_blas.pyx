@@ -21,7 +21,8 @@ is copied when it is C-contiguous; a Fortran-contiguous operand is passed as its
 
 Invariants
 ----------
-* Inputs are never written; `gemm` returns a new C-contiguous array.
+* Inputs are never written; `gemm` returns a C-contiguous array that nobody else
+  references (new, or recycled by `_buffers.empty`).
 * Dimensions beyond the 32-bit BLAS integer range fall back to `numpy.matmul`.
 * Errors (ranks, dtypes, inner dimensions) are raised before the GIL is released.
 
@@ -38,6 +39,12 @@ from cython cimport floating
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 import numpy as np
+
+try:  # outputs are recycled once unreferenced (no page faults per step); see _buffers.pyx
+    from flowgraph.backends.cpu._buffers import empty as _empty
+except ImportError:  # pragma: no cover - extension not built yet
+    def _empty(shape, dtype):
+        return np.empty(shape, dtype)
 
 cnp.import_array()
 
@@ -137,7 +144,7 @@ def gemm(a, b, bint transpose_a=False, bint transpose_b=False):
     (2, 4)
     """
     a2, b2, ta, tb, m, n, k = _plan(a, b, transpose_a, transpose_b)
-    out = np.empty((m, n), dtype=a2.dtype)
+    out = _empty((m, n), a2.dtype)
     if m == 0 or n == 0:
         return out
     if k == 0:

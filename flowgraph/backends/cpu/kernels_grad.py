@@ -20,6 +20,12 @@ from flowgraph.framework import errors
 from flowgraph.ops.array_slicing import strided_slice_numpy
 from flowgraph.ops.nn_ops import same_padding
 
+try:  # fused one-pass ReLU kernels (Cython); NumPy otherwise
+    from flowgraph.backends.cpu import _nn
+except ImportError:  # pragma: no cover - extension not built yet
+    _nn = None
+
+_FUSED_DTYPES = (np.float32, np.float64)
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
@@ -99,6 +105,9 @@ def _zero(x):
 
 @cpu_kernel("ReluGrad")
 def relu_grad(g, x):
+    if _nn is not None and g.dtype == x.dtype and g.dtype.type in _FUSED_DTYPES and \
+            g.shape == x.shape and g.flags.c_contiguous and x.flags.c_contiguous:
+        return _nn.relu_grad(g, x)  # g * (x > 0) in one pass, without the GIL
     return np.where(x > 0, g, _zero(g)).astype(g.dtype, copy=False)
 
 

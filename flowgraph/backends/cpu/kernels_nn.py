@@ -21,6 +21,12 @@ try:  # BLAS gemm for float32/float64 (Cython); NumPy's matmul otherwise.
 except ImportError:  # pragma: no cover - depends on the build
     _blas_gemm_into = None
 
+try:  # fused one-pass ReLU kernels, recycled output arrays (Cython); NumPy otherwise
+    from flowgraph.backends.cpu import _nn
+    from flowgraph.backends.cpu._buffers import empty as _empty
+except ImportError:  # pragma: no cover - extension not built yet
+    _nn = None
+
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 _IM2COL_BYTES = 64 * 1024 * 1024  # largest im2col buffer built at once (batch is chunked)
@@ -47,6 +53,8 @@ def _compute_dtype(dtype: np.dtype) -> np.dtype:
 # -- Activations --------------------------------------------------------------------------
 @cpu_kernel("Relu")
 def relu(x):
+    if _nn is not None and x.dtype.type in (np.float32, np.float64) and x.flags.c_contiguous:
+        return _nn.relu(x)  # one vectorized pass, without the GIL
     return np.asarray(np.maximum(x, x.dtype.type(0)))
 
 
@@ -125,6 +133,10 @@ def bias_add(value, bias, *, data_format="NHWC"):
             f"bias shape {bias.shape} vs. value shape {value.shape} ({data_format})")
     if nchw:
         bias = bias.reshape((-1,) + (1,) * (value.ndim - 2))
+    elif _nn is not None and value.dtype == bias.dtype and \
+            value.dtype.type in (np.float32, np.float64):
+        # A recycled output array (no page faults per step; see _buffers.pyx).
+        return np.add(value, bias, out=_empty(value.shape, value.dtype))
     return np.add(value, bias, dtype=value.dtype)
 
 

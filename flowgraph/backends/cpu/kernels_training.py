@@ -31,6 +31,7 @@ from flowgraph.framework import errors
 from flowgraph.framework.resources import VariableState
 
 _FLOATS = ("float32", "float64")
+_FLOAT_TYPES = (np.float32, np.float64)
 
 
 def _invalid(msg: str) -> errors.InvalidArgumentError:
@@ -48,7 +49,7 @@ def _storage(state: VariableState, what: str, op) -> np.ndarray:
 
 
 def _scalar(x, name: str, dtype) -> float:
-    if np.ndim(x) != 0:
+    if getattr(x, "ndim", None) != 0 and np.ndim(x) != 0:  # (ndarray fast path first)
         raise _invalid(f"{name} is not a scalar: shape {np.shape(x)}")
     return dtype.type(x)
 
@@ -74,7 +75,7 @@ def _locked(states, use_locking: bool):
 
 # -- per rule: (Cython rule id, hyper(dtype, scalars, attrs) -> (6-tuple, flag)) ---------
 def _h(*values):
-    return tuple(float(v) for v in values) + (0.0,) * (6 - len(values))
+    return (*map(float, values), *(0.0,) * (6 - len(values)))
 
 
 def _adam_hyper(dt, s, attrs):
@@ -126,7 +127,7 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
         with _locked(refs, use_locking):
             var = _storage(refs[0], "var", op)
             dt = var.dtype
-            if dt.name not in _FLOATS:
+            if dt.type not in _FLOAT_TYPES:
                 raise _invalid(f"{op_type} supports float32 and float64 variables, got "
                                f"{dt.name}")
             slots = []
@@ -139,7 +140,7 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
                 slots.append(s)
             ordered = [slots[k - 1] for k in slot_order] + [var] * (3 - len(slots))
             scalars = {n: _scalar(inputs[p], n, dt) for n, p in scalar_at}
-            hp, flag = hyper(dt, scalars, {**defaults, **attrs})
+            hp, flag = hyper(dt, scalars, {**defaults, **attrs} if defaults else attrs)
             if not sparse:
                 g = _dense_grad(inputs[grad_at], var, "grad")
                 _training.apply_dense(rule, var, ordered[0], ordered[1], ordered[2], g, hp,

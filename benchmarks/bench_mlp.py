@@ -1,0 +1,309 @@
+"""MLP training step: flowgraph vs hand-written NumPy vs the bare GEMMs (the physical floor).
+
+Usage::
+
+    python benchmarks/bench_mlp.py                  # all four workloads (about a minute)
+    python benchmarks/bench_mlp.py mlp_sgd_feed     # one of them
+    python benchmarks/bench_mlp.py --blas-threads 1 mlp_adam_feed   # BLAS on one thread
+
+The model is the classic MNIST-sized MLP: 784 -> 512 -> 512 -> 10, ReLU, softmax
+cross-entropy, batch 256, float32, written as a TF1 user writes it (`tf.layers.dense`,
+`tf.losses.sparse_softmax_cross_entropy`, `tf.train.GradientDescentOptimizer` /
+`tf.train.AdamOptimizer`, a plain `tf.Session` loop fetching ``[train_op, loss]``).
+Two ways to give it data:
+
+* ``*_feed`` (the headline; what users do): placeholders fed from NumPy batches;
+* ``*_ingraph``: the batch is a fixed non-trainable variable, nothing is fed.
+
+Each line compares three things measured in this process, interleaved:
+
+* ``flowgraph``: one training step (``sess.run([train_op, loss], feed)``);
+* ``numpy``: the same forward + backward + in-place update written by hand in NumPy;
+* ``reference`` (the *GEMM floor*): only the eight matrix products the step needs
+  (3 forward, 3 weight gradients, 2 input gradients; the first layer's input gradient is
+  not needed), with the faster of ``np.matmul(out=)`` and flowgraph's Cython BLAS path
+  (``_blas.gemm_into``, no copies), into preallocated outputs.
+
+``ratio`` is flowgraph's time per step over the floor's; targets: SGD <= 1.25, Adam <= 1.35.
+``steps_per_s`` holds the three figures as steps per second. Before timing, flowgraph
+and the NumPy step are run from the same weights on the same batches and must agree.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np
+import run  # benchmarks/run.py: emit, compare, blas_info
+
+import flowgraph as tf
+from flowgraph.backends.cpu import _blas
+
+SIZES = (784, 512, 512, 10)
+BATCH = 256
+N_BATCHES = 4  # batches cycled through, so that no step reuses the previous one's input
+LR = {"sgd": 0.01, "adam": 1e-3}
+TARGETS = {"sgd": 1.25, "adam": 1.35}
+BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
+
+
+def make_batches(seed: int = 0):
+    rng = np.random.RandomState(seed)
+    xs = [rng.rand(BATCH, SIZES[0]).astype(np.float32) for _ in range(N_BATCHES)]
+    ys = [rng.randint(0, SIZES[-1], BATCH).astype(np.int64) for _ in range(N_BATCHES)]
+    return xs, ys
+
+
+# -- flowgraph ------------------------------------------------------------------------------
+class FlowgraphMLP:
+    """The TF1 program; `step()` runs one training step and returns the loss."""
+
+    def __init__(self, optimizer: str, feed: bool, xs, ys, inter_op: int | None = None):
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            tf.set_random_seed(0)
+            if feed:
+                x = tf.placeholder(tf.float32, [None, SIZES[0]], name="x")
+                y = tf.placeholder(tf.int64, [None], name="y")
+            else:
+                x = tf.Variable(xs[0], trainable=False, name="x")
+                y = tf.Variable(ys[0], trainable=False, name="y")
+            h = tf.layers.dense(x, SIZES[1], activation=tf.nn.relu, name="hidden1")
+            h = tf.layers.dense(h, SIZES[2], activation=tf.nn.relu, name="hidden2")
+            logits = tf.layers.dense(h, SIZES[3], name="logits")
+            self.loss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=logits)
+            opt = (tf.train.GradientDescentOptimizer(LR["sgd"]) if optimizer == "sgd"
+                   else tf.train.AdamOptimizer(LR["adam"], BETA1, BETA2, EPS))
+            self.train_op = opt.minimize(self.loss)
+            self.params = tf.trainable_variables()  # kernel, bias per layer
+            init = tf.global_variables_initializer()
+        config = (tf.ConfigProto(inter_op_parallelism_threads=inter_op)
+                  if inter_op else None)
+        self.sess = tf.Session(graph=self.graph, config=config)
+        self.sess.run(init)
+        self.fetches = [self.train_op, self.loss]
+        self.feeds = [{x: bx, y: by} for bx, by in zip(xs, ys)] if feed else [None]
+        self.i = 0
+
+    def weights(self) -> list[np.ndarray]:
+        return self.sess.run(self.params)
+
+    def step(self):
+        feed = self.feeds[self.i % len(self.feeds)]
+        self.i += 1
+        return self.sess.run(self.fetches, feed)[1]
+
+    def close(self) -> None:
+        self.sess.close()
+
+
+# -- NumPy, by hand ---------------------------------------------------------------------------
+class NumpyMLP:
+    """The same step in plain NumPy (what one would write without a framework)."""
+
+    def __init__(self, optimizer: str, weights, xs, ys):
+        self.params = [np.array(w, dtype=np.float32) for w in weights]  # W1 b1 W2 b2 W3 b3
+        self.adam = optimizer == "adam"
+        self.lr = np.float32(LR[optimizer])
+        self.m = [np.zeros_like(p) for p in self.params]
+        self.v = [np.zeros_like(p) for p in self.params]
+        self.t = 0
+        self.xs, self.ys = xs, ys
+        self.rows = np.arange(BATCH)
+        self.i = 0
+
+    def step(self):
+        x, y = self.xs[self.i % len(self.xs)], self.ys[self.i % len(self.ys)]
+        self.i += 1
+        w1, b1, w2, b2, w3, b3 = self.params
+        a1 = x @ w1
+        a1 += b1
+        h1 = np.maximum(a1, 0, out=a1)
+        a2 = h1 @ w2
+        a2 += b2
+        h2 = np.maximum(a2, 0, out=a2)
+        z = h2 @ w3
+        z += b3
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(s[:, 0]) - z[self.rows, y]))
+        d3 = e
+        d3 /= s
+        d3[self.rows, y] -= 1
+        d3 /= np.float32(len(y))
+        d2 = d3 @ w3.T
+        d2 *= h2 > 0
+        d1 = d2 @ w2.T
+        d1 *= h1 > 0
+        grads = [x.T @ d1, d1.sum(axis=0), h1.T @ d2, d2.sum(axis=0), h2.T @ d3,
+                 d3.sum(axis=0)]
+        if not self.adam:
+            for p, g in zip(self.params, grads):
+                g *= self.lr
+                p -= g
+            return loss
+        self.t += 1
+        alpha = np.float32(self.lr * np.sqrt(1 - BETA2 ** self.t) / (1 - BETA1 ** self.t))
+        for p, g, m, v in zip(self.params, grads, self.m, self.v):
+            m *= np.float32(BETA1)
+            m += np.float32(1 - BETA1) * g
+            v *= np.float32(BETA2)
+            g *= g
+            g *= np.float32(1 - BETA2)
+            v += g
+            d = np.sqrt(v)
+            d += np.float32(EPS)
+            np.divide(m, d, out=d)
+            d *= alpha
+            p -= d
+        return loss
+
+
+# -- the GEMM floor -------------------------------------------------------------------------
+class GemmFloor:
+    """The eight matrix products of one step, into preallocated outputs."""
+
+    def __init__(self, weights, xs):
+        rng = np.random.RandomState(1)
+        w1, _, w2, _, w3, _ = weights
+        n, (_, d1, d2, d3) = BATCH, SIZES
+        f32 = np.float32
+        self.x = xs[0]
+        self.w = (w1, w2, w3)
+        self.h1, self.h2, self.z = (np.empty((n, d), f32) for d in (d1, d2, d3))
+        self.g3 = rng.rand(n, d3).astype(f32)
+        self.d2, self.d1 = np.empty((n, d2), f32), np.empty((n, d1), f32)
+        self.gw = [np.empty(w.shape, f32) for w in self.w]
+
+    def numpy(self) -> None:
+        mm = np.matmul
+        w1, w2, w3 = self.w
+        mm(self.x, w1, out=self.h1)
+        mm(self.h1, w2, out=self.h2)
+        mm(self.h2, w3, out=self.z)
+        mm(self.g3, w3.T, out=self.d2)
+        mm(self.h2.T, self.g3, out=self.gw[2])
+        mm(self.d2, w2.T, out=self.d1)
+        mm(self.h1.T, self.d2, out=self.gw[1])
+        mm(self.x.T, self.d1, out=self.gw[0])
+
+    def blas(self) -> None:
+        g = _blas.gemm_into
+        w1, w2, w3 = self.w
+        g(self.x, w1, self.h1)
+        g(self.h1, w2, self.h2)
+        g(self.h2, w3, self.z)
+        g(self.g3, w3, self.d2, False, True)
+        g(self.h2, self.g3, self.gw[2], True, False)
+        g(self.d2, w2, self.d1, False, True)
+        g(self.h1, self.d2, self.gw[1], True, False)
+        g(self.x, self.d1, self.gw[0], True, False)
+
+
+# -- one workload -------------------------------------------------------------------------
+def check_agreement(optimizer: str, feed: bool, xs, ys, steps: int = 3) -> float:
+    """Run flowgraph and NumPy from the same weights for a few steps; return the largest
+    error of flowgraph's weight *changes*, relative to the largest change of that weight."""
+    fg = FlowgraphMLP(optimizer, feed, xs, ys)
+    try:
+        start = fg.weights()
+        ref = NumpyMLP(optimizer, start, xs, ys)
+        if not feed:
+            ref.xs, ref.ys = xs[:1], ys[:1]
+        for _ in range(steps):
+            lf, lr = fg.step(), ref.step()
+            np.testing.assert_allclose(lf, lr, rtol=1e-4)
+        worst = 0.0
+        for got, want, w0 in zip(fg.weights(), ref.params, start):
+            moved, want_moved = got - w0, want - w0
+            err = float(np.max(np.abs(moved - want_moved)) / np.max(np.abs(want_moved)))
+            if not err < 1e-2:
+                raise AssertionError(f"flowgraph's {optimizer} step differs from NumPy's: "
+                                     f"relative error {err:.2e} in a weight update")
+            worst = max(worst, err)
+        return worst
+    finally:
+        fg.close()
+
+
+def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -> dict:
+    xs, ys = make_batches()
+    err = check_agreement(optimizer, feed, xs, ys)
+    fg = FlowgraphMLP(optimizer, feed, xs, ys)
+    try:
+        weights = fg.weights()
+        ref = NumpyMLP(optimizer, weights, xs, ys)
+        if not feed:
+            ref.xs, ref.ys = xs[:1], ys[:1]
+        floor = GemmFloor(weights, xs)
+        t = run.compare({"fg": fg.step, "numpy": ref.step, "floor_np": floor.numpy,
+                         "floor_blas": floor.blas}, number=number, repeat=repeat)
+    finally:
+        fg.close()
+    floor_s = min(t["floor_np"], t["floor_blas"])
+    fg_ms, np_ms, floor_ms = t["fg"] * 1e3, t["numpy"] * 1e3, floor_s * 1e3
+    target = TARGETS[optimizer]
+    ratio = fg_ms / floor_ms
+    opt_name = "GradientDescentOptimizer" if optimizer == "sgd" else "AdamOptimizer"
+    notes = [
+        f"MLP 784-512-512-10 ReLU, batch {BATCH}, float32, tf.layers.dense + "
+        f"tf.losses.sparse_softmax_cross_entropy + tf.train.{opt_name}; "
+        + ("placeholders fed from NumPy" if feed else "batch held in a variable, no feed")
+        + "; sess.run([train_op, loss])",
+        "reference: the 8 GEMMs of the step (faster of np.matmul(out=) "
+        f"{t['floor_np'] * 1e3:.3g} ms and _blas.gemm_into {t['floor_blas'] * 1e3:.3g} ms)",
+        f"numpy: the same step hand-written in NumPy, {np_ms:.3g} ms",
+        f"flowgraph's weight updates match the NumPy step's over 3 steps (max rel. err "
+        f"{err:.1e})",
+        f"best of {repeat} x {number} steps, interleaved",
+    ]
+    return run.emit(
+        f"mlp_{optimizer}_{'feed' if feed else 'ingraph'}", "ms/step", fg_ms, floor_ms,
+        f"ratio <= {target}", ratio <= target, notes, blas,
+        steps_per_s={"flowgraph": run._round(1e3 / fg_ms), "numpy": run._round(1e3 / np_ms),
+                     "gemm_floor": run._round(1e3 / floor_ms)},
+        numpy_ms=run._round(np_ms), ratio_vs_numpy=run._round(fg_ms / np_ms))
+
+
+WORKLOADS = {
+    "mlp_sgd_feed": ("sgd", True),
+    "mlp_adam_feed": ("adam", True),
+    "mlp_sgd_ingraph": ("sgd", False),
+    "mlp_adam_ingraph": ("adam", False),
+}
+
+
+def main(argv: list[str]) -> int:
+    blas_threads = None
+    if argv[:1] == ["--blas-threads"] and len(argv) >= 2:  # a diagnostic for busy machines
+        blas_threads, argv = int(argv[1]), argv[2:]
+    names = argv or list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        print(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}", file=sys.stderr)
+        return 2
+    np.matmul(np.ones((64, 64)), np.ones((64, 64)))
+    _blas.gemm(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32))  # load SciPy's BLAS
+    blas = run.blas_info()
+    # flowgraph's MatMul kernel calls SciPy's BLAS (flowgraph/backends/cpu/_blas.pyx).
+    blas["flowgraph"] = [lib["file"] for lib in blas.get("libraries", [])
+                         if "numpy" not in lib["file"]] or blas.get("flowgraph")
+    if blas_threads is None:
+        for name in names:
+            bench(*WORKLOADS[name], blas)
+        return 0
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(blas_threads, user_api="blas"):
+        blas = run.blas_info()
+        for name in names:
+            bench(*WORKLOADS[name], blas)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

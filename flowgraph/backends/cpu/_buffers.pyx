@@ -1,0 +1,99 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Reusable output arrays for the large results of hot CPU kernels (MatMul, ReLU, BiasAdd).
+
+Why
+---
+A training step allocates the same large arrays every step (activations, their
+gradients, weight gradients) and frees them as their last consumers finish. glibc hands
+the freed top of the heap back to the OS once it exceeds its trim threshold, so the next
+step page-faults the memory in again: on this VM ~950 faults (~1.2 ms) in a 5 ms MLP step.
+Keeping those arrays and handing them out again avoids the faults and keeps them warm in
+the cache.
+
+State it keeps
+--------------
+``_free``: ``(shape, dtype) -> list`` of arrays this module allocated and still holds,
+at most `PER_KEY` per key and `BUDGET` bytes in all; only sizes in
+``[MIN_BYTES, MAX_BYTES]`` are kept (smaller ones cost malloc nothing).
+
+The invariant
+-------------
+An array is handed out again only when this module's list holds the *only* reference to
+it (``Py_REFCNT == 1``): every user of an array (the executor's slot for a live output, a
+fetched result, a view's ``base``, a Variable's storage) holds a reference, so nobody can
+see the array change. The check and the hand-out run with the GIL held and without
+calling into Python, so two threads never get the same array::
+
+    step 1:  empty((256, 512)) -> A (new, kept)      A: list + executor slot
+             ... A's last consumer finishes           A: list only
+    step 2:  empty((256, 512)) -> A again            no allocation, no page fault
+
+Example
+-------
+>>> import numpy as np
+>>> from flowgraph.backends.cpu._buffers import empty
+>>> a = empty((300, 301), np.float32)
+>>> b = empty((300, 301), np.float32)   # `a` is still referenced: a different array
+>>> a is b
+False
+>>> address = a.ctypes.data
+>>> del a                               # now only the kept list references it
+>>> empty((300, 301), np.float32).ctypes.data == address
+True
+"""
+
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.ref cimport PyObject
+
+import numpy as np
+
+MIN_BYTES = 1 << 16
+MAX_BYTES = 1 << 26
+PER_KEY = 8
+BUDGET = 1 << 28
+
+cdef dict _free = {}
+cdef Py_ssize_t _held = 0
+
+
+cdef extern from "Python.h":
+    Py_ssize_t Py_REFCNT(PyObject* o)
+
+
+def empty(tuple shape, dtype):
+    """An uninitialized C-contiguous array: a kept one that nobody references, or new."""
+    global _held
+    cdef object dt = np.dtype(dtype)
+    cdef Py_ssize_t n = dt.itemsize
+    cdef object d
+    for d in shape:
+        n *= d
+    if n < MIN_BYTES or n > MAX_BYTES:
+        return np.empty(shape, dt)
+    key = (shape, dt)
+    cdef list kept = _free.get(key)
+    cdef Py_ssize_t i
+    cdef PyObject* p
+    if kept is None:
+        kept = _free[key] = []
+    for i in range(PyList_GET_SIZE(kept)):
+        p = PyList_GET_ITEM(kept, i)
+        if Py_REFCNT(p) == 1:
+            return <object>p  # (a new reference: the caller's)
+    out = np.empty(shape, dt)
+    if PyList_GET_SIZE(kept) < PER_KEY and _held + n <= BUDGET:
+        kept.append(out)
+        _held += n
+    return out
+
+
+def held_bytes() -> int:
+    """Bytes of the arrays kept for reuse (in use or not)."""
+    return _held
+
+
+def clear() -> None:
+    """Forget every kept array (those still in use live on with their users)."""
+    global _held
+    _free.clear()
+    _held = 0
