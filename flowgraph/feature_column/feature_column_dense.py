@@ -69,8 +69,13 @@ class _NumericColumn(
     def _transform_feature(self, inputs):
         t = inputs.get(self.key)
         if isinstance(t, SparseTensor):
-            raise ValueError(f"The corresponding Tensor of numerical column must be a Tensor. "
-                             f"SparseTensor is not supported. key: {self.key}")
+            raise ValueError(
+                f"The corresponding Tensor of numerical column must be a Tensor. "
+                f"SparseTensor is not supported. key: {self.key}. {self._where()} expects "
+                f"a dense [batch, {', '.join(map(str, self.shape))}] value, but feature "
+                f"'{self.key}' is sparse (a SparseTensor, or a ragged list whose rows have "
+                f"different lengths). Pad every row to shape {list(self.shape)}, or use a "
+                f"categorical column for variable-length features.")
         if not (t.dtype.is_floating or t.dtype.is_integer or t.dtype.base_dtype ==
                 _dtypes.bool):
             raise ValueError(f"{self._where()}: feature '{self.key}' has dtype "

@@ -214,3 +214,10 @@ def test_training_through_feature_columns(sess):
     for _ in range(60):
         sess.run(train)
     assert sess.run(loss) < 0.01 * first
+
+
+def test_ragged_numeric_input_names_the_column_and_the_fix():
+    column = tf.feature_column.numeric_column("x", shape=[2])
+    with pytest.raises(ValueError, match=r"(?s)feature column 'x'.*\[batch, 2\].*ragged.*"
+                                         r"Pad every row"):
+        tf.feature_column.input_layer({"x": [[1.0, 2.0], [3.0]]}, [column])
