@@ -1430,13 +1430,13 @@ cdef class Step:
         return 0
 
     cdef int _push_cf(self, TaskStack* ts, int node, IterState it) except -1:
-        """Schedule ready `node` in iteration `it`: on `ts`, or on the pool when `ts`
-        already holds an expensive node (so expensive nodes of different iterations
-        overlap)."""
+        """Schedule ready `node` in iteration `it`: on `ts`, or, when it is expensive and
+        `ts` already holds other work, on the pool (so expensive nodes of different
+        iterations overlap, also when each sits behind the loop's cheap bookkeeping)."""
         if it.fid != 0:
             it.outstanding += 1
         if (self.plan.flags[node] & F_EXPENSIVE) and self.pool is not None:
-            if ts.n_expensive > 0:
+            if ts.n_expensive > 0 or ts.top > 0:
                 self.active += 1
                 self.shared.append((node, it))
                 self.pool.notify(self)
