@@ -31,7 +31,9 @@ EXPECTED_FAILURES = {
 FAST = [fs.LinearClassifier(n_epochs=5, random_state=0),
         fs.LinearRegressor(n_epochs=5, random_state=0),
         fs.DNNClassifier(hidden_units=(16,), n_epochs=5, random_state=0),
-        fs.DNNRegressor(hidden_units=(16,), n_epochs=5, random_state=0)]
+        fs.DNNRegressor(hidden_units=(16,), n_epochs=5, random_state=0),
+        fs.BaselineClassifier(n_epochs=5, random_state=0),
+        fs.BaselineRegressor(n_epochs=5, random_state=0)]
 SLOW = [fs.DNNLinearCombinedClassifier(dnn_hidden_units=(16,), n_epochs=5, random_state=0),
         fs.DNNLinearCombinedRegressor(dnn_hidden_units=(16,), n_epochs=5, random_state=0)]
 

@@ -14,17 +14,21 @@ Example
 """
 
 from flowgraph.estimators.sklearn.classifier import (
+    BaselineClassifier,
     DNNClassifier,
     DNNLinearCombinedClassifier,
     LinearClassifier,
 )
 from flowgraph.estimators.sklearn.regressor import (
+    BaselineRegressor,
     DNNLinearCombinedRegressor,
     DNNRegressor,
     LinearRegressor,
 )
 
 __all__ = [
+    "BaselineClassifier",
+    "BaselineRegressor",
     "DNNClassifier",
     "DNNLinearCombinedClassifier",
     "DNNLinearCombinedRegressor",

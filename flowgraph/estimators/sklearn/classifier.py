@@ -294,3 +294,49 @@ class DNNLinearCombinedClassifier(_Classifier):
             dnn_dropout=self.dnn_dropout, batch_norm=bool(self.batch_norm),
             linear_sparse_combiner=self.linear_sparse_combiner, config=config,
             **self._canned_head_args())
+
+
+class BaselineClassifier(_Classifier):
+    """A classifier that predicts the (weighted) class frequencies of the training labels,
+    ignoring the features, with scikit-learn's API; trained by
+    `flowgraph.estimators.BaselineClassifier`. A floor to compare other models against,
+    like scikit-learn's ``DummyClassifier(strategy='prior')``.
+
+    Parameters
+    ----------
+    optimizer : str, Optimizer or callable, default 'Ftrl'
+    learning_rate : float, optional
+        With an optimizer name; None trains at the canned default.
+    batch_size, n_epochs, steps, warm_start, random_state
+        As for `DNNClassifier`.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> X, y = np.zeros((40, 2)), np.array([0] * 30 + [1] * 10)
+    >>> clf = BaselineClassifier(n_epochs=100, random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:1]).round(1).tolist()
+    [[0.8, 0.2]]
+    """
+
+    def __init__(self, optimizer="Ftrl", learning_rate=None, batch_size=32, n_epochs=20,
+                 steps=None, warm_start=False, random_state=None) -> None:
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.steps = steps
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True  # it ignores the features by design
+        return tags
+
+    def _canned(self, linear_columns, dnn_columns, model_dir, config, n_outputs):
+        from flowgraph.estimators.canned import BaselineClassifier as Canned
+
+        return Canned(model_dir=model_dir,
+                      optimizer=optimizer_of(self.optimizer, self.learning_rate),
+                      config=config, **self._canned_head_args())

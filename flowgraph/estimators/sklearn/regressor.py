@@ -206,3 +206,42 @@ class DNNLinearCombinedRegressor(_Regressor):
             dnn_dropout=self.dnn_dropout, batch_norm=bool(self.batch_norm),
             linear_sparse_combiner=self.linear_sparse_combiner, config=config,
             **self._canned_head_args())
+
+
+class BaselineRegressor(_Regressor):
+    """A regressor that predicts the (weighted) mean of the training labels, ignoring the
+    features, with scikit-learn's API; trained by `flowgraph.estimators.BaselineRegressor`
+    (like scikit-learn's ``DummyRegressor(strategy='mean')``).
+
+    Parameters are those of `flowgraph.estimators.sklearn.BaselineClassifier`.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> X, y = np.zeros((40, 2)), np.linspace(0.0, 2.0, 40)
+    >>> reg = BaselineRegressor(n_epochs=200, random_state=0).fit(X, y)
+    >>> bool(abs(reg.predict(X[:1])[0] - 1.0) < 0.1)
+    True
+    """
+
+    def __init__(self, optimizer="Ftrl", learning_rate=None, batch_size=32, n_epochs=20,
+                 steps=None, warm_start=False, random_state=None) -> None:
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.steps = steps
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # it ignores the features by design
+        return tags
+
+    def _canned(self, linear_columns, dnn_columns, model_dir, config, n_outputs):
+        from flowgraph.estimators.canned import BaselineRegressor as Canned
+
+        return Canned(model_dir=model_dir,
+                      optimizer=optimizer_of(self.optimizer, self.learning_rate),
+                      config=config, **self._canned_head_args())
