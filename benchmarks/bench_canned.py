@@ -1,7 +1,7 @@
 """Time to accuracy: flowgraph's canned models (through the scikit-learn facade) against
 scikit-learn's own estimators on the same data, in the same run.
 
-    PATH=/work/venv/bin:$PATH python benchmarks/bench_canned.py [--max-epochs N]
+    python benchmarks/bench_canned.py [--max-epochs N]
 
 Workloads (fixed splits and seeds; inputs standardized on the training split):
 

@@ -4,7 +4,7 @@ Runs the same custom model_fn (tf.layers.dense) twice in one process: once throu
 `Estimator.train` (+ one `evaluate`), once as a bare ``Session.run`` loop over the same
 input op, and prints one JSON line: wall times, steps/s and the harness overhead.
 
-    PATH=/work/venv/bin:$PATH python benchmarks/bench_estimator.py [--steps N] [--repeats R]
+    python benchmarks/bench_estimator.py [--steps N] [--repeats R]
 
 Both totals include building the graph and initializing; the Estimator's also its
 checkpoints (at step 0 and at the end), summaries and hooks. ``steady_*`` compare the

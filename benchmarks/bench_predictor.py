@@ -11,7 +11,7 @@ one prediction of one example both ways, interleaved round by round in one proce
 Prints one JSON line (run.py's format). ``ratio`` is flowgraph / reference, so the
 target "100x faster" is ``ratio <= 0.01``.
 
-    PATH=/work/venv/bin:$PATH python benchmarks/bench_predictor.py [--rounds R]
+    python benchmarks/bench_predictor.py [--rounds R]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Wide & deep training throughput: `DNNLinearCombinedClassifier` on synthetic click data
 with a 1,000,000-bucket hashed cross and 32-dimensional embeddings, plus peak memory.
 
-    PATH=/work/venv/bin:$PATH python benchmarks/bench_wide_deep.py [--rows N] [--batch B]
+    python benchmarks/bench_wide_deep.py [--rows N] [--batch B]
         [--blas-threads N] [--no-reference] [--profile FILE]
 
 The default run takes 1.5-3.5 minutes on the 2-vCPU machines (25 s with
