@@ -525,3 +525,27 @@ class FlowgraphModel(BaseEstimator):
         super().__setstate__(state)
         if arrays is not None:
             self._model = _ModelState(arrays=arrays)
+
+
+class BaselineParams:
+    """Parameters and canned model shared by the Baseline facades, which ignore the
+    features. Subclasses name their canned class in ``_canned_name``."""
+
+    _canned_name = ""
+
+    def __init__(self, optimizer="Ftrl", learning_rate=None, batch_size=32, n_epochs=20,
+                 steps=None, warm_start=False, random_state=None) -> None:
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.steps = steps
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def _canned(self, linear_columns, dnn_columns, model_dir, config, n_outputs):
+        from flowgraph.estimators import canned
+
+        return getattr(canned, self._canned_name)(
+            model_dir=model_dir, optimizer=optimizer_of(self.optimizer, self.learning_rate),
+            config=config, **self._canned_head_args())

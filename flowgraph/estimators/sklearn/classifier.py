@@ -24,12 +24,18 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from flowgraph.estimators.sklearn.base import (
+    BaselineParams,
     FlowgraphModel,
     activation_of,
     optimizer_of,
 )
 
-__all__ = ["DNNClassifier", "DNNLinearCombinedClassifier", "LinearClassifier"]
+__all__ = [
+    "BaselineClassifier",
+    "DNNClassifier",
+    "DNNLinearCombinedClassifier",
+    "LinearClassifier",
+]
 
 
 class _Classifier(ClassifierMixin, FlowgraphModel):
@@ -296,7 +302,7 @@ class DNNLinearCombinedClassifier(_Classifier):
             **self._canned_head_args())
 
 
-class BaselineClassifier(_Classifier):
+class BaselineClassifier(BaselineParams, _Classifier):
     """A classifier that predicts the (weighted) class frequencies of the training labels,
     ignoring the features, with scikit-learn's API; trained by
     `flowgraph.estimators.BaselineClassifier`. A floor to compare other models against,
@@ -319,24 +325,9 @@ class BaselineClassifier(_Classifier):
     [[0.8, 0.2]]
     """
 
-    def __init__(self, optimizer="Ftrl", learning_rate=None, batch_size=32, n_epochs=20,
-                 steps=None, warm_start=False, random_state=None) -> None:
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
-        self.steps = steps
-        self.warm_start = warm_start
-        self.random_state = random_state
+    _canned_name = "BaselineClassifier"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True  # it ignores the features by design
         return tags
-
-    def _canned(self, linear_columns, dnn_columns, model_dir, config, n_outputs):
-        from flowgraph.estimators.canned import BaselineClassifier as Canned
-
-        return Canned(model_dir=model_dir,
-                      optimizer=optimizer_of(self.optimizer, self.learning_rate),
-                      config=config, **self._canned_head_args())

@@ -22,9 +22,14 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from flowgraph.estimators.sklearn.base import FlowgraphModel, activation_of, optimizer_of
+from flowgraph.estimators.sklearn.base import (
+    BaselineParams,
+    FlowgraphModel,
+    activation_of,
+    optimizer_of,
+)
 
-__all__ = ["DNNLinearCombinedRegressor", "DNNRegressor", "LinearRegressor"]
+__all__ = ["BaselineRegressor", "DNNLinearCombinedRegressor", "DNNRegressor", "LinearRegressor"]
 
 
 class _Regressor(RegressorMixin, FlowgraphModel):
@@ -208,7 +213,7 @@ class DNNLinearCombinedRegressor(_Regressor):
             **self._canned_head_args())
 
 
-class BaselineRegressor(_Regressor):
+class BaselineRegressor(BaselineParams, _Regressor):
     """A regressor that predicts the (weighted) mean of the training labels, ignoring the
     features, with scikit-learn's API; trained by `flowgraph.estimators.BaselineRegressor`
     (like scikit-learn's ``DummyRegressor(strategy='mean')``).
@@ -224,24 +229,9 @@ class BaselineRegressor(_Regressor):
     True
     """
 
-    def __init__(self, optimizer="Ftrl", learning_rate=None, batch_size=32, n_epochs=20,
-                 steps=None, warm_start=False, random_state=None) -> None:
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_epochs = n_epochs
-        self.steps = steps
-        self.warm_start = warm_start
-        self.random_state = random_state
+    _canned_name = "BaselineRegressor"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True  # it ignores the features by design
         return tags
-
-    def _canned(self, linear_columns, dnn_columns, model_dir, config, n_outputs):
-        from flowgraph.estimators.canned import BaselineRegressor as Canned
-
-        return Canned(model_dir=model_dir,
-                      optimizer=optimizer_of(self.optimizer, self.learning_rate),
-                      config=config, **self._canned_head_args())
