@@ -198,6 +198,7 @@ def bench_parallel(pw: workloads.ParallelWorkload, blas, target: float | None,
 # `run.py all` runs them after the engine workloads, each in a fresh interpreter.
 SUITES = {
     "control_flow": "bench_control_flow.py",
+    "pipeline": "bench_pipeline.py",
     "mlp": "bench_mlp.py",
     "estimator": "bench_estimator.py",
     "predictor": "bench_predictor.py",
