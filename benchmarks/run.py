@@ -66,18 +66,25 @@ def blas_info() -> dict:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - threadpoolctl is a test dependency
         return {"error": "threadpoolctl is not installed"}
+    infos = [info for info in threadpool_info() if info.get("user_api") == "blas"]
     libs = [
         {k: info.get(k) for k in ("internal_api", "version", "architecture", "num_threads",
                                   "threading_layer")}
         | {"file": os.path.basename(info.get("filepath", ""))}
-        for info in threadpool_info() if info.get("user_api") == "blas"
+        for info in infos
     ]
-    numpy_libs = [lib["file"] for lib in libs if "numpy" in lib["file"]] or [
-        lib["file"] for lib in libs]
+
+    def loaded_by(package: str) -> list[str]:
+        # wheels keep their bundled libraries in <package>.libs/
+        return [os.path.basename(i.get("filepath", "")) for i in infos
+                if f"{os.sep}{package}.libs{os.sep}" in i.get("filepath", "")]
+
+    numpy_libs = loaded_by("numpy") or [lib["file"] for lib in libs]
     return {
         "libraries": libs,
-        # flowgraph's CPU kernels call NumPy (np.matmul, ufuncs), as does the reference.
-        "flowgraph": numpy_libs,
+        # MatMul and convolutions call SciPy's BLAS (scipy.linalg.cython_blas); ufuncs
+        # and the references call NumPy's.
+        "flowgraph": {"gemm": loaded_by("scipy") or numpy_libs, "numpy": numpy_libs},
         "reference": numpy_libs,
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
     }
@@ -225,6 +232,8 @@ def main(argv: list[str]) -> int:
         nonlocal blas
         if blas is None:
             np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # make sure BLAS is loaded
+            from flowgraph.backends.cpu import _blas  # noqa: F401  (SciPy's BLAS, for MatMul)
+
             blas = blas_info()
         return blas
 
