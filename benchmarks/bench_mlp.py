@@ -288,10 +288,7 @@ def main(argv: list[str]) -> int:
         return 2
     np.matmul(np.ones((64, 64)), np.ones((64, 64)))
     _blas.gemm(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32))  # load SciPy's BLAS
-    blas = run.blas_info()
-    # flowgraph's MatMul kernel calls SciPy's BLAS (flowgraph/backends/cpu/_blas.pyx).
-    blas["flowgraph"] = [lib["file"] for lib in blas.get("libraries", [])
-                         if "numpy" not in lib["file"]] or blas.get("flowgraph")
+    blas = run.blas_info()  # its "flowgraph" entry names SciPy's BLAS for MatMul
     if blas_threads is None:
         for name in names:
             bench(*WORKLOADS[name], blas)
