@@ -205,15 +205,22 @@ class GemmFloor:
 
 
 # -- one workload -------------------------------------------------------------------------
+def _models(optimizer: str, feed: bool, xs, ys):
+    """flowgraph's model and the NumPy one started from its weights (and those weights);
+    without feeds both train on the first batch only."""
+    fg = FlowgraphMLP(optimizer, feed, xs, ys)
+    weights = fg.weights()
+    ref = NumpyMLP(optimizer, weights, xs, ys)
+    if not feed:
+        ref.xs, ref.ys = xs[:1], ys[:1]
+    return fg, ref, weights
+
+
 def check_agreement(optimizer: str, feed: bool, xs, ys, steps: int = 3) -> float:
     """Run flowgraph and NumPy from the same weights for a few steps; return the largest
     error of flowgraph's weight *changes*, relative to the largest change of that weight."""
-    fg = FlowgraphMLP(optimizer, feed, xs, ys)
+    fg, ref, start = _models(optimizer, feed, xs, ys)
     try:
-        start = fg.weights()
-        ref = NumpyMLP(optimizer, start, xs, ys)
-        if not feed:
-            ref.xs, ref.ys = xs[:1], ys[:1]
         for _ in range(steps):
             lf, lr = fg.step(), ref.step()
             np.testing.assert_allclose(lf, lr, rtol=1e-4)
@@ -233,12 +240,8 @@ def check_agreement(optimizer: str, feed: bool, xs, ys, steps: int = 3) -> float
 def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -> dict:
     xs, ys = make_batches()
     err = check_agreement(optimizer, feed, xs, ys)
-    fg = FlowgraphMLP(optimizer, feed, xs, ys)
+    fg, ref, weights = _models(optimizer, feed, xs, ys)
     try:
-        weights = fg.weights()
-        ref = NumpyMLP(optimizer, weights, xs, ys)
-        if not feed:
-            ref.xs, ref.ys = xs[:1], ys[:1]
         floor = GemmFloor(weights, xs)
         t = run.compare({"fg": fg.step, "numpy": ref.step, "floor_np": floor.numpy,
                          "floor_blas": floor.blas}, number=number, repeat=repeat)

@@ -107,7 +107,7 @@ A loop ``while i < 3: i += 1`` with ``parallel_iterations=2``::
 
 What a node costs
 -----------------
-On the common path (no tracing, not async, at most ``SMALL_ARGS - 2`` inputs) a node is:
+On the common path (no tracing, not async, at most ``SMALL_ARGS - 1`` inputs) a node is:
 read its input pointers into a C array on the C stack, one vectorcall, store the
 result pointer, decrement input uses and successor pending counts. No Python object is
 created by the executor, so nothing feeds the cyclic garbage collector.
@@ -669,7 +669,6 @@ cdef struct TaskStack:
     PyObject** iters  # borrowed: an iteration outlives its queued nodes (`outstanding`)
     int top
     int cap
-    int n_expensive  # expensive nodes waiting on this stack
 
 
 cdef int ts_init(TaskStack* ts, int cap) except -1:
@@ -679,7 +678,6 @@ cdef int ts_init(TaskStack* ts, int cap) except -1:
     ts.iters = <PyObject**>malloc(cap * sizeof(PyObject*))
     ts.top = 0
     ts.cap = cap
-    ts.n_expensive = 0
     if ts.nodes == NULL or ts.iters == NULL:
         free(ts.nodes)
         free(ts.iters)
@@ -1162,10 +1160,10 @@ cdef class Step:
             a = in_ptr[node]
             extra = 1 if fl & F_NEEDS_STEP else 0
             nargs = in_ptr[node + 1] - a + extra
-            if nargs + 2 <= SMALL_ARGS:
+            if nargs + 1 <= SMALL_ARGS:
                 argv = small
             else:
-                argv = <PyObject**>PyMem_Malloc((nargs + 2) * sizeof(PyObject*))
+                argv = <PyObject**>PyMem_Malloc((nargs + 1) * sizeof(PyObject*))
                 if argv == NULL:
                     raise MemoryError()
             # argv[0] is scratch space the callee may use (PY_VECTORCALL_ARGUMENTS_OFFSET).
@@ -1422,8 +1420,6 @@ cdef class Step:
             ts.nodes[0] = item[0]
             ts.iters[0] = <PyObject*>item[1]
             ts.top = 1
-            if self.plan.flags[<int>item[0]] & F_EXPENSIVE:
-                ts.n_expensive = 1
             self._drain_cf(&ts)
         finally:
             ts_free(&ts)
@@ -1435,14 +1431,12 @@ cdef class Step:
         iterations overlap, also when each sits behind the loop's cheap bookkeeping)."""
         if it.fid != 0:
             it.outstanding += 1
-        if (self.plan.flags[node] & F_EXPENSIVE) and self.pool is not None:
-            if ts.n_expensive > 0 or ts.top > 0:
-                self.active += 1
-                self.shared.append((node, it))
-                self.pool.notify(self)
-                self._wake_caller()
-                return 0
-            ts.n_expensive += 1
+        if (self.plan.flags[node] & F_EXPENSIVE) and self.pool is not None and ts.top > 0:
+            self.active += 1
+            self.shared.append((node, it))
+            self.pool.notify(self)
+            self._wake_caller()
+            return 0
         if ts.top >= ts.cap:
             ts_grow(ts)
         ts.nodes[ts.top] = node
@@ -1459,8 +1453,6 @@ cdef class Step:
             ts.top -= 1
             node = ts.nodes[ts.top]
             it = <IterState>ts.iters[ts.top]
-            if self.plan.flags[node] & F_EXPENSIVE and self.pool is not None:
-                ts.n_expensive -= 1
             self._run_cf(node, it, ts)
         return 0
 
@@ -1483,10 +1475,10 @@ cdef class Step:
         cdef bint ctl_dead = it.cdead[plan.node_local[node]] != 0
         cdef bint dead = ctl_dead
         cdef long long t0 = -1
-        if nargs + 2 <= SMALL_ARGS:
+        if nargs + 1 <= SMALL_ARGS:
             argv = small
         else:
-            argv = <PyObject**>PyMem_Malloc((nargs + 2) * sizeof(PyObject*))
+            argv = <PyObject**>PyMem_Malloc((nargs + 1) * sizeof(PyObject*))
             if argv == NULL:
                 raise MemoryError()
         if extra:

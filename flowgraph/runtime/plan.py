@@ -135,7 +135,6 @@ class CompiledPlan:
         self.slot_uses: list[int] = []
         self.slot_device: list[str] = []
         self.source_slots: list[int] = []
-        self.send_to_recv: dict[int, int] = {}
         self.ops: list[Operation] = []
 
 
@@ -402,7 +401,6 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
                 slot_device[s] = nodes[i].device
     cp.slot_device = slot_device
     cp.source_slots = [s for s in range(len(initial)) if s not in produced]
-    cp.send_to_recv = dict(send_pairs)
     cp.devices = sorted({placement[op] for op in ops}, key=lambda d: d.name)
     return cp
 

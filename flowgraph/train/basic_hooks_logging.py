@@ -164,7 +164,7 @@ class NanTensorHook(SessionRunHook):
 
     def after_run(self, run_context, run_values) -> None:
         loss = run_values.results
-        if loss != loss and np.isnan(loss):  # NaN is the only value unequal to itself
+        if loss != loss:  # only NaN is unequal to itself (and this skips np.isnan's cost)
             message = "Model diverged with loss = NaN."
             if self._fail_on_nan_loss:
                 logger.error(message)

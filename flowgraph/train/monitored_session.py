@@ -413,9 +413,13 @@ class _HookedSession(_WrappedSession):
                 if len(self._merged) >= self._MAX_CACHED_STRUCTURES:
                     self._merged.clear()
                 self._merged[key] = entry
-        self._last = (caller_key, requests, entry) if key is not None else (None, None, None)
-        self._last_fetches = (fetches if key is not None and _is_flat_tuple(fetches)
-                              else _NOTHING)
+        if key is None:
+            self._last = (None, None, None)
+            self._last_fetches = _NOTHING
+        else:
+            self._last = (caller_key, requests, entry)
+            if fetches is not self._last_fetches:
+                self._last_fetches = fetches if _is_flat_tuple(fetches) else _NOTHING
         return entry
 
     def _merge(self, fetches, requests):

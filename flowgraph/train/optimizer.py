@@ -74,6 +74,16 @@ def _flatten(items) -> list:
     return [items]
 
 
+def check_some_gradients(grads_and_vars, loss) -> None:
+    """Raise ValueError, as `minimize` does, when no variable of `grads_and_vars` has a
+    gradient with respect to `loss`."""
+    if not any(g is not None for g, _ in grads_and_vars):
+        raise ValueError(
+            "No gradients provided for any variable, check your graph for ops that do "
+            f"not support gradients, between variables {[str(v) for _, v in grads_and_vars]}"
+            f" and loss {loss}.")
+
+
 class Optimizer:
     """Base class: subclasses implement the update rule; see the module docstring.
 
@@ -122,11 +132,7 @@ class Optimizer:
             loss, var_list=var_list, gate_gradients=gate_gradients,
             aggregation_method=aggregation_method,
             colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
-        if not any(g is not None for g, _ in grads_and_vars):
-            raise ValueError(
-                "No gradients provided for any variable, check your graph for ops that do "
-                f"not support gradients, between variables {[str(v) for _, v in grads_and_vars]}"
-                f" and loss {loss}.")
+        check_some_gradients(grads_and_vars, loss)
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
     def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP,

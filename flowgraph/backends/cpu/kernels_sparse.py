@@ -237,10 +237,11 @@ def safe_sparse_lookup(params, indices, values, dense_shape, *, combiner):
     shape = np.asarray(dense_shape).reshape(-1)
     batch = int(shape[0])
     _check_sparse(indices, shape)
-    values = np.asarray(values).reshape(-1)
-    keep = values >= 0
-    ids = values[keep] if not keep.all() else values
-    rows = np.asarray(indices)[:, 0][keep] if not keep.all() else np.asarray(indices)[:, 0]
+    ids = np.asarray(values).reshape(-1)
+    rows = np.asarray(indices)[:, 0]
+    keep = ids >= 0
+    if not keep.all():  # negative ids are dropped, as safe_embedding_lookup_sparse does
+        ids, rows = ids[keep], rows[keep]
     n = params.shape[0]
     if ids.size and int(ids.max()) >= n:
         k = int(np.argmax(ids >= n))

@@ -75,7 +75,7 @@ def _minimize_parts(loss, parts) -> list:
     """One update op per ``(optimizer, variables)`` part. The gradients of all parts come
     from one backward pass (TensorFlow builds one per optimizer; the values are the same
     and the graph is smaller) unless an optimizer computes its gradients its own way."""
-    from flowgraph.train.optimizer import Optimizer
+    from flowgraph.train.optimizer import Optimizer, check_some_gradients
 
     shared = len(parts) > 1 and all(
         vs and type(opt).compute_gradients is Optimizer.compute_gradients for opt, vs in parts)
@@ -86,11 +86,7 @@ def _minimize_parts(loss, parts) -> list:
     ops, start = [], 0
     for opt, vs in parts:
         mine, start = grads_and_vars[start:start + len(vs)], start + len(vs)
-        if not any(g is not None for g, _ in mine):
-            raise ValueError(
-                f"No gradients provided for any variable, check your graph for ops that do "
-                f"not support gradients, between variables {[str(v) for _, v in mine]} and "
-                f"loss {loss}.")
+        check_some_gradients(mine, loss)
         ops.append(opt.apply_gradients(mine))
     return ops
 
