@@ -21,8 +21,9 @@ Each line compares three things measured in this process, interleaved:
 * ``numpy``: the same forward + backward + in-place update written by hand in NumPy;
 * ``reference`` (the *GEMM floor*): only the eight matrix products the step needs
   (3 forward, 3 weight gradients, 2 input gradients; the first layer's input gradient is
-  not needed), with the faster of ``np.matmul(out=)`` and flowgraph's Cython BLAS path
-  (``_blas.gemm_into``, no copies), into preallocated outputs.
+  not needed), as ``np.matmul(out=)`` into preallocated outputs. NumPy's BLAS is the only
+  one in the process: flowgraph's MatMul calls it too. (A second OpenBLAS copy, such as
+  SciPy's, would make both slower: its idle workers spin on the cores the other needs.)
 
 ``ratio`` is flowgraph's time per step over the floor's; targets: SGD <= 1.25, Adam <= 1.35.
 ``steps_per_s`` holds the three figures as steps per second. Before timing, flowgraph
@@ -40,7 +41,6 @@ import numpy as np
 import run  # benchmarks/run.py: emit, compare, blas_info
 
 import flowgraph as tf
-from flowgraph.backends.cpu import _blas
 
 SIZES = (784, 512, 512, 10)
 BATCH = 256
@@ -179,7 +179,7 @@ class GemmFloor:
         self.d2, self.d1 = np.empty((n, d2), f32), np.empty((n, d1), f32)
         self.gw = [np.empty(w.shape, f32) for w in self.w]
 
-    def numpy(self) -> None:
+    def run(self) -> None:
         mm = np.matmul
         w1, w2, w3 = self.w
         mm(self.x, w1, out=self.h1)
@@ -190,18 +190,6 @@ class GemmFloor:
         mm(self.d2, w2.T, out=self.d1)
         mm(self.h1.T, self.d2, out=self.gw[1])
         mm(self.x.T, self.d1, out=self.gw[0])
-
-    def blas(self) -> None:
-        g = _blas.gemm_into
-        w1, w2, w3 = self.w
-        g(self.x, w1, self.h1)
-        g(self.h1, w2, self.h2)
-        g(self.h2, w3, self.z)
-        g(self.g3, w3, self.d2, False, True)
-        g(self.h2, self.g3, self.gw[2], True, False)
-        g(self.d2, w2, self.d1, False, True)
-        g(self.h1, self.d2, self.gw[1], True, False)
-        g(self.x, self.d1, self.gw[0], True, False)
 
 
 # -- one workload -------------------------------------------------------------------------
@@ -243,12 +231,11 @@ def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -
     fg, ref, weights = _models(optimizer, feed, xs, ys)
     try:
         floor = GemmFloor(weights, xs)
-        t = run.compare({"fg": fg.step, "numpy": ref.step, "floor_np": floor.numpy,
-                         "floor_blas": floor.blas}, number=number, repeat=repeat)
+        t = run.compare({"fg": fg.step, "numpy": ref.step, "floor": floor.run},
+                        number=number, repeat=repeat)
     finally:
         fg.close()
-    floor_s = min(t["floor_np"], t["floor_blas"])
-    fg_ms, np_ms, floor_ms = t["fg"] * 1e3, t["numpy"] * 1e3, floor_s * 1e3
+    fg_ms, np_ms, floor_ms = t["fg"] * 1e3, t["numpy"] * 1e3, t["floor"] * 1e3
     target = TARGETS[optimizer]
     ratio = fg_ms / floor_ms
     opt_name = "GradientDescentOptimizer" if optimizer == "sgd" else "AdamOptimizer"
@@ -257,8 +244,8 @@ def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -
         f"tf.losses.sparse_softmax_cross_entropy + tf.train.{opt_name}; "
         + ("placeholders fed from NumPy" if feed else "batch held in a variable, no feed")
         + "; sess.run([train_op, loss])",
-        "reference: the 8 GEMMs of the step (faster of np.matmul(out=) "
-        f"{t['floor_np'] * 1e3:.3g} ms and _blas.gemm_into {t['floor_blas'] * 1e3:.3g} ms)",
+        "reference: the 8 GEMMs of the step, np.matmul(out=) on NumPy's BLAS (flowgraph's "
+        "MatMul uses the same library)",
         f"numpy: the same step hand-written in NumPy, {np_ms:.3g} ms",
         f"flowgraph's weight updates match the NumPy step's over 3 steps (max rel. err "
         f"{err:.1e})",
@@ -289,9 +276,8 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}", file=sys.stderr)
         return 2
-    np.matmul(np.ones((64, 64)), np.ones((64, 64)))
-    _blas.gemm(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32))  # load SciPy's BLAS
-    blas = run.blas_info()  # its "flowgraph" entry names SciPy's BLAS for MatMul
+    np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # load BLAS before blas_info
+    blas = run.blas_info()
     if blas_threads is None:
         for name in names:
             bench(*WORKLOADS[name], blas)

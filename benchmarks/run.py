@@ -82,9 +82,8 @@ def blas_info() -> dict:
     numpy_libs = loaded_by("numpy") or [lib["file"] for lib in libs]
     return {
         "libraries": libs,
-        # MatMul and convolutions call SciPy's BLAS (scipy.linalg.cython_blas); ufuncs
-        # and the references call NumPy's.
-        "flowgraph": {"gemm": loaded_by("scipy") or numpy_libs, "numpy": numpy_libs},
+        # MatMul, convolutions, ufuncs and the references all call NumPy's BLAS.
+        "flowgraph": numpy_libs,
         "reference": numpy_libs,
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
     }
@@ -232,7 +231,6 @@ def main(argv: list[str]) -> int:
         nonlocal blas
         if blas is None:
             np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # make sure BLAS is loaded
-            from flowgraph.backends.cpu import _blas  # noqa: F401  (SciPy's BLAS, for MatMul)
 
             blas = blas_info()
         return blas

@@ -45,10 +45,9 @@ def test_mlp_numpy(benchmark, models):
     _bench(benchmark, opt, ref.step)
 
 
-@pytest.mark.parametrize("blas", ["numpy", "blas"])
-def test_mlp_gemm_floor(benchmark, models, blas):
+def test_mlp_gemm_floor(benchmark, models):
     opt, _, _, floor = models
-    _bench(benchmark, opt, getattr(floor, blas))
+    _bench(benchmark, opt, floor.run)
 
 
 @pytest.mark.parametrize("opt", OPTIMIZERS)

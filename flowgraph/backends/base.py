@@ -143,6 +143,19 @@ class Backend:
     def load_kernels(self) -> None:
         pass
 
+    # -- scheduling -------------------------------------------------------------------
+    def hand_off(self, cost: str) -> bool:
+        """Whether the executor should run a ready node of this op cost class on another
+        thread when the current one has other work (`OpDef.cost`: "cheap",
+        "expensive", "blas", "async"). Handing off costs tens of microseconds, so only
+        expensive nodes are worth it; a backend whose "blas" kernels are parallel inside
+        says so by overriding this.
+
+        >>> Backend().hand_off("expensive"), Backend().hand_off("cheap")
+        (True, False)
+        """
+        return cost in ("expensive", "blas")
+
     # -- devices ----------------------------------------------------------------------
     def list_devices(self, count: int | None = None) -> list[Device]:
         raise NotImplementedError

@@ -20,6 +20,8 @@ from typing import Any
 
 CHEAP = "cheap"
 EXPENSIVE = "expensive"
+# Expensive, and already parallel inside: the kernel runs on BLAS's own threads.
+BLAS = "blas"
 ASYNC = "async"
 
 

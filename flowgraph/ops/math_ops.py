@@ -419,7 +419,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 _MATMUL = _F + _C + (_dtypes.int32, _dtypes.int64) + _UI
 
 
-@register_op("MatMul", attrs={"transpose_a": False, "transpose_b": False}, cost="expensive")
+@register_op("MatMul", attrs={"transpose_a": False, "transpose_b": False}, cost="blas")
 def _matmul_shape(op, a, b):
     if a.ndims not in (None, 2) or b.ndims not in (None, 2):
         raise op.shape_error(f"MatMul needs rank-2 inputs, got ranks {a.ndims} and {b.ndims}")
@@ -450,9 +450,9 @@ def _batch_matmul_shape(op, a, b, broadcast: bool):
     return [batch.concatenate([m, n])]
 
 
-register_op("BatchMatMul", attrs={"adj_x": False, "adj_y": False}, cost="expensive")(
+register_op("BatchMatMul", attrs={"adj_x": False, "adj_y": False}, cost="blas")(
     lambda op, a, b: _batch_matmul_shape(op, a, b, broadcast=False))
-register_op("BatchMatMulV2", attrs={"adj_x": False, "adj_y": False}, cost="expensive")(
+register_op("BatchMatMulV2", attrs={"adj_x": False, "adj_y": False}, cost="blas")(
     lambda op, a, b: _batch_matmul_shape(op, a, b, broadcast=True))
 
 
@@ -496,7 +496,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                            name=scope)
 
 
-@register_op("Tensordot", attrs={"axes": None}, cost="expensive")
+@register_op("Tensordot", attrs={"axes": None}, cost="blas")
 def _tensordot_shape(op, a, b):
     axes = op.attrs["axes"]
     if a.ndims is None or b.ndims is None:
@@ -619,7 +619,7 @@ def parse_einsum(equation: str, n_inputs: int):
     return ins, out
 
 
-@register_op("Einsum", attrs={"equation": "", "N": 1}, cost="expensive")
+@register_op("Einsum", attrs={"equation": "", "N": 1}, cost="blas")
 def _einsum_shape(op, *shapes):
     try:
         ins, out = parse_einsum(op.attrs["equation"], len(shapes))

@@ -200,10 +200,10 @@ def _backprop_filter_shape(op, x, sizes, dy):
     return [constant_value_as_shape(op.inputs[1]).merge_with(TensorShape([None] * 4))]
 
 
-for _kind in ("Conv2D", "DepthwiseConv2dNative"):
-    register_op(f"{_kind}BackpropInput", attrs=dict(_CONV_ATTRS), cost="expensive",
+for _kind, _cost in (("Conv2D", "blas"), ("DepthwiseConv2dNative", "expensive")):
+    register_op(f"{_kind}BackpropInput", attrs=dict(_CONV_ATTRS), cost=_cost,
                 dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])(_backprop_input_shape)
-    register_op(f"{_kind}BackpropFilter", attrs=dict(_CONV_ATTRS), cost="expensive")(
+    register_op(f"{_kind}BackpropFilter", attrs=dict(_CONV_ATTRS), cost=_cost)(
         _backprop_filter_shape)
 
 

@@ -376,7 +376,7 @@ _CONV_ATTRS = {"strides": None, "padding": "VALID", "explicit_paddings": [],
                "dilations": [1, 1, 1, 1], "data_format": "NHWC"}
 
 
-@register_op("Conv2D", attrs={**_CONV_ATTRS, "use_cudnn_on_gpu": True}, cost="expensive")
+@register_op("Conv2D", attrs={**_CONV_ATTRS, "use_cudnn_on_gpu": True}, cost="blas")
 def _conv2d_shape(op, x, f):
     if x.ndims is not None and x.ndims != 4:
         raise op.shape_error(f"input must be 4-D but has rank {x.ndims}")

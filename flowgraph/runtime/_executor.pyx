@@ -51,6 +51,11 @@ overlap, also when each sits behind its own chain of cheap nodes::
               └─ B (expensive) ── D ─┴─ AddN ── fetch
     caller: feed, A, C, ...     pool thread: B, D      (AddN runs where the last input lands)
 
+Which nodes count as expensive is decided when the plan is built (``plan.py``, through
+`Backend.hand_off`): on the CPU, matrix products do not while BLAS is multi-threaded
+(they already use every core; two at once only compete), and neither do optimizer
+updates of small variables (the hand-off would cost more than the update).
+
 Dead values (the untaken side of a `Switch`) are the `DEAD` sentinel: a node with a dead
 input produces dead outputs without running its kernel, except `Merge`, which takes its
 first live input.

@@ -34,6 +34,7 @@ class NodeInfo:
     device: str
     op: Operation | None
     inputs: list[str] = field(default_factory=list)
+    hand_off: bool = False  # may run on another thread when the ready one is busy
 
 
 class Rendezvous:
@@ -146,6 +147,25 @@ def _readonly(value):
         value = value.view()
         value.flags.writeable = False
     return value
+
+
+# An optimizer update of a variable with fewer elements than this runs where it becomes
+# ready: handing a node to another thread costs tens of microseconds (a wake-up and GIL
+# hand-overs), more than such an update takes.
+HAND_OFF_MIN_ELEMENTS = 1 << 15
+
+
+def _known_small(op) -> bool:
+    """True for an update op (`Apply*`, its ref output is the variable, so its work is
+    the variable's size) whose variable has a known shape below `HAND_OFF_MIN_ELEMENTS`.
+    Other ops' work is not bounded by their outputs' size (a matmul to a scalar, a sleep).
+    """
+    if not op.op_def.ref_outputs:
+        return False
+    dims = op._outputs[0].shape.as_list() if op._outputs[0].shape.ndims is not None else None
+    if dims is None or None in dims:
+        return False
+    return int(np.prod(dims, dtype=np.int64)) < HAND_OFF_MIN_ELEMENTS
 
 
 def _deref_wrapper(kernel, positions: tuple[int, ...], op_name: str):
@@ -332,8 +352,9 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
         kdef = device.backend.find_kernel(op.type, _kernel_dtype(op))
         bound = session._bound_kernel(op, device, kdef)
         f = 0
-        if op.op_def.cost == "expensive":
+        if device.backend.hand_off(op.op_def.cost) and not _known_small(op):
             f |= _executor.FLAG_EXPENSIVE
+            nodes[i].hand_off = True
         if kdef.needs_step:
             f |= _executor.FLAG_NEEDS_STEP
         if kdef.is_async:

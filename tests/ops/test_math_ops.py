@@ -391,23 +391,32 @@ def test_matmul_adjoint_conjugates(sess):
         tf.matmul(a, b, transpose_a=True, adjoint_a=True)
 
 
-def test_matmul_uses_blas_for_float_matrices(sess, monkeypatch):
+def test_matmul_runs_numpy_blas_on_views_without_copies(sess, monkeypatch):
     from flowgraph.backends.cpu import kernels_math
 
     calls = []
-    real = kernels_math._blas
+    real = kernels_math.matmul_into
 
-    class Spy:
-        @staticmethod
-        def gemm(a, b, ta, tb):
-            calls.append((a.dtype, ta, tb))
-            return real.gemm(a, b, ta, tb)
+    def spy(a, b, out):
+        calls.append((a.flags.c_contiguous, b.flags.f_contiguous, out.dtype))
+        return real(a, b, out)
 
-    monkeypatch.setattr(kernels_math, "_blas", Spy)
+    monkeypatch.setattr(kernels_math, "matmul_into", spy)
     a = tf.placeholder(tf.float64, [None, 3])
-    out = tf.matmul(a, tf.constant(_values("float64", (5, 3))), transpose_b=True)
-    assert sess.run(out, {a: np.ones((2, 3))}).shape == (2, 5)
-    assert calls == [(np.dtype(np.float64), False, True)]
+    w = _values("float64", (5, 3))
+    out = tf.matmul(a, tf.constant(w), transpose_b=True)
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(sess.run(out, {a: x}), x @ w.T)
+    # the transposed operand reaches BLAS as a view (F-contiguous), not a copy
+    assert calls == [(True, True, np.dtype(np.float64))]
+
+
+def test_matmul_strided_operands(sess):
+    big = _values("float32", (6, 8))
+    a = tf.strided_slice(tf.constant(big), [0, 0], [6, 8], [2, 2])  # neither C nor F order
+    w = _values("float32", (4, 3))
+    np.testing.assert_allclose(sess.run(tf.matmul(a, tf.constant(w))), big[::2, ::2] @ w,
+                               rtol=1e-5)
 
 
 def test_matmul_batched_broadcasting(sess):
@@ -540,7 +549,10 @@ def test_einsum_errors():
 def test_expensive_cost_hints():
     from flowgraph.framework.registry import get_op_def
 
-    for op in ("MatMul", "BatchMatMulV2", "BatchMatMul", "Einsum", "Tensordot"):
+    for op in ("MatMul", "BatchMatMulV2", "BatchMatMul", "Einsum", "Tensordot", "Conv2D",
+               "Conv2DBackpropInput", "Conv2DBackpropFilter"):
+        assert get_op_def(op).cost == "blas"  # expensive, parallel inside (BLAS threads)
+    for op in ("GatherV2", "DepthwiseConv2dNative", "ApplyAdam"):
         assert get_op_def(op).cost == "expensive"
     for op in ("Add", "Exp", "Cast", "Less", "FloorMod"):
         assert get_op_def(op).cost == "cheap"

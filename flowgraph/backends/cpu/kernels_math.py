@@ -1,4 +1,4 @@
-"""CPU kernels for elementwise math, casts and matrix products (NumPy, SciPy, BLAS).
+"""CPU kernels for elementwise math, casts and matrix products (NumPy, SciPy).
 
 Every kernel returns an `np.ndarray` of exactly the dtype its op declares (0-d results
 included) and never writes to its inputs. Floating-point warnings are silenced, as
@@ -15,10 +15,10 @@ import numpy as np
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework.errors import InvalidArgumentError
 
-try:
-    from flowgraph.backends.cpu import _blas
-except ImportError:  # pragma: no cover - extension not built yet: NumPy's matmul instead
-    _blas = None
+try:  # recycled output arrays (Cython); fresh ones otherwise
+    from flowgraph.backends.cpu._buffers import empty as _empty
+except ImportError:  # pragma: no cover - extension not built yet
+    _empty = None
 
 
 def _quiet(fn):
@@ -175,13 +175,37 @@ def _check_matrices(a, b, ta: bool, tb: bool, rank2: bool):
                          f"{list(b.shape)} (inner dimensions {k1} vs {k2})")
 
 
+def _blas_operand(x: np.ndarray) -> np.ndarray:
+    """`x` if BLAS can read it in place (one unit stride), else a C-contiguous copy."""
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        return x
+    return np.ascontiguousarray(x)
+
+
+def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[...] = a @ b`` for 2-D float matrices (transposed views welcome); returns `out`.
+
+    Every matrix product of the CPU backend goes through NumPy's matmul, so the process
+    has one BLAS and one BLAS thread pool: a second OpenBLAS copy (SciPy's) would spin
+    its idle workers on the cores NumPy's workers need, halving both (measured on the MLP
+    benchmark). NumPy's matmul releases the GIL and passes transposed views to BLAS as
+    transpose flags, without copying.
+
+    >>> import numpy as np
+    >>> matmul_into(np.ones((2, 3)), np.ones((4, 3)).T, np.empty((2, 4)))[0, 0]
+    3.0
+    """
+    return np.matmul(_blas_operand(a), _blas_operand(b), out=out)
+
+
 @cpu_kernel("MatMul")
 def matmul(a, b, *, transpose_a=False, transpose_b=False):
-    if _blas is not None and a.dtype in _BLAS_DTYPES and a.dtype == b.dtype and \
-            a.ndim == 2 and b.ndim == 2:
-        return _blas.gemm(a, b, transpose_a, transpose_b)
     _check_matrices(a, b, transpose_a, transpose_b, rank2=True)
-    return np.asarray(np.matmul(a.T if transpose_a else a, b.T if transpose_b else b))
+    x = a.T if transpose_a else a
+    y = b.T if transpose_b else b
+    if _empty is not None and a.dtype in _BLAS_DTYPES and a.dtype == b.dtype:
+        return matmul_into(x, y, _empty((x.shape[0], y.shape[1]), a.dtype))
+    return np.asarray(np.matmul(x, y))
 
 
 def _batch_matmul(a, b, adj_x, adj_y, broadcast: bool):

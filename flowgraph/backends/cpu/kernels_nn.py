@@ -13,13 +13,9 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu.kernels_math import matmul_into
 from flowgraph.framework import errors
 from flowgraph.ops.nn_ops import same_padding
-
-try:  # BLAS gemm for float32/float64 (Cython); NumPy's matmul otherwise.
-    from flowgraph.backends.cpu._blas import gemm_into as _blas_gemm_into
-except ImportError:  # pragma: no cover - depends on the build
-    _blas_gemm_into = None
 
 try:  # fused one-pass ReLU kernels, recycled output arrays (Cython); NumPy otherwise
     from flowgraph.backends.cpu import _nn
@@ -34,15 +30,6 @@ _IM2COL_BYTES = 64 * 1024 * 1024  # largest im2col buffer built at once (batch i
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def _matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    """``out[...] = a @ b`` (`out` C-contiguous, 2-D)."""
-    if _blas_gemm_into is not None and a.dtype == b.dtype == out.dtype and \
-            a.dtype in (np.float32, np.float64):
-        _blas_gemm_into(a, b, out)
-    else:
-        np.matmul(a, b, out=out)
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -209,7 +196,7 @@ def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 
     for b in range(0, n, step):
         chunk = view[b:b + step]
         cols = chunk.reshape(-1, kh * kw * cin)
-        _matmul_into(cols, f2, out[b:b + step].reshape(-1, cout))
+        matmul_into(cols, f2, out[b:b + step].reshape(-1, cout))
     return _from_nhwc(out.astype(out_dtype, copy=False), data_format)
 
 
