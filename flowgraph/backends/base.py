@@ -86,14 +86,33 @@ class KernelContext:
     extra: dict = field(default_factory=dict)
 
 
+def _kernel_def(op_type: str, fn: Callable, dtypes, needs_step: bool,
+                is_async: bool) -> KernelDef:
+    is_class = inspect.isclass(fn)
+    target = fn.__init__ if is_class else fn
+    params = list(inspect.signature(target).parameters.values())
+    if is_class:
+        params = params[2:]  # self, ctx
+    names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
+    takes_all = any(p.kind == p.VAR_KEYWORD for p in params)
+    accepted = None
+    if dtypes is not None:
+        accepted = frozenset(_dtypes.as_dtype(d).base_dtype for d in dtypes)
+    return KernelDef(op_type, fn, accepted, needs_step, is_async, names, takes_all, is_class)
+
+
 class Backend:
     """Base class of device backends; subclasses set `device_type` and list devices."""
 
     device_type: str = "ABSTRACT"
     priority: int = 0  # placement preference: higher wins when several devices can run an op
+    # Op types whose kernels always return arrays that nobody else references (see
+    # `register_in_place`).
+    fresh_outputs: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         self._kernels: dict[str, list[KernelDef]] = {}
+        self._in_place: dict[str, KernelDef] = {}
         self._loaded = False
 
     # -- kernels ----------------------------------------------------------------------
@@ -110,19 +129,29 @@ class Backend:
 
     def register_kernel(self, op_type: str, fn: Callable, dtypes=None,
                         needs_step: bool = False, is_async: bool = False) -> None:
-        is_class = inspect.isclass(fn)
-        target = fn.__init__ if is_class else fn
-        sig = inspect.signature(target)
-        params = list(sig.parameters.values())
-        if is_class:
-            params = params[2:]  # self, ctx
-        names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
-        takes_all = any(p.kind == p.VAR_KEYWORD for p in params)
-        accepted = None
-        if dtypes is not None:
-            accepted = frozenset(_dtypes.as_dtype(d).base_dtype for d in dtypes)
-        self._kernels.setdefault(op_type, []).append(KernelDef(
-            op_type, fn, accepted, needs_step, is_async, names, takes_all, is_class))
+        self._kernels.setdefault(op_type, []).append(
+            _kernel_def(op_type, fn, dtypes, needs_step, is_async))
+
+    def register_in_place(self, op_type: str, fn: Callable) -> None:
+        """Register `fn` as a variant of `op_type`'s kernel that may write its result into
+        its input 0 and return it.
+
+        The plan uses it for a node whose input 0 is produced by an op in
+        `fresh_outputs` on the same device and read by no one else (not fetched either):
+        that array then has no other owner, so overwriting it saves an allocation and a
+        pass over memory. `fn` takes the same arguments as the kernel and must still
+        accept any input it does not handle in place (returning a new array)::
+
+            MatMul ──> BiasAdd ──> Relu        BiasAdd adds into MatMul's result,
+                                               Relu clamps BiasAdd's result in place
+        """
+        self._in_place[op_type] = _kernel_def(op_type, fn, None, False, False)
+
+    def in_place_kernel(self, op) -> Callable | None:
+        """The in-place variant of `op`'s kernel, attributes bound, or None."""
+        self.ensure_loaded()
+        kdef = self._in_place.get(op.type)
+        return None if kdef is None else bind_kernel(kdef, op, None)
 
     def kernels(self) -> dict[str, list[KernelDef]]:
         self.ensure_loaded()

@@ -63,7 +63,9 @@ def _act_grad(op_type, grad, t, **attrs):
 
 @register_gradient("Relu")
 def _relu_grad(op, grad):
-    return [_act_grad("ReluGrad", grad, op.inputs[0])]
+    # From Relu's output, as TensorFlow does (same mask: y > 0 exactly where x > 0), so
+    # that Relu's input is free once Relu ran and Relu may overwrite it.
+    return [_act_grad("ReluGrad", grad, op.outputs[0])]
 
 
 @register_gradient("Relu6")

@@ -35,6 +35,7 @@ class NodeInfo:
     op: Operation | None
     inputs: list[str] = field(default_factory=list)
     hand_off: bool = False  # may run on another thread when the ready one is busy
+    in_place: bool = False  # its kernel writes its result into its input 0
 
 
 class Rendezvous:
@@ -166,6 +167,47 @@ def _known_small(op) -> bool:
     if dims is None or None in dims:
         return False
     return int(np.prod(dims, dtype=np.int64)) < HAND_OFF_MIN_ELEMENTS
+
+
+def _write_in_place(ops, node_of, placement, nodes, kernels, inputs, out_base,
+                    uses) -> None:
+    """Bind in-place kernel variants (`Backend.register_in_place`) where it is safe.
+
+    A node may overwrite its input 0 when that slot is the output of a node whose op is in
+    its backend's `fresh_outputs` (a new array nobody else references), on the same
+    device, and this node is its only use (not fetched, not read by another node), also
+    through a chain of `Identity` nodes (the gradients' `tf.tuple`) used once each::
+
+        MatMul ──> BiasAdd ──> Relu ──┬─> MatMul      BiasAdd and Relu write in place
+                                      └─> ReluGrad    (Relu's result is read twice: kept)
+    """
+    producer = {out_base[i]: i for i in range(len(nodes))}
+
+    def owned(slot: int, device: str, fresh: frozenset) -> bool:
+        """The slot's value is a fresh array read only by its one consumer on `device`;
+        an `Identity` passes its input on as it is, so it is followed."""
+        while True:
+            p = producer.get(slot)
+            if p is None or uses[slot] != 1 or nodes[p].op is None or \
+                    nodes[p].device != device:
+                return False
+            if nodes[p].op_type in fresh:
+                return True
+            if nodes[p].op_type != "Identity":
+                return False
+            slot = inputs[p][0]
+
+    for op in ops:
+        i = node_of[op]
+        if not inputs[i] or inputs[i][0] in inputs[i][1:]:
+            continue
+        backend = placement[op].backend
+        if not owned(inputs[i][0], nodes[i].device, backend.fresh_outputs):
+            continue
+        kernel = backend.in_place_kernel(op)
+        if kernel is not None:
+            kernels[i] = kernel
+            nodes[i].in_place = True
 
 
 def _deref_wrapper(kernel, positions: tuple[int, ...], op_name: str):
@@ -388,6 +430,8 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
         uses[s] += 1
         cp.fetch_slots.append(s)
         cp.deref_fetch.append(t.dtype.is_ref_dtype)
+
+    _write_in_place(ops, node_of, placement, nodes, kernels, inputs, out_base, uses)
 
     plan = _executor.Plan(len(initial), kernels, inputs, out_base, n_out, flags, uses,
                           initial, [n.name for n in nodes],

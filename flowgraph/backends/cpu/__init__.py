@@ -22,6 +22,8 @@ from flowgraph.backends.base import Backend, Device
 class CpuBackend(Backend):
     device_type = "CPU"
     priority = 0
+    # Their kernels return new (or recycled, unreferenced) arrays on every path.
+    fresh_outputs = frozenset({"MatMul", "BiasAdd", "Relu", "ReluGrad"})
 
     def list_devices(self, count: int | None = None) -> list[Device]:
         n = 1 if count is None else int(count)
@@ -57,3 +59,22 @@ def cpu_kernel(op_type: str, dtypes=None, needs_step: bool = False, is_async: bo
     ...     return x * alpha
     """
     return backend.kernel(op_type, dtypes=dtypes, needs_step=needs_step, is_async=is_async)
+
+
+def cpu_in_place(op_type: str):
+    """Decorator registering an in-place variant of a CPU kernel (see
+    `Backend.register_in_place`).
+
+    Example
+    -------
+    >>> @cpu_in_place("MyOp")                       # doctest: +SKIP
+    ... def my_op_in_place(x, *, alpha):
+    ...     x *= alpha
+    ...     return x
+    """
+
+    def decorate(fn):
+        backend.register_in_place(op_type, fn)
+        return fn
+
+    return decorate

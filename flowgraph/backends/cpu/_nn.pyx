@@ -56,9 +56,12 @@ cdef void _relu_grad(const floating* g, const floating* x, floating* out,
         out[i] = g[i] * mask
 
 
-def relu(cnp.ndarray x):
-    """``max(x, 0)`` of a C-contiguous float32/float64 array (a new or recycled array)."""
-    cdef cnp.ndarray out = _empty((<object>x).shape, x.dtype)
+def relu(cnp.ndarray x, cnp.ndarray out=None):
+    """``max(x, 0)`` of a C-contiguous float32/float64 array, into `out` (which may be
+    `x` itself; the caller checked its shape, dtype and layout) or a new or recycled array.
+    """
+    if out is None:
+        out = _empty((<object>x).shape, x.dtype)
     cdef Py_ssize_t n = x.size
     if cnp.PyArray_TYPE(x) == cnp.NPY_FLOAT32:
         with nogil:
@@ -69,9 +72,11 @@ def relu(cnp.ndarray x):
     return out
 
 
-def relu_grad(cnp.ndarray g, cnp.ndarray x):
-    """``g * (x > 0)`` (`g`, `x`: C-contiguous, of one float dtype and size)."""
-    cdef cnp.ndarray out = _empty((<object>g).shape, g.dtype)
+def relu_grad(cnp.ndarray g, cnp.ndarray x, cnp.ndarray out=None):
+    """``g * (x > 0)`` (`g`, `x`: C-contiguous, of one float dtype and size), into `out`
+    (which may be `g` itself) or a new or recycled array."""
+    if out is None:
+        out = _empty((<object>g).shape, g.dtype)
     cdef Py_ssize_t n = g.size
     if cnp.PyArray_TYPE(g) == cnp.NPY_FLOAT32:
         with nogil:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_in_place, cpu_kernel
 from flowgraph.framework import errors
 from flowgraph.ops.array_slicing import strided_slice_numpy
 from flowgraph.ops.nn_ops import same_padding
@@ -103,12 +103,24 @@ def _zero(x):
     return x.dtype.type(0)
 
 
+def _fused_relu_grad(g, x) -> bool:
+    return _nn is not None and g.dtype == x.dtype and g.dtype.type in _FUSED_DTYPES and \
+        g.shape == x.shape and g.flags.c_contiguous and x.flags.c_contiguous
+
+
 @cpu_kernel("ReluGrad")
 def relu_grad(g, x):
-    if _nn is not None and g.dtype == x.dtype and g.dtype.type in _FUSED_DTYPES and \
-            g.shape == x.shape and g.flags.c_contiguous and x.flags.c_contiguous:
+    if _fused_relu_grad(g, x):
         return _nn.relu_grad(g, x)  # g * (x > 0) in one pass, without the GIL
     return np.where(x > 0, g, _zero(g)).astype(g.dtype, copy=False)
+
+
+@cpu_in_place("ReluGrad")
+def relu_grad_in_place(g, x):
+    """`relu_grad` into `g` itself, when the plan says nobody else holds `g`."""
+    if _fused_relu_grad(g, x) and g.flags.writeable:
+        return _nn.relu_grad(g, x, g)
+    return relu_grad(g, x)
 
 
 @cpu_kernel("Relu6Grad")

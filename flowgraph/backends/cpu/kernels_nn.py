@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_in_place, cpu_kernel
 from flowgraph.backends.cpu.kernels_math import matmul_into
 from flowgraph.framework import errors
 from flowgraph.ops.nn_ops import same_padding
@@ -38,11 +38,25 @@ def _compute_dtype(dtype: np.dtype) -> np.dtype:
 
 
 # -- Activations --------------------------------------------------------------------------
+def _fused(x) -> bool:
+    """Whether the Cython kernels of `_nn` take `x` (C-contiguous float32/float64)."""
+    return _nn is not None and x.dtype.type in (np.float32, np.float64) and \
+        x.flags.c_contiguous
+
+
 @cpu_kernel("Relu")
 def relu(x):
-    if _nn is not None and x.dtype.type in (np.float32, np.float64) and x.flags.c_contiguous:
+    if _fused(x):
         return _nn.relu(x)  # one vectorized pass, without the GIL
     return np.asarray(np.maximum(x, x.dtype.type(0)))
+
+
+@cpu_in_place("Relu")
+def relu_in_place(x):
+    """`relu` into `x` itself, when the plan says nobody else holds `x`."""
+    if _fused(x) and x.flags.writeable:
+        return _nn.relu(x, x)
+    return relu(x)
 
 
 @cpu_kernel("Relu6")
@@ -125,6 +139,16 @@ def bias_add(value, bias, *, data_format="NHWC"):
         # A recycled output array (no page faults per step; see _buffers.pyx).
         return np.add(value, bias, out=_empty(value.shape, value.dtype))
     return np.add(value, bias, dtype=value.dtype)
+
+
+@cpu_in_place("BiasAdd")
+def bias_add_in_place(value, bias, *, data_format="NHWC"):
+    """`bias_add` into `value` itself, when the plan says nobody else holds `value`."""
+    if data_format == "NHWC" and value.ndim >= 2 and bias.ndim == 1 and \
+            value.shape[-1] == bias.shape[0] and value.dtype == bias.dtype and \
+            isinstance(value, np.ndarray) and value.flags.writeable:
+        return np.add(value, bias, out=value)
+    return bias_add(value, bias, data_format=data_format)
 
 
 # -- Windows ------------------------------------------------------------------------------
