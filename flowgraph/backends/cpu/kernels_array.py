@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
@@ -65,12 +67,12 @@ def rank(x):
 
 @cpu_kernel("Reshape")
 def reshape(x, shape):
-    dims = [int(d) for d in np.reshape(shape, -1)]
+    dims = np.ravel(shape).tolist()
     if dims.count(-1) > 1:
         raise errors.InvalidArgumentError(
             None, None, f"Only one input size may be -1, not both in shape {dims}")
-    known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
-    n = int(np.size(x))
+    known = math.prod(d for d in dims if d != -1)
+    n = x.size
     if -1 in dims:
         if known == 0 or n % known:
             raise errors.InvalidArgumentError(

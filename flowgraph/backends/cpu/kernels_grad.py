@@ -51,7 +51,7 @@ def _scatter_add(source_index: np.ndarray, values: np.ndarray, size: int, dtype)
 # -- BroadcastGradientArgs --------------------------------------------------------------
 @cpu_kernel("BroadcastGradientArgs")
 def broadcast_gradient_args(s0, s1):
-    a, b = [int(d) for d in np.reshape(s0, -1)], [int(d) for d in np.reshape(s1, -1)]
+    a, b = np.ravel(s0).tolist(), np.ravel(s1).tolist()
     n = max(len(a), len(b))
     pa, pb = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
     r0, r1 = [], []
