@@ -2,7 +2,10 @@
 
 The softmax cross-entropies work on ``z = logits - max(logits)`` (per row), so that
 ``log_softmax = z - log(sum(exp(z)))`` never overflows: logits of 1000 give exact zeros
-rather than NaN. float16 is computed in float32 and cast back.
+rather than NaN. float16 is computed in float32 and cast back. C-contiguous 2-D float32 and
+float64 logits (with int32/int64 sparse labels, or dense labels of the logits' dtype and
+shape) go to the one-pass Cython kernels of `_loss.pyx`; every other input takes the NumPy
+path below, and both raise the same error for an out-of-range sparse label.
 
 `TopKV2` is a stable descending sort: sorting the reversed row ascending (stable) and
 reversing the result keeps equal values in index order (the lower index first) and puts
@@ -15,6 +18,14 @@ import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
+
+try:  # one-pass softmax cross-entropy rows without the GIL (Cython); NumPy otherwise
+    from flowgraph.backends.cpu import _loss
+except ImportError:  # pragma: no cover - extension not built yet
+    _loss = None
+
+_FAST_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_FAST_INDICES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -31,8 +42,22 @@ def _shifted_and_lse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return z, np.log(np.exp(z).sum(axis=1, keepdims=True))
 
 
+def _c_array(a: np.ndarray) -> bool:
+    flags = a.flags
+    return flags.c_contiguous and flags.aligned
+
+
+def _fast_logits(features: np.ndarray) -> bool:
+    """Whether `_loss` takes these logits: 2-D, C-contiguous, aligned, native float32/64."""
+    return (_loss is not None and features.ndim == 2 and features.dtype in _FAST_FLOATS
+            and _c_array(features))
+
+
 @cpu_kernel("SoftmaxCrossEntropyWithLogits")
 def softmax_cross_entropy_with_logits(features, labels):
+    if (_fast_logits(features) and labels.shape == features.shape
+            and labels.dtype == features.dtype and _c_array(labels)):
+        return _loss.dense_xent(features, labels)
     dtype = features.dtype
     ct = _compute_dtype(dtype)
     z, lse = _shifted_and_lse(features.astype(ct, copy=False))
@@ -44,16 +69,30 @@ def softmax_cross_entropy_with_logits(features, labels):
     return np.asarray(loss, dtype=dtype), np.asarray(backprop, dtype=dtype)
 
 
+def _label_error(labels: np.ndarray, classes: int) -> errors.InvalidArgumentError | None:
+    """The error for the first label outside ``[0, classes)``, or None if all are valid."""
+    bad = (labels < 0) | (labels >= classes)
+    if not bad.any():
+        return None
+    first = labels[np.argmax(bad)]
+    return errors.InvalidArgumentError(
+        None, None,
+        f"Received a label value of {first} which is outside the valid range of "
+        f"[0, {classes}).  Label values: {' '.join(str(v) for v in labels.tolist())}")
+
+
 @cpu_kernel("SparseSoftmaxCrossEntropyWithLogits")
 def sparse_softmax_cross_entropy_with_logits(features, labels):
+    if (_fast_logits(features) and labels.shape == features.shape[:1]
+            and labels.dtype in _FAST_INDICES and _c_array(labels)):
+        result = _loss.sparse_xent(features, labels)
+        if result is None:  # a label outside [0, classes): the same error as below
+            raise _label_error(labels, features.shape[1])
+        return result
     n, classes = features.shape
-    bad = (labels < 0) | (labels >= classes)
-    if bad.any():
-        first = labels[np.argmax(bad)]
-        raise errors.InvalidArgumentError(
-            None, None,
-            f"Received a label value of {first} which is outside the valid range of "
-            f"[0, {classes}).  Label values: {' '.join(str(v) for v in labels.tolist())}")
+    error = _label_error(labels, classes)
+    if error is not None:
+        raise error
     dtype = features.dtype
     ct = _compute_dtype(dtype)
     z, lse = _shifted_and_lse(features.astype(ct, copy=False))
