@@ -199,7 +199,8 @@ def _write_in_place(ops, node_of, placement, nodes, kernels, inputs, out_base,
 
     for op in ops:
         i = node_of[op]
-        if not inputs[i] or inputs[i][0] in inputs[i][1:]:
+        if not inputs[i] or inputs[i][0] in inputs[i][1:] or \
+                any(t.dtype.is_ref_dtype for t in op._inputs):  # (kernel wrapped to deref)
             continue
         backend = placement[op].backend
         if not owned(inputs[i][0], nodes[i].device, backend.fresh_outputs):
