@@ -2,7 +2,7 @@
 with a 1,000,000-bucket hashed cross and 32-dimensional embeddings, plus peak memory.
 
     python benchmarks/bench_wide_deep.py [--rows N] [--batch B]
-        [--blas-threads N] [--no-reference] [--profile FILE]
+        [--blas-threads N] [--intra-op N] [--no-reference] [--profile FILE]
 
 The default run takes 1.5-3.5 minutes on the 2-vCPU machines (25 s with
 ``--blas-threads 1``, see docs/canned-estimators.md, "Performance").
@@ -167,7 +167,9 @@ class _StepTimes:
         return Hook()
 
 
-def train_flowgraph(features, labels, batch, model_dir, reference=None, profile=None):
+def train_flowgraph(features, labels, batch, model_dir, reference=None, profile=None,
+                    intra_op=0):
+    from flowgraph import ConfigProto
     from flowgraph.estimators import canned
     from flowgraph.estimators.inputs import numpy_input_fn
     from flowgraph.estimators.run_config import RunConfig
@@ -179,7 +181,8 @@ def train_flowgraph(features, labels, batch, model_dir, reference=None, profile=
         dnn_feature_columns=deep, dnn_optimizer=lambda: AdagradOptimizer(0.05),
         dnn_hidden_units=[128, 64], model_dir=model_dir,
         config=RunConfig(tf_random_seed=0, save_summary_steps=None,
-                         log_step_count_steps=None, save_checkpoints_secs=10_000))
+                         log_step_count_steps=None, save_checkpoints_secs=10_000,
+                         session_config=ConfigProto(intra_op_parallelism_threads=intra_op)))
     hook = _StepTimes(reference)
     input_fn = numpy_input_fn(features, labels, batch_size=batch, num_epochs=1, shuffle=False)
     rss0 = _status_kb("VmRSS")
@@ -265,6 +268,10 @@ def main(argv=None) -> None:
                         help="skip the scikit-learn reference")
     parser.add_argument("--blas-threads", type=int, default=None, metavar="N",
                         help="limit BLAS to N threads (threadpoolctl) for the whole run")
+    parser.add_argument("--intra-op", type=int, default=0, metavar="N",
+                        help="RunConfig(session_config=ConfigProto("
+                             "intra_op_parallelism_threads=N)): N BLAS threads during "
+                             "flowgraph's runs only")
     parser.add_argument("--profile", metavar="FILE",
                         help="write a cProfile of the flowgraph train call to FILE")
     args = parser.parse_args(argv)
@@ -289,7 +296,7 @@ def main(argv=None) -> None:
 
     with tempfile.TemporaryDirectory() as model_dir:
         est, hook, mem = train_flowgraph(features, labels, args.batch, model_dir, reference,
-                                         args.profile)
+                                         args.profile, args.intra_op)
         var_bytes = variable_bytes(model_dir)
         batches = est.predict(numpy_input_fn(test_x, batch_size=4096, shuffle=False),
                               predict_keys=["logistic"], yield_single_examples=False)
@@ -309,6 +316,7 @@ def main(argv=None) -> None:
         + ("" if reference is None else f" ({reference.hash_s:.1f} s of it)")
         + "; it is the wide half only (no embeddings, no DNN)",
         f"data generation {gen_s:.1f} s (not timed)",
+        f"intra_op_parallelism_threads={args.intra_op}",
     ], blas)
     delta_mb = None if mem["peak_kb"] is None else (mem["peak_kb"] - mem["rss0_kb"]) / 1024
     dense_grad_mb = (CROSS_BUCKETS + (5_000 + 100_000 + 200_000) * EMBED_DIM) * 4 / 2 ** 20

@@ -155,6 +155,8 @@ class Session:
         self._live_steps: set = set()
         threads = self._config.inter_op_threads()
         self._pool = _executor.WorkerPool(threads - 1) if threads > 1 else None
+        # BLAS threads per matrix product during this session's runs (0: leave as is)
+        self._intra_op = max(0, int(self._config.intra_op_parallelism_threads or 0))
         self._context_stack: list = []
 
     # -- properties --------------------------------------------------------------------
@@ -230,9 +232,21 @@ class Session:
     # -- run ---------------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, options: RunOptions | None = None,
             run_metadata: RunMetadata | None = None) -> Any:
-        """Compute `fetches` (any nesting of tensors, ops and names), feeding `feed_dict`."""
+        """Compute `fetches` (any nesting of tensors, ops and names), feeding `feed_dict`.
+
+        With ``ConfigProto(intra_op_parallelism_threads=n)``, n > 0, matrix products run
+        on `n` BLAS threads during the run (the process-wide setting is restored after).
+        """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+        if self._intra_op:
+            from flowgraph.backends.cpu.blas_threads import blas_threads_limited
+
+            with blas_threads_limited(self._intra_op):
+                return self._run(fetches, feed_dict, options, run_metadata)
+        return self._run(fetches, feed_dict, options, run_metadata)
+
+    def _run(self, fetches, feed_dict, options, run_metadata) -> Any:
         key = fetch_key(fetches)
         mapper = self._fetch_mappers.get(key) if key is not None else None
         if mapper is None:

@@ -1,9 +1,10 @@
 """Which ready nodes the executor hands to a second thread (step stats' thread ids).
 
 An expensive node goes to another thread only when the current one has other work. Two
-exceptions, both measured on the MLP benchmark: matrix products stay put while BLAS is
-multi-threaded (two concurrent products would each start all of BLAS's threads on the
-same cores), and optimizer updates of small variables are not worth the hand-off.
+exceptions, both measured on the MLP benchmark: while BLAS is multi-threaded, no node of
+a plan with matrix products is handed off (BLAS's threads already use the cores; two
+concurrent products would each start all of them), and optimizer updates of small
+variables are not worth the hand-off.
 """
 
 from __future__ import annotations
@@ -102,3 +103,51 @@ def test_updates_of_large_variables_are_handed_off():
         assert _handed_off(sess)["GradientDescent/update_v1/ApplyGradientDescent"] is True
         runs = _threads_of(sess, train, feed, "ApplyGradientDescent")
     assert any(len(r) == 2 for r in runs), runs
+
+
+def test_intra_op_parallelism_threads_limits_blas_during_runs():
+    before = blas_threads()
+    seen = tf.py_func(lambda: np.int64(blas_threads()), [], tf.int64)
+    fetches, feed = _two_matmuls()
+    config = tf.ConfigProto(inter_op_parallelism_threads=2, intra_op_parallelism_threads=1)
+    with tf.Session(config=config) as sess:
+        inside, *_ = sess.run([seen, *fetches], feed)
+        assert blas_threads() == before  # restored after the run
+        flags = _handed_off(sess)
+    assert inside == 1
+    # with one BLAS thread, the two products may overlap on two executor threads
+    assert all(v for k, v in flags.items() if k.startswith("MatMul"))
+    with tf.Session(config=_config()) as sess:  # 0: BLAS left as it is
+        assert sess.run(seen) == before
+
+
+def _update_after_matmul():
+    """A large update and a matrix product in one plan."""
+    train, _, feed = _two_updates(1 << 16)
+    x = tf.placeholder(tf.float32, [None, 64], name="x")
+    prod = tf.matmul(x, tf.constant(np.ones((64, 64), np.float32)))
+    feed["x:0"] = np.ones((64, 64), np.float32)
+    return [train, prod], feed
+
+
+def test_plans_with_matrix_products_stay_on_one_thread_while_blas_is_multithreaded():
+    with threadpool_limits(2, user_api="blas"):
+        if blas_threads() < 2:
+            pytest.skip("BLAS runs one thread on this machine")
+        with tf.Graph().as_default(), tf.Session(config=_config()) as sess:
+            fetches, feed = _update_after_matmul()
+            sess.run(tf.global_variables_initializer())
+            sess.run(fetches, feed)
+            flags = _handed_off(sess)
+    assert not any(flags.values()), {k: v for k, v in flags.items() if v}
+
+
+def test_plans_with_matrix_products_hand_off_when_blas_runs_one_thread():
+    with threadpool_limits(1, user_api="blas"):
+        with tf.Graph().as_default(), tf.Session(config=_config()) as sess:
+            fetches, feed = _update_after_matmul()
+            sess.run(tf.global_variables_initializer())
+            sess.run(fetches, feed)
+            flags = _handed_off(sess)
+    assert flags["GradientDescent/update_v1/ApplyGradientDescent"] is True
+    assert flags["MatMul"] is True
