@@ -93,11 +93,8 @@ def check_broadcastable(weights: Tensor, values: Tensor, what: str = "values") -
 
 
 def safe_div(numerator, denominator, name: str = "value") -> Tensor:
-    """``numerator / denominator``, 0 where `denominator` is 0 (TF's ``div_no_nan``)."""
-    zero = math_ops.equal(denominator, 0.0)
-    den = array_ops.where(zero, array_ops.ones_like(denominator), denominator)
-    quotient = numerator / den
-    return array_ops.where_v2(zero, array_ops.zeros_like(quotient), quotient, name=name)
+    """``numerator / denominator``, 0 where `denominator` is 0 (one ``DivNoNan`` op)."""
+    return math_ops.div_no_nan(numerator, denominator, name=name)
 
 
 def num_elements(losses: Tensor) -> Tensor:

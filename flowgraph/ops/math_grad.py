@@ -260,6 +260,14 @@ def _realdiv_grad(op, grad):
     return list(unbroadcast(op, gx, gy))
 
 
+@register_gradient("DivNoNan")
+def _div_no_nan_grad(op, grad):
+    x, y = (_c(t) for t in op.inputs)
+    gx = _m.div_no_nan(grad, y)
+    gy = grad * _m.div_no_nan(_m.div_no_nan(_m.negative(x), y), y)
+    return list(unbroadcast(op, gx, gy))
+
+
 @register_gradient("FloorMod")
 def _floor_mod_grad(op, grad):
     x, y = op.inputs

@@ -31,7 +31,8 @@ from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops.op_util import attr_dtype, binary_inputs, fixed_dtype, make_tensor
 
 __all__ = [
-    "abs", "add", "cast", "ceil", "clip_by_value", "conj", "cos", "div", "divide", "einsum",
+    "abs", "add", "cast", "ceil", "clip_by_value", "conj", "cos", "div", "div_no_nan",
+    "divide", "divide_no_nan", "einsum",
     "equal", "erf", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater",
     "greater_equal", "is_finite", "is_inf", "is_nan", "less", "less_equal", "log", "log1p",
     "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "maximum", "minimum",
@@ -208,6 +209,10 @@ multiply = _binary("Mul", "multiply", _NUM, "Elementwise `x * y` with broadcasti
                    "multiply([1, 2], 10)", "[10 20]")
 realdiv = _binary("RealDiv", "realdiv", _FC, "Elementwise `x / y` for floating types.",
                   "realdiv([1.0, 2.0], 4.0)", "[0.25 0.5 ]")
+div_no_nan = _binary("DivNoNan", "div_no_nan", _FC,
+                     "Elementwise `x / y` for floating types, and 0 wherever `y` is 0 "
+                     "(whatever `x` is).", "div_no_nan([1.0, 2.0], [0.0, 4.0])", "[0.  0.5]")
+divide_no_nan = div_no_nan  # the tf.math name
 floor_div = _binary("FloorDiv", "floor_div", _REAL, "Elementwise `floor(x / y)`.",
                     "floor_div([7, -7], 2)", "[ 3 -4]")
 floormod = _binary("FloorMod", "floormod", _REAL,

@@ -107,6 +107,7 @@ CASES = {
     "Sub": binary(tf.subtract, u(2, 3), u(2, 3)),
     "Mul": [*binary(tf.multiply, u(2, 3), u(2, 3)), ([cplx(2), cplx(2)], tf.multiply)],
     "RealDiv": binary(tf.realdiv, u(2, 3), pos(2, 3)),
+    "DivNoNan": binary(tf.div_no_nan, u(2, 3), pos(2, 3)),
     "FloorMod": [([np.array([1.3, 2.7, -4.1]), np.array([2.1, -1.7, 1.9])], tf.floormod)],
     "TruncateMod": [([np.array([1.3, 2.7, -4.1]), np.array([2.1, -1.7, 1.9])],
                      tf.truncatemod)],

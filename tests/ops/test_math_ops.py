@@ -654,3 +654,19 @@ def test_scipy_not_imported_by_import_flowgraph():
 def test_docstring_examples():
     result = doctest.testmod(math_ops, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 40
+
+
+def test_div_no_nan(sess):
+    x = np.array([[1.0, -2.0, 0.0], [np.inf, 3.0, np.nan]])
+    y = np.array([0.0, 4.0, 0.0])
+    got = sess.run(tf.div_no_nan(x, y))  # broadcasting, 0 wherever y == 0 (inf, nan too)
+    want = np.where(y == 0, 0.0, x / np.where(y == 0, 1.0, y))
+    np.testing.assert_array_equal(got, want)
+    assert tf.math.divide_no_nan is tf.div_no_nan
+    assert sess.run(tf.div_no_nan(np.float32(3), np.float32(0))) == 0
+    with pytest.raises(TypeError, match="DivNoNan"):
+        tf.div_no_nan(tf.constant([1, 2]), tf.constant([1, 0]))
+    a, b = tf.constant([1.0, 2.0]), tf.constant([0.0, 4.0])
+    ga, gb = sess.run(tf.gradients(tf.div_no_nan(a, b), [a, b]))
+    np.testing.assert_allclose(ga, [0.0, 0.25])   # no inf/nan from the zero denominator
+    np.testing.assert_allclose(gb, [0.0, -0.125])

@@ -79,8 +79,8 @@ def erf(x):
 
 
 # -- binary -------------------------------------------------------------------------------
-# Plain ufuncs: the executor calls them with `out=` for 0-d inputs (so results stay
-# arrays) and silences floating-point warnings once per step. np.add also concatenates
+# Plain ufuncs (the executor silences floating-point warnings once per step; on 0-d inputs
+# they return NumPy scalars, which the executor passes on). np.add also concatenates
 # string tensors (object arrays of bytes).
 for _op, _fn in {
     "Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply,
@@ -94,6 +94,15 @@ for _op, _fn in {
     "LogicalOr": np.logical_or,
 }.items():
     cpu_kernel(_op)(_fn)
+
+
+@cpu_kernel("DivNoNan")
+def div_no_nan(x, y):
+    q = np.true_divide(x, y)
+    zero = np.equal(y, 0)
+    if np.any(zero):
+        q = np.where(zero, q.dtype.type(0), q)
+    return np.asarray(q, dtype=np.result_type(x, y))
 
 
 @cpu_kernel("SquaredDifference")
