@@ -174,16 +174,20 @@ class Backend:
 
     # -- scheduling -------------------------------------------------------------------
     def hand_off(self, cost: str) -> bool:
-        """Whether the executor should run a ready node of this op cost class on another
+        """Whether the executor may run a ready node of this op cost class on another
         thread when the current one has other work (`OpDef.cost`: "cheap",
         "expensive", "blas", "async"). Handing off costs tens of microseconds, so only
-        expensive nodes are worth it; a backend whose "blas" kernels are parallel inside
-        says so by overriding this.
+        expensive nodes are worth it.
 
         >>> Backend().hand_off("expensive"), Backend().hand_off("cheap")
         (True, False)
         """
         return cost in ("expensive", "blas")
+
+    def blas_is_parallel(self) -> bool:
+        """Whether this device's "blas" kernels (matrix products) already use several
+        cores; the plan then keeps a plan with such kernels on one executor thread."""
+        return False
 
     # -- devices ----------------------------------------------------------------------
     def list_devices(self, count: int | None = None) -> list[Device]:

@@ -252,20 +252,20 @@ def _mul_grad(op, grad):
     return list(unbroadcast(op, grad * _c(y), _c(x) * grad))
 
 
+def _quotient_grad(op, grad, div):
+    """Gradients of ``div(x, y)``: ``div(grad, y)`` and ``grad * div(div(-x, y), y)``."""
+    x, y = (_c(t) for t in op.inputs)
+    return list(unbroadcast(op, div(grad, y), grad * div(div(_m.negative(x), y), y)))
+
+
 @register_gradient("RealDiv")
 def _realdiv_grad(op, grad):
-    x, y = (_c(t) for t in op.inputs)
-    gx = _m.realdiv(grad, y)
-    gy = grad * _m.realdiv(_m.realdiv(_m.negative(x), y), y)
-    return list(unbroadcast(op, gx, gy))
+    return _quotient_grad(op, grad, _m.realdiv)
 
 
 @register_gradient("DivNoNan")
 def _div_no_nan_grad(op, grad):
-    x, y = (_c(t) for t in op.inputs)
-    gx = _m.div_no_nan(grad, y)
-    gy = grad * _m.div_no_nan(_m.div_no_nan(_m.negative(x), y), y)
-    return list(unbroadcast(op, gx, gy))
+    return _quotient_grad(op, grad, _m.div_no_nan)
 
 
 @register_gradient("FloorMod")

@@ -52,10 +52,10 @@ overlap, also when each sits behind its own chain of cheap nodes::
     caller: feed, A, C, ...     pool thread: B, D      (AddN runs where the last input lands)
 
 Which nodes count as expensive is decided when the plan is built (``plan.py``, through
-`Backend.hand_off`): on the CPU, while BLAS is multi-threaded, no node of a plan with
-matrix products does (BLAS's threads already use every core; a second executor thread
-only competes with them), and optimizer updates of small variables never do (the
-hand-off would cost more than the update).
+`Backend.hand_off` and `Backend.blas_is_parallel`): on the CPU, while BLAS is
+multi-threaded, no node of a plan with matrix products does (BLAS's threads already use
+every core; a second executor thread only competes with them), and optimizer updates of
+small variables never do (the hand-off would cost more than the update).
 
 Dead values (the untaken side of a `Switch`) are the `DEAD` sentinel: a node with a dead
 input produces dead outputs without running its kernel, except `Merge`, which takes its

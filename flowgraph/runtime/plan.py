@@ -9,6 +9,7 @@ the session per run signature, so a repeated `run` does no graph analysis.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,10 +164,9 @@ def _known_small(op) -> bool:
     """
     if not op.op_def.ref_outputs:
         return False
-    dims = op._outputs[0].shape.as_list() if op._outputs[0].shape.ndims is not None else None
-    if dims is None or None in dims:
-        return False
-    return int(np.prod(dims, dtype=np.int64)) < HAND_OFF_MIN_ELEMENTS
+    shape = op._outputs[0].shape
+    return shape.is_fully_defined() and \
+        math.prod(shape.as_list()) < HAND_OFF_MIN_ELEMENTS
 
 
 def _write_in_place(ops, node_of, placement, nodes, kernels, inputs, out_base,
@@ -388,12 +388,12 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
              "input": [t.name for t in op._inputs] + [f"^{c.name}" for c in op._control_inputs]})
     cp.partition_graphs = [{"device": d, "node": n} for d, n in sorted(partitions.items())]
 
-    # Kernels. A device whose matrix products run on a multi-threaded BLAS (it says so by
-    # not handing "blas" nodes off) keeps every node of a plan that has such products on
-    # the thread that made it ready: BLAS's threads already use the cores, and a second
-    # executor thread only competes with them (the MLP step: 2-5 % slower with it).
-    blas_bound = {placement[op].name for op in ops if op.op_def.cost == "blas"
-                  and not placement[op].backend.hand_off("blas")}
+    # Kernels. On a device whose matrix products run on a multi-threaded BLAS, a plan with
+    # such products keeps every node on the thread that made it ready: BLAS's threads
+    # already use the cores, and a second executor thread only competes with them (the
+    # MLP step: 2-5 % slower with it).
+    blas_devices = {placement[op] for op in ops if op.op_def.cost == "blas"}
+    blas_bound = {d.name for d in blas_devices if d.backend.blas_is_parallel()}
     for op in ops:
         i = node_of[op]
         device = placement[op]

@@ -157,6 +157,10 @@ class Session:
         self._pool = _executor.WorkerPool(threads - 1) if threads > 1 else None
         # BLAS threads per matrix product during this session's runs (0: leave as is)
         self._intra_op = max(0, int(self._config.intra_op_parallelism_threads or 0))
+        if self._intra_op:
+            from flowgraph.backends.cpu.blas_threads import blas_threads_limited
+
+            self._blas_limit = blas_threads_limited
         self._context_stack: list = []
 
     # -- properties --------------------------------------------------------------------
@@ -240,9 +244,7 @@ class Session:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         if self._intra_op:
-            from flowgraph.backends.cpu.blas_threads import blas_threads_limited
-
-            with blas_threads_limited(self._intra_op):
+            with self._blas_limit(self._intra_op):
                 return self._run(fetches, feed_dict, options, run_metadata)
         return self._run(fetches, feed_dict, options, run_metadata)
 

@@ -14,22 +14,13 @@ from flowgraph.estimators import cached_predictor as cp_module
 from flowgraph.estimators.export import build_parsing_serving_input_receiver_fn
 from flowgraph.estimators.inputs import numpy_input_fn
 from flowgraph.serving import encode_example
+from tests.estimators.toy_models import sgd
 
 logging.getLogger("flowgraph").setLevel(logging.WARNING)
 
 X = np.random.default_rng(0).uniform(-1, 1, (8, 3)).astype(np.float32)
 Y = (X @ np.array([1.0, -2.0, 0.5], np.float32) + 0.25).astype(np.float32)
 SPEC = {"x": tf.io.FixedLenFeature([3], tf.float32)}
-
-
-def sgd(loss, lr=0.2):
-    step = tf.train.get_global_step()
-    params = tf.trainable_variables()
-    grads = tf.gradients(loss, params)
-    updates = [tf.assign_sub(p, lr * g) for p, g in zip(params, grads)]
-    one = tf.constant(1, tf.int64)
-    with tf.control_dependencies(updates):
-        return tf.assign_add(step, one).op
 
 
 def linear_fn(features, labels, mode):

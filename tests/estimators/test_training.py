@@ -35,16 +35,8 @@ def _accuracy(labels, predictions):
 
 
 def _minimize(loss, lr):
-    step = tf.train.get_global_step()
-    optimizer = getattr(tf.train, "GradientDescentOptimizer", None)
-    if optimizer is not None:
-        return optimizer(lr).minimize(loss, global_step=step)
-    params = tf.trainable_variables()
-    grads = tf.gradients(loss, params)
-    updates = [tf.assign_sub(p, lr * g) for p, g in zip(params, grads)]
-    one = tf.constant(1, tf.int64)  # outside the block: see the report on Const folding
-    with tf.control_dependencies(updates):
-        return tf.assign_add(step, one).op
+    return tf.train.GradientDescentOptimizer(lr).minimize(
+        loss, global_step=tf.train.get_global_step())
 
 
 def dnn_fn(features, labels, mode, params):

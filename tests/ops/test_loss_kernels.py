@@ -18,6 +18,7 @@ import flowgraph as tf
 from flowgraph.backends.cpu import _loss, kernels_nn_loss  # no skip: the build must have it
 from flowgraph.framework.errors import InvalidArgumentError
 from flowgraph.ops import nn_loss_ops as nn
+from tests.ops.module_spy import ModuleSpy
 
 RNG = np.random.default_rng(11)
 DTYPES = [np.float32, np.float64]
@@ -187,7 +188,7 @@ def test_kernel_module_uses_the_extension():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_kernels_take_the_cython_path_and_never_write_inputs(dtype, monkeypatch):
     calls = []
-    monkeypatch.setattr(kernels_nn_loss, "_loss", _Spy(_loss, calls))
+    monkeypatch.setattr(kernels_nn_loss, "_loss", ModuleSpy(_loss, calls))
     x = RNG.standard_normal((6, 5)).astype(dtype)
     labels = np.array([0, 4, 2, 2, 1, 3], np.int32)
     y = RNG.dirichlet(np.ones(5), size=6).astype(dtype)
@@ -209,7 +210,7 @@ def test_kernels_take_the_cython_path_and_never_write_inputs(dtype, monkeypatch)
 
 def test_session_runs_the_cython_path_for_float32(sess, monkeypatch):
     calls = []
-    monkeypatch.setattr(kernels_nn_loss, "_loss", _Spy(_loss, calls))
+    monkeypatch.setattr(kernels_nn_loss, "_loss", ModuleSpy(_loss, calls))
     x = RNG.standard_normal((8, 10)).astype(np.float32)
     labels = RNG.integers(0, 10, 8)
     loss = nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=x)
@@ -223,7 +224,7 @@ def test_session_runs_the_cython_path_for_float32(sess, monkeypatch):
 
 def test_other_dtypes_and_layouts_take_the_numpy_path(monkeypatch):
     calls = []
-    monkeypatch.setattr(kernels_nn_loss, "_loss", _Spy(_loss, calls))
+    monkeypatch.setattr(kernels_nn_loss, "_loss", ModuleSpy(_loss, calls))
     sparse = kernels_nn_loss.sparse_softmax_cross_entropy_with_logits
     dense = kernels_nn_loss.softmax_cross_entropy_with_logits
     x = RNG.standard_normal((5, 4)).astype(np.float32)
@@ -279,17 +280,3 @@ def test_kernels_release_the_gil():
         np.testing.assert_array_equal(sparse[0], want[0])
         np.testing.assert_array_equal(sparse[1], want[1])
         np.testing.assert_allclose(dense[0], want[0], rtol=1e-5)
-
-
-class _Spy:
-    def __init__(self, module, calls):
-        self._module, self._calls = module, calls
-
-    def __getattr__(self, name):
-        fn = getattr(self._module, name)
-
-        def call(*args):
-            self._calls.append(name)
-            return fn(*args)
-
-        return call

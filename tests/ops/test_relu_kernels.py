@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from flowgraph.backends.cpu import kernels_grad, kernels_nn
+from tests.ops.module_spy import ModuleSpy
 
 _nn = pytest.importorskip("flowgraph.backends.cpu._nn")
 
@@ -40,8 +41,8 @@ def test_special_values_follow_tensorflow(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_kernels_take_the_fast_path_and_never_write_inputs(dtype, monkeypatch):
     calls = []
-    monkeypatch.setattr(kernels_nn, "_nn", _Spy(_nn, calls))
-    monkeypatch.setattr(kernels_grad, "_nn", _Spy(_nn, calls))
+    monkeypatch.setattr(kernels_nn, "_nn", ModuleSpy(_nn, calls))
+    monkeypatch.setattr(kernels_grad, "_nn", ModuleSpy(_nn, calls))
     x = RNG.standard_normal((4, 6)).astype(dtype)
     g = RNG.standard_normal((4, 6)).astype(dtype)
     x0, g0 = x.copy(), g.copy()
@@ -54,8 +55,8 @@ def test_kernels_take_the_fast_path_and_never_write_inputs(dtype, monkeypatch):
 
 def test_other_layouts_and_dtypes_fall_back_to_numpy(monkeypatch):
     calls = []
-    monkeypatch.setattr(kernels_nn, "_nn", _Spy(_nn, calls))
-    monkeypatch.setattr(kernels_grad, "_nn", _Spy(_nn, calls))
+    monkeypatch.setattr(kernels_nn, "_nn", ModuleSpy(_nn, calls))
+    monkeypatch.setattr(kernels_grad, "_nn", ModuleSpy(_nn, calls))
     x = RNG.standard_normal((5, 4)).astype(np.float32)
     g = RNG.standard_normal((5, 4)).astype(np.float32)
     np.testing.assert_array_equal(kernels_nn.relu(x.T), np.maximum(x.T, 0))  # F-order
@@ -88,17 +89,3 @@ def test_kernels_release_the_gil():
         t.join()
     for r in results:
         np.testing.assert_array_equal(r, want)
-
-
-class _Spy:
-    def __init__(self, module, calls):
-        self._module, self._calls = module, calls
-
-    def __getattr__(self, name):
-        fn = getattr(self._module, name)
-
-        def call(*args):
-            self._calls.append(name)
-            return fn(*args)
-
-        return call

@@ -29,14 +29,10 @@ class CpuBackend(Backend):
         n = 1 if count is None else int(count)
         return [Device(self, "CPU", i, description="NumPy/SciPy on the host") for i in range(n)]
 
-    def hand_off(self, cost: str) -> bool:
-        # Matrix products already use every core through BLAS's own threads; running
-        # two at once only makes their threads compete (4-5 % slower on the MLP step).
-        if cost == "blas":
-            from flowgraph.backends.cpu.blas_threads import blas_threads
+    def blas_is_parallel(self) -> bool:
+        from flowgraph.backends.cpu.blas_threads import blas_threads
 
-            return blas_threads() <= 1
-        return super().hand_off(cost)
+        return blas_threads() > 1
 
     def load_kernels(self) -> None:
         here = os.path.dirname(__file__)

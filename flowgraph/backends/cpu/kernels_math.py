@@ -100,9 +100,7 @@ for _op, _fn in {
 def div_no_nan(x, y):
     q = np.true_divide(x, y)
     zero = np.equal(y, 0)
-    if np.any(zero):
-        q = np.where(zero, q.dtype.type(0), q)
-    return np.asarray(q, dtype=np.result_type(x, y))
+    return np.where(zero, q.dtype.type(0), q) if np.any(zero) else q
 
 
 @cpu_kernel("SquaredDifference")

@@ -144,9 +144,9 @@ def bias_add(value, bias, *, data_format="NHWC"):
 @cpu_in_place("BiasAdd")
 def bias_add_in_place(value, bias, *, data_format="NHWC"):
     """`bias_add` into `value` itself, when the plan says nobody else holds `value`."""
-    if data_format == "NHWC" and value.ndim >= 2 and bias.ndim == 1 and \
-            value.shape[-1] == bias.shape[0] and value.dtype == bias.dtype and \
-            isinstance(value, np.ndarray) and value.flags.writeable:
+    if isinstance(value, np.ndarray) and data_format == "NHWC" and value.ndim >= 2 and \
+            bias.ndim == 1 and value.shape[-1] == bias.shape[0] and \
+            value.dtype == bias.dtype and value.flags.writeable:
         return np.add(value, bias, out=value)
     return bias_add(value, bias, data_format=data_format)
 
