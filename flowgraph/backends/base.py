@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.registry import OpCost
 
 
 @dataclass
@@ -173,19 +174,18 @@ class Backend:
         pass
 
     # -- scheduling -------------------------------------------------------------------
-    def hand_off(self, cost: str) -> bool:
+    def hand_off(self, cost: OpCost) -> bool:
         """Whether the executor may run a ready node of this op cost class on another
-        thread when the current one has other work (`OpDef.cost`: "cheap",
-        "expensive", "blas", "async"). Handing off costs tens of microseconds, so only
-        expensive nodes are worth it.
+        thread when the current one has other work (`OpDef.cost`). Handing off costs
+        tens of microseconds, so only expensive nodes are worth it.
 
-        >>> Backend().hand_off("expensive"), Backend().hand_off("cheap")
+        >>> Backend().hand_off(OpCost.EXPENSIVE), Backend().hand_off(OpCost.CHEAP)
         (True, False)
         """
-        return cost in ("expensive", "blas")
+        return cost in (OpCost.EXPENSIVE, OpCost.BLAS)
 
     def blas_is_parallel(self) -> bool:
-        """Whether this device's "blas" kernels (matrix products) already use several
+        """Whether this device's `OpCost.BLAS` kernels (matrix products) already use several
         cores; the plan then keeps a plan with such kernels on one executor thread."""
         return False
 

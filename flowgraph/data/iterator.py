@@ -36,7 +36,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import fixed_dtype, make_op
 
@@ -83,7 +83,7 @@ def _get_next_dtypes(op):
 
 @register_op("IteratorGetNext", attrs={"output_types": [], "output_shapes": []},
              num_outputs=lambda op: len(op.attrs["output_types"]), dtype_fn=_get_next_dtypes,
-             stateful=True, cost="expensive")
+             stateful=True, cost=OpCost.EXPENSIVE)
 def _get_next_shape(op, handle):
     return [as_shape(s) for s in op.attrs["output_shapes"]]
 

@@ -14,15 +14,27 @@ Example
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-CHEAP = "cheap"
-EXPENSIVE = "expensive"
-# Expensive, and already parallel inside: the kernel runs on BLAS's own threads.
-BLAS = "blas"
-ASYNC = "async"
+
+
+class OpCost(enum.Enum):
+    """How much work one run of an op is, for the scheduler.
+
+    The plan turns it into a per-node decision (`NodeInfo.hand_off`, the executor's
+    ``FLAG_HAND_OFF``): whether a ready node may run on another executor thread.
+
+    >>> OpCost("blas") is OpCost.BLAS
+    True
+    """
+
+    CHEAP = "cheap"  # less than a thread hand-over costs: run where it became ready
+    EXPENSIVE = "expensive"  # worth running on another thread
+    BLAS = "blas"  # expensive, and already parallel inside: runs on BLAS's own threads
+    ASYNC = "async"  # completes later through a callback, holding no thread
 
 
 @dataclass
@@ -35,7 +47,7 @@ class OpDef:
     num_outputs: int | Callable[[Any], int] = 1
     dtype_fn: Callable[[Any], list] | None = None
     stateful: bool = False
-    cost: str = CHEAP
+    cost: OpCost = OpCost.CHEAP
     ref_inputs: tuple[int, ...] | str = ()  # input positions taking refs, or "all"
     ref_outputs: tuple[int, ...] = ()
     control_flow: str | None = None  # "switch", "merge", ... for the executor
@@ -60,7 +72,7 @@ def register_op(
     num_outputs: int | Callable[[Any], int] = 1,
     dtype_fn: Callable[[Any], list] | None = None,
     stateful: bool = False,
-    cost: str = CHEAP,
+    cost: OpCost | str = OpCost.CHEAP,
     ref_inputs: tuple[int, ...] | str = (),
     ref_outputs: tuple[int, ...] = (),
     control_flow: str | None = None,
@@ -83,7 +95,7 @@ def register_op(
             num_outputs=num_outputs,
             dtype_fn=dtype_fn,
             stateful=stateful,
-            cost=cost,
+            cost=OpCost(cost),
             ref_inputs=ref_inputs if ref_inputs == "all" else tuple(ref_inputs),
             ref_outputs=tuple(ref_outputs),
             control_flow=control_flow,

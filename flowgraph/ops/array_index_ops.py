@@ -20,7 +20,7 @@ from flowgraph.framework.constant_op import (
     register_constant_evaluator,
 )
 from flowgraph.framework.operation import Tensor, install_tensor_operator
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops import array_slicing
 from flowgraph.ops.array_join_ops import concat, stack
@@ -231,7 +231,7 @@ def _eval_slice(op, index):
 
 
 # -- GatherV2, GatherNd, ScatterNd ----------------------------------------------------------
-@register_op("GatherV2", attrs={"batch_dims": 0}, cost="expensive")
+@register_op("GatherV2", attrs={"batch_dims": 0}, cost=OpCost.EXPENSIVE)
 def _gather_shape(op, params, indices, axis_shape):
     bd = op.attrs["batch_dims"]
     axis = const_int(op.inputs[2])
@@ -277,7 +277,7 @@ def gather(params, indices, validate_indices=None, name: str | None = None, axis
                        name=name or "GatherV2")
 
 
-@register_op("GatherNd", cost="expensive")
+@register_op("GatherNd", cost=OpCost.EXPENSIVE)
 def _gather_nd_shape(op, params, indices):
     if indices.ndims is None:
         return [TensorShape(None)]

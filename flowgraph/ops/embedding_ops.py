@@ -34,7 +34,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.registry import register_gradient, register_op
+from flowgraph.framework.registry import OpCost, register_gradient, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, clip_ops, math_ops, math_reduce, sparse_ops
@@ -324,7 +324,7 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
 
 
 # -- the fused path ------------------------------------------------------------------------
-@register_op("SafeSparseLookup", attrs={"combiner": "mean"}, num_outputs=3, cost="expensive",
+@register_op("SafeSparseLookup", attrs={"combiner": "mean"}, num_outputs=3, cost=OpCost.EXPENSIVE,
              dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype,
                                   op.inputs[2].dtype.base_dtype, _dtypes.int32])
 def _safe_sparse_lookup_shape(op, params, indices, values, dense_shape):

@@ -26,7 +26,7 @@ from flowgraph.framework.constant_op import (
 )
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor, install_tensor_operator
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops.op_util import attr_dtype, binary_inputs, fixed_dtype, make_tensor
 
@@ -424,7 +424,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 _MATMUL = _F + _C + (_dtypes.int32, _dtypes.int64) + _UI
 
 
-@register_op("MatMul", attrs={"transpose_a": False, "transpose_b": False}, cost="blas")
+@register_op("MatMul", attrs={"transpose_a": False, "transpose_b": False}, cost=OpCost.BLAS)
 def _matmul_shape(op, a, b):
     if a.ndims not in (None, 2) or b.ndims not in (None, 2):
         raise op.shape_error(f"MatMul needs rank-2 inputs, got ranks {a.ndims} and {b.ndims}")
@@ -455,9 +455,9 @@ def _batch_matmul_shape(op, a, b, broadcast: bool):
     return [batch.concatenate([m, n])]
 
 
-register_op("BatchMatMul", attrs={"adj_x": False, "adj_y": False}, cost="blas")(
+register_op("BatchMatMul", attrs={"adj_x": False, "adj_y": False}, cost=OpCost.BLAS)(
     lambda op, a, b: _batch_matmul_shape(op, a, b, broadcast=False))
-register_op("BatchMatMulV2", attrs={"adj_x": False, "adj_y": False}, cost="blas")(
+register_op("BatchMatMulV2", attrs={"adj_x": False, "adj_y": False}, cost=OpCost.BLAS)(
     lambda op, a, b: _batch_matmul_shape(op, a, b, broadcast=True))
 
 
@@ -501,7 +501,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                            name=scope)
 
 
-@register_op("Tensordot", attrs={"axes": None}, cost="blas")
+@register_op("Tensordot", attrs={"axes": None}, cost=OpCost.BLAS)
 def _tensordot_shape(op, a, b):
     axes = op.attrs["axes"]
     if a.ndims is None or b.ndims is None:
@@ -624,7 +624,7 @@ def parse_einsum(equation: str, n_inputs: int):
     return ins, out
 
 
-@register_op("Einsum", attrs={"equation": "", "N": 1}, cost="blas")
+@register_op("Einsum", attrs={"equation": "", "N": 1}, cost=OpCost.BLAS)
 def _einsum_shape(op, *shapes):
     try:
         ins, out = parse_einsum(op.attrs["equation"], len(shapes))

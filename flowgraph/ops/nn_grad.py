@@ -29,7 +29,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework.constant_op import constant_value_as_shape
-from flowgraph.framework.registry import register_gradient, register_op
+from flowgraph.framework.registry import OpCost, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
@@ -202,7 +202,7 @@ def _backprop_filter_shape(op, x, sizes, dy):
     return [constant_value_as_shape(op.inputs[1]).merge_with(TensorShape([None] * 4))]
 
 
-for _kind, _cost in (("Conv2D", "blas"), ("DepthwiseConv2dNative", "expensive")):
+for _kind, _cost in (("Conv2D", OpCost.BLAS), ("DepthwiseConv2dNative", OpCost.EXPENSIVE)):
     register_op(f"{_kind}BackpropInput", attrs=dict(_CONV_ATTRS), cost=_cost,
                 dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])(_backprop_input_shape)
     register_op(f"{_kind}BackpropFilter", attrs=dict(_CONV_ATTRS), cost=_cost)(
@@ -254,17 +254,17 @@ _register_conv_grads("DepthwiseConv2dNative")
 _POOL_ATTRS = {"ksize": None, "strides": None, "padding": "VALID", "data_format": "NHWC"}
 
 
-@register_op("MaxPoolGrad", attrs=dict(_POOL_ATTRS), cost="expensive")
+@register_op("MaxPoolGrad", attrs=dict(_POOL_ATTRS), cost=OpCost.EXPENSIVE)
 def _max_pool_grad_shape(op, x, y, dy):
     return [x]
 
 
-@register_op("MaxPoolGradGrad", attrs=dict(_POOL_ATTRS), cost="expensive")
+@register_op("MaxPoolGradGrad", attrs=dict(_POOL_ATTRS), cost=OpCost.EXPENSIVE)
 def _max_pool_grad_grad_shape(op, x, y, ddx):
     return [y]
 
 
-@register_op("AvgPoolGrad", attrs=dict(_POOL_ATTRS), cost="expensive",
+@register_op("AvgPoolGrad", attrs=dict(_POOL_ATTRS), cost=OpCost.EXPENSIVE,
              dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
 def _avg_pool_grad_shape(op, sizes, dy):
     return [constant_value_as_shape(op.inputs[0]).merge_with(TensorShape([None] * 4))]

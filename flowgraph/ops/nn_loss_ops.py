@@ -35,7 +35,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops
 from flowgraph.ops.nn_ops import FLOATS, REALS, _check_dtype
@@ -62,7 +62,7 @@ def _batch_dim(op, a: TensorShape, b: TensorShape, what: str):
 
 
 # -- SoftmaxCrossEntropyWithLogits ----------------------------------------------------------
-@register_op("SoftmaxCrossEntropyWithLogits", num_outputs=2, cost="expensive")
+@register_op("SoftmaxCrossEntropyWithLogits", num_outputs=2, cost=OpCost.EXPENSIVE)
 def _softmax_xent_shape(op, features, labels):
     for what, s in (("features (logits)", features), ("labels", labels)):
         if s.ndims is not None and s.ndims != 2:
@@ -80,7 +80,7 @@ def _softmax_xent_shape(op, features, labels):
     return [TensorShape([merged[0]]), merged]
 
 
-@register_op("SparseSoftmaxCrossEntropyWithLogits", num_outputs=2, cost="expensive")
+@register_op("SparseSoftmaxCrossEntropyWithLogits", num_outputs=2, cost=OpCost.EXPENSIVE)
 def _sparse_softmax_xent_shape(op, features, labels):
     if features.ndims is not None and features.ndims != 2:
         raise op.shape_error(f"features (logits) must be 2-D but has shape {features}")

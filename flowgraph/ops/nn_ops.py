@@ -26,7 +26,7 @@ from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.registry import register_op
+from flowgraph.framework.registry import OpCost, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.ops.op_util import make_tensor
 
@@ -376,7 +376,7 @@ _CONV_ATTRS = {"strides": None, "padding": "VALID", "explicit_paddings": [],
                "dilations": [1, 1, 1, 1], "data_format": "NHWC"}
 
 
-@register_op("Conv2D", attrs={**_CONV_ATTRS, "use_cudnn_on_gpu": True}, cost="blas")
+@register_op("Conv2D", attrs={**_CONV_ATTRS, "use_cudnn_on_gpu": True}, cost=OpCost.BLAS)
 def _conv2d_shape(op, x, f):
     if x.ndims is not None and x.ndims != 4:
         raise op.shape_error(f"input must be 4-D but has rank {x.ndims}")
@@ -438,7 +438,7 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
 
 
 # -- DepthwiseConv2dNative ----------------------------------------------------------------
-@register_op("DepthwiseConv2dNative", attrs=dict(_CONV_ATTRS), cost="expensive")
+@register_op("DepthwiseConv2dNative", attrs=dict(_CONV_ATTRS), cost=OpCost.EXPENSIVE)
 def _depthwise_shape(op, x, f):
     if x.ndims is not None and x.ndims != 4:
         raise op.shape_error(f"input must be 4-D but has rank {x.ndims}")
@@ -499,9 +499,9 @@ def _pool_shape(op, x):
 
 
 register_op("MaxPool", attrs={"ksize": None, "strides": None, "padding": "VALID",
-                              "data_format": "NHWC"}, cost="expensive")(_pool_shape)
+                              "data_format": "NHWC"}, cost=OpCost.EXPENSIVE)(_pool_shape)
 register_op("AvgPool", attrs={"ksize": None, "strides": None, "padding": "VALID",
-                              "data_format": "NHWC"}, cost="expensive")(_pool_shape)
+                              "data_format": "NHWC"}, cost=OpCost.EXPENSIVE)(_pool_shape)
 
 
 def _pool(op_type, default_name, value, ksize, strides, padding, data_format, name, input,

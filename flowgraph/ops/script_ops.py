@@ -34,7 +34,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_op
 
@@ -84,7 +84,7 @@ def _py_func_shape(op, *input_shapes):
 for _name, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
     register_op(_name, attrs={"token": None, "Tout": []},
                 num_outputs=lambda op: len(op.attrs["Tout"]), dtype_fn=_out_dtypes,
-                stateful=_stateful, cost="expensive")(_py_func_shape)
+                stateful=_stateful, cost=OpCost.EXPENSIVE)(_py_func_shape)
 
 not_differentiable("PyFunc", "PyFuncStateless")
 

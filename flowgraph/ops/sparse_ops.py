@@ -37,7 +37,7 @@ from flowgraph.framework.constant_op import (
 )
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor, convert_to_sparse_tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops
@@ -354,7 +354,7 @@ def sparse_reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None,
 
 
 @register_op("SparseTensorDenseMatMul", attrs={"adjoint_a": False, "adjoint_b": False},
-             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype], cost="expensive")
+             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype], cost=OpCost.EXPENSIVE)
 def _sp_matmul_shape(op, a_indices, a_values, a_shape, b):
     if b.ndims not in (None, 2):
         raise op.shape_error(f"b must be a matrix, got shape {b}")
@@ -416,8 +416,8 @@ def _segment_shape(op, data, indices, segment_ids, *num_segments):
 
 SEGMENT_OPS = ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN")
 for _name in SEGMENT_OPS:
-    register_op(_name, cost="expensive")(_segment_shape)
-    register_op(_name + "WithNumSegments", cost="expensive")(_segment_shape)
+    register_op(_name, cost=OpCost.EXPENSIVE)(_segment_shape)
+    register_op(_name + "WithNumSegments", cost=OpCost.EXPENSIVE)(_segment_shape)
 
 
 @register_op("SparseSegmentGradRows", attrs={"combiner": "sum"})

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_tensor
 from flowgraph.ops.state_ops import _ref_of
@@ -119,7 +119,7 @@ def _make_shape_fn(names: tuple[str, ...], num_refs: int):
 for _op_type, (_names, _refs, _attrs) in _SIGNATURES.items():
     register_op(_op_type, attrs={"use_locking": False, **_attrs},
                 ref_inputs=tuple(range(_refs)), ref_outputs=(0,), stateful=True,
-                cost="expensive")(_make_shape_fn(_names, _refs))
+                cost=OpCost.EXPENSIVE)(_make_shape_fn(_names, _refs))
 not_differentiable(*_SIGNATURES)
 
 

@@ -167,7 +167,7 @@ cdef extern from "Python.h":
 
 
 cdef enum:
-    F_EXPENSIVE = 1
+    F_HAND_OFF = 1
     F_ASYNC = 2
     F_NEEDS_STEP = 4
     F_MERGE = 8
@@ -198,7 +198,7 @@ class _Dead:
 
 DEAD = _Dead()
 cdef PyObject* DEAD_P = <PyObject*>DEAD  # DEAD lives as long as the module
-FLAG_EXPENSIVE = F_EXPENSIVE
+FLAG_HAND_OFF = F_HAND_OFF
 FLAG_ASYNC = F_ASYNC
 FLAG_NEEDS_STEP = F_NEEDS_STEP
 FLAG_MERGE = F_MERGE
@@ -1013,7 +1013,7 @@ cdef class Step:
         cdef bint kept = False
         for i in range(plan.n_initial_ready):
             node = plan.initial_ready[i]
-            if (plan.flags[node] & F_EXPENSIVE) and self.pool is not None:
+            if (plan.flags[node] & F_HAND_OFF) and self.pool is not None:
                 if kept:
                     self._share(node)
                     continue
@@ -1232,7 +1232,7 @@ cdef class Step:
             succ_node = plan.succ[j]
             pending[succ_node] -= 1
             if pending[succ_node] == 0:
-                if (plan.flags[succ_node] & F_EXPENSIVE) and self.pool is not None:
+                if (plan.flags[succ_node] & F_HAND_OFF) and self.pool is not None:
                     if kept:
                         self._share(succ_node)
                         continue
@@ -1437,7 +1437,7 @@ cdef class Step:
         iterations overlap, also when each sits behind the loop's cheap bookkeeping)."""
         if it.fid != 0:
             it.outstanding += 1
-        if (self.plan.flags[node] & F_EXPENSIVE) and self.pool is not None and ts.top > 0:
+        if (self.plan.flags[node] & F_HAND_OFF) and self.pool is not None and ts.top > 0:
             self.active += 1
             self.shared.append((node, it))
             self.pool.notify(self)

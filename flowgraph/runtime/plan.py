@@ -19,6 +19,7 @@ import numpy as np
 from flowgraph.backends.base import Device
 from flowgraph.framework import errors
 from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.registry import OpCost
 from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
 from flowgraph.runtime.placement import _kernel_dtype, place
@@ -392,7 +393,7 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
     # such products keeps every node on the thread that made it ready: BLAS's threads
     # already use the cores, and a second executor thread only competes with them (the
     # MLP step: 2-5 % slower with it).
-    blas_devices = {placement[op] for op in ops if op.op_def.cost == "blas"}
+    blas_devices = {placement[op] for op in ops if op.op_def.cost is OpCost.BLAS}
     blas_bound = {d.name for d in blas_devices if d.backend.blas_is_parallel()}
     for op in ops:
         i = node_of[op]
@@ -402,7 +403,7 @@ def compile_plan(session, fetch_tensors: list[Tensor], target_ops: list[Operatio
         f = 0
         if device.backend.hand_off(op.op_def.cost) and not _known_small(op) and \
                 device.name not in blas_bound:
-            f |= _executor.FLAG_EXPENSIVE
+            f |= _executor.FLAG_HAND_OFF
             nodes[i].hand_off = True
         if kdef.needs_step:
             f |= _executor.FLAG_NEEDS_STEP

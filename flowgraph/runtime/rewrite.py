@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.registry import OpCost
 
 MAX_FOLDED_BYTES = 10 * 1024 * 1024
 
@@ -27,7 +28,7 @@ MAX_FOLDED_BYTES = 10 * 1024 * 1024
 def _is_pure(op: Operation) -> bool:
     d = op.op_def
     return not (d.stateful or d.ref_inputs or d.ref_outputs or d.control_flow
-                or d.cost == "async" or any(t.dtype.is_ref_dtype for t in op._inputs))
+                or d.cost is OpCost.ASYNC or any(t.dtype.is_ref_dtype for t in op._inputs))
 
 
 def _attr_key(value):

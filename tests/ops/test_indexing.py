@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import flowgraph as tf
 from flowgraph.framework import errors
+from flowgraph.framework.registry import OpCost
 from flowgraph.ops.array_slicing import strided_slice_numpy
 
 X = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
@@ -225,7 +226,7 @@ def test_gather_batch_dims(sess):
 
 def test_gather_is_expensive_and_out_of_range_names_op(sess):
     t = tf.gather(tf.constant(X[0, :, 0]), tf.placeholder(tf.int32, [2]), name="my_gather")
-    assert t.op.op_def.cost == "expensive"
+    assert t.op.op_def.cost is OpCost.EXPENSIVE
     with pytest.raises(errors.InvalidArgumentError) as ei:
         sess.run(t, {t.op.inputs[1]: [0, 7]})
     assert "indices[1] = 7 is not in [0, 3)" in str(ei.value)

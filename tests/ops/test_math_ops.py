@@ -547,19 +547,19 @@ def test_einsum_errors():
 
 
 def test_expensive_cost_hints():
-    from flowgraph.framework.registry import get_op_def
+    from flowgraph.framework.registry import OpCost, get_op_def
 
     for op in ("MatMul", "BatchMatMulV2", "BatchMatMul", "Einsum", "Tensordot", "Conv2D",
                "Conv2DBackpropInput", "Conv2DBackpropFilter"):
-        assert get_op_def(op).cost == "blas"  # expensive, parallel inside (BLAS threads)
+        assert get_op_def(op).cost is OpCost.BLAS  # expensive, parallel inside (BLAS threads)
     for op in ("GatherV2", "DepthwiseConv2dNative", "ApplyAdam"):
-        assert get_op_def(op).cost == "expensive"
+        assert get_op_def(op).cost is OpCost.EXPENSIVE
     for op in ("Add", "Exp", "Cast", "Less", "FloorMod"):
-        assert get_op_def(op).cost == "cheap"
+        assert get_op_def(op).cost is OpCost.CHEAP
 
 
 def test_non_differentiable_ops_are_declared():
-    from flowgraph.framework.registry import get_op_def
+    from flowgraph.framework.registry import OpCost, get_op_def
 
     for op in ("Equal", "Less", "LogicalAnd", "IsNan", "FloorDiv"):
         assert get_op_def(op).differentiable is False

@@ -11,7 +11,7 @@ import pytest
 import flowgraph as tf
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
-from flowgraph.framework.registry import register_op
+from flowgraph.framework.registry import OpCost, register_op
 from flowgraph.ops.check_ops import Assert
 from flowgraph.ops.control_flow_cond import cond
 from flowgraph.ops.control_flow_loops import WhileContext, while_loop
@@ -24,7 +24,7 @@ def _sleep_async_shape(op, x):
     return [x]
 
 
-@register_op("TestLoopSleep", attrs={"seconds": 0.0}, stateful=True, cost="expensive")
+@register_op("TestLoopSleep", attrs={"seconds": 0.0}, stateful=True, cost=OpCost.EXPENSIVE)
 def _sleep_shape(op, x):
     return [x]
 

@@ -27,7 +27,7 @@ import pytest
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
-from flowgraph.framework.registry import has_op_def, register_op
+from flowgraph.framework.registry import OpCost, has_op_def, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_tensor
 
@@ -46,9 +46,9 @@ if not has_op_def("TestCount"):
     register_op("TestStateful", stateful=True)(_same_shape)
     register_op("TestFail", stateful=True)(_same_shape)
     register_op("TestSleep", attrs={"seconds": 0.0}, stateful=True,
-                cost="expensive")(_same_shape)
+                cost=OpCost.EXPENSIVE)(_same_shape)
     register_op("TestBlock", stateful=True)(_same_shape)
-    register_op("TestAsyncNever", stateful=True, cost="async")(_same_shape)
+    register_op("TestAsyncNever", stateful=True, cost=OpCost.ASYNC)(_same_shape)
     register_op("TestBig", attrs={"n": 1, "dtype": None}, stateful=True,
                 )(lambda op: [TensorShape([op.attrs["n"]])])
     register_op("TestProbe", stateful=True)(_same_shape)

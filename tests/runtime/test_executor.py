@@ -14,7 +14,7 @@ import pytest
 from flowgraph.runtime._executor import (
     DEAD,
     FLAG_ASYNC,
-    FLAG_EXPENSIVE,
+    FLAG_HAND_OFF,
     FLAG_MERGE,
     FLAG_MULTI_OUT,
     FLAG_NEEDS_STEP,
@@ -235,7 +235,7 @@ def _expensive_branches(n):
         barrier.wait()
         return x + 1
 
-    nodes = [(expensive, [0], 1, FLAG_EXPENSIVE) for _ in range(n)]
+    nodes = [(expensive, [0], 1, FLAG_HAND_OFF) for _ in range(n)]
     nodes.append((lambda *xs: sum(xs), list(range(1, n + 1)), 1, 0))
     return build(1, nodes, [n + 1]), threads
 
@@ -254,13 +254,13 @@ def test_without_a_pool_everything_runs_on_the_caller():
         threads.append(threading.get_ident())
         return x
 
-    plan = build(1, [(expensive, [0], 1, FLAG_EXPENSIVE)] * 3, [1, 2, 3])
+    plan = build(1, [(expensive, [0], 1, FLAG_HAND_OFF)] * 3, [1, 2, 3])
     run(plan, [1], [1, 2, 3])
     assert set(threads) == {threading.get_ident()}
 
 
 def test_concurrent_steps_of_one_plan(pool):
-    plan = build(1, [(lambda x: (time.sleep(0.01), x * 2)[1], [0], 1, FLAG_EXPENSIVE),
+    plan = build(1, [(lambda x: (time.sleep(0.01), x * 2)[1], [0], 1, FLAG_HAND_OFF),
                      (lambda x: x + 1, [1], 1, 0)], [2])
     results = {}
 
@@ -374,9 +374,9 @@ def test_error_in_one_branch_cancels_the_step_and_the_next_step_works(use_pool, 
         time.sleep(0.02)
         return x
 
-    nodes = [(bad, [0], 1, FLAG_EXPENSIVE),
+    nodes = [(bad, [0], 1, FLAG_HAND_OFF),
              (lambda y: ran.append("after_bad") or y, [1], 1, 0),
-             (slow, [0], 1, FLAG_EXPENSIVE),
+             (slow, [0], 1, FLAG_HAND_OFF),
              (lambda y: ran.append("after_slow") or y, [3], 1, 0)]
     plan = build(1, nodes, [2, 4])
     p = pool if use_pool else None
