@@ -135,14 +135,14 @@ def _gather_op():
     if gather is not None:
         with tf.Graph().as_default():
             probe = gather(tf.constant([1.0, 2.0]), [1])
-        return gather, f"tf.gather (op {probe.op.type}, cost hint '{probe.op.op_def.cost}')"
+        return gather, f"tf.gather (op {probe.op.type}, cost class {probe.op.op_def.cost.value})"
     from flowgraph.backends.cpu import cpu_kernel
-    from flowgraph.framework.registry import register_op
+    from flowgraph.framework.registry import OpCost, register_op
     from flowgraph.framework.tensor_shape import TensorShape
     from flowgraph.ops.op_util import make_tensor
 
     if not _has_op("BenchGather"):
-        @register_op("BenchGather", cost="expensive")
+        @register_op("BenchGather", cost=OpCost.EXPENSIVE)
         def _bench_gather_shape(op, table, indices):
             if indices.ndims is None or table.ndims is None:
                 return [TensorShape(None)]

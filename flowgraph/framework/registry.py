@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-
 class OpCost(enum.Enum):
     """How much work one run of an op is, for the scheduler.
 

@@ -559,7 +559,7 @@ def test_expensive_cost_hints():
 
 
 def test_non_differentiable_ops_are_declared():
-    from flowgraph.framework.registry import OpCost, get_op_def
+    from flowgraph.framework.registry import get_op_def
 
     for op in ("Equal", "Less", "LogicalAnd", "IsNan", "FloorDiv"):
         assert get_op_def(op).differentiable is False
