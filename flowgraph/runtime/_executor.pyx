@@ -154,6 +154,8 @@ import threading
 
 import numpy as np
 
+from flowgraph.framework.dead import DEAD
+
 cnp.import_array()
 
 
@@ -184,20 +186,7 @@ cdef enum:  # what a node does with its outputs (plans with control flow)
     K_LOOP_MERGE = 5  # a Merge fed by an Enter and a NextIteration (fires on one input)
 
 
-class _Dead:
-    """The value of a tensor on an untaken control-flow branch."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<dead>"
-
-    def __reduce__(self):
-        return "DEAD"
-
-
-DEAD = _Dead()
-cdef PyObject* DEAD_P = <PyObject*>DEAD  # DEAD lives as long as the module
+cdef PyObject* DEAD_P = <PyObject*>DEAD  # DEAD lives as long as its module
 FLAG_HAND_OFF = F_HAND_OFF
 FLAG_ASYNC = F_ASYNC
 FLAG_NEEDS_STEP = F_NEEDS_STEP

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework.dead import DEAD
 from flowgraph.framework.errors import InvalidArgumentError
-from flowgraph.runtime._executor import DEAD
 
 
 @cpu_kernel("Switch")

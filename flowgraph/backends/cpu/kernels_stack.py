@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
-from flowgraph.runtime._executor import DEAD
+from flowgraph.framework.dead import DEAD
 
 
 class RunStack:
