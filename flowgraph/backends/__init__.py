@@ -93,7 +93,8 @@ def get_backend(device_type: str) -> Backend:
     except KeyError:
         raise ValueError(
             f"No backend for device type '{device_type}'; available: {sorted(backends)}. "
-            "Install the plugin that provides it (e.g. `pip install flowgraph[opencl]`)."
+            "A backend comes from a plugin registered under the 'flowgraph.backends' "
+            "entry-point group; install the package that provides it."
         ) from None
 
 

@@ -147,7 +147,7 @@ class PartialRun:
         out = fetch_tensors + keep
         if ops_now or out:
             with session._lock:
-                cp = compile_plan(session, out, targets, feed_tensors, self.done)
+                cp = compile_plan(session._compile_env, out, targets, feed_tensors, self.done)
             computed = session._execute(cp, feed_tensors, [self.values[t] for t in feed_tensors],
                                         None, None)
             for t, v in zip(out, computed):

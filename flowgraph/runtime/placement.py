@@ -1,4 +1,4 @@
-"""Placement: choose a device for every op of a plan.
+"""Pass 3, place: choose a device for every op of a plan.
 
 State and invariants
 --------------------
@@ -12,16 +12,21 @@ unless soft placement is on, in which case requests are dropped before kernels a
     v = Variable  ─┐ (ref)          group {v, Assign}:  request '/device:CPU:1' from v
     Assign(v, x) ──┘                 -> both on CPU:1; x may be elsewhere (Send/Recv)
 
-Among candidates the first device of the highest-priority backend that the request
-names wins; with no request, the first CPU device (small ops stay on the host).
+Among candidates the first device that matches the request wins; with no request, the
+first CPU device (small ops stay on the host). With ``log_device_placement`` each op's
+device is printed and logged.
 """
 
 from __future__ import annotations
+
+import logging
 
 from flowgraph.backends.base import Device
 from flowgraph.framework import errors
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.operation import Operation
+
+logger = logging.getLogger("flowgraph")
 
 
 class _UnionFind:
@@ -44,7 +49,9 @@ class _UnionFind:
             self.parent[rb] = ra
 
 
-def _kernel_dtype(op: Operation):
+def kernel_dtype(op: Operation):
+    """The dtype that selects `op`'s kernel: its ``T`` attribute, else its first input's
+    or first output's dtype."""
     if "T" in op.attrs and op.attrs["T"] is not None:
         return op.attrs["T"]
     if op._inputs:
@@ -62,9 +69,16 @@ def _matches(spec: DeviceSpec, device: Device) -> bool:
 
 
 def place(ops: list[Operation], devices: list[Device], allow_soft_placement: bool,
-          cache: dict | None = None) -> dict[Operation, Device]:
-    """Return op -> device for `ops` (see the module docstring for the rules)."""
-    cache = {} if cache is None else cache
+          log: bool = False) -> dict[Operation, Device]:
+    """Return op -> device for `ops` (see the module docstring for the rules).
+
+    >>> import flowgraph as tf
+    >>> from flowgraph.backends import list_devices
+    >>> with tf.Graph().as_default():
+    ...     a = tf.constant(1.0, name="a")
+    ...     place([a.op], list_devices(), False)[a.op].short_name
+    '/device:CPU:0'
+    """
     uf = _UnionFind()
     for op in ops:
         uf.find(op)
@@ -80,11 +94,13 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
         groups.setdefault(uf.find(op), []).append(op)
     placement: dict[Operation, Device] = {}
     for members in groups.values():
-        device = cache.get(tuple(id(m) for m in members))
-        if device is None:
-            device = _place_group(members, devices, allow_soft_placement)
+        device = _place_group(members, devices, allow_soft_placement)
         for op in members:
             placement[op] = device
+    if log:
+        for op in ops:
+            logger.info("%s: (%s): %s", op.name, op.type, placement[op].name)
+            print(f"{op.name}: ({op.type}): {placement[op].name}")
     return placement
 
 
@@ -92,7 +108,7 @@ def _place_group(members: list[Operation], devices: list[Device], soft: bool) ->
     requests = [(op, DeviceSpec.from_string(op.device)) for op in members if op.device]
     capable = []
     for d in devices:
-        if all(d.backend.find_kernel(op.type, _kernel_dtype(op)) is not None for op in members):
+        if all(d.backend.find_kernel(op.type, kernel_dtype(op)) is not None for op in members):
             capable.append(d)
     wanted = [d for d in capable if all(_matches(spec, d) for _, spec in requests)]
     if wanted:
@@ -107,14 +123,14 @@ def _place_group(members: list[Operation], devices: list[Device], soft: bool) ->
         cpu = [d for d in capable if d.device_type == "CPU"]
         return (same_type or cpu or capable)[0]
     missing = [op for op in members
-               if not any(d.backend.find_kernel(op.type, _kernel_dtype(op)) for d in devices)]
+               if not any(d.backend.find_kernel(op.type, kernel_dtype(op)) for d in devices)]
     if missing:
         op = missing[0]
         having = sorted({
             d.device_type for d in devices
             if d.backend.find_kernel(op.type, None) is not None
         })
-        dtype = _kernel_dtype(op)
+        dtype = kernel_dtype(op)
         raise errors.InvalidArgumentError(
             None, op,
             f"No kernel for op '{op.name}' ({op.type}) with dtype "

@@ -1,8 +1,10 @@
-"""Pruning: the ops a run needs, walking backwards from fetches and targets.
+"""Pass 1, prune: the ops a run needs, walking backwards from fetches and targets.
 
 The walk stops at fed tensors (a fed tensor's producer runs only if something else needs
-it) and follows control inputs. The result is in topological order, so later passes can
-process producers before consumers::
+it) and at `cut` tensors (constants folded at plan time), follows control inputs, and
+sees every input through `replace` (common subexpressions merged by the rewrite pass).
+The result is in topological order but for while loops' back edges (see
+`flowgraph.framework.graph_walk`), so later passes process producers first::
 
     a ──> b ──> c (fetched)       feeding b: only c runs
           d ──> e                  d, e never run: nothing fetched needs them
@@ -10,53 +12,58 @@ process producers before consumers::
 
 from __future__ import annotations
 
+from flowgraph.framework.graph_walk import GraphCycleError, depth_first_order
 from flowgraph.framework.operation import Operation, Tensor
 
 
 def needed_ops(fetch_tensors: list[Tensor], target_ops: list[Operation],
-               fed: set[Tensor], cut: set[Tensor] | None = None,
-               done: set[Operation] | None = None) -> list[Operation]:
-    """Ops needed to compute `fetch_tensors` and run `target_ops`, in topological order.
+               fed: set[Tensor], cut: set[Tensor] | frozenset = frozenset(),
+               done: set[Operation] | None = None,
+               replace: dict[Tensor, Tensor] | None = None) -> list[Operation]:
+    """Ops needed to compute `fetch_tensors` and run `target_ops`, producers first.
 
-    Tensors in `fed` (and in `cut`, e.g. folded constants) are treated as available; ops
-    in `done` (already run by an earlier partial-run call) are never walked into.
+    Tensors in `fed` and `cut` are available; ops in `done` (already run by an earlier
+    partial-run call) are never walked into; `replace` maps a tensor to the one that
+    stands for it.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     a = tf.constant(1.0, name="a")
+    ...     b = tf.negative(a, name="b")
+    ...     [op.name for op in needed_ops([b], [], fed=set())]
+    ['a', 'b']
     """
-    cut = fed if not cut else (fed | cut)
     done = done or frozenset()
-    roots: list[Operation] = [op for op in target_ops if op not in done]
-    roots.extend(t.op for t in fetch_tensors if t not in cut and t.op not in done)
-    state: dict[Operation, int] = {}
-    order: list[Operation] = []
-    for root in roots:
-        if root in state:
-            continue
-        state[root] = 1
-        stack = [(root, _deps(root, cut, done))]
-        while stack:
-            op, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                stack.pop()
-                state[op] = 2
-                order.append(op)
+    replace = replace or {}
+
+    def deps(op: Operation):
+        for t in op._inputs:
+            if t in fed:
                 continue
-            mark = state.get(nxt)
-            if mark is None:
-                state[nxt] = 1
-                stack.append((nxt, _deps(nxt, cut, done)))
-            elif mark == 1:
-                raise ValueError(
-                    f"The graph has a cycle through op '{nxt.name}' ({nxt.type}) that is "
-                    "not a while loop; a run cannot be scheduled."
-                )
-    return order
+            t = replace.get(t, t)
+            if t not in cut and t._op not in done:
+                yield t._op
+        for c in op._control_inputs:
+            # A control input whose outputs are all available is satisfied: it does not run.
+            if c not in done and not (c._outputs and all(
+                    t in fed or t in cut for t in c._outputs)):
+                yield c
+
+    roots = [op for op in target_ops if op not in done]
+    for t in fetch_tensors:
+        if t not in fed:
+            t = replace.get(t, t)
+            if t not in cut and t._op not in done:
+                roots.append(t._op)
+    try:
+        return depth_first_order(roots, deps, _is_loop_back_edge)
+    except GraphCycleError as e:
+        op = e.node
+        raise ValueError(
+            f"The graph has a cycle through op '{op.name}' ({op.type}) that is not a while "
+            "loop; a run cannot be scheduled.") from None
 
 
-def _deps(op: Operation, cut: set[Tensor], done):
-    for t in op._inputs:
-        if t not in cut and t._op not in done:
-            yield t._op
-    for c in op._control_inputs:
-        # A control input whose outputs are all fed is satisfied: it does not run.
-        if c not in done and not (c._outputs and all(t in cut for t in c._outputs)):
-            yield c
+def _is_loop_back_edge(op: Operation, dep: Operation) -> bool:
+    return (op.op_def.control_flow == "merge"
+            and dep.op_def.control_flow == "next_iteration")

@@ -1,6 +1,7 @@
-"""Plan rewrites: common-subexpression elimination and constant folding.
+"""Pass 2, rewrite: common-subexpression elimination and constant folding.
 
-Both work on the pruned op list (topological order) and never change results:
+`rewrite` runs both, as the session's `OptimizerOptions` ask. They work on the pruned op
+list (topological order) and never change results:
 
 * CSE maps each pure op to the first earlier op with the same type, attributes, device,
   (canonical) inputs and control inputs; its outputs are replaced by the earlier op's.
@@ -17,12 +18,46 @@ and control-flow ops are never merged or folded::
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import OpCost
 
 MAX_FOLDED_BYTES = 10 * 1024 * 1024
+
+
+@dataclass
+class Rewrites:
+    """What the rewrite pass found: merged tensors and values known at plan time."""
+
+    replace: dict[Tensor, Tensor] = field(default_factory=dict)  # tensor -> stand-in
+    known: dict[Tensor, object] = field(default_factory=dict)  # tensor -> its value
+
+
+def rewrite(ops: list[Operation], fed: set[Tensor], options, host_kernel) -> Rewrites:
+    """Merge common subexpressions and fold constants in `ops` (topological order).
+
+    `options` is an `OptimizerOptions` (``do_common_subexpression_elimination``,
+    ``do_constant_folding``, ``max_folded_constant_in_bytes``); `host_kernel(op)`
+    returns a CPU kernel for folding, or None. Without folding, only ``Const`` values
+    are known.
+    """
+    replace: dict[Tensor, Tensor] = {}
+    if options.do_common_subexpression_elimination:
+        replace = eliminate_common_subexpressions(ops, fed)
+    # A constant with control inputs (a constant inside a tf.cond branch or a loop body)
+    # must run where it is: its control inputs make it dead or tie it to an iteration.
+    gated = {op._outputs[0] for op in ops if op.type == "Const" and op._control_inputs}
+    if options.do_constant_folding:
+        known = fold_constants(ops, fed | gated, replace, host_kernel,
+                               options.max_folded_constant_in_bytes)
+    else:
+        known = {op._outputs[0]: op.attrs["value"] for op in ops
+                 if op.type == "Const" and op._outputs[0] not in fed
+                 and op._outputs[0] not in gated}
+    return Rewrites(replace, known)
 
 
 def _is_pure(op: Operation) -> bool:

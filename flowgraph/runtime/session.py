@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 from flowgraph.backends import DeviceAttributes, list_devices
-from flowgraph.backends.base import KernelContext, bind_kernel
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, _default_session_stack, get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
 from flowgraph.runtime import _executor
+from flowgraph.runtime.bind import KernelCache
 from flowgraph.runtime.config import (
     ConfigProto,
     DeviceStepStats,
@@ -39,8 +39,8 @@ from flowgraph.runtime.config import (
     StepStats,
 )
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
-from flowgraph.runtime.placement import _kernel_dtype
-from flowgraph.runtime.plan import CompiledPlan, StepContext, compile_plan
+from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
+from flowgraph.runtime.step import StepContext
 
 logger = logging.getLogger("flowgraph")
 _step_ids = itertools.count(1)
@@ -132,11 +132,18 @@ class Session:
         if config is not None and not isinstance(config, ConfigProto):
             raise TypeError(f"config must be a tf.ConfigProto, but got {type(config).__name__}")
         self._target = target.decode() if isinstance(target, bytes) else (target or "")
-        if self._target and not self._target.startswith(("local://", "grpc://")):
+        if self._target.startswith("grpc://"):
+            raise errors.UnimplementedError(
+                None, None,
+                f"Session target '{self._target}': distributed execution over gRPC is not "
+                "implemented yet, and flowgraph will not silently run such a session "
+                "locally. Use '' (in-process) or 'local://NAME' (state shared by the "
+                "sessions of this process that name it).")
+        if self._target and not self._target.startswith("local://"):
             raise errors.InvalidArgumentError(
                 None, None,
-                f"Session target '{self._target}' is not supported here: use '' or "
-                "'local://NAME' (grpc:// targets come with flowgraph.distributed)."
+                f"Session target '{self._target}' is not supported: use '' or "
+                "'local://NAME'."
             )
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config or ConfigProto()
@@ -149,7 +156,8 @@ class Session:
         self._plans: dict = {}
         self._fetch_mappers: dict = {}
         self._feed_names: dict = {}
-        self._kernels: dict = {}
+        self._kernels = KernelCache(self._resources, self)
+        self._compile_env = CompileEnv(self._graph, self.devices, self._config, self._kernels)
         self._lock = threading.Lock()
         self._closed = False
         self._live_steps: set = set()
@@ -274,7 +282,7 @@ class Session:
     def _compile(self, mapper: FetchMapper, feed_tensors) -> CompiledPlan:
         with self._lock:
             self._graph._finalized_for_run = True
-            return compile_plan(self, mapper.unique_tensors, mapper.unique_ops,
+            return compile_plan(self._compile_env, mapper.unique_tensors, mapper.unique_ops,
                                 list(feed_tensors))
 
     def _execute(self, cp: CompiledPlan, feed_tensors, feed_values, options, run_metadata):
@@ -397,28 +405,6 @@ class Session:
                 )
         return arr
 
-    # -- kernels -----------------------------------------------------------------------
-    def _bound_kernel(self, op: Operation, device, kdef):
-        """The kernel callable for (op, device), built once per session (keeps state)."""
-        key = (op, device.name)
-        k = self._kernels.get(key)
-        if k is None:
-            k = bind_kernel(kdef, op, lambda: KernelContext(op, device, self._resources, self))
-            self._kernels[key] = k
-        return k
-
-    def _host_kernel(self, op: Operation):
-        """A CPU kernel for constant folding, or None (stateful/step kernels excluded)."""
-        cpu = self.devices[0]
-        kdef = cpu.backend.find_kernel(op.type, _kernel_dtype(op))
-        if kdef is None or kdef.is_class or kdef.needs_step or kdef.is_async:
-            return None
-        return self._bound_kernel(op, cpu, kdef)
-
-    def _log_placement(self, op: Operation, device) -> None:
-        logger.info("%s: (%s): %s", op.name, op.type, device.name)
-        print(f"{op.name}: ({op.type}): {device.name}")
-
     # -- partial run -------------------------------------------------------------------
     def partial_run_setup(self, fetches, feeds=None) -> str:
         """Prepare a partial run: `feeds` will be fed and `fetches` fetched over calls.
@@ -497,7 +483,7 @@ def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step,
                      feed_bytes: dict[int, int]) -> None:
     """Turn the executor's trace into `StepStats`, with live and peak bytes per device.
 
-    The executor counts live bytes for the whole step. Per device they are replayed here
+    The executor traces each node's output bytes; live bytes per device are replayed here
     from the trace (completion order) and the plan: a node's outputs are allocated on its
     device when it finishes, and a slot is freed when its last consumer has finished
     (fetched slots never are); feeds and constants count from the start on the device
@@ -557,7 +543,7 @@ def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step,
                 del block_left[producer]
                 live[dev] -= n
 
-    for node, t0, t1, tid, out_bytes, _live in step.trace:
+    for node, t0, t1, tid, out_bytes in step.trace:
         info = cp.nodes[node]
         allocate(node, info.device, out_bytes)
         for s in cp.node_inputs[node]:

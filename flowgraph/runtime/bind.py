@@ -1,0 +1,135 @@
+"""Pass 6, bind kernels: the callable and executor flags of every op node.
+
+Each op node gets its backend's kernel for the op's dtype with the op's attributes bound
+(`KernelCache`, one per session: class kernels keep state such as a random generator or
+a queue, so a session builds each once and every plan shares it). The pass then adapts
+the kernel to the executor's calling convention:
+
+- a ref input (a variable) that the op only reads is dereferenced to a read-only view
+  of the variable's array before the call;
+- an async kernel registers its completion with the step, so that cancelling the step
+  completes it;
+- the flags tell the executor to pass the step (`FLAG_NEEDS_STEP`), to call back
+  (`FLAG_ASYNC`), that the node is a `Merge` (`FLAG_MERGE`) or has several outputs
+  (`FLAG_MULTI_OUT`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.backends.base import Device, KernelContext, KernelDef, bind_kernel
+from flowgraph.framework.operation import Operation
+from flowgraph.framework.resources import VariableState
+from flowgraph.runtime import _executor
+from flowgraph.runtime.node_table import NodeTable
+from flowgraph.runtime.placement import kernel_dtype
+
+
+class KernelCache:
+    """Bound kernels per (op, device) for one session, built on first use.
+
+    >>> from flowgraph.framework.resources import ResourceMgr   # doctest: +SKIP
+    >>> cache = KernelCache(ResourceMgr(), session=None)        # doctest: +SKIP
+    """
+
+    def __init__(self, resources, session) -> None:
+        self._resources = resources
+        self._session = session
+        self._bound: dict = {}
+
+    def bound(self, op: Operation, device: Device, kdef: KernelDef):
+        """The kernel callable for (op, device)."""
+        key = (op, device.name)
+        k = self._bound.get(key)
+        if k is None:
+            k = bind_kernel(kdef, op, lambda: KernelContext(op, device, self._resources,
+                                                            self._session))
+            self._bound[key] = k
+        return k
+
+    def host_kernel(self, host: Device, op: Operation):
+        """A kernel for constant folding on `host`, or None: stateful, step-taking and
+        async kernels never run at plan time."""
+        kdef = host.backend.find_kernel(op.type, kernel_dtype(op))
+        if kdef is None or kdef.is_class or kdef.needs_step or kdef.is_async:
+            return None
+        return self.bound(op, host, kdef)
+
+    def clear(self) -> None:
+        self._bound.clear()
+
+
+def bind_kernels(table: NodeTable, cache: KernelCache) -> None:
+    """Set `kernel` and the kernel-derived `flags` of every op node of `table`."""
+    for _, node in table.op_nodes():
+        op, device = node.op, node.placed_on
+        kdef = device.backend.find_kernel(op.type, kernel_dtype(op))
+        kernel = cache.bound(op, device, kdef)
+        flags = 0
+        if kdef.needs_step:
+            flags |= _executor.FLAG_NEEDS_STEP
+        if kdef.is_async:
+            flags |= _executor.FLAG_ASYNC
+        if op.op_def.control_flow == "merge":
+            flags |= _executor.FLAG_MERGE
+        if len(op._outputs) > 1:
+            flags |= _executor.FLAG_MULTI_OUT
+        read_refs = tuple(k for k, t in enumerate(op._inputs)
+                          if t.dtype.is_ref_dtype and not op.op_def.is_ref_input(k))
+        if read_refs:
+            if kdef.is_async:
+                kernel = _deref_async(kernel, read_refs, op.name)
+            else:
+                shift = 1 if kdef.needs_step else 0
+                kernel = _deref(kernel, tuple(p + shift for p in read_refs), op.name)
+        if kdef.is_async:
+            kernel = _cancellable_async(kernel)
+        node.kernel = kernel
+        node.flags |= flags
+
+
+def readonly(value):
+    """A read-only view of a variable's array. Kernels only read their inputs and
+    Session.run copies non-writeable fetched arrays, so in-place updates (the optimizers'
+    Apply* kernels) never change an array a user already fetched."""
+    if type(value) is np.ndarray:
+        value = value.view()
+        value.flags.writeable = False
+    return value
+
+
+def _deref(kernel, positions: tuple[int, ...], op_name: str):
+    def call(*args):
+        args = list(args)
+        for p in positions:
+            v = args[p]
+            if isinstance(v, VariableState):
+                args[p] = readonly(v.read(op_name))
+        return kernel(*args)
+
+    return call
+
+
+def _deref_async(kernel, positions: tuple[int, ...], op_name: str):
+    def call(step, done, *args):
+        args = list(args)
+        for p in positions:
+            if isinstance(args[p], VariableState):
+                args[p] = readonly(args[p].read(op_name))
+        return kernel(step, done, *args)
+
+    return call
+
+
+def _cancellable_async(kernel):
+    """Register an async kernel's completion with the step so a cancel can fire it."""
+
+    def call(step, done, *args):
+        step.pending_async.append(done)
+        if step.cancelled is not None:
+            done(None, step.cancelled)
+            return None
+        return kernel(step, done, *args)
+
+    return call

@@ -1,0 +1,91 @@
+"""Pass 5, partition: cut the plan at device boundaries with `_Send`/`_Recv` pairs.
+
+Where a node reads a value produced on another device, the pass adds a `_Send` node on
+the producer's device and a `_Recv` node on the consumer's, which meet in the step's
+`Rendezvous` under a key naming the tensor and both devices; the consumer then reads the
+`_Recv`'s slot. One pair serves every consumer of that tensor on that device. Ref inputs
+(variables) are never cut: placement keeps a variable and the ops updating it together::
+
+    CPU:0  a ──> _Send ─ ─ ─ ┐
+    GPU:0                    └─> _Recv ──> b       (a on CPU:0, b on GPU:0)
+
+It also describes each device's partition as GraphDef-like dicts, for
+``RunOptions.output_partition_graphs``.
+"""
+
+from __future__ import annotations
+
+from flowgraph.backends.base import Device
+from flowgraph.runtime import _executor
+from flowgraph.runtime.node_table import NodeInfo, NodeTable
+
+
+def partition(table: NodeTable) -> list[dict]:
+    """Add `_Send`/`_Recv` pairs to `table` for every cross-device input; return the
+    partition graphs (one ``{"device": name, "node": [...]}`` per device)."""
+    producer = table.producers()
+    pairs: dict[tuple[int, str], int] = {}  # (slot, consumer device) -> the _Recv's slot
+    partitions: dict[str, list[dict]] = {}
+    for _, node in list(table.op_nodes()):
+        dev = node.placed_on
+        for k, t in enumerate(node.op._inputs):
+            slot = node.input_slots[k]
+            p = producer.get(slot)
+            if p is None or t.dtype.is_ref_dtype:
+                continue
+            src_dev = table.nodes[p].placed_on
+            if src_dev is dev:
+                continue
+            key = (slot, dev.name)
+            if key not in pairs:
+                pairs[key] = _add_pair(table, slot, t.name, src_dev, dev, partitions)
+            node.input_slots[k] = pairs[key]
+    for _, node in table.op_nodes():
+        op = node.op
+        partitions.setdefault(node.device, []).append(
+            {"name": op.name, "op": op.type,
+             "input": [t.name for t in op._inputs] + [f"^{c.name}" for c in op._control_inputs]})
+    return [{"device": d, "node": n} for d, n in sorted(partitions.items())]
+
+
+def _add_pair(table: NodeTable, slot: int, tensor_name: str, src: Device, dst: Device,
+              partitions: dict[str, list[dict]]) -> int:
+    key = f"{tensor_name};{src.name};{dst.name}"
+    send = NodeInfo(f"_send_{tensor_name}_to_{dst.short_name}", "_Send", src.name, None,
+                    [tensor_name], placed_on=src, input_slots=[slot], n_out=0,
+                    kernel=_make_send(key, src), flags=_executor.FLAG_NEEDS_STEP)
+    recv = NodeInfo(f"_recv_{tensor_name}_on_{dst.short_name}", "_Recv", dst.name, None,
+                    [tensor_name], placed_on=dst, n_out=1,
+                    kernel=_make_recv(key, dst), flags=_executor.FLAG_ASYNC)
+    table.add_node(send)
+    table.add_node(recv)
+    partitions.setdefault(src.name, []).append(
+        {"name": send.name, "op": "_Send", "input": [tensor_name],
+         "attr": {"tensor_name": tensor_name, "recv_device": dst.name}})
+    partitions.setdefault(dst.name, []).append(
+        {"name": recv.name, "op": "_Recv", "input": [],
+         "attr": {"tensor_name": tensor_name, "send_device": src.name}})
+    return recv.out_base
+
+
+def _make_send(key: str, device: Device):
+    backend = device.backend
+
+    def send(step, value):
+        step.rendezvous.send(key, backend.to_host(value, device))
+
+    return send
+
+
+def _make_recv(key: str, device: Device):
+    backend = device.backend
+
+    def recv(step, done):
+        step.rendezvous.recv(key, lambda v: done(backend.from_host(v, device)))
+
+    return recv
+
+
+def has_transfers(table: NodeTable) -> bool:
+    """Whether the plan has `_Send`/`_Recv` pairs (its steps then need a rendezvous)."""
+    return any(n.op_type == "_Send" for n in table.nodes)
