@@ -3,22 +3,26 @@
 
 State it keeps
 --------------
-A `Plan` is flat C arrays built once per run signature: per node its kernel (a C array
-of owned references), its input slots (CSR ``in_ptr``/``in_slots``), its first output
-slot and output count, its successor nodes (CSR ``succ_ptr``/``succ``, one entry per
-distinct producer->consumer pair), its initial pending count and flags; per slot (one
-slot per tensor) the number of uses; the slots that hold constants from the start.
+A `Plan` is flat C arrays built once per run signature (the int tables share one block,
+`Tables`): per node its kernel (a C array of owned references), its input slots (CSR
+``in_ptr``/``in_slots``), its first output slot and output count, its successor nodes
+(CSR ``succ_ptr``/``succ``, one entry per distinct producer->consumer pair), its initial
+pending count and flags; per slot (one slot per tensor) the number of uses; the slots
+that hold constants from the start; and the frame tables (see "Frames"). Slot indices
+in the node tables are frame-local; in the root frame they are the global ones.
 
 A `Step` is one run. Its working memory is a `Buffers` block: ``pending`` and ``uses``
 (copied from the plan), ``vals`` (one owned ``PyObject*`` per slot, NULL when empty),
-the calling thread's ready stack and the lock it waits on. The plan keeps one spare
-block and one spare stack, so a step that does not overlap another step of the same
-plan allocates nothing but itself.
+``cdead`` (control deadness per node), the calling thread's ready stack and the lock it
+waits on, and the root frame's iteration (an `IterState` that borrows those arrays). The
+plan keeps one spare block and one spare stack, so a step that does not overlap another
+step of the same plan allocates nothing but itself.
 
 Invariants
 ----------
-* A node is pushed on a ready stack exactly once: when its pending count reaches 0.
-  A stack never holds more than ``n_nodes`` entries.
+* A node is pushed on a ready stack exactly once per iteration: when its pending count
+  there reaches 0. Without loops a stack never holds more than ``n_nodes`` entries
+  (with loops it grows when it must).
 * A slot's value is dropped the moment its use count reaches 0, so memory follows the
   schedule; fetched slots carry one extra use and survive to the end. When the step
   ends, every slot is NULL again, so the block can be reused as it is.
@@ -42,8 +46,9 @@ Scheduling
 ----------
 The calling thread runs the step. When a node finishes, its ready successors are pushed
 on the finishing thread's own stack, so a chain never changes thread; cheap nodes
-always stay local. A thread keeps one ready expensive node only when its stack is
-otherwise empty; every other expensive ready node goes to the step's shared queue and
+always stay local. A thread keeps a ready expensive node only when it has nothing else
+to do (its stack was empty when the node that made it ready finished, and it kept no
+other one since); every other expensive ready node goes to the step's shared queue and
 wakes one pool thread (or the caller, if it is waiting), so independent heavy branches
 overlap, also when each sits behind its own chain of cheap nodes::
 
@@ -61,16 +66,18 @@ Dead values (the untaken side of a `Switch`) are the `DEAD` sentinel: a node wit
 input produces dead outputs without running its kernel, except `Merge`, which takes its
 first live input.
 
-Frames (plans with control flow)
---------------------------------
-A plan whose graph has control-flow ops (`Plan.set_frames`) runs on a second, frame-aware
-path; plans without them run on the path above, untouched. Static tables: per node the
-frame it runs in (0 is the root; each `tf.while_loop` is one frame, nested loops are
-child frames), its index inside that frame, its *kind* (normal, Enter, constant Enter,
-Exit, NextIteration, loop Merge) and, for an Enter, the frame it enters; per slot the
-frame whose nodes read it and its index there; per frame its parent,
+Frames
+------
+Every plan runs on one path, which knows frames; a plan without control flow (no
+`Plan.set_frames`) has the root frame only: every node is normal, its index inside the
+frame is its own, and no edge is control-only. Static tables: per node its index inside
+the frame it runs in (0 is the root; each `tf.while_loop` is one frame, nested loops
+are child frames), its *kind* (normal, Enter, constant Enter, Exit, NextIteration, loop
+Merge) and, for an Enter, the frame it enters; per slot its index inside the frame whose
+nodes read it (a node's outputs are read in one frame); per frame
 ``parallel_iterations``, its initial pending counts and use counts (frame-local), its
-Enter count and its Exit nodes; per successor edge whether it is a control-only edge.
+Enter count and its Exit nodes; per successor edge the successor's index inside its
+frame and whether it is a control-only edge.
 
 Dynamic state: an `IterState` per live iteration of a frame instance holds that
 iteration's ``pending``/``uses``/``vals``/``cdead`` arrays (allocated when the iteration
@@ -91,7 +98,7 @@ predecessor is dead, so a constant inside an untaken branch is dead too. A loop 
 has pending count 1 (plus control edges): it fires on whichever of its Enter (iteration
 0) or NextIteration (later iterations) input arrives.
 
-Invariants of the frame path:
+Invariants of frames:
 
 * A dead NextIteration value is dropped: a finished loop's last iteration produces no
   successor, and its dead body keeps nothing alive.
@@ -115,7 +122,8 @@ What a node costs
 -----------------
 On the common path (no tracing, not async, at most ``SMALL_ARGS - 1`` inputs) a node is:
 read its input pointers into a C array on the C stack, one vectorcall, store the
-result pointer, decrement input uses and successor pending counts. No Python object is
+result pointer, decrement input uses and successor pending counts (each slot and node
+found through its frame-local index, the identity outside loops). No Python object is
 created by the executor, so nothing feeds the cyclic garbage collector.
 
 Kernels run with NumPy's floating-point errors ignored (TensorFlow computes inf and nan
@@ -130,6 +138,7 @@ most of the time of a chain of small ops. Every kernel accepts scalars (they hav
 as TensorFlow does.
 """
 
+cimport cython
 cimport numpy as cnp
 from cpython.exc cimport PyErr_Fetch, PyErr_NormalizeException
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
@@ -145,7 +154,7 @@ from cpython.pythread cimport (
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF, PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 import collections
@@ -269,12 +278,68 @@ cdef PyObject** object_array(object seq) except NULL:
     return out
 
 
+cdef struct TaskStack:  # ready tasks: node `nodes[k]` in iteration `iters[k]`
+    int* nodes
+    PyObject** iters  # borrowed: an iteration outlives its queued nodes (`outstanding`)
+    int top
+    int cap
+    bint kept  # an expensive node was kept here since the running node finished
+
+
+cdef int ts_init(TaskStack* ts, int cap) noexcept:
+    """Allocate `ts` empty; -1 when out of memory (then `ts_free` it)."""
+    if cap < 16:
+        cap = 16
+    ts.nodes = <int*>malloc(cap * sizeof(int))
+    ts.iters = <PyObject**>malloc(cap * sizeof(PyObject*))
+    ts.top = 0
+    ts.cap = cap
+    ts.kept = False
+    return 0 if ts.nodes != NULL and ts.iters != NULL else -1
+
+
+cdef void ts_free(TaskStack* ts) noexcept:
+    free(ts.nodes)
+    free(ts.iters)
+    ts.nodes = NULL
+    ts.iters = NULL
+
+
+cdef int ts_grow(TaskStack* ts) except -1:
+    cdef int cap = ts.cap * 2
+    cdef int* nodes = <int*>realloc(ts.nodes, cap * sizeof(int))
+    if nodes == NULL:
+        raise MemoryError()
+    ts.nodes = nodes
+    cdef PyObject** iters = <PyObject**>realloc(ts.iters, cap * sizeof(PyObject*))
+    if iters == NULL:
+        raise MemoryError()
+    ts.iters = iters
+    ts.cap = cap
+    return 0
+
+
+cdef void drop_values(PyObject** vals, int n) noexcept:
+    """Release every value of `vals[:n]`, leaving NULL (a slot is cleared first)."""
+    cdef PyObject* v
+    cdef int s
+    if vals == NULL:
+        return
+    for s in range(n):
+        v = vals[s]
+        if v != NULL:
+            vals[s] = NULL
+            Py_DECREF(<object>v)
+
+
 cdef struct Buffers:
     int* pending
     int* uses
     PyObject** vals
-    int* stack
+    char* cdead
+    TaskStack stack  # the calling thread's
     PyThread_type_lock done_lock  # held whenever nobody waits on it
+    PyObject* root  # owned: the root frame's `IterState`, borrowing these arrays
 
 
 cdef void free_buffers(Buffers* b) noexcept:
@@ -284,11 +349,79 @@ cdef void free_buffers(Buffers* b) noexcept:
     free(b.pending)
     free(b.uses)
     free(b.vals)
-    free(b.stack)
+    free(b.cdead)
+    ts_free(&b.stack)
     if b.done_lock != NULL:
         PyThread_release_lock(b.done_lock)
         PyThread_free_lock(b.done_lock)
+    if b.root != NULL:
+        (<IterState>b.root).free_arrays()  # borrowed: this only forgets them
+        Py_DECREF(<object>b.root)
     free(b)
+
+
+cdef struct Tables:  # a plan's int tables, one block; `TABLES` names the fields in order
+    int* in_ptr  # per node + 1: CSR offsets into `in_slots`
+    int* in_slots  # frame-local slot indices, as `out_base` (the root's are global)
+    int* out_base
+    int* n_out
+    int* flags
+    int* succ_ptr  # per node + 1: CSR offsets into `succ`, `succ_local` and `succ_ctl`
+    int* succ
+    int* succ_local  # the successor's index inside its frame
+    int* succ_ctl  # 1 for a control-only edge
+    int* pending_init
+    int* uses_init
+    int* initial_ready
+    int* init_slots
+    int* node_local  # the node's index inside its frame
+    int* node_kind
+    int* enter_child
+    int* frame_parallel
+    int* frame_nn
+    int* frame_ns
+    int* frame_n_enters
+    int* frame_pending_off  # CSR offsets into `frame_pending` (its root part is empty)
+    int* frame_pending
+    int* frame_uses_off
+    int* frame_uses
+    int* exit_ptr  # per frame + 1: CSR offsets into `exit_nodes`
+    int* exit_nodes
+
+
+# The fields of `Tables`, in their order (`pack_tables` fills the struct as an array).
+cdef tuple TABLES = tuple(
+    "in_ptr in_slots out_base n_out flags succ_ptr succ succ_local succ_ctl pending_init "
+    "uses_init initial_ready init_slots node_local node_kind enter_child frame_parallel "
+    "frame_nn frame_ns frame_n_enters frame_pending_off frame_pending frame_uses_off "
+    "frame_uses exit_ptr exit_nodes".split())
+assert len(TABLES) * sizeof(int*) == sizeof(Tables)
+
+
+cdef int* pack_tables(Tables* t, dict lists) except NULL:
+    """Copy the int lists named by `TABLES` into one block; point the fields of `t` at
+    their parts; return the block (the owner frees it)."""
+    flat = []
+    offsets = []
+    for name in TABLES:
+        offsets.append(len(flat))
+        flat.extend(lists[name])
+    cdef int* block = int_array(flat)
+    cdef int** field = <int**>t
+    cdef int k
+    for k in range(len(TABLES)):
+        field[k] = block + <int>offsets[k]
+    return block
+
+
+cdef void free_objects(PyObject** objs, int n) noexcept:
+    """Release the owned references `objs[:n]` and free the array."""
+    cdef int i
+    if objs == NULL:
+        return
+    for i in range(n):
+        Py_XDECREF(objs[i])
+    free(objs)
 
 
 cdef class Plan:
@@ -296,87 +429,24 @@ cdef class Plan:
 
     cdef int n_nodes
     cdef int n_slots
-    cdef int* in_ptr
-    cdef int* in_slots
-    cdef int* out_base
-    cdef int* n_out
-    cdef int* succ_ptr
-    cdef int* succ
-    cdef int* pending_init
-    cdef int* uses_init
-    cdef int* flags
-    cdef int* initial_ready
+    cdef Tables t  # NULL pointers until `finish`
+    cdef int* block  # what the tables point into
     cdef int n_initial_ready
     cdef PyObject** kern
-    cdef int* init_slots
     cdef PyObject** init_vals
     cdef int n_init
     cdef Buffers* spare
-    cdef int* spare_stack
-    cdef readonly list kernels
+    cdef TaskStack spare_stack
+    cdef bint has_spare_stack
     cdef readonly list initial_values
     cdef public list node_names
     cdef public object describe_error
+    cdef bint has_cf  # `set_frames` was called (see "Frames" in the module docstring)
+    cdef dict _lists  # the tables while the plan is built
     cdef object _succ_sets
     cdef object _pending
-    # Control flow (see "Frames" in the module docstring); all NULL without it.
-    cdef bint has_cf
-    cdef int n_frames
-    cdef int* node_frame
-    cdef int* node_local
-    cdef int* node_kind
-    cdef int* enter_child
-    cdef int* slot_local
-    cdef char* succ_ctl
-    cdef int* frame_parallel
-    cdef int* frame_nn
-    cdef int* frame_ns
-    cdef int* frame_n_enters
-    cdef int* frame_pending_off
-    cdef int* frame_pending
-    cdef int* frame_uses_off
-    cdef int* frame_uses
-    cdef int* exit_ptr
-    cdef int* exit_nodes
     cdef object _frames
     cdef object _ctl_pairs
-
-    def __cinit__(self):
-        self.in_ptr = NULL
-        self.in_slots = NULL
-        self.out_base = NULL
-        self.n_out = NULL
-        self.succ_ptr = NULL
-        self.succ = NULL
-        self.pending_init = NULL
-        self.uses_init = NULL
-        self.flags = NULL
-        self.initial_ready = NULL
-        self.kern = NULL
-        self.init_slots = NULL
-        self.init_vals = NULL
-        self.n_init = 0
-        self.n_nodes = 0
-        self.spare = NULL
-        self.spare_stack = NULL
-        self.has_cf = False
-        self.n_frames = 0
-        self.node_frame = NULL
-        self.node_local = NULL
-        self.node_kind = NULL
-        self.enter_child = NULL
-        self.slot_local = NULL
-        self.succ_ctl = NULL
-        self.frame_parallel = NULL
-        self.frame_nn = NULL
-        self.frame_ns = NULL
-        self.frame_n_enters = NULL
-        self.frame_pending_off = NULL
-        self.frame_pending = NULL
-        self.frame_uses_off = NULL
-        self.frame_uses = NULL
-        self.exit_ptr = NULL
-        self.exit_nodes = NULL
 
     def __init__(self, int n_slots, list kernels, list inputs, list out_base, list n_out,
                  list flags, list uses, list initial_values, list node_names,
@@ -389,7 +459,6 @@ cdef class Plan:
         cdef int n = len(kernels)
         self.n_nodes = n
         self.n_slots = n_slots
-        self.kernels = kernels
         self.initial_values = initial_values
         self.node_names = node_names
         self.describe_error = describe_error
@@ -411,18 +480,14 @@ cdef class Plan:
                     succ_sets[p].append(i)
                     pending[i] += 1
             in_ptr.append(len(flat_inputs))
-        self.in_ptr = int_array(in_ptr)
-        self.in_slots = int_array(flat_inputs)
-        self.out_base = int_array(out_base)
-        self.n_out = int_array(n_out)
-        self.flags = int_array(flags)
-        self.uses_init = int_array(uses)
-        self.kern = object_array(kernels)
         init = [s for s in range(min(n_slots, len(initial_values)))
                 if initial_values[s] is not None]
-        self.init_slots = int_array(init)
+        self.kern = object_array(kernels)
         self.init_vals = object_array([initial_values[s] for s in init])
         self.n_init = len(init)
+        self._lists = dict(in_ptr=in_ptr, in_slots=flat_inputs, out_base=list(out_base),
+                           n_out=list(n_out), flags=list(flags), uses_init=list(uses),
+                           init_slots=init)
         self._succ_sets = succ_sets
         self._pending = pending
         self._frames = None
@@ -442,32 +507,35 @@ cdef class Plan:
 
         Per node: the frame it runs in (0 is the root), its kind (``KIND_*``) and, for
         an Enter, the frame it enters; per slot the frame its consumers read it in; per
-        frame its parent frame (-1 for the root) and ``parallel_iterations``. A plan with
-        control flow runs on the executor's frame-aware path, even with the root frame
-        only (a `tf.cond` outside loops), because deadness must also follow control
-        edges there.
+        frame its parent frame (-1 for the root) and ``parallel_iterations``. With
+        control flow, deadness also follows control edges, and fetching a dead value is
+        an error, even with the root frame only (a `tf.cond` outside loops).
         """
+        self.has_cf = True
         self._frames = (node_frame, node_kind, enter_child, slot_frame, frame_parent,
                         frame_parallel)
 
     def finish(self):
         """Freeze the successor lists; call after the last `add_control_edges`."""
+        cdef int n = self.n_nodes
         succ_ptr = [0]
         flat = []
         for lst in self._succ_sets:
             flat.extend(lst)
             succ_ptr.append(len(flat))
-        self.succ_ptr = int_array(succ_ptr)
-        self.succ = int_array(flat)
-        self.pending_init = int_array(self._pending)
-        ready = [i for i in range(self.n_nodes) if self._pending[i] == 0]
-        if self._frames is not None:
-            self._finish_frames(flat, succ_ptr)
-            ready = [i for i in ready if self.node_frame[i] == 0]
-        self.initial_ready = int_array(ready)
+        if self._frames is None:  # the root frame only
+            self._frames = ([0] * n, [K_NORMAL] * n, [0] * n, [0] * self.n_slots, [-1], [1])
+        node_frame = self._frames[0]
+        ready = [i for i in range(n) if self._pending[i] == 0 and node_frame[i] == 0]
+        self._lists.update(succ_ptr=succ_ptr, succ=flat, pending_init=self._pending,
+                           initial_ready=ready)
+        self._finish_frames(flat, succ_ptr)
+        self.block = pack_tables(&self.t, self._lists)
         self.n_initial_ready = len(ready)
+        self._lists = None
         self._succ_sets = None
         self._ctl_pairs = None
+        self._frames = None
 
     def _finish_frames(self, list flat, list succ_ptr):
         node_frame, node_kind, enter_child, slot_frame, frame_parent, frame_parallel = \
@@ -475,8 +543,6 @@ cdef class Plan:
         cdef int n = self.n_nodes
         cdef int nf = len(frame_parent)
         cdef int i, j, f
-        self.has_cf = True
-        self.n_frames = nf
         nn = [0] * nf
         ns = [0] * nf
         nn[0] = n
@@ -493,7 +559,7 @@ cdef class Plan:
             if f != 0:
                 slot_local[i] = ns[f]
                 ns[f] += 1
-        ctl = bytearray(len(flat))
+        ctl = [0] * len(flat)
         ctl_pairs = self._ctl_pairs
         for i in range(n):
             for j in range(succ_ptr[i], succ_ptr[i + 1]):
@@ -522,10 +588,20 @@ cdef class Plan:
                     "input there; ops in a loop must depend on the loop (its control "
                     "pivot) to know which iteration they belong to")
             pend[pending_off[f] + local[i]] = p
+        uses_init = self._lists["uses_init"]
         for i in range(self.n_slots):
             f = slot_frame[i]
             if f != 0:
-                uses[uses_off[f] + slot_local[i]] = self.uses_init[i]
+                uses[uses_off[f] + slot_local[i]] = uses_init[i]
+        out_base = self._lists["out_base"]
+        n_out = self._lists["n_out"]
+        for i in range(n):  # a node's outputs are read in one frame: local indices in a row
+            for j in range(1, n_out[i]):
+                if slot_frame[out_base[i] + j] != slot_frame[out_base[i]]:
+                    raise ValueError(f"the outputs of node {self.node_names[i]!r} are read "
+                                     "in different frames")
+            if n_out[i]:
+                out_base[i] = slot_local[out_base[i]]
         n_enters = [0] * nf
         exits = [[] for _ in range(nf)]
         for i in range(n):
@@ -538,73 +614,28 @@ cdef class Plan:
         for f in range(nf):
             exit_flat.extend(exits[f])
             exit_ptr.append(len(exit_flat))
-        self.node_frame = int_array(node_frame)
-        self.node_local = int_array(local)
-        self.node_kind = int_array(node_kind)
-        self.enter_child = int_array(enter_child)
-        self.slot_local = int_array(slot_local)
-        self.succ_ctl = <char*>malloc(len(flat) + 1)
-        if self.succ_ctl == NULL:
-            raise MemoryError()
-        for j in range(len(flat)):
-            self.succ_ctl[j] = ctl[j]
-        self.frame_parallel = int_array(frame_parallel)
-        self.frame_nn = int_array(nn)
-        self.frame_ns = int_array(ns)
-        self.frame_n_enters = int_array(n_enters)
-        self.frame_pending_off = int_array(pending_off)
-        self.frame_pending = int_array(pend)
-        self.frame_uses_off = int_array(uses_off)
-        self.frame_uses = int_array(uses)
-        self.exit_ptr = int_array(exit_ptr)
-        self.exit_nodes = int_array(exit_flat)
+        self._lists.update(
+            in_slots=[slot_local[x] for x in self._lists["in_slots"]],
+            succ_local=[local[x] for x in flat], node_local=local, node_kind=node_kind,
+            enter_child=enter_child, succ_ctl=ctl, frame_parallel=frame_parallel, frame_nn=nn,
+            frame_ns=ns, frame_n_enters=n_enters, frame_pending_off=pending_off,
+            frame_pending=pend, frame_uses_off=uses_off, frame_uses=uses, exit_ptr=exit_ptr,
+            exit_nodes=exit_flat)
 
     def __dealloc__(self):
-        cdef int i
-        free(self.in_ptr)
-        free(self.in_slots)
-        free(self.out_base)
-        free(self.n_out)
-        free(self.succ_ptr)
-        free(self.succ)
-        free(self.pending_init)
-        free(self.uses_init)
-        free(self.flags)
-        free(self.initial_ready)
-        if self.kern != NULL:
-            for i in range(self.n_nodes):
-                Py_XDECREF(self.kern[i])
-            free(self.kern)
-        if self.init_vals != NULL:
-            for i in range(self.n_init):
-                Py_XDECREF(self.init_vals[i])
-            free(self.init_vals)
-        free(self.init_slots)
+        free(self.block)
+        free_objects(self.kern, self.n_nodes)
+        free_objects(self.init_vals, self.n_init)
         free_buffers(self.spare)
-        free(self.spare_stack)
-        free(self.node_frame)
-        free(self.node_local)
-        free(self.node_kind)
-        free(self.enter_child)
-        free(self.slot_local)
-        free(self.succ_ctl)
-        free(self.frame_parallel)
-        free(self.frame_nn)
-        free(self.frame_ns)
-        free(self.frame_n_enters)
-        free(self.frame_pending_off)
-        free(self.frame_pending)
-        free(self.frame_uses_off)
-        free(self.frame_uses)
-        free(self.exit_ptr)
-        free(self.exit_nodes)
+        if self.has_spare_stack:
+            ts_free(&self.spare_stack)
 
     @property
     def num_nodes(self):
         return self.n_nodes
 
     def successors(self, int node):
-        return [self.succ[j] for j in range(self.succ_ptr[node], self.succ_ptr[node + 1])]
+        return [self.t.succ[j] for j in range(self.t.succ_ptr[node], self.t.succ_ptr[node + 1])]
 
     # -- working memory ----------------------------------------------------------------
     cdef Buffers* take_buffers(self) except NULL:
@@ -614,6 +645,8 @@ cdef class Plan:
         cdef int ns = self.n_slots if self.n_slots > 0 else 1
         if b != NULL:
             self.spare = NULL
+            if self.has_cf:
+                memset(b.cdead, 0, n)
         else:
             b = <Buffers*>calloc(1, sizeof(Buffers))
             if b == NULL:
@@ -621,18 +654,19 @@ cdef class Plan:
             b.pending = <int*>malloc(n * sizeof(int))
             b.uses = <int*>malloc(ns * sizeof(int))
             b.vals = <PyObject**>calloc(ns, sizeof(PyObject*))
-            b.stack = <int*>malloc((n + 1) * sizeof(int))
+            b.cdead = <char*>calloc(n, 1)
             b.done_lock = PyThread_allocate_lock()
-            if (b.pending == NULL or b.uses == NULL or b.vals == NULL or b.stack == NULL
-                    or b.done_lock == NULL):
-                if b.done_lock != NULL:
-                    PyThread_free_lock(b.done_lock)
-                    b.done_lock = NULL
+            if b.done_lock != NULL:
+                PyThread_acquire_lock(b.done_lock, WAIT_LOCK)
+            if (ts_init(&b.stack, n + 1) < 0 or b.pending == NULL or b.uses == NULL
+                    or b.vals == NULL or b.cdead == NULL or b.done_lock == NULL):
                 free_buffers(b)
                 raise MemoryError()
-            PyThread_acquire_lock(b.done_lock, WAIT_LOCK)
-        memcpy(b.pending, self.pending_init, self.n_nodes * sizeof(int))
-        memcpy(b.uses, self.uses_init, self.n_slots * sizeof(int))
+            root = root_iteration(b, self.n_slots)
+            Py_INCREF(root)
+            b.root = <PyObject*>root
+        memcpy(b.pending, self.t.pending_init, self.n_nodes * sizeof(int))
+        memcpy(b.uses, self.t.uses_init, self.n_slots * sizeof(int))
         return b
 
     cdef void give_buffers(self, Buffers* b) noexcept:
@@ -641,68 +675,27 @@ cdef class Plan:
         else:
             free_buffers(b)
 
-    cdef int* take_stack(self) except NULL:
-        cdef int* s = self.spare_stack
-        if s != NULL:
-            self.spare_stack = NULL
-            return s
-        s = <int*>malloc((self.n_nodes + 1) * sizeof(int))
-        if s == NULL:
+    cdef int take_stack(self, TaskStack* ts) except -1:
+        """Fill `ts` with the spare stack, or a new one (empty either way)."""
+        if self.has_spare_stack:
+            self.has_spare_stack = False
+            ts[0] = self.spare_stack
+            ts.top = 0
+            return 0
+        if ts_init(ts, self.n_nodes + 1) < 0:
+            ts_free(ts)
             raise MemoryError()
-        return s
+        return 0
 
-    cdef void give_stack(self, int* s) noexcept:
-        if self.spare_stack == NULL:
-            self.spare_stack = s
+    cdef void give_stack(self, TaskStack* ts) noexcept:
+        if self.has_spare_stack:
+            ts_free(ts)
         else:
-            free(s)
+            self.spare_stack = ts[0]
+            self.has_spare_stack = True
 
 
-# -- control flow: frames and iterations ------------------------------------------------------
-cdef struct TaskStack:
-    int* nodes
-    PyObject** iters  # borrowed: an iteration outlives its queued nodes (`outstanding`)
-    int top
-    int cap
-
-
-cdef int ts_init(TaskStack* ts, int cap) except -1:
-    if cap < 16:
-        cap = 16
-    ts.nodes = <int*>malloc(cap * sizeof(int))
-    ts.iters = <PyObject**>malloc(cap * sizeof(PyObject*))
-    ts.top = 0
-    ts.cap = cap
-    if ts.nodes == NULL or ts.iters == NULL:
-        free(ts.nodes)
-        free(ts.iters)
-        ts.nodes = NULL
-        ts.iters = NULL
-        raise MemoryError()
-    return 0
-
-
-cdef void ts_free(TaskStack* ts) noexcept:
-    free(ts.nodes)
-    free(ts.iters)
-    ts.nodes = NULL
-    ts.iters = NULL
-
-
-cdef int ts_grow(TaskStack* ts) except -1:
-    cdef int cap = ts.cap * 2
-    cdef int* nodes = <int*>realloc(ts.nodes, cap * sizeof(int))
-    if nodes == NULL:
-        raise MemoryError()
-    ts.nodes = nodes
-    cdef PyObject** iters = <PyObject**>realloc(ts.iters, cap * sizeof(PyObject*))
-    if iters == NULL:
-        raise MemoryError()
-    ts.iters = iters
-    ts.cap = cap
-    return 0
-
-
+# -- frames and iterations --------------------------------------------------------------------
 cdef class IterState:
     """One iteration of one frame instance: pending counts, slot values and control
     deadness for the nodes of its frame (local indices), and the work still to do."""
@@ -719,69 +712,56 @@ cdef class IterState:
     cdef bint owned  # arrays allocated here (the root borrows the step's buffers)
     cdef dict children  # frame id -> FrameState entered from this iteration
 
-    def __cinit__(self):
-        self.pending = NULL
-        self.uses = NULL
-        self.vals = NULL
-        self.cdead = NULL
-        self.owned = False
-        self.n_slots = 0
-
-    cdef int release(self) except -1:
-        """Drop the values still held and free the arrays."""
-        cdef int s
-        cdef PyObject* v
-        if self.vals != NULL and self.owned:
-            for s in range(self.n_slots):
-                v = self.vals[s]
-                if v != NULL:
-                    self.vals[s] = NULL
-                    Py_DECREF(<object>v)
+    cdef void free_arrays(self) noexcept:
+        """Drop the values still held and free the arrays (only forget borrowed ones)."""
         if self.owned:
+            drop_values(self.vals, self.n_slots)
             free(self.pending)
             free(self.uses)
             free(self.vals)
-        free(self.cdead)
+            free(self.cdead)
         self.pending = NULL
         self.uses = NULL
         self.vals = NULL
         self.cdead = NULL
+
+    cdef int release(self) except -1:
+        self.free_arrays()
         self.frame = None
         self.children = None
         return 0
 
     def __dealloc__(self):
-        cdef int s
-        cdef PyObject* v
-        if self.owned and self.vals != NULL:
-            for s in range(self.n_slots):
-                v = self.vals[s]
-                self.vals[s] = NULL
-                Py_XDECREF(v)
-        if self.owned:
-            free(self.pending)
-            free(self.uses)
-            free(self.vals)
-        free(self.cdead)
+        self.free_arrays()
+
+
+cdef IterState root_iteration(Buffers* b, int n_slots):
+    """The root frame's iteration for the steps that use `b`: it borrows b's arrays."""
+    cdef IterState it = IterState.__new__(IterState)
+    it.pending = b.pending
+    it.uses = b.uses
+    it.vals = b.vals
+    it.cdead = b.cdead
+    it.n_slots = n_slots
+    return it
 
 
 cdef IterState new_iteration(Plan plan, FrameState frame, int fid):
     cdef IterState it = IterState.__new__(IterState)
-    cdef int nn = plan.frame_nn[fid]
-    cdef int ns = plan.frame_ns[fid]
+    cdef int nn = plan.t.frame_nn[fid]
+    cdef int ns = plan.t.frame_ns[fid]
     it.frame = frame
     it.fid = fid
     it.n_slots = ns
     it.owned = True
-    it.outstanding = 0
     it.pending = <int*>malloc((nn if nn > 0 else 1) * sizeof(int))
     it.uses = <int*>malloc((ns if ns > 0 else 1) * sizeof(int))
     it.vals = <PyObject**>calloc(ns if ns > 0 else 1, sizeof(PyObject*))
     it.cdead = <char*>calloc(nn if nn > 0 else 1, 1)
     if it.pending == NULL or it.uses == NULL or it.vals == NULL or it.cdead == NULL:
         raise MemoryError()
-    memcpy(it.pending, plan.frame_pending + plan.frame_pending_off[fid], nn * sizeof(int))
-    memcpy(it.uses, plan.frame_uses + plan.frame_uses_off[fid], ns * sizeof(int))
+    memcpy(it.pending, plan.t.frame_pending + plan.t.frame_pending_off[fid], nn * sizeof(int))
+    memcpy(it.uses, plan.t.frame_uses + plan.t.frame_uses_off[fid], ns * sizeof(int))
     return it
 
 
@@ -805,17 +785,14 @@ cdef class AsyncDone:
     cdef Step step
     cdef int node
     cdef bint fired
-    cdef IterState it  # the node's iteration (plans with control flow)
+    cdef IterState it  # the node's iteration
     cdef long long t0  # when the kernel started (tracing), else -1
 
     def __call__(self, outputs=None, error=None):
         if self.fired:
             return
         self.fired = True
-        if self.it is not None:
-            self.step._async_done_cf(self.node, self.it, outputs, error, self.t0)
-        else:
-            self.step._async_done(self.node, outputs, error, self.t0)
+        self.step._async_done(self.node, self.it, outputs, error, self.t0)
 
 
 cdef object current_exception():
@@ -857,14 +834,13 @@ cdef object dead_fetch_error(Plan plan, int index, int slot):
         "ran). Fetch the tf.cond/tf.while_loop result instead.")
 
 
+@cython.final
 cdef class Step:
     """The state of one run of a `Plan`."""
 
     cdef Plan plan
     cdef Buffers* buf
-    cdef int* pending
-    cdef int* uses
-    cdef PyObject** vals
+    cdef IterState root  # the root frame's iteration: `buf.root`
     cdef int n_slots
     cdef object shared
     cdef int active
@@ -873,64 +849,32 @@ cdef class Step:
     cdef bint finished
     cdef public object error
     cdef public object error_node
-    cdef public object context
+    cdef object context
     cdef object pool
-    cdef public bint tracing
+    cdef bint tracing
     cdef public list trace
-    cdef long long live_bytes
-    cdef public long long peak_bytes
-    cdef bint cf  # the plan has control flow: run on the frame-aware path
-    cdef IterState root_it
-
-    def __cinit__(self):
-        self.buf = NULL
 
     def __init__(self, Plan plan, object context, object pool, bint tracing):
+        if plan.block == NULL:
+            raise RuntimeError("Plan.finish() must be called before the plan runs")
         self.plan = plan
         self.buf = plan.take_buffers()
-        self.pending = self.buf.pending
-        self.uses = self.buf.uses
-        self.vals = self.buf.vals
         self.n_slots = plan.n_slots
+        self.root = <IterState>self.buf.root
         self.shared = collections.deque() if pool is not None else None
-        self.active = 0
-        self.n_async = 0
-        self.waiting = False
-        self.finished = False
-        self.error = None
-        self.error_node = None
         self.context = context
         self.pool = pool
         self.tracing = tracing
         self.trace = [] if tracing else None
-        self.live_bytes = 0
-        self.peak_bytes = 0
-        self.cf = plan.has_cf
-        self.root_it = None
-        if self.cf:
-            self.root_it = IterState.__new__(IterState)
-            self.root_it.fid = 0
-            self.root_it.pending = self.pending
-            self.root_it.uses = self.uses
-            self.root_it.vals = self.vals
-            self.root_it.n_slots = plan.n_slots
-            self.root_it.cdead = <char*>calloc(plan.n_nodes if plan.n_nodes > 0 else 1, 1)
-            if self.root_it.cdead == NULL:
-                raise MemoryError()
 
     def __dealloc__(self):
         # Only reached with buffers when `run` was never called; `self.plan` may already
         # be cleared by the garbage collector, so free rather than hand back.
         cdef Buffers* b = self.buf
-        cdef int s
-        cdef PyObject* v
         if b == NULL:
             return
         self.buf = NULL
-        for s in range(self.n_slots):
-            v = b.vals[s]
-            b.vals[s] = NULL
-            Py_XDECREF(v)
+        drop_values(b.vals, self.n_slots)
         free_buffers(b)
 
     # -- public entry ------------------------------------------------------------------
@@ -942,9 +886,9 @@ cdef class Step:
         cdef object v
         if self.buf == NULL or self.finished:
             raise RuntimeError("a Step runs once; create a new Step for the next run")
-        cdef PyObject** vals = self.vals
+        cdef PyObject** vals = self.buf.vals
         for i in range(plan.n_init):
-            s = plan.init_slots[i]
+            s = plan.t.init_slots[i]
             Py_INCREF(<object>plan.init_vals[i])
             vals[s] = plan.init_vals[i]
         for i in range(len(feed_slots)):
@@ -957,17 +901,10 @@ cdef class Step:
             old = vals[s]
             vals[s] = <PyObject*>v
             Py_XDECREF(old)
-        if self.tracing:
-            for i in range(self.n_slots):
-                if vals[i] != NULL:
-                    self._account_alloc(<object>vals[i])
         quiet = quiet_enter()
         try:
             try:
-                if self.cf:
-                    self._run_to_end_cf()
-                else:
-                    self._run_to_end()
+                self._run_to_end()
             except BaseException as e:  # bookkeeping failures (MemoryError, ...)
                 if self.error is None:
                     self.error = e
@@ -979,13 +916,11 @@ cdef class Step:
             result = []
             for i in range(len(fetch_slots)):
                 s = fetch_slots[i]
-                if vals[s] == DEAD_P and self.cf:
+                if vals[s] == DEAD_P and plan.has_cf:
                     self.error = dead_fetch_error(plan, i, s)
                     result = None
                     break
                 result.append(<object>vals[s] if vals[s] != NULL else None)
-        if self.cf:
-            self._release_frames()
         self._release_all()
         if self.error is not None:
             exc = self.error
@@ -996,36 +931,28 @@ cdef class Step:
     cdef int _run_to_end(self) except -1:
         """Schedule the initially ready nodes and drain the caller's stack."""
         cdef Plan plan = self.plan
-        cdef int* stack = self.buf.stack
-        cdef int top = 0
-        cdef int i, node
-        cdef bint kept = False
+        cdef TaskStack* ts = &self.buf.stack
+        cdef int i
+        ts.top = 0
+        ts.kept = False
         for i in range(plan.n_initial_ready):
-            node = plan.initial_ready[i]
-            if (plan.flags[node] & F_HAND_OFF) and self.pool is not None:
-                if kept:
-                    self._share(node)
-                    continue
-                kept = True
-            stack[top] = node
-            top += 1
-        self._drain(stack, top)
+            self._push(ts, plan.t.initial_ready[i], self.root)
+        self._drain(ts)
         return 0
+
+    cdef int _run_shared(self, tuple item, TaskStack* ts) except -1:
+        """Run a (node, iteration) task from the shared queue, and what it makes ready."""
+        ts.nodes[0] = item[0]
+        ts.iters[0] = <PyObject*>item[1]
+        ts.top = 1
+        return self._drain(ts)
 
     cdef int _help(self) except -1:
         """Run shared nodes (and what they make ready) on the calling thread."""
-        cdef int* stack = self.buf.stack
         while self.shared and self.error is None:
-            if self.cf:
-                item = self.shared.popleft()
-                try:
-                    self._run_shared_cf(item)
-                finally:
-                    self.active -= 1
-                continue
-            stack[0] = self.shared.popleft()
+            item = self.shared.popleft()
             try:
-                self._drain(stack, 1)
+                self._run_shared(item, &self.buf.stack)
             finally:
                 self.active -= 1
         return 0
@@ -1059,28 +986,61 @@ cdef class Step:
         self.finished = True
         return 0
 
-    cdef void _release_all(self) noexcept:
-        """Drop every remaining value and hand the buffers back to the plan."""
+    cdef int _release_all(self) except -1:
+        """Drop the frame instances still alive (after an error), every remaining value,
+        and hand the buffers back to the plan."""
         cdef Buffers* b = self.buf
-        cdef PyObject** vals = self.vals
-        cdef PyObject* v
-        cdef int s
+        if self.root.children:
+            self._release_frames()
         self.buf = NULL
-        self.vals = NULL
-        self.pending = NULL
-        self.uses = NULL
-        for s in range(self.n_slots):
-            v = vals[s]
-            if v != NULL:
-                vals[s] = NULL
-                Py_DECREF(<object>v)
+        drop_values(b.vals, self.n_slots)
         self.plan.give_buffers(b)
+        return 0
+
+    cdef int _release_frames(self) except -1:
+        pending = [self.root]
+        while pending:
+            it = pending.pop()
+            children = (<IterState>it).children
+            (<IterState>it).children = None
+            if children:
+                for fr in children.values():
+                    for x in (<FrameState>fr).iters:
+                        pending.append(x)
+                    (<FrameState>fr).iters = None
+                    (<FrameState>fr).invariants = None
+                    (<FrameState>fr).queued = None
+                    (<FrameState>fr).parent_iter = None
+            if it is not self.root:
+                (<IterState>it).release()
+        return 0
 
     # -- scheduling --------------------------------------------------------------------
-    cdef int _share(self, int node) except -1:
+    cdef inline int _push(self, TaskStack* ts, int node, IterState it) except -1:
+        """Schedule ready `node` in iteration `it`.
+
+        An expensive node stays on this thread only when this thread has nothing else to
+        do (its stack held nothing when the node that made it ready finished, and no
+        other expensive node was kept since); otherwise it goes to the pool, so that
+        branches reached through separate chains of cheap nodes still overlap.
+        """
+        if it.fid != 0:
+            it.outstanding += 1
+        if (self.plan.t.flags[node] & F_HAND_OFF) and self.pool is not None:
+            if ts.kept:
+                return self._share(node, it)
+            ts.kept = True
+        if ts.top >= ts.cap:
+            ts_grow(ts)
+        ts.nodes[ts.top] = node
+        ts.iters[ts.top] = <PyObject*>it
+        ts.top += 1
+        return 0
+
+    cdef int _share(self, int node, IterState it) except -1:
         """Hand ready `node` to the pool (and to the caller, if it is waiting)."""
         self.active += 1
-        self.shared.append(node)
+        self.shared.append((node, it))
         self.pool.notify(self)
         self._wake_caller()
         return 0
@@ -1090,71 +1050,66 @@ cdef class Step:
             self.waiting = False
             PyThread_release_lock(self.buf.done_lock)
 
+    cdef inline void _end_work(self) noexcept:
+        """Work outside the caller's stack ended: wake the caller when it should look."""
+        self.active -= 1
+        if self.active <= 0 or self.shared or self.error is not None:
+            self._wake_caller()
+
     def work_shared(self):
         """Pool threads call this: run one shared node and what it makes ready."""
         if self.finished or not self.shared:
             return
-        node = self.shared.popleft()
+        item = self.shared.popleft()
         cdef Plan plan = self.plan
-        cdef int* stack = NULL
+        cdef TaskStack ts
+        cdef bint have_ts = False
         quiet = None
-        if self.cf:
-            try:
-                quiet = quiet_enter()
-                self._run_shared_cf(node)
-            except BaseException as e:
-                if self.error is None:
-                    self.error = e
-            finally:
-                if quiet is not None:
-                    quiet_exit(quiet)
-                self.active -= 1
-                if self.active <= 0 or self.shared or self.error is not None:
-                    self._wake_caller()
-            return
         try:
             quiet = quiet_enter()
-            stack = plan.take_stack()
-            stack[0] = node
-            self._drain(stack, 1)
+            plan.take_stack(&ts)
+            have_ts = True
+            self._run_shared(item, &ts)
         except BaseException as e:
             if self.error is None:
                 self.error = e
         finally:
             if quiet is not None:
                 quiet_exit(quiet)
-            if stack != NULL:
-                plan.give_stack(stack)
-            self.active -= 1
-            if self.active <= 0 or self.shared or self.error is not None:
-                self._wake_caller()
+            if have_ts:
+                plan.give_stack(&ts)
+            self._end_work()
 
-    cdef int _drain(self, int* stack, int top) except -1:
-        """Run the nodes on `stack` and every node they make ready locally."""
-        cdef Plan plan = self.plan
-        cdef PyObject** vals = self.vals
-        cdef int* in_ptr = plan.in_ptr
-        cdef int* in_slots = plan.in_slots
-        cdef int* flags = plan.flags
+    cdef int _drain(self, TaskStack* ts) except -1:
+        """Run the tasks on `ts` and every task they make ready locally.
+
+        A node's kernel is skipped (its result is DEAD, and it is not traced) when an
+        input or a control predecessor is dead; a Merge needs only one live input.
+        """
+        cdef Tables* t = &self.plan.t
+        cdef PyObject** kern = self.plan.kern
         cdef PyObject* small[SMALL_ARGS]
         cdef PyObject** argv
+        cdef PyObject** vals
         cdef PyObject* v
         cdef PyObject* result
+        cdef PyObject* it  # borrowed, an `IterState`
         cdef int node, fl, a, k, nargs, extra
-        cdef bint dead
-        cdef long long t0 = 0
-        while top > 0:
+        cdef bint ctl_dead, dead
+        cdef long long t0
+        while ts.top > 0:
             if self.error is not None:
                 return 0
-            top -= 1
-            node = stack[top]
-            fl = flags[node]
+            ts.top -= 1
+            node = ts.nodes[ts.top]
+            it = ts.iters[ts.top]
+            fl = t.flags[node]
             if fl & F_ASYNC:
-                self._start_async(node)
+                self._start_async(node, <IterState>it)
                 continue
-            a = in_ptr[node]
+            a = t.in_ptr[node]
             extra = 1 if fl & F_NEEDS_STEP else 0
-            nargs = in_ptr[node + 1] - a + extra
+            nargs = t.in_ptr[node + 1] - a + extra
             if nargs + 1 <= SMALL_ARGS:
                 argv = small
             else:
@@ -1164,21 +1119,24 @@ cdef class Step:
             # argv[0] is scratch space the callee may use (PY_VECTORCALL_ARGUMENTS_OFFSET).
             if extra:
                 argv[1] = <PyObject*>self.context
-            dead = False
+            vals = (<IterState>it).vals
+            ctl_dead = (<IterState>it).cdead[t.node_local[node]] != 0
+            dead = ctl_dead
             for k in range(extra + 1, nargs + 1):
-                v = vals[in_slots[a + k - extra - 1]]
+                v = vals[t.in_slots[a + k - extra - 1]]
                 if v == NULL:
                     v = <PyObject*>None
                 elif v == DEAD_P:
                     dead = True
                 argv[k] = v
-            if self.tracing:
-                t0 = now_ns()
-            if dead and not (fl & F_MERGE):
+            t0 = -1
+            if dead and (ctl_dead or not (fl & F_MERGE)):
                 Py_INCREF(<object>DEAD_P)
                 result = DEAD_P
             else:
-                result = PyObject_Vectorcall(plan.kern[node], argv + 1,
+                if self.tracing:
+                    t0 = now_ns()
+                result = PyObject_Vectorcall(kern[node], argv + 1,
                                              <size_t>nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                              NULL)
             if result == NULL:
@@ -1190,129 +1148,130 @@ cdef class Step:
                 return 0
             if argv != small:
                 PyMem_Free(argv)
-            if not self._store(node, result, t0):
-                return 0
-            top = self._complete(node, stack, top)
+            ts.kept = ts.top > 0
+            self._finish(node, <IterState>it, result, t0, ts)
         return 0
 
-    cdef int _complete(self, int node, int* stack, int top) except -1:
-        """Release `node`'s inputs; push its ready successors; return the new top."""
-        cdef Plan plan = self.plan
-        cdef int* uses = self.uses
-        cdef int* pending = self.pending
-        cdef PyObject** vals = self.vals
+    # -- finishing one node ------------------------------------------------------------
+    cdef int _finish(self, int node, IterState it, PyObject* result, long long t0,
+                     TaskStack* ts) except -1:
+        """Take over the reference `result`: trace `node`, release its inputs, route its
+        outputs by its kind, settle its iteration."""
+        cdef Tables* t = &self.plan.t
+        cdef int kind = t.node_kind[node]
+        cdef bint node_dead = result == DEAD_P
+        cdef int* uses = it.uses
+        cdef PyObject** vals = it.vals
         cdef PyObject* v
-        cdef int k, s, j, succ_node
-        # An expensive successor stays on this thread only when this thread has nothing
-        # else to do; otherwise it goes to the pool, so that branches reached through
-        # separate chains of cheap nodes still overlap.
-        cdef bint kept = top > 0
-        for k in range(plan.in_ptr[node], plan.in_ptr[node + 1]):
-            s = plan.in_slots[k]
+        cdef int k, s
+        if self.tracing and t0 >= 0:
+            self._record(node, t0, <object>result)
+        for k in range(t.in_ptr[node], t.in_ptr[node + 1]):  # drop inputs used up
+            s = t.in_slots[k]
             uses[s] -= 1
             if uses[s] == 0:
                 v = vals[s]
                 if v != NULL:
                     vals[s] = NULL
-                    if self.tracing:
-                        self._account_free(<object>v)
                     Py_DECREF(<object>v)
-        for j in range(plan.succ_ptr[node], plan.succ_ptr[node + 1]):
-            succ_node = plan.succ[j]
-            pending[succ_node] -= 1
-            if pending[succ_node] == 0:
-                if (plan.flags[succ_node] & F_HAND_OFF) and self.pool is not None:
-                    if kept:
-                        self._share(succ_node)
-                        continue
-                    kept = True
-                stack[top] = succ_node
-                top += 1
-        return top
+        if kind == K_NORMAL or kind == K_LOOP_MERGE:
+            if not self._store(node, it, result):
+                return 0
+            self._schedule(node, it, node_dead, ts)
+        else:
+            value = <object>result
+            Py_DECREF(value)  # `value` now holds the reference we own
+            self._route(node, it, value, node_dead, kind, ts)
+        if it.fid != 0:
+            it.outstanding -= 1
+            if it.outstanding == 0:
+                self._check_iter(it, ts)
+        return 0
 
-    # -- running one node --------------------------------------------------------------
-    cdef bint _store(self, int node, PyObject* result, long long t0) except -1:
-        """Store `node`'s outputs, taking over the reference `result`; False on failure."""
-        cdef Plan plan = self.plan
-        cdef int base = plan.out_base[node]
+    cdef inline bint _store(self, int node, IterState target, PyObject* result) except -1:
+        """Store `node`'s outputs in `target`, taking over the reference `result`; False
+        on failure. Outputs nobody uses are not stored."""
+        cdef Tables* t = &self.plan.t
+        cdef int s
         cdef PyObject* old
-        if (plan.flags[node] & F_MULTI_OUT) or self.tracing:
-            obj = <object>result
-            Py_DECREF(obj)  # `obj` now holds the only reference we own
-            return self._store_object(node, obj, t0, ())
-        if plan.n_out[node] == 1 and self.uses[base] > 0:
-            old = self.vals[base]
-            self.vals[base] = result
+        if t.n_out[node] != 1 or (t.flags[node] & F_MULTI_OUT):
+            return self._store_many(node, target, result)
+        s = t.out_base[node]
+        if target.uses[s] > 0:
+            old = target.vals[s]
+            target.vals[s] = result
             Py_XDECREF(old)
         else:
             Py_DECREF(<object>result)
         return True
 
-    cdef bint _store_object(self, int node, object result, long long t0,
-                            tuple args) except -1:
-        """The general store: multi-output results, tracing; False on failure.
-
-        A trace entry is recorded when tracing and ``t0 >= 0``. An async kernel's entry
-        spans from its start to its completion (waiting included), as in TensorFlow's
-        step stats for Recv and queue ops; a dead async node is not traced.
-        """
+    cdef bint _store_many(self, int node, IterState target, PyObject* result) except -1:
+        """`_store` for nodes with other than one output: a multi-output node returns a
+        sequence (or DEAD, which makes every output dead); others have no outputs."""
         cdef Plan plan = self.plan
-        cdef int base = plan.out_base[node]
-        cdef int n = plan.n_out[node]
-        cdef int k
+        cdef int base = plan.t.out_base[node]
+        cdef int n = plan.t.n_out[node]
+        cdef int k, s
+        cdef PyObject* old
+        cdef object item
+        value = <object>result
+        Py_DECREF(value)  # `value` now holds the reference we own
+        if not (plan.t.flags[node] & F_MULTI_OUT):
+            return True
         try:
-            if plan.flags[node] & F_MULTI_OUT:
-                if result is DEAD:
-                    result = (DEAD,) * n
-                elif len(result) != n:
-                    raise ValueError(
-                        f"kernel returned {len(result)} outputs, the op declares {n}")
-                items = [result[k] for k in range(n)]
-            elif n == 1:
-                items = [result]
-            else:
-                items = []
-            for k in range(len(items)):
-                if self.uses[base + k] > 0:
-                    self._set(base + k, items[k])
-                    if self.tracing:
-                        self._account_alloc(items[k])
+            if value is DEAD:
+                value = (DEAD,) * n
+            elif len(value) != n:
+                raise ValueError(f"kernel returned {len(value)} outputs, the op declares {n}")
+            for k in range(n):
+                s = base + k
+                if target.uses[s] > 0:
+                    item = value[k]
+                    Py_INCREF(item)
+                    old = target.vals[s]
+                    target.vals[s] = <PyObject*>item
+                    Py_XDECREF(old)
         except BaseException as e:
-            self._fail(node, e, args)
+            self._fail(node, e, ())
             return False
-        if self.tracing and t0 >= 0:
-            self._record(node, t0, result)
         return True
 
-    cdef inline void _set(self, int s, object v) noexcept:
-        cdef PyObject* old = self.vals[s]
-        Py_INCREF(v)
-        self.vals[s] = <PyObject*>v
-        Py_XDECREF(old)
-
-    cdef int _account_alloc(self, object v) except -1:
-        cdef long long n = getattr(v, "nbytes", 0) or 0
-        self.live_bytes += n
-        if self.live_bytes > self.peak_bytes:
-            self.peak_bytes = self.live_bytes
+    cdef inline int _schedule(self, int node, IterState target, bint node_dead,
+                              TaskStack* ts) except -1:
+        """`node`'s outputs arrived in `target`: push the successors that became ready.
+        A dead node makes its control successors dead."""
+        cdef Tables* t = &self.plan.t
+        cdef int* pending = target.pending
+        cdef int j, succ_node, loc
+        for j in range(t.succ_ptr[node], t.succ_ptr[node + 1]):
+            succ_node = t.succ[j]
+            loc = t.succ_local[j]
+            if node_dead and t.succ_ctl[j]:
+                target.cdead[loc] = 1
+            pending[loc] -= 1
+            if pending[loc] == 0:
+                self._push(ts, succ_node, target)
         return 0
 
-    cdef int _account_free(self, object v) except -1:
-        cdef long long n = getattr(v, "nbytes", 0) or 0
-        self.live_bytes -= n
-        return 0
+    cdef bint _deliver(self, int node, IterState target, object value, bint node_dead,
+                       TaskStack* ts) except -1:
+        """Store `node`'s outputs in iteration `target`; schedule what becomes ready."""
+        Py_INCREF(value)
+        if not self._store(node, target, <PyObject*>value):
+            return False
+        self._schedule(node, target, node_dead, ts)
+        return True
 
     cdef int _record(self, int node, long long t0, object result) except -1:
         cdef long long t1 = now_ns()
         cdef long long out_bytes = 0
-        if self.plan.flags[node] & F_MULTI_OUT:
+        if self.plan.t.flags[node] & F_MULTI_OUT:
             if result is not DEAD:
                 for r in result:
                     out_bytes += getattr(r, "nbytes", 0) or 0
         else:
             out_bytes = getattr(result, "nbytes", 0) or 0
-        self.trace.append((node, t0, t1, PyThread_get_thread_ident(), out_bytes,
-                           self.live_bytes))
+        self.trace.append((node, t0, t1, PyThread_get_thread_ident(), out_bytes))
         return 0
 
     cdef int _fail(self, int node, object exc, tuple args) except -1:
@@ -1332,413 +1291,17 @@ cdef class Step:
         return 0
 
     # -- async kernels -----------------------------------------------------------------
-    cdef int _start_async(self, int node) except -1:
+    cdef int _start_async(self, int node, IterState it) except -1:
         cdef Plan plan = self.plan
-        cdef int a = plan.in_ptr[node]
-        cdef int b = plan.in_ptr[node + 1]
+        cdef int a = plan.t.in_ptr[node]
+        cdef int b = plan.t.in_ptr[node + 1]
         cdef tuple args = PyTuple_New(b - a)
-        cdef bint dead = False
+        cdef bint dead = it.cdead[plan.t.node_local[node]] != 0
         cdef int k
         cdef PyObject* p
         cdef object v
         for k in range(a, b):
-            p = self.vals[plan.in_slots[k]]
-            v = <object>p if p != NULL else None
-            if v is DEAD:
-                dead = True
-            Py_INCREF(v)
-            PyTuple_SET_ITEM(args, k - a, v)
-        cdef AsyncDone done = AsyncDone.__new__(AsyncDone)
-        done.step = self
-        done.node = node
-        done.fired = False
-        done.t0 = now_ns() if self.tracing and not dead else -1
-        self.active += 1
-        self.n_async += 1
-        try:
-            if dead:
-                done(DEAD, None)
-            else:
-                (<object>plan.kern[node])(self.context, done, *args)
-        except BaseException as e:
-            done(None, e)
-        return 0
-
-    def _async_done(self, int node, outputs, error, long long t0=-1):
-        cdef int* stack = NULL
-        cdef int top = 0
-        cdef Plan plan = self.plan
-        if self.finished:
-            return  # the step ended (after an error) without waiting for this kernel
-        self.n_async -= 1
-        try:
-            if error is not None:
-                self._fail(node, error, ())
-            elif self.error is None and self._store_object(node, outputs, t0, ()):
-                stack = plan.take_stack()
-                top = self._complete(node, stack, 0)
-                quiet = quiet_enter()
-                try:
-                    self._drain(stack, top)
-                finally:
-                    quiet_exit(quiet)
-        except BaseException as e:
-            if self.error is None:
-                self.error = e
-        finally:
-            if stack != NULL:
-                plan.give_stack(stack)
-            self.active -= 1
-            if self.active <= 0 or self.shared or self.error is not None:
-                self._wake_caller()
-
-    # -- control flow ------------------------------------------------------------------
-    # The frame-aware path (plans with Switch/Merge/Enter/...): every ready node is a
-    # (node, iteration) pair; see "Frames" in the module docstring.
-    cdef int _run_to_end_cf(self) except -1:
-        cdef Plan plan = self.plan
-        cdef TaskStack ts
-        cdef int i
-        ts_init(&ts, plan.n_nodes + 16)
-        try:
-            for i in range(plan.n_initial_ready):
-                self._push_cf(&ts, plan.initial_ready[i], self.root_it)
-            self._drain_cf(&ts)
-        finally:
-            ts_free(&ts)
-        return 0
-
-    cdef int _run_shared_cf(self, tuple item) except -1:
-        cdef TaskStack ts
-        ts_init(&ts, 64)
-        try:
-            ts.nodes[0] = item[0]
-            ts.iters[0] = <PyObject*>item[1]
-            ts.top = 1
-            self._drain_cf(&ts)
-        finally:
-            ts_free(&ts)
-        return 0
-
-    cdef int _push_cf(self, TaskStack* ts, int node, IterState it) except -1:
-        """Schedule ready `node` in iteration `it`: on `ts`, or, when it is expensive and
-        `ts` already holds other work, on the pool (so expensive nodes of different
-        iterations overlap, also when each sits behind the loop's cheap bookkeeping)."""
-        if it.fid != 0:
-            it.outstanding += 1
-        if (self.plan.flags[node] & F_HAND_OFF) and self.pool is not None and ts.top > 0:
-            self.active += 1
-            self.shared.append((node, it))
-            self.pool.notify(self)
-            self._wake_caller()
-            return 0
-        if ts.top >= ts.cap:
-            ts_grow(ts)
-        ts.nodes[ts.top] = node
-        ts.iters[ts.top] = <PyObject*>it
-        ts.top += 1
-        return 0
-
-    cdef int _drain_cf(self, TaskStack* ts) except -1:
-        cdef int node
-        cdef IterState it
-        while ts.top > 0:
-            if self.error is not None:
-                return 0
-            ts.top -= 1
-            node = ts.nodes[ts.top]
-            it = <IterState>ts.iters[ts.top]
-            self._run_cf(node, it, ts)
-        return 0
-
-    cdef int _run_cf(self, int node, IterState it, TaskStack* ts) except -1:
-        cdef Plan plan = self.plan
-        cdef int fl = plan.flags[node]
-        if fl & F_ASYNC:
-            return self._start_async_cf(node, it)
-        cdef int* in_slots = plan.in_slots
-        cdef int* slot_local = plan.slot_local
-        cdef PyObject** vals = it.vals
-        cdef int a = plan.in_ptr[node]
-        cdef int extra = 1 if fl & F_NEEDS_STEP else 0
-        cdef int nargs = plan.in_ptr[node + 1] - a + extra
-        cdef PyObject* small[SMALL_ARGS]
-        cdef PyObject** argv
-        cdef PyObject* v
-        cdef PyObject* result
-        cdef int k
-        cdef bint ctl_dead = it.cdead[plan.node_local[node]] != 0
-        cdef bint dead = ctl_dead
-        cdef long long t0 = -1
-        if nargs + 1 <= SMALL_ARGS:
-            argv = small
-        else:
-            argv = <PyObject**>PyMem_Malloc((nargs + 1) * sizeof(PyObject*))
-            if argv == NULL:
-                raise MemoryError()
-        if extra:
-            argv[1] = <PyObject*>self.context
-        for k in range(extra + 1, nargs + 1):
-            v = vals[slot_local[in_slots[a + k - extra - 1]]]
-            if v == NULL:
-                v = <PyObject*>None
-            elif v == DEAD_P:
-                dead = True
-            argv[k] = v
-        if dead and (ctl_dead or not (fl & F_MERGE)):
-            Py_INCREF(<object>DEAD_P)  # skipped, and not traced: nothing ran
-            result = DEAD_P
-        else:
-            if self.tracing:
-                t0 = now_ns()
-            result = PyObject_Vectorcall(plan.kern[node], argv + 1,
-                                         <size_t>nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                         NULL)
-        if result == NULL:
-            try:
-                self._fail(node, current_exception(), args_tuple(argv + 1, nargs))
-            finally:
-                if argv != small:
-                    PyMem_Free(argv)
-            return 0
-        if argv != small:
-            PyMem_Free(argv)
-        obj = <object>result
-        Py_DECREF(obj)  # `obj` holds the only reference we own
-        return self._finish_cf(node, it, obj, result == DEAD_P, ts, t0)
-
-    cdef int _finish_cf(self, int node, IterState it, object result, bint node_dead,
-                        TaskStack* ts, long long t0) except -1:
-        """Route `node`'s result by its kind, release its inputs, settle its iteration."""
-        cdef Plan plan = self.plan
-        cdef int kind = plan.node_kind[node]
-        cdef FrameState fr
-        if self.tracing and t0 >= 0:
-            self._record(node, t0, result)
-        self._release_inputs_cf(node, it)
-        if kind == K_NORMAL or kind == K_LOOP_MERGE:
-            if not self._deliver_cf(node, it, result, node_dead, ts):
-                return 0
-        elif kind == K_ENTER or kind == K_CONST_ENTER:
-            self._enter_cf(node, it, result, node_dead, kind == K_CONST_ENTER, ts)
-        elif kind == K_EXIT:
-            if not node_dead:
-                fr = it.frame
-                fr.exits_fired.add(node)
-                self._deliver_cf(node, fr.parent_iter, result, False, ts)
-        elif kind == K_NEXT:
-            if not node_dead:  # a dead value ends the loop here instead
-                self._next_cf(node, it, result, ts)
-        if it.fid != 0:
-            it.outstanding -= 1
-            if it.outstanding == 0:
-                self._check_iter(it, ts)
-        return 0
-
-    cdef int _release_inputs_cf(self, int node, IterState it) except -1:
-        cdef Plan plan = self.plan
-        cdef int k, s
-        cdef PyObject* v
-        for k in range(plan.in_ptr[node], plan.in_ptr[node + 1]):
-            s = plan.slot_local[plan.in_slots[k]]
-            it.uses[s] -= 1
-            if it.uses[s] == 0:
-                v = it.vals[s]
-                if v != NULL:
-                    it.vals[s] = NULL
-                    if self.tracing:
-                        self._account_free(<object>v)
-                    Py_DECREF(<object>v)
-        return 0
-
-    cdef bint _deliver_cf(self, int node, IterState target, object result, bint node_dead,
-                          TaskStack* ts) except -1:
-        """Store `node`'s outputs in iteration `target`; schedule what becomes ready."""
-        cdef Plan plan = self.plan
-        cdef int base = plan.out_base[node]
-        cdef int n = plan.n_out[node]
-        cdef int k, s, j, succ_node, loc
-        try:
-            if n == 1:
-                s = plan.slot_local[base]
-                if target.uses[s] > 0:
-                    self._set_cf(target, s, result)
-            elif n > 1:
-                if result is DEAD:
-                    items = (DEAD,) * n
-                elif len(result) != n:
-                    raise ValueError(
-                        f"kernel returned {len(result)} outputs, the op declares {n}")
-                else:
-                    items = result
-                for k in range(n):
-                    s = plan.slot_local[base + k]
-                    if target.uses[s] > 0:
-                        self._set_cf(target, s, items[k])
-        except BaseException as e:
-            self._fail(node, e, ())
-            return False
-        for j in range(plan.succ_ptr[node], plan.succ_ptr[node + 1]):
-            succ_node = plan.succ[j]
-            loc = plan.node_local[succ_node]
-            if node_dead and plan.succ_ctl[j]:
-                target.cdead[loc] = 1
-            target.pending[loc] -= 1
-            if target.pending[loc] == 0:
-                self._push_cf(ts, succ_node, target)
-        return True
-
-    cdef inline int _set_cf(self, IterState it, int s, object v) except -1:
-        cdef PyObject* old = it.vals[s]
-        Py_INCREF(v)
-        it.vals[s] = <PyObject*>v
-        Py_XDECREF(old)
-        if self.tracing:
-            self._account_alloc(v)
-        return 0
-
-    cdef FrameState _child_frame(self, IterState it, int fid, TaskStack* ts):
-        cdef FrameState fr = None
-        if it.children is None:
-            it.children = {}
-        else:
-            fr = it.children.get(fid)
-        if fr is None:
-            fr = FrameState.__new__(FrameState)
-            fr.fid = fid
-            fr.parent_iter = it
-            fr.pending_enters = self.plan.frame_n_enters[fid]
-            fr.next_id = 0
-            fr.iters = []
-            fr.invariants = []
-            fr.queued = []
-            fr.exits_fired = set()
-            it.children[fid] = fr
-            if it.fid != 0:
-                it.outstanding += 1
-            self._new_iter(fr, ts)
-        return fr
-
-    cdef IterState _new_iter(self, FrameState fr, TaskStack* ts):
-        cdef IterState it = new_iteration(self.plan, fr, fr.fid)
-        it.iter_id = fr.next_id
-        fr.next_id += 1
-        fr.iters.append(it)
-        for enode, value, dead in fr.invariants:
-            self._deliver_cf(enode, it, value, dead, ts)
-        return it
-
-    cdef int _enter_cf(self, int node, IterState it, object value, bint dead, bint const,
-                       TaskStack* ts) except -1:
-        cdef FrameState fr = self._child_frame(it, self.plan.enter_child[node], ts)
-        cdef IterState first = fr.iters[0]  # iteration 0 lives until every Enter arrived
-        if const:
-            fr.invariants.append((node, value, dead))
-            for target in list(fr.iters):
-                self._deliver_cf(node, target, value, dead, ts)
-        else:
-            self._deliver_cf(node, first, value, dead, ts)
-        fr.pending_enters -= 1
-        if fr.pending_enters == 0 and first.outstanding == 0:
-            self._check_iter(fr.iters[0], ts)
-        return 0
-
-    cdef int _next_cf(self, int node, IterState it, object value, TaskStack* ts) except -1:
-        cdef FrameState fr = it.frame
-        cdef long long want = it.iter_id + 1
-        cdef IterState target = None
-        if want < fr.next_id:
-            for x in reversed(fr.iters):
-                if (<IterState>x).iter_id == want:
-                    target = x
-                    break
-        elif fr.queued or len(fr.iters) >= self.plan.frame_parallel[fr.fid]:
-            fr.queued.append((node, value))  # wait for an older iteration to finish
-            return 0
-        else:
-            target = self._new_iter(fr, ts)
-        if target is None:  # pragma: no cover - iterations retire in order
-            raise RuntimeError(f"iteration {want} of frame {fr.fid} vanished")
-        self._deliver_cf(node, target, value, False, ts)
-        return 0
-
-    cdef int _check_iter(self, IterState it, TaskStack* ts) except -1:
-        """Retire finished iterations of `it`'s frame, oldest first; start queued ones;
-        finish the frame when none is left."""
-        cdef FrameState fr = it.frame
-        cdef IterState ni
-        while True:
-            if it.outstanding != 0 or fr.iters[0] is not it:
-                return 0
-            if it.iter_id == 0 and fr.pending_enters > 0:
-                return 0
-            fr.iters.pop(0)
-            it.release()
-            if fr.queued:
-                queued = fr.queued
-                fr.queued = []
-                ni = self._new_iter(fr, ts)
-                for qnode, qvalue in queued:
-                    self._deliver_cf(qnode, ni, qvalue, False, ts)
-            if fr.iters:
-                it = fr.iters[0]
-                continue
-            return self._frame_done(fr, ts)
-
-    cdef int _frame_done(self, FrameState fr, TaskStack* ts) except -1:
-        """Every iteration of `fr` retired: Exits that never fired deliver dead values."""
-        cdef Plan plan = self.plan
-        cdef IterState parent = fr.parent_iter
-        cdef int j, e
-        for j in range(plan.exit_ptr[fr.fid], plan.exit_ptr[fr.fid + 1]):
-            e = plan.exit_nodes[j]
-            if e not in fr.exits_fired:
-                self._deliver_cf(e, parent, DEAD, True, ts)
-        fr.invariants = None
-        fr.parent_iter = None
-        del parent.children[fr.fid]
-        if parent.fid != 0:
-            parent.outstanding -= 1
-            if parent.outstanding == 0:
-                self._check_iter(parent, ts)
-        return 0
-
-    cdef int _release_frames(self) except -1:
-        """After an error: drop every frame instance still alive."""
-        if self.root_it is None:
-            return 0
-        pending = [self.root_it]
-        while pending:
-            it = pending.pop()
-            children = (<IterState>it).children
-            (<IterState>it).children = None
-            if children:
-                for fr in children.values():
-                    for x in (<FrameState>fr).iters:
-                        pending.append(x)
-                    (<FrameState>fr).iters = None
-                    (<FrameState>fr).invariants = None
-                    (<FrameState>fr).queued = None
-                    (<FrameState>fr).parent_iter = None
-            if it is not self.root_it:
-                (<IterState>it).release()
-        self.root_it.release()  # the root borrows the step's arrays: frees `cdead` only
-        self.root_it = None
-        if self.shared:
-            self.shared.clear()
-        return 0
-
-    cdef int _start_async_cf(self, int node, IterState it) except -1:
-        cdef Plan plan = self.plan
-        cdef int a = plan.in_ptr[node]
-        cdef int b = plan.in_ptr[node + 1]
-        cdef tuple args = PyTuple_New(b - a)
-        cdef bint dead = it.cdead[plan.node_local[node]] != 0
-        cdef int k
-        cdef PyObject* p
-        cdef object v
-        for k in range(a, b):
-            p = it.vals[plan.slot_local[plan.in_slots[k]]]
+            p = it.vals[plan.t.in_slots[k]]
             v = <object>p if p != NULL else None
             if v is DEAD:
                 dead = True
@@ -1761,22 +1324,24 @@ cdef class Step:
             done(None, e)
         return 0
 
-    def _async_done_cf(self, int node, IterState it, outputs, error, long long t0=-1):
+    def _async_done(self, int node, IterState it, outputs, error, long long t0=-1):
+        cdef Plan plan = self.plan
         cdef TaskStack ts
         cdef bint have_ts = False
         if self.finished:
-            return
+            return  # the step ended (after an error) without waiting for this kernel
         self.n_async -= 1
         try:
             if error is not None:
                 self._fail(node, error, ())
             elif self.error is None:
-                ts_init(&ts, 64)
+                plan.take_stack(&ts)
                 have_ts = True
                 quiet = quiet_enter()
                 try:
-                    self._finish_cf(node, it, outputs, outputs is DEAD, &ts, t0)
-                    self._drain_cf(&ts)
+                    Py_INCREF(outputs)
+                    self._finish(node, it, <PyObject*>outputs, t0, &ts)
+                    self._drain(&ts)
                 finally:
                     quiet_exit(quiet)
         except BaseException as e:
@@ -1784,10 +1349,132 @@ cdef class Step:
                 self.error = e
         finally:
             if have_ts:
-                ts_free(&ts)
-            self.active -= 1
-            if self.active <= 0 or self.shared or self.error is not None:
-                self._wake_caller()
+                plan.give_stack(&ts)
+            self._end_work()
+
+    # -- frames ------------------------------------------------------------------------
+    # Where the outputs of Enter, Exit and NextIteration nodes go; see "Frames" in the
+    # module docstring.
+    cdef int _route(self, int node, IterState it, object value, bint node_dead, int kind,
+                    TaskStack* ts) except -1:
+        cdef FrameState fr
+        if kind == K_EXIT:
+            if not node_dead:
+                fr = it.frame
+                fr.exits_fired.add(node)
+                self._deliver(node, fr.parent_iter, value, False, ts)
+        elif kind == K_NEXT:
+            if not node_dead:  # a dead value ends the loop here instead
+                self._next(node, it, value, ts)
+        else:
+            self._enter(node, it, value, node_dead, kind == K_CONST_ENTER, ts)
+        return 0
+
+    cdef FrameState _child_frame(self, IterState it, int fid, TaskStack* ts):
+        cdef FrameState fr = None
+        if it.children is None:
+            it.children = {}
+        else:
+            fr = it.children.get(fid)
+        if fr is None:
+            fr = FrameState.__new__(FrameState)
+            fr.fid = fid
+            fr.parent_iter = it
+            fr.pending_enters = self.plan.t.frame_n_enters[fid]
+            fr.next_id = 0
+            fr.iters = []
+            fr.invariants = []
+            fr.queued = []
+            fr.exits_fired = set()
+            it.children[fid] = fr
+            if it.fid != 0:
+                it.outstanding += 1
+            self._new_iter(fr, ts)
+        return fr
+
+    cdef IterState _new_iter(self, FrameState fr, TaskStack* ts):
+        cdef IterState it = new_iteration(self.plan, fr, fr.fid)
+        it.iter_id = fr.next_id
+        fr.next_id += 1
+        fr.iters.append(it)
+        for enode, value, dead in fr.invariants:
+            self._deliver(enode, it, value, dead, ts)
+        return it
+
+    cdef int _enter(self, int node, IterState it, object value, bint dead, bint const,
+                    TaskStack* ts) except -1:
+        cdef FrameState fr = self._child_frame(it, self.plan.t.enter_child[node], ts)
+        cdef IterState first = fr.iters[0]  # iteration 0 lives until every Enter arrived
+        if const:
+            fr.invariants.append((node, value, dead))
+            for target in list(fr.iters):
+                self._deliver(node, target, value, dead, ts)
+        else:
+            self._deliver(node, first, value, dead, ts)
+        fr.pending_enters -= 1
+        if fr.pending_enters == 0 and first.outstanding == 0:
+            self._check_iter(fr.iters[0], ts)
+        return 0
+
+    cdef int _next(self, int node, IterState it, object value, TaskStack* ts) except -1:
+        cdef FrameState fr = it.frame
+        cdef long long want = it.iter_id + 1
+        cdef IterState target = None
+        if want < fr.next_id:
+            for x in reversed(fr.iters):
+                if (<IterState>x).iter_id == want:
+                    target = x
+                    break
+        elif fr.queued or len(fr.iters) >= self.plan.t.frame_parallel[fr.fid]:
+            fr.queued.append((node, value))  # wait for an older iteration to finish
+            return 0
+        else:
+            target = self._new_iter(fr, ts)
+        if target is None:  # pragma: no cover - iterations retire in order
+            raise RuntimeError(f"iteration {want} of frame {fr.fid} vanished")
+        self._deliver(node, target, value, False, ts)
+        return 0
+
+    cdef int _check_iter(self, IterState it, TaskStack* ts) except -1:
+        """Retire finished iterations of `it`'s frame, oldest first; start queued ones;
+        finish the frame when none is left."""
+        cdef FrameState fr = it.frame
+        cdef IterState ni
+        while True:
+            if it.outstanding != 0 or fr.iters[0] is not it:
+                return 0
+            if it.iter_id == 0 and fr.pending_enters > 0:
+                return 0
+            fr.iters.pop(0)
+            it.release()
+            if fr.queued:
+                queued = fr.queued
+                fr.queued = []
+                ni = self._new_iter(fr, ts)
+                for qnode, qvalue in queued:
+                    self._deliver(qnode, ni, qvalue, False, ts)
+            if fr.iters:
+                it = fr.iters[0]
+                continue
+            return self._frame_done(fr, ts)
+
+    cdef int _frame_done(self, FrameState fr, TaskStack* ts) except -1:
+        """Every iteration of `fr` retired: Exits that never fired deliver dead values."""
+        cdef Plan plan = self.plan
+        cdef IterState parent = fr.parent_iter
+        cdef int j, e
+        for j in range(plan.t.exit_ptr[fr.fid], plan.t.exit_ptr[fr.fid + 1]):
+            e = plan.t.exit_nodes[j]
+            if e not in fr.exits_fired:
+                self._deliver(e, parent, DEAD, True, ts)
+        fr.invariants = None
+        fr.parent_iter = None
+        del parent.children[fr.fid]
+        if parent.fid != 0:
+            parent.outstanding -= 1
+            if parent.outstanding == 0:
+                self._check_iter(parent, ts)
+        return 0
 
     def cancel(self, exc):
         """Abort the step from outside (timeouts, session close)."""
@@ -1804,7 +1491,6 @@ class WorkerPool:
     def __init__(self, int num_threads, str name="flowgraph-executor"):
         import queue
 
-        self.num_threads = num_threads
         self._queue = queue.SimpleQueue()
         self._threads = []
         self._closed = False

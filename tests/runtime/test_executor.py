@@ -160,6 +160,14 @@ def test_a_step_runs_once():
         step.run([], [], [0])
 
 
+def test_a_plan_runs_only_once_finished():
+    plan = Plan(1, [lambda: 1], [[]], [0], [1], [0], [1], [None], ["n0"], describe)
+    with pytest.raises(RuntimeError, match="finish"):
+        Step(plan, None, None, False)
+    plan.finish()
+    assert Step(plan, None, None, False).run([], [], [0]) == [1]
+
+
 def test_needs_step_kernels_receive_the_context():
     ctx = object()
     plan = build(1, [(lambda c, x: (c is ctx, x), [0], 1, FLAG_NEEDS_STEP)], [1])
@@ -404,8 +412,6 @@ def test_trace_records_each_node_with_bytes():
     plan = build(1, [(lambda x: x * 2, [0], 1, 0), (lambda y: y[:2].copy(), [1], 1, 0)], [2])
     _, step = run(plan, [np.ones(8)], [2], tracing=True)
     assert [t[0] for t in step.trace] == [0, 1]
-    _, t0, t1, tid, out_bytes, live = step.trace[0]
+    _, t0, t1, tid, out_bytes = step.trace[0]
     assert t1 >= t0 and tid == threading.get_ident() and out_bytes == 64
-    assert live == 128  # the feed and node 0's output
-    assert step.trace[1][4] == 16 and step.trace[1][5] == 64 + 16  # the feed is gone
-    assert step.peak_bytes == 128
+    assert step.trace[1][4] == 16
