@@ -32,15 +32,13 @@ from flowgraph.runtime import _executor
 from flowgraph.runtime.bind import KernelCache
 from flowgraph.runtime.config import (
     ConfigProto,
-    DeviceStepStats,
-    NodeExecStats,
     RunMetadata,
     RunOptions,
-    StepStats,
 )
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
 from flowgraph.runtime.step import StepContext
+from flowgraph.runtime.step_stats import fill_step_stats
 
 logger = logging.getLogger("flowgraph")
 _step_ids = itertools.count(1)
@@ -311,7 +309,7 @@ class Session:
             if alarm is not None:
                 _watchdog.cancel(alarm)
         if tracing:
-            _fill_step_stats(run_metadata, cp, step, {
+            fill_step_stats(run_metadata, cp, step.trace, {
                 s: int(getattr(v, "nbytes", 0) or 0) for s, v in zip(slots, feed_values)})
         if run_metadata is not None and options is not None and options.output_partition_graphs:
             run_metadata.partition_graphs = list(cp.partition_graphs)
@@ -477,92 +475,3 @@ class _DefaultSession:
 
 def _expand_structured_feed(key, value):
     return key._feed_tensors(value)
-
-
-def _fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, step,
-                     feed_bytes: dict[int, int]) -> None:
-    """Turn the executor's trace into `StepStats`, with live and peak bytes per device.
-
-    The executor traces each node's output bytes; live bytes per device are replayed here
-    from the trace (completion order) and the plan: a node's outputs are allocated on its
-    device when it finishes, and a slot is freed when its last consumer has finished
-    (fetched slots never are); feeds and constants count from the start on the device
-    of their consumers. Async nodes (`_Recv`, queue ops) are traced from their start to
-    their completion, so a `_Recv` allocates its bytes on the destination device when the
-    value arrives. Outputs of a multi-output node are one block, freed when the last of
-    them is.
-    """
-    by_device: dict[str, DeviceStepStats] = {}
-    wall_offset = time.time_ns() - _executor.monotonic_ns()
-    for d in cp.devices:
-        by_device[d.name] = DeviceStepStats(device=d.name)
-    live: dict[str, int] = dict.fromkeys(by_device, 0)
-    peak: dict[str, int] = dict.fromkeys(by_device, 0)
-    uses = list(cp.slot_uses)
-    node_of_slot: dict[int, int] = {}
-    for n, (base, count) in enumerate(cp.node_outputs):
-        for k in range(count):
-            node_of_slot[base + k] = n
-    block_left: dict[int, int] = {}  # node -> output slots still in use
-    block_bytes: dict[int, tuple[str, int]] = {}
-    slot_bytes: dict[int, int] = {}  # source slots
-    initial = cp.plan.initial_values
-    for s in cp.source_slots:
-        v = initial[s] if s < len(initial) else None
-        slot_bytes[s] = int(getattr(v, "nbytes", 0) or 0)
-    slot_bytes.update(feed_bytes)
-    for s, n in slot_bytes.items():
-        if uses[s] > 0:
-            dev = cp.slot_device[s]
-            live[dev] = live.get(dev, 0) + n
-            peak[dev] = max(peak.get(dev, 0), live[dev])
-
-    def allocate(node: int, dev: str, n: int) -> None:
-        base, count = cp.node_outputs[node]
-        left = sum(1 for k in range(count) if uses[base + k] > 0)
-        if left and n:
-            block_left[node] = left
-            block_bytes[node] = (dev, n)
-            live[dev] = live.get(dev, 0) + n
-            peak[dev] = max(peak.get(dev, 0), live[dev])
-
-    def release(slot: int) -> None:
-        uses[slot] -= 1
-        if uses[slot] != 0:
-            return
-        producer = node_of_slot.get(slot)
-        if producer is None:
-            n = slot_bytes.get(slot, 0)
-            dev = cp.slot_device[slot]
-            live[dev] -= n
-            return
-        if producer in block_left:
-            block_left[producer] -= 1
-            if block_left[producer] == 0:
-                dev, n = block_bytes.pop(producer)
-                del block_left[producer]
-                live[dev] -= n
-
-    for node, t0, t1, tid, out_bytes in step.trace:
-        info = cp.nodes[node]
-        allocate(node, info.device, out_bytes)
-        for s in cp.node_inputs[node]:
-            release(s)
-        dev = by_device.setdefault(info.device, DeviceStepStats(device=info.device))
-        dev.node_stats.append(NodeExecStats(
-            node_name=info.name,
-            op_type=info.op_type,
-            all_start_micros=(t0 + wall_offset) // 1000,
-            op_start_rel_micros=0,
-            op_end_rel_micros=(t1 - t0) // 1000,
-            all_end_rel_micros=(t1 - t0) // 1000,
-            thread_id=tid,
-            output_bytes=out_bytes,
-            live_bytes_after=live.get(info.device, 0),
-            timeline_label=f"{info.name} = {info.op_type}()",
-            all_start_nanos=t0,
-            all_end_rel_nanos=t1 - t0,
-        ))
-    for name, dev in by_device.items():
-        dev.peak_bytes = peak.get(name, 0)
-    run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))

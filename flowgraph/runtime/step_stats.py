@@ -1,0 +1,102 @@
+"""A traced step's `StepStats`: per node its timing, per device live and peak bytes.
+
+The executor traces, per node, its start and end (monotonic ns), thread and output
+bytes. Live bytes per device are replayed here from that trace (completion order) and
+the plan: a node's outputs are allocated on its device when it finishes, and a slot is
+freed when its last consumer has finished (fetched slots never are); feeds and constants
+count from the start on the device of their consumers. Async nodes (`_Recv`, queue ops)
+are traced from their start to their completion, so a `_Recv` allocates its bytes on the
+destination device when the value arrives. Outputs of a multi-output node are one block,
+freed when the last of them is.
+"""
+
+from __future__ import annotations
+
+import time
+
+from flowgraph.runtime import _executor
+from flowgraph.runtime.config import DeviceStepStats, NodeExecStats, RunMetadata, StepStats
+from flowgraph.runtime.plan import CompiledPlan
+
+
+class _MemoryReplay:
+    """Live and peak bytes per device while the trace is replayed."""
+
+    def __init__(self, cp: CompiledPlan, feed_bytes: dict[int, int]) -> None:
+        self.cp = cp
+        self.live: dict[str, int] = {d.name: 0 for d in cp.devices}
+        self.peak: dict[str, int] = dict(self.live)
+        self.uses = list(cp.slot_uses)
+        self.node_of_slot = {base + k: n for n, (base, count) in enumerate(cp.node_outputs)
+                             for k in range(count)}
+        self.block_left: dict[int, int] = {}  # node -> output slots still in use
+        self.block_bytes: dict[int, tuple[str, int]] = {}
+        initial = cp.plan.initial_values
+        self.source_bytes = {  # feeds and constants
+            s: int(getattr(initial[s] if s < len(initial) else None, "nbytes", 0) or 0)
+            for s in cp.source_slots}
+        self.source_bytes.update(feed_bytes)
+        for s, n in self.source_bytes.items():
+            if self.uses[s] > 0:
+                self._add(cp.slot_device[s], n)
+
+    def _add(self, dev: str, n: int) -> None:
+        self.live[dev] = self.live.get(dev, 0) + n
+        self.peak[dev] = max(self.peak.get(dev, 0), self.live[dev])
+
+    def finished(self, node: int, dev: str, out_bytes: int) -> None:
+        """Node `node` finished on `dev`: allocate its outputs, release its inputs."""
+        base, count = self.cp.node_outputs[node]
+        left = sum(1 for k in range(count) if self.uses[base + k] > 0)
+        if left and out_bytes:
+            self.block_left[node] = left
+            self.block_bytes[node] = (dev, out_bytes)
+            self._add(dev, out_bytes)
+        for s in self.cp.node_inputs[node]:
+            self._release(s)
+
+    def _release(self, slot: int) -> None:
+        self.uses[slot] -= 1
+        if self.uses[slot] != 0:
+            return
+        producer = self.node_of_slot.get(slot)
+        if producer is None:
+            self.live[self.cp.slot_device[slot]] -= self.source_bytes.get(slot, 0)
+        elif producer in self.block_left:
+            self.block_left[producer] -= 1
+            if self.block_left[producer] == 0:
+                dev, n = self.block_bytes.pop(producer)
+                del self.block_left[producer]
+                self.live[dev] -= n
+
+
+def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
+                    feed_bytes: dict[int, int]) -> None:
+    """Set ``run_metadata.step_stats`` from a step's `trace` (see the module docstring).
+
+    `feed_bytes` maps each feed slot to its value's size.
+    """
+    by_device = {d.name: DeviceStepStats(device=d.name) for d in cp.devices}
+    wall_offset = time.time_ns() - _executor.monotonic_ns()
+    memory = _MemoryReplay(cp, feed_bytes)
+    for node, t0, t1, tid, out_bytes in trace:
+        info = cp.nodes[node]
+        memory.finished(node, info.device, out_bytes)
+        dev = by_device.setdefault(info.device, DeviceStepStats(device=info.device))
+        dev.node_stats.append(NodeExecStats(
+            node_name=info.name,
+            op_type=info.op_type,
+            all_start_micros=(t0 + wall_offset) // 1000,
+            op_start_rel_micros=0,
+            op_end_rel_micros=(t1 - t0) // 1000,
+            all_end_rel_micros=(t1 - t0) // 1000,
+            thread_id=tid,
+            output_bytes=out_bytes,
+            live_bytes_after=memory.live.get(info.device, 0),
+            timeline_label=f"{info.name} = {info.op_type}()",
+            all_start_nanos=t0,
+            all_end_rel_nanos=t1 - t0,
+        ))
+    for name, dev in by_device.items():
+        dev.peak_bytes = memory.peak.get(name, 0)
+    run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))
