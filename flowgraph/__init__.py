@@ -57,11 +57,12 @@ from flowgraph.framework.graph import (
     reset_default_graph,
     set_random_seed,
 )
+from flowgraph.framework.importer import import_graph_def
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.framework.serialization import import_graph_def
-from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue, sparse_placeholder
+from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
+from flowgraph.framework.versions import __version__
 from flowgraph.ops.array_ops import *
 from flowgraph.ops.check_ops import *
 from flowgraph.ops.clip_ops import *
@@ -108,8 +109,6 @@ from flowgraph.runtime.config import (
     RunOptions,
 )
 from flowgraph.runtime.session import InteractiveSession, Session
-
-__version__ = "0.1.0"
 
 # The harness, Keras, data, export and compat layers load on first use, so that
 # ``import flowgraph`` stays fast (DESIGN.md: import heavy optional modules lazily).

@@ -5,6 +5,11 @@
 EXPORT_BASE with TensorFlow Serving's REST API (see `flowgraph.serving.server`) until
 interrupted. ``python -m flowgraph serve ...`` is the same.
 
+``flowgraph ops [NAME]`` describes op type NAME (where it is declared, its shape
+function, gradient, kernels per backend with their dtypes, attributes and cost class;
+see `flowgraph.backends.op_info`), or lists every op type without NAME. An unknown NAME
+exits with code 2 and names the close matches.
+
 Example
 -------
 >>> main(["serve", "--help"])            # doctest: +SKIP
@@ -37,7 +42,28 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--poll_interval", type=float, default=2.0,
                        help="seconds between scans for new versions (default 2)")
     serve.add_argument("--verbose", action="store_true", help="log every request")
+    ops = sub.add_parser(
+        "ops", help="list the op types, or describe one",
+        description="Without NAME, list every registered op type (cost class, backends "
+                    "with a kernel). With NAME, show where the op is declared, its shape "
+                    "function, gradient, kernels per backend and their dtypes, attributes "
+                    "and cost class.")
+    ops.add_argument("name", nargs="?", metavar="NAME", help="op type, e.g. MatMul")
     return parser
+
+
+def _ops_command(name: str | None) -> int:
+    from flowgraph.backends.op_info import UnknownOpError, describe_op, list_ops
+
+    if name is None:
+        print(list_ops())
+        return 0
+    try:
+        print(describe_op(name))
+    except UnknownOpError as e:
+        print(f"flowgraph ops: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,10 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "ops":
+        return _ops_command(args.name)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
+        from flowgraph.ops import load_all
         from flowgraph.serving.server import ModelServer
+
+        load_all()  # every op type, before any SavedModel names one
 
         if not os.path.isdir(args.model_dir):
             parser.error(f"--model_dir {args.model_dir} is not a directory")

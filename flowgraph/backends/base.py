@@ -12,7 +12,9 @@ memory (NumPy arrays). Kernels come in two shapes:
 
 Flags: ``needs_step`` passes the running `Step` as the first argument (for Send/Recv,
 queues, timeouts); ``is_async`` makes the kernel take ``(step, done, *inputs)`` and call
-``done(outputs)`` or ``done(None, error)`` later, holding no executor thread meanwhile.
+``done(outputs)`` or ``done(None, error)`` later, holding no executor thread meanwhile;
+``fresh`` declares that the kernel always returns an array nobody else references, which
+the plan may let a consumer's in-place variant overwrite (`Backend.fresh_outputs`).
 
 Example
 -------
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +49,8 @@ class KernelDef:
     attr_names: tuple[str, ...] = ()
     takes_all_attrs: bool = False
     is_class: bool = False
+    fresh: bool = False  # always returns an array nobody else references
+    registered_at: tuple[str, int] | None = None  # (file, line) of the registration
 
     def accepts(self, dtype) -> bool:
         return self.dtypes is None or dtype is None or dtype.base_dtype in self.dtypes
@@ -87,8 +92,16 @@ class KernelContext:
     extra: dict = field(default_factory=dict)
 
 
+def _registration_site() -> tuple[str, int] | None:
+    """(file, line) of the innermost caller outside this module: the kernel module."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
 def _kernel_def(op_type: str, fn: Callable, dtypes, needs_step: bool,
-                is_async: bool) -> KernelDef:
+                is_async: bool, fresh: bool = False) -> KernelDef:
     is_class = inspect.isclass(fn)
     target = fn.__init__ if is_class else fn
     params = list(inspect.signature(target).parameters.values())
@@ -99,39 +112,74 @@ def _kernel_def(op_type: str, fn: Callable, dtypes, needs_step: bool,
     accepted = None
     if dtypes is not None:
         accepted = frozenset(_dtypes.as_dtype(d).base_dtype for d in dtypes)
-    return KernelDef(op_type, fn, accepted, needs_step, is_async, names, takes_all, is_class)
+    return KernelDef(op_type, fn, accepted, needs_step, is_async, names, takes_all, is_class,
+                     fresh, _registration_site())
 
 
 class Backend:
     """Base class of device backends; subclasses set `device_type` and list devices."""
 
     device_type: str = "ABSTRACT"
-    priority: int = 0  # placement preference: higher wins when several devices can run an op
-    # Op types whose kernels always return arrays that nobody else references (see
-    # `register_in_place`).
-    fresh_outputs: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         self._kernels: dict[str, list[KernelDef]] = {}
         self._in_place: dict[str, KernelDef] = {}
         self._loaded = False
+        self._fresh: frozenset[str] | None = None
 
     # -- kernels ----------------------------------------------------------------------
     def kernel(self, op_type: str, dtypes=None, needs_step: bool = False,
-               is_async: bool = False):
-        """Decorator registering a kernel for `op_type` on this backend."""
+               is_async: bool = False, fresh: bool = False):
+        """Decorator registering a kernel for `op_type` on this backend (see
+        `register_kernel`)."""
 
         def decorate(fn):
             self.register_kernel(op_type, fn, dtypes=dtypes, needs_step=needs_step,
-                                 is_async=is_async)
+                                 is_async=is_async, fresh=fresh)
             return fn
 
         return decorate
 
     def register_kernel(self, op_type: str, fn: Callable, dtypes=None,
-                        needs_step: bool = False, is_async: bool = False) -> None:
+                        needs_step: bool = False, is_async: bool = False,
+                        fresh: bool = False) -> None:
+        """Register kernel `fn` for `op_type`.
+
+        ``fresh=True`` promises that on every path `fn` returns an array that nobody else
+        references (new, or recycled from a pool): an in-place variant of the consuming
+        op may then overwrite it (see `register_in_place` and `fresh_outputs`). A kernel
+        that may return one of its inputs, a view of one, or a cached array must not set
+        it.
+        """
         self._kernels.setdefault(op_type, []).append(
-            _kernel_def(op_type, fn, dtypes, needs_step, is_async))
+            _kernel_def(op_type, fn, dtypes, needs_step, is_async, fresh))
+        self._fresh = None
+
+    @property
+    def fresh_outputs(self) -> frozenset[str]:
+        """Op types all of whose kernels here were registered with ``fresh=True``.
+
+        >>> b = Backend()
+        >>> b.register_kernel("New", lambda x: x + 1, fresh=True)
+        >>> b.register_kernel("Same", lambda x: x)
+        >>> sorted(b.fresh_outputs)
+        ['New']
+        """
+        if getattr(self, "_fresh", None) is None:
+            kernels = self.kernels()
+            self._fresh = frozenset(op for op, kdefs in kernels.items()
+                                    if kdefs and all(k.fresh for k in kdefs))
+        return self._fresh
+
+    def in_place(self, op_type: str):
+        """Decorator registering an in-place variant of `op_type`'s kernel (see
+        `register_in_place`)."""
+
+        def decorate(fn):
+            self.register_in_place(op_type, fn)
+            return fn
+
+        return decorate
 
     def register_in_place(self, op_type: str, fn: Callable) -> None:
         """Register `fn` as a variant of `op_type`'s kernel that may write its result into
@@ -153,6 +201,11 @@ class Backend:
         self.ensure_loaded()
         kdef = self._in_place.get(op.type)
         return None if kdef is None else bind_kernel(kdef, op, None)
+
+    def in_place_def(self, op_type: str) -> KernelDef | None:
+        """The registered in-place variant of `op_type`'s kernel, or None."""
+        self.ensure_loaded()
+        return self._in_place.get(op_type)
 
     def kernels(self) -> dict[str, list[KernelDef]]:
         self.ensure_loaded()
@@ -189,12 +242,19 @@ class Backend:
         cores; the plan then keeps a plan with such kernels on one executor thread."""
         return False
 
+    def intra_op_limit(self, threads: int):
+        """A context manager that runs this backend's kernels on at most `threads`
+        threads while it is open (``ConfigProto.intra_op_parallelism_threads``), or None
+        when the backend has no such setting.
+
+        >>> Backend().intra_op_limit(1) is None
+        True
+        """
+        return None
+
     # -- devices ----------------------------------------------------------------------
     def list_devices(self, count: int | None = None) -> list[Device]:
         raise NotImplementedError
-
-    def default_device_count(self) -> int:
-        return 1
 
     # -- transfers --------------------------------------------------------------------
     def to_host(self, value, device: Device):
@@ -204,9 +264,6 @@ class Backend:
     def from_host(self, value: np.ndarray, device: Device):
         """Return host array `value` in this backend's representation on `device`."""
         return value
-
-    def synchronize(self, device: Device) -> None:
-        """Wait until work queued on `device` is done (once per step)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} device_type={self.device_type}>"

@@ -11,7 +11,12 @@ Example
 [0 1]
 """
 
+from flowgraph.data import dataset as _dataset
 from flowgraph.data import dataset_ops_experimental as experimental
+from flowgraph.data import dataset_ops_prefetch as _prefetch
+from flowgraph.data import dataset_ops_sources as _sources
+from flowgraph.data import dataset_ops_transform as _transform
+from flowgraph.data import iterator as _iterator
 from flowgraph.data.dataset import AUTOTUNE, Dataset
 from flowgraph.data.dataset_ops_sources import TextLineDataset
 from flowgraph.data.iterator import (
@@ -22,5 +27,8 @@ from flowgraph.data.iterator import (
     make_initializable_iterator,
     make_one_shot_iterator,
 )
+
+# Dataset's methods build nodes and iterators from these modules, which import it.
+_dataset._install_nodes(_sources, _transform, _prefetch, _iterator)
 
 DatasetV1 = Dataset

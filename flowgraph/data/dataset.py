@@ -399,8 +399,19 @@ class Dataset:
         return Dataset.zip((Dataset.range(start, 2**62), self))
 
 
-# Node modules subclass Dataset, so they are imported once it exists.
-from flowgraph.data import dataset_ops_prefetch as _pf  # noqa: E402
-from flowgraph.data import dataset_ops_sources as _src  # noqa: E402
-from flowgraph.data import dataset_ops_transform as _tr  # noqa: E402
-from flowgraph.data import iterator as _iterator  # noqa: E402
+# -- the nodes and iterators ------------------------------------------------------------
+# The nodes subclass Dataset (dataset_ops_sources, dataset_ops_transform,
+# dataset_ops_prefetch) and the iterators take one (iterator), so those modules import
+# this one, which does not import them: the methods above reach them through these
+# references, set by the `flowgraph.data` package once it has imported them
+# (`_install_nodes`). Importing any flowgraph.data module runs the package first.
+_src: Any = None
+_tr: Any = None
+_pf: Any = None
+_iterator: Any = None
+
+
+def _install_nodes(sources, transform, prefetch, iterator) -> None:
+    """Set the modules of the dataset nodes and of the iterators (by `flowgraph.data`)."""
+    global _src, _tr, _pf, _iterator
+    _src, _tr, _pf, _iterator = sources, transform, prefetch, iterator

@@ -10,8 +10,9 @@ Ops
                                  `OutOfRangeError` ("End of sequence") at the end.
 ``IteratorToStringHandle`` / ``IteratorFromStringHandleV2``: feedable iterators.
 
-The iterator state lives in the session's resource container (see
-`flowgraph/backends/cpu/kernels_data.py`), so each session has its own position.
+The op types are declared in `flowgraph/ops/iterator_ops.py`. The iterator state lives
+in the session's resource container (see `flowgraph/backends/cpu/kernels_data.py`), so
+each session has its own position.
 
 Example
 -------
@@ -31,14 +32,12 @@ done
 
 from __future__ import annotations
 
-from flowgraph.backends.cpu.kernels_data import register_dataset
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.framework.registry import OpCost, not_differentiable, register_op
-from flowgraph.framework.tensor_shape import TensorShape, as_shape
-from flowgraph.ops.op_util import fixed_dtype, make_op
+from flowgraph.ops.iterator_ops import register_dataset
+from flowgraph.ops.op_util import make_op
 
 from .dataset_ops_structure import (
     as_spec_structure,
@@ -57,39 +56,6 @@ __all__ = [
     "make_initializable_iterator",
     "make_one_shot_iterator",
 ]
-
-
-# -- op registrations -------------------------------------------------------------------------
-def _handle_shape(op, *inputs):
-    return [TensorShape([])]
-
-
-_ITER_ATTRS = {"output_types": [], "output_shapes": [], "shared_name": "", "container": ""}
-register_op("IteratorV2", attrs=_ITER_ATTRS, dtype_fn=fixed_dtype(_dtypes.string),
-            stateful=True)(_handle_shape)
-register_op("OneShotIterator", attrs={**_ITER_ATTRS, "dataset_id": ""},
-            dtype_fn=fixed_dtype(_dtypes.string), stateful=True)(_handle_shape)
-register_op("IteratorFromStringHandleV2", attrs={"output_types": [], "output_shapes": []},
-            dtype_fn=fixed_dtype(_dtypes.string), stateful=True)(_handle_shape)
-register_op("IteratorToStringHandle", dtype_fn=fixed_dtype(_dtypes.string),
-            stateful=True)(_handle_shape)
-register_op("MakeIterator", attrs={"dataset_id": ""}, num_outputs=0,
-            dtype_fn=lambda op: [], stateful=True)(lambda op, *shapes: [])
-
-
-def _get_next_dtypes(op):
-    return [_dtypes.as_dtype(d) for d in op.attrs["output_types"]]
-
-
-@register_op("IteratorGetNext", attrs={"output_types": [], "output_shapes": []},
-             num_outputs=lambda op: len(op.attrs["output_types"]), dtype_fn=_get_next_dtypes,
-             stateful=True, cost=OpCost.EXPENSIVE)
-def _get_next_shape(op, handle):
-    return [as_shape(s) for s in op.attrs["output_shapes"]]
-
-
-not_differentiable("IteratorV2", "OneShotIterator", "IteratorFromStringHandleV2",
-                   "IteratorToStringHandle", "MakeIterator", "IteratorGetNext")
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """`tf.estimator.inputs`: input functions over in-memory NumPy arrays and pandas frames.
 
 `numpy_input_fn` / `pandas_input_fn` return an ``input_fn`` that builds one
-``NumpyBatchSource`` op: a stateful, input-less op whose CPU kernel owns a cursor over
-the arrays (one per session, like a one-shot iterator) and emits the next batch of every
+``NumpyBatchSource`` op (declared in `flowgraph/ops/input_ops.py`): a stateful,
+input-less op whose CPU kernel (`flowgraph/backends/cpu/kernels_input.py`) owns a cursor
+over the arrays (one per session, like a one-shot iterator) and emits the next batch of every
 column in one call. Batches run across epoch boundaries exactly as TF's queue-fed
 version does (with 5 rows, batch 2 and 2 epochs: ``[0 1] [2 3] [4 0] [1 2] [3 4]``); only
 the very last batch may be smaller, and the op raises `OutOfRangeError` once
@@ -28,97 +29,16 @@ Example
 
 from __future__ import annotations
 
-import itertools
-import threading
-import weakref
-
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework import errors
 from flowgraph.framework.graph import get_default_graph, get_seed, name_scope
-from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.input_ops import register_arrays
 
 __all__ = ["numpy_input_fn", "pandas_input_fn"]
 
 _TARGET_KEY = "__target_key__"
 _DIRECT_KEY = "__direct_np_input__"
-
-# key -> tuple of arrays; an entry lives as long as the graph holding its op.
-_SOURCES: dict[str, tuple] = {}
-_keys = itertools.count()
-
-
-def _source_dtypes(op):
-    return [_dtypes.as_dtype(d) for d in op.attrs["dtypes"]]
-
-
-@register_op("NumpyBatchSource", attrs={"key": "", "dtypes": [], "shapes": [],
-                                        "batch_size": 1, "num_epochs": -1, "shuffle": False,
-                                        "seed": 0, "seed2": 0},
-             num_outputs=lambda op: len(op.attrs["dtypes"]), dtype_fn=_source_dtypes,
-             stateful=True)
-def _numpy_batch_source_shape(op):
-    return [TensorShape([None, *shape]) for shape in op.attrs["shapes"]]
-
-
-not_differentiable("NumpyBatchSource")
-
-
-@cpu_kernel("NumpyBatchSource")
-class _NumpyBatchSource:
-    """Next batch of every column; a cursor over an endless (or `num_epochs`-long)
-    stream of row indices, one permutation per epoch when shuffling."""
-
-    def __init__(self, ctx, *, key, dtypes, shapes, batch_size, num_epochs, shuffle, seed,
-                 seed2):
-        if key not in _SOURCES:
-            raise errors.FailedPreconditionError(
-                None, None, f"NumpyBatchSource {ctx.op.name}: its arrays are gone (the graph "
-                f"was serialized or rebuilt in another process); call the input_fn again.")
-        self._arrays = _SOURCES[key]
-        self._n = len(self._arrays[0])
-        self._batch = batch_size
-        self._epochs_left = None if num_epochs < 0 else num_epochs
-        self._rng = None
-        if shuffle:
-            from flowgraph.backends.cpu.kernels_random import make_generator
-
-            self._rng = make_generator(seed, seed2)
-        self._order = np.empty(0, np.int64)
-        self._pos = 0
-        self._lock = threading.Lock()
-
-    def _next_indices(self) -> np.ndarray | None:
-        parts, want = [], self._batch
-        while want:
-            if self._pos == len(self._order):
-                if self._epochs_left == 0:
-                    break
-                if self._epochs_left is not None:
-                    self._epochs_left -= 1
-                self._order = (self._rng.permutation(self._n) if self._rng is not None
-                               else np.arange(self._n))
-                self._pos = 0
-            take = self._order[self._pos:self._pos + want]
-            self._pos += len(take)
-            want -= len(take)
-            parts.append(take)
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    def __call__(self):
-        with self._lock:
-            idx = self._next_indices()
-        if idx is None:
-            raise errors.OutOfRangeError(None, None, "End of numpy input (all epochs read).")
-        if self._rng is None and idx[-1] - idx[0] == len(idx) - 1:
-            idx = slice(int(idx[0]), int(idx[-1]) + 1)  # sequential: a view, no copy
-        out = tuple(a[idx] for a in self._arrays)
-        return out if len(out) > 1 else out[0]
 
 
 def _storable(array) -> np.ndarray:
@@ -134,11 +54,9 @@ def _storable(array) -> np.ndarray:
 def _batch_source(columns: dict, batch_size: int, num_epochs, shuffle: bool, name: str):
     """Build the source op for `columns` (name -> array); return name -> Tensor."""
     graph = get_default_graph()
-    key = f"numpy_source_{next(_keys)}"
     names = list(columns)
     arrays = tuple(_storable(columns[n]) for n in names)
-    _SOURCES[key] = arrays
-    weakref.finalize(graph, _SOURCES.pop, key, None)
+    key = register_arrays(graph, arrays)
     seed, seed2 = get_seed(None)
     attrs = {
         "key": key,

@@ -299,12 +299,22 @@ def _first_tensor_dtype(v):
     return None
 
 
+# ``tf.stack``, installed by `flowgraph.ops.array_join_ops` (this layer never imports the
+# op library): converting a list that holds tensors packs it with this function.
+_stack: Callable | None = None
+
+
+def install_stack_function(fn: Callable) -> None:
+    """Set the ``tf.stack`` used to convert lists holding tensors (called by
+    `flowgraph.ops.array_join_ops`)."""
+    global _stack
+    _stack = fn
+
+
 def _autopack(value, dtype, name: str) -> Tensor:
     """Pack a (nested) list holding tensors with ``tf.stack``, converting every element
     to the dtype of the first tensor found (or `dtype`)."""
-    from flowgraph.ops import array_ops
-
-    stack = getattr(array_ops, "stack", None)
+    stack = _stack
     if stack is None:
         raise TypeError(
             f"Cannot convert a list containing tensors ({value!r}) to a tensor: tf.stack is "

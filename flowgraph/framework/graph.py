@@ -39,6 +39,14 @@ from typing import Any
 from flowgraph.framework import registry
 from flowgraph.framework.device_spec import device_string, merge_device
 from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.serialization import GRAPH_DEF_VERSION, graph_to_dict
+from flowgraph.framework.session_stack import (  # re-exported: tf.get_default_session
+    _default_session_stack as _default_session_stack,
+)
+from flowgraph.framework.session_stack import get_default_session as get_default_session
+from flowgraph.framework.session_stack import (
+    get_default_session_or_raise as get_default_session_or_raise,
+)
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 
 # TensorFlow's rules: an op name (and a scope opened at the root) starts with a letter,
@@ -185,8 +193,6 @@ class Graph:
 
     @property
     def graph_def_versions(self) -> _VersionDef:
-        from flowgraph.framework.serialization import GRAPH_DEF_VERSION
-
         return _VersionDef(GRAPH_DEF_VERSION)
 
     # -- finalization -----------------------------------------------------------------
@@ -648,8 +654,6 @@ class Graph:
     # -- serialization ----------------------------------------------------------------
     def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
         """The graph as a JSON-compatible dict (see `flowgraph.framework.serialization`)."""
-        from flowgraph.framework.serialization import graph_to_dict
-
         return graph_to_dict(self, add_shapes=add_shapes)
 
     def __contains__(self, name: str) -> bool:
@@ -666,7 +670,8 @@ def _bad_op_name(name: str) -> str:
     )
 
 
-# -- default graph and session stacks (per thread, over a process-wide default) ---------
+# -- default graph stack (per thread, over a process-wide default); the session stack
+# -- is in session_stack.py ----------------------------------------------------------
 _global_default_graph: Graph | None = None
 _stacks = threading.local()
 
@@ -698,28 +703,6 @@ def reset_default_graph() -> None:
         )
     global _global_default_graph
     _global_default_graph = Graph()
-
-
-def _default_session_stack() -> list:
-    if not hasattr(_stacks, "sessions"):
-        _stacks.sessions = []
-    return _stacks.sessions
-
-
-def get_default_session():
-    """The innermost session entered with ``with sess.as_default()`` (or None)."""
-    stack = _default_session_stack()
-    return stack[-1] if stack else None
-
-
-def get_default_session_or_raise(what: str):
-    sess = get_default_session()
-    if sess is None:
-        raise ValueError(
-            f"Cannot evaluate '{what}' using eval()/run(): no default session is registered. "
-            "Use `with sess.as_default():` or pass session=sess."
-        )
-    return sess
 
 
 def get_collection(key: str, scope: str | None = None) -> list:

@@ -11,6 +11,9 @@ that is mostly zeros, the gradient is kept as the triple
 Rows of `values` with the same index add up. An optimizer can apply the update to only
 those rows; anything else converts the slices to a dense tensor with
 `convert_to_tensor`, which warns when the dense tensor would be large (as TensorFlow does).
+That conversion builds ops, so it is registered by the op library
+(`flowgraph.ops.array_index_ops.indexed_slices_to_tensor`), as is ``-slices``
+(`flowgraph.ops.math_ops`): this layer never imports the op library.
 
 Example
 -------
@@ -26,16 +29,8 @@ Example
 
 from __future__ import annotations
 
-import warnings
-
-import numpy as np
-
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import (
-    constant_value,
-    convert_to_tensor,
-    register_tensor_conversion_function,
-)
+from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Tensor
 
 # Dense conversions of more elements than this warn (TensorFlow's threshold).
@@ -125,11 +120,6 @@ class IndexedSlices:
     def consumers(self) -> list:
         return self._values.consumers()
 
-    def __neg__(self) -> IndexedSlices:
-        from flowgraph.ops.math_ops import negative
-
-        return IndexedSlices(negative(self._values), self._indices, self._dense_shape)
-
     def __repr__(self) -> str:
         shape = "None" if self._dense_shape is None else self._dense_shape.name
         return (f"IndexedSlices(indices={self._indices.name}, values={self._values.name}, "
@@ -138,40 +128,3 @@ class IndexedSlices:
     def __bool__(self) -> bool:
         raise TypeError("Using IndexedSlices as a Python bool is not allowed; compare with "
                         "None instead.")
-
-
-def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
-                             as_ref: bool = False) -> Tensor:
-    """The dense tensor of `value` (duplicate indices add up), with TF's size warnings."""
-    if dtype is not None and not _dtypes.as_dtype(dtype).base_dtype == value.dtype.base_dtype:
-        raise ValueError(
-            f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} for "
-            f"IndexedSlices with dtype {value.dtype.name}: {value!r}")
-    if value.dense_shape is None:
-        raise ValueError(
-            f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}. "
-            "Pass dense_shape to IndexedSlices to allow converting it to a dense tensor.")
-    static = constant_value(value.dense_shape)
-    if static is None:
-        warnings.warn(
-            "Converting sparse IndexedSlices to a dense Tensor of unknown shape. This may "
-            "consume a large amount of memory.", UserWarning, stacklevel=3)
-    else:
-        n = int(np.prod(np.asarray(static, dtype=np.int64)))
-        if n >= LARGE_SPARSE_NUM_ELEMENTS:
-            warnings.warn(
-                f"Converting sparse IndexedSlices to a dense Tensor with {n} elements. "
-                "This may consume a large amount of memory.", UserWarning, stacklevel=3)
-    from flowgraph.ops.array_ops import expand_dims, scatter_nd
-
-    with value.graph.as_default():
-        shape = value.dense_shape
-        if shape.dtype.base_dtype != value.indices.dtype.base_dtype:
-            from flowgraph.ops.math_ops import cast
-
-            shape = cast(shape, value.indices.dtype.base_dtype)
-        return scatter_nd(expand_dims(value.indices, -1), value.values, shape,
-                          name=name or "IndexedSlicesToDense")
-
-
-register_tensor_conversion_function(IndexedSlices, indexed_slices_to_tensor)

@@ -1,9 +1,9 @@
 """`Operation` (a node of the graph) and `Tensor` (one output of a node, ``"op:port"``).
 
 Neither holds data: a `Tensor` is a symbolic handle whose value exists only while a
-`Session.run` step executes. Arithmetic operators on tensors are installed by
-`flowgraph.ops` (see `install_tensor_operator`) so this layer never imports the op
-library.
+`Session.run` step executes. Arithmetic operators, indexing and iteration on tensors are
+installed by `flowgraph.ops` (see `install_tensor_operator`) so this layer never imports
+the op library (``tests/test_layering.py`` checks it).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import sys
 from typing import Any
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.serialization import node_to_dict
+from flowgraph.framework.session_stack import get_default_session
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -99,8 +101,6 @@ class Operation:
     def node_def(self) -> NodeDef:
         """This node as a `NodeDef`: a JSON-compatible dict that also reads as attributes
         (``node_def.name``, ``.op``, ``.input``, ``.device``, ``.attr``)."""
-        from flowgraph.framework.serialization import node_to_dict
-
         return NodeDef(node_to_dict(self))
 
     def colocation_groups(self) -> list[bytes]:
@@ -301,25 +301,8 @@ class Tensor:
         )
 
     def __iter__(self):
-        dims = self._shape.dims
-        if dims is None:
-            raise TypeError(f"Cannot iterate over a tensor with unknown shape ('{self.name}').")
-        if not dims:
-            raise TypeError(f"Cannot iterate over a scalar tensor ('{self.name}').")
-        n = dims[0].value
-        if n is None:
-            raise TypeError(
-                f"Cannot iterate over a tensor with unknown first dimension ('{self.name}' "
-                f"has shape {self._shape}); use tf.unstack with num=, or tf.map_fn."
-            )
-        from flowgraph.ops import array_ops
-
-        unstack = getattr(array_ops, "unstack", None)
-        if unstack is None:
-            raise TypeError(
-                f"Cannot iterate over tensor '{self.name}': tf.unstack is not available"
-            )
-        return iter(unstack(self, num=n))
+        # Replaced by `flowgraph.ops.array_join_ops` (iterating unstacks the tensor).
+        raise TypeError(f"Cannot iterate over tensor '{self.name}': tf.unstack is not available")
 
     def __len__(self) -> int:
         raise TypeError(
@@ -382,8 +365,6 @@ class NodeDef(dict):
 def _session_for(graph, session, what: str, call: str):
     """The session to run `what` in: `session`, else the default one, on `graph`."""
     if session is None:
-        from flowgraph.framework.graph import get_default_session
-
         session = get_default_session()
         if session is None:
             raise ValueError(

@@ -15,6 +15,7 @@ Example
 from __future__ import annotations
 
 import enum
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,7 @@ class OpDef:
     control_flow: str | None = None  # "switch", "merge", ... for the executor
     gradient: Callable | None = None
     differentiable: bool | None = None  # None: not declared yet
+    defined_at: tuple[str, int] | None = None  # (file, line) of the register_op call
 
     def is_ref_input(self, index: int) -> bool:
         return self.ref_inputs == "all" or index in self.ref_inputs
@@ -83,6 +85,8 @@ def register_op(
     every output has the dtype of input 0 (or of the ``dtype`` attribute when the op has
     no inputs).
     """
+    caller = sys._getframe(1)
+    defined_at = (caller.f_code.co_filename, caller.f_lineno)
 
     def decorate(shape_fn):
         if name in _OPS:
@@ -98,6 +102,7 @@ def register_op(
             ref_inputs=ref_inputs if ref_inputs == "all" else tuple(ref_inputs),
             ref_outputs=tuple(ref_outputs),
             control_flow=control_flow,
+            defined_at=defined_at,
         )
         return shape_fn
 
@@ -130,7 +135,9 @@ def get_op_def(name: str) -> OpDef:
     except KeyError:
         raise KeyError(
             f"no op type '{name}' is registered; known types include "
-            f"{', '.join(sorted(_OPS)[:20])}, ..."
+            f"{', '.join(sorted(_OPS)[:20])}, ... Every op type is declared in a module of "
+            f"flowgraph/ops/: import flowgraph.ops (or call flowgraph.ops.load_all()) first, "
+            f"or run `flowgraph ops` to list them."
         ) from None
 
 

@@ -34,9 +34,9 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.framework.tensor_shape import TensorShape
 
-__all__ = ["SparseTensor", "SparseTensorValue", "is_sparse", "sparse_placeholder"]
+__all__ = ["SparseTensor", "SparseTensorValue", "is_sparse"]
 
 
 class SparseTensorValue(namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])):
@@ -212,36 +212,3 @@ def convert_to_sparse_tensor(value, name: str = "value") -> SparseTensor:
         return SparseTensor(value.indices, value.values, value.dense_shape)
     raise TypeError(f"{name}: expected a SparseTensor or SparseTensorValue, got "
                     f"{type(value).__name__}: {value!r}")
-
-
-def sparse_placeholder(dtype, shape=None, name: str | None = None) -> SparseTensor:
-    """A `SparseTensor` of placeholders to feed with a `SparseTensorValue`.
-
-    The parts are named ``<name>/indices``, ``<name>/values`` and ``<name>/shape``. With a
-    `shape`, the dense shape need not be fed (unknown dimensions default to -1).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> sp = tf.sparse_placeholder(tf.float32, shape=[None, 5])
-    >>> with tf.Session() as sess:
-    ...     v = sess.run(sp.values, {sp: tf.SparseTensorValue([[0, 4]], [2.5], [3, 5])})
-    >>> v
-    array([2.5], dtype=float32)
-    """
-    from flowgraph.ops.array_ops import placeholder, placeholder_with_default
-
-    dtype = _dtypes.as_dtype(dtype)
-    with name_scope(name, "SparsePlaceholder"):
-        static = as_shape(shape) if shape is not None else TensorShape(None)
-        rank = static.ndims
-        values = placeholder(dtype, shape=[None], name="values")
-        indices = placeholder(_dtypes.int64, shape=[None, rank], name="indices")
-        if shape is None:
-            dense_shape = placeholder(_dtypes.int64, shape=[rank], name="shape")
-        else:
-            default = np.asarray([-1 if d is None else d for d in static.as_list()], np.int64)
-            dense_shape = placeholder_with_default(default, [rank], name="shape")
-    sp = SparseTensor(indices, values, dense_shape)
-    sp._shape_hint = static
-    return sp

@@ -10,6 +10,7 @@ The spec semantics live in `flowgraph.ops.array_slicing`.
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -18,14 +19,17 @@ from flowgraph.framework.constant_op import (
     constant_value,
     convert_to_tensor,
     register_constant_evaluator,
+    register_tensor_conversion_function,
 )
+from flowgraph.framework.indexed_slices import LARGE_SPARSE_NUM_ELEMENTS, IndexedSlices
 from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops import array_slicing
 from flowgraph.ops.array_join_ops import concat, stack
-from flowgraph.ops.array_shape_ops import reshape, shape, squeeze
+from flowgraph.ops.array_shape_ops import expand_dims, ones_like, reshape, shape, squeeze
 from flowgraph.ops.array_static import const_int, static_elements
+from flowgraph.ops.math_ops import cast
 from flowgraph.ops.op_util import binary_inputs, fixed_dtype, make_tensor
 
 __all__ = [
@@ -134,8 +138,9 @@ def strided_slice(input_, begin, end, strides=None, begin_mask: int = 0, end_mas
     x = convert_to_tensor(input_)
     b = convert_to_tensor(begin, preferred_dtype=_dtypes.int32)
     e = convert_to_tensor(end, dtype=b.dtype) if not isinstance(end, Tensor) else end
-    if strides is None:
-        strides = np.ones(b.shape.as_list(), dtype=b.dtype.as_numpy_dtype)
+    if strides is None:  # one stride per begin index: a constant if their number is known
+        strides = (np.ones(b.shape.as_list(), dtype=b.dtype.as_numpy_dtype)
+                   if b.shape.is_fully_defined() else ones_like(b))
     s = convert_to_tensor(strides, dtype=b.dtype) if not isinstance(strides, Tensor) else strides
     attrs = dict(zip(_MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
                               shrink_axis_mask)))
@@ -460,3 +465,37 @@ def boolean_mask(tensor, mask, name: str = "boolean_mask", axis=None):
     idx = squeeze(where(reshape(m, [-1])), axis=[1])
     return gather(flat, idx, axis=axis, name=name)
 
+
+# -- IndexedSlices to dense ----------------------------------------------------------------
+def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
+                             as_ref: bool = False) -> Tensor:
+    """The dense tensor of `value` (duplicate indices add up), with TF's size warnings."""
+    if dtype is not None and not _dtypes.as_dtype(dtype).base_dtype == value.dtype.base_dtype:
+        raise ValueError(
+            f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} for "
+            f"IndexedSlices with dtype {value.dtype.name}: {value!r}")
+    if value.dense_shape is None:
+        raise ValueError(
+            f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}. "
+            "Pass dense_shape to IndexedSlices to allow converting it to a dense tensor.")
+    static = constant_value(value.dense_shape)
+    if static is None:
+        warnings.warn(
+            "Converting sparse IndexedSlices to a dense Tensor of unknown shape. This may "
+            "consume a large amount of memory.", UserWarning, stacklevel=3)
+    else:
+        n = int(np.prod(np.asarray(static, dtype=np.int64)))
+        if n >= LARGE_SPARSE_NUM_ELEMENTS:
+            warnings.warn(
+                f"Converting sparse IndexedSlices to a dense Tensor with {n} elements. "
+                "This may consume a large amount of memory.", UserWarning, stacklevel=3)
+    with value.graph.as_default():
+        shape = value.dense_shape
+        if shape.dtype.base_dtype != value.indices.dtype.base_dtype:
+            shape = cast(shape, value.indices.dtype.base_dtype)
+        return scatter_nd(expand_dims(value.indices, -1), value.values, shape,
+                          name=name or "IndexedSlicesToDense")
+
+
+# IndexedSlices -> dense Tensor: registered here, in the op library, since it builds ops.
+register_tensor_conversion_function(IndexedSlices, indexed_slices_to_tensor)

@@ -14,9 +14,10 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import (
     constant_value,
     convert_to_tensor,
+    install_stack_function,
     register_constant_evaluator,
 )
-from flowgraph.framework.operation import Tensor
+from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import register_op
 from flowgraph.framework.tensor_shape import TensorShape, unknown_shape
 from flowgraph.ops.array_static import (
@@ -478,3 +479,23 @@ def _eval_tile(op, index):
     if v is None or m is None or np.size(v) * np.prod(m) > MAX_EVAL_ELEMENTS:
         return None
     return np.tile(v, [int(k) for k in m])
+
+
+def _tensor_iter(self: Tensor):
+    """``iter(tensor)``: the rows of `tensor`, unstacked along its first dimension."""
+    dims = self._shape.dims
+    if dims is None:
+        raise TypeError(f"Cannot iterate over a tensor with unknown shape ('{self.name}').")
+    if not dims:
+        raise TypeError(f"Cannot iterate over a scalar tensor ('{self.name}').")
+    n = dims[0].value
+    if n is None:
+        raise TypeError(
+            f"Cannot iterate over a tensor with unknown first dimension ('{self.name}' "
+            f"has shape {self._shape}); use tf.unstack with num=, or tf.map_fn."
+        )
+    return iter(unstack(self, num=n))
+
+
+install_tensor_operator("__iter__", _tensor_iter)
+install_stack_function(stack)

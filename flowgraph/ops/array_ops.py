@@ -1,7 +1,9 @@
-"""Array ops: placeholders and identity here; the rest of the family lives in the
+"""Array ops: placeholders (dense and sparse) here; the rest of the family lives in the
 `array_*_ops` modules by concept and is re-exported from this one, so
 ``from flowgraph.ops.array_ops import *`` gives the whole family:
 
+- `array_identity_ops`: identity, stop_gradient (kept apart so that `math_reduce`, which
+  `array_gen_ops` uses, needs no import of this module)
 - `array_shape_ops`: shape, shape_n, size, rank, reshape, expand_dims, squeeze,
   transpose, fill, zeros, ones, zeros_like, ones_like
 - `array_join_ops`: concat, split, stack, unstack, tile, pad, reverse, reverse_sequence
@@ -14,17 +16,21 @@ Each op: registration (shape function), then the user-facing function.
 
 from __future__ import annotations
 
+import numpy as np
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.framework.tensor_shape import as_shape
+from flowgraph.framework.sparse_tensor import SparseTensor
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 
 __all__ = [
     "identity",
     "placeholder",
     "placeholder_with_default",
+    "sparse_placeholder",
     "stop_gradient",
 ]
 
@@ -33,6 +39,9 @@ __all__ = [
              dtype_fn=attr_dtype("dtype"))
 def _placeholder_shape(op):
     return [as_shape(op.attrs["shape"])]
+
+
+not_differentiable("Placeholder")
 
 
 def placeholder(dtype, shape=None, name: str | None = None):
@@ -77,51 +86,43 @@ def placeholder_with_default(input, shape, name: str | None = None):
                            {"dtype": value.dtype, "shape": shape}, name=scope)
 
 
-# -- Identity ---------------------------------------------------------------------------
-@register_op("Identity")
-def _identity_shape(op, x):
-    return [x]
+# -- SparsePlaceholder -------------------------------------------------------------------
+def sparse_placeholder(dtype, shape=None, name: str | None = None) -> SparseTensor:
+    """A `SparseTensor` of placeholders to feed with a `SparseTensorValue`.
 
-
-def identity(input, name: str | None = None):
-    """Return a tensor with the same value as `input`.
+    The parts are named ``<name>/indices``, ``<name>/values`` and ``<name>/shape``. With a
+    `shape`, the dense shape need not be fed (unknown dimensions default to -1).
 
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.identity(tf.constant([1, 2])).shape.as_list()
-    [2]
+    >>> sp = tf.sparse_placeholder(tf.float32, shape=[None, 5])
+    >>> with tf.Session() as sess:
+    ...     v = sess.run(sp.values, {sp: tf.SparseTensorValue([[0, 4]], [2.5], [3, 5])})
+    >>> v
+    array([2.5], dtype=float32)
     """
-    if hasattr(input, "_as_graph_element") and not hasattr(input, "op"):
-        input = input._as_graph_element()
-    x = convert_to_tensor(input)
-    return make_tensor("Identity", [x], name=name or "Identity")
-
-
-@register_op("StopGradient")
-def _stop_gradient_shape(op, x):
-    return [x]
-
-
-not_differentiable("StopGradient", "Placeholder")
-
-
-def stop_gradient(input, name: str | None = None):
-    """Identity in the forward pass; blocks gradients from flowing through.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.stop_gradient(tf.constant(1.0)).op.type
-    'StopGradient'
-    """
-    return make_tensor("StopGradient", [convert_to_tensor(input)], name=name or "StopGradient")
+    dtype = _dtypes.as_dtype(dtype)
+    with name_scope(name, "SparsePlaceholder"):
+        static = as_shape(shape) if shape is not None else TensorShape(None)
+        rank = static.ndims
+        values = placeholder(dtype, shape=[None], name="values")
+        indices = placeholder(_dtypes.int64, shape=[None, rank], name="indices")
+        if shape is None:
+            dense_shape = placeholder(_dtypes.int64, shape=[rank], name="shape")
+        else:
+            default = np.asarray([-1 if d is None else d for d in static.as_list()], np.int64)
+            dense_shape = placeholder_with_default(default, [rank], name="shape")
+    sp = SparseTensor(indices, values, dense_shape)
+    sp._shape_hint = static
+    return sp
 
 
 # -- the rest of the family (re-exported) ----------------------------------------------
 from flowgraph.ops import array_gen_ops, array_index_ops, array_join_ops  # noqa: E402
 from flowgraph.ops import array_shape_ops as _shape_ops  # noqa: E402
 from flowgraph.ops.array_gen_ops import *  # noqa: E402, F403
+from flowgraph.ops.array_identity_ops import identity, stop_gradient  # noqa: E402
 from flowgraph.ops.array_index_ops import *  # noqa: E402, F403
 from flowgraph.ops.array_join_ops import *  # noqa: E402, F403
 from flowgraph.ops.array_shape_ops import *  # noqa: E402, F403

@@ -76,13 +76,13 @@ from flowgraph.ops.control_flow_loops import (
     _relaxed,
     _shape_le,
 )
+from flowgraph.ops.gradient_util import _dense as dense
+from flowgraph.ops.gradient_util import _zeros_for, aggregate, is_differentiable_dtype
 
 __all__: list[str] = []
 
 
 def _dense(g):
-    from flowgraph.ops.gradients import _dense as dense
-
     return None if g is None else dense(g)
 
 
@@ -312,8 +312,6 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
     between the xs and the ys; `bp` is the running `tf.gradients` pass (its
     ``between``, and ``region(ops, grads, level)`` to differentiate the loop body).
     """
-    from flowgraph.ops.gradients import _zeros_for, aggregate, is_differentiable_dtype
-
     exits = loop.loop_exits
     out_grads = []
     for e in exits:

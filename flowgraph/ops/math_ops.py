@@ -25,6 +25,7 @@ from flowgraph.framework.constant_op import (
     register_constant_evaluator,
 )
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
@@ -744,6 +745,10 @@ def _binary_operator(fn, op_name: str, reflected: bool = False):
     return method
 
 
+def _negative_indexed_slices(x: IndexedSlices) -> IndexedSlices:
+    return IndexedSlices(negative(x.values), x.indices, x.dense_shape)
+
+
 def _install_operators() -> None:
     table = [("add", add), ("sub", subtract), ("mul", multiply), ("truediv", truediv),
              ("floordiv", floordiv), ("mod", floormod), ("pow", pow), ("matmul", matmul),
@@ -757,6 +762,7 @@ def _install_operators() -> None:
     install_tensor_operator("__neg__", lambda x: negative(x))
     install_tensor_operator("__abs__", lambda x: abs(x))
     install_tensor_operator("__invert__", lambda x: logical_not(x))
+    IndexedSlices.__neg__ = _negative_indexed_slices
 
 
 _install_operators()

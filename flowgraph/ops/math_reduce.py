@@ -28,6 +28,8 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import math_ops as _m
+from flowgraph.ops.array_identity_ops import identity, stop_gradient
+from flowgraph.ops.array_shape_ops import shape as _shape
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 
 __all__ = [
@@ -129,9 +131,7 @@ def _all_axes(x: Tensor) -> Tensor:
     """The axes `range(rank(x))`: a constant when the rank is known."""
     if x.shape.ndims is not None:
         return constant(np.arange(x.shape.ndims, dtype=np.int32), name="reduction_indices")
-    from flowgraph.ops.array_ops import shape
-
-    ones = _m.add(_m.multiply(shape(x), 0), 1)  # [1] * rank(x), from ops of any vintage
+    ones = _m.add(_m.multiply(_shape(x), 0), 1)  # [1] * rank(x), from ops of any vintage
     return cumsum(ones, exclusive=True, name="reduction_indices")
 
 
@@ -201,8 +201,6 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reductio
         raw_max = reduce_max(x, axes, keepdims=True)
         # Clip infinite maxima to finite ones: exp(x - max) stays well defined and the
         # result is still +-inf; stop_gradient keeps the shift out of differentiation.
-        from flowgraph.ops.array_ops import stop_gradient
-
         dt = x.dtype.base_dtype
         shift = stop_gradient(_m.clip_by_value(raw_max, dt.min, dt.max))
         lse = _m.add(_m.log(reduce_sum(_m.exp(_m.subtract(x, shift)), axes, keepdims=True)),
@@ -374,8 +372,6 @@ def add_n(inputs, name=None):
     tensors = _check_inputs(inputs, "add_n")
     if len(tensors) == 1:
         if name:
-            from flowgraph.ops.array_ops import identity
-
             return identity(tensors[0], name=name)
         return tensors[0]
     return make_tensor("AddN", tensors, {"N": len(tensors)}, name=name or "AddN")

@@ -585,5 +585,5 @@ def sparse_cross(inputs, name: str | None = None) -> SparseTensor:
 not_differentiable("SparseReshape", "SparseFillEmptyRowsGrad", "SparseSegmentGradRows",
                    "Bucketize", "SparseCross")
 
-# Gradients register when this module is imported.
-from flowgraph.ops import sparse_grad  # noqa: E402, F401
+# The gradients are in `sparse_grad`, which imports this module (as math_grad imports
+# math_ops); importing the `flowgraph.ops` package registers them.

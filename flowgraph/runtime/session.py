@@ -14,6 +14,7 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -161,12 +162,9 @@ class Session:
         self._live_steps: set = set()
         threads = self._config.inter_op_threads()
         self._pool = _executor.WorkerPool(threads - 1) if threads > 1 else None
-        # BLAS threads per matrix product during this session's runs (0: leave as is)
+        # Threads per kernel during this session's runs (0: leave the backends as they are)
         self._intra_op = max(0, int(self._config.intra_op_parallelism_threads or 0))
-        if self._intra_op:
-            from flowgraph.backends.cpu.blas_threads import blas_threads_limited
-
-            self._blas_limit = blas_threads_limited
+        self._backends = list({id(d.backend): d.backend for d in self.devices}.values())
         self._context_stack: list = []
 
     # -- properties --------------------------------------------------------------------
@@ -250,7 +248,11 @@ class Session:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         if self._intra_op:
-            with self._blas_limit(self._intra_op):
+            with contextlib.ExitStack() as limits:
+                for backend in self._backends:
+                    limit = backend.intra_op_limit(self._intra_op)
+                    if limit is not None:
+                        limits.enter_context(limit)
                 return self._run(fetches, feed_dict, options, run_metadata)
         return self._run(fetches, feed_dict, options, run_metadata)
 

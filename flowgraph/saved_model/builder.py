@@ -39,6 +39,7 @@ from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import get_op_def, has_op_def
 from flowgraph.framework.serialization import encode_attr
+from flowgraph.framework.versions import __version__
 from flowgraph.saved_model import constants
 from flowgraph.saved_model.format import (
     AssetFileDef,
@@ -300,9 +301,7 @@ class SavedModelBuilder:
 
 
 def _flowgraph_version() -> str:
-    import flowgraph
-
-    return getattr(flowgraph, "__version__", "")
+    return __version__
 
 
 def _op_name(op, what: str, graph) -> str | None:

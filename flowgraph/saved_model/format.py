@@ -43,6 +43,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.registry import has_op_def
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import load_all
 from flowgraph.saved_model import constants
 
 __all__ = [
@@ -495,30 +496,6 @@ class _Validator:
         return name
 
 
-_ops_imported = False
-
-
-def _import_all_op_modules() -> None:
-    """Register every op family of flowgraph (only flowgraph's own modules), so that a
-    SavedModel using e.g. parsing ops loads in a process that never imported them."""
-    global _ops_imported
-    if _ops_imported:
-        return
-    import importlib
-    import logging
-    import pkgutil
-
-    import flowgraph.ops as ops_pkg
-
-    for info in pkgutil.iter_modules(ops_pkg.__path__):
-        try:
-            importlib.import_module(f"flowgraph.ops.{info.name}")
-        except Exception as e:  # a broken family must not prevent loading the others
-            logging.getLogger("flowgraph").warning("Could not import flowgraph.ops.%s: %s",
-                                                   info.name, e)
-    _ops_imported = True
-
-
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
     out: dict = {}
     for k, v in pairs:
@@ -555,7 +532,7 @@ def read_saved_model(export_dir: str) -> SavedModel:
         raise OSError(f"SavedModel file does not exist at: {path} (export_dir={export_dir} "
                       "should hold saved_model.json, as written by SavedModelBuilder.save).")
     contained_path(export_dir, constants.SAVED_MODEL_FILENAME_JSON)
-    _import_all_op_modules()
+    load_all()  # a fresh process may not have imported every op family yet
     v = _Validator(path)
     try:
         with open(path, "rb") as f:

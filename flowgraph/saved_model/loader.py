@@ -202,7 +202,7 @@ def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs
     graph = sess.graph
     prefix = f"{import_scope.rstrip('/')}/" if import_scope else ""
     _check_names_free(graph, mg, prefix, export_dir)
-    from flowgraph.framework.serialization import import_graph_def
+    from flowgraph.framework.importer import import_graph_def
 
     with graph.as_default(), graph.name_scope(None):
         import_graph_def(mg.graph_def, name=prefix.rstrip("/"))

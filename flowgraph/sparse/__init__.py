@@ -1,7 +1,7 @@
 """The `tf.sparse` namespace: re-exports only (see `flowgraph/ops/sparse_ops.py`)."""
 
 from flowgraph.framework.sparse_tensor import SparseTensor
-from flowgraph.framework.sparse_tensor import sparse_placeholder as placeholder
+from flowgraph.ops.array_ops import sparse_placeholder as placeholder
 from flowgraph.ops.sparse_ops import sparse_concat as concat
 from flowgraph.ops.sparse_ops import sparse_cross as cross
 from flowgraph.ops.sparse_ops import sparse_cross_hashed as cross_hashed

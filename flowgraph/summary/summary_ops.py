@@ -2,7 +2,8 @@
 `merge` and `merge_all`.
 
 Each summary is a graph op whose output is a scalar `tf.string`: a serialized `Summary`
-protobuf (see `flowgraph.summary.event_format`), computed by the CPU kernels in
+protobuf (see `flowgraph.summary.event_format`). The op types are declared in
+`flowgraph/ops/summary_ops.py` and computed by the CPU kernels in
 `flowgraph/backends/cpu/kernels_summary.py`. A summary op is added to the
 ``GraphKeys.SUMMARIES`` collection (or to `collections`). Its tag is its name under the
 current name scope, uniquified like an op name: ``scalar("loss", x)`` inside
@@ -29,12 +30,11 @@ import re
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
+from flowgraph.framework.event_format import SummaryMetadata
 from flowgraph.framework.graph import GraphKeys, get_collection, get_default_graph
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.op_util import fixed_dtype, make_tensor
-from flowgraph.summary.event_format import SummaryMetadata
+from flowgraph.ops import summary_ops as _summary_op_defs  # noqa: F401  (the op types)
+from flowgraph.ops.op_util import make_tensor
 
 __all__ = ["histogram", "image", "merge", "merge_all", "scalar", "tensor_summary", "text"]
 
@@ -42,49 +42,6 @@ logger = logging.getLogger("flowgraph")
 
 _REAL = frozenset((*_dtypes.FLOATS, *_dtypes.INTEGERS))
 _IMAGE_DTYPES = frozenset((_dtypes.uint8, _dtypes.float16, _dtypes.float32, _dtypes.float64))
-_string_out = fixed_dtype(_dtypes.string)
-
-
-# -- registrations ------------------------------------------------------------------------
-@register_op("ScalarSummary", dtype_fn=_string_out)
-def _scalar_summary_shape(op, tags, values):
-    if not tags.is_compatible_with(values):
-        raise op.shape_error(
-            f"tags and values must have the same shape, got {tags} and {values}")
-    return [TensorShape([])]
-
-
-@register_op("HistogramSummary", dtype_fn=_string_out)
-def _histogram_summary_shape(op, tag, values):
-    if tag.ndims not in (None, 0):
-        raise op.shape_error(f"tag must be a scalar string, got shape {tag}")
-    return [TensorShape([])]
-
-
-@register_op("ImageSummary", attrs={"max_images": 3, "bad_color": None},
-             dtype_fn=_string_out)
-def _image_summary_shape(op, tag, tensor):
-    if tensor.ndims is not None and tensor.ndims != 4:
-        raise op.shape_error(
-            f"images must be 4-D [batch_size, height, width, channels], got shape {tensor}")
-    if tensor.ndims == 4 and tensor.dims[3].value not in (None, 1, 3, 4):
-        raise op.shape_error(
-            f"images must have 1, 3 or 4 channels, got {tensor.dims[3].value}")
-    return [TensorShape([])]
-
-
-@register_op("TensorSummaryV2", dtype_fn=_string_out)
-def _tensor_summary_shape(op, tag, tensor, serialized_summary_metadata):
-    return [TensorShape([])]
-
-
-@register_op("MergeSummary", attrs={"N": 0}, dtype_fn=_string_out)
-def _merge_summary_shape(op, *inputs):
-    return [TensorShape([])]
-
-
-not_differentiable("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummaryV2",
-                   "MergeSummary")
 
 
 # -- tags and collections -------------------------------------------------------------------

@@ -30,14 +30,11 @@ Example
 from __future__ import annotations
 
 import contextlib
-import glob
 import logging
 import os
 import re
 import uuid
 from collections.abc import Callable
-
-from flowgraph.framework import errors
 
 __all__ = [
     "CheckpointState",
@@ -356,23 +353,3 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version=None,
                  f"{checkpoint_prefix}.{meta_graph_suffix}"):
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)
-
-
-def not_found(prefix: str) -> errors.NotFoundError:
-    return errors.NotFoundError(
-        None, None,
-        f"Failed to find any matching files for {prefix}"
-        + _nearby_hint(prefix))
-
-
-def _nearby_hint(prefix: str) -> str:
-    directory = os.path.dirname(prefix) or "."
-    if not os.path.isdir(directory):
-        return f" (the directory {directory} does not exist)"
-    found = sorted(p for p in glob.glob(os.path.join(glob.escape(directory), "*.ckpt*"))
-                   if os.path.isfile(p))
-    if found:
-        names = ", ".join(os.path.basename(p) for p in found[-3:])
-        return f" (checkpoints in {directory}: {names}; tf.train.latest_checkpoint finds " \
-               "the newest)"
-    return ""

@@ -11,7 +11,9 @@ every element (``_flowgraph/string_ends/N``, int64, the tensor's shape). Keys st
 with ``_flowgraph/`` are reserved (TensorFlow names never start with ``_``).
 
 A missing file raises `NotFoundError`; a truncated or corrupt one (bad zip directory,
-CRC mismatch, malformed member) raises `DataLossError`; both name the file.
+CRC mismatch, malformed member) raises `DataLossError`; both name the file. Reading
+(`CheckpointReader`) lives in `flowgraph.framework.checkpoint_file`, so that the
+``RestoreV2`` kernel can use it without importing this module.
 
 Example
 -------
@@ -31,12 +33,14 @@ import zipfile
 
 import numpy as np
 
-from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework import errors
-from flowgraph.framework.constant_op import constant
+from flowgraph.framework.checkpoint_file import (
+    RESERVED_PREFIX,
+    STRING_ENDS_PREFIX,
+    CheckpointReader,
+    encode_strings,
+)
 from flowgraph.framework.graph import GraphKeys, get_default_graph
-from flowgraph.framework.registry import has_op_def, not_differentiable, register_op
-from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.io_ops import restore_v2 as _restore_v2
 from flowgraph.train import checkpoint_state as _state
 
 __all__ = [
@@ -48,28 +52,18 @@ __all__ = [
     "load_variable",
 ]
 
-_RESERVED = "_flowgraph/"
-_STRING_ENDS = "_flowgraph/string_ends/"
-
 
 # -- writing ------------------------------------------------------------------------------------
-def _encode_strings(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    items = [x if isinstance(x, bytes) else str(x).encode("utf-8") for x in arr.reshape(-1)]
-    data = np.frombuffer(b"".join(items), dtype=np.uint8)
-    ends = np.cumsum([len(x) for x in items], dtype=np.int64).reshape(arr.shape)
-    return data, ends
-
-
 def write_checkpoint(path: str, tensors: dict[str, np.ndarray]) -> None:
     """Write `tensors` (name -> array) to checkpoint file `path`, crash-safely."""
     members: list[tuple[str, np.ndarray]] = []
     for name, value in tensors.items():
-        if name.startswith(_RESERVED):
-            raise ValueError(f"checkpoint key '{name}' uses the reserved prefix {_RESERVED}")
+        if name.startswith(RESERVED_PREFIX):
+            raise ValueError(f"checkpoint key '{name}' uses the reserved prefix {RESERVED_PREFIX}")
         arr = np.asarray(value)
         if arr.dtype == object or arr.dtype.kind in "SU":
-            data, ends = _encode_strings(arr)
-            members += [(name, data), (_STRING_ENDS + name, ends)]
+            data, ends = encode_strings(arr)
+            members += [(name, data), (STRING_ENDS_PREFIX + name, ends)]
         else:
             members.append((name, arr))
 
@@ -83,126 +77,6 @@ def write_checkpoint(path: str, tensors: dict[str, np.ndarray]) -> None:
 
 
 # -- reading ------------------------------------------------------------------------------------
-class CheckpointReader:
-    """Reads one checkpoint file: ``get_tensor``, ``has_tensor``, the shape/dtype maps.
-
-    Example
-    -------
-    >>> import os, tempfile, numpy as np
-    >>> path = os.path.join(tempfile.mkdtemp(), "model.ckpt-3")
-    >>> write_checkpoint(path, {"b": np.zeros(4, np.float32)})
-    >>> r = CheckpointReader(path)
-    >>> r.has_tensor("b"), r.get_variable_to_shape_map()
-    (True, {'b': [4]})
-    """
-
-    def __init__(self, filepattern: str) -> None:
-        self.path = os.fspath(filepattern)
-        file = _state.checkpoint_file_path(self.path)
-        if not os.path.isfile(file):
-            raise errors.NotFoundError(
-                None, None, "Unsuccessful TensorSliceReader constructor: "
-                + str(_state.not_found(self.path)))
-        try:
-            self._zip = zipfile.ZipFile(file, "r")
-            names = self._zip.namelist()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-            raise self._data_loss(e) from None
-        self._members = {n[:-4] for n in names if n.endswith(".npy")}
-        self._headers: dict[str, tuple[tuple, np.dtype]] = {}
-
-    def _data_loss(self, cause) -> errors.DataLossError:
-        return errors.DataLossError(
-            None, None,
-            f"Unable to read checkpoint {self.path}: the file is truncated or corrupted "
-            f"({type(cause).__name__}: {cause}). Restore an older checkpoint "
-            "(see tf.train.get_checkpoint_state(dir).all_model_checkpoint_paths).")
-
-    def close(self) -> None:
-        self._zip.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        zf = getattr(self, "_zip", None)
-        if zf is not None:
-            zf.close()
-
-    # -- members --------------------------------------------------------------------------------
-    def _names(self) -> list[str]:
-        return sorted(n for n in self._members if not n.startswith(_RESERVED))
-
-    def _header(self, key: str) -> tuple[tuple, np.dtype]:
-        if key not in self._headers:
-            try:
-                with self._zip.open(key + ".npy") as fp:
-                    version = np.lib.format.read_magic(fp)
-                    if version == (1, 0):
-                        shape, _, dtype = np.lib.format.read_array_header_1_0(fp)
-                    else:
-                        shape, _, dtype = np.lib.format.read_array_header_2_0(fp)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-                raise self._data_loss(e) from None
-            self._headers[key] = (tuple(shape), dtype)
-        return self._headers[key]
-
-    def _array(self, key: str) -> np.ndarray:
-        try:
-            with self._zip.open(key + ".npy") as fp:
-                return np.lib.format.read_array(fp, allow_pickle=False)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-            raise self._data_loss(e) from None
-
-    def _is_string(self, name: str) -> bool:
-        return _STRING_ENDS + name in self._members
-
-    # -- public API -----------------------------------------------------------------------------
-    def has_tensor(self, tensor_str: str) -> bool:
-        return tensor_str in self._members and not tensor_str.startswith(_RESERVED)
-
-    def get_tensor(self, tensor_str: str) -> np.ndarray:
-        """The value of `tensor_str` (NotFoundError if the checkpoint lacks it)."""
-        if not self.has_tensor(tensor_str):
-            raise errors.NotFoundError(
-                None, None, f"Key {tensor_str} not found in checkpoint {self.path}")
-        if not self._is_string(tensor_str):
-            return self._array(tensor_str)
-        data = self._array(tensor_str).tobytes()
-        ends = self._array(_STRING_ENDS + tensor_str)
-        flat = ends.reshape(-1)
-        if flat.size and (np.any(np.diff(flat) < 0) or flat[0] < 0 or flat[-1] > len(data)):
-            raise self._data_loss(ValueError(f"bad string offsets for '{tensor_str}'"))
-        starts = np.concatenate([[0], flat[:-1]]) if flat.size else flat
-        out = np.empty(flat.size, dtype=object)
-        out[:] = [data[s:e] for s, e in zip(starts.tolist(), flat.tolist())]
-        return out.reshape(ends.shape)
-
-    def get_variable_to_shape_map(self) -> dict[str, list[int]]:
-        out = {}
-        for name in self._names():
-            key = _STRING_ENDS + name if self._is_string(name) else name
-            out[name] = list(self._header(key)[0])
-        return out
-
-    def get_variable_to_dtype_map(self) -> dict[str, _dtypes.DType]:
-        out = {}
-        for name in self._names():
-            if self._is_string(name):
-                out[name] = _dtypes.string
-            else:
-                out[name] = _dtypes.as_dtype(self._header(name)[1])
-        return out
-
-    def debug_string(self) -> bytes:
-        shapes, dtypes = self.get_variable_to_shape_map(), self.get_variable_to_dtype_map()
-        lines = [f"{n} ({dtypes[n].name}) {shapes[n]}" for n in self._names()]
-        return ("\n".join(lines) + "\n").encode("utf-8")
-
-
 def NewCheckpointReader(filepattern: str) -> CheckpointReader:
     """A `CheckpointReader` for the checkpoint prefix `filepattern`.
 
@@ -254,27 +128,6 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
         name = name[:-2]
     with load_checkpoint(ckpt_dir_or_file) as reader:
         return reader.get_tensor(name)
-
-
-# -- RestoreV2: reading a checkpoint inside the graph ------------------------------------------
-if not has_op_def("RestoreV2"):
-    @register_op("RestoreV2", attrs={"dtypes": ()}, stateful=True,
-                 num_outputs=lambda op: len(op.attrs["dtypes"]),
-                 dtype_fn=lambda op: [_dtypes.as_dtype(d) for d in op.attrs["dtypes"]])
-    def _restore_v2_shape(op, prefix, tensor_names, shape_and_slices):
-        return [TensorShape(None)] * len(op.attrs["dtypes"])
-
-    not_differentiable("RestoreV2")
-
-
-def _restore_v2(prefix: str, tensor_names, dtypes, name="RestoreV2"):
-    graph = get_default_graph()
-    with graph.name_scope(name) as scope:
-        inputs = [constant(prefix, name="prefix"),
-                  constant(list(tensor_names), name="tensor_names"),
-                  constant([""] * len(tensor_names), name="shape_and_slices")]
-        op = graph.create_op("RestoreV2", inputs, {"dtypes": list(dtypes)}, name=scope)
-    return op.outputs
 
 
 # -- init_from_checkpoint ------------------------------------------------------------------------

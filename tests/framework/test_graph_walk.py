@@ -45,3 +45,22 @@ def test_every_edge_of_a_random_dag_points_backwards_in_the_order(raw):
     for n, ds in deps.items():
         for d in ds:
             assert position[d] < position[n]
+
+
+def test_import_graph_def_orders_nodes_with_the_walk_and_names_a_cycle():
+    import flowgraph as tf
+
+    with tf.Graph().as_default() as g:
+        a = tf.constant(1.0, name="a")
+        tf.negative(a, name="b")
+    nodes = g.as_graph_def()["node"]
+    with tf.Graph().as_default():
+        b, = tf.import_graph_def({"node": nodes[::-1]}, return_elements=["b:0"], name="")
+        with tf.Session() as sess:
+            assert sess.run(b) == -1.0
+    looped = [dict(n) for n in nodes]
+    for n in looped:
+        if n["name"] == "a":
+            n["input"] = ["^b"]
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="cycle through"):
+        tf.import_graph_def({"node": looped}, name="")

@@ -15,8 +15,8 @@ from flowgraph.framework.sparse_tensor import (
     SparseTensorValue,
     convert_to_sparse_tensor,
     is_sparse,
-    sparse_placeholder,
 )
+from flowgraph.ops.array_ops import sparse_placeholder
 
 FETCH_SUPPORTED = "_fetch_components" in inspect.getsource(fetch_module)
 needs_fetch = pytest.mark.skipif(

@@ -496,7 +496,7 @@ def test_non_differentiable(op_type):
 
 def test_graph_serialization_roundtrip(sess):
     """Attrs of the new ops survive the JSON graph round trip."""
-    from flowgraph.framework.serialization import import_graph_def
+    from flowgraph.framework.importer import import_graph_def
 
     tf.concat([tf.split(A, [1, -1], axis=1)[1], tf.zeros([2, 2, 4])], 1, name="out")
     gd = tf.get_default_graph().as_graph_def()

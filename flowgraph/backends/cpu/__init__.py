@@ -21,9 +21,6 @@ from flowgraph.backends.base import Backend, Device
 
 class CpuBackend(Backend):
     device_type = "CPU"
-    priority = 0
-    # Their kernels return new (or recycled, unreferenced) arrays on every path.
-    fresh_outputs = frozenset({"MatMul", "BiasAdd", "Relu", "ReluGrad"})
 
     def list_devices(self, count: int | None = None) -> list[Device]:
         n = 1 if count is None else int(count)
@@ -33,6 +30,12 @@ class CpuBackend(Backend):
         from flowgraph.backends.cpu.blas_threads import blas_threads
 
         return blas_threads() > 1
+
+    def intra_op_limit(self, threads: int):
+        """NumPy's BLAS limited to `threads` threads (the previous count restored after)."""
+        from flowgraph.backends.cpu.blas_threads import blas_threads_limited
+
+        return blas_threads_limited(threads)
 
     def load_kernels(self) -> None:
         here = os.path.dirname(__file__)
@@ -44,8 +47,11 @@ class CpuBackend(Backend):
 backend = CpuBackend()
 
 
-def cpu_kernel(op_type: str, dtypes=None, needs_step: bool = False, is_async: bool = False):
-    """Decorator registering a CPU kernel (see `flowgraph.backends.base`).
+def cpu_kernel(op_type: str, dtypes=None, needs_step: bool = False, is_async: bool = False,
+               fresh: bool = False):
+    """Decorator registering a CPU kernel (see `flowgraph.backends.base`); ``fresh=True``
+    declares that it always returns an array nobody else references
+    (`Backend.register_kernel`).
 
     Example
     -------
@@ -54,7 +60,8 @@ def cpu_kernel(op_type: str, dtypes=None, needs_step: bool = False, is_async: bo
     ... def my_op(x, *, alpha):
     ...     return x * alpha
     """
-    return backend.kernel(op_type, dtypes=dtypes, needs_step=needs_step, is_async=is_async)
+    return backend.kernel(op_type, dtypes=dtypes, needs_step=needs_step, is_async=is_async,
+                          fresh=fresh)
 
 
 def cpu_in_place(op_type: str):
@@ -69,8 +76,4 @@ def cpu_in_place(op_type: str):
     ...     return x
     """
 
-    def decorate(fn):
-        backend.register_in_place(op_type, fn)
-        return fn
-
-    return decorate
+    return backend.in_place(op_type)

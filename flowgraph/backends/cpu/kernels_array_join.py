@@ -104,15 +104,21 @@ def _paddings(x, paddings):
     return [(int(a), int(b)) for a, b in p]
 
 
+def _pad(x, paddings, **how):
+    widths = _paddings(x, paddings)
+    if not widths:  # a scalar: nothing to pad (np.pad refuses an empty width list)
+        return np.array(x, copy=True)
+    return np.pad(x, widths, **how)
+
+
 @cpu_kernel("Pad")
 def pad(x, paddings):
-    return np.pad(x, _paddings(x, paddings), mode="constant")
+    return _pad(x, paddings, mode="constant")
 
 
 @cpu_kernel("PadV2")
 def pad_v2(x, paddings, constant_values):
-    return np.pad(x, _paddings(x, paddings), mode="constant",
-                  constant_values=np.asarray(constant_values)[()])
+    return _pad(x, paddings, mode="constant", constant_values=np.asarray(constant_values)[()])
 
 
 @cpu_kernel("MirrorPad")
@@ -124,7 +130,7 @@ def mirror_pad(x, paddings, *, mode):
             raise _invalid(f"paddings must be no greater than the dimension size minus "
                            f"{limit} for {mode} mode: {a}, {b} greater than "
                            f"{x.shape[i] - limit} in dimension {i}")
-    return np.pad(x, p, mode="reflect" if mode == "REFLECT" else "symmetric")
+    return _pad(x, paddings, mode="reflect" if mode == "REFLECT" else "symmetric")
 
 
 @cpu_kernel("ReverseV2")

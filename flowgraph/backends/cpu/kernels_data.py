@@ -7,52 +7,29 @@ session on the default target has its own position). It holds the current *pipel
 an object with ``next() -> tuple of arrays`` (raising `OutOfRangeError` at the end)
 and ``close()``, made by the dataset the iterator was initialized with. Datasets are
 Python objects that cannot live in op attributes (graphs serialize to JSON), so
-`register_dataset` keeps them per graph and the ops carry a ``dataset_id``::
+`flowgraph.ops.iterator_ops.register_dataset` keeps them per graph and the ops carry a
+``dataset_id``::
 
     MakeIterator(handle, *captured values) ──> resource.reset(dataset.make_pipeline(values))
     IteratorGetNext(handle)                ──> resource.get_next() ──> one array per component
 
 Invariants: one get_next at a time per iterator (a lock); re-initializing or closing
 the session closes the previous pipeline (stopping its threads and private sessions).
-The dataset side lives in `flowgraph.data`; this module only calls its pipeline
+The op types and the dataset table are declared in `flowgraph/ops/iterator_ops.py`; the
+dataset side lives in `flowgraph.data`, and this module only calls its pipeline
 protocol, so the backend never imports the library layer.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
-
-# -- the dataset registry ---------------------------------------------------------------------
-_DATASETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_REGISTRY_LOCK = threading.Lock()
-
-
-def register_dataset(graph, dataset) -> str:
-    """Keep `dataset` for the iterator ops of `graph`; returns the id to put in attrs."""
-    with _REGISTRY_LOCK:
-        table = _DATASETS.setdefault(graph, {})
-        key = f"dataset_{len(table)}"
-        table[key] = dataset
-        return key
-
-
-def lookup_dataset(op, key: str):
-    with _REGISTRY_LOCK:
-        ds = _DATASETS.get(op.graph, {}).get(key)
-    if ds is None:
-        raise errors.FailedPreconditionError(
-            None, None, f"op '{op.name}' ({op.type}) refers to {key}, which is not defined in "
-            "this graph. A graph restored from a GraphDef does not carry its tf.data input "
-            "pipeline; rebuild the dataset and its iterator in Python.")
-    return ds
-
+from flowgraph.ops.iterator_ops import lookup_dataset
 
 # -- the iterator resource --------------------------------------------------------------------
 _HANDLE_PREFIX = "flowgraph-iterator:"

@@ -108,7 +108,7 @@ def _fused_relu_grad(g, x) -> bool:
         g.shape == x.shape and g.flags.c_contiguous and x.flags.c_contiguous
 
 
-@cpu_kernel("ReluGrad")
+@cpu_kernel("ReluGrad", fresh=True)
 def relu_grad(g, x):
     if _fused_relu_grad(g, x):
         return _nn.relu_grad(g, x)  # g * (x > 0) in one pass, without the GIL

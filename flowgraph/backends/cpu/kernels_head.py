@@ -1,4 +1,4 @@
-"""CPU kernels for the estimator heads' label ops (`flowgraph/estimators/head/vocab_ops.py`):
+"""CPU kernels for the estimator heads' label ops (`flowgraph/ops/head_ops.py`):
 vocabulary lookup in both directions and the run-time label/weight checks.
 
 String tensors are object arrays whose items may be `bytes` (graph constants) or `str`

@@ -205,7 +205,7 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
     return np.matmul(_blas_operand(a), _blas_operand(b), out=out)
 
 
-@cpu_kernel("MatMul")
+@cpu_kernel("MatMul", fresh=True)
 def matmul(a, b, *, transpose_a=False, transpose_b=False):
     _check_matrices(a, b, transpose_a, transpose_b, rank2=True)
     x = a.T if transpose_a else a

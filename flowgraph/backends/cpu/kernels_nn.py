@@ -44,7 +44,7 @@ def _fused(x) -> bool:
         x.flags.c_contiguous
 
 
-@cpu_kernel("Relu")
+@cpu_kernel("Relu", fresh=True)
 def relu(x):
     if _fused(x):
         return _nn.relu(x)  # one vectorized pass, without the GIL
@@ -121,7 +121,7 @@ def log_softmax(x, *, axis=-1):
 
 
 # -- BiasAdd ------------------------------------------------------------------------------
-@cpu_kernel("BiasAdd")
+@cpu_kernel("BiasAdd", fresh=True)
 def bias_add(value, bias, *, data_format="NHWC"):
     nchw = data_format == "NCHW"
     if value.ndim < (3 if nchw else 2) or bias.ndim != 1:

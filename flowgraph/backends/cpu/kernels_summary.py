@@ -1,6 +1,5 @@
-"""CPU kernels for summary ops (each returns a scalar string: a serialized `Summary`) and
-for `RestoreV2` (reading tensors from a checkpoint file, used by
-`tf.train.init_from_checkpoint`).
+"""CPU kernels for the summary ops of `flowgraph/ops/summary_ops.py`: each returns a
+scalar string, a serialized `Summary` (encoded by `flowgraph.framework.event_format`).
 """
 
 from __future__ import annotations
@@ -10,9 +9,8 @@ import sys
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
-from flowgraph.summary import event_format as ef
+from flowgraph.framework import event_format as ef
 
 
 def _text(x) -> str:
@@ -168,22 +166,3 @@ def merge_summary(*inputs):
             parts.append(data)
     # Serialized Summaries concatenate: `value` is their only (repeated) field.
     return np.asarray(b"".join(parts), dtype=object)
-
-
-# -- checkpoint reading ----------------------------------------------------------------------
-@cpu_kernel("RestoreV2")
-def restore_v2(prefix, tensor_names, shape_and_slices, *, dtypes):
-    """Read tensors from a flowgraph checkpoint (used by init_from_checkpoint)."""
-    from flowgraph.train.checkpoint_utils import CheckpointReader
-
-    reader = CheckpointReader(_text(np.asarray(prefix).item()))
-    outs = []
-    for name, dtype in zip(np.asarray(tensor_names).reshape(-1), dtypes):
-        value = reader.get_tensor(_text(name))
-        want = _dtypes.as_dtype(dtype).base_dtype
-        if want != _dtypes.string and value.dtype != want.as_numpy_dtype:
-            raise _invalid(
-                f"RestoreV2: tensor '{_text(name)}' in checkpoint {reader.path} has dtype "
-                f"{value.dtype} but {want.name} was requested")
-        outs.append(value)
-    return tuple(outs) if len(outs) != 1 else outs[0]

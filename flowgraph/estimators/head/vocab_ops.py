@@ -18,7 +18,8 @@ op type                what it does
 
 The checks have no outputs: a head runs them as control dependencies of an `identity`
 of the checked tensor, so gradients still flow through the identity. None of these ops
-is differentiable. Kernels: `flowgraph/backends/cpu/kernels_head.py`.
+is differentiable. The op types are declared in `flowgraph/ops/head_ops.py`, their
+kernels are in `flowgraph/backends/cpu/kernels_head.py`.
 
 The second half of the module holds the heads' argument and label checks built on these
 ops (logits, labels, weights, `loss_fn`): shapes known when the graph is built are
@@ -41,10 +42,9 @@ from collections.abc import Sequence
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.graph import control_dependencies, name_scope
-from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops
-from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
+from flowgraph.ops.op_util import make_op, make_tensor
 
 __all__ = ["assert_range", "assert_shape_matches_logits", "class_id_to_string",
            "label_vocab_lookup"]
@@ -58,14 +58,6 @@ def _vocab_attr(vocabulary: Sequence | None) -> list[str]:
 
 
 # -- LabelVocabLookup -------------------------------------------------------------------
-@register_op("LabelVocabLookup", attrs={"vocabulary": [], "head_name": ""},
-             dtype_fn=fixed_dtype(_dtypes.int64))
-def _label_vocab_lookup_shape(op, labels):
-    if op.inputs[0].dtype.base_dtype != _dtypes.string:
-        raise op.shape_error(f"labels must be a string tensor, got {op.inputs[0].dtype.name}")
-    return [labels]
-
-
 def label_vocab_lookup(labels, vocabulary: Sequence, head_name: str | None = None,
                        name: str | None = None):
     """Map string `labels` to their int64 index in `vocabulary` (same shape).
@@ -92,14 +84,6 @@ def label_vocab_lookup(labels, vocabulary: Sequence, head_name: str | None = Non
 
 
 # -- ClassIdToString --------------------------------------------------------------------
-@register_op("ClassIdToString", attrs={"vocabulary": []},
-             dtype_fn=fixed_dtype(_dtypes.string))
-def _class_id_to_string_shape(op, ids):
-    if not op.inputs[0].dtype.base_dtype.is_integer:
-        raise op.shape_error(f"class ids must be integers, got {op.inputs[0].dtype.name}")
-    return [ids]
-
-
 def class_id_to_string(class_ids, vocabulary: Sequence | None = None,
                        name: str | None = None):
     """Strings (bytes) for integer `class_ids`: ``vocabulary[id]``, or ``str(id)``.
@@ -120,22 +104,6 @@ def class_id_to_string(class_ids, vocabulary: Sequence | None = None,
 
 
 # -- HeadAssertShape, HeadAssertRange ---------------------------------------------------
-@register_op("HeadAssertShape", attrs={"last_dims": [], "what": "labels", "message": ""},
-             num_outputs=0, dtype_fn=lambda op: [])
-def _head_assert_shape_shape(op, x, logits):
-    return []
-
-
-@register_op("HeadAssertRange", attrs={"low": 0.0, "high": 1.0, "message": ""},
-             num_outputs=0, dtype_fn=lambda op: [])
-def _head_assert_range_shape(op, x):
-    return []
-
-
-not_differentiable("LabelVocabLookup", "ClassIdToString", "HeadAssertShape",
-                   "HeadAssertRange")
-
-
 def assert_shape_matches_logits(x, logits, last_dims: Sequence[int], what: str,
                                 message: str, name: str | None = None):
     """`x` unchanged (an identity), after a run-time check that its shape is

@@ -1,0 +1,597 @@
+"""TensorBoard's file formats, written by hand: protobuf wire encoding, TFRecord framing,
+the `Summary` / `Event` / `GraphDef` messages, and a minimal PNG encoder.
+
+No protobuf library is needed. A message class lists its fields once, as
+``(number, name, kind, repeated)`` rows; `Message` encodes and decodes any such table:
+
+    kind          wire type        notes
+    ------------  ---------------  -------------------------------------------------
+    double/float  1 (64) / 5 (32)  little-endian IEEE
+    int32/int64/  0 (varint)       negative values as 10-byte two's complement
+    uint64/enum
+    bool          0 (varint)
+    string/bytes  2 (length)       strings are UTF-8
+    <Message>     2 (length)       a nested message
+    ("map", K, V) 2 (length)       a repeated entry message {key=1, value=2}
+
+Repeated numeric fields are written packed and read packed or not. A singular field is
+written when it was set (even to 0: TensorBoard needs ``simple_value=0.0``, a oneof
+member); unset fields read as their default. Repeated message fields are lists with an
+``add(**fields)`` method, as in the protobuf API (``summary.value.add(tag="x", ...)``).
+
+A record of an event file is ``len (uint64 LE) | masked crc32c(len) | data | masked
+crc32c(data)``; CRC32C (Castagnoli) is computed with a 256-entry table.
+
+Example
+-------
+>>> s = Summary(value=[Summary.Value(tag="loss", simple_value=0.0)])
+>>> Summary.FromString(s.SerializeToString()).value[0].simple_value
+0.0
+>>> frame_record(b"")[:8]
+b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator
+
+import numpy as np
+
+__all__ = [
+    "AttrValue",
+    "Event",
+    "GraphDef",
+    "HistogramProto",
+    "LogMessage",
+    "Message",
+    "NodeDef",
+    "RunMetadata",
+    "SessionLog",
+    "Summary",
+    "SummaryMetadata",
+    "TaggedRunMetadata",
+    "TensorProto",
+    "TensorShapeProto",
+    "VersionDef",
+    "crc32c",
+    "encode_png",
+    "frame_record",
+    "make_tensor_proto",
+    "masked_crc32c",
+    "read_records",
+    "shape_proto",
+    "summary_iterator",
+]
+
+# -- varints and CRC32C ----------------------------------------------------------------
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        n += 1 << 64
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ValueError("truncated varint in protobuf message")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 10 bytes in protobuf message")
+
+
+def _make_crc_table() -> list[int]:
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _make_crc_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli) of `data`.
+
+    >>> hex(crc32c(b"123456789"))
+    '0xe3069283'
+    """
+    crc = 0xFFFFFFFF
+    table = _CRC_TABLE
+    for b in data:
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked_crc32c(data: bytes) -> int:
+    """The CRC as TFRecord files store it (rotated and offset)."""
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def frame_record(data: bytes) -> bytes:
+    """One TFRecord: length, its masked CRC, the data, the data's masked CRC."""
+    header = struct.pack("<Q", len(data))
+    return (header + struct.pack("<I", masked_crc32c(header)) + data
+            + struct.pack("<I", masked_crc32c(data)))
+
+
+def read_records(path: str) -> Iterator[bytes]:
+    """The records of a TFRecord file; a torn last record ends the iteration silently,
+    a CRC mismatch raises ValueError naming the file and offset."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    pos = 0
+    while pos + 12 <= len(buf):
+        header = buf[pos:pos + 8]
+        (length,) = struct.unpack("<Q", header)
+        (hcrc,) = struct.unpack("<I", buf[pos + 8:pos + 12])
+        if hcrc != masked_crc32c(header):
+            raise ValueError(f"corrupt record header in {path} at offset {pos}")
+        end = pos + 12 + length + 4
+        if end > len(buf):
+            return
+        data = buf[pos + 12:pos + 12 + length]
+        (dcrc,) = struct.unpack("<I", buf[end - 4:end])
+        if dcrc != masked_crc32c(data):
+            raise ValueError(f"corrupt record data in {path} at offset {pos}")
+        yield data
+        pos = end
+
+
+def summary_iterator(path: str) -> Iterator[Event]:
+    """The `Event`s of an event file (``tf.train.summary_iterator``)."""
+    for data in read_records(path):
+        yield Event.FromString(data)
+
+
+# -- messages ----------------------------------------------------------------------------
+_WIRE = {"double": 1, "float": 5, "int32": 0, "int64": 0, "uint64": 0, "enum": 0,
+         "bool": 0, "string": 2, "bytes": 2}
+_DEFAULTS = {"double": 0.0, "float": 0.0, "int32": 0, "int64": 0, "uint64": 0, "enum": 0,
+             "bool": False, "string": "", "bytes": b""}
+_PACKED_NP = {"double": "<f8", "float": "<f4"}
+
+
+class _Repeated(list):
+    """A repeated message field: a list with protobuf's ``add(**fields)``."""
+
+    def __init__(self, cls, items=()):
+        super().__init__(items)
+        self._cls = cls
+
+    def add(self, **fields):
+        msg = self._cls(**fields)
+        self.append(msg)
+        return msg
+
+
+def _encode_scalar(kind, value) -> tuple[int, bytes]:
+    """(wire type, payload) of one value of a scalar or message kind."""
+    if isinstance(kind, type):
+        data = value.SerializeToString()
+        return 2, _varint(len(data)) + data
+    if kind == "double":
+        return 1, struct.pack("<d", value)
+    if kind == "float":
+        return 5, struct.pack("<f", value)
+    if kind == "bool":
+        return 0, b"\x01" if value else b"\x00"
+    if kind in ("int32", "int64", "uint64", "enum"):
+        return 0, _varint(int(value))
+    if kind == "string":
+        data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        return 2, _varint(len(data)) + data
+    if kind == "bytes":
+        data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        return 2, _varint(len(data)) + data
+    raise TypeError(f"unknown protobuf field kind {kind!r}")
+
+
+def _decode_scalar(kind, wire: int, raw):
+    """A value of `kind` from a wire value (int for varints, bytes otherwise)."""
+    if isinstance(kind, type):
+        return kind.FromString(raw)
+    if kind == "double":
+        return struct.unpack("<d", raw)[0]
+    if kind == "float":
+        return struct.unpack("<f", raw)[0]
+    if kind == "bool":
+        return bool(raw)
+    if kind in ("int32", "int64"):
+        return raw - (1 << 64) if raw >= 1 << 63 else raw
+    if kind in ("uint64", "enum"):
+        return raw
+    if kind == "string":
+        return raw.decode("utf-8", "replace")
+    return bytes(raw)
+
+
+def _iter_fields(buf: bytes) -> Iterator[tuple[int, int, object]]:
+    pos, n = 0, len(buf)
+    while pos < n:
+        key, pos = _read_varint(buf, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _read_varint(buf, pos)
+        elif wire == 1:
+            value, pos = buf[pos:pos + 8], pos + 8
+        elif wire == 5:
+            value, pos = buf[pos:pos + 4], pos + 4
+        elif wire == 2:
+            length, pos = _read_varint(buf, pos)
+            value, pos = buf[pos:pos + length], pos + length
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire} (field {number})")
+        if pos > n:
+            raise ValueError("truncated protobuf message")
+        yield number, wire, value
+
+
+def _unpack(kind, buf: bytes) -> list:
+    if kind in _PACKED_NP:
+        return np.frombuffer(buf, dtype=_PACKED_NP[kind]).astype(float).tolist()
+    out, pos = [], 0
+    while pos < len(buf):
+        v, pos = _read_varint(buf, pos)
+        out.append(_decode_scalar(kind, 0, v))
+    return out
+
+
+class Message:
+    """Base of the hand-written protobuf messages; subclasses define ``FIELDS``."""
+
+    FIELDS: tuple = ()
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls._BY_NAME = {f[1]: f for f in cls.FIELDS}
+        cls._BY_NUMBER = {f[0]: f for f in cls.FIELDS}
+        cls._ORDERED = tuple(sorted(cls.FIELDS, key=lambda f: f[0]))  # protobuf's order
+        for _, name, kind, repeated in cls.FIELDS:
+            if not repeated and not isinstance(kind, type):
+                setattr(cls, name, _DEFAULTS[kind])
+
+    def __init__(self, **fields) -> None:
+        for _, name, kind, repeated in self.FIELDS:
+            if repeated:
+                if isinstance(kind, tuple):
+                    self.__dict__[name] = {}
+                elif isinstance(kind, type):
+                    self.__dict__[name] = _Repeated(kind)
+                else:
+                    self.__dict__[name] = []
+        for name, value in fields.items():
+            if name not in self._BY_NAME:
+                raise TypeError(f"{type(self).__name__} has no field named '{name}'")
+            if value is None:
+                continue
+            _, _, kind, repeated = self._BY_NAME[name]
+            if repeated and isinstance(kind, tuple):
+                self.__dict__[name].update(value)
+            elif repeated:
+                self.__dict__[name].extend(value)
+            else:
+                setattr(self, name, value)
+
+    def __getattr__(self, name):
+        # Only reached for unset singular message fields: an empty default instance.
+        spec = type(self)._BY_NAME.get(name)
+        if spec is not None and isinstance(spec[2], type):
+            return spec[2]()
+        raise AttributeError(f"{type(self).__name__} has no field named '{name}'")
+
+    def HasField(self, name: str) -> bool:
+        return name in self.__dict__ and not self._BY_NAME[name][3]
+
+    def ClearField(self, name: str) -> None:
+        _, _, _kind, repeated = self._BY_NAME[name]
+        if repeated:
+            self.__dict__[name].clear()
+        else:
+            self.__dict__.pop(name, None)
+
+    def SerializeToString(self) -> bytes:
+        out = bytearray()
+        for number, name, kind, repeated in self._ORDERED:
+            if name not in self.__dict__:
+                continue
+            value = self.__dict__[name]
+            if isinstance(kind, tuple):  # map<K, V>
+                _, kkind, vkind = kind
+                for k, v in value.items():
+                    entry = bytearray()
+                    for num, knd, item in ((1, kkind, k), (2, vkind, v)):
+                        wire, payload = _encode_scalar(knd, item)
+                        entry += _varint(num << 3 | wire) + payload
+                    out += _varint(number << 3 | 2) + _varint(len(entry)) + entry
+            elif repeated and not isinstance(kind, type) and _WIRE[kind] != 2:
+                if len(value):
+                    if kind in _PACKED_NP:
+                        payload = np.asarray(value, dtype=_PACKED_NP[kind]).tobytes()
+                    else:
+                        payload = b"".join(_encode_scalar(kind, v)[1] for v in value)
+                    out += _varint(number << 3 | 2) + _varint(len(payload)) + payload
+            elif repeated:
+                for v in value:
+                    wire, payload = _encode_scalar(kind, v)
+                    out += _varint(number << 3 | wire) + payload
+            else:
+                wire, payload = _encode_scalar(kind, value)
+                out += _varint(number << 3 | wire) + payload
+        return bytes(out)
+
+    def MergeFromString(self, data: bytes) -> int:
+        for number, wire, raw in _iter_fields(bytes(data)):
+            spec = self._BY_NUMBER.get(number)
+            if spec is None:
+                continue  # unknown field: skipped
+            _, name, kind, repeated = spec
+            if isinstance(kind, tuple):
+                _, kkind, vkind = kind
+                key, val = _DEFAULTS.get(kkind), None
+                for num, w, r in _iter_fields(raw):
+                    if num == 1:
+                        key = _decode_scalar(kkind, w, r)
+                    elif num == 2:
+                        val = _decode_scalar(vkind, w, r)
+                self.__dict__[name][key] = val if val is not None else vkind()
+            elif repeated and wire == 2 and not isinstance(kind, type) and _WIRE[kind] != 2:
+                self.__dict__[name].extend(_unpack(kind, raw))
+            elif repeated:
+                self.__dict__[name].append(_decode_scalar(kind, wire, raw))
+            elif isinstance(kind, type) and name in self.__dict__:
+                self.__dict__[name].MergeFromString(raw)
+            else:
+                self.__dict__[name] = _decode_scalar(kind, wire, raw)
+        return len(data)
+
+    def ParseFromString(self, data: bytes) -> int:
+        self.__dict__.clear()
+        self.__init__()
+        return self.MergeFromString(data)
+
+    @classmethod
+    def FromString(cls, data: bytes):
+        msg = cls()
+        msg.MergeFromString(data)
+        return msg
+
+    def CopyFrom(self, other: Message) -> None:
+        self.ParseFromString(other.SerializeToString())
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.SerializeToString() == \
+            other.SerializeToString()
+
+    def __repr__(self) -> str:
+        parts = []
+        for _, name, _, repeated in self.FIELDS:
+            if name in self.__dict__ and (not repeated or self.__dict__[name]):
+                parts.append(f"{name}={self.__dict__[name]!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+class TensorShapeProto(Message):
+    class Dim(Message):
+        FIELDS = ((1, "size", "int64", False), (2, "name", "string", False))
+
+    FIELDS = ((2, "dim", Dim, True), (3, "unknown_rank", "bool", False))
+
+
+class TensorProto(Message):
+    FIELDS = (
+        (1, "dtype", "enum", False), (2, "tensor_shape", TensorShapeProto, False),
+        (3, "version_number", "int32", False), (4, "tensor_content", "bytes", False),
+        (5, "float_val", "float", True), (6, "double_val", "double", True),
+        (7, "int_val", "int32", True), (8, "string_val", "bytes", True),
+        (10, "int64_val", "int64", True), (11, "bool_val", "bool", True),
+        (13, "half_val", "int32", True),
+    )
+
+
+class HistogramProto(Message):
+    FIELDS = (
+        (1, "min", "double", False), (2, "max", "double", False),
+        (3, "num", "double", False), (4, "sum", "double", False),
+        (5, "sum_squares", "double", False), (6, "bucket_limit", "double", True),
+        (7, "bucket", "double", True),
+    )
+
+
+class SummaryMetadata(Message):
+    class PluginData(Message):
+        FIELDS = ((1, "plugin_name", "string", False), (2, "content", "bytes", False))
+
+    FIELDS = ((1, "plugin_data", PluginData, False), (2, "display_name", "string", False),
+              (3, "summary_description", "string", False))
+
+
+class _Image(Message):
+    FIELDS = ((1, "height", "int32", False), (2, "width", "int32", False),
+              (3, "colorspace", "int32", False), (4, "encoded_image_string", "bytes", False))
+
+
+class _Audio(Message):
+    FIELDS = ((1, "sample_rate", "float", False), (2, "num_channels", "int64", False),
+              (3, "length_frames", "int64", False), (4, "encoded_audio_string", "bytes", False),
+              (5, "content_type", "string", False))
+
+
+class _Value(Message):
+    FIELDS = (
+        (7, "node_name", "string", False), (1, "tag", "string", False),
+        (9, "metadata", SummaryMetadata, False), (2, "simple_value", "float", False),
+        (3, "obsolete_old_style_histogram", "bytes", False),
+        (4, "image", _Image, False), (5, "histo", HistogramProto, False),
+        (6, "audio", _Audio, False), (8, "tensor", TensorProto, False),
+    )
+
+
+class Summary(Message):
+    """A set of tagged values; ``value.add(tag=..., simple_value=...)`` as in protobuf."""
+
+    Image = _Image
+    Audio = _Audio
+    Value = _Value
+    FIELDS = ((1, "value", _Value, True),)
+
+
+for _cls, _name in ((_Image, "Image"), (_Audio, "Audio"), (_Value, "Value")):
+    _cls.__name__ = _name
+    _cls.__qualname__ = f"Summary.{_name}"
+
+
+class SessionLog(Message):
+    STATUS_UNSPECIFIED = 0
+    START = 1
+    STOP = 2
+    CHECKPOINT = 3
+    FIELDS = ((1, "status", "enum", False), (2, "checkpoint_path", "string", False),
+              (3, "msg", "string", False))
+
+
+class LogMessage(Message):
+    UNKNOWN, DEBUGGING, INFO, WARN, ERROR, FATAL = 0, 10, 20, 30, 40, 50
+    FIELDS = ((1, "level", "enum", False), (2, "message", "string", False))
+
+
+class TaggedRunMetadata(Message):
+    FIELDS = ((1, "tag", "string", False), (2, "run_metadata", "bytes", False))
+
+
+class Event(Message):
+    FIELDS = (
+        (1, "wall_time", "double", False), (2, "step", "int64", False),
+        (3, "file_version", "string", False), (4, "graph_def", "bytes", False),
+        (5, "summary", Summary, False), (6, "log_message", LogMessage, False),
+        (7, "session_log", SessionLog, False),
+        (8, "tagged_run_metadata", TaggedRunMetadata, False),
+        (9, "meta_graph_def", "bytes", False),
+    )
+
+
+class AttrValue(Message):
+    class ListValue(Message):
+        FIELDS = ((2, "s", "bytes", True), (3, "i", "int64", True), (4, "f", "float", True),
+                  (5, "b", "bool", True), (6, "type", "enum", True),
+                  (7, "shape", TensorShapeProto, True), (8, "tensor", TensorProto, True))
+
+    FIELDS = ((1, "list", ListValue, False), (2, "s", "bytes", False),
+              (3, "i", "int64", False), (4, "f", "float", False), (5, "b", "bool", False),
+              (6, "type", "enum", False), (7, "shape", TensorShapeProto, False),
+              (8, "tensor", TensorProto, False), (9, "placeholder", "string", False))
+
+
+class NodeDef(Message):
+    FIELDS = ((1, "name", "string", False), (2, "op", "string", False),
+              (3, "input", "string", True), (4, "device", "string", False),
+              (5, "attr", ("map", "string", AttrValue), True))
+
+
+class VersionDef(Message):
+    FIELDS = ((1, "producer", "int32", False), (2, "min_consumer", "int32", False),
+              (3, "bad_consumers", "int32", True))
+
+
+class GraphDef(Message):
+    FIELDS = ((1, "node", NodeDef, True), (4, "versions", VersionDef, False))
+
+
+class NodeExecStats(Message):
+    FIELDS = ((1, "node_name", "string", False), (2, "all_start_micros", "int64", False),
+              (3, "op_start_rel_micros", "int64", False),
+              (4, "op_end_rel_micros", "int64", False),
+              (5, "all_end_rel_micros", "int64", False), (8, "timeline_label", "string", False),
+              (10, "thread_id", "uint64", False))
+
+
+class DeviceStepStats(Message):
+    FIELDS = ((1, "device", "string", False), (2, "node_stats", NodeExecStats, True))
+
+
+class StepStats(Message):
+    FIELDS = ((1, "dev_stats", DeviceStepStats, True),)
+
+
+class RunMetadata(Message):
+    FIELDS = ((1, "step_stats", StepStats, False),)
+
+
+# -- tensors -----------------------------------------------------------------------------
+def shape_proto(dims) -> TensorShapeProto:
+    """A TensorShapeProto of a list of sizes (None for unknown) or None (unknown rank)."""
+    if dims is None:
+        return TensorShapeProto(unknown_rank=True)
+    return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if d is None else int(d))
+                                 for d in dims])
+
+
+def make_tensor_proto(value) -> TensorProto:
+    """A TensorProto of a NumPy value: strings as string_val, numbers as raw content.
+
+    >>> make_tensor_proto(np.array([1, 2], np.int32)).tensor_content
+    b'\\x01\\x00\\x00\\x00\\x02\\x00\\x00\\x00'
+    """
+    from flowgraph.framework import dtypes as _dtypes
+
+    arr = np.asarray(value)
+    shape = shape_proto(arr.shape)
+    if arr.dtype == object or arr.dtype.kind in "SU":
+        items = [x if isinstance(x, bytes) else str(x).encode("utf-8")
+                 for x in arr.reshape(-1)]
+        return TensorProto(dtype=_dtypes.string.as_datatype_enum, tensor_shape=shape,
+                           string_val=items)
+    dtype = _dtypes.as_dtype(arr.dtype)
+    content = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+    return TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=shape,
+                       tensor_content=content)
+
+
+# -- PNG ---------------------------------------------------------------------------------
+_PNG_COLOR_TYPE = {1: 0, 2: 4, 3: 2, 4: 6}
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+
+def encode_png(image: np.ndarray, compression: int = 6) -> bytes:
+    """PNG bytes of a uint8 array of shape (height, width, channels), channels 1 to 4.
+
+    >>> encode_png(np.zeros((2, 3, 1), np.uint8))[:8]
+    b'\\x89PNG\\r\\n\\x1a\\n'
+    """
+    image = np.asarray(image)
+    if image.ndim == 2:
+        image = image[:, :, None]
+    if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] not in _PNG_COLOR_TYPE:
+        raise ValueError(
+            f"encode_png expects uint8 (height, width, 1|2|3|4); got {image.dtype} "
+            f"{image.shape}"
+        )
+    height, width, channels = image.shape
+    rows = np.zeros((height, 1 + width * channels), dtype=np.uint8)  # filter byte 0
+    rows[:, 1:] = image.reshape(height, width * channels)
+    header = struct.pack(">IIBBBBB", width, height, 8, _PNG_COLOR_TYPE[channels], 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
+            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), compression))
+            + _png_chunk(b"IEND", b""))

@@ -1,0 +1,268 @@
+"""`import_graph_def`: rebuild the ops of a graph def (see `serialization`) in the default
+graph; never pickle.
+
+Example
+-------
+>>> import flowgraph as tf, json
+>>> g = tf.Graph()
+>>> with g.as_default():
+...     x = tf.constant([1.0, 2.0], name="x")
+>>> g2 = tf.Graph()
+>>> with g2.as_default():
+...     _ = tf.import_graph_def(json.loads(json.dumps(g.as_graph_def())), name="")
+>>> g2.get_tensor_by_name("x:0").shape.as_list()
+[2]
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import get_default_graph
+from flowgraph.framework.graph_walk import GraphCycleError, depth_first_order
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.serialization import decode_attr
+
+__all__ = ["import_graph_def"]
+
+
+def import_graph_def(graph_def: dict, input_map: dict | None = None,
+                     return_elements: list | None = None, name: str | None = None,
+                     op_dict=None, producer_op_list=None):
+    """Import a graph def (from `Graph.as_graph_def()`) into the default graph.
+
+    Every imported op is named ``<name>/<original name>``; `name` defaults to
+    ``"import"`` and is made unique (``import_1``, ...) under the current name scope.
+    With ``name=""`` the original names are kept (suffixed ``_1``... on collision).
+    `input_map` maps tensor names of `graph_def` (``"x:0"``, or ``"x"`` for output 0;
+    ``"^x"`` for an op used as a control input) to tensors of the default graph that
+    replace them. Returns the `return_elements` (tensor names give Tensors, op names
+    give Operations) or None.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> g = tf.Graph()
+    >>> with g.as_default():
+    ...     x = tf.placeholder(tf.float32, [None], name="x")
+    ...     y = tf.add(x, x, name="y")
+    >>> with tf.Graph().as_default():
+    ...     x2 = tf.constant([1.0, 2.0])
+    ...     (y2,) = tf.import_graph_def(g.as_graph_def(), input_map={"x:0": x2},
+    ...                                 return_elements=["y:0"], name="net")
+    ...     print(y2.name, y2.shape.as_list())
+    net/y:0 [2]
+    """
+    if not isinstance(graph_def, dict):
+        raise TypeError(
+            "import_graph_def: `graph_def` must be a graph def dict as produced by "
+            f"Graph.as_graph_def() (or json.load of one); got {type(graph_def).__name__}"
+        )
+    node_list = graph_def.get("node")
+    if not isinstance(node_list, list):
+        raise ValueError(
+            "import_graph_def: malformed graph def: it needs a 'node' list (as produced by "
+            f"Graph.as_graph_def()); found keys {sorted(map(str, graph_def))}"
+        )
+    nodes = _validate_nodes(node_list)
+    graph = get_default_graph()
+    input_map = dict(input_map or {})
+    data_map: dict[str, Tensor] = {}
+    control_map: dict[str, Operation] = {}
+    for key, value in input_map.items():
+        if not isinstance(key, str):
+            raise TypeError(f"import_graph_def: input_map keys must be strings, got {key!r}")
+        if key.startswith("^"):
+            op = graph.as_graph_element(value, allow_tensor=True, allow_operation=True)
+            control_map[key[1:]] = op.op if isinstance(op, Tensor) else op
+            continue
+        ref = key if ":" in key else f"{key}:0"
+        data_map[ref] = convert_to_tensor(value)
+        if data_map[ref].graph is not graph:
+            raise ValueError(
+                f"import_graph_def: input_map value for '{key}' is not from the default graph"
+            )
+    missing = sorted(k for k in data_map if _split_ref(k)[0] not in nodes)
+    missing += sorted(f"^{k}" for k in control_map if k not in nodes)
+    if missing:
+        raise ValueError(
+            f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]"
+        )
+    order = _topological_node_order(node_list)
+    created: dict[str, Operation] = {}
+
+    def resolve(ref: str, consumer: str):
+        if ref in data_map:
+            return data_map[ref]
+        op_name, idx = _split_ref(ref)
+        op = created.get(op_name)
+        if op is None:
+            raise ValueError(
+                f"import_graph_def: node '{consumer}' has input '{ref}', which refers to a "
+                "node missing from the graph def"
+            )
+        if idx >= len(op._outputs):
+            raise ValueError(
+                f"import_graph_def: node '{consumer}' has input '{ref}', but node "
+                f"'{op_name}' has only {len(op._outputs)} output(s)"
+            )
+        return op._outputs[idx]
+
+    with graph.as_default(), _import_scope(graph, name) as prefix:
+        for node_name in order:
+            node = nodes[node_name]
+            inputs = node.get("input", [])
+            data = [resolve(r, node_name) for r in inputs if not r.startswith("^")]
+            ctrl = [control_map.get(r[1:]) or created[r[1:]] for r in inputs
+                    if r.startswith("^")]
+            for i, t in enumerate(data):
+                ref = inputs[i]
+                if ref in data_map:
+                    _check_mapped_input(node, i, t, nodes)
+            try:
+                attrs = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
+            except (TypeError, ValueError, KeyError) as e:
+                raise ValueError(
+                    f"import_graph_def: node '{node_name}' has a malformed attribute: {e}"
+                ) from None
+            full = f"{prefix}{node_name}"
+            if not prefix and (full.lower() in graph._names_in_use or full in graph):
+                with graph.name_scope(None):
+                    full = graph.unique_name(full)
+            with graph.control_dependencies(None), graph.colocate_with(
+                    None, ignore_existing=True), graph.control_dependencies(ctrl):
+                try:
+                    op = graph.create_op(node["op"], data, attrs, name=f"{full}/")
+                except KeyError as e:
+                    raise ValueError(
+                        f"import_graph_def: node '{node_name}' has an unknown op type: {e}"
+                    ) from None
+            op._device = node.get("device", "") or ""
+            if node.get("colocation"):
+                op._colocation = sorted(f"{prefix}{c}" for c in node["colocation"])
+            _merge_output_shapes(op, node.get("output_shapes"))
+            created[node_name] = op
+    if return_elements is None:
+        return None
+    out = []
+    for ref in return_elements:
+        if ":" in ref:
+            op_name, idx = _split_ref(ref)
+            if op_name not in nodes:
+                raise ValueError(f"Requested return tensor '{ref}' not found in graph def")
+            op = created[op_name]
+            if idx >= len(op._outputs):
+                raise ValueError(
+                    f"Invalid return output {idx} of node '{op_name}', which has "
+                    f"{len(op._outputs)} output(s)"
+                )
+            out.append(data_map.get(ref, op._outputs[idx]))
+        else:
+            if ref not in nodes:
+                raise ValueError(f"Requested return node '{ref}' not found in graph def")
+            out.append(created[ref])
+    return out
+
+
+def _validate_nodes(node_list: list) -> dict[str, dict]:
+    nodes: dict[str, dict] = {}
+    for i, n in enumerate(node_list):
+        if not isinstance(n, dict):
+            raise ValueError(f"import_graph_def: node {i} of the graph def is not a dict: {n!r}")
+        name, op = n.get("name"), n.get("op")
+        if not isinstance(name, str) or not name or not isinstance(op, str) or not op:
+            raise ValueError(
+                f"import_graph_def: node {i} of the graph def needs string 'name' and 'op' "
+                f"fields; got name={name!r}, op={op!r}"
+            )
+        inputs = n.get("input", [])
+        if not isinstance(inputs, list) or not all(isinstance(r, str) for r in inputs):
+            raise ValueError(
+                f"import_graph_def: node '{name}': 'input' must be a list of tensor names, "
+                f"got {inputs!r}"
+            )
+        if not isinstance(n.get("attr", {}), dict):
+            raise ValueError(f"import_graph_def: node '{name}': 'attr' must be a dict")
+        if name in nodes:
+            raise ValueError(f"import_graph_def: the graph def has two nodes named '{name}'")
+        nodes[name] = n
+    for name, n in nodes.items():
+        for r in n.get("input", []):
+            src = r[1:] if r.startswith("^") else _split_ref(r, name)[0]
+            if src not in nodes:
+                raise ValueError(
+                    f"import_graph_def: node '{name}' has input '{r}', which refers to a "
+                    "node missing from the graph def"
+                )
+    return nodes
+
+
+def _split_ref(ref: str, consumer: str | None = None) -> tuple[str, int]:
+    op_name, sep, idx = ref.rpartition(":")
+    if not sep:
+        return ref, 0
+    if not idx.isdigit():
+        where = f" (input of node '{consumer}')" if consumer else ""
+        raise ValueError(f"import_graph_def: malformed tensor name '{ref}'{where}")
+    return op_name, int(idx)
+
+
+def _check_mapped_input(node: dict, i: int, t, nodes: dict) -> None:
+    """The dtype of a mapped tensor must match the one the graph def recorded."""
+    src_name, idx = _split_ref(node["input"][i])
+    recorded = nodes[src_name].get("output_dtypes")
+    if isinstance(recorded, list) and idx < len(recorded):
+        try:
+            want = _dtypes.as_dtype(recorded[idx])
+        except TypeError:
+            raise ValueError(
+                f"import_graph_def: node '{src_name}' records an unknown dtype "
+                f"{recorded[idx]!r}") from None
+        if t.dtype.base_dtype != want.base_dtype:
+            raise ValueError(
+                f"Input {i} of node {node['name']} was passed {t.dtype.base_dtype.name} from "
+                f"{t.name} incompatible with expected {want.name}."
+            )
+
+
+def _merge_output_shapes(op, shapes) -> None:
+    if not shapes:
+        return
+    for t, encoded in zip(op._outputs, shapes):
+        try:
+            recorded = decode_attr(encoded)
+            t._shape = t._shape.merge_with(recorded)
+        except (TypeError, ValueError):
+            pass  # an input_map changed the shape: keep what inference found
+
+
+class _import_scope:
+    """The prefix ('name/' or '') of an import: a unique scope for a non-empty name."""
+
+    def __init__(self, graph, name: str | None) -> None:
+        self._graph = graph
+        self._name = "import" if name is None else name
+        self._cm = None
+
+    def __enter__(self) -> str:
+        if not self._name:
+            return ""
+        self._cm = self._graph.name_scope(self._name)
+        return self._cm.__enter__()
+
+    def __exit__(self, *exc):
+        if self._cm is not None:
+            return self._cm.__exit__(*exc)
+        return False
+
+
+def _topological_node_order(nodes: list[dict]) -> list[str]:
+    deps = {}
+    for n in nodes:
+        deps[n["name"]] = [r[1:] if r.startswith("^") else r.rpartition(":")[0] or r
+                           for r in n.get("input", [])]
+    try:
+        return depth_first_order(deps, lambda name: (d for d in deps[name] if d in deps))
+    except GraphCycleError as e:
+        raise ValueError(
+            f"import_graph_def: the graph def has a cycle through '{e.node}'") from None

@@ -1,0 +1,60 @@
+"""Identity and stop_gradient, re-exported by `flowgraph.ops.array_ops`.
+
+They live apart from `array_ops` (which re-exports the whole array family) so that op
+modules below it, such as `math_reduce`, can use them without an import cycle.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> tf.stop_gradient(tf.identity(tf.constant([1.0]))).op.type
+'StopGradient'
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.ops.op_util import make_tensor
+
+__all__ = ["identity", "stop_gradient"]
+
+
+# -- Identity ---------------------------------------------------------------------------
+@register_op("Identity")
+def _identity_shape(op, x):
+    return [x]
+
+
+def identity(input, name: str | None = None):
+    """Return a tensor with the same value as `input`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.identity(tf.constant([1, 2])).shape.as_list()
+    [2]
+    """
+    if hasattr(input, "_as_graph_element") and not hasattr(input, "op"):
+        input = input._as_graph_element()
+    x = convert_to_tensor(input)
+    return make_tensor("Identity", [x], name=name or "Identity")
+
+
+@register_op("StopGradient")
+def _stop_gradient_shape(op, x):
+    return [x]
+
+
+not_differentiable("StopGradient")
+
+
+def stop_gradient(input, name: str | None = None):
+    """Identity in the forward pass; blocks gradients from flowing through.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.stop_gradient(tf.constant(1.0)).op.type
+    'StopGradient'
+    """
+    return make_tensor("StopGradient", [convert_to_tensor(input)], name=name or "StopGradient")
