@@ -1,7 +1,7 @@
 """flowgraph: TensorFlow 1.x's graph programming model on NumPy/SciPy.
 
 Use it as ``import flowgraph as tf``. This module only re-exports; logic lives in the
-subpackages (see DESIGN.md).
+subpackages (see ARCHITECTURE.md at the project root).
 
 Example
 -------
@@ -111,7 +111,7 @@ from flowgraph.runtime.config import (
 from flowgraph.runtime.session import InteractiveSession, Session
 
 # The harness, Keras, data, export and compat layers load on first use, so that
-# ``import flowgraph`` stays fast (DESIGN.md: import heavy optional modules lazily).
+# ``import flowgraph`` stays fast (heavy optional modules are imported lazily).
 _LAZY_MODULES = {
     "app": "flowgraph.app",
     "compat": "flowgraph.compat",
