@@ -113,3 +113,15 @@ def test_a_grpc_target_raises_instead_of_running_locally():
         tf.Session("grpc://localhost:2222")
     with pytest.raises(errors.InvalidArgumentError, match="not supported"):
         tf.Session("http://localhost:2222")
+
+
+@pytest.mark.parametrize("module", [
+    "flowgraph.framework.graph_walk", "flowgraph.framework.registry",
+    "flowgraph.runtime.prune", "flowgraph.runtime.placement", "flowgraph.runtime.layout",
+    "flowgraph.runtime.plan", "flowgraph.backends.base"])
+def test_module_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0
