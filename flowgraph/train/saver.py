@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 from flowgraph.framework import errors
+from flowgraph.framework.checkpoint_file import not_found
 from flowgraph.framework.constant_op import constant
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Tensor
@@ -354,7 +355,7 @@ class Saver:
             raise CheckpointNotFoundError(
                 None, None,
                 f"The passed save_path is not a valid checkpoint: {save_path}. "
-                f"{_state.not_found(save_path)}")
+                f"{not_found(save_path)}")
         feed = {}
         with CheckpointReader(save_path) as reader:
             for key, ref, placeholder in self._entries:
