@@ -41,8 +41,8 @@ _loaded = False
 def load_all() -> None:
     """Import every module of the op library, registering every op type (idempotent).
 
-    Code that resolves op types by name (the SavedModel loader, `import_graph_def`, the
-    serving command) calls it first.
+    Code that resolves op types by name (the SavedModel loader, the serving command)
+    calls it first; importing this package already has.
 
     Example
     -------
