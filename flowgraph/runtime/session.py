@@ -20,6 +20,7 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -263,6 +264,12 @@ class Session:
             mapper = FetchMapper.build(self._graph, fetches)
             if key is not None:
                 self._fetch_mappers[key] = mapper
+        if feed_dict is not None and type(feed_dict) is not dict and \
+                not isinstance(feed_dict, Mapping):
+            raise TypeError(
+                f"Session.run: feed_dict must be a dictionary mapping graph elements "
+                f"(tensors or their names) to values, but got a {type(feed_dict).__name__}: "
+                f"{feed_dict!r:.80}. Pass feed_dict={{placeholder: value, ...}}.")
         feed_tensors, feed_values = self._process_feeds(feed_dict) if feed_dict else ((), ())
         sig = (key, feed_tensors)
         cp = self._plans.get(sig) if key is not None else None

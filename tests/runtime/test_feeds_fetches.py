@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import types
 
 import numpy as np
 import pytest
@@ -150,3 +151,12 @@ def test_make_callable(sess, graph_xy):
     np.testing.assert_array_equal(out[0], np.full((1, 3), 2.0))
     with pytest.raises(TypeError):
         fn()
+
+
+@pytest.mark.parametrize("bad", [[1.0], 3, "x", ()])
+def test_a_feed_dict_that_is_not_a_mapping_is_a_type_error_naming_it(bad):
+    x = tf.placeholder(tf.float32)
+    with tf.Session() as sess:
+        with pytest.raises(TypeError, match="feed_dict must be a dictionary"):
+            sess.run(x * 2.0, feed_dict=bad)
+        assert sess.run(x * 2.0, feed_dict=types.MappingProxyType({x: 1.5})) == 3.0
