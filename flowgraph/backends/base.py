@@ -120,6 +120,10 @@ class Backend:
     """Base class of device backends; subclasses set `device_type` and list devices."""
 
     device_type: str = "ABSTRACT"
+    # Whether values on this backend's devices are host NumPy arrays. Fed values,
+    # constants of the plan and fetched values cross to and from other devices
+    # (`from_host`, `to_host`).
+    host_memory: bool = False
 
     def __init__(self) -> None:
         self._kernels: dict[str, list[KernelDef]] = {}

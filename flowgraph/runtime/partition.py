@@ -9,6 +9,9 @@ the producer's device and a `_Recv` node on the consumer's, which meet in the st
     CPU:0  a ──> _Send ─ ─ ─ ┐
     GPU:0                    └─> _Recv ──> b       (a on CPU:0, b on GPU:0)
 
+Feeds and plan constants are host arrays: a node on a device with memory of its own
+(`Backend.host_memory` false) reads them through a `_ToDevice` node on that device.
+
 It also describes each device's partition as GraphDef-like dicts, for
 ``RunOptions.output_partition_graphs``.
 """
@@ -40,12 +43,59 @@ def partition(table: NodeTable) -> list[dict]:
             if key not in pairs:
                 pairs[key] = _add_pair(table, slot, t.name, src_dev, dev, partitions)
             node.input_slots[k] = pairs[key]
+    _move_sources_to_devices(table, partitions)
     for _, node in table.op_nodes():
         op = node.op
         partitions.setdefault(node.device, []).append(
             {"name": op.name, "op": op.type,
              "input": [t.name for t in op._inputs] + [f"^{c.name}" for c in op._control_inputs]})
     return [{"device": d, "node": n} for d, n in sorted(partitions.items())]
+
+
+def _move_sources_to_devices(table: NodeTable, partitions: dict[str, list[dict]]) -> None:
+    """Feeds and plan constants are host arrays: a node on a device with memory of its
+    own reads them through a `_ToDevice` node there (one per value and device)."""
+    producer = table.producers()
+    moved: dict[tuple[int, str], int] = {}
+    for _, node in list(table.op_nodes()):
+        dev = node.placed_on
+        if dev.backend.host_memory:
+            continue
+        for k, t in enumerate(node.op._inputs):
+            slot = node.input_slots[k]
+            if slot in producer or t.dtype.is_ref_dtype:
+                continue
+            key = (slot, dev.name)
+            if key not in moved:
+                mover = NodeInfo(f"_to_device_{t.name}_on_{dev.short_name}", "_ToDevice",
+                                 dev.name, None, [t.name], placed_on=dev, input_slots=[slot],
+                                 n_out=1, kernel=_make_to_device(dev))
+                table.add_node(mover)
+                moved[key] = mover.out_base
+                partitions.setdefault(dev.name, []).append(
+                    {"name": mover.name, "op": "_ToDevice", "input": [t.name]})
+            node.input_slots[k] = moved[key]
+
+
+def _make_to_device(device: Device):
+    backend = device.backend
+
+    def to_device(value):
+        return backend.from_host(value, device)
+
+    return to_device
+
+
+def fetches_to_host(table: NodeTable, fetch_slots: list[int]) -> list[tuple[int, Device]]:
+    """(fetch position, device) for each fetched value that lives on a device with memory
+    of its own: the session copies those back to the host."""
+    producer = table.producers()
+    out = []
+    for i, s in enumerate(fetch_slots):
+        p = producer.get(s)
+        if p is not None and not table.nodes[p].placed_on.backend.host_memory:
+            out.append((i, table.nodes[p].placed_on))
+    return out
 
 
 def _add_pair(table: NodeTable, slot: int, tensor_name: str, src: Device, dst: Device,

@@ -43,7 +43,7 @@ from flowgraph.runtime.in_place import bind_in_place
 from flowgraph.runtime.layout import lay_out_slots
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.op_errors import describe_error
-from flowgraph.runtime.partition import has_transfers, partition
+from flowgraph.runtime.partition import fetches_to_host, has_transfers, partition
 from flowgraph.runtime.placement import place
 from flowgraph.runtime.prune import needed_ops
 from flowgraph.runtime.rewrite import rewrite
@@ -71,6 +71,7 @@ class CompiledPlan:
         self.feed_slots: dict[Tensor, int] = {}
         self.fetch_slots: list[int] = []
         self.deref_fetch: list[bool] = []
+        self.fetch_to_host: list[tuple[int, Device]] = []  # fetches held on a device
         self.nodes: list[NodeInfo] = []
         self.devices: list[Device] = []
         self.partition_graphs: list[dict] = []
@@ -95,9 +96,9 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     fed = set(feed_tensors)
     _check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
     ops = needed_ops(fetch_tensors, target_ops, fed, done=done_ops)
-    host = env.devices[0]
+    host = next((d for d in env.devices if d.device_type == "CPU"), None)
     rewrites = rewrite(ops, fed, env.config.graph_options.optimizer_options,
-                       lambda op: env.kernels.host_kernel(host, op))
+                       lambda op: None if host is None else env.kernels.host_kernel(host, op))
     ops = needed_ops(fetch_tensors, target_ops, fed, cut=set(rewrites.known),
                      done=done_ops, replace=rewrites.replace)
     placement = place(ops, env.devices, env.config.allow_soft_placement,
@@ -112,6 +113,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
         frames = assign_frames(table, fetch_slots)
     cp = emit(table, fetch_slots, frames)
     cp.deref_fetch = [t.dtype.is_ref_dtype for t in fetch_tensors]
+    cp.fetch_to_host = fetches_to_host(table, fetch_slots)
     cp.partition_graphs = partition_graphs
     cp.devices = sorted(set(placement.values()), key=lambda d: d.name)
     _describe_slots(cp, table, (placement[ops[0]] if ops else env.devices[0]).name)

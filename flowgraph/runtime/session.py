@@ -322,6 +322,8 @@ class Session:
                 s: int(getattr(v, "nbytes", 0) or 0) for s, v in zip(slots, feed_values)})
         if run_metadata is not None and options is not None and options.output_partition_graphs:
             run_metadata.partition_graphs = list(cp.partition_graphs)
+        for i, device in cp.fetch_to_host:
+            values[i] = device.backend.to_host(values[i], device)
         for i, deref in enumerate(cp.deref_fetch):
             if deref and isinstance(values[i], VariableState):
                 values[i] = np.array(values[i].read())

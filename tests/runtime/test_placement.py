@@ -14,7 +14,7 @@ CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"
 
 
 def _two_cpus(**kw):
-    return tf.ConfigProto(device_count={"CPU": 2}, **kw)
+    return tf.ConfigProto(device_count={"CPU": 2, "GPU": 0}, **kw)
 
 
 def _placements(sess, fetch, feed=None):

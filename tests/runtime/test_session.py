@@ -110,7 +110,7 @@ def test_private_sessions_are_isolated():
 
 
 def test_list_devices_and_local_devices():
-    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 3})) as s:
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 3, "GPU": 0})) as s:
         devs = s.list_devices()
     assert [d.device_type for d in devs] == ["CPU"] * 3
     assert devs[2].name.endswith("/device:CPU:2")
@@ -122,4 +122,4 @@ def test_list_devices_and_local_devices():
 
 def test_session_without_devices_is_an_error():
     with pytest.raises(tf.errors.InvalidArgumentError, match="No devices"):
-        tf.Session(config=tf.ConfigProto(device_count={"CPU": 0}))
+        tf.Session(config=tf.ConfigProto(device_count={"CPU": 0, "GPU": 0}))

@@ -21,6 +21,7 @@ from flowgraph.backends.base import Backend, Device
 
 class CpuBackend(Backend):
     device_type = "CPU"
+    host_memory = True
 
     def list_devices(self, count: int | None = None) -> list[Device]:
         n = 1 if count is None else int(count)

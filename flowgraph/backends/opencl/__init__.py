@@ -1,0 +1,77 @@
+"""The OpenCL backend (PyOpenCL): every usable OpenCL device is a flowgraph ``GPU`` device.
+
+Real GPUs come first, then CPU-type OpenCL devices (PoCL), so ``tf.device('/gpu:0')``
+runs on a GPU when there is one and the backend is testable everywhere;
+``ConfigProto(device_count={'GPU': 0})`` hides them. Values on a device are
+`pyopencl.array.Array` objects allocated from the device's caching pool; kernels enqueue
+work on the device's in-order queue and return at once, and the host waits only where a
+value is copied back (`to_host`: a `_Send` to a CPU node, or a fetch).
+
+Kernels live in ``kernels_<family>.py`` beside this file and register with
+`opencl_kernel`. Ops without an OpenCL kernel run on the CPU, and the planner inserts
+the transfers. Install with ``pip install 'flowgraph[opencl]'`` and an OpenCL driver
+(PoCL: ``apt-get install pocl-opencl-icd``).
+
+Example
+-------
+>>> from flowgraph.backends.opencl import backend
+>>> backend.device_type
+'GPU'
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+
+import numpy as np
+
+from flowgraph.backends.base import Backend, Device
+
+
+class OpenCLBackend(Backend):
+    device_type = "GPU"
+
+    def list_devices(self, count: int | None = None) -> list[Device]:
+        from flowgraph.backends.opencl._runtime import discover
+
+        found = discover()
+        n = len(found) if count is None else min(int(count), len(found))
+        return [Device(self, "GPU", i, memory_limit=r.memory,
+                       description=f"OpenCL: {r.name} ({r.platform})")
+                for i, r in enumerate(found[:n])]
+
+    def runtime(self, device: Device):
+        """The `DeviceRuntime` (context, queue, pool, programs) of `device`."""
+        from flowgraph.backends.opencl._runtime import discover
+
+        return discover()[device.index]
+
+    def load_kernels(self) -> None:
+        here = os.path.dirname(__file__)
+        for info in pkgutil.iter_modules([here]):
+            if info.name.startswith("kernels_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+
+    def to_host(self, value, device: Device):
+        if hasattr(value, "get") and hasattr(value, "queue"):
+            return value.get()
+        return value
+
+    def from_host(self, value, device: Device):
+        if isinstance(value, np.ndarray | np.generic) and value.dtype != object:
+            return self.runtime(device).to_device(np.asarray(value))
+        return value
+
+
+backend = OpenCLBackend()
+
+
+def opencl_kernel(op_type: str, dtypes=None, needs_step: bool = False, fresh: bool = False):
+    """Decorator registering an OpenCL kernel (see `flowgraph.backends.base`).
+
+    The kernel receives device arrays (`pyopencl.array.Array`) and returns device arrays;
+    ``x.queue`` and ``x.context`` say where to enqueue.
+    """
+    return backend.kernel(op_type, dtypes=dtypes, needs_step=needs_step, fresh=fresh)

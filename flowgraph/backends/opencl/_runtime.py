@@ -1,0 +1,148 @@
+"""OpenCL devices as flowgraph sees them: discovery, a probe, one runtime per device.
+
+`discover()` lists every OpenCL device once per process (GPUs first, then CPU-type
+devices such as PoCL, so that the backend is testable without a GPU) and keeps only
+those that build and run a tiny kernel: PyPI's PoCL, for one, cannot build kernels on
+some CPUs ("unknown target CPU 'generic'"); such a device is skipped with one warning
+naming its platform and the fix. Each kept device gets a `DeviceRuntime`: its context,
+an in-order command queue, a caching memory pool (pyopencl's, with size bins reused
+across steps) and a cache of built programs.
+
+pyopencl is imported here only, on first use: ``import flowgraph`` never loads it.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+import numpy as np
+
+_PROBE = "__kernel void probe(__global float* a) { a[get_global_id(0)] += 1.0f; }"
+_lock = threading.Lock()
+
+
+class DeviceRuntime:
+    """One OpenCL device's context, queue, allocator and program cache."""
+
+    def __init__(self, cl, device) -> None:
+        import pyopencl.tools
+
+        self.cl = cl
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(self.context)
+        self.pool = pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(self.queue))
+        self.has_fp64 = "cl_khr_fp64" in device.extensions
+        self.name = device.name.strip()
+        self.platform = device.platform.name.strip()
+        self.memory = int(device.global_mem_size)
+        self.is_gpu = bool(device.type & cl.device_type.GPU)
+        self._programs: dict[tuple[str, str], object] = {}
+        self._kernels: dict[tuple[str, str, str], object] = {}
+        self._programs_lock = threading.RLock()
+
+    def program(self, source: str, options: str = ""):
+        """The built program for `source` (built once per device and kept)."""
+        key = (source, options)
+        prg = self._programs.get(key)
+        if prg is None:
+            with self._programs_lock:
+                prg = self._programs.get(key)
+                if prg is None:
+                    prg = self.cl.Program(self.context, source).build(options=options)
+                    self._programs[key] = prg
+        return prg
+
+    def kernel(self, source: str, name: str, options: str = ""):
+        """A kernel object of `source`, built once and kept (never retrieved per call).
+
+        A kernel object holds its arguments between `set_args` and the launch, so
+        callers on several executor threads launch through their own lock (see the
+        kernel modules)."""
+        key = (source, options, name)
+        k = self._kernels.get(key)
+        if k is None:
+            prg = self.program(source, options)
+            with self._programs_lock:
+                k = self._kernels.get(key)
+                if k is None:
+                    k = self._kernels[key] = self.cl.Kernel(prg, name)
+        return k
+
+    def to_device(self, value: np.ndarray):
+        """A device array holding a copy of host array `value`."""
+        import pyopencl.array as cla
+
+        # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it 1-d).
+        return cla.to_device(self.queue, np.require(value, requirements="C"),
+                             allocator=self.pool)
+
+    def empty(self, shape, dtype):
+        """An uninitialised device array from the pool."""
+        import pyopencl.array as cla
+
+        return cla.empty(self.queue, tuple(shape), np.dtype(dtype), allocator=self.pool)
+
+
+def _probe(cl, device) -> str | None:
+    """None when `device` builds and runs a tiny kernel, else the reason."""
+    try:
+        ctx = cl.Context([device])
+        queue = cl.CommandQueue(ctx)
+        host = np.zeros(4, np.float32)
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+        cl.Program(ctx, _PROBE).build().probe(queue, (4,), None, buf)
+        cl.enqueue_copy(queue, host, buf)
+        queue.finish()
+    except Exception as e:  # any driver or compiler failure: the device is unusable
+        return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else e}"
+    if not np.array_equal(host, np.ones(4, np.float32)):
+        return f"the probe kernel computed {host.tolist()} instead of [1, 1, 1, 1]"
+    return None
+
+
+@functools.cache
+def discover() -> tuple[DeviceRuntime, ...]:
+    """The usable OpenCL devices of this process, GPUs first (see the module docstring).
+
+    Without pyopencl, or without an OpenCL platform, there are none.
+    """
+    with _lock:
+        try:
+            import pyopencl as cl
+        except ImportError:
+            return ()
+        try:
+            platforms = cl.get_platforms()
+        except Exception:  # no ICD loader configuration: no platform
+            return ()
+        found = []
+        for platform in platforms:
+            try:
+                devices = platform.get_devices()
+            except Exception:
+                continue
+            for device in devices:
+                reason = _probe(cl, device)
+                if reason is not None:
+                    warnings.warn(
+                        f"flowgraph: OpenCL device '{device.name.strip()}' of platform "
+                        f"'{platform.name.strip()}' cannot build kernels and is skipped "
+                        f"({reason}). On AMD EPYC hosts PyPI's PoCL fails this way; install "
+                        "Debian's PoCL (apt-get install pocl-opencl-icd) instead.",
+                        RuntimeWarning, stacklevel=2)
+                    continue
+                found.append(DeviceRuntime(cl, device))
+        found.sort(key=lambda r: not r.is_gpu)  # real GPUs first
+        return tuple(found)
+
+
+def runtime_of(array) -> DeviceRuntime:
+    """The `DeviceRuntime` whose context holds device array `array`."""
+    ctx = array.context
+    for r in discover():
+        if r.context == ctx:
+            return r
+    raise ValueError("the array does not belong to any flowgraph OpenCL device")

@@ -1,0 +1,443 @@
+"""OpenCL kernels for elementwise math: unary ops, broadcasting binary ops, activation
+gradients, BiasAdd, Cast, ZerosLike/OnesLike and Identity.
+
+Every elementwise op is one C expression in a table (`_UNARY`, `_BINARY`); one template
+(`_elementwise_source`) turns a table into one program per dtype holding, per op, a
+``_flat`` kernel (contiguous operands of the output's shape) and an ``_nd`` kernel
+(up to `MAX_DIMS` dimensions, per-operand element strides, 0 on broadcast dimensions),
+so that all float32 unary ops cost one program build. Before launching, dimensions of
+size 1 are dropped and adjacent dimensions that are contiguous in every operand are
+merged (`collapse`): ``x[64, 32] + b[32]`` runs as a 2-D loop, ``x + 2.0`` as a 1-D one.
+
+Kernels loop over their elements with a grid stride (`grid`), read operands at any
+element offset and strides (views included), and write a fresh contiguous output from
+the device's pool. float64 is registered only when every OpenCL device has
+``cl_khr_fp64`` (`FLOATS`); int32 where the op is cheap and exact.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from flowgraph.backends.opencl import opencl_kernel
+from flowgraph.backends.opencl._runtime import discover, runtime_of
+
+MAX_DIMS = 6
+F32, F64, I32, I64 = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+BOOL = np.dtype(np.bool_)
+CTYPES = {F32: "float", F64: "double", I32: "int", I64: "long", BOOL: "uchar"}
+_FP64_PRAGMA = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+
+
+def _floats() -> tuple[np.dtype, ...]:
+    devices = discover()
+    if devices and all(r.has_fp64 for r in devices):
+        return (F32, F64)
+    return (F32,)
+
+
+FLOATS = _floats()
+NUMERIC = (*FLOATS, I32)
+
+
+# -- shared helpers (used by the other kernels_* modules too) -------------------------------
+def header(*dtypes) -> str:
+    """The program prelude: the fp64 pragma when a double is involved, and ``ISNAN(v)``
+    for the first dtype (always 0 for integers, without a self-comparison warning)."""
+    dtypes = [np.dtype(d) for d in dtypes]
+    pragma = _FP64_PRAGMA if F64 in dtypes else ""
+    isnan = "isnan(v)" if dtypes and dtypes[0].kind == "f" else "0"
+    return f"{pragma}#define ISNAN(v) ({isnan})\n"
+
+
+_launch_lock = threading.Lock()
+
+
+def get_kernel(rt, source: str, name: str):
+    """The device's cached kernel object (`DeviceRuntime.kernel`, built once)."""
+    return rt.kernel(source, name)
+
+
+def launch(rt, knl, global_size, local_size, *args) -> None:
+    """Enqueue `knl` with `args`. A kernel object holds its arguments, and executor
+    threads share the cached objects, so setting them and enqueueing is one locked step."""
+    with _launch_lock:
+        knl.set_args(*args)
+        rt.cl.enqueue_nd_range_kernel(rt.queue, knl, global_size, local_size)
+
+
+def check_dtype(rt, dtype, op_type: str) -> None:
+    """A clear error for a dtype this device cannot compute."""
+    dtype = np.dtype(dtype)
+    if dtype == F64 and not rt.has_fp64:
+        raise TypeError(f"{op_type}: the OpenCL device '{rt.name}' has no float64 support "
+                        "(cl_khr_fp64); place the op on the CPU")
+    if dtype not in CTYPES:
+        raise TypeError(f"{op_type}: the OpenCL backend has no kernel for dtype {dtype}")
+
+
+def grid(n: int, group: int = 256, cap: int = 256 * 1024) -> tuple[int]:
+    """A 1-D global size for `n` elements processed with a grid-stride loop."""
+    return (min(cap, max(group, -(-n // group) * group)),)
+
+
+def operand(x):
+    """(buffer, element offset, element strides) of device array `x` (views welcome)."""
+    item = x.dtype.itemsize
+    return x.base_data, x.offset // item, tuple(s // item for s in x.strides)
+
+
+def is_plain(x) -> bool:
+    """Whether `x` is C-contiguous with no offset (its buffer holds exactly it)."""
+    return x.flags.c_contiguous and x.offset == 0
+
+
+def on_device(*xs):
+    """(runtime, inputs as device arrays): host (NumPy) inputs, which the runtime hands
+    over for feeds and constants, are copied to the device of the first device input."""
+    rt = None
+    for x in xs:
+        if hasattr(x, "base_data"):
+            rt = runtime_of(x)
+            break
+    if rt is None:
+        rt = discover()[0]
+    return rt, [x if hasattr(x, "base_data") else _upload(rt, x) for x in xs]
+
+
+def _upload(rt, x):
+    import pyopencl.array as cla
+
+    # np.require keeps 0-d arrays 0-d (np.ascontiguousarray would make them 1-d).
+    return cla.to_device(rt.queue, np.require(np.asarray(x), requirements="C"),
+                         allocator=rt.pool)
+
+
+def check_size(n: int, op_type: str) -> None:
+    if n >= 2 ** 31:
+        raise ValueError(f"{op_type}: tensors of 2**31 or more elements are not supported "
+                         "by the OpenCL backend")
+
+
+def collapse(shape, strides_list):
+    """Drop size-1 dimensions and merge dimensions contiguous in every operand.
+
+    >>> collapse((4, 1, 3), [(3, 0, 1), (0, 0, 1)])
+    ((4, 3), [(3, 1), (0, 1)])
+    >>> collapse((4, 3), [(3, 1), (3, 1)])
+    ((12,), [(1,), (1,)])
+    """
+    keep = [i for i, d in enumerate(shape) if d != 1]
+    dims = [shape[i] for i in keep]
+    strides = [[s[i] for i in keep] for s in strides_list]
+    i = len(dims) - 2
+    while i >= 0:
+        if all(s[i] == s[i + 1] * dims[i + 1] for s in strides):
+            dims[i] *= dims[i + 1]
+            del dims[i + 1]
+            for s in strides:
+                s[i] = s[i + 1]
+                del s[i + 1]
+        i -= 1
+    return tuple(dims), [tuple(s) for s in strides]
+
+
+def broadcast_strides(x, shape):
+    """Element strides of `x` broadcast to `shape` (0 on broadcast dimensions)."""
+    _, _, st = operand(x)
+    pad = len(shape) - x.ndim
+    out = [0] * pad
+    for d, s, full in zip(x.shape, st, shape[pad:], strict=True):
+        out.append(0 if d == 1 and full != 1 else s)
+    return tuple(out)
+
+
+def nd_args(shape, strides_list):
+    """Kernel arguments of an ``_nd`` kernel: dims 1..MAX_DIMS-1, then each operand's
+    MAX_DIMS strides (shape left-padded with 1s)."""
+    pad = MAX_DIMS - len(shape)
+    if pad < 0:
+        raise ValueError(f"more than {MAX_DIMS} non-mergeable dimensions: {shape}")
+    dims = (1,) * pad + tuple(shape)
+    args = [np.int32(d) for d in dims[1:]]
+    for s in strides_list:
+        args.extend(np.int32(v) for v in (0,) * pad + tuple(s))
+    return args
+
+
+def _nd_index(arity: int) -> str:
+    """C statements computing operand offsets o0..o{arity-1} of output element i."""
+    lines = ["int r = i;"] + [f"int o{k} = off{k};" for k in range(arity)]
+    for d in range(MAX_DIMS - 1, 0, -1):
+        terms = " ".join(f"o{k} += c * s{k}_{d};" for k in range(arity))
+        lines.append(f"{{ int c = r % d{d}; r /= d{d}; {terms} }}")
+    lines.append(" ".join(f"o{k} += r * s{k}_0;" for k in range(arity)))
+    return "\n      ".join(lines)
+
+
+def _elementwise_source(in_ctype: str, kernels, arity: int) -> str:
+    """One program: for each (name, C expression of x [, y], out ctype) a ``name_flat`` and
+    a ``name_nd`` kernel. ``T`` is the input type inside expressions."""
+    names = "xy"[:arity]
+    ins = ", ".join(f"__global const T* {v}_, int off{k}" for k, v in enumerate(names))
+    dims = ", ".join(f"int d{d}" for d in range(1, MAX_DIMS))
+    strides = ", ".join(f"int s{k}_{d}" for k in range(arity) for d in range(MAX_DIMS))
+    flat_load = " ".join(f"T {v} = {v}_[off{k} + i];" for k, v in enumerate(names))
+    nd_load = " ".join(f"T {v} = {v}_[o{k}];" for k, v in enumerate(names))
+    out = [f"#define T {in_ctype}"]
+    for name, expr, out_ctype in kernels:
+        out.append(f"""
+__kernel void {name}_flat(__global {out_ctype}* out, {ins}, int n) {{
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) {{
+    {flat_load}
+    out[i] = ({out_ctype})({expr});
+  }}
+}}
+__kernel void {name}_nd(__global {out_ctype}* out, {ins}, int n, {dims}, {strides}) {{
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) {{
+      {_nd_index(arity)}
+    {nd_load}
+    out[i] = ({out_ctype})({expr});
+  }}
+}}""")
+    return "\n".join(out)
+
+
+def run_elementwise(source: str, name: str, out, inputs, op_type: str):
+    """Launch kernel `name` (``_flat`` or ``_nd`` variant) of `source` writing `out`
+    (contiguous, fresh) from `inputs` broadcast to ``out.shape``; returns `out`."""
+    n = out.size
+    if n == 0:
+        return out
+    check_size(n, op_type)
+    rt = runtime_of(out)
+    shape = out.shape
+    strides = [broadcast_strides(x, shape) for x in inputs]
+    dims, strides = collapse(shape, strides)
+    bufs = []
+    for x in inputs:
+        buf, off, _ = operand(x)
+        bufs += [buf, np.int32(off)]
+    if not dims or (len(dims) == 1 and all(s == (1,) for s in strides)):
+        knl = get_kernel(rt, source, name + "_flat")
+        launch(rt, knl, grid(n), None, out.data, *bufs, np.int32(n))
+    else:
+        knl = get_kernel(rt, source, name + "_nd")
+        launch(rt, knl, grid(n), None, out.data, *bufs, np.int32(n), *nd_args(dims, strides))
+    return out
+
+
+# -- tables -----------------------------------------------------------------------------------
+# op type -> (C expression of x, or {"f": float expression, "i": int expression}, dtypes)
+_UNARY = {
+    "Neg": ("-x", NUMERIC),
+    "Abs": ({"f": "fabs(x)", "i": "(x < 0 ? -x : x)"}, NUMERIC),
+    "Square": ("x * x", NUMERIC),
+    "Sqrt": ("sqrt(x)", FLOATS),
+    "Rsqrt": ("(T)1 / sqrt(x)", FLOATS),
+    "Exp": ("exp(x)", FLOATS),
+    "Log": ("log(x)", FLOATS),
+    "Tanh": ("tanh(x)", FLOATS),
+    "Sigmoid": ("x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x))", FLOATS),
+    "Relu": ("x < 0 ? (T)0 : x", NUMERIC),  # NaN stays NaN, as np.maximum(x, 0)
+    "Relu6": ("x < 0 ? (T)0 : (x > 6 ? (T)6 : x)", NUMERIC),
+    "Elu": ("x < 0 ? expm1(x) : x", FLOATS),
+    "Sign": ("x > 0 ? (T)1 : (x < 0 ? (T)-1 : x)", NUMERIC),
+    "Floor": ("floor(x)", FLOATS),
+    "Ceil": ("ceil(x)", FLOATS),
+    "Reciprocal": ("(T)1 / x", FLOATS),
+}
+
+# op type -> (C expression of x, y, dtypes); NaN propagates through Maximum/Minimum.
+_BINARY = {
+    "Add": ("x + y", NUMERIC),
+    "AddV2": ("x + y", NUMERIC),
+    "Sub": ("x - y", NUMERIC),
+    "Mul": ("x * y", NUMERIC),
+    "RealDiv": ("x / y", FLOATS),
+    "Maximum": ("(x >= y || ISNAN(x)) ? x : y", NUMERIC),
+    "Minimum": ("(x <= y || ISNAN(x)) ? x : y", NUMERIC),
+    "SquaredDifference": ("(x - y) * (x - y)", NUMERIC),
+    "Pow": ("pow(x, y)", FLOATS),
+    # gradients: x is the incoming gradient, y the forward input (or output, for Elu)
+    "ReluGrad": ("y > 0 ? x : (T)0", NUMERIC),
+    "Relu6Grad": ("(y > 0 && y < 6) ? x : (T)0", NUMERIC),
+    "EluGrad": ("y < 0 ? x * (y + (T)1) : x", FLOATS),
+}
+
+
+def _expr(expr, dtype) -> str:
+    if isinstance(expr, dict):
+        return expr["f" if dtype.kind == "f" else "i"]
+    return expr
+
+
+def _table_source(table, dtype, arity: int) -> str:
+    ct = CTYPES[dtype]
+    kernels = [(op, _expr(e, dtype), ct) for op, (e, dts) in table.items() if dtype in dts]
+    return header(dtype) + _elementwise_source(ct, kernels, arity)
+
+
+_SOURCES: dict[tuple[int, np.dtype], str] = {}
+
+
+def _source(arity: int, dtype: np.dtype) -> str:
+    key = (arity, dtype)
+    src = _SOURCES.get(key)
+    if src is None:
+        src = _SOURCES[key] = _table_source(_UNARY if arity == 1 else _BINARY, dtype, arity)
+    return src
+
+
+def _register_unary(op_type: str, dtypes) -> None:
+    def kernel(x):
+        rt, (x,) = on_device(x)
+        check_dtype(rt, x.dtype, op_type)
+        out = rt.empty(x.shape, x.dtype)
+        return run_elementwise(_source(1, x.dtype), op_type, out, (x,), op_type)
+
+    kernel.__name__ = f"opencl_{op_type.lower()}"
+    opencl_kernel(op_type, dtypes=dtypes, fresh=True)(kernel)
+
+
+def _register_binary(op_type: str, dtypes) -> None:
+    def kernel(x, y):
+        rt, (x, y) = on_device(x, y)
+        check_dtype(rt, x.dtype, op_type)
+        if y.dtype != x.dtype:
+            raise TypeError(f"{op_type}: operands of dtypes {x.dtype} and {y.dtype}")
+        try:
+            shape = np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            raise ValueError(f"{op_type}: shapes {list(x.shape)} and {list(y.shape)} cannot "
+                             "be broadcast together") from None
+        out = rt.empty(shape, x.dtype)
+        return run_elementwise(_source(2, x.dtype), op_type, out, (x, y), op_type)
+
+    kernel.__name__ = f"opencl_{op_type.lower()}"
+    opencl_kernel(op_type, dtypes=dtypes, fresh=True)(kernel)
+
+
+for _op, (_e, _dts) in _UNARY.items():
+    _register_unary(_op, _dts)
+for _op, (_e, _dts) in _BINARY.items():
+    _register_binary(_op, _dts)
+
+
+# -- Cast -------------------------------------------------------------------------------------
+CAST_DTYPES = (*FLOATS, I32, I64, BOOL)
+_CAST_SOURCES: dict[np.dtype, str] = {}
+
+
+def _cast_source(src: np.dtype) -> str:
+    code = _CAST_SOURCES.get(src)
+    if code is None:
+        kernels = []
+        for dst in CAST_DTYPES:
+            expr = "x != 0" if dst == BOOL else "x"
+            kernels.append((f"to_{dst.name}", expr, CTYPES[dst]))
+        code = _CAST_SOURCES[src] = header(*CAST_DTYPES) + _elementwise_source(
+            CTYPES[src], kernels, 1)
+    return code
+
+
+@opencl_kernel("Cast", dtypes=CAST_DTYPES, fresh=True)
+def cast(x, *, DstT):
+    """Cast between float32/float64/int32/int64/bool (floats to ints truncate)."""
+    dst = np.dtype(DstT.as_numpy_dtype)
+    rt, (x,) = on_device(x)
+    check_dtype(rt, x.dtype, "Cast")
+    if dst not in CAST_DTYPES:
+        raise TypeError(f"Cast: the OpenCL backend casts only to "
+                        f"{[d.name for d in CAST_DTYPES]}, not {dst.name}")
+    check_dtype(rt, dst, "Cast")
+    out = rt.empty(x.shape, dst)
+    return run_elementwise(_cast_source(x.dtype), f"to_{dst.name}", out, (x,), "Cast")
+
+
+# -- BiasAdd ----------------------------------------------------------------------------------
+_BIAS_SOURCES: dict[np.dtype, str] = {}
+
+
+def _bias_source(dtype: np.dtype) -> str:
+    code = _BIAS_SOURCES.get(dtype)
+    if code is None:
+        code = _BIAS_SOURCES[dtype] = header(dtype) + f"""
+#define T {CTYPES[dtype]}
+__kernel void bias_add(__global T* out, __global const T* x, int xoff,
+                       __global const T* b, int boff, int n, int channels, int inner) {{
+  for (int i = get_global_id(0); i < n; i += get_global_size(0))
+    out[i] = x[xoff + i] + b[boff + (i / inner) % channels];
+}}"""
+    return code
+
+
+def copy(rt, x):
+    """A fresh contiguous copy of device array `x` (through Cast's same-dtype kernel)."""
+    out = rt.empty(x.shape, x.dtype)
+    return run_elementwise(_cast_source(x.dtype), f"to_{x.dtype.name}", out, (x,), "copy")
+
+
+def contiguous(rt, x):
+    """`x` itself if C-contiguous, else a contiguous copy."""
+    return x if x.flags.c_contiguous else copy(rt, x)
+
+
+@opencl_kernel("BiasAdd", dtypes=NUMERIC, fresh=True)
+def bias_add(value, bias, *, data_format="NHWC"):
+    nchw = data_format == "NCHW"
+    if value.ndim < (3 if nchw else 2) or bias.ndim != 1:
+        raise ValueError(f"BiasAdd needs value of rank >= {3 if nchw else 2} and a 1-D bias; "
+                         f"got value shape {value.shape}, bias shape {bias.shape}")
+    channels = value.shape[1] if nchw else value.shape[-1]
+    if channels != bias.shape[0]:
+        raise ValueError(
+            f"Must provide as many biases as the channel dimension of the input tensor: "
+            f"bias shape {bias.shape} vs. value shape {value.shape} ({data_format})")
+    rt, (value, bias) = on_device(value, bias)
+    check_dtype(rt, value.dtype, "BiasAdd")
+    out = rt.empty(value.shape, value.dtype)
+    n = out.size
+    if n == 0:
+        return out
+    check_size(n, "BiasAdd")
+    value = contiguous(rt, value)
+    bias = contiguous(rt, bias)
+    inner = int(np.prod(value.shape[2:], dtype=np.int64)) if nchw else 1
+    xb, xo, _ = operand(value)
+    bb, bo, _ = operand(bias)
+    knl = get_kernel(rt, _bias_source(value.dtype), "bias_add")
+    launch(rt, knl, grid(n), None, out.data, xb, np.int32(xo), bb, np.int32(bo),
+           np.int32(n), np.int32(channels), np.int32(inner))
+    return out
+
+
+# -- Identity, ZerosLike, OnesLike ------------------------------------------------------------
+@opencl_kernel("Identity", dtypes=CAST_DTYPES)
+def identity(x):
+    return x
+
+
+def fill(rt, shape, dtype, value):
+    """A fresh device array of `shape` filled with `value` (no program needed)."""
+    out = rt.empty(shape, dtype)
+    if out.size:
+        rt.cl.enqueue_fill_buffer(rt.queue, out.data, np.array(value, dtype=dtype), 0,
+                                  out.nbytes)
+    return out
+
+
+@opencl_kernel("ZerosLike", dtypes=CAST_DTYPES, fresh=True)
+def zeros_like(x):
+    rt, (x,) = on_device(x)
+    check_dtype(rt, x.dtype, "ZerosLike")
+    return fill(rt, x.shape, x.dtype, 0)
+
+
+@opencl_kernel("OnesLike", dtypes=CAST_DTYPES, fresh=True)
+def ones_like(x):
+    rt, (x,) = on_device(x)
+    check_dtype(rt, x.dtype, "OnesLike")
+    return fill(rt, x.shape, x.dtype, 1)

@@ -1,0 +1,234 @@
+"""OpenCL kernels for reductions (Sum, Mean, Max, Min), BiasAddGrad and Softmax.
+
+One template (`_reduce_source`) per dtype holds two kernels per combiner:
+
+- ``rows_<op>``: ``[A, R] -> [A, P]``: one work-group of `GROUP` items per (row, chunk),
+  items stride over the chunk, then a tree in local memory;
+- ``cols_<op>``: ``[A, R, K] -> [A, P, K]``: one work-item per (a, chunk, k), looping over
+  the chunk (consecutive items read consecutive k: coalesced).
+
+A reduction over any set of axes runs as passes: the input (made contiguous) has its
+dimensions merged into alternating kept/reduced groups, and each pass reduces the last
+remaining reduced group, viewed as ``[A, R, K]`` (``K == 1``: rows). A long reduced group
+with few outputs is split into `P` chunks reduced again in a second pass, so that a full
+reduction uses many work-groups and sums short runs (closer to NumPy's pairwise sum).
+Mean divides by the element count in its last pass.
+
+The reduction axes come as the op's second input. When it is produced by a ``Const`` op
+(the usual ``reduce_sum(x, axis=1)``), the axes are read from the constant's value at
+bind time, so the host never waits for the device; otherwise (a computed axes tensor)
+the device copy is read back with ``.get()``, which waits for the queue.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.backends.opencl import opencl_kernel
+from flowgraph.backends.opencl.kernels_elementwise import (
+    CTYPES,
+    NUMERIC,
+    check_dtype,
+    check_size,
+    contiguous,
+    copy,
+    fill,
+    get_kernel,
+    grid,
+    header,
+    launch,
+    on_device,
+    operand,
+)
+from flowgraph.framework.errors import InvalidArgumentError
+
+GROUP = 64  # work-items of a rows work-group
+CHUNK = 4096  # longest run one work-group (rows) or work-item (cols) reduces in one pass
+
+_COMBINE = {
+    "sum": "a + b",
+    "max": "(a >= b || ISNAN(a)) ? a : b",  # NaN propagates, as np.max
+    "min": "(a <= b || ISNAN(a)) ? a : b",
+}
+
+
+def _identity(op: str, dtype: np.dtype) -> str:
+    if op == "sum":
+        return "0"
+    if dtype.kind == "f":
+        return "-INFINITY" if op == "max" else "INFINITY"
+    return "INT_MIN" if op == "max" else "INT_MAX"
+
+
+_SOURCES: dict[np.dtype, str] = {}
+
+
+def _reduce_source(dtype: np.dtype) -> str:
+    code = _SOURCES.get(dtype)
+    if code is not None:
+        return code
+    parts = [header(dtype), f"#define T {CTYPES[dtype]}"]
+    for op, combine in _COMBINE.items():
+        ident = _identity(op, dtype)
+        parts.append(f"""
+inline T combine_{op}(T a, T b) {{ return {combine}; }}
+
+__kernel __attribute__((reqd_work_group_size({GROUP}, 1, 1)))
+void rows_{op}(__global T* out, __global const T* x, int xoff, int R, int chunk, int P,
+               int count) {{
+  __local T part[{GROUP}];
+  int g = get_group_id(0), l = get_local_id(0);
+  int row = g / P, c = g % P;
+  int begin = c * chunk, end = min(R, begin + chunk);
+  __global const T* src = x + xoff + (long)row * R;
+  T acc = {ident};
+  for (int j = begin + l; j < end; j += {GROUP}) acc = combine_{op}(acc, src[j]);
+  part[l] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = {GROUP} / 2; s > 0; s >>= 1) {{
+    if (l < s) part[l] = combine_{op}(part[l], part[l + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (l == 0) out[g] = count > 0 ? part[0] / (T)count : part[0];
+}}
+
+__kernel void cols_{op}(__global T* out, __global const T* x, int xoff, int A, int R, int K,
+                        int chunk, int P, int count) {{
+  int n = A * P * K;
+  for (int i = get_global_id(0); i < n; i += get_global_size(0)) {{
+    int k = i % K, t = i / K, c = t % P, a = t / P;
+    int begin = c * chunk, end = min(R, begin + chunk);
+    __global const T* src = x + xoff + (long)a * R * K + k;
+    T acc = {ident};
+    for (int r = begin; r < end; ++r) acc = combine_{op}(acc, src[(long)r * K]);
+    out[i] = count > 0 ? acc / (T)count : acc;
+  }}
+}}""")
+    code = _SOURCES[dtype] = "\n".join(parts)
+    return code
+
+
+def _groups(shape, axes):
+    """Merge `shape`'s dimensions into [(size, reduced)] runs, dropping size-1 dims."""
+    runs: list[list] = []
+    for i, d in enumerate(shape):
+        if d == 1:
+            continue
+        red = i in axes
+        if runs and runs[-1][1] == red:
+            runs[-1][0] *= d
+        else:
+            runs.append([d, red])
+    return runs
+
+
+def _pass(rt, x, op: str, A: int, R: int, K: int, count: int):
+    """Reduce contiguous `x` viewed as [A, R, K] over R; returns a fresh [A * K] array."""
+    dtype = x.dtype
+    src = _reduce_source(dtype)
+    P = 1
+    if R > CHUNK and A * K < 4096:
+        P = -(-R // CHUNK)
+    chunk = -(-R // P)
+    last = P == 1
+    out = rt.empty((A * P * K,), dtype)
+    buf, off, _ = operand(x)
+    cnt = np.int32(count if last else 0)
+    if K == 1:
+        knl = get_kernel(rt, src, f"rows_{op}")
+        launch(rt, knl, (A * P * GROUP,), (GROUP,), out.data, buf, np.int32(off),
+               np.int32(R), np.int32(chunk), np.int32(P), cnt)
+    else:
+        knl = get_kernel(rt, src, f"cols_{op}")
+        launch(rt, knl, grid(A * P * K), None, out.data, buf, np.int32(off), np.int32(A),
+               np.int32(R), np.int32(K), np.int32(chunk), np.int32(P), cnt)
+    if last:
+        return out
+    return _pass(rt, out, op, A, P, K, count)
+
+
+def reduce(rt, x, axes, op: str, mean: bool, keep_dims: bool, op_type: str):
+    """`x` reduced with `op` over the sorted tuple `axes` (a fresh device array)."""
+    check_dtype(rt, x.dtype, op_type)
+    check_size(x.size, op_type)
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keep_dims \
+        else tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    out_size = int(np.prod(out_shape, dtype=np.int64))
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if out_size == 0:
+        return rt.empty(out_shape, x.dtype)
+    if count == 0:
+        if mean:
+            value = np.nan if x.dtype.kind == "f" else 0
+        elif op == "sum":
+            value = 0
+        elif x.dtype.kind == "f":
+            value = -np.inf if op == "max" else np.inf
+        else:
+            info = np.iinfo(x.dtype)
+            value = info.min if op == "max" else info.max
+        return fill(rt, out_shape, x.dtype, value)
+    runs = _groups(x.shape, set(axes))
+    reduced = [i for i, (_, red) in enumerate(runs) if red]
+    if not reduced:  # only size-1 dimensions reduced: a copy
+        return copy(rt, x).reshape(out_shape)
+    cur = contiguous(rt, x)
+    sizes = [d for d, _ in runs]
+    for n_done, gi in enumerate(reversed(reduced)):
+        A = int(np.prod(sizes[:gi], dtype=np.int64))
+        K = int(np.prod(sizes[gi + 1:], dtype=np.int64))
+        final = n_done == len(reduced) - 1
+        cur = _pass(rt, cur, op, A, sizes[gi], K, count if (mean and final) else 0)
+        sizes[gi] = 1
+    return cur.reshape(out_shape)
+
+
+def _axes_of(x, axes, op) -> tuple[int, ...]:
+    """The sorted non-negative reduction axes (see the module docstring)."""
+    src = op.inputs[1].op if op is not None and len(op.inputs) > 1 else None
+    if src is not None and src.type == "Const":
+        values = np.asarray(src.attrs["value"])
+    elif hasattr(axes, "get"):
+        values = axes.get()  # waits for the queue: only for computed axes
+    else:
+        values = np.asarray(axes)
+    rank = x.ndim
+    out = set()
+    for a in np.reshape(values, -1).tolist():
+        if not -rank <= a < rank:
+            raise InvalidArgumentError(
+                None, None, f"Invalid reduction dimension {a} for input with {rank} "
+                f"dimensions (shape {list(x.shape)})")
+        out.add(a % rank)
+    return tuple(sorted(out))
+
+
+def _register(op_type: str, combiner: str, mean: bool) -> None:
+    def kernel(x, axes, *, keep_dims=False, op=None):
+        ax = _axes_of(x, axes, op)
+        rt, (x,) = on_device(x)
+        return reduce(rt, x, ax, combiner, mean, keep_dims, op_type)
+
+    kernel.__name__ = f"opencl_{op_type.lower()}"
+    opencl_kernel(op_type, dtypes=NUMERIC, fresh=True)(kernel)
+
+
+_register("Sum", "sum", False)
+_register("Mean", "sum", True)
+_register("Max", "max", False)
+_register("Min", "min", False)
+
+
+@opencl_kernel("BiasAddGrad", dtypes=NUMERIC, fresh=True)
+def bias_add_grad(dy, *, data_format="NHWC"):
+    if data_format == "NCHW":
+        if dy.ndim < 3:
+            raise ValueError(f"BiasAddGrad: NCHW needs rank >= 3, got shape {dy.shape}")
+        axes = (0, *range(2, dy.ndim))
+    else:
+        if dy.ndim < 2:
+            raise ValueError(f"BiasAddGrad: needs rank >= 2, got shape {dy.shape}")
+        axes = tuple(range(dy.ndim - 1))
+    rt, (dy,) = on_device(dy)
+    return reduce(rt, dy, axes, "sum", False, False, "BiasAddGrad")
+
