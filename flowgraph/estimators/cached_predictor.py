@@ -54,6 +54,7 @@ import numpy as np
 
 from flowgraph.estimators import export_impl
 from flowgraph.estimators.estimator_eval import _select_predictions
+from flowgraph.estimators.run_config import session_config_for
 
 __all__ = ["CachedPredictor"]
 
@@ -421,7 +422,7 @@ class CachedPredictor:
         from flowgraph.runtime.session import Session
 
         pg = self._pg
-        session = Session(graph=self._graph, config=self._estimator.config.session_config)
+        session = Session(graph=self._graph, config=session_config_for(self._estimator.config))
         try:
             export_impl.restore_checkpoint(session, pg.saver, checkpoint_path,
                                            "loading the cached predictor")

@@ -17,6 +17,7 @@ import time
 
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.model_fn import ModeKeys
+from flowgraph.estimators.run_config import session_config_for
 
 logger = logging.getLogger("flowgraph")
 
@@ -95,7 +96,7 @@ def evaluate_model(est, input_fn, steps, hooks, checkpoint_path, name):
         start = time.time()
         creator = train_lib.ChiefSessionCreator(
             scaffold=scaffold, checkpoint_filename_with_path=checkpoint_path,
-            master=config.evaluation_master, config=config.session_config)
+            master=config.evaluation_master, config=session_config_for(config))
         logger.info("Restoring parameters from %s", checkpoint_path)
         with train_lib.MonitoredSession(session_creator=creator, hooks=all_hooks) as sess:
             while not sess.should_stop():
@@ -172,7 +173,7 @@ def predict_model(est, input_fn, predict_keys, hooks, checkpoint_path, yield_sin
         creator = train_lib.ChiefSessionCreator(
             scaffold=spec.scaffold or train_lib.Scaffold(),
             checkpoint_filename_with_path=checkpoint_path, master=config.master,
-            config=config.session_config)
+            config=session_config_for(config))
         sess = train_lib.MonitoredSession(session_creator=creator, hooks=all_hooks)
     single = not isinstance(predictions, dict)
     with sess:

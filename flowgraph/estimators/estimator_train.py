@@ -25,6 +25,7 @@ import sys
 
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.model_fn import ModeKeys
+from flowgraph.estimators.run_config import session_config_for
 
 logger = logging.getLogger("flowgraph")
 
@@ -174,7 +175,7 @@ def train_model(est, input_fn, hooks, steps, max_steps, saving_listeners):
             scaffold=scaffold, hooks=worker_hooks,
             chief_only_hooks=tuple(chief_hooks) + tuple(spec.training_chief_hooks),
             save_checkpoint_secs=0, save_summaries_steps=config.save_summary_steps,
-            config=config.session_config, max_wait_secs=config.session_creation_timeout_secs,
+            config=session_config_for(config), max_wait_secs=config.session_creation_timeout_secs,
             log_step_count_steps=config.log_step_count_steps)
         saver = scaffold.saver or (get_collection(GraphKeys.SAVERS) or [None])[0]
 

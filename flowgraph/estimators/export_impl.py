@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.export import ExportOutput, PredictOutput, build_all_signature_defs
 from flowgraph.estimators.model_fn import ModeKeys
+from flowgraph.estimators.run_config import session_config_for
 from flowgraph.saved_model import constants as sc
 
 __all__ = [
@@ -188,7 +189,7 @@ def _add_meta_graph(estimator, builder, serving_input_receiver_fn, checkpoint_pa
             pg.receiver.receiver_tensors, export_outputs,
             getattr(pg.receiver, "receiver_tensors_alternatives", None), serving_only=True)
         with Session(graph=pg.graph,
-                     config=getattr(estimator.config, "session_config", None)) as sess:
+                     config=session_config_for(estimator.config)) as sess:
             restore_checkpoint(sess, pg.saver, checkpoint_path, f"exporting mode `{mode}`")
             builder._add_train_op(None)
             builder.add_meta_graph_and_variables(

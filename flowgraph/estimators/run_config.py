@@ -28,6 +28,20 @@ TaskType = _cluster.TaskType
 
 logger = logging.getLogger("flowgraph")
 
+def session_config_for(config):
+    """The `ConfigProto` an Estimator's sessions use: `config.session_config`, or, when
+    that is None, one with soft placement on, as TensorFlow's Estimator does (so a
+    ``tf.device('/gpu:0')`` in a model_fn keeps ops without a GPU kernel on the CPU).
+
+    >>> session_config_for(RunConfig()).allow_soft_placement
+    True
+    """
+    from flowgraph.runtime.config import ConfigProto
+
+    given = getattr(config, "session_config", None)
+    return given if given is not None else ConfigProto(allow_soft_placement=True)
+
+
 _USE_DEFAULT = object()
 _SAVE_CKPT_ERR = "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."
 
