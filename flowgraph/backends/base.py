@@ -260,6 +260,27 @@ class Backend:
     def list_devices(self, count: int | None = None) -> list[Device]:
         raise NotImplementedError
 
+    # -- memory -----------------------------------------------------------------------
+    def set_memory_fraction(self, devices: list[Device], fraction: float) -> None:
+        """Limit each of `devices` to `fraction` (0 < fraction <= 1) of its memory, for
+        the whole process (``GPUOptions.per_process_gpu_memory_fraction``: a session
+        calls it with the devices it uses when its config sets a fraction). A backend
+        with its own device memory sets ``Device.memory_limit`` to the new limit. Here:
+        nothing (host memory has no such limit).
+
+        >>> Backend().set_memory_fraction([], 0.5)
+        """
+
+    def memory_stats(self, device: Device) -> dict | None:
+        """The allocator counters of `device` (bytes: ``bytes_allocated``, taken from
+        the device now, cache included; ``bytes_in_use``, by live tensors;
+        ``peak_bytes_allocated``; ``bytes_limit``), or None when the backend keeps none.
+
+        >>> Backend().memory_stats(None) is None
+        True
+        """
+        return None
+
     # -- transfers --------------------------------------------------------------------
     def to_host(self, value, device: Device):
         """Return `value` (this backend's representation) as a NumPy array."""

@@ -162,9 +162,23 @@ class NodeExecStats:
 
 @dataclass
 class DeviceStepStats:
+    """One device's nodes in a traced step, and its memory.
+
+    `peak_bytes` is the step's peak of live tensor bytes on the device, replayed from
+    the trace. Devices with an allocator of their own (OpenCL) also report it, read at
+    the end of the step: `allocated_bytes` (taken from the device: live tensors and the
+    allocator's cache), `allocator_peak_bytes` (its high-water mark since the device
+    was first used), `allocator_in_use_bytes` (asked for by live tensors) and
+    `allocator_limit_bytes`; they stay 0 elsewhere.
+    """
+
     device: str
     node_stats: list[NodeExecStats] = field(default_factory=list)
     peak_bytes: int = 0
+    allocated_bytes: int = 0
+    allocator_peak_bytes: int = 0
+    allocator_in_use_bytes: int = 0
+    allocator_limit_bytes: int = 0
 
 
 @dataclass

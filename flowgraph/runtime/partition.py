@@ -131,7 +131,17 @@ def _make_recv(key: str, device: Device):
     backend = device.backend
 
     def recv(step, done):
-        step.rendezvous.recv(key, lambda v: done(backend.from_host(v, device)))
+        def arrived(value):
+            # Runs on the sender's thread: a failed copy to the device (out of memory)
+            # is this _Recv's error, not the _Send's.
+            try:
+                value = backend.from_host(value, device)
+            except Exception as e:
+                done(None, e)
+                return
+            done(value)
+
+        step.rendezvous.recv(key, arrived)
 
     return recv
 

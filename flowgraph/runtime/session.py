@@ -153,6 +153,7 @@ class Session:
             raise errors.InvalidArgumentError(
                 None, None, "No devices: ConfigProto(device_count=...) removed them all"
             )
+        self._apply_memory_fraction()
         self._plans: dict = {}
         self._fetch_mappers: dict = {}
         self._feed_names: dict = {}
@@ -167,6 +168,23 @@ class Session:
         self._intra_op = max(0, int(self._config.intra_op_parallelism_threads or 0))
         self._backends = list({id(d.backend): d.backend for d in self.devices}.values())
         self._context_stack: list = []
+
+    def _apply_memory_fraction(self) -> None:
+        """``gpu_options.per_process_gpu_memory_fraction``: a fraction in (0, 1] limits
+        this session's devices with memory of their own to that fraction of it, for the
+        whole process; 0 (the default) leaves the current limit (docs/devices.md)."""
+        gpu_options = getattr(self._config, "gpu_options", None)
+        fraction = float(getattr(gpu_options, "per_process_gpu_memory_fraction", 0) or 0)
+        if fraction == 0:
+            return
+        if not 0.0 < fraction <= 1.0:
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"GPUOptions.per_process_gpu_memory_fraction must be in (0, 1], got "
+                f"{fraction} (0, the default, leaves each device's limit as it is)")
+        for backend in {id(d.backend): d.backend for d in self.devices}.values():
+            backend.set_memory_fraction(
+                [d for d in self.devices if d.backend is backend], fraction)
 
     # -- properties --------------------------------------------------------------------
     @property

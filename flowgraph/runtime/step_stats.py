@@ -8,6 +8,10 @@ count from the start on the device of their consumers. Async nodes (`_Recv`, que
 are traced from their start to their completion, so a `_Recv` allocates its bytes on the
 destination device when the value arrives. Outputs of a multi-output node are one block,
 freed when the last of them is.
+
+Devices whose backend keeps allocator counters (`Backend.memory_stats`: OpenCL) also
+report them as read at the end of the step: bytes allocated on the device (the cache
+included), its high-water mark, bytes in use by live tensors and the limit.
 """
 
 from __future__ import annotations
@@ -99,4 +103,12 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
         ))
     for name, dev in by_device.items():
         dev.peak_bytes = memory.peak.get(name, 0)
+    for d in cp.devices:
+        stats = d.backend.memory_stats(d)
+        if stats:
+            dev = by_device[d.name]
+            dev.allocated_bytes = stats.get("bytes_allocated", 0)
+            dev.allocator_peak_bytes = stats.get("peak_bytes_allocated", 0)
+            dev.allocator_in_use_bytes = stats.get("bytes_in_use", 0)
+            dev.allocator_limit_bytes = stats.get("bytes_limit", 0)
     run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))

@@ -3,7 +3,8 @@
 Real GPUs come first, then CPU-type OpenCL devices (PoCL), so ``tf.device('/gpu:0')``
 runs on a GPU when there is one and the backend is testable everywhere;
 ``ConfigProto(device_count={'GPU': 0})`` hides them. Values on a device are
-`pyopencl.array.Array` objects allocated from the device's caching pool; kernels enqueue
+`pyopencl.array.Array` objects allocated from the device's caching pool, within the
+device's memory limit (`flowgraph.backends.opencl.memory`); kernels enqueue
 work on the device's in-order queue and return at once, and the host waits only where a
 value is copied back (`to_host`: a `_Send` to a CPU node, or a fetch).
 
@@ -38,7 +39,7 @@ class OpenCLBackend(Backend):
 
         found = discover()
         n = len(found) if count is None else min(int(count), len(found))
-        return [Device(self, "GPU", i, memory_limit=r.memory,
+        return [Device(self, "GPU", i, memory_limit=r.pool.limit,
                        description=f"OpenCL: {r.name} ({r.platform})")
                 for i, r in enumerate(found[:n])]
 
@@ -47,6 +48,20 @@ class OpenCLBackend(Backend):
         from flowgraph.backends.opencl._runtime import discover
 
         return discover()[device.index]
+
+    def set_memory_fraction(self, devices: list[Device], fraction: float) -> None:
+        """Limit each OpenCL device of `devices` to `fraction` of its global memory, for
+        every session of the process, until a later call (the latest session whose
+        config sets a fraction wins; see docs/devices.md)."""
+        for d in devices:
+            if d.backend is self:
+                allocator = self.runtime(d).pool
+                allocator.set_fraction(fraction)
+                d.memory_limit = allocator.limit
+
+    def memory_stats(self, device: Device) -> dict | None:
+        """The counters of `device`'s allocator (`DeviceAllocator.stats`)."""
+        return self.runtime(device).pool.stats()
 
     def load_kernels(self) -> None:
         here = os.path.dirname(__file__)

@@ -6,7 +6,8 @@ those that build and run a tiny kernel: PyPI's PoCL, for one, cannot build kerne
 some CPUs ("unknown target CPU 'generic'"); such a device is skipped with one warning
 naming its platform and the fix. Each kept device gets a `DeviceRuntime`: its context,
 an in-order command queue, a caching memory pool (pyopencl's, with size bins reused
-across steps) and a cache of built programs.
+across steps, behind the device's memory limit: `flowgraph.backends.opencl.memory`) and
+a cache of built programs.
 
 pyopencl is imported here only, on first use: ``import flowgraph`` never loads it.
 """
@@ -19,12 +20,15 @@ import warnings
 
 import numpy as np
 
+from flowgraph.backends.opencl.memory import DeviceAllocator
+
 _PROBE = "__kernel void probe(__global float* a) { a[get_global_id(0)] += 1.0f; }"
 _lock = threading.Lock()
 
 
 class DeviceRuntime:
-    """One OpenCL device's context, queue, allocator and program cache."""
+    """One OpenCL device's context, queue, allocator (`pool`, a `DeviceAllocator`) and
+    program cache."""
 
     def __init__(self, cl, device) -> None:
         import pyopencl.tools
@@ -33,11 +37,15 @@ class DeviceRuntime:
         self.device = device
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(self.context)
-        self.pool = pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(self.queue))
         self.has_fp64 = "cl_khr_fp64" in device.extensions
         self.name = device.name.strip()
         self.platform = device.platform.name.strip()
         self.memory = int(device.global_mem_size)
+        # Every device array comes from `pool` (pass it as pyopencl's `allocator`): the
+        # device's caching MemoryPool behind its memory limit.
+        self.pool = DeviceAllocator(
+            pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(self.queue)),
+            memory=self.memory, name=self.name, max_alloc=int(device.max_mem_alloc_size))
         self.is_gpu = bool(device.type & cl.device_type.GPU)
         self._programs: dict[tuple[str, str], object] = {}
         self._kernels: dict[tuple[str, str, str], object] = {}
