@@ -210,6 +210,7 @@ SUITES = {
     "predictor": "bench_predictor.py",
     "canned": "bench_canned.py",
     "wide_deep": "bench_wide_deep.py",
+    "opencl": "bench_opencl.py",
 }
 
 

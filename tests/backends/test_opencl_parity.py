@@ -124,7 +124,10 @@ def _cast(src, dst):
 
 def _matmul():
     cases = []
-    for m, k, n in [(1, 1, 1), (3, 5, 7), (17, 33, 19), (64, 16, 32), (0, 3, 4), (3, 0, 4)]:
+    # edges of both forms: the CPU form's 8x32 panels (partial, exact, several) and the
+    # tiled form's 32x32 tiles; K = 0, and empty outputs
+    for m, k, n in [(1, 1, 1), (3, 5, 7), (17, 33, 19), (64, 16, 32), (0, 3, 4), (3, 0, 4),
+                    (17, 33, 65), (130, 257, 129), (8, 7, 32), (33, 0, 17), (5, 7, 0)]:
         for ta in (False, True):
             for tb in (False, True):
                 a = _rand((k, m) if ta else (m, k))
@@ -259,3 +262,20 @@ def test_gradients_on_gpu_match_cpu():
     assert {"MatMul", "BiasAddGrad", "ReluGrad", "Relu6Grad", "EluGrad"} <= ran, ran
     for g, c in zip(gpu, cpu, strict=True):
         np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cpu_shaped", [True, False])
+def test_matmul_both_forms(monkeypatch, cpu_shaped):
+    """MatMul's packed-panel form (CPU-type devices) and tiled form (GPUs), each forced
+    on whatever device there is, against NumPy, on views and every transpose."""
+    from flowgraph.backends.opencl import kernels_nn
+
+    monkeypatch.setattr(kernels_nn, "_cpu_shaped", lambda rt, dtype: cpu_shaped)
+    for m, k, n in [(1, 1, 1), (9, 31, 33), (70, 129, 65)]:
+        for ta in (False, True):
+            for tb in (False, True):
+                a = _rand((k, m) if ta else (m, k))
+                b = _rand((n, k) if tb else (k, n))
+                got = _host(kernels_nn.matmul(a, b, transpose_a=ta, transpose_b=tb))
+                want = (a.T if ta else a) @ (b.T if tb else b)
+                np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

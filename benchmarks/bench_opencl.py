@@ -1,0 +1,303 @@
+"""The OpenCL backend's kernels and a small model against NumPy, on the first OpenCL device.
+
+Usage::
+
+    python benchmarks/bench_opencl.py            # every workload (about a minute on PoCL)
+    python benchmarks/bench_opencl.py gemm_1024 add_16M
+
+One JSON line per workload (the format of benchmarks/run.py). Each device figure is the
+backend's kernel as an op calls it (argument checks, output from the device's pool,
+enqueue) issued `number` times between two ``queue.finish()`` calls, so it includes
+enqueueing and the device's work but no copy to or from the host; the reference is the
+same work in NumPy in the same process (into preallocated outputs), the repeats of the
+two interleaved and the best repeat of each kept (the machine is shared: other processes'
+load only ever slows a repeat down).
+
+* ``gemm_<n>``: MatMul of two n x n float32 matrices vs ``np.matmul(out=)`` (OpenBLAS);
+  figures in GFLOP/s (higher is better, so ``ratio`` = flowgraph / NumPy in speed);
+  target at 1024: >= 0.8 x OpenBLAS.
+* ``add_<n>``: Add of two float32 vectors vs ``np.add(out=)``; GB/s moved (3 x 4n bytes);
+  target at >= 1M elements: >= 1.0 x NumPy.
+* ``sum_<n>``: Sum over all elements vs ``np.sum``; GB/s read.
+* ``softmax_256x1000``: Softmax over the last axis vs the NumPy expression; ms.
+* ``mlp_forward_opencl``: ``sess.run`` of a 784-512-512-10 ReLU MLP's logits (batch 256, fed
+  from NumPy) with the layers under ``tf.device('/gpu:0')`` vs the same graph on the CPU
+  backend; ms per run, so ``ratio`` = OpenCL / CPU in time.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np
+import run  # benchmarks/run.py: emit, blas_info
+
+import flowgraph as tf
+
+perf_counter = time.perf_counter
+# After a call, OpenBLAS's worker threads spin for a while before sleeping; a device batch
+# started then shares the cores with them (PoCL runs on the same CPU): measured at 1024,
+# 150 GFLOP/s right after np.matmul against 210 after a 0.1 s pause. So the workloads where
+# the reference uses BLAS sleep this long after each batch, on both sides.
+SETTLE = 0.1
+
+
+def _runtime():
+    from flowgraph.backends.opencl._runtime import discover
+
+    found = discover()
+    return found[0] if found else None
+
+
+def best_times(fns: dict, repeat: int, warmup: int = 2, settle: float = 0.0) -> dict:
+    """Best time of one call of each batch callable; repeats interleaved across them, with
+    `settle` seconds of sleep after each batch (see `SETTLE`)."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times: dict = {k: [] for k in fns}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for k, fn in fns.items():
+                t0 = perf_counter()
+                fn()
+                times[k].append(perf_counter() - t0)
+                if settle:
+                    time.sleep(settle)
+    finally:
+        gc.enable()
+    return {k: min(v) for k, v in times.items()}
+
+
+def on_device(rt, fn, number: int):
+    """A batch callable: `fn` enqueued `number` times between two queue.finish() calls;
+    its time divided by `number` is the per-call figure."""
+
+    def batch():
+        rt.queue.finish()
+        for _ in range(number):
+            fn()
+        rt.queue.finish()
+
+    return batch
+
+
+def on_host(fn, number: int):
+    def batch():
+        for _ in range(number):
+            fn()
+
+    return batch
+
+
+def _number(seconds_per_call: float, budget: float = 0.05) -> int:
+    return max(1, int(budget / max(seconds_per_call, 1e-7)))
+
+
+def _pair(rt, dev_fn, np_fn, repeat: int, budget: float = 0.05, settle: float = 0.0):
+    """(device, NumPy) best seconds per call."""
+    t0 = perf_counter()
+    np_fn()
+    est = perf_counter() - t0
+    dev_fn()
+    rt.queue.finish()
+    n = _number(est, budget)
+    t = best_times({"dev": on_device(rt, dev_fn, n), "np": on_host(np_fn, n)}, repeat,
+                   settle=settle)
+    return t["dev"] / n, t["np"] / n, n
+
+
+def _notes(rt, n, repeat, *more, settle: float = 0.0):
+    pause = f", {settle} s pause after each batch (OpenBLAS's spinning workers)" if settle \
+        else ""
+    return [*more, f"device: {rt.name} ({rt.platform}); best of {repeat} repeats x {n} calls, "
+            f"interleaved with NumPy{pause} (shared machine: best repeat kept)"]
+
+
+# -- workloads ---------------------------------------------------------------------------
+def bench_gemm(rt, blas, n: int, repeat: int = 7):
+    from flowgraph.backends.opencl import kernels_nn
+
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+    da, db = rt.to_device(a), rt.to_device(b)
+    got = kernels_nn.matmul(da, db).get()
+    want = np.empty((n, n), np.float32)
+    np.matmul(a, b, out=want)
+    err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+    if not err < 1e-4:
+        raise AssertionError(f"gemm_{n}: OpenCL MatMul differs from NumPy (rel. err {err:.1e})")
+    dev, ref, number = _pair(rt, lambda: kernels_nn.matmul(da, db),
+                             lambda: np.matmul(a, b, out=want), repeat, 0.1, SETTLE)
+    flops = 2.0 * n ** 3
+    fg, np_ = flops / dev / 1e9, flops / ref / 1e9
+    target = 0.8 if n == 1024 else None
+    form = ("packed panels (CPU form)" if kernels_nn._cpu_shaped(rt, np.dtype(np.float32))
+            else "tiled (GPU form)")
+    return run.emit(
+        f"gemm_{n}", "GFLOP/s", fg, np_, "ratio >= 0.8 (OpenBLAS)" if target else None,
+        (fg / np_ >= target) if target else None,
+        _notes(rt, number, repeat, f"float32 {n}x{n} @ {n}x{n}, MatMul kernel ({form}, "
+               "packing included) vs np.matmul(out=)", f"max rel. err {err:.1e}",
+               settle=SETTLE),
+        blas, ms={"flowgraph": run._round(dev * 1e3), "numpy": run._round(ref * 1e3)})
+
+
+def _kernel(op_type):
+    from flowgraph.backends.opencl import backend
+
+    return backend.find_kernel(op_type, tf.float32).fn
+
+
+def bench_add(rt, blas, n: int, label: str, repeat: int = 7):
+    add = _kernel("Add")
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal(n, dtype=np.float32) for _ in range(2))
+    out = np.empty_like(x)
+    dx, dy = rt.to_device(x), rt.to_device(y)
+    np.testing.assert_array_equal(add(dx, dy).get(), x + y)
+    dev, ref, number = _pair(rt, lambda: add(dx, dy), lambda: np.add(x, y, out=out), repeat)
+    moved = 3 * 4 * n / 1e9
+    target = 1.0 if n >= 1 << 20 else None
+    fg, np_ = moved / dev, moved / ref
+    return run.emit(
+        f"add_{label}", "GB/s", fg, np_, "ratio >= 1.0 (NumPy)" if target else None,
+        (fg / np_ >= target) if target else None,
+        _notes(rt, number, repeat, f"float32 x + y, {n} elements, Add kernel (output from "
+               "the device pool) vs np.add(out=); GB/s = 12 bytes per element / time"),
+        blas, us={"flowgraph": run._round(dev * 1e6), "numpy": run._round(ref * 1e6)})
+
+
+def bench_sum(rt, blas, n: int, label: str, repeat: int = 7):
+    from flowgraph.backends.opencl import kernels_reduce
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, n).astype(np.float32)
+    dx = rt.to_device(x)
+
+    def dev_sum():
+        return kernels_reduce.reduce(rt, dx, (0,), "sum", False, False, "Sum")
+
+    got, want = float(dev_sum().get()), float(np.sum(x, dtype=np.float64))
+    if not abs(got - want) <= 1e-5 * want:
+        raise AssertionError(f"sum_{label}: {got} vs {want}")
+    dev, ref, number = _pair(rt, dev_sum, lambda: np.sum(x), repeat)
+    fg, np_ = 4 * n / 1e9 / dev, 4 * n / 1e9 / ref
+    return run.emit(
+        f"sum_{label}", "GB/s", fg, np_, None, None,
+        _notes(rt, number, repeat, f"float32 Sum over all {n} elements (reduction passes) vs "
+               "np.sum; GB/s = 4 bytes per element / time"),
+        blas, us={"flowgraph": run._round(dev * 1e6), "numpy": run._round(ref * 1e6)})
+
+
+def bench_softmax(rt, blas, repeat: int = 7):
+    from flowgraph.backends.opencl import kernels_nn
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((256, 1000), dtype=np.float32) * 4
+    dx = rt.to_device(x)
+
+    def np_softmax():
+        z = x - x.max(axis=1, keepdims=True)
+        np.exp(z, out=z)
+        z /= z.sum(axis=1, keepdims=True)
+        return z
+
+    np.testing.assert_allclose(kernels_nn.softmax(dx).get(), np_softmax(), rtol=1e-5,
+                               atol=1e-7)
+    dev, ref, number = _pair(rt, lambda: kernels_nn.softmax(dx), np_softmax, repeat)
+    return run.emit(
+        "softmax_256x1000", "ms", dev * 1e3, ref * 1e3, None, None,
+        _notes(rt, number, repeat, "float32 [256, 1000], last axis; NumPy: max, subtract, "
+               "exp, sum, divide; ratio = time / NumPy's time"), blas)
+
+
+def _mlp_graph(device: str):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(0)
+        x = tf.placeholder(tf.float32, [None, 784], name="x")
+        init = tf.glorot_uniform_initializer(seed=0)
+        weights = [(tf.Variable(init([i, o]), name=f"w{k}"),
+                    tf.Variable(tf.zeros([o]), name=f"b{k}"))
+                   for k, (i, o) in enumerate([(784, 512), (512, 512), (512, 10)])]
+        h = x
+        with tf.device(device):
+            for k, (w, b) in enumerate(weights):
+                h = tf.nn.bias_add(tf.matmul(h, w), b)
+                if k < 2:
+                    h = tf.nn.relu(h)
+        init_op = tf.global_variables_initializer()
+    sess = tf.Session(graph=graph, config=tf.ConfigProto(allow_soft_placement=True))
+    sess.run(init_op)
+    return sess, x, h
+
+
+def bench_mlp_forward(rt, blas, number: int = 5, repeat: int = 7):
+    xs = np.random.default_rng(0).uniform(0, 1, (256, 784)).astype(np.float32)
+    gpu_sess, gx, glogits = _mlp_graph("/gpu:0")
+    cpu_sess, cx, clogits = _mlp_graph("/cpu:0")
+    try:
+        md = tf.RunMetadata()
+        got = gpu_sess.run(glogits, {gx: xs}, run_metadata=md,
+                           options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+        on_gpu = sum(1 for d in md.step_stats.dev_stats if "GPU:0" in d.device
+                     for n in d.node_stats if not n.node_name.startswith("_"))
+        want = cpu_sess.run(clogits, {cx: xs})
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+        t = best_times({"gpu": on_host(lambda: gpu_sess.run(glogits, {gx: xs}), number),
+                        "cpu": on_host(lambda: cpu_sess.run(clogits, {cx: xs}), number)},
+                       repeat, settle=SETTLE)
+    finally:
+        gpu_sess.close()
+        cpu_sess.close()
+    fg, ref = t["gpu"] / number * 1e3, t["cpu"] / number * 1e3
+    return run.emit(
+        "mlp_forward_opencl", "ms/run", fg, ref, None, None,
+        _notes(rt, number, repeat,
+               "sess.run(logits) of a 784-512-512-10 ReLU MLP, batch 256 fed from NumPy, "
+               "float32; MatMul/BiasAdd/Relu under tf.device('/gpu:0') (variables stay on "
+               f"the CPU and are copied in each run; {on_gpu} nodes ran on GPU:0) vs the "
+               "same graph on the CPU backend; ratio = OpenCL time / CPU time",
+               "outputs agree (rtol 1e-4)", settle=SETTLE), blas)
+
+
+WORKLOADS = {
+    **{f"gemm_{n}": (bench_gemm, (n,)) for n in (256, 512, 1024, 2048)},
+    **{f"add_{k}": (bench_add, (n, k)) for k, n in
+       (("1K", 1 << 10), ("64K", 1 << 16), ("1M", 1 << 20), ("16M", 1 << 24))},
+    **{f"sum_{k}": (bench_sum, (n, k)) for k, n in (("1M", 1 << 20), ("16M", 1 << 24))},
+    "softmax_256x1000": (bench_softmax, ()),
+    "mlp_forward_opencl": (bench_mlp_forward, ()),
+}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        print(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}", file=sys.stderr)
+        return 2
+    rt = _runtime()
+    if rt is None:  # a line saying so, not a failure (run.py all runs every suite)
+        print(json.dumps({"name": "opencl", "skipped": "no usable OpenCL device (install "
+                          "pyopencl and an OpenCL driver such as PoCL)"}), flush=True)
+        return 0
+    np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # load BLAS before blas_info
+    blas = run.blas_info()
+    for name in names:
+        fn, args = WORKLOADS[name]
+        fn(rt, blas, *args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
