@@ -15,7 +15,7 @@ layer names, hence the same variable names, ``dense/kernel``...), on the feature
   regularization losses) minimized by the compiled optimizer (a new `tf.train`
   optimizer per graph), together with the layers' updates; EVAL: the loss and each
   compiled metric as a streaming ``tf.metrics.mean`` (named as in
-  `Model.metrics_names`: ``accuracy``, or ``<output>_accuracy`` with several outputs);
+  `Model.metrics_names`: ``acc``, or ``<output>_acc`` with several outputs);
   PREDICT: ``{output name: output}``.
 
 The Estimator starts from the Keras model's weights at conversion time. With

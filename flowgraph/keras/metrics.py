@@ -4,8 +4,11 @@
 means the accuracy that fits the loss and the output, as in Keras: binary accuracy for
 ``binary_crossentropy`` or a one-unit output, sparse categorical accuracy for
 ``sparse_categorical_crossentropy``, categorical accuracy otherwise (likewise
-``'crossentropy'``/``'ce'``). `fit`/`evaluate` average the per-example values over the
-data; `model_to_estimator` turns each into a streaming ``tf.metrics.mean``.
+``'crossentropy'``/``'ce'``). As in TF1's graph-mode Keras, either spelling is reported
+under the name ``acc`` (``ce`` for the crossentropy) in `metrics_names`, the `fit`
+history, `evaluate` and `model_to_estimator`'s eval metrics. `fit`/`evaluate` average
+the per-example values over the data; `model_to_estimator` turns each into a
+streaming ``tf.metrics.mean``.
 
 Example
 -------
@@ -89,8 +92,12 @@ def resolve(identifier, loss_fn, output) -> tuple[str, object]:
             kind = "sparse_categorical"
         else:
             kind = "categorical"
-        suffix = "accuracy" if identifier in ("accuracy", "acc") else "crossentropy"
-        return identifier, get(f"{kind}_{suffix}")
+        is_acc = identifier in ("accuracy", "acc")
+        suffix = "accuracy" if is_acc else "crossentropy"
+        # TF1's graph-mode tf.keras reports these as ``acc`` / ``ce`` whichever
+        # spelling was passed (checked against TF 2.15's compat.v1 graph mode; eager TF2
+        # says ``accuracy``).
+        return ("acc" if is_acc else "ce"), get(f"{kind}_{suffix}")
     fn = get(identifier)
     name = identifier if isinstance(identifier, str) else getattr(fn, "__name__", "metric")
     return name, fn

@@ -42,7 +42,7 @@ def test_tutorial_digits_train_and_evaluate(tmp_path):
         est, tf.estimator.TrainSpec(train_input, max_steps=1500),
         tf.estimator.EvalSpec(eval_input, steps=None, throttle_secs=0))
     assert metrics["global_step"] == 1500
-    assert metrics["accuracy"] >= 0.95
+    assert metrics["acc"] >= 0.95
     predictions = list(est.predict(tf.estimator.inputs.numpy_input_fn(
         {key: x_test[:20]}, shuffle=False)))
     assert set(predictions[0]) == {"dense_1"}
@@ -102,7 +102,7 @@ def test_functional_model_inputs_outputs_and_metrics(tmp_path):
     est.train(train, steps=60)
     evaluation = est.evaluate(tf.estimator.inputs.numpy_input_fn(
         {"a": xa, "b": xb}, labels, batch_size=64, shuffle=False))
-    assert set(evaluation) == {"loss", "cls_accuracy", "global_step"}
+    assert set(evaluation) == {"loss", "cls_acc", "global_step"}
     assert evaluation["global_step"] == 60
     moving = est.get_variable_value("batch_normalization/moving_mean")
     assert np.abs(moving).sum() > 0  # the batch-norm updates ran with the train op

@@ -141,9 +141,9 @@ def test_fit_evaluate_classification():
                               L.Dense(4, activation="softmax")])
     model.compile(keras.optimizers.Adam(learning_rate=0.02),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    assert model.metrics_names == ["loss", "accuracy"]
+    assert model.metrics_names == ["loss", "acc"]
     history = model.fit(x, y, epochs=15, batch_size=32, verbose=0, validation_split=0.2)
-    assert set(history.history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
+    assert set(history.history) == {"loss", "acc", "val_loss", "val_acc"}
     assert history.history["loss"][-1] < history.history["loss"][0]
     loss, acc = model.evaluate(x, y, verbose=0)
     assert acc > 0.9

@@ -1,4 +1,6 @@
-"""`tf.contrib.layers`: TF1's regularizers and initializers (re-exports only).
+"""`tf.contrib.layers`: TF1's regularizers and initializers, the functional layers
+`fully_connected`, `conv2d`, `batch_norm`, `flatten` (see `layers.py`, built on
+`tf.layers` / `tf.nn`) and `optimize_loss` (see `optimizers.py`, on `tf.train`).
 
 Example
 -------
@@ -8,6 +10,18 @@ Example
 0.2
 """
 
+from flowgraph.contrib.layers.layers import (
+    batch_norm,
+    conv2d,
+    convolution2d,
+    flatten,
+    fully_connected,
+)
+from flowgraph.contrib.layers.optimizers import (
+    OPTIMIZER_CLS_NAMES,
+    OPTIMIZER_SUMMARIES,
+    optimize_loss,
+)
 from flowgraph.ops.init_ops import (
     contrib_variance_scaling_initializer as variance_scaling_initializer,
 )
@@ -22,10 +36,18 @@ from flowgraph.ops.regularizers import (
 )
 
 __all__ = [
+    "OPTIMIZER_CLS_NAMES",
+    "OPTIMIZER_SUMMARIES",
     "apply_regularization",
+    "batch_norm",
+    "conv2d",
+    "convolution2d",
+    "flatten",
+    "fully_connected",
     "l1_l2_regularizer",
     "l1_regularizer",
     "l2_regularizer",
+    "optimize_loss",
     "sum_regularizer",
     "variance_scaling_initializer",
     "xavier_initializer",
