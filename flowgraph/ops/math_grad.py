@@ -466,7 +466,9 @@ def _kept_shape(op):
         mask = constant(np.asarray([i in red for i in range(rank)], bool))
     else:
         r = _a.rank(x)
-        flat = _m.floormod(_m.cast(_a.reshape(axes, [-1]), _dtypes.int32) + r, r)
+        # A scalar (rank 0 at run time) is reduced over no axes; the modulus must not be 0.
+        flat = _m.floormod(_m.cast(_a.reshape(axes, [-1]), _dtypes.int32) + r,
+                           _m.maximum(r, 1))
         hits = _r.reduce_sum(_a.one_hot(flat, r, dtype=_dtypes.int32), 0)
         mask = _m.greater(hits, 0)
     shape = _a.shape(x)

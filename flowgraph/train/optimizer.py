@@ -227,11 +227,16 @@ class Optimizer:
             update_ops = []
             with graph.name_scope(name or self._name) as scope:
                 self._prepare()
+                # Every update waits for all the gradients it is given: the in-place update
+                # of one variable must not run while the backward pass still reads it (the
+                # lower layers' gradients read the upper layers' weights). `tf.gradients`
+                # does not gate, so without this an update could overtake those reads.
+                gate = _gradient_ops(converted)
                 for grad, var in converted:
                     if grad is None:
                         continue
                     with graph.name_scope("update_" + var.op.name), \
-                            graph.colocate_with(var.op):
+                            graph.colocate_with(var.op), graph.control_dependencies(gate):
                         update_ops.append(self._update_op(grad, var))
                 if global_step is None:
                     apply_updates = self._finish(update_ops, scope)
@@ -390,6 +395,17 @@ class Optimizer:
             return
         raise NotImplementedError(f"Trying to update a Tensor {v!r}: only variables can be "
                                   "optimized (pass tf.Variable objects in var_list)")
+
+
+def _gradient_ops(grads_and_vars) -> list:
+    """The ops producing the gradients of `grads_and_vars` (each once, in order)."""
+    ops: dict = {}
+    for g, _ in grads_and_vars:
+        parts = (g.values, g.indices) if isinstance(g, IndexedSlices) else (g,)
+        for t in parts:
+            if isinstance(t, Tensor):
+                ops.setdefault(t.op, None)
+    return list(ops)
 
 
 def _gate_all(grads: list) -> list:

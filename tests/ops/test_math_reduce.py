@@ -7,6 +7,7 @@ import doctest
 import numpy as np
 import pytest
 import scipy.special
+from gradient_checker import check_gradient
 
 import flowgraph as tf
 from flowgraph.framework.errors import InvalidArgumentError
@@ -310,3 +311,32 @@ def test_non_differentiable_declared():
 def test_docstring_examples():
     result = doctest.testmod(math_reduce, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 15
+
+
+_UNKNOWN_RANK_CASES = [  # (input shape, axis): the placeholder's rank is unknown
+    ((), None), ((), []), ((4,), None), ((4,), 0), ((4,), [-1]),
+    ((2, 3, 2), None), ((2, 3, 2), [0, 2]), ((2, 3, 2), -1), ((2, 3, 2), [1]),
+]
+
+
+@pytest.mark.parametrize("fn", [tf.reduce_sum, tf.reduce_mean, tf.reduce_max,
+                                tf.reduce_prod], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape,axis", _UNKNOWN_RANK_CASES)
+def test_reduction_gradient_unknown_rank(fn, shape, axis, keepdims):
+    # Issue 15: the gradient of a reduction over a rank-0 input whose rank is only known
+    # at run time divided by zero (the FloorMod normalising the axes by the rank).
+    x = np.random.RandomState(3).uniform(0.5, 2.0, size=shape)
+    check_gradient(lambda t: fn(t * t, axis=axis, keepdims=keepdims), [x], shapes="rank")
+
+
+def test_linear_regression_with_scalar_placeholders_trains(sess):
+    x, y = tf.placeholder(tf.float32), tf.placeholder(tf.float32)  # rank unknown
+    w, b = tf.Variable(0.5), tf.Variable(0.1)
+    loss = tf.reduce_mean(tf.square(y - (w * x + b)))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    sess.run(tf.global_variables_initializer())
+    sess.run(train, {x: 2.0, y: 3.0})
+    # d loss/dw = -2 x (y - w x - b) = -2 * 2 * 1.9; d loss/db = -2 * 1.9
+    np.testing.assert_allclose(sess.run([w, b]), [0.5 + 0.1 * 7.6, 0.1 + 0.1 * 3.8],
+                               rtol=1e-6)

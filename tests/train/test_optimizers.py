@@ -343,8 +343,8 @@ def test_compute_gradients_default_var_list_includes_resource_collection():
 @pytest.mark.parametrize("gate", [Optimizer.GATE_OP, Optimizer.GATE_GRAPH])
 def test_gated_gradients_read_weights_before_in_place_updates(gate, sess):
     """With GATE_OP (the default) an op's input gradients are produced together, so the
-    in-place update of w2 cannot run before the gradient of w1 has read w2. (GATE_NONE
-    may race, as in TensorFlow.)"""
+    in-place update of w2 cannot run before the gradient of w1 has read w2. (With any
+    gating `apply_gradients` also waits for all gradients: see the test below.)"""
     x = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3) / 10)
     w1 = tf.Variable(np.ones((3, 4), np.float32) * 0.3, name="w1")
     w2 = tf.Variable(np.ones((4, 1), np.float32) * 0.2, name="w2")
@@ -357,6 +357,45 @@ def test_gated_gradients_read_weights_before_in_place_updates(gate, sess):
     r = 2 * (xv @ a @ b - 1.0)
     np.testing.assert_allclose(sess.run(w1), a - 0.05 * xv.T @ r @ b.T, rtol=1e-5)
     np.testing.assert_allclose(sess.run(w2), b - 0.05 * (xv @ a).T @ r, rtol=1e-5)
+
+
+@pytest.mark.parametrize("source", ["tf.gradients", "GATE_NONE", "GATE_OP"])
+@pytest.mark.parametrize("factory", [lambda: GradientDescentOptimizer(0.1),
+                                     lambda: MomentumOptimizer(0.1, 0.9)],
+                         ids=["sgd", "momentum"])
+def test_apply_gradients_updates_after_all_gradient_reads(source, factory):
+    """Issue 15: `apply_gradients(zip(tf.gradients(loss, vs), vs))` run in one step must
+    compute every gradient from the weights before the step's updates (as `minimize`
+    does), even though `tf.gradients` does not gate: the lower layer's gradient reads the
+    upper weights, which an update running early would already have changed in place."""
+    rng = np.random.RandomState(0)
+    xv, yv = rng.randn(64, 32), rng.randn(64, 16)
+    a, b = rng.randn(32, 64) * 0.3, rng.randn(64, 16) * 0.3
+    with tf.Graph().as_default():
+        w1, w2 = tf.Variable(a, name="w1"), tf.Variable(b, name="w2")
+        hid = tf.tanh(tf.matmul(tf.constant(xv), w1))
+        loss = tf.reduce_sum(tf.square(tf.matmul(hid, w2) - yv))
+        opt = factory()
+        if source == "tf.gradients":
+            grads_and_vars = list(zip(tf.gradients(loss, [w1, w2]), [w1, w2]))
+        else:
+            grads_and_vars = opt.compute_gradients(
+                loss, [w1, w2], gate_gradients=getattr(Optimizer, source))
+        train = opt.apply_gradients(grads_and_vars)
+        init = tf.global_variables_initializer()
+        # NumPy: one step from the pre-update weights (zero momentum: same as SGD).
+        h_ = np.tanh(xv @ a)
+        r = 2 * (h_ @ b - yv)
+        want1 = a - 0.1 * xv.T @ ((r @ b.T) * (1 - h_ ** 2))
+        want2 = b - 0.1 * h_.T @ r
+        config = tf.ConfigProto(inter_op_parallelism_threads=2)
+        with tf.Session(config=config) as sess:
+            for _ in range(50):
+                sess.run(init)
+                sess.run(train)
+                got1, got2 = sess.run([w1, w2])
+                np.testing.assert_allclose(got1, want1, rtol=1e-6, atol=1e-6)
+                np.testing.assert_allclose(got2, want2, rtol=1e-6, atol=1e-6)
 
 
 def test_float64_variable_with_python_hyperparameters(sess):
