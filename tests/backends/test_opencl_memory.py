@@ -6,8 +6,6 @@ and must run them.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -15,18 +13,16 @@ import flowgraph as tf
 from flowgraph.backends import list_devices
 from flowgraph.backends.opencl import _runtime
 from flowgraph.backends.opencl.memory import DeviceAllocator
+from tests.backends.opencl_support import opencl_devices
 
 
 def _devices():
-    return [d for d in list_devices() if d.device_type == "GPU"]
+    return opencl_devices()
 
 
-if not _devices():
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must run the OpenCL tests, but no OpenCL device was found: "
-                           "install pyopencl (flowgraph[opencl]) and pocl-opencl-icd")
-    pytest.skip("no OpenCL device (pip install 'flowgraph[opencl]' and an OpenCL driver)",
-                allow_module_level=True)
+_devices()
+
+
 
 GPU0 = "/job:localhost/replica:0/task:0/device:GPU:0"
 

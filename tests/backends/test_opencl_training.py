@@ -6,20 +6,14 @@ on the CPU while the layers' math runs on /gpu:0 (transfers in between).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 import flowgraph as tf
-from flowgraph.backends import list_devices
 from flowgraph.datasets import load_digits, train_test_split
+from tests.backends.opencl_support import opencl_devices
 
-if not any(d.device_type == "GPU" for d in list_devices()):
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must run the OpenCL tests, but no OpenCL device was found")
-    pytest.skip("no OpenCL device", allow_module_level=True)
-
+opencl_devices()
 SOFT = dict(allow_soft_placement=True)
 
 

@@ -11,19 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.kernel_util import reduction_axes
 from flowgraph.framework.errors import InvalidArgumentError
 
 
 def _axes(x: np.ndarray, axes) -> tuple[int, ...]:
-    rank = x.ndim
-    out = set()
-    for a in np.reshape(axes, -1).tolist():
-        if not -rank <= a < rank:
-            raise InvalidArgumentError(
-                None, None, f"Invalid reduction dimension {a} for input with {rank} "
-                f"dimensions (shape {list(x.shape)})")
-        out.add(a % rank)
-    return tuple(sorted(out))
+    return reduction_axes(x.shape, axes)
 
 
 def _acc_dtype(x: np.ndarray):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flowgraph.backends.kernel_util import reduction_axes
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
@@ -40,7 +41,6 @@ from flowgraph.backends.opencl.kernels_elementwise import (
     on_device,
     operand,
 )
-from flowgraph.framework.errors import InvalidArgumentError
 
 GROUP = 64  # work-items of a rows work-group
 CHUNK = 4096  # longest run one work-group (rows) or work-item (cols) reduces in one pass
@@ -192,15 +192,7 @@ def _axes_of(x, axes, op) -> tuple[int, ...]:
         values = axes.get()  # waits for the queue: only for computed axes
     else:
         values = np.asarray(axes)
-    rank = x.ndim
-    out = set()
-    for a in np.reshape(values, -1).tolist():
-        if not -rank <= a < rank:
-            raise InvalidArgumentError(
-                None, None, f"Invalid reduction dimension {a} for input with {rank} "
-                f"dimensions (shape {list(x.shape)})")
-        out.add(a % rank)
-    return tuple(sorted(out))
+    return reduction_axes(x.shape, values)
 
 
 def _register(op_type: str, combiner: str, mean: bool) -> None:
