@@ -23,3 +23,42 @@ def reduction_axes(shape: tuple[int, ...], axes) -> tuple[int, ...]:
                 f"dimensions (shape {list(shape)})")
         out.add(a % rank)
     return tuple(sorted(out))
+
+
+def bias_channels(value_shape: tuple[int, ...], bias_shape: tuple[int, ...],
+                  data_format: str) -> int:
+    """The channel count of a `BiasAdd` (the channel axis is 1 for NCHW, else the last),
+    after checking that `bias` is a vector of that length.
+
+    >>> bias_channels((2, 5), (5,), "NHWC")
+    5
+    """
+    nchw = data_format == "NCHW"
+    if len(value_shape) < (3 if nchw else 2) or len(bias_shape) != 1:
+        raise InvalidArgumentError(
+            None, None, f"BiasAdd needs value of rank >= {3 if nchw else 2} and a 1-D bias; "
+            f"got value shape {tuple(value_shape)}, bias shape {tuple(bias_shape)}")
+    channels = value_shape[1] if nchw else value_shape[-1]
+    if channels != bias_shape[0]:
+        raise InvalidArgumentError(
+            None, None, "Must provide as many biases as the channel dimension of the input "
+            f"tensor: bias shape {tuple(bias_shape)} vs. value shape {tuple(value_shape)} "
+            f"({data_format})")
+    return channels
+
+
+def bias_grad_axes(shape: tuple[int, ...], data_format: str) -> tuple[int, ...]:
+    """The axes `BiasAddGrad` sums over: all but the channel axis.
+
+    >>> bias_grad_axes((2, 3, 4, 5), "NCHW")
+    (0, 2, 3)
+    """
+    if data_format == "NCHW":
+        if len(shape) < 3:
+            raise InvalidArgumentError(
+                None, None, f"BiasAddGrad: NCHW needs rank >= 3, got shape {tuple(shape)}")
+        return (0, *range(2, len(shape)))
+    if len(shape) < 2:
+        raise InvalidArgumentError(
+            None, None, f"BiasAddGrad: needs rank >= 2, got shape {tuple(shape)}")
+    return tuple(range(len(shape) - 1))

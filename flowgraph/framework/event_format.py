@@ -41,14 +41,17 @@ import numpy as np
 
 __all__ = [
     "AttrValue",
+    "DeviceStepStats",
     "Event",
     "GraphDef",
     "HistogramProto",
     "LogMessage",
     "Message",
     "NodeDef",
+    "NodeExecStats",
     "RunMetadata",
     "SessionLog",
+    "StepStats",
     "Summary",
     "SummaryMetadata",
     "TaggedRunMetadata",
@@ -79,7 +82,7 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if pos >= len(buf):
@@ -224,19 +227,19 @@ def _decode_scalar(kind, wire: int, raw):
     return bytes(raw)
 
 
-def _iter_fields(buf: bytes) -> Iterator[tuple[int, int, object]]:
+def iter_fields(buf: bytes) -> Iterator[tuple[int, int, object]]:
     pos, n = 0, len(buf)
     while pos < n:
-        key, pos = _read_varint(buf, pos)
+        key, pos = read_varint(buf, pos)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            value, pos = _read_varint(buf, pos)
+            value, pos = read_varint(buf, pos)
         elif wire == 1:
             value, pos = buf[pos:pos + 8], pos + 8
         elif wire == 5:
             value, pos = buf[pos:pos + 4], pos + 4
         elif wire == 2:
-            length, pos = _read_varint(buf, pos)
+            length, pos = read_varint(buf, pos)
             value, pos = buf[pos:pos + length], pos + length
         else:
             raise ValueError(f"unsupported protobuf wire type {wire} (field {number})")
@@ -250,7 +253,7 @@ def _unpack(kind, buf: bytes) -> list:
         return np.frombuffer(buf, dtype=_PACKED_NP[kind]).astype(float).tolist()
     out, pos = [], 0
     while pos < len(buf):
-        v, pos = _read_varint(buf, pos)
+        v, pos = read_varint(buf, pos)
         out.append(_decode_scalar(kind, 0, v))
     return out
 
@@ -339,7 +342,7 @@ class Message:
         return bytes(out)
 
     def MergeFromString(self, data: bytes) -> int:
-        for number, wire, raw in _iter_fields(bytes(data)):
+        for number, wire, raw in iter_fields(bytes(data)):
             spec = self._BY_NUMBER.get(number)
             if spec is None:
                 continue  # unknown field: skipped
@@ -347,7 +350,7 @@ class Message:
             if isinstance(kind, tuple):
                 _, kkind, vkind = kind
                 key, val = _DEFAULTS.get(kkind), None
-                for num, w, r in _iter_fields(raw):
+                for num, w, r in iter_fields(raw):
                     if num == 1:
                         key = _decode_scalar(kkind, w, r)
                     elif num == 2:

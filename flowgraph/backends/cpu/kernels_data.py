@@ -29,6 +29,7 @@ import numpy as np
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.event_format import iter_fields, read_varint
 from flowgraph.ops.iterator_ops import lookup_dataset
 
 # -- the iterator resource --------------------------------------------------------------------
@@ -321,56 +322,17 @@ def decode_csv(records, *defaults, OUT_TYPE, field_delim, use_quote_delim,
 _KINDS = {1: _dtypes.string, 2: _dtypes.float32, 3: _dtypes.int64}
 
 
-class _Malformed(Exception):
-    pass
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise _Malformed
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(buf: bytes):
-    """(field number, wire type, value) triples; value is an int or a bytes slice."""
-    pos, n = 0, len(buf)
-    while pos < n:
-        key, pos = _varint(buf, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(buf, pos)
-        elif wire == 1:
-            value, pos = buf[pos:pos + 8], pos + 8
-        elif wire == 2:
-            size, pos = _varint(buf, pos)
-            value, pos = buf[pos:pos + size], pos + size
-        elif wire == 5:
-            value, pos = buf[pos:pos + 4], pos + 4
-        else:
-            raise _Malformed
-        if pos > n:
-            raise _Malformed
-        yield number, wire, value
-
-
 def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
 def _feature_values(buf: bytes):
     kind, values = None, []
-    for number, wire, value in _fields(buf):
+    for number, wire, value in iter_fields(buf):
         if number not in _KINDS or wire != 2:
             continue
         kind, values = _KINDS[number], []
-        for n2, w2, v in _fields(value):
+        for n2, w2, v in iter_fields(value):
             if n2 != 1:
                 continue
             if kind == _dtypes.string:
@@ -383,7 +345,7 @@ def _feature_values(buf: bytes):
             elif w2 == 2:
                 pos = 0
                 while pos < len(v):
-                    x, pos = _varint(v, pos)
+                    x, pos = read_varint(v, pos)
                     values.append(_signed64(x))
             elif w2 == 0:
                 values.append(_signed64(v))
@@ -392,14 +354,14 @@ def _feature_values(buf: bytes):
 
 def _parse_one(buf: bytes) -> dict:
     features: dict = {}
-    for number, wire, value in _fields(buf):
+    for number, wire, value in iter_fields(buf):
         if number != 1 or wire != 2:
             continue
-        for n2, w2, entry in _fields(value):
+        for n2, w2, entry in iter_fields(value):
             if n2 != 1 or w2 != 2:
                 continue
             key, feature = "", b""
-            for n3, w3, v in _fields(entry):
+            for n3, w3, v in iter_fields(entry):
                 if n3 == 1 and w3 == 2:
                     key = bytes(v).decode("utf-8", "surrogateescape")
                 elif n3 == 2 and w3 == 2:
@@ -432,7 +394,7 @@ def parse_example(serialized, *, sparse_keys, sparse_types, dense_keys, dense_ty
         rec = rec if isinstance(rec, bytes) else _as_text(rec).encode("utf-8")
         try:
             parsed.append(_parse_one(rec))
-        except (_Malformed, IndexError):
+        except (ValueError, IndexError):  # a malformed message
             raise errors.InvalidArgumentError(
                 None, None, f"Could not parse example input, value: {rec[:64]!r} "
                 f"(record {b})") from None

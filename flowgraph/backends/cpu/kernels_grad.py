@@ -16,6 +16,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from flowgraph.backends.cpu import cpu_in_place, cpu_kernel
+from flowgraph.backends.kernel_util import bias_grad_axes
 from flowgraph.framework import errors
 from flowgraph.ops.array_slicing import strided_slice_numpy
 from flowgraph.ops.nn_ops import same_padding
@@ -159,14 +160,7 @@ def softsign_grad(g, x):
 
 @cpu_kernel("BiasAddGrad")
 def bias_add_grad(dy, *, data_format="NHWC"):
-    if data_format == "NCHW":
-        if dy.ndim < 3:
-            raise _invalid(f"BiasAddGrad: NCHW needs rank >= 3, got shape {dy.shape}")
-        axes = (0, *range(2, dy.ndim))
-    else:
-        if dy.ndim < 2:
-            raise _invalid(f"BiasAddGrad: needs rank >= 2, got shape {dy.shape}")
-        axes = tuple(range(dy.ndim - 1))
+    axes = bias_grad_axes(dy.shape, data_format)
     return np.asarray(np.sum(dy, axis=axes, dtype=dy.dtype))
 
 

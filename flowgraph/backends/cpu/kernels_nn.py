@@ -14,6 +14,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from flowgraph.backends.cpu import cpu_in_place, cpu_kernel
 from flowgraph.backends.cpu.kernels_math import matmul_into
+from flowgraph.backends.kernel_util import bias_channels
 from flowgraph.framework import errors
 from flowgraph.ops.nn_ops import same_padding
 
@@ -124,14 +125,7 @@ def log_softmax(x, *, axis=-1):
 @cpu_kernel("BiasAdd", fresh=True)
 def bias_add(value, bias, *, data_format="NHWC"):
     nchw = data_format == "NCHW"
-    if value.ndim < (3 if nchw else 2) or bias.ndim != 1:
-        raise _invalid(f"BiasAdd needs value of rank >= {3 if nchw else 2} and a 1-D bias; "
-                       f"got value shape {value.shape}, bias shape {bias.shape}")
-    channels = value.shape[1] if nchw else value.shape[-1]
-    if channels != bias.shape[0]:
-        raise _invalid(
-            f"Must provide as many biases as the channel dimension of the input tensor: "
-            f"bias shape {bias.shape} vs. value shape {value.shape} ({data_format})")
+    bias_channels(value.shape, bias.shape, data_format)
     if nchw:
         bias = bias.reshape((-1,) + (1,) * (value.ndim - 2))
     elif _nn is not None and value.dtype == bias.dtype and \

@@ -21,6 +21,7 @@ import threading
 
 import numpy as np
 
+from flowgraph.backends.kernel_util import bias_channels
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl._runtime import discover, runtime_of
 
@@ -98,8 +99,10 @@ def is_plain(x) -> bool:
 
 
 def on_device(*xs):
-    """(runtime, inputs as device arrays): host (NumPy) inputs, which the runtime hands
-    over for feeds and constants, are copied to the device of the first device input."""
+    """(runtime, inputs as device arrays). The planner moves feeds and constants to the
+    device (`_ToDevice`), but a variable read by dereference (a ref input the op does not
+    update) reaches the kernel as a host array: it is copied to the device of the first
+    device input."""
     rt = None
     for x in xs:
         if hasattr(x, "base_data"):
@@ -107,15 +110,7 @@ def on_device(*xs):
             break
     if rt is None:
         rt = discover()[0]
-    return rt, [x if hasattr(x, "base_data") else _upload(rt, x) for x in xs]
-
-
-def _upload(rt, x):
-    import pyopencl.array as cla
-
-    # np.require keeps 0-d arrays 0-d (np.ascontiguousarray would make them 1-d).
-    return cla.to_device(rt.queue, np.require(np.asarray(x), requirements="C"),
-                         allocator=rt.pool)
+    return rt, [x if hasattr(x, "base_data") else rt.to_device(np.asarray(x)) for x in xs]
 
 
 def check_size(n: int, op_type: str) -> None:
@@ -394,14 +389,7 @@ def contiguous(rt, x):
 @opencl_kernel("BiasAdd", dtypes=NUMERIC, fresh=True)
 def bias_add(value, bias, *, data_format="NHWC"):
     nchw = data_format == "NCHW"
-    if value.ndim < (3 if nchw else 2) or bias.ndim != 1:
-        raise ValueError(f"BiasAdd needs value of rank >= {3 if nchw else 2} and a 1-D bias; "
-                         f"got value shape {value.shape}, bias shape {bias.shape}")
-    channels = value.shape[1] if nchw else value.shape[-1]
-    if channels != bias.shape[0]:
-        raise ValueError(
-            f"Must provide as many biases as the channel dimension of the input tensor: "
-            f"bias shape {bias.shape} vs. value shape {value.shape} ({data_format})")
+    channels = bias_channels(value.shape, bias.shape, data_format)
     rt, (value, bias) = on_device(value, bias)
     check_dtype(rt, value.dtype, "BiasAdd")
     out = rt.empty(value.shape, value.dtype)

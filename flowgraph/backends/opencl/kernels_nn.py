@@ -256,6 +256,17 @@ inline T group_sum(__local T* part, T v) {{
   barrier(CLK_LOCAL_MEM_FENCE);
   return r;
 }}
+/* A row's maximum (NaN wins, as in NumPy) and the sum of exp(x - max) over it. */
+inline T row_max_expsum(__local T* part, __global const T* src, int C, T* sum) {{
+  int l = get_local_id(0);
+  T m = -INFINITY;
+  for (int j = l; j < C; j += G) m = (m >= src[j] || ISNAN(m)) ? m : src[j];
+  m = group_max(part, m);
+  T s = 0;
+  for (int j = l; j < C; j += G) s += exp(src[j] - m);
+  *sum = group_sum(part, s);
+  return m;
+}}
 
 __kernel __attribute__((reqd_work_group_size(G, 1, 1)))
 void softmax(__global T* out, __global const T* x, int xoff, int C) {{
@@ -263,12 +274,8 @@ void softmax(__global T* out, __global const T* x, int xoff, int C) {{
   int row = get_group_id(0), l = get_local_id(0);
   __global const T* src = x + xoff + (long)row * C;
   __global T* dst = out + (long)row * C;
-  T m = -INFINITY;
-  for (int j = l; j < C; j += G) m = (m >= src[j] || ISNAN(m)) ? m : src[j];
-  m = group_max(part, m);
-  T s = 0;
-  for (int j = l; j < C; j += G) s += exp(src[j] - m);
-  s = group_sum(part, s);
+  T s;
+  T m = row_max_expsum(part, src, C, &s);
   for (int j = l; j < C; j += G) dst[j] = exp(src[j] - m) / s;
 }}
 
@@ -280,12 +287,9 @@ void xent(__global T* loss, __global T* backprop, __global const T* x, int xoff,
   __global const T* src = x + xoff + (long)row * C;
   __global const T* lab = y + yoff + (long)row * C;
   __global T* dst = backprop + (long)row * C;
-  T m = -INFINITY;
-  for (int j = l; j < C; j += G) m = (m >= src[j] || ISNAN(m)) ? m : src[j];
-  m = group_max(part, m);
-  T s = 0;
-  for (int j = l; j < C; j += G) s += exp(src[j] - m);
-  T lse = log(group_sum(part, s));
+  T s;
+  T m = row_max_expsum(part, src, C, &s);
+  T lse = log(s);
   T acc = 0;
   for (int j = l; j < C; j += G) {{
     T z = src[j] - m;

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.kernel_util import reduction_axes
+from flowgraph.backends.kernel_util import bias_grad_axes, reduction_axes
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
@@ -213,14 +213,7 @@ _register("Min", "min", False)
 
 @opencl_kernel("BiasAddGrad", dtypes=NUMERIC, fresh=True)
 def bias_add_grad(dy, *, data_format="NHWC"):
-    if data_format == "NCHW":
-        if dy.ndim < 3:
-            raise ValueError(f"BiasAddGrad: NCHW needs rank >= 3, got shape {dy.shape}")
-        axes = (0, *range(2, dy.ndim))
-    else:
-        if dy.ndim < 2:
-            raise ValueError(f"BiasAddGrad: needs rank >= 2, got shape {dy.shape}")
-        axes = tuple(range(dy.ndim - 1))
+    axes = bias_grad_axes(dy.shape, data_format)
     rt, (dy,) = on_device(dy)
     return reduce(rt, dy, axes, "sum", False, False, "BiasAddGrad")
 
