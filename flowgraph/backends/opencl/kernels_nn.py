@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.opencl import opencl_kernel
+from flowgraph.backends.opencl import gemm, opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
     FLOATS,
@@ -214,6 +214,17 @@ def matmul(a, b, *, transpose_a=False, transpose_b=False):
     a, b = contiguous(rt, a), contiguous(rt, b)
     if _cpu_shaped(rt, a.dtype):
         return _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b)
+    if a.dtype == np.float32:
+        choice = gemm.choose(rt, gemm.size_class(M, N, K),
+                             lambda a, b, M, N, K: _matmul_direct(rt, a, b, M, N, K, 0, 0))
+        if choice != gemm.DIRECT:
+            return gemm.run_tiled(rt, gemm.CANDIDATES[choice], a, b, M, N, K, transpose_a,
+                                  transpose_b, launch, operand)
+    return _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b)
+
+
+def _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b):
+    """C = op(A) op(B) with the tiled kernel of the module docstring (no packing)."""
     out = rt.empty((M, N), a.dtype)
     ab, ao, _ = operand(a)
     bb, bo, _ = operand(b)
