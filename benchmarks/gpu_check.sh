@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The OpenCL checks on a machine with an NVIDIA GPU (see ../shared/device/OPENCL.md):
+# pyopencl from carried wheels, the driver's OpenCL library through an ICD file of our own,
+# flowgraph built in place, then the GEMM sweep, the OpenCL test modules (CI=true: no
+# skipping) and bench_opencl.py. Results go to $OUT (or ./gpu-out).
+#   usage: bash benchmarks/gpu_check.sh WHEEL_DIR [pytest args...]
+set -u
+wheels=$1; shift
+out=${OUT:-gpu-out}; mkdir -p "$out"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site "$wheels"/*.whl || exit 1
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 FLOWGRAPH_CACHE_DIR=$out/cache
+mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+export OCL_ICD_VENDORS=/tmp/icd
+python3 setup.py build_ext --inplace -q > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+python3 -c "from flowgraph.backends.opencl._runtime import discover; print([(r.name, r.platform, r.is_gpu) for r in discover()])"
+echo "== sweep"; timeout 150 python3 benchmarks/opencl_gemm_sweep.py 2>&1 | tee "$out/sweep.jsonl"
+echo "== tests"; CI=true timeout 200 python3 -m pytest -q -p no:cacheprovider "${@:-tests/backends}" \
+  -k "opencl" 2>&1 | tee "$out/tests.log" | tail -25
+echo "== bench"; timeout 150 python3 benchmarks/bench_opencl.py 2>&1 | tee "$out/bench.jsonl"
