@@ -52,7 +52,8 @@ def test_a_view_with_an_offset():
 def test_size_classes():
     assert gemm.size_class(64, 64, 64) == "small"
     assert gemm.size_class(256, 784, 512) == "medium"
-    assert gemm.size_class(4096, 4096, 4096) == "large"
+    assert gemm.size_class(2048, 2048, 2048) == "large"
+    assert gemm.size_class(4096, 4096, 4096) == "huge"
 
 
 def test_tuner_measures_once_and_caches_on_disk(tmp_path, monkeypatch):
@@ -62,7 +63,8 @@ def test_tuner_measures_once_and_caches_on_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(gemm, "_tunable", lambda rt: True)
     monkeypatch.setattr(gemm, "SIZE_CLASSES", (("small", 2 ** 21, (8, 8, 8)),
                                                ("medium", 2 ** 28, (16, 16, 16)),
-                                               ("large", None, (24, 24, 24))))
+                                               ("large", 2 ** 34, (24, 24, 24)),
+                                               ("huge", None, (32, 32, 32))))
     calls = []
     real_tune = gemm.tune
 

@@ -70,10 +70,11 @@ CANDIDATES = {t.name: t for t in (
     Tile(64, 128, 16, 4, 8), Tile(64, 64, 16, 4, 4), Tile(64, 64, 32, 4, 4),
 )}
 DIRECT = "direct"
-DEFAULT = {"small": DIRECT, "medium": "64x64x16/4x4", "large": "128x128x16/8x8"}
+DEFAULT = {"small": DIRECT, "medium": DIRECT, "large": "128x64x16/8x4",
+           "huge": "128x128x8/8x8"}  # what an H200 chose (docs/devices.md)
 # (name, largest M*N*K of the class, the shape measured for it)
 SIZE_CLASSES = (("small", 2 ** 21, (128, 128, 128)), ("medium", 2 ** 28, (512, 512, 512)),
-                ("large", None, (2048, 2048, 2048)))
+                ("large", 2 ** 34, (2048, 2048, 2048)), ("huge", None, (4096, 4096, 4096)))
 
 
 def size_class(m: int, n: int, k: int) -> str:
