@@ -12,7 +12,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 FLOWGRAPH_CACHE_DIR=$out/cache
 mkdir -p /tmp/icd && echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd
-python3 setup.py build_ext --inplace -q > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+# an editable install: the backends are found through entry points
+python3 -m pip install --no-build-isolation --no-deps --no-index -e . > "$out/build.log" 2>&1 \
+  || { tail -20 "$out/build.log"; exit 1; }
 nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "from flowgraph.backends.opencl._runtime import discover; print([(r.name, r.platform, r.is_gpu) for r in discover()])"
 echo "== sweep"; timeout 150 python3 benchmarks/opencl_gemm_sweep.py 2>&1 | tee "$out/sweep.jsonl"
