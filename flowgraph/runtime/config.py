@@ -119,6 +119,10 @@ class ConfigProto(_Message):
         "isolate_session_state": False,
         "experimental": None,
         "memory_limit_bytes": 0,
+        # flowgraph extension: per-device memory budget in bytes (an int for every
+        # device, or a dict keyed by device name or type, e.g. {"CPU": 1 << 30}); 0 or
+        # absent means none. See docs/memory.md.
+        "memory_budget_bytes": 0,
     }
 
     def inter_op_threads(self) -> int:
@@ -139,6 +143,9 @@ class RunOptions(_Message):
         "debug_options": None,
         "report_tensor_allocations_upon_oom": False,
         "experimental": None,
+        # flowgraph extension: this run's memory budget, overriding the config's
+        # (same forms as ConfigProto.memory_budget_bytes; 0: use the config's).
+        "memory_budget_bytes": 0,
     }
 
 

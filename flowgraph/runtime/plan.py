@@ -11,6 +11,8 @@ inputs and outputs:
 5. partition (`partition.py`): `_Send`/`_Recv` pairs across devices;
 6. bind kernels (`bind.py`): each node's kernel and calling-convention flags;
 7. schedule (`schedule.py`): control edges, use counts, which nodes may change thread;
+   then, with a memory budget, the memory schedule (`memory_schedule.py`): control
+   edges that keep each device's live bytes within it;
 8. in place (`in_place.py`): kernel variants that overwrite a dead input;
 9. frames (`frames.py`, plans with loops): each node's while-loop frame;
 
@@ -41,6 +43,7 @@ from flowgraph.runtime.bind import KernelCache, bind_kernels
 from flowgraph.runtime.frames import assign_frames
 from flowgraph.runtime.in_place import bind_in_place
 from flowgraph.runtime.layout import lay_out_slots
+from flowgraph.runtime.memory_schedule import MemorySchedule, memory_schedule
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.op_errors import describe_error
 from flowgraph.runtime.partition import fetches_to_host, has_transfers, partition
@@ -83,15 +86,18 @@ class CompiledPlan:
         self.slot_uses: list[int] = []
         self.slot_device: list[str] = []
         self.source_slots: list[int] = []
+        self.memory_schedule: MemorySchedule | None = None  # with a memory budget
 
 
 def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[Operation],
-                 feed_tensors: list[Tensor], done_ops: set[Operation] | None = None
-                 ) -> CompiledPlan:
+                 feed_tensors: list[Tensor], done_ops: set[Operation] | None = None,
+                 memory_budget=0) -> CompiledPlan:
     """Compile the plan computing `fetch_tensors` and running `target_ops`.
 
     `feed_tensors` are supplied at run time (their producers are cut off); ops in
     `done_ops` count as already run (partial runs) and never run again.
+    `memory_budget` (`RunOptions.memory_budget_bytes`), when set, replaces the config's
+    ``memory_budget_bytes``.
     """
     fed = set(feed_tensors)
     _check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
@@ -107,6 +113,8 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     partition_graphs = partition(table)
     bind_kernels(table, env.kernels)
     fetch_slots = schedule(table, fetch_tensors)
+    budget = memory_budget or getattr(env.config, "memory_budget_bytes", 0)
+    mem = memory_schedule(table, fetch_slots, budget) if budget else None
     bind_in_place(table)
     frames = None
     if any(op.op_def.control_flow for op in ops):
@@ -115,6 +123,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     cp.deref_fetch = [t.dtype.is_ref_dtype for t in fetch_tensors]
     cp.fetch_to_host = fetches_to_host(table, fetch_slots)
     cp.partition_graphs = partition_graphs
+    cp.memory_schedule = mem
     cp.devices = sorted(set(placement.values()), key=lambda d: d.name)
     _describe_slots(cp, table, (placement[ops[0]] if ops else env.devices[0]).name)
     return cp

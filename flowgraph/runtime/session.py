@@ -38,6 +38,7 @@ from flowgraph.runtime.config import (
     RunOptions,
 )
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
+from flowgraph.runtime.memory_schedule import budget_key
 from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
 from flowgraph.runtime.step import StepContext
 from flowgraph.runtime.step_stats import fill_step_stats
@@ -289,26 +290,29 @@ class Session:
                 f"(tensors or their names) to values, but got a {type(feed_dict).__name__}: "
                 f"{feed_dict!r:.80}. Pass feed_dict={{placeholder: value, ...}}.")
         feed_tensors, feed_values = self._process_feeds(feed_dict) if feed_dict else ((), ())
-        sig = (key, feed_tensors)
+        budget = options.memory_budget_bytes if options is not None else 0
+        sig = (key, feed_tensors, budget_key(budget)) if budget else (key, feed_tensors)
         cp = self._plans.get(sig) if key is not None else None
         if cp is None:
             # Structures without a cheap key (nested, namedtuples) still share plans by
             # the graph elements they flatten to.
             elements = (tuple(mapper.unique_tensors), tuple(mapper.unique_ops), feed_tensors)
+            if budget:
+                elements += (budget_key(budget),)
             cp = self._plans.get(elements)
             if cp is None:
-                cp = self._compile(mapper, feed_tensors)
+                cp = self._compile(mapper, feed_tensors, budget)
                 self._plans[elements] = cp
             if key is not None:
                 self._plans[sig] = cp
         values = self._execute(cp, feed_tensors, feed_values, options, run_metadata)
         return mapper.rebuild(values)
 
-    def _compile(self, mapper: FetchMapper, feed_tensors) -> CompiledPlan:
+    def _compile(self, mapper: FetchMapper, feed_tensors, budget=0) -> CompiledPlan:
         with self._lock:
             self._graph._finalized_for_run = True
             return compile_plan(self._compile_env, mapper.unique_tensors, mapper.unique_ops,
-                                list(feed_tensors))
+                                list(feed_tensors), memory_budget=budget)
 
     def _execute(self, cp: CompiledPlan, feed_tensors, feed_values, options, run_metadata):
         tracing = bool(options is not None and options.trace_level > 0
@@ -344,7 +348,11 @@ class Session:
             values[i] = device.backend.to_host(values[i], device)
         for i, deref in enumerate(cp.deref_fetch):
             if deref and isinstance(values[i], VariableState):
-                values[i] = np.array(values[i].read())
+                value = values[i].read()
+                for j, device in cp.fetch_to_host:  # a variable on a device: copy it back
+                    if j == i:
+                        value = device.backend.to_host(value, device)
+                values[i] = np.array(value)
         for i, v in enumerate(values):
             if type(v) is np.ndarray:
                 if v.ndim == 0:

@@ -1,0 +1,414 @@
+"""Pass 7b, memory schedule: control edges that keep each device's live bytes in a budget.
+
+Without it the executor runs whatever is ready, so a producer whose consumer also waits
+for a slow chain makes its (possibly huge) value at once and holds it until the chain
+ends. With a budget (``ConfigProto(memory_budget_bytes=...)`` or the per-run
+``RunOptions(memory_budget_bytes=...)``, see `docs/memory.md`) this pass adds control
+edges to the *plan* (the user's graph is never touched) so that producers wait until
+enough memory has been released, while independent work still overlaps when the budget
+allows. Without a budget it does not run.
+
+State
+-----
+Per slot an estimated size (`estimate_slot_bytes`: static shapes and dtypes; plan
+constants by their value; a ref output, the variable itself, counts 0; an unknown
+shape counts 0 and the node is listed in `MemorySchedule.unknown_sizes`). A *value* is
+one node's output block (all its outputs, as step statistics count them) or one source
+(feed or constant). The pass computes one global order `S` of the nodes (a depth-first
+post-order from the sinks that visits the deepest input first: a long chain of small
+values runs before the short branches that need its end, so large temporaries are made
+as late as possible) and, per device `d` with a budget, `S_d`, the subsequence of `S` on
+`d`. At position ``i`` of `S_d` a value lives from its producer's start ``p`` (-1 for
+sources) to its last consumer's end ``l`` (the end of the step when it is fetched).
+
+Let ``a`` be the position of the first node of `S_d` that has not finished. Any node at
+a position ``k`` may start once every node before ``m(k)`` has finished; then the nodes
+that have started all lie at positions ``<= K(a)`` and the live values are among those
+with ``p <= K(a)`` and ``l >= a``. `_windows` chooses ``K(a)`` as large as the budget
+allows for that set (a two-pointer sweep), and ``m(k)`` is the smallest ``a`` with
+``K(a) >= k``. "Every node before ``m`` has finished" is enforced with edges from the
+*frontier* of that prefix, its nodes without a successor inside it (every other prefix
+node reaches one of them), minus those already implied by the node's predecessors.
+
+Invariants
+----------
+* Every edge added goes forward in `S`, a topological order of the plan's data edges,
+  its control edges and each `_Send` -> `_Recv` pair, so the plan stays acyclic and no
+  step can deadlock.
+* Edges join nodes of one device only; no edge starts or ends at a control-flow node
+  (`Switch`, `Merge`, `Enter`, `Exit`, `NextIteration`), an async node other than
+  `_Recv` (queues may wait on other nodes of the step), or any node downstream of one.
+  Such nodes are never gated, their values count as live for the whole step, and the
+  values they read live to the end too. An edge source is thus never dead and never
+  inside a while-loop frame. Values made in every iteration of a loop are not bounded.
+* Nodes whose output block is estimated at 0 bytes are not gated (they add nothing).
+* If ``K(a) >= a`` for every ``a`` (the budget holds the sequential order's peak), the
+  live bytes that step statistics replay stay within the budget. Otherwise the pass
+  falls back to ``K(a) = a`` where it must (run in `S` order there) and logs a warning
+  with the sequential peak. A node whose own inputs plus outputs exceed the budget is
+  an error (`ResourceExhaustedError`) before anything runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+
+from flowgraph.framework import errors
+from flowgraph.runtime import _executor
+from flowgraph.runtime.node_table import NodeTable
+
+__all__ = ["MemorySchedule", "budget_key", "device_budgets", "estimate_slot_bytes",
+           "memory_schedule"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class MemorySchedule:
+    """What the pass decided (kept on the compiled plan as ``cp.memory_schedule``).
+
+    `budgets` and `sequential_peak` map device names to bytes; `order` is the global
+    memory-frugal order (node indices); `edges` the control edges added; `unknown_sizes`
+    names nodes whose outputs' shapes were unknown (counted as 0 bytes).
+    """
+
+    budgets: dict[str, int]
+    order: list[int] = field(default_factory=list)
+    sequential_peak: dict[str, int] = field(default_factory=dict)
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    unknown_sizes: list[str] = field(default_factory=list)
+
+
+def device_budgets(spec, device_names: list[str]) -> dict[str, int]:
+    """Per device name its budget in bytes, from a config value (0 or absent: none).
+
+    `spec` is an int (every device) or a dict keyed by device name, short name
+    (``/device:CPU:0``) or device type (``CPU``).
+
+    >>> device_budgets({"CPU": 1 << 20}, ["/job:localhost/replica:0/task:0/device:CPU:0"])
+    {'/job:localhost/replica:0/task:0/device:CPU:0': 1048576}
+    """
+    out: dict[str, int] = {}
+    for name in device_names:
+        if isinstance(spec, dict):
+            short = name[name.find("/device:"):] if "/device:" in name else name
+            dtype = short.split(":")[-2] if short.count(":") >= 2 else short
+            value = spec.get(name, spec.get(short, spec.get(dtype, 0)))
+        else:
+            value = spec or 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"memory_budget_bytes for {name} must be a non-negative int "
+                             f"(bytes; 0 for no budget), but got {value!r}")
+        if value:
+            out[name] = value
+    return out
+
+
+def budget_key(spec):
+    """A hashable form of a budget spec, for plan caches.
+
+    >>> budget_key({"CPU": 4096})
+    (('CPU', 4096),)
+    """
+    return tuple(sorted(spec.items())) if isinstance(spec, dict) else spec
+
+
+def estimate_slot_bytes(table: NodeTable) -> tuple[list[int], list[str]]:
+    """Per slot its estimated bytes, and the names of nodes with unknown output sizes."""
+    sizes = [0] * table.num_slots
+    unknown: list[str] = []
+    for s, value in enumerate(table.initial):
+        if value is not None:
+            sizes[s] = int(getattr(value, "nbytes", 0) or 0)
+    for t, s in table.feed_slots.items():
+        n = _static_bytes(t)
+        sizes[s] = n or 0
+    sent: dict[str, int] = {}
+    for node in table.nodes:
+        if node.op is not None:
+            for k, t in enumerate(node.op._outputs[:node.n_out]):
+                n = _static_bytes(t)
+                if n is None:
+                    unknown.append(node.name)
+                sizes[node.out_base + k] = n or 0
+        elif node.op_type == "_Send":
+            sent[_pair_key(node.name)] = sizes[node.input_slots[0]]
+        elif node.op_type == "_Recv" and node.n_out:
+            sizes[node.out_base] = sent.get(_pair_key(node.name), 0)
+        elif node.n_out and node.input_slots:  # _ToDevice: a copy of its input
+            sizes[node.out_base] = sizes[node.input_slots[0]]
+    return sizes, unknown
+
+
+def _static_bytes(t) -> int | None:
+    if t.dtype.is_ref_dtype:
+        return 0
+    if not t.shape.is_fully_defined():
+        return None
+    return math.prod(t.shape.as_list()) * t.dtype.size
+
+
+def memory_schedule(table: NodeTable, fetch_slots: list[int], budget_spec
+                    ) -> MemorySchedule | None:
+    """Add the control edges that keep `table` within `budget_spec` (see the module
+    docstring); None when no device has a budget.
+
+    >>> memory_schedule(NodeTable(), [], 0) is None
+    True
+    """
+    nodes = table.nodes
+    budgets = device_budgets(budget_spec, sorted({n.device for n in nodes}))
+    if not budgets:
+        return None
+    sizes, unknown = estimate_slot_bytes(table)
+    preds = _predecessors(table)
+    excluded = _control_flow_closure(table, preds)
+    order = _frugal_order(preds)
+    result = MemorySchedule(budgets, order, unknown_sizes=unknown)
+    for device, budget in budgets.items():
+        local = [i for i in order if nodes[i].device == device]
+        _schedule_device(table, local, preds, excluded, sizes, set(fetch_slots), device,
+                         budget, result)
+    table.control_edges.extend(result.edges)
+    return result
+
+
+def _predecessors(table: NodeTable) -> list[set[int]]:
+    """Per node the nodes it waits for: data, control, and a `_Recv`'s `_Send`."""
+    producer = table.producers()
+    preds: list[set[int]] = [
+        {producer[s] for s in n.input_slots if s in producer} for n in table.nodes]
+    for a, b in table.control_edges:
+        preds[b].add(a)
+    sends = {_pair_key(n.name): i for i, n in enumerate(table.nodes) if n.op_type == "_Send"}
+    for i, n in enumerate(table.nodes):
+        if n.op_type == "_Recv":
+            j = sends.get(_pair_key(n.name))
+            if j is not None:
+                preds[i].add(j)
+    return preds
+
+
+def _pair_key(name: str) -> tuple[str, str]:
+    """(tensor, destination device) from a `_Send` or `_Recv` name (`partition.py`)."""
+    if name.startswith("_send_"):
+        tensor, _, dst = name[len("_send_"):].rpartition("_to_")
+    else:
+        tensor, _, dst = name[len("_recv_"):].rpartition("_on_")
+    return tensor, dst
+
+
+def _control_flow_closure(table: NodeTable, preds: list[set[int]]) -> set[int]:
+    """Control-flow and async (not `_Recv`) nodes and everything downstream of them."""
+    nodes = table.nodes
+    out: set[int] = set()
+    for i, n in enumerate(nodes):  # table order is topological apart from loop back
+        if (n.op is not None and n.op.op_def.control_flow) or preds[i] & out or \
+                (n.flags & _executor.FLAG_ASYNC and n.op_type != "_Recv"):
+            out.add(i)
+    changed = bool(out)
+    while changed:  # a loop's back edge can point backwards in table order
+        changed = False
+        for i in range(len(nodes)):
+            if i not in out and preds[i] & out:
+                out.add(i)
+                changed = True
+    return out
+
+
+def _frugal_order(preds: list[set[int]]) -> list[int]:
+    """Depth-first post-order from the sinks, the deepest input first (see above)."""
+    n = len(preds)
+    depth = [0] * n
+    for i in _topological(preds):
+        depth[i] = 1 + max((depth[p] for p in preds[i]), default=0)
+    has_succ = [False] * n
+    for ps in preds:
+        for p in ps:
+            has_succ[p] = True
+    seen = [False] * n
+    order: list[int] = []
+    for root in range(n):
+        if has_succ[root] or seen[root]:
+            continue
+        seen[root] = True
+        stack = [(root, iter(sorted(preds[root], key=lambda p: (-depth[p], p))))]
+        while stack:
+            node, it = stack[-1]
+            for p in it:
+                if not seen[p]:
+                    seen[p] = True
+                    stack.append((p, iter(sorted(preds[p], key=lambda q: (-depth[q], q)))))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    order.extend(i for i in _topological(preds) if not seen[i])  # cycles: loops
+    return order
+
+
+def _topological(preds: list[set[int]]) -> list[int]:
+    """Kahn's order; nodes on a cycle (a loop's back edge) come last, in table order."""
+    n = len(preds)
+    count = [len(p) for p in preds]
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, ps in enumerate(preds):
+        for p in ps:
+            succ[p].append(i)
+    ready = [i for i in range(n) if count[i] == 0]
+    out = []
+    while ready:
+        i = ready.pop()
+        out.append(i)
+        for j in succ[i]:
+            count[j] -= 1
+            if count[j] == 0:
+                ready.append(j)
+    placed = set(out)
+    return out + [i for i in range(n) if i not in placed]
+
+
+def _schedule_device(table: NodeTable, local: list[int], preds: list[set[int]],
+                     excluded: set[int], sizes: list[int], fetched: set[int], device: str,
+                     budget: int, result: MemorySchedule) -> None:
+    """Gate the nodes `local` (this device's, in `S` order) as the module docstring says."""
+    nodes = table.nodes
+    gated = [i for i in local if i not in excluded]
+    pos = {i: k for k, i in enumerate(gated)}
+    end = len(gated)
+    values = _values(table, local, gated, pos, excluded, sizes, fetched, end)
+    _check_nodes(table, local, values, sizes, device, budget)
+    windows, seq_peak = _windows(values, end, budget)
+    result.sequential_peak[device] = seq_peak
+    if seq_peak > budget:
+        _log.warning(
+            "memory budget %d bytes on %s is below the peak of the most frugal order "
+            "found (%d bytes): parts of the step run one node at a time and may still "
+            "exceed it", budget, device, seq_peak)
+    block = {i: sum(sizes[nodes[i].out_base:nodes[i].out_base + nodes[i].n_out])
+             for i in gated}
+    local_preds = {i: {p for p in preds[i] if p in pos} for i in gated}
+    guaranteed: dict[int, int] = {}  # node -> prefix known finished when it starts
+    frontier: set[int] = set()
+    prefix = 0
+    a = 0
+    for k, i in enumerate(gated):
+        while windows[a] < k:
+            a += 1
+        g = max((guaranteed[p] for p in local_preds[i]), default=0)
+        if block[i] > 0 and a > g:
+            while prefix < a:
+                j = gated[prefix]
+                frontier.difference_update(local_preds[j])
+                frontier.add(j)
+                prefix += 1
+            for f in sorted(frontier, key=pos.__getitem__):
+                if pos[f] >= g and f not in local_preds[i]:
+                    result.edges.append((f, i))
+                    local_preds[i].add(f)
+            g = a
+        guaranteed[i] = g
+
+
+@dataclass
+class _Value:
+    size: int
+    first: int  # position of its producer in the gated order (-1: live from the start)
+    last: int  # position of its last consumer (`end`: until the step ends)
+    producer: int | None = None  # node index, None for a source
+
+
+def _values(table: NodeTable, local: list[int], gated: list[int], pos: dict[int, int],
+            excluded: set[int], sizes: list[int], fetched: set[int], end: int
+            ) -> list[_Value]:
+    """This device's values with their live ranges over the gated order."""
+    nodes = table.nodes
+    producer = table.producers()
+    last: dict[int, int] = {}  # value key (producer node, or -1 - slot) -> last position
+
+    def key(s: int) -> int:
+        return producer[s] if s in producer else -1 - s
+
+    for i in local:
+        at = pos.get(i, end)  # a value read by an excluded node lives to the end
+        for s in nodes[i].input_slots:
+            last[key(s)] = max(last.get(key(s), -1), at)
+    out = []
+    for i in local:
+        n = nodes[i]
+        slots = range(n.out_base, n.out_base + n.n_out)
+        if not any(table.uses[s] for s in slots):
+            continue
+        size = sum(sizes[s] for s in slots)
+        if i in excluded:
+            out.append(_Value(size, -1, end, i))
+            continue
+        stop = end if any(s in fetched for s in slots) else max(last.get(i, -1), pos[i])
+        out.append(_Value(size, pos[i], stop, i))
+    for k, stop in last.items():
+        if k < 0:
+            s = -1 - k
+            out.append(_Value(sizes[s], -1, end if s in fetched else stop))
+    return out
+
+
+def _check_nodes(table: NodeTable, local: list[int], values: list[_Value],
+                 sizes: list[int], device: str, budget: int) -> None:
+    """Raise ResourceExhaustedError for a node whose inputs and outputs exceed `budget`."""
+    nodes = table.nodes
+    producer = table.producers()
+    block = {v.producer: v.size for v in values if v.producer is not None}
+    for i in local:
+        n = nodes[i]
+        own = block.get(i, 0)
+        seen = set()
+        for s in n.input_slots:
+            k = producer.get(s, -1 - s)
+            if k not in seen:
+                seen.add(k)
+                own += block.get(k, 0) if k >= 0 else sizes[s]
+        if own > budget:
+            raise errors.ResourceExhaustedError(
+                None, n.op,
+                f"Memory budget too small for op '{n.name}' ({n.op_type}) on {device}: "
+                f"its inputs and outputs take {own} bytes ({own / 2**20:.1f} MiB), the "
+                f"budget is {budget} bytes ({budget / 2**20:.1f} MiB). Raise "
+                f"ConfigProto.memory_budget_bytes or RunOptions.memory_budget_bytes to "
+                f"at least {own}, or make the op's tensors smaller.")
+
+
+def _windows(values: list[_Value], end: int, budget: int) -> tuple[list[int], int]:
+    """Per position ``a`` the largest ``K(a)`` (see above) and the sequential peak.
+
+    ``windows`` has one extra entry, ``end``, so a caller's scan always stops."""
+    by_first: dict[int, list[_Value]] = {}
+    by_last: dict[int, list[_Value]] = {}
+    for v in values:
+        by_first.setdefault(v.first, []).append(v)
+        by_last.setdefault(v.last, []).append(v)
+    delta = [0] * (end + 2)  # sequential live bytes: a value counts on [first, last]
+    for v in values:
+        delta[max(v.first, 0)] += v.size
+        delta[min(v.last, end) + 1] -= v.size
+    seq_peak, live = 0, 0
+    for a in range(end + 1):
+        live += delta[a]
+        seq_peak = max(seq_peak, live)
+    windows = []
+    cur = sum(v.size for v in by_first.get(-1, ()))
+    k = -1
+
+    def add(j: int, a: int) -> int:
+        return sum(v.size for v in by_first.get(j, ()) if v.last >= a)
+
+    for a in range(end):
+        if a:
+            cur -= sum(v.size for v in by_last.get(a - 1, ()) if v.first <= k)
+        while k + 1 < end and (k + 1 <= a or cur + add(k + 1, a) <= budget):
+            k += 1
+            cur += add(k, a)
+        windows.append(k)
+    windows.append(end)
+    return windows, seq_peak
