@@ -16,9 +16,9 @@ No one tile suits every device and size: a 128x128 block with 8x8 per item feeds
 best on large products but leaves most of its 132 multiprocessors idle on a 256x512 one,
 and small products are cheapest with no packing at all (the direct tiled kernel of
 `kernels_nn`, candidate ``"direct"``). `choose` measures every candidate once per device
-and size class (`SIZE_CLASSES`) and keeps the winners in a JSON file
-(`cache_path`; ``FLOWGRAPH_OPENCL_TUNE=0`` skips the measuring and takes
-`DEFAULT`). CPU-type devices use the packed-panel form of `kernels_nn` instead.
+and size class (`SIZE_CLASSES`) and keeps the winners in a JSON file (`CACHE_FILE`,
+see `flowgraph.backends.tuning_cache`; ``FLOWGRAPH_OPENCL_TUNE=0`` skips the measuring
+and takes `DEFAULT`). CPU-type devices use the packed-panel form of `kernels_nn` instead.
 
 Example
 -------
@@ -29,14 +29,14 @@ Example
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from flowgraph.backends import tuning_cache
 
 
 @dataclass(frozen=True)
@@ -204,14 +204,7 @@ _choices: dict[str, dict[str, str]] = {}
 _tune_lock = threading.Lock()
 
 
-def cache_path() -> str:
-    """The tuner's JSON file: ``$FLOWGRAPH_CACHE_DIR/opencl_gemm.json``, else under
-    ``$XDG_CACHE_HOME`` or ``~/.cache``, in a ``flowgraph`` folder."""
-    base = os.environ.get("FLOWGRAPH_CACHE_DIR")
-    if not base:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME")
-                            or os.path.join(os.path.expanduser("~"), ".cache"), "flowgraph")
-    return os.path.join(base, "opencl_gemm.json")
+CACHE_FILE = "opencl_gemm.json"  # under `tuning_cache.cache_dir()`
 
 
 def device_key(rt) -> str:
@@ -222,32 +215,9 @@ def device_key(rt) -> str:
     return f"{rt.platform}|{rt.name}|{rt.device.driver_version}|{src}"
 
 
-def _read_cache(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _valid_choice(choice) -> bool:
     return (isinstance(choice, dict) and set(choice) == {c for c, _, _ in SIZE_CLASSES}
             and all(v == DIRECT or v in CANDIDATES for v in choice.values()))
-
-
-def _write_cache(path: str, key: str, choice: dict[str, str]) -> None:
-    """Merge `choice` into the file atomically (a temporary file renamed over it)."""
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        data = _read_cache(path)
-        data[key] = choice
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".opencl_gemm.")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home: tune again next process
 
 
 def choose(rt, klass: str, run_direct) -> str:
@@ -273,12 +243,11 @@ def _tunable(rt) -> bool:
 def _load_or_tune(rt, key: str, run_direct) -> dict[str, str]:
     if os.environ.get("FLOWGRAPH_OPENCL_TUNE", "1") == "0" or not _tunable(rt):
         return dict(DEFAULT)
-    path = cache_path()
-    cached = _read_cache(path).get(key)
+    cached = tuning_cache.load(CACHE_FILE, key)
     if _valid_choice(cached):
         return cached
     choice = tune(rt, run_direct)
-    _write_cache(path, key, choice)
+    tuning_cache.store(CACHE_FILE, key, choice)
     return choice
 
 
