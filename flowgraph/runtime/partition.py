@@ -4,7 +4,11 @@ Where a node reads a value produced on another device, the pass adds a `_Send` n
 the producer's device and a `_Recv` node on the consumer's, which meet in the step's
 `Rendezvous` under a key naming the tensor and both devices; the consumer then reads the
 `_Recv`'s slot. One pair serves every consumer of that tensor on that device. Ref inputs
-(variables) are never cut: placement keeps a variable and the ops updating it together::
+(variables) are never cut: placement keeps a variable and the ops updating it together.
+A ref that an op on another device reads as a *value* (``SaveV2`` on the CPU saving a
+variable that lives on a GPU) gets a pair whose `_Send` dereferences the variable; a
+consumer with control inputs gets a pair of its own, and its `_Send` waits for them, so
+that ``with tf.control_dependencies([update]): read`` reads the updated value::
 
     CPU:0  a ──> _Send ─ ─ ─ ┐
     GPU:0                    └─> _Recv ──> b       (a on CPU:0, b on GPU:0)
@@ -19,7 +23,9 @@ It also describes each device's partition as GraphDef-like dicts, for
 from __future__ import annotations
 
 from flowgraph.backends.base import Device
+from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
+from flowgraph.runtime.bind import readonly
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 
 
@@ -34,14 +40,22 @@ def partition(table: NodeTable) -> list[dict]:
         for k, t in enumerate(node.op._inputs):
             slot = node.input_slots[k]
             p = producer.get(slot)
-            if p is None or t.dtype.is_ref_dtype:
+            reads_ref = t.dtype.is_ref_dtype
+            if p is None or (reads_ref and node.op.op_def.is_ref_input(k)):
                 continue
             src_dev = table.nodes[p].placed_on
             if src_dev is dev:
                 continue
+            after = None
             key = (slot, dev.name)
+            if reads_ref and node.op._control_inputs:
+                after = [table.node_of[c] for c in node.op._control_inputs
+                         if c in table.node_of]
+                key = (slot, dev.name, node.op.name)
             if key not in pairs:
-                pairs[key] = _add_pair(table, slot, t.name, src_dev, dev, partitions)
+                pairs[key] = _add_pair(table, slot, t.name, src_dev, dev, partitions,
+                                       deref=node.op.name if reads_ref else None,
+                                       after=after)
             node.input_slots[k] = pairs[key]
     _move_sources_to_devices(table, partitions)
     for _, node in table.op_nodes():
@@ -99,16 +113,23 @@ def fetches_to_host(table: NodeTable, fetch_slots: list[int]) -> list[tuple[int,
 
 
 def _add_pair(table: NodeTable, slot: int, tensor_name: str, src: Device, dst: Device,
-              partitions: dict[str, list[dict]]) -> int:
-    key = f"{tensor_name};{src.name};{dst.name}"
-    send = NodeInfo(f"_send_{tensor_name}_to_{dst.short_name}", "_Send", src.name, None,
-                    [tensor_name], placed_on=src, input_slots=[slot], n_out=0,
-                    kernel=_make_send(key, src), flags=_executor.FLAG_NEEDS_STEP)
-    recv = NodeInfo(f"_recv_{tensor_name}_on_{dst.short_name}", "_Recv", dst.name, None,
-                    [tensor_name], placed_on=dst, n_out=1,
+              partitions: dict[str, list[dict]], deref: str | None = None,
+              after: list[int] | None = None) -> int:
+    """Add a `_Send`/`_Recv` pair for `slot`; return the `_Recv`'s slot. With `deref`
+    (the name of the op reading a ref as a value), the `_Send` sends the variable's value;
+    with `after` (node indices), the pair is that op's own and its `_Send` runs after
+    those nodes."""
+    suffix = f"_for_{deref}" if after is not None else ""
+    key = f"{tensor_name};{src.name};{dst.name}{suffix}"
+    send = NodeInfo(f"_send_{tensor_name}_to_{dst.short_name}{suffix}", "_Send", src.name,
+                    None, [tensor_name], placed_on=src, input_slots=[slot], n_out=0,
+                    kernel=_make_send(key, src, deref), flags=_executor.FLAG_NEEDS_STEP)
+    recv = NodeInfo(f"_recv_{tensor_name}_on_{dst.short_name}{suffix}", "_Recv", dst.name,
+                    None, [tensor_name], placed_on=dst, n_out=1,
                     kernel=_make_recv(key, dst), flags=_executor.FLAG_ASYNC)
-    table.add_node(send)
+    sender = table.add_node(send)
     table.add_node(recv)
+    table.control_edges.extend((j, sender) for j in after or ())
     partitions.setdefault(src.name, []).append(
         {"name": send.name, "op": "_Send", "input": [tensor_name],
          "attr": {"tensor_name": tensor_name, "recv_device": dst.name}})
@@ -118,10 +139,12 @@ def _add_pair(table: NodeTable, slot: int, tensor_name: str, src: Device, dst: D
     return recv.out_base
 
 
-def _make_send(key: str, device: Device):
+def _make_send(key: str, device: Device, deref: str | None = None):
     backend = device.backend
 
     def send(step, value):
+        if deref is not None and isinstance(value, VariableState):
+            value = readonly(value.read(deref))
         step.rendezvous.send(key, backend.to_host(value, device))
 
     return send

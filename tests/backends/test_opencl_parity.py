@@ -4,8 +4,10 @@ Every op type the OpenCL backend registers has cases in `CASES` (gathered from t
 ``opencl_cases*.py`` modules beside this file); each case builds the op
 (by type, with `make_op`) once under ``/gpu:0`` and once under ``/cpu:0`` on the same fed
 inputs, checks in the step stats that the GPU copy really ran on the GPU device, and
-compares the results (float32: rtol 1e-5). `test_every_registered_kernel_has_cases`
-fails when a kernel is registered without cases.
+compares the results (float32: rtol 1e-5). Cases whose op takes variables create them in
+`build`; the test initializes every global variable (with the feeds) before the compared
+run. `test_every_registered_kernel_has_cases` fails when a kernel is registered without
+cases.
 
 Without an OpenCL device the tests are skipped, except under ``CI`` (CI installs PoCL),
 where a missing device is a failure.
@@ -83,6 +85,8 @@ def test_parity(op_type):
         md = tf.RunMetadata()
         config = tf.ConfigProto(allow_soft_placement=True)
         with tf.Session(graph=graph, config=config) as sess:
+            if tf.global_variables():  # cases on variables (opencl_cases_state.VarCase)
+                sess.run(tf.global_variables_initializer(), feeds)
             values = sess.run(fetches, feeds, run_metadata=md,
                               options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
     on_gpu = {n.node_name for d in md.step_stats.dev_stats if "GPU:0" in d.device

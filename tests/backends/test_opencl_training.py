@@ -1,7 +1,8 @@
 """Training on an OpenCL device: the digits MLP, checkpoints across devices, an Estimator.
 
-Variables and optimizer updates have no OpenCL kernels yet, so soft placement keeps them
-on the CPU while the layers' math runs on /gpu:0 (transfers in between).
+Variables created under /gpu:0, their optimizer slots and updates live on the device
+(test_opencl_variables.py asserts where they ran); ops without an OpenCL kernel stay on
+the CPU under soft placement, with transfers in between.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def test_an_estimator_with_a_device_scope_in_its_model_fn_trains(tmp_path, capsy
     est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path), config=config)
     est.train(input_fn(x_train, y_train, 10, True))
     placed = capsys.readouterr().out
-    assert any("MatMul" in line and line.endswith("device:GPU:0")
+    assert any("MatMul" in line and "device:GPU:0  (requested" in line
                for line in placed.splitlines())
     metrics = est.evaluate(input_fn(x_test, y_test, 1, False))
     assert metrics["accuracy"] >= 0.9
