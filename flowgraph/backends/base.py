@@ -67,6 +67,8 @@ class Device:
     task: int = 0
     memory_limit: int | None = None
     description: str = ""
+    # Whether placement may put ops nobody assigned here (see runtime/placement.py).
+    auto_place: bool = True
 
     @property
     def name(self) -> str:

@@ -12,9 +12,19 @@ unless soft placement is on, in which case requests are dropped before kernels a
     v = Variable  ─┐ (ref)          group {v, Assign}:  request '/device:CPU:1' from v
     Assign(v, x) ──┘                 -> both on CPU:1; x may be elsewhere (Send/Recv)
 
-Among candidates the first device that matches the request wins; with no request, the
-first CPU device (small ops stay on the host). With ``log_device_placement`` each op's
-device is printed and logged.
+A group with a request goes to the first candidate matching it. A group without one
+goes to the host when the host is its only candidate that takes part in automatic
+placement (`Device.auto_place`: CPU-type OpenCL devices such as PoCL share the host's
+cores and take ops only when asked). Otherwise the whitepaper's greedy simulation
+decides (§3.2.1): groups are visited in topological order (a group at its first
+member), and for each candidate device the pass simulates the group's ops there, each
+starting when the device is free and its inputs have arrived (a copy costs time when the
+producer sits elsewhere), plus the copies its outputs need to consumers already placed on
+other devices; the group goes where that ends first. Two sweeps, so that the second sees
+where the first put each group's consumers. Times come from
+`flowgraph.runtime.cost_model`. With ``log_device_placement`` each op's device is printed
+and logged, with the reason: its request, the group member it is colocated with, the only
+capable device, the host by default, or the cost comparison.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from flowgraph.backends.base import Device
 from flowgraph.framework import errors
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.operation import Operation
+from flowgraph.runtime.cost_model import CostModel
 
 logger = logging.getLogger("flowgraph")
 
@@ -69,7 +80,7 @@ def _matches(spec: DeviceSpec, device: Device) -> bool:
 
 
 def place(ops: list[Operation], devices: list[Device], allow_soft_placement: bool,
-          log: bool = False) -> dict[Operation, Device]:
+          log: bool = False, costs: CostModel | None = None) -> dict[Operation, Device]:
     """Return op -> device for `ops` (see the module docstring for the rules).
 
     >>> import flowgraph as tf
@@ -93,35 +104,124 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
     for op in ops:
         groups.setdefault(uf.find(op), []).append(op)
     placement: dict[Operation, Device] = {}
-    for members in groups.values():
-        device = _place_group(members, devices, allow_soft_placement)
+    reasons: dict[Operation, str] = {}
+    undecided: dict = {}  # group root -> candidate devices, for the cost model
+    for root, members in groups.items():
+        device, why, choices = _place_group(members, devices, allow_soft_placement)
+        if choices is not None and len(choices) > 1 and costs is not None:
+            undecided[root] = choices
         for op in members:
             placement[op] = device
+            reasons[op] = why(op)
+    if undecided:
+        host = next((d for d in devices if d.backend.host_memory), devices[0])
+        _simulate(ops, groups, undecided, placement, reasons, costs, uf, host)
     if log:
         for op in ops:
-            logger.info("%s: (%s): %s", op.name, op.type, placement[op].name)
-            print(f"{op.name}: ({op.type}): {placement[op].name}")
+            logger.info("%s: (%s): %s (%s)", op.name, op.type, placement[op].name, reasons[op])
+            print(f"{op.name}: ({op.type}): {placement[op].name}  ({reasons[op]})")
     return placement
 
 
-def _place_group(members: list[Operation], devices: list[Device], soft: bool) -> Device:
+def _simulate(ops, groups, undecided, placement, reasons, costs: CostModel, uf,
+              host: Device) -> None:
+    """The greedy simulation of the module docstring, over the `undecided` groups.
+    Fed values and the plan's constants start on `host`."""
+    position = {op: i for i, op in enumerate(ops)}
+    order = sorted(groups, key=lambda root: min(position[op] for op in groups[root]))
+    consumers: dict[Operation, list[Operation]] = {}
+    for op in ops:
+        for t in op._inputs:
+            if t.op in position:
+                consumers.setdefault(t.op, []).append(op)
+    estimates: dict = {}
+    for _sweep in range(2):
+        free: dict[Device, float] = {}
+        ready: dict[Operation, float] = {}
+        for root in order:
+            members = sorted(groups[root], key=position.__getitem__)
+            choices = undecided.get(root)
+            if choices is None:
+                _run_group(members, placement[members[0]], free, ready, placement, costs, host)
+                continue
+            scored = []
+            for d in choices:
+                trial_free, trial_ready = dict(free), dict(ready)
+                end = _run_group(members, d, trial_free, trial_ready, placement, costs,
+                                 host)
+                later = sum(costs.copy_time(t, d, placement[c])
+                            for op in members for t in op._outputs
+                            for c in consumers.get(op, ()) if uf.find(c) != root
+                            and any(i is t for i in c._inputs) and placement[c] is not d)
+                scored.append((end + later, d))
+            best = min(scored, key=lambda sd: sd[0])[1]
+            _run_group(members, best, free, ready, placement, costs, host)
+            for op in members:
+                placement[op] = best
+            estimates[root] = scored
+    for root, scored in estimates.items():
+        why = "cost: " + ", ".join(f"{d.short_name} {t * 1e3:.3g} ms" for t, d in
+                                   sorted(scored, key=lambda sd: sd[0]))
+        for op in groups[root]:
+            reasons[op] = why
+
+
+def _run_group(members, device: Device, free, ready, placement, costs: CostModel,
+               host: Device) -> float:
+    """Simulate `members` (topological order) on `device`; returns when the last ends."""
+    end = 0.0
+    for op in members:
+        start = free.get(device, 0.0)
+        for t in op._inputs:
+            p = t.op
+            if p in members:
+                start = max(start, ready.get(p, 0.0))
+                continue
+            src = placement.get(p, host)  # not placed: fed, or a constant of the plan
+            arrive = ready.get(p, 0.0)
+            if src is not device and not t.dtype.is_ref_dtype:
+                arrive += costs.copy_time(t, src, device)
+            start = max(start, arrive)
+        end = start + costs.op_time(op, device)
+        free[device] = end
+        ready[op] = end
+    return end
+
+
+def _place_group(members: list[Operation], devices: list[Device], soft: bool):
+    """(device, op -> reason, the candidates the cost model may choose among or None)."""
     requests = [(op, DeviceSpec.from_string(op.device)) for op in members if op.device]
     capable = []
     for d in devices:
         if all(d.backend.find_kernel(op.type, kernel_dtype(op)) is not None for op in members):
             capable.append(d)
     wanted = [d for d in capable if all(_matches(spec, d) for _, spec in requests)]
+
+    def requested(device):
+        first = requests[0][0]
+        return lambda op: (f"requested '{op.device}'" if op.device else
+                           f"colocated with '{first.name}', which requested '{first.device}'")
+
     if wanted:
         if requests:
-            return wanted[0]
-        cpu = [d for d in wanted if d.device_type == "CPU"]
-        return (cpu or wanted)[0]
+            return wanted[0], requested(wanted[0]), None
+        auto = [d for d in wanted if d.auto_place]
+        cpu = [d for d in auto if d.device_type == "CPU"]
+        device = (cpu or auto or wanted)[0]
+        if len(auto) > 1:
+            return device, lambda op: "host by default", auto
+        only = len(capable) == 1
+        return device, lambda op: ("the only device with a kernel" if only
+                                   else "host by default"), None
     if capable and soft:
         # Keep what can be kept of the request (its device type), else use the host.
         same_type = [d for d in capable
                      if all(s.device_type in (None, d.device_type) for _, s in requests)]
         cpu = [d for d in capable if d.device_type == "CPU"]
-        return (same_type or cpu or capable)[0]
+        device = (same_type or cpu or capable)[0]
+        return device, lambda op: (f"soft placement: no device matching "
+                                   f"'{requests[0][1].to_string()}' can run the group of "
+                                   f"'{requests[0][0].name}'"), None
     missing = [op for op in members
                if not any(d.backend.find_kernel(op.type, kernel_dtype(op)) for d in devices)]
     if missing:

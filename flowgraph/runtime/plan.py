@@ -40,6 +40,7 @@ from flowgraph.framework.graph import Graph
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.runtime import _executor
 from flowgraph.runtime.bind import KernelCache, bind_kernels
+from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.frames import assign_frames
 from flowgraph.runtime.in_place import bind_in_place
 from flowgraph.runtime.layout import lay_out_slots
@@ -64,6 +65,7 @@ class CompileEnv:
     devices: list[Device]
     config: object  # ConfigProto
     kernels: KernelCache
+    costs: CostModel | None = None  # for placement by cost (`cost_model.py`)
 
 
 class CompiledPlan:
@@ -91,13 +93,14 @@ class CompiledPlan:
 
 def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[Operation],
                  feed_tensors: list[Tensor], done_ops: set[Operation] | None = None,
-                 memory_budget=0) -> CompiledPlan:
+                 memory_budget=0, feed_shapes: dict | None = None) -> CompiledPlan:
     """Compile the plan computing `fetch_tensors` and running `target_ops`.
 
     `feed_tensors` are supplied at run time (their producers are cut off); ops in
     `done_ops` count as already run (partial runs) and never run again.
     `memory_budget` (`RunOptions.memory_budget_bytes`), when set, replaces the config's
-    ``memory_budget_bytes``.
+    ``memory_budget_bytes``. `feed_shapes` (tensor -> shape of this run's fed value)
+    sizes what the graph left unknown, for placement by cost.
     """
     fed = set(feed_tensors)
     _check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
@@ -107,8 +110,10 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
                        lambda op: None if host is None else env.kernels.host_kernel(host, op))
     ops = needed_ops(fetch_tensors, target_ops, fed, cut=set(rewrites.known),
                      done=done_ops, replace=rewrites.replace)
+    if env.costs is not None:
+        env.costs.set_feed_shapes(feed_shapes or {})
     placement = place(ops, env.devices, env.config.allow_soft_placement,
-                      log=env.config.log_device_placement)
+                      log=env.config.log_device_placement, costs=env.costs)
     table = lay_out_slots(ops, feed_tensors, rewrites, placement)
     partition_graphs = partition(table)
     bind_kernels(table, env.kernels)

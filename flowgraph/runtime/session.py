@@ -37,6 +37,7 @@ from flowgraph.runtime.config import (
     RunMetadata,
     RunOptions,
 )
+from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.memory_schedule import budget_key
 from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
@@ -159,7 +160,8 @@ class Session:
         self._fetch_mappers: dict = {}
         self._feed_names: dict = {}
         self._kernels = KernelCache(self._resources, self)
-        self._compile_env = CompileEnv(self._graph, self.devices, self._config, self._kernels)
+        self._compile_env = CompileEnv(self._graph, self.devices, self._config, self._kernels,
+                                       CostModel())
         self._lock = threading.Lock()
         self._closed = False
         self._live_steps: set = set()
@@ -301,18 +303,20 @@ class Session:
                 elements += (budget_key(budget),)
             cp = self._plans.get(elements)
             if cp is None:
-                cp = self._compile(mapper, feed_tensors, budget)
+                cp = self._compile(mapper, feed_tensors, budget, feed_values)
                 self._plans[elements] = cp
             if key is not None:
                 self._plans[sig] = cp
         values = self._execute(cp, feed_tensors, feed_values, options, run_metadata)
         return mapper.rebuild(values)
 
-    def _compile(self, mapper: FetchMapper, feed_tensors, budget=0) -> CompiledPlan:
+    def _compile(self, mapper: FetchMapper, feed_tensors, budget=0,
+                 feed_values=()) -> CompiledPlan:
         with self._lock:
             self._graph._finalized_for_run = True
+            shapes = {t: np.shape(v) for t, v in zip(feed_tensors, feed_values)}
             return compile_plan(self._compile_env, mapper.unique_tensors, mapper.unique_ops,
-                                list(feed_tensors), memory_budget=budget)
+                                list(feed_tensors), memory_budget=budget, feed_shapes=shapes)
 
     def _execute(self, cp: CompiledPlan, feed_tensors, feed_values, options, run_metadata):
         tracing = bool(options is not None and options.trace_level > 0
@@ -342,6 +346,7 @@ class Session:
         if tracing:
             fill_step_stats(run_metadata, cp, step.trace, {
                 s: int(getattr(v, "nbytes", 0) or 0) for s, v in zip(slots, feed_values)})
+            self._compile_env.costs.observe(run_metadata.step_stats, cp.devices)
         if run_metadata is not None and options is not None and options.output_partition_graphs:
             run_metadata.partition_graphs = list(cp.partition_graphs)
         for i, device in cp.fetch_to_host:

@@ -33,6 +33,9 @@ from flowgraph.backends.base import Backend, Device
 
 class OpenCLBackend(Backend):
     device_type = "GPU"
+    # CPU-type OpenCL devices (PoCL) share the host's cores: placement puts ops there only
+    # when asked (`tf.device`), unless this is set (benchmarks of placement do).
+    auto_place_cpu_devices = False
 
     def list_devices(self, count: int | None = None) -> list[Device]:
         from flowgraph.backends.opencl._runtime import discover
@@ -40,7 +43,8 @@ class OpenCLBackend(Backend):
         found = discover()
         n = len(found) if count is None else min(int(count), len(found))
         return [Device(self, "GPU", i, memory_limit=r.pool.limit,
-                       description=f"OpenCL: {r.name} ({r.platform})")
+                       description=f"OpenCL: {r.name} ({r.platform})",
+                       auto_place=r.is_gpu or self.auto_place_cpu_devices)
                 for i, r in enumerate(found[:n])]
 
     def runtime(self, device: Device):
