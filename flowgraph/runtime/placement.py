@@ -62,11 +62,17 @@ class _UnionFind:
 
 def kernel_dtype(op: Operation):
     """The dtype that selects `op`'s kernel: its ``T`` attribute, else its first input's
-    or first output's dtype."""
+    (its first floating input's when the first is an integer shape or size and a
+    floating one follows), else its first output's dtype."""
     if "T" in op.attrs and op.attrs["T"] is not None:
         return op.attrs["T"]
     if op._inputs:
-        return op._inputs[0].dtype.base_dtype
+        first = op._inputs[0].dtype.base_dtype
+        if first.is_integer:  # a shape first (Conv2DBackpropInput, AvgPoolGrad, Fill)?
+            for t in op._inputs[1:]:
+                if t.dtype.base_dtype.is_floating:
+                    return t.dtype.base_dtype
+        return first
     if op._outputs:
         return op._outputs[0].dtype.base_dtype
     return None

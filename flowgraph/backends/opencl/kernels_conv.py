@@ -48,7 +48,6 @@ from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
     FLOATS,
-    I32,
     check_dtype,
     check_size,
     contiguous,
@@ -71,10 +70,6 @@ RUN = 32  # elements per work-item of the per-element kernels on CPU-type device
 FORMATS = ("NHWC", "NCHW")
 _SOURCES: dict[np.dtype, str] = {}
 
-# The sizes input of Conv2DBackpropInput and AvgPoolGrad comes first and is int32, and
-# placement selects kernels by the first input's dtype when an op has no ``T`` attribute:
-# int32 is registered so that they are placed here; the kernels check the float operand.
-_SIZED = (*FLOATS, I32)
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
@@ -513,7 +508,7 @@ def conv2d_backprop_filter(x, filter_sizes, dy, *, strides, padding, explicit_pa
     return df.reshape(f_shape)
 
 
-@opencl_kernel("Conv2DBackpropInput", dtypes=_SIZED, fresh=True)
+@opencl_kernel("Conv2DBackpropInput", dtypes=FLOATS, fresh=True)
 def conv2d_backprop_input(input_sizes, f, dy, *, strides, padding, explicit_paddings=(),
                           dilations=(1, 1, 1, 1), data_format="NHWC", op=None):
     """The input gradient, dy · Wᵀ then col2im (see the module docstring)."""
@@ -617,7 +612,7 @@ def max_pool_grad(x, y, dy, *, ksize, strides, padding, data_format="NHWC"):
     return dx
 
 
-@opencl_kernel("AvgPoolGrad", dtypes=_SIZED, fresh=True)
+@opencl_kernel("AvgPoolGrad", dtypes=FLOATS, fresh=True)
 def avg_pool_grad(orig_input_shape, dy, *, ksize, strides, padding, data_format="NHWC",
                   op=None):
     """Each input element sums its covering windows' gradients over their cell counts."""
