@@ -71,6 +71,7 @@ from flowgraph.ops.control_flow_loops import *
 from flowgraph.ops.control_flow_ops import *
 from flowgraph.ops.control_flow_ops import tuple_ as tuple
 from flowgraph.ops.data_flow_ops import *
+from flowgraph.ops.functional_ops import foldl, foldr, map_fn, scan
 from flowgraph.ops.gradients import *
 from flowgraph.ops.init_ops import *
 from flowgraph.ops.logging_ops import *
@@ -84,6 +85,7 @@ from flowgraph.ops.script_ops import *
 from flowgraph.ops.sparse_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
 from flowgraph.ops.string_hash_ops import *
+from flowgraph.ops.tensor_array import TensorArray
 from flowgraph.ops.variable_scope import *
 from flowgraph.ops.variables import (
     Variable,

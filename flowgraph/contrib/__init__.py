@@ -5,6 +5,6 @@
 `tf.tables_initializer`), so there is nothing to alias.
 """
 
-from flowgraph.contrib import layers
+from flowgraph.contrib import layers, rnn
 
-__all__ = ["layers"]
+__all__ = ["layers", "rnn"]

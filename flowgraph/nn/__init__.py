@@ -1,5 +1,6 @@
 """The `tf.nn` namespace: re-exports only."""
 
+from flowgraph.nn import rnn_cell
 from flowgraph.ops.embedding_ops import (
     embedding_lookup,
     embedding_lookup_sparse,
@@ -35,4 +36,10 @@ from flowgraph.ops.nn_ops import (
     softmax,
     softplus,
     softsign,
+)
+from flowgraph.ops.rnn import (
+    bidirectional_dynamic_rnn,
+    dynamic_rnn,
+    static_bidirectional_rnn,
+    static_rnn,
 )

@@ -51,6 +51,7 @@ from flowgraph.ops.control_flow_cond import (
     nest_pack,
     update_input,
 )
+from flowgraph.ops.tensor_array import arrays_to_flows, flows_to_arrays
 
 __all__ = ["while_loop"]
 
@@ -330,7 +331,9 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
                 return_same_structure: bool):
     g = ctx.graph
     name = ctx.name
-    flat = [convert_to_tensor(x) for x in nest_flatten(loop_vars)]
+    # TensorArrays travel as their flows (TF1 accepts them in loop_vars).
+    leaves, templates = arrays_to_flows(nest_flatten(loop_vars))
+    flat = [convert_to_tensor(x) for x in leaves]
     if not flat:
         raise ValueError(f"while_loop '{name}': loop_vars holds no tensors.")
     if shape_invariants is not None:
@@ -358,7 +361,7 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
         ctx.merges = merges
         ctx.pivot_for_pred = merges[0]
         _mark_structural(ctx, structural)
-        packed = nest_pack(loop_vars, merges)
+        packed = nest_pack(loop_vars, flows_to_arrays(merges, templates))
 
         def call_cond():
             return convert_to_tensor(_call(cond, packed))
@@ -383,11 +386,12 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
         ctx.switches, ctx.loop_exits, ctx.identities = switches, exits, identities
         ctx.pivot_for_body = identities[0]
         _mark_structural(ctx, structural)
-        packed_body = nest_pack(loop_vars, identities)
+        packed_body = nest_pack(loop_vars, flows_to_arrays(identities, templates))
 
         def call_body():
             out = _call(body, packed_body)
-            leaves = [] if out is None else [convert_to_tensor(x) for x in nest_flatten(out)]
+            leaves = [] if out is None else [
+                convert_to_tensor(x) for x in arrays_to_flows(nest_flatten(out))[0]]
             return out, leaves
 
         (body_result, body_flat), body_ops = ctx.capture(call_body)
@@ -434,7 +438,7 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
         _mark_structural(ctx, [t.op for t in nexts])
         if ctx.outer_context is None:
             g.add_to_collection(GraphKeys.WHILE_CONTEXT, ctx)
-    packed_exits = nest_pack(body_result, exits)
+    packed_exits = nest_pack(body_result, flows_to_arrays(exits, templates))
     if return_same_structure:
         return packed_exits
     if len(exits) == 1 and isinstance(packed_exits, list | tuple):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import tensor_array_cases
 from gradient_checker import check_gradient
 
 import flowgraph as tf
@@ -318,6 +319,7 @@ CASES = {
         lambda i, a: i < 2, lambda i, a: (i + 1, tf.tanh(tf.matmul(a, w))), [0, x],
         parallel_iterations=1)[1])],
 }
+CASES.update(tensor_array_cases.GRADIENT_CASES)
 
 
 def _is_test_op(name: str) -> bool:

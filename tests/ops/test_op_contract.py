@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import tensor_array_cases
 import test_gradient_registry as grad_cases
 
 import flowgraph as tf
@@ -825,6 +826,10 @@ def _restore():
 
 # A restored tensor's shape is in the checkpoint, read at run time.
 _add("RestoreV2", Case([], _restore, value_dependent=True))
+
+# -- TensorArray ops without a gradient (tests/ops/tensor_array_cases.py)
+for _name, _build in tensor_array_cases.CONTRACT_CASES.items():
+    _add(_name, Case([f64(3, 2)], _build))
 
 SKIP: dict[str, str] = {
     # The values of these ops exist only inside a while loop's frame, one per iteration:

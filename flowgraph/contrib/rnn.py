@@ -1,0 +1,68 @@
+"""`tf.contrib.rnn`: TensorFlow 1.x's aliases of the recurrent cells and of
+`static_rnn`/`static_bidirectional_rnn`, plus contrib's `OutputProjectionWrapper` and
+`InputProjectionWrapper` (see flowgraph/ops/rnn_cell_impl.py and
+flowgraph/ops/rnn.py).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> tf.contrib.rnn.LSTMCell is tf.nn.rnn_cell.LSTMCell
+True
+"""
+
+from flowgraph.ops.rnn import static_bidirectional_rnn, static_rnn
+from flowgraph.ops.rnn_cell_impl import (
+    BasicLSTMCell,
+    BasicRNNCell,
+    GRUCell,
+    LSTMCell,
+    LSTMStateTuple,
+    RNNCell,
+)
+from flowgraph.ops.rnn_cell_wrappers import (
+    DeviceWrapper,
+    DropoutWrapper,
+    InputProjectionWrapper,
+    MultiRNNCell,
+    OutputProjectionWrapper,
+    ResidualWrapper,
+)
+
+__all__ = [
+    "BasicLSTMCell",
+    "BasicRNNCell",
+    "DeviceWrapper",
+    "DropoutWrapper",
+    "GRUCell",
+    "InputProjectionWrapper",
+    "LSTMBlockCell",
+    "LSTMCell",
+    "LSTMStateTuple",
+    "MultiRNNCell",
+    "OutputProjectionWrapper",
+    "RNNCell",
+    "ResidualWrapper",
+    "static_bidirectional_rnn",
+    "static_rnn",
+]
+
+
+class LSTMBlockCell(LSTMCell):
+    """contrib's fused LSTM: the same variables (``lstm_cell/kernel``, ``lstm_cell/bias``,
+    peepholes ``w_i_diag``, ``w_f_diag``, ``w_o_diag``) and values as `LSTMCell`; here
+    it is computed by the same ops. ``cell_clip`` of None or a negative value disables
+    clipping.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.contrib.rnn.LSTMBlockCell(3).state_size
+    LSTMStateTuple(c=3, h=3)
+    """
+
+    def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip=None,
+                 use_peephole: bool = False, dtype=None, reuse=None,
+                 name: str = "lstm_cell") -> None:
+        clip = None if cell_clip is None or cell_clip < 0 else cell_clip
+        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=clip,
+                         forget_bias=forget_bias, reuse=reuse, name=name, dtype=dtype)
