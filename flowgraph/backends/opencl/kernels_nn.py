@@ -358,3 +358,285 @@ def softmax_cross_entropy_with_logits(features, labels):
     launch(rt, knl, (rows * GROUP,), (GROUP,), loss.data, backprop.data, xb, np.int32(xo),
            yb, np.int32(yo), np.int32(C))
     return loss, backprop
+
+
+# -- LogSoftmax, SparseSoftmaxCrossEntropyWithLogits -------------------------------------------
+# Both extend the softmax program (its group_max/group_sum/row_max_expsum helpers): one
+# work-group of GROUP items per row. LogSoftmax reads rows of any axis with a stride (the
+# input viewed as [A, C, K], row (a, k) at a * C * K + k, element j at j * K). The sparse
+# cross-entropy checks each row's label on the device; a bad one records its row with an
+# integer atomic_min in a flag that the host reads back once.
+_LOSS: dict[tuple[np.dtype, str], str] = {}
+_LABEL_CTYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long"}
+_NO_BAD = 2 ** 31 - 1
+
+
+def _loss_source(dtype: np.dtype, label: str) -> str:
+    code = _LOSS.get((dtype, label))
+    if code is not None:
+        return code
+    code = _LOSS[(dtype, label)] = _softmax_source(dtype) + f"""
+__kernel __attribute__((reqd_work_group_size(G, 1, 1)))
+void log_softmax(__global T* out, __global const T* x, int xoff, int C, int K) {{
+  __local T part[G];
+  int row = get_group_id(0), l = get_local_id(0);
+  long base = (long)(row / K) * C * K + row % K;
+  __global const T* src = x + xoff + base;
+  __global T* dst = out + base;
+  T m = -INFINITY;
+  for (int j = l; j < C; j += G) {{
+    T v = src[(long)j * K];
+    m = (m >= v || ISNAN(m)) ? m : v;
+  }}
+  m = group_max(part, m);
+  T s = 0;
+  for (int j = l; j < C; j += G) s += exp(src[(long)j * K] - m);
+  T lse = log(group_sum(part, s));
+  for (int j = l; j < C; j += G) dst[(long)j * K] = (src[(long)j * K] - m) - lse;
+}}
+
+__kernel __attribute__((reqd_work_group_size(G, 1, 1)))
+void sparse_xent(__global T* loss, __global T* backprop, __global int* bad,
+                 __global const T* x, int xoff, __global const {label}* labels, int loff,
+                 int C) {{
+  __local T part[G];
+  int row = get_group_id(0), l = get_local_id(0);
+  {label} lab = labels[loff + row];
+  if (lab < 0 || lab >= C) {{  /* the same for the whole group: no barrier skipped */
+    if (l == 0) atomic_min(bad, row);
+    return;
+  }}
+  __global const T* src = x + xoff + (long)row * C;
+  __global T* dst = backprop + (long)row * C;
+  T s;
+  T m = row_max_expsum(part, src, C, &s);
+  T lse = log(s);
+  for (int j = l; j < C; j += G) dst[j] = exp((src[j] - m) - lse) - (j == lab ? (T)1 : (T)0);
+  if (l == 0) loss[row] = lse - (src[lab] - m);
+}}"""
+    return code
+
+
+@opencl_kernel("LogSoftmax", dtypes=FLOATS, fresh=True)
+def log_softmax(x, *, axis=-1):
+    """``x - log(sum(exp(x)))`` along `axis` (any axis), computed stably."""
+    from flowgraph.framework.errors import InvalidArgumentError
+
+    if not -x.ndim <= axis < x.ndim:
+        raise InvalidArgumentError(None, None, f"softmax axis {axis} is out of range for "
+                                               f"logits of shape {tuple(x.shape)}")
+    rt, (x,) = on_device(x)
+    check_dtype(rt, x.dtype, "LogSoftmax")
+    check_size(x.size, "LogSoftmax")
+    out = rt.empty(x.shape, x.dtype)
+    if x.size == 0:
+        return out
+    x = contiguous(rt, x)
+    a = axis % x.ndim
+    C = x.shape[a]
+    K = int(np.prod(x.shape[a + 1:], dtype=np.int64))
+    xb, xo, _ = operand(x)
+    knl = get_kernel(rt, _loss_source(x.dtype, "int"), "log_softmax")
+    launch(rt, knl, (x.size // C * GROUP,), (GROUP,), out.data, xb, np.int32(xo), np.int32(C),
+           np.int32(K))
+    return out
+
+
+@opencl_kernel("SparseSoftmaxCrossEntropyWithLogits", dtypes=FLOATS, fresh=True)
+def sparse_softmax_cross_entropy_with_logits(features, labels):
+    """Per-row cross-entropy of logits `features` [n, C] against class ids `labels` [n],
+    and its gradient ``softmax(features) - one_hot(labels)``."""
+    from flowgraph.framework.errors import InvalidArgumentError
+
+    if features.ndim != 2 or labels.shape != features.shape[:1]:
+        raise InvalidArgumentError(
+            None, None, "SparseSoftmaxCrossEntropyWithLogits needs logits of shape [n, C] "
+            f"and labels of shape [n], got {list(features.shape)} and {list(labels.shape)}")
+    rt, (features, labels) = on_device(features, labels)
+    check_dtype(rt, features.dtype, "SparseSoftmaxCrossEntropyWithLogits")
+    check_size(features.size, "SparseSoftmaxCrossEntropyWithLogits")
+    label = _LABEL_CTYPES.get(np.dtype(labels.dtype))
+    if label is None:
+        raise TypeError("SparseSoftmaxCrossEntropyWithLogits: labels must be int32 or int64, "
+                        f"got {np.dtype(labels.dtype).name}")
+    rows, C = features.shape
+    loss = rt.empty((rows,), features.dtype)
+    backprop = rt.empty((rows, C), features.dtype)
+    if rows == 0:
+        return loss, backprop
+    features, labels = contiguous(rt, features), contiguous(rt, labels)
+    flag = fill(rt, (1,), np.int32, _NO_BAD)
+    xb, xo, _ = operand(features)
+    lb, lo, _ = operand(labels)
+    knl = get_kernel(rt, _loss_source(features.dtype, label), "sparse_xent")
+    launch(rt, knl, (rows * GROUP,), (GROUP,), loss.data, backprop.data, flag.data, xb,
+           np.int32(xo), lb, np.int32(lo), np.int32(C))
+    first = int(flag.get()[0])  # waits for the queue
+    if first != _NO_BAD:
+        values = labels.get()
+        raise InvalidArgumentError(
+            None, None, f"Received a label value of {values[first]} which is outside the "
+            f"valid range of [0, {C}).  Label values: "
+            f"{' '.join(str(v) for v in values.tolist())}")
+    return loss, backprop
+
+
+# -- BatchMatMul, BatchMatMulV2 ----------------------------------------------------------------
+# GPUs (and float64): one launch of a batched copy of the direct tiled product, the batch
+# index in dimension 2 of the grid; each batch matrix of A and B starts at an offset given by
+# up to BATCH_DIMS batch dimensions (after merging, `collapse`) with element strides, 0 on a
+# broadcast dimension. CPU-type devices (float32): `matmul`'s packed-panel form once per
+# batch matrix, on views of the operands.
+BATCH_DIMS = 3
+_BATCHED: dict[np.dtype, str] = {}
+
+
+def _batched_source(dtype: np.dtype) -> str:
+    code = _BATCHED.get(dtype)
+    if code is not None:
+        return code
+    parts = [header(dtype), f"#define T {CTYPES[dtype]}",
+             f"#define BM {TILE}\n#define BN {TILE}\n#define BK {TILE_K}\n#define WG {WG}\n"
+             f"#define RB {TILE // WG}"]
+    for ta in (0, 1):
+        for tb in (0, 1):
+            a = "a[ao + (long)(k) * M + (i)]" if ta else "a[ao + (long)(i) * K + (k)]"
+            b = "b[bo + (long)(j) * K + (k)]" if tb else "b[bo + (long)(k) * N + (j)]"
+            parts.append(f"""
+__kernel __attribute__((reqd_work_group_size(WG, WG, 1)))
+void bmm_{ta}{tb}(__global T* c, __global const T* a, int aoff, __global const T* b, int boff,
+                 int M, int N, int K, int d1, int d2, int sa0, int sa1, int sa2, int sb0,
+                 int sb1, int sb2) {{
+  __local T As[BK][BM + 1];
+  __local T Bs[BK][BN + 1];
+  int z = get_group_id(2);
+  int i2 = z % d2, i1 = (z / d2) % d1, i0 = z / d2 / d1;
+  long ao = aoff + (long)i0 * sa0 + (long)i1 * sa1 + (long)i2 * sa2;
+  long bo = boff + (long)i0 * sb0 + (long)i1 * sb1 + (long)i2 * sb2;
+  c += (long)z * M * N;
+  int lc = get_local_id(0), lr = get_local_id(1), tid = lr * WG + lc;
+  int row0 = get_group_id(1) * BM, col0 = get_group_id(0) * BN;
+  T acc[RB][RB];
+  for (int p = 0; p < RB; ++p)
+    for (int q = 0; q < RB; ++q) acc[p][q] = 0;
+  for (int t = 0; t < K; t += BK) {{
+    for (int e = tid; e < BM * BK; e += WG * WG) {{
+      int i = row0 + e / BK, k = t + e % BK;
+      As[e % BK][e / BK] = (i < M && k < K) ? {a} : (T)0;
+    }}
+    for (int e = tid; e < BK * BN; e += WG * WG) {{
+      int k = t + e / BN, j = col0 + e % BN;
+      Bs[e / BN][e % BN] = (k < K && j < N) ? {b} : (T)0;
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < BK; ++kk) {{
+      T av[RB], bv[RB];
+      for (int p = 0; p < RB; ++p) av[p] = As[kk][lr + WG * p];
+      for (int q = 0; q < RB; ++q) bv[q] = Bs[kk][lc + WG * q];
+      for (int p = 0; p < RB; ++p)
+        for (int q = 0; q < RB; ++q) acc[p][q] += av[p] * bv[q];
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  for (int p = 0; p < RB; ++p) {{
+    int r = row0 + lr + WG * p;
+    for (int q = 0; q < RB; ++q) {{
+      int col = col0 + lc + WG * q;
+      if (r < M && col < N) c[(long)r * N + col] = acc[p][q];
+    }}
+  }}
+}}""")
+    code = _BATCHED[dtype] = "\n".join(parts)
+    return code
+
+
+def _batch_strides(x, batch: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of `x`'s batch dimensions broadcast to `batch` (0 where broadcast)."""
+    _, _, st = operand(x)
+    dims, st = x.shape[:-2], st[:-2]
+    pad = len(batch) - len(dims)
+    return (0,) * pad + tuple(0 if d == 1 and full != 1 else s
+                              for d, s, full in zip(dims, st, batch[pad:], strict=True))
+
+
+def _batch_index(index: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    """The flat batch position in an operand of batch `dims` of broadcast batch `index`."""
+    index = index[len(index) - len(dims):]
+    flat = 0
+    for i, d in zip(index, dims, strict=True):
+        flat = flat * d + (0 if d == 1 else i)
+    return flat
+
+
+def _batched_per_matrix(rt, a, b, out, batch, adj_x, adj_y):
+    """`matmul` once per batch matrix, on views of the operands, copied into `out`."""
+    M, N = out.shape[-2:]
+    # explicit batch sizes: -1 is ambiguous for an operand with K == 0
+    a3 = a.reshape((int(np.prod(a.shape[:-2], dtype=np.int64)), *a.shape[-2:]))
+    b3 = b.reshape((int(np.prod(b.shape[:-2], dtype=np.int64)), *b.shape[-2:]))
+    out3 = out.reshape((int(np.prod(batch, dtype=np.int64)), M, N))
+    for i, index in enumerate(np.ndindex(*batch)):
+        out3[i] = matmul(a3[_batch_index(index, a.shape[:-2])],
+                         b3[_batch_index(index, b.shape[:-2])],
+                         transpose_a=adj_x, transpose_b=adj_y)
+    return out
+
+
+def batch_matmul(a, b, adj_x: bool, adj_y: bool, broadcast: bool, op_type: str):
+    """``a @ b`` over the leading (batch) dimensions (see the section comment);
+    `broadcast` lets batch dimensions broadcast (BatchMatMulV2)."""
+    from flowgraph.backends.opencl.kernels_elementwise import collapse
+
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"In[0] and In[1] must have rank >= 2: In[0]: {list(a.shape)}, "
+                         f"In[1]: {list(b.shape)}")
+    k1 = a.shape[-2] if adj_x else a.shape[-1]
+    k2 = b.shape[-1] if adj_y else b.shape[-2]
+    if k1 != k2:
+        raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
+                         f"{list(b.shape)} (inner dimensions {k1} vs {k2})")
+    if not broadcast and a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"In[0] and In[1] must have the same batch dimensions: "
+                         f"{list(a.shape)} vs {list(b.shape)}")
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"In[0] and In[1] batch dimensions do not broadcast: "
+                         f"{list(a.shape)} vs {list(b.shape)}") from None
+    rt, (a, b) = on_device(a, b)
+    check_dtype(rt, a.dtype, op_type)
+    M = a.shape[-1] if adj_x else a.shape[-2]
+    N = b.shape[-2] if adj_y else b.shape[-1]
+    out = rt.empty((*batch, M, N), a.dtype)
+    if out.size == 0:
+        return out
+    if k1 == 0:
+        return fill(rt, out.shape, out.dtype, 0)
+    for n in (a.size, b.size, out.size):
+        check_size(n, op_type)
+    a, b = contiguous(rt, a), contiguous(rt, b)
+    dims, strides = collapse(batch, [_batch_strides(a, batch), _batch_strides(b, batch)])
+    if _cpu_shaped(rt, a.dtype) or len(dims) > BATCH_DIMS:
+        return _batched_per_matrix(rt, a, b, out, batch, adj_x, adj_y)
+    pad = BATCH_DIMS - len(dims)
+    dims = (1,) * pad + dims
+    sa, sb = ((0,) * pad + s for s in strides)
+    ab, ao, _ = operand(a)
+    bb, bo, _ = operand(b)
+    knl = get_kernel(rt, _batched_source(a.dtype), f"bmm_{int(adj_x)}{int(adj_y)}")
+    count = int(np.prod(dims, dtype=np.int64))
+    gsize = (-(-N // TILE) * WG, -(-M // TILE) * WG, count)
+    launch(rt, knl, gsize, (WG, WG, 1), out.data, ab, np.int32(ao), bb, np.int32(bo),
+           np.int32(M), np.int32(N), np.int32(k1), np.int32(dims[1]), np.int32(dims[2]),
+           *(np.int32(v) for v in (*sa, *sb)))
+    return out
+
+
+@opencl_kernel("BatchMatMul", dtypes=FLOATS, fresh=True)
+def batch_matmul_v1(a, b, *, adj_x=False, adj_y=False):
+    return batch_matmul(a, b, adj_x, adj_y, False, "BatchMatMul")
+
+
+@opencl_kernel("BatchMatMulV2", dtypes=FLOATS, fresh=True)
+def batch_matmul_v2(a, b, *, adj_x=False, adj_y=False):
+    return batch_matmul(a, b, adj_x, adj_y, True, "BatchMatMulV2")

@@ -1,4 +1,4 @@
-"""OpenCL kernels for reductions (Sum, Mean, Max, Min), BiasAddGrad and Softmax.
+"""OpenCL kernels for reductions (Sum, Mean, Max, Min, Prod), ArgMax/ArgMin and BiasAddGrad.
 
 One template (`_reduce_source`) per dtype holds two kernels per combiner:
 
@@ -14,6 +14,11 @@ with few outputs is split into `P` chunks reduced again in a second pass, so tha
 reduction uses many work-groups and sums short runs (closer to NumPy's pairwise sum).
 Mean divides by the element count in its last pass.
 
+ArgMax/ArgMin (`_arg_source`) view the input as ``[A, R, K]`` around the axis: with
+``K == 1`` one work-group per row keeps a (value, index) pair per item and merges the
+pairs in local memory, the smaller index winning ties; otherwise one work-item per
+(a, k) walks R. NaN counts as the extreme value, and the first NaN wins, as in NumPy.
+
 The reduction axes come as the op's second input. When it is produced by a ``Const`` op
 (the usual ``reduce_sum(x, axis=1)``), the axes are read from the constant's value at
 bind time, so the host never waits for the device; otherwise (a computed axes tensor)
@@ -28,6 +33,8 @@ from flowgraph.backends.kernel_util import bias_grad_axes, reduction_axes
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
+    I32,
+    I64,
     NUMERIC,
     check_dtype,
     check_size,
@@ -41,6 +48,7 @@ from flowgraph.backends.opencl.kernels_elementwise import (
     on_device,
     operand,
 )
+from flowgraph.framework.errors import InvalidArgumentError
 
 GROUP = 64  # work-items of a rows work-group
 CHUNK = 4096  # longest run one work-group (rows) or work-item (cols) reduces in one pass
@@ -49,12 +57,15 @@ _COMBINE = {
     "sum": "a + b",
     "max": "(a >= b || ISNAN(a)) ? a : b",  # NaN propagates, as np.max
     "min": "(a <= b || ISNAN(a)) ? a : b",
+    "prod": "a * b",
 }
 
 
 def _identity(op: str, dtype: np.dtype) -> str:
     if op == "sum":
         return "0"
+    if op == "prod":
+        return "1"
     if dtype.kind == "f":
         return "-INFINITY" if op == "max" else "INFINITY"
     return "INT_MIN" if op == "max" else "INT_MAX"
@@ -162,6 +173,8 @@ def reduce(rt, x, axes, op: str, mean: bool, keep_dims: bool, op_type: str):
             value = np.nan if x.dtype.kind == "f" else 0
         elif op == "sum":
             value = 0
+        elif op == "prod":
+            value = 1
         elif x.dtype.kind == "f":
             value = -np.inf if op == "max" else np.inf
         else:
@@ -183,16 +196,27 @@ def reduce(rt, x, axes, op: str, mean: bool, keep_dims: bool, op_type: str):
     return cur.reshape(out_shape)
 
 
+def host_value(value, op, index: int) -> np.ndarray:
+    """The host value of input `index` of `op` (axes, dims, shapes: small constants).
+
+    When that input is produced by a ``Const`` op, its value is read from the constant at
+    bind time and the host never waits for the device; otherwise the device copy `value`
+    is read back with ``.get()``, which waits for the queue.
+
+    >>> host_value(np.array([1, 2]), None, 1).tolist()
+    [1, 2]
+    """
+    src = op.inputs[index].op if op is not None and len(op.inputs) > index else None
+    if src is not None and src.type == "Const":
+        return np.asarray(src.attrs["value"])
+    if hasattr(value, "get"):
+        return value.get()  # waits for the queue: only for computed inputs
+    return np.asarray(value)
+
+
 def _axes_of(x, axes, op) -> tuple[int, ...]:
     """The sorted non-negative reduction axes (see the module docstring)."""
-    src = op.inputs[1].op if op is not None and len(op.inputs) > 1 else None
-    if src is not None and src.type == "Const":
-        values = np.asarray(src.attrs["value"])
-    elif hasattr(axes, "get"):
-        values = axes.get()  # waits for the queue: only for computed axes
-    else:
-        values = np.asarray(axes)
-    return reduction_axes(x.shape, values)
+    return reduction_axes(x.shape, host_value(axes, op, 1))
 
 
 def _register(op_type: str, combiner: str, mean: bool) -> None:
@@ -209,6 +233,7 @@ _register("Sum", "sum", False)
 _register("Mean", "sum", True)
 _register("Max", "max", False)
 _register("Min", "min", False)
+_register("Prod", "prod", False)
 
 
 @opencl_kernel("BiasAddGrad", dtypes=NUMERIC, fresh=True)
@@ -217,3 +242,115 @@ def bias_add_grad(dy, *, data_format="NHWC"):
     rt, (dy,) = on_device(dy)
     return reduce(rt, dy, axes, "sum", False, False, "BiasAddGrad")
 
+
+
+# -- ArgMax, ArgMin ---------------------------------------------------------------------------
+_ARG_SOURCES: dict[np.dtype, str] = {}
+_INDEX_CTYPES = {I32: "int", I64: "long"}
+
+
+def _arg_source(dtype: np.dtype) -> str:
+    code = _ARG_SOURCES.get(dtype)
+    if code is not None:
+        return code
+    parts = [header(dtype), f"#define T {CTYPES[dtype]}\n#define G {GROUP}"]
+    for op, cmp in (("max", ">"), ("min", "<")):
+        parts.append(f"""
+/* Whether (b, bi) beats (a, ai): an index < 0 is no candidate; NaN beats numbers; the
+   smaller index wins ties. */
+inline int better_{op}(T b, int bi, T a, int ai) {{
+  if (bi < 0) return 0;
+  if (ai < 0) return 1;
+  if (ISNAN(a)) return ISNAN(b) && bi < ai;
+  if (ISNAN(b)) return 1;
+  return b {cmp} a || (b == a && bi < ai);
+}}""")
+        for out in _INDEX_CTYPES.values():
+            parts.append(f"""
+__kernel __attribute__((reqd_work_group_size(G, 1, 1)))
+void arg{op}_rows_{out}(__global {out}* out, __global const T* x, int xoff, int R) {{
+  __local T pv[G];
+  __local int pi[G];
+  int row = get_group_id(0), l = get_local_id(0);
+  __global const T* src = x + xoff + (long)row * R;
+  T v = 0;
+  int vi = -1;
+  for (int j = l; j < R; j += G)
+    if (better_{op}(src[j], j, v, vi)) {{ v = src[j]; vi = j; }}
+  pv[l] = v;
+  pi[l] = vi;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = G / 2; s > 0; s >>= 1) {{
+    if (l < s && better_{op}(pv[l + s], pi[l + s], pv[l], pi[l])) {{
+      pv[l] = pv[l + s];
+      pi[l] = pi[l + s];
+    }}
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }}
+  if (l == 0) out[row] = pi[0];
+}}
+
+__kernel void arg{op}_cols_{out}(__global {out}* out, __global const T* x, int xoff, int n,
+                                 int R, int K) {{
+  int i = get_global_id(0);
+  if (i >= n) return;
+  __global const T* src = x + xoff + (long)(i / K) * R * K + i % K;
+  T v = src[0];
+  int vi = 0;
+  for (int r = 1; r < R; ++r)
+    if (better_{op}(src[(long)r * K], r, v, vi)) {{ v = src[(long)r * K]; vi = r; }}
+  out[i] = vi;
+}}""")
+    code = _ARG_SOURCES[dtype] = "\n".join(parts)
+    return code
+
+
+def arg_reduce(rt, x, axis: int, which: str, out_dtype):
+    """The index of the max (`which` "max") or min of `x` along `axis`, as `out_dtype`."""
+    out_dtype = np.dtype(out_dtype)
+    shape = x.shape
+    out = rt.empty(shape[:axis] + shape[axis + 1:], out_dtype)
+    if out.size == 0:
+        return out
+    check_size(x.size, f"Arg{which.capitalize()}")
+    x = contiguous(rt, x)
+    R = shape[axis]
+    K = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    xb, xo, _ = operand(x)
+    name = f"arg{which}_{{}}_{_INDEX_CTYPES[out_dtype]}"
+    if K == 1:
+        knl = get_kernel(rt, _arg_source(x.dtype), name.format("rows"))
+        launch(rt, knl, (out.size * GROUP,), (GROUP,), out.data, xb, np.int32(xo),
+               np.int32(R))
+    else:
+        knl = get_kernel(rt, _arg_source(x.dtype), name.format("cols"))
+        launch(rt, knl, grid(out.size), None, out.data, xb, np.int32(xo),
+               np.int32(out.size), np.int32(R), np.int32(K))
+    return out
+
+
+def _register_arg(op_type: str, which: str) -> None:
+    def kernel(x, axis, *, output_type, op=None):
+        rt, (x,) = on_device(x)
+        check_dtype(rt, x.dtype, op_type)
+        a = int(np.reshape(host_value(axis, op, 1), -1)[0])
+        if not -x.ndim <= a < x.ndim:
+            raise InvalidArgumentError(
+                None, None, f"ArgMax/ArgMin: axis {a} must be in the range [{-x.ndim}, "
+                f"{x.ndim}) for an input of shape {list(x.shape)}")
+        a %= x.ndim
+        if x.shape[a] == 0:
+            raise InvalidArgumentError(None, None, f"Reduction axis {a} is empty in shape "
+                                                   f"{list(x.shape)}")
+        out_dtype = np.dtype(output_type.as_numpy_dtype)
+        if out_dtype not in _INDEX_CTYPES:
+            raise TypeError(f"{op_type}: output_type must be int32 or int64, got "
+                            f"{out_dtype.name}")
+        return arg_reduce(rt, x, a, which, out_dtype)
+
+    kernel.__name__ = f"opencl_{op_type.lower()}"
+    opencl_kernel(op_type, dtypes=NUMERIC, fresh=True)(kernel)
+
+
+_register_arg("ArgMax", "max")
+_register_arg("ArgMin", "min")
