@@ -51,6 +51,9 @@ class KernelDef:
     is_class: bool = False
     fresh: bool = False  # always returns an array nobody else references
     registered_at: tuple[str, int] | None = None  # (file, line) of the registration
+    # Inputs the kernel reads as host NumPy arrays (shapes, axes, sizes) on a device
+    # whose memory is not the host's: the planner never moves them to the device.
+    host_inputs: tuple[int, ...] = ()
 
     def accepts(self, dtype) -> bool:
         return self.dtypes is None or dtype is None or dtype.base_dtype in self.dtypes
@@ -103,7 +106,7 @@ def _registration_site() -> tuple[str, int] | None:
 
 
 def _kernel_def(op_type: str, fn: Callable, dtypes, needs_step: bool,
-                is_async: bool, fresh: bool = False) -> KernelDef:
+                is_async: bool, fresh: bool = False, host_inputs=()) -> KernelDef:
     is_class = inspect.isclass(fn)
     target = fn.__init__ if is_class else fn
     params = list(inspect.signature(target).parameters.values())
@@ -115,7 +118,7 @@ def _kernel_def(op_type: str, fn: Callable, dtypes, needs_step: bool,
     if dtypes is not None:
         accepted = frozenset(_dtypes.as_dtype(d).base_dtype for d in dtypes)
     return KernelDef(op_type, fn, accepted, needs_step, is_async, names, takes_all, is_class,
-                     fresh, _registration_site())
+                     fresh, _registration_site(), tuple(host_inputs))
 
 
 class Backend:
@@ -135,21 +138,24 @@ class Backend:
 
     # -- kernels ----------------------------------------------------------------------
     def kernel(self, op_type: str, dtypes=None, needs_step: bool = False,
-               is_async: bool = False, fresh: bool = False):
+               is_async: bool = False, fresh: bool = False, host_inputs=()):
         """Decorator registering a kernel for `op_type` on this backend (see
         `register_kernel`)."""
 
         def decorate(fn):
             self.register_kernel(op_type, fn, dtypes=dtypes, needs_step=needs_step,
-                                 is_async=is_async, fresh=fresh)
+                                 is_async=is_async, fresh=fresh, host_inputs=host_inputs)
             return fn
 
         return decorate
 
     def register_kernel(self, op_type: str, fn: Callable, dtypes=None,
                         needs_step: bool = False, is_async: bool = False,
-                        fresh: bool = False) -> None:
+                        fresh: bool = False, host_inputs=()) -> None:
         """Register kernel `fn` for `op_type`.
+
+        `host_inputs` lists the inputs `fn` reads as host arrays on a device with memory
+        of its own (`KernelDef.host_inputs`).
 
         ``fresh=True`` promises that on every path `fn` returns an array that nobody else
         references (new, or recycled from a pool): an in-place variant of the consuming
@@ -158,7 +164,7 @@ class Backend:
         it.
         """
         self._kernels.setdefault(op_type, []).append(
-            _kernel_def(op_type, fn, dtypes, needs_step, is_async, fresh))
+            _kernel_def(op_type, fn, dtypes, needs_step, is_async, fresh, host_inputs))
         self._fresh = None
 
     @property

@@ -62,3 +62,27 @@ def bias_grad_axes(shape: tuple[int, ...], data_format: str) -> tuple[int, ...]:
         raise InvalidArgumentError(
             None, None, f"BiasAddGrad: needs rank >= 2, got shape {tuple(shape)}")
     return tuple(range(len(shape) - 1))
+
+
+def broadcast_gradient_args(s0, s1) -> tuple[np.ndarray, np.ndarray]:
+    """The axes to sum a broadcast product's gradient over, for each of two input shapes
+    `s0` and `s1` (host int arrays), in their dtype; incompatible shapes raise.
+
+    >>> [r.tolist() for r in broadcast_gradient_args(np.array([2, 1]), np.array([3]))]
+    [[1], [0]]
+    """
+    a, b = np.ravel(s0).tolist(), np.ravel(s1).tolist()
+    n = max(len(a), len(b))
+    pa, pb = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    r0, r1 = [], []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x != y and x != 1 and y != 1:
+            raise InvalidArgumentError(
+                None, None, f"Incompatible shapes for broadcasting: {a} and {b} "
+                f"(dimension {i}: {x} vs {y})")
+        if x == 1 and (y != 1 or i < n - len(a)):
+            r0.append(i)
+        if y == 1 and (x != 1 or i < n - len(b)):
+            r1.append(i)
+    dt = np.asarray(s0).dtype
+    return np.asarray(r0, dtype=dt), np.asarray(r1, dtype=dt)

@@ -83,6 +83,10 @@ def bind_kernels(table: NodeTable, cache: KernelCache) -> None:
             else:
                 shift = 1 if kdef.needs_step else 0
                 kernel = _deref(kernel, tuple(p + shift for p in read_refs), op.name)
+        if kdef.host_inputs and not device.backend.host_memory:
+            shift = 2 if kdef.is_async else (1 if kdef.needs_step else 0)
+            kernel = _inputs_to_host(kernel, tuple(p + shift for p in kdef.host_inputs),
+                                     device)
         if kdef.is_async:
             kernel = _cancellable_async(kernel)
         node.kernel = kernel
@@ -118,6 +122,23 @@ def _deref_async(kernel, positions: tuple[int, ...], op_name: str):
             if isinstance(args[p], VariableState):
                 args[p] = readonly(args[p].read(op_name))
         return kernel(step, done, *args)
+
+    return call
+
+
+def _inputs_to_host(kernel, positions: tuple[int, ...], device):
+    """Hand the kernel's host inputs (`KernelDef.host_inputs`) over as host arrays: the
+    planner never moves them to the device, but one computed there (a shape from device
+    arithmetic) arrives as a device array and is copied back, which waits for the
+    device."""
+    backend = device.backend
+
+    def call(*args):
+        for p in positions:
+            if p < len(args) and not isinstance(args[p], np.ndarray | np.generic):
+                args = list(args)
+                args[p] = backend.to_host(args[p], device)
+        return kernel(*args)
 
     return call
 

@@ -27,6 +27,7 @@ from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
 from flowgraph.runtime.bind import readonly
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
+from flowgraph.runtime.placement import kernel_dtype
 
 
 def partition(table: NodeTable) -> list[dict]:
@@ -37,6 +38,7 @@ def partition(table: NodeTable) -> list[dict]:
     partitions: dict[str, list[dict]] = {}
     for _, node in list(table.op_nodes()):
         dev = node.placed_on
+        host_inputs = _host_inputs(node)
         for k, t in enumerate(node.op._inputs):
             slot = node.input_slots[k]
             p = producer.get(slot)
@@ -47,15 +49,16 @@ def partition(table: NodeTable) -> list[dict]:
             if src_dev is dev:
                 continue
             after = None
-            key = (slot, dev.name)
+            keep_host = k in host_inputs
+            key = (slot, dev.name, keep_host)
             if reads_ref and node.op._control_inputs:
                 after = [table.node_of[c] for c in node.op._control_inputs
                          if c in table.node_of]
-                key = (slot, dev.name, node.op.name)
+                key = (slot, dev.name, keep_host, node.op.name)
             if key not in pairs:
                 pairs[key] = _add_pair(table, slot, t.name, src_dev, dev, partitions,
                                        deref=node.op.name if reads_ref else None,
-                                       after=after)
+                                       after=after, keep_host=keep_host)
             node.input_slots[k] = pairs[key]
     _move_sources_to_devices(table, partitions)
     for _, node in table.op_nodes():
@@ -75,9 +78,10 @@ def _move_sources_to_devices(table: NodeTable, partitions: dict[str, list[dict]]
         dev = node.placed_on
         if dev.backend.host_memory:
             continue
+        host_inputs = _host_inputs(node)
         for k, t in enumerate(node.op._inputs):
             slot = node.input_slots[k]
-            if slot in producer or t.dtype.is_ref_dtype:
+            if slot in producer or t.dtype.is_ref_dtype or k in host_inputs:
                 continue
             key = (slot, dev.name)
             if key not in moved:
@@ -89,6 +93,15 @@ def _move_sources_to_devices(table: NodeTable, partitions: dict[str, list[dict]]
                 partitions.setdefault(dev.name, []).append(
                     {"name": mover.name, "op": "_ToDevice", "input": [t.name]})
             node.input_slots[k] = moved[key]
+
+
+def _host_inputs(node: NodeInfo) -> tuple[int, ...]:
+    """The inputs `node`'s kernel reads as host arrays (`KernelDef.host_inputs`)."""
+    dev = node.placed_on
+    if dev.backend.host_memory:
+        return ()
+    kdef = dev.backend.find_kernel(node.op.type, kernel_dtype(node.op))
+    return kdef.host_inputs if kdef is not None else ()
 
 
 def _make_to_device(device: Device):
@@ -114,19 +127,20 @@ def fetches_to_host(table: NodeTable, fetch_slots: list[int]) -> list[tuple[int,
 
 def _add_pair(table: NodeTable, slot: int, tensor_name: str, src: Device, dst: Device,
               partitions: dict[str, list[dict]], deref: str | None = None,
-              after: list[int] | None = None) -> int:
+              after: list[int] | None = None, keep_host: bool = False) -> int:
     """Add a `_Send`/`_Recv` pair for `slot`; return the `_Recv`'s slot. With `deref`
     (the name of the op reading a ref as a value), the `_Send` sends the variable's value;
     with `after` (node indices), the pair is that op's own and its `_Send` runs after
-    those nodes."""
-    suffix = f"_for_{deref}" if after is not None else ""
+    those nodes; with `keep_host`, the `_Recv` hands on the host array (a kernel's host
+    input)."""
+    suffix = (f"_for_{deref}" if after is not None else "") + ("_host" if keep_host else "")
     key = f"{tensor_name};{src.name};{dst.name}{suffix}"
     send = NodeInfo(f"_send_{tensor_name}_to_{dst.short_name}{suffix}", "_Send", src.name,
                     None, [tensor_name], placed_on=src, input_slots=[slot], n_out=0,
                     kernel=_make_send(key, src, deref), flags=_executor.FLAG_NEEDS_STEP)
     recv = NodeInfo(f"_recv_{tensor_name}_on_{dst.short_name}{suffix}", "_Recv", dst.name,
                     None, [tensor_name], placed_on=dst, n_out=1,
-                    kernel=_make_recv(key, dst), flags=_executor.FLAG_ASYNC)
+                    kernel=_make_recv(key, dst, keep_host), flags=_executor.FLAG_ASYNC)
     sender = table.add_node(send)
     table.add_node(recv)
     table.control_edges.extend((j, sender) for j in after or ())
@@ -150,8 +164,14 @@ def _make_send(key: str, device: Device, deref: str | None = None):
     return send
 
 
-def _make_recv(key: str, device: Device):
+def _make_recv(key: str, device: Device, keep_host: bool = False):
     backend = device.backend
+
+    if keep_host:
+        def recv_host(step, done):
+            step.rendezvous.recv(key, done)
+
+        return recv_host
 
     def recv(step, done):
         def arrived(value):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from flowgraph.backends import kernel_util
 from flowgraph.backends.cpu import cpu_in_place, cpu_kernel
 from flowgraph.backends.kernel_util import bias_grad_axes
 from flowgraph.framework import errors
@@ -52,20 +53,7 @@ def _scatter_add(source_index: np.ndarray, values: np.ndarray, size: int, dtype)
 # -- BroadcastGradientArgs --------------------------------------------------------------
 @cpu_kernel("BroadcastGradientArgs")
 def broadcast_gradient_args(s0, s1):
-    a, b = np.ravel(s0).tolist(), np.ravel(s1).tolist()
-    n = max(len(a), len(b))
-    pa, pb = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
-    r0, r1 = [], []
-    for i, (x, y) in enumerate(zip(pa, pb)):
-        if x != y and x != 1 and y != 1:
-            raise _invalid(f"Incompatible shapes for broadcasting: {a} and {b} "
-                           f"(dimension {i}: {x} vs {y})")
-        if x == 1 and (y != 1 or i < n - len(a)):
-            r0.append(i)
-        if y == 1 and (x != 1 or i < n - len(b)):
-            r1.append(i)
-    dt = np.asarray(s0).dtype
-    return np.asarray(r0, dtype=dt), np.asarray(r1, dtype=dt)
+    return kernel_util.broadcast_gradient_args(s0, s1)
 
 
 # -- array -------------------------------------------------------------------------------

@@ -87,10 +87,13 @@ class OpenCLBackend(Backend):
 backend = OpenCLBackend()
 
 
-def opencl_kernel(op_type: str, dtypes=None, needs_step: bool = False, fresh: bool = False):
+def opencl_kernel(op_type: str, dtypes=None, needs_step: bool = False, fresh: bool = False,
+                  host_inputs=()):
     """Decorator registering an OpenCL kernel (see `flowgraph.backends.base`).
 
     The kernel receives device arrays (`pyopencl.array.Array`) and returns device arrays;
-    ``x.queue`` and ``x.context`` say where to enqueue.
+    ``x.queue`` and ``x.context`` say where to enqueue. Inputs listed in `host_inputs`
+    (shapes, axes) arrive as host NumPy arrays instead, never copied to the device.
     """
-    return backend.kernel(op_type, dtypes=dtypes, needs_step=needs_step, fresh=fresh)
+    return backend.kernel(op_type, dtypes=dtypes, needs_step=needs_step, fresh=fresh,
+                          host_inputs=host_inputs)

@@ -268,6 +268,7 @@ _BINARY = {
     "Sub": ("x - y", NUMERIC),
     "Mul": ("x * y", NUMERIC),
     "RealDiv": ("x / y", FLOATS),
+    "DivNoNan": ("y == 0 ? (T)0 : x / y", FLOATS),
     "Maximum": ("(x >= y || ISNAN(x)) ? x : y", NUMERIC),
     "Minimum": ("(x <= y || ISNAN(x)) ? x : y", NUMERIC),
     "SquaredDifference": ("(x - y) * (x - y)", NUMERIC),
