@@ -290,6 +290,11 @@ class Backend:
         return None
 
     # -- transfers --------------------------------------------------------------------
+    def synchronize(self, device: Device) -> None:
+        """Wait until the work enqueued on `device` has run (the Session calls it at the
+        end of each step on devices without host memory; kernels there may return before
+        their work is done)."""
+
     def to_host(self, value, device: Device):
         """Return `value` (this backend's representation) as a NumPy array."""
         return value
@@ -297,6 +302,11 @@ class Backend:
     def from_host(self, value: np.ndarray, device: Device):
         """Return host array `value` in this backend's representation on `device`."""
         return value
+
+    def wrap_host(self, value: np.ndarray, device: Device):
+        """`from_host` for a value that nothing changes before the step ends (fed values,
+        the plan's constants): a backend whose device reads host memory may share it."""
+        return self.from_host(value, device)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} device_type={self.device_type}>"

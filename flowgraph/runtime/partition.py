@@ -107,8 +107,8 @@ def _host_inputs(node: NodeInfo) -> tuple[int, ...]:
 def _make_to_device(device: Device):
     backend = device.backend
 
-    def to_device(value):
-        return backend.from_host(value, device)
+    def to_device(value):  # a feed or a plan constant: nothing changes it during the step
+        return backend.wrap_host(value, device)
 
     return to_device
 

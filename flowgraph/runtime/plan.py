@@ -79,6 +79,7 @@ class CompiledPlan:
         self.fetch_to_host: list[tuple[int, Device]] = []  # fetches held on a device
         self.nodes: list[NodeInfo] = []
         self.devices: list[Device] = []
+        self.async_devices: list[Device] = []  # synchronized at the end of each step
         self.partition_graphs: list[dict] = []
         self.needs_rendezvous = False
         # For step statistics (read only when tracing): per node its input slots and
@@ -130,6 +131,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     cp.partition_graphs = partition_graphs
     cp.memory_schedule = mem
     cp.devices = sorted(set(placement.values()), key=lambda d: d.name)
+    cp.async_devices = [d for d in cp.devices if not d.backend.host_memory]
     _describe_slots(cp, table, (placement[ops[0]] if ops else env.devices[0]).name)
     return cp
 

@@ -339,6 +339,8 @@ class Session:
         try:
             values = step.run(slots, list(feed_values), cp.fetch_slots)
         finally:
+            for device in cp.async_devices:
+                device.backend.synchronize(device)
             live.discard(context)
             context.step = None  # break the step <-> context cycle: free values now
             if alarm is not None:

@@ -73,15 +73,25 @@ class OpenCLBackend(Backend):
             if info.name.startswith("kernels_"):
                 importlib.import_module(f"{__name__}.{info.name}")
 
+    def synchronize(self, device: Device) -> None:
+        """Wait until everything enqueued on `device` has run, then raise the first error
+        a kernel found on the device (`DeviceRuntime.defer_check`)."""
+        rt = self.runtime(device)
+        rt.queue.finish()
+        rt.run_deferred_checks()
+
     def to_host(self, value, device: Device):
         if hasattr(value, "get") and hasattr(value, "queue"):
             return value.get()
         return value
 
-    def from_host(self, value, device: Device):
+    def from_host(self, value, device: Device, wrap: bool = False):
         if isinstance(value, np.ndarray | np.generic) and value.dtype != object:
-            return self.runtime(device).to_device(np.asarray(value))
+            return self.runtime(device).to_device(np.asarray(value), wrap=wrap)
         return value
+
+    def wrap_host(self, value, device: Device):
+        return self.from_host(value, device, wrap=True)
 
 
 backend = OpenCLBackend()

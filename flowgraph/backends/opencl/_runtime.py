@@ -47,10 +47,13 @@ class DeviceRuntime:
             pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(self.queue)),
             memory=self.memory, name=self.name, max_alloc=int(device.max_mem_alloc_size))
         self.is_gpu = bool(device.type & cl.device_type.GPU)
+        self.shares_host_memory = bool(device.type & cl.device_type.CPU)
         self._programs: dict[tuple[str, str], object] = {}
         self._kernels: dict[tuple[str, str, str], object] = {}
         self._programs_lock = threading.RLock()
         self._array_protos: dict[tuple, tuple] = {}  # (shape, dtype) -> (class, fields)
+        self._checks: list[tuple] = []  # deferred checks: (flag array, fine value, error)
+        self._checks_lock = threading.Lock()
 
     def program(self, source: str, options: str = ""):
         """The built program for `source` (built once per device and kept)."""
@@ -80,26 +83,64 @@ class DeviceRuntime:
                     k = self._kernels[key] = self.cl.Kernel(prg, name)
         return k
 
-    def to_device(self, value: np.ndarray):
-        """A device array holding a copy of host array `value`."""
-        import pyopencl.array as cla
+    def defer_check(self, flag, fine: int, error) -> None:
+        """Check device array `flag` (one int) once the queue has run instead of waiting
+        now: when its value is not `fine`, `error(value)` is raised by the next
+        `run_deferred_checks` (the Session's end-of-step synchronize). The closure keeps
+        whatever the message needs alive."""
+        with self._checks_lock:
+            self._checks.append((flag, fine, error))
 
+    def run_deferred_checks(self) -> None:
+        """Read every deferred flag (after ``queue.finish()``); raise the first failure."""
+        with self._checks_lock:
+            checks, self._checks = self._checks, []
+        for flag, fine, error in checks:
+            value = int(flag.get()[0])
+            if value != fine:
+                raise error(value)
+
+    def to_device(self, value: np.ndarray, wrap: bool = False):
+        """A device array holding a copy of host array `value` (with `wrap`, on a device
+        that reads host memory: `value` itself, which must then stay unchanged until the
+        step ends: feeds and the plan's constants).
+
+        The copy is enqueued without waiting (a blocking one would wait for every kernel
+        queued before it): pyopencl's event keeps the host array alive until the copy is
+        done, and the Session synchronizes each device at the end of a step
+        (`OpenCLBackend.synchronize`), so a fed array may be changed once `run` returns.
+        """
         # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it 1-d).
-        return cla.to_device(self.queue, np.require(value, requirements="C"),
-                             allocator=self.pool)
+        host = np.require(value, requirements="C")
+        if self.shares_host_memory and host.nbytes:
+            # A CPU-type device reads host memory: wrap the array, or copy it while
+            # creating the buffer. (PoCL's "non-blocking" write waits for the queue: 12 to
+            # 23 ms behind a 1024^2 MatMul.) Only a wrap may share: a CPU kernel's output
+            # goes back to the CPU's buffer pool once sent, before a device kernel reads it.
+            flags = self.cl.mem_flags
+            how = flags.USE_HOST_PTR if wrap else flags.COPY_HOST_PTR
+            buf = self.cl.Buffer(self.context, flags.READ_ONLY | how, hostbuf=host)
+            return self.empty(host.shape, host.dtype, data=buf)
+        out = self.empty(host.shape, host.dtype)
+        if host.nbytes:
+            self.cl.enqueue_copy(self.queue, out.base_data, host, is_blocking=False)
+        return out
 
-    def empty(self, shape, dtype):
+    def empty(self, shape, dtype, data=None):
         """An uninitialised device array from the pool.
 
         pyopencl's `Array` constructor costs about 14 µs in Python (most of a small
         kernel's host time); an array of a shape and dtype made before is a copy of that
-        one's attributes with a buffer of its own, 1 to 2 µs."""
+        one's attributes with a buffer of its own, 1 to 2 µs. `data`: a buffer to use
+        instead of one from the pool."""
         shape, dtype = tuple(shape), np.dtype(dtype)
         proto = self._array_protos.get((shape, dtype))
         if proto is None:
             import pyopencl.array as cla
 
             arr = cla.empty(self.queue, shape, dtype, allocator=self.pool)
+            if data is not None:
+                arr.base_data = data
             if len(self._array_protos) >= 4096:
                 self._array_protos.clear()
             fields = dict(arr.__dict__)
@@ -110,7 +151,9 @@ class DeviceRuntime:
         arr = object.__new__(cls)
         arr.__dict__.update(fields)
         arr.events = []
-        if arr.nbytes:
+        if data is not None:
+            arr.base_data = data
+        elif arr.nbytes:
             arr.base_data = self.pool(arr.nbytes)
         return arr
 

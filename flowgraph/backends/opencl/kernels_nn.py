@@ -445,14 +445,18 @@ def log_softmax(x, *, axis=-1):
 @opencl_kernel("SparseSoftmaxCrossEntropyWithLogits", dtypes=FLOATS, fresh=True)
 def sparse_softmax_cross_entropy_with_logits(features, labels):
     """Per-row cross-entropy of logits `features` [n, C] against class ids `labels` [n],
-    and its gradient ``softmax(features) - one_hot(labels)``."""
+    and its gradient ``softmax(features) - one_hot(labels)``.
+
+    Host labels are checked before the launch; device labels on the device, and a bad
+    one raises at the end of the step (`DeviceRuntime.defer_check`): the host never
+    waits for the queue here."""
     from flowgraph.framework.errors import InvalidArgumentError
 
-    if features.ndim != 2 or labels.shape != features.shape[:1]:
+    if features.ndim != 2 or tuple(labels.shape) != tuple(features.shape[:1]):
         raise InvalidArgumentError(
             None, None, "SparseSoftmaxCrossEntropyWithLogits needs logits of shape [n, C] "
             f"and labels of shape [n], got {list(features.shape)} and {list(labels.shape)}")
-    rt, (features, labels) = on_device(features, labels)
+    rt, (features,) = on_device(features)
     check_dtype(rt, features.dtype, "SparseSoftmaxCrossEntropyWithLogits")
     check_size(features.size, "SparseSoftmaxCrossEntropyWithLogits")
     label = _LABEL_CTYPES.get(np.dtype(labels.dtype))
@@ -464,6 +468,15 @@ def sparse_softmax_cross_entropy_with_logits(features, labels):
     backprop = rt.empty((rows, C), features.dtype)
     if rows == 0:
         return loss, backprop
+    on_host = isinstance(labels, np.ndarray)
+    if on_host:
+        bad = np.flatnonzero((labels < 0) | (labels >= C))
+        if bad.size:
+            raise InvalidArgumentError(
+                None, None, f"Received a label value of {labels[bad[0]]} which is outside "
+                f"the valid range of [0, {C}).  Label values: "
+                f"{' '.join(str(v) for v in labels.tolist())}")
+        labels = rt.to_device(labels)
     features, labels = contiguous(rt, features), contiguous(rt, labels)
     flag = fill(rt, (1,), np.int32, _NO_BAD)
     xb, xo, _ = operand(features)
@@ -471,13 +484,15 @@ def sparse_softmax_cross_entropy_with_logits(features, labels):
     knl = get_kernel(rt, _loss_source(features.dtype, label), "sparse_xent")
     launch(rt, knl, (rows * GROUP,), (GROUP,), loss.data, backprop.data, flag.data, xb,
            np.int32(xo), lb, np.int32(lo), np.int32(C))
-    first = int(flag.get()[0])  # waits for the queue
-    if first != _NO_BAD:
-        values = labels.get()
-        raise InvalidArgumentError(
-            None, None, f"Received a label value of {values[first]} which is outside the "
-            f"valid range of [0, {C}).  Label values: "
-            f"{' '.join(str(v) for v in values.tolist())}")
+    if not on_host:
+        def error(first, labels=labels):
+            values = labels.get()
+            return InvalidArgumentError(
+                None, None, f"SparseSoftmaxCrossEntropyWithLogits: received a label value "
+                f"of {values[first]} which is outside the valid range of [0, {C}).  Label "
+                f"values: {' '.join(str(v) for v in values.tolist())}")
+
+        rt.defer_check(flag, _NO_BAD, error)
     return loss, backprop
 
 
