@@ -60,12 +60,22 @@ class KernelCache:
         self._bound.clear()
 
 
-def bind_kernels(table: NodeTable, cache: KernelCache) -> None:
-    """Set `kernel` and the kernel-derived `flags` of every op node of `table`."""
+def bind_kernels(table: NodeTable, cache: KernelCache, host: Device | None = None) -> None:
+    """Set `kernel` and the kernel-derived `flags` of every op node of `table`.
+
+    An integer or boolean op on a device without host memory also gets `host`'s kernel,
+    used for a call whose inputs are all small host arrays (`_small_on_host`)."""
     for _, node in table.op_nodes():
         op, device = node.op, node.placed_on
         kdef = device.backend.find_kernel(op.type, kernel_dtype(op))
         kernel = cache.bound(op, device, kdef)
+        if host is not None and not device.backend.host_memory and not kdef.is_async \
+                and not kdef.needs_step and not op.op_def.stateful:
+            dtype = kernel_dtype(op)
+            if dtype is not None and (dtype.is_integer or dtype.is_bool):
+                on_host = cache.host_kernel(host, op)
+                if on_host is not None:
+                    kernel = _small_on_host(kernel, on_host)
         flags = 0
         if kdef.needs_step:
             flags |= _executor.FLAG_NEEDS_STEP
@@ -122,6 +132,27 @@ def _deref_async(kernel, positions: tuple[int, ...], op_name: str):
             if isinstance(args[p], VariableState):
                 args[p] = readonly(args[p].read(op_name))
         return kernel(step, done, *args)
+
+    return call
+
+
+SMALL_ON_HOST = 4096  # elements, all inputs together
+
+
+def _small_on_host(kernel, host_kernel):
+    """Run integer arithmetic on small host inputs (shapes, sizes, indices from a feed)
+    on the host, as TensorFlow keeps int32 tensors of a GPU in host memory: a device
+    kernel would return a device array that the next shape input must wait for."""
+
+    def call(*args):
+        total = 0
+        for a in args:
+            if not isinstance(a, np.ndarray | np.generic):
+                return kernel(*args)
+            total += a.size
+        if total > SMALL_ON_HOST:
+            return kernel(*args)
+        return host_kernel(*args)
 
     return call
 

@@ -22,10 +22,12 @@ It also describes each device's partition as GraphDef-like dicts, for
 
 from __future__ import annotations
 
+import numpy as np
+
 from flowgraph.backends.base import Device
 from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
-from flowgraph.runtime.bind import readonly
+from flowgraph.runtime.bind import SMALL_ON_HOST, readonly
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.placement import kernel_dtype
 
@@ -108,6 +110,11 @@ def _make_to_device(device: Device):
     backend = device.backend
 
     def to_device(value):  # a feed or a plan constant: nothing changes it during the step
+        if (isinstance(value, np.ndarray | np.generic) and value.dtype.kind in "biu"
+                and value.size <= SMALL_ON_HOST):
+            # small integers stay on the host (shape arithmetic runs there: bind.py);
+            # a device kernel uploads them itself
+            return value
         return backend.wrap_host(value, device)
 
     return to_device

@@ -117,7 +117,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
                       log=env.config.log_device_placement, costs=env.costs)
     table = lay_out_slots(ops, feed_tensors, rewrites, placement)
     partition_graphs = partition(table)
-    bind_kernels(table, env.kernels)
+    bind_kernels(table, env.kernels, host)
     fetch_slots = schedule(table, fetch_tensors)
     budget = memory_budget or getattr(env.config, "memory_budget_bytes", 0)
     mem = memory_schedule(table, fetch_slots, budget) if budget else None
