@@ -20,6 +20,14 @@ load only ever slows a repeat down).
   target at >= 1M elements: >= 1.0 x NumPy.
 * ``sum_<n>``: Sum over all elements vs ``np.sum``; GB/s read.
 * ``softmax_256x1000``: Softmax over the last axis vs the NumPy expression; ms.
+* ``mlp_step_opencl``: one Adam training step of the same MLP built under
+  ``tf.device('/gpu:0')`` (variables and updates on the device) vs the CPU backend; target
+  on PoCL <= 1.5x the CPU backend's time, on a GPU >= 5x faster.
+* ``placement_mixed``: a big MatMul feeding a chain of scalar ops, placed by the cost
+  model vs all-CPU vs all-device; target: no slower than the better of the two. (On PoCL
+  the cost model leaves the CPU-type device out by rule: measured with it allowed, it
+  put Relu and Mean there, 32.6 ms against all-CPU's 22.3, because PoCL's threads and
+  OpenBLAS's share two cores, which the simulation does not model.)
 * ``mlp_forward_opencl``: ``sess.run`` of a 784-512-512-10 ReLU MLP's logits (batch 256, fed
   from NumPy) with the layers under ``tf.device('/gpu:0')`` vs the same graph on the CPU
   backend; ms per run, so ``ratio`` = OpenCL / CPU in time.
@@ -270,6 +278,115 @@ def bench_mlp_forward(rt, blas, number: int = 5, repeat: int = 7):
                "outputs agree (rtol 1e-4)", settle=SETTLE), blas)
 
 
+def _mlp_step_graph(device: str | None, config):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(0)
+        x = tf.placeholder(tf.float32, [None, 784], name="x")
+        y = tf.placeholder(tf.int64, [None], name="y")
+        with tf.device(device):
+            h = tf.layers.dense(x, 512, tf.nn.relu)
+            h = tf.layers.dense(h, 512, tf.nn.relu)
+            logits = tf.layers.dense(h, 10)
+            loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+            train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+        init = tf.global_variables_initializer()
+    sess = tf.Session(graph=graph, config=config)
+    sess.run(init)
+    return sess, x, y, train, loss
+
+
+def bench_mlp_step(rt, blas, number: int = 5, repeat: int = 7):
+    rng = np.random.default_rng(0)
+    xs = rng.uniform(0, 1, (256, 784)).astype(np.float32)
+    ys = rng.integers(0, 10, 256)
+    soft = tf.ConfigProto(allow_soft_placement=True)
+    gpu = _mlp_step_graph("/gpu:0", soft)
+    cpu = _mlp_step_graph(None, tf.ConfigProto(device_count={"GPU": 0}))
+    try:
+        for sess, x, y, train, _ in (gpu, cpu):
+            for _ in range(3):
+                sess.run(train, {x: xs, y: ys})
+        md = tf.RunMetadata()
+        sess, x, y, train, _ = gpu
+        sess.run(train, {x: xs, y: ys}, run_metadata=md,
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+        placed = {d.device.rsplit("device:", 1)[-1]: sum(
+            1 for n in d.node_stats if not n.node_name.startswith("_"))
+            for d in md.step_stats.dev_stats}
+        t = best_times({name: on_host(lambda s=s: s[0].run(s[3], {s[1]: xs, s[2]: ys}), number)
+                        for name, s in (("gpu", gpu), ("cpu", cpu))}, repeat, settle=SETTLE)
+    finally:
+        gpu[0].close()
+        cpu[0].close()
+    fg, ref = t["gpu"] / number * 1e3, t["cpu"] / number * 1e3
+    target = "ratio <= 1.5 (CPU backend)" if not rt.is_gpu else "ratio <= 0.2 (5x faster)"
+    met = fg / ref <= (1.5 if not rt.is_gpu else 0.2)
+    return run.emit(
+        "mlp_step_opencl", "ms/step", fg, ref, target, met,
+        _notes(rt, number, repeat,
+               "one Adam training step of a 784-512-512-10 ReLU MLP (tf.layers, sparse "
+               "softmax cross-entropy), batch 256 fed from NumPy, float32, built under "
+               f"tf.device('/gpu:0') (nodes per device: {placed}) vs the same model on the "
+               "CPU backend; ratio = OpenCL time / CPU time", settle=SETTLE), blas)
+
+
+def _mixed_graph(mode: str):
+    """A 1024-square MatMul feeding a chain of 40 scalar ops; placed all on the CPU,
+    all on the device, or by the cost model."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [None, 1024], name="x")
+        w = tf.constant(np.random.default_rng(1).standard_normal((1024, 1024), np.float32)
+                        / 32)
+        with tf.device("/gpu:0" if mode == "device" else None):
+            s = tf.reduce_mean(tf.matmul(tf.nn.relu(tf.matmul(x, w)), w))
+            for _ in range(40):
+                s = tf.sin(s) * 0.5 + 0.25
+    config = tf.ConfigProto(allow_soft_placement=True, device_count={"GPU": 0} if
+                            mode == "cpu" else None)
+    return tf.Session(graph=graph, config=config), x, s
+
+
+def bench_placement(rt, blas, number: int = 5, repeat: int = 7):
+    """On a CPU-type device (PoCL) the cost model leaves the device out by rule (it
+    shares the host's cores: see runtime/placement.py), so "cost" equals all-CPU there;
+    on a GPU it decides by cost."""
+    xs = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
+    sessions = {}
+    try:
+        for mode in ("cpu", "device", "cost"):
+            sess, x, s = _mixed_graph(mode)
+            sessions[mode] = (sess, x, s)
+        values = {m: float(v[0].run(v[2], {v[1]: xs})) for m, v in sessions.items()}
+        for m in values:
+            if abs(values[m] - values["cpu"]) > 1e-3 * max(1.0, abs(values["cpu"])):
+                raise AssertionError(f"placement {m}: {values[m]} vs all-CPU {values['cpu']}")
+        md = tf.RunMetadata()
+        sess, x, s = sessions["cost"]
+        sess.run(s, {x: xs}, run_metadata=md,
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+        placed = {d.device.rsplit("device:", 1)[-1]: sorted({
+            sess.graph.get_operation_by_name(n.node_name).type for n in d.node_stats
+            if not n.node_name.startswith("_")}) for d in md.step_stats.dev_stats}
+        t = best_times({m: on_host(lambda v=v: v[0].run(v[2], {v[1]: xs}), number)
+                        for m, v in sessions.items()}, repeat, settle=SETTLE)
+    finally:
+        for v in sessions.values():
+            v[0].close()
+    ms = {m: t[m] / number * 1e3 for m in t}
+    best = min(ms["cpu"], ms["device"])
+    return run.emit(
+        "placement_mixed", "ms/run", ms["cost"], best,
+        "ratio <= 1.0 (the better of all-CPU and all-device)", ms["cost"] <= best * 1.05,
+        _notes(rt, number, repeat,
+               "x[1024,1024] @ W, relu, @ W, mean, then 40 scalar sin/mul/add ops: placed "
+               f"by the cost model ({placed}) vs all-CPU ({ms['cpu']:.3f} ms) and "
+               f"all-device ({ms['device']:.3f} ms); ratio = cost / better of the two "
+               "(met within 5 %: the host's noise)", settle=SETTLE), blas,
+        ms={k: run._round(v) for k, v in ms.items()})
+
+
 WORKLOADS = {
     **{f"gemm_{n}": (bench_gemm, (n,)) for n in (256, 512, 1024, 2048)},
     **{f"add_{k}": (bench_add, (n, k)) for k, n in
@@ -277,6 +394,8 @@ WORKLOADS = {
     **{f"sum_{k}": (bench_sum, (n, k)) for k, n in (("1M", 1 << 20), ("16M", 1 << 24))},
     "softmax_256x1000": (bench_softmax, ()),
     "mlp_forward_opencl": (bench_mlp_forward, ()),
+    "mlp_step_opencl": (bench_mlp_step, ()),
+    "placement_mixed": (bench_placement, ()),
 }
 
 
