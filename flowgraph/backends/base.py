@@ -299,6 +299,17 @@ class Backend:
         """Return `value` (this backend's representation) as a NumPy array."""
         return value
 
+    def to_host_async(self, value, device: Device, done, failed) -> None:
+        """Copy `value` to the host and call ``done(host_array)`` when it is there, or
+        ``failed(exception)``; a backend whose copies are asynchronous returns at once
+        (the `_Send` of a cross-device pair uses it, so no executor thread waits)."""
+        try:
+            host = self.to_host(value, device)
+        except Exception as e:
+            failed(e)
+            return
+        done(host)
+
     def from_host(self, value: np.ndarray, device: Device):
         """Return host array `value` in this backend's representation on `device`."""
         return value

@@ -166,7 +166,10 @@ def _make_send(key: str, device: Device, deref: str | None = None):
     def send(step, value):
         if deref is not None and isinstance(value, VariableState):
             value = readonly(value.read(deref))
-        step.rendezvous.send(key, backend.to_host(value, device))
+        # Returns at once where copies are asynchronous (OpenCL): the value reaches the
+        # rendezvous from the device's completion thread.
+        backend.to_host_async(value, device, lambda host: step.rendezvous.send(key, host),
+                              step.cancel)
 
     return send
 

@@ -119,3 +119,44 @@ def test_feeds_move_to_the_device_and_fetches_come_back_as_numpy():
     assert type(out) is np.ndarray and out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     gpu = next(p for p in md.partition_graphs if p["device"].endswith("GPU:0"))
     assert sorted(n["op"] for n in gpu["node"]) == ["Identity", "_ToDevice"]
+
+
+def test_device_to_host_copies_complete_on_the_completion_thread():
+    """`_Send` uses `read_async`: contiguous, strided and empty arrays arrive whole, and
+    a failing copy reports through `failed`."""
+    import threading
+
+    rt = _runtime.discover()[0]
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    arrays = [rt.to_device(base), rt.to_device(base)[:, ::2], rt.empty((0, 3), np.float32)]
+    wants = [base, base[:, ::2], np.empty((0, 3), np.float32)]
+    got, threads, arrived = [], set(), threading.Event()
+
+    def done(host):
+        got.append(host)
+        threads.add(threading.current_thread().name)
+        if len(got) == len(arrays):
+            arrived.set()
+
+    for a in arrays:
+        rt.read_async(a, done, lambda e: pytest.fail(f"copy failed: {e}"))
+    assert arrived.wait(10)
+    for g, w in zip(got, wants, strict=True):
+        np.testing.assert_array_equal(g, w)
+    assert threads and all(t.startswith("flowgraph-opencl-") for t in threads)
+    failures = []
+    rt.read_async(object(), lambda h: None, failures.append)  # not a device array
+    assert failures and isinstance(failures[0], Exception)
+
+
+def test_values_cross_from_the_device_to_cpu_ops():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3, 4])
+        with tf.device("/gpu:0"):
+            y = tf.nn.relu(x) * 2.0
+        z = tf.sin(y)  # no OpenCL kernel: on the CPU, after a _Send/_Recv pair
+        with tf.Session() as sess:
+            xs = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+            for _ in range(3):
+                np.testing.assert_allclose(sess.run(z, {x: xs}), np.sin(np.maximum(xs, 0) * 2),
+                                           rtol=1e-6)

@@ -82,8 +82,14 @@ class OpenCLBackend(Backend):
 
     def to_host(self, value, device: Device):
         if hasattr(value, "get") and hasattr(value, "queue"):
-            return value.get()
+            return self.runtime(device).read(value)
         return value
+
+    def to_host_async(self, value, device: Device, done, failed) -> None:
+        if not (hasattr(value, "get") and hasattr(value, "queue")):
+            done(value)
+            return
+        self.runtime(device).read_async(value, done, failed)
 
     def from_host(self, value, device: Device, wrap: bool = False):
         if isinstance(value, np.ndarray | np.generic) and value.dtype != object:

@@ -54,6 +54,7 @@ class DeviceRuntime:
         self._array_protos: dict[tuple, tuple] = {}  # (shape, dtype) -> (class, fields)
         self._checks: list[tuple] = []  # deferred checks: (flag array, fine value, error)
         self._checks_lock = threading.Lock()
+        self._completions = None  # queue.SimpleQueue served by a thread (`read_async`)
 
     def program(self, source: str, options: str = ""):
         """The built program for `source` (built once per device and kept)."""
@@ -82,6 +83,54 @@ class DeviceRuntime:
                 if k is None:
                     k = self._kernels[key] = self.cl.Kernel(prg, name)
         return k
+
+    def read_async(self, array, done, failed) -> None:
+        """Enqueue a copy of device array `array` to a new host array without waiting;
+        ``done(host)`` (or ``failed(exc)``) runs on this device's completion thread once
+        the copy has finished. The queue is in order, so one thread waiting on the
+        copies' events in turn serves them all."""
+        try:
+            host, finish = _host_buffer(array)
+            event = None
+            if host.nbytes:
+                event = self.cl.enqueue_copy(self.queue, host, array.base_data,
+                                             src_offset=array.offset, is_blocking=False)
+        except Exception as e:
+            failed(e)
+            return
+        self._completions_queue().put((event, host, lambda h: done(finish(h)), failed))
+
+    def read(self, array) -> np.ndarray:
+        """A host copy of device array `array` (views with any strides too); waits."""
+        host, finish = _host_buffer(array)
+        if host.nbytes:
+            self.cl.enqueue_copy(self.queue, host, array.base_data, src_offset=array.offset,
+                                 is_blocking=True)
+        return finish(host)
+
+    def _completions_queue(self):
+        if self._completions is None:
+            with self._checks_lock:
+                if self._completions is None:
+                    import queue
+
+                    self._completions = queue.SimpleQueue()
+                    threading.Thread(target=self._complete, args=(self._completions,),
+                                     name=f"flowgraph-opencl-{self.name}",
+                                     daemon=True).start()
+        return self._completions
+
+    @staticmethod
+    def _complete(pending) -> None:
+        while True:
+            event, host, done, failed = pending.get()
+            try:
+                if event is not None:
+                    event.wait()
+            except Exception as e:
+                failed(e)
+                continue
+            done(host)
 
     def defer_check(self, flag, fine: int, error) -> None:
         """Check device array `flag` (one int) once the queue has run instead of waiting
@@ -156,6 +205,25 @@ class DeviceRuntime:
         elif arr.nbytes:
             arr.base_data = self.pool(arr.nbytes)
         return arr
+
+
+def _host_buffer(array):
+    """(host buffer to copy `array`'s bytes into, function making the result from it).
+    A strided view copies the span of its buffer that it covers and is gathered on the
+    host (pyopencl's own ``get`` refuses views that are not contiguous)."""
+    if array.flags.c_contiguous or array.size == 0:
+        return np.empty(array.shape, array.dtype), lambda h: h
+    if any(st < 0 for st in array.strides):
+        raise ValueError("device arrays with negative strides cannot be copied to the host")
+    item = array.dtype.itemsize
+    span = item + sum((n - 1) * st for n, st in zip(array.shape, array.strides, strict=True))
+    raw = np.empty(span, np.uint8)
+    shape, strides, dtype = array.shape, array.strides, array.dtype
+
+    def gather(h):  # strides are whole elements, so the span is too
+        return np.lib.stride_tricks.as_strided(h.view(dtype), shape, strides).copy()
+
+    return raw, gather
 
 
 def _probe(cl, device) -> str | None:
