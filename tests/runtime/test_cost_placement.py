@@ -102,6 +102,7 @@ def test_requests_and_colocation_are_kept_and_explained(gpu_like, capsys):
     assert placed["bump"] == ("CPU:0", "colocated with 'v', which requested '/device:CPU:0'")
 
 
+@pytest.mark.skipif(GPU.auto_place, reason="the OpenCL device is a real GPU")
 def test_cpu_type_opencl_devices_take_no_unrequested_ops(capsys):
     x = tf.placeholder(tf.float32, [None, 1024], name="x")
     y = tf.matmul(x, tf.ones([1024, 1024]), name="mm")
