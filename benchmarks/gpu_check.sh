@@ -3,7 +3,8 @@
 # pyopencl from carried wheels, the driver's OpenCL library through an ICD file of our own,
 # flowgraph built in place, then the GEMM sweep, the OpenCL test modules (CI=true: no
 # skipping) and bench_opencl.py. Results go to $OUT (or ./gpu-out).
-#   usage: bash benchmarks/gpu_check.sh WHEEL_DIR [pytest args...]
+#   usage: [SKIP_SWEEP=1] [SWEEP_SIZES=...] [BENCH=workloads] \
+#          bash benchmarks/gpu_check.sh WHEEL_DIR [pytest args...]
 set -u
 wheels=$1; shift
 out=${OUT:-gpu-out}; mkdir -p "$out"
@@ -17,8 +18,8 @@ python3 -m pip install --no-build-isolation --no-deps --no-index -e . > "$out/bu
   || { tail -20 "$out/build.log"; exit 1; }
 nproc; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "from flowgraph.backends.opencl._runtime import discover; print([(r.name, r.platform, r.is_gpu) for r in discover()])"
-echo "== sweep"; timeout 100 python3 benchmarks/opencl_gemm_sweep.py ${SWEEP_SIZES:-} 2>&1 | tee "$out/sweep.jsonl"
+[ -n "${SKIP_SWEEP:-}" ] || { echo "== sweep"; timeout 100 python3 benchmarks/opencl_gemm_sweep.py ${SWEEP_SIZES:-} 2>&1 | tee "$out/sweep.jsonl"; }
 [ $# -eq 0 ] && set -- tests/backends tests/runtime/test_cost_placement.py
 echo "== tests"; CI=true timeout 200 python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 \
   | tee "$out/tests.log" | tail -25
-echo "== bench"; timeout 150 python3 benchmarks/bench_opencl.py 2>&1 | tee "$out/bench.jsonl"
+echo "== bench"; timeout 150 python3 benchmarks/bench_opencl.py ${BENCH:-} 2>&1 | tee "$out/bench.jsonl"

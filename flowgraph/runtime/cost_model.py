@@ -14,8 +14,8 @@ than one device and nothing requested one. The estimates are deliberately simple
   batch size of the first run's feeds (the leading dimension of the first fed value, the
   usual meaning of a ``None`` dimension), else 1.
 
-Profiles are measured once per device (a few kernel calls: a tiny Add, a large Add, a
-512-square MatMul, a 4 MB round trip through host memory) and kept on disk
+Profiles are measured once per device (a few kernel calls: a tiny Add, Adds of 1M and
+4M elements, MatMuls of two sizes, a 4 MB round trip through host memory) and kept on disk
 (`flowgraph.backends.tuning_cache`). A traced run (``RunOptions(trace_level=FULL_TRACE)``)
 refines them: `CostModel.observe` records each op's measured time on host-memory devices,
 which replaces the estimate in plans compiled afterwards (on an OpenCL device a trace
@@ -41,6 +41,7 @@ from flowgraph.backends import tuning_cache
 from flowgraph.backends.base import Device
 
 CACHE_FILE = "device_profiles.json"
+PROFILE_VERSION = 2  # part of the cache key: a new way of measuring measures again
 _GEMM_OPS = {"MatMul", "BatchMatMul", "BatchMatMulV2", "Conv2D", "Conv2DBackpropInput",
              "Conv2DBackpropFilter", "DepthwiseConv2dNative"}
 
@@ -72,8 +73,8 @@ _profiles_lock = threading.Lock()
 def _profile_key(device: Device) -> str:
     import os
 
-    return (f"{type(device.backend).__name__}|{device.device_type}|{device.description}|"
-            f"{os.cpu_count()}")
+    return (f"v{PROFILE_VERSION}|{type(device.backend).__name__}|{device.device_type}|"
+            f"{device.description}|{os.cpu_count()}")
 
 
 def set_profile(device: Device, profile: DeviceProfile | None) -> None:
@@ -122,7 +123,10 @@ def _best(fn, number: int, sync, repeat: int = 3) -> float:
 
 def measure(device: Device) -> DeviceProfile:
     """Measure `device` through its backend's own Add and MatMul kernels (see the module
-    docstring); about 0.1 s on a CPU, a second or two where kernels are compiled first."""
+    docstring). Rates are marginal: the difference in time between two sizes, so that
+    the fixed per-call cost (host enqueue, packing launches) does not pass for slow
+    work; the GEMM size doubles from 256 until a call takes 2 ms (or 4096). About 0.2 s
+    on a CPU, a second or two where kernels are compiled (and GEMM tiles tuned) first."""
     from flowgraph.framework import dtypes
 
     backend = device.backend
@@ -130,10 +134,6 @@ def measure(device: Device) -> DeviceProfile:
     add = backend.find_kernel("Add", dtypes.float32).fn
     matmul = backend.find_kernel("MatMul", dtypes.float32).fn
     rng = np.random.default_rng(0)
-    tiny = backend.from_host(np.ones(16, np.float32), device)
-    big_host = rng.standard_normal(1 << 20, dtype=np.float32)
-    big = backend.from_host(big_host, device)
-    sq = backend.from_host(rng.standard_normal((512, 512), dtype=np.float32), device)
     last = []
 
     def sync():
@@ -141,22 +141,47 @@ def measure(device: Device) -> DeviceProfile:
             backend.to_host(last[-1], device)
             last.clear()
 
-    def run(fn, *args):
-        return lambda: last.append(fn(*args))
+    def per_call(fn, *args) -> float:
+        call = lambda: last.append(fn(*args))  # noqa: E731
+        once = _best(call, 1, sync, repeat=1)
+        return _best(call, max(1, min(50, int(0.005 / max(once, 1e-7)))), sync)
+
+    def on_device(shape):
+        return backend.from_host(rng.standard_normal(shape, dtype=np.float32), device)
 
     executor_dispatch = 2e-6  # the executor's own per-node cost, on every device
-    launch = _best(run(add, tiny, tiny), 50, sync) + executor_dispatch
-    bandwidth = 3 * big_host.nbytes / max(_best(run(add, big, big), 10, sync) - launch, 1e-9)
-    gemm = 2 * 512 ** 3 / max(_best(run(matmul, sq, sq), 5, sync) - launch, 1e-9)
+    tiny = on_device(16)
+    launch = per_call(add, tiny, tiny) + executor_dispatch
+    small, big = on_device(1 << 20), on_device(1 << 22)
+    bandwidth = _marginal_rate(3 * 4 * (1 << 20), per_call(add, small, small),
+                               3 * 4 * (1 << 22), per_call(add, big, big))
+    n, prev = 256, None
+    while True:
+        sq = on_device((n, n))
+        t = per_call(matmul, sq, sq)
+        if prev is not None and (t >= 2e-3 or n >= 4096):
+            break
+        prev, n = (n, t), n * 2
+    gemm = _marginal_rate(2 * prev[0] ** 3, prev[1], 2 * n ** 3, t)
     if backend.host_memory:
         return DeviceProfile(launch, gemm, bandwidth)
-    small = np.ones(1, np.float32)
-    latency = _best(lambda: backend.to_host(backend.from_host(small, device), device), 20,
+    host = rng.standard_normal(1 << 20, dtype=np.float32)
+    one = np.ones(1, np.float32)
+    latency = _best(lambda: backend.to_host(backend.from_host(one, device), device), 20,
                     lambda: None) / 2
-    round_trip = _best(lambda: backend.to_host(backend.from_host(big_host, device), device),
+    round_trip = _best(lambda: backend.to_host(backend.from_host(host, device), device),
                        3, lambda: None)
-    copy_bandwidth = 2 * big_host.nbytes / max(round_trip - 2 * latency, 1e-9)
+    copy_bandwidth = 2 * host.nbytes / max(round_trip - 2 * latency, 1e-9)
     return DeviceProfile(launch, gemm, bandwidth, latency, copy_bandwidth)
+
+
+def _marginal_rate(work1: float, t1: float, work2: float, t2: float) -> float:
+    """Work per second between two measurements; when the larger one did not take
+    clearly longer (noise, or a device still bound by its fixed costs), the plain rate
+    of the larger one."""
+    if t2 > 1.2 * t1:
+        return (work2 - work1) / (t2 - t1)
+    return work2 / max(t2, 1e-9)
 
 
 class CostModel:
