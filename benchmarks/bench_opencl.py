@@ -390,7 +390,8 @@ def bench_placement(rt, blas, number: int = 5, repeat: int = 7):
 WORKLOADS = {
     **{f"gemm_{n}": (bench_gemm, (n,)) for n in (256, 512, 1024, 2048)},
     **{f"add_{k}": (bench_add, (n, k)) for k, n in
-       (("1K", 1 << 10), ("64K", 1 << 16), ("1M", 1 << 20), ("16M", 1 << 24))},
+       (("1K", 1 << 10), ("64K", 1 << 16), ("1M", 1 << 20), ("16M", 1 << 24),
+        ("64M", 1 << 26))},
     **{f"sum_{k}": (bench_sum, (n, k)) for k, n in (("1M", 1 << 20), ("16M", 1 << 24))},
     "softmax_256x1000": (bench_softmax, ()),
     "mlp_forward_opencl": (bench_mlp_forward, ()),

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import flowgraph as tf
-from tests.backends.opencl_cases import _labels, _rand
+from tests.backends.opencl_cases import F64, _labels, _pos, _rand
 
 
 def _devices():
@@ -157,3 +157,38 @@ def test_matmul_both_forms(monkeypatch, cpu_shaped):
                 got = _host(kernels_nn.matmul(a, b, transpose_a=ta, transpose_b=tb))
                 want = (a.T if ta else a) @ (b.T if tb else b)
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_the_four_per_item_elementwise_form(monkeypatch):
+    """The ``_vec`` kernels (GPUs, contiguous operands) forced on whatever device there
+    is, for every table op and dtype, on a size with a tail and on an offset view."""
+    from flowgraph.backends.opencl import backend
+    from flowgraph.backends.opencl import kernels_elementwise as ew
+
+    monkeypatch.setattr(ew, "_use_vec", lambda rt, n, out, inputs, bufs: all(
+        x.dtype == out.dtype for x in inputs) and all(int(o) % 4 == 0 for o in bufs[1::2]))
+    cases = [(op, d, 1) for op, (_, dts) in ew._UNARY.items() for d in dts] + \
+            [(op, d, 2) for op, (_, dts) in ew._BINARY.items() for d in dts]
+    from flowgraph.backends.opencl._runtime import discover
+
+    rt = discover()[0]
+    for op, dtype, arity in cases:
+        if dtype == F64 and not rt.has_fp64:
+            continue
+        gen = _pos if op in ("Sqrt", "Rsqrt", "Log", "Pow", "Reciprocal", "RealDiv",
+                             "DivNoNan") else _rand
+        host = [gen((4103,), dtype) for _ in range(arity)]
+        kernel = backend.find_kernel(op, tf.as_dtype(dtype)).fn
+        got = _host(kernel(*[rt.to_device(h) for h in host]))
+        view = _host(kernel(*[rt.to_device(np.concatenate([np.zeros(4, dtype), h]))[4:]
+                              for h in host]))
+        with tf.Graph().as_default(), tf.Session(config=tf.ConfigProto(
+                device_count={"GPU": 0})) as sess:
+            from flowgraph.ops.op_util import make_op
+
+            want = sess.run(make_op(op, [tf.constant(h) for h in host], {}).outputs[0])
+        for g in (got, view):
+            if np.dtype(dtype).kind == "f":
+                np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6, err_msg=op)
+            else:
+                np.testing.assert_array_equal(g, want, err_msg=op)

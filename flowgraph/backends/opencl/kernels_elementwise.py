@@ -186,17 +186,38 @@ def _nd_index(arity: int) -> str:
     return "\n      ".join(lines)
 
 
-def _elementwise_source(in_ctype: str, kernels, arity: int) -> str:
+def _elementwise_source(in_ctype: str, kernels, arity: int, vec: bool = True) -> str:
     """One program: for each (name, C expression of x [, y], out ctype) a ``name_flat`` and
-    a ``name_nd`` kernel. ``T`` is the input type inside expressions."""
+    a ``name_nd`` kernel, and with `vec` a ``name_vec`` one where the output has the
+    input's type (not for bool). ``T`` is the input type inside expressions (``T4`` its
+    4-vector in ``_vec``, where the expression is evaluated on vectors)."""
     names = "xy"[:arity]
     ins = ", ".join(f"__global const T* {v}_, int off{k}" for k, v in enumerate(names))
     dims = ", ".join(f"int d{d}" for d in range(1, MAX_DIMS))
     strides = ", ".join(f"int s{k}_{d}" for k in range(arity) for d in range(MAX_DIMS))
     flat_load = " ".join(f"T {v} = {v}_[off{k} + i];" for k, v in enumerate(names))
     nd_load = " ".join(f"T {v} = {v}_[o{k}];" for k, v in enumerate(names))
-    out = [f"#define T {in_ctype}"]
+    out = [f"#define T {in_ctype}", f"#define T4 {in_ctype}4"]
+    vec_ins = ", ".join(f"__global const T* {v}_, int off{k}" for k, v in enumerate(names))
+    vec_load = " ".join(f"T4 {v} = ((__global const T4*)({v}_ + off{k}))[i];"
+                        for k, v in enumerate(names))
     for name, expr, out_ctype in kernels:
+        if vec and out_ctype == in_ctype != "uchar":
+            # GPUs: four elements per work-item in 16-byte loads and stores (operands'
+            # offsets multiples of 4, so aligned); the last item takes the tail singly
+            out.append(f"""
+__kernel void {name}_vec(__global T* out, {vec_ins}, int n) {{
+  int i = get_global_id(0);
+  if (4 * i + 4 <= n) {{
+    {vec_load}
+    ((__global T4*)out)[i] = (T4)({expr});
+  }} else {{
+    for (int j = 4 * i; j < n; ++j) {{
+      {" ".join(f"T {v} = {v}_[off{k} + j];" for k, v in enumerate(names))}
+      out[j] = (T)({expr});
+    }}
+  }}
+}}""")
         out.append(f"""
 __kernel void {name}_flat(__global {out_ctype}* out, {ins}, int n) {{
   int i = get_global_id(0);
@@ -216,6 +237,15 @@ __kernel void {name}_nd(__global {out_ctype}* out, {ins}, int n, {dims}, {stride
     return "\n".join(out)
 
 
+def _use_vec(rt, n: int, out, inputs, bufs) -> bool:
+    """Whether a contiguous elementwise op takes the four-per-item ``_vec`` kernel: on
+    GPUs (PoCL vectorizes the one-per-item kernel itself), for 4096 elements or more,
+    when every operand starts at a multiple of 4 elements and the output has the inputs'
+    type (comparisons and casts do not, and have no ``_vec`` kernel)."""
+    return (rt.is_gpu and n >= 4096 and all(x.dtype == out.dtype for x in inputs)
+            and all(int(off) % 4 == 0 for off in bufs[1::2]))
+
+
 def run_elementwise(source: str, name: str, out, inputs, op_type: str):
     """Launch kernel `name` (``_flat`` or ``_nd`` variant) of `source` writing `out`
     (contiguous, fresh) from `inputs` broadcast to ``out.shape``; returns `out`."""
@@ -232,6 +262,10 @@ def run_elementwise(source: str, name: str, out, inputs, op_type: str):
         buf, off, _ = operand(x)
         bufs += [buf, np.int32(off)]
     if not dims or (len(dims) == 1 and all(s == (1,) for s in strides)):
+        if _use_vec(rt, n, out, inputs, bufs):
+            knl = get_kernel(rt, source, name + "_vec")
+            launch(rt, knl, grid(-(-n // 4)), None, out.data, *bufs, np.int32(n))
+            return out
         knl = get_kernel(rt, source, name + "_flat")
         launch(rt, knl, grid(n), None, out.data, *bufs, np.int32(n))
     else:
@@ -351,7 +385,7 @@ def _cast_source(src: np.dtype) -> str:
             expr = "x != 0" if dst == BOOL else "x"
             kernels.append((f"to_{dst.name}", expr, CTYPES[dst]))
         code = _CAST_SOURCES[src] = header(*CAST_DTYPES) + _elementwise_source(
-            CTYPES[src], kernels, 1)
+            CTYPES[src], kernels, 1, vec=False)
     return code
 
 
