@@ -246,9 +246,10 @@ def _use_vec(rt, n: int, out, inputs, bufs) -> bool:
             and all(int(off) % 4 == 0 for off in bufs[1::2]))
 
 
-def run_elementwise(source: str, name: str, out, inputs, op_type: str):
-    """Launch kernel `name` (``_flat`` or ``_nd`` variant) of `source` writing `out`
-    (contiguous, fresh) from `inputs` broadcast to ``out.shape``; returns `out`."""
+def run_elementwise(source: str, name: str, out, inputs, op_type: str, vec: bool = True):
+    """Launch kernel `name` (``_vec``, ``_flat`` or ``_nd`` variant) of `source` writing
+    `out` (contiguous, fresh) from `inputs` broadcast to ``out.shape``; returns `out`.
+    `vec`: whether `source` has ``_vec`` kernels (`_elementwise_source`)."""
     n = out.size
     if n == 0:
         return out
@@ -262,7 +263,7 @@ def run_elementwise(source: str, name: str, out, inputs, op_type: str):
         buf, off, _ = operand(x)
         bufs += [buf, np.int32(off)]
     if not dims or (len(dims) == 1 and all(s == (1,) for s in strides)):
-        if _use_vec(rt, n, out, inputs, bufs):
+        if vec and _use_vec(rt, n, out, inputs, bufs):
             knl = get_kernel(rt, source, name + "_vec")
             launch(rt, knl, grid(-(-n // 4)), None, out.data, *bufs, np.int32(n))
             return out
@@ -400,7 +401,8 @@ def cast(x, *, DstT):
                         f"{[d.name for d in CAST_DTYPES]}, not {dst.name}")
     check_dtype(rt, dst, "Cast")
     out = rt.empty(x.shape, dst)
-    return run_elementwise(_cast_source(x.dtype), f"to_{dst.name}", out, (x,), "Cast")
+    return run_elementwise(_cast_source(x.dtype), f"to_{dst.name}", out, (x,), "Cast",
+                           vec=False)
 
 
 # -- BiasAdd ----------------------------------------------------------------------------------
@@ -424,7 +426,8 @@ __kernel void bias_add(__global T* out, __global const T* x, int xoff,
 def copy(rt, x):
     """A fresh contiguous copy of device array `x` (through Cast's same-dtype kernel)."""
     out = rt.empty(x.shape, x.dtype)
-    return run_elementwise(_cast_source(x.dtype), f"to_{x.dtype.name}", out, (x,), "copy")
+    return run_elementwise(_cast_source(x.dtype), f"to_{x.dtype.name}", out, (x,), "copy",
+                           vec=False)
 
 
 def contiguous(rt, x):
