@@ -110,7 +110,20 @@ from flowgraph.runtime.config import (
     RunMetadata,
     RunOptions,
 )
-from flowgraph.runtime.session import InteractiveSession, Session
+from flowgraph.runtime.session import InteractiveSession, Session, register_target_scheme
+
+
+def _remote_session_class():
+    try:
+        from flowgraph.distributed.remote_session import RemoteSession
+    except ImportError as e:
+        raise ImportError(
+            f"tf.Session('grpc://...') needs the distributed runtime's dependencies ({e}); "
+            "install them with: pip install 'flowgraph[distributed]'") from e
+    return RemoteSession
+
+
+register_target_scheme("grpc://", _remote_session_class)
 
 # The harness, Keras, data, export and compat layers load on first use, so that
 # ``import flowgraph`` stays fast (heavy optional modules are imported lazily).

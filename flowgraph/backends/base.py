@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,6 +120,9 @@ def _kernel_def(op_type: str, fn: Callable, dtypes, needs_step: bool,
         accepted = frozenset(_dtypes.as_dtype(d).base_dtype for d in dtypes)
     return KernelDef(op_type, fn, accepted, needs_step, is_async, names, takes_all, is_class,
                      fresh, _registration_site(), tuple(host_inputs))
+
+
+_load_lock = threading.RLock()
 
 
 class Backend:
@@ -230,10 +234,22 @@ class Backend:
         return None
 
     def ensure_loaded(self) -> None:
-        """Import kernel modules on first use (subclasses override `load_kernels`)."""
-        if not self._loaded:
+        """Import kernel modules on first use (subclasses override `load_kernels`).
+
+        Other threads wait until the loading thread has finished (a server's threads
+        asked for kernels while the first was still importing them and saw none); the
+        loading thread itself, reaching here again from a kernel module, goes on."""
+        if self._loaded:
+            return
+        with _load_lock:
+            if self._loaded or getattr(self, "_loading", False):
+                return
+            self._loading = True
+            try:
+                self.load_kernels()
+            finally:
+                self._loading = False
             self._loaded = True
-            self.load_kernels()
 
     def load_kernels(self) -> None:
         pass

@@ -45,6 +45,16 @@ from flowgraph.runtime.step import StepContext
 from flowgraph.runtime.step_stats import fill_step_stats
 
 logger = logging.getLogger("flowgraph")
+# Session classes for target schemes served above this layer ("grpc://": the
+# distributed runtime), registered by `register_target_scheme` from the top of the
+# package, so that this layer imports nothing above it.
+_TARGET_SCHEMES: dict[str, object] = {}
+
+
+def register_target_scheme(prefix: str, session_class_loader) -> None:
+    """Make ``Session(target)`` with a target starting with `prefix` an instance of the
+    class `session_class_loader()` returns (loaded on first use)."""
+    _TARGET_SCHEMES[prefix] = session_class_loader
 _step_ids = itertools.count(1)
 
 
@@ -127,6 +137,15 @@ class Session:
         Threads, device counts, placement logging and soft placement.
     """
 
+    def __new__(cls, target: str = "", *args, **kwargs):
+        text = target.decode() if isinstance(target, bytes) else (target or "")
+        if cls is Session and isinstance(text, str):
+            for prefix, loader in _TARGET_SCHEMES.items():
+                if text.startswith(prefix):
+                    cls = loader()
+                    break
+        return super().__new__(cls)
+
     def __init__(self, target: str = "", graph: Graph | None = None,
                  config: ConfigProto | None = None) -> None:
         if graph is not None and not isinstance(graph, Graph):
@@ -137,10 +156,9 @@ class Session:
         if self._target.startswith("grpc://"):
             raise errors.UnimplementedError(
                 None, None,
-                f"Session target '{self._target}': distributed execution over gRPC is not "
-                "implemented yet, and flowgraph will not silently run such a session "
-                "locally. Use '' (in-process) or 'local://NAME' (state shared by the "
-                "sessions of this process that name it).")
+                f"{type(self).__name__} target '{self._target}': only tf.Session runs on a "
+                "grpc:// target; flowgraph will not silently run it locally. Use "
+                "tf.Session(target), or '' / 'local://NAME' for an in-process session.")
         if self._target and not self._target.startswith("local://"):
             raise errors.InvalidArgumentError(
                 None, None,

@@ -1,5 +1,6 @@
 """The `tf.train` namespace: re-exports only."""
 
+from flowgraph.distributed import ClusterSpec, Server, replica_device_setter
 from flowgraph.summary.event_format import summary_iterator
 from flowgraph.train import slot_creator
 from flowgraph.train.adadelta import *

@@ -1,0 +1,119 @@
+"""`tf.train.ClusterSpec`: the jobs of a cluster and the address of each task.
+
+A cluster maps job names (``"ps"``, ``"worker"``, ``"chief"``...) to tasks; a job is a
+list of ``"host:port"`` addresses (task i at position i) or, for a job with gaps, a dict
+``{task_index: address}``. Device names refer to tasks as ``/job:ps/task:0``.
+
+Example
+-------
+>>> spec = ClusterSpec({"ps": ["localhost:2222"], "worker": {1: "localhost:2224"}})
+>>> spec.jobs, spec.num_tasks("worker"), spec.job_tasks("worker")
+(['ps', 'worker'], 1, [None, 'localhost:2224'])
+>>> spec.as_dict()
+{'ps': ['localhost:2222'], 'worker': {1: 'localhost:2224'}}
+"""
+
+from __future__ import annotations
+
+__all__ = ["ClusterSpec"]
+
+
+def _job_table(job: str, tasks) -> dict[int, str]:
+    if isinstance(tasks, list | tuple):
+        table = dict(enumerate(tasks))
+    elif isinstance(tasks, dict):
+        try:
+            table = {int(i): a for i, a in tasks.items()}
+        except (TypeError, ValueError):
+            raise ValueError(f"ClusterSpec job {job!r}: task indices must be integers; got "
+                             f"{list(tasks)!r}") from None
+    else:
+        raise TypeError(f"ClusterSpec job {job!r} must map to a list of 'host:port' "
+                        f"addresses or a dict {{task_index: address}}; got "
+                        f"{type(tasks).__name__}: {tasks!r}")
+    for index, address in table.items():
+        if not isinstance(address, str) or ":" not in address:
+            raise ValueError(f"ClusterSpec job {job!r} task {index}: the address must be a "
+                             f"'host:port' string; got {address!r}")
+    return table
+
+
+class ClusterSpec:
+    """The tasks of a cluster by job (TensorFlow 1.x `tf.train.ClusterSpec`).
+
+    Parameters
+    ----------
+    cluster : dict, ClusterSpec or None
+        Job name -> list of addresses, or -> dict ``{task_index: address}``.
+    """
+
+    def __init__(self, cluster=None) -> None:
+        if cluster is None:
+            cluster = {}
+        elif not isinstance(cluster, dict) and hasattr(cluster, "as_dict"):
+            cluster = cluster.as_dict()
+        if not isinstance(cluster, dict):
+            raise TypeError(f"ClusterSpec needs a dict of job name -> addresses (or a "
+                            f"ClusterSpec); got {type(cluster).__name__}: {cluster!r}")
+        self._jobs: dict[str, dict[int, str]] = {}
+        for job, tasks in cluster.items():
+            if not isinstance(job, str):
+                raise TypeError(f"ClusterSpec job names must be strings; got {job!r}")
+            self._jobs[job] = _job_table(job, tasks)
+
+    @property
+    def jobs(self) -> list[str]:
+        """The job names, sorted."""
+        return sorted(self._jobs)
+
+    def num_tasks(self, job_name: str) -> int:
+        """How many tasks `job_name` has."""
+        return len(self._table(job_name))
+
+    def task_indices(self, job_name: str) -> list[int]:
+        """The task indices of `job_name`, sorted."""
+        return sorted(self._table(job_name))
+
+    def task_address(self, job_name: str, task_index: int) -> str:
+        """The ``host:port`` of one task (ValueError if the cluster has no such task)."""
+        table = self._table(job_name)
+        if task_index not in table:
+            raise ValueError(f"No task with index {task_index} in job {job_name!r}; its "
+                             f"tasks are {sorted(table)}")
+        return table[task_index]
+
+    def job_tasks(self, job_name: str) -> list:
+        """The addresses of `job_name` by task index (None where a sparse job has gaps)."""
+        table = self._table(job_name)
+        return [table.get(i) for i in range(max(table) + 1)] if table else []
+
+    def as_dict(self) -> dict:
+        """Job -> list of addresses (dense jobs) or dict (sparse jobs)."""
+        out = {}
+        for job, table in sorted(self._jobs.items()):
+            dense = sorted(table) == list(range(len(table)))
+            out[job] = [table[i] for i in sorted(table)] if dense else dict(sorted(table.items()))
+        return out
+
+    def _table(self, job_name: str) -> dict[int, str]:
+        if job_name not in self._jobs:
+            raise ValueError(f"No such job in cluster: {job_name!r} (jobs: {self.jobs})")
+        return self._jobs[job_name]
+
+    def __bool__(self) -> bool:
+        return bool(self._jobs)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ClusterSpec):
+            return self._jobs == other._jobs
+        if isinstance(other, dict):
+            try:
+                return self._jobs == ClusterSpec(other)._jobs
+            except (TypeError, ValueError):
+                return False
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"ClusterSpec({self.as_dict()!r})"

@@ -1,0 +1,296 @@
+"""The master's planning: place a run's ops on tasks and cut it into stage graphs.
+
+A `RemoteSession` plans each distinct run signature (fetches, targets, fed tensors) once:
+
+1. **prune**: the ops the fetches and targets need, cut at fed tensors (the project's one
+   walk, `flowgraph.framework.graph_walk.depth_first_order`, loop back edges marked).
+2. **place on tasks**: an op that takes a variable by reference runs on the variable's
+   task; otherwise its task comes from its device's job and task fields, where an op in
+   a colocation group takes the device of the group's op (so a variable's initializer,
+   optimizer slots and updates go with it). Unset fields take the master's job
+   and task (a job without a task means task 0). Device types and indices (``/cpu:0``)
+   are left to the task's own placement.
+3. **stages**: an op's *level* is the largest level among its inputs (data and control),
+   plus one for an input from another task; then an op whose consumers are all on its
+   task moves up to the lowest level among them (a constant joins its reader's stage).
+   Ops of one task and one level form a *stage*. Every edge between stages goes to a
+   strictly higher level or stays on one task, so running levels in order respects
+   every dependency, and the stages of one level (on different tasks) run in parallel.
+   A ps + worker training step has three: ps (read variables) -> worker (forward,
+   backward) -> ps (apply updates).
+4. **stage graphs**: each stage becomes a graph def of its own (flowgraph's graph JSON).
+   A tensor from another stage becomes a ``Placeholder`` that the task feeds with the
+   tensor pulled (``RecvTensor``) from the producing task's step store, keyed by the
+   tensor's name; control edges from other stages are dropped (the level order already
+   enforces them). A variable op (no inputs, ref or resource outputs) read by reference
+   in a later stage of the same task is copied into that stage: it names the same
+   variable in the task's shared resources.
+
+A while loop must stay within one stage (its ``NextIteration`` -> ``Merge`` edge would
+otherwise go backwards between stages); planning says so if it does not.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default() as g:
+...     with tf.device("/job:ps/task:0"):
+...         a = tf.constant(1.0, name="a")
+...     b = tf.add(a, 2.0, name="b")
+>>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
+...                 {"ps": ["h:1"], "worker": ["h:2"]})
+>>> [(s.task, s.level, [op.name for op in s.ops]) for s in plan.stages]
+[('/job:ps/replica:0/task:0', 0, ['a']), ('/job:worker/replica:0/task:0', 1, ['Const', 'b'])]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from flowgraph.distributed.cluster_spec import ClusterSpec
+from flowgraph.framework import errors
+from flowgraph.framework.device_spec import DeviceSpec
+from flowgraph.framework.graph_walk import depth_first_order
+from flowgraph.framework.serialization import GRAPH_DEF_VERSION, encode_attr, node_to_dict
+
+__all__ = ["Stage", "StepPlan", "plan_run", "task_name"]
+
+
+def task_name(job: str, task: int) -> str:
+    return f"/job:{job}/replica:0/task:{task}"
+
+
+@dataclasses.dataclass(eq=False)
+class Stage:
+    """One task's share of one level of a step."""
+
+    task: str
+    level: int
+    ops: list
+    graph_def: dict = dataclasses.field(default_factory=dict)
+    feeds: dict = dataclasses.field(default_factory=dict)  # placeholder -> fed Tensor
+    recvs: list = dataclasses.field(default_factory=list)  # [placeholder, key, task]
+    fetches: list = dataclasses.field(default_factory=list)  # [tensor name, key]
+    targets: list = dataclasses.field(default_factory=list)
+    returns: list = dataclasses.field(default_factory=list)  # keys sent back to the client
+    handle: str = ""  # set when registered with the task
+
+
+@dataclasses.dataclass
+class StepPlan:
+    stages: list
+    levels: list  # list of lists of stages, in run order
+    tasks: list  # every task the step touches
+
+
+def _is_back_edge(op, dep) -> bool:
+    return op.op_def.control_flow == "merge" and dep.op_def.control_flow == "next_iteration"
+
+
+def _is_handle_op(op) -> bool:
+    outs = op._outputs
+    return (not op._inputs and bool(outs)
+            and all(t.dtype.is_ref_dtype or t.dtype.name == "resource" for t in outs))
+
+
+def _prune(fetch_tensors, target_ops, fed) -> list:
+    roots = [t.op for t in fetch_tensors if t not in fed] + list(target_ops)
+
+    def deps(op):
+        return [t.op for t in op._inputs if t not in fed] + list(op._control_inputs)
+
+    return depth_first_order(roots, deps, _is_back_edge)
+
+
+class _Placer:
+    def __init__(self, graph, default_task: str, cluster: ClusterSpec) -> None:
+        self.graph, self.cluster = graph, cluster
+        spec = DeviceSpec.from_string(default_task)
+        self.default_job, self.default_index = spec.job, spec.task or 0
+
+    def device_of(self, op) -> str:
+        for name in op._colocation or ():
+            try:
+                return self.graph.get_operation_by_name(name).device
+            except (KeyError, ValueError):
+                continue
+        return op.device
+
+    def task_of(self, op, placed: dict) -> str:
+        ref_tasks = {placed[t.op] for k, t in enumerate(op._inputs)
+                     if t.dtype.is_ref_dtype and op.op_def.is_ref_input(k) and t.op in placed}
+        if len(ref_tasks) == 1:  # an op that takes a variable by reference runs beside it
+            return ref_tasks.pop()
+        if len(ref_tasks) > 1:
+            raise errors.UnimplementedError(
+                None, op,
+                f"Operation '{op.name}' ({op.type}) takes variables by reference from "
+                f"several tasks ({sorted(ref_tasks)}); a distributed run needs them on one "
+                "task. Put these variables on one ps task, or use one op per task.")
+        spec = DeviceSpec.from_string(self.device_of(op))
+        job = spec.job or self.default_job
+        index = spec.task if spec.task is not None else (
+            self.default_index if job == self.default_job else 0)
+        if job not in self.cluster.jobs or index not in self.cluster.task_indices(job):
+            raise errors.InvalidArgumentError(
+                None, op,
+                f"Cannot assign a device for operation '{op.name}' ({op.type}): it asks for "
+                f"'/job:{job}/task:{index}', which is not a task of the cluster "
+                f"{self.cluster.as_dict()}. Fix the op's device or the ClusterSpec.")
+        return task_name(job, index)
+
+
+def _local_device(device: str) -> str:
+    spec = DeviceSpec.from_string(device)
+    return DeviceSpec(device_type=spec.device_type,
+                      device_index=spec.device_index).to_string()
+
+
+def _node(op, inputs: list, colocation_ok) -> dict:
+    node = node_to_dict(op)
+    node["input"] = inputs
+    node["device"] = _local_device(op.device)
+    coloc = [c for c in node.pop("colocation", []) if colocation_ok(c)]
+    if coloc:
+        node["colocation"] = coloc
+    node["output_shapes"] = [encode_attr(t.shape) for t in op._outputs]
+    node["output_dtypes"] = [t.dtype.base_dtype.name for t in op._outputs]
+    return node
+
+
+def _placeholder(name: str, tensor) -> dict:
+    dtype = tensor.dtype.base_dtype
+    return {"name": name, "op": "Placeholder", "input": [], "device": "",
+            "attr": {"dtype": encode_attr(dtype), "shape": encode_attr(tensor.shape)},
+            "output_shapes": [encode_attr(tensor.shape)], "output_dtypes": [dtype.name]}
+
+
+def _levels(order, task, fed, keep) -> dict:
+    level: dict = {}
+    for op in order:
+        best = 0
+        for t in op._inputs:
+            p = t.op
+            if t in fed or p not in level or (_is_handle_op(p) and task[p] == task[op]):
+                continue
+            best = max(best, level[p] + (task[p] != task[op]))
+        for c in op._control_inputs:
+            if c in level:
+                best = max(best, level[c] + (task[c] != task[op]))
+        level[op] = best
+    # Then as late as possible for ops whose consumers are all on their task: a constant
+    # joins the stage that reads it instead of costing a stage (an RPC) of its own.
+    consumers: dict = {}
+    for op in order:
+        for p in [t.op for t in op._inputs if t not in fed] + list(op._control_inputs):
+            consumers.setdefault(p, []).append(op)
+    for op in reversed(order):
+        users = consumers.get(op)
+        if users and op not in keep and all(task[u] == task[op] for u in users):
+            level[op] = max(level[op], min(level[u] for u in users))
+    return level
+
+
+def _check_loops(order, stage_of) -> None:
+    for op in order:
+        if op.op_def.control_flow != "merge":
+            continue
+        for t in op._inputs:
+            p = t.op
+            if p.op_def.control_flow == "next_iteration" and stage_of.get(p) != stage_of[op]:
+                raise errors.UnimplementedError(
+                    None, op,
+                    f"The while loop of '{op.name}' spans tasks (or reads a value another "
+                    "task computes inside the loop); distributed runs need each while loop "
+                    "on one task. Put the loop's ops under one tf.device('/job:.../task:N').")
+
+
+def plan_run(graph, fetch_tensors, target_ops, fed: dict, default_task: str,
+             cluster) -> StepPlan:
+    """The stages of a run: see the module docstring. `fed` maps fed Tensors to anything
+    (only membership counts)."""
+    cluster = ClusterSpec(cluster)
+    order = _prune(fetch_tensors, target_ops, fed)
+    placer = _Placer(graph, default_task, cluster)
+    task: dict = {}
+    for op in order:
+        task[op] = placer.task_of(op, task)
+    level = _levels(order, task, fed, set(target_ops) | {t.op for t in fetch_tensors})
+    stages: dict = {}
+    for op in order:
+        key = (level[op], task[op])
+        if key not in stages:
+            stages[key] = Stage(task[op], level[op], [])
+        stages[key].ops.append(op)
+    stage_of = {op: stages[(level[op], task[op])] for op in order}
+    _check_loops(order, stage_of)
+    wanted = {t for t in fetch_tensors if t not in fed}
+    sent = {t for op in order for t in op._inputs
+            if t not in fed and stage_of[t.op] is not stage_of[op]
+            and not (_is_handle_op(t.op) and task[t.op] == task[op])}
+    for stage in stages.values():
+        _build_stage(stage, task, fed, wanted, sent, target_ops)
+    ordered = sorted(stages.values(), key=lambda s: (s.level, s.task))
+    levels: dict = {}
+    for stage in ordered:
+        levels.setdefault(stage.level, []).append(stage)
+    return StepPlan(ordered, [levels[k] for k in sorted(levels)],
+                    sorted({s.task for s in ordered}))
+
+
+def _build_stage(stage: Stage, task: dict, fed: dict, wanted: set, sent: set,
+                 target_ops) -> None:
+    members = set(stage.ops)
+    copies: dict = {}  # variable ops copied in from an earlier stage of this task
+    placeholders: dict = {}  # Tensor -> placeholder name
+    consumed: set = set()
+    nodes = []
+
+    def placeholder_for(t, from_feed: bool) -> str:
+        name = placeholders.get(t)
+        if name is None:
+            name = placeholders[t] = f".fg_{'feed' if from_feed else 'recv'}/{len(placeholders)}"
+            nodes.append(_placeholder(name, t))
+            if from_feed:
+                stage.feeds[name] = t
+            else:
+                stage.recvs.append([name, t.name, task[t.op]])
+        return name
+
+    for op in stage.ops:
+        inputs = []
+        for k, t in enumerate(op._inputs):
+            p = t.op
+            if t in fed:
+                inputs.append(placeholder_for(t, True) + ":0")
+            elif p in members:
+                inputs.append(t.name)
+                consumed.add(p)
+            elif _is_handle_op(p) and task[p] == stage.task:
+                copies[p] = None
+                inputs.append(t.name)
+            elif op.op_def.is_ref_input(k) and t.dtype.is_ref_dtype:
+                raise errors.InvalidArgumentError(
+                    None, op,
+                    f"Operation '{op.name}' ({op.type}) on {stage.task} updates '{t.name}', "
+                    f"which lives on {task[p]}; an op that changes a variable must be on "
+                    f"the variable's task (colocate it: tf.colocate_with(variable)).")
+            else:
+                inputs.append(placeholder_for(t, False) + ":0")
+        for c in op._control_inputs:
+            if c in members:
+                inputs.append(f"^{c.name}")
+                consumed.add(c)
+        nodes.append(_node(op, inputs, lambda name: True))
+    names = {op.name for op in stage.ops} | {op.name for op in copies}
+    for node in nodes:
+        if "colocation" in node:
+            node["colocation"] = [c for c in node["colocation"] if c in names]
+            if not node["colocation"]:
+                del node["colocation"]
+    copied = [_node(op, [], lambda name: name in names) for op in copies]
+    stage.graph_def = {"versions": {"producer": GRAPH_DEF_VERSION}, "node": copied + nodes}
+    outgoing = {t for op in stage.ops for t in op._outputs if t in wanted or t in sent}
+    stage.fetches = sorted([t.name, t.name] for t in outgoing)
+    stage.returns = sorted(t.name for t in outgoing if t in wanted)
+    stage.targets = [op.name for op in stage.ops
+                     if op not in consumed or op in target_ops]

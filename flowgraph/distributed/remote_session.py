@@ -1,0 +1,210 @@
+"""`tf.Session('grpc://host:port')`: the master in the client process.
+
+`flowgraph.runtime.session.Session` hands targets starting with ``grpc://`` to this
+class. The session asks the target task for its cluster, plans each run signature once
+(`flowgraph.distributed.master.plan_run`), registers each stage graph with its task once,
+and runs a step as a sequence of levels: the stages of a level run in parallel, one
+``RunStage`` call each, and tasks pull the tensors a stage needs straight from the
+producing task. Fetched values come back with the stage that produced them; at the end
+of the step every task involved drops the step's tensors.
+
+Every call has a deadline: ``RunOptions(timeout_in_ms=...)`` for one run, else
+``ConfigProto(operation_timeout_in_ms=...)``, else 60 s; the task stops a stage that
+runs past it (`DeadlineExceededError` naming the blocked op). A task that is down fails
+the step with `UnavailableError` naming it.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> from flowgraph.distributed import Server
+>>> server = Server.create_local_server()
+>>> with tf.Graph().as_default():
+...     x = tf.placeholder(tf.float32, [2])
+...     y = x * 2.0
+...     with tf.Session(server.target) as sess:
+...         print(sess.run(y, {x: [1.0, 2.0]}))
+[2. 4.]
+>>> server.stop()
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import random
+
+import numpy as np
+
+from flowgraph.distributed.master import plan_run, task_name
+from flowgraph.distributed.rpc import DEFAULT_TIMEOUT_S, TaskClient, to_grpc_address
+from flowgraph.distributed.worker import graph_handle
+from flowgraph.framework import errors
+from flowgraph.framework.graph import Graph, get_default_graph
+from flowgraph.framework.operation import Tensor
+from flowgraph.runtime.config import ConfigProto
+from flowgraph.runtime.fetch import FetchMapper
+from flowgraph.runtime.session import Session
+
+__all__ = ["RemoteSession"]
+
+_RemoteDevice = collections.namedtuple("_RemoteDevice",
+                                       ["name", "device_type", "memory_limit_bytes"])
+_STATUS_TIMEOUT_S = 10.0
+_RPC_GRACE_S = 2.0
+
+
+class RemoteSession(Session):
+    """A session whose ops run on the tasks of a cluster (see the module docstring)."""
+
+    def __init__(self, target: str = "", graph: Graph | None = None,
+                 config: ConfigProto | None = None) -> None:
+        if graph is not None and not isinstance(graph, Graph):
+            raise TypeError(f"graph must be a tf.Graph, but got {type(graph).__name__}")
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError(f"config must be a tf.ConfigProto, but got {type(config).__name__}")
+        self._target = target.decode() if isinstance(target, bytes) else target
+        self._graph = graph if graph is not None else get_default_graph()
+        self._config = config or ConfigProto()
+        self._context_stack: list = []
+        self._closed = False
+        self._pool = None
+        ms = int(getattr(self._config, "operation_timeout_in_ms", 0) or 0)
+        self._timeout_s = ms / 1000.0 if ms > 0 else DEFAULT_TIMEOUT_S
+        master = TaskClient(to_grpc_address(self._target), self._target,
+                            self._timeout_s)
+        status, _ = master.call("GetStatus", {},
+                                timeout_s=min(self._timeout_s, _STATUS_TIMEOUT_S))
+        self._cluster = status["cluster"]
+        self._master_task = master.task_name = task_name(status["job"], int(status["task"]))
+        self._clients = {self._master_task: master}
+        self._registered: dict = {}
+        self._plans: dict = {}
+        self._threads = concurrent.futures.ThreadPoolExecutor(
+            8, thread_name_prefix="fg-master")
+
+    # -- devices -----------------------------------------------------------------------
+    def list_devices(self) -> list:
+        """One CPU device per task of the cluster (names only; no memory limit known)."""
+        out = []
+        for job, tasks in sorted(self._cluster.items()):
+            indices = range(len(tasks)) if isinstance(tasks, list) else sorted(
+                int(i) for i in tasks)
+            for i in indices:
+                out.append(_RemoteDevice(f"{task_name(job, i)}/device:CPU:0", "CPU", 0))
+        return out
+
+    def _client(self, task: str) -> TaskClient:
+        client = self._clients.get(task)
+        if client is None:
+            job, index = task.split("/")[1][4:], int(task.rsplit(":", 1)[1])
+            tasks = self._cluster[job]
+            address = tasks[index] if isinstance(tasks, list) else (
+                tasks.get(index) or tasks.get(str(index)))
+            client = self._clients[task] = TaskClient(address, task, self._timeout_s)
+        return client
+
+    # -- run ---------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Run `fetches` on the cluster, feeding `feed_dict` (as `Session.run`)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        mapper = FetchMapper.build(self._graph, fetches)
+        feeds = self._feeds(feed_dict or {})
+        key = (tuple(mapper.unique_tensors), tuple(mapper.unique_ops), frozenset(feeds))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = plan_run(
+                self._graph, mapper.unique_tensors, mapper.unique_ops, feeds,
+                self._master_task, self._cluster)
+        self._register(plan)
+        step_id = random.getrandbits(62)
+        timeout_ms = int(getattr(options, "timeout_in_ms", 0) or 0)
+        timeout_s = timeout_ms / 1000.0 if timeout_ms > 0 else self._timeout_s
+        returned: dict = {}
+        try:
+            for level in plan.levels:
+                calls = [self._threads.submit(self._run_stage, stage, step_id, feeds,
+                                              timeout_s)
+                         for stage in level]
+                for call in calls:
+                    returned.update(call.result())
+        finally:
+            self._cleanup(plan, step_id)
+        values = [feeds[t] if t in feeds else returned[t.name] for t in mapper.unique_tensors]
+        return mapper.rebuild(values)
+
+    def _feeds(self, feed_dict) -> dict:
+        out = {}
+        for key, value in feed_dict.items():
+            t = key if isinstance(key, Tensor) else self._graph.as_graph_element(key)
+            if not isinstance(t, Tensor):
+                raise TypeError(f"Session.run: cannot feed {key!r}: it is not a Tensor")
+            dtype = t.dtype.base_dtype
+            arr = np.asarray(value, dtype=None if dtype.name == "string"
+                             else dtype.as_numpy_dtype)
+            if not t.shape.is_compatible_with(arr.shape):
+                raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor "
+                                 f"'{t.name}', which has shape '{t.shape}'")
+            out[t] = arr
+        return out
+
+    def _register(self, plan) -> None:
+        for stage in plan.stages:
+            if stage.handle:
+                continue
+            handle = graph_handle(stage.graph_def)
+            if (stage.task, handle) not in self._registered:
+                reply, _ = self._client(stage.task).call(
+                    "RegisterGraph", {"graph_def": stage.graph_def})
+                self._registered[(stage.task, handle)] = reply["handle"]
+            stage.handle = self._registered[(stage.task, handle)]
+
+    def _run_stage(self, stage, step_id: int, feeds: dict, timeout_s: float) -> dict:
+        recvs = [[p, key, self._client(task).address, task]
+                 for p, key, task in stage.recvs]
+        # The task stops the stage at the deadline itself (its error names the op that
+        # was blocked); the RPC's own deadline, a little later, covers a task that hangs.
+        header = {"handle": stage.handle, "step_id": step_id,
+                  "feeds": list(stage.feeds), "recvs": recvs, "fetches": stage.fetches,
+                  "targets": stage.targets, "return": stage.returns,
+                  "timeout_ms": int(timeout_s * 1000)}
+        _, values = self._client(stage.task).call(
+            "RunStage", header, {p: feeds[t] for p, t in stage.feeds.items()},
+            timeout_s=timeout_s + _RPC_GRACE_S)
+        return values
+
+    def _cleanup(self, plan, step_id: int) -> None:
+        # Not awaited: the step's result does not depend on it, and a task that is down
+        # has no step state left to drop (its error is ignored).
+        for task in plan.tasks:
+            self._threads.submit(self._quiet_call, self._client(task), "CleanupStep",
+                                 {"step_id": step_id})
+
+    def _quiet_call(self, client: TaskClient, method: str, header: dict) -> None:
+        try:
+            client.call(method, header, None, min(self._timeout_s, 5.0))
+        except errors.OpError:
+            pass
+
+    # -- unsupported parts of Session --------------------------------------------------
+    def partial_run_setup(self, fetches, feeds=None) -> str:
+        raise errors.UnimplementedError(
+            None, None, "partial_run is not supported on grpc:// sessions yet; use run.")
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        return self.partial_run_setup(fetches)
+
+    def close(self) -> None:
+        """Close the connections; the tasks keep their variables (as TF's servers do)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._threads.shutdown(wait=False)
+        for client in self._clients.values():
+            client.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

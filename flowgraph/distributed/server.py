@@ -1,0 +1,146 @@
+"""`tf.train.Server`: one task of a cluster, serving the ``flowgraph.Task`` gRPC service.
+
+A server binds exactly the address its cluster entry names (``localhost:2222`` listens on
+the loopback interface only) and serves from a thread pool; the process stays free to
+build graphs and run sessions, e.g. against its own `target`. A parameter-server
+process typically calls `join` and serves until it is killed.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> from flowgraph.distributed import Server
+>>> server = Server.create_local_server()
+>>> with tf.Graph().as_default():
+...     total = tf.add(tf.constant(2.0), 3.0)
+...     with tf.Session(server.target) as sess:
+...         print(sess.run(total))
+5.0
+>>> server.stop()
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+
+from flowgraph.distributed.cluster_spec import ClusterSpec
+from flowgraph.distributed.rpc import import_grpc, method_handlers
+from flowgraph.distributed.worker import TaskService
+from flowgraph.framework import errors
+
+__all__ = ["Server"]
+
+_THREADS = 16
+
+
+def _pick_task(cluster: ClusterSpec, job_name, task_index) -> tuple[str, int]:
+    if job_name is None:
+        if len(cluster.jobs) != 1:
+            raise ValueError(f"tf.train.Server: the cluster has jobs {cluster.jobs}; pass "
+                             "job_name= to say which one this server is a task of.")
+        job_name = cluster.jobs[0]
+    if job_name not in cluster.jobs:
+        raise ValueError(f"tf.train.Server: job_name {job_name!r} is not a job of the "
+                         f"cluster {cluster.as_dict()}")
+    if task_index is None:
+        if cluster.num_tasks(job_name) != 1:
+            raise ValueError(f"tf.train.Server: job {job_name!r} has "
+                             f"{cluster.num_tasks(job_name)} tasks; pass task_index=.")
+        task_index = cluster.task_indices(job_name)[0]
+    cluster.task_address(job_name, int(task_index))  # ValueError for a missing task
+    return job_name, int(task_index)
+
+
+class Server:
+    """An in-process gRPC server for one task of a cluster.
+
+    Parameters
+    ----------
+    server_or_cluster_def : ClusterSpec or dict
+        The cluster (a `RunConfig.cluster_spec` works too).
+    job_name, task_index : str, int, optional
+        Which task this is; may be left out when the cluster (job) has one task.
+    protocol : str, optional
+        ``"grpc"`` (the default and only protocol).
+    config : ConfigProto, optional
+        Accepted for TensorFlow compatibility.
+    start : bool
+        Start serving now (else call `start`).
+    """
+
+    def __init__(self, server_or_cluster_def, job_name: str | None = None,
+                 task_index: int | None = None, protocol: str | None = None, config=None,
+                 start: bool = True) -> None:
+        if protocol not in (None, "grpc"):
+            raise ValueError(f"tf.train.Server: protocol {protocol!r} is not supported; "
+                             "use 'grpc'.")
+        grpc = import_grpc()
+        cluster = ClusterSpec(server_or_cluster_def)
+        self._job, self._task = _pick_task(cluster, job_name, task_index)
+        address = cluster.task_address(self._job, self._task)
+        self._grpc = grpc.server(
+            concurrent.futures.ThreadPoolExecutor(
+                _THREADS, thread_name_prefix=f"fg-{self._job}{self._task}"),
+            options=[("grpc.so_reuseport", 0),  # a second server on a port must fail
+                     ("grpc.max_send_message_length", -1),
+                     ("grpc.max_receive_message_length", -1)])
+        try:
+            port = self._grpc.add_insecure_port(address)
+        except RuntimeError as e:
+            port, detail = 0, str(e)
+        else:
+            detail = "the port is in use or the host is not a local interface"
+        if not port:
+            raise errors.UnavailableError(
+                None, None, f"tf.train.Server /job:{self._job}/task:{self._task} could not "
+                f"bind {address}: {detail}.")
+        host = address.rsplit(":", 1)[0]
+        self._address = f"{host}:{port}"
+        jobs = cluster.as_dict()
+        jobs[self._job][self._task] = self._address  # the real port when asked for :0
+        self._cluster = ClusterSpec(jobs)
+        self._service = TaskService(self._cluster, self._job, self._task)
+        self._grpc.add_generic_rpc_handlers((method_handlers(self._service),))
+        self._started = self._stopped = False
+        self._config = config
+        if start:
+            self.start()
+
+    @staticmethod
+    def create_local_server(config=None, start: bool = True) -> Server:
+        """A single-task server on a free loopback port (job ``local``, task 0).
+
+        >>> Server.create_local_server(start=False).target.startswith("grpc://localhost:")
+        True
+        """
+        return Server({"local": ["localhost:0"]}, job_name="local", task_index=0,
+                      config=config, start=start)
+
+    @property
+    def target(self) -> str:
+        """``grpc://host:port``: pass it to `tf.Session` to run graphs through this task."""
+        return f"grpc://{self._address}"
+
+    @property
+    def server_def(self) -> dict:
+        """The cluster, job and task of this server (a dict, not a protobuf)."""
+        return {"cluster": self._cluster.as_dict(), "job_name": self._job,
+                "task_index": self._task, "protocol": "grpc"}
+
+    def start(self) -> None:
+        """Start serving (a no-op if already started)."""
+        if not self._started:
+            self._grpc.start()
+            self._started = True
+
+    def join(self) -> None:
+        """Block until the server stops (for a ps task: until the process is killed)."""
+        self.start()
+        self._grpc.wait_for_termination()
+
+    def stop(self, grace_s: float | None = None) -> None:
+        """Stop serving and drop this task's state (flowgraph extension; TensorFlow 1.x
+        servers stop only with their process)."""
+        if not self._stopped:
+            self._stopped = True
+            self._grpc.stop(grace_s).wait()
+            self._service.close()

@@ -1,0 +1,174 @@
+"""The task side: what one `tf.train.Server` does when the master calls it.
+
+State of a task:
+
+* **registered graphs**: stage graphs (graph defs, `flowgraph.distributed.master`) by
+  handle, the SHA-256 of their JSON, each imported into its own `Graph` with its own
+  local `Session`. Registering the same graph again returns the same handle, so many
+  clients share the work of compiling it.
+* **resources**: every local session of the task uses the target
+  ``local://flowgraph-task/<job>/<task>/<id>``, so variables, queues and tables live once
+  per task and are shared by all graphs and all clients, as a TensorFlow server's
+  resource manager is (two workers' graphs both naming ``w`` on ``/job:ps/task:0`` update
+  one variable).
+* **step stores** (the remote rendezvous): per step id, the tensors this task produced for
+  later stages, under the producing tensor's name. A consumer task pulls them with
+  ``RecvTensor``, one call per producing task and stage; the master drops them with
+  ``CleanupStep`` when the step ends (stores a dead client abandoned are swept after
+  `STEP_TTL_S`).
+
+Example
+-------
+>>> service = TaskService({"worker": ["localhost:1"]}, "worker", 0)
+>>> service.GetStatus({}, {})[0]["task"]
+0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+import uuid
+
+from flowgraph.backends import get_backends
+from flowgraph.distributed.cluster_spec import ClusterSpec
+from flowgraph.distributed.rpc import TaskClient
+from flowgraph.framework import errors
+from flowgraph.framework.graph import Graph
+from flowgraph.framework.importer import import_graph_def
+from flowgraph.runtime.config import RunOptions
+from flowgraph.runtime.session import Session
+
+__all__ = ["TaskService", "graph_handle"]
+
+STEP_TTL_S = 600.0
+
+
+def graph_handle(graph_def: dict) -> str:
+    """The registration handle of a stage graph def: a hash of its canonical JSON."""
+    text = json.dumps(graph_def, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class _StageGraph:
+    def __init__(self, graph_def: dict, target: str) -> None:
+        self.graph = Graph()
+        with self.graph.as_default():
+            import_graph_def(graph_def, name="")
+        self.session = Session(target, graph=self.graph)
+
+
+class TaskService:
+    """The methods of the ``flowgraph.Task`` gRPC service for one task."""
+
+    def __init__(self, cluster, job_name: str, task_index: int) -> None:
+        self.cluster = ClusterSpec(cluster)
+        self.job_name, self.task_index = job_name, int(task_index)
+        self.task_name = f"/job:{job_name}/replica:0/task:{self.task_index}"
+        self.resource_target = (f"local://flowgraph-task/{job_name}/{self.task_index}/"
+                                f"{uuid.uuid4().hex}")
+        self._lock = threading.Lock()
+        self._graphs: dict[str, _StageGraph] = {}
+        self._steps: dict[int, tuple[float, dict]] = {}
+        self._peers: dict[str, TaskClient] = {}
+        # Load every backend's kernel table now, from this thread: the first run of a
+        # stage would load them lazily, and Backend.ensure_loaded is not safe against
+        # two gRPC threads doing that at once (the second sees an empty table).
+        for backend in get_backends().values():
+            backend.ensure_loaded()
+
+    # -- rpc methods -------------------------------------------------------------------
+    def GetStatus(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        return {"cluster": self.cluster.as_dict(), "job": self.job_name,
+                "task": self.task_index}, {}
+
+    def RegisterGraph(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        graph_def = header.get("graph_def")
+        if not isinstance(graph_def, dict):
+            raise errors.InvalidArgumentError(
+                None, None, "RegisterGraph needs a 'graph_def' object (Graph.as_graph_def())")
+        handle = graph_handle(graph_def)
+        with self._lock:
+            if handle not in self._graphs:
+                self._graphs[handle] = _StageGraph(graph_def, self.resource_target)
+        return {"handle": handle}, {}
+
+    def RunStage(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        stage = self._graphs.get(header["handle"])
+        if stage is None:
+            raise errors.NotFoundError(
+                None, None,
+                f"Task {self.task_name} has no graph with handle {header['handle']!r} (the "
+                "task restarted since the client registered it); recreate the session.")
+        step_id = int(header["step_id"])
+        feeds = {name: tensors[name] for name in header.get("feeds", [])}
+        by_source: dict = {}
+        for placeholder, key, address, task in header.get("recvs", []):
+            by_source.setdefault((address, task), []).append((placeholder, key))
+        for (address, task), wanted in by_source.items():
+            values = self._pull(step_id, [key for _, key in wanted], address, task)
+            for placeholder, key in wanted:
+                feeds[placeholder] = values[key]
+        fetch_names = [t for t, _ in header.get("fetches", [])]
+        graph = stage.graph
+        values = stage.session.run(
+            [graph.get_tensor_by_name(t) for t in fetch_names]
+            + [graph.get_operation_by_name(o) for o in header.get("targets", [])],
+            feed_dict={graph.get_tensor_by_name(f"{p}:0"): v for p, v in feeds.items()},
+            options=RunOptions(timeout_in_ms=int(header.get("timeout_ms", 0))))
+        produced = {key: values[i] for i, (_, key) in enumerate(header.get("fetches", []))}
+        store = self._store(step_id)
+        store.update(produced)
+        return {}, {key: produced[key] for key in header.get("return", [])}
+
+    def RecvTensor(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        step_id = int(header["step_id"])
+        return {}, {key: self._local_value(step_id, key) for key in header["keys"]}
+
+    def CleanupStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        with self._lock:
+            self._steps.pop(int(header["step_id"]), None)
+        return {}, {}
+
+    # -- helpers -----------------------------------------------------------------------
+    def _store(self, step_id: int) -> dict:
+        now = time.monotonic()
+        with self._lock:
+            entry = self._steps.get(step_id)
+            if entry is None:
+                for sid in [s for s, (t, _) in self._steps.items() if now - t > STEP_TTL_S]:
+                    del self._steps[sid]
+                entry = self._steps[step_id] = (now, {})
+            return entry[1]
+
+    def _local_value(self, step_id: int, key: str):
+        with self._lock:
+            entry = self._steps.get(step_id)
+        if entry is None or key not in entry[1]:
+            raise errors.InternalError(
+                None, None,
+                f"Task {self.task_name} holds no tensor '{key}' for step {step_id}: the "
+                "stage that produces it has not run on this task (a master bug) or the step "
+                "was cleaned up.")
+        return entry[1][key]
+
+    def _pull(self, step_id: int, keys: list, address: str, task: str) -> dict:
+        """The tensors `keys` of step `step_id` from `task` (one call per source)."""
+        if task == self.task_name:
+            return {key: self._local_value(step_id, key) for key in keys}
+        with self._lock:
+            peer = self._peers.get(address)
+            if peer is None:
+                peer = self._peers[address] = TaskClient(address, task)
+        return peer.call("RecvTensor", {"step_id": step_id, "keys": keys})[1]
+
+    def close(self) -> None:
+        with self._lock:
+            for stage in self._graphs.values():
+                stage.session.close()
+            self._graphs.clear()
+            for peer in self._peers.values():
+                peer.close()
+            self._peers.clear()

@@ -1,0 +1,90 @@
+"""Real task processes on loopback ports: between-graph replication with asynchronous
+SGD (ps + chief + worker from TF_CONFIG), and a ps that dies mid-run."""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import free_port
+
+import flowgraph as tf
+from flowgraph.distributed import replica_device_setter
+from flowgraph.framework import errors
+
+TASK = pathlib.Path(__file__).with_name("cluster_task.py")
+ROOT = TASK.parents[2]
+
+
+def _start(cluster, task_type, index=0, steps=150):
+    env = dict(os.environ, TF_CONFIG=json.dumps(
+        {"cluster": cluster, "task": {"type": task_type, "index": index}}))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, str(TASK), str(steps)], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_until_serving(target, timeout_s=20.0):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            tf.Session(target).close()
+            return
+        except errors.UnavailableError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate(timeout=10)
+
+
+def test_ps_chief_and_worker_train_asynchronously_to_the_known_solution():
+    cluster = {"chief": [f"localhost:{free_port()}"], "worker": [f"localhost:{free_port()}"],
+               "ps": [f"localhost:{free_port()}"]}
+    ps = _start(cluster, "ps")
+    trainers = [_start(cluster, "chief"), _start(cluster, "worker")]
+    try:
+        results = []
+        for proc in trainers:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err[-3000:]
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for proc in [*trainers, ps]:
+            _stop(proc)
+    for result in results:
+        assert result["loss"] < 1e-6, result  # y = x.w + b is recovered exactly
+        assert result["global_step"] >= 150, result
+        assert result["my_steps"] > 0, result  # both workers updated the shared variables
+    assert results[0]["loss"] == results[1]["loss"]  # one set of variables, on the ps
+
+
+def test_a_killed_ps_fails_the_step_with_unavailable_quickly(servers):
+    cluster = {"ps": [f"localhost:{free_port()}"], "chief": [f"localhost:{free_port()}"]}
+    ps = _start(cluster, "ps")
+    try:
+        worker = servers(cluster, "chief", 0)
+        _wait_until_serving("grpc://" + cluster["ps"][0])
+        with tf.device(replica_device_setter(cluster=cluster, worker_device="/job:chief")):
+            v = tf.Variable([1.0, 2.0], name="v")
+            bump = v.assign_add([1.0, 1.0])
+        with tf.Session(worker.target) as sess:
+            sess.run(v.initializer)
+            np.testing.assert_allclose(sess.run(bump), [2.0, 3.0])
+            ps.send_signal(signal.SIGKILL)
+            ps.wait(timeout=10)
+            start = time.monotonic()
+            with pytest.raises(errors.UnavailableError, match="/job:ps/replica:0/task:0"):
+                sess.run(bump)
+            assert time.monotonic() - start < 5
+    finally:
+        _stop(ps)

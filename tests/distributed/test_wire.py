@@ -1,0 +1,87 @@
+"""The wire format of flowgraph.distributed: raw buffers, validated sizes, no pickle."""
+
+import pathlib
+import re
+import struct
+
+import numpy as np
+import pytest
+
+from flowgraph.distributed import wire
+from flowgraph.framework import errors
+
+DISTRIBUTED = pathlib.Path(__file__).resolve().parents[2] / "flowgraph" / "distributed"
+
+
+@pytest.mark.parametrize("value", [
+    np.arange(12, dtype=np.float32).reshape(3, 4),
+    np.array(3.5, dtype=np.float64),  # 0-d keeps its shape
+    np.zeros((0, 5), dtype=np.int64),
+    np.array([True, False]),
+    np.array([1 + 2j], dtype=np.complex64),
+    np.arange(6, dtype=np.uint8).reshape(2, 3)[:, ::2],  # not contiguous
+])
+def test_numeric_round_trip(value):
+    header, tensors = wire.decode(wire.encode({"k": 1}, {"t": value}))
+    assert header == {"k": 1}
+    out = tensors["t"]
+    assert out.dtype == value.dtype and out.shape == value.shape
+    np.testing.assert_array_equal(out, value)
+
+
+def test_received_arrays_view_the_message_without_copying():
+    blob = wire.encode({}, {"t": np.arange(4, dtype=np.float32)})
+    out = wire.decode(blob)[1]["t"]
+    assert not out.flags.owndata and not out.flags.writeable
+
+
+def test_string_tensors_round_trip():
+    value = np.array([[b"a", b""], [b"\x00\xff", "caf\u00e9".encode()]], dtype=object)
+    out = wire.decode(wire.encode({}, {"s": value}))[1]["s"]
+    assert out.shape == (2, 2) and out.tolist() == value.tolist()
+
+
+def test_truncated_and_padded_messages_are_data_loss():
+    blob = wire.encode({}, {"t": np.arange(4, dtype=np.float32)})
+    with pytest.raises(errors.DataLossError, match="does not fit"):
+        wire.decode(blob[:-1])
+    with pytest.raises(errors.DataLossError, match="follow the last tensor"):
+        wire.decode(blob + b"\x00")
+    with pytest.raises(errors.DataLossError, match="magic"):
+        wire.decode(b"PK\x03\x04" + blob[4:])
+
+
+def test_size_that_disagrees_with_shape_is_data_loss():
+    head = b'{"tensors":[{"name":"t","dtype":"<f4","shape":[3],"nbytes":8}]}'
+    blob = wire.MAGIC + struct.pack("<I", len(head)) + head + b"\x00" * 8
+    with pytest.raises(errors.DataLossError, match="needs 12 bytes; the message holds 8"):
+        wire.decode(blob)
+
+
+def test_object_dtypes_are_refused_both_ways():
+    head = b'{"tensors":[{"name":"t","dtype":"|O","shape":[1],"nbytes":8}]}'
+    with pytest.raises(errors.DataLossError, match="non-numeric"):
+        wire.decode(wire.MAGIC + struct.pack("<I", len(head)) + head + b"\x00" * 8)
+    with pytest.raises(errors.InvalidArgumentError, match="dtype"):
+        wire.encode({}, {"t": np.array(["2020-01-01"], dtype="datetime64[D]")})
+
+
+def test_no_pickle_anywhere_in_the_distributed_runtime():
+    sources = sorted(DISTRIBUTED.glob("*.py"))
+    assert sources
+    forbidden = re.compile(r"\b(import|from)\s+(c?pickle|marshal|dill|cloudpickle|shelve)\b"
+                           r"|\b(pickle|marshal)\.|\beval\(|\bexec\(")
+    for path in sources:
+        hit = forbidden.search(path.read_text())
+        assert hit is None, f"{path.name} uses {hit.group(0)!r}"
+
+
+@pytest.mark.parametrize("module", ["wire", "rpc", "cluster_spec", "master", "device_setter",
+                                    "server", "remote_session", "worker"])
+def test_module_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"flowgraph.distributed.{module}"),
+                             optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
