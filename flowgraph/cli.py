@@ -1,9 +1,10 @@
 """The ``flowgraph`` command line.
 
-``flowgraph serve --model_dir EXPORT_BASE [--port 8501] [--model_name NAME]
-[--host 127.0.0.1] [--poll_interval 2]`` serves the newest SavedModel version under
-EXPORT_BASE with TensorFlow Serving's REST API (see `flowgraph.serving.server`) until
-interrupted. ``python -m flowgraph serve ...`` is the same.
+``flowgraph serve --rest_api_port 8501 --model_name NAME --model_base_path EXPORT_BASE``
+(TensorFlow Serving's flags; see `flowgraph.serving.cli` for all of them and the older
+aliases ``--port``/``--model_dir``/``--poll_interval``) serves the newest SavedModel
+version under EXPORT_BASE with TensorFlow Serving's REST API until interrupted.
+``python -m flowgraph serve ...`` is the same.
 
 ``flowgraph ops [NAME]`` describes op type NAME (where it is declared, its shape
 function, gradient, kernels per backend with their dtypes, attributes and cost class;
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
 __all__ = ["main"]
@@ -29,19 +29,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flowgraph", description="flowgraph tools")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = sub.add_parser(
-        "serve", help="serve a SavedModel over HTTP (TensorFlow Serving's REST API)",
-        description="Serve the highest numbered version under --model_dir; new versions "
-                    "exported there are picked up while serving.")
-    serve.add_argument("--model_dir", required=True,
-                       help="export base directory holding numbered version directories")
-    serve.add_argument("--model_name", default="default",
-                       help="model name in the URLs /v1/models/NAME (default: default)")
-    serve.add_argument("--port", type=int, default=8501, help="port (default 8501; 0: any)")
-    serve.add_argument("--host", default="127.0.0.1",
-                       help="address to bind (default 127.0.0.1, this machine only)")
-    serve.add_argument("--poll_interval", type=float, default=2.0,
-                       help="seconds between scans for new versions (default 2)")
-    serve.add_argument("--verbose", action="store_true", help="log every request")
+        "serve", help="serve SavedModels over HTTP (TensorFlow Serving's REST API)",
+        description="Serve the highest numbered version under --model_base_path (or each "
+                    "model of --model_config_file); new versions exported there are picked "
+                    "up while serving.")
+    from flowgraph.serving.cli import add_arguments
+
+    add_arguments(serve)
     ops = sub.add_parser(
         "ops", help="list the op types, or describe one",
         description="Without NAME, list every registered op type (cost class, backends "
@@ -78,21 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":
-        from flowgraph.ops import load_all
-        from flowgraph.serving.server import ModelServer
+        from flowgraph.serving.cli import run
 
-        load_all()  # every op type, before any SavedModel names one
-
-        if not os.path.isdir(args.model_dir):
-            parser.error(f"--model_dir {args.model_dir} is not a directory")
-        server = ModelServer(args.model_dir, model_name=args.model_name, host=args.host,
-                             port=args.port, poll_interval=args.poll_interval)
-        try:
-            server.serve_forever()
-        except OSError as e:
-            print(f"flowgraph serve: cannot listen on {args.host}:{args.port}: {e}",
-                  file=sys.stderr)
-            return 1
-        return 0
+        return run(args, parser)
     parser.error(f"unknown command {args.command}")
     return 2

@@ -71,11 +71,14 @@ def _request(url, method, path, body=None, raw=None):
     return resp.status, payload
 
 
-@pytest.fixture
-def served(tmp_path):
+@pytest.fixture(params=["waitress", "dev"])
+def served(tmp_path, request):
+    if request.param == "waitress":
+        pytest.importorskip("waitress")
     base = str(tmp_path / "export")
     _export(base, 1, W1, B1)
-    server = ModelServer(base, model_name="lin", port=0, poll_interval=0.1).start()
+    server = ModelServer(base, model_name="lin", port=0, poll_interval=0.1,
+                         server=request.param).start()
     yield server, base
     server.stop()
 
