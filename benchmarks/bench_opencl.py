@@ -207,7 +207,7 @@ def bench_sum(rt, blas, n: int, label: str, repeat: int = 7):
 
 
 def bench_softmax(rt, blas, repeat: int = 7):
-    from flowgraph.backends.opencl import kernels_nn
+    from flowgraph.backends.opencl import kernels_softmax
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((256, 1000), dtype=np.float32) * 4
@@ -219,9 +219,9 @@ def bench_softmax(rt, blas, repeat: int = 7):
         z /= z.sum(axis=1, keepdims=True)
         return z
 
-    np.testing.assert_allclose(kernels_nn.softmax(dx).get(), np_softmax(), rtol=1e-5,
+    np.testing.assert_allclose(kernels_softmax.softmax(dx).get(), np_softmax(), rtol=1e-5,
                                atol=1e-7)
-    dev, ref, number = _pair(rt, lambda: kernels_nn.softmax(dx), np_softmax, repeat)
+    dev, ref, number = _pair(rt, lambda: kernels_softmax.softmax(dx), np_softmax, repeat)
     return run.emit(
         "softmax_256x1000", "ms", dev * 1e3, ref * 1e3, None, None,
         _notes(rt, number, repeat, "float32 [256, 1000], last axis; NumPy: max, subtract, "

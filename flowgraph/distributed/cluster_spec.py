@@ -32,7 +32,10 @@ def _job_table(job: str, tasks) -> dict[int, str]:
                         f"addresses or a dict {{task_index: address}}; got "
                         f"{type(tasks).__name__}: {tasks!r}")
     for index, address in table.items():
-        if not isinstance(address, str) or ":" not in address:
+        if not isinstance(address, str):  # TensorFlow: TypeError
+            raise TypeError(f"ClusterSpec job {job!r} task {index}: the address must be a "
+                            f"string ('host:port'); got {address!r}")
+        if ":" not in address:
             raise ValueError(f"ClusterSpec job {job!r} task {index}: the address must be a "
                              f"'host:port' string; got {address!r}")
     return table

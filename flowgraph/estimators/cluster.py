@@ -29,6 +29,8 @@ import dataclasses
 import json
 import os
 
+from flowgraph.distributed.cluster_spec import ClusterSpec
+
 __all__ = ["ClusterInfo", "ClusterSpec", "TaskType", "parse_tf_config", "resolve"]
 
 TF_CONFIG_ENV = "TF_CONFIG"
@@ -64,106 +66,6 @@ def is_evaluator_type(task_type: str | None) -> bool:
 
 def is_ps_type(task_type: str | None) -> bool:
     return task_type == TaskType.PS
-
-
-class ClusterSpec:
-    """Job name -> task addresses, as in ``tf.train.ClusterSpec``.
-
-    Accepts a dict mapping each job to a list of ``"host:port"`` strings or to a dict
-    ``{task_index: address}`` (sparse jobs), another ClusterSpec, or None (empty).
-
-    Example
-    -------
-    >>> spec = ClusterSpec({"worker": ["a:1", "b:1"], "ps": ["c:1"]})
-    >>> spec.jobs, spec.num_tasks("worker"), spec.task_address("worker", 1)
-    (['ps', 'worker'], 2, 'b:1')
-    """
-
-    def __init__(self, cluster=None) -> None:
-        if cluster is None:
-            cluster = {}
-        if hasattr(cluster, "as_dict") and not isinstance(cluster, dict):
-            cluster = cluster.as_dict()
-        if not isinstance(cluster, dict):
-            raise TypeError(
-                f"ClusterSpec needs a dict of job name -> list of addresses; got "
-                f"{type(cluster).__name__}: {cluster!r}")
-        self._jobs: dict[str, dict[int, str]] = {}
-        for job, tasks in cluster.items():
-            if not isinstance(job, str):
-                raise TypeError(f"ClusterSpec job names must be strings; got {job!r}")
-            if isinstance(tasks, (list, tuple)):
-                table = dict(enumerate(tasks))
-            elif isinstance(tasks, dict):
-                try:
-                    table = {int(i): a for i, a in tasks.items()}
-                except (TypeError, ValueError):
-                    raise ValueError(
-                        f"ClusterSpec job {job!r}: task indices must be integers; got "
-                        f"{sorted(tasks, key=str)!r}") from None
-            else:
-                raise TypeError(
-                    f"ClusterSpec job {job!r} must map to a list of addresses or a dict "
-                    f"{{task_index: address}}; got {type(tasks).__name__}: {tasks!r}")
-            for index, address in table.items():
-                if not isinstance(address, str):
-                    raise TypeError(
-                        f"ClusterSpec job {job!r} task {index}: address must be a string "
-                        f"'host:port'; got {address!r}")
-            self._jobs[job] = table
-
-    @property
-    def jobs(self) -> list[str]:
-        return sorted(self._jobs)
-
-    def num_tasks(self, job_name: str) -> int:
-        return len(self._table(job_name))
-
-    def task_indices(self, job_name: str) -> list[int]:
-        return sorted(self._table(job_name))
-
-    def task_address(self, job_name: str, task_index: int) -> str:
-        table = self._table(job_name)
-        if task_index not in table:
-            raise ValueError(f"No task with index {task_index} in job {job_name!r}")
-        return table[task_index]
-
-    def job_tasks(self, job_name: str) -> list:
-        """The addresses of `job_name` by index (None for gaps of a sparse job)."""
-        table = self._table(job_name)
-        if not table:
-            return []
-        return [table.get(i) for i in range(max(table) + 1)]
-
-    def as_dict(self) -> dict:
-        out = {}
-        for job, table in sorted(self._jobs.items()):
-            dense = sorted(table) == list(range(len(table)))
-            out[job] = [table[i] for i in sorted(table)] if dense else dict(table)
-        return out
-
-    def _table(self, job_name: str) -> dict[int, str]:
-        if job_name not in self._jobs:
-            raise ValueError(f"No such job in cluster: {job_name!r} (jobs: {self.jobs})")
-        return self._jobs[job_name]
-
-    def __bool__(self) -> bool:
-        return bool(self._jobs)
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, ClusterSpec):
-            return self._jobs == other._jobs
-        if isinstance(other, dict):
-            try:
-                return self._jobs == ClusterSpec(other)._jobs
-            except (TypeError, ValueError):
-                return False
-        return NotImplemented
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return f"ClusterSpec({self.as_dict()!r})"
 
 
 @dataclasses.dataclass(frozen=True)
