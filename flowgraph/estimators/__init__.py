@@ -72,3 +72,30 @@ for _name, _mod in list(_sys.modules.items()):
     if _name.startswith(__name__ + "."):
         _sys.modules.setdefault(_alias + _name[len(__name__):], _mod)
 del _fn, _name, _mod
+
+# TF 1.x's tf.estimator also names tf.train's session hooks and their helpers.
+from flowgraph.train import (  # noqa: E402
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    FeedFnHook,
+    FinalOpsHook,
+    GlobalStepWaiterHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    ProfilerHook,
+    SecondOrStepTimer,
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+    StepCounterHook,
+    StopAtStepHook,
+    SummarySaverHook,
+)
+
+__all__ += ["CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
+            "GlobalStepWaiterHook", "LoggingTensorHook", "NanLossDuringTrainingError",
+            "NanTensorHook", "ProfilerHook", "SecondOrStepTimer", "SessionRunArgs",
+            "SessionRunContext", "SessionRunHook", "SessionRunValues", "StepCounterHook",
+            "StopAtStepHook", "SummarySaverHook"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from flowgraph.estimators.canned import optimizers
 from flowgraph.estimators.estimator import Estimator
-from flowgraph.estimators.head.base_head import SUM_OVER_BATCH_SIZE
+from flowgraph.estimators.head.base_head import SUM
 from flowgraph.estimators.head.binary_class_head import BinaryClassHead
 from flowgraph.estimators.head.multi_class_head import MultiClassHead
 from flowgraph.estimators.head.regression_head import RegressionHead
@@ -34,10 +34,13 @@ __all__ = ["BaselineClassifier", "BaselineEstimator", "BaselineRegressor"]
 # -- shared by the canned estimators -----------------------------------------------------
 def binary_or_multi_class_head(n_classes, weight_column, label_vocabulary, loss_reduction):
     """`BinaryClassHead` for ``n_classes == 2``, else `MultiClassHead` (which rejects
-    ``n_classes < 3``)."""
+    ``n_classes < 3``), with the metrics of TF1's canned estimators (their PR AUC sums
+    trapezoids)."""
     if n_classes == 2:
-        return BinaryClassHead(weight_column=weight_column, label_vocabulary=label_vocabulary,
+        head = BinaryClassHead(weight_column=weight_column, label_vocabulary=label_vocabulary,
                                loss_reduction=loss_reduction)
+        head._pr_auc_summation = "trapezoidal"  # TF1's v1 heads: tf.metrics.auc's default
+        return head
     return MultiClassHead(n_classes, weight_column=weight_column,
                           label_vocabulary=label_vocabulary, loss_reduction=loss_reduction)
 
@@ -166,7 +169,8 @@ class BaselineClassifier(Estimator):
     optimizer : Optimizer, str or callable, default 'Ftrl'
         A name trains at learning rate 0.3 (see `canned.optimizers`).
     config : RunConfig, optional
-    loss_reduction : str, default SUM_OVER_BATCH_SIZE
+    loss_reduction : str, default SUM
+        TF1's default: a batch's loss is the weighted sum over its examples.
 
     Example
     -------
@@ -177,7 +181,7 @@ class BaselineClassifier(Estimator):
     """
 
     def __init__(self, model_dir=None, n_classes=2, weight_column=None, label_vocabulary=None,
-                 optimizer="Ftrl", config=None, loss_reduction=SUM_OVER_BATCH_SIZE) -> None:
+                 optimizer="Ftrl", config=None, loss_reduction=SUM) -> None:
         head = binary_or_multi_class_head(n_classes, weight_column, label_vocabulary,
                                           loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, optimizer, weight_column),
@@ -195,7 +199,8 @@ class BaselineRegressor(Estimator):
     optimizer : Optimizer, str or callable, default 'Ftrl'
         A name trains at learning rate 0.3.
     config : RunConfig, optional
-    loss_reduction : str, default SUM_OVER_BATCH_SIZE
+    loss_reduction : str, default SUM
+        TF1's default: a batch's loss is the weighted sum over its examples.
 
     Example
     -------
@@ -205,7 +210,7 @@ class BaselineRegressor(Estimator):
     """
 
     def __init__(self, model_dir=None, label_dimension=1, weight_column=None,
-                 optimizer="Ftrl", config=None, loss_reduction=SUM_OVER_BATCH_SIZE) -> None:
+                 optimizer="Ftrl", config=None, loss_reduction=SUM) -> None:
         head = regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, optimizer, weight_column),
                          model_dir=model_dir, config=config)

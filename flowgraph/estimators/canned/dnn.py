@@ -43,7 +43,7 @@ from flowgraph.estimators.canned.baseline import (
 )
 from flowgraph.estimators.canned.linear import as_column_list, feature_column_lib
 from flowgraph.estimators.estimator import Estimator
-from flowgraph.estimators.head.base_head import SUM_OVER_BATCH_SIZE
+from flowgraph.estimators.head.base_head import SUM
 from flowgraph.ops.nn_ops import relu
 
 __all__ = ["DNNClassifier", "DNNEstimator", "DNNRegressor", "dnn_logit_fn_builder"]
@@ -190,7 +190,8 @@ class DNNClassifier(Estimator):
         Probability of dropping a hidden unit during training.
     config : RunConfig, optional
     warm_start_from : str or WarmStartSettings, optional
-    loss_reduction : str, default SUM_OVER_BATCH_SIZE
+    loss_reduction : str, default SUM
+        TF1's default: a batch's loss is the weighted sum over its examples.
     batch_norm : bool, default False
         Batch normalization after each hidden layer.
 
@@ -205,8 +206,9 @@ class DNNClassifier(Estimator):
 
     def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
-                 activation_fn=relu, dropout=None, config=None, warm_start_from=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, batch_norm=False) -> None:
+                 activation_fn=relu, dropout=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None, loss_reduction=SUM, batch_norm=False) -> None:
+        del input_layer_partitioner  # variables are never partitioned in flowgraph
         head = binary_or_multi_class_head(n_classes, weight_column, label_vocabulary,
                                           loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, hidden_units, feature_columns,
@@ -231,8 +233,9 @@ class DNNRegressor(Estimator):
 
     def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
                  weight_column=None, optimizer="Adagrad", activation_fn=relu, dropout=None,
-                 config=None, warm_start_from=None, loss_reduction=SUM_OVER_BATCH_SIZE,
-                 batch_norm=False) -> None:
+                 input_layer_partitioner=None, config=None, warm_start_from=None,
+                 loss_reduction=SUM, batch_norm=False) -> None:
+        del input_layer_partitioner  # variables are never partitioned in flowgraph
         head = regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, hidden_units, feature_columns,
                                                 optimizer, activation_fn, dropout,
@@ -253,8 +256,10 @@ class DNNEstimator(Estimator):
     """
 
     def __init__(self, head, hidden_units, feature_columns, model_dir=None,
-                 optimizer="Adagrad", activation_fn=relu, dropout=None, config=None,
-                 warm_start_from=None, batch_norm=False) -> None:
+                 optimizer="Adagrad", activation_fn=relu, dropout=None,
+                 input_layer_partitioner=None, config=None, warm_start_from=None,
+                 batch_norm=False) -> None:
+        del input_layer_partitioner  # variables are never partitioned in flowgraph
         super().__init__(model_fn=_model_fn_for(head, hidden_units, feature_columns,
                                                 optimizer, activation_fn, dropout,
                                                 batch_norm),

@@ -49,7 +49,7 @@ from flowgraph.estimators.canned.linear import (
     linear_logit_fn_builder,
 )
 from flowgraph.estimators.estimator import Estimator
-from flowgraph.estimators.head.base_head import SUM_OVER_BATCH_SIZE
+from flowgraph.estimators.head.base_head import SUM
 from flowgraph.ops.nn_ops import relu
 
 __all__ = ["DNNLinearCombinedClassifier", "DNNLinearCombinedEstimator",
@@ -195,7 +195,8 @@ class DNNLinearCombinedClassifier(Estimator):
     label_vocabulary : list of str, optional
     config : RunConfig, optional
     warm_start_from : str or WarmStartSettings, optional
-    loss_reduction : str, default SUM_OVER_BATCH_SIZE
+    loss_reduction : str, default SUM
+        TF1's default: a batch's loss is the weighted sum over its examples.
     batch_norm : bool, default False
     linear_sparse_combiner : {'sum', 'mean', 'sqrtn'}, default 'sum'
 
@@ -213,9 +214,11 @@ class DNNLinearCombinedClassifier(Estimator):
     def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer="Ftrl",
                  dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
                  dnn_activation_fn=relu, dnn_dropout=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, config=None, warm_start_from=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, batch_norm=False,
+                 label_vocabulary=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None,
+                 loss_reduction=SUM, batch_norm=False,
                  linear_sparse_combiner="sum") -> None:
+        del input_layer_partitioner  # variables are never partitioned in flowgraph
         _validate_feature_columns(linear_feature_columns, dnn_feature_columns)
         head = binary_or_multi_class_head(n_classes, weight_column, label_vocabulary,
                                           loss_reduction)
@@ -245,9 +248,11 @@ class DNNLinearCombinedRegressor(Estimator):
     def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer="Ftrl",
                  dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
                  dnn_activation_fn=relu, dnn_dropout=None, label_dimension=1,
-                 weight_column=None, config=None, warm_start_from=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, batch_norm=False,
+                 weight_column=None, input_layer_partitioner=None, config=None,
+                 warm_start_from=None,
+                 loss_reduction=SUM, batch_norm=False,
                  linear_sparse_combiner="sum") -> None:
+        del input_layer_partitioner  # variables are never partitioned in flowgraph
         _validate_feature_columns(linear_feature_columns, dnn_feature_columns)
         head = regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(
@@ -273,8 +278,10 @@ class DNNLinearCombinedEstimator(Estimator):
 
     def __init__(self, head, model_dir=None, linear_feature_columns=None,
                  linear_optimizer="Ftrl", dnn_feature_columns=None, dnn_optimizer="Adagrad",
-                 dnn_hidden_units=None, dnn_activation_fn=relu, dnn_dropout=None, config=None,
-                 batch_norm=False, linear_sparse_combiner="sum") -> None:
+                 dnn_hidden_units=None, dnn_activation_fn=relu, dnn_dropout=None,
+                 input_layer_partitioner=None, config=None, batch_norm=False,
+                 linear_sparse_combiner="sum") -> None:
+        del input_layer_partitioner  # variables are never partitioned in flowgraph
         _validate_feature_columns(linear_feature_columns, dnn_feature_columns)
         super().__init__(
             model_fn=_model_fn_for(head, linear_feature_columns, linear_optimizer,

@@ -34,7 +34,7 @@ from flowgraph.estimators.canned.baseline import (
     regression_head,
 )
 from flowgraph.estimators.estimator import Estimator
-from flowgraph.estimators.head.base_head import SUM_OVER_BATCH_SIZE
+from flowgraph.estimators.head.base_head import SUM
 
 __all__ = ["LinearClassifier", "LinearEstimator", "LinearRegressor",
            "linear_logit_fn_builder"]
@@ -182,7 +182,8 @@ class LinearClassifier(Estimator):
         n feature columns.
     config : RunConfig, optional
     warm_start_from : str or WarmStartSettings, optional
-    loss_reduction : str, default SUM_OVER_BATCH_SIZE
+    loss_reduction : str, default SUM
+        TF1's default: a batch's loss is the weighted sum over its examples.
     sparse_combiner : {'sum', 'mean', 'sqrtn'}, default 'sum'
         How a multivalent categorical feature's weights combine.
 
@@ -196,8 +197,9 @@ class LinearClassifier(Estimator):
     """
 
     def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, optimizer="Ftrl", config=None, warm_start_from=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, sparse_combiner="sum") -> None:
+                 label_vocabulary=None, optimizer="Ftrl", config=None, partitioner=None,
+                 warm_start_from=None, loss_reduction=SUM, sparse_combiner="sum") -> None:
+        del partitioner  # variables are never partitioned in flowgraph
         head = binary_or_multi_class_head(n_classes, weight_column, label_vocabulary,
                                           loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, feature_columns, optimizer,
@@ -219,7 +221,8 @@ class LinearRegressor(Estimator):
         As for `LinearClassifier`.
     config : RunConfig, optional
     warm_start_from : str or WarmStartSettings, optional
-    loss_reduction : str, default SUM_OVER_BATCH_SIZE
+    loss_reduction : str, default SUM
+        TF1's default: a batch's loss is the weighted sum over its examples.
     sparse_combiner : {'sum', 'mean', 'sqrtn'}, default 'sum'
 
     Example
@@ -232,8 +235,9 @@ class LinearRegressor(Estimator):
     """
 
     def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
-                 optimizer="Ftrl", config=None, warm_start_from=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, sparse_combiner="sum") -> None:
+                 optimizer="Ftrl", config=None, partitioner=None, warm_start_from=None,
+                 loss_reduction=SUM, sparse_combiner="sum") -> None:
+        del partitioner  # variables are never partitioned in flowgraph
         head = regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, feature_columns, optimizer,
                                                 sparse_combiner),
@@ -253,7 +257,8 @@ class LinearEstimator(Estimator):
     """
 
     def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl", config=None,
-                 sparse_combiner="sum", warm_start_from=None) -> None:
+                 partitioner=None, sparse_combiner="sum", warm_start_from=None) -> None:
+        del partitioner  # variables are never partitioned in flowgraph
         super().__init__(model_fn=_model_fn_for(head, feature_columns, optimizer,
                                                 sparse_combiner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)

@@ -181,6 +181,7 @@ def _build_auc(tfm, m, values, y_true, y_pred, w):
     # ROC: trapezoids; PR: Davis & Goadrich interpolation (Keras AUC's "interpolation").
     curve, method = ("PR", "careful_interpolation") if m.kind == "auc_pr" else ("ROC",
                                                                               "trapezoidal")
+    method = m.summation_method or method
     return tfm.auc(labels=math_ops.greater(_as_float(y_true), 0.5), predictions=y_pred,
                    weights=_broadcast_weights(w, y_pred), num_thresholds=200, curve=curve,
                    summation_method=method, name=m.name)
@@ -202,7 +203,8 @@ class HeadMetric:
     ``update_state(values=..., sample_weight=...)`` (mean) or ``update_state(y_true=...,
     y_pred=..., sample_weight=...)`` (accuracy, precision, recall, auc, auc_pr) creates
     the metric's local variables and returns its update op; ``result()`` is the value
-    tensor. `threshold` binarizes ``y_pred`` (accuracy, precision, recall). A metric
+    tensor. `threshold` binarizes ``y_pred`` (accuracy, precision, recall);
+    `summation_method` overrides how an AUC integrates its curve. A metric
     is updated once per graph; `as_metric_op()` gives the ``(value, update_op)`` pair
     of `EstimatorSpec.eval_metric_ops`.
 
@@ -215,12 +217,14 @@ class HeadMetric:
     ('average_loss', 'float32')
     """
 
-    def __init__(self, kind: str, name: str, threshold: float | None = None):
+    def __init__(self, kind: str, name: str, threshold: float | None = None,
+                 summation_method: str | None = None):
         if kind not in _METRIC_RULES and kind != "baseline":
             raise ValueError(f"unknown metric kind {kind!r}; known: {sorted(_METRIC_RULES)}")
         self.kind = kind
         self.name = name
         self.threshold = threshold
+        self.summation_method = summation_method
         self._value = None
         self._update_op = None
 

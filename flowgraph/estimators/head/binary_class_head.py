@@ -95,6 +95,11 @@ class BinaryClassHead(Head):
     [b'pos', b'neg']
     """
 
+    # How the PR curve is integrated: tensorflow_estimator's heads interpolate (Keras AUC);
+    # TF1's canned estimators use the v1 heads, which sum trapezoids (see
+    # canned.baseline.binary_or_multi_class_head).
+    _pr_auc_summation = "careful_interpolation"
+
     def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
                  loss_reduction=SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
         validate_label_vocabulary(label_vocabulary, 2 if label_vocabulary is not None else None)
@@ -215,7 +220,8 @@ class BinaryClassHead(Head):
             key(k.LABEL_MEAN): HeadMetric("mean", k.LABEL_MEAN),
             key(k.ACCURACY_BASELINE): HeadMetric("baseline", k.ACCURACY_BASELINE),
             key(k.AUC): HeadMetric("auc", k.AUC),
-            key(k.AUC_PR): HeadMetric("auc_pr", k.AUC_PR),
+            key(k.AUC_PR): HeadMetric("auc_pr", k.AUC_PR,
+                                      summation_method=self._pr_auc_summation),
         }
         if regularization_losses is not None:
             m[key(k.LOSS_REGULARIZATION)] = HeadMetric("mean", k.LOSS_REGULARIZATION)

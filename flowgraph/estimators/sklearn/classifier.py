@@ -118,7 +118,9 @@ class _Classifier(ClassifierMixin, FlowgraphModel):
         return self.classes_[np.argmax(logits, axis=1)]
 
     def _canned_head_args(self) -> dict:
-        return {"n_classes": self._n_classes, "weight_column": "__sample_weight__"}
+        return {"n_classes": self._n_classes, "weight_column": "__sample_weight__",
+                # the per-example mean keeps learning rates independent of batch_size
+                "loss_reduction": "weighted_sum_over_batch_size"}
 
 
 class DNNClassifier(_Classifier):

@@ -82,7 +82,9 @@ class _Regressor(RegressorMixin, FlowgraphModel):
         return out if self._y_2d else out[:, 0]
 
     def _canned_head_args(self) -> dict:
-        return {"label_dimension": self._n_outputs, "weight_column": "__sample_weight__"}
+        return {"label_dimension": self._n_outputs, "weight_column": "__sample_weight__",
+                # the per-example mean keeps learning rates independent of batch_size
+                "loss_reduction": "weighted_sum_over_batch_size"}
 
 
 class DNNRegressor(_Regressor):
