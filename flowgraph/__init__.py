@@ -74,10 +74,13 @@ from flowgraph.ops.data_flow_ops import *
 from flowgraph.ops.functional_ops import foldl, foldr, map_fn, scan
 from flowgraph.ops.gradients import *
 from flowgraph.ops.init_ops import *
+from flowgraph.ops.linalg_basic import eye, matrix_transpose
+from flowgraph.ops.linalg_norm import norm
 from flowgraph.ops.logging_ops import *
 from flowgraph.ops.lookup_compat import *
 from flowgraph.ops.math_ops import *
 from flowgraph.ops.math_reduce import *
+from flowgraph.ops.nn_extra_ops import depth_to_space, space_to_depth
 from flowgraph.ops.nn_ops import *
 from flowgraph.ops.parsing_ops import *
 from flowgraph.ops.random_ops import *
@@ -85,6 +88,7 @@ from flowgraph.ops.script_ops import *
 from flowgraph.ops.sparse_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
 from flowgraph.ops.string_hash_ops import *
+from flowgraph.ops.string_ops import *
 from flowgraph.ops.tensor_array import TensorArray
 from flowgraph.ops.variable_scope import *
 from flowgraph.ops.variables import (
@@ -124,6 +128,14 @@ def _remote_session_class():
 
 
 register_target_scheme("grpc://", _remote_session_class)
+
+# TF 1.x's deprecated spellings.
+from flowgraph.framework.registry import not_differentiable as NotDifferentiable  # noqa: E402
+
+NoGradient = no_gradient = NotDifferentiable
+all_variables = global_variables
+initialize_variables = variables_initializer
+initialize_local_variables = local_variables_initializer
 
 # The harness, Keras, data, export and compat layers load on first use, so that
 # ``import flowgraph`` stays fast (heavy optional modules are imported lazily).
@@ -167,10 +179,20 @@ def __getattr__(name: str):
     elif name in _LAZY_NAMES:
         value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     else:
-        raise AttributeError(f"module 'flowgraph' has no attribute '{name}'")
+        from flowgraph.framework.missing_api import missing_attribute
+
+        raise missing_attribute("", name)
     globals()[name] = value
     return value
 
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
+
+
+# TFRecord files, lookup tables and image ops (issue 15).
+_LAZY_MODULES.update({
+    "image": "flowgraph.ops.image_ops",
+    "lookup": "flowgraph.ops.lookup_ops",
+    "python_io": "flowgraph.io.tf_record",
+})

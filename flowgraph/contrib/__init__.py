@@ -1,10 +1,10 @@
 """The `tf.contrib` namespace, reduced to the parts TF1 model code commonly imports.
 
 `tf.contrib.layers` holds the TF1 regularizers, initializers, functional layers and
-`optimize_loss`. There is no `tf.contrib.lookup`: flowgraph has no lookup tables (only
-`tf.tables_initializer`), so there is nothing to alias.
+`optimize_loss`. `tf.contrib.lookup` aliases `tf.lookup` and TF1's vocabulary-table
+helpers (`index_table_from_tensor`, ...).
 """
 
-from flowgraph.contrib import layers, rnn
+from flowgraph.contrib import layers, lookup, rnn
 
-__all__ = ["layers", "rnn"]
+__all__ = ["layers", "lookup", "rnn"]

@@ -19,6 +19,7 @@ from flowgraph.data import dataset_ops_transform as _transform
 from flowgraph.data import iterator as _iterator
 from flowgraph.data.dataset import AUTOTUNE, Dataset
 from flowgraph.data.dataset_ops_sources import TextLineDataset
+from flowgraph.data.dataset_ops_tfrecord import TFRecordDataset
 from flowgraph.data.iterator import (
     Iterator,
     get_output_classes,

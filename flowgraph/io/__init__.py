@@ -9,6 +9,12 @@ tf.int64
 """
 
 from flowgraph.io import gfile
+from flowgraph.io.tf_record import (
+    TFRecordCompressionType,
+    TFRecordOptions,
+    TFRecordWriter,
+    tf_record_iterator,
+)
 from flowgraph.ops.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -17,3 +23,4 @@ from flowgraph.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example

@@ -37,3 +37,12 @@ __all__ = [
     "models",
     "optimizers",
 ]
+
+# Layers defined beside `layers` (they subclass its classes) join the tf.keras.layers
+# namespace here, so that no module of flowgraph.keras imports the other in a cycle.
+from flowgraph.keras import layers_conv as _layers_conv
+
+for _name in _layers_conv.__all__:
+    setattr(layers, _name, getattr(_layers_conv, _name))
+layers.Convolution2DTranspose = _layers_conv.Conv2DTranspose
+layers.SeparableConvolution2D = _layers_conv.SeparableConv2D

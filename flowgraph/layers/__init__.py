@@ -50,3 +50,41 @@ __all__ = [
     "max_pooling1d",
     "max_pooling2d",
 ]
+
+from flowgraph.layers.convolutional_extra import (
+    Conv2DTranspose,
+    SeparableConv2D,
+    conv2d_transpose,
+    separable_conv2d,
+)
+
+Convolution2DTranspose = Deconvolution2D = Conv2DTranspose
+SeparableConvolution2D = SeparableConv2D
+__all__ += ["Conv2DTranspose", "Convolution2DTranspose", "Deconvolution2D", "SeparableConv2D",
+            "SeparableConvolution2D", "conv2d_transpose", "separable_conv2d"]
+from flowgraph.layers.convolutional_3d import (  # noqa: E402
+    AveragePooling3D,
+    Conv3D,
+    Conv3DTranspose,
+    MaxPooling3D,
+    SeparableConv1D,
+    average_pooling3d,
+    conv3d,
+    conv3d_transpose,
+    max_pooling3d,
+    separable_conv1d,
+)
+
+Convolution3D = Conv3D
+Convolution3DTranspose = Deconvolution3D = Conv3DTranspose
+SeparableConvolution1D = SeparableConv1D
+__all__ += ["AveragePooling3D", "Conv3D", "Conv3DTranspose", "Convolution3D",
+            "Convolution3DTranspose", "Deconvolution3D", "MaxPooling3D", "SeparableConv1D",
+            "SeparableConvolution1D", "average_pooling3d", "conv3d", "conv3d_transpose",
+            "max_pooling3d", "separable_conv1d"]
+
+
+def __getattr__(name: str):
+    from flowgraph.framework.missing_api import missing_attribute
+
+    raise missing_attribute("layers", name)

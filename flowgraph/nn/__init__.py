@@ -7,6 +7,51 @@ from flowgraph.ops.embedding_ops import (
     safe_embedding_lookup_sparse,
 )
 from flowgraph.ops.math_ops import sigmoid, tanh
+from flowgraph.ops.nn_conv3d_ops import (
+    avg_pool3d,
+    conv3d,
+    conv3d_transpose,
+    max_pool3d,
+)
+from flowgraph.ops.nn_conv_ops import (
+    atrous_conv2d,
+    conv1d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    convolution,
+    depthwise_conv2d_native,
+    separable_conv2d,
+)
+from flowgraph.ops.nn_extra_ops import (
+    approx_max_k,
+    approx_min_k,
+    atrous_conv2d_transpose,
+    avg_pool1d,
+    avg_pool_v2,
+    batch_norm_with_global_normalization,
+    compute_average_loss,
+    conv1d_transpose,
+    crelu,
+    depth_to_space,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+    fused_batch_norm,
+    local_response_normalization,
+    lrn,
+    max_pool1d,
+    max_pool_v2,
+    normalize_moments,
+    pool,
+    relu_layer,
+    scale_regularization_loss,
+    space_to_depth,
+    sufficient_statistics,
+    swish,
+    weighted_moments,
+    xw_plus_b,
+    zero_fraction,
+)
 from flowgraph.ops.nn_impl import batch_normalization, dropout
 from flowgraph.ops.nn_loss_ops import (
     in_top_k,
@@ -37,9 +82,21 @@ from flowgraph.ops.nn_ops import (
     softplus,
     softsign,
 )
+from flowgraph.ops.nn_ops import avg_pool as avg_pool2d
+from flowgraph.ops.nn_ops import max_pool as max_pool2d
 from flowgraph.ops.rnn import (
     bidirectional_dynamic_rnn,
     dynamic_rnn,
     static_bidirectional_rnn,
     static_rnn,
 )
+
+silu = swish
+depthwise_conv2d_native_backprop_filter = depthwise_conv2d_backprop_filter
+depthwise_conv2d_native_backprop_input = depthwise_conv2d_backprop_input
+
+
+def __getattr__(name: str):
+    from flowgraph.framework.missing_api import missing_attribute
+
+    raise missing_attribute("nn", name)

@@ -198,7 +198,13 @@ class _DevHandler(BaseHTTPRequestHandler):
     def handle(self):
         try:
             super().handle()
-        except (TimeoutError, ConnectionResetError, BrokenPipeError):
+        except TimeoutError:
+            self.close_connection = True
+        except (ConnectionResetError, BrokenPipeError):
+            # reset while its request was still being read (on a loaded machine the
+            # answer-side case above may never be reached): one line as well
+            logger.info("Client %s disconnected before its request was read",
+                        self.address_string())
             self.close_connection = True
 
 

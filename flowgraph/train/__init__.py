@@ -1,6 +1,7 @@
 """The `tf.train` namespace: re-exports only."""
 
 from flowgraph.distributed import ClusterSpec, Server, replica_device_setter
+from flowgraph.framework.example_proto import *  # tf.train.Example and friends
 from flowgraph.summary.event_format import summary_iterator
 from flowgraph.train import slot_creator
 from flowgraph.train.adadelta import *

@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+import issue15_cases
 import numpy as np
 import pytest
 import tensor_array_cases
@@ -830,6 +831,11 @@ _add("RestoreV2", Case([], _restore, value_dependent=True))
 # -- TensorArray ops without a gradient (tests/ops/tensor_array_cases.py)
 for _name, _build in tensor_array_cases.CONTRACT_CASES.items():
     _add(_name, Case([f64(3, 2)], _build))
+
+# -- lookup, string, image and sequence-parsing ops (tests/ops/issue15_cases.py)
+for _name, _cases in issue15_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
 
 SKIP: dict[str, str] = {
     # The values of these ops exist only inside a while loop's frame, one per iteration:

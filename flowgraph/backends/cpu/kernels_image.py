@@ -1,0 +1,175 @@
+"""CPU kernels of the image ops (`flowgraph/ops/image_ops.py`).
+
+Resizing is separable and linear in the image: for each of height and width a matrix
+``W[out, in]`` of interpolation weights (two per row for bilinear, one 1.0 for nearest
+neighbour), and ``out = einsum("yh,nhwc,xw->nyxc", Wh, image, Ww)``. The gradient is the
+transposed product. Coordinates are TensorFlow 1.x's legacy ones:
+``in = out * scale`` with ``scale = in_size / out_size``, or
+``(in_size - 1) / (out_size - 1)`` with ``align_corners``; ``half_pixel_centers`` shifts
+both by half a pixel. Decoding uses Pillow.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+from flowgraph.framework.event_format import encode_png
+
+
+def _scale(n_in: int, n_out: int, align_corners: bool) -> float:
+    if align_corners and n_out > 1:
+        return (n_in - 1) / (n_out - 1)
+    return n_in / n_out
+
+
+def bilinear_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """The (n_out, n_in) float64 matrix of bilinear interpolation along one axis."""
+    scale = _scale(n_in, n_out, align_corners)
+    w = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        src = (o + 0.5) * scale - 0.5 if half_pixel else o * scale
+        lo = int(np.floor(src))
+        frac = src - lo
+        lo_c, hi_c = min(max(lo, 0), n_in - 1), min(max(lo + 1, 0), n_in - 1)
+        w[o, lo_c] += 1.0 - frac
+        w[o, hi_c] += frac
+    return w
+
+
+def nearest_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """The (n_out, n_in) 0/1 matrix of nearest-neighbour sampling along one axis."""
+    scale = _scale(n_in, n_out, align_corners)
+    w = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        if half_pixel:
+            src = int(np.floor((o + 0.5) * scale))
+        elif align_corners:
+            src = int(np.round(o * scale))
+        else:
+            src = int(np.floor(o * scale))
+        w[o, min(max(src, 0), n_in - 1)] = 1.0
+    return w
+
+
+_WEIGHTS = {"bilinear": bilinear_weights, "nearest": nearest_weights}
+
+
+def _size_of(size) -> tuple[int, int]:
+    h, w = (int(v) for v in np.asarray(size).reshape(-1))
+    if h <= 0 or w <= 0:
+        raise errors.InvalidArgumentError(None, None, f"Resize: output size must be "
+                                          f"positive, got [{h}, {w}]")
+    return h, w
+
+
+def _resize(kind, images, size, align_corners, half_pixel_centers):
+    out_h, out_w = _size_of(size)
+    _, in_h, in_w, _ = images.shape
+    if in_h == 0 or in_w == 0:
+        raise errors.InvalidArgumentError(None, None, f"Resize: input image must have a "
+                                          f"non-empty height and width, got {images.shape}")
+    wh = _WEIGHTS[kind](in_h, out_h, align_corners, half_pixel_centers)
+    ww = _WEIGHTS[kind](in_w, out_w, align_corners, half_pixel_centers)
+    return np.einsum("yh,nhwc,xw->nyxc", wh, images.astype(np.float64), ww)
+
+
+@cpu_kernel("ResizeBilinear")
+def resize_bilinear(images, size, *, align_corners, half_pixel_centers):
+    return _resize("bilinear", images, size, align_corners, half_pixel_centers).astype(
+        np.float64 if images.dtype == np.float64 else np.float32)
+
+
+@cpu_kernel("ResizeNearestNeighbor")
+def resize_nearest(images, size, *, align_corners, half_pixel_centers):
+    out = _resize("nearest", images, size, align_corners, half_pixel_centers)
+    return out.astype(images.dtype)  # exact: one source pixel per output pixel
+
+
+def _resize_grad(kind, grads, original, align_corners, half_pixel_centers):
+    _, in_h, in_w, _ = np.shape(original)
+    _, out_h, out_w, _ = grads.shape
+    wh = _WEIGHTS[kind](in_h, out_h, align_corners, half_pixel_centers)
+    ww = _WEIGHTS[kind](in_w, out_w, align_corners, half_pixel_centers)
+    return np.einsum("yh,nyxc,xw->nhwc", wh, grads.astype(np.float64), ww)
+
+
+@cpu_kernel("ResizeBilinearGrad")
+def resize_bilinear_grad(grads, original_image, *, align_corners, half_pixel_centers):
+    out = _resize_grad("bilinear", grads, original_image, align_corners, half_pixel_centers)
+    return out.astype(original_image.dtype)
+
+
+@cpu_kernel("ResizeNearestNeighborGrad")
+def resize_nearest_grad(grads, size, *, align_corners, half_pixel_centers):
+    in_h, in_w = _size_of(size)
+    shape = (grads.shape[0], in_h, in_w, grads.shape[3])
+    out = _resize_grad("nearest", grads, np.empty(shape, np.int8), align_corners,
+                       half_pixel_centers)
+    return out.astype(grads.dtype)
+
+
+def _pil():
+    try:
+        from PIL import Image
+    except ImportError:
+        raise errors.UnimplementedError(
+            None, None, "Decoding images needs the Pillow package, which is not installed: "
+            "pip install Pillow") from None
+    return Image
+
+
+_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
+
+
+def _decode(contents, channels: int, what: str, formats: tuple[str, ...], dtype=np.uint8):
+    image_mod = _pil()
+    data = np.asarray(contents, dtype=object).reshape(())[()]
+    data = data if isinstance(data, bytes) else str(data).encode("latin-1")
+    try:
+        img = image_mod.open(io.BytesIO(data))
+        img.load()
+    except Exception as e:  # Pillow raises many types for bad data
+        raise errors.InvalidArgumentError(
+            None, None, f"{what}: the data ({len(data)} bytes, starting {data[:8]!r}) is not "
+            f"a valid image: {e}") from None
+    if img.format not in formats:
+        raise errors.InvalidArgumentError(
+            None, None, f"{what}: expected {' or '.join(formats)} data, got {img.format}")
+    if channels:
+        img = img.convert(_MODES[channels])
+    elif img.mode not in ("L", "LA", "RGB", "RGBA", "I;16", "I"):
+        img = img.convert("RGBA" if "A" in img.mode or "transparency" in img.info else "RGB")
+    arr = np.asarray(img)
+    if dtype == np.uint16 and arr.dtype != np.uint16:
+        arr = arr.astype(np.uint16) * 257
+    elif dtype == np.uint8 and arr.dtype != np.uint8:
+        arr = (arr.astype(np.int64) >> 8).astype(np.uint8)
+    return arr.reshape(arr.shape[0], arr.shape[1], -1).astype(dtype)
+
+
+@cpu_kernel("DecodePng")
+def decode_png(contents, *, channels, dtype):
+    np_dtype = np.uint16 if _dtypes.as_dtype(dtype) == _dtypes.uint16 else np.uint8
+    return _decode(contents, channels, "DecodePng", ("PNG",), np_dtype)
+
+
+@cpu_kernel("DecodeJpeg")
+def decode_jpeg(contents, *, channels, ratio=1, fancy_upscaling=True,
+                try_recover_truncated=False, acceptable_fraction=1.0, dct_method=""):
+    return _decode(contents, channels, "DecodeJpeg", ("JPEG",))
+
+
+@cpu_kernel("EncodePng")
+def encode_png_kernel(image, *, compression):
+    arr = np.asarray(image)
+    if arr.dtype != np.uint8:
+        raise errors.InvalidArgumentError(None, None, f"EncodePng: image must be uint8, got "
+                                          f"{arr.dtype}")
+    out = np.empty((), dtype=object)
+    out[()] = encode_png(arr, 6 if compression < 0 else int(compression))
+    return out

@@ -1,0 +1,156 @@
+"""CPU kernels of the lookup-table ops (`flowgraph/ops/lookup_ops.py`).
+
+A table is a `HashTableState` in the session's resource container; the ``HashTableV2``
+kernel outputs the object itself as the handle, which the other kernels receive.
+Strings are keyed as bytes, integers as Python ints.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+
+
+def _np_type(dtype):
+    return object if dtype == _dtypes.string else dtype.as_numpy_dtype
+
+
+def _key(v):
+    if isinstance(v, bytes):
+        return v
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    return int(v)
+
+
+class HashTableState:
+    """The entries of one table; None until an initializer has run."""
+
+    def __init__(self, name: str, key_dtype, value_dtype) -> None:
+        self.name = name
+        self.key_dtype = _dtypes.as_dtype(key_dtype).base_dtype
+        self.value_dtype = _dtypes.as_dtype(value_dtype).base_dtype
+        self.entries: dict | None = None
+        self.lock = threading.Lock()
+
+    def fill(self, keys, values, what: str) -> None:
+        """Insert all pairs (a table is filled once: later fills are no-ops, as in TF)."""
+        with self.lock:
+            if self.entries is not None:
+                return
+            entries: dict = {}
+            for k, v in zip(keys, values):
+                k = _key(k)
+                if k in entries and entries[k] != v:
+                    raise errors.FailedPreconditionError(
+                        None, None, f"{what}: table '{self.name}' got two values for key "
+                        f"{k!r} ({entries[k]!r} and {v!r}); keys must be unique")
+                entries[k] = v
+            self.entries = entries
+
+    def read(self) -> dict:
+        entries = self.entries
+        if entries is None:
+            raise errors.FailedPreconditionError(
+                None, None, f"Table '{self.name}' is not initialized. Run "
+                "tf.tables_initializer() (or the table's .initializer) first; "
+                "MonitoredSession and Estimators run it for you.")
+        return entries
+
+
+@cpu_kernel("HashTableV2")
+class HashTableOp:
+    def __init__(self, ctx, *, key_dtype, value_dtype, container="", shared_name="",
+                 use_node_name_sharing=False) -> None:
+        self.resources = ctx.resources
+        self.container = container or ""
+        self.name = shared_name or ctx.op.name
+        self.types = (key_dtype, value_dtype)
+
+    def __call__(self):
+        table = self.resources.lookup_or_create(
+            self.container, self.name, lambda name: HashTableState(name, *self.types))
+        if not isinstance(table, HashTableState):
+            raise errors.InvalidArgumentError(
+                None, None, f"Resource '{self.name}' exists and is a {type(table).__name__}, "
+                "not a lookup table; use another shared_name")
+        return table
+
+
+@cpu_kernel("LookupTableImportV2")
+def lookup_table_import(table, keys, values):
+    table.fill(np.asarray(keys).reshape(-1).tolist(), np.asarray(values).reshape(-1).tolist(),
+               "LookupTableImportV2")
+
+
+def _column(parts: list[str], index: int, line_no: int, dtype, path: str):
+    if index == -1:
+        return line_no
+    text = "\t".join(parts) if index == -2 else None
+    if index >= 0:
+        if index >= len(parts):
+            raise errors.InvalidArgumentError(
+                None, None, f"InitializeTableFromTextFileV2: line {line_no + 1} of {path} "
+                f"has {len(parts)} columns, but column {index} is requested")
+        text = parts[index]
+    if dtype == _dtypes.string:
+        return text.encode("utf-8")
+    try:
+        if dtype.is_integer:
+            return int(text)
+        if dtype == _dtypes.bool:
+            return text.lower() in ("1", "true")
+        return float(text)
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            None, None, f"InitializeTableFromTextFileV2: line {line_no + 1} of {path}: "
+            f"field {text!r} is not a valid {dtype.name}") from None
+
+
+@cpu_kernel("InitializeTableFromTextFileV2")
+def initialize_table_from_text_file(table, filename, *, key_index, value_index, vocab_size,
+                                    delimiter):
+    path = np.asarray(filename, dtype=object).reshape(())[()]
+    path = path.decode("utf-8") if isinstance(path, bytes) else str(path)
+    if not os.path.isfile(path):
+        raise errors.NotFoundError(None, None, f"InitializeTableFromTextFileV2: {path}; "
+                                   "No such file or directory")
+    with open(path, encoding="utf-8") as f:
+        lines = [line.rstrip("\n").rstrip("\r") for line in f]
+    if vocab_size > 0:
+        if len(lines) < vocab_size:
+            raise errors.InvalidArgumentError(
+                None, None, f"InitializeTableFromTextFileV2: Invalid vocab_size in {path}: "
+                f"expected {vocab_size} lines, the file has {len(lines)}")
+        lines = lines[:vocab_size]
+    keys, values = [], []
+    for i, line in enumerate(lines):
+        # WHOLE_LINE keeps the line as it is, delimiters included.
+        parts = line.split(delimiter) if delimiter else line.split()
+        whole = [line]
+        keys.append(_column(whole if key_index == -2 else parts,
+                            key_index, i, table.key_dtype, path))
+        values.append(_column(whole if value_index == -2 else parts,
+                              value_index, i, table.value_dtype, path))
+    table.fill(keys, values, "InitializeTableFromTextFileV2")
+
+
+@cpu_kernel("LookupTableFindV2")
+def lookup_table_find(table, keys, default_value, *, value_dtype):
+    entries = table.read()
+    default = np.asarray(default_value).reshape(()).item()
+    flat = [entries.get(_key(k), default) for k in np.asarray(keys).reshape(-1).tolist()]
+    out = np.empty(len(flat), dtype=_np_type(_dtypes.as_dtype(value_dtype)))
+    out[:] = flat
+    return out.reshape(np.shape(keys))
+
+
+@cpu_kernel("LookupTableSizeV2")
+def lookup_table_size(table):
+    return np.int64(len(table.entries or ()))

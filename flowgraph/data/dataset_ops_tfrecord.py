@@ -1,0 +1,75 @@
+"""`tf.data.TFRecordDataset`: the records of TFRecord files, as scalar strings.
+
+Files are read one after the other (with ``num_parallel_reads``, TensorFlow interleaves
+them; flowgraph reads them in order, which is one of the orders TensorFlow may produce
+for ``num_parallel_reads=1``). Framing, CRCs and compression are
+`flowgraph.io.tf_record`'s.
+
+Example
+-------
+>>> import os, tempfile
+>>> import flowgraph as tf
+>>> import flowgraph.data
+>>> path = os.path.join(tempfile.mkdtemp(), "d.tfrecord")
+>>> with tf.io.TFRecordWriter(path) as w:
+...     for i in range(3):
+...         w.write(b"r%d" % i)
+>>> it = tf.data.make_one_shot_iterator(tf.data.TFRecordDataset(path).batch(3))
+>>> with tf.Session() as sess:
+...     print(sess.run(it.get_next()))
+[b'r0' b'r1' b'r2']
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework.operation import Tensor
+from flowgraph.io.tf_record import compression_name, iter_records, read_file_bytes
+
+from .dataset import Dataset
+from .dataset_ops_sources import _STRING_SCALAR, _filenames, _string_scalar, _string_source
+
+__all__ = ["TFRecordDataset"]
+
+
+class TFRecordDataset(Dataset):
+    """The records of one or more TFRecord files, as scalar ``tf.string`` elements.
+
+    Parameters
+    ----------
+    filenames : str, list of str, or string Tensor
+        The files, read one after the other.
+    compression_type : {None, '', 'GZIP', 'ZLIB'}
+        How the files are compressed.
+    buffer_size : int, optional
+        Read buffer size in bytes (accepted; files are read whole).
+    num_parallel_reads : int, optional
+        Accepted; files are read in order.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> import flowgraph.data
+    >>> tf.data.TFRecordDataset(["a.tfrecord", "b.tfrecord"], "GZIP").output_types
+    tf.string
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None) -> None:
+        self._filenames = _string_source(filenames, "TFRecordDataset")
+        ctype = compression_type
+        if isinstance(ctype, Tensor):
+            from flowgraph.framework.constant_op import constant_value
+
+            ctype = constant_value(ctype)
+            ctype = None if ctype is None else ctype.item()
+        self._compression = compression_name(ctype, "TFRecordDataset")
+        self._structure = _STRING_SCALAR
+
+    def _tensors(self):
+        return [self._filenames] if isinstance(self._filenames, Tensor) else []
+
+    def _iter(self, rc):
+        for name in _filenames(rc.resolve(self._filenames), "TFRecordDataset"):
+            data = read_file_bytes(name, self._compression, "TFRecordDataset")
+            for record in iter_records(data, name, "TFRecordDataset"):
+                yield (_string_scalar(record),)

@@ -1,0 +1,266 @@
+"""`tf.layers` transposed and separable convolutions: `conv2d_transpose`,
+`separable_conv2d` and their classes.
+
+`Conv2DTranspose` keeps ``<scope>/kernel`` of shape ``(kh, kw, filters, in_channels)``
+(the kernel of the convolution it transposes) and maps a spatial size ``n`` to
+``n * stride`` ('same') or ``n * stride + max(k - stride, 0)`` ('valid'), with dilation
+``k`` meaning the dilated extent; an unknown size stays unknown statically and is computed
+at run time. `SeparableConv2D` keeps ``depthwise_kernel`` ``(kh, kw, in, multiplier)``
+and ``pointwise_kernel`` ``(1, 1, in * multiplier, filters)``.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default():
+...     x = tf.placeholder(tf.float32, [None, 7, 7, 16])
+...     print(tf.layers.conv2d_transpose(x, 8, 3, strides=2, padding="same").shape)
+(?, 14, 14, 8)
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.layers.convolutional import _Conv
+from flowgraph.ops import array_join_ops, array_shape_ops, nn_conv_ops
+
+__all__ = [
+    "Conv2DTranspose",
+    "SeparableConv2D",
+    "conv2d_transpose",
+    "deconv_output_length",
+    "separable_conv2d",
+]
+
+
+def deconv_output_length(length, kernel_size: int, padding: str, stride: int,
+                         output_padding=None, dilation: int = 1):
+    """Spatial size after a transposed convolution (an int, a Tensor, or None)."""
+    if length is None:
+        return None
+    k = (kernel_size - 1) * dilation + 1
+    if output_padding is None:
+        if padding == "same":
+            return length * stride
+        return length * stride + max(k - stride, 0)
+    pad = k // 2 if padding == "same" else 0
+    return (length - 1) * stride + k - 2 * pad + output_padding
+
+
+class Conv2DTranspose(_Conv):
+    """Transposed 2-D convolution layer; see `conv2d_transpose`.
+
+    `output_padding` (int or pair, each less than its stride) adds rows/columns at the
+    far end, choosing among the output sizes that convolve back to the input size.
+    """
+
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format="channels_last", dilation_rate=(1, 1),
+                 activation=None, use_bias: bool = True, kernel_initializer=None,
+                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 trainable: bool = True, name=None, **kwargs) -> None:
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format, dilation_rate=dilation_rate,
+                         activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name,
+                         **kwargs)
+        self.output_padding = None
+        if output_padding is not None:
+            from flowgraph.layers.core import normalize_tuple
+
+            self.output_padding = normalize_tuple(output_padding, 2, "output_padding")
+            for p, s in zip(self.output_padding, self.strides):
+                if p >= s:
+                    raise ValueError(f"{self._base_name}: output_padding {self.output_padding}"
+                                     f" must be smaller than strides {self.strides} in each "
+                                     f"dimension")
+
+    def build(self, input_shape) -> None:
+        input_shape = TensorShape(input_shape)
+        if input_shape.ndims != 4:
+            raise ValueError(f"Inputs should have rank 4. Received input shape: "
+                             f"{input_shape}")
+        channels = input_shape[self._channel_axis()].value
+        if channels is None:
+            raise ValueError(f"The channel dimension of the inputs should be defined. Found "
+                             f"`None` (input shape {input_shape}, data_format "
+                             f"{self.data_format}).")
+        self.kernel = self.add_weight("kernel", [*self.kernel_size, self.filters, channels],
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [self.filters],
+                                        initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+
+    def _out_size(self, static, dynamic, i: int):
+        pad = None if self.output_padding is None else self.output_padding[i]
+        args = (self.kernel_size[i], self.padding, self.strides[i], pad,
+                self.dilation_rate[i])
+        if static is not None:
+            return deconv_output_length(static, *args), deconv_output_length(static, *args)
+        return None, deconv_output_length(dynamic, *args)
+
+    def _convolve(self, inputs):
+        last = self.data_format == "channels_last"
+        h_axis, w_axis = (1, 2) if last else (2, 3)
+        shape = array_shape_ops.shape(inputs)
+        static = inputs.shape
+        h_static, h = self._out_size(static[h_axis].value, shape[h_axis], 0)
+        w_static, w = self._out_size(static[w_axis].value, shape[w_axis], 1)
+        dims = [shape[0], h, w, self.filters] if last else [shape[0], self.filters, h, w]
+        out_shape = array_join_ops.stack(dims)
+        fmt = "NHWC" if last else "NCHW"
+        spatial = [1, *self.strides, 1] if last else [1, 1, *self.strides]
+        dil = [1, *self.dilation_rate, 1] if last else [1, 1, *self.dilation_rate]
+        y = nn_conv_ops.conv2d_transpose(inputs, self.kernel, out_shape, spatial,
+                                         padding=self.padding.upper(), data_format=fmt,
+                                         dilations=dil, name="conv2d_transpose")
+        n = static[0]
+        known = [n, h_static, w_static, self.filters] if last else \
+            [n, self.filters, h_static, w_static]
+        y.set_shape(TensorShape(known))
+        return y
+
+
+class SeparableConv2D(_Conv):
+    """Depthwise-separable 2-D convolution layer; see `separable_conv2d`."""
+
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 data_format="channels_last", dilation_rate=(1, 1), depth_multiplier=1,
+                 activation=None, use_bias: bool = True, depthwise_initializer=None,
+                 pointwise_initializer=None, bias_initializer=None,
+                 depthwise_regularizer=None, pointwise_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
+                 pointwise_constraint=None, bias_constraint=None, trainable: bool = True,
+                 name=None, **kwargs) -> None:
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format, dilation_rate=dilation_rate,
+                         activation=activation, use_bias=use_bias,
+                         bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name,
+                         **kwargs)
+        if not isinstance(depth_multiplier, int) or depth_multiplier < 1:
+            raise ValueError(f"{self._base_name}: depth_multiplier must be a positive integer,"
+                             f" got {depth_multiplier!r}")
+        self.depth_multiplier = depth_multiplier
+        self.depthwise_initializer = depthwise_initializer
+        self.pointwise_initializer = pointwise_initializer
+        self.depthwise_regularizer = depthwise_regularizer
+        self.pointwise_regularizer = pointwise_regularizer
+        self.depthwise_constraint = depthwise_constraint
+        self.pointwise_constraint = pointwise_constraint
+
+    def build(self, input_shape) -> None:
+        input_shape = TensorShape(input_shape)
+        if input_shape.ndims != 4:
+            raise ValueError(f"Inputs to `SeparableConv2D` should have rank 4. Received "
+                             f"input shape: {input_shape}")
+        channels = input_shape[self._channel_axis()].value
+        if channels is None:
+            raise ValueError(f"The channel dimension of the inputs to `SeparableConv2D` "
+                             f"should be defined. Found `None` (input shape {input_shape}).")
+        self.depthwise_kernel = self.add_weight(
+            "depthwise_kernel", [*self.kernel_size, channels, self.depth_multiplier],
+            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+            constraint=self.depthwise_constraint)
+        self.pointwise_kernel = self.add_weight(
+            "pointwise_kernel", [1, 1, channels * self.depth_multiplier, self.filters],
+            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
+            constraint=self.pointwise_constraint)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [self.filters],
+                                        initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+
+    def _convolve(self, inputs):
+        last = self.data_format == "channels_last"
+        strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
+        return nn_conv_ops.separable_conv2d(
+            inputs, self.depthwise_kernel, self.pointwise_kernel, strides,
+            self.padding.upper(), rate=list(self.dilation_rate),
+            data_format="NHWC" if last else "NCHW", name="separable_conv2d")
+
+
+def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
+                     data_format="channels_last", activation=None, use_bias: bool = True,
+                     kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                     bias_constraint=None, trainable: bool = True, name=None, reuse=None):
+    """Transposed 2-D convolution layer (deconvolution): upsamples by `strides`.
+
+    Parameters are those of `tf.layers.conv2d` (without `dilation_rate`); the kernel is
+    ``(kh, kw, filters, in_channels)``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [None, 4, 5, 3])
+    ...     print(tf.layers.conv2d_transpose(x, 2, (3, 2), strides=(2, 3)).shape)
+    (?, 9, 15, 2)
+    """
+    layer = Conv2DTranspose(filters, kernel_size, strides=strides, padding=padding,
+                            data_format=data_format, activation=activation,
+                            use_bias=use_bias, kernel_initializer=kernel_initializer,
+                            bias_initializer=bias_initializer,
+                            kernel_regularizer=kernel_regularizer,
+                            bias_regularizer=bias_regularizer,
+                            activity_regularizer=activity_regularizer,
+                            kernel_constraint=kernel_constraint,
+                            bias_constraint=bias_constraint, trainable=trainable, name=name,
+                            _scope=name, _reuse=reuse)
+    return layer.apply(inputs)
+
+
+def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid",
+                     data_format="channels_last", dilation_rate=(1, 1), depth_multiplier=1,
+                     activation=None, use_bias: bool = True, depthwise_initializer=None,
+                     pointwise_initializer=None, bias_initializer=None,
+                     depthwise_regularizer=None, pointwise_regularizer=None,
+                     bias_regularizer=None, activity_regularizer=None,
+                     depthwise_constraint=None, pointwise_constraint=None,
+                     bias_constraint=None, trainable: bool = True, name=None, reuse=None):
+    """Depthwise-separable 2-D convolution layer: a depthwise convolution with
+    `depth_multiplier` filters per input channel, then a 1x1 convolution to `filters`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [None, 8, 8, 3])
+    ...     y = tf.layers.separable_conv2d(x, 5, 3, depth_multiplier=2, padding="same")
+    ...     print(y.shape, [v.shape.as_list() for v in tf.trainable_variables()])
+    (?, 8, 8, 5) [[3, 3, 3, 2], [1, 1, 6, 5], [5]]
+    """
+    layer = SeparableConv2D(filters, kernel_size, strides=strides, padding=padding,
+                            data_format=data_format, dilation_rate=dilation_rate,
+                            depth_multiplier=depth_multiplier, activation=activation,
+                            use_bias=use_bias, depthwise_initializer=depthwise_initializer,
+                            pointwise_initializer=pointwise_initializer,
+                            bias_initializer=bias_initializer,
+                            depthwise_regularizer=depthwise_regularizer,
+                            pointwise_regularizer=pointwise_regularizer,
+                            bias_regularizer=bias_regularizer,
+                            activity_regularizer=activity_regularizer,
+                            depthwise_constraint=depthwise_constraint,
+                            pointwise_constraint=pointwise_constraint,
+                            bias_constraint=bias_constraint, trainable=trainable, name=name,
+                            _scope=name, _reuse=reuse)
+    return layer.apply(inputs)

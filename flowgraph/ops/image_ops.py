@@ -1,0 +1,479 @@
+"""`tf.image` basics for input pipelines: resizing (bilinear, nearest neighbour, with
+TensorFlow 1.x's ``align_corners`` coordinates), per-image standardization, flips,
+random crops and brightness, and PNG/JPEG decoding (Pillow) and PNG encoding.
+
+Images are ``[height, width, channels]`` or batches ``[batch, height, width, channels]``.
+``ResizeBilinear``/``ResizeNearestNeighbor`` are linear in the image, so their gradients
+(``ResizeBilinearGrad``/``ResizeNearestNeighborGrad``) are the transposed resampling.
+The random ops draw from `tf.random_uniform` with the graph and op seeds.
+Kernels: `flowgraph/backends/cpu/kernels_image.py`.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> img = tf.reshape(tf.range(4.0), [1, 2, 2, 1])
+>>> up = tf.image.resize_images(img, [3, 3], align_corners=True)
+>>> with tf.Session() as sess:
+...     print(sess.run(up)[0, :, :, 0])
+[[0.  0.5 1. ]
+ [1.  1.5 2. ]
+ [2.  2.5 3. ]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.array_index_ops import slice as _slice
+from flowgraph.ops.array_index_ops import where_v2
+from flowgraph.ops.array_join_ops import reverse_v2
+from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze
+from flowgraph.ops.math_ops import add, cast, maximum, rsqrt, sqrt, subtract
+from flowgraph.ops.math_reduce import reduce_mean
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
+from flowgraph.ops.random_ops import random_uniform
+
+__all__ = [
+    "ResizeMethod",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "encode_png",
+    "flip_left_right",
+    "flip_up_down",
+    "per_image_standardization",
+    "random_brightness",
+    "random_crop",
+    "random_flip_left_right",
+    "random_flip_up_down",
+    "resize",
+    "resize_bilinear",
+    "resize_images",
+    "resize_nearest_neighbor",
+]
+
+_FLOATS = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
+
+
+# -- registrations ---------------------------------------------------------------------
+def _resize_shape(op, images, size):
+    if images.ndims not in (None, 4):
+        raise op.shape_error(f"images must be 4-D [batch, height, width, channels], got "
+                             f"shape {images}")
+    value = constant_value(op.inputs[1])
+    hw = [None, None] if value is None else [int(v) for v in np.reshape(value, -1)]
+    if images.ndims is None:
+        return [TensorShape([None, *hw, None])]
+    return [TensorShape([images[0].value, *hw, images[3].value])]
+
+
+_RESIZE_ATTRS = {"align_corners": False, "half_pixel_centers": False}
+register_op("ResizeBilinear", attrs=_RESIZE_ATTRS, dtype_fn=lambda op: [
+    _dtypes.float64 if op.inputs[0].dtype.base_dtype == _dtypes.float64
+    else _dtypes.float32])(_resize_shape)
+register_op("ResizeNearestNeighbor", attrs=_RESIZE_ATTRS)(_resize_shape)
+
+
+@register_op("ResizeBilinearGrad", attrs=_RESIZE_ATTRS,
+             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _resize_bilinear_grad_shape(op, grads, original):
+    return [original]
+
+
+@register_op("ResizeNearestNeighborGrad", attrs=_RESIZE_ATTRS)
+def _resize_nearest_grad_shape(op, grads, size):
+    value = constant_value(op.inputs[1])
+    hw = [None, None] if value is None else [int(v) for v in np.reshape(value, -1)]
+    if grads.ndims is None:
+        return [TensorShape([None, *hw, None])]
+    return [TensorShape([grads[0].value, *hw, grads[3].value])]
+
+
+@register_gradient("ResizeBilinear")
+def _resize_bilinear_grad(op, grad):
+    return [make_tensor("ResizeBilinearGrad", [grad, op.inputs[0]], dict(op.attrs)), None]
+
+
+@register_gradient("ResizeNearestNeighbor")
+def _resize_nearest_grad(op, grad):
+    hw = shape(op.inputs[0])[1:3]
+    return [make_tensor("ResizeNearestNeighborGrad", [grad, hw], dict(op.attrs)), None]
+
+
+def _scalar_string(op, contents):
+    if contents.ndims not in (None, 0):
+        raise op.shape_error(f"contents must be a scalar string, got shape {contents}")
+    channels = op.attrs["channels"]
+    return [TensorShape([None, None, channels or None])]
+
+
+register_op("DecodePng", attrs={"channels": 0, "dtype": _dtypes.uint8},
+            dtype_fn=attr_dtype("dtype"))(_scalar_string)
+register_op("DecodeJpeg", attrs={"channels": 0, "ratio": 1, "fancy_upscaling": True,
+                                 "try_recover_truncated": False, "acceptable_fraction": 1.0,
+                                 "dct_method": ""},
+            dtype_fn=fixed_dtype(_dtypes.uint8))(_scalar_string)
+
+
+@register_op("EncodePng", attrs={"compression": -1}, dtype_fn=fixed_dtype(_dtypes.string))
+def _encode_png_shape(op, image):
+    if image.ndims not in (None, 3):
+        raise op.shape_error(f"image must be 3-D [height, width, channels], got {image}")
+    return [TensorShape([])]
+
+
+not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad", "DecodePng",
+                   "DecodeJpeg", "EncodePng")
+
+
+# -- resizing ----------------------------------------------------------------------------
+class ResizeMethod:
+    """TF1's resize methods (``tf.image.ResizeMethod``); flowgraph implements the first
+    two.
+
+    Example
+    -------
+    >>> ResizeMethod.NEAREST_NEIGHBOR
+    1
+    """
+
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
+    AREA = 3
+
+
+_METHOD_NAMES = {"bilinear": 0, "nearest": 1, "bicubic": 2, "area": 3}
+
+
+def _image_tensor(images, what: str):
+    x = convert_to_tensor(images, name="images")
+    if x.shape.ndims is not None and x.shape.ndims not in (3, 4):
+        raise ValueError(f"{what}: images must be 3-D [height, width, channels] or 4-D "
+                         f"[batch, height, width, channels], got shape {x.shape}")
+    return x
+
+
+def _size_tensor(size, what: str):
+    s = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
+    if s.shape.ndims is not None and (s.shape.ndims != 1 or s.shape[0].value not in (None, 2)):
+        raise ValueError(f"{what}: size must be a 1-D int32 tensor of 2 elements "
+                         f"[new_height, new_width], got shape {s.shape}")
+    return s
+
+
+def _resize_op(op_type, images, size, align_corners, half_pixel_centers, name):
+    what = f"image.{op_type}"
+    with name_scope(name, op_type, [images, size]):
+        x = _image_tensor(images, what)
+        s = _size_tensor(size, what)
+        single = x.shape.ndims == 3
+        if single:
+            x = expand_dims(x, 0)
+        y = make_tensor(op_type, [x, s], {"align_corners": bool(align_corners),
+                                          "half_pixel_centers": bool(half_pixel_centers)},
+                        name=op_type)
+        return squeeze(y, [0]) if single else y
+
+
+def resize_bilinear(images, size, align_corners: bool = False, name=None,
+                    half_pixel_centers: bool = False):
+    """Bilinear resize of `images` to ``size = [new_height, new_width]`` (float32 output,
+    float64 for float64 input).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.resize_bilinear(tf.zeros([1, 4, 4, 3], tf.uint8), [2, 2]).dtype
+    tf.float32
+    """
+    return _resize_op("ResizeBilinear", images, size, align_corners, half_pixel_centers,
+                      name)
+
+
+def resize_nearest_neighbor(images, size, align_corners: bool = False, name=None,
+                            half_pixel_centers: bool = False):
+    """Nearest-neighbour resize of `images` (keeps the dtype).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.resize_nearest_neighbor(tf.zeros([1, 4, 4, 3], tf.uint8), [8, 8]).shape
+    TensorShape([Dimension(1), Dimension(8), Dimension(8), Dimension(3)])
+    """
+    return _resize_op("ResizeNearestNeighbor", images, size, align_corners,
+                      half_pixel_centers, name)
+
+
+def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: bool = False,
+                  preserve_aspect_ratio: bool = False, name=None):
+    """Resize 3-D or 4-D `images` to ``size = [new_height, new_width]`` (TF1's
+    ``tf.image.resize_images``, also ``tf.image.resize`` in ``tf.compat.v1``).
+
+    Parameters
+    ----------
+    method : ResizeMethod
+        ``BILINEAR`` (float32 result) or ``NEAREST_NEIGHBOR`` (keeps the dtype).
+    align_corners : bool
+        Map the corner pixels of input and output onto each other.
+    preserve_aspect_ratio : bool
+        Shrink `size` so the image keeps its aspect ratio (needs known static sizes).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.resize_images(tf.zeros([5, 4, 3]), [10, 8]).shape.as_list()
+    [10, 8, 3]
+    """
+    if isinstance(method, str):
+        method = _METHOD_NAMES.get(method.lower(), method)
+    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
+        raise NotImplementedError(f"resize_images: method {method!r} is not implemented in "
+                                  "flowgraph; use ResizeMethod.BILINEAR or NEAREST_NEIGHBOR")
+    with name_scope(name, "resize_images", [images, size]):
+        x = _image_tensor(images, "resize_images")
+        target = constant_value(_size_tensor(size, "resize_images"))
+        dims = x.shape.as_list() if x.shape.ndims is not None else None
+        hw = None if dims is None else dims[-3:-1]
+        if preserve_aspect_ratio:
+            if target is None or hw is None or None in hw:
+                raise ValueError("resize_images: preserve_aspect_ratio needs a constant size "
+                                 "and images of known height and width")
+            factor = min(target[0] / hw[0], target[1] / hw[1])
+            target = [int(hw[0] * factor), int(hw[1] * factor)]
+            size = target
+        if target is not None and hw is not None and list(hw) == [int(t) for t in target]:
+            return x  # TensorFlow returns the images unchanged
+        if method == ResizeMethod.BILINEAR:
+            return resize_bilinear(x, size, align_corners=align_corners)
+        return resize_nearest_neighbor(x, size, align_corners=align_corners)
+
+
+resize = resize_images
+
+
+# -- pixel statistics and flips ---------------------------------------------------------
+def _float_image(x):
+    if x.dtype.base_dtype in _FLOATS:
+        return x
+    return cast(x, _dtypes.float32)
+
+
+def per_image_standardization(image):
+    """``(x - mean) / max(stddev, 1 / sqrt(num_pixels * channels))`` per image (over
+    height, width and channels); float32 for integer images.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y = tf.image.per_image_standardization(tf.constant([[[0.0], [2.0]]]))
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(y).ravel())
+    [-1.  1.]
+    """
+    with name_scope(None, "per_image_standardization", [image]):
+        x = _float_image(_image_tensor(image, "per_image_standardization"))
+        axes = [-3, -2, -1]
+        mean = reduce_mean(x, axes, keepdims=True)
+        centered = subtract(x, mean)
+        variance = reduce_mean(centered * centered, axes, keepdims=True)
+        dims = shape(x)[-3:]
+        count = cast(dims[0] * dims[1] * dims[2], x.dtype.base_dtype)
+        adjusted = maximum(sqrt(variance), rsqrt(count))
+        return centered / adjusted
+
+
+def _flip(x, axis_3d: int):
+    return reverse_v2(x, [axis_3d if x.shape.ndims == 3 else axis_3d + 1])
+
+
+def flip_left_right(image):
+    """Reverse the width axis.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.flip_left_right(tf.zeros([2, 3, 1])).shape.as_list()
+    [2, 3, 1]
+    """
+    x = _image_tensor(image, "flip_left_right")
+    return _flip(x, 1)
+
+
+def flip_up_down(image):
+    """Reverse the height axis.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.flip_up_down(tf.zeros([2, 3, 1])).shape.as_list()
+    [2, 3, 1]
+    """
+    x = _image_tensor(image, "flip_up_down")
+    return _flip(x, 0)
+
+
+def _random_flip(image, axis_3d: int, seed, what: str):
+    with name_scope(None, what, [image]):
+        x = _image_tensor(image, what)
+        if x.shape.ndims is None:
+            raise ValueError(f"{what}: the image rank must be known (3 or 4)")
+        if x.shape.ndims == 3:
+            flip = random_uniform([], seed=seed) < 0.5
+        else:
+            flip = reshape(random_uniform(shape(x)[:1], seed=seed) < 0.5, [-1, 1, 1, 1])
+        return where_v2(flip, _flip(x, axis_3d), x)
+
+
+def random_flip_left_right(image, seed=None):
+    """Flip each image left-right with probability 1/2 (each image of a batch apart).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.random_flip_left_right(tf.zeros([4, 4, 3]), seed=1).shape.as_list()
+    [4, 4, 3]
+    """
+    return _random_flip(image, 1, seed, "random_flip_left_right")
+
+
+def random_flip_up_down(image, seed=None):
+    """Flip each image upside down with probability 1/2.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.random_flip_up_down(tf.zeros([4, 4, 3]), seed=1).shape.as_list()
+    [4, 4, 3]
+    """
+    return _random_flip(image, 0, seed, "random_flip_up_down")
+
+
+def random_crop(value, size, seed=None, name=None):
+    """A crop of shape `size` at a uniformly random offset (any rank).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.random_crop(tf.zeros([8, 8, 3]), [4, 5, 3], seed=2).shape.as_list()
+    [4, 5, 3]
+    """
+    with name_scope(name, "random_crop", [value, size]):
+        x = convert_to_tensor(value, name="value")
+        s = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
+        static = constant_value(s)
+        if static is not None and x.shape.is_fully_defined():
+            have = x.shape.as_list()
+            if len(have) != len(static) or any(int(a) > b for a, b in zip(static, have)):
+                raise ValueError(f"random_crop: size {list(static)} does not fit in a value of "
+                                 f"shape {have}")
+        limit = shape(x) - s + 1
+        offset = random_uniform(shape(s), dtype=_dtypes.int32, maxval=_dtypes.int32.max,
+                                seed=seed) % limit
+        out = _slice(x, offset, s)
+        if static is not None:
+            out.set_shape([int(v) for v in static])
+        return out
+
+
+def random_brightness(image, max_delta, seed=None):
+    """Add one random ``delta`` in ``[-max_delta, max_delta)`` to every pixel (float
+    images; TF1 does the same arithmetic on integer images after a cast to float32).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.random_brightness(tf.zeros([2, 2, 3]), 0.2, seed=3).dtype
+    tf.float32
+    """
+    if max_delta < 0:
+        raise ValueError(f"random_brightness: max_delta must be non-negative, got {max_delta}")
+    with name_scope(None, "random_brightness", [image]):
+        x = _image_tensor(image, "random_brightness")
+        delta = random_uniform([], -max_delta, max_delta, seed=seed)
+        if x.dtype.base_dtype in _FLOATS:
+            return add(x, cast(delta, x.dtype.base_dtype))
+        return cast(add(cast(x, _dtypes.float32), delta), x.dtype.base_dtype)
+
+
+# -- codecs ------------------------------------------------------------------------------
+def decode_png(contents, channels: int = 0, dtype=_dtypes.uint8, name=None):
+    """Decode PNG bytes into a ``[height, width, channels]`` uint8 (or uint16) tensor;
+    ``channels=0`` keeps the file's. Needs Pillow (the kernel says so when missing).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.decode_png(b"", channels=3).shape.as_list()
+    [None, None, 3]
+    """
+    dtype = _dtypes.as_dtype(dtype).base_dtype
+    if dtype not in (_dtypes.uint8, _dtypes.uint16):
+        raise TypeError(f"decode_png: dtype must be uint8 or uint16, got {dtype.name}")
+    if channels not in (0, 1, 2, 3, 4):
+        raise ValueError(f"decode_png: channels must be 0 to 4, got {channels}")
+    c = convert_to_tensor(contents, dtype=_dtypes.string, name="contents")
+    return make_tensor("DecodePng", [c], {"channels": int(channels), "dtype": dtype},
+                       name=name or "DecodePng")
+
+
+def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bool = True,
+                try_recover_truncated: bool = False, acceptable_fraction: float = 1,
+                dct_method: str = "", name=None):
+    """Decode JPEG bytes into a ``[height, width, channels]`` uint8 tensor (Pillow's
+    decoder: pixel values may differ by a few units from TensorFlow's libjpeg).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.decode_jpeg(b"", channels=1).dtype
+    tf.uint8
+    """
+    if channels not in (0, 1, 3):
+        raise ValueError(f"decode_jpeg: channels must be 0, 1 or 3, got {channels}")
+    if ratio != 1:
+        raise NotImplementedError("decode_jpeg: ratio other than 1 is not implemented in "
+                                  "flowgraph; resize after decoding")
+    c = convert_to_tensor(contents, dtype=_dtypes.string, name="contents")
+    return make_tensor("DecodeJpeg", [c], {"channels": int(channels)},
+                       name=name or "DecodeJpeg")
+
+
+def decode_image(contents, channels=None, dtype=_dtypes.uint8, name=None,
+                 expand_animations: bool = True):
+    """Decode PNG or JPEG bytes, chosen by the file's signature when it is a constant.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.decode_image(b"\\x89PNG\\r\\n\\x1a\\n").op.type
+    'DecodePng'
+    """
+    value = constant_value(convert_to_tensor(contents, dtype=_dtypes.string))
+    head = b"" if value is None else np.asarray(value, dtype=object).reshape(())[()][:4]
+    if head.startswith(b"\xff\xd8"):
+        return decode_jpeg(contents, channels or 0, name=name)
+    return decode_png(contents, channels or 0, dtype=dtype, name=name)
+
+
+def encode_png(image, compression: int = -1, name=None):
+    """PNG bytes (a scalar string) of a uint8 ``[height, width, channels]`` image.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> png = tf.image.encode_png(tf.zeros([2, 2, 3], tf.uint8))
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(png)[:4])
+    b'\\x89PNG'
+    """
+    x = convert_to_tensor(image, name="image")
+    if x.dtype.base_dtype != _dtypes.uint8:
+        raise TypeError(f"encode_png: image must be uint8, got {x.dtype.name}")
+    return make_tensor("EncodePng", [x], {"compression": int(compression)},
+                       name=name or "EncodePng")

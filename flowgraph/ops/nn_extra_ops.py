@@ -1,0 +1,693 @@
+"""TF 1.x `tf.nn` helpers composed from existing ops: dense layers (`xw_plus_b`,
+`relu_layer`), activations (`swish`, `crelu`), normalization (`lrn`,
+`fused_batch_norm`, `batch_norm_with_global_normalization`, `sufficient_statistics`,
+`normalize_moments`, `weighted_moments`), block rearrangement (`space_to_depth`,
+`depth_to_space`), pooling spellings (`max_pool1d`, `avg_pool1d`, `max_pool_v2`,
+`avg_pool_v2`, `pool`), transposed and depthwise-backprop convolutions
+(`conv1d_transpose`, `atrous_conv2d_transpose`, `depthwise_conv2d_backprop_input` /
+`_filter`), `zero_fraction`, `approx_max_k` / `approx_min_k` (exact), and the
+distribution-strategy loss helpers (`compute_average_loss`, `scale_regularization_loss`)
+for a single replica.
+
+Each is a short composition, so its gradient is that of its parts.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> tf.nn.space_to_depth(tf.zeros([1, 4, 6, 3]), 2).shape.as_list()
+[1, 2, 3, 12]
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import (
+    array_identity_ops,
+    array_join_ops,
+    array_shape_ops,
+    math_ops,
+    math_reduce,
+    nn_conv3d_ops,
+    nn_conv_ops,
+    nn_impl,
+    nn_loss_ops,
+    nn_ops,
+)
+from flowgraph.ops.op_util import make_tensor
+
+__all__ = ["depth_to_space", "space_to_depth"]  # also at the top level; the rest: tf.nn
+
+
+# -- dense layers and activations ---------------------------------------------------------
+def xw_plus_b(x, weights, biases, name=None):
+    """``matmul(x, weights) + biases``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.nn.xw_plus_b([[1.0, 2.0]], [[1.0], [1.0]], [0.5]))
+    array([[3.5]], dtype=float32)
+    """
+    with name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
+        return nn_ops.bias_add(math_ops.matmul(x, weights), biases, name=scope)
+
+
+def relu_layer(x, weights, biases, name=None):
+    """``relu(matmul(x, weights) + biases)``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.nn.relu_layer([[1.0, -2.0]], [[1.0], [1.0]], [0.5]))
+    array([[0.]], dtype=float32)
+    """
+    with name_scope(name, "relu_layer", [x, weights, biases]) as scope:
+        return nn_ops.relu(xw_plus_b(x, weights, biases), name=scope)
+
+
+def swish(features, beta=1.0, name=None):
+    """``features * sigmoid(beta * features)`` (also called SiLU).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> round(float(tf.Session().run(tf.nn.swish(1.0))), 4)
+    0.7311
+    """
+    with name_scope(name, "swish", [features]) as scope:
+        x = convert_to_tensor(features, name="features")
+        return math_ops.multiply(x, math_ops.sigmoid(x * beta), name=scope)
+
+
+def crelu(features, name=None, axis=-1):
+    """``concat([relu(features), relu(-features)], axis)``: twice the channels.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.nn.crelu([1.0, -2.0]))
+    array([1., 0., 0., 2.], dtype=float32)
+    """
+    with name_scope(name, "CRelu", [features]) as scope:
+        x = convert_to_tensor(features, name="features")
+        return nn_ops.relu(array_join_ops.concat([x, math_ops.negative(x)], axis),
+                           name=scope)
+
+
+def zero_fraction(value, name=None):
+    """The fraction of entries of `value` equal to zero, a float32 scalar.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> float(tf.Session().run(tf.nn.zero_fraction([0.0, 1.0, 0.0, 3.0])))
+    0.5
+    """
+    with name_scope(name, "zero_fraction", [value]) as scope:
+        x = convert_to_tensor(value, name="value")
+        zero = math_ops.cast(math_ops.equal(x, math_ops.cast(0, x.dtype.base_dtype)),
+                             _dtypes.float32)
+        return math_reduce.reduce_mean(zero, name=scope)
+
+
+# -- normalization ------------------------------------------------------------------------
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,
+                                 name=None):
+    """``input / (bias + alpha * s) ** beta``, where ``s`` sums the squares of the
+    ``2 * depth_radius + 1`` neighbouring channels (last axis) of each entry.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y = tf.nn.lrn(tf.ones([1, 1, 1, 3]), depth_radius=1, bias=0.0, alpha=1.0, beta=1.0)
+    >>> tf.Session().run(y).reshape(-1)
+    array([0.5       , 0.33333334, 0.5       ], dtype=float32)
+    """
+    with name_scope(name, "LRN", [input]) as scope:
+        x = convert_to_tensor(input, name="input")
+        if x.shape.ndims is not None and x.shape.ndims != 4:
+            raise ValueError(f"lrn: input must be 4-D [batch, height, width, channels], got "
+                             f"shape {x.shape}")
+        shape = array_shape_ops.shape(x)
+        squares = array_shape_ops.reshape(math_ops.square(x), [-1, shape[3], 1])
+        window = array_shape_ops.ones([2 * int(depth_radius) + 1, 1, 1], x.dtype.base_dtype)
+        sums = nn_conv_ops.conv1d(squares, window, 1, "SAME")      # zero-padded channel sums
+        sums = array_shape_ops.reshape(sums, shape)
+        denom = math_ops.pow(sums * alpha + bias, beta)
+        out = math_ops.divide(x, denom, name=scope)
+        out.set_shape(x.shape)
+        return out
+
+
+lrn = local_response_normalization
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
+                     data_format="NHWC", is_training=True, name=None,
+                     exponential_avg_factor=1.0):
+    """Batch normalization of a 4-D `x` per channel: ``(y, batch_mean, batch_variance)``.
+
+    Training (`is_training`): normalizes with the batch's mean and (biased) variance and
+    returns them, the variance with Bessel's correction ``n / (n - 1)`` as TensorFlow's
+    kernel does; with ``exponential_avg_factor < 1`` the returned statistics are
+    ``(1 - f) * mean + f * batch_mean`` (likewise the variance). Inference: normalizes
+    with `mean` and `variance` and returns them. `epsilon` is raised to at least
+    1.001e-5, as in TensorFlow.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y, m, v = tf.nn.fused_batch_norm(tf.ones([2, 1, 1, 3]), tf.ones([3]), tf.zeros([3]))
+    >>> y.shape.as_list(), m.shape.as_list()
+    ([2, 1, 1, 3], [3])
+    """
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"fused_batch_norm: data_format must be 'NHWC' or 'NCHW', got "
+                         f"{data_format!r}")
+    if not is_training and (mean is None or variance is None):
+        raise ValueError("fused_batch_norm: both 'mean' and 'variance' must be given when "
+                         "is_training is False")
+    eps = max(float(epsilon), 1.001e-5)
+    with name_scope(name, "FusedBatchNorm", [x, scale, offset]) as scope:
+        x = convert_to_tensor(x, name="x")
+        axes = [0, 1, 2] if data_format == "NHWC" else [0, 2, 3]
+        bshape = [1, 1, 1, -1] if data_format == "NHWC" else [1, -1, 1, 1]
+        work = _dtypes.float32 if x.dtype.base_dtype == _dtypes.float16 else \
+            x.dtype.base_dtype
+        xw = math_ops.cast(x, work)
+        if is_training:
+            batch_mean, batch_var = nn_ops.moments(xw, axes)
+            shape = array_shape_ops.shape(xw)
+            n = math_ops.cast(math_reduce.reduce_prod(array_join_ops.stack(
+                [shape[a] for a in axes])), work)
+            unbiased = batch_var * n / math_ops.maximum(n - 1.0, 1.0)
+            used_mean, used_var = batch_mean, batch_var
+            if exponential_avg_factor != 1.0:
+                f = float(exponential_avg_factor)
+                out_mean = (1.0 - f) * convert_to_tensor(mean, work) + f * batch_mean
+                out_var = (1.0 - f) * convert_to_tensor(variance, work) + f * unbiased
+            else:
+                out_mean, out_var = batch_mean, unbiased
+        else:
+            used_mean = out_mean = convert_to_tensor(mean, work, name="mean")
+            used_var = out_var = convert_to_tensor(variance, work, name="variance")
+        y = nn_impl.batch_normalization(
+            xw, array_shape_ops.reshape(used_mean, bshape),
+            array_shape_ops.reshape(used_var, bshape),
+            array_shape_ops.reshape(math_ops.cast(offset, work), bshape),
+            array_shape_ops.reshape(math_ops.cast(scale, work), bshape), eps)
+        y = math_ops.cast(y, x.dtype.base_dtype, name=scope)
+        return (y, array_identity_ops.identity(out_mean, name="mean"),
+                array_identity_ops.identity(out_var, name="variance"))
+
+
+def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamma=None,
+                                         variance_epsilon=None,
+                                         scale_after_normalization=None, name=None,
+                                         input=None, mean=None, variance=None):
+    """`batch_normalization` with TF1's old argument names; `gamma` is used only when
+    `scale_after_normalization`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y = tf.nn.batch_norm_with_global_normalization(
+    ...     tf.ones([1, 2]), [1.0, 1.0], [1.0, 1.0], [0.0, 0.0], [2.0, 2.0], 0.0, False)
+    >>> tf.Session().run(y)
+    array([[0., 0.]], dtype=float32)
+    """
+    t = input if t is None else t
+    m = mean if m is None else m
+    v = variance if v is None else v
+    return nn_impl.batch_normalization(t, m, v, beta,
+                                       gamma if scale_after_normalization else None,
+                                       variance_epsilon, name=name or "batchnorm")
+
+
+def _axes_count(x, axes):
+    shape = array_shape_ops.shape(x)
+    static = [x.shape[a].value for a in axes] if x.shape.ndims is not None else [None]
+    if None not in static:
+        total = 1
+        for d in static:
+            total *= d
+        return convert_to_tensor(float(total), x.dtype.base_dtype)
+    return math_ops.cast(math_reduce.reduce_prod(array_join_ops.stack(
+        [shape[a] for a in axes])), x.dtype.base_dtype)
+
+
+def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdims=None):
+    """``(count, sum(x - shift), sum((x - shift) ** 2), shift)`` over `axes`, from which
+    `normalize_moments` gives the mean and variance (``shift`` None: no shift, and
+    None is returned for it).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> c, s, ss, _ = tf.nn.sufficient_statistics([[1.0, 3.0]], [0, 1])
+    >>> [float(v) for v in tf.Session().run([c, s, ss])]
+    [2.0, 4.0, 10.0]
+    """
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    with name_scope(name, "sufficient_statistics", [x, shift]):
+        x = convert_to_tensor(x, name="x")
+        axes = [int(a) % x.shape.ndims if x.shape.ndims else int(a) for a in axes]
+        count = array_identity_ops.identity(_axes_count(x, axes), name="count")
+        if shift is not None:
+            shift = convert_to_tensor(shift, x.dtype.base_dtype, name="shift")
+            centered = math_ops.subtract(x, shift)
+        else:
+            centered = x
+        m_ss = math_reduce.reduce_sum(centered, axes, keepdims=keep, name="mean_ss")
+        v_ss = math_reduce.reduce_sum(math_ops.square(centered), axes, keepdims=keep,
+                                      name="var_ss")
+        return count, m_ss, v_ss, shift
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """Mean and variance from `sufficient_statistics`' sums.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> m, v = tf.nn.normalize_moments(2.0, 4.0, 10.0, None)
+    >>> [float(t) for t in tf.Session().run([m, v])]
+    [2.0, 1.0]
+    """
+    with name_scope(name, "normalize", [counts, mean_ss, variance_ss, shift]):
+        divisor = math_ops.reciprocal(convert_to_tensor(counts, name="counts"),
+                                      name="divisor")
+        shifted_mean = math_ops.multiply(mean_ss, divisor, name="shifted_mean")
+        mean = shifted_mean if shift is None else math_ops.add(shifted_mean, shift,
+                                                               name="mean")
+        variance = math_ops.subtract(math_ops.multiply(variance_ss, divisor),
+                                     math_ops.square(shifted_mean), name="variance")
+        return mean, variance
+
+
+def weighted_moments(x, axes, frequency_weights, name=None, keep_dims=None, keepdims=None):
+    """Mean and variance of `x` over `axes`, each entry counted `frequency_weights` times
+    (broadcast against `x`); a zero total weight gives 0.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> m, v = tf.nn.weighted_moments([1.0, 3.0], [0], [3.0, 1.0])
+    >>> [float(t) for t in tf.Session().run([m, v])]
+    [1.5, 0.75]
+    """
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    with name_scope(name, "weighted_moments", [x, frequency_weights, axes]):
+        x = convert_to_tensor(x, name="x")
+        w = math_ops.cast(frequency_weights, x.dtype.base_dtype)
+        weighted_sum = math_reduce.reduce_sum(w * x, axes, keepdims=True)
+        total = math_reduce.reduce_sum(w + array_shape_ops.zeros_like(x), axes,
+                                       keepdims=True)
+        mean = math_ops.div_no_nan(weighted_sum, total)
+        distsq = math_reduce.reduce_sum(w * math_ops.squared_difference(x, mean), axes,
+                                        keepdims=True)
+        variance = math_ops.div_no_nan(distsq, total)
+        if not keep:
+            mean = array_shape_ops.squeeze(mean, axes)
+            variance = array_shape_ops.squeeze(variance, axes)
+        return mean, variance
+
+
+# -- space_to_depth / depth_to_space ---------------------------------------------------------
+def _nhwc(x, data_format, what):
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"{what}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    return x if data_format == "NHWC" else array_shape_ops.transpose(x, [0, 2, 3, 1])
+
+
+def _back(y, data_format):
+    return y if data_format == "NHWC" else array_shape_ops.transpose(y, [0, 3, 1, 2])
+
+
+def space_to_depth(input, block_size, name=None, data_format="NHWC"):
+    """Move each ``block_size x block_size`` spatial block into the channels:
+    ``[n, h, w, c] -> [n, h / b, w / b, b * b * c]`` (block row, block column, channel).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.reshape(tf.range(4), [1, 2, 2, 1])
+    >>> tf.Session().run(tf.space_to_depth(x, 2)).reshape(-1)
+    array([0, 1, 2, 3], dtype=int32)
+    """
+    b = int(block_size)
+    if b < 2:
+        raise ValueError(f"space_to_depth: block_size must be at least 2, got {block_size}")
+    with name_scope(name, "SpaceToDepth", [input]) as scope:
+        x = _nhwc(convert_to_tensor(input, name="input"), data_format, "space_to_depth")
+        _check_divisible(x, b, "space_to_depth")
+        s = array_shape_ops.shape(x)
+        y = array_shape_ops.reshape(x, array_join_ops.stack(
+            [s[0], s[1] // b, b, s[2] // b, b, s[3]]))
+        y = array_shape_ops.transpose(y, [0, 1, 3, 2, 4, 5])
+        y = array_shape_ops.reshape(y, array_join_ops.stack(
+            [s[0], s[1] // b, s[2] // b, s[3] * (b * b)]))
+        n, h, w, c = (x.shape.as_list() if x.shape.ndims == 4 else [None] * 4)
+        y.set_shape(TensorShape([n, None if h is None else h // b,
+                                 None if w is None else w // b,
+                                 None if c is None else c * b * b]))
+        return array_identity_ops.identity(_back(y, data_format), name=scope)
+
+
+def depth_to_space(input, block_size, name=None, data_format="NHWC"):
+    """The inverse of `space_to_depth`: ``[n, h, w, b * b * c] -> [n, h * b, w * b, c]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.depth_to_space(tf.zeros([1, 2, 3, 8]), 2).shape.as_list()
+    [1, 4, 6, 2]
+    """
+    b = int(block_size)
+    if b < 2:
+        raise ValueError(f"depth_to_space: block_size must be at least 2, got {block_size}")
+    with name_scope(name, "DepthToSpace", [input]) as scope:
+        x = _nhwc(convert_to_tensor(input, name="input"), data_format, "depth_to_space")
+        c = x.shape[3].value if x.shape.ndims == 4 else None
+        if c is not None and c % (b * b):
+            raise ValueError(f"depth_to_space: the channel count {c} must be divisible by "
+                             f"block_size * block_size = {b * b}")
+        s = array_shape_ops.shape(x)
+        y = array_shape_ops.reshape(x, array_join_ops.stack(
+            [s[0], s[1], s[2], b, b, s[3] // (b * b)]))
+        y = array_shape_ops.transpose(y, [0, 1, 3, 2, 4, 5])
+        y = array_shape_ops.reshape(y, array_join_ops.stack(
+            [s[0], s[1] * b, s[2] * b, s[3] // (b * b)]))
+        n, h, w, _ = (x.shape.as_list() if x.shape.ndims == 4 else [None] * 4)
+        y.set_shape(TensorShape([n, None if h is None else h * b,
+                                 None if w is None else w * b,
+                                 None if c is None else c // (b * b)]))
+        return array_identity_ops.identity(_back(y, data_format), name=scope)
+
+
+def _check_divisible(x, b, what):
+    if x.shape.ndims is not None and x.shape.ndims != 4:
+        raise ValueError(f"{what}: input must be 4-D, got shape {x.shape}")
+    for axis in (1, 2):
+        d = x.shape[axis].value if x.shape.ndims == 4 else None
+        if d is not None and d % b:
+            raise ValueError(f"{what}: height and width must be divisible by block_size "
+                             f"{b}; got shape {x.shape}")
+
+
+# -- pooling spellings ------------------------------------------------------------------------
+def _pool1d(fn, input, ksize, strides, padding, data_format, name, what):
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"{what}: data_format must be 'NWC' or 'NCW', got {data_format!r}")
+    last = data_format == "NWC"
+
+    def one(v, arg):
+        seq = [int(v)] if isinstance(v, int) else [int(s) for s in v]
+        if len(seq) == 3:
+            seq = [seq[1] if last else seq[2]]
+        if len(seq) != 1:
+            raise ValueError(f"{what}: {arg} should be an int or a list of 1 or 3 ints, got "
+                             f"{v!r}")
+        return [1, 1, seq[0], 1] if last else [1, 1, 1, seq[0]]
+
+    with name_scope(name, what, [input]) as scope:
+        x = array_shape_ops.expand_dims(input, 1 if last else 2)
+        y = fn(x, one(ksize, "ksize"), one(strides, "strides"), padding,
+               data_format="NHWC" if last else "NCHW")
+        return array_shape_ops.squeeze(y, [1 if last else 2], name=scope)
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    """Max pooling over the width of ``[batch, width, channels]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.nn.max_pool1d([[[1.0], [3.0], [2.0]]], 2, 1, "VALID")).ravel()
+    array([3., 3.], dtype=float32)
+    """
+    return _pool1d(nn_ops.max_pool, input, ksize, strides, padding, data_format, name,
+                   "MaxPool1d")
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):
+    """Average pooling over the width of ``[batch, width, channels]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.nn.avg_pool1d([[[1.0], [3.0]]], 2, 1, "VALID")).ravel()
+    array([2.], dtype=float32)
+    """
+    return _pool1d(nn_ops.avg_pool, input, ksize, strides, padding, data_format, name,
+                   "AvgPool1D")
+
+
+def _pool_nd(kind, input, ksize, strides, padding, data_format, name):
+    x = convert_to_tensor(input, name="input")
+    rank = x.shape.ndims
+    if rank == 3:
+        fn = max_pool1d if kind == "max" else avg_pool1d
+        return fn(x, ksize, strides, padding, data_format=data_format or "NWC", name=name)
+    if rank == 4:
+        fn = nn_ops.max_pool if kind == "max" else nn_ops.avg_pool
+        return fn(x, ksize, strides, padding, data_format=data_format or "NHWC", name=name)
+    if rank == 5:
+        fn = nn_conv3d_ops.max_pool3d if kind == "max" else nn_conv3d_ops.avg_pool3d
+        return fn(x, ksize, strides, padding, data_format=data_format or "NDHWC", name=name)
+    raise ValueError(f"{kind}_pool: input must have a known rank of 3, 4 or 5, got shape "
+                     f"{x.shape}")
+
+
+def max_pool_v2(input, ksize, strides, padding, data_format=None, name=None):
+    """Max pooling of a 3-D, 4-D or 5-D input (1, 2 or 3 spatial dimensions).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.nn.max_pool_v2(tf.zeros([1, 4, 4, 1]), 2, 2, "VALID").shape.as_list()
+    [1, 2, 2, 1]
+    """
+    return _pool_nd("max", input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool_v2(input, ksize, strides, padding, data_format=None, name=None):
+    """Average pooling of a 3-D, 4-D or 5-D input (1, 2 or 3 spatial dimensions).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.nn.avg_pool_v2(tf.zeros([1, 4, 2]), 2, 2, "VALID").shape.as_list()
+    [1, 2, 2]
+    """
+    return _pool_nd("avg", input, ksize, strides, padding, data_format, name)
+
+
+def pool(input, window_shape, pooling_type, padding, dilation_rate=None, strides=None,
+         name=None, data_format=None, dilations=None):
+    """``pooling_type`` 'MAX' or 'AVG' over `window_shape` (one entry per spatial
+    dimension); dilated windows are not supported.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.nn.pool(tf.zeros([1, 4, 6, 2]), [2, 3], "AVG", "VALID").shape.as_list()
+    [1, 3, 4, 2]
+    """
+    rate = dilations if dilation_rate is None else dilation_rate
+    if rate is not None and any(int(r) != 1 for r in rate):
+        raise ValueError(f"pool: dilation_rate {list(rate)} is not supported in flowgraph; "
+                         f"only 1")
+    if pooling_type not in ("MAX", "AVG"):
+        raise ValueError(f"pool: pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    window = [int(w) for w in window_shape]
+    step = [1] * len(window) if strides is None else [int(s) for s in strides]
+    kind = "max" if pooling_type == "MAX" else "avg"
+    return _pool_nd(kind, input, window if len(window) > 1 else window[0],
+                    step if len(step) > 1 else step[0], padding, data_format, name)
+
+
+# -- transposed and depthwise-backprop convolutions -----------------------------------------
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",
+                     data_format="NWC", dilations=None, name=None):
+    """The transpose of `conv1d`: ``[batch, width, in]`` to `output_shape` ``[batch,
+    out_width, out_channels]``; `filters` is ``[width, out_channels, in_channels]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y = tf.nn.conv1d_transpose(tf.ones([1, 3, 2]), tf.ones([2, 4, 2]), [1, 6, 4], 2)
+    >>> y.shape.as_list()
+    [1, 6, 4]
+    """
+    if data_format not in ("NWC", "NCW"):
+        raise ValueError(f"conv1d_transpose: data_format must be 'NWC' or 'NCW', got "
+                         f"{data_format!r}")
+    last = data_format == "NWC"
+
+    def widen(v):
+        seq = [1] if v is None else ([int(v)] if isinstance(v, int) else [int(s) for s in v])
+        if len(seq) == 3:
+            seq = [seq[1] if last else seq[2]]
+        return [1, seq[0]]
+
+    with name_scope(name, "conv1d_transpose", [input, filters, output_shape]) as scope:
+        axis = 1 if last else 2
+        x = array_shape_ops.expand_dims(input, axis)
+        f = array_shape_ops.expand_dims(filters, 0)
+        sizes = convert_to_tensor(output_shape, _dtypes.int32, name="output_shape")
+        sizes = array_join_ops.concat([sizes[:axis], [1], sizes[axis:]], 0)
+        y = nn_conv_ops.conv2d_transpose(x, f, sizes, widen(strides), padding,
+                                         data_format="NHWC" if last else "NCHW",
+                                         dilations=widen(dilations))
+        return array_shape_ops.squeeze(y, [axis], name=scope)
+
+
+def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=None):
+    """The transpose of `atrous_conv2d` (stride 1, taps `rate` apart); `filters` is
+    ``[height, width, out_channels, in_channels]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y = tf.nn.atrous_conv2d_transpose(tf.ones([1, 3, 3, 2]), tf.ones([2, 2, 1, 2]),
+    ...                                   [1, 5, 5, 1], 2, "VALID")
+    >>> y.shape.as_list()
+    [1, 5, 5, 1]
+    """
+    if not isinstance(rate, int) or rate < 1:
+        raise ValueError(f"atrous_conv2d_transpose: rate {rate!r} cannot be less than one")
+    return nn_conv_ops.conv2d_transpose(value, filters, output_shape, [1, 1, 1, 1], padding,
+                                        dilations=[1, rate, rate, 1],
+                                        name=name or "atrous_conv2d_transpose")
+
+
+def _depthwise_attrs(strides, padding, data_format, dilations, what):
+    fmt = nn_ops._check_format(data_format, what)
+    attrs = {"strides": nn_ops._four(strides, "strides", fmt, what),
+             "dilations": nn_ops._four(dilations, "dilations", fmt, what),
+             "data_format": fmt}
+    attrs["padding"], attrs["explicit_paddings"] = nn_ops._padding_attrs(padding, fmt, what)
+    return attrs
+
+
+def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding,
+                                    data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
+    """The gradient of `depthwise_conv2d_native` with respect to its input, of shape
+    `input_sizes`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> dx = tf.nn.depthwise_conv2d_backprop_input([1, 3, 3, 1], tf.ones([2, 2, 1, 1]),
+    ...                                            tf.ones([1, 2, 2, 1]), [1] * 4, "VALID")
+    >>> float(tf.Session().run(dx).sum())
+    16.0
+    """
+    what = "depthwise_conv2d_backprop_input"
+    attrs = _depthwise_attrs(strides, padding, data_format, dilations, what)
+    with name_scope(name, what, [filter, out_backprop]) as scope:
+        f, dy = nn_ops._conv_inputs(filter, out_backprop, what)
+        sizes = convert_to_tensor(input_sizes, _dtypes.int32, name="input_sizes")
+        return make_tensor("DepthwiseConv2dNativeBackpropInput", [sizes, f, dy], attrs,
+                           name=scope)
+
+
+def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,
+                                     data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
+    """The gradient of `depthwise_conv2d_native` with respect to its filter, of shape
+    `filter_sizes`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> df = tf.nn.depthwise_conv2d_backprop_filter(tf.ones([1, 3, 3, 1]), [2, 2, 1, 1],
+    ...                                             tf.ones([1, 2, 2, 1]), [1] * 4, "VALID")
+    >>> tf.Session().run(df).ravel()
+    array([4., 4., 4., 4.], dtype=float32)
+    """
+    what = "depthwise_conv2d_backprop_filter"
+    attrs = _depthwise_attrs(strides, padding, data_format, dilations, what)
+    with name_scope(name, what, [input, out_backprop]) as scope:
+        x, dy = nn_ops._conv_inputs(input, out_backprop, what)
+        sizes = convert_to_tensor(filter_sizes, _dtypes.int32, name="filter_sizes")
+        return make_tensor("DepthwiseConv2dNativeBackpropFilter", [x, sizes, dy], attrs,
+                           name=scope)
+
+
+# -- top-k and single-replica loss helpers ----------------------------------------------------
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """The `k` largest values along the last axis and their indices; flowgraph computes
+    them exactly (recall 1), which TensorFlow's approximation allows.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v, i = tf.nn.approx_max_k([[1.0, 5.0, 3.0]], 2)
+    >>> tf.Session().run(i)
+    array([[1, 2]], dtype=int32)
+    """
+    del recall_target, reduction_input_size_override, aggregate_to_topk
+    x = convert_to_tensor(operand, name="operand")
+    if reduction_dimension not in (-1, (x.shape.ndims or 0) - 1):
+        raise ValueError("approx_max_k: flowgraph reduces along the last axis only "
+                         f"(reduction_dimension=-1), got {reduction_dimension}")
+    return nn_loss_ops.top_k(x, k, name=name or "approx_max_k")
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """The `k` smallest values along the last axis (ascending) and their indices, exactly.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v, i = tf.nn.approx_min_k([[1.0, 5.0, 3.0]], 2)
+    >>> tf.Session().run(v)
+    array([[1., 3.]], dtype=float32)
+    """
+    del recall_target, reduction_input_size_override, aggregate_to_topk
+    x = convert_to_tensor(operand, name="operand")
+    if reduction_dimension not in (-1, (x.shape.ndims or 0) - 1):
+        raise ValueError("approx_min_k: flowgraph reduces along the last axis only "
+                         f"(reduction_dimension=-1), got {reduction_dimension}")
+    with name_scope(name, "approx_min_k", [x]):
+        values, indices = nn_loss_ops.top_k(math_ops.negative(x), k)
+        return math_ops.negative(values), indices
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """``sum(per_example_loss * sample_weight) / global_batch_size`` (default: the batch
+    size), flowgraph running one replica.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> float(tf.Session().run(tf.nn.compute_average_loss([1.0, 3.0], global_batch_size=4)))
+    1.0
+    """
+    with name_scope(None, "compute_average_loss", [per_example_loss]):
+        loss = convert_to_tensor(per_example_loss, name="per_example_loss")
+        if sample_weight is not None:
+            loss = loss * math_ops.cast(sample_weight, loss.dtype.base_dtype)
+        if global_batch_size is None:
+            global_batch_size = array_shape_ops.shape(loss)[0]
+        total = math_reduce.reduce_sum(loss)
+        return math_ops.div_no_nan(total, math_ops.cast(global_batch_size,
+                                                        loss.dtype.base_dtype))
+
+
+def scale_regularization_loss(regularization_loss):
+    """`regularization_loss` summed and divided by the number of replicas (one).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> float(tf.Session().run(tf.nn.scale_regularization_loss([0.5, 1.5])))
+    2.0
+    """
+    return math_reduce.reduce_sum(convert_to_tensor(regularization_loss))

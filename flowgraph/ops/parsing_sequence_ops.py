@@ -1,0 +1,150 @@
+"""`tf.io.parse_single_sequence_example`: one serialized `tf.train.SequenceExample` into
+its context features and its per-step sequence features.
+
+The context is the SequenceExample's field 1, a `Features` message, which is also field 1
+of an `Example`: it is parsed by the ``ParseExample`` op of `parsing_ops`. The sequence
+features (``feature_lists``) are parsed by ``ParseSequenceFeatures`` below: a
+`FixedLenSequenceFeature` gives a dense ``[steps, *shape]`` tensor, a `VarLenFeature` a
+`tf.SparseTensor` with indices ``[step, i]`` and dense shape ``[steps, longest]``.
+Kernel: `flowgraph/backends/cpu/kernels_parsing.py`.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> se = tf.train.SequenceExample()
+>>> se.context.feature["n"].int64_list.value.append(2)
+>>> for t in (3, 4):
+...     se.feature_lists.feature_list["t"].feature.add().int64_list.value.append(t)
+>>> ctx, seq = tf.io.parse_single_sequence_example(
+...     se.SerializeToString(), {"n": tf.io.FixedLenFeature([], tf.int64)},
+...     {"t": tf.io.FixedLenSequenceFeature([], tf.int64)})
+>>> with tf.Session() as sess:
+...     print(sess.run(seq["t"]), sess.run(ctx["n"]))
+[3 4] 2
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.sparse_tensor import SparseTensor
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.ops.op_util import make_op
+from flowgraph.ops.parsing_ops import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    VarLenFeature,
+    _example_dtype,
+    parse_example,
+)
+
+__all__ = ["parse_single_sequence_example"]
+
+
+def _seq_dtypes(op):
+    a = op.attrs
+    n = len(a["sparse_keys"])
+    return ([_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["sparse_types"]]
+            + [_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["dense_types"]])
+
+
+@register_op("ParseSequenceFeatures",
+             attrs={"sparse_keys": [], "sparse_types": [], "dense_keys": [],
+                    "dense_types": [], "dense_shapes": [], "dense_allow_missing": []},
+             num_outputs=lambda op: 3 * len(op.attrs["sparse_keys"])
+             + len(op.attrs["dense_keys"]), dtype_fn=_seq_dtypes)
+def _parse_sequence_shape(op, serialized):
+    if serialized.ndims not in (None, 0):
+        raise op.shape_error(f"serialized must be a scalar (one SequenceExample), got shape "
+                             f"{serialized}")
+    n = len(op.attrs["sparse_keys"])
+    out = [TensorShape([None, 2])] * n + [TensorShape([None])] * n + [TensorShape([2])] * n
+    for shape in op.attrs["dense_shapes"]:
+        out.append(TensorShape([None, *as_shape(shape).as_list()]))
+    return out
+
+
+def parse_single_sequence_example(serialized, context_features: dict | None = None,
+                                  sequence_features: dict | None = None,
+                                  example_name=None, name: str | None = None):
+    """Parse one serialized `tf.train.SequenceExample`.
+
+    Parameters
+    ----------
+    serialized : scalar string Tensor
+        A binary SequenceExample proto.
+    context_features : dict, optional
+        Name -> `FixedLenFeature` or `VarLenFeature` of the context.
+    sequence_features : dict, optional
+        Name -> `FixedLenSequenceFeature` (dense ``[steps, *shape]``; a missing feature
+        list is an error unless ``allow_missing=True``, then it has 0 steps) or
+        `VarLenFeature` (a `tf.SparseTensor` of dense shape ``[steps, longest]``).
+
+    Returns
+    -------
+    (dict, dict): the context tensors and the sequence tensors.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> _, seq = tf.io.parse_single_sequence_example(
+    ...     b"", sequence_features={"w": tf.io.VarLenFeature(tf.string)})
+    >>> seq["w"].dense_shape.dtype
+    tf.int64
+    """
+    context_features = dict(context_features or {})
+    sequence_features = dict(sequence_features or {})
+    if not context_features and not sequence_features:
+        raise ValueError("parse_single_sequence_example: give context_features or "
+                         "sequence_features (both are empty)")
+    with name_scope(name, "ParseSingleSequenceExample", [serialized]) as scope:
+        serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
+        if serialized.shape.ndims not in (None, 0):
+            raise ValueError(f"parse_single_sequence_example: serialized must be a scalar, "
+                             f"got shape {serialized.shape}")
+        context = {}
+        if context_features:
+            for key, f in context_features.items():
+                if not isinstance(f, FixedLenFeature | VarLenFeature):
+                    raise ValueError(f"Context feature '{key}': must be a FixedLenFeature or "
+                                     f"VarLenFeature, got {type(f).__name__}")
+            context = parse_example(serialized, context_features, name="context")
+        sequence = {}
+        if sequence_features:
+            sequence = _parse_sequence(serialized, sequence_features, scope)
+    return context, sequence
+
+
+def _parse_sequence(serialized, features: dict, scope: str) -> dict:
+    sparse, dense = [], []
+    for key in sorted(features):
+        f = features[key]
+        if isinstance(f, VarLenFeature):
+            sparse.append((key, _example_dtype(f.dtype, key)))
+        elif isinstance(f, FixedLenSequenceFeature):
+            shape = as_shape(f.shape)
+            if not shape.is_fully_defined():
+                raise ValueError(f"Sequence feature '{key}': shape must be fully defined, "
+                                 f"got {shape}")
+            dense.append((key, _example_dtype(f.dtype, key), shape, bool(f.allow_missing)))
+        else:
+            raise ValueError(f"Sequence feature '{key}': must be a FixedLenSequenceFeature or "
+                             f"VarLenFeature, got {type(f).__name__}")
+    op = make_op("ParseSequenceFeatures", [serialized], {
+        "sparse_keys": [k for k, _ in sparse], "sparse_types": [d for _, d in sparse],
+        "dense_keys": [d[0] for d in dense], "dense_types": [d[1] for d in dense],
+        "dense_shapes": [d[2] for d in dense], "dense_allow_missing": [d[3] for d in dense]},
+        name="sequence")
+    outs = list(op.outputs)
+    n = len(sparse)
+    result = {}
+    for i, (key, _) in enumerate(sparse):
+        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
+    for j, d in enumerate(dense):
+        result[d[0]] = outs[3 * n + j]
+    return result
+
+
+not_differentiable("ParseSequenceFeatures")
