@@ -60,6 +60,7 @@ def test_tuner_measures_once_and_caches_on_disk(tmp_path, monkeypatch):
     rt = discover()[0]
     monkeypatch.setenv("FLOWGRAPH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(gemm, "_choices", {})
+    monkeypatch.setattr(gemm, "_by_runtime", {})
     monkeypatch.setattr(gemm, "_tunable", lambda rt: True)
     monkeypatch.setattr(gemm, "SIZE_CLASSES", (("small", 2 ** 21, (8, 8, 8)),
                                                ("medium", 2 ** 28, (16, 16, 16)),
@@ -81,12 +82,14 @@ def test_tuner_measures_once_and_caches_on_disk(tmp_path, monkeypatch):
     assert first == gemm.DIRECT or first in gemm.CANDIDATES
     saved = json.loads((tmp_path / "opencl_gemm.json").read_text())
     assert saved[gemm.device_key(rt)]["medium"] == first
-    monkeypatch.setattr(gemm, "_choices", {})  # a new process: read from the file
+    monkeypatch.setattr(gemm, "_choices", {})
+    monkeypatch.setattr(gemm, "_by_runtime", {})  # a new process: read from the file
     assert gemm.choose(rt, "medium", direct) == first
     assert calls == [1]
     # a damaged file is measured again, not trusted
     (tmp_path / "opencl_gemm.json").write_text('{"' + gemm.device_key(rt) + '": {"small": 3}}')
     monkeypatch.setattr(gemm, "_choices", {})
+    monkeypatch.setattr(gemm, "_by_runtime", {})
     gemm.choose(rt, "small", direct)
     assert calls == [1, 1]
 
@@ -96,4 +99,5 @@ def test_tuning_off_takes_the_defaults(monkeypatch):
     monkeypatch.setenv("FLOWGRAPH_OPENCL_TUNE", "0")
     monkeypatch.setattr(gemm, "_tunable", lambda rt: True)
     monkeypatch.setattr(gemm, "_choices", {})
+    monkeypatch.setattr(gemm, "_by_runtime", {})
     assert gemm.choose(rt, "large", None) == gemm.DEFAULT["large"]
