@@ -18,8 +18,10 @@ Graphs (`docs/memory.md` explains the budget):
 Each JSON line is one (graph, budget) pair: ``rss_peak_mb`` (VmHWM above the RSS before
 the runs, VmHWM reset through ``/proc/self/clear_refs``; ``ru_maxrss`` where that is not
 possible, then only the first, unbounded, figure is meaningful), ``allocator_peak_mb``
-(the step stats' replayed peak of live tensor bytes), ``seconds`` (median run time) and,
-for bounded runs, ``time_ratio`` against the unbounded run of the same graph.
+(the step stats' replayed peak of live tensor bytes), ``pool_mb`` (bytes the CPU
+buffer pool held, which a budget also counts), ``largest_at_peak`` (the three largest
+live tensors at the peak, from the step stats' memory report), ``seconds`` (median run
+time) and, for bounded runs, ``time_ratio`` against the unbounded run of the same graph.
 """
 
 from __future__ import annotations
@@ -110,11 +112,15 @@ def measure(name: str, scale: float, repeat: int) -> None:
                 sess.run(fetch, feed, options=traced, run_metadata=md)
             seconds = statistics.median(times)
             base_time = base_time or seconds
+            dev = max(md.step_stats.dev_stats, key=lambda d: d.peak_bytes)
             print(json.dumps({
                 "name": f"memory_{name}", "budget": label, "budget_mb": budget / MiB,
                 "temporary_mb": temp / MiB, "rss_peak_mb": round((hwm - rss0) / 1024, 1),
                 "rss_reset": reset,
                 "allocator_peak_mb": round(md.step_stats.peak_bytes() / MiB, 1),
+                "pool_mb": round(dev.pool_bytes / MiB, 1),
+                "largest_at_peak": [[t.name, round(t.bytes / MiB, 1)]
+                                    for t in dev.peak_live_tensors[:3]],
                 "seconds": round(seconds, 4), "time_ratio": round(seconds / base_time, 3),
                 "same_result": bool(value == reference),
             }), flush=True)

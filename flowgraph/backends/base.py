@@ -295,6 +295,15 @@ class Backend:
         >>> Backend().set_memory_fraction([], 0.5)
         """
 
+    def buffer_pool(self):
+        """The pool of reusable output arrays the backend's kernels keep in host memory
+        (``held_bytes()``, ``push_cap(n)`` / ``pop_cap(n)``; docs/memory.md), or None.
+
+        >>> Backend().buffer_pool() is None
+        True
+        """
+        return None
+
     def memory_stats(self, device: Device) -> dict | None:
         """The allocator counters of `device` (bytes: ``bytes_allocated``, taken from
         the device now, cache included; ``bytes_in_use``, by live tensors;

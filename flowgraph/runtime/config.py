@@ -121,7 +121,8 @@ class ConfigProto(_Message):
         "memory_limit_bytes": 0,
         # flowgraph extension: per-device memory budget in bytes (an int for every
         # device, or a dict keyed by device name or type, e.g. {"CPU": 1 << 30}); 0 or
-        # absent means none. See docs/memory.md.
+        # absent means the default: none on the CPU, the device's memory limit
+        # (`Device.memory_limit`) on OpenCL devices. See docs/memory.md.
         "memory_budget_bytes": 0,
     }
 
@@ -168,6 +169,18 @@ class NodeExecStats:
 
 
 @dataclass
+class LiveTensor:
+    """A tensor alive on a device at its memory peak (flowgraph extension of step stats):
+    its name (``op:index``, or ``op:0-N`` for an op's N+1 outputs, held as one block),
+    its bytes and its producer (``name (OpType)``; feeds and constants: ``feed`` or
+    ``constant``)."""
+
+    name: str
+    bytes: int
+    producer: str
+
+
+@dataclass
 class DeviceStepStats:
     """One device's nodes in a traced step, and its memory.
 
@@ -177,6 +190,12 @@ class DeviceStepStats:
     allocator's cache), `allocator_peak_bytes` (its high-water mark since the device
     was first used), `allocator_in_use_bytes` (asked for by live tensors) and
     `allocator_limit_bytes`; they stay 0 elsewhere.
+
+    flowgraph extensions (docs/memory.md): `peak_live_tensors`, the largest tensors
+    alive at `peak_bytes` (`LiveTensor`, largest first, at most 8); `pool_bytes`, the
+    bytes the CPU buffer pool held at the end of the step (the pool is shared by the
+    process's CPU devices: each reports it); `memory_budget_bytes`, the budget the run's
+    plan was scheduled for (0: none).
     """
 
     device: str
@@ -186,6 +205,9 @@ class DeviceStepStats:
     allocator_peak_bytes: int = 0
     allocator_in_use_bytes: int = 0
     allocator_limit_bytes: int = 0
+    peak_live_tensors: list[LiveTensor] = field(default_factory=list)
+    pool_bytes: int = 0
+    memory_budget_bytes: int = 0
 
 
 @dataclass

@@ -10,16 +10,34 @@ allows. Without a budget it does not run.
 
 State
 -----
-Per slot an estimated size (`estimate_slot_bytes`: static shapes and dtypes; plan
-constants by their value; a ref output, the variable itself, counts 0; an unknown
-shape counts 0 and the node is listed in `MemorySchedule.unknown_sizes`). A *value* is
-one node's output block (all its outputs, as step statistics count them) or one source
-(feed or constant). The pass computes one global order `S` of the nodes (a depth-first
-post-order from the sinks that visits the deepest input first: a long chain of small
-values runs before the short branches that need its end, so large temporaries are made
-as late as possible) and, per device `d` with a budget, `S_d`, the subsequence of `S` on
-`d`. At position ``i`` of `S_d` a value lives from its producer's start ``p`` (-1 for
-sources) to its last consumer's end ``l`` (the end of the step when it is fetched).
+Per slot an estimated size (`estimate_slot_bytes`): static shapes and dtypes; where a
+budget is set, the session keys plans by the fed shapes too and static shape inference
+runs again with them (`infer_fed_shapes`); what neither tells (a size that depends on a
+fed *value*) is counted 0, listed in `MemorySchedule.unknown_sizes`, and measured by the
+plan's first run (`measure_sizes`), after which the session compiles the plan again with
+the measured sizes. Plan constants count by their value; a ref output (the variable
+itself) counts 0. A *value* is one node's output block (all its outputs, as step
+statistics count them) or one source (feed or constant). The pass computes one global
+order `S` of the nodes (a depth-first post-order from the sinks that visits the deepest
+input first: a long chain of small values runs before the short branches that need its
+end, so large temporaries are made as late as possible) and, per device `d` with a
+budget, `S_d`, the subsequence of `S` on `d`. At position ``i`` of `S_d` a value lives
+from its producer's start ``p`` (-1 for sources) to its last consumer's end ``l`` (the
+end of the step when it is fetched).
+
+Budgets come from the run's or the config's spec, else from the device's default
+(`default_budgets`: an OpenCL device's memory limit; none on the CPU). On a device whose
+memory the CPU buffer pool shares (``pooled``) the pool is lent ``budget // 8`` (less
+where a node needs more than the rest) and capped at that during the plan's runs
+(`pool_cap`); the schedule works with the remainder.
+
+Loops: a node inside a `while_loop` frame counts its block once per in-flight iteration
+of its frame and of every enclosing frame (the frame's per-iteration live set, an upper
+bound: every block of the body). `_bound_loops` lowers ``parallel_iterations`` (the
+largest first, one at a time) until each device's loop bytes fit what the rest of the
+step leaves at its sequential peak. The values that loop gradients keep on stacks
+(`StackPushV2`, `StackPushAt`) count for the whole step: the pushed value's size times
+the pushes measured in the first run (before that, times the in-flight iterations).
 
 Let ``a`` be the position of the first node of `S_d` that has not finished. Any node at
 a position ``k`` may start once every node before ``m(k)`` has finished; then the nodes
@@ -38,29 +56,37 @@ Invariants
 * Edges join nodes of one device only; no edge starts or ends at a control-flow node
   (`Switch`, `Merge`, `Enter`, `Exit`, `NextIteration`), an async node other than
   `_Recv` (queues may wait on other nodes of the step), or any node downstream of one.
-  Such nodes are never gated, their values count as live for the whole step, and the
-  values they read live to the end too. An edge source is thus never dead and never
-  inside a while-loop frame. Values made in every iteration of a loop are not bounded.
+  Such nodes are never gated, their values count as live for the whole step (loop
+  values once per in-flight iteration, see above), and the values they read live to the
+  end too. An edge source is thus never dead and never inside a while-loop frame.
 * Nodes whose output block is estimated at 0 bytes are not gated (they add nothing).
 * If ``K(a) >= a`` for every ``a`` (the budget holds the sequential order's peak), the
-  live bytes that step statistics replay stay within the budget. Otherwise the pass
+  live bytes that step statistics replay stay within the budget (less the pool's
+  share, so live bytes plus the pool's stay within the budget). Otherwise the pass
   falls back to ``K(a) = a`` where it must (run in `S` order there) and logs a warning
-  with the sequential peak. A node whose own inputs plus outputs exceed the budget is
-  an error (`ResourceExhaustedError`) before anything runs.
+  with the sequential peak. A node whose own inputs plus outputs exceed a budget the
+  user set is an error (`ResourceExhaustedError`) before anything runs; under a default
+  budget the device's allocator reports it when it happens.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from dataclasses import dataclass, field
 
 from flowgraph.framework import errors
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.runtime import _executor
 from flowgraph.runtime.node_table import NodeTable
 
-__all__ = ["MemorySchedule", "budget_key", "device_budgets", "estimate_slot_bytes",
-           "memory_schedule"]
+__all__ = ["MemorySchedule", "budget_key", "default_budgets", "device_budgets",
+           "estimate_slot_bytes",
+           "infer_fed_shapes", "measure_sizes", "memory_schedule", "pool_cap"]
+
+POOL_FRACTION = 8  # a pooled device lends 1/8 of its budget to the CPU buffer pool
+_STACK_PUSHES = ("StackPushV2", "StackPushAt")  # input 1 is kept until popped
 
 _log = logging.getLogger(__name__)
 
@@ -79,18 +105,34 @@ class MemorySchedule:
     sequential_peak: dict[str, int] = field(default_factory=dict)
     edges: list[tuple[int, int]] = field(default_factory=list)
     unknown_sizes: list[str] = field(default_factory=list)
+    # Per pooled (CPU) device the bytes lent to the buffer pool; `pool_cap`, the pool's
+    # cap during this plan's runs (None: no pooled device has a budget).
+    pool_allowance: dict[str, int] = field(default_factory=dict)
+    pool_cap: int | None = None
+    # Per while-loop frame name its ``parallel_iterations`` as bounded here, and per
+    # device the bytes counted for loop frames and the stacks of loop gradients.
+    loop_parallel: dict[str, int] = field(default_factory=dict)
+    loop_bytes: dict[str, int] = field(default_factory=dict)
+    stack_bytes: dict[str, int] = field(default_factory=dict)
+    # True when sizes the shapes cannot tell (unknown dims, stack depths) were guessed:
+    # the session traces the plan's next run and recompiles with `measure_sizes`.
+    needs_measure: bool = False
 
 
-def device_budgets(spec, device_names: list[str]) -> dict[str, int]:
-    """Per device name its budget in bytes, from a config value (0 or absent: none).
+def device_budgets(spec, device_names: list[str], defaults: dict[str, int] | None = None
+                   ) -> dict[str, int]:
+    """Per device name its budget in bytes, from a config value (0 or absent: the
+    device's default from `defaults`, else none).
 
     `spec` is an int (every device) or a dict keyed by device name, short name
-    (``/device:CPU:0``) or device type (``CPU``).
+    (``/device:CPU:0``) or device type (``CPU``). `defaults` holds the default budgets
+    (`default_budgets`: an OpenCL device's memory limit; none on the CPU).
 
     >>> device_budgets({"CPU": 1 << 20}, ["/job:localhost/replica:0/task:0/device:CPU:0"])
     {'/job:localhost/replica:0/task:0/device:CPU:0': 1048576}
     """
     out: dict[str, int] = {}
+    defaults = defaults or {}
     for name in device_names:
         if isinstance(spec, dict):
             short = name[name.find("/device:"):] if "/device:" in name else name
@@ -98,6 +140,8 @@ def device_budgets(spec, device_names: list[str]) -> dict[str, int]:
             value = spec.get(name, spec.get(short, spec.get(dtype, 0)))
         else:
             value = spec or 0
+        if value == 0 and not isinstance(value, bool):
+            value = defaults.get(name, 0)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValueError(f"memory_budget_bytes for {name} must be a non-negative int "
                              f"(bytes; 0 for no budget), but got {value!r}")
@@ -115,24 +159,50 @@ def budget_key(spec):
     return tuple(sorted(spec.items())) if isinstance(spec, dict) else spec
 
 
-def estimate_slot_bytes(table: NodeTable) -> tuple[list[int], list[str]]:
-    """Per slot its estimated bytes, and the names of nodes with unknown output sizes."""
+def default_budgets(devices) -> dict[str, int]:
+    """The budget a device gets when the config sets none: its memory limit on devices
+    with memory of their own (OpenCL, ``Device.memory_limit``); none on the CPU.
+
+    >>> default_budgets([])
+    {}
+    """
+    return {d.name: int(d.memory_limit) for d in devices
+            if not d.backend.host_memory and d.memory_limit}
+
+
+def estimate_slot_bytes(table: NodeTable, feed_shapes: dict | None = None,
+                        measured: dict[str, tuple[int, int]] | None = None
+                        ) -> tuple[list[int], list[str]]:
+    """Per slot its estimated bytes, and the names of nodes with unknown output sizes.
+
+    Static shapes first; `feed_shapes` (tensor -> shape of the value fed) refines what
+    they leave unknown (`infer_fed_shapes`); `measured` (`measure_sizes`) sizes the rest.
+    """
     sizes = [0] * table.num_slots
     unknown: list[str] = []
+    inferred = infer_fed_shapes(table, feed_shapes) if feed_shapes else {}
+    measured = measured or {}
     for s, value in enumerate(table.initial):
         if value is not None:
             sizes[s] = int(getattr(value, "nbytes", 0) or 0)
     for t, s in table.feed_slots.items():
-        n = _static_bytes(t)
+        n = _static_bytes(t, inferred.get(t))
         sizes[s] = n or 0
     sent: dict[str, int] = {}
     for node in table.nodes:
         if node.op is not None:
+            missing = False
             for k, t in enumerate(node.op._outputs[:node.n_out]):
-                n = _static_bytes(t)
-                if n is None:
-                    unknown.append(node.name)
+                n = _static_bytes(t, inferred.get(t))
+                missing = missing or n is None
                 sizes[node.out_base + k] = n or 0
+            if missing:
+                seen = measured.get(node.name)
+                if seen is None:
+                    unknown.append(node.name)
+                else:  # the block's largest measured size, less what shapes told
+                    block = sum(sizes[node.out_base:node.out_base + node.n_out])
+                    sizes[node.out_base] += max(0, seen[0] - block)
         elif node.op_type == "_Send":
             sent[_pair_key(node.name)] = sizes[node.input_slots[0]]
         elif node.op_type == "_Recv" and node.n_out:
@@ -142,37 +212,238 @@ def estimate_slot_bytes(table: NodeTable) -> tuple[list[int], list[str]]:
     return sizes, unknown
 
 
-def _static_bytes(t) -> int | None:
+def _static_bytes(t, shape: TensorShape | None = None) -> int | None:
     if t.dtype.is_ref_dtype:
         return 0
-    if not t.shape.is_fully_defined():
+    shape = t.shape if shape is None else shape
+    if not shape.is_fully_defined():
         return None
-    return math.prod(t.shape.as_list()) * t.dtype.size
+    return math.prod(shape.as_list()) * t.dtype.size
 
 
-def memory_schedule(table: NodeTable, fetch_slots: list[int], budget_spec
-                    ) -> MemorySchedule | None:
+def infer_fed_shapes(table: NodeTable, feed_shapes: dict) -> dict:
+    """Static shape inference re-run with the fed shapes: per tensor whose shape the
+    feeds refine, its refined `TensorShape` (feeds included).
+
+    Each op's shape function runs again, in the table's (topological) order, on its
+    inputs' refined shapes; a shape function that fails or disagrees leaves the graph's
+    shape as it is.
+
+    >>> infer_fed_shapes(NodeTable(), {})
+    {}
+    """
+    known: dict = {}
+    for t, shape in feed_shapes.items():
+        try:
+            known[t] = t.shape.merge_with(as_shape(tuple(shape)))
+        except (TypeError, ValueError):
+            continue
+    for node in table.nodes:
+        op = node.op
+        if op is None or not node.n_out or not any(t in known for t in op._inputs):
+            continue
+        try:
+            shapes = op.op_def.shape_fn(op, *[known.get(t, t.shape) for t in op._inputs])
+        except Exception:  # a shape function may reject what it cannot size
+            continue
+        for t, shape in zip(op._outputs, shapes or ()):
+            if t in feed_shapes:
+                continue
+            try:
+                merged = t.shape.merge_with(as_shape(shape))
+            except (TypeError, ValueError):
+                continue
+            if merged.dims is not None and merged.as_list() != _dims(t.shape):
+                known[t] = merged
+    return known
+
+
+def _dims(shape: TensorShape):
+    return None if shape.dims is None else shape.as_list()
+
+
+def measure_sizes(cp, trace) -> dict[str, tuple[int, int]]:
+    """Per node name of a traced step its largest output block (bytes) and how often it
+    ran, for the nodes `memory_schedule` could not size (``cp.memory_schedule``)."""
+    want = set(cp.memory_schedule.unknown_sizes) if cp.memory_schedule else set()
+    want.update(n.name for n in cp.nodes if n.op_type in _STACK_PUSHES)
+    out: dict[str, tuple[int, int]] = {}
+    for node, _t0, _t1, _tid, out_bytes in trace:
+        name = cp.nodes[node].name
+        if name in want:
+            big, count = out.get(name, (0, 0))
+            out[name] = (max(big, int(out_bytes)), count + 1)
+    return out
+
+
+@contextlib.contextmanager
+def pool_cap(schedule: MemorySchedule | None, devices=()):
+    """Cap the buffer pools of `devices`' backends (the CPU's, `Backend.buffer_pool`)
+    at ``schedule.pool_cap`` bytes while a budgeted step runs (nothing without one).
+
+    >>> with pool_cap(None):
+    ...     pass
+    """
+    if schedule is None or schedule.pool_cap is None:
+        yield
+        return
+    pools = {id(p): p for p in (d.backend.buffer_pool() for d in devices) if p is not None}
+    for pool in pools.values():
+        pool.push_cap(schedule.pool_cap)
+    try:
+        yield
+    finally:
+        for pool in pools.values():
+            pool.pop_cap(schedule.pool_cap)
+
+
+def memory_schedule(table: NodeTable, fetch_slots: list[int], budget_spec, *,
+                    defaults: dict[str, int] | None = None, pooled=(),
+                    feed_shapes: dict | None = None,
+                    measured: dict[str, tuple[int, int]] | None = None,
+                    frames=None) -> MemorySchedule | None:
     """Add the control edges that keep `table` within `budget_spec` (see the module
     docstring); None when no device has a budget.
+
+    `defaults`: budgets of devices the spec leaves at 0 (`default_budgets`); `pooled`:
+    names of devices whose memory the CPU buffer pool shares; `feed_shapes` and
+    `measured`: see `estimate_slot_bytes`; `frames` (`FrameTables`, plans with loops):
+    its ``frame_parallel`` is lowered where the budget requires.
 
     >>> memory_schedule(NodeTable(), [], 0) is None
     True
     """
     nodes = table.nodes
-    budgets = device_budgets(budget_spec, sorted({n.device for n in nodes}))
+    names = sorted({n.device for n in nodes})
+    budgets = device_budgets(budget_spec, names, defaults)
     if not budgets:
         return None
-    sizes, unknown = estimate_slot_bytes(table)
+    explicit = device_budgets(budget_spec, names)  # the others: OOM reports misfits
+    sizes, unknown = estimate_slot_bytes(table, feed_shapes, measured)
     preds = _predecessors(table)
     excluded = _control_flow_closure(table, preds)
     order = _frugal_order(preds)
     result = MemorySchedule(budgets, order, unknown_sizes=unknown)
-    for device, budget in budgets.items():
-        local = [i for i in order if nodes[i].device == device]
-        _schedule_device(table, local, preds, excluded, sizes, set(fetch_slots), device,
-                         budget, result)
+    node_frame = frames.node_frame if frames is not None else [0] * len(nodes)
+    stacks = _stacks(table, sizes, measured, node_frame, frames, result)
+    plans = [_device_plan(table, [i for i in order if nodes[i].device == device], excluded,
+                          sizes, set(fetch_slots), node_frame, stacks, device, budget,
+                          device in pooled, device in explicit, result)
+             for device, budget in budgets.items()]
+    if frames is not None and len(frames.frame_parent) > 1:
+        _bound_loops(plans, frames, result)
+    for dp in plans:
+        _schedule_device(table, dp, preds, result)
+    allowances = [result.pool_allowance[d] for d in budgets if d in pooled]
+    result.pool_cap = min(allowances) if allowances else None
+    result.needs_measure = measured is None and bool(unknown or result.needs_measure)
     table.control_edges.extend(result.edges)
     return result
+
+
+def _stacks(table: NodeTable, sizes: list[int], measured, node_frame: list[int], frames,
+            result: MemorySchedule) -> dict[int, int]:
+    """Per stack push node the bytes its stack keeps: the pushed value times the pushes
+    measured in an earlier run, or, unmeasured, times the in-flight iterations."""
+    out = {}
+    for i, n in enumerate(table.nodes):
+        if n.op_type not in _STACK_PUSHES or len(n.input_slots) < 2:
+            continue
+        seen = (measured or {}).get(n.name)
+        if seen is not None:
+            count = seen[1]
+        else:
+            result.needs_measure = True
+            count, f = 1, node_frame[i]
+            while f > 0:
+                count *= frames.frame_parallel[f]
+                f = frames.frame_parent[f]
+        out[i] = sizes[n.input_slots[1]] * count
+    return out
+
+
+@dataclass
+class _DevicePlan:
+    """One device's part of the pass: its nodes, values and budgets."""
+
+    device: str
+    budget: int  # for the schedule: the device's budget less the pool's allowance
+    local: list[int]  # the device's nodes in `S` order
+    gated: list[int]
+    pos: dict[int, int]
+    values: list[_Value]
+    sizes: list[int]  # per slot (shared by all devices)
+
+
+def _device_plan(table: NodeTable, local: list[int], excluded: set[int], sizes: list[int],
+                 fetched: set[int], node_frame: list[int], stacks: dict[int, int],
+                 device: str, budget: int, pooled: bool, strict: bool,
+                 result: MemorySchedule) -> _DevicePlan:
+    gated = [i for i in local if i not in excluded]
+    pos = {i: k for k, i in enumerate(gated)}
+    end = len(gated)
+    values = _values(table, local, gated, pos, excluded, sizes, fetched, end, node_frame)
+    own = _check_nodes(table, local, values, sizes, device, budget, strict)
+    stack = sum(stacks.get(i, 0) for i in local)
+    if stack:
+        values.append(_Value(stack, -1, end))
+        result.stack_bytes[device] = stack
+    allowance = min(budget // POOL_FRACTION, max(0, budget - own)) if pooled else 0
+    if pooled:
+        result.pool_allowance[device] = allowance
+    return _DevicePlan(device, budget - allowance, local, gated, pos, values, sizes)
+
+
+def _bound_loops(plans: list[_DevicePlan], frames, result: MemorySchedule) -> None:
+    """Lower ``parallel_iterations`` until every device's loop values (one
+    per-iteration live set per in-flight iteration) fit what the rest of the step
+    leaves of its budget at its sequential peak."""
+    parallel = list(frames.frame_parallel)
+    parent = frames.frame_parent
+
+    def mult(f: int) -> int:
+        m = 1
+        while f > 0:
+            m *= parallel[f]
+            f = parent[f]
+        return m
+
+    def loop_bytes(dp: _DevicePlan) -> int:
+        return sum(v.size * mult(v.frame) for v in dp.values if v.frame)
+
+    room = {}
+    for dp in plans:
+        rest = [v for v in dp.values if not v.frame]
+        room[dp.device] = dp.budget - _windows(rest, len(dp.gated), dp.budget)[1]
+    while True:
+        over = [dp for dp in plans if loop_bytes(dp) > room[dp.device]]
+        chains = set()
+        for dp in over:
+            for v in dp.values:
+                f = v.frame
+                while f > 0:
+                    chains.add(f)
+                    f = parent[f]
+        candidates = [f for f in chains if parallel[f] > 1]
+        if not candidates:
+            if over:
+                _log.warning(
+                    "memory budget on %s: one iteration of each while loop needs %d "
+                    "bytes, more than the %d the rest of the step leaves; the loops run "
+                    "one iteration at a time and may exceed it", over[0].device,
+                    loop_bytes(over[0]), room[over[0].device])
+            break
+        f = max(candidates, key=lambda f: (parallel[f], -f))
+        parallel[f] -= 1
+    names = {fid: name for name, fid in frames.frame_id.items()}
+    result.loop_parallel = {names.get(f, str(f)): parallel[f] for f in range(1, len(parallel))}
+    frames.frame_parallel[:] = parallel
+    for dp in plans:
+        result.loop_bytes[dp.device] = loop_bytes(dp)
+        for v in dp.values:
+            if v.frame:
+                v.size *= mult(v.frame)
+                v.frame = 0
 
 
 def _predecessors(table: NodeTable) -> list[set[int]]:
@@ -270,24 +541,19 @@ def _topological(preds: list[set[int]]) -> list[int]:
     return out + [i for i in range(n) if i not in placed]
 
 
-def _schedule_device(table: NodeTable, local: list[int], preds: list[set[int]],
-                     excluded: set[int], sizes: list[int], fetched: set[int], device: str,
-                     budget: int, result: MemorySchedule) -> None:
-    """Gate the nodes `local` (this device's, in `S` order) as the module docstring says."""
+def _schedule_device(table: NodeTable, dp: _DevicePlan, preds: list[set[int]],
+                     result: MemorySchedule) -> None:
+    """Gate the device's nodes (in `S` order) as the module docstring says."""
     nodes = table.nodes
-    gated = [i for i in local if i not in excluded]
-    pos = {i: k for k, i in enumerate(gated)}
-    end = len(gated)
-    values = _values(table, local, gated, pos, excluded, sizes, fetched, end)
-    _check_nodes(table, local, values, sizes, device, budget)
-    windows, seq_peak = _windows(values, end, budget)
+    gated, pos, budget, device = dp.gated, dp.pos, dp.budget, dp.device
+    windows, seq_peak = _windows(dp.values, len(gated), budget)
     result.sequential_peak[device] = seq_peak
     if seq_peak > budget:
         _log.warning(
-            "memory budget %d bytes on %s is below the peak of the most frugal order "
-            "found (%d bytes): parts of the step run one node at a time and may still "
-            "exceed it", budget, device, seq_peak)
-    block = {i: sum(sizes[nodes[i].out_base:nodes[i].out_base + nodes[i].n_out])
+            "memory budget %d bytes on %s (less the buffer pool's share) is below the peak "
+            "of the most frugal order found (%d bytes): parts of the step run one node at "
+            "a time and may still exceed it", budget, device, seq_peak)
+    block = {i: sum(dp.sizes[nodes[i].out_base:nodes[i].out_base + nodes[i].n_out])
              for i in gated}
     local_preds = {i: {p for p in preds[i] if p in pos} for i in gated}
     guaranteed: dict[int, int] = {}  # node -> prefix known finished when it starts
@@ -318,11 +584,12 @@ class _Value:
     first: int  # position of its producer in the gated order (-1: live from the start)
     last: int  # position of its last consumer (`end`: until the step ends)
     producer: int | None = None  # node index, None for a source
+    frame: int = 0  # its while-loop frame (0: none); `_bound_loops` scales such sizes
 
 
 def _values(table: NodeTable, local: list[int], gated: list[int], pos: dict[int, int],
-            excluded: set[int], sizes: list[int], fetched: set[int], end: int
-            ) -> list[_Value]:
+            excluded: set[int], sizes: list[int], fetched: set[int], end: int,
+            node_frame: list[int]) -> list[_Value]:
     """This device's values with their live ranges over the gated order."""
     nodes = table.nodes
     producer = table.producers()
@@ -343,7 +610,7 @@ def _values(table: NodeTable, local: list[int], gated: list[int], pos: dict[int,
             continue
         size = sum(sizes[s] for s in slots)
         if i in excluded:
-            out.append(_Value(size, -1, end, i))
+            out.append(_Value(size, -1, end, i, node_frame[i]))
             continue
         stop = end if any(s in fetched for s in slots) else max(last.get(i, -1), pos[i])
         out.append(_Value(size, pos[i], stop, i))
@@ -355,8 +622,12 @@ def _values(table: NodeTable, local: list[int], gated: list[int], pos: dict[int,
 
 
 def _check_nodes(table: NodeTable, local: list[int], values: list[_Value],
-                 sizes: list[int], device: str, budget: int) -> None:
-    """Raise ResourceExhaustedError for a node whose inputs and outputs exceed `budget`."""
+                 sizes: list[int], device: str, budget: int, strict: bool = True) -> int:
+    """The most bytes one node's inputs and outputs take; raise ResourceExhaustedError
+    for a node whose inputs and outputs exceed `budget` when `strict` (a budget set by
+    the user; a default budget, the device's memory, leaves that to the allocator's
+    out-of-memory error, which also names the live tensors)."""
+    most = 0
     nodes = table.nodes
     producer = table.producers()
     block = {v.producer: v.size for v in values if v.producer is not None}
@@ -369,7 +640,7 @@ def _check_nodes(table: NodeTable, local: list[int], values: list[_Value],
             if k not in seen:
                 seen.add(k)
                 own += block.get(k, 0) if k >= 0 else sizes[s]
-        if own > budget:
+        if own > budget and strict:
             raise errors.ResourceExhaustedError(
                 None, n.op,
                 f"Memory budget too small for op '{n.name}' ({n.op_type}) on {device}: "
@@ -377,6 +648,8 @@ def _check_nodes(table: NodeTable, local: list[int], values: list[_Value],
                 f"budget is {budget} bytes ({budget / 2**20:.1f} MiB). Raise "
                 f"ConfigProto.memory_budget_bytes or RunOptions.memory_budget_bytes to "
                 f"at least {own}, or make the op's tensors smaller.")
+        most = max(most, own)
+    return most
 
 
 def _windows(values: list[_Value], end: int, budget: int) -> tuple[list[int], int]:

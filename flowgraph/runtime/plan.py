@@ -44,7 +44,7 @@ from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.frames import assign_frames
 from flowgraph.runtime.in_place import bind_in_place
 from flowgraph.runtime.layout import lay_out_slots
-from flowgraph.runtime.memory_schedule import MemorySchedule, memory_schedule
+from flowgraph.runtime.memory_schedule import MemorySchedule, default_budgets, memory_schedule
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.op_errors import describe_error
 from flowgraph.runtime.partition import fetches_to_host, has_transfers, partition
@@ -90,18 +90,26 @@ class CompiledPlan:
         self.slot_device: list[str] = []
         self.source_slots: list[int] = []
         self.memory_schedule: MemorySchedule | None = None  # with a memory budget
+        # Set after a run measured the sizes the schedule could not tell: the session
+        # then compiles the plan again with them (`memory_schedule.measure_sizes`).
+        self.measured_sizes: dict | None = None
 
 
 def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[Operation],
                  feed_tensors: list[Tensor], done_ops: set[Operation] | None = None,
-                 memory_budget=0, feed_shapes: dict | None = None) -> CompiledPlan:
+                 memory_budget=0, feed_shapes: dict | None = None,
+                 shape_specialized: bool = False,
+                 measured_sizes: dict | None = None) -> CompiledPlan:
     """Compile the plan computing `fetch_tensors` and running `target_ops`.
 
     `feed_tensors` are supplied at run time (their producers are cut off); ops in
     `done_ops` count as already run (partial runs) and never run again.
     `memory_budget` (`RunOptions.memory_budget_bytes`), when set, replaces the config's
     ``memory_budget_bytes``. `feed_shapes` (tensor -> shape of this run's fed value)
-    sizes what the graph left unknown, for placement by cost.
+    sizes what the graph left unknown, for placement by cost, and, when
+    `shape_specialized` (the session keys the plan by the fed shapes: a budget is set),
+    for the memory schedule; `measured_sizes` (`memory_schedule.measure_sizes` of an
+    earlier run of this plan) sizes what shapes cannot tell.
     """
     fed = set(feed_tensors)
     _check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
@@ -119,12 +127,19 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     partition_graphs = partition(table)
     bind_kernels(table, env.kernels, host)
     fetch_slots = schedule(table, fetch_tensors)
-    budget = memory_budget or getattr(env.config, "memory_budget_bytes", 0)
-    mem = memory_schedule(table, fetch_slots, budget) if budget else None
-    bind_in_place(table)
     frames = None
     if any(op.op_def.control_flow for op in ops):
         frames = assign_frames(table, fetch_slots)
+    budget = memory_budget or getattr(env.config, "memory_budget_bytes", 0)
+    defaults = default_budgets(env.devices)
+    mem = None
+    if budget or defaults:
+        mem = memory_schedule(
+            table, fetch_slots, budget, defaults=defaults,
+            pooled={d.name for d in env.devices if d.backend.buffer_pool() is not None},
+            feed_shapes=feed_shapes if shape_specialized else None,
+            measured=measured_sizes if budget else {}, frames=frames)
+    bind_in_place(table)
     cp = emit(table, fetch_slots, frames)
     cp.deref_fetch = [t.dtype.is_ref_dtype for t in fetch_tensors]
     cp.fetch_to_host = fetches_to_host(table, fetch_slots)

@@ -39,7 +39,7 @@ from flowgraph.runtime.config import (
 )
 from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
-from flowgraph.runtime.memory_schedule import budget_key
+from flowgraph.runtime.memory_schedule import budget_key, measure_sizes, pool_cap
 from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
 from flowgraph.runtime.step import StepContext
 from flowgraph.runtime.step_stats import fill_step_stats
@@ -311,17 +311,22 @@ class Session:
                 f"{feed_dict!r:.80}. Pass feed_dict={{placeholder: value, ...}}.")
         feed_tensors, feed_values = self._process_feeds(feed_dict) if feed_dict else ((), ())
         budget = options.memory_budget_bytes if options is not None else 0
-        sig = (key, feed_tensors, budget_key(budget)) if budget else (key, feed_tensors)
+        # With a budget, plans are specialized per fed-shape signature (docs/memory.md).
+        shapes = tuple(map(np.shape, feed_values)) \
+            if budget or self._config.memory_budget_bytes else None
+        sig = (key, feed_tensors) if shapes is None else \
+            (key, feed_tensors, budget_key(budget), shapes)
         cp = self._plans.get(sig) if key is not None else None
-        if cp is None:
+        if cp is None or cp.measured_sizes is not None:
             # Structures without a cheap key (nested, namedtuples) still share plans by
             # the graph elements they flatten to.
             elements = (tuple(mapper.unique_tensors), tuple(mapper.unique_ops), feed_tensors)
-            if budget:
-                elements += (budget_key(budget),)
+            if shapes is not None:
+                elements += (budget_key(budget), shapes)
             cp = self._plans.get(elements)
-            if cp is None:
-                cp = self._compile(mapper, feed_tensors, budget, feed_values)
+            if cp is None or cp.measured_sizes is not None:  # an earlier run measured it
+                cp = self._compile(mapper, feed_tensors, budget, feed_values,
+                                   shapes is not None, cp and cp.measured_sizes)
                 self._plans[elements] = cp
             if key is not None:
                 self._plans[sig] = cp
@@ -329,18 +334,21 @@ class Session:
         return mapper.rebuild(values)
 
     def _compile(self, mapper: FetchMapper, feed_tensors, budget=0,
-                 feed_values=()) -> CompiledPlan:
+                 feed_values=(), specialized=False, measured=None) -> CompiledPlan:
         with self._lock:
             self._graph._finalized_for_run = True
             shapes = {t: np.shape(v) for t, v in zip(feed_tensors, feed_values)}
             return compile_plan(self._compile_env, mapper.unique_tensors, mapper.unique_ops,
-                                list(feed_tensors), memory_budget=budget, feed_shapes=shapes)
+                                list(feed_tensors), memory_budget=budget, feed_shapes=shapes,
+                                shape_specialized=specialized, measured_sizes=measured)
 
     def _execute(self, cp: CompiledPlan, feed_tensors, feed_values, options, run_metadata):
         tracing = bool(options is not None and options.trace_level > 0
                        and run_metadata is not None)
+        mem = cp.memory_schedule
+        measuring = mem is not None and mem.needs_measure and cp.measured_sizes is None
         context = StepContext(next(_step_ids), self, options, cp.needs_rendezvous)
-        step = _executor.Step(cp.plan, context, self._pool, tracing)
+        step = _executor.Step(cp.plan, context, self._pool, tracing or measuring)
         context.step = step
         slots = [cp.feed_slots[t] for t in feed_tensors]
         timeout_ms = options.timeout_in_ms if options is not None else 0
@@ -355,7 +363,11 @@ class Session:
         live = self._live_steps
         live.add(context)
         try:
-            values = step.run(slots, list(feed_values), cp.fetch_slots)
+            if mem is None or mem.pool_cap is None:
+                values = step.run(slots, list(feed_values), cp.fetch_slots)
+            else:
+                with pool_cap(mem, cp.devices):  # the CPU buffer pool within the budget
+                    values = step.run(slots, list(feed_values), cp.fetch_slots)
         finally:
             for device in cp.async_devices:
                 device.backend.synchronize(device)
@@ -363,6 +375,8 @@ class Session:
             context.step = None  # break the step <-> context cycle: free values now
             if alarm is not None:
                 _watchdog.cancel(alarm)
+        if measuring:  # sizes shapes could not tell: the next run recompiles with them
+            cp.measured_sizes = measure_sizes(cp, step.trace)
         if tracing:
             fill_step_stats(run_metadata, cp, step.trace, {
                 s: int(getattr(v, "nbytes", 0) or 0) for s, v in zip(slots, feed_values)})

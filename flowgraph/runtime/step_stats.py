@@ -9,6 +9,11 @@ are traced from their start to their completion, so a `_Recv` allocates its byte
 destination device when the value arrives. Outputs of a multi-output node are one block,
 freed when the last of them is.
 
+At each new peak the replay notes the largest live tensors (`LiveTensor`: name, bytes,
+producer); the device's stats keep those of its peak. CPU devices report the bytes the
+CPU buffer pool holds at the end of the step (`pool_bytes`), and every device the budget
+its plan was scheduled for (see docs/memory.md).
+
 Devices whose backend keeps allocator counters (`Backend.memory_stats`: OpenCL) also
 report them as read at the end of the step: bytes allocated on the device (the cache
 included), its high-water mark, bytes in use by live tensors and the limit.
@@ -19,8 +24,16 @@ from __future__ import annotations
 import time
 
 from flowgraph.runtime import _executor
-from flowgraph.runtime.config import DeviceStepStats, NodeExecStats, RunMetadata, StepStats
+from flowgraph.runtime.config import (
+    DeviceStepStats,
+    LiveTensor,
+    NodeExecStats,
+    RunMetadata,
+    StepStats,
+)
 from flowgraph.runtime.plan import CompiledPlan
+
+TOP_TENSORS = 8  # live tensors reported at a device's peak
 
 
 class _MemoryReplay:
@@ -35,6 +48,10 @@ class _MemoryReplay:
                              for k in range(count)}
         self.block_left: dict[int, int] = {}  # node -> output slots still in use
         self.block_bytes: dict[int, tuple[str, int]] = {}
+        # per device: what is alive (key: node, or -1 - slot for sources) and, at its
+        # peak, the largest of it
+        self.held: dict[str, dict[int, int]] = {}
+        self.at_peak: dict[str, list[tuple[int, int]]] = {}
         initial = cp.plan.initial_values
         self.source_bytes = {  # feeds and constants
             s: int(getattr(initial[s] if s < len(initial) else None, "nbytes", 0) or 0)
@@ -42,11 +59,36 @@ class _MemoryReplay:
         self.source_bytes.update(feed_bytes)
         for s, n in self.source_bytes.items():
             if self.uses[s] > 0:
-                self._add(cp.slot_device[s], n)
+                self._add(cp.slot_device[s], n, -1 - s)
 
-    def _add(self, dev: str, n: int) -> None:
+    def _add(self, dev: str, n: int, key: int) -> None:
         self.live[dev] = self.live.get(dev, 0) + n
-        self.peak[dev] = max(self.peak.get(dev, 0), self.live[dev])
+        held = self.held.setdefault(dev, {})
+        held[key] = n
+        if self.live[dev] > self.peak.get(dev, 0):
+            self.peak[dev] = self.live[dev]
+            self.at_peak[dev] = sorted(
+                (kv for kv in held.items() if kv[1]), key=lambda kv: -kv[1])[:TOP_TENSORS]
+
+    def _remove(self, dev: str, n: int, key: int) -> None:
+        self.live[dev] -= n
+        self.held.get(dev, {}).pop(key, None)
+
+    def live_tensors(self, dev: str, feed_names: dict[int, str]) -> list[LiveTensor]:
+        """The largest tensors alive at `dev`'s peak (see `LiveTensor`)."""
+        out = []
+        for key, n in self.at_peak.get(dev, ()):
+            if key < 0:
+                s = -1 - key
+                name = feed_names.get(s)
+                out.append(LiveTensor(name or f"constant (slot {s})", n,
+                                      "feed" if name else "constant"))
+                continue
+            info = self.cp.nodes[key]
+            count = self.cp.node_outputs[key][1]
+            suffix = ":0" if count == 1 else f":0-{count - 1}"
+            out.append(LiveTensor(info.name + suffix, n, f"{info.name} ({info.op_type})"))
+        return out
 
     def finished(self, node: int, dev: str, out_bytes: int) -> None:
         """Node `node` finished on `dev`: allocate its outputs, release its inputs."""
@@ -55,7 +97,7 @@ class _MemoryReplay:
         if left and out_bytes:
             self.block_left[node] = left
             self.block_bytes[node] = (dev, out_bytes)
-            self._add(dev, out_bytes)
+            self._add(dev, out_bytes, node)
         for s in self.cp.node_inputs[node]:
             self._release(s)
 
@@ -65,13 +107,13 @@ class _MemoryReplay:
             return
         producer = self.node_of_slot.get(slot)
         if producer is None:
-            self.live[self.cp.slot_device[slot]] -= self.source_bytes.get(slot, 0)
+            self._remove(self.cp.slot_device[slot], self.source_bytes.get(slot, 0), -1 - slot)
         elif producer in self.block_left:
             self.block_left[producer] -= 1
             if self.block_left[producer] == 0:
                 dev, n = self.block_bytes.pop(producer)
                 del self.block_left[producer]
-                self.live[dev] -= n
+                self._remove(dev, n, producer)
 
 
 def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
@@ -101,8 +143,16 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
             all_start_nanos=t0,
             all_end_rel_nanos=t1 - t0,
         ))
+    feed_names = {s: t.name for t, s in cp.feed_slots.items()}
+    mem = cp.memory_schedule
+    pools = {d.name: d.backend.buffer_pool() for d in cp.devices}
+    held = {id(p): p.held_bytes() for p in pools.values() if p is not None}
     for name, dev in by_device.items():
         dev.peak_bytes = memory.peak.get(name, 0)
+        dev.peak_live_tensors = memory.live_tensors(name, feed_names)
+        pool = pools.get(name)
+        dev.pool_bytes = held[id(pool)] if pool is not None else 0
+        dev.memory_budget_bytes = mem.budgets.get(name, 0) if mem is not None else 0
     for d in cp.devices:
         stats = d.backend.memory_stats(d)
         if stats:
@@ -112,3 +162,4 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
             dev.allocator_in_use_bytes = stats.get("bytes_in_use", 0)
             dev.allocator_limit_bytes = stats.get("bytes_limit", 0)
     run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))
+

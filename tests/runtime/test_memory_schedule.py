@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import flowgraph as tf
 from flowgraph.framework import errors
-from flowgraph.runtime.memory_schedule import device_budgets
+from flowgraph.runtime.memory_schedule import default_budgets, device_budgets
 
 MiB = 1 << 20
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -136,14 +136,167 @@ def test_loops_are_left_alone():
         assert not [e for e in edges for i in e if cp.nodes[i].name.startswith("while")]
 
 
-def test_unknown_shapes_count_zero_and_are_listed():
+def test_fed_shapes_size_unknown_dims_and_specialize_the_plan():
     with tf.Graph().as_default():
-        x = tf.placeholder(tf.float32, [None])
-        t = tf.tile(x, [4], name="unsized")
+        x = tf.placeholder(tf.float32, [None])  # the late-consumer graph, unsized
+        y = tf.reduce_sum(x[:16])
+        for _ in range(100):
+            y = tf.sin(y) + 1.0
+        total = tf.add_n([tf.reduce_sum(tf.tile(x + float(i), [16]) * y) for i in range(16)])
+        feeds = [{x: np.random.RandomState(k).rand(n).astype(np.float32)}
+                 for k, n in ((0, 65536), (1, 32768))]
+        with tf.Session() as sess:
+            free = [sess.run(total, f) for f in feeds]
+            assert len({id(cp) for cp in sess._plans.values()}) == 1  # no shapes in keys
+        with tf.Session(config=tf.ConfigProto(memory_budget_bytes=13 * MiB)) as sess:
+            for f, want in zip(feeds, free):
+                md = tf.RunMetadata()
+                opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+                assert sess.run(total, f, options=opts, run_metadata=md) == want
+                assert md.step_stats.peak_bytes() <= 13 * MiB
+            plans = {id(cp): cp for cp in sess._plans.values()}.values()
+            assert len(plans) == 2  # one per fed-shape signature
+            for cp in plans:
+                assert not cp.memory_schedule.unknown_sizes and cp.memory_schedule.edges
+
+
+def test_sizes_shapes_cannot_tell_come_from_an_earlier_run():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [1024])
+        reps = tf.placeholder(tf.int32, [1])
+        t = tf.tile(x, reps, name="unsized")  # its size depends on a fed *value*
         out = tf.reduce_sum(t * 2.0)
-        value, _, cp = _run(out, {x: np.ones(8, np.float32)}, 1 * MiB)
-        assert value == 64.0
-        assert "unsized" in cp.memory_schedule.unknown_sizes
+        feed = {x: np.ones(1024, np.float32), reps: [64]}
+        with tf.Session(config=tf.ConfigProto(memory_budget_bytes=4 * MiB)) as sess:
+            assert sess.run(out, feed) == 131072.0
+            (first,) = {id(cp): cp for cp in sess._plans.values()}.values()
+            assert "unsized" in first.memory_schedule.unknown_sizes
+            assert first.measured_sizes["unsized"] == (262144, 1)
+            assert sess.run(out, feed) == 131072.0  # compiled again with the measured size
+            (second,) = {id(cp): cp for cp in sess._plans.values()}.values()
+            assert second is not first and not second.memory_schedule.unknown_sizes
+            assert not second.memory_schedule.needs_measure
+            assert second.memory_schedule.sequential_peak[CPU0] >= 2 * 262144
+
+
+def test_budget_defaults():
+    class Backend:
+        host_memory = False
+
+    class Device:
+        def __init__(self, name, limit, backend=None):
+            self.name, self.memory_limit = name, limit
+            self.backend = backend or Backend()
+
+    gpu = "/job:localhost/replica:0/task:0/device:GPU:0"
+    cpu = Device(CPU0, None, tf.Session().devices[0].backend)
+    assert default_budgets([cpu, Device(gpu, 1 << 30)]) == {gpu: 1 << 30}
+    assert default_budgets([Device(gpu, None)]) == {}  # no known limit: none
+    assert device_budgets(0, [CPU0, gpu], {gpu: 5}) == {gpu: 5}
+    assert device_budgets({"CPU": 7}, [CPU0, gpu], {gpu: 5}) == {CPU0: 7, gpu: 5}
+    assert device_budgets({"GPU": 3}, [gpu], {gpu: 5}) == {gpu: 3}
+    with tf.Graph().as_default():  # the CPU: unlimited, the pass does not run
+        _, _, cp = _run(tf.reduce_sum(tf.ones([4])), None)
+        assert cp.memory_schedule is None
+
+
+def test_step_stats_report_the_largest_tensors_at_the_peak():
+    with tf.Graph().as_default():
+        total, feed = _late_consumer(branches=8, chain=50)
+        with tf.Session() as sess:
+            md = tf.RunMetadata()
+            opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                                 memory_budget_bytes=10 * MiB)
+            sess.run(total, feed, options=opts, run_metadata=md)
+        (dev,) = md.step_stats.dev_stats
+        assert dev.memory_budget_bytes == 10 * MiB
+        top = dev.peak_live_tensors
+        assert 1 <= len(top) <= 8
+        assert [t.bytes for t in top] == sorted((t.bytes for t in top), reverse=True)
+        assert top[0].bytes == 4 * MiB and top[0].name.endswith(":0")
+        assert top[0].producer.endswith("(Tile)") or top[0].producer.endswith("(Mul)")
+        assert sum(t.bytes for t in top) <= dev.peak_bytes
+        assert any(t.producer == "feed" and t.bytes == 256 * 1024 for t in top)
+        assert dev.pool_bytes >= 0
+
+
+def _matmul_chain(n=12):
+    x = tf.placeholder(tf.float32, [256, 256])
+    w = tf.constant(np.eye(256, dtype=np.float32) * 0.5)
+    y = x
+    for _ in range(n):
+        y = tf.matmul(y, w)  # 256 KiB each: pooled (`_buffers`)
+    return tf.reduce_sum(y), {x: np.ones((256, 256), np.float32)}
+
+
+def test_pool_buffers_return_at_last_consumer_and_count_against_the_budget():
+    from flowgraph.backends.cpu import _buffers
+
+    with tf.Graph().as_default():
+        out, feed = _matmul_chain()
+        _buffers.clear()
+        with tf.Session() as sess:
+            free = sess.run(out, feed)
+        # each product's buffer goes back when the next product (its last reader) is
+        # done: a chain of 12 needs two or three, not twelve
+        assert _buffers.held_bytes() <= 3 * 256 * 1024
+        budget = 4 * MiB
+        _buffers.clear()
+        value, peak, cp = _run(out, feed, budget)
+        assert value == free
+        cap = cp.memory_schedule.pool_cap
+        assert cap == cp.memory_schedule.pool_allowance[CPU0] == budget // 8
+        assert _buffers.held_bytes() <= cap
+        assert peak <= budget - cap  # live tensors plus the pool stay in the budget
+        with tf.Session() as sess:
+            md = tf.RunMetadata()
+            opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                                 memory_budget_bytes=budget)
+            sess.run(out, feed, options=opts, run_metadata=md)
+            (dev,) = md.step_stats.dev_stats
+            assert dev.pool_bytes == _buffers.held_bytes() <= cap
+            assert dev.peak_bytes + dev.pool_bytes <= budget
+
+
+def test_long_loop_under_a_budget_finishes_with_fewer_iterations_in_flight():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [65536])  # 256 KiB
+
+        def body(i, a):
+            t = tf.tile(x * tf.cast(i, tf.float32), [4])  # 1 MiB made every iteration
+            return i + 1, a + tf.reduce_sum(t)
+
+        _, acc = tf.while_loop(lambda i, a: i < 1000, body,
+                               [tf.constant(0), tf.constant(0.0)], parallel_iterations=32)
+        feed = {x: np.full(65536, 1 / 65536, np.float32)}
+        free, _, _ = _run(acc, feed)
+        value, _, cp = _run(acc, feed, 6 * MiB)
+        assert value == free
+        mem = cp.memory_schedule
+        assert 1 <= mem.loop_parallel["while"] < 32
+        assert mem.loop_bytes[CPU0] <= 6 * MiB - mem.pool_allowance[CPU0]
+
+
+def test_stacks_kept_by_loop_gradients_are_counted():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [16384])  # 64 KiB
+        w = tf.Variable(np.full(16384, 0.9, np.float32))
+        _, y = tf.while_loop(lambda i, a: i < 20, lambda i, a: (i + 1, tf.sin(a) * w),
+                             [tf.constant(0), x])
+        grad = tf.gradients(tf.reduce_sum(y), w)[0]
+        feed = {x: np.linspace(0, 1, 16384, dtype=np.float32)}
+        results = []
+        for budget in (0, 64 * MiB):
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                opts = tf.RunOptions(memory_budget_bytes=budget)
+                results.append([sess.run(grad, feed, options=opts) for _ in range(2)])
+                plans = [cp for cp in sess._plans.values() if cp.memory_schedule]
+        np.testing.assert_array_equal(results[0][0], results[1][0])
+        np.testing.assert_array_equal(results[1][0], results[1][1])
+        stacks = {cp.memory_schedule.stack_bytes.get(CPU0, 0) for cp in plans}
+        # measured on the first run: 20 iterations push their 64 KiB values
+        assert max(stacks) >= 20 * 64 * 1024
 
 
 def test_training_step_under_a_budget_matches():
@@ -220,3 +373,39 @@ def test_random_dags_never_deadlock_and_match(dag):
             return  # one node needs more than the budget
         assert value == free
         assert peak <= max(budget, sequential)
+
+
+def _digits_accuracy(tmp_path, budget):
+    """Train the digits MLP with an Estimator (300 steps) and return its test accuracy."""
+    from flowgraph.datasets import load_digits, train_test_split
+    from flowgraph.estimators import Estimator, EstimatorSpec, ModeKeys, RunConfig
+    from flowgraph.estimators.inputs import numpy_input_fn
+
+    def model_fn(features, labels, mode):
+        h = tf.layers.dense(features["pixels"], 64, activation=tf.nn.relu)
+        logits = tf.layers.dense(h, 10)
+        classes = tf.argmax(logits, 1)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+            labels=labels, logits=logits))
+        train_op = tf.train.GradientDescentOptimizer(0.3).minimize(
+            loss, global_step=tf.train.get_global_step()) if mode == ModeKeys.TRAIN else None
+        return EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
+            "accuracy": tf.metrics.accuracy(labels=labels, predictions=classes)})
+
+    x, y = load_digits()
+    x, xt, y, yt = train_test_split((x / 16.0).astype(np.float32), y, test_fraction=0.25,
+                                    seed=0)
+    config = RunConfig(model_dir=str(tmp_path / str(budget)), tf_random_seed=3,
+                       session_config=tf.ConfigProto(memory_budget_bytes=budget),
+                       log_step_count_steps=1000)
+    est = Estimator(model_fn, config=config)
+    est.train(numpy_input_fn({"pixels": x}, y, batch_size=32, num_epochs=None, shuffle=False),
+              max_steps=300)
+    return est.evaluate(numpy_input_fn({"pixels": xt}, yt, batch_size=128,
+                                       shuffle=False))["accuracy"]
+
+
+def test_estimator_trains_the_digits_model_to_the_same_accuracy_under_a_budget(tmp_path):
+    free = _digits_accuracy(tmp_path, 0)
+    assert free >= 0.9
+    assert _digits_accuracy(tmp_path, 100 * 1024) == free  # edges in the training plan

@@ -38,6 +38,12 @@ class CpuBackend(Backend):
 
         return blas_threads_limited(threads)
 
+    def buffer_pool(self):
+        """The kernels' output-buffer pool (`_buffers`), which memory budgets count."""
+        from flowgraph.backends.cpu import _buffers
+
+        return _buffers
+
     def load_kernels(self) -> None:
         here = os.path.dirname(__file__)
         for info in pkgutil.iter_modules([here]):

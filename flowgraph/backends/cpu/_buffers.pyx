@@ -13,8 +13,10 @@ the cache.
 State it keeps
 --------------
 ``_free``: ``(shape, dtype) -> list`` of arrays this module allocated and still holds,
-at most `PER_KEY` per key and `BUDGET` bytes in all; only sizes in
-``[MIN_BYTES, MAX_BYTES]`` are kept (smaller ones cost malloc nothing).
+at most `PER_KEY` per key and `BUDGET` bytes in all (less while a memory-budgeted step
+runs: `push_cap`, see docs/memory.md); only sizes in ``[MIN_BYTES, MAX_BYTES]`` are kept
+(smaller ones cost malloc nothing). An array returns to the pool when the executor drops
+its slot's reference, i.e. when its value's last consumer finishes.
 
 The invariant
 -------------
@@ -54,6 +56,8 @@ BUDGET = 1 << 28
 
 cdef dict _free = {}
 cdef Py_ssize_t _held = 0
+cdef Py_ssize_t _cap = BUDGET
+cdef list _caps = []
 
 
 cdef extern from "Python.h":
@@ -81,7 +85,7 @@ def empty(tuple shape, dtype):
         if Py_REFCNT(p) == 1:
             return <object>p  # (a new reference: the caller's)
     out = np.empty(shape, dt)
-    if PyList_GET_SIZE(kept) < PER_KEY and _held + n <= BUDGET:
+    if PyList_GET_SIZE(kept) < PER_KEY and _held + n <= _cap:
         kept.append(out)
         _held += n
     return out
@@ -97,3 +101,32 @@ def clear() -> None:
     global _held
     _free.clear()
     _held = 0
+
+
+def push_cap(Py_ssize_t n) -> None:
+    """Cap the pool at `n` bytes until the matching `pop_cap` (caps nest: the smallest
+    holds), dropping kept arrays, idle ones first, until it holds at most `n`."""
+    _caps.append(n)
+    _apply_cap()
+
+
+def pop_cap(Py_ssize_t n) -> None:
+    """End a `push_cap(n)`."""
+    _caps.remove(n)
+    _apply_cap()
+
+
+cdef void _apply_cap() except *:
+    global _cap, _held
+    _cap = min(_caps) if _caps else BUDGET
+    cdef list kept
+    cdef int idle
+    cdef Py_ssize_t i
+    for idle in (1, 0):  # first arrays nobody uses, then any (their users keep them)
+        for kept in _free.values():
+            i = len(kept) - 1
+            while i >= 0 and _held > _cap:
+                if not idle or Py_REFCNT(PyList_GET_ITEM(kept, i)) == 1:
+                    _held -= kept[i].nbytes
+                    del kept[i]
+                i -= 1

@@ -89,7 +89,7 @@ class DeviceAllocator:
             raise ValueError(f"a memory fraction must be in (0, 1], got {fraction}")
         with self._lock:
             self.fraction = fraction
-            self.limit = int(fraction * self.memory)
+            self.limit = round(fraction * self.memory)  # int() lost a byte to rounding
             if self.pool.managed_bytes > self.limit:
                 self.pool.free_held()
 
