@@ -41,6 +41,7 @@ from flowgraph.framework.dtypes import (
     uint32,
     uint64,
 )
+from flowgraph.framework.event_format import AttrValue, GraphDef, NodeDef  # TF's messages
 from flowgraph.framework.graph import (
     Graph,
     GraphKeys,
@@ -62,6 +63,7 @@ from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
+from flowgraph.framework.tf_formats import graph_util
 from flowgraph.framework.versions import __version__
 from flowgraph.ops.array_ops import *
 from flowgraph.ops.check_ops import *
@@ -196,3 +198,38 @@ _LAZY_MODULES.update({
     "lookup": "flowgraph.ops.lookup_ops",
     "python_io": "flowgraph.io.tf_record",
 })
+
+# Segment reductions, partition/stitch, special math and bitwise ops (issue 15).
+from flowgraph.ops import bitwise_ops as bitwise  # noqa: E402
+from flowgraph.ops.matching_files_ops import matching_files  # noqa: E402
+from flowgraph.ops.math_composite import (  # noqa: E402
+    confusion_matrix,
+    count_nonzero,
+    is_non_decreasing,
+    is_strictly_increasing,
+    lbeta,
+    log_sigmoid,
+    scalar_mul,
+)
+from flowgraph.ops.math_special import (  # noqa: E402
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    betainc,
+    cosh,
+    digamma,
+    erfc,
+    igamma,
+    igammac,
+    lgamma,
+    polygamma,
+    rint,
+    sinh,
+    zeta,
+)
+from flowgraph.ops.segment_ops import *  # noqa: E402
+from flowgraph.ops.state_count_ops import count_up_to  # noqa: E402

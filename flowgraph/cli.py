@@ -6,6 +6,10 @@ aliases ``--port``/``--model_dir``/``--poll_interval``) serves the newest SavedM
 version under EXPORT_BASE with TensorFlow Serving's REST API until interrupted.
 ``python -m flowgraph serve ...`` is the same.
 
+``flowgraph saved_model_cli show|run`` and ``flowgraph inspect_checkpoint`` are
+TensorFlow's tools of those names (`flowgraph.saved_model.saved_model_cli`,
+`flowgraph.train.inspect_checkpoint`); ``flowgraph --version`` prints the version.
+
 ``flowgraph ops [NAME]`` describes op type NAME (where it is declared, its shape
 function, gradient, kernels per backend with their dtypes, attributes and cost class;
 see `flowgraph.backends.op_info`), or lists every op type without NAME. An unknown NAME
@@ -26,7 +30,10 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
+    from flowgraph.framework.versions import __version__
+
     parser = argparse.ArgumentParser(prog="flowgraph", description="flowgraph tools")
+    parser.add_argument("--version", action="version", version=f"flowgraph {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = sub.add_parser(
         "serve", help="serve SavedModels over HTTP (TensorFlow Serving's REST API)",
@@ -43,7 +50,23 @@ def _parser() -> argparse.ArgumentParser:
                     "function, gradient, kernels per backend and their dtypes, attributes "
                     "and cost class.")
     ops.add_argument("name", nargs="?", metavar="NAME", help="op type, e.g. MatMul")
+    from flowgraph.saved_model.saved_model_cli import add_parser as add_saved_model_cli
+    from flowgraph.train.inspect_checkpoint import add_parser as add_inspect_checkpoint
+
+    add_saved_model_cli(sub)
+    add_inspect_checkpoint(sub)
     return parser
+
+
+def _tool_command(args) -> int:
+    """saved_model_cli / inspect_checkpoint: a failure is one line on stderr, exit 1."""
+    from flowgraph.framework.errors import OpError
+
+    try:
+        return args.run_command(args)
+    except (OpError, ValueError, OSError, RuntimeError) as e:
+        print(f"flowgraph {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
 
 
 def _ops_command(name: str | None) -> int:
@@ -62,6 +85,11 @@ def _ops_command(name: str | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with `argv` (default ``sys.argv[1:]``); returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["launch"]:  # flowgraph.distributed.launch: its own parser
+        from flowgraph.distributed.launch import main as launch
+
+        return launch(argv[1:])
     parser = _parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.command is None:
@@ -69,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "ops":
         return _ops_command(args.name)
+    if args.command in ("saved_model_cli", "inspect_checkpoint"):
+        return _tool_command(args)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "serve":

@@ -22,9 +22,12 @@ Example
 from __future__ import annotations
 
 from flowgraph.distributed.cluster_spec import ClusterSpec
+from flowgraph.framework import dtypes
 from flowgraph.framework.device_spec import DeviceSpec
+from flowgraph.framework.tensor_shape import TensorShape
 
-__all__ = ["STANDARD_PS_OPS", "replica_device_setter"]
+__all__ = ["STANDARD_PS_OPS", "GreedyLoadBalancingStrategy", "byte_size_load_fn",
+           "replica_device_setter"]
 
 STANDARD_PS_OPS = ("Variable", "VariableV2", "AutoReloadVariable", "MutableHashTable",
                    "MutableHashTableV2", "MutableHashTableOfTensors",
@@ -41,6 +44,58 @@ class _RoundRobinStrategy:
     def __call__(self, op) -> int:
         task = self._next
         self._next = (self._next + 1) % self._num_tasks
+        return task
+
+
+def byte_size_load_fn(op) -> int:
+    """The bytes of `op`'s first output (a variable's size), 0 when its shape is not
+    fully known: the load function TensorFlow's contrib training module offers.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     v = tf.Variable(tf.zeros([10, 4]))
+    >>> byte_size_load_fn(v.op)
+    160
+    """
+    try:  # a variable op's own attrs: a device function sees the op before its outputs
+        shape, dtype = TensorShape(op.get_attr("shape")), dtypes.as_dtype(op.get_attr("dtype"))
+    except (KeyError, ValueError, TypeError):
+        if not op.outputs:
+            return 0
+        shape, dtype = op.outputs[0].shape, op.outputs[0].dtype
+    if not shape.is_fully_defined():
+        return 0
+    count = 1
+    for d in shape.as_list():
+        count *= d
+    return count * dtype.base_dtype.size
+
+
+class GreedyLoadBalancingStrategy:
+    """A `ps_strategy` that puts each ps op on the task with the least load so far, the
+    load of an op being ``load_fn(op)`` (default: its bytes, `byte_size_load_fn`).
+
+    >>> import flowgraph as tf
+    >>> strategy = GreedyLoadBalancingStrategy(2)
+    >>> with tf.Graph().as_default(), tf.device(replica_device_setter(
+    ...         ps_tasks=2, ps_strategy=strategy)):
+    ...     big = tf.Variable(tf.zeros([100]), name="big")
+    ...     small = [tf.Variable(tf.zeros([10])) for _ in range(3)]
+    >>> big.op.device, sorted({v.op.device for v in small})
+    ('/job:ps/task:0', ['/job:ps/task:1'])
+    """
+
+    def __init__(self, num_tasks: int, load_fn=None) -> None:
+        if int(num_tasks) < 1:
+            raise ValueError(f"GreedyLoadBalancingStrategy: num_tasks must be >= 1; got "
+                             f"{num_tasks}")
+        self._num_tasks = int(num_tasks)
+        self._load_fn = load_fn or byte_size_load_fn
+        self._loads = [0] * self._num_tasks
+
+    def __call__(self, op) -> int:
+        task = min(range(self._num_tasks), key=self._loads.__getitem__)
+        self._loads[task] += self._load_fn(op)
         return task
 
 

@@ -52,7 +52,7 @@ from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.graph_walk import depth_first_order
 from flowgraph.framework.serialization import GRAPH_DEF_VERSION, encode_attr, node_to_dict
 
-__all__ = ["Stage", "StepPlan", "plan_run", "task_name"]
+__all__ = ["Stage", "StepPlan", "plan_run", "report_parts", "task_name"]
 
 
 def task_name(job: str, task: int) -> str:
@@ -294,3 +294,28 @@ def _build_stage(stage: Stage, task: dict, fed: dict, wanted: set, sent: set,
     stage.returns = sorted(t.name for t in outgoing if t in wanted)
     stage.targets = [op.name for op in stage.ops
                      if op not in consumed or op in target_ops]
+
+
+def report_parts(op, default_task: str, cluster) -> list | None:
+    """Split a ``ReportUninitializedVariables`` op whose variables live on several tasks
+    (the default ``ready_op`` once a worker has local variables) into one graph def per
+    task: ``[(task, graph_def, names)]``, each graph reporting its own variables under
+    the op's name. None if the op reads one task's variables (the plan handles it) or
+    takes something other than variable ops."""
+    placer = _Placer(op.graph, default_task, ClusterSpec(cluster))
+    by_task: dict = {}
+    for t, name in zip(op._inputs, op.get_attr("names")):
+        if not _is_handle_op(t.op):
+            return None
+        by_task.setdefault(placer.task_of(t.op, {}), []).append((t, name))
+    if len(by_task) < 2:
+        return None
+    parts = []
+    for task, items in sorted(by_task.items()):
+        variables = list(dict.fromkeys(t.op for t, _ in items))
+        nodes = [_node(v, [], lambda name: False) for v in variables]
+        node = _node(op, [t.name for t, _ in items], lambda name: False)
+        node["attr"]["names"] = encode_attr([name for _, name in items])
+        parts.append((task, {"versions": {"producer": GRAPH_DEF_VERSION},
+                             "node": [*nodes, node]}, [name for _, name in items]))
+    return parts

@@ -35,7 +35,7 @@ import random
 
 import numpy as np
 
-from flowgraph.distributed.master import plan_run, task_name
+from flowgraph.distributed.master import plan_run, report_parts, task_name
 from flowgraph.distributed.rpc import DEFAULT_TIMEOUT_S, TaskClient, to_grpc_address
 from flowgraph.distributed.worker import graph_handle
 from flowgraph.framework import errors
@@ -110,28 +110,79 @@ class RemoteSession(Session):
             raise RuntimeError("Attempted to use a closed Session.")
         mapper = FetchMapper.build(self._graph, fetches)
         feeds = self._feeds(feed_dict or {})
-        key = (tuple(mapper.unique_tensors), tuple(mapper.unique_ops), frozenset(feeds))
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = plan_run(
-                self._graph, mapper.unique_tensors, mapper.unique_ops, feeds,
-                self._master_task, self._cluster)
-        self._register(plan)
-        step_id = random.getrandbits(62)
         timeout_ms = int(getattr(options, "timeout_in_ms", 0) or 0)
         timeout_s = timeout_ms / 1000.0 if timeout_ms > 0 else self._timeout_s
         returned: dict = {}
+        tensors = []
+        for t in mapper.unique_tensors:
+            parts = None if t in feeds else self._report_parts(t)
+            if parts:
+                returned[t.name] = self._run_report(parts, timeout_s)
+            else:
+                tensors.append(t)
+        key = (tuple(tensors), tuple(mapper.unique_ops), frozenset(feeds))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = plan_run(
+                self._graph, tensors, mapper.unique_ops, feeds, self._master_task,
+                self._cluster)
+        self._register(plan)
+        step_id = random.getrandbits(62)
         try:
             for level in plan.levels:
-                calls = [self._threads.submit(self._run_stage, stage, step_id, feeds,
-                                              timeout_s)
-                         for stage in level]
-                for call in calls:
-                    returned.update(call.result())
+                calls = {self._threads.submit(self._run_stage, stage, step_id, feeds,
+                                              timeout_s): stage
+                         for stage in level}
+                try:
+                    for call in concurrent.futures.as_completed(calls):
+                        returned.update(call.result())
+                except errors.OpError as e:
+                    self._cancel(plan, step_id, calls, e)
+                    raise
         finally:
             self._cleanup(plan, step_id)
         values = [feeds[t] if t in feeds else returned[t.name] for t in mapper.unique_tensors]
         return mapper.rebuild(values)
+
+    def _report_parts(self, t):
+        """Per-task graphs for a fetched ``report_uninitialized_variables`` whose variables
+        live on several tasks (see `master.report_parts`), else None."""
+        if t.op.type != "ReportUninitializedVariables":
+            return None
+        key = ("report", t)
+        if key not in self._plans:
+            self._plans[key] = report_parts(t.op, self._master_task, self._cluster)
+        return self._plans[key]
+
+    def _run_report(self, parts, timeout_s: float) -> np.ndarray:
+        """Each task reports its own uninitialized variables; the result keeps the op's
+        order of names."""
+        step_id = random.getrandbits(62)
+        calls = []
+        for task, graph_def, _ in parts:
+            handle = graph_handle(graph_def)
+            if (task, handle) not in self._registered:
+                reply, _ = self._client(task).call("RegisterGraph", {"graph_def": graph_def})
+                self._registered[(task, handle)] = reply["handle"]
+            name = graph_def["node"][-1]["name"] + ":0"
+            header = {"handle": self._registered[(task, handle)], "step_id": step_id,
+                      "feeds": [], "recvs": [], "fetches": [[name, "report"]], "targets": [],
+                      "return": ["report"], "timeout_ms": int(timeout_s * 1000)}
+            calls.append(self._threads.submit(self._client(task).call, "RunStage", header,
+                                              None, timeout_s + _RPC_GRACE_S))
+        try:
+            missing = set()
+            for call in calls:
+                missing.update(call.result()[1]["report"].tolist())
+        finally:
+            for task, _, _ in parts:
+                self._threads.submit(self._quiet_call, self._client(task), "CleanupStep",
+                                     {"step_id": step_id})
+        order = [n.encode() if isinstance(n, str) else n for _, _, names in parts
+                 for n in names]
+        out = np.empty(len([n for n in order if n in missing]), dtype=object)
+        out[:] = [n for n in order if n in missing]
+        return out
 
     def _feeds(self, feed_dict) -> dict:
         out = {}
@@ -172,6 +223,18 @@ class RemoteSession(Session):
             "RunStage", header, {p: feeds[t] for p, t in stage.feeds.items()},
             timeout_s=timeout_s + _RPC_GRACE_S)
         return values
+
+    def _cancel(self, plan, step_id: int, calls: dict, error) -> None:
+        """A stage failed: cancel the step's stages still running on other tasks (they
+        may be blocked, e.g. on a queue) and wait briefly for them to end."""
+        pending = [c for c in calls if not c.done()]
+        if not pending:
+            return
+        reason = f"{type(error).__name__} in another stage: {str(error)[:200]}"
+        for task in sorted({calls[c].task for c in pending}):  # not via the pool: it may
+            self._quiet_call(self._client(task), "CancelStep",  # be full of blocked stages
+                             {"step_id": step_id, "reason": reason})
+        concurrent.futures.wait(pending, timeout=_RPC_GRACE_S)
 
     def _cleanup(self, plan, step_id: int) -> None:
         # Not awaited: the step's result does not depend on it, and a task that is down

@@ -23,7 +23,7 @@ from __future__ import annotations
 import concurrent.futures
 
 from flowgraph.distributed.cluster_spec import ClusterSpec
-from flowgraph.distributed.rpc import import_grpc, method_handlers
+from flowgraph.distributed.rpc import CHANNEL_OPTIONS, import_grpc, method_handlers
 from flowgraph.distributed.worker import TaskService
 from flowgraph.framework import errors
 
@@ -81,8 +81,7 @@ class Server:
             concurrent.futures.ThreadPoolExecutor(
                 _THREADS, thread_name_prefix=f"fg-{self._job}{self._task}"),
             options=[("grpc.so_reuseport", 0),  # a second server on a port must fail
-                     ("grpc.max_send_message_length", -1),
-                     ("grpc.max_receive_message_length", -1)])
+                     *CHANNEL_OPTIONS])
         try:
             port = self._grpc.add_insecure_port(address)
         except RuntimeError as e:

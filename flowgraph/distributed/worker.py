@@ -16,6 +16,9 @@ State of a task:
   ``RecvTensor``, one call per producing task and stage; the master drops them with
   ``CleanupStep`` when the step ends (stores a dead client abandoned are swept after
   `STEP_TTL_S`).
+* **running stages** by step id: ``CancelStep`` (sent by the master when another stage
+  of the step failed) cancels them, so a stage blocked on a queue or a lock does not
+  wait for its deadline.
 
 Example
 -------
@@ -73,6 +76,8 @@ class TaskService:
         self._graphs: dict[str, _StageGraph] = {}
         self._steps: dict[int, tuple[float, dict]] = {}
         self._peers: dict[str, TaskClient] = {}
+        self._running: dict[int, list] = {}  # step id -> [(session, RunOptions)]
+        self._cancelled: dict[int, tuple] = {}  # step id -> (time, CancelledError)
         # Load every backend's kernel table now, from this thread: the first run of a
         # stage would load them lazily, and Backend.ensure_loaded is not safe against
         # two gRPC threads doing that at once (the second sees an empty table).
@@ -113,11 +118,25 @@ class TaskService:
                 feeds[placeholder] = values[key]
         fetch_names = [t for t, _ in header.get("fetches", [])]
         graph = stage.graph
-        values = stage.session.run(
-            [graph.get_tensor_by_name(t) for t in fetch_names]
-            + [graph.get_operation_by_name(o) for o in header.get("targets", [])],
-            feed_dict={graph.get_tensor_by_name(f"{p}:0"): v for p, v in feeds.items()},
-            options=RunOptions(timeout_in_ms=int(header.get("timeout_ms", 0))))
+        options = RunOptions(timeout_in_ms=int(header.get("timeout_ms", 0)))
+        running = (stage.session, options)
+        with self._lock:
+            if step_id in self._cancelled:
+                raise self._cancelled[step_id][1]
+            self._running.setdefault(step_id, []).append(running)
+        try:
+            values = stage.session.run(
+                [graph.get_tensor_by_name(t) for t in fetch_names]
+                + [graph.get_operation_by_name(o) for o in header.get("targets", [])],
+                feed_dict={graph.get_tensor_by_name(f"{p}:0"): v for p, v in feeds.items()},
+                options=options)
+        finally:
+            with self._lock:
+                mine = self._running.get(step_id, [])
+                if running in mine:
+                    mine.remove(running)
+                if not mine:
+                    self._running.pop(step_id, None)
         produced = {key: values[i] for i, (_, key) in enumerate(header.get("fetches", []))}
         store = self._store(step_id)
         store.update(produced)
@@ -131,6 +150,27 @@ class TaskService:
         with self._lock:
             self._steps.pop(int(header["step_id"]), None)
         return {}, {}
+
+    def CancelStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        """End this task's stages of a step (another stage of it failed): they raise
+        `CancelledError`, and stages of the step that arrive later fail at once."""
+        step_id = int(header["step_id"])
+        error = errors.CancelledError(
+            None, None, f"Step {step_id} was cancelled on {self.task_name}: "
+            f"{header.get('reason') or 'the master cancelled it'}")
+        now = time.monotonic()
+        with self._lock:
+            for sid in [s for s, (t, _) in self._cancelled.items() if now - t > STEP_TTL_S]:
+                del self._cancelled[sid]
+            self._cancelled[step_id] = (now, error)
+            running = list(self._running.get(step_id, []))
+        for session, options in running:
+            # The local session's live runs are found by their RunOptions object, which
+            # RunStage made for this stage alone.
+            for context in list(session._live_steps):
+                if context.options is options:
+                    context.cancel(error)
+        return {"cancelled": len(running)}, {}
 
     # -- helpers -----------------------------------------------------------------------
     def _store(self, step_id: int) -> dict:

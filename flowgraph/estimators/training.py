@@ -1,4 +1,8 @@
-"""`TrainSpec`, `EvalSpec` and `train_and_evaluate` (local mode).
+"""`TrainSpec`, `EvalSpec` and `train_and_evaluate` (locally, or as a cluster role).
+
+With ``TF_CONFIG`` naming a cluster, `train_and_evaluate` runs this process's role
+instead (ps, chief, worker or evaluator; see `_run_cluster_role` and
+docs/distributed.md).
 
 Locally, `train_and_evaluate` is one `Estimator.train` call to `train_spec.max_steps`
 with a checkpoint listener: after each checkpoint save (but the first) it evaluates,
@@ -24,6 +28,10 @@ import collections
 import logging
 import os
 import time
+
+_POLL_S = 0.1  # how often a worker looks for the chief's first checkpoint
+_CHIEF_POLL_S = 0.5  # how often a ps checks that the chief is still there
+_CHIEF_GONE_S = 3.0  # how long the chief must stay unreachable before a ps exits
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 
@@ -217,10 +225,8 @@ def train_and_evaluate(estimator, train_spec: TrainSpec, eval_spec):
                         f"{type(train_spec)}")
     specs = _as_eval_specs(eval_spec)
     config = estimator.config
-    if config.cluster_spec and config.task_type is not None:
-        raise NotImplementedError(
-            f"train_and_evaluate runs locally only for now; TF_CONFIG describes a cluster "
-            f"(task {config.task_type}:{config.task_id}). Unset TF_CONFIG to run locally.")
+    if config.task_type is not None and (config.cluster_spec or config.task_type == "evaluator"):
+        return _run_cluster_role(estimator, train_spec, specs, eval_spec)
     logger.info("Start train and evaluate loop. The evaluate will happen after every "
                 "checkpoint. Checkpoint frequency is determined based on RunConfig arguments: "
                 "save_checkpoints_steps %s or save_checkpoints_secs %s.",
@@ -237,3 +243,108 @@ def train_and_evaluate(estimator, train_spec: TrainSpec, eval_spec):
         return evaluators[0].metrics, evaluators[0].export_results
     return ({s.name: e.metrics for s, e in zip(specs, evaluators)},
             {s.name: e.export_results for s, e in zip(specs, evaluators)})
+
+
+# -- distributed roles (TF_CONFIG) ---------------------------------------------------------
+def _run_cluster_role(estimator, train_spec, specs, eval_spec):
+    """The role TF_CONFIG gives this process: ps tasks serve the variables, the chief and
+    the workers train against them, the evaluator evaluates each new checkpoint.
+
+    Returns ``(None, None)`` for trainers (TF's train_and_evaluate does the same), the
+    last evaluation for the evaluator; a ps serves until its process is stopped."""
+    from flowgraph.distributed import Server, replica_device_setter
+
+    config = estimator.config
+    role = config.task_type
+    if role == "evaluator":
+        return _run_evaluator(estimator, train_spec, specs, eval_spec)
+    if role not in ("ps", "chief", "master", "worker"):
+        raise ValueError(f"train_and_evaluate: unknown task type {role!r} in TF_CONFIG; "
+                         "expected chief, master, worker, ps or evaluator.")
+    if role != "ps" and config.num_worker_replicas <= 1 and config.num_ps_replicas == 0:
+        server = None  # a one-trainer cluster trains in-process, as in TensorFlow
+    else:
+        server = Server(config.cluster_spec, job_name=role, task_index=config.task_id,
+                        protocol=config.protocol)
+    if role == "ps":
+        logger.info("Parameter server %s:%s serving.", role, config.task_id)
+        _serve_until_chief_exits(server, config)
+        return None, None
+    if config.device_fn is None and config.num_ps_replicas > 0:
+        estimator._config = config.replace(device_fn=replica_device_setter(
+            ps_tasks=config.num_ps_replicas, cluster=config.cluster_spec,
+            worker_device=f"/job:{role}/task:{config.task_id}"))
+    if not config.is_chief:
+        _wait_for_chief(estimator, config)
+    try:
+        estimator.train(train_spec.input_fn, hooks=list(train_spec.hooks),
+                        max_steps=train_spec.max_steps,
+                        saving_listeners=list(train_spec.saving_listeners))
+    finally:
+        estimator._config = config
+    return None, None
+
+
+def _serve_until_chief_exits(server, config) -> None:
+    """Serve; once the chief was reachable and then stays unreachable for
+    `_CHIEF_GONE_S` (its training ended, or it died), stop (TensorFlow's ps serves
+    forever)."""
+    from flowgraph.distributed.rpc import TaskClient
+    from flowgraph.framework import errors
+
+    spec = config.cluster_spec
+    job = next((j for j in ("chief", "master") if j in spec.jobs), "worker")
+    chief = TaskClient(spec.task_address(job, 0), f"/job:{job}/task:0")
+    seen, gone_since = False, None
+    try:
+        while True:
+            try:
+                chief.call("GetStatus", {}, timeout_s=1.0)
+                seen, gone_since = True, None
+            except errors.OpError:
+                if seen:
+                    gone_since = gone_since or time.monotonic()
+                    if time.monotonic() - gone_since > _CHIEF_GONE_S:
+                        logger.info("The chief is gone: parameter server exits.")
+                        return
+            time.sleep(_CHIEF_POLL_S)
+    finally:
+        chief.close()
+        server.stop(grace_s=1.0)
+
+
+def _wait_for_chief(estimator, config) -> None:
+    """Wait for the chief's first checkpoint: it is written right after the chief
+    initialized the variables on the ps (instead of SessionManager's 30 s sleeps)."""
+    deadline = time.monotonic() + (config.session_creation_timeout_secs or 7200)
+    while estimator.latest_checkpoint() is None:
+        if time.monotonic() > deadline:
+            from flowgraph.framework import errors
+
+            raise errors.DeadlineExceededError(
+                None, None, f"Worker {config.task_id} waited "
+                f"{config.session_creation_timeout_secs} s for the chief's first checkpoint "
+                f"in {estimator.model_dir}; is the chief running with the same model_dir?")
+        time.sleep(_POLL_S)
+
+
+def _run_evaluator(estimator, train_spec, specs, eval_spec):
+    """Evaluate each new checkpoint (at most every `throttle_secs`, after
+    `start_delay_secs`) until one at or past `train_spec.max_steps`."""
+    if len(specs) > 1:
+        raise ValueError("A distributed evaluator takes one EvalSpec; got "
+                         f"{len(specs)}. Start one evaluator per EvalSpec.")
+    spec = specs[0]
+    evaluator = _Evaluator(estimator, spec, train_spec.max_steps)
+    time.sleep(spec.start_delay_secs)
+    while True:
+        started = time.time()
+        if evaluator.evaluate_and_export():
+            step = evaluator.metrics.get("global_step")
+            if train_spec.max_steps and step is not None and step >= train_spec.max_steps:
+                logger.info("Exiting evaluation, global step %s >= train max_steps %s.",
+                            step, train_spec.max_steps)
+                return evaluator.metrics, evaluator.export_results
+        elif not estimator.latest_checkpoint():
+            logger.info("Waiting for the first checkpoint in %s.", estimator.model_dir)
+        time.sleep(max(_POLL_S, spec.throttle_secs - (time.time() - started)))

@@ -7,6 +7,11 @@ as its concatenated bytes (``N``, uint8) plus the end offset of every element
 (``_flowgraph/string_ends/N``, int64, the tensor's shape), so that nothing is ever
 pickled; keys starting with ``_flowgraph/`` are reserved.
 
+Members are read by `flowgraph.framework.npy_member`, which checks each declared dtype,
+shape and size against the zip directory and the file's length before allocating (and
+bounds decompression); `tensor_shape`/`tensor_dtype` read only the headers, so callers
+compare them with their target before reading a value.
+
 It lives in `flowgraph.framework` so that backend kernels can read checkpoints without
 importing `flowgraph.train` (which writes them: `flowgraph.train.checkpoint_utils`).
 
@@ -31,6 +36,8 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.npy_member import ZIP_ERRORS, CorruptMember, read_array, read_header
+from flowgraph.framework.tf_formats.bundle import BundleReader, is_bundle
 
 __all__ = ["RESERVED_PREFIX", "STRING_ENDS_PREFIX", "CheckpointReader", "encode_strings",
            "not_found"]
@@ -80,6 +87,12 @@ class CheckpointReader:
     (True, {'b': [4]})
     """
 
+    def __new__(cls, filepattern: str = ""):
+        # A TensorFlow checkpoint (``prefix.index`` + data shards) gets its own reader.
+        if cls is CheckpointReader and is_bundle(filepattern):
+            return BundleReader(filepattern)
+        return super().__new__(cls)
+
     def __init__(self, filepattern: str) -> None:
         self.path = os.fspath(filepattern)
         file = self.path
@@ -87,10 +100,12 @@ class CheckpointReader:
             raise errors.NotFoundError(
                 None, None, "Unsuccessful TensorSliceReader constructor: "
                 + str(not_found(self.path)))
+        self._zip = None
         try:
+            self._size = os.path.getsize(file)
             self._zip = zipfile.ZipFile(file, "r")
             names = self._zip.namelist()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        except ZIP_ERRORS as e:
             raise self._data_loss(e) from None
         self._members = {n[:-4] for n in names if n.endswith(".npy")}
         self._headers: dict[str, tuple[tuple, np.dtype]] = {}
@@ -103,7 +118,8 @@ class CheckpointReader:
             "(see tf.train.get_checkpoint_state(dir).all_model_checkpoint_paths).")
 
     def close(self) -> None:
-        self._zip.close()
+        if self._zip is not None:
+            self._zip.close()
 
     def __enter__(self):
         return self
@@ -123,22 +139,16 @@ class CheckpointReader:
     def _header(self, key: str) -> tuple[tuple, np.dtype]:
         if key not in self._headers:
             try:
-                with self._zip.open(key + ".npy") as fp:
-                    version = np.lib.format.read_magic(fp)
-                    if version == (1, 0):
-                        shape, _, dtype = np.lib.format.read_array_header_1_0(fp)
-                    else:
-                        shape, _, dtype = np.lib.format.read_array_header_2_0(fp)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+                shape, dtype, _ = read_header(self._zip, key + ".npy")
+            except CorruptMember as e:
                 raise self._data_loss(e) from None
             self._headers[key] = (tuple(shape), dtype)
         return self._headers[key]
 
     def _array(self, key: str) -> np.ndarray:
         try:
-            with self._zip.open(key + ".npy") as fp:
-                return np.lib.format.read_array(fp, allow_pickle=False)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+            return read_array(self._zip, key + ".npy", self._size)
+        except CorruptMember as e:
             raise self._data_loss(e) from None
 
     def _is_string(self, name: str) -> bool:
@@ -157,6 +167,9 @@ class CheckpointReader:
             return self._array(tensor_str)
         data = self._array(tensor_str).tobytes()
         ends = self._array(STRING_ENDS_PREFIX + tensor_str)
+        if ends.dtype.kind not in "iu":
+            raise self._data_loss(ValueError(f"string offsets of '{tensor_str}' are "
+                                             f"{ends.dtype}, not integers"))
         flat = ends.reshape(-1)
         if flat.size and (np.any(np.diff(flat) < 0) or flat[0] < 0 or flat[-1] > len(data)):
             raise self._data_loss(ValueError(f"bad string offsets for '{tensor_str}'"))
@@ -173,13 +186,23 @@ class CheckpointReader:
         return out
 
     def get_variable_to_dtype_map(self) -> dict[str, _dtypes.DType]:
-        out = {}
-        for name in self._names():
-            if self._is_string(name):
-                out[name] = _dtypes.string
-            else:
-                out[name] = _dtypes.as_dtype(self._header(name)[1])
-        return out
+        return {name: self.tensor_dtype(name) for name in self._names()}
+
+    def tensor_shape(self, name: str) -> list[int]:
+        """The shape `name` declares, read from its header alone (nothing allocated)."""
+        key = STRING_ENDS_PREFIX + name if self._is_string(name) else name
+        return list(self._header(key)[0])
+
+    def tensor_dtype(self, name: str) -> _dtypes.DType:
+        """The dtype `name` declares, read from its header alone."""
+        if self._is_string(name):
+            return _dtypes.string
+        dtype = self._header(name)[1]
+        try:
+            return _dtypes.as_dtype(dtype.newbyteorder("=") if dtype.byteorder in "<>"
+                                    else dtype)
+        except TypeError as e:
+            raise self._data_loss(e) from None
 
     def debug_string(self) -> bytes:
         shapes, dtypes = self.get_variable_to_shape_map(), self.get_variable_to_dtype_map()

@@ -22,6 +22,10 @@ member); unset fields read as their default. Repeated message fields are lists w
 A record of an event file is ``len (uint64 LE) | masked crc32c(len) | data | masked
 crc32c(data)``; CRC32C (Castagnoli) is computed with a 256-entry table.
 
+Decoding trusts nothing in the bytes: each field's wire type must match its kind, and
+no declared length may pass the end of its message; anything else raises `DecodeError`
+(a `DataLossError`, and a ValueError like protobuf's).
+
 Example
 -------
 >>> s = Summary(value=[Summary.Value(tag="loss", simple_value=0.0)])
@@ -34,13 +38,16 @@ b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Iterator
 
 import numpy as np
 
+from flowgraph.framework import errors
+from flowgraph.framework.png import encode_png
+
 __all__ = [
     "AttrValue",
+    "DecodeError",
     "DeviceStepStats",
     "Event",
     "GraphDef",
@@ -69,6 +76,12 @@ __all__ = [
 ]
 
 # -- varints and CRC32C ----------------------------------------------------------------
+class DecodeError(errors.DataLossError, ValueError):
+    """A corrupt record or protobuf message (protobuf's DecodeError; also a ValueError)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(None, None, message)
+
 
 
 def _varint(n: int) -> bytes:
@@ -86,7 +99,7 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if pos >= len(buf):
-            raise ValueError("truncated varint in protobuf message")
+            raise DecodeError("truncated varint in protobuf message")
         b = buf[pos]
         pos += 1
         result |= (b & 0x7F) << shift
@@ -94,7 +107,7 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
             return result, pos
         shift += 7
         if shift > 63:
-            raise ValueError("varint longer than 10 bytes in protobuf message")
+            raise DecodeError("varint longer than 10 bytes in protobuf message")
 
 
 def _make_crc_table() -> list[int]:
@@ -138,7 +151,7 @@ def frame_record(data: bytes) -> bytes:
 
 def read_records(path: str) -> Iterator[bytes]:
     """The records of a TFRecord file; a torn last record ends the iteration silently,
-    a CRC mismatch raises ValueError naming the file and offset."""
+    a CRC mismatch raises `DecodeError` naming the file and offset."""
     with open(path, "rb") as f:
         buf = f.read()
     pos = 0
@@ -147,14 +160,14 @@ def read_records(path: str) -> Iterator[bytes]:
         (length,) = struct.unpack("<Q", header)
         (hcrc,) = struct.unpack("<I", buf[pos + 8:pos + 12])
         if hcrc != masked_crc32c(header):
-            raise ValueError(f"corrupt record header in {path} at offset {pos}")
+            raise DecodeError(f"corrupt record header in {path} at offset {pos}")
         end = pos + 12 + length + 4
         if end > len(buf):
             return
         data = buf[pos + 12:pos + 12 + length]
         (dcrc,) = struct.unpack("<I", buf[end - 4:end])
         if dcrc != masked_crc32c(data):
-            raise ValueError(f"corrupt record data in {path} at offset {pos}")
+            raise DecodeError(f"corrupt record data in {path} at offset {pos}")
         yield data
         pos = end
 
@@ -162,7 +175,10 @@ def read_records(path: str) -> Iterator[bytes]:
 def summary_iterator(path: str) -> Iterator[Event]:
     """The `Event`s of an event file (``tf.train.summary_iterator``)."""
     for data in read_records(path):
-        yield Event.FromString(data)
+        try:
+            yield Event.FromString(data)
+        except RecursionError:
+            raise DecodeError(f"an event in {path} nests messages too deeply") from None
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -210,6 +226,10 @@ def _encode_scalar(kind, value) -> tuple[int, bytes]:
 
 def _decode_scalar(kind, wire: int, raw):
     """A value of `kind` from a wire value (int for varints, bytes otherwise)."""
+    expected = 2 if isinstance(kind, type) else _WIRE[kind]
+    if wire != expected:
+        raise DecodeError(f"a {getattr(kind, '__name__', kind)} field has wire type {wire}, "
+                          f"expected {expected}")
     if isinstance(kind, type):
         return kind.FromString(raw)
     if kind == "double":
@@ -242,14 +262,17 @@ def iter_fields(buf: bytes) -> Iterator[tuple[int, int, object]]:
             length, pos = read_varint(buf, pos)
             value, pos = buf[pos:pos + length], pos + length
         else:
-            raise ValueError(f"unsupported protobuf wire type {wire} (field {number})")
+            raise DecodeError(f"unsupported protobuf wire type {wire} (field {number})")
         if pos > n:
-            raise ValueError("truncated protobuf message")
+            raise DecodeError(f"truncated protobuf message (field {number} ends at byte "
+                              f"{pos} of {n})")
         yield number, wire, value
 
 
 def _unpack(kind, buf: bytes) -> list:
     if kind in _PACKED_NP:
+        if len(buf) % np.dtype(_PACKED_NP[kind]).itemsize:
+            raise DecodeError(f"packed {kind} field of {len(buf)} bytes")
         return np.frombuffer(buf, dtype=_PACKED_NP[kind]).astype(float).tolist()
     out, pos = [], 0
     while pos < len(buf):
@@ -355,7 +378,9 @@ class Message:
                         key = _decode_scalar(kkind, w, r)
                     elif num == 2:
                         val = _decode_scalar(vkind, w, r)
-                self.__dict__[name][key] = val if val is not None else vkind()
+                if val is None:
+                    val = vkind() if isinstance(vkind, type) else _DEFAULTS[vkind]
+                self.__dict__[name][key] = val
             elif repeated and wire == 2 and not isinstance(kind, type) and _WIRE[kind] != 2:
                 self.__dict__[name].extend(_unpack(kind, raw))
             elif repeated:
@@ -566,35 +591,3 @@ def make_tensor_proto(value) -> TensorProto:
     content = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
     return TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=shape,
                        tensor_content=content)
-
-
-# -- PNG ---------------------------------------------------------------------------------
-_PNG_COLOR_TYPE = {1: 0, 2: 4, 3: 2, 4: 6}
-
-
-def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    return (struct.pack(">I", len(data)) + kind + data
-            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-
-
-def encode_png(image: np.ndarray, compression: int = 6) -> bytes:
-    """PNG bytes of a uint8 array of shape (height, width, channels), channels 1 to 4.
-
-    >>> encode_png(np.zeros((2, 3, 1), np.uint8))[:8]
-    b'\\x89PNG\\r\\n\\x1a\\n'
-    """
-    image = np.asarray(image)
-    if image.ndim == 2:
-        image = image[:, :, None]
-    if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] not in _PNG_COLOR_TYPE:
-        raise ValueError(
-            f"encode_png expects uint8 (height, width, 1|2|3|4); got {image.dtype} "
-            f"{image.shape}"
-        )
-    height, width, channels = image.shape
-    rows = np.zeros((height, 1 + width * channels), dtype=np.uint8)  # filter byte 0
-    rows[:, 1:] = image.reshape(height, width * channels)
-    header = struct.pack(">IIBBBBB", width, height, 8, _PNG_COLOR_TYPE[channels], 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
-            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), compression))
-            + _png_chunk(b"IEND", b""))

@@ -48,6 +48,7 @@ from flowgraph.framework.session_stack import (
     get_default_session_or_raise as get_default_session_or_raise,
 )
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.framework.tf_formats.graph_def import GraphDefDict
 
 # TensorFlow's rules: an op name (and a scope opened at the root) starts with a letter,
 # digit or '.'; a scope nested in another may also start with '_', '-', '/', '>'.
@@ -653,8 +654,9 @@ class Graph:
 
     # -- serialization ----------------------------------------------------------------
     def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
-        """The graph as a JSON-compatible dict (see `flowgraph.framework.serialization`)."""
-        return graph_to_dict(self, add_shapes=add_shapes)
+        """The graph as a JSON-compatible dict (see `flowgraph.framework.serialization`)
+        that is also TensorFlow's GraphDef message (`tf_formats.graph_def.GraphDefDict`)."""
+        return GraphDefDict(graph_to_dict(self, add_shapes=add_shapes))
 
     def __contains__(self, name: str) -> bool:
         return name in self._ops_by_name

@@ -16,14 +16,50 @@ Example
 
 from __future__ import annotations
 
+import json
+
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.graph_walk import GraphCycleError, depth_first_order
+from flowgraph.framework.import_checks import ATTR_DECODE_ERRORS, check_node_against_op_def
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import decode_attr
+from flowgraph.framework.tf_formats.graph_def import as_graph_def_dict
 
-__all__ = ["import_graph_def"]
+__all__ = ["ImportGraphDefError", "graph_def_from_json", "import_graph_def"]
+
+
+class ImportGraphDefError(errors.InvalidArgumentError, ValueError):
+    """A graph def that cannot be imported (TensorFlow raises ValueError here; this is
+    both, so ``except ValueError`` and ``except tf.errors.InvalidArgumentError`` work)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(None, None, message)
+
+
+def graph_def_from_json(data) -> dict:
+    """The graph def dict of JSON text or bytes (``json.dumps(g.as_graph_def())``).
+
+    Raises `ImportGraphDefError` for anything that is not a JSON object.
+
+    Example
+    -------
+    >>> graph_def_from_json(b'{"node": []}')
+    {'node': []}
+    """
+    try:
+        if isinstance(data, bytes | bytearray):
+            data = bytes(data).decode("utf-8")
+        doc = json.loads(data)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ImportGraphDefError(f"import_graph_def: not a JSON graph def ({e})") from None
+    if not isinstance(doc, dict):
+        raise ImportGraphDefError(
+            f"import_graph_def: a JSON graph def is an object, found {type(doc).__name__}")
+    return doc
 
 
 def import_graph_def(graph_def: dict, input_map: dict | None = None,
@@ -53,6 +89,7 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
     ...     print(y2.name, y2.shape.as_list())
     net/y:0 [2]
     """
+    graph_def = as_graph_def_dict(graph_def)  # TensorFlow's GraphDef message -> dict
     if not isinstance(graph_def, dict):
         raise TypeError(
             "import_graph_def: `graph_def` must be a graph def dict as produced by "
@@ -60,7 +97,7 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         )
     node_list = graph_def.get("node")
     if not isinstance(node_list, list):
-        raise ValueError(
+        raise ImportGraphDefError(
             "import_graph_def: malformed graph def: it needs a 'node' list (as produced by "
             f"Graph.as_graph_def()); found keys {sorted(map(str, graph_def))}"
         )
@@ -79,13 +116,13 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         ref = key if ":" in key else f"{key}:0"
         data_map[ref] = convert_to_tensor(value)
         if data_map[ref].graph is not graph:
-            raise ValueError(
+            raise ImportGraphDefError(
                 f"import_graph_def: input_map value for '{key}' is not from the default graph"
             )
     missing = sorted(k for k in data_map if _split_ref(k)[0] not in nodes)
     missing += sorted(f"^{k}" for k in control_map if k not in nodes)
     if missing:
-        raise ValueError(
+        raise ImportGraphDefError(
             f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]"
         )
     order = _topological_node_order(node_list)
@@ -97,12 +134,12 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         op_name, idx = _split_ref(ref)
         op = created.get(op_name)
         if op is None:
-            raise ValueError(
+            raise ImportGraphDefError(
                 f"import_graph_def: node '{consumer}' has input '{ref}', which refers to a "
                 "node missing from the graph def"
             )
         if idx >= len(op._outputs):
-            raise ValueError(
+            raise ImportGraphDefError(
                 f"import_graph_def: node '{consumer}' has input '{ref}', but node "
                 f"'{op_name}' has only {len(op._outputs)} output(s)"
             )
@@ -121,10 +158,14 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
                     _check_mapped_input(node, i, t, nodes)
             try:
                 attrs = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
-            except (TypeError, ValueError, KeyError) as e:
-                raise ValueError(
+            except ATTR_DECODE_ERRORS as e:
+                raise ImportGraphDefError(
                     f"import_graph_def: node '{node_name}' has a malformed attribute: {e}"
                 ) from None
+            problem = check_node_against_op_def(node["op"], data, attrs)
+            if problem:
+                raise ImportGraphDefError(
+                    f"import_graph_def: node '{node_name}' ({node['op']}): {problem}")
             full = f"{prefix}{node_name}"
             if not prefix and (full.lower() in graph._names_in_use or full in graph):
                 with graph.name_scope(None):
@@ -133,13 +174,30 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
                     None, ignore_existing=True), graph.control_dependencies(ctrl):
                 try:
                     op = graph.create_op(node["op"], data, attrs, name=f"{full}/")
-                except KeyError as e:
-                    raise ValueError(
-                        f"import_graph_def: node '{node_name}' has an unknown op type: {e}"
-                    ) from None
-            op._device = node.get("device", "") or ""
+                except errors.OpError:
+                    raise
+                except (TypeError, ValueError, IndexError, KeyError, AttributeError,
+                        ZeroDivisionError, OverflowError, AssertionError) as e:
+                    # What the checks above cannot see (a value out of an op's range):
+                    # reported as an import error naming the node, the cause chained.
+                    raise ImportGraphDefError(
+                        f"import_graph_def: node '{node_name}' ({node['op']}) cannot be "
+                        f"built: {type(e).__name__}: {e}") from e
+            device = node.get("device", "") or ""
+            if device:
+                try:
+                    DeviceSpec.from_string(device)
+                except ValueError as e:
+                    raise ImportGraphDefError(
+                        f"import_graph_def: node '{node_name}': {e}") from None
+            op._device = device
             if node.get("colocation"):
                 op._colocation = sorted(f"{prefix}{c}" for c in node["colocation"])
+            if not all(isinstance(t.dtype, _dtypes.DType) for t in op._outputs):
+                raise ImportGraphDefError(
+                    f"import_graph_def: node '{node_name}' ({node['op']}): the dtypes of its "
+                    f"outputs are unknown ({[t.dtype for t in op._outputs]}); a required "
+                    "attribute such as 'dtype' is missing")
             _merge_output_shapes(op, node.get("output_shapes"))
             created[node_name] = op
     if return_elements is None:
@@ -149,17 +207,17 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         if ":" in ref:
             op_name, idx = _split_ref(ref)
             if op_name not in nodes:
-                raise ValueError(f"Requested return tensor '{ref}' not found in graph def")
+                raise ImportGraphDefError(f"Requested return tensor '{ref}' not found in graph def")
             op = created[op_name]
             if idx >= len(op._outputs):
-                raise ValueError(
+                raise ImportGraphDefError(
                     f"Invalid return output {idx} of node '{op_name}', which has "
                     f"{len(op._outputs)} output(s)"
                 )
             out.append(data_map.get(ref, op._outputs[idx]))
         else:
             if ref not in nodes:
-                raise ValueError(f"Requested return node '{ref}' not found in graph def")
+                raise ImportGraphDefError(f"Requested return node '{ref}' not found in graph def")
             out.append(created[ref])
     return out
 
@@ -168,29 +226,40 @@ def _validate_nodes(node_list: list) -> dict[str, dict]:
     nodes: dict[str, dict] = {}
     for i, n in enumerate(node_list):
         if not isinstance(n, dict):
-            raise ValueError(f"import_graph_def: node {i} of the graph def is not a dict: {n!r}")
+            raise ImportGraphDefError(
+                f"import_graph_def: node {i} of the graph def is not a dict: {n!r:.80}")
         name, op = n.get("name"), n.get("op")
         if not isinstance(name, str) or not name or not isinstance(op, str) or not op:
-            raise ValueError(
+            raise ImportGraphDefError(
                 f"import_graph_def: node {i} of the graph def needs string 'name' and 'op' "
                 f"fields; got name={name!r}, op={op!r}"
             )
         inputs = n.get("input", [])
         if not isinstance(inputs, list) or not all(isinstance(r, str) for r in inputs):
-            raise ValueError(
+            raise ImportGraphDefError(
                 f"import_graph_def: node '{name}': 'input' must be a list of tensor names, "
                 f"got {inputs!r}"
             )
         if not isinstance(n.get("attr", {}), dict):
-            raise ValueError(f"import_graph_def: node '{name}': 'attr' must be a dict")
+            raise ImportGraphDefError(f"import_graph_def: node '{name}': 'attr' must be a dict")
+        for key, kind in (("device", str), ("colocation", list), ("output_shapes", list),
+                          ("output_dtypes", list)):
+            if key in n and not isinstance(n[key], kind):
+                raise ImportGraphDefError(
+                    f"import_graph_def: node '{name}': '{key}' must be a {kind.__name__}, "
+                    f"found {type(n[key]).__name__}")
+        if not all(isinstance(c, str) for c in n.get("colocation", [])):
+            raise ImportGraphDefError(
+                f"import_graph_def: node '{name}': 'colocation' must list node names")
         if name in nodes:
-            raise ValueError(f"import_graph_def: the graph def has two nodes named '{name}'")
+            raise ImportGraphDefError(
+                f"import_graph_def: the graph def has two nodes named '{name}'")
         nodes[name] = n
     for name, n in nodes.items():
         for r in n.get("input", []):
             src = r[1:] if r.startswith("^") else _split_ref(r, name)[0]
             if src not in nodes:
-                raise ValueError(
+                raise ImportGraphDefError(
                     f"import_graph_def: node '{name}' has input '{r}', which refers to a "
                     "node missing from the graph def"
                 )
@@ -203,7 +272,7 @@ def _split_ref(ref: str, consumer: str | None = None) -> tuple[str, int]:
         return ref, 0
     if not idx.isdigit():
         where = f" (input of node '{consumer}')" if consumer else ""
-        raise ValueError(f"import_graph_def: malformed tensor name '{ref}'{where}")
+        raise ImportGraphDefError(f"import_graph_def: malformed tensor name '{ref}'{where}")
     return op_name, int(idx)
 
 
@@ -215,11 +284,11 @@ def _check_mapped_input(node: dict, i: int, t, nodes: dict) -> None:
         try:
             want = _dtypes.as_dtype(recorded[idx])
         except TypeError:
-            raise ValueError(
+            raise ImportGraphDefError(
                 f"import_graph_def: node '{src_name}' records an unknown dtype "
                 f"{recorded[idx]!r}") from None
         if t.dtype.base_dtype != want.base_dtype:
-            raise ValueError(
+            raise ImportGraphDefError(
                 f"Input {i} of node {node['name']} was passed {t.dtype.base_dtype.name} from "
                 f"{t.name} incompatible with expected {want.name}."
             )
@@ -232,7 +301,7 @@ def _merge_output_shapes(op, shapes) -> None:
         try:
             recorded = decode_attr(encoded)
             t._shape = t._shape.merge_with(recorded)
-        except (TypeError, ValueError):
+        except (*ATTR_DECODE_ERRORS, IndexError):
             pass  # an input_map changed the shape: keep what inference found
 
 
@@ -264,5 +333,5 @@ def _topological_node_order(nodes: list[dict]) -> list[str]:
     try:
         return depth_first_order(deps, lambda name: (d for d in deps[name] if d in deps))
     except GraphCycleError as e:
-        raise ValueError(
+        raise ImportGraphDefError(
             f"import_graph_def: the graph def has a cycle through '{e.node}'") from None

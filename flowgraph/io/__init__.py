@@ -15,6 +15,7 @@ from flowgraph.io.tf_record import (
     TFRecordWriter,
     tf_record_iterator,
 )
+from flowgraph.ops.matching_files_ops import matching_files
 from flowgraph.ops.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,

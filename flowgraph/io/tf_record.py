@@ -9,6 +9,9 @@ where ``masked_crc32c(x) = rotate_right(crc32c(x), 15) + 0xa282ead8`` (mod 2**32
 ``compression_type="GZIP"`` the whole framed stream is one gzip stream, with ``"ZLIB"``
 one zlib stream (with its 2-byte header), as TensorFlow's compressed record writers do.
 
+A record's declared length must fit in the file (`DataLossError` otherwise), and a
+compressed file is inflated in bounded steps, to at most `MAX_DECOMPRESSED_BYTES`.
+
 CRC32C comes from the ``crc32c`` or ``google-crc32c`` package when one is installed, and
 otherwise from the pure-Python 256-entry table of `flowgraph.framework.event_format`
 (about 10 MB/s; enough for test fixtures and small data sets).
@@ -252,8 +255,38 @@ class TFRecordWriter:
             pass
 
 
-def read_file_bytes(path: str, compression: str, what: str) -> bytes:
-    """The decompressed content of a TFRecord file, with TensorFlow's errors."""
+# Decompressed bytes one compressed TFRecord file may expand to (a gzip or zlib bomb
+# stops here instead of exhausting memory); uncompressed files are bounded by their size.
+MAX_DECOMPRESSED_BYTES = 1 << 32
+
+
+def _inflate(data: bytes, compression: str, limit: int) -> bytes:
+    """`data` decompressed, in bounded steps, refusing more than `limit` bytes."""
+    out = bytearray()
+    wbits = 16 + zlib.MAX_WBITS if compression == "GZIP" else zlib.MAX_WBITS
+    rest = data
+    while True:
+        d = zlib.decompressobj(wbits)
+        chunk = d.decompress(rest, 1 << 20)
+        while True:
+            out += chunk
+            if len(out) > limit:
+                raise ValueError(f"it expands to more than {limit} bytes "
+                                 "(flowgraph.io.tf_record.MAX_DECOMPRESSED_BYTES)")
+            if d.eof or not d.unconsumed_tail:
+                break
+            chunk = d.decompress(d.unconsumed_tail, 1 << 20)
+        if not d.eof:
+            raise EOFError("compressed stream ended before the end-of-stream marker")
+        rest = d.unused_data
+        if compression != "GZIP" or not rest.strip(b"\0"):
+            return bytes(out)
+
+
+def read_file_bytes(path: str, compression: str, what: str,
+                    max_bytes: int | None = None) -> bytes:
+    """The decompressed content of a TFRecord file, with TensorFlow's errors; a
+    compressed file may expand to at most `max_bytes` (default `MAX_DECOMPRESSED_BYTES`)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -261,16 +294,15 @@ def read_file_bytes(path: str, compression: str, what: str) -> bytes:
         raise errors.NotFoundError(None, None, f"{path}; No such file or directory") from None
     except IsADirectoryError:
         raise errors.FailedPreconditionError(None, None, f"{path}; Is a directory") from None
+    if compression not in ("GZIP", "ZLIB"):
+        return data
     try:
-        if compression == "GZIP":
-            return gzip.decompress(data)
-        if compression == "ZLIB":
-            return zlib.decompress(data)
-    except (OSError, zlib.error, EOFError) as e:
+        return _inflate(data, compression, MAX_DECOMPRESSED_BYTES if max_bytes is None
+                        else max_bytes)
+    except (OSError, zlib.error, EOFError, ValueError) as e:
         raise errors.DataLossError(None, None, f"{what}: {path} is not a valid "
                                    f"{compression} stream ({e}); check compression_type") \
             from None
-    return data
 
 
 def iter_records(data: bytes, path: str, what: str) -> Iterator[bytes]:

@@ -1,5 +1,7 @@
 """The `tf.math` namespace: re-exports only."""
 
+from flowgraph.ops.array_gen_ops import invert_permutation
+from flowgraph.ops.math_composite import *
 from flowgraph.ops.math_ops import (
     abs,
     add,
@@ -70,4 +72,19 @@ from flowgraph.ops.math_reduce import (
     reduce_prod,
     reduce_sum,
 )
+from flowgraph.ops.math_special import *
+from flowgraph.ops.nn_loss_ops import in_top_k, top_k
 from flowgraph.ops.nn_ops import l2_normalize, log_softmax, softmax, softplus, softsign
+from flowgraph.ops.segment_ops import (
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    segment_sum,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+    unsorted_segment_sum,
+)

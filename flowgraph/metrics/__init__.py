@@ -70,3 +70,5 @@ __all__ = [
     "true_positives",
     "true_positives_at_thresholds",
 ]
+from flowgraph.metrics.metrics_at_k import *
+from flowgraph.metrics.metrics_at_rate import *

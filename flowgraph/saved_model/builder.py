@@ -41,8 +41,8 @@ from flowgraph.framework.registry import get_op_def, has_op_def
 from flowgraph.framework.serialization import encode_attr
 from flowgraph.framework.versions import __version__
 from flowgraph.saved_model import constants
+from flowgraph.saved_model.assets import AssetCopier, collect_assets
 from flowgraph.saved_model.format import (
-    AssetFileDef,
     MetaGraphDef,
     MetaInfoDef,
     RestoreDef,
@@ -52,7 +52,7 @@ from flowgraph.saved_model.format import (
     VariableDef,
     write_saved_model,
 )
-from flowgraph.saved_model.signature_def_utils import build_signature_def, build_tensor_info
+from flowgraph.saved_model.signature_def_utils import build_signature_def
 
 __all__ = ["SavedModelBuilder"]
 
@@ -116,11 +116,11 @@ class SavedModelBuilder:
         self._has_saved_variables = False
         self._saved = False
         self._train_op = None
-        self._asset_sources: dict[str, str] = {}  # file name in assets/ -> source path
         parent = os.path.dirname(os.path.abspath(export_dir))
         os.makedirs(parent, exist_ok=True)
         self._staging = tempfile.mkdtemp(
             prefix=f".tmp-{os.path.basename(os.path.abspath(export_dir))}-", dir=parent)
+        self._assets = AssetCopier(self._staging)
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._staging, True)
 
     # -- meta graphs ---------------------------------------------------------------------------
@@ -131,7 +131,9 @@ class SavedModelBuilder:
         """Save the variables of `sess` and add its graph as the meta graph for `tags`.
 
         `signature_def_map` maps keys to `SignatureDef`s; `assets_collection` is a list of
-        string constant tensors holding file paths (copied into ``assets/``); `main_op`
+        string constant tensors holding file paths (copied into ``assets/``, as is every
+        vocabulary or table file the graph reads; the export records only their names
+        there, see `flowgraph.saved_model.assets`); `main_op`
         (or the older `legacy_init_op`) runs after the variables are restored at load
         time; `saver` defaults to a new Saver of every saveable variable.
         """
@@ -232,7 +234,7 @@ class SavedModelBuilder:
         mg.main_op = _op_name(main_op, "main_op", graph)
         mg.train_op = _op_name(self._train_op, "train_op", graph)
         self._train_op = None
-        mg.asset_file_def = self._save_assets(assets_collection)
+        mg.asset_file_def = collect_assets(graph, graph_def, assets_collection, self._assets)
         self._meta_graphs.append(mg)
 
     @staticmethod
@@ -262,42 +264,6 @@ class SavedModelBuilder:
             out[key] = build_signature_def(dict(sig.inputs), dict(sig.outputs),
                                            sig.method_name)
         return out
-
-    def _save_assets(self, assets_collection) -> list[AssetFileDef]:
-        from flowgraph.framework.constant_op import constant_value
-
-        defs = []
-        for tensor in assets_collection or []:
-            if not isinstance(tensor, Tensor):
-                raise TypeError(f"assets_collection must hold string constant Tensors of "
-                                f"file paths; got {tensor!r}")
-            value = constant_value(tensor)
-            if value is None or getattr(value, "shape", None) != ():
-                raise ValueError(f"Asset tensor '{tensor.name}' must be a scalar string "
-                                 "constant holding a file path.")
-            source = value.item() if hasattr(value, "item") else value
-            source = os.fsdecode(source) if isinstance(source, bytes) else str(source)
-            if not os.path.isfile(source):
-                raise ValueError(f"Asset file {source} (tensor '{tensor.name}') does not "
-                                 "exist or is not a file.")
-            name = self._asset_filename(source)
-            assets_dir = os.path.join(self._staging, constants.ASSETS_DIRECTORY)
-            os.makedirs(assets_dir, exist_ok=True)
-            dest = os.path.join(assets_dir, name)
-            if not os.path.exists(dest):
-                shutil.copyfile(source, dest)
-            defs.append(AssetFileDef(build_tensor_info(tensor), name))
-        return defs
-
-    def _asset_filename(self, source: str) -> str:
-        base = os.path.basename(source)
-        name, i = base, 0
-        while name in self._asset_sources and not os.path.samefile(
-                self._asset_sources[name], source):
-            i += 1
-            name = f"{base}_{i}"
-        self._asset_sources[name] = source
-        return name
 
 
 def _flowgraph_version() -> str:

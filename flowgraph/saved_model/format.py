@@ -481,8 +481,8 @@ class _Validator:
         return name
 
     def op_ref(self, name: Any, nodes: dict[str, int], where: str) -> str:
-        name = self.string(name, where, nonempty=True)
-        if name.lstrip("^") not in nodes:
+        name = self.string(name, where, nonempty=True).lstrip("^")  # "^op": a control ref
+        if name not in nodes:
             raise self.error(where, f"'{name}' is not a node of the graph")
         return name
 

@@ -5,7 +5,8 @@ strict schema, registered op types only), imports the graph def of the meta grap
 tags match into ``sess.graph``, rebuilds its `tf.Variable` objects and their
 collections, restores their values from ``variables/variables`` (read with
 ``allow_pickle=False``; every value checked against its variable's dtype and shape), and
-runs the main op with the asset tensors fed with the files' paths under ``assets/``.
+runs the main op. Every file the graph reads must be an asset: a regular file inside
+``assets/`` (`flowgraph.saved_model.assets` checks them before the graph is imported).
 Nothing in the directory is ever executed as Python.
 
 Example
@@ -33,11 +34,11 @@ from __future__ import annotations
 import logging
 import os
 
-import numpy as np
-
 from flowgraph.framework import errors
 from flowgraph.framework.graph import GraphKeys
+from flowgraph.framework.tf_formats.bundle import is_bundle
 from flowgraph.saved_model import constants
+from flowgraph.saved_model.assets import confine_graph_files, resolve_asset
 from flowgraph.saved_model.format import (
     MetaGraphDef,
     SavedModel,
@@ -45,6 +46,7 @@ from flowgraph.saved_model.format import (
     contained_path,
     read_saved_model,
 )
+from flowgraph.saved_model.tf_saved_model import is_tf_saved_model, read_tf_saved_model
 
 __all__ = ["load", "maybe_saved_model_directory"]
 
@@ -59,7 +61,8 @@ def _as_str(path) -> str:
 def maybe_saved_model_directory(export_dir) -> bool:
     """Whether `export_dir` looks like a SavedModel (holds ``saved_model.json``)."""
     export_dir = _as_str(export_dir)
-    return os.path.isfile(os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_JSON))
+    return os.path.isfile(os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_JSON)) \
+        or is_tf_saved_model(export_dir)
 
 
 contains_saved_model = maybe_saved_model_directory
@@ -138,7 +141,7 @@ def restore_variables(sess, mg: MetaGraphDef, export_dir: str, prefix: str = "")
         return
     path = contained_path(export_dir, constants.VARIABLES_DIRECTORY,
                           constants.VARIABLES_FILENAME)
-    if not os.path.isfile(path):
+    if not os.path.isfile(path) and not is_bundle(path):  # is_bundle: TensorFlow's format
         raise errors.NotFoundError(
             None, None, f"SavedModel {export_dir} has variables but no variables file at "
                         f"{path}.")
@@ -151,32 +154,29 @@ def restore_variables(sess, mg: MetaGraphDef, export_dir: str, prefix: str = "")
                 raise errors.NotFoundError(
                     None, None, f"Variable '{e.key}' of SavedModel {export_dir} is missing "
                                 f"from {path}.")
-            value = reader.get_tensor(e.key)
-            dtype = placeholder.dtype.base_dtype
-            want = np.dtype(dtype.as_numpy_dtype)
-            if value.dtype != want:
+            # Declared dtype and shape first: nothing is allocated for a mismatch.
+            dtype, found = placeholder.dtype.base_dtype, reader.tensor_dtype(e.key)
+            if found != dtype:
                 raise SavedModelFormatError(
                     f"Invalid SavedModel {export_dir}: variable '{e.key}' is stored in {path} "
-                    f"as {value.dtype}, but the graph declares {dtype.name}.")
-            if not placeholder.shape.is_compatible_with(value.shape):
+                    f"as {found.name}, but the graph declares {dtype.name}.")
+            declared = reader.tensor_shape(e.key)
+            if not placeholder.shape.is_compatible_with(declared):
                 raise SavedModelFormatError(
                     f"Invalid SavedModel {export_dir}: variable '{e.key}' is stored in {path} "
-                    f"with shape {list(value.shape)}, but the graph declares "
-                    f"{placeholder.shape}.")
-            feed[placeholder] = value
+                    f"with shape {declared}, but the graph declares {placeholder.shape}.")
+            feed[placeholder] = reader.get_tensor(e.key)
     sess.run(graph.get_operation_by_name(_scoped(rd.restore_op_name, prefix)), feed)
 
 
 def asset_feed(graph, mg: MetaGraphDef, export_dir: str, prefix: str = "") -> dict:
-    """Asset tensor -> absolute path of its file under ``assets/``."""
+    """Asset tensor -> absolute path of its file under ``assets/`` (checked by
+    `flowgraph.saved_model.assets.resolve_asset`)."""
     feed = {}
     for a in mg.asset_file_def:
-        path = contained_path(export_dir, constants.ASSETS_DIRECTORY, a.filename)
-        if not os.path.isfile(path):
-            raise errors.NotFoundError(
-                None, None, f"Asset file {path} of SavedModel {export_dir} is missing.")
+        path = resolve_asset(export_dir, a.filename)
         feed[graph.get_tensor_by_name(_scoped(a.tensor_info.name, prefix))] = \
-            os.path.abspath(path).encode("utf-8")
+            path.encode("utf-8")
     return feed
 
 
@@ -197,7 +197,8 @@ def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs
     """
     del saver_kwargs  # TensorFlow passes them to its Saver; ours needs none
     export_dir = _as_str(export_dir)
-    model = read_saved_model(export_dir)
+    model = (read_tf_saved_model(export_dir) if is_tf_saved_model(export_dir)
+             else read_saved_model(export_dir))
     mg = find_meta_graph(model, tags, export_dir)
     graph = sess.graph
     prefix = f"{import_scope.rstrip('/')}/" if import_scope else ""
@@ -205,7 +206,7 @@ def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs
     from flowgraph.framework.importer import import_graph_def
 
     with graph.as_default(), graph.name_scope(None):
-        import_graph_def(mg.graph_def, name=prefix.rstrip("/"))
+        import_graph_def(confine_graph_files(mg, export_dir), name=prefix.rstrip("/"))
         _rebuild_variables(graph, mg, prefix)
     restore_variables(sess, mg, export_dir, prefix)
     feed = asset_feed(graph, mg, export_dir, prefix)

@@ -41,6 +41,17 @@ __all__ = ["VersionManager", "read_model_config", "read_model_config_text"]
 logger = logging.getLogger("flowgraph.serving")
 
 
+def _model_file(version_dir: str) -> str | None:
+    """The file that makes `version_dir` a SavedModel: flowgraph's ``saved_model.json``,
+    or TensorFlow's ``saved_model.pb`` (a TF1 export, loaded by
+    `flowgraph.saved_model.tf_saved_model`), else None."""
+    for name in (sc.SAVED_MODEL_FILENAME_JSON, "saved_model.pb"):
+        path = os.path.join(version_dir, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 class _Servable:
     def __init__(self, version: int, path: str, model) -> None:
         self.version = version
@@ -68,7 +79,7 @@ class VersionManager:
         found = []
         for n in names:
             path = os.path.join(self.model_dir, n)
-            if n.isdigit() and os.path.isfile(os.path.join(path, sc.SAVED_MODEL_FILENAME_JSON)):
+            if n.isdigit() and _model_file(path) is not None:
                 found.append((int(n), path))
         return sorted(found, reverse=True)
 
@@ -80,7 +91,10 @@ class VersionManager:
             current = self._current
             if current is not None and current.version == version:
                 return
-            mtime = os.path.getmtime(os.path.join(path, sc.SAVED_MODEL_FILENAME_JSON))
+            marker = _model_file(path)
+            if marker is None:
+                continue
+            mtime = os.path.getmtime(marker)
             if self._failed.get(version) == mtime:
                 continue
             try:

@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.summary import event_format as ef
@@ -164,7 +165,14 @@ class EventFileWriter:
         self._open()
 
     def _open(self) -> None:
-        os.makedirs(self._logdir, exist_ok=True)
+        try:
+            os.makedirs(self._logdir, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as e:
+            # TensorFlow: FailedPreconditionError, "... is not a directory"
+            raise errors.FailedPreconditionError(
+                None, None, f"{self._logdir} is not a directory: the summary writer needs "
+                "a directory for its event files (a file of that name exists, or a parent "
+                "of it is a file); pass another model_dir/logdir") from e
         host = socket.gethostname()
         stamp = int(time.time())
         base = os.path.join(self._logdir, f"events.out.tfevents.{stamp:010d}.{host}")

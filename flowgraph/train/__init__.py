@@ -1,7 +1,9 @@
 """The `tf.train` namespace: re-exports only."""
 
 from flowgraph.distributed import ClusterSpec, Server, replica_device_setter
+from flowgraph.distributed.sync_replicas import sync_replicas_optimizer_class
 from flowgraph.framework.example_proto import *  # tf.train.Example and friends
+from flowgraph.framework.tf_formats.graph_util import write_graph
 from flowgraph.summary.event_format import summary_iterator
 from flowgraph.train import slot_creator
 from flowgraph.train.adadelta import *
@@ -18,10 +20,17 @@ from flowgraph.train.learning_rate_decay import *
 from flowgraph.train.momentum import *
 from flowgraph.train.monitored_session import *
 from flowgraph.train.optimizer import *
+from flowgraph.train.optimizer import Optimizer as _Optimizer
 from flowgraph.train.queue_runner import *
 from flowgraph.train.rmsprop import *
 from flowgraph.train.saver import *
 from flowgraph.train.scaffold import *
 from flowgraph.train.session_manager import *
 from flowgraph.train.session_run_hook import *
+from flowgraph.train.session_run_hook import SessionRunHook as _SessionRunHook
 from flowgraph.train.training_util import *
+
+# Built from tf.train's base classes: flowgraph.distributed sits below flowgraph.train.
+SyncReplicasOptimizer = sync_replicas_optimizer_class(_Optimizer, _SessionRunHook)
+from flowgraph.train.input_producers import *  # noqa: E402
+from flowgraph.train.supervisor import Supervisor  # noqa: E402

@@ -36,6 +36,8 @@ import re
 import uuid
 from collections.abc import Callable
 
+from flowgraph.framework.tf_formats.bundle import bundle_data_files, index_file, is_bundle
+
 __all__ = [
     "CheckpointState",
     "checkpoint_exists",
@@ -328,8 +330,9 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -
 
 # -- checkpoint files ---------------------------------------------------------------------------
 def checkpoint_file_path(prefix: str) -> str:
-    """The file holding checkpoint `prefix`: the prefix itself (``model.ckpt-200``)."""
-    return prefix
+    """The file holding checkpoint `prefix`: the prefix itself (``model.ckpt-200``), or
+    ``prefix.index`` for a checkpoint in TensorFlow's format."""
+    return index_file(prefix) if is_bundle(prefix) else prefix
 
 
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
@@ -350,6 +353,6 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version=None,
                       meta_graph_suffix: str = "meta") -> None:
     """Delete the files of checkpoint `checkpoint_prefix` (missing ones are ignored)."""
     for path in (checkpoint_file_path(checkpoint_prefix),
-                 f"{checkpoint_prefix}.{meta_graph_suffix}"):
+                 f"{checkpoint_prefix}.{meta_graph_suffix}", *bundle_data_files(checkpoint_prefix)):
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)

@@ -43,6 +43,7 @@ from flowgraph.framework.checkpoint_file import not_found
 from flowgraph.framework.constant_op import constant
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Tensor
+from flowgraph.framework.tf_formats.bundle import write_bundle
 from flowgraph.train import checkpoint_state as _state
 from flowgraph.train.checkpoint_utils import CheckpointReader, write_checkpoint
 
@@ -148,6 +149,10 @@ class Saver:
     defer_build, allow_empty, pad_step_number, filename, ...
         As in TensorFlow; `sharded` and `write_version` are accepted and ignored (one
         file per checkpoint).
+    format : {"flowgraph", "tensorflow"}
+        A flowgraph extension: "tensorflow" writes TensorFlow's checkpoint format
+        (``PREFIX.index`` + ``PREFIX.data-00000-of-00001``), which TensorFlow's Saver
+        reads; the default writes flowgraph's one-file format. Restore reads both.
     """
 
     def __init__(self, var_list=None, reshape: bool = False, sharded: bool = False,
@@ -155,7 +160,11 @@ class Saver:
                  name: str | None = None, restore_sequentially: bool = False, saver_def=None,
                  builder=None, defer_build: bool = False, allow_empty: bool = False,
                  write_version: int = 2, pad_step_number: bool = False,
-                 save_relative_paths: bool = False, filename: str | None = None) -> None:
+                 save_relative_paths: bool = False, filename: str | None = None,
+                 format: str = "flowgraph") -> None:
+        if format not in ("flowgraph", "tensorflow"):
+            raise ValueError(f"Saver: format must be 'flowgraph' or 'tensorflow', got {format!r}")
+        self._format = format
         if defer_build and var_list:
             raise ValueError(
                 "If `var_list` is provided then build cannot be deferred. Either set "
@@ -317,8 +326,9 @@ class Saver:
         else:
             checkpoint_file = save_path
         _state.remove_stale_temps(parent)
-        write_checkpoint(checkpoint_file, {key: np.asarray(value) for (key, _, _), value
-                                           in zip(self._entries, values)})
+        write = write_bundle if self._format == "tensorflow" else write_checkpoint
+        write(checkpoint_file, {key: np.asarray(value) for (key, _, _), value
+                                in zip(self._entries, values)})
         if write_state:
             self._record_last_checkpoint(checkpoint_file)
             _state.update_checkpoint_state(
@@ -372,24 +382,28 @@ class Saver:
                 f"{len(reader.get_variable_to_shape_map())} tensors; list them with "
                 "tf.train.list_variables). Make sure the graph matches the one that wrote "
                 "the checkpoint, or pass a var_list mapping checkpoint names to variables.")
-        value = reader.get_tensor(key)
+        # The declared dtype and shape are checked before anything is read, so a file
+        # declaring a huge tensor fails here without allocating it.
         dtype = ref.dtype.base_dtype
-        if value.dtype != np.dtype(dtype.as_numpy_dtype):
+        found = reader.tensor_dtype(key)
+        if found != dtype:
             raise errors.InvalidArgumentError(
                 None, None,
                 f"Restoring variable '{ref.op.name}' from checkpoint {path}: tensor '{key}' "
-                f"has dtype {value.dtype} in the checkpoint but the variable is "
+                f"has dtype {found.name} in the checkpoint but the variable is "
                 f"{dtype.name}.")
-        shape = ref.shape
-        if not shape.is_compatible_with(value.shape):
-            if self._reshape and shape.is_fully_defined() and \
-                    shape.num_elements() == value.size:
-                return value.reshape(shape.as_list())
-            raise errors.InvalidArgumentError(
-                None, None,
-                f"Restoring variable '{ref.op.name}' from checkpoint {path}: shape mismatch, "
-                f"the variable has shape {shape} but tensor '{key}' in the checkpoint has "
-                f"shape {list(value.shape)} (Assign requires shapes of both tensors to "
-                "match). Build the graph that wrote the checkpoint, or pass reshape=True "
-                "when only the layout differs.")
-        return value
+        shape, declared = ref.shape, reader.tensor_shape(key)
+        reshape = False
+        if not shape.is_compatible_with(declared):
+            reshape = (self._reshape and shape.is_fully_defined()
+                       and shape.num_elements() == int(np.prod(declared, dtype=object)))
+            if not reshape:
+                raise errors.InvalidArgumentError(
+                    None, None,
+                    f"Restoring variable '{ref.op.name}' from checkpoint {path}: shape "
+                    f"mismatch, the variable has shape {shape} but tensor '{key}' in the "
+                    f"checkpoint has shape {declared} (Assign requires shapes of both tensors "
+                    "to match). Build the graph that wrote the checkpoint, or pass "
+                    "reshape=True when only the layout differs.")
+        value = reader.get_tensor(key)
+        return value.reshape(shape.as_list()) if reshape else value

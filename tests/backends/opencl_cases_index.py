@@ -154,7 +154,30 @@ def _batch_matmul(broadcast: bool):
     return cases
 
 
+def _unsorted_segment_sum():
+    cases = []
+    for data, ids, n in [((7, 3), [0, 2, 2, -1, 1, 0, 2], 4), ((5,), [4, 0, 4, 4, 1], 5),
+                         ((2, 3, 4), [[0, 1, 1], [2, 0, -1]], 3), ((0, 3), [], 2),
+                         ((4, 2), [1, 1, 1, 1], 6), ((9000, 2), list(range(9000)), 9000)]:
+        cases.append(Case([_rand(data), np.array(ids, np.int32).reshape(data[:np.ndim(ids)]),
+                           np.array(n, np.int32)]))
+    cases.append(Case([_rand((6, 2), F64), np.array([3, 0, 3, 1, 0, 3], np.int64),
+                       np.array(4, np.int64)]))
+    cases.append(Case([_rand((6, 2), I32), np.array([3, 0, 3, 1, 0, 3], np.int32),
+                       np.array(5, np.int32)]))
+    return cases
+
+
+def _segment_sum():
+    return [Case([_rand(s), np.array(ids, np.int32)]) for s, ids in [
+        ((6, 3), [0, 0, 1, 3, 3, 3]), ((4,), [0, 1, 2, 3]), ((0, 2), []),
+        ((5, 2, 2), [2, 2, 2, 2, 2])]] + [
+        Case([_rand((3, 2), F64), np.array([0, 1, 1], np.int64)])]
+
+
 CASES = {
+    "UnsortedSegmentSum": _unsorted_segment_sum(),
+    "SegmentSum": _segment_sum(),
     "GatherV2": _gather(),
     "ScatterNd": _scatter(),
     "Select": _select(),

@@ -21,12 +21,12 @@ TASK = pathlib.Path(__file__).with_name("cluster_task.py")
 ROOT = TASK.parents[2]
 
 
-def _start(cluster, task_type, index=0, steps=150):
+def _start(cluster, task_type, index=0, steps=150, script=TASK.name):
     env = dict(os.environ, TF_CONFIG=json.dumps(
         {"cluster": cluster, "task": {"type": task_type, "index": index}}))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.Popen([sys.executable, str(TASK), str(steps)], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, str(TASK.with_name(script)), str(steps)], env=env,
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _wait_until_serving(target, timeout_s=20.0):

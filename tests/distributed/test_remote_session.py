@@ -230,3 +230,79 @@ def test_a_second_server_on_a_taken_address_is_unavailable(servers):
     servers(cluster, "worker", 0)
     with pytest.raises(errors.UnavailableError, match="could not bind"):
         Server(cluster, "worker", 0)
+
+
+def test_report_uninitialized_variables_over_two_ps_tasks_and_the_worker(servers):
+    cluster = _cluster(ps=2, worker=1)
+    for job, n in [("ps", 2), ("worker", 1)]:
+        for i in range(n):
+            servers(cluster, job, i)
+    with tf.device(replica_device_setter(cluster=cluster, worker_device="/job:worker/task:0")):
+        a = tf.Variable(1.0, name="a")  # ps 0
+        b = tf.Variable(2.0, name="b")  # ps 1
+    with tf.device("/job:worker/task:0"):
+        c = tf.Variable(3.0, name="c", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+    report = tf.report_uninitialized_variables()  # the default ready_op of a Scaffold
+    with tf.Session("grpc://" + cluster.task_address("worker", 0)) as sess:
+        assert sess.run(report).tolist() == [b"a", b"b", b"c"]
+        sess.run(b.initializer)
+        assert sess.run(report).tolist() == [b"a", b"c"]
+        sess.run([a.initializer, c.initializer])
+        out = sess.run({"left": report, "sum": a + b + c})
+        assert out["left"].shape == (0,) and out["sum"] == 6.0
+
+
+def test_a_failing_stage_cancels_the_blocked_stages_of_its_step(servers):
+    cluster = _cluster(ps=1, worker=1)
+    servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        bad = tf.debugging.check_numerics(tf.constant(float("nan")), "boom")
+    with tf.device("/job:worker/task:0"):
+        queue = tf.FIFOQueue(10, [tf.float32], shapes=[[]], shared_name="q")
+        waiting = queue.dequeue()  # blocks: nothing is ever enqueued before the failure
+    config = tf.ConfigProto(operation_timeout_in_ms=30000)
+    with tf.Session(worker.target, config=config) as sess:
+        start = time.monotonic()
+        with pytest.raises(errors.InvalidArgumentError, match="boom"):
+            sess.run([bad, waiting])
+        assert time.monotonic() - start < 5  # not the 30 s deadline of the dequeue
+        # The cancelled dequeue is gone: it does not take the next element.
+        sess.run(queue.enqueue(1.0))
+        assert sess.run(queue.size()) == 1
+
+
+def test_tensors_above_the_grpc_message_limit_travel_in_chunks(servers):
+    from flowgraph.distributed import rpc
+
+    cluster = _cluster(ps=1, worker=1)
+    servers(cluster, "ps", 0)
+    worker = servers(cluster, "worker", 0)
+    n = 3 * rpc.MAX_MESSAGE_BYTES // 4 + 12345  # 3x the limit in float32, odd-sized chunks
+    with tf.device("/job:ps/task:0"):
+        x = tf.placeholder(tf.float32, [n])
+        y = x * 2.0                     # the feed goes to the ps as a request stream
+    with tf.device("/job:worker/task:0"):
+        z = y + 1.0                     # the worker pulls y (a streamed reply)
+    data = np.random.RandomState(0).rand(n).astype(np.float32)
+    with tf.Session(worker.target) as sess:
+        out_y, out_z = sess.run([y, z], {x: data})  # both return as streamed replies
+    np.testing.assert_array_equal(out_y, data * 2.0)
+    np.testing.assert_array_equal(out_z, data * 2.0 + 1.0)
+    assert [len(c) for c in rpc.chunks(b"abcde", 2)] == [2, 2, 1]
+    assert list(rpc.chunks(b"", 2)) == [b""]
+
+
+def test_greedy_load_balancing_puts_each_variable_on_the_least_loaded_ps():
+    from flowgraph.distributed import GreedyLoadBalancingStrategy, byte_size_load_fn
+
+    strategy = GreedyLoadBalancingStrategy(3, byte_size_load_fn)
+    with tf.device(replica_device_setter(ps_tasks=3, ps_strategy=strategy)):
+        sizes = [400, 100, 100, 100, 50, 300]
+        variables = [tf.Variable(tf.zeros([n]), name=f"v{i}") for i, n in enumerate(sizes)]
+    # float32 bytes 1600, 400, 400 fill tasks 0, 1, 2; then 400 -> 1 (tie: lowest), 200 -> 2
+    # (600 < 800), 1200 -> 2 (1200 < 1600)
+    assert [v.op.device[-1] for v in variables] == ["0", "1", "2", "1", "2", "2"]
+    assert byte_size_load_fn(variables[0].op) == 1600
+    with pytest.raises(ValueError, match="num_tasks must be >= 1"):
+        GreedyLoadBalancingStrategy(0)

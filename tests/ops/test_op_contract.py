@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import issue15_cases
+import issue15_math_cases
 import numpy as np
 import pytest
 import tensor_array_cases
@@ -834,6 +835,12 @@ for _name, _build in tensor_array_cases.CONTRACT_CASES.items():
 
 # -- lookup, string, image and sequence-parsing ops (tests/ops/issue15_cases.py)
 for _name, _cases in issue15_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- segment, special-math and counter ops (tests/ops/issue15_math_cases.py)
+VALUE_DEPENDENT |= issue15_math_cases.VALUE_DEPENDENT
+for _name, _cases in issue15_math_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 

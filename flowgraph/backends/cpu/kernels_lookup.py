@@ -7,7 +7,6 @@ Strings are keyed as bytes, integers as Python ints.
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.asset_file import read_text_lines
 
 
 def _np_type(dtype):
@@ -118,11 +118,7 @@ def initialize_table_from_text_file(table, filename, *, key_index, value_index, 
                                     delimiter):
     path = np.asarray(filename, dtype=object).reshape(())[()]
     path = path.decode("utf-8") if isinstance(path, bytes) else str(path)
-    if not os.path.isfile(path):
-        raise errors.NotFoundError(None, None, f"InitializeTableFromTextFileV2: {path}; "
-                                   "No such file or directory")
-    with open(path, encoding="utf-8") as f:
-        lines = [line.rstrip("\n").rstrip("\r") for line in f]
+    lines = read_text_lines(path, "InitializeTableFromTextFileV2")
     if vocab_size > 0:
         if len(lines) < vocab_size:
             raise errors.InvalidArgumentError(

@@ -8,13 +8,12 @@ are accepted. Index errors are InvalidArgumentErrors naming the entry.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.backends.cpu._farmhash import fingerprint_cat64_array, fingerprints
-from flowgraph.framework.errors import InvalidArgumentError
+from flowgraph.framework.asset_file import read_text_lines
+from flowgraph.framework.errors import InvalidArgumentError, NotFoundError
 from flowgraph.ops.string_hash_ops import as_bytes, fingerprint64, fingerprint_cat64
 
 _M = 0xFFFFFFFFFFFFFFFF
@@ -442,10 +441,11 @@ class VocabLookup:
 
     def _read_file(self, path: str, vocab_size: int) -> list:
         where = f" of column '{self.column}'" if self.column else ""
-        if not os.path.exists(path):
-            raise InvalidArgumentError(None, None, f"vocabulary_file{where} not found: {path}")
-        with open(path, encoding="utf-8") as f:
-            lines = [line.rstrip("\r\n") for line in f]
+        try:
+            lines = read_text_lines(path, f"VocabLookup{where}")
+        except NotFoundError:
+            raise InvalidArgumentError(None, None, f"vocabulary_file{where} not found: "
+                                       f"{path}") from None
         if vocab_size is not None and vocab_size > -1:
             if len(lines) < vocab_size:
                 raise InvalidArgumentError(

@@ -370,3 +370,51 @@ def fill_(dims, value, *, op=None):
     knl = get_kernel(rt, _fill_source(_mover(value.dtype, "Fill")), "fill_from")
     launch(rt, knl, grid(out.size), None, out.data, vb, np.int32(vo), np.int32(out.size))
     return out
+
+
+# -- SegmentSum, UnsortedSegmentSum --------------------------------------------------------
+# The ids (and num_segments) are host inputs: checked on the host, then `segment_sum`
+# adds each segment's rows in index order, as the CPU's ``np.add.at`` does (bit-equal).
+# Rows with a negative id are dropped (TensorFlow's unsorted segment ops) by sending them
+# to one extra segment that is sliced off.
+def _rows(rt, data, ids: np.ndarray):
+    data = contiguous(rt, data)
+    return data.reshape((ids.size, *data.shape[ids.ndim:]))
+
+
+@opencl_kernel("UnsortedSegmentSum", dtypes=NUMERIC, fresh=True, host_inputs=(1, 2))
+def unsorted_segment_sum(data, segment_ids, num_segments):
+    rt, (data,) = on_device(data)
+    ids = np.asarray(segment_ids)
+    n = int(np.reshape(num_segments, -1)[0])
+    if tuple(data.shape[:ids.ndim]) != ids.shape:
+        raise _invalid(f"UnsortedSegmentSum: data.shape {list(data.shape)} must start with "
+                       f"segment_ids.shape {list(ids.shape)}")
+    if n < 0:
+        raise _invalid(f"UnsortedSegmentSum: num_segments must be >= 0, got {n}")
+    if ids.size and int(ids.max()) >= n:
+        raise _invalid(f"UnsortedSegmentSum: segment_ids contain {int(ids.max())}, not in "
+                       f"[0, num_segments = {n}); raise num_segments")
+    flat = ids.reshape(-1).astype(np.int64)
+    dropped = bool(ids.size) and int(flat.min()) < 0
+    if dropped:
+        flat = np.where(flat < 0, n, flat)
+    out = segment_sum(rt, _rows(rt, data, ids), flat, n + int(dropped),
+                      "UnsortedSegmentSum")
+    return out[:n] if dropped else out
+
+
+@opencl_kernel("SegmentSum", dtypes=NUMERIC, fresh=True, host_inputs=(1,))
+def segment_sum_sorted(data, segment_ids):
+    rt, (data,) = on_device(data)
+    ids = np.asarray(segment_ids).reshape(-1)
+    if len(data.shape) == 0 or ids.size != data.shape[0]:
+        raise _invalid(f"SegmentSum: segment_ids should be the same size as dimension 0 of "
+                       f"data, got {ids.size} ids for data of shape {list(data.shape)}")
+    if ids.size and (ids[0] < 0 or np.any(ids[1:] < ids[:-1])):
+        bad = 0 if ids[0] < 0 else int(np.argmax(ids[1:] < ids[:-1])) + 1
+        raise _invalid(f"SegmentSum: segment ids are not increasing (or are negative): "
+                       f"segment_ids[{bad}] = {int(ids[bad])}; sort the rows by id or use "
+                       "tf.unsorted_segment_sum")
+    n = int(ids[-1]) + 1 if ids.size else 0
+    return segment_sum(rt, _rows(rt, data, ids), ids.astype(np.int64), n, "SegmentSum")

@@ -1,0 +1,208 @@
+"""``flowgraph launch``: start a whole TF_CONFIG cluster of one program on this machine.
+
+``flowgraph launch --ps 1 --workers 2 --evaluator -- python train.py ARGS`` picks free
+loopback ports, starts the program once per task with that task's ``TF_CONFIG`` (the
+cluster plus ``{"type": ..., "index": ...}``), and prints every line the tasks write,
+stdout and stderr, prefixed with the task's name (``[worker:0] ...``).
+
+The tasks: ``--workers N`` trainers, of which the first is the ``chief`` and the others
+``worker`` 0 .. N-2 (TensorFlow's Estimator layout), ``--ps M`` parameter servers, and
+with ``--evaluator`` one ``evaluator`` (not in the cluster, as TensorFlow wants).
+
+How it ends:
+
+* a task exits non-zero: the others are stopped and ``launch`` exits with that task's
+  code (after one line naming it);
+* the chief exits 0: the workers and the evaluator get ``--grace`` seconds to finish
+  on their own (the evaluator still has the final checkpoint to evaluate), then every
+  task left, the ps tasks included (they serve forever), is stopped; exit 0;
+* Ctrl-C stops every task.
+
+Stopping is SIGTERM, then SIGKILL after 5 s.
+
+Example
+-------
+>>> layout(ps=1, workers=2, evaluator=True, host="localhost", ports=iter([1, 2, 3]))
+... # doctest: +NORMALIZE_WHITESPACE
+({'chief': ['localhost:1'], 'worker': ['localhost:2'], 'ps': ['localhost:3']},
+ [('chief', 0), ('worker', 0), ('ps', 0), ('evaluator', 0)])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+__all__ = ["add_parser", "free_port", "layout", "main", "run_cluster"]
+
+_STOP_GRACE_S = 5.0
+_POLL_S = 0.05
+
+
+def free_port(host: str = "localhost") -> int:
+    """A TCP port nobody listens on now (the kernel's pick for port 0)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def layout(ps: int, workers: int, evaluator: bool, host: str, ports) -> tuple[dict, list]:
+    """The cluster dict and the ``(type, index)`` of every task to start."""
+    if workers < 1:
+        raise ValueError(f"flowgraph launch: --workers must be >= 1 (the first is the "
+                         f"chief); got {workers}")
+    if ps < 0:
+        raise ValueError(f"flowgraph launch: --ps must be >= 0; got {ps}")
+    cluster = {"chief": [f"{host}:{next(ports)}"]}
+    if workers > 1:
+        cluster["worker"] = [f"{host}:{next(ports)}" for _ in range(workers - 1)]
+    if ps:
+        cluster["ps"] = [f"{host}:{next(ports)}" for _ in range(ps)]
+    tasks = [(job, i) for job, addresses in cluster.items() for i in range(len(addresses))]
+    if evaluator:
+        tasks.append(("evaluator", 0))
+    return cluster, tasks
+
+
+class _Task:
+    def __init__(self, job: str, index: int, command: list, env: dict, out, lock) -> None:
+        self.name = f"{job}:{index}"
+        self.job = job
+        self.stopped = False
+        self.proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        self._reader = threading.Thread(target=self._pump, args=(out, lock), daemon=True)
+        self._reader.start()
+
+    def _pump(self, out, lock) -> None:
+        prefix = f"[{self.name}] ".encode()
+        for line in iter(self.proc.stdout.readline, b""):
+            with lock:
+                out.write(prefix + line if line.endswith(b"\n") else prefix + line + b"\n")
+                out.flush()
+
+    def stop(self) -> None:
+        """SIGTERM the task's process group now (see `finish_stop`)."""
+        if self.proc.poll() is None:
+            self.stopped = True
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def finish_stop(self, deadline: float) -> None:
+        try:
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        self._reader.join(timeout=2)
+
+
+def _stop_all(tasks) -> None:
+    for task in tasks:
+        task.stop()
+    deadline = time.monotonic() + _STOP_GRACE_S
+    for task in tasks:
+        task.finish_stop(deadline)
+
+
+def run_cluster(command: list, ps: int = 1, workers: int = 1, evaluator: bool = False,
+                host: str = "localhost", grace_s: float = 30.0, out=None) -> int:
+    """Start the cluster, stream its output to `out` (bytes; default stdout) and return
+    the exit code (see the module docstring)."""
+    if not command:
+        raise ValueError("flowgraph launch: give the program after '--', e.g. "
+                         "flowgraph launch --ps 1 --workers 2 -- python train.py")
+    out = out if out is not None else sys.stdout.buffer
+    lock = threading.Lock()
+    ports = iter(lambda: free_port(host), None)
+    cluster, layout_tasks = layout(ps, workers, evaluator, host, ports)
+
+    def note(text: str) -> None:
+        with lock:
+            out.write(f"[launch] {text}\n".encode())
+            out.flush()
+
+    note(f"cluster {json.dumps(cluster)}")
+    tasks = []
+    try:
+        for job, index in layout_tasks:
+            env = dict(os.environ, TF_CONFIG=json.dumps(
+                {"cluster": cluster, "task": {"type": job, "index": index}}))
+            tasks.append(_Task(job, index, command, env, out, lock))
+        return _supervise(tasks, grace_s, note)
+    except KeyboardInterrupt:
+        note("interrupted: stopping every task")
+        return 130
+    finally:
+        _stop_all(tasks)
+
+
+def _supervise(tasks, grace_s: float, note) -> int:
+    chief = next(t for t in tasks if t.job == "chief")
+    finish_by = None
+    while True:
+        for task in tasks:
+            code = task.proc.poll()
+            if code not in (None, 0) and not task.stopped:
+                note(f"task {task.name} exited with code {code}: stopping the cluster")
+                return code if code > 0 else 128 - code
+        if finish_by is None and chief.proc.poll() == 0:
+            note(f"the chief finished; waiting up to {grace_s:g} s for the other trainers "
+                 "and the evaluator")
+            finish_by = time.monotonic() + grace_s
+        if finish_by is not None:
+            left = [t for t in tasks if t.job != "ps" and t.proc.poll() is None]
+            if not left:
+                return 0
+            if time.monotonic() > finish_by:
+                note(f"stopping {[t.name for t in left]} after the grace period")
+                return 0
+        time.sleep(_POLL_S)
+
+
+def add_parser(subparsers=None) -> argparse.ArgumentParser:
+    """The ``launch`` arguments (a sub-command parser, or a parser of its own)."""
+    kwargs = {"description": __doc__.split("\n\n")[1],
+              "formatter_class": argparse.RawDescriptionHelpFormatter}
+    if subparsers is None:
+        parser = argparse.ArgumentParser(prog="flowgraph launch", **kwargs)
+    else:
+        parser = subparsers.add_parser("launch", help="run a TF_CONFIG cluster locally",
+                                       **kwargs)
+    parser.add_argument("--ps", type=int, default=1, help="parameter servers (default 1)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="trainers, the first being the chief (default 1)")
+    parser.add_argument("--evaluator", action="store_true", help="add an evaluator task")
+    parser.add_argument("--host", default="localhost",
+                        help="the address every task listens on (default localhost)")
+    parser.add_argument("--grace", type=float, default=30.0,
+                        help="seconds the others get to finish after the chief (default 30)")
+    parser.add_argument("command", nargs=argparse.REMAINDER,
+                        help="-- then the program and its arguments")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``flowgraph launch ARGS``; returns the exit code."""
+    parser = add_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    try:
+        return run_cluster(command, args.ps, args.workers, args.evaluator, args.host,
+                           args.grace)
+    except ValueError as e:
+        parser.error(str(e))
+        return 2

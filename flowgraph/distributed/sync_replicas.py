@@ -1,0 +1,352 @@
+"""`tf.train.SyncReplicasOptimizer`: synchronous data-parallel training on ps variables.
+
+Every worker computes gradients on its own batch; the gradients of one step are summed
+on the parameter servers and, once `replicas_to_aggregate` of them arrived, the chief
+applies their mean with the wrapped optimizer (one global step per aggregation) and
+hands out tokens that let the workers start their next step.
+
+The state, all created by `apply_gradients`:
+
+* per variable, an **accumulator** variable beside it (same ps task) holding the sum of
+  the fresh gradients of the current step;
+* on the global step's task, a **ready queue** (one int32 element per accepted
+  gradient) and a **token queue** (one int64 element per allowed worker step, holding
+  the global step it was issued at);
+* per worker, a **local step** (a local variable on the worker): the global step its
+  current gradient is computed at.
+
+A worker's train op adds its gradients to the accumulators only if its local step is not
+older than the global step (a *stale* gradient is dropped, with zeros added instead),
+enqueues one ready element if it was fresh, then blocks on a token and makes the token
+its new local step. The chief's hook (`make_session_run_hook`) runs the aggregation in a
+loop: one run dequeues `replicas_to_aggregate` ready elements (with a short deadline, so
+the loop can stop; a timed-out dequeue gives its elements back), the next applies the
+accumulators' mean, zeroes them and enqueues ``max(total_num_replicas,
+replicas_to_aggregate)`` tokens carrying the new global step.
+
+Unlike TensorFlow's ``ConditionalAccumulator``, the staleness check and the addition are
+two ops, not one: a gradient found fresh just before an aggregation may still land in
+the next one. With ``replicas_to_aggregate == total_num_replicas`` (every worker waits
+for a token after each gradient) that cannot happen.
+
+`flowgraph.distributed` sits below `flowgraph.train` in the layering, so the class is
+built by `sync_replicas_optimizer_class` from the `Optimizer` and `SessionRunHook` base
+classes that ``flowgraph/train/__init__.py`` passes in.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default():
+...     step = tf.train.get_or_create_global_step()
+...     w = tf.Variable([1.0, 2.0])
+...     opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.5),
+...                                          replicas_to_aggregate=1)
+...     train = opt.minimize(tf.reduce_sum(w * w), global_step=step)
+...     hook = opt.make_session_run_hook(is_chief=True, num_tokens=0)
+...     with tf.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+...         for _ in range(3):
+...             _ = sess.run(train)
+...         final_w, final_step = sess.run([w, step])
+>>> print(final_w, int(final_step))
+[0. 0.] 3
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import GraphKeys
+from flowgraph.framework.indexed_slices import IndexedSlices
+from flowgraph.ops import math_ops, state_ops
+from flowgraph.ops.array_index_ops import where
+from flowgraph.ops.array_shape_ops import fill, reshape, shape, zeros, zeros_like
+from flowgraph.ops.control_flow_ops import no_op
+from flowgraph.ops.data_flow_ops import FIFOQueue
+from flowgraph.ops.variables import Variable
+from flowgraph.runtime.config import RunOptions
+
+__all__ = ["sync_replicas_optimizer_class"]
+
+logger = logging.getLogger("flowgraph")
+
+# How long one run of the chief's aggregation op waits for gradients before it checks
+# whether the hook was asked to stop (a timed-out dequeue gives its elements back).
+_POLL_MS = 500
+
+
+class _SyncReplicasOptimizer:
+    """Mixin holding the optimizer's logic; see `sync_replicas_optimizer_class`."""
+
+    _hook_class = None  # set by sync_replicas_optimizer_class
+
+    def __init__(self, opt, replicas_to_aggregate: int, total_num_replicas: int | None = None,
+                 variable_averages=None, variables_to_average=None, use_locking: bool = False,
+                 name: str = "sync_replicas") -> None:
+        if total_num_replicas is None:
+            total_num_replicas = replicas_to_aggregate
+        if int(replicas_to_aggregate) < 1 or int(total_num_replicas) < 1:
+            raise ValueError(f"SyncReplicasOptimizer: replicas_to_aggregate and "
+                             f"total_num_replicas must be >= 1; got {replicas_to_aggregate} "
+                             f"and {total_num_replicas}")
+        super().__init__(use_locking, name)
+        logger.info("SyncReplicasOptimizer: replicas_to_aggregate=%s; total_num_replicas=%s",
+                    replicas_to_aggregate, total_num_replicas)
+        self._opt = opt
+        self._replicas_to_aggregate = int(replicas_to_aggregate)
+        self._total_num_replicas = int(total_num_replicas)
+        self._tokens_per_step = max(self._total_num_replicas, self._replicas_to_aggregate)
+        self._variable_averages = variable_averages
+        self._variables_to_average = variables_to_average
+        self._gradients_applied = False
+        self._global_step = None
+        self._sync_token_queue = self._ready_queue = None
+        self._chief_sync_op = self._chief_take_op = None
+        self._local_step = None
+        self.local_step_init_op = None
+        self.ready_for_local_init_op = None
+
+    def compute_gradients(self, *args, **kwargs):
+        """The wrapped optimizer's gradients (the aggregation happens in
+        `apply_gradients`)."""
+        return self._opt.compute_gradients(*args, **kwargs)
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name: str | None = None):
+        """The worker's train op: accumulate this worker's gradients on the ps, then wait
+        for the next aggregation's token. Also builds the chief's aggregation op.
+
+        Raises ValueError without gradients or without `global_step` (staleness is judged
+        by it).
+        """
+        grads_and_vars = [(g, v) for g, v in grads_and_vars]
+        if not grads_and_vars:
+            raise ValueError("Must supply at least one variable")
+        if global_step is None:
+            raise ValueError("Global step is required to check staleness")
+        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+        if not pairs:
+            raise ValueError(f"No gradients provided for any variable: "
+                             f"{[str(v) for _, v in grads_and_vars]}.")
+        self._global_step = global_step
+        graph = global_step.graph
+        step_dtype = global_step.dtype.base_dtype
+        with graph.name_scope(name or self._name):
+            with graph.control_dependencies(None):
+                anchor = no_op(name="local_anchor")  # on this worker's device
+                with graph.device(anchor.device), graph.colocate_with(anchor):
+                    self._local_step = Variable(
+                        zeros([], step_dtype), trainable=False, name="sync_rep_local_step",
+                        collections=[GraphKeys.LOCAL_VARIABLES])
+                accumulators = []
+                for _, var in pairs:
+                    with graph.device(var.device), graph.colocate_with(var.op):
+                        accumulators.append(Variable(
+                            zeros(var.shape, var.dtype.base_dtype), trainable=False,
+                            name=f"{var.op.name}/sync_accumulator"))
+                with graph.device(global_step.device), graph.colocate_with(global_step.op):
+                    ready = FIFOQueue(-1, [_dtypes.int32], shapes=[[]],
+                                      shared_name=f"{self._name}_ready_q",
+                                      name="sync_ready_q")
+                    tokens = FIFOQueue(-1, [step_dtype], shapes=[[]],
+                                       shared_name=f"{self._name}_token_q",
+                                       name="sync_token_q")
+            self._sync_token_queue, self._ready_queue = tokens, ready
+            self.local_step_init_op = state_ops.assign(self._local_step, global_step)
+            train_op = self._worker_op(pairs, accumulators, ready, tokens)
+            self._chief_sync_op = self._chief_op(pairs, accumulators, ready, tokens)
+        self._gradients_applied = True
+        return train_op
+
+    def _worker_op(self, pairs, accumulators, ready, tokens):
+        graph = self._global_step.graph
+        fresh = math_ops.greater_equal(self._local_step, self._global_step, name="is_fresh")
+        adds = []
+        for (grad, _), acc in zip(pairs, accumulators):
+            if isinstance(grad, IndexedSlices):
+                grad = convert_to_tensor(grad)
+            kept = where(fill(shape(grad), fresh), grad, zeros_like(grad))
+            with graph.colocate_with(acc.op):
+                adds.append(state_ops.assign_add(acc, kept, use_locking=True))
+        with graph.device(self._global_step.device), graph.control_dependencies(adds):
+            count = reshape(math_ops.cast(fresh, _dtypes.int32), [1])
+            signal = ready.enqueue_many([fill(count, 0)], name="signal_ready")
+        with graph.device(self._global_step.device), graph.control_dependencies([signal]):
+            token = tokens.dequeue(name="wait_for_token")
+        return state_ops.assign(self._local_step, token, name="train_op").op
+
+    def _chief_op(self, pairs, accumulators, ready, tokens):
+        """Two ops the chief runs one after the other: `_chief_take_op` waits for
+        `replicas_to_aggregate` fresh gradients (and may time out, giving them back); the
+        returned op then applies their mean and issues the next tokens. Two runs, not one,
+        so that only the wait has the short poll deadline."""
+        graph = self._global_step.graph
+        with graph.device(self._global_step.device):
+            taken = ready.dequeue_many(self._replicas_to_aggregate, name="take_gradients")
+        self._chief_take_op = taken.op
+        averaged = []
+        for (_, var), acc in zip(pairs, accumulators):
+            with graph.colocate_with(acc.op):
+                mean = acc.read_value() * (1.0 / self._replicas_to_aggregate)
+            averaged.append((mean, var))
+        update = self._opt.apply_gradients(averaged, global_step=self._global_step)
+        after = [update]
+        if self._variable_averages is not None:
+            with graph.control_dependencies([update]):
+                after = [self._variable_averages.apply(self._variables_to_average)]
+        with graph.control_dependencies(after):
+            resets = [state_ops.assign(acc, zeros_like(acc)) for acc in accumulators]
+        with graph.device(self._global_step.device), graph.control_dependencies(resets):
+            step_now = self._global_step.read_value()
+            return tokens.enqueue_many([fill([self._tokens_per_step], step_now)],
+                                       name="issue_tokens")
+
+    def get_init_tokens_op(self, num_tokens: int = -1):
+        """An op putting `num_tokens` tokens (default `replicas_to_aggregate`) in the
+        token queue, letting workers take that many steps before the first aggregation;
+        run once by the chief."""
+        if not self._gradients_applied:
+            raise ValueError("get_init_tokens_op() should be called after apply_gradients().")
+        needed = self._replicas_to_aggregate - self._total_num_replicas
+        if num_tokens == -1:
+            num_tokens = self._replicas_to_aggregate
+        elif num_tokens < needed:
+            raise ValueError(f"Too few tokens to finish the first step: {num_tokens} (given) "
+                             f"vs {needed} (needed)")
+        if num_tokens <= 0:
+            return no_op(name="no_init_tokens")
+        graph = self._global_step.graph
+        with graph.device(self._global_step.device):
+            return self._sync_token_queue.enqueue_many(
+                [fill([num_tokens], self._global_step.read_value())], name="init_tokens")
+
+    def make_session_run_hook(self, is_chief: bool, num_tokens: int = -1):
+        """The hook every worker needs: it sets the local step when the session is
+        created and, on the chief, adds the initial tokens and runs the aggregation loop
+        in a thread until the session ends."""
+        return self._hook_class(self, is_chief, num_tokens)
+
+    def get_slot(self, *args, **kwargs):
+        return self._opt.get_slot(*args, **kwargs)
+
+    def get_slot_names(self, *args, **kwargs):
+        return self._opt.get_slot_names(*args, **kwargs)
+
+    def variables(self):
+        return self._opt.variables()
+
+
+class _SyncReplicasHook:
+    """Mixin of the hook `make_session_run_hook` returns."""
+
+    def __init__(self, sync_optimizer, is_chief: bool, num_tokens: int) -> None:
+        self._opt = sync_optimizer
+        self._is_chief = bool(is_chief)
+        self._num_tokens = num_tokens
+        self._thread = None
+        self._stop = threading.Event()
+
+    def begin(self) -> None:
+        opt = self._opt
+        if not opt._gradients_applied:
+            raise ValueError("SyncReplicasOptimizer.apply_gradients should be called before "
+                             "using the hook.")
+        self._init_tokens_op = None
+        self._release_op = None
+        if self._is_chief:
+            self._init_tokens_op = opt.get_init_tokens_op(self._num_tokens)
+            # At the end, workers blocked on a token must not wait for an aggregation
+            # that will never come: give each enough tokens to see the final global step.
+            graph = opt._global_step.graph
+            with graph.device(opt._global_step.device):
+                self._release_op = opt._sync_token_queue.enqueue_many(
+                    [fill([2 * opt._tokens_per_step], opt._global_step.read_value())],
+                    name="release_tokens")
+
+    def after_create_session(self, session, coord) -> None:
+        session.run(self._opt.local_step_init_op)
+        if not self._is_chief:
+            return
+        self._stop_thread()  # a recreated session: the old loop's session is gone
+        session.run(self._init_tokens_op)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._aggregate, args=(session, coord),
+                                        name="sync-replicas-chief", daemon=True)
+        self._thread.start()
+
+    def _aggregate(self, session, coord) -> None:
+        options = RunOptions(timeout_in_ms=_POLL_MS)
+        while not self._stop.is_set():
+            try:
+                try:
+                    session.run(self._opt._chief_take_op, options=options)
+                except errors.DeadlineExceededError:
+                    continue
+                session.run(self._opt._chief_sync_op)
+            except Exception as e:  # the training loop must learn that no step will come
+                if self._stop.is_set():
+                    return
+                logger.error("SyncReplicasOptimizer: the chief's aggregation failed: %s", e)
+                if coord is not None:
+                    coord.request_stop(e)
+                return
+
+    def end(self, session) -> None:
+        self._stop_thread()
+        if self._release_op is not None:
+            session.run(self._release_op)
+
+    def _stop_thread(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2 * _POLL_MS / 1000 + 5)
+            self._thread = None
+
+
+_CLASSES: dict = {}
+
+
+def sync_replicas_optimizer_class(optimizer_base: type, hook_base: type) -> type:
+    """`tf.train.SyncReplicasOptimizer` built on the given ``Optimizer`` and
+    ``SessionRunHook`` base classes (``flowgraph/train/__init__.py`` passes
+    ``tf.train``'s own, so the optimizer and its hook pass isinstance checks).
+
+    >>> class Base:
+    ...     def __init__(self, use_locking, name):
+    ...         self._name = name
+    >>> cls = sync_replicas_optimizer_class(Base, object)
+    >>> cls.__name__, issubclass(cls, Base)
+    ('SyncReplicasOptimizer', True)
+    """
+    key = (optimizer_base, hook_base)
+    if key not in _CLASSES:
+        hook = type("_SyncReplicasOptimizerHook", (_SyncReplicasHook, hook_base),
+                    {"__module__": __name__})
+        _CLASSES[key] = type(
+            "SyncReplicasOptimizer", (_SyncReplicasOptimizer, optimizer_base),
+            {"__module__": __name__, "__doc__": _DOC, "_hook_class": hook})
+    return _CLASSES[key]
+
+
+_DOC = """Wraps an optimizer so that workers train synchronously (TF 1.x
+`tf.train.SyncReplicasOptimizer`; see `flowgraph.distributed.sync_replicas`).
+
+Parameters
+----------
+opt : Optimizer
+    Applies the averaged gradients (its slots live beside the variables).
+replicas_to_aggregate : int
+    Gradients averaged per global step.
+total_num_replicas : int, optional
+    Workers taking part (default `replicas_to_aggregate`); more than
+    `replicas_to_aggregate` gives backup workers whose late gradients are dropped.
+variable_averages : ExponentialMovingAverage, optional
+    Updated by the chief after each aggregation, for `variables_to_average`.
+use_locking : bool
+name : str
+
+Every worker builds the same graph, trains with ``opt.minimize(loss, global_step)`` and
+passes ``opt.make_session_run_hook(is_chief)`` to its `MonitoredTrainingSession`.
+"""

@@ -1,0 +1,347 @@
+"""TensorFlow's checkpoint format (the "tensor bundle"), read and written without
+TensorFlow.
+
+A checkpoint with prefix ``model.ckpt-7`` is two or more files:
+
+- ``model.ckpt-7.index``: a sorted table (see `table`) whose empty key holds a
+  ``BundleHeaderProto`` (shard count, byte order, format version) and whose other keys
+  are tensor names, each holding a ``BundleEntryProto``: dtype, shape, which data shard,
+  offset and size there, and the masked CRC32C of those bytes.
+- ``model.ckpt-7.data-00000-of-00001`` (one file per shard): the tensors' bytes, back to
+  back. Numbers are raw little-endian arrays; a string tensor is the varint length of
+  every element, a masked CRC32C of those lengths (4 bytes), then the elements' bytes.
+  The CRCs of a string tensor are taken over each length as a uint32, not as its varint.
+
+The messages are decoded with flowgraph's own protobuf wire code (`event_format`), so
+reading builds only arrays and strings, never runs code from the file. A file that does
+not parse or whose checksums do not match raises DataLossError naming it.
+
+Example
+-------
+>>> import os, tempfile, numpy as np
+>>> prefix = os.path.join(tempfile.mkdtemp(), "model.ckpt-1")
+>>> write_bundle(prefix, {"w": np.ones((2, 3), np.float32), "s": np.array([b"hi"], object)})
+>>> is_bundle(prefix)
+True
+>>> r = BundleReader(prefix)
+>>> r.get_variable_to_shape_map(), r.get_tensor("s").tolist()
+({'s': [1], 'w': [2, 3]}, [b'hi'])
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import struct
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+from flowgraph.framework.event_format import (
+    Message,
+    TensorShapeProto,
+    VersionDef,
+    iter_fields,
+    read_varint,
+)
+from flowgraph.framework.tf_formats.crc import masked_crc32c
+from flowgraph.framework.tf_formats.table import _varint, read_table, write_table
+
+__all__ = ["BundleReader", "bundle_data_files", "data_file", "index_file", "is_bundle",
+           "write_bundle"]
+
+_FORMAT_VERSION = 1  # TensorFlow's kTensorBundleVersion
+
+
+class BundleHeaderProto(Message):
+    FIELDS = ((1, "num_shards", "int32", False), (2, "endianness", "enum", False),
+              (3, "version", VersionDef, False))
+
+
+class BundleEntryProto(Message):
+    # Field 6 (crc32c, a fixed32) has no kind in `event_format`; it is read and written
+    # by hand below, after the fields before it and before `slices`, as protobuf orders it.
+    FIELDS = ((1, "dtype", "enum", False), (2, "shape", TensorShapeProto, False),
+              (3, "shard_id", "int32", False), (4, "offset", "int64", False),
+              (5, "size", "int64", False), (7, "slices", "bytes", True))
+
+
+def index_file(prefix: str) -> str:
+    return prefix + ".index"
+
+
+def data_file(prefix: str, shard: int, num_shards: int) -> str:
+    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
+
+
+def bundle_data_files(prefix) -> list[str]:
+    """The data shards (``prefix.data-*-of-*``) of a checkpoint in TensorFlow's format."""
+    prefix = os.fspath(prefix)
+    return sorted(glob.glob(glob.escape(prefix) + ".data-?????-of-?????"))
+
+
+def is_bundle(prefix) -> bool:
+    """Whether `prefix` names a checkpoint in TensorFlow's format (``prefix.index``
+    exists and there is no flowgraph checkpoint file named `prefix` itself)."""
+    prefix = os.fspath(prefix)
+    return not os.path.isfile(prefix) and os.path.isfile(index_file(prefix))
+
+
+def _entry_crc(raw: bytes) -> int | None:
+    for number, wire, value in iter_fields(raw):
+        if number == 6 and wire == 5:
+            return struct.unpack("<I", value)[0]
+    return None
+
+
+class BundleReader:
+    """Reads a TensorFlow checkpoint; the same methods as flowgraph's `CheckpointReader`.
+
+    Example
+    -------
+    >>> import os, tempfile, numpy as np
+    >>> prefix = os.path.join(tempfile.mkdtemp(), "ckpt")
+    >>> write_bundle(prefix, {"b": np.arange(3, dtype=np.int64)})
+    >>> with BundleReader(prefix) as r:
+    ...     r.get_tensor("b").tolist(), r.get_variable_to_dtype_map()["b"].name
+    ([0, 1, 2], 'int64')
+    """
+
+    def __init__(self, prefix) -> None:
+        self.path = os.fspath(prefix)
+        index = index_file(self.path)
+        try:
+            with open(index, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            raise errors.NotFoundError(
+                None, None, f"Unsuccessful TensorSliceReader constructor: Failed to find "
+                f"any matching files for {self.path} (no {index})") from None
+        try:
+            items = read_table(raw)
+            if not items or items[0][0] != b"":
+                raise ValueError("the table has no header entry (empty key)")
+            self._header = BundleHeaderProto.FromString(items[0][1])
+            self._entries = {k.decode("utf-8"): v for k, v in items[1:]}
+        except (ValueError, UnicodeDecodeError, struct.error) as e:
+            raise self._data_loss(index, e) from None
+        if self._header.endianness != 0:
+            raise errors.UnimplementedError(
+                None, None, f"Checkpoint {self.path} was written on a big-endian machine; "
+                "only little-endian TensorFlow checkpoints can be read.")
+        if self._header.version.producer > _FORMAT_VERSION:
+            raise errors.DataLossError(
+                None, None, f"Checkpoint {index} uses tensor bundle format version "
+                f"{self._header.version.producer}; flowgraph reads version "
+                f"{_FORMAT_VERSION}. Re-save it with an older TensorFlow.")
+        self._decoded: dict[str, BundleEntryProto] = {}
+
+    @staticmethod
+    def _data_loss(file: str, cause) -> errors.DataLossError:
+        return errors.DataLossError(
+            None, None, f"Unable to read TensorFlow checkpoint file {file}: it is truncated "
+            f"or corrupted ({type(cause).__name__}: {cause}). Restore an older checkpoint.")
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- entries --------------------------------------------------------------------------
+    def _entry(self, name: str) -> BundleEntryProto:
+        if name not in self._decoded:
+            if name not in self._entries:
+                raise errors.NotFoundError(
+                    None, None, f"Key {name} not found in checkpoint {self.path}")
+            try:
+                entry = BundleEntryProto.FromString(self._entries[name])
+            except (ValueError, struct.error) as e:
+                raise self._data_loss(index_file(self.path), e) from None
+            if entry.slices:
+                raise errors.UnimplementedError(
+                    None, None, f"Tensor '{name}' of checkpoint {self.path} is stored as "
+                    "slices (a partitioned variable saved by TensorFlow's legacy path); "
+                    "flowgraph reads only whole tensors.")
+            self._decoded[name] = entry
+        return self._decoded[name]
+
+    def tensor_dtype(self, name: str) -> _dtypes.DType:
+        """The dtype `name` declares in the index (no data read)."""
+        enum = self._entry(name).dtype
+        try:
+            dtype = _dtypes.as_dtype(enum)
+            np.dtype(dtype.as_numpy_dtype)
+        except (TypeError, ValueError, KeyError):
+            raise errors.UnimplementedError(
+                None, None, f"Tensor '{name}' of checkpoint {self.path} has DataType enum "
+                f"{enum}, which flowgraph cannot represent.") from None
+        return dtype
+
+    def tensor_shape(self, name: str) -> list[int]:
+        """The shape `name` declares in the index (no data read)."""
+        return [int(d.size) for d in self._entry(name).shape.dim]
+
+    def _read(self, name: str) -> tuple[bytes, str]:
+        entry = self._entry(name)
+        shards = max(int(self._header.num_shards), 1)
+        file = data_file(self.path, int(entry.shard_id), shards)
+        offset, size = int(entry.offset), int(entry.size)
+        try:
+            with open(file, "rb") as f:
+                end = os.fstat(f.fileno()).st_size
+                if offset < 0 or size < 0 or offset + size > end:
+                    raise self._data_loss(file, ValueError(
+                        f"tensor '{name}' needs {size} bytes at offset {offset}; the file "
+                        f"holds {end}"))
+                f.seek(offset)
+                data = f.read(size)
+        except FileNotFoundError:
+            raise errors.NotFoundError(
+                None, None, f"Checkpoint {self.path}: data file {file} (holding tensor "
+                f"'{name}') is missing; copy every .data-* file with the .index.") from None
+        if len(data) != int(entry.size):
+            raise self._data_loss(file, ValueError(
+                f"tensor '{name}' needs {entry.size} bytes at offset {entry.offset}, the "
+                f"file ends after {len(data)}"))
+        shape = self.tensor_shape(name)
+        if any(d < 0 for d in shape):
+            raise self._data_loss(index_file(self.path), ValueError(
+                f"tensor '{name}' has a negative dimension in {shape}"))
+        crc = _entry_crc(self._entries[name])
+        is_string = entry.dtype == _dtypes.string.as_datatype_enum
+        if is_string and int(np.prod(shape, dtype=np.float64)) > len(data):
+            raise self._data_loss(file, ValueError(
+                f"string tensor '{name}' of shape {shape} cannot fit in {len(data)} bytes"))
+        checked = _checksummed_strings(data, shape) if is_string else data
+        if crc is not None and masked_crc32c(checked) != crc:
+            raise self._data_loss(file, ValueError(f"checksum mismatch for tensor '{name}'"))
+        return data, file
+
+    # -- public API ----------------------------------------------------------------------
+    def has_tensor(self, tensor_str: str) -> bool:
+        return tensor_str in self._entries
+
+    def get_tensor(self, tensor_str: str) -> np.ndarray:
+        """The value of `tensor_str` (NotFoundError if the checkpoint lacks it)."""
+        if not self.has_tensor(tensor_str):
+            raise errors.NotFoundError(
+                None, None, f"Key {tensor_str} not found in checkpoint {self.path}")
+        dtype, shape = self.tensor_dtype(tensor_str), self.tensor_shape(tensor_str)
+        data, file = self._read(tensor_str)
+        count = int(np.prod(shape, dtype=np.int64))
+        try:
+            if dtype == _dtypes.string:
+                return _decode_strings(data, count).reshape(shape)
+            np_dtype = np.dtype(dtype.as_numpy_dtype).newbyteorder("<")
+            return np.frombuffer(data, dtype=np_dtype, count=count).reshape(shape) \
+                .astype(np_dtype.newbyteorder("="))
+        except ValueError as e:
+            raise self._data_loss(file, ValueError(f"tensor '{tensor_str}': {e}")) from None
+
+    def get_variable_to_shape_map(self) -> dict[str, list[int]]:
+        return {name: self.tensor_shape(name) for name in sorted(self._entries)}
+
+    def get_variable_to_dtype_map(self) -> dict[str, _dtypes.DType]:
+        return {name: self.tensor_dtype(name) for name in sorted(self._entries)}
+
+    def debug_string(self) -> bytes:
+        lines = [f"{n} ({self.tensor_dtype(n).name}) {self.tensor_shape(n)}"
+                 for n in sorted(self._entries)]
+        return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _checksummed_strings(data: bytes, shape: list[int]) -> bytes:
+    # The bytes TensorFlow's CRC of a string tensor covers: lengths as uint32, the
+    # lengths' checksum, the elements.
+    count, lengths, pos = int(np.prod(shape, dtype=np.int64)), [], 0
+    try:
+        for _ in range(count):
+            n, pos = read_varint(data, pos)
+            lengths.append(n)
+    except ValueError:
+        return data
+    if any(n >= 1 << 32 for n in lengths):
+        return data  # a corrupt length: the CRC over the raw bytes will not match
+    return struct.pack(f"<{count}I", *lengths) + data[pos:]
+
+
+def _decode_strings(data: bytes, count: int) -> np.ndarray:
+    lengths, pos = [], 0
+    for _ in range(count):
+        n, pos = read_varint(data, pos)
+        lengths.append(n)
+    if pos + 4 > len(data):
+        raise ValueError("string tensor ends inside its length table")
+    if any(n >= 1 << 32 for n in lengths):
+        raise ValueError("a string length does not fit 32 bits")
+    (stored,) = struct.unpack_from("<I", data, pos)
+    if masked_crc32c(struct.pack(f"<{count}I", *lengths)) != stored:
+        raise ValueError("checksum mismatch in the string lengths")
+    pos += 4
+    if pos + sum(lengths) != len(data):
+        raise ValueError(f"string lengths add up to {sum(lengths)} bytes, the tensor "
+                         f"holds {len(data) - pos}")
+    out = np.empty(count, dtype=object)
+    for i, n in enumerate(lengths):
+        out[i] = data[pos:pos + n]
+        pos += n
+    return out
+
+
+# -- writing ----------------------------------------------------------------------------
+def _tensor_bytes(arr: np.ndarray) -> tuple[bytes, _dtypes.DType]:
+    if arr.dtype == object or arr.dtype.kind in "SU":
+        items = [x if isinstance(x, bytes) else str(x).encode("utf-8") for x in arr.reshape(-1)]
+        lengths = b"".join(_varint(len(x)) for x in items)
+        wide = struct.pack(f"<{len(items)}I", *map(len, items))
+        check = struct.pack("<I", masked_crc32c(wide))
+        return lengths + check + b"".join(items), _dtypes.string
+    dtype = _dtypes.as_dtype(arr.dtype)
+    return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes(), dtype
+
+
+def _dim(size: int) -> TensorShapeProto.Dim:
+    # proto3 leaves zero fields out; so does TensorFlow
+    return TensorShapeProto.Dim(size=int(size)) if size else TensorShapeProto.Dim()
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def write_bundle(prefix, tensors: dict) -> None:
+    """Write `tensors` (name -> array) as a TensorFlow checkpoint with prefix `prefix`
+    (``prefix.index`` and ``prefix.data-00000-of-00001``), readable by TensorFlow's
+    ``tf.train.Saver`` and ``tf.train.load_checkpoint``.
+
+    The data file is written first and the index last, so a crash leaves no index that
+    points at missing bytes.
+    """
+    prefix = os.fspath(prefix)
+    data, entries = bytearray(), []
+    for name in sorted(tensors):
+        arr = np.asarray(tensors[name])
+        raw, dtype = _tensor_bytes(arr)
+        checked = _checksummed_strings(raw, list(arr.shape)) if dtype == _dtypes.string \
+            else raw
+        entry = BundleEntryProto(dtype=dtype.as_datatype_enum,
+                                 shape=TensorShapeProto(dim=[_dim(d) for d in arr.shape]))
+        if data:
+            entry.offset = len(data)
+        if raw:
+            entry.size = len(raw)
+        value = entry.SerializeToString() + b"\x35" + struct.pack("<I", masked_crc32c(checked))
+        entries.append((name.encode("utf-8"), value))
+        data += raw
+    header = BundleHeaderProto(num_shards=1, version=VersionDef(producer=_FORMAT_VERSION))
+    entries.append((b"", header.SerializeToString()))
+    _atomic_write(data_file(prefix, 0, 1), bytes(data))
+    _atomic_write(index_file(prefix), write_table(entries))

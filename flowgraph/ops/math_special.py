@@ -1,0 +1,339 @@
+"""Inverse trigonometric and hyperbolic functions, special functions (gamma family,
+incomplete gamma and beta, zeta, inverse error functions, Bessel), `rint` and the
+``x * log(y)``-style binary ops, each with TensorFlow 1.x's op type and gradient.
+
+The ops are declared in tables like `math_ops`; their CPU kernels (NumPy and
+`scipy.special`) live in ``backends/cpu/kernels_special.py``.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Session() as sess:
+...     print(sess.run(tf.lgamma([1.0, 3.0])))
+[0.        0.6931472]
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant, convert_to_tensor
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
+from flowgraph.framework.tensor_shape import broadcast_shape
+from flowgraph.ops import array_ops as _a
+from flowgraph.ops import math_ops as _m
+from flowgraph.ops.math_grad import broadcast_gradient_args, unbroadcast
+from flowgraph.ops.math_reduce import reduce_sum
+from flowgraph.ops.op_util import binary_inputs, make_tensor
+
+__all__ = [
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bessel_i0e", "bessel_i1e",
+    "betainc", "cosh", "digamma", "erfc", "erfinv", "igamma", "igammac", "lgamma", "ndtri",
+    "nextafter", "polygamma", "rint", "sinh", "xdivy", "xlog1py", "xlogy", "zeta",
+]
+
+_F = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
+_FD = (_dtypes.float32, _dtypes.float64)
+_FC = (*_F, _dtypes.complex64, _dtypes.complex128)
+
+
+def _unary_shape(op, x):
+    return [x]
+
+
+def _nary_shape(op, *shapes):
+    out = shapes[0]
+    try:
+        for s in shapes[1:]:
+            out = broadcast_shape(out, s)
+    except ValueError:
+        raise op.shape_error(f"shapes {', '.join(str(s) for s in shapes)} cannot be "
+                             "broadcast together") from None
+    return [out]
+
+
+def _doc(summary, call, result):
+    return (f"{summary}\n\nExample\n-------\n>>> import flowgraph as tf\n"
+            f">>> with tf.Session() as sess:\n...     print(sess.run(tf.{call}))\n{result}\n")
+
+
+def _unary(op_type, fn_name, allowed, summary, call, result):
+    register_op(op_type)(_unary_shape)
+
+    def fn(x, name=None):
+        x = convert_to_tensor(x)
+        _m.check_dtype(x, allowed, op_type)
+        return make_tensor(op_type, [x], name=name or op_type)
+
+    fn.__name__ = fn.__qualname__ = fn_name
+    fn.__doc__ = _doc(summary, call, result)
+    return fn
+
+
+def _nary(op_type, fn_name, params, allowed, summary, call, result):
+    register_op(op_type)(_nary_shape)
+
+    def fn(*args, name=None):
+        if len(args) != len(params):
+            raise TypeError(f"{fn_name}() takes {len(params)} tensor arguments "
+                            f"({', '.join(params)}), got {len(args)}")
+        if len(args) == 2:
+            ts = list(binary_inputs(args[0], args[1], op_type, name))
+        else:  # every argument takes the dtype of the first tensor among them
+            like = next((a for a in args if isinstance(a, Tensor)), None)
+            dtype = (like if like is not None else convert_to_tensor(args[0])).dtype
+            ts = []
+            for p, a in zip(params, args):
+                if isinstance(a, Tensor) and a.dtype.base_dtype != dtype.base_dtype:
+                    raise TypeError(f"Input '{p}' of '{op_type}' Op has type "
+                                    f"{a.dtype.base_dtype.name} that does not match type "
+                                    f"{dtype.base_dtype.name} of the other inputs; cast it "
+                                    "with tf.cast first")
+                ts.append(convert_to_tensor(a, dtype=dtype.base_dtype))
+        _m.check_dtype(ts[0], allowed, op_type, params[0])
+        return make_tensor(op_type, ts, name=name or op_type)
+
+    fn.__name__ = fn.__qualname__ = fn_name
+    fn.__doc__ = _doc(summary, call, result)
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
+        + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])
+    return fn
+
+
+# -- unary --------------------------------------------------------------------------------
+acos = _unary("Acos", "acos", _FC, "Elementwise arc cosine.", "acos([1.0])", "[0.]")
+asin = _unary("Asin", "asin", _FC, "Elementwise arc sine.", "asin([0.0])", "[0.]")
+atan = _unary("Atan", "atan", _FC, "Elementwise arc tangent.", "atan([0.0])", "[0.]")
+acosh = _unary("Acosh", "acosh", _FC, "Elementwise inverse hyperbolic cosine.",
+               "acosh([1.0])", "[0.]")
+asinh = _unary("Asinh", "asinh", _FC, "Elementwise inverse hyperbolic sine.",
+               "asinh([0.0])", "[0.]")
+atanh = _unary("Atanh", "atanh", _FC, "Elementwise inverse hyperbolic tangent.",
+               "atanh([0.0])", "[0.]")
+cosh = _unary("Cosh", "cosh", _FC, "Elementwise hyperbolic cosine.", "cosh([0.0])", "[1.]")
+sinh = _unary("Sinh", "sinh", _FC, "Elementwise hyperbolic sine.", "sinh([0.0])", "[0.]")
+lgamma = _unary("Lgamma", "lgamma", _F, "Elementwise ``log|Gamma(x)|``.", "lgamma([1.0])",
+                "[0.]")
+digamma = _unary("Digamma", "digamma", _F, "Elementwise digamma, the derivative of lgamma.",
+                 "digamma([1.0])", "[-0.5772157]")
+erfc = _unary("Erfc", "erfc", _F, "Elementwise complementary error function ``1 - erf(x)``.",
+              "erfc([0.0])", "[1.]")
+erfinv = _unary("Erfinv", "erfinv", _F, "Elementwise inverse of `erf`.", "math.erfinv([0.0])",
+                "[0.]")
+ndtri = _unary("Ndtri", "ndtri", _F, "Elementwise inverse of the standard normal CDF.",
+               "math.ndtri([0.5])", "[0.]")
+rint = _unary("Rint", "rint", _F, "Elementwise round to the nearest integer, halves to even.",
+              "rint([0.5, 1.5, -1.7])", "[ 0.  2. -2.]")
+bessel_i0e = _unary("BesselI0e", "bessel_i0e", _F, "Elementwise ``exp(-|x|) * I0(x)``.",
+                    "math.bessel_i0e([0.0])", "[1.]")
+bessel_i1e = _unary("BesselI1e", "bessel_i1e", _F, "Elementwise ``exp(-|x|) * I1(x)``.",
+                    "math.bessel_i1e([0.0])", "[0.]")
+
+# -- binary and ternary ------------------------------------------------------------------
+atan2 = _nary("Atan2", "atan2", ("y", "x"), _F, "Elementwise arc tangent of ``y / x`` in "
+              "the quadrant of ``(x, y)``.", "atan2([1.0], [1.0])", "[0.7853981]")
+igamma = _nary("Igamma", "igamma", ("a", "x"), _F, "Regularized lower incomplete gamma "
+               "function ``P(a, x)``.", "igamma([1.0], [1.0])", "[0.63212055]")
+igammac = _nary("Igammac", "igammac", ("a", "x"), _F, "Regularized upper incomplete gamma "
+                "function ``Q(a, x) = 1 - P(a, x)``.", "igammac([1.0], [1.0])", "[0.36787945]")
+zeta = _nary("Zeta", "zeta", ("x", "q"), _FD, "Hurwitz zeta function "
+             "``sum over n >= 0 of (n + q) ** -x``.", "zeta([2.0], [1.0])", "[1.644934]")
+polygamma = _nary("Polygamma", "polygamma", ("a", "x"), _FD, "Polygamma function: the "
+                  "a-th derivative of digamma at x (a a non-negative integer value).",
+                  "polygamma([1.0], [1.0])", "[1.644934]")
+xlogy = _nary("Xlogy", "xlogy", ("x", "y"), _FC, "``x * log(y)``, 0 where ``x == 0``.",
+              "math.xlogy([0.0, 2.0], [0.0, 1.0])", "[0. 0.]")
+xdivy = _nary("Xdivy", "xdivy", ("x", "y"), _FC, "``x / y``, 0 where ``x == 0``.",
+              "math.xdivy([0.0, 2.0], [0.0, 4.0])", "[0.  0.5]")
+xlog1py = _nary("Xlog1py", "xlog1py", ("x", "y"), _FC, "``x * log1p(y)``, 0 where "
+                "``x == 0``.", "math.xlog1py([0.0, 1.0], [-1.0, 0.0])", "[0. 0.]")
+nextafter = _nary("NextAfter", "nextafter", ("x1", "x2"), _FD, "The next representable "
+                  "value after `x1` in the direction of `x2`.",
+                  "math.nextafter([1.0], [2.0])", "[1.0000001]")
+betainc = _nary("Betainc", "betainc", ("a", "b", "x"), _FD, "Regularized incomplete beta "
+                "function ``I_x(a, b)``.", "betainc([1.0], [1.0], [0.25])", "[0.25]")
+
+
+# -- gradients -----------------------------------------------------------------------
+def _k(value, like):
+    return constant(value, dtype=like.dtype.base_dtype)
+
+
+def _c(t):
+    return _m.conj(t) if t.dtype.is_complex else t
+
+
+def _grad(op_type):
+    def decorate(fn):
+        register_gradient(op_type)(lambda op, grad: [grad * _c(fn(op.inputs[0], op))])
+        return fn
+
+    return decorate
+
+
+@_grad("Acos")
+def _acos(x, op):
+    return _m.negative(_m.rsqrt(_k(1, x) - x * x))
+
+
+@_grad("Asin")
+def _asin(x, op):
+    return _m.rsqrt(_k(1, x) - x * x)
+
+
+@_grad("Atan")
+def _atan(x, op):
+    return _m.reciprocal(_k(1, x) + x * x)
+
+
+@_grad("Acosh")
+def _acosh(x, op):
+    return _m.reciprocal(sinh(op.outputs[0]))
+
+
+@_grad("Asinh")
+def _asinh(x, op):
+    return _m.reciprocal(cosh(op.outputs[0]))
+
+
+@_grad("Atanh")
+def _atanh(x, op):
+    return _m.reciprocal(_k(1, x) - x * x)
+
+
+@_grad("Cosh")
+def _cosh(x, op):
+    return sinh(x)
+
+
+@_grad("Sinh")
+def _sinh(x, op):
+    return cosh(x)
+
+
+@_grad("Lgamma")
+def _lgamma(x, op):
+    return digamma(x)
+
+
+@_grad("Digamma")
+def _digamma(x, op):
+    return polygamma(_a.ones_like(x), x)
+
+
+@_grad("Erfc")
+def _erfc(x, op):
+    return _k(-2 / math.sqrt(math.pi), x) * _m.exp(_m.negative(x * x))
+
+
+@_grad("Erfinv")
+def _erfinv(x, op):
+    y = op.outputs[0]
+    return _k(math.sqrt(math.pi) / 2, x) * _m.exp(y * y)
+
+
+@_grad("Ndtri")
+def _ndtri(x, op):
+    y = op.outputs[0]
+    return _k(math.sqrt(2 * math.pi), x) * _m.exp(y * y * _k(0.5, x))
+
+
+@_grad("BesselI0e")
+def _i0e(x, op):
+    return bessel_i1e(x) - _m.sign(x) * op.outputs[0]
+
+
+@_grad("BesselI1e")
+def _i1e(x, op):
+    # d/dx [e^-|x| I1(x)] = i0e(x) - i1e(x) * (sign(x) + 1/x); at 0 the limit is 1/2.
+    y = op.outputs[0]
+    zero = _m.equal(x, _a.zeros_like(x))
+    safe = _a.where(zero, _a.ones_like(x), x)
+    value = bessel_i0e(x) - y * (_m.sign(x) + _m.reciprocal(safe))
+    return _a.where(zero, _a.fill(_a.shape(x), _k(0.5, x)), value)
+
+
+not_differentiable("Rint", "NextAfter")
+
+
+@register_gradient("Atan2")
+def _atan2_grad(op, grad):
+    y, x = op.inputs
+    inv = _m.reciprocal(x * x + y * y)
+    return list(unbroadcast(op, grad * x * inv, _m.negative(grad) * y * inv))
+
+
+def _igamma_dx(a, x):
+    """d P(a, x) / dx = exp(-x + (a - 1) log x - lgamma(a))."""
+    return _m.exp(_m.negative(x) + (a - _k(1, a)) * _m.log(x) - lgamma(a))
+
+
+@register_gradient("Igamma")
+def _igamma_grad(op, grad):
+    # Like TensorFlow 1.x before IgammaGradA, the gradient flows to x only.
+    a, x = op.inputs
+    return [None, unbroadcast(op, None, grad * _igamma_dx(a, x))[1]]
+
+
+@register_gradient("Igammac")
+def _igammac_grad(op, grad):
+    a, x = op.inputs
+    return [None, unbroadcast(op, None, _m.negative(grad) * _igamma_dx(a, x))[1]]
+
+
+@register_gradient("Zeta")
+def _zeta_grad(op, grad):
+    x, q = op.inputs  # TensorFlow has no gradient with respect to x either
+    dq = _m.negative(x) * zeta(x + _k(1, x), q)
+    return [None, unbroadcast(op, None, grad * dq)[1]]
+
+
+@register_gradient("Polygamma")
+def _polygamma_grad(op, grad):
+    a, x = op.inputs
+    return [None, unbroadcast(op, None, grad * polygamma(a + _k(1, a), x))[1]]
+
+
+@register_gradient("Betainc")
+def _betainc_grad(op, grad):
+    a, b, x = op.inputs  # the gradient flows to x only, as in TensorFlow
+    one = _k(1, x)
+    log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+    dx = _m.exp((b - one) * _m.log1p(_m.negative(x)) + (a - one) * _m.log(x) - log_beta)
+    gx = grad * dx
+    _, rx = broadcast_gradient_args(_a.shape(gx), _a.shape(x))
+    return [None, None, _a.reshape(reduce_sum(gx, rx), _a.shape(x))]
+
+
+def _where_x_zero(x, y, value):
+    """`value` broadcast to the shape of ``x * y``, 0 where ``x == 0``."""
+    zeros = _a.zeros_like(x) + _a.zeros_like(y)
+    return _a.where(_m.equal(x + zeros, zeros), zeros, value + zeros)
+
+
+@register_gradient("Xlogy")
+def _xlogy_grad(op, grad):
+    x, y = op.inputs
+    gx = _where_x_zero(x, y, _m.log(y))
+    gy = _where_x_zero(x, y, x / y)
+    return list(unbroadcast(op, grad * _c(gx), grad * _c(gy)))
+
+
+@register_gradient("Xlog1py")
+def _xlog1py_grad(op, grad):
+    x, y = op.inputs
+    gx = _where_x_zero(x, y, _m.log1p(y))
+    gy = _where_x_zero(x, y, x / (y + _k(1, y)))
+    return list(unbroadcast(op, grad * _c(gx), grad * _c(gy)))
+
+
+@register_gradient("Xdivy")
+def _xdivy_grad(op, grad):
+    x, y = op.inputs
+    gx = _where_x_zero(x, y, _m.reciprocal(y))
+    gy = _where_x_zero(x, y, _m.negative(x) / (y * y))
+    return list(unbroadcast(op, grad * _c(gx), grad * _c(gy)))

@@ -1,0 +1,127 @@
+"""`tf.train.SyncReplicasOptimizer`: in one process, and as ps + chief + worker processes
+where the global step advances once per aggregation of both workers' gradients."""
+
+import json
+import threading
+
+import numpy as np
+import pytest
+from conftest import free_port
+from test_cluster_processes import _start, _stop
+
+import flowgraph as tf
+
+
+def _reference(steps: int, seeds, lr: float = 0.1):
+    """Plain gradient descent on the mean of the workers' batch losses (NumPy)."""
+    from sync_task import batch
+
+    w, b = np.zeros((3, 1)), np.zeros(1)
+    for _ in range(steps):
+        gw, gb = np.zeros_like(w), np.zeros_like(b)
+        for seed in seeds:
+            x, y = (a.astype(np.float64) for a in batch(seed))
+            r = x @ w + b - y
+            gw += 2 * x.T @ r / len(x) / len(seeds)
+            gb += 2 * r.mean(0) / len(seeds)
+        w, b = w - lr * gw, b - lr * gb
+    return w.ravel(), b
+
+
+def _model(opt_replicas, total=None):
+    step = tf.train.get_or_create_global_step()
+    w = tf.Variable([1.0, -1.0], name="w")
+    x = tf.placeholder(tf.float32, [2])
+    loss = tf.reduce_sum(tf.square(w - x))
+    opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.25),
+                                         replicas_to_aggregate=opt_replicas,
+                                         total_num_replicas=total)
+    return step, w, x, opt, opt.minimize(loss, global_step=step)
+
+
+def test_apply_gradients_needs_a_global_step_and_the_hook_needs_apply_gradients():
+    with tf.Graph().as_default():
+        w = tf.Variable(1.0)
+        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1), 2)
+        assert isinstance(opt, tf.train.Optimizer)
+        with pytest.raises(ValueError, match="Global step is required"):
+            opt.apply_gradients([(tf.constant(1.0), w)])
+        hook = opt.make_session_run_hook(is_chief=True)
+        assert isinstance(hook, tf.train.SessionRunHook)
+        with pytest.raises(ValueError, match="apply_gradients should be called"):
+            hook.begin()
+
+
+def test_two_replicas_in_threads_average_their_gradients_once_per_global_step():
+    # Two "workers" share one local session: each step's update is the mean of the
+    # gradients at x = a and x = b, so w moves towards (a + b) / 2.
+    with tf.Graph().as_default():
+        step, w, x, opt, train = _model(2)
+        hook = opt.make_session_run_hook(is_chief=True, num_tokens=0)
+        hook.begin()
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            hook.after_create_session(sess, None)
+            feeds = [np.array([3.0, 1.0], np.float32), np.array([1.0, 3.0], np.float32)]
+            threads = [threading.Thread(
+                target=lambda f=f: [sess.run(train, {x: f}) for _ in range(5)])
+                for f in feeds]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=30)
+            assert not any(t.is_alive() for t in threads)
+            hook.end(sess)
+            value, global_step = sess.run([w, step])
+    expected = np.array([1.0, -1.0])
+    for _ in range(5):  # grad of the mean loss: 2 (w - 2); lr 0.25
+        expected = expected - 0.25 * 2 * (expected - 2.0)
+    assert global_step == 5
+    np.testing.assert_allclose(value, expected, rtol=1e-6)
+
+
+def test_a_stale_gradient_is_dropped():
+    with tf.Graph().as_default():
+        step, w, x, opt, train = _model(1)
+        init_tokens = opt.get_init_tokens_op(1)  # one step without waiting
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            sess.run([opt.local_step_init_op, init_tokens])
+            sess.run(train, {x: [0.0, 0.0]})  # fresh at step 0, takes the initial token
+            sess.run(opt._chief_take_op)      # the chief's aggregation: one gradient in,
+            sess.run(opt._chief_sync_op)      # applied: step 1
+            np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
+            # This worker's local step is still 0 (the initial token): its next gradient
+            # is stale and must not count towards the next aggregation.
+            thread = threading.Thread(target=sess.run, args=(train, {x: [9.0, 9.0]}))
+            thread.start()
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                sess.run(opt._chief_take_op, options=tf.RunOptions(timeout_in_ms=300))
+            np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
+            assert sess.run(step) == 1
+            sess.run(opt.get_init_tokens_op(1))  # release the waiting worker
+            thread.join(timeout=30)
+
+
+def test_chief_and_worker_processes_train_synchronously_like_one_process():
+    steps = 15
+    cluster = {"chief": [f"localhost:{free_port()}"], "worker": [f"localhost:{free_port()}"],
+               "ps": [f"localhost:{free_port()}"]}
+    ps = _start(cluster, "ps", script="sync_task.py", steps=steps)
+    trainers = [_start(cluster, "chief", script="sync_task.py", steps=steps),
+                _start(cluster, "worker", script="sync_task.py", steps=steps)]
+    try:
+        results = []
+        for proc in trainers:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err[-3000:]
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for proc in [*trainers, ps]:
+            _stop(proc)
+    w, b = _reference(steps, [0, 100])
+    for result in results:
+        assert result["global_step"] == steps, result  # one step per aggregation
+        assert result["my_steps"] == steps, result     # each worker: one gradient a step
+        np.testing.assert_allclose(result["w"], w, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(result["b"], b, rtol=1e-4, atol=1e-5)
