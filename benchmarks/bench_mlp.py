@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench_mlp.py                  # all four workloads (about a minute)
     python benchmarks/bench_mlp.py mlp_sgd_feed     # one of them
     python benchmarks/bench_mlp.py --blas-threads 1 mlp_adam_feed   # BLAS on one thread
+    python benchmarks/bench_mlp.py --budget-mb 64 mlp_adam_feed     # under a memory budget
 
 The model is the classic MNIST-sized MLP: 784 -> 512 -> 512 -> 10, ReLU, softmax
 cross-entropy, batch 256, float32, written as a TF1 user writes it (`tf.layers.dense`,
@@ -28,6 +29,11 @@ Each line compares three things measured in this process, interleaved:
 ``ratio`` is flowgraph's time per step over the floor's; targets: SGD <= 1.25, Adam <= 1.35.
 ``steps_per_s`` holds the three figures as steps per second. Before timing, flowgraph
 and the NumPy step are run from the same weights on the same batches and must agree.
+
+``--budget-mb N`` runs flowgraph's session with ``ConfigProto(memory_budget_bytes=N MiB)``
+(docs/memory.md), for issue 13's check that a budget does not slow the step down; the
+lines keep their format and name, with the budget in ``notes``. Compare with a run
+without it on the same machine.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ BATCH = 256
 N_BATCHES = 4  # batches cycled through, so that no step reuses the previous one's input
 LR = {"sgd": 0.01, "adam": 1e-3}
 TARGETS = {"sgd": 1.25, "adam": 1.35}
+BUDGET_BYTES = 0  # flowgraph's memory budget (`--budget-mb`); 0: none, the default
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
 
 
@@ -80,8 +87,10 @@ class FlowgraphMLP:
             self.train_op = opt.minimize(self.loss)
             self.params = tf.trainable_variables()  # kernel, bias per layer
             init = tf.global_variables_initializer()
-        config = (tf.ConfigProto(inter_op_parallelism_threads=inter_op)
-                  if inter_op else None)
+        config = None
+        if inter_op or BUDGET_BYTES:
+            config = tf.ConfigProto(inter_op_parallelism_threads=inter_op or 0,
+                                    memory_budget_bytes=BUDGET_BYTES)
         self.sess = tf.Session(graph=self.graph, config=config)
         self.sess.run(init)
         self.fetches = [self.train_op, self.loss]
@@ -251,6 +260,9 @@ def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -
         f"{err:.1e})",
         f"best of {repeat} x {number} steps, interleaved",
     ]
+    if BUDGET_BYTES:
+        notes.append(f"flowgraph under a memory budget of {BUDGET_BYTES / 2**20:g} MiB "
+                     f"(ConfigProto.memory_budget_bytes)")
     return run.emit(
         f"mlp_{optimizer}_{'feed' if feed else 'ingraph'}", "ms/step", fg_ms, floor_ms,
         f"ratio <= {target}", ratio <= target, notes, blas,
@@ -268,9 +280,14 @@ WORKLOADS = {
 
 
 def main(argv: list[str]) -> int:
+    global BUDGET_BYTES
     blas_threads = None
-    if argv[:1] == ["--blas-threads"] and len(argv) >= 2:  # a diagnostic for busy machines
-        blas_threads, argv = int(argv[1]), argv[2:]
+    while argv[:1] in (["--blas-threads"], ["--budget-mb"]) and len(argv) >= 2:
+        if argv[0] == "--blas-threads":  # a diagnostic for busy machines
+            blas_threads = int(argv[1])
+        else:
+            BUDGET_BYTES = int(float(argv[1]) * 2**20)
+        argv = argv[2:]
     names = argv or list(WORKLOADS)
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:

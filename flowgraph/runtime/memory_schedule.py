@@ -48,6 +48,17 @@ allows for that set (a two-pointer sweep), and ``m(k)`` is the smallest ``a`` wi
 *frontier* of that prefix, its nodes without a successor inside it (every other prefix
 node reaches one of them), minus those already implied by the node's predecessors.
 
+Transfers (the whitepaper's ASAP/ALAP for `_Recv`): `_recv_alap_order` moves each gated
+`_Recv` in `S` to just before its first successor, its as-late-as-possible place. Per
+device, `_asap_recvs` then takes the `_Recv` nodes (the first consumed first) whose
+value, counted from the step's start instead, keeps the sequential order's peak within
+the budget: those run as early as possible, ungated (their values count from position
+-1). Each other `_Recv` waits, by edges, for the other inputs of its first consumer on
+its device (`_gate_recv`), as well as for its window; the value it receives then lives
+only from just before its consumer runs. (In between, the value waits in the step's
+rendezvous, which no device's budget counts: the source device counts it until its
+`_Send` runs.)
+
 Invariants
 ----------
 * Every edge added goes forward in `S`, a topological order of the plan's data edges,
@@ -59,7 +70,8 @@ Invariants
   Such nodes are never gated, their values count as live for the whole step (loop
   values once per in-flight iteration, see above), and the values they read live to the
   end too. An edge source is thus never dead and never inside a while-loop frame.
-* Nodes whose output block is estimated at 0 bytes are not gated (they add nothing).
+* Nodes whose output block is estimated at 0 bytes are not gated (they add nothing),
+  nor are the `_Recv` nodes `_asap_recvs` chose (their values count from the start).
 * If ``K(a) >= a`` for every ``a`` (the budget holds the sequential order's peak), the
   live bytes that step statistics replay stay within the budget (less the pool's
   share, so live bytes plus the pool's stay within the budget). Otherwise the pass
@@ -322,7 +334,7 @@ def memory_schedule(table: NodeTable, fetch_slots: list[int], budget_spec, *,
     sizes, unknown = estimate_slot_bytes(table, feed_shapes, measured)
     preds = _predecessors(table)
     excluded = _control_flow_closure(table, preds)
-    order = _frugal_order(preds)
+    order = _recv_alap_order(table, _frugal_order(preds), preds, excluded)
     result = MemorySchedule(budgets, order, unknown_sizes=unknown)
     node_frame = frames.node_frame if frames is not None else [0] * len(nodes)
     stacks = _stacks(table, sizes, measured, node_frame, frames, result)
@@ -373,6 +385,7 @@ class _DevicePlan:
     pos: dict[int, int]
     values: list[_Value]
     sizes: list[int]  # per slot (shared by all devices)
+    recvs: dict[int, _Value] = field(default_factory=dict)  # gated `_Recv` -> its value
 
 
 def _device_plan(table: NodeTable, local: list[int], excluded: set[int], sizes: list[int],
@@ -391,7 +404,9 @@ def _device_plan(table: NodeTable, local: list[int], excluded: set[int], sizes: 
     allowance = min(budget // POOL_FRACTION, max(0, budget - own)) if pooled else 0
     if pooled:
         result.pool_allowance[device] = allowance
-    return _DevicePlan(device, budget - allowance, local, gated, pos, values, sizes)
+    recvs = {v.producer: v for v in values
+             if v.producer in pos and table.nodes[v.producer].op_type == "_Recv" and v.size}
+    return _DevicePlan(device, budget - allowance, local, gated, pos, values, sizes, recvs)
 
 
 def _bound_loops(plans: list[_DevicePlan], frames, result: MemorySchedule) -> None:
@@ -546,6 +561,7 @@ def _schedule_device(table: NodeTable, dp: _DevicePlan, preds: list[set[int]],
     """Gate the device's nodes (in `S` order) as the module docstring says."""
     nodes = table.nodes
     gated, pos, budget, device = dp.gated, dp.pos, dp.budget, dp.device
+    asap = _asap_recvs(dp)
     windows, seq_peak = _windows(dp.values, len(gated), budget)
     result.sequential_peak[device] = seq_peak
     if seq_peak > budget:
@@ -564,6 +580,11 @@ def _schedule_device(table: NodeTable, dp: _DevicePlan, preds: list[set[int]],
         while windows[a] < k:
             a += 1
         g = max((guaranteed[p] for p in local_preds[i]), default=0)
+        if i in asap:  # counted live from the step's start: it may run at once
+            guaranteed[i] = g
+            continue
+        if i in dp.recvs:  # ALAP: wait for the other inputs of its first consumer
+            g = max(g, _gate_recv(table, dp, i, preds, local_preds, guaranteed, result))
         if block[i] > 0 and a > g:
             while prefix < a:
                 j = gated[prefix]
@@ -576,6 +597,79 @@ def _schedule_device(table: NodeTable, dp: _DevicePlan, preds: list[set[int]],
                     local_preds[i].add(f)
             g = a
         guaranteed[i] = g
+
+
+def _recv_alap_order(table: NodeTable, order: list[int], preds: list[set[int]],
+                     excluded: set[int]) -> list[int]:
+    """`order` with each gated `_Recv` moved to just before its first successor (its
+    as-late-as-possible place); the order stays topological, since a `_Recv` waits for
+    nothing on its own device that comes after it."""
+    nodes = table.nodes
+    at = {i: k for k, i in enumerate(order)}
+    first: dict[int, int] = {}  # node -> its earliest successor in `order`
+    for i, ps in enumerate(preds):
+        for p in ps:
+            if nodes[p].op_type == "_Recv" and (p not in first or at[i] < at[first[p]]):
+                first[p] = i
+    moved: dict[int, list[int]] = {}
+    for r, c in first.items():
+        if r not in excluded and nodes[c].op_type != "_Recv":
+            moved.setdefault(c, []).append(r)
+    if not moved:
+        return order
+    late = {r for rs in moved.values() for r in rs}
+    out: list[int] = []
+    for i in order:
+        if i in late:
+            continue
+        out.extend(sorted(moved.get(i, ()), key=at.__getitem__))
+        out.append(i)
+    return out
+
+
+def _asap_recvs(dp: _DevicePlan) -> set[int]:
+    """The `_Recv` nodes that may run as early as possible: those whose value, counted
+    from the step's start, still leaves the sequential order's peak within the budget
+    (taken greedily, the first consumed first). Their values' ``first`` becomes -1."""
+    if not dp.recvs:
+        return set()
+    end = len(dp.gated)
+    live = [0] * (end + 1)
+    delta = [0] * (end + 2)
+    for v in dp.values:
+        delta[max(v.first, 0)] += v.size
+        delta[min(v.last, end) + 1] -= v.size
+    cur = 0
+    for a in range(end + 1):
+        cur += delta[a]
+        live[a] = cur
+    out = set()
+    for r in sorted(dp.recvs, key=dp.pos.__getitem__):
+        v, k = dp.recvs[r], dp.pos[r]
+        if k and max(live[:k]) + v.size <= dp.budget:
+            for a in range(k):
+                live[a] += v.size
+            v.first = -1
+            out.add(r)
+    return out
+
+
+def _gate_recv(table: NodeTable, dp: _DevicePlan, r: int, preds: list[set[int]],
+               local_preds: dict[int, set[int]], guaranteed: dict[int, int],
+               result: MemorySchedule) -> int:
+    """Edges that hold `_Recv` `r` until the other inputs of its first consumer (on this
+    device, gated, before `r` in `S`) have been made; the prefix they guarantee."""
+    pos = dp.pos
+    consumer = next((i for i in dp.gated[pos[r] + 1:] if r in preds[i]), None)
+    g = 0
+    for c in () if consumer is None else (consumer,):
+        for p in sorted(preds[c], key=lambda q: pos.get(q, -1)):
+            if p in pos and pos[p] < pos[r] and p not in local_preds[r]:
+                result.edges.append((p, r))
+                local_preds[r].add(p)
+            if p in local_preds[r]:
+                g = max(g, guaranteed[p])
+    return g
 
 
 @dataclass

@@ -409,3 +409,84 @@ def test_estimator_trains_the_digits_model_to_the_same_accuracy_under_a_budget(t
     free = _digits_accuracy(tmp_path, 0)
     assert free >= 0.9
     assert _digits_accuracy(tmp_path, 100 * 1024) == free  # edges in the training plan
+
+
+def _late_transfers(budget):
+    """Eight 4 MiB values made early on CPU:1 and consumed on CPU:0 at the end of a chain:
+    (value, CPU:0's peak bytes, plan)."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [65536])
+        y = tf.reduce_sum(x[:16])
+        for _ in range(100):
+            y = tf.sin(y) + 1.0
+        with tf.device("/cpu:1"):
+            big = [tf.tile(x + float(i), [16]) for i in range(8)]
+        with tf.device("/cpu:0"):
+            total = tf.add_n([tf.reduce_sum(b * y) for b in big])
+        feed = {x: np.random.RandomState(0).rand(65536).astype(np.float32)}
+        with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+            md = tf.RunMetadata()
+            opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,
+                                 memory_budget_bytes=budget)
+            value = sess.run(total, feed, options=opts, run_metadata=md)
+            (cp,) = set(sess._plans.values())
+            peak = {d.device: d.peak_bytes for d in md.step_stats.dev_stats}[CPU0]
+            return value, peak, cp
+
+
+def test_recvs_wait_for_their_consumers_when_memory_is_tight():
+    free, free_peak, _ = _late_transfers(0)
+    assert free_peak >= 28 * MiB  # unbounded, every transfer arrives before the chain ends
+    value, peak, cp = _late_transfers(14 * MiB)
+    assert value == free and peak <= 14 * MiB
+    names = [n.name for n in cp.nodes]
+    gates: dict[str, set[str]] = {}
+    for a, b in cp.memory_schedule.edges:
+        if names[b].startswith("_recv_Tile"):
+            gates.setdefault(names[b], set()).add(names[a])
+    # ALAP: most transfers wait for the chain's end, the other input of their consumer;
+    # ASAP: the first one fits the budget from the start and is left ungated
+    alap = [r for r, srcs in gates.items() if "add_99" in srcs]
+    assert len(alap) >= 5
+    assert "_recv_Tile:0_on_/device:CPU:0" not in gates
+
+
+def test_recvs_run_as_early_as_possible_when_memory_is_plentiful():
+    free, _, _ = _late_transfers(0)
+    value, peak, cp = _late_transfers(64 * MiB)
+    names = [cp.nodes[b].name for _, b in cp.memory_schedule.edges]
+    assert value == free and peak <= 64 * MiB
+    assert not any(n.startswith("_recv_") for n in names)
+
+
+def _deep_mlp_losses(budget, steps=3):
+    """Losses of `steps` Adam steps of a 12-layer, 512-wide MLP at batch 256, and the last
+    step's live peak and pool bytes on CPU:0."""
+    with tf.Graph().as_default():
+        tf.set_random_seed(5)
+        x = tf.placeholder(tf.float32, [256, 512])
+        h = x
+        for _ in range(12):
+            h = tf.layers.dense(h, 512, activation=tf.nn.relu)
+        loss = tf.reduce_mean(tf.square(tf.layers.dense(h, 1)))
+        train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+        feed = {x: np.random.RandomState(0).rand(256, 512).astype(np.float32)}
+        with tf.Session(config=tf.ConfigProto(memory_budget_bytes=budget)) as sess:
+            sess.run(tf.global_variables_initializer())
+            out = [sess.run([train, loss], feed)[1] for _ in range(steps - 1)]
+            md = tf.RunMetadata()
+            opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+            out.append(sess.run([train, loss], feed, options=opts, run_metadata=md)[1])
+            (dev,) = md.step_stats.dev_stats
+            return out, dev.peak_bytes, dev.pool_bytes
+
+
+def test_deep_mlp_activations_stay_within_the_budget():
+    free, free_peak, free_pool = _deep_mlp_losses(0)
+    # the backward pass needs every layer's activations (about 19 MiB); unbounded, the
+    # buffer pool keeps another 12 MiB on top
+    budget = 22 * MiB
+    assert free_peak + free_pool > budget
+    bounded, peak, pool = _deep_mlp_losses(budget)
+    assert peak + pool <= budget
+    assert bounded == free
