@@ -233,3 +233,9 @@ from flowgraph.ops.math_special import (  # noqa: E402
 )
 from flowgraph.ops.segment_ops import *  # noqa: E402
 from flowgraph.ops.state_count_ops import count_up_to  # noqa: E402
+
+# Sorting/broadcasting, templates, named gradients and tf.test (issue 15).
+_LAZY_MODULES["test"] = "flowgraph.test_case"
+from flowgraph.framework.gradient_override import RegisterGradient  # noqa: E402
+from flowgraph.ops.sort_ops import argsort, broadcast_to, meshgrid, sort  # noqa: E402
+from flowgraph.ops.template import make_template  # noqa: E402

@@ -388,6 +388,16 @@ class Graph:
             state.colocation_stack = saved_colocation
             state.device_stack = saved_devices
 
+    def gradient_override_map(self, op_type_map: dict):
+        """Ops of the mapped types created inside use the ``tf.RegisterGradient`` names.
+
+        Example: ``with g.gradient_override_map({"PyFunc": "MySquareGrad"}): ...``;
+        see flowgraph/framework/gradient_override.py.
+        """
+        from flowgraph.framework.gradient_override import override_gradients
+
+        return override_gradients(self, op_type_map)
+
     # -- ops --------------------------------------------------------------------------
     def create_op(
         self,

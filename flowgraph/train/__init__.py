@@ -33,4 +33,5 @@ from flowgraph.train.training_util import *
 # Built from tf.train's base classes: flowgraph.distributed sits below flowgraph.train.
 SyncReplicasOptimizer = sync_replicas_optimizer_class(_Optimizer, _SessionRunHook)
 from flowgraph.train.input_producers import *  # noqa: E402
+from flowgraph.train.moving_averages import ExponentialMovingAverage  # noqa: E402
 from flowgraph.train.supervisor import Supervisor  # noqa: E402

@@ -1,8 +1,9 @@
-"""Short classic TF1 snippets that need an API flowgraph does not have yet.
+"""Short classic TF1 snippets that needed an API flowgraph lacked (issue 15).
 
-Each test is a strict xfail conditioned on the missing name: it documents the gap (and
-the expected outcome, checked under TensorFlow 2.15's tf.compat.v1 with the tf-oracle)
-and turns red the day the API lands, so the marker gets removed and the test kept.
+A gap is a strict xfail conditioned on the missing name: it documents the gap (and the
+expected outcome, checked under TensorFlow 2.15's tf.compat.v1 with the tf-oracle) and
+turns red the day the API lands, so the marker gets removed and the test kept. The
+plain tests below are gaps that have been closed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ def _missing(*paths: str):
                              reason=f"missing: {', '.join('tf.' + p for p in absent)}")
 
 
-@_missing("nn.dropout")
 def test_nn_dropout_keep_prob():
     # TF 2.15: kept fraction ~0.5, kept values scaled by 1/keep_prob
     x = tf.ones([200, 50])
@@ -44,7 +44,6 @@ def test_nn_dropout_keep_prob():
     np.testing.assert_array_equal(full, 1.0)
 
 
-@_missing("nn.rnn_cell.BasicLSTMCell", "nn.dynamic_rnn")
 def test_dynamic_rnn_lstm():
     # TF 2.15: outputs (4, 7, 16), state.h equals the last output
     inputs = tf.placeholder(tf.float32, [None, 7, 3])
@@ -57,7 +56,6 @@ def test_dynamic_rnn_lstm():
     np.testing.assert_allclose(out[:, -1], h)
 
 
-@_missing("TensorArray")
 def test_tensor_array_in_while_loop():
     # TF 2.15: [0, 1, 4, 9, 16]
     n = 5
@@ -71,7 +69,6 @@ def test_tensor_array_in_while_loop():
         assert sess.run(ta.stack()).tolist() == [0, 1, 4, 9, 16]
 
 
-@_missing("map_fn")
 def test_map_fn():
     # TF 2.15: [[1, 2], [3, 4]] -> [3, 7]
     x = tf.constant([[1, 2], [3, 4]])
@@ -95,7 +92,6 @@ def test_restore_without_model_code(tmp_path):
         assert sess.run("y:0", {"x:0": 2.0}) == 7.0
 
 
-@_missing("train.ExponentialMovingAverage")
 def test_exponential_moving_average():
     # TF 2.15: shadow 0.9 * 0 + 0.1 * 10 = 1.0
     v = tf.Variable(0.0)
@@ -108,7 +104,6 @@ def test_exponential_moving_average():
         assert abs(sess.run(ema.average(v)) - 1.0) < 1e-6
 
 
-@_missing("python_io.TFRecordWriter", "train.Example", "data.TFRecordDataset")
 def test_tfrecord_round_trip(tmp_path):
     # TF 2.15: [(1, b'a'), (2, b'b')]
     path = os.path.join(str(tmp_path), "data.tfrecord")
@@ -126,7 +121,6 @@ def test_tfrecord_round_trip(tmp_path):
     assert [(int(g["i"]), g["s"]) for g in got] == [(1, b"a"), (2, b"b")]
 
 
-@_missing("make_template")
 def test_make_template_shares_variables():
     # TF 2.15: one variable, both calls equal
     def scale(x):
@@ -141,7 +135,6 @@ def test_make_template_shares_variables():
         assert sess.run([a, b]) == [2.0, 2.0]
 
 
-@_missing("RegisterGradient")
 def test_py_func_with_registered_gradient():
     # TF 2.15: d/dx (x^2 via py_func) with a custom "square" gradient = 2x = [2, 4]
     @tf.RegisterGradient("CompatTestSquareGrad")
@@ -155,7 +148,6 @@ def test_py_func_with_registered_gradient():
         assert sess.run(tf.gradients(y, x)[0]).tolist() == [2.0, 4.0]
 
 
-@_missing("test.TestCase")
 def test_tf_test_case_style():
     # TF 2.15: the test case passes
     import unittest

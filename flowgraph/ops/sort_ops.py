@@ -1,0 +1,181 @@
+"""Sorting and broadcasting helpers composed from existing ops: `sort`, `argsort`,
+`broadcast_to` and `meshgrid` (issue 15).
+
+`sort`/`argsort` move the sorted axis last and call ``TopKV2`` with ``k`` = the axis
+length; an ascending sort ranks the negated values (bitwise-inverted for integers, so
+the most negative integer does not overflow). ``TopKV2`` keeps equal values in index
+order, so every sort here is stable. `broadcast_to` is a reshape to the target rank then
+a ``Tile``, so its gradient (the ``Tile`` gradient) sums over the broadcast dimensions.
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import (
+    constant_value,
+    constant_value_as_shape,
+    convert_to_tensor,
+)
+from flowgraph.framework.graph import control_dependencies, name_scope
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.array_index_ops import where
+from flowgraph.ops.array_join_ops import concat, stack, tile
+from flowgraph.ops.array_shape_ops import fill, ones_like, reshape, transpose
+from flowgraph.ops.array_shape_ops import rank as _rank_of
+from flowgraph.ops.array_shape_ops import shape as _shape_of
+from flowgraph.ops.array_shape_ops import size as _size_of
+from flowgraph.ops.bitwise_ops import invert
+from flowgraph.ops.check_ops import Assert
+from flowgraph.ops.math_ops import cast, equal, logical_or, negative
+from flowgraph.ops.math_reduce import reduce_all
+from flowgraph.ops.nn_loss_ops import top_k
+
+__all__ = ["argsort", "broadcast_to", "meshgrid", "sort"]
+
+_DIRECTIONS = ("ASCENDING", "DESCENDING")
+
+
+def _sort_indices_and_values(values, axis, direction, what: str):
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"tf.{what}: direction must be one of {', '.join(_DIRECTIONS)}, "
+                         f"got {direction!r}")
+    x = convert_to_tensor(values, name="values")
+    axis_value = constant_value(convert_to_tensor(axis, name="axis"))
+    if axis_value is None or axis_value.ndim != 0:
+        raise ValueError(f"tf.{what}: axis must be a constant scalar int, got {axis!r}")
+    rank = x.shape.ndims
+    if rank is None:
+        raise ValueError(f"tf.{what}: the rank of values must be known, got shape "
+                         f"{x.shape}; set it with tf.reshape or Tensor.set_shape")
+    axis = int(axis_value)
+    if not -rank <= axis < rank:
+        raise ValueError(f"tf.{what}: axis {axis} is out of range for values of rank "
+                         f"{rank} (expected -{rank} <= axis < {rank})")
+    axis %= rank
+    perm = None
+    if axis != rank - 1:
+        perm = list(range(rank))
+        perm[axis], perm[-1] = rank - 1, axis
+        x = transpose(x, perm)
+    keyed = x
+    if direction == "ASCENDING":
+        keyed = invert(x) if x.dtype.is_integer else negative(x)
+    n = x.shape[-1].value
+    k = n if n is not None else _shape_of(x)[-1]
+    top_values, indices = top_k(keyed, k=k, sorted=True)
+    return x, top_values, indices, perm, direction
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """Sort `values` along `axis` (stable; NaN counts as the largest value).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.sort([3, 1, 2], direction="DESCENDING")).tolist()
+    [3, 2, 1]
+    """
+    with name_scope(name, "sort", [values]):
+        _, top_values, _, perm, direction = _sort_indices_and_values(
+            values, axis, direction, "sort")
+        if direction == "ASCENDING":
+            top_values = invert(top_values) if top_values.dtype.is_integer \
+                else negative(top_values)
+        return top_values if perm is None else transpose(top_values, perm)
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """The int32 indices that sort `values` along `axis`.
+
+    Equal values keep their original order whether or not `stable` is set (the
+    argument is accepted for TensorFlow's signature).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.argsort([3.0, 1.0, 2.0])).tolist()
+    [1, 2, 0]
+    """
+    del stable  # the TopKV2-based sort is always stable
+    with name_scope(name, "argsort", [values]):
+        _, _, indices, perm, _ = _sort_indices_and_values(values, axis, direction, "argsort")
+        return indices if perm is None else transpose(indices, perm)
+
+
+def _static_broadcast(x_shape: TensorShape, target: TensorShape) -> None:
+    if x_shape.ndims is None or target.ndims is None:
+        return
+    if x_shape.ndims > target.ndims:
+        raise ValueError(f"tf.broadcast_to: input of shape {x_shape} has more dimensions "
+                         f"than the target shape {target}")
+    for got, want in zip(reversed(x_shape.dims), reversed(target.dims)):
+        g, w = got.value, want.value
+        if g is not None and w is not None and g not in (1, w):
+            raise ValueError(f"tf.broadcast_to: input of shape {x_shape} cannot be "
+                             f"broadcast to shape {target} (dimension {g} vs {w}); "
+                             f"each input dimension must be 1 or equal the target's")
+
+
+def broadcast_to(input, shape, name=None):
+    """Broadcast `input` to `shape` (NumPy rules); the gradient sums over broadcast dims.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.broadcast_to([1, 2], [2, 2])).tolist()
+    [[1, 2], [1, 2]]
+    """
+    with name_scope(name, "BroadcastTo", [input, shape]):
+        x = convert_to_tensor(input, name="input")
+        target = convert_to_tensor(shape, name="shape")
+        if not target.dtype.is_integer:
+            raise TypeError(f"tf.broadcast_to: shape must be int32 or int64, got "
+                            f"{target.dtype.name}")
+        target = target if target.dtype == _dtypes.int32 else cast(target, _dtypes.int32)
+        static_target = constant_value_as_shape(target)
+        _static_broadcast(x.shape, static_target)
+        x_dims = _shape_of(x)
+        pad = _size_of(target) - _rank_of(x)
+        x_dims = concat([fill(reshape(pad, [1]), 1), x_dims], 0)
+        ok = reduce_all(logical_or(equal(x_dims, 1), equal(x_dims, target)))
+        check = Assert(ok, ["tf.broadcast_to: input shape", _shape_of(x),
+                            "cannot be broadcast to", target])
+        with control_dependencies([check]):
+            x = reshape(x, x_dims)
+        multiples = where(equal(x_dims, 1), target, ones_like(target))
+        out = tile(x, multiples)
+        out.set_shape(static_target)
+        return out
+
+
+
+
+def meshgrid(*args, **kwargs):
+    """Coordinate grids from 1-D `args` (``indexing="xy"`` swaps the first two axes).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> X, Y = tf.Session().run(tf.meshgrid([1, 2, 3], [4, 5]))
+    >>> X.tolist(), Y.tolist()
+    ([[1, 2, 3], [1, 2, 3]], [[4, 4, 4], [5, 5, 5]])
+    """
+    indexing = kwargs.pop("indexing", "xy")
+    name = kwargs.pop("name", "meshgrid")
+    if kwargs:
+        key = next(iter(kwargs))
+        raise TypeError(f"'{key}' is an invalid keyword argument for this function")
+    if indexing not in ("xy", "ij"):
+        raise ValueError("tf.meshgrid: indexing parameter must be either 'xy' or 'ij', "
+                         f"got {indexing!r}")
+    with name_scope(name, "meshgrid", list(args)):
+        ndim = len(args)
+        flat = [reshape(convert_to_tensor(a), [-1]) for a in args]
+        lens = [_shape_of(f)[0] for f in flat]
+        patterns = [[1] * i + [-1] + [1] * (ndim - i - 1) for i in range(ndim)]
+        if indexing == "xy" and ndim > 1:
+            lens[0], lens[1] = lens[1], lens[0]
+            for p in patterns:
+                p[0], p[1] = p[1], p[0]
+        out_shape = stack(lens) if lens else [0]
+        return [broadcast_to(reshape(f, p), out_shape) for f, p in zip(flat, patterns)]

@@ -1,0 +1,178 @@
+"""`tf.test`: a `unittest.TestCase` for graph code, and `tf.test.main`.
+
+Each test starts on a fresh default graph with a fixed graph-level seed. Sessions come
+from `test_session`/`cached_session` (one session per graph, kept for the test and
+closed in tearDown) or `session` (a new one per block); each is the default session
+inside its block, so ``tensor.eval()`` and `evaluate` work there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import unittest
+
+import numpy as np
+
+from flowgraph.framework.graph import (
+    get_default_graph,
+    get_default_session,
+    reset_default_graph,
+    set_random_seed,
+)
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.ops.variables import Variable
+from flowgraph.runtime.session import Session
+
+__all__ = ["TestCase", "get_temp_dir", "main"]
+
+_SEED = 87654321
+_TEMP_DIR = None
+
+
+def main(argv=None):
+    """Run the tests of the calling ``__main__`` module (as ``unittest.main``)."""
+    return unittest.main(argv=argv)
+
+
+def get_temp_dir() -> str:
+    """A temporary directory for this process's tests."""
+    global _TEMP_DIR
+    if _TEMP_DIR is None:
+        _TEMP_DIR = tempfile.mkdtemp(prefix="flowgraph_test_")
+    return _TEMP_DIR
+
+
+def _as_array(value):
+    """`value` as an array, or None for a ragged nest (compared element by element)."""
+    try:
+        return np.asarray(value)
+    except ValueError:
+        return None
+
+
+class TestCase(unittest.TestCase):
+    """A `unittest.TestCase` with graph sessions and NumPy-aware assertions.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> class SquareTest(tf.test.TestCase):
+    ...     def testSquare(self):
+    ...         with self.cached_session():
+    ...             self.assertAllEqual(tf.square([2, 3]).eval(), [4, 9])
+    >>> import unittest, io
+    >>> suite = unittest.defaultTestLoader.loadTestsFromTestCase(SquareTest)
+    >>> unittest.TextTestRunner(stream=io.StringIO()).run(suite).wasSuccessful()
+    True
+    """
+
+    def setUp(self):
+        super().setUp()
+        reset_default_graph()
+        set_random_seed(_SEED)
+        np.random.seed(_SEED)
+        self._cached_sessions: dict = {}
+
+    def tearDown(self):
+        for sess in getattr(self, "_cached_sessions", {}).values():
+            sess.close()
+        self._cached_sessions = {}
+        super().tearDown()
+
+    def get_temp_dir(self) -> str:
+        """A temporary directory shared by this process's tests."""
+        return get_temp_dir()
+
+    # -- sessions ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def session(self, graph=None, config=None, use_gpu=False, force_gpu=False):
+        """A new session on `graph` (default: the default graph), default inside."""
+        del use_gpu, force_gpu  # device placement follows the graph's own device scopes
+        graph = graph if graph is not None else get_default_graph()
+        with Session(graph=graph, config=config) as sess, graph.as_default(), \
+                sess.as_default():
+            yield sess
+
+    @contextlib.contextmanager
+    def cached_session(self, graph=None, config=None, use_gpu=False, force_gpu=False):
+        """This test's session on `graph`, created on first use and reused afterwards."""
+        del use_gpu, force_gpu
+        graph = graph if graph is not None else get_default_graph()
+        if not hasattr(self, "_cached_sessions"):
+            self._cached_sessions = {}
+        sess = self._cached_sessions.get(graph)
+        if sess is None:
+            sess = self._cached_sessions[graph] = Session(graph=graph, config=config)
+        with graph.as_default(), sess.as_default():
+            yield sess
+
+    def test_session(self, graph=None, config=None, use_gpu=False, force_gpu=False):
+        """TF 1.x's older name of `cached_session`."""
+        if self.id().endswith(".test_session"):
+            # unittest collects this method as a test because of its name
+            self.skipTest("test_session is a session helper, not a test")
+        return self.cached_session(graph, config, use_gpu, force_gpu)
+
+    def evaluate(self, tensors):
+        """Run `tensors` (any nest of tensors) in the default or the cached session."""
+        sess = get_default_session()
+        if sess is not None:
+            return sess.run(tensors)
+        with self.cached_session() as sess:
+            return sess.run(tensors)
+
+    # -- assertions --------------------------------------------------------------------
+    def _value(self, a):
+        if isinstance(a, (Tensor, Operation, Variable)):
+            return self.evaluate(a)
+        return a
+
+    def assertAllClose(self, a, b, rtol=1e-6, atol=1e-6, msg=None):
+        """Assert that `a` and `b` (arrays, tensors, or nests of them) are elementwise close.
+
+        Shapes must match exactly (no broadcasting); dicts must have the same keys.
+        """
+        a, b = self._value(a), self._value(b)
+        if isinstance(a, dict) or isinstance(b, dict):
+            self.assertIsInstance(a, dict, msg)
+            self.assertIsInstance(b, dict, msg)
+            self.assertEqual(set(a), set(b), f"dict keys differ. {msg or ''}")
+            for key in a:
+                self.assertAllClose(a[key], b[key], rtol=rtol, atol=atol,
+                                    msg=f"key {key!r}. {msg or ''}")
+            return
+        a_arr, b_arr = _as_array(a), _as_array(b)
+        if a_arr is None or b_arr is None or a_arr.dtype == object or b_arr.dtype == object:
+            self.assertEqual(len(a), len(b), f"lengths differ. {msg or ''}")
+            for i, (x, y) in enumerate(zip(a, b)):
+                self.assertAllClose(x, y, rtol=rtol, atol=atol, msg=f"[{i}]. {msg or ''}")
+            return
+        self.assertEqual(a_arr.shape, b_arr.shape,
+                         f"Shape mismatch: expected {a_arr.shape}, got {b_arr.shape}. "
+                         f"{msg or ''}")
+        np.testing.assert_allclose(a_arr, b_arr, rtol=rtol, atol=atol, err_msg=msg or "",
+                                   equal_nan=True)
+
+    def assertAllEqual(self, a, b, msg=None):
+        """Assert that `a` and `b` have the same shape and the same elements."""
+        a_arr, b_arr = np.asarray(self._value(a)), np.asarray(self._value(b))
+        self.assertEqual(a_arr.shape, b_arr.shape,
+                         f"Shape mismatch: expected {a_arr.shape}, got {b_arr.shape}. "
+                         f"{msg or ''}")
+        np.testing.assert_array_equal(a_arr, b_arr, err_msg=msg or "")
+
+    def assertNear(self, f1, f2, err, msg=None):
+        """Assert that ``abs(f1 - f2) <= err``."""
+        self.assertTrue(abs(f1 - f2) <= err,
+                        f"{f1!r} != {f2!r} +/- {err!r}. {msg or ''}")
+
+    def assertArrayNear(self, farray1, farray2, err, msg=None):
+        """Assert that two float lists have the same length and are elementwise near."""
+        self.assertEqual(len(farray1), len(farray2), msg)
+        for f1, f2 in zip(farray1, farray2):
+            self.assertNear(float(f1), float(f2), err, msg)
+
+    def assertShapeEqual(self, np_array, tf_tensor, msg=None):
+        """Assert that a NumPy array's shape equals a tensor's static shape."""
+        self.assertEqual(list(np_array.shape), tf_tensor.get_shape().as_list(), msg)

@@ -1,0 +1,144 @@
+"""`tf.train.ExponentialMovingAverage`: shadow copies that trail variables.
+
+``apply(var_list)`` creates, for each variable ``v``, a non-trainable shadow variable
+``<v's op name>/<name>`` (default ``v/ExponentialMovingAverage``) initialized to ``v``'s
+initial value (a tensor gets a zero-initialized shadow), and returns one op that moves
+every shadow towards its value: ``shadow -= (1 - decay) * (shadow - value)``. With
+``num_updates`` the decay used is ``min(decay, (1 + num_updates) / (10 + num_updates))``,
+so early averages follow the values closely.
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import (
+    GraphKeys,
+    add_to_collection,
+    colocate_with,
+    name_scope,
+)
+from flowgraph.ops.array_shape_ops import zeros
+from flowgraph.ops.control_flow_ops import group
+from flowgraph.ops.math_ops import cast, minimum
+from flowgraph.ops.state_ops import assign_sub
+from flowgraph.ops.variables import (
+    Variable,
+    global_variables,
+    moving_average_variables,
+    trainable_variables,
+)
+from flowgraph.train.slot_creator import create_slot
+
+__all__ = ["ExponentialMovingAverage"]
+
+_FLOATS = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
+
+
+class ExponentialMovingAverage:
+    """Keep exponential moving averages of variables (or tensors) in shadow variables.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v = tf.Variable(0.0, name="v")
+    >>> ema = tf.train.ExponentialMovingAverage(decay=0.9)
+    >>> with tf.control_dependencies([tf.assign(v, 10.0)]):
+    ...     update = ema.apply([v])
+    >>> ema.average(v).op.name
+    'v/ExponentialMovingAverage'
+    >>> sess = tf.Session()
+    >>> sess.run(tf.global_variables_initializer())
+    >>> _ = sess.run(update)
+    >>> round(float(sess.run(ema.average(v))), 4)
+    1.0
+    """
+
+    def __init__(self, decay, num_updates=None, zero_debias=False,
+                 name="ExponentialMovingAverage"):
+        self._decay = decay
+        self._num_updates = num_updates
+        self._zero_debias = zero_debias
+        self._name = name
+        self._averages: dict = {}
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _key(self, var):
+        return var._ref() if isinstance(var, Variable) else var
+
+    def apply(self, var_list=None):
+        """Create the shadow variables of `var_list` and return the op updating them.
+
+        `var_list` defaults to ``tf.trainable_variables()``; each entry must be a float
+        Variable or Tensor; one seen before keeps its shadow variable.
+        """
+        if var_list is None:
+            var_list = trainable_variables()
+        var_list = list(var_list)
+        for var in var_list:
+            if var.dtype.base_dtype not in _FLOATS:
+                raise TypeError(f"ExponentialMovingAverage.apply: the variables must be "
+                                f"half, float, or double, but {var.name} is "
+                                f"{var.dtype.base_dtype.name}")
+            if self._key(var) in self._averages:
+                continue  # as in TF 2.15: a second apply reuses the shadow variable
+            if isinstance(var, Variable):
+                avg = create_slot(var, var.initialized_value(), self._name)
+                add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
+            else:
+                if self._zero_debias:
+                    raise NotImplementedError(
+                        "ExponentialMovingAverage.apply: zero_debias=True for tensors is "
+                        "not supported yet; pass zero_debias=False")
+                with colocate_with(var):
+                    avg = create_slot(var, zeros(var.shape, var.dtype.base_dtype),
+                                      self._name)
+            self._averages[self._key(var)] = avg
+        with name_scope(self._name) as scope:
+            decay = convert_to_tensor(self._decay, name="decay")
+            if self._num_updates is not None:
+                n = cast(self._num_updates, _dtypes.float32)
+                decay = minimum(decay, (1.0 + n) / (10.0 + n))
+            updates = [self._update(var, decay) for var in var_list]
+            return group(*updates, name=scope)
+
+    def _update(self, var, decay):
+        avg = self._averages[self._key(var)]
+        # read here, so that control dependencies around apply() order the read
+        value = var.read_value() if isinstance(var, Variable) else var
+        one_minus = 1.0 - cast(decay, avg.dtype.base_dtype)
+        with colocate_with(avg.op):
+            return assign_sub(avg, (avg.value() - value) * one_minus)
+
+    def average(self, var):
+        """The shadow variable of `var`, or None if `apply` has not seen it."""
+        return self._averages.get(self._key(var))
+
+    def average_name(self, var) -> str:
+        """The name of `var`'s shadow variable (its checkpoint key), ``<op name>/<name>``.
+
+        Works before `apply`, e.g. to build a `Saver` that restores averages.
+        """
+        if self._key(var) in self._averages:
+            return self._averages[self._key(var)].op.name
+        return f"{var.op.name}/{self._name}"
+
+    def variables_to_restore(self, moving_avg_variables=None) -> dict:
+        """A `Saver` var_list that loads each variable from its moving average.
+
+        Maps ``average_name(v)`` to ``v`` for `moving_avg_variables` (default: the
+        trainable and moving-average variables) and every other global variable's own
+        name to itself.
+        """
+        if moving_avg_variables is None:
+            moving_avg_variables = trainable_variables() + moving_average_variables()
+        averaged = {self._key(v): v for v in moving_avg_variables}
+        names = {self.average_name(v): v for v in averaged.values()}
+        for v in global_variables():
+            if self._key(v) not in averaged and v.op.name not in names:
+                names[v.op.name] = v
+        return names
+
