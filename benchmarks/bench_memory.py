@@ -28,11 +28,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import rss
 
 import flowgraph as tf
 
@@ -66,26 +72,6 @@ def branches64(scale: float):
 GRAPHS = {"late_consumer": late_consumer, "branches64": branches64}
 
 
-def _status_kb(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _reset_hwm() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def measure(name: str, scale: float, repeat: int) -> None:
     with tf.Graph().as_default():
         fetch, feed, temp, budgets = GRAPHS[name](scale)
@@ -97,14 +83,14 @@ def measure(name: str, scale: float, repeat: int) -> None:
                 value = sess.run(fetch, feed, options=opts)  # compile, warm up
                 if reference is None:
                     reference = value
-                rss0 = _status_kb("VmRSS") or 0
-                reset = _reset_hwm()
+                rss0 = rss.status_kb("VmRSS") or 0
+                reset = rss.reset_peak_rss()
                 times = []
                 for _ in range(repeat):
                     t0 = time.perf_counter()
                     sess.run(fetch, feed, options=opts)
                     times.append(time.perf_counter() - t0)
-                hwm = _status_kb("VmHWM") if reset else \
+                hwm = rss.status_kb("VmHWM") if reset else \
                     resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                 md = tf.RunMetadata()
                 traced = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE,

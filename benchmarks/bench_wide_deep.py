@@ -52,6 +52,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import rss
 from run import blas_info, emit
 
 CROSS_BUCKETS = 1_000_000
@@ -108,27 +109,6 @@ def feature_columns():
 
 
 # -- memory -------------------------------------------------------------------------------
-def _status_kb(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak_rss() -> bool:
-    """Reset VmHWM to the current RSS (Linux >= 4.0); False if that is not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def _maxrss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
@@ -149,14 +129,14 @@ class _StepTimes:
                 self._last = None
 
             def after_create_session(self, session, coord):
-                self.created_rss = _status_kb("VmRSS")
+                self.created_rss = rss.status_kb("VmRSS")
                 self._last = time.perf_counter()
 
             def after_run(self, run_context, run_values):
                 now = time.perf_counter()
                 self.flowgraph.append(now - self._last)
                 if len(self.flowgraph) % 100 == 0:
-                    self.rss.append(_status_kb("VmRSS"))
+                    self.rss.append(rss.status_kb("VmRSS"))
                 if reference is not None:
                     reference(len(self.flowgraph) - 1)
                     after = time.perf_counter()
@@ -185,8 +165,8 @@ def train_flowgraph(features, labels, batch, model_dir, reference=None, profile=
                          session_config=ConfigProto(intra_op_parallelism_threads=intra_op)))
     hook = _StepTimes(reference)
     input_fn = numpy_input_fn(features, labels, batch_size=batch, num_epochs=1, shuffle=False)
-    rss0 = _status_kb("VmRSS")
-    reset = _reset_peak_rss()
+    rss0 = rss.status_kb("VmRSS")
+    reset = rss.reset_peak_rss()
     maxrss0 = _maxrss_kb()
     t0 = time.perf_counter()
     if profile:
@@ -196,7 +176,7 @@ def train_flowgraph(features, labels, batch, model_dir, reference=None, profile=
     else:
         est.train(input_fn, hooks=[hook])
     total = time.perf_counter() - t0 - sum(hook.reference)
-    peak = _status_kb("VmHWM") if reset else None
+    peak = rss.status_kb("VmHWM") if reset else None
     return est, hook, {"rss0_kb": rss0, "peak_kb": peak, "maxrss0_kb": maxrss0,
                        "maxrss1_kb": _maxrss_kb(), "total_s": total}
 

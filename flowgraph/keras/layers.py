@@ -689,19 +689,30 @@ class Conv2D(Layer):
     def _fmt(self) -> str:
         return "NHWC" if self.data_format == "channels_last" else "NCHW"
 
-    def build(self, input_shape) -> None:
+    def _input_channels(self, input_shape) -> int:
+        """The input's channel count, after checking it is 4-D (ValueError otherwise)."""
         shape = _check_ndim(self, input_shape, ndim=4)
         channels = shape[-1 if self.data_format == "channels_last" else 1].value
         if channels is None:
             raise ValueError(f"The channel dimension of the inputs should be defined. Found "
                              f"`None` (layer {self.name}, input shape {shape}).")
-        self.kernel = self.add_weight("kernel", [*self.kernel_size, channels, self.filters],
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+        return channels
+
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return [*self.kernel_size, channels, self.filters]
+
+    def _add_bias(self) -> None:
         self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
                                     regularizer=self.bias_regularizer,
                                     constraint=self.bias_constraint) if self.use_bias else None
+
+    def build(self, input_shape) -> None:
+        self.kernel = self.add_weight("kernel",
+                                      self._kernel_shape(self._input_channels(input_shape)),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self._add_bias()
 
     def _spatial(self, pair) -> list[int]:
         return [1, *pair, 1] if self.data_format == "channels_last" else [1, 1, *pair]

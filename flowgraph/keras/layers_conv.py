@@ -14,7 +14,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.keras.layers import Conv2D, _check_ndim
+from flowgraph.keras.layers import Conv2D
 from flowgraph.layers.convolutional_extra import deconv_output_length
 from flowgraph.layers.core import normalize_tuple
 from flowgraph.ops import array_join_ops, array_shape_ops, nn_conv_ops, nn_ops
@@ -41,19 +41,8 @@ class Conv2DTranspose(Conv2D):
     def get_config(self) -> dict:
         return {**super().get_config(), "output_padding": self.output_padding}
 
-    def build(self, input_shape) -> None:
-        shape = _check_ndim(self, input_shape, ndim=4)
-        channels = shape[-1 if self.data_format == "channels_last" else 1].value
-        if channels is None:
-            raise ValueError(f"The channel dimension of the inputs should be defined. Found "
-                             f"`None` (layer {self.name}, input shape {shape}).")
-        self.kernel = self.add_weight("kernel", [*self.kernel_size, self.filters, channels],
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return [*self.kernel_size, self.filters, channels]
 
     def _length(self, n, i):
         pad = None if self.output_padding is None else self.output_padding[i]
@@ -112,11 +101,7 @@ class SeparableConv2D(Conv2D):
                 "pointwise_initializer": self.pointwise_initializer}
 
     def build(self, input_shape) -> None:
-        shape = _check_ndim(self, input_shape, ndim=4)
-        channels = shape[-1 if self.data_format == "channels_last" else 1].value
-        if channels is None:
-            raise ValueError(f"The channel dimension of the inputs should be defined. Found "
-                             f"`None` (layer {self.name}, input shape {shape}).")
+        channels = self._input_channels(input_shape)
         self.depthwise_kernel = self.add_weight(
             "depthwise_kernel", [*self.kernel_size, channels, self.depth_multiplier],
             initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
@@ -125,9 +110,7 @@ class SeparableConv2D(Conv2D):
             "pointwise_kernel", [1, 1, channels * self.depth_multiplier, self.filters],
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint)
-        self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
+        self._add_bias()
 
     def call(self, inputs):
         out = nn_conv_ops.separable_conv2d(

@@ -80,28 +80,44 @@ class _Conv(Layer):
     def _channel_axis(self) -> int:
         return 1 if self.data_format == "channels_first" else -1
 
-    def build(self, input_shape) -> None:
+    # The wording of the two input errors; subclasses keep TensorFlow's own wording.
+    _rank_error = ("Input 0 of layer {layer} is incompatible with the layer: expected "
+                   "ndim={want}, found ndim={found}. Full shape received: {shape}")
+    _channel_error = ("The channel dimension of the inputs should be defined. Found `None` "
+                      "(input shape {shape}, data_format {data_format}).")
+
+    def _input_channels(self, input_shape) -> int:
+        """The input's channel count, after checking its rank (ValueError otherwise)."""
         input_shape = TensorShape(input_shape)
         want = self.rank + 2
+        fields = {"layer": self._base_name, "name": type(self).__name__, "want": want,
+                  "found": input_shape.ndims, "shape": input_shape,
+                  "data_format": self.data_format}
         if input_shape.ndims != want:
-            raise ValueError(f"Input 0 of layer {self._base_name} is incompatible with the "
-                             f"layer: expected ndim={want}, found ndim={input_shape.ndims}. "
-                             f"Full shape received: {input_shape}")
+            raise ValueError(self._rank_error.format(**fields))
         channels = input_shape[self._channel_axis()].value
         if channels is None:
-            raise ValueError(f"The channel dimension of the inputs should be defined. Found "
-                             f"`None` (input shape {input_shape}, data_format "
-                             f"{self.data_format}).")
-        self.kernel = self.add_weight("kernel", [*self.kernel_size, channels, self.filters],
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+            raise ValueError(self._channel_error.format(**fields))
+        return channels
+
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return [*self.kernel_size, channels, self.filters]
+
+    def _add_bias(self) -> None:
         self.bias = None
         if self.use_bias:
             self.bias = self.add_weight("bias", [self.filters],
                                         initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+
+    def build(self, input_shape) -> None:
+        channels = self._input_channels(input_shape)
+        self.kernel = self.add_weight("kernel", self._kernel_shape(channels),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self._add_bias()
 
     def _convolve(self, inputs):
         fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"

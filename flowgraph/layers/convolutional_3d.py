@@ -20,7 +20,6 @@ Example
 
 from __future__ import annotations
 
-from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers.convolutional import _Conv, _Pooling
 from flowgraph.layers.convolutional_extra import SeparableConv2D, deconv_output_length
 from flowgraph.ops import array_join_ops, array_shape_ops, nn_conv3d_ops, nn_conv_ops
@@ -71,26 +70,10 @@ class Conv3DTranspose(Conv3D):
     """Transposed 3-D convolution layer; see `conv3d_transpose`. Each spatial size ``n``
     becomes ``n * stride`` ('same') or ``n * stride + max(k - stride, 0)`` ('valid')."""
 
-    def build(self, input_shape) -> None:
-        input_shape = TensorShape(input_shape)
-        if input_shape.ndims != 5:
-            raise ValueError(f"Inputs should have rank 5. Received input shape: "
-                             f"{input_shape}")
-        channels = input_shape[self._channel_axis()].value
-        if channels is None:
-            raise ValueError(f"The channel dimension of the inputs should be defined. Found "
-                             f"`None` (input shape {input_shape}).")
-        self.kernel = self.add_weight("kernel", [*self.kernel_size, self.filters, channels],
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters],
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
+    _rank_error = "Inputs should have rank {want}. Received input shape: {shape}"
 
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return [*self.kernel_size, self.filters, channels]
     def _convolve(self, inputs):
         last = self.data_format == "channels_last"
         axes = (1, 2, 3) if last else (2, 3, 4)
@@ -131,30 +114,6 @@ class SeparableConv1D(SeparableConv2D):
     """Depthwise-separable 1-D convolution layer; see `separable_conv1d`."""
 
     rank = 1
-
-    def build(self, input_shape) -> None:
-        input_shape = TensorShape(input_shape)
-        if input_shape.ndims != 3:
-            raise ValueError(f"Inputs to `SeparableConv1D` should have rank 3. Received "
-                             f"input shape: {input_shape}")
-        channels = input_shape[self._channel_axis()].value
-        if channels is None:
-            raise ValueError(f"The channel dimension of the inputs to `SeparableConv1D` "
-                             f"should be defined. Found `None` (input shape {input_shape}).")
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel", [self.kernel_size[0], channels, self.depth_multiplier],
-            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
-            constraint=self.depthwise_constraint)
-        self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel", [1, channels * self.depth_multiplier, self.filters],
-            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
-            constraint=self.pointwise_constraint)
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters],
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
 
     def _convolve(self, inputs):
         last = self.data_format == "channels_last"

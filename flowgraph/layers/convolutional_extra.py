@@ -83,27 +83,10 @@ class Conv2DTranspose(_Conv):
                                      f" must be smaller than strides {self.strides} in each "
                                      f"dimension")
 
-    def build(self, input_shape) -> None:
-        input_shape = TensorShape(input_shape)
-        if input_shape.ndims != 4:
-            raise ValueError(f"Inputs should have rank 4. Received input shape: "
-                             f"{input_shape}")
-        channels = input_shape[self._channel_axis()].value
-        if channels is None:
-            raise ValueError(f"The channel dimension of the inputs should be defined. Found "
-                             f"`None` (input shape {input_shape}, data_format "
-                             f"{self.data_format}).")
-        self.kernel = self.add_weight("kernel", [*self.kernel_size, self.filters, channels],
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters],
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
+    _rank_error = "Inputs should have rank {want}. Received input shape: {shape}"
 
+    def _kernel_shape(self, channels: int) -> list[int]:
+        return [*self.kernel_size, self.filters, channels]
     def _out_size(self, static, dynamic, i: int):
         pad = None if self.output_padding is None else self.output_padding[i]
         args = (self.kernel_size[i], self.padding, self.strides[i], pad,
@@ -165,30 +148,23 @@ class SeparableConv2D(_Conv):
         self.depthwise_constraint = depthwise_constraint
         self.pointwise_constraint = pointwise_constraint
 
+    _rank_error = ("Inputs to `{name}` should have rank {want}. Received input shape: "
+                   "{shape}")
+    _channel_error = ("The channel dimension of the inputs to `{name}` should be defined. "
+                      "Found `None` (input shape {shape}).")
+
     def build(self, input_shape) -> None:
-        input_shape = TensorShape(input_shape)
-        if input_shape.ndims != 4:
-            raise ValueError(f"Inputs to `SeparableConv2D` should have rank 4. Received "
-                             f"input shape: {input_shape}")
-        channels = input_shape[self._channel_axis()].value
-        if channels is None:
-            raise ValueError(f"The channel dimension of the inputs to `SeparableConv2D` "
-                             f"should be defined. Found `None` (input shape {input_shape}).")
+        channels = self._input_channels(input_shape)
+        ones = [1] * self.rank
         self.depthwise_kernel = self.add_weight(
             "depthwise_kernel", [*self.kernel_size, channels, self.depth_multiplier],
             initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
             constraint=self.depthwise_constraint)
         self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel", [1, 1, channels * self.depth_multiplier, self.filters],
+            "pointwise_kernel", [*ones, channels * self.depth_multiplier, self.filters],
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint)
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters],
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
-
+        self._add_bias()
     def _convolve(self, inputs):
         last = self.data_format == "channels_last"
         strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
