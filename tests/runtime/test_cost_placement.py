@@ -128,16 +128,17 @@ def test_profiles_are_measured_and_cached(tmp_path, monkeypatch):
 
 
 def test_a_traced_run_refines_host_estimates():
-    x = tf.placeholder(tf.float32, [64, 64], name="x")
+    x = tf.placeholder(tf.float32, [256, 256], name="x")
     y = tf.matmul(x, x, name="traced_mm")
     with tf.Session() as sess:
-        md = tf.RunMetadata()
-        sess.run(y, {x: np.ones((64, 64), np.float32)}, run_metadata=md,
-                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
         costs = sess._compile_env.costs
-    seen = {name for name, _ in costs.observed}
-    assert "traced_mm" in seen or any(n.all_end_rel_micros == 0 for d in md.step_stats.dev_stats
-                                      for n in d.node_stats if n.node_name == "traced_mm")
+        assert not costs.observed
+        md = tf.RunMetadata()
+        sess.run(y, {x: np.ones((256, 256), np.float32)}, run_metadata=md,
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+        cpu = next(d for d in sess._compile_env.devices if d.device_type == "CPU")
+        seen = costs.observed[("traced_mm", "/device:CPU:0")]
+        assert seen > 0 and costs.op_time(y.op, cpu) == seen
 
 
 def test_estimates_follow_shapes():
