@@ -24,10 +24,9 @@ load only ever slows a repeat down).
   ``tf.device('/gpu:0')`` (variables and updates on the device) vs the CPU backend; target
   on PoCL <= 1.5x the CPU backend's time, on a GPU >= 5x faster.
 * ``placement_mixed``: a big MatMul feeding a chain of scalar ops, placed by the cost
-  model vs all-CPU vs all-device; target: no slower than the better of the two. (On PoCL
-  the cost model leaves the CPU-type device out by rule: measured with it allowed, it
-  put Relu and Mean there, 32.6 ms against all-CPU's 22.3, because PoCL's threads and
-  OpenBLAS's share two cores, which the simulation does not model.)
+  model vs all-CPU vs all-device; target: no slower than the better of the two. On PoCL
+  the cost model leaves the CPU-type device out by default, so the line also reports
+  the model with it opted in (``cost_opted_in``).
 * ``mlp_forward_opencl``: ``sess.run`` of a 784-512-512-10 ReLU MLP's logits (batch 256, fed
   from NumPy) with the layers under ``tf.device('/gpu:0')`` vs the same graph on the CPU
   backend; ms per run, so ``ratio`` = OpenCL / CPU in time.
@@ -348,30 +347,37 @@ def _mixed_graph(mode: str):
     return tf.Session(graph=graph, config=config), x, s
 
 
+def _placed_types(sess, x, s, xs) -> dict:
+    md = tf.RunMetadata()
+    sess.run(s, {x: xs}, run_metadata=md,
+             options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+    return {d.device.rsplit("device:", 1)[-1]: sorted({
+        sess.graph.get_operation_by_name(n.node_name).type for n in d.node_stats
+        if not n.node_name.startswith("_")}) for d in md.step_stats.dev_stats}
+
+
 def bench_placement(rt, blas, number: int = 5, repeat: int = 7):
-    """On a CPU-type device (PoCL) the cost model leaves the device out by rule (it
-    shares the host's cores: see runtime/placement.py), so "cost" equals all-CPU there;
-    on a GPU it decides by cost."""
+    """On a CPU-type device (PoCL) the cost model leaves the device out by default (see
+    runtime/placement.py), so "cost" equals all-CPU there, and "cost_opted_in" is the
+    model with `OpenCLBackend.auto_place_cpu_devices` on; on a GPU both decide by cost."""
+    from flowgraph.backends.opencl import OpenCLBackend
+
     xs = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
     sessions = {}
     try:
-        for mode in ("cpu", "device", "cost"):
-            sess, x, s = _mixed_graph(mode)
+        for mode in ("cpu", "device", "cost", "cost_opted_in"):
+            OpenCLBackend.auto_place_cpu_devices = mode == "cost_opted_in"
+            sess, x, s = _mixed_graph(mode)  # devices are listed when the session starts
             sessions[mode] = (sess, x, s)
         values = {m: float(v[0].run(v[2], {v[1]: xs})) for m, v in sessions.items()}
         for m in values:
             if abs(values[m] - values["cpu"]) > 1e-3 * max(1.0, abs(values["cpu"])):
                 raise AssertionError(f"placement {m}: {values[m]} vs all-CPU {values['cpu']}")
-        md = tf.RunMetadata()
-        sess, x, s = sessions["cost"]
-        sess.run(s, {x: xs}, run_metadata=md,
-                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
-        placed = {d.device.rsplit("device:", 1)[-1]: sorted({
-            sess.graph.get_operation_by_name(n.node_name).type for n in d.node_stats
-            if not n.node_name.startswith("_")}) for d in md.step_stats.dev_stats}
+        placed = {m: _placed_types(*sessions[m], xs) for m in ("cost", "cost_opted_in")}
         t = best_times({m: on_host(lambda v=v: v[0].run(v[2], {v[1]: xs}), number)
                         for m, v in sessions.items()}, repeat, settle=SETTLE)
     finally:
+        OpenCLBackend.auto_place_cpu_devices = False
         for v in sessions.values():
             v[0].close()
     ms = {m: t[m] / number * 1e3 for m in t}
@@ -381,9 +387,11 @@ def bench_placement(rt, blas, number: int = 5, repeat: int = 7):
         "ratio <= 1.0 (the better of all-CPU and all-device)", ms["cost"] <= best * 1.05,
         _notes(rt, number, repeat,
                "x[1024,1024] @ W, relu, @ W, mean, then 40 scalar sin/mul/add ops: placed "
-               f"by the cost model ({placed}) vs all-CPU ({ms['cpu']:.3f} ms) and "
+               f"by the cost model ({placed['cost']}) vs all-CPU ({ms['cpu']:.3f} ms) and "
                f"all-device ({ms['device']:.3f} ms); ratio = cost / better of the two "
-               "(met within 5 %: the host's noise)", settle=SETTLE), blas,
+               "(met within 5 %: the host's noise); with CPU-type OpenCL devices opted in "
+               f"({placed['cost_opted_in']}): {ms['cost_opted_in']:.3f} ms",
+               settle=SETTLE), blas,
         ms={k: run._round(v) for k, v in ms.items()})
 
 
