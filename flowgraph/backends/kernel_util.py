@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from flowgraph.framework.errors import InvalidArgumentError
+from flowgraph.framework.resources import VariableState
 
 
 def reduction_axes(shape: tuple[int, ...], axes) -> tuple[int, ...]:
@@ -86,3 +89,27 @@ def broadcast_gradient_args(s0, s1) -> tuple[np.ndarray, np.ndarray]:
             r1.append(i)
     dt = np.asarray(s0).dtype
     return np.asarray(r0, dtype=dt), np.asarray(r1, dtype=dt)
+
+
+class VariableKernel:
+    """The ``VariableV2`` kernel of every backend: outputs the variable's storage handle
+    (`VariableState`, from the session's resource container); readers dereference it and
+    the backend's own kernels decide where its value lives."""
+
+    def __init__(self, ctx, *, container, shared_name):
+        name = shared_name or ctx.op.name
+        self.state = ctx.resources.lookup_or_create(container, name, VariableState)
+
+    def __call__(self):
+        return self.state
+
+
+def locked(states, use_locking: bool):
+    """A context holding the locks of variables `states` (in one order, so two updates
+    never deadlock) when `use_locking`, else nothing."""
+    if not use_locking:
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    for s in sorted(set(states), key=id):
+        stack.enter_context(s.lock)
+    return stack

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from flowgraph.backends import kernel_util
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
 from flowgraph.framework.resources import VariableState
 
-
-@cpu_kernel("VariableV2")
-class VariableKernel:
-    """Outputs the variable's storage handle; readers dereference it."""
-
-    def __init__(self, ctx, *, container, shared_name):
-        name = shared_name or ctx.op.name
-        self.state = ctx.resources.lookup_or_create(container, name, VariableState)
-
-    def __call__(self):
-        return self.state
+cpu_kernel("VariableV2")(kernel_util.VariableKernel)
 
 
 def _check_shape(ref: VariableState, value: np.ndarray, what: str) -> None:

@@ -22,10 +22,9 @@ array([0., 1.])
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
+from flowgraph.backends import kernel_util
 from flowgraph.backends.cpu import _training, cpu_kernel
 from flowgraph.framework import errors
 from flowgraph.framework.resources import VariableState
@@ -62,15 +61,6 @@ def _dense_grad(grad, var: np.ndarray, what: str) -> np.ndarray:
     if g.dtype != var.dtype or not g.flags.c_contiguous:
         g = np.ascontiguousarray(g, dtype=var.dtype)
     return g
-
-
-def _locked(states, use_locking: bool):
-    if not use_locking:
-        return contextlib.nullcontext()
-    stack = contextlib.ExitStack()
-    for s in sorted(set(states), key=id):
-        stack.enter_context(s.lock)
-    return stack
 
 
 # -- per rule: (Cython rule id, hyper(dtype, scalars, attrs) -> (6-tuple, flag)) ---------
@@ -124,7 +114,7 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
 
     def kernel(*inputs, use_locking=False, op=None, **attrs):
         refs = inputs[:num_refs]
-        with _locked(refs, use_locking):
+        with kernel_util.locked(refs, use_locking):
             var = _storage(refs[0], "var", op)
             dt = var.dtype
             if dt.type not in _FLOAT_TYPES:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flowgraph.backends import kernel_util
 from flowgraph.backends.opencl import backend, opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CAST_DTYPES,
@@ -49,16 +50,7 @@ def device_value(ref: VariableState, rt, op_name: str = ""):
     return value
 
 
-@opencl_kernel("VariableV2", dtypes=CAST_DTYPES)
-class VariableKernel:
-    """Outputs the variable's storage handle (its value lives on this device)."""
-
-    def __init__(self, ctx, *, container, shared_name):
-        name = shared_name or ctx.op.name
-        self.state = ctx.resources.lookup_or_create(container, name, VariableState)
-
-    def __call__(self):
-        return self.state
+opencl_kernel("VariableV2", dtypes=CAST_DTYPES)(kernel_util.VariableKernel)
 
 
 def _invalid(msg: str) -> errors.InvalidArgumentError:

@@ -29,10 +29,9 @@ Example
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
+from flowgraph.backends import kernel_util
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
@@ -199,15 +198,6 @@ def _invalid(msg: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, msg)
 
 
-def _locked(states, use_locking: bool):
-    if not use_locking:
-        return contextlib.nullcontext()
-    stack = contextlib.ExitStack()
-    for s in sorted(set(states), key=id):
-        stack.enter_context(s.lock)
-    return stack
-
-
 def _storage(state, rt, op_name: str):
     """The variable's device array, made plain (contiguous, offset 0) once if it is not."""
     value = device_value(state, rt, op_name)
@@ -255,7 +245,7 @@ def _make_kernel(op_type: str):
         values = iter(values)
         given = {k: next(values) for k in range(num_refs, len(inputs)) if k != idx_at}
         flag = int(bool({**defaults, **attrs}.get(flag_attr, False))) if flag_attr else 0
-        with _locked(refs, use_locking):
+        with kernel_util.locked(refs, use_locking):
             var = _storage(refs[0], rt, op_name)
             dt = var.dtype
             check_dtype(rt, dt, op_type)
