@@ -18,8 +18,10 @@ Example
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
+import time
 
 
 def cache_dir() -> str:
@@ -63,3 +65,18 @@ def store(filename: str, key: str, value) -> None:
             raise
     except OSError:
         pass
+
+
+def best_time(fn, number: int, sync, repeat: int = 3) -> float:
+    """Seconds per call of `fn`: one warm-up call, then the best of `repeat` batches of
+    `number` calls, each batch ended by `sync()` (a device's queue finish, or nothing)."""
+    fn()
+    sync()
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - start) / number)
+    return best

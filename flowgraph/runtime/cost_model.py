@@ -31,8 +31,8 @@ Example
 from __future__ import annotations
 
 import math
+import os
 import threading
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -71,8 +71,6 @@ _profiles_lock = threading.Lock()
 
 
 def _profile_key(device: Device) -> str:
-    import os
-
     return (f"v{PROFILE_VERSION}|{type(device.backend).__name__}|{device.device_type}|"
             f"{device.description}|{os.cpu_count()}")
 
@@ -108,19 +106,6 @@ def profile_of(device: Device) -> DeviceProfile:
     return p
 
 
-def _best(fn, number: int, sync, repeat: int = 3) -> float:
-    fn()
-    sync()
-    best = math.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - start) / number)
-    return best
-
-
 def measure(device: Device) -> DeviceProfile:
     """Measure `device` through its backend's own Add and MatMul kernels (see the module
     docstring). Rates are marginal: the difference in time between two sizes, so that
@@ -143,8 +128,8 @@ def measure(device: Device) -> DeviceProfile:
 
     def per_call(fn, *args) -> float:
         call = lambda: last.append(fn(*args))  # noqa: E731
-        once = _best(call, 1, sync, repeat=1)
-        return _best(call, max(1, min(50, int(0.005 / max(once, 1e-7)))), sync)
+        once = tuning_cache.best_time(call, 1, sync, repeat=1)
+        return tuning_cache.best_time(call, max(1, min(50, int(0.005 / max(once, 1e-7)))), sync)
 
     def on_device(shape):
         return backend.from_host(rng.standard_normal(shape, dtype=np.float32), device)
@@ -167,10 +152,11 @@ def measure(device: Device) -> DeviceProfile:
         return DeviceProfile(launch, gemm, bandwidth)
     host = rng.standard_normal(1 << 20, dtype=np.float32)
     one = np.ones(1, np.float32)
-    latency = _best(lambda: backend.to_host(backend.from_host(one, device), device), 20,
-                    lambda: None) / 2
-    round_trip = _best(lambda: backend.to_host(backend.from_host(host, device), device),
-                       3, lambda: None)
+    def round_trip_of(value):
+        return lambda: backend.to_host(backend.from_host(value, device), device)
+
+    latency = tuning_cache.best_time(round_trip_of(one), 20, lambda: None) / 2
+    round_trip = tuning_cache.best_time(round_trip_of(host), 3, lambda: None)
     copy_bandwidth = 2 * host.nbytes / max(round_trip - 2 * latency, 1e-9)
     return DeviceProfile(launch, gemm, bandwidth, latency, copy_bandwidth)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -277,13 +276,7 @@ def tune(rt, run_direct, repeats: int = 3) -> dict[str, str]:
         best, best_time = DEFAULT[klass], float("inf")
         for name, run in runs.items():
             try:
-                run()
-                rt.queue.finish()
-                start = time.perf_counter()
-                for _ in range(repeats):
-                    run()
-                rt.queue.finish()
-                elapsed = time.perf_counter() - start
+                elapsed = tuning_cache.best_time(run, repeats, rt.queue.finish, repeat=1)
             except Exception:  # a tile the device cannot build or run is not a candidate
                 continue
             if elapsed < best_time:
