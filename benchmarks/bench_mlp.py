@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench_mlp.py mlp_sgd_feed     # one of them
     python benchmarks/bench_mlp.py --blas-threads 1 mlp_adam_feed   # BLAS on one thread
     python benchmarks/bench_mlp.py --budget-mb 64 mlp_adam_feed     # under a memory budget
+    python benchmarks/bench_mlp.py --background-load 2 mlp_sgd_feed # 2 busy processes beside
 
 The model is the classic MNIST-sized MLP: 784 -> 512 -> 512 -> 10, ReLU, softmax
 cross-entropy, batch 256, float32, written as a TF1 user writes it (`tf.layers.dense`,
@@ -34,6 +35,11 @@ and the NumPy step are run from the same weights on the same batches and must ag
 (docs/memory.md), for issue 13's check that a budget does not slow the step down; the
 lines keep their format and name, with the budget in ``notes``. Compare with a run
 without it on the same machine.
+
+``--background-load N`` starts N processes that spin in a busy loop while the workloads
+run (stopped at the end), to see how the step degrades when other work competes for the
+cores (issue 17's target: at most 2x slower with one busy process per core). Every
+line's ``blas`` field names the OpenBLAS kernel set that ran (``kernels``).
 """
 
 from __future__ import annotations
@@ -43,10 +49,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import flowgraph as tf  # before NumPy: it picks OpenBLAS's kernel set
+
+# isort: split
+import subprocess
+
 import numpy as np
 import run  # benchmarks/run.py: emit, compare, blas_info
-
-import flowgraph as tf
 
 SIZES = (784, 512, 512, 10)
 BATCH = 256
@@ -54,6 +63,7 @@ N_BATCHES = 4  # batches cycled through, so that no step reuses the previous one
 LR = {"sgd": 0.01, "adam": 1e-3}
 TARGETS = {"sgd": 1.25, "adam": 1.35}
 BUDGET_BYTES = 0  # flowgraph's memory budget (`--budget-mb`); 0: none, the default
+BACKGROUND = 0  # busy processes running beside the benchmark (`--background-load`)
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
 
 
@@ -259,7 +269,11 @@ def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -
         f"flowgraph's weight updates match the NumPy step's over 3 steps (max rel. err "
         f"{err:.1e})",
         f"best of {repeat} x {number} steps, interleaved",
+        f"OpenBLAS kernels: {', '.join(blas.get('kernels') or ['unknown'])}",
     ]
+    if BACKGROUND:
+        notes.append(f"with {BACKGROUND} busy-loop processes running beside it on "
+                     f"{len(os.sched_getaffinity(0))} cores (--background-load)")
     if BUDGET_BYTES:
         notes.append(f"flowgraph under a memory budget of {BUDGET_BYTES / 2**20:g} MiB "
                      f"(ConfigProto.memory_budget_bytes)")
@@ -279,15 +293,33 @@ WORKLOADS = {
 }
 
 
+def busy_processes(n: int) -> list[subprocess.Popen]:
+    """`n` processes that each keep one core busy until killed."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
 def main(argv: list[str]) -> int:
-    global BUDGET_BYTES
+    global BUDGET_BYTES, BACKGROUND
     blas_threads = None
-    while argv[:1] in (["--blas-threads"], ["--budget-mb"]) and len(argv) >= 2:
+    options = (["--blas-threads"], ["--budget-mb"], ["--background-load"])
+    while argv[:1] in options and len(argv) >= 2:
         if argv[0] == "--blas-threads":  # a diagnostic for busy machines
             blas_threads = int(argv[1])
-        else:
+        elif argv[0] == "--budget-mb":
             BUDGET_BYTES = int(float(argv[1]) * 2**20)
+        else:
+            BACKGROUND = int(argv[1])
         argv = argv[2:]
+    load = busy_processes(BACKGROUND)
+    try:
+        return _run(argv, blas_threads)
+    finally:
+        for p in load:
+            p.kill()
+            p.wait()
+
+
+def _run(argv: list[str], blas_threads: int | None) -> int:
     names = argv or list(WORKLOADS)
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:

@@ -27,6 +27,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+# flowgraph before NumPy: it picks OpenBLAS's kernel set (flowgraph/framework/openblas_env.py)
+import flowgraph  # noqa: F401
+
+# isort: split
 import numpy as np
 import workloads
 
@@ -86,6 +90,9 @@ def blas_info() -> dict:
         "flowgraph": numpy_libs,
         "reference": numpy_libs,
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+        # the kernel set NumPy's OpenBLAS runs (SkylakeX: AVX-512; Haswell/Zen: AVX2)
+        "kernels": sorted({lib["architecture"] for lib in libs
+                           if lib["file"] in numpy_libs and lib["architecture"]}),
     }
 
 
@@ -211,6 +218,8 @@ SUITES = {
     "canned": "bench_canned.py",
     "wide_deep": "bench_wide_deep.py",
     "opencl": "bench_opencl.py",
+    "conv": "bench_conv.py",
+    "fusion_engines": "bench_fusion_engines.py",
 }
 
 
@@ -235,8 +244,6 @@ def main(argv: list[str]) -> int:
 
             blas = blas_info()
         return blas
-
-    import flowgraph  # noqa: F401  (so that threadpoolctl sees everything flowgraph loads)
 
     benches = {
         "import_time": lambda: bench_import_time(get_blas()),

@@ -14,6 +14,17 @@ Example
 [3. 6.]
 """
 
+# First, before anything imports NumPy: NumPy's OpenBLAS picks its CPU kernels when it
+# loads, and on some AVX-512 CPUs picks AVX2 ones (GEMMs ~1.7x slower) unless
+# OPENBLAS_CORETYPE names better ones. This sets it when unset and the CPU has AVX-512,
+# or warns once if NumPy was imported first (flowgraph/framework/openblas_env.py;
+# FLOWGRAPH_NO_CORETYPE=1 opts out).
+import os as _os
+
+from flowgraph.framework import openblas_env as _openblas_env
+
+_os.environ.update(_openblas_env.coretype_setting())
+
 from flowgraph import debugging, linalg, math, nn, random, sparse, strings
 from flowgraph import ops as _ops
 from flowgraph.backends import list_local_devices
@@ -113,6 +124,7 @@ from flowgraph.runtime.config import (
     GPUOptions,
     GraphOptions,
     OptimizerOptions,
+    RPCOptions,
     RunMetadata,
     RunOptions,
 )
@@ -239,3 +251,52 @@ _LAZY_MODULES["test"] = "flowgraph.test_case"
 from flowgraph.framework.gradient_override import RegisterGradient  # noqa: E402
 from flowgraph.ops.sort_ops import argsort, broadcast_to, meshgrid, sort  # noqa: E402
 from flowgraph.ops.template import make_template  # noqa: E402
+
+# Scatter updates, dense linear algebra, more array ops and build constants (issue 15).
+_LAZY_MODULES.update({
+    "audio": "flowgraph.ops.audio_ops",
+    "config": "flowgraph.backends.config_compat",
+    "manip": "flowgraph.ops.manip_namespace",
+    "nest": "flowgraph.framework.nest",
+    "quantization": "flowgraph.ops.quantization_namespace",
+    "sets": "flowgraph.ops.sets_namespace",
+    "queue": "flowgraph.ops.queue_namespace",
+    "resource_loader": "flowgraph.framework.resource_loader",
+    "signal": "flowgraph.math.signal",
+    "spectral": "flowgraph.math.signal",
+    "sysconfig": "flowgraph.framework.sysconfig",
+    "version": "flowgraph.framework.build_info",
+})
+from flowgraph.framework import dtypes  # noqa: E402
+from flowgraph.framework.build_info import *  # noqa: E402
+from flowgraph.framework.constant_op import register_tensor_conversion_function  # noqa: E402
+from flowgraph.framework.errors import OpError  # noqa: E402
+from flowgraph.framework.graph import get_seed  # noqa: E402
+from flowgraph.framework.tf_messages import LogMessage, NameAttrList  # noqa: E402
+from flowgraph.ops.array_compat_ops import *  # noqa: E402
+from flowgraph.ops.array_extra_ops import *  # noqa: E402
+from flowgraph.ops.check_compat_ops import *  # noqa: E402
+from flowgraph.ops.fake_quant_ops import *  # noqa: E402
+from flowgraph.ops.gradient_compat import *  # noqa: E402
+from flowgraph.ops.gradient_shortcuts import *  # noqa: E402
+from flowgraph.ops.image_ops import random_crop  # noqa: E402
+from flowgraph.ops.linalg_diag_ops import *  # noqa: E402
+from flowgraph.ops.linalg_ops import *  # noqa: E402
+from flowgraph.ops.misc_compat_ops import *  # noqa: E402
+from flowgraph.ops.module import Module  # noqa: E402
+from flowgraph.ops.nn_compat_ops import conv2d_backprop_filter_v2, conv2d_backprop_input_v2  # noqa: E402
+from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example  # noqa: E402
+from flowgraph.ops.reader_ops import *  # noqa: E402
+from flowgraph.ops.scatter_ops import *  # noqa: E402
+from flowgraph.ops.scope_compat import *  # noqa: E402
+from flowgraph.ops.set_ops import edit_distance  # noqa: E402
+from flowgraph.ops.sparse_extra_ops import *  # noqa: E402
+from flowgraph.ops.sparse_serialize_ops import *  # noqa: E402
+from flowgraph.ops.spectral_ops import *  # noqa: E402
+from flowgraph.ops.string_extra_ops import *  # noqa: E402
+from flowgraph.ops.string_legacy_hash_ops import *  # noqa: E402
+from flowgraph.ops.tensor_compat import *  # noqa: E402
+from flowgraph.ops.type_spec import *  # noqa: E402
+
+_LAZY_NAMES.update({"MetaGraphDef": "flowgraph.saved_model.tf_messages",
+                    "TensorInfo": "flowgraph.saved_model.tf_messages"})

@@ -10,6 +10,10 @@ version under EXPORT_BASE with TensorFlow Serving's REST API until interrupted.
 TensorFlow's tools of those names (`flowgraph.saved_model.saved_model_cli`,
 `flowgraph.train.inspect_checkpoint`); ``flowgraph --version`` prints the version.
 
+``flowgraph launch [--ray] --ps 1 --workers 2 -- python train.py`` starts a TF_CONFIG
+cluster of one program, on this machine (`flowgraph.distributed.launch`) or as Ray
+actors (`flowgraph.distributed.ray`).
+
 ``flowgraph ops [NAME]`` describes op type NAME (where it is declared, its shape
 function, gradient, kernels per backend with their dtypes, attributes and cost class;
 see `flowgraph.backends.op_info`), or lists every op type without NAME. An unknown NAME
@@ -87,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line with `argv` (default ``sys.argv[1:]``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["launch"]:  # flowgraph.distributed.launch: its own parser
-        from flowgraph.distributed.launch import main as launch
+        options = argv[1:argv.index("--")] if "--" in argv else argv[1:]
+        if "--ray" in options:  # the same arguments, run by flowgraph.distributed.ray
+            from flowgraph.distributed.ray import main as launch
+        else:
+            from flowgraph.distributed.launch import main as launch
 
         return launch(argv[1:])
     parser = _parser()

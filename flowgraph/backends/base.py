@@ -273,12 +273,44 @@ class Backend:
     def intra_op_limit(self, threads: int):
         """A context manager that runs this backend's kernels on at most `threads`
         threads while it is open (``ConfigProto.intra_op_parallelism_threads``), or None
-        when the backend has no such setting.
+        when the backend has no such setting. The session asks before every run, also
+        with 0 (no limit asked for), where a backend may return a limit of its own (the
+        CPU's while other processes keep the cores busy) or None: keep that call cheap.
 
         >>> Backend().intra_op_limit(1) is None
         True
         """
         return None
+
+    # -- fusion -----------------------------------------------------------------------
+    _fusion = None  # (fusible, fused_kernel) from `register_fusion`
+
+    def register_fusion(self, fusible: Callable, fused_kernel: Callable) -> None:
+        """Declare this backend's elementwise fusion (`flowgraph/runtime/fusion.py`):
+        ``fusible(op) -> bool`` and ``fused_kernel(ops, operands, n_inputs, fallback)``
+        (see `fused_kernel`). A kernel module calls it when it loads."""
+        self._fusion = (fusible, fused_kernel)
+
+    def fusible(self, op) -> bool:
+        """Whether `op` may join a fused elementwise group on this backend.
+
+        >>> Backend().fusible(None)
+        False
+        """
+        self.ensure_loaded()
+        return self._fusion is not None and self._fusion[0](op)
+
+    def fused_kernel(self, ops, operands, n_inputs: int, fallback):
+        """One kernel computing a group of fusible `ops` (topological order, the last
+        one's output is the result), or None (the group stays unfused).
+        ``operands[i][k]`` is ``("in", j)`` (the kernel's input j), ``("op", m)`` (the
+        output of ``ops[m]``) or ``("const", value)`` (a one-element constant of the
+        plan); `fallback(*inputs)` runs the ops one by one, and the kernel calls it for
+        inputs it cannot take, so that the failing op raises its own error."""
+        self.ensure_loaded()
+        if self._fusion is None:
+            return None
+        return self._fusion[1](ops, operands, n_inputs, fallback)
 
     # -- devices ----------------------------------------------------------------------
     def list_devices(self, count: int | None = None) -> list[Device]:

@@ -5,6 +5,6 @@
 helpers (`index_table_from_tensor`, ...).
 """
 
-from flowgraph.contrib import layers, lookup, rnn
+from flowgraph.contrib import feature_column, layers, lookup, rnn
 
-__all__ = ["layers", "lookup", "rnn"]
+__all__ = ["feature_column", "layers", "lookup", "rnn"]

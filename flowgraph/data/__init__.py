@@ -17,7 +17,9 @@ from flowgraph.data import dataset_ops_prefetch as _prefetch
 from flowgraph.data import dataset_ops_sources as _sources
 from flowgraph.data import dataset_ops_transform as _transform
 from flowgraph.data import iterator as _iterator
+from flowgraph.data import options as _options
 from flowgraph.data.dataset import AUTOTUNE, Dataset
+from flowgraph.data.dataset_ops_fixed_length import FixedLengthRecordDataset
 from flowgraph.data.dataset_ops_sources import TextLineDataset
 from flowgraph.data.dataset_ops_tfrecord import TFRecordDataset
 from flowgraph.data.iterator import (
@@ -28,8 +30,18 @@ from flowgraph.data.iterator import (
     make_initializable_iterator,
     make_one_shot_iterator,
 )
+from flowgraph.data.options import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    NumpyIterator,
+    Options,
+    ThreadingOptions,
+)
 
 # Dataset's methods build nodes and iterators from these modules, which import it.
 _dataset._install_nodes(_sources, _transform, _prefetch, _iterator)
+
+Dataset.with_options = _options.with_options
+Dataset.options = _options.options
 
 DatasetV1 = Dataset

@@ -18,6 +18,9 @@ How it ends:
   task left, the ps tasks included (they serve forever), is stopped; exit 0;
 * Ctrl-C stops every task.
 
+With ``--ray`` the same cluster runs as Ray actors on a Ray cluster's nodes, with
+resources per role and restarts of failed tasks (`flowgraph.distributed.ray`).
+
 Stopping is SIGTERM, then SIGKILL after 5 s.
 
 Example
@@ -40,7 +43,7 @@ import sys
 import threading
 import time
 
-__all__ = ["add_parser", "free_port", "layout", "main", "run_cluster"]
+__all__ = ["add_parser", "free_port", "layout", "main", "program", "run_cluster"]
 
 _STOP_GRACE_S = 5.0
 _POLL_S = 0.05
@@ -187,19 +190,45 @@ def add_parser(subparsers=None) -> argparse.ArgumentParser:
                         help="trainers, the first being the chief (default 1)")
     parser.add_argument("--evaluator", action="store_true", help="add an evaluator task")
     parser.add_argument("--host", default="localhost",
-                        help="the address every task listens on (default localhost)")
+                        help="the address every task listens on (default localhost; with "
+                             "--ray each task's node address instead)")
     parser.add_argument("--grace", type=float, default=30.0,
                         help="seconds the others get to finish after the chief (default 30)")
+    ray = parser.add_argument_group(
+        "Ray", "run the tasks as actors on a Ray cluster (flowgraph.distributed.ray)")
+    ray.add_argument("--ray", action="store_true",
+                     help="start the tasks as Ray actors instead of local processes")
+    ray.add_argument("--ray-address", default=None,
+                     help="the Ray cluster, e.g. auto or ray://head:10001 (default: "
+                          "start a local one)")
+    ray.add_argument("--ray-resources", action="append", default=[],
+                     metavar="ROLE:KEY=N[,KEY=N]",
+                     help="Ray resources of a role (chief, worker, workers, ps, "
+                          "evaluator), e.g. ps:num_cpus=2 or workers:num_gpus=1; "
+                          "default num_cpus=1 each")
+    ray.add_argument("--max-restarts", type=int, default=2,
+                     help="restarts per task after a failure (Ray's max_restarts; "
+                          "default 2)")
+    ray.add_argument("--progress", type=float, default=30.0,
+                     help="seconds between progress lines (default 30; 0 for none)")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="-- then the program and its arguments")
     return parser
 
 
+def program(args) -> list[str]:
+    """The command after ``--`` in parsed `add_parser` arguments."""
+    return args.command[1:] if args.command[:1] == ["--"] else args.command
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``flowgraph launch ARGS``; returns the exit code."""
+    """``flowgraph launch ARGS`` without ``--ray``; returns the exit code."""
     parser = add_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    command = program(args)
+    if args.ray:  # flowgraph.distributed.ray sits above this module (it uses `layout`)
+        parser.error("--ray is run by flowgraph.distributed.ray.main: use the flowgraph "
+                     "command or python -m flowgraph.distributed.ray")
     try:
         return run_cluster(command, args.ps, args.workers, args.evaluator, args.host,
                            args.grace)

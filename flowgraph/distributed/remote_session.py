@@ -11,7 +11,13 @@ of the step every task involved drops the step's tensors.
 Every call has a deadline: ``RunOptions(timeout_in_ms=...)`` for one run, else
 ``ConfigProto(operation_timeout_in_ms=...)``, else 60 s; the task stops a stage that
 runs past it (`DeadlineExceededError` naming the blocked op). A task that is down fails
-the step with `UnavailableError` naming it.
+the step with `UnavailableError` naming it; one that restarted since the session
+registered its graphs (its incarnation changed) fails it with `AbortedError`.
+
+``ConfigProto(graph_options=GraphOptions(enable_bfloat16_sendrecv=True))`` makes tasks
+send each other float32 tensors truncated to bfloat16 (the whitepaper's lossy
+compression); feeds and fetched values stay exact. ``ConfigProto(rpc_options=...)``
+sets the token and TLS files (`flowgraph.distributed.rpc.Security`).
 
 Example
 -------
@@ -36,7 +42,13 @@ import random
 import numpy as np
 
 from flowgraph.distributed.master import plan_run, report_parts, task_name
-from flowgraph.distributed.rpc import DEFAULT_TIMEOUT_S, TaskClient, to_grpc_address
+from flowgraph.distributed.rpc import (
+    DEFAULT_TIMEOUT_S,
+    Security,
+    TaskClient,
+    local_security,
+    to_grpc_address,
+)
 from flowgraph.distributed.worker import graph_handle
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, get_default_graph
@@ -70,13 +82,19 @@ class RemoteSession(Session):
         self._pool = None
         ms = int(getattr(self._config, "operation_timeout_in_ms", 0) or 0)
         self._timeout_s = ms / 1000.0 if ms > 0 else DEFAULT_TIMEOUT_S
-        master = TaskClient(to_grpc_address(self._target), self._target,
-                            self._timeout_s)
+        address = to_grpc_address(self._target)
+        self._security = Security.from_config(self._config,
+                                              fallback=local_security(address))
+        graph_options = getattr(self._config, "graph_options", None)
+        self._bfloat16 = bool(getattr(graph_options, "enable_bfloat16_sendrecv", False))
+        master = TaskClient(address, self._target, self._timeout_s, self._security)
         status, _ = master.call("GetStatus", {},
                                 timeout_s=min(self._timeout_s, _STATUS_TIMEOUT_S))
         self._cluster = status["cluster"]
         self._master_task = master.task_name = task_name(status["job"], int(status["task"]))
         self._clients = {self._master_task: master}
+        # The incarnation of each task when this session first registered a graph there.
+        self._incarnations = {self._master_task: status.get("incarnation")}
         self._registered: dict = {}
         self._plans: dict = {}
         self._threads = concurrent.futures.ThreadPoolExecutor(
@@ -100,7 +118,8 @@ class RemoteSession(Session):
             tasks = self._cluster[job]
             address = tasks[index] if isinstance(tasks, list) else (
                 tasks.get(index) or tasks.get(str(index)))
-            client = self._clients[task] = TaskClient(address, task, self._timeout_s)
+            client = self._clients[task] = TaskClient(address, task, self._timeout_s,
+                                                      self._security)
         return client
 
     # -- run ---------------------------------------------------------------------------
@@ -160,14 +179,11 @@ class RemoteSession(Session):
         step_id = random.getrandbits(62)
         calls = []
         for task, graph_def, _ in parts:
-            handle = graph_handle(graph_def)
-            if (task, handle) not in self._registered:
-                reply, _ = self._client(task).call("RegisterGraph", {"graph_def": graph_def})
-                self._registered[(task, handle)] = reply["handle"]
             name = graph_def["node"][-1]["name"] + ":0"
-            header = {"handle": self._registered[(task, handle)], "step_id": step_id,
+            header = {"handle": self._register_graph(task, graph_def), "step_id": step_id,
                       "feeds": [], "recvs": [], "fetches": [[name, "report"]], "targets": [],
-                      "return": ["report"], "timeout_ms": int(timeout_s * 1000)}
+                      "return": ["report"], "timeout_ms": int(timeout_s * 1000),
+                      "incarnation": self._incarnations.get(task)}
             calls.append(self._threads.submit(self._client(task).call, "RunStage", header,
                                               None, timeout_s + _RPC_GRACE_S))
         try:
@@ -201,14 +217,22 @@ class RemoteSession(Session):
 
     def _register(self, plan) -> None:
         for stage in plan.stages:
-            if stage.handle:
-                continue
-            handle = graph_handle(stage.graph_def)
-            if (stage.task, handle) not in self._registered:
-                reply, _ = self._client(stage.task).call(
-                    "RegisterGraph", {"graph_def": stage.graph_def})
-                self._registered[(stage.task, handle)] = reply["handle"]
-            stage.handle = self._registered[(stage.task, handle)]
+            if not stage.handle:
+                stage.handle = self._register_graph(stage.task, stage.graph_def)
+
+    def _register_graph(self, task: str, graph_def: dict) -> str:
+        """The task's handle for `graph_def`, registering it once per session."""
+        handle = graph_handle(graph_def)
+        if (task, handle) not in self._registered:
+            reply, _ = self._client(task).call("RegisterGraph", {"graph_def": graph_def})
+            known = self._incarnations.setdefault(task, reply.get("incarnation"))
+            if known != reply.get("incarnation"):
+                raise errors.AbortedError(
+                    None, None, f"Task {task} restarted since this session first reached it "
+                    "(its variables and queues are new); create a new session "
+                    "(MonitoredSession does so by itself).")
+            self._registered[(task, handle)] = reply["handle"]
+        return self._registered[(task, handle)]
 
     def _run_stage(self, stage, step_id: int, feeds: dict, timeout_s: float) -> dict:
         recvs = [[p, key, self._client(task).address, task]
@@ -218,7 +242,10 @@ class RemoteSession(Session):
         header = {"handle": stage.handle, "step_id": step_id,
                   "feeds": list(stage.feeds), "recvs": recvs, "fetches": stage.fetches,
                   "targets": stage.targets, "return": stage.returns,
-                  "timeout_ms": int(timeout_s * 1000)}
+                  "timeout_ms": int(timeout_s * 1000),
+                  "incarnation": self._incarnations.get(stage.task)}
+        if self._bfloat16 and recvs:
+            header["bfloat16"] = True
         _, values = self._client(stage.task).call(
             "RunStage", header, {p: feeds[t] for p, t in stage.feeds.items()},
             timeout_s=timeout_s + _RPC_GRACE_S)

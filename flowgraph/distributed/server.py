@@ -1,9 +1,15 @@
 """`tf.train.Server`: one task of a cluster, serving the ``flowgraph.Task`` gRPC service.
 
 A server binds exactly the address its cluster entry names (``localhost:2222`` listens on
-the loopback interface only) and serves from a thread pool; the process stays free to
-build graphs and run sessions, e.g. against its own `target`. A parameter-server
-process typically calls `join` and serves until it is killed.
+the loopback interface only; TensorFlow listens on every interface) and serves from a
+thread pool; the process stays free to build graphs and run sessions, e.g. against its
+own `target`. A parameter-server process typically calls `join` and serves until it is
+killed.
+
+With ``config=ConfigProto(rpc_options={...})`` (or the ``FLOWGRAPH_*`` environment
+variables, `flowgraph.distributed.rpc.Security`) a server serves TLS only and refuses
+calls without the cluster's shared token; its own calls to other tasks carry the same
+settings, and so do sessions of this process on its `target` that set none.
 
 Example
 -------
@@ -23,7 +29,13 @@ from __future__ import annotations
 import concurrent.futures
 
 from flowgraph.distributed.cluster_spec import ClusterSpec
-from flowgraph.distributed.rpc import CHANNEL_OPTIONS, import_grpc, method_handlers
+from flowgraph.distributed.rpc import (
+    SERVER_OPTIONS,
+    Security,
+    import_grpc,
+    method_handlers,
+    register_local_security,
+)
 from flowgraph.distributed.worker import TaskService
 from flowgraph.framework import errors
 
@@ -62,7 +74,9 @@ class Server:
     protocol : str, optional
         ``"grpc"`` (the default and only protocol).
     config : ConfigProto, optional
-        Accepted for TensorFlow compatibility.
+        ``rpc_options`` may set ``auth_token`` and ``tls_cert_file``/``tls_key_file``/
+        ``tls_ca_file`` (see the module docstring); the rest is accepted for TensorFlow
+        compatibility.
     start : bool
         Start serving now (else call `start`).
     """
@@ -77,28 +91,31 @@ class Server:
         cluster = ClusterSpec(server_or_cluster_def)
         self._job, self._task = _pick_task(cluster, job_name, task_index)
         address = cluster.task_address(self._job, self._task)
+        where = f"tf.train.Server /job:{self._job}/task:{self._task}"
+        self._security = Security.from_config(config)
+        credentials = self._security.server_credentials(grpc, where)
         self._grpc = grpc.server(
             concurrent.futures.ThreadPoolExecutor(
                 _THREADS, thread_name_prefix=f"fg-{self._job}{self._task}"),
-            options=[("grpc.so_reuseport", 0),  # a second server on a port must fail
-                     *CHANNEL_OPTIONS])
+            options=SERVER_OPTIONS)
         try:
-            port = self._grpc.add_insecure_port(address)
+            port = (self._grpc.add_insecure_port(address) if credentials is None
+                    else self._grpc.add_secure_port(address, credentials))
         except RuntimeError as e:
             port, detail = 0, str(e)
         else:
             detail = "the port is in use or the host is not a local interface"
         if not port:
-            raise errors.UnavailableError(
-                None, None, f"tf.train.Server /job:{self._job}/task:{self._task} could not "
-                f"bind {address}: {detail}.")
+            raise errors.UnavailableError(None, None, f"{where} could not bind {address}: "
+                                          f"{detail}.")
         host = address.rsplit(":", 1)[0]
         self._address = f"{host}:{port}"
         jobs = cluster.as_dict()
         jobs[self._job][self._task] = self._address  # the real port when asked for :0
         self._cluster = ClusterSpec(jobs)
-        self._service = TaskService(self._cluster, self._job, self._task)
-        self._grpc.add_generic_rpc_handlers((method_handlers(self._service),))
+        self._service = TaskService(self._cluster, self._job, self._task, self._security)
+        self._grpc.add_generic_rpc_handlers(
+            (method_handlers(self._service, self._security, where),))
         self._started = self._stopped = False
         self._config = config
         if start:
@@ -130,6 +147,7 @@ class Server:
         if not self._started:
             self._grpc.start()
             self._started = True
+            register_local_security(self._address, self._security)
 
     def join(self) -> None:
         """Block until the server stops (for a ps task: until the process is killed)."""
@@ -141,5 +159,6 @@ class Server:
         servers stop only with their process)."""
         if not self._stopped:
             self._stopped = True
+            register_local_security(self._address, None)
             self._grpc.stop(grace_s).wait()
             self._service.close()

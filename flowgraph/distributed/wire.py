@@ -12,6 +12,12 @@ Decoding checks every size against the header (a truncated or padded message is 
 `DataLossError`) and builds NumPy arrays that view the received bytes without copying.
 Nothing here can run code from the wire: no pickle, no object arrays.
 
+Optional lossy compression (the whitepaper's section 5.5, TensorFlow's
+``GraphOptions.enable_bfloat16_sendrecv``): ``encode(..., bfloat16=True)`` sends each
+float32 tensor as ``dtype: "bfloat16"``, the top 16 bits of every value (truncation,
+half the bytes; a NaN stays a NaN). `decode` turns it back into float32 with the low 16
+bits zero.
+
 Example
 -------
 >>> import numpy as np
@@ -30,11 +36,12 @@ import numpy as np
 
 from flowgraph.framework import errors
 
-__all__ = ["decode", "encode"]
+__all__ = ["decode", "encode", "from_bfloat16", "to_bfloat16"]
 
 MAGIC = b"FGW1"
 _LEN = struct.Struct("<I")
 _STRING = "string"
+_BFLOAT16 = "bfloat16"
 # Kinds that are plain fixed-size values: bool, ints, unsigned ints, floats, complex.
 _NUMERIC_KINDS = frozenset("biufc")
 
@@ -48,8 +55,32 @@ def _string_buffer(arr: np.ndarray) -> bytes:
     return b"".join(parts)
 
 
-def _tensor_entry(name: str, value) -> tuple[dict, bytes | memoryview]:
+def to_bfloat16(arr: np.ndarray) -> np.ndarray:
+    """The top 16 bits of each float32 value, as little-endian uint16 (a NaN keeps a
+    mantissa bit set, so truncation cannot turn it into an infinity).
+
+    >>> to_bfloat16(np.array([1.0, -2.5], np.float32)).tolist()
+    [16256, 49184]
+    """
+    bits = np.ascontiguousarray(arr, dtype="<f4").view("<u4")
+    top = (bits >> 16).astype("<u2")
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    if nan.any():
+        top[nan] |= 0x0040
+    return top
+
+
+def from_bfloat16(top: np.ndarray) -> np.ndarray:
+    """float32 values whose top 16 bits are `top` (uint16) and low 16 bits zero."""
+    return (top.astype("<u4") << 16).view("<f4")
+
+
+def _tensor_entry(name: str, value, bfloat16: bool) -> tuple[dict, bytes | memoryview]:
     arr = np.asarray(value)
+    if bfloat16 and arr.dtype == np.float32:
+        top = to_bfloat16(arr)
+        return ({"name": name, "dtype": _BFLOAT16, "shape": list(arr.shape),
+                 "nbytes": top.nbytes}, memoryview(top.reshape(-1).view(np.uint8)))
     if arr.dtype == object or arr.dtype.kind in "SU":
         buf = _string_buffer(arr)
         return {"name": name, "dtype": _STRING, "shape": list(arr.shape),
@@ -65,11 +96,12 @@ def _tensor_entry(name: str, value) -> tuple[dict, bytes | memoryview]:
              "nbytes": arr.nbytes}, memoryview(arr.reshape(-1).view(np.uint8)))
 
 
-def encode(header: dict, tensors: dict | None = None) -> bytes:
-    """One message: `header` (a JSON-serializable dict) and named arrays."""
+def encode(header: dict, tensors: dict | None = None, bfloat16: bool = False) -> bytes:
+    """One message: `header` (a JSON-serializable dict) and named arrays; with
+    `bfloat16`, float32 arrays travel truncated to bfloat16 (see the module docstring)."""
     entries, buffers = [], []
     for name, value in (tensors or {}).items():
-        entry, buf = _tensor_entry(name, value)
+        entry, buf = _tensor_entry(name, value, bfloat16)
         entries.append(entry)
         buffers.append(buf)
     head = json.dumps({**header, "tensors": entries}, separators=(",", ":")).encode()
@@ -105,6 +137,12 @@ def _decode_tensor(entry: dict, buf: memoryview) -> np.ndarray:
         raise _loss(f"tensor '{name}' has an invalid shape {shape!r}")
     if entry.get("dtype") == _STRING:
         return _decode_strings(buf, shape, name)
+    if entry.get("dtype") == _BFLOAT16:
+        count = int(np.prod(shape, dtype=np.int64))
+        if 2 * count != len(buf):
+            raise _loss(f"bfloat16 tensor '{name}' of shape {shape} needs {2 * count} bytes; "
+                        f"the message holds {len(buf)}")
+        return from_bfloat16(np.frombuffer(buf, dtype="<u2", count=count)).reshape(shape)
     try:
         dtype = np.dtype(entry.get("dtype"))
     except TypeError:

@@ -16,6 +16,12 @@ State of a task:
   ``RecvTensor``, one call per producing task and stage; the master drops them with
   ``CleanupStep`` when the step ends (stores a dead client abandoned are swept after
   `STEP_TTL_S`).
+* **incarnation**: a random id drawn when the service starts. The master sends the
+  incarnation it registered its graphs with in every ``RunStage``; a task that restarted
+  since (its variables are gone, maybe another client re-registered the same graphs)
+  answers `AbortedError`, a preemption error that `MonitoredSession` recovers from.
+* **traffic**: calls and bytes in and out per method (`rpc.method_handlers` counts
+  them; ``GetStatus`` reports them).
 * **running stages** by step id: ``CancelStep`` (sent by the master when another stage
   of the step failed) cancels them, so a stage blocked on a queue or a lock does not
   wait for its deadline.
@@ -37,7 +43,7 @@ import uuid
 
 from flowgraph.backends import get_backends
 from flowgraph.distributed.cluster_spec import ClusterSpec
-from flowgraph.distributed.rpc import TaskClient
+from flowgraph.distributed.rpc import Security, TaskClient
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph
 from flowgraph.framework.importer import import_graph_def
@@ -66,8 +72,12 @@ class _StageGraph:
 class TaskService:
     """The methods of the ``flowgraph.Task`` gRPC service for one task."""
 
-    def __init__(self, cluster, job_name: str, task_index: int) -> None:
+    def __init__(self, cluster, job_name: str, task_index: int,
+                 security: Security | None = None) -> None:
         self.cluster = ClusterSpec(cluster)
+        self.security = security
+        self.incarnation = uuid.uuid4().hex[:16]
+        self.traffic: dict = {}
         self.job_name, self.task_index = job_name, int(task_index)
         self.task_name = f"/job:{job_name}/replica:0/task:{self.task_index}"
         self.resource_target = (f"local://flowgraph-task/{job_name}/{self.task_index}/"
@@ -87,7 +97,8 @@ class TaskService:
     # -- rpc methods -------------------------------------------------------------------
     def GetStatus(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         return {"cluster": self.cluster.as_dict(), "job": self.job_name,
-                "task": self.task_index}, {}
+                "task": self.task_index, "incarnation": self.incarnation,
+                "traffic": dict(self.traffic)}, {}
 
     def RegisterGraph(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         graph_def = header.get("graph_def")
@@ -98,22 +109,27 @@ class TaskService:
         with self._lock:
             if handle not in self._graphs:
                 self._graphs[handle] = _StageGraph(graph_def, self.resource_target)
-        return {"handle": handle}, {}
+        return {"handle": handle, "incarnation": self.incarnation}, {}
 
     def RunStage(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         stage = self._graphs.get(header["handle"])
-        if stage is None:
-            raise errors.NotFoundError(
+        seen = header.get("incarnation")
+        if stage is None or (seen is not None and seen != self.incarnation):
+            raise errors.AbortedError(
                 None, None,
-                f"Task {self.task_name} has no graph with handle {header['handle']!r} (the "
-                "task restarted since the client registered it); recreate the session.")
+                f"Task {self.task_name} restarted since the session registered its graphs "
+                "(its variables and queues are new); create a new session "
+                "(MonitoredSession does so by itself and restores the last checkpoint).")
         step_id = int(header["step_id"])
+        timeout_s = int(header.get("timeout_ms", 0)) / 1000.0 or None
+        bf16 = bool(header.get("bfloat16"))
         feeds = {name: tensors[name] for name in header.get("feeds", [])}
         by_source: dict = {}
         for placeholder, key, address, task in header.get("recvs", []):
             by_source.setdefault((address, task), []).append((placeholder, key))
         for (address, task), wanted in by_source.items():
-            values = self._pull(step_id, [key for _, key in wanted], address, task)
+            values = self._pull(step_id, [key for _, key in wanted], address, task,
+                                timeout_s, bf16)
             for placeholder, key in wanted:
                 feeds[placeholder] = values[key]
         fetch_names = [t for t, _ in header.get("fetches", [])]
@@ -186,7 +202,13 @@ class TaskService:
     def _local_value(self, step_id: int, key: str):
         with self._lock:
             entry = self._steps.get(step_id)
-        if entry is None or key not in entry[1]:
+        if entry is None:
+            raise errors.AbortedError(
+                None, None,
+                f"Task {self.task_name} holds nothing for step {step_id}: it restarted since "
+                "the step began, or the step was cleaned up; run the step again in a new "
+                "session.")
+        if key not in entry[1]:
             raise errors.InternalError(
                 None, None,
                 f"Task {self.task_name} holds no tensor '{key}' for step {step_id}: the "
@@ -194,15 +216,21 @@ class TaskService:
                 "was cleaned up.")
         return entry[1][key]
 
-    def _pull(self, step_id: int, keys: list, address: str, task: str) -> dict:
-        """The tensors `keys` of step `step_id` from `task` (one call per source)."""
+    def _pull(self, step_id: int, keys: list, address: str, task: str,
+              timeout_s: float | None = None, bfloat16: bool = False) -> dict:
+        """The tensors `keys` of step `step_id` from `task` (one call per source), within
+        the stage's deadline; with `bfloat16`, float32 tensors travel truncated."""
         if task == self.task_name:
             return {key: self._local_value(step_id, key) for key in keys}
         with self._lock:
             peer = self._peers.get(address)
             if peer is None:
-                peer = self._peers[address] = TaskClient(address, task)
-        return peer.call("RecvTensor", {"step_id": step_id, "keys": keys})[1]
+                peer = self._peers[address] = TaskClient(address, task,
+                                                         security=self.security)
+        header = {"step_id": step_id, "keys": keys}
+        if bfloat16:
+            header["reply_bfloat16"] = True
+        return peer.call("RecvTensor", header, timeout_s=timeout_s)[1]
 
     def close(self) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ import time
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.model_fn import ModeKeys
 from flowgraph.estimators.run_config import session_config_for
+from flowgraph.framework.graph_release import release_graph
 
 logger = logging.getLogger("flowgraph")
 
@@ -72,16 +73,28 @@ def _metric_ops(spec, global_step):
 
 def evaluate_model(est, input_fn, steps, hooks, checkpoint_path, name):
     """Evaluate the model of `checkpoint_path` (default: latest); returns the results."""
-    train_lib = util.train_api()
-    from flowgraph.framework.graph import Graph, set_random_seed
+    from flowgraph.framework.graph import Graph
 
-    config = est.config
     if checkpoint_path is None:
         checkpoint_path = est.latest_checkpoint()
         if not checkpoint_path:
             raise ValueError(f"Could not find trained model in model_dir: {est.model_dir}.")
     stop_hook = _eval_steps_hook(steps)
     graph = Graph()
+    try:
+        results = _evaluate_in(graph, est, input_fn, hooks, checkpoint_path, stop_hook)
+    finally:
+        release_graph(graph)  # freed by reference counting, not by a full collection
+    util.write_eval_results(est.eval_dir(name), results, results["global_step"],
+                            checkpoint_path)
+    return results
+
+
+def _evaluate_in(graph, est, input_fn, hooks, checkpoint_path, stop_hook):
+    train_lib = util.train_api()
+    from flowgraph.framework.graph import set_random_seed
+
+    config = est.config
     with graph.as_default():
         set_random_seed(config.tf_random_seed)
         global_step = train_lib.get_or_create_global_step(graph)
@@ -105,8 +118,6 @@ def evaluate_model(est, input_fn, steps, hooks, checkpoint_path, name):
         logger.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
     results = {k: _plain(v) for k, v in final_hook.final_ops_values.items()}
     results["global_step"] = int(results.get("global_step", 0))
-    util.write_eval_results(est.eval_dir(name), results, results["global_step"],
-                            checkpoint_path)
     return results
 
 
@@ -176,6 +187,13 @@ def predict_model(est, input_fn, predict_keys, hooks, checkpoint_path, yield_sin
             config=session_config_for(config))
         sess = train_lib.MonitoredSession(session_creator=creator, hooks=all_hooks)
     single = not isinstance(predictions, dict)
+    try:
+        yield from _predictions(sess, predictions, single, yield_single_examples)
+    finally:
+        release_graph(graph)
+
+
+def _predictions(sess, predictions, single: bool, yield_single_examples: bool):
     with sess:
         while not sess.should_stop():
             values = sess.run(predictions)

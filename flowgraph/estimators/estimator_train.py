@@ -26,6 +26,7 @@ import sys
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.model_fn import ModeKeys
 from flowgraph.estimators.run_config import session_config_for
+from flowgraph.framework.graph_release import release_graph
 
 logger = logging.getLogger("flowgraph")
 
@@ -116,11 +117,20 @@ def _device_scope(graph, device_fn):
 
 def train_model(est, input_fn, hooks, steps, max_steps, saving_listeners):
     """Build the training graph and run it; returns the loss of the final step."""
+    from flowgraph.framework.graph import Graph
+
+    graph = Graph()
+    try:
+        return _train_in(graph, est, input_fn, hooks, steps, max_steps, saving_listeners)
+    finally:
+        release_graph(graph)  # freed by reference counting, not by a full collection
+
+
+def _train_in(graph, est, input_fn, hooks, steps, max_steps, saving_listeners):
     train_lib = util.train_api()
-    from flowgraph.framework.graph import Graph, GraphKeys, get_collection, set_random_seed
+    from flowgraph.framework.graph import GraphKeys, get_collection, set_random_seed
 
     config = est.config
-    graph = Graph()
     with graph.as_default(), _device_scope(graph, config.device_fn):
         set_random_seed(config.tf_random_seed)
         global_step = train_lib.get_or_create_global_step(graph)

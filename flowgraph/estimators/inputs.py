@@ -60,7 +60,9 @@ def _batch_source(columns: dict, batch_size: int, num_epochs, shuffle: bool, nam
     seed, seed2 = get_seed(None)
     attrs = {
         "key": key,
-        "dtypes": [_dtype_name(a) for a in arrays],
+        # DTypes, not names: a GraphDef import (another task's copy of the graph) checks
+        # that a list(type) attribute holds types.
+        "dtypes": [_dtypes.as_dtype(_dtype_name(a)) for a in arrays],
         "shapes": [list(a.shape[1:]) for a in arrays],
         "batch_size": int(batch_size),
         "num_epochs": -1 if num_epochs is None else int(num_epochs),

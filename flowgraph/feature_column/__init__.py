@@ -23,6 +23,13 @@ from flowgraph.feature_column.feature_column_dense import (
     numeric_column,
     shared_embedding_columns,
 )
+from flowgraph.feature_column.feature_column_sequence import (
+    sequence_categorical_column_with_hash_bucket,
+    sequence_categorical_column_with_identity,
+    sequence_categorical_column_with_vocabulary_file,
+    sequence_categorical_column_with_vocabulary_list,
+    sequence_numeric_column,
+)
 
 __all__ = [
     "bucketized_column",
@@ -37,6 +44,11 @@ __all__ = [
     "linear_model",
     "make_parse_example_spec",
     "numeric_column",
+    "sequence_categorical_column_with_hash_bucket",
+    "sequence_categorical_column_with_identity",
+    "sequence_categorical_column_with_vocabulary_file",
+    "sequence_categorical_column_with_vocabulary_list",
+    "sequence_numeric_column",
     "shared_embedding_columns",
     "weighted_categorical_column",
 ]

@@ -20,7 +20,8 @@ member); unset fields read as their default. Repeated message fields are lists w
 ``add(**fields)`` method, as in the protobuf API (``summary.value.add(tag="x", ...)``).
 
 A record of an event file is ``len (uint64 LE) | masked crc32c(len) | data | masked
-crc32c(data)``; CRC32C (Castagnoli) is computed with a 256-entry table.
+crc32c(data)``; CRC32C (Castagnoli) comes from `flowgraph.framework.checksum` (a
+native library when one is installed).
 
 Decoding trusts nothing in the bytes: each field's wire type must match its kind, and
 no declared length may pass the end of its message; anything else raises `DecodeError`
@@ -43,6 +44,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from flowgraph.framework import errors
+from flowgraph.framework.checksum import crc32c, masked_crc32c
 from flowgraph.framework.png import encode_png
 
 __all__ = [
@@ -108,38 +110,6 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise DecodeError("varint longer than 10 bytes in protobuf message")
-
-
-def _make_crc_table() -> list[int]:
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_CRC_TABLE = _make_crc_table()
-
-
-def crc32c(data: bytes) -> int:
-    """CRC-32C (Castagnoli) of `data`.
-
-    >>> hex(crc32c(b"123456789"))
-    '0xe3069283'
-    """
-    crc = 0xFFFFFFFF
-    table = _CRC_TABLE
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    """The CRC as TFRecord files store it (rotated and offset)."""
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
 def frame_record(data: bytes) -> bytes:

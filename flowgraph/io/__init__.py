@@ -15,6 +15,12 @@ from flowgraph.io.tf_record import (
     TFRecordWriter,
     tf_record_iterator,
 )
+from flowgraph.ops.data_flow_ops import (
+    PaddingFIFOQueue,
+    PriorityQueue,
+    QueueBase,
+    RandomShuffleQueue,
+)
 from flowgraph.ops.matching_files_ops import matching_files
 from flowgraph.ops.parsing_ops import (
     FixedLenFeature,
@@ -25,3 +31,21 @@ from flowgraph.ops.parsing_ops import (
     parse_single_example,
 )
 from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example
+from flowgraph.ops.sparse_extra_ops import serialize_sparse
+from flowgraph.ops.sparse_serialize_ops import (
+    decode_json_example,
+    deserialize_many_sparse,
+    serialize_many_sparse,
+)
+
+# Byte decoding, files and serialized tensors (issue 15).
+from flowgraph.ops.string_extra_ops import (
+    decode_base64,
+    decode_compressed,
+    decode_raw,
+    encode_base64,
+    parse_tensor,
+    read_file,
+    serialize_tensor,
+    write_file,
+)

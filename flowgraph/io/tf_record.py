@@ -12,9 +12,9 @@ one zlib stream (with its 2-byte header), as TensorFlow's compressed record writ
 A record's declared length must fit in the file (`DataLossError` otherwise), and a
 compressed file is inflated in bounded steps, to at most `MAX_DECOMPRESSED_BYTES`.
 
-CRC32C comes from the ``crc32c`` or ``google-crc32c`` package when one is installed, and
-otherwise from the pure-Python 256-entry table of `flowgraph.framework.event_format`
-(about 10 MB/s; enough for test fixtures and small data sets).
+CRC32C comes from `flowgraph.framework.checksum`: the ``google-crc32c`` (extra
+``crc``) or ``crc32c`` library when one is installed, else NumPy and pure Python (about
+10 MB/s for small records; enough for test fixtures and small data sets).
 
 Example
 -------
@@ -36,8 +36,8 @@ import struct
 import zlib
 from collections.abc import Iterator
 
+from flowgraph.framework import checksum as _checksum
 from flowgraph.framework import errors
-from flowgraph.framework import event_format as _event_format
 
 __all__ = [
     "TFRecordCompressionType",
@@ -48,35 +48,17 @@ __all__ = [
 ]
 
 
-def _pick_crc32c():
-    try:
-        import crc32c as _lib  # the `crc32c` package
-
-        return _lib.crc32c, "crc32c"
-    except ImportError:
-        pass
-    try:
-        import google_crc32c as _lib  # the `google-crc32c` package
-
-        return _lib.value, "google-crc32c"
-    except ImportError:
-        pass
-    return _event_format.crc32c, "pure-python"
-
-
-_CRC32C, _CRC_BACKEND = _pick_crc32c()
-
-
 def crc32c_backend() -> str:
-    """Which CRC32C implementation TFRecord I/O uses: ``"crc32c"``, ``"google-crc32c"``
-    or ``"pure-python"``.
+    """Which CRC32C implementation TFRecord I/O uses: ``"google-crc32c"`` or ``"crc32c"``
+    (native libraries), or ``"pure-python"`` (NumPy and Python); see
+    `flowgraph.framework.checksum`.
 
     Example
     -------
-    >>> crc32c_backend() in ("crc32c", "google-crc32c", "pure-python")
+    >>> crc32c_backend() in ("google-crc32c", "crc32c", "pure-python")
     True
     """
-    return _CRC_BACKEND
+    return _checksum.crc32c_backend()
 
 
 def masked_crc32c(data: bytes) -> int:
@@ -87,8 +69,7 @@ def masked_crc32c(data: bytes) -> int:
     >>> hex(masked_crc32c(b""))
     '0xa282ead8'
     """
-    crc = _CRC32C(bytes(data)) & 0xFFFFFFFF
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+    return _checksum.masked_crc32c(data)
 
 
 def encode_record(data: bytes) -> bytes:

@@ -2,7 +2,22 @@
 
 from flowgraph.ops.clip_ops import global_norm
 from flowgraph.ops.linalg_basic import adjoint, eye, matrix_transpose, matvec
+from flowgraph.ops.linalg_diag_ops import cross, trace
+from flowgraph.ops.linalg_diag_ops import diag as tensor_diag
+from flowgraph.ops.linalg_diag_ops import diag_part as tensor_diag_part
+from flowgraph.ops.linalg_diag_ops import matrix_band_part as band_part
+from flowgraph.ops.linalg_diag_ops import matrix_diag as diag
+from flowgraph.ops.linalg_diag_ops import matrix_diag_part as diag_part
+from flowgraph.ops.linalg_diag_ops import matrix_set_diag as set_diag
 from flowgraph.ops.linalg_norm import norm
+from flowgraph.ops.linalg_ops import cholesky, cholesky_solve, logdet, qr, slogdet, svd
+from flowgraph.ops.linalg_ops import matrix_determinant as det
+from flowgraph.ops.linalg_ops import matrix_inverse as inv
+from flowgraph.ops.linalg_ops import matrix_solve as solve
+from flowgraph.ops.linalg_ops import matrix_solve_ls as lstsq
+from flowgraph.ops.linalg_ops import matrix_triangular_solve as triangular_solve
+from flowgraph.ops.linalg_ops import self_adjoint_eig as eigh
+from flowgraph.ops.linalg_ops import self_adjoint_eigvals as eigvalsh
 from flowgraph.ops.math_ops import einsum, matmul, tensordot
 from flowgraph.ops.nn_ops import l2_normalize
 

@@ -73,6 +73,7 @@ from flowgraph.ops.math_reduce import (
     reduce_sum,
 )
 from flowgraph.ops.math_special import *
+from flowgraph.ops.misc_compat_ops import approx_max_k, approx_min_k
 from flowgraph.ops.nn_loss_ops import in_top_k, top_k
 from flowgraph.ops.nn_ops import l2_normalize, log_softmax, softmax, softplus, softsign
 from flowgraph.ops.segment_ops import (
@@ -88,3 +89,4 @@ from flowgraph.ops.segment_ops import (
     unsorted_segment_sqrt_n,
     unsorted_segment_sum,
 )
+from flowgraph.ops.spectral_ops import angle, imag, real

@@ -100,3 +100,10 @@ def __getattr__(name: str):
     from flowgraph.framework.missing_api import missing_attribute
 
     raise missing_attribute("nn", name)
+
+# Sampled losses and samplers, CTC helpers, window ops and more spellings (issue 15).
+from flowgraph.ops.array_extra_ops import space_to_batch  # noqa: E402
+from flowgraph.ops.candidate_sampling_ops import *  # noqa: E402
+from flowgraph.ops.ctc_decode_ops import *  # noqa: E402
+from flowgraph.ops.nn_compat_ops import *  # noqa: E402
+from flowgraph.ops.nn_sampled_loss import *  # noqa: E402

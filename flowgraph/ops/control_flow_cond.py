@@ -102,7 +102,9 @@ def nest_pack(structure, flat: list):
             return type(s)(build(v) for v in s)
         return next(it)
 
-    return build(structure)
+    packed = build(structure)
+    build = None  # empty its cell: the recursive closure would be a cycle holding `flat`
+    return packed
 
 
 def nest_map(fn, x):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class _Message:
@@ -87,6 +87,102 @@ class OptimizerOptions(_Message):
     }
 
 
+class RewriterConfig(_Message):
+    """Switches of the plan's graph rewrites, with TensorFlow's names (``rewrite_options``).
+
+    Each toggle is ``DEFAULT`` (0: the pass runs), ``ON``, ``OFF`` or ``AGGRESSIVE``;
+    ``disable_meta_optimizer=True`` turns off every rewrite this message controls. The
+    toggles flowgraph acts on:
+
+    - ``arithmetic_optimization``: algebraic rewrites (`flowgraph/runtime/rewrite_arith.py`):
+      chains by constants, ``x*1``, ``x+0``, double ``Neg``/``Transpose``/``Reshape``,
+      ``Identity`` chains, chains of unary math ops composed into one node;
+    - ``constant_folding`` and ``common_subgraph_elimination``: ``OFF`` also turns off
+      folding and CSE (which ``OptimizerOptions`` controls too: one pass serves both);
+    - ``shape_optimization``: plans specialized to the fed shapes (Shape, Size, Rank and
+      the shape arithmetic behind them folded to constants).
+
+    The other fields are accepted and stored, as TensorFlow's are, without effect.
+    docs/performance.md ("Graph rewrites") describes each rewrite.
+
+    >>> off = RewriterConfig(arithmetic_optimization=RewriterConfig.OFF)
+    >>> cfg = ConfigProto(graph_options=GraphOptions(rewrite_options=off))
+    >>> cfg.graph_options.rewrite_options.arithmetic_optimization == RewriterConfig.OFF
+    True
+    """
+
+    # Toggle
+    DEFAULT = 0
+    ON = 1
+    OFF = 2
+    AGGRESSIVE = 3
+    EXPERIMENTAL_MLIR = 4
+    EXPERIMENTAL_BOTH = 5
+    # NumIterationsType
+    DEFAULT_NUM_ITERS = 0
+    ONE = 1
+    TWO = 2
+    # MemOptType
+    DEFAULT_MEM_OPT = 0
+    NO_MEM_OPT = 1
+    MANUAL = 2
+    SWAPPING_HEURISTICS = 4
+    RECOMPUTATION_HEURISTICS = 5
+    SCHEDULING_HEURISTICS = 6
+    HEURISTICS = 3
+    # CpuLayout
+    NO_CONVERSION_ON_CPU = 0
+    NCHW_TO_NHWC = 1
+    NHWC_TO_NCHW = 2
+    _fields = {
+        "cpu_layout_conversion": 0,
+        "layout_optimizer": 0,
+        "constant_folding": 0,
+        "shape_optimization": 0,
+        "remapping": 0,
+        "common_subgraph_elimination": 0,
+        "arithmetic_optimization": 0,
+        "dependency_optimization": 0,
+        "loop_optimization": 0,
+        "function_optimization": 0,
+        "debug_stripper": 0,
+        "disable_model_pruning": False,
+        "scoped_allocator_optimization": 0,
+        "pin_to_host_optimization": 0,
+        "implementation_selector": 0,
+        "auto_mixed_precision": 0,
+        "auto_mixed_precision_mkl": 0,
+        "auto_mixed_precision_onednn_bfloat16": 0,
+        "auto_mixed_precision_cpu": 0,
+        "disable_meta_optimizer": False,
+        "disable_tfg_optimizer": False,
+        "use_plugin_optimizers": 0,
+        "experimental_conditional_code_motion": 0,
+        "meta_optimizer_iterations": 0,
+        "min_graph_nodes": 0,
+        "experimental_disable_compressed_tensor_optimization": False,
+        "experimental_disable_folding_quantization_emulation": False,
+        "memory_optimization": 0,
+        "memory_optimizer_target_node_name_scope": "",
+        "meta_optimizer_timeout_ms": 0,
+        "auto_parallel": None,
+        "fail_on_optimizer_errors": False,
+        "scoped_allocator_opts": None,
+        "optimizers": list,
+        "custom_optimizers": list,
+        "inter_optimizer_verifier_config": None,
+        "post_optimization_verifier_config": None,
+    }
+
+    def enabled(self, toggle: str) -> bool:
+        """Whether the rewrite behind field `toggle` runs (not OFF, optimizer not disabled).
+
+        >>> RewriterConfig(shape_optimization=RewriterConfig.OFF).enabled("shape_optimization")
+        False
+        """
+        return not self.disable_meta_optimizer and getattr(self, toggle) != self.OFF
+
+
 class GraphOptions(_Message):
     _fields = {
         "optimizer_options": OptimizerOptions,
@@ -95,8 +191,33 @@ class GraphOptions(_Message):
         "infer_shapes": False,
         "place_pruned_graph": False,
         "timeline_step": 0,
-        "rewrite_options": None,
+        "rewrite_options": RewriterConfig,
         "enable_recv_scheduling": False,
+    }
+
+
+class RPCOptions(_Message):
+    """Options of the RPC layer between tasks (``ConfigProto.rpc_options``): TensorFlow's
+    fields, accepted and stored, plus flowgraph's security settings (docs/distributed.md,
+    "Faults and security"): ``auth_token`` (a shared secret every call carries and every
+    server checks) and the PEM files ``tls_cert_file``, ``tls_key_file``, ``tls_ca_file``.
+
+    >>> cfg = ConfigProto(rpc_options=RPCOptions(auth_token="s3cret"))
+    >>> cfg.rpc_options.auth_token
+    's3cret'
+    """
+
+    _fields = {
+        "use_rpc_for_inprocess_master": False,
+        "compression_algorithm": "",
+        "compression_level": 0,
+        "cache_rpc_response": False,
+        "disable_session_connection_sharing": False,
+        "num_channels_per_target": 0,
+        "auth_token": "",
+        "tls_cert_file": "",
+        "tls_key_file": "",
+        "tls_ca_file": "",
     }
 
 
@@ -114,7 +235,7 @@ class ConfigProto(_Message):
         "log_device_placement": False,
         "graph_options": GraphOptions,
         "operation_timeout_in_ms": 0,
-        "rpc_options": None,
+        "rpc_options": RPCOptions,
         "cluster_def": None,
         "isolate_session_state": False,
         "experimental": None,
@@ -235,3 +356,31 @@ class RunMetadata:
         self.step_stats = other.step_stats
         self.partition_graphs = list(other.partition_graphs)
         self.cost_graph = other.cost_graph
+
+
+class Switches(NamedTuple):
+    """Which rewrites run: common subexpressions, folding, algebra, shape folding."""
+
+    cse: bool
+    fold: bool
+    arith: bool
+    shapes: bool
+
+
+def switches(options, rewrite_options=None) -> Switches:
+    """The rewrites `options` (`OptimizerOptions`) and `rewrite_options`
+    (`RewriterConfig`) leave on. Either message can turn CSE or folding off (flowgraph
+    has one pass for what TensorFlow does in two layers); ``opt_level=L0`` turns both
+    off, ``disable_meta_optimizer`` every rewrite `RewriterConfig` controls.
+
+    >>> switches(OptimizerOptions(opt_level=OptimizerOptions.L0))
+    Switches(cse=False, fold=False, arith=True, shapes=True)
+    """
+    rc = rewrite_options if rewrite_options is not None else RewriterConfig()
+    level_on = getattr(options, "opt_level", 0) != OptimizerOptions.L0
+    return Switches(
+        cse=bool(options.do_common_subexpression_elimination) and level_on
+        and rc.enabled("common_subgraph_elimination"),
+        fold=bool(options.do_constant_folding) and level_on and rc.enabled("constant_folding"),
+        arith=rc.enabled("arithmetic_optimization"),
+        shapes=rc.enabled("shape_optimization"))

@@ -78,6 +78,7 @@ class FetchMapper:
             return element(obj)
 
         mapper._rebuild = walk(fetches)
+        walk = None  # empty its cell: the recursive closure would be a cycle holding the graph
         mapper.unique_ops = list(op_set)
         return mapper
 

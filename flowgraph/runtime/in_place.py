@@ -9,7 +9,8 @@ its only use (not fetched, not read by another node), also through a chain of
     MatMul ──> BiasAdd ──> Relu ──┬─> MatMul      BiasAdd and Relu write in place
                                   └─> ReluGrad    (Relu's result is read twice: kept)
 
-It runs after `schedule`, which counts the uses.
+A fused node (`fusion.py`) counts as fresh, and gets its kernel's own ``in_place``
+variant under the same rule. It runs after `schedule`, which counts the uses.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def bind_in_place(table: NodeTable) -> None:
             if p is None or uses[slot] != 1 or nodes[p].op is None or \
                     nodes[p].device != device:
                 return False
-            if nodes[p].op_type in fresh:
+            if nodes[p].op_type in fresh or nodes[p].fused:
                 return True
             if nodes[p].op_type != "Identity":
                 return False
@@ -36,6 +37,13 @@ def bind_in_place(table: NodeTable) -> None:
 
     for _, node in table.op_nodes():
         op, ins = node.op, node.input_slots
+        if node.fused:  # its kernel is the fused one, which may have its own variant
+            variant = getattr(node.kernel, "in_place", None)
+            if variant is not None and ins and ins[0] not in ins[1:] and \
+                    owned(ins[0], node.device, node.placed_on.backend.fresh_outputs):
+                node.kernel = variant
+                node.in_place = True
+            continue
         if not ins or ins[0] in ins[1:] or \
                 any(t.dtype.is_ref_dtype for t in op._inputs):  # (kernel wrapped to deref)
             continue

@@ -28,8 +28,11 @@ end of the step when it is fetched).
 Budgets come from the run's or the config's spec, else from the device's default
 (`default_budgets`: an OpenCL device's memory limit; none on the CPU). On a device whose
 memory the CPU buffer pool shares (``pooled``) the pool is lent ``budget // 8`` (less
-where a node needs more than the rest) and capped at that during the plan's runs
-(`pool_cap`); the schedule works with the remainder.
+where a node needs more than the rest) and the schedule works with the remainder; once
+the edges are in, the pool also gets what the gated step can never hold
+(`_window_peak`), and is capped at its share during the plan's runs (`pool_cap`). A
+budget with room to spare thus leaves the pool every array the step reuses (a tight one
+makes the step allocate them anew).
 
 Loops: a node inside a `while_loop` frame counts its block once per in-flight iteration
 of its frame and of every enclosing frame (the frame's per-iteration live set, an upper
@@ -48,16 +51,28 @@ allows for that set (a two-pointer sweep), and ``m(k)`` is the smallest ``a`` wi
 *frontier* of that prefix, its nodes without a successor inside it (every other prefix
 node reaches one of them), minus those already implied by the node's predecessors.
 
-Transfers (the whitepaper's ASAP/ALAP for `_Recv`): `_recv_alap_order` moves each gated
-`_Recv` in `S` to just before its first successor, its as-late-as-possible place. Per
-device, `_asap_recvs` then takes the `_Recv` nodes (the first consumed first) whose
-value, counted from the step's start instead, keeps the sequential order's peak within
-the budget: those run as early as possible, ungated (their values count from position
--1). Each other `_Recv` waits, by edges, for the other inputs of its first consumer on
-its device (`_gate_recv`), as well as for its window; the value it receives then lives
-only from just before its consumer runs. (In between, the value waits in the step's
-rendezvous, which no device's budget counts: the source device counts it until its
-`_Send` runs.)
+Transfers. Between its `_Send` and its `_Recv` a value waits in the step's rendezvous,
+as a host array. The *receiving* device counts that wait when its memory is host memory
+(a CPU): the array it receives is that very array, and only the receiver's order says
+when the wait ends (when its `_Recv` runs). It counts the value from the earliest
+position the `_Send` can run at, the last node of its own order that the `_Send` waits
+for (`_send_times`; -1, the step's start, when none). Delaying such a `_Recv` would
+then save nothing, so it is never gated (``host_recvs``). A receiver with memory of its
+own (OpenCL) holds the value only from its `_Recv` on, so there the whitepaper's
+ASAP/ALAP applies: `_recv_alap_order` moves each gated `_Recv` in `S` to just before its
+first successor, its as-late-as-possible place; `_asap_recvs` takes the `_Recv` nodes
+(the first consumed first) whose value, counted from the step's start instead, keeps
+the sequential order's peak within the budget: those run as early as possible, ungated
+(their values count from position -1). Each other `_Recv` waits, by edges, for the other
+inputs of its first consumer on its device (`_gate_recv`), as well as for its window.
+Its wait in host memory counts on the sending device, when that is a CPU, until the
+first node there that depends on the `_Recv` (`_waits_here`; the end of the step when
+none does: the sender's order cannot tell when the receiver takes it).
+Between two OpenCL devices the host copy waiting in the rendezvous counts nowhere::
+
+    S_CPU:0   0 slice   1 Sum   2 sin ... 21 add_19   22 _Recv   23 Sum_1
+    CPU:1     tile(x + add_19) -> _Send               (waits for add_19)
+    the sent value counts on CPU:0 over [21, 23], not [22, 23] nor [-1, 23]
 
 Invariants
 ----------
@@ -71,10 +86,12 @@ Invariants
   values once per in-flight iteration, see above), and the values they read live to the
   end too. An edge source is thus never dead and never inside a while-loop frame.
 * Nodes whose output block is estimated at 0 bytes are not gated (they add nothing),
-  nor are the `_Recv` nodes `_asap_recvs` chose (their values count from the start).
+  nor are the `_Recv` nodes `_asap_recvs` chose (their values count from the start) or
+  those of a host-memory receiver (theirs count from their `_Send`'s earliest start).
 * If ``K(a) >= a`` for every ``a`` (the budget holds the sequential order's peak), the
-  live bytes that step statistics replay stay within the budget (less the pool's
-  share, so live bytes plus the pool's stay within the budget). Otherwise the pass
+  live bytes that step statistics replay stay within the budget less the pool's share:
+  at most the `_window_peak`, the largest window's bytes less those made at descendants
+  of its first unfinished node, which cannot have started. Otherwise the pass
   falls back to ``K(a) = a`` where it must (run in `S` order there) and logs a warning
   with the sequential peak. A node whose own inputs plus outputs exceed a budget the
   user set is an error (`ResourceExhaustedError`) before anything runs; under a default
@@ -88,6 +105,8 @@ import logging
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from flowgraph.framework import errors
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.runtime import _executor
@@ -97,7 +116,8 @@ __all__ = ["MemorySchedule", "budget_key", "default_budgets", "device_budgets",
            "estimate_slot_bytes",
            "infer_fed_shapes", "measure_sizes", "memory_schedule", "pool_cap"]
 
-POOL_FRACTION = 8  # a pooled device lends 1/8 of its budget to the CPU buffer pool
+POOL_FRACTION = 8  # a pooled device lends at least 1/8 of its budget to the CPU pool
+_PEAK_POSITIONS = 8000  # `_window_peak` refines its bound up to this many gated nodes
 _STACK_PUSHES = ("StackPushV2", "StackPushAt")  # input 1 is kept until popped
 
 _log = logging.getLogger(__name__)
@@ -129,6 +149,8 @@ class MemorySchedule:
     # True when sizes the shapes cannot tell (unknown dims, stack depths) were guessed:
     # the session traces the plan's next run and recompiles with `measure_sizes`.
     needs_measure: bool = False
+    # The pools `pool_cap` caps, found on the plan's first run (the step reuses them).
+    pools: list | None = field(default=None, repr=False, compare=False)
 
 
 def device_budgets(spec, device_names: list[str], defaults: dict[str, int] | None = None
@@ -239,26 +261,37 @@ def infer_fed_shapes(table: NodeTable, feed_shapes: dict) -> dict:
 
     Each op's shape function runs again, in the table's (topological) order, on its
     inputs' refined shapes; a shape function that fails or disagrees leaves the graph's
-    shape as it is.
+    shape as it is. Inputs are looked up by the slot they read, so a tensor the rewrite
+    pass replaced (its consumers read another op's output) still gets its refined shape.
 
     >>> infer_fed_shapes(NodeTable(), {})
     {}
     """
     known: dict = {}
+    by_slot: dict[int, TensorShape] = {}
     for t, shape in feed_shapes.items():
         try:
             known[t] = t.shape.merge_with(as_shape(tuple(shape)))
         except (TypeError, ValueError):
             continue
+        if t in table.feed_slots:
+            by_slot[table.feed_slots[t]] = known[t]
     for node in table.nodes:
         op = node.op
-        if op is None or not node.n_out or not any(t in known for t in op._inputs):
+        if op is None or not node.n_out:
+            continue
+        ins = op._inputs
+        slots = node.input_slots if len(node.input_slots) == len(ins) and \
+            not getattr(node, "fused", None) else [None] * len(ins)
+        shapes_in = [by_slot.get(s, known.get(t)) for t, s in zip(ins, slots)]
+        if all(shape is None for shape in shapes_in):
             continue
         try:
-            shapes = op.op_def.shape_fn(op, *[known.get(t, t.shape) for t in op._inputs])
+            shapes = op.op_def.shape_fn(op, *[t.shape if shape is None else shape
+                                             for t, shape in zip(ins, shapes_in)])
         except Exception:  # a shape function may reject what it cannot size
             continue
-        for t, shape in zip(op._outputs, shapes or ()):
+        for k, (t, shape) in enumerate(zip(op._outputs, shapes or ())):
             if t in feed_shapes:
                 continue
             try:
@@ -267,6 +300,8 @@ def infer_fed_shapes(table: NodeTable, feed_shapes: dict) -> dict:
                 continue
             if merged.dims is not None and merged.as_list() != _dims(t.shape):
                 known[t] = merged
+                if k < node.n_out:
+                    by_slot[node.out_base + k] = merged
     return known
 
 
@@ -299,13 +334,17 @@ def pool_cap(schedule: MemorySchedule | None, devices=()):
     if schedule is None or schedule.pool_cap is None:
         yield
         return
-    pools = {id(p): p for p in (d.backend.buffer_pool() for d in devices) if p is not None}
-    for pool in pools.values():
+    pools = schedule.pools
+    if pools is None:  # pools whose own limit the cap lowers, once per plan
+        found = {id(p): p for p in (d.backend.buffer_pool() for d in devices)
+                 if p is not None and schedule.pool_cap < getattr(p, "BUDGET", math.inf)}
+        pools = schedule.pools = list(found.values())
+    for pool in pools:
         pool.push_cap(schedule.pool_cap)
     try:
         yield
     finally:
-        for pool in pools.values():
+        for pool in pools:
             pool.pop_cap(schedule.pool_cap)
 
 
@@ -340,7 +379,7 @@ def memory_schedule(table: NodeTable, fetch_slots: list[int], budget_spec, *,
     stacks = _stacks(table, sizes, measured, node_frame, frames, result)
     plans = [_device_plan(table, [i for i in order if nodes[i].device == device], excluded,
                           sizes, set(fetch_slots), node_frame, stacks, device, budget,
-                          device in pooled, device in explicit, result)
+                          device in pooled, device in explicit, preds, result)
              for device, budget in budgets.items()]
     if frames is not None and len(frames.frame_parent) > 1:
         _bound_loops(plans, frames, result)
@@ -386,16 +425,21 @@ class _DevicePlan:
     values: list[_Value]
     sizes: list[int]  # per slot (shared by all devices)
     recvs: dict[int, _Value] = field(default_factory=dict)  # gated `_Recv` -> its value
+    pooled: bool = False  # the CPU buffer pool shares the device's memory
+    # `_Recv` nodes of a host-memory device: their values count from their `_Send`'s
+    # earliest start, so delaying them would save nothing; they are never gated
+    host_recvs: set[int] = field(default_factory=set)
 
 
 def _device_plan(table: NodeTable, local: list[int], excluded: set[int], sizes: list[int],
                  fetched: set[int], node_frame: list[int], stacks: dict[int, int],
                  device: str, budget: int, pooled: bool, strict: bool,
-                 result: MemorySchedule) -> _DevicePlan:
+                 preds: list[set[int]], result: MemorySchedule) -> _DevicePlan:
     gated = [i for i in local if i not in excluded]
     pos = {i: k for k, i in enumerate(gated)}
     end = len(gated)
-    values = _values(table, local, gated, pos, excluded, sizes, fetched, end, node_frame)
+    values = _values(table, local, gated, pos, excluded, sizes, fetched, end, node_frame,
+                     preds, result.order)
     own = _check_nodes(table, local, values, sizes, device, budget, strict)
     stack = sum(stacks.get(i, 0) for i in local)
     if stack:
@@ -406,7 +450,33 @@ def _device_plan(table: NodeTable, local: list[int], excluded: set[int], sizes: 
         result.pool_allowance[device] = allowance
     recvs = {v.producer: v for v in values
              if v.producer in pos and table.nodes[v.producer].op_type == "_Recv" and v.size}
-    return _DevicePlan(device, budget - allowance, local, gated, pos, values, sizes, recvs)
+    host_recvs = set()
+    if recvs and table.nodes[gated[0]].placed_on.backend.host_memory:
+        sent = _send_times(table, pos, preds, result.order)
+        for r, v in recvs.items():  # the wait in the rendezvous counts here
+            v.first = min(v.first, sent.get(_pair_key(table.nodes[r].name), -1))
+            host_recvs.add(r)
+        recvs = {}
+    return _DevicePlan(device, budget - allowance, local, gated, pos, values, sizes, recvs,
+                       pooled, host_recvs)
+
+
+def _send_times(table: NodeTable, pos: dict[int, int], preds: list[set[int]],
+                order: list[int]) -> dict[tuple[str, str], int]:
+    """Per transfer (`_pair_key`) the last position of `pos` (one device's gated order)
+    that its `_Send` waits for, directly or through other nodes (-1: none); until that
+    node has finished, the value cannot be in the rendezvous. Loop nodes, at the end of
+    `order`, may come out earlier than they are, which only counts their values longer."""
+    after = [-1] * len(preds)
+    out = {}
+    for i in order:
+        a = -1
+        for p in preds[i]:
+            a = max(a, after[p], pos.get(p, -1))
+        after[i] = a
+        if table.nodes[i].op_type == "_Send":
+            out[_pair_key(table.nodes[i].name)] = a
+    return out
 
 
 def _bound_loops(plans: list[_DevicePlan], frames, result: MemorySchedule) -> None:
@@ -561,8 +631,8 @@ def _schedule_device(table: NodeTable, dp: _DevicePlan, preds: list[set[int]],
     """Gate the device's nodes (in `S` order) as the module docstring says."""
     nodes = table.nodes
     gated, pos, budget, device = dp.gated, dp.pos, dp.budget, dp.device
-    asap = _asap_recvs(dp)
-    windows, seq_peak = _windows(dp.values, len(gated), budget)
+    asap = _asap_recvs(dp) | dp.host_recvs
+    windows, seq_peak, held = _windows(dp.values, len(gated), budget)
     result.sequential_peak[device] = seq_peak
     if seq_peak > budget:
         _log.warning(
@@ -597,6 +667,68 @@ def _schedule_device(table: NodeTable, dp: _DevicePlan, preds: list[set[int]],
                     local_preds[i].add(f)
             g = a
         guaranteed[i] = g
+    if dp.pooled:  # the pool may keep what the gated step can never hold
+        peak = _window_peak(dp, windows, held, preds, result)
+        if peak < budget:
+            result.pool_allowance[device] += budget - peak
+
+
+def _window_peak(dp: _DevicePlan, windows: list[int], held: list[int],
+                 preds: list[set[int]], result: MemorySchedule) -> int:
+    """The most bytes the device's values can hold at once in the gated plan.
+
+    While position ``a`` has not finished, no descendant of its node can have started
+    (data, control, transfer and the edges added here), so of the window's ``held[a]``
+    the values made at descendants inside ``(a, K(a)]`` are not live yet; every value
+    made at a position after ``a`` lives to it at least, so their bytes simply come off.
+    Large plans (over `_PEAK_POSITIONS` gated nodes) keep the plain ``max(held)``.
+    """
+    end = len(dp.gated)
+    if not end:
+        return sum(v.size for v in dp.values)
+    if end > _PEAK_POSITIONS:
+        return max(held)
+    born = np.zeros(end, np.int64)
+    for v in dp.values:
+        if v.first >= 0:
+            born[v.first] += v.size
+    desc = _descendant_bits(dp, preds, result)
+    nbytes = (end + 7) // 8
+    best = 0
+    for a in sorted(range(end), key=held.__getitem__, reverse=True):
+        if held[a] <= best:
+            break
+        mask = desc[a] & ((1 << (windows[a] + 1)) - 1)
+        bits = np.unpackbits(np.frombuffer(mask.to_bytes(nbytes, "little"), np.uint8),
+                             count=end, bitorder="little")
+        best = max(best, held[a] - int(born @ bits))
+    return best
+
+
+def _descendant_bits(dp: _DevicePlan, preds: list[set[int]], result: MemorySchedule
+                     ) -> list[int]:
+    """Per gated position of `dp` a bit set of the gated positions downstream of it.
+
+    `S` (``result.order``) is topological for `preds` and the added edges all go forward
+    in it, so one backward pass suffices; loop nodes, at its end, may come out with
+    fewer bits, which only makes `_window_peak` larger."""
+    n = len(preds)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, ps in enumerate(preds):
+        for p in ps:
+            succ[p].append(i)
+    for f, i in result.edges:
+        succ[f].append(i)
+    pos = dp.pos
+    below = [0] * n
+    for i in reversed(result.order):
+        bits = 0
+        for j in succ[i]:
+            bits |= below[j]
+            if j in pos:
+                bits |= 1 << pos[j]
+        below[i] = bits
+    return [below[i] for i in dp.gated]
 
 
 def _recv_alap_order(table: NodeTable, order: list[int], preds: list[set[int]],
@@ -683,17 +815,21 @@ class _Value:
 
 def _values(table: NodeTable, local: list[int], gated: list[int], pos: dict[int, int],
             excluded: set[int], sizes: list[int], fetched: set[int], end: int,
-            node_frame: list[int]) -> list[_Value]:
+            node_frame: list[int], preds: list[set[int]], order: list[int]
+            ) -> list[_Value]:
     """This device's values with their live ranges over the gated order."""
     nodes = table.nodes
     producer = table.producers()
     last: dict[int, int] = {}  # value key (producer node, or -1 - slot) -> last position
+    waits = _waits_here(table, local, pos, preds, order, end)
 
     def key(s: int) -> int:
         return producer[s] if s in producer else -1 - s
 
     for i in local:
-        at = pos.get(i, end)  # a value read by an excluded node lives to the end
+        # a value read by an excluded node lives to the end; one that waits in the
+        # rendezvous for a receiver with memory of its own, until it is taken
+        at = max(waits[i], pos.get(i, end)) if i in waits else pos.get(i, end)
         for s in nodes[i].input_slots:
             last[key(s)] = max(last.get(key(s), -1), at)
     out = []
@@ -713,6 +849,34 @@ def _values(table: NodeTable, local: list[int], gated: list[int], pos: dict[int,
             s = -1 - k
             out.append(_Value(sizes[s], -1, end if s in fetched else stop))
     return out
+
+
+def _waits_here(table: NodeTable, local: list[int], pos: dict[int, int],
+                preds: list[set[int]], order: list[int], end: int) -> dict[int, int]:
+    """Per `_Send` of `local` whose value waits in this (host-memory) device's memory
+    until a device with memory of its own takes it (a host receiver counts the wait
+    itself, see the module docstring): the last position of `pos` it may wait to, the
+    first node here that depends on the `_Recv` (it cannot start before the value was
+    taken), else `end`."""
+    nodes = table.nodes
+    sends = [i for i in local if nodes[i].op_type == "_Send"]
+    if not sends or not nodes[sends[0]].placed_on.backend.host_memory:
+        return {}
+    recvs = {_pair_key(n.name): r for r, n in enumerate(nodes)
+             if n.op_type == "_Recv" and not n.placed_on.backend.host_memory}
+    sends = {i: recvs[_pair_key(nodes[i].name)] for i in sends
+             if _pair_key(nodes[i].name) in recvs}
+    if not sends:
+        return {}
+    succ: list[list[int]] = [[] for _ in preds]
+    for i, ps in enumerate(preds):
+        for q in ps:
+            succ[q].append(i)
+    first = [end] * len(preds)  # per node: the first position here downstream of it
+    for i in reversed(order):  # loop nodes at the end may keep `end`: longer, still safe
+        for j in succ[i]:
+            first[i] = min(first[i], first[j], pos.get(j, end))
+    return {i: first[r] for i, r in sends.items()}
 
 
 def _check_nodes(table: NodeTable, local: list[int], values: list[_Value],
@@ -746,8 +910,11 @@ def _check_nodes(table: NodeTable, local: list[int], values: list[_Value],
     return most
 
 
-def _windows(values: list[_Value], end: int, budget: int) -> tuple[list[int], int]:
-    """Per position ``a`` the largest ``K(a)`` (see above) and the sequential peak.
+def _windows(values: list[_Value], end: int, budget: int
+             ) -> tuple[list[int], int, list[int]]:
+    """Per position ``a`` the largest ``K(a)`` (see above), the sequential peak, and
+    per ``a`` the bytes of the window's values, those with ``p <= K(a)`` and ``l >= a``
+    (at most `budget` where the budget holds the sequential order's peak).
 
     ``windows`` has one extra entry, ``end``, so a caller's scan always stops."""
     by_first: dict[int, list[_Value]] = {}
@@ -766,6 +933,7 @@ def _windows(values: list[_Value], end: int, budget: int) -> tuple[list[int], in
     windows = []
     cur = sum(v.size for v in by_first.get(-1, ()))
     k = -1
+    held = []
 
     def add(j: int, a: int) -> int:
         return sum(v.size for v in by_first.get(j, ()) if v.last >= a)
@@ -777,5 +945,6 @@ def _windows(values: list[_Value], end: int, budget: int) -> tuple[list[int], in
             k += 1
             cur += add(k, a)
         windows.append(k)
+        held.append(cur)
     windows.append(end)
-    return windows, seq_peak
+    return windows, seq_peak, held

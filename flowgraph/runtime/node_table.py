@@ -41,6 +41,7 @@ class NodeInfo:
     n_out: int = 0
     kernel: Any = None
     flags: int = 0
+    fused: list[Operation] | None = None  # a fused node's member ops (`fusion.py`)
 
 
 class NodeTable:

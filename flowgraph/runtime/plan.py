@@ -9,7 +9,9 @@ inputs and outputs:
 3. place (`placement.py`): a device per op;
 4. lay out slots (`layout.py`): a `NodeTable`, one node per op, one slot per value;
 5. partition (`partition.py`): `_Send`/`_Recv` pairs across devices;
-6. bind kernels (`bind.py`): each node's kernel and calling-convention flags;
+6. bind kernels (`bind.py`): each node's kernel and calling-convention flags; then
+   chains of unary math ops become one node (`rewrite_arith.compose_unary_chains`);
+   then fusion (`fusion.py`): groups of elementwise nodes become one fused node;
 7. schedule (`schedule.py`): control edges, use counts, which nodes may change thread;
    then, with a memory budget, the memory schedule (`memory_schedule.py`): control
    edges that keep each device's live bytes within it;
@@ -38,10 +40,11 @@ from dataclasses import dataclass
 from flowgraph.backends.base import Device
 from flowgraph.framework.graph import Graph
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.runtime import _executor
+from flowgraph.runtime import _executor, plan_cache
 from flowgraph.runtime.bind import KernelCache, bind_kernels
 from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.frames import assign_frames
+from flowgraph.runtime.fusion import fuse_elementwise, fusion_enabled
 from flowgraph.runtime.in_place import bind_in_place
 from flowgraph.runtime.layout import lay_out_slots
 from flowgraph.runtime.memory_schedule import MemorySchedule, default_budgets, memory_schedule
@@ -51,6 +54,7 @@ from flowgraph.runtime.partition import fetches_to_host, has_transfers, partitio
 from flowgraph.runtime.placement import place
 from flowgraph.runtime.prune import needed_ops
 from flowgraph.runtime.rewrite import rewrite
+from flowgraph.runtime.rewrite_arith import compose_unary_chains
 from flowgraph.runtime.schedule import schedule
 
 __all__ = ["CompileEnv", "CompiledPlan", "NodeInfo", "compile_plan"]
@@ -115,17 +119,24 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     _check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
     ops = needed_ops(fetch_tensors, target_ops, fed, done=done_ops)
     host = next((d for d in env.devices if d.device_type == "CPU"), None)
-    rewrites = rewrite(ops, fed, env.config.graph_options.optimizer_options,
-                       lambda op: None if host is None else env.kernels.host_kernel(host, op))
-    ops = needed_ops(fetch_tensors, target_ops, fed, cut=set(rewrites.known),
-                     done=done_ops, replace=rewrites.replace)
     if env.costs is not None:
         env.costs.set_feed_shapes(feed_shapes or {})
-    placement = place(ops, env.devices, env.config.allow_soft_placement,
-                      log=env.config.log_device_placement, costs=env.costs)
-    table = lay_out_slots(ops, feed_tensors, rewrites, placement)
+    # Passes 1-4 replay from the process-wide cache for a graph that fingerprints the same
+    key = plan_cache.plan_key(env, fetch_tensors, target_ops, feed_tensors, ops,
+                              done_ops=done_ops, memory_budget=memory_budget,
+                              shape_specialized=shape_specialized, measured_sizes=measured_sizes)
+    front = plan_cache.restore(key, env)
+    if front is None:
+        front = _front_passes(env, fetch_tensors, target_ops, feed_tensors, fed, ops, host,
+                              done_ops, feed_shapes, shape_specialized)
+        plan_cache.store(key, env.graph, front)
+    ops, rewrites, placement, table = front.ops, front.rewrites, front.placement, front.table
     partition_graphs = partition(table)
     bind_kernels(table, env.kernels, host)
+    if fusion_enabled(env.config):
+        fuse_elementwise(table, fetch_tensors)
+    if rewrites.compose_unary:  # unary chains fusion left (other dtypes, devices)
+        compose_unary_chains(table, fetch_tensors)
     fetch_slots = schedule(table, fetch_tensors)
     frames = None
     if any(op.op_def.control_flow for op in ops):
@@ -149,6 +160,26 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     cp.async_devices = [d for d in cp.devices if not d.backend.host_memory]
     _describe_slots(cp, table, (placement[ops[0]] if ops else env.devices[0]).name)
     return cp
+
+
+def _front_passes(env: CompileEnv, fetch_tensors, target_ops, feed_tensors, fed, ops, host,
+                  done_ops, feed_shapes, shape_specialized) -> plan_cache.Front:
+    """Passes 2-4 (rewrite, prune again, place, lay out slots) on the pruned `ops`.
+
+    `plan_cache` replays their result for a graph that fingerprints the same (the ops,
+    feeds, fetches, devices and options its module docstring lists): a pass that reads
+    anything else (fed values, measured sizes) must run after them, or make the plan
+    uncacheable in `plan_cache.plan_key`."""
+    rewrites = rewrite(ops, fed, env.config.graph_options.optimizer_options,
+                       lambda op: None if host is None else env.kernels.host_kernel(host, op),
+                       env.config.graph_options.rewrite_options,
+                       feed_shapes if shape_specialized else None)
+    ops = needed_ops(fetch_tensors, target_ops, fed, cut=set(rewrites.known),
+                     done=done_ops, replace=rewrites.replace)
+    placement = place(ops, env.devices, env.config.allow_soft_placement,
+                      log=env.config.log_device_placement, costs=env.costs)
+    table = lay_out_slots(ops, feed_tensors, rewrites, placement)
+    return plan_cache.Front(ops, rewrites, placement, table)
 
 
 def _check_feeds_and_fetches(graph: Graph, fetch_tensors, target_ops, feed_tensors) -> None:

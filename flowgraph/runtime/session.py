@@ -41,6 +41,7 @@ from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.memory_schedule import budget_key, measure_sizes, pool_cap
 from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
+from flowgraph.runtime.specialize import ShapeVariants, wants_variants
 from flowgraph.runtime.step import StepContext
 from flowgraph.runtime.step_stats import fill_step_stats
 
@@ -264,6 +265,10 @@ class Session:
         self._plans.clear()
         self._kernels.clear()
         self.__dict__.pop("_partial_runs", None)
+        # No cycle may keep the graph alive once closed (framework/graph_release.py).
+        self._fetch_mappers.clear()
+        self._feed_names.clear()
+        self._kernels._session = None
 
     def __del__(self) -> None:
         try:
@@ -282,17 +287,23 @@ class Session:
             run_metadata: RunMetadata | None = None) -> Any:
         """Compute `fetches` (any nesting of tensors, ops and names), feeding `feed_dict`.
 
-        With ``ConfigProto(intra_op_parallelism_threads=n)``, n > 0, matrix products run
-        on `n` BLAS threads during the run (the process-wide setting is restored after).
+        With ``ConfigProto(intra_op_parallelism_threads=n)``, n > 0, matrix products and
+        the kernel thread pool run on `n` threads during the run (the process-wide
+        settings are restored after); with 0 (the default), a backend may still lower its
+        thread count while other processes keep the cores busy (docs/performance.md).
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        if self._intra_op:
-            with contextlib.ExitStack() as limits:
-                for backend in self._backends:
-                    limit = backend.intra_op_limit(self._intra_op)
-                    if limit is not None:
-                        limits.enter_context(limit)
+        limits = None
+        for backend in self._backends:
+            limit = backend.intra_op_limit(self._intra_op)
+            if limit is not None:
+                limits = limits or []
+                limits.append(limit)
+        if limits:
+            with contextlib.ExitStack() as stack:
+                for limit in limits:
+                    stack.enter_context(limit)
                 return self._run(fetches, feed_dict, options, run_metadata)
         return self._run(fetches, feed_dict, options, run_metadata)
 
@@ -330,6 +341,10 @@ class Session:
                 self._plans[elements] = cp
             if key is not None:
                 self._plans[sig] = cp
+        variants = getattr(cp, "shape_variants", None)
+        if variants is not None:  # a plan specialized to the fed shapes (specialize.py)
+            cp = variants.pick(cp, feed_values, lambda: self._compile(
+                mapper, feed_tensors, budget, feed_values, True))
         values = self._execute(cp, feed_tensors, feed_values, options, run_metadata)
         return mapper.rebuild(values)
 
@@ -338,9 +353,14 @@ class Session:
         with self._lock:
             self._graph._finalized_for_run = True
             shapes = {t: np.shape(v) for t, v in zip(feed_tensors, feed_values)}
-            return compile_plan(self._compile_env, mapper.unique_tensors, mapper.unique_ops,
-                                list(feed_tensors), memory_budget=budget, feed_shapes=shapes,
-                                shape_specialized=specialized, measured_sizes=measured)
+            cp = compile_plan(self._compile_env, mapper.unique_tensors, mapper.unique_ops,
+                              list(feed_tensors), memory_budget=budget, feed_shapes=shapes,
+                              shape_specialized=specialized, measured_sizes=measured)
+        options = self._config.graph_options
+        cp.shape_variants = ShapeVariants() if not specialized and wants_variants(
+            cp.nodes, feed_tensors, options.rewrite_options, options.optimizer_options) \
+            else None
+        return cp
 
     def _execute(self, cp: CompiledPlan, feed_tensors, feed_values, options, run_metadata):
         tracing = bool(options is not None and options.trace_level > 0
@@ -373,6 +393,7 @@ class Session:
                 device.backend.synchronize(device)
             live.discard(context)
             context.step = None  # break the step <-> context cycle: free values now
+            context.cancelled = None  # and error -> traceback -> this frame -> context
             if alarm is not None:
                 _watchdog.cancel(alarm)
         if measuring:  # sizes shapes could not tell: the next run recompiles with them

@@ -139,10 +139,19 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
             thread_id=tid,
             output_bytes=out_bytes,
             live_bytes_after=memory.live.get(info.device, 0),
-            timeline_label=f"{info.name} = {info.op_type}()",
+            timeline_label=_label(info),
             all_start_nanos=t0,
             all_end_rel_nanos=t1 - t0,
         ))
+        for op in (info.fused or ())[:-1]:
+            # A member of a fused node: listed (so a tool looking for the op finds it,
+            # on its device), with no time or bytes of its own: the fused node has them.
+            dev.node_stats.append(NodeExecStats(
+                node_name=op.name, op_type=op.type,
+                all_start_micros=(t1 + wall_offset) // 1000, thread_id=tid,
+                live_bytes_after=memory.live.get(info.device, 0),
+                timeline_label=f"{op.name} = {op.type}() (fused into {info.name})",
+                all_start_nanos=t1))
     feed_names = {s: t.name for t, s in cp.feed_slots.items()}
     mem = cp.memory_schedule
     pools = {d.name: d.backend.buffer_pool() for d in cp.devices}
@@ -163,3 +172,9 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
             dev.allocator_limit_bytes = stats.get("bytes_limit", 0)
     run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))
 
+
+def _label(info) -> str:
+    """``name = Type()``; a fused node lists its members: ``y = Fused(a:Add, y:Relu)``."""
+    if info.fused:
+        return f"{info.name} = Fused({', '.join(f'{op.name}:{op.type}' for op in info.fused)})"
+    return f"{info.name} = {info.op_type}()"

@@ -34,6 +34,17 @@ from flowgraph.saved_model.constants import (
     signature_constants,
     tag_constants,
 )
+from flowgraph.saved_model.constants_tf import (
+    ASSETS_KEY,
+    DEBUG_DIRECTORY,
+    DEBUG_INFO_FILENAME_PB,
+    LEGACY_INIT_OP_KEY,
+    MAIN_OP_KEY,
+    SAVED_MODEL_FILENAME_PB,
+    SAVED_MODEL_FILENAME_PBTXT,
+    SAVED_MODEL_SCHEMA_VERSION,
+    main_op_with_restore,
+)
 from flowgraph.saved_model.format import SavedModelFormatError, SignatureDef, TensorInfo
 from flowgraph.saved_model.loader import contains_saved_model, maybe_saved_model_directory
 from flowgraph.saved_model.predictor import LoadedModel
@@ -88,4 +99,4 @@ def _main_op():
     return group(variables.local_variables_initializer(), *tables)
 
 
-main_op = _types.SimpleNamespace(main_op=_main_op)
+main_op = _types.SimpleNamespace(main_op=_main_op, main_op_with_restore=main_op_with_restore)

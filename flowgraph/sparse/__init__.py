@@ -37,3 +37,27 @@ __all__ = [
     "sparse_dense_matmul",
     "to_dense",
 ]
+
+# More SparseTensor functions (issue 15).
+from flowgraph.ops.sparse_extra_ops import sparse_add as add
+from flowgraph.ops.sparse_extra_ops import sparse_mask as mask
+from flowgraph.ops.sparse_extra_ops import sparse_maximum as maximum
+from flowgraph.ops.sparse_extra_ops import sparse_merge as merge
+from flowgraph.ops.sparse_extra_ops import sparse_minimum as minimum
+from flowgraph.ops.sparse_extra_ops import sparse_reduce_max as reduce_max
+from flowgraph.ops.sparse_extra_ops import (
+    sparse_reduce_max_sparse as reduce_max_sparse,
+)
+from flowgraph.ops.sparse_extra_ops import (
+    sparse_reduce_sum_sparse as reduce_sum_sparse,
+)
+from flowgraph.ops.sparse_extra_ops import sparse_reset_shape as reset_shape
+from flowgraph.ops.sparse_extra_ops import sparse_slice as slice
+from flowgraph.ops.sparse_extra_ops import sparse_softmax as softmax
+from flowgraph.ops.sparse_extra_ops import sparse_split as split
+from flowgraph.ops.sparse_extra_ops import sparse_to_indicator as to_indicator
+from flowgraph.ops.sparse_extra_ops import sparse_transpose as transpose
+
+__all__ += ["add", "mask", "maximum", "merge", "minimum", "reduce_max", "reduce_max_sparse",
+            "reduce_sum_sparse", "reset_shape", "slice", "softmax", "split", "to_indicator",
+            "transpose"]

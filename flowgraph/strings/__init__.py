@@ -5,3 +5,23 @@ from flowgraph.ops.string_ops import join, length, split, substr, to_number
 
 __all__ = ["as_string", "join", "length", "split", "substr", "to_hash_bucket_fast",
            "to_number"]
+
+# Regular expressions, case, stripping and joining (issue 15).
+from flowgraph.ops.string_extra_ops import (
+    reduce_join,
+    regex_full_match,
+    regex_replace,
+)
+from flowgraph.ops.string_extra_ops import string_lower as lower
+from flowgraph.ops.string_extra_ops import string_strip as strip
+from flowgraph.ops.string_extra_ops import string_upper as upper
+
+__all__ += ["lower", "reduce_join", "regex_full_match", "regex_replace", "strip", "upper"]
+from flowgraph.ops.string_legacy_hash_ops import (  # noqa: E402
+    string_to_hash_bucket as to_hash_bucket,
+)
+from flowgraph.ops.string_legacy_hash_ops import (  # noqa: E402
+    string_to_hash_bucket_strong as to_hash_bucket_strong,
+)
+
+__all__ += ["to_hash_bucket", "to_hash_bucket_strong"]

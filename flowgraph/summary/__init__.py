@@ -9,6 +9,12 @@ from flowgraph.summary.event_format import (
     TaggedRunMetadata,
     summary_iterator,
 )
+from flowgraph.summary.summary_extra import (
+    SummaryDescription,
+    all_v2_summary_ops,
+    audio,
+    get_summary_description,
+)
 from flowgraph.summary.summary_ops import (
     histogram,
     image,
@@ -27,8 +33,12 @@ __all__ = [
     "HistogramProto",
     "SessionLog",
     "Summary",
+    "SummaryDescription",
     "SummaryMetadata",
     "TaggedRunMetadata",
+    "all_v2_summary_ops",
+    "audio",
+    "get_summary_description",
     "histogram",
     "image",
     "merge",

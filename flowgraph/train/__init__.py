@@ -32,6 +32,13 @@ from flowgraph.train.training_util import *
 
 # Built from tf.train's base classes: flowgraph.distributed sits below flowgraph.train.
 SyncReplicasOptimizer = sync_replicas_optimizer_class(_Optimizer, _SessionRunHook)
+# Input producers, moving averages, Supervisor, and (issue 15) proximal optimizers,
+# more schedules, conditional batching, checkpoint polling and cluster messages.
+from flowgraph.train.checkpoint_iteration import *  # noqa: E402
+from flowgraph.train.cluster_protos import ClusterDef, JobDef, ServerDef  # noqa: E402
+from flowgraph.train.input_maybe import *  # noqa: E402
 from flowgraph.train.input_producers import *  # noqa: E402
+from flowgraph.train.learning_rate_decay_extra import *  # noqa: E402
 from flowgraph.train.moving_averages import ExponentialMovingAverage  # noqa: E402
+from flowgraph.train.proximal import *  # noqa: E402
 from flowgraph.train.supervisor import Supervisor  # noqa: E402

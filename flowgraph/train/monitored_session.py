@@ -5,7 +5,9 @@ A monitored session is a stack of wrappers around the raw session, outermost fir
 
     _RecoverableSession   on AbortedError/UnavailableError (a preempted task) close
     │                     everything, create a new session (restoring the latest
-    │                     checkpoint) and retry the same run() call
+    │                     checkpoint) and retry the same run() call; creation itself
+    │                     is retried (pauses of 0.05 s doubling to 0.5 s) until
+    │                     `max_wait_secs`, then DeadlineExceededError
     _CoordinatedSession   owns the Coordinator and its queue-runner threads; an
     │                     exception reported by a thread is raised from run()
     _HookedSession        calls before_run/after_run of every hook around each run(),
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from operator import is_ as _is
 
 from flowgraph.framework.operation import Operation, Tensor
@@ -52,6 +55,7 @@ from flowgraph.train.scaffold import Scaffold
 from flowgraph.train.session_manager import (
     ChiefSessionCreator,
     SessionCreator,
+    SessionManager,
     WorkerSessionCreator,
 )
 from flowgraph.train.session_run_hook import (
@@ -82,6 +86,10 @@ def _preemption_errors() -> tuple:
 
 _PREEMPTION_ERRORS = _preemption_errors()
 USE_DEFAULT = object()
+_DEFAULT_MAX_WAIT_SECS = 7200.0
+_RETRY_FIRST_S = 0.05  # first pause between session-creation attempts; doubles
+_RETRY_MAX_S = 0.5  # a returning ps is noticed within this (plus gRPC's reconnect)
+_WORKER_POLL_S = 0.2  # a non-chief's readiness polls (TensorFlow sleeps 30 s)
 
 
 # -- the wrapper stack ---------------------------------------------------------------------------
@@ -133,18 +141,35 @@ class _WrappedSession:
 class _RecoverableSession(_WrappedSession):
     """Recreates the session whenever a preemption error interrupts a call."""
 
-    def __init__(self, sess_creator) -> None:
+    def __init__(self, sess_creator, max_wait_secs: float = _DEFAULT_MAX_WAIT_SECS) -> None:
         self._sess_creator = sess_creator
+        self._max_wait_secs = max_wait_secs
         super().__init__(self._create_session())
 
     def _create_session(self):
+        """A new session; preemption errors (a task down, restarting or not started
+        yet) are retried with growing pauses until `max_wait_secs` have passed."""
+        from flowgraph.framework import errors
+
+        start, pause, attempts = time.monotonic(), _RETRY_FIRST_S, 0
         while True:
+            attempts += 1
             try:
                 return self._sess_creator.create_session()
             except _PREEMPTION_ERRORS as e:
+                left = self._max_wait_secs - (time.monotonic() - start)
+                if left <= 0:
+                    raise errors.DeadlineExceededError(
+                        None, None,
+                        f"MonitoredSession could not create a session within "
+                        f"max_wait_secs={self._max_wait_secs:g} s ({attempts} attempts); the "
+                        f"last one failed with {type(e).__name__}: {e}") from e
                 logger.info("An error was raised while a session was being created. This may "
                             "be due to a preemption of a connected worker or parameter server. "
-                            "A new session will be created. Error: %s", e)
+                            "A new session will be created in %.2f s. Error: %s",
+                            min(pause, left), e)
+                time.sleep(min(pause, left))
+                pause = min(2 * pause, _RETRY_MAX_S)
 
     def _check_stop(self) -> bool:
         try:
@@ -493,7 +518,8 @@ class _MonitoredSession:
     """Shared implementation of `MonitoredSession` and `SingularMonitoredSession`."""
 
     def __init__(self, session_creator, hooks, should_recover: bool,
-                 stop_grace_period_secs: float = 120) -> None:
+                 stop_grace_period_secs: float = 120, max_wait_secs: float | None = None
+                 ) -> None:
         from flowgraph.framework.graph import get_default_graph
 
         self._graph = get_default_graph()
@@ -507,7 +533,10 @@ class _MonitoredSession:
             stop_grace_period_secs=stop_grace_period_secs)
         try:
             if should_recover:
-                self._sess = _RecoverableSession(self._coordinated_creator)
+                if max_wait_secs is None:
+                    max_wait_secs = getattr(session_creator, "_max_wait_secs",
+                                            _DEFAULT_MAX_WAIT_SECS)
+                self._sess = _RecoverableSession(self._coordinated_creator, max_wait_secs)
             else:
                 self._sess = self._coordinated_creator.create_session()
         except BaseException:
@@ -615,6 +644,11 @@ class MonitoredSession(_MonitoredSession):
     hooks : list of SessionRunHook, optional
     stop_grace_period_secs : float
         How long `close()` waits for the queue-runner threads.
+    max_wait_secs : float, optional
+        flowgraph extension: how long to keep retrying the creation of a session that
+        fails with a preemption error (a task down or not started yet) before raising
+        `DeadlineExceededError` (TensorFlow retries forever). Default: the session
+        creator's `max_wait_secs` (`WorkerSessionCreator`), else 7200.
 
     Example
     -------
@@ -628,9 +662,11 @@ class MonitoredSession(_MonitoredSession):
     """
 
     def __init__(self, session_creator=None, hooks=None,
-                 stop_grace_period_secs: float = 120) -> None:
+                 stop_grace_period_secs: float = 120, *,
+                 max_wait_secs: float | None = None) -> None:
         super().__init__(session_creator, hooks, should_recover=True,
-                         stop_grace_period_secs=stop_grace_period_secs)
+                         stop_grace_period_secs=stop_grace_period_secs,
+                         max_wait_secs=max_wait_secs)
 
 
 class SingularMonitoredSession(_MonitoredSession):
@@ -665,8 +701,14 @@ def MonitoredTrainingSession(  # TensorFlow's name
     `save_summaries_steps` steps (default 100; or `save_summaries_secs`). With a
     `checkpoint_dir`: a `CheckpointSaverHook` every `save_checkpoint_secs` seconds
     (default 600; or `save_checkpoint_steps`), and the session restores the latest
-    checkpoint. Non-chief workers wait for the chief to initialize the model and get
-    only `hooks`.
+    checkpoint. Non-chief workers wait for the chief to initialize the model (polling
+    every 0.2 s, where TensorFlow sleeps 30 s) and get only `hooks`.
+
+    When a task fails (`UnavailableError`, `AbortedError`: e.g. a ps was restarted), the
+    session is closed and created again, restoring the latest checkpoint on the chief;
+    a creation that keeps failing that way is retried for `max_wait_secs` (on every
+    task; TensorFlow uses it on non-chief workers only and otherwise retries forever),
+    then raises `DeadlineExceededError`.
 
     Example
     -------
@@ -697,10 +739,11 @@ def MonitoredTrainingSession(  # TensorFlow's name
 
     scaffold = scaffold or Scaffold()
     if not is_chief:
-        creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
-                                       max_wait_secs=max_wait_secs)
+        creator = _PollingWorkerSessionCreator(scaffold=scaffold, master=master,
+                                               config=config, max_wait_secs=max_wait_secs)
         return MonitoredSession(session_creator=creator, hooks=hooks or [],
-                                stop_grace_period_secs=stop_grace_period_secs)
+                                stop_grace_period_secs=stop_grace_period_secs,
+                                max_wait_secs=max_wait_secs)
 
     all_hooks = list(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir,
@@ -722,4 +765,21 @@ def MonitoredTrainingSession(  # TensorFlow's name
             scaffold=scaffold))
     all_hooks.extend(hooks or [])
     return MonitoredSession(session_creator=creator, hooks=all_hooks,
-                            stop_grace_period_secs=stop_grace_period_secs)
+                            stop_grace_period_secs=stop_grace_period_secs,
+                            max_wait_secs=max_wait_secs)
+
+
+class _PollingWorkerSessionCreator(WorkerSessionCreator):
+    """`WorkerSessionCreator` whose wait for the chief's initialization polls every
+    `_WORKER_POLL_S` (also after a ps restart, until the chief has restored it)."""
+
+    def _get_session_manager(self):
+        from flowgraph.framework.graph import get_default_graph
+
+        if self._session_manager is None:
+            s = self._scaffold
+            self._session_manager = SessionManager(
+                local_init_op=s.local_init_op, local_init_feed_dict=s.local_init_feed_dict,
+                ready_op=s.ready_op, ready_for_local_init_op=s.ready_for_local_init_op,
+                graph=get_default_graph(), recovery_wait_secs=_WORKER_POLL_S)
+        return self._session_manager

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import kernels_nn as cpu_nn
+from flowgraph.backends.cpu import kernels_conv as cpu_conv
 from tests.backends.opencl_cases import F32, F64, I32, Case, _rand
 
 # (input NHWC, filter [kh, kw, in, out], strides (h, w), padding, format, dilations (h, w))
@@ -73,7 +73,7 @@ def _conv_cases(op_type):
         attrs = _conv_attrs(strides, padding, fmt, dil)
         x = _rand(_layout(shape, fmt), dtype)
         f = _rand(fshape, dtype)
-        y = cpu_nn.conv2d(x, f, **attrs)
+        y = cpu_conv.conv2d(x, f, **attrs)
         dy = _rand(y.shape, dtype)
         inputs = {"Conv2D": [x, f],
                   "Conv2DBackpropInput": [np.array(x.shape, I32), f, dy],
@@ -98,7 +98,7 @@ def _pool_cases(op_type):
         attrs = {"ksize": _four(ksize, fmt), "strides": _four(strides, fmt),
                  "padding": padding, "data_format": fmt}
         x = _pool_input(_layout(shape, fmt), dtype, special=k == 2)
-        y = cpu_nn.max_pool(x, **attrs)
+        y = cpu_conv.max_pool(x, **attrs)
         dy = _rand(y.shape, dtype)
         inputs = {"MaxPool": [x], "AvgPool": [np.nan_to_num(x, posinf=0, neginf=0)],
                   "MaxPoolGrad": [x, y, dy],

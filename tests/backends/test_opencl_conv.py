@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import flowgraph as tf
-from flowgraph.backends.cpu import kernels_grad as cpu_grad
-from flowgraph.backends.cpu import kernels_nn as cpu_nn
+from flowgraph.backends.cpu import kernels_conv as cpu_conv
 from tests.backends.opencl_support import opencl_devices
 
 opencl_devices()
@@ -122,23 +121,22 @@ def _check_all_kernels(x, f, strides, padding, data_format, dilations=(1, 1)):
             "dilations": four(*dilations)}
     pool = {"ksize": four(*f.shape[:2]), "strides": four(*strides), "padding": padding,
             "data_format": data_format}
-    y = cpu_nn.conv2d(x, f, **conv)
+    y = cpu_conv.conv2d(x, f, **conv)
     dy = _rng.standard_normal(y.shape).astype(x.dtype)
-    args = (conv["strides"], padding, (), conv["dilations"], data_format, False)
-    yp = cpu_nn.max_pool(x, **pool)
+    yp = cpu_conv.max_pool(x, **pool)
     dyp = _rng.standard_normal(yp.shape).astype(x.dtype)
     xs, fs = np.array(x.shape, np.int32), np.array(f.shape, np.int32)
     pairs = [
         (kernels_conv.conv2d(x, f, **conv), y),
         (kernels_conv.conv2d_backprop_input(xs, f, dy, **conv),
-         cpu_grad._conv_backprop_input(xs, f, dy, *args)),
+         cpu_conv.conv2d_backprop_input(xs, f, dy, **conv)),
         (kernels_conv.conv2d_backprop_filter(x, fs, dy, **conv),
-         cpu_grad._conv_backprop_filter(x, fs, dy, *args)),
+         cpu_conv.conv2d_backprop_filter(x, fs, dy, **conv)),
         (kernels_conv.max_pool(x, **pool), yp),
-        (kernels_conv.avg_pool(x, **pool), cpu_nn.avg_pool(x, **pool)),
+        (kernels_conv.avg_pool(x, **pool), cpu_conv.avg_pool(x, **pool)),
         (kernels_conv.max_pool_grad(x, yp, dyp, **pool),
-         cpu_grad.max_pool_grad(x, yp, dyp, **pool)),
-        (kernels_conv.avg_pool_grad(xs, dyp, **pool), cpu_grad.avg_pool_grad(xs, dyp, **pool)),
+         cpu_conv.max_pool_grad(x, yp, dyp, **pool)),
+        (kernels_conv.avg_pool_grad(xs, dyp, **pool), cpu_conv.avg_pool_grad(xs, dyp, **pool)),
     ]
     for k, (got, want) in enumerate(pairs):
         np.testing.assert_allclose(_host(got), want, rtol=1e-4,

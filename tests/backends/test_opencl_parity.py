@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import flowgraph as tf
+from flowgraph.runtime.config import RewriterConfig
 from tests.backends.opencl_cases import F64, _labels, _pos, _rand
 
 
@@ -83,7 +84,10 @@ def test_parity(op_type):
                 _, cpu_out = case.build(op_type, phs)
             fetches.append((gpu_out, cpu_out))
         md = tf.RunMetadata()
-        config = tf.ConfigProto(allow_soft_placement=True)
+        # No plan rewrites: shape ops of fully known shapes would fold at plan time and
+        # never reach the device under test.
+        config = tf.ConfigProto(allow_soft_placement=True, graph_options=tf.GraphOptions(
+            rewrite_options=RewriterConfig(disable_meta_optimizer=True)))
         with tf.Session(graph=graph, config=config) as sess:
             if tf.global_variables():  # cases on variables (opencl_cases_state.VarCase)
                 sess.run(tf.global_variables_initializer(), feeds)

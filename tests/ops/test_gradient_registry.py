@@ -10,6 +10,7 @@ new op must be added either to `CASES` (after registering its gradient) or decla
 from __future__ import annotations
 
 import issue15_cases
+import issue15_cov_cases
 import issue15_math_cases
 import numpy as np
 import pytest
@@ -324,6 +325,7 @@ CASES = {
 CASES.update(tensor_array_cases.GRADIENT_CASES)
 CASES.update(issue15_cases.GRADIENT_CASES)
 CASES.update(issue15_math_cases.GRADIENT_CASES)
+CASES.update(issue15_cov_cases.GRADIENT_CASES)
 
 
 def _is_test_op(name: str) -> bool:

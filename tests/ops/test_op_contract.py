@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import issue15_cases
+import issue15_cov_cases
 import issue15_math_cases
 import numpy as np
 import pytest
@@ -841,6 +842,12 @@ for _name, _cases in issue15_cases.CONTRACT_CASES.items():
 # -- segment, special-math and counter ops (tests/ops/issue15_math_cases.py)
 VALUE_DEPENDENT |= issue15_math_cases.VALUE_DEPENDENT
 for _name, _cases in issue15_math_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- scatter, linear-algebra and diagonal ops (tests/ops/issue15_cov_cases.py)
+VALUE_DEPENDENT |= issue15_cov_cases.VALUE_DEPENDENT
+for _name, _cases in issue15_cov_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 

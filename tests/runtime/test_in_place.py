@@ -4,6 +4,7 @@
 their input when that input is a fresh array (from `MatMul`, `BiasAdd`, `Relu`,
 `ReluGrad`, possibly through `Identity` nodes) read by that node alone. Every test here
 checks values against NumPy, and the `in_place` mark of the compiled plan's nodes.
+The last test checks what replaces them with fusion on: fused nodes.
 """
 
 from __future__ import annotations
@@ -11,11 +12,18 @@ from __future__ import annotations
 import numpy as np
 
 import flowgraph as tf
+from flowgraph.runtime.config import RewriterConfig
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((6, 5))
 W = RNG.standard_normal((5, 4))
 B = RNG.standard_normal(4)
+
+
+# Fusion (`runtime/fusion.py`) would turn BiasAdd + Relu into one fused node; these tests
+# are about the in-place variants of the unfused kernels, so they switch it off.
+NO_FUSION = tf.ConfigProto(graph_options=tf.GraphOptions(
+    rewrite_options=RewriterConfig(remapping=RewriterConfig.OFF)))
 
 
 def _in_place(sess) -> set[str]:
@@ -32,7 +40,7 @@ def test_dense_layer_writes_in_place_when_only_the_activation_is_fetched():
     x = tf.placeholder(tf.float64, [None, 5])
     _, _, act = _layer(x)
     feed = X.copy()
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         for _ in range(3):
             got = sess.run(act, {x: feed})
             np.testing.assert_allclose(got, np.maximum(X @ W + B, 0))
@@ -43,7 +51,7 @@ def test_dense_layer_writes_in_place_when_only_the_activation_is_fetched():
 def test_fetched_intermediates_are_not_overwritten():
     x = tf.placeholder(tf.float64, [None, 5])
     mm, pre, act = _layer(x)
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         got_mm, got_pre, got_act = sess.run([mm, pre, act], {x: X})
         assert _in_place(sess) == set()
         got_mm2, got_act2 = sess.run([mm, act], {x: X})
@@ -60,7 +68,7 @@ def test_a_value_read_twice_is_not_overwritten():
     mm = tf.matmul(x, tf.constant(W))
     a = tf.nn.bias_add(mm, tf.constant(B), name="a")
     b = tf.nn.bias_add(mm, tf.constant(-B), name="b")
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         got_a, got_b = sess.run([a, b], {x: X})
         assert not _in_place(sess) & {"a", "b"}
     np.testing.assert_allclose(got_a, X @ W + B)
@@ -73,7 +81,7 @@ def test_variables_and_feeds_are_never_overwritten():
     from_var = tf.nn.relu(tf.nn.bias_add(v, tf.constant(B)), name="from_var")
     from_feed = tf.nn.bias_add(x, tf.constant(B), name="from_feed")
     fed = X @ W
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         sess.run(v.initializer)
         for _ in range(3):
             got_v, got_f = sess.run([from_var, from_feed], {x: fed})
@@ -89,7 +97,7 @@ def test_identity_passes_ownership_on_unless_it_is_fetched():
     mm = tf.matmul(x, tf.constant(W))
     ident = tf.identity(mm, name="ident")
     out = tf.nn.bias_add(ident, tf.constant(B), name="out")
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         np.testing.assert_allclose(sess.run(out, {x: X}), X @ W + B)
         assert "out" in _in_place(sess)
         got_ident, got_out = sess.run([ident, out], {x: X})
@@ -104,7 +112,7 @@ def test_relu_gradient_in_place_matches_numpy():
     w2 = RNG.standard_normal((4, 3))
     y = tf.matmul(h, tf.constant(w2))
     (gw,) = tf.gradients(tf.reduce_sum(y * y), [w])
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         sess.run(w.initializer)
         got = sess.run(gw, {x: X})
         assert any("ReluGrad" in n for n in _in_place(sess))
@@ -116,7 +124,7 @@ def test_relu_gradient_in_place_matches_numpy():
 def test_partial_run_keeps_values_needed_later():
     x = tf.placeholder(tf.float64, [None, 5])
     mm, _, act = _layer(x)
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         handle = sess.partial_run_setup([act, mm], [x])
         got_act = sess.partial_run(handle, act, {x: X})
         got_mm = sess.partial_run(handle, mm)
@@ -135,5 +143,18 @@ def test_in_place_inside_a_while_loop():
     want = X @ W
     for _ in range(3):
         want = np.maximum(want @ (np.eye(4) * 0.5) + B, 0)
-    with tf.Session() as sess:
+    with tf.Session(config=NO_FUSION) as sess:
         np.testing.assert_allclose(sess.run(out), want)
+
+
+def test_with_fusion_on_the_elementwise_tails_become_fused_nodes():
+    x = tf.placeholder(tf.float64, [None, 5])
+    mm = tf.matmul(x, tf.constant(W))
+    fused = tf.sin(mm) * 2.0
+    act = tf.nn.relu(tf.matmul(fused, tf.constant(np.eye(4))) + tf.constant(B), name="act")
+    with tf.Session() as sess:
+        got = sess.run(act, {x: X})
+        fused_nodes = [n for cp in sess._plans.values() for n in cp.nodes if n.fused]
+        assert {tuple(op.type for op in n.fused) for n in fused_nodes} == {
+            ("Sin", "Mul"), ("Add", "Relu")}
+    np.testing.assert_allclose(got, np.maximum((np.sin(X @ W) * 2.0) @ np.eye(4) + B, 0))

@@ -23,7 +23,8 @@ def _chain(x, n, names):
 
 def test_step_stats_per_node(sess):
     x = tf.placeholder(tf.float64, [3, 4], name="x")
-    y = tf.sin(x, name="s") * 2.0
+    s = tf.sin(x, name="s")
+    y = [s * 2.0, s]  # s fetched: its own node (fusion would absorb it otherwise)
     md = tf.RunMetadata()
     sess.run(y, {x: np.ones((3, 4))}, options=FULL, run_metadata=md)
     (dev,) = md.step_stats.dev_stats

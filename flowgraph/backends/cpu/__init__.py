@@ -28,15 +28,18 @@ class CpuBackend(Backend):
         return [Device(self, "CPU", i, description="NumPy/SciPy on the host") for i in range(n)]
 
     def blas_is_parallel(self) -> bool:
-        from flowgraph.backends.cpu.blas_threads import blas_threads
+        from flowgraph.backends.cpu.blas_threads import planned_blas_threads
 
-        return blas_threads() > 1
+        return planned_blas_threads() > 1
 
     def intra_op_limit(self, threads: int):
-        """NumPy's BLAS limited to `threads` threads (the previous count restored after)."""
-        from flowgraph.backends.cpu.blas_threads import blas_threads_limited
+        """NumPy's BLAS and the kernel pool limited to `threads` threads (the previous
+        counts restored after); for 0, the contention policy's limit or None."""
+        from flowgraph.backends.cpu import blas_threads
 
-        return blas_threads_limited(threads)
+        if threads > 0:
+            return blas_threads.intra_op_limited(threads)
+        return blas_threads.contention_limited()
 
     def buffer_pool(self):
         """The kernels' output-buffer pool (`_buffers`), which memory budgets count."""

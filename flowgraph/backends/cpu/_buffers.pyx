@@ -16,7 +16,9 @@ State it keeps
 at most `PER_KEY` per key and `BUDGET` bytes in all (less while a memory-budgeted step
 runs: `push_cap`, see docs/memory.md); only sizes in ``[MIN_BYTES, MAX_BYTES]`` are kept
 (smaller ones cost malloc nothing). An array returns to the pool when the executor drops
-its slot's reference, i.e. when its value's last consumer finishes.
+its slot's reference, i.e. when its value's last consumer finishes. `counts` tells how
+many calls reused a kept array and how many had to allocate (a budget that caps the pool
+too tightly shows up there as misses every step).
 
 The invariant
 -------------
@@ -58,6 +60,8 @@ cdef dict _free = {}
 cdef Py_ssize_t _held = 0
 cdef Py_ssize_t _cap = BUDGET
 cdef list _caps = []
+cdef Py_ssize_t _hits = 0  # calls served from the pool (counted for `counts`)
+cdef Py_ssize_t _misses = 0  # pool-sized calls that had to allocate
 
 
 cdef extern from "Python.h":
@@ -66,7 +70,7 @@ cdef extern from "Python.h":
 
 def empty(tuple shape, dtype):
     """An uninitialized C-contiguous array: a kept one that nobody references, or new."""
-    global _held
+    global _held, _hits, _misses
     cdef object dt = np.dtype(dtype)
     cdef Py_ssize_t n = dt.itemsize
     cdef object d
@@ -83,7 +87,9 @@ def empty(tuple shape, dtype):
     for i in range(PyList_GET_SIZE(kept)):
         p = PyList_GET_ITEM(kept, i)
         if Py_REFCNT(p) == 1:
+            _hits += 1
             return <object>p  # (a new reference: the caller's)
+    _misses += 1
     out = np.empty(shape, dt)
     if PyList_GET_SIZE(kept) < PER_KEY and _held + n <= _cap:
         kept.append(out)
@@ -96,6 +102,13 @@ def held_bytes() -> int:
     return _held
 
 
+def counts() -> tuple:
+    """``(hits, misses)`` of `empty` calls in the pool's size range since the process
+    started: a miss allocated (and page-faults the array in); a hit reused a kept array.
+    """
+    return _hits, _misses
+
+
 def clear() -> None:
     """Forget every kept array (those still in use live on with their users)."""
     global _held
@@ -105,7 +118,8 @@ def clear() -> None:
 
 def push_cap(Py_ssize_t n) -> None:
     """Cap the pool at `n` bytes until the matching `pop_cap` (caps nest: the smallest
-    holds), dropping kept arrays, idle ones first, until it holds at most `n`."""
+    holds; none raises the pool above `BUDGET`), dropping kept arrays, idle ones first,
+    until it holds at most `n`."""
     _caps.append(n)
     _apply_cap()
 
@@ -118,7 +132,7 @@ def pop_cap(Py_ssize_t n) -> None:
 
 cdef void _apply_cap() except *:
     global _cap, _held
-    _cap = min(_caps) if _caps else BUDGET
+    _cap = min(min(_caps), BUDGET) if _caps else BUDGET
     cdef list kept
     cdef int idle
     cdef Py_ssize_t i

@@ -1,5 +1,6 @@
 """How many threads NumPy's BLAS runs a matrix product on (the CPU backend's MatMul,
-convolutions and tensordot all call NumPy's BLAS), and a scoped limit on it.
+convolutions and tensordot all call NumPy's BLAS), a scoped limit on it, and the policy
+that lowers it while other processes keep the cores busy.
 
 The executor asks once per compiled plan: when BLAS is multi-threaded, matrix products
 stay on the thread that made them ready instead of being handed to a second executor
@@ -7,18 +8,49 @@ thread, since two concurrent BLAS calls would each start all of BLAS's threads o
 same cores. The answer follows `threadpoolctl.threadpool_limits` and the
 ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS`` variables, as BLAS itself does.
 
+Contention policy
+-----------------
+OpenBLAS splits each product evenly across its threads, and they wait for each other by
+spinning. When another busy process shares a core, the thread on that core gets a
+fraction of it while its partners spin: a 2-thread product then takes up to 10x its
+time, where one thread would take about 2x. So a daemon thread (`ContentionPolicy`,
+started with the first plan that asks `blas_threads`) samples, twice a second, how many
+cores' worth of CPU *other* processes used (``/proc/stat`` for the cores this process
+may run on, minus this process's own CPU time) and recommends the cores left free,
+rounded, at least 1::
+
+    2 cores, nothing else running      others 0.0   -> 2 threads
+    one busy process per core          others ~1.3  -> 1 thread
+    the busy processes end             others 0.0   -> 2 threads again
+
+The kernel pool (`kernel_pool.set_available`) follows the recommendation at once. BLAS's
+thread count is only changed on the thread that runs a step, for the step
+(`contention_limited`, which the CPU backend's `intra_op_limit(0)` returns), never from
+the sampling thread: OpenBLAS's own thread pool is not meant to be resized while
+another thread is inside a product. The policy stands aside where the user decided:
+``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``FLOWGRAPH_BLAS_POLICY=off`` in the
+environment, ``intra_op_parallelism_threads`` in the session's config, and whenever
+BLAS's thread count is not the one it had when the policy started (``threadpool_limits``
+in user code). Without ``/proc/stat`` it does nothing.
+
 Example
 -------
 >>> from flowgraph.backends.cpu.blas_threads import blas_threads
 >>> blas_threads() >= 1
 True
+>>> ContentionPolicy.threads_for(cores=2, others=1.3)
+1
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
+import time
 from collections.abc import Iterator
+
+from flowgraph.backends.cpu import kernel_pool
 
 _lock = threading.Lock()
 _controllers: list | None = None
@@ -34,6 +66,7 @@ def _blas_controllers() -> list:
 
             _controllers = [c for c in ThreadpoolController().lib_controllers
                             if c.user_api == "blas"]
+            ContentionPolicy.start(_controllers)
         return _controllers
 
 
@@ -64,3 +97,156 @@ def blas_threads_limited(n: int) -> Iterator[None]:
         for c, p in zip(controllers, previous):
             if p != n:
                 c.set_num_threads(p)
+
+
+@contextlib.contextmanager
+def intra_op_limited(n: int) -> Iterator[None]:
+    """BLAS and the kernel pool on at most `n` threads inside the block
+    (``ConfigProto.intra_op_parallelism_threads``).
+
+    >>> with intra_op_limited(1):
+    ...     blas_threads(), kernel_pool.threads()
+    (1, 1)
+    """
+    with blas_threads_limited(n), kernel_pool.threads_limited(n):
+        yield
+
+
+def contention_limited():
+    """A context manager running BLAS on the threads `ContentionPolicy` recommends while
+    other processes keep cores busy, or None when BLAS can keep its threads (no
+    contention, no policy, or a thread count the user chose).
+
+    >>> contention_limited() is None or hasattr(contention_limited(), "__enter__")
+    True
+    """
+    policy = ContentionPolicy.current
+    if policy is None:
+        return None
+    threads = policy.recommended
+    if threads >= policy.default:
+        return None
+    now = max((c.num_threads for c in policy.controllers), default=1)
+    if now != policy.default:  # a limit set by the user (threadpool_limits) wins
+        return None
+    return _policy_limited(threads)
+
+
+_policy_depth = 0  # how many `contention_limited` blocks are open
+
+
+@contextlib.contextmanager
+def _policy_limited(threads: int) -> Iterator[None]:
+    global _policy_depth
+    _policy_depth += 1
+    try:
+        with blas_threads_limited(threads):
+            yield
+    finally:
+        _policy_depth -= 1
+
+
+def planned_blas_threads() -> int:
+    """BLAS's thread count as plans should assume it: inside a step that the contention
+    policy runs on fewer threads, the count it had before (a plan compiled during such a
+    step outlives the step; its hand-off choices must not depend on the host's load).
+
+    >>> planned_blas_threads() >= 1
+    True
+    """
+    policy = ContentionPolicy.current
+    if _policy_depth and policy is not None:
+        return policy.default
+    return blas_threads()
+
+
+def _cpu_ticks(cores: set[int], path: str = "/proc/stat") -> tuple[int, int] | None:
+    """(busy, total) clock ticks of `cores` since boot, or None without ``/proc/stat``."""
+    busy = total = 0
+    try:
+        with open(path, encoding="ascii") as f:
+            for line in f:
+                if not line.startswith("cpu") or line[3] == " ":
+                    continue
+                name, *fields = line.split()
+                if int(name[3:]) in cores:
+                    ticks = [int(v) for v in fields[:8]]
+                    total += sum(ticks)
+                    busy += sum(ticks) - ticks[3] - ticks[4]  # minus idle and iowait
+    except (OSError, ValueError, IndexError):
+        return None
+    return (busy, total) if total else None
+
+
+class ContentionPolicy:
+    """Recommends BLAS threads (and caps the kernel pool's) at the cores other processes
+    leave free, re-decided every `interval` seconds on a daemon thread (see the module
+    docstring). `current` is the running policy, if any."""
+
+    interval = 0.5
+    current: ContentionPolicy | None = None
+
+    def __init__(self, controllers: list, cores: set[int]) -> None:
+        self.controllers = controllers
+        self.cores = cores
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.default = max((c.num_threads for c in controllers), default=1)
+        self.recommended = self.default
+
+    @staticmethod
+    def threads_for(cores: int, others: float) -> int:
+        """Threads for `cores` cores of which other processes used `others` cores' worth.
+
+        >>> ContentionPolicy.threads_for(4, 0.2), ContentionPolicy.threads_for(4, 2.6)
+        (4, 1)
+        """
+        return max(1, min(cores, int(cores - others + 0.5)))
+
+    @staticmethod
+    def enabled(environ=None) -> bool:
+        """False where the environment fixes BLAS's threads or turns the policy off.
+
+        >>> ContentionPolicy.enabled({"FLOWGRAPH_BLAS_POLICY": "off"})
+        False
+        """
+        env = os.environ if environ is None else environ
+        return not (env.get("FLOWGRAPH_BLAS_POLICY", "").lower() in ("off", "0", "false")
+                    or env.get("OPENBLAS_NUM_THREADS") or env.get("OMP_NUM_THREADS"))
+
+    @classmethod
+    def start(cls, controllers: list) -> None:
+        """Start the policy's thread once per process, where it applies."""
+        if cls.current is not None or not controllers or not cls.enabled():
+            return
+        try:
+            cores = os.sched_getaffinity(0)
+        except (AttributeError, OSError):
+            return
+        if len(cores) < 2 or max(c.num_threads for c in controllers) < 2 \
+                or _cpu_ticks(cores) is None:
+            return
+        cls.current = policy = cls(controllers, cores)
+        threading.Thread(target=policy.run, name="flowgraph-blas-policy", daemon=True).start()
+
+    def others(self, before, after, cpu_before: float, cpu_after: float) -> float:
+        """Cores' worth of CPU that other processes used between two samples."""
+        busy = (after[0] - before[0]) / self.tick
+        wall = (after[1] - before[1]) / self.tick / len(self.cores)
+        return max(0.0, busy - (cpu_after - cpu_before)) / wall if wall > 0 else 0.0
+
+    def update(self, others: float) -> int:
+        """Take a new sample's figure: the recommendation, and the kernel pool's cap."""
+        self.recommended = self.threads_for(min(len(self.cores), self.default), others)
+        kernel_pool.set_available(self.threads_for(len(self.cores), others))
+        return self.recommended
+
+    def run(self) -> None:
+        sample = _cpu_ticks(self.cores)
+        cpu = time.process_time()
+        while sample is not None:
+            time.sleep(self.interval)
+            now, cpu_now = _cpu_ticks(self.cores), time.process_time()
+            if now is None:
+                return
+            self.update(self.others(sample, now, cpu, cpu_now))
+            sample, cpu = now, cpu_now

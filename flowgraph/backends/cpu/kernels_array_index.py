@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_kernel, kernel_pool
 from flowgraph.framework import errors
 from flowgraph.ops.array_gen_ops import range_numpy
 from flowgraph.ops.array_slicing import strided_slice_numpy
@@ -58,6 +58,41 @@ def _check_range(indices, n: int) -> None:
                        f"[0, {n})")
 
 
+def take(params: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """``np.take(params, indices, axis)`` for in-range `indices`, copied by chunks on the
+    kernel threads (`kernel_pool`) when large: chunks of the indices for ``axis=0``, of
+    the dimensions before `axis` otherwise. A copy, so bitwise the one-thread result.
+
+    >>> take(np.arange(6).reshape(3, 2), np.array([2, 0]), 0)
+    array([[4, 5],
+           [0, 1]])
+    """
+    inner = int(np.prod(params.shape[axis + 1:], dtype=np.int64))
+    size = indices.size * inner * int(np.prod(params.shape[:axis], dtype=np.int64))
+    if size < 2 * kernel_pool.GRAIN["gather"] or kernel_pool.threads() < 2:
+        return np.take(params, indices, axis=axis)
+    grain = kernel_pool.GRAIN["gather"]
+    if axis == 0:
+        flat = indices.reshape(-1)
+        out = np.empty((flat.size, *params.shape[1:]), params.dtype)
+
+        def rows(a: int, b: int) -> None:  # mode="clip": no buffered copy (already checked)
+            np.take(params, flat[a:b], axis=0, out=out[a:b], mode="clip")
+
+        kernel_pool.parallel_for(flat.size, rows, grain=-(-grain // max(inner, 1)), align=1)
+        return out.reshape((*indices.shape, *params.shape[1:]))
+    outer = params.shape[:axis]
+    p = params.reshape((-1, *params.shape[axis:]))
+    out = np.empty((p.shape[0], *indices.shape, *params.shape[axis + 1:]), params.dtype)
+
+    def blocks(a: int, b: int) -> None:
+        np.take(p[a:b], indices, axis=1, out=out[a:b], mode="clip")
+
+    kernel_pool.parallel_for(p.shape[0], blocks, grain=-(-grain * p.shape[0] // size),
+                             align=1)
+    return out.reshape((*outer, *out.shape[1:]))
+
+
 @cpu_kernel("GatherV2")
 def gather(params, indices, axis, *, batch_dims):
     params, indices = np.asarray(params), np.asarray(indices)
@@ -68,7 +103,7 @@ def gather(params, indices, axis, *, batch_dims):
     bd = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
     _check_range(indices, params.shape[a])
     if bd == 0:
-        return np.take(params, indices, axis=a)
+        return take(params, indices, a)
     if params.shape[:bd] != indices.shape[:bd]:
         raise _invalid(f"params.shape[:{bd}] = {list(params.shape[:bd])} must equal "
                        f"indices.shape[:{bd}] = {list(indices.shape[:bd])} (batch_dims={bd})")

@@ -5,15 +5,14 @@ the forward op (strided slice, mirror pad) to ``arange(size).reshape(shape)`` te
 every output element, which input element it came from; the backward op then adds each
 output gradient to that source (`np.bincount` with weights, or `np.add.at`).
 
-Convolution backward ops loop over the kernel taps (``kh * kw`` iterations, each one
-matrix product over the whole batch); pooling backward ops route each window's gradient
-through the same `as_strided` window view the forward kernels use.
+Depthwise convolution backward ops loop over the kernel taps (``kh * kw`` iterations,
+each one einsum over the whole batch). Conv2D's and the pools' backward ops live in
+`kernels_conv.py`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from flowgraph.backends import kernel_util
 from flowgraph.backends.cpu import cpu_in_place, cpu_kernel
@@ -208,10 +207,10 @@ def _work(dtype):
     return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
-def _padded_input(x, pads, fill=0):
+def _padded_input(x, pads):
     pt, pb, pl, pr = pads
     if pt or pb or pl or pr:
-        return np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=fill)
+        return np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
     return x
 
 
@@ -220,9 +219,10 @@ def _crop(xp, pads, height, width):
     return xp[:, pt:pt + height, pl:pl + width, :]
 
 
-# -- convolution backward ops -----------------------------------------------------------
-def _conv_backprop_input(sizes, f, dy, strides, padding, explicit_paddings, dilations,
-                         data_format, depthwise):
+# -- depthwise convolution backward ops ---------------------------------------------------
+@cpu_kernel("DepthwiseConv2dNativeBackpropInput")
+def depthwise_conv2d_backprop_input(sizes, f, dy, *, strides, padding, explicit_paddings=(),
+                                    dilations=(1, 1, 1, 1), data_format="NHWC"):
     n, height, width, cin = _nhwc_shape(sizes, data_format)
     dy = _nhwc(dy, data_format)
     work = _work(dy.dtype)
@@ -233,23 +233,18 @@ def _conv_backprop_input(sizes, f, dy, strides, padding, explicit_paddings, dila
     pt, pb, pl, pr = pads
     dx = np.zeros((n, height + pt + pb, width + pl + pr, cin), dtype=work)
     oh, ow = dy.shape[1:3]
-    dyw = dy.astype(work, copy=False)
     fw = f.astype(work, copy=False)
-    if depthwise:
-        dy5 = dyw.reshape(n, oh, ow, cin, -1)
+    dy5 = dy.astype(work, copy=False).reshape(n, oh, ow, cin, -1)
     for i in range(kh):
         for j in range(kw):
-            where = _tap(i, j, geometry, oh, ow)
-            if depthwise:
-                dx[where] += np.einsum("nhwcm,cm->nhwc", dy5, fw[i, j])
-            else:
-                dx[where] += dyw @ fw[i, j].T
+            dx[_tap(i, j, geometry, oh, ow)] += np.einsum("nhwcm,cm->nhwc", dy5, fw[i, j])
     out = _crop(dx, pads, height, width).astype(dy.dtype, copy=False)
     return _back(out, data_format)
 
 
-def _conv_backprop_filter(x, sizes, dy, strides, padding, explicit_paddings, dilations,
-                          data_format, depthwise):
+@cpu_kernel("DepthwiseConv2dNativeBackpropFilter")
+def depthwise_conv2d_backprop_filter(x, sizes, dy, *, strides, padding, explicit_paddings=(),
+                                     dilations=(1, 1, 1, 1), data_format="NHWC"):
     kh, kw, cin, cout = (int(v) for v in np.reshape(sizes, -1))
     x = _nhwc(x, data_format)
     dy = _nhwc(dy, data_format)
@@ -260,110 +255,9 @@ def _conv_backprop_filter(x, sizes, dy, strides, padding, explicit_paddings, dil
     _check_out("conv backprop filter", dy, pads, geometry, height, width, kh, kw)
     xp = _padded_input(x.astype(work, copy=False), pads)
     n, oh, ow = dy.shape[:3]
-    dyw = dy.astype(work, copy=False)
     df = np.zeros((kh, kw, cin, cout), dtype=work)
-    dy_flat = dyw.reshape(-1, dyw.shape[-1])
-    if depthwise:
-        dy5 = dyw.reshape(n, oh, ow, cin, cout)
+    dy5 = dy.astype(work, copy=False).reshape(n, oh, ow, cin, cout)
     for i in range(kh):
         for j in range(kw):
-            patch = xp[_tap(i, j, geometry, oh, ow)]
-            if depthwise:
-                df[i, j] = np.einsum("nhwc,nhwcm->cm", patch, dy5)
-            else:
-                df[i, j] = patch.reshape(-1, cin).T @ dy_flat
+            df[i, j] = np.einsum("nhwc,nhwcm->cm", xp[_tap(i, j, geometry, oh, ow)], dy5)
     return df.astype(dy.dtype, copy=False)
-
-
-def _register_conv(kind: str, depthwise: bool) -> None:
-    @cpu_kernel(f"{kind}BackpropInput")
-    def backprop_input(sizes, f, dy, *, strides, padding, explicit_paddings=(),
-                       dilations=(1, 1, 1, 1), data_format="NHWC"):
-        return _conv_backprop_input(sizes, f, dy, strides, padding, explicit_paddings,
-                                    dilations, data_format, depthwise)
-
-    @cpu_kernel(f"{kind}BackpropFilter")
-    def backprop_filter(x, sizes, dy, *, strides, padding, explicit_paddings=(),
-                        dilations=(1, 1, 1, 1), data_format="NHWC"):
-        return _conv_backprop_filter(x, sizes, dy, strides, padding, explicit_paddings,
-                                     dilations, data_format, depthwise)
-
-
-_register_conv("Conv2D", False)
-_register_conv("DepthwiseConv2dNative", True)
-
-
-# -- pooling backward ops -----------------------------------------------------------------
-def _argmax_sources(x, ksize, strides, padding, data_format):
-    """For each pooling window of NHWC `x`: the flat index (into the padded input) of its
-    first maximum; plus the padded shape and the paddings."""
-    kh, kw = _hw(ksize, data_format)
-    n, height, width, c = x.shape
-    pads, *geometry = _pads(height, width, kh, kw, strides, (1, 1, 1, 1), padding, (),
-                            data_format)
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    xp = _padded_input(x, pads, fill)
-    (sh, sw), _ = geometry
-    hp, wp = xp.shape[1:3]
-    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
-    s = xp.strides
-    view = as_strided(xp, shape=(n, oh, ow, kh, kw, c),
-                      strides=(s[0], sh * s[1], sw * s[2], s[1], s[2], s[3]), writeable=False)
-    flat = view.transpose(0, 1, 2, 5, 3, 4).reshape(n, oh, ow, c, kh * kw)
-    k = np.argmax(flat, axis=-1)
-    ki, kj = np.divmod(k, kw)
-    b = np.arange(n)[:, None, None, None]
-    rows = np.arange(oh)[None, :, None, None] * sh + ki
-    cols = np.arange(ow)[None, None, :, None] * sw + kj
-    ch = np.arange(c)[None, None, None, :]
-    src = ((b * hp + rows) * wp + cols) * c + ch
-    return src, (n, hp, wp, c), pads
-
-
-@cpu_kernel("MaxPoolGrad")
-def max_pool_grad(x, y, dy, *, ksize, strides, padding, data_format="NHWC"):
-    xn = _nhwc(x, data_format)
-    dyn = _nhwc(dy, data_format)
-    src, padded, pads = _argmax_sources(xn, ksize, strides, padding, data_format)
-    if src.shape != dyn.shape:
-        raise _invalid(f"MaxPoolGrad: gradient of shape {list(dy.shape)} does not match the "
-                       f"pooled shape {list(src.shape)}")
-    dxp = _scatter_add(src, dyn, int(np.prod(padded)), dy.dtype).reshape(padded)
-    return _back(_crop(dxp, pads, xn.shape[1], xn.shape[2]), data_format)
-
-
-@cpu_kernel("MaxPoolGradGrad")
-def max_pool_grad_grad(x, y, ddx, *, ksize, strides, padding, data_format="NHWC"):
-    xn = _nhwc(x, data_format)
-    ddn = _nhwc(ddx, data_format)
-    src, _, pads = _argmax_sources(xn, ksize, strides, padding, data_format)
-    pt, pb, pl, pr = pads
-    ddp = np.pad(ddn, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-    return _back(ddp.reshape(-1)[src].astype(ddx.dtype, copy=False), data_format)
-
-
-@cpu_kernel("AvgPoolGrad")
-def avg_pool_grad(sizes, dy, *, ksize, strides, padding, data_format="NHWC"):
-    n, height, width, c = _nhwc_shape(sizes, data_format)
-    dyn = _nhwc(dy, data_format)
-    work = _work(dy.dtype)
-    kh, kw = _hw(ksize, data_format)
-    pads, *geometry = _pads(height, width, kh, kw, strides, (1, 1, 1, 1), padding, (),
-                            data_format)
-    (sh, sw), _ = geometry
-    _check_out("AvgPoolGrad", dyn, pads, geometry, height, width, kh, kw)
-    pt, pb, pl, pr = pads
-    oh, ow = dyn.shape[1:3]
-
-    def counts(size, k, s, before, out):
-        start = np.arange(out) * s - before
-        return np.minimum(start + k, size) - np.maximum(start, 0)
-
-    cnt = np.outer(counts(height, kh, sh, pt, oh), counts(width, kw, sw, pl, ow))
-    share = dyn.astype(work, copy=False) / cnt[None, :, :, None].astype(work)
-    dx = np.zeros((n, height + pt + pb, width + pl + pr, c), dtype=work)
-    for i in range(kh):
-        for j in range(kw):
-            dx[_tap(i, j, geometry, oh, ow)] += share
-    out = _crop(dx, pads, height, width).astype(dy.dtype, copy=False)
-    return _back(out, data_format)

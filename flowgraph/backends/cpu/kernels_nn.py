@@ -1,10 +1,8 @@
-"""CPU kernels for neural-network ops: activations, softmax, bias_add, convolution, pooling.
+"""CPU kernels for neural-network ops: activations, softmax, bias_add, depthwise convolution.
 
-Convolutions are im2col plus one matrix product: the padded NHWC input is viewed (no copy,
-`as_strided`) as windows ``[batch, out_h, out_w, k_h, k_w, channels]``; flattening a
-window gives a row whose order matches the filter reshaped to ``[k_h * k_w * in, out]``,
-so the convolution is one GEMM per batch chunk. Pooling reduces the same window view.
-NCHW tensors are transposed to NHWC and back.
+The depthwise convolution views the padded NHWC input (no copy, `as_strided`) as windows
+``[batch, out_h, out_w, k_h, k_w, channels]`` and adds one multiply per tap. NCHW tensors
+are transposed to NHWC and back. Conv2D and pooling live in `kernels_conv.py`.
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from flowgraph.backends.cpu import cpu_in_place, cpu_kernel
-from flowgraph.backends.cpu.kernels_math import matmul_into
+from flowgraph.backends.cpu import cpu_in_place, cpu_kernel, kernel_pool
 from flowgraph.backends.kernel_util import bias_channels
 from flowgraph.framework import errors
 from flowgraph.ops.nn_ops import same_padding
@@ -26,7 +23,6 @@ except ImportError:  # pragma: no cover - extension not built yet
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
-_IM2COL_BYTES = 64 * 1024 * 1024  # largest im2col buffer built at once (batch is chunked)
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
@@ -104,8 +100,34 @@ def _shifted(x, axis):
     return x - np.max(x, axis=axis, keepdims=True)
 
 
+def _softmax_rows(x, axis, log: bool):
+    """Large C-contiguous logits normalized along the last axis, split by rows across
+    the kernel threads (`kernel_pool`); None for any other input. Each row goes through
+    the same NumPy calls as on one thread, so the result is bitwise the same."""
+    if (x.size < 2 * kernel_pool.GRAIN["softmax"] or kernel_pool.threads() < 2
+            or axis not in (-1, x.ndim - 1) or not x.flags.c_contiguous or x.ndim < 2):
+        return None
+    rows = x.reshape(-1, x.shape[-1])
+    out = np.empty_like(rows)
+
+    def chunk(a: int, b: int) -> None:
+        z = rows[a:b] - np.max(rows[a:b], axis=1, keepdims=True)
+        if log:
+            np.subtract(z, np.log(np.sum(np.exp(z), axis=1, keepdims=True)), out=out[a:b])
+        else:
+            e = np.exp(z)
+            np.divide(e, np.sum(e, axis=1, keepdims=True), out=out[a:b])
+
+    kernel_pool.parallel_for(rows.shape[0], chunk, align=1,
+                             grain=-(-kernel_pool.GRAIN["softmax"] // max(x.shape[-1], 1)))
+    return out.reshape(x.shape)
+
+
 @cpu_kernel("Softmax")
 def softmax(x, *, axis=-1):
+    split = _softmax_rows(x, axis, log=False)
+    if split is not None:
+        return split
     z = _shifted(x, axis)
     if z is None:
         return x.copy()
@@ -115,6 +137,9 @@ def softmax(x, *, axis=-1):
 
 @cpu_kernel("LogSoftmax")
 def log_softmax(x, *, axis=-1):
+    split = _softmax_rows(x, axis, log=True)
+    if split is not None:
+        return split
     z = _shifted(x, axis)
     if z is None:
         return x.copy()
@@ -194,30 +219,7 @@ def _check_filter(x, f, what, last):
             f"{x.shape} (NHWC), filter shape {f.shape} = [height, width, in, {last}]")
 
 
-# -- Conv2D -------------------------------------------------------------------------------
-@cpu_kernel("Conv2D")
-def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 1),
-           data_format="NHWC"):
-    out_dtype = x.dtype
-    x = _to_nhwc(x, data_format)
-    _check_filter(x, f, "Conv2D", "out")
-    kh, kw, cin, cout = f.shape
-    work = _compute_dtype(out_dtype)
-    x = x.astype(work, copy=False)
-    f2 = np.ascontiguousarray(f, dtype=work).reshape(kh * kw * cin, cout)
-    view, _ = _windows(x, kh, kw, strides, dilations, padding, explicit_paddings, data_format,
-                       0)
-    n, oh, ow = view.shape[:3]
-    out = np.empty((n, oh, ow, cout), dtype=work)
-    row_bytes = max(oh * ow * kh * kw * cin * work.itemsize, 1)
-    step = max(1, _IM2COL_BYTES // row_bytes)
-    for b in range(0, n, step):
-        chunk = view[b:b + step]
-        cols = chunk.reshape(-1, kh * kw * cin)
-        matmul_into(cols, f2, out[b:b + step].reshape(-1, cout))
-    return _from_nhwc(out.astype(out_dtype, copy=False), data_format)
-
-
+# -- DepthwiseConv2dNative ---------------------------------------------------------------
 @cpu_kernel("DepthwiseConv2dNative")
 def depthwise_conv2d(x, f, *, strides, padding, explicit_paddings=(),
                      dilations=(1, 1, 1, 1), data_format="NHWC"):
@@ -241,45 +243,6 @@ def depthwise_conv2d(x, f, *, strides, padding, explicit_paddings=(),
                 np.multiply(tap, f[i, j, :, m], out=tmp)
                 acc[m] += tmp
     out = np.ascontiguousarray(acc.transpose(1, 2, 3, 4, 0)).reshape(n, oh, ow, cin * mult)
-    return _from_nhwc(out.astype(out_dtype, copy=False), data_format)
-
-
-# -- Pooling ------------------------------------------------------------------------------
-def _pool_geometry(x, ksize, strides, data_format):
-    kh, kw = _hw(ksize, data_format)
-    if ksize[0] != 1 or ksize[3 if data_format != "NCHW" else 1] != 1:
-        raise _invalid(f"pooling over the batch or depth dimension is not supported "
-                       f"(ksize={list(ksize)})")
-    return kh, kw
-
-
-@cpu_kernel("MaxPool")
-def max_pool(x, *, ksize, strides, padding, data_format="NHWC"):
-    x = _to_nhwc(x, data_format)
-    kh, kw = _pool_geometry(x, ksize, strides, data_format)
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    view, _ = _windows(x, kh, kw, strides, (1, 1, 1, 1), padding, (), data_format, fill)
-    return _from_nhwc(view.max(axis=(3, 4)), data_format)
-
-
-def _valid_counts(n, k, s, before, out):
-    start = np.arange(out) * s - before
-    return np.minimum(start + k, n) - np.maximum(start, 0)
-
-
-@cpu_kernel("AvgPool")
-def avg_pool(x, *, ksize, strides, padding, data_format="NHWC"):
-    out_dtype = x.dtype
-    x = _to_nhwc(x, data_format)
-    kh, kw = _pool_geometry(x, ksize, strides, data_format)
-    work = _compute_dtype(out_dtype)
-    view, (pt, pl) = _windows(x.astype(work, copy=False), kh, kw, strides, (1, 1, 1, 1),
-                              padding, (), data_format, 0)
-    sh, sw = _hw(strides, data_format)
-    oh, ow = view.shape[1:3]
-    counts = np.outer(_valid_counts(x.shape[1], kh, sh, pt, oh),
-                      _valid_counts(x.shape[2], kw, sw, pl, ow))
-    out = view.sum(axis=(3, 4)) / counts[None, :, :, None].astype(work)
     return _from_nhwc(out.astype(out_dtype, copy=False), data_format)
 
 

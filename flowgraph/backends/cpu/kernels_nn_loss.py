@@ -5,7 +5,9 @@ The softmax cross-entropies work on ``z = logits - max(logits)`` (per row), so t
 rather than NaN. float16 is computed in float32 and cast back. C-contiguous 2-D float32 and
 float64 logits (with int32/int64 sparse labels, or dense labels of the logits' dtype and
 shape) go to the one-pass Cython kernels of `_loss.pyx`; every other input takes the NumPy
-path below, and both raise the same error for an out-of-range sparse label.
+path below, and both raise the same error for an out-of-range sparse label. Large batches
+go to the Cython kernels in row chunks on the kernel threads (`kernel_pool`); each row is
+computed by the same code either way, so the result is bitwise the one-thread result.
 
 `TopKV2` is a stable descending sort: sorting the reversed row ascending (stable) and
 reversing the result keeps equal values in index order (the lower index first) and puts
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_kernel, kernel_pool
 from flowgraph.framework import errors
 
 try:  # one-pass softmax cross-entropy rows without the GIL (Cython); NumPy otherwise
@@ -53,11 +55,33 @@ def _fast_logits(features: np.ndarray) -> bool:
             and _c_array(features))
 
 
+def _row_chunks(xent, features: np.ndarray, labels: np.ndarray):
+    """``xent(features, labels)`` (a `_loss` function), by row chunks on the kernel
+    threads when the batch is large; None where a chunk returned None (a bad label)."""
+    n, classes = features.shape
+    grain = -(-kernel_pool.GRAIN["softmax"] // max(classes, 1))
+    if n < 2 * grain or kernel_pool.threads() < 2:
+        return xent(features, labels)
+    loss = np.empty(n, features.dtype)
+    backprop = np.empty_like(features)
+    bad = []
+
+    def chunk(a: int, b: int) -> None:
+        result = xent(features[a:b], labels[a:b])
+        if result is None:
+            bad.append(a)
+        else:
+            loss[a:b], backprop[a:b] = result
+
+    kernel_pool.parallel_for(n, chunk, grain=grain, align=1)
+    return None if bad else (loss, backprop)
+
+
 @cpu_kernel("SoftmaxCrossEntropyWithLogits")
 def softmax_cross_entropy_with_logits(features, labels):
     if (_fast_logits(features) and labels.shape == features.shape
             and labels.dtype == features.dtype and _c_array(labels)):
-        return _loss.dense_xent(features, labels)
+        return _row_chunks(_loss.dense_xent, features, labels)
     dtype = features.dtype
     ct = _compute_dtype(dtype)
     z, lse = _shifted_and_lse(features.astype(ct, copy=False))
@@ -85,7 +109,7 @@ def _label_error(labels: np.ndarray, classes: int) -> errors.InvalidArgumentErro
 def sparse_softmax_cross_entropy_with_logits(features, labels):
     if (_fast_logits(features) and labels.shape == features.shape[:1]
             and labels.dtype in _FAST_INDICES and _c_array(labels)):
-        result = _loss.sparse_xent(features, labels)
+        result = _row_chunks(_loss.sparse_xent, features, labels)
         if result is None:  # a label outside [0, classes): the same error as below
             raise _label_error(labels, features.shape[1])
         return result

@@ -4,13 +4,18 @@ Results keep the input dtype (NumPy would widen small integers to int64): sums a
 products accumulate in the input dtype, float16 in float32. Empty reductions give
 TensorFlow's identities (0, 1, the dtype's lowest/highest value for max/min; NaN for a
 floating mean, 0 for an integer mean).
+
+Large reductions run on the kernel threads (`kernel_pool`), split along a *kept* axis
+only: every output element is still reduced by one NumPy call over the same values in
+the same order, so the result is bitwise the one-thread result. Reductions over every
+axis, and float16 (accumulated in float32), stay on one thread.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_kernel, kernel_pool
 from flowgraph.backends.kernel_util import reduction_axes
 from flowgraph.framework.errors import InvalidArgumentError
 
@@ -31,16 +36,47 @@ def _highest(dtype):
     return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
+def _split_axis(x: np.ndarray, ax: tuple[int, ...]) -> int | None:
+    """The kept axis to split a large reduction of `x` along (the outermost one with at
+    least two entries), or None to run it on one thread."""
+    if x.size < 2 * kernel_pool.GRAIN["reduce"] or kernel_pool.threads() < 2 \
+            or x.dtype == np.float16:
+        return None
+    return next((i for i in range(x.ndim) if i not in ax and x.shape[i] > 1), None)
+
+
+def _reduced(fn, x: np.ndarray, ax: tuple[int, ...], keep_dims: bool, **kwargs):
+    """``fn(x, axis=ax, keepdims=keep_dims, **kwargs)``, split across the kernel threads
+    along a kept axis when `x` is large (bitwise the same result)."""
+    split = _split_axis(x, ax)
+    if split is None:
+        return fn(x, axis=ax, keepdims=keep_dims, **kwargs)
+    dtype = kwargs.get("dtype") or x.dtype
+    out = np.empty([1 if i in ax else d for i, d in enumerate(x.shape)], dtype=dtype)
+    n = x.shape[split]
+    lead = (slice(None),) * split
+
+    def chunk(a: int, b: int) -> None:
+        part = (*lead, slice(a, b))
+        fn(x[part], axis=ax, keepdims=True, out=out[part], **kwargs)
+
+    per_item = x.size // n
+    kernel_pool.parallel_for(n, chunk, grain=-(-kernel_pool.GRAIN["reduce"] // per_item),
+                             align=kernel_pool.ALIGN if split == x.ndim - 1 else 1)
+    return out if keep_dims else out.reshape([d for i, d in enumerate(x.shape)
+                                              if i not in ax])
+
+
 @cpu_kernel("Sum")
 def reduce_sum(x, axes, *, keep_dims):
-    out = np.sum(x, axis=_axes(x, axes), keepdims=keep_dims, dtype=_acc_dtype(x))
+    out = _reduced(np.sum, x, _axes(x, axes), keep_dims, dtype=_acc_dtype(x))
     return np.asarray(out, dtype=x.dtype)
 
 
 @cpu_kernel("Prod")
 def reduce_prod(x, axes, *, keep_dims):
     with np.errstate(all="ignore"):
-        out = np.prod(x, axis=_axes(x, axes), keepdims=keep_dims, dtype=_acc_dtype(x))
+        out = _reduced(np.prod, x, _axes(x, axes), keep_dims, dtype=_acc_dtype(x))
     return np.asarray(out, dtype=x.dtype)
 
 
@@ -53,8 +89,8 @@ def reduce_mean(x, axes, *, keep_dims):
             shape = np.sum(x, axis=ax, keepdims=keep_dims).shape
             return np.full(shape, np.nan, dtype=x.dtype)
         with np.errstate(all="ignore"):
-            return np.asarray(np.mean(x, axis=ax, keepdims=keep_dims), dtype=x.dtype)
-    total = np.sum(x, axis=ax, keepdims=keep_dims, dtype=x.dtype).astype(np.int64)
+            return np.asarray(_reduced(np.mean, x, ax, keep_dims), dtype=x.dtype)
+    total = _reduced(np.sum, x, ax, keep_dims, dtype=x.dtype).astype(np.int64)
     if count == 0:
         return np.zeros(np.shape(total), dtype=x.dtype)
     # Integer division truncated toward zero, as TensorFlow (and C) divide.
@@ -63,24 +99,24 @@ def reduce_mean(x, axes, *, keep_dims):
 
 @cpu_kernel("Max")
 def reduce_max(x, axes, *, keep_dims):
-    out = np.max(x, axis=_axes(x, axes), keepdims=keep_dims, initial=_lowest(x.dtype))
+    out = _reduced(np.max, x, _axes(x, axes), keep_dims, initial=_lowest(x.dtype))
     return np.asarray(out, dtype=x.dtype)
 
 
 @cpu_kernel("Min")
 def reduce_min(x, axes, *, keep_dims):
-    out = np.min(x, axis=_axes(x, axes), keepdims=keep_dims, initial=_highest(x.dtype))
+    out = _reduced(np.min, x, _axes(x, axes), keep_dims, initial=_highest(x.dtype))
     return np.asarray(out, dtype=x.dtype)
 
 
 @cpu_kernel("Any")
 def reduce_any(x, axes, *, keep_dims):
-    return np.asarray(np.any(x, axis=_axes(x, axes), keepdims=keep_dims))
+    return np.asarray(_reduced(np.any, x, _axes(x, axes), keep_dims))
 
 
 @cpu_kernel("All")
 def reduce_all(x, axes, *, keep_dims):
-    return np.asarray(np.all(x, axis=_axes(x, axes), keepdims=keep_dims))
+    return np.asarray(_reduced(np.all, x, _axes(x, axes), keep_dims))
 
 
 def _axis(x: np.ndarray, axis, what: str) -> int:

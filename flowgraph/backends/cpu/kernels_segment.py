@@ -2,14 +2,17 @@
 
 The reductions scatter rows into a result initialised with the reduction's identity
 (``ufunc.at``, so repeated ids accumulate); sorted-segment ops first check that the ids
-are non-negative and non-decreasing, as TensorFlow does.
+are non-negative and non-decreasing, as TensorFlow does. Large reductions scatter on the
+kernel threads (`kernel_pool`), each thread taking a band of the row's columns: every
+output element still accumulates the same values in the same order (bitwise the
+one-thread result).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_kernel, kernel_pool
 from flowgraph.framework.errors import InvalidArgumentError
 
 
@@ -38,8 +41,22 @@ def _reduce(kind, data, ids, n):
     keep = flat >= 0
     if not keep.all():
         rows, flat = rows[keep], flat[keep]
-    _UFUNC[kind].at(out, flat, rows)
+    _scatter(_UFUNC[kind], out, flat, rows)
     return out, np.bincount(flat, minlength=n)[:n]
+
+
+def _scatter(ufunc, out, ids, rows) -> None:
+    """``ufunc.at(out, ids, rows)``, by bands of columns on the kernel threads when large."""
+    width = int(np.prod(rows.shape[1:], dtype=np.int64))
+    if rows.size < 2 * kernel_pool.GRAIN["scatter"] or width < 2 * kernel_pool.ALIGN:
+        ufunc.at(out, ids, rows)
+        return
+    out2, rows2 = out.reshape(out.shape[0], width), rows.reshape(rows.shape[0], width)
+
+    def band(a: int, b: int) -> None:
+        ufunc.at(out2[:, a:b], ids, rows2[:, a:b])
+
+    kernel_pool.parallel_for(width, band, grain=-(-kernel_pool.GRAIN["scatter"] // ids.size))
 
 
 def _sorted_kernel(kind):

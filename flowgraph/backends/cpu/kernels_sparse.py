@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_kernel, kernel_pool
 from flowgraph.backends.cpu._farmhash import fingerprint_cat64_array, fingerprints
 from flowgraph.framework.asset_file import read_text_lines
 from flowgraph.framework.errors import InvalidArgumentError, NotFoundError
@@ -214,14 +214,23 @@ def _segment_reduce(data, indices, segment_ids, num_segments=None, *, op):
     if seg.size == 0:
         return out
     starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
-    ids = seg[starts]
-    sums = np.add.reduceat(data[indices], starts, axis=0)
-    if "Mean" in op_type or "SqrtN" in op_type:
-        sizes = np.diff(np.r_[starts, seg.size]).astype(data.dtype)
-        if "SqrtN" in op_type:
-            sizes = np.sqrt(sizes)
-        sums = sums / sizes.reshape((-1,) + (1,) * (data.ndim - 1))
-    out[ids] = sums
+    ends = np.r_[starts[1:], seg.size]
+
+    def segments(a: int, b: int) -> None:
+        """Segments a..b-1 (their rows are contiguous in `indices`)."""
+        lo, hi = starts[a], ends[b - 1]
+        sums = np.add.reduceat(data[indices[lo:hi]], starts[a:b] - lo, axis=0)
+        if "Mean" in op_type or "SqrtN" in op_type:
+            sizes = (ends[a:b] - starts[a:b]).astype(data.dtype)
+            if "SqrtN" in op_type:
+                sizes = np.sqrt(sizes)
+            sums = sums / sizes.reshape((-1,) + (1,) * (data.ndim - 1))
+        out[seg[starts[a:b]]] = sums
+
+    # Chunks of whole segments on the kernel threads: each sum is the same either way.
+    width = max(int(np.prod(data.shape[1:], dtype=np.int64)), 1)
+    kernel_pool.parallel_for(starts.size, segments, align=1, grain=-(
+        -kernel_pool.GRAIN["gather"] * starts.size // (seg.size * width)))
     return out
 
 

@@ -6,6 +6,10 @@ is allocated per step — and returns the variable's storage (the op's ref outpu
 With ``use_locking=True`` the storages' locks are held during the update (in a fixed
 order, so two updates never deadlock); otherwise concurrent updates race, as in TF.
 
+Large updates run on the kernel threads (`kernel_pool`): dense ones by ranges of elements,
+sparse ones by bands of rows, each with the same loop as on one thread (bitwise the
+one-thread result).
+
 A storage that is not a C-contiguous, writeable, native-endian array (e.g. restored from a
 file as a view) is replaced once by such a copy; later steps update that copy in place.
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends import kernel_util
-from flowgraph.backends.cpu import _training, cpu_kernel
+from flowgraph.backends.cpu import _training, cpu_kernel, kernel_pool
 from flowgraph.framework import errors
 from flowgraph.framework.resources import VariableState
 
@@ -133,8 +137,7 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
             hp, flag = hyper(dt, scalars, {**defaults, **attrs} if defaults else attrs)
             if not sparse:
                 g = _dense_grad(inputs[grad_at], var, "grad")
-                _training.apply_dense(rule, var, ordered[0], ordered[1], ordered[2], g, hp,
-                                      flag)
+                _dense_update(rule, var, ordered, g, hp, flag)
             else:
                 _sparse_update(op_type, rule, var, ordered, inputs[grad_at],
                                inputs[idx_at], hp, flag)
@@ -143,6 +146,22 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
     kernel.__name__ = kernel.__qualname__ = op_type
     kernel.__doc__ = f"In-place `{op_type}` ({'sparse' if sparse else 'dense'} {rule_name})."
     return kernel
+
+
+def _dense_update(rule, var, slots, g, hp, flag) -> None:
+    """`_training.apply_dense`, by element ranges on the kernel threads when large."""
+    n = var.size
+    if n < 2 * kernel_pool.GRAIN["update"] or kernel_pool.threads() < 2:
+        _training.apply_dense(rule, var, slots[0], slots[1], slots[2], g, hp, flag)
+        return
+    if any(np.may_share_memory(g, a) for a in (var, *slots)):
+        g = g.copy()  # (apply_dense would copy it per chunk, after others wrote to it)
+    var1, s0, s1, s2, g1 = (a.reshape(-1) for a in (var, *slots, g))
+
+    def chunk(a: int, b: int) -> None:
+        _training.apply_dense(rule, var1[a:b], s0[a:b], s1[a:b], s2[a:b], g1[a:b], hp, flag)
+
+    kernel_pool.parallel_for(n, chunk, grain=kernel_pool.GRAIN["update"])
 
 
 def _sparse_update(op_type, rule, var, slots, grad, indices, hp, flag) -> None:
@@ -159,10 +178,39 @@ def _sparse_update(op_type, rule, var, slots, grad, indices, hp, flag) -> None:
     if g.dtype != var.dtype or not g.flags.c_contiguous:
         g = np.ascontiguousarray(g, dtype=var.dtype)
     idx64 = np.ascontiguousarray(idx, dtype=np.int64)
-    bad = _training.apply_sparse(rule, var, slots[0], slots[1], slots[2], g, idx64, hp, flag)
+    bad = _sparse_apply(rule, var, slots, g, idx64, hp, flag)
     if bad >= 0:
         raise _invalid(f"{op_type}: indices[{bad}] = {int(idx64[bad])} is not in "
                        f"[0, {var.shape[0]})")
+
+
+def _sparse_apply(rule, var, slots, g, idx, hp, flag) -> int:
+    """`_training.apply_sparse` (-1, or the position of the first bad index), by bands of
+    rows on the kernel threads when large. Each band gets its rows' gradients in sorted
+    index order, duplicates in their original order, as the one-thread loop visits them:
+    the same sums, the same bits."""
+    rows = var.shape[0]
+    width = var.size // rows if rows else 0
+    work = var.size if rule == _training.ADAM else idx.size * width  # Adam decays all rows
+    if work < 2 * kernel_pool.GRAIN["update"] or kernel_pool.threads() < 2 or rows < 2:
+        return _training.apply_sparse(rule, var, slots[0], slots[1], slots[2], g, idx, hp,
+                                      flag)
+    bad = (idx < 0) | (idx >= rows)
+    if bad.any():
+        return int(np.argmax(bad))
+    order = np.argsort(idx, kind="stable")
+    sorted_idx = idx[order]
+    g_sorted = g.reshape(idx.size, width)[order]  # a copy: never aliases the state
+    var2, s0, s1, s2 = (a.reshape(rows, width) for a in (var, *slots))
+
+    def band(r0: int, r1: int) -> None:
+        lo, hi = np.searchsorted(sorted_idx, (r0, r1))
+        _training.apply_sparse(rule, var2[r0:r1], s0[r0:r1], s1[r0:r1], s2[r0:r1],
+                               g_sorted[lo:hi], sorted_idx[lo:hi] - r0, hp, flag)
+
+    kernel_pool.parallel_for(rows, band, align=1,
+                             grain=-(-kernel_pool.GRAIN["update"] * rows // work))
+    return -1
 
 
 _OPS = {

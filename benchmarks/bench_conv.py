@@ -1,0 +1,252 @@
+"""Convolution and pooling, forward + backward: flowgraph vs NumPy (and TensorFlow).
+
+Usage::
+
+    python benchmarks/bench_conv.py                 # every workload, batch 128
+    python benchmarks/bench_conv.py conv_same       # one of them
+    python benchmarks/bench_conv.py --batch 4       # a quick smoke run
+    python benchmarks/bench_conv.py --tf            # also time TensorFlow 2.15
+
+Workloads (float32, NHWC, one training step's worth of kernels, nothing else):
+
+* ``conv_valid`` / ``conv_same``: a 28x28x32 -> 64 3x3 convolution layer at batch 128,
+  padding VALID / SAME: ``Conv2D``, ``Conv2DBackpropInput`` and
+  ``Conv2DBackpropFilter`` (the forward output and both gradients, for a given
+  output gradient);
+* ``max_pool`` / ``avg_pool``: 2x2 windows, stride 2, on 28x28x64 at batch 128: the pool
+  and its gradient.
+
+Each line has ``flowgraph`` (one ``Session.run`` of the step: the kernels read
+variables, nothing is fed, one element of each result is fetched), ``reference`` (the same
+results computed by plain NumPy in this process: an im2col copy of the padded input
+through `sliding_window_view`, the matrix products, a per-tap col2im; window reductions
+for the pools), interleaved with flowgraph's repeats, and ``ratio`` = flowgraph /
+reference. With ``--tf``, the script runs itself again under the TensorFlow of the
+oracle environment (``${TF_ORACLE_VENV:-/tmp/tf-oracle-venv}``, the one
+``../shared/tools/tf-oracle`` creates; TensorFlow is not a flowgraph dependency), where
+the same TF1 program runs in a ``tf.compat.v1`` session; the line then also has
+``tensorflow``, ``ratio_tf`` = flowgraph / TensorFlow, and ``met`` against the target
+``ratio_tf <= 1.5`` (issue 17). TensorFlow runs in its own process after flowgraph's
+timings, so run on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+WORKLOADS = ("conv_valid", "conv_same", "max_pool", "avg_pool")
+TARGET_TF = 1.5
+BATCH = 128
+
+
+# -- the program (TF1 API: flowgraph or tensorflow.compat.v1) --------------------------------
+def arrays(name: str, batch: int) -> dict:
+    rng = np.random.default_rng(0)
+    if name.startswith("conv"):
+        pad = "VALID" if name == "conv_valid" else "SAME"
+        side = 26 if pad == "VALID" else 28
+        return {"x": rng.standard_normal((batch, 28, 28, 32), dtype=np.float32),
+                "f": rng.standard_normal((3, 3, 32, 64), dtype=np.float32) * 0.05,
+                "dy": rng.standard_normal((batch, side, side, 64), dtype=np.float32),
+                "padding": pad}
+    return {"x": rng.standard_normal((batch, 28, 28, 64), dtype=np.float32),
+            "dy": rng.standard_normal((batch, 14, 14, 64), dtype=np.float32)}
+
+
+def build(tf, name: str, data: dict):
+    """The step as a TF1 graph: returns (init op, step fetches, [output tensors]). The
+    step fetches one element of each output: TensorFlow's graph optimizer drops
+    computations that only a `tf.group` depends on, and fetching whole outputs would
+    time TensorFlow's copies into NumPy."""
+    x = tf.Variable(data["x"], name="x")
+    dy = tf.Variable(data["dy"], name="dy", trainable=False)
+    if name.startswith("conv"):
+        f = tf.Variable(data["f"], name="f")
+        y = tf.nn.conv2d(x, f, strides=[1, 1, 1, 1], padding=data["padding"])
+        outputs = [y, *tf.gradients(y, [x, f], grad_ys=dy)]
+    else:
+        pool = tf.nn.max_pool if name == "max_pool" else tf.nn.avg_pool
+        y = pool(x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+        outputs = [y, *tf.gradients(y, [x], grad_ys=dy)]
+    corners = [o[0, 0, 0, :1] for o in outputs]
+    return tf.global_variables_initializer(), corners, outputs
+
+
+def session_step(tf, name: str, data: dict):
+    """A callable running one step; checks nothing (see `check`)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        init, step, outputs = build(tf, name, data)
+    sess = tf.Session(graph=graph)
+    sess.run(init)
+    return (lambda: sess.run(step)), (lambda: sess.run(outputs))
+
+
+# -- the NumPy reference ------------------------------------------------------------------------
+def numpy_step(name: str, data: dict):
+    x, dy = data["x"], data["dy"]
+    if not name.startswith("conv"):
+        return lambda: numpy_pool(name, x, dy)
+    f2 = data["f"].reshape(-1, 64)
+    p = 1 if data["padding"] == "SAME" else 0
+
+    def step():
+        xp = np.pad(x, ((0, 0), (p, p), (p, p), (0, 0))) if p else x
+        win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(1, 2))
+        n, oh, ow = win.shape[:3]
+        cols = win.transpose(0, 1, 2, 4, 5, 3).reshape(n * oh * ow, -1)  # the im2col copy
+        y = (cols @ f2).reshape(n, oh, ow, 64)
+        dy2 = dy.reshape(-1, 64)
+        df = (cols.T @ dy2).reshape(3, 3, 32, 64)
+        dcols = (dy2 @ f2.T).reshape(n, oh, ow, 3, 3, 32)
+        dxp = np.zeros(xp.shape, x.dtype)
+        for i in range(3):
+            for j in range(3):
+                dxp[:, i:i + oh, j:j + ow] += dcols[:, :, :, i, j]
+        dx = dxp[:, p:p + x.shape[1], p:p + x.shape[2]]
+        return y, dx, df
+
+    return step
+
+
+def numpy_pool(name: str, x, dy):
+    n, h, w, c = x.shape
+    win = x.reshape(n, h // 2, 2, w // 2, 2, c)
+    if name == "avg_pool":
+        y = win.mean(axis=(2, 4))
+        dx = np.repeat(np.repeat(dy * 0.25, 2, axis=1), 2, axis=2)
+        return y, dx
+    y = win.max(axis=(2, 4))
+    flat = win.transpose(0, 1, 3, 5, 2, 4).reshape(n, h // 2, w // 2, c, 4)
+    first = flat.argmax(axis=-1)
+    dx = np.zeros((n, h // 2, w // 2, c, 4), x.dtype)
+    np.put_along_axis(dx, first[..., None], dy[..., None], axis=-1)
+    dx = dx.reshape(n, h // 2, w // 2, c, 2, 2).transpose(0, 1, 4, 2, 5, 3).reshape(x.shape)
+    return y, dx
+
+
+# -- timing -------------------------------------------------------------------------------------
+def best_times(fns: dict, repeat: int) -> dict:
+    """Best wall time of one call of each callable, repeats interleaved across them."""
+    for fn in fns.values():
+        fn()
+    times: dict = {k: [] for k in fns}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            for k, fn in fns.items():
+                t = time.perf_counter()
+                fn()
+                times[k].append(time.perf_counter() - t)
+    finally:
+        gc.enable()
+    return {k: min(v) for k, v in times.items()}
+
+
+def repeats(batch: int) -> int:
+    return 5 if batch >= 64 else 20
+
+
+def as_tensorflow(names: list[str], batch: int) -> int:
+    """Child mode (`--as-tf`): print ``{"name", "seconds"}`` per workload."""
+    import importlib
+
+    tf = importlib.import_module("tensorflow.compat.v1")
+    tf.disable_v2_behavior()
+    for name in names:
+        step, _ = session_step(tf, name, arrays(name, batch))
+        seconds = best_times({"tf": step}, repeats(batch))["tf"]
+        print(json.dumps({"name": name, "seconds": seconds,
+                          "version": tf.version.VERSION}), flush=True)
+    return 0
+
+
+def tensorflow_times(names: list[str], batch: int) -> tuple[dict, str]:
+    """TensorFlow's seconds per workload from a child process, or ({}, why not)."""
+    venv = os.environ.get("TF_ORACLE_VENV", "/tmp/tf-oracle-venv")
+    python = os.path.join(venv, "bin", "python")
+    if not os.access(python, os.X_OK):
+        return {}, (f"no TensorFlow environment at {venv}: run ../shared/tools/tf-oracle "
+                    f"once to create it, or set TF_ORACLE_VENV")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env.pop("TF_MODULE", None)
+    done = subprocess.run([python, os.path.abspath(__file__), "--as-tf", "--batch",
+                           str(batch), *names], capture_output=True, text=True, env=env,
+                          check=False)
+    found = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("{"):
+            item = json.loads(line)
+            found[item["name"]] = item
+    if done.returncode != 0 or not found:
+        return found, f"TensorFlow run failed ({done.returncode}): {done.stderr[-300:]}"
+    return found, ""
+
+
+def check(name: str, fg_outputs, np_outputs) -> None:
+    for got, want in zip(fg_outputs, np_outputs):
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * np.abs(want).max(),
+                                   err_msg=f"{name}: flowgraph and NumPy disagree")
+
+
+def main(argv: list[str]) -> int:
+    batch, with_tf, child = BATCH, False, False
+    names = []
+    while argv:
+        arg = argv.pop(0)
+        if arg == "--batch":
+            batch = int(argv.pop(0))
+        elif arg == "--tf":
+            with_tf = True
+        elif arg == "--as-tf":
+            child = True
+        else:
+            names.append(arg)
+    names = names or list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        print(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}", file=sys.stderr)
+        return 2
+    if child:
+        return as_tensorflow(names, batch)
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import run  # benchmarks/run.py: emit, blas_info
+
+    import flowgraph as tf
+
+    np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # load BLAS before blas_info
+    blas = run.blas_info()
+    tf_found, tf_note = tensorflow_times(names, batch) if with_tf else ({}, "")
+    for name in names:
+        data = arrays(name, batch)
+        fg_step, fg_outputs = session_step(tf, name, data)
+        np_step = numpy_step(name, data)
+        check(name, fg_outputs(), np_step())
+        t = best_times({"flowgraph": fg_step, "numpy": np_step}, repeats(batch))
+        notes = [f"batch {batch}, forward + backward, best of {repeats(batch)}"]
+        extra = {}
+        met = None
+        if name in tf_found:
+            seconds = tf_found[name]["seconds"]
+            extra = {"tensorflow": run._round(seconds),
+                     "ratio_tf": run._round(t["flowgraph"] / seconds),
+                     "tensorflow_version": tf_found[name]["version"]}
+            met = t["flowgraph"] / seconds <= TARGET_TF
+        elif tf_note:
+            notes.append(tf_note)
+        run.emit(f"{name}_step", "s", t["flowgraph"], t["numpy"], TARGET_TF, met, notes,
+                 blas, **extra)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

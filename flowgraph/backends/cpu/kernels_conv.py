@@ -1,0 +1,379 @@
+"""CPU kernels for 2-D convolution and pooling, forward and backward.
+
+Every convolution is one matrix product per cache-sized chunk of output pixels, on
+NumPy's BLAS (which releases the GIL); the loops around it are Cython (`_conv.pyx`), also
+without the GIL::
+
+    Conv2D                cols = im2col(x)[chunk]            out[chunk] = cols @ F
+    Conv2DBackpropFilter  cols = im2col(x)[chunk]            dF += cols.T @ dy[chunk]
+    Conv2DBackpropInput   dcols = dy[chunk] @ F.T            dx += col2im(dcols)
+
+with ``F`` the filter ``[kh, kw, in, out]`` seen as a ``[kh * kw * in, out]`` matrix and
+a row of ``cols`` one output pixel's window (`_conv.pyx` draws the layout). A chunk of
+``cols`` (`_CHUNK_BYTES`) is written and read back while it is still in the cache, so
+the whole-batch column matrix (100 MB for a 28x28x32 input at batch 128 with a 3x3
+filter) never exists. SAME and explicit padding are never materialized: im2col writes
+zeros for the taps that fall outside the input and col2im drops them. Results are
+computed in NHWC: an NCHW input is copied to NHWC for im2col (one transposing pass) and
+read in place, through a transposed view, by the pools; NCHW results are transposed
+back. Pooling reduces (or, backward, scatters over) each window's in-bounds taps
+directly, so an average divides by the count of real elements, as TensorFlow does; the
+pools split the batch across the kernel threads (`kernel_pool`), the matrix products use
+BLAS's own threads.
+
+float32 and float64 run as themselves; float16 is computed in float32 and integer
+tensors in float64 (exact while sums stay below 2**53), then cast back.
+
+Example
+-------
+>>> import numpy as np
+>>> from flowgraph.backends.cpu.kernels_conv import conv2d
+>>> x = np.ones((1, 4, 3, 1), np.float32)
+>>> conv2d(x, np.ones((2, 2, 1, 1), np.float32), strides=[1, 1, 1, 1], padding="VALID")[0, :, :, 0]
+array([[4., 4.],
+       [4., 4.],
+       [4., 4.]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.backends.cpu import _conv, cpu_kernel, kernel_pool
+from flowgraph.backends.cpu._buffers import empty as _empty
+from flowgraph.framework import errors
+from flowgraph.ops.nn_ops import same_padding
+
+# Bytes of one chunk of the column matrix. OpenBLAS runs these skinny products (N = 64,
+# K = 288) at ~100 GFLOP/s per core up to ~2,000 rows (2.3 MB of float32 columns) and at
+# ~75 for the whole batch (10,816 rows), measured on one core of an AMD EPYC; with two
+# BLAS threads each gets half the rows.
+_CHUNK_BYTES = 2 * 1024 * 1024
+_BLAS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+# -- layouts and dtypes -------------------------------------------------------------------
+def _hw(values, data_format):
+    return (int(values[2]), int(values[3])) if data_format == "NCHW" else \
+        (int(values[1]), int(values[2]))
+
+
+def _work(dtype: np.dtype) -> np.dtype:
+    """The dtype a kernel computes in (see the module docstring)."""
+    dtype = np.dtype(dtype)
+    if dtype.newbyteorder("=") in _BLAS:
+        return dtype.newbyteorder("=")
+    return np.dtype(np.float32 if dtype.kind == "f" and dtype.itemsize <= 4 else np.float64)
+
+
+def _nhwc(x: np.ndarray, data_format: str, what: str, packed: bool = False) -> np.ndarray:
+    """A logically NHWC view of `x` in its compute dtype (a copy only to convert), with
+    `packed` also a copy unless channels are contiguous: im2col gathers 9 taps of
+    channel-strided NCHW values 3x slower than a transposing copy plus its memcpy path."""
+    if x.ndim != 4:
+        raise _invalid(f"{what}: input must be 4-D, got shape {x.shape}")
+    x = x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+    work = _work(x.dtype)
+    if x.dtype != work or not x.flags.aligned or any(s % x.itemsize for s in x.strides) \
+            or (packed and x.strides[3] != x.itemsize and x.shape[3] > 1):
+        x = np.require(x, dtype=work, requirements=("C", "A"))
+    return x
+
+
+def _nhwc_rows(dy: np.ndarray, data_format: str, work: np.dtype) -> np.ndarray:
+    """`dy` as a C-contiguous NHWC array of dtype `work` (the GEMM operand)."""
+    dy = dy.transpose(0, 2, 3, 1) if data_format == "NCHW" else dy
+    return np.require(dy, dtype=work, requirements=("C", "A"))
+
+
+def _finish(out: np.ndarray, data_format: str, dtype: np.dtype) -> np.ndarray:
+    """The NHWC result `out` in the caller's layout and dtype."""
+    if data_format == "NCHW":
+        out = out.transpose(0, 3, 1, 2)
+    if out.dtype != dtype:
+        return out.astype(dtype)
+    return np.ascontiguousarray(out)
+
+
+def _nhwc_sizes(sizes, data_format: str, what: str) -> tuple[int, int, int, int]:
+    s = [int(v) for v in np.reshape(sizes, -1)]
+    if len(s) != 4 or min(s) < 0:
+        raise _invalid(f"{what}: input sizes must be a 4-vector of sizes >= 0, got {s}")
+    return (s[0], s[2], s[3], s[1]) if data_format == "NCHW" else tuple(s)
+
+
+# -- window geometry ----------------------------------------------------------------------
+def _geometry(what, height, width, kh, kw, strides, dilations, padding, explicit,
+              data_format) -> tuple:
+    """The `_conv` geometry tuple ``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, out_h,
+    out_w)``; InvalidArgumentError when the window does not fit the padded input."""
+    sh, sw = _hw(strides, data_format)
+    dh, dw = _hw(dilations, data_format)
+    if min(sh, sw, dh, dw) < 1:
+        raise _invalid(f"{what}: strides and dilations must be >= 1, got strides "
+                       f"{sh}x{sw}, dilations {dh}x{dw}")
+    if padding == "SAME":
+        (pt, pb), (pl, pr) = same_padding(height, kh, sh, dh), same_padding(width, kw, sw, dw)
+    elif padding == "EXPLICIT":
+        h = 2 if data_format == "NCHW" else 1
+        pt, pb, pl, pr = (int(v) for v in list(explicit)[2 * h:2 * h + 4])
+    else:
+        pt = pb = pl = pr = 0
+    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    hp, wp = height + pt + pb, width + pl + pr
+    if hp < eh or wp < ew:
+        raise _invalid(
+            f"{what}: window of {kh}x{kw} (dilation {dh}x{dw}) does not fit in the padded "
+            f"input of {hp}x{wp} (input {height}x{width}, padding {padding}); use a smaller "
+            f"window or padding='SAME'")
+    return (kh, kw, sh, sw, dh, dw, pt, pl, (hp - eh) // sh + 1, (wp - ew) // sw + 1)
+
+
+def _check_backprop(what, dy, geo, height, width):
+    """InvalidArgumentError unless NHWC `dy` has the forward op's output size."""
+    if dy.ndim != 4 or tuple(dy.shape[1:3]) != geo[8:10]:
+        raise _invalid(
+            f"{what}: out_backprop has shape {list(dy.shape)} (NHWC) but the forward op's "
+            f"output is {list(geo[8:10])} spatially (input {height}x{width}, window "
+            f"{geo[0]}x{geo[1]}, strides {geo[2]}x{geo[3]}, dilations {geo[4]}x{geo[5]})")
+
+
+def _chunks(rows: int, ncol: int, dtype: np.dtype):
+    """``(r0, r1, cols)``: row ranges covering ``0 .. rows`` and a C-contiguous
+    ``[r1 - r0, ncol]`` buffer for each (one buffer, reused). A chunk holds
+    `_CHUNK_BYTES` per kernel thread: the threads split its im2col/col2im, and BLAS's
+    threads its product, so each thread works on about `_CHUNK_BYTES` of columns."""
+    per_thread = _CHUNK_BYTES // max(ncol * dtype.itemsize, 1)
+    step = max(1, min(rows, per_thread * kernel_pool.threads()))
+    buf = _empty((step, ncol), dtype)  # recycled: no page faults per call
+    for r0 in range(0, rows, step):
+        r1 = min(rows, r0 + step)
+        yield r0, r1, buf[:r1 - r0]
+
+
+def _im2col(xs: np.ndarray, cols: np.ndarray, r0: int, geo: tuple) -> None:
+    """`_conv.im2col` of rows ``r0 .. r0 + len(cols)``, split across the kernel threads
+    (each part writes its own rows of `cols`)."""
+    grain = max(1, kernel_pool.GRAIN["gather"] // (2 * max(cols.shape[1], 1)))
+    kernel_pool.parallel_for(cols.shape[0], lambda a, b: _conv.im2col(
+        xs, cols[a:b], r0 + a, geo), grain=grain, align=1)
+
+
+def _col2im(dcols: np.ndarray, dx: np.ndarray, r0: int, geo: tuple) -> None:
+    """`_conv.col2im` of rows ``r0 .. r0 + len(dcols)`` into `dx`, in two parts on two
+    kernel threads when an image boundary splits the rows near their middle: windows
+    of different images never add into the same element of `dx`, windows of one image
+    do."""
+    per, rows = geo[8] * geo[9], dcols.shape[0]
+    mid = (r0 + rows // 2 + per // 2) // per * per  # the image boundary nearest the middle
+    grain = kernel_pool.GRAIN["gather"] // (2 * max(dcols.shape[1], 1))
+    if not r0 < mid < r0 + rows or min(mid - r0, r0 + rows - mid) < grain:
+        _conv.col2im(dcols, dx, r0, geo)
+        return
+    parts = ((0, mid - r0), (mid - r0, rows))
+    kernel_pool.parallel_for(2, lambda a, b: [_conv.col2im(
+        dcols[lo:hi], dx, r0 + lo, geo) for lo, hi in parts[a:b]], grain=1, align=1)
+
+
+def _image_size(shape) -> int:
+    return int(np.prod(shape[1:]))
+
+
+def _by_image(n: int, per_image: int, fn) -> None:
+    """``fn(a, b)`` over images ``a .. b`` of the batch, split across the kernel threads
+    (each image's output is its own, so the parts never write the same element)."""
+    kernel_pool.parallel_for(n, fn, grain=max(1, -(-kernel_pool.GRAIN["reduce"] //
+                                                   max(per_image, 1))), align=1)
+
+
+def _direct(x: np.ndarray, geo: tuple) -> bool:
+    """Whether a 1x1, unit-stride, unpadded window makes `x` its own column matrix."""
+    return geo[:8] == (1, 1, 1, 1, 1, 1, 0, 0) and x.flags.c_contiguous
+
+
+# -- Conv2D and its gradients -------------------------------------------------------------
+def _filter_matrix(f, what, cin, cout, work):
+    """Filter ``[kh, kw, in, out]`` as a C-contiguous ``[kh * kw * in, out]`` matrix."""
+    if f.ndim != 4 or f.shape[2] != cin or (cout is not None and f.shape[3] != cout):
+        want = f"[height, width, {cin}, {'out' if cout is None else cout}]"
+        raise _invalid(f"{what}: filter shape {list(f.shape)} does not match the input: "
+                       f"expected {want} for input depth {cin}")
+    return np.ascontiguousarray(f, dtype=work).reshape(-1, f.shape[3])
+
+
+@cpu_kernel("Conv2D", fresh=True)
+def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 1),
+           data_format="NHWC"):
+    xs = _nhwc(x, data_format, "Conv2D", packed=True)
+    if f.ndim != 4 or f.shape[2] != xs.shape[3]:
+        raise _invalid(
+            f"Conv2D: input depth must equal the filter's input depth: input shape "
+            f"{xs.shape} (NHWC), filter shape {f.shape} = [height, width, in, out]")
+    work = xs.dtype
+    f2 = _filter_matrix(f, "Conv2D", xs.shape[3], None, work)
+    n, height, width, _ = xs.shape
+    geo = _geometry("Conv2D", height, width, f.shape[0], f.shape[1], strides, dilations,
+                    padding, explicit_paddings, data_format)
+    rows, cout = n * geo[8] * geo[9], f2.shape[1]
+    out = _empty((n, geo[8], geo[9], cout), work)
+    out2 = out.reshape(rows, cout)
+    if rows and _direct(xs, geo):
+        np.matmul(xs.reshape(rows, -1), f2, out=out2)
+    elif rows and f2.shape[0]:
+        for r0, r1, cols in _chunks(rows, f2.shape[0], work):
+            _im2col(xs, cols, r0, geo)
+            np.matmul(cols, f2, out=out2[r0:r1])
+    else:
+        out2.fill(0)
+    return _finish(out, data_format, x.dtype)
+
+
+@cpu_kernel("Conv2DBackpropInput", fresh=True)
+def conv2d_backprop_input(sizes, f, dy, *, strides, padding, explicit_paddings=(),
+                          dilations=(1, 1, 1, 1), data_format="NHWC"):
+    what = "Conv2DBackpropInput"
+    n, height, width, cin = _nhwc_sizes(sizes, data_format, what)
+    work = _work(dy.dtype)
+    dyn = _nhwc_rows(dy, data_format, work)
+    if f.ndim != 4:
+        raise _invalid(f"{what}: filter must be 4-D, got shape {list(f.shape)}")
+    geo = _geometry(what, height, width, f.shape[0], f.shape[1], strides, dilations, padding,
+                    explicit_paddings, data_format)
+    _check_backprop(what, dyn, geo, height, width)
+    if dyn.shape[0] != n:
+        raise _invalid(f"{what}: out_backprop has batch {dyn.shape[0]}, input sizes say {n}")
+    f2 = _filter_matrix(f, what, cin, dyn.shape[3], work)
+    rows = n * geo[8] * geo[9]
+    dx = _empty((n, height, width, cin), work)
+    dy2 = dyn.reshape(rows, dyn.shape[3])
+    if rows and _direct(dx, geo):
+        np.matmul(dy2, f2.T, out=dx.reshape(rows, cin))
+    else:
+        _by_image(n, _image_size(dx.shape), lambda a, b: dx[a:b].fill(0))
+        if rows and f2.shape[0]:
+            for r0, r1, dcols in _chunks(rows, f2.shape[0], work):
+                np.matmul(dy2[r0:r1], f2.T, out=dcols)
+                _col2im(dcols, dx, r0, geo)
+    return _finish(dx, data_format, dy.dtype)
+
+
+@cpu_kernel("Conv2DBackpropFilter", fresh=True)
+def conv2d_backprop_filter(x, sizes, dy, *, strides, padding, explicit_paddings=(),
+                           dilations=(1, 1, 1, 1), data_format="NHWC"):
+    what = "Conv2DBackpropFilter"
+    shape = [int(v) for v in np.reshape(sizes, -1)]
+    if len(shape) != 4 or min(shape) < 0:
+        raise _invalid(f"{what}: filter sizes must be a 4-vector of sizes >= 0, got {shape}")
+    kh, kw, cin, cout = shape
+    xs = _nhwc(x, data_format, what, packed=True)
+    work = xs.dtype
+    dyn = _nhwc_rows(dy, data_format, work)
+    n, height, width, depth = xs.shape
+    geo = _geometry(what, height, width, kh, kw, strides, dilations, padding,
+                    explicit_paddings, data_format)
+    _check_backprop(what, dyn, geo, height, width)
+    if depth != cin or dyn.shape[3] != cout or dyn.shape[0] != n:
+        raise _invalid(f"{what}: input {list(xs.shape)} (NHWC) and out_backprop "
+                       f"{list(dyn.shape)} (NHWC) do not match filter sizes {shape}")
+    rows, ncol = n * geo[8] * geo[9], kh * kw * cin
+    df = np.zeros((ncol, cout), work)
+    dy2 = dyn.reshape(rows, cout)
+    if rows and ncol and cout:
+        if _direct(xs, geo):
+            np.matmul(xs.reshape(rows, ncol).T, dy2, out=df)
+        else:
+            part = np.empty_like(df)
+            for r0, r1, cols in _chunks(rows, ncol, work):
+                _im2col(xs, cols, r0, geo)
+                np.matmul(cols.T, dy2[r0:r1], out=part if r0 else df)
+                if r0:
+                    df += part
+    return df.reshape(kh, kw, cin, cout).astype(dy.dtype, copy=False)
+
+
+# -- pooling ------------------------------------------------------------------------------
+def _pool_geometry(what, x, ksize, strides, padding, data_format):
+    """`_geometry` of a pooling window; pooling over batch or depth is rejected."""
+    c = 1 if data_format == "NCHW" else 3
+    if len(ksize) != 4 or int(ksize[0]) != 1 or int(ksize[c]) != 1:
+        raise _invalid(f"{what}: pooling over the batch or depth dimension is not supported "
+                       f"(ksize={list(ksize)}); use ksize 1 for those dimensions")
+    kh, kw = _hw(ksize, data_format)
+    return _geometry(what, x.shape[1], x.shape[2], kh, kw, strides, (1, 1, 1, 1), padding,
+                     (), data_format)
+
+
+def _pooled(what, x, ksize, strides, padding, data_format, average):
+    xs = _nhwc(x, data_format, what)
+    geo = _pool_geometry(what, xs, ksize, strides, padding, data_format)
+    out = _empty((xs.shape[0], geo[8], geo[9], xs.shape[3]), xs.dtype)
+    _by_image(xs.shape[0], _image_size(xs.shape),
+              lambda a, b: _conv.pool(xs[a:b], out[a:b], geo, average))
+    return _finish(out, data_format, x.dtype)
+
+
+@cpu_kernel("MaxPool", fresh=True)
+def max_pool(x, *, ksize, strides, padding, data_format="NHWC"):
+    return _pooled("MaxPool", x, ksize, strides, padding, data_format, False)
+
+
+@cpu_kernel("AvgPool", fresh=True)
+def avg_pool(x, *, ksize, strides, padding, data_format="NHWC"):
+    return _pooled("AvgPool", x, ksize, strides, padding, data_format, True)
+
+
+@cpu_kernel("AvgPoolGrad", fresh=True)
+def avg_pool_grad(sizes, dy, *, ksize, strides, padding, data_format="NHWC"):
+    what = "AvgPoolGrad"
+    shape = _nhwc_sizes(sizes, data_format, what)
+    work = _work(dy.dtype)
+    dyn = _nhwc_rows(dy, data_format, work)
+    dx = _empty(shape, work)
+    geo = _pool_geometry(what, dx, ksize, strides, padding, data_format)
+    _check_backprop(what, dyn, geo, shape[1], shape[2])
+    if dyn.shape[0] != shape[0] or dyn.shape[3] != shape[3]:
+        raise _invalid(f"{what}: gradient of shape {list(dyn.shape)} (NHWC) does not match "
+                       f"the input sizes {list(shape)} (NHWC)")
+
+    def part(a, b):
+        dx[a:b].fill(0)
+        _conv.avg_pool_grad(dyn[a:b], dx[a:b], geo)
+
+    _by_image(shape[0], _image_size(shape), part)
+    return _finish(dx, data_format, dy.dtype)
+
+
+def _max_route(what, x, grad, ksize, strides, padding, data_format, gather):
+    """MaxPoolGrad (`gather` false: `grad` pooled-shaped) or MaxPoolGradGrad (`grad`
+    x-shaped), through each window's first maximum."""
+    xs = _nhwc(x, data_format, what)
+    geo = _pool_geometry(what, xs, ksize, strides, padding, data_format)
+    pooled = (xs.shape[0], geo[8], geo[9], xs.shape[3])
+    src = _nhwc_rows(grad, data_format, xs.dtype)
+    want = xs.shape if gather else pooled
+    if src.shape != tuple(want):
+        raise _invalid(f"{what}: gradient of shape {list(src.shape)} (NHWC) does not match "
+                       f"the expected {list(want)} (NHWC; input {list(xs.shape)}, pooled "
+                       f"{list(pooled)})")
+    dst = _empty(pooled if gather else xs.shape, xs.dtype)
+
+    def part(a, b):
+        dst[a:b].fill(0)
+        _conv.max_pool_route(xs[a:b], src[a:b], dst[a:b], geo, gather)
+
+    _by_image(xs.shape[0], _image_size(xs.shape), part)
+    return _finish(dst, data_format, grad.dtype)
+
+
+@cpu_kernel("MaxPoolGrad", fresh=True)
+def max_pool_grad(x, y, dy, *, ksize, strides, padding, data_format="NHWC"):
+    return _max_route("MaxPoolGrad", x, dy, ksize, strides, padding, data_format, False)
+
+
+@cpu_kernel("MaxPoolGradGrad", fresh=True)
+def max_pool_grad_grad(x, y, ddx, *, ksize, strides, padding, data_format="NHWC"):
+    return _max_route("MaxPoolGradGrad", x, ddx, ksize, strides, padding, data_format, True)

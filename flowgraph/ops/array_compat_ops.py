@@ -1,0 +1,316 @@
+"""TF1 array helpers composed from existing ops: `clip_by_average_norm`, `parallel_stack`,
+`histogram_fixed_width`/`histogram_fixed_width_bins`, `switch_case`, `ensure_shape`,
+`extract_image_patches`, `sparse_matmul` and `guarantee_const`.
+
+Each is differentiable wherever its parts are (`extract_image_patches` is a gather from
+the padded image, so its gradient scatters back to the pixels).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> h = tf.histogram_fixed_width([-1.0, 0.0, 1.5, 2.0, 5.0], [0.0, 5.0], nbins=5)
+>>> tf.Session().run(h).tolist()
+[2, 1, 1, 0, 1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.graph import control_dependencies, name_scope
+from flowgraph.framework.tensor_shape import as_shape
+from flowgraph.ops.array_identity_ops import identity
+from flowgraph.ops.array_index_ops import gather
+from flowgraph.ops.array_join_ops import stack
+from flowgraph.ops.array_shape_ops import reshape, shape, zeros
+from flowgraph.ops.check_ops import Assert
+from flowgraph.ops.math_ops import (
+    cast,
+    clip_by_value,
+    equal,
+    floor,
+    logical_or,
+    matmul,
+    minimum,
+    rsqrt,
+    truediv,
+)
+from flowgraph.ops.math_reduce import reduce_all, reduce_sum
+from flowgraph.ops.segment_ops import unsorted_segment_sum
+
+__all__ = ["clip_by_average_norm", "ensure_shape", "extract_image_patches",
+           "guarantee_const", "histogram_fixed_width", "histogram_fixed_width_bins",
+           "parallel_stack", "sparse_matmul", "switch_case"]
+
+
+def clip_by_average_norm(t, clip_norm, name=None):
+    """Scale `t` so that its L2 norm divided by its number of elements is at most
+    `clip_norm` (unchanged when it already is).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.clip_by_average_norm([3.0, 4.0], 1.0)).tolist()
+    [1.2000000476837158, 1.600000023841858]
+    """
+    with name_scope(name, "clip_by_average_norm", [t, clip_norm]) as scope:
+        t = convert_to_tensor(t, name="t")
+        n = cast(_num_elements(t), t.dtype.base_dtype)
+        clip = convert_to_tensor(clip_norm, dtype=t.dtype.base_dtype, name="clip_norm")
+        inv_l2 = rsqrt(reduce_sum(t * t))
+        scale = minimum(inv_l2 * clip * n, 1.0)
+        return identity(t * scale, name=scope)
+
+
+def _num_elements(t):
+    from flowgraph.ops.array_shape_ops import size
+
+    return size(t)
+
+
+def parallel_stack(values, name="parallel_stack"):
+    """`tf.stack` along a new first axis; every value's shape must be fully known when the
+    graph is built (TensorFlow's requirement for this op).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.parallel_stack([[1, 2], [3, 4]])).tolist()
+    [[1, 2], [3, 4]]
+    """
+    values = [convert_to_tensor(v) for v in values]
+    for v in values:
+        if not v.shape.is_fully_defined():
+            raise ValueError(f"tf.parallel_stack: every value needs a fully defined shape "
+                             f"when the graph is built; '{v.name}' has shape {v.shape}")
+    return stack(values, axis=0, name=name)
+
+
+def _bins(values, value_range, nbins):
+    values = convert_to_tensor(values, name="values")
+    lo_hi = convert_to_tensor(value_range, dtype=values.dtype.base_dtype, name="value_range")
+    nbins_t = convert_to_tensor(nbins, dtype=_dtypes.int32, name="nbins")
+    static = constant_value(nbins_t)
+    if static is not None and int(static) <= 0:
+        raise ValueError(f"nbins must be positive, got {int(static)}")
+    lo, hi = lo_hi[0], lo_hi[1]
+    f = cast(values, _dtypes.float64)
+    scaled = truediv(f - cast(lo, _dtypes.float64), cast(hi - lo, _dtypes.float64))
+    idx = cast(floor(scaled * cast(nbins_t, _dtypes.float64)), _dtypes.int32)
+    return clip_by_value(idx, 0, nbins_t - 1), nbins_t
+
+
+def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int32,
+                               name=None):
+    """The bin index of each value for `nbins` equal bins over ``value_range = [lo, hi]``;
+    values below `lo` go to bin 0, those at or above `hi` to the last bin.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.histogram_fixed_width_bins([-1.0, 2.5, 9.0], [0.0, 5.0], 5))
+    array([0, 2, 4], dtype=int32)
+    """
+    with name_scope(name, "histogram_fixed_width_bins", [values, value_range, nbins]) as scope:
+        idx, _ = _bins(values, value_range, nbins)
+        return cast(idx, dtype, name=scope)
+
+
+def histogram_fixed_width(values, value_range, nbins=100, dtype=_dtypes.int32, name=None):
+    """Counts of `values` in `nbins` equal bins over ``value_range = [lo, hi]`` (values
+    outside go to the first or last bin).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.histogram_fixed_width([0.5, 0.6, 4.0], [0.0, 5.0], 5)).tolist()
+    [2, 0, 0, 0, 1]
+    """
+    with name_scope(name, "histogram_fixed_width", [values, value_range, nbins]) as scope:
+        idx, nbins_t = _bins(values, value_range, nbins)
+        flat = reshape(idx, [-1])
+        ones = cast(flat * 0 + 1, dtype)
+        return identity(unsorted_segment_sum(ones, flat, nbins_t), name=scope)
+
+
+def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
+    """Run ``branch_fns[branch_index]`` (a list, or a dict from int keys to callables);
+    an index with no branch runs `default`, or the last branch when `default` is None.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> i = tf.constant(1)
+    >>> out = tf.switch_case(i, [lambda: tf.constant(10), lambda: tf.constant(20)])
+    >>> int(tf.Session().run(out))
+    20
+    """
+    from flowgraph.ops.control_flow_cond import case
+
+    if isinstance(branch_fns, dict):
+        pairs = sorted(branch_fns.items())
+    else:
+        pairs = list(enumerate(branch_fns))
+    if not pairs:
+        raise ValueError("tf.switch_case: branch_fns must not be empty")
+    keys = [k for k, _ in pairs]
+    if keys != list(range(len(keys))):
+        raise ValueError(f"tf.switch_case: branch indices (keys) must form the contiguous "
+                         f"range [0, {len(keys)}), got {sorted(keys)}")
+    for key, fn in pairs:
+        if not isinstance(key, int | np.integer) or not callable(fn):
+            raise TypeError(f"tf.switch_case: branch_fns must map ints to callables, got "
+                            f"{key!r}: {fn!r}")
+    with name_scope(name, "switch_case", [branch_index]):
+        index = convert_to_tensor(branch_index, name="branch_index")
+        if index.dtype.base_dtype != _dtypes.int32:
+            raise TypeError(f"tf.switch_case: branch_index must be int32, got "
+                            f"{index.dtype.base_dtype.name}")
+        if default is None:
+            pairs, default = pairs[:-1], pairs[-1][1]
+        return case([(equal(index, k), fn) for k, fn in pairs], default=default,
+                    exclusive=True)
+
+
+def ensure_shape(x, shape, name=None):
+    """`x` with static shape `shape` merged in, checked when the op runs: a mismatch is
+    an InvalidArgumentError there (and a ValueError now when already incompatible).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.float32, [None, None])
+    >>> tf.ensure_shape(x, [None, 3]).shape.as_list()
+    [None, 3]
+    """
+    from flowgraph.ops.array_shape_ops import shape as _shape_of
+
+    want = as_shape(shape)
+    with name_scope(name, "EnsureShape", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        if not x.shape.is_compatible_with(want):
+            raise ValueError(f"tf.ensure_shape: shape {x.shape} of '{x.name}' is not "
+                             f"compatible with expected shape {want}")
+        if want.ndims is None:
+            return identity(x, name=scope)
+        dims = [-1 if d is None else d for d in want.as_list()]
+        actual = _shape_of(x)
+        message = [f"Shape of tensor {x.name} is not compatible with expected shape "
+                   f"{want.as_list()}: got", actual]
+        checks = [Assert(equal(_rank_of(x), want.ndims), message)]
+        if dims:
+            expect = convert_to_tensor(dims, dtype=_dtypes.int32)
+            with control_dependencies(checks):  # compare dimensions once ranks agree
+                same = reduce_all(logical_or(equal(expect, -1), equal(actual, expect)))
+            checks.append(Assert(same, message))
+        with control_dependencies(checks):
+            out = identity(x, name=scope)
+        out.set_shape(x.shape.merge_with(want))
+        return out
+
+
+def _rank_of(x):
+    from flowgraph.ops.array_shape_ops import rank
+
+    return rank(x)
+
+
+def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding=None,
+                          name=None, sizes=None):
+    """The ``ksizes[1] x ksizes[2]`` patches of each image (dilated by `rates`, every
+    `strides` pixels), flattened into the depth: ``[batch, out_rows, out_cols,
+    k_rows * k_cols * depth]``. The spatial size and depth must be known statically.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> img = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
+    >>> p = tf.extract_image_patches(img, [1, 2, 2, 1], [1, 2, 2, 1], [1, 1, 1, 1], "VALID")
+    >>> tf.Session().run(p)[0, 0, 0].tolist()
+    [0.0, 1.0, 4.0, 5.0]
+    """
+    ksizes = sizes if ksizes is None else ksizes
+    for arg, value in (("ksizes", ksizes), ("strides", strides), ("rates", rates)):
+        if value is None or len(value) != 4 or value[0] != 1 or value[3] != 1:
+            raise ValueError(f"tf.extract_image_patches: {arg} must be [1, rows, cols, 1], "
+                             f"got {value}")
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"tf.extract_image_patches: padding must be 'SAME' or 'VALID', "
+                         f"got {padding!r}")
+    with name_scope(name, "ExtractImagePatches", [images]) as scope:
+        x = convert_to_tensor(images, name="images")
+        if x.shape.ndims != 4 or None in x.shape.as_list()[1:]:
+            raise ValueError(f"tf.extract_image_patches: images must be 4-D with known "
+                             f"rows, cols and depth, got shape {x.shape}")
+        _, rows, cols, depth = x.shape.as_list()
+        index, out_rows, out_cols = _patch_index(rows, cols, ksizes[1:3], strides[1:3],
+                                                 rates[1:3], padding)
+        # Row rows*cols of the flattened image is a zero pixel, the padding.
+        flat = reshape(x, [-1, rows * cols, depth])
+        batch = shape(x)[:1]
+        padded = _concat_zero_row(flat, batch, depth, x.dtype.base_dtype)
+        picked = gather(padded, index.reshape(-1), axis=1)
+        k = ksizes[1] * ksizes[2]
+        return reshape(picked, [-1, out_rows, out_cols, k * depth], name=scope)
+
+
+def _concat_zero_row(flat, batch, depth, dtype):
+    from flowgraph.ops.array_join_ops import concat
+
+    zero = zeros(concat([batch, [1, depth]], 0), dtype=dtype)
+    return concat([flat, zero], 1)
+
+
+def _patch_index(rows, cols, ksize, stride, rate, padding):
+    """For each output position and patch element, the flat pixel index (or the padding
+    row, ``rows * cols``)."""
+    eff = [(k - 1) * r + 1 for k, r in zip(ksize, rate)]
+    if padding == "VALID":
+        out = [(n - e) // s + 1 for n, e, s in zip((rows, cols), eff, stride)]
+        pad = [0, 0]
+    else:
+        out = [-(-n // s) for n, s in zip((rows, cols), stride)]
+        pad = [max((o - 1) * s + e - n, 0) // 2
+               for o, s, e, n in zip(out, stride, eff, (rows, cols))]
+    out = [max(o, 0) for o in out]
+    oi = np.arange(out[0])[:, None, None, None] * stride[0] - pad[0] \
+        + np.arange(ksize[0])[None, None, :, None] * rate[0]
+    oj = np.arange(out[1])[None, :, None, None] * stride[1] - pad[1] \
+        + np.arange(ksize[1])[None, None, None, :] * rate[1]
+    oi, oj = np.broadcast_arrays(oi, oj)
+    inside = (oi >= 0) & (oi < rows) & (oj >= 0) & (oj < cols)
+    index = np.where(inside, oi * cols + oj, rows * cols).astype(np.int32)
+    return index, out[0], out[1]
+
+
+def sparse_matmul(a, b, transpose_a=False, transpose_b=False, a_is_sparse=False,
+                  b_is_sparse=False, name=None):
+    """``a @ b`` for float matrices that may be mostly zeros (the sparsity flags are
+    hints; the product is the same dense float32 result).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.sparse_matmul([[1.0, 0.0]], [[2.0], [3.0]])).tolist()
+    [[2.0]]
+    """
+    with name_scope(name, "SparseMatMul", [a, b]) as scope:
+        a = cast(convert_to_tensor(a, name="a"), _dtypes.float32)
+        b = cast(convert_to_tensor(b, name="b"), _dtypes.float32)
+        return matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b,
+                      a_is_sparse=a_is_sparse, b_is_sparse=b_is_sparse, name=scope)
+
+
+def guarantee_const(input, name=None):
+    """`input`, promised constant for the session's lifetime (a hint TensorFlow's
+    optimizer may use; flowgraph folds constants itself, so it is an identity).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> print(tf.Session().run(tf.guarantee_const(tf.constant(2.0))))
+    2.0
+    """
+    return identity(input, name=name or "GuaranteeConst")

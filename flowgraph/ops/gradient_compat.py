@@ -1,0 +1,203 @@
+"""``IdentityN`` (TensorFlow's op) with `identity_n`, and the gradient helpers built on
+it: the `custom_gradient` decorator, `hessians`, and `py_function` (a `py_func` whose
+function receives eager-style values with ``.numpy()``).
+
+`custom_gradient` routes the decorated function's outputs and inputs through one
+``IdentityN`` whose gradient is overridden (``Graph.gradient_override_map``) with the
+user's gradient function, so backpropagation reaches the inputs only through it.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> @tf.custom_gradient
+... def clip_grad_square(x):
+...     def grad(dy):
+...         return tf.clip_by_value(dy * 2.0 * x, -1.0, 1.0)
+...     return x * x, grad
+>>> x = tf.constant(3.0)
+>>> print(tf.Session().run(tf.gradients(clip_grad_square(x), x)[0]))
+1.0
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+
+import numpy as np
+
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.gradient_override import RegisterGradient
+from flowgraph.framework.graph import get_default_graph, name_scope
+from flowgraph.framework.registry import register_gradient, register_op
+from flowgraph.ops.array_join_ops import stack
+from flowgraph.ops.array_shape_ops import reshape
+from flowgraph.ops.op_util import make_op
+
+__all__ = ["custom_gradient", "hessians", "identity_n", "py_function"]
+
+
+@register_op("IdentityN", num_outputs=lambda op: len(op.inputs),
+             dtype_fn=lambda op: [t.dtype.base_dtype for t in op.inputs])
+def _identity_n_shape(op, *shapes):
+    return list(shapes)
+
+
+@register_gradient("IdentityN")
+def _identity_n_grad(op, *grads):
+    return list(grads)
+
+
+def identity_n(input, name=None):
+    """A list of tensors with the same values as the tensors of `input` (one op).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> a, b = tf.identity_n([tf.constant(1), tf.constant([2.0])])
+    >>> b.dtype.name
+    'float32'
+    """
+    tensors = [convert_to_tensor(t) for t in input]
+    if not tensors:
+        raise ValueError("tf.identity_n: input must hold at least one tensor")
+    return list(make_op("IdentityN", tensors, name=name or "IdentityN").outputs)
+
+
+_custom_ids = itertools.count()
+
+
+def _flatten(result):
+    if isinstance(result, list | tuple):
+        return list(result), type(result)
+    return [result], None
+
+
+def custom_gradient(f=None):
+    """Decorator: `f(*inputs)` returns ``(outputs, grad_fn)``; the gradient of the
+    outputs with respect to the inputs is ``grad_fn(*output_grads)`` (one gradient per
+    input), not the derivative of the ops inside `f`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> @tf.custom_gradient
+    ... def log1pexp(x):
+    ...     e = tf.exp(x)
+    ...     return tf.log(1 + e), lambda dy: dy * (1 - 1 / (1 + e))
+    >>> x = tf.constant(100.0)
+    >>> print(tf.Session().run(tf.gradients(log1pexp(x), x)[0]))
+    1.0
+    """
+    if f is None:
+        return custom_gradient
+
+    def decorated(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"custom_gradient function {f.__name__} takes its tensors as "
+                            f"positional arguments, got keyword arguments {sorted(kwargs)}")
+        inputs = [convert_to_tensor(a) for a in args]
+        result, grad_fn = f(*inputs)
+        flat, kind = _flatten(result)
+        flat = [convert_to_tensor(t) for t in flat]
+        wants_variables = "variables" in inspect.signature(grad_fn).parameters
+        name = f"CustomGradient-{next(_custom_ids)}"
+
+        @RegisterGradient(name)
+        def _grad(op, *grads):
+            out_grads = list(grads[:len(flat)])
+            input_grads = grad_fn(*out_grads, variables=[]) if wants_variables \
+                else grad_fn(*out_grads)
+            if wants_variables:
+                input_grads = input_grads[0]
+            input_grads, _ = _flatten(input_grads)
+            if len(input_grads) != len(inputs):
+                raise ValueError(f"custom_gradient function {f.__name__}: its gradient "
+                                 f"function returned {len(input_grads)} gradients for "
+                                 f"{len(inputs)} inputs; return one per input")
+            return [None] * len(flat) + list(input_grads)
+
+        with get_default_graph().gradient_override_map({"IdentityN": name}):
+            outs = identity_n(flat + inputs)
+        outs = outs[:len(flat)]
+        return kind(outs) if kind is not None else outs[0]
+
+    decorated.__name__ = getattr(f, "__name__", "custom_gradient")
+    decorated.__doc__ = f.__doc__
+    return decorated
+
+
+def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
+             gate_gradients=False, aggregation_method=None):
+    """For each x of `xs`, the second derivatives of ``sum(ys)``: a tensor of shape
+    ``x.shape + x.shape``. Each x needs a fully defined static shape.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.constant([1.0, 2.0])
+    >>> (h,) = tf.hessians(tf.reduce_sum(x * x * x), x)
+    >>> tf.Session().run(h).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    from flowgraph.ops.gradients import gradients
+
+    xs = list(xs) if isinstance(xs, list | tuple) else [xs]
+    kwargs = {"colocate_gradients_with_ops": colocate_gradients_with_ops,
+              "gate_gradients": gate_gradients, "aggregation_method": aggregation_method}
+    out = []
+    with name_scope(name, "hessians", [*xs]):
+        first = gradients(ys, xs, **kwargs)
+        for g, x in zip(first, xs):
+            shape = x.shape
+            if not shape.is_fully_defined():
+                raise ValueError(f"tf.hessians: '{x.name}' needs a fully defined shape, "
+                                 f"got {shape}")
+            if g is None:
+                out.append(None)
+                continue
+            n = int(np.prod(shape.as_list(), dtype=np.int64))
+            flat = reshape(g, [-1])
+            rows = []
+            for j in range(n):
+                (row,) = gradients(flat[j], x, **kwargs)
+                rows.append(row if row is not None else x * 0.0)
+            dims = shape.as_list()
+            out.append(reshape(stack(rows), dims + dims))
+    return out
+
+
+class _EagerValue(np.ndarray):
+    """A NumPy array that also answers ``.numpy()``, as the eager tensors that
+    TensorFlow's `py_function` passes do."""
+
+    def numpy(self):
+        return np.asarray(self)
+
+
+def _as_eager(v):
+    arr = np.asarray(v)
+    return arr.view(_EagerValue) if arr.dtype != object else arr
+
+
+def py_function(func, inp, Tout, name=None):
+    """Wrap `func` as an op, like `tf.py_func`, but `func` receives array values that
+    also have ``.numpy()`` (TensorFlow passes eager tensors) and may return such values.
+    Not differentiable in flowgraph.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y = tf.py_function(lambda x: x.numpy() * 2, [tf.constant([1.0, 2.0])], tf.float32)
+    >>> tf.Session().run(y).tolist()
+    [2.0, 4.0]
+    """
+    from flowgraph.ops.script_ops import py_func
+
+    def call(*values):
+        out = func(*[_as_eager(v) for v in values])
+        if isinstance(out, list | tuple):
+            return [np.asarray(o.numpy() if hasattr(o, "numpy") else o) for o in out]
+        return np.asarray(out.numpy() if hasattr(out, "numpy") else out)
+
+    return py_func(call, inp, Tout, stateful=True, name=name)

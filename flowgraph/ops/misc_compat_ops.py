@@ -1,0 +1,279 @@
+"""Assorted TF1 names: `approx_top_k` (with ``tf.math.approx_max_k``/``approx_min_k``;
+flowgraph returns the exact top k, which meets any recall target), `fingerprint`
+(TensorFlow's ``Fingerprint`` op, FarmHash64), `random_poisson` (``RandomPoissonV2``),
+`extract_volume_patches`, `conv` (the generic convolution op's spelling) and
+`create_partitioned_variables`.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> values, indices = tf.approx_top_k([[1.0, 5.0, 3.0]], 2)
+>>> tf.Session().run(indices).tolist()
+[[1, 2]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
+
+__all__ = ["approx_max_k", "approx_min_k", "approx_top_k", "conv",
+           "create_partitioned_variables", "extract_volume_patches", "fingerprint",
+           "random_poisson"]
+
+
+@register_op("Fingerprint", attrs={"method": "farmhash64"},
+             dtype_fn=fixed_dtype(_dtypes.uint8))
+def _fingerprint_shape(op, data, method):
+    if data.ndims == 0:
+        raise op.shape_error("data must have rank >= 1 (one fingerprint per row)")
+    return [TensorShape([data.dims[0] if data.ndims else None, 8])]
+
+
+@register_op("RandomPoissonV2", attrs={"seed": 0, "seed2": 0, "dtype": _dtypes.int64},
+             dtype_fn=attr_dtype("dtype"), stateful=True)
+def _poisson_shape(op, shape, rate):
+    from flowgraph.framework.constant_op import constant_value_as_shape
+
+    out = constant_value_as_shape(op.inputs[0])
+    return [out.concatenate(rate) if out.ndims is not None and rate.ndims is not None
+            else TensorShape(None)]
+
+
+not_differentiable("Fingerprint", "RandomPoissonV2")
+
+
+def fingerprint(data, method="farmhash64", name=None):
+    """An 8-byte FarmHash64 fingerprint of each row (dimension 0) of `data` (of its bytes;
+    for strings, of the row's per-string fingerprints), as uint8 ``[rows, 8]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.fingerprint(tf.constant([[1, 2]]))).tolist()
+    [[76, 18, 253, 133, 168, 204, 240, 10]]
+    """
+    if method != "farmhash64":
+        raise ValueError(f"tf.fingerprint: method must be 'farmhash64', got {method!r}")
+    return make_tensor("Fingerprint", [convert_to_tensor(data, name="data"),
+                                       convert_to_tensor(method, name="method")],
+                       name=name or "Fingerprint")
+
+
+def random_poisson(lam, shape, dtype=_dtypes.float32, seed=None, name=None):
+    """Samples of Poisson distributions with rates `lam`: shape ``shape + lam.shape``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.random_poisson([1.0, 5.0], [10]).shape.as_list()
+    [10, 2]
+    """
+    from flowgraph.ops.random_ops import _shape_tensor, op_seeds
+
+    rate = convert_to_tensor(lam, name="lam")
+    seed1, seed2 = op_seeds(seed)
+    return make_tensor("RandomPoissonV2", [_shape_tensor(shape), rate],
+                       {"seed": seed1, "seed2": seed2, "dtype": _dtypes.as_dtype(dtype)},
+                       name=name or "RandomPoissonV2")
+
+
+def _top_k_along(x, k, dim, largest):
+    from flowgraph.ops.array_shape_ops import transpose
+    from flowgraph.ops.math_ops import negative
+    from flowgraph.ops.nn_loss_ops import top_k
+
+    rank = x.shape.ndims
+    if rank is None:
+        raise ValueError("approx_top_k: the rank of the input must be known")
+    dim %= rank
+    perm = None
+    if dim != rank - 1:
+        perm = list(range(rank))
+        perm[dim], perm[-1] = rank - 1, dim
+        x = transpose(x, perm)
+    values, indices = top_k(x if largest else negative(x), k=k, sorted=True)
+    if not largest:
+        values = negative(values)
+    if perm is not None:
+        values, indices = transpose(values, perm), transpose(indices, perm)
+    return values, indices
+
+
+def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=True,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """``(values, indices)`` of the `k` largest (or, without `is_max_k`, smallest)
+    entries along `reduction_dimension`, sorted; exact, so its recall is 1."""
+    del recall_target, reduction_input_size_override, aggregate_to_topk
+    with name_scope(name, "ApproxTopK", [input]):
+        return _top_k_along(convert_to_tensor(input, name="input"), k, reduction_dimension,
+                            is_max_k)
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """The `k` largest entries and their indices along `reduction_dimension`."""
+    return approx_top_k(operand, k, reduction_dimension, recall_target, True, name=name)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """The `k` smallest entries and their indices along `reduction_dimension`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.math.approx_min_k([3.0, 1.0, 2.0], 2)[0]).tolist()
+    [1.0, 2.0]
+    """
+    return approx_top_k(operand, k, reduction_dimension, recall_target, False, name=name)
+
+
+def extract_volume_patches(input, ksizes, strides, padding, name=None):
+    """The 3-D patches of a ``[batch, planes, rows, cols, depth]`` volume, flattened into
+    the depth: ``[batch, out_planes, out_rows, out_cols, kp * kr * kc * depth]``
+    (static sizes; differentiable, like `tf.extract_image_patches`).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v = tf.reshape(tf.range(8.0), [1, 2, 2, 2, 1])
+    >>> p = tf.extract_volume_patches(v, [1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID")
+    >>> tf.Session().run(p).ravel().tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    from flowgraph.ops.array_index_ops import gather
+    from flowgraph.ops.array_join_ops import concat
+    from flowgraph.ops.array_shape_ops import reshape, shape, zeros
+
+    for arg, v in (("ksizes", ksizes), ("strides", strides)):
+        if len(v) != 5 or v[0] != 1 or v[4] != 1:
+            raise ValueError(f"tf.extract_volume_patches: {arg} must be [1, p, r, c, 1], got "
+                             f"{v}")
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"tf.extract_volume_patches: padding must be 'SAME' or 'VALID', "
+                         f"got {padding!r}")
+    with name_scope(name, "ExtractVolumePatches", [input]) as scope:
+        x = convert_to_tensor(input, name="input")
+        if x.shape.ndims != 5 or None in x.shape.as_list()[1:]:
+            raise ValueError(f"tf.extract_volume_patches: input must be 5-D with known "
+                             f"spatial sizes and depth, got shape {x.shape}")
+        dims = x.shape.as_list()[1:4]
+        depth = x.shape.as_list()[4]
+        index, out = _volume_index(dims, ksizes[1:4], strides[1:4], padding)
+        total = int(np.prod(dims))
+        flat = reshape(x, [-1, total, depth])
+        pad = zeros(concat([shape(x)[:1], [1, depth]], 0), dtype=x.dtype.base_dtype)
+        picked = gather(concat([flat, pad], 1), index.reshape(-1), axis=1)
+        k = int(np.prod(ksizes[1:4]))
+        return reshape(picked, [-1, *out, k * depth], name=scope)
+
+
+def _volume_index(dims, ksize, stride, padding):
+    if padding == "VALID":
+        out = [(n - k) // s + 1 for n, k, s in zip(dims, ksize, stride)]
+        before = [0, 0, 0]
+    else:
+        out = [-(-n // s) for n, s in zip(dims, stride)]
+        before = [max((o - 1) * s + k - n, 0) // 2 for o, s, k, n in zip(out, stride, ksize,
+                                                                          dims)]
+    out = [max(o, 0) for o in out]
+    grids = []
+    for axis in range(3):
+        pos = np.arange(out[axis])[:, None] * stride[axis] - before[axis] + \
+            np.arange(ksize[axis])[None, :]
+        grids.append(pos)
+    p, r, c = grids
+    pp = p[:, None, None, :, None, None]
+    rr = r[None, :, None, None, :, None]
+    cc = c[None, None, :, None, None, :]
+    pp, rr, cc = np.broadcast_arrays(pp, rr, cc)
+    inside = (pp >= 0) & (pp < dims[0]) & (rr >= 0) & (rr < dims[1]) & (cc >= 0) & \
+        (cc < dims[2])
+    flat = (pp * dims[1] + rr) * dims[2] + cc
+    index = np.where(inside, flat, int(np.prod(dims))).astype(np.int32)
+    return index.reshape(*out, -1), out
+
+
+def conv(input, filter, strides, padding, explicit_paddings=(), data_format="CHANNELS_LAST",
+         dilations=(), batch_dims=1, groups=1, name=None):
+    """The generic N-D convolution (TensorFlow's ``Conv`` op spelling): channels-last
+    `input` ``[batch, *spatial, in]`` with `filter` ``[*spatial, in, out]``; `strides` and
+    `dilations` have one entry per input dimension.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> y = tf.conv(tf.ones([1, 4, 4, 2]), tf.ones([2, 2, 2, 3]), [1, 1, 1, 1], "VALID")
+    >>> y.shape.as_list()
+    [1, 3, 3, 3]
+    """
+    from flowgraph.ops.nn_conv_ops import convolution
+
+    if data_format != "CHANNELS_LAST" or batch_dims != 1 or groups != 1 or explicit_paddings:
+        raise ValueError("tf.conv: flowgraph supports data_format='CHANNELS_LAST', "
+                         "batch_dims=1, groups=1 and no explicit_paddings; use "
+                         "tf.nn.convolution for other layouts")
+    strides = list(strides)[1:-1]
+    dilations = list(dilations)[1:-1] if dilations else None
+    return convolution(input, filter, padding, strides=strides, dilation_rate=dilations,
+                       name=name)
+
+
+def create_partitioned_variables(shape, slicing, initializer, dtype=_dtypes.float32,
+                                 trainable=True, collections=None, name=None, reuse=None):
+    """Variables holding the slices of a `shape` tensor cut into ``slicing[d]`` parts
+    along each dimension (at most one dimension cut), named ``<name>/part_<i>``; each is
+    initialized with the matching slice of `initializer` (an array, or an initializer
+    called with the full shape).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> import flowgraph as tf
+    >>> parts = tf.create_partitioned_variables([5, 2], [2, 1], np.arange(10.0).reshape(5, 2),
+    ...                                         name="emb")
+    >>> [p.shape.as_list() for p in parts]
+    [[3, 2], [2, 2]]
+    """
+    from flowgraph.ops.variable_scope import variable_scope
+    from flowgraph.ops.variables import Variable
+
+    shape = [int(d) for d in shape]
+    slicing = [int(s) for s in slicing]
+    if len(shape) != len(slicing):
+        raise ValueError(f"create_partitioned_variables: slicing {slicing} must have one "
+                         f"entry per dimension of shape {shape}")
+    cut = [d for d, s in enumerate(slicing) if s > 1]
+    if len(cut) > 1:
+        raise ValueError(f"create_partitioned_variables: only one dimension can be "
+                         f"partitioned, got slicing {slicing}")
+    if callable(initializer):
+        with name_scope(None, "init"):
+            full = initializer(shape, dtype=_dtypes.as_dtype(dtype))
+    else:
+        full = convert_to_tensor(np.asarray(initializer), dtype=dtype)
+    axis = cut[0] if cut else 0
+    n = slicing[axis] if cut else 1
+    base, extra = divmod(shape[axis], n)
+    out = []
+    with variable_scope(name, default_name="PartitionedVariable", reuse=reuse):
+        start = 0
+        for i in range(n):
+            length = base + (1 if i < extra else 0)
+            begin = [0] * len(shape)
+            size = list(shape)
+            begin[axis], size[axis] = start, length
+            from flowgraph.ops.array_index_ops import slice as _slice
+
+            part = _slice(full, begin, size)
+            out.append(Variable(part, name=f"part_{i}", dtype=dtype, trainable=trainable,
+                                collections=collections))
+            start += length
+    return out

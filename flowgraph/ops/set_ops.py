@@ -1,0 +1,155 @@
+"""Set operations along the last dimension (``tf.sets``) and `edit_distance`, with
+TensorFlow's op types: ``SparseToSparseSetOperation``, ``SetSize`` and ``EditDistance``.
+
+Each row of the last dimension is a set (a dense row, or the present entries of a
+SparseTensor row); `set_intersection`, `set_union` and `set_difference` return a
+SparseTensor of each row's result in ascending order, `set_size` the number of distinct
+values per row. `edit_distance` is the Levenshtein distance between the sequences of
+two SparseTensors, per row, optionally divided by the truth's length.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> u = tf.sets.union([[1, 2], [3, 3]], [[2, 5], [4, 3]])
+>>> tf.Session().run(tf.sparse.to_dense(u)).tolist()
+[[1, 2, 5], [3, 4, 0]]
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.sparse_tensor import SparseTensor
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
+
+__all__ = ["edit_distance", "set_difference", "set_intersection", "set_size", "set_union"]
+
+_OPERATIONS = ("a-b", "b-a", "intersection", "union")
+
+
+@register_op("SparseToSparseSetOperation",
+             attrs={"set_operation": "union", "validate_indices": True}, num_outputs=3,
+             dtype_fn=lambda op: [_dtypes.int64, op.inputs[1].dtype.base_dtype, _dtypes.int64])
+def _set_op_shape(op, *shapes):
+    return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
+
+
+@register_op("SetSize", attrs={"validate_indices": True}, dtype_fn=fixed_dtype(_dtypes.int32))
+def _set_size_shape(op, indices, values, shape):
+    return [TensorShape(None)]
+
+
+@register_op("EditDistance", attrs={"normalize": True}, dtype_fn=fixed_dtype(_dtypes.float32))
+def _edit_distance_shape(op, *shapes):
+    return [TensorShape(None)]
+
+
+not_differentiable("SparseToSparseSetOperation", "SetSize", "EditDistance")
+
+
+def _as_set_sparse(x, what):
+    """A SparseTensor for a set argument: SparseTensors pass; a dense tensor keeps every
+    entry (zeros too) as a set element."""
+    from flowgraph.framework.sparse_tensor import SparseTensorValue
+    from flowgraph.ops.array_index_ops import gather_nd, where
+    from flowgraph.ops.array_shape_ops import ones_like, shape
+    from flowgraph.ops.math_ops import cast, not_equal
+
+    if isinstance(x, SparseTensorValue):
+        x = SparseTensor(x.indices, x.values, x.dense_shape)
+    if isinstance(x, SparseTensor):
+        return x
+    dense = convert_to_tensor(x, name=what)
+    if dense.shape.ndims is not None and dense.shape.ndims < 2:
+        raise ValueError(f"tf.sets: {what} must have rank >= 2 (sets along the last axis), "
+                         f"got shape {dense.shape}")
+    everything = where(not_equal(ones_like(dense, dtype=_dtypes.int32), 0))
+    return SparseTensor(everything, gather_nd(dense, everything),
+                        cast(shape(dense), _dtypes.int64))
+
+
+def _set_operation(a, b, operation, validate_indices, name):
+    with name_scope(name, "SetOperation", []):
+        sa = _as_set_sparse(a, "a")
+        sb = _as_set_sparse(b, "b")
+        if sa.dtype.base_dtype != sb.dtype.base_dtype:
+            raise TypeError(f"tf.sets: a and b must have the same dtype, got "
+                            f"{sa.dtype.base_dtype.name} and {sb.dtype.base_dtype.name}")
+        op = make_op("SparseToSparseSetOperation",
+                     [sa.indices, sa.values, sa.dense_shape, sb.indices, sb.values,
+                      sb.dense_shape],
+                     {"set_operation": operation, "validate_indices": bool(validate_indices)})
+        return SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
+
+
+def set_intersection(a, b, validate_indices=True):
+    """Each row's values present in both `a` and `b`, ascending (a SparseTensor)."""
+    return _set_operation(a, b, "intersection", validate_indices, "set_intersection")
+
+
+def set_union(a, b, validate_indices=True):
+    """Each row's values present in `a` or `b`, ascending (a SparseTensor)."""
+    return _set_operation(a, b, "union", validate_indices, "set_union")
+
+
+def set_difference(a, b, aminusb=True, validate_indices=True):
+    """Each row's values of `a` not in `b` (or, with ``aminusb=False``, of `b` not in
+    `a`), ascending (a SparseTensor).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> d = tf.sets.difference([[1, 2, 3]], [[2]])
+    >>> tf.Session().run(d.values).tolist()
+    [1, 3]
+    """
+    return _set_operation(a, b, "a-b" if aminusb else "b-a", validate_indices,
+                          "set_difference")
+
+
+def set_size(a, validate_indices=True):
+    """The number of distinct values in each row of the last dimension of the
+    SparseTensor `a` (int32).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> sp = tf.SparseTensor([[0, 0], [0, 1], [1, 0]], [4, 4, 2], [2, 2])
+    >>> tf.Session().run(tf.sets.size(sp)).tolist()
+    [1, 1]
+    """
+    from flowgraph.framework.sparse_tensor import SparseTensorValue
+
+    if not isinstance(a, SparseTensor | SparseTensorValue):
+        raise TypeError(f"tf.sets.size: expected a SparseTensor, got {type(a).__name__}")
+    sa = _as_set_sparse(a, "a")
+    return make_tensor("SetSize", [sa.indices, sa.values, sa.dense_shape],
+                       {"validate_indices": bool(validate_indices)}, name="SetSize")
+
+
+def edit_distance(hypothesis, truth, normalize=True, name="edit_distance"):
+    """The Levenshtein distance between the sequences (last dimension) of two
+    SparseTensors, for each position of the leading dimensions; with `normalize`,
+    divided by the truth sequence's length (inf for an empty truth and a non-empty
+    hypothesis, 0 when both are empty).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> h = tf.SparseTensor([[0, 0], [0, 1]], ["a", "b"], [1, 2])
+    >>> t = tf.SparseTensor([[0, 0], [0, 1], [0, 2]], ["a", "c", "b"], [1, 3])
+    >>> tf.Session().run(tf.edit_distance(h, t, normalize=False)).tolist()
+    [1.0]
+    """
+    for what, v in (("hypothesis", hypothesis), ("truth", truth)):
+        if not isinstance(v, SparseTensor) and not hasattr(v, "indices"):
+            raise TypeError(f"tf.edit_distance: {what} must be a SparseTensor, got "
+                            f"{type(v).__name__}")
+    h = _as_set_sparse(hypothesis, "hypothesis")
+    t = _as_set_sparse(truth, "truth")
+    return make_tensor("EditDistance", [h.indices, h.values, h.dense_shape, t.indices,
+                                        t.values, t.dense_shape],
+                       {"normalize": bool(normalize)}, name=name)

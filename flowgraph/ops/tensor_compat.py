@@ -1,0 +1,275 @@
+"""Small TF1 helpers on tensors, shapes and protos: `is_tensor`, `dimension_value`,
+`dimension_at_index`, `get_static_value`, `make_tensor_proto`/`make_ndarray`,
+`convert_to_tensor_or_indexed_slices`/`convert_to_tensor_or_sparse_tensor`,
+`broadcast_static_shape`, `saturate_cast`, `to_complex64`/`to_complex128`, and the
+variable enums `VariableAggregation`/`VariableSynchronization`.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> tf.dimension_value(tf.TensorShape([None, 3])[1]), tf.is_tensor(tf.constant(1))
+(3, True)
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.indexed_slices import IndexedSlices
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from flowgraph.framework.tensor_shape import Dimension, TensorShape, as_shape
+from flowgraph.ops.math_ops import cast, maximum, minimum
+
+__all__ = ["VariableAggregation", "VariableSynchronization", "broadcast_static_shape",
+           "convert_to_tensor_or_indexed_slices", "convert_to_tensor_or_sparse_tensor",
+           "dimension_at_index", "dimension_value", "get_static_value", "is_tensor",
+           "make_ndarray", "make_tensor_proto", "saturate_cast", "to_complex64",
+           "to_complex128"]
+
+
+def is_tensor(x) -> bool:
+    """Whether `x` is a graph tensor type (`Tensor`, `SparseTensor`, `IndexedSlices`,
+    `Variable`), not a NumPy array or Python value.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.is_tensor([1.0]), tf.is_tensor(tf.SparseTensor([[0]], [1.0], [2]))
+    (False, True)
+    """
+    from flowgraph.ops.variables import Variable
+
+    return isinstance(x, Tensor | SparseTensor | IndexedSlices | Variable)
+
+
+def dimension_value(dimension):
+    """The int (or None) of a `Dimension`, passing ints and None through.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.dimension_value(tf.Dimension(None)), tf.dimension_value(4)
+    (None, 4)
+    """
+    return dimension.value if isinstance(dimension, Dimension) else dimension
+
+
+def dimension_at_index(shape, index) -> Dimension:
+    """Dimension `index` of `shape` as a `Dimension` (unknown when the rank is).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.dimension_at_index(tf.TensorShape(None), 2).value is None
+    True
+    """
+    shape = as_shape(shape)
+    if shape.ndims is None:
+        return Dimension(None)
+    return shape.dims[index]
+
+
+def get_static_value(tensor, partial=False):
+    """The NumPy value of `tensor` if it can be computed while the graph is built
+    (constants, shapes of known size, ... folded), else None.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.get_static_value(tf.constant([1, 2]) * 2).tolist()
+    [2, 4]
+    """
+    del partial
+    if isinstance(tensor, np.ndarray | np.generic | int | float):
+        return np.asarray(tensor)
+    return constant_value(convert_to_tensor(tensor))
+
+
+def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,
+                      allow_broadcast=False):
+    """A `TensorProto` (TensorFlow's message) holding `values`, cast to `dtype` and, when
+    `values` is a scalar, broadcast to `shape`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> proto = tf.make_tensor_proto([1.0, 2.0], dtype=tf.float64)
+    >>> tf.make_ndarray(proto).dtype.name, [d.size for d in proto.tensor_shape.dim]
+    ('float64', [2])
+    """
+    from flowgraph.framework.tf_formats.graph_def import tensor_proto
+
+    np_dtype = None if dtype is None else _dtypes.as_dtype(dtype).as_numpy_dtype
+    if isinstance(values, bytes | str) or (isinstance(values, list | tuple) and values
+                                           and isinstance(values[0], bytes | str)):
+        arr = np.asarray(values, dtype=object)
+    else:
+        arr = np.asarray(values, dtype=np_dtype)
+        if np_dtype is None and not isinstance(values, np.ndarray | np.generic):
+            arr = _python_default(arr)
+    if shape is not None:
+        shape = [int(d) for d in shape]
+        if arr.shape != tuple(shape):
+            if verify_shape or (arr.size != 1 and not allow_broadcast):
+                if arr.size == int(np.prod(shape)) and not verify_shape:
+                    arr = arr.reshape(shape)
+                else:
+                    raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, got "
+                                    f"{arr.shape}.")
+            else:
+                arr = np.broadcast_to(arr.reshape(()) if arr.size == 1 else arr, shape)
+    return tensor_proto(np.ascontiguousarray(arr))
+
+
+def _python_default(arr: np.ndarray) -> np.ndarray:
+    """Python numbers become int32 (int64 when too large) and float32, as in TensorFlow."""
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    if arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
+        return arr.astype(np.int32)
+    return arr
+
+
+def make_ndarray(tensor):
+    """The NumPy array of a `TensorProto`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.make_ndarray(tf.make_tensor_proto([[1, 2]])).tolist()
+    [[1, 2]]
+    """
+    from flowgraph.framework.tf_formats.graph_def import tensor_value
+
+    return tensor_value(tensor)
+
+
+def convert_to_tensor_or_indexed_slices(value, dtype=None, name=None):
+    """`value` itself if it is `IndexedSlices` (checking `dtype`), else a `Tensor`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.convert_to_tensor_or_indexed_slices([1.0]).dtype.name
+    'float32'
+    """
+    if isinstance(value, IndexedSlices):
+        if dtype is not None and _dtypes.as_dtype(dtype) != value.dtype.base_dtype:
+            raise ValueError(f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name}"
+                             f" for IndexedSlices of dtype {value.dtype.name}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)
+
+
+def convert_to_tensor_or_sparse_tensor(value, dtype=None, name=None):
+    """`value` as a `SparseTensor` (from a `SparseTensorValue` too) or a `Tensor`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v = tf.SparseTensorValue([[0]], [1.0], [3])
+    >>> type(tf.convert_to_tensor_or_sparse_tensor(v)).__name__
+    'SparseTensor'
+    """
+    if isinstance(value, SparseTensorValue):
+        value = SparseTensor.from_value(value) if hasattr(SparseTensor, "from_value") else \
+            SparseTensor(value.indices, value.values, value.dense_shape)
+    if isinstance(value, SparseTensor):
+        if dtype is not None and _dtypes.as_dtype(dtype) != value.dtype.base_dtype:
+            raise ValueError(f"Sparse dtype: requested = {_dtypes.as_dtype(dtype).name}, "
+                             f"actual = {value.dtype.name}")
+        return value
+    return convert_to_tensor(value, dtype=dtype, name=name)
+
+
+def broadcast_static_shape(shape_x, shape_y) -> TensorShape:
+    """The broadcast of two static shapes (NumPy rules); incompatible shapes are a
+    ValueError.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.broadcast_static_shape(tf.TensorShape([None, 1, 3]), tf.TensorShape([4, 1]))
+    TensorShape([Dimension(None), Dimension(4), Dimension(3)])
+    """
+    from flowgraph.framework.tensor_shape import broadcast_shape
+
+    try:
+        return broadcast_shape(as_shape(shape_x), as_shape(shape_y))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: {shape_x} and "
+                         f"{shape_y}") from None
+
+
+def saturate_cast(value, dtype, name=None):
+    """Cast `value` to `dtype`, first clipping it to `dtype`'s range (no wrap-around).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.saturate_cast([-5.0, 300.0], tf.uint8)).tolist()
+    [0, 255]
+    """
+    dtype = _dtypes.as_dtype(dtype)
+    with name_scope(name, "saturate_cast", [value]) as scope:
+        x = convert_to_tensor(value, name="value")
+        src = x.dtype.base_dtype
+        if not (src.is_complex or dtype.is_complex or dtype == _dtypes.bool):
+            lo, hi = _range(dtype)
+            src_lo, src_hi = _range(src)
+            if lo > src_lo:
+                x = maximum(x, cast(lo, src))
+            if hi < src_hi:
+                x = minimum(x, cast(_below(hi, src), src))
+        return cast(x, dtype, name=scope)
+
+
+def _range(dtype):
+    np_dtype = np.dtype(dtype.as_numpy_dtype)
+    info = np.iinfo(np_dtype) if np_dtype.kind in "iu" else np.finfo(np_dtype)
+    return float(info.min), float(info.max)
+
+
+def _below(hi: float, src) -> float:
+    """The largest value of `src`'s type not above `hi` (so the cast cannot overflow)."""
+    np_src = np.dtype(src.as_numpy_dtype)
+    if np_src.kind != "f":
+        return hi
+    v = np_src.type(hi)
+    return float(np.nextafter(v, np_src.type(0)) if float(v) > hi else v)
+
+
+def to_complex64(x, name="ToComplex64"):
+    """`x` cast to complex64 (a deprecated spelling of ``tf.cast(x, tf.complex64)``)."""
+    return cast(x, _dtypes.complex64, name=name)
+
+
+def to_complex128(x, name="ToComplex128"):
+    """`x` cast to complex128 (a deprecated spelling of ``tf.cast(x, tf.complex128)``)."""
+    return cast(x, _dtypes.complex128, name=name)
+
+
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable is aggregated (accepted by `tf.get_variable`;
+    flowgraph's variables live on one device, so only AUTO/NONE behaviour exists)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How updates of replicas of a variable combine (accepted by `tf.get_variable`)."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+    ONLY_FIRST_TOWER = 3

@@ -1,0 +1,150 @@
+"""Shape-specialized plans: shapes known at `Session.run`, folded into the plan.
+
+A graph built with ``tf.placeholder(tf.float32, [None, 784])`` leaves the batch size
+unknown, so its plan computes ``Shape``, ``Size`` and ``Rank`` of fed tensors at every
+step, and everything derived from them: the gradients' ``BroadcastGradientArgs``, the
+``Reshape`` targets and the loss's ``Cast(Size(...))`` divisors. Once a run's feeds are
+known, their shapes are too; a plan *specialized* to them infers every tensor's shape
+from the fed ones (`infer_shapes`, the ops' own shape functions) and lets constant
+folding (`rewrite.fold_constants`) turn those ops and their arithmetic into constants::
+
+    x (fed [32, 784]) ─> Shape ─> StridedSlice ─> Cast ─> RealDiv(loss, .)
+                                  (three nodes fewer: 32.0 is a constant of the plan)
+
+The session keeps the generic plan of a run signature and, when that plan still runs
+shape ops, up to `MAX_SHAPE_VARIANTS` specialized plans of it, one per tuple of fed
+shapes (`ShapeVariants`); further shapes run the generic plan. The switch is
+``RewriterConfig.shape_optimization`` (with constant folding on); plans keyed by shape
+anyway (a memory budget, docs/memory.md) are specialized as they are compiled.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.runtime.config import switches
+
+__all__ = ["MAX_SHAPE_VARIANTS", "SHAPE_OPS", "ShapeVariants", "infer_shapes", "shape_value",
+           "wants_variants"]
+
+SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank", "ZerosLike", "OnesLike"})
+MAX_FILLED_ELEMENTS = 1 << 16  # ZerosLike/OnesLike become constants up to this size
+# Specialized plans kept per generic plan (per fetch set and feed set): a model fed a
+# few batch sizes (training, a last partial batch, evaluation) fits, a stream of
+# ever-changing shapes does not grow the cache without bound.
+MAX_SHAPE_VARIANTS = 8
+
+
+def infer_shapes(ops: list[Operation], feed_shapes: dict) -> dict[Tensor, TensorShape]:
+    """Static shapes of `ops`' outputs refined by `feed_shapes` (tensor -> fed shape).
+
+    Each op whose inputs got more precise shapes runs its shape function again with
+    them; a function that fails keeps the graph's shapes.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [None, 3])
+    ...     y = tf.sin(x)
+    ...     infer_shapes([y.op], {x: (5, 3)})[y].as_list()
+    [5, 3]
+    """
+    shapes: dict[Tensor, TensorShape] = {
+        t: TensorShape(list(s)) for t, s in feed_shapes.items()}
+    for op in ops:
+        if op.op_def.control_flow or not op._inputs:
+            continue
+        if not any(t in shapes for t in op._inputs):
+            continue
+        ins = [shapes.get(t, t._shape) for t in op._inputs]
+        try:
+            outs = op.op_def.shape_fn(op, *ins)
+        except Exception:
+            continue
+        if outs is None:
+            continue
+        for t, s in zip(op._outputs, outs):
+            if t in feed_shapes:
+                continue
+            try:
+                merged = t._shape.merge_with(s if isinstance(s, TensorShape) else
+                                             TensorShape(s))
+            except (ValueError, TypeError):
+                continue
+            if merged != t._shape or not _same_definition(merged, t._shape):
+                shapes[t] = merged
+    return shapes
+
+
+def _same_definition(a: TensorShape, b: TensorShape) -> bool:
+    return a.ndims == b.ndims and (a.ndims is None or a.as_list() == b.as_list())
+
+
+def shape_value(op: Operation, shape_of) -> list | None:
+    """The outputs of shape op `op` (`SHAPE_OPS`) when `shape_of(tensor)` tells enough
+    (a `TensorShape`), else None. ``ZerosLike``/``OnesLike`` count as shape ops: their
+    value is their input's shape, filled (small ones only)."""
+    out_type = op.attrs.get("out_type")
+    np_type = out_type.as_numpy_dtype if out_type is not None else np.int32
+    if op.type == "Rank":
+        s = shape_of(op._inputs[0])
+        return None if s.ndims is None else [np.asarray(s.ndims, dtype=np.int32)]
+    if op.type in ("ZerosLike", "OnesLike"):
+        s = shape_of(op._inputs[0])
+        dtype = op._outputs[0].dtype.base_dtype
+        if not s.is_fully_defined() or math.prod(s.as_list()) > MAX_FILLED_ELEMENTS or \
+                not (dtype.is_floating or dtype.is_integer or dtype.is_bool):
+            return None
+        fill = np.zeros if op.type == "ZerosLike" else np.ones
+        return [fill(s.as_list(), dtype=dtype.as_numpy_dtype)]
+    values = []
+    for t in (op._inputs if op.type == "ShapeN" else op._inputs[:1]):
+        s = shape_of(t)
+        if not s.is_fully_defined():
+            return None
+        dims = s.as_list()
+        values.append(np.asarray(math.prod(dims) if op.type == "Size" else dims,
+                                 dtype=np_type))
+    return values
+
+
+class ShapeVariants:
+    """Specialized plans of one generic plan, by the fed values' shapes.
+
+    >>> variants = ShapeVariants(limit=1)
+    >>> variants.pick("generic", [np.zeros((2, 3))], lambda: "for (2, 3)")
+    'for (2, 3)'
+    >>> variants.pick("generic", [np.zeros((4, 3))], lambda: "for (4, 3)")
+    'generic'
+    """
+
+    def __init__(self, limit: int = MAX_SHAPE_VARIANTS) -> None:
+        self.limit = limit
+        self.plans: dict[tuple, object] = {}
+
+    def pick(self, generic, feed_values, compile_variant):
+        """The plan for these `feed_values`: a specialized one (compiled by
+        `compile_variant()` on first sight of their shapes while fewer than `limit` are
+        kept), else `generic`."""
+        key = tuple(map(np.shape, feed_values))
+        plan = self.plans.get(key)
+        if plan is None:
+            if len(self.plans) >= self.limit:
+                return generic
+            plan = self.plans[key] = compile_variant()
+        return plan
+
+
+def wants_variants(plan_nodes, feed_tensors, rewrite_options, optimizer_options) -> bool:
+    """Whether a generic plan gains from specialized variants: it runs shape ops, has
+    feeds and no control flow (shapes of values behind a ``Switch`` or inside a loop
+    never fold), and ``shape_optimization`` and constant folding are on."""
+    if not feed_tensors or not any(n.op_type in SHAPE_OPS for n in plan_nodes):
+        return False
+    if any(n.op is not None and n.op.op_def.control_flow for n in plan_nodes):
+        return False
+    on = switches(optimizer_options, rewrite_options)
+    return on.shapes and on.fold

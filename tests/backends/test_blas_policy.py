@@ -1,0 +1,174 @@
+"""OpenBLAS's kernel set chosen at ``import flowgraph`` (`flowgraph/framework/openblas_env.py`)
+and the BLAS contention policy (`flowgraph/backends/cpu/blas_threads.py`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import flowgraph as tf
+from flowgraph.backends.cpu import blas_threads, kernel_pool
+from flowgraph.backends.cpu.blas_threads import ContentionPolicy, _cpu_ticks
+from flowgraph.framework import openblas_env
+
+AVX512 = set(openblas_env.AVX512)
+HAS_AVX512 = AVX512 <= openblas_env.cpu_flags()
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("OPENBLAS_CORETYPE", openblas_env.OPT_OUT)}
+    return subprocess.run([sys.executable, "-W", "always", "-c", code], env={**clean, **env},
+                          capture_output=True, text=True, check=True, timeout=120)
+
+
+# -- OPENBLAS_CORETYPE -------------------------------------------------------------------
+@pytest.mark.parametrize("environ, modules, flags, expected", [
+    ({}, {}, AVX512, "set"),
+    ({}, {}, AVX512 | {"avx2"}, "set"),
+    ({}, {}, AVX512 - {"avx512bw"}, ""),  # SkylakeX's kernels need every subset
+    ({}, {}, set(), ""),                  # not Linux, or no /proc/cpuinfo
+    ({"OPENBLAS_CORETYPE": "Zen"}, {}, AVX512, ""),  # the user's choice wins
+    ({openblas_env.OPT_OUT: "1"}, {}, AVX512, ""),
+    ({openblas_env.OPT_OUT: ""}, {}, AVX512, "set"),
+    ({}, {"numpy": object()}, AVX512, "check"),   # too late: check what NumPy loaded
+])
+def test_decide(environ, modules, flags, expected):
+    assert openblas_env.decide(environ, modules, flags) == expected
+
+
+def test_cpu_flags_reads_the_first_flags_line(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu avx512f avx2\nflags\t: other\n")
+    assert openblas_env.cpu_flags(str(info)) == {"fpu", "avx512f", "avx2"}
+    assert openblas_env.cpu_flags(str(tmp_path / "missing")) == set()
+
+
+@pytest.mark.skipif(not HAS_AVX512, reason="the CPU lacks the AVX-512 subsets")
+def test_import_flowgraph_selects_skylakex_kernels_before_numpy_loads():
+    out = _python("import os, flowgraph\n"
+                  "from threadpoolctl import threadpool_info\n"
+                  "print(os.environ.get('OPENBLAS_CORETYPE'))\n"
+                  "print(sorted({i['architecture'] for i in threadpool_info()\n"
+                  "              if i['internal_api'] == 'openblas'}))")
+    coretype, kernels = out.stdout.split("\n")[:2]
+    assert coretype == "SkylakeX"
+    assert kernels == "['SkylakeX']"
+    assert "OpenBLAS" not in out.stderr
+
+
+@pytest.mark.slow  # three fresh interpreters
+def test_opt_out_and_user_choice_leave_the_variable_alone():
+    code = "import os, flowgraph; print(os.environ.get('OPENBLAS_CORETYPE'))"
+    assert _python(code, FLOWGRAPH_NO_CORETYPE="1").stdout.strip() == "None"
+    assert _python(code, OPENBLAS_CORETYPE="Haswell").stdout.strip() == "Haswell"
+    if not HAS_AVX512:
+        assert _python(code).stdout.strip() == "None"
+
+
+@pytest.mark.slow  # two fresh interpreters
+@pytest.mark.skipif(not HAS_AVX512, reason="the CPU lacks the AVX-512 subsets")
+def test_numpy_imported_first_with_avx2_kernels_warns_once_with_the_fix():
+    # NumPy loads Haswell kernels; then the variable is gone, as if never set.
+    code = ("import os\n"
+            "os.environ['OPENBLAS_CORETYPE'] = 'Haswell'\n"
+            "import numpy\n"
+            "del os.environ['OPENBLAS_CORETYPE']\n"
+            "import flowgraph\n"
+            "import importlib\n"
+            "importlib.reload(flowgraph)\n"
+            "print(os.environ.get('OPENBLAS_CORETYPE'))\n")
+    out = _python(code)
+    assert out.stdout.strip() == "None"  # too late to change the kernels
+    assert out.stderr.count("RuntimeWarning") == 1
+    assert "Haswell (AVX2) kernels" in out.stderr
+    assert "import flowgraph before numpy" in out.stderr
+    assert "OPENBLAS_CORETYPE=SkylakeX" in out.stderr and "1.7x" in out.stderr
+    assert "FLOWGRAPH_NO_CORETYPE=1" in out.stderr
+    # NumPy first but already on AVX-512 kernels: nothing to say
+    quiet = _python("import numpy, flowgraph", OPENBLAS_CORETYPE="SkylakeX")
+    assert "RuntimeWarning" not in quiet.stderr
+
+
+# -- contention policy -------------------------------------------------------------------
+@pytest.mark.parametrize("cores, others, expected", [
+    (2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 1.3, 1), (2, 5.0, 1),
+    (16, 0.0, 16), (16, 4.2, 12), (16, 15.9, 1),
+])
+def test_threads_for_the_cores_left_free(cores, others, expected):
+    assert ContentionPolicy.threads_for(cores, others) == expected
+
+
+def test_policy_is_off_where_the_user_fixed_the_threads():
+    assert ContentionPolicy.enabled({})
+    for env in ({"FLOWGRAPH_BLAS_POLICY": "off"}, {"FLOWGRAPH_BLAS_POLICY": "0"},
+                {"OPENBLAS_NUM_THREADS": "2"}, {"OMP_NUM_THREADS": "1"}):
+        assert not ContentionPolicy.enabled(env)
+
+
+def test_cpu_ticks_sum_the_processs_cores_only(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  9 9 9 9 9 9 9 9 0 0\n"
+                    "cpu0 10 0 5 80 5 0 0 0 0 0\n"
+                    "cpu1 50 0 10 40 0 0 0 0 0 0\n"
+                    "intr 1 2 3\n")
+    assert _cpu_ticks({0}, str(stat)) == (15, 100)
+    assert _cpu_ticks({0, 1}, str(stat)) == (75, 200)
+    assert _cpu_ticks({0}, str(tmp_path / "missing")) is None
+
+
+class _Controller:
+    def __init__(self, n):
+        self.num_threads = n
+
+    def set_num_threads(self, n):
+        self.num_threads = n
+
+
+def test_others_update_and_the_step_limit(monkeypatch):
+    """Two cores, 100 ticks/s: over 1 s the cores were busy 1.8 s, 0.5 s of it ours."""
+    controller = _Controller(2)
+    policy = ContentionPolicy([controller], {0, 1})
+    policy.tick = 100
+    others = policy.others((0, 0), (180, 200), 1.0, 1.5)
+    assert others == pytest.approx(1.3)
+    monkeypatch.setattr(ContentionPolicy, "current", policy)
+    monkeypatch.setattr(kernel_pool, "_available", kernel_pool._available)
+    monkeypatch.setattr(blas_threads, "_blas_controllers", lambda: [controller])
+
+    assert policy.update(others) == 1
+    assert kernel_pool._available == 1
+    with blas_threads.contention_limited():
+        assert controller.num_threads == 1
+        # A plan compiled inside the limited step still sees BLAS as parallel.
+        assert blas_threads.planned_blas_threads() == 2
+    assert controller.num_threads == 2  # restored after the step
+    assert blas_threads.planned_blas_threads() == 2
+    with blas_threads.blas_threads_limited(1):  # a limit the user chose counts
+        assert blas_threads.planned_blas_threads() == 1
+
+    controller.num_threads = 2
+    policy.update(0.1)
+    assert blas_threads.contention_limited() is None  # no contention: nothing to do
+    policy.update(1.5)
+    controller.num_threads = 1  # the user's threadpool_limits(1) ... is left alone
+    assert blas_threads.contention_limited() is None
+
+
+def test_cpu_backend_intra_op_limit_uses_the_policy_for_zero(monkeypatch):
+    from flowgraph.backends.cpu import backend as cpu
+
+    monkeypatch.setattr(ContentionPolicy, "current", None)
+    assert cpu.intra_op_limit(0) is None
+    with cpu.intra_op_limit(1):
+        assert blas_threads.blas_threads() == 1 and kernel_pool.threads() == 1
+
+
+def test_intra_op_parallelism_threads_limits_the_kernel_pool():
+    seen = tf.py_func(lambda: __import__("numpy").int64(kernel_pool.threads()), [],
+                      tf.int64)
+    with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+        assert sess.run(seen) == 1
