@@ -44,8 +44,9 @@ class Workload:
     # The same calls keeping 0-d ndarrays (``out=...``), as flowgraph's kernels must.
     ndarray_reference: Callable[[], Any] | None = None
 
-    def session(self, inter_op: int = 1) -> tf.Session:
-        config = tf.ConfigProto(inter_op_parallelism_threads=inter_op)
+    def session(self, inter_op: int = 1, intra_op: int = 0) -> tf.Session:
+        config = tf.ConfigProto(inter_op_parallelism_threads=inter_op,
+                                intra_op_parallelism_threads=intra_op)
         return tf.Session(graph=self.graph, config=config)
 
     def run(self, sess: tf.Session):

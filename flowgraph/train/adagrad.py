@@ -13,7 +13,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.ops import init_ops, training_ops
+from flowgraph.ops import training_ops
 from flowgraph.train.optimizer import Optimizer
 
 __all__ = ["AdagradOptimizer"]
@@ -44,11 +44,8 @@ class AdagradOptimizer(Optimizer):
 
     def _create_slots(self, var_list) -> None:
         for v in var_list:
-            dtype = v.dtype.base_dtype
-            self._get_or_make_slot_with_initializer(
-                v, init_ops.constant_initializer(self._initial_accumulator_value,
-                                                 dtype=dtype),
-                v.shape, dtype, "accumulator", self._name)
+            self._constant_slot(v, self._initial_accumulator_value, "accumulator",
+                                self._name)
 
     def _prepare(self) -> None:
         self._learning_rate_tensor = convert_to_tensor(

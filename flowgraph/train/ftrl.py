@@ -26,7 +26,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.ops import init_ops, training_ops
+from flowgraph.ops import training_ops
 from flowgraph.train.optimizer import Optimizer
 
 __all__ = ["FtrlOptimizer"]
@@ -90,11 +90,8 @@ class FtrlOptimizer(Optimizer):
 
     def _create_slots(self, var_list) -> None:
         for v in var_list:
-            dtype = v.dtype.base_dtype
-            self._get_or_make_slot_with_initializer(
-                v, init_ops.constant_initializer(self._initial_accumulator_value,
-                                                 dtype=dtype),
-                v.shape, dtype, "accum", self._accum_name or self._name)
+            self._constant_slot(v, self._initial_accumulator_value, "accum",
+                                self._accum_name or self._name)
             self._zeros_slot(v, "linear", self._linear_name or self._name)
 
     def _prepare(self) -> None:

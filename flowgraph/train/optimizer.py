@@ -38,7 +38,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, get_collection, get_default_graph
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.ops import math_ops
+from flowgraph.ops import init_ops, math_ops
 from flowgraph.ops.control_flow_ops import group
 from flowgraph.ops.variables import Variable, trainable_variables
 from flowgraph.train import slot_creator
@@ -348,6 +348,14 @@ class Optimizer:
             named[key] = slot_creator.create_slot_with_initializer(
                 var, initializer, shape, dtype, op_name)
         return named[key]
+
+    def _constant_slot(self, var, value: float, slot_name: str, op_name: str):
+        """A slot of `var`'s shape and dtype filled with `value` (Adagrad's and FTRL's
+        accumulators, RMSProp's ``rms``)."""
+        dtype = var.dtype.base_dtype
+        return self._get_or_make_slot_with_initializer(
+            var, init_ops.constant_initializer(value, dtype=dtype), var.shape, dtype,
+            slot_name, op_name)
 
     def _zeros_slot(self, var, slot_name: str, op_name: str):
         named = self._slot_dict(slot_name)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import colocate_with, control_dependencies
-from flowgraph.ops import init_ops
 from flowgraph.ops.array_gen_ops import unique
 from flowgraph.ops.array_index_ops import gather
 from flowgraph.ops.array_shape_ops import shape
@@ -149,11 +148,8 @@ class ProximalAdagradOptimizer(_ComposedOptimizer):
 
     def _create_slots(self, var_list) -> None:
         for v in var_list:
-            dtype = v.dtype.base_dtype
             with colocate_with(v):
-                self._get_or_make_slot_with_initializer(
-                    v, init_ops.constant_initializer(self._initial, dtype=dtype), v.shape,
-                    dtype, "accumulator", self._name)
+                self._constant_slot(v, self._initial, "accumulator", self._name)
 
     _prepare = ProximalGradientDescentOptimizer._prepare
 
@@ -204,12 +200,10 @@ class AdagradDAOptimizer(_ComposedOptimizer):
 
     def _create_slots(self, var_list) -> None:
         for v in var_list:
-            dtype = v.dtype.base_dtype
             with colocate_with(v):
                 self._zeros_slot(v, "gradient_accumulator", self._name)
-                self._get_or_make_slot_with_initializer(
-                    v, init_ops.constant_initializer(self._initial, dtype=dtype), v.shape,
-                    dtype, "gradient_squared_accumulator", self._name)
+                self._constant_slot(v, self._initial, "gradient_squared_accumulator",
+                                    self._name)
 
     def _prepare(self) -> None:
         ProximalGradientDescentOptimizer._prepare(self)

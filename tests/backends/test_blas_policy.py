@@ -95,8 +95,8 @@ def test_numpy_imported_first_with_avx2_kernels_warns_once_with_the_fix():
 
 # -- contention policy -------------------------------------------------------------------
 @pytest.mark.parametrize("cores, others, expected", [
-    (2, 0.0, 2), (2, 0.4, 2), (2, 0.6, 1), (2, 1.3, 1), (2, 5.0, 1),
-    (16, 0.0, 16), (16, 4.2, 12), (16, 15.9, 1),
+    (2, 0.0, 2), (2, 0.6, 2), (2, 1.3, 2), (2, 2.0, 2), (2, 2.6, 1), (2, 5.0, 1),
+    (16, 0.0, 16), (16, 15.9, 16), (16, 20.2, 12), (16, 40.0, 1),
 ])
 def test_threads_for_the_cores_left_free(cores, others, expected):
     assert ContentionPolicy.threads_for(cores, others) == expected
@@ -139,7 +139,8 @@ def test_others_update_and_the_step_limit(monkeypatch):
     monkeypatch.setattr(kernel_pool, "_available", kernel_pool._available)
     monkeypatch.setattr(blas_threads, "_blas_controllers", lambda: [controller])
 
-    assert policy.update(others) == 1
+    assert policy.update(others) == 2  # two busy processes fit beside us: keep 2
+    assert policy.update(3.0) == 1  # more than the cores: one thread
     assert kernel_pool._available == 1
     with blas_threads.contention_limited():
         assert controller.num_threads == 1
@@ -153,7 +154,7 @@ def test_others_update_and_the_step_limit(monkeypatch):
     controller.num_threads = 2
     policy.update(0.1)
     assert blas_threads.contention_limited() is None  # no contention: nothing to do
-    policy.update(1.5)
+    policy.update(3.5)
     controller.num_threads = 1  # the user's threadpool_limits(1) ... is left alone
     assert blas_threads.contention_limited() is None
 

@@ -22,6 +22,7 @@ from flowgraph.backends.base import Backend, Device
 class CpuBackend(Backend):
     device_type = "CPU"
     host_memory = True
+    _blas_threads = None  # the `blas_threads` module, once imported
 
     def list_devices(self, count: int | None = None) -> list[Device]:
         n = 1 if count is None else int(count)
@@ -35,8 +36,10 @@ class CpuBackend(Backend):
     def intra_op_limit(self, threads: int):
         """NumPy's BLAS and the kernel pool limited to `threads` threads (the previous
         counts restored after); for 0, the contention policy's limit or None."""
-        from flowgraph.backends.cpu import blas_threads
-
+        blas_threads = self._blas_threads
+        if blas_threads is None:  # imported once: the session asks before every run
+            from flowgraph.backends.cpu import blas_threads
+            self._blas_threads = blas_threads
         if threads > 0:
             return blas_threads.intra_op_limited(threads)
         return blas_threads.contention_limited()

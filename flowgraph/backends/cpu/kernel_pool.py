@@ -68,7 +68,10 @@ GRAIN = {
     "softmax": 1 << 15,     # logits (Softmax, LogSoftmax, the cross-entropies)
     "gather": 1 << 19,      # elements copied (GatherV2, Gather, SparseSegment*)
     "scatter": 1 << 13,     # elements scattered (ufunc.at: the segment reductions)
-    "update": 1 << 17,      # variable elements touched (Apply*, SparseApply* updates)
+    # variable elements touched (Apply*, SparseApply* updates). 2**17 split the MLP
+    # benchmark's 784x512 update in two and made its SGD step 2-3 % slower on 2 vCPUs
+    # (the BLAS threads still spin after the products): such updates stay on one thread.
+    "update": 1 << 18,
 }
 
 # Chunk boundaries are multiples of this many items, so two threads never write the
