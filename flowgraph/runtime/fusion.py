@@ -13,8 +13,10 @@ A group is a *root* node plus producers that only it (or other members) consume:
   has no control inputs and is nobody's control input. Values read outside the group or
   fetched therefore stay materialized: they are roots (or inputs) of groups.
 
-Because only the root's value leaves the group, replacing the group by one node at the
-root's position keeps the plan acyclic and topologically ordered::
+A group of one op is fused too when its result may be large (static size unknown or at
+least `SINGLE_MIN_ELEMENTS`), so that it runs on the kernel threads. Because only the
+root's value leaves the group, replacing the group by one node at the root's position
+keeps the plan acyclic and topologically ordered::
 
     x ─> Add ─> Relu ─> MatMul          x ─> [Add, Relu] ─> MatMul
     b ──┘                               b ──┘
