@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench_conv.py conv_same       # one of them
     python benchmarks/bench_conv.py --batch 4       # a quick smoke run
     python benchmarks/bench_conv.py --tf            # also time TensorFlow 2.15
+    python benchmarks/bench_conv.py --kernels       # each kernel alone (see below)
 
 Workloads (float32, NHWC, one training step's worth of kernels, nothing else):
 
@@ -28,6 +29,13 @@ the same TF1 program runs in a ``tf.compat.v1`` session; the line then also has
 ``tensorflow``, ``ratio_tf`` = flowgraph / TensorFlow, and ``met`` against the target
 ``ratio_tf <= 1.5`` (issue 17). TensorFlow runs in its own process after flowgraph's
 timings, so run on a quiet machine.
+
+With ``--kernels``, one line per kernel of each workload (``conv_same_Conv2D``, ...),
+called directly, without a session: ``flowgraph`` is its best wall time on the default
+threads and ``cpu_one_thread`` its best CPU time (``time.process_time``) with BLAS and
+the kernel pool held to one thread, which other processes' load hardly changes: the
+figure to compare kernels (SAME against VALID per output pixel, before and after a
+change) on a shared machine.
 """
 
 from __future__ import annotations
@@ -132,9 +140,52 @@ def numpy_pool(name: str, x, dy):
     return y, dx
 
 
+# -- one kernel at a time -----------------------------------------------------------------------
+def kernel_calls(name: str, data: dict) -> dict:
+    """``{op type: callable}`` calling each CPU kernel of the workload directly."""
+    from flowgraph.backends.cpu import kernels_conv as kc
+
+    x, dy, one = data["x"], data["dy"], [1, 1, 1, 1]
+    if name.startswith("conv"):
+        f, pad = data["f"], data["padding"]
+        return {
+            "Conv2D": lambda: kc.conv2d(x, f, strides=one, padding=pad),
+            "Conv2DBackpropInput": lambda: kc.conv2d_backprop_input(
+                np.array(x.shape), f, dy, strides=one, padding=pad),
+            "Conv2DBackpropFilter": lambda: kc.conv2d_backprop_filter(
+                x, np.array(f.shape), dy, strides=one, padding=pad),
+        }
+    win = {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1], "padding": "VALID"}
+    if name == "avg_pool":
+        return {"AvgPool": lambda: kc.avg_pool(x, **win),
+                "AvgPoolGrad": lambda: kc.avg_pool_grad(np.array(x.shape), dy, **win)}
+    y = kc.max_pool(x, **win)
+    return {"MaxPool": lambda: kc.max_pool(x, **win),
+            "MaxPoolGrad": lambda: kc.max_pool_grad(x, y, dy, **win)}
+
+
+def kernel_times(names: list[str], batch: int, blas: str) -> None:
+    """`--kernels`: best wall time on the default threads and best one-thread CPU time
+    of each kernel (see the module docstring)."""
+    import run
+
+    from flowgraph.backends.cpu.blas_threads import intra_op_limited
+
+    rep = 3 * repeats(batch)
+    for name in names:
+        for op, fn in kernel_calls(name, arrays(name, batch)).items():
+            with intra_op_limited(1):
+                cpu = best_times({op: fn}, rep, clock=time.process_time)[op]
+            wall = best_times({op: fn}, rep)[op]
+            run.emit(f"{name}_{op}", "s", wall, None, None, None,
+                     [f"batch {batch}, kernel called directly, best of {rep}"], blas,
+                     cpu_one_thread=run._round(cpu))
+
+
 # -- timing -------------------------------------------------------------------------------------
-def best_times(fns: dict, repeat: int) -> dict:
-    """Best wall time of one call of each callable, repeats interleaved across them."""
+def best_times(fns: dict, repeat: int, clock=time.perf_counter) -> dict:
+    """Best time (`clock`: wall by default) of one call of each callable, repeats
+    interleaved across them."""
     for fn in fns.values():
         fn()
     times: dict = {k: [] for k in fns}
@@ -143,9 +194,9 @@ def best_times(fns: dict, repeat: int) -> dict:
     try:
         for _ in range(repeat):
             for k, fn in fns.items():
-                t = time.perf_counter()
+                t = clock()
                 fn()
-                times[k].append(time.perf_counter() - t)
+                times[k].append(clock() - t)
     finally:
         gc.enable()
     return {k: min(v) for k, v in times.items()}
@@ -198,7 +249,7 @@ def check(name: str, fg_outputs, np_outputs) -> None:
 
 
 def main(argv: list[str]) -> int:
-    batch, with_tf, child = BATCH, False, False
+    batch, with_tf, child, kernels = BATCH, False, False, False
     names = []
     while argv:
         arg = argv.pop(0)
@@ -208,6 +259,8 @@ def main(argv: list[str]) -> int:
             with_tf = True
         elif arg == "--as-tf":
             child = True
+        elif arg == "--kernels":
+            kernels = True
         else:
             names.append(arg)
     names = names or list(WORKLOADS)
@@ -225,6 +278,9 @@ def main(argv: list[str]) -> int:
 
     np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # load BLAS before blas_info
     blas = run.blas_info()
+    if kernels:
+        kernel_times(names, batch, blas)
+        return 0
     tf_found, tf_note = tensorflow_times(names, batch) if with_tf else ({}, "")
     for name in names:
         data = arrays(name, batch)
@@ -232,7 +288,10 @@ def main(argv: list[str]) -> int:
         np_step = numpy_step(name, data)
         check(name, fg_outputs(), np_step())
         t = best_times({"flowgraph": fg_step, "numpy": np_step}, repeats(batch))
-        notes = [f"batch {batch}, forward + backward, best of {repeats(batch)}"]
+        notes = [f"batch {batch}, forward + backward, best of {repeats(batch)}",
+                 # kernels_conv runs its chunks on the kernel threads only with a short
+                 # spin (see `_blas_spins_briefly`)
+                 f"OPENBLAS_THREAD_TIMEOUT={os.environ.get('OPENBLAS_THREAD_TIMEOUT')}"]
         extra = {}
         met = None
         if name in tf_found:

@@ -1,5 +1,6 @@
 """A seeded fuzz campaign over every loader: checkpoints (flowgraph's, and TensorFlow's
-tensor bundles), SavedModels, graph JSON, event files, TFRecord files.
+tensor bundles), SavedModels, graph JSON, event files, TFRecord files, ``.meta`` files
+(TensorFlow's MetaGraphDef, binary and text).
 
 Each format starts from small valid files written by flowgraph; `mutate` applies one to
 three of bit flips, truncation, splices (a chunk copied over another place, or from
@@ -260,6 +261,25 @@ def _load_tfrecord(path: str, variant: int) -> None:
         pass
 
 
+def _meta_graph_seeds(d: str) -> list[bytes]:
+    """TensorFlow's .meta fixture, and flowgraph's own in binary and text form."""
+    here = os.path.join(os.path.dirname(__file__), "data", "tf_formats", "meta")
+    out = [open(os.path.join(here, "model.ckpt-3.meta"), "rb").read()]
+    g = _graph(1)[0]
+    with g.as_default():
+        saver = tf.train.Saver()
+        for as_text in (False, True):
+            path = os.path.join(d, f"seed{int(as_text)}.meta")
+            saver.export_meta_graph(path, as_text=as_text)
+            out.append(open(path, "rb").read())
+    return out
+
+
+def _load_meta_graph(path: str, variant: int) -> None:
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(path)
+
+
 # -- the campaign -------------------------------------------------------------------------
 def _measure(load, path: str, variant: int):
     tracemalloc.start()
@@ -280,7 +300,7 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
     d = str(tmp_path)
     seeds = {"checkpoint": _checkpoint_seeds, "graph_json": _graph_json_seeds,
              "event_file": _event_seeds, "tfrecord": _tfrecord_seeds,
-             "saved_model": _saved_model_seeds}[fmt](d)
+             "saved_model": _saved_model_seeds, "meta_graph": _meta_graph_seeds}[fmt](d)
     if fmt == "saved_model":
         exports = [os.path.join(d, f"model{i}") for i in range(len(seeds))]
         variables = [open(os.path.join(e, "variables", "variables"), "rb").read()
@@ -296,7 +316,8 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
     else:
         target = os.path.join(d, "fuzzed")
         load = {"checkpoint": _load_checkpoint, "graph_json": _load_graph_json,
-                "event_file": _load_events, "tfrecord": _load_tfrecord}[fmt]
+                "event_file": _load_events, "tfrecord": _load_tfrecord,
+                "meta_graph": _load_meta_graph}[fmt]
     allowance = 0
     for variant, data in enumerate(seeds):  # the valid files load, and set the allowance
         if fmt == "saved_model":
@@ -342,7 +363,8 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
         "\n".join(failures[:20])
 
 
-FORMATS = ["checkpoint", "saved_model", "graph_json", "event_file", "tfrecord"]
+FORMATS = ["checkpoint", "saved_model", "graph_json", "event_file", "tfrecord",
+           "meta_graph"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

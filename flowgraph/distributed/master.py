@@ -9,7 +9,10 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
    a colocation group takes the device of the group's op (so a variable's initializer,
    optimizer slots and updates go with it). Unset fields take the master's job
    and task (a job without a task means task 0). Device types and indices (``/cpu:0``)
-   are left to the task's own placement.
+   are left to the task's own placement. Two moves save a stage (a round trip) without
+   changing any value: a ``NoOp`` whose control inputs all run on one task runs there
+   (an optimizer's ``update`` group after the ps applied the gradients), and a ``Const``
+   whose readers all run on one other task runs beside them (a learning rate).
 3. **stages**: an op's *level* is the largest level among its inputs (data and control),
    plus one for an input from another task; then an op whose consumers are all on its
    task moves up to the lowest level among them (a constant joins its reader's stage).
@@ -26,6 +29,21 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
    in a later stage of the same task is copied into that stage: it names the same
    variable in the task's shared resources.
 
+5. **fewer round trips** (applied by the session, which knows which tasks live in its
+   own process and cost no RPC: the *local* tasks):
+
+   * `relay_through_master`: a tensor a local task sends to another task goes with the
+     consumer's ``RunStage`` call (the master has it for free) instead of a pull;
+   * `delegate`: a remote stage whose outputs only a local stage of the next level reads
+     (and that needs no feed, no transfer and orders nothing else) is not called by the
+     master: the local stage's pull carries it, and the remote task runs it and answers
+     the pull.
+
+   A worker + ps training step from the worker's process then costs two calls, both
+   to the ps: the pull of the variables (which runs the read stage) and the apply stage,
+   with the gradients in its request. TensorFlow's costs four (two ``RunGraph``, two
+   ``RecvTensor``).
+
 A while loop must stay within one stage (its ``NextIteration`` -> ``Merge`` edge would
 otherwise go backwards between stages); planning says so if it does not.
 
@@ -34,12 +52,12 @@ Example
 >>> import flowgraph as tf
 >>> with tf.Graph().as_default() as g:
 ...     with tf.device("/job:ps/task:0"):
-...         a = tf.constant(1.0, name="a")
+...         a = tf.square(tf.constant(3.0, name="c"), name="a")
 ...     b = tf.add(a, 2.0, name="b")
 >>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
 ...                 {"ps": ["h:1"], "worker": ["h:2"]})
 >>> [(s.task, s.level, [op.name for op in s.ops]) for s in plan.stages]
-[('/job:ps/replica:0/task:0', 0, ['a']), ('/job:worker/replica:0/task:0', 1, ['Const', 'b'])]
+[('/job:ps/replica:0/task:0', 0, ['c', 'a']), ('/job:worker/replica:0/task:0', 1, ['Const', 'b'])]
 """
 
 from __future__ import annotations
@@ -52,7 +70,8 @@ from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.graph_walk import depth_first_order
 from flowgraph.framework.serialization import GRAPH_DEF_VERSION, encode_attr, node_to_dict
 
-__all__ = ["Stage", "StepPlan", "plan_run", "report_parts", "task_name"]
+__all__ = ["Stage", "StepPlan", "delegate", "plan_run", "relay_through_master",
+           "report_parts", "task_name"]
 
 
 def task_name(job: str, task: int) -> str:
@@ -69,6 +88,8 @@ class Stage:
     graph_def: dict = dataclasses.field(default_factory=dict)
     feeds: dict = dataclasses.field(default_factory=dict)  # placeholder -> fed Tensor
     recvs: list = dataclasses.field(default_factory=list)  # [placeholder, key, task]
+    relays: list = dataclasses.field(default_factory=list)  # [placeholder, key]: master feeds
+    delegated: list = dataclasses.field(default_factory=list)  # stages its pulls run first
     fetches: list = dataclasses.field(default_factory=list)  # [tensor name, key]
     targets: list = dataclasses.field(default_factory=list)
     returns: list = dataclasses.field(default_factory=list)  # keys sent back to the client
@@ -164,6 +185,27 @@ def _placeholder(name: str, tensor) -> dict:
             "output_shapes": [encode_attr(tensor.shape)], "output_dtypes": [dtype.name]}
 
 
+def _consumers(order, fed) -> dict:
+    consumers: dict = {}
+    for op in order:
+        for p in [t.op for t in op._inputs if t not in fed] + list(op._control_inputs):
+            consumers.setdefault(p, []).append(op)
+    return consumers
+
+
+def _move_constants(order, task, fed, keep) -> None:
+    """A constant read only on one other task runs there: its value is in the graph, so
+    it needs no transfer (nor a stage) of its own."""
+    consumers = _consumers(order, fed)
+    for op in order:
+        users = consumers.get(op)
+        if op.type != "Const" or op in keep or op._control_inputs or not users:
+            continue
+        where = {task[u] for u in users}
+        if len(where) == 1:
+            task[op] = where.pop()
+
+
 def _levels(order, task, fed, keep) -> dict:
     level: dict = {}
     for op in order:
@@ -179,10 +221,7 @@ def _levels(order, task, fed, keep) -> dict:
         level[op] = best
     # Then as late as possible for ops whose consumers are all on their task: a constant
     # joins the stage that reads it instead of costing a stage (an RPC) of its own.
-    consumers: dict = {}
-    for op in order:
-        for p in [t.op for t in op._inputs if t not in fed] + list(op._control_inputs):
-            consumers.setdefault(p, []).append(op)
+    consumers = _consumers(order, fed)
     for op in reversed(order):
         users = consumers.get(op)
         if users and op not in keep and all(task[u] == task[op] for u in users):
@@ -214,7 +253,13 @@ def plan_run(graph, fetch_tensors, target_ops, fed: dict, default_task: str,
     task: dict = {}
     for op in order:
         task[op] = placer.task_of(op, task)
-    level = _levels(order, task, fed, set(target_ops) | {t.op for t in fetch_tensors})
+        if op.type == "NoOp" and not op._inputs:
+            sources = {task[c] for c in op._control_inputs if c in task}
+            if len(sources) == 1:
+                task[op] = sources.pop()
+    keep = set(target_ops) | {t.op for t in fetch_tensors}
+    _move_constants(order, task, fed, keep)
+    level = _levels(order, task, fed, keep)
     stages: dict = {}
     for op in order:
         key = (level[op], task[op])
@@ -294,6 +339,94 @@ def _build_stage(stage: Stage, task: dict, fed: dict, wanted: set, sent: set,
     stage.returns = sorted(t.name for t in outgoing if t in wanted)
     stage.targets = [op.name for op in stage.ops
                      if op not in consumed or op in target_ops]
+
+
+def relay_through_master(plan: StepPlan, local_tasks) -> int:
+    """Turn the pulls from a task of `local_tasks` (tasks the master calls in its own
+    process) by another task into relays: the producer returns the tensor to the master
+    (no copy, no RPC), which sends it with the consumer's ``RunStage``, saving the
+    consumer's round trip. Returns how many it turned.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     a = tf.square(tf.constant(3.0), name="a")
+    ...     with tf.device("/job:ps/task:0"):
+    ...         b = tf.add(a, 2.0, name="b")
+    >>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
+    ...                 {"ps": ["h:1"], "worker": ["h:2"]})
+    >>> relay_through_master(plan, {"/job:worker/replica:0/task:0"})
+    1
+    >>> plan.stages[0].returns, plan.stages[1].relays, plan.stages[1].recvs
+    (['a:0'], [['.fg_recv/0', 'a:0']], [])
+    """
+    local = set(local_tasks)
+    producer = {(stage.task, key): stage for stage in plan.stages for _, key in stage.fetches}
+    turned = 0
+    for stage in plan.stages:
+        pulls = []
+        for placeholder, key, source in stage.recvs:
+            if source not in local or stage.task in local:
+                pulls.append([placeholder, key, source])
+                continue
+            made = producer[(source, key)]
+            if key not in made.returns:
+                made.returns.append(key)
+            stage.relays.append([placeholder, key])
+            turned += 1
+        stage.recvs = pulls
+    return turned
+
+
+def delegate(plan: StepPlan, local_tasks, with_returns: bool = True) -> int:
+    """Hand remote stages to the pulls of the local stages that alone read them (see the
+    module docstring, step 5) and drop them from `plan.levels`; returns how many. A
+    handed stage runs after its own level and before its reader, so after every stage it
+    ran after before. Without `with_returns`, a stage whose values the client fetches
+    keeps its call (the pull may truncate values to bfloat16; fetches stay exact).
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     with tf.device("/job:ps/task:0"):
+    ...         a = tf.square(tf.constant(3.0), name="a")
+    ...     b = tf.add(a, 2.0, name="b")
+    >>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
+    ...                 {"ps": ["h:1"], "worker": ["h:2"]})
+    >>> delegate(plan, {"/job:worker/replica:0/task:0"})
+    1
+    >>> [[s.task for s in level] for level in plan.levels], len(plan.levels[0][0].delegated)
+    ([['/job:worker/replica:0/task:0']], 1)
+    """
+    local = set(local_tasks)
+    readers: dict = {}  # (task, key) -> stages pulling it
+    for stage in plan.stages:
+        for _, key, source in stage.recvs:
+            readers.setdefault((source, key), set()).add(stage)
+    handed = 0
+    for stage in plan.stages:
+        if (stage.task in local or stage.recvs or stage.relays or stage.feeds
+                or (stage.returns and not with_returns)):
+            continue
+        users = set()
+        for _, key in stage.fetches:
+            users |= readers.get((stage.task, key), set())
+        if len(users) != 1:
+            continue
+        (user,) = users
+        if user.task not in local or user.level != stage.level + 1:
+            continue
+        if any(o.task == stage.task and o.level == user.level for o in plan.stages):
+            continue  # it would run beside its task's next stage instead of before it
+        mine = set(stage.ops)
+        if any(c in mine for other in plan.stages if other is not stage and other is not user
+               for op in other.ops for c in op._control_inputs):
+            continue  # another stage waits for this one: it keeps its level
+        user.delegated.append(stage)
+        user.returns.extend(k for k in stage.returns if k not in user.returns)
+        handed += 1
+    kept = [[s for s in level if not any(s in u.delegated for u in plan.stages)]
+            for level in plan.levels]
+    plan.levels[:] = [level for level in kept if level]
+    return handed
 
 
 def report_parts(op, default_task: str, cluster) -> list | None:

@@ -4,9 +4,15 @@
 class. The session asks the target task for its cluster, plans each run signature once
 (`flowgraph.distributed.master.plan_run`), registers each stage graph with its task once,
 and runs a step as a sequence of levels: the stages of a level run in parallel, one
-``RunStage`` call each, and tasks pull the tensors a stage needs straight from the
-producing task. Fetched values come back with the stage that produced them; at the end
-of the step every task involved drops the step's tensors.
+``RunStage`` call each (a level of one stage runs in the calling thread), and tasks pull
+the tensors a stage needs straight from the producing task. Fetched values come back
+with the stage that produced them. A task of this process (the server the session
+targets, typically) is called directly, without gRPC (`flowgraph.distributed.rpc`),
+and tensors to or from such a task are relayed by the master or pulled by a pull that
+runs their stage (`master.relay_through_master`, `master.delegate`): a worker + ps
+training step costs two calls to the ps.
+When a step ends, the ids of its tasks' step stores ride on the next ``RunStage`` to each
+task, which drops them (a failed step, and `close`, drop them with ``CleanupStep``).
 
 Every call has a deadline: ``RunOptions(timeout_in_ms=...)`` for one run, else
 ``ConfigProto(operation_timeout_in_ms=...)``, else 60 s; the task stops a stage that
@@ -38,10 +44,17 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import random
+import threading
 
 import numpy as np
 
-from flowgraph.distributed.master import plan_run, report_parts, task_name
+from flowgraph.distributed.master import (
+    delegate,
+    plan_run,
+    relay_through_master,
+    report_parts,
+    task_name,
+)
 from flowgraph.distributed.rpc import (
     DEFAULT_TIMEOUT_S,
     Security,
@@ -63,6 +76,7 @@ _RemoteDevice = collections.namedtuple("_RemoteDevice",
                                        ["name", "device_type", "memory_limit_bytes"])
 _STATUS_TIMEOUT_S = 10.0
 _RPC_GRACE_S = 2.0
+_CLOSE_WAIT_S = 1.0
 
 
 class RemoteSession(Session):
@@ -87,7 +101,8 @@ class RemoteSession(Session):
                                               fallback=local_security(address))
         graph_options = getattr(self._config, "graph_options", None)
         self._bfloat16 = bool(getattr(graph_options, "enable_bfloat16_sendrecv", False))
-        master = TaskClient(address, self._target, self._timeout_s, self._security)
+        master = TaskClient(address, self._target, self._timeout_s, self._security,
+                            in_process=True)
         status, _ = master.call("GetStatus", {},
                                 timeout_s=min(self._timeout_s, _STATUS_TIMEOUT_S))
         self._cluster = status["cluster"]
@@ -97,6 +112,8 @@ class RemoteSession(Session):
         self._incarnations = {self._master_task: status.get("incarnation")}
         self._registered: dict = {}
         self._plans: dict = {}
+        self._finished: dict = {}  # task -> ids of ended steps whose store it still holds
+        self._finished_lock = threading.Lock()
         self._threads = concurrent.futures.ThreadPoolExecutor(
             8, thread_name_prefix="fg-master")
 
@@ -119,7 +136,7 @@ class RemoteSession(Session):
             address = tasks[index] if isinstance(tasks, list) else (
                 tasks.get(index) or tasks.get(str(index)))
             client = self._clients[task] = TaskClient(address, task, self._timeout_s,
-                                                      self._security)
+                                                      self._security, in_process=True)
         return client
 
     # -- run ---------------------------------------------------------------------------
@@ -142,15 +159,25 @@ class RemoteSession(Session):
         key = (tuple(tensors), tuple(mapper.unique_ops), frozenset(feeds))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = plan_run(
-                self._graph, tensors, mapper.unique_ops, feeds, self._master_task,
-                self._cluster)
+            plan = plan_run(self._graph, tensors, mapper.unique_ops, feeds,
+                            self._master_task, self._cluster)
+            local = [t for t in plan.tasks if self._client(t).is_in_process()]
+            if not self._bfloat16:  # (bfloat16 transfers keep the task-to-task pulls)
+                relay_through_master(plan, local)
+            delegate(plan, local, with_returns=not self._bfloat16)
+            self._plans[key] = plan
         self._register(plan)
         step_id = random.getrandbits(62)
+        ok = False
         try:
             for level in plan.levels:
+                if len(level) == 1:  # nothing to overlap with: no hand-off to the pool
+                    returned.update(self._run_stage(level[0], step_id, feeds, timeout_s,
+                                                    returned))
+                    continue
+                earlier = dict(returned)
                 calls = {self._threads.submit(self._run_stage, stage, step_id, feeds,
-                                              timeout_s): stage
+                                              timeout_s, earlier): stage
                          for stage in level}
                 try:
                     for call in concurrent.futures.as_completed(calls):
@@ -158,8 +185,9 @@ class RemoteSession(Session):
                 except errors.OpError as e:
                     self._cancel(plan, step_id, calls, e)
                     raise
+            ok = True
         finally:
-            self._cleanup(plan, step_id)
+            self._cleanup(plan, step_id, ok)
         values = [feeds[t] if t in feeds else returned[t.name] for t in mapper.unique_tensors]
         return mapper.rebuild(values)
 
@@ -234,21 +262,44 @@ class RemoteSession(Session):
             self._registered[(task, handle)] = reply["handle"]
         return self._registered[(task, handle)]
 
-    def _run_stage(self, stage, step_id: int, feeds: dict, timeout_s: float) -> dict:
+    def _stage_header(self, stage, step_id: int, timeout_s: float, feeds: list) -> dict:
         recvs = [[p, key, self._client(task).address, task]
                  for p, key, task in stage.recvs]
-        # The task stops the stage at the deadline itself (its error names the op that
-        # was blocked); the RPC's own deadline, a little later, covers a task that hangs.
+        for handed in stage.delegated:  # its client fetches come back with this stage
+            recvs += [[None, key, self._client(handed.task).address, handed.task]
+                      for key in handed.returns]
         header = {"handle": stage.handle, "step_id": step_id,
-                  "feeds": list(stage.feeds), "recvs": recvs, "fetches": stage.fetches,
+                  "feeds": feeds, "recvs": recvs, "fetches": stage.fetches,
                   "targets": stage.targets, "return": stage.returns,
                   "timeout_ms": int(timeout_s * 1000),
                   "incarnation": self._incarnations.get(stage.task)}
+        if stage.delegated:
+            header["runs"] = {handed.task: self._stage_header(handed, step_id, timeout_s, [])
+                              for handed in stage.delegated}
+        with self._finished_lock:
+            finished = self._finished.pop(stage.task, None)
+        if finished:
+            header["cleanup"] = finished
         if self._bfloat16 and recvs:
             header["bfloat16"] = True
-        _, values = self._client(stage.task).call(
-            "RunStage", header, {p: feeds[t] for p, t in stage.feeds.items()},
-            timeout_s=timeout_s + _RPC_GRACE_S)
+        return header
+
+    def _run_stage(self, stage, step_id: int, feeds: dict, timeout_s: float,
+                   returned: dict) -> dict:
+        tensors = {p: feeds[t] for p, t in stage.feeds.items()}
+        for p, key in stage.relays:  # produced by an earlier level (master.py, relays)
+            tensors[p] = returned[key]
+        # The task stops the stage at the deadline itself (its error names the op that
+        # was blocked); the RPC's own deadline, a little later, covers a task that hangs.
+        header = self._stage_header(stage, step_id, timeout_s, list(tensors))
+        try:
+            _, values = self._client(stage.task).call(
+                "RunStage", header, tensors,
+                timeout_s=timeout_s + _RPC_GRACE_S * (1 + bool(stage.delegated)))
+        except errors.OpError as e:
+            if stage.delegated:  # a stage it handed on may still run (e.g. blocked)
+                self._cancel_tasks({d.task for d in stage.delegated}, step_id, e)
+            raise
         return values
 
     def _cancel(self, plan, step_id: int, calls: dict, error) -> None:
@@ -257,22 +308,42 @@ class RemoteSession(Session):
         pending = [c for c in calls if not c.done()]
         if not pending:
             return
-        reason = f"{type(error).__name__} in another stage: {str(error)[:200]}"
-        for task in sorted({calls[c].task for c in pending}):  # not via the pool: it may
-            self._quiet_call(self._client(task), "CancelStep",  # be full of blocked stages
-                             {"step_id": step_id, "reason": reason})
+        tasks = {calls[c].task for c in pending}
+        tasks |= {d.task for c in pending for d in calls[c].delegated}
+        self._cancel_tasks(tasks, step_id, error)
         concurrent.futures.wait(pending, timeout=_RPC_GRACE_S)
 
-    def _cleanup(self, plan, step_id: int) -> None:
+    def _cancel_tasks(self, tasks, step_id: int, error) -> None:
+        reason = f"{type(error).__name__} in another stage: {str(error)[:200]}"
+        for task in sorted(tasks):  # not via the pool: it may be full of blocked stages
+            self._quiet_call(self._client(task), "CancelStep",
+                             {"step_id": step_id, "reason": reason})
+
+    def _cleanup(self, plan, step_id: int, ok: bool) -> None:
+        if ok:  # the next RunStage to each task carries the id (no call of its own)
+            with self._finished_lock:
+                for task in plan.tasks:
+                    self._finished.setdefault(task, []).append(step_id)
+            return
         # Not awaited: the step's result does not depend on it, and a task that is down
         # has no step state left to drop (its error is ignored).
         for task in plan.tasks:
             self._threads.submit(self._quiet_call, self._client(task), "CleanupStep",
                                  {"step_id": step_id})
 
-    def _quiet_call(self, client: TaskClient, method: str, header: dict) -> None:
+    def _flush_finished(self) -> None:
+        """Drop the stores of ended steps on every task now (briefly waited for)."""
+        with self._finished_lock:
+            finished, self._finished = self._finished, {}
+        calls = [self._threads.submit(self._quiet_call, self._client(task), "CleanupStep",
+                                      {"step_ids": ids}, _CLOSE_WAIT_S)
+                 for task, ids in finished.items()]
+        concurrent.futures.wait(calls, timeout=_CLOSE_WAIT_S)
+
+    def _quiet_call(self, client: TaskClient, method: str, header: dict,
+                    timeout_s: float = 5.0) -> None:
         try:
-            client.call(method, header, None, min(self._timeout_s, 5.0))
+            client.call(method, header, None, min(self._timeout_s, timeout_s))
         except errors.OpError:
             pass
 
@@ -289,6 +360,7 @@ class RemoteSession(Session):
         if self._closed:
             return
         self._closed = True
+        self._flush_finished()
         self._threads.shutdown(wait=False)
         for client in self._clients.values():
             client.close()

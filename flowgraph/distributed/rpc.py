@@ -22,6 +22,11 @@ CA). Settings come from ``ConfigProto(rpc_options={...})``, else the ``FLOWGRAPH
 environment variables (for launchers), else, for a session, the server of this process
 that it targets.
 
+In-process calls: a server registers its service under its address
+(`register_in_process`); a client made with ``in_process=True`` (a session's client for
+its tasks) calls a service of its own process directly, without gRPC or serialization,
+when it carries the server's token. Errors read the same as over gRPC.
+
 Example
 -------
 >>> to_grpc_address("grpc://localhost:2222")
@@ -44,7 +49,7 @@ from flowgraph.framework import errors
 
 __all__ = ["CHANNEL_OPTIONS", "CHUNK_BYTES", "METHODS", "SERVER_OPTIONS", "Security",
            "TaskClient", "chunks", "import_grpc", "local_security", "method_handlers",
-           "register_local_security", "to_grpc_address"]
+           "register_in_process", "register_local_security", "to_grpc_address"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -234,6 +239,20 @@ def local_security(address: str) -> Security | None:
     return _LOCAL_SECURITY.get(to_grpc_address(address))
 
 
+_IN_PROCESS: dict[str, tuple] = {}  # address -> (service, Security)
+
+
+def register_in_process(address: str, service, security: Security | None,
+                        forget: bool = False) -> None:
+    """Let clients of this process call `service` (serving `address`) directly; with
+    `forget`, stop that (a stopped server: only its own entry goes)."""
+    if forget:
+        if _IN_PROCESS.get(address, (None,))[0] is service:
+            del _IN_PROCESS[address]
+    else:
+        _IN_PROCESS[address] = (service, security or Security())
+
+
 _BY_CODE_NAME = {
     "CANCELLED": errors.CancelledError, "INVALID_ARGUMENT": errors.InvalidArgumentError,
     "DEADLINE_EXCEEDED": errors.DeadlineExceededError, "NOT_FOUND": errors.NotFoundError,
@@ -400,8 +419,10 @@ class TaskClient:
     """
 
     def __init__(self, address: str, task_name: str,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, security: Security | None = None) -> None:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, security: Security | None = None,
+                 in_process: bool = False) -> None:
         self.address = to_grpc_address(address)
+        self.in_process = in_process
         self.task_name = task_name
         self.timeout_s = timeout_s
         # No settings given: those of the environment (a launcher's FLOWGRAPH_* vars).
@@ -422,6 +443,9 @@ class TaskClient:
 
     def call(self, method: str, header: dict, tensors: dict | None = None,
              timeout_s: float | None = None) -> tuple[dict, dict]:
+        service = self._local_service()
+        if service is not None:
+            return self._call_in_process(service, method, header, tensors)
         grpc = import_grpc()
         timeout = self.timeout_s if timeout_s is None else timeout_s
         blob = wire.encode(header, tensors)
@@ -440,6 +464,36 @@ class TaskClient:
         except grpc.RpcError as e:
             raise self._translate(e, method, timeout) from None
         return reply
+
+    def is_in_process(self) -> bool:
+        """Whether `call` reaches the task directly (a server of this process)."""
+        return self._local_service() is not None
+
+    def _local_service(self):
+        local = _IN_PROCESS.get(self.address) if self.in_process else None
+        if local is None or not hmac.compare_digest(local[1].auth_token,
+                                                    self.security.auth_token):
+            return None
+        if self.task_name.startswith("/job:") and getattr(
+                local[0], "task_name", self.task_name) != self.task_name:
+            return None  # another cluster's task on this address: go through gRPC
+        return local[0]
+
+    def _call_in_process(self, service, method: str, header: dict,
+                         tensors: dict | None) -> tuple[dict, dict]:
+        """`method` of a service of this process, called in this thread; errors carry
+        the task's name as over gRPC. (Tasks' deadlines are enforced by the task.)"""
+        where = f"{self.task_name} ({self.address})"
+        try:
+            reply, values = getattr(service, method)(header, tensors or {})
+        except errors.OpError as e:
+            raise type(e)(None, None, f"[{where}] {e}") from None
+        except Exception as e:  # a bug or a plain exception, as the gRPC handler does
+            raise errors.InternalError(
+                None, None, f"[{where}] {type(e).__name__}: {e}") from None
+        if header.get("reply_bfloat16"):
+            values = wire.decode(wire.encode({}, values, bfloat16=True))[1]
+        return reply, values
 
     def _translate(self, e, method: str, timeout: float) -> errors.OpError:
         code, details = e.code(), e.details() or ""

@@ -34,6 +34,7 @@ from flowgraph.distributed.rpc import (
     Security,
     import_grpc,
     method_handlers,
+    register_in_process,
     register_local_security,
 )
 from flowgraph.distributed.worker import TaskService
@@ -148,11 +149,18 @@ class Server:
             self._grpc.start()
             self._started = True
             register_local_security(self._address, self._security)
+            register_in_process(self._address, self._service, self._security)
 
     def join(self) -> None:
         """Block until the server stops (for a ps task: until the process is killed)."""
         self.start()
         self._grpc.wait_for_termination()
+
+    def __del__(self) -> None:
+        # A server dropped without stop(): its port may serve another task later.
+        service = getattr(self, "_service", None)
+        if service is not None:
+            register_in_process(self._address, service, None, forget=True)
 
     def stop(self, grace_s: float | None = None) -> None:
         """Stop serving and drop this task's state (flowgraph extension; TensorFlow 1.x
@@ -160,5 +168,6 @@ class Server:
         if not self._stopped:
             self._stopped = True
             register_local_security(self._address, None)
+            register_in_process(self._address, self._service, None, forget=True)
             self._grpc.stop(grace_s).wait()
             self._service.close()

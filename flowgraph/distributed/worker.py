@@ -13,9 +13,13 @@ State of a task:
   one variable).
 * **step stores** (the remote rendezvous): per step id, the tensors this task produced for
   later stages, under the producing tensor's name. A consumer task pulls them with
-  ``RecvTensor``, one call per producing task and stage; the master drops them with
-  ``CleanupStep`` when the step ends (stores a dead client abandoned are swept after
-  `STEP_TTL_S`).
+  ``RecvTensor``, one call per producing task and stage. The master drops them when the
+  step ends: with the ``"cleanup"`` list of step ids that its next ``RunStage`` to this
+  task carries (no call of its own), with ``CleanupStep`` after a failed step or when the
+  session closes; stores a dead client abandoned are swept after `STEP_TTL_S`.
+  A ``RecvTensor`` may carry a stage to run first (``"run"``: a ``RunStage`` header):
+  the master hands a producing stage to its only consumer that way (`master.delegate`),
+  so the consumer's pull starts it and no call of the master's waits for it.
 * **incarnation**: a random id drawn when the service starts. The master sends the
   incarnation it registered its graphs with in every ``RunStage``; a task that restarted
   since (its variables are gone, maybe another client re-registered the same graphs)
@@ -53,6 +57,7 @@ from flowgraph.runtime.session import Session
 __all__ = ["TaskService", "graph_handle"]
 
 STEP_TTL_S = 600.0
+_RUN_GRACE_S = 2.0
 
 
 def graph_handle(graph_def: dict) -> str:
@@ -121,17 +126,26 @@ class TaskService:
                 "(its variables and queues are new); create a new session "
                 "(MonitoredSession does so by itself and restores the last checkpoint).")
         step_id = int(header["step_id"])
+        finished = header.get("cleanup")
+        if finished:
+            with self._lock:
+                for sid in finished:
+                    self._steps.pop(int(sid), None)
         timeout_s = int(header.get("timeout_ms", 0)) / 1000.0 or None
         bf16 = bool(header.get("bfloat16"))
         feeds = {name: tensors[name] for name in header.get("feeds", [])}
         by_source: dict = {}
         for placeholder, key, address, task in header.get("recvs", []):
             by_source.setdefault((address, task), []).append((placeholder, key))
+        runs = header.get("runs") or {}
+        pulled: dict = {}
         for (address, task), wanted in by_source.items():
             values = self._pull(step_id, [key for _, key in wanted], address, task,
-                                timeout_s, bf16)
+                                timeout_s, bf16, runs.get(task))
+            pulled.update(values)
             for placeholder, key in wanted:
-                feeds[placeholder] = values[key]
+                if placeholder is not None:  # None: only returned (a delegated fetch)
+                    feeds[placeholder] = values[key]
         fetch_names = [t for t, _ in header.get("fetches", [])]
         graph = stage.graph
         options = RunOptions(timeout_in_ms=int(header.get("timeout_ms", 0)))
@@ -156,15 +170,21 @@ class TaskService:
         produced = {key: values[i] for i, (_, key) in enumerate(header.get("fetches", []))}
         store = self._store(step_id)
         store.update(produced)
-        return {}, {key: produced[key] for key in header.get("return", [])}
+        return {}, {key: produced[key] if key in produced else pulled[key]
+                    for key in header.get("return", [])}
 
     def RecvTensor(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         step_id = int(header["step_id"])
+        if header.get("run"):  # a stage handed to this pull (master.delegate)
+            self.RunStage(header["run"], {})
         return {}, {key: self._local_value(step_id, key) for key in header["keys"]}
 
     def CleanupStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        """Drop the stores of ``step_id`` and of the ids in ``step_ids``."""
+        ids = [header["step_id"]] if "step_id" in header else []
         with self._lock:
-            self._steps.pop(int(header["step_id"]), None)
+            for sid in ids + list(header.get("step_ids", [])):
+                self._steps.pop(int(sid), None)
         return {}, {}
 
     def CancelStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
@@ -217,10 +237,18 @@ class TaskService:
         return entry[1][key]
 
     def _pull(self, step_id: int, keys: list, address: str, task: str,
-              timeout_s: float | None = None, bfloat16: bool = False) -> dict:
+              timeout_s: float | None = None, bfloat16: bool = False,
+              run: dict | None = None) -> dict:
         """The tensors `keys` of step `step_id` from `task` (one call per source), within
-        the stage's deadline; with `bfloat16`, float32 tensors travel truncated."""
+        the stage's deadline; with `bfloat16`, float32 tensors travel truncated. `run`:
+        a stage header that `task` runs first."""
+        if run:
+            # The stage stops itself at the deadline (naming its op); the call's own
+            # deadline, a little later, covers a task that hangs.
+            timeout_s = (timeout_s or 0) + _RUN_GRACE_S if timeout_s else None
         if task == self.task_name:
+            if run:
+                self.RunStage(run, {})
             return {key: self._local_value(step_id, key) for key in keys}
         with self._lock:
             peer = self._peers.get(address)
@@ -228,6 +256,8 @@ class TaskService:
                 peer = self._peers[address] = TaskClient(address, task,
                                                          security=self.security)
         header = {"step_id": step_id, "keys": keys}
+        if run:
+            header["run"] = run
         if bfloat16:
             header["reply_bfloat16"] = True
         return peer.call("RecvTensor", header, timeout_s=timeout_s)[1]

@@ -22,8 +22,11 @@ or run it again, keeping every handle that might still be held usable for what i
                                             and tensors (loop and cond contexts)
 
 What is left is a forest of references from consumers to producers and from everything
-to the graph, which has no cycle. The graph stays finalized and empty: ``t.name``,
-``t.op.type`` and ``t.graph`` still work, a lookup by name does not.
+to the graph, which has no cycle. Ops a planner makes for one plan (its rewrites' stand-ins,
+outside the graph's op list) have the same op <-> tensor cycles and name the graph:
+`release_with` cuts them when the plan that runs them is freed. The graph stays
+finalized and empty: ``t.name``, ``t.op.type`` and ``t.graph`` still work, a lookup by
+name does not.
 
 Example
 -------
@@ -44,8 +47,9 @@ True
 from __future__ import annotations
 
 import threading
+import weakref
 
-__all__ = ["release_graph", "release_ops"]
+__all__ = ["release_graph", "release_ops", "release_with"]
 
 # Graph attributes set in Graph.__init__ that hold no Python objects of the graph.
 _SCALAR_FIELDS = ("_lock", "_finalized", "_version", "_op_counter", "seed",
@@ -113,6 +117,31 @@ def release_ops(ops) -> None:
         op._outputs = []
         op._control_outputs = []
         _drop_extras(op, _OP_FIELDS)
+
+
+def release_with(owner, ops) -> None:
+    """Release `ops` (see `release_ops`) when `owner`, the plan that runs them, is freed.
+
+    Until then they stay whole; afterwards nothing of them keeps their graph in a cycle.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> class Plan:
+    ...     pass
+    >>> with tf.Graph().as_default():
+    ...     c = tf.constant(1.0, name="c")
+    >>> plan = Plan()
+    >>> release_with(plan, [c.op])
+    >>> len(c.op.outputs)
+    1
+    >>> del plan
+    >>> c.op.outputs
+    []
+    """
+    if ops:
+        # no call at exit: the process frees everything then anyway
+        weakref.finalize(owner, release_ops, list(ops)).atexit = False
 
 
 def _drop_extras(obj, keep: frozenset) -> None:

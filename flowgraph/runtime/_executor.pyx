@@ -928,6 +928,21 @@ cdef class Step:
             raise exc
         return result
 
+    def run_fetch(self, list feed_slots, list feed_values, list fetch_slots):
+        """`run`, with each fetched ndarray as `Session.run` returns it: a 0-d array as a
+        NumPy scalar, a read-only array as a writable copy."""
+        cdef list out = self.run(feed_slots, feed_values, fetch_slots)
+        cdef Py_ssize_t i
+        cdef object v
+        for i in range(len(out)):
+            v = out[i]
+            if type(v) is cnp.ndarray:
+                if cnp.PyArray_NDIM(<cnp.ndarray>v) == 0:
+                    out[i] = v[()]
+                elif not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>v):
+                    out[i] = v.copy()
+        return out
+
     cdef int _run_to_end(self) except -1:
         """Schedule the initially ready nodes and drain the caller's stack."""
         cdef Plan plan = self.plan

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from flowgraph.backends.base import Device
 from flowgraph.framework.graph import Graph
+from flowgraph.framework.graph_release import release_with
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.runtime import _executor, plan_cache
 from flowgraph.runtime.bind import KernelCache, bind_kernels
@@ -124,7 +125,8 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     # Passes 1-4 replay from the process-wide cache for a graph that fingerprints the same
     key = plan_cache.plan_key(env, fetch_tensors, target_ops, feed_tensors, ops,
                               done_ops=done_ops, memory_budget=memory_budget,
-                              shape_specialized=shape_specialized, measured_sizes=measured_sizes)
+                              shape_specialized=shape_specialized, measured_sizes=measured_sizes,
+                              feed_shapes=feed_shapes)
     front = plan_cache.restore(key, env)
     if front is None:
         front = _front_passes(env, fetch_tensors, target_ops, feed_tensors, fed, ops, host,
@@ -152,6 +154,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
             measured=measured_sizes if budget else {}, frames=frames)
     bind_in_place(table)
     cp = emit(table, fetch_slots, frames)
+    release_with(cp, rewrites.plan_ops)  # the rewrites' own ops die with the plan
     cp.deref_fetch = [t.dtype.is_ref_dtype for t in fetch_tensors]
     cp.fetch_to_host = fetches_to_host(table, fetch_slots)
     cp.partition_graphs = partition_graphs

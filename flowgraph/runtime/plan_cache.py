@@ -15,22 +15,35 @@ The fingerprint (`plan_key`) covers everything the front passes read:
                                  op, not the strings naming its state), the names of
                                  its inputs, consumers and control edges, its output
                                  dtypes and shapes
-    per run                      fetched tensors, target ops and fed tensors, in order
+    per run                      fetched tensors, target ops and fed tensors, in order;
+                                 of a plan specialized to the fed shapes, those shapes
     per session                  device names, soft placement, optimizer and rewrite
                                  options
 
 A plan is not cached (``plan_key`` returns None) when its front depends on anything
-else: partial runs, memory budgets or measured sizes, plans specialized to fed shapes,
-several devices open to automatic placement (placement by a session's cost model),
-device-placement logging, an attribute that is not plain data (a Python function), or
-a rewrite that introduced ops the graph does not hold. Entries are bounded in number
-(`MAX_ENTRIES`) and in the bytes of the plan constants they hold (`MAX_BYTES`);
-``MAX_ENTRIES = 0`` turns the cache off. Folded constants are those of the kernels
-registered when the entry was made: a kernel registered later for an existing op type
-is not seen by a graph that fingerprints like an earlier one (call `clear`).
+else: partial runs, memory budgets or measured sizes, several devices open to automatic
+placement (placement by a session's cost model), device-placement logging, or an
+attribute that is not plain data (a Python function).
 
-A snapshot holds names, slot numbers, device names and folded constant values, never
-an op, a tensor or a graph, so it keeps no graph alive.
+The rewrites make ops of their own for a plan (`rewrite_arith.plan_op`: folded chains,
+stand-in constants), outside the graph. A snapshot keeps them by value (type, name,
+device, attributes, inputs as references to graph ops by name or to earlier plan ops
+by number) and `restore` makes them again on the new graph, so an Estimator's train
+step, whose gradients the rewrites simplify, hits like any other plan. References in a
+snapshot name an op of the graph by its name and a plan op by its number::
+
+    plan ops   0: Const "loss/folded"  value 2.0
+               1: AddV2 "loss"         inputs ("x", 0), (0, 0)
+    ops        "x", 1                  (the graph's placeholder, then plan op 1)
+
+Entries are bounded in number (`MAX_ENTRIES`) and in the bytes of the plan constants
+they hold (`MAX_BYTES`); ``MAX_ENTRIES = 0`` turns the cache off. Folded constants are
+those of the kernels registered when the entry was made: a kernel registered later for
+an existing op type is not seen by a graph that fingerprints like an earlier one (call
+`clear`).
+
+A snapshot holds names, slot numbers, device names, folded constant values and the
+plan ops' descriptions, never an op, a tensor or a graph, so it keeps no graph alive.
 
 Example
 -------
@@ -56,7 +69,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from flowgraph.framework.dtypes import DType
+from flowgraph.framework.graph_release import release_ops
 from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.registry import get_op_def
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.rewrite import Rewrites
@@ -82,18 +97,36 @@ class Front:
     table: NodeTable  # laid out, before partitioning
 
 
+@dataclass(frozen=True)
+class _PlanOp:
+    """A plan op (`rewrite_arith.plan_op`) by value; op references as in `_Snapshot`."""
+
+    like: str | int  # the op it stands in for: source line and colocation from it
+    op_type: str
+    name: str
+    device: str
+    attrs: dict
+    inputs: tuple[tuple[str | int, int], ...]
+    control_inputs: tuple[str | int, ...]
+    dtype: DType
+    shape: TensorShape
+
+
 @dataclass
 class _Snapshot:
-    ops: tuple[str, ...]
+    plan_ops: tuple[_PlanOp, ...]  # in the order made (inputs first)
+    # References: an op of the graph by name, a plan op by its number in `plan_ops`;
+    # a tensor as (op reference, output index).
+    ops: tuple[str | int, ...]
     placement: tuple[str, ...]  # device name per op of `ops`
     compose_unary: bool
-    replace: tuple[tuple[str, str], ...]
-    known: tuple[tuple[str, object], ...]
-    nodes: tuple[tuple[str, tuple[int, ...], int, int], ...]  # op, inputs, base, n_out
+    replace: tuple[tuple[tuple, tuple], ...]
+    known: tuple[tuple[tuple, object], ...]
+    nodes: tuple[tuple[str | int, tuple[int, ...], int, int], ...]  # op, inputs, base, n_out
     initial: tuple
-    feed_slots: tuple[tuple[str, int], ...]
-    slot_of: tuple[tuple[str, int], ...]
-    constants: tuple[str, ...]
+    feed_slots: tuple[tuple[tuple, int], ...]
+    slot_of: tuple[tuple[tuple, int], ...]
+    constants: tuple[tuple, ...]
     nbytes: int = 0  # of the arrays in `initial`
 
 
@@ -165,15 +198,23 @@ def _op_text(op: Operation) -> str:
 
 
 def plan_key(env, fetch_tensors, target_ops, feed_tensors, ops, *, done_ops=None,
-             memory_budget=0, shape_specialized=False, measured_sizes=None) -> bytes | None:
+             memory_budget=0, shape_specialized=False, measured_sizes=None,
+             feed_shapes=None) -> bytes | None:
     """The fingerprint of a plan's front passes, or None when it must not be cached.
 
     `ops` is the first prune's result (the ops the plan may run, producers first); the
-    other arguments are `compile_plan`'s.
+    other arguments are `compile_plan`'s (`feed_shapes` is read when `shape_specialized`).
     """
     config = env.config
+    shapes = None
+    if shape_specialized:
+        try:
+            shapes = [tuple(int(d) for d in feed_shapes[t]) for t in feed_tensors]
+        except (KeyError, TypeError):
+            shapes = None
     if (done_ops or memory_budget or getattr(config, "memory_budget_bytes", 0)
-            or shape_specialized or measured_sizes or config.log_device_placement
+            or (shape_specialized and shapes is None) or measured_sizes
+            or config.log_device_placement
             or sum(bool(d.auto_place) for d in env.devices) > 1 or MAX_ENTRIES <= 0):
         _counts["uncacheable"] += 1
         return None
@@ -183,7 +224,7 @@ def plan_key(env, fetch_tensors, target_ops, feed_tensors, ops, *, done_ops=None
                    repr(options.optimizer_options),
                    repr(getattr(options, "rewrite_options", None)),
                    [t.name for t in fetch_tensors], [op._name for op in target_ops],
-                   [t.name for t in feed_tensors])).encode())
+                   [t.name for t in feed_tensors], shapes)).encode())
     try:
         for op in ops:
             h.update(_op_text(op).encode())
@@ -194,21 +235,56 @@ def plan_key(env, fetch_tensors, target_ops, feed_tensors, ops, *, done_ops=None
 
 
 # -- snapshot and restore ------------------------------------------------------------------
-def _owned(graph, op: Operation) -> str:
-    """`op`'s name, checking that the graph holds it under that name."""
-    if graph._ops_by_name.get(op._name) is not op:
-        raise _Uncacheable  # an op the planner made (a rewrite), not one of the graph's
-    return op._name
+class _Refs:
+    """References to the ops of one front: graph ops by name, plan ops by number."""
+
+    def __init__(self, graph, plan_ops: dict) -> None:
+        self.by_name = graph._ops_by_name
+        self.number = {op: i for i, op in enumerate(plan_ops)}
+
+    def op(self, op: Operation) -> str | int:
+        if self.by_name.get(op._name) is op:
+            return op._name
+        number = self.number.get(op)
+        if number is None:
+            raise _Uncacheable  # an op neither the graph nor the rewrites account for
+        return number
+
+    def tensor(self, t: Tensor) -> tuple[str | int, int]:
+        return self.op(t._op), t._value_index
 
 
-def _tensor_name(graph, t: Tensor) -> str:
-    _owned(graph, t._op)
-    return t.name
+def _used_plan_ops(front: Front) -> list[Operation]:
+    """The plan ops `front` refers to, with the plan ops they read, in the order made."""
+    made = front.rewrites.plan_ops
+    if not made:
+        return []
+    todo = [op for op in front.ops if op in made]
+    todo += [t._op for t in front.rewrites.replace.values() if t._op in made]
+    todo += [t._op for t in front.rewrites.known if t._op in made]
+    used: set[Operation] = set()
+    while todo:
+        op = todo.pop()
+        if op in used:
+            continue
+        used.add(op)
+        todo += [t._op for t in op._inputs if t._op in made]
+        todo += [c for c in op._control_inputs if c in made]
+    return [op for op in made if op in used]
+
+
+def _describe(op: Operation, like: Operation, refs: _Refs) -> _PlanOp:
+    if len(op._outputs) != 1:
+        raise _Uncacheable
+    out = op._outputs[0]
+    return _PlanOp(refs.op(like), op._op_def.name, op._name, op._device, dict(op._attrs),
+                   tuple(refs.tensor(t) for t in op._inputs),
+                   tuple(refs.op(c) for c in op._control_inputs), out._dtype, out._shape)
 
 
 def store(key: bytes | None, graph, front: Front) -> None:
     """Keep `front` (of a plan of `graph`) under `key`; nothing when `key` is None or the
-    front refers to an op the graph does not hold."""
+    front refers to an op neither the graph nor the rewrites' plan ops account for."""
     if key is None:
         return
     table = front.table
@@ -221,22 +297,28 @@ def store(key: bytes | None, graph, front: Front) -> None:
                     placed_on=n.placed_on, input_slots=n.input_slots, out_base=n.out_base,
                     n_out=n.n_out):
                 raise _Uncacheable
+        plan_ops = _used_plan_ops(front)
+        refs = _Refs(graph, plan_ops)
+        made = front.rewrites.plan_ops
+        tensor = refs.tensor
         snapshot = _Snapshot(
-            ops=tuple(_owned(graph, op) for op in front.ops),
+            plan_ops=tuple(_describe(op, made[op], refs) for op in plan_ops),
+            ops=tuple(refs.op(op) for op in front.ops),
             placement=tuple(front.placement[op].name for op in front.ops),
             compose_unary=bool(front.rewrites.compose_unary),
-            replace=tuple((_tensor_name(graph, a), _tensor_name(graph, b))
-                          for a, b in front.rewrites.replace.items()),
-            known=tuple((_tensor_name(graph, t), v) for t, v in front.rewrites.known.items()),
-            nodes=tuple((_owned(graph, n.op), tuple(n.input_slots), n.out_base, n.n_out)
+            replace=tuple((tensor(a), tensor(b)) for a, b in front.rewrites.replace.items()),
+            known=tuple((tensor(t), v) for t, v in front.rewrites.known.items()),
+            nodes=tuple((refs.op(n.op), tuple(n.input_slots), n.out_base, n.n_out)
                         for n in table.nodes),
             initial=tuple(table.initial),
-            feed_slots=tuple((_tensor_name(graph, t), s) for t, s in table.feed_slots.items()),
-            slot_of=tuple((_tensor_name(graph, t), s) for t, s in table.slot_of.items()),
-            constants=tuple(_tensor_name(graph, t) for t in table.constants))
+            feed_slots=tuple((tensor(t), s) for t, s in table.feed_slots.items()),
+            slot_of=tuple((tensor(t), s) for t, s in table.slot_of.items()),
+            constants=tuple(tensor(t) for t in table.constants))
     except _Uncacheable:
         return
-    snapshot.nbytes = sum(int(getattr(v, "nbytes", 0)) for v in snapshot.initial)
+    arrays = {id(v): v for v in snapshot.initial}
+    arrays.update((id(p.attrs.get("value")), p.attrs.get("value")) for p in snapshot.plan_ops)
+    snapshot.nbytes = sum(int(getattr(v, "nbytes", 0)) for v in arrays.values())
     if snapshot.nbytes > MAX_BYTES // 4:
         return  # large constants: recompiling costs less than holding them
     with _lock:
@@ -266,31 +348,49 @@ def restore(key: bytes | None, env) -> Front | None:
 
 
 def _rebuild(snapshot: _Snapshot, env) -> Front:
-    by_name = env.graph._ops_by_name
+    graph = env.graph
+    by_name = graph._ops_by_name
     devices = {d.name: d for d in env.devices}
+    made: dict[Operation, Operation] = {}
+    plan_ops: list[Operation] = []
 
-    def tensor(name: str) -> Tensor:
-        op_name, _, index = name.rpartition(":")
-        return by_name[op_name]._outputs[int(index)]
+    def op_of(ref: str | int) -> Operation:
+        return by_name[ref] if type(ref) is str else plan_ops[ref]
 
-    ops = [by_name[name] for name in snapshot.ops]
-    placement = {op: devices[d] for op, d in zip(ops, snapshot.placement)}
-    rewrites = Rewrites(replace={tensor(a): tensor(b) for a, b in snapshot.replace},
-                        known={tensor(name): v for name, v in snapshot.known},
-                        compose_unary=snapshot.compose_unary)
-    table = NodeTable()
-    table.replace = rewrites.replace
-    table.initial = list(snapshot.initial)
-    table.feed_slots = {tensor(name): s for name, s in snapshot.feed_slots}
-    table.slot_of = {tensor(name): s for name, s in snapshot.slot_of}
-    table.constants = {tensor(name) for name in snapshot.constants}
-    for op_name, inputs, base, n_out in snapshot.nodes:
-        op = by_name[op_name]
-        device = placement[op]
-        node = NodeInfo(op_name, op._op_def.name, device.name, op, placed_on=device,
-                        input_slots=list(inputs), out_base=base, n_out=n_out)
-        table.node_of[op] = len(table.nodes)
-        table.nodes.append(node)
+    def tensor(ref: tuple) -> Tensor:
+        return op_of(ref[0])._outputs[ref[1]]
+
+    try:
+        for p in snapshot.plan_ops:
+            like = op_of(p.like)
+            op = Operation(graph, get_op_def(p.op_type), p.name, [tensor(r) for r in p.inputs],
+                           dict(p.attrs), [op_of(r) for r in p.control_inputs], p.device)
+            op._colocation = list(like._colocation)
+            op._source = like._source
+            op._outputs = [Tensor(op, 0, p.dtype, p.shape)]
+            plan_ops.append(op)
+            made[op] = like
+        ops = [op_of(ref) for ref in snapshot.ops]
+        placement = {op: devices[d] for op, d in zip(ops, snapshot.placement)}
+        rewrites = Rewrites(replace={tensor(a): tensor(b) for a, b in snapshot.replace},
+                            known={tensor(ref): v for ref, v in snapshot.known},
+                            compose_unary=snapshot.compose_unary, plan_ops=made)
+        table = NodeTable()
+        table.replace = rewrites.replace
+        table.initial = list(snapshot.initial)
+        table.feed_slots = {tensor(ref): s for ref, s in snapshot.feed_slots}
+        table.slot_of = {tensor(ref): s for ref, s in snapshot.slot_of}
+        table.constants = {tensor(ref) for ref in snapshot.constants}
+        for ref, inputs, base, n_out in snapshot.nodes:
+            op = op_of(ref)
+            device = placement[op]
+            node = NodeInfo(op._name, op._op_def.name, device.name, op, placed_on=device,
+                            input_slots=list(inputs), out_base=base, n_out=n_out)
+            table.node_of[op] = len(table.nodes)
+            table.nodes.append(node)
+    except BaseException:
+        release_ops(plan_ops)  # a failed rebuild leaves no cycle naming the graph
+        raise
     return Front(ops, rewrites, placement, table)
 
 

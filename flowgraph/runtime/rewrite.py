@@ -53,6 +53,9 @@ class Rewrites:
     replace: dict[Tensor, Tensor] = field(default_factory=dict)  # tensor -> stand-in
     known: dict[Tensor, object] = field(default_factory=dict)  # tensor -> its value
     compose_unary: bool = False  # run `rewrite_arith.compose_unary_chains` after binding
+    # Ops made for this plan only (`rewrite_arith.plan_op`), in the order made, each
+    # mapped to the graph op it stands in for: released with the plan, never the graph's.
+    plan_ops: dict[Operation, Operation] = field(default_factory=dict)
 
 
 def rewrite(ops: list[Operation], fed: set[Tensor], options, host_kernel,
@@ -67,6 +70,7 @@ def rewrite(ops: list[Operation], fed: set[Tensor], options, host_kernel,
     """
     on = switches(options, rewrite_options)
     replace: dict[Tensor, Tensor] = {}
+    made: dict[Operation, Operation] = {}
     if on.cse:
         replace = eliminate_common_subexpressions(ops, fed)
     # A constant with control inputs (a constant inside a tf.cond branch or a loop body)
@@ -83,20 +87,23 @@ def rewrite(ops: list[Operation], fed: set[Tensor], options, host_kernel,
         known = fold_constants(ops, fed | gated, replace, host_kernel,
                                options.max_folded_constant_in_bytes, shape_of, anchors)
         if anchors:
-            replace = {**replace, **anchor_folded_shapes(ops, known, anchors, replace)}
+            stand_ins = anchor_folded_shapes(ops, known, anchors, replace)
+            made.update((u._op, t._op) for t, u in stand_ins.items())
+            replace = {**replace, **stand_ins}
     else:
         known = {op._outputs[0]: op.attrs["value"] for op in ops
                  if op.type == "Const" and op._outputs[0] not in fed
                  and op._outputs[0] not in gated}
     if not on.arith:
-        return Rewrites(replace, known)
+        return Rewrites(replace, known, plan_ops=made)
     found = simplify(ops, fed | gated, known, replace, inferred)
+    made.update(found.plan_ops)
     if found.replace:
         merged = {t: found.replace.get(u, u) for t, u in replace.items()}
         merged.update(found.replace)
         replace = merged
         known = {**known, **found.known}
-    return Rewrites(replace, known, compose_unary=True)
+    return Rewrites(replace, known, compose_unary=True, plan_ops=made)
 
 
 def _maybe_dead(ops: list[Operation]) -> set[Tensor]:

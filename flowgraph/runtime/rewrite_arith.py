@@ -74,6 +74,7 @@ class Simplified:
     replace: dict[Tensor, Tensor] = field(default_factory=dict)
     known: dict[Tensor, object] = field(default_factory=dict)
     rewritten: int = 0  # tensors replaced (for tests and logs)
+    plan_ops: dict[Operation, Operation] = field(default_factory=dict)  # made -> `like`
 
 
 def is_pure(op: Operation) -> bool:
@@ -86,14 +87,17 @@ def is_pure(op: Operation) -> bool:
 
 def plan_op(like: Operation, op_type: str, inputs: list[Tensor], attrs: dict | None = None,
             *, name: str | None = None, value=None, shape: TensorShape | None = None,
-            control_inputs=(), cache: dict | None = None) -> Operation:
+            control_inputs=(), cache: dict | None = None,
+            made: dict | None = None) -> Operation:
     """An op for one plan, outside the graph: `op_type` on `inputs`, with `like`'s device,
     colocation and source line, and `like`'s output dtype and static shape.
 
     `value` makes a ``Const`` (``inputs`` empty); `shape` replaces the static shape;
     `control_inputs` are ops of the graph it runs after.
     With a `cache` (one per plan compilation: a cache that outlived it would keep the
-    graph alive), the same structure gives the same op.
+    graph alive), the same structure gives the same op. `made`, when given, receives
+    each new op, mapped to `like`: the plan's owner releases them with the plan
+    (`graph_release.release_with`), and `plan_cache` snapshots them by value.
 
     >>> import flowgraph as tf
     >>> with tf.Graph().as_default():
@@ -133,6 +137,8 @@ def plan_op(like: Operation, op_type: str, inputs: list[Tensor], attrs: dict | N
     op._outputs = [Tensor(op, 0, dtype, shape)]
     if cache is not None:
         cache[key] = op
+    if made is not None:
+        made[op] = like
     return op
 
 
@@ -173,11 +179,12 @@ class _Simplifier:
         self.uses: dict[Tensor, int] = {}
         self.continued: dict[Tensor, int] = {}
         self.plan_ops: dict = {}  # plan ops by structure, for this compilation
+        self.made: dict[Operation, Operation] = {}  # every plan op made -> its `like`
 
     # -- helpers ------------------------------------------------------------------------
     def plan_op(self, like: Operation, op_type: str, inputs: list[Tensor], attrs=None,
                 **kw) -> Operation:
-        return plan_op(like, op_type, inputs, attrs, cache=self.plan_ops, **kw)
+        return plan_op(like, op_type, inputs, attrs, cache=self.plan_ops, made=self.made, **kw)
 
     def canon(self, t: Tensor) -> Tensor:
         """The tensor standing for `t` after the replacements so far (they never cycle:
@@ -265,7 +272,7 @@ class _Simplifier:
                     self._chain_link(op, out, ins)
         self._emit_chain_ends()
         replace = {t: self.canon(t) for t in self.replace}
-        return Simplified(replace, self.new_known, len(replace))
+        return Simplified(replace, self.new_known, len(replace), self.made)
 
     # -- rules --------------------------------------------------------------------------
     def _transpose(self, op, out, ins) -> None:
@@ -467,10 +474,13 @@ def compose_unary_chains(table, fetch_tensors: list[Tensor]) -> int:
     bits (`_MATH_TWINS`). Plans with loops are left alone.
 
     >>> import flowgraph as tf
+    >>> from flowgraph.runtime.config import RewriterConfig
+    >>> no_fusion = tf.ConfigProto(graph_options=tf.GraphOptions(  # fusion would take it
+    ...     rewrite_options=RewriterConfig(remapping=RewriterConfig.OFF)))
     >>> with tf.Graph().as_default():
     ...     x = tf.placeholder(tf.float64, [], name="x")
     ...     y = tf.cos(tf.sin(x), name="y")
-    ...     with tf.Session() as sess:
+    ...     with tf.Session(config=no_fusion) as sess:
     ...         md = tf.RunMetadata()
     ...         v = sess.run(y, {x: 0.5}, options=tf.RunOptions(trace_level=3),
     ...                      run_metadata=md)

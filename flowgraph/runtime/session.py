@@ -15,11 +15,8 @@ Example
 from __future__ import annotations
 
 import contextlib
-import heapq
-import itertools
 import logging
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,8 +38,8 @@ from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.memory_schedule import budget_key, measure_sizes, pool_cap
 from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
-from flowgraph.runtime.specialize import ShapeVariants, wants_variants
-from flowgraph.runtime.step import StepContext
+from flowgraph.runtime.specialize import ShapeVariants, first_plan, wants_variants
+from flowgraph.runtime.step import FastRun, StepContext, step_ids, watchdog
 from flowgraph.runtime.step_stats import fill_step_stats
 
 logger = logging.getLogger("flowgraph")
@@ -56,72 +53,8 @@ def register_target_scheme(prefix: str, session_class_loader) -> None:
     """Make ``Session(target)`` with a target starting with `prefix` an instance of the
     class `session_class_loader()` returns (loaded on first use)."""
     _TARGET_SCHEMES[prefix] = session_class_loader
-_step_ids = itertools.count(1)
 
 
-class _Watchdog:
-    """One daemon thread that fires step deadlines (``timeout_in_ms``).
-
-    Entries are ``[deadline, seq, fn, arg]`` in a heap; cancelling clears ``fn`` and the
-    heap is compacted when more than half of it is cancelled, so a session with
-    ``operation_timeout_in_ms`` set pays a heap push and a flag per run, not a thread.
-    """
-
-    def __init__(self) -> None:
-        self._cv = threading.Condition(threading.Lock())
-        self._heap: list = []
-        self._seq = itertools.count()
-        self._cancelled = 0
-        self._thread: threading.Thread | None = None
-
-    def schedule(self, delay_s: float, fn, arg) -> list:
-        entry = [time.monotonic() + delay_s, next(self._seq), fn, arg]
-        with self._cv:
-            heapq.heappush(self._heap, entry)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, daemon=True,
-                                                name="flowgraph-watchdog")
-                self._thread.start()
-            if self._heap[0] is entry:
-                self._cv.notify()
-        return entry
-
-    def cancel(self, entry: list) -> None:
-        with self._cv:
-            if entry[2] is None:
-                return
-            entry[2] = entry[3] = None
-            self._cancelled += 1
-            if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
-                self._heap = [e for e in self._heap if e[2] is not None]
-                heapq.heapify(self._heap)
-                self._cancelled = 0
-
-    def _loop(self) -> None:
-        heap = None
-        while True:
-            with self._cv:
-                heap = self._heap
-                while heap and heap[0][2] is None:
-                    heapq.heappop(heap)
-                    self._cancelled = max(0, self._cancelled - 1)
-                if not heap:
-                    self._cv.wait()
-                    continue
-                wait = heap[0][0] - time.monotonic()
-                if wait > 0:
-                    self._cv.wait(wait)
-                    continue
-                entry = heapq.heappop(heap)
-                fn, arg = entry[2], entry[3]
-                entry[2] = entry[3] = None
-            try:
-                fn(arg)
-            except Exception as e:  # pragma: no cover - cancel callbacks do not raise
-                logger.error("flowgraph watchdog callback failed: %r", e)
-
-
-_watchdog = _Watchdog()
 
 
 class Session:
@@ -178,6 +111,8 @@ class Session:
         self._plans: dict = {}
         self._fetch_mappers: dict = {}
         self._feed_names: dict = {}
+        # (fetch key, feed keys...) -> FastRun, for runs without options (step.py)
+        self._fast_runs: dict = {}
         self._kernels = KernelCache(self._resources, self)
         self._compile_env = CompileEnv(self._graph, self.devices, self._config, self._kernels,
                                        CostModel())
@@ -268,6 +203,7 @@ class Session:
         # No cycle may keep the graph alive once closed (framework/graph_release.py).
         self._fetch_mappers.clear()
         self._feed_names.clear()
+        self._fast_runs.clear()
         self._kernels._session = None
 
     def __del__(self) -> None:
@@ -305,10 +241,24 @@ class Session:
                 for limit in limits:
                     stack.enter_context(limit)
                 return self._run(fetches, feed_dict, options, run_metadata)
+        if options is None and run_metadata is None and (
+                feed_dict is None or type(feed_dict) is dict):
+            # A repeated plain run: its signature's FastRun (step.py), if it has one.
+            key = fetch_key(fetches)
+            fast = self._fast_runs.get((key, *feed_dict) if feed_dict else (key,))
+            if fast is not None:
+                return fast.run(self, feed_dict)
         return self._run(fetches, feed_dict, options, run_metadata)
 
     def _run(self, fetches, feed_dict, options, run_metadata) -> Any:
         key = fetch_key(fetches)
+        plain = options is None and run_metadata is None and key is not None and (
+            feed_dict is None or type(feed_dict) is dict)
+        if plain:
+            fast_key = (key, *feed_dict) if feed_dict else (key,)
+            fast = self._fast_runs.get(fast_key)
+            if fast is not None:
+                return fast.run(self, feed_dict)
         mapper = self._fetch_mappers.get(key) if key is not None else None
         if mapper is None:
             mapper = FetchMapper.build(self._graph, fetches)
@@ -336,8 +286,8 @@ class Session:
                 elements += (budget_key(budget), shapes)
             cp = self._plans.get(elements)
             if cp is None or cp.measured_sizes is not None:  # an earlier run measured it
-                cp = self._compile(mapper, feed_tensors, budget, feed_values,
-                                   shapes is not None, cp and cp.measured_sizes)
+                cp = first_plan(self._compile, mapper, feed_tensors, budget, feed_values,
+                                shapes is not None, cp and cp.measured_sizes, self._config)
                 self._plans[elements] = cp
             if key is not None:
                 self._plans[sig] = cp
@@ -346,7 +296,21 @@ class Session:
             cp = variants.pick(cp, feed_values, lambda: self._compile(
                 mapper, feed_tensors, budget, feed_values, True))
         values = self._execute(cp, feed_tensors, feed_values, options, run_metadata)
+        if plain and variants is None and self._fast_path_ok(cp, feed_dict, feed_tensors,
+                                                             feed_values):
+            self._fast_runs[fast_key] = FastRun(cp, feed_tensors, feed_values,
+                                                FastRun.rebuilder(fetches, mapper))
         return mapper.rebuild(values)
+
+    def _fast_path_ok(self, cp, feed_dict, feed_tensors, feed_values) -> bool:
+        """Whether later runs of this signature may take its `FastRun`: one tensor per
+        feed key (no structured feeds), no deadline or budget from the config, and a plan
+        that needs nothing beyond feeding, executing and fetching."""
+        config = self._config
+        return (not config.operation_timeout_in_ms and not config.memory_budget_bytes
+                and len(feed_tensors) == len(feed_dict or ())
+                and not any(hasattr(k, "_feed_tensors") for k in feed_dict or ())
+                and FastRun.usable(cp, feed_tensors, feed_values))
 
     def _compile(self, mapper: FetchMapper, feed_tensors, budget=0,
                  feed_values=(), specialized=False, measured=None) -> CompiledPlan:
@@ -367,7 +331,7 @@ class Session:
                        and run_metadata is not None)
         mem = cp.memory_schedule
         measuring = mem is not None and mem.needs_measure and cp.measured_sizes is None
-        context = StepContext(next(_step_ids), self, options, cp.needs_rendezvous)
+        context = StepContext(next(step_ids), self, options, cp.needs_rendezvous)
         step = _executor.Step(cp.plan, context, self._pool, tracing or measuring)
         context.step = step
         slots = [cp.feed_slots[t] for t in feed_tensors]
@@ -376,8 +340,8 @@ class Session:
             timeout_ms = self._config.operation_timeout_in_ms
         alarm = None
         if timeout_ms and timeout_ms > 0:
-            alarm = _watchdog.schedule(timeout_ms / 1000.0, context.cancel,
-                                       errors.DeadlineExceededError(
+            alarm = watchdog.schedule(timeout_ms / 1000.0, context.cancel,
+                                      errors.DeadlineExceededError(
                 None, None, f"Timed out after {timeout_ms} ms waiting for the step to "
                 "finish (RunOptions.timeout_in_ms or ConfigProto.operation_timeout_in_ms)"))
         live = self._live_steps
@@ -395,7 +359,7 @@ class Session:
             context.step = None  # break the step <-> context cycle: free values now
             context.cancelled = None  # and error -> traceback -> this frame -> context
             if alarm is not None:
-                _watchdog.cancel(alarm)
+                watchdog.cancel(alarm)
         if measuring:  # sizes shapes could not tell: the next run recompiles with them
             cp.measured_sizes = measure_sizes(cp, step.trace)
         if tracing:

@@ -16,6 +16,10 @@ shape ops, up to `MAX_SHAPE_VARIANTS` specialized plans of it, one per tuple of 
 shapes (`ShapeVariants`); further shapes run the generic plan. The switch is
 ``RewriterConfig.shape_optimization`` (with constant folding on); plans keyed by shape
 anyway (a memory budget, docs/memory.md) are specialized as they are compiled.
+
+The first run of such a plan compiles only the variant for its shapes (`first_plan`):
+the generic plan is a `DeferredPlan`, compiled when a run needs it (more shapes than
+variants kept) or something reads it.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ import numpy as np
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.runtime.config import switches
+from flowgraph.runtime.prune import needed_ops
 
-__all__ = ["MAX_SHAPE_VARIANTS", "SHAPE_OPS", "ShapeVariants", "infer_shapes", "shape_value",
-           "wants_variants"]
+__all__ = ["MAX_SHAPE_VARIANTS", "SHAPE_OPS", "DeferredPlan", "ShapeVariants", "first_plan",
+           "infer_shapes", "shape_value", "wants_variants"]
 
 SHAPE_OPS = frozenset({"Shape", "ShapeN", "Size", "Rank", "ZerosLike", "OnesLike"})
 MAX_FILLED_ELEMENTS = 1 << 16  # ZerosLike/OnesLike become constants up to this size
@@ -133,7 +138,7 @@ class ShapeVariants:
         plan = self.plans.get(key)
         if plan is None:
             if len(self.plans) >= self.limit:
-                return generic
+                return generic.compiled() if isinstance(generic, DeferredPlan) else generic
             plan = self.plans[key] = compile_variant()
         return plan
 
@@ -148,3 +153,83 @@ def wants_variants(plan_nodes, feed_tensors, rewrite_options, optimizer_options)
         return False
     on = switches(optimizer_options, rewrite_options)
     return on.shapes and on.fold
+
+
+class DeferredPlan:
+    """A generic plan compiled on first need: `compiled()`, or reading any attribute of a
+    `CompiledPlan` it does not set itself. Its `shape_variants` already hold the variant
+    that the first run compiled.
+
+    >>> deferred = DeferredPlan(lambda: "generic", ShapeVariants(limit=0))
+    >>> deferred.measured_sizes is None, deferred.compiled()
+    (True, 'generic')
+    """
+
+    def __init__(self, compile_generic, variants: ShapeVariants) -> None:
+        self._compile_generic = compile_generic
+        self._plan = None
+        self.shape_variants = variants
+
+    def compiled(self):
+        """The generic plan, compiled now if it was not yet."""
+        if self._plan is None:
+            self._plan = self._compile_generic()
+            self._compile_generic = None
+        return self._plan
+
+    @property
+    def measured_sizes(self):
+        # Sizes measured by a run of the generic plan; none before it is compiled.
+        return None if self._plan is None else self._plan.measured_sizes
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.compiled(), name)
+
+
+def first_plan(compile_fn, mapper, feed_tensors, budget, feed_values, keyed, measured,
+               config):
+    """The plan of a run signature seen for the first time (`Session._compile`'s
+    arguments, `compile_fn` being it): when the plan will want shape variants
+    (`wants_variants`, judged from the pruned ops), only the variant for these feeds is
+    compiled now, and the generic plan is a `DeferredPlan` holding it.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [None, 3], name="x")
+    ...     n = tf.size(x, name="n")
+    ...     with tf.Session() as sess:
+    ...         value = sess.run(n, {x: np.ones((2, 3))})
+    ...         (plan,) = set(sess._plans.values())
+    >>> int(value), type(plan).__name__, len(plan.shape_variants.plans)
+    (6, 'DeferredPlan', 1)
+    """
+    if keyed or measured or not _will_want_variants(mapper, feed_tensors, config):
+        return compile_fn(mapper, feed_tensors, budget, feed_values, keyed, measured)
+    variants = ShapeVariants()
+    variants.plans[tuple(map(np.shape, feed_values))] = compile_fn(
+        mapper, feed_tensors, budget, feed_values, True)
+    return DeferredPlan(
+        lambda: compile_fn(mapper, feed_tensors, budget, feed_values, False), variants)
+
+
+def _will_want_variants(mapper, feed_tensors, config) -> bool:
+    """`wants_variants` before compiling: a pruned shape op reads a tensor whose static
+    shape is not fully known (the generic plan's folding leaves it), no control flow."""
+    options = config.graph_options
+    on = switches(options.optimizer_options, options.rewrite_options)
+    if not feed_tensors or not (on.shapes and on.fold):
+        return False
+    try:
+        ops = needed_ops(mapper.unique_tensors, mapper.unique_ops, set(feed_tensors))
+    except Exception:
+        return False  # the generic compile reports it, as for any other plan
+    found = False
+    for op in ops:
+        if op.op_def.control_flow:
+            return False
+        if not found and op.type in SHAPE_OPS:
+            reads = op._inputs if op.type == "ShapeN" else op._inputs[:1]
+            found = any(not t._shape.is_fully_defined() for t in reads)
+    return found

@@ -2,13 +2,28 @@
 
 Kernels flagged ``needs_step`` receive the `StepContext` as their first argument (queues
 wait on its cancellation event, `_Send`/`_Recv` meet in its `Rendezvous`); the session
-creates one per `run` and cancels it on a timeout or when the session closes.
+creates one per `run` and cancels it on a timeout (the `Watchdog` thread) or when the
+session closes. A `FastRun` is the session's shortcut for repeating a plain run:
+everything one signature needs, resolved once, so that a repeated run does a few Python
+operations before the executor takes over.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import logging
+import operator
 import threading
+import time
 from typing import Any
+
+import numpy as np
+
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.runtime import _executor
+
+logger = logging.getLogger("flowgraph")
 
 
 class Rendezvous:
@@ -87,3 +102,173 @@ class StepContext:
             step.cancel(exc)
         for done in list(self.pending_async):
             done(None, exc)
+
+
+class Watchdog:
+    """One daemon thread that fires step deadlines (``timeout_in_ms``).
+
+    Entries are ``[deadline, seq, fn, arg]`` in a heap; cancelling clears ``fn`` and the
+    heap is compacted when more than half of it is cancelled, so a session with
+    ``operation_timeout_in_ms`` set pays a heap push and a flag per run, not a thread.
+
+    >>> fired = threading.Event()
+    >>> entry = watchdog.schedule(0.01, lambda event: event.set(), fired)
+    >>> fired.wait(5)
+    True
+    """
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._heap: list = []
+        self._seq = itertools.count()
+        self._cancelled = 0
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, delay_s: float, fn, arg) -> list:
+        entry = [time.monotonic() + delay_s, next(self._seq), fn, arg]
+        with self._cv:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True,
+                                                name="flowgraph-watchdog")
+                self._thread.start()
+            if self._heap[0] is entry:
+                self._cv.notify()
+        return entry
+
+    def cancel(self, entry: list) -> None:
+        with self._cv:
+            if entry[2] is None:
+                return
+            entry[2] = entry[3] = None
+            self._cancelled += 1
+            if self._cancelled > 64 and self._cancelled * 2 > len(self._heap):
+                self._heap = [e for e in self._heap if e[2] is not None]
+                heapq.heapify(self._heap)
+                self._cancelled = 0
+
+    def _loop(self) -> None:
+        heap = None
+        while True:
+            with self._cv:
+                heap = self._heap
+                while heap and heap[0][2] is None:
+                    heapq.heappop(heap)
+                    self._cancelled = max(0, self._cancelled - 1)
+                if not heap:
+                    self._cv.wait()
+                    continue
+                wait = heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._cv.wait(wait)
+                    continue
+                entry = heapq.heappop(heap)
+                fn, arg = entry[2], entry[3]
+                entry[2] = entry[3] = None
+            try:
+                fn(arg)
+            except Exception as e:  # pragma: no cover - cancel callbacks do not raise
+                logger.error("flowgraph watchdog callback failed: %r", e)
+
+
+watchdog = Watchdog()  # the process's one deadline thread
+
+
+step_ids = itertools.count(1)  # one id per step of any session in the process
+
+
+class FastRun:
+    """What a repeated `Session.run` of one signature needs, resolved once.
+
+    A signature is the fetch structure plus the feed_dict's keys in order. The session
+    keeps one `FastRun` per signature whose plan needs nothing but feeding, executing and
+    fetching (no memory schedule, shape variants, device transfers, variable reads or
+    deadline), and uses it only for runs without options or run metadata; anything else
+    takes the general path. Feeds are still checked: an ndarray with the dtype and shape
+    that were accepted before passes as is, any other value goes through the session's
+    full conversion and its errors.
+
+    >>> import numpy as np
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.float32, [2])
+    >>> y = x * 2.0
+    >>> with tf.Session() as sess:
+    ...     first = sess.run(y, {x: np.ones(2, np.float32)})  # general path; caches one
+    ...     again = sess.run(y, {x: np.ones(2, np.float32)})  # this signature's FastRun
+    >>> again
+    array([2., 2.], dtype=float32)
+    """
+
+    __slots__ = ("feed_checks", "feed_slots", "fetch_slots", "plan", "rebuild", "rendezvous")
+
+    def __init__(self, cp, feed_tensors, feed_values, rebuild) -> None:
+        self.plan = cp.plan
+        self.feed_slots = [cp.feed_slots[t] for t in feed_tensors]
+        self.fetch_slots = cp.fetch_slots
+        self.rendezvous = cp.needs_rendezvous
+        # (tensor, dtype, shape) of each feed as the session accepted it last
+        self.feed_checks = [(t, v.dtype, v.shape) for t, v in zip(feed_tensors, feed_values)]
+        # How the fetch structure is rebuilt from the fetched values: an int (one tensor:
+        # that value), or a callable
+        self.rebuild = rebuild
+
+    @staticmethod
+    def rebuilder(fetches, mapper):
+        """How a `FastRun` rebuilds `fetches` from the values of ``mapper.unique_tensors``:
+        an index for one tensor, a direct pick for a flat list or tuple of tensors and
+        operations (None for an operation), else the mapper's own rebuild."""
+        kind = type(fetches)
+        if kind is Tensor:
+            return 0
+        if (kind is list or kind is tuple) and fetches and all(
+                type(f) is Tensor or type(f) is Operation for f in fetches):
+            index = {t: i for i, t in enumerate(mapper.unique_tensors)}
+            none = len(index)  # the None appended after the values
+            picks = [index.get(f, none) if type(f) is Tensor else none for f in fetches]
+            if len(picks) == 1:
+                (only,) = picks
+
+                def rebuild(values):
+                    values.append(None)
+                    return kind([values[only]])
+            else:
+                pick = operator.itemgetter(*picks)
+
+                def rebuild(values):
+                    values.append(None)
+                    return kind(pick(values))
+            return rebuild
+        return mapper.rebuild
+
+    @staticmethod
+    def usable(cp, feed_tensors, feed_values) -> bool:
+        """Whether plan `cp`, fed these (converted) values, can run through a `FastRun`."""
+        return (cp.memory_schedule is None and cp.measured_sizes is None
+                and getattr(cp, "shape_variants", None) is None
+                and not cp.async_devices and not cp.fetch_to_host and not any(cp.deref_fetch)
+                and all(type(v) is np.ndarray for v in feed_values)
+                and len(set(feed_tensors)) == len(feed_tensors))
+
+    def run(self, session, feed_dict):
+        """Run the step for `session`, feeding `feed_dict` (None or a dict whose keys are
+        this signature's); return the rebuilt fetch structure."""
+        values = []
+        if feed_dict:
+            for (t, dtype, shape), value in zip(self.feed_checks, feed_dict.values()):
+                if type(value) is not np.ndarray or value.dtype is not dtype \
+                        or value.shape != shape:
+                    value = session._convert_feed(t, value)
+                values.append(value)
+        context = StepContext(next(step_ids), session, None, self.rendezvous)
+        step = _executor.Step(self.plan, context, session._pool, False)
+        context.step = step
+        live = session._live_steps
+        live.add(context)
+        try:
+            out = step.run_fetch(self.feed_slots, values, self.fetch_slots)
+        finally:
+            live.discard(context)
+            context.step = None  # break the step <-> context cycle: free values now
+            context.cancelled = None
+        rebuild = self.rebuild
+        return out[rebuild] if type(rebuild) is int else rebuild(out)

@@ -1,6 +1,7 @@
 """TensorFlow's ``MetaGraphDef`` and ``TensorInfo`` messages (the protobufs of a
-TensorFlow SavedModel, with TensorFlow's field numbers), as ``tf.MetaGraphDef`` and
-``tf.TensorInfo``; `flowgraph.saved_model.tf_saved_model` reads SavedModels with them.
+TensorFlow SavedModel and of a ``.meta`` file, with TensorFlow's field numbers), as
+``tf.MetaGraphDef`` and ``tf.TensorInfo``; they live in
+`flowgraph.framework.tf_formats.meta_graph_messages`.
 
 Example
 -------
@@ -10,7 +11,9 @@ Example
 'x'
 """
 
-from flowgraph.saved_model.tf_saved_model import MetaGraphDefProto as MetaGraphDef
-from flowgraph.saved_model.tf_saved_model import TensorInfoProto as TensorInfo
+from flowgraph.framework.tf_formats.meta_graph_messages import (
+    MetaGraphDefProto as MetaGraphDef,
+)
+from flowgraph.framework.tf_formats.meta_graph_messages import TensorInfoProto as TensorInfo
 
 __all__ = ["MetaGraphDef", "TensorInfo"]

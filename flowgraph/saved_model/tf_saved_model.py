@@ -5,7 +5,9 @@ own SavedModel classes (`flowgraph.saved_model.format`) so that
 ``saved_model.pb`` is a ``SavedModel`` protobuf message: meta graphs, each with its tags,
 its GraphDef, a SaverDef, collections (the variables as serialized ``VariableDef``s, the
 main op) and signatures. The messages are decoded with flowgraph's wire code
-(`event_format`); the GraphDef is converted by `tf_formats.graph_def`. Nothing in the
+(`event_format`) as the messages of `tf_formats.meta_graph_messages`; the GraphDef is
+converted by `tf_formats.graph_def`, TensorFlow's saver nodes dropped by
+`tf_formats.saver_graph`. Nothing in the
 file is executed: the graph is imported op by op, registered flowgraph ops only.
 
 TensorFlow's saver nodes (``save/SaveV2``, ``save/RestoreV2``, ...) are not flowgraph
@@ -25,9 +27,16 @@ from __future__ import annotations
 
 import os
 
-from flowgraph.framework import errors, registry
-from flowgraph.framework.event_format import GraphDef, Message, TensorShapeProto
+from flowgraph.framework import errors
 from flowgraph.framework.tf_formats.graph_def import graph_def_to_dict
+from flowgraph.framework.tf_formats.meta_graph import check_graph_def_sizes
+from flowgraph.framework.tf_formats.meta_graph_messages import (
+    MetaGraphDefProto,
+    SavedModelProto,
+    TensorInfoProto,
+    VariableDefProto,
+)
+from flowgraph.framework.tf_formats.saver_graph import drop_saver_nodes, saver_scope
 from flowgraph.saved_model import constants
 from flowgraph.saved_model import format as fmt
 
@@ -38,63 +47,6 @@ _RESTORE_SCOPE = "flowgraph_restore"
 _VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "global_step",
                          "local_variables", "model_variables", "moving_average_variables")
 _MAIN_OP_COLLECTIONS = ("saved_model_main_op", "legacy_init_op")
-# A graph may hold more savers than its SaverDef's (a training Saver as well).
-_SAVER_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices",
-                        "Restore", "RestoreSlice", "ShardedFilename", "ShardedFilespec"})
-
-
-# -- TensorFlow's messages (field numbers of meta_graph.proto and saved_model.proto) ---
-class TensorInfoProto(Message):
-    FIELDS = ((1, "name", "string", False), (2, "dtype", "enum", False),
-              (3, "tensor_shape", TensorShapeProto, False))
-
-
-class SignatureDefProto(Message):
-    FIELDS = ((1, "inputs", ("map", "string", TensorInfoProto), True),
-              (2, "outputs", ("map", "string", TensorInfoProto), True),
-              (3, "method_name", "string", False))
-
-
-class MetaInfoDefProto(Message):
-    FIELDS = ((1, "meta_graph_version", "string", False), (4, "tags", "string", True),
-              (5, "tensorflow_version", "string", False))
-
-
-class SaverDefProto(Message):
-    FIELDS = ((1, "filename_tensor_name", "string", False),
-              (2, "save_tensor_name", "string", False),
-              (3, "restore_op_name", "string", False))
-
-
-class _StringList(Message):
-    FIELDS = ((1, "value", "bytes", True),)
-
-
-class CollectionDefProto(Message):
-    FIELDS = ((1, "node_list", _StringList, False), (2, "bytes_list", _StringList, False))
-
-
-class VariableDefProto(Message):
-    FIELDS = ((1, "variable_name", "string", False), (2, "initializer_name", "string", False),
-              (3, "snapshot_name", "string", False), (5, "is_resource", "bool", False),
-              (6, "initial_value_name", "string", False), (7, "trainable", "bool", False))
-
-
-class AssetFileDefProto(Message):
-    FIELDS = ((1, "tensor_info", TensorInfoProto, False), (2, "filename", "string", False))
-
-
-class MetaGraphDefProto(Message):
-    FIELDS = ((1, "meta_info_def", MetaInfoDefProto, False), (2, "graph_def", GraphDef, False),
-              (3, "saver_def", SaverDefProto, False),
-              (4, "collection_def", ("map", "string", CollectionDefProto), True),
-              (5, "signature_def", ("map", "string", SignatureDefProto), True),
-              (6, "asset_file_def", AssetFileDefProto, True))
-
-
-class SavedModelProto(Message):
-    FIELDS = ((1, "saved_model_schema_version", "int64", False),
-              (2, "meta_graphs", MetaGraphDefProto, True))
 
 
 # -- conversion ------------------------------------------------------------------------
@@ -136,30 +88,6 @@ def _variables(mg: MetaGraphDefProto) -> list[fmt.VariableDef]:
             for name, (vd, keys) in found.items()]
 
 
-def _drop_saver_nodes(graph_def: dict, saver_scope: str) -> dict:
-    """The graph def without TensorFlow's saver subgraph: the nodes in `saver_scope`
-    (``save/``), the savers' ops elsewhere, those flowgraph has no op for, and the nodes
-    depending on them."""
-    nodes = graph_def["node"]
-    dropped = {n["name"] for n in nodes if not registry.has_op_def(n["op"])
-               or n["op"] in _SAVER_OPS
-               or (saver_scope and n["name"].startswith(saver_scope))}
-    changed = True
-    while changed:
-        changed = False
-        for n in nodes:
-            if n["name"] in dropped:
-                continue
-            for ref in n.get("input", []):
-                src = ref.lstrip("^").rpartition(":")[0] or ref.lstrip("^")
-                if src in dropped:
-                    dropped.add(n["name"])
-                    changed = True
-                    break
-    kept = [n for n in nodes if n["name"] not in dropped]
-    return {**graph_def, "node": kept}
-
-
 def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef]) -> fmt.RestoreDef:
     by_name = {n["name"]: n for n in graph_def["node"]}
     entries, control = [], []
@@ -185,9 +113,9 @@ def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef]) -> fmt.
 
 
 def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
-    restore_op = mg.saver_def.restore_op_name
-    scope = restore_op.rpartition("/")[0] + "/" if "/" in restore_op else ""
-    graph_def = _drop_saver_nodes(graph_def_to_dict(mg.graph_def), scope)
+    check_graph_def_sizes(mg.graph_def)
+    scope = saver_scope(mg.saver_def.restore_op_name)
+    graph_def, _ = drop_saver_nodes(graph_def_to_dict(mg.graph_def), scope)
     variables = _variables(mg)
     restore = _restore_subgraph(graph_def, variables) if variables else None
     main_op = None
@@ -227,7 +155,7 @@ def read_tf_saved_model(export_dir) -> fmt.SavedModel:
     except fmt.SavedModelFormatError as e:
         raise fmt.SavedModelFormatError(f"Cannot load TensorFlow SavedModel {path}: {e}") \
             from None
-    except (ValueError, UnicodeDecodeError, TypeError, KeyError) as e:
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError, OverflowError) as e:
         raise errors.DataLossError(
             None, None, f"Unable to read TensorFlow SavedModel {path}: the file is "
             f"truncated or corrupted, or not a SavedModel ({type(e).__name__}: {e}).") \

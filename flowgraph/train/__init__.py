@@ -39,6 +39,9 @@ from flowgraph.train.cluster_protos import ClusterDef, JobDef, ServerDef  # noqa
 from flowgraph.train.input_maybe import *  # noqa: E402
 from flowgraph.train.input_producers import *  # noqa: E402
 from flowgraph.train.learning_rate_decay_extra import *  # noqa: E402
+from flowgraph.train.meta_graph_export import export_meta_graph  # noqa: E402
+from flowgraph.train.meta_graph_import import import_meta_graph  # noqa: E402
 from flowgraph.train.moving_averages import ExponentialMovingAverage  # noqa: E402
 from flowgraph.train.proximal import *  # noqa: E402
 from flowgraph.train.supervisor import Supervisor  # noqa: E402
+from flowgraph.train.warm_starting import VocabInfo, warm_start  # noqa: E402

@@ -302,6 +302,17 @@ def _part_getter(graph, part, flat: list, index: dict):
     elements `part` needs): an int (one tensor), None (one op) or a callable."""
     if type(part) is Tensor or type(part) is Operation:
         element = part
+    elif (type(part) is tuple or type(part) is list) and part and all(
+            type(x) is Tensor or type(x) is Operation for x in part):
+        # A flat tuple or list (the Estimator's ``(train_op, loss)``): pick the values
+        # straight from `flat`, None for an operation.
+        FetchMapper.build(graph, part)  # raises the usual errors for foreign elements
+        kind = type(part)
+        picks = []
+        for x in part:
+            position = _position(x, flat, index)  # an operation runs, and yields None
+            picks.append(position if type(x) is Tensor else None)
+        return lambda values: kind([None if j is None else values[j] for j in picks])
     else:
         mapper = FetchMapper.build(graph, part)
         positions = [_position(t, flat, index) for t in mapper.unique_tensors]
@@ -336,7 +347,8 @@ class _HookedSession(_WrappedSession):
       entry of the previous run. When the caller fetches the same structure and every
       hook returned the very same object as last time (hooks that keep one
       `SessionRunArgs` and return it every step), that entry is reused without looking
-      at the hooks' fetches. A hook that wants other fetches returns another
+      at the hooks' fetches (nor at their feeds and options, when none had any:
+      ``_last_plain``). A hook that wants other fetches returns another
       `SessionRunArgs` object (mutating the fetches of one it returned before is not
       noticed).
     """
@@ -354,6 +366,7 @@ class _HookedSession(_WrappedSession):
         self._should_stop = False
         self._merged: dict = {}
         self._last = (None, None, None)
+        self._last_plain = False  # no request of `_last` has feeds or options
         self._last_fetches = _NOTHING
         # Handed to hooks when nobody asked for options/metadata (never filled).
         self._no_options = RunOptions()
@@ -369,7 +382,11 @@ class _HookedSession(_WrappedSession):
         context = SessionRunContext(_new_args((fetches, feed_dict, None)), sess)
         requests = [before_run(context) for before_run in self._before]
         hook_feeds = hook_options = None
-        for request in requests:
+        last_key, last_requests, entry = self._last
+        # The very same requests as last time, none with feeds or options (None cannot
+        # have been filled in since): nothing to merge.
+        same = last_requests is not None and all(map(_is, requests, last_requests))
+        for request in () if same and self._last_plain else requests:
             if request is not None and (request[1] or request[2]):
                 if request[1]:
                     if hook_feeds is None:
@@ -394,7 +411,6 @@ class _HookedSession(_WrappedSession):
         if options is not None and run_metadata is None:
             run_metadata = RunMetadata()
 
-        last_key, last_requests, entry = self._last
         # The same flat tuple of tensors/ops as last time (a training loop passing one
         # fetches tuple each step) has the same key: it cannot change, and
         # `_last_fetches` keeps it alive, so its id is not reused.
@@ -402,8 +418,7 @@ class _HookedSession(_WrappedSession):
             caller_key = last_key
         else:
             caller_key = _structure_key(fetches)
-        if caller_key is None or caller_key != last_key or not all(
-                map(_is, requests, last_requests)):
+        if caller_key is None or caller_key != last_key or not same:
             entry = self._lookup(fetches, caller_key, requests)
         flat, caller, after_calls = entry
         values = sess.run(flat, feed_dict, options, run_metadata)
@@ -443,6 +458,8 @@ class _HookedSession(_WrappedSession):
             self._last_fetches = _NOTHING
         else:
             self._last = (caller_key, requests, entry)
+            self._last_plain = all(r is None or (r[1] is None and r[2] is None)
+                                   for r in requests)
             if fetches is not self._last_fetches:
                 self._last_fetches = fetches if _is_flat_tuple(fetches) else _NOTHING
         return entry

@@ -44,8 +44,10 @@ from flowgraph.framework.constant_op import constant
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tf_formats.bundle import write_bundle
+from flowgraph.framework.tf_formats.meta_graph import write_meta_graph_file
 from flowgraph.train import checkpoint_state as _state
 from flowgraph.train.checkpoint_utils import CheckpointReader, write_checkpoint
+from flowgraph.train.meta_graph_export import export_meta_graph, register_saver_entries
 
 __all__ = ["Saver", "SaverDef"]
 
@@ -227,6 +229,10 @@ class Saver:
             restore_op = group(*assigns, name="restore_all")
         self._restore_op = restore_op
         self._graph = graph
+        register_saver_entries(graph, restore_op.name, self._filename or "model", [
+            (key, ref.op.name, ref.dtype.base_dtype.as_datatype_enum,
+             ref.shape.as_list() if ref.shape.ndims is not None else None)
+            for key, ref, _ in self._entries])
         if self.saver_def is None:
             self.saver_def = SaverDef(
                 filename_tensor_name=filename.name, save_tensor_name=save_tensor.name,
@@ -237,6 +243,20 @@ class Saver:
 
     def as_saver_def(self) -> SaverDef:
         return self.saver_def
+
+    def export_meta_graph(self, filename=None, collection_list=None, as_text: bool = False,
+                          export_scope=None, clear_devices: bool = False,
+                          clear_extraneous_savers: bool = False,
+                          strip_default_attrs: bool = False, save_debug_info: bool = False):
+        """Write this Saver's graph, collections and SaverDef as a ``.meta`` file (see
+        `flowgraph.train.meta_graph_export.export_meta_graph`); returns the
+        MetaGraphDef."""
+        return export_meta_graph(
+            filename=filename, graph_def=None, saver_def=self.saver_def,
+            collection_list=collection_list, as_text=as_text,
+            graph=getattr(self, "_graph", None), export_scope=export_scope,
+            clear_devices=clear_devices, clear_extraneous_savers=clear_extraneous_savers,
+            strip_default_attrs=strip_default_attrs, save_debug_info=save_debug_info)
 
     # -- bookkeeping of recent checkpoints -------------------------------------------------------
     @property
@@ -293,8 +313,9 @@ class Saver:
 
         `global_step` may be an int or a tensor/variable (evaluated in `sess`). With
         `write_state`, the ``checkpoint`` file of the directory is updated and
-        checkpoints beyond `max_to_keep` are deleted. (No ``.meta`` graph file is
-        written; `write_meta_graph` is accepted for compatibility.)
+        checkpoints beyond `max_to_keep` are deleted. With `write_meta_graph`, the graph
+        is written next to the checkpoint as ``PREFIX.meta`` (TensorFlow's MetaGraphDef,
+        see `export_meta_graph`; ``tf.train.import_meta_graph`` reads it back).
         """
         if not self._is_built:
             raise RuntimeError("`build()` should be called before save if defer_build==True")
@@ -329,6 +350,15 @@ class Saver:
         write = write_bundle if self._format == "tensorflow" else write_checkpoint
         write(checkpoint_file, {key: np.asarray(value) for (key, _, _), value
                                 in zip(self._entries, values)})
+        if write_meta_graph:
+            try:
+                self._write_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}")
+            except (ValueError, TypeError, KeyError) as e:
+                # The checkpoint is written; a graph TensorFlow's format cannot hold
+                # must not make the save fail.
+                logger.warning("Saver: checkpoint %s saved, but its graph could not be "
+                               "written as %s.%s: %s", checkpoint_file, checkpoint_file,
+                               meta_graph_suffix, e)
         if write_state:
             self._record_last_checkpoint(checkpoint_file)
             _state.update_checkpoint_state(
@@ -340,6 +370,22 @@ class Saver:
                 last_preserved_timestamp=self._last_preserved_timestamp)
             self._maybe_delete_old_checkpoints(meta_graph_suffix)
         return checkpoint_file
+
+    def _write_meta_graph(self, path: str) -> None:
+        # A finalized graph (a MonitoredSession's, an Estimator's) is serialized once and
+        # its bytes reused while no op or collection item is added.
+        graph = self._graph
+        key = None
+        if graph.finalized:
+            key = (graph.version, tuple((k, len(graph.get_collection(k)))
+                                        for k in graph.get_all_collection_keys()))
+        cached = self.__dict__.get("_meta_graph_cache")
+        if key is None or cached is None or cached[0] != key:
+            data = self.export_meta_graph().SerializeToString()
+            self._meta_graph_cache = (key, data) if key is not None else None
+        else:
+            data = cached[1]
+        write_meta_graph_file(data, path)
 
     # -- restore ---------------------------------------------------------------------------------
     def restore(self, sess, save_path: str) -> None:

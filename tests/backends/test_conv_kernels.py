@@ -216,14 +216,14 @@ def test_pool_kernels_match_reference(seed):
 
 @pytest.mark.parametrize("seed", [1, 2, 6, 7])
 def test_kernels_split_across_threads_match_reference(seed, monkeypatch):
-    """Tiny grains and chunks: im2col, col2im (split at image boundaries), the zero
+    """Tiny grains, one chunk: im2col, col2im (split at image boundaries), the zero
     fills and the pools run in parts on two kernel threads."""
     from flowgraph.backends.cpu import kernel_pool
 
     monkeypatch.setattr(kernel_pool, "threads", lambda: 2)
     for family in ("gather", "reduce"):
         monkeypatch.setitem(kernel_pool.GRAIN, family, 8)
-    monkeypatch.setattr(kc, "_CHUNK_BYTES", 6000)  # one chunk, split at an image boundary
+    monkeypatch.setattr(kc, "_CHUNK_BYTES", 1 << 20)  # one chunk, split at an image boundary
     case = draw_case(seed)
     case["shape"] = (7, *case["shape"][1:])
     rng, dt, fmt = case["rng"], np.float64, case["format"]
@@ -251,6 +251,98 @@ def test_kernels_split_across_threads_match_reference(seed, monkeypatch):
             else kc.avg_pool_grad(np.array(_to(fmt, xp).shape), _to(fmt, g), **pattrs)
         np.testing.assert_allclose(_back(fmt, got), ref_pool(xp, pool_case["k"], pool_case,
                                                              kind, g), **_tol(dt))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 6, 7])
+def test_chunks_on_threads_match_reference(seed, monkeypatch):
+    """Many small chunks on two kernel threads, each thread running its own chunks with
+    BLAS on one thread (`_on_threads`): Conv2D and Conv2DBackpropFilter split the
+    chunks, Conv2DBackpropInput whole images (one image falls back to one thread); dF's
+    per-thread partial sums add up in a fixed order, so repeated runs agree bitwise."""
+    from flowgraph.backends.cpu import kernel_pool
+    from flowgraph.backends.cpu.blas_threads import blas_threads
+
+    monkeypatch.setattr(kernel_pool, "threads", lambda: 2)
+    monkeypatch.setattr(kc, "_blas_spins_briefly", lambda: True)
+    used, blas_inside = [], []
+    on_threads = kc._on_threads
+
+    def spy(items, part):
+        def watched(a, b):
+            blas_inside.append(blas_threads())
+            part(a, b)
+        used.append(on_threads(items, watched))
+        return used[-1]
+
+    monkeypatch.setattr(kc, "_on_threads", spy)
+    case = draw_case(seed)
+    batch = 1 if seed == 7 else 4 + seed % 3
+    case["shape"] = (batch, *case["shape"][1:])
+    rng, dt, fmt = case["rng"], case["dtype"], case["format"]
+    kh, kw = case["k"]
+    chunk = 2 * kh * kw * case["shape"][3] * np.dtype(dt).itemsize  # two rows of columns
+    monkeypatch.setattr(kc, "_CHUNK_BYTES", chunk)
+    x = rng.standard_normal(case["shape"])
+    f = rng.standard_normal((kh, kw, case["shape"][3], case["cout"]))
+    attrs = _attrs(case)
+    y = kc.conv2d(_to(fmt, x).astype(dt), f.astype(dt), **attrs)
+    np.testing.assert_allclose(_back(fmt, y), ref_conv(x, f, case)[2], **_tol(dt))
+    dy = rng.standard_normal(_back(fmt, y).shape)
+    want_dx, want_df = ref_conv_grads(x, f, dy, case)
+    dx = kc.conv2d_backprop_input(np.array(_to(fmt, x).shape), f.astype(dt),
+                                  _to(fmt, dy).astype(dt), **attrs)
+    np.testing.assert_allclose(_back(fmt, dx), want_dx, **_tol(dt))
+    args = (_to(fmt, x).astype(dt), np.array(f.shape), _to(fmt, dy).astype(dt))
+    df = kc.conv2d_backprop_filter(*args, **attrs)
+    np.testing.assert_allclose(df, want_df, **_tol(dt))
+    np.testing.assert_array_equal(kc.conv2d_backprop_filter(*args, **attrs), df)
+    assert used[0] and used[2], "Conv2D and its filter gradient ran their chunks on threads"
+    assert used[1] == (batch > 1)
+    assert set(blas_inside) == {1}, "BLAS runs on one thread inside each thread's chunks"
+
+
+def test_chunks_stay_off_the_kernel_threads_while_blas_workers_spin(monkeypatch):
+    """With BLAS on two threads and OpenBLAS's default spin timeout, the chunks run in
+    turn (BLAS's threads on each product); a short timeout, or BLAS on one thread,
+    lets them run on the kernel threads."""
+    monkeypatch.setattr(kc, "blas_threads", lambda: 2)
+    for name in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+    assert not kc._blas_spins_briefly()
+    assert not kc._on_threads(4, lambda a, b: pytest.fail("ran on the kernel threads"))
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "28")
+    assert not kc._blas_spins_briefly()
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "20")
+    assert kc._blas_spins_briefly()
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
+    monkeypatch.setattr(kc, "blas_threads", lambda: 1)
+    assert kc._blas_spins_briefly()
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+@pytest.mark.parametrize("k,stride,side", [(2, 2, 6), (2, 2, 7), (3, 3, 7), (2, 1, 6),
+                                           (3, 2, 7)])
+def test_max_pool_route_writes_every_element(k, stride, side, padding):
+    """`_conv.max_pool_route` writes all of `dst`, whether the windows tile the input
+    (stride = window: each element stored once, nothing zeroed first) or not (zeroed,
+    then added into); `dst` starts full of NaN, as a recycled buffer may."""
+    from flowgraph.backends.cpu import _conv
+
+    rng = np.random.default_rng(k * 10 + stride + side)
+    case = {"k": (k, k), "strides": (stride, stride), "padding": padding,
+            "format": "NHWC", "shape": (2, side, side + stride, 3)}
+    x = rng.standard_normal(case["shape"])
+    geo = kc._pool_geometry("MaxPoolGrad", x, [1, k, k, 1], [1, stride, stride, 1],
+                            padding, "NHWC")
+    dy = rng.standard_normal((2, geo[8], geo[9], 3))
+    dx = np.full_like(x, np.nan)
+    _conv.max_pool_route(x, dy, dx, geo, False)
+    np.testing.assert_allclose(dx, ref_pool(x, (k, k), case, "max", dy), **_tol(x.dtype))
+    ddx = rng.standard_normal(x.shape)
+    gg = np.full_like(dy, np.nan)
+    _conv.max_pool_route(x, ddx, gg, geo, True)
+    want = np.sum(ref_pool(x, (k, k), case, "max", dy) * ddx)
+    np.testing.assert_allclose(np.sum(gg * dy), want, rtol=1e-10)
 
 
 # -- through the public API ---------------------------------------------------------------

@@ -16,8 +16,8 @@ from flowgraph.framework.graph_release import release_graph
 from flowgraph.runtime.config import RewriterConfig
 
 # The planner's rewrites (flowgraph/runtime/rewrite*.py, specialize.py) make ops of their
-# own for a plan, whose op <-> tensor cycles name the graph; until they release them,
-# these tests run without those rewrites, to check the graph's own cycles.
+# own for a plan, released with it; some tests run without them, to check the graph's own
+# cycles alone.
 NO_PLAN_OPS = tf.ConfigProto(graph_options=tf.GraphOptions(
     rewrite_options=RewriterConfig(disable_meta_optimizer=True)))
 
@@ -106,7 +106,8 @@ def _model_fn(features, labels, mode):
         "accuracy": tf.metrics.accuracy(labels, tf.argmax(logits, 1))})
 
 
-def test_estimator_graphs_are_freed_by_refcounting(tmp_path):
+@pytest.mark.parametrize("session_config", [NO_PLAN_OPS, None], ids=["no_rewrites", "default"])
+def test_estimator_graphs_are_freed_by_refcounting(tmp_path, session_config):
     """`train`, `evaluate` and `predict` each build a graph; none outlives its call."""
     graphs = []
 
@@ -117,7 +118,7 @@ def test_estimator_graphs_are_freed_by_refcounting(tmp_path):
     x = np.random.default_rng(0).normal(size=(64, 4)).astype(np.float32)
     y = (x[:, 0] > 0).astype(np.int64)
     config = estimators.RunConfig(model_dir=str(tmp_path), save_checkpoints_secs=600,
-                                  save_checkpoints_steps=None, session_config=NO_PLAN_OPS)
+                                  save_checkpoints_steps=None, session_config=session_config)
     est = estimators.Estimator(_model_fn, config=config)
     train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=16, num_epochs=None,
                                                 shuffle=True)
@@ -133,18 +134,25 @@ def test_estimator_graphs_are_freed_by_refcounting(tmp_path):
     assert len(predictions) == 64
 
 
-@pytest.mark.xfail(reason="ops the planner's rewrites make for one plan keep op <-> tensor "
-                          "cycles that name the graph (see NO_PLAN_OPS)", strict=False)
-def test_with_the_planners_rewrites_the_graph_is_freed_too():
+@pytest.mark.parametrize("batch", [4, None], ids=["static", "shape_variants"])
+def test_with_the_planners_rewrites_the_graph_is_freed_too(batch):
+    """Plans whose rewrites made ops of their own (folded shapes, collapsed chains, a
+    plan specialized to the fed shape) free them with the plan, and the graph with it."""
     with _no_collection():
         g = tf.Graph()
         with g.as_default():
-            x = tf.placeholder(tf.float32, [4, 3], name="x")
-            loss = tf.reduce_sum(tf.square(x))
+            x = tf.placeholder(tf.float32, [batch, 3], name="x")
+            loss = tf.reduce_sum(tf.square(x + 1.0 + 2.0))
             (grad,) = tf.gradients(loss, [x])
             with tf.Session() as sess:
-                sess.run(grad, {x: np.ones((4, 3), np.float32)})
+                for _ in range(2):
+                    sess.run(grad, {x: np.ones((4, 3), np.float32)})
+                nodes = [n for cp in sess._plans.values() for n in cp.nodes]
+                made = [n.op for n in nodes if n.op is not None and n.op not in
+                        g.get_operations()]
+                assert made, "the rewrites made no op of their own: nothing is tested"
+            del nodes, made
         ref = weakref.ref(g)
         release_graph(g)
-        del g, x, loss, grad
+        del g, x, loss, grad, sess  # a session refers to its graph, as in TensorFlow
         assert ref() is None

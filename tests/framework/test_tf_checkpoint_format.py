@@ -104,7 +104,7 @@ def test_saver_writes_tensorflow_format_and_keeps_max_to_keep(tmp_path):
             for step in (1, 2):
                 path = saver.save(sess, str(tmp_path / "m"), global_step=step)
             assert sorted(os.listdir(tmp_path)) == [
-                "checkpoint", "m-2.data-00000-of-00001", "m-2.index"]
+                "checkpoint", "m-2.data-00000-of-00001", "m-2.index", "m-2.meta"]
             assert tf.train.latest_checkpoint(str(tmp_path)) == path
             sess.run([v.assign([[0.0, 0.0]]), s.assign([b"", b""])])
             saver.restore(sess, path)

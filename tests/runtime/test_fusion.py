@@ -154,6 +154,7 @@ UNARY = [tf.sin, tf.tanh, tf.negative, tf.abs, tf.square, tf.nn.relu, tf.sigmoid
          lambda v: tf.exp(tf.minimum(v, 3.0))]
 BINARY = [tf.add, tf.subtract, tf.multiply, tf.maximum, tf.minimum]
 SHAPES = [(4, 3), (3,), (1, 3), (4, 1), ()]
+CONST_SHAPES = [(), (1,), (1, 1), (3,), (1, 1, 1)]  # one-element ones become program consts
 
 
 @st.composite
@@ -165,29 +166,38 @@ def _graphs(draw):
         if draw(st.booleans()):
             steps.append(("u", draw(st.integers(0, len(UNARY) - 1)),
                           draw(st.integers(0, n_in + i - 1))))
-        else:
+        elif draw(st.booleans()):
             steps.append(("b", draw(st.integers(0, len(BINARY) - 1)),
                           draw(st.integers(0, n_in + i - 1)),
                           draw(st.integers(0, n_in + i - 1))))
+        else:
+            steps.append(("c", draw(st.integers(0, len(BINARY) - 1)),
+                          draw(st.integers(0, n_in + i - 1)),
+                          draw(st.sampled_from(CONST_SHAPES)),
+                          draw(st.floats(-2.0, 2.0, width=32))))
     fetched = draw(st.sets(st.integers(0, len(steps) - 1), max_size=3))
     dtype = draw(st.sampled_from([tf.float32, tf.float64]))
     seed = draw(st.integers(0, 2**16))
-    return shapes, steps, sorted(fetched | {len(steps) - 1}), dtype, seed
+    static = draw(st.booleans())  # placeholders with known shapes, or all dims unknown
+    return shapes, steps, sorted(fetched | {len(steps) - 1}), dtype, seed, static
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_graphs())
 def test_random_elementwise_graphs_fuse_bitwise_with_gradients(case):
-    shapes, steps, fetched, dtype, seed = case
+    shapes, steps, fetched, dtype, seed, static = case
     rng = np.random.default_rng(seed)
     with tf.Graph().as_default():
-        xs = [tf.placeholder(dtype, s) for s in shapes]
+        xs = [tf.placeholder(dtype, s if static else [None] * len(s)) for s in shapes]
         values = list(xs)
         for step in steps:
             if step[0] == "u":
                 values.append(UNARY[step[1]](values[step[2]]))
-            else:
+            elif step[0] == "b":
                 values.append(BINARY[step[1]](values[step[2]], values[step[3]]))
+            else:
+                const = tf.constant(np.full(step[3], step[4]), dtype=dtype)
+                values.append(BINARY[step[1]](values[step[2]], const))
         outs = [values[len(xs) + k] for k in fetched]
         loss = tf.add_n([tf.reduce_sum(o) for o in outs])
         grads = [g for g in tf.gradients(loss, xs) if g is not None]
@@ -231,3 +241,17 @@ def test_a_one_element_constant_of_higher_rank_widens_the_result():
         got = _run(fetch, feed, ON)[0]
         assert got.shape == shape
         _same(got, _run(fetch, feed, OFF)[0])
+
+
+def test_relu_and_its_gradient_take_numpy_scalars_from_0d_kernels():
+    # A ufunc kernel returns a NumPy scalar for a 0-d result; the Cython Relu kernels
+    # took only ndarrays (found by the random-graph test above).
+    x = tf.placeholder(tf.float32, None)
+    y = tf.nn.relu(tf.sin(x))
+    (g,) = tf.gradients(tf.sin(y), [x])
+    for config in (ON, OFF):
+        with tf.Session(config=config) as sess:
+            got = sess.run([y, g], {x: np.float32(0.5)})
+        want_y = np.maximum(np.sin(np.float32(0.5)), 0)
+        assert got[0] == want_y
+        assert np.isclose(got[1], np.cos(want_y) * np.cos(np.float32(0.5)))

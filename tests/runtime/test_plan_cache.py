@@ -189,3 +189,150 @@ def test_entries_are_bounded_in_constant_bytes(monkeypatch):
         out = tf.matmul(x, tf.constant(big))
     _run(g, x, out, np.ones((1, 64), np.float32))
     assert plan_cache.stats()["entries"] == 4
+
+
+# -- plans with ops of their own (the rewrites' plan ops) ----------------------------------
+def _chain(step=2.0, batch=2):
+    """x + 1 + step, and its gradient: the rewrites fold the chain into one plan op."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [batch, 3], name="x")
+        y = tf.add(x + 1.0, step, name="y")
+        loss = tf.reduce_mean(tf.square(y), name="loss")
+        (grad,) = tf.gradients(loss, [x])
+    return g, x, [y, grad]
+
+
+def _plan_ops(sess, g):
+    """The ops of `sess`'s plans that `g` does not hold (made by the rewrites)."""
+    held = set(g.get_operations())
+    return [n.op for cp in sess._plans.values() for n in cp.nodes
+            if n.op is not None and n.op not in held]
+
+
+def test_plans_with_plan_ops_hit_and_agree():
+    results = []
+    for _ in range(2):
+        g, x, fetches = _chain()
+        with tf.Session(graph=g) as sess:
+            results.append(sess.run(fetches, {x: X}))
+            made = _plan_ops(sess, g)
+            assert made and all(op.graph is g for op in made)  # rebuilt on the new graph
+    assert plan_cache.stats()["hits"] == 1 and plan_cache.stats()["misses"] == 1
+    for first, second in zip(*results):
+        np.testing.assert_array_equal(first, second)
+    np.testing.assert_array_equal(results[1][0], X + 3.0)
+    np.testing.assert_allclose(results[1][1], 2.0 * (X + 3.0) / X.size, rtol=1e-6)
+
+
+def test_a_difference_behind_a_plan_op_misses():
+    """Graphs that differ in a constant the rewrites fold into a plan op miss, and each
+    computes its own value."""
+    for step in (2.0, 5.0):
+        g, x, fetches = _chain(step)
+        with tf.Session(graph=g) as sess:
+            np.testing.assert_array_equal(sess.run(fetches[0], {x: X}), X + 1.0 + step)
+    assert plan_cache.stats()["hits"] == 0 and plan_cache.stats()["misses"] == 2
+
+
+def test_entries_with_plan_ops_keep_no_graph_alive():
+    g, x, fetches = _chain()
+    with tf.Session(graph=g) as sess:
+        sess.run(fetches, {x: X})
+    del g, x, fetches, sess
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        g, x, fetches = _chain()
+        with tf.Session(graph=g) as sess:
+            sess.run(fetches, {x: X})
+        assert plan_cache.stats()["hits"] == 1
+        ref = weakref.ref(g)
+        release_graph(g)
+        del g, x, fetches, sess
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_plans_specialized_to_fed_shapes_are_keyed_by_them():
+    """A graph with an unknown batch gets a plan specialized to each fed shape
+    (specialize.py); the cache keeps one entry per shape."""
+    for batch in (2, 2, 4):
+        g, x, fetches = _chain(batch=None)
+        value = np.ones((batch, 3), np.float32)
+        with tf.Session(graph=g) as sess:
+            for _ in range(2):  # the first run compiles the variant for its shape only
+                got = sess.run(fetches, {x: value})
+        np.testing.assert_allclose(got[1], 2.0 * (value + 3.0) / value.size, rtol=1e-6)
+    stats = plan_cache.stats()
+    # batch 2's variant misses, then hits; batch 4's misses (no generic plan is needed)
+    assert (stats["hits"], stats["misses"], stats["entries"]) == (1, 2, 2), stats
+    with tf.Session(graph=g) as sess:
+        env = sess._compile_env
+        ops = needed_ops(fetches, [], {x})
+        keys = [plan_cache.plan_key(env, fetches, [], [x], ops, shape_specialized=True,
+                                    feed_shapes={x: shape}) for shape in [(2, 3), (4, 3)]]
+    assert None not in keys and keys[0] != keys[1]
+
+
+# -- an Estimator's train step ------------------------------------------------------------
+def _estimator_model_fn(features, labels, mode, params):
+    logits = tf.layers.dense(tf.layers.dense(features, 8, activation=tf.nn.relu), 3)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    optimizer = tf.train.AdamOptimizer(params["learning_rate"])
+    train_op = optimizer.minimize(loss, global_step=tf.train.get_or_create_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def _train(model_dir, learning_rate=0.01, calls=3):
+    """Per `train` call, the cache's (hits, misses); then the trained variables."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(64, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    tf.set_random_seed(0)
+    config = tf.estimator.RunConfig(model_dir=str(model_dir), tf_random_seed=7,
+                                    save_checkpoints_secs=None, save_checkpoints_steps=1000,
+                                    log_step_count_steps=None)
+    est = tf.estimator.Estimator(_estimator_model_fn, config=config,
+                                 params={"learning_rate": learning_rate})
+    fn = tf.estimator.inputs.numpy_input_fn(x, y, batch_size=16, num_epochs=None,
+                                            shuffle=False)
+    counts = []
+    for _ in range(calls):
+        before = plan_cache.stats()
+        est.train(fn, steps=5)
+        after = plan_cache.stats()
+        counts.append((after["hits"] - before["hits"], after["misses"] - before["misses"]))
+    return counts, {name: est.get_variable_value(name) for name in est.get_variable_names()}
+
+
+def test_a_second_estimator_train_call_hits_for_every_plan(tmp_path, monkeypatch):
+    counts, trained = _train(tmp_path / "cached")
+    # The second call restores a checkpoint (a plan the first did not run); the train
+    # step, with the ops the rewrites made for it, hits from the second call on.
+    assert counts[1][1] == 1 and counts[2] == (counts[1][0] + 1, 0), counts
+    monkeypatch.setattr(plan_cache, "MAX_ENTRIES", 0)
+    _, fresh = _train(tmp_path / "fresh")
+    assert sorted(trained) == sorted(fresh)
+    for name in trained:  # the replayed plans compute what fresh compiles compute
+        np.testing.assert_array_equal(trained[name], fresh[name], err_msg=name)
+
+
+def test_a_different_estimator_graph_misses(tmp_path):
+    _train(tmp_path / "a", calls=2)
+    counts, _ = _train(tmp_path / "b", learning_rate=0.02, calls=2)  # one constant differs
+    assert counts[0][1] >= 2 and counts[1][1] == 0, counts  # two train-step plans miss
+
+
+@pytest.mark.parametrize("module", [
+    "flowgraph.runtime.plan_cache", "flowgraph.framework.graph_release",
+    "flowgraph.runtime.rewrite_arith", "flowgraph.runtime.specialize"])
+def test_module_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

@@ -9,7 +9,12 @@ import pytest
 import flowgraph as tf
 from flowgraph.runtime import session as session_mod
 from flowgraph.runtime.config import RewriterConfig
-from flowgraph.runtime.specialize import MAX_SHAPE_VARIANTS, ShapeVariants, infer_shapes
+from flowgraph.runtime.specialize import (
+    MAX_SHAPE_VARIANTS,
+    DeferredPlan,
+    ShapeVariants,
+    infer_shapes,
+)
 
 FULL = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
 NO_FUSION = RewriterConfig(remapping=RewriterConfig.OFF)
@@ -90,8 +95,9 @@ def test_variants_are_bounded_per_fetch_set(monkeypatch):
                 for n in sizes:
                     v = np.arange(n, dtype=np.float64)
                     assert sess.run(y, {x: v}) == pytest.approx(v.mean())
-            # The generic plan, then one variant per shape up to the bound.
-            assert calls == [False] + [True] * MAX_SHAPE_VARIANTS
+            # One variant per shape up to the bound (the first run compiles its variant
+            # only), then the generic plan, once, when a shape beyond the bound runs.
+            assert calls == [True] * MAX_SHAPE_VARIANTS + [False]
             # Beyond the bound the generic plan runs: it still has its Size op.
             md = tf.RunMetadata()
             sess.run(y, {x: np.ones(sizes[-1])}, options=FULL, run_metadata=md)
@@ -170,3 +176,55 @@ def test_a_folded_size_still_waits_for_its_source():
             with pytest.raises(tf.errors.OutOfRangeError):
                 sess.run(update)
             assert sess.run(count) == 4.0
+
+
+def _count_compiles(monkeypatch):
+    calls = []
+    real = session_mod.compile_plan
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("shape_specialized", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "compile_plan", counting)
+    return calls
+
+
+def test_the_first_run_compiles_only_its_variant(monkeypatch):
+    """A plan that wants shape variants compiles the one for the first run's shapes,
+    not the generic plan too; the generic plan compiles when something needs it."""
+    calls = _count_compiles(monkeypatch)
+    with tf.Graph().as_default():
+        x, labels, loss, _, _ = _model()
+        with tf.Session(config=config(NO_FUSION)) as sess:
+            sess.run(tf.global_variables_initializer())
+            calls.clear()
+            (xv, yv), = _batches([6])
+            first = sess.run(loss, {x: xv, labels: yv})
+            assert calls == [True]
+            assert sess.run(loss, {x: xv, labels: yv}) == first and calls == [True]
+            deferred = {id(cp): cp for cp in sess._plans.values()
+                        if isinstance(cp, DeferredPlan)}
+            (plan,) = deferred.values()
+            assert any(n.op_type in ("Shape", "Size") for n in plan.nodes)
+            assert calls == [True, False]  # reading the generic plan compiled it
+    generic_losses, _, _, _ = _train(GENERIC, [6])
+    assert first == generic_losses[0]
+
+
+@pytest.mark.parametrize("case", ["static_shapes", "no_shape_ops", "control_flow", "off"])
+def test_plans_that_want_no_variants_compile_the_generic_plan(monkeypatch, case):
+    calls = _count_compiles(monkeypatch)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [4] if case == "static_shapes" else [None], name="x")
+        if case == "no_shape_ops":
+            y = tf.sin(x) * 2.0
+        elif case == "control_flow":
+            y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.size(x), lambda: tf.size(x) + 1)
+        else:
+            y = tf.reduce_sum(x) / tf.cast(tf.size(x), tf.float32)
+        rewrites = GENERIC if case == "off" else NO_FUSION
+        with tf.Session(config=config(rewrites)) as sess:
+            sess.run(y, {x: np.ones(4, np.float32)})
+            assert not any(isinstance(cp, DeferredPlan) for cp in sess._plans.values())
+    assert calls == [False]

@@ -99,6 +99,27 @@ cdef inline void _span(Py_ssize_t start, Py_ssize_t k, Py_ssize_t d, Py_ssize_t 
 
 
 # -- im2col / col2im ----------------------------------------------------------------------
+cdef extern from *:
+    """
+    /* dst[k] += src[k] over n elements, vectorized with the widest instructions the
+       CPU has (one copy per instruction set, picked when the module loads). */
+    #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+    #define FG_ADD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+    #else
+    #define FG_ADD_CLONES
+    #endif
+    #define FG_ADD_TO(NAME, T)                                                         \
+    FG_ADD_CLONES static void NAME(T* restrict dst, const T* restrict src,            \
+                                   Py_ssize_t n) {                                     \
+        for (Py_ssize_t k = 0; k < n; k++) dst[k] += src[k];                           \
+    }
+    FG_ADD_TO(fg_add_to_f, float)
+    FG_ADD_TO(fg_add_to_d, double)
+    """
+    void fg_add_to_f(float* dst, const float* src, Py_ssize_t n) noexcept nogil
+    void fg_add_to_d(double* dst, const double* src, Py_ssize_t n) noexcept nogil
+
+
 cdef void _im2col(const floating* x, const Geom* g, floating* cols, Py_ssize_t r0,
                   Py_ssize_t rows) noexcept nogil:
     cdef Py_ssize_t c = g.c, kwc = g.kw * g.c, ncol = g.kh * g.kw * g.c
@@ -155,6 +176,13 @@ cdef void _col2im(const floating* cols, const Geom* g, floating* dx, Py_ssize_t 
             if iy < 0 or iy >= g.h:
                 continue
             row = cols + r * ncol + i * kwc
+            if g.dx == 1 and j1 > j0:  # taps j0 .. j1 are one contiguous run of dx
+                dst = dx + ((b * g.h + iy) * g.w + x0 + j0) * c
+                if floating is float:
+                    fg_add_to_f(dst, row + j0 * c, (j1 - j0) * c)
+                else:
+                    fg_add_to_d(dst, row + j0 * c, (j1 - j0) * c)
+                continue
             for j in range(j0, j1):
                 dst = dx + ((b * g.h + iy) * g.w + x0 + j * g.dx) * c
                 for k in range(c):
@@ -201,6 +229,86 @@ def col2im(cnp.ndarray cols, cnp.ndarray dx, Py_ssize_t r0, tuple geometry):
 
 
 # -- pooling ------------------------------------------------------------------------------
+cdef extern from *:
+    """
+    /* Wider vectors where the CPU has them (one copy per instruction set, picked when
+       the module loads), as NumPy's own loops do; the build itself targets baseline
+       x86-64. */
+    #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+    #define FG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+    #else
+    #define FG_CLONES
+    #endif
+    /* One tap (number t) of a running first-argmax over c contiguous channels. Written
+       in C with `restrict` and selects so that the compiler vectorizes it (Cython's
+       conditional expressions become branches, which random data mispredicts half the
+       time: 20x slower). The first NaN wins, as np.argmax. */
+    #define FG_ARGMAX_STEP(NAME, T)                                                    \
+    FG_CLONES static void NAME(const T* restrict px, T* restrict best,                \
+                               T* restrict tap,                                        \
+                               T t, Py_ssize_t c) {                                    \
+        for (Py_ssize_t k = 0; k < c; k++) {                                           \
+            T v = px[k], o = best[k];                                                  \
+            int better = (v > o) | ((v != v) & (o == o));                              \
+            best[k] = better ? v : o;                                                  \
+            tap[k] = better ? t : tap[k];                                              \
+        }                                                                              \
+    }
+    FG_ARGMAX_STEP(fg_argmax_step_f, float)
+    FG_ARGMAX_STEP(fg_argmax_step_d, double)
+
+    /* One tap of a running maximum over c contiguous channels (a NaN wins, as np.max). */
+    #define FG_MAX_STEP(NAME, T)                                                       \
+    FG_CLONES static void NAME(const T* restrict px, T* restrict best, Py_ssize_t c) { \
+        for (Py_ssize_t k = 0; k < c; k++) {                                           \
+            T v = px[k], o = best[k];                                                  \
+            best[k] = ((v > o) | (v != v)) ? v : o;                                    \
+        }                                                                              \
+    }
+    FG_MAX_STEP(fg_max_step_f, float)
+    FG_MAX_STEP(fg_max_step_d, double)
+
+    /* Tap t's share of a window's routing over c channels: scatter adds src[k] where
+       tap[k] == t (mode 0), or stores it there and zero elsewhere (mode 2, for windows
+       that tile the input: each element is written once, no zero fill first); gather
+       (mode 1) picks src[k] there. One masked pass per tap, no indexed loads or
+       stores, so it vectorizes too. */
+    #define FG_ROUTE_TAP(NAME, T)                                                      \
+    FG_CLONES static void NAME(const T* restrict tap, T t, const T* restrict src,     \
+                            T* restrict dst, Py_ssize_t c, int mode) {                 \
+        /* Both loads happen unconditionally, or the compiler keeps the branch. */     \
+        if (mode == 1) {                                                               \
+            for (Py_ssize_t k = 0; k < c; k++) {                                       \
+                T s = src[k], d = dst[k];                                              \
+                dst[k] = tap[k] == t ? s : d;                                          \
+            }                                                                          \
+        } else if (mode == 2) {                                                        \
+            for (Py_ssize_t k = 0; k < c; k++) {                                       \
+                T s = src[k];                                                          \
+                dst[k] = tap[k] == t ? s : (T)0;                                       \
+            }                                                                          \
+        } else {                                                                       \
+            for (Py_ssize_t k = 0; k < c; k++) {                                       \
+                T s = src[k];                                                          \
+                dst[k] += tap[k] == t ? s : (T)0;                                      \
+            }                                                                          \
+        }                                                                              \
+    }
+    FG_ROUTE_TAP(fg_route_tap_f, float)
+    FG_ROUTE_TAP(fg_route_tap_d, double)
+    """
+    void fg_argmax_step_f(const float* px, float* best, float* tap, float t,
+                          Py_ssize_t c) noexcept nogil
+    void fg_argmax_step_d(const double* px, double* best, double* tap, double t,
+                          Py_ssize_t c) noexcept nogil
+    void fg_route_tap_f(const float* tap, float t, const float* src, float* dst,
+                        Py_ssize_t c, int mode) noexcept nogil
+    void fg_route_tap_d(const double* tap, double t, const double* src, double* dst,
+                        Py_ssize_t c, int mode) noexcept nogil
+    void fg_max_step_f(const float* px, float* best, Py_ssize_t c) noexcept nogil
+    void fg_max_step_d(const double* px, double* best, Py_ssize_t c) noexcept nogil
+
+
 cdef inline void _fold(floating* o, const floating* src, Py_ssize_t c, Py_ssize_t sc,
                        bint average) noexcept nogil:
     """``o = o + src`` or ``o = max(o, src)`` (a NaN wins, as np.max) over `c` channels."""
@@ -210,10 +318,10 @@ cdef inline void _fold(floating* o, const floating* src, Py_ssize_t c, Py_ssize_
         if average:
             for k in range(c):
                 o[k] += src[k]
+        elif floating is float:
+            fg_max_step_f(src, o, c)
         else:
-            for k in range(c):
-                v = src[k]
-                o[k] = v if (v > o[k] or v != v) else o[k]
+            fg_max_step_d(src, o, c)
     elif average:
         for k in range(c):
             o[k] += src[k * sc]
@@ -241,8 +349,11 @@ cdef void _pool(const floating* x, const Geom* g, floating* out, bint average) n
                     continue
                 src = x + b * g.sn + (y * g.sy - g.pt + i0) * g.sh + \
                     (xo * g.sx - g.pl + j0) * g.sw
-                for k in range(c):
-                    o[k] = src[k * g.sc]
+                if g.sc == 1:
+                    memcpy(o, src, c * sizeof(floating))
+                else:
+                    for k in range(c):
+                        o[k] = src[k * g.sc]
                 for i in range(i0, i1):
                     for j in range(j0, j1):
                         if i != i0 or j != j0:
@@ -279,66 +390,6 @@ cdef void _avg_pool_grad(const floating* dy, const Geom* g, floating* dx) noexce
                             dst[k] += src[k] * scale
 
 
-cdef extern from *:
-    """
-    /* Wider vectors where the CPU has them (one copy per instruction set, picked when
-       the module loads), as NumPy's own loops do; the build itself targets baseline
-       x86-64. */
-    #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-    #define FG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define FG_CLONES
-    #endif
-    /* One tap (number t) of a running first-argmax over c contiguous channels. Written
-       in C with `restrict` and selects so that the compiler vectorizes it (Cython's
-       conditional expressions become branches, which random data mispredicts half the
-       time: 20x slower). The first NaN wins, as np.argmax. */
-    #define FG_ARGMAX_STEP(NAME, T)                                                    \
-    FG_CLONES static void NAME(const T* restrict px, T* restrict best,                \
-                               T* restrict tap,                                        \
-                               T t, Py_ssize_t c) {                                    \
-        for (Py_ssize_t k = 0; k < c; k++) {                                           \
-            T v = px[k], o = best[k];                                                  \
-            int better = (v > o) | ((v != v) & (o == o));                              \
-            best[k] = better ? v : o;                                                  \
-            tap[k] = better ? t : tap[k];                                              \
-        }                                                                              \
-    }
-    FG_ARGMAX_STEP(fg_argmax_step_f, float)
-    FG_ARGMAX_STEP(fg_argmax_step_d, double)
-
-    /* Tap t's share of a window's routing over c channels: scatter adds src[k] where
-       tap[k] == t, gather picks src[k] there. One masked pass per tap, no indexed
-       loads or stores, so it vectorizes too. */
-    #define FG_ROUTE_TAP(NAME, T)                                                      \
-    FG_CLONES static void NAME(const T* restrict tap, T t, const T* restrict src,     \
-                            T* restrict dst, Py_ssize_t c, int gather) {               \
-        /* Both loads happen unconditionally, or the compiler keeps the branch. */     \
-        if (gather) {                                                                  \
-            for (Py_ssize_t k = 0; k < c; k++) {                                       \
-                T s = src[k], d = dst[k];                                              \
-                dst[k] = tap[k] == t ? s : d;                                          \
-            }                                                                          \
-        } else {                                                                       \
-            for (Py_ssize_t k = 0; k < c; k++) {                                       \
-                T s = src[k];                                                          \
-                dst[k] += tap[k] == t ? s : (T)0;                                      \
-            }                                                                          \
-        }                                                                              \
-    }
-    FG_ROUTE_TAP(fg_route_tap_f, float)
-    FG_ROUTE_TAP(fg_route_tap_d, double)
-    """
-    void fg_argmax_step_f(const float* px, float* best, float* tap, float t,
-                          Py_ssize_t c) noexcept nogil
-    void fg_argmax_step_d(const double* px, double* best, double* tap, double t,
-                          Py_ssize_t c) noexcept nogil
-    void fg_route_tap_f(const float* tap, float t, const float* src, float* dst,
-                        Py_ssize_t c, int gather) noexcept nogil
-    void fg_route_tap_d(const double* tap, double t, const double* src, double* dst,
-                        Py_ssize_t c, int gather) noexcept nogil
-
-
 cdef inline void _argmax_step(const floating* px, Py_ssize_t sc, floating* best,
                               floating* tap, floating t, Py_ssize_t c) noexcept nogil:
     """One tap (number `t`) of a running first-argmax over `c` channels. The tap number
@@ -361,19 +412,21 @@ cdef inline void _argmax_step(const floating* px, Py_ssize_t sc, floating* best,
 
 
 cdef inline void _route_tap(const floating* tap, Py_ssize_t t, const floating* src,
-                            floating* dst, Py_ssize_t c, bint gather) noexcept nogil:
+                            floating* dst, Py_ssize_t c, int mode) noexcept nogil:
     if floating is float:
-        fg_route_tap_f(tap, <float>t, src, dst, c, gather)
+        fg_route_tap_f(tap, <float>t, src, dst, c, mode)
     else:
-        fg_route_tap_d(tap, <double>t, src, dst, c, gather)
+        fg_route_tap_d(tap, <double>t, src, dst, c, mode)
 
 
 cdef int _max_route(const floating* x, const Geom* g, const floating* src, floating* dst,
-                    bint gather) noexcept nogil:
+                    int mode) noexcept nogil:
     """Route through each window's first maximum (row-major over its in-bounds taps; a
-    NaN counts as the maximum): scatter ``dst[argmax] += src[window]`` (`dst`: zeroed
-    NHWC like `x`), or with `gather`, ``dst[window] = src[argmax]`` (`src` NHWC like
-    `x`). Returns -1 when out of memory."""
+    NaN counts as the maximum): scatter ``dst[argmax] += src[window]`` (mode 0, `dst`:
+    zeroed NHWC like `x`; mode 2, windows that tile `x`: each tap of `dst` stored once,
+    zero where it is not the maximum, nothing zeroed first), or gather (mode 1)
+    ``dst[window] = src[argmax]`` (`src` NHWC like `x`). Returns -1 when out of memory."""
+    cdef bint gather = mode == 1
     cdef Py_ssize_t c = g.c, b, y, xo, i, j, k, i0, i1, j0, j1, iy, ix, win, nt
     cdef floating* best = <floating*>malloc((2 * c + 1) * sizeof(floating))
     cdef floating* tap = best + c
@@ -399,7 +452,11 @@ cdef int _max_route(const floating* x, const Geom* g, const floating* src, float
                     for j in range(j0, j1):
                         ix = xo * g.sx - g.pl + j
                         base[nt] = ((b * g.h + iy) * g.w + ix) * c  # in contiguous NHWC
-                        if nt == 0:
+                        if nt == 0 and g.sc == 1:
+                            memcpy(best, x + b * g.sn + iy * g.sh + ix * g.sw,
+                                   c * sizeof(floating))
+                            memset(tap, 0, c * sizeof(floating))  # all-zero bits: 0.0
+                        elif nt == 0:
                             for k in range(c):
                                 best[k] = x[b * g.sn + iy * g.sh + ix * g.sw + k * g.sc]
                                 tap[k] = 0
@@ -409,9 +466,9 @@ cdef int _max_route(const floating* x, const Geom* g, const floating* src, float
                         nt += 1
                 for i in range(nt):
                     if gather:
-                        _route_tap(tap, i, src + base[i], dst + win, c, gather)
+                        _route_tap(tap, i, src + base[i], dst + win, c, mode)
                     else:
-                        _route_tap(tap, i, src + win, dst + base[i], c, gather)
+                        _route_tap(tap, i, src + win, dst + base[i], c, mode)
     free(best)
     free(base)
     return 0
@@ -451,24 +508,35 @@ def avg_pool_grad(cnp.ndarray dy, cnp.ndarray dx, tuple geometry):
 
 def max_pool_route(cnp.ndarray x, cnp.ndarray src, cnp.ndarray dst, tuple geometry,
                    bint gather):
-    """MaxPoolGrad (scatter the pooled-shape `src` into the zeroed, x-shaped `dst`) or,
-    with `gather`, MaxPoolGradGrad (read the x-shaped `src` into the pooled `dst`)."""
+    """MaxPoolGrad (scatter the pooled-shape `src` into the x-shaped `dst`) or, with
+    `gather`, MaxPoolGradGrad (read the x-shaped `src` into the pooled `dst`); every
+    element of `dst` is written. When the windows tile the input (stride = window, no
+    overlap, every element in one window: 2x2 stride-2 pooling of an even size), the
+    scatter stores each element once instead of zeroing `dst` and adding into it."""
     cdef Geom g = _geom(x, geometry)
-    cdef int status
+    cdef int status, mode = 1 if gather else 0
+    cdef size_t size = cnp.PyArray_NBYTES(dst)
     cdef tuple pooled = (g.n, g.oh, g.ow, g.c), full = (g.n, g.h, g.w, g.c)
     _same_dtype(x, src)
     _same_dtype(x, dst)
     _check(src, full if gather else pooled, "src")
     _check(dst, pooled if gather else full, "dst")
+    if not gather and g.sy == g.kh and g.sx == g.kw and g.h + g.pt <= g.oh * g.sy and \
+            g.w + g.pl <= g.ow * g.sx:
+        mode = 2
     if cnp.PyArray_TYPE(x) == cnp.NPY_FLOAT32:
         with nogil:
+            if mode != 2:
+                memset(cnp.PyArray_DATA(dst), 0, size)
             status = _max_route(<const float*>cnp.PyArray_DATA(x), &g,
                                 <const float*>cnp.PyArray_DATA(src),
-                                <float*>cnp.PyArray_DATA(dst), gather)
+                                <float*>cnp.PyArray_DATA(dst), mode)
     else:
         with nogil:
+            if mode != 2:
+                memset(cnp.PyArray_DATA(dst), 0, size)
             status = _max_route(<const double*>cnp.PyArray_DATA(x), &g,
                                 <const double*>cnp.PyArray_DATA(src),
-                                <double*>cnp.PyArray_DATA(dst), gather)
+                                <double*>cnp.PyArray_DATA(dst), mode)
     if status:
         raise MemoryError(f"max_pool_route: no memory for {g.c} channels of scratch")

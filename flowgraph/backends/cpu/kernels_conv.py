@@ -17,9 +17,20 @@ zeros for the taps that fall outside the input and col2im drops them. Results ar
 computed in NHWC: an NCHW input is copied to NHWC for im2col (one transposing pass) and
 read in place, through a transposed view, by the pools; NCHW results are transposed
 back. Pooling reduces (or, backward, scatters over) each window's in-bounds taps
-directly, so an average divides by the count of real elements, as TensorFlow does; the
-pools split the batch across the kernel threads (`kernel_pool`), the matrix products use
-BLAS's own threads.
+directly, so an average divides by the count of real elements, as TensorFlow does.
+
+Threads: with two or more kernel threads (`kernel_pool`), each thread runs its own run
+of chunks start to end, its im2col or col2im and then its product with BLAS held to one
+thread (`_on_threads`), so a chunk's columns stay in the cache of the core that wrote
+them and the threads meet once per kernel. Conv2DBackpropInput splits the batch by
+whole images (col2im adds into overlapping windows) and Conv2DBackpropFilter sums one
+partial dF per thread, in a fixed order. That needs BLAS's idle workers not to spin on
+the cores for long (`_blas_spins_briefly`: BLAS on one thread, or a short
+``OPENBLAS_THREAD_TIMEOUT``). Otherwise, or with one kernel thread, or a single chunk
+(or image), the chunks run in turn with BLAS's own threads on each product. SAME padding
+costs what VALID does per output pixel (the zero taps are memsets inside im2col, the
+dropped ones are skipped by col2im). The pools split the batch across the kernel
+threads.
 
 float32 and float64 run as themselves; float16 is computed in float32 and integer
 tensors in float64 (exact while sums stay below 2**53), then cast back.
@@ -37,17 +48,22 @@ array([[4., 4.],
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from flowgraph.backends.cpu import _conv, cpu_kernel, kernel_pool
 from flowgraph.backends.cpu._buffers import empty as _empty
+from flowgraph.backends.cpu.blas_threads import blas_threads, blas_threads_limited
 from flowgraph.framework import errors
 from flowgraph.ops.nn_ops import same_padding
 
-# Bytes of one chunk of the column matrix. OpenBLAS runs these skinny products (N = 64,
-# K = 288) at ~100 GFLOP/s per core up to ~2,000 rows (2.3 MB of float32 columns) and at
-# ~75 for the whole batch (10,816 rows), measured on one core of an AMD EPYC; with two
-# BLAS threads each gets half the rows.
+# Bytes of one thread's chunk of the column matrix. OpenBLAS runs these skinny products
+# (N = 64, K = 288) at ~100 GFLOP/s per core from ~600 to ~3,600 rows (0.7 to 4 MB of
+# float32 columns), measured on one core of an AMD EPYC, and at ~75 for the whole batch
+# (10,816 rows); chunks in that range time the same within 2 % on one thread. Chunks
+# run in turn with BLAS's threads on each product (see `_on_threads`) meet once per
+# product, so they are no smaller than this.
 _CHUNK_BYTES = 2 * 1024 * 1024
 _BLAS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -144,15 +160,63 @@ def _check_backprop(what, dy, geo, height, width):
 
 def _chunks(rows: int, ncol: int, dtype: np.dtype):
     """``(r0, r1, cols)``: row ranges covering ``0 .. rows`` and a C-contiguous
-    ``[r1 - r0, ncol]`` buffer for each (one buffer, reused). A chunk holds
-    `_CHUNK_BYTES` per kernel thread: the threads split its im2col/col2im, and BLAS's
-    threads its product, so each thread works on about `_CHUNK_BYTES` of columns."""
+    ``[r1 - r0, ncol]`` buffer for each (one buffer, reused), for chunks run in turn. A
+    chunk holds `_CHUNK_BYTES` per kernel thread: the threads split its im2col/col2im,
+    and BLAS's threads its product."""
     per_thread = _CHUNK_BYTES // max(ncol * dtype.itemsize, 1)
     step = max(1, min(rows, per_thread * kernel_pool.threads()))
     buf = _empty((step, ncol), dtype)  # recycled: no page faults per call
     for r0 in range(0, rows, step):
         r1 = min(rows, r0 + step)
         yield r0, r1, buf[:r1 - r0]
+
+
+def _chunk_rows(ncol: int, dtype: np.dtype) -> int:
+    """Rows of one thread's chunk of a column matrix with `ncol` columns."""
+    return max(1, _CHUNK_BYTES // max(ncol * dtype.itemsize, 1))
+
+
+# OpenBLAS's idle workers spin (yielding) for 2**OPENBLAS_THREAD_TIMEOUT cycles after
+# each multi-threaded product before they sleep: 2**28, ~0.1 s, by default. A kernel
+# thread sharing a core with a spinning worker runs at about half speed, so the chunks
+# run on the kernel threads only when BLAS has no workers (one thread) or they stop
+# spinning within ~1 ms (a timeout of at most 2**22 cycles, set before NumPy loads).
+# Measured on 2 vCPUs, SAME Conv2D at batch 128: 23 ms on the kernel threads, 38 ms
+# right after a 2-thread product with the default timeout, 22-23 ms with a timeout of
+# 20 or 22 (20 made the chunks-in-turn path's filter gradient 2x slower: its workers slept
+# between chunks).
+_SHORT_SPIN = 22
+
+
+def _blas_spins_briefly() -> bool:
+    """Whether BLAS's idle workers leave the cores free soon after a product."""
+    if blas_threads() <= 1:
+        return True
+    for name in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT"):
+        value = os.environ.get(name, "")
+        if value.strip().isdigit():
+            return int(value) <= _SHORT_SPIN
+    return False
+
+
+def _on_threads(items: int, part) -> bool:
+    """Run ``part(a, b)`` over items ``0 .. items`` on the kernel threads, BLAS on one
+    thread inside, and return True; or run nothing and return False when there are fewer
+    than two threads or two items.
+
+    Each thread then runs its own chunks start to end (im2col or col2im, then a
+    one-thread product on the columns still in its cache) with no hand-off per chunk.
+    Splitting each chunk's product across BLAS's threads instead cost 10-25 % more at
+    batch 128 on 2 vCPUs: each chunk's columns, written by one core, are read by both,
+    and the threads meet twice per chunk. The BLAS limit is process-wide (see
+    `blas_threads_limited`): a product another session runs meanwhile gets one thread.
+    Only where BLAS's idle workers do not spin for long (`_blas_spins_briefly`).
+    """
+    if items < 2 or kernel_pool.threads() < 2 or not _blas_spins_briefly():
+        return False
+    with blas_threads_limited(1):
+        kernel_pool.parallel_for(items, part, grain=1, align=1)
+    return True
 
 
 def _im2col(xs: np.ndarray, cols: np.ndarray, r0: int, geo: tuple) -> None:
@@ -224,9 +288,19 @@ def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 
     if rows and _direct(xs, geo):
         np.matmul(xs.reshape(rows, -1), f2, out=out2)
     elif rows and f2.shape[0]:
-        for r0, r1, cols in _chunks(rows, f2.shape[0], work):
-            _im2col(xs, cols, r0, geo)
-            np.matmul(cols, f2, out=out2[r0:r1])
+        step = _chunk_rows(f2.shape[0], work)
+
+        def part(a, b):  # chunks a .. b
+            buf = _empty((step, f2.shape[0]), work)
+            for r0 in range(a * step, min(rows, b * step), step):
+                r1 = min(rows, r0 + step)
+                _conv.im2col(xs, buf[:r1 - r0], r0, geo)
+                np.matmul(buf[:r1 - r0], f2, out=out2[r0:r1])
+
+        if not _on_threads(-(-rows // step), part):
+            for r0, r1, cols in _chunks(rows, f2.shape[0], work):
+                _im2col(xs, cols, r0, geo)
+                np.matmul(cols, f2, out=out2[r0:r1])
     else:
         out2.fill(0)
     return _finish(out, data_format, x.dtype)
@@ -252,9 +326,21 @@ def conv2d_backprop_input(sizes, f, dy, *, strides, padding, explicit_paddings=(
     dy2 = dyn.reshape(rows, dyn.shape[3])
     if rows and _direct(dx, geo):
         np.matmul(dy2, f2.T, out=dx.reshape(rows, cin))
-    else:
+    elif not (rows and f2.shape[0]):
         _by_image(n, _image_size(dx.shape), lambda a, b: dx[a:b].fill(0))
-        if rows and f2.shape[0]:
+    else:
+        step, per = _chunk_rows(f2.shape[0], work), geo[8] * geo[9]
+
+        def part(a, b):  # images a .. b: their windows add only into dx[a:b]
+            dx[a:b].fill(0)
+            buf = _empty((step, f2.shape[0]), work)
+            for r0 in range(a * per, b * per, step):
+                r1 = min(b * per, r0 + step)
+                np.matmul(dy2[r0:r1], f2.T, out=buf[:r1 - r0])
+                _conv.col2im(buf[:r1 - r0], dx, r0, geo)
+
+        if rows < 2 * step or not _on_threads(n, part):
+            _by_image(n, _image_size(dx.shape), lambda a, b: dx[a:b].fill(0))
             for r0, r1, dcols in _chunks(rows, f2.shape[0], work):
                 np.matmul(dy2[r0:r1], f2.T, out=dcols)
                 _col2im(dcols, dx, r0, geo)
@@ -286,12 +372,31 @@ def conv2d_backprop_filter(x, sizes, dy, *, strides, padding, explicit_paddings=
         if _direct(xs, geo):
             np.matmul(xs.reshape(rows, ncol).T, dy2, out=df)
         else:
-            part = np.empty_like(df)
-            for r0, r1, cols in _chunks(rows, ncol, work):
-                _im2col(xs, cols, r0, geo)
-                np.matmul(cols.T, dy2[r0:r1], out=part if r0 else df)
-                if r0:
-                    df += part
+            step = _chunk_rows(ncol, work)
+            sums: dict = {}
+
+            def part(a, b):  # chunks a .. b, summed into their own partial dF
+                buf, acc, tmp = _empty((step, ncol), work), np.empty_like(df), None
+                for r0 in range(a * step, min(rows, b * step), step):
+                    r1 = min(rows, r0 + step)
+                    _conv.im2col(xs, buf[:r1 - r0], r0, geo)
+                    np.matmul(buf[:r1 - r0].T, dy2[r0:r1], out=acc if tmp is None else tmp)
+                    if tmp is None:
+                        tmp = np.empty_like(df)
+                    else:
+                        acc += tmp
+                sums[a] = acc
+
+            if _on_threads(-(-rows // step), part):
+                for a in sorted(sums):  # in a fixed order: reproducible sums
+                    df += sums[a]
+            else:
+                tmp = np.empty_like(df)
+                for r0, r1, cols in _chunks(rows, ncol, work):
+                    _im2col(xs, cols, r0, geo)
+                    np.matmul(cols.T, dy2[r0:r1], out=tmp if r0 else df)
+                    if r0:
+                        df += tmp
     return df.reshape(kh, kw, cin, cout).astype(dy.dtype, copy=False)
 
 
@@ -362,7 +467,6 @@ def _max_route(what, x, grad, ksize, strides, padding, data_format, gather):
     dst = _empty(pooled if gather else xs.shape, xs.dtype)
 
     def part(a, b):
-        dst[a:b].fill(0)
         _conv.max_pool_route(xs[a:b], src[a:b], dst[a:b], geo, gather)
 
     _by_image(xs.shape[0], _image_size(xs.shape), part)

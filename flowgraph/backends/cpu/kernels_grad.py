@@ -92,8 +92,10 @@ def _zero(x):
 
 
 def _fused_relu_grad(g, x) -> bool:
-    return _nn is not None and g.dtype == x.dtype and g.dtype.type in _FUSED_DTYPES and \
-        g.shape == x.shape and g.flags.c_contiguous and x.flags.c_contiguous
+    # ndarrays only: a ufunc kernel passes a NumPy scalar on for a 0-d result
+    return _nn is not None and type(g) is np.ndarray and type(x) is np.ndarray and \
+        g.dtype == x.dtype and g.dtype.type in _FUSED_DTYPES and g.shape == x.shape and \
+        g.flags.c_contiguous and x.flags.c_contiguous
 
 
 @cpu_kernel("ReluGrad", fresh=True)

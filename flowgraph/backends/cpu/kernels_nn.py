@@ -36,9 +36,10 @@ def _compute_dtype(dtype: np.dtype) -> np.dtype:
 
 # -- Activations --------------------------------------------------------------------------
 def _fused(x) -> bool:
-    """Whether the Cython kernels of `_nn` take `x` (C-contiguous float32/float64)."""
-    return _nn is not None and x.dtype.type in (np.float32, np.float64) and \
-        x.flags.c_contiguous
+    """Whether the Cython kernels of `_nn` take `x` (a C-contiguous float32/float64
+    ndarray: a NumPy scalar, which a ufunc kernel returns for 0-d inputs, is not one)."""
+    return _nn is not None and type(x) is np.ndarray and \
+        x.dtype.type in (np.float32, np.float64) and x.flags.c_contiguous
 
 
 @cpu_kernel("Relu", fresh=True)

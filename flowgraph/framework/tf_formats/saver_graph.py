@@ -1,0 +1,168 @@
+"""TensorFlow's saver subgraph in a GraphDef, and flowgraph's in its place.
+
+TensorFlow's ``tf.train.Saver`` builds (scope ``save/``)::
+
+    save/Const ─┬─> save/SaveV2(tensor_names, shape_and_slices, v0, v1, ...)
+                └─> save/RestoreV2(tensor_names, shape_and_slices) ─:i─> save/Assign_i(v_i)
+                                                   save/restore_all = NoOp(^save/Assign_*)
+
+``SaveV2``/``RestoreV2`` read and write files inside the graph, which flowgraph does
+not do: its Saver feeds one placeholder per variable from Python (`flowgraph.train.saver`).
+So, reading, the saver's nodes (and any node depending on an op flowgraph lacks) are
+left out of the graph def (`drop_saver_nodes`) and the checkpoint key of each variable
+is read from the ``RestoreV2`` node's ``tensor_names`` (`restore_keys`); writing, a
+flowgraph Saver's nodes are replaced by TensorFlow's (`tf_saver_nodes`), so that
+TensorFlow's ``import_meta_graph`` + ``restore`` work on flowgraph's ``.meta`` files.
+
+Example
+-------
+>>> from flowgraph.framework.event_format import GraphDef
+>>> from flowgraph.framework.tf_formats.graph_def import graph_def_to_dict
+>>> nodes = tf_saver_nodes("save/", [("weights", "dense/w", 1, [2])], "model")
+>>> [n.op for n in nodes][-3:]
+['RestoreV2', 'Assign', 'NoOp']
+>>> restore_keys(graph_def_to_dict(GraphDef(node=nodes)), "save/restore_all")
+{'dense/w': 'weights'}
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from flowgraph.framework import registry
+from flowgraph.framework.event_format import AttrValue, NodeDef, shape_proto
+from flowgraph.framework.serialization import decode_attr
+from flowgraph.framework.tf_formats.graph_def import tensor_proto
+
+__all__ = ["SAVER_OPS", "drop_saver_nodes", "restore_keys", "saver_scope", "tf_saver_nodes"]
+
+logger = logging.getLogger("flowgraph")
+
+# A graph may hold more savers than its SaverDef's (a training Saver as well).
+SAVER_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices",
+                       "Restore", "RestoreSlice", "ShardedFilename", "ShardedFilespec"})
+
+
+def saver_scope(restore_op_name: str) -> str:
+    """The name scope (with its ``/``) of the saver whose restore op is named so."""
+    return restore_op_name.rpartition("/")[0] + "/" if "/" in restore_op_name else ""
+
+
+def _source(ref: str) -> str:
+    ref = ref.lstrip("^")
+    return ref.rpartition(":")[0] if ":" in ref else ref
+
+
+def drop_saver_nodes(graph_def: dict, scope: str,
+                     also_drop: frozenset = frozenset()) -> tuple[dict, list[str]]:
+    """`graph_def` without the nodes in `scope` (``save/``), the savers' ops elsewhere,
+    the nodes whose op flowgraph does not have or is in `also_drop`, and the nodes
+    depending on any of them.
+
+    Returns the new graph def and the names of the nodes dropped outside `scope` that
+    are not savers' ops (so that a caller can say what was lost).
+    """
+    nodes = graph_def["node"]
+    dropped = {n["name"] for n in nodes if not registry.has_op_def(n["op"])
+               or n["op"] in SAVER_OPS or n["op"] in also_drop
+               or (scope and n["name"].startswith(scope))}
+    consumers: dict[str, list[str]] = {}
+    for n in nodes:
+        for ref in n.get("input", []):
+            consumers.setdefault(_source(ref), []).append(n["name"])
+    pending = list(dropped)
+    while pending:
+        for user in consumers.get(pending.pop(), ()):
+            if user not in dropped:
+                dropped.add(user)
+                pending.append(user)
+    lost = [n["name"] for n in nodes if n["name"] in dropped and n["op"] not in SAVER_OPS
+            and not (scope and n["name"].startswith(scope))]
+    return {**graph_def, "node": [n for n in nodes if n["name"] not in dropped]}, lost
+
+
+def restore_keys(graph_def: dict, restore_op_name: str) -> dict[str, str]:
+    """Variable op name -> checkpoint key, read from the ``Assign`` nodes of TensorFlow's
+    saver (``save/Assign_i(v, save/RestoreV2:i)``) and the ``tensor_names`` constant of
+    their ``RestoreV2`` node. Variables whose key cannot be read are left out."""
+    by_name = {n["name"]: n for n in graph_def["node"]}
+    restore = by_name.get(restore_op_name)
+    if restore is None:
+        return {}
+    out: dict[str, str] = {}
+    for ref in restore.get("input", []):
+        assign = by_name.get(_source(ref))
+        if assign is None or assign["op"] != "Assign" or len(assign.get("input", [])) < 2:
+            continue
+        var_ref, value_ref = assign["input"][0], assign["input"][1]
+        source, _, index = value_ref.partition(":")
+        reader = by_name.get(source)
+        if reader is None or reader["op"] != "RestoreV2" or len(reader["input"]) < 2:
+            continue
+        names = by_name.get(_source(reader["input"][1]))
+        if names is None or names["op"] != "Const" or "value" not in names.get("attr", {}):
+            continue
+        try:
+            keys = np.asarray(decode_attr(names["attr"]["value"])).reshape(-1)
+            key = keys[int(index or 0)]
+        except (TypeError, ValueError, KeyError, IndexError):
+            continue
+        key = key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key)
+        out[_source(var_ref)] = key
+    return out
+
+
+def _const(name: str, value, device: str = "") -> NodeDef:
+    proto = tensor_proto(np.asarray(value, dtype=object) if np.asarray(value).dtype.kind
+                         in "SUO" else value)
+    return NodeDef(name=name, op="Const", device=device or None,
+                   attr={"dtype": AttrValue(type=int(proto.dtype)),
+                         "value": AttrValue(tensor=proto)})
+
+
+def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
+    """TensorFlow's V2 saver nodes (as TensorFlow 1.x's ``Saver`` builds them) for
+    `entries`: ``(checkpoint key, variable op name, DataType number, shape list)`` rows,
+    sorted by key; `filename` is the default of the filename tensor."""
+    entries = sorted(entries)
+    keys = [k.encode("utf-8") for k, *_ in entries]
+    dtypes = AttrValue(list=AttrValue.ListValue(type=[int(d) for _, _, d, _ in entries]))
+    string = AttrValue(type=7)
+    scalar = AttrValue(shape=shape_proto([]))
+    out = [
+        _const(f"{scope}filename/input", np.array(filename.encode("utf-8"), dtype=object)),
+        NodeDef(name=f"{scope}filename", op="PlaceholderWithDefault",
+                input=[f"{scope}filename/input"], attr={"dtype": string, "shape": scalar}),
+        NodeDef(name=f"{scope}Const", op="PlaceholderWithDefault", input=[f"{scope}filename"],
+                attr={"dtype": string, "shape": scalar}),
+    ]
+    for op in ("SaveV2", "RestoreV2"):
+        device = "/device:CPU:0" if op == "RestoreV2" else ""
+        out.append(_const(f"{scope}{op}/tensor_names", np.array(keys, dtype=object), device))
+        out.append(_const(f"{scope}{op}/shape_and_slices",
+                          np.array([b""] * len(keys), dtype=object), device))
+        inputs = [f"{scope}Const", f"{scope}{op}/tensor_names", f"{scope}{op}/shape_and_slices"]
+        if op == "SaveV2":
+            inputs += [var for _, var, _, _ in entries]
+        out.append(NodeDef(name=f"{scope}{op}", op=op, input=inputs, device=device or None,
+                           attr={"dtypes": dtypes}))
+        if op == "SaveV2":
+            out.append(NodeDef(
+                name=f"{scope}control_dependency", op="Identity",
+                input=[f"{scope}Const", f"^{scope}SaveV2"],
+                attr={"T": string, "_class": AttrValue(list=AttrValue.ListValue(
+                    s=[f"loc:@{scope}Const".encode()]))}))
+    assigns = []
+    for i, (_, var, dtype, shape) in enumerate(entries):
+        name = f"{scope}Assign" + (f"_{i}" if i else "")
+        assigns.append(name)
+        out.append(NodeDef(
+            name=name, op="Assign", input=[var, f"{scope}RestoreV2" + (f":{i}" if i else "")],
+            attr={"T": AttrValue(type=int(dtype)), "use_locking": AttrValue(b=True),
+                  "validate_shape": AttrValue(b=shape is not None),
+                  "_class": AttrValue(list=AttrValue.ListValue(s=[f"loc:@{var}".encode()]))}))
+    out.append(NodeDef(name=f"{scope}restore_all", op="NoOp",
+                       input=[f"^{a}" for a in assigns]))
+    return out

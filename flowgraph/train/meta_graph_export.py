@@ -1,0 +1,216 @@
+"""``tf.train.export_meta_graph``: a graph, its collections and its Saver as TensorFlow's
+``MetaGraphDef`` (a ``.meta`` file), which TensorFlow's ``import_meta_graph`` reads.
+
+The graph def is `Graph.as_graph_def()` converted to TensorFlow's GraphDef
+(`tf_formats.graph_def`). A flowgraph Saver's restore subgraph (placeholders fed from
+Python) is replaced by TensorFlow's (``SaveV2``/``RestoreV2``,
+`tf_formats.saver_graph.tf_saver_nodes`), so TensorFlow can restore with it. Each
+collection is written by the kind of its first item, as TensorFlow does: variables as
+serialized ``VariableDef`` messages, ops and tensors by name, numbers as numbers; a
+collection of anything else (a Saver, a queue runner) is left out with a log line.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default():
+...     v = tf.Variable([1.0], name="v")
+...     saver = tf.train.Saver()
+...     meta = export_meta_graph(saver_def=saver.saver_def)
+>>> meta.saver_def.restore_op_name, sorted(meta.collection_def)
+('save/restore_all', ['trainable_variables', 'variables'])
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+
+from flowgraph.framework.event_format import GraphDef
+from flowgraph.framework.graph import get_default_graph
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.tf_formats.graph_def import graph_def_from_dict
+from flowgraph.framework.tf_formats.meta_graph import write_meta_graph_file
+from flowgraph.framework.tf_formats.meta_graph_messages import (
+    CollectionDefProto,
+    MetaGraphDefProto,
+    MetaInfoDefProto,
+    SaverDefProto,
+    VariableDefProto,
+)
+from flowgraph.framework.tf_formats.saver_graph import saver_scope, tf_saver_nodes
+from flowgraph.framework.versions import __version__
+
+__all__ = ["export_meta_graph", "register_saver_entries"]
+
+logger = logging.getLogger("flowgraph")
+
+# The TensorFlow release whose formats flowgraph writes (tensorflow_version).
+_TF_VERSION = "2.15.1"
+
+
+def register_saver_entries(graph, restore_op_name: str, filename: str, entries) -> None:
+    """Record a Saver's ``(key, variable op name, DataType number, shape)`` rows under
+    its restore op, so that exporting can write TensorFlow's saver nodes for it."""
+    graph.__dict__.setdefault("_saver_entries", {})[restore_op_name] = (filename, entries)
+
+
+def _is_variable(x) -> bool:
+    return hasattr(x, "_variable") and hasattr(x, "initializer") and hasattr(x, "op")
+
+
+def _variable_def(var, strip) -> bytes:
+    return VariableDefProto(
+        variable_name=strip(var.name), initializer_name=strip(var.initializer.name),
+        snapshot_name=strip(var.value().name),
+        initial_value_name=strip(var.initial_value.name),
+        trainable=bool(var.trainable)).SerializeToString()
+
+
+def _collection_def(key: str, items: list, strip, keep) -> CollectionDefProto | None:
+    first = items[0]
+    if _is_variable(first):
+        kind, convert = "bytes_list", (lambda v: _variable_def(v, strip))
+        accept = _is_variable
+    elif isinstance(first, Operation | Tensor):
+        kind, convert = "node_list", (lambda x: strip(x.name))
+        accept = lambda x: isinstance(x, Operation | Tensor)  # noqa: E731
+    elif isinstance(first, numbers.Integral) and not isinstance(first, bool):
+        kind, convert, accept = "int64_list", int, (lambda x: isinstance(x, numbers.Integral))
+    elif isinstance(first, numbers.Real):
+        kind, convert, accept = "float_list", float, (lambda x: isinstance(x, numbers.Real))
+    else:
+        logger.info("export_meta_graph: collection '%s' holds %s objects, which a "
+                    "MetaGraphDef cannot record; it is left out", key, type(first).__name__)
+        return None
+    values = []
+    for item in items:
+        if not accept(item):
+            logger.warning("export_meta_graph: collection '%s' mixes %s and %s items; it "
+                           "is left out", key, type(first).__name__, type(item).__name__)
+            return None
+        if kind in ("bytes_list", "node_list") and not keep(item.name):
+            continue
+        values.append(convert(item))
+    return CollectionDefProto(**{kind: getattr(CollectionDefProto, {
+        "bytes_list": "BytesList", "node_list": "NodeList", "int64_list": "Int64List",
+        "float_list": "FloatList"}[kind])(value=values)})
+
+
+def _as_saver_def_proto(saver_def) -> SaverDefProto:
+    if isinstance(saver_def, SaverDefProto):
+        return saver_def
+    if hasattr(saver_def, "SerializeToString"):
+        return SaverDefProto.FromString(saver_def.SerializeToString())
+    return SaverDefProto(
+        filename_tensor_name=saver_def.filename_tensor_name,
+        save_tensor_name=saver_def.save_tensor_name,
+        restore_op_name=saver_def.restore_op_name,
+        max_to_keep=int(saver_def.max_to_keep or 0), sharded=bool(saver_def.sharded),
+        keep_checkpoint_every_n_hours=float(saver_def.keep_checkpoint_every_n_hours),
+        version=int(getattr(saver_def, "version", 2)))
+
+
+def _with_tf_saver(graph_def: GraphDef, graph, saver_def: SaverDefProto) -> GraphDef:
+    registered = graph.__dict__.get("_saver_entries", {}).get(saver_def.restore_op_name)
+    if registered is None:
+        return graph_def  # not a flowgraph Saver of this graph: written as it is
+    filename, entries = registered
+    scope = saver_scope(saver_def.restore_op_name)
+    kept = [n for n in graph_def.node if not n.name.startswith(scope)]
+    out = GraphDef(node=kept + tf_saver_nodes(scope, entries, filename),
+                   versions=graph_def.versions)
+    saver_def.filename_tensor_name = f"{scope}Const:0"
+    saver_def.save_tensor_name = f"{scope}control_dependency:0"
+    saver_def.version = SaverDefProto.V2
+    return out
+
+
+def _scoped_graph_def(graph_def: GraphDef, export_scope: str) -> GraphDef:
+    prefix = export_scope.rstrip("/") + "/"
+
+    def strip(ref: str) -> str:
+        hat = "^" if ref.startswith("^") else ""
+        return hat + ref[len(hat) + len(prefix):]
+
+    nodes = []
+    for n in graph_def.node:
+        if not n.name.startswith(prefix):
+            continue
+        n.name = strip(n.name)
+        inputs = [r for r in n.input if r.lstrip("^").startswith(prefix)]
+        n.ClearField("input")
+        n.input.extend(strip(r) for r in inputs)
+        nodes.append(n)
+    return GraphDef(node=nodes, versions=graph_def.versions)
+
+
+def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None,
+                      collection_list=None, as_text: bool = False, graph=None,
+                      export_scope: str | None = None, clear_devices: bool = False,
+                      clear_extraneous_savers: bool = False,
+                      strip_default_attrs: bool = False, save_debug_info: bool = False,
+                      **kwargs) -> MetaGraphDefProto:
+    """Export `graph` (default: the default graph) as a ``MetaGraphDef``, written to
+    `filename` when one is given (binary, or protobuf text with `as_text`).
+
+    `saver_def` (``saver.saver_def``) names the Saver to record: its restore subgraph
+    is written as TensorFlow's, so TensorFlow's ``import_meta_graph`` + ``restore`` work
+    on the file (with a checkpoint written by ``Saver(format="tensorflow")``).
+    `collection_list` limits the collections written (default: all). With
+    `export_scope`, only the nodes under that name scope are written, without it.
+
+    Example
+    -------
+    >>> import os, tempfile, flowgraph as tf
+    >>> path = os.path.join(tempfile.mkdtemp(), "graph.meta")
+    >>> with tf.Graph().as_default():
+    ...     y = tf.identity(tf.placeholder(tf.float32, [2], name="x"), name="y")
+    ...     tf.add_to_collection("outputs", y)
+    ...     meta = tf.train.export_meta_graph(path)
+    >>> list(meta.collection_def["outputs"].node_list.value), os.path.isfile(path)
+    (['y:0'], True)
+    """
+    del clear_extraneous_savers, strip_default_attrs, save_debug_info, kwargs
+    graph = graph if graph is not None else get_default_graph()
+    if graph_def is None:
+        message = graph_def_from_dict(graph.as_graph_def())
+    elif isinstance(graph_def, GraphDef):
+        message = GraphDef.FromString(graph_def.SerializeToString())
+    elif isinstance(graph_def, dict):
+        message = graph_def_from_dict(graph_def)
+    else:
+        message = GraphDef.FromString(graph_def.SerializeToString())
+    out = MetaGraphDefProto()
+    if saver_def is not None:
+        saver_proto = _as_saver_def_proto(saver_def)
+        message = _with_tf_saver(message, graph, saver_proto)
+        out.saver_def = saver_proto
+    if clear_devices:
+        for n in message.node:
+            n.ClearField("device")
+    prefix = export_scope.rstrip("/") + "/" if export_scope else ""
+    if prefix:
+        message = _scoped_graph_def(message, export_scope)
+
+    def strip(name: str) -> str:
+        return name[len(prefix):] if prefix and name.startswith(prefix) else name
+
+    def keep(name: str) -> bool:
+        return not prefix or name.startswith(prefix)
+
+    out.graph_def = message
+    info = MetaInfoDefProto(tensorflow_version=_TF_VERSION,
+                            tensorflow_git_version=f"flowgraph-{__version__}")
+    if meta_info_def is not None:
+        info.MergeFromString(meta_info_def.SerializeToString())
+    out.meta_info_def = info
+    keys = graph.get_all_collection_keys() if collection_list is None else collection_list
+    for key in keys:
+        items = graph.get_collection(key)
+        if items:
+            col = _collection_def(key, items, strip, keep)
+            if col is not None:
+                out.collection_def[key] = col
+    if filename is not None:
+        write_meta_graph_file(out, filename, as_text=as_text)
+    return out

@@ -1,0 +1,203 @@
+"""``tf.train.import_meta_graph``: a ``.meta`` file (TensorFlow's ``MetaGraphDef``,
+written by TensorFlow or by flowgraph) imported into the default graph, with its
+collections, its `tf.Variable` objects and a Saver that restores them.
+
+The file is parsed and checked first (`tf_formats.meta_graph`: lengths and constant
+sizes bounded, binary or text). TensorFlow's saver nodes, and any node that needs an op
+flowgraph does not have or that call Python objects of the writing process
+(`PROCESS_LOCAL_OPS`), are left out (`tf_formats.saver_graph`; the others are named
+in a warning); the remaining nodes are imported op by op, registered ops only, so a
+file never runs code. Variables come back from the ``VariableDef`` messages of their
+collections; ops and tensors of ``node_list`` collections by name. The returned Saver
+is a flowgraph Saver over the variables the file's saver covered, under the same checkpoint
+keys (read from its ``RestoreV2`` node), so ``saver.restore(sess, prefix)`` reads a
+TensorFlow checkpoint or a flowgraph one.
+
+Example
+-------
+>>> import os, tempfile, flowgraph as tf
+>>> d = tempfile.mkdtemp()
+>>> with tf.Graph().as_default():
+...     v = tf.Variable([1.0, 2.0], name="v")
+...     y = tf.multiply(v, 3.0, name="y")
+...     with tf.Session() as sess:
+...         sess.run(v.initializer)
+...         path = tf.train.Saver().save(sess, os.path.join(d, "model.ckpt"))
+>>> with tf.Graph().as_default() as g, tf.Session() as sess:
+...     saver = import_meta_graph(path + ".meta")
+...     saver.restore(sess, path)
+...     print(sess.run(g.get_tensor_by_name("y:0")))
+[3. 6.]
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+from flowgraph.framework import errors
+from flowgraph.framework.graph import GraphKeys, get_default_graph
+from flowgraph.framework.tf_formats.graph_def import graph_def_to_dict
+from flowgraph.framework.tf_formats.meta_graph import (
+    check_graph_def_sizes,
+    read_meta_graph_file,
+)
+from flowgraph.framework.tf_formats.meta_graph_messages import (
+    MetaGraphDefProto,
+    VariableDefProto,
+)
+from flowgraph.framework.tf_formats.saver_graph import (
+    drop_saver_nodes,
+    restore_keys,
+    saver_scope,
+)
+from flowgraph.train.saver import Saver
+
+__all__ = ["import_meta_graph"]
+
+logger = logging.getLogger("flowgraph")
+
+# Ops whose kernels call Python objects of the process that built the graph (numpy_input_fn's
+# arrays, py_func's functions): another process has nothing for them to call.
+PROCESS_LOCAL_OPS = frozenset({"NumpyBatchSource", "PyFunc", "PyFuncStateless",
+                               "EagerPyFunc"})
+_VALID_SCOPE = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+
+
+def _as_meta_graph(meta_graph_or_file) -> tuple[MetaGraphDefProto, str]:
+    if hasattr(meta_graph_or_file, "SerializeToString"):
+        # Parsed again: a message built in memory may hold str where bytes belong, and
+        # protobuf's own MetaGraphDef is read the same way.
+        mg = MetaGraphDefProto.FromString(meta_graph_or_file.SerializeToString())
+        check_graph_def_sizes(mg.graph_def)
+        return mg, "the MetaGraphDef"
+    path = os.fspath(meta_graph_or_file)
+    return read_meta_graph_file(path), path
+
+
+def _rebuild_variable(graph, vd: VariableDefProto, scoped):
+    from flowgraph.ops.variables import Variable
+
+    var = object.__new__(Variable)
+    var._variable = graph.get_tensor_by_name(scoped(vd.variable_name))
+    var._initializer_op = graph.get_operation_by_name(scoped(vd.initializer_name))
+    var._snapshot = graph.get_tensor_by_name(scoped(vd.snapshot_name))
+    var._initial_value = (graph.get_tensor_by_name(scoped(vd.initial_value_name))
+                          if vd.initial_value_name else var._snapshot)
+    var._trainable = bool(vd.trainable)
+    var._constraint = var._caching_device = var._save_slice_info = None
+    graph.__dict__.setdefault("_deref_cache", {})[var._variable] = var._snapshot
+    return var
+
+
+def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> dict:
+    """Fill the graph's collections from `mg`; returns variable name -> Variable."""
+    variables: dict = {}
+    for key, col in mg.collection_def.items():
+        if col.HasField("bytes_list"):
+            for raw in col.bytes_list.value:
+                try:
+                    vd = VariableDefProto.FromString(raw)
+                    if vd.is_resource:
+                        raise ValueError("a resource variable; flowgraph has reference "
+                                         "(TF1) variables only")
+                    if not vd.variable_name:
+                        raise ValueError("not a VariableDef")
+                    var = variables.get(vd.variable_name)
+                    if var is None:
+                        var = variables[vd.variable_name] = _rebuild_variable(graph, vd,
+                                                                              scoped)
+                except (ValueError, KeyError) as e:
+                    logger.warning("import_meta_graph: %s: an item of collection '%s' is "
+                                   "left out: %s", source, key, e)
+                    continue
+                graph.add_to_collection(key, var)
+        elif col.HasField("node_list"):
+            absent = []
+            for name in col.node_list.value:
+                try:
+                    graph.add_to_collection(key, graph.as_graph_element(scoped(name)))
+                except (KeyError, ValueError, TypeError):
+                    absent.append(name)
+            if absent:
+                logger.warning("import_meta_graph: %s: collection '%s' names %d element(s) "
+                               "that are not in the imported graph (left out): %s", source,
+                               key, len(absent), ", ".join(absent[:5]))
+        elif col.HasField("int64_list"):
+            for value in col.int64_list.value:
+                graph.add_to_collection(key, int(value))
+        elif col.HasField("float_list"):
+            for value in col.float_list.value:
+                graph.add_to_collection(key, float(value))
+    return variables
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
+                      import_scope: str | None = None, **kwargs) -> Saver | None:
+    """Import a ``.meta`` file (or a MetaGraphDef) into the default graph.
+
+    Returns a `Saver` over the imported variables (its `restore` reads the checkpoint
+    the file goes with), or None when the file has neither a saver nor variables.
+    `import_scope` prefixes every imported name (``scope/x:0``); `clear_devices` drops
+    the recorded device placements; other keyword arguments go to the Saver
+    (``max_to_keep``, ``format``, ...).
+
+    Raises
+    ------
+    NotFoundError (also an OSError)
+        No such file.
+    DataLossError
+        The file is not a MetaGraphDef, or declares constants far larger than itself.
+    ImportGraphDefError (a ValueError)
+        The graph def does not import (a node references a missing input, ...).
+    """
+    mg, source = _as_meta_graph(meta_graph_or_file)
+    restore_op = mg.saver_def.restore_op_name if mg.HasField("saver_def") else ""
+    scope = saver_scope(restore_op) if restore_op else ""
+    try:
+        graph_def = graph_def_to_dict(mg.graph_def)
+    except (ValueError, TypeError, KeyError, OverflowError) as e:
+        raise errors.DataLossError(
+            None, None, f"Cannot import {source}: {type(e).__name__}: {e}. The file is "
+            "corrupted, or holds a graph flowgraph cannot represent.") from None
+    keys = restore_keys(graph_def, restore_op) if restore_op else {}
+    graph_def, lost = drop_saver_nodes(graph_def, scope, PROCESS_LOCAL_OPS)
+    if lost:
+        logger.warning("import_meta_graph: %s: %d node(s) need ops flowgraph does not have, "
+                       "or that read Python objects of the process that wrote the file, "
+                       "and are left out: %s", source, len(lost), ", ".join(lost[:10]))
+    if clear_devices:
+        for n in graph_def["node"]:
+            n["device"] = ""
+    from flowgraph.framework.importer import import_graph_def
+
+    graph = get_default_graph()
+    prefix = f"{import_scope.rstrip('/')}/" if import_scope else ""
+
+    def scoped(name: str) -> str:
+        return prefix + name
+
+    with graph.as_default(), graph.name_scope(None):
+        import_graph_def(graph_def, name=prefix.rstrip("/"))
+        variables = _restore_collections(graph, mg, scoped, source)
+    saved = [v for name, v in variables.items()
+             if v in graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+             or v in graph.get_collection(GraphKeys.SAVEABLE_OBJECTS)]
+    if keys:
+        by_op = {name.rpartition(":")[0]: v for name, v in variables.items()}
+        var_list = {key: by_op[op] for op, key in keys.items() if op in by_op}
+    else:
+        var_list = {v.op.name[len(prefix):]: v for v in saved}
+    if not var_list:
+        return None
+    sd = mg.saver_def
+    options = {"max_to_keep": sd.max_to_keep or 5} if restore_op else {}
+    if restore_op and sd.keep_checkpoint_every_n_hours:
+        options["keep_checkpoint_every_n_hours"] = float(sd.keep_checkpoint_every_n_hours)
+    options.update(kwargs)
+    name = scope.rstrip("/")
+    if not _VALID_SCOPE.match(name):
+        name = "save"  # the file's saver scope is not a name flowgraph accepts
+    with graph.as_default(), graph.name_scope(None):
+        return Saver(var_list=var_list, name=prefix + name, **options)

@@ -1,0 +1,230 @@
+"""``tf.train.warm_start``: initialize some variables of a new model from a checkpoint,
+optionally remapping embedding rows (or columns) to a new vocabulary (`VocabInfo`).
+
+The chosen variables' initializers are replaced by ones that read the checkpoint
+(`tf.train.init_from_checkpoint`), so nothing is read until the variables are
+initialized. A variable with a `VocabInfo` is remapped when `warm_start` is called: row
+``i`` of the new variable takes the checkpoint's row for the word on line ``i`` of the
+new vocabulary file, when the old vocabulary has it; new words and OOV buckets take the
+backup initializer's values (zeros by default). `flowgraph.estimators` calls this for
+``Estimator(warm_start_from=...)``.
+
+Example
+-------
+>>> VocabInfo("new_vocab.txt", 3, 1, "old_vocab.txt").axis
+0
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import re
+
+import numpy as np
+
+__all__ = ["VocabInfo", "warm_start"]
+
+logger = logging.getLogger("flowgraph")
+
+
+class VocabInfo(collections.namedtuple("VocabInfo", [
+        "new_vocab", "new_vocab_size", "num_oov_buckets", "old_vocab", "old_vocab_size",
+        "backup_initializer", "axis"])):
+    """How to remap one warm-started variable from an old vocabulary to a new one.
+
+    Parameters
+    ----------
+    new_vocab, old_vocab : str
+        Vocabulary files, one word per line.
+    new_vocab_size : int
+        Words of `new_vocab` used (its first lines).
+    num_oov_buckets : int
+        Out-of-vocabulary rows after the words (initialized by `backup_initializer`).
+    old_vocab_size : int, default -1
+        Words of `old_vocab` the checkpoint has rows for (-1: all lines).
+    backup_initializer : initializer, optional
+        For rows of new words and OOV buckets; zeros when None.
+    axis : {0, 1}
+        0 remaps rows (an embedding), 1 columns (an output layer's kernel).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.train.VocabInfo("new.txt", new_vocab_size=3, num_oov_buckets=1,
+    ...                    old_vocab="old.txt").old_vocab_size
+    -1
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, new_vocab, new_vocab_size, num_oov_buckets, old_vocab, old_vocab_size=-1,
+                backup_initializer=None, axis=0):
+        if axis not in (0, 1):
+            raise ValueError("The only supported values for the axis argument are 0 and 1.  "
+                             f"Provided axis: {axis}")
+        return super().__new__(cls, new_vocab, new_vocab_size, num_oov_buckets, old_vocab,
+                               old_vocab_size, backup_initializer, axis)
+
+
+def _select(vars_to_warm_start) -> list:
+    from flowgraph.framework.graph import GraphKeys, get_collection
+
+    if vars_to_warm_start is None:
+        return []
+    if isinstance(vars_to_warm_start, str):
+        pattern = re.compile(vars_to_warm_start)
+        return [v for v in get_collection(GraphKeys.TRAINABLE_VARIABLES)
+                if pattern.match(v.op.name)]
+    if not isinstance(vars_to_warm_start, list | tuple):
+        raise ValueError(f"vars_to_warm_start must be a string, a list or None; got "
+                         f"{vars_to_warm_start!r}")
+    if all(isinstance(v, str) for v in vars_to_warm_start):
+        chosen, seen = [], set()
+        for regex in vars_to_warm_start:
+            pattern = re.compile(regex)
+            for v in get_collection(GraphKeys.GLOBAL_VARIABLES):
+                if pattern.match(v.op.name) and id(v) not in seen:
+                    seen.add(id(v))
+                    chosen.append(v)
+        return chosen
+    if all(hasattr(v, "op") for v in vars_to_warm_start):
+        return list(vars_to_warm_start)
+    raise ValueError("vars_to_warm_start must be a regular expression, a list of regular "
+                     "expressions or a list of Variables; got a mixed list "
+                     f"{vars_to_warm_start!r}")
+
+
+def _vocab(path, size: int, what: str, var_name: str) -> list[str]:
+    from flowgraph.io.gfile import GFile
+
+    try:
+        with GFile(path, "r") as f:
+            words = [line.rstrip("\r\n") for line in f]
+    except OSError as e:
+        raise ValueError(f"Warm-starting variable '{var_name}': cannot read the {what} "
+                         f"vocabulary {path}: {e}") from None
+    if size is not None and size >= 0:
+        if size > len(words):
+            raise ValueError(
+                f"Warm-starting variable '{var_name}': the {what} vocabulary {path} has "
+                f"{len(words)} lines, fewer than its declared size {size}.")
+        words = words[:size]
+    return words
+
+
+def _remap_with_vocab(var, reader, prev: str, info: VocabInfo, ckpt: str) -> None:
+    """Set `var`'s initializer to the checkpoint tensor `prev` remapped by `info`."""
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops import array_index_ops, state_ops
+
+    name, axis = var.op.name, info.axis
+    old = np.asarray(reader.get_tensor(prev))
+    shape = var.shape.as_list()
+    new_words = _vocab(info.new_vocab, info.new_vocab_size, "new", name)
+    old_words = _vocab(info.old_vocab, info.old_vocab_size, "old", name)
+    rows = len(new_words) + int(info.num_oov_buckets)
+    if old.ndim != len(shape) or old.ndim < axis + 1 or None in shape or shape[axis] != rows \
+            or old.shape[axis] != len(old_words) \
+            or any(a != b for i, (a, b) in enumerate(zip(old.shape, shape)) if i != axis):
+        raise ValueError(
+            f"Warm-starting variable '{name}' with a VocabInfo (axis {axis}): the variable "
+            f"has shape {shape}, expected {rows} (new_vocab_size + num_oov_buckets) along "
+            f"axis {axis}; tensor '{prev}' in {ckpt} has shape {list(old.shape)}, expected "
+            f"{len(old_words)} (the old vocabulary's size) along axis {axis}, and the other "
+            "dimensions must match.")
+    index = {w: i for i, w in reversed(list(enumerate(old_words)))}
+    value = np.zeros(shape, dtype=old.dtype)
+    found = np.zeros(shape, dtype=bool)
+    for i, word in enumerate(new_words):
+        j = index.get(word)
+        if j is not None:
+            dst = (slice(None),) * axis + (i,)
+            value[dst] = old[(slice(None),) * axis + (j,)]
+            found[dst] = True
+    graph = var.graph
+    dtype = var.dtype.base_dtype
+    with graph.as_default(), graph.control_dependencies(None), \
+            graph.name_scope(f"{name}/warm_start"):
+        if info.backup_initializer is None or found.all():
+            initial = constant(value, dtype=dtype, name="remapped")
+        else:
+            backup = info.backup_initializer(shape, dtype=dtype)
+            initial = array_index_ops.where(constant(found), constant(value, dtype=dtype), backup,
+                                      name="remapped")
+    with graph.as_default(), graph.control_dependencies(None), graph.colocate_with(var.op):
+        var._initializer_op = state_ops.assign(var, initial).op
+    var._initial_value = initial
+    logger.debug("Warm-started %s with vocabulary remapping: %d of %d words found", name,
+                 sum(w in index for w in new_words), len(new_words))
+
+
+def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_vocab_info=None,
+               var_name_to_prev_var_name=None) -> None:
+    """Make the chosen variables of the default graph initialize from a checkpoint.
+
+    Call it after the model is built and before its variables are initialized.
+    `vars_to_warm_start` is a regular expression matched against the trainable
+    variables' names, a list of them matched against all global variables, a list of
+    Variables, or None. Each chosen variable reads the tensor of the same name (or its
+    entry in `var_name_to_prev_var_name`); one with an entry in
+    `var_name_to_vocab_info` is remapped to its new vocabulary (see `VocabInfo`). A
+    variable missing from the checkpoint is a ValueError naming it.
+
+    Example
+    -------
+    >>> import os, tempfile, numpy as np, flowgraph as tf
+    >>> from flowgraph.train.checkpoint_utils import write_checkpoint
+    >>> d = tempfile.mkdtemp()
+    >>> write_checkpoint(os.path.join(d, "model.ckpt-1"), {"w": np.ones(3, np.float32)})
+    >>> with tf.Graph().as_default():
+    ...     w = tf.get_variable("w", [3], initializer=tf.zeros_initializer())
+    ...     tf.train.warm_start(os.path.join(d, "model.ckpt-1"))
+    ...     with tf.Session() as sess:
+    ...         sess.run(tf.global_variables_initializer())
+    ...         print(sess.run(w))
+    [1. 1. 1.]
+    """
+    from flowgraph.train import checkpoint_utils
+
+    renames = dict(var_name_to_prev_var_name or {})
+    vocab_infos = dict(var_name_to_vocab_info or {})
+    chosen = _select(vars_to_warm_start)
+    if not chosen:
+        logger.info("Warm-starting: no variables to warm-start (vars_to_warm_start=%r).",
+                    vars_to_warm_start)
+    reader = checkpoint_utils.load_checkpoint(ckpt_to_initialize_from)
+    with reader:
+        available = reader.get_variable_to_shape_map()
+        assignment, used = {}, set()
+        for var in chosen:
+            name = var.op.name
+            prev = renames.get(name, name)
+            used.add(name)
+            if prev not in available:
+                raise ValueError(
+                    f"Warm-starting variable '{name}' needs tensor '{prev}', which is not in "
+                    f"checkpoint {ckpt_to_initialize_from} (it has: {sorted(available)}). "
+                    "Map it with var_name_to_prev_var_name or exclude it with "
+                    "vars_to_warm_start.")
+            logger.debug("Warm-starting variable: %s; prev_var_name: %s", name, prev)
+            if name in vocab_infos:
+                _remap_with_vocab(var, reader, prev, vocab_infos[name],
+                                  ckpt_to_initialize_from)
+            else:
+                assignment[prev] = var
+    unused = sorted(set(renames) - used)
+    if unused:
+        raise ValueError(
+            f"You provided the following variables in var_name_to_prev_var_name that were not "
+            f"used: {unused}. Perhaps you misspelled them? Here is the list of viable variable "
+            f"names: {sorted(v.op.name for v in chosen)}")
+    unused = sorted(set(vocab_infos) - used)
+    if unused:
+        raise ValueError(
+            f"You provided the following variables in var_name_to_vocab_info that were not "
+            f"used: {unused}. Perhaps you misspelled them? Here is the list of viable variable "
+            f"names: {sorted(v.op.name for v in chosen)}")
+    if assignment:
+        checkpoint_utils.init_from_checkpoint(ckpt_to_initialize_from, assignment)
+    logger.info("Warm-started %d variables.", len(used))
