@@ -356,30 +356,28 @@ def method_handlers(service, security: Security | None = None,
                        f"${ENV_VARS['auth_token']})."}))
 
     def wrap(name, fn):
-        def handle(request: bytes, context) -> bytes:
-            authenticate(context, name)
+        def reply(request, context) -> bytes:
             try:
+                if not isinstance(request, bytes):  # a client stream's chunks
+                    request = b"".join(request)
                 header, tensors = wire.decode(request)
                 bf16 = bool(header.get("reply_bfloat16"))
                 blob = wire.encode(*fn(header, tensors), bfloat16=bf16)
             except Exception as e:
                 abort(context, e)
             count(name, len(request), len(blob))
+            return blob
+
+        def handle(request: bytes, context) -> bytes:
+            authenticate(context, name)
+            blob = reply(request, context)
             if len(blob) > CHUNK_BYTES:
                 return wire.encode({_TICKET: outbox.put(blob)})
             return blob
 
         def handle_chunks(request_chunks, context):
             authenticate(context, name)
-            try:
-                request = b"".join(request_chunks)
-                header, tensors = wire.decode(request)
-                bf16 = bool(header.get("reply_bfloat16"))
-                blob = wire.encode(*fn(header, tensors), bfloat16=bf16)
-            except Exception as e:
-                abort(context, e)
-            count(name, len(request), len(blob))
-            yield from chunks(blob)
+            yield from chunks(reply(request_chunks, context))
 
         return handle, handle_chunks
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers.convolutional import _Conv
+from flowgraph.layers.core import normalize_tuple
 from flowgraph.ops import array_join_ops, array_shape_ops, nn_conv_ops
 
 __all__ = [
@@ -74,8 +75,6 @@ class Conv2DTranspose(_Conv):
                          **kwargs)
         self.output_padding = None
         if output_padding is not None:
-            from flowgraph.layers.core import normalize_tuple
-
             self.output_padding = normalize_tuple(output_padding, 2, "output_padding")
             for p, s in zip(self.output_padding, self.strides):
                 if p >= s:
@@ -92,7 +91,8 @@ class Conv2DTranspose(_Conv):
         args = (self.kernel_size[i], self.padding, self.strides[i], pad,
                 self.dilation_rate[i])
         if static is not None:
-            return deconv_output_length(static, *args), deconv_output_length(static, *args)
+            size = deconv_output_length(static, *args)
+            return size, size
         return None, deconv_output_length(dynamic, *args)
 
     def _convolve(self, inputs):

@@ -67,8 +67,7 @@ def _check_bits(num_bits, narrow_range, what):
 
 
 def _f32(x, what):
-    t = convert_to_tensor(x, dtype=_dtypes.float32, name=what)
-    return t
+    return convert_to_tensor(x, dtype=_dtypes.float32, name=what)
 
 
 def fake_quant_with_min_max_args(inputs, min=-6.0, max=6.0, num_bits=8, narrow_range=False,

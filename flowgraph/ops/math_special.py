@@ -40,8 +40,10 @@ _FD = (_dtypes.float32, _dtypes.float64)
 _FC = (*_F, _dtypes.complex64, _dtypes.complex128)
 
 
-def _unary_shape(op, x):
-    return [x]
+def _unary(op_type, fn_name, allowed, summary, call, result):
+    fn = _m._unary(op_type, fn_name, allowed, summary, call, result)
+    fn.__module__ = __name__  # so that doctest and the API docs find it here
+    return fn
 
 
 def _nary_shape(op, *shapes):
@@ -53,24 +55,6 @@ def _nary_shape(op, *shapes):
         raise op.shape_error(f"shapes {', '.join(str(s) for s in shapes)} cannot be "
                              "broadcast together") from None
     return [out]
-
-
-def _doc(summary, call, result):
-    return (f"{summary}\n\nExample\n-------\n>>> import flowgraph as tf\n"
-            f">>> with tf.Session() as sess:\n...     print(sess.run(tf.{call}))\n{result}\n")
-
-
-def _unary(op_type, fn_name, allowed, summary, call, result):
-    register_op(op_type)(_unary_shape)
-
-    def fn(x, name=None):
-        x = convert_to_tensor(x)
-        _m.check_dtype(x, allowed, op_type)
-        return make_tensor(op_type, [x], name=name or op_type)
-
-    fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = _doc(summary, call, result)
-    return fn
 
 
 def _nary(op_type, fn_name, params, allowed, summary, call, result):
@@ -97,7 +81,7 @@ def _nary(op_type, fn_name, params, allowed, summary, call, result):
         return make_tensor(op_type, ts, name=name or op_type)
 
     fn.__name__ = fn.__qualname__ = fn_name
-    fn.__doc__ = _doc(summary, call, result)
+    fn.__doc__ = _m._doc(summary, call, result)
     fn.__signature__ = inspect.Signature(
         [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
         + [inspect.Parameter("name", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)])

@@ -88,16 +88,12 @@ def _top_k_along(x, k, dim, largest):
     from flowgraph.ops.array_shape_ops import transpose
     from flowgraph.ops.math_ops import negative
     from flowgraph.ops.nn_loss_ops import top_k
+    from flowgraph.ops.sort_ops import swap_axis_to_last
 
     rank = x.shape.ndims
     if rank is None:
         raise ValueError("approx_top_k: the rank of the input must be known")
-    dim %= rank
-    perm = None
-    if dim != rank - 1:
-        perm = list(range(rank))
-        perm[dim], perm[-1] = rank - 1, dim
-        x = transpose(x, perm)
+    x, perm = swap_axis_to_last(x, dim % rank)
     values, indices = top_k(x if largest else negative(x), k=k, sorted=True)
     if not largest:
         values = negative(values)
@@ -118,7 +114,15 @@ def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
                  reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
-    """The `k` largest entries and their indices along `reduction_dimension`."""
+    """The `k` largest entries and their indices along `reduction_dimension`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> v, i = tf.nn.approx_max_k([[1.0, 5.0, 3.0]], 2)
+    >>> tf.Session().run(i)
+    array([[1, 2]], dtype=int32)
+    """
     return approx_top_k(operand, k, reduction_dimension, recall_target, True, name=name)
 
 

@@ -34,6 +34,7 @@ from flowgraph.ops import (
     array_shape_ops,
     gradients,
     math_reduce,
+    nn_conv_ops,
     nn_ops,
 )
 
@@ -118,10 +119,7 @@ def conv3d(input, filter=None, strides=None, padding=None, data_format="NDHWC",
     >>> tf.Session().run(y).reshape(-1)[:2]
     array([8., 8.], dtype=float32)
     """
-    if filters is not None:
-        if filter is not None:
-            raise ValueError("conv3d: pass either filter or filters, not both")
-        filter = filters
+    filter = nn_conv_ops._one_of(filter, filters, "filter or filters", "conv3d")
     if filter is None or strides is None or padding is None:
         raise TypeError("conv3d() needs input, filter, strides and padding")
     what = "conv3d"

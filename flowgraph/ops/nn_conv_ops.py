@@ -33,6 +33,16 @@ def _one_of(a, b, names: str, what: str):
     return a if a is not None else b
 
 
+def _conv_attrs(strides, padding, data_format, dilations, what: str) -> dict:
+    """The strides, dilations, data_format and padding attributes of a 2-D conv op."""
+    fmt = nn_ops._check_format(data_format, what)
+    attrs = {"strides": nn_ops._four(strides, "strides", fmt, what),
+             "dilations": nn_ops._four(dilations, "dilations", fmt, what),
+             "data_format": fmt}
+    attrs["padding"], attrs["explicit_paddings"] = nn_ops._padding_attrs(padding, fmt, what)
+    return attrs
+
+
 # -- conv2d_transpose -------------------------------------------------------------------
 def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,
                      padding="SAME", data_format="NHWC", name=None, input=None,
@@ -67,12 +77,8 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,
     filter = _one_of(filter, filters, "filter or filters", "conv2d_transpose")
     if value is None or filter is None or output_shape is None or strides is None:
         raise TypeError("conv2d_transpose() needs value, filter, output_shape and strides")
-    fmt = nn_ops._check_format(data_format, "conv2d_transpose")
-    attrs = {"strides": nn_ops._four(strides, "strides", fmt, "conv2d_transpose"),
-             "dilations": nn_ops._four(dilations, "dilations", fmt, "conv2d_transpose"),
-             "data_format": fmt}
-    attrs["padding"], attrs["explicit_paddings"] = nn_ops._padding_attrs(
-        padding, fmt, "conv2d_transpose")
+    attrs = _conv_attrs(strides, padding, data_format, dilations, "conv2d_transpose")
+    fmt = attrs["data_format"]
     with name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
         x, f = nn_ops._conv_inputs(value, filter, "conv2d_transpose")
         sizes = convert_to_tensor(output_shape, name="output_shape")
@@ -237,12 +243,7 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,
     array([4., 4., 4., 4.], dtype=float32)
     """
     del use_cudnn_on_gpu
-    fmt = nn_ops._check_format(data_format, "conv2d_backprop_filter")
-    attrs = {"strides": nn_ops._four(strides, "strides", fmt, "conv2d_backprop_filter"),
-             "dilations": nn_ops._four(dilations, "dilations", fmt, "conv2d_backprop_filter"),
-             "data_format": fmt}
-    attrs["padding"], attrs["explicit_paddings"] = nn_ops._padding_attrs(
-        padding, fmt, "conv2d_backprop_filter")
+    attrs = _conv_attrs(strides, padding, data_format, dilations, "conv2d_backprop_filter")
     with name_scope(name, "conv2d_backprop_filter", [input, out_backprop]) as scope:
         x, dy = nn_ops._conv_inputs(input, out_backprop, "conv2d_backprop_filter")
         sizes = convert_to_tensor(filter_sizes, name="filter_sizes")

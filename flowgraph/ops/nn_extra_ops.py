@@ -5,9 +5,9 @@
 `depth_to_space`), pooling spellings (`max_pool1d`, `avg_pool1d`, `max_pool_v2`,
 `avg_pool_v2`, `pool`), transposed and depthwise-backprop convolutions
 (`conv1d_transpose`, `atrous_conv2d_transpose`, `depthwise_conv2d_backprop_input` /
-`_filter`), `zero_fraction`, `approx_max_k` / `approx_min_k` (exact), and the
-distribution-strategy loss helpers (`compute_average_loss`, `scale_regularization_loss`)
-for a single replica.
+`_filter`), `zero_fraction`, `approx_max_k` / `approx_min_k` (`tf.math`'s, from
+`misc_compat_ops`), and the distribution-strategy loss helpers (`compute_average_loss`,
+`scale_regularization_loss`) for a single replica.
 
 Each is a short composition, so its gradient is that of its parts.
 
@@ -33,9 +33,9 @@ from flowgraph.ops import (
     nn_conv3d_ops,
     nn_conv_ops,
     nn_impl,
-    nn_loss_ops,
     nn_ops,
 )
+from flowgraph.ops.misc_compat_ops import approx_max_k, approx_min_k  # noqa: F401 (tf.nn)
 from flowgraph.ops.op_util import make_tensor
 
 __all__ = ["depth_to_space", "space_to_depth"]  # also at the top level; the rest: tf.nn
@@ -565,15 +565,6 @@ def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=No
                                         name=name or "atrous_conv2d_transpose")
 
 
-def _depthwise_attrs(strides, padding, data_format, dilations, what):
-    fmt = nn_ops._check_format(data_format, what)
-    attrs = {"strides": nn_ops._four(strides, "strides", fmt, what),
-             "dilations": nn_ops._four(dilations, "dilations", fmt, what),
-             "data_format": fmt}
-    attrs["padding"], attrs["explicit_paddings"] = nn_ops._padding_attrs(padding, fmt, what)
-    return attrs
-
-
 def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding,
                                     data_format="NHWC", dilations=(1, 1, 1, 1), name=None):
     """The gradient of `depthwise_conv2d_native` with respect to its input, of shape
@@ -588,7 +579,7 @@ def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, 
     16.0
     """
     what = "depthwise_conv2d_backprop_input"
-    attrs = _depthwise_attrs(strides, padding, data_format, dilations, what)
+    attrs = nn_conv_ops._conv_attrs(strides, padding, data_format, dilations, what)
     with name_scope(name, what, [filter, out_backprop]) as scope:
         f, dy = nn_ops._conv_inputs(filter, out_backprop, what)
         sizes = convert_to_tensor(input_sizes, _dtypes.int32, name="input_sizes")
@@ -610,7 +601,7 @@ def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,
     array([4., 4., 4., 4.], dtype=float32)
     """
     what = "depthwise_conv2d_backprop_filter"
-    attrs = _depthwise_attrs(strides, padding, data_format, dilations, what)
+    attrs = nn_conv_ops._conv_attrs(strides, padding, data_format, dilations, what)
     with name_scope(name, what, [input, out_backprop]) as scope:
         x, dy = nn_ops._conv_inputs(input, out_backprop, what)
         sizes = convert_to_tensor(filter_sizes, _dtypes.int32, name="filter_sizes")
@@ -618,48 +609,7 @@ def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,
                            name=scope)
 
 
-# -- top-k and single-replica loss helpers ----------------------------------------------------
-def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
-                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
-    """The `k` largest values along the last axis and their indices; flowgraph computes
-    them exactly (recall 1), which TensorFlow's approximation allows.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> v, i = tf.nn.approx_max_k([[1.0, 5.0, 3.0]], 2)
-    >>> tf.Session().run(i)
-    array([[1, 2]], dtype=int32)
-    """
-    del recall_target, reduction_input_size_override, aggregate_to_topk
-    x = convert_to_tensor(operand, name="operand")
-    if reduction_dimension not in (-1, (x.shape.ndims or 0) - 1):
-        raise ValueError("approx_max_k: flowgraph reduces along the last axis only "
-                         f"(reduction_dimension=-1), got {reduction_dimension}")
-    return nn_loss_ops.top_k(x, k, name=name or "approx_max_k")
-
-
-def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
-                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
-    """The `k` smallest values along the last axis (ascending) and their indices, exactly.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> v, i = tf.nn.approx_min_k([[1.0, 5.0, 3.0]], 2)
-    >>> tf.Session().run(v)
-    array([[1., 3.]], dtype=float32)
-    """
-    del recall_target, reduction_input_size_override, aggregate_to_topk
-    x = convert_to_tensor(operand, name="operand")
-    if reduction_dimension not in (-1, (x.shape.ndims or 0) - 1):
-        raise ValueError("approx_min_k: flowgraph reduces along the last axis only "
-                         f"(reduction_dimension=-1), got {reduction_dimension}")
-    with name_scope(name, "approx_min_k", [x]):
-        values, indices = nn_loss_ops.top_k(math_ops.negative(x), k)
-        return math_ops.negative(values), indices
-
-
+# -- single-replica loss helpers ----------------------------------------------------------------
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
     """``sum(per_example_loss * sample_weight) / global_batch_size`` (default: the batch
     size), flowgraph running one replica.

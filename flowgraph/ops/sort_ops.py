@@ -35,6 +35,17 @@ __all__ = ["argsort", "broadcast_to", "meshgrid", "sort"]
 _DIRECTIONS = ("ASCENDING", "DESCENDING")
 
 
+def swap_axis_to_last(x, axis: int):
+    """`x` with axis `axis` (in ``[0, rank)``) and the last axis swapped, and that
+    permutation (its own inverse), or ``(x, None)`` when `axis` is already the last."""
+    rank = x.shape.ndims
+    if axis == rank - 1:
+        return x, None
+    perm = list(range(rank))
+    perm[axis], perm[-1] = rank - 1, axis
+    return transpose(x, perm), perm
+
+
 def _sort_indices_and_values(values, axis, direction, what: str):
     if direction not in _DIRECTIONS:
         raise ValueError(f"tf.{what}: direction must be one of {', '.join(_DIRECTIONS)}, "
@@ -51,12 +62,7 @@ def _sort_indices_and_values(values, axis, direction, what: str):
     if not -rank <= axis < rank:
         raise ValueError(f"tf.{what}: axis {axis} is out of range for values of rank "
                          f"{rank} (expected -{rank} <= axis < {rank})")
-    axis %= rank
-    perm = None
-    if axis != rank - 1:
-        perm = list(range(rank))
-        perm[axis], perm[-1] = rank - 1, axis
-        x = transpose(x, perm)
+    x, perm = swap_axis_to_last(x, axis % rank)
     keyed = x
     if direction == "ASCENDING":
         keyed = invert(x) if x.dtype.is_integer else negative(x)

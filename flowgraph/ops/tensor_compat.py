@@ -178,8 +178,7 @@ def convert_to_tensor_or_sparse_tensor(value, dtype=None, name=None):
     'SparseTensor'
     """
     if isinstance(value, SparseTensorValue):
-        value = SparseTensor.from_value(value) if hasattr(SparseTensor, "from_value") else \
-            SparseTensor(value.indices, value.values, value.dense_shape)
+        value = SparseTensor.from_value(value)
     if isinstance(value, SparseTensor):
         if dtype is not None and _dtypes.as_dtype(dtype) != value.dtype.base_dtype:
             raise ValueError(f"Sparse dtype: requested = {_dtypes.as_dtype(dtype).name}, "

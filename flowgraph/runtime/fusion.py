@@ -47,12 +47,7 @@ SINGLE_MIN_ELEMENTS = 1 << 16
 
 def fusion_enabled(config) -> bool:
     """Whether `config` (a `ConfigProto`) lets the fusion pass run."""
-    rw = getattr(getattr(config, "graph_options", None), "rewrite_options", None)
-    if rw is None:
-        return True
-    if getattr(rw, "disable_meta_optimizer", False):
-        return False
-    return getattr(rw, "remapping", 0) != 2  # RewriterConfig.OFF
+    return config.graph_options.rewrite_options.enabled("remapping")
 
 
 def fuse_elementwise(table: NodeTable, fetch_tensors: list[Tensor]) -> int:
@@ -75,7 +70,7 @@ def fuse_elementwise(table: NodeTable, fetch_tensors: list[Tensor]) -> int:
     fusible = [_candidate(n) for n in nodes]
 
     absorbed: dict[int, int] = {}  # member index -> its root's index
-    groups: dict[int, list[int]] = {}
+    fused = 0
     for root in range(len(nodes) - 1, -1, -1):
         if not fusible[root] or root in absorbed:
             continue
@@ -94,26 +89,21 @@ def fuse_elementwise(table: NodeTable, fetch_tensors: list[Tensor]) -> int:
                 work.append(p)
         if len(members) > 1 or _may_be_large(nodes[root]):
             group = sorted(members)
-            kernel = _fused_node_kernel(table, group, nodes[root], producer)
-            if kernel is None:
+            node = _fused_node(table, group, nodes[root], producer)
+            if node is None:
                 continue
-            groups[root] = group
+            fused += 1
             for m in group[:-1]:
                 absorbed[m] = root
-            nodes[root] = kernel
-    if groups:
+            nodes[root] = node
+    if absorbed:
         _drop_absorbed(table, absorbed)
-    return len(groups)
+    return fused
 
 
 def _may_be_large(node: NodeInfo) -> bool:
-    shape = node.op._outputs[0].shape
-    if not shape.is_fully_defined():
-        return True
-    n = 1
-    for d in shape.as_list():
-        n *= d
-    return n >= SINGLE_MIN_ELEMENTS
+    n = node.op._outputs[0].shape.num_elements()
+    return n is None or n >= SINGLE_MIN_ELEMENTS
 
 
 def _candidate(node: NodeInfo) -> bool:
@@ -122,12 +112,13 @@ def _candidate(node: NodeInfo) -> bool:
         node.placed_on.backend.fusible(node.op)
 
 
-def _fused_node_kernel(table: NodeTable, group: list[int], root: NodeInfo,
-                       producer: dict[int, int]):
-    """The fused `NodeInfo` replacing `group` (node indices, topological order)."""
+def _fused_node(table: NodeTable, group: list[int], root: NodeInfo,
+                producer: dict[int, int]) -> NodeInfo | None:
+    """The fused `NodeInfo` replacing `group` (node indices, topological order), or None
+    when the backend leaves the group unfused."""
     nodes = table.nodes
     index = {m: k for k, m in enumerate(group)}
-    ext_slots: list[int] = []
+    ext_slots: dict[int, int] = {}  # slot -> input position
     ext_names: list[str] = []
     operands = []
     for m in group:
@@ -142,9 +133,9 @@ def _fused_node_kernel(table: NodeTable, group: list[int], root: NodeInfo,
                 ops_in.append(("const", value))  # a scalar of the plan: inside the kernel
                 continue
             if s not in ext_slots:
-                ext_slots.append(s)
+                ext_slots[s] = len(ext_slots)
                 ext_names.append(nodes[m].op._inputs[k].name)
-            ops_in.append(("in", ext_slots.index(s)))
+            ops_in.append(("in", ext_slots[s]))
         operands.append(ops_in)
     members = [nodes[m] for m in group]
     fallback = _fallback(members, operands)
@@ -155,7 +146,7 @@ def _fused_node_kernel(table: NodeTable, group: list[int], root: NodeInfo,
         return None
     return NodeInfo(root.name, root.op_type, root.device, root.op, inputs=ext_names,
                     hand_off=root.hand_off, placed_on=root.placed_on,
-                    input_slots=ext_slots, out_base=root.out_base, n_out=root.n_out,
+                    input_slots=list(ext_slots), out_base=root.out_base, n_out=root.n_out,
                     kernel=kernel, flags=root.flags,
                     fused=[n.op for n in members])
 

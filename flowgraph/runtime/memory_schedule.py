@@ -111,6 +111,7 @@ from flowgraph.framework import errors
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.runtime import _executor
 from flowgraph.runtime.node_table import NodeTable
+from flowgraph.runtime.specialize import refine_outputs
 
 __all__ = ["MemorySchedule", "budget_key", "default_budgets", "device_budgets",
            "estimate_slot_bytes",
@@ -238,9 +239,9 @@ def estimate_slot_bytes(table: NodeTable, feed_shapes: dict | None = None,
                     block = sum(sizes[node.out_base:node.out_base + node.n_out])
                     sizes[node.out_base] += max(0, seen[0] - block)
         elif node.op_type == "_Send":
-            sent[_pair_key(node.name)] = sizes[node.input_slots[0]]
+            sent[_pair_key(node)] = sizes[node.input_slots[0]]
         elif node.op_type == "_Recv" and node.n_out:
-            sizes[node.out_base] = sent.get(_pair_key(node.name), 0)
+            sizes[node.out_base] = sent.get(_pair_key(node), 0)
         elif node.n_out and node.input_slots:  # _ToDevice: a copy of its input
             sizes[node.out_base] = sizes[node.input_slots[0]]
     return sizes, unknown
@@ -286,27 +287,13 @@ def infer_fed_shapes(table: NodeTable, feed_shapes: dict) -> dict:
         shapes_in = [by_slot.get(s, known.get(t)) for t, s in zip(ins, slots)]
         if all(shape is None for shape in shapes_in):
             continue
-        try:
-            shapes = op.op_def.shape_fn(op, *[t.shape if shape is None else shape
-                                             for t, shape in zip(ins, shapes_in)])
-        except Exception:  # a shape function may reject what it cannot size
-            continue
-        for k, (t, shape) in enumerate(zip(op._outputs, shapes or ())):
-            if t in feed_shapes:
-                continue
-            try:
-                merged = t.shape.merge_with(as_shape(shape))
-            except (TypeError, ValueError):
-                continue
-            if merged.dims is not None and merged.as_list() != _dims(t.shape):
-                known[t] = merged
-                if k < node.n_out:
-                    by_slot[node.out_base + k] = merged
+        for k, merged in refine_outputs(op, [t.shape if shape is None else shape
+                                             for t, shape in zip(ins, shapes_in)],
+                                        feed_shapes):
+            known[op._outputs[k]] = merged
+            if k < node.n_out:
+                by_slot[node.out_base + k] = merged
     return known
-
-
-def _dims(shape: TensorShape):
-    return None if shape.dims is None else shape.as_list()
 
 
 def measure_sizes(cp, trace) -> dict[str, tuple[int, int]]:
@@ -454,7 +441,7 @@ def _device_plan(table: NodeTable, local: list[int], excluded: set[int], sizes: 
     if recvs and table.nodes[gated[0]].placed_on.backend.host_memory:
         sent = _send_times(table, pos, preds, result.order)
         for r, v in recvs.items():  # the wait in the rendezvous counts here
-            v.first = min(v.first, sent.get(_pair_key(table.nodes[r].name), -1))
+            v.first = min(v.first, sent.get(_pair_key(table.nodes[r]), -1))
             host_recvs.add(r)
         recvs = {}
     return _DevicePlan(device, budget - allowance, local, gated, pos, values, sizes, recvs,
@@ -475,7 +462,7 @@ def _send_times(table: NodeTable, pos: dict[int, int], preds: list[set[int]],
             a = max(a, after[p], pos.get(p, -1))
         after[i] = a
         if table.nodes[i].op_type == "_Send":
-            out[_pair_key(table.nodes[i].name)] = a
+            out[_pair_key(table.nodes[i])] = a
     return out
 
 
@@ -538,22 +525,22 @@ def _predecessors(table: NodeTable) -> list[set[int]]:
         {producer[s] for s in n.input_slots if s in producer} for n in table.nodes]
     for a, b in table.control_edges:
         preds[b].add(a)
-    sends = {_pair_key(n.name): i for i, n in enumerate(table.nodes) if n.op_type == "_Send"}
+    sends = {_pair_key(n): i for i, n in enumerate(table.nodes) if n.op_type == "_Send"}
     for i, n in enumerate(table.nodes):
         if n.op_type == "_Recv":
-            j = sends.get(_pair_key(n.name))
+            j = sends.get(_pair_key(n))
             if j is not None:
                 preds[i].add(j)
     return preds
 
 
-def _pair_key(name: str) -> tuple[str, str]:
-    """(tensor, destination device) from a `_Send` or `_Recv` name (`partition.py`)."""
-    if name.startswith("_send_"):
-        tensor, _, dst = name[len("_send_"):].rpartition("_to_")
-    else:
-        tensor, _, dst = name[len("_recv_"):].rpartition("_on_")
-    return tensor, dst
+def _pair_key(node) -> tuple[str, str]:
+    """What a `_Send` node and its `_Recv` share: `partition.py` names them
+    ``_send_<tensor>_to_<rest>`` and ``_recv_<tensor>_on_<rest>``, with the tensor's name
+    as their one input, so (tensor, rest) holds even where an op name in `rest` (the
+    reader a pair is made for) contains ``_to_`` or ``_on_``."""
+    tensor = node.inputs[0]
+    return tensor, node.name[len("_send_") + len(tensor) + len("_to_"):]
 
 
 def _control_flow_closure(table: NodeTable, preds: list[set[int]]) -> set[int]:
@@ -862,10 +849,10 @@ def _waits_here(table: NodeTable, local: list[int], pos: dict[int, int],
     sends = [i for i in local if nodes[i].op_type == "_Send"]
     if not sends or not nodes[sends[0]].placed_on.backend.host_memory:
         return {}
-    recvs = {_pair_key(n.name): r for r, n in enumerate(nodes)
+    recvs = {_pair_key(n): r for r, n in enumerate(nodes)
              if n.op_type == "_Recv" and not n.placed_on.backend.host_memory}
-    sends = {i: recvs[_pair_key(nodes[i].name)] for i in sends
-             if _pair_key(nodes[i].name) in recvs}
+    sends = {i: recvs[_pair_key(nodes[i])] for i in sends
+             if _pair_key(nodes[i]) in recvs}
     if not sends:
         return {}
     succ: list[list[int]] = [[] for _ in preds]

@@ -241,20 +241,13 @@ class Session:
                 for limit in limits:
                     stack.enter_context(limit)
                 return self._run(fetches, feed_dict, options, run_metadata)
-        if options is None and run_metadata is None and (
-                feed_dict is None or type(feed_dict) is dict):
-            # A repeated plain run: its signature's FastRun (step.py), if it has one.
-            key = fetch_key(fetches)
-            fast = self._fast_runs.get((key, *feed_dict) if feed_dict else (key,))
-            if fast is not None:
-                return fast.run(self, feed_dict)
         return self._run(fetches, feed_dict, options, run_metadata)
 
     def _run(self, fetches, feed_dict, options, run_metadata) -> Any:
         key = fetch_key(fetches)
         plain = options is None and run_metadata is None and key is not None and (
             feed_dict is None or type(feed_dict) is dict)
-        if plain:
+        if plain:  # a repeated plain run takes its signature's FastRun (step.py), if any
             fast_key = (key, *feed_dict) if feed_dict else (key,)
             fast = self._fast_runs.get(fast_key)
             if fast is not None:

@@ -107,29 +107,17 @@ def _check_names_free(graph, mg: MetaGraphDef, prefix: str, export_dir: str) -> 
 
 def _rebuild_variables(graph, mg: MetaGraphDef, prefix: str) -> None:
     """Python `Variable` objects for the imported variable ops, in their collections."""
-    from flowgraph.ops.variables import Variable
+    from flowgraph.train.meta_graph_import import rebuild_variable
 
     for vd in mg.variables:
         try:
-            var = object.__new__(Variable)
-            var._variable = graph.get_tensor_by_name(_scoped(vd.variable_name, prefix))
-            var._initializer_op = graph.get_operation_by_name(
-                _scoped(vd.initializer_name, prefix))
-            var._snapshot = graph.get_tensor_by_name(_scoped(vd.snapshot_name, prefix))
-            var._initial_value = (graph.get_tensor_by_name(_scoped(vd.initial_value_name,
-                                                                   prefix))
-                                  if vd.initial_value_name else var._snapshot)
+            var = rebuild_variable(graph, vd, lambda name: _scoped(name, prefix))
         except (KeyError, ValueError) as e:
             logger.warning("SavedModel: could not rebuild variable %s: %s",
                            vd.variable_name, e)
             continue
-        var._trainable = vd.trainable
-        var._constraint = None
-        var._caching_device = None
-        var._save_slice_info = None
         for key in vd.collections:
             graph.add_to_collection(key, var)
-        graph.__dict__.setdefault("_deref_cache", {})[var._variable] = var._snapshot
 
 
 def restore_variables(sess, mg: MetaGraphDef, export_dir: str, prefix: str = "") -> None:

@@ -52,8 +52,8 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
     """
     _require_step(global_step, "cosine_decay_restarts")
     with get_default_graph().name_scope(name or "SGDRDecay") as scope:
-        lr, dtype, step, first, a, tm, mm = _setup(learning_rate, global_step,
-                                                   first_decay_steps, alpha, t_mul, m_mul)
+        lr, _, step, first, a, tm, mm = _setup(learning_rate, global_step,
+                                               first_decay_steps, alpha, t_mul, m_mul)
         fraction = step / first
         if isinstance(t_mul, numbers.Real) and float(t_mul) == 1.0:
             restart = math_ops.floor(fraction)
@@ -66,7 +66,6 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
             fraction = (fraction - done) / math_ops.pow(tm, restart)
         cosine = 0.5 * math_ops.pow(mm, restart) * (1.0 + math_ops.cos(math.pi * fraction))
         decayed = (1.0 - a) * cosine + a
-        del dtype
         return math_ops.multiply(lr, decayed, name=scope)
 
 

@@ -76,7 +76,13 @@ def _as_meta_graph(meta_graph_or_file) -> tuple[MetaGraphDefProto, str]:
     return read_meta_graph_file(path), path
 
 
-def _rebuild_variable(graph, vd: VariableDefProto, scoped):
+def rebuild_variable(graph, vd, scoped):
+    """A Python `Variable` over the imported ops that `vd` (a VariableDef) names.
+
+    `scoped` maps a saved name to its name in `graph` (the import scope). Shared by
+    `import_meta_graph` and the SavedModel loader. Raises KeyError/ValueError when an
+    op or tensor `vd` names is not in `graph`.
+    """
     from flowgraph.ops.variables import Variable
 
     var = object.__new__(Variable)
@@ -106,8 +112,8 @@ def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> d
                         raise ValueError("not a VariableDef")
                     var = variables.get(vd.variable_name)
                     if var is None:
-                        var = variables[vd.variable_name] = _rebuild_variable(graph, vd,
-                                                                              scoped)
+                        var = variables[vd.variable_name] = rebuild_variable(graph, vd,
+                                                                             scoped)
                 except (ValueError, KeyError) as e:
                     logger.warning("import_meta_graph: %s: an item of collection '%s' is "
                                    "left out: %s", source, key, e)

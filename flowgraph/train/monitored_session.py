@@ -55,7 +55,6 @@ from flowgraph.train.scaffold import Scaffold
 from flowgraph.train.session_manager import (
     ChiefSessionCreator,
     SessionCreator,
-    SessionManager,
     WorkerSessionCreator,
 )
 from flowgraph.train.session_run_hook import (
@@ -790,13 +789,4 @@ class _PollingWorkerSessionCreator(WorkerSessionCreator):
     """`WorkerSessionCreator` whose wait for the chief's initialization polls every
     `_WORKER_POLL_S` (also after a ps restart, until the chief has restored it)."""
 
-    def _get_session_manager(self):
-        from flowgraph.framework.graph import get_default_graph
-
-        if self._session_manager is None:
-            s = self._scaffold
-            self._session_manager = SessionManager(
-                local_init_op=s.local_init_op, local_init_feed_dict=s.local_init_feed_dict,
-                ready_op=s.ready_op, ready_for_local_init_op=s.ready_for_local_init_op,
-                graph=get_default_graph(), recovery_wait_secs=_WORKER_POLL_S)
-        return self._session_manager
+    _recovery_wait_secs = _WORKER_POLL_S

@@ -290,6 +290,8 @@ class ChiefSessionCreator(SessionCreator):
     checkpoint_filename_with_path : str, optional
     """
 
+    _recovery_wait_secs = 30  # the SessionManager's wait between readiness checks
+
     def __init__(self, scaffold=None, master: str = "", config=None, checkpoint_dir=None,
                  checkpoint_filename_with_path=None) -> None:
         self._checkpoint_dir = checkpoint_dir
@@ -311,7 +313,7 @@ class ChiefSessionCreator(SessionCreator):
             self._session_manager = SessionManager(
                 local_init_op=s.local_init_op, local_init_feed_dict=s.local_init_feed_dict,
                 ready_op=s.ready_op, ready_for_local_init_op=s.ready_for_local_init_op,
-                graph=get_default_graph())
+                graph=get_default_graph(), recovery_wait_secs=self._recovery_wait_secs)
         return self._session_manager
 
     def create_session(self):

@@ -7,12 +7,11 @@ global step ``STEPS`` and prints one JSON line with the final loss on all the da
 
 import json
 import sys
-import time
 
 import numpy as np
+from task_util import linear_model, replica_graph, start_task, wait_for_chief
 
 import flowgraph as tf
-from flowgraph.distributed import Server, replica_device_setter
 
 STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 150
 TRUE_W = np.array([[1.0], [-2.0], [0.5]], np.float32)
@@ -24,27 +23,15 @@ def data(seed: int):
 
 
 def main() -> None:
-    config = tf.estimator.RunConfig()  # reads TF_CONFIG
-    server = Server(config.cluster_spec, job_name=config.task_type,
-                    task_index=config.task_id)
-    if config.task_type == "ps":
-        server.join()
+    task = start_task()
+    if task is None:
         return
-    worker = f"/job:{config.task_type}/task:{config.task_id}"
-    with tf.Graph().as_default(), tf.device(
-            replica_device_setter(worker_device=worker, cluster=config.cluster_spec)):
-        step = tf.train.get_or_create_global_step()
-        x = tf.placeholder(tf.float32, [None, 3])
-        y = tf.placeholder(tf.float32, [None, 1])
-        w = tf.get_variable("w", [3, 1], initializer=tf.zeros_initializer())
-        b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+    config, server, worker = task
+    with replica_graph(config, worker):
+        step, x, y, _, _, loss = linear_model()
         train = tf.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=step)
-        if not config.is_chief:  # wait for the chief's initialization (0.05 s polls)
-            ready = tf.report_uninitialized_variables()
-            with tf.Session(server.target) as probe:
-                while len(probe.run(ready)):
-                    time.sleep(0.05)
+        if not config.is_chief:
+            wait_for_chief(server)
         bx, by = data(config.task_id + (0 if config.is_chief else 100))
         hooks = [tf.train.StopAtStepHook(last_step=STEPS)]
         mine = 0

@@ -1,16 +1,12 @@
 """Fixtures for the distributed tests: free loopback ports, servers stopped after use."""
 
-import socket
-
 import pytest
+
+from flowgraph.distributed.launch import free_port
 
 pytest.importorskip("grpc")
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
+__all__ = ["free_port"]  # the test modules import it from here
 
 
 @pytest.fixture

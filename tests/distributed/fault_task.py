@@ -14,9 +14,9 @@ import sys
 import time
 
 import numpy as np
+from task_util import linear_model, replica_graph, start_task
 
 import flowgraph as tf
-from flowgraph.distributed import Server, replica_device_setter
 
 MODEL_DIR, STOP_FILE = sys.argv[1], sys.argv[2]
 
@@ -44,24 +44,15 @@ class Reporter(tf.train.SessionRunHook):
 
 
 def main() -> None:
-    config = tf.estimator.RunConfig()  # reads TF_CONFIG
-    server = Server(config.cluster_spec, job_name=config.task_type,
-                    task_index=config.task_id)
-    if config.task_type == "ps":
-        say("serving")
-        server.join()
+    task = start_task(on_serve=lambda: say("serving"))
+    if task is None:
         return
-    worker = f"/job:{config.task_type}/task:{config.task_id}"
+    config, server, worker = task
     rng = np.random.RandomState(config.task_id + 10 * config.is_chief)
     bx = rng.randn(32, 3).astype(np.float32)
     by = bx @ np.array([[1.0], [-2.0], [0.5]], np.float32)
-    with tf.Graph().as_default(), tf.device(
-            replica_device_setter(worker_device=worker, cluster=config.cluster_spec)):
-        step = tf.train.get_or_create_global_step()
-        x = tf.placeholder(tf.float32, [None, 3])
-        y = tf.placeholder(tf.float32, [None, 1])
-        w = tf.get_variable("w", [3, 1], initializer=tf.zeros_initializer())
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    with replica_graph(config, worker):
+        step, x, y, _, _, loss = linear_model(bias=False)
         train = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
         with tf.train.MonitoredTrainingSession(
                 master=server.target, is_chief=config.is_chief,

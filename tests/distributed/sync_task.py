@@ -8,12 +8,11 @@ variables, the global step and how many train steps this task ran.
 
 import json
 import sys
-import time
 
 import numpy as np
+from task_util import linear_model, replica_graph, start_task, wait_for_chief
 
 import flowgraph as tf
-from flowgraph.distributed import Server, replica_device_setter
 
 LEARNING_RATE = 0.1
 TRUE_W = np.array([[1.0], [-2.0], [0.5]], np.float32)
@@ -26,31 +25,19 @@ def batch(seed: int):
 
 def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    config = tf.estimator.RunConfig()
-    server = Server(config.cluster_spec, job_name=config.task_type,
-                    task_index=config.task_id)
-    if config.task_type == "ps":
-        server.join()
+    task = start_task()
+    if task is None:
         return
+    config, server, worker = task
     replicas = config.num_worker_replicas
-    worker = f"/job:{config.task_type}/task:{config.task_id}"
-    with tf.Graph().as_default(), tf.device(
-            replica_device_setter(worker_device=worker, cluster=config.cluster_spec)):
-        step = tf.train.get_or_create_global_step()
-        x = tf.placeholder(tf.float32, [None, 3])
-        y = tf.placeholder(tf.float32, [None, 1])
-        w = tf.get_variable("w", [3, 1], initializer=tf.zeros_initializer())
-        b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
-        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+    with replica_graph(config, worker):
+        step, x, y, w, b, loss = linear_model()
         opt = tf.train.SyncReplicasOptimizer(
             tf.train.GradientDescentOptimizer(LEARNING_RATE),
             replicas_to_aggregate=replicas, total_num_replicas=replicas)
         train = opt.minimize(loss, global_step=step)
-        if not config.is_chief:  # wait for the chief's initialization of the ps variables
-            ready = tf.report_uninitialized_variables(tf.global_variables())
-            with tf.Session(server.target) as probe:
-                while len(probe.run(ready)):
-                    time.sleep(0.05)
+        if not config.is_chief:
+            wait_for_chief(server, tf.global_variables())
         bx, by = batch(0 if config.is_chief else 100 + config.task_id)
         hooks = [opt.make_session_run_hook(config.is_chief, num_tokens=0),
                  tf.train.StopAtStepHook(last_step=steps)]

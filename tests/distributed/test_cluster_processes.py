@@ -47,11 +47,13 @@ def _stop(proc):
     proc.communicate(timeout=10)
 
 
-def test_ps_chief_and_worker_train_asynchronously_to_the_known_solution():
+def _run_ps_chief_and_worker(script=TASK.name, steps=150):
+    """Run `script` as a ps, a chief and a worker; the trainers' last JSON lines."""
     cluster = {"chief": [f"localhost:{free_port()}"], "worker": [f"localhost:{free_port()}"],
                "ps": [f"localhost:{free_port()}"]}
-    ps = _start(cluster, "ps")
-    trainers = [_start(cluster, "chief"), _start(cluster, "worker")]
+    ps = _start(cluster, "ps", script=script, steps=steps)
+    trainers = [_start(cluster, "chief", script=script, steps=steps),
+                _start(cluster, "worker", script=script, steps=steps)]
     try:
         results = []
         for proc in trainers:
@@ -61,6 +63,11 @@ def test_ps_chief_and_worker_train_asynchronously_to_the_known_solution():
     finally:
         for proc in [*trainers, ps]:
             _stop(proc)
+    return results
+
+
+def test_ps_chief_and_worker_train_asynchronously_to_the_known_solution():
+    results = _run_ps_chief_and_worker()
     for result in results:
         assert result["loss"] < 1e-6, result  # y = x.w + b is recovered exactly
         assert result["global_step"] >= 150, result

@@ -1,13 +1,11 @@
 """`tf.train.SyncReplicasOptimizer`: in one process, and as ps + chief + worker processes
 where the global step advances once per aggregation of both workers' gradients."""
 
-import json
 import threading
 
 import numpy as np
 import pytest
-from conftest import free_port
-from test_cluster_processes import _start, _stop
+from test_cluster_processes import _run_ps_chief_and_worker
 
 import flowgraph as tf
 
@@ -105,20 +103,7 @@ def test_a_stale_gradient_is_dropped():
 
 def test_chief_and_worker_processes_train_synchronously_like_one_process():
     steps = 15
-    cluster = {"chief": [f"localhost:{free_port()}"], "worker": [f"localhost:{free_port()}"],
-               "ps": [f"localhost:{free_port()}"]}
-    ps = _start(cluster, "ps", script="sync_task.py", steps=steps)
-    trainers = [_start(cluster, "chief", script="sync_task.py", steps=steps),
-                _start(cluster, "worker", script="sync_task.py", steps=steps)]
-    try:
-        results = []
-        for proc in trainers:
-            out, err = proc.communicate(timeout=120)
-            assert proc.returncode == 0, err[-3000:]
-            results.append(json.loads(out.strip().splitlines()[-1]))
-    finally:
-        for proc in [*trainers, ps]:
-            _stop(proc)
+    results = _run_ps_chief_and_worker("sync_task.py", steps)
     w, b = _reference(steps, [0, 100])
     for result in results:
         assert result["global_step"] == steps, result  # one step per aggregation

@@ -4,11 +4,9 @@ running the same calls; FFTs are checked against NumPy."""
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import numpy as np
 import pytest
+from module_examples import assert_examples_pass
 
 import flowgraph as tf
 
@@ -22,9 +20,7 @@ MODULES = ["flowgraph.ops.array_extra_ops", "flowgraph.ops.spectral_ops",
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    result = doctest.testmod(importlib.import_module(name),
-                             optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0
+    assert_examples_pass(name)
 
 
 def _run(fetches):

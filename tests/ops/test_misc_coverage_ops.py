@@ -4,11 +4,9 @@ TensorFlow 2.15 (tf.compat.v1) with the tf-oracle on the same inputs."""
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import numpy as np
 import pytest
+from module_examples import assert_examples_pass
 
 import flowgraph as tf
 
@@ -21,9 +19,7 @@ MODULES = ["flowgraph.ops.set_ops", "flowgraph.ops.sets_namespace", "flowgraph.o
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    result = doctest.testmod(importlib.import_module(name),
-                             optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0
+    assert_examples_pass(name)
 
 
 def _sp(x):
@@ -145,3 +141,19 @@ def test_serialized_sparse_minibatches_match_tensorflow():
     ex = tf.train.Example.FromString(j[0])
     assert list(ex.features.feature["n"].int64_list.value) == [7, 8]
     assert list(ex.features.feature["s"].bytes_list.value) == [b"ab"]
+
+
+def test_approx_top_k_along_any_axis_matches_numpy():
+    # tf.nn and tf.math share one implementation; a non-last axis is swapped to the end
+    # and back, so the values and the indices must both come back on that axis.
+    assert tf.nn.approx_max_k is tf.math.approx_max_k
+    assert tf.nn.approx_min_k is tf.math.approx_min_k
+    x = np.random.RandomState(3).randn(5, 4, 3).astype(np.float32)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        (vmax, imax), (vmin, imin) = sess.run(
+            [tf.nn.approx_max_k(x, 2, reduction_dimension=0),
+             tf.math.approx_min_k(x, 2, reduction_dimension=1)])
+    np.testing.assert_array_equal(vmax, -np.sort(-x, axis=0)[:2])
+    np.testing.assert_array_equal(np.take_along_axis(x, imax, 0), vmax)
+    np.testing.assert_array_equal(vmin, np.sort(x, axis=1)[:, :2])
+    np.testing.assert_array_equal(np.take_along_axis(x, imin, 1), vmin)

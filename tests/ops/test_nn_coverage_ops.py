@@ -5,11 +5,9 @@ recorded from TensorFlow 2.15 (tf.compat.v1) with the tf-oracle on the same inpu
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import numpy as np
 import pytest
+from module_examples import assert_examples_pass
 
 import flowgraph as tf
 
@@ -19,9 +17,7 @@ MODULES = ["flowgraph.ops.candidate_sampling_ops", "flowgraph.ops.nn_sampled_los
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    result = doctest.testmod(importlib.import_module(name),
-                             optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0
+    assert_examples_pass(name)
 
 
 def test_ctc_decoders_match_tensorflow():

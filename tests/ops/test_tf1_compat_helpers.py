@@ -4,11 +4,9 @@ compat modules and the build constants. Expected values were recorded from Tenso
 
 from __future__ import annotations
 
-import doctest
-import importlib
-
 import numpy as np
 import pytest
+from module_examples import assert_examples_pass
 
 import flowgraph as tf
 
@@ -20,9 +18,7 @@ MODULES = ["flowgraph.ops.tensor_compat", "flowgraph.ops.array_compat_ops",
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    result = doctest.testmod(importlib.import_module(name),
-                             optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0
+    assert_examples_pass(name)
 
 
 def _run(fetches):

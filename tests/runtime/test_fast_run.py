@@ -173,3 +173,14 @@ def test_flat_fetch_lists_and_tuples_with_ops_and_repeats(executes):
         assert sess.run(as_tuple) == (None,)
         assert len(executes) == 3  # the initializer, the list, the tuple
         assert sess.run(v) == 3.0  # the tuple ran the bump twice
+
+
+def test_a_run_under_a_thread_limit_takes_the_fast_path_too(executes):
+    x = tf.placeholder(tf.float32, [2])
+    y = x * 3.0
+    config = tf.ConfigProto(intra_op_parallelism_threads=1)
+    with tf.Session(config=config) as sess:
+        for value in (1.0, 2.0):
+            np.testing.assert_array_equal(sess.run(y, {x: np.full(2, value, np.float32)}),
+                                          [3 * value] * 2)
+        assert len(executes) == 1

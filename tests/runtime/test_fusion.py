@@ -73,13 +73,16 @@ def test_fetched_intermediates_stay_materialized():
 
 def test_a_value_read_outside_the_group_is_not_absorbed():
     x = tf.placeholder(tf.float64, [3])
-    a = tf.square(x, name="a")
-    b = tf.negative(a, name="b")
+    a = tf.square(tf.sin(x, name="s"), name="a")  # read by b and by a reduction
+    b = tf.negative(a, name="b") * 2.0
     c = tf.reduce_sum(a) + tf.reduce_sum(b)
     feed = {x: np.array([1.0, 2.0, 3.0])}
     got, fused = _run(c, feed, ON)
-    assert got == 1 + 4 + 9 - (1 + 4 + 9)
-    assert all("a" not in [op.name for op in n.fused[:-1]] for n in fused)
+    s = np.sin(feed[x]) ** 2
+    assert got == np.sum(s) + np.sum(-s * 2.0)
+    # a ends a group of its own; b's group starts after it
+    assert sorted([op.name for op in n.fused] for n in fused) == [["b", b.op.name],
+                                                                  ["s", "a"]]
 
 
 def test_the_switch_turns_fusion_off_and_step_stats_name_the_members():

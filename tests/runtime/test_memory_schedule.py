@@ -576,3 +576,26 @@ def test_deep_mlp_activations_stay_within_the_budget():
     bounded, peak, pool = _deep_mlp_losses(budget)
     assert peak + pool <= budget
     assert bounded == free
+
+
+def test_a_send_and_its_recv_pair_up_whatever_the_reader_is_called():
+    """The schedule pairs each `_Send` with its `_Recv` by name; a pair made for one
+    reader carries that reader's name, which may itself hold ``_to_`` or ``_on_``."""
+    from types import SimpleNamespace
+
+    from flowgraph.runtime import memory_schedule, partition
+    from flowgraph.runtime.node_table import NodeTable
+
+    def device(name, short):
+        return SimpleNamespace(name=name, short_name=short, backend=None)
+
+    cpu, gpu = device("/device:CPU:0", "CPU0"), device("/device:GPU:0", "GPU0")
+    table = NodeTable()
+    slot = table.new_slot()
+    for reader in (None, "add_on_top", "copy_to_gpu/read"):
+        after = None if reader is None else []
+        partition._add_pair(table, slot, "w_on_a_to_b:0", cpu, gpu, {}, deref=reader,
+                            after=after)
+    keys = [memory_schedule._pair_key(n) for n in table.nodes]
+    assert keys[0::2] == keys[1::2]  # each _Send with the _Recv made with it
+    assert len(set(keys)) == 3  # and with no other

@@ -118,7 +118,8 @@ def test_a_grpc_target_raises_instead_of_running_locally():
 @pytest.mark.parametrize("module", [
     "flowgraph.framework.graph_walk", "flowgraph.framework.registry",
     "flowgraph.runtime.prune", "flowgraph.runtime.placement", "flowgraph.runtime.layout",
-    "flowgraph.runtime.plan", "flowgraph.backends.base"])
+    "flowgraph.runtime.plan", "flowgraph.backends.base", "flowgraph.backends.fusion_rules",
+    "flowgraph.backends.cpu.kernels_fused", "flowgraph.backends.cpu._fused"])
 def test_module_examples_run(module):
     import doctest
     import importlib

@@ -329,7 +329,8 @@ def test_a_different_estimator_graph_misses(tmp_path):
 
 @pytest.mark.parametrize("module", [
     "flowgraph.runtime.plan_cache", "flowgraph.framework.graph_release",
-    "flowgraph.runtime.rewrite_arith", "flowgraph.runtime.specialize"])
+    "flowgraph.runtime.rewrite_arith", "flowgraph.runtime.specialize",
+    "flowgraph.runtime.step", "flowgraph.runtime.memory_schedule", "flowgraph.runtime.config"])
 def test_module_examples_run(module):
     import doctest
     import importlib

@@ -78,14 +78,7 @@ def test_two_batch_sizes_give_the_generic_plans_results_with_fewer_nodes():
 
 
 def test_variants_are_bounded_per_fetch_set(monkeypatch):
-    calls = []
-    real = session_mod.compile_plan
-
-    def counting(*args, **kwargs):
-        calls.append(kwargs.get("shape_specialized", False))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(session_mod, "compile_plan", counting)
+    calls = _count_compiles(monkeypatch)
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float64, [None], name="x")
         y = tf.reduce_sum(x) / tf.cast(tf.size(x), tf.float64)

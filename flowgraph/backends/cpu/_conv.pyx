@@ -98,6 +98,20 @@ cdef inline void _span(Py_ssize_t start, Py_ssize_t k, Py_ssize_t d, Py_ssize_t 
         hi[0] = lo[0]
 
 
+cdef inline Py_ssize_t _row_window(const Geom* g, Py_ssize_t row, Py_ssize_t* b,
+                                   Py_ssize_t* y, Py_ssize_t* j0,
+                                   Py_ssize_t* j1) noexcept nogil:
+    """Output row `row` (batch, out_y, out_x flattened) as its batch `b`, output row `y`,
+    in-bounds column taps ``j0 <= j < j1``; returns the window's first input column."""
+    cdef Py_ssize_t per_image = g.oh * g.ow
+    b[0] = row // per_image
+    row -= b[0] * per_image
+    y[0] = row // g.ow
+    cdef Py_ssize_t x0 = (row - y[0] * g.ow) * g.sx - g.pl
+    _span(x0, g.kw, g.dx, g.w, j0, j1)
+    return x0
+
+
 # -- im2col / col2im ----------------------------------------------------------------------
 cdef extern from *:
     """
@@ -123,19 +137,13 @@ cdef extern from *:
 cdef void _im2col(const floating* x, const Geom* g, floating* cols, Py_ssize_t r0,
                   Py_ssize_t rows) noexcept nogil:
     cdef Py_ssize_t c = g.c, kwc = g.kw * g.c, ncol = g.kh * g.kw * g.c
-    cdef Py_ssize_t r, rem, b, y, xo, i, j, k, iy, x0, j0, j1
+    cdef Py_ssize_t r, b, y, i, j, k, iy, x0, j0, j1
     cdef bint packed = g.sc == 1 and g.sw == c and g.dx == 1
     cdef floating* row
     cdef floating* dst
     cdef const floating* src
     for r in range(rows):
-        rem = r0 + r
-        b = rem // (g.oh * g.ow)
-        rem -= b * g.oh * g.ow
-        y = rem // g.ow
-        xo = rem - y * g.ow
-        x0 = xo * g.sx - g.pl
-        _span(x0, g.kw, g.dx, g.w, &j0, &j1)
+        x0 = _row_window(g, r0 + r, &b, &y, &j0, &j1)
         for i in range(g.kh):
             row = cols + r * ncol + i * kwc
             iy = y * g.sy - g.pt + i * g.dy
@@ -160,17 +168,11 @@ cdef void _col2im(const floating* cols, const Geom* g, floating* dx, Py_ssize_t 
                   Py_ssize_t rows) noexcept nogil:
     """``dx[window taps of row r] += cols[r]`` for a C-contiguous NHWC `dx`."""
     cdef Py_ssize_t c = g.c, kwc = g.kw * g.c, ncol = g.kh * g.kw * g.c
-    cdef Py_ssize_t r, rem, b, y, xo, i, j, k, iy, x0, j0, j1
+    cdef Py_ssize_t r, b, y, i, j, k, iy, x0, j0, j1
     cdef const floating* row
     cdef floating* dst
     for r in range(rows):
-        rem = r0 + r
-        b = rem // (g.oh * g.ow)
-        rem -= b * g.oh * g.ow
-        y = rem // g.ow
-        xo = rem - y * g.ow
-        x0 = xo * g.sx - g.pl
-        _span(x0, g.kw, g.dx, g.w, &j0, &j1)
+        x0 = _row_window(g, r0 + r, &b, &y, &j0, &j1)
         for i in range(g.kh):
             iy = y * g.sy - g.pt + i * g.dy
             if iy < 0 or iy >= g.h:

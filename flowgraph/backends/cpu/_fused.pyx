@@ -175,6 +175,45 @@ def own_loop(str name, dtype):
     return loop
 
 
+def result_shape(tuple arrays, tuple extra=()):
+    """The broadcast shape of `arrays` (ndarrays) and of the shape `extra`, as NumPy
+    broadcasts them; ValueError when they do not broadcast.
+
+    >>> import numpy as np
+    >>> result_shape((np.ones((4, 1)), np.ones(3)), (1, 1, 1))
+    (1, 4, 3)
+    """
+    cdef int nd = len(extra), k, off
+    cdef cnp.ndarray a
+    for a in arrays:
+        if cnp.PyArray_NDIM(a) > nd:
+            nd = cnp.PyArray_NDIM(a)
+    if nd > MAX_DIMS:
+        raise ValueError(f"rank {nd} exceeds {MAX_DIMS}")
+    cdef cnp.npy_intp dims[MAX_DIMS]
+    cdef cnp.npy_intp d
+    for k in range(nd):
+        dims[k] = 1
+    for a in arrays:
+        off = nd - cnp.PyArray_NDIM(a)
+        for k in range(cnp.PyArray_NDIM(a)):
+            d = cnp.PyArray_DIMS(a)[k]
+            if d != 1:
+                if dims[off + k] == 1:
+                    dims[off + k] = d
+                elif dims[off + k] != d:
+                    raise ValueError(f"shapes {[x.shape for x in arrays]} do not broadcast")
+    off = nd - len(extra)
+    for k in range(len(extra)):
+        d = extra[k]
+        if d != 1:
+            if dims[off + k] == 1:
+                dims[off + k] = d
+            elif dims[off + k] != d:
+                raise ValueError(f"shape {extra} does not broadcast with the inputs")
+    return tuple([dims[k] for k in range(nd)])
+
+
 cdef struct Call:
     Instr *code
     int n_code, n_inputs, n_ops, ndim  # n_ops: the inputs plus the result (last)
@@ -328,6 +367,7 @@ cdef cnp.npy_intp _prepare(Program prog, tuple inputs, cnp.ndarray out,
     cdef cnp.npy_intp shape[MAX_DIMS]
     cdef cnp.npy_intp strides[MAX_OPS][MAX_DIMS]
     cdef int i, k, j, nd, m = 0
+    cdef bint merge
     cdef cnp.ndarray a
     # Dimensions of size 1 contribute nothing: keep the others only.
     for k in range(d):
@@ -366,7 +406,7 @@ cdef cnp.npy_intp _prepare(Program prog, tuple inputs, cnp.ndarray out,
         for i in range(call.n_ops):
             call.strides[i][0] = strides[i][0]
         for k in range(1, m):
-            merge = True
+            merge = True  # a bint: this runs on every call
             for i in range(call.n_ops):
                 if call.strides[i][nd_out - 1] != shape[k] * strides[i][k]:
                     merge = False

@@ -59,10 +59,11 @@ from collections.abc import Callable, Iterator
 # that: each grain is about half the size at which the family's one-thread time passes
 # ~100 µs there (reduce: 63 µs at 2**18 elements, 230 at 2**20; softmax and the
 # cross-entropies: ~110 µs at 2**16; gather: 45 µs at 2**18, 145 at 2**20; scatter
-# (ufunc.at): 153 µs at 2**14; Adam update: 91 µs at 2**18). The host was busy with
-# other jobs when these were taken, so the two-thread speedups could not be measured;
-# re-measure on a quiet machine by timing each family at growing sizes inside
-# `threads_limited(1)` and with its grain set to 16.
+# (ufunc.at): 153 µs at 2**14; Adam update: 91 µs at 2**18).
+# PROVISIONAL: these timings were taken while other jobs ran on the host, so both they
+# and the grains derived from them are uncertain, and no two-thread speedup was measured.
+# Re-measure on a quiet machine (each family at growing sizes inside `threads_limited(1)`
+# and with its grain set to 16) before relying on them.
 GRAIN = {
     "reduce": 1 << 18,      # elements read (Sum/Mean/Max/... along kept axes)
     "softmax": 1 << 15,     # logits (Softmax, LogSoftmax, the cross-entropies)

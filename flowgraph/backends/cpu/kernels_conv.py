@@ -123,8 +123,8 @@ def _nhwc_sizes(sizes, data_format: str, what: str) -> tuple[int, int, int, int]
 
 
 # -- window geometry ----------------------------------------------------------------------
-def _geometry(what, height, width, kh, kw, strides, dilations, padding, explicit,
-              data_format) -> tuple:
+def window_geometry(what, height, width, kh, kw, strides, dilations, padding, explicit,
+                    data_format) -> tuple:
     """The `_conv` geometry tuple ``(kh, kw, sh, sw, dh, dw, pad_top, pad_left, out_h,
     out_w)``; InvalidArgumentError when the window does not fit the padded input."""
     sh, sw = _hw(strides, data_format)
@@ -280,8 +280,8 @@ def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 
     work = xs.dtype
     f2 = _filter_matrix(f, "Conv2D", xs.shape[3], None, work)
     n, height, width, _ = xs.shape
-    geo = _geometry("Conv2D", height, width, f.shape[0], f.shape[1], strides, dilations,
-                    padding, explicit_paddings, data_format)
+    geo = window_geometry("Conv2D", height, width, f.shape[0], f.shape[1], strides,
+                          dilations, padding, explicit_paddings, data_format)
     rows, cout = n * geo[8] * geo[9], f2.shape[1]
     out = _empty((n, geo[8], geo[9], cout), work)
     out2 = out.reshape(rows, cout)
@@ -315,8 +315,8 @@ def conv2d_backprop_input(sizes, f, dy, *, strides, padding, explicit_paddings=(
     dyn = _nhwc_rows(dy, data_format, work)
     if f.ndim != 4:
         raise _invalid(f"{what}: filter must be 4-D, got shape {list(f.shape)}")
-    geo = _geometry(what, height, width, f.shape[0], f.shape[1], strides, dilations, padding,
-                    explicit_paddings, data_format)
+    geo = window_geometry(what, height, width, f.shape[0], f.shape[1], strides, dilations,
+                          padding, explicit_paddings, data_format)
     _check_backprop(what, dyn, geo, height, width)
     if dyn.shape[0] != n:
         raise _invalid(f"{what}: out_backprop has batch {dyn.shape[0]}, input sizes say {n}")
@@ -359,8 +359,8 @@ def conv2d_backprop_filter(x, sizes, dy, *, strides, padding, explicit_paddings=
     work = xs.dtype
     dyn = _nhwc_rows(dy, data_format, work)
     n, height, width, depth = xs.shape
-    geo = _geometry(what, height, width, kh, kw, strides, dilations, padding,
-                    explicit_paddings, data_format)
+    geo = window_geometry(what, height, width, kh, kw, strides, dilations, padding,
+                          explicit_paddings, data_format)
     _check_backprop(what, dyn, geo, height, width)
     if depth != cin or dyn.shape[3] != cout or dyn.shape[0] != n:
         raise _invalid(f"{what}: input {list(xs.shape)} (NHWC) and out_backprop "
@@ -408,8 +408,8 @@ def _pool_geometry(what, x, ksize, strides, padding, data_format):
         raise _invalid(f"{what}: pooling over the batch or depth dimension is not supported "
                        f"(ksize={list(ksize)}); use ksize 1 for those dimensions")
     kh, kw = _hw(ksize, data_format)
-    return _geometry(what, x.shape[1], x.shape[2], kh, kw, strides, (1, 1, 1, 1), padding,
-                     (), data_format)
+    return window_geometry(what, x.shape[1], x.shape[2], kh, kw, strides, (1, 1, 1, 1),
+                           padding, (), data_format)
 
 
 def _pooled(what, x, ksize, strides, padding, data_format, average):

@@ -28,6 +28,7 @@ import numpy as np
 
 from flowgraph.backends.cpu import _fused, backend, kernel_pool
 from flowgraph.backends.cpu._buffers import empty as _empty
+from flowgraph.backends.fusion_rules import bias_add_fusible
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -66,24 +67,12 @@ def fusible(op) -> bool:
     if any(x.dtype != dtype for x in op._inputs):
         return False
     if t == "BiasAdd":
-        return _bias_add_fusible(op)
+        return bias_add_fusible(op)
     if t == "AddN":
         shapes = [x.shape for x in op._inputs]
         return len(shapes) >= 2 and all(s.is_fully_defined() and s == shapes[0]
                                         for s in shapes)
     return True
-
-
-def _bias_add_fusible(op) -> bool:
-    # The kernel checks the bias against the value's channels; fused, the bias would
-    # only broadcast. So fuse only where the shapes prove the check passes.
-    if op.attrs.get("data_format", "NHWC") not in ("NHWC", b"NHWC"):
-        return False
-    value, bias = (x.shape for x in op._inputs)
-    if value.ndims is None or value.ndims < 2 or bias.ndims != 1:
-        return False
-    c, b = value.as_list()[-1], bias.as_list()[0]
-    return c is not None and c == b
 
 
 @functools.cache
@@ -186,8 +175,11 @@ MAX_INPUTS = 63  # arrays a `_fused.Program` reads (constants not counted)
 
 # -- running ------------------------------------------------------------------------------
 # A result is split over the kernel threads when its elements times its instructions
-# reach this (each thread's share must outweigh the 20-40 µs of handing it over; one
-# instruction over 2**17 float32 elements takes 25-180 µs here, an add to a sine).
+# reach this: each thread's share must outweigh handing it over (20-40 µs, kernel_pool's
+# provisional figure). Measured alone on 2 vCPUs (benchmarks/bench_fusion_engines.py):
+# relu(x + b), 2 instructions over 2**17 float32 elements, 29 µs on one thread and 62 µs
+# split (below this threshold: not split); a 4-instruction chain over 2**22 elements,
+# 6.3 ms on one thread and 3.2 ms split.
 PARALLEL_MIN_WORK = 1 << 19
 
 
@@ -222,7 +214,8 @@ def fused_kernel(ops, operands, n_inputs: int, fallback):
     # A one-element constant of rank > 0 still widens the result's rank ([n] + [[c]]).
     const_shapes = [np.shape(v) for ops_in in operands for kind, v in ops_in
                     if kind == "const" and np.ndim(v)]
-    extra = (np.broadcast_shapes(*const_shapes),) if const_shapes else ()
+    extra = np.broadcast_shapes(*const_shapes) if const_shapes else ()
+    result_shape = _fused.result_shape
 
     def prepare(inputs):
         arrays = []
@@ -233,7 +226,8 @@ def fused_kernel(ops, operands, n_inputs: int, fallback):
                 a = np.asarray(a)
             arrays.append(a)
         try:
-            return tuple(arrays), np.broadcast_shapes(*[a.shape for a in arrays], *extra)
+            arrays = tuple(arrays)
+            return arrays, result_shape(arrays, extra)
         except ValueError:
             return None, None
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
+from flowgraph.io.tf_record import read_file_bytes
 
 
 def _b(v) -> bytes:
@@ -152,15 +153,8 @@ def decode_raw(x, *, out_type, little_endian, op):
 @cpu_kernel("ReadFile")
 def read_file(filename):
     path = _b(np.asarray(filename, dtype=object).item()).decode("utf-8")
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise errors.NotFoundError(None, None, f"{path}; No such file or directory") from None
-    except IsADirectoryError:
-        raise errors.FailedPreconditionError(None, None, f"{path}; Is a directory") from None
     out = np.empty((), dtype=object)
-    out[()] = data
+    out[()] = read_file_bytes(path, "", "ReadFile")  # uncompressed: the bytes as they are
     return out
 
 

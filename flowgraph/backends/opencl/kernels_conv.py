@@ -44,6 +44,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from flowgraph.backends.cpu.kernels_conv import window_geometry
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
@@ -63,7 +64,6 @@ from flowgraph.backends.opencl.kernels_elementwise import (
 from flowgraph.backends.opencl.kernels_nn import matmul
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant_value_as_shape
-from flowgraph.ops.nn_ops import same_padding
 
 IM2COL_BYTES = 1 << 27  # the largest im2col matrix built at once (whole images per chunk)
 RUN = 32  # elements per work-item of the per-element kernels on CPU-type devices
@@ -115,33 +115,16 @@ def _in_format(shape, data_format) -> tuple[int, ...]:
 
 def window(op_type, shape, kh, kw, strides, dilations, padding, explicit,
            data_format) -> Window:
-    """The `Window` of an op on an input of NHWC-ordered `shape` (the CPU kernels' rules:
-    TensorFlow's SAME padding, explicit pads, InvalidArgumentError when the dilated
-    window does not fit in the padded input)."""
-    n, height, width, c = shape
-    sh, sw = _hw(strides, data_format)
-    dh, dw = _hw(dilations, data_format)
-    if min(sh, sw, dh, dw) < 1:
-        raise _invalid(f"{op_type}: strides and dilations must be positive, got strides "
-                       f"{list(strides)}, dilations {list(dilations)}")
-    if padding == "SAME":
-        (pt, pb), (pl, pr) = same_padding(height, kh, sh, dh), same_padding(width, kw, sw, dw)
-    elif padding == "EXPLICIT":
-        at = 2 if data_format == "NCHW" else 1
-        pt, pb, pl, pr = (int(v) for v in list(explicit)[2 * at:2 * at + 4])
-    elif padding == "VALID":
-        pt = pb = pl = pr = 0
-    else:
+    """The `Window` of an op on an input of NHWC-ordered `shape`: the CPU kernels' rules
+    (`flowgraph.backends.cpu.kernels_conv.window_geometry`)."""
+    if padding not in ("SAME", "VALID", "EXPLICIT"):
         raise NotImplementedError(f"{op_type} on the OpenCL backend: padding must be 'SAME', "
                                   f"'VALID' or 'EXPLICIT', got {padding!r}")
-    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-    hp, wp = height + pt + pb, width + pl + pr
-    if hp < eh or wp < ew:
-        raise _invalid(
-            f"{op_type}: window of {kh}x{kw} (dilation {dh}x{dw}) does not fit in the padded "
-            f"input of {hp}x{wp} (input {list(shape)} NHWC, padding {padding})")
-    return Window(n, height, width, c, kh, kw, sh, sw, dh, dw, pt, pl,
-                  (hp - eh) // sh + 1, (wp - ew) // sw + 1)
+    for values in (strides, dilations):
+        _hw(values, data_format)  # InvalidArgumentError unless 4 values
+    n, height, width, c = shape
+    return Window(n, height, width, c, *window_geometry(
+        op_type, height, width, kh, kw, strides, dilations, padding, explicit, data_format))
 
 
 def _strides(x, data_format) -> list[np.int32]:

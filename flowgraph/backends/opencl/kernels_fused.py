@@ -46,6 +46,7 @@ import re
 
 import numpy as np
 
+from flowgraph.backends.fusion_rules import bias_add_fusible
 from flowgraph.backends.opencl import backend
 from flowgraph.backends.opencl import kernels_elementwise as ew
 
@@ -82,19 +83,7 @@ def fusible(op) -> bool:
         return False
     if len(op._inputs) != entry[1] or any(x.dtype != dtype for x in op._inputs):
         return False
-    return op.type != "BiasAdd" or _bias_add_fusible(op)
-
-
-def _bias_add_fusible(op) -> bool:
-    # Fused, the bias only broadcasts; the kernel would also check it against the
-    # channels. So fuse only where the static shapes prove that check passes.
-    if op.attrs.get("data_format", "NHWC") not in ("NHWC", b"NHWC"):
-        return False
-    value, bias = (x.shape for x in op._inputs)
-    if value.ndims is None or value.ndims < 2 or bias.ndims != 1:
-        return False
-    c, b = value.as_list()[-1], bias.as_list()[0]
-    return c is not None and c == b
+    return op.type != "BiasAdd" or bias_add_fusible(op)
 
 
 # -- the generated source -------------------------------------------------------------------

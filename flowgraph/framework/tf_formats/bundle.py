@@ -38,15 +38,16 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.checksum import masked_crc32c
 from flowgraph.framework.event_format import (
     Message,
     TensorShapeProto,
     VersionDef,
+    _varint,
     iter_fields,
     read_varint,
 )
-from flowgraph.framework.tf_formats.crc import masked_crc32c
-from flowgraph.framework.tf_formats.table import _varint, read_table, write_table
+from flowgraph.framework.tf_formats.table import read_table, write_table
 
 __all__ = ["BundleReader", "bundle_data_files", "data_file", "index_file", "is_bundle",
            "write_bundle"]

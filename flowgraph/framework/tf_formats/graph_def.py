@@ -73,21 +73,14 @@ def tensor_proto(value) -> TensorProto:
     >>> len(tensor_proto(np.zeros(3, np.int32)).tensor_content)
     12
     """
-    from flowgraph.framework.event_format import shape_proto
+    from flowgraph.framework.event_format import make_tensor_proto, shape_proto
 
     arr = np.asarray(value)
-    shape = shape_proto(arr.shape)
-    if arr.dtype == object or arr.dtype.kind in "SU":
-        items = [x if isinstance(x, bytes) else str(x).encode("utf-8")
-                 for x in arr.reshape(-1)]
-        return TensorProto(dtype=_dtypes.string.as_datatype_enum, tensor_shape=shape,
-                           string_val=items)
-    dtype = _dtypes.as_dtype(arr.dtype)
-    out = TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=shape)
-    if arr.size > 1 and arr.dtype != np.bool_:  # TensorFlow lists booleans in bool_val
-        out.tensor_content = np.ascontiguousarray(
-            arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
-        return out
+    if (arr.dtype == object or arr.dtype.kind in "SU"
+            or (arr.size > 1 and arr.dtype != np.bool_)):  # TF lists booleans in bool_val
+        return make_tensor_proto(arr)
+    out = TensorProto(dtype=_dtypes.as_dtype(arr.dtype).as_datatype_enum,
+                      tensor_shape=shape_proto(arr.shape))
     field = _VAL_FIELD.get(arr.dtype.name)
     if field is None:
         out.tensor_content = np.ascontiguousarray(arr).tobytes()

@@ -29,23 +29,14 @@ from __future__ import annotations
 
 import struct
 
-from flowgraph.framework.event_format import read_varint
-from flowgraph.framework.tf_formats.crc import masked_crc32c
+from flowgraph.framework.checksum import masked_crc32c
+from flowgraph.framework.event_format import _varint, read_varint
 
 __all__ = ["read_table", "write_table"]
 
 MAGIC = 0xDB4775248B80FB57
 _FOOTER = 48
 _RESTART_INTERVAL = 16
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 # -- reading ---------------------------------------------------------------------------
