@@ -86,9 +86,14 @@ class DecodeError(errors.DataLossError, ValueError):
 
 
 
-def _varint(n: int) -> bytes:
-    if n < 0:
-        n += 1 << 64
+def write_varint(n: int) -> bytes:
+    """`n` as a protobuf base-128 varint, taken modulo 2**64: a negative `n` as its
+    64-bit two's complement (10 bytes), as protobuf writes int32 and int64 fields.
+
+    >>> write_varint(1), write_varint(300), len(write_varint(-1))
+    (b'\\x01', b'\\xac\\x02', 10)
+    """
+    n &= (1 << 64) - 1
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -97,7 +102,26 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+_varint = write_varint  # the former private name, still imported by tf_formats/
+
+
+def write_length_delimited(number: int, payload: bytes) -> bytes:
+    """Field `number` of wire type 2 (bytes, string, sub-message, packed numbers): its
+    tag, the payload's length and the payload.
+
+    >>> write_length_delimited(1, b"ab")
+    b'\\n\\x02ab'
+    """
+    return write_varint(number << 3 | 2) + write_varint(len(payload)) + payload
+
+
 def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """The varint at ``buf[pos:]`` and the position after it (`write_varint`'s inverse;
+    a value over 63 bits or one cut off raises `DecodeError`).
+
+    >>> read_varint(b"\\xac\\x02", 0)
+    (300, 2)
+    """
     result = shift = 0
     while True:
         if pos >= len(buf):
@@ -176,7 +200,7 @@ def _encode_scalar(kind, value) -> tuple[int, bytes]:
     """(wire type, payload) of one value of a scalar or message kind."""
     if isinstance(kind, type):
         data = value.SerializeToString()
-        return 2, _varint(len(data)) + data
+        return 2, write_varint(len(data)) + data
     if kind == "double":
         return 1, struct.pack("<d", value)
     if kind == "float":
@@ -184,13 +208,13 @@ def _encode_scalar(kind, value) -> tuple[int, bytes]:
     if kind == "bool":
         return 0, b"\x01" if value else b"\x00"
     if kind in ("int32", "int64", "uint64", "enum"):
-        return 0, _varint(int(value))
+        return 0, write_varint(int(value))
     if kind == "string":
         data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
-        return 2, _varint(len(data)) + data
+        return 2, write_varint(len(data)) + data
     if kind == "bytes":
         data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
-        return 2, _varint(len(data)) + data
+        return 2, write_varint(len(data)) + data
     raise TypeError(f"unknown protobuf field kind {kind!r}")
 
 
@@ -316,22 +340,22 @@ class Message:
                     entry = bytearray()
                     for num, knd, item in ((1, kkind, k), (2, vkind, v)):
                         wire, payload = _encode_scalar(knd, item)
-                        entry += _varint(num << 3 | wire) + payload
-                    out += _varint(number << 3 | 2) + _varint(len(entry)) + entry
+                        entry += write_varint(num << 3 | wire) + payload
+                    out += write_length_delimited(number, entry)
             elif repeated and not isinstance(kind, type) and _WIRE[kind] != 2:
                 if len(value):
                     if kind in _PACKED_NP:
                         payload = np.asarray(value, dtype=_PACKED_NP[kind]).tobytes()
                     else:
                         payload = b"".join(_encode_scalar(kind, v)[1] for v in value)
-                    out += _varint(number << 3 | 2) + _varint(len(payload)) + payload
+                    out += write_length_delimited(number, payload)
             elif repeated:
                 for v in value:
                     wire, payload = _encode_scalar(kind, v)
-                    out += _varint(number << 3 | wire) + payload
+                    out += write_varint(number << 3 | wire) + payload
             else:
                 wire, payload = _encode_scalar(kind, value)
-                out += _varint(number << 3 | wire) + payload
+                out += write_varint(number << 3 | wire) + payload
         return bytes(out)
 
     def MergeFromString(self, data: bytes) -> int:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.framework.event_format import Message, _varint
+from flowgraph.framework.event_format import Message, write_length_delimited, write_varint
 
 __all__ = [
     "BytesList",
@@ -147,14 +147,12 @@ class _ProtoMessage(Message):
                 for key in sorted(value):
                     k = key.encode("utf-8") if isinstance(key, str) else bytes(key)
                     v = value[key].SerializeToString()
-                    entry = (b"\x0a" + _varint(len(k)) + k
-                             + b"\x12" + _varint(len(v)) + v)
-                    out += _varint(number << 3 | 2) + _varint(len(entry)) + entry
+                    entry = write_length_delimited(1, k) + write_length_delimited(2, v)
+                    out += write_length_delimited(number, entry)
             elif not repeated and isinstance(kind, type):
                 if not self._present(name):
                     continue
-                data = value.SerializeToString()
-                out += _varint(number << 3 | 2) + _varint(len(data)) + data
+                out += write_length_delimited(number, value.SerializeToString())
             else:
                 out += _single_field(type(self), number, name, kind, repeated, value)
         return bytes(out)
@@ -203,24 +201,16 @@ def _single_field(cls, number, name, kind, repeated, value) -> bytes:
     """The bytes of a repeated field (scalars packed, bytes and messages one by one)."""
     if not value:
         return b""
-    tag = _varint(number << 3 | 2)
     if isinstance(kind, type):
-        out = bytearray()
-        for v in value:
-            data = v.SerializeToString()
-            out += tag + _varint(len(data)) + data
-        return bytes(out)
+        return b"".join(write_length_delimited(number, v.SerializeToString()) for v in value)
     if kind == "bytes":
-        out = bytearray()
-        for v in value:
-            data = v.encode("utf-8") if isinstance(v, str) else bytes(v)
-            out += tag + _varint(len(data)) + data
-        return bytes(out)
+        return b"".join(write_length_delimited(number, v.encode("utf-8") if isinstance(v, str)
+                                               else bytes(v)) for v in value)
     if kind == "float":
         payload = np.asarray(value, dtype="<f4").tobytes()
     else:  # int64, packed varints; negative values as 10-byte two's complement
-        payload = b"".join(_varint(int(v)) for v in value)
-    return tag + _varint(len(payload)) + payload
+        payload = b"".join(write_varint(int(v)) for v in value)
+    return write_length_delimited(number, payload)
 
 
 def _quote(value) -> str:

@@ -13,11 +13,9 @@ Example
 
 from __future__ import annotations
 
-from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.keras.layers import Conv2D
-from flowgraph.layers.convolutional_extra import deconv_output_length
-from flowgraph.layers.core import normalize_tuple
-from flowgraph.ops import array_join_ops, array_shape_ops, nn_conv_ops, nn_ops
+from flowgraph.layers.convolutional_extra import check_output_padding, deconv_output_shape
+from flowgraph.ops import nn_conv_ops, nn_ops
 
 __all__ = ["Conv2DTranspose", "SeparableConv2D"]
 
@@ -31,12 +29,8 @@ class Conv2DTranspose(Conv2D):
                  output_padding=None, data_format=None, dilation_rate=(1, 1), **kwargs):
         super().__init__(filters, kernel_size, strides=strides, padding=padding,
                          data_format=data_format, dilation_rate=dilation_rate, **kwargs)
-        self.output_padding = None
-        if output_padding is not None:
-            self.output_padding = normalize_tuple(output_padding, 2, "output_padding")
-            if any(p >= s for p, s in zip(self.output_padding, self.strides)):
-                raise ValueError(f"Conv2DTranspose: output_padding {self.output_padding} must "
-                                 f"be smaller than strides {self.strides} in each dimension")
+        self.output_padding = check_output_padding(output_padding, self.strides,
+                                                   "Conv2DTranspose")
 
     def get_config(self) -> dict:
         return {**super().get_config(), "output_padding": self.output_padding}
@@ -44,26 +38,15 @@ class Conv2DTranspose(Conv2D):
     def _kernel_shape(self, channels: int) -> list[int]:
         return [*self.kernel_size, self.filters, channels]
 
-    def _length(self, n, i):
-        pad = None if self.output_padding is None else self.output_padding[i]
-        return deconv_output_length(n, self.kernel_size[i], self.padding, self.strides[i],
-                                    pad, self.dilation_rate[i])
-
     def call(self, inputs):
-        last = self.data_format == "channels_last"
-        axes = (1, 2) if last else (2, 3)
-        dyn = array_shape_ops.shape(inputs)
-        static = inputs.shape
-        hw = [self._length(static[a].value if static[a].value is not None else dyn[a], i)
-              for i, a in enumerate(axes)]
-        dims = [dyn[0], *hw, self.filters] if last else [dyn[0], self.filters, *hw]
+        out_shape, known = deconv_output_shape(
+            inputs, self.filters, self.kernel_size, self.strides, self.padding,
+            self.data_format, self.output_padding, self.dilation_rate)
         out = nn_conv_ops.conv2d_transpose(
-            inputs, self.kernel, array_join_ops.stack(dims), self._spatial(self.strides),
+            inputs, self.kernel, out_shape, self._spatial(self.strides),
             padding=self.padding.upper(), data_format=self._fmt(),
             dilations=self._spatial(self.dilation_rate))
-        known = [self._length(static[a].value, i) for i, a in enumerate(axes)]
-        out.set_shape(TensorShape([static[0], *known, self.filters] if last else
-                                  [static[0], self.filters, *known]))
+        out.set_shape(known)
         if self.use_bias:
             out = nn_ops.bias_add(out, self.bias, data_format=self._fmt())
         return self.activation(out)

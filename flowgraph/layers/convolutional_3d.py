@@ -21,7 +21,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.layers.convolutional import _Conv, _Pooling
-from flowgraph.layers.convolutional_extra import SeparableConv2D, deconv_output_length
+from flowgraph.layers.convolutional_extra import SeparableConv2D, deconv_output_shape
 from flowgraph.ops import array_join_ops, array_shape_ops, nn_conv3d_ops, nn_conv_ops
 
 __all__ = [
@@ -75,18 +75,10 @@ class Conv3DTranspose(Conv3D):
     def _kernel_shape(self, channels: int) -> list[int]:
         return [*self.kernel_size, self.filters, channels]
     def _convolve(self, inputs):
-        last = self.data_format == "channels_last"
-        axes = (1, 2, 3) if last else (2, 3, 4)
-        dyn = array_shape_ops.shape(inputs)
-        sizes = []
-        for i, a in enumerate(axes):
-            n = inputs.shape[a].value
-            sizes.append(deconv_output_length(dyn[a] if n is None else n,
-                                              self.kernel_size[i], self.padding,
-                                              self.strides[i]))
-        dims = [dyn[0], *sizes, self.filters] if last else [dyn[0], self.filters, *sizes]
+        out_shape, _ = deconv_output_shape(inputs, self.filters, self.kernel_size,
+                                           self.strides, self.padding, self.data_format)
         return nn_conv3d_ops.conv3d_transpose(
-            inputs, self.kernel, array_join_ops.stack(dims), list(self.strides),
+            inputs, self.kernel, out_shape, list(self.strides),
             padding=self.padding.upper(), data_format=_fmt(self.data_format),
             name="conv3d_transpose")
 

@@ -27,8 +27,10 @@ from flowgraph.ops import array_join_ops, array_shape_ops, nn_conv_ops
 __all__ = [
     "Conv2DTranspose",
     "SeparableConv2D",
+    "check_output_padding",
     "conv2d_transpose",
     "deconv_output_length",
+    "deconv_output_shape",
     "separable_conv2d",
 ]
 
@@ -45,6 +47,62 @@ def deconv_output_length(length, kernel_size: int, padding: str, stride: int,
         return length * stride + max(k - stride, 0)
     pad = k // 2 if padding == "same" else 0
     return (length - 1) * stride + k - 2 * pad + output_padding
+
+
+def deconv_output_shape(inputs, filters: int, kernel_size, strides, padding: str,
+                        data_format: str, output_padding=None, dilation_rate=None):
+    """The output shape of a transposed convolution of `inputs`: a 1-D int32 Tensor
+    (the ``output_shape`` argument of ``tf.nn.conv2d_transpose`` / ``conv3d_transpose``)
+    and the `TensorShape` known statically. Each spatial size follows
+    `deconv_output_length`; a size unknown statically is computed from the input's
+    dynamic shape.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, [None, 4, None, 3])
+    ...     dims, known = deconv_output_shape(x, 2, (3, 3), (2, 2), "valid",
+    ...                                       "channels_last")
+    ...     print(known, tf.Session().run(dims, {x: np.zeros((5, 4, 6, 3))}))
+    (?, 9, ?, 2) [ 5  9 13  2]
+    """
+    rank = len(kernel_size)
+    last = data_format == "channels_last"
+    axes = range(1, rank + 1) if last else range(2, rank + 2)
+    pads = [None] * rank if output_padding is None else output_padding
+    dilations = [1] * rank if dilation_rate is None else dilation_rate
+    dyn = array_shape_ops.shape(inputs)
+    static = inputs.shape
+    sizes, known = [], []
+    for i, a in enumerate(axes):
+        args = (kernel_size[i], padding, strides[i], pads[i], dilations[i])
+        n = static[a].value
+        known.append(deconv_output_length(n, *args))
+        sizes.append(known[-1] if n is not None else deconv_output_length(dyn[a], *args))
+    dims = [dyn[0], *sizes, filters] if last else [dyn[0], filters, *sizes]
+    known = [static[0], *known, filters] if last else [static[0], filters, *known]
+    return array_join_ops.stack(dims), TensorShape(known)
+
+
+def check_output_padding(output_padding, strides, what: str):
+    """`output_padding` (None, an int or a pair) as a pair, each entry below its stride.
+
+    >>> check_output_padding(1, (2, 2), "Conv2DTranspose")
+    (1, 1)
+    >>> check_output_padding((0, 2), (2, 2), "Conv2DTranspose")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Conv2DTranspose: output_padding (0, 2) must be smaller than strides (2, 2)...
+    """
+    if output_padding is None:
+        return None
+    output_padding = normalize_tuple(output_padding, 2, "output_padding")
+    if any(p >= s for p, s in zip(output_padding, strides)):
+        raise ValueError(f"{what}: output_padding {output_padding} must be smaller than "
+                         f"strides {strides} in each dimension")
+    return output_padding
 
 
 class Conv2DTranspose(_Conv):
@@ -73,47 +131,25 @@ class Conv2DTranspose(_Conv):
                          kernel_constraint=kernel_constraint,
                          bias_constraint=bias_constraint, trainable=trainable, name=name,
                          **kwargs)
-        self.output_padding = None
-        if output_padding is not None:
-            self.output_padding = normalize_tuple(output_padding, 2, "output_padding")
-            for p, s in zip(self.output_padding, self.strides):
-                if p >= s:
-                    raise ValueError(f"{self._base_name}: output_padding {self.output_padding}"
-                                     f" must be smaller than strides {self.strides} in each "
-                                     f"dimension")
+        self.output_padding = check_output_padding(output_padding, self.strides,
+                                                   self._base_name)
 
     _rank_error = "Inputs should have rank {want}. Received input shape: {shape}"
 
     def _kernel_shape(self, channels: int) -> list[int]:
         return [*self.kernel_size, self.filters, channels]
-    def _out_size(self, static, dynamic, i: int):
-        pad = None if self.output_padding is None else self.output_padding[i]
-        args = (self.kernel_size[i], self.padding, self.strides[i], pad,
-                self.dilation_rate[i])
-        if static is not None:
-            size = deconv_output_length(static, *args)
-            return size, size
-        return None, deconv_output_length(dynamic, *args)
-
     def _convolve(self, inputs):
         last = self.data_format == "channels_last"
-        h_axis, w_axis = (1, 2) if last else (2, 3)
-        shape = array_shape_ops.shape(inputs)
-        static = inputs.shape
-        h_static, h = self._out_size(static[h_axis].value, shape[h_axis], 0)
-        w_static, w = self._out_size(static[w_axis].value, shape[w_axis], 1)
-        dims = [shape[0], h, w, self.filters] if last else [shape[0], self.filters, h, w]
-        out_shape = array_join_ops.stack(dims)
+        out_shape, known = deconv_output_shape(
+            inputs, self.filters, self.kernel_size, self.strides, self.padding,
+            self.data_format, self.output_padding, self.dilation_rate)
         fmt = "NHWC" if last else "NCHW"
         spatial = [1, *self.strides, 1] if last else [1, 1, *self.strides]
         dil = [1, *self.dilation_rate, 1] if last else [1, 1, *self.dilation_rate]
         y = nn_conv_ops.conv2d_transpose(inputs, self.kernel, out_shape, spatial,
                                          padding=self.padding.upper(), data_format=fmt,
                                          dilations=dil, name="conv2d_transpose")
-        n = static[0]
-        known = [n, h_static, w_static, self.filters] if last else \
-            [n, self.filters, h_static, w_static]
-        y.set_shape(TensorShape(known))
+        y.set_shape(known)
         return y
 
 

@@ -134,19 +134,25 @@ def concat(values, axis, name: str = "concat"):
 
 
 # -- Split, SplitV ------------------------------------------------------------------------
+def _split_axis(op, x, axis_tensor) -> int | None:
+    """The axis a split op cuts `x` (shape) along, normalized; None when the rank or the
+    axis is not known statically."""
+    axis = const_int(axis_tensor)
+    if x.ndims is None or axis is None:
+        return None
+    try:
+        return normalize_axis(axis, x.ndims, "split")
+    except ValueError as e:
+        raise op.shape_error(str(e)) from None
+
+
 @register_op("Split", attrs={"num_split": 1}, num_outputs=lambda op: op.attrs["num_split"],
              dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype] * op.attrs["num_split"])
 def _split_shape(op, axis_shape, x):
     n = op.attrs["num_split"]
-    axis = const_int(op.inputs[0])
-    if x.ndims is None:
-        return [TensorShape(None)] * n
+    axis = _split_axis(op, x, op.inputs[0])
     if axis is None:
-        return [TensorShape([None] * x.ndims)] * n
-    try:
-        axis = normalize_axis(axis, x.ndims, "split")
-    except ValueError as e:
-        raise op.shape_error(str(e)) from None
+        return [TensorShape(None if x.ndims is None else [None] * x.ndims)] * n
     d = x[axis].value
     if d is not None and d % n:
         raise op.shape_error(f"Dimension size must be evenly divisible by {n} but is {d} "
@@ -159,18 +165,12 @@ def _split_shape(op, axis_shape, x):
 @register_op("SplitV", attrs={"num_split": 1}, num_outputs=lambda op: op.attrs["num_split"])
 def _split_v_shape(op, x, sizes_shape, axis_shape):
     n = op.attrs["num_split"]
-    axis = const_int(op.inputs[2])
     sizes = static_elements(op.inputs[1])
     if sizes is not None and len(sizes) != n:
         raise op.shape_error(f"size_splits has {len(sizes)} entries but num_split is {n}")
-    if x.ndims is None:
-        return [TensorShape(None)] * n
+    axis = _split_axis(op, x, op.inputs[2])
     if axis is None:
-        return [TensorShape([None] * x.ndims)] * n
-    try:
-        axis = normalize_axis(axis, x.ndims, "split")
-    except ValueError as e:
-        raise op.shape_error(str(e)) from None
+        return [TensorShape(None if x.ndims is None else [None] * x.ndims)] * n
     if sizes is None:
         sizes = [None] * n
     sizes = [s if isinstance(s, int) else None for s in sizes]

@@ -376,20 +376,28 @@ _CONV_ATTRS = {"strides": None, "padding": "VALID", "explicit_paddings": [],
                "dilations": [1, 1, 1, 1], "data_format": "NHWC"}
 
 
-@register_op("Conv2D", attrs={**_CONV_ATTRS, "use_cudnn_on_gpu": True}, cost=OpCost.BLAS)
-def _conv2d_shape(op, x, f):
+def _conv_operands(op, x, f, last: str):
+    """`x` and `f` as 4-D shapes (all dimensions unknown where the rank is), checked:
+    both 4-D, the input's depth that of the filter's ``in``; and the input's channel
+    axis. `last` names the filter's last dimension in messages ('out', 'multiplier')."""
+    layout = f"[height, width, in, {last}]"
     if x.ndims is not None and x.ndims != 4:
         raise op.shape_error(f"input must be 4-D but has rank {x.ndims}")
     if f.ndims is not None and f.ndims != 4:
-        raise op.shape_error(f"filter must be 4-D [height, width, in, out] but has rank "
-                             f"{f.ndims}")
+        raise op.shape_error(f"filter must be 4-D {layout} but has rank {f.ndims}")
     x = TensorShape([None] * 4) if x.ndims is None else x
     f = TensorShape([None] * 4) if f.ndims is None else f
     _, _, c = _hw_axes(op.attrs["data_format"])
     if not x[c].is_compatible_with(f[2]):
         raise op.shape_error(
             f"input depth {x[c]} (input shape {x}) does not match the filter's input depth "
-            f"{f[2]} (filter shape {f} = [height, width, in, out])")
+            f"{f[2]} (filter shape {f} = {layout})")
+    return x, f, c
+
+
+@register_op("Conv2D", attrs={**_CONV_ATTRS, "use_cudnn_on_gpu": True}, cost=OpCost.BLAS)
+def _conv2d_shape(op, x, f):
+    x, f, _ = _conv_operands(op, x, f, "out")
     oh, ow = _spatial_out(op, x, f[0], f[1])
     return [_make_nhwc(op, x[0], oh, ow, f[3])]
 
@@ -440,18 +448,7 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
 # -- DepthwiseConv2dNative ----------------------------------------------------------------
 @register_op("DepthwiseConv2dNative", attrs=dict(_CONV_ATTRS), cost=OpCost.EXPENSIVE)
 def _depthwise_shape(op, x, f):
-    if x.ndims is not None and x.ndims != 4:
-        raise op.shape_error(f"input must be 4-D but has rank {x.ndims}")
-    if f.ndims is not None and f.ndims != 4:
-        raise op.shape_error(f"filter must be 4-D [height, width, in, multiplier] but has "
-                             f"rank {f.ndims}")
-    x = TensorShape([None] * 4) if x.ndims is None else x
-    f = TensorShape([None] * 4) if f.ndims is None else f
-    _, _, c = _hw_axes(op.attrs["data_format"])
-    if not x[c].is_compatible_with(f[2]):
-        raise op.shape_error(
-            f"input depth {x[c]} (input shape {x}) does not match the filter's input depth "
-            f"{f[2]} (filter shape {f} = [height, width, in, multiplier])")
+    x, f, c = _conv_operands(op, x, f, "multiplier")
     oh, ow = _spatial_out(op, x, f[0], f[1])
     return [_make_nhwc(op, x[0], oh, ow, x[c].merge_with(f[2]) * f[3])]
 

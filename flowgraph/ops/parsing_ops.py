@@ -217,18 +217,40 @@ def _split_features(features: dict):
     return sparse, dense
 
 
-def _parse_dtypes(op):
+def parsed_dtypes(op) -> list:
+    """The output dtypes of a parsing op (``ParseExample``, ``ParseSequenceFeatures``):
+    per sparse key its indices (int64), then values, then dense shapes (int64); then one
+    tensor per dense key.
+
+    >>> from types import SimpleNamespace as Op
+    >>> parsed_dtypes(Op(attrs={"sparse_keys": ["s"], "sparse_types": ["float"],
+    ...                         "dense_types": ["int64"]}))
+    [tf.int64, tf.float32, tf.int64, tf.int64]
+    """
     a = op.attrs
     n = len(a["sparse_keys"])
     return ([_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["sparse_types"]]
             + [_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["dense_types"]])
 
 
+def parsed_features(op, sparse_keys: list[str], dense_keys: list[str]) -> dict:
+    """Feature name -> parsed value of a parsing op's outputs (laid out as
+    `parsed_dtypes` says): a `SparseTensor` per sparse key, a Tensor per dense key."""
+    outs = list(op.outputs)
+    n = len(sparse_keys)
+    result = {}
+    for i, key in enumerate(sparse_keys):
+        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
+    for j, key in enumerate(dense_keys):
+        result[key] = outs[3 * n + j]
+    return result
+
+
 @register_op("ParseExample", attrs={"sparse_keys": [], "sparse_types": [], "dense_keys": [],
                                     "dense_types": [], "dense_shapes": [], "dense_defaults": [],
                                     "dense_is_sequence": []},
              num_outputs=lambda op: 3 * len(op.attrs["sparse_keys"])
-             + len(op.attrs["dense_keys"]), dtype_fn=_parse_dtypes)
+             + len(op.attrs["dense_keys"]), dtype_fn=parsed_dtypes)
 def _parse_example_shape(op, serialized):
     if serialized.ndims is not None and serialized.ndims > 1:
         raise op.shape_error(f"serialized must be a vector (or a scalar for one example), "
@@ -276,14 +298,7 @@ def parse_example(serialized, features: dict, name: str | None = None,
             "dense_keys": [d[0] for d in dense], "dense_types": [d[1] for d in dense],
             "dense_shapes": [d[2] for d in dense], "dense_defaults": [d[3] for d in dense],
             "dense_is_sequence": [d[4] for d in dense]}, name=scope)
-    outs = list(op.outputs)
-    n = len(sparse)
-    result = {}
-    for i, (key, _) in enumerate(sparse):
-        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
-    for j, d in enumerate(dense):
-        result[d[0]] = outs[3 * n + j]
-    return result
+    return parsed_features(op, [k for k, _ in sparse], [d[0] for d in dense])
 
 
 def parse_single_example(serialized, features: dict, name: str | None = None,

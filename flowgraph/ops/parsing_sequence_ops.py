@@ -29,7 +29,6 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import make_op
 from flowgraph.ops.parsing_ops import (
@@ -38,23 +37,18 @@ from flowgraph.ops.parsing_ops import (
     VarLenFeature,
     _example_dtype,
     parse_example,
+    parsed_dtypes,
+    parsed_features,
 )
 
 __all__ = ["parse_single_sequence_example"]
-
-
-def _seq_dtypes(op):
-    a = op.attrs
-    n = len(a["sparse_keys"])
-    return ([_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["sparse_types"]]
-            + [_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["dense_types"]])
 
 
 @register_op("ParseSequenceFeatures",
              attrs={"sparse_keys": [], "sparse_types": [], "dense_keys": [],
                     "dense_types": [], "dense_shapes": [], "dense_allow_missing": []},
              num_outputs=lambda op: 3 * len(op.attrs["sparse_keys"])
-             + len(op.attrs["dense_keys"]), dtype_fn=_seq_dtypes)
+             + len(op.attrs["dense_keys"]), dtype_fn=parsed_dtypes)
 def _parse_sequence_shape(op, serialized):
     if serialized.ndims not in (None, 0):
         raise op.shape_error(f"serialized must be a scalar (one SequenceExample), got shape "
@@ -137,14 +131,7 @@ def _parse_sequence(serialized, features: dict, scope: str) -> dict:
         "dense_keys": [d[0] for d in dense], "dense_types": [d[1] for d in dense],
         "dense_shapes": [d[2] for d in dense], "dense_allow_missing": [d[3] for d in dense]},
         name="sequence")
-    outs = list(op.outputs)
-    n = len(sparse)
-    result = {}
-    for i, (key, _) in enumerate(sparse):
-        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
-    for j, d in enumerate(dense):
-        result[d[0]] = outs[3 * n + j]
-    return result
+    return parsed_features(op, [k for k, _ in sparse], [d[0] for d in dense])
 
 
 not_differentiable("ParseSequenceFeatures")

@@ -24,6 +24,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.event_format import write_length_delimited, write_varint
 from flowgraph.saved_model import constants as sc
 from flowgraph.serving.body import NumericText, leading_dim, materialize
 
@@ -43,35 +44,22 @@ def bad_request(message: str) -> HTTPError:
 
 
 # -- tf.train.Example encoding (protobuf wire format) ---------------------------------------------
-def _varint(n: int) -> bytes:
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
 def _feature(name: str, value) -> bytes:
     items = value if isinstance(value, list) else [value]
     items = [base64.b64decode(_b64(v, name)) if isinstance(v, dict) else v for v in items]
     if all(isinstance(v, bytes | str) for v in items):
-        data = b"".join(_field(1, v.encode("utf-8") if isinstance(v, str) else v)
-                        for v in items)
-        return _field(1, data)  # bytes_list
+        data = b"".join(write_length_delimited(1, v.encode("utf-8") if isinstance(v, str)
+                                               else v) for v in items)
+        return write_length_delimited(1, data)  # bytes_list
     if any(isinstance(v, bool) or not isinstance(v, int | float) for v in items):
         raise bad_request(f"Feature '{name}' mixes types or holds values that are not "
                           "numbers or strings; each feature needs a list of all numbers or "
                           "all strings")
     if all(isinstance(v, int) for v in items):
-        return _field(3, _field(1, b"".join(_varint(v) for v in items)))  # int64_list
-    return _field(2, _field(1, struct.pack(f"<{len(items)}f", *items)))  # float_list
+        packed = b"".join(write_varint(v) for v in items)
+        return write_length_delimited(3, write_length_delimited(1, packed))  # int64_list
+    packed = struct.pack(f"<{len(items)}f", *items)
+    return write_length_delimited(2, write_length_delimited(1, packed))  # float_list
 
 
 def encode_example(features: dict) -> bytes:
@@ -81,9 +69,11 @@ def encode_example(features: dict) -> bytes:
     if not isinstance(features, dict):
         raise bad_request(f"Each example must be a JSON object of feature name -> value; "
                           f"got {type(features).__name__}")
-    body = b"".join(_field(1, _field(1, k.encode("utf-8")) + _field(2, _feature(k, v)))
-                    for k, v in sorted(features.items()))
-    return _field(1, body)
+    body = b"".join(  # map<string, Feature> entries {key = 1, value = 2}
+        write_length_delimited(1, write_length_delimited(1, k.encode("utf-8"))
+                               + write_length_delimited(2, _feature(k, v)))
+        for k, v in sorted(features.items()))
+    return write_length_delimited(1, body)
 
 
 # -- JSON <-> arrays ------------------------------------------------------------------------------
