@@ -12,6 +12,9 @@ the kernel to the executor's calling convention:
 - the flags tell the executor to pass the step (`FLAG_NEEDS_STEP`), to call back
   (`FLAG_ASYNC`), that the node is a `Merge` (`FLAG_MERGE`) or has several outputs
   (`FLAG_MULTI_OUT`).
+
+A `_ToDevice` node (`partition.py`) of a plan constant uploads it once per plan: the
+device copy its first step made serves every later step (`_upload_once`).
 """
 
 from __future__ import annotations
@@ -101,6 +104,27 @@ def bind_kernels(table: NodeTable, cache: KernelCache, host: Device | None = Non
             kernel = _cancellable_async(kernel)
         node.kernel = kernel
         node.flags |= flags
+    for node in table.nodes:
+        if node.op is None and node.op_type == "_ToDevice" and \
+                table.initial[node.input_slots[0]] is not None:
+            node.kernel = _upload_once(node.kernel)
+
+
+def _upload_once(kernel):
+    """`kernel` (a `_ToDevice` of a plan constant) run on the first call only; later
+    calls return its result again. Nothing writes into that device array: a `_ToDevice`
+    result never counts as fresh, so no in-place kernel variant takes it (`in_place.py`),
+    and variables copy what they are assigned."""
+    cached: list = []
+
+    def call(value):
+        if cached and cached[0] is value:
+            return cached[1]
+        result = kernel(value)
+        cached[:] = [value, result]
+        return result
+
+    return call
 
 
 def readonly(value):

@@ -26,6 +26,10 @@ memory schedule see the root) and lists its members in `NodeInfo.fused`; its ker
 the backend's (`Backend.fused_kernel`), whose fallback runs the members' own kernels one
 by one, so bad inputs raise the error the failing member would raise, naming it.
 
+A one-element constant of the plan enters the kernel as a constant operand, also when
+it reaches a device group through a `_ToDevice` node (`partition.py`); a `_ToDevice`
+node that nothing reads any more is dropped.
+
 ``RewriterConfig.remapping = OFF`` (TensorFlow's switch for its op-fusing remapper) or
 ``disable_meta_optimizer`` turns the pass off.
 """
@@ -96,8 +100,9 @@ def fuse_elementwise(table: NodeTable, fetch_tensors: list[Tensor]) -> int:
             for m in group[:-1]:
                 absorbed[m] = root
             nodes[root] = node
-    if absorbed:
-        _drop_absorbed(table, absorbed)
+    unread = _unread_movers(table, fetched, absorbed) if fused else set()
+    if absorbed or unread:
+        _drop_nodes(table, absorbed, unread)
     return fused
 
 
@@ -129,6 +134,9 @@ def _fused_node(table: NodeTable, group: list[int], root: NodeInfo,
                 ops_in.append(("op", index[p]))
                 continue
             value = table.initial[s]
+            if value is None and p is not None and nodes[p].op_type == "_ToDevice" and \
+                    nodes[p].op is None:
+                value = table.initial[nodes[p].input_slots[0]]  # a plan constant moved
             if value is not None and getattr(value, "size", 0) == 1:
                 ops_in.append(("const", value))  # a scalar of the plan: inside the kernel
                 continue
@@ -168,12 +176,24 @@ def _fallback(members: list[NodeInfo], operands):
     return run
 
 
-def _drop_absorbed(table: NodeTable, absorbed: dict[int, int]) -> None:
-    """Remove absorbed members from `table`, renumbering nodes and control edges."""
+def _unread_movers(table: NodeTable, fetched: set[int], absorbed: dict[int, int]) -> set[int]:
+    """Indices of `_ToDevice` nodes whose value no node but `absorbed` ones reads and no
+    fetch takes (their constants went into fused kernels), outside any control edge."""
+    read = {s for i, n in enumerate(table.nodes) if i not in absorbed
+            for s in n.input_slots} | fetched
+    control = {j for edge in table.control_edges for j in edge}
+    return {i for i, n in enumerate(table.nodes)
+            if n.op is None and n.op_type == "_ToDevice" and n.out_base not in read
+            and i not in control}
+
+
+def _drop_nodes(table: NodeTable, absorbed: dict[int, int], unread: set[int]) -> None:
+    """Remove absorbed members and `unread` nodes from `table`, renumbering nodes and
+    control edges."""
     new_index: dict[int, int] = {}
     kept = []
     for i, n in enumerate(table.nodes):
-        if i in absorbed:
+        if i in absorbed or i in unread:
             continue
         new_index[i] = len(kept)
         kept.append(n)

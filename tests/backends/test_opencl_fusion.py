@@ -252,12 +252,15 @@ def test_constants_fold_into_the_source_as_exact_literals():
     np.testing.assert_array_equal(_host(got)[0], _host(want))
 
 
-@pytest.mark.parametrize("form", ["flat", "vec"])
+@pytest.mark.parametrize("form", ["flat", "vec", "nd", "rows"])
 def test_strided_offset_and_broadcast_inputs(monkeypatch, form):
+    """`form` names what the device would otherwise not run: the GPUs' vec (contiguous
+    inputs) and nd (strided inputs) forms, the CPU devices' rows form, each forced."""
     if form == "vec":  # the GPU form, forced on whatever device there is
         monkeypatch.setattr(ocl_fused, "_use_vec", lambda rt, n, modes, offsets: "n" not in
                             modes and all(o % 4 == 0 for o, m in zip(offsets, modes)
                                           if m == "f"))
+    monkeypatch.setattr(ocl_fused, "_use_rows", lambda rt: form == "rows")
     ops = _ops("Sub", "Relu", "Mul", shape=(None, None))
     operands = [[("in", 0), ("in", 1)], [("op", 0)], [("op", 1), ("in", 2)]]
     calls = []
@@ -271,9 +274,19 @@ def test_strided_offset_and_broadcast_inputs(monkeypatch, form):
     mat = rt.to_device(rng.standard_normal((13, 7)).astype(np.float32)).transpose()
     col = rt.to_device(rng.standard_normal((7, 1)).astype(np.float32))
     three = rt.to_device(np.float32(3))
+    cube = rt.to_device(rng.standard_normal((3, 4, 5)).astype(np.float32))
+    cube_t = cube.transpose((2, 0, 1))  # [5, 3, 4], no two dimensions merge
+    plane = rt.to_device(rng.standard_normal((3, 1)).astype(np.float32))
+    wide = rt.to_device(rng.standard_normal((2, 1, 1, 4)).astype(np.float32))
     cases = [(a, rt.to_device(np.float32(0.25)), c),  # modes f, s, f
              (mat, row, three),  # a transposed view and a broadcast row: n, n, s
-             (row, mat, col), (three, three, three)]
+             (row, mat, col), (three, three, three),
+             (cube_t, plane, three),  # three dimensions
+             (cube_t, wide, cube_t),  # four, the view read twice
+             (rt.to_device(big)[4::2], three, three)]  # one strided dimension
+    if form == "rows":  # the row index is divided by every dimension but two
+        assert "r % d4" in kernel.source("nnn", "rows", 3)
+        assert "%" not in kernel.source("nnn", "rows", 2)
     for inputs in cases:
         hosts = [rt.read(x) for x in inputs]
         want = np.maximum(hosts[0] - hosts[1], 0) * hosts[2]
@@ -309,7 +322,8 @@ def _every_expression(dtype):
 @pytest.mark.parametrize("form,dtype", [
     ("flat", np.float32), ("vec", np.float32),
     *(pytest.param(f, d, marks=pytest.mark.slow) for f, d in
-      [("nd", np.float32), ("flat", np.float64), ("vec", np.float64), ("nd", np.float64)])])
+      [("nd", np.float32), ("rows", np.float32), ("flat", np.float64), ("vec", np.float64),
+       ("nd", np.float64)])])
 def test_every_table_expression_fuses_in_every_form(monkeypatch, form, dtype):
     """One group holding every fusible expression, launched in each kernel form, equals
     the unfused kernels (the vec form is the GPUs', forced here)."""
@@ -318,6 +332,7 @@ def test_every_table_expression_fuses_in_every_form(monkeypatch, form, dtype):
     if dtype not in ocl_fused.ew.FLOATS:
         pytest.skip("the OpenCL device has no cl_khr_fp64")
     monkeypatch.setattr(ocl_fused, "_use_vec", lambda rt, n, modes, offsets: form == "vec")
+    monkeypatch.setattr(ocl_fused, "_use_rows", lambda rt: form == "rows")
     # the unfused reference in the same form: float4 math may round apart from scalar
     monkeypatch.setattr(ocl_fused.ew, "_use_vec", lambda rt, n, out, inputs, bufs: form ==
                         "vec" and all(int(o) % 4 == 0 for o in bufs[1::2]))
@@ -325,7 +340,7 @@ def test_every_table_expression_fuses_in_every_form(monkeypatch, form, dtype):
     kernel = ocl_fused.fused_kernel(ops, operands, 2, fallback=None)
     rng = np.random.default_rng(6)
     shapes = {"flat": [(4103,), (4103,)], "vec": [(4103,), (4103,)],
-              "nd": [(7, 13), (1, 13)]}[form]
+              "nd": [(7, 13), (1, 13)], "rows": [(7, 13), (7, 1)]}[form]
     hosts = [rng.uniform(0.5, 2.0, s).astype(dtype) for s in shapes]
     hosts[0][::3] *= -1  # negative values for the activations' other branch
     xs = [rt.to_device(h) for h in hosts]
@@ -446,3 +461,58 @@ def test_random_elementwise_graphs_on_the_device(case):
     for g, w, c in zip(got, want, cpu):
         _close(g, w)
         np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-5)
+
+
+def test_add_n_fuses_and_the_gradient_of_a_shared_weight_matches():
+    """A weight used by two layers gets an AddN of two gradients on the device; an AddN
+    of known equal shapes fuses with its neighbours, bitwise equal to the unfused kernels
+    and close to the CPU backend. Shapes unknown statically keep AddN's own kernel."""
+    rng = np.random.default_rng(2)
+    x = tf.placeholder(tf.float32, [4, 6])
+    u = tf.placeholder(tf.float32, [None, 6])
+    with tf.device("/gpu:0"):
+        w = tf.constant(rng.standard_normal((6, 6)), dtype=tf.float32)
+        h = tf.nn.relu(tf.matmul(tf.nn.relu(tf.matmul(x, w)), w))
+        loss = tf.reduce_sum(h * h)
+        (gw,) = tf.gradients(loss, [w])
+        s = tf.nn.relu(tf.add_n([x * 2.0, -x, tf.sigmoid(x)]))
+        unknown = tf.add_n([u, u * u])
+    feed = {x: rng.standard_normal((4, 6)).astype(np.float32),
+            u: rng.standard_normal((3, 6)).astype(np.float32)}
+    fetches = [gw, s, unknown]
+    assert any(op.type == "AddN" for op in tf.get_default_graph().get_operations()
+               if "gradients" in op.name)
+    want, none = _run(fetches, feed, fusion=False, soft=True)
+    got, fused = _run(fetches, feed, soft=True)
+    cpu, _ = _run(fetches, feed, gpu=False)
+    assert not none
+    assert any("AddN" in {op.type for op in n.fused} and "Relu" in {op.type for op in n.fused}
+               for n in fused)
+    assert not any(op.name == unknown.op.name for n in fused for op in n.fused)
+    for g, w_, c in zip(got, want, cpu):
+        _close(g, w_)
+        np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-5)
+
+
+def test_one_element_constants_moved_to_the_device_fold_into_the_kernel():
+    """Constants created under /gpu:0 reach the device through `_ToDevice` nodes; in a
+    fused group a one-element one becomes a literal of the kernel and its `_ToDevice`
+    node leaves the plan, while a larger one stays an input."""
+    rng = np.random.default_rng(8)
+    row_value = rng.standard_normal(4).astype(np.float32)
+    x = tf.placeholder(tf.float32, [3, 4])
+    with tf.device("/gpu:0"):
+        half = tf.constant([0.5], name="half")
+        row = tf.constant(row_value, name="row")
+        y = tf.nn.relu(x * half - row)
+    feed = {x: rng.standard_normal((3, 4)).astype(np.float32)}
+    with tf.Session(config=_config(True)) as sess:
+        got = sess.run(y, feed)
+        (cp,) = {id(cp): cp for cp in sess._plans.values()}.values()
+    movers = [n.name for n in cp.nodes if n.op_type == "_ToDevice"]
+    assert not any("half" in m for m in movers) and any("row" in m for m in movers)
+    (fused,) = [n for n in cp.nodes if n.fused]
+    assert len(fused.input_slots) == 2  # x and row; half is inside the kernel
+    want, _ = _run(y, feed, fusion=False)
+    _close(got, want)
+    np.testing.assert_allclose(got, np.maximum(feed[x] * 0.5 - row_value, 0), rtol=1e-6)

@@ -60,7 +60,7 @@ def test_tuner_measures_once_and_caches_on_disk(tmp_path, monkeypatch):
     rt = discover()[0]
     monkeypatch.setenv("FLOWGRAPH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(gemm, "_choices", {})
-    monkeypatch.setattr(gemm, "_by_runtime", {})
+    monkeypatch.setattr(rt, "gemm_choice", None)
     monkeypatch.setattr(gemm, "_tunable", lambda rt: True)
     monkeypatch.setattr(gemm, "SIZE_CLASSES", (("small", 2 ** 21, (8, 8, 8)),
                                                ("medium", 2 ** 28, (16, 16, 16)),
@@ -83,13 +83,13 @@ def test_tuner_measures_once_and_caches_on_disk(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "opencl_gemm.json").read_text())
     assert saved[gemm.device_key(rt)]["medium"] == first
     monkeypatch.setattr(gemm, "_choices", {})
-    monkeypatch.setattr(gemm, "_by_runtime", {})  # a new process: read from the file
+    monkeypatch.setattr(rt, "gemm_choice", None)  # a new process: read from the file
     assert gemm.choose(rt, "medium", direct) == first
     assert calls == [1]
     # a damaged file is measured again, not trusted
     (tmp_path / "opencl_gemm.json").write_text('{"' + gemm.device_key(rt) + '": {"small": 3}}')
     monkeypatch.setattr(gemm, "_choices", {})
-    monkeypatch.setattr(gemm, "_by_runtime", {})
+    monkeypatch.setattr(rt, "gemm_choice", None)
     gemm.choose(rt, "small", direct)
     assert calls == [1, 1]
 
@@ -99,5 +99,22 @@ def test_tuning_off_takes_the_defaults(monkeypatch):
     monkeypatch.setenv("FLOWGRAPH_OPENCL_TUNE", "0")
     monkeypatch.setattr(gemm, "_tunable", lambda rt: True)
     monkeypatch.setattr(gemm, "_choices", {})
-    monkeypatch.setattr(gemm, "_by_runtime", {})
+    monkeypatch.setattr(rt, "gemm_choice", None)
     assert gemm.choose(rt, "large", None) == gemm.DEFAULT["large"]
+
+
+def test_the_choice_belongs_to_its_runtime(monkeypatch):
+    """A new runtime (another context on the same device) asks again instead of taking a
+    collected runtime's choice through a reused id()."""
+    from flowgraph.backends.opencl._runtime import DeviceRuntime
+
+    rt = discover()[0]
+    monkeypatch.setenv("FLOWGRAPH_OPENCL_TUNE", "0")
+    monkeypatch.setattr(gemm, "_choices", {})
+    monkeypatch.setattr(rt, "gemm_choice", {"small": "64x64x16/4x4", "medium": gemm.DIRECT,
+                                            "large": gemm.DIRECT, "huge": gemm.DIRECT})
+    assert gemm.choose(rt, "small", None) == "64x64x16/4x4"
+    fresh = DeviceRuntime(rt.cl, rt.device)
+    assert fresh.gemm_choice is None
+    assert gemm.choose(fresh, "small", None) == gemm.DEFAULT["small"]
+    assert fresh.gemm_choice == gemm.DEFAULT

@@ -55,6 +55,8 @@ class DeviceRuntime:
         self._checks: list[tuple] = []  # deferred checks: (flag array, fine value, error)
         self._checks_lock = threading.Lock()
         self._completions = None  # queue.SimpleQueue served by a thread (`read_async`)
+        self.gemm_choice: dict[str, str] | None = None  # `gemm.choose`'s tiles, once known
+        self.scratch: dict[str, object] = {}  # device buffers kernels write and never read
 
     def program(self, source: str, options: str = ""):
         """The built program for `source` (built once per device and kept)."""

@@ -199,8 +199,7 @@ def run_tiled(rt, tile: Tile, a, b, M, N, K, transpose_a, transpose_b, launch, o
 
 
 # -- the tuner -----------------------------------------------------------------------------
-_choices: dict[str, dict[str, str]] = {}
-_by_runtime: dict[int, dict[str, str]] = {}  # id(DeviceRuntime) -> its choice
+_choices: dict[str, dict[str, str]] = {}  # device_key -> choice, across runtimes
 _tune_lock = threading.Lock()
 
 
@@ -228,7 +227,8 @@ def _valid_choice(choice) -> bool:
 def choose(rt, klass: str, run_direct) -> str:
     """The candidate name for size class `klass` on device `rt` (tuned once per device:
     see the module docstring). `run_direct(a, b, M, N, K)` runs the direct kernel."""
-    choice = _by_runtime.get(id(rt))
+    # Kept on the runtime itself (an id() of a collected runtime could name a new one).
+    choice = rt.gemm_choice
     if choice is not None:
         return choice[klass]
     key = device_key(rt)
@@ -239,7 +239,7 @@ def choose(rt, klass: str, run_direct) -> str:
             if choice is None:
                 choice = _load_or_tune(rt, key, run_direct)
                 _choices[key] = choice
-    _by_runtime[id(rt)] = choice  # runtimes live as long as the process
+    rt.gemm_choice = choice
     return choice[klass]
 
 

@@ -104,6 +104,22 @@ def operand(x):
     return x.base_data, x.offset // item, tuple(s // item for s in x.strides)
 
 
+def vector_aligned(x, items: int = 16) -> bool:
+    """Whether device array `x` starts on a boundary of `items` elements in memory, as
+    vector loads of that width need: its offset is a multiple, and its buffer is one the
+    driver allocated (aligned) or wraps a host array at such an address (a fed array
+    wrapped without a copy need not be: a vector load from it crashed PoCL)."""
+    import pyopencl as cl
+
+    step = items * x.dtype.itemsize
+    if x.offset % step:
+        return False
+    buf = x.base_data
+    if buf.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR:
+        return buf.get_host_array((1,), np.uint8).ctypes.data % step == 0
+    return True
+
+
 def is_plain(x) -> bool:
     """Whether `x` is C-contiguous with no offset (its buffer holds exactly it)."""
     return x.flags.c_contiguous and x.offset == 0

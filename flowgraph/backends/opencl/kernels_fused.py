@@ -20,12 +20,13 @@ built once per (group, modes, device) through the device's program cache, and a 
 of known input layouts reuses everything but the buffers and offsets. On GPUs a
 contiguous result of 4,096 elements or more takes the four-per-item form (``fused_vec``),
 like the unfused kernels. One-element constants that the fusion pass hands over as such
-(``("const", value)`` operands) are folded into the source as exact literals; a plan
-constant that reaches the device through a `_ToDevice` node arrives as an input.
+(``("const", value)`` operands, also those that reach the device through a `_ToDevice`
+node) are folded into the source as exact literals.
 
 A fusible op here: float32 (float64 where every device has ``cl_khr_fp64``), every
-input and the output of one dtype, and a float op of the elementwise tables, or BiasAdd
-(NHWC) where the static shapes prove that the bias matches the channels. A group of one
+input and the output of one dtype, and a float op of the elementwise tables, BiasAdd
+(NHWC) where the static shapes prove that the bias matches the channels, or AddN of
+inputs whose static shapes are known and equal (`flowgraph.backends.fusion_rules`). A group of one
 op keeps its own kernel (fusing would save no launch). Inputs the kernel cannot take
 (shapes that do not broadcast, other dtypes, too many dimensions) go to `fallback`,
 which runs the members one by one, so the failing member raises its own error.
@@ -46,7 +47,7 @@ import re
 
 import numpy as np
 
-from flowgraph.backends.fusion_rules import bias_add_fusible
+from flowgraph.backends.fusion_rules import add_n_fusible, bias_add_fusible
 from flowgraph.backends.opencl import backend
 from flowgraph.backends.opencl import kernels_elementwise as ew
 
@@ -67,6 +68,8 @@ def _table_entry(op_type: str):
         return expr, 2, dtypes
     if op_type == "BiasAdd":  # the unfused kernel adds x + b, broadcast over channels
         return "x + y", 2, ew.FLOATS
+    if op_type == "AddN":  # any arity: `_statements` writes the sum out
+        return None, None, ew.FLOATS
     return None
 
 
@@ -81,8 +84,12 @@ def fusible(op) -> bool:
     np_dtype = np.dtype(dtype.as_numpy_dtype)
     if np_dtype not in ew.FLOATS or np_dtype not in entry[2]:
         return False
-    if len(op._inputs) != entry[1] or any(x.dtype != dtype for x in op._inputs):
+    if entry[1] is not None and len(op._inputs) != entry[1]:
         return False
+    if any(x.dtype != dtype for x in op._inputs):
+        return False
+    if op.type == "AddN":
+        return add_n_fusible(op)
     return op.type != "BiasAdd" or bias_add_fusible(op)
 
 
@@ -108,7 +115,6 @@ def _statements(ops, operands, dtype: np.dtype, const_names, t: str) -> list[str
     out = []
     const_k = 0
     for i, op in enumerate(ops):
-        expr = ew._expr(_table_entry(op.type)[0], dtype)
         names = []
         for kind, j in operands[i]:
             if kind == "in":
@@ -118,8 +124,14 @@ def _statements(ops, operands, dtype: np.dtype, const_names, t: str) -> list[str
             else:
                 names.append(const_names[const_k])
                 const_k += 1
-        bound = dict(zip("xy", names))
-        text = _OPERAND.sub(lambda m, bound=bound: bound[m.group()], expr)
+        if op.type == "AddN":  # left to right, as the unfused kernel adds
+            text = names[0]
+            for name in names[1:]:
+                text = f"({text} + {name})"
+        else:
+            bound = dict(zip("xy", names))
+            expr = ew._expr(_table_entry(op.type)[0], dtype)
+            text = _OPERAND.sub(lambda m, bound=bound: bound[m.group()], expr)
         out.append(f"v{i} = ({t})({text});")
     return out
 
@@ -129,9 +141,11 @@ def _consts(operands, dtype: np.dtype) -> list[str]:
     return [_literal(j, dtype) for ops_in in operands for kind, j in ops_in if kind == "const"]
 
 
-def _source(ops, operands, dtype: np.dtype, modes: str, form: str) -> str:
+def _source(ops, operands, dtype: np.dtype, modes: str, form: str, ndim: int = 0) -> str:
     """The program of one group for input `modes` (``f``/``s``/``n`` per input) in `form`
-    ``flat`` (one element per work-item), ``nd`` (an ``n`` input) or ``vec`` (four)."""
+    ``flat`` (one element per work-item), ``nd`` (an ``n`` input), ``rows`` (an ``n``
+    input on a CPU-type device: a 2-D grid, the innermost of the `ndim` merged dimensions
+    along dimension 0) or ``vec`` (four)."""
     ctype = ew.CTYPES[dtype]
     vec = form == "vec"
     consts = _consts(operands, dtype)
@@ -142,7 +156,7 @@ def _source(ops, operands, dtype: np.dtype, modes: str, form: str) -> str:
         if m == "n":
             params.extend(f"int s{k}_{d}" for d in range(ew.MAX_DIMS))
     params.append("int n")
-    if form == "nd":
+    if form in ("nd", "rows"):
         params.extend(f"int d{d}" for d in range(1, ew.MAX_DIMS))
 
     def body(index: str, store: str, t: str) -> list[str]:
@@ -170,6 +184,9 @@ def _source(ops, operands, dtype: np.dtype, modes: str, form: str) -> str:
                 "  } else {", "    for (int j = 4 * i; j < n; ++j) {",
                 *("      " + s for s in body("j", "out[j] = {v};", "T")),
                 "    }", "  }", "}"]
+    elif form == "rows":
+        code = [signature + " {", *("  " + s for s in _rows_index(modes, ndim)),
+                *("  " + s for s in body("i", "out[i] = {v};", "T")), "}"]
     else:
         index = []
         if form == "nd":
@@ -185,6 +202,25 @@ def _source(ops, operands, dtype: np.dtype, modes: str, form: str) -> str:
     return "\n".join(head + code) + "\n"
 
 
+def _rows_index(modes: str, ndim: int) -> list[str]:
+    """The ``rows`` form's index statements: work-item (c, r) is element c of the
+    innermost dimension in row r of the others, so a 2-D layout (a matrix and a broadcast
+    row or column, BiasAdd's) needs no integer division, which PoCL cannot vectorize (the
+    ``nd`` form's five divisions and remainders per element made BiasAdd + Relu of a
+    256 x 512 matrix 30x slower than a contiguous add); more dimensions divide the row
+    index only, `ndim` - 2 times."""
+    last = ew.MAX_DIMS - 1
+    nd = [k for k, m in enumerate(modes) if m == "n"]
+    lines = [f"int c = get_global_id(0), r = get_global_id(1), i = r * d{last} + c;"]
+    lines += [f"int o{k} = off{k} + c * s{k}_{last};" for k in nd]
+    for d in range(last - 1, last - ndim + 1, -1):
+        terms = " ".join(f"o{k} += q * s{k}_{d};" for k in nd)
+        lines.append(f"{{ int q = r % d{d}; r /= d{d}; {terms} }}")
+    if ndim >= 2:
+        lines.append(" ".join(f"o{k} += r * s{k}_{last - ndim + 1};" for k in nd))
+    return lines
+
+
 # -- launching ------------------------------------------------------------------------------
 def _use_vec(rt, n: int, modes: str, offsets) -> bool:
     """Whether a launch takes the four-per-item form: on GPUs, for `VEC_MIN_ELEMENTS` or
@@ -193,11 +229,17 @@ def _use_vec(rt, n: int, modes: str, offsets) -> bool:
         o % 4 == 0 for o, m in zip(offsets, modes) if m == "f")
 
 
+def _use_rows(rt) -> bool:
+    """Whether a launch with an ``n`` input takes the ``rows`` form (CPU-type devices)
+    rather than ``nd`` (GPUs: one-dimensional, rounded up to whole work-groups)."""
+    return not rt.is_gpu
+
+
 def _layout(shapes_strides, extra):
     """(result shape, modes, the ``n`` inputs' stride arguments, the ``nd`` form's
-    dimension arguments) for inputs of these (shape, element strides) broadcast together
-    with the `extra` shapes; None when they do not broadcast or need more than
-    `ew.MAX_DIMS` merged dimensions."""
+    dimension arguments, the number of merged dimensions) for inputs of these (shape,
+    element strides) broadcast together with the `extra` shapes; None when they do not
+    broadcast or need more than `ew.MAX_DIMS` merged dimensions."""
     try:
         shape = np.broadcast_shapes(*[s for s, _ in shapes_strides], *extra)
     except ValueError:
@@ -224,7 +266,7 @@ def _layout(shapes_strides, extra):
             if m == "n":
                 args.append([np.int32(v) for v in (0,) * pad + st])
     dim_args = [np.int32(d) for d in ((1,) * (ew.MAX_DIMS - len(dims)) + dims)[1:]]
-    return shape, modes, args, dim_args
+    return shape, modes, args, dim_args, len(dims)
 
 
 class _FusedKernel:
@@ -241,15 +283,15 @@ class _FusedKernel:
         self._layouts: dict[tuple, tuple | None] = {}
         self._kernels: dict[tuple, object] = {}
 
-    def source(self, modes: str, form: str) -> str:
+    def source(self, modes: str, form: str, ndim: int = 0) -> str:
         """The OpenCL C program for input `modes` in `form` (see `_source`)."""
-        return _source(self.ops, self.operands, self.dtype, modes, form)
+        return _source(self.ops, self.operands, self.dtype, modes, form, ndim)
 
-    def _kernel(self, rt, modes: str, form: str):
-        key = (id(rt), modes, form)
+    def _kernel(self, rt, modes: str, form: str, ndim: int = 0):
+        key = (id(rt), modes, form, ndim)
         knl = self._kernels.get(key)
         if knl is None:
-            knl = self._kernels[key] = ew.get_kernel(rt, self.source(modes, form),
+            knl = self._kernels[key] = ew.get_kernel(rt, self.source(modes, form, ndim),
                                                      f"fused_{form}")
         return knl
 
@@ -278,7 +320,7 @@ class _FusedKernel:
 
     def run(self, rt, xs, layout, out):
         """Enqueue the group's kernel writing `out` (contiguous, offset 0)."""
-        _, modes, nd_strides, dim_args = layout
+        _, modes, nd_strides, dim_args, ndim = layout
         n = out.size
         if n == 0:
             return out
@@ -295,6 +337,10 @@ class _FusedKernel:
         args.append(np.int32(n))
         if _use_vec(rt, n, modes, offsets):
             ew.launch(rt, self._kernel(rt, modes, "vec"), ew.grid(-(-n // 4)), None, *args)
+        elif "n" in modes and _use_rows(rt):
+            inner = int(dim_args[-1])
+            ew.launch(rt, self._kernel(rt, modes, "rows", ndim), (inner, n // inner), None,
+                      *args, *dim_args)
         elif "n" in modes:
             ew.launch(rt, self._kernel(rt, modes, "nd"), ew.grid(n), None, *args, *dim_args)
         else:

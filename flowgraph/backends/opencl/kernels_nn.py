@@ -3,15 +3,18 @@ cross-entropies: `kernels_softmax`).
 
 MatMul has two forms, chosen per device (`_cpu_shaped`):
 
-* CPU-type devices (PoCL), float32: the shape of a CPU BLAS. Two cheap packing kernels
-  copy A into row panels (``ap[ib][k][r]``: `PANEL_R` rows of A, K-major) and B into column
-  panels (``bp[jb][k][c]``: `PANEL_W` = 16·`PANEL_V` columns), padding the last panel of
-  each with zeros and resolving ``transpose_a``/``transpose_b`` while copying. Then each
-  work-item (work-groups of one item, which PoCL runs as one task each) owns an
-  R x 16V block of C held in ``float16`` registers and walks K once: per step V vector loads
-  of B, R scalar loads of A and R·V vector multiply-adds written as plain ``*``/``+``
-  (PoCL does not inline ``vload16``/``fma``, which costs 20x). Consecutive work-items share a
-  B panel, which stays in L2. On the 2-core PoCL CPU device this runs at OpenBLAS's speed.
+* CPU-type devices (PoCL), float32: the shape of a CPU BLAS. Each work-item (work-groups
+  of one item, which PoCL runs as one task each) owns an R x 16V block of C (`PANEL_R` x
+  `PANEL_W`; 8 x 16 for N <= `SKINNY_N`) held in ``float16`` registers and walks K once:
+  per step V vector loads of B, R scalar loads of A and R·V vector multiply-adds written
+  as plain ``*``/``+`` (PoCL does not inline ``vload16``/``fma``, which costs 20x). A is
+  read where it is, in either layout (rows past M read as row M - 1 and are never
+  stored); B is read where it is when its rows are whole column blocks of an aligned
+  pool buffer (`_b_in_place`), else a packing kernel first copies it into column panels
+  (``bp[jb][k][c]``, zero padded, ``transpose_b`` resolved; a transposed B of aligned
+  rows is read a 16-vector at a time). Consecutive work-items
+  share a B panel, which stays in L2. Packing A as well cost a launch and a pass over A
+  for nothing: the 256-row products of an MLP step ran 10-20% faster without it.
 * Other devices (GPUs), and float64 everywhere: a tiled, register-blocked product. Each
   8x8 work-group computes a 32x32 block of the output, loading a 32x16 tile of A and a
   16x32 tile of B into local memory per step along K; each work-item accumulates a 4x4
@@ -37,6 +40,7 @@ from flowgraph.backends.opencl.kernels_elementwise import (
     launch,
     on_device,
     operand,
+    vector_aligned,
 )
 
 TILE = 32  # a work-group computes a TILE x TILE block of the product
@@ -45,8 +49,9 @@ WG = 8  # WG x WG work-items, each accumulating (TILE / WG)^2 outputs in registe
 PANEL_R = 8  # CPU form: rows of C per work-item (scalars of A per K step)
 PANEL_V = 2  # CPU form: float16 vectors of C per row (loads of B per K step)
 PANEL_W = 16 * PANEL_V  # CPU form: columns of C per work-item
+SKINNY_N = 16  # CPU form: products this narrow take one float16 vector per row
 _MATMUL: dict[np.dtype, str] = {}
-_PANEL_SOURCE: list[str] = []
+_PANEL_SOURCE: dict[int, str] = {}  # vectors per row -> program
 
 
 def _tiled_kernel(name: str, params: str, prologue: str, ta: int, tb: int) -> str:
@@ -108,23 +113,21 @@ def _matmul_source(dtype: np.dtype) -> str:
     parts = _tiled_prelude(dtype)
     for ta in (0, 1):
         for tb in (0, 1):
-            parts.append(_tiled_kernel(f"matmul_{ta}{tb}", "int M, int N, int K",
-                                       "long ao = aoff, bo = boff;", ta, tb))
+            parts.append(_tiled_kernel(f"matmul_{ta}{tb}", "int M, int N, int K, int coff",
+                                       "long ao = aoff, bo = boff;\n  c += coff;", ta, tb))
     code = _MATMUL[dtype] = "\n".join(parts)
     return code
 
 
-def _panel_source() -> str:
-    """The CPU form's program (float32): packing kernels ``pack_a_<t>``/``pack_b_<t>`` for
-    both layouts of each operand and the ``gemm`` kernel on the packed panels."""
-    if _PANEL_SOURCE:
-        return _PANEL_SOURCE[0]
-    R, V, W = PANEL_R, PANEL_V, PANEL_W
+def _panel_source(V: int = PANEL_V) -> str:
+    """The CPU form's program (float32) for blocks of `V` float16 vectors per row: packing
+    kernels ``pack_b_<t>`` for both layouts of B, and the product kernels ``gemm_a<t>``
+    reading A in either layout in place."""
+    code = _PANEL_SOURCE.get(V)
+    if code is not None:
+        return code
+    R, W = PANEL_R, 16 * V
     acc = [f"c{r}_{v}" for r in range(R) for v in range(V)]
-    step = "\n".join(
-        f"    {{ float a = pa[{r}]; "
-        + " ".join(f"c{r}_{v} = c{r}_{v} + a * b{v};" for v in range(V)) + " }"
-        for r in range(R))
     store = []
     for r in range(R):
         store.append(f"  if (i0 + {r} < M) {{\n"
@@ -136,17 +139,8 @@ def _panel_source() -> str:
                          f"    else {{ {tail} }}")
         store.append("  }")
     parts = [f"#define R {R}\n#define V {V}\n#define W {W}"]
-    for t, a_at, b_at in ((0, "a[aoff + (long)i * K + k]", "b[boff + (long)k * N + j]"),
-                          (1, "a[aoff + (long)k * M + i]", "b[boff + (long)j * K + k]")):
+    for t, b_at in ((0, "b[boff + (long)k * N + j]"), (1, "b[boff + (long)j * K + k]")):
         parts.append(f"""
-__kernel void pack_a_{t}(__global float* ap, __global const float* a, int aoff, int M, int K) {{
-  int k = get_global_id(0), ib = get_global_id(1);
-  __global float* d = ap + ((long)ib * K + k) * R;
-  for (int r = 0; r < R; ++r) {{
-    int i = ib * R + r;
-    d[r] = i < M ? {a_at} : 0.0f;
-  }}
-}}
 __kernel void pack_b_{t}(__global float* bp, __global const float* b, int boff, int N, int K) {{
   int k = get_global_id(0), jb = get_global_id(1);
   __global float* d = bp + ((long)jb * K + k) * W;
@@ -155,24 +149,55 @@ __kernel void pack_b_{t}(__global float* bp, __global const float* b, int boff, 
     d[e] = j < N ? {b_at} : 0.0f;
   }}
 }}""")
+    # B transposed (N x K) with K a multiple of 16, aligned: one 16-vector of a row of B
+    # per work-item, stored down a panel column (3-4x faster than `pack_b_1` on PoCL).
+    spread = " ".join(f"d[{kk} * W] = v.s{kk:x};" for kk in range(16))
     parts.append(f"""
-__kernel void gemm(__global float* c, __global const float* ap, __global const float16* bp,
-                   int M, int N, int K) {{
+__kernel void pack_b_1v(__global float* bp, __global const float* b, int boff, int N, int K) {{
+  int j = get_global_id(0), kb = get_global_id(1);
+  int jb = j / W, e = j % W, k0 = kb * 16;
+  __global float* d = bp + ((long)jb * K + k0) * W + e;
+  if (j < N) {{
+    float16 v = *(__global const float16*)(b + boff + (long)j * K + k0);
+    {spread}
+  }} else {{
+    for (int kk = 0; kk < 16; ++kk) d[kk * W] = 0.0f;
+  }}
+}}""")
+    # A's rows past M are read as row M - 1 (clamped) and never stored.
+    for t in (0, 1):
+        if t == 0:  # A is M x K: one pointer per row, element k
+            rows = "\n".join(f"  __global const float* a{r} = a + aoff + "
+                             f"(long)min(i0 + {r}, M - 1) * K;" for r in range(R))
+            load, advance = (lambda r: f"a{r}[k]"), ""
+        else:  # A is K x M: row k of A holds column k of op(A)
+            rows = "  __global const float* ak = a + aoff;\n" + "\n".join(
+                f"  int q{r} = min(i0 + {r}, M - 1);" for r in range(R))
+            load, advance = (lambda r: f"ak[q{r}]"), "ak += M;"
+        step = "\n".join(
+            f"    {{ float s = {load(r)}; "
+            + " ".join(f"c{r}_{v} = c{r}_{v} + s * b{v};" for v in range(V)) + " }"
+            for r in range(R))
+        parts.append(f"""
+__kernel void gemm_a{t}(__global float* c, int coff, __global const float* a, int aoff,
+                      __global const float16* b, int b0, int bjb, int bstep,
+                      int M, int N, int K) {{
   int ib = get_global_id(0), jb = get_global_id(1);
+  c += coff;
   int i0 = ib * R, j0 = jb * W;
-  __global const float* pa = ap + (long)ib * K * R;
-  __global const float16* pb = bp + (long)jb * K * V;
+{rows}
+  __global const float16* pb = b + b0 + (long)jb * bjb;
   float16 {" = (float16)(0.0f), ".join(acc)} = (float16)(0.0f);
   for (int k = 0; k < K; ++k) {{
     {" ".join(f"float16 b{v} = pb[{v}];" for v in range(V))}
 {step}
-    pa += R;
-    pb += V;
+    {advance}
+    pb += bstep;
   }}
 {chr(10).join(store)}
 }}""")
-    _PANEL_SOURCE.append("\n".join(parts))
-    return _PANEL_SOURCE[0]
+    code = _PANEL_SOURCE[V] = "\n".join(parts)
+    return code
 
 
 def _cpu_shaped(rt, dtype) -> bool:
@@ -180,24 +205,51 @@ def _cpu_shaped(rt, dtype) -> bool:
     return dtype == np.float32 and bool(rt.device.type & rt.cl.device_type.CPU)
 
 
-def _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b):
-    """C = op(A) op(B) through packed panels (the CPU form; see the module docstring)."""
-    mb, nb = -(-M // PANEL_R), -(-N // PANEL_W)
-    for n in (mb * PANEL_R * K, nb * PANEL_W * K):
-        check_size(n, "MatMul")
-    ap = rt.empty((mb * PANEL_R * K,), np.float32)
-    bp = rt.empty((nb * PANEL_W * K,), np.float32)
-    out = rt.empty((M, N), np.float32)
-    src = _panel_source()
+def _out_at(rt, out, dtype, M, N):
+    """(output array, its buffer, the element offset of the M x N result in it): a fresh
+    array when `out` is None, else the contiguous view `out` (a batch matrix)."""
+    if out is None:
+        out = rt.empty((M, N), dtype)
+    cb, co, _ = operand(out)
+    return out, cb, np.int32(co)
+
+
+def _panel_vectors(N: int) -> int:
+    """float16 vectors per row of a work-item's block: one for a skinny product (a 10-class
+    output layer computed 32 columns for 10 with two)."""
+    return 1 if N <= SKINNY_N else PANEL_V
+
+
+def _b_in_place(b, N: int, transpose_b: bool) -> bool:
+    """Whether the product reads B's rows as they are (no packing): B is K x N with N a
+    multiple of its blocks' width, aligned for ``float16`` loads (`vector_aligned`)."""
+    return not transpose_b and N % (16 * _panel_vectors(N)) == 0 and vector_aligned(b)
+
+
+def _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b, out=None):
+    """C = op(A) op(B) in the CPU form (see the module docstring), into `out` (a
+    contiguous M x N view) when given."""
+    V = _panel_vectors(N)
+    mb, nb = -(-M // PANEL_R), -(-N // (16 * V))
+    check_size(nb * 16 * V * K, "MatMul")
+    out, cb, co = _out_at(rt, out, np.float32, M, N)
+    src = _panel_source(V)
     ab, ao, _ = operand(a)
     bb, bo, _ = operand(b)
     m_, n_, k_ = np.int32(M), np.int32(N), np.int32(K)
-    launch(rt, get_kernel(rt, src, f"pack_a_{int(transpose_a)}"), (K, mb), None,
-           ap.data, ab, np.int32(ao), m_, k_)
-    launch(rt, get_kernel(rt, src, f"pack_b_{int(transpose_b)}"), (K, nb), None,
-           bp.data, bb, np.int32(bo), n_, k_)
-    launch(rt, get_kernel(rt, src, "gemm"), (mb, nb), (1, 1), out.data, ap.data, bp.data,
-           m_, n_, k_)
+    if _b_in_place(b, N, transpose_b):  # in float16 units: start, per column block, per k
+        bargs = (bb, np.int32(bo // 16), np.int32(V), np.int32(N // 16))
+    else:
+        bp = rt.empty((nb * 16 * V * K,), np.float32)
+        if transpose_b and K % 16 == 0 and vector_aligned(b):
+            launch(rt, get_kernel(rt, src, "pack_b_1v"), (nb * 16 * V, K // 16), None,
+                   bp.data, bb, np.int32(bo), n_, k_)
+        else:
+            launch(rt, get_kernel(rt, src, f"pack_b_{int(transpose_b)}"), (K, nb), None,
+                   bp.data, bb, np.int32(bo), n_, k_)
+        bargs = (bp.data, np.int32(0), np.int32(K * V), np.int32(V))
+    launch(rt, get_kernel(rt, src, f"gemm_a{int(transpose_a)}"), (mb, nb), (1, 1), cb, co,
+           ab, np.int32(ao), *bargs, m_, n_, k_)
     return out
 
 
@@ -231,15 +283,16 @@ def matmul(a, b, *, transpose_a=False, transpose_b=False):
     return _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b)
 
 
-def _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b):
-    """C = op(A) op(B) with the tiled kernel of the module docstring (no packing)."""
-    out = rt.empty((M, N), a.dtype)
+def _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b, out=None):
+    """C = op(A) op(B) with the tiled kernel of the module docstring (no packing), into
+    `out` (a contiguous M x N view) when given."""
+    out, cb, co = _out_at(rt, out, a.dtype, M, N)
     ab, ao, _ = operand(a)
     bb, bo, _ = operand(b)
     knl = get_kernel(rt, _matmul_source(a.dtype), f"matmul_{int(transpose_a)}{int(transpose_b)}")
     gsize = (-(-N // TILE) * WG, -(-M // TILE) * WG)
-    launch(rt, knl, gsize, (WG, WG), out.data, ab, np.int32(ao), bb, np.int32(bo),
-           np.int32(M), np.int32(N), np.int32(K))
+    launch(rt, knl, gsize, (WG, WG), cb, ab, np.int32(ao), bb, np.int32(bo),
+           np.int32(M), np.int32(N), np.int32(K), co)
     return out
 
 
@@ -291,16 +344,24 @@ def _batch_index(index: tuple[int, ...], dims: tuple[int, ...]) -> int:
 
 
 def _batched_per_matrix(rt, a, b, out, batch, adj_x, adj_y):
-    """`matmul` once per batch matrix, on views of the operands, copied into `out`."""
+    """One product per batch matrix, on views of the operands, each written straight
+    into its matrix of `out`.
+
+    Never through ``out3[i] = product``: pyopencl's ``Array.__setitem__`` launches
+    pyopencl's own cached copy kernel, whose arguments it sets and enqueues outside
+    `launch`'s lock, so two executor threads doing so at once could swap arguments and
+    copy one product into the other's output (a PoCL parity run once saw one batch
+    matrix of 18 values taken from the wrong rows)."""
     M, N = out.shape[-2:]
+    K = a.shape[-2] if adj_x else a.shape[-1]
     # explicit batch sizes: -1 is ambiguous for an operand with K == 0
     a3 = a.reshape((int(np.prod(a.shape[:-2], dtype=np.int64)), *a.shape[-2:]))
     b3 = b.reshape((int(np.prod(b.shape[:-2], dtype=np.int64)), *b.shape[-2:]))
     out3 = out.reshape((int(np.prod(batch, dtype=np.int64)), M, N))
+    product = _matmul_panels if _cpu_shaped(rt, a.dtype) else _matmul_direct
     for i, index in enumerate(np.ndindex(*batch)):
-        out3[i] = matmul(a3[_batch_index(index, a.shape[:-2])],
-                         b3[_batch_index(index, b.shape[:-2])],
-                         transpose_a=adj_x, transpose_b=adj_y)
+        product(rt, a3[_batch_index(index, a.shape[:-2])], b3[_batch_index(index, b.shape[:-2])],
+                M, N, K, adj_x, adj_y, out=out3[i])
     return out
 
 
