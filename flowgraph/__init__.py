@@ -261,6 +261,7 @@ _LAZY_MODULES.update({
     "quantization": "flowgraph.ops.quantization_namespace",
     "sets": "flowgraph.ops.sets_namespace",
     "queue": "flowgraph.ops.queue_namespace",
+    "ragged": "flowgraph.ops.ragged_namespace",
     "resource_loader": "flowgraph.framework.resource_loader",
     "signal": "flowgraph.math.signal",
     "spectral": "flowgraph.math.signal",
@@ -279,6 +280,7 @@ from flowgraph.ops.check_compat_ops import *  # noqa: E402
 from flowgraph.ops.fake_quant_ops import *  # noqa: E402
 from flowgraph.ops.gradient_compat import *  # noqa: E402
 from flowgraph.ops.gradient_shortcuts import *  # noqa: E402
+from flowgraph.ops.gradient_tape import GradientTape, UnconnectedGradients  # noqa: E402
 from flowgraph.ops.image_ops import random_crop  # noqa: E402
 from flowgraph.ops.linalg_diag_ops import *  # noqa: E402
 from flowgraph.ops.linalg_ops import *  # noqa: E402
@@ -286,6 +288,7 @@ from flowgraph.ops.misc_compat_ops import *  # noqa: E402
 from flowgraph.ops.module import Module  # noqa: E402
 from flowgraph.ops.nn_compat_ops import conv2d_backprop_filter_v2, conv2d_backprop_input_v2  # noqa: E402
 from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example  # noqa: E402
+from flowgraph.ops.ragged_tensor import RaggedTensor  # noqa: E402
 from flowgraph.ops.reader_ops import *  # noqa: E402
 from flowgraph.ops.scatter_ops import *  # noqa: E402
 from flowgraph.ops.scope_compat import *  # noqa: E402

@@ -213,9 +213,14 @@ def _copy_assets_extra(export_dir: str, assets_extra: dict) -> None:
 
 def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn,
                        assets_extra=None, as_text: bool = False, checkpoint_path=None,
-                       experimental_mode=ModeKeys.PREDICT) -> bytes:
+                       experimental_mode=ModeKeys.PREDICT, format=None) -> bytes:
     """Export `estimator`'s model for serving; returns ``export_dir_base/<timestamp>``
     as bytes (see the module docstring).
+
+    `format` is `SavedModelBuilder`'s: "tensorflow" writes TensorFlow's SavedModel
+    (``saved_model.pb``); None, the process-wide default, which
+    ``with tf.saved_model.export_format("tensorflow"):`` sets around
+    ``estimator.export_saved_model(...)``.
 
     Raises ValueError when there is no checkpoint to export, or when the checkpoint lacks
     a variable the PREDICT graph needs.
@@ -235,7 +240,7 @@ def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn,
     export_dir = get_timestamped_export_dir(export_dir_base)
     temp_dir = os.fsdecode(get_temp_export_dir(export_dir))
     try:
-        builder = SavedModelBuilder(temp_dir)
+        builder = SavedModelBuilder(temp_dir, format=format)
         _add_meta_graph(estimator, builder, serving_input_receiver_fn, checkpoint_path)
         builder.save(as_text)
         if assets_extra:

@@ -11,10 +11,10 @@ Example
 -------
 >>> import flowgraph as tf
 >>> try:
-...     tf.GradientTape
+...     tf.LMDBReader
 ... except AttributeError as e:
 ...     print(str(e).split(":")[0])
-module 'flowgraph' has no attribute 'GradientTape'
+module 'flowgraph' has no attribute 'LMDBReader'
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ _LINALG = ("the decompositions and solvers flowgraph has (tf.linalg.eigh, svd, c
 # are still missing: tests/framework/test_missing_api_hints.py checks that none of
 # them has been implemented since.
 _HINTS = {
-    "GradientTape": "flowgraph builds graphs: use tf.gradients(ys, xs) or "
-                    "optimizer.compute_gradients",
-    "RaggedTensor": "use tf.SparseTensor or padded dense tensors",
     "enable_resource_variables": _TF1_ONLY,
     "enable_control_flow_v2": _TF1_ONLY,
     "enable_tensor_equality": _TF1_ONLY,

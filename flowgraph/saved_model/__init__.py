@@ -58,6 +58,7 @@ from flowgraph.saved_model.signature_def_utils import (
     regression_signature_def,
     utils,
 )
+from flowgraph.saved_model.tf_export import export_format, get_export_format, set_export_format
 
 Builder = SavedModelBuilder
 signature_def_utils = _sig_utils
@@ -73,15 +74,17 @@ def load(*args, **kwargs):
     return predictor.load(*args, **kwargs)
 
 
-def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None) -> None:
+def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None,
+                format=None) -> None:  # noqa: F811 (the `format` module is not used here)
     """Save `session` for serving: one ``serving_default`` predict signature from the
     `inputs` and `outputs` dicts, tag ``serve``, assets of ``ASSET_FILEPATHS``, devices
-    cleared."""
+    cleared. `format` ("flowgraph" or "tensorflow", a flowgraph extension) is the
+    builder's: "tensorflow" writes ``saved_model.pb``, which TensorFlow loads."""
     from flowgraph.framework.graph import GraphKeys
 
     signature_def_map = {DEFAULT_SERVING_SIGNATURE_DEF_KEY: predict_signature_def(inputs,
                                                                                   outputs)}
-    b = SavedModelBuilder(export_dir)
+    b = SavedModelBuilder(export_dir, format=format)
     b.add_meta_graph_and_variables(
         session, tags=[SERVING], signature_def_map=signature_def_map,
         assets_collection=session.graph.get_collection(GraphKeys.ASSET_FILEPATHS),

@@ -7,6 +7,11 @@ there by `add_meta_graph_and_variables` (a `tf.train.Saver` checkpoint at
 `export_dir`. A crash at any point leaves either no `export_dir` or a complete one, so a
 server watching the parent directory never sees a half-written model.
 
+With ``format="tensorflow"`` (or under `flowgraph.saved_model.tf_export.export_format`)
+the same staging writes TensorFlow's layout instead (``saved_model.pb`` and a tensor
+bundle in ``variables/``, see `flowgraph.saved_model.tf_export`), which TensorFlow's
+loader and TensorFlow Serving load.
+
 Example
 -------
 >>> import os, tempfile, flowgraph as tf
@@ -53,6 +58,12 @@ from flowgraph.saved_model.format import (
     write_saved_model,
 )
 from flowgraph.saved_model.signature_def_utils import build_signature_def
+from flowgraph.saved_model.tf_export import (
+    check_format,
+    tf_meta_graph,
+    write_tf_saved_model,
+    write_tf_variables,
+)
 
 __all__ = ["SavedModelBuilder"]
 
@@ -102,9 +113,17 @@ class SavedModelBuilder:
     ----------
     export_dir : str, bytes or PathLike
         Must not exist yet, or be an empty directory.
+    format : {"flowgraph", "tensorflow"}, optional
+        A flowgraph extension, as for ``tf.train.Saver``: "tensorflow" writes
+        TensorFlow's SavedModel (``saved_model.pb`` + a tensor bundle), which TensorFlow
+        1.x/2.x's ``tf.compat.v1.saved_model.loader.load`` and TensorFlow Serving load;
+        "flowgraph" writes ``saved_model.json`` + flowgraph's checkpoint. Default: the
+        process-wide `tf.saved_model.get_export_format()` ("flowgraph" unless set).
+        flowgraph's loader reads both.
     """
 
-    def __init__(self, export_dir) -> None:
+    def __init__(self, export_dir, format: str | None = None) -> None:
+        self._format = check_format(format)
         export_dir = _as_str_path(export_dir)
         if os.path.exists(export_dir):
             if not os.path.isdir(export_dir) or os.listdir(export_dir):
@@ -113,6 +132,7 @@ class SavedModelBuilder:
                     "Choose another export directory, or empty this one.")
         self._export_dir = export_dir
         self._meta_graphs: list[MetaGraphDef] = []
+        self._tf_meta_graphs: list = []
         self._has_saved_variables = False
         self._saved = False
         self._train_op = None
@@ -146,7 +166,9 @@ class SavedModelBuilder:
         saver = self._maybe_create_saver(graph, saver)
         variables_dir = os.path.join(self._staging, constants.VARIABLES_DIRECTORY)
         os.makedirs(variables_dir, exist_ok=True)
-        if not saver._is_empty:
+        if self._format == "tensorflow":
+            write_tf_variables(sess, saver, self._staging)
+        elif not saver._is_empty:
             saver.save(sess, os.path.join(variables_dir, constants.VARIABLES_FILENAME),
                        write_meta_graph=False, write_state=False)
         self._add(graph, tags, signature_def_map, assets_collection, legacy_init_op,
@@ -176,12 +198,16 @@ class SavedModelBuilder:
 
     # -- save ----------------------------------------------------------------------------------
     def save(self, as_text: bool = False) -> bytes:
-        """Write ``saved_model.json`` (indented when `as_text`) and move the staged
-        directory into place; returns the path of the JSON file (bytes, as TF)."""
+        """Write ``saved_model.json`` (indented when `as_text`; TensorFlow's format:
+        ``saved_model.pb``, or ``saved_model.pbtxt`` when `as_text`) and move the staged
+        directory into place; returns the path of that file (bytes, as TF)."""
         self._check_open()
-        write_saved_model(self._staging, SavedModel(
-            meta_graphs=self._meta_graphs, flowgraph_version=_flowgraph_version()),
-            as_text=as_text)
+        if self._format == "tensorflow":
+            written = write_tf_saved_model(self._staging, self._tf_meta_graphs, as_text)
+        else:
+            written = write_saved_model(self._staging, SavedModel(
+                meta_graphs=self._meta_graphs, flowgraph_version=_flowgraph_version()),
+                as_text=as_text)
         for sub in (constants.VARIABLES_DIRECTORY, constants.ASSETS_DIRECTORY, ""):
             if os.path.isdir(os.path.join(self._staging, sub)):
                 _fsync_dir(os.path.join(self._staging, sub))
@@ -192,7 +218,7 @@ class SavedModelBuilder:
         self._cleanup.detach()
         self._saved = True
         logger.info("SavedModel written to: %s", self._export_dir)
-        return os.fsencode(os.path.join(self._export_dir, constants.SAVED_MODEL_FILENAME_JSON))
+        return os.fsencode(os.path.join(self._export_dir, os.path.basename(written)))
 
     # -- internals -----------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -224,7 +250,8 @@ class SavedModelBuilder:
         for node in graph_def["node"]:
             if clear_devices:
                 node["device"] = ""
-            if strip_default_attrs:
+            if strip_default_attrs and self._format == "flowgraph":
+                # TensorFlow's defaults are not always flowgraph's: its format keeps them.
                 _strip_default_attrs(node)
         mg = MetaGraphDef(meta_info_def=MetaInfoDef(tags=tags, meta_graph_version="",
                                                     flowgraph_version=_flowgraph_version()),
@@ -235,6 +262,11 @@ class SavedModelBuilder:
         mg.train_op = _op_name(self._train_op, "train_op", graph)
         self._train_op = None
         mg.asset_file_def = collect_assets(graph, graph_def, assets_collection, self._assets)
+        if self._format == "tensorflow":
+            self._tf_meta_graphs.append(tf_meta_graph(
+                graph, graph_def, tags, signatures, saver, mg.main_op, mg.asset_file_def,
+                clear_devices))
+            return
         self._meta_graphs.append(mg)
 
     @staticmethod

@@ -36,13 +36,20 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
     TensorInfoProto,
     VariableDefProto,
 )
-from flowgraph.framework.tf_formats.saver_graph import drop_saver_nodes, saver_scope
+from flowgraph.framework.tf_formats.resource_variables import meta_graph_as_refs
+from flowgraph.framework.tf_formats.saver_graph import (
+    drop_saver_nodes,
+    restore_keys,
+    saver_scope,
+)
+from flowgraph.framework.tf_formats.text_parse import TextParseError, parse_text
 from flowgraph.saved_model import constants
 from flowgraph.saved_model import format as fmt
 
 __all__ = ["SAVED_MODEL_FILENAME_PB", "is_tf_saved_model", "read_tf_saved_model"]
 
 SAVED_MODEL_FILENAME_PB = "saved_model.pb"
+SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
 _RESTORE_SCOPE = "flowgraph_restore"
 _VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "global_step",
                          "local_variables", "model_variables", "moving_average_variables")
@@ -51,10 +58,11 @@ _MAIN_OP_COLLECTIONS = ("saved_model_main_op", "legacy_init_op")
 
 # -- conversion ------------------------------------------------------------------------
 def is_tf_saved_model(export_dir) -> bool:
-    """Whether `export_dir` holds a TensorFlow SavedModel (``saved_model.pb``) and no
-    flowgraph one (``saved_model.json``)."""
+    """Whether `export_dir` holds a TensorFlow SavedModel (``saved_model.pb``, or the
+    text form ``saved_model.pbtxt``) and no flowgraph one (``saved_model.json``)."""
     export_dir = os.fspath(export_dir)
-    return (os.path.isfile(os.path.join(export_dir, SAVED_MODEL_FILENAME_PB)) and not
+    return (any(os.path.isfile(os.path.join(export_dir, name))
+                for name in (SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT)) and not
             os.path.isfile(os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_JSON)))
 
 
@@ -76,10 +84,6 @@ def _variables(mg: MetaGraphDefProto) -> list[fmt.VariableDef]:
             continue
         for raw in col.bytes_list.value:
             vd = VariableDefProto.FromString(raw)
-            if vd.is_resource:
-                raise fmt.SavedModelFormatError(
-                    f"variable {vd.variable_name} is a resource variable; flowgraph loads "
-                    "TensorFlow SavedModels with reference (TF1) variables only")
             found.setdefault(vd.variable_name, (vd, []))[1].append(key)
     return [fmt.VariableDef(variable_name=name, initializer_name=vd.initializer_name,
                             snapshot_name=vd.snapshot_name,
@@ -88,7 +92,8 @@ def _variables(mg: MetaGraphDefProto) -> list[fmt.VariableDef]:
             for name, (vd, keys) in found.items()]
 
 
-def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef]) -> fmt.RestoreDef:
+def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef],
+                      keys: dict[str, str]) -> fmt.RestoreDef:
     by_name = {n["name"]: n for n in graph_def["node"]}
     entries, control = [], []
     for i, vd in enumerate(variables):
@@ -105,7 +110,8 @@ def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef]) -> fmt.
                                   "input": [f"{op_name}:0", f"{value}:0"],
                                   "attr": {"validate_shape": True, "use_locking": True}})
         control.append(f"^{assign}")
-        entries.append(fmt.RestoreEntry(key=op_name, variable=f"{op_name}:0",
+        entries.append(fmt.RestoreEntry(key=keys.get(op_name, op_name),
+                                        variable=f"{op_name}:0",
                                         placeholder=f"{value}:0"))
     graph_def["node"].append({"name": f"{_RESTORE_SCOPE}/restore_all", "op": "NoOp",
                               "input": control, "attr": {}})
@@ -114,10 +120,13 @@ def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef]) -> fmt.
 
 def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
     check_graph_def_sizes(mg.graph_def)
+    meta_graph_as_refs(mg)
     scope = saver_scope(mg.saver_def.restore_op_name)
-    graph_def, _ = drop_saver_nodes(graph_def_to_dict(mg.graph_def), scope)
+    graph_def = graph_def_to_dict(mg.graph_def)
+    keys = restore_keys(graph_def, mg.saver_def.restore_op_name) if scope else {}
+    graph_def, _ = drop_saver_nodes(graph_def, scope)
     variables = _variables(mg)
-    restore = _restore_subgraph(graph_def, variables) if variables else None
+    restore = _restore_subgraph(graph_def, variables, keys) if variables else None
     main_op = None
     for key in _MAIN_OP_COLLECTIONS:
         col = mg.collection_def.get(key)
@@ -139,23 +148,30 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
 
 
 def read_tf_saved_model(export_dir) -> fmt.SavedModel:
-    """The SavedModel in `export_dir`'s ``saved_model.pb``, as flowgraph's classes.
+    """The SavedModel in `export_dir`'s ``saved_model.pb`` (or ``saved_model.pbtxt``),
+    as flowgraph's classes.
 
     Raises DataLossError naming the file when it is not a SavedModel message, and
-    SavedModelFormatError for what flowgraph cannot load (resource variables).
+    SavedModelFormatError for what flowgraph cannot load. Resource variables are read
+    as reference variables (`tf_formats.resource_variables`).
     """
     path = os.path.join(os.fspath(export_dir), SAVED_MODEL_FILENAME_PB)
+    text = not os.path.isfile(path)
+    if text:
+        path = os.path.join(os.fspath(export_dir), SAVED_MODEL_FILENAME_PBTXT)
     with open(path, "rb") as f:
         data = f.read()
     try:
-        proto = SavedModelProto.FromString(data)
+        proto = (parse_text(data.decode("utf-8"), SavedModelProto) if text
+                 else SavedModelProto.FromString(data))
         if not proto.meta_graphs:
             raise ValueError("it holds no meta graph")
         graphs = [_meta_graph(mg) for mg in proto.meta_graphs]
     except fmt.SavedModelFormatError as e:
         raise fmt.SavedModelFormatError(f"Cannot load TensorFlow SavedModel {path}: {e}") \
             from None
-    except (ValueError, UnicodeDecodeError, TypeError, KeyError, OverflowError) as e:
+    except (ValueError, UnicodeDecodeError, TypeError, KeyError, OverflowError,
+            TextParseError) as e:
         raise errors.DataLossError(
             None, None, f"Unable to read TensorFlow SavedModel {path}: the file is "
             f"truncated or corrupted, or not a SavedModel ({type(e).__name__}: {e}).") \

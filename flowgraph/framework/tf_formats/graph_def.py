@@ -36,6 +36,8 @@ Example
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
@@ -43,6 +45,13 @@ from flowgraph.framework import registry
 from flowgraph.framework.event_format import AttrValue, GraphDef, NodeDef, TensorProto, VersionDef
 from flowgraph.framework.serialization import decode_attr, encode_attr
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tf_formats.op_rewrites import from_tf_node, rewrite_for_tf
+from flowgraph.framework.tf_formats.parse_example import (
+    is_tf_parse_example,
+    parse_example_from_tf,
+    parse_example_to_tf,
+)
+from flowgraph.framework.tf_formats.resource_variables import resource_ops_as_refs
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS
 
 __all__ = ["GraphDefDict", "as_graph_def_dict", "graph_def_from_dict", "graph_def_to_dict",
@@ -55,6 +64,9 @@ TF_PRODUCER = 1645
 # TensorFlow's attributes that flowgraph keeps in other fields of its node dicts.
 _SPECIAL = ("_class", "_output_shapes")
 _CONTENT_KINDS = "fiucb"
+# A string attribute holding flowgraph's JSON encoding of a value that no AttrValue
+# field can hold (a list of lists, a list with None items); only flowgraph reads it.
+_JSON_MARK = b"\x00flowgraph-json:"
 
 
 # -- tensors ---------------------------------------------------------------------------
@@ -165,7 +177,10 @@ def _attr_proto(value) -> AttrValue | None:
             return AttrValue(list=lv(f=[float(x) for x in items]))
         if all(isinstance(x, str | bytes) for x in items):
             return AttrValue(list=lv(s=items))
-    return None  # no AttrValue form (a callable, a dict): left out
+    try:  # nested lists, None items, dicts: flowgraph's own encoding, kept as a string
+        return AttrValue(s=_JSON_MARK + json.dumps(encode_attr(value)).encode("utf-8"))
+    except (TypeError, ValueError):
+        return None  # no serializable form (a callable): left out
 
 
 def _shape_value(proto) -> TensorShape:
@@ -174,7 +189,9 @@ def _shape_value(proto) -> TensorShape:
     return TensorShape([None if d.size < 0 else int(d.size) for d in proto.dim])
 
 
-def _text(raw: bytes):
+def _text(raw: bytes | str):
+    if isinstance(raw, str):  # a message built in memory, not parsed
+        return raw
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -204,6 +221,9 @@ def attr_value(proto: AttrValue):
     if "tensor" in fields:
         return tensor_value(proto.tensor)
     if "s" in fields:
+        raw = proto.s
+        if isinstance(raw, bytes | bytearray) and raw.startswith(_JSON_MARK):
+            return decode_attr(json.loads(bytes(raw)[len(_JSON_MARK):]))
         return _text(proto.s)
     for name in ("i", "f", "b"):
         if name in fields:
@@ -281,9 +301,13 @@ def _flowgraph_only_default(op: str, key: str, value) -> bool:
 
 def graph_def_from_dict(graph_def: dict) -> GraphDef:
     """TensorFlow's GraphDef message of a flowgraph graph def dict."""
+    graph_def = rewrite_for_tf(graph_def)
     by_name = {n["name"]: n for n in graph_def.get("node", [])}
     out = GraphDef(versions=VersionDef(producer=TF_PRODUCER))
     for node in graph_def.get("node", []):
+        if node["op"] == "ParseExample":
+            out.node.extend(parse_example_to_tf(node))
+            continue
         attrs, tf_names = _tf_attrs(node, by_name)
         for key, raw in node.get("tf_attr", {}).items():  # kept from a TensorFlow file
             proto = _attr_proto(decode_attr(raw))
@@ -341,11 +365,32 @@ def _node_dict(node: NodeDef) -> dict:
 
 def graph_def_to_dict(message) -> dict:
     """flowgraph's graph def dict of a TensorFlow GraphDef (this module's message, or
-    any object with ``SerializeToString``, such as protobuf's own GraphDef)."""
+    any object with ``SerializeToString``, such as protobuf's own GraphDef). Resource
+    variables become reference variables (`tf_formats.resource_variables`)."""
     if not isinstance(message, GraphDef):
         message = GraphDef.FromString(message.SerializeToString())
+    nodes = resource_ops_as_refs(message.node)  # flowgraph's variables are references
+    parsers = {n.name for n in nodes if is_tf_parse_example(n)}
+    constants = _parser_constants(message, parsers) if parsers else {}
     return {"versions": {"producer": int(message.versions.producer)},
-            "node": [_node_dict(n) for n in message.node]}
+            "node": [parse_example_from_tf(n, constants) if n.name in parsers
+                     else from_tf_node(_node_dict(n)) for n in nodes]}
+
+
+def _parser_constants(message: GraphDef, parsers: set) -> dict:
+    """The values of the constants feeding TensorFlow's parsing nodes (keys, defaults),
+    through the ``Reshape``/``Identity`` nodes TensorFlow puts on defaults."""
+    by_name = {n.name: n for n in message.node}
+    out = {}
+    for name in parsers:
+        for ref in by_name[name].input[1:]:
+            source = ref.rpartition(":")[0] if ":" in ref else ref
+            node = by_name.get(source)
+            while node is not None and node.op in ("Reshape", "Identity") and node.input:
+                node = by_name.get(node.input[0].rpartition(":")[0] or node.input[0])
+            if node is not None and node.op == "Const" and "value" in node.attr:
+                out[source] = tensor_value(node.attr["value"].tensor)
+    return out
 
 
 def parse_graph_def(data: bytes, source: str = "<bytes>") -> GraphDef:

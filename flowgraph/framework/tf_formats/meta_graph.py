@@ -30,6 +30,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.event_format import DecodeError
 from flowgraph.framework.tf_formats.meta_graph_messages import MetaGraphDefProto
+from flowgraph.framework.tf_formats.resource_variables import meta_graph_as_refs
 from flowgraph.framework.tf_formats.text_format import message_to_text
 from flowgraph.framework.tf_formats.text_parse import TextParseError, parse_text
 
@@ -81,7 +82,9 @@ def check_graph_def_sizes(graph_def, file_size: int = 0, source: str = "the grap
 
 def parse_meta_graph(data: bytes, source: str = "<bytes>") -> MetaGraphDefProto:
     """A MetaGraphDef from serialized bytes, binary or protobuf text (as TensorFlow's
-    ``import_meta_graph`` accepts both); DataLossError naming `source` otherwise."""
+    ``import_meta_graph`` accepts both), its resource variables read as reference
+    variables (`tf_formats.resource_variables`); DataLossError naming `source` when the
+    bytes are neither."""
     data = bytes(data)
     try:
         mg = MetaGraphDefProto.FromString(data)
@@ -95,6 +98,7 @@ def parse_meta_graph(data: bytes, source: str = "<bytes>") -> MetaGraphDefProto:
                 f"nor the text form ({text}). The file is truncated or corrupted, or not a "
                 ".meta file.") from None
     check_graph_def_sizes(mg.graph_def, len(data), source)
+    meta_graph_as_refs(mg)
     return mg
 
 

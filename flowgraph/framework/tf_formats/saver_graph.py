@@ -99,6 +99,10 @@ def restore_keys(graph_def: dict, restore_op_name: str) -> dict[str, str]:
         var_ref, value_ref = assign["input"][0], assign["input"][1]
         source, _, index = value_ref.partition(":")
         reader = by_name.get(source)
+        if reader is not None and reader["op"] == "Identity" and reader.get("input"):
+            # A resource variable's restore reads through an Identity.
+            source, _, index = reader["input"][0].partition(":")
+            reader = by_name.get(source)
         if reader is None or reader["op"] != "RestoreV2" or len(reader["input"]) < 2:
             continue
         names = by_name.get(_source(reader["input"][1]))

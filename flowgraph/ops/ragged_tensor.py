@@ -1,0 +1,345 @@
+"""``tf.RaggedTensor``: rows of different lengths, as flat values plus row partitions.
+
+A ragged tensor of ragged rank 1 is two tensors::
+
+    [[1, 2], [3], []]   values     = [1, 2, 3]
+                        row_splits = [0, 2, 3, 3]    row i is values[splits[i]:splits[i+1]]
+
+Higher ragged ranks nest: ``values`` is itself a `RaggedTensor`; the innermost
+``flat_values`` is a dense tensor (its dimensions after the first are uniform). Every
+method builds ordinary graph ops on these tensors (``to_tensor`` scatters the values
+into a padded dense tensor, ``to_sparse`` computes their indices), so gradients flow
+through ``flat_values`` as through any op. Fetching a `RaggedTensor` in ``Session.run``
+gives a `RaggedTensorValue` (NumPy values and splits, ``to_list()``).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> rt = tf.RaggedTensor.from_row_splits([1, 2, 3], row_splits=[0, 2, 3, 3])
+>>> with tf.Session() as sess:
+...     print(sess.run(rt).to_list(), sess.run(rt.to_tensor()).tolist())
+[[1, 2], [3], []] [[1, 2], [3, 0], [0, 0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant, convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import array_ops, math_ops
+from flowgraph.ops.array_extra_ops import repeat
+from flowgraph.ops.array_gen_ops import range as _range
+from flowgraph.ops.array_gen_ops import sequence_mask
+from flowgraph.ops.array_index_ops import boolean_mask
+from flowgraph.ops.math_reduce import bincount, cumsum, reduce_any, reduce_max
+from flowgraph.ops.scatter_ops import tensor_scatter_nd_update
+
+__all__ = ["RaggedTensor", "RaggedTensorValue"]
+
+
+class RaggedTensorValue:
+    """A fetched `RaggedTensor`: NumPy ``values`` (or a nested value) and ``row_splits``."""
+
+    def __init__(self, values, row_splits) -> None:
+        self._values = values
+        self._row_splits = np.asarray(row_splits)
+
+    values = property(lambda self: self._values)
+    row_splits = property(lambda self: self._row_splits)
+
+    @property
+    def flat_values(self) -> np.ndarray:
+        v = self._values
+        while isinstance(v, RaggedTensorValue):
+            v = v.values
+        return v
+
+    @property
+    def nested_row_splits(self) -> tuple:
+        out, v = [self._row_splits], self._values
+        while isinstance(v, RaggedTensorValue):
+            out.append(v.row_splits)
+            v = v.values
+        return tuple(out)
+
+    @property
+    def ragged_rank(self) -> int:
+        return len(self.nested_row_splits)
+
+    @property
+    def dtype(self):
+        return self.flat_values.dtype
+
+    @property
+    def shape(self) -> tuple:
+        inner = self.flat_values.shape[1:]
+        return (len(self._row_splits) - 1,) + (None,) * self.ragged_rank + tuple(inner)
+
+    def to_list(self) -> list:
+        """The rows as nested Python lists."""
+        values = self._values.to_list() if isinstance(self._values, RaggedTensorValue) \
+            else self._values.tolist()
+        s = self._row_splits
+        return [values[s[i]:s[i + 1]] for i in range(len(s) - 1)]
+
+    def __repr__(self) -> str:
+        return f"tf.RaggedTensorValue({self.to_list()!r})"
+
+
+def _check_splits(row_splits):
+    dtype = row_splits.dtype.base_dtype
+    if dtype not in (_dtypes.int32, _dtypes.int64):
+        raise TypeError(f"RaggedTensor: row partitions must be int32 or int64, got "
+                        f"{dtype.name}")
+    if row_splits.shape.ndims not in (None, 1):
+        raise ValueError(f"RaggedTensor: row_splits must be a vector, got shape "
+                         f"{row_splits.shape}")
+    return row_splits
+
+
+class RaggedTensor:
+    """A tensor whose rows have different lengths (TensorFlow's ``tf.RaggedTensor``).
+
+    Build one with the ``from_*`` class methods or `tf.ragged.constant`; do not call the
+    constructor.
+    """
+
+    def __init__(self, values, row_splits, internal: bool = False) -> None:
+        if not internal:
+            raise ValueError("RaggedTensor constructor is private; use a factory method "
+                             "such as RaggedTensor.from_row_splits() or tf.ragged.constant()")
+        self._values = values
+        self._row_splits = row_splits
+
+    # -- factories ---------------------------------------------------------------------
+    @staticmethod
+    def _as_values(values):
+        return values if isinstance(values, RaggedTensor) else convert_to_tensor(values)
+
+    @classmethod
+    def from_row_splits(cls, values, row_splits, name=None, validate: bool = True):
+        """Rows ``values[row_splits[i]:row_splits[i + 1]]``."""
+        with name_scope(name, "RaggedFromRowSplits"):
+            values = cls._as_values(values)
+            splits = _check_splits(convert_to_tensor(row_splits, dtype_hint=_dtypes.int64))
+            return cls(values, splits, internal=True)
+
+    @classmethod
+    def from_row_lengths(cls, values, row_lengths, name=None, validate: bool = True):
+        """Rows of the given lengths, in order."""
+
+        with name_scope(name, "RaggedFromRowLengths"):
+            lengths = _check_splits(convert_to_tensor(row_lengths, dtype_hint=_dtypes.int64))
+            zero = array_ops.zeros([1], lengths.dtype)
+            splits = array_ops.concat([zero, cumsum(lengths)], 0)
+            return cls(cls._as_values(values), splits, internal=True)
+
+    @classmethod
+    def from_value_rowids(cls, values, value_rowids, nrows=None, name=None,
+                          validate: bool = True):
+        """Row ``value_rowids[j]`` holds ``values[j]`` (rowids sorted, ascending);
+        `nrows` (default: last rowid + 1) adds empty rows at the end."""
+
+        with name_scope(name, "RaggedFromValueRowIds"):
+            rowids = _check_splits(convert_to_tensor(value_rowids, dtype_hint=_dtypes.int64))
+            if nrows is None:
+                nrows = reduce_max(array_ops.concat(
+                    [rowids, constant([-1], rowids.dtype)], 0)) + 1
+            nrows = math_ops.cast(convert_to_tensor(nrows), rowids.dtype)
+            counts = bincount(math_ops.cast(rowids, _dtypes.int32),
+                                       minlength=math_ops.cast(nrows, _dtypes.int32),
+                                       maxlength=math_ops.cast(nrows, _dtypes.int32))
+            zero = array_ops.zeros([1], rowids.dtype)
+            splits = array_ops.concat(
+                [zero, cumsum(math_ops.cast(counts, rowids.dtype))], 0)
+            return cls(cls._as_values(values), splits, internal=True)
+
+    @classmethod
+    def from_nested_row_splits(cls, flat_values, nested_row_splits, name=None,
+                               validate: bool = True):
+        """Nested rows: the first splits partition the outermost dimension."""
+        with name_scope(name, "RaggedFromNestedRowSplits"):
+            result = flat_values
+            for splits in reversed(list(nested_row_splits)):
+                result = cls.from_row_splits(result, splits)
+            return result
+
+    # -- structure ---------------------------------------------------------------------
+    values = property(lambda self: self._values, doc="The concatenated rows.")
+    row_splits = property(lambda self: self._row_splits,
+                          doc="Where each row starts in `values`, then the end.")
+
+    @property
+    def flat_values(self):
+        v = self._values
+        while isinstance(v, RaggedTensor):
+            v = v.values
+        return v
+
+    @property
+    def nested_row_splits(self) -> tuple:
+        out, v = [self._row_splits], self._values
+        while isinstance(v, RaggedTensor):
+            out.append(v.row_splits)
+            v = v.values
+        return tuple(out)
+
+    @property
+    def ragged_rank(self) -> int:
+        return len(self.nested_row_splits)
+
+    @property
+    def dtype(self):
+        return self.flat_values.dtype
+
+    @property
+    def row_splits_dtype(self):
+        return self._row_splits.dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        """``[nrows, None (per ragged dimension), inner dimensions...]``."""
+        n = self._row_splits.shape.dims[0].value if self._row_splits.shape.ndims else None
+        inner = self.flat_values.shape
+        rest = inner.as_list()[1:] if inner.ndims is not None else None
+        if rest is None:
+            return TensorShape(None)
+        return TensorShape([None if n is None else n - 1] + [None] * self.ragged_rank + rest)
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    @property
+    def graph(self):
+        return self._row_splits.graph
+
+    def nrows(self, out_type=None, name=None):
+        """The number of rows (a scalar tensor)."""
+
+        with name_scope(name, "RaggedNRows"):
+            n = array_ops.shape(self._row_splits, out_type=self._row_splits.dtype)[0] - 1
+            return n if out_type is None else math_ops.cast(n, out_type)
+
+    def row_starts(self, name=None):
+        return self._row_splits[:-1]
+
+    def row_limits(self, name=None):
+        return self._row_splits[1:]
+
+    def row_lengths(self, axis: int = 1, name=None):
+        """The length of each row."""
+        if axis != 1:
+            raise NotImplementedError("RaggedTensor.row_lengths: only axis=1 is supported")
+        with name_scope(name, "RaggedRowLengths"):
+            return self._row_splits[1:] - self._row_splits[:-1]
+
+    def value_rowids(self, name=None):
+        """The row of each value (a vector as long as `values`)."""
+
+        with name_scope(name, "RaggedValueRowIds"):
+            rows = _range_like(self.nrows(), self._row_splits.dtype)
+            return repeat(rows, self.row_lengths())
+
+    def with_values(self, new_values):
+        """The same row partition over `new_values`."""
+        return RaggedTensor(self._as_values(new_values), self._row_splits, internal=True)
+
+    def with_flat_values(self, new_values):
+        """The same nested row partitions over `new_values`."""
+        if isinstance(self._values, RaggedTensor):
+            return self.with_values(self._values.with_flat_values(new_values))
+        return self.with_values(new_values)
+
+    # -- conversions -------------------------------------------------------------------
+    def to_tensor(self, default_value=None, name=None, shape=None):
+        """A dense tensor, each row padded with `default_value` (zero by default) to the
+        longest row."""
+
+        with name_scope(name, "RaggedToTensor"):
+            values = self._values.to_tensor(default_value) \
+                if isinstance(self._values, RaggedTensor) else self._values
+            rowids = self.value_rowids()
+            splits_dtype = self._row_splits.dtype
+            count = array_ops.shape(values, out_type=splits_dtype)[0]
+            cols = _range_like(count, splits_dtype) - array_ops.gather(self._row_splits,
+                                                                       rowids)
+            lengths = self.row_lengths()
+            width = reduce_max(array_ops.concat(
+                [lengths, array_ops.zeros([1], splits_dtype)], 0))
+            inner = array_ops.shape(values, out_type=splits_dtype)[1:]
+            dense_shape = array_ops.concat([array_ops.stack([self.nrows(), width]), inner], 0)
+            fill = array_ops.zeros([], values.dtype) if default_value is None else \
+                math_ops.cast(convert_to_tensor(default_value), values.dtype)
+            base = array_ops.fill(dense_shape, fill)
+            indices = array_ops.stack([rowids, cols], axis=1)
+            out = tensor_scatter_nd_update(base, indices, values)
+            if shape is not None:
+                out = array_ops.reshape(out, shape)
+            return out
+
+    def to_sparse(self, name=None):
+        """A `tf.SparseTensor` with the same values (ragged rank 1)."""
+        from flowgraph.framework.sparse_tensor import SparseTensor
+
+        if isinstance(self._values, RaggedTensor):
+            raise NotImplementedError("RaggedTensor.to_sparse: ragged rank 1 only; flatten "
+                                      "the inner ragged dimensions first")
+        with name_scope(name, "RaggedToSparse"):
+            rowids = self.value_rowids()
+            dtype = self._row_splits.dtype
+            count = array_ops.shape(self._values, out_type=dtype)[0]
+            cols = _range_like(count, dtype) - array_ops.gather(self._row_splits, rowids)
+            width = reduce_max(array_ops.concat(
+                [self.row_lengths(), array_ops.zeros([1], dtype)], 0))
+            indices = math_ops.cast(array_ops.stack([rowids, cols], axis=1), _dtypes.int64)
+            shape = math_ops.cast(array_ops.stack([self.nrows(), width]), _dtypes.int64)
+            return SparseTensor(indices, self._values, shape)
+
+    @classmethod
+    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank: int = 1,
+                    name=None, row_splits_dtype=_dtypes.int64):
+        """Rows of a dense tensor: all of each row, its first ``lengths[i]`` values, or
+        the values before its trailing `padding` values (ragged rank 1)."""
+
+        if ragged_rank != 1:
+            raise NotImplementedError("RaggedTensor.from_tensor: ragged_rank=1 only")
+        with name_scope(name, "RaggedFromTensor"):
+            tensor = convert_to_tensor(tensor)
+            shape = array_ops.shape(tensor, out_type=row_splits_dtype)
+            if padding is not None:
+                if lengths is not None:
+                    raise ValueError("Specify lengths or padding, but not both")
+                pad = math_ops.cast(convert_to_tensor(padding), tensor.dtype)
+                is_value = math_ops.not_equal(tensor, pad)
+                while is_value.shape.ndims is not None and is_value.shape.ndims > 2:
+                    is_value = reduce_any(is_value, axis=-1)
+                idx = _range_like(shape[1], row_splits_dtype) + 1
+                lengths = reduce_max(
+                    math_ops.cast(is_value, row_splits_dtype) * idx, axis=1)
+            if lengths is None:
+                lengths = array_ops.fill(shape[:1], shape[1])
+            lengths = math_ops.cast(convert_to_tensor(lengths), row_splits_dtype)
+            mask = sequence_mask(lengths, shape[1])
+            values = boolean_mask(tensor, mask)
+            return cls.from_row_lengths(values, lengths)
+
+    # -- Session.run -------------------------------------------------------------------
+    def _fetch_components(self):
+        if isinstance(self._values, RaggedTensor):
+            inner, build_inner = self._values._fetch_components()
+            return ([*inner, self._row_splits],
+                    lambda parts: RaggedTensorValue(build_inner(parts[:-1]), parts[-1]))
+        return ([self._values, self._row_splits],
+                lambda parts: RaggedTensorValue(parts[0], parts[1]))
+
+    def __repr__(self) -> str:
+        return (f"tf.RaggedTensor(values={self._values!r}, "
+                f"row_splits={self._row_splits.name})")
+
+
+def _range_like(n, dtype):
+
+    return math_ops.cast(_range(math_ops.cast(n, _dtypes.int32)), dtype)
