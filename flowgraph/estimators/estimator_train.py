@@ -11,8 +11,10 @@ Everything around the bare ``run([train_op, loss])`` loop is a hook, chosen here
 | checkpoints + `saving_listeners` | `CheckpointSaverHook` | chief |
 | progress bar (stderr is a terminal and tqdm importable) | `_ProgressBarHook` | every worker |
 
-The loop itself does nothing else per step, so the harness costs a few hooks' Python
-calls over a bare `Session.run` loop. A KeyboardInterrupt saves a checkpoint of the
+The loop itself does nothing else per step, and the built-in hooks above are skipped
+on the steps where they have nothing to do (`flowgraph.train.hook_schedule`), so a step
+costs little more than a bare `Session.run` (docs/performance.md, "The training
+harness"). A KeyboardInterrupt saves a checkpoint of the
 current step before it propagates (TF does not), so an interrupted run resumes where it
 stopped.
 """

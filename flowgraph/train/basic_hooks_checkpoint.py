@@ -30,6 +30,7 @@ import os
 
 from flowgraph.train.basic_hooks_timers import (
     SecondOrStepTimer,
+    after_wake,
     global_step_read,
     summary_writer_for,
 )
@@ -131,6 +132,19 @@ class CheckpointSaverHook(SessionRunHook):
                 self._timer.update_last_triggered_step(global_step)
                 if self._save(run_context.session, global_step):
                     run_context.request_stop()
+
+    # Schedule (flowgraph.train.hook_schedule): acts when its timer fires.
+    _pure_before_run = True
+
+    @property
+    def _idle_request(self) -> SessionRunArgs:
+        return self._args
+
+    def _catch_up(self, runs: int, step) -> None:
+        pass
+
+    def _wake(self):
+        return after_wake(self._timer, self._steps_per_run)
 
     def end(self, session) -> None:
         last_step = session.run(self._global_step_tensor)

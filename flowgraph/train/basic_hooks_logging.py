@@ -26,6 +26,7 @@ import logging
 import numpy as np
 
 from flowgraph.train.basic_hooks_timers import NeverTriggerTimer, SecondOrStepTimer
+from flowgraph.train.hook_schedule import NOW, Wake
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = [
@@ -118,6 +119,11 @@ class LoggingTensorHook(SessionRunHook):
         return self._args if self._should_trigger else None
 
     def _log_tensors(self, tensor_values: dict) -> None:
+        if not self._formatter and not logger.isEnabledFor(logging.INFO):
+            # Nothing would be printed: skip formatting the values (a user's formatter
+            # is still called, as TensorFlow calls it).
+            self._timer.update_last_triggered_step(self._iter_count)
+            return
         original = np.get_printoptions()
         np.set_printoptions(suppress=True)
         try:
@@ -141,6 +147,24 @@ class LoggingTensorHook(SessionRunHook):
     def end(self, session) -> None:
         if self._log_at_end:
             self._log_tensors(session.run(self._current_tensors))
+
+    # Schedule (flowgraph.train.hook_schedule): acts every N runs or seconds.
+    _pure_before_run = False
+    _idle_request = None
+
+    def _catch_up(self, runs: int, step) -> None:
+        self._iter_count += runs
+
+    def _wake(self) -> Wake:
+        timer = self._timer
+        if type(timer) is NeverTriggerTimer:
+            return Wake()
+        if type(timer) is not SecondOrStepTimer or timer.last_triggered_step() is None:
+            return NOW
+        if timer._every_secs is not None:
+            return Wake(before_time=timer._last_triggered_time + timer._every_secs)
+        return Wake(before_runs=max(0, timer.last_triggered_step() + timer._every_steps
+                                    - self._iter_count))
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -171,6 +195,19 @@ class NanTensorHook(SessionRunHook):
                 raise NanLossDuringTrainingError
             logger.warning(message)
             run_context.request_stop()
+
+    # Schedule (flowgraph.train.hook_schedule): acts on a NaN only.
+    _pure_before_run = True
+
+    @property
+    def _idle_request(self) -> SessionRunArgs:
+        return self._args
+
+    def _catch_up(self, runs: int, step) -> None:
+        pass
+
+    def _wake(self) -> Wake:
+        return Wake(nan=True)
 
 
 class FeedFnHook(SessionRunHook):

@@ -32,9 +32,11 @@ import os
 
 from flowgraph.train.basic_hooks_timers import (
     SecondOrStepTimer,
+    after_wake,
     global_step_read,
     summary_writer_for,
 )
+from flowgraph.train.hook_schedule import NOW, Wake
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["ProfilerHook", "StepCounterHook", "SummarySaverHook"]
@@ -116,6 +118,30 @@ class SummarySaverHook(SessionRunHook):
         if self._summary_writer:
             self._summary_writer.flush()
 
+    # Schedule (flowgraph.train.hook_schedule): acts when its timer fires; in between,
+    # after_run only sets `_next_step` from the step it read.
+    _pure_before_run = False
+
+    @property
+    def _idle_request(self) -> SessionRunArgs:
+        return self._plain_args
+
+    def _catch_up(self, runs: int, step) -> None:
+        if self._summary_writer and step is not None:
+            self._next_step = step + 2
+
+    def _wake(self) -> Wake:
+        timer = self._timer
+        if (not self._summary_writer or self._next_step is None
+                or type(timer) is not SecondOrStepTimer
+                or timer.last_triggered_step() is None
+                or timer.should_trigger_for_step(self._next_step)):
+            return NOW
+        if timer._every_secs is not None:
+            return Wake(before_time=timer._last_triggered_time + timer._every_secs)
+        # before_run asks about previous step + 2 (after_run's `_next_step`)
+        return Wake(before_step=timer.last_triggered_step() + timer._every_steps - 2)
+
     def _get_summary_op(self):
         summary_op = self._summary_op
         if summary_op is None:
@@ -190,6 +216,20 @@ class StepCounterHook(SessionRunHook):
                 "Optimizer.apply_gradients or Optimizer.minimize.",
                 stale_global_step, self._last_global_step)
         self._last_global_step = stale_global_step
+
+    # Schedule (flowgraph.train.hook_schedule): acts when its timer fires or the step
+    # did not move (the warning); in between, after_run only records the step.
+    _pure_before_run = True
+
+    @property
+    def _idle_request(self) -> SessionRunArgs:
+        return self._args
+
+    def _catch_up(self, runs: int, step) -> None:
+        self._last_global_step = step
+
+    def _wake(self):
+        return after_wake(self._timer, self._steps_per_run)._replace(stall=self._warned < 5)
 
 
 class ProfilerHook(SessionRunHook):

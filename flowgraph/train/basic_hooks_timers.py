@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 import time
 
+from flowgraph.train.hook_schedule import NOW_AFTER, Wake
+
 __all__ = ["SecondOrStepTimer"]
 
 logger = logging.getLogger("flowgraph")
@@ -118,6 +120,25 @@ class NeverTriggerTimer(_HookTimer):
 
     def last_triggered_step(self):
         return None
+
+
+def after_wake(timer, steps_per_run: int = 1):
+    """The `Wake` of a hook that asks ``timer.should_trigger_for_step(step +
+    steps_per_run)`` after each run, `step` being the run's global step read: from
+    that step (or that time) on, the hook may act (`flowgraph.train.hook_schedule`).
+
+    Example
+    -------
+    >>> t = SecondOrStepTimer(every_steps=100)
+    >>> _ = t.update_last_triggered_step(0)
+    >>> after_wake(t).after_step  # a run that reads step 99 asks about step 100
+    99
+    """
+    if type(timer) is not SecondOrStepTimer or timer._last_triggered_step is None:
+        return NOW_AFTER
+    if timer._every_secs is not None:
+        return Wake(after_time=timer._last_triggered_time + timer._every_secs)
+    return Wake(after_step=timer._last_triggered_step + timer._every_steps - steps_per_run)
 
 
 def global_step_read(hook_name: str):

@@ -38,6 +38,7 @@ from flowgraph.train.basic_hooks_logging import (
 )
 from flowgraph.train.basic_hooks_summary import ProfilerHook, StepCounterHook, SummarySaverHook
 from flowgraph.train.basic_hooks_timers import SecondOrStepTimer, global_step_read
+from flowgraph.train.hook_schedule import NOW_AFTER, Wake
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = [
@@ -95,6 +96,21 @@ class StopAtStepHook(SessionRunHook):
             step = run_context.session.run(self._global_step_tensor)
             if step >= self._last_step:
                 run_context.request_stop()
+
+    # Schedule (flowgraph.train.hook_schedule): acts only once the step nears the last.
+    _pure_before_run = True
+
+    @property
+    def _idle_request(self) -> SessionRunArgs:
+        return self._args
+
+    def _catch_up(self, runs: int, step) -> None:
+        pass
+
+    def _wake(self) -> Wake:
+        if self._last_step is None:
+            return NOW_AFTER
+        return Wake(after_step=self._last_step - 1)
 
 
 class GlobalStepWaiterHook(SessionRunHook):

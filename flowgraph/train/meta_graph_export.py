@@ -22,8 +22,12 @@ Example
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import numbers
+import pickle
+import threading
+from collections import OrderedDict
 
 from flowgraph.framework.event_format import GraphDef
 from flowgraph.framework.graph import get_default_graph
@@ -40,7 +44,8 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
 from flowgraph.framework.tf_formats.saver_graph import saver_scope, tf_saver_nodes
 from flowgraph.framework.versions import __version__
 
-__all__ = ["export_meta_graph", "register_saver_entries"]
+__all__ = ["export_meta_graph", "meta_graph_bytes", "meta_graph_cache_stats",
+           "register_saver_entries"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -66,7 +71,8 @@ def _variable_def(var, strip) -> bytes:
         trainable=bool(var.trainable)).SerializeToString()
 
 
-def _collection_def(key: str, items: list, strip, keep) -> CollectionDefProto | None:
+def _collection_def(key: str, items: list, strip, keep,
+                    quiet: bool = False) -> CollectionDefProto | None:
     first = items[0]
     if _is_variable(first):
         kind, convert = "bytes_list", (lambda v: _variable_def(v, strip))
@@ -79,12 +85,16 @@ def _collection_def(key: str, items: list, strip, keep) -> CollectionDefProto | 
     elif isinstance(first, numbers.Real):
         kind, convert, accept = "float_list", float, (lambda x: isinstance(x, numbers.Real))
     else:
-        logger.info("export_meta_graph: collection '%s' holds %s objects, which a "
-                    "MetaGraphDef cannot record; it is left out", key, type(first).__name__)
+        if not quiet:
+            logger.info("export_meta_graph: collection '%s' holds %s objects, which a "
+                        "MetaGraphDef cannot record; it is left out", key,
+                        type(first).__name__)
         return None
     values = []
     for item in items:
         if not accept(item):
+            if quiet:
+                return None
             logger.warning("export_meta_graph: collection '%s' mixes %s and %s items; it "
                            "is left out", key, type(first).__name__, type(item).__name__)
             return None
@@ -214,3 +224,80 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     if filename is not None:
         write_meta_graph_file(out, filename, as_text=as_text)
     return out
+
+
+# -- serialized .meta files, by content -----------------------------------------------------------
+_MAX_CACHED = 8  # entries
+_MAX_BYTES = 64 << 20  # in all: a graph with large constants is not kept
+_cache: OrderedDict = OrderedDict()
+_lock = threading.Lock()
+_stats = {"hits": 0, "misses": 0}
+
+
+def meta_graph_bytes(graph, saver_def) -> bytes:
+    """The serialized ``MetaGraphDef`` of `graph` with `saver_def`: what
+    ``export_meta_graph(graph=graph, saver_def=saver_def).SerializeToString()`` returns.
+
+    The bytes are kept process-wide (8 entries, 64 MiB in all) under a digest of
+    everything the export reads: the graph def, the collections as they would be written, the saver
+    and its restore entries. Each `Estimator.train` call builds the same graph again and
+    saves it with every checkpoint; a digest costs a fraction of an export.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> def build():
+    ...     with tf.Graph().as_default() as g:
+    ...         tf.Variable([1.0], name="v")
+    ...         saver = tf.train.Saver()
+    ...     return g, saver.saver_def
+    >>> meta_graph_bytes(*build()) == meta_graph_bytes(*build())
+    True
+    """
+    graph_def = graph.as_graph_def()
+    key = _content_key(graph, graph_def, saver_def)
+    with _lock:
+        data = _cache.get(key)
+        if data is not None:
+            _cache.move_to_end(key)
+            _stats["hits"] += 1
+            return data
+        _stats["misses"] += 1
+    data = export_meta_graph(graph=graph, graph_def=graph_def,
+                             saver_def=saver_def).SerializeToString()
+    if len(data) <= _MAX_BYTES // 4:
+        with _lock:
+            _cache[key] = data
+            while (len(_cache) > _MAX_CACHED
+                   or sum(len(v) for v in _cache.values()) > _MAX_BYTES):
+                _cache.popitem(last=False)
+    return data
+
+
+def _content_key(graph, graph_def: dict, saver_def) -> bytes:
+    digest = hashlib.blake2b(pickle.dumps(dict(graph_def), 5), digest_size=20)
+    saver_proto = _as_saver_def_proto(saver_def) if saver_def is not None else None
+    if saver_proto is not None:
+        digest.update(saver_proto.SerializeToString())
+        digest.update(repr(graph.__dict__.get("_saver_entries", {}).get(
+            saver_proto.restore_op_name)).encode())
+    digest.update(b"\0collections")
+    for key in graph.get_all_collection_keys():
+        items = graph.get_collection(key)
+        col = _collection_def(key, items, str, lambda name: True, quiet=True) if items else None
+        if col is not None:
+            digest.update(repr(key).encode())
+            digest.update(col.SerializeToString())
+    return digest.digest()
+
+
+def meta_graph_cache_stats() -> dict:
+    """Hits and misses of `meta_graph_bytes` in this process, and its entries.
+
+    Example
+    -------
+    >>> sorted(meta_graph_cache_stats())
+    ['entries', 'hits', 'misses']
+    """
+    with _lock:
+        return {**_stats, "entries": len(_cache)}

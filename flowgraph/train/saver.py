@@ -47,7 +47,11 @@ from flowgraph.framework.tf_formats.bundle import write_bundle
 from flowgraph.framework.tf_formats.meta_graph import write_meta_graph_file
 from flowgraph.train import checkpoint_state as _state
 from flowgraph.train.checkpoint_utils import CheckpointReader, write_checkpoint
-from flowgraph.train.meta_graph_export import export_meta_graph, register_saver_entries
+from flowgraph.train.meta_graph_export import (
+    export_meta_graph,
+    meta_graph_bytes,
+    register_saver_entries,
+)
 
 __all__ = ["Saver", "SaverDef"]
 
@@ -381,7 +385,9 @@ class Saver:
                                         for k in graph.get_all_collection_keys()))
         cached = self.__dict__.get("_meta_graph_cache")
         if key is None or cached is None or cached[0] != key:
-            data = self.export_meta_graph().SerializeToString()
+            # The next graph built the same way (the next `train` call) finds its
+            # bytes by content (`meta_graph_bytes`).
+            data = meta_graph_bytes(graph, self.saver_def)
             self._meta_graph_cache = (key, data) if key is not None else None
         else:
             data = cached[1]

@@ -1,0 +1,63 @@
+"""The process-wide cache of serialized ``.meta`` files (train/meta_graph_export.py,
+`meta_graph_bytes`): bytes reused for a graph of the same content, never for another."""
+
+import flowgraph as tf
+
+
+def test_meta_bytes_of_a_graph_built_again_come_from_the_cache():
+    """Each Estimator.train call builds its graph again and writes it with every
+    checkpoint: a graph with the same content reuses the bytes; another one does not."""
+    from flowgraph.train import meta_graph_export as export_lib
+
+    def build(scale):
+        with tf.Graph().as_default() as g:
+            v = tf.Variable([1.0, 2.0], name="v")
+            tf.add_to_collection("outputs", tf.multiply(v, scale, name="y"))
+            saver = tf.train.Saver()
+        return g, saver
+
+    g1, s1 = build(2.0)
+    first = export_lib.meta_graph_bytes(g1, s1.saver_def)
+    assert first == export_lib.export_meta_graph(graph=g1,
+                                                 saver_def=s1.saver_def).SerializeToString()
+    before = export_lib.meta_graph_cache_stats()
+    g2, s2 = build(2.0)
+    assert export_lib.meta_graph_bytes(g2, s2.saver_def) == first
+    after = export_lib.meta_graph_cache_stats()
+    assert after["hits"] == before["hits"] + 1
+    g3, s3 = build(3.0)  # another constant: other bytes
+    third = export_lib.meta_graph_bytes(g3, s3.saver_def)
+    assert third != first
+    assert third == export_lib.export_meta_graph(graph=g3,
+                                                 saver_def=s3.saver_def).SerializeToString()
+    with g3.as_default():  # a collection item more: other bytes
+        tf.add_to_collection("outputs", tf.constant(1.0, name="z"))
+    assert export_lib.meta_graph_bytes(g3, s3.saver_def) != third
+
+
+def test_estimator_checkpoints_write_the_meta_graph_once_per_content(tmp_path, monkeypatch):
+    from flowgraph import estimators
+    from flowgraph.train import meta_graph_export as export_lib
+
+    exports = []
+    real = export_lib.export_meta_graph
+    monkeypatch.setattr(export_lib, "export_meta_graph",
+                        lambda *a, **k: exports.append(1) or real(*a, **k))
+
+    def model_fn(features, labels, mode):
+        w = tf.Variable(1.0, name="w")
+        loss = tf.square(w - 3.0)
+        step = tf.train.get_or_create_global_step()
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        return estimators.EstimatorSpec(mode, loss=loss, train_op=train)
+
+    def input_fn():
+        return tf.constant([1.0]), tf.constant([1.0])
+
+    est = estimators.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(input_fn, steps=3)  # two checkpoints (steps 0 and 3), one export
+    est.train(input_fn, steps=3)  # a new graph, the same content: no export
+    assert len(exports) == 1
+    metas = sorted(p.name for p in tmp_path.glob("*.meta"))
+    assert metas == ["model.ckpt-0.meta", "model.ckpt-3.meta", "model.ckpt-6.meta"]
+    assert len({(tmp_path / m).read_bytes() for m in metas}) == 1
