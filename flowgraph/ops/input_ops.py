@@ -47,7 +47,6 @@ not_differentiable("NumpyBatchSource")
 
 # key -> tuple of arrays; an entry lives as long as the graph holding its op.
 _SOURCES: dict[str, tuple] = {}
-_keys = itertools.count()
 _lock = threading.Lock()
 
 
@@ -61,7 +60,11 @@ def register_arrays(graph, arrays: tuple) -> str:
     True
     """
     with _lock:
-        key = f"numpy_source_{next(_keys)}"
+        # The smallest free number, not a counter: an Estimator builds the same graph on
+        # every `train` call, and a stable key keeps it the same graph by content (its
+        # serialized `.meta` and graph event are then cached).
+        number = next(n for n in itertools.count() if f"numpy_source_{n}" not in _SOURCES)
+        key = f"numpy_source_{number}"
         _SOURCES[key] = tuple(arrays)
     weakref.finalize(graph, _SOURCES.pop, key, None)
     return key

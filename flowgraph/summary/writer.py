@@ -33,6 +33,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.content_cache import ContentCache, graph_def_digest
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.summary import event_format as ef
@@ -95,6 +96,20 @@ def _list_attr(items: list) -> ef.AttrValue | None:
 def _input_name(ref: str) -> str:
     # TensorFlow writes output 0 of "op" as "op", other outputs as "op:N".
     return ref[:-2] if ref.endswith(":0") and not ref.startswith("^") else ref
+
+
+_graph_events = ContentCache(max_entries=4, max_bytes=64 << 20)
+
+
+def _graph_event_bytes(graph_def: dict) -> bytes:
+    """The serialized GraphDef of a graph event, kept by content: an Estimator writes the
+    same graph on every `train` call."""
+    key = graph_def_digest(graph_def).digest()
+    data = _graph_events.get(key)
+    if data is None:
+        data = graph_def_proto(graph_def).SerializeToString()
+        _graph_events.put(key, data)
+    return data
 
 
 def graph_def_proto(graph_def: dict) -> ef.GraphDef:
@@ -355,7 +370,7 @@ class FileWriter:
         if graph is None and graph_def is None:
             raise ValueError("Please pass a graph (or graph_def) to add_graph")
         if graph is not None and hasattr(graph, "as_graph_def"):
-            data = graph_def_proto(graph.as_graph_def(add_shapes=True)).SerializeToString()
+            data = _graph_event_bytes(graph.as_graph_def(add_shapes=True))
         else:
             source = graph if graph is not None else graph_def
             if isinstance(source, dict):

@@ -22,13 +22,10 @@ Example
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import numbers
-import pickle
-import threading
-from collections import OrderedDict
 
+from flowgraph.framework.content_cache import ContentCache, graph_def_digest
 from flowgraph.framework.event_format import GraphDef
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
@@ -227,11 +224,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
 
 
 # -- serialized .meta files, by content -----------------------------------------------------------
-_MAX_CACHED = 8  # entries
-_MAX_BYTES = 64 << 20  # in all: a graph with large constants is not kept
-_cache: OrderedDict = OrderedDict()
-_lock = threading.Lock()
-_stats = {"hits": 0, "misses": 0}
+_cache = ContentCache(max_entries=8, max_bytes=64 << 20)  # a graph with large constants is not kept
 
 
 def meta_graph_bytes(graph, saver_def) -> bytes:
@@ -256,26 +249,16 @@ def meta_graph_bytes(graph, saver_def) -> bytes:
     """
     graph_def = graph.as_graph_def()
     key = _content_key(graph, graph_def, saver_def)
-    with _lock:
-        data = _cache.get(key)
-        if data is not None:
-            _cache.move_to_end(key)
-            _stats["hits"] += 1
-            return data
-        _stats["misses"] += 1
-    data = export_meta_graph(graph=graph, graph_def=graph_def,
-                             saver_def=saver_def).SerializeToString()
-    if len(data) <= _MAX_BYTES // 4:
-        with _lock:
-            _cache[key] = data
-            while (len(_cache) > _MAX_CACHED
-                   or sum(len(v) for v in _cache.values()) > _MAX_BYTES):
-                _cache.popitem(last=False)
+    data = _cache.get(key)
+    if data is None:
+        data = export_meta_graph(graph=graph, graph_def=graph_def,
+                                 saver_def=saver_def).SerializeToString()
+        _cache.put(key, data)
     return data
 
 
 def _content_key(graph, graph_def: dict, saver_def) -> bytes:
-    digest = hashlib.blake2b(pickle.dumps(dict(graph_def), 5), digest_size=20)
+    digest = graph_def_digest(graph_def)
     saver_proto = _as_saver_def_proto(saver_def) if saver_def is not None else None
     if saver_proto is not None:
         digest.update(saver_proto.SerializeToString())
@@ -299,5 +282,4 @@ def meta_graph_cache_stats() -> dict:
     >>> sorted(meta_graph_cache_stats())
     ['entries', 'hits', 'misses']
     """
-    with _lock:
-        return {**_stats, "entries": len(_cache)}
+    return _cache.stats()

@@ -61,3 +61,41 @@ def test_estimator_checkpoints_write_the_meta_graph_once_per_content(tmp_path, m
     metas = sorted(p.name for p in tmp_path.glob("*.meta"))
     assert metas == ["model.ckpt-0.meta", "model.ckpt-3.meta", "model.ckpt-6.meta"]
     assert len({(tmp_path / m).read_bytes() for m in metas}) == 1
+
+
+def test_numpy_input_fn_graphs_built_again_hit_both_caches(tmp_path, monkeypatch):
+    """`numpy_input_fn` registers its arrays under a key kept in the graph: the smallest
+    free key, so each `train` call's graph has the same content as the last one and
+    neither the `.meta` file nor the graph event is serialized again."""
+    import gc
+
+    import numpy as np
+
+    from flowgraph import estimators
+    from flowgraph.summary import writer as writer_lib
+    from flowgraph.train import meta_graph_export as export_lib
+
+    exports, events = [], []
+    real_export, real_proto = export_lib.export_meta_graph, writer_lib.graph_def_proto
+    monkeypatch.setattr(export_lib, "export_meta_graph",
+                        lambda *a, **k: exports.append(1) or real_export(*a, **k))
+    monkeypatch.setattr(writer_lib, "graph_def_proto",
+                        lambda *a, **k: events.append(1) or real_proto(*a, **k))
+
+    x = np.arange(8, dtype=np.float32).reshape(8, 1)
+    input_fn = estimators.inputs.numpy_input_fn({"x": x}, x * 2.0, batch_size=4,
+                                                num_epochs=None, shuffle=False)
+
+    def model_fn(features, labels, mode):
+        w = tf.Variable([[0.5]], name="w")
+        loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) - labels))
+        step = tf.train.get_or_create_global_step()
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+        return estimators.EstimatorSpec(mode, loss=loss, train_op=train)
+
+    est = estimators.Estimator(model_fn, model_dir=str(tmp_path))
+    est.train(input_fn, steps=2)
+    gc.collect()
+    est.train(input_fn, steps=2)
+    assert (len(exports), len(events)) == (1, 1)
+    assert est.get_variable_value("global_step") == 4
