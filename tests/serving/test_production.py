@@ -512,11 +512,11 @@ def test_command_line_serves_a_model_config_with_batching(tmp_path, export_base)
                           proc.stderr.readline())
             port = int(m.group(1)) if m else None
         assert port, "the server did not report its address"
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         resp, raw = _call(conn, "POST", "/v1/models/lin:predict",
                           {"instances": [[1.0, 2.0, 3.0]]})
         assert resp.status == 200 and json.loads(raw)["predictions"] == [[2.0, 6.0]]
         conn.close()
     finally:
         proc.terminate()  # SIGTERM stops it cleanly
-        assert proc.wait(timeout=10) == 0
+        assert proc.wait(timeout=30) == 0
