@@ -1,6 +1,7 @@
 """Distributed training on loopback: parameter-server clusters against one process.
 
     python benchmarks/bench_distributed.py [--steps N] [--only small,heavy,sync,estimator]
+                                           [--transport direct|grpc]
 
 One JSON line per measurement (issue 14's table; TensorFlow 2.15's figures on this
 machine, from the issue, are in ``tf_2_15``):
@@ -23,6 +24,10 @@ process per task, free loopback ports); this script is also the tasks' program
 rate is measured over the window in which every trainer had done its warm-up steps
 and none had finished. "Same global batch" for sync vs async: every update averages 64
 examples (sync: 2 trainers x 32, aggregated; async: each trainer's own 64).
+
+Step calls travel on the data plane (`flowgraph.distributed.direct`) unless
+``--transport grpc`` (``FLOWGRAPH_RPC_TRANSPORT=grpc`` for every task) sends them
+through gRPC, as before it existed; every line names the transport.
 
 The scaling model's inputs: compute = one process's step time; bytes per step = the
 parameters pulled plus the gradients pushed (2 x float32 parameters); the per-step RPC
@@ -251,7 +256,8 @@ def estimator_walls(steps: int) -> dict:
 # -- the table ---------------------------------------------------------------------------
 
 def _line(name: str, value: float, unit: str, **extra) -> dict:
-    row = {"name": name, "unit": unit, "flowgraph": round(value, 4), **extra}
+    row = {"name": name, "unit": unit, "flowgraph": round(value, 4), **extra,
+           "transport": os.environ.get("FLOWGRAPH_RPC_TRANSPORT") or "direct"}
     print(json.dumps(row), flush=True)
     return row
 
@@ -262,6 +268,8 @@ def main(argv=None) -> None:
                         help="global steps of each small-MLP run (heavy: a tenth)")
     parser.add_argument("--estimator-steps", type=int, default=6000)
     parser.add_argument("--only", default="small,heavy,sync,estimator")
+    parser.add_argument("--transport", choices=["direct", "grpc"], default=None,
+                        help="how step calls travel (default: the data plane, direct)")
     parser.add_argument("--task", choices=list(MODELS), help=argparse.SUPPRESS)
     parser.add_argument("--sync", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--estimator", action="store_true", help=argparse.SUPPRESS)
@@ -271,6 +279,8 @@ def main(argv=None) -> None:
         return task_main(args)
     if args.estimator:
         return estimator_main(args.model_dir, args.steps)
+    if args.transport:  # the cluster tasks inherit the environment
+        os.environ["FLOWGRAPH_RPC_TRANSPORT"] = args.transport
     only = set(args.only.split(","))
     overhead = {}
     for model in ("small", "heavy"):

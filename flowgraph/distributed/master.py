@@ -12,7 +12,9 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
    are left to the task's own placement. Two moves save a stage (a round trip) without
    changing any value: a ``NoOp`` whose control inputs all run on one task runs there
    (an optimizer's ``update`` group after the ps applied the gradients), and a ``Const``
-   whose readers all run on one other task runs beside them (a learning rate).
+   (or a stateless expression of constants, e.g. ``tf.zeros([])``) whose readers all run
+   on one other task runs beside them (a learning rate, the global step's initial value
+   that an Estimator's step read falls back to).
 3. **stages**: an op's *level* is the largest level among its inputs (data and control),
    plus one for an input from another task; then an op whose consumers are all on its
    task moves up to the lowest level among them (a constant joins its reader's stage).
@@ -52,12 +54,14 @@ Example
 >>> import flowgraph as tf
 >>> with tf.Graph().as_default() as g:
 ...     with tf.device("/job:ps/task:0"):
-...         a = tf.square(tf.constant(3.0, name="c"), name="a")
+...         a = tf.square(tf.random_uniform([], name="c"), name="a")
 ...     b = tf.add(a, 2.0, name="b")
 >>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
 ...                 {"ps": ["h:1"], "worker": ["h:2"]})
->>> [(s.task, s.level, [op.name for op in s.ops]) for s in plan.stages]
-[('/job:ps/replica:0/task:0', 0, ['c', 'a']), ('/job:worker/replica:0/task:0', 1, ['Const', 'b'])]
+>>> for s in plan.stages:
+...     print(s.task, s.level, [op.name for op in s.ops])
+/job:ps/replica:0/task:0 0 ['c/shape', 'c/RandomUniform', 'a']
+/job:worker/replica:0/task:0 1 ['Const', 'b']
 """
 
 from __future__ import annotations
@@ -193,13 +197,30 @@ def _consumers(order, fed) -> dict:
     return consumers
 
 
-def _move_constants(order, task, fed, keep) -> None:
-    """A constant read only on one other task runs there: its value is in the graph, so
-    it needs no transfer (nor a stage) of its own."""
-    consumers = _consumers(order, fed)
+def _constant_valued(order, fed) -> set:
+    """Ops whose value is a function of constants alone: ``Const``, and stateless ops
+    without control inputs whose inputs are all such ops (``tf.zeros([])`` is a ``Fill``
+    of two constants)."""
+    found: set = set()
     for op in order:
+        if op._control_inputs or op.op_def.stateful or op.op_def.control_flow:
+            continue
+        if op.type == "Const" or (op._inputs and all(
+                t not in fed and t.op in found for t in op._inputs)):
+            found.add(op)
+    return found
+
+
+def _move_constants(order, task, fed, keep) -> None:
+    """A constant, or a value computed from constants alone, read only on one other task
+    is computed there: it needs no transfer (nor a stage) of its own. Consumers first,
+    so a whole constant expression follows its reader (the global step's initial value
+    goes to the ps with the read that falls back to it)."""
+    consumers = _consumers(order, fed)
+    movable = _constant_valued(order, fed)
+    for op in reversed(order):
         users = consumers.get(op)
-        if op.type != "Const" or op in keep or op._control_inputs or not users:
+        if op not in movable or op in keep or not users:
             continue
         where = {task[u] for u in users}
         if len(where) == 1:
@@ -349,7 +370,7 @@ def relay_through_master(plan: StepPlan, local_tasks) -> int:
 
     >>> import flowgraph as tf
     >>> with tf.Graph().as_default() as g:
-    ...     a = tf.square(tf.constant(3.0), name="a")
+    ...     a = tf.square(tf.random_uniform([]), name="a")
     ...     with tf.device("/job:ps/task:0"):
     ...         b = tf.add(a, 2.0, name="b")
     >>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
@@ -387,7 +408,7 @@ def delegate(plan: StepPlan, local_tasks, with_returns: bool = True) -> int:
     >>> import flowgraph as tf
     >>> with tf.Graph().as_default() as g:
     ...     with tf.device("/job:ps/task:0"):
-    ...         a = tf.square(tf.constant(3.0), name="a")
+    ...         a = tf.square(tf.random_uniform([]), name="a")
     ...     b = tf.add(a, 2.0, name="b")
     >>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
     ...                 {"ps": ["h:1"], "worker": ["h:2"]})

@@ -22,6 +22,11 @@ CA). Settings come from ``ConfigProto(rpc_options={...})``, else the ``FLOWGRAPH
 environment variables (for launchers), else, for a session, the server of this process
 that it targets.
 
+The data plane: a step's calls (``RunStage``, ``RecvTensor``, ``CleanupStep``,
+``CancelStep``) go to the task's plain TCP port (`flowgraph.distributed.direct`), which
+``GetStatus`` reports as ``data_port``; gRPC carries the rest, and everything under TLS,
+with ``FLOWGRAPH_RPC_TRANSPORT=grpc``, or to a task whose data port cannot be reached.
+
 In-process calls: a server registers its service under its address
 (`register_in_process`); a client made with ``in_process=True`` (a session's client for
 its tasks) calls a service of its own process directly, without gRPC or serialization,
@@ -44,12 +49,13 @@ import threading
 import time
 import uuid
 
-from flowgraph.distributed import wire
+from flowgraph.distributed import direct, wire
 from flowgraph.framework import errors
 
 __all__ = ["CHANNEL_OPTIONS", "CHUNK_BYTES", "METHODS", "SERVER_OPTIONS", "Security",
            "TaskClient", "chunks", "import_grpc", "local_security", "method_handlers",
-           "register_in_process", "register_local_security", "to_grpc_address"]
+           "register_in_process", "register_local_security", "to_grpc_address",
+           "traffic_counter"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -266,11 +272,7 @@ _BY_CODE_NAME = {
 }
 
 
-def _error_class(name: str):
-    cls = getattr(errors, name, None)
-    if isinstance(cls, type) and issubclass(cls, errors.OpError):
-        return cls
-    return errors.UnknownError
+_error_class = direct.error_class
 
 
 class _Outbox:
@@ -307,6 +309,24 @@ def chunks(blob: bytes, size: int | None = None):
         yield bytes(view[start:start + size])
 
 
+def traffic_counter(service):
+    """``count(method, bytes_in, bytes_out)``: adds a call to ``service.traffic`` (a dict
+    of ``method -> (calls, bytes in, bytes out)``), shared by the gRPC handlers and the
+    data plane; a no-op for a service without one."""
+    traffic = getattr(service, "traffic", None)
+    lock = getattr(service, "_traffic_lock", None) or threading.Lock()
+    if traffic is not None:
+        service._traffic_lock = lock
+
+    def count(method: str, bytes_in: int, bytes_out: int) -> None:
+        if traffic is not None:
+            with lock:
+                calls, ins, outs = traffic.get(method, (0, 0, 0))
+                traffic[method] = (calls + 1, ins + bytes_in, outs + bytes_out)
+
+    return count
+
+
 def method_handlers(service, security: Security | None = None,
                     where: str = "this task") -> object:
     """A grpc generic handler calling ``service.<method>(header, tensors)`` for each
@@ -322,14 +342,7 @@ def method_handlers(service, security: Security | None = None,
     outbox = _Outbox()
     expected = (_TOKEN_PREFIX + security.auth_token).encode() if (
         security and security.auth_token) else None
-    traffic = getattr(service, "traffic", None)
-    traffic_lock = threading.Lock()
-
-    def count(method: str, bytes_in: int, bytes_out: int) -> None:
-        if traffic is not None:
-            with traffic_lock:
-                calls, ins, outs = traffic.get(method, (0, 0, 0))
-                traffic[method] = (calls + 1, ins + bytes_in, outs + bytes_out)
+    count = traffic_counter(service)
 
     def abort(context, e: Exception):
         if isinstance(e, errors.OpError):
@@ -428,6 +441,8 @@ class TaskClient:
         self._metadata = self.security.metadata
         self._channel = None
         self._stubs: dict = {}
+        self._direct = None  # DirectPeer, False (not offered), None (not asked yet)
+        self._direct_lock = threading.Lock()
 
     def _stub(self, method: str, kind: str = "unary_unary"):
         stub = self._stubs.get((method, kind))
@@ -444,8 +459,44 @@ class TaskClient:
         service = self._local_service()
         if service is not None:
             return self._call_in_process(service, method, header, tensors)
-        grpc = import_grpc()
         timeout = self.timeout_s if timeout_s is None else timeout_s
+        if method in direct.METHODS:
+            peer = self._direct_peer(timeout)
+            if peer is not None:
+                try:
+                    return peer.call(method, header, tensors, timeout)
+                except direct.Unreachable as e:
+                    logger.warning("flowgraph.distributed: cannot reach the data port of "
+                                   "%s; its step calls go through gRPC.", e)
+                    self._direct = False
+                except errors.UnavailableError:
+                    self._direct = None  # a restarted task listens on a new data port
+                    raise
+        return self._call_grpc(method, header, tensors, timeout)
+
+    def _direct_peer(self, timeout: float):
+        """The task's data plane (`flowgraph.distributed.direct`), asked for once; None
+        where it offers none or TLS is on (every call then goes through gRPC)."""
+        if self._direct is None:
+            with self._direct_lock:
+                if self._direct is None:
+                    port = None
+                    if direct.enabled(self.security):
+                        status, _ = self._call_grpc("GetStatus", {}, None,
+                                                    min(timeout, 10.0))
+                        port = status.get("data_port")
+                    self._direct = direct.DirectPeer(
+                        self.address.rsplit(":", 1)[0], port, self.task_name,
+                        self.security.auth_token, ping=self._ping,
+                        ping_after_s=KEEPALIVE_S) if port else False
+        return self._direct or None
+
+    def _ping(self, timeout_s: float) -> None:
+        self._call_grpc("GetStatus", {}, None, timeout_s)
+
+    def _call_grpc(self, method: str, header: dict, tensors: dict | None,
+                   timeout: float) -> tuple[dict, dict]:
+        grpc = import_grpc()
         blob = wire.encode(header, tensors)
         try:
             meta = self._metadata
@@ -522,6 +573,9 @@ class TaskClient:
         return cls(None, None, f"{method} on task {where} failed: {code.name}: {details}")
 
     def close(self) -> None:
+        if self._direct:
+            self._direct.close()
+        self._direct = None
         if self._channel is not None:
             self._channel.close()
             self._channel = None

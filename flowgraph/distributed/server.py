@@ -27,7 +27,9 @@ Example
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 
+from flowgraph.distributed import direct
 from flowgraph.distributed.cluster_spec import ClusterSpec
 from flowgraph.distributed.rpc import (
     SERVER_OPTIONS,
@@ -36,11 +38,14 @@ from flowgraph.distributed.rpc import (
     method_handlers,
     register_in_process,
     register_local_security,
+    traffic_counter,
 )
 from flowgraph.distributed.worker import TaskService
 from flowgraph.framework import errors
 
 __all__ = ["Server"]
+
+logger = logging.getLogger("flowgraph")
 
 _THREADS = 16
 
@@ -118,6 +123,8 @@ class Server:
         self._grpc.add_generic_rpc_handlers(
             (method_handlers(self._service, self._security, where),))
         self._started = self._stopped = False
+        self._direct = None
+        self._where = where
         self._config = config
         if start:
             self.start()
@@ -148,6 +155,16 @@ class Server:
         if not self._started:
             self._grpc.start()
             self._started = True
+            if direct.enabled(self._security):  # the step calls' data plane
+                try:
+                    self._direct = direct.DirectServer(
+                        self._service, self._address.rsplit(":", 1)[0],
+                        self._security.auth_token, where=self._where,
+                        count=traffic_counter(self._service))
+                    self._service.data_port = self._direct.port
+                except OSError as e:  # gRPC still carries every call
+                    logger.warning("%s: no data plane (%s); step calls go through gRPC.",
+                                   self._where, e)
             register_local_security(self._address, self._security)
             register_in_process(self._address, self._service, self._security)
 
@@ -161,6 +178,9 @@ class Server:
         service = getattr(self, "_service", None)
         if service is not None:
             register_in_process(self._address, service, None, forget=True)
+        plane = getattr(self, "_direct", None)
+        if plane is not None and not self._stopped:
+            plane.stop()
 
     def stop(self, grace_s: float | None = None) -> None:
         """Stop serving and drop this task's state (flowgraph extension; TensorFlow 1.x
@@ -169,5 +189,7 @@ class Server:
             self._stopped = True
             register_local_security(self._address, None)
             register_in_process(self._address, self._service, None, forget=True)
+            if self._direct is not None:
+                self._direct.stop()
             self._grpc.stop(grace_s).wait()
             self._service.close()

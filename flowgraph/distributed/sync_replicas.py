@@ -196,8 +196,13 @@ class _SyncReplicasOptimizer:
         if self._variable_averages is not None:
             with graph.control_dependencies([update]):
                 after = [self._variable_averages.apply(self._variables_to_average)]
+        resets = []
         with graph.control_dependencies(after):
-            resets = [state_ops.assign(acc, zeros_like(acc)) for acc in accumulators]
+            for acc in accumulators:
+                # On the accumulator's task: made anywhere else, the zeros would travel
+                # there (and the accumulator's value to them) on every aggregation.
+                with graph.colocate_with(acc.op):
+                    resets.append(state_ops.assign(acc, zeros_like(acc)))
         with graph.device(self._global_step.device), graph.control_dependencies(resets):
             step_now = self._global_step.read_value()
             return tokens.enqueue_many([fill([self._tokens_per_step], step_now)],

@@ -30,13 +30,14 @@ Example
 from __future__ import annotations
 
 import json
+import math
 import struct
 
 import numpy as np
 
 from flowgraph.framework import errors
 
-__all__ = ["decode", "encode", "from_bfloat16", "to_bfloat16"]
+__all__ = ["decode", "encode", "encode_parts", "from_bfloat16", "to_bfloat16"]
 
 MAGIC = b"FGW1"
 _LEN = struct.Struct("<I")
@@ -96,16 +97,28 @@ def _tensor_entry(name: str, value, bfloat16: bool) -> tuple[dict, bytes | memor
              "nbytes": arr.nbytes}, memoryview(arr.reshape(-1).view(np.uint8)))
 
 
-def encode(header: dict, tensors: dict | None = None, bfloat16: bool = False) -> bytes:
-    """One message: `header` (a JSON-serializable dict) and named arrays; with
-    `bfloat16`, float32 arrays travel truncated to bfloat16 (see the module docstring)."""
+def encode_parts(header: dict, tensors: dict | None = None,
+                 bfloat16: bool = False) -> list:
+    """The pieces of `encode`'s message, in order, the tensors' own buffers among them
+    (for a socket's ``sendmsg``: the message is never assembled).
+
+    >>> parts = encode_parts({}, {"x": np.zeros(2, np.float32)})
+    >>> b"".join(parts) == encode({}, {"x": np.zeros(2, np.float32)})
+    True
+    """
     entries, buffers = [], []
     for name, value in (tensors or {}).items():
         entry, buf = _tensor_entry(name, value, bfloat16)
         entries.append(entry)
         buffers.append(buf)
     head = json.dumps({**header, "tensors": entries}, separators=(",", ":")).encode()
-    return b"".join([MAGIC, _LEN.pack(len(head)), head, *buffers])
+    return [MAGIC + _LEN.pack(len(head)) + head, *buffers]
+
+
+def encode(header: dict, tensors: dict | None = None, bfloat16: bool = False) -> bytes:
+    """One message: `header` (a JSON-serializable dict) and named arrays; with
+    `bfloat16`, float32 arrays travel truncated to bfloat16 (see the module docstring)."""
+    return b"".join(encode_parts(header, tensors, bfloat16))
 
 
 def _loss(what: str) -> errors.DataLossError:
@@ -113,7 +126,7 @@ def _loss(what: str) -> errors.DataLossError:
 
 
 def _decode_strings(buf: memoryview, shape: list, name: str) -> np.ndarray:
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     items, pos = [], 0
     for _ in range(count):
         if pos + 4 > len(buf):
@@ -138,7 +151,7 @@ def _decode_tensor(entry: dict, buf: memoryview) -> np.ndarray:
     if entry.get("dtype") == _STRING:
         return _decode_strings(buf, shape, name)
     if entry.get("dtype") == _BFLOAT16:
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(shape)
         if 2 * count != len(buf):
             raise _loss(f"bfloat16 tensor '{name}' of shape {shape} needs {2 * count} bytes; "
                         f"the message holds {len(buf)}")
@@ -149,7 +162,7 @@ def _decode_tensor(entry: dict, buf: memoryview) -> np.ndarray:
         raise _loss(f"tensor '{name}' has an unknown dtype {entry.get('dtype')!r}") from None
     if dtype.kind not in _NUMERIC_KINDS:
         raise _loss(f"tensor '{name}' has a non-numeric dtype {dtype}")
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     if count * dtype.itemsize != len(buf):
         raise _loss(f"tensor '{name}' of shape {shape} and dtype {dtype} needs "
                     f"{count * dtype.itemsize} bytes; the message holds {len(buf)}")

@@ -24,8 +24,9 @@ State of a task:
   incarnation it registered its graphs with in every ``RunStage``; a task that restarted
   since (its variables are gone, maybe another client re-registered the same graphs)
   answers `AbortedError`, a preemption error that `MonitoredSession` recovers from.
-* **traffic**: calls and bytes in and out per method (`rpc.method_handlers` counts
-  them; ``GetStatus`` reports them).
+* **traffic**: calls and bytes in and out per method, over gRPC and the data plane alike
+  (`rpc.traffic_counter` counts them; ``GetStatus`` reports them, and the data plane's
+  port as ``data_port`` when the server opened one).
 * **running stages** by step id: ``CancelStep`` (sent by the master when another stage
   of the step failed) cancels them, so a stage blocked on a queue or a lock does not
   wait for its deadline.
@@ -72,6 +73,26 @@ class _StageGraph:
         with self.graph.as_default():
             import_graph_def(graph_def, name="")
         self.session = Session(target, graph=self.graph)
+        self._fetches: dict = {}  # (fetch names, target names) -> [Tensor or Operation]
+        self._feeds: dict = {}  # placeholder name -> its Tensor
+
+    def fetches(self, names: tuple, targets: tuple) -> list:
+        """The graph elements of a call's fetches and targets (looked up once: a stage
+        is called with the same lists on every step)."""
+        found = self._fetches.get((names, targets))
+        if found is None:
+            graph = self.graph
+            found = self._fetches[(names, targets)] = (
+                [graph.get_tensor_by_name(t) for t in names]
+                + [graph.get_operation_by_name(o) for o in targets])
+        return found
+
+    def feed(self, placeholder: str):
+        tensor = self._feeds.get(placeholder)
+        if tensor is None:
+            tensor = self._feeds[placeholder] = self.graph.get_tensor_by_name(
+                f"{placeholder}:0")
+        return tensor
 
 
 class TaskService:
@@ -83,6 +104,7 @@ class TaskService:
         self.security = security
         self.incarnation = uuid.uuid4().hex[:16]
         self.traffic: dict = {}
+        self.data_port = 0  # the server's data plane (flowgraph.distributed.direct), if any
         self.job_name, self.task_index = job_name, int(task_index)
         self.task_name = f"/job:{job_name}/replica:0/task:{self.task_index}"
         self.resource_target = (f"local://flowgraph-task/{job_name}/{self.task_index}/"
@@ -101,9 +123,12 @@ class TaskService:
 
     # -- rpc methods -------------------------------------------------------------------
     def GetStatus(self, header: dict, tensors: dict) -> tuple[dict, dict]:
-        return {"cluster": self.cluster.as_dict(), "job": self.job_name,
-                "task": self.task_index, "incarnation": self.incarnation,
-                "traffic": dict(self.traffic)}, {}
+        status = {"cluster": self.cluster.as_dict(), "job": self.job_name,
+                  "task": self.task_index, "incarnation": self.incarnation,
+                  "traffic": dict(self.traffic)}
+        if self.data_port:
+            status["data_port"] = self.data_port
+        return status, {}
 
     def RegisterGraph(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         graph_def = header.get("graph_def")
@@ -146,8 +171,7 @@ class TaskService:
             for placeholder, key in wanted:
                 if placeholder is not None:  # None: only returned (a delegated fetch)
                     feeds[placeholder] = values[key]
-        fetch_names = [t for t, _ in header.get("fetches", [])]
-        graph = stage.graph
+        fetch_names = tuple(t for t, _ in header.get("fetches", []))
         options = RunOptions(timeout_in_ms=int(header.get("timeout_ms", 0)))
         running = (stage.session, options)
         with self._lock:
@@ -156,10 +180,8 @@ class TaskService:
             self._running.setdefault(step_id, []).append(running)
         try:
             values = stage.session.run(
-                [graph.get_tensor_by_name(t) for t in fetch_names]
-                + [graph.get_operation_by_name(o) for o in header.get("targets", [])],
-                feed_dict={graph.get_tensor_by_name(f"{p}:0"): v for p, v in feeds.items()},
-                options=options)
+                stage.fetches(fetch_names, tuple(header.get("targets", []))),
+                feed_dict={stage.feed(p): v for p, v in feeds.items()}, options=options)
         finally:
             with self._lock:
                 mine = self._running.get(step_id, [])

@@ -51,9 +51,18 @@ def linear_model(bias: bool = True):
     return step, x, y, w, b, loss
 
 
-def wait_for_chief(server, variables=None) -> None:
-    """Poll (every 0.05 s) until the chief has initialized the variables."""
+def wait_for_chief(server, variables=None, timeout_s: float = 60.0) -> None:
+    """Poll (every 0.05 s) until the chief has initialized the variables; a ps that is
+    still starting (UnavailableError) is waited for too, as MonitoredTrainingSession
+    does."""
     ready = tf.report_uninitialized_variables(variables)
+    deadline = time.monotonic() + timeout_s
     with tf.Session(server.target) as probe:
-        while len(probe.run(ready)):
+        while True:
+            try:
+                if not len(probe.run(ready)):
+                    return
+            except tf.errors.UnavailableError:
+                if time.monotonic() > deadline:
+                    raise
             time.sleep(0.05)

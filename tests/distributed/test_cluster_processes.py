@@ -67,12 +67,18 @@ def _run_ps_chief_and_worker(script=TASK.name, steps=150):
 
 
 def test_ps_chief_and_worker_train_asynchronously_to_the_known_solution():
-    results = _run_ps_chief_and_worker()
+    # Enough steps that the worker joins before the chief is done (a step is ~1 ms).
+    steps = 600
+    results = _run_ps_chief_and_worker(steps=steps)
     for result in results:
         assert result["loss"] < 1e-6, result  # y = x.w + b is recovered exactly
-        assert result["global_step"] >= 150, result
+        assert result["global_step"] >= steps, result
         assert result["my_steps"] > 0, result  # both workers updated the shared variables
-    assert results[0]["loss"] == results[1]["loss"]  # one set of variables, on the ps
+    # One set of variables and one global step, on the ps: the trainers' steps add up to
+    # it, and neither made them all. (Their final losses are read at different moments
+    # of asynchronous training, so they need not be equal.)
+    mine = [r["my_steps"] for r in results]
+    assert min(mine) < steps <= sum(mine), results
 
 
 def test_a_killed_ps_fails_the_step_with_unavailable_quickly(servers):

@@ -14,6 +14,7 @@ from flowgraph.distributed import replica_device_setter
 from flowgraph.distributed.master import delegate, plan_run, relay_through_master
 from flowgraph.distributed.rpc import TaskClient, register_in_process, to_grpc_address
 from flowgraph.framework import errors
+from flowgraph.ops import state_ops
 
 WORKER = "/job:worker/replica:0/task:0"
 PS = "/job:ps/replica:0/task:0"
@@ -80,8 +81,8 @@ def test_a_stage_another_stage_waits_for_keeps_its_own_call():
     """A remote stage is only handed to a local pull when nothing else orders after it."""
     cluster = {"ps": ["h:1"], "worker": ["h:2", "h:3"]}
     with tf.Graph().as_default() as g:
-        with tf.device("/job:ps/task:0"):
-            a = tf.square(tf.constant(2.0), name="a")
+        with tf.device("/job:ps/task:0"):  # (not constants alone: those would move)
+            a = tf.square(tf.random_uniform([]), name="a")
         with tf.device("/job:worker/task:1"), tf.control_dependencies([a]):
             other = tf.constant(1.0) + 1.0  # waits for `a` by a control edge only
         b = a + 1.0  # on the master's task, worker 0
@@ -178,3 +179,33 @@ def test_only_the_named_task_of_a_live_server_is_called_in_process():
     del server  # dropped without stop(): the port may serve another task later
     gc.collect()
     assert not ps.is_in_process()
+
+
+def test_a_constant_expression_read_on_the_ps_is_computed_there(servers):
+    """An Estimator's global-step read falls back to the step's initial value
+    (``tf.zeros([])``, a Fill of two constants): that expression runs beside the read on
+    the ps, so the read joins the ps's first stage and the step keeps two ps calls."""
+    cluster = _cluster()
+    ps, worker = _as_if_remote(servers(cluster, "ps", 0)), servers(cluster, "worker", 0)
+    with tf.Graph().as_default() as g:
+        x, y, loss, train, step = _mlp(cluster)
+        with tf.device("/job:worker/task:0"):
+            fallback = tf.zeros([], tf.int64) + 5  # Fill, Const, Add: constants only
+        with tf.device("/job:ps/task:0"):
+            read = state_ops.read_variable_or_default(step, fallback)
+        seen = read + 0  # on the worker
+        plan = plan_run(g, [loss, seen], [train], {x: 1, y: 1}, WORKER, cluster)
+        assert [[s.task for s in level] for level in plan.levels] == [[PS], [WORKER], [PS]]
+        first = {op.name for op in plan.levels[0][0].ops}
+        assert {fallback.op.name, read.op.name} <= first
+        rng = np.random.RandomState(0)
+        fed = {x: rng.randn(8, 5).astype(np.float32), y: rng.randint(0, 3, 8)}
+        with tf.Session(worker.target) as sess:
+            assert sess.run(seen) == 5  # not initialized yet: the fallback
+            sess.run(tf.global_variables_initializer())
+            before = _calls(ps.target, "RunStage") + _calls(ps.target, "RecvTensor")
+            for _ in range(3):
+                _, got = sess.run([train, seen], fed)
+            assert got == 2
+            assert _calls(ps.target, "RunStage") + _calls(ps.target, "RecvTensor") \
+                - before == 6

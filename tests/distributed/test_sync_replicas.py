@@ -110,3 +110,25 @@ def test_chief_and_worker_processes_train_synchronously_like_one_process():
         assert result["my_steps"] == steps, result     # each worker: one gradient a step
         np.testing.assert_allclose(result["w"], w, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(result["b"], b, rtol=1e-4, atol=1e-5)
+
+
+def test_the_chief_update_is_one_stage_on_the_ps():
+    """The accumulators are read, applied and zeroed beside the variables: the chief's
+    update is one ps call, with no zeros (nor accumulator values) crossing tasks."""
+    from flowgraph.distributed import replica_device_setter
+    from flowgraph.distributed.master import plan_run
+
+    cluster = {"ps": ["h:1"], "worker": ["h:2", "h:3"]}
+    with tf.Graph().as_default() as g:
+        with tf.device(replica_device_setter(cluster=cluster,
+                                             worker_device="/job:worker/task:0")):
+            step = tf.train.get_or_create_global_step()
+            w = tf.Variable(tf.zeros([4, 3]), name="w")
+            x = tf.placeholder(tf.float32, [None, 4])
+            opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
+                                                 replicas_to_aggregate=2)
+            opt.minimize(tf.reduce_sum(tf.matmul(x, w)), global_step=step)
+        plan = plan_run(g, [], [opt._chief_sync_op], {}, "/job:worker/replica:0/task:0",
+                        cluster)
+        assert [[s.task for s in level] for level in plan.levels] == [
+            ["/job:ps/replica:0/task:0"]]
