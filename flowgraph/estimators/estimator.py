@@ -248,17 +248,34 @@ class Estimator:
 
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra=None,
                            as_text=False, checkpoint_path=None,
-                           experimental_mode=ModeKeys.PREDICT):
+                           experimental_mode=ModeKeys.PREDICT, format=None):
         """Export the model for serving as a SavedModel under `export_dir_base/<timestamp>`.
 
-        Implemented in `flowgraph.estimators.export_impl`.
+        `format` (a flowgraph addition) is "flowgraph" or "tensorflow" (TensorFlow's
+        ``saved_model.pb``, loadable by TensorFlow Serving); None takes the process-wide
+        default (`tf.saved_model.export_format`). Implemented in
+        `flowgraph.estimators.export_impl`.
+
+        >>> est.export_saved_model("exports", receiver_fn,
+        ...                        format="tensorflow")  # doctest: +SKIP
         """
         from flowgraph.estimators.export_impl import export_saved_model
 
         return export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                                   assets_extra=assets_extra, as_text=as_text,
                                   checkpoint_path=checkpoint_path,
-                                  experimental_mode=experimental_mode)
+                                  experimental_mode=experimental_mode, format=format)
+
+    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn, assets_extra=None,
+                          as_text=False, checkpoint_path=None, strip_default_attrs=False):
+        """TensorFlow 1.x's older name of `export_saved_model` (PREDICT graph only).
+
+        `strip_default_attrs` is accepted for compatibility: flowgraph writes every
+        attribute, which loaders of either format read the same.
+        """
+        return self.export_saved_model(export_dir_base, serving_input_receiver_fn,
+                                       assets_extra=assets_extra, as_text=as_text,
+                                       checkpoint_path=checkpoint_path)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(model_fn={util.fn_name(self._model_fn)}, "

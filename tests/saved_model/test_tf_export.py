@@ -305,3 +305,29 @@ def test_two_tag_sets_share_the_variables(tmp_path):
             sig = meta.signature_def[key]
             out = sess.run(sig.outputs["y"].name, {sig.inputs["x"].name: [1.0, 3.0]})
             assert out.tolist() == [2.0, 6.0]
+
+
+def test_estimator_export_format_keyword_and_tf1_export_savedmodel(tmp_path):
+    """`export_saved_model(format="tensorflow")` picks the format per call, and TF 1.x's
+    older `export_savedmodel` exports in the process-wide default."""
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    cols = [tf.feature_column.numeric_column("x", shape=[2])]
+    est = tf.estimator.LinearRegressor(feature_columns=cols, model_dir=str(tmp_path / "m"))
+    est.train(tf.estimator.inputs.numpy_input_fn({"x": x}, x.sum(1), batch_size=3,
+                                                 num_epochs=None, shuffle=False), steps=3)
+    receiver = tf.estimator.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.placeholder(tf.float32, [None, 2], name="x")})
+    tf_path = os.fsdecode(est.export_saved_model(str(tmp_path / "tf"), receiver,
+                                                 format="tensorflow"))
+    old_path = os.fsdecode(est.export_savedmodel(str(tmp_path / "fg"), receiver))
+    assert os.path.isfile(os.path.join(tf_path, "saved_model.pb"))
+    assert not os.path.exists(os.path.join(old_path, "saved_model.pb"))
+    expected = np.stack([p["predictions"] for p in est.predict(
+        tf.estimator.inputs.numpy_input_fn({"x": x}, shuffle=False))])
+    for path in (tf_path, old_path):
+        with tf.Session(graph=tf.Graph()) as sess:
+            meta = tf.saved_model.loader.load(sess, ["serve"], path)
+            sig = meta.signature_def["predict"]  # raw float input: no regression signature
+            out = sess.run(sig.outputs["predictions"].name, {sig.inputs["x"].name: x})
+        np.testing.assert_allclose(np.asarray(out).reshape(expected.shape), expected,
+                                   rtol=1e-6)
