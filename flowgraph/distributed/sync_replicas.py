@@ -67,7 +67,6 @@ from flowgraph.ops.array_shape_ops import fill, reshape, shape, zeros, zeros_lik
 from flowgraph.ops.control_flow_ops import no_op
 from flowgraph.ops.data_flow_ops import FIFOQueue
 from flowgraph.ops.variables import Variable
-from flowgraph.runtime.config import RunOptions
 
 __all__ = ["sync_replicas_optimizer_class"]
 
@@ -178,17 +177,19 @@ class _SyncReplicasOptimizer:
         return state_ops.assign(self._local_step, token, name="train_op").op
 
     def _chief_op(self, pairs, accumulators, ready, tokens):
-        """Two ops the chief runs one after the other: `_chief_take_op` waits for
-        `replicas_to_aggregate` fresh gradients (and may time out, giving them back); the
-        returned op then applies their mean and issues the next tokens. Two runs, not one,
-        so that only the wait has the short poll deadline."""
+        """The chief's one op per aggregation: wait for `replicas_to_aggregate` fresh
+        gradients, then apply their mean and issue the next tokens. Only the wait has the
+        short poll deadline (the dequeue's own ``timeout_ms``; a timed-out wait gives its
+        elements back and nothing else runs), so one run, one call to the ps, does both."""
         graph = self._global_step.graph
         with graph.device(self._global_step.device):
-            taken = ready.dequeue_many(self._replicas_to_aggregate, name="take_gradients")
-        self._chief_take_op = taken.op
+            taken = ready._dequeue_op("QueueDequeueManyV2", self._replicas_to_aggregate,
+                                      "take_gradients", "DequeueMany", timeout_ms=_POLL_MS)
+        self._chief_take_op = taken
         averaged = []
         for (_, var), acc in zip(pairs, accumulators):
-            with graph.colocate_with(acc.op):
+            # The sums are read once the wait is over, when every taken gradient is in.
+            with graph.colocate_with(acc.op), graph.control_dependencies([taken]):
                 mean = acc.read_value() * (1.0 / self._replicas_to_aggregate)
             averaged.append((mean, var))
         update = self._opt.apply_gradients(averaged, global_step=self._global_step)
@@ -282,14 +283,12 @@ class _SyncReplicasHook:
         self._thread.start()
 
     def _aggregate(self, session, coord) -> None:
-        options = RunOptions(timeout_in_ms=_POLL_MS)
         while not self._stop.is_set():
             try:
                 try:
-                    session.run(self._opt._chief_take_op, options=options)
-                except errors.DeadlineExceededError:
+                    session.run(self._opt._chief_sync_op)
+                except errors.DeadlineExceededError:  # no gradients within _POLL_MS
                     continue
-                session.run(self._opt._chief_sync_op)
             except Exception as e:  # the training loop must learn that no step will come
                 if self._stop.is_set():
                     return

@@ -290,12 +290,15 @@ class QueueBase:
             return make_op("QueueEnqueueManyV2", [self._queue_ref, *tensors],
                            {"Tcomponents": list(self._dtypes)}, name=scope)
 
-    def _dequeue_op(self, op_type: str, n, name: str | None, default: str):
+    def _dequeue_op(self, op_type: str, n, name: str | None, default: str,
+                    timeout_ms: int = -1):
         inputs = [self._queue_ref]
         if n is not None:
             inputs.append(convert_to_tensor(n, dtype=_dtypes.int32, name="n"))
-        return make_op(op_type, inputs, {"component_types": list(self._dtypes)},
-                       name=name or f"{self._name}_{default}")
+        attrs = {"component_types": list(self._dtypes)}
+        if timeout_ms >= 0:
+            attrs["timeout_ms"] = int(timeout_ms)
+        return make_op(op_type, inputs, attrs, name=name or f"{self._name}_{default}")
 
     def dequeue(self, name: str | None = None):
         """One element: a tensor, a list of tensors, or a dict when the queue has names.

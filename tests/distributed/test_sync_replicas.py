@@ -86,15 +86,15 @@ def test_a_stale_gradient_is_dropped():
             sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
             sess.run([opt.local_step_init_op, init_tokens])
             sess.run(train, {x: [0.0, 0.0]})  # fresh at step 0, takes the initial token
-            sess.run(opt._chief_take_op)      # the chief's aggregation: one gradient in,
-            sess.run(opt._chief_sync_op)      # applied: step 1
+            sess.run(opt._chief_sync_op)  # the chief's aggregation: one gradient in and
+            #                               applied (step 1), in one run
             np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
             # This worker's local step is still 0 (the initial token): its next gradient
             # is stale and must not count towards the next aggregation.
             thread = threading.Thread(target=sess.run, args=(train, {x: [9.0, 9.0]}))
             thread.start()
             with pytest.raises(tf.errors.DeadlineExceededError):
-                sess.run(opt._chief_take_op, options=tf.RunOptions(timeout_in_ms=300))
+                sess.run(opt._chief_sync_op, options=tf.RunOptions(timeout_in_ms=300))
             np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
             assert sess.run(step) == 1
             sess.run(opt.get_init_tokens_op(1))  # release the waiting worker
@@ -132,3 +132,33 @@ def test_the_chief_update_is_one_stage_on_the_ps():
                         cluster)
         assert [[s.task for s in level] for level in plan.levels] == [
             ["/job:ps/replica:0/task:0"]]
+
+
+def test_the_chief_waits_and_updates_in_one_run_whose_wait_alone_times_out():
+    """The dequeue's own `timeout_ms` bounds only the wait: without gradients the run
+    fails after it and changes nothing; with them, one run applies the mean."""
+    with tf.Graph().as_default():
+        step, w, x, opt, train = _model(1)
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            sess.run([opt.local_step_init_op, opt.get_init_tokens_op(1)])
+            with pytest.raises(tf.errors.DeadlineExceededError, match="timeout_ms attr"):
+                sess.run(opt._chief_sync_op)
+            assert sess.run(step) == 0
+            sess.run(train, {x: [0.0, 0.0]})
+            sess.run(opt._chief_sync_op)
+            assert sess.run(step) == 1
+            np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
+
+
+def test_a_dequeue_timeout_attr_bounds_the_wait_of_that_op_only():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(10, [tf.float32], shapes=[[]])
+        take = q._dequeue_op("QueueDequeueManyV2", 2, "take", "DequeueMany", timeout_ms=100)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.DeadlineExceededError, match="100 ms"):
+                sess.run(take)
+            sess.run(q.enqueue_many([[1.0, 2.0, 3.0]]))
+            assert sess.run(q.size()) == 3  # the timed-out wait took nothing
+            sess.run(take)
+            assert sess.run(q.size()) == 1

@@ -293,8 +293,11 @@ class QueueBase:
         self._fire(fired)
         w.done(None, error)
 
-    def _wait(self, step, w: _Waiter, what: str) -> None:
-        """Arm timeout and step cancellation for `w`, which is parked in a list."""
+    def _wait(self, step, w: _Waiter, what: str, op_timeout_ms: int = -1) -> None:
+        """Arm timeout and step cancellation for `w`, which is parked in a list. The
+        timeout is the step's (`RunOptions.timeout_in_ms`, else the session's
+        `operation_timeout_in_ms`) or the op's own ``timeout_ms`` attr, whichever is
+        shorter."""
         pending = getattr(step, "pending_async", None)
         if pending is not None:
             pending.append(_CancelHook(self, w))
@@ -306,12 +309,14 @@ class QueueBase:
             if cancelled is not None:
                 self._abandon(w, cancelled)
                 return
-        timeout_ms = _timeout_ms(step)
+        timeout_ms, source = _timeout_ms(step), "RunOptions.timeout_in_ms"
+        if op_timeout_ms > 0 and (timeout_ms <= 0 or op_timeout_ms < timeout_ms):
+            timeout_ms, source = op_timeout_ms, "the op's timeout_ms attr"
         if timeout_ms > 0:
             timer = threading.Timer(timeout_ms / 1000.0, self._abandon, args=(
                 w, errors.DeadlineExceededError(
                     None, None, f"Timed out after {timeout_ms} ms waiting to {what} "
-                    f"{self.describe()} (RunOptions.timeout_in_ms)")))
+                    f"{self.describe()} ({source})")))
             timer.daemon = True
             with self.lock:
                 if w.state != _PENDING:
@@ -338,7 +343,8 @@ class QueueBase:
         if w.state == _PENDING:
             self._wait(step, w, "enqueue to")
 
-    def dequeue(self, step, done, n: int | None, up_to: bool = False) -> None:
+    def dequeue(self, step, done, n: int | None, up_to: bool = False,
+                timeout_ms: int = -1) -> None:
         if n is not None:
             n = int(n)
             if n < 0:
@@ -355,7 +361,7 @@ class QueueBase:
             fired = self._pump()
         self._fire(fired)
         if w.state == _PENDING:
-            self._wait(step, w, "dequeue from")
+            self._wait(step, w, "dequeue from", int(timeout_ms))
 
     def close(self, cancel_pending_enqueues: bool) -> None:
         fired: list = []
@@ -579,19 +585,21 @@ def queue_enqueue_many(step, done, queue, *components):
     queue.enqueue(step, done, components, many=True)
 
 
+# `timeout_ms` (TensorFlow declares the attr but ignores it) bounds this op's wait; the
+# step goes on without a deadline once the elements are there.
 @cpu_kernel("QueueDequeueV2", is_async=True)
-def queue_dequeue(step, done, queue):
-    queue.dequeue(step, done, None)
+def queue_dequeue(step, done, queue, *, timeout_ms=-1):
+    queue.dequeue(step, done, None, timeout_ms=timeout_ms)
 
 
 @cpu_kernel("QueueDequeueManyV2", is_async=True)
-def queue_dequeue_many(step, done, queue, n):
-    queue.dequeue(step, done, n)
+def queue_dequeue_many(step, done, queue, n, *, timeout_ms=-1):
+    queue.dequeue(step, done, n, timeout_ms=timeout_ms)
 
 
 @cpu_kernel("QueueDequeueUpToV2", is_async=True)
-def queue_dequeue_up_to(step, done, queue, n):
-    queue.dequeue(step, done, n, up_to=True)
+def queue_dequeue_up_to(step, done, queue, n, *, timeout_ms=-1):
+    queue.dequeue(step, done, n, up_to=True, timeout_ms=timeout_ms)
 
 
 @cpu_kernel("QueueCloseV2")
