@@ -78,6 +78,7 @@ TRANSPORT_ENV = "FLOWGRAPH_RPC_TRANSPORT"
 _LEN = struct.Struct("<Q")
 _OK, _ERROR = 0, 1
 _HELLO_LIMIT = 1 << 16
+_EAGER_BYTES = 64 << 20  # a frame's buffer is allocated whole up to this size
 _CONNECT_S = 3.0  # loopback and LAN connections take well under a millisecond
 
 
@@ -106,10 +107,17 @@ def error_class(name: str):
 
 def _recv_exact(sock, n: int, wait=None) -> bytearray:
     """`n` bytes from `sock`; `wait()` is called whenever the socket times out (it raises
-    to give up). EOFError when the peer closed the connection."""
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
+    to give up). EOFError when the peer closed the connection.
+
+    The buffer grows with what arrives (up to twice it, beyond `_EAGER_BYTES`), so a
+    frame that declares a huge size but never sends it cannot make this task allocate
+    that size."""
+    buf = bytearray(min(n, _EAGER_BYTES))
+    got = 0
     while got < n:
+        if got == len(buf):
+            buf.extend(bytes(min(len(buf), n - len(buf))))
+        view = memoryview(buf)
         try:
             k = sock.recv_into(view[got:])
         except TimeoutError:
@@ -117,6 +125,8 @@ def _recv_exact(sock, n: int, wait=None) -> bytearray:
                 raise
             wait()
             continue
+        finally:
+            view.release()
         if not k:
             raise EOFError("connection closed by the peer")
         got += k

@@ -240,3 +240,28 @@ def test_garbage_on_the_data_port_drops_only_that_connection(pair):
             except OSError:
                 pass
     assert peer.call("RunStage", {}, None, timeout_s=5)[0] == {"n": 0}
+
+
+def test_a_frame_declaring_a_huge_size_allocates_only_what_arrives(monkeypatch):
+    """A peer's declared length is not trusted: the buffer grows with the bytes that
+    come, so a frame claiming a terabyte and then closing costs what it sent."""
+    import socket
+    import tracemalloc
+
+    monkeypatch.setattr(direct, "_EAGER_BYTES", 1024)
+    a, b = socket.socketpair()
+    with a, b:
+        b.sendall(b"x" * 5000)
+        b.close()
+        tracemalloc.start()
+        try:
+            with pytest.raises(EOFError):
+                direct._recv_exact(a, 1 << 40)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 1 << 20
+    c, d = socket.socketpair()
+    with c, d:
+        d.sendall(bytes(range(256)) * 40)
+        assert bytes(direct._recv_exact(c, 10240)) == bytes(range(256)) * 40
