@@ -27,6 +27,14 @@ load only ever slows a repeat down).
   model vs all-CPU vs all-device; target: no slower than the better of the two. On PoCL
   the cost model leaves the CPU-type device out by default, so the line also reports
   the model with it opted in (``cost_opted_in``).
+* ``host_per_node_opencl``: host time per launched device node: a chain of 200 Add/Mul
+  ops on 64 floats under ``tf.device('/gpu:0')`` with fusion and arithmetic rewrites off
+  (``RewriterConfig(remapping=OFF)``), so each op is one node and one kernel whose device
+  work is negligible. ``flowgraph``: the median traced host time of a launched node (the
+  executor thread's time in the node's kernel, from lookup to the enqueue returning; µs);
+  ``reference``: the same chain on the CPU backend; ``wall_us_per_node``: (step time of
+  the chain - step time of an empty chain) / 200 on the device, which on PoCL includes the
+  device's own per-kernel cost on the same cores.
 * ``mlp_forward_opencl``: ``sess.run`` of a 784-512-512-10 ReLU MLP's logits (batch 256, fed
   from NumPy) with the layers under ``tf.device('/gpu:0')`` vs the same graph on the CPU
   backend; ms per run, so ``ratio`` = OpenCL / CPU in time.
@@ -227,6 +235,67 @@ def bench_softmax(rt, blas, repeat: int = 7):
                "exp, sum, divide; ratio = time / NumPy's time"), blas)
 
 
+def _chain_session(device: str | None, length: int, config):
+    """A chain of `length` alternating Add/Mul ops of float32[64] values on `device`."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [64], name="x")
+        with tf.device(device):
+            a = tf.identity(x) * 0.5
+            y = a
+            for i in range(length):
+                y = (y + a) if i % 2 == 0 else (y * a)
+    return tf.Session(graph=graph, config=config), x, y
+
+
+def _traced_host_us(sess, x, y, xs, runs: int = 5) -> float:
+    """Median traced time (µs, from the nanosecond fields) of the chain's Add/Mul nodes,
+    over `runs` traced steps."""
+    durations = []
+    for _ in range(runs):
+        md = tf.RunMetadata()
+        sess.run(y, {x: xs}, run_metadata=md,
+                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+        durations += [n.all_end_rel_nanos / 1e3 for d in md.step_stats.dev_stats
+                      for n in d.node_stats if n.op_type in ("Add", "Mul")]
+    return float(np.median(durations))
+
+
+def bench_host_per_node(rt, blas, length: int = 200, number: int = 10, repeat: int = 7):
+    from flowgraph.runtime.config import GraphOptions, RewriterConfig
+
+    rw = RewriterConfig(remapping=RewriterConfig.OFF,
+                        arithmetic_optimization=RewriterConfig.OFF)
+    unfused = tf.ConfigProto(allow_soft_placement=True,
+                             graph_options=GraphOptions(rewrite_options=rw))
+    cpu_only = tf.ConfigProto(device_count={"GPU": 0},
+                              graph_options=GraphOptions(rewrite_options=rw))
+    xs = np.random.default_rng(0).uniform(1, 2, 64).astype(np.float32)
+    sessions = {"gpu": _chain_session("/gpu:0", length, unfused),
+                "gpu_empty": _chain_session("/gpu:0", 0, unfused),
+                "cpu": _chain_session(None, length, cpu_only)}
+    try:
+        got, want = (sessions[k][0].run(sessions[k][2], {sessions[k][1]: xs})
+                     for k in ("gpu", "cpu"))
+        np.testing.assert_allclose(got, want, rtol=1e-4)
+        host = {k: _traced_host_us(*sessions[k], xs) for k in ("gpu", "cpu")}
+        t = best_times({k: on_host(lambda v=v: v[0].run(v[2], {v[1]: xs}), number)
+                        for k, v in sessions.items()}, repeat)
+    finally:
+        for v in sessions.values():
+            v[0].close()
+    wall = (t["gpu"] - t["gpu_empty"]) / number / length * 1e6
+    return run.emit(
+        "host_per_node_opencl", "us/node", host["gpu"], host["cpu"], None, None,
+        _notes(rt, number, repeat,
+               f"a chain of {length} Add/Mul ops on float32[64] under tf.device('/gpu:0'), "
+               "fusion and arithmetic rewrites off: median traced host time of a launched "
+               "node (kernel lookup to the enqueue returning) vs the same chain on the CPU "
+               f"backend; wall time per device node {wall:.2f} us (step minus an empty "
+               "chain's step, over the nodes)"), blas,
+        wall_us_per_node=run._round(wall))
+
+
 def _mlp_graph(device: str):
     graph = tf.Graph()
     with graph.as_default():
@@ -402,6 +471,7 @@ WORKLOADS = {
         ("64M", 1 << 26))},
     **{f"sum_{k}": (bench_sum, (n, k)) for k, n in (("1M", 1 << 20), ("16M", 1 << 24))},
     "softmax_256x1000": (bench_softmax, ()),
+    "host_per_node_opencl": (bench_host_per_node, ()),
     "mlp_forward_opencl": (bench_mlp_forward, ()),
     "mlp_step_opencl": (bench_mlp_step, ()),
     "placement_mixed": (bench_placement, ()),

@@ -60,6 +60,15 @@ def _rt():
     return discover()[0]
 
 
+def _fresh_launches(monkeypatch) -> None:
+    """Empty every device's prepared launches for this test (restored after it): a test
+    that forces a kernel form must not repeat a launch prepared in another form."""
+    from flowgraph.backends.opencl._runtime import discover
+
+    for r in discover():
+        monkeypatch.setattr(r, "launches", {})
+
+
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 def test_a_dense_layers_tail_and_gradient_match_unfused_and_the_cpu(dtype):
     if dtype == tf.float64 and not _rt().has_fp64:
@@ -331,6 +340,7 @@ def test_every_table_expression_fuses_in_every_form(monkeypatch, form, dtype):
     dtype = np.dtype(dtype)
     if dtype not in ocl_fused.ew.FLOATS:
         pytest.skip("the OpenCL device has no cl_khr_fp64")
+    _fresh_launches(monkeypatch)
     monkeypatch.setattr(ocl_fused, "_use_vec", lambda rt, n, modes, offsets: form == "vec")
     monkeypatch.setattr(ocl_fused, "_use_rows", lambda rt: form == "rows")
     # the unfused reference in the same form: float4 math may round apart from scalar

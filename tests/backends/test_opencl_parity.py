@@ -80,6 +80,15 @@ def _host(value):
     return np.asarray(value.get() if hasattr(value, "get") else value)
 
 
+def _fresh_launches(monkeypatch) -> None:
+    """Empty every device's prepared launches for this test (restored after it): a test
+    that forces a kernel form must not repeat a launch prepared in another form."""
+    from flowgraph.backends.opencl._runtime import discover
+
+    for r in discover():
+        monkeypatch.setattr(r, "launches", {})
+
+
 def test_every_registered_kernel_has_cases():
     from flowgraph.backends.opencl import backend
 
@@ -242,6 +251,7 @@ def test_the_four_per_item_elementwise_form(monkeypatch):
     from flowgraph.backends.opencl import backend
     from flowgraph.backends.opencl import kernels_elementwise as ew
 
+    _fresh_launches(monkeypatch)
     monkeypatch.setattr(ew, "_use_vec", lambda rt, n, out, inputs, bufs: all(
         x.dtype == out.dtype for x in inputs) and all(int(o) % 4 == 0 for o in bufs[1::2]))
     cases = [(op, d, 1) for op, (_, dts) in ew._UNARY.items() for d in dts] + \
@@ -285,6 +295,7 @@ def test_column_sums_in_both_forms(monkeypatch, vector):
     from flowgraph.backends.opencl._runtime import discover
 
     rt = discover()[0]
+    _fresh_launches(monkeypatch)
     monkeypatch.setattr(kr, "_cols16", lambda rt, op, K, x: vector and op == "sum" and
                         K % 16 == 0 and x.offset % 64 == 0)
     rng = np.random.default_rng(3)
@@ -363,6 +374,7 @@ def test_dense_updates_in_both_forms(monkeypatch, vector):
             phs[grad_at] = phs[grad_at] + 0.0  # a fresh device array
             return super().build(op_type, phs)
 
+    _fresh_launches(monkeypatch)
     monkeypatch.setattr(kt, "_dense16", dense16)
     for op_type, rule in kt._OPS.items():
         if rule not in kt.VECTOR_RULES:

@@ -57,6 +57,7 @@ class DeviceRuntime:
         self._completions = None  # queue.SimpleQueue served by a thread (`read_async`)
         self.gemm_choice: dict[str, str] | None = None  # `gemm.choose`'s tiles, once known
         self.scratch: dict[str, object] = {}  # device buffers kernels write and never read
+        self.launches: dict = {}  # signature -> `launches.Launch` (prepared once)
 
     def program(self, source: str, options: str = ""):
         """The built program for `source` (built once per device and kept)."""

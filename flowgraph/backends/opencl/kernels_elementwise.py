@@ -13,17 +13,20 @@ Kernels loop over their elements with a grid stride (`grid`), read operands at a
 element offset and strides (views included), and write a fresh contiguous output from
 the device's pool. float64 is registered only when every OpenCL device has
 ``cl_khr_fp64`` (`FLOATS`); int32 where the op is cheap and exact.
+
+A call on device arrays keeps its launch under its signature (op, and each operand's
+shape, strides, offset and dtype: `flowgraph.backends.opencl.launches`); the next call
+with the same signature skips all of the above and only sets the buffers and enqueues.
 """
 
 from __future__ import annotations
-
-import threading
 
 import numpy as np
 
 from flowgraph.backends.kernel_util import bias_channels
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl._runtime import discover, runtime_of
+from flowgraph.backends.opencl.launches import LOCK, prepare
 
 MAX_DIMS = 6
 F32, F64, I32, I64 = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
@@ -53,7 +56,7 @@ def header(*dtypes) -> str:
     return f"{pragma}#define ISNAN(v) ({isnan})\n"
 
 
-_launch_lock = threading.Lock()
+_launch_lock = LOCK  # one lock for shared kernel objects and prepared launches
 
 
 def get_kernel(rt, source: str, name: str):
@@ -110,11 +113,14 @@ def vector_aligned(x, items: int = 16) -> bool:
     driver allocated (aligned) or wraps a host array at such an address (a fed array
     wrapped without a copy need not be: a vector load from it crashed PoCL)."""
     import pyopencl as cl
+    from pyopencl.tools import PooledBuffer
 
     step = items * x.dtype.itemsize
     if x.offset % step:
         return False
     buf = x.base_data
+    if type(buf) is PooledBuffer:  # from the device's pool: the driver allocated it
+        return True
     if buf.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR:
         return buf.get_host_array((1,), np.uint8).ctypes.data % step == 0
     return True
@@ -262,10 +268,14 @@ def _use_vec(rt, n: int, out, inputs, bufs) -> bool:
             and all(int(off) % 4 == 0 for off in bufs[1::2]))
 
 
-def run_elementwise(source: str, name: str, out, inputs, op_type: str, vec: bool = True):
+def run_elementwise(source: str, name: str, out, inputs, op_type: str, vec: bool = True,
+                    signature=None):
     """Launch kernel `name` (``_vec``, ``_flat`` or ``_nd`` variant) of `source` writing
     `out` (contiguous, fresh) from `inputs` broadcast to ``out.shape``; returns `out`.
-    `vec`: whether `source` has ``_vec`` kernels (`_elementwise_source`)."""
+    `vec`: whether `source` has ``_vec`` kernels (`_elementwise_source`). With a
+    `signature` (see `flowgraph.backends.opencl.launches`; it must determine out's shape
+    and dtype and every input's shape, strides, offset and dtype) the launch is kept
+    under it: `cached_elementwise` repeats it with new buffers."""
     n = out.size
     if n == 0:
         return out
@@ -280,14 +290,33 @@ def run_elementwise(source: str, name: str, out, inputs, op_type: str, vec: bool
         bufs += [buf, np.int32(off)]
     if not dims or (len(dims) == 1 and all(s == (1,) for s in strides)):
         if vec and _use_vec(rt, n, out, inputs, bufs):
-            knl = get_kernel(rt, source, name + "_vec")
-            launch(rt, knl, grid(-(-n // 4)), None, out.data, *bufs, np.int32(n))
-            return out
-        knl = get_kernel(rt, source, name + "_flat")
-        launch(rt, knl, grid(n), None, out.data, *bufs, np.int32(n))
+            kname, size, args = name + "_vec", grid(-(-n // 4)), (out.data, *bufs, np.int32(n))
+        else:
+            kname, size, args = name + "_flat", grid(n), (out.data, *bufs, np.int32(n))
     else:
-        knl = get_kernel(rt, source, name + "_nd")
-        launch(rt, knl, grid(n), None, out.data, *bufs, np.int32(n), *nd_args(dims, strides))
+        kname, size = name + "_nd", grid(n)
+        args = (out.data, *bufs, np.int32(n), *nd_args(dims, strides))
+    if signature is None:
+        launch(rt, get_kernel(rt, source, kname), size, None, *args)
+    else:
+        prepare(rt, signature, source, kname, size, None, args, out.shape, out.dtype)(
+            out.base_data, *(x.base_data for x in inputs))
+    return out
+
+
+def cached_elementwise(signature, x, y=None):
+    """The output of the elementwise launch kept under `signature` (`run_elementwise`)
+    for device arrays `x` (and `y`), or None when there is none yet: the fast path of
+    a repeated call, with no shape arithmetic and only the buffers set."""
+    rt = runtime_of(x)
+    entry = rt.launches.get(signature)
+    if entry is None:
+        return None
+    out = rt.empty(entry.shape, entry.dtype)
+    if y is None:
+        entry(out.base_data, x.base_data)
+    else:
+        entry(out.base_data, x.base_data, y.base_data)
     return out
 
 
@@ -356,10 +385,17 @@ def _source(arity: int, dtype: np.dtype) -> str:
 
 def _register_unary(op_type: str, dtypes) -> None:
     def kernel(x):
+        sig = None
+        if hasattr(x, "base_data"):
+            sig = (op_type, x.shape, x.strides, x.offset, x.dtype)
+            out = cached_elementwise(sig, x)
+            if out is not None:
+                return out
         rt, (x,) = on_device(x)
         check_dtype(rt, x.dtype, op_type)
         out = rt.empty(x.shape, x.dtype)
-        return run_elementwise(_source(1, x.dtype), op_type, out, (x,), op_type)
+        return run_elementwise(_source(1, x.dtype), op_type, out, (x,), op_type,
+                               signature=sig)
 
     kernel.__name__ = f"opencl_{op_type.lower()}"
     opencl_kernel(op_type, dtypes=dtypes, fresh=True)(kernel)
@@ -367,6 +403,13 @@ def _register_unary(op_type: str, dtypes) -> None:
 
 def _register_binary(op_type: str, dtypes) -> None:
     def kernel(x, y):
+        sig = None
+        if hasattr(x, "base_data") and hasattr(y, "base_data"):
+            sig = (op_type, x.shape, x.strides, x.offset, x.dtype,
+                   y.shape, y.strides, y.offset, y.dtype)
+            out = cached_elementwise(sig, x, y)
+            if out is not None:
+                return out
         rt, (x, y) = on_device(x, y)
         check_dtype(rt, x.dtype, op_type)
         if y.dtype != x.dtype:
@@ -377,7 +420,8 @@ def _register_binary(op_type: str, dtypes) -> None:
             raise ValueError(f"{op_type}: shapes {list(x.shape)} and {list(y.shape)} cannot "
                              "be broadcast together") from None
         out = rt.empty(shape, x.dtype)
-        return run_elementwise(_source(2, x.dtype), op_type, out, (x, y), op_type)
+        return run_elementwise(_source(2, x.dtype), op_type, out, (x, y), op_type,
+                               signature=sig)
 
     kernel.__name__ = f"opencl_{op_type.lower()}"
     opencl_kernel(op_type, dtypes=dtypes, fresh=True)(kernel)
@@ -410,6 +454,12 @@ def _cast_source(src: np.dtype) -> str:
 def cast(x, *, DstT):
     """Cast between float32/float64/int32/int64/bool (floats to ints truncate)."""
     dst = np.dtype(DstT.as_numpy_dtype)
+    sig = None
+    if hasattr(x, "base_data"):
+        sig = ("Cast", dst, x.shape, x.strides, x.offset, x.dtype)
+        out = cached_elementwise(sig, x)
+        if out is not None:
+            return out
     rt, (x,) = on_device(x)
     check_dtype(rt, x.dtype, "Cast")
     if dst not in CAST_DTYPES:
@@ -418,7 +468,7 @@ def cast(x, *, DstT):
     check_dtype(rt, dst, "Cast")
     out = rt.empty(x.shape, dst)
     return run_elementwise(_cast_source(x.dtype), f"to_{dst.name}", out, (x,), "Cast",
-                           vec=False)
+                           vec=False, signature=sig)
 
 
 # -- BiasAdd ----------------------------------------------------------------------------------
@@ -441,9 +491,15 @@ __kernel void bias_add(__global T* out, __global const T* x, int xoff,
 
 def copy(rt, x):
     """A fresh contiguous copy of device array `x` (through Cast's same-dtype kernel)."""
+    sig = None
+    if x.base_data is not None:
+        sig = ("copy", x.shape, x.strides, x.offset, x.dtype)
+        out = cached_elementwise(sig, x)
+        if out is not None:
+            return out
     out = rt.empty(x.shape, x.dtype)
     return run_elementwise(_cast_source(x.dtype), f"to_{x.dtype.name}", out, (x,), "copy",
-                           vec=False)
+                           vec=False, signature=sig)
 
 
 def contiguous(rt, x):
@@ -453,6 +509,13 @@ def contiguous(rt, x):
 
 @opencl_kernel("BiasAdd", dtypes=NUMERIC, fresh=True)
 def bias_add(value, bias, *, data_format="NHWC"):
+    sig = None
+    if hasattr(value, "base_data") and hasattr(bias, "base_data"):
+        sig = ("BiasAdd", data_format, value.shape, value.strides, value.offset, value.dtype,
+               bias.shape, bias.strides, bias.offset, bias.dtype)
+        out = cached_elementwise(sig, value, bias)
+        if out is not None:
+            return out
     nchw = data_format == "NCHW"
     channels = bias_channels(value.shape, bias.shape, data_format)
     rt, (value, bias) = on_device(value, bias)
@@ -462,14 +525,21 @@ def bias_add(value, bias, *, data_format="NHWC"):
     if n == 0:
         return out
     check_size(n, "BiasAdd")
+    given_value, given_bias = value, bias
     value = contiguous(rt, value)
     bias = contiguous(rt, bias)
+    if value is not given_value or bias is not given_bias:
+        sig = None  # copies were made first: the launch reads their buffers
     inner = int(np.prod(value.shape[2:], dtype=np.int64)) if nchw else 1
     xb, xo, _ = operand(value)
     bb, bo, _ = operand(bias)
-    knl = get_kernel(rt, _bias_source(value.dtype), "bias_add")
-    launch(rt, knl, grid(n), None, out.data, xb, np.int32(xo), bb, np.int32(bo),
-           np.int32(n), np.int32(channels), np.int32(inner))
+    args = (out.data, xb, np.int32(xo), bb, np.int32(bo), np.int32(n), np.int32(channels),
+            np.int32(inner))
+    if sig is None:
+        launch(rt, get_kernel(rt, _bias_source(value.dtype), "bias_add"), grid(n), None, *args)
+    else:
+        prepare(rt, sig, _bias_source(value.dtype), "bias_add", grid(n), None, args,
+                out.shape, out.dtype)(out.base_data, xb, bb)
     return out
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends.opencl import gemm, opencl_kernel
+from flowgraph.backends.opencl._runtime import runtime_of
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
     FLOATS,
@@ -42,6 +43,7 @@ from flowgraph.backends.opencl.kernels_elementwise import (
     operand,
     vector_aligned,
 )
+from flowgraph.backends.opencl.launches import Recorder, keep
 
 TILE = 32  # a work-group computes a TILE x TILE block of the product
 TILE_K = 16  # the K-extent of the tiles held in local memory
@@ -226,9 +228,10 @@ def _b_in_place(b, N: int, transpose_b: bool) -> bool:
     return not transpose_b and N % (16 * _panel_vectors(N)) == 0 and vector_aligned(b)
 
 
-def _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b, out=None):
+def _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b, out=None, launch=launch):
     """C = op(A) op(B) in the CPU form (see the module docstring), into `out` (a
-    contiguous M x N view) when given."""
+    contiguous M x N view) when given; `launch`: the launching function (a
+    `launches.Recorder` keeps the launches)."""
     V = _panel_vectors(N)
     mb, nb = -(-M // PANEL_R), -(-N // (16 * V))
     check_size(nb * 16 * V * K, "MatMul")
@@ -253,8 +256,32 @@ def _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b, out=None):
     return out
 
 
+def _matmul_form(rt, a, b, M, N, K):
+    """How MatMul computes: ("panels", B aligned) on CPU-type devices, else the tuned
+    candidate's name or `gemm.DIRECT`."""
+    if _cpu_shaped(rt, a.dtype):
+        return "panels", vector_aligned(b)
+    if a.dtype == np.float32:
+        return gemm.choose(rt, gemm.size_class(M, N, K),
+                           lambda a, b, M, N, K: _matmul_direct(rt, a, b, M, N, K, 0, 0))
+    return gemm.DIRECT
+
+
 @opencl_kernel("MatMul", dtypes=FLOATS, fresh=True)
 def matmul(a, b, *, transpose_a=False, transpose_b=False):
+    """The product, its launches kept per signature (`launches.Recorder`): shapes,
+    strides, offsets, dtypes, transposes and the form (`_matmul_form`)."""
+    sig = None
+    if (hasattr(a, "base_data") and hasattr(b, "base_data") and a.ndim == b.ndim == 2
+            and a.size and b.size):
+        rt = runtime_of(a)
+        M = a.shape[1] if transpose_a else a.shape[0]
+        K, N = b.shape if not transpose_b else b.shape[::-1]
+        sig = ("MatMul", transpose_a, transpose_b, _matmul_form(rt, a, b, M, N, K),
+               a.shape, a.strides, a.offset, a.dtype, b.shape, b.strides, b.offset, b.dtype)
+        kept = rt.launches.get(sig)
+        if kept is not None:
+            return kept(rt, a, b)
     if a.ndim != 2 or b.ndim != 2:
         raise ValueError(f"In[0] and In[1] must be matrices: In[0]: {list(a.shape)}, "
                          f"In[1]: {list(b.shape)}")
@@ -271,21 +298,28 @@ def matmul(a, b, *, transpose_a=False, transpose_b=False):
         return fill(rt, (M, N), a.dtype, 0)
     for n in (M * K, K * N, M * N):
         check_size(n, "MatMul")
+    given = (a, b)
     a, b = contiguous(rt, a), contiguous(rt, b)
-    if _cpu_shaped(rt, a.dtype):
-        return _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b)
-    if a.dtype == np.float32:
-        choice = gemm.choose(rt, gemm.size_class(M, N, K),
-                             lambda a, b, M, N, K: _matmul_direct(rt, a, b, M, N, K, 0, 0))
-        if choice != gemm.DIRECT:
-            return gemm.run_tiled(rt, gemm.CANDIDATES[choice], a, b, M, N, K, transpose_a,
-                                  transpose_b, launch, operand)
-    return _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b)
+    run = launch
+    if sig is not None and a is given[0] and b is given[1]:  # nothing copied: keep it
+        recorder = Recorder((a, b))
+        run = recorder if recorder.usable() else launch
+    form = _matmul_form(rt, a, b, M, N, K)
+    if form[0] == "panels":
+        out = _matmul_panels(rt, a, b, M, N, K, transpose_a, transpose_b, launch=run)
+    elif form != gemm.DIRECT:
+        out = gemm.run_tiled(rt, gemm.CANDIDATES[form], a, b, M, N, K, transpose_a,
+                             transpose_b, run, operand)
+    else:
+        out = _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b, launch=run)
+    if run is not launch:
+        keep(rt, sig, run.finish(out))
+    return out
 
 
-def _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b, out=None):
+def _matmul_direct(rt, a, b, M, N, K, transpose_a, transpose_b, out=None, launch=launch):
     """C = op(A) op(B) with the tiled kernel of the module docstring (no packing), into
-    `out` (a contiguous M x N view) when given."""
+    `out` (a contiguous M x N view) when given; `launch` as in `_matmul_panels`."""
     out, cb, co = _out_at(rt, out, a.dtype, M, N)
     ab, ao, _ = operand(a)
     bb, bo, _ = operand(b)

@@ -50,6 +50,7 @@ from flowgraph.backends.opencl.kernels_elementwise import (
     operand,
     vector_aligned,
 )
+from flowgraph.backends.opencl.launches import keep, make
 from flowgraph.framework.errors import InvalidArgumentError
 
 GROUP = 64  # work-items of a rows work-group
@@ -156,8 +157,9 @@ def _groups(shape, axes):
     return runs
 
 
-def _pass(rt, x, op: str, A: int, R: int, K: int, count: int):
-    """Reduce contiguous `x` viewed as [A, R, K] over R; returns a fresh [A * K] array."""
+def _pass(rt, x, op: str, A: int, R: int, K: int, count: int, record=None):
+    """Reduce contiguous `x` viewed as [A, R, K] over R; returns a fresh [A * K] array.
+    `record`: a list receiving each pass's `launches.Launch` (buffers: output, input)."""
     dtype = x.dtype
     src = _reduce_source(dtype)
     P = 1
@@ -169,24 +171,46 @@ def _pass(rt, x, op: str, A: int, R: int, K: int, count: int):
     buf, off, _ = operand(x)
     cnt = np.int32(count if last else 0)
     if K == 1:
-        knl = get_kernel(rt, src, f"rows_{op}")
-        launch(rt, knl, (A * P * GROUP,), (GROUP,), out.data, buf, np.int32(off),
-               np.int32(R), np.int32(chunk), np.int32(P), cnt)
-    elif _cols16(rt, op, K, x):
-        launch(rt, get_kernel(rt, src, "cols16_sum"), grid(A * P * K // 16), None, out.data,
-               buf, np.int32(off), np.int32(A), np.int32(R), np.int32(K), np.int32(chunk),
-               np.int32(P), cnt)
+        name, sizes = f"rows_{op}", ((A * P * GROUP,), (GROUP,))
+        args = (out.data, buf, np.int32(off), np.int32(R), np.int32(chunk), np.int32(P), cnt)
     else:
-        knl = get_kernel(rt, src, f"cols_{op}")
-        launch(rt, knl, grid(A * P * K), None, out.data, buf, np.int32(off), np.int32(A),
-               np.int32(R), np.int32(K), np.int32(chunk), np.int32(P), cnt)
+        name = "cols16_sum" if _cols16(rt, op, K, x) else f"cols_{op}"
+        sizes = (grid(A * P * K // 16 if name == "cols16_sum" else A * P * K), None)
+        args = (out.data, buf, np.int32(off), np.int32(A), np.int32(R), np.int32(K),
+                np.int32(chunk), np.int32(P), cnt)
+    if record is None:
+        launch(rt, get_kernel(rt, src, name), *sizes, *args)
+    else:
+        entry = make(rt, src, name, *sizes, args, out.shape, dtype)
+        entry(out.base_data, buf)
+        record.append(entry)
     if last:
         return out
-    return _pass(rt, out, op, A, P, K, count)
+    return _pass(rt, out, op, A, P, K, count, record)
+
+
+def _repeat(rt, passes, x):
+    """The output of the reduction whose passes were kept (`reduce`) for device array `x`:
+    each pass's output from the pool, the last one of the result's shape."""
+    src = x.base_data
+    for entry in passes:
+        out = rt.empty(entry.shape, entry.dtype)
+        entry(out.base_data, src)
+        src = out.base_data
+    return out
 
 
 def reduce(rt, x, axes, op: str, mean: bool, keep_dims: bool, op_type: str):
-    """`x` reduced with `op` over the sorted tuple `axes` (a fresh device array)."""
+    """`x` reduced with `op` over the sorted tuple `axes` (a fresh device array).
+
+    A reduction of a contiguous `x` keeps its passes (`launches`) under its signature,
+    so that a repeated call only allocates and enqueues."""
+    sig = (op_type, op, mean, keep_dims, tuple(axes), x.shape, x.strides, x.offset, x.dtype)
+    kept = rt.launches.get(sig)
+    # a first pass in vector form also needs x's address aligned, which a host array
+    # wrapped without a copy need not be (a fed array: `vector_aligned`)
+    if kept is not None and (not kept[1] or vector_aligned(x)):
+        return _repeat(rt, kept[0], x)
     check_dtype(rt, x.dtype, op_type)
     check_size(x.size, op_type)
     out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keep_dims \
@@ -213,13 +237,17 @@ def reduce(rt, x, axes, op: str, mean: bool, keep_dims: bool, op_type: str):
     if not reduced:  # only size-1 dimensions reduced: a copy
         return copy(rt, x).reshape(out_shape)
     cur = contiguous(rt, x)
+    record = [] if cur is x else None  # a copy first: nothing kept
     sizes = [d for d, _ in runs]
     for n_done, gi in enumerate(reversed(reduced)):
         A = int(np.prod(sizes[:gi], dtype=np.int64))
         K = int(np.prod(sizes[gi + 1:], dtype=np.int64))
         final = n_done == len(reduced) - 1
-        cur = _pass(rt, cur, op, A, sizes[gi], K, count if (mean and final) else 0)
+        cur = _pass(rt, cur, op, A, sizes[gi], K, count if (mean and final) else 0, record)
         sizes[gi] = 1
+    if record:
+        record[-1].shape = out_shape  # the last pass allocates the result's shape at once
+        keep(rt, sig, (tuple(record), record[0].knl.function_name == "cols16_sum"))
     return cur.reshape(out_shape)
 
 
