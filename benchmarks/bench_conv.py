@@ -7,6 +7,7 @@ Usage::
     python benchmarks/bench_conv.py --batch 4       # a quick smoke run
     python benchmarks/bench_conv.py --tf            # also time TensorFlow 2.15
     python benchmarks/bench_conv.py --kernels       # each kernel alone (see below)
+    python benchmarks/bench_conv.py --rounds 5      # more rounds (default 3)
 
 Workloads (float32, NHWC, one training step's worth of kernels, nothing else):
 
@@ -15,20 +16,24 @@ Workloads (float32, NHWC, one training step's worth of kernels, nothing else):
   ``Conv2DBackpropFilter`` (the forward output and both gradients, for a given
   output gradient);
 * ``max_pool`` / ``avg_pool``: 2x2 windows, stride 2, on 28x28x64 at batch 128: the pool
-  and its gradient.
+  and its gradient;
+* ``cnn``: one SGD step of the TF1 "deep MNIST" network (`build_cnn`), where dense
+  layers' matrix products run between the convolutions; no NumPy reference and no
+  target, only the comparison with TensorFlow.
 
 Each line has ``flowgraph`` (one ``Session.run`` of the step: the kernels read
 variables, nothing is fed, one element of each result is fetched), ``reference`` (the same
 results computed by plain NumPy in this process: an im2col copy of the padded input
 through `sliding_window_view`, the matrix products, a per-tap col2im; window reductions
-for the pools), interleaved with flowgraph's repeats, and ``ratio`` = flowgraph /
-reference. With ``--tf``, the script runs itself again under the TensorFlow of the
-oracle environment (``${TF_ORACLE_VENV:-/tmp/tf-oracle-venv}``, the one
-``../shared/tools/tf-oracle`` creates; TensorFlow is not a flowgraph dependency), where
-the same TF1 program runs in a ``tf.compat.v1`` session; the line then also has
-``tensorflow``, ``ratio_tf`` = flowgraph / TensorFlow, and ``met`` against the target
-``ratio_tf <= 1.5`` (issue 17). TensorFlow runs in its own process after flowgraph's
-timings, so run on a quiet machine.
+for the pools), and ``ratio`` = flowgraph / reference. With ``--tf``, a child process
+runs the same TF1 program under the TensorFlow of the oracle environment
+(``${TF_ORACLE_VENV:-/tmp/tf-oracle-venv}``, the one ``../shared/tools/tf-oracle``
+creates; TensorFlow is not a flowgraph dependency) in a ``tf.compat.v1`` session; the
+line then also has ``tensorflow``, ``ratio_tf`` = flowgraph / TensorFlow, and ``met``
+against the target ``ratio_tf <= 1.5`` (issue 17). Each figure is the best over
+``--rounds`` rounds (3) of 5 steps, and in every round flowgraph, NumPy and TensorFlow
+take turns (TensorFlow's child waits, idle, while the others run), so a change in the
+machine's load hits all three alike; still, run on a quiet machine.
 
 With ``--kernels``, one line per kernel of each workload (``conv_same_Conv2D``, ...),
 called directly, without a session: ``flowgraph`` is its best wall time on the default
@@ -45,11 +50,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
 
-WORKLOADS = ("conv_valid", "conv_same", "max_pool", "avg_pool")
+WORKLOADS = ("conv_valid", "conv_same", "max_pool", "avg_pool", "cnn")
 TARGET_TF = 1.5
 BATCH = 128
 
@@ -57,6 +63,9 @@ BATCH = 128
 # -- the program (TF1 API: flowgraph or tensorflow.compat.v1) --------------------------------
 def arrays(name: str, batch: int) -> dict:
     rng = np.random.default_rng(0)
+    if name == "cnn":
+        labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]
+        return {"x": rng.random((batch, 28, 28, 1), dtype=np.float32), "labels": labels}
     if name.startswith("conv"):
         pad = "VALID" if name == "conv_valid" else "SAME"
         side = 26 if pad == "VALID" else 28
@@ -73,6 +82,8 @@ def build(tf, name: str, data: dict):
     step fetches one element of each output: TensorFlow's graph optimizer drops
     computations that only a `tf.group` depends on, and fetching whole outputs would
     time TensorFlow's copies into NumPy."""
+    if name == "cnn":
+        return build_cnn(tf, data)
     x = tf.Variable(data["x"], name="x")
     dy = tf.Variable(data["dy"], name="dy", trainable=False)
     if name.startswith("conv"):
@@ -87,6 +98,33 @@ def build(tf, name: str, data: dict):
     return tf.global_variables_initializer(), corners, outputs
 
 
+def build_cnn(tf, data: dict):
+    """One SGD step of the TF1 "deep MNIST" network: two 5x5 SAME conv + ReLU + 2x2
+    max pool layers (1 -> 32 -> 64 channels), a 3136 -> 1024 dense ReLU layer, 10
+    logits, softmax cross-entropy. Its dense products run on BLAS's own threads (and
+    wake its workers) between the convolutions."""
+    rng = np.random.default_rng(1)
+
+    def weight(*shape):
+        return tf.Variable((rng.standard_normal(shape) * 0.05).astype(np.float32))
+
+    def conv_pool(h, w):
+        b = tf.Variable(np.full(w.shape.as_list()[-1], 0.1, np.float32))
+        h = tf.nn.relu(tf.nn.conv2d(h, w, strides=[1, 1, 1, 1], padding="SAME") + b)
+        return tf.nn.max_pool(h, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME")
+
+    x = tf.Variable(data["x"], trainable=False)
+    labels = tf.Variable(data["labels"], trainable=False)
+    h = conv_pool(conv_pool(x, weight(5, 5, 1, 32)), weight(5, 5, 32, 64))
+    h = tf.nn.relu(tf.matmul(tf.reshape(h, [-1, 7 * 7 * 64]), weight(3136, 1024)) +
+                   tf.Variable(np.full(1024, 0.1, np.float32)))
+    logits = tf.matmul(h, weight(1024, 10)) + tf.Variable(np.zeros(10, np.float32))
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels,
+                                                                     logits=logits))
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    return tf.global_variables_initializer(), [train, loss], [loss]
+
+
 def session_step(tf, name: str, data: dict):
     """A callable running one step; checks nothing (see `check`)."""
     graph = tf.Graph()
@@ -99,6 +137,9 @@ def session_step(tf, name: str, data: dict):
 
 # -- the NumPy reference ------------------------------------------------------------------------
 def numpy_step(name: str, data: dict):
+    """The workload in plain NumPy, or None (`cnn`: no reference)."""
+    if name == "cnn":
+        return None
     x, dy = data["x"], data["dy"]
     if not name.startswith("conv"):
         return lambda: numpy_pool(name, x, dy)
@@ -145,6 +186,8 @@ def kernel_calls(name: str, data: dict) -> dict:
     """``{op type: callable}`` calling each CPU kernel of the workload directly."""
     from flowgraph.backends.cpu import kernels_conv as kc
 
+    if name == "cnn":  # a whole network: no kernels of its own
+        return {}
     x, dy, one = data["x"], data["dy"], [1, 1, 1, 1]
     if name.startswith("conv"):
         f, pad = data["f"], data["padding"]
@@ -207,39 +250,78 @@ def repeats(batch: int) -> int:
 
 
 def as_tensorflow(names: list[str], batch: int) -> int:
-    """Child mode (`--as-tf`): print ``{"name", "seconds"}`` per workload."""
+    """Child mode (`--as-tf`): build every workload's TF session, print ``ready``, then
+    for each ``NAME REPEATS`` line on stdin print ``{"name", "seconds", "version"}``
+    (best of REPEATS steps), until stdin closes."""
     import importlib
 
     tf = importlib.import_module("tensorflow.compat.v1")
     tf.disable_v2_behavior()
+    steps = {}
     for name in names:
-        step, _ = session_step(tf, name, arrays(name, batch))
-        seconds = best_times({"tf": step}, repeats(batch))["tf"]
+        steps[name], _ = session_step(tf, name, arrays(name, batch))
+        steps[name]()  # warm: TensorFlow's first run optimizes the graph
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, rep = line.split()
+        seconds = best_times({"tf": steps[name]}, int(rep))["tf"]
         print(json.dumps({"name": name, "seconds": seconds,
                           "version": tf.version.VERSION}), flush=True)
     return 0
 
 
-def tensorflow_times(names: list[str], batch: int) -> tuple[dict, str]:
-    """TensorFlow's seconds per workload from a child process, or ({}, why not)."""
-    venv = os.environ.get("TF_ORACLE_VENV", "/tmp/tf-oracle-venv")
-    python = os.path.join(venv, "bin", "python")
-    if not os.access(python, os.X_OK):
-        return {}, (f"no TensorFlow environment at {venv}: run ../shared/tools/tf-oracle "
-                    f"once to create it, or set TF_ORACLE_VENV")
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env.pop("TF_MODULE", None)
-    done = subprocess.run([python, os.path.abspath(__file__), "--as-tf", "--batch",
-                           str(batch), *names], capture_output=True, text=True, env=env,
-                          check=False)
-    found = {}
-    for line in done.stdout.splitlines():
-        if line.startswith("{"):
-            item = json.loads(line)
-            found[item["name"]] = item
-    if done.returncode != 0 or not found:
-        return found, f"TensorFlow run failed ({done.returncode}): {done.stderr[-300:]}"
-    return found, ""
+class TensorFlowChild:
+    """TensorFlow 2.15 in a child process of the oracle's environment
+    (``${TF_ORACLE_VENV:-/tmp/tf-oracle-venv}``), timing a workload on request, so its
+    repeats interleave with flowgraph's in the same minute. `error` says why there is
+    none (then `time` returns None)."""
+
+    def __init__(self, names: list[str], batch: int) -> None:
+        self.proc, self.error = None, ""
+        self.log = tempfile.TemporaryFile(mode="w+")  # a pipe could fill up and block
+        venv = os.environ.get("TF_ORACLE_VENV", "/tmp/tf-oracle-venv")
+        python = os.path.join(venv, "bin", "python")
+        if not os.access(python, os.X_OK):
+            self.error = (f"no TensorFlow environment at {venv}: run ../shared/tools/tf-oracle "
+                          f"once to create it, or set TF_ORACLE_VENV")
+            return
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+        env.pop("TF_MODULE", None)
+        self.proc = subprocess.Popen(
+            [python, os.path.abspath(__file__), "--as-tf", "--batch", str(batch), *names],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env=env)
+        if self._read() != "ready":
+            self._fail("did not start")
+
+    def _read(self) -> str:
+        while True:
+            line = self.proc.stdout.readline()
+            if not line or line.strip() in ("ready",) or line.startswith("{"):
+                return line.strip()
+
+    def _fail(self, what: str) -> None:
+        self.proc.kill()
+        self.log.seek(0)
+        self.error = f"TensorFlow run {what}: {self.log.read()[-300:]}"
+        self.proc = None
+
+    def time(self, name: str, repeat: int) -> dict | None:
+        """``{"seconds", "version"}``: TensorFlow's best of `repeat` steps of `name`."""
+        if self.proc is None:
+            return None
+        self.proc.stdin.write(f"{name} {repeat}\n")
+        self.proc.stdin.flush()
+        line = self._read()
+        if not line.startswith("{"):
+            self._fail("failed")
+            return None
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
 
 
 def check(name: str, fg_outputs, np_outputs) -> None:
@@ -248,8 +330,47 @@ def check(name: str, fg_outputs, np_outputs) -> None:
                                    err_msg=f"{name}: flowgraph and NumPy disagree")
 
 
+def measure(tf, name: str, batch: int, rounds: int, tf_child, blas) -> None:
+    """One workload's line: flowgraph's session step, the NumPy reference and (with
+    `tf_child`) TensorFlow's step, each the best over `rounds` rounds of
+    `repeats(batch)` steps, the three taking turns in every round."""
+    import run  # benchmarks/run.py (on sys.path from `main`)
+
+    data = arrays(name, batch)
+    fg_step, fg_outputs = session_step(tf, name, data)
+    np_step = numpy_step(name, data)
+    ours = {"flowgraph": fg_step}
+    if np_step is not None:
+        check(name, fg_outputs(), np_step())
+        ours["numpy"] = np_step
+    best = {"flowgraph": float("inf"), "numpy": float("inf"), "tensorflow": float("inf")}
+    version = None
+    for _ in range(rounds):
+        for k, v in best_times(ours, repeats(batch)).items():
+            best[k] = min(best[k], v)
+        found = tf_child.time(name, repeats(batch)) if tf_child is not None else None
+        if found is not None:
+            best["tensorflow"] = min(best["tensorflow"], found["seconds"])
+            version = found["version"]
+    notes = [f"batch {batch}, forward + backward, best of {rounds} x {repeats(batch)} "
+             f"(flowgraph, NumPy and TensorFlow take turns each round)",
+             f"OPENBLAS_THREAD_TIMEOUT={os.environ.get('OPENBLAS_THREAD_TIMEOUT')}"]
+    extra, met = {}, None
+    if version is not None:
+        seconds = best["tensorflow"]
+        extra = {"tensorflow": run._round(seconds),
+                 "ratio_tf": run._round(best["flowgraph"] / seconds),
+                 "tensorflow_version": version}
+        met = best["flowgraph"] / seconds <= TARGET_TF if name != "cnn" else None
+    elif tf_child is not None:
+        notes.append(tf_child.error)
+    reference = best["numpy"] if np_step is not None else None
+    run.emit(f"{name}_step", "s", best["flowgraph"], reference,
+             TARGET_TF if name != "cnn" else None, met, notes, blas, **extra)
+
+
 def main(argv: list[str]) -> int:
-    batch, with_tf, child, kernels = BATCH, False, False, False
+    batch, with_tf, child, kernels, rounds = BATCH, False, False, False, 3
     names = []
     while argv:
         arg = argv.pop(0)
@@ -261,6 +382,8 @@ def main(argv: list[str]) -> int:
             child = True
         elif arg == "--kernels":
             kernels = True
+        elif arg == "--rounds":
+            rounds = int(argv.pop(0))
         else:
             names.append(arg)
     names = names or list(WORKLOADS)
@@ -281,29 +404,13 @@ def main(argv: list[str]) -> int:
     if kernels:
         kernel_times(names, batch, blas)
         return 0
-    tf_found, tf_note = tensorflow_times(names, batch) if with_tf else ({}, "")
-    for name in names:
-        data = arrays(name, batch)
-        fg_step, fg_outputs = session_step(tf, name, data)
-        np_step = numpy_step(name, data)
-        check(name, fg_outputs(), np_step())
-        t = best_times({"flowgraph": fg_step, "numpy": np_step}, repeats(batch))
-        notes = [f"batch {batch}, forward + backward, best of {repeats(batch)}",
-                 # kernels_conv runs its chunks on the kernel threads only with a short
-                 # spin (see `_blas_spins_briefly`)
-                 f"OPENBLAS_THREAD_TIMEOUT={os.environ.get('OPENBLAS_THREAD_TIMEOUT')}"]
-        extra = {}
-        met = None
-        if name in tf_found:
-            seconds = tf_found[name]["seconds"]
-            extra = {"tensorflow": run._round(seconds),
-                     "ratio_tf": run._round(t["flowgraph"] / seconds),
-                     "tensorflow_version": tf_found[name]["version"]}
-            met = t["flowgraph"] / seconds <= TARGET_TF
-        elif tf_note:
-            notes.append(tf_note)
-        run.emit(f"{name}_step", "s", t["flowgraph"], t["numpy"], TARGET_TF, met, notes,
-                 blas, **extra)
+    tf_child = TensorFlowChild(names, batch) if with_tf else None
+    try:
+        for name in names:
+            measure(tf, name, batch, rounds, tf_child, blas)
+    finally:
+        if tf_child is not None:
+            tf_child.close()
     return 0
 
 

@@ -255,15 +255,14 @@ def test_kernels_split_across_threads_match_reference(seed, monkeypatch):
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 6, 7])
 def test_chunks_on_threads_match_reference(seed, monkeypatch):
-    """Many small chunks on two kernel threads, each thread running its own chunks with
-    BLAS on one thread (`_on_threads`): Conv2D and Conv2DBackpropFilter split the
-    chunks, Conv2DBackpropInput whole images (one image falls back to one thread); dF's
-    per-thread partial sums add up in a fixed order, so repeated runs agree bitwise."""
+    """Many small chunks on two kernel threads, each thread claiming chunks with BLAS on
+    one thread (`_on_threads`): Conv2D and Conv2DBackpropFilter chunks of rows,
+    Conv2DBackpropInput whole images (one image falls back to one thread); dF's
+    per-chunk partials add up in chunk order, so repeated runs agree bitwise."""
     from flowgraph.backends.cpu import kernel_pool
     from flowgraph.backends.cpu.blas_threads import blas_threads
 
     monkeypatch.setattr(kernel_pool, "threads", lambda: 2)
-    monkeypatch.setattr(kc, "_blas_spins_briefly", lambda: True)
     used, blas_inside = [], []
     on_threads = kc._on_threads
 
@@ -299,24 +298,6 @@ def test_chunks_on_threads_match_reference(seed, monkeypatch):
     assert used[0] and used[2], "Conv2D and its filter gradient ran their chunks on threads"
     assert used[1] == (batch > 1)
     assert set(blas_inside) == {1}, "BLAS runs on one thread inside each thread's chunks"
-
-
-def test_chunks_stay_off_the_kernel_threads_while_blas_workers_spin(monkeypatch):
-    """With BLAS on two threads and OpenBLAS's default spin timeout, the chunks run in
-    turn (BLAS's threads on each product); a short timeout, or BLAS on one thread,
-    lets them run on the kernel threads."""
-    monkeypatch.setattr(kc, "blas_threads", lambda: 2)
-    for name in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-    assert not kc._blas_spins_briefly()
-    assert not kc._on_threads(4, lambda a, b: pytest.fail("ran on the kernel threads"))
-    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "28")
-    assert not kc._blas_spins_briefly()
-    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "20")
-    assert kc._blas_spins_briefly()
-    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT")
-    monkeypatch.setattr(kc, "blas_threads", lambda: 1)
-    assert kc._blas_spins_briefly()
 
 
 @pytest.mark.parametrize("padding", ["VALID", "SAME"])

@@ -19,18 +19,30 @@ read in place, through a transposed view, by the pools; NCHW results are transpo
 back. Pooling reduces (or, backward, scatters over) each window's in-bounds taps
 directly, so an average divides by the count of real elements, as TensorFlow does.
 
-Threads: with two or more kernel threads (`kernel_pool`), each thread runs its own run
-of chunks start to end, its im2col or col2im and then its product with BLAS held to one
-thread (`_on_threads`), so a chunk's columns stay in the cache of the core that wrote
-them and the threads meet once per kernel. Conv2DBackpropInput splits the batch by
-whole images (col2im adds into overlapping windows) and Conv2DBackpropFilter sums one
-partial dF per thread, in a fixed order. That needs BLAS's idle workers not to spin on
-the cores for long (`_blas_spins_briefly`: BLAS on one thread, or a short
-``OPENBLAS_THREAD_TIMEOUT``). Otherwise, or with one kernel thread, or a single chunk
-(or image), the chunks run in turn with BLAS's own threads on each product. SAME padding
-costs what VALID does per output pixel (the zero taps are memsets inside im2col, the
-dropped ones are skipped by col2im). The pools split the batch across the kernel
-threads.
+Threads: with two or more kernel threads (`kernel_pool`), the chunks are items that
+each thread claims one at a time and runs start to end, its im2col or col2im and then
+its product with BLAS held to one thread (`_on_threads`), so a chunk's columns stay in
+the cache of the core that wrote them and the threads meet once per kernel.
+Conv2DBackpropInput's chunks are whole images (col2im adds into overlapping windows);
+Conv2DBackpropFilter keeps one partial dF per chunk and adds them in chunk order. With
+one kernel thread, or a single chunk, the same chunks run in turn with BLAS's own
+threads on each product. The chunks, and so each product's rows, are the same either
+way: OpenBLAS may round a row differently depending on where it falls in a product's
+block, so a result is bitwise the same on any number of kernel threads (with BLAS held
+to one thread in both). SAME padding costs what VALID does per output pixel (the zero
+taps are memsets inside im2col, the dropped ones are skipped by col2im).
+
+Why the kernel threads and not BLAS's: OpenBLAS's idle workers spin for ~0.1 s after
+each multi-threaded product (``OPENBLAS_THREAD_TIMEOUT``, 2**28 cycles by default), so a
+conv layer whose products use BLAS's threads keeps them spinning through the whole
+step, and every other thread then shares a core with a spinning worker. Products held
+to one BLAS thread let the workers fall asleep; where a product elsewhere woke them
+just before (a dense layer's MatMul), the threads claiming chunks one at a time give
+the partly-shared core fewer chunks instead of waiting for it at a fixed split.
+
+Pooling splits the batch across the kernel threads. A 2x2, stride-2 max pool whose
+windows all lie inside a contiguous NHWC input (VALID, or SAME on even sizes) and its
+gradient run dedicated loops (`_pool2x2.pyx`), bitwise equal to the general ones.
 
 float32 and float64 run as themselves; float16 is computed in float32 and integer
 tensors in float64 (exact while sums stay below 2**53), then cast back.
@@ -48,22 +60,23 @@ array([[4., 4.],
 
 from __future__ import annotations
 
-import os
+import itertools
 
 import numpy as np
 
-from flowgraph.backends.cpu import _conv, cpu_kernel, kernel_pool
+from flowgraph.backends.cpu import _conv, _pool2x2, cpu_kernel, kernel_pool
 from flowgraph.backends.cpu._buffers import empty as _empty
-from flowgraph.backends.cpu.blas_threads import blas_threads, blas_threads_limited
+from flowgraph.backends.cpu.blas_threads import blas_threads_limited
 from flowgraph.framework import errors
 from flowgraph.ops.nn_ops import same_padding
 
 # Bytes of one thread's chunk of the column matrix. OpenBLAS runs these skinny products
 # (N = 64, K = 288) at ~100 GFLOP/s per core from ~600 to ~3,600 rows (0.7 to 4 MB of
 # float32 columns), measured on one core of an AMD EPYC, and at ~75 for the whole batch
-# (10,816 rows); chunks in that range time the same within 2 % on one thread. Chunks
-# run in turn with BLAS's threads on each product (see `_on_threads`) meet once per
-# product, so they are no smaller than this.
+# (100,352 rows: 49 ms against 38 for 1,820-row chunks, one thread, SAME batch 128);
+# chunks in that range time the same within 2 % on one thread. Chunks run in turn with
+# BLAS's threads on each product (see `_on_threads`) meet once per product, so they are
+# no smaller than this.
 _CHUNK_BYTES = 2 * 1024 * 1024
 _BLAS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -158,64 +171,42 @@ def _check_backprop(what, dy, geo, height, width):
             f"{geo[0]}x{geo[1]}, strides {geo[2]}x{geo[3]}, dilations {geo[4]}x{geo[5]})")
 
 
-def _chunks(rows: int, ncol: int, dtype: np.dtype):
-    """``(r0, r1, cols)``: row ranges covering ``0 .. rows`` and a C-contiguous
-    ``[r1 - r0, ncol]`` buffer for each (one buffer, reused), for chunks run in turn. A
-    chunk holds `_CHUNK_BYTES` per kernel thread: the threads split its im2col/col2im,
-    and BLAS's threads its product."""
-    per_thread = _CHUNK_BYTES // max(ncol * dtype.itemsize, 1)
-    step = max(1, min(rows, per_thread * kernel_pool.threads()))
-    buf = _empty((step, ncol), dtype)  # recycled: no page faults per call
-    for r0 in range(0, rows, step):
-        r1 = min(rows, r0 + step)
-        yield r0, r1, buf[:r1 - r0]
-
-
 def _chunk_rows(ncol: int, dtype: np.dtype) -> int:
-    """Rows of one thread's chunk of a column matrix with `ncol` columns."""
+    """Rows of one chunk of a column matrix with `ncol` columns."""
     return max(1, _CHUNK_BYTES // max(ncol * dtype.itemsize, 1))
 
 
-# OpenBLAS's idle workers spin (yielding) for 2**OPENBLAS_THREAD_TIMEOUT cycles after
-# each multi-threaded product before they sleep: 2**28, ~0.1 s, by default. A kernel
-# thread sharing a core with a spinning worker runs at about half speed, so the chunks
-# run on the kernel threads only when BLAS has no workers (one thread) or they stop
-# spinning within ~1 ms (a timeout of at most 2**22 cycles, set before NumPy loads).
-# Measured on 2 vCPUs, SAME Conv2D at batch 128: 23 ms on the kernel threads, 38 ms
-# right after a 2-thread product with the default timeout, 22-23 ms with a timeout of
-# 20 or 22 (20 made the chunks-in-turn path's filter gradient 2x slower: its workers slept
-# between chunks).
-_SHORT_SPIN = 22
-
-
-def _blas_spins_briefly() -> bool:
-    """Whether BLAS's idle workers leave the cores free soon after a product."""
-    if blas_threads() <= 1:
-        return True
-    for name in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT"):
-        value = os.environ.get(name, "")
-        if value.strip().isdigit():
-            return int(value) <= _SHORT_SPIN
-    return False
-
-
 def _on_threads(items: int, part) -> bool:
-    """Run ``part(a, b)`` over items ``0 .. items`` on the kernel threads, BLAS on one
-    thread inside, and return True; or run nothing and return False when there are fewer
-    than two threads or two items.
+    """Run ``part(k, k + 1)`` for every item ``k < items`` on the kernel threads, BLAS
+    on one thread inside, and return True; or run nothing and return False when there
+    are fewer than two threads or two items.
 
-    Each thread then runs its own chunks start to end (im2col or col2im, then a
-    one-thread product on the columns still in its cache) with no hand-off per chunk.
+    Each thread claims the next item not yet taken when it finishes one, so a thread
+    that gets less of its core (another process, or OpenBLAS's idle workers spinning
+    for ~0.1 s after a multi-threaded product elsewhere) simply runs fewer items. An
+    item is a chunk start to end (im2col or col2im, then a one-thread product on the
+    columns still in its core's cache), so the threads never meet inside a kernel.
     Splitting each chunk's product across BLAS's threads instead cost 10-25 % more at
-    batch 128 on 2 vCPUs: each chunk's columns, written by one core, are read by both,
-    and the threads meet twice per chunk. The BLAS limit is process-wide (see
-    `blas_threads_limited`): a product another session runs meanwhile gets one thread.
-    Only where BLAS's idle workers do not spin for long (`_blas_spins_briefly`).
+    batch 128 on 2 vCPUs (each chunk's columns, written by one core, are read by both,
+    and the threads meet twice per chunk), and it keeps BLAS's workers spinning, which
+    slows every kernel thread after it. The BLAS limit is process-wide (see
+    `blas_threads_limited`; kernels overlapping on two threads ask for the same limit,
+    and only the one that found more threads restores them): a product another session
+    runs meanwhile gets one thread.
     """
-    if items < 2 or kernel_pool.threads() < 2 or not _blas_spins_briefly():
+    threads = kernel_pool.threads()
+    if items < 2 or threads < 2:
         return False
+    claim = itertools.count()  # next() on it is atomic under the GIL
+
+    def worker(a, b):
+        k = next(claim)
+        while k < items:
+            part(k, k + 1)
+            k = next(claim)
+
     with blas_threads_limited(1):
-        kernel_pool.parallel_for(items, part, grain=1, align=1)
+        kernel_pool.parallel_for(min(threads, items), worker, grain=1, align=1)
     return True
 
 
@@ -291,16 +282,15 @@ def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 
         step = _chunk_rows(f2.shape[0], work)
 
         def part(a, b):  # chunks a .. b
-            buf = _empty((step, f2.shape[0]), work)
             for r0 in range(a * step, min(rows, b * step), step):
                 r1 = min(rows, r0 + step)
-                _conv.im2col(xs, buf[:r1 - r0], r0, geo)
-                np.matmul(buf[:r1 - r0], f2, out=out2[r0:r1])
-
-        if not _on_threads(-(-rows // step), part):
-            for r0, r1, cols in _chunks(rows, f2.shape[0], work):
+                cols = _empty((step, f2.shape[0]), work)[:r1 - r0]
                 _im2col(xs, cols, r0, geo)
                 np.matmul(cols, f2, out=out2[r0:r1])
+
+        count = -(-rows // step)
+        if not _on_threads(count, part):
+            part(0, count)  # in turn, BLAS's threads on each product
     else:
         out2.fill(0)
     return _finish(out, data_format, x.dtype)
@@ -330,20 +320,21 @@ def conv2d_backprop_input(sizes, f, dy, *, strides, padding, explicit_paddings=(
         _by_image(n, _image_size(dx.shape), lambda a, b: dx[a:b].fill(0))
     else:
         step, per = _chunk_rows(f2.shape[0], work), geo[8] * geo[9]
+        images = max(1, step // per)  # per chunk: windows add only into their images
 
-        def part(a, b):  # images a .. b: their windows add only into dx[a:b]
-            dx[a:b].fill(0)
-            buf = _empty((step, f2.shape[0]), work)
-            for r0 in range(a * per, b * per, step):
-                r1 = min(b * per, r0 + step)
-                np.matmul(dy2[r0:r1], f2.T, out=buf[:r1 - r0])
-                _conv.col2im(buf[:r1 - r0], dx, r0, geo)
+        def part(a, b):  # chunks a .. b, chunk k: images k * images .. (k + 1) * images
+            for k in range(a, b):
+                i0, i1 = k * images, min(n, (k + 1) * images)
+                dx[i0:i1].fill(0)
+                for r0 in range(i0 * per, i1 * per, step):  # one product per `step` rows
+                    r1 = min(i1 * per, r0 + step)
+                    dcols = _empty((step, f2.shape[0]), work)[:r1 - r0]
+                    np.matmul(dy2[r0:r1], f2.T, out=dcols)
+                    _col2im(dcols, dx, r0, geo)
 
-        if rows < 2 * step or not _on_threads(n, part):
-            _by_image(n, _image_size(dx.shape), lambda a, b: dx[a:b].fill(0))
-            for r0, r1, dcols in _chunks(rows, f2.shape[0], work):
-                np.matmul(dy2[r0:r1], f2.T, out=dcols)
-                _col2im(dcols, dx, r0, geo)
+        count = -(-n // images)
+        if not _on_threads(count, part):
+            part(0, count)
     return _finish(dx, data_format, dy.dtype)
 
 
@@ -373,30 +364,23 @@ def conv2d_backprop_filter(x, sizes, dy, *, strides, padding, explicit_paddings=
             np.matmul(xs.reshape(rows, ncol).T, dy2, out=df)
         else:
             step = _chunk_rows(ncol, work)
-            sums: dict = {}
+            count = -(-rows // step)
+            # One partial dF per chunk, added in chunk order: the same sums, bit for
+            # bit, whichever thread ran which chunk.
+            parts = _empty((count, ncol, cout), work)
 
-            def part(a, b):  # chunks a .. b, summed into their own partial dF
-                buf, acc, tmp = _empty((step, ncol), work), np.empty_like(df), None
-                for r0 in range(a * step, min(rows, b * step), step):
-                    r1 = min(rows, r0 + step)
-                    _conv.im2col(xs, buf[:r1 - r0], r0, geo)
-                    np.matmul(buf[:r1 - r0].T, dy2[r0:r1], out=acc if tmp is None else tmp)
-                    if tmp is None:
-                        tmp = np.empty_like(df)
-                    else:
-                        acc += tmp
-                sums[a] = acc
-
-            if _on_threads(-(-rows // step), part):
-                for a in sorted(sums):  # in a fixed order: reproducible sums
-                    df += sums[a]
-            else:
-                tmp = np.empty_like(df)
-                for r0, r1, cols in _chunks(rows, ncol, work):
+            def part(a, b):  # chunks a .. b
+                for k in range(a, b):
+                    r0, r1 = k * step, min(rows, (k + 1) * step)
+                    cols = _empty((step, ncol), work)[:r1 - r0]
                     _im2col(xs, cols, r0, geo)
-                    np.matmul(cols.T, dy2[r0:r1], out=tmp if r0 else df)
-                    if r0:
-                        df += tmp
+                    np.matmul(cols.T, dy2[r0:r1], out=parts[k])
+
+            if not _on_threads(count, part):
+                part(0, count)
+            df[...] = parts[0]
+            for k in range(1, count):
+                df += parts[k]
     return df.reshape(kh, kw, cin, cout).astype(dy.dtype, copy=False)
 
 
@@ -412,12 +396,23 @@ def _pool_geometry(what, x, ksize, strides, padding, data_format):
                            padding, (), data_format)
 
 
+def _two_by_two(xs: np.ndarray, geo: tuple) -> bool:
+    """Whether `_pool2x2` covers this max pool: 2x2 windows, stride 2, every window
+    inside the contiguous NHWC input (VALID, or SAME on even sizes)."""
+    return geo[:8] == (2, 2, 2, 2, 1, 1, 0, 0) and 2 * geo[8] <= xs.shape[1] and \
+        2 * geo[9] <= xs.shape[2] and xs.flags.c_contiguous
+
+
 def _pooled(what, x, ksize, strides, padding, data_format, average):
     xs = _nhwc(x, data_format, what)
     geo = _pool_geometry(what, xs, ksize, strides, padding, data_format)
     out = _empty((xs.shape[0], geo[8], geo[9], xs.shape[3]), xs.dtype)
-    _by_image(xs.shape[0], _image_size(xs.shape),
-              lambda a, b: _conv.pool(xs[a:b], out[a:b], geo, average))
+    if not average and _two_by_two(xs, geo):
+        _by_image(xs.shape[0], _image_size(xs.shape),
+                  lambda a, b: _pool2x2.max_pool_2x2(xs[a:b], out[a:b]))
+    else:
+        _by_image(xs.shape[0], _image_size(xs.shape),
+                  lambda a, b: _conv.pool(xs[a:b], out[a:b], geo, average))
     return _finish(out, data_format, x.dtype)
 
 
@@ -467,7 +462,12 @@ def _max_route(what, x, grad, ksize, strides, padding, data_format, gather):
     dst = _empty(pooled if gather else xs.shape, xs.dtype)
 
     def part(a, b):
-        _conv.max_pool_route(xs[a:b], src[a:b], dst[a:b], geo, gather)
+        if dedicated:
+            _pool2x2.max_pool_2x2_grad(xs[a:b], src[a:b], dst[a:b])
+        else:
+            _conv.max_pool_route(xs[a:b], src[a:b], dst[a:b], geo, gather)
+
+    dedicated = not gather and _two_by_two(xs, geo)
 
     _by_image(xs.shape[0], _image_size(xs.shape), part)
     return _finish(dst, data_format, grad.dtype)

@@ -1,0 +1,56 @@
+"""`benchmarks/bench_conv.py` at a tiny batch: each workload's flowgraph step computes
+what its NumPy reference computes (the check the benchmark runs before timing), the
+CNN step trains, and a missing TensorFlow environment is reported, not fatal."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import flowgraph as tf
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_conv
+
+        yield bench_conv
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+@pytest.mark.parametrize("name", ["conv_valid", "conv_same", "max_pool", "avg_pool"])
+def test_workloads_match_their_numpy_reference(bench, name):
+    data = bench.arrays(name, 2)
+    _, outputs = bench.session_step(tf, name, data)
+    bench.check(name, outputs(), bench.numpy_step(name, data)())
+
+
+def test_cnn_step_trains(bench):
+    step, loss = bench.session_step(tf, "cnn", bench.arrays("cnn", 2))
+    first = loss()[0]
+    for _ in range(3):
+        step()
+    assert bench.numpy_step("cnn", {}) is None
+    assert np.isfinite(first) and loss()[0] < first
+
+
+def test_missing_tensorflow_environment_is_a_note(bench, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TF_ORACLE_VENV", str(tmp_path / "none"))
+    child = bench.TensorFlowChild(["max_pool"], 2)
+    assert child.time("max_pool", 1) is None
+    assert "no TensorFlow environment" in child.error
+    child.close()
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # `measure` imports benchmarks/run.py
+    bench.measure(tf, "max_pool", 2, 1, child, {})
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["name"] == "max_pool_step" and line["met"] is None
+    assert "no TensorFlow environment" in line["notes"]
