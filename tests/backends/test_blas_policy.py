@@ -173,3 +173,44 @@ def test_intra_op_parallelism_threads_limits_the_kernel_pool():
                       tf.int64)
     with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
         assert sess.run(seen) == 1
+
+
+def test_overlapping_limits_with_different_counts_restore_blas_in_any_order(monkeypatch):
+    """Two threads' blocks with different counts, closed in either order: BLAS follows
+    the newest open block and ends at its count from before the first. (A fake BLAS
+    handle: OpenBLAS 0.3.31 ignores a raise from a thread while another thread's lower
+    count stands, which is not what this checks.)"""
+    import threading
+
+    class FakeBlas:
+        num_threads = 4
+
+        def set_num_threads(self, n):
+            self.num_threads = n
+
+    fake = FakeBlas()
+    monkeypatch.setattr(blas_threads, "_blas_controllers", lambda: [fake])
+    for close_first in ("outer", "inner"):
+        outer_in, inner_in = threading.Event(), threading.Event()
+        release = {"outer": threading.Event(), "inner": threading.Event()}
+
+        def block(name, n, entered, wait_for=None, release=release):
+            if wait_for is not None:
+                wait_for.wait(5)
+            with blas_threads.blas_threads_limited(n):
+                entered.set()
+                release[name].wait(5)
+
+        a = threading.Thread(target=block, args=("outer", 1, outer_in))
+        b = threading.Thread(target=block, args=("inner", 2, inner_in, outer_in))
+        a.start()
+        b.start()
+        inner_in.wait(5)
+        assert fake.num_threads == 2
+        release[close_first].set()
+        (a if close_first == "outer" else b).join(5)
+        assert fake.num_threads == (2 if close_first == "outer" else 1)
+        release["inner" if close_first == "outer" else "outer"].set()
+        a.join(5)
+        b.join(5)
+        assert fake.num_threads == 4, close_first

@@ -76,28 +76,47 @@ def blas_threads() -> int:
     return max((c.num_threads for c in _blas_controllers()), default=1)
 
 
+_active_limits: list[int] = []  # the counts of the `blas_threads_limited` blocks open now
+_base_counts: list[int] = []  # BLAS's counts before the first of them opened
+
+
 @contextlib.contextmanager
 def blas_threads_limited(n: int) -> Iterator[None]:
     """Run BLAS on `n` threads inside the block, and restore the previous counts after.
 
-    The setting is process-wide (BLAS has one thread pool), so two threads running
-    blocks with different `n` at once see whichever was set last. Costs about 1 µs.
+    The setting is process-wide (BLAS has one thread pool). Blocks may overlap on several
+    threads: BLAS runs at the count of the most recently opened block still open, and
+    returns to the counts it had before the first one once all are closed (whatever
+    order they close in). Costs about 1 µs.
 
     >>> with blas_threads_limited(1):
     ...     blas_threads()
     1
     """
     controllers = _blas_controllers()
-    previous = [c.num_threads for c in controllers]
-    for c, p in zip(controllers, previous):
-        if p != n:
-            c.set_num_threads(n)
+    entry = [n]  # a distinct object per block, removed by identity
+    with _lock:
+        if not _active_limits:
+            _base_counts[:] = [c.num_threads for c in controllers]
+        _active_limits.append(entry)
+        _apply(controllers, [n] * len(controllers))
     try:
         yield
     finally:
-        for c, p in zip(controllers, previous):
-            if p != n:
-                c.set_num_threads(p)
+        with _lock:
+            for i, e in enumerate(_active_limits):
+                if e is entry:
+                    del _active_limits[i]
+                    break
+            wanted = ([_active_limits[-1][0]] * len(controllers) if _active_limits
+                      else list(_base_counts))
+            _apply(controllers, wanted)
+
+
+def _apply(controllers: list, counts: list[int]) -> None:
+    for c, k in zip(controllers, counts):
+        if c.num_threads != k:
+            c.set_num_threads(k)
 
 
 @contextlib.contextmanager
