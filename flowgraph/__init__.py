@@ -32,8 +32,10 @@ from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.dtypes import (
+    QUANTIZED_DTYPES,
     DType,
     as_dtype,
+    bfloat16,
     bool,
     complex64,
     complex128,
@@ -46,11 +48,18 @@ from flowgraph.framework.dtypes import (
     int16,
     int32,
     int64,
+    qint8,
+    qint16,
+    qint32,
+    quint8,
+    quint16,
+    resource,
     string,
     uint8,
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from flowgraph.framework.event_format import AttrValue, GraphDef, NodeDef  # TF's messages
 from flowgraph.framework.graph import (

@@ -1,7 +1,8 @@
 """Record TensorFlow's OpDefs of the ops flowgraph registers, for GraphDef export
 (flowgraph/framework/tf_formats/tf_op_defs.py). Run once per TensorFlow release:
 
-    python -c "import json, flowgraph; from flowgraph.framework import registry; \
+    python -c "import json, flowgraph.ops; from flowgraph.framework import registry; \
+flowgraph.ops.load_all(); \
 json.dump(sorted(registry.registered_ops()), open('/tmp/fg_ops.json', 'w'))"
     ../shared/tools/tf-oracle tools/record_tf_op_defs.py /tmp/fg_ops.json \
         flowgraph/framework/tf_formats/tf_op_defs.py

@@ -77,8 +77,8 @@ def _check_python_kind(value: Any, dtype) -> None:
             ok = isinstance(v, numbers.Real)
         elif dtype.is_complex:
             ok = isinstance(v, numbers.Complex)
-        else:
-            ok = True
+        else:  # quantized types take NumPy values only, as in TensorFlow
+            ok = not dtype.is_quantized
         if not ok:
             raise _kind_error(v if not isinstance(value, list | tuple) else value, dtype)
 

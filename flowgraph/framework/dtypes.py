@@ -23,9 +23,12 @@ __all__ = [
     "FLOATS",
     "INTEGERS",
     "NUMERIC",
+    "QUANTIZED_DTYPES",
     "REAL",
     "DType",
     "as_dtype",
+    "bfloat16",
+    "bfloat16_ref",
     "bool",
     "bool_ref",
     "complex64",
@@ -51,6 +54,18 @@ __all__ = [
     "int32_ref",
     "int64",
     "int64_ref",
+    "qint8",
+    "qint8_ref",
+    "qint16",
+    "qint16_ref",
+    "qint32",
+    "qint32_ref",
+    "quint8",
+    "quint8_ref",
+    "quint16",
+    "quint16_ref",
+    "resource",
+    "resource_ref",
     "string",
     "string_ref",
     "uint8",
@@ -61,6 +76,8 @@ __all__ = [
     "uint32_ref",
     "uint64",
     "uint64_ref",
+    "variant",
+    "variant_ref",
 ]
 
 _REF_OFFSET = 100
@@ -84,6 +101,49 @@ _BASE_TYPES: dict[int, tuple[str, type]] = {
     23: ("uint64", np.uint64),
 }
 
+# Quantized types: enum -> (name, storage type). As in TensorFlow, their NumPy type is a
+# one-field structured dtype named after the type (``[("qint8", "i1")]``), so a quantized
+# value is never mistaken for a plain integer.
+_QUANTIZED_TYPES: dict[int, tuple[str, type]] = {
+    11: ("qint8", np.int8),
+    12: ("quint8", np.uint8),
+    13: ("qint32", np.int32),
+    15: ("qint16", np.int16),
+    16: ("quint16", np.uint16),
+}
+# Types with no NumPy equivalent of their own: bfloat16 borrows ml_dtypes' scalar type when
+# that package is installed; resource and variant handles have none at all.
+_OTHER_TYPES: dict[int, str] = {14: "bfloat16", 20: "resource", 21: "variant"}
+_BFLOAT16_MAX = (2.0 - 2.0**-7) * 2.0**127  # 8 exponent bits, 7 fraction bits
+
+
+def _bfloat16_numpy_type() -> type | None:
+    try:
+        import ml_dtypes  # optional: TensorFlow's own NumPy bfloat16
+    except ImportError:
+        return None
+    return ml_dtypes.bfloat16
+
+
+def _numpy_type_of(base_enum: int) -> Any:
+    if base_enum in _BASE_TYPES:
+        return _BASE_TYPES[base_enum][1]
+    if base_enum in _QUANTIZED_TYPES:
+        name, storage = _QUANTIZED_TYPES[base_enum]
+        return np.dtype([(name, storage)])
+    if base_enum == 14:
+        return _bfloat16_numpy_type()
+    return None
+
+
+def _name_of(base_enum: int) -> str:
+    if base_enum in _BASE_TYPES:
+        return _BASE_TYPES[base_enum][0]
+    if base_enum in _QUANTIZED_TYPES:
+        return _QUANTIZED_TYPES[base_enum][0]
+    return _OTHER_TYPES[base_enum]
+
+
 _INTERNED: dict[int, DType] = {}
 
 
@@ -99,13 +159,15 @@ class DType:
     (True, True, True)
     >>> float32_ref.base_dtype, float32._as_ref
     (tf.float32, tf.float32_ref)
+    >>> qint8.is_quantized, qint8.as_numpy_dtype, qint8.size
+    (True, dtype([('qint8', 'i1')]), 1)
     """
 
     __slots__ = ("_enum", "_name", "_np")
 
     _enum: int
     _name: str
-    _np: type
+    _np: Any
 
     def __new__(cls, type_enum: int) -> DType:
         try:
@@ -116,12 +178,13 @@ class DType:
     @classmethod
     def _create(cls, type_enum: int) -> DType:
         self = object.__new__(cls)
-        name, np_type = _BASE_TYPES[type_enum % _REF_OFFSET]
+        base = type_enum % _REF_OFFSET
+        name = _name_of(base)
         if type_enum > _REF_OFFSET:
             name += "_ref"
         object.__setattr__(self, "_enum", type_enum)
         object.__setattr__(self, "_name", name)
-        object.__setattr__(self, "_np", np_type)
+        object.__setattr__(self, "_np", _numpy_type_of(base))
         return self
 
     def __setattr__(self, key: str, value: Any) -> None:
@@ -143,8 +206,21 @@ class DType:
         return self._enum
 
     @property
-    def as_numpy_dtype(self) -> type:
-        """The NumPy scalar type (``np.object_`` for strings)."""
+    def as_numpy_dtype(self) -> Any:
+        """The NumPy scalar type (``np.object_`` for strings).
+
+        Quantized types give a one-field structured dtype (``[("qint8", "i1")]``),
+        bfloat16 gives ``ml_dtypes.bfloat16`` (TypeError without that package), and
+        resource and variant handles have none (KeyError, as in TensorFlow).
+        """
+        if self._np is None:
+            base = self._enum % _REF_OFFSET
+            if base == 14:
+                raise TypeError(
+                    "tf.bfloat16 has no NumPy type unless the ml_dtypes package is "
+                    "installed (pip install ml_dtypes)."
+                )
+            raise KeyError(f"{self.name} has no NumPy equivalent: its values are handles.")
         return self._np
 
     @property
@@ -175,65 +251,96 @@ class DType:
     # -- classification -------------------------------------------------------------
 
     @property
+    def _kind(self) -> str:
+        """NumPy's kind letter; "q" for quantized, "h" for resource/variant handles."""
+        base = self._enum % _REF_OFFSET
+        if base in _QUANTIZED_TYPES:
+            return "q"
+        if base == 14:
+            return "f"
+        if base in _OTHER_TYPES:
+            return "h"
+        return np.dtype(self._np).kind
+
+    @property
     def is_floating(self) -> builtins.bool:
-        """Whether this is a real floating-point type."""
-        return issubclass(self._np, np.floating)
+        """Whether this is a real floating-point type (bfloat16 included)."""
+        return self._kind == "f"
 
     @property
     def is_integer(self) -> builtins.bool:
-        """Whether this is a (signed or unsigned) integer type."""
-        return issubclass(self._np, np.integer)
+        """Whether this is a (signed or unsigned) integer type; quantized ones are not."""
+        return self._kind in "iu"
 
     @property
     def is_unsigned(self) -> builtins.bool:
         """Whether this is an unsigned integer type."""
-        return issubclass(self._np, np.unsignedinteger)
+        return self._kind == "u"
 
     @property
     def is_complex(self) -> builtins.bool:
         """Whether this is a complex type."""
-        return issubclass(self._np, np.complexfloating)
+        return self._kind == "c"
 
     @property
     def is_bool(self) -> builtins.bool:
         """Whether this is the boolean type."""
-        return self._np is np.bool_
+        return self._kind == "b"
 
     @property
     def is_numpy_compatible(self) -> builtins.bool:
-        """Whether values of this type can be held in NumPy arrays (always True here)."""
-        return True
+        """Whether values of this type can be held in NumPy arrays (not for handles)."""
+        return self._kind != "h"
 
     @property
     def is_quantized(self) -> builtins.bool:
-        """Whether this is a quantized type (none are supported, so always False)."""
-        return False
+        """Whether this is a quantized type (qint8, quint8, qint16, quint16, qint32).
+
+        Example
+        -------
+        >>> qint8.is_quantized, int8.is_quantized
+        (True, False)
+        """
+        return self._kind == "q"
 
     @property
     def size(self) -> int:
-        """Bytes per element (pointer size for strings)."""
+        """Bytes per element (pointer size for strings, 0 for resource/variant handles)."""
+        kind = self._kind
+        if kind == "h":
+            return 0
+        if self._enum % _REF_OFFSET == 14:
+            return 2
         return np.dtype(self._np).itemsize
 
     # -- limits ---------------------------------------------------------------------
 
     def _check_numeric_limits(self) -> None:
         if not (self.is_floating or self.is_integer):
-            raise TypeError(f"Cannot find the limits of non-numeric type {self.name}.")
+            raise TypeError(
+                f"Cannot find the limits of type {self.name}: only real floating-point "
+                "and integer types have them"
+                + (" (quantized types have none)." if self.is_quantized else ".")
+            )
 
     @property
     def min(self) -> Any:
         """The smallest finite value of a real numeric type (TypeError otherwise)."""
         self._check_numeric_limits()
+        if self._np is None:  # bfloat16 without ml_dtypes
+            return -_BFLOAT16_MAX
         if self.is_floating:
-            return np.finfo(self._np).min
+            return _finfo(self._np).min
         return int(np.iinfo(self._np).min)
 
     @property
     def max(self) -> Any:
         """The largest finite value of a real numeric type (TypeError otherwise)."""
         self._check_numeric_limits()
+        if self._np is None:
+            return _BFLOAT16_MAX
         if self.is_floating:
-            return np.finfo(self._np).max
+            return _finfo(self._np).max
         return int(np.iinfo(self._np).max)
 
     @property
@@ -289,7 +396,15 @@ class DType:
         return self
 
 
-for _enum in _BASE_TYPES:
+def _finfo(np_type: Any) -> Any:
+    if np.dtype(np_type).kind == "V":  # ml_dtypes' bfloat16 has its own finfo
+        import ml_dtypes
+
+        return ml_dtypes.finfo(np_type)
+    return np.finfo(np_type)
+
+
+for _enum in (*_BASE_TYPES, *_QUANTIZED_TYPES, *_OTHER_TYPES):
     _INTERNED[_enum] = DType._create(_enum)
     _INTERNED[_enum + _REF_OFFSET] = DType._create(_enum + _REF_OFFSET)
 
@@ -310,6 +425,14 @@ uint32 = DType(22)
 uint64 = DType(23)
 half = float16
 double = float64
+qint8 = DType(11)
+quint8 = DType(12)
+qint32 = DType(13)
+bfloat16 = DType(14)
+qint16 = DType(15)
+quint16 = DType(16)
+resource = DType(20)
+variant = DType(21)
 
 float32_ref = DType(101)
 float64_ref = DType(102)
@@ -328,6 +451,14 @@ uint32_ref = DType(122)
 uint64_ref = DType(123)
 half_ref = float16_ref
 double_ref = float64_ref
+qint8_ref = DType(111)
+quint8_ref = DType(112)
+qint32_ref = DType(113)
+bfloat16_ref = DType(114)
+qint16_ref = DType(115)
+quint16_ref = DType(116)
+resource_ref = DType(120)
+variant_ref = DType(121)
 
 #: Type groups, e.g. for kernel registration.
 FLOATS: tuple[DType, ...] = (float16, float32, float64)
@@ -336,6 +467,10 @@ COMPLEX: tuple[DType, ...] = (complex64, complex128)
 REAL: tuple[DType, ...] = FLOATS + INTEGERS
 NUMERIC: tuple[DType, ...] = FLOATS + INTEGERS + COMPLEX
 ALL: tuple[DType, ...] = (*NUMERIC, bool, string)
+#: The quantized types and their reference variants, as in ``tf.dtypes``.
+QUANTIZED_DTYPES: frozenset[DType] = frozenset(
+    d for d in _INTERNED.values() if d.is_quantized
+)
 
 _BY_NAME: dict[str, DType] = {d.name: d for d in _INTERNED.values()}
 _BY_NAME.update({
@@ -343,7 +478,11 @@ _BY_NAME.update({
     "half_ref": float16_ref, "float_ref": float32_ref, "double_ref": float64_ref,
     "bool_": bool, "str": string, "bytes": string, "object": string,
 })
-_BY_NUMPY: dict[np.dtype, DType] = {np.dtype(d._np): d for d in ALL if d is not string}
+_BY_NUMPY: dict[np.dtype, DType] = {
+    np.dtype(d._np): d
+    for d in (*ALL, *(DType(e) for e in _QUANTIZED_TYPES), bfloat16)
+    if d is not string and d._np is not None
+}
 _BY_PYTHON_TYPE: dict[type, DType] = {
     builtins.float: float64, builtins.int: int64, builtins.bool: bool,
     builtins.complex: complex128, builtins.str: string, builtins.bytes: string,
@@ -354,6 +493,8 @@ _BY_PYTHON_TYPE: dict[type, DType] = {
 def _from_numpy_dtype(npd: np.dtype) -> DType | None:
     if npd.kind in "OUS":
         return string
+    if npd.kind == "V":  # quantized structured dtypes, ml_dtypes' bfloat16
+        return _BY_NUMPY.get(npd)
     if not npd.isnative:
         npd = npd.newbyteorder("=")
     return _BY_NUMPY.get(npd)

@@ -102,9 +102,6 @@ def write_varint(n: int) -> bytes:
     return bytes(out)
 
 
-_varint = write_varint  # the former private name, still imported by tf_formats/
-
-
 def write_length_delimited(number: int, payload: bytes) -> bytes:
     """Field `number` of wire type 2 (bytes, string, sub-message, packed numbers): its
     tag, the payload's length and the payload.

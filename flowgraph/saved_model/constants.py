@@ -43,6 +43,8 @@ SUPERVISED_EVAL_METHOD_NAME = "tensorflow/supervised/eval"
 
 # -- names inside the export directory ---------------------------------------------------------
 SAVED_MODEL_FILENAME_JSON = "saved_model.json"
+SAVED_MODEL_FILENAME_PB = "saved_model.pb"  # TensorFlow's binary SavedModel
+SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"  # ... and its text form
 VARIABLES_DIRECTORY = "variables"
 VARIABLES_FILENAME = "variables"
 ASSETS_DIRECTORY = "assets"

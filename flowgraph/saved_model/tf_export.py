@@ -15,7 +15,9 @@ the collections, the Saver's ``save/`` subgraph rewritten as TensorFlow's
 ``SaveV2``/``RestoreV2`` nodes, `tf_formats.saver_graph`) plus the tags, the signatures,
 ``asset_file_def`` and the main op in the ``saved_model_main_op`` collection, which
 TensorFlow's loader runs after restoring the variables, with each asset tensor fed the
-asset's path. The bytes are staged and renamed into place by the builder, as for
+asset's path. Vocabulary-file lookups become tables that the main op fills from their
+assets (`tf_export_tables`); other flowgraph-only ops are written as TensorFlow ops by
+`tf_formats.op_rewrites`. The bytes are staged and renamed into place by the builder, as for
 flowgraph's format.
 
 Which format a builder writes when none is named is process-wide state:
@@ -66,6 +68,7 @@ from flowgraph.saved_model.constants_tf import (
     SAVED_MODEL_FILENAME_PB,
     SAVED_MODEL_FILENAME_PBTXT,
 )
+from flowgraph.saved_model.tf_export_tables import vocabulary_files_as_tables
 
 __all__ = ["FORMATS", "check_format", "export_format", "get_export_format",
            "set_export_format", "tf_meta_graph", "write_tf_saved_model", "write_tf_variables"]
@@ -163,11 +166,14 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
     """
     from flowgraph.train.meta_graph_export import export_meta_graph
 
+    graph_def, main_op, table_assets = vocabulary_files_as_tables(graph_def, main_op)
     saver_def = None if saver is None or saver._is_empty else saver.saver_def
     mg = export_meta_graph(graph=graph, graph_def=graph_def, saver_def=saver_def,
                            clear_devices=clear_devices)
     if saver_def is not None:
-        mg.saver_def.sharded = False  # one shard; TensorFlow's restore needs no more
+        # One shard, TensorFlow's restore needs no more; cleared rather than set to False,
+        # since proto3 writes no field at its default (the bytes stay TensorFlow's).
+        mg.saver_def.ClearField("sharded")
     mg.meta_info_def.tags.extend(tags)
     for key, sig in signatures.items():
         mg.signature_def[key] = _signature(sig)
@@ -176,6 +182,12 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
         mg.asset_file_def.append(AssetFileDefProto(tensor_info=_tensor_info(a.tensor_info),
                                                    filename=a.filename))
         names.append(a.tensor_info.name)
+    for tensor_name, filename in table_assets:
+        mg.asset_file_def.append(AssetFileDefProto(
+            tensor_info=TensorInfoProto(name=tensor_name, dtype=7,  # DT_STRING
+                                        tensor_shape=TensorShapeProto()),
+            filename=filename))
+        names.append(tensor_name)
     if names:
         mg.collection_def[ASSETS_KEY] = CollectionDefProto(
             node_list=CollectionDefProto.NodeList(value=names))

@@ -48,8 +48,8 @@ from flowgraph.saved_model import format as fmt
 
 __all__ = ["SAVED_MODEL_FILENAME_PB", "is_tf_saved_model", "read_tf_saved_model"]
 
-SAVED_MODEL_FILENAME_PB = "saved_model.pb"
-SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
+SAVED_MODEL_FILENAME_PB = constants.SAVED_MODEL_FILENAME_PB
+SAVED_MODEL_FILENAME_PBTXT = constants.SAVED_MODEL_FILENAME_PBTXT
 _RESTORE_SCOPE = "flowgraph_restore"
 _VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "global_step",
                          "local_variables", "model_variables", "moving_average_variables")

@@ -3,7 +3,8 @@
 State. Each served model has a `VersionManager` watching its base directory (an
 Estimator's ``export_dir_base``) whose numeric subdirectories are versions. A poller
 rescans it every ``poll_interval`` seconds and keeps exactly one *servable*: the
-highest version that holds a ``saved_model.json`` and loads. A new servable is loaded
+highest version that holds a ``saved_model.json`` (or TensorFlow's ``saved_model.pb``
+or ``saved_model.pbtxt``) and loads. A new servable is loaded
 completely (its own graph and session) before it replaces the old one, so requests
 never wait for a load.
 
@@ -43,9 +44,10 @@ logger = logging.getLogger("flowgraph.serving")
 
 def _model_file(version_dir: str) -> str | None:
     """The file that makes `version_dir` a SavedModel: flowgraph's ``saved_model.json``,
-    or TensorFlow's ``saved_model.pb`` (a TF1 export, loaded by
-    `flowgraph.saved_model.tf_saved_model`), else None."""
-    for name in (sc.SAVED_MODEL_FILENAME_JSON, "saved_model.pb"):
+    or TensorFlow's ``saved_model.pb`` or its text form ``saved_model.pbtxt`` (a TF1
+    export, loaded by `flowgraph.saved_model.tf_saved_model`), else None."""
+    for name in (sc.SAVED_MODEL_FILENAME_JSON, sc.SAVED_MODEL_FILENAME_PB,
+                 sc.SAVED_MODEL_FILENAME_PBTXT):
         path = os.path.join(version_dir, name)
         if os.path.isfile(path):
             return path

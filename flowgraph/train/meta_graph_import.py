@@ -40,7 +40,7 @@ from flowgraph.framework import errors
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.tf_formats.graph_def import graph_def_to_dict
 from flowgraph.framework.tf_formats.meta_graph import (
-    check_graph_def_sizes,
+    parse_meta_graph,
     read_meta_graph_file,
 )
 from flowgraph.framework.tf_formats.meta_graph_messages import (
@@ -67,11 +67,11 @@ _VALID_SCOPE = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 
 def _as_meta_graph(meta_graph_or_file) -> tuple[MetaGraphDefProto, str]:
     if hasattr(meta_graph_or_file, "SerializeToString"):
-        # Parsed again: a message built in memory may hold str where bytes belong, and
-        # protobuf's own MetaGraphDef is read the same way.
-        mg = MetaGraphDefProto.FromString(meta_graph_or_file.SerializeToString())
-        check_graph_def_sizes(mg.graph_def)
-        return mg, "the MetaGraphDef"
+        # Parsed again, as a file's bytes are: a message built in memory may hold str
+        # where bytes belong, protobuf's own MetaGraphDef is read the same way, and its
+        # resource variables become reference variables.
+        source = "the MetaGraphDef"
+        return parse_meta_graph(meta_graph_or_file.SerializeToString(), source), source
     path = os.fspath(meta_graph_or_file)
     return read_meta_graph_file(path), path
 
@@ -105,9 +105,9 @@ def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> d
             for raw in col.bytes_list.value:
                 try:
                     vd = VariableDefProto.FromString(raw)
-                    if vd.is_resource:
-                        raise ValueError("a resource variable; flowgraph has reference "
-                                         "(TF1) variables only")
+                    if vd.is_resource:  # parse_meta_graph converted those it found
+                        raise ValueError("a resource variable whose VarHandleOp is not in "
+                                         "the graph")
                     if not vd.variable_name:
                         raise ValueError("not a VariableDef")
                     var = variables.get(vd.variable_name)

@@ -147,7 +147,7 @@ def test_as_dtype(value, expected):
 
 @pytest.mark.parametrize(
     "value",
-    ["floatt", "", "float32_ref_ref", 0, 11, 99, 200, -1, True, None, 1.0, dict, list,
+    ["floatt", "", "float32_ref_ref", 0, 50, 99, 200, -1, True, None, 1.0, dict, list,
      np.float128 if hasattr(np, "float128") else np.datetime64, np.dtype("M8[s]"),
      np.dtype([("a", "f4")]), [1, 2], object()],
 )

@@ -43,9 +43,9 @@ from flowgraph.framework.event_format import (
     Message,
     TensorShapeProto,
     VersionDef,
-    _varint,
     iter_fields,
     read_varint,
+    write_varint,
 )
 from flowgraph.framework.tf_formats.table import read_table, write_table
 
@@ -298,7 +298,7 @@ def _decode_strings(data: bytes, count: int) -> np.ndarray:
 def _tensor_bytes(arr: np.ndarray) -> tuple[bytes, _dtypes.DType]:
     if arr.dtype == object or arr.dtype.kind in "SU":
         items = [x if isinstance(x, bytes) else str(x).encode("utf-8") for x in arr.reshape(-1)]
-        lengths = b"".join(_varint(len(x)) for x in items)
+        lengths = b"".join(write_varint(len(x)) for x in items)
         wide = struct.pack(f"<{len(items)}I", *map(len, items))
         check = struct.pack("<I", masked_crc32c(wide))
         return lengths + check + b"".join(items), _dtypes.string

@@ -14,7 +14,8 @@ and consumers name stay valid:
     VocabLookup(keys, vocabulary=v)      e = Equal(ExpandDims(keys, -1), Const(v))
                                          Select(Any(e, -1), ArgMax(Cast(e), -1), miss)
         miss: default_value, or len(v) + StringToHashBucketFast(keys) with OOV buckets
-        (AsString first for integer keys); a vocabulary *file* is left as it is.
+        (AsString first for integer keys); a vocabulary *file* is left as it is here
+        (a SavedModel export makes it a table over an asset: `saved_model.tf_export_tables`).
     SafeSparseLookup(params, sparse ids) GatherV2 of the ids >= 0, UnsortedSegmentSum per
                                          example (divided by the count for "mean", its
                                          square root for "sqrtn"); only when nothing
@@ -23,6 +24,8 @@ and consumers name stay valid:
                                          internal_type, out_type): the same inputs,
                                          TensorFlow's attributes (`from_tf_node` maps
                                          them back on reading)
+    Tensordot(a, b, axes)                Transposes, Reshapes and a MatMul
+                                         (`op_rewrites_tensordot`)
 
 (`ParseExample`, whose keys are attributes in flowgraph and inputs in TensorFlow, is
 converted both ways by `tf_formats.parse_example`.) Reading such a file back gives
@@ -44,6 +47,9 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework.serialization import decode_attr, encode_attr
+from flowgraph.framework.tf_formats.op_rewrites_tensordot import tensordot_as_tf
+from flowgraph.framework.tf_formats.rewrite_nodes import const_node as _const
+from flowgraph.framework.tf_formats.rewrite_nodes import source_dtype as _source_dtype
 
 __all__ = ["REWRITES", "from_tf_node", "rewrite_for_tf"]
 
@@ -71,12 +77,6 @@ def _class_id_to_string(node: dict, by_name: dict) -> list[dict]:
          "input": [f"{name}/vocabulary:0", ids, f"{name}/axis:0", *control],
          "attr": {"batch_dims": 0}},
     ]
-
-
-def _const(name: str, value: np.ndarray, device: str) -> dict:
-    return {"name": name, "op": "Const", "input": [], "device": device,
-            "attr": {"value": encode_attr(value), "dtype": {"dtype": value.dtype.name}},
-            "output_shapes": [{"shape": list(value.shape)}], "output_dtypes": [value.dtype.name]}
 
 
 def _l2_normalize(node: dict, by_name: dict) -> list[dict]:
@@ -108,14 +108,6 @@ def _l2_normalize(node: dict, by_name: dict) -> list[dict]:
         {**op("", "Mul", [f"{name}/rsqrt:0", x, *control]),
          "output_shapes": node.get("output_shapes", [])},
     ]
-
-
-def _source_dtype(ref: str, by_name: dict) -> str | None:
-    name, _, index = ref.rpartition(":")
-    node = by_name.get(name or ref)
-    dtypes = (node or {}).get("output_dtypes") or []
-    i = int(index) if index.isdigit() else 0
-    return dtypes[i] if i < len(dtypes) else None
 
 
 def _vocab_lookup(node: dict, by_name: dict) -> list[dict]:
@@ -289,7 +281,7 @@ _FROM_TF = {"SparseCross": _sparse_cross_from_tf}
 # op type -> function of (node dict, nodes by name) returning the node dicts replacing it
 REWRITES = {"ClassIdToString": _class_id_to_string, "L2Normalize": _l2_normalize,
             "VocabLookup": _vocab_lookup, "SafeSparseLookup": _safe_sparse_lookup,
-            "SparseCross": _sparse_cross}
+            "SparseCross": _sparse_cross, "Tensordot": tensordot_as_tf}
 
 
 def rewrite_for_tf(graph_def: dict) -> dict:

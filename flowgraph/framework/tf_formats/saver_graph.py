@@ -164,9 +164,10 @@ def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
         assigns.append(name)
         out.append(NodeDef(
             name=name, op="Assign", input=[var, f"{scope}RestoreV2" + (f":{i}" if i else "")],
-            attr={"T": AttrValue(type=int(dtype)), "use_locking": AttrValue(b=True),
-                  "validate_shape": AttrValue(b=shape is not None),
-                  "_class": AttrValue(list=AttrValue.ListValue(s=[f"loc:@{var}".encode()]))}))
+            attr={"T": AttrValue(type=int(dtype)),  # keys in protobuf's sorted order
+                  "_class": AttrValue(list=AttrValue.ListValue(s=[f"loc:@{var}".encode()])),
+                  "use_locking": AttrValue(b=True),
+                  "validate_shape": AttrValue(b=shape is not None)}))
     out.append(NodeDef(name=f"{scope}restore_all", op="NoOp",
                        input=[f"^{a}" for a in assigns]))
     return out

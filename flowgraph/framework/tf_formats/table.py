@@ -30,7 +30,7 @@ from __future__ import annotations
 import struct
 
 from flowgraph.framework.checksum import masked_crc32c
-from flowgraph.framework.event_format import _varint, read_varint
+from flowgraph.framework.event_format import read_varint, write_varint
 
 __all__ = ["read_table", "write_table"]
 
@@ -115,7 +115,7 @@ def _build_block(items: list[tuple[bytes, bytes]]) -> bytes:
             limit = min(len(prev), len(key))
             while shared < limit and prev[shared] == key[shared]:
                 shared += 1
-        out += _varint(shared) + _varint(len(key) - shared) + _varint(len(value))
+        out += write_varint(shared) + write_varint(len(key) - shared) + write_varint(len(value))
         out += key[shared:] + value
         prev = key
     restarts = restarts or [0]
@@ -143,9 +143,9 @@ def write_table(items) -> bytes:
     out += _with_trailer(meta)
     index_offset = len(out)
     last = keys[-1] if keys else b""
-    index = _build_block([(last, _varint(0) + _varint(len(data)))])
+    index = _build_block([(last, write_varint(0) + write_varint(len(data)))])
     out += _with_trailer(index)
-    footer = (_varint(meta_offset) + _varint(len(meta)) + _varint(index_offset)
-              + _varint(len(index)))
+    footer = (write_varint(meta_offset) + write_varint(len(meta)) + write_varint(index_offset)
+              + write_varint(len(index)))
     out += footer.ljust(40, b"\x00") + struct.pack("<Q", MAGIC)
     return bytes(out)
