@@ -345,8 +345,22 @@ class DType:
 
     @property
     def limits(self) -> tuple[Any, Any]:
-        """``(min, max)`` of a real numeric type."""
-        return self.min, self.max
+        """Image intensity limits, as TensorFlow defines them: ``(0, max)`` of an integer
+        or bool type, ``(0, 1)`` of a floating one (the negative part is clipped; `min`
+        and `max` give the full range).
+
+        >>> int8.limits, float32.limits
+        ((0, 127), (0, 1))
+        """
+        name = self.base_dtype.name
+        if name in ("float32", "float64"):
+            return 0, 1
+        if name == "bool":
+            return 0, True
+        if not self.is_integer or self.is_quantized:
+            raise ValueError(f"{self!r} does not have defined limits: TensorFlow defines "
+                             "them for bool, integer, float32 and float64 types only.")
+        return 0, self.max
 
     # -- comparison -----------------------------------------------------------------
 

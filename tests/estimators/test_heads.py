@@ -267,8 +267,9 @@ def test_binary_constructor_validation():
     with pytest.raises(ValueError, match="Invalid loss_reduction: none"):
         BinaryClassHead(loss_reduction="none")
     head = BinaryClassHead(name="ctr")
+    # TF 2.15's heads report tf.keras's spelling of SUM_OVER_BATCH_SIZE (oracle).
     assert (head.name, head.logits_dimension, head.loss_reduction) == ("ctr", 1,
-                                                                       SUM_OVER_BATCH_SIZE)
+                                                                       "sum_over_batch_size")
 
 
 # -- BinaryClassHead: eval metrics ----------------------------------------------------------
@@ -427,3 +428,13 @@ def test_multi_label_label_checks(sess):
         MultiLabelHead(3, classes_for_class_based_metrics=[3])
     named = MultiLabelHead(2, label_vocabulary=["x", "y"], classes_for_class_based_metrics=["y"])
     assert "auc/y" in named.metrics()
+
+
+def test_every_head_reports_tf_2_15s_default_loss_reduction():
+    """Recorded with the oracle: TF 2.15's six heads all report 'sum_over_batch_size'."""
+    import flowgraph as tf
+
+    heads = [tf.estimator.BinaryClassHead(), tf.estimator.MultiClassHead(3),
+             tf.estimator.MultiLabelHead(3), tf.estimator.RegressionHead(),
+             tf.estimator.PoissonRegressionHead(), tf.estimator.LogisticRegressionHead()]
+    assert {h.loss_reduction for h in heads} == {"sum_over_batch_size"}

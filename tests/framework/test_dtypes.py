@@ -214,7 +214,8 @@ def test_min_max():
     assert dtypes.float64.min == -np.finfo(np.float64).max
     assert dtypes.float16.max == 65504
     assert dtypes.int32_ref.max == 2**31 - 1
-    assert dtypes.int16.limits == (-(2**15), 2**15 - 1)
+    assert dtypes.int16.limits == (0, 2**15 - 1)  # TF clips the negative part
+    assert (dtypes.uint8.limits, dtypes.float64.limits) == ((0, 255), (0, 1))
     for d in (dtypes.bool, dtypes.string, dtypes.complex64, dtypes.complex128):
         with pytest.raises(TypeError):
             _ = d.min

@@ -96,6 +96,9 @@ SUM_OVER_BATCH_SIZE = "weighted_sum_over_batch_size"
 MEAN = "weighted_mean"
 SUM_BY_NONZERO_WEIGHTS = "weighted_sum_by_nonzero_weights"
 NONE = "none"
+# The heads' default, spelled as `tf.estimator.*Head` report it (tf.keras's name for
+# SUM_OVER_BATCH_SIZE).
+KERAS_SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 _REDUCTIONS = {
     SUM: SUM, SUM_OVER_BATCH_SIZE: SUM_OVER_BATCH_SIZE, MEAN: MEAN,
     SUM_BY_NONZERO_WEIGHTS: SUM_BY_NONZERO_WEIGHTS,

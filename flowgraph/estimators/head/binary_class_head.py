@@ -24,9 +24,9 @@ from . import vocab_ops
 from .base_head import (
     CLASSIFY_SERVING_KEY,
     DEFAULT_SERVING_KEY,
+    KERAS_SUM_OVER_BATCH_SIZE,
     PREDICT_SERVING_KEY,
     REGRESS_SERVING_KEY,
-    SUM_OVER_BATCH_SIZE,
     Head,
     HeadMetric,
     MetricKeys,
@@ -101,7 +101,7 @@ class BinaryClassHead(Head):
     _pr_auc_summation = "careful_interpolation"
 
     def __init__(self, weight_column=None, thresholds=None, label_vocabulary=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
+                 loss_reduction=KERAS_SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
         validate_label_vocabulary(label_vocabulary, 2 if label_vocabulary is not None else None)
         self._thresholds = validate_thresholds(thresholds)
         validate_loss_reduction(loss_reduction)

@@ -27,8 +27,8 @@ from . import vocab_ops
 from .base_head import (
     CLASSIFY_SERVING_KEY,
     DEFAULT_SERVING_KEY,
+    KERAS_SUM_OVER_BATCH_SIZE,
     PREDICT_SERVING_KEY,
-    SUM_OVER_BATCH_SIZE,
     Head,
     HeadMetric,
     MetricKeys,
@@ -86,7 +86,7 @@ class MultiClassHead(Head):
     """
 
     def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
+                 loss_reduction=KERAS_SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
         if n_classes is None:
             raise ValueError("n_classes cannot be None")
         validate_label_vocabulary(label_vocabulary, n_classes)

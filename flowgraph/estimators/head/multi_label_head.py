@@ -25,8 +25,8 @@ from . import vocab_ops
 from .base_head import (
     CLASSIFY_SERVING_KEY,
     DEFAULT_SERVING_KEY,
+    KERAS_SUM_OVER_BATCH_SIZE,
     PREDICT_SERVING_KEY,
-    SUM_OVER_BATCH_SIZE,
     Head,
     HeadMetric,
     MetricKeys,
@@ -68,7 +68,7 @@ class MultiLabelHead(Head):
     """
 
     def __init__(self, n_classes, weight_column=None, thresholds=None, label_vocabulary=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, loss_fn=None,
+                 loss_reduction=KERAS_SUM_OVER_BATCH_SIZE, loss_fn=None,
                  classes_for_class_based_metrics=None, name=None):
         if n_classes is None or n_classes < 2:
             raise ValueError(f"n_classes must be > 1 for multi-label classification. "

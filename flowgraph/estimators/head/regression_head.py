@@ -25,9 +25,9 @@ from flowgraph.ops.nn_loss_ops import log_poisson_loss, sigmoid_cross_entropy_wi
 from . import vocab_ops
 from .base_head import (
     DEFAULT_SERVING_KEY,
+    KERAS_SUM_OVER_BATCH_SIZE,
     PREDICT_SERVING_KEY,
     REGRESS_SERVING_KEY,
-    SUM_OVER_BATCH_SIZE,
     Head,
     HeadMetric,
     MetricKeys,
@@ -64,7 +64,7 @@ class RegressionHead(Head):
     """
 
     def __init__(self, label_dimension=1, weight_column=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, loss_fn=None, inverse_link_fn=None,
+                 loss_reduction=KERAS_SUM_OVER_BATCH_SIZE, loss_fn=None, inverse_link_fn=None,
                  name=None):
         if label_dimension is None or label_dimension < 1:
             raise ValueError(f"Invalid label_dimension {label_dimension}.")
@@ -192,7 +192,7 @@ class PoissonRegressionHead(RegressionHead):
     """
 
     def __init__(self, label_dimension=1, weight_column=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, compute_full_loss=True, name=None):
+                 loss_reduction=KERAS_SUM_OVER_BATCH_SIZE, compute_full_loss=True, name=None):
         self._compute_full_loss = compute_full_loss
         super().__init__(label_dimension=label_dimension, weight_column=weight_column,
                          loss_reduction=loss_reduction, loss_fn=self._poisson_loss,
@@ -217,7 +217,7 @@ class LogisticRegressionHead(RegressionHead):
     [[0.5]]
     """
 
-    def __init__(self, weight_column=None, loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
+    def __init__(self, weight_column=None, loss_reduction=KERAS_SUM_OVER_BATCH_SIZE, name=None):
         super().__init__(label_dimension=1, weight_column=weight_column,
                          loss_reduction=loss_reduction, loss_fn=self._logistic_loss,
                          inverse_link_fn=math_ops.sigmoid, name=name)
