@@ -7,6 +7,7 @@ Usage::
     python benchmarks/bench_mlp.py --blas-threads 1 mlp_adam_feed   # BLAS on one thread
     python benchmarks/bench_mlp.py --budget-mb 64 mlp_adam_feed     # under a memory budget
     python benchmarks/bench_mlp.py --background-load 2 mlp_sgd_feed # 2 busy processes beside
+    python benchmarks/bench_mlp.py --pieces mlp_adam_feed           # where the step's time goes
 
 The model is the classic MNIST-sized MLP: 784 -> 512 -> 512 -> 10, ReLU, softmax
 cross-entropy, batch 256, float32, written as a TF1 user writes it (`tf.layers.dense`,
@@ -40,6 +41,14 @@ without it on the same machine.
 run (stopped at the end), to see how the step degrades when other work competes for the
 cores (issue 17's target: at most 2x slower with one busy process per core). Every
 line's ``blas`` field names the OpenBLAS kernel set that ran (``kernels``).
+
+``--pieces`` measures the parts instead of the total (what to look at when other work
+shares the cores and totals are noisy): per group of nodes (``gemm``, ``update``: the
+``Apply*`` kernels, ``elementwise``: fused nodes, ``bias_grad``, ``loss``, ``other``), the
+node count and the sums of the nodes' median and best times over traced steps (step stats;
+tracing adds ~1 us per node), then each variable's update kernel alone against the same
+update hand-written in NumPy (best per call, interleaved; for large variables also split
+over two kernel threads, ``split_us``). One JSON line per workload.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flowgraph as tf  # before NumPy: it picks OpenBLAS's kernel set
 
 # isort: split
+import json
 import subprocess
 
 import numpy as np
@@ -285,6 +295,149 @@ def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -
         numpy_ms=run._round(np_ms), ratio_vs_numpy=run._round(fg_ms / np_ms))
 
 
+_GROUPS = {"MatMul": "gemm", "Fused": "elementwise", "BiasAddGrad": "bias_grad",
+           "SparseSoftmaxCrossEntropyWithLogits": "loss"}
+
+
+def _group(label: str) -> str:
+    """The piece a node belongs to, from its timeline label ``name = Type(...)``."""
+    op_type = label.partition(" = ")[2].partition("(")[0]
+    return "update" if op_type.startswith("Apply") else _GROUPS.get(op_type, "other")
+
+
+def _node_pieces(fg: FlowgraphMLP, steps: int) -> dict:
+    """Per group: nodes, and the sum of their median (``us``) and best (``us_best``: what
+    a busy machine's preemptions inflate least) microseconds over `steps` traced steps."""
+    from collections import defaultdict
+
+    times: dict = defaultdict(list)
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    for k in range(steps):
+        md = tf.RunMetadata()
+        fg.sess.run(fg.fetches, fg.feeds[k % len(fg.feeds)], options=options,
+                    run_metadata=md)
+        for dev in md.step_stats.dev_stats:
+            for node in dev.node_stats:
+                times[(node.node_name, node.timeline_label)].append(
+                    node.all_end_rel_nanos / 1e3)
+    groups: dict = {}
+    for (_, label), t in times.items():
+        g = groups.setdefault(_group(label), {"nodes": 0, "us": 0.0, "us_best": 0.0})
+        g["nodes"] += 1
+        g["us"] += float(np.median(t))
+        g["us_best"] += float(np.min(t))
+    return {k: {"nodes": v["nodes"], "us": run._round(v["us"]),
+                "us_best": run._round(v["us_best"])} for k, v in groups.items()}
+
+
+def _update_calls(optimizer: str, w: np.ndarray, grad: np.ndarray):
+    """(flowgraph's update kernel, NumPy's update) of one variable, as zero-argument calls,
+    then the variable each updates (flowgraph's `VariableState`, NumPy's array). Adam runs
+    at step 1's bias correction each call, on both sides."""
+    from flowgraph.backends.cpu import kernels_training
+    from flowgraph.framework.resources import VariableState
+
+    f32 = np.float32
+    states = []
+    for value in (w, np.zeros_like(w), np.zeros_like(w))[:3 if optimizer == "adam" else 1]:
+        states.append(VariableState("v"))
+        states[-1].value = np.array(value, dtype=f32)
+    ref = NumpyMLP(optimizer, [w], [], [])
+    p, m, v = ref.params[0], ref.m[0], ref.v[0]
+    if optimizer == "sgd":
+        lr = np.asarray(f32(LR["sgd"]))
+
+        def fg_sgd():
+            kernels_training.apply_gradient_descent(*states, lr, grad, use_locking=False,
+                                                    op=None)
+
+        def np_sgd():
+            p.__isub__(lr * grad)
+
+        return fg_sgd, np_sgd, states[0], p
+    kernel = kernels_training._make_kernel("ApplyAdam", "Adam", False)
+    scalars = [np.asarray(f32(x)) for x in (BETA1, BETA2, LR["adam"], BETA1, BETA2, EPS)]
+    alpha = f32(f32(LR["adam"]) * np.sqrt(f32(1 - BETA2)) / f32(1 - BETA1))
+
+    def fg_adam():
+        kernel(*states, *scalars, grad, use_locking=False, use_nesterov=False, op=None)
+
+    def np_adam():  # NumpyMLP.step's update of one parameter
+        m.__imul__(f32(BETA1))
+        m.__iadd__(f32(1 - BETA1) * grad)
+        v.__imul__(f32(BETA2))
+        gg = grad * grad
+        gg *= f32(1 - BETA2)
+        v.__iadd__(gg)
+        d = np.sqrt(v)
+        d += f32(EPS)
+        np.divide(m, d, out=d)
+        d *= alpha
+        p.__isub__(d)
+
+    return fg_adam, np_adam, states[0], p
+
+
+def _split_in_two(fn):
+    """`fn` run with the kernel pool's update grain lowered so that it splits in two."""
+    from flowgraph.backends.cpu import kernel_pool
+
+    def call():
+        grain = kernel_pool.GRAIN["update"]
+        kernel_pool.GRAIN["update"] = 1 << 14
+        try:
+            fn()
+        finally:
+            kernel_pool.GRAIN["update"] = grain
+
+    return call
+
+
+def _update_pieces(optimizer: str, weights, number: int = 20, repeat: int = 15) -> list:
+    """Each variable's update kernel alone vs the NumPy step's update of it (us/call);
+    for large variables also the kernel split over two kernel threads (``split_us``: what
+    a lower `kernel_pool.GRAIN["update"]` would give)."""
+    rng = np.random.RandomState(2)
+    out = []
+    for w in weights:
+        grad = rng.standard_normal(w.shape).astype(np.float32)
+        fg_call, np_call, _, _ = _update_calls(optimizer, w, grad)
+        calls = {"fg": fg_call, "numpy": np_call}
+        if w.size >= 1 << 17:
+            calls["split"] = _split_in_two(_update_calls(optimizer, w, grad)[0])
+        t = run.compare(calls, number=number, repeat=repeat)
+        line = {"shape": list(w.shape), "flowgraph_us": run._round(t["fg"] * 1e6),
+                "numpy_us": run._round(t["numpy"] * 1e6)}
+        if "split" in t:
+            line["split_us"] = run._round(t["split"] * 1e6)
+        out.append(line)
+    return out
+
+
+def pieces(optimizer: str, feed: bool, blas, steps: int = 40) -> dict:
+    """The ``--pieces`` line of one workload (see the module docstring)."""
+    xs, ys = make_batches()
+    fg = FlowgraphMLP(optimizer, feed, xs, ys)
+    try:
+        for _ in range(10):
+            fg.step()
+        nodes = _node_pieces(fg, steps)
+        weights = fg.weights()
+    finally:
+        fg.close()
+    line = {"name": f"mlp_{optimizer}_{'feed' if feed else 'ingraph'}_pieces",
+            "unit": "us", "nodes": nodes,
+            "non_gemm_us": run._round(sum(v["us"] for k, v in nodes.items() if k != "gemm")),
+            "non_gemm_us_best": run._round(sum(v["us_best"] for k, v in nodes.items()
+                                               if k != "gemm")),
+            "updates": _update_pieces(optimizer, weights),
+            "notes": f"node groups: median over {steps} traced steps; updates: best per "
+                     "call, interleaved with NumPy's",
+            "blas": blas}
+    print(json.dumps(line), flush=True)
+    return line
+
+
 WORKLOADS = {
     "mlp_sgd_feed": ("sgd", True),
     "mlp_adam_feed": ("adam", True),
@@ -301,8 +454,13 @@ def busy_processes(n: int) -> list[subprocess.Popen]:
 def main(argv: list[str]) -> int:
     global BUDGET_BYTES, BACKGROUND
     blas_threads = None
+    measure = bench
     options = (["--blas-threads"], ["--budget-mb"], ["--background-load"])
-    while argv[:1] in options and len(argv) >= 2:
+    while argv[:1] == ["--pieces"] or (argv[:1] in options and len(argv) >= 2):
+        if argv[0] == "--pieces":
+            measure = pieces
+            argv = argv[1:]
+            continue
         if argv[0] == "--blas-threads":  # a diagnostic for busy machines
             blas_threads = int(argv[1])
         elif argv[0] == "--budget-mb":
@@ -312,14 +470,14 @@ def main(argv: list[str]) -> int:
         argv = argv[2:]
     load = busy_processes(BACKGROUND)
     try:
-        return _run(argv, blas_threads)
+        return _run(argv, blas_threads, measure)
     finally:
         for p in load:
             p.kill()
             p.wait()
 
 
-def _run(argv: list[str], blas_threads: int | None) -> int:
+def _run(argv: list[str], blas_threads: int | None, measure=bench) -> int:
     names = argv or list(WORKLOADS)
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
@@ -329,14 +487,14 @@ def _run(argv: list[str], blas_threads: int | None) -> int:
     blas = run.blas_info()
     if blas_threads is None:
         for name in names:
-            bench(*WORKLOADS[name], blas)
+            measure(*WORKLOADS[name], blas)
         return 0
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(blas_threads, user_api="blas"):
         blas = run.blas_info()
         for name in names:
-            bench(*WORKLOADS[name], blas)
+            measure(*WORKLOADS[name], blas)
     return 0
 
 

@@ -81,6 +81,7 @@ array([0., 0., 0.])
 
 cimport numpy as cnp
 from cython cimport floating
+from libc.math cimport sqrt, sqrtf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
@@ -189,6 +190,42 @@ cdef void _sparse(int rule, floating* var, floating* s0, floating* s1, floating*
 
 
 # -- Python entry points ----------------------------------------------------------------
+def storage_ok(cnp.ndarray a, Py_ssize_t align, Py_ssize_t min_bytes):
+    """Whether `a` can be updated in place as it is: C-contiguous, writeable, aligned,
+    native-endian, and (if at least `min_bytes` long) starting on an `align`-byte boundary.
+
+    >>> import numpy as np
+    >>> storage_ok(np.zeros(3)[::2], 64, 4096)
+    False
+    """
+    cdef int flags = cnp.PyArray_FLAGS(a)
+    cdef int need = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_WRITEABLE | cnp.NPY_ARRAY_ALIGNED
+    if flags & need != need or not cnp.PyArray_ISNOTSWAPPED(a):
+        return False
+    return (cnp.PyArray_NBYTES(a) < min_bytes
+            or <size_t>cnp.PyArray_DATA(a) % <size_t>align == 0)
+
+
+def adam_alpha(double lr, double beta1_power, double beta2_power, bint single):
+    """Adam's bias-corrected step size ``lr * sqrt(1 - beta2_power) / (1 - beta1_power)``.
+
+    Computed in float32 when `single` (the arguments are rounded to float32 first), else
+    in float64: operation for operation what NumPy scalars of that dtype compute, so the
+    same bits, at ~1/30 of the cost of NumPy's scalar arithmetic (which the optimizer
+    kernel paid on every call).
+
+    >>> round(adam_alpha(0.001, 0.9, 0.999, False), 9)
+    0.000316228
+    """
+    cdef float lr_f, b1_f, b2_f, one_f = 1
+    if single:
+        lr_f = <float>lr
+        b1_f = <float>beta1_power
+        b2_f = <float>beta2_power
+        return <double>(lr_f * sqrtf(one_f - b2_f) / (one_f - b1_f))
+    return lr * sqrt(1.0 - beta2_power) / (1.0 - beta1_power)
+
+
 cdef fg_hyper _hyper(tuple hp, int flag):
     cdef fg_hyper h
     h.h0 = hp[0]

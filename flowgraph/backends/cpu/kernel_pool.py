@@ -72,6 +72,10 @@ GRAIN = {
     # variable elements touched (Apply*, SparseApply* updates). 2**17 split the MLP
     # benchmark's 784x512 update in two and made its SGD step 2-3 % slower on 2 vCPUs
     # (the BLAS threads still spin after the products): such updates stay on one thread.
+    # Adam's 784x512 update (118 us alone, at the divide/sqrt unit's pace) split in two
+    # took 130-150 us while other processes used the second vCPU (best of 300; a handed-off
+    # chunk starts 15-40 us late: the worker's vCPU wakes from idle). `bench_mlp.py
+    # --pieces` reports both (`split_us`): re-measure alone before lowering this.
     "update": 1 << 18,
 }
 
