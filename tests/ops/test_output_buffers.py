@@ -94,3 +94,14 @@ def test_clear_forgets_kept_arrays():
     assert _buffers.held_bytes() == 0
     b = empty(SHAPE, np.float32)
     assert b is not a
+
+
+def test_pooled_arrays_start_on_a_cache_line_and_views_of_views_hold_them():
+    a = empty(SHAPE, np.float32)
+    assert _address(a) % 64 == 0
+    address = _address(a)
+    view_of_view = a.reshape(-1)[5:]  # NumPy names `a` as the base of both views
+    del a
+    assert _address(empty(SHAPE, np.float32)) != address
+    del view_of_view
+    assert _address(empty(SHAPE, np.float32)) == address

@@ -56,6 +56,7 @@ MAX_BYTES = 1 << 26
 PER_KEY = 8
 BUDGET = 1 << 28
 
+cdef Py_ssize_t ALIGN = 64
 cdef dict _free = {}
 cdef Py_ssize_t _held = 0
 cdef Py_ssize_t _cap = BUDGET
@@ -90,11 +91,23 @@ def empty(tuple shape, dtype):
             _hits += 1
             return <object>p  # (a new reference: the caller's)
     _misses += 1
-    out = np.empty(shape, dt)
+    out = _aligned_empty(shape, dt, n)
     if PyList_GET_SIZE(kept) < PER_KEY and _held + n <= _cap:
         kept.append(out)
         _held += n
     return out
+
+
+cdef object _aligned_empty(tuple shape, object dt, Py_ssize_t n):
+    # On a 64-byte line (glibc's large blocks start 16 bytes into a page): vector loads
+    # and stores of the kernels that read or write the array then never straddle two
+    # cache lines. The array is made straight on the memory (its base a memoryview, not
+    # an array), so NumPy's views of it name it as their base and count in its refcount,
+    # which the invariant above needs.
+    buf = bytearray(n + ALIGN)
+    cdef char* start = buf
+    cdef Py_ssize_t offset = (ALIGN - (<size_t>start) % ALIGN) % ALIGN
+    return np.ndarray(shape, dt, buffer=memoryview(buf)[offset:offset + n])
 
 
 def held_bytes() -> int:
