@@ -375,19 +375,15 @@ def bench_mlp_step(rt, blas, number: int = 5, repeat: int = 7):
         for sess, x, y, train, _ in (gpu, cpu):
             for _ in range(3):
                 sess.run(train, {x: xs, y: ys})
-        md = tf.RunMetadata()
         sess, x, y, train, _ = gpu
-        sess.run(train, {x: xs, y: ys}, run_metadata=md,
-                 options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
-        placed = {d.device.rsplit("device:", 1)[-1]: sum(
-            1 for n in d.node_stats if not n.node_name.startswith("_"))
-            for d in md.step_stats.dev_stats}
+        host, placed = _traced_step_host(lambda **kw: sess.run(train, {x: xs, y: ys}, **kw))
         t = best_times({name: on_host(lambda s=s: s[0].run(s[3], {s[1]: xs, s[2]: ys}), number)
                         for name, s in (("gpu", gpu), ("cpu", cpu))}, repeat, settle=SETTLE)
     finally:
         gpu[0].close()
         cpu[0].close()
     fg, ref = t["gpu"] / number * 1e3, t["cpu"] / number * 1e3
+    top = ", ".join(f"{op} {us:.1f}x{n}" for op, us, n in host["top"])
     target = "ratio <= 1.5 (CPU backend)" if not rt.is_gpu else "ratio <= 0.2 (5x faster)"
     met = fg / ref <= (1.5 if not rt.is_gpu else 0.2)
     return run.emit(
@@ -396,7 +392,37 @@ def bench_mlp_step(rt, blas, number: int = 5, repeat: int = 7):
                "one Adam training step of a 784-512-512-10 ReLU MLP (tf.layers, sparse "
                "softmax cross-entropy), batch 256 fed from NumPy, float32, built under "
                f"tf.device('/gpu:0') (nodes per device: {placed}) vs the same model on the "
-               "CPU backend; ratio = OpenCL time / CPU time", settle=SETTLE), blas)
+               "CPU backend; ratio = OpenCL time / CPU time",
+               "traced_host_us: median over traced steps of the summed host time of the "
+               "device's nodes, transfers (_Send/_Recv) left out; top_host_nodes: op, median "
+               f"us per node x nodes per step: {top}", settle=SETTLE), blas,
+        traced_host_us=run._round(host["total"]))
+
+
+def _traced_step_host(step, runs: int = 7):
+    """({"total": median traced host µs per step of the GPU's nodes without transfers,
+    "top": the 6 costliest op types as (op, median µs, nodes per step)}, nodes placed per
+    device) over `runs` traced calls of ``step(run_metadata=, options=)``."""
+    totals, per_op, placed = [], {}, {}
+    for _ in range(runs):
+        md = tf.RunMetadata()
+        step(run_metadata=md, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+        total = 0.0
+        for d in md.step_stats.dev_stats:
+            device = d.device.rsplit("device:", 1)[-1]
+            placed[device] = sum(1 for n in d.node_stats if not n.node_name.startswith("_"))
+            if not device.startswith("GPU"):
+                continue
+            for n in d.node_stats:
+                if n.op_type in ("_Send", "_Recv"):
+                    continue
+                us = n.all_end_rel_nanos / 1e3
+                total += us
+                per_op.setdefault(n.op_type, []).append(us)
+        totals.append(total)
+    top = sorted(((op, float(np.median(v)), len(v) // runs) for op, v in per_op.items()),
+                 key=lambda r: -r[1] * r[2])[:6]
+    return {"total": float(np.median(totals)), "top": top}, placed
 
 
 def _mixed_graph(mode: str):

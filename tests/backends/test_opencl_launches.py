@@ -239,3 +239,25 @@ def test_fused_groups_repeat_their_launch_also_in_place(rt):
         np.testing.assert_array_equal(rt.read(got), np.maximum(x * y, 0))
         if step:
             assert sum(isinstance(k[0], type(kernel)) for k in rt.launches) >= 2
+
+
+def test_large_elementwise_keeps_the_vectorizable_form(rt):
+    """At a million elements the kept launch is the form the device streams fastest: on a
+    CPU-type device (PoCL) one element per work-item with no local size, which PoCL
+    vectorizes across work-items; on a GPU four per work-item (``_vec``). The repeated
+    call computes the same as the first."""
+    n = 1 << 20
+    rng = np.random.default_rng(5)
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    dx, dy = rt.to_device(x), rt.to_device(y)
+    first = _call("Add", dx, dy).get()
+    again = _call("Add", dx, dy).get()
+    np.testing.assert_array_equal(first, x + y)
+    np.testing.assert_array_equal(again, x + y)
+    entry = rt.launches[("Add", (n,), (4,), 0, np.dtype(np.float32), (n,), (4,), 0,
+                         np.dtype(np.float32))]
+    if rt.is_gpu:
+        assert entry.knl.function_name == "Add_vec", entry.knl.function_name
+    else:
+        assert entry.knl.function_name == "Add_flat", entry.knl.function_name
+        assert entry.global_size == (n,) and entry.local_size is None

@@ -78,6 +78,7 @@ class OpenCLBackend(Backend):
         a kernel found on the device (`DeviceRuntime.defer_check`)."""
         rt = self.runtime(device)
         rt.queue.finish()
+        rt.release_uploads()
         rt.run_deferred_checks()
 
     def to_host(self, value, device: Device):

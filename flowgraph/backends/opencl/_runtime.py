@@ -22,6 +22,7 @@ import numpy as np
 
 from flowgraph.backends.opencl.memory import DeviceAllocator
 
+MAX_UPLOADS = 1024  # copy events kept between step ends (`DeviceRuntime.hold_upload`)
 _PROBE = "__kernel void probe(__global float* a) { a[get_global_id(0)] += 1.0f; }"
 _lock = threading.Lock()
 
@@ -47,13 +48,17 @@ class DeviceRuntime:
             pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(self.queue)),
             memory=self.memory, name=self.name, max_alloc=int(device.max_mem_alloc_size))
         self.is_gpu = bool(device.type & cl.device_type.GPU)
-        self.shares_host_memory = bool(device.type & cl.device_type.CPU)
+        self.is_cpu = bool(device.type & cl.device_type.CPU)  # a CPU-type device (PoCL)
+        self.shares_host_memory = self.is_cpu
         self._programs: dict[tuple[str, str], object] = {}
         self._kernels: dict[tuple[str, str, str], object] = {}
         self._programs_lock = threading.RLock()
         self._array_protos: dict[tuple, tuple] = {}  # (shape, dtype) -> (class, fields)
         self._checks: list[tuple] = []  # deferred checks: (flag array, fine value, error)
         self._checks_lock = threading.Lock()
+        # Events of host-to-device copies in flight (`hold_upload`), released once the
+        # queue has run (`release_uploads`).
+        self._uploads: list = []
         self._completions = None  # queue.SimpleQueue served by a thread (`read_async`)
         self.gemm_choice: dict[str, str] | None = None  # `gemm.choose`'s tiles, once known
         self.scratch: dict[str, object] = {}  # device buffers kernels write and never read
@@ -152,31 +157,70 @@ class DeviceRuntime:
             if value != fine:
                 raise error(value)
 
+    def hold_upload(self, event) -> None:
+        """Keep the event of a non-blocking host-to-device copy until the step ends.
+
+        pyopencl's event of such a copy holds the host array and, when it is dropped
+        before the copy has run, *waits* for it (holding the GIL): dropping it at once
+        made every upload wait for all the kernels queued before it (40 ms behind six
+        16M-element adds). Kept here, it is dropped by `release_uploads` once the queue
+        has finished; past `MAX_UPLOADS` (no step end, e.g. kernels called directly)
+        the oldest half is dropped, those copies being long done or nearly so."""
+        with self._checks_lock:
+            self._uploads.append(event)
+            if len(self._uploads) > MAX_UPLOADS:
+                old = self._uploads[:MAX_UPLOADS // 2]
+                del self._uploads[:MAX_UPLOADS // 2]
+            else:
+                old = None
+        del old  # outside the lock: dropping may wait
+
+    def release_uploads(self) -> None:
+        """Drop the kept copy events (call after ``queue.finish()``: they are complete)."""
+        with self._checks_lock:
+            done, self._uploads = self._uploads, []
+        del done
+
     def to_device(self, value: np.ndarray, wrap: bool = False):
         """A device array holding a copy of host array `value` (with `wrap`, on a device
         that reads host memory: `value` itself, which must then stay unchanged until the
         step ends: feeds and the plan's constants).
 
         The copy is enqueued without waiting (a blocking one would wait for every kernel
-        queued before it): pyopencl's event keeps the host array alive until the copy is
-        done, and the Session synchronizes each device at the end of a step
-        (`OpenCLBackend.synchronize`), so a fed array may be changed once `run` returns.
+        queued before it): its event, kept until the step ends (`hold_upload`), keeps the
+        host array alive until the copy is done, and the Session synchronizes each device
+        at the end of a step (`OpenCLBackend.synchronize`), so a fed array may be changed
+        once `run` returns.
         """
         # np.require keeps a 0-d array 0-d (np.ascontiguousarray would make it 1-d).
         host = np.require(value, requirements="C")
         if self.shares_host_memory and host.nbytes:
             # A CPU-type device reads host memory: wrap the array, or copy it while
-            # creating the buffer. (PoCL's "non-blocking" write waits for the queue: 12 to
-            # 23 ms behind a 1024^2 MatMul.) Only a wrap may share: a CPU kernel's output
-            # goes back to the CPU's buffer pool once sent, before a device kernel reads it.
+            # creating the buffer (one memcpy on this thread, no command in the queue).
+            # Only a wrap may share: a CPU kernel's output goes back to the CPU's buffer
+            # pool once sent, before a device kernel reads it.
             flags = self.cl.mem_flags
             how = flags.USE_HOST_PTR if wrap else flags.COPY_HOST_PTR
             buf = self.cl.Buffer(self.context, flags.READ_ONLY | how, hostbuf=host)
             return self.empty(host.shape, host.dtype, data=buf)
         out = self.empty(host.shape, host.dtype)
         if host.nbytes:
-            self.cl.enqueue_copy(self.queue, out.base_data, host, is_blocking=False)
+            self.hold_upload(self.cl.enqueue_copy(self.queue, out.base_data, host,
+                                                  is_blocking=False))
         return out
+
+    def upload(self, value: np.ndarray):
+        """A device buffer holding a copy of host array `value` (not empty), made as
+        `to_device` makes one but without the device array around it (1 to 2 µs less),
+        for a kernel that only needs the buffer. Non-blocking, like `to_device`."""
+        host = np.require(value, requirements="C")
+        if self.shares_host_memory:
+            flags = self.cl.mem_flags
+            return self.cl.Buffer(self.context, flags.READ_ONLY | flags.COPY_HOST_PTR,
+                                  hostbuf=host)
+        buf = self.pool(host.nbytes)
+        self.hold_upload(self.cl.enqueue_copy(self.queue, buf, host, is_blocking=False))
+        return buf
 
     def empty(self, shape, dtype, data=None):
         """An uninitialised device array from the pool.
@@ -185,7 +229,10 @@ class DeviceRuntime:
         kernel's host time); an array of a shape and dtype made before is a copy of that
         one's attributes with a buffer of its own, 1 to 2 µs. `data`: a buffer to use
         instead of one from the pool."""
-        shape, dtype = tuple(shape), np.dtype(dtype)
+        if type(shape) is not tuple:
+            shape = tuple(shape)
+        if not isinstance(dtype, np.dtype):
+            dtype = np.dtype(dtype)
         proto = self._array_protos.get((shape, dtype))
         if proto is None:
             import pyopencl.array as cla

@@ -363,7 +363,7 @@ def _source(dtype: np.dtype) -> str:
 def _cpu_shaped(rt) -> bool:
     """Whether `rt` is a CPU-type device (per-element kernels then take runs of `RUN`
     elements, and im2col a row per work-item)."""
-    return bool(rt.device.type & rt.cl.device_type.CPU)
+    return rt.is_cpu
 
 
 def _launch_each(rt, dtype, name: str, fmt: str, total: int, *args) -> None:

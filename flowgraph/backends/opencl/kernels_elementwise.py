@@ -107,20 +107,30 @@ def operand(x):
     return x.base_data, x.offset // item, tuple(s // item for s in x.strides)
 
 
+_POOLED: list = []  # pyopencl's PooledBuffer class, looked up once (imports cost ~1 µs each)
+
+
+def _pooled_type():
+    if not _POOLED:
+        from pyopencl.tools import PooledBuffer
+
+        _POOLED.append(PooledBuffer)
+    return _POOLED[0]
+
+
 def vector_aligned(x, items: int = 16) -> bool:
     """Whether device array `x` starts on a boundary of `items` elements in memory, as
     vector loads of that width need: its offset is a multiple, and its buffer is one the
     driver allocated (aligned) or wraps a host array at such an address (a fed array
     wrapped without a copy need not be: a vector load from it crashed PoCL)."""
-    import pyopencl as cl
-    from pyopencl.tools import PooledBuffer
-
-    step = items * x.dtype.itemsize
-    if x.offset % step:
+    if x.offset % (items * x.dtype.itemsize):
         return False
     buf = x.base_data
-    if type(buf) is PooledBuffer:  # from the device's pool: the driver allocated it
+    if type(buf) is _pooled_type():  # from the device's pool: the driver allocated it
         return True
+    import pyopencl as cl
+
+    step = items * x.dtype.itemsize
     if buf.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR:
         return buf.get_host_array((1,), np.uint8).ctypes.data % step == 0
     return True

@@ -28,6 +28,8 @@ the device copy is read back with ``.get()``, which waits for the queue.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from flowgraph.backends.kernel_util import bias_grad_axes, reduction_axes
@@ -269,9 +271,28 @@ def host_value(value, op, index: int) -> np.ndarray:
     return np.asarray(value)
 
 
+# op -> {input shape: axes}, for reductions whose axes are a Const: reading and
+# normalizing them cost 2.8 µs of a 6.4 µs repeated Sum (host side).
+_CONST_AXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _axes_of(x, axes, op) -> tuple[int, ...]:
-    """The sorted non-negative reduction axes (see the module docstring)."""
-    return reduction_axes(x.shape, host_value(axes, op, 1))
+    """The sorted non-negative reduction axes (see the module docstring); computed once
+    per op and input shape when the axes come from a ``Const`` op."""
+    if op is None:
+        return reduction_axes(x.shape, host_value(axes, op, 1))
+    known = _CONST_AXES.get(op)
+    if known is not None:
+        found = known.get(x.shape)
+        if found is not None:
+            return found
+    found = reduction_axes(x.shape, host_value(axes, op, 1))
+    if len(op.inputs) > 1 and op.inputs[1].op.type == "Const":
+        if known is None:
+            known = _CONST_AXES.setdefault(op, {})
+        if len(known) < 64:
+            known[x.shape] = found
+    return found
 
 
 def _register(op_type: str, combiner: str, mean: bool) -> None:

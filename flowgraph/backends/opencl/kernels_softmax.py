@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends.opencl import opencl_kernel
+from flowgraph.backends.opencl._runtime import runtime_of
 from flowgraph.backends.opencl.kernels_elementwise import (
     CTYPES,
     FLOATS,
@@ -32,6 +33,7 @@ from flowgraph.backends.opencl.kernels_elementwise import (
     on_device,
     operand,
 )
+from flowgraph.backends.opencl.launches import prepare
 
 GROUP = 64
 ROW_ALONE = 64  # CPU-type devices: rows of at most this many classes take one work-item
@@ -253,20 +255,109 @@ def log_softmax(x, *, axis=-1):
     return out
 
 
+def _xent_signature(features, labels):
+    """The signature under which a sparse cross-entropy keeps its launch (see
+    `flowgraph.backends.opencl.launches`), or None: device logits [n, C], and labels that
+    are a host array or a contiguous device array (whose offset is a launch argument)."""
+    if not hasattr(features, "base_data") or features.ndim != 2:
+        return None
+    on_host = type(labels) is np.ndarray
+    if not on_host and not (hasattr(labels, "base_data") and labels.flags.c_contiguous):
+        return None
+    return ("SparseSoftmaxCrossEntropyWithLogits", features.shape, features.strides,
+            features.offset, features.dtype, labels.shape, labels.dtype, on_host,
+            0 if on_host else labels.offset)
+
+
+def _bad_label(labels, C: int, at: int | None = None):
+    from flowgraph.framework.errors import InvalidArgumentError
+
+    values = np.asarray(labels)
+    if at is None:
+        at = int(np.flatnonzero((values < 0) | (values >= C))[0])
+    return InvalidArgumentError(  # TensorFlow's wording; the executor adds the node
+        None, None, f"Received a label value of {values[at]} which is outside the valid "
+        f"range of [0, {C}).  Label values: {' '.join(str(v) for v in values.tolist())}")
+
+
+def _deferred_error(op, labels, C: int):
+    """The error a bad device label raises at the end of the step: the executor is done
+    with the node by then, so the message names it here."""
+    from flowgraph.framework.errors import InvalidArgumentError
+
+    def error(first):
+        found = _bad_label(labels.get(), C, first)
+        if op is None:
+            return found
+        return InvalidArgumentError(
+            None, op, f"{found.message}\n\t [[node {op.name} ({op.type}) on {op.device}]]")
+
+    return error
+
+
+def _check_host_labels(labels, C: int) -> None:
+    """Raise InvalidArgumentError when a host label is outside [0, C): the largest label
+    read as unsigned, where a negative one is larger than any class count."""
+    unsigned = labels.view(np.uint64 if labels.dtype.itemsize == 8 else np.uint32)
+    if unsigned.max() >= C:
+        raise _bad_label(labels, C)
+
+
+def _label_flag(rt, on_host: bool):
+    """The kernel's bad-label flag: for host labels (checked before the launch) one
+    scratch buffer the kernel never writes and nobody reads; else a fresh one, read at
+    the end of the step."""
+    if on_host:
+        flag = rt.scratch.get("xent_flag")
+        if flag is None:
+            flag = rt.scratch["xent_flag"] = fill(rt, (1,), np.int32, _NO_BAD)
+        return flag
+    return fill(rt, (1,), np.int32, _NO_BAD)
+
+
 @opencl_kernel("SparseSoftmaxCrossEntropyWithLogits", dtypes=FLOATS, fresh=True)
-def sparse_softmax_cross_entropy_with_logits(features, labels):
+def sparse_softmax_cross_entropy_with_logits(features, labels, *, op=None):
     """Per-row cross-entropy of logits `features` [n, C] against class ids `labels` [n],
     and its gradient ``softmax(features) - one_hot(labels)``.
 
-    Host labels are checked before the launch; device labels on the device, and a bad
-    one raises at the end of the step (`DeviceRuntime.defer_check`): the host never
-    waits for the queue here."""
+    Host labels are checked before the launch (on the host: their largest value read as
+    unsigned, cheaper than a flag that the end of the step would read back); device labels
+    on the device, and a bad one raises at the end of the step
+    (`DeviceRuntime.defer_check`): the host never waits for the queue here. A repeated
+    call with the same signature (`_xent_signature`) repeats its prepared launch."""
+    sig = _xent_signature(features, labels)
+    if sig is not None:
+        rt = runtime_of(features)
+        kept = rt.launches.get(sig)
+        if kept is not None:
+            return _repeat_xent(rt, kept, features, labels, sig[7], op)
+    return _first_xent(features, labels, sig, op)
+
+
+def _repeat_xent(rt, kept, features, labels, on_host: bool, op):
+    rows, C = features.shape
+    if on_host:
+        _check_host_labels(labels, C)
+        lbuf = rt.upload(labels)
+    else:
+        lbuf = labels.base_data
+    loss = rt.empty((rows,), features.dtype)
+    backprop = rt.empty((rows, C), features.dtype)
+    flag = _label_flag(rt, on_host)
+    kept(loss.base_data, backprop.base_data, flag.base_data, features.base_data, lbuf)
+    if not on_host:
+        rt.defer_check(flag, _NO_BAD, _deferred_error(op, labels, C))
+    return loss, backprop
+
+
+def _first_xent(features, labels, sig, op):
     from flowgraph.framework.errors import InvalidArgumentError
 
     if features.ndim != 2 or tuple(labels.shape) != tuple(features.shape[:1]):
         raise InvalidArgumentError(
             None, None, "SparseSoftmaxCrossEntropyWithLogits needs logits of shape [n, C] "
             f"and labels of shape [n], got {list(features.shape)} and {list(labels.shape)}")
+    given = features
     rt, (features,) = on_device(features)
     check_dtype(rt, features.dtype, "SparseSoftmaxCrossEntropyWithLogits")
     check_size(features.size, "SparseSoftmaxCrossEntropyWithLogits")
@@ -281,33 +372,25 @@ def sparse_softmax_cross_entropy_with_logits(features, labels):
         return loss, backprop
     on_host = isinstance(labels, np.ndarray)
     if on_host:
-        bad = np.flatnonzero((labels < 0) | (labels >= C))
-        if bad.size:
-            raise InvalidArgumentError(
-                None, None, f"Received a label value of {labels[bad[0]]} which is outside "
-                f"the valid range of [0, {C}).  Label values: "
-                f"{' '.join(str(v) for v in labels.tolist())}")
+        labels = np.require(labels, requirements="C")
+        _check_host_labels(labels, C)
         labels = rt.to_device(labels)
-    features, labels = contiguous(rt, features), contiguous(rt, labels)
-    if on_host:  # checked above: the kernel never writes the flag, which nobody reads
-        flag = rt.scratch.get("xent_flag")
-        if flag is None:
-            flag = rt.scratch["xent_flag"] = fill(rt, (1,), np.int32, _NO_BAD)
-    else:
-        flag = fill(rt, (1,), np.int32, _NO_BAD)
+    contiguous_features = contiguous(rt, features)
+    if contiguous_features is not given:
+        sig = None  # a copy was made first: the launch would read its buffer
+    features, labels = contiguous_features, contiguous(rt, labels)
+    flag = _label_flag(rt, on_host)
     xb, xo, _ = operand(features)
     lb, lo, _ = operand(labels)
     g = _group(rt, C)
-    knl = get_kernel(rt, _loss_source(features.dtype, label, g), "sparse_xent")
-    launch(rt, knl, (rows * g,), (g,), loss.data, backprop.data, flag.data, xb,
-           np.int32(xo), lb, np.int32(lo), np.int32(C))
+    args = (loss.data, backprop.data, flag.data, xb, np.int32(xo), lb, np.int32(lo),
+            np.int32(C))
+    source = _loss_source(features.dtype, label, g)
+    if sig is None:
+        launch(rt, get_kernel(rt, source, "sparse_xent"), (rows * g,), (g,), *args)
+    else:
+        prepare(rt, sig, source, "sparse_xent", (rows * g,), (g,), args)(
+            loss.base_data, backprop.base_data, flag.base_data, xb, lb)
     if not on_host:
-        def error(first, labels=labels):
-            values = labels.get()
-            return InvalidArgumentError(
-                None, None, f"SparseSoftmaxCrossEntropyWithLogits: received a label value "
-                f"of {values[first]} which is outside the valid range of [0, {C}).  Label "
-                f"values: {' '.join(str(v) for v in values.tolist())}")
-
-        rt.defer_check(flag, _NO_BAD, error)
+        rt.defer_check(flag, _NO_BAD, _deferred_error(op, labels, C))
     return loss, backprop

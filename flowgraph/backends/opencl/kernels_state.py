@@ -31,6 +31,7 @@ from flowgraph.backends.opencl.kernels_elementwise import (
     CAST_DTYPES,
     NUMERIC,
     _source,
+    cached_elementwise,
     check_dtype,
     copy,
     fill,
@@ -88,9 +89,15 @@ def _assign_update(op_type: str, binary: str):
                 raise _invalid(f"{op_type}: variable '{ref.name}' has dtype "
                                f"{current.dtype.name} but the update {value.dtype.name}")
             check_dtype(rt, current.dtype, op_type)
-            out = rt.empty(current.shape, current.dtype)
-            ref.value = run_elementwise(_source(2, current.dtype), binary, out,
-                                        (current, value), op_type)
+            # the launch is kept per layout of both operands (`launches`), as for `binary`
+            sig = (op_type, current.shape, current.strides, current.offset, current.dtype,
+                   value.shape, value.strides, value.offset, value.dtype)
+            out = cached_elementwise(sig, current, value) if current.size else None
+            if out is None:
+                out = run_elementwise(_source(2, current.dtype), binary,
+                                      rt.empty(current.shape, current.dtype),
+                                      (current, value), op_type, signature=sig)
+            ref.value = out
         return ref
 
     kernel.__name__ = kernel.__qualname__ = f"opencl_{op_type.lower()}"

@@ -14,6 +14,12 @@ work-items only when it can prove that no item's stores change another's loads, 
 it gives up on with this many buffers: Adam on 401,408 elements ran at 12 GB/s, and
 as ``dense16`` at memory speed.
 
+A dense update keeps its launch under a signature over all its arrays
+(`flowgraph.backends.opencl.launches`) and also remembers it per variable, holding the
+arrays weakly: while the variable, its slots and the constant hyperparameters are the
+same arrays, the next step tests them by identity and only the fresh ones (gradient, beta
+powers) by layout.
+
 Sparse forms (``SparseApply*``): the indices are read back to the host (one small copy,
 which waits for the queue), checked against the variable's rows, and grouped with a
 stable sort; the kernel runs one work-item per (distinct row, column), summing that row's
@@ -35,6 +41,8 @@ Example
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -294,13 +302,57 @@ def _make_kernel(op_type: str):
         return (op_type, flag, *[(a.shape, a.strides, a.offset, a.dtype)
                                  for a in arrays]), arrays
 
+    # (id(variable state), flag) -> (weak references to the arrays but the gradient, the
+    # arrays' layouts, launch, vector form). Weak: a closed session's variables must not
+    # stay in device memory; the state itself only finds the entry (its id may be reused,
+    # but then its arrays differ).
+    recent: dict = {}
+
+    def repeat_recent(inputs, flag: int) -> bool:
+        """Repeat the launch kept for this variable when the variable and its slots are
+        the arrays it was made for and every other input has the layout it had then
+        (the gradient and the beta powers are fresh arrays each step, the constant
+        hyperparameters the same): identity tests instead of a 10-array signature."""
+        hit = recent.get((id(inputs[0]), flag))
+        if hit is None:
+            return False
+        held, layouts, entry, vec = hit
+        for k in range(num_refs):
+            if inputs[k].value is not held[k]():
+                return False
+        for k in range(num_refs, n_inputs):
+            a = inputs[k]
+            if k == grad_at or a is not held[k]():
+                shape, strides, offset, dtype = layouts[k]
+                if (getattr(a, "base_data", None) is None or a.shape != shape
+                        or a.strides != strides or a.offset != offset or a.dtype != dtype):
+                    return False
+        if vec and not vector_aligned(inputs[grad_at]):
+            return False
+        entry(*(inputs[k].value.base_data if k < num_refs else inputs[k].base_data
+                for k in order))
+        return True
+
+    def remember(state, arrays, flag: int, entry, vec: bool) -> None:
+        if len(recent) >= 1024:
+            recent.clear()
+        held = tuple(None if k == grad_at else weakref.ref(a) for k, a in enumerate(arrays))
+        layouts = tuple((a.shape, a.strides, a.offset, a.dtype) for a in arrays)
+        recent[(id(state), flag)] = (held, layouts, entry, vec)
+
     def kernel(*inputs, use_locking=False, op=None, **attrs):
+        if not use_locking and not sparse and len(inputs) == n_inputs:
+            flag = int(bool(attrs.get(flag_attr, defaults.get(flag_attr, False)))) \
+                if flag_attr else 0
+            if repeat_recent(inputs, flag):
+                return inputs[0]
         sig, arrays = (None, None) if use_locking else dense_signature(inputs, attrs)
         if sig is not None:
             kept = runtime_of(arrays[0]).launches.get(sig)
             if kept is not None and (not kept[1] or all(
                     vector_aligned(arrays[k]) for k in order[:num_refs + 1])):
                 kept[0](*(arrays[k].base_data for k in order))
+                remember(inputs[0], arrays, sig[1], kept[0], kept[1])
                 return inputs[0]
         op_name = op.name if op is not None else op_type
         refs = inputs[:num_refs]
@@ -357,6 +409,7 @@ def _make_kernel(op_type: str):
                     entry = make(rt, _source(op_type, form, dt), "update", grid(items),
                                  None, args)
                     keep(rt, sig, (entry, bool(dense16)))
+                    remember(refs[0], arrays, flag, entry, bool(dense16))
                     entry(*(a.base_data for a in (var, *slots, g)), *scalar_args[::2])
                 elif var.size:
                     knl = get_kernel(rt, _source(op_type, form, dt), "update")

@@ -146,7 +146,7 @@ class Recorder:
                     roles.append(TEMP - number)
             plan.append((entry, tuple(roles)))
         sizes = [size for _, size in sorted(temps.values())]
-        return Replay(tuple(plan), sizes, out.shape, out.dtype)
+        return Replay(tuple(plan), sizes, out.shape, out.dtype, len(self.inputs))
 
 
 OUT, TEMP = -1, -2  # roles of `Replay` buffers: input i >= 0, output, temporary TEMP - k
@@ -154,18 +154,26 @@ OUT, TEMP = -1, -2  # roles of `Replay` buffers: input i >= 0, output, temporary
 
 class Replay:
     """Launches recorded by a `Recorder`, repeated for new inputs: a fresh output of
-    `shape`/`dtype` and temporaries of the recorded sizes come from the device's pool."""
+    `shape`/`dtype` and temporaries of the recorded sizes come from the device's pool.
+
+    Each launch's roles become positions in one list of a call's buffers (the inputs',
+    the output's, the temporaries'), so that a call only indexes it."""
 
     __slots__ = ("dtype", "plan", "shape", "temps")
 
-    def __init__(self, plan, temps, shape, dtype) -> None:
-        self.plan, self.temps, self.shape, self.dtype = plan, temps, shape, dtype
+    def __init__(self, plan, temps, shape, dtype, n_inputs: int = 0) -> None:
+        def position(r):
+            return r if r >= 0 else n_inputs if r == OUT else n_inputs + 1 + (TEMP - r)
+
+        self.plan = tuple((entry, tuple(position(r) for r in roles)) for entry, roles in plan)
+        self.temps, self.shape, self.dtype = tuple(temps), shape, dtype
 
     def __call__(self, rt, *inputs):
         out = rt.empty(self.shape, self.dtype)
-        temps = [rt.pool(size) for size in self.temps]
         buffers = [x.base_data for x in inputs]
-        for entry, roles in self.plan:
-            entry(*(buffers[r] if r >= 0 else out.base_data if r == OUT else temps[TEMP - r]
-                    for r in roles))
+        buffers.append(out.base_data)
+        for size in self.temps:
+            buffers.append(rt.pool(size))
+        for entry, positions in self.plan:
+            entry(*[buffers[i] for i in positions])
         return out

@@ -75,6 +75,7 @@ class DeviceAllocator:
         self.num_allocs = 0
         self.num_refused = 0
         self._lock = threading.Lock()
+        self._rounded: dict[int, int] = {}  # size -> its size class's bytes
 
     # -- the limit --------------------------------------------------------------------
     def set_fraction(self, fraction: float) -> None:
@@ -109,15 +110,19 @@ class DeviceAllocator:
         size = int(size)
         pool = self.pool
         with self._lock:
-            rounded = pool.alloc_size(pool.bin_number(size))
-            if self.max_alloc is not None and size > self.max_alloc:
-                self.num_refused += 1
-                raise errors.ResourceExhaustedError(
-                    None, None,
-                    f"OOM when allocating {_size(size)} on OpenCL device '{self.name}': "
-                    f"the device allocates at most {_size(self.max_alloc)} in one buffer "
-                    "(CL_DEVICE_MAX_MEM_ALLOC_SIZE). Use a smaller batch or split the "
-                    "tensor.")
+            rounded = self._rounded.get(size)  # a step asks for the same sizes again
+            if rounded is None:
+                if self.max_alloc is not None and size > self.max_alloc:
+                    self.num_refused += 1
+                    raise errors.ResourceExhaustedError(
+                        None, None,
+                        f"OOM when allocating {_size(size)} on OpenCL device '{self.name}': "
+                        f"the device allocates at most {_size(self.max_alloc)} in one "
+                        "buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE). Use a smaller batch or "
+                        "split the tensor.")
+                rounded = pool.alloc_size(pool.bin_number(size))
+                if len(self._rounded) < 4096:
+                    self._rounded[size] = rounded
             if pool.managed_bytes + rounded <= self.limit:
                 buf = self._allocate(size)
             else:
@@ -137,8 +142,9 @@ class DeviceAllocator:
                         raise self._refusal(size, rounded)
                     buf = self._allocate(size)
             self.num_allocs += 1
-            if pool.managed_bytes > self.peak:
-                self.peak = pool.managed_bytes
+            managed = pool.managed_bytes
+            if managed > self.peak:
+                self.peak = managed
             return buf
 
     allocate = __call__
