@@ -4,8 +4,12 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
 
 1. **prune**: the ops the fetches and targets need, cut at fed tensors (the project's one
    walk, `flowgraph.framework.graph_walk.depth_first_order`, loop back edges marked).
-2. **place on tasks**: an op that takes a variable by reference runs on the variable's
-   task; otherwise its task comes from its device's job and task fields, where an op in
+2. **place on tasks**: an op that takes a variable by reference, or the handle of a
+   resource (a queue, a lookup table, a reader, a tf.data iterator: the output of an op
+   that creates one, possibly through ``Identity``), runs on the task that holds it,
+   whatever its own device says, as in TensorFlow (a worker's ``dequeue`` of a queue on
+   the ps runs on the ps, and only the dequeued values travel); otherwise its task comes
+   from its device's job and task fields, where an op in
    a colocation group takes the device of the group's op (so a variable's initializer,
    optimizer slots and updates go with it). Unset fields take the master's job
    and task (a job without a task means task 0). Device types and indices (``/cpu:0``)
@@ -27,9 +31,14 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
    A tensor from another stage becomes a ``Placeholder`` that the task feeds with the
    tensor pulled (``RecvTensor``) from the producing task's step store, keyed by the
    tensor's name; control edges from other stages are dropped (the level order already
-   enforces them). A variable op (no inputs, ref or resource outputs) read by reference
-   in a later stage of the same task is copied into that stage: it names the same
-   variable in the task's shared resources.
+   enforces them). A variable or resource op without inputs (a ``VariableV2``, a queue)
+   used in a later stage of the same task is copied into that stage: it names the same
+   variable or queue in the task's shared resources. An iterator without a
+   ``shared_name`` gets one scoped to the session, so every stage graph of the session
+   finds the same iterator; the ``dataset_id`` of an iterator op names its tf.data
+   pipeline, a Python object that no graph def carries, in this process's table
+   (`flowgraph.distributed.worker.share_dataset`), so only a task of this process can run
+   it (`check_input_pipelines` says so at planning).
 
 5. **fewer round trips** (applied by the session, which knows which tasks live in its
    own process and cost no RPC: the *local* tasks):
@@ -69,13 +78,21 @@ from __future__ import annotations
 import dataclasses
 
 from flowgraph.distributed.cluster_spec import ClusterSpec
+from flowgraph.distributed.worker import share_dataset
 from flowgraph.framework import errors
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.graph_walk import depth_first_order
 from flowgraph.framework.serialization import GRAPH_DEF_VERSION, encode_attr, node_to_dict
+from flowgraph.ops.iterator_ops import lookup_dataset
 
-__all__ = ["Stage", "StepPlan", "delegate", "plan_run", "relay_through_master",
-           "report_parts", "task_name"]
+__all__ = ["Stage", "StepPlan", "check_input_pipelines", "delegate", "placement_log",
+           "plan_run", "relay_through_master", "report_parts", "task_name"]
+
+# Ops whose output 0 is a handle to a resource of their task that no shared_name attr
+# marks: its value is a Python object in the task's resource container and never travels.
+_HANDLE_MAKERS = frozenset({"IteratorFromStringHandleV2", "TensorArrayV3",
+                            "TensorArrayGradV3", "StackV2"})
+_ITERATORS = frozenset({"IteratorV2", "OneShotIterator"})
 
 
 def task_name(job: str, task: int) -> str:
@@ -111,10 +128,29 @@ def _is_back_edge(op, dep) -> bool:
     return op.op_def.control_flow == "merge" and dep.op_def.control_flow == "next_iteration"
 
 
+def _makes_resource(op) -> bool:
+    """Whether `op` creates (or looks up) a resource and outputs its handle first."""
+    op_def = op.op_def
+    return op_def.stateful and ("shared_name" in (op_def.attrs or {})
+                                or op.type in _HANDLE_MAKERS)
+
+
 def _is_handle_op(op) -> bool:
     outs = op._outputs
-    return (not op._inputs and bool(outs)
-            and all(t.dtype.is_ref_dtype or t.dtype.name == "resource" for t in outs))
+    if op._inputs or not outs:
+        return False
+    return _makes_resource(op) or all(
+        t.dtype.is_ref_dtype or t.dtype.name == "resource" for t in outs)
+
+
+def _resource_source(t):
+    """The op that made the resource `t` is a handle of (through ``Identity`` ops), or
+    None when `t` is a value (a variable's ref output counts as a value here)."""
+    while t.op.type == "Identity" and t.op._inputs:
+        t = t.op._inputs[0]
+    if t.value_index != 0 or t.dtype.is_ref_dtype or not _makes_resource(t.op):
+        return None
+    return t.op
 
 
 def _prune(fetch_tensors, target_ops, fed) -> list:
@@ -141,16 +177,26 @@ class _Placer:
         return op.device
 
     def task_of(self, op, placed: dict) -> str:
-        ref_tasks = {placed[t.op] for k, t in enumerate(op._inputs)
-                     if t.dtype.is_ref_dtype and op.op_def.is_ref_input(k) and t.op in placed}
-        if len(ref_tasks) == 1:  # an op that takes a variable by reference runs beside it
-            return ref_tasks.pop()
-        if len(ref_tasks) > 1:
+        holders: dict = {}  # task -> names of the variables and resources op takes there
+        for k, t in enumerate(op._inputs):
+            if t.dtype.is_ref_dtype and op.op_def.is_ref_input(k):
+                source = t.op
+            else:
+                source = _resource_source(t)
+            if source is not None and source in placed:
+                holders.setdefault(placed[source], []).append(source.name)
+        if len(holders) == 1:  # an op taking a variable or a resource runs beside it
+            return next(iter(holders))
+        if len(holders) > 1:
+            where = "; ".join(f"{', '.join(repr(n) for n in names)} on {task}"
+                              for task, names in sorted(holders.items()))
             raise errors.UnimplementedError(
                 None, op,
-                f"Operation '{op.name}' ({op.type}) takes variables by reference from "
-                f"several tasks ({sorted(ref_tasks)}); a distributed run needs them on one "
-                "task. Put these variables on one ps task, or use one op per task.")
+                f"Operation '{op.name}' ({op.type}) takes variables or resources (queues, "
+                f"tables, iterators) that live on several tasks: {where}. An op that "
+                "changes or reads a resource runs on the resource's task, so they must "
+                "share one: create them under one tf.device('/job:ps/task:N'), or use one "
+                "op per task.")
         spec = DeviceSpec.from_string(self.device_of(op))
         job = spec.job or self.default_job
         index = spec.task if spec.task is not None else (
@@ -170,10 +216,16 @@ def _local_device(device: str) -> str:
                       device_index=spec.device_index).to_string()
 
 
-def _node(op, inputs: list, colocation_ok) -> dict:
+def _node(op, inputs: list, colocation_ok, scope: str = "") -> dict:
     node = node_to_dict(op)
     node["input"] = inputs
     node["device"] = _local_device(op.device)
+    attrs = node.get("attr", {})
+    if op.type in _ITERATORS and not attrs.get("shared_name"):
+        # One iterator for every stage graph of the session, as one kernel would be.
+        attrs["shared_name"] = f"{op.name}@{scope or format(id(op.graph), 'x')}"
+    if attrs.get("dataset_id"):
+        attrs["dataset_id"] = share_dataset(lookup_dataset(op, attrs["dataset_id"]))
     coloc = [c for c in node.pop("colocation", []) if colocation_ok(c)]
     if coloc:
         node["colocation"] = coloc
@@ -265,9 +317,10 @@ def _check_loops(order, stage_of) -> None:
 
 
 def plan_run(graph, fetch_tensors, target_ops, fed: dict, default_task: str,
-             cluster) -> StepPlan:
+             cluster, scope: str = "") -> StepPlan:
     """The stages of a run: see the module docstring. `fed` maps fed Tensors to anything
-    (only membership counts)."""
+    (only membership counts); `scope` names the iterators without a ``shared_name`` (one
+    per session; default: one per graph)."""
     cluster = ClusterSpec(cluster)
     order = _prune(fetch_tensors, target_ops, fed)
     placer = _Placer(graph, default_task, cluster)
@@ -294,7 +347,7 @@ def plan_run(graph, fetch_tensors, target_ops, fed: dict, default_task: str,
             if t not in fed and stage_of[t.op] is not stage_of[op]
             and not (_is_handle_op(t.op) and task[t.op] == task[op])}
     for stage in stages.values():
-        _build_stage(stage, task, fed, wanted, sent, target_ops)
+        _build_stage(stage, task, fed, wanted, sent, target_ops, scope)
     ordered = sorted(stages.values(), key=lambda s: (s.level, s.task))
     levels: dict = {}
     for stage in ordered:
@@ -304,7 +357,7 @@ def plan_run(graph, fetch_tensors, target_ops, fed: dict, default_task: str,
 
 
 def _build_stage(stage: Stage, task: dict, fed: dict, wanted: set, sent: set,
-                 target_ops) -> None:
+                 target_ops, scope: str) -> None:
     members = set(stage.ops)
     copies: dict = {}  # variable ops copied in from an earlier stage of this task
     placeholders: dict = {}  # Tensor -> placeholder name
@@ -346,14 +399,14 @@ def _build_stage(stage: Stage, task: dict, fed: dict, wanted: set, sent: set,
             if c in members:
                 inputs.append(f"^{c.name}")
                 consumed.add(c)
-        nodes.append(_node(op, inputs, lambda name: True))
+        nodes.append(_node(op, inputs, lambda name: True, scope))
     names = {op.name for op in stage.ops} | {op.name for op in copies}
     for node in nodes:
         if "colocation" in node:
             node["colocation"] = [c for c in node["colocation"] if c in names]
             if not node["colocation"]:
                 del node["colocation"]
-    copied = [_node(op, [], lambda name: name in names) for op in copies]
+    copied = [_node(op, [], lambda name: name in names, scope) for op in copies]
     stage.graph_def = {"versions": {"producer": GRAPH_DEF_VERSION}, "node": copied + nodes}
     outgoing = {t for op in stage.ops for t in op._outputs if t in wanted or t in sent}
     stage.fetches = sorted([t.name, t.name] for t in outgoing)
@@ -473,3 +526,72 @@ def report_parts(op, default_task: str, cluster) -> list | None:
         parts.append((task, {"versions": {"producer": GRAPH_DEF_VERSION},
                              "node": [*nodes, node]}, [name for _, name in items]))
     return parts
+
+
+def check_input_pipelines(plan: StepPlan, local_tasks, master_task: str) -> None:
+    """Refuse a plan that runs a tf.data pipeline on a task outside this process: the
+    pipeline is a Python object that no graph def carries (TensorFlow ships it as graph
+    functions). Raises `UnimplementedError` naming the iterator op, its task and the fix.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     with tf.device("/job:ps/task:0"):
+    ...         it = tf.data.make_one_shot_iterator(tf.data.Dataset.range(3))
+    ...     x = it.get_next()
+    >>> worker = "/job:worker/replica:0/task:0"
+    >>> plan = plan_run(g, [x], [], {}, worker, {"ps": ["h:1"], "worker": ["h:2"]})
+    >>> check_input_pipelines(plan, [worker], worker)
+    Traceback (most recent call last):
+    ...
+    flowgraph.framework.errors.UnimplementedError: Operation 'OneShotIterator' ...
+    """
+    local = set(local_tasks)
+    for stage in plan.stages:
+        if stage.task in local:
+            continue
+        for op in stage.ops:
+            if "dataset_id" not in (op.op_def.attrs or {}):
+                continue
+            if master_task in local:
+                fix = (f"build the dataset and its iterator under tf.device('"
+                       f"{master_task.replace('/replica:0', '')}') (the worker that runs "
+                       "this session and consumes the elements)")
+            else:
+                fix = ("start this process's own tf.train.Server and open the session on "
+                       "its target, with the input pipeline on that task, or feed the "
+                       "data through placeholders")
+            raise errors.UnimplementedError(
+                None, op,
+                f"Operation '{op.name}' ({op.type}) starts a tf.data pipeline on "
+                f"{stage.task}, a task in another process than this session's master "
+                f"({master_task}): a graph def does not carry tf.data pipelines (Python "
+                f"objects here), so they run only on tasks of the session's process. "
+                f"To fix it, {fix}.")
+
+
+def placement_log(plan: StepPlan, seen: set) -> list:
+    """Lines ``name: (type): device`` for the ops of `plan` not in `seen` (added to it),
+    what ``ConfigProto(log_device_placement=True)`` prints: the task the master chose and
+    the device the op asks for within it (the CPU when it asks for none).
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     with tf.device("/job:ps/task:0"):
+    ...         a = tf.square(tf.constant(2.0, name="c"), name="a")
+    >>> plan = plan_run(g, [a], [], {}, "/job:worker/replica:0/task:0",
+    ...                 {"ps": ["h:1"], "worker": ["h:2"]})
+    >>> for line in placement_log(plan, set()):
+    ...     print(line)
+    c: (Const): /job:ps/replica:0/task:0/device:CPU:0
+    a: (Square): /job:ps/replica:0/task:0/device:CPU:0
+    """
+    lines = []
+    for stage in plan.stages:
+        for op in stage.ops:
+            if op in seen:
+                continue
+            seen.add(op)
+            spec = DeviceSpec.from_string(op.device)
+            device = f"/device:{spec.device_type or 'CPU'}:{spec.device_index or 0}"
+            lines.append(f"{op.name}: ({op.type}): {stage.task}{device}")
+    return lines

@@ -45,11 +45,14 @@ import collections
 import concurrent.futures
 import random
 import threading
+import uuid
 
 import numpy as np
 
 from flowgraph.distributed.master import (
+    check_input_pipelines,
     delegate,
+    placement_log,
     plan_run,
     relay_through_master,
     report_parts,
@@ -112,6 +115,8 @@ class RemoteSession(Session):
         self._incarnations = {self._master_task: status.get("incarnation")}
         self._registered: dict = {}
         self._plans: dict = {}
+        self._scope = uuid.uuid4().hex[:12]  # names this session's iterators on the tasks
+        self._logged: set = set()  # ops whose placement log_device_placement printed
         self._finished: dict = {}  # task -> ids of ended steps whose store it still holds
         self._finished_lock = threading.Lock()
         self._threads = concurrent.futures.ThreadPoolExecutor(
@@ -160,8 +165,15 @@ class RemoteSession(Session):
         plan = self._plans.get(key)
         if plan is None:
             plan = plan_run(self._graph, tensors, mapper.unique_ops, feeds,
-                            self._master_task, self._cluster)
+                            self._master_task, self._cluster, scope=self._scope)
             local = [t for t in plan.tasks if self._client(t).is_in_process()]
+            in_process = set(local)
+            if self._client(self._master_task).is_in_process():
+                in_process.add(self._master_task)
+            check_input_pipelines(plan, in_process, self._master_task)
+            if getattr(self._config, "log_device_placement", False):
+                for line in placement_log(plan, self._logged):
+                    print(line)
             if not self._bfloat16:  # (bfloat16 transfers keep the task-to-task pulls)
                 relay_through_master(plan, local)
             delegate(plan, local, with_returns=not self._bfloat16)

@@ -6,6 +6,11 @@ State of a task:
   handle, the SHA-256 of their JSON, each imported into its own `Graph` with its own
   local `Session`. Registering the same graph again returns the same handle, so many
   clients share the work of compiling it.
+* **input pipelines**: a stage graph's iterator ops name their tf.data pipeline (a
+  Python object, which no graph def carries) by a key of this process's table
+  (`share_dataset`, filled by the master); registering the graph registers those
+  pipelines with its `Graph`. A task therefore runs the pipelines of sessions in its own
+  process only (the master refuses the others when it plans the step).
 * **resources**: every local session of the task uses the target
   ``local://flowgraph-task/<job>/<task>/<id>``, so variables, queues and tables live once
   per task and are shared by all graphs and all clients, as a TensorFlow server's
@@ -40,11 +45,14 @@ Example
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import itertools
 import json
 import threading
 import time
 import uuid
+import weakref
 
 from flowgraph.backends import get_backends
 from flowgraph.distributed.cluster_spec import ClusterSpec
@@ -52,13 +60,75 @@ from flowgraph.distributed.rpc import Security, TaskClient
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph
 from flowgraph.framework.importer import import_graph_def
+from flowgraph.ops.iterator_ops import register_dataset
 from flowgraph.runtime.config import RunOptions
 from flowgraph.runtime.session import Session
 
-__all__ = ["TaskService", "graph_handle"]
+__all__ = ["TaskService", "graph_handle", "share_dataset"]
 
 STEP_TTL_S = 600.0
 _RUN_GRACE_S = 2.0
+
+# tf.data pipelines of this process by shared key, for stage graphs registered here.
+# Keys are never reused (a registered graph keeps its key's pipeline alive).
+_DATASETS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_DATASET_KEYS: dict = {}  # id(dataset) -> (weakref to it, key)
+_DATASET_COUNTER = itertools.count()
+_DATASET_LOCK = threading.RLock()  # reentrant: a weakref callback may run under it (gc)
+
+
+def share_dataset(dataset) -> str:
+    """The key under which stage graphs of this process find `dataset` (the same key
+    for the same object, so the same stage graph keeps its handle).
+
+    >>> share_dataset(ds := type("Dataset", (), {})()) == share_dataset(ds)
+    True
+    """
+    with _DATASET_LOCK:
+        known = _DATASET_KEYS.get(id(dataset))
+        if known is not None and known[0]() is dataset:
+            return known[1]
+        key = f"shared_dataset_{next(_DATASET_COUNTER)}@{uuid.uuid4().hex[:8]}"
+        ident = id(dataset)
+        _DATASETS[key] = dataset
+        _DATASET_KEYS[ident] = (weakref.ref(
+            dataset, lambda _, i=ident, k=key: _forget_dataset(i, k)), key)
+        return key
+
+
+def _forget_dataset(ident: int, key: str) -> None:
+    with _DATASET_LOCK:
+        known = _DATASET_KEYS.get(ident)
+        if known is not None and known[1] == key:
+            del _DATASET_KEYS[ident]
+
+
+def _with_local_datasets(graph: Graph, graph_def: dict) -> dict:
+    """`graph_def` with each shared dataset key replaced by the key of the same pipeline
+    registered with `graph` (`flowgraph.ops.iterator_ops.register_dataset`)."""
+    nodes = [n for n in graph_def.get("node", []) if n.get("attr", {}).get("dataset_id")]
+    if not nodes:
+        return graph_def
+    graph_def = copy.deepcopy(graph_def)
+    local: dict = {}
+    for node in graph_def["node"]:
+        key = node.get("attr", {}).get("dataset_id")
+        if not key:
+            continue
+        if key not in local:
+            with _DATASET_LOCK:
+                dataset = _DATASETS.get(key)
+            if dataset is None:
+                raise errors.FailedPreconditionError(
+                    None, None,
+                    f"Operation '{node['name']}' ({node['op']}) of a stage graph reads the "
+                    f"tf.data pipeline '{key}', which does not exist in this task's process: "
+                    "a graph def does not carry tf.data pipelines, so a task runs only the "
+                    "pipelines of sessions in its own process. Build the input pipeline "
+                    "under tf.device() of the worker that runs the session.")
+            local[key] = register_dataset(graph, dataset)
+        node["attr"]["dataset_id"] = local[key]
+    return graph_def
 
 
 def graph_handle(graph_def: dict) -> str:
@@ -70,6 +140,7 @@ def graph_handle(graph_def: dict) -> str:
 class _StageGraph:
     def __init__(self, graph_def: dict, target: str) -> None:
         self.graph = Graph()
+        graph_def = _with_local_datasets(self.graph, graph_def)
         with self.graph.as_default():
             import_graph_def(graph_def, name="")
         self.session = Session(target, graph=self.graph)
