@@ -34,6 +34,7 @@ Example
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import signal
@@ -50,10 +51,28 @@ _POLL_S = 0.05
 
 
 def free_port(host: str = "localhost") -> int:
-    """A TCP port nobody listens on now (the kernel's pick for port 0)."""
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    """A TCP port nobody listens on now (the kernel's pick for port 0). For
+    ``localhost``, free on both loopbacks: a gRPC server on ``localhost:P`` is reached
+    on 127.0.0.1 or ::1, whichever a client tries first.
+
+    >>> 0 < free_port() < 65536
+    True
+    """
+    if host != "localhost":
+        with socket.socket() as s:
+            s.bind((host, 0))
+            return s.getsockname()[1]
+    for _ in range(50):
+        port = free_port("127.0.0.1")
+        try:
+            with socket.socket(socket.AF_INET6) as s:
+                s.bind(("::1", port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                continue  # taken on ::1: another one
+        return port  # (a host without IPv6 has only the IPv4 side to check)
+    raise RuntimeError("flowgraph launch: no port free on both 127.0.0.1 and ::1 in 50 "
+                       "tries")
 
 
 def layout(ps: int, workers: int, evaluator: bool, host: str, ports) -> tuple[dict, list]:

@@ -27,7 +27,9 @@ Example
 from __future__ import annotations
 
 import concurrent.futures
+import errno
 import logging
+import socket
 
 from flowgraph.distributed import direct
 from flowgraph.distributed.cluster_spec import ClusterSpec
@@ -68,6 +70,38 @@ def _pick_task(cluster: ClusterSpec, job_name, task_index) -> tuple[str, int]:
     return job_name, int(task_index)
 
 
+
+def _check_every_family_free(address: str, where: str) -> None:
+    """Raise UnavailableError when another process holds `address`'s port on one of the
+    host's addresses (``localhost``: 127.0.0.1 and ::1). gRPC starts when it can bind
+    only some of them, and a client that tries the other one first then talks to that
+    other process's server."""
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or int(port) == 0:
+        return
+    try:
+        infos = [(f, a) for f, _, _, _, a in socket.getaddrinfo(
+            host.strip("[]"), int(port), type=socket.SOCK_STREAM)]
+    except OSError:
+        return  # gRPC reports an unresolvable host itself
+    if host == "localhost":  # gRPC resolves it to both loopbacks whatever /etc/hosts says
+        infos += [(socket.AF_INET, ("127.0.0.1", int(port))),
+                  (socket.AF_INET6, ("::1", int(port), 0, 0))]
+    for family, sockaddr in infos:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    raise errors.UnavailableError(
+                        None, None, f"{where} could not bind {address}: port {port} is in "
+                        f"use on {sockaddr[0]} by another process (clients of {host} may "
+                        "reach either address). Free the port or pick another one.") from e
+                # an address family this host does not offer: gRPC skips it too
+
 class Server:
     """An in-process gRPC server for one task of a cluster.
 
@@ -104,6 +138,7 @@ class Server:
             concurrent.futures.ThreadPoolExecutor(
                 _THREADS, thread_name_prefix=f"fg-{self._job}{self._task}"),
             options=SERVER_OPTIONS)
+        _check_every_family_free(address, where)
         try:
             port = (self._grpc.add_insecure_port(address) if credentials is None
                     else self._grpc.add_secure_port(address, credentials))

@@ -1,7 +1,5 @@
 """Fixtures for the distributed tests: free loopback ports, servers stopped after use."""
 
-import errno
-import socket
 
 import pytest
 
@@ -14,20 +12,9 @@ __all__ = ["free_port"]  # the test modules import it from here
 
 def free_port() -> int:
     """A port free on both loopback addresses that ``localhost`` names (127.0.0.1 and
-    ::1). A gRPC server on ``localhost:P`` starts when it binds either one, and clients
-    try ::1 first: a port free on 127.0.0.1 only could lead this test's clients to
-    another process's server still on [::1]:P (seen as a "hung" ps that kept answering
-    while other test runs shared the machine)."""
-    for _ in range(50):
-        port = launch.free_port("127.0.0.1")
-        try:
-            with socket.socket(socket.AF_INET6) as s:
-                s.bind(("::1", port))
-        except OSError as e:
-            if e.errno == errno.EADDRINUSE:
-                continue  # taken on ::1: another one
-        return port  # (a machine without IPv6 has only the IPv4 side to check)
-    raise RuntimeError("no loopback port free on both 127.0.0.1 and ::1 in 50 tries")
+    ::1): see `flowgraph.distributed.launch.free_port` (a port free on 127.0.0.1 only
+    once led this test's clients to another process's server still on [::1]:P)."""
+    return launch.free_port("localhost")
 
 
 @pytest.fixture

@@ -281,7 +281,8 @@ def test_test_ports_are_free_on_both_loopback_addresses(monkeypatch):
     taken = squatter.getsockname()[1]
     picks = iter([taken])
     real = launch.free_port
-    monkeypatch.setattr(launch, "free_port", lambda host: next(picks, None) or real(host))
+    monkeypatch.setattr(launch, "free_port", lambda host="localhost": (
+        next(picks, None) or real(host)) if host == "127.0.0.1" else real(host))
     try:
         port = conftest.free_port()
     finally:
