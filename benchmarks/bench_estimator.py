@@ -22,7 +22,8 @@ timing wrapper's own clock reads, about 2 us a step, included).
 The fixed costs of a ``train`` call (issue 17) are reported too: full garbage
 collections during the Estimator's train calls (``gen2_*``: a discarded graph is freed by
 reference counting, `flowgraph/framework/graph_release.py`), the process-wide plan
-cache's hits (`flowgraph/runtime/plan_cache.py`), the ``.meta`` cache's hits
+cache's hits (`flowgraph/runtime/plan_cache.py`; ``finished_hits``: whole plans a session
+took without compiling, only its class kernels bound again), the ``.meta`` cache's hits
 (`flowgraph/train/meta_graph_export.py`: a checkpoint's graph, by content), and which
 CRC32C wrote the event file.
 ``harness_overhead_pct`` is the figure issue 17 targets (at most 5 %).

@@ -45,6 +45,14 @@ an existing op type is not seen by a graph that fingerprints like an earlier one
 A snapshot holds names, slot numbers, device names, folded constant values and the
 plan ops' descriptions, never an op, a tensor or a graph, so it keeps no graph alive.
 
+Beside the front, an entry keeps the finished plan (`store_finished`: every pass after
+the front done, control edges included) when it runs on host devices without loops or a
+memory schedule. A session then skips all passes for a graph that fingerprints the same
+(`restore_finished`; `Session._compile` emits the executor plan): only the session's class
+kernels (variables, constants, input sources, queues) are bound again, other kernels are
+shared, with the ops they name for errors made the new graph's. An Estimator's second
+`train` call compiles none of its eight plans.
+
 Example
 -------
 >>> import flowgraph as tf
@@ -61,10 +69,14 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import threading
+import types
 from collections import OrderedDict
 from dataclasses import dataclass
+from operator import is_ as _is
 
 import numpy as np
 
@@ -74,17 +86,19 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import get_op_def
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
+from flowgraph.runtime.placement import kernel_dtype
 from flowgraph.runtime.rewrite import Rewrites
 from flowgraph.runtime.rewrite_arith import is_pure
 
-__all__ = ["Front", "clear", "plan_key", "restore", "stats", "store"]
+__all__ = ["Finished", "Front", "clear", "forget_texts", "plan_key", "restore", "restore_finished",
+           "stats", "store", "store_finished"]
 
 MAX_ENTRIES = 256  # least recently used entries beyond this are dropped; 0: off
 MAX_BYTES = 64 << 20  # the plan constants the entries hold, all together
 
 _lock = threading.Lock()
 _entries: OrderedDict[bytes, _Snapshot] = OrderedDict()
-_counts = {"bytes": 0, "hits": 0, "misses": 0, "uncacheable": 0}
+_counts = {"bytes": 0, "finished_hits": 0, "hits": 0, "misses": 0, "uncacheable": 0}
 
 
 @dataclass
@@ -225,13 +239,62 @@ def plan_key(env, fetch_tensors, target_ops, feed_tensors, ops, *, done_ops=None
                    repr(getattr(options, "rewrite_options", None)),
                    [t.name for t in fetch_tensors], [op._name for op in target_ops],
                    [t.name for t in feed_tensors], shapes)).encode())
+    texts = _texts_of(env)
     try:
         for op in ops:
-            h.update(_op_text(op).encode())
+            h.update(_op_bytes(op) if texts is None else texts.get(op))
     except _Uncacheable:
         _counts["uncacheable"] += 1
         return None
     return h.digest()
+
+
+def _op_bytes(op: Operation) -> bytes:
+    return _op_text(op).encode()
+
+
+class _OpTexts:
+    """The encoded `_op_text` of the ops of one finalized graph, for one session.
+
+    A session compiles several plans of the same graph (an Estimator's: restore, the
+    readiness checks, the saves, two train steps), whose pruned ops overlap; each op's
+    text is made once. An entry is used again only while what the text reads cannot have
+    changed: the graph is finalized at the version it had (no op, consumer or control
+    edge added) and the op's device and output shapes are the very objects the text was
+    made from (`Tensor.set_shape` and `_set_device` replace them).
+    """
+
+    def __init__(self, graph) -> None:
+        self.version = graph._version
+        self._entries: dict[Operation, tuple] = {}
+
+    def get(self, op: Operation) -> bytes:
+        entry = self._entries.get(op)
+        if entry is not None:
+            text, device, shapes = entry
+            if op._device is device and all(
+                    t._shape is s for t, s in zip(op._outputs, shapes)):
+                return text
+        text = _op_text(op).encode()
+        self._entries[op] = (text, op._device, tuple(t._shape for t in op._outputs))
+        return text
+
+
+def _texts_of(env) -> _OpTexts | None:
+    """`env`'s memo of op texts (kept on the session's `CompileEnv`, dropped when it
+    closes: `forget_texts`), or None while its graph is not finalized."""
+    graph = env.graph
+    if not graph._finalized:
+        return None
+    texts = env.__dict__.get("_plan_key_texts")
+    if texts is None or texts.version != graph._version:
+        texts = env.__dict__["_plan_key_texts"] = _OpTexts(graph)
+    return texts
+
+
+def forget_texts(env) -> None:
+    """Drop `env`'s memo of op texts (a closing session: it names the graph's ops)."""
+    env.__dict__.pop("_plan_key_texts", None)
 
 
 # -- snapshot and restore ------------------------------------------------------------------
@@ -326,7 +389,9 @@ def store(key: bytes | None, graph, front: Front) -> None:
         _counts["bytes"] += snapshot.nbytes - (old.nbytes if old is not None else 0)
         _entries[key] = snapshot
         while len(_entries) > MAX_ENTRIES or _counts["bytes"] > MAX_BYTES:
-            _counts["bytes"] -= _entries.popitem(last=False)[1].nbytes
+            dropped, entry = _entries.popitem(last=False)
+            _counts["bytes"] -= entry.nbytes
+            _finished.pop(dropped, None)  # it holds the same constants
 
 
 def restore(key: bytes | None, env) -> Front | None:
@@ -394,12 +459,273 @@ def _rebuild(snapshot: _Snapshot, env) -> Front:
     return Front(ops, rewrites, placement, table)
 
 
+# -- finished plans ------------------------------------------------------------------------
+# Beside a front, an entry may keep the plan that every later pass finished from it (the
+# table after binding, fusion, scheduling and the in-place pass, its control edges), for
+# plans on host devices without loops or a memory schedule. Kernels are what a session
+# owns: a class kernel (a variable, a constant, an input source, a queue) is bound again
+# from the new session's `KernelCache`; any other kernel is kept only when nothing it
+# reaches belongs to a session (`_relink`), and is shared, as the runs of one session share
+# it; the ops it names (a fused group's members, for errors) are kept as references and
+# made the new graph's. A plan with any other kernel is not kept.
+_finished: OrderedDict[bytes, _Finished] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class _FinishedNode:
+    op: str | int  # as in `_Snapshot`: a graph op by name, a plan op by number
+    fused: tuple[str | int, ...] | None
+    kernel: object  # shared as it is; None: bind `kdef` for the op in the new session
+    kdef: object
+    relink: bool  # `kernel` names ops (as `_OpRef`s): copied with the new graph's ops
+    fields: dict  # NodeInfo's plain fields (name, slots, flags, ...)
+
+
+@dataclass(frozen=True)
+class _Finished:
+    nodes: tuple[_FinishedNode, ...]
+    naming: frozenset  # ids of the kept kernels' parts that lead to an `_OpRef`
+    edges: tuple[tuple[int, int], ...]  # every successor pair, control edges among them
+    initial: tuple
+    uses: tuple[int, ...]
+    feed_slots: tuple[tuple[tuple[str, int], int], ...]
+    fetch_slots: tuple[int, ...]
+    partition_graphs: tuple
+    slots: dict  # CompiledPlan's per-node and per-slot tables for step statistics
+
+
+@dataclass
+class Finished:
+    """A finished plan rebuilt for a new session: `emit` turns `table` into its plan."""
+
+    table: NodeTable
+    fetch_slots: list[int]
+    plan_ops: list[Operation]  # made for this plan; released with it
+    partition_graphs: list
+    slots: dict
+
+
+_NODE_FIELDS = ("name", "op_type", "device", "inputs", "hand_off", "in_place",
+                "input_slots", "out_base", "n_out", "flags")
+_SHARED_LEAVES = (type(None), bool, int, float, str, bytes, np.ndarray, np.generic, np.dtype,
+                  DType, TensorShape, Dimension, type(len), type(np.add))
+
+
+@functools.cache
+def _shared_leaf_types() -> tuple:
+    # The fused-expression program is immutable after it is built (`_fused.Program`),
+    # and a device or backend object is process-wide.
+    from flowgraph.backends.base import Backend, Device
+    from flowgraph.backends.cpu._fused import Program
+
+    return (*_SHARED_LEAVES, Program, Device, Backend)
+
+
+@dataclass(frozen=True)
+class _OpRef:
+    """An op inside a kept kernel (a fused group's members name theirs in errors)."""
+
+    ref: str | int
+
+
+def _relink(obj, subst, memo: dict, depth: int = 0, only: frozenset | None = None):
+    """`obj` (a kernel) with every op it reaches passed through `subst`: the functions,
+    partials, containers and plan nodes on the way are copied, everything else shared.
+
+    Only plain data, functions of modules and known process-wide objects are shared (as
+    the runs of one session share them); anything else (a class kernel inside a wrapper,
+    an object of a session) raises `_Uncacheable`."""
+    if only is not None and id(obj) not in only:
+        return obj  # nothing below names an op
+    known = memo.get(id(obj))
+    if known is not None:
+        return known[1]
+    if depth > 60:
+        raise _Uncacheable
+    if isinstance(obj, _shared_leaf_types()) or \
+            type(obj).__name__ == "cython_function_or_method":
+        return obj
+    deeper = depth + 1
+
+    def each(items):
+        return [_relink(item, subst, memo, deeper, only) for item in items]
+
+    if isinstance(obj, Operation | _OpRef):
+        new = subst(obj)
+    elif type(obj) is NodeInfo:  # a fused group's member, for its errors
+        new = dataclasses.replace(
+            obj, op=None if obj.op is None else subst(obj.op), inputs=list(obj.inputs),
+            input_slots=list(obj.input_slots),
+            kernel=_relink(obj.kernel, subst, memo, deeper, only),
+            fused=None if obj.fused is None else [subst(m) for m in obj.fused])
+    elif type(obj) is functools.partial:
+        func, *args = each((obj.func, *obj.args))
+        values = each(obj.keywords.values())
+        new = obj if func is obj.func and all(map(_is, args, obj.args)) and all(
+            map(_is, values, obj.keywords.values())) else functools.partial(
+                func, *args, **dict(zip(obj.keywords, values)))
+    elif type(obj) is types.FunctionType:
+        cells = obj.__closure__ or ()
+        try:
+            contents = [c.cell_contents for c in cells]
+        except ValueError:  # an empty cell: a function still being defined
+            raise _Uncacheable from None
+        new_contents = each(contents)
+        defaults = obj.__defaults__
+        new_defaults = None if defaults is None else tuple(each(defaults))
+        attrs = obj.__dict__
+        new_attrs = dict(zip(attrs, each(attrs.values())))
+        kwdefaults = obj.__kwdefaults__ or {}
+        new_kwdefaults = dict(zip(kwdefaults, each(kwdefaults.values())))
+        if all(map(_is, new_contents, contents)) and (defaults is None or all(
+                map(_is, new_defaults, defaults))) and all(
+                new_attrs[k] is attrs[k] for k in attrs) and all(
+                new_kwdefaults[k] is kwdefaults[k] for k in kwdefaults):
+            new = obj
+        else:
+            new = types.FunctionType(obj.__code__, obj.__globals__, obj.__name__, new_defaults,
+                                     tuple(types.CellType(c) for c in new_contents))
+            new.__qualname__ = obj.__qualname__
+            new.__kwdefaults__ = new_kwdefaults or None
+            new.__dict__.update(new_attrs)
+    elif type(obj) in (list, tuple):
+        items = each(obj)
+        new = obj if all(map(_is, items, obj)) else type(obj)(items)
+    elif type(obj) is dict:
+        values = each(obj.values())
+        new = obj if all(map(_is, values, obj.values())) else dict(zip(obj, values))
+    else:
+        raise _Uncacheable
+    memo[id(obj)] = (obj, new)  # the original too: its id stays taken while memo lives
+    return new
+
+
+def store_finished(key: bytes | None, env, cp) -> None:
+    """Keep the finished plan `cp` (compiled on `env`) beside the front under `key`;
+    nothing when the front was not kept, or when the plan has anything this module
+    cannot bind again (see the comment above)."""
+    with _lock:
+        snapshot = _entries.get(key) if key is not None else None
+    if snapshot is None or cp.memory_schedule is not None or cp.async_devices \
+            or cp.fetch_to_host or cp.needs_rendezvous or cp.measured_sizes is not None:
+        return
+    graph = env.graph
+    by_name = graph._ops_by_name
+    plan_op_number = {}
+    for i, p in enumerate(snapshot.plan_ops):
+        plan_op_number[p.name] = None if p.name in plan_op_number else i
+
+    def ref(op: Operation) -> str | int:
+        if by_name.get(op._name) is op:
+            return op._name
+        number = plan_op_number.get(op._name)
+        if number is None or snapshot.plan_ops[number].op_type != op._op_def.name:
+            raise _Uncacheable
+        return number
+
+    memo: dict = {}
+    try:
+        nodes = []
+        for n in cp.nodes:
+            op = n.op
+            if op is None or op.op_def.control_flow or not n.placed_on.backend.host_memory:
+                raise _Uncacheable
+            kernel, kdef = n.kernel, None
+            # A stateful op's strings (the state it names) are not in the key: its kernel,
+            # which binds them, is bound again from the new op, never shared.
+            named = not is_pure(op) and any(type(v) in (str, bytes)
+                                            for v in op._attrs.values())
+            if env.kernels._bound.get((op, n.placed_on.name)) is kernel:
+                kdef = n.placed_on.backend.find_kernel(op.type, kernel_dtype(op))
+                if kdef is not None and (kdef.is_class or named):
+                    kernel = None  # the session's own kernel for the op: bound again
+                else:
+                    kdef = None
+            if kernel is not None and named:
+                raise _Uncacheable  # wrapped: the wrapper would keep the old strings
+            relink = False
+            if kernel is not None:  # its ops as references: the entry holds no graph
+                original, kernel = kernel, _relink(kernel, lambda op: _OpRef(ref(op)), memo)
+                relink = kernel is not original
+            nodes.append(_FinishedNode(
+                ref(op), None if n.fused is None else tuple(ref(m) for m in n.fused),
+                kernel, kdef, relink, {f: (list(v) if type(v) is list else v)
+                                       for f in _NODE_FIELDS for v in (getattr(n, f),)}))
+        plan = cp.plan
+        finished = _Finished(
+            nodes=tuple(nodes),
+            naming=frozenset(id(new) for old, new in memo.values() if new is not old),
+            edges=tuple((a, b) for a in range(len(nodes)) for b in plan.successors(a)),
+            initial=tuple(plan.initial_values), uses=tuple(cp.slot_uses),
+            feed_slots=tuple(((ref(t._op), t._value_index), s)
+                             for t, s in cp.feed_slots.items()),
+            fetch_slots=tuple(cp.fetch_slots), partition_graphs=tuple(cp.partition_graphs),
+            slots={f: getattr(cp, f) for f in ("node_inputs", "node_outputs", "slot_uses",
+                                               "slot_device", "source_slots")})
+    except _Uncacheable:
+        return
+    with _lock:
+        _finished[key] = finished
+        while len(_finished) > MAX_ENTRIES:
+            _finished.popitem(last=False)
+
+
+def restore_finished(key: bytes | None, env) -> Finished | None:
+    """The finished plan kept under `key`, its ops and class kernels those of `env`'s
+    graph and session, or None."""
+    if key is None:
+        return None
+    with _lock:
+        finished = _finished.get(key)
+        if finished is not None:
+            _finished.move_to_end(key)
+    if finished is None:
+        return None
+    front = restore(key, env)  # the plan ops, made again on this graph
+    if front is None:
+        return None
+    plan_ops = list(front.rewrites.plan_ops)
+    by_name = env.graph._ops_by_name
+    devices = {d.name: d for d in env.devices}
+    memo: dict = {}
+    try:
+        def op_of(ref):
+            return by_name[ref] if type(ref) is str else plan_ops[ref]
+
+        table = NodeTable()
+        for f in finished.nodes:
+            op = op_of(f.op)
+            node = NodeInfo(**f.fields, op=op, placed_on=devices[f.fields["device"]])
+            node.input_slots = list(node.input_slots)
+            node.inputs = list(node.inputs)
+            if f.fused is not None:
+                node.fused = [op_of(r) for r in f.fused]
+            if f.kdef is not None:
+                node.kernel = env.kernels.bound(op, node.placed_on, f.kdef)
+            elif f.relink:
+                node.kernel = _relink(f.kernel, lambda r: op_of(r.ref), memo,
+                                      only=finished.naming)
+            else:
+                node.kernel = f.kernel
+            table.nodes.append(node)
+        table.initial = list(finished.initial)
+        table.uses = list(finished.uses)
+        table.control_edges = list(finished.edges)
+        table.feed_slots = {op_of(r)._outputs[i]: s for (r, i), s in finished.feed_slots}
+    except (KeyError, IndexError, _Uncacheable):  # not for a matching key; a miss is safe
+        release_ops(plan_ops)
+        return None
+    _counts["finished_hits"] += 1
+    return Finished(table, list(finished.fetch_slots), plan_ops,
+                    list(finished.partition_graphs), finished.slots)
+
+
 def stats() -> dict:
     """Counts of cache hits, misses and uncacheable plans since the last `clear`, the
     number of entries and the bytes of plan constants they hold.
 
     >>> sorted(stats())
-    ['bytes', 'entries', 'hits', 'misses', 'uncacheable']
+    ['bytes', 'entries', 'finished_hits', 'hits', 'misses', 'uncacheable']
     """
     with _lock:
         return {**_counts, "entries": len(_entries)}
@@ -413,5 +739,6 @@ def clear() -> None:
     """
     with _lock:
         _entries.clear()
+        _finished.clear()
         for k in _counts:
             _counts[k] = 0

@@ -25,9 +25,10 @@ import numpy as np
 from flowgraph.backends import DeviceAttributes, list_devices
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, _default_session_stack, get_default_graph
+from flowgraph.framework.graph_release import release_with
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
-from flowgraph.runtime import _executor
+from flowgraph.runtime import _executor, plan_cache
 from flowgraph.runtime.bind import KernelCache
 from flowgraph.runtime.config import (
     ConfigProto,
@@ -37,7 +38,8 @@ from flowgraph.runtime.config import (
 from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.memory_schedule import budget_key, measure_sizes, pool_cap
-from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan
+from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan, emit
+from flowgraph.runtime.prune import needed_ops
 from flowgraph.runtime.specialize import ShapeVariants, first_plan, wants_variants
 from flowgraph.runtime.step import FastRun, StepContext, step_ids, watchdog
 from flowgraph.runtime.step_stats import fill_step_stats
@@ -204,6 +206,7 @@ class Session:
         self._fetch_mappers.clear()
         self._feed_names.clear()
         self._fast_runs.clear()
+        plan_cache.forget_texts(self._compile_env)
         self._kernels._session = None
 
     def __del__(self) -> None:
@@ -307,12 +310,26 @@ class Session:
 
     def _compile(self, mapper: FetchMapper, feed_tensors, budget=0,
                  feed_values=(), specialized=False, measured=None) -> CompiledPlan:
+        env = self._compile_env
+        fetches, targets, feeds = mapper.unique_tensors, mapper.unique_ops, list(feed_tensors)
         with self._lock:
             self._graph._finalized_for_run = True
             shapes = {t: np.shape(v) for t, v in zip(feed_tensors, feed_values)}
-            cp = compile_plan(self._compile_env, mapper.unique_tensors, mapper.unique_ops,
-                              list(feed_tensors), memory_budget=budget, feed_shapes=shapes,
-                              shape_specialized=specialized, measured_sizes=measured)
+            # A graph that fingerprints like one compiled before (the next Estimator call's)
+            # takes the finished plan; otherwise compile, keeping the result for the next.
+            key = None
+            if not measured and not budget and self._graph._finalized:
+                _check_feeds_and_fetches(self._graph, fetches, targets, feeds)
+                key = plan_cache.plan_key(
+                    env, fetches, targets, feeds, needed_ops(fetches, targets, set(feeds)),
+                    memory_budget=budget, shape_specialized=specialized,
+                    feed_shapes=shapes)
+            cp = _finished_plan(plan_cache.restore_finished(key, env), fetches, env)
+            if cp is None:
+                cp = compile_plan(env, fetches, targets, feeds, memory_budget=budget,
+                                  feed_shapes=shapes, shape_specialized=specialized,
+                                  measured_sizes=measured)
+                plan_cache.store_finished(key, env, cp)
         options = self._config.graph_options
         cp.shape_variants = ShapeVariants() if not specialized and wants_variants(
             cp.nodes, feed_tensors, options.rewrite_options, options.optimizer_options) \
@@ -525,6 +542,33 @@ class _DefaultSession:
             stack.pop()
         if self._graph_ctx is not None:
             self._graph_ctx.__exit__(*exc)
+
+
+def _check_feeds_and_fetches(graph: Graph, fetches, targets, feeds) -> None:
+    """What `compile_plan` checks first, for a plan that skips it."""
+    for t in feeds:
+        if not graph.is_feedable(t):
+            raise ValueError(f"Tensor {t.name} may not be fed.")
+    for op in [t.op for t in fetches] + list(targets):
+        if not graph.is_fetchable(op):
+            raise ValueError(f"Operation '{op.name}' has been marked as not fetchable.")
+
+
+def _finished_plan(finished, fetches, env) -> CompiledPlan | None:
+    """The `CompiledPlan` of a finished plan from `plan_cache.restore_finished`, or None."""
+    if finished is None:
+        return None
+    table = finished.table
+    cp = emit(table, finished.fetch_slots, None)
+    release_with(cp, finished.plan_ops)  # the rewrites' own ops die with the plan
+    cp.deref_fetch = [t.dtype.is_ref_dtype for t in fetches]
+    cp.fetch_to_host = []  # finished plans run on host devices only
+    cp.partition_graphs = finished.partition_graphs
+    cp.devices = sorted({n.placed_on for n in table.nodes} or {env.devices[0]},
+                        key=lambda d: d.name)
+    for name, value in finished.slots.items():
+        setattr(cp, name, value)
+    return cp
 
 
 def _expand_structured_feed(key, value):

@@ -69,6 +69,29 @@ def fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def make_durable(path: str, fsync_dir: bool = True) -> None:
+    """fsync the existing file `path` (and its directory): a file kept instead of written
+    again is as durable as `atomic_write` leaves a new one (cheap when nothing is dirty)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if fsync_dir:
+        fsync_directory(os.path.dirname(path))
+
+
+def same_bytes_on_disk(path: str, data: bytes) -> bool:
+    """Whether the file `path` exists and holds exactly `data`."""
+    try:
+        if os.path.getsize(path) != len(data):
+            return False
+        with open(path, "rb") as f:
+            return f.read() == data
+    except OSError:
+        return False
+
+
 def temp_path_for(path: str) -> str:
     """A hidden temporary name next to `path`, tagged with our pid (see `remove_stale_temps`)."""
     directory, base = os.path.split(path)

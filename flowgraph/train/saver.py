@@ -351,9 +351,14 @@ class Saver:
         else:
             checkpoint_file = save_path
         _state.remove_stale_temps(parent)
-        write = write_bundle if self._format == "tensorflow" else write_checkpoint
-        write(checkpoint_file, {key: np.asarray(value) for (key, _, _), value
-                                in zip(self._entries, values)})
+        tensors = {key: np.asarray(value) for (key, _, _), value in zip(self._entries, values)}
+        if self._format != "tensorflow" and _holds_exactly(checkpoint_file, tensors):
+            # The same step saved again with the same values (a session that restored
+            # this checkpoint saves it on creation): the file is kept, made durable.
+            _state.make_durable(checkpoint_file)
+        else:
+            write = write_bundle if self._format == "tensorflow" else write_checkpoint
+            write(checkpoint_file, tensors)
         if write_meta_graph:
             try:
                 self._write_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}")
@@ -391,7 +396,12 @@ class Saver:
             self._meta_graph_cache = (key, data) if key is not None else None
         else:
             data = cached[1]
-        write_meta_graph_file(data, path)
+        if _state.same_bytes_on_disk(path, data):
+            # The same graph saved again beside the same step; the state file's
+            # directory fsync follows, as after `write_meta_graph_file`.
+            _state.make_durable(path, fsync_dir=False)
+        else:
+            write_meta_graph_file(data, path)
 
     # -- restore ---------------------------------------------------------------------------------
     def restore(self, sess, save_path: str) -> None:
@@ -459,3 +469,27 @@ class Saver:
                     "reshape=True when only the layout differs.")
         value = reader.get_tensor(key)
         return value.reshape(shape.as_list()) if reshape else value
+
+
+def _holds_exactly(path: str, tensors: dict[str, np.ndarray]) -> bool:
+    """Whether the one-file checkpoint `path` exists and holds exactly `tensors`: the same
+    keys, dtypes, shapes and bytes (NaNs compare by their bits). Anything unreadable is
+    not the same."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with CheckpointReader(path) as reader:
+            if set(reader._names()) != set(tensors):  # names only: no header parsed
+                return False
+            for key, value in tensors.items():
+                found = reader.get_tensor(key)
+                if found.dtype != value.dtype or found.shape != value.shape:
+                    return False
+                if value.dtype.hasobject:
+                    if found.ravel().tolist() != value.ravel().tolist():
+                        return False
+                elif found.tobytes() != np.ascontiguousarray(value).tobytes():
+                    return False
+    except (errors.OpError, OSError, ValueError, KeyError):
+        return False
+    return True

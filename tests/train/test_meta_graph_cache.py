@@ -94,6 +94,7 @@ def test_numpy_input_fn_graphs_built_again_hit_both_caches(tmp_path, monkeypatch
         return estimators.EstimatorSpec(mode, loss=loss, train_op=train)
 
     est = estimators.Estimator(model_fn, model_dir=str(tmp_path))
+    gc.collect()  # earlier tests' graphs gone: both calls find the same free key
     est.train(input_fn, steps=2)
     gc.collect()
     est.train(input_fn, steps=2)
