@@ -268,8 +268,6 @@ def test_a_session_on_a_restarted_task_is_aborted_not_run_on_fresh_variables(ser
 def test_test_ports_are_free_on_both_loopback_addresses(monkeypatch):
     # A port taken on ::1 by another process would route this suite's localhost clients
     # there (the flaky "hung ps that kept answering"): free_port must skip it.
-    import conftest
-
     from flowgraph.distributed import launch
 
     squatter = socket.socket(socket.AF_INET6)
@@ -284,7 +282,7 @@ def test_test_ports_are_free_on_both_loopback_addresses(monkeypatch):
     monkeypatch.setattr(launch, "free_port", lambda host="localhost": (
         next(picks, None) or real(host)) if host == "127.0.0.1" else real(host))
     try:
-        port = conftest.free_port()
+        port = launch.free_port("localhost")  # what the suite's conftest.free_port returns
     finally:
         squatter.close()
     assert port != taken
