@@ -40,27 +40,21 @@ from flowgraph.ops.scatter_ops import tensor_scatter_nd_update
 __all__ = ["RaggedTensor", "RaggedTensorValue"]
 
 
-class RaggedTensorValue:
-    """A fetched `RaggedTensor`: NumPy ``values`` (or a nested value) and ``row_splits``."""
-
-    def __init__(self, values, row_splits) -> None:
-        self._values = values
-        self._row_splits = np.asarray(row_splits)
-
-    values = property(lambda self: self._values)
-    row_splits = property(lambda self: self._row_splits)
+class _Nesting:
+    """What a ragged tensor and its fetched value share: the walk down the nested
+    ``values`` of the same class to the flat values and every level's row splits."""
 
     @property
-    def flat_values(self) -> np.ndarray:
+    def flat_values(self):
         v = self._values
-        while isinstance(v, RaggedTensorValue):
+        while isinstance(v, type(self)):
             v = v.values
         return v
 
     @property
     def nested_row_splits(self) -> tuple:
         out, v = [self._row_splits], self._values
-        while isinstance(v, RaggedTensorValue):
+        while isinstance(v, type(self)):
             out.append(v.row_splits)
             v = v.values
         return tuple(out)
@@ -72,6 +66,18 @@ class RaggedTensorValue:
     @property
     def dtype(self):
         return self.flat_values.dtype
+
+
+class RaggedTensorValue(_Nesting):
+    """A fetched `RaggedTensor`: NumPy ``values`` (or a nested value) and ``row_splits``."""
+
+    def __init__(self, values, row_splits) -> None:
+        self._values = values
+        self._row_splits = np.asarray(row_splits)
+
+    values = property(lambda self: self._values)
+    row_splits = property(lambda self: self._row_splits)
+
 
     @property
     def shape(self) -> tuple:
@@ -100,7 +106,7 @@ def _check_splits(row_splits):
     return row_splits
 
 
-class RaggedTensor:
+class RaggedTensor(_Nesting):
     """A tensor whose rows have different lengths (TensorFlow's ``tf.RaggedTensor``).
 
     Build one with the ``from_*`` class methods or `tf.ragged.constant`; do not call the
@@ -172,28 +178,6 @@ class RaggedTensor:
     row_splits = property(lambda self: self._row_splits,
                           doc="Where each row starts in `values`, then the end.")
 
-    @property
-    def flat_values(self):
-        v = self._values
-        while isinstance(v, RaggedTensor):
-            v = v.values
-        return v
-
-    @property
-    def nested_row_splits(self) -> tuple:
-        out, v = [self._row_splits], self._values
-        while isinstance(v, RaggedTensor):
-            out.append(v.row_splits)
-            v = v.values
-        return tuple(out)
-
-    @property
-    def ragged_rank(self) -> int:
-        return len(self.nested_row_splits)
-
-    @property
-    def dtype(self):
-        return self.flat_values.dtype
 
     @property
     def row_splits_dtype(self):

@@ -34,6 +34,7 @@ from flowgraph.train.basic_hooks_timers import (
     global_step_read,
     summary_writer_for,
 )
+from flowgraph.train.hook_schedule import FixedRequest
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -66,7 +67,7 @@ class CheckpointSaverListener:
         """Called at the end of training, after the final save."""
 
 
-class CheckpointSaverHook(SessionRunHook):
+class CheckpointSaverHook(FixedRequest, SessionRunHook):
     """Saves checkpoints every `save_secs` seconds or every `save_steps` steps.
 
     Parameters
@@ -134,15 +135,6 @@ class CheckpointSaverHook(SessionRunHook):
                     run_context.request_stop()
 
     # Schedule (flowgraph.train.hook_schedule): acts when its timer fires.
-    _pure_before_run = True
-
-    @property
-    def _idle_request(self) -> SessionRunArgs:
-        return self._args
-
-    def _catch_up(self, runs: int, step) -> None:
-        pass
-
     def _wake(self):
         return after_wake(self._timer, self._steps_per_run)
 

@@ -26,7 +26,7 @@ import logging
 import numpy as np
 
 from flowgraph.train.basic_hooks_timers import NeverTriggerTimer, SecondOrStepTimer
-from flowgraph.train.hook_schedule import NOW, Wake
+from flowgraph.train.hook_schedule import NOW, FixedRequest, Wake
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = [
@@ -174,7 +174,7 @@ class NanLossDuringTrainingError(RuntimeError):
         return "NaN loss during training."
 
 
-class NanTensorHook(SessionRunHook):
+class NanTensorHook(FixedRequest, SessionRunHook):
     """Watches `loss_tensor`: on NaN, raises `NanLossDuringTrainingError` (default) or,
     with ``fail_on_nan_loss=False``, logs a warning and requests a stop."""
 
@@ -197,15 +197,6 @@ class NanTensorHook(SessionRunHook):
             run_context.request_stop()
 
     # Schedule (flowgraph.train.hook_schedule): acts on a NaN only.
-    _pure_before_run = True
-
-    @property
-    def _idle_request(self) -> SessionRunArgs:
-        return self._args
-
-    def _catch_up(self, runs: int, step) -> None:
-        pass
-
     def _wake(self) -> Wake:
         return Wake(nan=True)
 

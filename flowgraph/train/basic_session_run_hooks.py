@@ -38,7 +38,7 @@ from flowgraph.train.basic_hooks_logging import (
 )
 from flowgraph.train.basic_hooks_summary import ProfilerHook, StepCounterHook, SummarySaverHook
 from flowgraph.train.basic_hooks_timers import SecondOrStepTimer, global_step_read
-from flowgraph.train.hook_schedule import NOW_AFTER, Wake
+from flowgraph.train.hook_schedule import NOW_AFTER, FixedRequest, Wake
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = [
@@ -60,7 +60,7 @@ __all__ = [
 logger = logging.getLogger("flowgraph")
 
 
-class StopAtStepHook(SessionRunHook):
+class StopAtStepHook(FixedRequest, SessionRunHook):
     """Requests a stop once the global step reaches `last_step`, or `num_steps` steps
     after the step the session started at (exactly one of them).
 
@@ -98,15 +98,6 @@ class StopAtStepHook(SessionRunHook):
                 run_context.request_stop()
 
     # Schedule (flowgraph.train.hook_schedule): acts only once the step nears the last.
-    _pure_before_run = True
-
-    @property
-    def _idle_request(self) -> SessionRunArgs:
-        return self._args
-
-    def _catch_up(self, runs: int, step) -> None:
-        pass
-
     def _wake(self) -> Wake:
         if self._last_step is None:
             return NOW_AFTER

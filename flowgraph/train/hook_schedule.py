@@ -63,7 +63,8 @@ import time
 from math import isnan
 from typing import NamedTuple
 
-__all__ = ["NEVER", "NOW", "NOW_AFTER", "HookSchedule", "Wake", "is_scheduled"]
+__all__ = ["NEVER", "NOW", "NOW_AFTER", "FixedRequest", "HookSchedule", "Wake",
+           "is_scheduled"]
 
 NEVER = float("inf")
 
@@ -86,6 +87,21 @@ class Wake(NamedTuple):
 
 NOW = Wake(before_runs=0)  # called for the next run
 NOW_AFTER = Wake(after_step=-NEVER)  # after_run called after the next run
+
+
+class FixedRequest:
+    """The schedule members of a built-in hook whose `before_run` always returns
+    ``self._args`` (set in `begin`) and whose `after_run` does nothing on a quiet run;
+    the hook still defines its own `_wake`."""
+
+    _pure_before_run = True
+
+    @property
+    def _idle_request(self):
+        return self._args
+
+    def _catch_up(self, runs: int, step) -> None:
+        pass
 
 
 def is_scheduled(hook) -> bool:
