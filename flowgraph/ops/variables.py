@@ -240,6 +240,10 @@ class Variable:
         return (f"<flowgraph.Variable '{self.name}' shape={self.shape} "
                 f"dtype={self.dtype.name}>")
 
+    # A fetch of a Variable always means its ref tensor: `Session.run` keys and caches
+    # fetch structures holding one (runtime/fetch.py), as the Estimator's global step.
+    _fetch_by_identity = True
+
     def __hash__(self) -> int:
         return id(self)
 

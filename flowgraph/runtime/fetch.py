@@ -104,27 +104,32 @@ def _resolve(graph, obj):
         ) from None
 
 
+def _keyable(kind) -> bool:
+    # A Variable (`_fetch_by_identity`) always stands for the same graph element, so a
+    # structure holding it is keyed and cached like one holding that element.
+    return (kind is Tensor or kind is Operation or kind is str
+            or getattr(kind, "_fetch_by_identity", False))
+
+
 def fetch_key(fetches):
     """A hashable key for common fetch structures, or None (then no caching)."""
     kind = type(fetches)
-    if kind is Tensor or kind is Operation:
+    if kind is Tensor or kind is Operation or kind is str:
         return fetches
     if kind is list or kind is tuple:
         for f in fetches:
-            k = type(f)
-            if k is not Tensor and k is not Operation and k is not str:
+            if not _keyable(type(f)):
                 return None
         return (kind, *fetches)
-    if kind is str:
-        return fetches
     if kind is dict:
         try:
             items = tuple(fetches.items())
             for _, v in items:
-                k = type(v)
-                if k is not Tensor and k is not Operation and k is not str:
+                if not _keyable(type(v)):
                     return None
             return (dict, items)
         except TypeError:
             return None
+    if _keyable(kind):
+        return fetches
     return None

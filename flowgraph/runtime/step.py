@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
 
 logger = logging.getLogger("flowgraph")
@@ -182,11 +183,11 @@ class FastRun:
 
     A signature is the fetch structure plus the feed_dict's keys in order. The session
     keeps one `FastRun` per signature whose plan needs nothing but feeding, executing and
-    fetching (no memory schedule, shape variants, device transfers, variable reads or
-    deadline), and uses it only for runs without options or run metadata; anything else
-    takes the general path. Feeds are still checked: an ndarray with the dtype and shape
-    that were accepted before passes as is, any other value goes through the session's
-    full conversion and its errors.
+    fetching (no memory schedule, shape variants, device transfers or deadline; a fetched
+    variable is read as the general path reads it), and uses it only for runs without
+    options or run metadata; anything else takes the general path. Feeds are still
+    checked: an ndarray with the dtype and shape that were accepted before passes as is,
+    any other value goes through the session's full conversion and its errors.
 
     >>> import numpy as np
     >>> import flowgraph as tf
@@ -199,13 +200,15 @@ class FastRun:
     array([2., 2.], dtype=float32)
     """
 
-    __slots__ = ("feed_checks", "feed_slots", "fetch_slots", "plan", "rebuild", "rendezvous")
+    __slots__ = ("deref", "feed_checks", "feed_slots", "fetch_slots", "plan", "rebuild",
+                 "rendezvous")
 
     def __init__(self, cp, feed_tensors, feed_values, rebuild) -> None:
         self.plan = cp.plan
         self.feed_slots = [cp.feed_slots[t] for t in feed_tensors]
         self.fetch_slots = cp.fetch_slots
         self.rendezvous = cp.needs_rendezvous
+        self.deref = tuple(i for i, deref in enumerate(cp.deref_fetch) if deref)
         # (tensor, dtype, shape) of each feed as the session accepted it last
         self.feed_checks = [(t, v.dtype, v.shape) for t, v in zip(feed_tensors, feed_values)]
         # How the fetch structure is rebuilt from the fetched values: an int (one tensor:
@@ -245,7 +248,7 @@ class FastRun:
         """Whether plan `cp`, fed these (converted) values, can run through a `FastRun`."""
         return (cp.memory_schedule is None and cp.measured_sizes is None
                 and getattr(cp, "shape_variants", None) is None
-                and not cp.async_devices and not cp.fetch_to_host and not any(cp.deref_fetch)
+                and not cp.async_devices and not cp.fetch_to_host
                 and all(type(v) is np.ndarray for v in feed_values)
                 and len(set(feed_tensors)) == len(feed_tensors))
 
@@ -270,5 +273,10 @@ class FastRun:
             live.discard(context)
             context.step = None  # break the step <-> context cycle: free values now
             context.cancelled = None
+        for i in self.deref:  # a fetched variable (the global step): its value now
+            value = out[i]
+            if isinstance(value, VariableState):
+                value = np.array(value.read())
+                out[i] = value[()] if value.ndim == 0 else value
         rebuild = self.rebuild
         return out[rebuild] if type(rebuild) is int else rebuild(out)

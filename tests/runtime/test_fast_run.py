@@ -184,3 +184,25 @@ def test_a_run_under_a_thread_limit_takes_the_fast_path_too(executes):
             np.testing.assert_array_equal(sess.run(y, {x: np.full(2, value, np.float32)}),
                                           [3 * value] * 2)
         assert len(executes) == 1
+
+
+def test_fetched_variables_are_keyed_and_read_like_the_general_path():
+    """`sess.run([train_op, global_step])`: a Variable in the fetches used to make the
+    structure unkeyable (a new fetch mapper every run, no fast path)."""
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0])
+        step = tf.train.get_or_create_global_step()
+        inc = tf.group(tf.assign_add(v, [1.0, 1.0]), tf.assign_add(step, 1))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            outs = [sess.run([inc, v, step]) for _ in range(4)]
+            assert (list, inc, v, step) in {k[0] for k in sess._fast_runs}
+            assert [int(o[2]) for o in outs] == [1, 2, 3, 4]
+            assert [o[1].tolist() for o in outs] == [[2.0, 3.0], [3.0, 4.0], [4.0, 5.0],
+                                                   [5.0, 6.0]]
+            assert isinstance(outs[-1][2], np.integer)  # a NumPy scalar, as TF returns
+            kept = sess.run(v)
+            kept_again = sess.run(v)  # the fast path: still a copy of the value
+            sess.run(inc)
+            assert kept.tolist() == kept_again.tolist() == [5.0, 6.0]
+            assert sess.run({"v": v})["v"].tolist() == [6.0, 7.0]
