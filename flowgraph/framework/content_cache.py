@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 import hashlib
-import pickle
+import json
 import threading
 from collections import OrderedDict
 
@@ -27,8 +27,8 @@ def graph_def_digest(graph_def: dict) -> hashlib.blake2b:
     """A running digest of a graph def dict (`Graph.as_graph_def()`), to be extended with
     whatever else the serialized form depends on.
 
-    Pickle serves only as a canonical byte form of the nested dicts and arrays here: the
-    bytes are hashed in memory, never written or read back.
+    A graph def is JSON-compatible data (`flowgraph.framework.serialization`): its JSON
+    text, in the dict's own order, is the canonical byte form hashed here.
 
     >>> import flowgraph as tf
     >>> def build():
@@ -38,7 +38,8 @@ def graph_def_digest(graph_def: dict) -> hashlib.blake2b:
     >>> graph_def_digest(build()).digest() == graph_def_digest(build()).digest()
     True
     """
-    return hashlib.blake2b(pickle.dumps(dict(graph_def), 5), digest_size=20)
+    text = json.dumps(graph_def, separators=(",", ":"), check_circular=False)
+    return hashlib.blake2b(text.encode(), digest_size=20)
 
 
 class ContentCache:

@@ -118,14 +118,16 @@ def fetch_key(fetches):
         return fetches
     if kind is list or kind is tuple:
         for f in fetches:
-            if not _keyable(type(f)):
+            k = type(f)  # (inline for Tensor and Operation: this runs on every run)
+            if k is not Tensor and k is not Operation and not _keyable(k):
                 return None
         return (kind, *fetches)
     if kind is dict:
         try:
             items = tuple(fetches.items())
             for _, v in items:
-                if not _keyable(type(v)):
+                k = type(v)
+                if k is not Tensor and k is not Operation and not _keyable(k):
                     return None
             return (dict, items)
         except TypeError:
