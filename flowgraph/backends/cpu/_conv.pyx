@@ -233,31 +233,9 @@ def col2im(cnp.ndarray cols, cnp.ndarray dx, Py_ssize_t r0, tuple geometry):
 # -- pooling ------------------------------------------------------------------------------
 cdef extern from *:
     """
-    /* Wider vectors where the CPU has them (one copy per instruction set, picked when
-       the module loads), as NumPy's own loops do; the build itself targets baseline
-       x86-64. */
-    #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-    #define FG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define FG_CLONES
-    #endif
-    /* One tap (number t) of a running first-argmax over c contiguous channels. Written
-       in C with `restrict` and selects so that the compiler vectorizes it (Cython's
-       conditional expressions become branches, which random data mispredicts half the
-       time: 20x slower). The first NaN wins, as np.argmax. */
-    #define FG_ARGMAX_STEP(NAME, T)                                                    \
-    FG_CLONES static void NAME(const T* restrict px, T* restrict best,                \
-                               T* restrict tap,                                        \
-                               T t, Py_ssize_t c) {                                    \
-        for (Py_ssize_t k = 0; k < c; k++) {                                           \
-            T v = px[k], o = best[k];                                                  \
-            int better = (v > o) | ((v != v) & (o == o));                              \
-            best[k] = better ? v : o;                                                  \
-            tap[k] = better ? t : tap[k];                                              \
-        }                                                                              \
-    }
-    FG_ARGMAX_STEP(fg_argmax_step_f, float)
-    FG_ARGMAX_STEP(fg_argmax_step_d, double)
+    #include "_pool_steps.h"
+    FG_ARGMAX_STEP(fg_argmax_step_f, float, FG_CLONES)
+    FG_ARGMAX_STEP(fg_argmax_step_d, double, FG_CLONES)
 
     /* One tap of a running maximum over c contiguous channels (a NaN wins, as np.max). */
     #define FG_MAX_STEP(NAME, T)                                                       \

@@ -46,15 +46,11 @@ cnp.import_array()
 
 cdef extern from *:
     """
-    #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-    #define FG_P2_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define FG_P2_CLONES
-    #endif
+    #include "_pool_steps.h"
     /* Forward over a run of `pixels` output pixels of one output row: taps at p0,
        p0 + c (row 2y) and p0 + row, p0 + row + c (row 2y + 1). */
     #define FG_MAX2X2_ROW(NAME, T)                                                     \
-    FG_P2_CLONES static void NAME(const T* restrict p0, Py_ssize_t row,               \
+    FG_CLONES static void NAME(const T* restrict p0, Py_ssize_t row,               \
                                   T* restrict o, Py_ssize_t pixels, Py_ssize_t c) {   \
         for (Py_ssize_t p = 0; p < pixels; p++) {                                      \
             const T* a = p0 + 2 * p * c;                                               \
@@ -72,22 +68,9 @@ cdef extern from *:
     FG_MAX2X2_ROW(fg_max2x2_row_f, float)
     FG_MAX2X2_ROW(fg_max2x2_row_d, double)
 
-    /* Gradient over one output row: g is the pooled gradient, d0 the first tap of the
-       x-shaped result (same offsets as p0). `add` reproduces the zero-then-add of the
-       general kernel (odd sizes): the maximum gets 0 + g. */
-    /* One tap (number t) of a running first-argmax over c channels. */
-    #define FG_P2_ARGMAX(NAME, T)                                                      \
-    static inline void NAME(const T* restrict px, T* restrict best,                   \
-                            T* restrict tap, T t, Py_ssize_t c) {                      \
-        for (Py_ssize_t k = 0; k < c; k++) {                                           \
-            T v = px[k], o = best[k];                                                  \
-            int better = (v > o) | ((v != v) & (o == o));                              \
-            best[k] = better ? v : o;                                                  \
-            tap[k] = better ? t : tap[k];                                              \
-        }                                                                              \
-    }
-    FG_P2_ARGMAX(fg_p2_argmax_f, float)
-    FG_P2_ARGMAX(fg_p2_argmax_d, double)
+    /* A running first-argmax (4 taps) for the gradient: see _pool_steps.h. */
+    FG_ARGMAX_STEP(fg_p2_argmax_f, float, inline)
+    FG_ARGMAX_STEP(fg_p2_argmax_d, double, inline)
     #define FG_P2_STORE(T)                                                             \
         da[k0 + k] = tap[k] == (T)0 ? s : (T)0;                                        \
         da[c + k0 + k] = tap[k] == (T)1 ? s : (T)0;                                    \
@@ -99,7 +82,7 @@ cdef extern from *:
        through simple loops (one per tap), which the compiler vectorizes; one loop
        chaining all four taps it does not. */
     #define FG_MAX2X2_GRAD_ROW(NAME, ARGMAX, T)                                        \
-    FG_P2_CLONES static void NAME(const T* restrict p0, Py_ssize_t row,               \
+    FG_CLONES static void NAME(const T* restrict p0, Py_ssize_t row,               \
                                   const T* restrict g, T* restrict d0,                \
                                   Py_ssize_t pixels, Py_ssize_t c, int add) {         \
         T best[64], tap[64];                                                           \

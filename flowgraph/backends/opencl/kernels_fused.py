@@ -382,22 +382,16 @@ class _FusedKernel:
         return out
 
     def __call__(self, *inputs):
-        sig = self._signature(inputs, False)
-        if sig is not None:
-            out = self._repeat(sig, inputs)
-            if out is not None:
-                return out
-        ready = self._prepare(inputs)
-        if ready is None:
-            return self.fallback(*inputs)
-        rt, xs, layout = ready
-        return self.run(rt, xs, layout, rt.empty(layout[0], self.dtype), sig)
+        return self._call(inputs, False)
 
     def in_place(self, *inputs):
         """The variant the in-place pass binds when nobody else holds input 0: the result
         goes into input 0 when that has the result's shape and is a plain array (each
         element is read before it is written, by the same work-item)."""
-        sig = self._signature(inputs, True)
+        return self._call(inputs, True)
+
+    def _call(self, inputs, in_place: bool):
+        sig = self._signature(inputs, in_place)
         if sig is not None:
             out = self._repeat(sig, inputs)
             if out is not None:
@@ -407,7 +401,7 @@ class _FusedKernel:
             return self.fallback(*inputs)
         rt, xs, layout = ready
         x0 = xs[0]
-        if x0.shape == tuple(layout[0]) and ew.is_plain(x0) and x0.size:
+        if in_place and x0.shape == tuple(layout[0]) and ew.is_plain(x0) and x0.size:
             return self.run(rt, xs, layout, x0, sig, into_input=True)
         return self.run(rt, xs, layout, rt.empty(layout[0], self.dtype), sig)
 
