@@ -163,6 +163,11 @@ def _fill_to_shape(arr: np.ndarray, dims: list[int]) -> np.ndarray:
     n = int(np.prod(dims, dtype=np.int64))
     if arr.size == n:
         return arr.reshape(dims)
+    if arr.size == 1 and arr.dtype != object:
+        # One value repeated: a read-only view of it (no memory per element), which
+        # `tensor_proto` writes as TF does, one value and a shape; a plan lays it out
+        # densely when it runs (`dense_constant`).
+        return np.broadcast_to(arr.reshape(()), dims)
     if arr.size == 1:
         return np.broadcast_to(arr.reshape(()), dims).copy()
     if arr.size > n:
@@ -380,6 +385,31 @@ def register_constant_evaluator(op_type: str):
         return fn
 
     return decorate
+
+
+def is_uniform_view(arr) -> bool:
+    """Whether `arr` is one value broadcast over a shape of more than one element (what
+    ``constant(scalar, shape=...)`` holds).
+
+    >>> is_uniform_view(np.broadcast_to(np.float32(1), (2, 3)))
+    True
+    """
+    return (isinstance(arr, np.ndarray) and arr.size > 1
+            and not any(arr.strides))
+
+
+def dense_constant(value):
+    """`value` laid out densely when it is a uniform view (`is_uniform_view`), read-only
+    as the constant it stands for; any other value unchanged. Kernels get dense arrays.
+
+    >>> dense_constant(np.broadcast_to(np.int32(7), (3,))).strides
+    (4,)
+    """
+    if not is_uniform_view(value):
+        return value
+    out = np.ascontiguousarray(value)
+    out.setflags(write=False)
+    return out
 
 
 def constant_value(tensor: Tensor):

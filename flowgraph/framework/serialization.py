@@ -45,6 +45,9 @@ def encode_attr(value: Any) -> Any:
                      for x in arr.reshape(-1)]
             return {"strings": items, "shape": list(arr.shape),
                     "bytes": bool(arr.size and isinstance(arr.reshape(-1)[0], bytes))}
+        if arr.size > 1 and not any(arr.strides):  # one value over a shape: kept compact
+            return {"fill": base64.b64encode(arr.reshape(-1)[:1].tobytes()).decode("ascii"),
+                    "dtype": arr.dtype.str, "shape": list(arr.shape)}
         return {
             "array": base64.b64encode(np.ascontiguousarray(arr).tobytes()).decode("ascii"),
             "dtype": arr.dtype.str,
@@ -78,6 +81,20 @@ def decode_attr(value: Any) -> Any:
             raise ValueError("object arrays are not allowed in a serialized graph")
         raw = base64.b64decode(value["array"].encode("ascii"), validate=True)
         return np.frombuffer(raw, dtype=dtype).reshape(value["shape"]).copy()
+    if "fill" in value:
+        dtype = np.dtype(value["dtype"])
+        raw = base64.b64decode(value["fill"].encode("ascii"), validate=True)
+        shape = value["shape"]
+        if (dtype.hasobject or len(raw) != dtype.itemsize or not isinstance(shape, list)
+                or not all(type(d) is int and d >= 0 for d in shape)):
+            raise ValueError(f"Malformed filled array in graph: one {dtype} value and a "
+                             f"shape of non-negative ints expected, got {len(raw)} bytes "
+                             f"and shape {shape!r}")
+        try:
+            return np.broadcast_to(np.frombuffer(raw, dtype=dtype).reshape(()), shape)
+        except ValueError as e:  # more bytes than an address space holds
+            raise ValueError(f"Malformed filled array in graph: shape {shape} of {dtype} "
+                             f"is too large ({e})") from None
     if "strings" in value:
         items = value["strings"]
         if value.get("bytes"):

@@ -18,6 +18,7 @@ replacements. Fed and folded outputs of an op that still runs keep a slot nobody
 from __future__ import annotations
 
 from flowgraph.backends.base import Device
+from flowgraph.framework.constant_op import dense_constant
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.rewrite import Rewrites
@@ -32,7 +33,7 @@ def lay_out_slots(ops: list[Operation], feed_tensors: list[Tensor], rewrites: Re
         table.feed_slots[t] = table.new_slot()
     for t, value in rewrites.known.items():
         if t not in table.feed_slots:
-            table.slot_of[t] = table.new_slot(value)
+            table.slot_of[t] = table.new_slot(dense_constant(value))
             table.constants.add(t)
     for op in ops:
         device = placement[op]

@@ -36,6 +36,7 @@ from flowgraph.framework import errors
 from flowgraph.framework.content_cache import ContentCache, graph_def_digest
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tf_formats.graph_def import compact_tensor_proto
 from flowgraph.summary import event_format as ef
 
 __all__ = ["FileWriter", "FileWriterCache"]
@@ -65,6 +66,9 @@ def _attr_value(value) -> ef.AttrValue | None:
     if isinstance(value, str | bytes):
         return ef.AttrValue(s=value)
     if isinstance(value, np.ndarray):
+        compact = compact_tensor_proto(value)
+        if compact is not None:  # one value over a shape (an optimizer slot's start)
+            return ef.AttrValue(tensor=compact)
         if value.dtype != object and value.nbytes > _MAX_ATTR_TENSOR_BYTES:
             return None
         try:

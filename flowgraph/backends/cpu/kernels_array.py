@@ -8,6 +8,7 @@ import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
+from flowgraph.framework.constant_op import dense_constant
 
 
 @cpu_kernel("Const")
@@ -15,7 +16,7 @@ class ConstKernel:
     """Returns the constant (only runs when constant folding is off)."""
 
     def __init__(self, ctx, *, value):
-        self.value = value
+        self.value = dense_constant(value)
 
     def __call__(self):
         return self.value

@@ -88,6 +88,9 @@ def tensor_proto(value) -> TensorProto:
     from flowgraph.framework.event_format import make_tensor_proto, shape_proto
 
     arr = np.asarray(value)
+    compact = compact_tensor_proto(arr)
+    if compact is not None:
+        return compact
     if (arr.dtype == object or arr.dtype.kind in "SU"
             or (arr.size > 1 and arr.dtype != np.bool_)):  # TF lists booleans in bool_val
         return make_tensor_proto(arr)
@@ -100,6 +103,26 @@ def tensor_proto(value) -> TensorProto:
         out.half_val.extend(arr.reshape(-1).view(np.uint16).tolist())
     else:
         getattr(out, field).extend(arr.reshape(-1).tolist())
+    return out
+
+
+def compact_tensor_proto(arr: np.ndarray) -> TensorProto | None:
+    """TF's compact form (one value and a shape) of an array that is one value broadcast
+    over more than one element (``constant(0.1, shape=...)``); None for any other array.
+
+    >>> list(compact_tensor_proto(np.broadcast_to(np.float32(0.1), (9, 9))).float_val)
+    [0.10000000149011612]
+    """
+    from flowgraph.framework.event_format import shape_proto
+
+    if arr.size <= 1 or any(arr.strides) or arr.dtype.name not in _VAL_FIELD:
+        return None
+    out = TensorProto(dtype=_dtypes.as_dtype(arr.dtype).as_datatype_enum,
+                      tensor_shape=shape_proto(arr.shape))
+    one = arr.reshape(-1)[:1]
+    field = _VAL_FIELD[arr.dtype.name]
+    getattr(out, field).extend(one.view(np.uint16).tolist() if field == "half_val"
+                               else one.tolist())
     return out
 
 
@@ -131,6 +154,8 @@ def tensor_value(proto: TensorProto) -> np.ndarray:
             items = np.array(items, np.uint16).view(np.float16).tolist()
     if size and not items:
         items = [b"" if np_dtype is None else 0]
+    if np_dtype is not None and len(items) == 1 and size > 1:
+        return np.broadcast_to(np.array(items[0], dtype=np_dtype), shape)  # no copy per item
     if len(items) < size:
         items = items + [items[-1]] * (size - len(items))
     if np_dtype is None:
