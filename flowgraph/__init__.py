@@ -297,6 +297,7 @@ from flowgraph.ops.misc_compat_ops import *  # noqa: E402
 from flowgraph.ops.module import Module  # noqa: E402
 from flowgraph.ops.nn_compat_ops import conv2d_backprop_filter_v2, conv2d_backprop_input_v2  # noqa: E402
 from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example  # noqa: E402
+from flowgraph.ops.quantize_ops import *  # noqa: E402
 from flowgraph.ops.ragged_tensor import RaggedTensor  # noqa: E402
 from flowgraph.ops.reader_ops import *  # noqa: E402
 from flowgraph.ops.scatter_ops import *  # noqa: E402

@@ -305,9 +305,14 @@ class DType:
 
     @property
     def size(self) -> int:
-        """Bytes per element (pointer size for strings, 0 for resource/variant handles)."""
+        """Bytes per element as TensorFlow counts them: 0 for strings and for
+        resource/variant handles (their size is not fixed).
+
+        >>> float32.size, string.size
+        (4, 0)
+        """
         kind = self._kind
-        if kind == "h":
+        if kind == "h" or self._enum % _REF_OFFSET == 7:  # DT_STRING
             return 0
         if self._enum % _REF_OFFSET == 14:
             return 2

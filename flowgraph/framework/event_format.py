@@ -1,8 +1,13 @@
 """TensorBoard's file formats, written by hand: protobuf wire encoding, TFRecord framing,
 the `Summary` / `Event` / `GraphDef` messages, and a minimal PNG encoder.
 
-No protobuf library is needed. A message class lists its fields once, as
-``(number, name, kind, repeated)`` rows; `Message` encodes and decodes any such table:
+A message class lists its fields once, as ``(number, name, kind, repeated)`` rows, and
+that one table drives two engines that give the same bytes. Where the ``protobuf``
+package imports (the extra ``flowgraph[protobuf]``) and ``FLOWGRAPH_PROTOBUF`` is not
+``0``, `Message` serializes and parses through it (`flowgraph.framework.protobuf_engine`
+builds descriptors from the table); otherwise through the hand-written codec below,
+which needs no library. ``to_protobuf()`` / ``from_protobuf()`` cross over to real
+protobuf messages (for ``text_format`` / ``json_format``). The table's kinds:
 
     kind          wire type        notes
     ------------  ---------------  -------------------------------------------------
@@ -16,16 +21,20 @@ No protobuf library is needed. A message class lists its fields once, as
 
 Repeated numeric fields are written packed and read packed or not. A singular field is
 written when it was set (even to 0: TensorBoard needs ``simple_value=0.0``, a oneof
-member); unset fields read as their default. Repeated message fields are lists with an
-``add(**fields)`` method, as in the protobuf API (``summary.value.add(tag="x", ...)``).
+member); unset fields read as their default. Map entries are written in sorted key order
+(TensorFlow's C++ deterministic order: ``"T"`` before ``"Tidx"``); int32 and enum values
+read back as 32-bit signed numbers, as protobuf reads them. Repeated message fields are
+lists with an ``add(**fields)`` method, as in the protobuf API
+(``summary.value.add(tag="x", ...)``).
 
 A record of an event file is ``len (uint64 LE) | masked crc32c(len) | data | masked
 crc32c(data)``; CRC32C (Castagnoli) comes from `flowgraph.framework.checksum` (a
 native library when one is installed).
 
 Decoding trusts nothing in the bytes: each field's wire type must match its kind, and
-no declared length may pass the end of its message; anything else raises `DecodeError`
-(a `DataLossError`, and a ValueError like protobuf's).
+no declared length may pass the end of its message; anything else (field number 0, a
+group) raises `DecodeError` (a `DataLossError`, and a ValueError like protobuf's) under
+either engine.
 
 Example
 -------
@@ -38,6 +47,8 @@ b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00'
 
 from __future__ import annotations
 
+import gc
+import os
 import struct
 from collections.abc import Iterator
 
@@ -187,6 +198,14 @@ class _Repeated(list):
         super().__init__(items)
         self._cls = cls
 
+    @classmethod
+    def empty(cls, kind):
+        """A new empty list of `kind` messages (no Python-level ``__init__``: messages
+        with repeated fields are built by the hundred thousand when a graph is read)."""
+        out = list.__new__(cls)
+        out._cls = kind
+        return out
+
     def add(self, **fields):
         msg = self._cls(**fields)
         self.append(msg)
@@ -229,9 +248,12 @@ def _decode_scalar(kind, wire: int, raw):
         return struct.unpack("<f", raw)[0]
     if kind == "bool":
         return bool(raw)
-    if kind in ("int32", "int64"):
+    if kind == "int64":
         return raw - (1 << 64) if raw >= 1 << 63 else raw
-    if kind in ("uint64", "enum"):
+    if kind in ("int32", "enum"):  # the low 32 bits, signed (protobuf's int32 read)
+        raw &= 0xFFFFFFFF
+        return raw - (1 << 32) if raw >= 1 << 31 else raw
+    if kind == "uint64":
         return raw
     if kind == "string":
         return raw.decode("utf-8", "replace")
@@ -254,6 +276,8 @@ def iter_fields(buf: bytes) -> Iterator[tuple[int, int, object]]:
             value, pos = buf[pos:pos + length], pos + length
         else:
             raise DecodeError(f"unsupported protobuf wire type {wire} (field {number})")
+        if number == 0:
+            raise DecodeError("field number 0 in protobuf message (no field has it)")
         if pos > n:
             raise DecodeError(f"truncated protobuf message (field {number} ends at byte "
                               f"{pos} of {n})")
@@ -272,29 +296,73 @@ def _unpack(kind, buf: bytes) -> list:
     return out
 
 
+def _sorted_keys(mapping) -> list:
+    """A map's keys in TensorFlow's deterministic order: numbers by value, strings by
+    their UTF-8 bytes (code point order). `protobuf_engine` writes the same order."""
+    try:
+        return sorted(mapping)
+    except TypeError:  # str and bytes keys mixed
+        return sorted(mapping, key=lambda k: k.encode("utf-8") if isinstance(k, str) else k)
+
+
+# Reading a large message builds hundreds of thousands of objects, none of them garbage;
+# the collector's full passes over a growing heap took half the time of reading a
+# 5,000-node GraphDef, so it pauses while a message this large is read.
+_GC_PAUSE_BYTES = 1 << 16
+
+_ENGINE_UNSET = object()
+_engine_module = _ENGINE_UNSET
+
+
+def _protobuf_engine():
+    """`flowgraph.framework.protobuf_engine` when the protobuf package imports and
+    ``FLOWGRAPH_PROTOBUF`` is not ``0``; None means the hand codec. Imported at the first
+    message serialized or parsed, never by ``import flowgraph``."""
+    global _engine_module
+    if os.environ.get("FLOWGRAPH_PROTOBUF") == "0":
+        return None
+    if _engine_module is _ENGINE_UNSET:
+        try:
+            from flowgraph.framework import protobuf_engine
+        except ImportError:
+            protobuf_engine = None
+        _engine_module = protobuf_engine
+    return _engine_module
+
+
+def _require_engine():
+    try:
+        from flowgraph.framework import protobuf_engine
+    except ImportError as e:
+        raise ImportError(f"to_protobuf()/from_protobuf() need the protobuf package ({e}); "
+                          f"install it with: pip install 'flowgraph[protobuf]'") from e
+    return protobuf_engine
+
+
 class Message:
     """Base of the hand-written protobuf messages; subclasses define ``FIELDS``."""
 
     FIELDS: tuple = ()
+    _CONTAINERS: tuple = ()
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         cls._BY_NAME = {f[1]: f for f in cls.FIELDS}
         cls._BY_NUMBER = {f[0]: f for f in cls.FIELDS}
         cls._ORDERED = tuple(sorted(cls.FIELDS, key=lambda f: f[0]))  # protobuf's order
+        containers = []
         for _, name, kind, repeated in cls.FIELDS:
             if not repeated and not isinstance(kind, type):
                 setattr(cls, name, _DEFAULTS[kind])
+            elif repeated:
+                containers.append((name, None if isinstance(kind, (tuple, str)) else kind,
+                                   dict if isinstance(kind, tuple) else list))
+        cls._CONTAINERS = tuple(containers)  # (name, message kind or None, dict or list)
 
     def __init__(self, **fields) -> None:
-        for _, name, kind, repeated in self.FIELDS:
-            if repeated:
-                if isinstance(kind, tuple):
-                    self.__dict__[name] = {}
-                elif isinstance(kind, type):
-                    self.__dict__[name] = _Repeated(kind)
-                else:
-                    self.__dict__[name] = []
+        d = self.__dict__
+        for name, kind, container in self._CONTAINERS:
+            d[name] = container() if kind is None else _Repeated.empty(kind)
         for name, value in fields.items():
             if name not in self._BY_NAME:
                 raise TypeError(f"{type(self).__name__} has no field named '{name}'")
@@ -325,7 +393,71 @@ class Message:
         else:
             self.__dict__.pop(name, None)
 
-    def SerializeToString(self) -> bytes:
+    def _present(self, name: str) -> bool:
+        """Whether singular field `name` is set (a subclass may refine it)."""
+        return name in self.__dict__
+
+    def SerializeToString(self, deterministic: bool | None = None) -> bytes:
+        """The message's bytes, the same under both engines (`deterministic` is accepted
+        for protobuf's signature; the output is always deterministic)."""
+        engine = _protobuf_engine()
+        if engine is not None:
+            try:
+                return engine.serialize(self)
+            except engine.Unrepresentable:
+                pass  # e.g. invalid UTF-8 bytes in a string field: the codec writes them
+        return self._serialize_by_hand()
+
+    def MergeFromString(self, data: bytes) -> int:
+        if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
+            return self._merge(data)
+        gc.disable()  # see _GC_PAUSE_BYTES
+        try:
+            return self._merge(data)
+        finally:
+            gc.enable()
+
+    def _merge(self, data: bytes) -> int:
+        engine = _protobuf_engine()
+        if engine is None:
+            return self._merge_by_hand(data)
+        try:
+            return engine.merge(self, bytes(data))
+        except engine.ParseError as e:
+            raise DecodeError(f"Error parsing message of type {type(self).__qualname__}: "
+                              f"{e}") from None
+
+    def to_protobuf(self):
+        """This message as a message of the ``protobuf`` package (its class built from
+        ``FIELDS`` at first use), for ``text_format``, ``json_format`` and any protobuf
+        tool. Needs the ``protobuf`` package (``pip install flowgraph[protobuf]``).
+
+        Example
+        -------
+        >>> from google.protobuf import text_format
+        >>> text_format.MessageToString(VersionDef(producer=27).to_protobuf())
+        'producer: 27\\n'
+        """
+        return _require_engine().to_protobuf(self)
+
+    @classmethod
+    def from_protobuf(cls, msg):
+        """The flowgraph message of a protobuf message: one from `to_protobuf`, or any
+        protobuf message of the same wire format (TensorFlow's compiled classes too).
+
+        Example
+        -------
+        >>> VersionDef.from_protobuf(VersionDef(producer=27).to_protobuf()).producer
+        27
+        """
+        engine = _require_engine()
+        try:
+            return engine.from_protobuf(cls, msg)
+        except engine.ParseError as e:
+            raise DecodeError(f"Error parsing message of type {cls.__qualname__}: "
+                              f"{e}") from None
+
+    def _serialize_by_hand(self) -> bytes:
         out = bytearray()
         for number, name, kind, repeated in self._ORDERED:
             if name not in self.__dict__:
@@ -333,7 +465,8 @@ class Message:
             value = self.__dict__[name]
             if isinstance(kind, tuple):  # map<K, V>
                 _, kkind, vkind = kind
-                for k, v in value.items():
+                for k in _sorted_keys(value):
+                    v = value[k]
                     entry = bytearray()
                     for num, knd, item in ((1, kkind, k), (2, vkind, v)):
                         wire, payload = _encode_scalar(knd, item)
@@ -355,7 +488,7 @@ class Message:
                 out += write_varint(number << 3 | wire) + payload
         return bytes(out)
 
-    def MergeFromString(self, data: bytes) -> int:
+    def _merge_by_hand(self, data: bytes) -> int:
         for number, wire, raw in iter_fields(bytes(data)):
             spec = self._BY_NUMBER.get(number)
             if spec is None:
@@ -363,6 +496,8 @@ class Message:
             _, name, kind, repeated = spec
             if isinstance(kind, tuple):
                 _, kkind, vkind = kind
+                if wire != 2:
+                    raise DecodeError(f"map field '{name}' has wire type {wire}, expected 2")
                 key, val = _DEFAULTS.get(kkind), None
                 for num, w, r in iter_fields(raw):
                     if num == 1:
@@ -409,6 +544,8 @@ class Message:
 
 
 class TensorShapeProto(Message):
+    PROTO_NAME = "tensorflow.TensorShapeProto"
+
     class Dim(Message):
         FIELDS = ((1, "size", "int64", False), (2, "name", "string", False))
 
@@ -416,6 +553,7 @@ class TensorShapeProto(Message):
 
 
 class TensorProto(Message):
+    PROTO_NAME = "tensorflow.TensorProto"
     FIELDS = (
         (1, "dtype", "enum", False), (2, "tensor_shape", TensorShapeProto, False),
         (3, "version_number", "int32", False), (4, "tensor_content", "bytes", False),
@@ -427,6 +565,7 @@ class TensorProto(Message):
 
 
 class HistogramProto(Message):
+    PROTO_NAME = "tensorflow.HistogramProto"
     FIELDS = (
         (1, "min", "double", False), (2, "max", "double", False),
         (3, "num", "double", False), (4, "sum", "double", False),
@@ -436,6 +575,8 @@ class HistogramProto(Message):
 
 
 class SummaryMetadata(Message):
+    PROTO_NAME = "tensorflow.SummaryMetadata"
+
     class PluginData(Message):
         FIELDS = ((1, "plugin_name", "string", False), (2, "content", "bytes", False))
 
@@ -467,6 +608,8 @@ class _Value(Message):
 class Summary(Message):
     """A set of tagged values; ``value.add(tag=..., simple_value=...)`` as in protobuf."""
 
+    PROTO_NAME = "tensorflow.Summary"
+
     Image = _Image
     Audio = _Audio
     Value = _Value
@@ -479,6 +622,7 @@ for _cls, _name in ((_Image, "Image"), (_Audio, "Audio"), (_Value, "Value")):
 
 
 class SessionLog(Message):
+    PROTO_NAME = "tensorflow.SessionLog"
     STATUS_UNSPECIFIED = 0
     START = 1
     STOP = 2
@@ -488,15 +632,18 @@ class SessionLog(Message):
 
 
 class LogMessage(Message):
+    PROTO_NAME = "tensorflow.LogMessage"
     UNKNOWN, DEBUGGING, INFO, WARN, ERROR, FATAL = 0, 10, 20, 30, 40, 50
     FIELDS = ((1, "level", "enum", False), (2, "message", "string", False))
 
 
 class TaggedRunMetadata(Message):
+    PROTO_NAME = "tensorflow.TaggedRunMetadata"
     FIELDS = ((1, "tag", "string", False), (2, "run_metadata", "bytes", False))
 
 
 class Event(Message):
+    PROTO_NAME = "tensorflow.Event"
     FIELDS = (
         (1, "wall_time", "double", False), (2, "step", "int64", False),
         (3, "file_version", "string", False), (4, "graph_def", "bytes", False),
@@ -508,6 +655,8 @@ class Event(Message):
 
 
 class AttrValue(Message):
+    PROTO_NAME = "tensorflow.AttrValue"
+
     class ListValue(Message):
         FIELDS = ((2, "s", "bytes", True), (3, "i", "int64", True), (4, "f", "float", True),
                   (5, "b", "bool", True), (6, "type", "enum", True),
@@ -520,21 +669,25 @@ class AttrValue(Message):
 
 
 class NodeDef(Message):
+    PROTO_NAME = "tensorflow.NodeDef"
     FIELDS = ((1, "name", "string", False), (2, "op", "string", False),
               (3, "input", "string", True), (4, "device", "string", False),
               (5, "attr", ("map", "string", AttrValue), True))
 
 
 class VersionDef(Message):
+    PROTO_NAME = "tensorflow.VersionDef"
     FIELDS = ((1, "producer", "int32", False), (2, "min_consumer", "int32", False),
               (3, "bad_consumers", "int32", True))
 
 
 class GraphDef(Message):
+    PROTO_NAME = "tensorflow.GraphDef"
     FIELDS = ((1, "node", NodeDef, True), (4, "versions", VersionDef, False))
 
 
 class NodeExecStats(Message):
+    PROTO_NAME = "tensorflow.NodeExecStats"
     FIELDS = ((1, "node_name", "string", False), (2, "all_start_micros", "int64", False),
               (3, "op_start_rel_micros", "int64", False),
               (4, "op_end_rel_micros", "int64", False),
@@ -543,14 +696,17 @@ class NodeExecStats(Message):
 
 
 class DeviceStepStats(Message):
+    PROTO_NAME = "tensorflow.DeviceStepStats"
     FIELDS = ((1, "device", "string", False), (2, "node_stats", NodeExecStats, True))
 
 
 class StepStats(Message):
+    PROTO_NAME = "tensorflow.StepStats"
     FIELDS = ((1, "dev_stats", DeviceStepStats, True),)
 
 
 class RunMetadata(Message):
+    PROTO_NAME = "tensorflow.RunMetadata"
     FIELDS = ((1, "step_stats", StepStats, False),)
 
 

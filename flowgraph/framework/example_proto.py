@@ -263,6 +263,7 @@ class BytesList(_ProtoMessage):
     b'\\n\\x01a\\n\\x02bc'
     """
 
+    PROTO_NAME = "tensorflow.BytesList"
     FIELDS = ((1, "value", "bytes", True),)
 
 
@@ -275,6 +276,7 @@ class FloatList(_ProtoMessage):
     b'\\n\\x04\\x00\\x00\\x80?'
     """
 
+    PROTO_NAME = "tensorflow.FloatList"
     FIELDS = ((1, "value", "float", True),)
 
 
@@ -287,6 +289,7 @@ class Int64List(_ProtoMessage):
     b'\\n\\x0b\\x01'
     """
 
+    PROTO_NAME = "tensorflow.Int64List"
     FIELDS = ((1, "value", "int64", True),)
 
 
@@ -299,6 +302,7 @@ class Feature(_ProtoMessage):
     'float_list'
     """
 
+    PROTO_NAME = "tensorflow.Feature"
     _ONEOF = ("bytes_list", "float_list", "int64_list")
     FIELDS = ((1, "bytes_list", BytesList, False), (2, "float_list", FloatList, False),
               (3, "int64_list", Int64List, False))
@@ -315,6 +319,7 @@ class Features(_ProtoMessage):
     [7]
     """
 
+    PROTO_NAME = "tensorflow.Features"
     FIELDS = ((1, "feature", ("map", "string", Feature), True),)
 
 
@@ -328,6 +333,7 @@ class FeatureList(_ProtoMessage):
     2
     """
 
+    PROTO_NAME = "tensorflow.FeatureList"
     FIELDS = ((1, "feature", Feature, True),)
 
 
@@ -342,6 +348,7 @@ class FeatureLists(_ProtoMessage):
     [1.5]
     """
 
+    PROTO_NAME = "tensorflow.FeatureLists"
     FIELDS = ((1, "feature_list", ("map", "string", FeatureList), True),)
 
 
@@ -356,6 +363,7 @@ class Example(_ProtoMessage):
     21
     """
 
+    PROTO_NAME = "tensorflow.Example"
     FIELDS = ((1, "features", Features, False),)
 
 
@@ -371,4 +379,5 @@ class SequenceExample(_ProtoMessage):
     True
     """
 
+    PROTO_NAME = "tensorflow.SequenceExample"
     FIELDS = ((1, "context", Features, False), (2, "feature_lists", FeatureLists, False))

@@ -20,6 +20,7 @@ __all__ = ["LogMessage", "NameAttrList"]
 class NameAttrList(Message):
     """A function reference: ``name`` and ``attr`` (name -> `AttrValue`)."""
 
+    PROTO_NAME = "tensorflow.NameAttrList"
     FIELDS = ((1, "name", "string", False), (2, "attr", ("map", "string", AttrValue), True))
 
 

@@ -84,6 +84,12 @@ from flowgraph.ops.nn_ops import (
 )
 from flowgraph.ops.nn_ops import avg_pool as avg_pool2d
 from flowgraph.ops.nn_ops import max_pool as max_pool2d
+from flowgraph.ops.quantize_nn_ops import (
+    quantized_avg_pool,
+    quantized_conv2d,
+    quantized_max_pool,
+    quantized_relu_x,
+)
 from flowgraph.ops.rnn import (
     bidirectional_dynamic_rnn,
     dynamic_rnn,

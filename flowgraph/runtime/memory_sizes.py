@@ -80,7 +80,9 @@ def _static_bytes(t, shape: TensorShape | None = None) -> int | None:
     shape = t.shape if shape is None else shape
     if not shape.is_fully_defined():
         return None
-    return math.prod(shape.as_list()) * t.dtype.size
+    # A string element is at least its pointer in a NumPy object array (TF counts 0).
+    element = 8 if t.dtype.base_dtype.name == "string" else t.dtype.size
+    return math.prod(shape.as_list()) * element
 
 
 def infer_fed_shapes(table: NodeTable, feed_shapes: dict) -> dict:

@@ -81,6 +81,8 @@ class CompiledPlan:
         self.feed_slots: dict[Tensor, int] = {}
         self.fetch_slots: list[int] = []
         self.deref_fetch: list[bool] = []
+        # fetches of a quantized type computed by the plan: returned as plain integers
+        self.plain_quantized: list[int] = []
         self.fetch_to_host: list[tuple[int, Device]] = []  # fetches held on a device
         self.nodes: list[NodeInfo] = []
         self.devices: list[Device] = []

@@ -306,7 +306,7 @@ class Session:
         return (not config.operation_timeout_in_ms and not config.memory_budget_bytes
                 and len(feed_tensors) == len(feed_dict or ())
                 and not any(hasattr(k, "_feed_tensors") for k in feed_dict or ())
-                and FastRun.usable(cp, feed_tensors, feed_values))
+                and not cp.plain_quantized and FastRun.usable(cp, feed_tensors, feed_values))
 
     def _compile(self, mapper: FetchMapper, feed_tensors, budget=0,
                  feed_values=(), specialized=False, measured=None) -> CompiledPlan:
@@ -330,6 +330,11 @@ class Session:
                                   feed_shapes=shapes, shape_specialized=specialized,
                                   measured_sizes=measured)
                 plan_cache.store_finished(key, env, cp)
+            fed = set(feeds)
+            # TF returns a computed quantized value as its plain integer type (a fed one
+            # comes back as fed, in the structured type)
+            cp.plain_quantized = [i for i, t in enumerate(fetches)
+                                  if t.dtype.base_dtype.is_quantized and t not in fed]
         options = self._config.graph_options
         cp.shape_variants = ShapeVariants() if not specialized and wants_variants(
             cp.nodes, feed_tensors, options.rewrite_options, options.optimizer_options) \
@@ -387,6 +392,10 @@ class Session:
                     if j == i:
                         value = device.backend.to_host(value, device)
                 values[i] = np.array(value)
+        for i in cp.plain_quantized:
+            v = values[i]
+            if isinstance(v, np.ndarray) and v.dtype.names:
+                values[i] = v.view(v.dtype[0])
         for i, v in enumerate(values):
             if type(v) is np.ndarray:
                 if v.ndim == 0:

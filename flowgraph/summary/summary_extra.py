@@ -30,6 +30,7 @@ _SUMMARY_V2_COLLECTION = "_SUMMARY_V2"
 class SummaryDescription(Message):
     """TensorFlow's ``SummaryDescription`` message: a ``type_hint`` for a tensor summary."""
 
+    PROTO_NAME = "tensorflow.SummaryDescription"
     FIELDS = ((1, "type_hint", "string", False),)
 
 

@@ -10,6 +10,8 @@ from flowgraph.train.adadelta import *
 from flowgraph.train.adagrad import *
 from flowgraph.train.adam import *
 from flowgraph.train.basic_session_run_hooks import *
+from flowgraph.train.checkpoint_object import Checkpoint
+from flowgraph.train.checkpoint_object_manager import CheckpointManager
 from flowgraph.train.checkpoint_state import *
 from flowgraph.train.checkpoint_utils import *
 from flowgraph.train.coordinator import *

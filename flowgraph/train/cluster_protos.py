@@ -24,12 +24,14 @@ __all__ = ["ClusterDef", "JobDef", "ServerDef", "cluster_def_from_spec"]
 class JobDef(Message):
     """One job of a cluster: its ``name`` and ``tasks`` (task index -> ``host:port``)."""
 
+    PROTO_NAME = "tensorflow.JobDef"
     FIELDS = ((1, "name", "string", False), (2, "tasks", ("map", "int32", "string"), True))
 
 
 class ClusterDef(Message):
     """The jobs of a cluster (``job``, repeated `JobDef`)."""
 
+    PROTO_NAME = "tensorflow.ClusterDef"
     FIELDS = ((1, "job", JobDef, True),)
 
 
@@ -37,6 +39,7 @@ class ServerDef(Message):
     """What one server of a cluster is: the ``cluster``, its ``job_name`` and
     ``task_index``, the ``protocol`` (``"grpc"``) and ``port``."""
 
+    PROTO_NAME = "tensorflow.ServerDef"
     FIELDS = ((1, "cluster", ClusterDef, False), (2, "job_name", "string", False),
               (3, "task_index", "int32", False), (5, "protocol", "string", False),
               (6, "port", "int32", False))

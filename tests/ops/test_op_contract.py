@@ -34,6 +34,7 @@ import issue15_cov_cases
 import issue15_math_cases
 import numpy as np
 import pytest
+import quantize_cases
 import tensor_array_cases
 import test_gradient_registry as grad_cases
 
@@ -161,6 +162,9 @@ def check_contract(op_type: str, case: Case, mode: str) -> int:
     for t, v in zip(fetches, values):
         static_dtype = t.dtype.base_dtype
         got = _runtime_dtype(v)
+        if static_dtype.is_quantized and got == tf.as_dtype(
+                static_dtype.as_numpy_dtype[0]):
+            got = static_dtype  # fetched as the plain integer type, as in TensorFlow
         if got != static_dtype:
             problems.append(f"{t.name}: static dtype {static_dtype.name}, kernel "
                             f"returned {got.name}")
@@ -848,6 +852,11 @@ for _name, _cases in issue15_math_cases.CONTRACT_CASES.items():
 # -- scatter, linear-algebra and diagonal ops (tests/ops/issue15_cov_cases.py)
 VALUE_DEPENDENT |= issue15_cov_cases.VALUE_DEPENDENT
 for _name, _cases in issue15_cov_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- quantization ops (tests/ops/quantize_cases.py)
+for _name, _cases in quantize_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 

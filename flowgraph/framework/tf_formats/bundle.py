@@ -56,11 +56,13 @@ _FORMAT_VERSION = 1  # TensorFlow's kTensorBundleVersion
 
 
 class BundleHeaderProto(Message):
+    PROTO_NAME = "tensorflow.BundleHeaderProto"
     FIELDS = ((1, "num_shards", "int32", False), (2, "endianness", "enum", False),
               (3, "version", VersionDef, False))
 
 
 class BundleEntryProto(Message):
+    PROTO_NAME = "tensorflow.BundleEntryProto"
     # Field 6 (crc32c, a fixed32) has no kind in `event_format`; it is read and written
     # by hand below, after the fields before it and before `slices`, as protobuf orders it.
     FIELDS = ((1, "dtype", "enum", False), (2, "shape", TensorShapeProto, False),

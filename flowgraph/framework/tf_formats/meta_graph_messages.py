@@ -28,11 +28,13 @@ __all__ = ["AssetFileDefProto", "CollectionDefProto", "MetaGraphDefProto",
 class TensorInfoProto(Message):
     """A tensor of a signature: ``name``, ``dtype`` (DataType number), ``tensor_shape``."""
 
+    PROTO_NAME = "tensorflow.TensorInfo"
     FIELDS = ((1, "name", "string", False), (2, "dtype", "enum", False),
               (3, "tensor_shape", TensorShapeProto, False))
 
 
 class SignatureDefProto(Message):
+    PROTO_NAME = "tensorflow.SignatureDef"
     FIELDS = ((1, "inputs", ("map", "string", TensorInfoProto), True),
               (2, "outputs", ("map", "string", TensorInfoProto), True),
               (3, "method_name", "string", False))
@@ -55,6 +57,7 @@ class _AttrDef(Message):
 class OpDefProto(Message):
     """An op's signature as TensorFlow records it in ``stripped_op_list``."""
 
+    PROTO_NAME = "tensorflow.OpDef"
     ArgDef = _ArgDef
     AttrDef = _AttrDef
     FIELDS = ((1, "name", "string", False), (2, "input_arg", _ArgDef, True),
@@ -67,6 +70,7 @@ class OpDefProto(Message):
 
 
 class OpListProto(Message):
+    PROTO_NAME = "tensorflow.OpList"
     FIELDS = ((1, "op", OpDefProto, True),)
 
 
@@ -82,6 +86,7 @@ class SaverDefProto(Message):
     """The names of a Saver's graph elements; ``version`` 1 (V1) or 2 (V2, the
     tensor-bundle format)."""
 
+    PROTO_NAME = "tensorflow.SaverDef"
     LEGACY, V1, V2 = 0, 1, 2
     FIELDS = ((1, "filename_tensor_name", "string", False),
               (2, "save_tensor_name", "string", False),
@@ -110,6 +115,7 @@ class _FloatList(Message):
 class CollectionDefProto(Message):
     """One named collection: node names, serialized messages, integers or floats."""
 
+    PROTO_NAME = "tensorflow.CollectionDef"
     NodeList = _NodeList
     BytesList = _BytesList
     Int64List = _Int64List
@@ -119,6 +125,7 @@ class CollectionDefProto(Message):
 
 
 class VariableDefProto(Message):
+    PROTO_NAME = "tensorflow.VariableDef"
     FIELDS = ((1, "variable_name", "string", False), (2, "initializer_name", "string", False),
               (3, "snapshot_name", "string", False), (5, "is_resource", "bool", False),
               (6, "initial_value_name", "string", False), (7, "trainable", "bool", False),
@@ -126,6 +133,7 @@ class VariableDefProto(Message):
 
 
 class AssetFileDefProto(Message):
+    PROTO_NAME = "tensorflow.AssetFileDef"
     FIELDS = ((1, "tensor_info", TensorInfoProto, False), (2, "filename", "string", False))
 
 
@@ -133,6 +141,7 @@ class MetaGraphDefProto(Message):
     """A graph with what is needed to use it again: ``meta_info_def``, ``graph_def``,
     ``saver_def``, ``collection_def``, ``signature_def`` and ``asset_file_def``."""
 
+    PROTO_NAME = "tensorflow.MetaGraphDef"
     MetaInfoDef = MetaInfoDefProto
     FIELDS = ((1, "meta_info_def", MetaInfoDefProto, False), (2, "graph_def", GraphDef, False),
               (3, "saver_def", SaverDefProto, False),
@@ -142,6 +151,7 @@ class MetaGraphDefProto(Message):
 
 
 class SavedModelProto(Message):
+    PROTO_NAME = "tensorflow.SavedModel"
     FIELDS = ((1, "saved_model_schema_version", "int64", False),
               (2, "meta_graphs", MetaGraphDefProto, True))
 
