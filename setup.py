@@ -12,8 +12,10 @@ from setuptools import Extension, setup
 def _extensions():
     for path in sorted(glob.glob("flowgraph/**/*.pyx", recursive=True)):
         module = os.path.splitext(path)[0].replace(os.sep, ".")
+        # C headers beside a .pyx (included from it): a changed header rebuilds it
+        headers = sorted(glob.glob(os.path.join(os.path.dirname(path), "*.h")))
         yield Extension(module, [path], include_dirs=[numpy.get_include()],
-                        extra_compile_args=["-O3"])
+                        depends=headers, extra_compile_args=["-O3"])
 
 
 setup(

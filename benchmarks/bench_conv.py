@@ -31,9 +31,18 @@ runs the same TF1 program under the TensorFlow of the oracle environment
 creates; TensorFlow is not a flowgraph dependency) in a ``tf.compat.v1`` session; the
 line then also has ``tensorflow``, ``ratio_tf`` = flowgraph / TensorFlow, and ``met``
 against the target ``ratio_tf <= 1.5`` (issue 17). Each figure is the best over
-``--rounds`` rounds (3) of 5 steps, and in every round flowgraph, NumPy and TensorFlow
+``--rounds`` rounds (3) of 5 steps, and in every round flowgraph, TensorFlow and NumPy
 take turns (TensorFlow's child waits, idle, while the others run), so a change in the
 machine's load hits all three alike; still, run on a quiet machine.
+
+Each turn is a block of back-to-back steps of one system after a pause (`quiet`) long
+enough for OpenBLAS's idle workers to stop spinning, the way TensorFlow's steps always
+ran. Interleaving single steps, as this script once did, timed every flowgraph step
+right after a NumPy step: its multi-threaded whole-batch products left an OpenBLAS
+worker spinning for ~0.1 s on one of the two cores, through all of flowgraph's conv
+step (conv_valid on im2col: best 74 against 59 ms, same process, same load), and its
+pool reference evicted the cache that flowgraph's next pool step would have found warm,
+as TensorFlow's did.
 
 With ``--kernels``, one line per kernel of each workload (``conv_same_Conv2D``, ...),
 called directly, without a session: ``flowgraph`` is its best wall time on the default
@@ -249,6 +258,23 @@ def repeats(batch: int) -> int:
     return 5 if batch >= 64 else 20
 
 
+def quiet_seconds() -> float:
+    """How long OpenBLAS's idle workers spin after a multi-threaded product (2**T
+    cycles, ``T = OPENBLAS_THREAD_TIMEOUT``, 28 by default, clamped to 4..30 as OpenBLAS
+    does), at a 1 GHz clock or faster, plus a margin."""
+    raw = os.environ.get("OPENBLAS_THREAD_TIMEOUT") or os.environ.get("GOTO_THREAD_TIMEOUT")
+    try:
+        t = min(max(int(raw), 4), 30) if raw else 28
+    except ValueError:
+        t = 28
+    return 2.0 ** t / 1e9 + 0.02
+
+
+def quiet() -> None:
+    """Pause until the threads the previous block woke (OpenBLAS's, TensorFlow's) sleep."""
+    time.sleep(quiet_seconds())
+
+
 def as_tensorflow(names: list[str], batch: int) -> int:
     """Child mode (`--as-tf`): build every workload's TF session, print ``ready``, then
     for each ``NAME REPEATS`` line on stdin print ``{"name", "seconds", "version"}``
@@ -333,27 +359,33 @@ def check(name: str, fg_outputs, np_outputs) -> None:
 def measure(tf, name: str, batch: int, rounds: int, tf_child, blas) -> None:
     """One workload's line: flowgraph's session step, the NumPy reference and (with
     `tf_child`) TensorFlow's step, each the best over `rounds` rounds of
-    `repeats(batch)` steps, the three taking turns in every round."""
+    `repeats(batch)` steps, the three taking turns in every round: a block of
+    back-to-back steps each, after a pause (`quiet`)."""
     import run  # benchmarks/run.py (on sys.path from `main`)
 
     data = arrays(name, batch)
     fg_step, fg_outputs = session_step(tf, name, data)
     np_step = numpy_step(name, data)
-    ours = {"flowgraph": fg_step}
     if np_step is not None:
         check(name, fg_outputs(), np_step())
-        ours["numpy"] = np_step
     best = {"flowgraph": float("inf"), "numpy": float("inf"), "tensorflow": float("inf")}
     version = None
-    for _ in range(rounds):
-        for k, v in best_times(ours, repeats(batch)).items():
-            best[k] = min(best[k], v)
+    for _ in range(rounds):  # one block of steps per system, each after a pause
+        quiet()
+        best["flowgraph"] = min(best["flowgraph"], best_times(
+            {"flowgraph": fg_step}, repeats(batch))["flowgraph"])
+        quiet()
         found = tf_child.time(name, repeats(batch)) if tf_child is not None else None
         if found is not None:
             best["tensorflow"] = min(best["tensorflow"], found["seconds"])
             version = found["version"]
+        if np_step is not None:
+            quiet()
+            best["numpy"] = min(best["numpy"], best_times(
+                {"numpy": np_step}, repeats(batch))["numpy"])
     notes = [f"batch {batch}, forward + backward, best of {rounds} x {repeats(batch)} "
-             f"(flowgraph, NumPy and TensorFlow take turns each round)",
+             f"(flowgraph, TensorFlow and NumPy take turns each round: a block of steps "
+             f"each, after a {quiet_seconds():.2f} s pause)",
              f"OPENBLAS_THREAD_TIMEOUT={os.environ.get('OPENBLAS_THREAD_TIMEOUT')}"]
     extra, met = {}, None
     if version is not None:

@@ -54,3 +54,39 @@ def test_missing_tensorflow_environment_is_a_note(bench, tmp_path, monkeypatch, 
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["name"] == "max_pool_step" and line["met"] is None
     assert "no TensorFlow environment" in line["notes"]
+
+
+def test_each_system_runs_its_steps_as_a_block_after_a_pause(bench, monkeypatch, capsys):
+    """flowgraph, TensorFlow and NumPy take turns as blocks of back-to-back steps, each
+    after a pause: a flowgraph step timed right after a NumPy step shared a core with
+    the OpenBLAS worker NumPy's products left spinning, and found the cache NumPy had
+    just filled, where TensorFlow's steps never did."""
+    order = []
+    real = bench.best_times
+
+    def best_times(fns, repeat, **kw):
+        order.append("+".join(fns))
+        return real(fns, 1, **kw)
+
+    class Child:
+        def time(self, name, repeat):
+            order.append("tensorflow")
+            return {"seconds": 1.0, "version": "fake"}
+
+    monkeypatch.setattr(bench, "best_times", best_times)
+    monkeypatch.setattr(bench, "quiet", lambda: order.append("quiet"))
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench.measure(tf, "max_pool", 2, 2, Child(), {})
+    assert order == ["quiet", "flowgraph", "quiet", "tensorflow", "quiet", "numpy"] * 2
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["tensorflow"] == 1.0 and line["met"] is True
+
+
+@pytest.mark.parametrize("value,seconds", [(None, 2 ** 28), ("22", 2 ** 22), ("40", 2 ** 30),
+                                           ("1", 2 ** 4), ("x", 2 ** 28)])
+def test_the_pause_outlasts_openblas_spinning(bench, monkeypatch, value, seconds):
+    for name in ("OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
+    if value is not None:
+        monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", value)
+    assert seconds / 1e9 < bench.quiet_seconds() < seconds / 1e9 + 0.1

@@ -25,8 +25,10 @@ to ``[kh * kw * in, out]``. For a 3x3 window, stride 1, padding 1 on a 4x4 input
 
     row (b, 0, 0):  [0 0 0 | 0 x00 x01 | 0 x10 x11]     (each entry: `c` channels)
 
-In NHWC with unit dilation, the taps ``j0 .. j1`` of one window row are one contiguous
-run of the input, copied with one memcpy.
+In NHWC with unit horizontal dilation, the taps ``j0 .. j1`` of one window row are one
+contiguous run of the input: im2col copies it and col2im adds into it in the C loops of
+`_conv_rows.h` (inlined vector copies, no division per row); other layouts take the
+general loops here, which give the same bits.
 
 Example
 -------
@@ -47,10 +49,26 @@ from libc.string cimport memcpy, memset
 cnp.import_array()
 
 
-cdef struct Geom:
-    Py_ssize_t n, h, w, c            # the logical NHWC input
-    Py_ssize_t sn, sh, sw, sc        # its element strides
-    Py_ssize_t kh, kw, sy, sx, dy, dx, pt, pl, oh, ow
+cdef extern from *:
+    """
+    #include "_conv_rows.h"
+    FG_IM2COL_PACKED(fg_im2col_packed_f, float)
+    FG_IM2COL_PACKED(fg_im2col_packed_d, double)
+    FG_COL2IM_PACKED(fg_col2im_packed_f, float)
+    FG_COL2IM_PACKED(fg_col2im_packed_d, double)
+    """
+    ctypedef struct Geom "fg_conv_geom":
+        Py_ssize_t n, h, w, c            # the logical NHWC input
+        Py_ssize_t sn, sh, sw, sc        # its element strides
+        Py_ssize_t kh, kw, sy, sx, dy, dx, pt, pl, oh, ow
+    void fg_im2col_packed_f(const float* x, const Geom* g, float* cols, Py_ssize_t r0,
+                            Py_ssize_t rows) noexcept nogil
+    void fg_im2col_packed_d(const double* x, const Geom* g, double* cols, Py_ssize_t r0,
+                            Py_ssize_t rows) noexcept nogil
+    void fg_col2im_packed_f(const float* cols, const Geom* g, float* dx, Py_ssize_t r0,
+                            Py_ssize_t rows) noexcept nogil
+    void fg_col2im_packed_d(const double* cols, const Geom* g, double* dx, Py_ssize_t r0,
+                            Py_ssize_t rows) noexcept nogil
 
 
 cdef Geom _geom(cnp.ndarray x, tuple geometry) except *:
@@ -113,35 +131,19 @@ cdef inline Py_ssize_t _row_window(const Geom* g, Py_ssize_t row, Py_ssize_t* b,
 
 
 # -- im2col / col2im ----------------------------------------------------------------------
-cdef extern from *:
-    """
-    /* dst[k] += src[k] over n elements, vectorized with the widest instructions the
-       CPU has (one copy per instruction set, picked when the module loads). */
-    #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-    #define FG_ADD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define FG_ADD_CLONES
-    #endif
-    #define FG_ADD_TO(NAME, T)                                                         \
-    FG_ADD_CLONES static void NAME(T* restrict dst, const T* restrict src,            \
-                                   Py_ssize_t n) {                                     \
-        for (Py_ssize_t k = 0; k < n; k++) dst[k] += src[k];                           \
-    }
-    FG_ADD_TO(fg_add_to_f, float)
-    FG_ADD_TO(fg_add_to_d, double)
-    """
-    void fg_add_to_f(float* dst, const float* src, Py_ssize_t n) noexcept nogil
-    void fg_add_to_d(double* dst, const double* src, Py_ssize_t n) noexcept nogil
-
-
 cdef void _im2col(const floating* x, const Geom* g, floating* cols, Py_ssize_t r0,
                   Py_ssize_t rows) noexcept nogil:
     cdef Py_ssize_t c = g.c, kwc = g.kw * g.c, ncol = g.kh * g.kw * g.c
     cdef Py_ssize_t r, b, y, i, j, k, iy, x0, j0, j1
-    cdef bint packed = g.sc == 1 and g.sw == c and g.dx == 1
     cdef floating* row
     cdef floating* dst
     cdef const floating* src
+    if g.sc == 1 and g.sw == c and g.dx == 1:  # window rows are contiguous runs
+        if floating is float:
+            fg_im2col_packed_f(x, g, cols, r0, rows)
+        else:
+            fg_im2col_packed_d(x, g, cols, r0, rows)
+        return
     for r in range(rows):
         x0 = _row_window(g, r0 + r, &b, &y, &j0, &j1)
         for i in range(g.kh):
@@ -155,13 +157,10 @@ cdef void _im2col(const floating* x, const Geom* g, floating* cols, Py_ssize_t r
                 memset(row, 0, j0 * c * sizeof(floating))
             if j1 < g.kw:
                 memset(row + j1 * c, 0, (g.kw - j1) * c * sizeof(floating))
-            if packed:
-                memcpy(row + j0 * c, src + (x0 + j0) * c, (j1 - j0) * c * sizeof(floating))
-            else:
-                for j in range(j0, j1):
-                    dst = row + j * c
-                    for k in range(c):
-                        dst[k] = src[(x0 + j * g.dx) * g.sw + k * g.sc]
+            for j in range(j0, j1):
+                dst = row + j * c
+                for k in range(c):
+                    dst[k] = src[(x0 + j * g.dx) * g.sw + k * g.sc]
 
 
 cdef void _col2im(const floating* cols, const Geom* g, floating* dx, Py_ssize_t r0,
@@ -171,6 +170,12 @@ cdef void _col2im(const floating* cols, const Geom* g, floating* dx, Py_ssize_t 
     cdef Py_ssize_t r, b, y, i, j, k, iy, x0, j0, j1
     cdef const floating* row
     cdef floating* dst
+    if g.dx == 1:  # the taps of a window row are one contiguous run of dx
+        if floating is float:
+            fg_col2im_packed_f(cols, g, dx, r0, rows)
+        else:
+            fg_col2im_packed_d(cols, g, dx, r0, rows)
+        return
     for r in range(rows):
         x0 = _row_window(g, r0 + r, &b, &y, &j0, &j1)
         for i in range(g.kh):
@@ -178,13 +183,6 @@ cdef void _col2im(const floating* cols, const Geom* g, floating* dx, Py_ssize_t 
             if iy < 0 or iy >= g.h:
                 continue
             row = cols + r * ncol + i * kwc
-            if g.dx == 1 and j1 > j0:  # taps j0 .. j1 are one contiguous run of dx
-                dst = dx + ((b * g.h + iy) * g.w + x0 + j0) * c
-                if floating is float:
-                    fg_add_to_f(dst, row + j0 * c, (j1 - j0) * c)
-                else:
-                    fg_add_to_d(dst, row + j0 * c, (j1 - j0) * c)
-                continue
             for j in range(j0, j1):
                 dst = dx + ((b * g.h + iy) * g.w + x0 + j * g.dx) * c
                 for k in range(c):
