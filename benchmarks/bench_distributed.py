@@ -21,7 +21,8 @@ Models: ``small`` is a 64-128-64-10 MLP on the digits (batch 64), ``heavy`` a
 784-1024-1024-10 MLP on random data (batch 256); plain SGD, a placeholder feed per
 step. Every cluster is started with `flowgraph.distributed.launch.run_cluster` (one
 process per task, free loopback ports); this script is also the tasks' program
-(``--task``). A trainer samples ``(time, global step)`` after each step; the global
+(``--task``). A trainer samples ``(time, global step)`` and its process CPU time after
+each step (``trainer_cpu_us_per_step``: less noisy than rates on shared cores); the global
 rate is measured over the window in which every trainer had done its warm-up steps
 and none had finished. "Same global batch" for sync vs async: every update averages the
 model's batch (sync: 2 trainers x half of it, aggregated; async: each trainer's own).
@@ -153,7 +154,7 @@ def task_main(args) -> None:
         hooks = [tf.train.StopAtStepHook(last_step=args.steps)]
         if args.sync:
             hooks.append(opt.make_session_run_hook(config.is_chief, num_tokens=0))
-        samples, first = [], None
+        samples, first, cpu = [], None, []
         options = tf.RunOptions(timeout_in_ms=10_000) if args.sync else None
         with tf.train.MonitoredTrainingSession(
                 master=server.target, is_chief=config.is_chief, hooks=hooks,
@@ -171,10 +172,13 @@ def task_main(args) -> None:
                         break
                     raise
                 samples.append((time.time(), int(g)))
+                cpu.append(time.process_time())
                 first = first if first is not None else time.time() - launched
                 i += 1
+    warm = int(len(cpu) * WARMUP)
+    cpu_us = (cpu[-1] - cpu[warm]) / max(len(cpu) - 1 - warm, 1) * 1e6 if cpu else 0.0
     print(json.dumps({"task": worker, "first_step_after_launch_s": first,
-                      "samples": samples}), flush=True)
+                      "samples": samples, "cpu_us_per_step": cpu_us}), flush=True)
 
 
 def _global_rate(reports: list) -> float:
@@ -210,7 +214,9 @@ def cluster_run(model: str, workers: int, steps: int, sync: bool = False) -> dic
         raise RuntimeError(f"bench_distributed: {len(reports)} of {workers} trainers "
                            f"reported:\n{text[-3000:]}")
     return {"steps_per_s": _global_rate(reports),
-            "launch_to_step_s": max(r["first_step_after_launch_s"] for r in reports)}
+            "launch_to_step_s": max(r["first_step_after_launch_s"] for r in reports),
+            "trainer_cpu_us_per_step": round(
+                sum(r["cpu_us_per_step"] for r in reports) / len(reports), 1)}
 
 
 # -- the distributed Estimator -----------------------------------------------------------
@@ -295,7 +301,9 @@ def main(argv=None) -> None:
         _line(f"dist_{model}_1w_1ps", one["steps_per_s"], "steps/s",
               tf_2_15=ref["1w_1ps"], ratio=round(one["steps_per_s"] / alone, 3),
               target=0.6 if model == "small" else 0.9,
-              notes="ratio: against flowgraph's one process")
+              trainer_cpu_us_per_step=one["trainer_cpu_us_per_step"],
+              notes="ratio: against flowgraph's one process; trainer CPU: its process "
+                    "time per step after warm-up (the ps's is not included)")
         two = cluster_run(model, 2, steps)
         _line(f"dist_{model}_2w_1ps", two["steps_per_s"], "steps/s",
               tf_2_15=ref["2w_1ps"], ratio=round(two["steps_per_s"] / one["steps_per_s"], 3),

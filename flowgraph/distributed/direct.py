@@ -76,6 +76,7 @@ logger = logging.getLogger("flowgraph")
 METHODS = ("RunStage", "RecvTensor", "CleanupStep", "CancelStep")
 TRANSPORT_ENV = "FLOWGRAPH_RPC_TRANSPORT"
 _LEN = struct.Struct("<Q")
+_HEAD = struct.Struct("<QB")  # a frame's length and kind
 _OK, _ERROR = 0, 1
 _HELLO_LIMIT = 1 << 16
 _EAGER_BYTES = 64 << 20  # a frame's buffer is allocated whole up to this size
@@ -151,9 +152,14 @@ def _frame(kind: int, message_parts: list) -> list:
 
 
 def _read_frame(sock, wait=None) -> tuple[int, memoryview]:
-    (size,) = _LEN.unpack(_recv_exact(sock, _LEN.size, wait))
-    body = _recv_exact(sock, size, wait)
-    return body[0], memoryview(body)[1:].toreadonly()
+    # The kind byte is read with the length: the message then starts its own buffer, so
+    # the arrays decoded from it are aligned (flowgraph.distributed.wire.ALIGN).
+    head = _recv_exact(sock, _HEAD.size, wait)
+    size, kind = _HEAD.unpack(head)
+    if size < 1:
+        raise EOFError("a frame without its kind byte")
+    body = _recv_exact(sock, size - 1, wait)
+    return kind, memoryview(body).toreadonly()
 
 
 class DirectServer:

@@ -33,9 +33,12 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
    tensor's name; control edges from other stages are dropped (the level order already
    enforces them). A variable or resource op without inputs (a ``VariableV2``, a queue)
    used in a later stage of the same task is copied into that stage: it names the same
-   variable or queue in the task's shared resources. An iterator without a
-   ``shared_name`` gets one scoped to the session, so every stage graph of the session
-   finds the same iterator; the ``dataset_id`` of an iterator op names its tf.data
+   variable or queue in the task's shared resources. A queue, reader, lookup table or
+   iterator without a ``shared_name`` gets one scoped to the session
+   (``<op name>@<session scope>``), so every stage graph of the session finds the same
+   resource and another session another one, as TensorFlow's servers scope such
+   kernels; the task releases them when the session closes (variables stay shared by
+   name). The ``dataset_id`` of an iterator op names its tf.data
    pipeline, a Python object that no graph def carries, in this process's table
    (`flowgraph.distributed.worker.share_dataset`), so only a task of this process can run
    it (`check_input_pipelines` says so at planning).
@@ -53,7 +56,8 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
    A worker + ps training step from the worker's process then costs two calls, both
    to the ps: the pull of the variables (which runs the read stage) and the apply stage,
    with the gradients in its request. TensorFlow's costs four (two ``RunGraph``, two
-   ``RecvTensor``).
+   ``RecvTensor``). The session then drops the pull too, reading each step's variables
+   with the previous step's apply call (`flowgraph.distributed.prefetch`).
 
 A while loop must stay within one stage (its ``NextIteration`` -> ``Merge`` edge would
 otherwise go backwards between stages); planning says so if it does not.
@@ -78,7 +82,7 @@ from __future__ import annotations
 import dataclasses
 
 from flowgraph.distributed.cluster_spec import ClusterSpec
-from flowgraph.distributed.worker import share_dataset
+from flowgraph.distributed.worker import SCOPE_MARK, share_dataset
 from flowgraph.framework import errors
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.graph_walk import depth_first_order
@@ -92,7 +96,9 @@ __all__ = ["Stage", "StepPlan", "check_input_pipelines", "delegate", "placement_
 # marks: its value is a Python object in the task's resource container and never travels.
 _HANDLE_MAKERS = frozenset({"IteratorFromStringHandleV2", "TensorArrayV3",
                             "TensorArrayGradV3", "StackV2"})
-_ITERATORS = frozenset({"IteratorV2", "OneShotIterator"})
+# Resource ops without a shared_name that name their resource by op name, so every
+# session of a task sees the same one (TensorFlow's variables).
+_SHARED_BY_NAME = frozenset({"VariableV2", "VarHandleOp"})
 
 
 def task_name(job: str, task: int) -> str:
@@ -115,6 +121,7 @@ class Stage:
     targets: list = dataclasses.field(default_factory=list)
     returns: list = dataclasses.field(default_factory=list)  # keys sent back to the client
     handle: str = ""  # set when registered with the task
+    header: dict | None = None  # the parts of its RunStage header that every step repeats
 
 
 @dataclasses.dataclass
@@ -122,6 +129,7 @@ class StepPlan:
     stages: list
     levels: list  # list of lists of stages, in run order
     tasks: list  # every task the step touches
+    prefetch: object = None  # a flowgraph.distributed.prefetch.Prefetch, when eligible
 
 
 def _is_back_edge(op, dep) -> bool:
@@ -210,6 +218,16 @@ class _Placer:
         return task_name(job, index)
 
 
+def _session_scoped(op, attrs: dict) -> bool:
+    """Whether `op` makes a resource that lives per session: a queue, reader, lookup
+    table or iterator without a ``shared_name`` (a table's ``use_node_name_sharing``
+    shares it by op name instead). Variables are shared by name across sessions."""
+    op_def = op.op_def
+    return (op_def.stateful and "shared_name" in (op_def.attrs or {})
+            and op.type not in _SHARED_BY_NAME and not attrs.get("shared_name")
+            and not attrs.get("use_node_name_sharing"))
+
+
 def _local_device(device: str) -> str:
     spec = DeviceSpec.from_string(device)
     return DeviceSpec(device_type=spec.device_type,
@@ -221,9 +239,11 @@ def _node(op, inputs: list, colocation_ok, scope: str = "") -> dict:
     node["input"] = inputs
     node["device"] = _local_device(op.device)
     attrs = node.get("attr", {})
-    if op.type in _ITERATORS and not attrs.get("shared_name"):
-        # One iterator for every stage graph of the session, as one kernel would be.
-        attrs["shared_name"] = f"{op.name}@{scope or format(id(op.graph), 'x')}"
+    if _session_scoped(op, attrs):
+        # One resource for every stage graph of the session, as one kernel would be, and
+        # another for every other session (TensorFlow's worker scopes such a kernel to
+        # its session); the task drops it when the session closes.
+        attrs["shared_name"] = f"{op.name}{SCOPE_MARK}{scope or format(id(op.graph), 'x')}"
     if attrs.get("dataset_id"):
         attrs["dataset_id"] = share_dataset(lookup_dataset(op, attrs["dataset_id"]))
     coloc = [c for c in node.pop("colocation", []) if colocation_ok(c)]

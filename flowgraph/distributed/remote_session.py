@@ -10,7 +10,12 @@ with the stage that produced them. A task of this process (the server the sessio
 targets, typically) is called directly, without gRPC (`flowgraph.distributed.rpc`),
 and tensors to or from such a task are relayed by the master or pulled by a pull that
 runs their stage (`master.relay_through_master`, `master.delegate`): a worker + ps
-training step costs two calls to the ps.
+training step costs two calls to the ps, and one once the apply call of each step also
+reads the variables for the next (`flowgraph.distributed.prefetch`).
+Closing the session tells each task it used (with the ``CleanupStep`` that drops its
+last step stores): the task releases the stage graphs only this session registered and
+the resources scoped to it (queues, readers, tables and iterators without a
+``shared_name``).
 When a step ends, the ids of its tasks' step stores ride on the next ``RunStage`` to each
 task, which drops them (a failed step, and `close`, drop them with ``CleanupStep``).
 
@@ -58,6 +63,7 @@ from flowgraph.distributed.master import (
     report_parts,
     task_name,
 )
+from flowgraph.distributed.prefetch import plan_prefetch
 from flowgraph.distributed.rpc import (
     DEFAULT_TIMEOUT_S,
     Security,
@@ -70,7 +76,7 @@ from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, get_default_graph
 from flowgraph.framework.operation import Tensor
 from flowgraph.runtime.config import ConfigProto
-from flowgraph.runtime.fetch import FetchMapper
+from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.session import Session
 
 __all__ = ["RemoteSession"]
@@ -115,6 +121,9 @@ class RemoteSession(Session):
         self._incarnations = {self._master_task: status.get("incarnation")}
         self._registered: dict = {}
         self._plans: dict = {}
+        self._mappers: dict = {}  # fetch_key -> FetchMapper
+        self._signatures: dict = {}  # (mapper, *fed tensors) -> (tensors, reports, plan key)
+        self._accepted: dict = {}  # fed Tensor -> (dtype, shape) of the last value it took
         self._scope = uuid.uuid4().hex[:12]  # names this session's iterators on the tasks
         self._logged: set = set()  # ops whose placement log_device_placement printed
         self._finished: dict = {}  # task -> ids of ended steps whose store it still holds
@@ -149,19 +158,29 @@ class RemoteSession(Session):
         """Run `fetches` on the cluster, feeding `feed_dict` (as `Session.run`)."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        mapper = FetchMapper.build(self._graph, fetches)
-        feeds = self._feeds(feed_dict or {})
+        fetched = fetch_key(fetches)
+        mapper = self._mappers.get(fetched) if fetched is not None else None
+        if mapper is None:
+            mapper = FetchMapper.build(self._graph, fetches)
+            if fetched is not None:
+                self._mappers[fetched] = mapper
+        feeds = self._feeds(feed_dict) if feed_dict else {}
         timeout_ms = int(getattr(options, "timeout_in_ms", 0) or 0)
         timeout_s = timeout_ms / 1000.0 if timeout_ms > 0 else self._timeout_s
         returned: dict = {}
-        tensors = []
-        for t in mapper.unique_tensors:
-            parts = None if t in feeds else self._report_parts(t)
-            if parts:
-                returned[t.name] = self._run_report(parts, timeout_s)
-            else:
-                tensors.append(t)
-        key = (tuple(tensors), tuple(mapper.unique_ops), frozenset(feeds))
+        signature = (mapper, *feeds)  # (what a repeated run looks up once)
+        found = self._signatures.get(signature) if fetched is not None else None
+        if found is None:
+            tensors = [t for t in mapper.unique_tensors
+                       if t in feeds or not self._report_parts(t)]
+            reports = [t for t in mapper.unique_tensors if t not in tensors]
+            found = (tensors, reports,
+                     (tuple(tensors), tuple(mapper.unique_ops), frozenset(feeds)))
+            if fetched is not None:
+                self._signatures[signature] = found
+        tensors, reports, key = found
+        for t in reports:
+            returned[t.name] = self._run_report(self._report_parts(t), timeout_s)
         plan = self._plans.get(key)
         if plan is None:
             plan = plan_run(self._graph, tensors, mapper.unique_ops, feeds,
@@ -177,14 +196,26 @@ class RemoteSession(Session):
             if not self._bfloat16:  # (bfloat16 transfers keep the task-to-task pulls)
                 relay_through_master(plan, local)
             delegate(plan, local, with_returns=not self._bfloat16)
+            if not self._bfloat16:
+                plan.prefetch = plan_prefetch(plan, local)
             self._plans[key] = plan
         self._register(plan)
         step_id = random.getrandbits(62)
         ok = False
+        prefetch = plan.prefetch
         try:
+            if prefetch is not None and self._run_prefetched(prefetch, step_id, feeds,
+                                                             timeout_s, returned):
+                ok = True
+                return self._fetched(mapper, feeds, returned)
             for level in plan.levels:
                 if len(level) == 1:  # nothing to overlap with: no hand-off to the pool
-                    returned.update(self._run_stage(level[0], step_id, feeds, timeout_s,
+                    stage = level[0]
+                    if prefetch is not None and stage is prefetch.apply:
+                        returned.update(self._apply(prefetch, step_id, feeds, timeout_s,
+                                                    returned, None))
+                        continue
+                    returned.update(self._run_stage(stage, step_id, feeds, timeout_s,
                                                     returned))
                     continue
                 earlier = dict(returned)
@@ -198,10 +229,67 @@ class RemoteSession(Session):
                     self._cancel(plan, step_id, calls, e)
                     raise
             ok = True
+        except BaseException:
+            if prefetch is not None:
+                prefetch.drop()
+            raise
         finally:
             self._cleanup(plan, step_id, ok)
+        return self._fetched(mapper, feeds, returned)
+
+    @staticmethod
+    def _fetched(mapper, feeds: dict, returned: dict):
         values = [feeds[t] if t in feeds else returned[t.name] for t in mapper.unique_tensors]
         return mapper.rebuild(values)
+
+    def _run_prefetched(self, prefetch, step_id: int, feeds: dict, timeout_s: float,
+                        returned: dict) -> bool:
+        """The step from the values the last apply call read (`flowgraph.distributed.
+        prefetch`): the worker stage fed with them, then the apply call, which the ps
+        runs only if nothing wrote to it since. False (nothing applied) when there were
+        no values or the ps answered that they are stale: run the step the ordinary way."""
+        values, epoch = prefetch.take()
+        if values is None:
+            return False
+        stage = prefetch.worker
+        header = {**self._stage_header(stage, step_id, timeout_s, runs=False), "recvs": [],
+                  "return": prefetch.worker_returns}
+        tensors = {p: feeds[t] for p, t in stage.feeds.items()}
+        for p, key in prefetch.recv_feeds:
+            tensors[p] = values[key]
+        header["feeds"] = list(tensors)
+        _, out = self._client(stage.task).call("RunStage", header, tensors,
+                                               timeout_s=timeout_s + _RPC_GRACE_S)
+        mine = {**returned, **out}
+        applied = self._apply(prefetch, step_id, feeds, timeout_s, mine, epoch)
+        prefetch.applied(stale=applied is None)
+        if applied is None:
+            return False
+        returned.update(out)
+        returned.update(applied)
+        for key in prefetch.client_keys:
+            returned[key] = values[key]
+        return True
+
+    def _apply(self, prefetch, step_id: int, feeds: dict, timeout_s: float,
+               returned: dict, epoch) -> dict | None:
+        """The apply stage's call, which also runs the read stage after it for the next
+        step (`Prefetch.keep`); with `epoch`, only if the ps saw no write since (None
+        when it did: nothing was applied)."""
+        stage, read = prefetch.apply, prefetch.read
+        header = self._stage_header(stage, step_id, timeout_s)
+        if epoch is not None or prefetch.wants_values():
+            header["then"] = {**self._stage_header(read, step_id, timeout_s),
+                              "return": prefetch.keys}
+        if epoch is not None:
+            header["expect_epoch"] = epoch
+        tensors = {p: returned[key] for p, key in stage.relays}
+        reply, values = self._client(stage.task).call("RunStage", header, tensors,
+                                                      timeout_s=timeout_s + _RPC_GRACE_S)
+        prefetch.keep(reply, values)
+        if reply.get("stale"):
+            return None
+        return {key: values[key] for key in stage.returns}
 
     def _report_parts(self, t):
         """Per-task graphs for a fetched ``report_uninitialized_variables`` whose variables
@@ -242,8 +330,12 @@ class RemoteSession(Session):
 
     def _feeds(self, feed_dict) -> dict:
         out = {}
+        accepted = self._accepted
         for key, value in feed_dict.items():
-            t = key if isinstance(key, Tensor) else self._graph.as_graph_element(key)
+            t = key if type(key) is Tensor else self._graph.as_graph_element(key)
+            if type(value) is np.ndarray and accepted.get(t) == (value.dtype, value.shape):
+                out[t] = value  # what this tensor accepted before: no check again
+                continue
             if not isinstance(t, Tensor):
                 raise TypeError(f"Session.run: cannot feed {key!r}: it is not a Tensor")
             dtype = t.dtype.base_dtype
@@ -252,6 +344,8 @@ class RemoteSession(Session):
             if not t.shape.is_compatible_with(arr.shape):
                 raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor "
                                  f"'{t.name}', which has shape '{t.shape}'")
+            if arr.dtype.kind in "biufc":
+                accepted[t] = (arr.dtype, arr.shape)
             out[t] = arr
         return out
 
@@ -264,7 +358,8 @@ class RemoteSession(Session):
         """The task's handle for `graph_def`, registering it once per session."""
         handle = graph_handle(graph_def)
         if (task, handle) not in self._registered:
-            reply, _ = self._client(task).call("RegisterGraph", {"graph_def": graph_def})
+            reply, _ = self._client(task).call("RegisterGraph", {"graph_def": graph_def,
+                                                                 "session": self._scope})
             known = self._incarnations.setdefault(task, reply.get("incarnation"))
             if known != reply.get("incarnation"):
                 raise errors.AbortedError(
@@ -274,26 +369,31 @@ class RemoteSession(Session):
             self._registered[(task, handle)] = reply["handle"]
         return self._registered[(task, handle)]
 
-    def _stage_header(self, stage, step_id: int, timeout_s: float, feeds: list) -> dict:
-        recvs = [[p, key, self._client(task).address, task]
-                 for p, key, task in stage.recvs]
-        for handed in stage.delegated:  # its client fetches come back with this stage
-            recvs += [[None, key, self._client(handed.task).address, handed.task]
-                      for key in handed.returns]
-        header = {"handle": stage.handle, "step_id": step_id,
-                  "feeds": feeds, "recvs": recvs, "fetches": stage.fetches,
-                  "targets": stage.targets, "return": stage.returns,
-                  "timeout_ms": int(timeout_s * 1000),
-                  "incarnation": self._incarnations.get(stage.task)}
-        if stage.delegated:
-            header["runs"] = {handed.task: self._stage_header(handed, step_id, timeout_s, [])
+    def _stage_header(self, stage, step_id: int, timeout_s: float,
+                      runs: bool = True) -> dict:
+        """`stage`'s RunStage header for one step; with `runs`, the headers of the stages
+        it was handed (`master.delegate`), which its pulls run."""
+        header = stage.header
+        if header is None:  # what every step repeats, made once
+            recvs = [[p, key, self._client(task).address, task]
+                     for p, key, task in stage.recvs]
+            for handed in stage.delegated:  # its client fetches come back with this stage
+                recvs += [[None, key, self._client(handed.task).address, handed.task]
+                          for key in handed.returns]
+            header = stage.header = {
+                "handle": stage.handle, "feeds": [*stage.feeds, *(p for p, _ in stage.relays)],
+                "recvs": recvs, "fetches": stage.fetches, "targets": stage.targets,
+                "return": stage.returns, "incarnation": self._incarnations.get(stage.task)}
+            if self._bfloat16 and recvs:
+                header["bfloat16"] = True
+        header = {**header, "step_id": step_id, "timeout_ms": int(timeout_s * 1000)}
+        if stage.delegated and runs:
+            header["runs"] = {handed.task: self._stage_header(handed, step_id, timeout_s)
                               for handed in stage.delegated}
         with self._finished_lock:
             finished = self._finished.pop(stage.task, None)
         if finished:
             header["cleanup"] = finished
-        if self._bfloat16 and recvs:
-            header["bfloat16"] = True
         return header
 
     def _run_stage(self, stage, step_id: int, feeds: dict, timeout_s: float,
@@ -303,7 +403,7 @@ class RemoteSession(Session):
             tensors[p] = returned[key]
         # The task stops the stage at the deadline itself (its error names the op that
         # was blocked); the RPC's own deadline, a little later, covers a task that hangs.
-        header = self._stage_header(stage, step_id, timeout_s, list(tensors))
+        header = self._stage_header(stage, step_id, timeout_s)
         try:
             _, values = self._client(stage.task).call(
                 "RunStage", header, tensors,
@@ -343,13 +443,17 @@ class RemoteSession(Session):
             self._threads.submit(self._quiet_call, self._client(task), "CleanupStep",
                                  {"step_id": step_id})
 
-    def _flush_finished(self) -> None:
-        """Drop the stores of ended steps on every task now (briefly waited for)."""
+    def _release(self) -> None:
+        """Tell every task this session used that it ended: each drops the stores of
+        its ended steps, the stage graphs only this session registered and the
+        resources scoped to it (`TaskService.release_session`); briefly waited for."""
         with self._finished_lock:
             finished, self._finished = self._finished, {}
+        tasks = set(finished) | {task for task, _ in self._registered}
         calls = [self._threads.submit(self._quiet_call, self._client(task), "CleanupStep",
-                                      {"step_ids": ids}, _CLOSE_WAIT_S)
-                 for task, ids in finished.items()]
+                                      {"step_ids": finished.get(task, []),
+                                       "release": self._scope}, _CLOSE_WAIT_S)
+                 for task in sorted(tasks)]
         concurrent.futures.wait(calls, timeout=_CLOSE_WAIT_S)
 
     def _quiet_call(self, client: TaskClient, method: str, header: dict,
@@ -372,7 +476,7 @@ class RemoteSession(Session):
         if self._closed:
             return
         self._closed = True
-        self._flush_finished()
+        self._release()
         self._threads.shutdown(wait=False)
         for client in self._clients.values():
             client.close()

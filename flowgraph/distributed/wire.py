@@ -2,13 +2,20 @@
 
 Every RPC body of `flowgraph.distributed` is one *message*::
 
-    b"FGW1" | header length (uint32, little endian) | header (UTF-8 JSON) | buffers
+    b"FGW2" | header length H | table length T (uint32 each, little endian)
+            | header (H bytes of UTF-8 JSON) | tensor table (T bytes of JSON) | buffers
 
-The header is a JSON object; its ``"tensors"`` entry lists each tensor as
-``{"name", "dtype", "shape", "nbytes"}`` and the buffers follow in that order, each the
-tensor's C-contiguous bytes. Numeric dtypes travel as NumPy dtype strings (``"<f4"``);
+The header is a JSON object. The tensor table lists each tensor as ``[name, dtype,
+shape, nbytes]`` and the buffers follow in that order, each the tensor's C-contiguous
+bytes followed by zeros up to a multiple of `ALIGN` bytes; the header is padded with
+spaces so that the first buffer starts at a multiple of `ALIGN` too. So arrays decoded
+from a message read into an aligned buffer are aligned, like those NumPy allocates.
+A step sends the same names, dtypes and shapes on every call: both ends keep the table
+of each layout they met (encoded, and parsed and checked), so a repeated message costs
+one JSON header and a view per tensor.
+Numeric dtypes travel as NumPy dtype strings (``"<f4"``);
 string tensors (``dtype: "string"``) as their items, each a uint32 length and the bytes.
-Decoding checks every size against the header (a truncated or padded message is a
+Decoding checks every size against the table (a truncated or padded message is a
 `DataLossError`) and builds NumPy arrays that view the received bytes without copying.
 Nothing here can run code from the wire: no pickle, no object arrays.
 
@@ -39,12 +46,21 @@ from flowgraph.framework import errors
 
 __all__ = ["decode", "encode", "encode_parts", "from_bfloat16", "to_bfloat16"]
 
-MAGIC = b"FGW1"
+MAGIC = b"FGW2"
+ALIGN = 16  # bytes: every buffer starts at a multiple of it from the message's start
+_PADS = [bytes(k) for k in range(ALIGN)]
 _LEN = struct.Struct("<I")
+_LENGTHS = struct.Struct("<II")  # header length, tensor table length
+_PREFIX = struct.Struct("<4sII")  # magic and the two lengths
+_CACHE_SIZE = 256  # tensor tables (and their parsed layouts) kept, by layout
+_TABLES: dict = {}  # (name, dtype, shape, nbytes) per tensor -> table JSON
+_LAYOUTS: dict = {}  # table JSON -> [(name, dtype, shape, count, nbytes)]
 _STRING = "string"
 _BFLOAT16 = "bfloat16"
 # Kinds that are plain fixed-size values: bool, ints, unsigned ints, floats, complex.
 _NUMERIC_KINDS = frozenset("biufc")
+# One encoder for every message: json.dumps with arguments builds a new one per call.
+_JSON = json.JSONEncoder(separators=(",", ":"))
 
 
 def _string_buffer(arr: np.ndarray) -> bytes:
@@ -76,25 +92,42 @@ def from_bfloat16(top: np.ndarray) -> np.ndarray:
     return (top.astype("<u4") << 16).view("<f4")
 
 
-def _tensor_entry(name: str, value, bfloat16: bool) -> tuple[dict, bytes | memoryview]:
+def _tensor_entry(name: str, value, bfloat16: bool) -> tuple[tuple, bytes | memoryview]:
+    """``((name, dtype, shape, nbytes), buffer)`` of one tensor."""
+    if (type(value) is np.ndarray and value.dtype.kind in _NUMERIC_KINDS
+            and value.flags.c_contiguous and not (bfloat16 and value.dtype == np.float32)):
+        # The common case, kept short: a step sends a few tensors per call.
+        return ((name, value.dtype.str, value.shape, value.nbytes),
+                value.reshape(-1).view(np.uint8))
     arr = np.asarray(value)
     if bfloat16 and arr.dtype == np.float32:
         top = to_bfloat16(arr)
-        return ({"name": name, "dtype": _BFLOAT16, "shape": list(arr.shape),
-                 "nbytes": top.nbytes}, memoryview(top.reshape(-1).view(np.uint8)))
+        return ((name, _BFLOAT16, arr.shape, top.nbytes),
+                memoryview(top.reshape(-1).view(np.uint8)))
     if arr.dtype == object or arr.dtype.kind in "SU":
         buf = _string_buffer(arr)
-        return {"name": name, "dtype": _STRING, "shape": list(arr.shape),
-                "nbytes": len(buf)}, buf
+        return (name, _STRING, arr.shape, len(buf)), buf
     if arr.dtype.kind not in _NUMERIC_KINDS:
         raise errors.InvalidArgumentError(
             None, None,
             f"Cannot send tensor '{name}' between tasks: dtype {arr.dtype} is not a numeric "
             "or string dtype (only those have a wire format).")
-    shape = list(arr.shape)  # np.ascontiguousarray makes a 0-d array 1-d
+    shape = arr.shape  # np.ascontiguousarray makes a 0-d array 1-d
     arr = np.ascontiguousarray(arr)
-    return ({"name": name, "dtype": arr.dtype.str, "shape": shape,
-             "nbytes": arr.nbytes}, memoryview(arr.reshape(-1).view(np.uint8)))
+    return ((name, arr.dtype.str, shape, arr.nbytes),
+            memoryview(arr.reshape(-1).view(np.uint8)))
+
+
+def _table(entries: tuple) -> bytes:
+    """The JSON tensor table of `entries` (made once per layout: a step sends the same
+    names, dtypes and shapes every time)."""
+    table = _TABLES.get(entries)
+    if table is None:
+        table = _JSON.encode([[n, d, list(s), b] for n, d, s, b in entries]).encode()
+        if len(_TABLES) >= _CACHE_SIZE:
+            _TABLES.clear()
+        _TABLES[entries] = table
+    return table
 
 
 def encode_parts(header: dict, tensors: dict | None = None,
@@ -111,8 +144,16 @@ def encode_parts(header: dict, tensors: dict | None = None,
         entry, buf = _tensor_entry(name, value, bfloat16)
         entries.append(entry)
         buffers.append(buf)
-    head = json.dumps({**header, "tensors": entries}, separators=(",", ":")).encode()
-    return [MAGIC + _LEN.pack(len(head)) + head, *buffers]
+    table = _table(tuple(entries))
+    head = _JSON.encode(header).encode()
+    head += b" " * (-(_PREFIX.size + len(head) + len(table)) % ALIGN)
+    parts = [MAGIC + _LENGTHS.pack(len(head), len(table)) + head + table]
+    for entry, buf in zip(entries, buffers):
+        parts.append(buf)
+        pad = -entry[3] % ALIGN
+        if pad:
+            parts.append(_PADS[pad])
+    return parts
 
 
 def encode(header: dict, tensors: dict | None = None, bfloat16: bool = False) -> bytes:
@@ -144,52 +185,117 @@ def _decode_strings(buf: memoryview, shape: list, name: str) -> np.ndarray:
     return out.reshape(shape)
 
 
-def _decode_tensor(entry: dict, buf: memoryview) -> np.ndarray:
-    name, shape = entry.get("name"), entry.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+# Numeric dtypes by their wire string, once checked (`_numeric_dtype`).
+_DTYPES: dict = {}
+
+
+def _numeric_dtype(text, name) -> np.dtype:
+    dtype = _DTYPES.get(text)
+    if dtype is None:
+        try:
+            dtype = np.dtype(text)
+        except TypeError:
+            raise _loss(f"tensor '{name}' has an unknown dtype {text!r}") from None
+        if dtype.kind not in _NUMERIC_KINDS:
+            raise _loss(f"tensor '{name}' has a non-numeric dtype {dtype}")
+        if len(_DTYPES) < 64:  # (a peer cannot grow it without bound)
+            _DTYPES[text] = dtype
+    return dtype
+
+
+def _valid_shape(shape) -> bool:
+    if type(shape) is not list:
+        return False
+    for d in shape:
+        if type(d) is not int or d < 0:
+            return False
+    return True
+
+
+def _layout(entry) -> tuple:
+    """``(name, dtype, shape, count, nbytes)`` of a table entry, every size checked;
+    dtype is a NumPy dtype, or ``"string"`` / ``"bfloat16"``."""
+    if type(entry) is not list or len(entry) != 4:
+        raise _loss(f"tensor entry {entry!r} is not [name, dtype, shape, nbytes]")
+    name, kind, shape, nbytes = entry
+    if type(name) is not str or type(nbytes) is not int or nbytes < 0:
+        raise _loss(f"tensor entry {entry!r} has no valid name and size")
+    if not _valid_shape(shape):
         raise _loss(f"tensor '{name}' has an invalid shape {shape!r}")
-    if entry.get("dtype") == _STRING:
-        return _decode_strings(buf, shape, name)
-    if entry.get("dtype") == _BFLOAT16:
-        count = math.prod(shape)
-        if 2 * count != len(buf):
-            raise _loss(f"bfloat16 tensor '{name}' of shape {shape} needs {2 * count} bytes; "
-                        f"the message holds {len(buf)}")
-        return from_bfloat16(np.frombuffer(buf, dtype="<u2", count=count)).reshape(shape)
-    try:
-        dtype = np.dtype(entry.get("dtype"))
-    except TypeError:
-        raise _loss(f"tensor '{name}' has an unknown dtype {entry.get('dtype')!r}") from None
-    if dtype.kind not in _NUMERIC_KINDS:
-        raise _loss(f"tensor '{name}' has a non-numeric dtype {dtype}")
     count = math.prod(shape)
-    if count * dtype.itemsize != len(buf):
+    if kind == _STRING:
+        return name, _STRING, tuple(shape), count, nbytes
+    if kind == _BFLOAT16:
+        if 2 * count != nbytes:
+            raise _loss(f"bfloat16 tensor '{name}' of shape {shape} needs {2 * count} bytes; "
+                        f"the message holds {nbytes}")
+        return name, _BFLOAT16, tuple(shape), count, nbytes
+    dtype = _numeric_dtype(kind, name)
+    if count * dtype.itemsize != nbytes:
         raise _loss(f"tensor '{name}' of shape {shape} and dtype {dtype} needs "
-                    f"{count * dtype.itemsize} bytes; the message holds {len(buf)}")
-    return np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
+                    f"{count * dtype.itemsize} bytes; the message holds {nbytes}")
+    return name, dtype, tuple(shape), count, nbytes
+
+
+def _read_table(table: bytes) -> list:
+    layout = _LAYOUTS.get(table)
+    if layout is None:
+        try:
+            entries = json.loads(table)
+        except ValueError as e:
+            raise _loss(f"tensor table is not JSON ({e})") from None
+        if type(entries) is not list:
+            raise _loss("tensor table is not a list")
+        layout = [_layout(entry) for entry in entries]
+        if len(_LAYOUTS) >= _CACHE_SIZE:
+            _LAYOUTS.clear()
+        _LAYOUTS[table] = layout
+    return layout
+
+
+def _tensor_at(view: memoryview, pos: int, item: tuple) -> np.ndarray:
+    name, dtype, shape, count, nbytes = item
+    if dtype is _STRING:
+        return _decode_strings(view[pos:pos + nbytes], list(shape), name)
+    if dtype is _BFLOAT16:
+        top = np.frombuffer(view, dtype="<u2", count=count, offset=pos) if count else \
+            np.zeros(0, "<u2")
+        return from_bfloat16(top).reshape(shape)
+    if not count:
+        out = np.zeros(shape, dtype)
+        out.flags.writeable = False
+        return out
+    return np.frombuffer(view, dtype=dtype, count=count, offset=pos).reshape(shape)
 
 
 def decode(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
-    """The header and the named arrays of a message (arrays view `blob`, read-only)."""
+    """The header and the named arrays of a message (arrays view `blob`)."""
     view = memoryview(blob)
-    if len(view) < 8 or bytes(view[:4]) != MAGIC:
-        raise _loss("it does not start with the FGW1 magic")
-    (head_len,) = _LEN.unpack_from(view, 4)
-    if 8 + head_len > len(view):
-        raise _loss(f"header of {head_len} bytes runs past the message ({len(view)} bytes)")
+    if len(view) < _PREFIX.size or bytes(view[:4]) != MAGIC:
+        raise _loss(f"it does not start with the {MAGIC.decode()} magic (a task or client "
+                    "of another flowgraph version? every process of a cluster needs the "
+                    "same one)")
+    head_len, table_len = _LENGTHS.unpack_from(view, 4)
+    pos = _PREFIX.size + head_len + table_len
+    if pos > len(view):
+        raise _loss(f"header and tensor table of {head_len + table_len} bytes run past the "
+                    f"message ({len(view)} bytes)")
     try:
-        header = json.loads(bytes(view[8:8 + head_len]))
+        header = json.loads(bytes(view[_PREFIX.size:_PREFIX.size + head_len]))
     except ValueError as e:
         raise _loss(f"header is not JSON ({e})") from None
-    if not isinstance(header, dict) or not isinstance(header.get("tensors", []), list):
-        raise _loss("header is not an object with a 'tensors' list")
-    pos, tensors = 8 + head_len, {}
-    for entry in header.pop("tensors", []):
-        nbytes = entry.get("nbytes") if isinstance(entry, dict) else None
-        if not isinstance(nbytes, int) or nbytes < 0 or pos + nbytes > len(view):
-            raise _loss(f"tensor entry {entry!r} does not fit the message")
-        tensors[entry["name"]] = _decode_tensor(entry, view[pos:pos + nbytes])
-        pos += nbytes
-    if pos != len(view):
-        raise _loss(f"{len(view) - pos} bytes follow the last tensor")
+    if type(header) is not dict:
+        raise _loss("header is not a JSON object")
+    tensors = {}
+    end = len(view)
+    for item in _read_table(bytes(view[pos - table_len:pos])):
+        nbytes = item[4]
+        if pos + nbytes > end:
+            raise _loss(f"tensor '{item[0]}' ({nbytes} bytes) does not fit the message")
+        tensors[item[0]] = _tensor_at(view, pos, item)
+        pos += nbytes + (-nbytes % ALIGN)
+        if pos > end:
+            raise _loss(f"tensor '{item[0]}' ends inside its padding")
+    if pos != end:
+        raise _loss(f"{end - pos} bytes follow the last tensor")
     return header, tensors

@@ -3,9 +3,14 @@
 State of a task:
 
 * **registered graphs**: stage graphs (graph defs, `flowgraph.distributed.master`) by
-  handle, the SHA-256 of their JSON, each imported into its own `Graph` with its own
-  local `Session`. Registering the same graph again returns the same handle, so many
-  clients share the work of compiling it.
+  handle, the SHA-256 of their JSON, each imported into its own `Graph` run by
+  local sessions (one per concurrent call). Registering the same graph again returns the
+  same handle, so many clients share the work of compiling it; each registration names
+  its session's scope, and a graph goes when the last session that registered it
+  closes (`release_session`, with the resources scoped to that session).
+* **write epoch**: how many stage runs that may change state started and finished; a
+  read-only stage run while none is in flight reads values current at an epoch, which
+  an apply call can require (`flowgraph.distributed.prefetch`).
 * **input pipelines**: a stage graph's iterator ops name their tf.data pipeline (a
   Python object, which no graph def carries) by a key of this process's table
   (`share_dataset`, filled by the master); registering the graph registers those
@@ -56,17 +61,25 @@ import weakref
 
 from flowgraph.backends import get_backends
 from flowgraph.distributed.cluster_spec import ClusterSpec
+from flowgraph.distributed.prefetch import read_only
 from flowgraph.distributed.rpc import Security, TaskClient
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph
 from flowgraph.framework.importer import import_graph_def
+from flowgraph.framework.registry import OpCost
+from flowgraph.framework.resources import manager_for_target
 from flowgraph.ops.iterator_ops import register_dataset
 from flowgraph.runtime.config import RunOptions
 from flowgraph.runtime.session import Session
+from flowgraph.runtime.step import watchdog
 
 __all__ = ["TaskService", "graph_handle", "share_dataset"]
 
 STEP_TTL_S = 600.0
+# Between an op's name and its session's scope in the shared_name of a per-session
+# resource (`flowgraph.distributed.master`); `TaskService.release_session` drops
+# ``*@<scope>`` when the session closes.
+SCOPE_MARK = "@"
 _RUN_GRACE_S = 2.0
 
 # tf.data pipelines of this process by shared key, for stage graphs registered here.
@@ -138,12 +151,27 @@ def graph_handle(graph_def: dict) -> str:
 
 
 class _StageGraph:
+    """A registered stage graph: its `Graph`, and local sessions that run it, one per
+    concurrent call (a session runs one stage at a time, so cancelling a call means
+    cancelling its session's live step).
+
+    A stage that cannot block (no asynchronous kernel such as a queue's dequeue, no
+    resource handle taken) runs without `RunOptions`, the local session's fast path for a
+    repeated run; its deadline is then a watchdog alarm of its own (`run`). A stage that
+    may block runs with ``RunOptions(timeout_in_ms=...)``, so the blocked kernel ends at
+    the deadline itself, naming its op."""
+
     def __init__(self, graph_def: dict, target: str) -> None:
         self.graph = Graph()
         graph_def = _with_local_datasets(self.graph, graph_def)
         with self.graph.as_default():
             import_graph_def(graph_def, name="")
-        self.session = Session(target, graph=self.graph)
+        self.target = target
+        self.may_block = any(_may_block(op) for op in self.graph.get_operations())
+        self.read_only = read_only(self.graph.get_operations())
+        self._lock = threading.Lock()
+        self._sessions = [Session(target, graph=self.graph)]
+        self._idle = list(self._sessions)
         self._fetches: dict = {}  # (fetch names, target names) -> [Tensor or Operation]
         self._feeds: dict = {}  # placeholder name -> its Tensor
 
@@ -165,6 +193,55 @@ class _StageGraph:
                 f"{placeholder}:0")
         return tensor
 
+    def acquire(self) -> Session:
+        """An idle local session (a new one when all are busy)."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        session = Session(self.target, graph=self.graph)
+        with self._lock:
+            self._sessions.append(session)
+        return session
+
+    def release(self, session: Session) -> None:
+        with self._lock:
+            self._idle.append(session)
+
+    def close(self) -> None:
+        with self._lock:
+            sessions, self._sessions, self._idle = self._sessions, [], []
+        for session in sessions:
+            session.close()
+
+
+def _may_block(op) -> bool:
+    return op.op_def.cost is OpCost.ASYNC or any(
+        t.dtype.name == "resource" for t in op._inputs)
+
+
+class _Call:
+    """One stage run in a local session, cancellable until it ends (and never after:
+    the session may run another call's stage by then)."""
+
+    __slots__ = ("done", "lock", "options", "session")
+
+    def __init__(self, session: Session, options) -> None:
+        self.session, self.options = session, options
+        self.lock = threading.Lock()
+        self.done = False
+
+    def cancel(self, error) -> int:
+        with self.lock:
+            if self.done:
+                return 0
+            for context in list(self.session._live_steps):
+                context.cancel(error)
+            return 1
+
+    def finish(self) -> None:
+        with self.lock:
+            self.done = True
+
 
 class TaskService:
     """The methods of the ``flowgraph.Task`` gRPC service for one task."""
@@ -182,9 +259,13 @@ class TaskService:
                                 f"{uuid.uuid4().hex}")
         self._lock = threading.Lock()
         self._graphs: dict[str, _StageGraph] = {}
+        self._users: dict[str, set] = {}  # handle -> scopes of the sessions using it
+        # Stage runs that may write state: [started, finished] (flowgraph/distributed/
+        # prefetch.py: values read while equal, and equal to `started` later, are current).
+        self._writes = [0, 0]
         self._steps: dict[int, tuple[float, dict]] = {}
         self._peers: dict[str, TaskClient] = {}
-        self._running: dict[int, list] = {}  # step id -> [(session, RunOptions)]
+        self._running: dict[int, list] = {}  # step id -> [_Call]
         self._cancelled: dict[int, tuple] = {}  # step id -> (time, CancelledError)
         # Load every backend's kernel table now, from this thread: the first run of a
         # stage would load them lazily, and Backend.ensure_loaded is not safe against
@@ -207,12 +288,35 @@ class TaskService:
             raise errors.InvalidArgumentError(
                 None, None, "RegisterGraph needs a 'graph_def' object (Graph.as_graph_def())")
         handle = graph_handle(graph_def)
+        session = header.get("session")
         with self._lock:
             if handle not in self._graphs:
                 self._graphs[handle] = _StageGraph(graph_def, self.resource_target)
+            if session:
+                self._users.setdefault(handle, set()).add(session)
+            else:  # a client that never releases: the graph stays
+                self._users.setdefault(handle, set()).add(None)
         return {"handle": handle, "incarnation": self.incarnation}, {}
 
     def RunStage(self, header: dict, tensors: dict) -> tuple[dict, dict]:
+        """Run a stage; with ``"then"``, run that (read-only) stage header after it and
+        return its values too, with the write epoch they were read at; with
+        ``"expect_epoch"``, run only if no write started since that epoch, else answer
+        ``"stale"`` (`flowgraph.distributed.prefetch`)."""
+        then = header.get("then")
+        if then is None:
+            return self._run_stage(header, tensors, None)
+        reply, values = self._run_stage(header, tensors, header.get("expect_epoch"))
+        with self._lock:
+            start = self._writes[0] if self._writes[0] == self._writes[1] else None
+        _, read = self._run_stage(then, {}, None)
+        with self._lock:
+            if start is not None and self._writes[0] == start:
+                reply["epoch"] = start
+        values.update(read)
+        return reply, values
+
+    def _run_stage(self, header: dict, tensors: dict, expect) -> tuple[dict, dict]:
         stage = self._graphs.get(header["handle"])
         seen = header.get("incarnation")
         if stage is None or (seen is not None and seen != self.incarnation):
@@ -243,23 +347,43 @@ class TaskService:
                 if placeholder is not None:  # None: only returned (a delegated fetch)
                     feeds[placeholder] = values[key]
         fetch_names = tuple(t for t, _ in header.get("fetches", []))
-        options = RunOptions(timeout_in_ms=int(header.get("timeout_ms", 0)))
-        running = (stage.session, options)
+        timeout_ms = int(header.get("timeout_ms", 0))
+        session = stage.acquire()
+        call = _Call(session, RunOptions(timeout_in_ms=timeout_ms) if stage.may_block
+                     else None)
+        writes = not stage.read_only
         with self._lock:
-            if step_id in self._cancelled:
-                raise self._cancelled[step_id][1]
-            self._running.setdefault(step_id, []).append(running)
+            cancelled = self._cancelled.get(step_id)
+            stale = expect is not None and self._writes[0] != expect
+            if cancelled is None and not stale:
+                self._running.setdefault(step_id, []).append(call)
+                self._writes[0] += writes
+        if cancelled is not None or stale:
+            stage.release(session)
+            if stale:
+                return {"stale": True}, {}
+            raise cancelled[1]
+        alarm = None
+        if timeout_ms > 0 and call.options is None:
+            alarm = watchdog.schedule(timeout_ms / 1000.0, self._time_out,
+                                      (call, step_id, timeout_ms))
         try:
-            values = stage.session.run(
+            values = session.run(
                 stage.fetches(fetch_names, tuple(header.get("targets", []))),
-                feed_dict={stage.feed(p): v for p, v in feeds.items()}, options=options)
+                feed_dict={stage.feed(p): v for p, v in feeds.items()},
+                options=call.options)
         finally:
+            if alarm is not None:
+                watchdog.cancel(alarm)
+            call.finish()
             with self._lock:
+                self._writes[1] += writes
                 mine = self._running.get(step_id, [])
-                if running in mine:
-                    mine.remove(running)
+                if call in mine:
+                    mine.remove(call)
                 if not mine:
                     self._running.pop(step_id, None)
+            stage.release(session)
         produced = {key: values[i] for i, (_, key) in enumerate(header.get("fetches", []))}
         store = self._store(step_id)
         store.update(produced)
@@ -273,12 +397,43 @@ class TaskService:
         return {}, {key: self._local_value(step_id, key) for key in header["keys"]}
 
     def CleanupStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
-        """Drop the stores of ``step_id`` and of the ids in ``step_ids``."""
+        """Drop the stores of ``step_id`` and of the ids in ``step_ids``; with
+        ``release`` (a closing session's scope), what that session registered: see
+        `release_session`."""
         ids = [header["step_id"]] if "step_id" in header else []
         with self._lock:
             for sid in ids + list(header.get("step_ids", [])):
                 self._steps.pop(int(sid), None)
+        if header.get("release"):
+            return {"released": self.release_session(str(header["release"]))}, {}
         return {}, {}
+
+    def release_session(self, session: str) -> int:
+        """Forget a closed session: the stage graphs no other session registered (their
+        local sessions closed) and the resources scoped to it (queues, readers, tables
+        and iterators without a ``shared_name``, named ``<op>@<session>`` by the master),
+        closed so that nothing waits on them. Returns how many graphs went."""
+        dropped = []
+        with self._lock:
+            for handle, users in list(self._users.items()):
+                if session in users:
+                    users.discard(session)
+                    if not users:
+                        del self._users[handle]
+                        dropped.append(self._graphs.pop(handle, None))
+        for stage in dropped:
+            if stage is not None:
+                stage.close()
+        resources = manager_for_target(self.resource_target)
+        suffix = SCOPE_MARK + session
+        for container, name in resources.names():
+            if name.endswith(suffix):
+                resource = resources.lookup(container, name)
+                resources.delete(container, name)
+                close = getattr(resource, "close_resource", None)
+                if close is not None:
+                    close()
+        return len(dropped)
 
     def CancelStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         """End this task's stages of a step (another stage of it failed): they raise
@@ -293,15 +448,18 @@ class TaskService:
                 del self._cancelled[sid]
             self._cancelled[step_id] = (now, error)
             running = list(self._running.get(step_id, []))
-        for session, options in running:
-            # The local session's live runs are found by their RunOptions object, which
-            # RunStage made for this stage alone.
-            for context in list(session._live_steps):
-                if context.options is options:
-                    context.cancel(error)
+        for call in running:
+            call.cancel(error)
         return {"cancelled": len(running)}, {}
 
     # -- helpers -----------------------------------------------------------------------
+    def _time_out(self, what: tuple) -> None:
+        call, step_id, timeout_ms = what
+        call.cancel(errors.DeadlineExceededError(
+            None, None, f"Timed out after {timeout_ms} ms waiting for a stage of step "
+            f"{step_id} on {self.task_name} to finish (RunOptions.timeout_in_ms or "
+            "ConfigProto.operation_timeout_in_ms)"))
+
     def _store(self, step_id: int) -> dict:
         now = time.monotonic()
         with self._lock:
@@ -358,8 +516,9 @@ class TaskService:
     def close(self) -> None:
         with self._lock:
             for stage in self._graphs.values():
-                stage.session.close()
+                stage.close()
             self._graphs.clear()
+            self._users.clear()
             for peer in self._peers.values():
                 peer.close()
             self._peers.clear()

@@ -154,9 +154,17 @@ class _Evaluator:
         checkpoint = self._estimator.latest_checkpoint()
         if not checkpoint or checkpoint == self._previous:
             return False
+        from flowgraph.framework import errors
+
         spec = self._spec
-        metrics = self._estimator.evaluate(spec.input_fn, steps=spec.steps, hooks=spec.hooks,
-                                           checkpoint_path=checkpoint, name=spec.name)
+        try:
+            metrics = self._estimator.evaluate(spec.input_fn, steps=spec.steps,
+                                               hooks=spec.hooks, checkpoint_path=checkpoint,
+                                               name=spec.name)
+        except errors.NotFoundError:  # the chief's saver rotated it out meanwhile
+            if self._estimator.latest_checkpoint() != checkpoint:
+                return False  # the next poll evaluates the newest one
+            raise
         final = bool(self._max_steps) and metrics["global_step"] >= self._max_steps
         base = os.path.join(self._estimator.model_dir, "export")
         self.export_results = [

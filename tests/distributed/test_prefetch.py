@@ -1,0 +1,106 @@
+"""Optimistic variable reads (flowgraph/distributed/prefetch.py): a training step costs
+one call to its ps, and a write by anyone else between steps is never missed."""
+
+import numpy as np
+from test_step_rpcs import PS, WORKER, _as_if_remote, _calls, _cluster
+
+import flowgraph as tf
+from flowgraph.distributed.master import delegate, plan_run, relay_through_master
+from flowgraph.distributed.prefetch import SWITCH, plan_prefetch
+
+
+def _ps_calls(ps) -> int:
+    return _calls(ps.target, "RunStage") + _calls(ps.target, "RecvTensor")
+
+
+def _counter_model(random_in_worker: bool = False):
+    """``w`` on the ps; the worker computes ``seen = w`` and ``delta = x`` from it (an
+    apply stage fed only by the worker), and the ps adds ``delta`` to ``w``."""
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(1.0, name="w")
+    x = tf.placeholder(tf.float32, [])
+    with tf.device("/job:worker/task:0"):
+        seen = w * 1.0
+        delta = seen * 0.0 + x
+        if random_in_worker:
+            delta += 0.0 * tf.random_uniform([])
+    with tf.device("/job:ps/task:0"):
+        train = tf.assign_add(w, delta)
+    return w, x, seen, train.op
+
+
+def test_a_write_between_steps_is_seen_by_the_next_step(servers):
+    cluster = _cluster()
+    ps, worker = _as_if_remote(servers(cluster, "ps", 0)), servers(cluster, "worker", 0)
+    with tf.Graph().as_default():
+        w, x, seen, train = _counter_model()
+        with tf.Session(worker.target) as sess, tf.Session(worker.target) as other:
+            sess.run(w.initializer)
+            assert sess.run([seen, train], {x: 1.0})[0] == 1.0  # pull, apply: w = 2
+            before = _ps_calls(ps)
+            assert sess.run([seen, train], {x: 1.0})[0] == 2.0  # from the prefetch
+            assert sess.run([seen, train], {x: 1.0})[0] == 3.0
+            assert _ps_calls(ps) - before == 2  # one call per step
+            other.run(w.assign(100.0))  # another session writes on the ps
+            before = _ps_calls(ps)
+            assert sess.run([seen, train], {x: 1.0})[0] == 100.0  # not the stale 4.0
+            assert _ps_calls(ps) - before == 3  # refused apply, pull, apply
+            assert other.run(w) == 101.0  # applied once
+            other.run(w.read_value())  # a read is no write: the prefetch stays good
+            before = _ps_calls(ps)
+            assert sess.run([seen, train], {x: 1.0})[0] == 101.0
+            assert _ps_calls(ps) - before == 1
+            sess.run(w.assign(7.0))  # a write by this session's other run, too
+            assert sess.run([seen, train], {x: 1.0})[0] == 7.0
+            assert sess.run(w) == 8.0
+
+
+def test_two_sessions_training_one_variable_lose_no_update(servers):
+    """Interleaved steps make each other's values stale: none is lost, and backing off
+    keeps the cost near the ordinary two calls per step."""
+    cluster = _cluster()
+    ps = _as_if_remote(servers(cluster, "ps", 0))
+    worker = servers(cluster, "worker", 0)
+    steps = 20
+    with tf.Graph().as_default():
+        w, x, seen, train = _counter_model()
+        with tf.Session(worker.target) as a, tf.Session(worker.target) as b:
+            a.run(w.initializer)
+            seen_a, seen_b = [], []
+            before = _ps_calls(ps)
+            for _ in range(steps):
+                seen_a.append(a.run([seen, train], {x: 1.0})[0])
+                seen_b.append(b.run([seen, train], {x: 10.0})[0])
+            calls = _ps_calls(ps) - before
+            assert a.run(w) == 1.0 + steps * 11.0
+    np.testing.assert_array_equal(seen_a, [1.0 + 11 * k for k in range(steps)])
+    np.testing.assert_array_equal(seen_b, [2.0 + 11 * k for k in range(steps)])
+    assert calls <= 2.4 * 2 * steps, calls
+
+
+def test_the_switch_turns_it_off(monkeypatch):
+    cluster = {"ps": ["h:1"], "worker": ["h:2"]}
+    with tf.Graph().as_default() as g:
+        _, x, seen, train = _counter_model()
+        plan = plan_run(g, [seen], [train], {x: 1}, WORKER, cluster)
+        relay_through_master(plan, [WORKER])
+        delegate(plan, [WORKER])
+        assert plan_prefetch(plan, [WORKER]) is not None
+        monkeypatch.setenv(SWITCH, "0")
+        assert plan_prefetch(plan, [WORKER]) is None
+
+
+def test_a_worker_stage_with_state_keeps_the_pull():
+    """A stage that would run twice after a stale answer must be pure: a random op (or
+    a queue, an iterator) keeps the ordinary two calls."""
+    cluster = {"ps": ["h:1"], "worker": ["h:2"]}
+    for stateful in (False, True):
+        with tf.Graph().as_default() as g:
+            _, x, seen, train = _counter_model(random_in_worker=stateful)
+            plan = plan_run(g, [seen], [train], {x: 1}, WORKER, cluster)
+            relay_through_master(plan, [WORKER])
+            delegate(plan, [WORKER])
+            found = plan_prefetch(plan, [WORKER])
+            assert (found is None) == stateful
+            if found is not None:
+                assert found.apply.task == found.read.task == PS
