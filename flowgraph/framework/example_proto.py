@@ -1,6 +1,7 @@
 """`tf.train.Example` and `tf.train.SequenceExample`: the protobuf messages of
-TensorFlow's ``example.proto`` and ``feature.proto``, on the wire codec of
-`flowgraph.framework.event_format` (no protobuf library needed).
+TensorFlow's ``example.proto`` and ``feature.proto``, on flowgraph's message base
+(`flowgraph.framework.proto_codec.Message`: the protobuf package when installed, else the
+hand-written codec; the same bytes).
 
     message BytesList { repeated bytes value = 1; }
     message FloatList { repeated float value = 1 [packed = true]; }
@@ -16,7 +17,9 @@ TensorFlow's ``example.proto`` and ``feature.proto``, on the wire codec of
 The bytes are TensorFlow's: map entries are written in sorted key order (what protobuf's
 ``SerializeToString(deterministic=True)`` does; with one key per map, any order is the
 same), packed numbers, and a sub-message read for mutation is attached to its parent as
-in protobuf (``ex.features.feature["x"].int64_list.value.append(3)`` works).
+in protobuf (``ex.features.feature["x"].int64_list.value.append(3)`` works). A
+sub-message that was only read stays unset (`_present`), which both engines honour.
+Malformed bytes raise `DecodeError`, `proto_codec`'s (a ValueError and a DataLossError).
 
 Example
 -------
@@ -30,12 +33,15 @@ b'\\n\\r\\n\\x0b\\n\\x01x\\x12\\x06\\x1a\\x04\\n\\x02\\x01\\x02'
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
-from flowgraph.framework.event_format import Message, write_length_delimited, write_varint
+from flowgraph.framework.event_format import DecodeError, Message
 
 __all__ = [
     "BytesList",
+    "DecodeError",
     "Example",
     "Feature",
     "FeatureList",
@@ -137,30 +143,15 @@ class _ProtoMessage(Message):
                 out.append((name, self.__dict__[name]))
         return out
 
-    def SerializeToString(self, deterministic: bool | None = None) -> bytes:
-        out = bytearray()
-        for number, name, kind, repeated in self._ORDERED:
-            if name not in self.__dict__:
-                continue
-            value = self.__dict__[name]
-            if repeated and isinstance(kind, tuple):
-                for key in sorted(value):
-                    k = key.encode("utf-8") if isinstance(key, str) else bytes(key)
-                    v = value[key].SerializeToString()
-                    entry = write_length_delimited(1, k) + write_length_delimited(2, v)
-                    out += write_length_delimited(number, entry)
-            elif not repeated and isinstance(kind, type):
-                if not self._present(name):
-                    continue
-                out += write_length_delimited(number, value.SerializeToString())
-            else:
-                out += _single_field(type(self), number, name, kind, repeated, value)
-        return bytes(out)
-
     def MergeFromString(self, data) -> int:
         try:
             n = super().MergeFromString(bytes(data))
-        except (ValueError, IndexError) as e:
+        except DecodeError as e:
+            if type(self).__name__ in str(e):
+                raise
+            raise DecodeError(f"Error parsing message of type {type(self).__name__}: "
+                              f"{e}") from None
+        except (ValueError, IndexError, struct.error) as e:
             raise DecodeError(f"Error parsing message of type {type(self).__name__}: "
                               f"{e}") from None
         for _, name, kind, repeated in self.FIELDS:
@@ -191,26 +182,6 @@ def _mark_present(msg) -> None:
         parent, name = msg.__dict__.pop("_parent")
         parent.__dict__.get("_auto", set()).discard(name)
         msg = parent
-
-
-class DecodeError(Exception):
-    """A serialized message that does not parse (``google.protobuf.message.DecodeError``)."""
-
-
-def _single_field(cls, number, name, kind, repeated, value) -> bytes:
-    """The bytes of a repeated field (scalars packed, bytes and messages one by one)."""
-    if not value:
-        return b""
-    if isinstance(kind, type):
-        return b"".join(write_length_delimited(number, v.SerializeToString()) for v in value)
-    if kind == "bytes":
-        return b"".join(write_length_delimited(number, v.encode("utf-8") if isinstance(v, str)
-                                               else bytes(v)) for v in value)
-    if kind == "float":
-        payload = np.asarray(value, dtype="<f4").tobytes()
-    else:  # int64, packed varints; negative values as 10-byte two's complement
-        payload = b"".join(write_varint(int(v)) for v in value)
-    return write_length_delimited(number, payload)
 
 
 def _quote(value) -> str:

@@ -1,7 +1,7 @@
 """flowgraph's messages through the ``protobuf`` package: descriptors built from each
 class's ``FIELDS`` table, and conversion between flowgraph objects and protobuf messages.
 
-`flowgraph.framework.event_format.Message` declares its fields once, as
+`flowgraph.framework.proto_codec.Message` declares its fields once, as
 ``(number, name, kind, repeated)`` rows. This module turns such a class into a protobuf
 message class, lazily (at its first use) and once, in a private ``DescriptorPool`` (so
 it never clashes with TensorFlow's or TensorBoard's compiled ``.proto`` modules):
@@ -30,7 +30,10 @@ hand codec).
 A class's protobuf name is its ``PROTO_NAME`` attribute (TensorFlow's, such as
 ``"tensorflow.GraphDef"``); a class nested in another (``TensorShapeProto.Dim``) is a
 nested type of its parent's message; any other class gets a name from its module and
-class name (``flowgraph.framework.tf_messages.LogMessage``).
+class name (``flowgraph.<module>.<Class>``). A top-level class whose ``PROTO_NAME`` reads as
+nested (``"tensorflow.MetaGraphDef.MetaInfoDef"``) would become a message of a package of
+that name, not a nested type of ``tensorflow.MetaGraphDef``: nest the class instead
+(``MetaGraphDefProto.MetaInfoDef``), as TensorFlow's ``.proto`` does.
 
 State: one private pool; ``_SCHEMAS`` maps each class to its schema (protobuf class and
 a copy plan per field), built under a lock, one file per outermost class with the files
@@ -97,7 +100,7 @@ _SCALAR, _STRING, _MESSAGE, _REPEATED, _REPEATED_STRING, _REPEATED_MESSAGE, _MAP
 
 
 class ParseError(ValueError):
-    """Bytes that do not parse as the message (`event_format` raises its DecodeError)."""
+    """Bytes that do not parse as the message (`proto_codec` raises its DecodeError)."""
 
 
 class Unrepresentable(ValueError):
@@ -336,7 +339,7 @@ def _fill_message(pb, value, sub: _Schema) -> None:
 
 
 def _sorted_keys(mapping) -> list:
-    # The hand codec's order (event_format._sorted_keys): TensorFlow's C++ order.
+    # The hand codec's order (proto_codec._sorted_keys): TensorFlow's C++ order.
     try:
         return sorted(mapping)
     except TypeError:

@@ -1,6 +1,8 @@
-"""TensorFlow's small protobuf messages of the ``tf`` namespace that flowgraph had not
-declared: ``NameAttrList`` (a function name with attributes, ``attr_value.proto``) and
-``LogMessage`` (``util/event.proto``), with TensorFlow's field numbers.
+"""TensorFlow's small protobuf messages of the ``tf`` namespace: ``NameAttrList`` (a
+function name with attributes, ``attr_value.proto``), with TensorFlow's field numbers,
+and ``LogMessage`` (``util/event.proto``: a log line of an event file), which is
+`flowgraph.framework.event_messages.LogMessage` (one class, named
+``tensorflow.LogMessage`` under the protobuf engine).
 
 Example
 -------
@@ -12,7 +14,7 @@ Example
 
 from __future__ import annotations
 
-from flowgraph.framework.event_format import AttrValue, Message
+from flowgraph.framework.event_format import AttrValue, LogMessage, Message
 
 __all__ = ["LogMessage", "NameAttrList"]
 
@@ -23,10 +25,3 @@ class NameAttrList(Message):
     PROTO_NAME = "tensorflow.NameAttrList"
     FIELDS = ((1, "name", "string", False), (2, "attr", ("map", "string", AttrValue), True))
 
-
-class LogMessage(Message):
-    """A log line in an event file: ``level`` (an enum: 10 DEBUGGING ... 50 FATAL) and
-    ``message``."""
-
-    UNKNOWN, DEBUGGING, INFO, WARN, ERROR, FATAL = 0, 10, 20, 30, 40, 50
-    FIELDS = ((1, "level", "enum", False), (2, "message", "string", False))

@@ -327,6 +327,7 @@ CASES.update(tensor_array_cases.GRADIENT_CASES)
 CASES.update(issue15_cases.GRADIENT_CASES)
 CASES.update(issue15_math_cases.GRADIENT_CASES)
 CASES.update(issue15_cov_cases.GRADIENT_CASES)
+CASES.update(quantize_cases.GRADIENT_CASES)
 
 
 def _is_test_op(name: str) -> bool:

@@ -308,3 +308,111 @@ def _zero_point(rng, np_int) -> int:
     steps = float(1 << (8 * np.dtype(np_int).itemsize))
     scale = steps / ((hi - lo) * (steps / (steps - 1.0)))
     return int(-_round_away(np.float64(lo * scale)) + qmin)
+
+
+# -- QuantizeAndDequantizeV2 / V4 ------------------------------------------------------
+# Arithmetic in the input's own type, as TensorFlow's kernel does. TensorFlow's CPU
+# kernels take float32 and float64 only (float16 and bfloat16 have no CPU kernel there).
+_QDQ_TYPES = ("float32", "float64")
+
+
+def _qdq_slices(x, mn, mx, axis, dt):
+    """`mn`, `mx` in type `dt`, shaped to broadcast against `x` along `axis`."""
+    shape = [1] * x.ndim
+    if axis != -1:
+        shape[axis] = -1
+    return np.asarray(mn).astype(dt).reshape(shape), np.asarray(mx).astype(dt).reshape(shape)
+
+
+def _qdq_check(op, x, mn, mx, axis):
+    if axis != -1:
+        if axis >= x.ndim:
+            raise _invalid(op, f"axis={axis} needs an input of rank at least {axis + 1}, "
+                               f"got shape {x.shape}")
+        if np.size(mn) != x.shape[axis] or np.size(mx) != x.shape[axis]:
+            raise _invalid(op, f"input_min and input_max must hold {x.shape[axis]} values (the "
+                               f"slices along axis {axis}), got {np.size(mn)} and "
+                               f"{np.size(mx)}")
+
+
+def _qdq_scale(lo, hi, qmin, qmax, dt):
+    """TensorFlow's quantization range, per slice: the scale that keeps both ends inside
+    ``[qmin, qmax]`` with 0 fixed (the smaller of the two ends' scales), its inverse, and
+    the range with the other end moved to match."""
+    big = dt.type(np.finfo(dt).max)
+    qlo, qhi = dt.type(qmin), dt.type(qmax)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        from_min = np.where(qlo * lo > 0, qlo / lo, big).astype(dt)
+        from_max = np.where(qhi * hi > 0, qhi / hi, big).astype(dt)
+        by_min = from_min < from_max
+        inverse = np.where(by_min, lo / qlo, hi / qhi).astype(dt)
+        lo = np.where(by_min, lo, qlo * inverse).astype(dt)
+        hi = np.where(by_min, qhi * inverse, hi).astype(dt)
+    return np.where(by_min, from_min, from_max).astype(dt), inverse, lo, hi
+
+
+def _qdq(x, mn, mx, *, signed_input, num_bits, range_given, round_mode, narrow_range,
+         axis, op):
+    if not 0 < num_bits < (62 if signed_input else 63):
+        raise _invalid(op, f"num_bits is out of range: {num_bits} with signed_input "
+                           f"{str(bool(signed_input)).lower()} (1 to "
+                           f"{61 if signed_input else 62} bits)")
+    if round_mode not in ("HALF_TO_EVEN", "HALF_UP"):
+        raise _invalid(op, f"Invalid round mode: {round_mode}; use HALF_TO_EVEN or HALF_UP")
+    v = x = np.asarray(x)
+    dt = x.dtype
+    _qdq_check(op, x, mn, mx, axis)
+    if x.size == 0:
+        return x.copy()
+    if range_given:
+        lo, hi = _qdq_slices(x, mn, mx, axis, dt)
+        if np.any(lo > hi):
+            raise _invalid(op, f"Invalid range: input_min {lo.reshape(-1).tolist()} > "
+                               f"input_max {hi.reshape(-1).tolist()}; with range_given=True "
+                               f"input_min must not exceed input_max")
+    else:
+        others = None if axis == -1 else tuple(i for i in range(v.ndim) if i != axis)
+        lo, hi = v.min(axis=others, keepdims=True), v.max(axis=others, keepdims=True)
+    if signed_input:
+        qmin, qmax = -(1 << (num_bits - 1)) + int(bool(narrow_range)), (1 << (num_bits - 1)) - 1
+    else:
+        qmin, qmax = 0, (1 << num_bits) - 1
+    scale, inverse, lo, hi = _qdq_scale(lo, hi, qmin, qmax, dt)
+    if range_given:  # clamped to the adjusted range; std::min/max's order for -0.0
+        v = np.where(hi < v, hi, v)
+        v = np.where(v < lo, lo, v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = (v * scale).astype(dt)
+        v = np.rint(v) if round_mode == "HALF_TO_EVEN" else np.floor(v + dt.type(0.5))
+        return (v * inverse).astype(x.dtype)
+
+
+@cpu_kernel("QuantizeAndDequantizeV2", dtypes=_QDQ_TYPES, fresh=True)
+def quantize_and_dequantize_v2(x, mn, mx, *, signed_input, num_bits, range_given, T=None,
+                               round_mode, narrow_range, axis, op):
+    return _qdq(x, mn, mx, signed_input=signed_input, num_bits=num_bits,
+                range_given=range_given, round_mode=round_mode, narrow_range=narrow_range,
+                axis=axis, op=op)
+
+
+@cpu_kernel("QuantizeAndDequantizeV4", dtypes=_QDQ_TYPES, fresh=True)
+def quantize_and_dequantize_v4(x, mn, mx, *, signed_input, num_bits, range_given, T=None,
+                               round_mode, narrow_range, axis, op):
+    return _qdq(x, mn, mx, signed_input=signed_input, num_bits=num_bits,
+                range_given=range_given, round_mode=round_mode, narrow_range=narrow_range,
+                axis=axis, op=op)
+
+
+@cpu_kernel("QuantizeAndDequantizeV4Grad", dtypes=_QDQ_TYPES, fresh=True)
+def quantize_and_dequantize_v4_grad(grad, x, mn, mx, *, T=None, axis, op):
+    """The gradient where ``input_min <= x <= input_max`` (the ranges as given), zeros
+    for the ranges."""
+    grad, x = np.asarray(grad), np.asarray(x)
+    if grad.shape != x.shape:
+        raise _invalid(op, f"gradients and input must have one shape, got {grad.shape} and "
+                           f"{x.shape}")
+    _qdq_check(op, x, mn, mx, axis)
+    lo, hi = _qdq_slices(x, mn, mx, axis, x.dtype)
+    inside = ((x >= lo) & (x <= hi)).astype(grad.dtype)
+    return ((grad * inside).astype(grad.dtype),  # a product, as TensorFlow's (-0.0 kept)
+            np.zeros(np.shape(mn), grad.dtype), np.zeros(np.shape(mx), grad.dtype))

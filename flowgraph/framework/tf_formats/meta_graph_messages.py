@@ -156,7 +156,11 @@ class SavedModelProto(Message):
               (2, "meta_graphs", MetaGraphDefProto, True))
 
 
-for _cls, _name in ((_ArgDef, "OpDefProto.ArgDef"), (_AttrDef, "OpDefProto.AttrDef"),
+# Nested as in meta_graph.proto: the protobuf engine then declares MetaInfoDefProto as the
+# nested type "tensorflow.MetaGraphDef.MetaInfoDef" (a dotted PROTO_NAME on a top-level
+# class would give a message of a package "tensorflow.MetaGraphDef" instead).
+for _cls, _name in ((MetaInfoDefProto, "MetaGraphDefProto.MetaInfoDef"),
+                    (_ArgDef, "OpDefProto.ArgDef"), (_AttrDef, "OpDefProto.AttrDef"),
                     (_BytesList, "CollectionDefProto.BytesList"),
                     (_NodeList, "CollectionDefProto.NodeList"),
                     (_Int64List, "CollectionDefProto.Int64List"),

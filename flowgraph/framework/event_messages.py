@@ -1,0 +1,226 @@
+"""TensorFlow's event-file and graph messages on flowgraph's protobuf codec
+(`flowgraph.framework.proto_codec`): ``Summary``, ``Event``, ``GraphDef`` and the
+messages they hold, with TensorFlow's field numbers and full names (``PROTO_NAME``), and
+`make_tensor_proto` / `shape_proto` to build tensors and shapes from NumPy values.
+
+`flowgraph.framework.event_format` re-exports every name here.
+
+Example
+-------
+>>> s = Summary(value=[Summary.Value(tag="loss", simple_value=0.0)])
+>>> Summary.FromString(s.SerializeToString()).value[0].simple_value
+0.0
+>>> shape_proto([2, None]).dim[1].size
+-1
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework.proto_codec import Message
+
+__all__ = ["AttrValue", "DeviceStepStats", "Event", "GraphDef", "HistogramProto",
+           "LogMessage", "NodeDef", "NodeExecStats", "RunMetadata", "SessionLog",
+           "StepStats", "Summary", "SummaryMetadata", "TaggedRunMetadata", "TensorProto",
+           "TensorShapeProto", "VersionDef", "make_tensor_proto", "shape_proto"]
+
+
+class TensorShapeProto(Message):
+    PROTO_NAME = "tensorflow.TensorShapeProto"
+
+    class Dim(Message):
+        FIELDS = ((1, "size", "int64", False), (2, "name", "string", False))
+
+    FIELDS = ((2, "dim", Dim, True), (3, "unknown_rank", "bool", False))
+
+
+class TensorProto(Message):
+    PROTO_NAME = "tensorflow.TensorProto"
+    FIELDS = (
+        (1, "dtype", "enum", False), (2, "tensor_shape", TensorShapeProto, False),
+        (3, "version_number", "int32", False), (4, "tensor_content", "bytes", False),
+        (5, "float_val", "float", True), (6, "double_val", "double", True),
+        (7, "int_val", "int32", True), (8, "string_val", "bytes", True),
+        (10, "int64_val", "int64", True), (11, "bool_val", "bool", True),
+        (13, "half_val", "int32", True),
+    )
+
+
+class HistogramProto(Message):
+    PROTO_NAME = "tensorflow.HistogramProto"
+    FIELDS = (
+        (1, "min", "double", False), (2, "max", "double", False),
+        (3, "num", "double", False), (4, "sum", "double", False),
+        (5, "sum_squares", "double", False), (6, "bucket_limit", "double", True),
+        (7, "bucket", "double", True),
+    )
+
+
+class SummaryMetadata(Message):
+    PROTO_NAME = "tensorflow.SummaryMetadata"
+
+    class PluginData(Message):
+        FIELDS = ((1, "plugin_name", "string", False), (2, "content", "bytes", False))
+
+    FIELDS = ((1, "plugin_data", PluginData, False), (2, "display_name", "string", False),
+              (3, "summary_description", "string", False))
+
+
+class _Image(Message):
+    FIELDS = ((1, "height", "int32", False), (2, "width", "int32", False),
+              (3, "colorspace", "int32", False), (4, "encoded_image_string", "bytes", False))
+
+
+class _Audio(Message):
+    FIELDS = ((1, "sample_rate", "float", False), (2, "num_channels", "int64", False),
+              (3, "length_frames", "int64", False), (4, "encoded_audio_string", "bytes", False),
+              (5, "content_type", "string", False))
+
+
+class _Value(Message):
+    FIELDS = (
+        (7, "node_name", "string", False), (1, "tag", "string", False),
+        (9, "metadata", SummaryMetadata, False), (2, "simple_value", "float", False),
+        (3, "obsolete_old_style_histogram", "bytes", False),
+        (4, "image", _Image, False), (5, "histo", HistogramProto, False),
+        (6, "audio", _Audio, False), (8, "tensor", TensorProto, False),
+    )
+
+
+class Summary(Message):
+    """A set of tagged values; ``value.add(tag=..., simple_value=...)`` as in protobuf."""
+
+    PROTO_NAME = "tensorflow.Summary"
+
+    Image = _Image
+    Audio = _Audio
+    Value = _Value
+    FIELDS = ((1, "value", _Value, True),)
+
+
+for _cls, _name in ((_Image, "Image"), (_Audio, "Audio"), (_Value, "Value")):
+    _cls.__name__ = _name
+    _cls.__qualname__ = f"Summary.{_name}"
+
+
+class SessionLog(Message):
+    PROTO_NAME = "tensorflow.SessionLog"
+    STATUS_UNSPECIFIED = 0
+    START = 1
+    STOP = 2
+    CHECKPOINT = 3
+    FIELDS = ((1, "status", "enum", False), (2, "checkpoint_path", "string", False),
+              (3, "msg", "string", False))
+
+
+class LogMessage(Message):
+    """A log line in an event file: ``level`` (an enum: 10 DEBUGGING ... 50 FATAL) and
+    ``message``."""
+
+    PROTO_NAME = "tensorflow.LogMessage"
+    UNKNOWN, DEBUGGING, INFO, WARN, ERROR, FATAL = 0, 10, 20, 30, 40, 50
+    FIELDS = ((1, "level", "enum", False), (2, "message", "string", False))
+
+
+class TaggedRunMetadata(Message):
+    PROTO_NAME = "tensorflow.TaggedRunMetadata"
+    FIELDS = ((1, "tag", "string", False), (2, "run_metadata", "bytes", False))
+
+
+class Event(Message):
+    PROTO_NAME = "tensorflow.Event"
+    FIELDS = (
+        (1, "wall_time", "double", False), (2, "step", "int64", False),
+        (3, "file_version", "string", False), (4, "graph_def", "bytes", False),
+        (5, "summary", Summary, False), (6, "log_message", LogMessage, False),
+        (7, "session_log", SessionLog, False),
+        (8, "tagged_run_metadata", TaggedRunMetadata, False),
+        (9, "meta_graph_def", "bytes", False),
+    )
+
+
+class AttrValue(Message):
+    PROTO_NAME = "tensorflow.AttrValue"
+
+    class ListValue(Message):
+        FIELDS = ((2, "s", "bytes", True), (3, "i", "int64", True), (4, "f", "float", True),
+                  (5, "b", "bool", True), (6, "type", "enum", True),
+                  (7, "shape", TensorShapeProto, True), (8, "tensor", TensorProto, True))
+
+    FIELDS = ((1, "list", ListValue, False), (2, "s", "bytes", False),
+              (3, "i", "int64", False), (4, "f", "float", False), (5, "b", "bool", False),
+              (6, "type", "enum", False), (7, "shape", TensorShapeProto, False),
+              (8, "tensor", TensorProto, False), (9, "placeholder", "string", False))
+
+
+class NodeDef(Message):
+    PROTO_NAME = "tensorflow.NodeDef"
+    FIELDS = ((1, "name", "string", False), (2, "op", "string", False),
+              (3, "input", "string", True), (4, "device", "string", False),
+              (5, "attr", ("map", "string", AttrValue), True))
+
+
+class VersionDef(Message):
+    PROTO_NAME = "tensorflow.VersionDef"
+    FIELDS = ((1, "producer", "int32", False), (2, "min_consumer", "int32", False),
+              (3, "bad_consumers", "int32", True))
+
+
+class GraphDef(Message):
+    PROTO_NAME = "tensorflow.GraphDef"
+    FIELDS = ((1, "node", NodeDef, True), (4, "versions", VersionDef, False))
+
+
+class NodeExecStats(Message):
+    PROTO_NAME = "tensorflow.NodeExecStats"
+    FIELDS = ((1, "node_name", "string", False), (2, "all_start_micros", "int64", False),
+              (3, "op_start_rel_micros", "int64", False),
+              (4, "op_end_rel_micros", "int64", False),
+              (5, "all_end_rel_micros", "int64", False), (8, "timeline_label", "string", False),
+              (10, "thread_id", "uint64", False))
+
+
+class DeviceStepStats(Message):
+    PROTO_NAME = "tensorflow.DeviceStepStats"
+    FIELDS = ((1, "device", "string", False), (2, "node_stats", NodeExecStats, True))
+
+
+class StepStats(Message):
+    PROTO_NAME = "tensorflow.StepStats"
+    FIELDS = ((1, "dev_stats", DeviceStepStats, True),)
+
+
+class RunMetadata(Message):
+    PROTO_NAME = "tensorflow.RunMetadata"
+    FIELDS = ((1, "step_stats", StepStats, False),)
+
+
+# -- tensors -----------------------------------------------------------------------------
+def shape_proto(dims) -> TensorShapeProto:
+    """A TensorShapeProto of a list of sizes (None for unknown) or None (unknown rank)."""
+    if dims is None:
+        return TensorShapeProto(unknown_rank=True)
+    return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if d is None else int(d))
+                                 for d in dims])
+
+
+def make_tensor_proto(value) -> TensorProto:
+    """A TensorProto of a NumPy value: strings as string_val, numbers as raw content.
+
+    >>> make_tensor_proto(np.array([1, 2], np.int32)).tensor_content
+    b'\\x01\\x00\\x00\\x00\\x02\\x00\\x00\\x00'
+    """
+    from flowgraph.framework import dtypes as _dtypes
+
+    arr = np.asarray(value)
+    shape = shape_proto(arr.shape)
+    if arr.dtype == object or arr.dtype.kind in "SU":
+        items = [x if isinstance(x, bytes) else str(x).encode("utf-8")
+                 for x in arr.reshape(-1)]
+        return TensorProto(dtype=_dtypes.string.as_datatype_enum, tensor_shape=shape,
+                           string_val=items)
+    dtype = _dtypes.as_dtype(arr.dtype)
+    content = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+    return TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=shape,
+                       tensor_content=content)
