@@ -395,20 +395,26 @@ def bench_mlp_step(rt, blas, number: int = 5, repeat: int = 7):
                "CPU backend; ratio = OpenCL time / CPU time",
                "traced_host_us: median over traced steps of the summed host time of the "
                "device's nodes, transfers (_Send/_Recv) left out; top_host_nodes: op, median "
-               f"us per node x nodes per step: {top}", settle=SETTLE), blas,
+               f"us per node x nodes per step: {top}; transfer nodes per step: "
+               f"{host['moves']}", settle=SETTLE), blas,
         traced_host_us=run._round(host["total"]))
 
 
 def _traced_step_host(step, runs: int = 7):
     """({"total": median traced host µs per step of the GPU's nodes without transfers,
-    "top": the 6 costliest op types as (op, median µs, nodes per step)}, nodes placed per
-    device) over `runs` traced calls of ``step(run_metadata=, options=)``."""
-    totals, per_op, placed = [], {}, {}
+    "top": the 6 costliest op types as (op, median µs, nodes per step), "moves": the
+    transfer nodes of a step as {op type: count}}, nodes placed per device) over `runs`
+    traced calls of ``step(run_metadata=, options=)``."""
+    totals, per_op, placed, moves = [], {}, {}, {}
     for _ in range(runs):
         md = tf.RunMetadata()
         step(run_metadata=md, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
         total = 0.0
+        moves = {}
         for d in md.step_stats.dev_stats:
+            for n in d.node_stats:
+                if n.op_type in ("_Send", "_Recv", "_ToDevice"):
+                    moves[n.op_type] = moves.get(n.op_type, 0) + 1
             device = d.device.rsplit("device:", 1)[-1]
             placed[device] = sum(1 for n in d.node_stats if not n.node_name.startswith("_"))
             if not device.startswith("GPU"):
@@ -422,7 +428,7 @@ def _traced_step_host(step, runs: int = 7):
         totals.append(total)
     top = sorted(((op, float(np.median(v)), len(v) // runs) for op, v in per_op.items()),
                  key=lambda r: -r[1] * r[2])[:6]
-    return {"total": float(np.median(totals)), "top": top}, placed
+    return {"total": float(np.median(totals)), "top": top, "moves": moves}, placed
 
 
 def _mixed_graph(mode: str):

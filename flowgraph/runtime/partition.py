@@ -14,7 +14,11 @@ that ``with tf.control_dependencies([update]): read`` reads the updated value::
     GPU:0                    └─> _Recv ──> b       (a on CPU:0, b on GPU:0)
 
 Feeds and plan constants are host arrays: a node on a device with memory of its own
-(`Backend.host_memory` false) reads them through a `_ToDevice` node on that device.
+(`Backend.host_memory` false) reads them through a `_ToDevice` node on that device. So
+does a ``Const`` node on the host that must wait for control inputs (a folded shape
+anchored to its source, such as the loss gradient's ``ExpandDims`` in a training step):
+its `_ToDevice` runs after it and uploads the value on the first step only, where a
+`_Send`/`_Recv` pair would copy it every step.
 
 It also describes each device's partition as GraphDef-like dicts, for
 ``RunOptions.output_partition_graphs``.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends.base import Device
+from flowgraph.framework.dead import DEAD
 from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
 from flowgraph.runtime.bind import SMALL_ON_HOST, readonly
@@ -50,8 +55,15 @@ def partition(table: NodeTable) -> list[dict]:
             src_dev = table.nodes[p].placed_on
             if src_dev is dev:
                 continue
-            after = None
             keep_host = k in host_inputs
+            if _host_constant(table.nodes[p]) and not dev.backend.host_memory:
+                if not keep_host:  # keep_host: the kernel reads the host array itself
+                    key = (slot, dev.name, "upload")
+                    if key not in pairs:
+                        pairs[key] = _add_upload(table, slot, t.name, dev, partitions)
+                    node.input_slots[k] = pairs[key]
+                continue
+            after = None
             key = (slot, dev.name, keep_host)
             if reads_ref and node.op._control_inputs:
                 after = [table.node_of[c] for c in node.op._control_inputs
@@ -97,6 +109,28 @@ def _move_sources_to_devices(table: NodeTable, partitions: dict[str, list[dict]]
             node.input_slots[k] = moved[key]
 
 
+def _host_constant(node: NodeInfo) -> bool:
+    """Whether `node` is a ``Const`` running on a device with host memory: a constant
+    that must wait for its control inputs (a folded shape anchored to its source, a
+    constant inside a branch), so it stayed a node instead of a plan constant."""
+    return (node.op is not None and node.op.type == "Const" and not node.op._inputs
+            and node.placed_on.backend.host_memory)
+
+
+def _add_upload(table: NodeTable, slot: int, tensor_name: str, dev: Device,
+                partitions: dict[str, list[dict]]) -> int:
+    """A `_ToDevice` node on `dev` reading the host constant in `slot` (a ``Const`` node's
+    output), uploaded on its first step only; returns its slot. A `_Send`/`_Recv` pair
+    would copy the same value to the device every step."""
+    mover = NodeInfo(f"_to_device_{tensor_name}_on_{dev.short_name}", "_ToDevice", dev.name,
+                     None, [tensor_name], placed_on=dev, input_slots=[slot], n_out=1,
+                     kernel=_make_to_device(dev, once=True))
+    table.add_node(mover)
+    partitions.setdefault(dev.name, []).append(
+        {"name": mover.name, "op": "_ToDevice", "input": [tensor_name]})
+    return mover.out_base
+
+
 def _host_inputs(node: NodeInfo) -> tuple[int, ...]:
     """The inputs `node`'s kernel reads as host arrays (`KernelDef.host_inputs`)."""
     dev = node.placed_on
@@ -106,10 +140,14 @@ def _host_inputs(node: NodeInfo) -> tuple[int, ...]:
     return kdef.host_inputs if kdef is not None else ()
 
 
-def _make_to_device(device: Device):
+def _make_to_device(device: Device, once: bool = False):
+    """The kernel of a `_ToDevice` node on `device`. With `once` (the value is a ``Const``
+    node's, the same object every step), the device array of the first call serves every
+    later call with that same value: nothing writes into it (a `_ToDevice` result is never
+    fresh, so no in-place kernel takes it; variables copy what they are assigned)."""
     backend = device.backend
 
-    def to_device(value):  # a feed or a plan constant: nothing changes it during the step
+    def to_device(value):  # a feed or a constant: nothing changes it during the step
         if (isinstance(value, np.ndarray | np.generic) and value.dtype.kind in "biu"
                 and value.size <= SMALL_ON_HOST):
             # small integers stay on the host (shape arithmetic runs there: bind.py);
@@ -117,7 +155,18 @@ def _make_to_device(device: Device):
             return value
         return backend.wrap_host(value, device)
 
-    return to_device
+    if not once:
+        return to_device
+    cached: list = []
+
+    def upload_once(value):
+        if cached and cached[0] is value:
+            return cached[1]
+        result = to_device(value)
+        cached[:] = [value, result]
+        return result
+
+    return upload_once
 
 
 def fetches_to_host(table: NodeTable, fetch_slots: list[int]) -> list[tuple[int, Device]]:
@@ -144,7 +193,11 @@ def _add_pair(table: NodeTable, slot: int, tensor_name: str, src: Device, dst: D
     key = f"{tensor_name};{src.name};{dst.name}{suffix}"
     send = NodeInfo(f"_send_{tensor_name}_to_{dst.short_name}{suffix}", "_Send", src.name,
                     None, [tensor_name], placed_on=src, input_slots=[slot], n_out=0,
-                    kernel=_make_send(key, src, deref), flags=_executor.FLAG_NEEDS_STEP)
+                    kernel=_make_send(key, src, deref),
+                    # FLAG_MERGE: called with a dead input too (as a Merge is), so the
+                    # untaken side of a tf.cond reaches its _Recv as DEAD instead of
+                    # leaving the _Recv waiting for ever
+                    flags=_executor.FLAG_NEEDS_STEP | _executor.FLAG_MERGE)
     recv = NodeInfo(f"_recv_{tensor_name}_on_{dst.short_name}{suffix}", "_Recv", dst.name,
                     None, [tensor_name], placed_on=dst, n_out=1,
                     kernel=_make_recv(key, dst, keep_host), flags=_executor.FLAG_ASYNC)
@@ -164,6 +217,9 @@ def _make_send(key: str, device: Device, deref: str | None = None):
     backend = device.backend
 
     def send(step, value):
+        if value is DEAD:
+            step.rendezvous.send(key, DEAD)
+            return DEAD  # still a dead node: its control successors stay dead
         if deref is not None and isinstance(value, VariableState):
             value = readonly(value.read(deref))
         # Returns at once where copies are asynchronous (OpenCL): the value reaches the
@@ -185,6 +241,9 @@ def _make_recv(key: str, device: Device, keep_host: bool = False):
 
     def recv(step, done):
         def arrived(value):
+            if value is DEAD:
+                done(DEAD)
+                return
             # Runs on the sender's thread: a failed copy to the device (out of memory)
             # is this _Recv's error, not the _Send's.
             try:

@@ -163,3 +163,28 @@ def test_partitions_behind_chains_overlap(testops):
         s.run([s0, s1], {x: [1.0, 2.0]})
         elapsed = time.perf_counter() - t0
     assert elapsed < 0.5, f"sleeps did not overlap: {elapsed:.3f} s"
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_cond_whose_values_cross_cpus_runs_either_branch(taken):
+    """The untaken branch's `_Send` forwards its dead value, so the `_Recv` on the other
+    CPU does not wait for ever (it did: every cond across devices hung)."""
+    with tf.Graph().as_default():
+        pred = tf.placeholder(tf.bool, [])
+        x = tf.placeholder(tf.float32, [3])
+
+        def across(fn):  # a branch computed half on CPU:1, half on CPU:0
+            def branch():
+                with tf.device("/cpu:1"):
+                    half = fn(x)
+                with tf.device("/cpu:0"):
+                    return half + 1.0
+            return branch
+
+        z = tf.cond(pred, across(lambda v: v * 2.0), across(lambda v: v - 1.0))
+        deadline = tf.RunOptions(timeout_in_ms=5000)
+        with tf.Session(config=_two_cpus()) as sess:
+            for _ in range(2):
+                got = sess.run(z, {pred: taken, x: [1.0, 2.0, 3.0]}, options=deadline)
+    want = [3.0, 5.0, 7.0] if taken else [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(got, want)
