@@ -23,6 +23,12 @@ resources per role and restarts of failed tasks (`flowgraph.distributed.ray`).
 
 Stopping is SIGTERM, then SIGKILL after 5 s.
 
+The tasks share this machine's cores, so each gets its share of them for its BLAS
+threads (``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``: the cores divided by the tasks,
+at least 1) unless the environment sets a thread count already: OpenBLAS's idle workers
+spin, and three processes on two cores each with two BLAS threads ran the small
+distributed MLP 4x slower than with one thread each (benchmarks/bench_distributed.py).
+
 Example
 -------
 >>> layout(ps=1, workers=2, evaluator=True, host="localhost", ports=iter([1, 2, 3]))
@@ -140,6 +146,33 @@ def _stop_all(tasks) -> None:
         task.finish_stop(deadline)
 
 
+_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def task_thread_env(n_tasks: int, environ=None) -> dict:
+    """The BLAS thread variables each of `n_tasks` tasks on this machine gets: the cores
+    divided among them (at least 1 each), or nothing when the environment already sets a
+    thread count (the user's choice wins).
+
+    >>> task_thread_env(3, {"OMP_NUM_THREADS": "4"})
+    {}
+    >>> int(task_thread_env(10**6, {})["OPENBLAS_NUM_THREADS"])
+    1
+    """
+    env = os.environ if environ is None else environ
+    if any(env.get(name) for name in _THREAD_VARS):
+        return {}
+    share = str(max(1, _cores() // max(1, n_tasks)))
+    return {"OPENBLAS_NUM_THREADS": share, "OMP_NUM_THREADS": share}
+
+
 def run_cluster(command: list, ps: int = 1, workers: int = 1, evaluator: bool = False,
                 host: str = "localhost", grace_s: float = 30.0, out=None) -> int:
     """Start the cluster, stream its output to `out` (bytes; default stdout) and return
@@ -158,10 +191,14 @@ def run_cluster(command: list, ps: int = 1, workers: int = 1, evaluator: bool = 
             out.flush()
 
     note(f"cluster {json.dumps(cluster)}")
+    threads = task_thread_env(len(layout_tasks))
+    if threads:
+        note(f"{len(layout_tasks)} tasks share {_cores()} cores: "
+             f"OPENBLAS_NUM_THREADS={threads['OPENBLAS_NUM_THREADS']} each")
     tasks = []
     try:
         for job, index in layout_tasks:
-            env = dict(os.environ, TF_CONFIG=json.dumps(
+            env = dict(os.environ, **threads, TF_CONFIG=json.dumps(
                 {"cluster": cluster, "task": {"type": job, "index": index}}))
             tasks.append(_Task(job, index, command, env, out, lock))
         return _supervise(tasks, grace_s, note)

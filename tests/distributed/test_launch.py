@@ -74,3 +74,23 @@ def test_the_estimator_program_runs_unchanged_through_launch(tmp_path):
     result = json.loads(line.split("] ", 1)[1])
     assert result["metrics"]["global_step"] >= 200 and result["metrics"]["loss"] < 1e-3
     assert result["exports"]
+
+
+def test_tasks_share_the_cores_for_their_blas_threads():
+    """Four tasks on this machine: each gets the cores divided by four (at least one)
+    as its BLAS thread count, unless the environment chose one."""
+    from flowgraph.distributed.launch import task_thread_env
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    program = ("import os, json; print('threads', os.environ.get('OPENBLAS_NUM_THREADS'), "
+               "json.loads(os.environ['TF_CONFIG'])['task']['type'])")
+    proc = subprocess.run([sys.executable, "-m", "flowgraph", "launch", "--ps", "1",
+                           "--workers", "2", "--evaluator", "--", sys.executable, "-c",
+                           program], env=env, cwd=HERE, capture_output=True, timeout=120)
+    out = proc.stdout.decode()
+    share = str(max(1, len(os.sched_getaffinity(0)) // 4))
+    for name in ("chief:0", "worker:0", "evaluator:0"):
+        assert f"[{name}] threads {share} " in out, out
+    assert task_thread_env(4, {"OPENBLAS_NUM_THREADS": "3"}) == {}
