@@ -64,7 +64,8 @@ small variables never do (the hand-off would cost more than the update).
 
 Dead values (the untaken side of a `Switch`) are the `DEAD` sentinel: a node with a dead
 input produces dead outputs without running its kernel, except `Merge`, which takes its
-first live input.
+first live input, and `_Send` (``F_TRANSFER``), which runs with DEAD as its value so that
+the `_Recv` on the other device learns the value is dead instead of waiting for it.
 
 Frames
 ------
@@ -183,6 +184,7 @@ cdef enum:
     F_NEEDS_STEP = 4
     F_MERGE = 8
     F_MULTI_OUT = 16
+    F_TRANSFER = 32  # a _Send: runs even when dead, to tell its receiver so
     SMALL_ARGS = 16  # argument arrays up to this size live on the C stack
 
 
@@ -201,6 +203,7 @@ FLAG_ASYNC = F_ASYNC
 FLAG_NEEDS_STEP = F_NEEDS_STEP
 FLAG_MERGE = F_MERGE
 FLAG_MULTI_OUT = F_MULTI_OUT
+FLAG_TRANSFER = F_TRANSFER
 KIND_NORMAL = K_NORMAL
 KIND_ENTER = K_ENTER
 KIND_CONST_ENTER = K_CONST_ENTER
@@ -1145,6 +1148,12 @@ cdef class Step:
                     dead = True
                 argv[k] = v
             t0 = -1
+            if dead and (fl & F_TRANSFER):
+                # A dead _Send (a dead input or control predecessor) still runs, with
+                # DEAD as its value: its _Recv on the other device must not wait for ever.
+                for k in range(extra + 1, nargs + 1):
+                    argv[k] = DEAD_P
+                dead = False
             if dead and (ctl_dead or not (fl & F_MERGE)):
                 Py_INCREF(<object>DEAD_P)
                 result = DEAD_P

@@ -194,10 +194,10 @@ def _add_pair(table: NodeTable, slot: int, tensor_name: str, src: Device, dst: D
     send = NodeInfo(f"_send_{tensor_name}_to_{dst.short_name}{suffix}", "_Send", src.name,
                     None, [tensor_name], placed_on=src, input_slots=[slot], n_out=0,
                     kernel=_make_send(key, src, deref),
-                    # FLAG_MERGE: called with a dead input too (as a Merge is), so the
-                    # untaken side of a tf.cond reaches its _Recv as DEAD instead of
-                    # leaving the _Recv waiting for ever
-                    flags=_executor.FLAG_NEEDS_STEP | _executor.FLAG_MERGE)
+                    # FLAG_TRANSFER: called with DEAD when dead (a dead input or control
+                    # predecessor), so the untaken side of a tf.cond reaches its _Recv as
+                    # DEAD instead of leaving the _Recv waiting for ever
+                    flags=_executor.FLAG_NEEDS_STEP | _executor.FLAG_TRANSFER)
     recv = NodeInfo(f"_recv_{tensor_name}_on_{dst.short_name}{suffix}", "_Recv", dst.name,
                     None, [tensor_name], placed_on=dst, n_out=1,
                     kernel=_make_recv(key, dst, keep_host), flags=_executor.FLAG_ASYNC)

@@ -188,3 +188,31 @@ def test_cond_whose_values_cross_cpus_runs_either_branch(taken):
                 got = sess.run(z, {pred: taken, x: [1.0, 2.0, 3.0]}, options=deadline)
     want = [3.0, 5.0, 7.0] if taken else [1.0, 2.0, 3.0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_branch_constant_sent_to_another_cpu_without_folding(taken):
+    """Without constant folding, a constant inside a branch is a node tied to the cond by
+    a control edge from the pivot (on CPU:0, so through a `_Recv` on CPU:1): on the
+    untaken side it is dead, and the `_Send` of its value back to CPU:0 must still run
+    (with DEAD) so that the `_Recv` there does not wait for ever."""
+    from flowgraph.runtime.config import RewriterConfig
+
+    off = RewriterConfig(constant_folding=RewriterConfig.OFF,
+                         arithmetic_optimization=RewriterConfig.OFF)
+    config = _two_cpus(graph_options=tf.GraphOptions(rewrite_options=off))
+    with tf.Graph().as_default():
+        pred = tf.placeholder(tf.bool, [])
+
+        def branch():
+            with tf.device("/cpu:1"):
+                c = tf.constant([5.0, 6.0])
+            with tf.device("/cpu:0"):
+                return c + 1.0
+
+        z = tf.cond(pred, branch, lambda: tf.zeros([2]))
+        deadline = tf.RunOptions(timeout_in_ms=5000)
+        with tf.Session(config=config) as sess:
+            got = [sess.run(z, {pred: taken}, options=deadline) for _ in range(2)]
+    for g in got:
+        np.testing.assert_array_equal(g, [6.0, 7.0] if taken else [0.0, 0.0])
