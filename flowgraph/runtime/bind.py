@@ -14,7 +14,7 @@ the kernel to the executor's calling convention:
   (`FLAG_MULTI_OUT`).
 
 A `_ToDevice` node (`partition.py`) of a plan constant uploads it once per plan: the
-device copy its first step made serves every later step (`_upload_once`).
+device copy its first step made serves every later step (`upload_once`).
 """
 
 from __future__ import annotations
@@ -107,10 +107,10 @@ def bind_kernels(table: NodeTable, cache: KernelCache, host: Device | None = Non
     for node in table.nodes:
         if node.op is None and node.op_type == "_ToDevice" and \
                 table.initial[node.input_slots[0]] is not None:
-            node.kernel = _upload_once(node.kernel)
+            node.kernel = upload_once(node.kernel)
 
 
-def _upload_once(kernel):
+def upload_once(kernel):
     """`kernel` (a `_ToDevice` of a plan constant) run on the first call only; later
     calls return its result again. Nothing writes into that device array: a `_ToDevice`
     result never counts as fresh, so no in-place kernel variant takes it (`in_place.py`),

@@ -32,7 +32,7 @@ from flowgraph.backends.base import Device
 from flowgraph.framework.dead import DEAD
 from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
-from flowgraph.runtime.bind import SMALL_ON_HOST, readonly
+from flowgraph.runtime.bind import SMALL_ON_HOST, readonly, upload_once
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.placement import kernel_dtype
 
@@ -155,18 +155,7 @@ def _make_to_device(device: Device, once: bool = False):
             return value
         return backend.wrap_host(value, device)
 
-    if not once:
-        return to_device
-    cached: list = []
-
-    def upload_once(value):
-        if cached and cached[0] is value:
-            return cached[1]
-        result = to_device(value)
-        cached[:] = [value, result]
-        return result
-
-    return upload_once
+    return upload_once(to_device) if once else to_device
 
 
 def fetches_to_host(table: NodeTable, fetch_slots: list[int]) -> list[tuple[int, Device]]:
