@@ -18,6 +18,7 @@ from flowgraph.runtime._executor import (
     FLAG_MERGE,
     FLAG_MULTI_OUT,
     FLAG_NEEDS_STEP,
+    FLAG_TRANSFER,
     Plan,
     Step,
     WorkerPool,
@@ -355,6 +356,35 @@ def test_dead_values_propagate_and_merge_takes_the_live_input(take_true):
         assert calls == ["true"] and f is DEAD and t == 11 and m == 11
     else:
         assert calls == ["false"] and t is DEAD and f == 9 and m == 9
+
+
+@pytest.mark.parametrize("take_true", [True, False])
+@pytest.mark.parametrize("by_control", [False, True])
+def test_transfer_nodes_run_when_dead_and_get_dead(take_true, by_control):
+    """A `_Send`-like node (FLAG_TRANSFER) runs even when dead, by a dead input or a
+    dead control predecessor, with DEAD for its value, so that its receiver learns of it;
+    it stays dead itself (its control successors are dead too)."""
+    sent = []
+
+    def switch(x, pred):
+        return (DEAD, x) if pred else (x, DEAD)
+
+    def send(value):
+        sent.append(value)
+        return DEAD if value is DEAD else None
+
+    after = []
+    nodes = [(switch, [0, 1], 2, FLAG_MULTI_OUT),            # slots 2 (false), 3 (true)
+             (lambda v: v * 2, [3], 1, 0),                    # slot 4: the true branch
+             (send, [0] if by_control else [4], 0, FLAG_TRANSFER),
+             (lambda: after.append(1), [], 0, 0)]             # runs after the send
+    control = [(1, 2), (2, 3)] if by_control else [(2, 3)]   # (from node, to node)
+    plan = build(2, nodes, [], control=control)
+    run(plan, [10, take_true], [])
+    if take_true:
+        assert sent == [10 if by_control else 20] and after == [1]
+    else:
+        assert sent == [DEAD] and after == []  # the send ran, dead; its successor is dead
 
 
 def test_dead_multi_output_node_makes_every_output_dead():
