@@ -154,6 +154,14 @@ def test_a_killed_ps_is_restarted_and_training_resumes_from_the_checkpoint(tasks
     killed = time.time()
     time.sleep(1.0)  # the trainers fail their steps and keep retrying
     restarted = time.time()
+    # With the ps down nothing can be saved: the newest checkpoint now is the one the
+    # chief must restore (a save that read its values before the kill had 1 s to land).
+    from flowgraph.train import latest_checkpoint, load_variable
+
+    saved = latest_checkpoint(str(tmp_path / "model"))
+    # (the value inside, not the file's name: the other trainer may step between the
+    # saver's read of the step for the name and its read of the variables, as in TF)
+    saved_step = int(load_variable(saved, "global_step")) if saved else None
     tasks(cluster, "ps")
     back = _serving_since(cluster["ps"][0], cluster)
     created = chief.wait_for(lambda e: e["event"] == "created" and e["t"] > killed,
@@ -161,13 +169,15 @@ def test_a_killed_ps_is_restarted_and_training_resumes_from_the_checkpoint(tasks
     for trainer in (chief, worker):
         first = trainer.wait_for(_step_after(back), 30, "a step after the ps restart")
         assert first["t"] - back <= RECOVERY_S, (trainer.name, first["t"] - back)
-    # No step succeeds between the kill and the restart, so every step reported before
-    # the restart was applied before the kill, even one whose report a busy trainer
-    # printed after it (comparing with the kill time instead made this test flaky on
-    # loaded machines). Restored from a checkpoint (a re-initialized model would start
-    # at 0); a report carries the step before its update: allow one per trainer.
+    # Restored from the newest checkpoint (a re-initialized model would start at 0).
+    # Bounding the step by the trainers' reports instead was flaky: the chief saves
+    # inside its run, before its report is printed, and the other trainer's steps during
+    # the save went unreported when the kill came right after (43 restored, 40 reported).
+    # The other trainer may already step once the chief has restored the variables and
+    # before its hooks read the step (the saver's step-0 save runs first): a few steps.
+    assert saved_step is not None and 0 < saved_step <= created["step"] <= saved_step + 5
     last_before = max(chief.steps(before=restarted) + worker.steps(before=restarted))
-    assert 0 < created["step"] <= last_before + 2
+    assert created["step"] >= last_before - 15  # a checkpoint every 10 steps (or a few more)
     (tmp_path / "stop").touch()
     assert chief.finish() == 0, chief.stderr()
     assert worker.finish() == 0, worker.stderr()
