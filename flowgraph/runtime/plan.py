@@ -119,7 +119,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     earlier run of this plan) sizes what shapes cannot tell.
     """
     fed = set(feed_tensors)
-    _check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
+    check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
     ops = needed_ops(fetch_tensors, target_ops, fed, done=done_ops)
     host = next((d for d in env.devices if d.device_type == "CPU"), None)
     if env.costs is not None:
@@ -187,7 +187,9 @@ def _front_passes(env: CompileEnv, fetch_tensors, target_ops, feed_tensors, fed,
     return plan_cache.Front(ops, rewrites, placement, table)
 
 
-def _check_feeds_and_fetches(graph: Graph, fetch_tensors, target_ops, feed_tensors) -> None:
+def check_feeds_and_fetches(graph: Graph, fetch_tensors, target_ops, feed_tensors) -> None:
+    """Refuse a feed the graph marked not feedable or a fetch marked not fetchable (also
+    for a plan that skips `compile_plan`: a finished plan from the plan cache)."""
     for t in feed_tensors:
         if not graph.is_feedable(t):
             raise ValueError(f"Tensor {t.name} may not be fed.")

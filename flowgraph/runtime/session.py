@@ -38,7 +38,13 @@ from flowgraph.runtime.config import (
 from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.memory_schedule import budget_key, measure_sizes, pool_cap
-from flowgraph.runtime.plan import CompiledPlan, CompileEnv, compile_plan, emit
+from flowgraph.runtime.plan import (
+    CompiledPlan,
+    CompileEnv,
+    check_feeds_and_fetches,
+    compile_plan,
+    emit,
+)
 from flowgraph.runtime.prune import needed_ops
 from flowgraph.runtime.specialize import ShapeVariants, first_plan, wants_variants
 from flowgraph.runtime.step import FastRun, StepContext, step_ids, watchdog
@@ -319,7 +325,7 @@ class Session:
             # takes the finished plan; otherwise compile, keeping the result for the next.
             key = None
             if not measured and not budget and self._graph._finalized:
-                _check_feeds_and_fetches(self._graph, fetches, targets, feeds)
+                check_feeds_and_fetches(self._graph, fetches, targets, feeds)
                 key = plan_cache.plan_key(
                     env, fetches, targets, feeds, needed_ops(fetches, targets, set(feeds)),
                     memory_budget=budget, shape_specialized=specialized,
@@ -551,16 +557,6 @@ class _DefaultSession:
             stack.pop()
         if self._graph_ctx is not None:
             self._graph_ctx.__exit__(*exc)
-
-
-def _check_feeds_and_fetches(graph: Graph, fetches, targets, feeds) -> None:
-    """What `compile_plan` checks first, for a plan that skips it."""
-    for t in feeds:
-        if not graph.is_feedable(t):
-            raise ValueError(f"Tensor {t.name} may not be fed.")
-    for op in [t.op for t in fetches] + list(targets):
-        if not graph.is_fetchable(op):
-            raise ValueError(f"Operation '{op.name}' has been marked as not fetchable.")
 
 
 def _finished_plan(finished, fetches, env) -> CompiledPlan | None:

@@ -5,6 +5,8 @@ one value and a shape), and laid out densely only when a plan runs it."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -60,6 +62,19 @@ def test_adagrad_slots_keep_the_meta_graph_small(tmp_path):
             saver.restore(sess, prefix)
             np.testing.assert_array_equal(sess.run("w:0"), expected)
     np.testing.assert_array_equal(slot_init, np.full((1000, 1000), 0.1, np.float32))
+    # and in a fresh interpreter, as a user loading the files elsewhere would
+    program = (
+        "import sys, numpy as np, flowgraph as tf\n"
+        "saver = tf.train.import_meta_graph(sys.argv[1] + '.meta')\n"
+        "with tf.Session() as sess:\n"
+        "    sess.run(tf.global_variables_initializer())\n"
+        "    assert (sess.run('w/Adagrad:0') == np.float32(0.1)).all()\n"
+        "    saver.restore(sess, sys.argv[1])\n"
+        "    print(float(sess.run('w:0').sum()))\n")
+    done = subprocess.run([sys.executable, "-c", program, prefix], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) == pytest.approx(float(expected.sum()), rel=1e-6)
 
 
 def test_graph_def_writes_tensorflows_compact_form():

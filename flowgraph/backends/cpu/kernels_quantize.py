@@ -388,16 +388,10 @@ def _qdq(x, mn, mx, *, signed_input, num_bits, range_given, round_mode, narrow_r
 
 
 @cpu_kernel("QuantizeAndDequantizeV2", dtypes=_QDQ_TYPES, fresh=True)
-def quantize_and_dequantize_v2(x, mn, mx, *, signed_input, num_bits, range_given, T=None,
-                               round_mode, narrow_range, axis, op):
-    return _qdq(x, mn, mx, signed_input=signed_input, num_bits=num_bits,
-                range_given=range_given, round_mode=round_mode, narrow_range=narrow_range,
-                axis=axis, op=op)
-
-
 @cpu_kernel("QuantizeAndDequantizeV4", dtypes=_QDQ_TYPES, fresh=True)
-def quantize_and_dequantize_v4(x, mn, mx, *, signed_input, num_bits, range_given, T=None,
-                               round_mode, narrow_range, axis, op):
+def quantize_and_dequantize(x, mn, mx, *, signed_input, num_bits, range_given, T=None,
+                            round_mode, narrow_range, axis, op):
+    """V2 and V4 compute the same values (they differ only in their gradients)."""
     return _qdq(x, mn, mx, signed_input=signed_input, num_bits=num_bits,
                 range_given=range_given, round_mode=round_mode, narrow_range=narrow_range,
                 axis=axis, op=op)
