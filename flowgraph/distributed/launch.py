@@ -23,11 +23,12 @@ resources per role and restarts of failed tasks (`flowgraph.distributed.ray`).
 
 Stopping is SIGTERM, then SIGKILL after 5 s.
 
-The tasks share this machine's cores, so each gets its share of them for its BLAS
-threads (``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``: the cores divided by the tasks,
-at least 1) unless the environment sets a thread count already: OpenBLAS's idle workers
-spin, and three processes on two cores each with two BLAS threads ran the small
-distributed MLP 4x slower than with one thread each (benchmarks/bench_distributed.py).
+The tasks share this machine's cores, so each gets a BLAS thread count
+(``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``) unless the environment sets one already:
+ps and evaluator tasks 1, the trainers the cores divided among them (at least 1 each).
+OpenBLAS's idle workers spin: three processes on two cores each with two BLAS threads
+ran the small distributed MLP 4x slower than with one thread each, while a ps needs no
+GEMM threads and a lone trainer needs all the cores (benchmarks/bench_distributed.py).
 
 Example
 -------
@@ -156,21 +157,30 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def task_thread_env(n_tasks: int, environ=None) -> dict:
-    """The BLAS thread variables each of `n_tasks` tasks on this machine gets: the cores
-    divided among them (at least 1 each), or nothing when the environment already sets a
-    thread count (the user's choice wins).
+_SERVING_JOBS = ("ps", "evaluator")
 
-    >>> task_thread_env(3, {"OMP_NUM_THREADS": "4"})
+
+def task_thread_env(tasks, environ=None) -> dict:
+    """The BLAS thread variables of each ``(job, index)`` in `tasks`, all started on this
+    machine: every ps and evaluator task gets 1 thread (a ps's work is elementwise
+    updates and transfers, an evaluator runs now and then), and the trainers divide the
+    cores among them (at least 1 each). Nothing when the environment already sets a
+    thread count: the user's choice wins.
+
+    >>> task_thread_env([("chief", 0), ("ps", 0)], {"OMP_NUM_THREADS": "4"})
     {}
-    >>> int(task_thread_env(10**6, {})["OPENBLAS_NUM_THREADS"])
-    1
+    >>> env = task_thread_env([("chief", 0), ("worker", 0), ("ps", 0)], {})
+    >>> env[("ps", 0)]["OPENBLAS_NUM_THREADS"]
+    '1'
     """
     env = os.environ if environ is None else environ
     if any(env.get(name) for name in _THREAD_VARS):
         return {}
-    share = str(max(1, _cores() // max(1, n_tasks)))
-    return {"OPENBLAS_NUM_THREADS": share, "OMP_NUM_THREADS": share}
+    trainers = sum(1 for job, _ in tasks if job not in _SERVING_JOBS)
+    trainer_share = str(max(1, _cores() // max(1, trainers)))
+    return {(job, index): dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"),
+                                        "1" if job in _SERVING_JOBS else trainer_share)
+            for job, index in tasks}
 
 
 def run_cluster(command: list, ps: int = 1, workers: int = 1, evaluator: bool = False,
@@ -191,14 +201,15 @@ def run_cluster(command: list, ps: int = 1, workers: int = 1, evaluator: bool = 
             out.flush()
 
     note(f"cluster {json.dumps(cluster)}")
-    threads = task_thread_env(len(layout_tasks))
+    threads = task_thread_env(layout_tasks)
     if threads:
-        note(f"{len(layout_tasks)} tasks share {_cores()} cores: "
-             f"OPENBLAS_NUM_THREADS={threads['OPENBLAS_NUM_THREADS']} each")
+        shares = ", ".join(f"{job}:{index} {env['OPENBLAS_NUM_THREADS']}"
+                           for (job, index), env in threads.items())
+        note(f"{len(layout_tasks)} tasks share {_cores()} cores; BLAS threads: {shares}")
     tasks = []
     try:
         for job, index in layout_tasks:
-            env = dict(os.environ, **threads, TF_CONFIG=json.dumps(
+            env = dict(os.environ, **threads.get((job, index), {}), TF_CONFIG=json.dumps(
                 {"cluster": cluster, "task": {"type": job, "index": index}}))
             tasks.append(_Task(job, index, command, env, out, lock))
         return _supervise(tasks, grace_s, note)
