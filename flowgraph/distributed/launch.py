@@ -164,8 +164,9 @@ def task_thread_env(tasks, environ=None) -> dict:
     """The BLAS thread variables of each ``(job, index)`` in `tasks`, all started on this
     machine: every ps and evaluator task gets 1 thread (a ps's work is elementwise
     updates and transfers, an evaluator runs now and then), and the trainers divide the
-    cores among them (at least 1 each). Nothing when the environment already sets a
-    thread count: the user's choice wins.
+    cores left among them (at least 1 each), so that the threads never outnumber the
+    cores. Nothing when the environment already sets a thread count: the user's choice
+    wins.
 
     >>> task_thread_env([("chief", 0), ("ps", 0)], {"OMP_NUM_THREADS": "4"})
     {}
@@ -176,8 +177,9 @@ def task_thread_env(tasks, environ=None) -> dict:
     env = os.environ if environ is None else environ
     if any(env.get(name) for name in _THREAD_VARS):
         return {}
-    trainers = sum(1 for job, _ in tasks if job not in _SERVING_JOBS)
-    trainer_share = str(max(1, _cores() // max(1, trainers)))
+    serving = sum(1 for job, _ in tasks if job in _SERVING_JOBS)
+    trainers = len(tasks) - serving
+    trainer_share = str(max(1, (_cores() - serving) // max(1, trainers)))
     return {(job, index): dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"),
                                         "1" if job in _SERVING_JOBS else trainer_share)
             for job, index in tasks}

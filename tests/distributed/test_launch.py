@@ -77,9 +77,9 @@ def test_the_estimator_program_runs_unchanged_through_launch(tmp_path):
 
 
 def test_tasks_share_the_cores_for_their_blas_threads():
-    """Two trainers, a ps and an evaluator on this machine: each trainer gets the cores
-    divided by two (at least one) as its BLAS thread count, the ps and the evaluator one
-    each, unless the environment chose a count."""
+    """Two trainers, a ps and an evaluator on this machine: the ps and the evaluator get
+    one BLAS thread each, each trainer half the cores left (at least one), unless the
+    environment chose a count."""
     from flowgraph.distributed.launch import task_thread_env
 
     env = {k: v for k, v in os.environ.items()
@@ -91,11 +91,12 @@ def test_tasks_share_the_cores_for_their_blas_threads():
                            "--workers", "2", "--evaluator", "--", sys.executable, "-c",
                            program], env=env, cwd=HERE, capture_output=True, timeout=120)
     out = proc.stdout.decode()
-    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    cores = len(os.sched_getaffinity(0))
+    share = str(max(1, (cores - 2) // 2))
     for name in ("chief:0", "worker:0"):
         assert f"[{name}] threads {share} " in out, out
     for name in ("ps:0", "evaluator:0"):
         assert f"[{name}] threads 1 " in out, out
     assert task_thread_env([("chief", 0)], {"OPENBLAS_NUM_THREADS": "3"}) == {}
     lone = task_thread_env([("chief", 0), ("ps", 0)], {})
-    assert lone[("chief", 0)]["OPENBLAS_NUM_THREADS"] == str(len(os.sched_getaffinity(0)))
+    assert lone[("chief", 0)]["OPENBLAS_NUM_THREADS"] == str(max(1, cores - 1))
