@@ -335,8 +335,11 @@ def main(argv=None) -> None:
             _line(name, sync["steps_per_s"] / asyn["steps_per_s"], "ratio",
                   sync_steps_per_s=round(sync["steps_per_s"], 2),
                   async_steps_per_s=round(asyn["steps_per_s"], 2), target=0.9,
+                  sync_trainer_cpu_us_per_step=sync["trainer_cpu_us_per_step"],
+                  async_trainer_cpu_us_per_step=asyn["trainer_cpu_us_per_step"],
                   notes=f"{model} MLP, 2 trainers, {MODELS[model]['batch']} examples "
-                        "per update")
+                        "per update; trainer CPU: per trainer step (a sync global step "
+                        "is one step of each trainer, an async one of either)")
     if "estimator" in only:
         walls = estimator_walls(args.estimator_steps)
         _line("dist_estimator", walls["distributed_s"] / walls["one_process_s"], "ratio",

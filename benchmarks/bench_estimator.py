@@ -17,7 +17,7 @@ summary flush of the hooks' `end`), from three separate 500-step runs: unlike th
 times, other processes' load barely moves it. ``harness_step_cpu_us`` is the same
 between the first and the last step only: the per-step cost of the monitored session
 and its hooks, averaged over quiet steps and those where a hook logs or writes (the
-timing wrapper's own clock reads, about 2 us a step, included).
+timing wrapper's own clock reads included: see ``bare_step_cpu_us``).
 
 The fixed costs of a ``train`` call (issue 17) are reported too: full garbage
 collections during the Estimator's train calls (``gen2_*``: a discarded graph is freed by
@@ -26,6 +26,13 @@ cache's hits (`flowgraph/runtime/plan_cache.py`; ``finished_hits``: whole plans 
 took without compiling, only its class kernels bound again), the ``.meta`` cache's hits
 (`flowgraph/train/meta_graph_export.py`: a checkpoint's graph, by content), and which
 CRC32C wrote the event file.
+``bare_step_cpu_us`` is that measurement applied to the bare loop: the cost of the
+clock reads themselves (three ``thread_time`` system calls a step), which
+``harness_step_cpu_us`` includes too.
+``harness_quiet_step_us`` is the median wall time per step outside ``Session.run``
+(no timing hook, cheap clock reads: mostly the quiet steps), and ``flat_path_steps``
+the share of steps that took the monitored session's flat path
+(`flowgraph/train/flat_run.py`).
 ``harness_overhead_pct`` is the figure issue 17 targets (at most 5 %).
 """
 
@@ -166,12 +173,10 @@ def _median_interval(stamps) -> float:
     return float(np.median(np.diff(stamps)))
 
 
-def harness_cpu_per_step(x, y, steps):
-    """CPU time per step the calling thread spends outside ``Session.run`` in the
-    Estimator's loop (hooks, monitored session, loop): a figure the load of other
-    processes on the machine barely moves, unlike wall times."""
+def _thread_timed_session_run():
+    """``(Session, real run, timed run, clock, inside)``: ``timed run`` is `Session.run`
+    adding its thread CPU time to ``inside[0]`` (install it as ``Session.run``)."""
     from flowgraph.runtime.session import Session
-    from flowgraph.train.session_run_hook import SessionRunHook
 
     clock = time.thread_time
     inside = [0.0]
@@ -183,6 +188,17 @@ def harness_cpu_per_step(x, y, steps):
             return real_run(self, *args, **kwargs)
         finally:
             inside[0] += clock() - t
+
+    return Session, real_run, timed_run, clock, inside
+
+
+def harness_cpu_per_step(x, y, steps):
+    """CPU time per step the calling thread spends outside ``Session.run`` in the
+    Estimator's loop (hooks, monitored session, loop): a figure the load of other
+    processes on the machine barely moves, unlike wall times."""
+    from flowgraph.train.session_run_hook import SessionRunHook
+
+    Session, real_run, timed_run, clock, inside = _thread_timed_session_run()
 
     class Span(SessionRunHook):
         def after_create_session(self, session, coord):
@@ -210,6 +226,80 @@ def harness_cpu_per_step(x, y, steps):
     finally:
         Session.run = real_run
     return span.cpu / steps, (span.last - span.first) / (steps - 1)
+
+
+def bare_step_cpu(x, y, steps):
+    """``harness_step_cpu_us``'s measurement applied to the bare session loop: the same
+    timed ``Session.run`` and one clock read per step (as the `Span` hook's
+    `after_run`). What it reports is the cost of the measurement and of a bare loop, the
+    floor under ``harness_step_cpu_us`` (``thread_time`` is a system call: 0.5-1 us)."""
+    Session, real_run, timed_run, clock, inside = _thread_timed_session_run()
+
+    with tf.Graph().as_default():
+        tf.set_random_seed(1)
+        train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
+                                                    shuffle=True)
+        features, labels = train_fn()
+        loss = _loss(_logits(features), labels)
+        fetches = [_sgd_step(loss, 0.05), loss]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(10):
+                sess.run(fetches)
+            Session.run = timed_run
+            try:
+                first = None
+                for _ in range(steps):
+                    sess.run(fetches)
+                    last = clock() - inside[0]
+                    if first is None:
+                        first = last
+            finally:
+                Session.run = real_run
+    return (last - first) / (steps - 1)
+
+
+def harness_quiet_step(x, y, steps):
+    """The median wall time per step outside ``Session.run`` in the Estimator's loop
+    (perf_counter marks around each run, the gap from one run's end to the next one's
+    start: the loop, the monitored session and its hooks), and the share of steps that
+    took the monitored session's flat path (`flowgraph/train/flat_run.py`). A median:
+    the steps on which a hook logs or writes, and other processes' load, barely move
+    it."""
+    from flowgraph.runtime.session import Session
+    from flowgraph.train.hooked_session import _HookedSession
+
+    clock = time.perf_counter_ns
+    marks: list = []
+    real_run, real_layered = Session.run, _HookedSession.run
+    layered = [0]
+
+    def marked_run(self, fetches, *args, **kwargs):
+        marks.append((clock(), id(fetches)))
+        try:
+            return real_run(self, fetches, *args, **kwargs)
+        finally:
+            marks.append((clock(), id(fetches)))
+
+    def counted_layered(self, *args, **kwargs):
+        layered[0] += 1
+        return real_layered(self, *args, **kwargs)
+
+    config = estimators.RunConfig(model_dir=tempfile.mkdtemp(), tf_random_seed=1,
+                                  save_checkpoints_steps=None, save_checkpoints_secs=600)
+    est = estimators.Estimator(model_fn, config=config)
+    train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
+                                                shuffle=True)
+    Session.run, _HookedSession.run = marked_run, counted_layered
+    try:
+        est.train(train_fn, steps=steps)
+    finally:
+        Session.run, _HookedSession.run = real_run, real_layered
+    # the gaps between consecutive runs of the loop's one merged fetch list
+    ends, starts = marks[1:-1:2], marks[2::2]
+    loop = max(set(f for _, f in ends), key=[f for _, f in ends].count)
+    gaps = [s - e for (e, f), (s, g) in zip(ends, starts) if f == g == loop]
+    return float(np.median(gaps)), 1.0 - layered[0] / steps
 
 
 def bench_session(x, y, steps):
@@ -262,6 +352,8 @@ def main() -> None:
     harness_runs = [harness_cpu_per_step(x, y, 500) for _ in range(3)]
     harness = min(h[0] for h in harness_runs)
     harness_steps = min(h[1] for h in harness_runs)
+    quiet_runs = [harness_quiet_step(x, y, 500) for _ in range(3)]
+    floor = min(bare_step_cpu(x, y, 500) for _ in range(3))
     print(json.dumps({
         "workload": "estimator_dnn_digits", "steps": args.steps, "batch_size": BATCH,
         "repeats": args.repeats,
@@ -278,6 +370,11 @@ def main() -> None:
         "median_overhead_pct": round(100 * (med_est / med_bare - 1), 1),
         "harness_cpu_us_per_step": round(harness * 1e6, 1),
         "harness_step_cpu_us": round(harness_steps * 1e6, 2),
+        # the same measurement on the bare loop: its floor (the clock reads' own cost)
+        "bare_step_cpu_us": round(floor * 1e6, 2),
+        # median wall time outside Session.run per step, and the steps on the flat path
+        "harness_quiet_step_us": round(min(q[0] for q in quiet_runs) / 1e3, 2),
+        "flat_path_steps": round(min(q[1] for q in quiet_runs), 3),
         # fixed costs per train call (issue 17): full collections, plan-cache reuse, CRC
         "gen2_collections_per_train": round(gen2_count / args.repeats, 2),
         "gen2_ms_per_train": round(1e3 * gen2_s / args.repeats, 1),

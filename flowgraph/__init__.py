@@ -299,6 +299,7 @@ from flowgraph.ops.nn_compat_ops import conv2d_backprop_filter_v2, conv2d_backpr
 from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example  # noqa: E402
 from flowgraph.ops.quantize_ops import *  # noqa: E402
 from flowgraph.ops.ragged_tensor import RaggedTensor  # noqa: E402
+from flowgraph.ops.random_extra_ops import random_gamma  # noqa: E402
 from flowgraph.ops.reader_ops import *  # noqa: E402
 from flowgraph.ops.scatter_ops import *  # noqa: E402
 from flowgraph.ops.scope_compat import *  # noqa: E402

@@ -35,7 +35,7 @@ from typing import Any
 from flowgraph.framework.operation import Tensor
 
 from .dataset_ops_function import Pipeline
-from .dataset_ops_structure import map_structure
+from .dataset_ops_structure import component_class, map_structure
 
 AUTOTUNE = -1
 
@@ -95,8 +95,9 @@ class Dataset:
 
     @property
     def output_classes(self):
-        """The nested Python classes of an element's components (always `Tensor`)."""
-        return map_structure(lambda s: Tensor, self._structure)
+        """The nested Python classes of an element's components (`Tensor`, or
+        `SparseTensor` for a sparse component)."""
+        return map_structure(component_class, self._structure)
 
     def __repr__(self) -> str:
         def shape(s):

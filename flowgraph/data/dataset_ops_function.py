@@ -52,9 +52,11 @@ from flowgraph.runtime.config import ConfigProto
 
 from .dataset_ops_structure import (
     ComponentSpec,
+    expand_sparse,
     flatten,
     map_structure,
     pack_as,
+    sparse_spec_of,
     to_component,
 )
 
@@ -157,6 +159,8 @@ class Pipeline:
         self.rc = RunContext(values)
         self._it = None
         self._done = False
+        specs = flatten(dataset._structure)
+        self._sparse = specs if any(s.sparse for s in specs) else None
 
     def next(self) -> tuple:
         if self._done:
@@ -164,10 +168,12 @@ class Pipeline:
         if self._it is None:
             self._it = iter(self.dataset._iter(self.rc))
         try:
-            return next(self._it)
+            element = next(self._it)
         except StopIteration:
             self._done = True
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
+        # The iterator's ops carry a sparse component as three dense ones.
+        return element if self._sparse is None else expand_sparse(self._sparse, element)
 
     def elements(self):
         """All remaining elements (for tests and docs)."""
@@ -219,12 +225,14 @@ class TracedFunction:
         outer = get_default_graph()
         self.graph = Graph()
         self.graph.seed = outer.seed
-        from flowgraph.ops.array_ops import placeholder
+        from flowgraph.ops.array_ops import placeholder, sparse_placeholder
 
         with self.graph.as_default(), name_scope(f"{what}_{_fn_name(func)}"):
             specs = flatten(input_structure)
-            self.placeholders = [placeholder(s.dtype, s.shape, name=f"arg{i}")
-                                 for i, s in enumerate(specs)]
+            self.placeholders = [
+                (sparse_placeholder if s.sparse else placeholder)(s.dtype, s.shape,
+                                                                  name=f"arg{i}")
+                for i, s in enumerate(specs)]
             args = pack_as(input_structure, self.placeholders)
             try:
                 result = _call(func, args)
@@ -251,6 +259,7 @@ class TracedFunction:
 
     def _outputs(self, result):
         from flowgraph.framework.constant_op import convert_to_tensor
+        from flowgraph.framework.sparse_tensor import SparseTensor
 
         if hasattr(result, "_iter") and hasattr(result, "_structure"):
             raise TypeError(f"{self.what}: the function {_describe_fn(self.func)} returned a "
@@ -264,15 +273,19 @@ class TracedFunction:
             if v is None:
                 raise TypeError(f"{self.what}: the function {_describe_fn(self.func)} "
                                 "returned None (did you forget a `return`?)")
+            if isinstance(v, SparseTensor):
+                return v
             return convert_to_tensor(v)
 
         tensors = map_structure(conv, result)
         flat = flatten(tensors)
         for t in flat:
-            if not isinstance(t, Tensor) or t.graph is not self.graph:
+            if not isinstance(t, Tensor | SparseTensor) or t.graph is not self.graph:
                 raise ValueError(f"{self.what}: the function {_describe_fn(self.func)} "
                                  "returned a tensor of another graph")
-        spec = map_structure(lambda t: ComponentSpec(t.dtype.base_dtype, t.shape), tensors)
+        spec = map_structure(
+            lambda t: sparse_spec_of(t) if isinstance(t, SparseTensor)
+            else ComponentSpec(t.dtype.base_dtype, t.shape), tensors)
         return spec, flat
 
     # -- running ------------------------------------------------------------------------
@@ -281,7 +294,14 @@ class TracedFunction:
         if not self.fetches:
             return []
         sess = rc.session(self)
-        out = sess.run(self.fetches, dict(zip(self.placeholders, flat_values)))
+        feeds = {}
+        for ph, v in zip(self.placeholders, flat_values):
+            if hasattr(v, "dense_shape"):  # a SparseValue, fed as a SparseTensorValue
+                from flowgraph.framework.sparse_tensor import SparseTensorValue
+
+                v = SparseTensorValue(v.indices, v.values, v.dense_shape)
+            feeds[ph] = v
+        out = sess.run(self.fetches, feeds)
         if self.dataset is not None:
             return out
         specs = flatten(self.output_structure)

@@ -32,12 +32,14 @@ from flowgraph.framework.tensor_shape import TensorShape
 from .dataset import Dataset
 from .dataset_ops_structure import (
     ComponentSpec,
+    SparseValue,
     as_spec_structure,
     check_shape,
     flatten,
     map_structure,
     normalize_element,
     pack_as,
+    same_kind,
     same_structure,
     scalar_param,
     spec_of,
@@ -47,14 +49,39 @@ from .dataset_ops_structure import (
 _STRING_SCALAR = ComponentSpec(_dtypes.string, TensorShape([]))
 
 
-def _row(a: np.ndarray, i: int) -> np.ndarray:
-    """Slice `i` of `a` along dimension 0, always as an ndarray (0-d for vectors)."""
+def _row(a, i: int):
+    """Slice `i` of `a` along dimension 0, always as an ndarray (0-d for vectors); of a
+    sparse value, the entries whose first index is `i`."""
+    if isinstance(a, SparseValue):
+        keep = a.indices[:, 0] == i
+        return SparseValue(a.indices[keep, 1:], np.asarray(a.values)[keep], a.dense_shape[1:])
     return a[i] if a.ndim > 1 else a[i:i + 1].reshape(())
+
+
+def _size0(a):
+    if isinstance(a, SparseValue):
+        return int(a.dense_shape[0]) if len(a.dense_shape) else None
+    return a.shape[0] if a.ndim else None
+
+
+def _graph_tensors(flat) -> list:
+    """The graph tensors among components (a SparseTensor's three)."""
+    out = []
+    for c in flat:
+        if isinstance(c, Tensor):
+            out.append(c)
+        elif hasattr(c, "dense_shape") and isinstance(c.indices, Tensor):
+            out += [c.indices, c.values, c.dense_shape]
+    return out
 
 
 def _values(rc, flat, specs) -> list[np.ndarray]:
     out = []
     for c, s in zip(flat, specs):
+        if s.sparse and not isinstance(c, SparseValue):  # a graph SparseTensor
+            out.append(to_component(SparseValue(rc.resolve(c.indices), rc.resolve(c.values),
+                                                rc.resolve(c.dense_shape)), s))
+            continue
         v = rc.resolve(c)
         out.append(v if isinstance(v, np.ndarray) and isinstance(c, np.ndarray)
                    else to_component(v, s))
@@ -81,21 +108,25 @@ class TensorSliceDataset(Dataset):
                         f"dimension 0, got sizes {[_dim0(x) for x in self._full]}")
                 n = s.shape[0].value
         self._structure = pack_as(self._components, [
-            ComponentSpec(s.dtype, s.shape[1:] if s.shape.ndims is not None else s.shape)
+            same_kind(s, s.dtype, s.shape[1:] if s.shape.ndims is not None else s.shape)
             for s in self._full])
 
     def _tensors(self):
-        return [c for c in self._flat if isinstance(c, Tensor)]
+        return _graph_tensors(self._flat)
 
     def _iter(self, rc):
         arrays = _values(rc, self._flat, self._full)
-        sizes = {a.shape[0] if a.ndim else None for a in arrays}
+        sizes = {_size0(a) for a in arrays}
         if len(sizes) != 1 or None in sizes:
             raise errors.InvalidArgumentError(
                 None, None, "from_tensor_slices: all components must have the same size in "
-                f"dimension 0, got shapes {[a.shape for a in arrays]}")
+                f"dimension 0, got shapes {[_shape_of(a) for a in arrays]}")
         for i in range(sizes.pop()):
             yield tuple(_row(a, i) for a in arrays)
+
+
+def _shape_of(a) -> list:
+    return a.dense_shape.tolist() if isinstance(a, SparseValue) else list(a.shape)
 
 
 def _label(c) -> str:
@@ -116,7 +147,7 @@ class TensorDataset(Dataset):
         self._structure = pack_as(self._components, self._specs)
 
     def _tensors(self):
-        return [c for c in self._flat if isinstance(c, Tensor)]
+        return _graph_tensors(self._flat)
 
     def _iter(self, rc):
         yield tuple(_values(rc, self._flat, self._specs))

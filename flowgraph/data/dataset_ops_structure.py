@@ -37,6 +37,7 @@ class ComponentSpec:
     """
 
     __slots__ = ("dtype", "shape")
+    sparse = False
 
     def __init__(self, dtype: _dtypes.DType, shape: TensorShape) -> None:
         self.dtype = dtype
@@ -54,6 +55,95 @@ class ComponentSpec:
 
     def __repr__(self) -> str:
         return f"ComponentSpec({self.dtype.name}, {self.shape})"
+
+
+class SparseComponentSpec(ComponentSpec):
+    """A `SparseTensor` component: the dtype of its values and its dense shape.
+
+    Inside a pipeline its value is one `SparseValue`; at the iterator's ops it travels as
+    three dense components (indices, values, dense_shape) and `get_next` rebuilds the
+    `SparseTensor`.
+    """
+
+    __slots__ = ()
+    sparse = True
+
+    def __repr__(self) -> str:
+        return f"SparseComponentSpec({self.dtype.name}, {self.shape})"
+
+    def with_shape(self, shape) -> SparseComponentSpec:
+        return SparseComponentSpec(self.dtype, as_shape(shape))
+
+
+class SparseValue:
+    """The NumPy value of a sparse component (not a tuple, so it stays one leaf)."""
+
+    __slots__ = ("dense_shape", "indices", "values")
+
+    def __init__(self, indices, values, dense_shape) -> None:
+        self.indices = np.asarray(indices, dtype=np.int64).reshape(-1, len(dense_shape))
+        self.values = values
+        self.dense_shape = np.asarray(dense_shape, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return (f"SparseValue(indices={self.indices.tolist()}, values={self.values!r}, "
+                f"dense_shape={self.dense_shape.tolist()})")
+
+
+def same_kind(spec: ComponentSpec, dtype, shape) -> ComponentSpec:
+    """A spec of `spec`'s kind (dense or sparse) with another dtype/shape."""
+    return type(spec)(dtype, as_shape(shape))
+
+
+def graph_specs(structure) -> list[ComponentSpec]:
+    """The dense components an element travels as through iterator ops: three per
+    sparse component (indices, values, dense_shape)."""
+    out: list[ComponentSpec] = []
+    for s in flatten(structure):
+        if s.sparse:
+            rank = s.shape.ndims
+            out += [ComponentSpec(_dtypes.int64, TensorShape([None, rank])),
+                    ComponentSpec(s.dtype, TensorShape([None])),
+                    ComponentSpec(_dtypes.int64, TensorShape([rank]))]
+        else:
+            out.append(s)
+    return out
+
+
+def expand_sparse(specs: list, element) -> tuple:
+    """A pipeline element (flat, one `SparseValue` per sparse component) as the flat
+    dense components of `graph_specs`."""
+    out: list = []
+    for s, v in zip(specs, element):
+        if s.sparse:
+            out += [v.indices, v.values, v.dense_shape]
+        else:
+            out.append(v)
+    return tuple(out)
+
+
+def pack_graph(structure, tensors: list):
+    """Rebuild the user's element from the iterator op's outputs (a `SparseTensor` from
+    each three outputs of a sparse component)."""
+    from flowgraph.framework.sparse_tensor import SparseTensor
+
+    it = iter(tensors)
+    leaves = []
+    for s in flatten(structure):
+        if s.sparse:
+            leaves.append(SparseTensor(next(it), next(it), next(it)))
+        else:
+            leaves.append(next(it))
+    return pack_as(structure, leaves)
+
+
+def component_class(spec: ComponentSpec):
+    """`Tensor`, or `SparseTensor` for a sparse component (``output_classes``)."""
+    if spec.sparse:
+        from flowgraph.framework.sparse_tensor import SparseTensor
+
+        return SparseTensor
+    return Tensor
 
 
 # -- nesting ------------------------------------------------------------------------------
@@ -140,6 +230,12 @@ def normalize_element(value, what: str) -> Any:
     Tuples and dicts nest; a list becomes one component (NumPy array, or a packed
     tensor when it holds tensors); anything else converts as `tf.constant` would.
     """
+    from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
+
+    if isinstance(value, SparseTensor):
+        return value
+    if isinstance(value, SparseTensorValue):  # a namedtuple, but one sparse component
+        return SparseValue(value.indices, _to_numpy(value.values, None), value.dense_shape)
     if isinstance(value, Mapping):
         if not value:
             raise ValueError(f"{what}: an element cannot be an empty dict")
@@ -168,16 +264,32 @@ def _holds_tensor(v) -> bool:
     return isinstance(v, Tensor)
 
 
+def sparse_spec_of(st) -> SparseComponentSpec:
+    """The spec of a `SparseTensor` (its dense shape as far as known statically)."""
+    return SparseComponentSpec(st.dtype.base_dtype, st.get_shape())
+
+
 def spec_of(component) -> ComponentSpec:
     """The `ComponentSpec` of a Tensor or NumPy array."""
     if isinstance(component, Tensor):
         return ComponentSpec(component.dtype.base_dtype, component.shape)
+    if isinstance(component, SparseValue):
+        return SparseComponentSpec(_dtypes.dtype_of_value(np.asarray(component.values)),
+                                   TensorShape(component.dense_shape.tolist()))
+    if hasattr(component, "dense_shape"):  # a SparseTensor of the graph
+        return sparse_spec_of(component)
     arr = component
     return ComponentSpec(_dtypes.dtype_of_value(arr), TensorShape(list(arr.shape)))
 
 
 def to_component(value, spec: ComponentSpec) -> np.ndarray:
-    """Convert a produced value to a NumPy array of `spec.dtype` (strings as bytes)."""
+    """Convert a produced value to a NumPy array of `spec.dtype` (strings as bytes); a
+    sparse component's value (anything with indices/values/dense_shape) to a
+    `SparseValue`."""
+    if spec.sparse:
+        values = to_component(np.asarray(value.values), ComponentSpec(spec.dtype, TensorShape(
+            [None])))
+        return SparseValue(value.indices, values, value.dense_shape)
     dtype = spec.dtype
     if dtype == _dtypes.string:
         if isinstance(value, np.ndarray) and value.dtype == object:

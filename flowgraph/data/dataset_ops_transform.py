@@ -34,10 +34,12 @@ from .dataset import AUTOTUNE, Dataset
 from .dataset_ops_function import TracedFunction
 from .dataset_ops_structure import (
     ComponentSpec,
+    SparseValue,
     describe,
     flatten,
     map_structure,
     pack_as,
+    same_kind,
     same_structure,
     scalar_param,
     static_int,
@@ -177,8 +179,26 @@ def _batch_dim(batch_size, drop_remainder: bool):
     return static_int(batch_size) if drop_remainder else None
 
 
+def _stack_sparse(parts: list) -> SparseValue:
+    """Sparse elements batched: a leading batch index on each entry, the dense shape the
+    largest of the elements' in each dimension (as TensorFlow batches them)."""
+    ranks = {len(p.dense_shape) for p in parts}
+    if len(ranks) != 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"Cannot batch sparse tensors of different ranks {sorted(ranks)}")
+    rank = ranks.pop()
+    indices = [np.concatenate([np.full((len(p.indices), 1), k, np.int64), p.indices], axis=1)
+               for k, p in enumerate(parts)]
+    shape = np.max([p.dense_shape for p in parts], axis=0) if rank else np.zeros(0, np.int64)
+    return SparseValue(np.concatenate(indices, axis=0).reshape(-1, rank + 1),
+                       np.concatenate([np.asarray(p.values) for p in parts]),
+                       np.concatenate([[len(parts)], shape]).astype(np.int64))
+
+
 def _stack(batch: list, i: int) -> np.ndarray:
     parts = [e[i] for e in batch]
+    if isinstance(parts[0], SparseValue):
+        return _stack_sparse(parts)
     first = parts[0].shape
     for k, p in enumerate(parts):
         if p.shape != first:
@@ -198,7 +218,7 @@ class BatchDataset(_Unary):
         self._drop = bool(drop_remainder)
         dim = _batch_dim(self._size, self._drop)
         self._structure = map_structure(
-            lambda s: ComponentSpec(s.dtype, TensorShape([dim]).concatenate(s.shape)),
+            lambda s: same_kind(s, s.dtype, TensorShape([dim]).concatenate(s.shape)),
             input_dataset._structure)
         self._fused = None
         if type(self) is BatchDataset and isinstance(input_dataset, MapDataset):
@@ -240,6 +260,9 @@ class PaddedBatchDataset(BatchDataset):
                  drop_remainder=False) -> None:
         super().__init__(input_dataset, batch_size, drop_remainder)
         specs = flatten(input_dataset._structure)
+        if any(s.sparse for s in specs):
+            raise TypeError("padded_batch: sparse components cannot be padded; use batch(), "
+                            "which batches a SparseTensor into one of rank + 1")
         shapes = _nested_like(input_dataset._structure, padded_shapes, "padded_shapes")
         self._shapes = []
         for k, (spec, shape) in enumerate(zip(specs, shapes)):
@@ -280,6 +303,8 @@ class PaddedBatchDataset(BatchDataset):
                 pad = self._pads[i]
                 if pad is None:
                     pad = b"" if spec.dtype == _dtypes.string else 0
+                elif isinstance(pad, np.ndarray):
+                    pad = pad[()]  # a 0-d object array would be stored as one element
                 arr = np.full((len(parts), *want), pad, dtype=parts[0].dtype)
                 for k, p in enumerate(parts):
                     if p.ndim != len(want) or any(a > b for a, b in zip(p.shape, want)):
@@ -287,7 +312,7 @@ class PaddedBatchDataset(BatchDataset):
                             None, None, f"padded_batch: attempted to pad to a smaller size "
                             f"than the input element: component {i} has shape "
                             f"{list(p.shape)}, padded shape is {want}")
-                    arr[(k, *(slice(0, n) for n in p.shape))] = p
+                    arr[(k, *(slice(0, n) for n in p.shape))] = p if p.ndim else p[()]
                 out.append(arr)
             yield tuple(out)
 
@@ -325,6 +350,9 @@ class UnbatchDataset(_Unary):
         for s in flatten(input_dataset._structure):
             if s.shape.ndims == 0:
                 raise ValueError("unbatch: cannot unbatch an input with scalar components")
+            if s.sparse:
+                raise TypeError("unbatch: flowgraph cannot unbatch sparse components yet; "
+                                "convert them with tf.sparse_tensor_to_dense in a map first")
         self._structure = map_structure(
             lambda s: ComponentSpec(s.dtype, s.shape[1:] if s.shape.ndims else s.shape),
             input_dataset._structure)
@@ -380,7 +408,7 @@ class ConcatenateDataset(Dataset):
                             f"{describe(b)}; they need the same structure and dtypes")
         self._first, self._second = first, second
         self._structure = pack_as(a, [
-            ComponentSpec(x.dtype, x.shape.most_specific_compatible_shape(y.shape))
+            same_kind(x, x.dtype, x.shape.most_specific_compatible_shape(y.shape))
             for x, y in zip(flatten(a), flatten(b))])
 
     def _inputs(self):

@@ -112,6 +112,8 @@ def vectorize(fn: TracedFunction) -> TracedFunction | None:
     specs = flatten(fn.input_structure)
     if any(s.shape.ndims is None or not s.shape.is_fully_defined() for s in specs):
         return None
+    if any(s.sparse for s in specs + flatten(fn.output_structure)):
+        return None  # sparse components batch by their own rule (dataset_ops_transform)
     batched_in = map_structure(
         lambda s: ComponentSpec(s.dtype, TensorShape([None]).concatenate(s.shape)),
         fn.input_structure)

@@ -41,10 +41,12 @@ from flowgraph.ops.op_util import make_op
 
 from .dataset_ops_structure import (
     as_spec_structure,
+    component_class,
     describe,
     flatten,
+    graph_specs,
     map_structure,
-    pack_as,
+    pack_graph,
     same_structure,
 )
 
@@ -60,7 +62,7 @@ __all__ = [
 
 # -- helpers ------------------------------------------------------------------------------------
 def _flat_attrs(structure) -> dict:
-    specs = flatten(structure)
+    specs = graph_specs(structure)  # a sparse component travels as three tensors
     return {"output_types": [s.dtype for s in specs],
             "output_shapes": [s.shape for s in specs]}
 
@@ -175,7 +177,7 @@ class Iterator:
 
     @property
     def output_classes(self):
-        return map_structure(lambda s: Tensor, self._structure)
+        return map_structure(component_class, self._structure)
 
     # -- ops ---------------------------------------------------------------------------------
     def get_next(self, name: str | None = None):
@@ -186,7 +188,7 @@ class Iterator:
         self._get_next_calls += 1
         op = make_op("IteratorGetNext", [self._handle], _flat_attrs(self._structure),
                      name=name or "IteratorGetNext")
-        return pack_as(self._structure, op.outputs)
+        return pack_graph(self._structure, op.outputs)
 
     def make_initializer(self, dataset, name: str | None = None) -> Operation:
         """An op that starts this iterator on `dataset` (same structure and dtypes)."""
@@ -208,7 +210,8 @@ def _check_compatible(expected, got) -> None:
     ok = same_structure(expected, got)
     if ok:
         for e, g in zip(flatten(expected), flatten(got)):
-            if e.dtype != g.dtype or not e.shape.is_compatible_with(g.shape):
+            if e.dtype != g.dtype or not e.shape.is_compatible_with(g.shape) or \
+                    e.sparse != g.sparse:
                 ok = False
     if not ok:
         raise TypeError(

@@ -122,6 +122,7 @@ class Stage:
     returns: list = dataclasses.field(default_factory=list)  # keys sent back to the client
     handle: str = ""  # set when registered with the task
     header: dict | None = None  # the parts of its RunStage header that every step repeats
+    base: object = None  # header as a flowgraph.distributed.wire.Base (encoded once)
 
 
 @dataclasses.dataclass

@@ -26,6 +26,11 @@ State and invariants:
   before the values are fetched again for a try; a step that applies from them resets
   it. Two workers on one ps, whose updates always interleave, thus cost the ordinary two
   calls per step, not three;
+* the apply call that reads runs A and R as *one* stage graph on the ps
+  (`merged_graph`: R's reads wait, by control edges, for every op of A), one run
+  instead of two; its values are consistent at epoch E + 1 when no write was in flight
+  as it began (started == finished == E, its own write then raises started to E + 1) and
+  none other started before it ended (started still E + 1);
 * W is re-run after a stale answer, so it must be pure: no stateful op (no variable,
   queue, iterator or random op), no asynchronous kernel. R must only read (variables,
   stateless ops). `plan_prefetch` refuses any other plan shape, which then runs as before.
@@ -57,7 +62,8 @@ import threading
 
 from flowgraph.framework.registry import OpCost
 
-__all__ = ["MAX_BACKOFF", "SWITCH", "Prefetch", "plan_prefetch", "read_only"]
+__all__ = ["MAX_BACKOFF", "SWITCH", "Prefetch", "merged_graph", "plan_prefetch",
+           "read_only"]
 
 MAX_BACKOFF = 64  # steps read the ordinary way after stale answers, at most
 SWITCH = "FLOWGRAPH_PREFETCH"  # "0" in a client's environment: every step pulls (A/B runs)
@@ -67,8 +73,12 @@ def _pure(op) -> bool:
     return not op.op_def.stateful and op.op_def.cost is not OpCost.ASYNC
 
 
+_READS = frozenset({"VariableV2", "ReadVariableOrDefault"})  # stateful, yet write nothing
+
+
 def read_only(ops) -> bool:
-    """Whether running `ops` changes no state: stateless ops and variable handles only.
+    """Whether running `ops` changes no state: stateless ops, variable handles and
+    ``ReadVariableOrDefault`` (the global step's shared read, which hooks fetch) only.
 
     >>> import flowgraph as tf
     >>> with tf.Graph().as_default() as g:
@@ -77,7 +87,7 @@ def read_only(ops) -> bool:
     >>> read_only([v.op, r.op]), read_only(g.get_operations())
     (True, False)
     """
-    return all(not op.op_def.stateful or op.type == "VariableV2" for op in ops)
+    return all(not op.op_def.stateful or op.type in _READS for op in ops)
 
 
 class Prefetch:
@@ -91,6 +101,9 @@ class Prefetch:
         self.client_keys = list(read.returns)  # R's values the client fetches
         own = set(self.client_keys)
         self.worker_returns = [k for k in worker.returns if k not in own]
+        # The master's fixed header parts of the calls (flowgraph.distributed.wire.Base):
+        # "worker", and the apply call's with (True) and without (False) the read.
+        self.bases: dict = {}
         self._lock = threading.Lock()
         self._values: dict | None = None
         self._epoch = None
@@ -159,3 +172,35 @@ def plan_prefetch(plan, local_tasks) -> Prefetch | None:
     if not all(_pure(op) for op in worker.ops) or not read_only(read.ops):
         return None
     return Prefetch(worker, read, apply)
+
+
+def merged_graph(apply, read) -> dict | None:
+    """One stage graph def that runs `apply` (A) and then `read` (R) in one run: R's nodes
+    join A's, each of R's own ops waiting (control edges) for every op of A that nothing
+    in A waits for, so R reads what A left. Nodes both hold (variables copied into each
+    stage) appear once. None when the two disagree on a node of the same name.
+
+    >>> a = {"node": [{"name": "w", "op": "VariableV2", "input": []},
+    ...               {"name": "up", "op": "AssignAdd", "input": ["w", "g"]}]}
+    >>> r = {"node": [{"name": "w", "op": "VariableV2", "input": []},
+    ...               {"name": "w/read", "op": "Identity", "input": ["w"]}]}
+    >>> class Stage: pass
+    >>> A, R = Stage(), Stage()
+    >>> A.graph_def, A.targets, A.fetches, R.graph_def = a, ["up"], [], r
+    >>> [n["input"] for n in merged_graph(A, R)["node"]]
+    [[], ['w', 'g'], ['w', '^up']]
+    """
+    nodes = list(apply.graph_def["node"])
+    known = {node["name"]: node for node in nodes}
+    waits = [f"^{name}" for name in dict.fromkeys(
+        [*apply.targets, *(t.rsplit(":", 1)[0] for t, _ in apply.fetches)])]
+    for node in read.graph_def["node"]:
+        same = known.get(node["name"])
+        if same is not None:
+            if same != node:
+                return None
+            continue
+        if node["op"] not in ("VariableV2", "VarHandleOp", "Const"):
+            node = {**node, "input": [*node.get("input", []), *waits]}
+        nodes.append(node)
+    return {**apply.graph_def, "node": nodes}

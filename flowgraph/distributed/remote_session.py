@@ -54,6 +54,7 @@ import uuid
 
 import numpy as np
 
+from flowgraph.distributed import wire
 from flowgraph.distributed.master import (
     check_input_pipelines,
     delegate,
@@ -63,7 +64,7 @@ from flowgraph.distributed.master import (
     report_parts,
     task_name,
 )
-from flowgraph.distributed.prefetch import plan_prefetch
+from flowgraph.distributed.prefetch import merged_graph, plan_prefetch
 from flowgraph.distributed.rpc import (
     DEFAULT_TIMEOUT_S,
     Security,
@@ -71,6 +72,7 @@ from flowgraph.distributed.rpc import (
     local_security,
     to_grpc_address,
 )
+from flowgraph.distributed.sync_prefetch import sync_aware
 from flowgraph.distributed.worker import graph_handle
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, get_default_graph
@@ -197,7 +199,7 @@ class RemoteSession(Session):
                 relay_through_master(plan, local)
             delegate(plan, local, with_returns=not self._bfloat16)
             if not self._bfloat16:
-                plan.prefetch = plan_prefetch(plan, local)
+                plan.prefetch = sync_aware(plan_prefetch(plan, local))
             self._plans[key] = plan
         self._register(plan)
         step_id = random.getrandbits(62)
@@ -252,14 +254,17 @@ class RemoteSession(Session):
         if values is None:
             return False
         stage = prefetch.worker
-        header = {**self._stage_header(stage, step_id, timeout_s, runs=False), "recvs": [],
-                  "return": prefetch.worker_returns}
+        base = prefetch.bases.get("worker")
+        if base is None:  # the worker stage fed the values instead of pulling them
+            base = prefetch.bases["worker"] = wire.Base({
+                **self._fixed(stage), "recvs": [], "return": prefetch.worker_returns,
+                "feeds": [*stage.feeds, *(p for p, _ in prefetch.recv_feeds)]})
         tensors = {p: feeds[t] for p, t in stage.feeds.items()}
         for p, key in prefetch.recv_feeds:
             tensors[p] = values[key]
-        header["feeds"] = list(tensors)
-        _, out = self._client(stage.task).call("RunStage", header, tensors,
-                                               timeout_s=timeout_s + _RPC_GRACE_S)
+        _, out = self._client(stage.task).call(
+            "RunStage", self._step_part(stage, step_id, timeout_s, runs=False), tensors,
+            timeout_s=timeout_s + _RPC_GRACE_S, base=base)
         mine = {**returned, **out}
         applied = self._apply(prefetch, step_id, feeds, timeout_s, mine, epoch)
         prefetch.applied(stale=applied is None)
@@ -276,20 +281,37 @@ class RemoteSession(Session):
         """The apply stage's call, which also runs the read stage after it for the next
         step (`Prefetch.keep`); with `epoch`, only if the ps saw no write since (None
         when it did: nothing was applied)."""
-        stage, read = prefetch.apply, prefetch.read
-        header = self._stage_header(stage, step_id, timeout_s)
-        if epoch is not None or prefetch.wants_values():
-            header["then"] = {**self._stage_header(read, step_id, timeout_s),
-                              "return": prefetch.keys}
+        stage = prefetch.apply
+        then = epoch is not None or prefetch.wants_values()
+        base = prefetch.bases.get(then)
+        if base is None:
+            base = prefetch.bases[then] = wire.Base(self._apply_fixed(prefetch, then))
+        header = self._step_part(stage, step_id, timeout_s)
         if epoch is not None:
             header["expect_epoch"] = epoch
         tensors = {p: returned[key] for p, key in stage.relays}
-        reply, values = self._client(stage.task).call("RunStage", header, tensors,
-                                                      timeout_s=timeout_s + _RPC_GRACE_S)
+        reply, values = self._client(stage.task).call(
+            "RunStage", header, tensors, timeout_s=timeout_s + _RPC_GRACE_S, base=base)
         prefetch.keep(reply, values)
         if reply.get("stale"):
             return None
         return {key: values[key] for key in stage.returns}
+
+    def _apply_fixed(self, prefetch, then: bool) -> dict:
+        """The fixed header of the apply call; with `then`, of the call that also reads
+        the next step's values: A and R as one stage graph (`prefetch.merged_graph`),
+        else R as the ``"then"`` of A's call (run in its step, under its deadline)."""
+        stage, read = prefetch.apply, prefetch.read
+        fixed = self._fixed(stage)
+        if not then:
+            return fixed
+        merged = merged_graph(stage, read)
+        if merged is None:
+            return {**fixed, "then": {**self._fixed(read), "return": prefetch.keys}}
+        return {**fixed, "handle": self._register_graph(stage.task, merged),
+                "fetches": [*stage.fetches, *read.fetches], "read_epoch": True,
+                "return": [*stage.returns, *(k for k in prefetch.keys
+                                             if k not in stage.returns)]}
 
     def _report_parts(self, t):
         """Per-task graphs for a fetched ``report_uninitialized_variables`` whose variables
@@ -369,32 +391,44 @@ class RemoteSession(Session):
             self._registered[(task, handle)] = reply["handle"]
         return self._registered[(task, handle)]
 
-    def _stage_header(self, stage, step_id: int, timeout_s: float,
-                      runs: bool = True) -> dict:
-        """`stage`'s RunStage header for one step; with `runs`, the headers of the stages
-        it was handed (`master.delegate`), which its pulls run."""
+    def _fixed(self, stage) -> dict:
+        """The parts of `stage`'s RunStage header that every step repeats, made once (and
+        kept encoded as ``stage.base``, a `wire.Base`)."""
         header = stage.header
-        if header is None:  # what every step repeats, made once
+        if header is None:
             recvs = [[p, key, self._client(task).address, task]
                      for p, key, task in stage.recvs]
             for handed in stage.delegated:  # its client fetches come back with this stage
                 recvs += [[None, key, self._client(handed.task).address, handed.task]
                           for key in handed.returns]
-            header = stage.header = {
+            header = {
                 "handle": stage.handle, "feeds": [*stage.feeds, *(p for p, _ in stage.relays)],
                 "recvs": recvs, "fetches": stage.fetches, "targets": stage.targets,
                 "return": stage.returns, "incarnation": self._incarnations.get(stage.task)}
             if self._bfloat16 and recvs:
                 header["bfloat16"] = True
-        header = {**header, "step_id": step_id, "timeout_ms": int(timeout_s * 1000)}
+            stage.base = wire.Base(header)
+            stage.header = header
+        return header
+
+    def _step_part(self, stage, step_id: int, timeout_s: float, runs: bool = True) -> dict:
+        """What `stage`'s RunStage header says for this step alone: the step, its deadline,
+        the ended steps whose stores the task may drop and, with `runs`, the full headers
+        of the stages it was handed (`master.delegate`), which its pulls run."""
+        part = {"step_id": step_id, "timeout_ms": int(timeout_s * 1000)}
         if stage.delegated and runs:
-            header["runs"] = {handed.task: self._stage_header(handed, step_id, timeout_s)
-                              for handed in stage.delegated}
+            part["runs"] = {handed.task: self._stage_header(handed, step_id, timeout_s)
+                            for handed in stage.delegated}
         with self._finished_lock:
             finished = self._finished.pop(stage.task, None)
         if finished:
-            header["cleanup"] = finished
-        return header
+            part["cleanup"] = finished
+        return part
+
+    def _stage_header(self, stage, step_id: int, timeout_s: float,
+                      runs: bool = True) -> dict:
+        """`stage`'s whole RunStage header for one step (`_fixed` and `_step_part`)."""
+        return {**self._fixed(stage), **self._step_part(stage, step_id, timeout_s, runs)}
 
     def _run_stage(self, stage, step_id: int, feeds: dict, timeout_s: float,
                    returned: dict) -> dict:
@@ -403,11 +437,13 @@ class RemoteSession(Session):
             tensors[p] = returned[key]
         # The task stops the stage at the deadline itself (its error names the op that
         # was blocked); the RPC's own deadline, a little later, covers a task that hangs.
-        header = self._stage_header(stage, step_id, timeout_s)
+        self._fixed(stage)
+        header = self._step_part(stage, step_id, timeout_s)
         try:
             _, values = self._client(stage.task).call(
                 "RunStage", header, tensors,
-                timeout_s=timeout_s + _RPC_GRACE_S * (1 + bool(stage.delegated)))
+                timeout_s=timeout_s + _RPC_GRACE_S * (1 + bool(stage.delegated)),
+                base=stage.base)
         except errors.OpError as e:
             if stage.delegated:  # a stage it handed on may still run (e.g. blocked)
                 self._cancel_tasks({d.task for d in stage.delegated}, step_id, e)

@@ -455,16 +455,21 @@ class TaskClient:
         return stub
 
     def call(self, method: str, header: dict, tensors: dict | None = None,
-             timeout_s: float | None = None) -> tuple[dict, dict]:
+             timeout_s: float | None = None,
+             base: wire.Base | None = None) -> tuple[dict, dict]:
+        """Call `method` of the task; with `base`, the request's header is ``base.data``
+        updated with `header` (a fixed part that travels encoded once, `wire.Base`)."""
         service = self._local_service()
         if service is not None:
+            if base is not None:
+                header = {**base.data, **header}
             return self._call_in_process(service, method, header, tensors)
         timeout = self.timeout_s if timeout_s is None else timeout_s
         if method in direct.METHODS:
             peer = self._direct_peer(timeout)
             if peer is not None:
                 try:
-                    return peer.call(method, header, tensors, timeout)
+                    return peer.call(method, header, tensors, timeout, base)
                 except direct.Unreachable as e:
                     logger.warning("flowgraph.distributed: cannot reach the data port of "
                                    "%s; its step calls go through gRPC.", e)
@@ -472,6 +477,8 @@ class TaskClient:
                 except errors.UnavailableError:
                     self._direct = None  # a restarted task listens on a new data port
                     raise
+        if base is not None:
+            header = {**base.data, **header}
         return self._call_grpc(method, header, tensors, timeout)
 
     def _direct_peer(self, timeout: float):
@@ -480,7 +487,7 @@ class TaskClient:
         if self._direct is None:
             with self._direct_lock:
                 if self._direct is None:
-                    port = None
+                    port = status = None
                     if direct.enabled(self.security):
                         status, _ = self._call_grpc("GetStatus", {}, None,
                                                     min(timeout, 10.0))
@@ -488,7 +495,8 @@ class TaskClient:
                     self._direct = direct.DirectPeer(
                         self.address.rsplit(":", 1)[0], port, self.task_name,
                         self.security.auth_token, ping=self._ping,
-                        ping_after_s=KEEPALIVE_S) if port else False
+                        ping_after_s=KEEPALIVE_S,
+                        local_name=status.get("data_local")) if port else False
         return self._direct or None
 
     def _ping(self, timeout_s: float) -> None:

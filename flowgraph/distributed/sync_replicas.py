@@ -1,33 +1,44 @@
 """`tf.train.SyncReplicasOptimizer`: synchronous data-parallel training on ps variables.
 
-Every worker computes gradients on its own batch; the gradients of one step are summed
-on the parameter servers and, once `replicas_to_aggregate` of them arrived, the chief
-applies their mean with the wrapped optimizer (one global step per aggregation) and
-hands out tokens that let the workers start their next step.
+Every worker computes gradients on its own batch; the fresh gradients of one step are
+summed on the parameter servers and, once `replicas_to_aggregate` of them arrived, their
+mean is applied with the wrapped optimizer (one global step per aggregation) and tokens
+let the workers start their next step.
 
 The state, all created by `apply_gradients`:
 
 * per variable, an **accumulator** variable beside it (same ps task) holding the sum of
   the fresh gradients of the current step;
-* on the global step's task, a **ready queue** (one int32 element per accepted
-  gradient) and a **token queue** (one int64 element per allowed worker step, holding
-  the global step it was issued at);
-* per worker, a **local step** (a local variable on the worker): the global step its
-  current gradient is computed at.
+* on the global step's task, a **token queue** (one element per allowed worker step,
+  holding the global step it was issued at);
+* per worker, a **local step** (a local variable): the global step its current gradient
+  is computed at. It lives beside the global step, under a name of its own
+  (``sync_rep_local_step_worker_1``), when the worker's device names its task (as
+  ``replica_device_setter(worker_device=...)`` does), so that the whole push runs on the
+  ps; otherwise, where the worker's graph cannot tell its task apart, on the worker.
 
-A worker's train op adds its gradients to the accumulators only if its local step is not
-older than the global step (a *stale* gradient is dropped, with zeros added instead),
-enqueues one ready element if it was fresh, then blocks on a token and makes the token
-its new local step. The chief's hook (`make_session_run_hook`) runs the aggregation in a
-loop: one run dequeues `replicas_to_aggregate` ready elements (with a short deadline, so
-the loop can stop; a timed-out dequeue gives its elements back), the next applies the
-accumulators' mean, zeroes them and enqueues ``max(total_num_replicas,
-replicas_to_aggregate)`` tokens carrying the new global step.
+A gradient computed at an older global step than the current one (*stale*) is dropped.
+How the gradients are aggregated depends on where the state lives:
 
-Unlike TensorFlow's ``ConditionalAccumulator``, the staleness check and the addition are
-two ops, not one: a gradient found fresh just before an aggregation may still land in
-the next one. With ``replicas_to_aggregate == total_num_replicas`` (every worker waits
-for a token after each gradient) that cannot happen.
+* **on one task** (one ps, or one process): the push that completes an aggregation
+  applies it in its own run, under a lock that also makes the staleness check exact
+  (`flowgraph.distributed.sync_inline`); the chief runs no loop.
+* **across tasks** (variables on several ps tasks): a worker's train op adds its
+  gradients to the accumulators (zeros when stale), enqueues one element in a **ready
+  queue** on the global step's task if it was fresh, then blocks on a token and makes it
+  its new local step. The chief's hook (`make_session_run_hook`) runs the aggregation in
+  a loop, one run each: it dequeues `replicas_to_aggregate` ready elements (with a short
+  deadline, so the loop can stop; a timed-out dequeue gives its elements back), applies
+  the accumulators' mean, zeroes them and enqueues ``max(total_num_replicas,
+  replicas_to_aggregate)`` tokens carrying the new global step. The staleness check and
+  the addition are two ops there, not one as in TensorFlow's ``ConditionalAccumulator``:
+  with backup workers a gradient found fresh just before an aggregation may land in the
+  next one (with ``replicas_to_aggregate == total_num_replicas`` and no initial tokens,
+  every worker waits for a token after each gradient, so that cannot happen).
+
+Either way a worker's step on a grpc:// session costs one call to its ps once running:
+the push's call also reads the variables after the token, for the next step
+(`flowgraph.distributed.sync_prefetch`).
 
 `flowgraph.distributed` sits below `flowgraph.train` in the layering, so the class is
 built by `sync_replicas_optimizer_class` from the `Optimizer` and `SessionRunHook` base
@@ -56,15 +67,18 @@ from __future__ import annotations
 import logging
 import threading
 
+from flowgraph.distributed.sync_inline import add_if_fresh, inline_push
+from flowgraph.distributed.sync_prefetch import TOKEN_WAITS
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.graph import GraphKeys
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.ops import math_ops, state_ops
 from flowgraph.ops.array_index_ops import where
 from flowgraph.ops.array_shape_ops import fill, reshape, shape, zeros, zeros_like
-from flowgraph.ops.control_flow_ops import no_op
+from flowgraph.ops.control_flow_ops import group, no_op
 from flowgraph.ops.data_flow_ops import FIFOQueue
 from flowgraph.ops.variables import Variable
 
@@ -75,6 +89,11 @@ logger = logging.getLogger("flowgraph")
 # How long one run of the chief's aggregation op waits for gradients before it checks
 # whether the hook was asked to stop (a timed-out dequeue gives its elements back).
 _POLL_MS = 500
+
+
+def _task_of(device: str) -> tuple:
+    spec = DeviceSpec.from_string(device or "")
+    return spec.job, spec.task
 
 
 class _SyncReplicasOptimizer:
@@ -104,6 +123,7 @@ class _SyncReplicasOptimizer:
         self._global_step = None
         self._sync_token_queue = self._ready_queue = None
         self._chief_sync_op = self._chief_take_op = None
+        self._counter_init_op = None
         self._local_step = None
         self.local_step_init_op = None
         self.ready_for_local_init_op = None
@@ -114,8 +134,9 @@ class _SyncReplicasOptimizer:
         return self._opt.compute_gradients(*args, **kwargs)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name: str | None = None):
-        """The worker's train op: accumulate this worker's gradients on the ps, then wait
-        for the next aggregation's token. Also builds the chief's aggregation op.
+        """The worker's train op: accumulate this worker's gradients on the ps (and, on
+        one task, aggregate if they complete the step), then wait for the next token.
+        With the state on several tasks, also builds the chief's aggregation op.
 
         Raises ValueError without gradients or without `global_step` (staleness is judged
         by it).
@@ -135,10 +156,7 @@ class _SyncReplicasOptimizer:
         with graph.name_scope(name or self._name):
             with graph.control_dependencies(None):
                 anchor = no_op(name="local_anchor")  # on this worker's device
-                with graph.device(anchor.device), graph.colocate_with(anchor):
-                    self._local_step = Variable(
-                        zeros([], step_dtype), trainable=False, name="sync_rep_local_step",
-                        collections=[GraphKeys.LOCAL_VARIABLES])
+                self._local_step = self._make_local_step(graph, anchor, step_dtype)
                 accumulators = []
                 for _, var in pairs:
                     with graph.device(var.device), graph.colocate_with(var.op):
@@ -146,35 +164,83 @@ class _SyncReplicasOptimizer:
                             zeros(var.shape, var.dtype.base_dtype), trainable=False,
                             name=f"{var.op.name}/sync_accumulator"))
                 with graph.device(global_step.device), graph.colocate_with(global_step.op):
-                    ready = FIFOQueue(-1, [_dtypes.int32], shapes=[[]],
-                                      shared_name=f"{self._name}_ready_q",
-                                      name="sync_ready_q")
                     tokens = FIFOQueue(-1, [step_dtype], shapes=[[]],
                                        shared_name=f"{self._name}_token_q",
                                        name="sync_token_q")
-            self._sync_token_queue, self._ready_queue = tokens, ready
+            self._sync_token_queue = tokens
             self.local_step_init_op = state_ops.assign(self._local_step, global_step)
-            train_op = self._worker_op(pairs, accumulators, ready, tokens)
-            self._chief_sync_op = self._chief_op(pairs, accumulators, ready, tokens)
+            grads = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+                     for g, _ in pairs]
+            homes = {_task_of(acc.device) for acc in accumulators}
+            homes |= {_task_of(global_step.device), _task_of(self._local_step.device)}
+            if len(homes) == 1:  # one task holds it all: the last push aggregates
+                train_op, self._counter_init_op = inline_push(self, pairs, grads,
+                                                              accumulators, tokens)
+            else:
+                with graph.control_dependencies(None), graph.device(global_step.device), \
+                        graph.colocate_with(global_step.op):
+                    ready = FIFOQueue(-1, [_dtypes.int32], shapes=[[]],
+                                      shared_name=f"{self._name}_ready_q",
+                                      name="sync_ready_q")
+                self._ready_queue = ready
+                train_op = self._worker_op(grads, accumulators, ready, tokens)
+                self._chief_sync_op = self._chief_op(pairs, accumulators, ready, tokens)
         self._gradients_applied = True
         return train_op
 
-    def _worker_op(self, pairs, accumulators, ready, tokens):
+    def _make_local_step(self, graph, anchor, step_dtype):
+        """This worker's local step, beside the global step when the worker's device
+        names its task (a name of its own there: every worker's graph makes one), else on
+        the worker (see the module docstring)."""
+        home, steps_at = _task_of(anchor.device), _task_of(self._global_step.device)
+        name = "sync_rep_local_step"
+        if home == steps_at or None not in home:
+            if home != steps_at:
+                name = f"{name}_{home[0]}_{home[1]}"
+            place, coloc = self._global_step.device, self._global_step.op
+        else:
+            place, coloc = anchor.device, anchor
+        with graph.device(place), graph.colocate_with(coloc):
+            return Variable(zeros([], step_dtype), trainable=False, name=name,
+                            collections=[GraphKeys.LOCAL_VARIABLES])
+
+    def _worker_op(self, grads, accumulators, ready, tokens):
+        """The train op when the state spans tasks: add (if fresh), signal the chief's
+        loop through the ready queue, wait for a token."""
         graph = self._global_step.graph
-        fresh = math_ops.greater_equal(self._local_step, self._global_step, name="is_fresh")
+        local = self._local_step
+        with graph.device(local.device), graph.colocate_with(local.op):
+            if _task_of(local.device) == _task_of(self._global_step.device):
+                # The global step as the gradient arrives (a ConditionalAccumulator's
+                # check), not as the step began.
+                now = self._global_step.read_value()
+            else:
+                now = self._global_step
+            fresh = math_ops.greater_equal(local, now, name="is_fresh")
+        beside = {_task_of(acc.device) for acc in accumulators} == {_task_of(local.device)}
+        if beside:
+            count = add_if_fresh(graph, fresh, grads, accumulators)
+        else:
+            adds = self._add_masked(graph, fresh, grads, accumulators)
+            with graph.device(self._global_step.device), graph.control_dependencies(adds):
+                count = math_ops.cast(fresh, _dtypes.int32)
+        with graph.device(self._global_step.device):
+            signal = ready.enqueue_many([fill(reshape(count, [1]), 0)], name="signal_ready")
+        with graph.device(self._global_step.device), graph.control_dependencies([signal]):
+            token = tokens.dequeue(name="wait_for_token")
+        graph.add_to_collection(TOKEN_WAITS, token.op)
+        return state_ops.assign(local, token, name="train_op").op
+
+    @staticmethod
+    def _add_masked(graph, fresh, grads, accumulators):
+        """The accumulators on several tasks: each adds the gradient, or zeros when it is
+        stale (a `cond` would send dead tensors across tasks); returns the additions."""
         adds = []
-        for (grad, _), acc in zip(pairs, accumulators):
-            if isinstance(grad, IndexedSlices):
-                grad = convert_to_tensor(grad)
+        for grad, acc in zip(grads, accumulators):
             kept = where(fill(shape(grad), fresh), grad, zeros_like(grad))
             with graph.colocate_with(acc.op):
                 adds.append(state_ops.assign_add(acc, kept, use_locking=True))
-        with graph.device(self._global_step.device), graph.control_dependencies(adds):
-            count = reshape(math_ops.cast(fresh, _dtypes.int32), [1])
-            signal = ready.enqueue_many([fill(count, 0)], name="signal_ready")
-        with graph.device(self._global_step.device), graph.control_dependencies([signal]):
-            token = tokens.dequeue(name="wait_for_token")
-        return state_ops.assign(self._local_step, token, name="train_op").op
+        return adds
 
     def _chief_op(self, pairs, accumulators, ready, tokens):
         """The chief's one op per aggregation: wait for `replicas_to_aggregate` fresh
@@ -212,7 +278,8 @@ class _SyncReplicasOptimizer:
     def get_init_tokens_op(self, num_tokens: int = -1):
         """An op putting `num_tokens` tokens (default `replicas_to_aggregate`) in the
         token queue, letting workers take that many steps before the first aggregation;
-        run once by the chief."""
+        run once by the chief. Where the pushes aggregate (`flowgraph.distributed.
+        sync_inline`), it also puts their counter, once per ps (even with no tokens)."""
         if not self._gradients_applied:
             raise ValueError("get_init_tokens_op() should be called after apply_gradients().")
         needed = self._replicas_to_aggregate - self._total_num_replicas
@@ -221,12 +288,14 @@ class _SyncReplicasOptimizer:
         elif num_tokens < needed:
             raise ValueError(f"Too few tokens to finish the first step: {num_tokens} (given) "
                              f"vs {needed} (needed)")
+        counter = self._counter_init_op  # the pushes aggregate: their lock, put once
         if num_tokens <= 0:
-            return no_op(name="no_init_tokens")
+            return counter if counter is not None else no_op(name="no_init_tokens")
         graph = self._global_step.graph
         with graph.device(self._global_step.device):
-            return self._sync_token_queue.enqueue_many(
+            tokens = self._sync_token_queue.enqueue_many(
                 [fill([num_tokens], self._global_step.read_value())], name="init_tokens")
+        return tokens if counter is None else group(counter, tokens, name="init_tokens_op")
 
     def make_session_run_hook(self, is_chief: bool, num_tokens: int = -1):
         """The hook every worker needs: it sets the local step when the session is
@@ -277,6 +346,8 @@ class _SyncReplicasHook:
             return
         self._stop_thread()  # a recreated session: the old loop's session is gone
         session.run(self._init_tokens_op)
+        if self._opt._chief_sync_op is None:  # the pushes aggregate (sync_inline.py)
+            return
         self._stop.clear()
         self._thread = threading.Thread(target=self._aggregate, args=(session, coord),
                                         name="sync-replicas-chief", daemon=True)

@@ -5,7 +5,12 @@ Every RPC body of `flowgraph.distributed` is one *message*::
     b"FGW2" | header length H | table length T (uint32 each, little endian)
             | header (H bytes of UTF-8 JSON) | tensor table (T bytes of JSON) | buffers
 
-The header is a JSON object. The tensor table lists each tensor as ``[name, dtype,
+The header is a JSON object, or two: ``base`` ``0x1E`` ``header``, where *base* is a part
+that many messages repeat (a stage's call signature: `Base`, encoded once by the
+sender and parsed once per process by the receiver, which caches it by its bytes) and
+the decoded header is base's keys updated with header's. (``0x1E`` never occurs in JSON
+text: control characters are escaped inside strings and are not whitespace.) The
+tensor table lists each tensor as ``[name, dtype,
 shape, nbytes]`` and the buffers follow in that order, each the tensor's C-contiguous
 bytes followed by zeros up to a multiple of `ALIGN` bytes; the header is padded with
 spaces so that the first buffer starts at a multiple of `ALIGN` too. So arrays decoded
@@ -44,7 +49,8 @@ import numpy as np
 
 from flowgraph.framework import errors
 
-__all__ = ["decode", "encode", "encode_parts", "from_bfloat16", "to_bfloat16"]
+__all__ = ["Base", "decode", "encode", "encode_message", "encode_parts", "from_bfloat16",
+           "to_bfloat16"]
 
 MAGIC = b"FGW2"
 ALIGN = 16  # bytes: every buffer starts at a multiple of it from the message's start
@@ -55,6 +61,8 @@ _PREFIX = struct.Struct("<4sII")  # magic and the two lengths
 _CACHE_SIZE = 256  # tensor tables (and their parsed layouts) kept, by layout
 _TABLES: dict = {}  # (name, dtype, shape, nbytes) per tensor -> table JSON
 _LAYOUTS: dict = {}  # table JSON -> [(name, dtype, shape, count, nbytes)]
+_BASES: dict = {}  # base JSON -> its parsed dict (never handed out: decode copies it)
+_BASE_MARK = b"\x1e"
 _STRING = "string"
 _BFLOAT16 = "bfloat16"
 # Kinds that are plain fixed-size values: bool, ints, unsigned ints, floats, complex.
@@ -92,18 +100,17 @@ def from_bfloat16(top: np.ndarray) -> np.ndarray:
     return (top.astype("<u4") << 16).view("<f4")
 
 
-def _tensor_entry(name: str, value, bfloat16: bool) -> tuple[tuple, bytes | memoryview]:
-    """``((name, dtype, shape, nbytes), buffer)`` of one tensor."""
+def _tensor_entry(name: str, value, bfloat16: bool) -> tuple[tuple, object]:
+    """``((name, dtype, shape, nbytes), buffer)`` of one tensor (the buffer: anything a
+    socket's ``sendmsg`` and ``bytes.join`` take, such as a C-contiguous array)."""
     if (type(value) is np.ndarray and value.dtype.kind in _NUMERIC_KINDS
             and value.flags.c_contiguous and not (bfloat16 and value.dtype == np.float32)):
         # The common case, kept short: a step sends a few tensors per call.
-        return ((name, value.dtype.str, value.shape, value.nbytes),
-                value.reshape(-1).view(np.uint8))
+        return (name, value.dtype.str, value.shape, value.nbytes), value
     arr = np.asarray(value)
     if bfloat16 and arr.dtype == np.float32:
         top = to_bfloat16(arr)
-        return ((name, _BFLOAT16, arr.shape, top.nbytes),
-                memoryview(top.reshape(-1).view(np.uint8)))
+        return (name, _BFLOAT16, arr.shape, top.nbytes), top
     if arr.dtype == object or arr.dtype.kind in "SU":
         buf = _string_buffer(arr)
         return (name, _STRING, arr.shape, len(buf)), buf
@@ -114,52 +121,88 @@ def _tensor_entry(name: str, value, bfloat16: bool) -> tuple[tuple, bytes | memo
             "or string dtype (only those have a wire format).")
     shape = arr.shape  # np.ascontiguousarray makes a 0-d array 1-d
     arr = np.ascontiguousarray(arr)
-    return ((name, arr.dtype.str, shape, arr.nbytes),
-            memoryview(arr.reshape(-1).view(np.uint8)))
+    return (name, arr.dtype.str, shape, arr.nbytes), arr
 
 
-def _table(entries: tuple) -> bytes:
-    """The JSON tensor table of `entries` (made once per layout: a step sends the same
-    names, dtypes and shapes every time)."""
-    table = _TABLES.get(entries)
-    if table is None:
+def _table(entries: tuple) -> tuple[bytes, list, int]:
+    """``(table, after, nbytes)`` of a layout, made once per layout (a step sends the same
+    names, dtypes and shapes every time): its JSON tensor table; per tensor, None to
+    leave out its (empty) buffer, else the padding that follows it; the bytes of the
+    buffers and their padding."""
+    known = _TABLES.get(entries)
+    if known is None:
         table = _JSON.encode([[n, d, list(s), b] for n, d, s, b in entries]).encode()
+        after = [_PADS[-b % ALIGN] if b else None for _, _, _, b in entries]
+        known = (table, after, sum(b + (-b % ALIGN) for _, _, _, b in entries))
         if len(_TABLES) >= _CACHE_SIZE:
             _TABLES.clear()
-        _TABLES[entries] = table
-    return table
+        _TABLES[entries] = known
+    return known
 
 
-def encode_parts(header: dict, tensors: dict | None = None,
-                 bfloat16: bool = False) -> list:
-    """The pieces of `encode`'s message, in order, the tensors' own buffers among them
-    (for a socket's ``sendmsg``: the message is never assembled).
+class Base:
+    """A header part that many messages repeat, encoded once (see the module docstring):
+    `data` must not change after it is made.
+
+    >>> base = Base({"handle": "h", "feeds": ["a"]})
+    >>> decode(encode({"step_id": 7}, base=base))[0]
+    {'handle': 'h', 'feeds': ['a'], 'step_id': 7}
+    """
+
+    __slots__ = ("data", "json")
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+        self.json = _JSON.encode(data).encode() + _BASE_MARK
+
+
+def encode_message(header: dict, tensors: dict | None = None, bfloat16: bool = False,
+                   base: Base | None = None) -> tuple[list, int]:
+    """``(parts, size)``: the pieces of `encode`'s message in order, the tensors' own
+    buffers among them (for a socket's ``sendmsg``: the message is never assembled), and
+    their total size in bytes. With `base`, the message carries ``base.data`` under
+    `header` (see the module docstring)."""
+    entries, buffers = [], []
+    if tensors:
+        for name, value in tensors.items():
+            entry, buf = _tensor_entry(name, value, bfloat16)
+            entries.append(entry)
+            buffers.append(buf)
+    table, after, nbytes = _table(tuple(entries))
+    head = _JSON.encode(header).encode()
+    if base is not None:
+        head = base.json + head
+    size = _PREFIX.size + len(head) + len(table)
+    pad = -size % ALIGN
+    if pad:
+        head += b" " * pad
+        size += pad
+    parts = [MAGIC + _LENGTHS.pack(len(head), len(table)) + head + table]
+    for buf, pad in zip(buffers, after):
+        if pad is not None:
+            parts.append(buf)
+            if pad:
+                parts.append(pad)
+    return parts, size + nbytes
+
+
+def encode_parts(header: dict, tensors: dict | None = None, bfloat16: bool = False,
+                 base: Base | None = None) -> list:
+    """The pieces of `encode`'s message, in order (`encode_message` without the size).
 
     >>> parts = encode_parts({}, {"x": np.zeros(2, np.float32)})
     >>> b"".join(parts) == encode({}, {"x": np.zeros(2, np.float32)})
     True
     """
-    entries, buffers = [], []
-    for name, value in (tensors or {}).items():
-        entry, buf = _tensor_entry(name, value, bfloat16)
-        entries.append(entry)
-        buffers.append(buf)
-    table = _table(tuple(entries))
-    head = _JSON.encode(header).encode()
-    head += b" " * (-(_PREFIX.size + len(head) + len(table)) % ALIGN)
-    parts = [MAGIC + _LENGTHS.pack(len(head), len(table)) + head + table]
-    for entry, buf in zip(entries, buffers):
-        parts.append(buf)
-        pad = -entry[3] % ALIGN
-        if pad:
-            parts.append(_PADS[pad])
-    return parts
+    return encode_message(header, tensors, bfloat16, base)[0]
 
 
-def encode(header: dict, tensors: dict | None = None, bfloat16: bool = False) -> bytes:
+def encode(header: dict, tensors: dict | None = None, bfloat16: bool = False,
+           base: Base | None = None) -> bytes:
     """One message: `header` (a JSON-serializable dict) and named arrays; with
-    `bfloat16`, float32 arrays travel truncated to bfloat16 (see the module docstring)."""
-    return b"".join(encode_parts(header, tensors, bfloat16))
+    `bfloat16`, float32 arrays travel truncated to bfloat16 (see the module docstring);
+    with `base`, ``base.data`` goes under `header`."""
+    return b"".join(encode_message(header, tensors, bfloat16, base)[0])
 
 
 def _loss(what: str) -> errors.DataLossError:
@@ -268,10 +311,22 @@ def _tensor_at(view: memoryview, pos: int, item: tuple) -> np.ndarray:
     return np.frombuffer(view, dtype=dtype, count=count, offset=pos).reshape(shape)
 
 
+def _json_object(raw: bytes, what: str) -> dict:
+    try:
+        value = json.loads(raw)
+    except ValueError as e:
+        raise _loss(f"{what} is not JSON ({e})") from None
+    if type(value) is not dict:
+        raise _loss(f"{what} is not a JSON object")
+    return value
+
+
 def decode(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
-    """The header and the named arrays of a message (arrays view `blob`)."""
+    """The header and the named arrays of a message (arrays view `blob`). Values inside
+    the header may be shared with other decoded headers (a cached `Base`): read them,
+    do not change them."""
     view = memoryview(blob)
-    if len(view) < _PREFIX.size or bytes(view[:4]) != MAGIC:
+    if len(view) < _PREFIX.size or view[:4] != MAGIC:
         raise _loss(f"it does not start with the {MAGIC.decode()} magic (a task or client "
                     "of another flowgraph version? every process of a cluster needs the "
                     "same one)")
@@ -280,22 +335,32 @@ def decode(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     if pos > len(view):
         raise _loss(f"header and tensor table of {head_len + table_len} bytes run past the "
                     f"message ({len(view)} bytes)")
-    try:
-        header = json.loads(bytes(view[_PREFIX.size:_PREFIX.size + head_len]))
-    except ValueError as e:
-        raise _loss(f"header is not JSON ({e})") from None
-    if type(header) is not dict:
-        raise _loss("header is not a JSON object")
+    raw = bytes(view[_PREFIX.size:_PREFIX.size + head_len])
+    cut = raw.find(_BASE_MARK)
+    header = _json_object(raw if cut < 0 else raw[cut + 1:], "header")
+    if cut >= 0:
+        base = _BASES.get(raw[:cut])
+        if base is None:
+            base = _json_object(raw[:cut], "header base")
+            if len(_BASES) >= _CACHE_SIZE:
+                _BASES.clear()
+            _BASES[raw[:cut]] = base
+        header = {**base, **header}
     tensors = {}
     end = len(view)
-    for item in _read_table(bytes(view[pos - table_len:pos])):
-        nbytes = item[4]
+    layout = _read_table(bytes(view[pos - table_len:pos]))
+    data = np.frombuffer(view, np.uint8) if layout else None
+    for item in layout:
+        name, dtype, shape, count, nbytes = item
         if pos + nbytes > end:
-            raise _loss(f"tensor '{item[0]}' ({nbytes} bytes) does not fit the message")
-        tensors[item[0]] = _tensor_at(view, pos, item)
+            raise _loss(f"tensor '{name}' ({nbytes} bytes) does not fit the message")
+        if count and dtype is not _STRING and dtype is not _BFLOAT16:  # a cheap view
+            tensors[name] = np.ndarray(shape, dtype, data, pos)
+        else:
+            tensors[name] = _tensor_at(view, pos, item)
         pos += nbytes + (-nbytes % ALIGN)
         if pos > end:
-            raise _loss(f"tensor '{item[0]}' ends inside its padding")
+            raise _loss(f"tensor '{name}' ends inside its padding")
     if pos != end:
         raise _loss(f"{end - pos} bytes follow the last tensor")
     return header, tensors

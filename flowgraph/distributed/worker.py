@@ -20,7 +20,8 @@ State of a task:
   ``local://flowgraph-task/<job>/<task>/<id>``, so variables, queues and tables live once
   per task and are shared by all graphs and all clients, as a TensorFlow server's
   resource manager is (two workers' graphs both naming ``w`` on ``/job:ps/task:0`` update
-  one variable).
+  one variable). They run a stage on ``threads`` threads (the server's choice,
+  `flowgraph.distributed.server.stage_threads`).
 * **step stores** (the remote rendezvous): per step id, the tensors this task produced for
   later stages, under the producing tensor's name. A consumer task pulls them with
   ``RecvTensor``, one call per producing task and stage. The master drops them when the
@@ -69,7 +70,7 @@ from flowgraph.framework.importer import import_graph_def
 from flowgraph.framework.registry import OpCost
 from flowgraph.framework.resources import manager_for_target
 from flowgraph.ops.iterator_ops import register_dataset
-from flowgraph.runtime.config import RunOptions
+from flowgraph.runtime.config import ConfigProto, RunOptions
 from flowgraph.runtime.session import Session
 from flowgraph.runtime.step import watchdog
 
@@ -161,19 +162,22 @@ class _StageGraph:
     may block runs with ``RunOptions(timeout_in_ms=...)``, so the blocked kernel ends at
     the deadline itself, naming its op."""
 
-    def __init__(self, graph_def: dict, target: str) -> None:
+    def __init__(self, graph_def: dict, target: str, threads: int = 0) -> None:
         self.graph = Graph()
         graph_def = _with_local_datasets(self.graph, graph_def)
         with self.graph.as_default():
             import_graph_def(graph_def, name="")
         self.target = target
+        self.config = ConfigProto(inter_op_parallelism_threads=threads) if threads else None
         self.may_block = any(_may_block(op) for op in self.graph.get_operations())
         self.read_only = read_only(self.graph.get_operations())
         self._lock = threading.Lock()
-        self._sessions = [Session(target, graph=self.graph)]
+        self._sessions = [Session(target, graph=self.graph, config=self.config)]
         self._idle = list(self._sessions)
         self._fetches: dict = {}  # (fetch names, target names) -> [Tensor or Operation]
         self._feeds: dict = {}  # placeholder name -> its Tensor
+        self._layouts: dict = {}  # a call's lists (as tuples) -> its _Layout
+        self._last: _Layout | None = None  # the layout of the last call
 
     def fetches(self, names: tuple, targets: tuple) -> list:
         """The graph elements of a call's fetches and targets (looked up once: a stage
@@ -185,6 +189,26 @@ class _StageGraph:
                 [graph.get_tensor_by_name(t) for t in names]
                 + [graph.get_operation_by_name(o) for o in targets])
         return found
+
+    def layout(self, header: dict) -> _Layout:
+        """The `_Layout` of a call's header (the last one again when the header's lists
+        are the same objects: a header's fixed part is decoded once, `wire.Base`)."""
+        layout = self._last
+        feeds, fetches = header.get("feeds", ()), header.get("fetches", ())
+        targets, returns = header.get("targets", ()), header.get("return", ())
+        if (layout is not None and layout.source[0] is feeds and layout.source[1] is fetches
+                and layout.source[2] is targets and layout.source[3] is returns):
+            return layout
+        key = (tuple(feeds), tuple(tuple(f) for f in fetches), tuple(targets),
+               tuple(returns))
+        layout = self._layouts.get(key)
+        if layout is None:
+            if len(self._layouts) >= 64:  # (a client cannot grow it without bound)
+                self._layouts.clear()
+            layout = self._layouts[key] = _Layout(self, *key)
+        layout.source = (feeds, fetches, targets, returns)
+        self._last = layout
+        return layout
 
     def feed(self, placeholder: str):
         tensor = self._feeds.get(placeholder)
@@ -198,7 +222,7 @@ class _StageGraph:
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        session = Session(self.target, graph=self.graph)
+        session = Session(self.target, graph=self.graph, config=self.config)
         with self._lock:
             self._sessions.append(session)
         return session
@@ -212,6 +236,23 @@ class _StageGraph:
             sessions, self._sessions, self._idle = self._sessions, [], []
         for session in sessions:
             session.close()
+
+
+class _Layout:
+    """What a stage call's lists resolve to, once per distinct lists: the placeholders
+    it feeds, the graph elements it runs, the store keys of the fetched values and the
+    keys it returns."""
+
+    __slots__ = ("feeds", "fetches", "keys", "returns", "returns_produced", "source")
+
+    def __init__(self, stage: _StageGraph, feeds: tuple, fetches: tuple, targets: tuple,
+                 returns: tuple) -> None:
+        self.feeds = [(name, stage.feed(name)) for name in feeds]
+        self.fetches = stage.fetches(tuple(t for t, _ in fetches), targets)
+        self.keys = [key for _, key in fetches]
+        self.returns = list(returns)
+        self.returns_produced = set(returns) <= set(self.keys)
+        self.source: tuple = ()  # the header's lists it was made from
 
 
 def _may_block(op) -> bool:
@@ -247,12 +288,14 @@ class TaskService:
     """The methods of the ``flowgraph.Task`` gRPC service for one task."""
 
     def __init__(self, cluster, job_name: str, task_index: int,
-                 security: Security | None = None) -> None:
+                 security: Security | None = None, threads: int = 0) -> None:
         self.cluster = ClusterSpec(cluster)
         self.security = security
+        self.threads = threads  # of each stage run (inter-op); 0: the sessions' default
         self.incarnation = uuid.uuid4().hex[:16]
         self.traffic: dict = {}
         self.data_port = 0  # the server's data plane (flowgraph.distributed.direct), if any
+        self.data_local = None  # and its same-machine socket's name
         self.job_name, self.task_index = job_name, int(task_index)
         self.task_name = f"/job:{job_name}/replica:0/task:{self.task_index}"
         self.resource_target = (f"local://flowgraph-task/{job_name}/{self.task_index}/"
@@ -280,6 +323,8 @@ class TaskService:
                   "traffic": dict(self.traffic)}
         if self.data_port:
             status["data_port"] = self.data_port
+            if self.data_local:
+                status["data_local"] = self.data_local
         return status, {}
 
     def RegisterGraph(self, header: dict, tensors: dict) -> tuple[dict, dict]:
@@ -291,7 +336,8 @@ class TaskService:
         session = header.get("session")
         with self._lock:
             if handle not in self._graphs:
-                self._graphs[handle] = _StageGraph(graph_def, self.resource_target)
+                self._graphs[handle] = _StageGraph(graph_def, self.resource_target,
+                                                   self.threads)
             if session:
                 self._users.setdefault(handle, set()).add(session)
             else:  # a client that never releases: the graph stays
@@ -301,22 +347,29 @@ class TaskService:
     def RunStage(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         """Run a stage; with ``"then"``, run that (read-only) stage header after it and
         return its values too, with the write epoch they were read at; with
+        ``"read_epoch"``, answer the write epoch at which the run's values are current
+        (a stage that writes and then reads, `prefetch.merged_graph`), if they are; with
         ``"expect_epoch"``, run only if no write started since that epoch, else answer
         ``"stale"`` (`flowgraph.distributed.prefetch`)."""
         then = header.get("then")
         if then is None:
-            return self._run_stage(header, tensors, None)
+            return self._run_stage(header, tensors, header.get("expect_epoch"))
         reply, values = self._run_stage(header, tensors, header.get("expect_epoch"))
+        if reply.get("stale"):
+            return reply, values
         with self._lock:
             start = self._writes[0] if self._writes[0] == self._writes[1] else None
-        _, read = self._run_stage(then, {}, None)
+        # (a "then" without a step or a deadline of its own runs in its caller's: the
+        # master sends it as a fixed part, `wire.Base`)
+        _, read = self._run_stage(then, {}, None, header)
         with self._lock:
             if start is not None and self._writes[0] == start:
                 reply["epoch"] = start
         values.update(read)
         return reply, values
 
-    def _run_stage(self, header: dict, tensors: dict, expect) -> tuple[dict, dict]:
+    def _run_stage(self, header: dict, tensors: dict, expect,
+                   outer: dict | None = None) -> tuple[dict, dict]:
         stage = self._graphs.get(header["handle"])
         seen = header.get("incarnation")
         if stage is None or (seen is not None and seen != self.incarnation):
@@ -325,38 +378,35 @@ class TaskService:
                 f"Task {self.task_name} restarted since the session registered its graphs "
                 "(its variables and queues are new); create a new session "
                 "(MonitoredSession does so by itself and restores the last checkpoint).")
-        step_id = int(header["step_id"])
-        finished = header.get("cleanup")
-        if finished:
-            with self._lock:
-                for sid in finished:
-                    self._steps.pop(int(sid), None)
-        timeout_s = int(header.get("timeout_ms", 0)) / 1000.0 or None
-        bf16 = bool(header.get("bfloat16"))
-        feeds = {name: tensors[name] for name in header.get("feeds", [])}
-        by_source: dict = {}
-        for placeholder, key, address, task in header.get("recvs", []):
-            by_source.setdefault((address, task), []).append((placeholder, key))
-        runs = header.get("runs") or {}
+        timing = header if outer is None or "step_id" in header else outer
+        step_id = int(timing["step_id"])
+        timeout_ms = int(timing.get("timeout_ms", 0))
+        layout = stage.layout(header)
+        feed_dict = {tensor: tensors[name] for name, tensor in layout.feeds}
+        recvs = header.get("recvs")
         pulled: dict = {}
-        for (address, task), wanted in by_source.items():
-            values = self._pull(step_id, [key for _, key in wanted], address, task,
-                                timeout_s, bf16, runs.get(task))
-            pulled.update(values)
-            for placeholder, key in wanted:
-                if placeholder is not None:  # None: only returned (a delegated fetch)
-                    feeds[placeholder] = values[key]
-        fetch_names = tuple(t for t, _ in header.get("fetches", []))
-        timeout_ms = int(header.get("timeout_ms", 0))
+        if recvs:
+            pulled = self._pull_all(step_id, recvs, header, timeout_ms, stage, feed_dict)
         session = stage.acquire()
         call = _Call(session, RunOptions(timeout_in_ms=timeout_ms) if stage.may_block
                      else None)
         writes = not stage.read_only
+        finished = header.get("cleanup")
+        clean = None  # with "read_epoch": the write count if none was in flight at start
         with self._lock:
-            cancelled = self._cancelled.get(step_id)
+            if finished:
+                for sid in finished:
+                    self._steps.pop(int(sid), None)
+            cancelled = self._cancelled.get(step_id) if self._cancelled else None
             stale = expect is not None and self._writes[0] != expect
             if cancelled is None and not stale:
-                self._running.setdefault(step_id, []).append(call)
+                running = self._running.get(step_id)
+                if running is None:
+                    self._running[step_id] = [call]
+                else:
+                    running.append(call)
+                if self._writes[0] == self._writes[1] and header.get("read_epoch"):
+                    clean = self._writes[0] + writes
                 self._writes[0] += writes
         if cancelled is not None or stale:
             stage.release(session)
@@ -368,27 +418,50 @@ class TaskService:
             alarm = watchdog.schedule(timeout_ms / 1000.0, self._time_out,
                                       (call, step_id, timeout_ms))
         try:
-            values = session.run(
-                stage.fetches(fetch_names, tuple(header.get("targets", []))),
-                feed_dict={stage.feed(p): v for p, v in feeds.items()},
-                options=call.options)
+            values = session.run(layout.fetches, feed_dict=feed_dict, options=call.options)
         finally:
             if alarm is not None:
                 watchdog.cancel(alarm)
             call.finish()
             with self._lock:
+                if clean is not None and self._writes[0] != clean:
+                    clean = None  # another write started meanwhile: not consistent
                 self._writes[1] += writes
-                mine = self._running.get(step_id, [])
-                if call in mine:
-                    mine.remove(call)
-                if not mine:
-                    self._running.pop(step_id, None)
+                mine = self._running.get(step_id)
+                if mine is not None:
+                    if call in mine:
+                        mine.remove(call)
+                    if not mine:
+                        del self._running[step_id]
             stage.release(session)
-        produced = {key: values[i] for i, (_, key) in enumerate(header.get("fetches", []))}
-        store = self._store(step_id)
-        store.update(produced)
-        return {}, {key: produced[key] if key in produced else pulled[key]
-                    for key in header.get("return", [])}
+        produced = dict(zip(layout.keys, values))
+        self._store(step_id).update(produced)
+        reply = {} if clean is None else {"epoch": clean}
+        if layout.returns_produced:
+            return reply, {key: produced[key] for key in layout.returns}
+        return reply, {key: produced[key] if key in produced else pulled[key]
+                       for key in layout.returns}
+
+    def _pull_all(self, step_id: int, recvs: list, header: dict, timeout_ms: int, stage,
+                  feed_dict: dict) -> dict:
+        """The values a stage's ``recvs`` name, pulled from their tasks (one call per
+        task; ``runs``: stages those tasks run first); the placeholders' go into
+        `feed_dict`."""
+        timeout_s = timeout_ms / 1000.0 or None
+        bf16 = bool(header.get("bfloat16"))
+        by_source: dict = {}
+        for placeholder, key, address, task in recvs:
+            by_source.setdefault((address, task), []).append((placeholder, key))
+        runs = header.get("runs") or {}
+        pulled: dict = {}
+        for (address, task), wanted in by_source.items():
+            values = self._pull(step_id, [key for _, key in wanted], address, task,
+                                timeout_s, bf16, runs.get(task))
+            pulled.update(values)
+            for placeholder, key in wanted:
+                if placeholder is not None:  # None: only returned (a delegated fetch)
+                    feed_dict[stage.feed(placeholder)] = values[key]
+        return pulled
 
     def RecvTensor(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         step_id = int(header["step_id"])

@@ -11,12 +11,13 @@ Everything around the bare ``run([train_op, loss])`` loop is a hook, chosen here
 | checkpoints + `saving_listeners` | `CheckpointSaverHook` | chief |
 | progress bar (stderr is a terminal and tqdm importable) | `_ProgressBarHook` | every worker |
 
-The loop itself does nothing else per step, and the built-in hooks above are skipped
-on the steps where they have nothing to do (`flowgraph.train.hook_schedule`), so a step
-costs little more than a bare `Session.run` (docs/performance.md, "The training
-harness"). A KeyboardInterrupt saves a checkpoint of the
-current step before it propagates (TF does not), so an interrupted run resumes where it
-stopped.
+The loop itself does nothing else per step, the built-in hooks above are skipped on the
+steps where they have nothing to do (`flowgraph.train.hook_schedule`), and those steps
+go straight to the raw session (`flowgraph.train.flat_run`), so a step costs little
+more than a bare `Session.run` (docs/performance.md, "The training harness").
+
+A KeyboardInterrupt saves a checkpoint of the current step before it propagates (TF
+does not), so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -191,21 +192,20 @@ def _train_in(graph, est, input_fn, hooks, steps, max_steps, saving_listeners):
             log_step_count_steps=config.log_step_count_steps)
         saver = scaffold.saver or (get_collection(GraphKeys.SAVERS) or [None])[0]
 
-        fetches = (spec.train_op, spec.loss)  # one tuple: the hooked session caches its key
-        loss = None
-        ran = 0
+        # One tuple, passed on every step: the monitored session's flat path repeats it.
+        fetches = (spec.train_op, spec.loss)
+        loss = None  # None until a step has run (a loss value never is)
         with mon_sess:
             try:
                 run = mon_sess.run
                 should_stop = mon_sess.should_stop
                 while not should_stop():
                     loss = run(fetches)[1]
-                    ran += 1
             except KeyboardInterrupt:
-                if config.is_chief and saver is not None and ran:
+                if config.is_chief and saver is not None and loss is not None:
                     _save_on_interrupt(mon_sess, saver, est.model_dir, global_step)
                 raise
-    if ran == 0:
+    if loss is None:
         logger.warning("Training with estimator made no steps. Perhaps input is empty or "
                        "misspecified.")
     return loss

@@ -15,12 +15,16 @@ Example
 
 from flowgraph.keras import (
     backend,
+    callbacks,
     estimator,
+    initializers,
     layers,
     losses,
     metrics,
     models,
     optimizers,
+    regularizers,
+    utils,
 )
 from flowgraph.keras.layers import Input
 from flowgraph.keras.models import Model, Sequential
@@ -30,12 +34,16 @@ __all__ = [
     "Model",
     "Sequential",
     "backend",
+    "callbacks",
     "estimator",
+    "initializers",
     "layers",
     "losses",
     "metrics",
     "models",
     "optimizers",
+    "regularizers",
+    "utils",
 ]
 
 # Layers defined beside `layers` (they subclass its classes) join the tf.keras.layers
@@ -46,3 +54,16 @@ for _name in _layers_conv.__all__:
     setattr(layers, _name, getattr(_layers_conv, _name))
 layers.Convolution2DTranspose = _layers_conv.Conv2DTranspose
 layers.SeparableConvolution2D = _layers_conv.SeparableConv2D
+
+from flowgraph.keras import layers_extra as _layers_extra  # noqa: E402
+
+for _name in _layers_extra.__all__:
+    setattr(layers, _name, getattr(_layers_extra, _name))
+layers.Convolution1D = _layers_extra.Conv1D
+layers.GlobalAvgPool1D = _layers_extra.GlobalAveragePooling1D
+layers.GlobalAvgPool2D = _layers_extra.GlobalAveragePooling2D
+
+from flowgraph.keras import layers_recurrent as _layers_recurrent  # noqa: E402
+
+for _name in _layers_recurrent.__all__:
+    setattr(layers, _name, getattr(_layers_recurrent, _name))

@@ -248,7 +248,8 @@ class Layer:
         dtype = _dtypes.as_dtype(dtype or self._dtype or backend.floatx()).base_dtype
         init = get_initializer(initializer) or init_ops.GlorotUniform()
         shape = [int(d) for d in shape]
-        with name_scope(self.name + "/"):
+        # A wrapper (TimeDistributed) creates its inner layer's weights under its own name.
+        with name_scope(getattr(self, "_weight_scope", None) or self.name + "/"):
             var = _variables.Variable(lambda: init(shape, dtype=dtype), name=name,
                                       dtype=dtype, trainable=trainable, constraint=constraint)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(var)
@@ -377,6 +378,11 @@ class Layer:
     @property
     def output_shape(self):
         shapes = [tuple(t.shape.as_list()) for t in to_list(self.output)]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def input_shape(self):
+        shapes = [tuple(t.shape.as_list()) for t in to_list(self.input)]
         return shapes[0] if len(shapes) == 1 else shapes
 
     def __repr__(self) -> str:

@@ -137,6 +137,31 @@ class Model(TrainingMixin, Layer):
     def _default_name(cls) -> str:
         return "model"
 
+    # A model's own input and output tensors, whatever other tensors it was called on.
+    def _own(self, tensors: list, what: str):
+        if not tensors:
+            raise AttributeError(f"Model {self.name} has no {what} yet: it is not built. "
+                                 f"Give its first layer an input_shape, or call build().")
+        return tensors[0] if len(tensors) == 1 else list(tensors)
+
+    @property
+    def input(self):
+        return self._own(self.inputs, "input")
+
+    @property
+    def output(self):
+        return self._own(self.outputs, "output")
+
+    @property
+    def input_shape(self):
+        shapes = [tuple(t.shape.as_list()) for t in to_list(self.input)]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def output_shape(self):
+        shapes = [tuple(t.shape.as_list()) for t in to_list(self.output)]
+        return shapes[0] if len(shapes) == 1 else shapes
+
     def get_config(self) -> dict:
         return {"name": self.name}
 

@@ -29,10 +29,13 @@ True
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.keras import backend, losses, metrics, optimizers
+from flowgraph.keras.callbacks import CallbackList
 from flowgraph.ops import array_ops, math_ops, math_reduce
 from flowgraph.ops.control_flow_ops import group
 
@@ -252,16 +255,29 @@ class TrainingMixin:
             self.build((None, *xs[0].shape[1:]))
 
     # -- loops ------------------------------------------------------------------------------
-    def _run_batches(self, fetches, xs, ys, batch_size, order=None) -> list[float]:
+    def _run_batches(self, fetches, xs, ys, batch_size, order=None,
+                     callbacks=None) -> list[float]:
         sess = backend.get_session()
         n = len(xs[0])
         order = np.arange(n) if order is None else order
         totals = None
         count = len(self.metrics_names)
-        for start in range(0, n, batch_size):
+        for batch, start in enumerate(range(0, n, batch_size)):
             idx = order[start:start + batch_size]
+            if callbacks is not None:
+                callbacks.call("on_batch_begin", batch, {"batch": batch, "size": len(idx)})
             values = sess.run(fetches, feed_dict=self._feed([a[idx] for a in xs],
                                                             [a[idx] for a in ys]))
+            if callbacks is not None:
+                logs = dict(zip(self.metrics_names, (float(v) for v in values[-count:]),
+                                strict=True))
+                callbacks.call("on_batch_end", batch, {"batch": batch, "size": len(idx),
+                                                       **logs})
+                if getattr(self, "stop_training", False):
+                    values = [float(v) * len(idx) for v in values[-count:]]
+                    totals = values if totals is None else [
+                        a + b for a, b in zip(totals, values, strict=True)]
+                    return [t / (start + len(idx)) for t in totals]
             values = [float(v) * len(idx) for v in values[-count:]]
             totals = values if totals is None else [a + b for a, b in zip(totals, values,
                                                                         strict=True)]
@@ -275,10 +291,10 @@ class TrainingMixin:
         `x` / `y`: an array, a list of arrays (one per input / output) or a dict keyed by
         input / output name. Returns a `History`.
         """
-        if kwargs or callbacks or class_weight is not None or sample_weight is not None \
+        if kwargs or class_weight is not None or sample_weight is not None \
                 or steps_per_epoch is not None:
-            raise NotImplementedError("fit: callbacks, class_weight, sample_weight and "
-                                      "steps_per_epoch are not supported by flowgraph.")
+            raise NotImplementedError("fit: class_weight, sample_weight and steps_per_epoch "
+                                      "are not supported by flowgraph.")
         self._maybe_build(x)
         self._require_compiled("training/testing")
         xs, ys = self._data(x, y)
@@ -291,13 +307,21 @@ class TrainingMixin:
         batch_size = batch_size or 32
         graph = self._evaluation()
         names = self.metrics_names
-        history = History(self, {"batch_size": batch_size, "epochs": epochs,
-                                 "samples": len(xs[0]), "metrics": names})
+        history = History(self, {"batch_size": batch_size, "epochs": epochs, "steps": None,
+                                 "samples": len(xs[0]), "verbose": verbose,
+                                 "do_validation": validation_data is not None,
+                                 "metrics": names})
         fetches = [graph["train_op"], *graph["train_fetches"]]
+        cbs = CallbackList(callbacks, self, history.params)
+        hooks = cbs if cbs.callbacks else None
+        self.stop_training = False
+        self.history = history
+        cbs.call("on_train_begin", {})
         for epoch in range(initial_epoch, epochs):
+            cbs.call("on_epoch_begin", epoch, {})
             order = np.random.permutation(len(xs[0])) if shuffle else None
-            logs = dict(zip(names, self._run_batches(fetches, xs, ys, batch_size, order),
-                            strict=True))
+            logs = dict(zip(names, self._run_batches(fetches, xs, ys, batch_size, order,
+                                                     hooks), strict=True))
             if validation_data is not None:
                 vx, vy = validation_data[0], validation_data[1]
                 values = _to_list(self.evaluate(vx, vy, batch_size=batch_size, verbose=0))
@@ -306,7 +330,44 @@ class TrainingMixin:
             if verbose:
                 print(f"Epoch {epoch + 1}/{epochs} - " +
                       " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+            cbs.call("on_epoch_end", epoch, logs)
+            if self.stop_training:
+                break
+        cbs.call("on_train_end", {})
         return history
+
+    # -- weights files ----------------------------------------------------------------------
+    def _weights_saver(self):
+        from flowgraph.train.saver import Saver
+
+        key = tuple(id(w) for w in self.weights)
+        cached = getattr(self, "_saver_cache", None)
+        if cached is None or cached[0] != key:
+            cached = (key, Saver({w.op.name: w for w in self.weights}, max_to_keep=None))
+            self._saver_cache = cached
+        return cached[1]
+
+    @staticmethod
+    def _check_weights_path(filepath, save_format=None) -> str:
+        path = os.fspath(filepath)
+        if save_format == "h5" or path.endswith((".h5", ".hdf5", ".keras")):
+            raise ImportError(f"Saving or loading weights as HDF5 ({path}) needs h5py, which "
+                              "flowgraph does not use; give a path without .h5 to use a "
+                              "TensorFlow checkpoint instead.")
+        return path
+
+    def save_weights(self, filepath, overwrite: bool = True, save_format=None) -> None:
+        """Write the weights as a TensorFlow checkpoint at `filepath` (a prefix)."""
+        path = self._check_weights_path(filepath, save_format)
+        self._weights_saver().save(backend.get_session(), path, write_meta_graph=False)
+
+    def load_weights(self, filepath, by_name: bool = False):
+        """Read the weights `save_weights` wrote at `filepath`."""
+        if by_name:
+            raise NotImplementedError("load_weights(by_name=True) is not supported by "
+                                      "flowgraph.")
+        path = self._check_weights_path(filepath)
+        self._weights_saver().restore(backend.get_session(), path)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, **kwargs):

@@ -111,5 +111,6 @@ def __getattr__(name: str):
 from flowgraph.ops.array_extra_ops import space_to_batch  # noqa: E402
 from flowgraph.ops.candidate_sampling_ops import *  # noqa: E402
 from flowgraph.ops.ctc_decode_ops import *  # noqa: E402
+from flowgraph.ops.ctc_ops import ctc_loss  # noqa: E402
 from flowgraph.ops.nn_compat_ops import *  # noqa: E402
 from flowgraph.ops.nn_sampled_loss import *  # noqa: E402

@@ -17,6 +17,8 @@ Example
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
@@ -117,6 +119,10 @@ def _list_diff_shape(op, x, y):
     return [TensorShape([None]), TensorShape([None])]
 
 
+ListDiff = collections.namedtuple("ListDiff", ["out", "idx"])
+UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+
+
 def setdiff1d(x, y, index_dtype=_dtypes.int32, name=None):
     """The values of 1-D `x` not in `y`, in their order in `x`, and their indices in `x`.
 
@@ -131,7 +137,7 @@ def setdiff1d(x, y, index_dtype=_dtypes.int32, name=None):
     y = convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")
     op = make_op("ListDiff", [x, y], {"out_idx": _dtypes.as_dtype(index_dtype)},
                  name=name or "ListDiff")
-    return op.outputs[0], op.outputs[1]
+    return ListDiff(*op.outputs)
 
 
 @register_op("UniqueWithCounts", attrs={"out_idx": _dtypes.int32}, num_outputs=3,
@@ -157,7 +163,7 @@ def unique_with_counts(x, out_idx=_dtypes.int32, name=None):
     """
     op = make_op("UniqueWithCounts", [convert_to_tensor(x, name="x")],
                  {"out_idx": _dtypes.as_dtype(out_idx)}, name=name or "UniqueWithCounts")
-    return tuple(op.outputs)
+    return UniqueWithCounts(*op.outputs)
 
 
 @register_op("UnravelIndex", dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype])

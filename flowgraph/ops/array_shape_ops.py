@@ -151,6 +151,15 @@ def _reshape_shape(op, x, shape_shape):
                 rest_in[e.index] = 1
                 unknown_out.remove(i)
     if rest_in is None or any(d is None for d in rest_in):
+        if rest_in is not None and not unknown_out:
+            # A fully known target must hold a whole number of the known input dims.
+            part = int(np.prod([d for d in rest_in if d is not None], dtype=np.int64))
+            total = int(np.prod(out, dtype=np.int64))
+            if part and total % part:
+                raise op.shape_error(
+                    f"cannot reshape a tensor of shape {x} into {out}: the known input "
+                    f"dimensions hold {part} elements per unknown one, which does not "
+                    f"divide the {total} elements requested")
         return [TensorShape(out)]
     n_in = int(np.prod(rest_in, dtype=np.int64))
     known = int(np.prod([o for o in out if o is not None], dtype=np.int64))

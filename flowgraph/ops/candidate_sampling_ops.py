@@ -24,6 +24,8 @@ Example
 
 from __future__ import annotations
 
+import collections
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.registry import not_differentiable, register_op
@@ -88,6 +90,12 @@ def _true_classes(true_classes, num_true, what):
     return t
 
 
+# TF returns these as named tuples named after the op type.
+_SAMPLED = {t: collections.namedtuple(t, ["sampled_candidates", "true_expected_count",
+                                         "sampled_expected_count"]) for t in _SAMPLERS}
+AccidentalHits = collections.namedtuple("ComputeAccidentalHits", ["indices", "ids", "weights"])
+
+
 def _sample(op_type, true_classes, num_true, num_sampled, unique, range_max, seed, name,
             what, **extra):
     if num_sampled < 1:
@@ -102,7 +110,7 @@ def _sample(op_type, true_classes, num_true, num_sampled, unique, range_max, see
         attrs["range_max"] = int(range_max)
     op = make_op(op_type, [_true_classes(true_classes, num_true, what)], attrs,
                  name=name or op_type)
-    return tuple(op.outputs)
+    return _SAMPLED[op_type](*op.outputs)
 
 
 def uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max,
@@ -192,4 +200,4 @@ def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=Non
     op = make_op("ComputeAccidentalHits", [t, s],
                  {"num_true": int(num_true), "seed": seed1, "seed2": seed2},
                  name=name or "ComputeAccidentalHits")
-    return tuple(op.outputs)
+    return AccidentalHits(*op.outputs)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
@@ -288,10 +288,14 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
             outer = math_reduce.reduce_prod(array_ops.slice(original_shape, [0], [rank - 1]))
             ids2 = sparse_ops.sparse_reshape(sparse_ids, array_ops.stack(
                 [outer, array_ops.gather(original_shape, rank - 1)]))
+        # As TensorFlow's shape inference: leading dims from a constant dense shape.
+        known = constant_value_as_shape(original_shape)
         if (rank_dim == 2 and sparse_weights is None and default_id is None
                 and max_norm is None and len(params) == 1):
             fused = _fused_safe_lookup(params[0], sparse_ids, combiner, scope)
             if fused is not None:
+                if known.ndims == 2:
+                    fused.set_shape(known[:1].concatenate(fused.shape[1:]))
                 return fused
         weights2 = None
         if sparse_weights is not None:
@@ -318,6 +322,8 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
                 array_ops.slice(math_ops.cast(original_shape, _dtypes.int32), [0], [rank - 1]),
                 array_ops.slice(array_ops.shape(result), [1], [-1])], 0), name=scope)
         lead = TensorShape(None) if rank_dim is None else TensorShape([None] * (rank_dim - 1))
+        if known.ndims is not None:
+            lead = known[:-1]
         final.set_shape(lead.concatenate(result.shape[1:] if result.shape.ndims else
                                          TensorShape(None)))
         return final

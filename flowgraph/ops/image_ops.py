@@ -477,3 +477,23 @@ def encode_png(image, compression: int = -1, name=None):
         raise TypeError(f"encode_png: image must be uint8, got {x.dtype.name}")
     return make_tensor("EncodePng", [x], {"compression": int(compression)},
                        name=name or "EncodePng")
+
+
+# Crops, pads, rotations and color adjustments composed from array ops.
+from flowgraph.ops.image_adjust_ops import (  # noqa: E402
+    adjust_brightness,
+    adjust_contrast,
+    central_crop,
+    convert_image_dtype,
+    crop_to_bounding_box,
+    grayscale_to_rgb,
+    pad_to_bounding_box,
+    resize_image_with_crop_or_pad,
+    rgb_to_grayscale,
+    rot90,
+    transpose_image,
+)
+
+__all__ += ["adjust_brightness", "adjust_contrast", "central_crop", "convert_image_dtype",
+            "crop_to_bounding_box", "grayscale_to_rgb", "pad_to_bounding_box",
+            "resize_image_with_crop_or_pad", "rgb_to_grayscale", "rot90", "transpose_image"]

@@ -19,6 +19,8 @@ Example
 
 from __future__ import annotations
 
+import collections
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
@@ -192,6 +194,11 @@ def matrix_determinant(input, name=None):
                        name=name or "MatrixDeterminant")
 
 
+LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant",
+                                              ["sign", "log_abs_determinant"])
+Qr = collections.namedtuple("Qr", ["q", "r"])
+
+
 def slogdet(input, name=None):
     """``(sign, log|det|)`` of each square matrix, stable where the determinant
     under/overflows.
@@ -205,7 +212,7 @@ def slogdet(input, name=None):
     """
     op = make_op("LogMatrixDeterminant", [_matrix(input, "input", "linalg.slogdet")],
                  name=name or "LogMatrixDeterminant")
-    return op.outputs[0], op.outputs[1]
+    return LogMatrixDeterminant(*op.outputs)
 
 
 def logdet(matrix, name=None):
@@ -319,7 +326,7 @@ def qr(input, full_matrices=False, name=None):
     """
     op = make_op("Qr", [_matrix(input, "input", "qr")],
                  {"full_matrices": bool(full_matrices)}, name=name or "Qr")
-    return op.outputs[0], op.outputs[1]
+    return Qr(*op.outputs)
 
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):

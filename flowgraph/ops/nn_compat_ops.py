@@ -18,6 +18,8 @@ Example
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
@@ -203,6 +205,9 @@ def _windows(x, ksize, strides, rates, padding, fill_value, what):
     return windows, pixel, (rows, cols, depth)
 
 
+MaxPoolWithArgmax = collections.namedtuple("MaxPoolWithArgmax", ["output", "argmax"])
+
+
 def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC",
                          output_dtype=_dtypes.int64, include_batch_in_index=False,
                          name=None, Targmax=None):
@@ -233,7 +238,7 @@ def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC",
         if include_batch_in_index:
             batch = cast(reshape(_range_of(shape(x)[0]), [-1, 1, 1, 1]), _dtypes.int64)
             argmax_index = argmax_index + batch * (rows * cols * depth)
-        return out, cast(argmax_index, output_dtype)
+        return MaxPoolWithArgmax(out, cast(argmax_index, output_dtype))
 
 
 def _range_of(n):

@@ -26,6 +26,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.indexed_slices import IndexedSlices
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.ops.array_extra_ops import setdiff1d, unravel_index
 from flowgraph.ops.array_gen_ops import unique
@@ -320,8 +321,12 @@ def sparse_transpose(sp_input, perm=None, name=None):
                 raise ValueError("tf.sparse_transpose: perm is required for unknown rank")
             perm = list(range(rank - 1, -1, -1))
         perm_t = convert_to_tensor(perm, dtype=_dtypes.int32, name="perm")
-        out = SparseTensor(gather(sp.indices, perm_t, axis=1), sp.values,
-                           gather(sp.dense_shape, perm_t))
+        dense_shape = gather(sp.dense_shape, perm_t)
+        known = sp.shape
+        if known.is_fully_defined() and not isinstance(perm, Tensor):
+            dims = known.as_list()
+            dense_shape = convert_to_tensor([dims[int(p)] for p in perm], dtype=_dtypes.int64)
+        out = SparseTensor(gather(sp.indices, perm_t, axis=1), sp.values, dense_shape)
         return sparse_reorder(out)
 
 

@@ -41,6 +41,7 @@ from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor, convert_to_sparse_tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops
+from flowgraph.ops.array_static import static_elements
 from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 
 __all__ = [
@@ -197,10 +198,19 @@ def sparse_reshape(sp_input, shape, name: str | None = None) -> SparseTensor:
     new_shape = convert_to_tensor(shape, dtype=None if isinstance(shape, Tensor) else _I64)
     op = make_op("SparseReshape", [sp.indices, sp.dense_shape, new_shape],
                  name=name or "SparseReshape")
-    out = SparseTensor(op.outputs[0], sp.values, op.outputs[1])
     static = constant_value(new_shape)
-    if static is not None and (np.asarray(static) >= 0).all():
-        out._shape_hint = TensorShape([int(d) for d in np.reshape(static, -1)])
+    dense_shape = op.outputs[1]
+    if static is not None:
+        dims = [int(d) for d in np.reshape(static, -1)]
+        known = sp.shape
+        if -1 in dims and known.is_fully_defined() and dims.count(-1) == 1:
+            rest = int(np.prod([d for d in dims if d != -1]))
+            if rest:
+                dims[dims.index(-1)] = int(np.prod(known.as_list())) // rest
+        if all(d >= 0 for d in dims):
+            # As TensorFlow: a known new shape becomes the result's constant dense_shape.
+            dense_shape = convert_to_tensor(np.asarray(dims, np.int64), name="shape")
+    out = SparseTensor(op.outputs[0], sp.values, dense_shape)
     return out
 
 
@@ -210,7 +220,9 @@ def _fill_empty_rows_shape(op, indices, values, shape, default_value):
     if default_value.ndims not in (None, 0):
         raise op.shape_error(f"default_value must be a scalar, got shape {default_value}")
     rank = _rank_of(indices, shape)
-    return [TensorShape([None, rank]), _vec(), _vec(), _vec(_nnz(indices))]
+    rows = static_elements(op.inputs[2])
+    n_rows = rows[0] if rows and isinstance(rows[0], int) and rows[0] >= 0 else None
+    return [TensorShape([None, rank]), _vec(), _vec(n_rows), _vec(_nnz(indices))]
 
 
 @register_op("SparseFillEmptyRowsGrad", num_outputs=2,

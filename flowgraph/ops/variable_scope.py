@@ -43,9 +43,6 @@ import functools
 import inspect
 import threading
 import traceback
-import warnings
-
-import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
@@ -58,6 +55,7 @@ from flowgraph.framework.graph import (
 )
 from flowgraph.framework.tensor_shape import as_shape
 from flowgraph.ops import init_ops
+from flowgraph.ops.partitioned_variables import PartitionedVariable, create_partitioned
 from flowgraph.ops.variables import Variable
 
 __all__ = [
@@ -158,19 +156,6 @@ def _takes_no_required_args(fn) -> bool:
                for p in params)
 
 
-def _warn_if_partitioned(name, shape, dtype, partitioner) -> None:
-    if partitioner is None or not shape.is_fully_defined() or shape.ndims == 0:
-        return
-    try:
-        parts = partitioner(shape=shape, dtype=dtype)
-    except Exception:  # a partitioner's own validation must not block variable creation
-        return
-    if parts is not None and int(np.prod(list(parts))) > 1:
-        warnings.warn(f"get_variable('{name}'): flowgraph does not partition variables; "
-                      f"the partitioner asked for {list(parts)} parts and one unpartitioned "
-                      "variable was created instead.", stacklevel=4)
-
-
 class _VariableStore:
     """The variables created by `get_variable` in one graph, by full name."""
 
@@ -221,6 +206,7 @@ class _VariableStore:
         shape_given = shape is not None
         dtype = _dtypes.as_dtype(dtype)
         shape = as_shape(shape)
+        partitioned = partitioner is not None and shape.ndims not in (None, 0)
         with self._lock:
             if name in self._vars:
                 return self._existing(name, shape, dtype, reuse)
@@ -228,25 +214,46 @@ class _VariableStore:
                 raise ValueError(f"Variable {name} does not exist, or was not created with "
                                  "tf.get_variable(). Did you mean to set "
                                  "reuse=tf.AUTO_REUSE in VarScope?")
-            var = self._create(name, shape, shape_given, dtype, initializer, from_value,
-                               trainable, collections, caching_device, partitioner,
-                               validate_shape, constraint)
+            if partitioned:
+                if from_value:
+                    raise ValueError(f"Variable {name}: a partitioned variable needs an "
+                                     "initializer callable, not a value.")
+
+                def make_part(part_name, part_shape):
+                    part = self._create(part_name, part_shape, True, dtype, initializer,
+                                        False, trainable, collections, caching_device,
+                                        validate_shape, constraint)
+                    self._vars[part_name] = part
+                    return part
+
+                var = create_partitioned(name, shape, dtype, partitioner, make_part)
+            else:
+                var = self._create(name, shape, shape_given, dtype, initializer, from_value,
+                                   trainable, collections, caching_device, validate_shape,
+                                   constraint)
             self._vars[name] = var
         if regularizer:
-            graph = var.graph
-            with graph.colocate_with(var.op), graph.control_dependencies(None), \
-                    graph.name_scope(name + "/Regularizer/"):
-                loss = regularizer(var)
-            if loss is not None:
-                add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+            for part in (var if partitioned else [var]):
+                self._regularize(part, regularizer)
         return var
+
+    @staticmethod
+    def _regularize(var, regularizer) -> None:
+        graph = var.graph
+        with graph.colocate_with(var.op), graph.control_dependencies(None), \
+                graph.name_scope(var.op.name + "/Regularizer/"):
+            loss = regularizer(var)
+        if loss is not None:
+            add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
 
     def _existing(self, name, shape, dtype, reuse) -> Variable:
         found = self._vars[name]
         if reuse is False:
             msg = (f"Variable {name} already exists, disallowed. Did you mean to set "
                    "reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
-            where = [tuple(x) for x in found.op.traceback]
+            first = found._get_variable_list()[0] if isinstance(found, PartitionedVariable) \
+                else found
+            where = [tuple(x) for x in first.op.traceback]
             if where:
                 msg += " Originally defined at:\n\n" + "".join(traceback.format_list(where))
             raise ValueError(msg)
@@ -260,7 +267,7 @@ class _VariableStore:
 
     @staticmethod
     def _create(name, shape, shape_given, dtype, initializer, from_value, trainable,
-                collections, caching_device, partitioner, validate_shape, constraint):
+                collections, caching_device, validate_shape, constraint):
         if initializer is None:
             if not shape_given:
                 raise ValueError(f"Variable {name} did not get an initializer, so its "
@@ -273,7 +280,6 @@ class _VariableStore:
             else:
                 raise ValueError(f"An initializer for variable {name} of "
                                  f"{dtype.base_dtype} is required")
-        _warn_if_partitioned(name, shape, dtype, partitioner)
         if from_value:
             init_val, var_dtype = initializer, None
         else:

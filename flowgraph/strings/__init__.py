@@ -25,3 +25,7 @@ from flowgraph.ops.string_legacy_hash_ops import (  # noqa: E402
 )
 
 __all__ += ["to_hash_bucket", "to_hash_bucket_strong"]
+
+from flowgraph.ops.string_format_ops import string_format as format  # noqa: E402
+
+__all__ += ["format"]

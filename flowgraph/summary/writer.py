@@ -20,6 +20,7 @@ Example
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import logging
 import os
@@ -211,9 +212,11 @@ class EventFileWriter:
         self._file.write(ef.frame_record(first.SerializeToString()))
         self._file.flush()
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name="EventLoggerThread",
-                                        daemon=True)
-        self._thread.start()
+        # A bare thread: `threading.Thread.start` waits until the new thread runs, which
+        # on a busy machine can take milliseconds of every writer's creation. Like a
+        # daemon thread it does not hold up exit (open writers are closed at exit).
+        self._stopped = threading.Event()
+        _thread.start_new_thread(self._serve, ())
         _open_writers.add(self)
 
     def get_logdir(self) -> str:
@@ -229,6 +232,12 @@ class EventFileWriter:
         self._raise_pending()
         if not self._closed:
             self._queue.put(data)
+
+    def _serve(self) -> None:
+        try:
+            self._run()
+        finally:
+            self._stopped.set()
 
     def _run(self) -> None:
         next_flush = time.monotonic() + self._flush_secs
@@ -279,7 +288,7 @@ class EventFileWriter:
         self.flush()
         self._closed = True
         self._queue.put(_SENTINEL)
-        self._thread.join()
+        self._stopped.wait()
         with self._lock:
             self._file.close()
         _open_writers.discard(self)
@@ -288,6 +297,22 @@ class EventFileWriter:
         """Start a new event file after `close()` (no-op while open)."""
         if self._closed:
             self._open()
+
+
+def _forget_writers_in_child() -> None:
+    # A forked child has none of its parent's writer threads: its copies of the writers
+    # are closed (events dropped; `reopen` starts a file of its own), so they neither
+    # wait for a thread nor write into the parent's files.
+    for w in list(_open_writers):
+        w._closed = True
+        w._stopped.set()
+    _open_writers.clear()
+    FileWriterCache._lock = threading.RLock()  # another thread may have held it
+    FileWriterCache._cache = {}  # the child's summaries go to event files of its own
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_writers_in_child)
 
 
 @atexit.register

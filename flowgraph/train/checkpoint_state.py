@@ -17,6 +17,12 @@ directory itself is fsynced. A crash at any moment leaves either the old file or
 new one, never a torn one; the state file is renamed only after the checkpoint it names
 is durable, and old checkpoints are deleted only after that.
 
+A save writes several files into one directory; inside `deferred_directory_syncs` their
+directory is fsynced once, when the block ends, which makes all their renames durable
+together (`Saver.save`: checkpoint and ``.meta``, one directory fsync, then the state
+file). Files this process made durable and finds unchanged (same inode, size and
+times) are not fsynced again (`make_durable`).
+
 Example
 -------
 >>> import os, tempfile
@@ -33,6 +39,7 @@ import contextlib
 import logging
 import os
 import re
+import threading
 import uuid
 from collections.abc import Callable
 
@@ -55,6 +62,76 @@ _TMP_MARK = ".tmp-"
 
 
 # -- atomic writes ----------------------------------------------------------------------------
+_local = threading.local()  # .pending: {directory: [paths renamed there]} inside a batch
+_durable: dict[str, tuple] = {}  # path -> identity when this process made it durable
+_MAX_DURABLE = 512
+
+
+def _identity(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _mark_durable(paths) -> None:
+    if len(_durable) > _MAX_DURABLE:
+        _durable.clear()
+    for path in paths:
+        ident = _identity(path)
+        if ident is not None:
+            _durable[os.path.abspath(path)] = ident
+
+
+def _known_durable(path: str) -> bool:
+    ident = _durable.get(os.path.abspath(path))
+    return ident is not None and ident == _identity(path)
+
+
+@contextlib.contextmanager
+def deferred_directory_syncs():
+    """Inside the block, the directory fsyncs of `atomic_write`, `make_durable` and
+    `note_renamed` are put off and done once per directory when the block ends, making
+    every rename in it durable with one fsync. Nothing is synced if the block raises.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> with deferred_directory_syncs():
+    ...     atomic_write(os.path.join(d, "a"), lambda f: f.write(b"1"))
+    ...     atomic_write(os.path.join(d, "b"), lambda f: f.write(b"2"))
+    >>> sorted(os.listdir(d))
+    ['a', 'b']
+    """
+    outer = getattr(_local, "pending", None)
+    if outer is not None:  # nested: the outermost block syncs
+        yield
+        return
+    _local.pending = {}
+    try:
+        yield
+        pending = _local.pending
+    finally:
+        _local.pending = None
+    for directory, paths in pending.items():
+        fsync_directory(directory)
+        _mark_durable(paths)
+
+
+def note_renamed(path: str) -> None:
+    """Record that `path` (its data already fsynced) was just renamed into place: its
+    directory is fsynced now, or when the enclosing `deferred_directory_syncs` ends."""
+    directory = os.path.dirname(path)
+    pending = getattr(_local, "pending", None)
+    if pending is None:
+        fsync_directory(directory)
+        _mark_durable([path])
+    else:
+        pending.setdefault(directory, []).append(path)
+
+
 def fsync_directory(directory: str) -> None:
     """Make renames inside `directory` durable (a no-op where directories cannot be opened)."""
     try:
@@ -71,14 +148,18 @@ def fsync_directory(directory: str) -> None:
 
 def make_durable(path: str, fsync_dir: bool = True) -> None:
     """fsync the existing file `path` (and its directory): a file kept instead of written
-    again is as durable as `atomic_write` leaves a new one (cheap when nothing is dirty)."""
+    again is as durable as `atomic_write` leaves a new one. A file this process already
+    made durable, unchanged since, is left alone (an fsync of a clean file still flushes
+    the disk's cache)."""
+    if _known_durable(path):
+        return
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
     if fsync_dir:
-        fsync_directory(os.path.dirname(path))
+        note_renamed(path)
 
 
 def same_bytes_on_disk(path: str, data: bytes) -> bool:
@@ -112,7 +193,7 @@ def atomic_write(path: str, write: Callable, fsync_dir: bool = True) -> None:
             os.remove(tmp)
         raise
     if fsync_dir:
-        fsync_directory(os.path.dirname(path))
+        note_renamed(path)
 
 
 def remove_stale_temps(directory: str) -> None:
@@ -377,5 +458,6 @@ def remove_checkpoint(checkpoint_prefix: str, checkpoint_format_version=None,
     """Delete the files of checkpoint `checkpoint_prefix` (missing ones are ignored)."""
     for path in (checkpoint_file_path(checkpoint_prefix),
                  f"{checkpoint_prefix}.{meta_graph_suffix}", *bundle_data_files(checkpoint_prefix)):
+        _durable.pop(os.path.abspath(path), None)
         with contextlib.suppress(FileNotFoundError):
             os.remove(path)

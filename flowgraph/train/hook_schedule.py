@@ -155,15 +155,21 @@ class HookSchedule:
         self.version += 1
         self._getters = None  # re-read `_index` on the next run
 
+    def quiet_before(self) -> bool:
+        """True when no scheduled hook is due before this run: `due_before` would
+        return None (without its side effects)."""
+        prev = self.prev_step
+        return (self.runs < self.min_before_run
+                and (self.min_before_step == NEVER
+                     or (prev is not None and prev < self.min_before_step))
+                and (self.min_before_time == NEVER or time.time() < self.min_before_time))
+
     def due_before(self) -> list[int] | None:
         """The scheduled hooks to call `before_run` on for this run (caught up), or
         None when none is due (the common case)."""
-        runs, prev = self.runs, self.prev_step
-        if (runs < self.min_before_run
-                and (self.min_before_step == NEVER
-                     or (prev is not None and prev < self.min_before_step))
-                and (self.min_before_time == NEVER or time.time() < self.min_before_time)):
+        if self.quiet_before():
             return None
+        runs, prev = self.runs, self.prev_step
         now = time.time()
         due = []
         for i in self.scheduled:
@@ -183,8 +189,8 @@ class HookSchedule:
         position = self._step_position
         self._value = value = None if position is None else values[position]
         try:
-            self._step = step = None if value is None else int(value)
-        except (TypeError, ValueError):  # not one number: no step thresholds this run
+            self._step = step = int(value)
+        except (TypeError, ValueError):  # not one number (or no step read this run)
             self._step = step = None
         if step is None:  # no step read this run: due if any hook watches the step
             by_step = self.min_after_step != NEVER or self.stall_watch
@@ -192,9 +198,16 @@ class HookSchedule:
             by_step = step >= self.min_after_step or (self.stall_watch
                                                        and step == self.prev_step)
         if (awake or by_step
-                or (self.min_after_time != NEVER and time.time() >= self.min_after_time)
-                or self._any_nan(values)):
+                or (self.min_after_time != NEVER and time.time() >= self.min_after_time)):
             return self._after_list(values, getters, awake or (), step)
+        positions = self._nan_positions
+        if positions:  # `_nan` inline: this runs after every step of an Estimator
+            try:
+                for position in positions:
+                    if isnan(values[position]):
+                        return self._after_list(values, getters, (), step)
+            except (TypeError, OverflowError):  # not one real number: the hook decides
+                return self._after_list(values, getters, (), step)
         return None
 
     def late_before(self, i: int) -> bool:
@@ -225,12 +238,8 @@ class HookSchedule:
         self._step_position = next(
             (getters[i] for i in self.step_hooks if type(getters[i]) is int), None)
         self._nan_positions = [getters[i] for i in self.nan_watch]
-
-    def _any_nan(self, values) -> bool:
-        for position in self._nan_positions:
-            if _nan(values, position):
-                return True
-        return False
+        if any(type(p) is not int for p in self._nan_positions):
+            self._nan_positions = [None]  # values[None] raises TypeError: due
 
     def _after_list(self, values, getters, awake, step) -> list[int]:
         now = time.time()

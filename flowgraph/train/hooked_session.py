@@ -49,6 +49,7 @@ from __future__ import annotations
 import time
 from operator import is_ as _is
 
+from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.runtime.config import RunMetadata, RunOptions
 from flowgraph.runtime.fetch import FetchMapper
 from flowgraph.train.hook_fetches import (
@@ -65,6 +66,15 @@ from flowgraph.train.session_run_hook import SessionRunContext, SessionRunHook, 
 from flowgraph.train.session_wrappers import _WrappedSession
 
 __all__: list[str] = []
+
+LAYERED = object()  # `run_quiet`: not a quiet run, take the layered path
+
+
+def _immutable(fetches, last_fetches) -> bool:
+    """Whether `fetches` cannot change between runs: one tensor or operation, or the
+    flat tuple of them the hooked session keeps as `_last_fetches`."""
+    return (fetches is last_fetches or type(fetches) is Tensor
+            or type(fetches) is Operation)
 
 
 def _overrides(hook, method: str) -> bool:
@@ -102,6 +112,8 @@ class _HookedSession(_WrappedSession):
         self._last = (None, None, None)
         self._last_plain = False  # no request of `_last` has feeds or options
         self._last_fetches = NOTHING
+        # (fetches, flat, caller getter, getters, args) of a quiet run (`run_quiet`)
+        self._quiet = None
         # Handed to hooks when nobody asked for options/metadata (never filled).
         self._no_options = RunOptions()
         self._no_metadata = RunMetadata()
@@ -115,6 +127,7 @@ class _HookedSession(_WrappedSession):
             self._schedule.flush()
 
     def close(self) -> None:
+        self._quiet = None
         self.flush_hooks()
         super().close()
 
@@ -123,6 +136,8 @@ class _HookedSession(_WrappedSession):
         called for this run (None: none)."""
         schedule = self._schedule
         if schedule is None:
+            if not self._before:
+                return self._idle_requests, None
             return [before_run(context) for before_run in self._before], None
         awake = schedule.due_before()
         timed = schedule.timed_before
@@ -142,6 +157,8 @@ class _HookedSession(_WrappedSession):
                     continue
                 awake.append(i)
             requests[n] = before_run(context)
+        if not awake and not self._before_always:
+            return self._idle_requests, None  # nothing was called after all
         return requests, awake or None
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -201,27 +218,77 @@ class _HookedSession(_WrappedSession):
         values = sess.run(flat, feed_dict, options, run_metadata)
 
         if options is None:
+            if (requests is self._idle_requests and feed_dict is None and run_metadata is None
+                    and caller_key is not None and _immutable(fetches, self._last_fetches)):
+                # `run_quiet` may repeat it
+                self._quiet = (fetches, flat, caller, getters, new_args((fetches, None, None)))
             options, run_metadata = self._no_options, self._no_metadata
+        self._finish(context, values, getters, awake, options, run_metadata)
+        return values[caller] if type(caller) is int else (caller and caller(values))
+
+    def run_quiet(self, fetches):
+        """`run(fetches)` without feeds or options when it would be a quiet run like
+        the last one recorded (the same fetches object, no hook due before it, no hook
+        with a `before_run` of its own); else `LAYERED`, having called nothing.
+
+        The monitored session's flat path (`flat_run`) calls this directly; the run's
+        `after_run` side is the same as `run`'s."""
+        quiet = self._quiet
+        if quiet is None or quiet[0] is not fetches or self._should_stop:
+            return LAYERED
+        schedule = self._schedule
+        # (A hook timed in seconds is checked here, not at its turn among the hooks'
+        # before_run calls: on a quiet step there are none, no time passes between.)
+        if schedule is not None and not schedule.quiet_before():
+            return LAYERED
+        sess = self._sess
+        values = sess.run(quiet[1], None, None, None)
+        getters = quiet[3]
+        if schedule is None:
+            self._finish(SessionRunContext(quiet[4], sess), values, getters, None,
+                         self._no_options, self._no_metadata)
+        else:
+            due = schedule.due_after(values, getters, None)
+            if due is None and not self._after_always:
+                # No hook to call (those timed in seconds were not due at due_after's
+                # clock read, and nothing runs between it and their turn).
+                schedule.finish_run(None)
+            else:
+                self._finish_due(SessionRunContext(quiet[4], sess), values, getters, due,
+                                 self._no_options, self._no_metadata)
+        caller = quiet[2]
+        return values[caller] if type(caller) is int else (caller and caller(values))
+
+    def _finish(self, context, values, getters, awake, options, run_metadata) -> None:
+        """The `after_run` side of a run: the hooks due (all of them without a
+        schedule), the schedule's record of the run, a stop one of them requested."""
         schedule = self._schedule
         if schedule is None:
             self._after_run(context, self._after, values, getters, options, run_metadata)
-        else:
-            due = schedule.due_after(values, getters, awake)
-            try:
-                if due is None and not schedule.timed_after:
-                    self._after_run(context, self._after_always, values, getters, options,
-                                    run_metadata)
-                elif due is None:
-                    due = self._after_quiet(context, values, getters, options, run_metadata)
-                else:
-                    due = due or []
-                    self._after_run(context, self._after_calls(due), values, getters,
-                                    options, run_metadata)
-            finally:
-                schedule.finish_run(due)
+            if context._stop_requested:
+                self._should_stop = True
+            return
+        self._finish_due(context, values, getters,
+                         schedule.due_after(values, getters, awake), options, run_metadata)
+
+    def _finish_due(self, context, values, getters, due, options, run_metadata) -> None:
+        """`_finish` once the schedule said which of its hooks are `due` (None: none
+        but those timed in seconds, at their turn)."""
+        schedule = self._schedule
+        try:
+            if due is None and not schedule.timed_after:
+                self._after_run(context, self._after_always, values, getters, options,
+                                run_metadata)
+            elif due is None:
+                due = self._after_quiet(context, values, getters, options, run_metadata)
+            else:
+                due = due or []
+                self._after_run(context, self._after_calls(due), values, getters,
+                                options, run_metadata)
+        finally:
+            schedule.finish_run(due)
         if context._stop_requested:
             self._should_stop = True
-        return values[caller] if type(caller) is int else (caller and caller(values))
 
     def _after_calls(self, due: list[int]):
         """The `after_run` calls of this run, in hook order: every hook not scheduled,
@@ -236,24 +303,24 @@ class _HookedSession(_WrappedSession):
                 due.append(i)
             yield i, after_run
 
-    def _after_quiet(self, context, values, getters, options, run_metadata) -> list[int]:
+    def _after_quiet(self, context, values, getters, options, run_metadata):
         """The `after_run` calls of a run on which no scheduled hook was due at its
         start: the hooks not scheduled, and at their turn those timed in seconds, if
-        due by then (returned)."""
+        due by then (returned; None if none was)."""
         schedule = self._schedule
         if self._quiet_version != schedule.version:
             timed = schedule.timed_after
             self._quiet_plan = [(i, a, timed.get(i)) for i, a in self._after
                                 if i not in self._scheduled or i in timed]
             self._quiet_version = schedule.version
-        due = []
+        due = None
         new_values = tuple.__new__
         for i, after_run, due_at in self._quiet_plan:
             if due_at is not None:
                 if time.time() < due_at:
                     continue
                 schedule.catch_up(i)
-                due.append(i)
+                due = [*(due or ()), i]
             get = getters[i]
             result = values[get] if type(get) is int else (get and get(values))
             after_run(context, new_values(SessionRunValues, (result, options, run_metadata)))

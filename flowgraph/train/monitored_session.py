@@ -11,6 +11,9 @@ each in the module that holds its one job:
                           (ChiefSessionCreator: restore or initialize;
                           WorkerSessionCreator: wait for the chief)
 
+A quiet step (no hook due, no feeds or options) skips the middle layers and does
+their work itself (`flat_run`).
+
 Creating the monitored session calls every hook's `begin()`, finalizes the graph
 (`Scaffold.finalize`), creates the session, starts queue runners, then calls every
 hook's `after_create_session()` (again after each recovery). Closing it without an
@@ -40,6 +43,7 @@ from __future__ import annotations
 import inspect
 import logging
 
+from flowgraph.train.flat_run import LAYERED, FlatPath
 from flowgraph.train.hooked_session import _HookedSession, _overrides  # noqa: F401
 from flowgraph.train.scaffold import Scaffold
 from flowgraph.train.session_manager import (
@@ -132,6 +136,8 @@ class _MonitoredSession:
         except BaseException:
             self._unfinalize()
             raise
+        self._flat = FlatPath(self._coordinated_creator,
+                              self._sess if should_recover else None)
 
     @property
     def graph(self):
@@ -141,6 +147,10 @@ class _MonitoredSession:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Run `fetches` like `Session.run`, with the hooks' fetches, feeds and options
         merged into the same call."""
+        if feed_dict is None and options is None and run_metadata is None:
+            result = self._flat.run(fetches)  # a quiet step (flat_run.py), if it is one
+            if result is not LAYERED:
+                return result
         return self._sess.run(fetches, feed_dict, options, run_metadata)
 
     def run_step_fn(self, step_fn):
@@ -162,15 +172,20 @@ class _MonitoredSession:
 
     def should_stop(self) -> bool:
         """True once a hook requested a stop, a thread failed, or the session is closed."""
+        # The common answer without walking the wrappers: nothing stopped, every
+        # layer in place (a hooked session with a quiet run recorded is open, and so
+        # are the layers above it); otherwise the layers decide, recreating a session
+        # if needed.
+        creator = self._coordinated_creator
+        hooked = creator.hooked_session
+        if (hooked is not None and hooked._quiet is not None and not hooked._should_stop
+                and not creator.coord.should_stop()):
+            return False
         sess = self._sess
         if sess is None:
             return True
-        # The common answer without walking the wrappers: nothing stopped, every
-        # layer in place (otherwise the layers decide, recreating a session if needed).
-        creator = self._coordinated_creator
-        hooked, coord = creator.hooked_session, creator.coord
         if (hooked is not None and not hooked._should_stop and hooked._sess is not None
-                and sess._sess is not None and not coord.should_stop()):
+                and sess._sess is not None and not creator.coord.should_stop()):
             return False
         return sess.should_stop()
 

@@ -3,8 +3,9 @@
 `save` fetches the variables' values with one `Session.run` and writes them to one
 checkpoint file (see `flowgraph.train.checkpoint_utils` for the format), then rewrites
 the directory's ``checkpoint`` state file, then deletes checkpoints beyond
-`max_to_keep`; each write is atomic (temporary file, fsync, rename, directory fsync),
-so a crash at any moment leaves the previous checkpoint loadable.
+`max_to_keep`; each write is atomic (temporary file, fsync, rename), the checkpoint's
+files share one directory fsync before the state file is renamed (and its directory
+fsynced), so a crash at any moment leaves the previous checkpoint loadable.
 
 `restore` reads the file in Python, checks every variable against it (present, same
 dtype, compatible shape: errors name the variable, the shapes and the file), and runs
@@ -43,7 +44,7 @@ from flowgraph.framework.checkpoint_file import not_found
 from flowgraph.framework.constant_op import constant
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.tf_formats.bundle import write_bundle
+from flowgraph.framework.tf_formats.bundle import bundle_data_files, index_file, write_bundle
 from flowgraph.framework.tf_formats.meta_graph import write_meta_graph_file
 from flowgraph.train import checkpoint_state as _state
 from flowgraph.train.checkpoint_utils import CheckpointReader, write_checkpoint
@@ -352,22 +353,19 @@ class Saver:
             checkpoint_file = save_path
         _state.remove_stale_temps(parent)
         tensors = {key: np.asarray(value) for (key, _, _), value in zip(self._entries, values)}
-        if self._format != "tensorflow" and _holds_exactly(checkpoint_file, tensors):
-            # The same step saved again with the same values (a session that restored
-            # this checkpoint saves it on creation): the file is kept, made durable.
-            _state.make_durable(checkpoint_file)
-        else:
-            write = write_bundle if self._format == "tensorflow" else write_checkpoint
-            write(checkpoint_file, tensors)
-        if write_meta_graph:
-            try:
-                self._write_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}")
-            except (ValueError, TypeError, KeyError) as e:
-                # The checkpoint is written; a graph TensorFlow's format cannot hold
-                # must not make the save fail.
-                logger.warning("Saver: checkpoint %s saved, but its graph could not be "
-                               "written as %s.%s: %s", checkpoint_file, checkpoint_file,
-                               meta_graph_suffix, e)
+        # The checkpoint's files are written (each fsynced, then renamed) and their
+        # directory fsynced once, before the state file that names them is written.
+        with _state.deferred_directory_syncs():
+            self._write_files(checkpoint_file, tensors)
+            if write_meta_graph:
+                try:
+                    self._write_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}")
+                except (ValueError, TypeError, KeyError) as e:
+                    # The checkpoint is written; a graph TensorFlow's format cannot hold
+                    # must not make the save fail.
+                    logger.warning("Saver: checkpoint %s saved, but its graph could not be "
+                                   "written as %s.%s: %s", checkpoint_file, checkpoint_file,
+                                   meta_graph_suffix, e)
         if write_state:
             self._record_last_checkpoint(checkpoint_file)
             _state.update_checkpoint_state(
@@ -379,6 +377,19 @@ class Saver:
                 last_preserved_timestamp=self._last_preserved_timestamp)
             self._maybe_delete_old_checkpoints(meta_graph_suffix)
         return checkpoint_file
+
+    def _write_files(self, checkpoint_file: str, tensors: dict) -> None:
+        if self._format == "tensorflow":
+            write_bundle(checkpoint_file, tensors)
+            # `write_bundle` renames without fsyncing: make its files durable here.
+            for path in (*bundle_data_files(checkpoint_file), index_file(checkpoint_file)):
+                _state.make_durable(path)
+        elif _holds_exactly(checkpoint_file, tensors):
+            # The same step saved again with the same values (a session that restored
+            # this checkpoint saves it on creation): the file is kept, made durable.
+            _state.make_durable(checkpoint_file)
+        else:
+            write_checkpoint(checkpoint_file, tensors)
 
     def _write_meta_graph(self, path: str) -> None:
         # A finalized graph (a MonitoredSession's, an Estimator's) is serialized once and
@@ -397,11 +408,11 @@ class Saver:
         else:
             data = cached[1]
         if _state.same_bytes_on_disk(path, data):
-            # The same graph saved again beside the same step; the state file's
-            # directory fsync follows, as after `write_meta_graph_file`.
-            _state.make_durable(path, fsync_dir=False)
+            # The same graph saved again beside the same step.
+            _state.make_durable(path)
         else:
-            write_meta_graph_file(data, path)
+            write_meta_graph_file(data, path)  # fsynced and renamed
+            _state.note_renamed(path)
 
     # -- restore ---------------------------------------------------------------------------------
     def restore(self, sess, save_path: str) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import time
 
-__all__ = ["StepContext"]
+__all__ = ["StepContext", "raise_thread_preemption"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -217,11 +217,17 @@ class _CoordinatedSession(_WrappedSession):
         except _PREEMPTION_ERRORS:
             raise
         except Exception:
-            # A thread's preemption error may be the root cause: raise that instead.
-            try:
-                self._coord.raise_requested_exception()
-            except _PREEMPTION_ERRORS:
-                raise
-            except Exception:  # the original error is the one to report
-                pass
+            raise_thread_preemption(self._coord)
             raise
+
+
+def raise_thread_preemption(coord) -> None:
+    """Called while a run's error is handled: a preemption error a thread reported to
+    `coord` may be the root cause, and is raised instead (to be recovered from); any
+    other reported error leaves the run's own error to be raised."""
+    try:
+        coord.raise_requested_exception()
+    except _PREEMPTION_ERRORS:
+        raise
+    except Exception:  # the original error is the one to report
+        pass

@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import free_port
 from test_cluster_processes import _run_ps_chief_and_worker
 
 import flowgraph as tf
@@ -81,24 +82,23 @@ def test_two_replicas_in_threads_average_their_gradients_once_per_global_step():
 def test_a_stale_gradient_is_dropped():
     with tf.Graph().as_default():
         step, w, x, opt, train = _model(1)
-        init_tokens = opt.get_init_tokens_op(1)  # one step without waiting
         with tf.Session() as sess:
             sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-            sess.run([opt.local_step_init_op, init_tokens])
-            sess.run(train, {x: [0.0, 0.0]})  # fresh at step 0, takes the initial token
-            sess.run(opt._chief_sync_op)  # the chief's aggregation: one gradient in and
-            #                               applied (step 1), in one run
-            np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
-            # This worker's local step is still 0 (the initial token): its next gradient
-            # is stale and must not count towards the next aggregation.
-            thread = threading.Thread(target=sess.run, args=(train, {x: [9.0, 9.0]}))
-            thread.start()
-            with pytest.raises(tf.errors.DeadlineExceededError):
-                sess.run(opt._chief_sync_op, options=tf.RunOptions(timeout_in_ms=300))
+            sess.run(opt.local_step_init_op)
+            sess.run(opt.get_init_tokens_op(1))  # one step without waiting
+            # Fresh at step 0: the only gradient needed, aggregated in this run (step 1);
+            # the worker then takes the initial token, so its local step stays 0.
+            sess.run(train, {x: [0.0, 0.0]})
             np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
             assert sess.run(step) == 1
-            sess.run(opt.get_init_tokens_op(1))  # release the waiting worker
-            thread.join(timeout=30)
+            # Local step 0 < global step 1: stale, dropped; the token the aggregation
+            # issued lets it go on at step 1.
+            sess.run(train, {x: [9.0, 9.0]})
+            np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
+            assert sess.run(step) == 1
+            sess.run(train, {x: [0.0, 0.0]})  # fresh again
+            np.testing.assert_allclose(sess.run(w), [0.25, -0.25])
+            assert sess.run(step) == 2
 
 
 def test_chief_and_worker_processes_train_synchronously_like_one_process():
@@ -112,43 +112,83 @@ def test_chief_and_worker_processes_train_synchronously_like_one_process():
         np.testing.assert_allclose(result["b"], b, rtol=1e-4, atol=1e-5)
 
 
-def test_the_chief_update_is_one_stage_on_the_ps():
-    """The accumulators are read, applied and zeroed beside the variables: the chief's
-    update is one ps call, with no zeros (nor accumulator values) crossing tasks."""
+def _replicated(cluster, ps_tasks=None, replicas=2):
     from flowgraph.distributed import replica_device_setter
-    from flowgraph.distributed.master import plan_run
+
+    with tf.device(replica_device_setter(ps_tasks=ps_tasks, cluster=cluster,
+                                         worker_device="/job:worker/task:0")):
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable(tf.zeros([4, 3]), name="w")
+        b = tf.Variable(tf.zeros([3]), name="b")
+        x = tf.placeholder(tf.float32, [None, 4])
+        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
+                                             replicas_to_aggregate=replicas)
+        train = opt.minimize(tf.reduce_sum(tf.matmul(x, w) + b), global_step=step)
+    return step, x, opt, train
+
+
+def test_with_one_ps_a_worker_step_is_one_ps_call_that_also_aggregates():
+    """Read (ps) -> gradients (worker) -> push (ps): the push holds the staleness check,
+    the aggregation and the token; its call brings the next step's variables back."""
+    from flowgraph.distributed.master import delegate, plan_run, relay_through_master
+    from flowgraph.distributed.prefetch import plan_prefetch
+    from flowgraph.distributed.sync_prefetch import SyncPrefetch, sync_aware
 
     cluster = {"ps": ["h:1"], "worker": ["h:2", "h:3"]}
+    worker = "/job:worker/replica:0/task:0"
     with tf.Graph().as_default() as g:
-        with tf.device(replica_device_setter(cluster=cluster,
-                                             worker_device="/job:worker/task:0")):
-            step = tf.train.get_or_create_global_step()
-            w = tf.Variable(tf.zeros([4, 3]), name="w")
-            x = tf.placeholder(tf.float32, [None, 4])
-            opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.1),
-                                                 replicas_to_aggregate=2)
-            opt.minimize(tf.reduce_sum(tf.matmul(x, w)), global_step=step)
+        step, x, opt, train = _replicated(cluster)
+        assert opt._chief_sync_op is None  # no chief loop
+        assert opt._local_step.device == step.device  # beside the global step
+        assert opt._local_step.op.name.endswith("local_step_worker_0")
+        plan = plan_run(g, [], [train], {x: 1}, worker, cluster)
+        assert [[s.task for s in level] for level in plan.levels] == [
+            ["/job:ps/replica:0/task:0"], [worker], ["/job:ps/replica:0/task:0"]]
+        push = {op.type for op in plan.levels[2][0].ops}
+        assert {"ApplyGradientDescent", "QueueDequeueV2", "Switch"} <= push
+        assert all(op.type != "VariableV2" for op in plan.levels[1][0].ops)
+        relay_through_master(plan, [worker])
+        delegate(plan, [worker])
+        assert isinstance(sync_aware(plan_prefetch(plan, [worker])), SyncPrefetch)
+
+
+def test_with_several_ps_tasks_the_chief_update_reads_each_accumulator_on_its_task():
+    """State on two ps tasks: the chief's loop op aggregates; each accumulator is read,
+    applied and zeroed beside its variable (no zeros nor sums cross tasks)."""
+    from flowgraph.distributed.master import plan_run
+
+    cluster = {"ps": ["h:1", "h:4"], "worker": ["h:2", "h:3"]}
+    with tf.Graph().as_default() as g:
+        _, _, opt, _ = _replicated(cluster, ps_tasks=2)
+        assert opt._counter_init_op is None and opt._chief_sync_op is not None
         plan = plan_run(g, [], [opt._chief_sync_op], {}, "/job:worker/replica:0/task:0",
                         cluster)
-        assert [[s.task for s in level] for level in plan.levels] == [
-            ["/job:ps/replica:0/task:0"]]
+        for stage in plan.stages:  # the worker only groups (NoOp) and holds the rate
+            if stage.task.startswith("/job:worker"):
+                assert {op.type for op in stage.ops} <= {"NoOp", "Const"}, stage.ops
 
 
-def test_the_chief_waits_and_updates_in_one_run_whose_wait_alone_times_out():
+def test_the_chief_loop_waits_and_updates_in_one_run_whose_wait_alone_times_out(servers):
     """The dequeue's own `timeout_ms` bounds only the wait: without gradients the run
     fails after it and changes nothing; with them, one run applies the mean."""
+
+    cluster = {"ps": [f"localhost:{free_port()}", f"localhost:{free_port()}"],
+               "worker": [f"localhost:{free_port()}"]}
+    servers(cluster, "ps", 0), servers(cluster, "ps", 1)
+    worker = servers(cluster, "worker", 0)
     with tf.Graph().as_default():
-        step, w, x, opt, train = _model(1)
-        with tf.Session() as sess:
+        step, x, opt, train = _replicated(cluster, ps_tasks=2, replicas=1)
+        with tf.Session(worker.target) as sess:
             sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-            sess.run([opt.local_step_init_op, opt.get_init_tokens_op(1)])
+            sess.run(opt.local_step_init_op)
+            sess.run(opt.get_init_tokens_op(1))
             with pytest.raises(tf.errors.DeadlineExceededError, match="timeout_ms attr"):
                 sess.run(opt._chief_sync_op)
             assert sess.run(step) == 0
-            sess.run(train, {x: [0.0, 0.0]})
+            sess.run(train, {x: np.ones([2, 4], np.float32)})
             sess.run(opt._chief_sync_op)
             assert sess.run(step) == 1
-            np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
+            np.testing.assert_allclose(sess.run("b:0"), [-0.2, -0.2, -0.2])
 
 
 def test_a_dequeue_timeout_attr_bounds_the_wait_of_that_op_only():

@@ -163,6 +163,8 @@ CASES = {
     "SparseSoftmaxCrossEntropyWithLogits": [([u(3, 4), np.array([0, 3, 1])],
         lambda x, i: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=i, logits=x))],
     "L2Loss": unary(tf.nn.l2_loss, u(2, 3)),
+    "CTCLoss": [([u(5, 2, 4)], lambda x: tf.nn.ctc_loss(tf.SparseTensor(
+        [[0, 0], [0, 1], [1, 0]], tf.constant([1, 1, 2], tf.int32), [2, 2]), x, [5, 4]))],
     "TopKV2": [([distinct(2, 6)], lambda x: tf.nn.top_k(x, 3).values)],
     "Print": [([u(2, 3)], lambda x: tf.Print(x, [x], "dbg", first_n=1) * 2.0)],
     "Identity": unary(tf.identity, u(2, 3)),

@@ -207,14 +207,18 @@ def test_custom_getters_nest():
     assert v.name == "o/i/v:0" and not v.trainable
 
 
-def test_partitioner_accepted_single_variable():
+def test_partitioner_creates_partitioned_variable(sess):
+    # As TensorFlow: shards p/v/part_0 and p/v/part_1 of a PartitionedVariable.
     def two_parts(shape, dtype):
         return [2, 1]
 
-    with pytest.warns(UserWarning, match="does not partition"):
-        with tf.variable_scope("p", partitioner=two_parts):
-            v = tf.get_variable("v", [4, 3])
-    assert v.name == "p/v:0" and v.shape.as_list() == [4, 3]
+    with tf.variable_scope("p", partitioner=two_parts):
+        v = tf.get_variable("v", [5, 3], initializer=tf.ones_initializer())
+    assert v.name == "p/v" and v.get_shape().as_list() == [5, 3]
+    assert [(p.name, p.shape.as_list()) for p in v] == [("p/v/part_0:0", [3, 3]),
+                                                      ("p/v/part_1:0", [2, 3])]
+    sess.run(tf.global_variables_initializer())
+    assert sess.run(tf.convert_to_tensor(v)).tolist() == [[1.0] * 3] * 5
 
 
 def test_variable_scope_collection_helpers():

@@ -39,8 +39,9 @@ def test_same_values_keep_the_files_and_make_them_durable(tmp_path, monkeypatch)
         calls = _fsyncs(monkeypatch)
         assert saver.save(sess, prefix, global_step=3) == path
     assert [os.stat(p).st_ino for p in (path, path + ".meta")] == inodes  # not rewritten
-    # data file + its directory, .meta, state file + directory: nothing left unsynced
-    assert len(calls) == 5
+    # this process made the data file and .meta durable and they are unchanged: only the
+    # state file + its directory (tests/train/test_save_syncs.py counts the other cases)
+    assert len(calls) == 2
     assert tf.train.latest_checkpoint(str(tmp_path)) == path
 
 

@@ -86,7 +86,7 @@ def bitcast(x, *, type, op):
 
     dst = np.dtype(as_dtype(type).as_numpy_dtype)
     src = x.dtype
-    arr = np.ascontiguousarray(x)
+    arr = np.ascontiguousarray(x).reshape(np.shape(x))  # keeps a 0-d input 0-d
     if src.itemsize == dst.itemsize:
         return arr.view(dst)
     if src.itemsize > dst.itemsize:

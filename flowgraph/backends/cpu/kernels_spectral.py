@@ -20,12 +20,12 @@ def complex_(re, im, *, Tout):
 
 @cpu_kernel("Real", fresh=True)
 def real(x, *, Tout):
-    return np.ascontiguousarray(np.real(x))
+    return np.real(x).copy()  # (ascontiguousarray would make a 0-d input 1-d)
 
 
 @cpu_kernel("Imag", fresh=True)
 def imag(x, *, Tout):
-    return np.ascontiguousarray(np.imag(x))
+    return np.imag(x).copy()
 
 
 @cpu_kernel("Angle", fresh=True)

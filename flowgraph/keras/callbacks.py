@@ -1,0 +1,246 @@
+"""`tf.keras.callbacks` for `Model.fit`: hooks called at the start and end of training,
+of each epoch and of each batch, with the epoch's logs (``loss``, metrics, ``val_*``).
+
+`fit` calls, in order: ``set_model``, ``set_params``, ``on_train_begin``; per epoch
+``on_epoch_begin``, per batch ``on_batch_begin``/``on_batch_end`` (``logs['loss']`` is
+the batch's loss), ``on_epoch_end`` (the epoch's averaged logs); ``on_train_end``. A
+callback stops training by setting ``self.model.stop_training = True``.
+
+Example
+-------
+>>> import numpy as np
+>>> import flowgraph as tf
+>>> from flowgraph import keras
+>>> with tf.Graph().as_default():
+...     m = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+...     m.compile("sgd", "mse")
+...     seen = []
+...     cb = keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(e))
+...     _ = m.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=3, verbose=0, callbacks=[cb])
+>>> seen
+[0, 1, 2]
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+
+__all__ = ["CSVLogger", "Callback", "EarlyStopping", "LambdaCallback", "ModelCheckpoint",
+           "TensorBoard", "TerminateOnNaN"]
+
+
+class Callback:
+    """The base class: every hook does nothing."""
+
+    def __init__(self) -> None:
+        self.model = None
+        self.params: dict = {}
+        self.validation_data = None
+
+    def set_params(self, params: dict) -> None:
+        self.params = params
+
+    def set_model(self, model) -> None:
+        self.model = model
+
+    def on_train_begin(self, logs=None) -> None:
+        pass
+
+    def on_train_end(self, logs=None) -> None:
+        pass
+
+    def on_epoch_begin(self, epoch, logs=None) -> None:
+        pass
+
+    def on_epoch_end(self, epoch, logs=None) -> None:
+        pass
+
+    def on_batch_begin(self, batch, logs=None) -> None:
+        pass
+
+    def on_batch_end(self, batch, logs=None) -> None:
+        pass
+
+    on_train_batch_begin = on_batch_begin
+    on_train_batch_end = on_batch_end
+
+
+class CallbackList:
+    """The callbacks of one `fit` call, called in order."""
+
+    def __init__(self, callbacks, model, params: dict) -> None:
+        self.callbacks = list(callbacks or [])
+        for cb in self.callbacks:
+            if not isinstance(cb, Callback):
+                raise TypeError(f"callbacks must be tf.keras.callbacks.Callback instances, got "
+                                f"{cb!r}")
+            cb.set_model(model)
+            cb.set_params(params)
+
+    def call(self, hook: str, *args) -> None:
+        """Call `hook` on each callback; the last argument is the logs, passed as
+        ``logs=`` as Keras does (a LambdaCallback's function must name it ``logs``)."""
+        *head, logs = args
+        for cb in self.callbacks:
+            getattr(cb, hook)(*head, logs=logs)
+
+
+class LambdaCallback(Callback):
+    """A callback from functions: ``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch,
+    logs)``, ``on_batch_begin(batch, logs)``, ``on_batch_end(batch, logs)``,
+    ``on_train_begin(logs)``, ``on_train_end(logs)``."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None,
+                 on_batch_end=None, on_train_begin=None, on_train_end=None, **kwargs) -> None:
+        super().__init__()
+        for name, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
+                         ("on_batch_begin", on_batch_begin), ("on_batch_end", on_batch_end),
+                         ("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):
+            if fn is not None:
+                setattr(self, name, fn)
+
+
+class TerminateOnNaN(Callback):
+    """Stop training when a batch's loss is NaN or infinite."""
+
+    def on_batch_end(self, batch, logs=None) -> None:
+        loss = (logs or {}).get("loss")
+        if loss is not None and not np.isfinite(loss):
+            print(f"Batch {batch}: Invalid loss, terminating training")
+            self.model.stop_training = True
+
+
+def _better(mode: str, monitor: str):
+    if mode == "min" or (mode == "auto" and "acc" not in monitor):
+        return np.less, np.inf
+    return np.greater, -np.inf
+
+
+class EarlyStopping(Callback):
+    """Stop when `monitor` has not improved by more than `min_delta` for `patience`
+    epochs; optionally put back the best epoch's weights."""
+
+    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
+                 baseline=None, restore_best_weights=False) -> None:
+        super().__init__()
+        if mode not in ("auto", "min", "max"):
+            raise ValueError(f"EarlyStopping mode {mode!r} is unknown; use 'auto', 'min' or "
+                             "'max'")
+        self.monitor, self.patience, self.verbose = monitor, int(patience), verbose
+        self.baseline, self.restore_best_weights = baseline, restore_best_weights
+        self.monitor_op, self._start = _better(mode, monitor)
+        self.min_delta = abs(min_delta) if self.monitor_op is np.greater else -abs(min_delta)
+        self.wait, self.stopped_epoch, self.best_weights = 0, 0, None
+
+    def on_train_begin(self, logs=None) -> None:
+        self.wait, self.stopped_epoch = 0, 0
+        self.best = self.baseline if self.baseline is not None else self._start
+
+    def on_epoch_end(self, epoch, logs=None) -> None:
+        current = (logs or {}).get(self.monitor)
+        if current is None:
+            return
+        if self.monitor_op(current - self.min_delta, self.best):
+            self.best, self.wait = current, 0
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            return
+        self.wait += 1
+        if self.wait >= self.patience:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+            if self.restore_best_weights and self.best_weights is not None:
+                self.model.set_weights(self.best_weights)
+
+    def on_train_end(self, logs=None) -> None:
+        if self.stopped_epoch > 0 and self.verbose > 0:
+            print(f"Epoch {self.stopped_epoch + 1:05d}: early stopping")
+
+
+class ModelCheckpoint(Callback):
+    """Save the weights (`Model.save_weights`) after every `period` epochs to `filepath`,
+    formatted with ``epoch`` (1-based) and the logs (``"w-{epoch:02d}-{val_loss:.2f}"``);
+    with `save_best_only`, only when `monitor` improved."""
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
+                 save_weights_only=False, mode="auto", period=1, save_freq="epoch") -> None:
+        super().__init__()
+        self.filepath, self.monitor, self.verbose = str(filepath), monitor, verbose
+        self.save_best_only, self.period = save_best_only, int(period)
+        self.monitor_op, self.best = _better(mode, monitor)
+        self._since = 0
+
+    def on_epoch_end(self, epoch, logs=None) -> None:
+        logs = logs or {}
+        self._since += 1
+        if self._since < self.period:
+            return
+        self._since = 0
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None or not self.monitor_op(current, self.best):
+                return
+            self.best = current
+        if self.verbose > 0:
+            print(f"Epoch {epoch + 1:05d}: saving model to {path}")
+        self.model.save_weights(path)
+
+
+class CSVLogger(Callback):
+    """Write one row per epoch (``epoch`` and the logs) to a CSV file."""
+
+    def __init__(self, filename, separator=",", append=False) -> None:
+        super().__init__()
+        self.filename, self.sep, self.append = filename, separator, append
+        self._keys = None
+
+    def on_train_begin(self, logs=None) -> None:
+        self._file = open(self.filename, "a" if self.append else "w", newline="")
+        self._writer = None
+
+    def on_epoch_end(self, epoch, logs=None) -> None:
+        logs = logs or {}
+        if self._writer is None:
+            self._keys = sorted(logs)
+            if not any(k.startswith("val_") for k in self._keys):  # as Keras: always val_*
+                self._keys += [f"val_{k}" for k in self._keys]
+            self._writer = csv.DictWriter(self._file, ["epoch", *self._keys],
+                                          delimiter=self.sep)
+            if not self.append or self._file.tell() == 0:
+                self._writer.writeheader()
+        self._writer.writerow({"epoch": epoch, **{k: logs.get(k, "NA") for k in self._keys}})
+        self._file.flush()
+
+    def on_train_end(self, logs=None) -> None:
+        self._file.close()
+
+
+class TensorBoard(Callback):
+    """Write the epoch logs as scalar summaries (and the graph) to `log_dir`."""
+
+    def __init__(self, log_dir="./logs", histogram_freq=0, write_graph=True, **kwargs) -> None:
+        super().__init__()
+        self.log_dir, self.write_graph = log_dir, write_graph
+        self.writer = None
+
+    def set_model(self, model) -> None:
+        from flowgraph.summary.writer import FileWriter
+
+        super().set_model(model)
+        os.makedirs(self.log_dir, exist_ok=True)
+        graph = model.outputs[0].graph if self.write_graph and model.outputs else None
+        self.writer = FileWriter(self.log_dir, graph)
+
+    def on_epoch_end(self, epoch, logs=None) -> None:
+        from flowgraph.framework.event_messages import Summary
+
+        values = [Summary.Value(tag=k, simple_value=float(v)) for k, v in (logs or {}).items()]
+        self.writer.add_summary(Summary(value=values), epoch)
+        self.writer.flush()
+
+    def on_train_end(self, logs=None) -> None:
+        self.writer.close()

@@ -1,0 +1,111 @@
+"""`tf.keras.regularizers`: weight penalties ``l1 * sum(|w|) + l2 * sum(w ** 2)``.
+
+Unlike the ``tf.contrib.layers`` regularizers (`flowgraph.ops.regularizers`), the Keras
+L2 penalty has no factor 1/2. An instance is a callable ``reg(weights) -> scalar``, so it
+also works as `regularizer=` of `tf.get_variable` and `kernel_regularizer=` of `tf.layers`.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> reg = tf.keras.regularizers.l2(0.1)
+>>> round(float(tf.Session().run(reg(tf.constant([1.0, -3.0])))), 6)
+1.0
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.ops import math_ops, math_reduce
+
+__all__ = ["L1L2", "Regularizer", "deserialize", "get", "l1", "l1_l2", "l2", "serialize"]
+
+
+class Regularizer:
+    """The base class: a callable from a weight tensor to a scalar penalty."""
+
+    def __call__(self, x):
+        return 0.0
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**config)
+
+
+class L1L2(Regularizer):
+    """``l1 * sum(|x|) + l2 * sum(x ** 2)``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> reg = tf.keras.regularizers.L1L2(l1=0.5, l2=0.25)
+    >>> float(tf.Session().run(reg(tf.constant([2.0]))))
+    2.0
+    """
+
+    def __init__(self, l1: float = 0.0, l2: float = 0.0) -> None:
+        self.l1 = float(l1)
+        self.l2 = float(l2)
+
+    def __call__(self, x):
+        x = convert_to_tensor(x)
+        dtype = x.dtype.base_dtype
+        penalty = convert_to_tensor(0.0, dtype=dtype)
+        if self.l1:
+            penalty = math_ops.add(penalty, math_ops.multiply(
+                convert_to_tensor(self.l1, dtype=dtype),
+                math_reduce.reduce_sum(math_ops.abs(x))))
+        if self.l2:
+            penalty = math_ops.add(penalty, math_ops.multiply(
+                convert_to_tensor(self.l2, dtype=dtype),
+                math_reduce.reduce_sum(math_ops.square(x))))
+        return penalty
+
+    def get_config(self) -> dict:
+        return {"l1": self.l1, "l2": self.l2}
+
+
+def l1(l: float = 0.01) -> L1L2:  # noqa: E741 (Keras's argument name)
+    """An L1 penalty ``l * sum(|x|)``."""
+    return L1L2(l1=l)
+
+
+def l2(l: float = 0.01) -> L1L2:  # noqa: E741
+    """An L2 penalty ``l * sum(x ** 2)`` (no 1/2, unlike ``tf.nn.l2_loss``)."""
+    return L1L2(l2=l)
+
+
+def l1_l2(l1: float = 0.01, l2: float = 0.01) -> L1L2:
+    """Both penalties, summed."""
+    return L1L2(l1=l1, l2=l2)
+
+
+_BY_NAME = {"l1": l1, "l2": l2, "l1_l2": l1_l2}
+
+
+def serialize(regularizer) -> dict:
+    """``{"class_name": ..., "config": ...}`` of a regularizer."""
+    return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+
+
+def deserialize(config: dict):
+    """The regularizer `serialize` described."""
+    cls = {"L1L2": L1L2, "Regularizer": Regularizer}.get(config.get("class_name"))
+    if cls is None:
+        raise ValueError(f"Unknown regularizer: {config.get('class_name')!r}")
+    return cls.from_config(config.get("config", {}))
+
+
+def get(identifier):
+    """A regularizer from None, a name ('l1', 'l2', 'l1_l2'), a config dict or a callable."""
+    if identifier is None or callable(identifier):
+        return identifier
+    if isinstance(identifier, str):
+        if identifier not in _BY_NAME:
+            raise ValueError(f"Unknown regularizer {identifier!r}; known: {sorted(_BY_NAME)}")
+        return _BY_NAME[identifier]()
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    raise ValueError(f"Could not interpret regularizer identifier: {identifier!r}")
