@@ -21,11 +21,11 @@ State and invariants:
 * values travel with their epoch only when consistent; an apply call carrying
   ``expect_epoch=E`` runs only while ``started == E``, checked and raised in one locked
   step, so no write slips between the check and the apply;
-* stale answers back off: after one, the plan's next steps read the ordinary way (and
-  their apply calls read nothing for later) for 1, 2, 4, ... up to `MAX_BACKOFF` steps
-  before the values are fetched again for a try; a step that applies from them resets
-  it. Two workers on one ps, whose updates always interleave, thus cost the ordinary two
-  calls per step, not three;
+* stale answers, and values read while another write ran, back off: after one, the
+  plan's next steps read the ordinary way (and their apply calls read nothing for later)
+  for 1, 2, 4, ... up to `MAX_BACKOFF` steps before the values are fetched again for a
+  try; a step that applies from them resets it. Two workers on one ps, whose updates
+  always interleave, thus cost the ordinary two calls per step, not three;
 * the apply call that reads runs A and R as *one* stage graph on the ps
   (`merged_graph`: R's reads wait, by control edges, for every op of A), one run
   instead of two; its values are consistent at epoch E + 1 when no write was in flight
@@ -131,17 +131,24 @@ class Prefetch:
         """Record how a step that used the values ended."""
         with self._lock:
             if stale:
-                self._backoff = min(max(2 * self._backoff, 1), MAX_BACKOFF)
-                self._skip = self._backoff
+                self._back_off()
             else:
                 self._backoff = 0
 
+    def _back_off(self) -> None:
+        self._backoff = min(max(2 * self._backoff, 1), MAX_BACKOFF)
+        self._skip = self._backoff
+
     def keep(self, reply: dict, values: dict) -> None:
-        """Keep R's values from an apply call's reply, if the ps read them consistently."""
+        """Keep R's values from an apply call's reply, if the ps read them consistently;
+        values read while another write ran back off as a stale answer does (the other
+        writer will likely interleave again: reading them cost a transfer for nothing)."""
         epoch = reply.get("epoch")
         with self._lock:
             if epoch is None:
                 self._values = None
+                if not reply.get("stale") and self.keys and self.keys[0] in values:
+                    self._back_off()  # read, but not consistently
             else:
                 self._values = {key: values[key] for key in self.keys}
                 self._epoch = epoch

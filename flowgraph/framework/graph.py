@@ -120,13 +120,14 @@ class _ControlDependencies:
     among them already depends on `ops` and gets no control edges from this controller.
     """
 
-    __slots__ = ("_graph", "_saved", "ops", "seen")
+    __slots__ = ("_graph", "_saved", "ops", "seen", "written")
 
     def __init__(self, graph: Graph, ops: list[Operation] | None) -> None:
         self._graph = graph
         self.ops = ops
         self.seen: set[Operation] = set()
         self._saved = None
+        self.written: frozenset | None = None  # refs `ops` may write (`_refs_written`)
 
     def __enter__(self) -> None:
         state = self._graph._state()
@@ -143,6 +144,30 @@ class _ControlDependencies:
         elif state.control_stack and state.control_stack[-1] is self:
             state.control_stack.pop()
         return None
+
+
+_WALK_LIMIT = 100_000  # ops visited per control-dependency context, at most
+
+
+def _refs_written(controller: _ControlDependencies) -> frozenset:
+    """The ref tensors (variables) an op among `controller.ops`, or an op they depend
+    on, takes as a ref input: what running them may update. Cached on the controller."""
+    if controller.written is None:
+        written, seen = set(), set()
+        todo = [op for op in controller.ops if isinstance(op, Operation)]
+        while todo and len(seen) < _WALK_LIMIT:
+            op = todo.pop()
+            if op in seen:
+                continue
+            seen.add(op)
+            op_def = op.op_def
+            for k, t in enumerate(op._inputs):
+                if t.dtype.is_ref_dtype and op_def.is_ref_input(k):
+                    written.add(t)
+                todo.append(t._op)
+            todo.extend(op._control_inputs)
+        controller.written = frozenset(written)
+    return controller.written
 
 
 class Graph:
@@ -433,6 +458,8 @@ class Graph:
             state = self._state()
             stack = state.control_stack
             control = self._control_inputs_for(stack, inputs) if stack else []
+            if control:
+                inputs = self._reread_updated_variables(stack, inputs)
             op = Operation(self, op_def, op_name, inputs, full_attrs, control, "")
             for c in control:
                 c._control_outputs.append(op)
@@ -475,6 +502,30 @@ class Graph:
                 for controller in stack:
                     controller.seen.add(op)
             return op
+
+    def _reread_updated_variables(self, stack, inputs: list) -> list:
+        """`inputs` with each variable snapshot (``v/read``, made with the variable) whose
+        variable the active control dependencies may update replaced by a fresh read
+        made here, which waits for them. In TensorFlow the snapshot aliases the
+        variable's buffer, so an op made inside ``control_dependencies([update])`` reads
+        the updated value (``tf.cast(global_step)`` after its increment, an
+        ExponentialMovingAverage's ``num_updates``); flowgraph's snapshot is a value
+        taken when it runs, which may be before the update."""
+        cache = self.__dict__.get("_deref_cache")
+        if not cache:
+            return inputs
+        out = inputs
+        for k, t in enumerate(inputs):
+            op = t._op
+            if op.type != "Identity" or not op._inputs:
+                continue
+            ref = op._inputs[0]
+            if cache.get(ref) is not t or not any(ref in _refs_written(c) for c in stack):
+                continue
+            if out is inputs:
+                out = list(inputs)
+            out[k] = self.create_op("Identity", [ref], name="read").outputs[0]
+        return out
 
     def _op_name(self, name: str) -> str:
         if name[-1:] == "/":

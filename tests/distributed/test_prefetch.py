@@ -104,3 +104,27 @@ def test_a_worker_stage_with_state_keeps_the_pull():
             assert (found is None) == stateful
             if found is not None:
                 assert found.apply.task == found.read.task == PS
+
+
+def test_values_read_while_another_write_ran_back_off_like_a_stale_answer():
+    """An apply call whose read came back inconsistent (no epoch: another write ran)
+    cost a transfer for nothing; the next steps' apply calls read nothing until the
+    back-off ends, as after a stale answer. Replies that asked for no values, or stale
+    ones, do not count."""
+    from types import SimpleNamespace
+
+    from flowgraph.distributed.prefetch import Prefetch
+
+    worker = SimpleNamespace(recvs=[("p", "w/read:0", "ps")], returns=["out"])
+    read = SimpleNamespace(fetches=[("w/read", "w/read:0")], returns=[])
+    prefetch = Prefetch(worker, read, SimpleNamespace())
+    prefetch.keep({}, {"out": 1})  # asked for no values: nothing to learn
+    assert prefetch.wants_values()
+    prefetch.keep({}, {"w/read:0": 1.0})  # read, but inconsistently: back off
+    prefetch.keep({}, {"w/read:0": 1.0})
+    assert [prefetch.wants_values() for _ in range(2)] == [False, True]
+    prefetch.keep({"epoch": 3}, {"w/read:0": 2.0})
+    assert prefetch.take() == ({"w/read:0": 2.0}, 3)
+    prefetch.applied(stale=False)
+    prefetch.keep({"stale": True}, {})  # counted by `applied`, not here
+    assert prefetch.wants_values()
