@@ -25,7 +25,9 @@ State and invariants:
   plan's next steps read the ordinary way (and their apply calls read nothing for later)
   for 1, 2, 4, ... up to `MAX_BACKOFF` steps before the values are fetched again for a
   try; a step that applies from them resets it. Two workers on one ps, whose updates
-  always interleave, thus cost the ordinary two calls per step, not three;
+  always interleave, thus cost the ordinary two calls per step, not three (and a
+  session of a cluster with several trainers does not prefetch asynchronous steps at
+  all: `RemoteSession._prefetch_for`);
 * the apply call that reads runs A and R as *one* stage graph on the ps
   (`merged_graph`: R's reads wait, by control edges, for every op of A), one run
   instead of two; its values are consistent at epoch E + 1 when no write was in flight

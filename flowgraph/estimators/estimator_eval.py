@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import time
 
+import numpy as np
+
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.model_fn import ModeKeys
 from flowgraph.estimators.run_config import session_config_for
@@ -117,7 +119,7 @@ def _evaluate_in(graph, est, input_fn, hooks, checkpoint_path, stop_hook):
         logger.info("Inference Time : %.5fs", time.time() - start)
         logger.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
     results = {k: _plain(v) for k, v in final_hook.final_ops_values.items()}
-    results["global_step"] = int(results.get("global_step", 0))
+    results["global_step"] = np.int64(results.get("global_step", 0))  # TF's type
     return results
 
 

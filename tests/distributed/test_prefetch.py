@@ -2,6 +2,7 @@
 one call to its ps, and a write by anyone else between steps is never missed."""
 
 import numpy as np
+from conftest import free_port
 from test_step_rpcs import PS, WORKER, _as_if_remote, _calls, _cluster
 
 import flowgraph as tf
@@ -128,3 +129,23 @@ def test_values_read_while_another_write_ran_back_off_like_a_stale_answer():
     prefetch.applied(stale=False)
     prefetch.keep({"stale": True}, {})  # counted by `applied`, not here
     assert prefetch.wants_values()
+
+
+
+def test_no_prefetch_for_asynchronous_steps_among_several_trainers(servers):
+    """With a second trainer in the cluster, whose updates interleave on the ps, an
+    asynchronous step pulls and applies (two calls): prefetched values would mostly be
+    stale, each stale answer costing a wasted worker stage."""
+
+    cluster = {"ps": [f"localhost:{free_port()}"],
+               "worker": [f"localhost:{free_port()}", f"localhost:{free_port()}"]}
+    ps, worker = _as_if_remote(servers(cluster, "ps", 0)), servers(cluster, "worker", 0)
+    with tf.Graph().as_default():
+        w, x, seen, train = _counter_model()
+        with tf.Session(worker.target) as sess:
+            sess.run(w.initializer)
+            sess.run([seen, train], {x: 1.0})
+            before = _ps_calls(ps)
+            assert sess.run([seen, train], {x: 1.0})[0] == 2.0
+            assert sess.run([seen, train], {x: 1.0})[0] == 3.0
+            assert _ps_calls(ps) - before == 4  # pull and apply, each step

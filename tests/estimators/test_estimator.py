@@ -88,6 +88,7 @@ def test_evaluate_returns_metrics_and_writes_summaries(tmp_path):
     est.train(train_input(), steps=200)
     result = est.evaluate(train_input(epochs=1))
     assert set(result) == {"loss", "mae", "global_step"} and result["global_step"] == 200
+    assert type(result["global_step"]) is np.int64  # as TF 2.15's evaluate returns it
     assert result["loss"] < 1e-3 and result["mae"] < 0.03
     named = est.evaluate(train_input(epochs=1), steps=1, name="holdout")
     assert named["global_step"] == 200
