@@ -29,12 +29,26 @@ Example
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Tensor
 
 # Dense conversions of more elements than this warn (TensorFlow's threshold).
 LARGE_SPARSE_NUM_ELEMENTS = 100_000_000
+
+
+class IndexedSlicesValue(namedtuple("IndexedSlicesValue",
+                                     ["values", "indices", "dense_shape"])):
+    """What fetching an `IndexedSlices` gives: its values, indices and dense shape as
+    NumPy arrays (``dense_shape`` None when the slices have none).
+
+    >>> IndexedSlicesValue([[1.0, 2.0]], [3], [5, 2]).indices
+    [3]
+    """
+
+    __slots__ = ()
 
 
 class IndexedSlices:
@@ -75,6 +89,14 @@ class IndexedSlices:
     @property
     def values(self) -> Tensor:
         return self._values
+
+    def _fetch_components(self):
+        """Fetching (`flowgraph.runtime.fetch`): an `IndexedSlicesValue`, as TF gives."""
+        if self._dense_shape is None:
+            return ([self._values, self._indices],
+                    lambda parts: IndexedSlicesValue(parts[0], parts[1], None))
+        return ([self._values, self._indices, self._dense_shape],
+                lambda parts: IndexedSlicesValue(*parts))
 
     @property
     def indices(self) -> Tensor:
