@@ -41,9 +41,11 @@ Example
 from __future__ import annotations
 
 import argparse
+import collections
 import errno
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -57,29 +59,54 @@ _STOP_GRACE_S = 5.0
 _POLL_S = 0.05
 
 
+_RNG = random.Random()
+_GIVEN: collections.deque = collections.deque(maxlen=4096)  # ports `free_port` returned
+
+
+def _ephemeral_low() -> int:
+    """The lowest port the kernel hands out for outgoing connections and port 0 (Linux's
+    ``ip_local_port_range``; 32768 elsewhere)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _taken(host: str, port: int) -> bool:
+    """Whether `port` cannot be bound on `host` because something holds it (an address
+    the host lacks, e.g. ::1 without IPv6, counts as free)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family) as s:
+            s.bind((host, port))
+    except OSError as e:
+        return e.errno in (errno.EADDRINUSE, errno.EACCES)
+    return False
+
+
 def free_port(host: str = "localhost") -> int:
-    """A TCP port nobody listens on now (the kernel's pick for port 0). For
-    ``localhost``, free on both loopbacks: a gRPC server on ``localhost:P`` is reached
-    on 127.0.0.1 or ::1, whichever a client tries first.
+    """A TCP port nobody listens on now, below the kernel's ephemeral range: a port the
+    kernel picks for port 0 is one it may also give any outgoing connection before the
+    task that was told to listen there starts (a test saw a server's port taken so).
+    For ``localhost``, free on both loopbacks: a gRPC server on ``localhost:P`` is
+    reached on 127.0.0.1 or ::1, whichever a client tries first.
 
     >>> 0 < free_port() < 65536
     True
     """
-    if host != "localhost":
-        with socket.socket() as s:
-            s.bind((host, 0))
-            return s.getsockname()[1]
-    for _ in range(50):
-        port = free_port("127.0.0.1")
-        try:
-            with socket.socket(socket.AF_INET6) as s:
-                s.bind(("::1", port))
-        except OSError as e:
-            if e.errno == errno.EADDRINUSE:
-                continue  # taken on ::1: another one
-        return port  # (a host without IPv6 has only the IPv4 side to check)
-    raise RuntimeError("flowgraph launch: no port free on both 127.0.0.1 and ::1 in 50 "
-                       "tries")
+    low = _ephemeral_low()
+    first = max(1024, low - 16384)
+    addresses = ["127.0.0.1", "::1"] if host == "localhost" else [host]
+    for _ in range(200 if low > first else 0):
+        port = _RNG.randrange(first, low)
+        # a port handed out here earlier is not bound yet, maybe: never twice in a row
+        if port not in _GIVEN and not any(_taken(a, port) for a in addresses):
+            _GIVEN.append(port)
+            return port
+    with socket.socket() as s:  # no room below the ephemeral range: the kernel's pick
+        s.bind((addresses[0], 0))
+        return s.getsockname()[1]
 
 
 def layout(ps: int, workers: int, evaluator: bool, host: str, ports) -> tuple[dict, list]:
