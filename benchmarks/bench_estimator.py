@@ -173,6 +173,17 @@ def _median_interval(stamps) -> float:
     return float(np.median(np.diff(stamps)))
 
 
+def _bare_model(x, y):
+    """The bare loop's model in the default graph: ``(train_op, loss)`` fed by the same
+    `numpy_input_fn` input op as the Estimator's."""
+    tf.set_random_seed(1)
+    train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
+                                                shuffle=True)
+    features, labels = train_fn()
+    loss = _loss(_logits(features), labels)
+    return _sgd_step(loss, 0.05), loss
+
+
 def _thread_timed_session_run():
     """``(Session, real run, timed run, clock, inside)``: ``timed run`` is `Session.run`
     adding its thread CPU time to ``inside[0]`` (install it as ``Session.run``)."""
@@ -236,12 +247,7 @@ def bare_step_cpu(x, y, steps):
     Session, real_run, timed_run, clock, inside = _thread_timed_session_run()
 
     with tf.Graph().as_default():
-        tf.set_random_seed(1)
-        train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
-                                                    shuffle=True)
-        features, labels = train_fn()
-        loss = _loss(_logits(features), labels)
-        fetches = [_sgd_step(loss, 0.05), loss]
+        fetches = list(_bare_model(x, y))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             for _ in range(10):
@@ -306,12 +312,7 @@ def bench_session(x, y, steps):
     """The same model as a bare loop: build, initialize, run `steps` steps."""
     t0 = time.perf_counter()
     with tf.Graph().as_default():
-        tf.set_random_seed(1)
-        train_fn = estimators.inputs.numpy_input_fn(x, y, batch_size=BATCH, num_epochs=None,
-                                                    shuffle=True)
-        features, labels = train_fn()
-        loss = _loss(_logits(features), labels)
-        train_op = _sgd_step(loss, 0.05)
+        train_op, loss = _bare_model(x, y)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             skip = steps // 10
