@@ -303,7 +303,10 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
              "saved_model": _saved_model_seeds, "meta_graph": _meta_graph_seeds}[fmt](d)
     if fmt == "saved_model":
         exports = [os.path.join(d, f"model{i}") for i in range(len(seeds))]
-        variables = [open(os.path.join(e, "variables", "variables"), "rb").read()
+        # the variables checkpoint's files (TensorFlow's layout by default: .index + data)
+        variables = [{os.path.join(e, "variables", n): open(os.path.join(e, "variables", n),
+                                                             "rb").read()
+                      for n in sorted(os.listdir(os.path.join(e, "variables")))}
                      for e in exports]
 
         def load(path, variant):
@@ -337,11 +340,12 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
             target = os.path.join(exports[variant], "saved_model.json")
             with open(target, "wb") as f:
                 f.write(seeds[variant])
-            if rng.random() < 0.3:  # the variables checkpoint instead of the document
-                target = os.path.join(exports[variant], "variables", "variables")
-                original = variables[variant]
-            with open(os.path.join(exports[variant], "variables", "variables"), "wb") as f:
-                f.write(variables[variant])
+            if rng.random() < 0.3:  # a variables checkpoint file instead of the document
+                target = rng.choice(sorted(variables[variant]))
+                original = variables[variant][target]
+            for path, data in variables[variant].items():
+                with open(path, "wb") as f:
+                    f.write(data)
         if original is seeds[variant] and fmt in ("saved_model", "graph_json") \
                 and rng.random() < 0.7:
             data, how = mutate_json(original, rng)
@@ -395,7 +399,7 @@ def _tf_checkpoint_campaign(tmp_path, count: int, seed: int) -> None:
 
     here = os.path.join(os.path.dirname(__file__), "data", "tf_formats")
     prefixes = []
-    for name, step in (("linear", 5), ("model", 7)):
+    for name, step in (("linear", 5), ("model", 7), ("partitioned", 1)):
         shutil.copytree(os.path.join(here, name), tmp_path / name)
         prefixes.append(str(tmp_path / name / f"model.ckpt-{step}"))
     files = [(p + ".index", p + ".data-00000-of-00001") for p in prefixes]

@@ -1,5 +1,7 @@
-"""The checkpoint file format, read side: what `tf.train.Saver` writes, and
-`RestoreV2`'s kernel and the SavedModel loader read.
+"""flowgraph's one-file checkpoint format, read side (``tf.train.Saver(format="flowgraph")``
+writes it; the default is TensorFlow's format, `flowgraph.framework.tf_formats.bundle`,
+and `CheckpointReader` opens either), as `RestoreV2`'s kernel and the SavedModel loader
+read it.
 
 A checkpoint ``model.ckpt-STEP`` is ONE NumPy ``.npz`` file (a zip of ``.npy`` members)
 named exactly by its prefix. Keys are the tensors' names. A string tensor ``N`` is stored
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -64,8 +67,12 @@ def _nearby_hint(prefix: str) -> str:
     directory = os.path.dirname(prefix) or "."
     if not os.path.isdir(directory):
         return f" (the directory {directory} does not exist)"
-    found = sorted(p for p in glob.glob(os.path.join(glob.escape(directory), "*.ckpt*"))
-                   if os.path.isfile(p))
+    found = set()
+    for p in glob.glob(os.path.join(glob.escape(directory), "*.ckpt*")):
+        if os.path.isfile(p) and not p.endswith(".meta"):
+            # a prefix: the one-file checkpoint itself, or TensorFlow's files without suffix
+            found.add(re.sub(r"\.(index|data-\d{5}-of-\d{5})$", "", p))
+    found = sorted(found)
     if found:
         names = ", ".join(os.path.basename(p) for p in found[-3:])
         return (f" (checkpoints in {directory}: {names}; tf.train.latest_checkpoint finds "

@@ -53,6 +53,7 @@ from flowgraph.saved_model.format import (
     RestoreDef,
     RestoreEntry,
     SavedModel,
+    SaveSliceInfoDef,
     SignatureDef,
     VariableDef,
     write_saved_model,
@@ -168,9 +169,8 @@ class SavedModelBuilder:
         os.makedirs(variables_dir, exist_ok=True)
         if self._format == "tensorflow":
             write_tf_variables(sess, saver, self._staging)
-        elif not saver._is_empty:
-            saver.save(sess, os.path.join(variables_dir, constants.VARIABLES_FILENAME),
-                       write_meta_graph=False, write_state=False)
+        elif not saver._is_empty:  # one key per variable (a partitioned one's parts too)
+            saver.write_own_keys(sess, os.path.join(variables_dir, constants.VARIABLES_FILENAME))
         self._add(graph, tags, signature_def_map, assets_collection, legacy_init_op,
                   clear_devices, main_op, strip_default_attrs, saver)
         self._has_saved_variables = True
@@ -322,7 +322,16 @@ def _restore_def(saver) -> RestoreDef | None:
                       filename_tensor_name=sd.filename_tensor_name,
                       save_tensor_name=sd.save_tensor_name,
                       entries=[RestoreEntry(key, ref.name, placeholder.name)
-                               for key, ref, placeholder in saver._entries])
+                               for key, (_, ref, placeholder) in zip(saver._own_keys(),
+                                                                     saver._entries)])
+
+
+def _slice_info_def(var) -> SaveSliceInfoDef | None:
+    info = getattr(var, "_save_slice_info", None)
+    if info is None:
+        return None
+    return SaveSliceInfoDef(full_name=info.full_name, full_shape=list(info.full_shape),
+                            var_offset=list(info.var_offset), var_shape=list(info.var_shape))
 
 
 def _variable_defs(graph) -> list[VariableDef]:
@@ -341,7 +350,8 @@ def _variable_defs(graph) -> list[VariableDef]:
                                  snapshot_name=var._snapshot.name,
                                  initial_value_name=initial.name if isinstance(
                                      initial, Tensor) else "",
-                                 trainable=bool(getattr(var, "trainable", True)))
+                                 trainable=bool(getattr(var, "trainable", True)),
+                                 save_slice_info_def=_slice_info_def(var))
                 seen[id(var)] = vd
                 order.append(vd)
             vd.collections.append(key)

@@ -43,6 +43,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.registry import has_op_def
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tf_formats.bundle_slices import parse_slice_spec
 from flowgraph.ops import load_all
 from flowgraph.saved_model import constants
 
@@ -53,6 +54,7 @@ __all__ = [
     "MetaInfoDef",
     "RestoreDef",
     "RestoreEntry",
+    "SaveSliceInfoDef",
     "SavedModel",
     "SavedModelFormatError",
     "SignatureDef",
@@ -134,6 +136,9 @@ class RestoreEntry:
     key: str  # the name in variables/variables
     variable: str  # the variable's ref tensor, "dense/kernel:0"
     placeholder: str  # the tensor fed with the value, "save/RestoreV2:0"
+    # A part of a partitioned variable stored whole under `key`: TensorFlow's slice spec
+    # of the part ("200 3 67,67:0,3"); empty for a variable stored under its own key.
+    slice: str = ""
 
 
 @dataclass
@@ -147,6 +152,23 @@ class RestoreDef:
 
 
 @dataclass
+class SaveSliceInfoDef:
+    """Where a part of a partitioned variable sits in the whole (TensorFlow's message of
+    that name): the full variable's name and shape, the part's offset and shape."""
+
+    full_name: str
+    full_shape: list[int]
+    var_offset: list[int]
+    var_shape: list[int]
+
+    @property
+    def spec(self) -> str:
+        """TensorFlow's slice spec of the part: ``"200 3 67,67:0,3"``."""
+        extents = ":".join(f"{o},{n}" for o, n in zip(self.var_offset, self.var_shape))
+        return " ".join(str(d) for d in self.full_shape) + " " + extents
+
+
+@dataclass
 class VariableDef:
     variable_name: str
     initializer_name: str
@@ -154,6 +176,7 @@ class VariableDef:
     initial_value_name: str = ""
     trainable: bool = True
     collections: list[str] = field(default_factory=list)
+    save_slice_info_def: SaveSliceInfoDef | None = None  # a part of a partitioned variable
 
 
 @dataclass
@@ -199,20 +222,34 @@ def _signature_json(sig: SignatureDef) -> dict:
             "outputs": {k: _tensor_info_json(v) for k, v in sig.outputs.items()}}
 
 
+def _restore_entry_json(entry: RestoreEntry) -> dict:
+    out = dataclasses.asdict(entry)
+    if not entry.slice:
+        del out["slice"]  # the files of flowgraph releases before slices stay the same
+    return out
+
+
+def _variable_json(var: VariableDef) -> dict:
+    out = dataclasses.asdict(var)
+    if var.save_slice_info_def is None:
+        del out["save_slice_info_def"]  # a whole variable's entry stays as it was
+    return out
+
+
 def _meta_graph_json(mg: MetaGraphDef) -> dict:
     saver = None
     if mg.saver_def is not None:
         saver = {"restore_op_name": mg.saver_def.restore_op_name,
                  "filename_tensor_name": mg.saver_def.filename_tensor_name,
                  "save_tensor_name": mg.saver_def.save_tensor_name,
-                 "entries": [dataclasses.asdict(e) for e in mg.saver_def.entries]}
+                 "entries": [_restore_entry_json(e) for e in mg.saver_def.entries]}
     return {
         "tags": list(mg.meta_info_def.tags),
         "meta_graph_version": mg.meta_info_def.meta_graph_version,
         "graph_def": mg.graph_def,
         "signature_def": {k: _signature_json(v) for k, v in mg.signature_def.items()},
         "saver": saver,
-        "variables": [dataclasses.asdict(v) for v in mg.variables],
+        "variables": [_variable_json(v) for v in mg.variables],
         "main_op": mg.main_op,
         "train_op": mg.train_op,
         "asset_file_def": [{"tensor_info": _tensor_info_json(a.tensor_info),
@@ -268,6 +305,28 @@ class _Validator:
             raise self.error(where, f"expected a {'non-empty ' if nonempty else ''}string, "
                                     f"found {value!r:.80}")
         return value
+
+    def slice_spec(self, value: Any, where: str) -> str:
+        spec = self.string(value, where)
+        if spec:
+            try:
+                parse_slice_spec(spec)
+            except ValueError as e:
+                raise self.error(where, str(e)) from None
+        return spec
+
+    def save_slice_info(self, value: Any, where: str) -> SaveSliceInfoDef | None:
+        if value is None:
+            return None
+        v = self.obj(value, where, required=("full_name", "full_shape", "var_offset",
+                                             "var_shape"))
+        info = SaveSliceInfoDef(
+            full_name=self.string(v["full_name"], f"{where}.full_name", nonempty=True),
+            **{k: [self.integer(d, f"{where}.{k}", minimum=0)
+                   for d in self.array(v[k], f"{where}.{k}")]
+               for k in ("full_shape", "var_offset", "var_shape")})
+        self.slice_spec(info.spec, where)  # the part fits the full shape
+        return info
 
     def opt_string(self, value: Any, where: str) -> str | None:
         return None if value is None else self.string(value, where, nonempty=True)
@@ -439,17 +498,20 @@ class _Validator:
                             save_tensor_name=self.string(saver.get("save_tensor_name", ""), sw))
             for i, e in enumerate(self.array(saver["entries"], f"{sw}.entries")):
                 ew = f"{sw}.entries[{i}]"
-                e = self.obj(e, ew, required=("key", "variable", "placeholder"))
+                e = self.obj(e, ew, required=("key", "variable", "placeholder"),
+                             optional=("slice",))
                 rd.entries.append(RestoreEntry(
                     key=self.string(e["key"], f"{ew}.key", nonempty=True),
                     variable=self.tensor_ref(e["variable"], nodes, f"{ew}.variable"),
-                    placeholder=self.tensor_ref(e["placeholder"], nodes, f"{ew}.placeholder")))
+                    placeholder=self.tensor_ref(e["placeholder"], nodes, f"{ew}.placeholder"),
+                    slice=self.slice_spec(e.get("slice", ""), f"{ew}.slice")))
             mg.saver_def = rd
         for i, var in enumerate(self.array(v.get("variables", []), f"{where}.variables")):
             vw = f"{where}.variables[{i}]"
             var = self.obj(var, vw, required=("variable_name", "initializer_name",
                                               "snapshot_name"),
-                           optional=("initial_value_name", "trainable", "collections"))
+                           optional=("initial_value_name", "trainable", "collections",
+                                     "save_slice_info_def"))
             initial = var.get("initial_value_name", "")
             mg.variables.append(VariableDef(
                 variable_name=self.tensor_ref(var["variable_name"], nodes, vw),
@@ -458,7 +520,9 @@ class _Validator:
                 initial_value_name=self.tensor_ref(initial, nodes, vw) if initial else "",
                 trainable=self.boolean(var.get("trainable", True), f"{vw}.trainable"),
                 collections=[self.string(c, f"{vw}.collections", nonempty=True)
-                             for c in self.array(var.get("collections", []), vw)]))
+                             for c in self.array(var.get("collections", []), vw)],
+                save_slice_info_def=self.save_slice_info(var.get("save_slice_info_def"),
+                                                         f"{vw}.save_slice_info_def")))
         for key in ("main_op", "train_op"):
             name = self.opt_string(v.get(key), f"{where}.{key}")
             setattr(mg, key, None if name is None else self.op_ref(name, nodes,

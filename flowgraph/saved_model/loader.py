@@ -4,7 +4,8 @@ Loading reads and validates ``saved_model.json`` (`flowgraph.saved_model.format`
 strict schema, registered op types only), imports the graph def of the meta graph whose
 tags match into ``sess.graph``, rebuilds its `tf.Variable` objects and their
 collections, restores their values from ``variables/variables`` (read with
-``allow_pickle=False``; every value checked against its variable's dtype and shape), and
+``allow_pickle=False``; every value checked against its variable's dtype and shape; a
+part of a partitioned variable is cut from the whole tensor at its entry's slice), and
 runs the main op. Every file the graph reads must be an asset: a regular file inside
 ``assets/`` (`flowgraph.saved_model.assets` checks them before the graph is imported).
 Nothing in the directory is ever executed as Python.
@@ -36,7 +37,8 @@ import os
 
 from flowgraph.framework import errors
 from flowgraph.framework.graph import GraphKeys
-from flowgraph.framework.tf_formats.bundle import is_bundle
+from flowgraph.framework.tf_formats.bundle import bundle_data_files, index_file, is_bundle
+from flowgraph.framework.tf_formats.bundle_slices import parse_slice_spec
 from flowgraph.saved_model import constants
 from flowgraph.saved_model.assets import confine_graph_files, resolve_asset
 from flowgraph.saved_model.format import (
@@ -133,28 +135,51 @@ def restore_variables(sess, mg: MetaGraphDef, export_dir: str, prefix: str = "")
         raise errors.NotFoundError(
             None, None, f"SavedModel {export_dir} has variables but no variables file at "
                         f"{path}.")
+    if is_bundle(path):  # TensorFlow's layout: its index and data files are confined too
+        for file in (index_file(path), *bundle_data_files(path)):
+            contained_path(export_dir, constants.VARIABLES_DIRECTORY, os.path.basename(file))
     graph = sess.graph
-    feed = {}
+    feed, wholes = {}, {}
     with CheckpointReader(path) as reader:
         for e in rd.entries:
             placeholder = graph.get_tensor_by_name(_scoped(e.placeholder, prefix))
-            if not reader.has_tensor(e.key):
-                raise errors.NotFoundError(
-                    None, None, f"Variable '{e.key}' of SavedModel {export_dir} is missing "
-                                f"from {path}.")
-            # Declared dtype and shape first: nothing is allocated for a mismatch.
-            dtype, found = placeholder.dtype.base_dtype, reader.tensor_dtype(e.key)
-            if found != dtype:
-                raise SavedModelFormatError(
-                    f"Invalid SavedModel {export_dir}: variable '{e.key}' is stored in {path} "
-                    f"as {found.name}, but the graph declares {dtype.name}.")
-            declared = reader.tensor_shape(e.key)
-            if not placeholder.shape.is_compatible_with(declared):
-                raise SavedModelFormatError(
-                    f"Invalid SavedModel {export_dir}: variable '{e.key}' is stored in {path} "
-                    f"with shape {declared}, but the graph declares {placeholder.shape}.")
-            feed[placeholder] = reader.get_tensor(e.key)
+            feed[placeholder] = _entry_value(reader, e, placeholder, export_dir, path, wholes)
     sess.run(graph.get_operation_by_name(_scoped(rd.restore_op_name, prefix)), feed)
+
+
+def _entry_value(reader, e, placeholder, export_dir: str, path: str, wholes: dict):
+    """The value of restore entry `e` from `reader`, checked against `placeholder`: the
+    whole tensor under ``e.key``, or the part ``e.slice`` of it (the whole tensor of a
+    partitioned variable is read once, into `wholes`)."""
+    if not reader.has_tensor(e.key):
+        raise errors.NotFoundError(
+            None, None, f"Variable '{e.key}' of SavedModel {export_dir} is missing "
+                        f"from {path}.")
+    # Declared dtype and shape first: nothing is allocated for a mismatch.
+    dtype, found = placeholder.dtype.base_dtype, reader.tensor_dtype(e.key)
+    if found != dtype:
+        raise SavedModelFormatError(
+            f"Invalid SavedModel {export_dir}: variable '{e.key}' is stored in {path} "
+            f"as {found.name}, but the graph declares {dtype.name}.")
+    declared = list(reader.tensor_shape(e.key))
+    what = f"variable '{e.key}'"
+    if e.slice:
+        full, starts, lengths = parse_slice_spec(e.slice)
+        if declared != full:
+            raise SavedModelFormatError(
+                f"Invalid SavedModel {export_dir}: partitioned variable '{e.key}' is stored "
+                f"in {path} with shape {declared}, but its saver's slice spec '{e.slice}' "
+                f"gives the full shape {full}.")
+        declared, what = lengths, f"the part '{e.slice}' of variable '{e.key}'"
+    if not placeholder.shape.is_compatible_with(declared):
+        raise SavedModelFormatError(
+            f"Invalid SavedModel {export_dir}: {what} is stored in {path} with shape "
+            f"{declared}, but the graph declares {placeholder.shape}.")
+    if not e.slice:
+        return reader.get_tensor(e.key)
+    if e.key not in wholes:
+        wholes[e.key] = reader.get_tensor(e.key)
+    return wholes[e.key][tuple(slice(o, o + n) for o, n in zip(starts, lengths))]
 
 
 def asset_feed(graph, mg: MetaGraphDef, export_dir: str, prefix: str = "") -> dict:

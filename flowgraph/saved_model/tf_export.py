@@ -46,8 +46,6 @@ import logging
 import os
 import threading
 
-import numpy as np
-
 from flowgraph.framework.event_format import TensorShapeProto
 from flowgraph.framework.tf_formats.bundle import write_bundle
 from flowgraph.framework.tf_formats.meta_graph_messages import (
@@ -220,8 +218,7 @@ def write_tf_variables(sess, saver, directory: str) -> None:
     values = sess.run([ref for _, ref, _ in saver._entries])
     prefix = os.path.join(directory, constants.VARIABLES_DIRECTORY,
                           constants.VARIABLES_FILENAME)
-    write_bundle(prefix, {key: np.asarray(value)
-                          for (key, _, _), value in zip(saver._entries, values)})
+    write_bundle(prefix, *saver._checkpoint_tensors(values))  # partitioned ones as slices
 
 
 def write_tf_saved_model(directory: str, meta_graphs: list[MetaGraphDefProto],

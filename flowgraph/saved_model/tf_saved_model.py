@@ -14,7 +14,9 @@ TensorFlow's saver nodes (``save/SaveV2``, ``save/RestoreV2``, ...) are not flow
 ops: they and the nodes that depend on them are left out, and a small restore subgraph
 (``flowgraph_restore/``: a placeholder and an ``Assign`` per variable, grouped by a
 ``NoOp``) takes their place; the values come from ``variables/variables`` (a TensorFlow
-checkpoint, read by `tf_formats.bundle`).
+checkpoint, read by `tf_formats.bundle`). A part of a partitioned variable is restored
+from the whole tensor its saver names (``RestoreV2``'s ``tensor_names``), cut at the slice
+its ``shape_and_slices`` gives (`RestoreEntry.slice`).
 
 Example
 -------
@@ -40,6 +42,7 @@ from flowgraph.framework.tf_formats.resource_variables import meta_graph_as_refs
 from flowgraph.framework.tf_formats.saver_graph import (
     drop_saver_nodes,
     restore_keys,
+    restore_slice_specs,
     saver_scope,
 )
 from flowgraph.framework.tf_formats.text_parse import TextParseError, parse_text
@@ -88,12 +91,26 @@ def _variables(mg: MetaGraphDefProto) -> list[fmt.VariableDef]:
     return [fmt.VariableDef(variable_name=name, initializer_name=vd.initializer_name,
                             snapshot_name=vd.snapshot_name,
                             initial_value_name=vd.initial_value_name,
-                            trainable="trainable_variables" in keys, collections=keys)
+                            trainable="trainable_variables" in keys, collections=keys,
+                            save_slice_info_def=_slice_info(vd))
             for name, (vd, keys) in found.items()]
 
 
+def _slice_info(vd: VariableDefProto) -> fmt.SaveSliceInfoDef | None:
+    info = vd.save_slice_info_def
+    if info is None or not info.full_name:
+        return None
+    return fmt.SaveSliceInfoDef(full_name=info.full_name,
+                                full_shape=[int(d) for d in info.full_shape],
+                                var_offset=[int(d) for d in info.var_offset],
+                                var_shape=[int(d) for d in info.var_shape])
+
+
 def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef],
-                      keys: dict[str, str]) -> fmt.RestoreDef:
+                      keys: dict[str, str], specs: dict[str, str]) -> fmt.RestoreDef:
+    """flowgraph's restore subgraph for `variables`; `keys` and `specs` (variable op name
+    -> checkpoint key, and -> slice spec for the parts of partitioned variables) come
+    from TensorFlow's saver nodes."""
     by_name = {n["name"]: n for n in graph_def["node"]}
     entries, control = [], []
     for i, vd in enumerate(variables):
@@ -112,7 +129,8 @@ def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef],
         control.append(f"^{assign}")
         entries.append(fmt.RestoreEntry(key=keys.get(op_name, op_name),
                                         variable=f"{op_name}:0",
-                                        placeholder=f"{value}:0"))
+                                        placeholder=f"{value}:0",
+                                        slice=specs.get(op_name, "")))
     graph_def["node"].append({"name": f"{_RESTORE_SCOPE}/restore_all", "op": "NoOp",
                               "input": control, "attr": {}})
     return fmt.RestoreDef(restore_op_name=f"{_RESTORE_SCOPE}/restore_all", entries=entries)
@@ -124,9 +142,10 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
     scope = saver_scope(mg.saver_def.restore_op_name)
     graph_def = graph_def_to_dict(mg.graph_def)
     keys = restore_keys(graph_def, mg.saver_def.restore_op_name) if scope else {}
+    specs = restore_slice_specs(graph_def, mg.saver_def.restore_op_name) if scope else {}
     graph_def, _ = drop_saver_nodes(graph_def, scope)
     variables = _variables(mg)
-    restore = _restore_subgraph(graph_def, variables, keys) if variables else None
+    restore = _restore_subgraph(graph_def, variables, keys, specs) if variables else None
     main_op = None
     for key in _MAIN_OP_COLLECTIONS:
         col = mg.collection_def.get(key)

@@ -1,11 +1,12 @@
 """Periodic checkpoints: `CheckpointSaverHook` and its `CheckpointSaverListener`s.
 
-The hook saves once right after each session is created (the state at the current
-global step), then whenever its timer fires, and once more at `end` unless the last
-save already was at the final step. Each save writes ``model.ckpt-STEP`` through the
-Saver (atomic files, see docs/checkpoints.md) and a ``SessionLog.CHECKPOINT`` event to
-the directory's event file. Listeners run around each save; a listener whose
-`after_save` returns True stops training.
+Right after each session is created, the hook writes ``graph.pbtxt``
+(`flowgraph.train.graph_pbtxt`) and saves once (the state at the current global step);
+then it saves whenever its timer fires, and once more at `end` unless the last save
+already was at the final step. Each save writes ``model.ckpt-STEP`` through the Saver
+(atomic files, see docs/checkpoints.md) and a ``SessionLog.CHECKPOINT`` event to the
+directory's event file. Listeners run around each save; a listener whose `after_save`
+returns True stops training.
 
 Example
 -------
@@ -34,6 +35,7 @@ from flowgraph.train.basic_hooks_timers import (
     global_step_read,
     summary_writer_for,
 )
+from flowgraph.train.graph_pbtxt import write_graph_pbtxt
 from flowgraph.train.hook_schedule import FixedRequest
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
@@ -117,6 +119,9 @@ class CheckpointSaverHook(FixedRequest, SessionRunHook):
 
     def after_create_session(self, session, coord) -> None:
         global_step = session.run(self._global_step_tensor)
+        if self._save_graph_def:
+            # As TensorFlow: the finished graph, as text, beside the checkpoints.
+            write_graph_pbtxt(session.graph, self._checkpoint_dir)
         # The state right after (re)creation: a restart resumes from here at worst.
         self._save(session, global_step)
         self._timer.update_last_triggered_step(global_step)

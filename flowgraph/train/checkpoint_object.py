@@ -45,7 +45,7 @@ from flowgraph.framework import errors
 from flowgraph.framework.checkpoint_file import CheckpointReader
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.session_stack import get_default_session
-from flowgraph.framework.tf_formats.bundle import write_bundle
+from flowgraph.framework.tf_formats.bundle import bundle_files
 from flowgraph.ops.variables import Variable, is_variable_initialized
 from flowgraph.train import checkpoint_state as _state
 from flowgraph.train.checkpoint_object_graph import (
@@ -163,6 +163,11 @@ class Checkpoint:
         """
         sess = session_for(session, "write")
         file_prefix = os.fspath(file_prefix)
+        _state.write_durably(self._files(file_prefix, sess))
+        return file_prefix
+
+    def _files(self, file_prefix: str, sess) -> list:
+        """``[(path, bytes)]`` of checkpoint `file_prefix` holding the current values."""
         graph = build_object_graph(self)
         keys = variable_keys(graph)
         values = sess.run([var.value() for _, var in keys]) if keys else []
@@ -171,8 +176,7 @@ class Checkpoint:
         parent = os.path.dirname(file_prefix) or "."
         os.makedirs(parent, exist_ok=True)
         _state.remove_stale_temps(parent)
-        write_bundle(file_prefix, tensors)
-        return file_prefix
+        return bundle_files(file_prefix, tensors)
 
     def save(self, file_prefix: str, session=None) -> str:
         """Add one to `save_counter` and write checkpoint ``file_prefix-N`` (N its new
@@ -194,9 +198,12 @@ class Checkpoint:
         """
         sess = session_for(session, "save")
         number = self._next_save_number(sess)
-        path = self.write(f"{os.fspath(file_prefix)}-{number}", session=sess)
-        _state.update_checkpoint_state(os.path.dirname(path) or ".", path,
-                                       all_model_checkpoint_paths=[path])
+        path = f"{os.fspath(file_prefix)}-{number}"
+        files = self._files(path, sess)
+        # The state file naming it is renamed after the checkpoint's files are durable,
+        # all of them fsynced together (`checkpoint_state.write_durably`).
+        _state.write_durably(files, then=[_state.checkpoint_state_file(
+            os.path.dirname(path) or ".", path, all_model_checkpoint_paths=[path])])
         return path
 
     # -- restoring -------------------------------------------------------------------------

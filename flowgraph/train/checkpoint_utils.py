@@ -1,5 +1,9 @@
 """Checkpoint files: writing, reading, and `tf.train.init_from_checkpoint`.
 
+`tf.train.Saver` writes TensorFlow's format by default (`flowgraph.framework.tf_formats.
+bundle`); the readers here (`CheckpointReader`, `list_variables`, ...) open either that
+or flowgraph's one-file format, which this module writes (``Saver(format="flowgraph")``):
+
 A checkpoint ``model.ckpt-STEP`` is ONE NumPy ``.npz`` file (a zip of ``.npy`` members)
 whose file name is exactly the prefix that `Saver.save` returns; there is no suffix.
 Keys are the variables' names (``dense/kernel``). NumPy reads it with
@@ -28,6 +32,7 @@ array([b'hi'], dtype=object)
 
 from __future__ import annotations
 
+import io
 import os
 import zipfile
 
@@ -55,7 +60,14 @@ __all__ = [
 
 # -- writing ------------------------------------------------------------------------------------
 def write_checkpoint(path: str, tensors: dict[str, np.ndarray]) -> None:
-    """Write `tensors` (name -> array) to checkpoint file `path`, crash-safely."""
+    """Write `tensors` (name -> array) to one-file checkpoint `path`, crash-safely
+    (flowgraph's format: ``tf.train.Saver(format="flowgraph")``)."""
+    data = checkpoint_bytes(tensors)
+    _state.atomic_write(path, lambda f: f.write(data))
+
+
+def checkpoint_bytes(tensors: dict[str, np.ndarray]) -> bytes:
+    """The bytes of a one-file (flowgraph format) checkpoint holding `tensors`."""
     members: list[tuple[str, np.ndarray]] = []
     for name, value in tensors.items():
         if name.startswith(RESERVED_PREFIX):
@@ -66,14 +78,12 @@ def write_checkpoint(path: str, tensors: dict[str, np.ndarray]) -> None:
             members += [(name, data), (STRING_ENDS_PREFIX + name, ends)]
         else:
             members.append((name, arr))
-
-    def write(f):
-        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for key, arr in members:
-                with zf.open(key + ".npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, arr, allow_pickle=False)
-
-    _state.atomic_write(path, write)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for key, arr in members:
+            with zf.open(key + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, arr, allow_pickle=False)
+    return buffer.getvalue()
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -155,7 +165,13 @@ def _lookup(name: str, store: dict):
 
 def _set_checkpoint_initializer(var, ckpt_file: str, tensor_name: str,
                                 shapes: dict, dtypes: dict) -> None:
-    if not var.shape.is_compatible_with(shapes[tensor_name]):
+    info = getattr(var, "_save_slice_info", None)
+    if info is not None and list(info.full_shape) != list(shapes[tensor_name]):
+        raise ValueError(
+            f"Shape of partitioned variable {info.full_name} ({info.full_shape}) doesn't "
+            f"match with shape of tensor {tensor_name} ({shapes[tensor_name]}) from "
+            "checkpoint reader.")
+    if info is None and not var.shape.is_compatible_with(shapes[tensor_name]):
         raise ValueError(
             f"Shape of variable {var.name} ({var.shape}) doesn't match with shape of tensor "
             f"{tensor_name} ({shapes[tensor_name]}) from checkpoint reader.")
@@ -167,6 +183,11 @@ def _set_checkpoint_initializer(var, ckpt_file: str, tensor_name: str,
     with graph.as_default(), graph.control_dependencies(None), graph.device("/cpu:0"):
         (value,) = _restore_v2(ckpt_file, [tensor_name], [var.dtype.base_dtype],
                                name="checkpoint_initializer")
+        if info is not None:  # this part's slice of the whole tensor
+            from flowgraph.ops.array_index_ops import slice as _slice
+
+            value.set_shape(info.full_shape)
+            value = _slice(value, list(info.var_offset), list(info.var_shape))
         value.set_shape(var.shape)
     from flowgraph.ops import state_ops
 
@@ -205,16 +226,15 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict) -> None:
     store = _variable_store()
 
     def assign_one(target, tensor_name):
-        targets = target if isinstance(target, list) else [target]
-        if len(targets) > 1:
-            raise ValueError(
-                f"init_from_checkpoint: partitioned variables are not supported yet "
-                f"({', '.join(v.name for v in targets)} from {tensor_name})")
-        _set_checkpoint_initializer(targets[0], ckpt_file, tensor_name, shapes, dtypes)
+        targets = list(target) if isinstance(target, list) or hasattr(
+            target, "_get_variable_list") else [target]
+        for part in targets:  # the parts of a partitioned variable each take their slice
+            _set_checkpoint_initializer(part, ckpt_file, tensor_name, shapes, dtypes)
 
     for ckpt_name, current in sorted(assignment_map.items(), key=lambda kv: kv[0]):
-        if _is_variable(current) or (isinstance(current, list) and current
-                                     and all(_is_variable(v) for v in current)):
+        if _is_variable(current) or hasattr(current, "_get_variable_list") or (
+                isinstance(current, list) and current
+                and all(_is_variable(v) for v in current)):
             var = current
         else:
             var = _lookup(current, store) if isinstance(current, str) else None

@@ -6,7 +6,8 @@ The graph def is `Graph.as_graph_def()` converted to TensorFlow's GraphDef
 Python) is replaced by TensorFlow's (``SaveV2``/``RestoreV2``,
 `tf_formats.saver_graph.tf_saver_nodes`), so TensorFlow can restore with it. Each
 collection is written by the kind of its first item, as TensorFlow does: variables as
-serialized ``VariableDef`` messages, ops and tensors by name, numbers as numbers; a
+serialized ``VariableDef`` messages (a part of a partitioned variable with its
+``save_slice_info_def``), ops and tensors by name, numbers as numbers; a
 collection of anything else (a Saver, a queue runner) is left out with a log line.
 
 Example
@@ -36,6 +37,7 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
     MetaGraphDefProto,
     MetaInfoDefProto,
     SaverDefProto,
+    SaveSliceInfoDefProto,
     VariableDefProto,
 )
 from flowgraph.framework.tf_formats.saver_graph import saver_scope, tf_saver_nodes
@@ -61,11 +63,18 @@ def _is_variable(x) -> bool:
 
 
 def _variable_def(var, strip) -> bytes:
-    return VariableDefProto(
+    vd = VariableDefProto(
         variable_name=strip(var.name), initializer_name=strip(var.initializer.name),
         snapshot_name=strip(var.value().name),
         initial_value_name=strip(var.initial_value.name),
-        trainable=bool(var.trainable)).SerializeToString()
+        trainable=bool(var.trainable))
+    info = getattr(var, "_save_slice_info", None)
+    if info is not None:  # a part of a partitioned variable: where it sits in the whole
+        vd.save_slice_info_def = SaveSliceInfoDefProto(
+            full_name=strip(info.full_name), full_shape=[int(d) for d in info.full_shape],
+            var_offset=[int(d) for d in info.var_offset],
+            var_shape=[int(d) for d in info.var_shape])
+    return vd.SerializeToString()
 
 
 def _collection_def(key: str, items: list, strip, keep,

@@ -38,6 +38,7 @@ import re
 
 from flowgraph.framework import errors
 from flowgraph.framework.graph import GraphKeys, get_default_graph
+from flowgraph.framework.tf_formats.bundle_slices import parse_slice_spec
 from flowgraph.framework.tf_formats.graph_def import graph_def_to_dict
 from flowgraph.framework.tf_formats.meta_graph import (
     parse_meta_graph,
@@ -50,6 +51,7 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
 from flowgraph.framework.tf_formats.saver_graph import (
     drop_saver_nodes,
     restore_keys,
+    restore_slice_specs,
     saver_scope,
 )
 from flowgraph.train.saver import Saver
@@ -93,8 +95,26 @@ def rebuild_variable(graph, vd, scoped):
                           if vd.initial_value_name else var._snapshot)
     var._trainable = bool(vd.trainable)
     var._constraint = var._caching_device = var._save_slice_info = None
+    info = getattr(vd, "save_slice_info_def", None)
+    if info is not None and info.full_name:  # a part of a partitioned variable
+        from flowgraph.ops.partitioned_variables import SaveSliceInfo
+
+        var._save_slice_info = SaveSliceInfo(
+            scoped(info.full_name), [int(d) for d in info.full_shape],
+            [int(d) for d in info.var_offset], [int(d) for d in info.var_shape])
     graph.__dict__.setdefault("_deref_cache", {})[var._variable] = var._snapshot
     return var
+
+
+def _slice_info_from_spec(full_name: str, spec: str):
+    """A `SaveSliceInfo` from TensorFlow's slice spec ``"200 3 0,67:0,3"``; None when the
+    spec does not parse."""
+    from flowgraph.ops.partitioned_variables import SaveSliceInfo
+
+    try:
+        return SaveSliceInfo(full_name, *parse_slice_spec(spec))
+    except ValueError:
+        return None
 
 
 def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> dict:
@@ -168,6 +188,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
             None, None, f"Cannot import {source}: {type(e).__name__}: {e}. The file is "
             "corrupted, or holds a graph flowgraph cannot represent.") from None
     keys = restore_keys(graph_def, restore_op) if restore_op else {}
+    specs = restore_slice_specs(graph_def, restore_op) if restore_op else {}
     graph_def, lost = drop_saver_nodes(graph_def, scope, PROCESS_LOCAL_OPS)
     if lost:
         logger.warning("import_meta_graph: %s: %d node(s) need ops flowgraph does not have, "
@@ -192,9 +213,25 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
              or v in graph.get_collection(GraphKeys.SAVEABLE_OBJECTS)]
     if keys:
         by_op = {name.rpartition(":")[0]: v for name, v in variables.items()}
-        var_list = {key: by_op[op] for op, key in keys.items() if op in by_op}
-    else:
-        var_list = {v.op.name[len(prefix):]: v for v in saved}
+        grouped: dict = {}  # the parts of a partitioned variable share a key
+        for op, key in keys.items():
+            if op in by_op:
+                if op in specs and getattr(by_op[op], "_save_slice_info", None) is None:
+                    # a part whose VariableDef does not say where it sits: the saver's
+                    # shape_and_slices does
+                    by_op[op]._save_slice_info = _slice_info_from_spec(key, specs[op])
+                grouped.setdefault(key, []).append(by_op[op])
+        var_list = {key: parts[0] if len(parts) == 1 else parts
+                    for key, parts in grouped.items()}
+    else:  # no saver in the file: a new one, parts keyed by their full name as TF does
+        grouped = {}
+        for v in saved:
+            info = getattr(v, "_save_slice_info", None)
+            name = info.full_name if info is not None else v.op.name
+            grouped.setdefault(name[len(prefix):] if name.startswith(prefix) else name,
+                               []).append(v)
+        var_list = {key: parts[0] if len(parts) == 1 else parts
+                    for key, parts in grouped.items()}
     if not var_list:
         return None
     sd = mg.saver_def

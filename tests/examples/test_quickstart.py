@@ -14,6 +14,6 @@ def test_quickstart_job_trains_and_writes_artifacts(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "accuracy = " in out and model_dir in out
     assert os.path.exists(os.path.join(model_dir, "checkpoint"))
-    assert os.path.exists(os.path.join(model_dir, "model.ckpt-400"))
+    assert os.path.exists(os.path.join(model_dir, "model.ckpt-400.index"))  # TF's layout
     assert glob.glob(os.path.join(model_dir, "events.out.tfevents.*"))
     assert glob.glob(os.path.join(model_dir, "eval", "events.out.tfevents.*"))

@@ -277,7 +277,7 @@ def _fixture_messages():
     for path in sorted(DATA.rglob("*.index")):
         for key, value in read_table(path.read_bytes()):
             cls = BundleEntryProto if key else BundleHeaderProto
-            yield f"{path.relative_to(DATA)}[{key.decode()}]", cls, value
+            yield f"{path.relative_to(DATA)}[{key.decode(errors='backslashreplace')}]", cls, value
 
 
 def test_tensorflow_fixtures_read_the_same_under_both_engines(hand):

@@ -53,7 +53,9 @@ def test_builder_writes_json_variables_and_returns_bytes_path(tmp_path):
     path = _export_linear(d)
     assert path == os.fsencode(os.path.join(d, "saved_model.json"))
     assert sorted(os.listdir(d)) == ["saved_model.json", "variables"]
-    assert os.listdir(os.path.join(d, "variables")) == ["variables"]
+    # the variables checkpoint in TensorFlow's layout, as tf.train.Saver writes it
+    assert sorted(os.listdir(os.path.join(d, "variables"))) == [
+        "variables.data-00000-of-00001", "variables.index"]
     doc = json.loads(open(os.path.join(d, "saved_model.json")).read())
     assert doc["format"] == "flowgraph.saved_model"
     assert doc["meta_graphs"][0]["tags"] == ["serve"]

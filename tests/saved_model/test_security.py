@@ -210,10 +210,11 @@ def test_asset_filenames_with_paths_are_rejected(export, marker, filename):
         assert "plain file name" in str(e)
 
 
-def test_symlinked_variables_file_escaping_the_directory_is_rejected(export, tmp_path):
+@pytest.mark.parametrize("name", ["variables.index", "variables.data-00000-of-00001"])
+def test_symlinked_variables_file_escaping_the_directory_is_rejected(export, tmp_path, name):
     outside = tmp_path / "elsewhere"
-    os.replace(os.path.join(export, "variables", "variables"), outside)
-    os.symlink(outside, os.path.join(export, "variables", "variables"))
+    os.replace(os.path.join(export, "variables", name), outside)
+    os.symlink(outside, os.path.join(export, "variables", name))
     for e in _load_both_ways(export):
         assert isinstance(e, sm.SavedModelFormatError)
         assert "outside the export directory" in str(e)

@@ -100,3 +100,50 @@ def test_numpy_input_fn_graphs_built_again_hit_both_caches(tmp_path, monkeypatch
     est.train(input_fn, steps=2)
     assert (len(exports), len(events)) == (1, 1)
     assert est.get_variable_value("global_step") == 4
+
+
+def test_a_finalized_graph_changed_in_place_gets_new_bytes():
+    """After `finalize()` a collection can still be changed through its reference and a
+    tensor's shape refined: the bytes are always those of a fresh export (the key is
+    the content, never stale)."""
+    from flowgraph.train import meta_graph_export as export_lib
+
+    with tf.Graph().as_default() as g:
+        v = tf.Variable([1.0, 2.0], name="v")
+        x = tf.placeholder(tf.float32, None, name="x")
+        y = tf.multiply(v, 2.0, name="y")
+        tf.add_to_collection("outputs", y)
+        saver = tf.train.Saver()
+    g.finalize()
+    first = export_lib.meta_graph_bytes(g, saver.saver_def)
+    g.get_collection_ref("outputs")[0] = v.initializer  # same length, another item
+    second = export_lib.meta_graph_bytes(g, saver.saver_def)
+    assert second != first
+    assert second == export_lib.export_meta_graph(
+        graph=g, saver_def=saver.saver_def).SerializeToString()
+    x.set_shape([2])
+    assert export_lib.meta_graph_bytes(g, saver.saver_def) == export_lib.export_meta_graph(
+        graph=g, saver_def=saver.saver_def).SerializeToString()
+
+
+def test_saver_meta_follows_a_collection_item_replaced_on_a_finalized_graph(tmp_path):
+    """The same number of collection items, one of them another tensor: the next save's
+    `.meta` names the new one (a saver-level cache keyed by counts served stale bytes)."""
+    with tf.Graph().as_default() as g:
+        v = tf.Variable([1.0, 2.0], name="v")
+        first, second = tf.multiply(v, 2.0, name="first"), tf.multiply(v, 3.0, name="second")
+        tf.add_to_collection("outputs", first)
+        saver = tf.train.Saver()
+        init = tf.global_variables_initializer()
+    g.finalize()
+    with tf.Session(graph=g) as sess:
+        sess.run(init)
+        path1 = saver.save(sess, str(tmp_path / "a"), global_step=1)
+        g.get_collection_ref("outputs")[0] = second
+        path2 = saver.save(sess, str(tmp_path / "a"), global_step=2)
+    names = []
+    for path in (path1, path2):
+        with tf.Graph().as_default():
+            tf.train.import_meta_graph(path + ".meta")
+            names.append([t.name for t in tf.get_collection("outputs")])
+    assert names == [["first:0"], ["second:0"]]

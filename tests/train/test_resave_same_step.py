@@ -12,6 +12,8 @@ import numpy as np
 import flowgraph as tf
 from flowgraph.train import checkpoint_state
 
+_DATA = ".data-00000-of-00001"
+
 
 def _graph():
     g = tf.Graph()
@@ -35,11 +37,12 @@ def test_same_values_keep_the_files_and_make_them_durable(tmp_path, monkeypatch)
     with tf.Session(graph=g) as sess:
         sess.run(v.initializer)
         path = saver.save(sess, prefix, global_step=3)
-        inodes = [os.stat(p).st_ino for p in (path, path + ".meta")]
+        files = [path + suffix for suffix in (_DATA, ".index", ".meta")]
+        inodes = [os.stat(p).st_ino for p in files]
         calls = _fsyncs(monkeypatch)
         assert saver.save(sess, prefix, global_step=3) == path
-    assert [os.stat(p).st_ino for p in (path, path + ".meta")] == inodes  # not rewritten
-    # this process made the data file and .meta durable and they are unchanged: only the
+    assert [os.stat(p).st_ino for p in files] == inodes  # not rewritten
+    # this process made the data, index and .meta files durable and they are unchanged: only the
     # state file + its directory (tests/train/test_save_syncs.py counts the other cases)
     assert len(calls) == 2
     assert tf.train.latest_checkpoint(str(tmp_path)) == path
@@ -51,11 +54,11 @@ def test_changed_values_are_written_again(tmp_path):
     with tf.Session(graph=g) as sess:
         sess.run(v.initializer)
         path = saver.save(sess, prefix, global_step=3)
-        inode = os.stat(path).st_ino
+        inode = os.stat(path + _DATA).st_ino
         sess.run(bump)
         saver.save(sess, prefix, global_step=3)
         expected = sess.run(v)
-    assert os.stat(path).st_ino != inode
+    assert os.stat(path + _DATA).st_ino != inode
     np.testing.assert_array_equal(tf.train.load_variable(path, "v"), expected)
 
 
@@ -65,8 +68,8 @@ def test_a_corrupt_or_foreign_file_is_written_again(tmp_path):
     with tf.Session(graph=g) as sess:
         sess.run(v.initializer)
         path = saver.save(sess, prefix, global_step=1)
-        with open(path, "r+b") as f:  # same size, torn content
-            f.seek(os.path.getsize(path) // 2)
+        with open(path + _DATA, "r+b") as f:  # same size, torn content
+            f.seek(os.path.getsize(path + _DATA) // 2)
             f.write(b"\xff" * 16)
         with open(path + ".meta", "ab") as f:
             f.write(b"x")
@@ -85,9 +88,9 @@ def test_nan_values_compare_by_bits(tmp_path):
     with tf.Session(graph=g) as sess:
         sess.run(v.initializer)
         path = saver.save(sess, prefix, global_step=0, write_meta_graph=False)
-        inode = os.stat(path).st_ino
+        inode = os.stat(path + _DATA).st_ino
         saver.save(sess, prefix, global_step=0, write_meta_graph=False)
-    assert os.stat(path).st_ino == inode
+    assert os.stat(path + _DATA).st_ino == inode
 
 
 def test_estimator_second_call_keeps_its_restored_checkpoint(tmp_path):
@@ -114,7 +117,7 @@ def test_estimator_second_call_keeps_its_restored_checkpoint(tmp_path):
     fn = tf.estimator.inputs.numpy_input_fn(x, y, batch_size=8, num_epochs=None,
                                             shuffle=False)
     est.train(fn, steps=4)
-    path = str(tmp_path / "model.ckpt-4")
+    path = str(tmp_path / "model.ckpt-4") + _DATA
     inode = os.stat(path).st_ino
     listener = Listener()
     est.train(fn, steps=4, saving_listeners=[listener])
@@ -124,3 +127,16 @@ def test_estimator_second_call_keeps_its_restored_checkpoint(tmp_path):
     assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == [
         "model.ckpt-0", "model.ckpt-4", "model.ckpt-8"]
     assert est.get_variable_value("global_step") == 8
+
+
+def test_flowgraph_format_keeps_a_file_holding_the_same_values(tmp_path):
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable([np.nan, 1.0], name="v")
+        saver = tf.train.Saver(format="flowgraph")
+    with tf.Session(graph=g) as sess:
+        sess.run(v.initializer)
+        path = saver.save(sess, str(tmp_path / "m"), global_step=0, write_meta_graph=False)
+        inode = os.stat(path).st_ino
+        saver.save(sess, str(tmp_path / "m"), global_step=0, write_meta_graph=False)
+    assert os.stat(path).st_ino == inode

@@ -1,12 +1,15 @@
 """How many fsyncs a `Saver.save` costs, and in which order (flowgraph/train/saver.py,
-checkpoint_state.py): each new file is fsynced before its rename, the checkpoint's files
-share one directory fsync, and only then is the state file written (fsync, rename,
-directory fsync). A regression in the count or the order fails here."""
+checkpoint_state.write_durably): every temporary file (the checkpoint's and the state
+file's) is written and fsynced, all at once, before any rename; the checkpoint's files are
+renamed and share one directory fsync; only then is the state file renamed and its
+directory fsynced. A regression in the count or the order fails here."""
 
 from __future__ import annotations
 
 import os
 import stat
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -37,7 +40,7 @@ def _trace(monkeypatch) -> list[tuple[str, str]]:
     return events
 
 
-def _graph(fmt="flowgraph"):
+def _graph(fmt="tensorflow"):
     g = tf.Graph()
     with g.as_default():
         v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="v")
@@ -61,17 +64,50 @@ def _check_order(events, files):
     assert events[state_rename + 1:] == [("dirsync", os.path.basename(events[-1][1]))]
 
 
-def test_a_new_checkpoint_costs_five_syncs_in_a_safe_order(tmp_path, monkeypatch):
+_FILES = ["model.ckpt-{}.data-00000-of-00001", "model.ckpt-{}.index", "model.ckpt-{}.meta"]
+
+
+def test_a_new_checkpoint_syncs_all_files_before_any_rename(tmp_path, monkeypatch):
     g, v, _, saver = _graph()
     with tf.Session(graph=g) as sess:
         sess.run(v.initializer)
         events = _trace(monkeypatch)
         path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=1)
-    syncs = [e for e in events if e[0] != "rename"]
-    # data, .meta, one directory fsync; the state file and its directory
-    assert [k for k, _ in syncs] == ["fsync", "fsync", "dirsync", "fsync", "dirsync"], events
-    _check_order(events, ["model.ckpt-1", "model.ckpt-1.meta"])
+    # data, index, .meta and the state file's temporary (concurrently), then the
+    # checkpoint's renames and one directory fsync, then the state file's rename + dirsync
+    assert [k for k, _ in events] == ["fsync"] * 4 + ["rename"] * 3 + [
+        "dirsync", "rename", "dirsync"], events
+    assert sorted(n for k, n in events[4:7]) == sorted(f.format(1) for f in _FILES)
+    _check_order(events, [f.format(1) for f in _FILES])
     assert tf.train.latest_checkpoint(str(tmp_path)) == path
+
+
+def test_the_fsyncs_of_one_save_overlap(tmp_path, monkeypatch):
+    g, v, _, saver = _graph()
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+    real = os.fsync
+
+    def slow_fsync(fd):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.1)
+        try:
+            return real(fd)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    with tf.Session(graph=g) as sess:
+        sess.run(v.initializer)
+        saver.save(sess, str(tmp_path / "model.ckpt"), global_step=0)  # lazy imports
+        monkeypatch.setattr(os, "fsync", slow_fsync)
+        start = time.perf_counter()
+        saver.save(sess, str(tmp_path / "model.ckpt"), global_step=1)
+        elapsed = time.perf_counter() - start
+    assert state["most"] >= 2, state
+    # serial, 6 fsyncs would take 0.6 s: 4 overlapping file fsyncs + 2 directory ones 0.3
+    assert elapsed < 0.5, elapsed
 
 
 def test_files_this_process_made_durable_are_not_synced_again(tmp_path, monkeypatch):
@@ -97,26 +133,40 @@ def test_kept_files_of_unknown_durability_are_synced_first(tmp_path, monkeypatch
         events = _trace(monkeypatch)
         saver.save(sess, prefix, global_step=2)
         assert [k for k, _ in events if k != "rename"] == [
-            "fsync", "fsync", "dirsync", "fsync", "dirsync"], events
-        _check_order(events, ["model.ckpt-2", "model.ckpt-2.meta"])
-        st = os.stat(path)  # touched since it was made durable: synced again
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+            "fsync", "fsync", "fsync", "fsync", "dirsync", "dirsync"], events
+        _check_order(events, [f.format(2) for f in _FILES])
+        data = path + ".data-00000-of-00001"
+        st = os.stat(data)  # touched since it was made durable: synced again
+        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
         events.clear()
         saver.save(sess, prefix, global_step=2)
-    assert ("fsync", "model.ckpt-2") in events
+    assert ("fsync", "model.ckpt-2.data-00000-of-00001") in events
     assert ("fsync", "model.ckpt-2.meta") not in events
 
 
-def test_tensorflow_format_files_are_synced_before_the_state(tmp_path, monkeypatch):
-    g, v, _, saver = _graph("tensorflow")
+def test_flowgraph_format_files_are_synced_before_the_state(tmp_path, monkeypatch):
+    g, v, _, saver = _graph("flowgraph")
     with tf.Session(graph=g) as sess:
         sess.run(v.initializer)
         events = _trace(monkeypatch)
         saver.save(sess, str(tmp_path / "model.ckpt"), global_step=1)
     assert [k for k, _ in events if k != "rename"] == [
-        "fsync", "fsync", "fsync", "dirsync", "fsync", "dirsync"], events
-    _check_order(events, ["model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index",
-                          "model.ckpt-1.meta"])
+        "fsync", "fsync", "fsync", "dirsync", "dirsync"], events
+    _check_order(events, ["model.ckpt-1", "model.ckpt-1.meta"])
+
+
+def test_a_failed_write_renames_nothing(tmp_path, monkeypatch):
+    (tmp_path / "old").write_bytes(b"old")
+
+    def failing_fsync(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError):
+        checkpoint_state.write_durably([(str(tmp_path / "old"), b"new")],
+                                       then=[(str(tmp_path / "state"), b"s")])
+    assert sorted(os.listdir(tmp_path)) == ["old"]  # no temporary left, no rename
+    assert (tmp_path / "old").read_bytes() == b"old"
 
 
 def test_a_failed_write_syncs_no_directory(tmp_path, monkeypatch):
@@ -130,3 +180,30 @@ def test_a_failed_write_syncs_no_directory(tmp_path, monkeypatch):
         checkpoint_state.atomic_write(str(tmp_path / "b"), lambda f: f.write(b"2"))
         checkpoint_state.atomic_write(str(tmp_path / "c"), lambda f: f.write(b"3"))
     assert [k for k, _ in events] == ["fsync", "rename", "fsync", "rename", "dirsync"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_saves_with_its_own_fsync_threads(tmp_path):
+    """The fsync pool's threads do not survive a fork: a child that saves must not wait
+    on them forever."""
+    g, v, _, saver = _graph()
+    with tf.Session(graph=g) as sess:
+        sess.run(v.initializer)
+        saver.save(sess, str(tmp_path / "m"), global_step=1)  # the parent's pool exists
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                saver.save(sess, str(tmp_path / "m"), global_step=2)
+            finally:
+                os._exit(0)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's save hung")
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("m-2")

@@ -39,7 +39,10 @@ def test_save_returns_prefix_and_restore_roundtrips(sess, tmp_path):
     _init(sess)
     path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=200)
     assert path == str(tmp_path / "model.ckpt-200")
-    assert os.path.isfile(path)  # the file is exactly the prefix
+    # TensorFlow's layout by default: PREFIX.index + PREFIX.data-00000-of-00001 + .meta
+    assert sorted(n for n in os.listdir(tmp_path) if n.startswith("model.ckpt-200")) == [
+        "model.ckpt-200.data-00000-of-00001", "model.ckpt-200.index", "model.ckpt-200.meta"]
+    assert not os.path.exists(path) and tf.train.checkpoint_exists(path)
     sess.run([k.assign(np.zeros((2, 3), np.float32)), b.assign([0.0, 0.0, 0.0])])
     saver.restore(sess, path)
     np.testing.assert_array_equal(sess.run(k), np.arange(6, dtype=np.float32).reshape(2, 3))
@@ -49,7 +52,7 @@ def test_save_returns_prefix_and_restore_roundtrips(sess, tmp_path):
 def test_file_is_plain_npz_without_pickle(sess, tmp_path):
     k, _ = _model()
     tf.Variable(["héllo", "", "x\x00"], name="s")
-    saver = Saver()
+    saver = Saver(format="flowgraph")  # the one-file format, on request
     _init(sess)
     path = saver.save(sess, str(tmp_path / "m"))
     with np.load(path, allow_pickle=False) as npz:
@@ -125,8 +128,12 @@ def test_max_to_keep_deletes_oldest_and_state_file(sess, tmp_path):
     _init(sess)
     paths = [saver.save(sess, str(tmp_path / "model.ckpt"), global_step=i) for i in range(4)]
     assert saver.last_checkpoints == paths[2:]
-    assert not os.path.exists(paths[0]) and not os.path.exists(paths[1])
-    assert os.path.exists(paths[2]) and os.path.exists(paths[3])
+    # every file of a dropped checkpoint goes: index, data shards, meta
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["checkpoint"] + [p.rsplit("/", 1)[1] + suffix for p in paths[2:]
+                          for suffix in (".index", ".data-00000-of-00001", ".meta")])
+    assert not cs.checkpoint_exists(paths[0]) and not cs.checkpoint_exists(paths[1])
+    assert cs.checkpoint_exists(paths[2]) and cs.checkpoint_exists(paths[3])
     text = (tmp_path / "checkpoint").read_text()
     assert 'model_checkpoint_path: "model.ckpt-3"' in text.splitlines()
     assert 'all_model_checkpoint_paths: "model.ckpt-2"' in text.splitlines()
@@ -143,7 +150,7 @@ def test_max_to_keep_none_keeps_everything(sess, tmp_path):
     saver = Saver(max_to_keep=None)
     _init(sess)
     paths = [saver.save(sess, str(tmp_path / "m"), global_step=i) for i in range(7)]
-    assert all(os.path.exists(p) for p in paths)
+    assert all(cs.checkpoint_exists(p) for p in paths)
     assert cs.latest_checkpoint(str(tmp_path)) == paths[-1]
 
 
@@ -152,7 +159,7 @@ def test_keep_checkpoint_every_n_hours(sess, tmp_path):
     saver = Saver(max_to_keep=1, keep_checkpoint_every_n_hours=1e-9)
     _init(sess)
     paths = [saver.save(sess, str(tmp_path / "m"), global_step=i) for i in range(3)]
-    assert all(os.path.exists(p) for p in paths)  # each was old enough to be preserved
+    assert all(cs.checkpoint_exists(p) for p in paths)  # each was old enough to be kept
     assert saver.last_checkpoints == paths[-1:]
 
 
@@ -287,7 +294,7 @@ def test_restore_reshape(sess, tmp_path):
 def test_corrupt_checkpoint_is_data_loss(sess, tmp_path, damage):
     _k, _ = _model()
     _init(sess)
-    saver = Saver()
+    saver = Saver(format="flowgraph")
     path = saver.save(sess, str(tmp_path / "m"), global_step=1)
     data = bytearray(open(path, "rb").read())
     if damage == "truncate":
@@ -301,6 +308,30 @@ def test_corrupt_checkpoint_is_data_loss(sess, tmp_path, damage):
         data[info.header_offset + 30 + len(info.filename) + 100] ^= 0xFF
     open(path, "wb").write(bytes(data))
     with pytest.raises(errors.DataLossError) as e:
+        saver.restore(sess, path)
+    assert path in str(e.value)
+
+
+@pytest.mark.parametrize("damage", ["truncate_data", "garbage_index", "flip_data",
+                                    "missing_data"])
+def test_corrupt_tensorflow_format_checkpoint_is_data_loss(sess, tmp_path, damage):
+    _model()
+    _init(sess)
+    saver = Saver()
+    path = saver.save(sess, str(tmp_path / "m"), global_step=1)
+    data_path, index_path = path + ".data-00000-of-00001", path + ".index"
+    data = bytearray(open(data_path, "rb").read())
+    if damage == "truncate_data":
+        open(data_path, "wb").write(bytes(data[: len(data) // 2]))
+    elif damage == "flip_data":
+        data[5] ^= 0xFF  # the entry's CRC32C catches it
+        open(data_path, "wb").write(bytes(data))
+    elif damage == "garbage_index":
+        open(index_path, "wb").write(b"not a table" * 10)
+    else:
+        os.remove(data_path)
+    expected = errors.NotFoundError if damage == "missing_data" else errors.DataLossError
+    with pytest.raises(expected) as e:
         saver.restore(sess, path)
     assert path in str(e.value)
 

@@ -47,10 +47,11 @@ from flowgraph.framework.event_format import (
     read_varint,
     write_varint,
 )
+from flowgraph.framework.tf_formats.bundle_slices import parse_slice, slice_key, write_slice
 from flowgraph.framework.tf_formats.table import read_table, write_table
 
-__all__ = ["BundleReader", "bundle_data_files", "data_file", "index_file", "is_bundle",
-           "write_bundle"]
+__all__ = ["BundleReader", "bundle_data_files", "bundle_files", "data_file", "index_file",
+           "is_bundle", "write_bundle"]
 
 _FORMAT_VERSION = 1  # TensorFlow's kTensorBundleVersion
 
@@ -126,7 +127,10 @@ class BundleReader:
             if not items or items[0][0] != b"":
                 raise ValueError("the table has no header entry (empty key)")
             self._header = BundleHeaderProto.FromString(items[0][1])
-            self._entries = {k.decode("utf-8"): v for k, v in items[1:]}
+            # Keys starting with NUL are the parts of partitioned tensors (bundle_slices).
+            self._parts = {k: v for k, v in items[1:] if k.startswith(b"\x00")}
+            self._entries = {k.decode("utf-8"): v for k, v in items[1:]
+                             if not k.startswith(b"\x00")}
         except (ValueError, UnicodeDecodeError, struct.error) as e:
             raise self._data_loss(index, e) from None
         if self._header.endianness != 0:
@@ -161,17 +165,14 @@ class BundleReader:
             if name not in self._entries:
                 raise errors.NotFoundError(
                     None, None, f"Key {name} not found in checkpoint {self.path}")
-            try:
-                entry = BundleEntryProto.FromString(self._entries[name])
-            except (ValueError, struct.error) as e:
-                raise self._data_loss(index_file(self.path), e) from None
-            if entry.slices:
-                raise errors.UnimplementedError(
-                    None, None, f"Tensor '{name}' of checkpoint {self.path} is stored as "
-                    "slices (a partitioned variable saved by TensorFlow's legacy path); "
-                    "flowgraph reads only whole tensors.")
-            self._decoded[name] = entry
+            self._decoded[name] = self._decode(self._entries[name])
         return self._decoded[name]
+
+    def _decode(self, raw: bytes) -> BundleEntryProto:
+        try:
+            return BundleEntryProto.FromString(raw)
+        except (ValueError, struct.error) as e:
+            raise self._data_loss(index_file(self.path), e) from None
 
     def tensor_dtype(self, name: str) -> _dtypes.DType:
         """The dtype `name` declares in the index (no data read)."""
@@ -189,8 +190,7 @@ class BundleReader:
         """The shape `name` declares in the index (no data read)."""
         return [int(d.size) for d in self._entry(name).shape.dim]
 
-    def _read(self, name: str) -> tuple[bytes, str]:
-        entry = self._entry(name)
+    def _read(self, name: str, entry: BundleEntryProto, raw: bytes) -> tuple[bytes, str]:
         shards = max(int(self._header.num_shards), 1)
         file = data_file(self.path, int(entry.shard_id), shards)
         offset, size = int(entry.offset), int(entry.size)
@@ -211,11 +211,11 @@ class BundleReader:
             raise self._data_loss(file, ValueError(
                 f"tensor '{name}' needs {entry.size} bytes at offset {entry.offset}, the "
                 f"file ends after {len(data)}"))
-        shape = self.tensor_shape(name)
+        shape = [int(d.size) for d in entry.shape.dim]
         if any(d < 0 for d in shape):
             raise self._data_loss(index_file(self.path), ValueError(
                 f"tensor '{name}' has a negative dimension in {shape}"))
-        crc = _entry_crc(self._entries[name])
+        crc = _entry_crc(raw)
         is_string = entry.dtype == _dtypes.string.as_datatype_enum
         if is_string and int(np.prod(shape, dtype=np.float64)) > len(data):
             raise self._data_loss(file, ValueError(
@@ -234,8 +234,15 @@ class BundleReader:
         if not self.has_tensor(tensor_str):
             raise errors.NotFoundError(
                 None, None, f"Key {tensor_str} not found in checkpoint {self.path}")
-        dtype, shape = self.tensor_dtype(tensor_str), self.tensor_shape(tensor_str)
-        data, file = self._read(tensor_str)
+        entry = self._entry(tensor_str)
+        if entry.slices:
+            return self._assemble(tensor_str, entry)
+        return self._value(tensor_str, entry, self._entries[tensor_str])
+
+    def _value(self, name: str, entry: BundleEntryProto, raw: bytes) -> np.ndarray:
+        dtype = self.tensor_dtype(name)
+        data, file = self._read(name, entry, raw)
+        shape = [int(d.size) for d in entry.shape.dim]
         count = int(np.prod(shape, dtype=np.int64))
         try:
             if dtype == _dtypes.string:
@@ -244,7 +251,46 @@ class BundleReader:
             return np.frombuffer(data, dtype=np_dtype, count=count).reshape(shape) \
                 .astype(np_dtype.newbyteorder("="))
         except ValueError as e:
-            raise self._data_loss(file, ValueError(f"tensor '{tensor_str}': {e}")) from None
+            raise self._data_loss(file, ValueError(f"tensor '{name}': {e}")) from None
+
+    def _assemble(self, name: str, entry: BundleEntryProto) -> np.ndarray:
+        """A partitioned tensor, whole, from its parts. Every part is read (its size
+        checked against its file) before the whole is allocated, and the parts must
+        cover it exactly once."""
+        shape, index = self.tensor_shape(name), index_file(self.path)
+        pieces, total = [], 0
+        for raw_slice in entry.slices:
+            try:
+                starts, lengths, key_lengths = parse_slice(raw_slice, shape)
+            except ValueError as e:
+                raise self._data_loss(index, ValueError(f"tensor '{name}': {e}")) from None
+            key = slice_key(name, starts, key_lengths)
+            if key not in self._parts:
+                raise self._data_loss(index, ValueError(
+                    f"tensor '{name}': the part at {starts} of shape {lengths} is missing"))
+            raw = self._parts[key]
+            part = self._decode(raw)
+            if part.dtype != entry.dtype or [int(d.size) for d in part.shape.dim] != lengths:
+                raise self._data_loss(index, ValueError(
+                    f"tensor '{name}': the part at {starts} does not have the slice's shape "
+                    f"{lengths} and the tensor's dtype"))
+            value = self._value(name, part, raw)
+            pieces.append((starts, value))
+            total += value.size
+        if total != int(np.prod(shape, dtype=np.int64)):
+            raise self._data_loss(index, ValueError(
+                f"tensor '{name}' of shape {shape}: its parts hold {total} elements"))
+        dtype = self.tensor_dtype(name)
+        out = np.empty(shape, dtype=object if dtype == _dtypes.string
+                       else np.dtype(dtype.as_numpy_dtype))
+        covered = np.zeros(shape, dtype=bool)
+        for starts, value in pieces:
+            where = tuple(slice(a, a + n) for a, n in zip(starts, value.shape))
+            out[where] = value
+            covered[where] = True
+        if not covered.all():
+            raise self._data_loss(index, ValueError(f"tensor '{name}': its parts overlap"))
+        return out
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
         return {name: self.tensor_shape(name) for name in sorted(self._entries)}
@@ -313,25 +359,42 @@ def _dim(size: int) -> TensorShapeProto.Dim:
     return TensorShapeProto.Dim(size=int(size)) if size else TensorShapeProto.Dim()
 
 
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tuple[str, bytes]]:
+    """The files of a TensorFlow checkpoint holding `tensors` (name -> array), as
+    ``[(path, bytes)]``: the data shard first, the index last (write them in this order,
+    or all before renaming any, so that no index points at missing bytes).
 
+    `slices` holds partitioned tensors, TensorFlow's way (see `bundle_slices`): name ->
+    ``(full shape, [(starts of a part, part array), ...])``.
 
-def write_bundle(prefix, tensors: dict) -> None:
-    """Write `tensors` (name -> array) as a TensorFlow checkpoint with prefix `prefix`
-    (``prefix.index`` and ``prefix.data-00000-of-00001``), readable by TensorFlow's
-    ``tf.train.Saver`` and ``tf.train.load_checkpoint``.
+    The bytes depend only on the tensors (entries are sorted by name), so saving the same
+    values again produces the same files.
 
-    The data file is written first and the index last, so a crash leaves no index that
-    points at missing bytes.
+    Example
+    -------
+    >>> import numpy as np
+    >>> [p for p, _ in bundle_files("m", {"a": np.zeros(2, np.float32)})]
+    ['m.data-00000-of-00001', 'm.index']
     """
     prefix = os.fspath(prefix)
     data, entries = bytearray(), []
-    for name in sorted(tensors):
-        arr = np.asarray(tensors[name])
+    slices = slices or {}
+    items = [(name, name.encode("utf-8"), tensors[name]) for name in tensors]
+    for name, (full_shape, parts) in slices.items():
+        if name in tensors:
+            raise ValueError(f"tensor '{name}' is given both whole and as slices")
+        full_shape = [int(d) for d in full_shape]
+        described = []
+        for starts, part in sorted(parts, key=lambda p: list(p[0])):
+            part = np.asarray(part)
+            items.append((name, slice_key(name, starts, part.shape), part))
+            described.append(write_slice(starts, part.shape))
+        _, dtype = _tensor_bytes(np.asarray(parts[0][1])[:0])
+        entry = BundleEntryProto(dtype=dtype.as_datatype_enum, slices=described,
+                                 shape=TensorShapeProto(dim=[_dim(d) for d in full_shape]))
+        entries.append((name.encode("utf-8"), entry.SerializeToString()))
+    for _, key, arr in sorted(items, key=lambda item: item[1]):
+        arr = np.asarray(arr)
         raw, dtype = _tensor_bytes(arr)
         checked = _checksummed_strings(raw, list(arr.shape)) if dtype == _dtypes.string \
             else raw
@@ -342,9 +405,32 @@ def write_bundle(prefix, tensors: dict) -> None:
         if raw:
             entry.size = len(raw)
         value = entry.SerializeToString() + b"\x35" + struct.pack("<I", masked_crc32c(checked))
-        entries.append((name.encode("utf-8"), value))
+        entries.append((key, value))
         data += raw
     header = BundleHeaderProto(num_shards=1, version=VersionDef(producer=_FORMAT_VERSION))
     entries.append((b"", header.SerializeToString()))
-    _atomic_write(data_file(prefix, 0, 1), bytes(data))
-    _atomic_write(index_file(prefix), write_table(entries))
+    return [(data_file(prefix, 0, 1), bytes(data)), (index_file(prefix), write_table(entries))]
+
+
+def write_bundle(prefix, tensors: dict, slices: dict | None = None) -> None:
+    """Write `tensors` (name -> array) as a TensorFlow checkpoint with prefix `prefix`
+    (``prefix.index`` and ``prefix.data-00000-of-00001``), readable by TensorFlow's
+    ``tf.train.Saver`` and ``tf.train.load_checkpoint``.
+
+    Each file goes to a hidden temporary name, is fsynced and renamed; the data file
+    first and the index last, so a crash leaves no index that points at missing bytes.
+    (`tf.train.Saver` writes `bundle_files` itself, fsyncing all its files at once.)
+    """
+    for path, data in bundle_files(prefix, tensors, slices):
+        directory, base = os.path.split(path)
+        tmp = os.path.join(directory, f".{base}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise

@@ -124,10 +124,20 @@ class CollectionDefProto(Message):
               (3, "int64_list", _Int64List, False), (4, "float_list", _FloatList, False))
 
 
+class SaveSliceInfoDefProto(Message):
+    """Where a part of a partitioned variable sits in the whole one."""
+
+    PROTO_NAME = "tensorflow.SaveSliceInfoDef"
+    FIELDS = ((1, "full_name", "string", False), (2, "full_shape", "int64", True),
+              (3, "var_offset", "int64", True), (4, "var_shape", "int64", True))
+
+
 class VariableDefProto(Message):
     PROTO_NAME = "tensorflow.VariableDef"
     FIELDS = ((1, "variable_name", "string", False), (2, "initializer_name", "string", False),
-              (3, "snapshot_name", "string", False), (5, "is_resource", "bool", False),
+              (3, "snapshot_name", "string", False),
+              (4, "save_slice_info_def", SaveSliceInfoDefProto, False),
+              (5, "is_resource", "bool", False),
               (6, "initial_value_name", "string", False), (7, "trainable", "bool", False),
               (8, "synchronization", "enum", False), (9, "aggregation", "enum", False))
 

@@ -271,12 +271,21 @@ def _sparse_cross_from_tf(node: dict) -> dict:
 
 def from_tf_node(node: dict) -> dict:
     """`node` (read from a TensorFlow GraphDef) with the attributes flowgraph's op keeps
-    where TensorFlow's differ (`SparseCross`'s counts)."""
+    where TensorFlow's differ (`SparseCross`'s counts), or as the flowgraph op that
+    computes it (``ParallelDynamicStitch``, which TensorFlow's partitioned
+    ``embedding_lookup`` writes, as ``DynamicStitch``)."""
     fix = _FROM_TF.get(node["op"])
     return node if fix is None else fix(node)
 
 
-_FROM_TF = {"SparseCross": _sparse_cross_from_tf}
+def _parallel_dynamic_stitch_from_tf(node: dict) -> dict:
+    # The same inputs and attributes as DynamicStitch; the two differ only in which
+    # value wins for a repeated index, which embedding_lookup (its user) never has.
+    return {**node, "op": "DynamicStitch"}
+
+
+_FROM_TF = {"SparseCross": _sparse_cross_from_tf,
+            "ParallelDynamicStitch": _parallel_dynamic_stitch_from_tf}
 
 # op type -> function of (node dict, nodes by name) returning the node dicts replacing it
 REWRITES = {"ClassIdToString": _class_id_to_string, "L2Normalize": _l2_normalize,

@@ -36,7 +36,8 @@ from flowgraph.framework.event_format import AttrValue, NodeDef, shape_proto
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tf_formats.graph_def import tensor_proto
 
-__all__ = ["SAVER_OPS", "drop_saver_nodes", "restore_keys", "saver_scope", "tf_saver_nodes"]
+__all__ = ["SAVER_OPS", "drop_saver_nodes", "restore_keys", "restore_slice_specs", "saver_scope",
+           "tf_saver_nodes"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -87,15 +88,24 @@ def restore_keys(graph_def: dict, restore_op_name: str) -> dict[str, str]:
     """Variable op name -> checkpoint key, read from the ``Assign`` nodes of TensorFlow's
     saver (``save/Assign_i(v, save/RestoreV2:i)``) and the ``tensor_names`` constant of
     their ``RestoreV2`` node. Variables whose key cannot be read are left out."""
+    return _restore_strings(graph_def, restore_op_name, 1)
+
+
+def restore_slice_specs(graph_def: dict, restore_op_name: str) -> dict[str, str]:
+    """Variable op name -> slice spec (``"200 3 0,67:0,3"``) of the parts of partitioned
+    variables, read from the ``shape_and_slices`` constant of TensorFlow's ``RestoreV2``
+    (whole variables, with an empty spec, are left out)."""
+    return {k: v for k, v in _restore_strings(graph_def, restore_op_name, 2).items() if v}
+
+
+def _restore_strings(graph_def: dict, restore_op_name: str, which: int) -> dict[str, str]:
+    # input `which` of each variable's RestoreV2 (1: tensor_names, 2: shape_and_slices)
     by_name = {n["name"]: n for n in graph_def["node"]}
     restore = by_name.get(restore_op_name)
     if restore is None:
         return {}
     out: dict[str, str] = {}
-    for ref in restore.get("input", []):
-        assign = by_name.get(_source(ref))
-        if assign is None or assign["op"] != "Assign" or len(assign.get("input", [])) < 2:
-            continue
+    for assign in _restore_assigns(by_name, restore):
         var_ref, value_ref = assign["input"][0], assign["input"][1]
         source, _, index = value_ref.partition(":")
         reader = by_name.get(source)
@@ -103,9 +113,9 @@ def restore_keys(graph_def: dict, restore_op_name: str) -> dict[str, str]:
             # A resource variable's restore reads through an Identity.
             source, _, index = reader["input"][0].partition(":")
             reader = by_name.get(source)
-        if reader is None or reader["op"] != "RestoreV2" or len(reader["input"]) < 2:
+        if reader is None or reader["op"] != "RestoreV2" or len(reader["input"]) <= which:
             continue
-        names = by_name.get(_source(reader["input"][1]))
+        names = by_name.get(_source(reader["input"][which]))
         if names is None or names["op"] != "Const" or "value" not in names.get("attr", {}):
             continue
         try:
@@ -115,6 +125,23 @@ def restore_keys(graph_def: dict, restore_op_name: str) -> dict[str, str]:
             continue
         key = key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key)
         out[_source(var_ref)] = key
+    return out
+
+
+def _restore_assigns(by_name: dict, restore: dict) -> list[dict]:
+    """The ``Assign`` nodes a restore op depends on, directly or through ``NoOp`` groups
+    (a sharded saver's ``save/restore_all`` groups one ``save/restore_shard`` per
+    device, as TensorFlow's SavedModel builder writes it)."""
+    out, seen, pending = [], set(), list(restore.get("input", []))
+    while pending:
+        node = by_name.get(_source(pending.pop(0)))
+        if node is None or node["name"] in seen:
+            continue
+        seen.add(node["name"])
+        if node["op"] == "NoOp":
+            pending.extend(node.get("input", []))
+        elif node["op"] == "Assign" and len(node.get("input", [])) >= 2:
+            out.append(node)
     return out
 
 
@@ -128,11 +155,14 @@ def _const(name: str, value, device: str = "") -> NodeDef:
 
 def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
     """TensorFlow's V2 saver nodes (as TensorFlow 1.x's ``Saver`` builds them) for
-    `entries`: ``(checkpoint key, variable op name, DataType number, shape list)`` rows,
-    sorted by key; `filename` is the default of the filename tensor."""
-    entries = sorted(entries)
+    `entries`: ``(checkpoint key, variable op name, DataType number, shape list[, slice
+    spec])`` rows, sorted by key; a part of a partitioned variable has its full name as
+    key and its slice spec (``"10 3 0,4:0,3"``); `filename` is the default of the
+    filename tensor."""
+    entries = sorted((*row, "")[:5] for row in entries)
     keys = [k.encode("utf-8") for k, *_ in entries]
-    dtypes = AttrValue(list=AttrValue.ListValue(type=[int(d) for _, _, d, _ in entries]))
+    specs = [spec.encode("utf-8") for *_, spec in entries]
+    dtypes = AttrValue(list=AttrValue.ListValue(type=[int(row[2]) for row in entries]))
     string = AttrValue(type=7)
     scalar = AttrValue(shape=shape_proto([]))
     out = [
@@ -146,10 +176,10 @@ def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
         device = "/device:CPU:0" if op == "RestoreV2" else ""
         out.append(_const(f"{scope}{op}/tensor_names", np.array(keys, dtype=object), device))
         out.append(_const(f"{scope}{op}/shape_and_slices",
-                          np.array([b""] * len(keys), dtype=object), device))
+                          np.array(specs, dtype=object), device))
         inputs = [f"{scope}Const", f"{scope}{op}/tensor_names", f"{scope}{op}/shape_and_slices"]
         if op == "SaveV2":
-            inputs += [var for _, var, _, _ in entries]
+            inputs += [row[1] for row in entries]
         out.append(NodeDef(name=f"{scope}{op}", op=op, input=inputs, device=device or None,
                            attr={"dtypes": dtypes}))
         if op == "SaveV2":
@@ -159,7 +189,7 @@ def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
                 attr={"T": string, "_class": AttrValue(list=AttrValue.ListValue(
                     s=[f"loc:@{scope}Const".encode()]))}))
     assigns = []
-    for i, (_, var, dtype, shape) in enumerate(entries):
+    for i, (_, var, dtype, shape, _) in enumerate(entries):
         name = f"{scope}Assign" + (f"_{i}" if i else "")
         assigns.append(name)
         out.append(NodeDef(

@@ -1,0 +1,113 @@
+"""What a `tf.train.Saver` saves: its `var_list` as rows of checkpoint key, variable and
+slice.
+
+A list is keyed by the variables' op names (``dense/kernel``), a dict by its keys; a
+part of a partitioned variable (one with a ``_save_slice_info``) is keyed by the full
+variable's name, so the parts share one key, as TensorFlow keeps them::
+
+    var_list = [v, w]            # w partitioned in 2 parts along axis 0
+    rows     = [("v",   v ref, None),
+                ("w", w/part_0 ref, SaveSliceInfo("w", [10, 3], [0, 0], [5, 3])),
+                ("w", w/part_1 ref, SaveSliceInfo("w", [10, 3], [5, 0], [5, 3]))]
+
+Two rows may share a key only when all of them are parts.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default() as g:
+...     v = tf.Variable([1.0], name="v")
+...     w = tf.get_variable("w", [4, 2], partitioner=tf.fixed_size_partitioner(2))
+...     rows = saveable_entries(all_saveable_variables(g))
+>>> [(key, ref.op.name, info.spec if info else "") for key, ref, info in rows]
+[('v', 'v', ''), ('w', 'w/part_0', '4 2 0,2:0,2'), ('w', 'w/part_1', '4 2 2,2:0,2')]
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework.graph import GraphKeys
+from flowgraph.framework.operation import Tensor
+
+__all__ = ["all_saveable_variables", "is_variable", "saveable_entries", "slice_offset"]
+
+
+def is_variable(x) -> bool:
+    """Whether `x` is a `tf.Variable` (has a ref tensor, an initializer and an op)."""
+    return hasattr(x, "_ref") and hasattr(x, "initializer") and hasattr(x, "op")
+
+
+def _saveable_tensor(key: str, var) -> Tensor:
+    if is_variable(var):
+        return var._ref()
+    if isinstance(var, Tensor) and var.dtype.is_ref_dtype:
+        return var
+    raise TypeError(
+        f"Saver: '{key}' maps to {var!r}, which is not a variable; var_list must hold "
+        "tf.Variable objects (or variable ref tensors).")
+
+
+def _slice_info(var):
+    return getattr(var, "_save_slice_info", None) if is_variable(var) else None
+
+
+def _is_partitioned(value) -> bool:
+    return isinstance(value, list | tuple) or hasattr(value, "_get_variable_list")
+
+
+def saveable_entries(var_list) -> list[tuple[str, Tensor, object]]:
+    """``(checkpoint key, variable ref tensor, SaveSliceInfo or None)`` rows, from a list
+    (keyed by op names; a part of a partitioned variable by its full name) or a dict.
+    The parts of a partitioned variable share their key, as in TensorFlow.
+
+    Raises TypeError for an item that is not a variable and ValueError for two
+    variables (not parts) under one key.
+    """
+    if isinstance(var_list, dict):
+        items = []
+        for key, value in var_list.items():
+            if not isinstance(key, str):
+                raise TypeError(f"Saver: var_list dict keys must be strings, got {key!r}")
+            if _is_partitioned(value):
+                items += [(key, part) for part in value]
+            else:
+                items.append((key, value))
+    else:
+        flat = []
+        for v in var_list:
+            if _is_partitioned(v):
+                flat.extend(v)
+            else:
+                flat.append(v)
+        items = []
+        for v in flat:
+            if not (is_variable(v) or isinstance(v, Tensor)):
+                raise TypeError(f"Saver: var_list items must be variables, got {v!r}")
+            info = _slice_info(v)
+            items.append((info.full_name if info is not None else v.op.name, v))
+    out: list[tuple[str, Tensor, object]] = []
+    seen: dict[str, list] = {}
+    for key, var in items:
+        tensor, info = _saveable_tensor(key, var), _slice_info(var)
+        rows = seen.setdefault(key, [])
+        if any(t is tensor for t, _ in rows):
+            continue
+        if rows and (info is None or any(i is None for _, i in rows)):
+            raise ValueError(f"At least two variables have the same name: {key}")
+        rows.append((tensor, info))
+        out.append((key, tensor, info))
+    return out
+
+
+def all_saveable_variables(graph) -> list:
+    """The global variables of `graph`, then the variables among its saveable objects."""
+    out = list(graph.get_collection(GraphKeys.GLOBAL_VARIABLES))
+    for v in graph.get_collection(GraphKeys.SAVEABLE_OBJECTS):
+        if is_variable(v) and all(v is not w for w in out):
+            out.append(v)
+    return out
+
+
+def slice_offset(info) -> list:
+    """Where a part starts (`info` a SaveSliceInfo), ``[]`` for a whole variable: with the
+    key, the order of the Saver's rows."""
+    return list(info.var_offset) if info is not None else []

@@ -1,0 +1,152 @@
+"""A `tf.train.Saver`'s restore graph, and the values fed to it from a checkpoint.
+
+Restoring is an op of the graph, so it runs in any session of that graph. The Saver's
+name scope (``save/``) holds::
+
+    save/Const               the default filename (a constant)
+    save/control_dependency  Identity of it (the SaverDef's save tensor)
+    save/RestoreV2[_i]       one placeholder per variable (or part), fed from Python
+    save/Assign[_i]          Assign(variable, placeholder), colocated with the variable
+    save/restore_all         NoOp grouping the Assigns
+
+`restore_feed` reads the checkpoint and checks every value before anything runs: the
+key is present, the dtype and the shape match (errors name the variable, the shapes and
+the file); a part of a partitioned variable is cut from the whole tensor stored under
+its full name (read once), whatever partitioning, or none, wrote it.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> with tf.Graph().as_default() as g:
+...     v = tf.Variable([1.0], name="v")
+...     rg = build_restore_graph(g, [("v", v._ref(), None)], "save", "model", False)
+>>> rg.restore_op.name, [p.op.name for _, _, p in rg.entries]
+('save/restore_all', ['save/RestoreV2'])
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from flowgraph.framework import errors
+from flowgraph.framework.constant_op import constant
+from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.train.checkpoint_utils import CheckpointReader
+from flowgraph.train.saver_entries import slice_offset
+
+__all__ = ["RestoreGraph", "build_restore_graph", "restore_feed"]
+
+
+class RestoreGraph(NamedTuple):
+    """What `build_restore_graph` made: ``(key, variable ref, placeholder)`` entries and
+    their SaveSliceInfos (None for a whole variable), in the order of the Assigns."""
+
+    entries: list
+    slice_infos: list
+    restore_op: Operation
+    filename: Tensor
+    save_tensor: Tensor
+    scope: str
+
+
+def build_restore_graph(graph, rows, name: str, filename: str, reshape: bool) -> RestoreGraph:
+    """Build the restore ops for `rows` (`saver_entries.saveable_entries`) in `graph`
+    under name scope `name`; `filename` is the default checkpoint name. With `reshape`
+    the Assigns do not check shapes (a value of another shape with the same number of
+    elements is reshaped before it is fed)."""
+    from flowgraph.ops.array_ops import identity, placeholder
+    from flowgraph.ops.control_flow_ops import group
+    from flowgraph.ops.state_ops import assign
+
+    entries, infos = [], []
+    with graph.as_default(), graph.control_dependencies(None), \
+            graph.name_scope(name) as scope:
+        filename_tensor = constant(filename, name="Const")
+        save_tensor = identity(filename_tensor, name="control_dependency")
+        assigns = []
+        for key, ref, info in sorted(rows, key=lambda r: (r[0], slice_offset(r[2]))):
+            dtype = ref.dtype.base_dtype
+            value = placeholder(dtype, ref.shape, name="RestoreV2")
+            validate = not reshape and ref.shape.is_fully_defined()
+            with graph.colocate_with(ref.op):
+                assigns.append(assign(ref, value, validate_shape=validate, name="Assign"))
+            entries.append((key, ref, value))
+            infos.append(info)
+        restore_op = group(*assigns, name="restore_all")
+    return RestoreGraph(entries, infos, restore_op, filename_tensor, save_tensor, scope)
+
+
+def restore_feed(reader: CheckpointReader, entries, slice_infos, path: str,
+                 reshape: bool) -> dict:
+    """Placeholder -> value for each of a Saver's `entries`, read from `reader` (the
+    checkpoint at `path`) and checked. Raises NotFoundError for a missing key and
+    InvalidArgumentError for a dtype or shape that does not match."""
+    feed, wholes = {}, {}
+    for (key, ref, placeholder), info in zip(entries, slice_infos):
+        if info is None:
+            feed[placeholder] = _checked_value(reader, key, ref, path, reshape)
+        elif not reader.has_tensor(key) and reader.has_tensor(ref.op.name):
+            # an older flowgraph checkpoint: one entry per part, by its own name
+            feed[placeholder] = _checked_value(reader, ref.op.name, ref, path, reshape)
+        else:
+            feed[placeholder] = _part_value(reader, key, ref, info, path, wholes)
+    return feed
+
+
+def _part_value(reader, key: str, ref: Tensor, info, path: str,
+                wholes: dict) -> np.ndarray:
+    """The part of checkpoint tensor `key` that the partitioned variable's part `ref`
+    holds (any partitioning, or none, may have written it)."""
+    if key not in wholes:
+        declared = reader.tensor_shape(key) if reader.has_tensor(key) else None
+        if declared is not None and list(declared) != list(info.full_shape):
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"Restoring partitioned variable '{key}' from checkpoint {path}: the "
+                f"variable has full shape {list(info.full_shape)} but the checkpoint's "
+                f"tensor has shape {list(declared)}. Build the graph that wrote the "
+                "checkpoint.")
+        wholes[key] = _checked_value(reader, key, ref, path, False, whole=True)
+    where = tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape))
+    return wholes[key][where]
+
+
+def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
+                   reshape: bool, whole: bool = False) -> np.ndarray:
+    if not reader.has_tensor(key):
+        raise errors.NotFoundError(
+            None, None,
+            f"Key {key} not found in checkpoint {path}. Restoring from checkpoint "
+            f"failed: variable '{ref.op.name}' is missing from the checkpoint (it has "
+            f"{len(reader.get_variable_to_shape_map())} tensors; list them with "
+            "tf.train.list_variables). Make sure the graph matches the one that wrote "
+            "the checkpoint, or pass a var_list mapping checkpoint names to variables.")
+    # The declared dtype and shape are checked before anything is read, so a file
+    # declaring a huge tensor fails here without allocating it.
+    dtype = ref.dtype.base_dtype
+    found = reader.tensor_dtype(key)
+    if found != dtype:
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"Restoring variable '{ref.op.name}' from checkpoint {path}: tensor '{key}' "
+            f"has dtype {found.name} in the checkpoint but the variable is "
+            f"{dtype.name}.")
+    if whole:  # the full tensor of a partitioned variable, checked by the caller
+        return reader.get_tensor(key)
+    shape, declared = ref.shape, reader.tensor_shape(key)
+    reshaped = False
+    if not shape.is_compatible_with(declared):
+        reshaped = (reshape and shape.is_fully_defined()
+                    and shape.num_elements() == int(np.prod(declared, dtype=object)))
+        if not reshaped:
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"Restoring variable '{ref.op.name}' from checkpoint {path}: shape "
+                f"mismatch, the variable has shape {shape} but tensor '{key}' in the "
+                f"checkpoint has shape {declared} (Assign requires shapes of both tensors "
+                "to match). Build the graph that wrote the checkpoint, or pass "
+                "reshape=True when only the layout differs.")
+    value = reader.get_tensor(key)
+    return value.reshape(shape.as_list()) if reshaped else value
