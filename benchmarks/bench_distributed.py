@@ -22,7 +22,9 @@ Models: ``small`` is a 64-128-64-10 MLP on the digits (batch 64), ``heavy`` a
 step. Every cluster is started with `flowgraph.distributed.launch.run_cluster` (one
 process per task, free loopback ports); this script is also the tasks' program
 (``--task``). A trainer samples ``(time, global step)`` and its process CPU time after
-each step (``trainer_cpu_us_per_step``: less noisy than rates on shared cores); the global
+each step (``trainer_cpu_us_per_step``: less noisy than rates on shared cores), and the
+chief asks the ps for its process CPU time after warm-up and at the end
+(``ps_cpu_us_per_step``, per global step; `TaskService.GetStatus`); the global
 rate is measured over the window in which every trainer had done its warm-up steps
 and none had finished. "Same global batch" for sync vs async: every update averages the
 model's batch (sync: 2 trainers x half of it, aggregated; async: each trainer's own).
@@ -58,6 +60,7 @@ import numpy as np
 from flowgraph.datasets import load_digits
 from flowgraph.distributed import Server, replica_device_setter
 from flowgraph.distributed.launch import run_cluster
+from flowgraph.distributed.rpc import TaskClient
 
 MODELS = {"small": {"layers": [64, 128, 64, 10], "batch": 64},
           "heavy": {"layers": [784, 1024, 1024, 10], "batch": 256}}
@@ -155,6 +158,8 @@ def task_main(args) -> None:
         if args.sync:
             hooks.append(opt.make_session_run_hook(config.is_chief, num_tokens=0))
         samples, first, cpu = [], None, []
+        ps_cpu = []  # the chief's samples of the ps's (global step, process CPU seconds)
+        ps_at = max(int(args.steps * WARMUP), 1)
         options = tf.RunOptions(timeout_in_ms=10_000) if args.sync else None
         with tf.train.MonitoredTrainingSession(
                 master=server.target, is_chief=config.is_chief, hooks=hooks,
@@ -173,12 +178,30 @@ def task_main(args) -> None:
                     raise
                 samples.append((time.time(), int(g)))
                 cpu.append(time.process_time())
+                if config.is_chief and (not ps_cpu and g >= ps_at):
+                    ps_cpu.append(_ps_cpu(config.cluster_spec, g))
                 first = first if first is not None else time.time() - launched
                 i += 1
+            if ps_cpu:
+                ps_cpu.append(_ps_cpu(config.cluster_spec, g))
     warm = int(len(cpu) * WARMUP)
     cpu_us = (cpu[-1] - cpu[warm]) / max(len(cpu) - 1 - warm, 1) * 1e6 if cpu else 0.0
-    print(json.dumps({"task": worker, "first_step_after_launch_s": first,
-                      "samples": samples, "cpu_us_per_step": cpu_us}), flush=True)
+    report = {"task": worker, "first_step_after_launch_s": first, "samples": samples,
+              "cpu_us_per_step": cpu_us}
+    if len(ps_cpu) == 2 and ps_cpu[1][0] > ps_cpu[0][0]:
+        (g0, c0), (g1, c1) = ps_cpu
+        report["ps_cpu_us_per_step"] = (c1 - c0) / (g1 - g0) * 1e6
+    print(json.dumps(report), flush=True)
+
+
+def _ps_cpu(cluster_spec, global_step) -> tuple:
+    """``(global step, the ps's process CPU seconds)``, asked of ps task 0."""
+    address = cluster_spec.as_dict()["ps"][0]
+    client = TaskClient(address, "/job:ps/replica:0/task:0")
+    try:
+        return int(global_step), client.call("GetStatus", {})[0]["process_cpu_s"]
+    finally:
+        client.close()
 
 
 def _global_rate(reports: list) -> float:
@@ -213,10 +236,12 @@ def cluster_run(model: str, workers: int, steps: int, sync: bool = False) -> dic
     if len(reports) != workers:
         raise RuntimeError(f"bench_distributed: {len(reports)} of {workers} trainers "
                            f"reported:\n{text[-3000:]}")
+    ps = [r["ps_cpu_us_per_step"] for r in reports if "ps_cpu_us_per_step" in r]
     return {"steps_per_s": _global_rate(reports),
             "launch_to_step_s": max(r["first_step_after_launch_s"] for r in reports),
             "trainer_cpu_us_per_step": round(
-                sum(r["cpu_us_per_step"] for r in reports) / len(reports), 1)}
+                sum(r["cpu_us_per_step"] for r in reports) / len(reports), 1),
+            "ps_cpu_us_per_step": round(ps[0], 1) if ps else None}
 
 
 # -- the distributed Estimator -----------------------------------------------------------
@@ -302,11 +327,15 @@ def main(argv=None) -> None:
               tf_2_15=ref["1w_1ps"], ratio=round(one["steps_per_s"] / alone, 3),
               target=0.6 if model == "small" else 0.9,
               trainer_cpu_us_per_step=one["trainer_cpu_us_per_step"],
+              ps_cpu_us_per_step=one["ps_cpu_us_per_step"],
               notes="ratio: against flowgraph's one process; trainer CPU: its process "
-                    "time per step after warm-up (the ps's is not included)")
+                    "time per step after warm-up; ps CPU: the ps process's per global "
+                    "step, over the chief's steps after warm-up")
         two = cluster_run(model, 2, steps)
         _line(f"dist_{model}_2w_1ps", two["steps_per_s"], "steps/s",
               tf_2_15=ref["2w_1ps"], ratio=round(two["steps_per_s"] / one["steps_per_s"], 3),
+              trainer_cpu_us_per_step=two["trainer_cpu_us_per_step"],
+              ps_cpu_us_per_step=two["ps_cpu_us_per_step"],
               target=1.8, notes="ratio: against 1 worker (target when RPC-bound)")
         if model == "small":
             _line("dist_launch_to_step", two["launch_to_step_s"], "s",

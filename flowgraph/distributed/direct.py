@@ -31,9 +31,10 @@ Frames (little endian)::
 
 (length: the bytes after it.) A frame goes out in one ``sendmsg`` written from the
 tensors' own buffers (no join) and comes in with one ``recv_into`` when it is no larger
-than the last frame of its kind on that connection (the buffer is sized from it): the
-decoded arrays view that buffer, where the 16-byte head keeps the message aligned
-(`flowgraph.distributed.wire.ALIGN`), with no copy beyond the socket read. A step's
+than the last frame of its kind on that connection (the buffer is sized from it, and
+not zeroed first: the read writes every byte): the decoded arrays view that buffer,
+where the 16-byte head keeps the message aligned (`flowgraph.distributed.wire.ALIGN`),
+with no copy beyond the socket read. A step's
 header part that every step repeats travels as a `wire.Base`, encoded once.
 Deadlines are the kernel's (``SO_RCVTIMEO``/``SO_SNDTIMEO`` on a blocking socket): a
 socket with a Python timeout would ``poll`` before every read and write.
@@ -79,6 +80,8 @@ import sys
 import threading
 import time
 import uuid
+
+import numpy as np
 
 from flowgraph.distributed import wire
 from flowgraph.framework import errors
@@ -138,18 +141,25 @@ def error_class(name: str):
     return errors.UnknownError
 
 
-def _fill(sock, buf: bytearray, got: int, n: int, wait=None) -> int:
-    """Receive into `buf` from offset `got` until it holds at least `n` bytes; returns
-    how many it holds (a read takes what fits in `buf`). `wait()` is called whenever the
-    socket times out (it raises to give up). EOFError when the peer closed the
-    connection.
+def _fill(sock, buf, got: int, n: int, wait=None) -> tuple:
+    """Receive into `buf` (a bytearray, or a uint8 array: `_buffer`) from offset `got`
+    until it holds at least `n` bytes; returns ``(buf, how many it holds)``, `buf` being
+    a larger one when it had to grow (a read takes what fits in `buf`). `wait()` is
+    called whenever the socket times out (it raises to give up). EOFError when the peer
+    closed the connection.
 
     `buf` grows with what arrives (up to twice it, beyond its first size), so a frame
     that declares a huge size but never sends it cannot make this task allocate that
     size."""
     while got < n:
         if got == len(buf):
-            buf.extend(bytes(min(len(buf), n - len(buf))))
+            more = min(len(buf), n - len(buf))
+            if type(buf) is bytearray:
+                buf.extend(bytes(more))
+            else:
+                grown = _buffer(len(buf) + more)
+                grown[:got] = buf
+                buf = grown
         view = memoryview(buf)
         try:
             k = sock.recv_into(view[got:])
@@ -163,14 +173,18 @@ def _fill(sock, buf: bytearray, got: int, n: int, wait=None) -> int:
         if not k:
             raise EOFError("connection closed by the peer")
         got += k
-    return got
+    return buf, got
+
+
+def _buffer(n: int) -> np.ndarray:
+    """`n` writable bytes for a frame, not zeroed: the socket's read overwrites them (a
+    bytearray would first be zeroed, a pass over every page of a large frame)."""
+    return np.empty(n, np.uint8)
 
 
 def _recv_exact(sock, n: int, wait=None) -> bytearray:
     """`n` bytes from `sock` (see `_fill`: a declared size is not trusted)."""
-    buf = bytearray(min(n, _EAGER_BYTES))
-    _fill(sock, buf, 0, n, wait)
-    return buf
+    return _fill(sock, bytearray(min(n, _EAGER_BYTES)), 0, n, wait)[0]
 
 
 def _send_parts(sock, parts: list, size: int = -1, wait=None) -> None:
@@ -211,16 +225,16 @@ def _read_frame(sock, wait=None, hint: int = 0) -> tuple[int, memoryview, int]:
     """``(kind, message, frame size)`` of the next frame: the message is a read-only view
     of a buffer of its own. `hint`: the frame's likely size (the last one of its kind),
     so that one read takes it whole."""
-    buf = bytearray(min(max(hint, _HEAD.size), _EAGER_BYTES))
-    got = _fill(sock, buf, 0, _LEN.size, wait)
+    buf = _buffer(min(max(hint, _HEAD.size), _EAGER_BYTES))
+    buf, got = _fill(sock, buf, 0, _LEN.size, wait)
     (size,) = _LEN.unpack_from(buf)
     if size < _KIND_BYTES:
         raise EOFError("a frame without its kind byte")
     total = _LEN.size + size
-    got = _fill(sock, buf, got, total, wait)
+    buf, got = _fill(sock, buf, got, total, wait)
     if got > total:
         raise EOFError("more bytes than the frame declares (two frames at once)")
-    return buf[_LEN.size], memoryview(buf)[_HEAD.size:total].toreadonly(), total
+    return int(buf[_LEN.size]), memoryview(buf)[_HEAD.size:total].toreadonly(), total
 
 
 def _set_timeout(sock, seconds: float) -> None:

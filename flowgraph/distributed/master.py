@@ -40,8 +40,8 @@ A `RemoteSession` plans each distinct run signature (fetches, targets, fed tenso
    kernels; the task releases them when the session closes (variables stay shared by
    name). The ``dataset_id`` of an iterator op names its tf.data
    pipeline, a Python object that no graph def carries, in this process's table
-   (`flowgraph.distributed.worker.share_dataset`), so only a task of this process can run
-   it (`check_input_pipelines` says so at planning).
+   (`flowgraph.distributed.stage_graph.share_dataset`), so only a task of this process
+   can run it (`check_input_pipelines` says so at planning).
 
 5. **fewer round trips** (applied by the session, which knows which tasks live in its
    own process and cost no RPC: the *local* tasks):
@@ -82,7 +82,8 @@ from __future__ import annotations
 import dataclasses
 
 from flowgraph.distributed.cluster_spec import ClusterSpec
-from flowgraph.distributed.worker import SCOPE_MARK, share_dataset
+from flowgraph.distributed.stage_graph import share_dataset
+from flowgraph.distributed.worker import SCOPE_MARK
 from flowgraph.framework import errors
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.graph_walk import depth_first_order

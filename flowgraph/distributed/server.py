@@ -178,8 +178,10 @@ class Server:
         jobs = cluster.as_dict()
         jobs[self._job][self._task] = self._address  # the real port when asked for :0
         self._cluster = ClusterSpec(jobs)
-        self._service = TaskService(self._cluster, self._job, self._task, self._security,
-                                    threads=stage_threads(config))
+        self._service = TaskService(
+            self._cluster, self._job, self._task, self._security,
+            threads=stage_threads(config),
+            pinned=int(getattr(config, "inter_op_parallelism_threads", 0) or 0) > 0)
         self._grpc.add_generic_rpc_handlers(
             (method_handlers(self._service, self._security, where),))
         self._started = self._stopped = False

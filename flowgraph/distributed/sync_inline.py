@@ -5,12 +5,16 @@ step all live on one task (one ps, or one process), a worker's push does everyth
 chief's aggregation op would, under a lock held only by pushes (`inline_push`):
 
     take the counter           (a one-element queue: the lock, holding the fresh count)
+    lock state = [push id, count taken]            (who holds the lock: see below)
     fresh = local step >= global step             (read under the lock: exact)
-    if fresh: accumulators += gradients; count += 1
-    if count == replicas_to_aggregate:             (this push is the last one)
-        apply the accumulators' mean with the wrapped optimizer (global step + 1),
-        the variable averages, zero the accumulators, issue the tokens; count = 0
-    put the counter back                           (the lock is free again)
+    total = count + fresh
+    if total < replicas_to_aggregate:
+        if fresh: accumulators += gradients
+        put the counter back at total              (the lock is free again)
+    else:                                          (this push is the last one)
+        apply the mean of (accumulators + gradients) with the wrapped optimizer
+        (global step + 1), the variable averages, zero the accumulators, issue the
+        tokens; put the counter back at 0
     wait for a token; local step = token
 
 State and invariants: the counter queue holds exactly one element while no push is
@@ -19,15 +23,31 @@ aggregation within each, are serialized, and a gradient found fresh is added to 
 aggregation it was found fresh for (the chief loop's design cannot promise that with
 backup workers). The last push aggregates in its own run: the step costs no call of the
 chief's, and no thread hand-off on the ps between the last gradient and the tokens.
+The last push adds its gradients to the mean without storing them first, so until its
+aggregation succeeds the accumulators hold the sum of exactly `count` gradients.
 
 The element is put once per ps incarnation: the chief's `counter_init_op` puts it unless
 a flag variable beside it is initialized, and sets the flag (it zeroes the accumulators
 first: restored from a checkpoint, they may hold a partial sum). The flag belongs to no
 collection, so no initializer, checkpoint or readiness check sees it: a restarted chief
 (the ps kept its state) puts no second element, a restarted ps (flag and queue new) gets
-one, checkpoint or not. A push that fails between take and put (an error in the wrapped
-optimizer, a deadline expiring inside the aggregation) loses the element: later pushes
-then wait on ``take_counter`` until their deadline, an error that names that op.
+one, checkpoint or not.
+
+A push that fails between take and put (an error in the wrapped optimizer, a deadline
+expiring inside the aggregation) would lose the element, and every later push would
+wait on ``take_counter`` until its deadline. So each push writes who took the element,
+and the count it took, into a lock-state variable right after taking it: the push's id
+is a ``PlaceholderWithDefault`` (`PUSH_ID`, 0 when not fed) that the ps's task feeds
+with an id of its own per stage run (`flowgraph.distributed.worker`). When a run fails,
+the task looks at the lock (`CounterLock.restore`): an empty counter queue whose state
+names the failed run means that run held the element, and the task puts it back with
+the count it took. Nothing else was written by a failed aggregation before the wrapped
+optimizer's update (accumulators, tokens and counts are written after it), so the next
+push finds the state as it was before the failed one and, if it is the last, aggregates.
+A push that fails after its addition but before its put (a cancellation in between)
+leaves its gradient in the sum uncounted. Sessions of a single process have no task to
+do this: their failed push still loses the element (the next push's deadline names
+``take_counter``).
 
 Example
 -------
@@ -50,18 +70,28 @@ Example
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
+
 from flowgraph.distributed.sync_prefetch import TOKEN_WAITS
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant
+from flowgraph.framework.graph import Graph
 from flowgraph.ops import math_ops, state_ops
 from flowgraph.ops.array_identity_ops import identity
-from flowgraph.ops.array_shape_ops import fill, zeros_like
+from flowgraph.ops.array_join_ops import stack
+from flowgraph.ops.array_ops import placeholder, placeholder_with_default
+from flowgraph.ops.array_shape_ops import fill, zeros, zeros_like
 from flowgraph.ops.control_flow_cond import cond
 from flowgraph.ops.control_flow_ops import no_op
 from flowgraph.ops.data_flow_ops import FIFOQueue
 from flowgraph.ops.variables import Variable
+from flowgraph.runtime.session import Session
 
-__all__ = ["add_if_fresh", "inline_push"]
+__all__ = ["PUSH_ID", "CounterLock", "add_if_fresh", "inline_push"]
+
+PUSH_ID = "sync_push_id"  # the op a task feeds with its id of a push's stage run
 
 
 def add_if_fresh(graph, fresh, grads, accumulators):
@@ -93,24 +123,94 @@ def inline_push(opt, pairs, grads, accumulators, tokens):
         with graph.control_dependencies(None):
             made = Variable(False, trainable=False, collections=[],
                             name="sync_counter_made")
+            lock = Variable(zeros([2], _dtypes.int64), trainable=False, collections=[],
+                            name="sync_lock_state")
         counter_init_op = cond(state_ops.is_variable_initialized(made), no_op,
                                lambda: _put_first(graph, counter, made, accumulators),
                                name="put_first_counter")
         count = counter.dequeue(name="take_counter")
+        push_id = placeholder_with_default(constant(0, _dtypes.int64), [], name=PUSH_ID)
+        held = state_ops.assign(lock, stack([push_id, math_ops.cast(count, _dtypes.int64)]),
+                                name="sync_lock_taken")
         with graph.control_dependencies([count]):
             now, mine = step.read_value(), local.read_value()
         fresh = math_ops.greater_equal(mine, now, name="is_fresh")
-    added = add_if_fresh(graph, fresh, grads, accumulators)
-    with graph.device(step.device), graph.colocate_with(step.op):
-        total = math_ops.add(count, added, name="fresh_count")
+        total = math_ops.add(count, math_ops.cast(fresh, _dtypes.int32), name="fresh_count")
         last = math_ops.greater_equal(total, opt._replicas_to_aggregate, name="is_last")
-        left = cond(last, lambda: _aggregate(opt, pairs, accumulators, tokens),
-                    lambda: identity(total), name="aggregate_if_last")
-        put = counter.enqueue([left], name="put_counter")
+        adding = math_ops.logical_and(fresh, math_ops.logical_not(last))
+    added = add_if_fresh(graph, adding, grads, accumulators)
+    with graph.device(step.device), graph.colocate_with(step.op):
+        with graph.control_dependencies([held]):
+            left = cond(last, lambda: _aggregate(opt, pairs, grads, accumulators, tokens),
+                        lambda: identity(total), name="aggregate_if_last")
+        with graph.control_dependencies([added]):
+            put = counter.enqueue([left], name="put_counter")
         with graph.control_dependencies([put]):
             token = tokens.dequeue(name="wait_for_token")
     graph.add_to_collection(TOKEN_WAITS, token.op)
     return state_ops.assign(local, token, name="train_op").op, counter_init_op
+
+
+class CounterLock:
+    """The counter of one optimizer's pushes in a stage graph a task imported, and how
+    to put it back after a push that held it failed (see the module docstring).
+
+    `find` returns one per `PUSH_ID` op of the graph (none for graphs without pushes).
+    """
+
+    __slots__ = ("_putter", "container", "push_id", "queue_name", "state")
+
+    def __init__(self, push_id_op) -> None:
+        self.push_id = push_id_op.outputs[0]
+        (pack,) = self.push_id.consumers()
+        (assign,) = pack.outputs[0].consumers()
+        self.state = assign.inputs[0]  # the lock-state variable: [push id, count]
+        take = pack.inputs[1].op.inputs[0].op  # (through the Cast)
+        queue_op = take.inputs[0].op
+        self.queue_name = queue_op.attrs.get("shared_name") or queue_op.name
+        self.container = queue_op.attrs.get("container") or ""
+        self._putter = None  # (session, count placeholder, enqueue op), made on first use
+
+    @staticmethod
+    def find(graph) -> list:
+        found = []
+        for op in graph.get_operations():
+            if op.type == "PlaceholderWithDefault" and re.fullmatch(
+                    rf"{PUSH_ID}(_\d+)?", op.name.rsplit("/", 1)[-1]):
+                try:
+                    found.append(CounterLock(op))
+                except (ValueError, IndexError, AttributeError):
+                    continue  # an op of that name that is not a push's (a user's own)
+        return found
+
+    def restore(self, session, resources, run_id: int) -> bool:
+        """Put the counter back if the stage run `run_id` (its `PUSH_ID`) failed while
+        holding it: the queue (in `resources`, the task's resource manager) is empty and
+        the lock state names that run. `session` runs the stage graph (and names the
+        task's resources). Returns whether it put the counter back."""
+        queue = resources.lookup(self.container, self.queue_name)
+        if queue is None or queue.size() != 0:
+            return False
+        holder, count = (int(v) for v in session.run(self.state))
+        if holder != run_id or queue.size() != 0:
+            return False
+        if self._putter is None:
+            # (the stage's own put waits on the push's additions: a graph of its own)
+            graph = Graph()
+            with graph.as_default():
+                counter = FIFOQueue(-1, [_dtypes.int32], shapes=[[]],
+                                    shared_name=self.queue_name, name="counter")
+                value = placeholder(_dtypes.int32, [], name="count")
+                put = counter.enqueue([value])
+            self._putter = (Session(session.sess_str, graph=graph), value, put)
+        putter, value, put = self._putter
+        putter.run(put, {value: np.int32(count)})
+        return True
+
+    def close(self) -> None:
+        if self._putter is not None:
+            self._putter[0].close()
+            self._putter = None
 
 
 def _put_first(graph, counter, made, accumulators):
@@ -126,15 +226,16 @@ def _put_first(graph, counter, made, accumulators):
         return state_ops.assign(made, True).op
 
 
-def _aggregate(opt, pairs, accumulators, tokens):
-    """The last push's branch: the mean applied, accumulators zeroed, tokens issued;
-    returns the count the counter restarts from (0)."""
+def _aggregate(opt, pairs, grads, accumulators, tokens):
+    """The last push's branch: the mean of the accumulators plus this push's gradients
+    applied, accumulators zeroed, tokens issued; returns the count the counter restarts
+    from (0)."""
     graph, step = opt._global_step.graph, opt._global_step
     scale = 1.0 / opt._replicas_to_aggregate
     averaged = []
-    for (_, var), acc in zip(pairs, accumulators):
+    for (_, var), grad, acc in zip(pairs, grads, accumulators):
         with graph.colocate_with(acc.op):
-            averaged.append((acc.read_value() * scale, var))
+            averaged.append(((acc.read_value() + grad) * scale, var))
     update = opt._opt.apply_gradients(averaged, global_step=step)
     after = [update]
     if opt._variable_averages is not None:

@@ -3,25 +3,33 @@
 State of a task:
 
 * **registered graphs**: stage graphs (graph defs, `flowgraph.distributed.master`) by
-  handle, the SHA-256 of their JSON, each imported into its own `Graph` run by
-  local sessions (one per concurrent call). Registering the same graph again returns the
-  same handle, so many clients share the work of compiling it; each registration names
-  its session's scope, and a graph goes when the last session that registered it
-  closes (`release_session`, with the resources scoped to that session).
+  handle, the SHA-256 of their JSON, each a `flowgraph.distributed.stage_graph.StageGraph`:
+  its own `Graph` run by local sessions (one per concurrent call). Registering the same
+  graph again returns the same handle, so many clients share the work of compiling it;
+  each registration names its session's scope, and a graph goes when the last session
+  that registered it closes (`release_session`, with the resources scoped to it).
 * **write epoch**: how many stage runs that may change state started and finished; a
   read-only stage run while none is in flight reads values current at an epoch, which
   an apply call can require (`flowgraph.distributed.prefetch`).
 * **input pipelines**: a stage graph's iterator ops name their tf.data pipeline (a
   Python object, which no graph def carries) by a key of this process's table
-  (`share_dataset`, filled by the master); registering the graph registers those
+  (`stage_graph.share_dataset`, filled by the master); registering the graph registers those
   pipelines with its `Graph`. A task therefore runs the pipelines of sessions in its own
   process only (the master refuses the others when it plans the step).
 * **resources**: every local session of the task uses the target
   ``local://flowgraph-task/<job>/<task>/<id>``, so variables, queues and tables live once
   per task and are shared by all graphs and all clients, as a TensorFlow server's
   resource manager is (two workers' graphs both naming ``w`` on ``/job:ps/task:0`` update
-  one variable). They run a stage on ``threads`` threads (the server's choice,
-  `flowgraph.distributed.server.stage_threads`).
+  one variable). A stage's sessions run on the threads its cost calls for, chosen on its
+  first call (`flowgraph.distributed.stage_cost`: light stages inline, GEMM-heavy ones
+  on every core), or on the server config's ``inter_op_parallelism_threads``.
+* **fast runs**: a stage fed a batch of a size its graph leaves unknown runs through a
+  `FastRun` per fed-shape signature (`stage_graph.run_stage`), as `Session` does for
+  plans without shape variants.
+* **push counters**: a stage run that fails while holding a synchronous push's counter
+  puts it back (`flowgraph.distributed.sync_inline.CounterLock`); each run of a stage
+  with pushes feeds them an id of this task's (`_run_ids`), by which the counter's lock
+  state names its holder.
 * **step stores** (the remote rendezvous): per step id, the tensors this task produced for
   later stages, under the producing tensor's name. A consumer task pulls them with
   ``RecvTensor``, one call per producing task and stage. The master drops them when the
@@ -51,30 +59,29 @@ Example
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import json
+import logging
 import threading
 import time
 import uuid
-import weakref
+
+import numpy as np
 
 from flowgraph.backends import get_backends
 from flowgraph.distributed.cluster_spec import ClusterSpec
-from flowgraph.distributed.prefetch import read_only
 from flowgraph.distributed.rpc import Security, TaskClient
+from flowgraph.distributed.stage_graph import StageGraph, run_stage, share_dataset
 from flowgraph.framework import errors
-from flowgraph.framework.graph import Graph
-from flowgraph.framework.importer import import_graph_def
-from flowgraph.framework.registry import OpCost
 from flowgraph.framework.resources import manager_for_target
-from flowgraph.ops.iterator_ops import register_dataset
-from flowgraph.runtime.config import ConfigProto, RunOptions
+from flowgraph.runtime.config import RunOptions
 from flowgraph.runtime.session import Session
 from flowgraph.runtime.step import watchdog
 
-__all__ = ["TaskService", "graph_handle", "share_dataset"]
+__all__ = ["TaskService", "graph_handle", "share_dataset"]  # (share_dataset: stage_graph)
+
+logger = logging.getLogger("flowgraph")
 
 STEP_TTL_S = 600.0
 # Between an op's name and its session's scope in the shared_name of a per-session
@@ -83,181 +90,11 @@ STEP_TTL_S = 600.0
 SCOPE_MARK = "@"
 _RUN_GRACE_S = 2.0
 
-# tf.data pipelines of this process by shared key, for stage graphs registered here.
-# Keys are never reused (a registered graph keeps its key's pipeline alive).
-_DATASETS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_DATASET_KEYS: dict = {}  # id(dataset) -> (weakref to it, key)
-_DATASET_COUNTER = itertools.count()
-_DATASET_LOCK = threading.RLock()  # reentrant: a weakref callback may run under it (gc)
-
-
-def share_dataset(dataset) -> str:
-    """The key under which stage graphs of this process find `dataset` (the same key
-    for the same object, so the same stage graph keeps its handle).
-
-    >>> share_dataset(ds := type("Dataset", (), {})()) == share_dataset(ds)
-    True
-    """
-    with _DATASET_LOCK:
-        known = _DATASET_KEYS.get(id(dataset))
-        if known is not None and known[0]() is dataset:
-            return known[1]
-        key = f"shared_dataset_{next(_DATASET_COUNTER)}@{uuid.uuid4().hex[:8]}"
-        ident = id(dataset)
-        _DATASETS[key] = dataset
-        _DATASET_KEYS[ident] = (weakref.ref(
-            dataset, lambda _, i=ident, k=key: _forget_dataset(i, k)), key)
-        return key
-
-
-def _forget_dataset(ident: int, key: str) -> None:
-    with _DATASET_LOCK:
-        known = _DATASET_KEYS.get(ident)
-        if known is not None and known[1] == key:
-            del _DATASET_KEYS[ident]
-
-
-def _with_local_datasets(graph: Graph, graph_def: dict) -> dict:
-    """`graph_def` with each shared dataset key replaced by the key of the same pipeline
-    registered with `graph` (`flowgraph.ops.iterator_ops.register_dataset`)."""
-    nodes = [n for n in graph_def.get("node", []) if n.get("attr", {}).get("dataset_id")]
-    if not nodes:
-        return graph_def
-    graph_def = copy.deepcopy(graph_def)
-    local: dict = {}
-    for node in graph_def["node"]:
-        key = node.get("attr", {}).get("dataset_id")
-        if not key:
-            continue
-        if key not in local:
-            with _DATASET_LOCK:
-                dataset = _DATASETS.get(key)
-            if dataset is None:
-                raise errors.FailedPreconditionError(
-                    None, None,
-                    f"Operation '{node['name']}' ({node['op']}) of a stage graph reads the "
-                    f"tf.data pipeline '{key}', which does not exist in this task's process: "
-                    "a graph def does not carry tf.data pipelines, so a task runs only the "
-                    "pipelines of sessions in its own process. Build the input pipeline "
-                    "under tf.device() of the worker that runs the session.")
-            local[key] = register_dataset(graph, dataset)
-        node["attr"]["dataset_id"] = local[key]
-    return graph_def
-
 
 def graph_handle(graph_def: dict) -> str:
     """The registration handle of a stage graph def: a hash of its canonical JSON."""
     text = json.dumps(graph_def, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-class _StageGraph:
-    """A registered stage graph: its `Graph`, and local sessions that run it, one per
-    concurrent call (a session runs one stage at a time, so cancelling a call means
-    cancelling its session's live step).
-
-    A stage that cannot block (no asynchronous kernel such as a queue's dequeue, no
-    resource handle taken) runs without `RunOptions`, the local session's fast path for a
-    repeated run; its deadline is then a watchdog alarm of its own (`run`). A stage that
-    may block runs with ``RunOptions(timeout_in_ms=...)``, so the blocked kernel ends at
-    the deadline itself, naming its op."""
-
-    def __init__(self, graph_def: dict, target: str, threads: int = 0) -> None:
-        self.graph = Graph()
-        graph_def = _with_local_datasets(self.graph, graph_def)
-        with self.graph.as_default():
-            import_graph_def(graph_def, name="")
-        self.target = target
-        self.config = ConfigProto(inter_op_parallelism_threads=threads) if threads else None
-        self.may_block = any(_may_block(op) for op in self.graph.get_operations())
-        self.read_only = read_only(self.graph.get_operations())
-        self._lock = threading.Lock()
-        self._sessions = [Session(target, graph=self.graph, config=self.config)]
-        self._idle = list(self._sessions)
-        self._fetches: dict = {}  # (fetch names, target names) -> [Tensor or Operation]
-        self._feeds: dict = {}  # placeholder name -> its Tensor
-        self._layouts: dict = {}  # a call's lists (as tuples) -> its _Layout
-        self._last: _Layout | None = None  # the layout of the last call
-
-    def fetches(self, names: tuple, targets: tuple) -> list:
-        """The graph elements of a call's fetches and targets (looked up once: a stage
-        is called with the same lists on every step)."""
-        found = self._fetches.get((names, targets))
-        if found is None:
-            graph = self.graph
-            found = self._fetches[(names, targets)] = (
-                [graph.get_tensor_by_name(t) for t in names]
-                + [graph.get_operation_by_name(o) for o in targets])
-        return found
-
-    def layout(self, header: dict) -> _Layout:
-        """The `_Layout` of a call's header (the last one again when the header's lists
-        are the same objects: a header's fixed part is decoded once, `wire.Base`)."""
-        layout = self._last
-        feeds, fetches = header.get("feeds", ()), header.get("fetches", ())
-        targets, returns = header.get("targets", ()), header.get("return", ())
-        if (layout is not None and layout.source[0] is feeds and layout.source[1] is fetches
-                and layout.source[2] is targets and layout.source[3] is returns):
-            return layout
-        key = (tuple(feeds), tuple(tuple(f) for f in fetches), tuple(targets),
-               tuple(returns))
-        layout = self._layouts.get(key)
-        if layout is None:
-            if len(self._layouts) >= 64:  # (a client cannot grow it without bound)
-                self._layouts.clear()
-            layout = self._layouts[key] = _Layout(self, *key)
-        layout.source = (feeds, fetches, targets, returns)
-        self._last = layout
-        return layout
-
-    def feed(self, placeholder: str):
-        tensor = self._feeds.get(placeholder)
-        if tensor is None:
-            tensor = self._feeds[placeholder] = self.graph.get_tensor_by_name(
-                f"{placeholder}:0")
-        return tensor
-
-    def acquire(self) -> Session:
-        """An idle local session (a new one when all are busy)."""
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        session = Session(self.target, graph=self.graph, config=self.config)
-        with self._lock:
-            self._sessions.append(session)
-        return session
-
-    def release(self, session: Session) -> None:
-        with self._lock:
-            self._idle.append(session)
-
-    def close(self) -> None:
-        with self._lock:
-            sessions, self._sessions, self._idle = self._sessions, [], []
-        for session in sessions:
-            session.close()
-
-
-class _Layout:
-    """What a stage call's lists resolve to, once per distinct lists: the placeholders
-    it feeds, the graph elements it runs, the store keys of the fetched values and the
-    keys it returns."""
-
-    __slots__ = ("feeds", "fetches", "keys", "returns", "returns_produced", "source")
-
-    def __init__(self, stage: _StageGraph, feeds: tuple, fetches: tuple, targets: tuple,
-                 returns: tuple) -> None:
-        self.feeds = [(name, stage.feed(name)) for name in feeds]
-        self.fetches = stage.fetches(tuple(t for t, _ in fetches), targets)
-        self.keys = [key for _, key in fetches]
-        self.returns = list(returns)
-        self.returns_produced = set(returns) <= set(self.keys)
-        self.source: tuple = ()  # the header's lists it was made from
-
-
-def _may_block(op) -> bool:
-    return op.op_def.cost is OpCost.ASYNC or any(
-        t.dtype.name == "resource" for t in op._inputs)
 
 
 class _Call:
@@ -288,10 +125,14 @@ class TaskService:
     """The methods of the ``flowgraph.Task`` gRPC service for one task."""
 
     def __init__(self, cluster, job_name: str, task_index: int,
-                 security: Security | None = None, threads: int = 0) -> None:
+                 security: Security | None = None, threads: int = 0,
+                 pinned: bool = False) -> None:
         self.cluster = ClusterSpec(cluster)
         self.security = security
-        self.threads = threads  # of each stage run (inter-op); 0: the sessions' default
+        # The task's share of threads for a stage run (inter-op; 0: the sessions'
+        # default), and whether the server's config chose it (then every stage gets it;
+        # else each gets threads by its cost, `flowgraph.distributed.stage_cost`)
+        self.threads, self.pinned = threads, pinned
         self.incarnation = uuid.uuid4().hex[:16]
         self.traffic: dict = {}
         self.data_port = 0  # the server's data plane (flowgraph.distributed.direct), if any
@@ -301,11 +142,12 @@ class TaskService:
         self.resource_target = (f"local://flowgraph-task/{job_name}/{self.task_index}/"
                                 f"{uuid.uuid4().hex}")
         self._lock = threading.Lock()
-        self._graphs: dict[str, _StageGraph] = {}
+        self._graphs: dict[str, StageGraph] = {}
         self._users: dict[str, set] = {}  # handle -> scopes of the sessions using it
         # Stage runs that may write state: [started, finished] (flowgraph/distributed/
         # prefetch.py: values read while equal, and equal to `started` later, are current).
         self._writes = [0, 0]
+        self._run_ids = itertools.count(1)  # ids of push stage runs (sync_inline.PUSH_ID)
         self._steps: dict[int, tuple[float, dict]] = {}
         self._peers: dict[str, TaskClient] = {}
         self._running: dict[int, list] = {}  # step id -> [_Call]
@@ -320,7 +162,8 @@ class TaskService:
     def GetStatus(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         status = {"cluster": self.cluster.as_dict(), "job": self.job_name,
                   "task": self.task_index, "incarnation": self.incarnation,
-                  "traffic": dict(self.traffic)}
+                  "traffic": dict(self.traffic),
+                  "process_cpu_s": time.process_time()}  # (what benchmarks sample)
         if self.data_port:
             status["data_port"] = self.data_port
             if self.data_local:
@@ -336,8 +179,8 @@ class TaskService:
         session = header.get("session")
         with self._lock:
             if handle not in self._graphs:
-                self._graphs[handle] = _StageGraph(graph_def, self.resource_target,
-                                                   self.threads)
+                self._graphs[handle] = StageGraph(graph_def, self.resource_target,
+                                                   self.threads, self.pinned)
             if session:
                 self._users.setdefault(handle, set()).add(session)
             else:  # a client that never releases: the graph stays
@@ -383,11 +226,17 @@ class TaskService:
         timeout_ms = int(timing.get("timeout_ms", 0))
         layout = stage.layout(header)
         feed_dict = {tensor: tensors[name] for name, tensor in layout.feeds}
+        run_id = 0  # a push's id, with which its lock is put back if it fails holding it
+        if stage.locks:
+            run_id = next(self._run_ids)
+            ident = np.array(run_id, np.int64)
+            for lock in stage.locks:
+                feed_dict[lock.push_id] = ident
         recvs = header.get("recvs")
         pulled: dict = {}
         if recvs:
             pulled = self._pull_all(step_id, recvs, header, timeout_ms, stage, feed_dict)
-        session = stage.acquire()
+        session = stage.acquire(feed_dict)
         call = _Call(session, RunOptions(timeout_in_ms=timeout_ms) if stage.may_block
                      else None)
         writes = not stage.read_only
@@ -417,8 +266,12 @@ class TaskService:
         if timeout_ms > 0 and call.options is None:
             alarm = watchdog.schedule(timeout_ms / 1000.0, self._time_out,
                                       (call, step_id, timeout_ms))
+        lost = False  # the run failed and may have held a push's counter
         try:
-            values = session.run(layout.fetches, feed_dict=feed_dict, options=call.options)
+            values = run_stage(session, layout, feed_dict, call.options)
+        except Exception:
+            lost = bool(run_id)
+            raise
         finally:
             if alarm is not None:
                 watchdog.cancel(alarm)
@@ -434,6 +287,8 @@ class TaskService:
                     if not mine:
                         del self._running[step_id]
             stage.release(session)
+            if lost:
+                self._put_back_counters(stage, run_id)
         produced = dict(zip(layout.keys, values))
         self._store(step_id).update(produced)
         reply = {} if clean is None else {"epoch": clean}
@@ -526,6 +381,24 @@ class TaskService:
         return {"cancelled": len(running)}, {}
 
     # -- helpers -----------------------------------------------------------------------
+    def _put_back_counters(self, stage: StageGraph, run_id: int) -> None:
+        """After stage run `run_id` failed: put back each push counter it held (see
+        `flowgraph.distributed.sync_inline`), so that the next pushes proceed."""
+        session = stage.acquire()
+        try:
+            resources = manager_for_target(self.resource_target)
+            for lock in stage.locks:
+                if lock.restore(session, resources, run_id):
+                    logger.warning(
+                        "flowgraph.distributed: a synchronous push failed on %s while "
+                        "holding its counter '%s'; the counter was put back.",
+                        self.task_name, lock.queue_name)
+        except Exception as e:  # (the run's own error is the one to report)
+            logger.error("flowgraph.distributed: could not put back the counter of a "
+                         "failed push on %s: %r", self.task_name, e)
+        finally:
+            stage.release(session)
+
     def _time_out(self, what: tuple) -> None:
         call, step_id, timeout_ms = what
         call.cancel(errors.DeadlineExceededError(

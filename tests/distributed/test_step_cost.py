@@ -23,7 +23,7 @@ def test_a_base_travels_under_the_header_and_is_parsed_once():
     assert first == {"handle": "h", "fetches": [["a:0", "a:0"]], "step_id": 7}
     assert second["step_id"] == 8 and tensors["x"].tolist() == [1.0, 1.0, 1.0]
     # The fixed part was parsed once: both headers hold the same lists (what lets a
-    # task resolve a call's lists once, worker._StageGraph.layout), in fresh dicts.
+    # task resolve a call's lists once, stage_graph.StageGraph.layout), in fresh dicts.
     assert second["fetches"] is first["fetches"] and second is not first
 
 
