@@ -158,27 +158,30 @@ def test_gradient_fast_path_and_its_fallbacks():
         apply_sgd(var, lr, np.ones((3, 4), np.float32), use_locking=False, op=None)
 
 
-def test_use_locking_holds_every_storage_lock_during_the_update():
+@pytest.mark.parametrize("grad_dtype", [np.float32, np.float64])  # the direct, checked path
+def test_use_locking_holds_every_storage_lock_during_the_update(monkeypatch, grad_dtype):
     states = [VariableState(n) for n in ("w", "m", "v")]
     for s in states:
         s.value = np.zeros(16, np.float32)
     seen = []
-    original = kernels_training._dense_update
+    direct = kernels_training._UPDATES["ApplyAdam"]
+    checked = kernels_training._dense_update
 
-    def spy(*args):
-        seen.append([s.lock.locked() for s in states])
-        return original(*args)
+    def spy(original):
+        def call(*args):
+            seen.append([s.lock.locked() for s in states])
+            return original(*args)
+        return call
 
+    monkeypatch.setitem(kernels_training._UPDATES, "ApplyAdam", spy(direct))
+    monkeypatch.setattr(kernels_training, "_dense_update", spy(checked))
     scalars = [np.asarray(np.float32(x)) for x in (0.9, 0.999, 1e-3, 0.9, 0.999, 1e-8)]
-    kernels_training._dense_update = spy
-    try:
-        apply_adam(*states, *scalars, np.ones(16, np.float32), use_locking=True,
+    for locking in (True, False):
+        apply_adam(*states, *scalars, np.ones(16, grad_dtype), use_locking=locking,
                    use_nesterov=False, op=None)
-        apply_adam(*states, *scalars, np.ones(16, np.float32), use_locking=False,
-                   use_nesterov=False, op=None)
-    finally:
-        kernels_training._dense_update = original
-    assert seen == [[True] * 3, [False] * 3]
+    # The direct path is always asked first; a float64 gradient then takes the checked one.
+    per_call = 1 if grad_dtype is np.float32 else 2
+    assert seen == [[True] * 3] * per_call + [[False] * 3] * per_call
     assert not any(s.lock.locked() for s in states)
     assert isinstance(states[0].lock, type(threading.Lock()))
 

@@ -5,7 +5,9 @@
 State it keeps
 --------------
 None. Each call updates a variable and its accumulators (C-contiguous float32/float64
-arrays that the caller validated) in place, with the GIL released, and returns nothing.
+arrays that the caller validated) in place, with the GIL released unless the update is
+small (under ``_NOGIL_MIN`` elements of work), and returns nothing. An `Update` holds only
+its op type's fixed layout.
 
 The one-pass invariant
 ----------------------
@@ -62,6 +64,18 @@ the indices are already non-decreasing (checked here, O(N)), so no hash table is
 
 Sparse Adam follows TF1's AdamOptimizer, which decays ``m`` and ``v`` of *every* row
 (rows without a gradient see g = 0), so it is one pass over all rows.
+
+The direct path
+---------------
+An optimizer step calls one update kernel per variable, most of them on small arrays, so
+the kernel's fixed cost matters as much as the loop: checking storages, dtypes and shapes,
+reading the hyperparameters and assembling them took ~3-6 us per call in Python, against
+~0.1 us for the loop on a bias vector. `Update` (one per op type, built when the kernels
+are registered) does it in one C call for the common case, inputs that already are what
+the loops take, and declines everything else, having written nothing, to the kernel's
+checked Python path (`kernels_training.py`), which converts or raises as before. Both
+paths read the hyperparameters the same way, so an update's bits do not depend on which
+one ran.
 
 Errors
 ------
@@ -190,6 +204,16 @@ cdef void _sparse(int rule, floating* var, floating* s0, floating* s1, floating*
 
 
 # -- Python entry points ----------------------------------------------------------------
+cdef inline bint _layout_ok(cnp.ndarray a, Py_ssize_t align,
+                            Py_ssize_t min_bytes) noexcept:
+    cdef int flags = cnp.PyArray_FLAGS(a)
+    cdef int need = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_WRITEABLE | cnp.NPY_ARRAY_ALIGNED
+    if flags & need != need or not cnp.PyArray_ISNOTSWAPPED(a):
+        return False
+    return (cnp.PyArray_NBYTES(a) < min_bytes
+            or <size_t>cnp.PyArray_DATA(a) % <size_t>align == 0)
+
+
 def storage_ok(cnp.ndarray a, Py_ssize_t align, Py_ssize_t min_bytes):
     """Whether `a` can be updated in place as it is: C-contiguous, writeable, aligned,
     native-endian, and (if at least `min_bytes` long) starting on an `align`-byte boundary.
@@ -198,12 +222,7 @@ def storage_ok(cnp.ndarray a, Py_ssize_t align, Py_ssize_t min_bytes):
     >>> storage_ok(np.zeros(3)[::2], 64, 4096)
     False
     """
-    cdef int flags = cnp.PyArray_FLAGS(a)
-    cdef int need = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_WRITEABLE | cnp.NPY_ARRAY_ALIGNED
-    if flags & need != need or not cnp.PyArray_ISNOTSWAPPED(a):
-        return False
-    return (cnp.PyArray_NBYTES(a) < min_bytes
-            or <size_t>cnp.PyArray_DATA(a) % <size_t>align == 0)
+    return _layout_ok(a, align, min_bytes)
 
 
 def adam_alpha(double lr, double beta1_power, double beta2_power, bint single):
@@ -217,6 +236,11 @@ def adam_alpha(double lr, double beta1_power, double beta2_power, bint single):
     >>> round(adam_alpha(0.001, 0.9, 0.999, False), 9)
     0.000316228
     """
+    return _adam_alpha(lr, beta1_power, beta2_power, single)
+
+
+cdef inline double _adam_alpha(double lr, double beta1_power, double beta2_power,
+                               bint single) noexcept:
     cdef float lr_f, b1_f, b2_f, one_f = 1
     if single:
         lr_f = <float>lr
@@ -275,6 +299,100 @@ cdef cnp.ndarray _unaliased(str fn, int rule, cnp.ndarray var, cnp.ndarray s0,
     return grad.copy() if copy else grad
 
 
+# Below this much work (elements) the loops keep the GIL: releasing and taking it back
+# costs more than such an update (Adam on 4096 floats: ~1 us) and may wait for a thread
+# that took it meanwhile.
+cdef Py_ssize_t _NOGIL_MIN = 4096
+
+
+cdef void _dense_loop(int rule, int typenum, char** p, const void* g, Py_ssize_t n,
+                      const fg_hyper* h) noexcept nogil:
+    if typenum == cnp.NPY_FLOAT32:
+        _rule(rule, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3], <const float*>g,
+              n, h)
+    else:
+        _rule(rule, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3],
+              <const double*>g, n, h)
+
+
+cdef void _sparse_loop(int rule, int typenum, char** p, const void* g,
+                       const cnp.int64_t* idx, const Py_ssize_t* order, Py_ssize_t k,
+                       Py_ssize_t rows, Py_ssize_t width, const fg_hyper* h,
+                       void* scratch) noexcept nogil:
+    if typenum == cnp.NPY_FLOAT32:
+        _sparse(rule, <float*>p[0], <float*>p[1], <float*>p[2], <float*>p[3],
+                <const float*>g, idx, order, k, rows, width, h, <float*>scratch)
+    else:
+        _sparse(rule, <double*>p[0], <double*>p[1], <double*>p[2], <double*>p[3],
+                <const double*>g, idx, order, k, rows, width, h, <double*>scratch)
+
+
+cdef inline void _data(char** p, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1,
+                       cnp.ndarray s2) noexcept:
+    p[0] = <char*>cnp.PyArray_DATA(var)
+    p[1] = <char*>cnp.PyArray_DATA(s0)
+    p[2] = <char*>cnp.PyArray_DATA(s1)
+    p[3] = <char*>cnp.PyArray_DATA(s2)
+
+
+cdef int _dense(int rule, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1, cnp.ndarray s2,
+                cnp.ndarray grad, const fg_hyper* h) except -1:
+    """`apply_dense` on arrays of the documented layout."""
+    grad = _unaliased("apply_dense", rule, var, s0, s1, s2, grad)
+    cdef char* p[4]
+    _data(p, var, s0, s1, s2)
+    cdef int typenum = cnp.PyArray_TYPE(var)
+    cdef const void* g = cnp.PyArray_DATA(grad)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(var)
+    if n < _NOGIL_MIN:
+        _dense_loop(rule, typenum, p, g, n, h)
+    else:
+        with nogil:
+            _dense_loop(rule, typenum, p, g, n, h)
+    return 0
+
+
+cdef Py_ssize_t _sparse_rows(int rule, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1,
+                             cnp.ndarray s2, cnp.ndarray grad, cnp.ndarray indices,
+                             const fg_hyper* h) except -2:
+    """`apply_sparse` on arrays of the documented layout: -1, or the position of the first
+    bad index (nothing written then)."""
+    grad = _unaliased("apply_sparse", rule, var, s0, s1, s2, grad)
+    cdef Py_ssize_t k = cnp.PyArray_DIMS(indices)[0]
+    cdef Py_ssize_t size = cnp.PyArray_SIZE(var)
+    cdef Py_ssize_t rows = cnp.PyArray_DIMS(var)[0] if cnp.PyArray_NDIM(var) > 0 else 1
+    cdef Py_ssize_t width = size // rows if rows > 0 else 0
+    cdef const cnp.int64_t* idx = <const cnp.int64_t*>cnp.PyArray_DATA(indices)
+    cdef bint is_sorted = True
+    cdef const Py_ssize_t* order = NULL
+    cdef cnp.ndarray order_arr
+    cdef Py_ssize_t bad
+    if k < _NOGIL_MIN:
+        bad = _check_indices(idx, k, rows, &is_sorted)
+    else:
+        with nogil:
+            bad = _check_indices(idx, k, rows, &is_sorted)
+    if bad >= 0:
+        return bad
+    if not is_sorted:
+        order_arr = np.ascontiguousarray(np.argsort(indices, kind="stable"), dtype=np.intp)
+        order = <const Py_ssize_t*>cnp.PyArray_DATA(order_arr)
+    cdef char* p[4]
+    _data(p, var, s0, s1, s2)
+    cdef int typenum = cnp.PyArray_TYPE(var)
+    cdef const void* g = cnp.PyArray_DATA(grad)
+    cdef void* scratch = malloc(max(width, 1) * cnp.PyArray_ITEMSIZE(var))
+    if scratch == NULL:
+        raise MemoryError("apply_sparse: cannot allocate a scratch row")
+    if (size if rule == FG_ADAM else k * width) < _NOGIL_MIN:
+        _sparse_loop(rule, typenum, p, g, idx, order, k, rows, width, h, scratch)
+    else:
+        with nogil:
+            _sparse_loop(rule, typenum, p, g, idx, order, k, rows, width, h, scratch)
+    free(scratch)
+    return -1
+
+
 def apply_dense(int rule, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1, cnp.ndarray s2,
                 cnp.ndarray grad, tuple hp, int flag):
     """Update `var` (and the accumulators `s0`..`s2`, rule-specific) in place.
@@ -286,18 +404,7 @@ def apply_dense(int rule, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1, cnp.n
     accumulators the rule uses must be separate arrays (ValueError otherwise).
     """
     cdef fg_hyper h = _hyper(hp, flag)
-    cdef Py_ssize_t n = var.size
-    grad = _unaliased("apply_dense", rule, var, s0, s1, s2, grad)
-    if cnp.PyArray_TYPE(var) == cnp.NPY_FLOAT32:
-        with nogil:
-            _rule(rule, <float*>cnp.PyArray_DATA(var), <float*>cnp.PyArray_DATA(s0),
-                  <float*>cnp.PyArray_DATA(s1), <float*>cnp.PyArray_DATA(s2),
-                  <const float*>cnp.PyArray_DATA(grad), n, &h)
-    else:
-        with nogil:
-            _rule(rule, <double*>cnp.PyArray_DATA(var), <double*>cnp.PyArray_DATA(s0),
-                  <double*>cnp.PyArray_DATA(s1), <double*>cnp.PyArray_DATA(s2),
-                  <const double*>cnp.PyArray_DATA(grad), n, &h)
+    _dense(rule, var, s0, s1, s2, grad, &h)
 
 
 def apply_sparse(int rule, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1, cnp.ndarray s2,
@@ -309,39 +416,179 @@ def apply_sparse(int rule, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1, cnp.
     ``[0, rows)`` (nothing is written then).
     """
     cdef fg_hyper h = _hyper(hp, flag)
-    cdef Py_ssize_t k = indices.shape[0]
-    cdef Py_ssize_t rows = var.shape[0] if var.ndim > 0 else 1
-    cdef Py_ssize_t width = var.size // rows if rows > 0 else 0
-    cdef const cnp.int64_t* idx = <const cnp.int64_t*>cnp.PyArray_DATA(indices)
-    cdef bint is_sorted = True
-    cdef Py_ssize_t bad
-    cdef const Py_ssize_t* order = NULL
-    cdef cnp.ndarray order_arr
-    cdef void* scratch
-    grad = _unaliased("apply_sparse", rule, var, s0, s1, s2, grad)
-    with nogil:
-        bad = _check_indices(idx, k, rows, &is_sorted)
-    if bad >= 0:
-        return bad
-    if not is_sorted:
-        order_arr = np.ascontiguousarray(np.argsort(indices, kind="stable"), dtype=np.intp)
-        order = <const Py_ssize_t*>cnp.PyArray_DATA(order_arr)
-    scratch = malloc(max(width, 1) * var.itemsize)
-    if scratch == NULL:
-        raise MemoryError("apply_sparse: cannot allocate a scratch row")
-    try:
-        if cnp.PyArray_TYPE(var) == cnp.NPY_FLOAT32:
-            with nogil:
-                _sparse(rule, <float*>cnp.PyArray_DATA(var), <float*>cnp.PyArray_DATA(s0),
-                        <float*>cnp.PyArray_DATA(s1), <float*>cnp.PyArray_DATA(s2),
-                        <const float*>cnp.PyArray_DATA(grad), idx, order, k, rows, width,
-                        &h, <float*>scratch)
-        else:
-            with nogil:
-                _sparse(rule, <double*>cnp.PyArray_DATA(var), <double*>cnp.PyArray_DATA(s0),
-                        <double*>cnp.PyArray_DATA(s1), <double*>cnp.PyArray_DATA(s2),
-                        <const double*>cnp.PyArray_DATA(grad), idx, order, k, rows, width,
-                        &h, <double*>scratch)
-    finally:
-        free(scratch)
-    return -1
+    return _sparse_rows(rule, var, s0, s1, s2, grad, indices, &h)
+
+
+# -- one op's update, when its inputs need no checked conversion ---------------------------
+cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b, int first) noexcept:
+    """Whether `a` and `b` have the same number of dimensions and the same sizes from
+    dimension `first` on."""
+    cdef int d, nd = cnp.PyArray_NDIM(a)
+    if nd != cnp.PyArray_NDIM(b):
+        return False
+    for d in range(first, nd):
+        if cnp.PyArray_DIMS(a)[d] != cnp.PyArray_DIMS(b)[d]:
+            return False
+    return True
+
+
+cdef inline bint _plain(object x, int typenum) noexcept:
+    """Whether `x` is an ndarray of `typenum`, native-endian, aligned, C-contiguous."""
+    return (type(x) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == typenum
+            and cnp.PyArray_ISBEHAVED_RO(<cnp.ndarray>x)
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>x))
+
+
+cdef inline bint _read_scalar(object x, int typenum, double* out) noexcept:
+    """Store a 0-d `_plain` array's value in `out` (exactly: float32 widens to double);
+    False, nothing stored, for anything else."""
+    if not _plain(x, typenum) or cnp.PyArray_NDIM(<cnp.ndarray>x) != 0:
+        return False
+    if typenum == cnp.NPY_FLOAT32:
+        out[0] = (<float*>cnp.PyArray_DATA(<cnp.ndarray>x))[0]
+    else:
+        out[0] = (<double*>cnp.PyArray_DATA(<cnp.ndarray>x))[0]
+    return True
+
+
+FLAG_CONSTANT, FLAG_USE_NESTEROV, FLAG_UPDATE_SLOTS = 0, 1, 2
+
+
+cdef class Update:
+    """What one update op type's kernel needs to know about its inputs, and the update of
+    the common case in one call: every input already what the loops take.
+
+    Call it with the op's inputs (the refs' `VariableState`s first) and its two possible
+    flag attributes. It returns True once it has updated the variable; it returns False,
+    having written nothing, when any input needs the kernel's checked path (a conversion,
+    an error to raise, an update large enough for the kernel threads): a storage that
+    `storage_ok` rejects, a variable that is not float32/float64, an accumulator of
+    another shape or dtype, a hyperparameter that is not a 0-d array of the variable's
+    dtype, a gradient of another dtype, layout or shape, indices that are not int64 or
+    int32 of one dimension, or an index out of range. The update itself is the loops'
+    (`apply_dense`, `apply_sparse`), with hyperparameters read exactly as the checked path
+    reads them (a float32 value widened to double; Adam's step size by `adam_alpha`), so
+    both paths give the same bits.
+
+    Arguments: `rule`; `num_inputs`, the op's; `num_refs`, its first inputs (the variable,
+    then its accumulators); `slots`, the ref passed as each of s0, s1, s2 (0: the variable,
+    unused by the rule); `hyper`, the input position of each of the six hyperparameters
+    (-1: 0.0); `alpha_at`, for Adam the positions of lr, beta1_power and beta2_power that
+    give h0 (else ``()``); `grad_at`, `idx_at` (-1: dense); `flag_from` (FLAG_CONSTANT:
+    `flag`, or FLAG_USE_NESTEROV or FLAG_UPDATE_SLOTS: that argument); `grain`, a dict
+    whose ``"update"`` entry is read at each call (updates of twice as much work go to the
+    checked path); `align`, `align_min`, as for `storage_ok`.
+
+    >>> import numpy as np
+    >>> from flowgraph.framework.resources import VariableState
+    >>> sgd = Update(SGD, 3, 1, (0, 0, 0), (1, -1, -1, -1, -1, -1), (), 2, -1,
+    ...              FLAG_CONSTANT, 0, {"update": 1 << 18}, 64, 4096)
+    >>> var = VariableState("v"); var.value = np.ones(3)
+    >>> sgd((var, np.asarray(0.5), np.full(3, 2.0)), False, False)
+    True
+    >>> var.value
+    array([0., 0., 0.])
+    >>> sgd((var, 0.5, np.full(3, 2.0)), False, False)  # a float, not a 0-d array
+    False
+    """
+
+    cdef int rule, num_inputs, num_refs, grad_at, idx_at, flag_from, flag
+    cdef int slots[3]
+    cdef int hyper[6]
+    cdef int alpha_at[3]
+    cdef dict grain
+    cdef Py_ssize_t align, align_min
+
+    def __init__(self, int rule, int num_inputs, int num_refs, tuple slots, tuple hyper,
+                 tuple alpha_at, int grad_at, int idx_at, int flag_from, int flag,
+                 dict grain, Py_ssize_t align, Py_ssize_t align_min):
+        # (the positions index `inputs` unchecked: boundscheck is off in this module)
+        positions = [p for p in (*hyper, *alpha_at, idx_at) if p != -1] + [grad_at]
+        if not 0 <= rule < FG_ADAM_DECAY or not 1 <= num_refs <= 4 or len(slots) != 3 \
+                or len(hyper) != 6 or len(alpha_at) not in (0, 3) \
+                or any(not 0 <= r < num_refs for r in slots) \
+                or any(not num_refs <= p < num_inputs for p in positions) \
+                or not 0 <= flag_from <= 2:
+            raise ValueError(f"Update: inconsistent layout for rule {rule}")
+        self.rule, self.num_inputs, self.num_refs = rule, num_inputs, num_refs
+        self.grad_at, self.idx_at = grad_at, idx_at
+        self.flag_from, self.flag, self.grain = flag_from, flag, grain
+        self.align, self.align_min = align, align_min
+        cdef int k
+        for k in range(3):
+            self.slots[k] = slots[k]
+            self.alpha_at[k] = alpha_at[k] if alpha_at else -1
+        for k in range(6):
+            self.hyper[k] = hyper[k]
+
+    cdef cnp.ndarray _storage(self, object state):
+        """`state.value` if it can be updated in place as it is, else None."""
+        value = getattr(state, "value", None)
+        if type(value) is not cnp.ndarray or \
+                not _layout_ok(<cnp.ndarray>value, self.align, self.align_min):
+            return None
+        return <cnp.ndarray>value
+
+    def __call__(self, tuple inputs, bint use_nesterov, bint update_slots):
+        if len(inputs) != self.num_inputs:
+            return False
+        cdef cnp.ndarray var = self._storage(inputs[0])
+        if var is None:
+            return False
+        cdef int typenum = cnp.PyArray_TYPE(var)
+        if typenum != cnp.NPY_FLOAT32 and typenum != cnp.NPY_FLOAT64:
+            return False
+        cdef list refs = [var]
+        cdef cnp.ndarray s
+        cdef int k
+        for k in range(1, self.num_refs):
+            s = self._storage(inputs[k])
+            if s is None or cnp.PyArray_TYPE(s) != typenum or not _same_dims(s, var, 0):
+                return False
+            refs.append(s)
+        cdef fg_hyper h
+        cdef double v[6]
+        cdef double a[3]
+        for k in range(6):
+            v[k] = 0.0
+            if self.hyper[k] >= 0 and not _read_scalar(inputs[self.hyper[k]], typenum, &v[k]):
+                return False
+        if self.alpha_at[0] >= 0:
+            for k in range(3):
+                if not _read_scalar(inputs[self.alpha_at[k]], typenum, &a[k]):
+                    return False
+            v[0] = _adam_alpha(a[0], a[1], a[2], typenum == cnp.NPY_FLOAT32)
+        h.h0, h.h1, h.h2, h.h3, h.h4, h.h5 = v[0], v[1], v[2], v[3], v[4], v[5]
+        h.flag = (self.flag if self.flag_from == FLAG_CONSTANT else
+                  use_nesterov if self.flag_from == FLAG_USE_NESTEROV else update_slots)
+        cdef Py_ssize_t most = 2 * <Py_ssize_t>self.grain["update"]
+        grad = inputs[self.grad_at]
+        if not _plain(grad, typenum):
+            return False
+        cdef cnp.ndarray g = <cnp.ndarray>grad
+        s0, s1, s2 = refs[self.slots[0]], refs[self.slots[1]], refs[self.slots[2]]
+        if self.idx_at < 0:
+            if not _same_dims(g, var, 0) or cnp.PyArray_SIZE(var) >= most:
+                return False
+            _dense(self.rule, var, s0, s1, s2, g, &h)
+            return True
+        return self._sparse(inputs[self.idx_at], var, s0, s1, s2, g, &h, most)
+
+    cdef bint _sparse(self, object indices, cnp.ndarray var, cnp.ndarray s0, cnp.ndarray s1,
+                      cnp.ndarray s2, cnp.ndarray g, const fg_hyper* h,
+                      Py_ssize_t most) except -1:
+        if type(indices) is not cnp.ndarray or cnp.PyArray_NDIM(var) < 1:
+            return False
+        cdef cnp.ndarray idx = <cnp.ndarray>indices
+        cdef int itype = cnp.PyArray_TYPE(idx)
+        if cnp.PyArray_NDIM(idx) != 1 or (itype != cnp.NPY_INT64 and itype != cnp.NPY_INT32):
+            return False
+        if not _plain(idx, cnp.NPY_INT64):
+            idx = cnp.PyArray_FROM_OTF(idx, cnp.NPY_INT64, cnp.NPY_ARRAY_IN_ARRAY)
+        cdef Py_ssize_t k = cnp.PyArray_DIMS(idx)[0], rows = cnp.PyArray_DIMS(var)[0]
+        if not _same_dims(g, var, 1) or cnp.PyArray_DIMS(g)[0] != k:
+            return False
+        cdef Py_ssize_t width = cnp.PyArray_SIZE(var) // rows if rows else 0
+        if rows >= 2 and (cnp.PyArray_SIZE(var) if self.rule == FG_ADAM else k * width) >= most:
+            return False
+        return _sparse_rows(self.rule, var, s0, s1, s2, g, idx, h) < 0

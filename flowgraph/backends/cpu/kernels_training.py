@@ -3,6 +3,15 @@
 Each kernel validates shapes and dtypes, then runs one fused Cython loop
 (`_training.pyx`) that updates the variable and its accumulators *in place* — no array
 is allocated per step — and returns the variable's storage (the op's ref output).
+
+Two paths, the same bits. A kernel first hands its inputs to its op type's
+`_training.Update`, which checks them and runs the loop in one C call (~0.5 us for a small
+variable) when they need nothing done: storages that can be updated in place, 0-d
+hyperparameters and a C-contiguous gradient of the variable's dtype and shape, an update
+below the kernel threads' grain. It declines anything else, having written nothing, and
+the checked path below converts (a gradient of another dtype or layout, Python numbers,
+int32 indices from a list, a storage to realign) or raises the error that names the
+problem.
 With ``use_locking=True`` the storages' locks are held during the update (in a fixed
 order, so two updates never deadlock); otherwise concurrent updates race, as in TF.
 
@@ -97,93 +106,123 @@ def _dense_grad(grad, var: np.ndarray, what: str) -> np.ndarray:
     return g
 
 
-# -- per rule: (Cython rule id, hyper(dtype, scalars, attrs) -> (6-tuple, flag)) ---------
-def _h(*values):
-    return (*map(float, values), *(0.0,) * (6 - len(values)))
-
-
-def _adam_hyper(dt, s, attrs):
-    # lr * sqrt(1 - beta2_power) / (1 - beta1_power) in the variable's dtype, in C: NumPy
-    # scalar arithmetic gave the same bits at ~3.5 us per update.
-    alpha = _training.adam_alpha(s["lr"], s["beta1_power"], s["beta2_power"],
-                                 dt.type is np.float32)
-    return (alpha, float(s["beta1"]), float(s["beta2"]), float(s["epsilon"]), 0.0, 0.0), \
-        int(attrs["use_nesterov"])
-
-
+# -- per rule: (Cython rule id, its six hyperparameters, its flag) -----------------------
+# A hyperparameter is an input's name, None (0.0), or `_ADAM_ALPHA`: Adam's bias-corrected
+# step size from its lr, beta1_power and beta2_power. The flag is an attribute's name or a
+# constant.
+_ADAM_ALPHA = ("lr", "beta1_power", "beta2_power")
 _RULES = {
-    "GradientDescent": (_training.SGD, ("alpha",),
-                        lambda dt, s, a: (_h(s["alpha"]), 0)),
-    "Momentum": (_training.MOMENTUM, ("lr", "momentum"),
-                 lambda dt, s, a: (_h(s["lr"], s["momentum"]), int(a["use_nesterov"]))),
-    "Adagrad": (_training.ADAGRAD, ("lr",),
-                lambda dt, s, a: (_h(s["lr"]), int(a["update_slots"]))),
-    "Adam": (_training.ADAM, ("beta1_power", "beta2_power", "lr", "beta1", "beta2",
-                              "epsilon"), _adam_hyper),
-    "RMSProp": (_training.RMSPROP, ("lr", "rho", "momentum", "epsilon"),
-                lambda dt, s, a: (_h(s["lr"], s["rho"], s["momentum"], s["epsilon"]), 0)),
-    "CenteredRMSProp": (_training.CENTERED_RMSPROP, ("lr", "rho", "momentum", "epsilon"),
-                        lambda dt, s, a: (_h(s["lr"], s["rho"], s["momentum"],
-                                             s["epsilon"]), 0)),
-    "Ftrl": (_training.FTRL, ("lr", "l1", "l2", "lr_power"),
-             lambda dt, s, a: (_h(s["lr"], s["l1"], s["l2"], 0.0, s["lr_power"]), 0)),
-    "FtrlV2": (_training.FTRL, ("lr", "l1", "l2", "l2_shrinkage", "lr_power"),
-               lambda dt, s, a: (_h(s["lr"], s["l1"], s["l2"], s["l2_shrinkage"],
-                                    s["lr_power"]), 1)),
-    "Adadelta": (_training.ADADELTA, ("lr", "rho", "epsilon"),
-                 lambda dt, s, a: (_h(s["lr"], s["rho"], s["epsilon"]), 0)),
+    "GradientDescent": (_training.SGD, ("alpha",), 0),
+    "Momentum": (_training.MOMENTUM, ("lr", "momentum"), "use_nesterov"),
+    "Adagrad": (_training.ADAGRAD, ("lr",), "update_slots"),
+    "Adam": (_training.ADAM, (_ADAM_ALPHA, "beta1", "beta2", "epsilon"), "use_nesterov"),
+    "RMSProp": (_training.RMSPROP, ("lr", "rho", "momentum", "epsilon"), 0),
+    "CenteredRMSProp": (_training.CENTERED_RMSPROP, ("lr", "rho", "momentum", "epsilon"), 0),
+    "Ftrl": (_training.FTRL, ("lr", "l1", "l2", None, "lr_power"), 0),
+    "FtrlV2": (_training.FTRL, ("lr", "l1", "l2", "l2_shrinkage", "lr_power"), 1),
+    "Adadelta": (_training.ADADELTA, ("lr", "rho", "epsilon"), 0),
 }
+_FLAG_FROM = {"use_nesterov": _training.FLAG_USE_NESTEROV,
+              "update_slots": _training.FLAG_UPDATE_SLOTS}
+
+# Each op type's `_training.Update`, the kernels' path for inputs that need no conversion.
+# A module global, not a closure variable: the plan cache shares a kernel's closure only
+# when it holds plain data and functions (`flowgraph/runtime/plan_cache.py`, `_relink`).
+_UPDATES: dict[str, _training.Update] = {}
+
+
+def _hyper(spec: tuple, s: dict, dt: np.dtype) -> tuple:
+    """The six hyperparameters of `spec` from the scalars `s` (NumPy scalars of `dt`)."""
+    hp = [0.0] * 6
+    for k, name in enumerate(spec):
+        if name is _ADAM_ALPHA:
+            # In C: NumPy scalar arithmetic gave the same bits at ~3.5 us per update.
+            hp[k] = _training.adam_alpha(s["lr"], s["beta1_power"], s["beta2_power"],
+                                         dt.type is np.float32)
+        elif name is not None:
+            hp[k] = float(s[name])
+    return tuple(hp)
 
 
 def _make_kernel(op_type: str, rule_name: str, sparse: bool):
     from flowgraph.ops.training_ops import _SIGNATURES
 
-    names, num_refs, defaults = _SIGNATURES[op_type]
-    rule, scalar_names, hyper = _RULES[rule_name]
+    names, num_refs, _ = _SIGNATURES[op_type]
+    rule, spec, flag_attr = _RULES[rule_name]
     pos = {n: k for k, n in enumerate(names)}
     grad_at = pos.get("grad", pos.get("delta"))
     idx_at = pos.get("indices")
+    scalar_names = tuple(dict.fromkeys(n for h in spec if h is not None
+                                       for n in (h if h is _ADAM_ALPHA else (h,))))
     scalar_at = [(n, pos[n]) for n in scalar_names]
+    # Every scalar input is a hyperparameter, so the direct path reads (checks) them all.
+    assert {p for _, p in scalar_at} == set(range(num_refs, len(names))) - {grad_at, idx_at}
     ref_names = names[:num_refs]
     # Cython slot order (s0, s1, s2) per rule; centered RMSProp's op order is mg, ms, mom.
     slot_order = (2, 3, 1) if rule_name == "CenteredRMSProp" else tuple(range(1, num_refs))
+    _UPDATES[op_type] = _direct_path(rule, spec, flag_attr, pos, num_refs, slot_order,
+                                     grad_at, idx_at)
 
-    def update(inputs, refs, op, attrs):
-        var = _storage(refs[0], "var", op)
+    def checked(inputs, op, flag: int) -> None:
+        """The update with every check and conversion (what `_UPDATES` declines)."""
+        var = _storage(inputs[0], "var", op)
         dt = var.dtype
         if dt.type not in _FLOAT_TYPES:
             raise _invalid(f"{op_type} supports float32 and float64 variables, got "
                            f"{dt.name}")
         slots = []
         for k in range(1, num_refs):
-            s = _storage(refs[k], ref_names[k], op)
+            s = _storage(inputs[k], ref_names[k], op)
             if s.shape != var.shape or s.dtype != dt:
                 raise _invalid(f"var and {ref_names[k]} do not have the same shape and "
                                f"dtype: var {list(var.shape)} {dt.name}, "
                                f"{ref_names[k]} {list(s.shape)} {s.dtype.name}")
             slots.append(s)
         ordered = [slots[k - 1] for k in slot_order] + [var] * (3 - len(slots))
-        scalars = {n: _scalar(inputs[p], n, dt) for n, p in scalar_at}
-        hp, flag = hyper(dt, scalars, {**defaults, **attrs} if defaults else attrs)
+        hp = _hyper(spec, {n: _scalar(inputs[p], n, dt) for n, p in scalar_at}, dt)
         if not sparse:
             g = _dense_grad(inputs[grad_at], var, "grad")
             _dense_update(rule, var, ordered, g, hp, flag)
         else:
-            _sparse_update(op_type, rule, var, ordered, inputs[grad_at],
-                           inputs[idx_at], hp, flag)
+            _sparse_update(op_type, rule, var, ordered, inputs[grad_at], inputs[idx_at],
+                           hp, flag)
 
-    def kernel(*inputs, use_locking=False, op=None, **attrs):
-        refs = inputs[:num_refs]
+    # The flag attributes are named (not **attrs) so that binding passes only those the
+    # op has: fewer keywords to merge on every call.
+    def kernel(*inputs, use_locking=False, op=None, use_nesterov=False, update_slots=True):
         if use_locking:
-            with kernel_util.locked(refs, True):
-                update(inputs, refs, op, attrs)
-        else:
-            update(inputs, refs, op, attrs)
-        return refs[0]
+            with kernel_util.locked(inputs[:num_refs], True):
+                if not _UPDATES[op_type](inputs, use_nesterov, update_slots):
+                    checked(inputs, op, _flag(flag_attr, use_nesterov, update_slots))
+        elif not _UPDATES[op_type](inputs, use_nesterov, update_slots):
+            checked(inputs, op, _flag(flag_attr, use_nesterov, update_slots))
+        return inputs[0]
 
     kernel.__name__ = kernel.__qualname__ = op_type
     kernel.__doc__ = f"In-place `{op_type}` ({'sparse' if sparse else 'dense'} {rule_name})."
     return kernel
+
+
+def _direct_path(rule: int, spec: tuple, flag_attr, pos: dict, num_refs: int,
+                 slot_order: tuple, grad_at: int, idx_at: int | None) -> _training.Update:
+    """The `_training.Update` of an op type: its rule and where each of its inputs is."""
+    return _training.Update(
+        rule, len(pos), num_refs, (*slot_order, *(0,) * (3 - len(slot_order))),
+        tuple(-1 if h is None or h is _ADAM_ALPHA else pos[h] for h in spec)
+        + (-1,) * (6 - len(spec)),
+        tuple(pos[n] for n in _ADAM_ALPHA) if _ADAM_ALPHA in spec else (),
+        grad_at, -1 if idx_at is None else idx_at,
+        _FLAG_FROM.get(flag_attr, _training.FLAG_CONSTANT),
+        flag_attr if type(flag_attr) is int else 0,
+        kernel_pool.GRAIN, _ALIGN_BYTES, _ALIGN_MIN_BYTES)
+
+
+def _flag(flag_attr, use_nesterov: bool, update_slots: bool) -> int:
+    if flag_attr == "use_nesterov":
+        return int(use_nesterov)
+    if flag_attr == "update_slots":
+        return int(update_slots)
+    return flag_attr
 
 
 def _dense_update(rule, var, slots, g, hp, flag) -> None:
