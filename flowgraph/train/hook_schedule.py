@@ -26,6 +26,11 @@ A scheduled hook describes itself with four private members:
     _catch_up(n, s)    apply n skipped runs, the last of which read global step s
     _wake()            thresholds from its current state, as `Wake`
 
+Per run, the hooked session asks `due_before`, then `due_after` and `finish_run`; a
+quiet step of the flat path asks `quiet_before` (inline) and `record_quiet`, which
+records the run in one call when no hook is due after it and otherwise leaves the run
+to `due_after`.
+
 Invariant: a hook is never skipped on a run where its own before_run would return
 something else than `_idle_request`, or its after_run would do more than what
 `_catch_up` replays; it is always caught up before it is called (and before the
@@ -136,6 +141,7 @@ class HookSchedule:
         self.step_hooks = [i for i in scheduled if _fetches_step(hooks[i])]
         self._step = self._value = None  # the global step of the run being processed
         self.version = 0  # counts the changes of thresholds
+        self._getters = None  # the merge `_index` describes
         self._refresh()
 
     def _refresh(self) -> None:
@@ -153,7 +159,8 @@ class HookSchedule:
         self.timed_after = {i: w.after_time for i, w in self.wake.items()
                             if w.after_time != NEVER and self.hooks[i]._pure_before_run}
         self.version += 1
-        self._getters = None  # re-read `_index` on the next run
+        if self._getters is not None:
+            self._index(self._getters)  # the hooks watching for NaN may have changed
 
     def quiet_before(self) -> bool:
         """True when no scheduled hook is due before this run: `due_before` would
@@ -209,6 +216,39 @@ class HookSchedule:
             except (TypeError, OverflowError):  # not one real number: the hook decides
                 return self._after_list(values, getters, (), step)
         return None
+
+    def record_quiet(self, values, getters) -> bool:
+        """Record a run no scheduled hook is due after (`due_after` would return None
+        and `finish_run(None)` follow) and return True; False, recording nothing, when
+        `due_after` has to decide: a threshold reached, a NaN, a value that is not one
+        number, another merge. One call for the common step (the flat path's)."""
+        if getters is not self._getters:
+            return False
+        position = self._step_position
+        if position is None:
+            if self.min_after_step != NEVER or self.stall_watch:
+                return False
+            step = value = None
+        else:
+            value = values[position]
+            try:
+                step = int(value)
+            except (TypeError, ValueError):
+                return False
+            if step >= self.min_after_step or (self.stall_watch and step == self.prev_step):
+                return False
+        if self.min_after_time != NEVER and time.time() >= self.min_after_time:
+            return False
+        try:
+            for position in self._nan_positions:
+                if isnan(values[position]):
+                    return False
+        except (TypeError, OverflowError):  # not one real number: the hook decides
+            return False
+        self._step = self.prev_step = step
+        self._value = self._prev_value = value
+        self.runs += 1
+        return True
 
     def late_before(self, i: int) -> bool:
         """Whether hook `i`, timed in seconds and not due at the start of the run, is

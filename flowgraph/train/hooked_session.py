@@ -61,7 +61,7 @@ from flowgraph.train.hook_fetches import (
     raise_if_feeds_intersect,
     structure_key,
 )
-from flowgraph.train.hook_schedule import HookSchedule, is_scheduled
+from flowgraph.train.hook_schedule import NEVER, HookSchedule, is_scheduled
 from flowgraph.train.session_run_hook import SessionRunContext, SessionRunHook, SessionRunValues
 from flowgraph.train.session_wrappers import _WrappedSession
 
@@ -105,6 +105,7 @@ class _HookedSession(_WrappedSession):
                        if _overrides(h, "after_run")]
         self._after_always = [(i, a) for i, a in self._after if i not in self._scheduled]
         self._quiet_plan: list = []
+        self._record_first = False  # see `_finish_quiet`
         self._quiet_version = -1
         self._should_stop = False
         self._args = new_args((NOTHING, NOTHING, None))
@@ -237,25 +238,36 @@ class _HookedSession(_WrappedSession):
         if quiet is None or quiet[0] is not fetches or self._should_stop:
             return LAYERED
         schedule = self._schedule
-        # (A hook timed in seconds is checked here, not at its turn among the hooks'
-        # before_run calls: on a quiet step there are none, no time passes between.)
-        if schedule is not None and not schedule.quiet_before():
-            return LAYERED
+        if schedule is not None:
+            # `schedule.quiet_before()`, inline: this runs before every step. (A hook
+            # timed in seconds is checked here, not at its turn among the hooks'
+            # before_run calls: on a quiet step there are none, no time passes between.)
+            prev = schedule.prev_step
+            if (schedule.runs >= schedule.min_before_run
+                    or (schedule.min_before_step != NEVER
+                        and (prev is None or prev >= schedule.min_before_step))
+                    or (schedule.min_before_time != NEVER
+                        and time.time() >= schedule.min_before_time)):
+                return LAYERED
         sess = self._sess
         values = sess.run(quiet[1], None, None, None)
         getters = quiet[3]
         if schedule is None:
             self._finish(SessionRunContext(quiet[4], sess), values, getters, None,
                          self._no_options, self._no_metadata)
+        elif not self._after_always:
+            # Recorded in one call when no hook is due: none to call (those timed in
+            # seconds were not due at the clock read, nothing runs between it and their
+            # turn).
+            if not schedule.record_quiet(values, getters):
+                due = schedule.due_after(values, getters, None)
+                if due is None:
+                    schedule.finish_run(None)
+                else:
+                    self._finish_due(SessionRunContext(quiet[4], sess), values, getters,
+                                     due, self._no_options, self._no_metadata)
         else:
-            due = schedule.due_after(values, getters, None)
-            if due is None and not self._after_always:
-                # No hook to call (those timed in seconds were not due at due_after's
-                # clock read, and nothing runs between it and their turn).
-                schedule.finish_run(None)
-            else:
-                self._finish_due(SessionRunContext(quiet[4], sess), values, getters, due,
-                                 self._no_options, self._no_metadata)
+            self._finish_quiet(SessionRunContext(quiet[4], sess), values, getters)
         caller = quiet[2]
         return values[caller] if type(caller) is int else (caller and caller(values))
 
@@ -290,6 +302,34 @@ class _HookedSession(_WrappedSession):
         if context._stop_requested:
             self._should_stop = True
 
+    def _finish_quiet(self, context, values, getters) -> None:
+        """The `after_run` side of a flat run with hooks that are not scheduled: when
+        no hook timed in seconds comes after one of them (time passes inside them), a
+        run no scheduled hook is due after is recorded first, then they are called;
+        otherwise as `run`."""
+        schedule = self._schedule
+        if self._quiet_version != schedule.version:
+            self._plan_quiet(schedule)
+        if self._record_first and schedule.record_quiet(values, getters):
+            self._after_run(context, self._after_always, values, getters, self._no_options,
+                            self._no_metadata)
+            if context._stop_requested:
+                self._should_stop = True
+        else:
+            self._finish_due(context, values, getters,
+                             schedule.due_after(values, getters, None), self._no_options,
+                             self._no_metadata)
+
+    def _plan_quiet(self, schedule) -> None:
+        """The `after_run` calls of a run no scheduled hook was due at the start of, for
+        the schedule's current thresholds (`_after_quiet`, `_finish_quiet`)."""
+        timed = schedule.timed_after
+        self._quiet_plan = [(i, a, timed.get(i)) for i, a in self._after
+                            if i not in self._scheduled or i in timed]
+        first_always = self._after_always[0][0] if self._after_always else len(self._hooks)
+        self._record_first = all(i < first_always for i in timed)
+        self._quiet_version = schedule.version
+
     def _after_calls(self, due: list[int]):
         """The `after_run` calls of this run, in hook order: every hook not scheduled,
         the scheduled ones in `due`, and those timed in seconds that are due at their
@@ -309,10 +349,7 @@ class _HookedSession(_WrappedSession):
         due by then (returned; None if none was)."""
         schedule = self._schedule
         if self._quiet_version != schedule.version:
-            timed = schedule.timed_after
-            self._quiet_plan = [(i, a, timed.get(i)) for i, a in self._after
-                                if i not in self._scheduled or i in timed]
-            self._quiet_version = schedule.version
+            self._plan_quiet(schedule)
         due = None
         new_values = tuple.__new__
         for i, after_run, due_at in self._quiet_plan:

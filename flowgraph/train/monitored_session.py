@@ -87,6 +87,7 @@ class _CoordinatedSessionCreator(SessionCreator):
         self._session_creator = session_creator
         self._hooks = hooks
         self.coord = None
+        self.coord_stopped = None
         self.tf_sess = None
         self.hooked_session = None
         self._stop_grace_period_secs = stop_grace_period_secs
@@ -99,6 +100,8 @@ class _CoordinatedSessionCreator(SessionCreator):
         self.tf_sess = self._session_creator.create_session()
         # No clean-stop exception types: every thread error reaches run().
         self.coord = Coordinator(clean_stop_exception_types=[])
+        # `coord.should_stop` one call shorter, for `should_stop` after every step
+        self.coord_stopped = self.coord._stop_event.is_set
         if self.tf_sess.graph.get_collection(GraphKeys.QUEUE_RUNNERS):
             start_queue_runners(sess=self.tf_sess, coord=self.coord)
         for hook in self._hooks:
@@ -179,7 +182,7 @@ class _MonitoredSession:
         creator = self._coordinated_creator
         hooked = creator.hooked_session
         if (hooked is not None and hooked._quiet is not None and not hooked._should_stop
-                and not creator.coord.should_stop()):
+                and not creator.coord_stopped()):
             return False
         sess = self._sess
         if sess is None:

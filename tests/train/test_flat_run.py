@@ -73,9 +73,10 @@ class _Watch(tf.train.SessionRunHook):
 
 
 def _train(ckpt_dir, last_step=57, nan_at=None, stall_every=None, stop_at=None,
-           clock=None):
-    """Train with every built-in periodic hook and a user `after_run` hook; returns
-    what each of them did and the values each run returned."""
+           clock=None, user_hook="first"):
+    """Train with every built-in periodic hook and a user `after_run` hook (`user_hook`:
+    "first", "last" or None); returns what each of them did and the values each run
+    returned."""
     logged, writer, counter_writer, listener = [], _Writer(), _Writer(), _Listener()
     with tf.Graph().as_default():
         step = tf.train.get_or_create_global_step()
@@ -92,8 +93,8 @@ def _train(ckpt_dir, last_step=57, nan_at=None, stall_every=None, stop_at=None,
         tf.summary.scalar("loss", loss)
         by_steps = clock is None
         watch = _Watch(step, stop_at=stop_at, clock=clock, tick=0.35)
-        hooks = [
-            watch,
+        hooks = [watch] if user_hook == "first" else []
+        hooks += [
             hooks_lib.StopAtStepHook(last_step=last_step),
             hooks_lib.LoggingTensorHook({"step": step}, every_n_iter=7 if by_steps else None,
                                         every_n_secs=None if by_steps else 2.0,
@@ -111,6 +112,8 @@ def _train(ckpt_dir, last_step=57, nan_at=None, stall_every=None, stop_at=None,
                                       summary_writer=counter_writer),
             hooks_lib.NanTensorHook(loss, fail_on_nan_loss=False),
         ]
+        if user_hook == "last":
+            hooks.append(watch)
         results = []
         fetches = (train, loss)  # one tuple: what the flat path repeats
         with tf.train.MonitoredSession(hooks=hooks) as sess:
@@ -152,14 +155,56 @@ def test_flat_path_does_what_the_layered_path_does(tmp_path, monkeypatch, counte
         assert flat["final"] == case["nan_at"] + 1
 
 
-def test_time_triggered_hooks_act_on_the_same_steps(tmp_path, monkeypatch, counted):
+@pytest.mark.parametrize("case", [
+    {"last_step": 57},
+    {"last_step": 2},
+    {"last_step": 40, "nan_at": 23},
+    {"last_step": 45, "stall_every": 4},
+])
+def test_without_user_hooks_quiet_runs_are_recorded_in_one_call(tmp_path, monkeypatch,
+                                                                counted, case, caplog):
+    """With only built-in hooks (an Estimator's case), a quiet flat run is recorded by
+    `HookSchedule.record_quiet` alone; the hooks do what they do on the layered path."""
+    from flowgraph.train.hook_schedule import HookSchedule
+
+    recorded = []
+    real_record = HookSchedule.record_quiet
+
+    def record_quiet(self, values, getters):
+        result = real_record(self, values, getters)
+        recorded.append(result)
+        return result
+
+    monkeypatch.setattr(HookSchedule, "record_quiet", record_quiet)
+    with caplog.at_level(logging.WARNING, logger="flowgraph"):
+        flat = _train(str(tmp_path / "a"), user_hook=None, **case)
+        warnings_flat = [r.getMessage()[:100] for r in caplog.records]
+        caplog.clear()
+        with monkeypatch.context() as m:
+            _layered_only(m)
+            layered = _train(str(tmp_path / "b"), user_hook=None, **case)
+        warnings_layered = [r.getMessage()[:100] for r in caplog.records]
+    assert flat == layered
+    assert warnings_flat == warnings_layered
+    runs = len(flat["results"])
+    if runs > 20:  # hooks act every 5-10 steps here; the run after one goes the long way
+        assert recorded.count(True) >= (runs // 4 if len(case) == 1 else 1)
+        assert counted["flat"] + counted["layered"] == 2 * runs  # both trainings
+
+
+@pytest.mark.parametrize("user_hook", ["first", "last"])
+def test_time_triggered_hooks_act_on_the_same_steps(tmp_path, monkeypatch, counted,
+                                                    user_hook):
     """A clock moved on inside a user hook's after_run: the hooks timed in seconds fire
-    on the same runs with and without the flat path."""
+    on the same runs with and without the flat path, whether they come after the user
+    hook (checked at their turn) or before it (the run is recorded before it is
+    called, an Estimator's order)."""
     def train():
         clock = [1000.0]
         with monkeypatch.context() as m:
             m.setattr("time.time", lambda: clock[0])
-            return _train(str(tmp_path / str(len(runs))), last_step=60, clock=clock)
+            return _train(str(tmp_path / str(len(runs))), last_step=60, clock=clock,
+                          user_hook=user_hook)
 
     runs = []
     runs.append(train())

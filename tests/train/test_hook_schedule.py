@@ -239,6 +239,68 @@ def test_hooks_that_do_not_read_the_step_are_skipped_too(monkeypatch, caplog):
     assert sum("x = " in r.getMessage() for r in caplog.records) == 5
 
 
+class _FakeHook:
+    """A scheduled hook for `HookSchedule` alone: its thresholds are given."""
+
+    _pure_before_run = True
+
+    def __init__(self, request, wake):
+        self._idle_request, self._global_step_tensor, self.wake = request, None, wake
+
+    def _catch_up(self, runs, step):
+        pass
+
+    def _wake(self):
+        return self.wake() if callable(self.wake) else self.wake
+
+
+def test_record_quiet_agrees_with_due_after_and_finish_run(monkeypatch):
+    """`record_quiet` records exactly the runs `due_after` finds no hook due after (and
+    records them as `finish_run(None)` does); on any other run it records nothing.
+    Random steps, stalls, NaN losses, values that are not numbers, thresholds in steps
+    and seconds; two schedules fed the same runs."""
+    from flowgraph.train.hook_schedule import HookSchedule, Wake
+
+    now = [100.0]
+    monkeypatch.setattr("time.time", lambda: now[0])
+    step_tensor, loss_tensor = object(), object()
+    step = 0
+    # thresholds that move on each time the hook is called, as a timer's do
+    stop = _FakeHook(tf.train.SessionRunArgs(step_tensor), lambda: Wake(after_step=step + 25))
+    stop._global_step_tensor = step_tensor
+    timed = _FakeHook(tf.train.SessionRunArgs(step_tensor),
+                      lambda: Wake(after_time=now[0] + 10.0))
+    timed._global_step_tensor = step_tensor
+    nan = _FakeHook(tf.train.SessionRunArgs(loss_tensor), Wake(nan=True))
+    stall = _FakeHook(None, Wake(stall=True))
+    hooks = [stop, timed, nan, stall]
+    getters = [2, 2, 1, None]  # flat values: (train op, loss, step)
+    fast, slow = HookSchedule(hooks, [0, 1, 2, 3]), HookSchedule(hooks, [0, 1, 2, 3])
+    rng = np.random.default_rng(7)
+    recorded = 0
+    for _ in range(400):
+        step += int(rng.random() > 0.1)  # some runs do not move the step
+        loss = np.float32(np.nan) if rng.random() < 0.05 else np.float32(rng.random())
+        value = np.int64(step) if rng.random() > 0.03 else np.array([step, step])
+        values = [None, loss, value]
+        now[0] += 0.25
+        state = (fast.runs, fast.prev_step)
+        if fast.record_quiet(values, getters):
+            recorded += 1
+            due = slow.due_after(values, getters, None)
+            assert due is None
+            slow.finish_run(due)
+        else:
+            assert (fast.runs, fast.prev_step) == state  # nothing recorded
+            for schedule in (fast, slow):
+                due = schedule.due_after(values, getters, None)
+                schedule.finish_run(due)  # with `called(due)`: new thresholds
+        assert (fast.runs, fast.prev_step) == (slow.runs, slow.prev_step)
+        assert fast._prev_value is slow._prev_value
+        assert fast.wake == slow.wake
+    assert 200 < recorded < 380
+
+
 def test_docstring_examples():
     import doctest
 
