@@ -25,7 +25,7 @@ from flowgraph.framework import openblas_env as _openblas_env
 
 _os.environ.update(_openblas_env.coretype_setting())
 
-from flowgraph import debugging, linalg, math, nn, random, sparse, strings
+from flowgraph import debugging, distributions, linalg, math, nn, random, sparse, strings
 from flowgraph import ops as _ops
 from flowgraph.backends import list_local_devices
 from flowgraph.framework import errors
@@ -218,6 +218,7 @@ _LAZY_MODULES.update({
     "image": "flowgraph.ops.image_ops",
     "lookup": "flowgraph.ops.lookup_ops",
     "python_io": "flowgraph.io.tf_record",
+    "raw_ops": "flowgraph.ops.raw_ops",
 })
 
 # Segment reductions, partition/stitch, special math and bitwise ops (issue 15).

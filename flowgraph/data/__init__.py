@@ -16,6 +16,7 @@ from flowgraph.data import dataset_ops_experimental as experimental
 from flowgraph.data import dataset_ops_prefetch as _prefetch
 from flowgraph.data import dataset_ops_sources as _sources
 from flowgraph.data import dataset_ops_transform as _transform
+from flowgraph.data import dataset_ops_window as _window
 from flowgraph.data import iterator as _iterator
 from flowgraph.data import options as _options
 from flowgraph.data.dataset import AUTOTUNE, Dataset
@@ -39,7 +40,7 @@ from flowgraph.data.options import (
 )
 
 # Dataset's methods build nodes and iterators from these modules, which import it.
-_dataset._install_nodes(_sources, _transform, _prefetch, _iterator)
+_dataset._install_nodes(_sources, _transform, _prefetch, _iterator, _window)
 
 Dataset.with_options = _options.with_options
 Dataset.options = _options.options

@@ -273,13 +273,14 @@ class Dataset:
         """Map each element to a dataset (`map_func` returns one) and chain them."""
         return _tr.InterleaveDataset(self, map_func, 1, 1)
 
-    def interleave(self, map_func, cycle_length: int = 1, block_length: int = 1,
+    def interleave(self, map_func, cycle_length: int = AUTOTUNE, block_length: int = 1,
                    num_parallel_calls: int | None = None) -> Dataset:
         """Map elements to datasets and interleave them.
 
         `cycle_length` input elements are open at once; `block_length` consecutive
-        elements are taken from each in turn. (TF1's default `cycle_length` is
-        AUTOTUNE = the number of cores in newer versions; here it is 1 unless given.)
+        elements are taken from each in turn. The default `cycle_length`, AUTOTUNE, is
+        the number of CPU cores this process may run on, as in TensorFlow (so the
+        order of the elements then depends on the machine: pass it for a fixed order).
 
         Example
         -------
@@ -395,6 +396,27 @@ class Dataset:
                 f"apply(): the transformation must return a Dataset, got {type(out).__name__}")
         return out
 
+    def window(self, size, shift=None, stride=1, drop_remainder: bool = False) -> Dataset:
+        """Windows of `size` elements (every `stride`-th input element), a new one every
+        `shift` elements (default `size`); each window is a dataset (per component of
+        the element), to be consumed by ``flat_map``/``interleave``. The last windows
+        may be shorter unless `drop_remainder`.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> ds = tf.data.Dataset.range(6).window(3, shift=2, drop_remainder=True)
+        >>> ds = ds.flat_map(lambda w: w.batch(3))
+        >>> [e[0].tolist() for e in ds._make_pipeline([]).elements()]
+        [[0, 1, 2], [2, 3, 4]]
+        """
+        return _win.WindowDataset(self, size, shift, stride, drop_remainder)
+
+    def reduce(self, initial_state, reduce_func):
+        """Tensors of `initial_state` folded over the elements with
+        ``reduce_func(state, element)`` (see `flowgraph.data.iterator.reduce_dataset`)."""
+        return _iterator.reduce_dataset(self, initial_state, reduce_func)
+
     def enumerate(self, start: int = 0) -> Dataset:
         """Elements ``(index, element)`` with an int64 index counting from `start`."""
         return Dataset.zip((Dataset.range(start, 2**62), self))
@@ -410,9 +432,10 @@ _src: Any = None
 _tr: Any = None
 _pf: Any = None
 _iterator: Any = None
+_win: Any = None
 
 
-def _install_nodes(sources, transform, prefetch, iterator) -> None:
+def _install_nodes(sources, transform, prefetch, iterator, window=None) -> None:
     """Set the modules of the dataset nodes and of the iterators (by `flowgraph.data`)."""
-    global _src, _tr, _pf, _iterator
-    _src, _tr, _pf, _iterator = sources, transform, prefetch, iterator
+    global _src, _tr, _pf, _iterator, _win
+    _src, _tr, _pf, _iterator, _win = sources, transform, prefetch, iterator, window

@@ -13,17 +13,27 @@ TensorShape([Dimension(None)])
 
 from __future__ import annotations
 
+from . import dataset_ops_stateful as _stateful
+from . import dataset_ops_window as _window
 from .dataset import AUTOTUNE
 from .iterator import get_output_classes, get_output_shapes, get_output_types
 
 __all__ = [
     "AUTOTUNE",
+    "bucket_by_sequence_length",
+    "choose_from_datasets",
+    "dense_to_sparse_batch",
     "get_output_classes",
     "get_output_shapes",
     "get_output_types",
+    "group_by_window",
+    "ignore_errors",
     "map_and_batch",
+    "scan",
     "shuffle_and_repeat",
+    "take_while",
     "unbatch",
+    "unique",
 ]
 
 
@@ -52,5 +62,110 @@ def unbatch():
 
     def apply(dataset):
         return dataset.unbatch()
+
+    return apply
+
+
+def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
+    """Group elements by ``key_func(element)`` (a scalar int64); each full group of
+    `window_size` (or ``window_size_func(key)``) elements becomes the dataset
+    ``reduce_func(key, window)``, where `window` is a dataset of the group. For
+    `Dataset.apply`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> ds = tf.data.Dataset.range(6).apply(tf.data.experimental.group_by_window(
+    ...     lambda x: x % 2, lambda key, w: w.batch(3), window_size=3))
+    >>> [e[0].tolist() for e in ds._make_pipeline([]).elements()]
+    [[0, 2, 4], [1, 3, 5]]
+    """
+
+    def apply(dataset):
+        return _window.GroupByWindowDataset(dataset, key_func, reduce_func, window_size,
+                                            window_size_func)
+
+    return apply
+
+
+def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes,
+                              padded_shapes=None, padding_values=None,
+                              pad_to_bucket_boundary=False, no_padding=False,
+                              drop_remainder=False):
+    """Batch elements of similar length together: a length below
+    ``bucket_boundaries[0]`` goes to bucket 0, and so on (``len(boundaries) + 1``
+    buckets); each bucket is padded-batched by its entry of `bucket_batch_sizes`.
+    For `Dataset.apply`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> ds = tf.data.Dataset.from_generator(lambda: iter([[1], [1, 2], [3]]), tf.int32,
+    ...                                     [None])
+    >>> ds = ds.apply(tf.data.experimental.bucket_by_sequence_length(
+    ...     lambda x: tf.shape(x)[0], [2], [2, 2]))
+    >>> [e[0].tolist() for e in ds._make_pipeline([]).elements()]
+    [[[1], [3]], [[1, 2]]]
+    """
+
+    def apply(dataset):
+        return _window.BucketBySequenceLengthDataset(
+            dataset, element_length_func, bucket_boundaries, bucket_batch_sizes,
+            padded_shapes, padding_values, pad_to_bucket_boundary, no_padding,
+            drop_remainder)
+
+    return apply
+
+
+def scan(initial_state, scan_func):
+    """A running state over the elements: ``scan_func(state, element)`` returns
+    ``(new_state, output_element)``. For `Dataset.apply`."""
+
+    def apply(dataset):
+        return _stateful.ScanDataset(dataset, initial_state, scan_func)
+
+    return apply
+
+
+def take_while(predicate):
+    """The elements up to (not including) the first for which `predicate` is False."""
+
+    def apply(dataset):
+        return _stateful.TakeWhileDataset(dataset, predicate)
+
+    return apply
+
+
+def unique():
+    """Each distinct element once, in order of first appearance."""
+
+    def apply(dataset):
+        return _stateful.UniqueDataset(dataset)
+
+    return apply
+
+
+def ignore_errors(log_warning=False):
+    """Drop the elements whose computation fails (e.g. a ``check_numerics`` in a map)."""
+    del log_warning
+
+    def apply(dataset):
+        return _stateful.IgnoreErrorsDataset(dataset)
+
+    return apply
+
+
+def choose_from_datasets(datasets, choice_dataset):
+    """Each element from ``datasets[choice]`` for the next int64 `choice` of
+    `choice_dataset` (an exhausted dataset's choices are skipped)."""
+    return _stateful.ChooseFromDatasets(datasets, choice_dataset)
+
+
+def dense_to_sparse_batch(batch_size, row_shape):
+    """Batch elements of different shapes into a SparseTensor of dense shape
+    ``[batch, *row_shape]`` (-1 in `row_shape`: the batch's largest size)."""
+
+    def apply(dataset):
+        return _stateful.DenseToSparseBatchDataset(dataset, batch_size, row_shape)
 
     return apply

@@ -229,10 +229,8 @@ class TracedFunction:
 
         with self.graph.as_default(), name_scope(f"{what}_{_fn_name(func)}"):
             specs = flatten(input_structure)
-            self.placeholders = [
-                (sparse_placeholder if s.sparse else placeholder)(s.dtype, s.shape,
-                                                                  name=f"arg{i}")
-                for i, s in enumerate(specs)]
+            self.placeholders = [self._argument(s, i, placeholder, sparse_placeholder)
+                                 for i, s in enumerate(specs)]
             args = pack_as(input_structure, self.placeholders)
             try:
                 result = _call(func, args)
@@ -256,6 +254,14 @@ class TracedFunction:
             else:
                 self.output_structure, self.fetches = self._outputs(result)
         self.graph.finalize()
+
+    @staticmethod
+    def _argument(spec, i: int, placeholder, sparse_placeholder):
+        if getattr(spec, "window", False):
+            # A window (`Dataset.window`, `group_by_window`): a dataset of its values.
+            return spec.source()
+        return (sparse_placeholder if spec.sparse else placeholder)(spec.dtype, spec.shape,
+                                                                    name=f"arg{i}")
 
     def _outputs(self, result):
         from flowgraph.framework.constant_op import convert_to_tensor
@@ -296,6 +302,8 @@ class TracedFunction:
         sess = rc.session(self)
         feeds = {}
         for ph, v in zip(self.placeholders, flat_values):
+            if getattr(ph, "window_source", False):
+                continue  # a window's values reach its WindowSource by inner_context
             if hasattr(v, "dense_shape"):  # a SparseValue, fed as a SparseTensorValue
                 from flowgraph.framework.sparse_tensor import SparseTensorValue
 
@@ -310,8 +318,12 @@ class TracedFunction:
     def inner_context(self, rc: RunContext, flat_values) -> RunContext:
         """For a function returning a dataset: the context to iterate it on one element."""
         values = self.run(rc, flat_values)
-        return rc.child(dict(zip(self.fetches, [np.asarray(v) if not isinstance(v, np.ndarray)
-                                                 else v for v in values])))
+        inner = dict(zip(self.fetches, [np.asarray(v) if not isinstance(v, np.ndarray)
+                                        else v for v in values]))
+        for ph, v in zip(self.placeholders, flat_values):
+            if getattr(ph, "window_source", False):
+                inner[ph] = v
+        return rc.child(inner)
 
 
 def _describe_fn(func) -> str:

@@ -130,6 +130,14 @@ class FilterDataset(_Unary):
                 yield elem
 
 
+def _schedulable_cores() -> int:
+    """TensorFlow's AUTOTUNE cycle length: the cores this process may be scheduled on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class InterleaveDataset(_Unary):
     """``interleave(map_func, cycle_length, block_length)`` and ``flat_map``."""
 
@@ -140,7 +148,7 @@ class InterleaveDataset(_Unary):
         self._structure = self._fn.output_structure
         cycle = static_int(scalar_param(cycle_length, _dtypes.int64, "cycle_length"))
         if cycle is None or cycle == AUTOTUNE:
-            cycle = os.cpu_count() or 1
+            cycle = _schedulable_cores()
         block = static_int(scalar_param(block_length, _dtypes.int64, "block_length"))
         if cycle <= 0 or block is None or block <= 0:
             raise ValueError(f"interleave: cycle_length and block_length must be positive, "

@@ -57,6 +57,7 @@ __all__ = [
     "get_output_types",
     "make_initializable_iterator",
     "make_one_shot_iterator",
+    "reduce_dataset",
 ]
 
 
@@ -292,3 +293,33 @@ def get_output_shapes(dataset_or_iterator):
 def get_output_classes(dataset_or_iterator):
     """The nested classes of a Dataset's or Iterator's elements."""
     return dataset_or_iterator.output_classes
+
+
+def reduce_dataset(dataset, initial_state, reduce_func):
+    """``Dataset.reduce``: `initial_state` folded over the elements with
+    ``reduce_func(state, element)``; tensors of the final state (the initial state for an
+    empty dataset). The whole dataset is read each time they are run.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> import flowgraph as tf
+    >>> total = tf.data.Dataset.range(5).reduce(np.int64(0), lambda s, x: s + x)
+    >>> tf.Session().run(total)
+    10
+    """
+    from .dataset import Dataset
+    from .dataset_ops_stateful import ScanDataset
+
+    def step(state, element):
+        new = reduce_func(state, element)
+        return new, new
+
+    states = ScanDataset(dataset, initial_state, step)
+    chain = Dataset.from_tensors(initial_state).concatenate(states)
+    graph = get_default_graph()
+    captured = _check_graph(chain, graph, "Dataset.reduce")
+    key = register_dataset(graph, chain)
+    op = make_op("ReduceDataset", captured, {**_flat_attrs(chain._structure),
+                                             "dataset_id": key}, name="ReduceDataset")
+    return pack_graph(chain._structure, op.outputs)

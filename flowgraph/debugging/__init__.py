@@ -1,5 +1,6 @@
 """The `tf.debugging` namespace: re-exports only."""
 
+from flowgraph.ops.check_extra_ops import assert_near, assert_same_float_dtype, assert_shapes
 from flowgraph.ops.check_ops import (
     Assert,
     assert_equal,
@@ -32,6 +33,7 @@ __all__ = [
     "assert_integer",
     "assert_less",
     "assert_less_equal",
+    "assert_near",
     "assert_negative",
     "assert_non_negative",
     "assert_non_positive",
@@ -39,7 +41,9 @@ __all__ = [
     "assert_positive",
     "assert_rank",
     "assert_rank_at_least",
+    "assert_same_float_dtype",
     "assert_scalar",
+    "assert_shapes",
     "assert_type",
     "check_numerics",
     "is_finite",

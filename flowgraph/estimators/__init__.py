@@ -26,6 +26,7 @@ from flowgraph.estimators.early_stopping import (
 )
 from flowgraph.estimators.estimator import Estimator
 from flowgraph.estimators.exporter import BestExporter, Exporter, FinalExporter, LatestExporter
+from flowgraph.estimators.extenders import add_metrics
 from flowgraph.estimators.head import *
 from flowgraph.estimators.head import __all__ as _head_names
 from flowgraph.estimators.model_fn import EstimatorSpec, ModeKeys
@@ -50,6 +51,7 @@ __all__ = [
     "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "add_metrics",
     "experimental",
     "inputs",
     "train_and_evaluate",

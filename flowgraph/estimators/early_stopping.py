@@ -160,7 +160,7 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60,
     """A hook stopping training when `should_stop_fn()` returns True (chief), or when
     the chief has stopped (other workers)."""
     if run_every_secs is not None and run_every_steps is not None:
-        raise ValueError("Only one of `run_every_secs` and `run_every_steps` can be passed.")
+        raise ValueError("Only one of `run_every_secs` and `run_every_steps` must be set.")
     config = estimator.config
     if config.is_chief:
         return _StopOnPredicateHook(should_stop_fn, run_every_secs, run_every_steps,

@@ -79,8 +79,9 @@ def evaluate_model(est, input_fn, steps, hooks, checkpoint_path, name):
 
     if checkpoint_path is None:
         checkpoint_path = est.latest_checkpoint()
-        if not checkpoint_path:
-            raise ValueError(f"Could not find trained model in model_dir: {est.model_dir}.")
+        if not checkpoint_path:  # TF evaluates the freshly initialized model
+            logger.info("Could not find trained model in model_dir: %s, running "
+                        "initialization to evaluate.", est.model_dir)
     stop_hook = _eval_steps_hook(steps)
     graph = Graph()
     try:
@@ -190,15 +191,32 @@ def predict_model(est, input_fn, predict_keys, hooks, checkpoint_path, yield_sin
         sess = train_lib.MonitoredSession(session_creator=creator, hooks=all_hooks)
     single = not isinstance(predictions, dict)
     try:
-        yield from _predictions(sess, predictions, single, yield_single_examples)
+        yield from _predictions(graph, sess, predictions, single, yield_single_examples)
     finally:
         release_graph(graph)
 
 
-def _predictions(sess, predictions, single: bool, yield_single_examples: bool):
-    with sess:
+class _closing_in:
+    """``with sess:`` whose exit (the hooks' `end`) runs with `graph` as the default."""
+
+    def __init__(self, graph, sess) -> None:
+        self._graph, self._sess = graph, sess
+
+    def __enter__(self):
+        return self._sess.__enter__()
+
+    def __exit__(self, *exc):
+        with self._graph.as_default():
+            return self._sess.__exit__(*exc)
+
+
+def _predictions(graph, sess, predictions, single: bool, yield_single_examples: bool):
+    # Each run (and the close) in the predict graph: hooks call get_global_step() & co.
+    # there; the graph is not left as the default while the caller holds a prediction.
+    with _closing_in(graph, sess):
         while not sess.should_stop():
-            values = sess.run(predictions)
+            with graph.as_default():
+                values = sess.run(predictions)
             if not yield_single_examples:
                 yield values
                 continue

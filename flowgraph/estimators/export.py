@@ -218,8 +218,8 @@ class ClassificationOutput(ExportOutput):
             raise ValueError(f"Classification classes must be a string Tensor; got "
                              f"{classes!r}")
         if scores is None and classes is None:
-            raise ValueError("Cannot create a ClassificationOutput with empty arguments: give "
-                             "`scores`, `classes` or both.")
+            raise ValueError("Cannot create a ClassificationOutput with empty arguments. At "
+                             "least one of `scores` and `classes` must be defined.")
         self._scores = scores
         self._classes = classes
 

@@ -144,7 +144,8 @@ to set it as True for training); got None
     if labels is not None:
         dup = sorted(set(features) & set(labels))
         if dup:
-            raise ValueError(f"{len(dup)} duplicate keys are found in both x and y: {dup}")
+            raise ValueError(f"{len(dup)} duplicate keys are found in both x and y: "
+                             f"{set(dup)}")
         x_shapes = {k: v.shape for k, v in features.items()}
         lengths = {len(v) for v in features.values()} | {len(v) for v in labels.values()}
         if len(lengths) > 1:

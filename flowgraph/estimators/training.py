@@ -116,8 +116,9 @@ def _validate_exporters(exporters) -> tuple:
         if not name or not isinstance(name, str):
             raise ValueError(f"An Exporter must have a non-empty string name; got {name!r}")
         if name in names:
+            all_names = [e.name for e in exporters]
             raise ValueError(f"`exporters` must have unique names. Such a name cannot be "
-                             f"`None`. {name} has been used more than once.")
+                             f"`None`. All exporter names: {all_names}")
         names.add(name)
     return tuple(exporters)
 

@@ -10,7 +10,7 @@ Example
 -------
 >>> WarmStartSettings("/tmp/old_model")
 WarmStartSettings(ckpt_to_initialize_from='/tmp/old_model', vars_to_warm_start='.*', \
-var_name_to_vocab_info=None, var_name_to_prev_var_name=None)
+var_name_to_vocab_info={}, var_name_to_prev_var_name={})
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class WarmStartSettings(collections.namedtuple("WarmStartSettings", [
             raise ValueError("Need to specify where to warm-start from "
                              "(ckpt_to_initialize_from).")
         return super().__new__(cls, os.fspath(ckpt_to_initialize_from), vars_to_warm_start,
-                               var_name_to_vocab_info, var_name_to_prev_var_name)
+                               var_name_to_vocab_info or {}, var_name_to_prev_var_name or {})
 
 
 def settings_from(warm_start_from) -> WarmStartSettings | None:

@@ -53,7 +53,7 @@ def _check_key(key, fn: str) -> None:
 def _string_or_int(dtype, what: str):
     d = _dtypes.as_dtype(dtype).base_dtype
     if d != _dtypes.string and not d.is_integer:
-        raise ValueError(f"dtype must be string or integer. dtype: {d.name}, {what}")
+        raise ValueError(f"{what} dtype must be string or integer. dtype: {d!r}.")
     return d
 
 

@@ -71,8 +71,9 @@ def _check_python_kind(value: Any, dtype) -> None:
                             "values are not supported.")
         if dtype.is_bool:
             ok = isinstance(v, bool)
-        elif dtype.is_integer:
-            ok = isinstance(v, numbers.Integral)
+        elif dtype.is_integer:  # a known Dimension counts as an int, as in TensorFlow
+            ok = isinstance(v, numbers.Integral) or (isinstance(v, Dimension)
+                                                     and v.value is not None)
         elif dtype.is_floating:
             ok = isinstance(v, numbers.Real)
         elif dtype.is_complex:
@@ -81,6 +82,14 @@ def _check_python_kind(value: Any, dtype) -> None:
             ok = not dtype.is_quantized
         if not ok:
             raise _kind_error(v if not isinstance(value, list | tuple) else value, dtype)
+
+
+def _dimensions_as_ints(value):
+    if isinstance(value, Dimension):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [_dimensions_as_ints(v) for v in value]
+    return value
 
 
 def _string_array(value) -> np.ndarray:
@@ -110,6 +119,8 @@ def _to_numpy(value: Any, dtype) -> np.ndarray:
             with np.errstate(all="ignore"):
                 return np.asarray(value).astype(np_dtype)  # TF casts NumPy values
         _check_python_kind(value, dtype)
+        if dtype.is_integer:
+            value = _dimensions_as_ints(value)
         inferred = _dtypes.dtype_of_value(value)
         if inferred == _dtypes.string:
             raise _kind_error(value, dtype)

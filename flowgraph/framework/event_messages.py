@@ -86,6 +86,8 @@ class _Value(Message):
         (4, "image", _Image, False), (5, "histo", HistogramProto, False),
         (6, "audio", _Audio, False), (8, "tensor", TensorProto, False),
     )
+    ONEOFS = {"value": ("simple_value", "obsolete_old_style_histogram", "image", "histo",
+                        "audio", "tensor")}
 
 
 class Summary(Message):
@@ -138,6 +140,8 @@ class Event(Message):
         (8, "tagged_run_metadata", TaggedRunMetadata, False),
         (9, "meta_graph_def", "bytes", False),
     )
+    ONEOFS = {"what": ("file_version", "graph_def", "summary", "log_message", "session_log",
+                       "tagged_run_metadata", "meta_graph_def")}
 
 
 class AttrValue(Message):
@@ -152,6 +156,7 @@ class AttrValue(Message):
               (3, "i", "int64", False), (4, "f", "float", False), (5, "b", "bool", False),
               (6, "type", "enum", False), (7, "shape", TensorShapeProto, False),
               (8, "tensor", TensorProto, False), (9, "placeholder", "string", False))
+    ONEOFS = {"value": ("list", "s", "i", "f", "b", "type", "shape", "tensor", "placeholder")}
 
 
 class NodeDef(Message):

@@ -14,6 +14,8 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator
 
+from flowgraph.framework.registry import registered_ops
+
 __all__ = ["RegisterGradient", "get_registered_gradient", "override_gradients"]
 
 _NAMED_GRADIENTS: dict[str, Callable] = {}
@@ -54,10 +56,16 @@ class RegisterGradient:
 
 
 def get_registered_gradient(name: str) -> Callable:
-    """The function registered with ``tf.RegisterGradient(name)`` (LookupError if none)."""
+    """The function registered with ``tf.RegisterGradient(name)``, else the gradient of
+    the op type `name` (TensorFlow registers each op type's gradient under its name, so
+    ``gradient_override_map({"Floor": "Identity"})`` is the straight-through trick);
+    LookupError if neither exists."""
     try:
         return _NAMED_GRADIENTS[name]
     except KeyError:
+        op_def = registered_ops().get(name)
+        if op_def is not None and op_def.gradient is not None:
+            return op_def.gradient
         raise LookupError(
             f"gradient_override_map names the gradient '{name}', but no function is "
             f"registered under that name; register it with "

@@ -39,7 +39,6 @@ _HINTS = {
     "matrix_square_root": _LINALG,
     "linalg.sqrtm": _LINALG,
     "linalg.pinv": _LINALG,
-    "linalg.expm": _LINALG,
     "nn.raw_rnn": "use tf.nn.dynamic_rnn or tf.while_loop with a tf.TensorArray",
 }
 

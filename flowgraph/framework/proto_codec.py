@@ -278,6 +278,7 @@ class Message:
     """Base of the hand-written protobuf messages; subclasses define ``FIELDS``."""
 
     FIELDS: tuple = ()
+    ONEOFS: dict = {}  # oneof group name -> its member field names, in field order
     _CONTAINERS: tuple = ()
 
     def __init_subclass__(cls, **kw):
@@ -320,6 +321,13 @@ class Message:
 
     def HasField(self, name: str) -> bool:
         return name in self.__dict__ and not self._BY_NAME[name][3]
+
+    def WhichOneof(self, group: str):
+        """The name of the set member of oneof `group`, or None (protobuf's method)."""
+        members = self.ONEOFS.get(group)
+        if members is None:
+            raise ValueError(f"{type(self).__name__} has no oneof named '{group}'")
+        return next((m for m in members if m in self.__dict__), None)
 
     def ClearField(self, name: str) -> None:
         _, _, _kind, repeated = self._BY_NAME[name]

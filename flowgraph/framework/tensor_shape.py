@@ -19,6 +19,8 @@ import operator
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Union
 
+from flowgraph.framework.event_messages import shape_proto
+
 __all__ = [
     "Dimension",
     "TensorShape",
@@ -316,6 +318,16 @@ class TensorShape:
         if self._dims is None:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return [d._value for d in self._dims]
+
+    def as_proto(self):
+        """The shape as a ``TensorShapeProto`` (-1 for unknown sizes).
+
+        Example
+        -------
+        >>> [d.size for d in TensorShape([2, None]).as_proto().dim]
+        [2, -1]
+        """
+        return shape_proto(None if self._dims is None else self.as_list())
 
     def is_fully_defined(self) -> bool:
         """Whether the rank and every dimension are known."""

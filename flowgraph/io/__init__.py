@@ -25,6 +25,7 @@ from flowgraph.ops.matching_files_ops import matching_files
 from flowgraph.ops.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SparseFeature,
     VarLenFeature,
     decode_csv,
     parse_example,

@@ -150,8 +150,11 @@ def makedirs(path) -> None:
 
 
 def mkdir(path) -> None:
-    """Create directory `path`; its parent must exist; `AlreadyExistsError` if it exists."""
+    """Create directory `path`; its parent must exist (`NotFoundError`). A `path` that
+    exists already is no error, as in TensorFlow 2.15."""
     p = _path(path)
+    if os.path.exists(p):
+        return
     with _Guard(p):
         os.mkdir(p)
 
@@ -246,14 +249,15 @@ class GFile:
     def readlines(self) -> list:
         return self._f().readlines()
 
-    def write(self, data):
-        """Write `data` (str or bytes); text is encoded as UTF-8 in binary mode."""
+    def write(self, data) -> None:
+        """Write `data` (str or bytes); text is encoded as UTF-8 in binary mode. Returns
+        None, as TensorFlow's (not the count of a Python file's write)."""
         f = self._f()
         if self._binary and isinstance(data, str):
             data = data.encode("utf-8")
         elif not self._binary and isinstance(data, bytes):
             data = data.decode("utf-8")
-        return f.write(data)
+        f.write(data)
 
     def seek(self, offset: int, whence: int = 0):
         return self._f().seek(offset, whence)
@@ -305,7 +309,13 @@ IsDirectory = isdir
 ListDirectory = listdir
 MakeDirs = makedirs
 MkDir = mkdir
+
+
+def Walk(top, in_order: bool = True):
+    """TF 1.x's ``tf.gfile.Walk``: `walk` with ``topdown=in_order``."""
+    return walk(top, topdown=in_order)
+
+
 Remove = remove
 Rename = rename
 Stat = stat
-Walk = walk

@@ -14,6 +14,7 @@ Example
 """
 
 from flowgraph.keras import (
+    activations,
     backend,
     callbacks,
     estimator,
@@ -33,6 +34,7 @@ __all__ = [
     "Input",
     "Model",
     "Sequential",
+    "activations",
     "backend",
     "callbacks",
     "estimator",
@@ -67,3 +69,34 @@ from flowgraph.keras import layers_recurrent as _layers_recurrent  # noqa: E402
 
 for _name in _layers_recurrent.__all__:
     setattr(layers, _name, getattr(_layers_recurrent, _name))
+
+# The tensor functions of tf.keras.backend (K.mean, K.function, ...) live beside the
+# per-graph state in `backend`, which they import.
+from flowgraph.keras import backend_ops as _backend_ops  # noqa: E402
+
+for _name in _backend_ops.__all__:
+    setattr(backend, _name, getattr(_backend_ops, _name))
+backend.__all__ = sorted({*backend.__all__, *_backend_ops.__all__})
+
+# Loss and metric classes (and the less common functions) join tf.keras.losses / metrics.
+from flowgraph.keras import losses_extra as _losses_extra  # noqa: E402
+from flowgraph.keras import metrics_classes as _metrics_classes  # noqa: E402
+
+for _name in _losses_extra.__all__:
+    setattr(losses, _name, getattr(_losses_extra, _name))
+for _name in _metrics_classes.__all__:
+    setattr(metrics, _name, getattr(_metrics_classes, _name))
+for _name in ("mean_squared_error", "mse", "MSE", "mean_absolute_error", "mae", "MAE",
+              "binary_crossentropy", "categorical_crossentropy",
+              "sparse_categorical_crossentropy"):
+    setattr(metrics, _name, getattr(losses, _name))
+for _name in ("hinge", "squared_hinge", "categorical_hinge", "kld", "KLD",
+              "kullback_leibler_divergence", "kl_divergence", "poisson", "logcosh", "log_cosh",
+              "cosine_proximity", "cosine", "mape", "MAPE", "mean_absolute_percentage_error",
+              "msle", "MSLE", "mean_squared_logarithmic_error"):
+    setattr(metrics, _name, getattr(_losses_extra, _name))
+
+# `fit`'s History is a callback defined beside `fit` (training imports callbacks).
+from flowgraph.keras.training import History as _History  # noqa: E402
+
+callbacks.History = _History

@@ -28,7 +28,8 @@ import os
 
 import numpy as np
 
-__all__ = ["CSVLogger", "Callback", "EarlyStopping", "LambdaCallback", "ModelCheckpoint",
+__all__ = ["BaseLogger", "CSVLogger", "Callback", "EarlyStopping", "LambdaCallback",
+           "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau",
            "TensorBoard", "TerminateOnNaN"]
 
 
@@ -244,3 +245,119 @@ class TensorBoard(Callback):
 
     def on_train_end(self, logs=None) -> None:
         self.writer.close()
+
+
+# -- learning-rate callbacks -------------------------------------------------------------------
+def _lr_of(model):
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is None or not hasattr(optimizer, "lr"):
+        raise ValueError('Optimizer must have a "lr" attribute.')
+    return optimizer.lr
+
+
+class LearningRateScheduler(Callback):
+    """Set the learning rate at the start of each epoch to ``schedule(epoch, lr)`` (or
+    ``schedule(epoch)``); the epoch's logs get ``lr``."""
+
+    def __init__(self, schedule, verbose=0) -> None:
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None) -> None:
+        from flowgraph.keras import backend
+
+        var = _lr_of(self.model)
+        try:
+            lr = self.schedule(epoch, float(backend.get_value(var)))
+        except TypeError:  # a schedule of the epoch only (old Keras API)
+            lr = self.schedule(epoch)
+        if not isinstance(lr, float | int | np.floating | np.integer):
+            raise ValueError(f'The output of the "schedule" function should be float. Got: '
+                             f"{lr}")
+        backend.set_value(var, float(lr))
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1:05d}: LearningRateScheduler setting learning rate to "
+                  f"{lr}.")
+
+    def on_epoch_end(self, epoch, logs=None) -> None:
+        from flowgraph.keras import backend
+
+        if logs is not None:
+            logs["lr"] = backend.get_value(_lr_of(self.model))
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiply the learning rate by `factor` when `monitor` has not improved by
+    `min_delta` for `patience` epochs (then wait `cooldown` epochs; never below
+    `min_lr`); the epoch's logs get ``lr``."""
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
+                 min_delta=1e-4, cooldown=0, min_lr=0, **kwargs) -> None:
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Got "
+                             f"{factor}")
+        if mode not in ("auto", "min", "max"):
+            mode = "auto"
+        self.monitor, self.factor, self.patience = monitor, float(factor), patience
+        self.verbose, self.mode, self.min_delta = verbose, mode, min_delta
+        self.cooldown, self.min_lr = cooldown, min_lr
+        self._reset()
+
+    def _reset(self) -> None:
+        if self.mode == "min" or (self.mode == "auto" and "acc" not in self.monitor):
+            self.monitor_op = lambda a, b: np.less(a, b - self.min_delta)
+            self.best = np.inf
+        else:
+            self.monitor_op = lambda a, b: np.greater(a, b + self.min_delta)
+            self.best = -np.inf
+        self.cooldown_counter = 0
+        self.wait = 0
+
+    def on_train_begin(self, logs=None) -> None:
+        self._reset()
+
+    def on_epoch_end(self, epoch, logs=None) -> None:
+        from flowgraph.keras import backend
+
+        logs = logs if logs is not None else {}
+        var = _lr_of(self.model)
+        logs["lr"] = backend.get_value(var)
+        current = logs.get(self.monitor)
+        if current is None:
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self.monitor_op(current, self.best):
+            self.best = current
+            self.wait = 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old = float(backend.get_value(var))
+                if old > np.float32(self.min_lr):
+                    new = max(old * self.factor, self.min_lr)
+                    backend.set_value(var, new)
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1:05d}: ReduceLROnPlateau reducing learning "
+                              f"rate to {new}.")
+                    self.cooldown_counter = self.cooldown
+                    self.wait = 0
+
+
+class BaseLogger(Callback):
+    """Accepted for compatibility: `fit` already averages the metrics over each epoch."""
+
+    def __init__(self, stateful_metrics=None) -> None:
+        super().__init__()
+        self.stateful_metrics = set(stateful_metrics or [])
+
+
+class ProgbarLogger(Callback):
+    """Accepted for compatibility: `fit(verbose=1)` prints one line per epoch."""
+
+    def __init__(self, count_mode="samples", stateful_metrics=None) -> None:
+        super().__init__()
+        self.count_mode = count_mode

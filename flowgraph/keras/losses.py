@@ -26,6 +26,7 @@ from flowgraph.ops import array_gen_ops, array_shape_ops, math_ops, math_reduce,
 __all__ = [
     "MAE",
     "MSE",
+    "base_function",
     "binary_crossentropy",
     "categorical_crossentropy",
     "get",
@@ -33,6 +34,7 @@ __all__ = [
     "mean_absolute_error",
     "mean_squared_error",
     "mse",
+    "per_example",
     "sparse_categorical_crossentropy",
 ]
 
@@ -124,6 +126,17 @@ _BY_NAME = {
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
     "binary_crossentropy": binary_crossentropy,
 }
+
+
+def base_function(loss):
+    """The plain loss function behind `loss` (a function, or a loss object wrapping one)."""
+    return getattr(loss, "base_fn", None) or getattr(loss, "fn", loss)
+
+
+def per_example(loss):
+    """``fn(y_true, y_pred)`` giving per-example values: `loss` itself for a function,
+    the wrapped function (with its arguments) for a loss object."""
+    return getattr(loss, "per_example", loss)
 
 
 def get(identifier):

@@ -86,9 +86,10 @@ def resolve(identifier, loss_fn, output) -> tuple[str, object]:
     """``(name, fn)`` of a compile() metric for an output computed with `loss_fn`."""
     if identifier in ("accuracy", "acc", "crossentropy", "ce"):
         units = output.shape[-1].value if output.shape.ndims else None
-        if loss_fn is losses.binary_crossentropy or units == 1:
+        base_loss = losses.base_function(loss_fn)
+        if base_loss is losses.binary_crossentropy or units == 1:
             kind = "binary"
-        elif loss_fn is losses.sparse_categorical_crossentropy:
+        elif base_loss is losses.sparse_categorical_crossentropy:
             kind = "sparse_categorical"
         else:
             kind = "categorical"
@@ -99,5 +100,8 @@ def resolve(identifier, loss_fn, output) -> tuple[str, object]:
         # says ``accuracy``).
         return ("acc" if is_acc else "ce"), get(f"{kind}_{suffix}")
     fn = get(identifier)
-    name = identifier if isinstance(identifier, str) else getattr(fn, "__name__", "metric")
-    return name, fn
+    if hasattr(fn, "fn") and isinstance(getattr(fn, "name", None), str):  # a metric object
+        return fn.name, fn.fn
+    # TF1's graph-mode Keras names a metric after its function: 'mse' is reported as
+    # 'mean_squared_error'.
+    return getattr(fn, "__name__", "metric"), fn

@@ -25,12 +25,20 @@ Example
 
 from __future__ import annotations
 
+import json
+
 from flowgraph.framework.graph import name_scope
+from flowgraph.keras import saving
 from flowgraph.keras.layers import Input, InputLayer, Layer, Node, is_keras_tensor, to_list
+from flowgraph.keras.models_subclassed import SubclassedModelMixin
 from flowgraph.keras.training import TrainingMixin
 from flowgraph.ops import math_ops
 
-__all__ = ["Model", "Sequential", "clone_model"]
+__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config",
+           "model_from_json", "save_model"]
+
+load_model, save_model = saving.load_model, saving.save_model  # tf.keras.models names
+model_from_config, model_from_json = saving.model_from_config, saving.model_from_json
 
 
 def _map_graph(inputs: list, outputs: list) -> list[Node]:
@@ -63,13 +71,45 @@ def _map_graph(inputs: list, outputs: list) -> list[Node]:
     return order
 
 
+def _layers_by_depth(inputs: list, outputs: list, nodes: list[Node]) -> list:
+    """The layers in Keras's order: deepest first (an output layer has depth 0, a layer
+    feeding a layer of depth d has at least d + 1), ties in the order a depth-first walk
+    from the outputs first meets them."""
+    input_ids = {id(t) for t in inputs}
+    first_seen: dict[int, int] = {}
+    node_depth: dict[int, int] = {}
+    by_id: dict[int, object] = {}
+
+    def walk(tensor, depth: int) -> None:
+        layer, index, _ = tensor._keras_history
+        first_seen.setdefault(id(layer), len(first_seen))
+        by_id[id(layer)] = layer
+        node = layer._inbound_nodes[index]
+        if node_depth.get(id(node), -1) >= depth:
+            return
+        node_depth[id(node)] = depth
+        if id(tensor) in input_ids:
+            return
+        for t in node.input_tensors:
+            walk(t, depth + 1)
+
+    for t in outputs:
+        walk(t, 0)
+    layer_depth: dict[int, int] = {}
+    for node in [*nodes, *(x._keras_history[0]._inbound_nodes[0] for x in inputs)]:
+        d = node_depth.get(id(node), 0)
+        layer_depth[id(node.layer)] = max(layer_depth.get(id(node.layer), 0), d)
+    order = sorted(layer_depth, key=lambda k: (-layer_depth[k], first_seen.get(k, 0)))
+    return [by_id[k] for k in order]
+
+
 def _shape_str(tensors) -> str:
     shapes = [tuple(t.shape.as_list()) if t.shape.ndims is not None else "?"
               for t in tensors]
     return str(shapes[0]) if len(shapes) == 1 else str(shapes)
 
 
-class Model(TrainingMixin, Layer):
+class Model(SubclassedModelMixin, TrainingMixin, Layer):
     """A graph of layers from input Keras tensors to output Keras tensors.
 
     Parameters
@@ -99,10 +139,12 @@ class Model(TrainingMixin, Layer):
                  trainable: bool = True) -> None:
         Layer.__init__(self, name=name, trainable=trainable)
         self._init_training()
+        if inputs is None and outputs is None:
+            self._init_subclassed()  # flowgraph.keras.models_subclassed
+            return
         if inputs is None or outputs is None:
-            raise NotImplementedError(
-                "Subclassed Keras models are not supported by flowgraph; build a model with "
-                "Model(inputs, outputs) (the functional API) or Sequential([...]).")
+            raise ValueError("Model needs both `inputs` and `outputs` (the functional API), "
+                             "or neither (a subclass that defines `call`).")
         self._init_network(inputs, outputs)
 
     def _init_network(self, inputs, outputs) -> None:
@@ -118,10 +160,7 @@ class Model(TrainingMixin, Layer):
         self._network_nodes = _map_graph(self.inputs, self.outputs)
         self._input_layers = [x._keras_history[0] for x in self.inputs]
         self._output_layers = [x._keras_history[0] for x in self.outputs]
-        layers = list(self._input_layers)
-        for node in self._network_nodes:
-            if all(node.layer is not seen for seen in layers):
-                layers.append(node.layer)
+        layers = _layers_by_depth(self.inputs, self.outputs, self._network_nodes)
         names = [layer.name for layer in layers]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -135,7 +174,9 @@ class Model(TrainingMixin, Layer):
 
     @classmethod
     def _default_name(cls) -> str:
-        return "model"
+        if cls.__module__ == __name__:
+            return "model"
+        return super()._default_name()  # a subclass: its class name in snake_case
 
     # A model's own input and output tensors, whatever other tensors it was called on.
     def _own(self, tensors: list, what: str):
@@ -162,13 +203,50 @@ class Model(TrainingMixin, Layer):
         shapes = [tuple(t.shape.as_list()) for t in to_list(self.output)]
         return shapes[0] if len(shapes) == 1 else shapes
 
+    # -- configuration and files (flowgraph.keras.saving) -------------------------------------
     def get_config(self) -> dict:
-        return {"name": self.name}
+        """The model's configuration: its name and layers (JSON-ready)."""
+        if self._subclassed:
+            return self._subclassed_config()
+        if not self.inputs and not getattr(self, "_layers", None):
+            return {"name": self.name}
+        return saving.model_config(self)["config"]
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        """A new model (fresh weights) from `get_config`'s output."""
+        return saving.model_from_layers_config(cls, config, custom_objects)
+
+    def to_json(self, **kwargs) -> str:
+        """The configuration as a JSON string (`tf.keras.models.model_from_json`)."""
+        document = {**saving.model_config(self), "keras_version": "2.15.0",
+                    "backend": "tensorflow"}
+        return json.dumps(document, **kwargs)
+
+    def save(self, filepath, overwrite: bool = True, include_optimizer: bool = True,
+             save_format=None, signatures=None, options=None, save_traces=True) -> None:
+        """Save configuration, weights and compile arguments (`tf.keras.models.load_model`
+        reads them back)."""
+        saving.save_model(self, filepath, overwrite, include_optimizer, save_format)
 
     # -- layers and weights -------------------------------------------------------------------
     @property
     def layers(self) -> list:
+        if self._subclassed:
+            return list(self._tracked_layers)
         return list(self._network_layers)
+
+    def _invoke(self, inputs, kwargs):
+        if self._subclassed:
+            return self._subclassed_invoke(inputs, kwargs)
+        return Layer._invoke(self, inputs, kwargs)
+
+    def build(self, input_shape) -> None:
+        """Subclassed models: call the model on placeholders of `input_shape`."""
+        if self._subclassed:
+            self._build_subclassed(input_shape)
+        else:
+            Layer.build(self, input_shape)
 
     def get_layer(self, name: str | None = None, index: int | None = None):
         """A layer by name or by index in `layers`."""
@@ -184,7 +262,14 @@ class Model(TrainingMixin, Layer):
 
     def _unique(self, attr: str) -> list:
         seen, out = set(), []
-        for layer in self.layers:
+        own = [self] if self._subclassed else []  # weights added with self.add_weight
+        for layer in [*self.layers, *own]:
+            if layer is self:
+                own_values = {"weights": self._trainable_weights + self._non_trainable_weights,
+                              "trainable_weights": self._trainable_weights,
+                              "updates": self._updates}.get(attr, [])
+                out.extend(w for w in own_values if id(w) not in seen)
+                continue
             for w in getattr(layer, attr):
                 if id(w) not in seen:
                     seen.add(id(w))
@@ -252,6 +337,9 @@ class Model(TrainingMixin, Layer):
     def summary(self, line_length: int | None = None, positions=None, print_fn=None) -> None:
         """Print a table of the layers: name (type), output shape, parameter count (and,
         for non-sequential models, the inbound layers), then the parameter totals."""
+        if self._subclassed and not self.built:
+            raise ValueError("This model has not yet been built. Build the model first by "
+                             "calling `build()` or by calling the model on a batch of data.")
         print_fn = print_fn or print
         sequential = isinstance(self, Sequential)
         line_length = line_length or (65 if sequential else 98)
@@ -489,3 +577,6 @@ def clone_model(model: Model, input_tensors=None) -> Model:
         new = Model(new_inputs, outputs if len(outputs) > 1 else outputs[0], name=model.name)
     new.trainable = model.trainable
     return new
+
+
+saving.MODEL_CLASSES.update(Model=Model, Sequential=Sequential)

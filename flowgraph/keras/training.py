@@ -30,32 +30,20 @@ True
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.keras import backend, losses, metrics, optimizers
+from flowgraph.keras import backend, losses, metrics, optimizers, training_data
 from flowgraph.keras.callbacks import CallbackList
-from flowgraph.ops import array_ops, math_ops, math_reduce
+from flowgraph.keras.training_data import DatasetLoopsMixin
+from flowgraph.keras.training_utils import History, sample_weights_for, to_list
+from flowgraph.ops import array_ops, array_shape_ops, math_ops, math_reduce
 from flowgraph.ops.control_flow_ops import group
 
 __all__ = ["History", "TrainingMixin", "target_placeholder", "training_loss",
            "training_metrics"]
-
-
-class History:
-    """What `fit` returns: ``history`` maps each metric name (``loss``, ``acc``,
-    ``val_loss``, ...) to its per-epoch values."""
-
-    def __init__(self, model, params: dict) -> None:
-        self.model, self.params = model, params
-        self.epoch: list[int] = []
-        self.history: dict[str, list[float]] = {}
-
-    def _append(self, epoch: int, logs: dict) -> None:
-        self.epoch.append(epoch)
-        for key, value in logs.items():
-            self.history.setdefault(key, []).append(value)
 
 
 def _per_output(spec, names: list[str], what: str, convert) -> list:
@@ -79,23 +67,31 @@ def _per_output(spec, names: list[str], what: str, convert) -> list:
 def target_placeholder(loss_fn, output, name: str):
     """A placeholder for the targets of `output`: integer class ids of shape
     ``output.shape[:-1]`` for the sparse loss, else the output's shape and dtype."""
-    if loss_fn is losses.sparse_categorical_crossentropy:
+    if losses.base_function(loss_fn) is losses.sparse_categorical_crossentropy:
         return array_ops.placeholder(_dtypes.int64, shape=output.shape[:-1], name=name)
     return array_ops.placeholder(output.dtype.base_dtype, shape=output.shape, name=name)
 
 
-def training_loss(model, outputs: list, targets: list):
+def training_loss(model, outputs: list, targets: list, sample_weights: list | None = None):
     """``(total_loss, per_output_losses)`` of a compiled `model` for `outputs` (the model
-    applied to some inputs) against `targets` (None entries: outputs without a loss)."""
+    applied to some inputs) against `targets` (None entries: outputs without a loss).
+
+    `sample_weights` (one ``(batch,)`` tensor or None per output) weight each example's
+    loss; the batch loss stays the mean over the examples (Keras's
+    ``SUM_OVER_BATCH_SIZE``), so weights of 1 change nothing."""
+    sample_weights = sample_weights or [None] * len(outputs)
     total, per_output = None, []
-    for fn, weight, y_pred, y_true, name in zip(model._loss_fns, model._loss_weights,
-                                                outputs, targets, model.output_names,
-                                                strict=True):
+    for fn, weight, y_pred, y_true, sw, name in zip(
+            model._loss_fns, model._loss_weights, outputs, targets, sample_weights,
+            model.output_names, strict=True):
         if fn is None:
             continue
         if y_true is None:
             raise ValueError(f"Output {name!r} has a loss but no target was given for it.")
-        value = math_reduce.reduce_mean(fn(y_true, y_pred), name=f"{name}_loss")
+        per_example = losses.per_example(fn)(y_true, y_pred)
+        if sw is not None:
+            per_example = math_ops.multiply(per_example, _broadcastable(sw, per_example))
+        value = math_reduce.reduce_mean(per_example, name=f"{name}_loss")
         per_output.append(value)
         term = value if weight == 1 else math_ops.multiply(value, float(weight))
         total = term if total is None else math_ops.add(total, term)
@@ -106,6 +102,14 @@ def training_loss(model, outputs: list, targets: list):
     return total, per_output
 
 
+def _broadcastable(weights, values):
+    """`weights` ``(batch,)`` with trailing unit axes to multiply `values`."""
+    weights = math_ops.cast(weights, values.dtype.base_dtype)
+    for _ in range(max((values.shape.ndims or 1) - 1, 0)):
+        weights = array_shape_ops.expand_dims(weights, -1)
+    return weights
+
+
 def _metric_entries(model) -> list[tuple[str, int, object]]:
     """``(metric name, output index, metric fn)`` of the compiled metrics."""
     entries = []
@@ -113,8 +117,12 @@ def _metric_entries(model) -> list[tuple[str, int, object]]:
     for i, (specs, fn_loss, output, name) in enumerate(zip(
             model._metric_specs, model._loss_fns, model.outputs, model.output_names,
             strict=True)):
+        seen = set()
         for spec in specs:
             mname, fn = metrics.resolve(spec, fn_loss, output)
+            if mname in seen:  # TF reports a metric named twice once
+                continue
+            seen.add(mname)
             entries.append((f"{name}_{mname}" if multi else mname, i, fn))
     return entries
 
@@ -141,7 +149,7 @@ def _as_arrays(data, names: list[str], what: str) -> list[np.ndarray]:
     return arrays
 
 
-class TrainingMixin:
+class TrainingMixin(DatasetLoopsMixin):
     """compile / fit / evaluate / predict for `Model` (see the module docstring)."""
 
     def _init_training(self) -> None:
@@ -161,6 +169,12 @@ class TrainingMixin:
         if sample_weight_mode or weighted_metrics or target_tensors is not None:
             raise NotImplementedError("compile: sample_weight_mode, weighted_metrics and "
                                       "target_tensors are not supported by flowgraph.")
+        if not self.outputs and getattr(self, "_subclassed", False):
+            # built on the first data fit / evaluate / predict see, then compiled
+            self._pending_compile = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
+                                     "loss_weights": loss_weights}
+            self.optimizer = optimizers.get(optimizer)
+            return
         if not self.outputs:
             raise ValueError(f"Model {self.name} is not built: give its first layer an "
                              f"`input_shape` before compile().")
@@ -169,6 +183,12 @@ class TrainingMixin:
         self.loss = loss
         self._loss_fns = _per_output(loss, names, "loss", losses.get)
         weights = loss_weights if loss_weights is not None else 1.0
+        if isinstance(weights, list | tuple):
+            if len(weights) != len(names):
+                raise ValueError(f"When passing a list as loss_weights, it should have one "
+                                 f"entry per model output. The model has {len(names)} "
+                                 f"outputs, but you passed loss_weights={weights}")
+            weights = dict(zip(names, weights, strict=True))
         self._loss_weights = _per_output(weights, names, "loss_weights",
                                          lambda w: 1.0 if w is None else float(w))
         if isinstance(metrics, dict):
@@ -200,25 +220,29 @@ class TrainingMixin:
 
     def _inference(self) -> list:
         if self._infer_graph is None:
-            self._infer_graph = _to_list(self._invoke(list(self.inputs), {"training": False}))
+            self._infer_graph = to_list(self._invoke(list(self.inputs), {"training": False}))
         return self._infer_graph
 
     def _evaluation(self) -> dict:
         if self._train_graph is None:
             before = {id(u) for u in self.updates}
-            train_outputs = _to_list(self._invoke(list(self.inputs), {"training": True}))
+            train_outputs = to_list(self._invoke(list(self.inputs), {"training": True}))
             updates = [u for u in self.updates if id(u) not in before]
             outputs = self._inference()
             targets = [None if fn is None else target_placeholder(fn, o, f"{n}_target")
                        for fn, o, n in zip(self._loss_fns, self.outputs, self.output_names,
                                            strict=True)]
-            loss, per_output = training_loss(self, train_outputs, targets)
+            weights = [None if fn is None else array_ops.placeholder(
+                _dtypes.float32, shape=[None], name=f"{n}_sample_weights")
+                for fn, n in zip(self._loss_fns, self.output_names, strict=True)]
+            loss, per_output = training_loss(self, train_outputs, targets, weights)
             train_metrics = training_metrics(self, train_outputs, targets)
             opt = optimizers.to_tf_optimizer(self.optimizer)
             minimize = opt.minimize(loss, var_list=self.trainable_weights)
-            test_loss, test_per_output = training_loss(self, outputs, targets)
+            test_loss, test_per_output = training_loss(self, outputs, targets, weights)
             self._train_graph = {
                 "targets": targets,
+                "sample_weights": weights,
                 "train_op": group(minimize, *updates),
                 "train_fetches": [loss, *per_output, *map(math_reduce.reduce_mean,
                                                          train_metrics.values())],
@@ -228,12 +252,16 @@ class TrainingMixin:
             }
         return self._train_graph
 
-    def _feed(self, xs, ys=None) -> dict:
+    def _feed(self, xs, ys=None, sws=None) -> dict:
         feed = dict(zip(self.inputs, xs, strict=True))
         if ys is not None:
-            for t, y in zip(self._evaluation()["targets"], ys, strict=True):
+            graph = self._evaluation()
+            sws = sws or [None] * len(ys)
+            for t, w, y, sw in zip(graph["targets"], graph["sample_weights"], ys, sws,
+                                   strict=True):
                 if t is not None:
                     feed[t] = _match_rank(y, t.shape.ndims)
+                    feed[w] = np.ones(len(y), np.float32) if sw is None else sw
         return feed
 
     def _data(self, x, y):
@@ -251,12 +279,15 @@ class TrainingMixin:
 
     def _maybe_build(self, x) -> None:
         if not self.inputs:
+            if getattr(self, "_subclassed", False) and isinstance(x, list | tuple):
+                self.build([(None, *np.asarray(a).shape[1:]) for a in x])
+                return
             xs = _as_arrays(x, ["input"], "input")
             self.build((None, *xs[0].shape[1:]))
 
     # -- loops ------------------------------------------------------------------------------
     def _run_batches(self, fetches, xs, ys, batch_size, order=None,
-                     callbacks=None) -> list[float]:
+                     callbacks=None, sws=None) -> list[float]:
         sess = backend.get_session()
         n = len(xs[0])
         order = np.arange(n) if order is None else order
@@ -266,8 +297,10 @@ class TrainingMixin:
             idx = order[start:start + batch_size]
             if callbacks is not None:
                 callbacks.call("on_batch_begin", batch, {"batch": batch, "size": len(idx)})
+            batch_sws = None if sws is None else [None if w is None else w[idx]
+                                                  for w in sws]
             values = sess.run(fetches, feed_dict=self._feed([a[idx] for a in xs],
-                                                            [a[idx] for a in ys]))
+                                                            [a[idx] for a in ys], batch_sws))
             if callbacks is not None:
                 logs = dict(zip(self.metrics_names, (float(v) for v in values[-count:]),
                                 strict=True))
@@ -291,19 +324,28 @@ class TrainingMixin:
         `x` / `y`: an array, a list of arrays (one per input / output) or a dict keyed by
         input / output name. Returns a `History`.
         """
-        if kwargs or class_weight is not None or sample_weight is not None \
-                or steps_per_epoch is not None:
-            raise NotImplementedError("fit: class_weight, sample_weight and steps_per_epoch "
-                                      "are not supported by flowgraph.")
+        validation_steps = kwargs.pop("validation_steps", None)
+        if kwargs:
+            raise TypeError(f"fit: unexpected keyword argument(s) {sorted(kwargs)}")
+        if training_data.is_dataset(x):
+            return self._fit_dataset(x, y, epochs, verbose, callbacks, validation_data,
+                                     initial_epoch, steps_per_epoch, validation_steps)
+        if getattr(self, "_pending_compile", None) is None:
+            self._require_compiled("training/testing")
         self._maybe_build(x)
         self._require_compiled("training/testing")
         xs, ys = self._data(x, y)
         if ys is None:
             raise ValueError("fit needs targets `y`.")
+        sws = sample_weights_for(ys, sample_weight, class_weight, self.output_names)
+        if steps_per_epoch is not None:  # TF1: each step is one batch of all the data
+            batch_size = len(xs[0])
         if validation_data is None and validation_split:
             split = int(len(xs[0]) * (1.0 - validation_split))
-            validation_data = ([a[split:] for a in xs], [a[split:] for a in ys])
+            validation_data = ([a[split:] for a in xs], [a[split:] for a in ys],
+                               [None if w is None else w[split:] for w in sws])
             xs, ys = [a[:split] for a in xs], [a[:split] for a in ys]
+            sws = [None if w is None else w[:split] for w in sws]
         batch_size = batch_size or 32
         graph = self._evaluation()
         names = self.metrics_names
@@ -320,17 +362,21 @@ class TrainingMixin:
         for epoch in range(initial_epoch, epochs):
             cbs.call("on_epoch_begin", epoch, {})
             order = np.random.permutation(len(xs[0])) if shuffle else None
-            logs = dict(zip(names, self._run_batches(fetches, xs, ys, batch_size, order,
-                                                     hooks), strict=True))
+            runs = [self._run_batches(fetches, xs, ys, batch_size, order, hooks, sws)
+                    for _ in range(steps_per_epoch or 1)]
+            logs = dict(zip(names, [sum(r[i] for r in runs) / len(runs)
+                                    for i in range(len(names))], strict=True))
             if validation_data is not None:
                 vx, vy = validation_data[0], validation_data[1]
-                values = _to_list(self.evaluate(vx, vy, batch_size=batch_size, verbose=0))
+                vsw = validation_data[2] if len(validation_data) > 2 else None
+                values = to_list(self.evaluate(vx, vy, batch_size=batch_size, verbose=0,
+                                                sample_weight=vsw))
                 logs.update({f"val_{k}": v for k, v in zip(names, values, strict=True)})
-            history._append(epoch, logs)
             if verbose:
                 print(f"Epoch {epoch + 1}/{epochs} - " +
                       " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
             cbs.call("on_epoch_end", epoch, logs)
+            history._append(epoch, logs)  # last, as TF's History: sees e.g. 'lr' added
             if self.stop_training:
                 break
         cbs.call("on_train_end", {})
@@ -343,7 +389,7 @@ class TrainingMixin:
         key = tuple(id(w) for w in self.weights)
         cached = getattr(self, "_saver_cache", None)
         if cached is None or cached[0] != key:
-            cached = (key, Saver({w.op.name: w for w in self.weights}, max_to_keep=None))
+            cached = (key, Saver(_checkpoint_keys(self), max_to_keep=None))
             self._saver_cache = cached
         return cached[1]
 
@@ -372,15 +418,33 @@ class TrainingMixin:
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, **kwargs):
         """The loss (and metrics: a list in `metrics_names` order) on NumPy data."""
-        if kwargs or sample_weight is not None or steps is not None:
-            raise NotImplementedError("evaluate: sample_weight and steps are not supported "
-                                      "by flowgraph.")
+        if kwargs:
+            raise TypeError(f"evaluate: unexpected keyword argument(s) {sorted(kwargs)}")
+        if training_data.is_dataset(x):
+            if getattr(self, "_pending_compile", None) is None:
+                self._require_compiled("training/testing")
+
+            def run(xs, ys, sw):
+                self._require_compiled("training/testing")
+                sws = sample_weights_for(ys, sw, None, self.output_names)
+                return self._run_batches(self._evaluation()["test_fetches"], xs, ys,
+                                         len(xs[0]), sws=sws)
+
+            parts = self._dataset_loop(x, steps, run, "evaluate")  # averaged per step
+            values = [sum(v[i] for _, v in parts) / len(parts) for i in range(len(parts[0][1]))]
+            return values[0] if len(values) == 1 else values
+        if getattr(self, "_pending_compile", None) is None:
+            self._require_compiled("training/testing")
+        self._maybe_build(x)
         self._require_compiled("training/testing")
         xs, ys = self._data(x, y)
         if ys is None:
             raise ValueError("evaluate needs targets `y`.")
+        if isinstance(sample_weight, list) and all(w is None for w in sample_weight):
+            sample_weight = None
+        sws = sample_weights_for(ys, sample_weight, None, self.output_names)
         values = self._run_batches(self._evaluation()["test_fetches"], xs, ys,
-                                   batch_size or 32)
+                                   batch_size or 32, sws=sws)
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in zip(self.metrics_names, values,
                                                               strict=True)))
@@ -388,8 +452,14 @@ class TrainingMixin:
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, **kwargs):
         """The outputs on NumPy inputs (an array, or a list for several outputs)."""
-        if kwargs or steps is not None:
-            raise NotImplementedError("predict: steps is not supported by flowgraph.")
+        if kwargs:
+            raise TypeError(f"predict: unexpected keyword argument(s) {sorted(kwargs)}")
+        if training_data.is_dataset(x):
+            parts = self._dataset_loop(
+                x, steps, lambda xs, ys, sw: to_list(self.predict(xs, batch_size=len(xs[0]))),
+                "predict")
+            result = [np.concatenate([p[k] for _, p in parts]) for k in range(len(parts[0][1]))]
+            return result[0] if len(result) == 1 else result
         self._maybe_build(x)
         xs, _ = self._data(x, None)
         outputs = self._inference()
@@ -400,22 +470,56 @@ class TrainingMixin:
         result = [np.concatenate([c[k] for c in chunks]) for k in range(len(outputs))]
         return result[0] if len(result) == 1 else result
 
-    def train_on_batch(self, x, y):
+    def train_on_batch(self, x, y, sample_weight=None, class_weight=None):
         """One training step on one batch; returns the loss (and metrics)."""
+        if getattr(self, "_pending_compile", None) is None:
+            self._require_compiled("training/testing")
         self._maybe_build(x)
         self._require_compiled("training/testing")
         xs, ys = self._data(x, y)
         graph = self._evaluation()
-        values = self._run_batches([graph["train_op"], *graph["train_fetches"]], xs, ys,
-                                   len(xs[0]))
+        sws = sample_weights_for(ys, sample_weight, class_weight, self.output_names)
+        values = [np.float32(v) for v in self._run_batches(
+            [graph["train_op"], *graph["train_fetches"]], xs, ys, len(xs[0]), sws=sws)]
         return values[0] if len(values) == 1 else values
 
-    def test_on_batch(self, x, y):
-        return self.evaluate(x, y, batch_size=len(_as_arrays(x, self.input_names,
-                                                             "input")[0]), verbose=0)
+    def test_on_batch(self, x, y, sample_weight=None):
+        """The loss (and metrics) on one batch, as float32 values like TF's."""
+        values = self.evaluate(x, y, batch_size=len(_as_arrays(x, self.input_names,
+                                                               "input")[0]), verbose=0,
+                               sample_weight=sample_weight)
+        if isinstance(values, list):
+            return [np.float32(v) for v in values]
+        return np.float32(values)
 
     def predict_on_batch(self, x):
         return self.predict(x, batch_size=len(_as_arrays(x, self.input_names, "input")[0]))
+
+
+def _checkpoint_keys(model) -> dict:
+    """``{checkpoint key: variable}`` for `save_weights`: keys by position, as TF's
+    object-based checkpoints name them (``layer_with_weights-0/kernel/.ATTRIBUTES/
+    VARIABLE_VALUE``), so that a rebuilt copy of the model (other variable names, e.g.
+    ``dense_1/kernel``) reads the file too."""
+    keys, seen, index = {}, set(), 0
+    for layer in model.layers:
+        weights = [w for w in layer.weights if id(w) not in seen]
+        if not weights:
+            continue
+        for w in weights:
+            seen.add(id(w))
+            attr = re.sub(r"_\d+$", "", w.op.name.rsplit("/", 1)[-1])
+            key = f"layer_with_weights-{index}/{attr}/.ATTRIBUTES/VARIABLE_VALUE"
+            n = 1
+            while key in keys:
+                key = f"layer_with_weights-{index}/{attr}_{n}/.ATTRIBUTES/VARIABLE_VALUE"
+                n += 1
+            keys[key] = w
+        index += 1
+    for w in model.weights:  # weights of no layer (none expected): by name
+        if id(w) not in seen:
+            keys[w.op.name] = w
+    return keys
 
 
 def _match_rank(y: np.ndarray, ndims: int | None) -> np.ndarray:
@@ -427,5 +531,3 @@ def _match_rank(y: np.ndarray, ndims: int | None) -> np.ndarray:
     return y
 
 
-def _to_list(x) -> list:
-    return list(x) if isinstance(x, list | tuple) else [x]

@@ -1,5 +1,13 @@
 """The `tf.linalg` namespace: re-exports only."""
 
+from flowgraph.linalg.linear_operator import (
+    LinearOperator,
+    LinearOperatorDiag,
+    LinearOperatorFullMatrix,
+    LinearOperatorIdentity,
+    LinearOperatorLowerTriangular,
+    LinearOperatorScaledIdentity,
+)
 from flowgraph.ops.clip_ops import global_norm
 from flowgraph.ops.linalg_basic import adjoint, eye, matrix_transpose, matvec
 from flowgraph.ops.linalg_diag_ops import cross, trace
@@ -9,6 +17,7 @@ from flowgraph.ops.linalg_diag_ops import matrix_band_part as band_part
 from flowgraph.ops.linalg_diag_ops import matrix_diag as diag
 from flowgraph.ops.linalg_diag_ops import matrix_diag_part as diag_part
 from flowgraph.ops.linalg_diag_ops import matrix_set_diag as set_diag
+from flowgraph.ops.linalg_expm import expm
 from flowgraph.ops.linalg_norm import norm
 from flowgraph.ops.linalg_ops import cholesky, cholesky_solve, logdet, qr, slogdet, svd
 from flowgraph.ops.linalg_ops import matrix_determinant as det

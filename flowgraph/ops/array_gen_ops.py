@@ -16,7 +16,7 @@ from flowgraph.framework.constant_op import (
 )
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.ops.array_shape_ops import expand_dims
 from flowgraph.ops.array_static import MAX_EVAL_ELEMENTS, const_int
 from flowgraph.ops.op_util import make_op, make_tensor
@@ -101,7 +101,9 @@ def range(start, limit=None, delta=1, dtype=None, name: str = "range"):
     """
     if limit is None:
         start, limit = 0, start
-    args = [start, limit, delta]
+    # a known Dimension is an int32 argument (TF converts it so)
+    args = [a.value if isinstance(a, Dimension) and a.value is not None else a
+            for a in (start, limit, delta)]
     if dtype is None:
         found = [a.dtype.base_dtype if isinstance(a, Tensor) else _dtypes.dtype_of_value(a)
                  for a in args]

@@ -482,19 +482,12 @@ def _eval_tile(op, index):
 
 
 def _tensor_iter(self: Tensor):
-    """``iter(tensor)``: the rows of `tensor`, unstacked along its first dimension."""
-    dims = self._shape.dims
-    if dims is None:
-        raise TypeError(f"Cannot iterate over a tensor with unknown shape ('{self.name}').")
-    if not dims:
-        raise TypeError(f"Cannot iterate over a scalar tensor ('{self.name}').")
-    n = dims[0].value
-    if n is None:
-        raise TypeError(
-            f"Cannot iterate over a tensor with unknown first dimension ('{self.name}' "
-            f"has shape {self._shape}); use tf.unstack with num=, or tf.map_fn."
-        )
-    return iter(unstack(self, num=n))
+    """``iter(tensor)`` raises TypeError, as in TensorFlow's graph mode: a symbolic
+    tensor has no rows to iterate in Python (``tf.unstack`` makes them)."""
+    raise TypeError(
+        f"Iterating over a symbolic Tensor ('{self.name}') is not allowed in graph mode: use "
+        "tf.unstack(x) for a list of tensors along the first dimension, or tf.map_fn / "
+        "tf.while_loop to loop over it in the graph.")
 
 
 install_tensor_operator("__iter__", _tensor_iter)

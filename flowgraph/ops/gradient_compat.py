@@ -97,34 +97,72 @@ def custom_gradient(f=None):
             raise TypeError(f"custom_gradient function {f.__name__} takes its tensors as "
                             f"positional arguments, got keyword arguments {sorted(kwargs)}")
         inputs = [convert_to_tensor(a) for a in args]
+        graph = get_default_graph()
+        first_new = len(graph.get_operations())
         result, grad_fn = f(*inputs)
         flat, kind = _flatten(result)
         flat = [convert_to_tensor(t) for t in flat]
+        variables, reads = _variables_read(graph, graph.get_operations()[first_new:])
         wants_variables = "variables" in inspect.signature(grad_fn).parameters
+        if variables and not wants_variables:
+            raise TypeError("If using @custom_gradient with a function that uses variables, "
+                            "then grad_fn must accept a keyword argument 'variables'.")
         name = f"CustomGradient-{next(_custom_ids)}"
 
         @RegisterGradient(name)
         def _grad(op, *grads):
             out_grads = list(grads[:len(flat)])
-            input_grads = grad_fn(*out_grads, variables=[]) if wants_variables \
-                else grad_fn(*out_grads)
+            var_grads = []
             if wants_variables:
-                input_grads = input_grads[0]
+                input_grads, var_grads = grad_fn(*out_grads, variables=variables)
+                var_grads = list(var_grads or [])
+                if len(var_grads) != len(variables):
+                    raise ValueError(f"custom_gradient function {f.__name__}: its gradient "
+                                     f"function returned {len(var_grads)} variable gradients "
+                                     f"for {len(variables)} variables")
+            else:
+                input_grads = grad_fn(*out_grads)
             input_grads, _ = _flatten(input_grads)
             if len(input_grads) != len(inputs):
                 raise ValueError(f"custom_gradient function {f.__name__}: its gradient "
                                  f"function returned {len(input_grads)} gradients for "
                                  f"{len(inputs)} inputs; return one per input")
-            return [None] * len(flat) + list(input_grads)
+            return [None] * len(flat) + list(input_grads) + var_grads
 
-        with get_default_graph().gradient_override_map({"IdentityN": name}):
-            outs = identity_n(flat + inputs)
+        # the variables' reads pass through the IdentityN too, so their gradients are
+        # the ones grad_fn gives for `variables`
+        with graph.gradient_override_map({"IdentityN": name}):
+            outs = identity_n(flat + inputs + reads)
         outs = outs[:len(flat)]
         return kind(outs) if kind is not None else outs[0]
 
     decorated.__name__ = getattr(f, "__name__", "custom_gradient")
     decorated.__doc__ = f.__doc__
     return decorated
+
+
+def _variables_read(graph, new_ops):
+    """The variables that `new_ops` read, and for each the read tensor to route its
+    gradient through (a read made inside the function, or the variable's snapshot)."""
+    from flowgraph.framework.graph import GraphKeys
+    new = set(new_ops)
+    variables, reads = [], []
+    for v in graph.get_collection(GraphKeys.GLOBAL_VARIABLES):
+        ref = v.op.outputs[0]
+        snapshot = v.value()
+        found = None
+        for op in new_ops:
+            for t in op.inputs:
+                if t is ref and op.type == "Identity":
+                    found = op.outputs[0]
+                elif t is snapshot and snapshot.op not in new:
+                    found = found or snapshot
+            if found is not None:
+                break
+        if found is not None:
+            variables.append(v)
+            reads.append(found)
+    return variables, reads
 
 
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,

@@ -26,15 +26,16 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import control_dependencies, name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_index_ops import slice as _slice
 from flowgraph.ops.array_index_ops import where_v2
 from flowgraph.ops.array_join_ops import reverse_v2
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze
-from flowgraph.ops.math_ops import add, cast, maximum, rsqrt, sqrt, subtract
-from flowgraph.ops.math_reduce import reduce_mean
+from flowgraph.ops.check_ops import Assert
+from flowgraph.ops.math_ops import add, cast, greater_equal, maximum, rsqrt, sqrt, subtract
+from flowgraph.ops.math_reduce import reduce_all, reduce_mean
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
 from flowgraph.ops.random_ops import random_uniform
 
@@ -52,6 +53,8 @@ __all__ = [
     "random_flip_left_right",
     "random_flip_up_down",
     "resize",
+    "resize_area",
+    "resize_bicubic",
     "resize_bilinear",
     "resize_images",
     "resize_nearest_neighbor",
@@ -72,11 +75,30 @@ def _resize_shape(op, images, size):
     return [TensorShape([images[0].value, *hw, images[3].value])]
 
 
+def _float_result(op):
+    # TF's interpolating resizes return float32; flowgraph keeps float64 as float64
+    return [_dtypes.float64 if op.inputs[0].dtype.base_dtype == _dtypes.float64
+            else _dtypes.float32]
+
+
 _RESIZE_ATTRS = {"align_corners": False, "half_pixel_centers": False}
-register_op("ResizeBilinear", attrs=_RESIZE_ATTRS, dtype_fn=lambda op: [
-    _dtypes.float64 if op.inputs[0].dtype.base_dtype == _dtypes.float64
-    else _dtypes.float32])(_resize_shape)
+register_op("ResizeBilinear", attrs=_RESIZE_ATTRS, dtype_fn=_float_result)(_resize_shape)
 register_op("ResizeNearestNeighbor", attrs=_RESIZE_ATTRS)(_resize_shape)
+register_op("ResizeBicubic", attrs=_RESIZE_ATTRS, dtype_fn=_float_result)(_resize_shape)
+register_op("ResizeArea", attrs={"align_corners": False},
+            dtype_fn=_float_result)(_resize_shape)
+not_differentiable("ResizeArea")  # as in TensorFlow
+
+
+@register_op("ResizeBicubicGrad", attrs=_RESIZE_ATTRS,
+             dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
+def _resize_bicubic_grad_shape(op, grads, original):
+    return [original]
+
+
+@register_gradient("ResizeBicubic")
+def _resize_bicubic_grad(op, grad):
+    return [make_tensor("ResizeBicubicGrad", [grad, op.inputs[0]], dict(op.attrs)), None]
 
 
 @register_op("ResizeBilinearGrad", attrs=_RESIZE_ATTRS,
@@ -127,14 +149,14 @@ def _encode_png_shape(op, image):
     return [TensorShape([])]
 
 
-not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad", "DecodePng",
+not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad", "ResizeBicubicGrad",
+                   "DecodePng",
                    "DecodeJpeg", "EncodePng")
 
 
 # -- resizing ----------------------------------------------------------------------------
 class ResizeMethod:
-    """TF1's resize methods (``tf.image.ResizeMethod``); flowgraph implements the first
-    two.
+    """TF1's resize methods (``tf.image.ResizeMethod``).
 
     Example
     -------
@@ -175,9 +197,10 @@ def _resize_op(op_type, images, size, align_corners, half_pixel_centers, name):
         single = x.shape.ndims == 3
         if single:
             x = expand_dims(x, 0)
-        y = make_tensor(op_type, [x, s], {"align_corners": bool(align_corners),
-                                          "half_pixel_centers": bool(half_pixel_centers)},
-                        name=op_type)
+        attrs = {"align_corners": bool(align_corners)}
+        if half_pixel_centers is not None:
+            attrs["half_pixel_centers"] = bool(half_pixel_centers)
+        y = make_tensor(op_type, [x, s], attrs, name=op_type)
         return squeeze(y, [0]) if single else y
 
 
@@ -210,6 +233,32 @@ def resize_nearest_neighbor(images, size, align_corners: bool = False, name=None
                       half_pixel_centers, name)
 
 
+def resize_bicubic(images, size, align_corners: bool = False, name=None,
+                   half_pixel_centers: bool = False):
+    """Bicubic resize of `images` (Keys' cubic kernel; float32 output).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.resize_bicubic(tf.zeros([1, 4, 4, 3]), [6, 6]).shape.as_list()
+    [1, 6, 6, 3]
+    """
+    return _resize_op("ResizeBicubic", images, size, align_corners, half_pixel_centers,
+                      name)
+
+
+def resize_area(images, size, align_corners: bool = False, name=None):
+    """Area-averaging resize of `images` (float32 output; no gradient, as in TF).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.resize_area(tf.ones([1, 4, 4, 1]), [2, 2]).shape.as_list()
+    [1, 2, 2, 1]
+    """
+    return _resize_op("ResizeArea", images, size, align_corners, None, name)
+
+
 def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: bool = False,
                   preserve_aspect_ratio: bool = False, name=None):
     """Resize 3-D or 4-D `images` to ``size = [new_height, new_width]`` (TF1's
@@ -232,9 +281,8 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
     """
     if isinstance(method, str):
         method = _METHOD_NAMES.get(method.lower(), method)
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
-        raise NotImplementedError(f"resize_images: method {method!r} is not implemented in "
-                                  "flowgraph; use ResizeMethod.BILINEAR or NEAREST_NEIGHBOR")
+    if method not in _RESIZERS:
+        raise ValueError(f"Resize method is not implemented: {method}")
     with name_scope(name, "resize_images", [images, size]):
         x = _image_tensor(images, "resize_images")
         target = constant_value(_size_tensor(size, "resize_images"))
@@ -249,12 +297,13 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
             size = target
         if target is not None and hw is not None and list(hw) == [int(t) for t in target]:
             return x  # TensorFlow returns the images unchanged
-        if method == ResizeMethod.BILINEAR:
-            return resize_bilinear(x, size, align_corners=align_corners)
-        return resize_nearest_neighbor(x, size, align_corners=align_corners)
+        return _RESIZERS[method](x, size, align_corners=align_corners)
 
 
 resize = resize_images
+_RESIZERS = {ResizeMethod.BILINEAR: resize_bilinear,
+             ResizeMethod.NEAREST_NEIGHBOR: resize_nearest_neighbor,
+             ResizeMethod.BICUBIC: resize_bicubic, ResizeMethod.AREA: resize_area}
 
 
 # -- pixel statistics and flips ---------------------------------------------------------
@@ -367,12 +416,15 @@ def random_crop(value, size, seed=None, name=None):
         x = convert_to_tensor(value, name="value")
         s = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
         static = constant_value(s)
-        if static is not None and x.shape.is_fully_defined():
-            have = x.shape.as_list()
-            if len(have) != len(static) or any(int(a) > b for a, b in zip(static, have)):
-                raise ValueError(f"random_crop: size {list(static)} does not fit in a value of "
-                                 f"shape {have}")
-        limit = shape(x) - s + 1
+        if static is not None and x.shape.ndims is not None and x.shape.ndims != len(static):
+            raise ValueError(f"random_crop: size {[int(v) for v in static]} has not the rank "
+                             f"of the value's shape {x.shape}")
+        # a size larger than the value fails when the step runs (InvalidArgumentError), as
+        # in TensorFlow
+        fits = Assert(reduce_all(greater_equal(shape(x), s)),
+                      ["Need value.shape >= size, got ", shape(x), s], summarize=1000)
+        with control_dependencies([fits]):
+            limit = shape(x) - s + 1
         offset = random_uniform(shape(s), dtype=_dtypes.int32, maxval=_dtypes.int32.max,
                                 seed=seed) % limit
         out = _slice(x, offset, s)
@@ -497,3 +549,63 @@ from flowgraph.ops.image_adjust_ops import (  # noqa: E402
 __all__ += ["adjust_brightness", "adjust_contrast", "central_crop", "convert_image_dtype",
             "crop_to_bounding_box", "grayscale_to_rgb", "pad_to_bounding_box",
             "resize_image_with_crop_or_pad", "rgb_to_grayscale", "rot90", "transpose_image"]
+
+
+def resize_image_with_pad(image, target_height: int, target_width: int,
+                          method=ResizeMethod.BILINEAR, align_corners: bool = False):
+    """Resize `image` to fit ``target_height x target_width`` keeping its aspect ratio,
+    then zero-pad it (centered) to exactly that size; needs a known height and width.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.resize_image_with_pad(tf.ones([3, 4, 1]), 4, 6).shape.as_list()
+    [4, 6, 1]
+    """
+    with name_scope(None, "resize_image_with_pad", [image]):
+        x = _image_tensor(image, "resize_image_with_pad")
+        dims = x.shape.as_list() if x.shape.ndims is not None else [None] * 3
+        height, width = dims[-3], dims[-2]
+        if height is None or width is None:
+            raise ValueError("resize_image_with_pad: the image's height and width must be "
+                             f"known when the graph is built, got shape {x.shape}")
+        if target_height <= 0 or target_width <= 0:
+            raise ValueError("target_height and target_width must be > 0")
+        ratio = max(width / target_width, height / target_height)
+        new_h, new_w = int(height / ratio), int(width / ratio)
+        resized = resize_images(x, [new_h, new_w], method=method, align_corners=align_corners)
+        return pad_to_bounding_box(resized, (target_height - new_h) // 2,
+                                   (target_width - new_w) // 2, target_height, target_width)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """`adjust_contrast` by a factor drawn uniformly from ``[lower, upper)``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.random_contrast(tf.ones([2, 2, 3]), 0.5, 1.5, seed=1).shape.as_list()
+    [2, 2, 3]
+    """
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    factor = random_uniform([], lower, upper, seed=seed)
+    return adjust_contrast(image, factor)
+
+
+__all__ += ["random_contrast", "resize_image_with_pad"]
+
+# HSV conversions and hue/saturation adjustments (composites).
+from flowgraph.ops.image_color_ops import (  # noqa: E402
+    adjust_hue,
+    adjust_saturation,
+    hsv_to_rgb,
+    random_hue,
+    random_saturation,
+    rgb_to_hsv,
+)
+
+__all__ += ["adjust_hue", "adjust_saturation", "hsv_to_rgb", "random_hue",
+            "random_saturation", "rgb_to_hsv"]

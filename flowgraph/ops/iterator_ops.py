@@ -76,8 +76,17 @@ def _get_next_shape(op, handle):
     return [as_shape(s) for s in op.attrs["output_shapes"]]
 
 
+@register_op("ReduceDataset", attrs={"output_types": [], "output_shapes": [],
+                                     "dataset_id": ""},
+             num_outputs=lambda op: len(op.attrs["output_types"]), dtype_fn=_get_next_dtypes,
+             stateful=True, cost=OpCost.EXPENSIVE)
+def _reduce_dataset_shape(op, *captured):
+    return [as_shape(s) for s in op.attrs["output_shapes"]]
+
+
 not_differentiable("IteratorV2", "OneShotIterator", "IteratorFromStringHandleV2",
-                   "IteratorToStringHandle", "MakeIterator", "IteratorGetNext")
+                   "IteratorToStringHandle", "MakeIterator", "IteratorGetNext",
+                   "ReduceDataset")
 
 
 # -- the dataset table ----------------------------------------------------------------------

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import control_dependencies, name_scope
 from flowgraph.ops import array_ops as _a
+from flowgraph.ops import check_ops as _check
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
 from flowgraph.ops import math_special as _s
@@ -210,10 +211,20 @@ def confusion_matrix(labels, predictions, num_classes=None, dtype=_dtypes.int32,
         if labels.shape.ndims not in (None, 1) or predictions.shape.ndims not in (None, 1):
             raise ValueError(f"confusion_matrix: labels and predictions must be vectors, got "
                              f"shapes {labels.shape} and {predictions.shape}")
+        # As TensorFlow: run-time checks that every class id is in [0, num_classes).
+        checks = [_check.assert_non_negative(labels, message="`labels` contains negative "
+                                             "values"),
+                  _check.assert_non_negative(predictions, message="`predictions` contains "
+                                             "negative values")]
         if num_classes is None:
             n = _m.maximum(_r.reduce_max(labels), _r.reduce_max(predictions)) + 1
         else:
             n = _m.cast(convert_to_tensor(num_classes), _dtypes.int64)
+            checks += [_check.assert_less(labels, n, message="`labels` out of bound"),
+                       _check.assert_less(predictions, n,
+                                          message="`predictions` out of bound")]
+        with control_dependencies(checks):
+            labels = _a.identity(labels)
         values = (_a.ones_like(labels, dtype=dtype) if weights is None
                   else _m.cast(convert_to_tensor(weights), dtype))
         flat = _seg.unsorted_segment_sum(values, labels * n + predictions, n * n)

@@ -28,6 +28,7 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
+from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops.op_util import attr_dtype, binary_inputs, fixed_dtype, make_tensor
 
@@ -370,6 +371,12 @@ def cast(x, dtype, name=None):
     [ 1 -1]
     """
     base = _dtypes.as_dtype(dtype).base_dtype
+    if isinstance(x, SparseTensor | IndexedSlices):  # the values cast, as in TensorFlow
+        with name_scope(name, "Cast", [x]):
+            values = cast(x.values, base)
+        if isinstance(x, SparseTensor):
+            return SparseTensor(x.indices, values, x.dense_shape)
+        return IndexedSlices(values, x.indices, x.dense_shape)
     with name_scope(name, "Cast", [x]) as scope:
         x = convert_to_tensor(x)
         src = x.dtype.base_dtype

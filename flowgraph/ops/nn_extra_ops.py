@@ -145,6 +145,16 @@ def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, bet
 lrn = local_response_normalization
 
 
+def _check_fused_bn_dtype(t, arg: str, allowed: tuple) -> None:
+    # TensorFlow's FusedBatchNormV3 has no float64 kernel: x is half/bfloat16/float32,
+    # its statistics and affine parameters float32 (or bfloat16).
+    if t.dtype.base_dtype.name not in allowed:
+        raise TypeError(
+            f"Value passed to parameter '{arg}' has DataType {t.dtype.base_dtype.name} not in "
+            f"list of allowed values: {', '.join(allowed)} (tf.nn.fused_batch_norm; cast it, "
+            "e.g. tf.cast(x, tf.float32))")
+
+
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
                      data_format="NHWC", is_training=True, name=None,
                      exponential_avg_factor=1.0):
@@ -173,6 +183,14 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
     eps = max(float(epsilon), 1.001e-5)
     with name_scope(name, "FusedBatchNorm", [x, scale, offset]) as scope:
         x = convert_to_tensor(x, name="x")
+        _check_fused_bn_dtype(x, "x", ("float16", "bfloat16", "float32"))
+        for arg, value in (("scale", scale), ("offset", offset), ("mean", mean),
+                           ("variance", variance)):
+            if value is not None:
+                _check_fused_bn_dtype(convert_to_tensor(value), arg, ("bfloat16", "float32"))
+        if x.shape.ndims not in (None, 4):
+            raise ValueError(f"Shape must be rank 4 but is rank {x.shape.ndims} for "
+                             f"'{scope}FusedBatchNorm': fused_batch_norm needs a 4-D x")
         axes = [0, 1, 2] if data_format == "NHWC" else [0, 2, 3]
         bshape = [1, 1, 1, -1] if data_format == "NHWC" else [1, -1, 1, 1]
         work = _dtypes.float32 if x.dtype.base_dtype == _dtypes.float16 else \

@@ -31,10 +31,16 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import make_op
+from flowgraph.ops.parsing_sparse_feature import (
+    SparseFeature,
+    check_sparse_feature,
+    sparse_from_parts,
+)
 
 __all__ = [
     "FixedLenFeature",
     "FixedLenSequenceFeature",
+    "SparseFeature",
     "VarLenFeature",
     "decode_csv",
     "parse_example",
@@ -290,6 +296,7 @@ def parse_example(serialized, features: dict, name: str | None = None,
     ...     print(sess.run(out["x"]))
     [[1 2 3 4]]
     """
+    features, combine = _expand_sparse_features(features)
     sparse, dense = _split_features(features)
     with name_scope(name, "ParseExample", [serialized]) as scope:
         serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
@@ -298,7 +305,39 @@ def parse_example(serialized, features: dict, name: str | None = None,
             "dense_keys": [d[0] for d in dense], "dense_types": [d[1] for d in dense],
             "dense_shapes": [d[2] for d in dense], "dense_defaults": [d[3] for d in dense],
             "dense_is_sequence": [d[4] for d in dense]}, name=scope)
-    return parsed_features(op, [k for k, _ in sparse], [d[0] for d in dense])
+        parsed = parsed_features(op, [k for k, _ in sparse], [d[0] for d in dense])
+        return combine(parsed)
+
+
+def _expand_sparse_features(features: dict):
+    """`features` with each `SparseFeature` replaced by `VarLenFeature`s of its index and
+    value keys, and the function that builds the requested dict from the parsed one."""
+    if not isinstance(features, dict) or not any(
+            isinstance(f, SparseFeature) for f in features.values()):
+        return features, lambda parsed: parsed
+    plain = {k: f for k, f in features.items() if not isinstance(f, SparseFeature)}
+    wanted = {k: f for k, f in features.items() if isinstance(f, SparseFeature)}
+    expanded = dict(plain)
+    for key, f in wanted.items():
+        check_sparse_feature(key, f)
+        for part, dtype in [(i, _dtypes.int64) for i in f.index_keys] + [(f.value_key,
+                                                                           f.dtype)]:
+            have = expanded.get(part)
+            if have is not None and not (isinstance(have, VarLenFeature)
+                                         and _dtypes.as_dtype(have.dtype) == dtype):
+                raise ValueError(f"Feature '{key}': SparseFeature key '{part}' is also "
+                                 f"requested as {have}; request it as VarLenFeature({dtype.name})"
+                                 " or not at all")
+            expanded[part] = VarLenFeature(dtype)
+
+    def combine(parsed: dict) -> dict:
+        out = {k: parsed[k] for k in plain}
+        for key, f in wanted.items():
+            out[key] = sparse_from_parts(f, [parsed[i] for i in f.index_keys],
+                                         parsed[f.value_key])
+        return out
+
+    return expanded, combine
 
 
 def parse_single_example(serialized, features: dict, name: str | None = None,

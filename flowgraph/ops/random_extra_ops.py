@@ -16,8 +16,8 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.ops import math_ops
+from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
+from flowgraph.ops import array_gen_ops, array_shape_ops, math_ops, math_reduce
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 from flowgraph.ops.random_ops import FLOATS, _shape_tensor, op_seeds
 
@@ -34,9 +34,27 @@ def _draws_shape(op, shape, params):
 
 register_op("RandomGamma", attrs={**_SEEDS, "T": _dtypes.float32}, dtype_fn=attr_dtype("T"),
             stateful=True)(_draws_shape)
-# TF differentiates a gamma sample with respect to alpha (implicit reparameterization);
-# flowgraph does not yet.
-not_differentiable("RandomGamma")
+
+
+@register_op("RandomGammaGrad")
+def _random_gamma_grad_shape(op, alpha, sample):
+    return [sample]
+
+
+not_differentiable("RandomGammaGrad")
+
+
+@register_gradient("RandomGamma")
+def _random_gamma_grad(op, grad):
+    # Implicit reparameterization: with F the gamma cdf, F(sample; alpha) = u stays fixed,
+    # so d sample / d alpha = -(dF/d alpha) / pdf (the kernel of RandomGammaGrad). The
+    # draws' leading `shape` axes sum away to alpha's shape.
+    shape_t, alpha = op.inputs
+    sample = op.outputs[0]
+    partial = make_tensor("RandomGammaGrad", [alpha, sample])
+    lead = array_shape_ops.size(shape_t)
+    axes = array_gen_ops.range(lead)
+    return [None, math_reduce.reduce_sum(math_ops.multiply(grad, partial), axes)]
 
 
 def random_gamma(shape, alpha, beta=None, dtype=_dtypes.float32, seed=None, name=None):

@@ -202,6 +202,10 @@ def decode_base64(input, name=None):
     return make_tensor("DecodeBase64", [_strings(input, "input")], name=name or "DecodeBase64")
 
 
+_DECODE_RAW_TYPES = ("float16", "float32", "float64", "int32", "uint16", "uint8", "int16",
+                     "int8", "int64", "complex64", "complex128", "bool", "bfloat16")
+
+
 def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, bytes=None):
     """Reinterpret the bytes of each string as a vector of `out_type` (every string must
     have the same length, a multiple of the type's size): shape ``input.shape + [n]``.
@@ -215,6 +219,12 @@ def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, b
     x = _strings(bytes if input_bytes is None else input_bytes, "input_bytes")
     if out_type is None:
         raise TypeError("tf.decode_raw: out_type is required")
+    out_type = _dtypes.as_dtype(out_type)
+    if out_type.name not in _DECODE_RAW_TYPES:
+        raise TypeError(
+            f"Value passed to parameter 'out_type' has DataType {out_type.name} not in list "
+            f"of allowed values: {', '.join(_DECODE_RAW_TYPES)} (tf.decode_raw reads "
+            "fixed-size numbers; a string needs no decoding)")
     return make_tensor("DecodeRaw", [x], {"out_type": _dtypes.as_dtype(out_type),
                                           "little_endian": bool(little_endian)},
                        name=name or "DecodeRaw")

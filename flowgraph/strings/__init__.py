@@ -29,3 +29,16 @@ __all__ += ["to_hash_bucket", "to_hash_bucket_strong"]
 from flowgraph.ops.string_format_ops import string_format as format  # noqa: E402
 
 __all__ += ["format"]
+
+# Unicode (round 3 of the TF1 program sweep).
+from flowgraph.ops.string_unicode_ops import (  # noqa: E402
+    bytes_split,
+    unicode_decode,
+    unicode_decode_with_offsets,
+    unicode_encode,
+    unicode_split,
+    unicode_transcode,
+)
+
+__all__ += ["bytes_split", "unicode_decode", "unicode_decode_with_offsets", "unicode_encode",
+            "unicode_split", "unicode_transcode"]

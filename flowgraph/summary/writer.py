@@ -35,6 +35,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.content_cache import ContentCache, graph_def_digest
+from flowgraph.framework.proto_codec import write_length_delimited
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.framework.tf_formats.graph_def import compact_tensor_proto
@@ -44,6 +45,7 @@ __all__ = ["FileWriter", "FileWriterCache"]
 
 logger = logging.getLogger("flowgraph")
 
+_TF_VERSION = "2.15.1"  # the version the event files follow (as `export_meta_graph`)
 _MAX_ATTR_TENSOR_BYTES = 1 << 20  # larger constants are left out of the graph shown
 
 
@@ -141,6 +143,28 @@ def graph_def_proto(graph_def: dict) -> ef.GraphDef:
                      input=[_input_name(r) for r in node.get("input", [])],
                      device=node.get("device", "") or None, attr=attrs)
     return out
+
+
+def _graph_bytes(graph, graph_def) -> bytes:
+    """The serialized GraphDef of `graph` (a `Graph`, a GraphDef message or bytes, or
+    flowgraph's dict graph def) or of the deprecated `graph_def` argument."""
+    if graph is not None and graph_def is not None:
+        raise ValueError("Please pass only graph, or graph_def (deprecated), but not both.")
+    if graph is None and graph_def is None:
+        raise ValueError("Please pass a graph (or graph_def) to add_graph")
+    if graph is not None and hasattr(graph, "as_graph_def"):
+        return _graph_event_bytes(graph.as_graph_def(add_shapes=True))
+    source = graph if graph is not None else graph_def
+    if isinstance(source, dict):
+        return graph_def_proto(source).SerializeToString()
+    return _as_bytes(source, "graph_def")
+
+
+def _meta_graph_bytes(graph_bytes: bytes) -> bytes:
+    """A serialized MetaGraphDef of the graph (field 2) with a ``meta_info_def`` (field 1)
+    naming the TensorFlow version the files follow; collections are not written."""
+    info = write_length_delimited(5, _TF_VERSION.encode())
+    return write_length_delimited(1, info) + write_length_delimited(2, graph_bytes)
 
 
 def _run_metadata_proto(run_metadata) -> ef.RunMetadata:
@@ -333,7 +357,8 @@ class FileWriter:
     logdir : str
         Directory of the event file (created if needed).
     graph : Graph, optional
-        Added with `add_graph` right away.
+        Added with `add_graph` right away, followed by a meta graph event holding it
+        (as TensorFlow writes them; `graph_def` does the same).
     max_queue : int
         Events queued before `add_*` blocks.
     flush_secs : float
@@ -353,7 +378,10 @@ class FileWriter:
         self._session_run_tags: set[str] = set()
         self._graph_added = False
         if graph is not None or graph_def is not None:
-            self.add_graph(graph, graph_def=graph_def)
+            # As TensorFlow: the graph event, then a meta graph event holding that graph.
+            data = _graph_bytes(graph, graph_def)
+            self._add_graph_bytes(data, None)
+            self.add_meta_graph(_meta_graph_bytes(data))
 
     def __enter__(self):
         return self
@@ -394,18 +422,9 @@ class FileWriter:
 
     def add_graph(self, graph, global_step=None, graph_def=None) -> None:
         """Write the graph (a `Graph`, or a graph def) for TensorBoard's Graphs tab."""
-        if graph is not None and graph_def is not None:
-            raise ValueError("Please pass only graph, or graph_def (deprecated), but not both.")
-        if graph is None and graph_def is None:
-            raise ValueError("Please pass a graph (or graph_def) to add_graph")
-        if graph is not None and hasattr(graph, "as_graph_def"):
-            data = _graph_event_bytes(graph.as_graph_def(add_shapes=True))
-        else:
-            source = graph if graph is not None else graph_def
-            if isinstance(source, dict):
-                data = graph_def_proto(source).SerializeToString()
-            else:
-                data = _as_bytes(source, "graph_def")
+        self._add_graph_bytes(_graph_bytes(graph, graph_def), global_step)
+
+    def _add_graph_bytes(self, data: bytes, global_step) -> None:
         if self._graph_added:
             logger.warning("Adding more than one graph event per run; TensorBoard shows the "
                            "last one.")

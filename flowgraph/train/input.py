@@ -17,11 +17,14 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.ops import math_ops
 from flowgraph.ops.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
+from flowgraph.summary import summary_ops
 from flowgraph.train.queue_runner import QueueRunner, add_queue_runner
 
 __all__ = ["batch", "batch_join", "shuffle_batch", "shuffle_batch_join"]
@@ -113,6 +116,9 @@ def _batch(tensor_lists, original, batch_size, num_threads, capacity, enqueue_ma
         else:
             queue = FIFOQueue(capacity, types, shapes, shared_name=shared_name)
         _enqueue(queue, tensor_lists, num_threads, enqueue_many)
+        # TensorFlow's queue summary: how full the queue is, in [0, 1].
+        summary_ops.scalar(f"fraction_of_{capacity}_full",
+                           math_ops.cast(queue.size(), _dtypes.float32) * (1.0 / capacity))
         return _as_original_type(
             original, _dequeue(queue, batch_size, allow_smaller_final_batch, scope))
 
@@ -184,6 +190,11 @@ def _shuffle_batch(tensor_lists, original, batch_size, capacity, min_after_deque
         queue = RandomShuffleQueue(capacity, min_after_dequeue, types, shapes, seed=seed,
                                    shared_name=shared_name)
         _enqueue(queue, tensor_lists, num_threads, enqueue_many)
+        # The fraction of the queue above `min_after_dequeue` (what can be dequeued).
+        spare = capacity - min_after_dequeue
+        above = math_ops.maximum(0, queue.size() - min_after_dequeue)
+        summary_ops.scalar(f"fraction_over_{min_after_dequeue}_of_{spare}_full",
+                           math_ops.cast(above, _dtypes.float32) * (1.0 / spare))
         return _as_original_type(
             original, _dequeue(queue, batch_size, allow_smaller_final_batch, scope))
 

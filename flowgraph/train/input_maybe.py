@@ -68,44 +68,44 @@ def maybe_batch(tensors, keep_input, batch_size, num_threads=1, capacity=32,
                 enqueue_many=False, shapes=None, dynamic_pad=False,
                 allow_smaller_final_batch=False, shared_name=None, name=None):
     """`tf.train.batch` of the elements for which `keep_input` is true."""
-    with name_scope(name, "maybe_batch", []):
+    with name_scope(name, "batch", []) as scope:
         kept = _mask(tensors, keep_input, enqueue_many, "maybe_batch")
         return _input.batch(kept, batch_size, num_threads, capacity, True,
                             _shapes_of(tensors, shapes, enqueue_many), dynamic_pad,
-                            allow_smaller_final_batch, shared_name)
+                            allow_smaller_final_batch, shared_name, scope)
 
 
 def maybe_batch_join(tensors_list, keep_input, batch_size, capacity=32, enqueue_many=False,
                      shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
                      shared_name=None, name=None):
     """`tf.train.batch_join` of the elements for which `keep_input` is true."""
-    with name_scope(name, "maybe_batch_join", []):
+    with name_scope(name, "batch_join", []) as scope:
         kept = [_mask(t, keep_input, enqueue_many, "maybe_batch_join") for t in tensors_list]
         return _input.batch_join(kept, batch_size, capacity, True,
                                  _shapes_of(tensors_list[0], shapes, enqueue_many),
-                                 dynamic_pad, allow_smaller_final_batch, shared_name)
+                                 dynamic_pad, allow_smaller_final_batch, shared_name, scope)
 
 
 def maybe_shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
                         num_threads=1, seed=None, enqueue_many=False, shapes=None,
                         allow_smaller_final_batch=False, shared_name=None, name=None):
     """`tf.train.shuffle_batch` of the elements for which `keep_input` is true."""
-    with name_scope(name, "maybe_shuffle_batch", []):
+    with name_scope(name, "shuffle_batch", []) as scope:
         kept = _mask(tensors, keep_input, enqueue_many, "maybe_shuffle_batch")
         return _input.shuffle_batch(kept, batch_size, capacity, min_after_dequeue,
                                     num_threads, seed, True,
                                     _shapes_of(tensors, shapes, enqueue_many),
-                                    allow_smaller_final_batch, shared_name)
+                                    allow_smaller_final_batch, shared_name, scope)
 
 
 def maybe_shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue,
                              keep_input, seed=None, enqueue_many=False, shapes=None,
                              allow_smaller_final_batch=False, shared_name=None, name=None):
     """`tf.train.shuffle_batch_join` of the elements for which `keep_input` is true."""
-    with name_scope(name, "maybe_shuffle_batch_join", []):
+    with name_scope(name, "shuffle_batch_join", []) as scope:
         kept = [_mask(t, keep_input, enqueue_many, "maybe_shuffle_batch_join")
                 for t in tensors_list]
         return _input.shuffle_batch_join(kept, batch_size, capacity, min_after_dequeue, seed,
                                          True, _shapes_of(tensors_list[0], shapes,
                                                           enqueue_many),
-                                         allow_smaller_final_batch, shared_name)
+                                         allow_smaller_final_batch, shared_name, scope)

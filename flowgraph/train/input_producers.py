@@ -33,6 +33,7 @@ from flowgraph.ops.data_flow_ops import FIFOQueue
 from flowgraph.ops.matching_files_ops import matching_files
 from flowgraph.ops.state_count_ops import count_up_to
 from flowgraph.ops.variables import Variable
+from flowgraph.summary import summary_ops
 from flowgraph.train.queue_runner import QueueRunner, add_queue_runner
 
 __all__ = ["input_producer", "limit_epochs", "match_filenames_once", "range_input_producer",
@@ -96,7 +97,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
     """A `FIFOQueue` of `capacity` fed with the rows of `input_tensor` (its first
     dimension), shuffled each pass when `shuffle`, for `num_epochs` passes (forever if
     None). `element_shape` is required when ``input_tensor.shape[1:]`` is not fully known.
-    `summary_name` is accepted for compatibility (no summary is written).
+    With `summary_name`, a scalar summary of how full the queue is (as a fraction of
+    `capacity`) is added to ``GraphKeys.SUMMARIES``.
 
     Example
     -------
@@ -116,10 +118,15 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         if shuffle:
             input_tensor = random_ops.random_shuffle(input_tensor, seed=seed)
         input_tensor = limit_epochs(input_tensor, num_epochs)
+        # TF passes `name` through: a caller's scope ("input_producer/") names the
+        # queue op itself; without one the op keeps its type's default name.
         queue = FIFOQueue(capacity, [input_tensor.dtype.base_dtype], [element_shape],
-                          shared_name=shared_name, name="fifo_queue")
+                          shared_name=shared_name, name=name)
         enqueue = queue.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))
+        if summary_name is not None:
+            summary_ops.scalar(summary_name,
+                               math_ops.cast(queue.size(), _dtypes.float32) * (1.0 / capacity))
         return queue
 
 

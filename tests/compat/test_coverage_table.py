@@ -59,7 +59,7 @@ def test_render_counts_present_and_missing():
     ("tf.matrix_square_root", "flowgraph", "tf.py_func"),
     ("tf.nn.raw_rnn", "flowgraph.nn", "tf.nn.dynamic_rnn"),
     ("tf.enable_resource_variables", "flowgraph", "nothing to enable"),
-    ("tf.linalg.expm", "flowgraph.linalg", "tf.py_func"),
+    ("tf.linalg.sqrtm", "flowgraph.linalg", "tf.py_func"),
     ("tf.LMDBReader", "flowgraph", "tf.data"),
 ])
 def test_missing_name_says_not_implemented_and_what_to_use(expr, module, hint):

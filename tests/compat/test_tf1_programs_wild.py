@@ -18,12 +18,6 @@ import pytest
 import flowgraph as tf
 
 
-@pytest.fixture(autouse=True)
-def _fresh_graph():
-    with tf.Graph().as_default():
-        yield
-
-
 def _run(fetches, feed_dict=None):
     with tf.Session() as sess:
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])

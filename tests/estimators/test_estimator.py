@@ -83,8 +83,8 @@ def test_train_argument_errors(tmp_path):
 
 def test_evaluate_returns_metrics_and_writes_summaries(tmp_path):
     est = make(tmp_path)
-    with pytest.raises(ValueError, match="Could not find trained model in model_dir"):
-        est.evaluate(train_input(epochs=1))
+    # TF 2.15: no checkpoint yet -> the freshly initialized model is evaluated
+    assert est.evaluate(train_input(epochs=1))["global_step"] == 0
     est.train(train_input(), steps=200)
     result = est.evaluate(train_input(epochs=1))
     assert set(result) == {"loss", "mae", "global_step"} and result["global_step"] == 200

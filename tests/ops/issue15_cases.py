@@ -28,6 +28,12 @@ GRADIENT_CASES = {
     "ResizeBilinear": [
         ([_u(2, 3, 4, 2)], lambda x: tf.image.resize_bilinear(x, [5, 3])),
         ([_u(1, 4, 3, 1)], lambda x: tf.image.resize_bilinear(x, [2, 5], align_corners=True))],
+    "ResizeBicubic": [
+        ([_u(2, 3, 4, 2)], lambda x: tf.image.resize_bicubic(x, [5, 3])),
+        ([_u(1, 4, 3, 1)], lambda x: tf.image.resize_bicubic(x, [2, 5], align_corners=True,
+                                                             half_pixel_centers=False)),
+        ([_u(1, 4, 3, 1)], lambda x: tf.image.resize_bicubic(x, [6, 5],
+                                                             half_pixel_centers=True))],
     "ResizeNearestNeighbor": [
         ([_u(2, 3, 4, 2)], lambda x: tf.image.resize_nearest_neighbor(x, [5, 7])),
         ([_u(1, 4, 3, 1)], lambda x: tf.image.resize_nearest_neighbor(
@@ -97,6 +103,9 @@ CONTRACT_CASES = {
         tf.image.resize_bilinear(x, [5, 3]), x, grad_ys=g)[0], {})],
     "ResizeNearestNeighborGrad": [([_u(2, 5, 7, 2), _u(2, 3, 4, 2)], lambda g, x: tf.gradients(
         tf.image.resize_nearest_neighbor(x, [5, 7]), x, grad_ys=g)[0], _VD)],
+    "ResizeBicubicGrad": [([_u(2, 5, 3, 2), _u(2, 3, 4, 2)], lambda g, x: tf.gradients(
+        tf.image.resize_bicubic(x, [5, 3]), x, grad_ys=g)[0], {})],
+    "ResizeArea": [([_u(2, 3, 4, 2)], lambda x: tf.image.resize_area(x, [2, 3]), {})],
     "DecodePng": [([_png()], lambda s: tf.image.decode_png(s, channels=3), _VD)],
     "DecodeJpeg": [([_jpeg()], lambda s: tf.image.decode_jpeg(s), _VD)],
     "EncodePng": [([np.zeros((2, 3, 3), np.uint8)], lambda x: tf.image.encode_png(x), {})],

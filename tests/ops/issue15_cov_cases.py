@@ -70,6 +70,8 @@ GRADIENT_CASES = {
     "TensorScatterMin": [([np.array([0.1, -0.5, 0.7]), np.array([0.4, -0.9])],
                           lambda t, u: tf.tensor_scatter_nd_min(t, [[2], [1]], u))],
     "Cholesky": [([_u(9)], lambda x: tf.cholesky(_spd(x, 3)))],
+    "MatrixExponential": [([_u(2, 3, 3) * 0.5],
+                           lambda x: tf.linalg.expm(tf.reshape(x, [2, 3, 3])))],
     "MatrixInverse": [([_u(2, 3, 3) * 0.5], lambda x: tf.matrix_inverse(_well(x, [2, 3, 3]))),
                       ([_u(9) * 0.5], lambda x: tf.matrix_inverse(_well(x, [3, 3]),
                                                                   adjoint=True))],
@@ -175,7 +177,21 @@ def _reader_case(make, read="read"):
     return build
 
 
+_U = np.array([b"h\xc3\xa9", b"w"], object)
 CONTRACT_CASES = {
+    # the number of characters depends on the bytes; unicode_decode/encode need the rank
+    "UnicodeDecode": [([_U], lambda s: tf.strings.unicode_decode(s, "UTF-8").values,
+                       {"value_dependent": True, "modes": ("static", "batch", "dims")})],
+    "UnicodeDecodeWithOffsets": [([_U], lambda s: tf.strings.unicode_decode_with_offsets(
+        s, "UTF-8")[1].values, {"value_dependent": True,
+                                "modes": ("static", "batch", "dims")})],
+    "UnicodeEncode": [([np.array([[104, 233], [119, 120]], np.int32)],
+                       lambda c: tf.strings.unicode_encode(c, "UTF-8"),
+                       {"modes": ("static", "batch", "dims")})],
+    "ReduceDataset": [([], lambda: tf.data.Dataset.from_tensor_slices(np.arange(4.0)).reduce(
+        np.float64(0), lambda s, x: s + x), {})],
+    "UnicodeTranscode": [([_U], lambda s: tf.strings.unicode_transcode(s, "UTF-8",
+                                                                       "UTF-16-BE"), {})],
     "StringToHashBucket": [([_S], lambda s: tf.string_to_hash_bucket(s, 10), {})],
     "StringToHashBucketStrong": [([_S], lambda s: tf.string_to_hash_bucket_strong(
         s, 10, key=[1, 2]), {})],

@@ -726,6 +726,8 @@ _add("PriorityQueueV2", Case([_ints(3).astype(np.int64), f64(3, 2)], lambda p, x
 _add("PrintV2", Case([f64(2, 0)], lambda x: tf.print(x)))
 _add("StringFormat", Case([f64(2, 3)], lambda x: tf.strings.format("v={}", x)))
 _add("RandomGamma", Case([], lambda: tf.random_gamma([2, 3], [1.0, 2.5], dtype=tf.float64)))
+_add("RandomGammaGrad", Case([np.array([1.0, 2.5]), np.array([[0.5, 2.0], [1.5, 3.0]])],
+                             op("RandomGammaGrad", [None, None])))
 _add("CTCLoss", Case([f64(4, 2, 3)], lambda x: tf.nn.ctc_loss(
     tf.SparseTensor([[0, 0], [1, 0]], tf.constant([1, 0], tf.int32), [2, 1]), x, [4, 3])))
 _add("Assert", Case([f64(2)], lambda x: tf.Assert(tf.constant(True), [x])))

@@ -118,6 +118,27 @@ class MakeIteratorOp:
         resource.reset(dataset._make_pipeline(list(captured)))
 
 
+@cpu_kernel("ReduceDataset")
+class ReduceDatasetOp:
+    """``Dataset.reduce``: the last element of its dataset (the initial state followed by
+    the running states), read to the end in one run."""
+
+    def __init__(self, ctx, *, dataset_id, output_types, output_shapes) -> None:
+        self.op = ctx.op
+        self.dataset_id = dataset_id
+
+    def __call__(self, *captured):
+        pipeline = lookup_dataset(self.op, self.dataset_id)._make_pipeline(list(captured))
+        last = None
+        try:
+            for element in pipeline.elements():
+                last = element
+        finally:
+            pipeline.close()
+        out = [np.array(x, copy=True) for x in last]
+        return out[0] if len(out) == 1 else out
+
+
 @cpu_kernel("IteratorToStringHandle")
 def iterator_to_string_handle(resource):
     out = np.empty((), dtype=object)

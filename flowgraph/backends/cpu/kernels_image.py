@@ -48,15 +48,57 @@ def nearest_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool
     for o in range(n_out):
         if half_pixel:
             src = int(np.floor((o + 0.5) * scale))
-        elif align_corners:
-            src = int(np.round(o * scale))
+        elif align_corners:  # TF rounds halves away from zero (roundf), not to even
+            src = int(np.floor(o * scale + 0.5))
         else:
             src = int(np.floor(o * scale))
         w[o, min(max(src, 0), n_in - 1)] = 1.0
     return w
 
 
-_WEIGHTS = {"bilinear": bilinear_weights, "nearest": nearest_weights}
+def bicubic_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """The (n_out, n_in) matrix of Keys cubic interpolation along one axis: TF's legacy
+    kernel (a = -0.75, edge pixels repeated) or, with half-pixel centers, a = -0.5 with
+    taps outside the image dropped and the rest renormalized."""
+    scale = _scale(n_in, n_out, align_corners)
+    a = -0.5 if half_pixel else -0.75
+    w = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        src = (o + 0.5) * scale - 0.5 if half_pixel else o * scale
+        lo = int(np.floor(src))
+        t = np.rint((src - lo) * 1024) / 1024  # TF reads the kernel from a 1024-step table
+        taps = [((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+                ((a + 2) * t - (a + 3)) * t * t + 1,
+                ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+                ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a]
+        idx = [lo - 1, lo, lo + 1, lo + 2]
+        if half_pixel:
+            keep = [(i, c) for i, c in zip(idx, taps) if 0 <= i < n_in]
+            total = sum(c for _, c in keep)
+            for i, c in keep:
+                w[o, i] += c / total
+        else:
+            for i, c in zip(idx, taps):
+                w[o, min(max(i, 0), n_in - 1)] += c
+    return w
+
+
+def area_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """The (n_out, n_in) matrix of area averaging: each output pixel covers
+    ``[o * scale, (o + 1) * scale)`` of the input, weighted by overlap."""
+    scale = _scale(n_in, n_out, align_corners)
+    w = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        start, end = o * scale, (o + 1) * scale
+        for i in range(int(np.floor(start)), int(np.ceil(end))):
+            overlap = min(end, i + 1) - max(start, i)
+            if overlap > 0:
+                w[o, min(i, n_in - 1)] += overlap / scale
+    return w
+
+
+_WEIGHTS = {"bilinear": bilinear_weights, "nearest": nearest_weights,
+            "bicubic": bicubic_weights, "area": area_weights}
 
 
 def _size_of(size) -> tuple[int, int]:
@@ -82,6 +124,24 @@ def _resize(kind, images, size, align_corners, half_pixel_centers):
 def resize_bilinear(images, size, *, align_corners, half_pixel_centers):
     return _resize("bilinear", images, size, align_corners, half_pixel_centers).astype(
         np.float64 if images.dtype == np.float64 else np.float32)
+
+
+@cpu_kernel("ResizeBicubic")
+def resize_bicubic(images, size, *, align_corners, half_pixel_centers):
+    return _resize("bicubic", images, size, align_corners, half_pixel_centers).astype(
+        np.float64 if images.dtype == np.float64 else np.float32)
+
+
+@cpu_kernel("ResizeArea")
+def resize_area(images, size, *, align_corners):
+    return _resize("area", images, size, align_corners, False).astype(
+        np.float64 if images.dtype == np.float64 else np.float32)
+
+
+@cpu_kernel("ResizeBicubicGrad")
+def resize_bicubic_grad(grads, original_image, *, align_corners, half_pixel_centers):
+    out = _resize_grad("bicubic", grads, original_image, align_corners, half_pixel_centers)
+    return out.astype(original_image.dtype)
 
 
 @cpu_kernel("ResizeNearestNeighbor")

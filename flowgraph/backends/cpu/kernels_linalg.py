@@ -2,13 +2,15 @@
 diagonal/band ops (`flowgraph/ops/linalg_diag_ops.py`): NumPy's batched LAPACK wrappers
 on the last two axes; SciPy for the triangular solve.
 
-A matrix LAPACK cannot factor (singular, not positive definite) is an
-InvalidArgumentError naming the op, as in TensorFlow.
+A matrix LAPACK cannot invert or solve (singular) is an InvalidArgumentError naming the
+op, as in TensorFlow; a Cholesky factor of a matrix that is not positive definite is NaN
+on and below its diagonal, as TensorFlow's CPU kernel returns it.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import errors
@@ -25,15 +27,25 @@ def _lower(x):
 
 
 @cpu_kernel("Cholesky", fresh=True)
-def cholesky(x, *, op):
+def cholesky(x):
     if x.size == 0:
         return np.array(x, copy=True)
+    sym = _lower(x)
     try:
-        return np.linalg.cholesky(_lower(x)).astype(x.dtype, copy=False)
+        return np.linalg.cholesky(sym).astype(x.dtype, copy=False)
     except np.linalg.LinAlgError:
-        raise _fail(op, "Cholesky decomposition was not successful, the input is not "
-                    "positive definite", "pass a symmetric positive-definite matrix "
-                    "(add a small multiple of the identity to regularize it)") from None
+        pass
+    # As TensorFlow's CPU kernel: a matrix that is not positive definite is no error; its
+    # factor is NaN on and below the diagonal (0 above), the other matrices factor as usual.
+    flat = sym.reshape((-1, *sym.shape[-2:]))
+    out = np.zeros(flat.shape, x.dtype)
+    failed = np.tril(np.full(sym.shape[-2:], np.nan, x.dtype))
+    for i, m in enumerate(flat):
+        try:
+            out[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            out[i] = failed
+    return out.reshape(x.shape)
 
 
 @cpu_kernel("MatrixInverse", fresh=True)
@@ -180,3 +192,11 @@ def diag_part(x, *, op):
 @cpu_kernel("Cross", fresh=True)
 def cross(a, b):
     return np.cross(a, b).astype(a.dtype, copy=False)
+
+
+@cpu_kernel("MatrixExponential", fresh=True)
+def matrix_exponential(x):
+    if x.size == 0:
+        return np.array(x, copy=True)
+    work = np.float32 if x.dtype == np.float16 else x.dtype  # SciPy has no half precision
+    return np.asarray(scipy.linalg.expm(x.astype(work, copy=False)), dtype=x.dtype)

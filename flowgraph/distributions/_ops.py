@@ -1,0 +1,131 @@
+"""The op library as one namespace for the distributions (``o.log(x)``): imports only."""
+
+from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
+from flowgraph.framework.graph import control_dependencies, name_scope
+from flowgraph.ops.array_extra_ops import broadcast_dynamic_shape
+from flowgraph.ops.array_gen_ops import one_hot, range
+from flowgraph.ops.array_identity_ops import identity, stop_gradient
+from flowgraph.ops.array_index_ops import where
+from flowgraph.ops.array_join_ops import concat, stack, tile
+from flowgraph.ops.array_shape_ops import (
+    expand_dims,
+    fill,
+    ones,
+    ones_like,
+    reshape,
+    shape,
+    transpose,
+    zeros,
+    zeros_like,
+)
+from flowgraph.ops.check_ops import Assert, assert_less, assert_positive
+from flowgraph.ops.math_composite import lbeta, log_sigmoid
+from flowgraph.ops.math_ops import (
+    abs,
+    cast,
+    equal,
+    exp,
+    expm1,
+    greater,
+    is_nan,
+    less,
+    log,
+    log1p,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    sigmoid,
+    sign,
+    sqrt,
+    square,
+)
+from flowgraph.ops.math_reduce import (
+    argmax,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_prod,
+    reduce_sum,
+)
+from flowgraph.ops.math_special import betainc, digamma, erfc, igamma, lgamma, ndtri, xlogy
+from flowgraph.ops.nn_loss_ops import (
+    sigmoid_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
+from flowgraph.ops.nn_ops import log_softmax, softmax, softplus
+from flowgraph.ops.random_extra_ops import random_gamma
+from flowgraph.ops.random_ops import multinomial, random_normal, random_uniform
+from flowgraph.ops.tensor_compat import broadcast_static_shape
+
+__all__ = [
+    "Assert",
+    "abs",
+    "argmax",
+    "assert_less",
+    "assert_positive",
+    "betainc",
+    "broadcast_dynamic_shape",
+    "broadcast_static_shape",
+    "cast",
+    "concat",
+    "constant",
+    "constant_value",
+    "control_dependencies",
+    "convert_to_tensor",
+    "digamma",
+    "equal",
+    "erfc",
+    "exp",
+    "expand_dims",
+    "expm1",
+    "fill",
+    "greater",
+    "identity",
+    "igamma",
+    "is_nan",
+    "lbeta",
+    "less",
+    "lgamma",
+    "log",
+    "log1p",
+    "log_sigmoid",
+    "log_softmax",
+    "logical_not",
+    "logical_or",
+    "maximum",
+    "minimum",
+    "multinomial",
+    "name_scope",
+    "ndtri",
+    "one_hot",
+    "ones",
+    "ones_like",
+    "random_gamma",
+    "random_normal",
+    "random_uniform",
+    "range",
+    "reduce_all",
+    "reduce_any",
+    "reduce_max",
+    "reduce_prod",
+    "reduce_sum",
+    "reshape",
+    "shape",
+    "sigmoid",
+    "sigmoid_cross_entropy_with_logits",
+    "sign",
+    "softmax",
+    "softplus",
+    "sparse_softmax_cross_entropy_with_logits",
+    "sqrt",
+    "square",
+    "stack",
+    "stop_gradient",
+    "tile",
+    "transpose",
+    "where",
+    "xlogy",
+    "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,183 @@
+"""`tf.distributions.Bernoulli` and `tf.distributions.Categorical`, parameterized by
+`logits` or `probs` (exactly one)."""
+
+from __future__ import annotations
+
+from flowgraph.distributions import _ops as o
+from flowgraph.distributions.distribution import NOT_REPARAMETERIZED, Distribution, params_dict
+from flowgraph.distributions.kullback_leibler import RegisterKL
+from flowgraph.framework import dtypes as _dtypes
+
+__all__ = ["Bernoulli", "Categorical", "logits_and_probs"]
+
+
+def logits_and_probs(logits, probs, multidimensional: bool, validate_args: bool):
+    """``(logits, probs)`` tensors from exactly one of them (inside the caller's scope)."""
+    if (logits is None) == (probs is None):
+        raise ValueError("Must pass probs or logits, but not both.")
+    if probs is None:
+        logits = o.identity(logits, name="logits")
+        if not logits.dtype.is_floating:
+            raise TypeError(f"logits must have a floating dtype, got {logits.dtype}.")
+        with o.name_scope("probs"):
+            probs = o.softmax(logits) if multidimensional else o.sigmoid(logits)
+        return logits, probs
+    probs = o.convert_to_tensor(probs, name="probs")
+    if not probs.dtype.is_floating:
+        raise TypeError(f"probs must have a floating dtype, got {probs.dtype}.")
+    if validate_args:
+        with o.control_dependencies([o.assert_less(-1e-7, probs * 1.0)]):
+            probs = o.identity(probs)
+    probs = o.identity(probs, name="probs")
+    with o.name_scope("logits"):
+        logits = o.log(probs) if multidimensional else o.log(probs) - o.log1p(-probs)
+    return logits, probs
+
+
+class Bernoulli(Distribution):
+    """One coin per batch member: 1 with probability `probs` (= ``sigmoid(logits)``).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> d = tf.distributions.Bernoulli(probs=[0.2, 0.7])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(d.prob([1, 1])).round(4))
+    [0.2 0.7]
+    """
+
+    def __init__(self, logits=None, probs=None, dtype=_dtypes.int32, validate_args=False,
+                 allow_nan_stats=True, name="Bernoulli"):
+        parameters = params_dict(locals())
+        with o.name_scope(name, values=[logits, probs]) as scope:
+            self._logits, self._probs = logits_and_probs(logits, probs, False, validate_args)
+        super().__init__(dtype=_dtypes.as_dtype(dtype),
+                         reparameterization_type=NOT_REPARAMETERIZED,
+                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
+                         parameters=parameters, graph_parents=[self._logits, self._probs],
+                         name=scope)
+
+    @property
+    def logits(self):
+        """Log-odds of drawing a 1."""
+        return self._logits
+
+    @property
+    def probs(self):
+        """Probability of drawing a 1."""
+        return self._probs
+
+    def _batch_shape(self):
+        return self._logits.shape
+
+    def _batch_shape_tensor(self):
+        return o.shape(self._logits)
+
+    def _sample_n(self, n, seed=None):
+        shape = o.concat([[n], o.shape(self._probs)], 0)
+        u = o.random_uniform(shape, seed=seed, dtype=self._probs.dtype)
+        return o.cast(o.less(u, self._probs), self.dtype)
+
+    def _log_prob(self, event):
+        event = o.cast(event, self._logits.dtype)
+        logits = self._logits * o.ones_like(event)
+        event = event * o.ones_like(self._logits)
+        return -o.sigmoid_cross_entropy_with_logits(labels=event, logits=logits)
+
+    def _entropy(self):
+        return -self._logits * (o.sigmoid(self._logits) - 1.0) + o.softplus(-self._logits)
+
+    def _mean(self):
+        return o.identity(self._probs)
+
+    def _variance(self):
+        return self._probs * (1.0 - self._probs)
+
+    def _mode(self):
+        return o.cast(o.greater(self._probs, 0.5), self.dtype)
+
+
+class Categorical(Distribution):
+    """One of ``K`` classes per batch member; `logits`/`probs` have shape ``batch + [K]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> d = tf.distributions.Categorical(probs=[0.1, 0.6, 0.3])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(d.mode()))
+    1
+    """
+
+    def __init__(self, logits=None, probs=None, dtype=_dtypes.int32, validate_args=False,
+                 allow_nan_stats=True, name="Categorical"):
+        parameters = params_dict(locals())
+        with o.name_scope(name, values=[logits, probs]) as scope:
+            self._logits, self._probs = logits_and_probs(logits, probs, True, validate_args)
+            static = self._logits.shape
+            if static.ndims is not None and static.ndims < 1:
+                raise ValueError("Categorical: logits/probs must have rank >= 1, got "
+                                 f"shape {static}.")
+            self._event_size = (o.constant(static[-1], dtype=_dtypes.int32, name="event_size")
+                                if static.ndims and static[-1] is not None
+                                else o.shape(self._logits, name="event_size")[-1])
+        super().__init__(dtype=_dtypes.as_dtype(dtype),
+                         reparameterization_type=NOT_REPARAMETERIZED,
+                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
+                         parameters=parameters, graph_parents=[self._logits, self._probs],
+                         name=scope)
+
+    @property
+    def event_size(self):
+        """The number of classes (an int32 tensor)."""
+        return self._event_size
+
+    @property
+    def logits(self):
+        """Unnormalized log-probabilities per class."""
+        return self._logits
+
+    @property
+    def probs(self):
+        """Probabilities per class."""
+        return self._probs
+
+    def _batch_shape(self):
+        return self._logits.shape.with_rank_at_least(1)[:-1]
+
+    def _batch_shape_tensor(self):
+        return o.shape(self._logits)[:-1]
+
+    def _sample_n(self, n, seed=None):
+        logits_2d = o.reshape(self._logits, [-1, self._event_size])
+        draws = o.multinomial(logits_2d, n, seed=seed, output_dtype=_dtypes.int64)
+        draws = o.cast(o.transpose(draws), self.dtype)
+        return o.reshape(draws, o.concat([[n], self.batch_shape_tensor()], 0))
+
+    def _log_prob(self, k):
+        if not k.dtype.is_integer:
+            k = o.cast(k, _dtypes.int32)
+        logits = self._logits * o.ones_like(o.expand_dims(k, -1), dtype=self._logits.dtype)
+        k = k * o.ones(o.shape(logits)[:-1], dtype=k.dtype)
+        return -o.sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
+
+    def _entropy(self):
+        return -o.reduce_sum(o.log_softmax(self._logits) * self._probs, -1)
+
+    def _mode(self):
+        return o.cast(o.argmax(self._logits, axis=-1), self.dtype)
+
+
+@RegisterKL(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(a, b, name=None):
+    with o.name_scope(name or "kl_bernoulli_bernoulli", values=[a.logits, b.logits]):
+        delta0 = o.softplus(-b.logits) - o.softplus(-a.logits)
+        delta1 = o.softplus(b.logits) - o.softplus(a.logits)
+        return o.sigmoid(a.logits) * delta0 + o.sigmoid(-a.logits) * delta1
+
+
+@RegisterKL(Categorical, Categorical)
+def _kl_categorical_categorical(a, b, name=None):
+    with o.name_scope(name or "kl_categorical_categorical", values=[a.logits, b.logits]):
+        return o.reduce_sum(o.softmax(a.logits)
+                            * (o.log_softmax(a.logits) - o.log_softmax(b.logits)), -1)

@@ -1,0 +1,196 @@
+"""`tf.distributions.Multinomial` and `DirichletMultinomial`: counts of `total_count`
+categorical draws."""
+
+from __future__ import annotations
+
+from flowgraph.distributions import _ops as o
+from flowgraph.distributions.categorical import logits_and_probs
+from flowgraph.distributions.distribution import NOT_REPARAMETERIZED, Distribution, params_dict
+from flowgraph.framework import dtypes as _dtypes
+
+__all__ = ["DirichletMultinomial", "Multinomial"]
+
+
+class Multinomial(Distribution):
+    """Counts over ``K`` classes after `total_count` draws; event shape ``[K]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> d = tf.distributions.Multinomial(total_count=4., probs=[0.25, 0.75])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(d.mean()))
+    [1. 3.]
+    """
+
+    def __init__(self, total_count, logits=None, probs=None, validate_args=False,
+                 allow_nan_stats=True, name="Multinomial"):
+        parameters = params_dict(locals())
+        with o.name_scope(name, values=[total_count, logits, probs]) as scope:
+            self._total_count = o.convert_to_tensor(total_count, name="total_count")
+            self._logits, self._probs = logits_and_probs(logits, probs, True, validate_args)
+            if self._total_count.dtype.base_dtype != self._probs.dtype.base_dtype:
+                self._total_count = o.cast(self._total_count, self._probs.dtype)
+            self._mean_val = o.expand_dims(self._total_count, -1) * self._probs
+        super().__init__(dtype=self._probs.dtype.base_dtype,
+                         reparameterization_type=NOT_REPARAMETERIZED,
+                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
+                         parameters=parameters,
+                         graph_parents=[self._total_count, self._logits, self._probs],
+                         name=scope)
+
+    @property
+    def total_count(self):
+        """The number of draws."""
+        return self._total_count
+
+    @property
+    def logits(self):
+        """Unnormalized log-probabilities per class."""
+        return self._logits
+
+    @property
+    def probs(self):
+        """Probabilities per class."""
+        return self._probs
+
+    def _batch_shape(self):
+        return self._mean_val.shape.with_rank_at_least(1)[:-1]
+
+    def _batch_shape_tensor(self):
+        return o.shape(self._mean_val)[:-1]
+
+    def _event_shape(self):
+        return self._mean_val.shape.with_rank_at_least(1)[-1:]
+
+    def _event_shape_tensor(self):
+        return o.shape(self._mean_val)[-1:]
+
+    def _sample_n(self, n, seed=None):
+        k = o.shape(self._mean_val)[-1]
+        logits = self._logits * o.ones_like(self._mean_val)
+        logits_2d = o.reshape(logits, o.stack([-1, k]))
+        counts_b = o.cast(o.reshape(self._total_count * o.ones_like(self._mean_val[..., 0]),
+                                    [-1]), _dtypes.int32)
+        max_draws = o.reduce_max(counts_b)
+        draws = o.multinomial(logits_2d, n * max_draws, seed=seed)
+        draws = o.reshape(draws, o.stack([-1, n, max_draws]))
+        hot = o.one_hot(draws, k, dtype=self.dtype)
+        keep = o.cast(o.less(o.range(max_draws), o.reshape(counts_b, [-1, 1, 1])), self.dtype)
+        counts = o.reduce_sum(hot * o.expand_dims(keep, -1), 2)
+        counts = o.transpose(counts, [1, 0, 2])
+        return o.reshape(counts, o.concat([[n], o.shape(self._mean_val)], 0))
+
+    def _log_prob(self, counts):
+        counts = o.cast(counts, self.dtype)
+        unnormalized = o.reduce_sum(counts * o.log_softmax(self._logits), -1)
+        combinations = (o.lgamma(self._total_count + 1.0)
+                        - o.reduce_sum(o.lgamma(counts + 1.0), -1))
+        return unnormalized + combinations
+
+    def _mean(self):
+        return o.identity(self._mean_val)
+
+    def _variance(self):
+        return self._mean_val * (1.0 - self._probs)
+
+    def _covariance(self):
+        p = self._probs * o.ones_like(self._mean_val)
+        n = o.expand_dims(o.expand_dims(self._total_count, -1), -1)
+        outer = o.expand_dims(p, -1) * o.expand_dims(p, -2)
+        k = o.shape(p)[-1]
+        eye = o.one_hot(o.range(k), k, dtype=self.dtype)
+        return n * (o.expand_dims(p, -1) * eye - outer)
+
+
+class DirichletMultinomial(Distribution):
+    """Counts of `total_count` draws with class probabilities drawn from
+    ``Dirichlet(concentration)``; event shape ``[K]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> d = tf.distributions.DirichletMultinomial(total_count=4., concentration=[1., 3.])
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(d.mean()))
+    [1. 3.]
+    """
+
+    def __init__(self, total_count, concentration, validate_args=False, allow_nan_stats=True,
+                 name="DirichletMultinomial"):
+        parameters = params_dict(locals())
+        with o.name_scope(name, values=[total_count, concentration]) as scope:
+            self._concentration = o.convert_to_tensor(concentration, name="concentration")
+            self._total_count = o.cast(o.convert_to_tensor(total_count, name="total_count"),
+                                       self._concentration.dtype)
+            if validate_args:
+                with o.control_dependencies([o.assert_positive(self._concentration)]):
+                    self._concentration = o.identity(self._concentration)
+            self._total_concentration = o.reduce_sum(self._concentration, -1)
+            self._mean_val = (o.expand_dims(self._total_count, -1) * self._concentration
+                              / o.expand_dims(self._total_concentration, -1))
+        super().__init__(dtype=self._concentration.dtype.base_dtype,
+                         reparameterization_type=NOT_REPARAMETERIZED,
+                         validate_args=validate_args, allow_nan_stats=allow_nan_stats,
+                         parameters=parameters,
+                         graph_parents=[self._total_count, self._concentration], name=scope)
+
+    @property
+    def total_count(self):
+        """The number of draws."""
+        return self._total_count
+
+    @property
+    def concentration(self):
+        """The Dirichlet concentration per class."""
+        return self._concentration
+
+    @property
+    def total_concentration(self):
+        """The sum of the concentrations over the last axis."""
+        return self._total_concentration
+
+    _batch_shape = Multinomial._batch_shape
+    _batch_shape_tensor = Multinomial._batch_shape_tensor
+    _event_shape = Multinomial._event_shape
+    _event_shape_tensor = Multinomial._event_shape_tensor
+
+    def _sample_n(self, n, seed=None):
+        c = self._concentration * o.ones_like(self._mean_val)
+        g = o.random_gamma([n], c, dtype=self.dtype, seed=seed)
+        k = o.shape(c)[-1]
+        logits = o.reshape(o.log(g), o.stack([-1, k]))
+        counts_b = o.cast(o.reshape(self._total_count * o.ones_like(self._mean_val[..., 0]),
+                                    [-1]), _dtypes.int32)
+        max_draws = o.reduce_max(counts_b)
+        draws = o.multinomial(logits, max_draws, seed=None if seed is None else seed + 1)
+        hot = o.one_hot(draws, k, dtype=self.dtype)
+        keep = o.cast(o.less(o.range(max_draws),
+                             o.reshape(o.tile(o.expand_dims(counts_b, 0), o.stack([n, 1])),
+                                       [-1, 1])), self.dtype)
+        counts = o.reduce_sum(hot * o.expand_dims(keep, -1), 1)
+        return o.reshape(counts, o.concat([[n], o.shape(self._mean_val)], 0))
+
+    def _log_prob(self, counts):
+        counts = o.cast(counts, self.dtype)
+        c = self._concentration
+        return (o.lgamma(self._total_count + 1.0) - o.reduce_sum(o.lgamma(counts + 1.0), -1)
+                + o.lbeta(c + counts) - o.lbeta(c * o.ones_like(counts)))
+
+    def _mean(self):
+        return o.identity(self._mean_val)
+
+    def _variance(self):
+        total = o.expand_dims(self._total_concentration, -1)
+        n = o.expand_dims(self._total_count, -1)
+        p = self._concentration / total
+        return n * p * (1.0 - p) * (n + total) / (1.0 + total)
+
+    def _covariance(self):
+        total = o.expand_dims(self._total_concentration, -1)
+        n = o.expand_dims(self._total_count, -1)
+        p = self._concentration / total * o.ones_like(self._mean_val)
+        k = o.shape(p)[-1]
+        eye = o.one_hot(o.range(k), k, dtype=self.dtype)
+        spread = o.expand_dims(n * (n + total) / (1.0 + total), -1)
+        return spread * (o.expand_dims(p, -1) * eye - o.expand_dims(p, -1) * o.expand_dims(p, -2))

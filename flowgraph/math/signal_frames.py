@@ -1,0 +1,200 @@
+"""``tf.signal`` framing: `frame`, `overlap_and_add`, `stft`, `inverse_stft` and
+`fftshift`/`ifftshift`, composed from gather, segment sums and the Fourier transforms
+(so they have gradients).
+
+`frame` cuts overlapping windows out of a signal axis::
+
+    signal  0 1 2 3 4 5 6 7 8 9      frame_length 4, frame_step 3
+    frames  [0 1 2 3] [3 4 5 6] [6 7 8 9]    (pad_end adds [9 p p p])
+
+Example
+-------
+>>> import flowgraph as tf
+>>> tf.Session().run(tf.signal.frame(tf.range(6), 3, 2)).tolist()
+[[0, 1, 2], [2, 3, 4]]
+"""
+
+from __future__ import annotations
+
+import math
+
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.math.signal_fft import hann_window, irfft, rfft
+from flowgraph.ops import array_ops as _a
+from flowgraph.ops import math_ops as _m
+from flowgraph.ops.array_extra_ops import roll
+from flowgraph.ops.segment_ops import unsorted_segment_sum
+
+__all__ = ["fftshift", "frame", "ifftshift", "inverse_stft", "overlap_and_add", "stft"]
+
+
+def _static_positive(value, what: str, fn: str) -> int:
+    v = constant_value(convert_to_tensor(value))
+    if v is None or v.size != 1 or int(v.reshape(())) <= 0:
+        raise ValueError(f"tf.signal.{fn}: {what} must be a positive integer known when the "
+                         f"graph is built, got {value!r}")
+    return int(v.reshape(()))
+
+
+def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1, name=None):
+    """Frames of `frame_length` samples every `frame_step` samples along `axis`: that
+    axis becomes two, ``[num_frames, frame_length]``. Without `pad_end` only whole frames
+    are kept; with it the end is padded with `pad_value` so that every sample starts
+    frames up to ``ceil(length / frame_step)``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.signal.frame(tf.zeros([3, 100]), 16, 8).shape.as_list()
+    [3, 11, 16]
+    """
+    with name_scope(name, "frame", [signal, frame_length, frame_step, pad_value]):
+        x = convert_to_tensor(signal, name="signal")
+        length = _static_positive(frame_length, "frame_length", "frame")
+        step = _static_positive(frame_step, "frame_step", "frame")
+        rank = x.shape.ndims
+        if rank is None or rank == 0:
+            raise ValueError(f"tf.signal.frame: signal must have a known rank >= 1, got "
+                             f"shape {x.shape}")
+        ax = axis + rank if axis < 0 else axis
+        n = x.shape[ax].value
+        if pad_end:
+            num = _a.shape(x)[ax] if n is None else n
+            frames = (num + step - 1) // step
+            pad = _m.maximum(0, (frames - 1) * step + length - num)
+            paddings = _a.stack([_a.zeros([2], _dtypes.int32) if d != ax
+                                 else _a.stack([0, pad]) for d in range(rank)]) \
+                if n is None else [[0, 0]] * ax + [[0, max(0, (frames - 1) * step + length
+                                                              - n)]] + [[0, 0]] * (rank - ax - 1)
+            x = _a.pad(x, paddings, constant_values=_m.cast(
+                convert_to_tensor(pad_value), x.dtype.base_dtype))
+        else:
+            num = _a.shape(x)[ax] if n is None else n
+            frames = (_m.maximum(num - length, -step) // step + 1) if n is None \
+                else max(0, (n - length) // step + 1)
+        starts = _a.expand_dims(_a.range(frames) * step, 1)
+        indices = starts + _a.expand_dims(_a.range(length), 0)
+        return _a.gather(x, indices, axis=ax)
+
+
+def overlap_and_add(signal, frame_step, name=None):
+    """The inverse of `frame` (summing the overlaps): ``[..., frames, frame_length]`` ->
+    ``[..., (frames - 1) * frame_step + frame_length]``.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.signal.overlap_and_add(tf.ones([3, 4]), 2)).tolist()
+    [1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0]
+    """
+    with name_scope(name, "overlap_and_add", [signal, frame_step]):
+        x = convert_to_tensor(signal, name="signal")
+        step = _static_positive(frame_step, "frame_step", "overlap_and_add")
+        rank = x.shape.ndims
+        if rank is None or rank < 2:
+            raise ValueError(f"tf.signal.overlap_and_add: signal must have a known rank >= 2, "
+                             f"got shape {x.shape}")
+        dims = _a.shape(x)
+        frames, length = dims[-2], dims[-1]
+        perm = [rank - 2, rank - 1, *list(range(rank - 2))]
+        front = _a.transpose(x, perm)
+        flat = _a.reshape(front, _a.concat([[-1], dims[:-2]], 0))
+        ids = _a.reshape(_a.expand_dims(_a.range(frames) * step, 1)
+                         + _a.expand_dims(_a.range(length), 0), [-1])
+        total = (frames - 1) * step + length
+        summed = unsorted_segment_sum(flat, ids, total)
+        out = _a.transpose(summed, [*list(range(1, rank - 1)), 0])
+        static = x.shape.as_list()
+        if static[-2] is not None and static[-1] is not None:
+            out.set_shape([*static[:-2], (static[-2] - 1) * step + static[-1]])
+        return out
+
+
+def _window_of(window_fn, length: int, dtype):
+    return window_fn(length, dtype=dtype)
+
+
+def stft(signals, frame_length, frame_step, fft_length=None, window_fn=None, pad_end=False,
+         name=None):
+    """The short-time Fourier transform of real `signals` ``[..., samples]``:
+    ``[..., frames, fft_length // 2 + 1]`` complex, each frame windowed by
+    ``window_fn(frame_length)`` (default: the periodic Hann window); `fft_length`
+    defaults to the smallest power of 2 >= `frame_length`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.signal.stft(tf.zeros([2, 100]), 16, 8).shape.as_list()
+    [2, 11, 9]
+    """
+    with name_scope(name, "stft", [signals, frame_length, frame_step]):
+        x = convert_to_tensor(signals, name="signals")
+        length = _static_positive(frame_length, "frame_length", "stft")
+        fft_len = (2 ** math.ceil(math.log2(length)) if fft_length is None
+                   else _static_positive(fft_length, "fft_length", "stft"))
+        framed = frame(x, length, frame_step, pad_end=pad_end)
+        window_fn = hann_window if window_fn is None else window_fn
+        framed = framed * _window_of(window_fn, length, x.dtype.base_dtype)
+        return rfft(framed, [fft_len])
+
+
+def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=None,
+                 name=None):
+    """The inverse of `stft`: each frame's inverse real FFT, cut to `frame_length`,
+    windowed by ``window_fn`` (default: Hann) and overlap-added.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> spec = tf.signal.stft(tf.zeros([64]), 16, 8)
+    >>> tf.signal.inverse_stft(spec, 16, 8).shape.as_list()
+    [64]
+    """
+    with name_scope(name, "inverse_stft", [stfts]):
+        s = convert_to_tensor(stfts, name="stfts")
+        length = _static_positive(frame_length, "frame_length", "inverse_stft")
+        fft_len = (2 ** math.ceil(math.log2(length)) if fft_length is None
+                   else _static_positive(fft_length, "fft_length", "inverse_stft"))
+        frames = irfft(s, [fft_len])
+        if fft_len < length:
+            rank = frames.shape.ndims
+            frames = _a.pad(frames, [[0, 0]] * (rank - 1) + [[0, length - fft_len]])
+        frames = frames[..., :length]
+        window_fn = hann_window if window_fn is None else window_fn
+        frames = frames * _window_of(window_fn, length, frames.dtype.base_dtype)
+        return overlap_and_add(frames, frame_step)
+
+
+def _shift(x, axes, sign: int, what: str):
+    x = convert_to_tensor(x, name="x")
+    if axes is None:
+        if x.shape.ndims is None:
+            raise ValueError(f"tf.signal.{what}: the input's rank must be known")
+        axes = list(range(x.shape.ndims))
+    elif isinstance(axes, int):
+        axes = [axes]
+    dims = _a.shape(x)
+    shifts = [dims[a] // 2 if sign > 0 else -(dims[a] // 2) for a in axes]
+    return roll(x, _a.stack(shifts), list(axes))
+
+
+def fftshift(x, axes=None, name=None):
+    """Move the zero frequency to the centre: `x` rolled by ``n // 2`` along `axes`
+    (all by default).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.signal.fftshift(tf.range(5))).tolist()
+    [3, 4, 0, 1, 2]
+    """
+    with name_scope(name, "fftshift", [x]):
+        return _shift(x, axes, 1, "fftshift")
+
+
+def ifftshift(x, axes=None, name=None):
+    """The inverse of `fftshift`: rolled by ``-(n // 2)``."""
+    with name_scope(name, "ifftshift", [x]):
+        return _shift(x, axes, -1, "ifftshift")

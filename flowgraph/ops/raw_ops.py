@@ -1,0 +1,103 @@
+"""`tf.raw_ops`: every registered op type under TensorFlow's name, called with
+TensorFlow's keyword arguments (inputs and attributes by name, from
+`flowgraph.ops.raw_op_signatures`).
+
+A call builds one op: its single output is returned as a Tensor, several as a tuple, none
+as the Operation. List inputs (``AddN``'s ``inputs``, ``ConcatV2``'s ``values``) take a
+Python list and set their length attribute. Python values convert to the dtype of the
+first tensor argument where they can.
+
+Example
+-------
+>>> import flowgraph as tf
+>>> y = tf.raw_ops.MatMul(a=[[1.0, 2.0]], b=[[3.0], [4.0]], transpose_a=False)
+>>> tf.Session().run(y).tolist()
+[[11.0]]
+"""
+
+from __future__ import annotations
+
+import functools
+
+from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.operation import Tensor
+from flowgraph.framework.registry import registered_ops
+from flowgraph.ops.op_util import make_op
+from flowgraph.ops.raw_op_signatures import SIGNATURES
+
+__all__: list[str] = []
+
+
+def __getattr__(op_type: str):
+    if op_type.startswith("__") or op_type not in SIGNATURES \
+            or op_type not in registered_ops():
+        raise AttributeError(f"tf.raw_ops has no op '{op_type}': flowgraph does not implement "
+                             "that op type (`flowgraph ops` lists the ones it has)")
+    return _raw_op(op_type)
+
+
+def __dir__():
+    return sorted(n for n in SIGNATURES if n in registered_ops())
+
+
+@functools.cache
+def _raw_op(op_type: str):
+    ins, attrs = SIGNATURES[op_type]
+    inputs = []  # (python name, takes a list, type attribute)
+    for item in (i for i in ins.split(",") if i):
+        arg, _, type_attr = item.partition(":")
+        inputs.append((arg.lstrip("*"), arg.startswith("*"), type_attr))
+    attr_map = dict(a.split("=") if "=" in a else (a, a) for a in attrs.split(",") if a)
+    accepted = [n for n, _, _ in inputs] + list(attr_map)
+
+    def raw_op(*args, **kwargs):
+        if args:
+            raise TypeError(f"tf.raw_ops.{op_type} only takes keyword args (possible keys: "
+                            f"{[*accepted, 'name']}). Please pass these args as kwargs "
+                            "instead.")
+        name = kwargs.pop("name", None)
+        missing = [n for n, _, _ in inputs if n not in kwargs]
+        if missing:
+            raise TypeError(f"tf.raw_ops.{op_type}: missing required argument(s) "
+                            f"{', '.join(repr(m) for m in missing)}; it takes the keyword "
+                            f"arguments {accepted}")
+        values = {n: kwargs.pop(n) for n, _, _ in inputs}
+        unknown = sorted(set(kwargs) - set(attr_map))
+        if unknown:
+            raise TypeError(f"tf.raw_ops.{op_type} got unexpected keyword argument(s) "
+                            f"{unknown}; it takes {accepted}")
+        hints = _type_hints(inputs, values)
+        flat, lengths = [], []
+        for n, is_list, type_attr in inputs:
+            items = list(values[n]) if is_list else [values[n]]
+            flat += [convert_to_tensor(v, preferred_dtype=hints.get(type_attr))
+                     for v in items]
+            if is_list:
+                lengths.append(len(items))
+        op_def = registered_ops()[op_type]
+        op_attrs = {attr_map[k]: v for k, v in kwargs.items() if attr_map[k] in op_def.attrs}
+        if lengths and "N" in op_def.attrs:
+            op_attrs["N"] = lengths[0]
+        op = make_op(op_type, flat, op_attrs, name=name or op_type)
+        if not op.outputs:
+            return op
+        return op.outputs[0] if len(op.outputs) == 1 else tuple(op.outputs)
+
+    raw_op.__name__ = op_type
+    raw_op.__qualname__ = f"raw_ops.{op_type}"
+    raw_op.__doc__ = f"The {op_type} op; keyword arguments {accepted} (and name)."
+    return raw_op
+
+
+def _type_hints(inputs, values) -> dict:
+    """For each type attribute, the dtype of the first tensor given for it: Python values
+    of inputs sharing that attribute convert to it (``AddV2(x=t, y=1.0)``)."""
+    hints = {}
+    for n, is_list, type_attr in inputs:
+        if not type_attr or type_attr in hints:
+            continue
+        for item in (values[n] if is_list else [values[n]]):
+            if isinstance(item, Tensor):
+                hints[type_attr] = item.dtype.base_dtype
+                break
+    return hints
