@@ -201,7 +201,7 @@ def _load_graph_json(path: str, variant: int) -> None:
         tf.import_graph_def(graph_def, name="")
 
 
-def _saved_model_dir(d: str, i: int) -> str:
+def _saved_model_dir(d: str, i: int, format: str = "flowgraph") -> str:
     """Model 1 also looks words up in a table read from an asset file."""
     export = os.path.join(d, f"model{i}")
     g, x, y = _graph(i)
@@ -217,13 +217,22 @@ def _saved_model_dir(d: str, i: int) -> str:
             inputs["words"], outputs["ids"] = words, table.lookup(words)
             init = tf.tables_initializer()
         sess.run(tf.global_variables_initializer())
-        sm.simple_save(sess, export, inputs, outputs, legacy_init_op=init)
+        sm.simple_save(sess, export, inputs, outputs, legacy_init_op=init, format=format)
     return export
+
+
+_DOCUMENT = {"saved_model": "saved_model.json", "tf_saved_model": "saved_model.pb"}
 
 
 def _saved_model_seeds(d: str) -> list[bytes]:
     return [open(os.path.join(_saved_model_dir(d, i), "saved_model.json"), "rb").read()
             for i in range(2)]
+
+
+def _tf_saved_model_seeds(d: str) -> list[bytes]:
+    """The default export: TensorFlow's saved_model.pb."""
+    return [open(os.path.join(_saved_model_dir(d, i, "tensorflow"), "saved_model.pb"),
+                 "rb").read() for i in range(2)]
 
 
 def _event_seeds(d: str) -> list[bytes]:
@@ -300,8 +309,9 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
     d = str(tmp_path)
     seeds = {"checkpoint": _checkpoint_seeds, "graph_json": _graph_json_seeds,
              "event_file": _event_seeds, "tfrecord": _tfrecord_seeds,
-             "saved_model": _saved_model_seeds, "meta_graph": _meta_graph_seeds}[fmt](d)
-    if fmt == "saved_model":
+             "saved_model": _saved_model_seeds, "meta_graph": _meta_graph_seeds,
+             "tf_saved_model": _tf_saved_model_seeds}[fmt](d)
+    if fmt in _DOCUMENT:
         exports = [os.path.join(d, f"model{i}") for i in range(len(seeds))]
         # the variables checkpoint's files (TensorFlow's layout by default: .index + data)
         variables = [{os.path.join(e, "variables", n): open(os.path.join(e, "variables", n),
@@ -323,8 +333,8 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
                 "meta_graph": _load_meta_graph}[fmt]
     allowance = 0
     for variant, data in enumerate(seeds):  # the valid files load, and set the allowance
-        if fmt == "saved_model":
-            target = os.path.join(exports[variant], "saved_model.json")
+        if fmt in _DOCUMENT:
+            target = os.path.join(exports[variant], _DOCUMENT[fmt])
         with open(target, "wb") as f:
             f.write(data)
         error, _, peak = _measure(load, target, variant)
@@ -336,8 +346,8 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
     for i in range(count):
         variant = rng.randrange(len(seeds))
         original = seeds[variant]
-        if fmt == "saved_model":
-            target = os.path.join(exports[variant], "saved_model.json")
+        if fmt in _DOCUMENT:
+            target = os.path.join(exports[variant], _DOCUMENT[fmt])
             with open(target, "wb") as f:
                 f.write(seeds[variant])
             if rng.random() < 0.3:  # a variables checkpoint file instead of the document
@@ -367,8 +377,8 @@ def _campaign(tmp_path, fmt: str, count: int, seed: int = 16) -> None:
         "\n".join(failures[:20])
 
 
-FORMATS = ["checkpoint", "saved_model", "graph_json", "event_file", "tfrecord",
-           "meta_graph"]
+FORMATS = ["checkpoint", "saved_model", "tf_saved_model", "graph_json", "event_file",
+           "tfrecord", "meta_graph"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

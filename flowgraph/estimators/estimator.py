@@ -251,13 +251,13 @@ class Estimator:
                            experimental_mode=ModeKeys.PREDICT, format=None):
         """Export the model for serving as a SavedModel under `export_dir_base/<timestamp>`.
 
-        `format` (a flowgraph addition) is "flowgraph" or "tensorflow" (TensorFlow's
-        ``saved_model.pb``, loadable by TensorFlow Serving); None takes the process-wide
-        default (`tf.saved_model.export_format`). Implemented in
-        `flowgraph.estimators.export_impl`.
+        `format` (a flowgraph addition) is "tensorflow" (TensorFlow's ``saved_model.pb``,
+        loadable by TensorFlow Serving) or "flowgraph" (``saved_model.json``); None takes
+        the process-wide default (`tf.saved_model.get_export_format()`, "tensorflow" at
+        start). Implemented in `flowgraph.estimators.export_impl`.
 
         >>> est.export_saved_model("exports", receiver_fn,
-        ...                        format="tensorflow")  # doctest: +SKIP
+        ...                        format="flowgraph")  # doctest: +SKIP
         """
         from flowgraph.estimators.export_impl import export_saved_model
 

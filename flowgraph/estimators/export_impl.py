@@ -218,8 +218,9 @@ def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn,
     as bytes (see the module docstring).
 
     `format` is `SavedModelBuilder`'s: "tensorflow" writes TensorFlow's SavedModel
-    (``saved_model.pb``); None, the process-wide default, which
-    ``with tf.saved_model.export_format("tensorflow"):`` sets around
+    (``saved_model.pb``), "flowgraph" flowgraph's ``saved_model.json``; None, the
+    process-wide default ("tensorflow" unless set), which
+    ``with tf.saved_model.export_format("flowgraph"):`` sets around
     ``estimator.export_saved_model(...)``.
 
     Raises ValueError when there is no checkpoint to export, or when the checkpoint lacks

@@ -79,7 +79,8 @@ def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None,
     """Save `session` for serving: one ``serving_default`` predict signature from the
     `inputs` and `outputs` dicts, tag ``serve``, assets of ``ASSET_FILEPATHS``, devices
     cleared. `format` ("flowgraph" or "tensorflow", a flowgraph extension) is the
-    builder's: "tensorflow" writes ``saved_model.pb``, which TensorFlow loads."""
+    builder's: "tensorflow" (the default unless `set_export_format` changed it) writes
+    ``saved_model.pb``, which TensorFlow loads; "flowgraph" ``saved_model.json``."""
     from flowgraph.framework.graph import GraphKeys
 
     signature_def_map = {DEFAULT_SERVING_SIGNATURE_DEF_KEY: predict_signature_def(inputs,

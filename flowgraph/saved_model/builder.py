@@ -3,14 +3,15 @@
 The builder stages everything in a hidden sibling directory: the variables are saved
 there by `add_meta_graph_and_variables` (a `tf.train.Saver` checkpoint at
 ``variables/variables``), assets are copied there as each meta graph is added, and
-`save` writes ``saved_model.json``, fsyncs it and renames the staging directory to
+`save` writes ``saved_model.pb``, fsyncs it and renames the staging directory to
 `export_dir`. A crash at any point leaves either no `export_dir` or a complete one, so a
 server watching the parent directory never sees a half-written model.
 
-With ``format="tensorflow"`` (or under `flowgraph.saved_model.tf_export.export_format`)
-the same staging writes TensorFlow's layout instead (``saved_model.pb`` and a tensor
-bundle in ``variables/``, see `flowgraph.saved_model.tf_export`), which TensorFlow's
-loader and TensorFlow Serving load.
+By default that is TensorFlow's layout (``saved_model.pb`` and a tensor bundle in
+``variables/``, see `flowgraph.saved_model.tf_export`), which TensorFlow's loader and
+TensorFlow Serving load. With ``format="flowgraph"`` (or under
+`flowgraph.saved_model.tf_export.export_format`) the same staging writes flowgraph's
+``saved_model.json`` instead.
 
 Example
 -------
@@ -29,7 +30,7 @@ Example
 ...             sess, ["serve"], signature_def_map={"serving_default": sig})
 ...         path = builder.save()
 >>> os.path.basename(path), sorted(os.listdir(export_dir))
-(b'saved_model.json', ['saved_model.json', 'variables'])
+(b'saved_model.pb', ['saved_model.pb', 'variables'])
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ class SavedModelBuilder:
         A flowgraph extension, as for ``tf.train.Saver``: "tensorflow" writes
         TensorFlow's SavedModel (``saved_model.pb`` + a tensor bundle), which TensorFlow
         1.x/2.x's ``tf.compat.v1.saved_model.loader.load`` and TensorFlow Serving load;
-        "flowgraph" writes ``saved_model.json`` + flowgraph's checkpoint. Default: the
-        process-wide `tf.saved_model.get_export_format()` ("flowgraph" unless set).
+        "flowgraph" writes ``saved_model.json`` + the variables checkpoint. Default: the
+        process-wide `tf.saved_model.get_export_format()` ("tensorflow" unless set).
         flowgraph's loader reads both.
     """
 
@@ -198,8 +199,8 @@ class SavedModelBuilder:
 
     # -- save ----------------------------------------------------------------------------------
     def save(self, as_text: bool = False) -> bytes:
-        """Write ``saved_model.json`` (indented when `as_text`; TensorFlow's format:
-        ``saved_model.pb``, or ``saved_model.pbtxt`` when `as_text`) and move the staged
+        """Write ``saved_model.pb`` (``saved_model.pbtxt`` when `as_text`; flowgraph's
+        format: ``saved_model.json``, indented when `as_text`) and move the staged
         directory into place; returns the path of that file (bytes, as TF)."""
         self._check_open()
         if self._format == "tensorflow":
@@ -251,7 +252,8 @@ class SavedModelBuilder:
             if clear_devices:
                 node["device"] = ""
             if strip_default_attrs and self._format == "flowgraph":
-                # TensorFlow's defaults are not always flowgraph's: its format keeps them.
+                # TensorFlow's defaults are not always flowgraph's: tf_meta_graph strips
+                # its format's nodes against TensorFlow's OpDefs.
                 _strip_default_attrs(node)
         mg = MetaGraphDef(meta_info_def=MetaInfoDef(tags=tags, meta_graph_version="",
                                                     flowgraph_version=_flowgraph_version()),
@@ -265,7 +267,7 @@ class SavedModelBuilder:
         if self._format == "tensorflow":
             self._tf_meta_graphs.append(tf_meta_graph(
                 graph, graph_def, tags, signatures, saver, mg.main_op, mg.asset_file_def,
-                clear_devices))
+                clear_devices, strip_default_attrs))
             return
         self._meta_graphs.append(mg)
 

@@ -202,7 +202,8 @@ def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs
     Raises
     ------
     OSError
-        `export_dir` holds no ``saved_model.json``.
+        `export_dir` holds no ``saved_model.pb`` (or ``.pbtxt``, TensorFlow's format)
+        and no ``saved_model.json`` (flowgraph's).
     RuntimeError
         No meta graph has exactly these tags.
     SavedModelFormatError (ValueError)

@@ -2,7 +2,9 @@
 
 ``show --dir D`` lists the tag sets; ``--tag_set serve`` the signature keys of that meta
 graph; ``--signature_def KEY`` a signature's inputs and outputs (dtype, shape, tensor
-name) and method; ``--all`` every signature of every tag set.
+name) and method; ``--all`` every signature of every tag set, and the op types of each
+meta graph. Both formats are read: TensorFlow's ``saved_model.pb``/``.pbtxt`` (the default
+export) and flowgraph's ``saved_model.json``.
 
 ``run --dir D --tag_set serve --signature_def KEY`` runs a signature and prints each
 output (or writes ``KEY.npy`` files into ``--outdir``). Inputs come from
@@ -97,20 +99,55 @@ def _signature(mg, key: str, export_dir: str):
     return mg.signature_def[key]
 
 
+def _read(export_dir: str):
+    # TensorFlow's format (saved_model.pb/.pbtxt) or flowgraph's (saved_model.json).
+    from flowgraph.saved_model.format import read_saved_model
+    from flowgraph.saved_model.tf_saved_model import is_tf_saved_model, read_tf_saved_model
+
+    if is_tf_saved_model(export_dir):
+        return read_tf_saved_model(export_dir)
+    return read_saved_model(export_dir)
+
+
+def _op_types(export_dir: str, model) -> list[set[str]]:
+    # Each meta graph's op types as written: TensorFlow's format is read back with its
+    # saver nodes replaced, so its ops come from the file's own GraphDefs.
+    from flowgraph.framework.tf_formats.meta_graph_messages import SavedModelProto
+    from flowgraph.framework.tf_formats.text_parse import parse_text
+    from flowgraph.saved_model.tf_saved_model import (
+        SAVED_MODEL_FILENAME_PB,
+        SAVED_MODEL_FILENAME_PBTXT,
+        is_tf_saved_model,
+    )
+
+    if is_tf_saved_model(export_dir):  # already read (and checked) once by `_read`
+        path = os.path.join(export_dir, SAVED_MODEL_FILENAME_PB)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                proto = SavedModelProto.FromString(f.read())
+        else:
+            with open(os.path.join(export_dir, SAVED_MODEL_FILENAME_PBTXT), "rb") as f:
+                proto = parse_text(f.read().decode("utf-8"), SavedModelProto)
+        return [{n.op for n in mg.graph_def.node} for mg in proto.meta_graphs]
+    return [{n["op"] for n in mg.graph_def.get("node", [])} for mg in model.meta_graphs]
+
+
 def show(args) -> int:
     """The ``show`` command (see the module docstring)."""
-    from flowgraph.saved_model.format import read_saved_model
-
-    model = read_saved_model(args.dir)
+    model = _read(args.dir)
     lines: list[str] = []
     if args.all:
-        for mg in model.meta_graphs:
+        for mg, op_types in zip(model.meta_graphs, _op_types(args.dir, model)):
             tags = ", ".join(sorted(mg.meta_info_def.tags))
             lines.append(f"\nMetaGraphDef with tag-set: '{tags}' contains the following "
                          "SignatureDefs:")
             for key in sorted(mg.signature_def):
                 lines += ["", f"signature_def['{key}']:"]
                 lines += _signature_lines(mg.signature_def[key], "  ")
+            # TensorFlow prints a Python set (unordered); sorted here, so runs agree.
+            lines.append(f"The MetaGraph with tag set {sorted(mg.meta_info_def.tags)} "
+                         "contains the following ops: {"
+                         + ", ".join(map(repr, sorted(op_types))) + "}")
     elif args.tag_set is None:
         lines.append("The given SavedModel contains the following tag-sets:")
         lines += ["'" + ", ".join(sorted(mg.meta_info_def.tags)) + "'"

@@ -1,8 +1,8 @@
 """SavedModels in TensorFlow's own format, for TensorFlow and TensorFlow Serving.
 
-`SavedModelBuilder(export_dir, format="tensorflow")` (and `simple_save`, and Estimator
-exports under `export_format("tensorflow")`) writes what TensorFlow 1.x's builder
-writes, instead of flowgraph's ``saved_model.json``::
+`SavedModelBuilder(export_dir)` (and `simple_save`, and Estimator exports) writes by
+default what TensorFlow 1.x's builder writes (``format="flowgraph"`` writes flowgraph's
+``saved_model.json`` instead)::
 
     export_dir/
       saved_model.pb                      SavedModel message: one MetaGraphDef per tag set
@@ -20,9 +20,11 @@ assets (`tf_export_tables`); other flowgraph-only ops are written as TensorFlow 
 `tf_formats.op_rewrites`. The bytes are staged and renamed into place by the builder, as for
 flowgraph's format.
 
-Which format a builder writes when none is named is process-wide state:
-`set_export_format` sets it, `export_format` sets it for a ``with`` block (this is how
-an Estimator's ``export_saved_model`` writes TensorFlow's format).
+Which format a builder writes when none is named is process-wide state, "tensorflow" at
+start: `set_export_format` sets it, `export_format` sets it for a ``with`` block (this
+is how an Estimator's ``export_saved_model`` writes flowgraph's format). A graph holding
+an op TensorFlow lacks is still exported, with one warning naming the op (flowgraph
+loads the export, TensorFlow refuses it); never silently in the other format.
 
 Example
 -------
@@ -33,8 +35,7 @@ Example
 ...     y = tf.matmul(x, tf.Variable([[1.0], [2.0]], name="w"), name="y")
 ...     with tf.Session() as sess:
 ...         sess.run(tf.global_variables_initializer())
-...         tf.saved_model.simple_save(sess, export_dir, {"x": x}, {"y": y},
-...                                    format="tensorflow")
+...         tf.saved_model.simple_save(sess, export_dir, {"x": x}, {"y": y})
 >>> sorted(os.listdir(export_dir)), sorted(os.listdir(os.path.join(export_dir, "variables")))
 (['saved_model.pb', 'variables'], ['variables.data-00000-of-00001', 'variables.index'])
 """
@@ -74,7 +75,7 @@ __all__ = ["FORMATS", "check_format", "export_format", "get_export_format",
 logger = logging.getLogger("flowgraph")
 
 FORMATS = ("flowgraph", "tensorflow")
-_state = {"format": "flowgraph"}
+_state = {"format": "tensorflow"}
 _lock = threading.Lock()
 
 
@@ -90,13 +91,14 @@ def check_format(format, what: str = "SavedModelBuilder") -> str:
 
 
 def get_export_format() -> str:
-    """The format SavedModel exports write when none is named ('flowgraph' at start).
+    """The format SavedModel exports write when none is named ('tensorflow' at start:
+    ``saved_model.pb``, as TensorFlow writes; 'flowgraph': ``saved_model.json``).
 
     Example
     -------
     >>> import flowgraph as tf
     >>> tf.saved_model.get_export_format()
-    'flowgraph'
+    'tensorflow'
     """
     return _state["format"]
 
@@ -109,9 +111,9 @@ def set_export_format(format: str) -> str:
     Example
     -------
     >>> import flowgraph as tf
-    >>> previous = tf.saved_model.set_export_format("tensorflow")
+    >>> previous = tf.saved_model.set_export_format("flowgraph")
     >>> tf.saved_model.set_export_format(previous)
-    'tensorflow'
+    'flowgraph'
     """
     format = check_format(format, "set_export_format")
     with _lock:
@@ -126,7 +128,7 @@ def export_format(format: str):
     Example
     -------
     >>> import flowgraph as tf
-    >>> with tf.saved_model.export_format("tensorflow"):   # doctest: +SKIP
+    >>> with tf.saved_model.export_format("flowgraph"):   # doctest: +SKIP
     ...     estimator.export_saved_model(export_base, serving_input_receiver_fn)
     """
     previous = set_export_format(format)
@@ -155,12 +157,15 @@ def _signature(sig) -> SignatureDefProto:
 
 
 def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op: str | None,
-                  assets: list, clear_devices: bool) -> MetaGraphDefProto:
+                  assets: list, clear_devices: bool,
+                  strip_default_attrs: bool = False) -> MetaGraphDefProto:
     """TensorFlow's MetaGraphDef of `graph` for one tag set.
 
     `graph_def` is `graph`'s (with asset paths already replaced by asset names),
     `signatures` flowgraph `SignatureDef`s, `saver` the Saver whose variables are saved
     (None or empty: no SaverDef), `main_op` an op name, `assets` `AssetFileDef`s.
+    `strip_default_attrs` drops each attribute whose value is its default in TensorFlow's
+    OpDef (TensorFlow's loaders put them back).
     """
     from flowgraph.train.meta_graph_export import export_meta_graph
 
@@ -192,8 +197,22 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
     if main_op:
         mg.collection_def[MAIN_OP_KEY] = CollectionDefProto(
             node_list=CollectionDefProto.NodeList(value=[main_op]))
+    if strip_default_attrs:
+        _strip_default_attrs(mg)
     _warn_flowgraph_only_ops(mg, tags)
     return mg
+
+
+def _strip_default_attrs(mg: MetaGraphDefProto) -> None:
+    # Compared as serialized AttrValues, the form OP_DEFS records the defaults in.
+    for node in mg.graph_def.node:
+        op_def = OP_DEFS.get(node.op)
+        if op_def is None:
+            continue
+        for name, default in op_def[2]:
+            if (default is not None and name in node.attr
+                    and node.attr[name].SerializeToString().hex() == default):
+                del node.attr[name]
 
 
 def _warn_flowgraph_only_ops(mg: MetaGraphDefProto, tags) -> None:
@@ -204,9 +223,11 @@ def _warn_flowgraph_only_ops(mg: MetaGraphDefProto, tags) -> None:
             missing.setdefault(node.op, node.name)
     if missing:
         logger.warning(
-            "SavedModel in TensorFlow's format, tags %s: TensorFlow has no op %s, so it "
-            "will refuse to load this meta graph (flowgraph loads it). Build the exported "
-            "graph from ops TensorFlow has.", list(tags),
+            "SavedModel in TensorFlow's format, tags %s: TensorFlow has no op %s, so "
+            "TensorFlow and TensorFlow Serving will refuse to load this meta graph; "
+            "flowgraph (its loader, `flowgraph serve`) loads it. For TensorFlow, build the "
+            "exported graph from ops TensorFlow has; if only flowgraph will load it, "
+            "export with format=\"flowgraph\" to say so.", list(tags),
             ", ".join(f"{op} (node '{name}')" for op, name in sorted(missing.items())))
 
 

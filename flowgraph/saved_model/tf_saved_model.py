@@ -96,6 +96,17 @@ def _variables(mg: MetaGraphDefProto) -> list[fmt.VariableDef]:
             for name, (vd, keys) in found.items()]
 
 
+def _restored_variables(variables: list[fmt.VariableDef], keys: dict[str, str],
+                        has_saver: bool) -> list[fmt.VariableDef]:
+    # TensorFlow's loader restores what the SaverDef's restore op restores; without one,
+    # what a default Saver would (the global variables). Local variables are in neither:
+    # the main op or legacy_init_op initializes them (their values were never saved).
+    if has_saver:
+        return [vd for vd in variables
+                if (vd.variable_name.rpartition(":")[0] or vd.variable_name) in keys]
+    return [vd for vd in variables if "variables" in vd.collections]
+
+
 def _slice_info(vd: VariableDefProto) -> fmt.SaveSliceInfoDef | None:
     info = vd.save_slice_info_def
     if info is None or not info.full_name:
@@ -145,13 +156,18 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
     specs = restore_slice_specs(graph_def, mg.saver_def.restore_op_name) if scope else {}
     graph_def, _ = drop_saver_nodes(graph_def, scope)
     variables = _variables(mg)
-    restore = _restore_subgraph(graph_def, variables, keys, specs) if variables else None
+    restored = _restored_variables(variables, keys, bool(scope))
+    restore = _restore_subgraph(graph_def, restored, keys, specs) if restored else None
     main_op = None
     for key in _MAIN_OP_COLLECTIONS:
         col = mg.collection_def.get(key)
         if col is not None and col.node_list.value:
             main_op = _text(col.node_list.value[0])
             break
+    if main_op is not None and main_op not in {n["name"] for n in graph_def["node"]}:
+        raise fmt.SavedModelFormatError(
+            f"its main op '{main_op}' (collection saved_model_main_op or legacy_init_op) "
+            "is not a node of the graph")
     info = mg.meta_info_def
     return fmt.MetaGraphDef(
         meta_info_def=fmt.MetaInfoDef(tags=list(info.tags),

@@ -17,6 +17,14 @@ from flowgraph import saved_model as sm
 from flowgraph.framework import asset_file, errors
 
 
+@pytest.fixture(autouse=True)
+def _flowgraph_format():
+    # These tests edit or check saved_model.json on purpose: they test flowgraph's own
+    # format (the default export is TensorFlow's, which test_tf_export*.py cover).
+    with sm.export_format("flowgraph"):
+        yield
+
+
 def _doc(d):
     with open(os.path.join(d, "saved_model.json")) as f:
         return json.load(f)

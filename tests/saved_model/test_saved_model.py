@@ -11,6 +11,7 @@ import pytest
 
 import flowgraph as tf
 from flowgraph import saved_model as sm
+from flowgraph.framework.tf_formats.meta_graph_messages import SavedModelProto
 from flowgraph.saved_model import signature_def_utils as sdu
 
 W = np.arange(6, dtype=np.float32).reshape(3, 2) / 10.0
@@ -48,9 +49,20 @@ def linear_dir(tmp_path):
 
 
 # -- builder ------------------------------------------------------------------------------------
-def test_builder_writes_json_variables_and_returns_bytes_path(tmp_path):
+def test_builder_writes_tensorflow_format_by_default(tmp_path):
     d = str(tmp_path / "m")
     path = _export_linear(d)
+    assert path == os.fsencode(os.path.join(d, "saved_model.pb"))
+    assert sorted(os.listdir(d)) == ["saved_model.pb", "variables"]
+    assert sorted(os.listdir(os.path.join(d, "variables"))) == [
+        "variables.data-00000-of-00001", "variables.index"]
+    assert os.listdir(tmp_path) == ["m"]
+
+
+def test_builder_writes_json_variables_and_returns_bytes_path(tmp_path):
+    d = str(tmp_path / "m")
+    with sm.export_format("flowgraph"):
+        path = _export_linear(d)
     assert path == os.fsencode(os.path.join(d, "saved_model.json"))
     assert sorted(os.listdir(d)) == ["saved_model.json", "variables"]
     # the variables checkpoint in TensorFlow's layout, as tf.train.Saver writes it
@@ -90,8 +102,8 @@ def test_builder_call_order_errors(tmp_path, sess):
     b.save(as_text=True)
     with pytest.raises(AssertionError, match="already saved"):
         b.save()
-    text = open(tmp_path / "m" / "saved_model.json").read()
-    assert "\n" in text  # as_text indents
+    text = open(tmp_path / "m" / "saved_model.pbtxt").read()  # as_text: text format
+    assert 'tags: "train"' in text and 'tags: "serve"' in text
     for tags in (["train"], ["serve"]):
         with tf.Graph().as_default(), tf.Session() as s2:
             mg = sm.loader.load(s2, tags, str(tmp_path / "m"))
@@ -193,10 +205,11 @@ def test_strip_default_attrs_and_clear_devices_round_trip(tmp_path):
                 signature_def_map={"serving_default": sm.predict_signature_def({"x": x},
                                                                                {"y": y})})
             b.save()
-    doc = json.loads(open(os.path.join(d, "saved_model.json")).read())
-    nodes = {n["name"]: n for n in doc["meta_graphs"][0]["graph_def"]["node"]}
-    assert all(n["device"] == "" for n in nodes.values())
-    assert "transpose_a" not in nodes["MatMul"]["attr"]
+    with open(os.path.join(d, "saved_model.pb"), "rb") as f:
+        proto = SavedModelProto.FromString(f.read())
+    nodes = {n.name: n for n in proto.meta_graphs[0].graph_def.node}
+    assert all(n.device == "" for n in nodes.values())
+    assert "transpose_a" not in nodes["MatMul"].attr
     model = sm.load(d)
     np.testing.assert_allclose(model(np.ones((2, 3)))["y"], np.ones((2, 3)) @ W + B, rtol=1e-6)
     model.close()

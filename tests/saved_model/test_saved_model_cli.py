@@ -58,6 +58,28 @@ def test_show_all(export):
     assert "MetaGraphDef with tag-set: 'serve' contains the following SignatureDefs:" \
         in r.stdout
     assert "signature_def['serving_default']:" in r.stdout and "DT_FLOAT" in r.stdout
+    # the default export is TensorFlow's saved_model.pb; TensorFlow's tool ends with the ops
+    assert os.path.isfile(os.path.join(export, "saved_model.pb"))
+    assert ("The MetaGraph with tag set ['serve'] contains the following ops: {'Assign', "
+            "'Const', ") in r.stdout and "'MatMul'" in r.stdout \
+        and "'RestoreV2'" in r.stdout  # the saver's nodes, as TensorFlow lists them
+
+
+def test_show_and_run_read_flowgraph_format_too(tmp_path):
+    d = str(tmp_path / "1")
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        with tf.Session() as sess:
+            sm.simple_save(sess, d, {"x": x}, {"y": tf.reduce_sum(x, 1, name="y")},
+                           format="flowgraph")
+    assert os.path.isfile(os.path.join(d, "saved_model.json"))
+    r = _flowgraph("saved_model_cli", "show", "--dir", d, "--all")
+    assert r.returncode == 0, r.stderr
+    assert "signature_def['serving_default']:" in r.stdout and "'Sum'" in r.stdout
+    r = _flowgraph("saved_model_cli", "run", "--dir", d, "--tag_set", "serve",
+                   "--signature_def", "serving_default", "--input_exprs", "x=[[1, 2]]")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["Result", "for", "output", "key", "y:", "[3.]"]
 
 
 def test_run_with_literals_and_npy_files(export, tmp_path):

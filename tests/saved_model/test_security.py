@@ -22,6 +22,14 @@ from flowgraph import saved_model as sm
 from flowgraph.framework import errors
 
 
+@pytest.fixture(autouse=True)
+def _flowgraph_format():
+    # These tests edit or check saved_model.json on purpose: they test flowgraph's own
+    # format (the default export is TensorFlow's, which test_tf_export*.py cover).
+    with sm.export_format("flowgraph"):
+        yield
+
+
 class _Evil:
     """Unpickling this creates the marker file."""
 

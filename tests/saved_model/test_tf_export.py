@@ -128,13 +128,14 @@ def test_the_model_server_serves_a_tensorflow_format_export(tmp_path):
 
 
 def test_default_format_switch_and_validation(tmp_path):
-    assert tf.saved_model.get_export_format() == "flowgraph"
-    with tf.saved_model.export_format("tensorflow"):
+    assert tf.saved_model.get_export_format() == "tensorflow"  # TensorFlow's, as TF writes
+    with tf.saved_model.export_format("flowgraph"):
         _export_small(str(tmp_path / "a"))
-    assert tf.saved_model.get_export_format() == "flowgraph"
-    assert os.path.isfile(tmp_path / "a" / "saved_model.pb")
+    assert tf.saved_model.get_export_format() == "tensorflow"
+    assert os.path.isfile(tmp_path / "a" / "saved_model.json")
     _export_small(str(tmp_path / "b"))
-    assert os.path.isfile(tmp_path / "b" / "saved_model.json")
+    assert os.path.isfile(tmp_path / "b" / "saved_model.pb")
+    assert not os.path.exists(tmp_path / "b" / "saved_model.json")
     with pytest.raises(ValueError, match=r"format must be 'flowgraph'.*got 'tf'"):
         tf.saved_model.builder.SavedModelBuilder(str(tmp_path / "c"), format="tf")
     with pytest.raises(ValueError, match="set_export_format"):
@@ -239,9 +240,16 @@ def test_ops_tensorflow_lacks_are_named_in_a_warning(tmp_path, caplog):
         y = tf.report_uninitialized_variables(name="uninit")
         with tf.Session() as sess, caplog.at_level("WARNING", logger="flowgraph"):
             sess.run(v.initializer)
-            tf.saved_model.simple_save(sess, str(tmp_path / "1"), {"x": x}, {"y": y},
-                                       format="tensorflow")
+            # the default format: exported anyway (never silently in flowgraph's format)
+            tf.saved_model.simple_save(sess, str(tmp_path / "1"), {"x": x}, {"y": y})
+    warnings = [r for r in caplog.records if "TensorFlow has no op" in r.getMessage()]
+    assert len(warnings) == 1
     assert "TensorFlow has no op ReportUninitializedVariables (node 'uninit')" in caplog.text
+    assert 'format="flowgraph"' in caplog.text
+    assert os.path.isfile(tmp_path / "1" / "saved_model.pb")
+    model = tf.saved_model.load(str(tmp_path / "1"))  # flowgraph loads it
+    assert model.signatures["serving_default"](x=[[1.0, 2.0]])["y"].tolist() == []
+    model.close()
 
 
 def test_wide_and_deep_export_uses_only_tensorflow_ops(tmp_path):
@@ -310,8 +318,8 @@ def test_two_tag_sets_share_the_variables(tmp_path):
 
 
 def test_estimator_export_format_keyword_and_tf1_export_savedmodel(tmp_path):
-    """`export_saved_model(format="tensorflow")` picks the format per call, and TF 1.x's
-    older `export_savedmodel` exports in the process-wide default."""
+    """`export_saved_model(format="flowgraph")` picks the format per call, and TF 1.x's
+    older `export_savedmodel` exports in the process-wide default (TensorFlow's)."""
     x = np.arange(12, dtype=np.float32).reshape(6, 2)
     cols = [tf.feature_column.numeric_column("x", shape=[2])]
     est = tf.estimator.LinearRegressor(feature_columns=cols, model_dir=str(tmp_path / "m"))
@@ -319,17 +327,52 @@ def test_estimator_export_format_keyword_and_tf1_export_savedmodel(tmp_path):
                                                  num_epochs=None, shuffle=False), steps=3)
     receiver = tf.estimator.export.build_raw_serving_input_receiver_fn(
         {"x": tf.placeholder(tf.float32, [None, 2], name="x")})
-    tf_path = os.fsdecode(est.export_saved_model(str(tmp_path / "tf"), receiver,
-                                                 format="tensorflow"))
-    old_path = os.fsdecode(est.export_savedmodel(str(tmp_path / "fg"), receiver))
-    assert os.path.isfile(os.path.join(tf_path, "saved_model.pb"))
-    assert not os.path.exists(os.path.join(old_path, "saved_model.pb"))
+    fg_path = os.fsdecode(est.export_saved_model(str(tmp_path / "fg"), receiver,
+                                                 format="flowgraph"))
+    old_path = os.fsdecode(est.export_savedmodel(str(tmp_path / "tf"), receiver))
+    assert os.path.isfile(os.path.join(fg_path, "saved_model.json"))
+    assert not os.path.exists(os.path.join(fg_path, "saved_model.pb"))
+    assert os.path.isfile(os.path.join(old_path, "saved_model.pb"))
     expected = np.stack([p["predictions"] for p in est.predict(
         tf.estimator.inputs.numpy_input_fn({"x": x}, shuffle=False))])
-    for path in (tf_path, old_path):
+    for path in (fg_path, old_path):
         with tf.Session(graph=tf.Graph()) as sess:
             meta = tf.saved_model.loader.load(sess, ["serve"], path)
             sig = meta.signature_def["predict"]  # raw float input: no regression signature
             out = sess.run(sig.outputs["predictions"].name, {sig.inputs["x"].name: x})
         np.testing.assert_allclose(np.asarray(out).reshape(expected.shape), expected,
                                    rtol=1e-6)
+
+
+def test_local_variables_are_not_saved_and_the_main_op_sets_them(tmp_path):
+    """As TensorFlow: the variables bundle holds what the saver saves (no local
+    variables); loading restores those and the main op initializes the rest."""
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 1], name="x")
+        w = tf.Variable([[2.0]], name="w")
+        seen = tf.Variable(0.0, collections=[tf.GraphKeys.LOCAL_VARIABLES], name="seen")
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            tf.saved_model.simple_save(sess, str(tmp_path / "1"), {"x": x},
+                                       {"y": tf.matmul(x, w)},
+                                       legacy_init_op=tf.group(tf.assign(seen, 7.0)))
+    assert tf.train.list_variables(str(tmp_path / "1" / "variables" / "variables")) == [
+        ("w", [1, 1])]
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "1"))
+        assert sess.run(["w:0", "seen:0"]) == [[[2.0]], 7.0]
+
+
+def test_main_op_missing_from_the_graph_is_a_format_error(tmp_path):
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None], name="x")
+        with tf.Session() as sess:
+            tf.saved_model.simple_save(sess, str(tmp_path / "1"), {"x": x}, {"y": x * 2.0},
+                                       legacy_init_op=tf.no_op(name="init"))
+    path = tmp_path / "1" / "saved_model.pb"
+    proto = SavedModelProto.FromString(path.read_bytes())
+    proto.meta_graphs[0].collection_def["saved_model_main_op"].node_list.value[:] = ["nope"]
+    path.write_bytes(proto.SerializeToString())
+    with tf.Graph().as_default(), tf.Session() as sess:
+        with pytest.raises(tf.saved_model.SavedModelFormatError, match="main op 'nope'"):
+            tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "1"))

@@ -48,6 +48,8 @@ def main(base: str, names: list[str]) -> None:
         receiver = build_parsing_serving_input_receiver_fn(
             {"x": tf.io.FixedLenFeature([2], tf.float32)})
         path = est.export_saved_model(os.path.join(base, name), receiver)
+        # the default format is TensorFlow's: the fresh server must read saved_model.pb
+        assert os.path.isfile(os.path.join(os.fsdecode(path), "saved_model.pb")), path
         print(name, os.fsdecode(path), flush=True)
 
 
