@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -23,8 +24,25 @@ from flowgraph.framework.graph import (
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.ops.variables import Variable
 from flowgraph.runtime.session import Session
+from flowgraph.test_assertions import AssertionsMixin
+from flowgraph.test_util import (
+    Benchmark,
+    StubOutForTesting,
+    assert_equal_graph_def,
+    compute_gradient,
+    compute_gradient_error,
+    gpu_device_name,
+    is_built_with_cuda,
+    is_built_with_gpu_support,
+    is_built_with_rocm,
+    is_built_with_xla,
+    is_gpu_available,
+)
 
-__all__ = ["TestCase", "get_temp_dir", "main"]
+__all__ = ["Benchmark", "StubOutForTesting", "TestCase", "assert_equal_graph_def",
+           "compute_gradient", "compute_gradient_error", "get_temp_dir", "gpu_device_name",
+           "is_built_with_cuda", "is_built_with_gpu_support", "is_built_with_rocm",
+           "is_built_with_xla", "is_gpu_available", "main", "mock"]
 
 _SEED = 87654321
 _TEMP_DIR = None
@@ -51,7 +69,20 @@ def _as_array(value):
         return None
 
 
-class TestCase(unittest.TestCase):
+def _as_bytes_if_mixed(arr):
+    """Unicode strings as UTF-8 bytes, so that 'a' equals b'a' (TF compares them so)."""
+    if arr.dtype.kind == "U":
+        return np.vectorize(lambda t: t.encode("utf-8"), otypes=[object])(arr) \
+            if arr.size else arr.astype(object)
+    if arr.dtype == object and arr.size:
+        return np.vectorize(lambda t: t.encode("utf-8") if isinstance(t, str) else t,
+                            otypes=[object])(arr)
+    if arr.dtype.kind == "S":
+        return arr.astype(object)
+    return arr
+
+
+class TestCase(AssertionsMixin, unittest.TestCase):
     """A `unittest.TestCase` with graph sessions and NumPy-aware assertions.
 
     Example
@@ -81,8 +112,11 @@ class TestCase(unittest.TestCase):
         super().tearDown()
 
     def get_temp_dir(self) -> str:
-        """A temporary directory shared by this process's tests."""
-        return get_temp_dir()
+        """A fresh temporary directory of this test (inside `tf.test.get_temp_dir()`),
+        the same for every call within the test, as in TensorFlow."""
+        if getattr(self, "_tempdir", None) is None:
+            self._tempdir = tempfile.mkdtemp(dir=get_temp_dir())
+        return self._tempdir
 
     # -- sessions ----------------------------------------------------------------------
     @contextlib.contextmanager
@@ -134,9 +168,12 @@ class TestCase(unittest.TestCase):
         Shapes must match exactly (no broadcasting); dicts must have the same keys.
         """
         a, b = self._value(a), self._value(b)
-        if isinstance(a, dict) or isinstance(b, dict):
-            self.assertIsInstance(a, dict, msg)
-            self.assertIsInstance(b, dict, msg)
+        # a namedtuple compares as the dict of its fields, as in TF
+        a = a._asdict() if hasattr(a, "_asdict") else a
+        b = b._asdict() if hasattr(b, "_asdict") else b
+        if isinstance(a, dict) != isinstance(b, dict):
+            raise ValueError(f"Can't compare dict to non-dict, a vs b. {msg or ''}")
+        if isinstance(a, dict):
             self.assertEqual(set(a), set(b), f"dict keys differ. {msg or ''}")
             for key in a:
                 self.assertAllClose(a[key], b[key], rtol=rtol, atol=atol,
@@ -157,6 +194,7 @@ class TestCase(unittest.TestCase):
     def assertAllEqual(self, a, b, msg=None):
         """Assert that `a` and `b` have the same shape and the same elements."""
         a_arr, b_arr = np.asarray(self._value(a)), np.asarray(self._value(b))
+        a_arr, b_arr = _as_bytes_if_mixed(a_arr), _as_bytes_if_mixed(b_arr)
         self.assertEqual(a_arr.shape, b_arr.shape,
                          f"Shape mismatch: expected {a_arr.shape}, got {b_arr.shape}. "
                          f"{msg or ''}")

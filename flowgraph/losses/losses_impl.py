@@ -193,7 +193,7 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
             raise ValueError("Cannot specify both 'axis' and 'dim'")
         axis = dim
     if axis is None:
-        raise ValueError("You must specify 'axis'.")
+        raise ValueError("You must specify argument `axis`.")
     _require(labels=labels, predictions=predictions)
     with name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as scope:
         predictions = _as_float(predictions, "predictions")

@@ -81,15 +81,15 @@ def check_broadcastable(weights: Tensor, values: Tensor, what: str = "values") -
     ws, vs = weights.shape, values.shape
     if ws.ndims == 0 or ws.ndims is None or vs.ndims is None:
         return
-    detail = (f"{what}.rank={vs.ndims}. weights.rank={ws.ndims}. {what}.shape={vs}. "
-              f"weights.shape={ws}.")
     if ws.ndims != vs.ndims:
-        raise ValueError(f"weights can not be broadcast to {what}. {detail} Give weights of "
-                         f"rank 0 or {vs.ndims}.")
-    for w, v in zip(ws.as_list(), vs.as_list(), strict=True):
+        raise ValueError(f"weights can not be broadcast to values. values.rank={vs.ndims}. "
+                         f"weights.rank={ws.ndims}. values.shape={vs}. weights.shape={ws}. "
+                         f"Give weights of rank 0 or {vs.ndims} (the rank of the {what}).")
+    for dim, (w, v) in enumerate(zip(ws.as_list(), vs.as_list(), strict=True)):
         if w is not None and v is not None and w not in (1, v):
-            raise ValueError(f"weights can not be broadcast to {what}. {detail} Each weights "
-                             "dimension must be 1 or equal to the matching dimension.")
+            raise ValueError(f"weights can not be broadcast to values. Mismatch at dim {dim}. "
+                             f"values.shape={vs.as_list()}, weights.shape={ws.as_list()}. "
+                             f"Each weights dimension must be 1 or equal to the {what}' one.")
 
 
 def safe_div(numerator, denominator, name: str = "value") -> Tensor:

@@ -128,6 +128,9 @@ def precision_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=N
     0.5
     """
     labels, top = _labels_and_top(labels, predictions_idx, "precision_at_top_k")
+    # names as TF's: "k" when k is not given, a "_class<id>" suffix on the variables too
+    scope_name = name or _name("precision", "k" if k is None else k, class_id)
+    var_suffix = _name("", "k" if k is None else k, class_id)
     k = k if k is not None else top.shape[-1].value
     hit, _, _ = _matches(labels, top)
     w = _row_weights(weights, top)
@@ -135,8 +138,8 @@ def precision_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=N
     if class_id is not None:
         is_class = math_ops.equal(top, constant(class_id, _dtypes.int64))
         hit, miss = math_ops.logical_and(hit, is_class), math_ops.logical_and(miss, is_class)
-    return _streaming_ratio(name or _name("precision", k, class_id),
-                            (f"true_positive_at_{k}", f"false_positive_at_{k}"),
+    return _streaming_ratio(scope_name,
+                            (f"true_positive{var_suffix}", f"false_positive{var_suffix}"),
                             _count(hit, w), _count(miss, w), metrics_collections,
                             updates_collections)
 
@@ -157,6 +160,9 @@ def recall_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=None
     0.5
     """
     labels, top = _labels_and_top(labels, predictions_idx, "recall_at_top_k")
+    # names as TF's: "k" when k is not given, a "_class<id>" suffix on the variables too
+    scope_name = name or _name("recall", "k" if k is None else k, class_id)
+    var_suffix = _name("", "k" if k is None else k, class_id)
     k = k if k is not None else top.shape[-1].value
     hit, found, first = _matches(labels, top)
     w = _row_weights(weights, top)
@@ -165,8 +171,8 @@ def recall_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=None
         cid = constant(class_id, _dtypes.int64)
         hit = math_ops.logical_and(hit, math_ops.equal(top, cid))
         lost = math_ops.logical_and(lost, math_ops.equal(labels, cid))
-    return _streaming_ratio(name or _name("recall", k, class_id),
-                            (f"true_positive_at_{k}", f"false_negative_at_{k}"),
+    return _streaming_ratio(scope_name,
+                            (f"true_positive{var_suffix}", f"false_negative{var_suffix}"),
                             _count(hit, w), _count(lost, w), metrics_collections,
                             updates_collections)
 
@@ -230,7 +236,8 @@ def _average_precision_at_top_k(labels, predictions_idx, k, num_classes, weights
     w = _row_weights(weights, top)[..., 0]
     with variable_scope(None, name or _name("average_precision", k, None)):
         total = metric_variable([], _F64, name="total")
-        count = metric_variable([], _F64, name="max")
+        # TF's variable is "max_1": its "max" name scope was opened before it
+        count = metric_variable([], _F64, name="max_1")
         upd_total = state_ops.assign_add(total, math_reduce.reduce_sum(per_row * w))
         upd_count = state_ops.assign_add(count, math_reduce.reduce_sum(w))
         value = math_ops.divide(total, count, name="value")

@@ -138,8 +138,8 @@ def mean_cosine_distance(labels, predictions, dim, weights=None, metrics_collect
         raise ValueError(f"mean_cosine_distance: predictions {predictions.shape} and labels "
                          f"{labels.shape} must have compatible shapes")
     products = math_reduce.reduce_sum(predictions * labels, axis=[dim], keepdims=True)
-    with variable_scope(name, "mean_cosine_distance", [predictions, labels, weights]):
-        value, update = mean(products, weights)
-        value = math_ops.subtract(1.0, value, name="value")
-        update = math_ops.subtract(1.0, update, name="update_op")
+    # TF keeps the variables at "<name>/total" and "<name>/count" (no inner "mean/")
+    value, update = mean(products, weights, name=name or "mean_cosine_distance")
+    value = math_ops.subtract(1.0, value)
+    update = math_ops.subtract(1.0, update)
     return add_to_metric_collections(value, update, metrics_collections, updates_collections)

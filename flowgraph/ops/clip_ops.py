@@ -132,8 +132,8 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
                 continue
             v = _values(t)
             with graph.colocate_with(v.op):
+                # TF names these "<scope>/<scope>/_<i>" (the scope string + "_<i>")
                 clipped = array_ops.identity(v * math_ops.cast(scale, v.dtype.base_dtype),
-                                             name=f"{scope.rstrip('/')}_{i}"
-                                             .rsplit("/", 1)[-1])
+                                             name=f"{scope}_{i}")
             out.append(_like(t, clipped))
         return out, use_norm

@@ -185,7 +185,7 @@ def _output_grads(op: Operation, grads: dict, scope_name: str):
 
 def gradients(ys, xs, grad_ys=None, name: str = "gradients",
               colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
-              aggregation_method=None, stop_gradients=None):
+              aggregation_method=None, stop_gradients=None, unconnected_gradients="none"):
     """Symbolic derivatives of ``sum(ys)`` with respect to each of `xs`.
 
     Parameters
@@ -205,9 +205,13 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
     gate_gradients : bool
         Make all input gradients of an op available together (tf.tuple).
     aggregation_method
-        Accepted for compatibility; contributions are always summed with AddN.
+        One of `tf.AggregationMethod`'s values (0, 1 or 2), checked for compatibility;
+        contributions are always summed with AddN.
     stop_gradients : Tensor or list, optional
         Tensors treated as constants: gradients do not flow back through them.
+    unconnected_gradients : str or `tf.UnconnectedGradients`
+        What an x that ys do not depend on gets: ``"none"`` (None, the default) or
+        ``"zero"`` (zeros shaped like x).
 
     Returns
     -------
@@ -230,6 +234,12 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
     ...     print(sess.run([da, db]), dz)
     [array([3., 4.], dtype=float32), array([1., 2.], dtype=float32)] None
     """
+    unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
+    if unconnected not in ("none", "zero"):
+        raise ValueError(f"Unknown value for unconnected_gradients: {unconnected!r}")
+    if aggregation_method is not None and aggregation_method not in (0, 1, 2):
+        raise ValueError(f"Invalid `aggregation_method` specified {aggregation_method}. "
+                         f"Accepted values are [0, 1, 2] (tf.AggregationMethod).")
     ys, _ = _as_list(ys, "ys")
     xs, _ = _as_list(xs, "xs")
     if not ys:
@@ -267,6 +277,8 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
             if isinstance(g, Tensor) and not is_differentiable_dtype(g.dtype) and \
                     x not in ys:
                 g = None
+            if g is None and unconnected == "zero":
+                g = _array.zeros_like(x)
             results.append(g)
     return results
 

@@ -32,7 +32,10 @@ class Template:
         self._variable_scope = None
         self._variables_created = False
         if create_scope_now:
-            with variable_scope(unique_name, name, custom_getter=custom_getter) as vs:
+            # only the variable scope: the name scope opens at the first call, so the
+            # ops of that call are named "<scope>/..." as in TensorFlow
+            with variable_scope(unique_name, name, custom_getter=custom_getter,
+                                auxiliary_name_scope=False) as vs:
                 self._variable_scope = vs
 
     name = property(lambda self: self._name)

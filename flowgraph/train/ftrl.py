@@ -63,20 +63,20 @@ class FtrlOptimizer(Optimizer):
                  l2_shrinkage_regularization_strength=0.0, beta=None) -> None:
         super().__init__(use_locking, name)
         if initial_accumulator_value < 0.0:
-            raise ValueError(f"initial_accumulator_value {initial_accumulator_value} needs "
+            raise ValueError(f"initial_accumulator_value {initial_accumulator_value:f} needs "
                              "to be positive or zero")
         if learning_rate_power > 0.0:
-            raise ValueError(f"learning_rate_power {learning_rate_power} needs to be "
+            raise ValueError(f"learning_rate_power {learning_rate_power:f} needs to be "
                              "negative or zero")
         if l1_regularization_strength < 0.0:
-            raise ValueError(f"l1_regularization_strength {l1_regularization_strength} "
+            raise ValueError(f"l1_regularization_strength {l1_regularization_strength:f} "
                              "needs to be positive or zero")
         if l2_regularization_strength < 0.0:
-            raise ValueError(f"l2_regularization_strength {l2_regularization_strength} "
+            raise ValueError(f"l2_regularization_strength {l2_regularization_strength:f} "
                              "needs to be positive or zero")
         if l2_shrinkage_regularization_strength < 0.0:
             raise ValueError("l2_shrinkage_regularization_strength "
-                             f"{l2_shrinkage_regularization_strength} needs to be positive "
+                             f"{l2_shrinkage_regularization_strength:f} needs to be positive "
                              "or zero")
         self._learning_rate = learning_rate
         self._learning_rate_power = learning_rate_power

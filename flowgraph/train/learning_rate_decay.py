@@ -93,7 +93,8 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate,
     1.0
     """
     _require_step(global_step, "natural_exp_decay")
-    with get_default_graph().name_scope(name or "NaturalExpDecay") as scope:
+    # TF names this scope "ExponentialDecay" by default too
+    with get_default_graph().name_scope(name or "ExponentialDecay") as scope:
         lr, _, step, steps, rate = _setup(learning_rate, global_step, decay_steps,
                                           decay_rate)
         p = step / steps

@@ -6,6 +6,11 @@ initial value (a tensor gets a zero-initialized shadow), and returns one op that
 every shadow towards its value: ``shadow -= (1 - decay) * (shadow - value)``. With
 ``num_updates`` the decay used is ``min(decay, (1 + num_updates) / (10 + num_updates))``,
 so early averages follow the values closely.
+
+With ``zero_debias=True`` (it applies to tensors, whose shadows start at zero) the shadow
+holds ``biased / (1 - decay ** t)``, where ``biased`` is the plain average started at zero
+and ``t`` the number of updates so far; both are kept in non-trainable global variables
+``<shadow>/biased`` and ``<shadow>/local_step``, as in TensorFlow.
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ from flowgraph.framework.graph import (
 )
 from flowgraph.ops.array_shape_ops import zeros
 from flowgraph.ops.control_flow_ops import group
+from flowgraph.ops.init_ops import zeros_initializer
 from flowgraph.ops.math_ops import cast, minimum
-from flowgraph.ops.state_ops import assign_sub
+from flowgraph.ops.math_ops import pow as _pow
+from flowgraph.ops.state_ops import assign, assign_add, assign_sub
+from flowgraph.ops.variable_scope import get_variable, variable_scope
 from flowgraph.ops.variables import (
     Variable,
     global_variables,
@@ -61,6 +69,7 @@ class ExponentialMovingAverage:
         self._zero_debias = zero_debias
         self._name = name
         self._averages: dict = {}
+        self._debias: dict = {}
 
     @property
     def name(self) -> str:
@@ -89,13 +98,11 @@ class ExponentialMovingAverage:
                 avg = create_slot(var, var.initialized_value(), self._name)
                 add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
             else:
-                if self._zero_debias:
-                    raise NotImplementedError(
-                        "ExponentialMovingAverage.apply: zero_debias=True for tensors is "
-                        "not supported yet; pass zero_debias=False")
                 with colocate_with(var):
                     avg = create_slot(var, zeros(var.shape, var.dtype.base_dtype),
                                       self._name)
+                if self._zero_debias:
+                    self._debias[self._key(var)] = _debias_variables(avg)
             self._averages[self._key(var)] = avg
         with name_scope(self._name) as scope:
             decay = convert_to_tensor(self._decay, name="decay")
@@ -109,9 +116,16 @@ class ExponentialMovingAverage:
         avg = self._averages[self._key(var)]
         # read here, so that control dependencies around apply() order the read
         value = var.read_value() if isinstance(var, Variable) else var
-        one_minus = 1.0 - cast(decay, avg.dtype.base_dtype)
+        decay = cast(decay, avg.dtype.base_dtype)
+        one_minus = 1.0 - decay
+        debias = self._debias.get(self._key(var))
         with colocate_with(avg.op):
-            return assign_sub(avg, (avg.value() - value) * one_minus)
+            if debias is None:
+                return assign_sub(avg, (avg.value() - value) * one_minus)
+            biased, local_step = debias
+            new_biased = assign_sub(biased, (biased.value() - value) * one_minus)
+            new_step = assign_add(local_step, 1.0)
+            return assign(avg, new_biased / (1.0 - _pow(decay, new_step)))
 
     def average(self, var):
         """The shadow variable of `var`, or None if `apply` has not seen it."""
@@ -142,3 +156,13 @@ class ExponentialMovingAverage:
                 names[v.op.name] = v
         return names
 
+
+def _debias_variables(avg):
+    """The ``biased`` accumulator and ``local_step`` counter of a zero-debiased shadow."""
+    dtype = avg.dtype.base_dtype
+    with variable_scope(avg.op.name):
+        biased = get_variable("biased", shape=avg.shape, dtype=dtype,
+                              initializer=zeros_initializer(), trainable=False)
+        local_step = get_variable("local_step", shape=[], dtype=dtype,
+                                  initializer=zeros_initializer(), trainable=False)
+    return biased, local_step

@@ -95,6 +95,22 @@ def _select(vars_to_warm_start) -> list:
                      f"{vars_to_warm_start!r}")
 
 
+def _grouped(chosen) -> list:
+    """(name, variable) pairs; the parts of a partitioned variable come as one entry,
+    named after the full variable (a list of parts), as the checkpoint holds them."""
+    out, parts = [], {}
+    for var in chosen:
+        info = getattr(var, "_save_slice_info", None)
+        if info is None:
+            out.append((var.op.name, var))
+        elif info.full_name not in parts:
+            parts[info.full_name] = [var]
+            out.append((info.full_name, parts[info.full_name]))
+        else:
+            parts[info.full_name].append(var)
+    return out
+
+
 def _vocab(path, size: int, what: str, var_name: str) -> list[str]:
     from flowgraph.io.gfile import GFile
 
@@ -197,8 +213,7 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_voc
     with reader:
         available = reader.get_variable_to_shape_map()
         assignment, used = {}, set()
-        for var in chosen:
-            name = var.op.name
+        for name, var in _grouped(chosen):
             prev = renames.get(name, name)
             used.add(name)
             if prev not in available:
@@ -209,6 +224,11 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_voc
                     "vars_to_warm_start.")
             logger.debug("Warm-starting variable: %s; prev_var_name: %s", name, prev)
             if name in vocab_infos:
+                if isinstance(var, list):
+                    raise NotImplementedError(
+                        f"warm_start: vocabulary remapping of the partitioned variable "
+                        f"'{name}' is not supported; warm-start it without "
+                        f"var_name_to_vocab_info or use an unpartitioned variable")
                 _remap_with_vocab(var, reader, prev, vocab_infos[name],
                                   ckpt_to_initialize_from)
             else:
