@@ -52,6 +52,7 @@ from __future__ import annotations
 import gc
 import os
 import struct
+from collections import namedtuple
 from collections.abc import Iterator
 
 import numpy as np
@@ -274,6 +275,10 @@ def _require_engine():
     return protobuf_engine
 
 
+FieldInfo = namedtuple("FieldInfo", "name number")
+FieldInfo.__doc__ = "What `Message.ListFields` names a field by (protobuf's descriptor has both)."
+
+
 class Message:
     """Base of the hand-written protobuf messages; subclasses define ``FIELDS``."""
 
@@ -328,6 +333,27 @@ class Message:
         if members is None:
             raise ValueError(f"{type(self).__name__} has no oneof named '{group}'")
         return next((m for m in members if m in self.__dict__), None)
+
+    def ListFields(self) -> list:
+        """``(field, value)`` for each field that holds something, in field-number order
+        (protobuf's method); `field` has protobuf's ``name`` and ``number``. Empty repeated
+        fields and scalars at their default (outside a oneof) are left out."""
+        in_oneof = {m for members in self.ONEOFS.values() for m in members}
+        out = []
+        for number, name, kind, repeated in self._ORDERED:
+            if name not in self.__dict__:
+                continue
+            value = self.__dict__[name]
+            if repeated:
+                if not value:
+                    continue
+            elif isinstance(kind, type):
+                if not self._present(name):
+                    continue
+            elif name not in in_oneof and value == _DEFAULTS[kind]:
+                continue
+            out.append((FieldInfo(name, number), value))
+        return out
 
     def ClearField(self, name: str) -> None:
         _, _, _kind, repeated = self._BY_NAME[name]

@@ -259,6 +259,9 @@ class TensorShape:
                 f"A string ({dims!r}) is an ambiguous TensorShape; wrap it in a list or "
                 "convert it to an int"
             )
+        elif hasattr(dims, "unknown_rank") and hasattr(dims, "dim"):  # a TensorShapeProto
+            self._dims = None if dims.unknown_rank else tuple(
+                as_dimension(None if d.size == -1 else d.size) for d in dims.dim)
         else:
             try:
                 items = iter(dims)  # type: ignore[arg-type]

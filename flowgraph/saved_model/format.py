@@ -195,6 +195,9 @@ class MetaGraphDef:
     main_op: str | None = None
     train_op: str | None = None
     asset_file_def: list[AssetFileDef] = field(default_factory=list)
+    # TensorFlow's MetaGraphDef message as read from saved_model.pb, unmodified: what
+    # `loader.load` returns (None for saved_model.json, whose message is built on load).
+    message: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -48,6 +48,7 @@ from flowgraph.saved_model.format import (
     contained_path,
     read_saved_model,
 )
+from flowgraph.saved_model.meta_graph_message import meta_graph_message
 from flowgraph.saved_model.tf_saved_model import is_tf_saved_model, read_tf_saved_model
 
 __all__ = ["load", "maybe_saved_model_directory"]
@@ -196,8 +197,14 @@ def asset_feed(graph, mg: MetaGraphDef, export_dir: str, prefix: str = "") -> di
 def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs):
     """Load the meta graph tagged `tags` from `export_dir` into `sess` and restore it.
 
-    Returns the `MetaGraphDef`: ``meta.signature_def[key].inputs[name].name`` is the
-    tensor to feed (prefix it with ``import_scope + "/"`` when one is given).
+    Returns TensorFlow's ``MetaGraphDef`` message (``tf.MetaGraphDef``) of that tag set,
+    as the export holds it (names without `import_scope`): ``signature_def``,
+    ``collection_def``, ``meta_info_def`` (tags, versions, ``stripped_op_list``),
+    ``graph_def``, ``saver_def``, ``asset_file_def``. For a ``saved_model.pb`` export it is
+    the file's message; for ``saved_model.json`` one built as ``tf.train.export_meta_graph``
+    writes it (`flowgraph.saved_model.meta_graph_message`).
+    ``meta.signature_def[key].inputs[name].name`` is the tensor to feed (prefix it with
+    ``import_scope + "/"`` when one is given).
 
     Raises
     ------
@@ -231,4 +238,4 @@ def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs
             graph.add_to_collection(GraphKeys.TRAIN_OP, graph.get_operation_by_name(
                 _scoped(mg.train_op, prefix)))
     logger.info("Restored SavedModel %s (tags %s)", export_dir, sorted(_tags_of(tags)))
-    return mg
+    return mg.message if mg.message is not None else meta_graph_message(mg)

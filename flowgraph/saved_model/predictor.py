@@ -31,16 +31,33 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tf_formats.meta_graph_messages import SignatureDefProto
 from flowgraph.saved_model import constants
-from flowgraph.saved_model.format import SignatureDef
 
-__all__ = ["LoadedModel", "SignatureFunction", "load"]
+__all__ = ["LoadedModel", "SignatureFunction", "load", "shape_of"]
+
+
+def shape_of(info) -> TensorShape:
+    """The `TensorShape` that TensorInfo `info` declares (TensorFlow's message, or
+    flowgraph's `format.TensorInfo`): ``tf.TensorShape(info.tensor_shape)`` in TensorFlow.
+
+    Example
+    -------
+    >>> from flowgraph.saved_model.format import TensorInfo, TensorShapeProto
+    >>> shape_of(TensorInfo("x:0", 1, TensorShapeProto.from_shape([None, 3]))).as_list()
+    [None, 3]
+    """
+    proto = info.tensor_shape
+    if proto.unknown_rank:
+        return TensorShape(None)
+    return TensorShape([None if d.size < 0 else int(d.size) for d in proto.dim])
 
 
 def convert_input(value, info, what: str) -> np.ndarray:
     """`value` as an array of the dtype and a shape compatible with TensorInfo `info`."""
     dtype = _dtypes.as_dtype(info.dtype)
-    shape = info.tensor_shape.as_shape()
+    shape = shape_of(info)
     if dtype == _dtypes.string:
         arr = np.asarray(value, dtype=object)
         flat = arr.reshape(-1)
@@ -81,7 +98,7 @@ class SignatureFunction:
     returns ``{output_key: np.ndarray}``.
     """
 
-    def __init__(self, model: LoadedModel, key: str, signature_def: SignatureDef) -> None:
+    def __init__(self, model: LoadedModel, key: str, signature_def: SignatureDefProto) -> None:
         graph = model.graph
         self.name = key
         self.signature_def = signature_def

@@ -70,7 +70,8 @@ from flowgraph.saved_model.constants_tf import (
 from flowgraph.saved_model.tf_export_tables import vocabulary_files_as_tables
 
 __all__ = ["FORMATS", "check_format", "export_format", "get_export_format",
-           "set_export_format", "tf_meta_graph", "write_tf_saved_model", "write_tf_variables"]
+           "set_export_format", "signature_message", "tensor_info_message", "tf_meta_graph",
+           "write_tf_saved_model", "write_tf_variables"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -139,7 +140,8 @@ def export_format(format: str):
 
 
 # -- messages -------------------------------------------------------------------------------
-def _tensor_info(info) -> TensorInfoProto:
+def tensor_info_message(info) -> TensorInfoProto:
+    """TensorFlow's TensorInfo of a flowgraph `TensorInfo` (name, dtype, shape)."""
     shape = info.tensor_shape
     proto_shape = (TensorShapeProto(unknown_rank=True) if shape.unknown_rank else
                    TensorShapeProto(dim=[TensorShapeProto.Dim(size=int(d.size))
@@ -147,12 +149,13 @@ def _tensor_info(info) -> TensorInfoProto:
     return TensorInfoProto(name=info.name, dtype=int(info.dtype), tensor_shape=proto_shape)
 
 
-def _signature(sig) -> SignatureDefProto:
+def signature_message(sig) -> SignatureDefProto:
+    """TensorFlow's SignatureDef of a flowgraph `SignatureDef`."""
     out = SignatureDefProto(method_name=sig.method_name)
     for key, info in sig.inputs.items():
-        out.inputs[key] = _tensor_info(info)
+        out.inputs[key] = tensor_info_message(info)
     for key, info in sig.outputs.items():
-        out.outputs[key] = _tensor_info(info)
+        out.outputs[key] = tensor_info_message(info)
     return out
 
 
@@ -179,11 +182,11 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
         mg.saver_def.ClearField("sharded")
     mg.meta_info_def.tags.extend(tags)
     for key, sig in signatures.items():
-        mg.signature_def[key] = _signature(sig)
+        mg.signature_def[key] = signature_message(sig)
     names = []
     for a in assets:
-        mg.asset_file_def.append(AssetFileDefProto(tensor_info=_tensor_info(a.tensor_info),
-                                                   filename=a.filename))
+        mg.asset_file_def.append(AssetFileDefProto(
+            tensor_info=tensor_info_message(a.tensor_info), filename=a.filename))
         names.append(a.tensor_info.name)
     for tensor_name, filename in table_assets:
         mg.asset_file_def.append(AssetFileDefProto(

@@ -38,7 +38,7 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
     TensorInfoProto,
     VariableDefProto,
 )
-from flowgraph.framework.tf_formats.resource_variables import meta_graph_as_refs
+from flowgraph.framework.tf_formats.resource_variables import meta_graph_as_refs, ref_op_of
 from flowgraph.framework.tf_formats.saver_graph import (
     drop_saver_nodes,
     restore_keys,
@@ -149,6 +149,9 @@ def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef],
 
 def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
     check_graph_def_sizes(mg.graph_def)
+    message = mg  # returned by the loader as the file holds it: copied before any rewrite
+    if any(ref_op_of(n.op) for n in mg.graph_def.node):
+        message = MetaGraphDefProto.FromString(mg.SerializeToString())
     meta_graph_as_refs(mg)
     scope = saver_scope(mg.saver_def.restore_op_name)
     graph_def = graph_def_to_dict(mg.graph_def)
@@ -179,7 +182,8 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
             method_name=s.method_name) for k, s in mg.signature_def.items()},
         saver_def=restore, variables=variables, main_op=main_op,
         asset_file_def=[fmt.AssetFileDef(tensor_info=_tensor_info(a.tensor_info),
-                                         filename=a.filename) for a in mg.asset_file_def])
+                                         filename=a.filename) for a in mg.asset_file_def],
+        message=message)
 
 
 def read_tf_saved_model(export_dir) -> fmt.SavedModel:

@@ -72,3 +72,25 @@ def test_meta_info_def_is_nested_in_meta_graph_def():
     assert descriptor.containing_type.full_name == "tensorflow.MetaGraphDef"
     assert pe.message_class(tf_messages.LogMessage).DESCRIPTOR.full_name == \
         "tensorflow.LogMessage"
+
+
+def test_list_fields_leaves_out_defaults_and_empty_repeated_fields():
+    from flowgraph.framework.event_messages import TensorShapeProto
+
+    shape = TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1), TensorShapeProto.Dim(size=3)])
+    assert [(f.name, f.number) for f, _ in shape.ListFields()] == [("dim", 2)]
+    assert TensorShapeProto(unknown_rank=False).ListFields() == []
+    info = mgm.TensorInfoProto(name="x:0", dtype=1, tensor_shape=shape)
+    fields = info.ListFields()
+    assert [f.name for f, _ in fields] == ["name", "dtype", "tensor_shape"]
+    assert fields[0][1] == "x:0" and fields[2][1] is info.tensor_shape
+
+
+def test_tensor_shape_accepts_a_tensor_shape_proto():
+    import flowgraph as tf
+    from flowgraph.framework.event_messages import TensorShapeProto
+
+    proto = TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1), TensorShapeProto.Dim(size=3)])
+    assert tf.TensorShape(proto).as_list() == [None, 3]
+    assert tf.TensorShape(TensorShapeProto(unknown_rank=True)).rank is None
+    assert tf.TensorShape(TensorShapeProto()).as_list() == []

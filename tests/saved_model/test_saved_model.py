@@ -13,6 +13,7 @@ import flowgraph as tf
 from flowgraph import saved_model as sm
 from flowgraph.framework.tf_formats.meta_graph_messages import SavedModelProto
 from flowgraph.saved_model import signature_def_utils as sdu
+from flowgraph.saved_model.predictor import shape_of
 
 W = np.arange(6, dtype=np.float32).reshape(3, 2) / 10.0
 B = np.array([0.5, -0.25], np.float32)
@@ -138,7 +139,7 @@ def test_load_restores_variables_and_returns_signatures(linear_dir):
         assert tf.as_dtype(info.dtype) == tf.float32
         assert [d.size for d in info.tensor_shape.dim] == [-1, 3]
         assert not info.tensor_shape.unknown_rank
-        assert info.tensor_shape.as_shape().as_list() == [None, 3]
+        assert shape_of(info).as_list() == [None, 3]  # tf.TensorShape(info.tensor_shape)
         assert sig.outputs["y"].name == "y:0"
         got = sess.run(sig.outputs["y"].name, {info.name: xv})
         np.testing.assert_allclose(got, xv @ W + B, rtol=1e-6)
