@@ -2,8 +2,8 @@
 
 Each op updates a variable and its accumulator slots in place and outputs the variable's
 ref. The variable and accumulators are ref inputs (the kernel receives their storage);
-the hyperparameters are scalars of the variable's dtype. TensorFlow's op names, input
-orders and attributes are kept, so a graph reads the same::
+the hyperparameters are scalars of the variable's dtype (float16, float32 or float64).
+TensorFlow's op names, input orders and attributes are kept, so a graph reads the same::
 
     ApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad)
     SparseApplyMomentum(var, accum, lr, grad, indices, momentum)
@@ -38,7 +38,7 @@ from flowgraph.ops.state_ops import _ref_of
 
 __all__: list[str] = []  # internal ops: the optimizers are the public API
 
-FLOAT_TYPES = (_dtypes.float32, _dtypes.float64)
+FLOAT_TYPES = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
 
 # op type -> (input names, number of ref inputs, attrs). Scalars are every input that is
 # not a ref, not "grad" and not "indices".
@@ -130,7 +130,8 @@ def _apply(op_type: str, args: dict, attrs: dict, name: str | None):
     dtype = refs[0].dtype.base_dtype
     if dtype not in FLOAT_TYPES:
         raise TypeError(f"{op_type}: variable '{refs[0].op.name}' has dtype {dtype.name}; "
-                        "the optimizer kernels support float32 and float64 variables")
+                        "the optimizer kernels support float16, float32 and float64 "
+                        "variables")
     for n, r in zip(names[1:num_refs], refs[1:]):
         if r.dtype.base_dtype != dtype:
             raise TypeError(f"{op_type}: '{n}' ({r.op.name}) has dtype {r.dtype.base_dtype.name}"

@@ -19,6 +19,11 @@ Large updates run on the kernel threads (`kernel_pool`): dense ones by ranges of
 sparse ones by bands of rows, each with the same loop as on one thread (bitwise the
 one-thread result).
 
+A float16 variable takes the checked path (the C loops are float32/float64 only): its
+storage and slots (a sparse update's rows only, but for Adam) are copied to float32, the
+float32 rule runs on the copies and the results are rounded back into the float16 storages
+in place, as TF's half kernels compute in float and round.
+
 A storage that is not a C-contiguous, writeable, native-endian array (e.g. restored from a
 file as a view), or a large one whose data does not start on a 64-byte cache line, is
 replaced once by such a copy; later steps update that copy in place.
@@ -43,8 +48,8 @@ from flowgraph.backends.cpu import _training, cpu_kernel, kernel_pool
 from flowgraph.framework import errors
 from flowgraph.framework.resources import VariableState
 
-_FLOATS = ("float32", "float64")
-_FLOAT_TYPES = (np.float32, np.float64)
+_FLOATS = ("float16", "float32", "float64")
+_FLOAT_TYPES = (np.float32, np.float64)  # what the Cython loops run; float16 goes via float32
 
 
 def _invalid(msg: str) -> errors.InvalidArgumentError:
@@ -167,9 +172,10 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
         """The update with every check and conversion (what `_UPDATES` declines)."""
         var = _storage(inputs[0], "var", op)
         dt = var.dtype
-        if dt.type not in _FLOAT_TYPES:
+        if dt.type not in _FLOAT_TYPES and dt.type is not np.float16:
             raise _invalid(f"{op_type} supports float32 and float64 variables, got "
-                           f"{dt.name}")
+                           f"{dt.name} (float16 ones are updated in float32); cast the "
+                           "variable to one of these float types")
         slots = []
         for k in range(1, num_refs):
             s = _storage(inputs[k], ref_names[k], op)
@@ -178,14 +184,29 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
                                f"dtype: var {list(var.shape)} {dt.name}, "
                                f"{ref_names[k]} {list(s.shape)} {s.dtype.name}")
             slots.append(s)
+        stores, rows = (), None  # float16: storages to round the float32 results into
+        indices = inputs[idx_at] if sparse else None
+        if dt.type is np.float16:
+            stores = (var, *slots)
+            rows = _half_rows(rule, var, indices) if sparse else None
+            if rows is None:
+                var, *slots = (a.astype(np.float32) for a in stores)
+            else:
+                rows, indices = rows
+                var, *slots = (a[rows].astype(np.float32) for a in stores)
+            dt = var.dtype
         ordered = [slots[k - 1] for k in slot_order] + [var] * (3 - len(slots))
         hp = _hyper(spec, {n: _scalar(inputs[p], n, dt) for n, p in scalar_at}, dt)
         if not sparse:
             g = _dense_grad(inputs[grad_at], var, "grad")
             _dense_update(rule, var, ordered, g, hp, flag)
         else:
-            _sparse_update(op_type, rule, var, ordered, inputs[grad_at], inputs[idx_at],
-                           hp, flag)
+            _sparse_update(op_type, rule, var, ordered, inputs[grad_at], indices, hp, flag)
+        for store, result in zip(stores, (var, *slots)):
+            if rows is None:
+                np.copyto(store, result, casting="same_kind")  # rounds to float16
+            else:
+                store[rows] = result
 
     # The flag attributes are named (not **attrs) so that binding passes only those the
     # op has: fewer keywords to merge on every call.
@@ -215,6 +236,18 @@ def _direct_path(rule: int, spec: tuple, flag_attr, pos: dict, num_refs: int,
         _FLAG_FROM.get(flag_attr, _training.FLAG_CONSTANT),
         flag_attr if type(flag_attr) is int else 0,
         kernel_pool.GRAIN, _ALIGN_BYTES, _ALIGN_MIN_BYTES)
+
+
+def _half_rows(rule: int, var: np.ndarray, indices):
+    """(rows, their positions in `rows` per index) of a float16 sparse update: only those
+    rows are copied to float32 and back. None (copy all) for Adam, which moves every row,
+    and for indices the checks of `_sparse_update` will refuse."""
+    idx = np.asarray(indices)
+    if (rule == _training.ADAM or var.ndim < 1 or idx.ndim != 1 or idx.dtype.kind not in "iu"
+            or idx.size == 0 or idx.min() < 0 or idx.max() >= var.shape[0]):
+        return None
+    rows, local = np.unique(idx, return_inverse=True)
+    return rows, local.reshape(-1)
 
 
 def _flag(flag_attr, use_nesterov: bool, update_slots: bool) -> int:
