@@ -7,10 +7,8 @@ from flowgraph.distributions import _ops as o
 from flowgraph.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
-    dynamic_batch,
     params_dict,
     same_float_dtype,
-    static_batch,
 )
 from flowgraph.distributions.kullback_leibler import RegisterKL
 from flowgraph.framework import dtypes as _dtypes
@@ -63,12 +61,6 @@ class Beta(Distribution):
     def total_concentration(self):
         """``concentration1 + concentration0``."""
         return self._total_concentration
-
-    def _batch_shape(self):
-        return static_batch(self._concentration1, self._concentration0)
-
-    def _batch_shape_tensor(self):
-        return dynamic_batch(self._concentration1, self._concentration0)
 
     def _sample_n(self, n, seed=None):
         ones = o.ones_like(self._total_concentration)

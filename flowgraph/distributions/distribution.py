@@ -161,7 +161,11 @@ class Distribution:
         return TensorShape(self._event_shape())
 
     def _batch_shape(self) -> TensorShape:
-        return TensorShape(None)
+        # By default the parameters (`graph_parents`) broadcast to the batch shape.
+        return static_batch(*self._graph_parents) if self._graph_parents else TensorShape(None)
+
+    def _batch_shape_tensor(self):
+        return dynamic_batch(*self._graph_parents)
 
     def _event_shape(self) -> TensorShape:
         return TensorShape([])

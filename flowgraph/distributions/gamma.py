@@ -7,10 +7,8 @@ from flowgraph.distributions import _ops as o
 from flowgraph.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
-    dynamic_batch,
     params_dict,
     same_float_dtype,
-    static_batch,
 )
 from flowgraph.distributions.kullback_leibler import RegisterKL
 
@@ -53,12 +51,6 @@ class Gamma(Distribution):
     def rate(self):
         """The inverse scale ``beta``."""
         return self._rate
-
-    def _batch_shape(self):
-        return static_batch(self._concentration, self._rate)
-
-    def _batch_shape_tensor(self):
-        return dynamic_batch(self._concentration, self._rate)
 
     def _sample_n(self, n, seed=None):
         return o.random_gamma([n], self._concentration, beta=self._rate, dtype=self.dtype,

@@ -8,10 +8,8 @@ from flowgraph.distributions import _ops as o
 from flowgraph.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
-    dynamic_batch,
     params_dict,
     same_float_dtype,
-    static_batch,
 )
 from flowgraph.distributions.kullback_leibler import RegisterKL
 
@@ -42,12 +40,6 @@ class _LocScale(Distribution):
     def scale(self):
         """The scale parameter."""
         return self._scale
-
-    def _batch_shape(self):
-        return static_batch(self._loc, self._scale)
-
-    def _batch_shape_tensor(self):
-        return dynamic_batch(self._loc, self._scale)
 
     def _z(self, x):
         with o.name_scope("standardize", values=[x]):

@@ -8,10 +8,8 @@ from flowgraph.distributions import _ops as o
 from flowgraph.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
-    dynamic_batch,
     params_dict,
     same_float_dtype,
-    static_batch,
 )
 
 __all__ = ["StudentT", "Uniform"]
@@ -60,12 +58,6 @@ class Uniform(Distribution):
         """``high - low``."""
         with self._name_scope(name):
             return self._high - self._low
-
-    def _batch_shape(self):
-        return static_batch(self._low, self._high)
-
-    def _batch_shape_tensor(self):
-        return dynamic_batch(self._low, self._high)
 
     def _sample_n(self, n, seed=None):
         shape = o.concat([[n], self.batch_shape_tensor()], 0)
@@ -139,12 +131,6 @@ class StudentT(Distribution):
     def scale(self):
         """The scale."""
         return self._scale
-
-    def _batch_shape(self):
-        return static_batch(self._df, self._loc, self._scale)
-
-    def _batch_shape_tensor(self):
-        return dynamic_batch(self._df, self._loc, self._scale)
 
     def _ones(self):
         return o.ones_like(self._df) * o.ones_like(self._loc) * o.ones_like(self._scale)
