@@ -21,10 +21,12 @@ Models: ``small`` is a 64-128-64-10 MLP on the digits (batch 64), ``heavy`` a
 784-1024-1024-10 MLP on random data (batch 256); plain SGD, a placeholder feed per
 step. Every cluster is started with `flowgraph.distributed.launch.run_cluster` (one
 process per task, free loopback ports); this script is also the tasks' program
-(``--task``). A trainer samples ``(time, global step)`` and its process CPU time after
-each step (``trainer_cpu_us_per_step``: less noisy than rates on shared cores), and the
-chief asks the ps for its process CPU time after warm-up and at the end
-(``ps_cpu_us_per_step``, per global step; `TaskService.GetStatus`); the global
+(``--task``). The trainers start stepping together (a counter on the ps, so that their
+runs overlap however long each took to start). A trainer samples ``(time, global
+step)`` and its process CPU time after each step (``trainer_cpu_us_per_step``: less
+noisy than rates on shared cores), and the chief asks the ps for its process CPU time
+after warm-up and at the end (``ps_cpu_us_per_step``, per global step;
+`TaskService.GetStatus`); the global
 rate is measured over the window in which every trainer had done its warm-up steps
 and none had finished. "Same global batch" for sync vs async: every update averages the
 model's batch (sync: 2 trainers x half of it, aggregated; async: each trainer's own).
@@ -149,6 +151,8 @@ def task_main(args) -> None:
     with tf.Graph().as_default(), tf.device(
             replica_device_setter(worker_device=worker, cluster=config.cluster_spec)):
         x, y, train, step, opt = build(args.task, trainers if args.sync else 0)
+        joined = tf.Variable(0, name="bench_trainers_joined", trainable=False)
+        join = joined.assign_add(1)
         if not config.is_chief:
             ready = tf.report_uninitialized_variables(tf.global_variables())
             with tf.Session(server.target) as probe:
@@ -165,6 +169,7 @@ def task_main(args) -> None:
                 master=server.target, is_chief=config.is_chief, hooks=hooks,
                 log_step_count_steps=None, save_summaries_steps=None,
                 save_checkpoint_secs=None) as sess:
+            _start_together(server.target, join, joined, trainers)
             i, g = 0, 0
             while not sess.should_stop():
                 try:
@@ -192,6 +197,17 @@ def task_main(args) -> None:
         (g0, c0), (g1, c1) = ps_cpu
         report["ps_cpu_us_per_step"] = (c1 - c0) / (g1 - g0) * 1e6
     print(json.dumps(report), flush=True)
+
+
+def _start_together(target: str, join, joined, trainers: int, limit_s: float = 60.0):
+    """Wait until every trainer got here (a counter on the ps), so that their runs overlap:
+    a chief that ran its share of a short run while a worker was still starting left no
+    window where both stepped ("the trainers never ran at the same time")."""
+    with tf.Session(target) as probe:
+        probe.run(join)
+        give_up = time.monotonic() + limit_s
+        while probe.run(joined) < trainers and time.monotonic() < give_up:
+            time.sleep(0.005)
 
 
 def _ps_cpu(cluster_spec, global_step) -> tuple:

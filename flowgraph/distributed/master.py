@@ -74,7 +74,7 @@ Example
 >>> for s in plan.stages:
 ...     print(s.task, s.level, [op.name for op in s.ops])
 /job:ps/replica:0/task:0 0 ['c/shape', 'c/RandomUniform', 'a']
-/job:worker/replica:0/task:0 1 ['Const', 'b']
+/job:worker/replica:0/task:0 1 ['b/y', 'b']
 """
 
 from __future__ import annotations
@@ -90,8 +90,8 @@ from flowgraph.framework.graph_walk import depth_first_order
 from flowgraph.framework.serialization import GRAPH_DEF_VERSION, encode_attr, node_to_dict
 from flowgraph.ops.iterator_ops import lookup_dataset
 
-__all__ = ["Stage", "StepPlan", "check_input_pipelines", "delegate", "placement_log",
-           "plan_run", "relay_through_master", "report_parts", "task_name"]
+__all__ = ["Stage", "StepPlan", "check_input_pipelines", "delegate", "mark_stores",
+           "placement_log", "plan_run", "relay_through_master", "report_parts", "task_name"]
 
 # Ops whose output 0 is a handle to a resource of their task that no shared_name attr
 # marks: its value is a Python object in the task's resource container and never travels.
@@ -122,6 +122,7 @@ class Stage:
     targets: list = dataclasses.field(default_factory=list)
     returns: list = dataclasses.field(default_factory=list)  # keys sent back to the client
     handle: str = ""  # set when registered with the task
+    stores: bool = True  # whether another stage pulls from its step store (mark_stores)
     header: dict | None = None  # the parts of its RunStage header that every step repeats
     base: object = None  # header as a flowgraph.distributed.wire.Base (encoded once)
 
@@ -132,6 +133,7 @@ class StepPlan:
     levels: list  # list of lists of stages, in run order
     tasks: list  # every task the step touches
     prefetch: object = None  # a flowgraph.distributed.prefetch.Prefetch, when eligible
+    storing: list | None = None  # the tasks that keep a step store (mark_stores); None: all
 
 
 def _is_back_edge(op, dep) -> bool:
@@ -523,6 +525,30 @@ def delegate(plan: StepPlan, local_tasks, with_returns: bool = True) -> int:
             for level in plan.levels]
     plan.levels[:] = [level for level in kept if level]
     return handed
+
+
+def mark_stores(plan: StepPlan) -> list:
+    """Mark the stages whose values some stage pulls from their task's step store
+    (``stage.stores``; the others' calls say ``"no_store"``: their values go back in
+    the reply, or nowhere), after `relay_through_master` and `delegate` changed the
+    pulls; returns the tasks that keep a store, also kept as ``plan.storing`` (the
+    session sends the ids of ended steps to those only).
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     with tf.device("/job:ps/task:0"):
+    ...         a = tf.square(tf.random_uniform([]), name="a")
+    ...     b = tf.add(a, 2.0, name="b")
+    >>> plan = plan_run(g, [b], [], {}, "/job:worker/replica:0/task:0",
+    ...                 {"ps": ["h:1"], "worker": ["h:2"]})
+    >>> mark_stores(plan), [s.stores for s in plan.stages]
+    (['/job:ps/replica:0/task:0'], [True, False])
+    """
+    pulled = {(source, key) for stage in plan.stages for _, key, source in stage.recvs}
+    for stage in plan.stages:
+        stage.stores = any((stage.task, key) in pulled for _, key in stage.fetches)
+    plan.storing = sorted({stage.task for stage in plan.stages if stage.stores})
+    return plan.storing
 
 
 def report_parts(op, default_task: str, cluster) -> list | None:

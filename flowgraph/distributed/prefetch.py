@@ -106,6 +106,9 @@ class Prefetch:
         # The master's fixed header parts of the calls (flowgraph.distributed.wire.Base):
         # "worker", and the apply call's with (True) and without (False) the read.
         self.bases: dict = {}
+        # Whether a step that applied from the values left no step store on any task
+        # (its apply call runs A and R merged, with "no_store"); set by the session.
+        self.unstored = True
         self._lock = threading.Lock()
         self._values: dict | None = None
         self._epoch = None

@@ -58,6 +58,7 @@ from flowgraph.distributed import wire
 from flowgraph.distributed.master import (
     check_input_pipelines,
     delegate,
+    mark_stores,
     placement_log,
     plan_run,
     relay_through_master,
@@ -198,6 +199,7 @@ class RemoteSession(Session):
             if not self._bfloat16:  # (bfloat16 transfers keep the task-to-task pulls)
                 relay_through_master(plan, local)
             delegate(plan, local, with_returns=not self._bfloat16)
+            mark_stores(plan)
             if not self._bfloat16:
                 plan.prefetch = self._prefetch_for(plan, local)
             self._plans[key] = plan
@@ -208,7 +210,9 @@ class RemoteSession(Session):
         try:
             if prefetch is not None and self._run_prefetched(prefetch, step_id, feeds,
                                                              timeout_s, returned):
-                ok = True
+                # (its calls stored nothing on the tasks: no cleanup to send, unless the
+                # apply stage could not be merged with the read)
+                ok = None if prefetch.unstored else True
                 return self._fetched(mapper, feeds, returned)
             for level in plan.levels:
                 if len(level) == 1:  # nothing to overlap with: no hand-off to the pool
@@ -270,16 +274,18 @@ class RemoteSession(Session):
         stage = prefetch.worker
         base = prefetch.bases.get("worker")
         if base is None:  # the worker stage fed the values instead of pulling them
+            # (its values go to the apply call in its request: nothing pulls them)
             base = prefetch.bases["worker"] = wire.Base({
                 **self._fixed(stage), "recvs": [], "return": prefetch.worker_returns,
-                "feeds": [*stage.feeds, *(p for p, _ in prefetch.recv_feeds)]})
+                "feeds": [*stage.feeds, *(p for p, _ in prefetch.recv_feeds)],
+                "no_store": True})
         tensors = {p: feeds[t] for p, t in stage.feeds.items()}
         for p, key in prefetch.recv_feeds:
             tensors[p] = values[key]
         _, out = self._client(stage.task).call(
             "RunStage", self._step_part(stage, step_id, timeout_s, runs=False), tensors,
             timeout_s=timeout_s + _RPC_GRACE_S, base=base)
-        mine = {**returned, **out}
+        mine = {**returned, **out} if returned else out
         applied = self._apply(prefetch, step_id, feeds, timeout_s, mine, epoch)
         prefetch.applied(stale=applied is None)
         if applied is None:
@@ -321,11 +327,17 @@ class RemoteSession(Session):
             return fixed
         merged = merged_graph(stage, read)
         if merged is None:
+            prefetch.unstored = False
             return {**fixed, "then": {**self._fixed(read), "return": prefetch.keys}}
+        fetches = [*stage.fetches, *read.fetches]
+        returns = [*stage.returns, *(k for k in prefetch.keys if k not in stage.returns)]
+        # When every value it fetches comes back in the reply, nothing pulls them later
+        # (the apply stage is the step's last): the ps need not keep them.
+        unstored = {key for _, key in fetches} <= set(returns)
+        prefetch.unstored = unstored
         return {**fixed, "handle": self._register_graph(stage.task, merged),
-                "fetches": [*stage.fetches, *read.fetches], "read_epoch": True,
-                "return": [*stage.returns, *(k for k in prefetch.keys
-                                             if k not in stage.returns)]}
+                "fetches": fetches, "read_epoch": True, "return": returns,
+                **({"no_store": True} if unstored else {})}
 
     def _report_parts(self, t):
         """Per-task graphs for a fetched ``report_uninitialized_variables`` whose variables
@@ -419,6 +431,8 @@ class RemoteSession(Session):
                 "handle": stage.handle, "feeds": [*stage.feeds, *(p for p, _ in stage.relays)],
                 "recvs": recvs, "fetches": stage.fetches, "targets": stage.targets,
                 "return": stage.returns, "incarnation": self._incarnations.get(stage.task)}
+            if not stage.stores:  # nothing pulls its values (master.mark_stores)
+                header["no_store"] = True
             if self._bfloat16 and recvs:
                 header["bfloat16"] = True
             stage.base = wire.Base(header)
@@ -433,10 +447,11 @@ class RemoteSession(Session):
         if stage.delegated and runs:
             part["runs"] = {handed.task: self._stage_header(handed, step_id, timeout_s)
                             for handed in stage.delegated}
-        with self._finished_lock:
-            finished = self._finished.pop(stage.task, None)
-        if finished:
-            part["cleanup"] = finished
+        if self._finished:  # (read without the lock: empty after prefetched steps)
+            with self._finished_lock:
+                finished = self._finished.pop(stage.task, None)
+            if finished:
+                part["cleanup"] = finished
         return part
 
     def _stage_header(self, stage, step_id: int, timeout_s: float,
@@ -481,11 +496,17 @@ class RemoteSession(Session):
             self._quiet_call(self._client(task), "CancelStep",
                              {"step_id": step_id, "reason": reason})
 
-    def _cleanup(self, plan, step_id: int, ok: bool) -> None:
+    def _cleanup(self, plan, step_id: int, ok: bool | None) -> None:
+        """After a step: `ok` True (the tasks drop its stores with their next call),
+        False (it failed: tell them now) or None (it left no stores)."""
+        if ok is None:
+            return
         if ok:  # the next RunStage to each task carries the id (no call of its own)
-            with self._finished_lock:
-                for task in plan.tasks:
-                    self._finished.setdefault(task, []).append(step_id)
+            storing = plan.tasks if plan.storing is None else plan.storing
+            if storing:
+                with self._finished_lock:
+                    for task in storing:
+                        self._finished.setdefault(task, []).append(step_id)
             return
         # Not awaited: the step's result does not depend on it, and a task that is down
         # has no step state left to drop (its error is ignored).

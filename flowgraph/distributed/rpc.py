@@ -540,14 +540,17 @@ class TaskClient:
                          tensors: dict | None) -> tuple[dict, dict]:
         """`method` of a service of this process, called in this thread; errors carry
         the task's name as over gRPC. (Tasks' deadlines are enforced by the task.)"""
-        where = f"{self.task_name} ({self.address})"
         try:
             reply, values = getattr(service, method)(header, tensors or {})
         except errors.OpError as e:
-            raise type(e)(None, None, f"[{where}] {e}") from None
+            cls = type(e)  # (a subclass with its own signature: its class in errors)
+            if getattr(errors, cls.__name__, None) is not cls:
+                cls = next(c for c in cls.__mro__ if getattr(errors, c.__name__, None) is c)
+            raise cls(None, None, f"[{self.task_name} ({self.address})] {e}") from None
         except Exception as e:  # a bug or a plain exception, as the gRPC handler does
             raise errors.InternalError(
-                None, None, f"[{where}] {type(e).__name__}: {e}") from None
+                None, None, f"[{self.task_name} ({self.address})] {type(e).__name__}: {e}"
+            ) from None
         if header.get("reply_bfloat16"):
             values = wire.decode(wire.encode({}, values, bfloat16=True))[1]
         return reply, values

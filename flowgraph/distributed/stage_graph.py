@@ -122,7 +122,7 @@ class StageGraph:
 
     A stage that cannot block (no asynchronous kernel such as a queue's dequeue, no
     resource handle taken) runs without `RunOptions`, the local session's fast path for a
-    repeated run; its deadline is then a watchdog alarm of its own (`run`). A stage that
+    repeated run; its deadline is then the task's alarm (`worker.TaskService`). A stage that
     may block runs with ``RunOptions(timeout_in_ms=...)``, so the blocked kernel ends at
     the deadline itself, naming its op."""
 
@@ -189,9 +189,10 @@ class StageGraph:
     def acquire(self, feed_dict: dict | None = None) -> Session:
         """An idle local session (a new one when all are busy). The first call picks the
         stage's threads from its cost with these feeds (`choose_threads`)."""
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
+        try:
+            return self._idle.pop()  # (atomic, as release's append: no lock needed)
+        except IndexError:
+            pass
         if self.threads is None:
             self.choose_threads(feed_dict or {})
         session = Session(self.target, graph=self.graph, config=self.config)
@@ -214,8 +215,7 @@ class StageGraph:
         return threads
 
     def release(self, session: Session) -> None:
-        with self._lock:
-            self._idle.append(session)
+        self._idle.append(session)
 
     def close(self) -> None:
         with self._lock:
@@ -231,8 +231,8 @@ class Layout:
     it feeds, the graph elements it runs, the store keys of the fetched values and the
     keys it returns."""
 
-    __slots__ = ("fast", "feeds", "fetches", "keys", "returns", "returns_produced",
-                 "source")
+    __slots__ = ("fast", "feeds", "fetches", "keys", "produced_returns", "returns",
+                 "returns_produced", "source")
 
     def __init__(self, stage: StageGraph, feeds: tuple, fetches: tuple, targets: tuple,
                  returns: tuple) -> None:
@@ -241,6 +241,10 @@ class Layout:
         self.keys = [key for _, key in fetches]
         self.returns = list(returns)
         self.returns_produced = set(returns) <= set(self.keys)
+        # (key, index among the fetched values) of each returned key, when every one is
+        at = {key: i for i, key in enumerate(self.keys)}
+        self.produced_returns = [(key, at[key]) for key in returns] \
+            if self.returns_produced else None
         self.source: tuple = ()  # the header's lists it was made from
         # (session, fed tensors, fed shapes) -> FastRun of the shape-specialized plan,
         # or None where the session's own fast path (or none) applies (`run_stage`)

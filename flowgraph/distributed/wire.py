@@ -17,7 +17,8 @@ spaces so that the first buffer starts at a multiple of `ALIGN` too. So arrays d
 from a message read into an aligned buffer are aligned, like those NumPy allocates.
 A step sends the same names, dtypes and shapes on every call: both ends keep the table
 of each layout they met (encoded, and parsed and checked), so a repeated message costs
-one JSON header and a view per tensor.
+one JSON header and a view per tensor; for plain numeric arrays, the layout's key and
+the views are made in C (`flowgraph.distributed._wire`).
 Numeric dtypes travel as NumPy dtype strings (``"<f4"``);
 string tensors (``dtype: "string"``) as their items, each a uint32 length and the bytes.
 Decoding checks every size against the table (a truncated or padded message is a
@@ -42,11 +43,14 @@ Example
 from __future__ import annotations
 
 import json
+import json.encoder
+import json.scanner
 import math
 import struct
 
 import numpy as np
 
+from flowgraph.distributed._wire import Views, signature
 from flowgraph.framework import errors
 
 __all__ = ["Base", "decode", "encode", "encode_message", "encode_parts", "from_bfloat16",
@@ -60,7 +64,8 @@ _LENGTHS = struct.Struct("<II")  # header length, tensor table length
 _PREFIX = struct.Struct("<4sII")  # magic and the two lengths
 _CACHE_SIZE = 256  # tensor tables (and their parsed layouts) kept, by layout
 _TABLES: dict = {}  # (name, dtype, shape, nbytes) per tensor -> table JSON
-_LAYOUTS: dict = {}  # table JSON -> [(name, dtype, shape, count, nbytes)]
+_BY_KEY: dict = {}  # `_wire.signature` of plain arrays -> the same as _TABLES
+_LAYOUTS: dict = {}  # table JSON -> ([(name, dtype, shape, count, nbytes)], Views or None)
 _BASES: dict = {}  # base JSON -> its parsed dict (never handed out: decode copies it)
 _BASE_MARK = b"\x1e"
 _STRING = "string"
@@ -69,6 +74,14 @@ _BFLOAT16 = "bfloat16"
 _NUMERIC_KINDS = frozenset("biufc")
 # One encoder for every message: json.dumps with arguments builds a new one per call.
 _JSON = json.JSONEncoder(separators=(",", ":"))
+# A message's own header part, the one JSON text made and parsed per call, goes straight
+# through the json module's C encoder and scanner (what JSONEncoder.encode and json.loads
+# build or wrap on every call). No check for circular references: headers are ours.
+_ENCODE = json.encoder.c_make_encoder(
+    None, _JSON.default, json.encoder.c_encode_basestring_ascii, None, ":", ",", False,
+    False, True) if json.encoder.c_make_encoder else None
+_SCAN = json.scanner.c_make_scanner(json.JSONDecoder()) if json.scanner.c_make_scanner \
+    else None
 
 
 def _string_buffer(arr: np.ndarray) -> bytes:
@@ -140,6 +153,9 @@ def _table(entries: tuple) -> tuple[bytes, list, int]:
     return known
 
 
+_NO_TENSORS = _table(())
+
+
 class Base:
     """A header part that many messages repeat, encoded once (see the module docstring):
     `data` must not change after it is made.
@@ -162,14 +178,27 @@ def encode_message(header: dict, tensors: dict | None = None, bfloat16: bool = F
     buffers among them (for a socket's ``sendmsg``: the message is never assembled), and
     their total size in bytes. With `base`, the message carries ``base.data`` under
     `header` (see the module docstring)."""
-    entries, buffers = [], []
-    if tensors:
-        for name, value in tensors.items():
-            entry, buf = _tensor_entry(name, value, bfloat16)
-            entries.append(entry)
-            buffers.append(buf)
-    table, after, nbytes = _table(tuple(entries))
-    head = _JSON.encode(header).encode()
+    if not tensors:
+        table, after, nbytes = _NO_TENSORS
+        buffers = ()
+    else:
+        key = signature(tensors, bfloat16)  # C: None unless every value is a plain array
+        known = _BY_KEY.get(key) if key is not None else None
+        if known is None:
+            entries, buffers = [], []
+            for name, value in tensors.items():
+                entry, buf = _tensor_entry(name, value, bfloat16)
+                entries.append(entry)
+                buffers.append(buf)
+            known = _table(tuple(entries))
+            if key is not None:
+                if len(_BY_KEY) >= _CACHE_SIZE:
+                    _BY_KEY.clear()
+                _BY_KEY[key] = known
+        else:
+            buffers = tensors.values()  # (arrays and NumPy scalars are their own buffers)
+        table, after, nbytes = known
+    head = ("".join(_ENCODE(header, 0)) if _ENCODE else _JSON.encode(header)).encode()
     if base is not None:
         head = base.json + head
     size = _PREFIX.size + len(head) + len(table)
@@ -280,9 +309,11 @@ def _layout(entry) -> tuple:
     return name, dtype, tuple(shape), count, nbytes
 
 
-def _read_table(table: bytes) -> list:
-    layout = _LAYOUTS.get(table)
-    if layout is None:
+def _read_table(table: bytes) -> tuple[list, Views | None]:
+    """``(layout, views)`` of a tensor table, parsed and checked once: views is the C
+    `Views` of a table of numeric, non-empty tensors only (else None)."""
+    known = _LAYOUTS.get(table)
+    if known is None:
         try:
             entries = json.loads(table)
         except ValueError as e:
@@ -290,10 +321,12 @@ def _read_table(table: bytes) -> list:
         if type(entries) is not list:
             raise _loss("tensor table is not a list")
         layout = [_layout(entry) for entry in entries]
+        plain = all(isinstance(d, np.dtype) and c for _, d, _, c, _ in layout)
+        views = Views(layout) if plain and layout else None
         if len(_LAYOUTS) >= _CACHE_SIZE:
             _LAYOUTS.clear()
-        _LAYOUTS[table] = layout
-    return layout
+        known = _LAYOUTS[table] = (layout, views)
+    return known
 
 
 def _tensor_at(view: memoryview, pos: int, item: tuple) -> np.ndarray:
@@ -312,7 +345,15 @@ def _tensor_at(view: memoryview, pos: int, item: tuple) -> np.ndarray:
 
 
 def _json_object(raw: bytes, what: str) -> dict:
-    try:
+    if _SCAN is not None:  # the common case: one JSON object, then the padding's spaces
+        try:
+            text = raw.decode()
+            value, end = _SCAN(text, 0)
+        except (ValueError, StopIteration):
+            value, end = None, -1
+        if type(value) is dict and (end == len(text) or not text[end:].strip(" \t\n\r")):
+            return value
+    try:  # (anything else: json.loads says what is wrong)
         value = json.loads(raw)
     except ValueError as e:
         raise _loss(f"{what} is not JSON ({e})") from None
@@ -346,9 +387,13 @@ def decode(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
                 _BASES.clear()
             _BASES[raw[:cut]] = base
         header = {**base, **header}
+    layout, views = _read_table(bytes(view[pos - table_len:pos]))
+    if views is not None:  # C: every array at once, or None if the sizes do not add up
+        tensors = views.arrays(view, pos)
+        if tensors is not None:
+            return header, tensors
     tensors = {}
     end = len(view)
-    layout = _read_table(bytes(view[pos - table_len:pos]))
     data = np.frombuffer(view, np.uint8) if layout else None
     for item in layout:
         name, dtype, shape, count, nbytes = item

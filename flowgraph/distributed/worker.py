@@ -35,7 +35,9 @@ State of a task:
   ``RecvTensor``, one call per producing task and stage. The master drops them when the
   step ends: with the ``"cleanup"`` list of step ids that its next ``RunStage`` to this
   task carries (no call of its own), with ``CleanupStep`` after a failed step or when the
-  session closes; stores a dead client abandoned are swept after `STEP_TTL_S`.
+  session closes; stores a dead client abandoned are swept after `STEP_TTL_S`. A call
+  whose header says ``"no_store"`` (the master knows no later stage pulls its values:
+  they all come back in the reply, `flowgraph.distributed.prefetch`) stores nothing.
   A ``RecvTensor`` may carry a stage to run first (``"run"``: a ``RunStage`` header):
   the master hands a producing stage to its only consumer that way (`master.delegate`),
   so the consumer's pull starts it and no call of the master's waits for it.
@@ -48,7 +50,10 @@ State of a task:
   port as ``data_port`` when the server opened one).
 * **running stages** by step id: ``CancelStep`` (sent by the master when another stage
   of the step failed) cancels them, so a stage blocked on a queue or a lock does not
-  wait for its deadline.
+  wait for its deadline. A stage that cannot block runs without ``RunOptions``; its
+  deadline is kept with it, and one watchdog alarm per task, set for the earliest
+  deadline among running stages, cancels those past theirs when it fires (a call with a
+  later deadline than the alarm's costs no watchdog entry of its own).
 
 Example
 -------
@@ -99,12 +104,17 @@ def graph_handle(graph_def: dict) -> str:
 
 class _Call:
     """One stage run in a local session, cancellable until it ends (and never after:
-    the session may run another call's stage by then)."""
+    the session may run another call's stage by then). `deadline` (monotonic seconds):
+    when the task's alarm cancels it, for a stage run without `RunOptions`."""
 
-    __slots__ = ("done", "lock", "options", "session")
+    __slots__ = ("deadline", "done", "lock", "options", "session", "step_id", "timeout_ms")
 
-    def __init__(self, session: Session, options) -> None:
+    def __init__(self, session: Session, options, step_id: int = 0,
+                 timeout_ms: int = 0) -> None:
         self.session, self.options = session, options
+        self.step_id, self.timeout_ms = step_id, timeout_ms
+        self.deadline = time.monotonic() + timeout_ms / 1000.0 if (
+            timeout_ms > 0 and options is None) else None
         self.lock = threading.Lock()
         self.done = False
 
@@ -151,6 +161,10 @@ class TaskService:
         self._steps: dict[int, tuple[float, dict]] = {}
         self._peers: dict[str, TaskClient] = {}
         self._running: dict[int, list] = {}  # step id -> [_Call]
+        # One watchdog alarm for the earliest deadline among running stages (`_arm`), not
+        # one per stage run: set again only for an earlier deadline, or when it fires.
+        self._alarm = None
+        self._alarm_at: float | None = None
         self._cancelled: dict[int, tuple] = {}  # step id -> (time, CancelledError)
         # Load every backend's kernel table now, from this thread: the first run of a
         # stage would load them lazily, and Backend.ensure_loaded is not safe against
@@ -238,7 +252,7 @@ class TaskService:
             pulled = self._pull_all(step_id, recvs, header, timeout_ms, stage, feed_dict)
         session = stage.acquire(feed_dict)
         call = _Call(session, RunOptions(timeout_in_ms=timeout_ms) if stage.may_block
-                     else None)
+                     else None, step_id, timeout_ms)
         writes = not stage.read_only
         finished = header.get("cleanup")
         clean = None  # with "read_epoch": the write count if none was in flight at start
@@ -257,15 +271,15 @@ class TaskService:
                 if self._writes[0] == self._writes[1] and header.get("read_epoch"):
                     clean = self._writes[0] + writes
                 self._writes[0] += writes
+                deadline = call.deadline
+                if deadline is not None and (self._alarm_at is None
+                                             or deadline < self._alarm_at):
+                    self._arm(deadline)
         if cancelled is not None or stale:
             stage.release(session)
             if stale:
                 return {"stale": True}, {}
             raise cancelled[1]
-        alarm = None
-        if timeout_ms > 0 and call.options is None:
-            alarm = watchdog.schedule(timeout_ms / 1000.0, self._time_out,
-                                      (call, step_id, timeout_ms))
         lost = False  # the run failed and may have held a push's counter
         try:
             values = run_stage(session, layout, feed_dict, call.options)
@@ -273,8 +287,6 @@ class TaskService:
             lost = bool(run_id)
             raise
         finally:
-            if alarm is not None:
-                watchdog.cancel(alarm)
             call.finish()
             with self._lock:
                 if clean is not None and self._writes[0] != clean:
@@ -289,11 +301,14 @@ class TaskService:
             stage.release(session)
             if lost:
                 self._put_back_counters(stage, run_id)
-        produced = dict(zip(layout.keys, values))
-        self._store(step_id).update(produced)
         reply = {} if clean is None else {"epoch": clean}
-        if layout.returns_produced:
-            return reply, {key: produced[key] for key in layout.returns}
+        if header.get("no_store"):  # (set where no later stage pulls these values)
+            if layout.produced_returns is not None:
+                return reply, {key: values[i] for key, i in layout.produced_returns}
+            produced = dict(zip(layout.keys, values))
+        else:
+            produced = dict(zip(layout.keys, values))
+            self._store(step_id).update(produced)
         return reply, {key: produced[key] if key in produced else pulled[key]
                        for key in layout.returns}
 
@@ -399,12 +414,39 @@ class TaskService:
         finally:
             stage.release(session)
 
-    def _time_out(self, what: tuple) -> None:
-        call, step_id, timeout_ms = what
-        call.cancel(errors.DeadlineExceededError(
-            None, None, f"Timed out after {timeout_ms} ms waiting for a stage of step "
-            f"{step_id} on {self.task_name} to finish (RunOptions.timeout_in_ms or "
-            "ConfigProto.operation_timeout_in_ms)"))
+    def _arm(self, at: float) -> None:
+        """(Holding ``self._lock``.) The task's alarm fires `_expire` at `at` (monotonic
+        seconds) instead of when it was set to."""
+        if self._alarm is not None:
+            watchdog.cancel(self._alarm)
+        self._alarm_at = at
+        self._alarm = watchdog.schedule(max(at - time.monotonic(), 0.0), self._expire, None)
+
+    def _expire(self, _=None) -> None:
+        """The alarm: cancel the running stages past their deadline, and set the alarm
+        again for the earliest deadline still ahead, if any."""
+        now = time.monotonic()
+        due = []
+        with self._lock:
+            self._alarm = self._alarm_at = None
+            later = None
+            for calls in self._running.values():
+                for call in calls:
+                    deadline = call.deadline
+                    if deadline is None:
+                        continue
+                    if deadline <= now:
+                        call.deadline = None  # (cancelled once)
+                        due.append(call)
+                    elif later is None or deadline < later:
+                        later = deadline
+            if later is not None:
+                self._arm(later)
+        for call in due:
+            call.cancel(errors.DeadlineExceededError(
+                None, None, f"Timed out after {call.timeout_ms} ms waiting for a stage of "
+                f"step {call.step_id} on {self.task_name} to finish (RunOptions."
+                "timeout_in_ms or ConfigProto.operation_timeout_in_ms)"))
 
     def _store(self, step_id: int) -> dict:
         now = time.monotonic()
@@ -461,6 +503,9 @@ class TaskService:
 
     def close(self) -> None:
         with self._lock:
+            if self._alarm is not None:
+                watchdog.cancel(self._alarm)
+                self._alarm = self._alarm_at = None
             for stage in self._graphs.values():
                 stage.close()
             self._graphs.clear()

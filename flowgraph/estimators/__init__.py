@@ -29,15 +29,17 @@ from flowgraph.estimators.exporter import BestExporter, Exporter, FinalExporter,
 from flowgraph.estimators.extenders import add_metrics
 from flowgraph.estimators.head import *
 from flowgraph.estimators.head import __all__ as _head_names
+from flowgraph.estimators.in_memory_eval import InMemoryEvaluatorHook
 from flowgraph.estimators.model_fn import EstimatorSpec, ModeKeys
 from flowgraph.estimators.run_config import RunConfig, TaskType
 from flowgraph.estimators.training import EvalSpec, TrainSpec, train_and_evaluate
 from flowgraph.estimators.warm_starting import VocabInfo, WarmStartSettings
 
 experimental = _types.ModuleType(
-    __name__ + ".experimental", "`tf.estimator.experimental`: early-stopping hooks.")
+    __name__ + ".experimental",
+    "`tf.estimator.experimental`: early-stopping hooks, InMemoryEvaluatorHook.")
 for _fn in (make_early_stopping_hook, stop_if_higher_hook, stop_if_lower_hook,
-            stop_if_no_decrease_hook, stop_if_no_increase_hook):
+            stop_if_no_decrease_hook, stop_if_no_increase_hook, InMemoryEvaluatorHook):
     setattr(experimental, _fn.__name__, _fn)
 experimental.__all__ = sorted(n for n in vars(experimental) if not n.startswith("_"))
 

@@ -93,11 +93,10 @@ def call_input_fn(input_fn, mode: str, params, config):
     if isinstance(result, (list, tuple)) and not _is_namedtuple(result):
         if len(result) == 2:
             return result[0], result[1]
-        if len(result) == 1:
-            return result[0], None
         raise ValueError(
-            f"input_fn must return (features, labels), features, or a Dataset of either; "
-            f"it returned a {type(result).__name__} of {len(result)} items.")
+            f"input_fn should return (features, labels) as a len 2 tuple (or features, or "
+            f"a Dataset of either); it returned a {type(result).__name__} of "
+            f"{len(result)} items.")
     return result, None
 
 

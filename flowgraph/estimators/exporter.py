@@ -169,9 +169,11 @@ class BestExporter(Exporter):
     """Exports when the model beats the best evaluation so far.
 
     On the first call (per model_dir) the best result is read from the evaluation event
-    files matching `event_file_pattern` under ``model_dir``; then every call compares the
-    new `eval_result` with it using ``compare_fn(best_eval_result=...,
-    current_eval_result=...)`` (default: smaller ``loss``).
+    files matching `event_file_pattern` under ``model_dir``; the first call always
+    exports (as TF 2.15's does: the event files already hold the evaluation that
+    triggered it), later calls compare the new `eval_result` with the best using
+    ``compare_fn(best_eval_result=..., current_eval_result=...)`` (default: smaller
+    ``loss``).
     """
 
     def __init__(self, name="best_exporter", serving_input_receiver_fn=None,
@@ -188,6 +190,7 @@ class BestExporter(Exporter):
         self._event_file_pattern = event_file_pattern
         self._model_dir = None
         self._best_eval_result = None
+        self._has_exported = False
         _check_exports_to_keep(exports_to_keep)
         self._exports_to_keep = exports_to_keep
 
@@ -202,13 +205,14 @@ class BestExporter(Exporter):
             self._model_dir = estimator.model_dir
             pattern = os.path.join(self._model_dir, self._event_file_pattern)
             self._best_eval_result = self._get_best_eval_result(pattern)
-        if self._best_eval_result is None or self._compare_fn(
+        if self._best_eval_result is None or not self._has_exported or self._compare_fn(
                 best_eval_result=self._best_eval_result, current_eval_result=eval_result):
             logger.info("Performing best model export.")
             self._best_eval_result = eval_result
             result = self._saved_model_exporter.export(
                 estimator, export_path, checkpoint_path, eval_result, is_the_final_export)
             garbage_collect_exports(export_path, self._exports_to_keep)
+            self._has_exported = True
             return result
         return None
 

@@ -133,10 +133,13 @@ to set it as True for training); got None
     if queue_capacity is not None and queue_capacity <= 0:
         raise ValueError(f"queue_capacity must be positive; got {queue_capacity}")
     features = _as_columns(x, "x")
+    target_key = _TARGET_KEY
+    while target_key in features:  # TF renames its label key rather than clash
+        target_key += "_n"
     if isinstance(y, np.ndarray):
         if y.size == 0:
             raise ValueError("y cannot be an empty array")
-        labels = {_TARGET_KEY: y}
+        labels = {target_key: y}
     elif isinstance(y, dict) and not y:
         raise ValueError("y cannot be empty dict, use None instead.")
     else:
@@ -168,8 +171,8 @@ to set it as True for training); got None
         if labels is None:
             return feats
         labs = {k: tensors[k] for k in labels}
-        if _TARGET_KEY in labs:
-            labs = labs[_TARGET_KEY]
+        if target_key in labs:
+            labs = labs[target_key]
         return feats, labs
 
     return input_fn

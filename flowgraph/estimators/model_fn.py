@@ -171,6 +171,31 @@ def _validate_metrics(eval_metric_ops, graph):
     return dict(eval_metric_ops)
 
 
+def _validate_scaffold(scaffold):
+    from flowgraph.train.scaffold import Scaffold
+
+    if scaffold is None:
+        return Scaffold()
+    if not isinstance(scaffold, Scaffold):
+        raise TypeError(f"scaffold must be tf.train.Scaffold. Given: {scaffold!r}")
+    return scaffold
+
+
+def _validate_export_outputs(export_outputs) -> None:
+    if export_outputs is None:
+        return
+    if not isinstance(export_outputs, dict):
+        raise TypeError(f"export_outputs must be a dict, given: {export_outputs!r}")
+    from flowgraph.estimators.export import ExportOutput
+
+    for key, value in export_outputs.items():
+        if not isinstance(value, ExportOutput):
+            raise TypeError(
+                f"Values in `export_outputs` must be ExportOutput objects (e.g. "
+                f"tf.estimator.export.PredictOutput); export_outputs[{key!r}] is "
+                f"{type(value).__name__}: {value!r}")
+
+
 def validate_hooks(hooks, what: str = "hooks") -> tuple:
     """`hooks` as a tuple, each checked to be a `tf.train.SessionRunHook`."""
     hooks = tuple(hooks or ())
@@ -241,14 +266,13 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", [
         loss = _validate_loss(loss, mode, graph)
         predictions = _validate_predictions(predictions, mode, graph)
         eval_metric_ops = _validate_metrics(eval_metric_ops, graph)
-        if export_outputs is not None and not isinstance(export_outputs, dict):
-            raise TypeError(f"export_outputs must be a dict, given: {export_outputs!r}")
+        _validate_export_outputs(export_outputs)
         return super().__new__(
             cls, mode=mode, predictions=predictions, loss=loss, train_op=train_op,
             eval_metric_ops=eval_metric_ops, export_outputs=export_outputs,
             training_chief_hooks=validate_hooks(training_chief_hooks, "training_chief_hooks"),
             training_hooks=validate_hooks(training_hooks, "training_hooks"),
-            scaffold=scaffold,
+            scaffold=_validate_scaffold(scaffold),
             evaluation_hooks=validate_hooks(evaluation_hooks, "evaluation_hooks"),
             prediction_hooks=validate_hooks(prediction_hooks, "prediction_hooks"))
 

@@ -235,6 +235,10 @@ def to_tensor_or_sparse(value, key: str = "?", context: str = ""):
         return SparseTensor(value.indices, value.values, value.dense_shape)
     if _is_ragged(value):
         return _ragged_to_sparse(value, key, context)
+    if hasattr(value, "row_splits"):
+        # TF1's columns do not take tf.RaggedTensor values (its conversion is a TypeError)
+        raise TypeError(f"Feature (key: {key}){context} is a tf.RaggedTensor, which feature "
+                        "columns do not accept; pass value.to_sparse() instead.")
     try:
         return convert_to_tensor(value, name=key if isinstance(key, str) else None)
     except (TypeError, ValueError) as e:
@@ -414,15 +418,20 @@ def linear_model(features, feature_columns, units: int = 1, sparse_combiner: str
                                               collections_, trainable)
                 sums.append(weighted)
                 if cols_to_vars is not None:
-                    cols_to_vars[column] = [var]
+                    cols_to_vars[column] = _variable_list(var)
         _verify_batch_sizes(sums, ordered)
         no_bias = math_reduce.add_n(sums, name="weighted_sum_no_bias") if len(sums) > 1 \
             else array_ops.identity(sums[0], name="weighted_sum_no_bias")
         bias = get_variable("bias_weights", shape=[units], initializer=zeros_initializer(),
                             trainable=trainable, collections=collections_)
         if cols_to_vars is not None:
-            cols_to_vars["bias"] = [bias]
+            cols_to_vars["bias"] = _variable_list(bias)
         return nn_ops.bias_add(no_bias, bias, name="weighted_sum")
+
+
+def _variable_list(var) -> list:
+    """A variable as TF's `cols_to_vars` lists it: the parts of a partitioned one."""
+    return list(var) if hasattr(var, "_get_variable_list") else [var]
 
 
 def _weighted_sum(column, builder, units, sparse_combiner, collections_, trainable):

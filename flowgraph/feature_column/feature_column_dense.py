@@ -245,6 +245,7 @@ class _IndicatorColumn(
         return math_reduce.reduce_sum(one_hot, axis=[-2])
 
     def _get_dense_tensor(self, inputs, weight_collections=None, trainable=None):
+        refuse_sequence("indicator_column", self)
         return inputs.get(self)
 
 
@@ -263,6 +264,17 @@ def indicator_column(categorical_column):
         raise ValueError(f"Unsupported input type. Input must be a categorical column. "
                          f"Given: {categorical_column!r}")
     return _IndicatorColumn(categorical_column)
+
+
+def refuse_sequence(kind: str, column) -> None:
+    """A sequence categorical column has a time axis that `input_layer` would drop: TF
+    refuses it there (`sequence_input_layer` reads it without this method)."""
+    if getattr(column.categorical_column, "_is_sequence", False):
+        raise ValueError(
+            f"In {kind}: {column.name}. categorical_column must not be of type "
+            f"_SequenceCategoricalColumn. Suggested fix: read sequence columns with "
+            f"tf.contrib.feature_column.sequence_input_layer, or use the non-sequence "
+            f"categorical column (e.g. categorical_column_with_identity) here.")
 
 
 # -- embedding -----------------------------------------------------------------------------
@@ -323,6 +335,7 @@ class _EmbeddingColumn(
         return TensorShape([self.dimension])
 
     def _get_dense_tensor(self, inputs, weight_collections=None, trainable=None):
+        refuse_sequence("embedding_column", self)
         table = get_variable(
             "embedding_weights", shape=[self.categorical_column._num_buckets, self.dimension],
             dtype=_dtypes.float32, initializer=self.initializer,
@@ -380,6 +393,7 @@ class _SharedEmbeddingColumn(
         return TensorShape([self.dimension])
 
     def _get_dense_tensor(self, inputs, weight_collections=None, trainable=None):
+        refuse_sequence("shared_embedding_columns", self)
         shape = [self.categorical_column._num_buckets, self.dimension]
         shared = get_collection(self.shared_embedding_collection_name)
         if shared:

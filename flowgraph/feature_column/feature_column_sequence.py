@@ -58,6 +58,8 @@ class _SequenceCategoricalColumn(
         collections.namedtuple("_SequenceCategoricalColumn", ["categorical_column"])):
     """A categorical column whose ids are a sequence per example (keeps their order)."""
 
+    _is_sequence = True
+
     @property
     def name(self) -> str:
         return self.categorical_column.name

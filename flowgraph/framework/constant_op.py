@@ -338,12 +338,15 @@ def _autopack(value, dtype, name: str) -> Tensor:
         )
     if dtype is None:
         dtype = _first_tensor_dtype(value)
-    elems = [
-        _autopack(v, dtype, "packed") if isinstance(v, list | tuple) and _contains_tensor(v)
-        else convert_to_tensor(v, dtype=dtype)
-        for v in value
-    ]
-    return stack(elems, name=name)
+    # As in TensorFlow: a scope `name` holds the plain elements, named by their index
+    # (`Reshape/shape/1`), and the Pack takes the scope's exact name.
+    with get_default_graph().name_scope(name) as scope:
+        elems = [
+            _autopack(v, dtype, str(i)) if isinstance(v, list | tuple) and _contains_tensor(v)
+            else convert_to_tensor(v, dtype=dtype, name=str(i))
+            for i, v in enumerate(value)
+        ]
+        return stack(elems, name=scope)
 
 
 def _deref(ref: Tensor) -> Tensor:
@@ -452,6 +455,8 @@ def constant_value_as_shape(tensor: Tensor) -> TensorShape:
     op = tensor.op
     if op.type == "Shape":
         return op.inputs[0].shape
+    if op.type == "ShapeN":
+        return op.inputs[tensor.value_index].shape
     if op.type == "Pack":
         dims = []
         for t in op.inputs:

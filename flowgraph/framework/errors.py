@@ -14,6 +14,7 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 from types import MappingProxyType
 from typing import Any
 
@@ -55,6 +56,7 @@ __all__ = [
     "UnknownError",
     "error_code_from_exception_type",
     "exception_type_from_error_code",
+    "raise_exception_on_not_ok_status",
 ]
 
 # Canonical status codes (the same numbers TensorFlow uses).
@@ -75,6 +77,10 @@ INTERNAL = 13
 UNAVAILABLE = 14
 DATA_LOSS = 15
 UNAUTHENTICATED = 16
+
+
+#: Pass as `node_def` to take the failing op's `NodeDef` when it is first read.
+_NODE_DEF_OF_OP = object()
 
 
 class OpError(Exception):
@@ -110,6 +116,8 @@ class OpError(Exception):
     @property
     def node_def(self) -> Any:
         """Description of the node that failed (or None)."""
+        if self._node_def is _NODE_DEF_OF_OP:  # built on first use: errors are often unread
+            self._node_def = self._op.node_def if self._op is not None else None
         return self._node_def
 
     @property
@@ -126,6 +134,11 @@ class OpError(Exception):
     def error_code(self) -> int | None:
         """The integer status code of this error."""
         return self._error_code
+
+    @property
+    def experimental_payloads(self) -> dict:
+        """Extra key/value details of the status (none are attached here: ``{}``)."""
+        return {}
 
     def __str__(self) -> str:
         return str(self._message)
@@ -297,3 +310,34 @@ def error_code_from_exception_type(cls: type) -> int:
         if code is not None:
             return code
     return UNKNOWN
+
+
+class _Status:
+    """A mutable status (code and message) for `raise_exception_on_not_ok_status`."""
+
+    __slots__ = ("code", "message")
+
+    def __init__(self) -> None:
+        self.code = OK
+        self.message = ""
+
+
+@contextlib.contextmanager
+def raise_exception_on_not_ok_status():
+    """Yield a status whose ``code``/``message`` the body may set; a code other than `OK`
+    is raised on exit as the `OpError` subclass for it.
+
+    Example
+    -------
+    >>> try:
+    ...     with raise_exception_on_not_ok_status() as status:
+    ...         status.code, status.message = NOT_FOUND, "no such file"
+    ... except NotFoundError as e:
+    ...     print(e.error_code, e)
+    5 no such file
+    """
+    status = _Status()
+    yield status
+    if status.code != OK:
+        cls = CODE_TO_EXCEPTION_CLASS.get(status.code, UnknownError)
+        raise cls(None, None, status.message)

@@ -211,7 +211,13 @@ class Graph:
         try:
             yield self
         finally:
-            stack.pop()
+            if stack and stack[-1] is self:
+                stack.pop()
+            elif any(g is self for g in stack):  # exited before a graph entered after it
+                raise AssertionError(
+                    "Nesting violated for default stack of Graph objects: a graph's "
+                    "as_default() block was exited while a graph entered after it was "
+                    "still the default. Exit `with` blocks in the reverse order.")
 
     @property
     def building_function(self) -> bool:
@@ -582,6 +588,8 @@ class Graph:
 
     def as_graph_element(self, obj, allow_tensor: bool = True, allow_operation: bool = True):
         """Resolve a Tensor, Operation, Variable or name string to an element of this graph."""
+        if not allow_tensor and not allow_operation:
+            raise ValueError("allow_tensor and allow_operation can't both be False.")
         if allow_tensor and allow_operation:
             types_str = "Tensor or Operation"
         elif allow_tensor:
@@ -593,6 +601,8 @@ class Graph:
             obj = conv()
         if isinstance(obj, str):
             return self._element_by_name(obj, allow_tensor, allow_operation)
+        if isinstance(obj, bytes):  # names may come as bytes (e.g. from a proto), as in TF
+            return self._element_by_name(obj.decode(), allow_tensor, allow_operation)
         if isinstance(obj, Tensor) and allow_tensor:
             if obj._op._graph is not self:
                 raise ValueError(f"Tensor {obj} is not an element of this graph.")
@@ -608,20 +618,23 @@ class Graph:
             if not allow_tensor:
                 raise ValueError(
                     f"Name '{name}' appears to refer to a Tensor, not an Operation.")
-            op_name, _, index = name.rpartition(":")
-            if not op_name or not index.isdigit():
+            parts = name.split(":")
+            try:
+                if len(parts) != 2:
+                    raise ValueError
+                op_name, idx = parts[0], int(parts[1])  # as TF: 'x:-1' is x's last output
+            except ValueError:
                 raise ValueError(
                     f"The name '{name}' looks like a Tensor name, but is not a valid one. "
                     "Tensor names must be of the form \"<op_name>:<output_index>\"."
-                )
+                ) from None
             op = self._ops_by_name.get(op_name)
             if op is None:
                 raise KeyError(
                     f"The name '{name}' refers to a Tensor which does not exist. The "
                     f"operation, '{op_name}', does not exist in the graph."
                 )
-            idx = int(index)
-            if idx >= len(op._outputs):
+            if not -len(op._outputs) <= idx < len(op._outputs):
                 raise KeyError(
                     f"The name '{name}' refers to a Tensor which does not exist. The "
                     f"operation, '{op_name}', exists but only has {len(op._outputs)} "

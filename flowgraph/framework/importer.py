@@ -1,6 +1,12 @@
 """`import_graph_def`: rebuild the ops of a graph def (see `serialization`) in the default
 graph; never pickle.
 
+A `tf.while_loop` makes the one kind of cycle a graph def may hold: each loop's
+``Merge`` reads its ``NextIteration``. Nodes are built in dependency order with those
+back edges walked last, so a ``Merge`` comes before the ``NextIteration`` feeding it:
+it is built with its first input (the ``Enter``) in that place and rewired once the
+``NextIteration`` exists. Any other cycle is refused.
+
 Example
 -------
 >>> import flowgraph as tf, json
@@ -27,9 +33,11 @@ from flowgraph.framework.graph_walk import GraphCycleError, depth_first_order
 from flowgraph.framework.import_checks import ATTR_DECODE_ERRORS, check_node_against_op_def
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import decode_attr
+from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.framework.tf_formats.graph_def import as_graph_def_dict
 
-__all__ = ["ImportGraphDefError", "graph_def_from_json", "import_graph_def"]
+__all__ = ["ImportGraphDefError", "UnregisteredOpError", "graph_def_from_json",
+           "import_graph_def"]
 
 
 class ImportGraphDefError(errors.InvalidArgumentError, ValueError):
@@ -38,6 +46,11 @@ class ImportGraphDefError(errors.InvalidArgumentError, ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__(None, None, message)
+
+
+class UnregisteredOpError(errors.NotFoundError, ValueError):
+    """A graph def node of an op type no library registered: TensorFlow's NotFoundError,
+    and a ValueError like the other import failures."""
 
 
 def graph_def_from_json(data) -> dict:
@@ -125,14 +138,20 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         raise ImportGraphDefError(
             f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]"
         )
-    order = _topological_node_order(node_list)
+    order = _topological_node_order(node_list, nodes)
     created: dict[str, Operation] = {}
+    back_edges: list[tuple[Operation, int, str, str]] = []  # Merge, input index, ref
 
     def resolve(ref: str, consumer: str):
         if ref in data_map:
             return data_map[ref]
         op_name, idx = _split_ref(ref)
         op = created.get(op_name)
+        if op is None and op_name in nodes:
+            raise ImportGraphDefError(
+                f"import_graph_def: node '{consumer}' has input '{ref}', which is not "
+                "built yet: a cycle that does not pass through a loop's NextIteration -> "
+                "Merge edge")
         if op is None:
             raise ImportGraphDefError(
                 f"import_graph_def: node '{consumer}' has input '{ref}', which refers to a "
@@ -149,7 +168,13 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         for node_name in order:
             node = nodes[node_name]
             inputs = node.get("input", [])
-            data = [resolve(r, node_name) for r in inputs if not r.startswith("^")]
+            refs = [r for r in inputs if not r.startswith("^")]
+            later = _loop_back_inputs(node, refs, nodes, created) if node["op"] in \
+                _MERGE_OPS else []
+            # A Merge is built before the NextIteration feeding it (the loop's back
+            # edge): that input starts as the Merge's first one and is rewired below.
+            data = [resolve(refs[0] if i in later else r, node_name)
+                    for i, r in enumerate(refs)]
             ctrl = [control_map.get(r[1:]) or created[r[1:]] for r in inputs
                     if r.startswith("^")]
             for i, t in enumerate(data):
@@ -163,6 +188,10 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
                     f"import_graph_def: node '{node_name}' has a malformed attribute: {e}"
                 ) from None
             problem = check_node_against_op_def(node["op"], data, attrs)
+            if problem and problem.startswith("unknown op type"):  # TF: NotFoundError
+                raise UnregisteredOpError(
+                    None, None, f"Op type not registered '{node['op']}': import_graph_def: "
+                    f"node '{node_name}' ({node['op']}): {problem}")
             if problem:
                 raise ImportGraphDefError(
                     f"import_graph_def: node '{node_name}' ({node['op']}): {problem}")
@@ -198,8 +227,13 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
                     f"import_graph_def: node '{node_name}' ({node['op']}): the dtypes of its "
                     f"outputs are unknown ({[t.dtype for t in op._outputs]}); a required "
                     "attribute such as 'dtype' is missing")
+            if later:  # its value's shape may change from one iteration to the next
+                op._outputs[0]._shape = TensorShape(None)
             _merge_output_shapes(op, node.get("output_shapes"))
             created[node_name] = op
+            back_edges.extend((op, i, refs[i], node_name) for i in later)
+        for op, i, ref, consumer in back_edges:
+            _rewire_input(op, i, resolve(ref, consumer))
     if return_elements is None:
         return None
     out = []
@@ -325,13 +359,50 @@ class _import_scope:
         return False
 
 
-def _topological_node_order(nodes: list[dict]) -> list[str]:
+_MERGE_OPS = ("Merge", "RefMerge")
+_NEXT_ITERATION_OPS = ("NextIteration", "RefNextIteration")
+
+
+def _is_loop_back_edge(nodes: dict, consumer: str, producer: str) -> bool:
+    # The only cycles TensorFlow's graphs may hold: Merge <- NextIteration of a loop.
+    return (nodes[consumer]["op"] in _MERGE_OPS
+            and nodes[producer]["op"] in _NEXT_ITERATION_OPS)
+
+
+def _loop_back_inputs(node: dict, refs: list, nodes: dict, created: dict) -> list[int]:
+    """Indices of `node`'s (a Merge's) data inputs from a NextIteration not built yet."""
+    later = []
+    for i, ref in enumerate(refs):
+        producer = _split_ref(ref)[0]
+        if i and producer in nodes and producer not in created and \
+                nodes[producer]["op"] in _NEXT_ITERATION_OPS:
+            later.append(i)
+    return later
+
+
+def _rewire_input(op: Operation, index: int, tensor: Tensor) -> None:
+    old = op._inputs[index]
+    if old.dtype.base_dtype != tensor.dtype.base_dtype:
+        raise ImportGraphDefError(
+            f"import_graph_def: node '{op.name}' ({op.type}): its loop input {index} is "
+            f"{tensor.dtype.name} ('{tensor.name}'), but its input 0 is {old.dtype.name}; "
+            "a Merge's inputs must have one dtype")
+    op._inputs[index] = tensor
+    if op in old._consumers:
+        old._consumers.remove(op)
+    tensor._consumers.append(op)
+    op._graph._version += 1
+
+
+def _topological_node_order(nodes: list[dict], by_name: dict | None = None) -> list[str]:
     deps = {}
     for n in nodes:
         deps[n["name"]] = [r[1:] if r.startswith("^") else r.rpartition(":")[0] or r
                            for r in n.get("input", [])]
+    by_name = by_name if by_name is not None else {n["name"]: n for n in nodes}
     try:
-        return depth_first_order(deps, lambda name: (d for d in deps[name] if d in deps))
+        return depth_first_order(deps, lambda name: (d for d in deps[name] if d in deps),
+                                 lambda node, dep: _is_loop_back_edge(by_name, node, dep))
     except GraphCycleError as e:
         raise ImportGraphDefError(
             f"import_graph_def: the graph def has a cycle through '{e.node}'") from None

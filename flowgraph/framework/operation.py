@@ -32,6 +32,15 @@ def user_source_location() -> tuple[str, int, str] | None:
     return None
 
 
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operator that needs a tensor's value (``bool(t)``, ``for x in t``) was
+    used on a symbolic tensor; TensorFlow's graph mode raises this TypeError subclass.
+
+    >>> issubclass(OperatorNotAllowedInGraphError, TypeError)
+    True
+    """
+
+
 class Operation:
     """A node in a `Graph`: an op type applied to input tensors, with attributes.
 
@@ -295,14 +304,15 @@ class Tensor:
     # inheriting object's C implementations keeps dict lookups in Session.run fast.
 
     def __bool__(self) -> bool:
-        raise TypeError(
+        raise OperatorNotAllowedInGraphError(
             f"Using a flowgraph Tensor ('{self.name}') as a Python bool is not allowed: "
             "its value exists only inside Session.run. Use tf.cond to branch on it."
         )
 
     def __iter__(self):
-        # Replaced by `flowgraph.ops.array_join_ops` (iterating unstacks the tensor).
-        raise TypeError(f"Cannot iterate over tensor '{self.name}': tf.unstack is not available")
+        # Replaced by `flowgraph.ops.array_join_ops` (with a message naming tf.unstack).
+        raise OperatorNotAllowedInGraphError(
+            f"Iterating over a symbolic Tensor ('{self.name}') is not allowed in graph mode.")
 
     def __len__(self) -> int:
         raise TypeError(

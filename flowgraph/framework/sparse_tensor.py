@@ -88,6 +88,12 @@ class SparseTensor:
         n_v = values.shape[0] if values.shape.ndims else None
         if n_i is not None and n_v is not None and not n_i.is_compatible_with(n_v):
             raise ValueError(f"SparseTensor has {n_i} indices but {n_v} values")
+        rank_i = indices.shape[1] if indices.shape.ndims == 2 else None
+        rank_s = dense_shape.shape[0] if dense_shape.shape.ndims == 1 else None
+        if rank_i is not None and rank_s is not None and not rank_i.is_compatible_with(rank_s):
+            raise ValueError(f"SparseTensor indices have {rank_i} columns but dense_shape has "
+                             f"{rank_s} dimensions: each index row needs one coordinate per "
+                             "dimension (indices [N, rank], dense_shape [rank])")
         self._indices = indices
         self._values = values
         self._dense_shape = dense_shape
@@ -100,6 +106,9 @@ class SparseTensor:
         if isinstance(sparse_tensor_value, SparseTensor):
             return sparse_tensor_value
         v = sparse_tensor_value
+        if not all(hasattr(v, f) for f in ("indices", "values", "dense_shape")):
+            raise TypeError(f"Argument sparse_tensor_value={v!r:.60} is neither a "
+                            "SparseTensor nor SparseTensorValue.")
         return cls(v.indices, v.values, v.dense_shape)
 
     # -- the three parts ----------------------------------------------------------------
@@ -172,12 +181,17 @@ class SparseTensor:
             raise TypeError(f"The value of a feed cannot be a SparseTensor object (feeding "
                             f"{self!r}); feed a tf.SparseTensorValue of arrays")
         try:
-            indices, values, dense_shape = (value.indices, value.values, value.dense_shape) \
-                if hasattr(value, "indices") else value
-        except (TypeError, ValueError):
+            parts = [value.indices, value.values, value.dense_shape] \
+                if hasattr(value, "indices") else list(value)
+        except TypeError:
             raise TypeError(f"A SparseTensor feed ({self!r}) must be a SparseTensorValue "
                             f"(indices, values, dense_shape), got {type(value).__name__}"
                             ) from None
+        if len(parts) != 3:
+            # TensorFlow pairs the components with the value's items as far as both go:
+            # the shape check (or an unfed component) then names what is wrong.
+            return list(zip([self._indices, self._values, self._dense_shape], parts))
+        indices, values, dense_shape = parts
         indices = np.asarray(indices, dtype=np.int64)
         if indices.ndim == 1 and indices.size == 0:
             indices = indices.reshape(0, np.size(dense_shape))

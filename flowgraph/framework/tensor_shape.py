@@ -72,8 +72,10 @@ class Dimension:
                 ivalue = int(value)
             except (TypeError, ValueError, OverflowError):
                 raise TypeError(f"Cannot convert {value!r} to a Dimension") from None
-            if ivalue != value:
-                raise ValueError(f"Ambiguous dimension: {value!r} is not an integer")
+            if ivalue != value:  # TypeError, as TensorFlow's (it takes no float at all)
+                raise TypeError(
+                    f"Dimension value must be integer or None or have an __index__ method, "
+                    f"got value {value!r} with type {type(value).__name__}")
         if ivalue < 0:
             raise ValueError(f"Dimension {ivalue} must be >= 0")
         self._value = ivalue

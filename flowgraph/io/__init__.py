@@ -8,7 +8,10 @@ Example
 tf.int64
 """
 
+# Image codecs, file globbing and graph writing (TF 1.15's tf.io names).
+from flowgraph.framework.tf_formats.graph_util import write_graph
 from flowgraph.io import gfile
+from flowgraph.io.match_filenames import match_filenames_once
 from flowgraph.io.tf_record import (
     TFRecordCompressionType,
     TFRecordOptions,
@@ -21,6 +24,15 @@ from flowgraph.ops.data_flow_ops import (
     QueueBase,
     RandomShuffleQueue,
 )
+from flowgraph.ops.image_codec_ops import (
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    encode_jpeg,
+    extract_jpeg_shape,
+    is_jpeg,
+)
+from flowgraph.ops.image_ops import decode_image, decode_jpeg, decode_png, encode_png
 from flowgraph.ops.matching_files_ops import matching_files
 from flowgraph.ops.parsing_ops import (
     FixedLenFeature,
@@ -31,6 +43,7 @@ from flowgraph.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from flowgraph.ops.parsing_sequence_batch_ops import parse_sequence_example
 from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example
 from flowgraph.ops.sparse_extra_ops import serialize_sparse
 from flowgraph.ops.sparse_serialize_ops import (

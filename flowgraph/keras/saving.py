@@ -4,18 +4,27 @@
 
 A model's configuration is JSON: each layer as ``{"class_name", "config"}`` (objects in
 a layer's config, such as initializers and regularizers, nested the same way; a
-`Lambda`'s function as its marshalled code), plus, for a functional model, each layer's
-``inbound_nodes`` (``[layer name, node index, tensor index, {}]`` per input) and the
-model's ``input_layers`` / ``output_layers``. Rebuilding creates the layers again from
-their configs (custom classes through `custom_objects`) and calls them in order.
+`Lambda`'s function as TF 2.15 writes it, see `flowgraph.keras.saving_functions`), plus,
+for a functional model, each layer's ``inbound_nodes`` (``[layer name, node index,
+tensor index, {}]`` per input) and the model's ``input_layers`` / ``output_layers``.
+Rebuilding creates the layers again from their configs (custom classes through
+`custom_objects`) and calls them in order. Keys of TF 2.15's configs that only choose
+how TensorFlow computes (``implementation``) or that hold the one value flowgraph
+supports (``groups=1``, ``time_major=False``) are accepted and dropped (`_TF_ONLY_KEYS`).
 
-``model.save(path)`` writes a directory (HDF5 needs h5py, which flowgraph does not use)::
+Loading never runs code from the configuration: a `Lambda`'s marshalled lambda is
+refused unless `custom_objects` gives the function or ``safe_mode=False`` is passed.
+
+``model.save(path)`` writes, for a path ending ``.h5`` / ``.hdf5`` (or
+``save_format='h5'``), Keras's HDF5 file (`flowgraph.keras.hdf5_format`, with h5py);
+otherwise a directory::
 
     path/keras_model.json        {"model_config": ..., "training_config": ...}
     path/variables/variables.*   the weights, as `save_weights` writes them
 
 and `load_model` rebuilds the model, restores the weights and, when the model was
-compiled, compiles it again with the same optimizer, loss and metrics names.
+compiled, compiles it again with the same optimizer, loss and metrics names (and, from
+an HDF5 file, restores the optimizer's state).
 
 Example
 -------
@@ -31,10 +40,19 @@ Example
 from __future__ import annotations
 
 import base64
+import inspect
 import json
 import marshal
 import os
 import types
+
+from flowgraph.keras import hdf5_format
+from flowgraph.keras.saving_functions import (
+    LoadContext,
+    function_config,
+    function_from_config,
+    is_lambda,
+)
 
 __all__ = ["load_model", "model_config", "model_from_config", "model_from_json",
            "model_from_layers_config", "save_model"]
@@ -45,10 +63,17 @@ _CONFIG_FILE = "keras_model.json"
 # module, so this one cannot import it back).
 MODEL_CLASSES: dict = {}
 
+# Keys of TF 2.15 layer configs that flowgraph's layers do not take, with the value
+# flowgraph computes anyway (`_ANY`: every value computes the same).
+_ANY = object()
+_TF_ONLY_KEYS = {"groups": 1, "time_major": False, "implementation": _ANY, "ragged": False,
+                 "sparse": False, "zero_output_for_mask": _ANY,
+                 "output_shape_type": _ANY, "output_shape_module": _ANY}
+
 
 # -- values inside layer configs --------------------------------------------------------------
 def _encode(value):
-    if isinstance(value, types.LambdaType) and value.__name__ == "<lambda>":
+    if is_lambda(value):
         code = base64.b64encode(marshal.dumps(value.__code__)).decode("ascii")
         return {"__lambda__": code}
     if isinstance(value, types.FunctionType):
@@ -66,22 +91,25 @@ def _encode(value):
     return value
 
 
-def _decode(value, custom_objects: dict, key: str = ""):
+def _decode(value, ctx: LoadContext, key: str = "", layer_name: str = ""):
     from flowgraph.keras import initializers, regularizers
 
+    custom_objects = ctx.custom_objects
     if isinstance(value, list):
-        items = [_decode(v, custom_objects) for v in value]
+        if key == "axis" and len(value) == 1 and isinstance(value[0], int):
+            return value[0]  # TF writes BatchNormalization's axis as a list
+        items = [_decode(v, ctx, "", layer_name) for v in value]
         return tuple(items) if key.endswith("shape") or key in ("kernel_size", "strides",
                                                                   "pool_size") else items
     if not isinstance(value, dict):
         return value
     if "__lambda__" in value:
-        code = marshal.loads(base64.b64decode(value["__lambda__"]))
-        return types.FunctionType(code, _lambda_globals())
+        return function_from_config({key or "function": value}, ctx, layer_name,
+                                    key or "function")
     if "class_name" in value and "config" in value:
         name, config = value["class_name"], value["config"]
         if name in custom_objects:
-            return custom_objects[name].from_config(_decode(config, custom_objects)) \
+            return custom_objects[name].from_config(_decode(config, ctx, "", layer_name)) \
                 if hasattr(custom_objects[name], "from_config") else custom_objects[name]
         if key.endswith("regularizer"):
             return regularizers.deserialize(value)
@@ -89,20 +117,8 @@ def _decode(value, custom_objects: dict, key: str = ""):
             config = {k: v for k, v in config.items() if k not in ("dtype", "verify_shape")}
             return getattr(initializers, name)(**config)
         if key == "layer" or _layer_class(name, custom_objects) is not None:
-            return layer_from_config(value, custom_objects)
-    return {k: _decode(v, custom_objects, k) for k, v in value.items()}
-
-
-def _lambda_globals() -> dict:
-    import sys
-
-    import numpy as np
-
-    from flowgraph.keras import backend
-
-    # the `tf` a lambda body usually names: the already imported top-level package
-    return {"tf": sys.modules.get("flowgraph"), "K": backend, "np": np,
-            "__builtins__": __builtins__}
+            return layer_from_config(value, ctx=ctx)
+    return {k: _decode(v, ctx, k, layer_name) for k, v in value.items()}
 
 
 # -- layers ----------------------------------------------------------------------------------
@@ -123,20 +139,94 @@ def layer_config(layer) -> dict:
     """``{"class_name", "config"}`` of `layer`, JSON-ready."""
     if hasattr(layer, "_network_layers") or hasattr(layer, "_layers"):
         return model_config(layer)
-    return {"class_name": type(layer).__name__, "config": _encode(layer.get_config())}
+    config = layer.get_config()
+    for key, value in _constructor_attributes(layer).items():
+        config.setdefault(key, value)
+    if _is_lambda_layer(layer):
+        fn = config.pop("function")
+        shape = config.pop("output_shape", None)
+        if config.get("mask") is None:
+            config.pop("mask", None)
+        encoded = _encode(config)
+        encoded.update(function_config(fn))
+        if callable(shape):
+            fields = function_config(shape)
+            encoded.update(output_shape=fields["function"],
+                           output_shape_type=fields["function_type"],
+                           output_shape_module=fields["module"])
+        else:
+            encoded.update(output_shape=_encode(shape), output_shape_type="raw",
+                           output_shape_module=None)
+        return {"class_name": type(layer).__name__, "config": encoded}
+    return {"class_name": type(layer).__name__, "config": _encode(config)}
 
 
-def layer_from_config(entry: dict, custom_objects: dict | None = None):
+def _init_parameters(cls, own: bool = False) -> dict:
+    """``{name: default}`` of the named parameters of `cls`'s constructors (its own and
+    its bases', down to `Layer`; with `own`, without `Layer`'s)."""
+    from flowgraph.keras.layers import Layer
+
+    params = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if own and klass is Layer:
+            break
+        if init is None:
+            continue
+        for p in inspect.signature(init).parameters.values():
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
+                params.setdefault(p.name, p.default)
+    return params
+
+
+def _constructor_attributes(layer) -> dict:
+    """The config of constructor arguments a layer's `get_config` leaves out (the
+    recurrent layers'): the attribute of the same name, else the default, which is
+    what the layer computes (TF's default may differ: GRU's ``reset_after``)."""
+    out = {}
+    for name, default in _init_parameters(type(layer), own=True).items():
+        value = layer.__dict__.get(name, _ANY)
+        if value is _ANY and (default is None or isinstance(default, bool | int | float | str)):
+            value = default
+        if value is not _ANY:
+            out[name] = value
+    return out
+
+
+def _is_lambda_layer(layer) -> bool:
+    from flowgraph.keras.layers import Lambda
+
+    return isinstance(layer, Lambda)
+
+
+def layer_from_config(entry: dict, custom_objects: dict | None = None, *,
+                      ctx: LoadContext | None = None):
     """The layer (or model) an entry of `layer_config` describes."""
-    custom_objects = custom_objects or {}
+    from flowgraph.keras.layers import Lambda
+
+    ctx = ctx or LoadContext(custom_objects)
     name = entry["class_name"]
-    cls = _layer_class(name, custom_objects)
+    cls = _layer_class(name, ctx.custom_objects)
     if cls is None:
         raise ValueError(f"Unknown layer: '{name}'. Please ensure this object is passed to "
                          f"the `custom_objects` argument of model_from_json / load_model.")
     if name in ("Functional", "Model", "Sequential"):
-        return model_from_config(entry, custom_objects)
-    config = {k: _decode(v, custom_objects, k) for k, v in entry["config"].items()}
+        return _model_from_config(entry, ctx)
+    raw = dict(entry["config"])
+    layer_name = str(raw.get("name", name))
+    if isinstance(cls, type) and issubclass(cls, Lambda):
+        raw["function"] = function_from_config(raw, ctx, layer_name)
+        if raw.get("output_shape_type") == "lambda":
+            raw["output_shape"] = function_from_config(raw, ctx, layer_name, "output_shape")
+        for key in ("function_type", "module"):
+            raw.pop(key, None)
+    config = {k: v if k in ("function", "output_shape") and callable(v) else
+              _decode(v, ctx, k, layer_name) for k, v in raw.items()}
+    accepted = _init_parameters(cls) if isinstance(cls, type) else {}
+    for key in [k for k in config if k not in accepted]:
+        neutral = _TF_ONLY_KEYS.get(key, None)
+        if config[key] is None or neutral is _ANY or config[key] == neutral:
+            del config[key]  # TF's, and the value flowgraph computes anyway
     return cls.from_config(config)
 
 
@@ -182,12 +272,33 @@ def _tensor_ref(tensor, model) -> list:
     return [layer.name, node_index, tensor_index, {}]
 
 
-def model_from_config(config: dict, custom_objects: dict | None = None):
-    """The model `model_config` (or ``model.get_config()``) describes, with new weights."""
+def model_from_config(config: dict, custom_objects: dict | None = None,
+                      safe_mode: bool = True):
+    """The model `model_config` (or ``model.get_config()``) describes, with new weights.
+
+    `custom_objects` maps class and function names (and a `Lambda` layer's name) to the
+    objects to use; ``safe_mode=False`` accepts a `Lambda`'s marshalled code (only for
+    configurations you trust: rebuilding it runs it).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> from flowgraph import keras
+    >>> with tf.Graph().as_default():
+    ...     m = keras.Sequential([keras.layers.Dense(1, input_shape=(2,)),
+    ...                           keras.layers.Lambda(lambda t: t * 2, name="twice")])
+    ...     config = {"class_name": "Sequential", "config": m.get_config()}
+    ...     m2 = keras.models.model_from_config(config, {"twice": lambda t: t * 2})
+    ...     print([layer.name for layer in m2.layers])
+    ['dense', 'twice']
+    """
+    return _model_from_config(config, LoadContext(custom_objects, safe_mode))
+
+
+def _model_from_config(config: dict, ctx: LoadContext):
     from flowgraph.keras.layers import Input, InputLayer
     Model, Sequential = MODEL_CLASSES["Model"], MODEL_CLASSES["Sequential"]
-    custom_objects = custom_objects or {}
-    if "class_name" not in config:
+    if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError("`model_from_config` expects a dictionary with a `class_name` "
                          "key, as `model.to_json()` writes; for a bare config use "
                          "`Sequential.from_config` or `Model.from_config`.")
@@ -200,7 +311,7 @@ def model_from_config(config: dict, custom_objects: dict | None = None):
                 model.add(InputLayer(batch_input_shape=tuple(c["batch_input_shape"]),
                                      dtype=c.get("dtype"), name=c.get("name")))
             else:
-                model.add(layer_from_config(entry, custom_objects))
+                model.add(layer_from_config(entry, ctx=ctx))
         return model
     tensors: dict = {}
     pending = list(body["layers"])
@@ -218,7 +329,7 @@ def model_from_config(config: dict, custom_objects: dict | None = None):
             refs = entry["inbound_nodes"]
             if not all((r[0], r[1]) in tensors for node in refs for r in node):
                 continue
-            layer = entry.setdefault("_layer", layer_from_config(entry, custom_objects))
+            layer = entry.setdefault("_layer", layer_from_config(entry, ctx=ctx))
             for i, node in enumerate(refs):
                 inputs = [tensors[(r[0], r[1])][r[2]] for r in node]
                 out = layer(inputs[0] if len(inputs) == 1 else inputs)
@@ -235,23 +346,28 @@ def model_from_config(config: dict, custom_objects: dict | None = None):
                  trainable=body.get("trainable", True))
 
 
-def model_from_layers_config(cls, config: dict, custom_objects=None):
+def model_from_layers_config(cls, config: dict, custom_objects=None, safe_mode: bool = True):
     """``Sequential.from_config`` / ``Model.from_config`` on ``get_config()`` output."""
     if "class_name" in config and "config" in config:
-        return model_from_config(config, custom_objects)
+        return model_from_config(config, custom_objects, safe_mode)
     name = "Sequential" if cls.__name__ == "Sequential" else "Functional"
-    return model_from_config({"class_name": name, "config": config}, custom_objects)
+    return model_from_config({"class_name": name, "config": config}, custom_objects,
+                             safe_mode)
 
 
-def model_from_json(json_string: str, custom_objects: dict | None = None):
-    """The model ``model.to_json()`` described (new weights)."""
-    return model_from_config(json.loads(json_string), custom_objects)
+def model_from_json(json_string: str, custom_objects: dict | None = None,
+                    safe_mode: bool = True):
+    """The model ``model.to_json()`` described (new weights); `custom_objects` and
+    `safe_mode` as in `model_from_config`."""
+    return model_from_config(json.loads(json_string), custom_objects, safe_mode)
 
 
 # -- whole-model files -----------------------------------------------------------------------
 def _training_config(model) -> dict | None:
     if not getattr(model, "_compiled", False):
         return None
+    from flowgraph.keras import optimizers
+
     args = model._compile_args
 
     def name_of(value):
@@ -261,59 +377,179 @@ def _training_config(model) -> dict | None:
             return [name_of(v) for v in value]
         if isinstance(value, dict):
             return {k: name_of(v) for k, v in value.items()}
-        if hasattr(value, "get_config") and hasattr(value, "_make"):  # Keras optimizer
-            return {"class_name": type(value).__name__, "config": _encode(value.get_config())}
+        if isinstance(value, optimizers.Optimizer):  # TF's fields: name, decay first
+            kind = type(value).__name__
+            return {"class_name": kind, "config": {"name": kind, **_encode(
+                value.get_config()), "decay": 0.0}}
         name = getattr(value, "name", None) or getattr(value, "__name__", None)
         return name if isinstance(name, str) else None
 
-    return {"optimizer_config": name_of(args["optimizer"]), "loss": name_of(args["loss"]),
-            "metrics": name_of(args["metrics"]), "loss_weights": args["loss_weights"]}
+    optimizer = model.optimizer if isinstance(model.optimizer, optimizers.Optimizer) \
+        else args["optimizer"]
+    return {"loss": name_of(args["loss"]), "metrics": name_of(args["metrics"]),
+            "loss_weights": args["loss_weights"], "sample_weight_mode": None,
+            "weighted_metrics": None, "optimizer_config": name_of(optimizer)}
 
 
 def save_model(model, filepath, overwrite: bool = True, include_optimizer: bool = True,
                save_format=None, **kwargs) -> None:
-    """Write `model` (configuration, weights, compile arguments) to directory `filepath`."""
+    """Write `model` (configuration, weights, compile arguments) to `filepath`: a Keras
+    HDF5 file for a path ending ``.h5`` / ``.hdf5`` or ``save_format='h5'`` (with the
+    optimizer's state when `include_optimizer`), else a directory.
+
+    Example
+    -------
+    >>> import os, tempfile, flowgraph as tf
+    >>> from flowgraph import keras
+    >>> path = os.path.join(tempfile.mkdtemp(), "model")
+    >>> with tf.Graph().as_default():
+    ...     keras.models.save_model(keras.Sequential([keras.layers.Dense(
+    ...         1, input_shape=(2,))]), path)
+    ...     print(keras.models.load_model(path).output_shape)
+    (None, 1)
+    """
     path = os.fspath(filepath)
-    model._check_weights_path(path, save_format)
+    h5 = model._weights_format(path, save_format) == "h5"
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"{path} exists and overwrite=False.")
-    os.makedirs(os.path.join(path, "variables"), exist_ok=True)
     document = {"model_config": model_config(model), "training_config":
                 _training_config(model) if include_optimizer else None,
-                "keras_version": "2.15.0", "backend": "tensorflow"}
+                "keras_version": hdf5_format.KERAS_VERSION, "backend": "tensorflow"}
+    if h5:
+        _save_h5(model, path, document, include_optimizer)
+        return
+    os.makedirs(os.path.join(path, "variables"), exist_ok=True)
     with open(os.path.join(path, _CONFIG_FILE), "w", encoding="utf-8") as f:
         json.dump(document, f)
     model.save_weights(os.path.join(path, "variables", "variables"))
 
 
+def _save_h5(model, path: str, document: dict, include_optimizer: bool) -> None:
+    from flowgraph.keras import hdf5_optimizer
+
+    with hdf5_format.atomic_h5_file(path, f"model {model.name!r}") as f:
+        f.attrs["backend"] = document["backend"]
+        f.attrs["keras_version"] = document["keras_version"]
+        f.attrs["model_config"] = json.dumps(document["model_config"])
+        if document["training_config"] is not None:
+            f.attrs["training_config"] = json.dumps(document["training_config"])
+        hdf5_format.save_weights_to_group(f.create_group("model_weights"), model)
+        if include_optimizer:
+            hdf5_optimizer.save_optimizer_weights(f, model)
+
+
 def load_model(filepath, custom_objects: dict | None = None, compile: bool = True,
-               options=None):
-    """The model `save_model` wrote, with its weights (and compiled, if it was)."""
-    path = os.fspath(filepath)
-    if path.endswith((".h5", ".hdf5", ".keras")):
-        raise ImportError(f"Loading a Keras HDF5 file ({path}) needs h5py, which flowgraph "
-                          f"does not use; save with model.save(directory) instead.")
+               options=None, safe_mode: bool = True):
+    """The model `save_model` wrote (a Keras HDF5 file, TensorFlow's included, or a
+    directory), with its weights, and compiled if it was.
+
+    `custom_objects` maps class and function names (and a `Lambda` layer's name) to the
+    objects to use; a `Lambda`'s marshalled code is refused unless ``safe_mode=False``
+    (for files you trust: loading runs it).
+    """
+    h5py = None
+    if not isinstance(filepath, str | bytes | os.PathLike):
+        h5py = hdf5_format.require_h5py("Loading a Keras model from an HDF5 object")
+    path = filepath if h5py is not None else os.fspath(filepath)
+    if h5py is not None or path.endswith((".h5", ".hdf5")) or \
+            (os.path.isfile(path) and hdf5_format.is_hdf5(path)):
+        return _load_h5(path, custom_objects, compile, safe_mode)
+    if path.endswith(".keras"):
+        raise NotImplementedError(f"Loading {path}: the Keras v3 `.keras` format is not "
+                                  f"supported by flowgraph; save as .h5 or a directory.")
     config_file = os.path.join(path, _CONFIG_FILE)
     if not os.path.isfile(config_file):
         raise OSError(f"No file or directory found at {path}")
     with open(config_file, encoding="utf-8") as f:
         document = json.load(f)
-    model = model_from_config(document["model_config"], custom_objects)
+    model = _model_from_file_config(document.get("model_config"),
+                                    LoadContext(custom_objects, safe_mode, config_file))
     model.load_weights(os.path.join(path, "variables", "variables"))
     training = document.get("training_config")
     if compile and training:
-        opt = training["optimizer_config"]
-        if isinstance(opt, dict):
-            from flowgraph.keras import optimizers
-
-            opt = optimizers.get(opt)
-        losses_ = training["loss"]
-        metrics_ = training["metrics"]
-        objects = custom_objects or {}
-        model.compile(optimizer=opt or "rmsprop",
-                      loss=objects.get(losses_, losses_) if isinstance(losses_, str)
-                      else losses_,
-                      metrics=[objects.get(m, m) for m in metrics_] if isinstance(metrics_, list)
-                      else metrics_,
-                      loss_weights=training.get("loss_weights"))
+        _compile_from(model, training, custom_objects, config_file)
     return model
+
+
+def _load_h5(path, custom_objects, compile: bool, safe_mode: bool):
+    from flowgraph.keras import hdf5_optimizer
+
+    with hdf5_format.open_h5(path, "the Keras model file") as f:
+        source = getattr(f, "filename", None) or str(path)
+        text = hdf5_format.read_text_attr(f, "model_config", source)
+        if text is None:
+            raise ValueError(f"No model config found in the file at {source}: it holds "
+                             f"weights only; build the model and call load_weights.")
+        config = _json(text, source, "model_config")
+        model = _model_from_file_config(config, LoadContext(custom_objects, safe_mode,
+                                                            source))
+        weights = hdf5_format.member(f, "model_weights", source)
+        hdf5_format.load_weights_from_group(weights, model, source)
+        text = hdf5_format.read_text_attr(f, "training_config", source)
+        if compile and text is not None:
+            training = _json(text, source, "training_config")
+            if training:
+                try:
+                    _compile_from(model, training, custom_objects, source)
+                except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+                    raise ValueError(f"Cannot compile the model of {source} as its "
+                                     f"training_config says ({type(e).__name__}: {e}); "
+                                     f"pass compile=False to load it uncompiled.") from e
+                hdf5_optimizer.load_optimizer_weights(f, model, source)
+    return model
+
+
+def _model_from_file_config(config, ctx: LoadContext):
+    """`_model_from_config`, its errors naming the file: a damaged configuration fails
+    as a ValueError whatever Python error it causes."""
+    try:
+        return _model_from_config(config, ctx)
+    except NotImplementedError as e:
+        raise NotImplementedError(f"Loading the model of {ctx.source}: {e}") from e
+    except ValueError as e:
+        if ctx.source and ctx.source in str(e):
+            raise
+        raise ValueError(f"Cannot rebuild the model of {ctx.source}: {e}") from e
+    except (TypeError, KeyError, IndexError, AttributeError) as e:
+        raise ValueError(f"Cannot rebuild the model of {ctx.source}: its model_config is "
+                         f"malformed ({type(e).__name__}: {e}).") from e
+
+
+def _json(text: str, source: str, what: str):
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{source}: the {what} attribute is not valid JSON ({e}).") from e
+
+
+def _compile_from(model, training: dict, custom_objects, source: str) -> None:
+    if not isinstance(training, dict):
+        raise ValueError(f"{source}: training_config should be a JSON object; found "
+                         f"{type(training).__name__}.")
+    opt = training.get("optimizer_config")
+    if isinstance(opt, dict):
+        from flowgraph.keras import optimizers
+
+        kind = optimizers._BY_NAME.get(str(opt.get("class_name")).lower())
+        known = {"lr", "decay", "clipnorm", "clipvalue", *getattr(kind, "_defaults", {})}
+        # TF 2.x's optimizers add fields that change nothing at their values off
+        # (use_ema=False, weight_decay=None, ...) or only choose how it computes
+        config = {k: v for k, v in dict(opt.get("config") or {}).items()
+                  if k in known or (v not in (None, False, 0) and k not in (
+                      "name", "is_legacy_optimizer", "jit_compile", "ema_momentum"))}
+        opt = optimizers.get({"class_name": opt.get("class_name"), "config": config})
+    losses_ = training.get("loss")
+    metrics_ = training.get("metrics")
+    objects = custom_objects or {}
+
+    def resolve(value):
+        if isinstance(value, str):
+            return objects.get(value, value)
+        if isinstance(value, list):
+            return [resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: resolve(v) for k, v in value.items()}
+        return value
+
+    model.compile(optimizer=opt or "rmsprop", loss=resolve(losses_),
+                  metrics=resolve(metrics_), loss_weights=training.get("loss_weights"))

@@ -241,6 +241,7 @@ class TrainingMixin(DatasetLoopsMixin):
             minimize = opt.minimize(loss, var_list=self.trainable_weights)
             test_loss, test_per_output = training_loss(self, outputs, targets, weights)
             self._train_graph = {
+                "optimizer": opt,  # its slots: the HDF5 file's optimizer_weights
                 "targets": targets,
                 "sample_weights": weights,
                 "train_op": group(minimize, *updates),
@@ -394,25 +395,64 @@ class TrainingMixin(DatasetLoopsMixin):
         return cached[1]
 
     @staticmethod
-    def _check_weights_path(filepath, save_format=None) -> str:
+    def _weights_format(filepath, save_format=None) -> str:
+        """``'h5'`` for a path ending .h5 / .hdf5 or ``save_format='h5'``, else ``'tf'``."""
         path = os.fspath(filepath)
-        if save_format == "h5" or path.endswith((".h5", ".hdf5", ".keras")):
-            raise ImportError(f"Saving or loading weights as HDF5 ({path}) needs h5py, which "
-                              "flowgraph does not use; give a path without .h5 to use a "
-                              "TensorFlow checkpoint instead.")
-        return path
+        fmt = (save_format or "").lower()
+        if fmt in ("h5", "hdf5", "keras") or path.endswith((".h5", ".hdf5")):
+            return "h5"
+        if path.endswith(".keras"):
+            raise NotImplementedError(f"{path}: the Keras v3 `.keras` format is not supported "
+                                      f"by flowgraph; use a path ending .h5 (HDF5) or "
+                                      f"without extension (a TensorFlow checkpoint).")
+        if fmt not in ("", "tf"):
+            raise ValueError(f"Unknown format: save_format={save_format!r}; use 'tf' or "
+                             f"'h5'.")
+        return "tf"
 
-    def save_weights(self, filepath, overwrite: bool = True, save_format=None) -> None:
-        """Write the weights as a TensorFlow checkpoint at `filepath` (a prefix)."""
-        path = self._check_weights_path(filepath, save_format)
+    def save_weights(self, filepath, overwrite: bool = True, save_format=None,
+                     options=None) -> None:
+        """Write the weights: Keras's HDF5 layout for a path ending .h5 / .hdf5 (or
+        ``save_format='h5'``, needs h5py), else a TensorFlow checkpoint at `filepath`
+        (a prefix)."""
+        path = os.fspath(filepath)
+        if self._weights_format(path, save_format) == "h5":
+            from flowgraph.keras import hdf5_format
+
+            if os.path.exists(path) and not overwrite:
+                raise FileExistsError(f"{path} exists and overwrite=False.")
+            with hdf5_format.atomic_h5_file(path, f"the weights of {self.name!r}") as f:
+                hdf5_format.save_weights_to_group(f, self)
+            return
         self._weights_saver().save(backend.get_session(), path, write_meta_graph=False)
 
-    def load_weights(self, filepath, by_name: bool = False):
-        """Read the weights `save_weights` wrote at `filepath`."""
+    def load_weights(self, filepath, by_name: bool = False, skip_mismatch: bool = False,
+                     options=None):
+        """Read the weights `save_weights` (or TF's tf.keras) wrote at `filepath`: from an
+        HDF5 file in order of the layers with weights, or with `by_name` into the layers
+        of the same name (`skip_mismatch`: skip what does not fit, with a warning);
+        from a TensorFlow checkpoint by position."""
+        from flowgraph.keras import hdf5_format
+
+        path = filepath if not isinstance(filepath, str | bytes | os.PathLike) else \
+            os.fspath(filepath)
+        if skip_mismatch and not by_name:
+            raise ValueError("When calling model.load_weights, skip_mismatch can only be set "
+                             "to True when by_name is True.")
+        if not isinstance(path, str) or self._weights_format(path) == "h5" or \
+                (os.path.isfile(path) and hdf5_format.is_hdf5(path)):
+            with hdf5_format.open_h5(path, "the Keras weights file") as f:
+                source = getattr(f, "filename", None) or str(path)
+                group = f
+                if hdf5_format.has_member(f, "model_weights", source) and \
+                        not hdf5_format.has_attr(f, "layer_names", source):
+                    group = hdf5_format.member(f, "model_weights", source)
+                hdf5_format.load_weights_from_group(group, self, source, by_name,
+                                                    skip_mismatch)
+            return
         if by_name:
-            raise NotImplementedError("load_weights(by_name=True) is not supported by "
-                                      "flowgraph.")
-        path = self._check_weights_path(filepath)
+            raise NotImplementedError("load_weights(by_name=True) reads HDF5 files only; "
+                                      "this is a TensorFlow checkpoint.")
         self._weights_saver().restore(backend.get_session(), path)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,

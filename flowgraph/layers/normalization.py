@@ -163,6 +163,20 @@ class BatchNormalization(Layer):
                 update_var = math_ops.multiply(
                     variance, math_ops.truediv(n, math_ops.maximum(
                         math_ops.subtract(n, one), one)))
+            if known is None and not self._fused:
+                # TF's non-fused layer assigns inside a cond on `training` (its update ops
+                # are "cond_2/Merge" and "cond_3/Merge"); the fused one runs the assign
+                # with momentum 1.0 when not training.
+                momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
+                for var, value in ((self.moving_mean, mean),
+                                   (self.moving_variance, update_var)):
+                    self.add_update(smart_cond(
+                        training,
+                        lambda var=var, value=value: self._assign_moving_average(
+                            var, value, momentum),
+                        lambda var=var: var.value()))
+                return self._normalize(inputs, self._broadcast(use_mean),
+                                       self._broadcast(use_var))
             if known is None:
                 momentum = smart_cond(
                     training, lambda: convert_to_tensor(self.momentum, dtype=stat_dtype),

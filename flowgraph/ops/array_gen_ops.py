@@ -14,6 +14,7 @@ from flowgraph.framework.constant_op import (
     convert_to_tensor,
     register_constant_evaluator,
 )
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
@@ -114,12 +115,13 @@ def range(start, limit=None, delta=1, dtype=None, name: str = "range"):
         dtype = max(found, key=_RANGE_ORDER.index)
     dtype = _dtypes.as_dtype(dtype).base_dtype
     tensors = []
-    for a in args:
-        if isinstance(a, Tensor):
-            tensors.append(a if a.dtype.base_dtype == dtype else _cast(a, dtype))
-        else:
-            tensors.append(convert_to_tensor(a, dtype=dtype))
-    return make_tensor("Range", tensors, name=name)
+    with name_scope(name, "Range", args) as scope:  # TensorFlow always opens it
+        for a, arg in zip(args, ("start", "limit", "delta")):
+            if isinstance(a, Tensor):
+                tensors.append(a if a.dtype.base_dtype == dtype else _cast(a, dtype))
+            else:
+                tensors.append(convert_to_tensor(a, dtype=dtype, name=arg))
+        return make_tensor("Range", tensors, name=scope)
 
 
 @register_constant_evaluator("Range")
@@ -189,6 +191,9 @@ def _one_hot_shape(op, indices, depth, on, off):
     return [TensorShape([*dims[:pos], d, *dims[pos:]])]
 
 
+_ONE_HOT_INDICES = (_dtypes.uint8, _dtypes.int8, _dtypes.int32, _dtypes.int64)
+
+
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None,
             name: str | None = None):
     """A tensor with `on_value` at `indices` along a new dimension of size `depth` and
@@ -201,20 +206,30 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     >>> t.shape.as_list(), t.dtype.name
     ([2, 3], 'float32')
     """
-    ind = convert_to_tensor(indices, preferred_dtype=_dtypes.int64)
     want = None if dtype is None else _dtypes.as_dtype(dtype).base_dtype
-    on = None if on_value is None else convert_to_tensor(on_value, dtype=want)
-    off = None if off_value is None else convert_to_tensor(off_value, dtype=want)
-    if on is not None and off is not None and on.dtype.base_dtype != off.dtype.base_dtype:
-        raise TypeError(f"one_hot: dtype {on.dtype.name} of on_value does not match dtype "
-                        f"{off.dtype.name} of off_value")
-    dtype = want or (on.dtype.base_dtype if on is not None else None) or (
-        off.dtype.base_dtype if off is not None else _dtypes.float32)
-    on = on if on is not None else convert_to_tensor(1, dtype=dtype)
-    off = off if off is not None else convert_to_tensor(0, dtype=dtype)
-    d = convert_to_tensor(depth, dtype=_dtypes.int32) if not isinstance(depth, Tensor) else depth
-    return make_tensor("OneHot", [ind, d, on, off], {"axis": -1 if axis is None else int(axis)},
-                       name=name or "one_hot")
+    # TensorFlow's order and names: on/off values first, then indices and depth, all in
+    # the scope `one_hot`.
+    with name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        on = None if on_value is None else convert_to_tensor(on_value, dtype=want,
+                                                             name="on_value")
+        off = None if off_value is None else convert_to_tensor(off_value, dtype=want,
+                                                               name="off_value")
+        if on is not None and off is not None and on.dtype.base_dtype != off.dtype.base_dtype:
+            raise TypeError(f"one_hot: dtype {on.dtype.name} of on_value does not match dtype "
+                            f"{off.dtype.name} of off_value")
+        dtype = want or (on.dtype.base_dtype if on is not None else None) or (
+            off.dtype.base_dtype if off is not None else _dtypes.float32)
+        on = on if on is not None else convert_to_tensor(1, dtype=dtype, name="on_value")
+        off = off if off is not None else convert_to_tensor(0, dtype=dtype, name="off_value")
+        ind = convert_to_tensor(indices, preferred_dtype=_dtypes.int64, name="indices")
+        if ind.dtype.base_dtype not in _ONE_HOT_INDICES:
+            raise TypeError(
+                f"one_hot: indices must be uint8, int8, int32 or int64, got "
+                f"{ind.dtype.base_dtype.name} ({ind.name}); cast them with tf.cast first.")
+        d = (convert_to_tensor(depth, dtype=_dtypes.int32, name="depth")
+             if not isinstance(depth, Tensor) else depth)
+        return make_tensor("OneHot", [ind, d, on, off],
+                           {"axis": -1 if axis is None else int(axis)}, name=scope)
 
 
 not_differentiable("OneHot")
@@ -232,22 +247,23 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool, name: str | None = N
     """
     from flowgraph.ops import math_ops, math_reduce
 
-    lengths = convert_to_tensor(lengths, preferred_dtype=_dtypes.int32)
-    if maxlen is None:
-        maxlen = math_reduce.reduce_max(lengths)
-    else:
-        maxlen = convert_to_tensor(maxlen, dtype=lengths.dtype.base_dtype) if not isinstance(
-            maxlen, Tensor) else maxlen
-    if maxlen.shape.ndims not in (None, 0):
-        raise ValueError(f"sequence_mask: maxlen must be a scalar, got shape {maxlen.shape}")
-    row = range(0, maxlen, 1, dtype=maxlen.dtype.base_dtype)
-    if lengths.dtype.base_dtype != row.dtype.base_dtype:
-        row = _cast(row, lengths.dtype.base_dtype)
-    mask = math_ops.less(row, expand_dims(lengths, -1))
-    dtype = _dtypes.as_dtype(dtype).base_dtype
-    if dtype != _dtypes.bool:
-        mask = _cast(mask, dtype)
-    return mask if name is None else make_tensor("Identity", [mask], name=name)
+    with name_scope(name, "SequenceMask", [lengths, maxlen]):
+        lengths = convert_to_tensor(lengths, preferred_dtype=_dtypes.int32)
+        if maxlen is None:
+            maxlen = math_reduce.reduce_max(lengths)
+        else:
+            maxlen = convert_to_tensor(maxlen, dtype=lengths.dtype.base_dtype) if not isinstance(
+                maxlen, Tensor) else maxlen
+        if maxlen.shape.ndims not in (None, 0):
+            raise ValueError(f"sequence_mask: maxlen must be a scalar, got shape {maxlen.shape}")
+        row = range(0, maxlen, 1, dtype=maxlen.dtype.base_dtype)
+        if lengths.dtype.base_dtype != row.dtype.base_dtype:
+            row = _cast(row, lengths.dtype.base_dtype)
+        mask = math_ops.less(row, expand_dims(lengths, -1))
+        dtype = _dtypes.as_dtype(dtype).base_dtype
+        if dtype != _dtypes.bool:
+            mask = _cast(mask, dtype)
+        return mask
 
 
 # -- Unique, InvertPermutation -----------------------------------------------------------------

@@ -251,15 +251,22 @@ def _gather_grad(op, grad):
         raise NotImplementedError(
             f"Gradient of GatherV2 '{op.name}' with batch_dims="
             f"{op.attrs['batch_dims']} is not supported yet")
+    axis = _axis_value(axis_t, params.shape.ndims)
+    if axis == 0:
+        # TensorFlow's construction: int64 Shape (a constant when known) cast to int32,
+        # ExpandDims(Size(indices)), then the two Reshapes.
+        if params.shape.is_fully_defined():
+            shape64 = constant(np.asarray(params.shape.as_list(), np.int64), name="Shape")
+        else:
+            shape64 = _a.shape(params, out_type=_dtypes.int64)
+        pshape = _m.cast(shape64, _dtypes.int32)
+        size = _a.expand_dims(_a.size(indices), 0)
+        values = _a.reshape(grad, _a.concat([size, pshape[1:]], 0))
+        return [IndexedSlices(values, _a.reshape(indices, size), pshape), None, None]
     pshape = _a.shape(params, out_type=indices.dtype.base_dtype) \
         if not params.shape.is_fully_defined() else \
         constant(np.asarray(params.shape.as_list(), indices.dtype.as_numpy_dtype))
     n = _a.size(indices, out_type=indices.dtype.base_dtype)
-    axis = _axis_value(axis_t, params.shape.ndims)
-    if axis == 0:
-        values_shape = _a.concat([_a.reshape(n, [1]), pshape[1:]], 0)
-        values = _a.reshape(grad, values_shape)
-        return [IndexedSlices(values, _a.reshape(indices, [-1]), pshape), None, None]
     if axis is None:
         raise NotImplementedError(
             f"Gradient of GatherV2 '{op.name}': the axis and the rank of params must be "
@@ -294,7 +301,7 @@ def _scatter_nd_grad(op, grad):
 @register_gradient("Select")
 def _select_grad(op, grad):
     cond = op.inputs[0]
-    zeros = _a.zeros_like(grad)
+    zeros = _a.zeros_like(op.inputs[1])
     return [None, _a.where(cond, grad, zeros), _a.where(cond, zeros, grad)]
 
 

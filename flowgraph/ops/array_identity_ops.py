@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.op_util import make_tensor, op_scope
 
 __all__ = ["identity", "stop_gradient"]
 
@@ -36,8 +36,9 @@ def identity(input, name: str | None = None):
     """
     if hasattr(input, "_as_graph_element") and not hasattr(input, "op"):
         input = input._as_graph_element()
-    x = convert_to_tensor(input)
-    return make_tensor("Identity", [x], name=name or "Identity")
+    with op_scope(name, "Identity", (input,)) as scope:
+        x = convert_to_tensor(input, name="input")
+        return make_tensor("Identity", [x], name=scope)
 
 
 @register_op("StopGradient")

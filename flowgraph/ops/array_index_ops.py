@@ -21,6 +21,7 @@ from flowgraph.framework.constant_op import (
     register_constant_evaluator,
     register_tensor_conversion_function,
 )
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.indexed_slices import LARGE_SPARSE_NUM_ELEMENTS, IndexedSlices
 from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
@@ -30,7 +31,7 @@ from flowgraph.ops.array_join_ops import concat, stack
 from flowgraph.ops.array_shape_ops import expand_dims, ones_like, reshape, shape, squeeze
 from flowgraph.ops.array_static import const_int, static_elements
 from flowgraph.ops.math_ops import cast
-from flowgraph.ops.op_util import binary_inputs, fixed_dtype, make_tensor
+from flowgraph.ops.op_util import binary_inputs, fixed_dtype, make_tensor, op_scope
 
 __all__ = [
     "boolean_mask",
@@ -93,10 +94,12 @@ def slice(input_, begin, size, name: str | None = None):
     >>> tf.slice(tf.zeros([4, 5]), [1, 2], [-1, 2]).shape.as_list()
     [3, 2]
     """
-    x = convert_to_tensor(input_)
-    b = convert_to_tensor(begin, preferred_dtype=_dtypes.int32)
-    s = convert_to_tensor(size, dtype=b.dtype) if not isinstance(size, Tensor) else size
-    return make_tensor("Slice", [x, b, s], name=name or "Slice")
+    with op_scope(name, "Slice", (input_, begin, size)) as scope:
+        x = convert_to_tensor(input_, name="input")
+        b = convert_to_tensor(begin, preferred_dtype=_dtypes.int32, name="begin")
+        s = (convert_to_tensor(size, dtype=b.dtype, name="size")
+             if not isinstance(size, Tensor) else size)
+        return make_tensor("Slice", [x, b, s], name=scope)
 
 
 # -- StridedSlice ---------------------------------------------------------------------------
@@ -135,17 +138,20 @@ def strided_slice(input_, begin, end, strides=None, begin_mask: int = 0, end_mas
     ...                  shrink_axis_mask=1).shape.as_list()
     [2]
     """
-    x = convert_to_tensor(input_)
-    b = convert_to_tensor(begin, preferred_dtype=_dtypes.int32)
-    e = convert_to_tensor(end, dtype=b.dtype) if not isinstance(end, Tensor) else end
-    if strides is None:  # one stride per begin index: a constant if their number is known
-        strides = (np.ones(b.shape.as_list(), dtype=b.dtype.as_numpy_dtype)
-                   if b.shape.is_fully_defined() else ones_like(b))
-    s = convert_to_tensor(strides, dtype=b.dtype) if not isinstance(strides, Tensor) else strides
     attrs = dict(zip(_MASKS, (begin_mask, end_mask, ellipsis_mask, new_axis_mask,
                               shrink_axis_mask)))
-    return make_tensor("StridedSlice", [x, b, e, s], {k: int(v) for k, v in attrs.items()},
-                       name=name or "StridedSlice")
+    with op_scope(name, "StridedSlice", (input_, begin, end, strides)) as scope:
+        x = convert_to_tensor(input_, name="input")
+        b = convert_to_tensor(begin, preferred_dtype=_dtypes.int32, name="begin")
+        e = (convert_to_tensor(end, dtype=b.dtype, name="end")
+             if not isinstance(end, Tensor) else end)
+        if strides is None:  # one stride per begin index: a constant if their number is known
+            strides = (np.ones(b.shape.as_list(), dtype=b.dtype.as_numpy_dtype)
+                       if b.shape.is_fully_defined() else ones_like(b))
+        s = (convert_to_tensor(strides, dtype=b.dtype, name="strides")
+             if not isinstance(strides, Tensor) else strides)
+        return make_tensor("StridedSlice", [x, b, e, s],
+                           {k: int(v) for k, v in attrs.items()}, name=scope)
 
 
 def _check_index(v):
@@ -163,7 +169,8 @@ def _pack_spec(values):
     tensors = [v for v in values if isinstance(v, Tensor)]
     if not tensors:
         big = any(not -(2**31) <= int(v) < 2**31 for v in values)
-        return convert_to_tensor(np.asarray(values, np.int64 if big else np.int32))
+        return convert_to_tensor(np.asarray(values, np.int64 if big else np.int32),
+                                 name="stack")
     return stack(values, name="stack")
 
 
@@ -197,8 +204,10 @@ def _getitem(tensor, key):
             begin.append(k)
             end.append(k if isinstance(k, Tensor) else int(k) + 1)
             strides.append(1)
-    return make_tensor("StridedSlice", [tensor, _pack_spec(begin), _pack_spec(end),
-                                        _pack_spec(strides)], masks, name="strided_slice")
+    # TensorFlow builds the spec inside the op's scope: `strided_slice/stack`, `stack_1`, ...
+    with name_scope(None, "strided_slice", [tensor]) as scope:
+        spec = [_pack_spec(begin), _pack_spec(end), _pack_spec(strides)]
+        return make_tensor("StridedSlice", [tensor, *spec], masks, name=scope)
 
 
 install_tensor_operator("__getitem__", _getitem)
@@ -271,15 +280,16 @@ def gather(params, indices, validate_indices=None, name: str | None = None, axis
     >>> tf.gather(tf.zeros([4, 5]), [[0, 2], [1, 3], [3, 3]], axis=1).shape.as_list()
     [4, 3, 2]
     """
-    p = convert_to_tensor(params)
-    i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32)
-    if not i.dtype.is_integer:
-        raise TypeError(f"gather: indices must be int32 or int64, got {i.dtype.name}")
     if axis is None:
         axis = batch_dims
-    a = convert_to_tensor(axis, preferred_dtype=_dtypes.int32)
-    return make_tensor("GatherV2", [p, i, a], {"batch_dims": int(batch_dims)},
-                       name=name or "GatherV2")
+    with op_scope(name, "GatherV2", (params, indices, axis)) as scope:
+        p = convert_to_tensor(params, name="params")
+        i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
+        if not i.dtype.is_integer:
+            raise TypeError(f"gather: indices must be int32 or int64, got {i.dtype.name}")
+        a = convert_to_tensor(axis, preferred_dtype=_dtypes.int32, name="axis")
+        return make_tensor("GatherV2", [p, i, a], {"batch_dims": int(batch_dims)},
+                           name=scope)
 
 
 @register_op("GatherNd", cost=OpCost.EXPENSIVE)
@@ -308,9 +318,10 @@ def gather_nd(params, indices, name: str | None = None, batch_dims: int = 0):
     """
     if batch_dims:
         raise NotImplementedError("gather_nd: batch_dims > 0 is not supported yet")
-    p = convert_to_tensor(params)
-    i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32)
-    return make_tensor("GatherNd", [p, i], name=name or "GatherNd")
+    with op_scope(name, "GatherNd", (params, indices)) as scope:
+        p = convert_to_tensor(params, name="params")
+        i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
+        return make_tensor("GatherNd", [p, i], name=scope)
 
 
 @register_op("ScatterNd", dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
@@ -339,10 +350,12 @@ def scatter_nd(indices, updates, shape, name: str | None = None):
     >>> tf.scatter_nd([[1], [3]], [5.0, 6.0], [4]).shape.as_list()
     [4]
     """
-    i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32)
-    u = convert_to_tensor(updates)
-    s = convert_to_tensor(shape, dtype=i.dtype) if not isinstance(shape, Tensor) else shape
-    return make_tensor("ScatterNd", [i, u, s], name=name or "ScatterNd")
+    with op_scope(name, "ScatterNd", (indices, updates, shape)) as scope:
+        i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
+        u = convert_to_tensor(updates, name="updates")
+        s = (convert_to_tensor(shape, dtype=i.dtype, name="shape")
+             if not isinstance(shape, Tensor) else shape)
+        return make_tensor("ScatterNd", [i, u, s], name=scope)
 
 
 # -- Where, Select, SelectV2 ----------------------------------------------------------------
@@ -381,9 +394,19 @@ def _select_v2_shape(op, cond, x, y):
 not_differentiable("Where")
 
 
-def _cond(condition):
-    c = convert_to_tensor(condition, preferred_dtype=_dtypes.bool)
-    return c
+def _select(op_type, condition, x, y, name, names):
+    """`Where` (no `x`, `y`) or `op_type` (Select, SelectV2), Python values converted in
+    the op's scope under TensorFlow's argument names."""
+    if (x is None) != (y is None):
+        raise ValueError("x and y must both be non-None or both be None.")
+    if x is None:
+        with op_scope(name, "Where", (condition,)) as scope:
+            c = convert_to_tensor(condition, preferred_dtype=_dtypes.bool, name="condition")
+            return make_tensor("Where", [c], name=scope)
+    with op_scope(name, op_type, (condition, x, y)) as scope:
+        c = convert_to_tensor(condition, preferred_dtype=_dtypes.bool, name="condition")
+        a, b = binary_inputs(x, y, op_type, name, names)
+        return make_tensor(op_type, [c, a, b], name=scope)
 
 
 def where(condition, x=None, y=None, name: str | None = None):
@@ -397,13 +420,7 @@ def where(condition, x=None, y=None, name: str | None = None):
     >>> tf.where([[True, False]]).dtype.name
     'int64'
     """
-    if (x is None) != (y is None):
-        raise ValueError("x and y must both be non-None or both be None.")
-    c = _cond(condition)
-    if x is None:
-        return make_tensor("Where", [c], name=name or "Where")
-    a, b = binary_inputs(x, y, "Select", name)
-    return make_tensor("Select", [c, a, b], name=name or "Select")
+    return _select("Select", condition, x, y, name, ("x", "y"))
 
 
 def where_v2(condition, x=None, y=None, name: str | None = None):
@@ -415,13 +432,7 @@ def where_v2(condition, x=None, y=None, name: str | None = None):
     >>> tf.where_v2([True, False], tf.zeros([3, 2]), 1.0).shape.as_list()
     [3, 2]
     """
-    if (x is None) != (y is None):
-        raise ValueError("x and y must both be non-None or both be None.")
-    c = _cond(condition)
-    if x is None:
-        return make_tensor("Where", [c], name=name or "Where")
-    a, b = binary_inputs(x, y, "SelectV2", name)
-    return make_tensor("SelectV2", [c, a, b], name=name or "SelectV2")
+    return _select("SelectV2", condition, x, y, name, ("t", "e"))
 
 
 # -- boolean_mask ---------------------------------------------------------------------------

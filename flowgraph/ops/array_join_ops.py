@@ -17,7 +17,12 @@ from flowgraph.framework.constant_op import (
     install_stack_function,
     register_constant_evaluator,
 )
-from flowgraph.framework.operation import Tensor, install_tensor_operator
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import (
+    OperatorNotAllowedInGraphError,
+    Tensor,
+    install_tensor_operator,
+)
 from flowgraph.framework.registry import register_op
 from flowgraph.framework.tensor_shape import TensorShape, unknown_shape
 from flowgraph.ops.array_static import (
@@ -26,7 +31,7 @@ from flowgraph.ops.array_static import (
     normalize_axis,
     static_elements,
 )
-from flowgraph.ops.op_util import make_op, make_tensor
+from flowgraph.ops.op_util import make_op, make_tensor, op_scope
 
 __all__ = [
     "concat",
@@ -52,16 +57,20 @@ def _merge_all(op, shapes, what: str) -> TensorShape:
     return out
 
 
-def _convert_values(values, op_name: str) -> list[Tensor]:
-    """Convert a list of values to tensors of one dtype (plain values follow the tensors)."""
+def _convert_values(values, op_name: str, arg: str | None = None) -> list[Tensor]:
+    """Convert a list of values to tensors of one dtype (plain values follow the tensors).
+
+    With `arg`, a plain value i becomes the constant ``<arg>_<i>`` (TensorFlow's names for
+    list arguments; call it inside the op's scope)."""
     if isinstance(values, Tensor):
         raise TypeError(f"{op_name} expects a list of tensors, got the single tensor "
                         f"{values.name}; wrap it in a list")
     values = list(values)
     dtype = next((v.dtype.base_dtype for v in values if isinstance(v, Tensor)), None)
     out = []
-    for v in values:
-        t = convert_to_tensor(v, dtype=None if isinstance(v, Tensor) else dtype)
+    for i, v in enumerate(values):
+        t = convert_to_tensor(v, dtype=None if isinstance(v, Tensor) else dtype,
+                              name=arg and f"{arg}_{i}")
         dtype = dtype or t.dtype.base_dtype
         out.append(t)
     for t in out[1:]:
@@ -121,16 +130,21 @@ def concat(values, axis, name: str = "concat"):
     """
     if isinstance(values, Tensor):
         values = [values]
-    values = _convert_values(values, "concat")
+    values = list(values)
     if len(values) == 1:
-        # Shape check only, as TensorFlow does: one value is passed through.
-        axis_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32)
-        a, r = const_int(axis_t), values[0].shape.ndims
-        if a is not None and r is not None:
-            normalize_axis(a, max(r, 1), "concat")
-        return make_tensor("Identity", values, name=name)
-    axis_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32)
-    return make_tensor("ConcatV2", [*values, axis_t], {"N": len(values)}, name=name)
+        # Shape check only, as TensorFlow does: one value is passed through, as an
+        # Identity named `name` inside the scope `name` (`concat/concat`).
+        with name_scope(name):
+            values = _convert_values(values, "concat")
+            axis_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32, name="concat_dim")
+            a, r = const_int(axis_t), values[0].shape.ndims
+            if a is not None and r is not None:
+                normalize_axis(a, max(r, 1), "concat")
+            return make_tensor("Identity", values, name=name)
+    with op_scope(name, "concat", (*values, axis)) as scope:
+        values = _convert_values(values, "concat", "values")
+        axis_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32, name="axis")
+        return make_tensor("ConcatV2", [*values, axis_t], {"N": len(values)}, name=scope)
 
 
 # -- Split, SplitV ------------------------------------------------------------------------
@@ -207,21 +221,27 @@ def split(value, num_or_size_splits, axis=0, num=None, name: str = "split") -> l
     >>> [p.shape.as_list() for p in tf.split(tf.zeros([7, 2]), [2, -1, 3])]
     [[2, 2], [2, 2], [3, 2]]
     """
-    x = convert_to_tensor(value)
-    axis_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32)
     if isinstance(num_or_size_splits, int | np.integer) and not isinstance(
             num_or_size_splits, bool):
         n = int(num_or_size_splits)
         if n <= 0:
             raise ValueError(f"split: num_or_size_splits must be positive, got {n}")
-        return make_op("Split", [axis_t, x], {"num_split": n}, name=name).outputs
+        with op_scope(name, "split", (value, axis)) as scope:
+            axis_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32, name="split_dim")
+            x = convert_to_tensor(value, name="value")
+            return make_op("Split", [axis_t, x], {"num_split": n}, name=scope).outputs
+    # As in TensorFlow, the sizes are converted outside the op's scope (a root `Const`).
     sizes = convert_to_tensor(num_or_size_splits, preferred_dtype=_dtypes.int32)
     if num is None:
         if sizes.shape.ndims != 1 or sizes.shape[0].value is None:
             raise ValueError(f"Cannot infer argument `num` from shape {sizes.shape} of "
                              "size_splits; pass num=")
         num = sizes.shape[0].value
-    return make_op("SplitV", [x, sizes, axis_t], {"num_split": int(num)}, name=name).outputs
+    with op_scope(name, "split", (value, axis)) as scope:
+        x = convert_to_tensor(value, name="value")
+        axis_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32, name="split_dim")
+        return make_op("SplitV", [x, sizes, axis_t], {"num_split": int(num)},
+                       name=scope).outputs
 
 
 # -- Pack, Unpack -------------------------------------------------------------------------
@@ -247,13 +267,30 @@ def stack(values, axis: int = 0, name: str = "stack"):
     >>> tf.stack([tf.zeros([2, 3])] * 4, axis=1).shape.as_list()
     [2, 4, 3]
     """
-    values = _convert_values(values, "stack")
-    if not values:
-        raise ValueError("stack: needs at least one value")
-    r = values[0].shape.ndims
-    if r is not None:
-        normalize_axis(axis, r + 1, "stack")
-    return make_tensor("Pack", values, {"N": len(values), "axis": int(axis)}, name=name)
+    if isinstance(values, list | tuple) and values and axis == 0:
+        # TensorFlow converts the list as one value first: plain values give one constant
+        # named `name`; a list holding tensors is packed in the scope `name`, its plain
+        # elements named by their index (`stack/1`).
+        if not any(isinstance(v, Tensor) or _holds_tensor(v) for v in values):
+            try:
+                return convert_to_tensor(values, name=name)
+            except (TypeError, ValueError):
+                pass
+        elif not all(isinstance(v, Tensor) for v in values):
+            return convert_to_tensor(values, name=name)
+    with op_scope(name, "stack", values if isinstance(values, list | tuple) else ()) as scope:
+        values = _convert_values(values, "stack", "values")
+        if not values:
+            raise ValueError("stack: needs at least one value")
+        r = values[0].shape.ndims
+        if r is not None:
+            normalize_axis(axis, r + 1, "stack")
+        return make_tensor("Pack", values, {"N": len(values), "axis": int(axis)}, name=scope)
+
+
+def _holds_tensor(v) -> bool:
+    return isinstance(v, list | tuple) and any(
+        isinstance(e, Tensor) or _holds_tensor(e) for e in v)
 
 
 @register_op("Unpack", attrs={"num": 1, "axis": 0}, num_outputs=lambda op: op.attrs["num"])
@@ -317,9 +354,10 @@ def tile(input, multiples, name: str | None = None):
     >>> tf.tile(tf.zeros([2, 3]), [2, 1]).shape.as_list()
     [4, 3]
     """
-    x = convert_to_tensor(input)
-    m = convert_to_tensor(multiples, preferred_dtype=_dtypes.int32)
-    return make_tensor("Tile", [x, m], name=name or "Tile")
+    with op_scope(name, "Tile", (input, multiples)) as scope:
+        x = convert_to_tensor(input, name="input")
+        m = convert_to_tensor(multiples, preferred_dtype=_dtypes.int32, name="multiples")
+        return make_tensor("Tile", [x, m], name=scope)
 
 
 # -- Pad, PadV2, MirrorPad ------------------------------------------------------------------
@@ -369,18 +407,26 @@ def pad(tensor, paddings, mode: str = "CONSTANT", name: str | None = None,
     >>> tf.pad(tf.zeros([2, 3]), [[1, 1], [0, 2]]).shape.as_list()
     [4, 5]
     """
-    x = convert_to_tensor(tensor)
-    p = convert_to_tensor(paddings, preferred_dtype=_dtypes.int32)
     m = str(mode).upper()
     if m == "CONSTANT":
         if not isinstance(constant_values, Tensor) and np.all(np.asarray(constant_values) == 0):
-            return make_tensor("Pad", [x, p], name=name or "Pad")
-        cv = convert_to_tensor(constant_values, dtype=x.dtype.base_dtype)
-        return make_tensor("PadV2", [x, p, cv], name=name or "PadV2")
-    if m in ("REFLECT", "SYMMETRIC"):
-        return make_tensor("MirrorPad", [x, p], {"mode": m}, name=name or "MirrorPad")
-    raise ValueError(f'pad: mode must be one of "CONSTANT", "REFLECT", or "SYMMETRIC", '
-                     f"got {mode!r}")
+            op_type, values = "Pad", (tensor, paddings)
+        else:
+            op_type, values = "PadV2", (tensor, paddings, constant_values)
+    elif m in ("REFLECT", "SYMMETRIC"):
+        op_type, values = "MirrorPad", (tensor, paddings)
+    else:
+        raise ValueError(f'pad: mode must be one of "CONSTANT", "REFLECT", or "SYMMETRIC", '
+                         f"got {mode!r}")
+    with op_scope(name, op_type, values) as scope:
+        x = convert_to_tensor(tensor, name="input")
+        p = convert_to_tensor(paddings, preferred_dtype=_dtypes.int32, name="paddings")
+        if op_type == "PadV2":
+            cv = convert_to_tensor(constant_values, dtype=x.dtype.base_dtype,
+                                   name="constant_values")
+            return make_tensor("PadV2", [x, p, cv], name=scope)
+        attrs = {"mode": m} if op_type == "MirrorPad" else None
+        return make_tensor(op_type, [x, p], attrs, name=scope)
 
 
 # -- ReverseV2, ReverseSequence --------------------------------------------------------------
@@ -409,9 +455,10 @@ def reverse_v2(tensor, axis, name: str | None = None):
     >>> tf.reverse_v2(tf.zeros([2, 3]), [1]).shape.as_list()
     [2, 3]
     """
-    x = convert_to_tensor(tensor)
-    a = convert_to_tensor(axis, preferred_dtype=_dtypes.int32)
-    return make_tensor("ReverseV2", [x, a], name=name or "ReverseV2")
+    with op_scope(name, "ReverseV2", (tensor, axis)) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        a = convert_to_tensor(axis, preferred_dtype=_dtypes.int32, name="axis")
+        return make_tensor("ReverseV2", [x, a], name=scope)
 
 
 reverse = reverse_v2
@@ -484,7 +531,7 @@ def _eval_tile(op, index):
 def _tensor_iter(self: Tensor):
     """``iter(tensor)`` raises TypeError, as in TensorFlow's graph mode: a symbolic
     tensor has no rows to iterate in Python (``tf.unstack`` makes them)."""
-    raise TypeError(
+    raise OperatorNotAllowedInGraphError(
         f"Iterating over a symbolic Tensor ('{self.name}') is not allowed in graph mode: use "
         "tf.unstack(x) for a list of tensors along the first dimension, or tf.map_fn / "
         "tf.while_loop to loop over it in the graph.")

@@ -12,13 +12,15 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import (
+    constant,
     constant_value,
     convert_to_tensor,
     register_constant_evaluator,
 )
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
-from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.array_static import (
     MAX_EVAL_ELEMENTS,
     DimOf,
@@ -26,7 +28,7 @@ from flowgraph.ops.array_static import (
     static_elements,
     static_shape_of,
 )
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = [
     "expand_dims",
@@ -197,12 +199,13 @@ def reshape(tensor, shape, name: str | None = None):
     >>> tf.reshape(tf.zeros([2, 3, 4]), [-1, 4]).shape.as_list()
     [6, 4]
     """
-    x = convert_to_tensor(tensor)
-    s = _shape_tensor(shape)
-    return make_tensor("Reshape", [x, s], name=name or "Reshape")
+    with op_scope(name, "Reshape", (tensor, shape)) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        s = _shape_tensor(shape, name="shape")
+        return make_tensor("Reshape", [x, s], name=scope)
 
 
-def _shape_tensor(shape, allow_int: bool = False) -> Tensor:
+def _shape_tensor(shape, allow_int: bool = False, name: str | None = None) -> Tensor:
     if allow_int and isinstance(shape, int | np.integer):
         shape = [int(shape)]
     if isinstance(shape, TensorShape):
@@ -210,8 +213,8 @@ def _shape_tensor(shape, allow_int: bool = False) -> Tensor:
             raise ValueError(f"shape {shape} must be fully defined to be used as a value")
         shape = shape.as_list()
     if isinstance(shape, list | tuple) and not shape:
-        return convert_to_tensor(np.zeros([0], np.int32))
-    return convert_to_tensor(shape, preferred_dtype=_dtypes.int32)
+        return convert_to_tensor(np.zeros([0], np.int32), name=name)
+    return convert_to_tensor(shape, preferred_dtype=_dtypes.int32, name=name)
 
 
 # -- ExpandDims, Squeeze ------------------------------------------------------------------
@@ -244,9 +247,10 @@ def expand_dims(input, axis=None, name: str | None = None, dim=None):
     axis = dim if axis is None else axis
     if axis is None:
         raise ValueError("Must specify an axis argument to tf.expand_dims()")
-    x = convert_to_tensor(input)
-    return make_tensor("ExpandDims", [x, convert_to_tensor(axis, preferred_dtype=_dtypes.int32)],
-                       name=name or "ExpandDims")
+    with op_scope(name, "ExpandDims", (input, axis)) as scope:
+        x = convert_to_tensor(input, name="input")
+        dim_t = convert_to_tensor(axis, preferred_dtype=_dtypes.int32, name="dim")
+        return make_tensor("ExpandDims", [x, dim_t], name=scope)
 
 
 @register_op("Squeeze", attrs={"squeeze_dims": []})
@@ -287,9 +291,10 @@ def squeeze(input, axis=None, name: str | None = None, squeeze_dims=None):
         axis = []
     elif isinstance(axis, int | np.integer):
         axis = [int(axis)]
-    x = convert_to_tensor(input)
-    return make_tensor("Squeeze", [x], {"squeeze_dims": [int(a) for a in axis]},
-                       name=name or "Squeeze")
+    with op_scope(name, "Squeeze", (input,)) as scope:
+        x = convert_to_tensor(input, name="input")
+        return make_tensor("Squeeze", [x], {"squeeze_dims": [int(a) for a in axis]},
+                           name=scope)
 
 
 # -- Transpose ----------------------------------------------------------------------------
@@ -323,19 +328,22 @@ def transpose(a, perm=None, name: str = "transpose", conjugate: bool = False):
     >>> tf.transpose(tf.zeros([2, 3, 4])).shape.as_list()
     [4, 3, 2]
     """
-    x = convert_to_tensor(a)
-    if perm is None:
-        if x.shape.ndims is not None:
-            perm = convert_to_tensor(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32))
+    # TensorFlow always opens the scope here: a default perm is the constant `<name>/perm`.
+    with name_scope(name, "transpose", [a]) as scope:
+        x = convert_to_tensor(a, name="a")
+        if perm is None:
+            if x.shape.ndims is not None:
+                perm = convert_to_tensor(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32),
+                                         name="perm")
+            else:
+                r = make_tensor("Rank", [x])
+                zero, one = convert_to_tensor(0), convert_to_tensor(1)
+                seq = make_tensor("Range", [zero, r, one])
+                perm = make_tensor("ReverseV2", [seq, convert_to_tensor([0])], name="perm")
         else:
-            r = make_tensor("Rank", [x])
-            zero, one = convert_to_tensor(0), convert_to_tensor(1)
-            seq = make_tensor("Range", [zero, r, one])
-            perm = make_tensor("ReverseV2", [seq, convert_to_tensor([0])])
-    else:
-        perm = convert_to_tensor(perm, preferred_dtype=_dtypes.int32)
-    op_type = "ConjugateTranspose" if conjugate and x.dtype.is_complex else "Transpose"
-    return make_tensor(op_type, [x, perm], name=name)
+            perm = convert_to_tensor(perm, preferred_dtype=_dtypes.int32, name="perm")
+        op_type = "ConjugateTranspose" if conjugate and x.dtype.is_complex else "Transpose"
+        return make_tensor(op_type, [x, perm], name=scope)
 
 
 # -- Fill, zeros, ones ----------------------------------------------------------------------
@@ -345,6 +353,11 @@ def _fill_shape(op, dims, value):
         raise op.shape_error(f"dims must be a 1-D tensor, got rank {dims.ndims}")
     if value.ndims not in (None, 0):
         raise op.shape_error(f"value must be a scalar, got shape {value}")
+    known = constant_value(op.inputs[0])
+    if known is not None and np.ndim(known) == 1 and (np.asarray(known) < 0).any():
+        bad = int(np.asarray(known)[np.asarray(known) < 0][0])
+        raise op.shape_error(f"Invalid value in tensor used for shape: {bad} (Fill "
+                             f"dimensions must be >= 0, got {np.asarray(known).tolist()})")
     out = static_shape_of(op.inputs[0])
     if out.ndims is None and dims.ndims == 1 and dims[0].value is not None:
         out = TensorShape([None] * dims[0].value)
@@ -360,22 +373,59 @@ def fill(dims, value, name: str | None = None):
     >>> tf.fill([2, 3], 9).dtype.name
     'int32'
     """
-    value = convert_to_tensor(value)
-    return make_tensor("Fill", [_shape_tensor(dims), value], name=name or "Fill")
+    with op_scope(name, "Fill", (dims, value)) as scope:
+        dims_t = _shape_tensor(dims, name="dims")
+        value = convert_to_tensor(value, name="value")
+        return make_tensor("Fill", [dims_t, value], name=scope)
+
+
+def _scalar(dtype, one: bool):
+    """The NumPy zero or one of `dtype` (b"" for a string zero) and the base dtype."""
+    dtype = _dtypes.as_dtype(dtype).base_dtype
+    if dtype == _dtypes.string:
+        if one:
+            raise TypeError("tf.ones/ones_like are not defined for string tensors")
+        return b"", dtype
+    return (np.ones if one else np.zeros)((), dtype.as_numpy_dtype), dtype
 
 
 def _zero(dtype):
-    dtype = _dtypes.as_dtype(dtype).base_dtype
-    if dtype == _dtypes.string:
-        return convert_to_tensor(b"", dtype=dtype)
-    return convert_to_tensor(np.zeros((), dtype.as_numpy_dtype), dtype=dtype)
+    value, dtype = _scalar(dtype, False)
+    return convert_to_tensor(value, dtype=dtype)
 
 
 def _one(dtype):
-    dtype = _dtypes.as_dtype(dtype).base_dtype
-    if dtype == _dtypes.string:
-        raise TypeError("tf.ones/ones_like are not defined for string tensors")
-    return convert_to_tensor(np.ones((), dtype.as_numpy_dtype), dtype=dtype)
+    value, dtype = _scalar(dtype, True)
+    return convert_to_tensor(value, dtype=dtype)
+
+
+_SMALL_CONSTANT = 1000  # TensorFlow's limit for making tf.zeros/tf.ones one constant
+
+
+def _filled(shape, dtype, name, default_name, one: bool):
+    """`tf.zeros`/`tf.ones` as TensorFlow builds them: in the scope `default_name`, one
+    constant named like the scope for a static shape of under 1,000 elements, else a Fill
+    of the shape (`<scope>/shape_as_tensor` when static) and the scalar `<scope>/Const`."""
+    with name_scope(name, default_name, [shape]) as scope:
+        dims = None
+        if not isinstance(shape, Tensor):
+            if isinstance(shape, int | np.integer):
+                shape = [int(shape)]
+            try:
+                dims = as_shape(shape)
+            except (TypeError, ValueError):
+                dims = None  # a list holding tensors: packed below
+        value, dtype = _scalar(dtype, one)
+        if dims is not None and dims.is_fully_defined():
+            if dims.num_elements() < _SMALL_CONSTANT:
+                # dense (not a broadcast view): at most 999 elements
+                arr = np.full(dims.as_list(), value, dtype=object if dtype == _dtypes.string
+                              else dtype.as_numpy_dtype)
+                return constant(arr, dtype=dtype, name=scope)
+            shape_t = convert_to_tensor(dims)
+        else:
+            shape_t = _shape_tensor(shape, True)
+        return make_tensor("Fill", [shape_t, convert_to_tensor(value, dtype=dtype)], name=scope)
 
 
 def zeros(shape, dtype=_dtypes.float32, name: str | None = None):
@@ -387,8 +437,7 @@ def zeros(shape, dtype=_dtypes.float32, name: str | None = None):
     >>> tf.zeros([2, 3]).shape.as_list(), tf.zeros([2], tf.int32).dtype.name
     ([2, 3], 'int32')
     """
-    return make_tensor("Fill", [_shape_tensor(shape, True), _zero(dtype)],
-                       name=name or "zeros")
+    return _filled(shape, dtype, name, "zeros", one=False)
 
 
 def ones(shape, dtype=_dtypes.float32, name: str | None = None):
@@ -400,8 +449,7 @@ def ones(shape, dtype=_dtypes.float32, name: str | None = None):
     >>> tf.ones([2, 3], tf.bool).dtype.name
     'bool'
     """
-    return make_tensor("Fill", [_shape_tensor(shape, True), _one(dtype)],
-                       name=name or "ones")
+    return _filled(shape, dtype, name, "ones", one=True)
 
 
 @register_op("ZerosLike")
@@ -435,7 +483,7 @@ def zeros_like(tensor, dtype=None, name: str | None = None, optimize: bool = Tru
     >>> tf.zeros_like(tf.zeros([2, 3]), dtype=tf.int32).dtype.name
     'int32'
     """
-    return _like("ZerosLike", _zero, tensor, dtype, name)
+    return _like("ZerosLike", _zero, tensor, dtype, name or "zeros_like")
 
 
 def ones_like(tensor, dtype=None, name: str | None = None, optimize: bool = True):
@@ -447,7 +495,7 @@ def ones_like(tensor, dtype=None, name: str | None = None, optimize: bool = True
     >>> tf.ones_like([1, 2]).shape.as_list()
     [2]
     """
-    return _like("OnesLike", _one, tensor, dtype, name)
+    return _like("OnesLike", _one, tensor, dtype, name or "ones_like")
 
 
 # -- constant evaluators ----------------------------------------------------------------------

@@ -158,7 +158,8 @@ def verify_tensor_all_finite(t=None, msg=None, name: str | None = None, x=None,
 
 def add_check_numerics_ops():
     """A group of `check_numerics` over every float tensor of the default graph, run it
-    to check them all at once. Tensors inside `tf.cond`/`tf.while_loop` are skipped.
+    to check them all at once. As in TensorFlow, a graph with float tensors inside
+    `tf.cond`/`tf.while_loop` is refused (ValueError).
 
     Example
     -------
@@ -173,15 +174,21 @@ def add_check_numerics_ops():
     g = get_default_graph()
     checks = []
     for op in list(g.get_operations()):
-        if getattr(op, "_control_flow_context", None) is not None or op.type in (
-                "CheckNumerics", "Assert") or op.op_def.control_flow:
+        if op.type in ("CheckNumerics", "Assert"):
             continue
-        for out in op.outputs:
-            if out.dtype.base_dtype in _FLOATS and not out.dtype.is_ref_dtype:
-                with g.control_dependencies(None), g.name_scope(None):
-                    checks.append(check_numerics(
-                        out, f"{op.name}:{out.value_index} : CheckNumerics",
-                        name=f"{op.name}/CheckNumerics").op)
+        floats = [out for out in op.outputs
+                  if out.dtype.base_dtype in _FLOATS and not out.dtype.is_ref_dtype]
+        if floats and (getattr(op, "_control_flow_context", None) is not None
+                       or op.op_def.control_flow):
+            raise ValueError(
+                "`tf.add_check_numerics_ops() is not compatible with TensorFlow control flow "
+                f"operations such as `tf.cond()` or `tf.while_loop()` (op '{op.name}' is "
+                "inside one); check the tensors you need with tf.check_numerics instead.")
+        for out in floats:
+            with g.control_dependencies(None), g.name_scope(None):
+                checks.append(check_numerics(
+                    out, f"{op.name}:{out.value_index} : CheckNumerics",
+                    name=f"{op.name}/CheckNumerics").op)
     return group(*checks, name="CheckNumerics") if checks else group(name="CheckNumerics")
 
 

@@ -57,7 +57,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     """
     with get_default_graph().name_scope(name or "clip_by_norm") as scope:
         values = _values(t)
-        clip_norm = convert_to_tensor(clip_norm, dtype_hint=values.dtype.base_dtype)
+        # `clip_norm` is converted by each op that uses it (`mul_1/y`, `Maximum/y`), as in TF
         l2sum = math_reduce.reduce_sum(values * values, axes, keepdims=True)
         positive = math_ops.greater(l2sum, 0)
         safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
@@ -119,11 +119,15 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     graph = get_default_graph()
     with graph.name_scope(name or "clip_by_global_norm") as scope:
         dtype = use_norm.dtype.base_dtype
-        clip = convert_to_tensor(clip_norm, dtype_hint=dtype)
-        if clip.dtype.base_dtype != dtype:
-            clip = math_ops.cast(clip, dtype)
+        if type(clip_norm) in (int, float):
+            clip = clip_norm  # converted by each op that uses it (`mul/x`), as in TF
+        else:
+            clip = convert_to_tensor(clip_norm, dtype_hint=dtype)
+            if clip.dtype.base_dtype != dtype:
+                clip = math_ops.cast(clip, dtype)
+        inverse = 1.0 / use_norm  # made before `one`: TensorFlow's order of names
         one = convert_to_tensor(1.0, dtype=dtype)
-        scale_finite = clip * math_ops.minimum(one / use_norm, one / clip)
+        scale_finite = clip * math_ops.minimum(inverse, one / clip)
         scale = scale_finite + (use_norm - use_norm)  # NaN when the norm is inf or NaN
         out = []
         for i, t in enumerate(t_list):

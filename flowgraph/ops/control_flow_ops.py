@@ -38,7 +38,7 @@ def no_op(name: str | None = None) -> Operation:
     return make_op("NoOp", [], name=name or "NoOp")
 
 
-def group(*inputs, name: str | None = None) -> Operation:
+def group(*inputs, **kwargs) -> Operation:
     """An op that runs after all of `inputs` (tensors, ops, variables; nested lists are
     flattened) have run. It has no outputs.
 
@@ -49,6 +49,10 @@ def group(*inputs, name: str | None = None) -> Operation:
     >>> tf.group(a, b).type
     'NoOp'
     """
+    name = kwargs.pop("name", None)
+    if kwargs:  # TensorFlow's signature takes **kwargs and refuses all but `name`
+        raise ValueError(f"Unknown keyword arguments: {', '.join(kwargs)} (tf.group "
+                         "takes only `name`)")
     deps: list[Operation] = []
     for x in _flatten(inputs):
         if hasattr(x, "_as_graph_element") and not isinstance(x, Tensor | Operation):
@@ -109,20 +113,18 @@ def tuple_(tensors, name: str | None = None, control_inputs=None) -> list:
     >>> a.op.type, len(a.op.control_inputs)
     ('Identity', 1)
     """
-    tensors = list(tensors)
+    from flowgraph.framework.constant_op import convert_to_tensor
+
+    # As TensorFlow: Python values become constants, Operations are gated like tensors
+    tensors = [t if t is None or isinstance(t, Tensor | Operation) else convert_to_tensor(t)
+               for t in tensors]
     graph = get_default_graph()
     for t in tensors:
-        if isinstance(t, Tensor):
+        if isinstance(t, Tensor | Operation):
             graph = t.graph
             break
     with graph.as_default(), graph.name_scope(name or "tuple"):
-        gating = []
-        for t in tensors:
-            if t is None:
-                continue
-            if not isinstance(t, Tensor):
-                raise TypeError(f"tf.tuple expects Tensors (or None), got {t!r}")
-            gating.append(t.op)
+        gating = [t if isinstance(t, Operation) else t.op for t in tensors if t is not None]
         for c in control_inputs or ():
             if isinstance(c, Tensor):
                 c = c.op
@@ -134,4 +136,11 @@ def tuple_(tensors, name: str | None = None, control_inputs=None) -> list:
         if not gating:
             raise ValueError(f"tf.tuple: must have at least one Tensor: {tensors!r}")
         gate = group(*gating)
-        return [None if t is None else with_dependencies([gate], t) for t in tensors]
+        out = []
+        for t in tensors:
+            if isinstance(t, Operation):
+                with graph.control_dependencies([gate]):
+                    out.append(group(t))
+            else:
+                out.append(None if t is None else with_dependencies([gate], t))
+        return out

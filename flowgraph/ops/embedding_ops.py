@@ -113,8 +113,10 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
                 p = convert_to_tensor(params[0], name="params")
                 ids_t = convert_to_tensor(ids, preferred_dtype=_dtypes.int32, name="ids")
                 _check_ids(ids_t)
-                rows = array_ops.gather(p, ids_t, name=scope if max_norm is None else None)
-                return _clip(rows, ids_t, max_norm) if max_norm is not None else rows
+                rows = array_ops.gather(p, ids_t, name=scope)
+                rows = _clip(rows, ids_t, max_norm) if max_norm is not None else rows
+            # As in TF: an Identity outside the colocation ("embedding_lookup/Identity").
+            return array_ops.identity(rows)
         ps = [convert_to_tensor(p, name="params") for p in params]
         ids_t = convert_to_tensor(ids, preferred_dtype=_dtypes.int32, name="ids")
         _check_ids(ids_t)

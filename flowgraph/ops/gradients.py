@@ -13,9 +13,11 @@ it keeps while building:
 
 An op is visited once all the ops consuming its outputs (within `between`) have been
 visited, so the gradients of its outputs are complete (Kahn's algorithm on the reversed
-graph; among ready ops the most recently created goes first, which keeps names
-deterministic). Creation order alone is not a topological order here: a `tf.cond`
-creates the Switch that gates an outside tensor after the branch ops that read it.
+graph with a FIFO queue, as TensorFlow: an op joins the queue when its last consumer is
+visited, producers in input order, so the gradient ops get TensorFlow's names and
+contributions reach AddN in TensorFlow's order). Creation order alone is not a
+topological order here: a `tf.cond` creates the Switch that gates an outside tensor
+after the branch ops that read it.
 
 A `tf.while_loop` is one node of this traversal: its ops (nested loops included) are
 collapsed into the loop, visited when every consumer of its Exits has been, and
@@ -55,8 +57,8 @@ Example
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import heapq
 from collections.abc import Sequence
 
 from flowgraph.framework.constant_op import convert_to_tensor
@@ -143,7 +145,7 @@ def _default_grad_ys(ys: list[Tensor], grad_ys: list, scope: str) -> list[Tensor
             if y.dtype.is_complex:
                 raise TypeError(f"Gradients of complex tensors must set grad_ys "
                                 f"(y.dtype = {y.dtype.name}, y = {y.name})")
-            out.append(_array.ones_like(y, name=f"grad_ys_{i}"))
+            out.append(_ones_grad_y(y, i))
             continue
         gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)
         if not y.shape.is_compatible_with(gy.shape):
@@ -151,6 +153,22 @@ def _default_grad_ys(ys: list[Tensor], grad_ys: list, scope: str) -> list[Tensor
                              f"compatible with ys[{i}] '{y.name}' of shape {y.shape}")
         out.append(gy)
     return out
+
+
+def _ones_grad_y(y: Tensor, i: int) -> Tensor:
+    """``Fill(Shape(y), 1)`` named ``grad_ys_<i>``, TensorFlow's default gradient of a y.
+
+    TensorFlow's ``Shape`` is a Const when y's shape is known; ours stays a Shape op of y
+    (folded at plan time, keeping its edge from y): the gradients, and so the updates of
+    a training step, then wait for y, and ``sess.run([train_op, loss])`` returns the loss
+    before the update, as TensorFlow does in practice."""
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops.op_util import make_tensor
+
+    dims = _array.shape(y)
+    with y.graph.name_scope(f"grad_ys_{i}") as scope:
+        one = constant(1, dtype=y.dtype.base_dtype)
+        return make_tensor("Fill", [dims, one], name=scope)
 
 
 def _op_grad_fn(op: Operation):
@@ -180,6 +198,7 @@ def _output_grads(op: Operation, grads: dict, scope_name: str):
     for i, t in enumerate(op.outputs):
         if out[i] is None and is_differentiable_dtype(t.dtype):
             out[i] = _zeros_for(t)
+            out[i]._is_zeros_tensor = True  # lets a gradient function skip work on it
     return out
 
 
@@ -334,21 +353,21 @@ class _Backprop:
             node = op if loop is None else loop
             node_of[op] = node
             members.setdefault(node, []).append(op)
-        producers: dict[object, set] = {n: set() for n in members}
+        # dicts, not sets: a node's producers in input order, for a deterministic queue
+        producers: dict[object, dict] = {n: {} for n in members}
         pending = dict.fromkeys(members, 0)
-        for op in ops:
+        for op in sorted(ops, key=lambda o: o._id):
             node = node_of[op]
             for t in op._inputs:
                 p = node_of.get(t.op)
                 if p is not None and p is not node and p not in producers[node]:
-                    producers[node].add(p)
+                    producers[node][p] = None
                     pending[p] += 1
         order = {n: max(op._id for op in m) for n, m in members.items()}
-        ready = [(-order[n], k, n) for k, n in enumerate(members) if pending[n] == 0]
-        heapq.heapify(ready)
-        tie = len(ready)
+        ready = collections.deque(sorted((n for n in members if pending[n] == 0),
+                                         key=lambda n: -order[n]))
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = ready.popleft()
             if isinstance(node, Operation):
                 _backprop_op(node, grads, self)
             else:
@@ -356,8 +375,7 @@ class _Backprop:
             for p in producers[node]:
                 pending[p] -= 1
                 if pending[p] == 0:
-                    tie += 1
-                    heapq.heappush(ready, (-order[p], tie, p))
+                    ready.append(p)
 
 
 def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
@@ -372,10 +390,12 @@ def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
         grad_fn = _op_grad_fn(op)
         if grad_fn is None:
             return
+        # Summing contributions and zeros for outputs without one happen in the
+        # `gradients/` scope itself (gradients/AddN, gradients/zeros_like), as in TF.
+        out_grads = _output_grads(op, grads, op.name)
+        if out_grads is None:
+            return
         with graph.name_scope(op.name + "_grad"):
-            out_grads = _output_grads(op, grads, op.name)
-            if out_grads is None:
-                return
             start = len(graph._ops)
             in_grads = grad_fn(op, *out_grads)
             if isinstance(in_grads, Tensor | IndexedSlices) or in_grads is None:
@@ -385,15 +405,9 @@ def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
                 raise ValueError(
                     f"Gradient function of op type {op.type} returned {len(in_grads)} "
                     f"gradients for operation '{op.name}', which has {len(op.inputs)} inputs")
-            if bp.gate:
-                # Gate only the gradients that flow on to an x: one for an input produced
-                # outside `between` (a dense layer's input data, say) has no consumer, and
-                # gated it would run anyway (a wasted GEMM per training step).
-                in_grads = [g if t.op in bp.between else None
-                            for t, g in zip(op.inputs, in_grads)]
-                if sum(g is not None for g in in_grads) > 1:
-                    in_grads = _gate(in_grads)
             _anchor_in_branch(op, graph._ops[start:], out_grads)
+            if bp.gate and sum(g is not None for g in in_grads) > 1:
+                in_grads = _gate(in_grads, op, bp.between)
     for t, g in zip(op.inputs, in_grads):
         if g is None or not is_differentiable_dtype(t.dtype):
             continue
@@ -423,18 +437,34 @@ def _anchor_in_branch(op: Operation, new_ops: list[Operation], out_grads: list) 
             new._add_control_input(anchor.op)
 
 
-def _gate(in_grads: Sequence) -> list:
-    """tf.tuple over the dense gradients (IndexedSlices gated through their values)."""
-    from flowgraph.ops.control_flow_ops import tuple_
+def _gate(in_grads: Sequence, op: Operation, between: set) -> list:
+    """TensorFlow's ``tf.tuple`` over an op's input gradients (``<op>_grad/tuple/
+    group_deps`` and ``tuple/control_dependency[_i]``), IndexedSlices gated through their
+    values. Only the gradients that flow on to an x join the group: one for an input
+    produced outside `between` (a dense layer's input data, say) has no consumer, and
+    waiting for it would compute it on every step (a wasted GEMM). Its
+    ``control_dependency`` is still created, under TF's name, and pruned from runs. With
+    fewer than two gradients to group, nothing is added (see below)."""
+    from flowgraph.ops.control_flow_ops import group, with_dependencies
 
     dense = [g.values if isinstance(g, IndexedSlices) else g for g in in_grads]
-    gated = tuple_(dense)
+    needed = [g for g, t in zip(dense, op.inputs) if g is not None and t.op in between]
+    if len(needed) < 2:
+        # Nothing to wait for. TensorFlow would still pass the gradient through an
+        # Identity (`tuple/control_dependency_1`); the optimizer's control edges onto it
+        # would make that Identity run on every step, so the gradient is returned as is.
+        return list(in_grads)
+    graph = op.graph
     out = []
-    for g, v in zip(in_grads, gated):
-        if isinstance(g, IndexedSlices):
-            out.append(IndexedSlices(v, g.indices, g.dense_shape))
-        else:
-            out.append(v)
+    with graph.name_scope("tuple"):
+        deps = group(*needed, name="group_deps")
+        for g, v in zip(in_grads, dense):
+            if v is None:
+                out.append(None)
+                continue
+            gated = with_dependencies([deps], v)
+            out.append(IndexedSlices(gated, g.indices, g.dense_shape)
+                       if isinstance(g, IndexedSlices) else gated)
     return out
 
 

@@ -19,11 +19,14 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_index_ops import slice as _slice
 from flowgraph.ops.array_join_ops import pad, reverse_v2, tile
-from flowgraph.ops.array_shape_ops import transpose
+from flowgraph.ops.array_shape_ops import expand_dims, squeeze, transpose
 from flowgraph.ops.math_ops import add, cast, clip_by_value, multiply, subtract
 from flowgraph.ops.math_reduce import reduce_mean, reduce_sum
+
+_HALF_OR_FLOAT = (_dtypes.float16, _dtypes.float32)
 
 __all__ = [
     "adjust_brightness",
@@ -134,8 +137,12 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
         crop_h, crop_w = max((h - target_height) // 2, 0), max((w - target_width) // 2, 0)
         pad_h, pad_w = max((target_height - h) // 2, 0), max((target_width - w) // 2, 0)
         keep_h, keep_w = min(target_height, h), min(target_width, w)
+        batched = x.shape.ndims == 4
+        if not batched:  # TF works on a batch of one: the result is ".../Squeeze"
+            x = expand_dims(x, 0)
         cropped = crop_to_bounding_box(x, crop_h, crop_w, keep_h, keep_w)
-        return pad_to_bounding_box(cropped, pad_h, pad_w, target_height, target_width)
+        out = pad_to_bounding_box(cropped, pad_h, pad_w, target_height, target_width)
+        return out if batched else squeeze(out, axis=[0])
 
 
 def central_crop(image, central_fraction: float):
@@ -233,11 +240,11 @@ def convert_image_dtype(image, dtype, saturate: bool = False, name=None):
     [0.0, 1.0]
     """
     dtype = _dtypes.as_dtype(dtype)
-    with name_scope(name, "convert_image", [image]):
-        x = convert_to_tensor(image, name="image")
+    x = convert_to_tensor(image, name="image")
+    if x.dtype.base_dtype == dtype:
+        return identity(x, name=name)  # as in TF: an Identity in the caller's scope
+    with name_scope(name, "convert_image", [x]):
         src = x.dtype.base_dtype
-        if src == dtype:
-            return x
         if src.is_integer and dtype.is_integer:
             src_max, dst_max = np.iinfo(src.as_numpy_dtype).max, np.iinfo(dtype.as_numpy_dtype).max
             if src_max > dst_max:
@@ -256,19 +263,23 @@ def convert_image_dtype(image, dtype, saturate: bool = False, name=None):
 
 def adjust_brightness(image, delta):
     """`image` plus `delta` (in float; integer images are converted there and back)."""
-    with name_scope(None, "adjust_brightness", [image, delta]):
+    with name_scope(None, "adjust_brightness", [image, delta]) as scope:
         x = convert_to_tensor(image, name="image")
-        flt = convert_image_dtype(x, _dtypes.float32)
-        return convert_image_dtype(add(flt, cast(delta, _dtypes.float32)), x.dtype.base_dtype,
-                                   saturate=True)
+        flt = x if x.dtype.base_dtype in _HALF_OR_FLOAT else convert_image_dtype(
+            x, _dtypes.float32)
+        adjusted = add(flt, cast(delta, flt.dtype.base_dtype), name=scope)
+        return convert_image_dtype(adjusted, x.dtype.base_dtype, saturate=True)
 
 
 def adjust_contrast(images, contrast_factor):
     """``(x - mean) * contrast_factor + mean``, the mean of each channel of each image."""
-    with name_scope(None, "adjust_contrast", [images, contrast_factor]):
+    with name_scope(None, "adjust_contrast", [images, contrast_factor]) as scope:
         x = convert_to_tensor(images, name="images")
-        flt = convert_image_dtype(x, _dtypes.float32)
+        flt = x if x.dtype.base_dtype in _HALF_OR_FLOAT else convert_image_dtype(
+            x, _dtypes.float32)
         mean = reduce_mean(flt, axis=[-3, -2], keepdims=True)
-        out = add(multiply(subtract(flt, mean), cast(contrast_factor, _dtypes.float32)), mean)
+        factor = cast(contrast_factor, flt.dtype.base_dtype)
+        # TF's fused op is named after the scope; the result is "adjust_contrast/Identity"
+        out = add(multiply(subtract(flt, mean), factor), mean, name=scope)
         return convert_image_dtype(out, x.dtype.base_dtype, saturate=True)
 

@@ -34,7 +34,16 @@ from flowgraph.ops.array_index_ops import where_v2
 from flowgraph.ops.array_join_ops import reverse_v2
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze
 from flowgraph.ops.check_ops import Assert
-from flowgraph.ops.math_ops import add, cast, greater_equal, maximum, rsqrt, sqrt, subtract
+from flowgraph.ops.math_ops import (
+    add,
+    cast,
+    greater_equal,
+    maximum,
+    realdiv,
+    rsqrt,
+    sqrt,
+    subtract,
+)
 from flowgraph.ops.math_reduce import reduce_all, reduce_mean
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
 from flowgraph.ops.random_ops import random_uniform
@@ -325,7 +334,7 @@ def per_image_standardization(image):
     ...     print(sess.run(y).ravel())
     [-1.  1.]
     """
-    with name_scope(None, "per_image_standardization", [image]):
+    with name_scope(None, "per_image_standardization", [image]) as scope:
         x = _float_image(_image_tensor(image, "per_image_standardization"))
         axes = [-3, -2, -1]
         mean = reduce_mean(x, axes, keepdims=True)
@@ -334,7 +343,7 @@ def per_image_standardization(image):
         dims = shape(x)[-3:]
         count = cast(dims[0] * dims[1] * dims[2], x.dtype.base_dtype)
         adjusted = maximum(sqrt(variance), rsqrt(count))
-        return centered / adjusted
+        return realdiv(centered, adjusted, name=scope)  # TF: "per_image_standardization"
 
 
 def _flip(x, axis_3d: int):
@@ -609,3 +618,78 @@ from flowgraph.ops.image_color_ops import (  # noqa: E402
 
 __all__ += ["adjust_hue", "adjust_saturation", "hsv_to_rgb", "random_hue",
             "random_saturation", "rgb_to_hsv"]
+
+# Box ops, metrics and filters, color spaces and more codecs (TF 1.15 names).
+from flowgraph.ops.array_compat_ops import extract_image_patches  # noqa: E402
+from flowgraph.ops.image_boxes_ops import (  # noqa: E402
+    combined_non_max_suppression,
+    crop_and_resize,
+    draw_bounding_boxes,
+    extract_glimpse,
+    non_max_suppression,
+    non_max_suppression_overlaps,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+    sample_distorted_bounding_box,
+)
+from flowgraph.ops.image_codec_ops import (  # noqa: E402
+    adjust_jpeg_quality,
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    encode_jpeg,
+    extract_jpeg_shape,
+    is_jpeg,
+    random_jpeg_quality,
+)
+from flowgraph.ops.image_extra2_ops import (  # noqa: E402
+    adjust_gamma,
+    extract_patches,
+    image_gradients,
+    psnr,
+    resize_with_crop_or_pad,
+    rgb_to_yiq,
+    rgb_to_yuv,
+    sobel_edges,
+    ssim,
+    ssim_multiscale,
+    total_variation,
+    transpose,
+    yiq_to_rgb,
+    yuv_to_rgb,
+)
+
+__all__ += [
+    "adjust_gamma",
+    "adjust_jpeg_quality",
+    "combined_non_max_suppression",
+    "crop_and_resize",
+    "decode_and_crop_jpeg",
+    "decode_bmp",
+    "decode_gif",
+    "draw_bounding_boxes",
+    "encode_jpeg",
+    "extract_glimpse",
+    "extract_image_patches",
+    "extract_jpeg_shape",
+    "extract_patches",
+    "image_gradients",
+    "is_jpeg",
+    "non_max_suppression",
+    "non_max_suppression_overlaps",
+    "non_max_suppression_padded",
+    "non_max_suppression_with_scores",
+    "psnr",
+    "random_jpeg_quality",
+    "resize_with_crop_or_pad",
+    "rgb_to_yiq",
+    "rgb_to_yuv",
+    "sample_distorted_bounding_box",
+    "sobel_edges",
+    "ssim",
+    "ssim_multiscale",
+    "total_variation",
+    "transpose",
+    "yiq_to_rgb",
+    "yuv_to_rgb",
+]

@@ -36,14 +36,14 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
            [2],
            [3]], dtype=int32)
     """
-    with name_scope(name, "matrix_transpose", [a]) as scope:
+    with name_scope(name, "matrix_transpose", [a]):
         x = convert_to_tensor(a, name="a")
         rank = x.shape.ndims
         if rank is None or rank < 2:
             raise ValueError(f"matrix_transpose: the input must have a known rank of at least "
                              f"2, got shape {x.shape}")
         perm = [*range(rank - 2), rank - 1, rank - 2]
-        return array_shape_ops.transpose(x, perm, name=scope, conjugate=conjugate)
+        return array_shape_ops.transpose(x, perm, conjugate=conjugate)
 
 
 def adjoint(matrix, name=None):

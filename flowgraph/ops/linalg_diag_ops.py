@@ -27,7 +27,7 @@ from flowgraph.framework.registry import register_gradient, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.ops.array_shape_ops import zeros_like
 from flowgraph.ops.math_reduce import reduce_sum
-from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.op_util import make_tensor, op_scope
 
 __all__ = ["cross", "diag", "diag_part", "matrix_band_part", "matrix_diag",
            "matrix_diag_part", "matrix_set_diag", "trace"]
@@ -177,8 +177,9 @@ def diag(diagonal, name=None):
     >>> tf.Session().run(tf.diag([1, 2])).tolist()
     [[1, 0], [0, 2]]
     """
-    return make_tensor("Diag", [convert_to_tensor(diagonal, name="diagonal")],
-                       name=name or "Diag")
+    with op_scope(name, "Diag", (diagonal,)) as scope:
+        return make_tensor("Diag", [convert_to_tensor(diagonal, name="diagonal")],
+                           name=scope)
 
 
 def diag_part(input, name=None):

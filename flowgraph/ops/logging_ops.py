@@ -225,8 +225,9 @@ def Print(input_, data, message: str | None = None, first_n: int | None = None,
     [4]
     """
     input_ = convert_to_tensor(input_)
-    if isinstance(data, Tensor) or not isinstance(data, list | tuple):
-        data = [data]
+    if not isinstance(data, list | tuple):
+        raise TypeError(f"Expected list for 'data' argument to 'Print' Op, not {data!r:.80}. "
+                        "Pass the tensors to print as a list, e.g. [x].")
     tensors = [_as_tensor(d) for d in data]
     attrs = {"message": "" if message is None else str(message),
              "first_n": -1 if first_n is None else int(first_n),

@@ -27,91 +27,30 @@ import math
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant, constant_value
-from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
-from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
+from flowgraph.framework.indexed_slices import IndexedSlices
+from flowgraph.framework.registry import register_gradient
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
-from flowgraph.ops.op_util import make_op
+from flowgraph.ops.broadcast_grad import (
+    broadcast_gradient_args,
+    reduce_gradient_args,
+    same_full_shapes,
+)
+from flowgraph.ops.op_util import make_tensor, op_scope
+from flowgraph.ops.reduce_grad import _broadcast_back, _kept_shape  # registers Sum, Mean
 
 __all__: list[str] = []
 
 
 # -- broadcasting ------------------------------------------------------------------------
-@register_op("BroadcastGradientArgs", num_outputs=2)
-def _broadcast_gradient_args_shape(op, s0, s1):
-    for s in (s0, s1):
-        if s.ndims is not None and s.ndims != 1:
-            raise op.shape_error(f"shapes must be 1-D vectors, got rank {s.ndims}")
-    return [TensorShape([None]), TensorShape([None])]
-
-
-def broadcast_gradient_args(s0, s1, name=None):
-    """(axes to sum for shape s0, axes to sum for shape s1) after broadcasting them."""
-    op = make_op("BroadcastGradientArgs", [s0, s1], name=name or "BroadcastGradientArgs")
-    return op.outputs[0], op.outputs[1]
-
-
-def _decidable(dx, dy) -> bool | None:
-    """Whether input dim `dx` (against `dy`) is broadcast: True/False, None if unknown."""
-    if dy == 1:
-        return False
-    if dx is not None and dx != 1:
-        return False
-    if dx == 1 and dy is not None:
-        return True  # dy != 1 here
-    return None
-
-
-def _static_axes(sx: TensorShape, sy: TensorShape):
-    """Reduction axes (for x, for y) and the padded rank, or None if shapes are too vague."""
-    if sx.ndims is None or sy.ndims is None:
-        return None
-    n = max(sx.ndims, sy.ndims)
-    px = [1] * (n - sx.ndims) + [d.value for d in sx.dims]
-    py = [1] * (n - sy.ndims) + [d.value for d in sy.dims]
-    rx, ry = [], []
-    for i in range(n):
-        bx, by = _decidable(px[i], py[i]), _decidable(py[i], px[i])
-        if bx is None or by is None:
-            return None
-        if bx or i < n - sx.ndims:
-            rx.append(i)
-        if by or i < n - sy.ndims:
-            ry.append(i)
-    return rx, ry, n
-
-
-def _sum_static(grad, axes: list[int], pad: int):
-    """Sum `grad` over `axes`, keeping inner axes (size 1) and dropping `pad` leading ones."""
-    if not axes:
-        return grad
-    out = _r.reduce_sum(grad, axes, keepdims=True)
-    if pad:
-        out = _a.squeeze(out, list(range(pad)))
-    return out
-
-
 def unbroadcast(op, gx, gy, x=None, y=None):
-    """Reduce gradients `gx`, `gy` of the broadcast output to the shapes of `x`, `y`."""
+    """Reduce gradients `gx`, `gy` of the broadcast output to the shapes of `x`, `y`
+    (TensorFlow's ops and names; see `broadcast_grad`)."""
     x = op.inputs[0] if x is None else x
     y = op.inputs[1] if y is None else y
-    static = _static_axes(x.shape, y.shape)
-    if static is not None:
-        rx, ry, n = static
-        if gx is not None:
-            gx = _sum_static(gx, rx, n - x.shape.ndims)
-        if gy is not None:
-            gy = _sum_static(gy, ry, n - y.shape.ndims)
-        return gx, gy
-    sx, sy = _a.shape(x), _a.shape(y)
-    rx, ry = broadcast_gradient_args(sx, sy)
-    if gx is not None:
-        gx = _a.reshape(_r.reduce_sum(gx, rx), sx)
-    if gy is not None:
-        gy = _a.reshape(_r.reduce_sum(gy, ry), sy)
-    return gx, gy
+    return reduce_gradient_args(x, y, gx, gy)
 
 
 def _c(t):
@@ -142,7 +81,8 @@ def _reciprocal_grad(op, grad):
 
 @register_gradient("Square")
 def _square_grad(op, grad):
-    return [grad * (_const(2, grad) * _c(op.inputs[0]))]
+    two = _const(2, grad)
+    return [_mul(grad, _mul(_c(op.inputs[0]), two))]
 
 
 @register_gradient("Sqrt")
@@ -171,9 +111,16 @@ def _log_grad(op, grad):
     return [grad * _m.reciprocal(_c(op.inputs[0]))]
 
 
+def _one_plus(x):
+    """``1 + x`` as TensorFlow builds it: AddV2 ``add`` with the constant ``add/x``."""
+    with op_scope(None, "add", (None,)) as scope:
+        one = constant(1, dtype=x.dtype.base_dtype, name="x")
+        return make_tensor("AddV2", [one, x], name=scope)
+
+
 @register_gradient("Log1p")
 def _log1p_grad(op, grad):
-    return [grad * _m.reciprocal(_const(1, grad) + _c(op.inputs[0]))]
+    return [grad * _m.reciprocal(_one_plus(_c(op.inputs[0])))]
 
 
 @register_gradient("Tanh")
@@ -238,18 +185,37 @@ def _conj_grad(op, grad):
 @register_gradient("Add")
 @register_gradient("AddV2")
 def _add_grad(op, grad):
+    x, y = op.inputs
+    if same_full_shapes(x, y, grad):
+        return [grad, grad]
     return list(unbroadcast(op, grad, grad))
 
 
 @register_gradient("Sub")
 def _sub_grad(op, grad):
+    x, y = op.inputs
+    if same_full_shapes(x, y, grad):
+        return [grad, _m.negative(grad)]
     return list(unbroadcast(op, grad, _m.negative(grad)))
+
+
+def _mul(a, b):
+    """A ``Mul`` op named ``Mul`` (TensorFlow's gradients call the raw op); an
+    IndexedSlices operand is made dense first."""
+    return make_tensor("Mul", [_dense(a), _dense(b)], name="Mul")
+
+
+def _dense(t):
+    return convert_to_tensor(t) if isinstance(t, IndexedSlices) else t
 
 
 @register_gradient("Mul")
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return list(unbroadcast(op, grad * _c(y), _c(x) * grad))
+    if same_full_shapes(x, y, grad) and grad.dtype.base_dtype in (_dtypes.int32,
+                                                                  _dtypes.float32):
+        return [_mul(grad, y), _mul(grad, x)]
+    return list(unbroadcast(op, _mul(grad, _c(y)), _mul(_c(x), grad)))
 
 
 def _quotient_grad(op, grad, div):
@@ -317,7 +283,8 @@ def _minimum_grad(op, grad):
 @register_gradient("SquaredDifference")
 def _squared_difference_grad(op, grad):
     x, y = op.inputs
-    gx = _const(2, grad) * grad * _c(x - y)
+    two = constant(2, dtype=grad.dtype.base_dtype, name="scalar")
+    gx = _mul(two, grad) * _c(x - y)
     return list(unbroadcast(op, gx, _m.negative(gx)))
 
 
@@ -453,60 +420,6 @@ def _einsum_grad(op, grad):
 
 
 # -- reductions -------------------------------------------------------------------------
-def _kept_shape(op):
-    """The output shape with reduced axes kept as 1 (a tensor), for broadcasting back."""
-    x, axes = op.inputs[0], op.inputs[1]
-    static = constant_value(axes)
-    rank = x.shape.ndims
-    if rank is not None and static is not None:
-        red = {int(a) % rank for a in np.reshape(static, -1).tolist()} if rank else set()
-        if x.shape.is_fully_defined():
-            dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
-            return constant(np.asarray(dims, np.int32))
-        mask = constant(np.asarray([i in red for i in range(rank)], bool))
-    else:
-        r = _a.rank(x)
-        # A scalar (rank 0 at run time) is reduced over no axes; the modulus must not be 0.
-        flat = _m.floormod(_m.cast(_a.reshape(axes, [-1]), _dtypes.int32) + r,
-                           _m.maximum(r, 1))
-        hits = _r.reduce_sum(_a.one_hot(flat, r, dtype=_dtypes.int32), 0)
-        mask = _m.greater(hits, 0)
-    shape = _a.shape(x)
-    return _a.where_v2(mask, _a.ones_like(shape), shape)
-
-
-def _broadcast_back(op, grad):
-    """`grad` of a reduction's output broadcast to the input's shape."""
-    x = op.inputs[0]
-    if not op.attrs.get("keep_dims", False):
-        grad = _a.reshape(grad, _kept_shape(op))
-    return grad * _a.ones_like(x) if not _same_static(grad, x) else grad
-
-
-def _same_static(a, b) -> bool:
-    return a.shape.is_fully_defined() and b.shape.is_fully_defined() and a.shape == b.shape
-
-
-def _num_reduced(op, like):
-    """Number of input elements that went into each output element."""
-    x, y = op.inputs[0], op.outputs[0]
-    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
-        n = max(x.shape.num_elements(), 1) // max(y.shape.num_elements(), 1)
-        return _const(n, like)
-    n = _r.reduce_prod(_a.shape(x)) // _m.maximum(_r.reduce_prod(_a.shape(y)), 1)
-    return _m.cast(n, like.dtype.base_dtype)
-
-
-@register_gradient("Sum")
-def _sum_grad(op, grad):
-    return [_broadcast_back(op, grad), None]
-
-
-@register_gradient("Mean")
-def _mean_grad(op, grad):
-    return [_broadcast_back(op, grad) / _num_reduced(op, grad), None]
-
-
 @register_gradient("Prod")
 def _prod_grad(op, grad):
     # d prod / d x_i = prod / x_i, written without dividing (exact for zeros): the product
@@ -577,6 +490,3 @@ def reduce_to(grad, x):
     """Sum `grad` (shaped like a broadcast result) over the axes along which `x` was
     broadcast, giving `x`'s shape."""
     return unbroadcast(None, grad, None, x=x, y=grad)[0]
-
-
-not_differentiable("BroadcastGradientArgs")

@@ -30,7 +30,7 @@ from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
-from flowgraph.ops.op_util import attr_dtype, binary_inputs, fixed_dtype, make_tensor
+from flowgraph.ops.op_util import attr_dtype, binary_inputs, fixed_dtype, make_tensor, op_scope
 
 __all__ = [
     "abs", "add", "cast", "ceil", "clip_by_value", "conj", "cos", "div", "div_no_nan",
@@ -82,28 +82,35 @@ def _doc(summary: str, call: str, result: str) -> str:
             f">>> with tf.Session() as sess:\n...     print(sess.run(tf.{call}))\n{result}\n")
 
 
+_XY = ("x", "y")  # TensorFlow's argument names: constants made for them are `<op>/x`, `<op>/y`
+
+
 def _unary(op_type, fn_name, allowed, summary, call, result, out_dtype=None):
     register_op(op_type, dtype_fn=fixed_dtype(out_dtype) if out_dtype else None)(_unary_shape)
     _ALLOWED[op_type] = allowed
 
     def fn(x, name=None):
-        x = convert_to_tensor(x)
-        check_dtype(x, allowed, op_type)
-        return make_tensor(op_type, [x], name=name or op_type)
+        with op_scope(name, op_type, (x,)) as scope:
+            x = convert_to_tensor(x, name="x")
+            check_dtype(x, allowed, op_type)
+            return make_tensor(op_type, [x], name=scope)
 
     fn.__name__ = fn.__qualname__ = fn_name
     fn.__doc__ = _doc(summary, call, result) if call else f"Builds op `{op_type}`."
     return fn
 
 
-def _binary(op_type, fn_name, allowed, summary, call, result, out_dtype=None):
+def _binary(op_type, fn_name, allowed, summary, call, result, out_dtype=None,
+            default_name=None):
     register_op(op_type, dtype_fn=fixed_dtype(out_dtype) if out_dtype else None)(_binary_shape)
     _ALLOWED[op_type] = allowed
+    default_name = default_name or op_type
 
     def fn(x, y, name=None):
-        x, y = binary_inputs(x, y, op_type, name)
-        check_dtype(x, allowed, op_type)
-        return make_tensor(op_type, [x, y], name=name or op_type)
+        with op_scope(name, default_name, (x, y)) as scope:
+            x, y = binary_inputs(x, y, op_type, name, _XY)
+            check_dtype(x, allowed, op_type)
+            return make_tensor(op_type, [x, y], name=scope)
 
     fn.__name__ = fn.__qualname__ = fn_name
     fn.__doc__ = _doc(summary, call, result) if call else f"Builds op `{op_type}`."
@@ -213,7 +220,8 @@ realdiv = _binary("RealDiv", "realdiv", _FC, "Elementwise `x / y` for floating t
                   "realdiv([1.0, 2.0], 4.0)", "[0.25 0.5 ]")
 div_no_nan = _binary("DivNoNan", "div_no_nan", _FC,
                      "Elementwise `x / y` for floating types, and 0 wherever `y` is 0 "
-                     "(whatever `x` is).", "div_no_nan([1.0, 2.0], [0.0, 4.0])", "[0.  0.5]")
+                     "(whatever `x` is).", "div_no_nan([1.0, 2.0], [0.0, 4.0])", "[0.  0.5]",
+                     default_name="div_no_nan")
 divide_no_nan = div_no_nan  # the tf.math name
 floor_div = _binary("FloorDiv", "floor_div", _REAL, "Elementwise `floor(x / y)`.",
                     "floor_div([7, -7], 2)", "[ 3 -4]")
@@ -268,9 +276,9 @@ def logical_xor(x, y, name="LogicalXor"):
     ...     print(sess.run(tf.logical_xor([True, False], True)))
     [False  True]
     """
-    with name_scope(name, "LogicalXor", [x, y]) as scope:
-        x, y = binary_inputs(x, y, "LogicalAnd")
-        return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=scope)
+    # No scope of its own, as in TensorFlow: the parts are named at the caller's level
+    # (the `^` operator opens an ``xor`` scope for them).
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
 _TRUEDIV = {_dtypes.int8: _dtypes.float32, _dtypes.uint8: _dtypes.float32,
@@ -294,7 +302,7 @@ def truediv(x, y, name=None):
     float64 [ 3.5 -3.5]
     """
     with name_scope(name, "truediv", [x, y]) as scope:
-        x, y = binary_inputs(x, y, "RealDiv")
+        x, y = binary_inputs(x, y, "RealDiv", names=_XY)
         dt = x.dtype.base_dtype
         if dt in _TRUEDIV:
             x, y = cast(x, _TRUEDIV[dt]), cast(y, _TRUEDIV[dt])
@@ -328,7 +336,7 @@ def div(x, y, name=None):
     [ 3 -4]
     """
     with name_scope(name, "div", [x, y]) as scope:
-        x, y = binary_inputs(x, y, "FloorDiv")
+        x, y = binary_inputs(x, y, "FloorDiv", names=_XY)
         if x.dtype.is_integer:
             check_dtype(x, _REAL, "FloorDiv")
             return make_tensor("FloorDiv", [x, y], name=scope)
@@ -378,7 +386,7 @@ def cast(x, dtype, name=None):
             return SparseTensor(x.indices, values, x.dense_shape)
         return IndexedSlices(values, x.indices, x.dense_shape)
     with name_scope(name, "Cast", [x]) as scope:
-        x = convert_to_tensor(x)
+        x = convert_to_tensor(x, name="x")
         src = x.dtype.base_dtype
         if src == base:
             return x
@@ -489,7 +497,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if transpose_b and adjoint_b:
         raise ValueError("Only one of transpose_b and adjoint_b can be True.")
     with name_scope(name, "MatMul", [a, b]) as scope:
-        a, b = binary_inputs(a, b, "MatMul")
+        a, b = binary_inputs(a, b, "MatMul", names=("a", "b"))
         check_dtype(a, _MATMUL, "MatMul", "a")
         ra, rb = a.shape.ndims, b.shape.ndims
         if ra is None or rb is None or ra > 2 or rb > 2:
@@ -739,13 +747,20 @@ _PLAIN = (int, float, complex, str, bytes, list, tuple, np.ndarray, np.generic)
 
 def _binary_operator(fn, op_name: str, reflected: bool = False):
     """``Tensor.__<op>__`` calling ``fn(x, y, name=op_name)``. An operand that is neither a
-    tensor nor a plain value but implements the mirrored operator gets to handle it."""
+    tensor nor a plain value but implements the mirrored operator gets to handle it.
+
+    ``^`` builds several ops (`logical_xor`), so it opens an ``xor`` scope for them, as
+    TensorFlow's operators do (single-op operators get the same names from `op_scope`)."""
     mirrored = f"__{op_name}__" if reflected else f"__r{op_name}__"
+    scoped = op_name == "xor"
 
     def method(self, other):
         if not isinstance(other, (Tensor, *_PLAIN)) and hasattr(type(other), mirrored):
             return NotImplemented
         x, y = (other, self) if reflected else (self, other)
+        if scoped:
+            with name_scope(None, op_name, [x, y]) as scope:
+                return fn(x, y, name=scope)
         return fn(x, y, name=op_name)
 
     method.__name__ = f"__{'r' if reflected else ''}{op_name}__"

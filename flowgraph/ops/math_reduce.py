@@ -138,6 +138,13 @@ def _all_axes(x: Tensor) -> Tensor:
 def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep_dims,
             default_name=None):
     axis, keepdims = _resolve(axis, reduction_indices, keepdims, keep_dims)
+    if axis is None and isinstance(input_tensor, Tensor) and input_tensor.shape.ndims is not None:
+        # TensorFlow makes the all-axes constant before the op's scope (a plain `Const`).
+        with input_tensor.graph.as_default():
+            axis = constant(np.arange(input_tensor.shape.ndims, dtype=np.int32))
+        all_axes = True
+    else:
+        all_axes = axis is None
     with name_scope(name, default_name or op_type, [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor, name="input_tensor")
         _m.check_dtype(x, _REDUCTIONS[op_type], op_type, "input")
@@ -145,7 +152,7 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
                                                                "reduction_indices")
         out = make_tensor(op_type, [x, axes], {"keep_dims": keepdims,
                                                "Tidx": axes.dtype.base_dtype}, name=scope)
-        if axis is None and not keepdims:
+        if all_axes and not keepdims:
             out.set_shape([])  # all axes reduced, even when the rank is unknown
         return out
 

@@ -27,7 +27,7 @@ from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops.math_grad import broadcast_gradient_args, unbroadcast
 from flowgraph.ops.math_reduce import reduce_sum
-from flowgraph.ops.op_util import binary_inputs, make_tensor
+from flowgraph.ops.op_util import binary_inputs, make_tensor, op_scope
 
 __all__ = [
     "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "bessel_i0e", "bessel_i1e",
@@ -64,21 +64,22 @@ def _nary(op_type, fn_name, params, allowed, summary, call, result):
         if len(args) != len(params):
             raise TypeError(f"{fn_name}() takes {len(params)} tensor arguments "
                             f"({', '.join(params)}), got {len(args)}")
-        if len(args) == 2:
-            ts = list(binary_inputs(args[0], args[1], op_type, name))
-        else:  # every argument takes the dtype of the first tensor among them
-            like = next((a for a in args if isinstance(a, Tensor)), None)
-            dtype = (like if like is not None else convert_to_tensor(args[0])).dtype
-            ts = []
-            for p, a in zip(params, args):
-                if isinstance(a, Tensor) and a.dtype.base_dtype != dtype.base_dtype:
-                    raise TypeError(f"Input '{p}' of '{op_type}' Op has type "
-                                    f"{a.dtype.base_dtype.name} that does not match type "
-                                    f"{dtype.base_dtype.name} of the other inputs; cast it "
-                                    "with tf.cast first")
-                ts.append(convert_to_tensor(a, dtype=dtype.base_dtype))
-        _m.check_dtype(ts[0], allowed, op_type, params[0])
-        return make_tensor(op_type, ts, name=name or op_type)
+        with op_scope(name, op_type, args) as scope:  # `<op>/<param>` for Python values
+            if len(args) == 2:
+                ts = list(binary_inputs(args[0], args[1], op_type, name, tuple(params)))
+            else:  # every argument takes the dtype of the first tensor among them
+                like = next((a for a in args if isinstance(a, Tensor)), None)
+                dtype = (like if like is not None else convert_to_tensor(args[0])).dtype
+                ts = []
+                for p, a in zip(params, args):
+                    if isinstance(a, Tensor) and a.dtype.base_dtype != dtype.base_dtype:
+                        raise TypeError(f"Input '{p}' of '{op_type}' Op has type "
+                                        f"{a.dtype.base_dtype.name} that does not match type "
+                                        f"{dtype.base_dtype.name} of the other inputs; cast "
+                                        "it with tf.cast first")
+                    ts.append(convert_to_tensor(a, dtype=dtype.base_dtype, name=p))
+            _m.check_dtype(ts[0], allowed, op_type, params[0])
+            return make_tensor(op_type, ts, name=scope)
 
     fn.__name__ = fn.__qualname__ = fn_name
     fn.__doc__ = _m._doc(summary, call, result)

@@ -21,7 +21,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor, op_scope
 
 __all__ = ["approx_max_k", "approx_min_k", "approx_top_k", "conv",
            "create_partitioned_variables", "extract_volume_patches", "fingerprint",
@@ -77,11 +77,14 @@ def random_poisson(lam, shape, dtype=_dtypes.float32, seed=None, name=None):
     """
     from flowgraph.ops.random_ops import _shape_tensor, op_seeds
 
-    rate = convert_to_tensor(lam, name="lam")
     seed1, seed2 = op_seeds(seed)
-    return make_tensor("RandomPoissonV2", [_shape_tensor(shape), rate],
-                       {"seed": seed1, "seed2": seed2, "dtype": _dtypes.as_dtype(dtype)},
-                       name=name or "RandomPoissonV2")
+    with name_scope(name, "random_poisson", [lam, shape]):
+        shape = _shape_tensor(shape)
+        with op_scope(None, "RandomPoissonV2", (lam,)) as scope:
+            rate = convert_to_tensor(lam, name="rate")
+            return make_tensor("RandomPoissonV2", [shape, rate],
+                               {"seed": seed1, "seed2": seed2,
+                                "dtype": _dtypes.as_dtype(dtype)}, name=scope)
 
 
 def _top_k_along(x, k, dim, largest):

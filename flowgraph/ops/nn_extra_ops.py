@@ -93,8 +93,8 @@ def crelu(features, name=None, axis=-1):
     """
     with name_scope(name, "CRelu", [features]) as scope:
         x = convert_to_tensor(features, name="features")
-        return nn_ops.relu(array_join_ops.concat([x, math_ops.negative(x)], axis),
-                           name=scope)
+        return nn_ops.relu(array_join_ops.concat([x, math_ops.negative(x)], axis,
+                                                 name=scope))
 
 
 def zero_fraction(value, name=None):

@@ -228,8 +228,11 @@ def _register_conv_grads(kind: str) -> None:
     def _conv_grad(op, grad):
         x, f = op.inputs
         attrs = _conv_attrs(op)
-        return [_backprop_input(kind, shape_of(x), f, grad, attrs),
-                _backprop_filter(kind, x, shape_of(f), grad, attrs)]
+        # One ShapeN of both inputs, as TensorFlow (folded to constants at plan time
+        # whenever the shapes are known).
+        sx, sf = _a.shape_n([x, f])
+        return [_backprop_input(kind, sx, f, grad, attrs),
+                _backprop_filter(kind, x, sf, grad, attrs)]
 
     @register_gradient(f"{kind}BackpropInput")
     def _backprop_input_grad(op, grad):
@@ -306,20 +309,27 @@ def _avg_pool_grad_grad(op, grad):
 
 
 # -- fused losses (flowgraph/ops/nn_loss_ops.py) ------------------------------------------
+def _broadcast_mul(vec, mat):
+    """``vec[..., None] * mat``: a per-example loss gradient times a per-class matrix."""
+    return _a.expand_dims(vec, -1) * mat
+
+
 @register_gradient("SoftmaxCrossEntropyWithLogits")
 def _softmax_xent_grad(op, grad_loss, grad_backprop):
     # d loss / d logits = backprop (softmax - labels); d loss / d labels = -log_softmax.
-    g = _a.expand_dims(grad_loss, -1)
+    # The second-order term runs only when something differentiates the backprop output
+    # (not for the zeros `tf.gradients` passes for an unused output).
     backprop = op.outputs[1]
     logits = op.inputs[0]
-    grad_logits = g * backprop
-    if grad_backprop is not None:  # second order: backprop = softmax(logits) - labels
+    grad_logits = _broadcast_mul(grad_loss, backprop)
+    second = grad_backprop is not None and not getattr(grad_backprop, "_is_zeros_tensor",
+                                                       False)
+    if second:  # backprop = softmax(logits) - labels
         sm = _a.stop_gradient(backprop) + op.inputs[1]
         grad_logits += (grad_backprop - _r.reduce_sum(grad_backprop * sm, -1,
                                                       keepdims=True)) * sm
-    log_sm = logits - _r.reduce_logsumexp(logits, -1, keepdims=True)
-    grad_labels = g * -log_sm
-    if grad_backprop is not None:
+    grad_labels = _broadcast_mul(grad_loss, _m.negative(_nn.log_softmax(logits)))
+    if second:
         grad_labels -= grad_backprop
     return [grad_logits, grad_labels]
 

@@ -51,43 +51,48 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     ...     print(sorted(set(v.ravel().tolist())), 0.45 < (v > 0).mean() < 0.55)
     [0.0, 2.0] True
     """
-    from flowgraph.ops import array_ops, math_ops, random_ops
+    from flowgraph.ops import array_index_ops, array_ops, math_ops, random_ops
 
     if keep_prob is not None and rate is not None:
         raise ValueError("tf.nn.dropout: cannot specify both 'rate' and 'keep_prob'; "
                          "pass one of them (rate = 1 - keep_prob)")
     if keep_prob is None and rate is None:
         raise ValueError("tf.nn.dropout: you must provide 'keep_prob' or 'rate'")
-    if keep_prob is not None and isinstance(keep_prob, numbers.Real) \
-            and not isinstance(keep_prob, bool):
-        if not 0 < keep_prob <= 1:
-            raise ValueError(f"tf.nn.dropout: keep_prob must be a float in the range "
-                             f"(0, 1], got {keep_prob!r}")
-    with name_scope(name, "dropout", [x]) as scope:
+    if keep_prob is not None:
+        if isinstance(keep_prob, numbers.Real) and not isinstance(keep_prob, bool):
+            if not 0 < keep_prob <= 1:
+                raise ValueError(f"tf.nn.dropout: keep_prob must be a float in the range "
+                                 f"(0, 1], got {keep_prob!r}")
+            rate = 1.0 - keep_prob
+        else:
+            # TF1's wrapper computes ``1. - keep_prob`` outside the dropout scope.
+            rate = 1.0 - convert_to_tensor(keep_prob)
+    with name_scope(name, "dropout", [x]):
         x = convert_to_tensor(x, name="x")
         dtype = x.dtype.base_dtype
         if not dtype.is_floating:
             raise ValueError(f"tf.nn.dropout: x has dtype {dtype.name}, but dropout scales "
                              f"its input and only works on floating tensors; cast x first")
-        if rate is None:
-            keep_t = convert_to_tensor(keep_prob, dtype=dtype, name="keep_prob")
-            if isinstance(keep_prob, numbers.Real) and keep_prob == 1:
-                return x  # nothing is dropped: TF returns the input itself
-            rate_t = math_ops.subtract(convert_to_tensor(1, dtype=dtype), keep_t)
-        else:
+        if isinstance(rate, numbers.Real) and not isinstance(rate, bool):
             _check_rate(rate)
-            if isinstance(rate, numbers.Real) and rate == 0:
-                return x
-            rate_t = convert_to_tensor(rate, dtype=dtype, name="rate")
-            keep_t = math_ops.subtract(convert_to_tensor(1, dtype=dtype), rate_t)
-        if not rate_t.shape.is_compatible_with([]):
-            raise ValueError(f"tf.nn.dropout: rate/keep_prob must be a scalar, got shape "
-                             f"{rate_t.shape}")
+            if rate == 0:
+                return x  # nothing is dropped: TF returns the input itself
+            scaled = math_ops.multiply(x, convert_to_tensor(1.0 / (1.0 - rate), dtype=dtype))
+        else:
+            rate = convert_to_tensor(rate)
+            if not rate.shape.is_compatible_with([]):
+                raise ValueError(f"tf.nn.dropout: rate/keep_prob must be a scalar, got shape "
+                                 f"{rate.shape}")
+            if rate.dtype.base_dtype != dtype:
+                raise ValueError(f"tf.nn.dropout: rate (or keep_prob) has dtype "
+                                 f"{rate.dtype.base_dtype.name} but x has {dtype.name}; give "
+                                 f"it the dtype of x")
+            one = convert_to_tensor(1, dtype=dtype)
+            scaled = math_ops.realdiv(x, math_ops.subtract(one, rate))
         shape = array_ops.shape(x) if noise_shape is None else noise_shape
         noise = random_ops.random_uniform(shape, dtype=dtype, seed=seed)
-        keep = math_ops.cast(math_ops.greater_equal(noise, rate_t), dtype)
-        scaled = math_ops.multiply(x, math_ops.reciprocal(keep_t))
-        out = math_ops.multiply(scaled, keep, name=scope)
+        keep = math_ops.greater_equal(noise, rate)
+        out = array_index_ops.where_v2(keep, scaled, convert_to_tensor(0, dtype=dtype))
         if noise_shape is None:
             out.set_shape(x.shape)
         return out

@@ -32,7 +32,7 @@ import collections
 import math
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
@@ -99,23 +99,40 @@ def _move_axis_last(x, axis: int, rank: int):
     return array_ops.transpose(x, perm)
 
 
+def _rank(x):
+    """TF's ``array_ops.rank``: a constant named "Rank" when the rank is static."""
+    if x.shape.ndims is not None:
+        return constant(x.shape.ndims, _dtypes.int32, name="Rank")
+    return array_ops.rank(x)
+
+
+def _shape(x):
+    """TF's ``array_ops.shape``: a constant named "Shape" when the shape is static."""
+    if x.shape.is_fully_defined():
+        return constant(x.shape.as_list(), _dtypes.int32, name="Shape")
+    return array_ops.shape(x)
+
+
+def _flatten_outer_dims(x):
+    """``x`` reshaped to ``[-1, classes]`` with TF's ops (Rank, Shape, Sub, Slice, concat,
+    Reshape), the static shape kept where it is known."""
+    rank = _rank(x)
+    last = array_ops.slice(_shape(x), [math_ops.subtract(rank, 1)], [1])
+    out = array_ops.reshape(x, array_ops.concat([[-1], last], 0))
+    dims = x.shape.dims
+    if dims is not None and all(d.value is not None for d in dims[:-1]):
+        out.set_shape([math.prod(d.value for d in dims[:-1]), dims[-1].value])
+    elif dims is not None:
+        out.set_shape([None, dims[-1].value])
+    return out
+
+
 def _flatten_classes(x):
     """``x`` as ``[-1, classes]``, with the number of classes taken at run time."""
     if x.shape.ndims == 2:
         return x
     classes = array_ops.shape(x)[-1:]
     return array_ops.reshape(x, array_ops.concat([[-1], classes], 0))
-
-
-def _restore_batch_shape(loss, like, ndims_dropped: int = 1):
-    """Reshape the 1-D `loss` to ``like.shape[:-ndims_dropped]``."""
-    rank = like.shape.ndims
-    if rank == 2:
-        return loss
-    out = array_ops.reshape(loss, array_ops.shape(like)[:-ndims_dropped])
-    if rank is not None:
-        out.set_shape(like.shape[:-ndims_dropped])
-    return out
 
 
 def _xent_float(x, what: str):
@@ -172,15 +189,18 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, d
                 labels = _move_axis_last(labels, axis, rank)
         elif axis != -1:
             raise ValueError(f"'{scope[:-1]}': axis={axis} needs logits of known rank")
-        if rank == 2:
-            op = make_op("SoftmaxCrossEntropyWithLogits", [logits, labels], name=scope)
-            return op.outputs[0]
+        # TF's layout, so the names match ("<scope>/Reshape_2" is the loss): flatten both
+        # inputs to [-1, classes], run the op, reshape back to the batch shape.
+        static = logits.shape.merge_with(labels.shape)
+        input_rank = _rank(logits)
+        input_shape = _shape(logits)
         op = make_op("SoftmaxCrossEntropyWithLogits",
-                     [_flatten_classes(logits), _flatten_classes(labels)],
-                     name="SoftmaxCrossEntropyWithLogits")
-        loss = _restore_batch_shape(op.outputs[0], logits)
-        if rank is not None:
-            loss.set_shape(logits.shape.merge_with(labels.shape)[:-1])
+                     [_flatten_outer_dims(logits), _flatten_outer_dims(labels)], name=scope)
+        output_shape = array_ops.slice(input_shape, [0],
+                                       [math_ops.subtract(input_rank, 1)])
+        loss = array_ops.reshape(op.outputs[0], output_shape)
+        if static.ndims is not None:
+            loss.set_shape(static[:-1])
         return loss
 
 
@@ -245,14 +265,18 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
                     f"Shape mismatch: The shape of labels (received {labels.shape}) should "
                     f"equal the shape of logits except for the last dimension (received "
                     f"{logits.shape}) in '{scope[:-1]}'.")
+        # TF's layout: inside the scope, the op carries `name` (default: its type), so
+        # the loss is "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits".
+        op_name = name or "SparseSoftmaxCrossEntropyWithLogits"
+        labels_shape = array_ops.shape(labels)
         if gr == 2:
-            op = make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], name=scope)
-            return op.outputs[0]
+            return make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
+                           name=op_name).outputs[0]
+        flat_logits = _flatten_classes(logits)
         flat_labels = array_ops.reshape(labels, [-1])
-        op = make_op("SparseSoftmaxCrossEntropyWithLogits",
-                     [_flatten_classes(logits), flat_labels],
-                     name="SparseSoftmaxCrossEntropyWithLogits")
-        out = array_ops.reshape(op.outputs[0], array_ops.shape(labels))
+        op = make_op("SparseSoftmaxCrossEntropyWithLogits", [flat_logits, flat_labels],
+                     name=op_name)
+        out = array_ops.reshape(op.outputs[0], labels_shape)
         if lr is not None:
             out.set_shape(labels.shape.merge_with(logits.shape[:-1]) if gr is not None
                           else labels.shape)

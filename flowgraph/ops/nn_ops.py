@@ -28,7 +28,7 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import OpCost, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
-from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.op_util import make_tensor, op_scope
 
 __all__: list[str] = []  # tf.nn.* only; see flowgraph/nn/__init__.py
 
@@ -55,9 +55,10 @@ def _register_activation(op_type: str, fn_name: str, allowed, doc: str):
     register_op(op_type)(_same_shape)
 
     def fn(features, name=None):
-        x = convert_to_tensor(features, name="features")
-        _check_dtype(x, allowed, op_type, "features")
-        return make_tensor(op_type, [x], name=name or op_type)
+        with op_scope(name, op_type, (features,)) as scope:
+            x = convert_to_tensor(features, name="features")
+            _check_dtype(x, allowed, op_type, "features")
+            return make_tensor(op_type, [x], name=scope)
 
     fn.__name__ = fn.__qualname__ = fn_name
     fn.__doc__ = doc
@@ -136,9 +137,10 @@ def leaky_relu(features, alpha=0.2, name=None):
     >>> tf.Session().run(tf.nn.leaky_relu([-1.0, 2.0]))
     array([-0.2,  2. ], dtype=float32)
     """
-    x = convert_to_tensor(features, name="features")
-    _check_dtype(x, REALS, "LeakyRelu", "features")
-    return make_tensor("LeakyRelu", [x], {"alpha": float(alpha)}, name=name or "LeakyRelu")
+    with op_scope(name, "LeakyRelu", (features,)) as scope:
+        x = convert_to_tensor(features, name="features")
+        _check_dtype(x, REALS, "LeakyRelu", "features")
+        return make_tensor("LeakyRelu", [x], {"alpha": float(alpha)}, name=scope)
 
 
 # -- Softmax ------------------------------------------------------------------------------
@@ -158,7 +160,7 @@ def _softmax_op(op_type, logits, axis, name, dim):
             raise ValueError("Cannot specify both 'axis' and 'dim'")
         axis = dim
     axis = -1 if axis is None else int(axis)
-    x = convert_to_tensor(logits, name="logits")
+    x = convert_to_tensor(logits)  # before any scope, as TensorFlow does: a plain `Const`
     _check_dtype(x, FLOATS, op_type, "logits")
     rank = x.shape.ndims
     if rank is not None and rank >= 1 and not -rank <= axis < rank:

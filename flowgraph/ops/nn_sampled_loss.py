@@ -27,7 +27,14 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.ops.array_identity_ops import stop_gradient
 from flowgraph.ops.array_join_ops import concat, stack
-from flowgraph.ops.array_shape_ops import expand_dims, ones_like, reshape, shape, zeros_like
+from flowgraph.ops.array_shape_ops import (
+    expand_dims,
+    ones,
+    ones_like,
+    reshape,
+    shape,
+    zeros_like,
+)
 from flowgraph.ops.candidate_sampling_ops import (
     compute_accidental_hits,
     log_uniform_candidate_sampler,
@@ -110,14 +117,24 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
     remove_accidental_hits : bool
         Mask sampled classes that equal a true class (default False, as in TensorFlow).
     """
+    from flowgraph.ops.nn_loss_ops import sigmoid_cross_entropy_with_logits
+
+    # As in TF, only the logits are built inside the scope; the per-logit losses
+    # ("sampled_losses") and the row sums are top-level ops.
     with name_scope(name, "nce_loss", [weights, biases, labels, inputs]):
         logits, targets = _sampled_logits(
             weights, biases, labels, inputs, num_sampled, num_classes, num_true,
             sampled_values, True, remove_accidental_hits, partition_strategy, None)
-        from flowgraph.ops.nn_loss_ops import sigmoid_cross_entropy_with_logits
+    losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits,
+                                               name="sampled_losses")
+    return _sum_rows(losses)
 
-        losses = sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
-        return reduce_sum(losses, 1)
+
+def _sum_rows(x):
+    """Row sums as TF computes them (``x @ ones([cols, 1])``, flattened)."""
+    cols = shape(x)[1]
+    ones_col = ones(stack([cols, 1]), x.dtype.base_dtype)
+    return reshape(matmul(x, ones_col), [-1])
 
 
 def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_classes,
@@ -142,5 +159,5 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_class
         logits, targets = _sampled_logits(
             weights, biases, labels, inputs, num_sampled, num_classes, num_true,
             sampled_values, True, remove_accidental_hits, partition_strategy, seed)
-        return softmax_cross_entropy_with_logits_v2(labels=stop_gradient(targets),
-                                                    logits=logits)
+    targets = stop_gradient(targets, name="labels_stop_gradient")
+    return softmax_cross_entropy_with_logits_v2(labels=targets, logits=logits)

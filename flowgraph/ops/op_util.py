@@ -1,20 +1,82 @@
-"""Helpers shared by the op modules: building ops, matching dtypes of binary inputs.
+"""Helpers shared by the op modules: building ops, naming the constants made from Python
+values, matching dtypes of binary inputs.
+
+TensorFlow 1.x builds an op whose arguments include Python values inside a name scope
+named after the op: each value becomes a constant named after its argument inside that
+scope, and the op takes the scope's name. `op_scope` reproduces this (opening the scope
+only when some argument is not already a tensor, so tensor-only ops cost nothing extra)::
+
+    x * 2.0               ->  mul/y (Const), mul (Mul)
+    tf.reshape(x, [1, 2]) ->  Reshape/shape (Const), Reshape (Reshape)
 
 Example
 -------
 >>> import flowgraph as tf
 >>> x = tf.placeholder(tf.float32, [2])
->>> a, b = binary_inputs(x, 2, "Mul")
->>> b.dtype.name
-'float32'
+>>> with op_scope(None, "Mul", (x, 2)) as scope:
+...     a, b = binary_inputs(x, 2, "Mul", names=("x", "y"))
+...     out = make_tensor("Mul", [a, b], name=scope)
+>>> b.op.name, out.op.name
+('Mul/y', 'Mul')
 """
 
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import get_default_graph
+from flowgraph.framework.graph import Graph, get_default_graph, name_scope
 from flowgraph.framework.operation import Tensor
+
+
+class _NoScope:
+    """What `op_scope` returns when nothing needs converting: yields the op's name."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __enter__(self) -> str:
+        return self._name
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def op_scope(name: str | None, default: str, values=()):
+    """Context manager for building one op from `values`, TensorFlow's way.
+
+    If some value is not a `Tensor` (a Python number or list, a NumPy array, a
+    variable), it opens the name scope ``name or default`` (made unique, in the graph of
+    the tensor values) and yields it as ``"scope/"``: convert the values inside under
+    their argument names (``convert_to_tensor(v, name="y")`` gives ``scope/y``) and pass
+    the yielded string as the op's name, which `Graph.create_op` then uses exactly.
+    Otherwise no scope is opened and it yields ``name or default``: the op is named the
+    same either way.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.float32, [2])
+    >>> with op_scope(None, "Reshape", (x, [2, 1])) as scope:
+    ...     shape = convert_to_tensor([2, 1], name="shape")
+    ...     out = make_tensor("Reshape", [x, shape], name=scope)
+    >>> shape.op.name, out.op.name
+    ('Reshape/shape', 'Reshape')
+    """
+    for v in values:
+        if not isinstance(v, Tensor):
+            break
+    else:
+        return _NoScope(name or default)
+    default_graph = get_default_graph()
+    for v in values:
+        g = getattr(v, "graph", None)
+        if isinstance(g, Graph):
+            if g is not default_graph:
+                return name_scope(name, default, values)  # enters that graph too
+            break
+    return default_graph.name_scope(default if name is None else name)
 
 
 def make_op(op_type: str, inputs=(), attrs=None, name=None, dtypes=None):
@@ -33,18 +95,22 @@ def make_tensor(op_type: str, inputs=(), attrs=None, name=None, dtypes=None) -> 
     return make_op(op_type, inputs, attrs, name, dtypes).outputs[0]
 
 
-def binary_inputs(x, y, op_name: str, name: str | None = None) -> tuple[Tensor, Tensor]:
+def binary_inputs(x, y, op_name: str, name: str | None = None,
+                  names: tuple[str, str] | None = None) -> tuple[Tensor, Tensor]:
     """Convert `x`, `y` to tensors of one dtype, as TensorFlow does for binary ops.
 
     A non-tensor operand takes the dtype of the tensor operand; two tensors of different
-    dtypes are a TypeError naming the op and both dtypes.
+    dtypes are a TypeError naming the op and both dtypes. `names` names the constants
+    made from non-tensor operands (TensorFlow's argument names, e.g. ``("x", "y")``); use
+    it inside `op_scope` or a name scope of the op, else they would land at the root.
     """
+    nx, ny = names or (None, None)
     if isinstance(x, Tensor) or not isinstance(y, Tensor):
-        x = convert_to_tensor(x)
-        y = _convert_like(y, x, op_name)
+        x = convert_to_tensor(x, name=nx)
+        y = _convert_like(y, x, op_name, ny)
     else:
-        y = convert_to_tensor(y)
-        x = _convert_like(x, y, op_name)
+        y = convert_to_tensor(y, name=ny)
+        x = _convert_like(x, y, op_name, nx)
     if x.dtype.base_dtype != y.dtype.base_dtype:
         where = f"'{name}' " if name else ""
         raise TypeError(
@@ -55,11 +121,11 @@ def binary_inputs(x, y, op_name: str, name: str | None = None) -> tuple[Tensor, 
     return x, y
 
 
-def _convert_like(value, like: Tensor, op_name: str) -> Tensor:
+def _convert_like(value, like: Tensor, op_name: str, arg: str | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return convert_to_tensor(value)
     try:
-        return convert_to_tensor(value, dtype=like.dtype.base_dtype)
+        return convert_to_tensor(value, dtype=like.dtype.base_dtype, name=arg)
     except (TypeError, ValueError):
         got = convert_to_tensor(value)
         raise TypeError(

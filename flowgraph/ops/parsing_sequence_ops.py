@@ -111,13 +111,19 @@ def parse_single_sequence_example(serialized, context_features: dict | None = No
     return context, sequence
 
 
-def _parse_sequence(serialized, features: dict, scope: str) -> dict:
+def sequence_feature_specs(features: dict, refuse_defaults: bool = False):
+    """``(sparse, dense)`` specs of sequence `features`, sorted by key: ``(key, dtype)``
+    for each `VarLenFeature`, ``(key, dtype, shape, allow_missing)`` for each
+    `FixedLenSequenceFeature` (whose `default_value` must be None when
+    `refuse_defaults`)."""
     sparse, dense = [], []
     for key in sorted(features):
         f = features[key]
         if isinstance(f, VarLenFeature):
             sparse.append((key, _example_dtype(f.dtype, key)))
         elif isinstance(f, FixedLenSequenceFeature):
+            if refuse_defaults and f.default_value is not None:
+                raise ValueError(f"Value feature_list.dense_defaults[{key}] must be None")
             shape = as_shape(f.shape)
             if not shape.is_fully_defined():
                 raise ValueError(f"Sequence feature '{key}': shape must be fully defined, "
@@ -126,6 +132,11 @@ def _parse_sequence(serialized, features: dict, scope: str) -> dict:
         else:
             raise ValueError(f"Sequence feature '{key}': must be a FixedLenSequenceFeature or "
                              f"VarLenFeature, got {type(f).__name__}")
+    return sparse, dense
+
+
+def _parse_sequence(serialized, features: dict, scope: str) -> dict:
+    sparse, dense = sequence_feature_specs(features)
     op = make_op("ParseSequenceFeatures", [serialized], {
         "sparse_keys": [k for k, _ in sparse], "sparse_types": [d for _, d in sparse],
         "dense_keys": [d[0] for d in dense], "dense_types": [d[1] for d in dense],

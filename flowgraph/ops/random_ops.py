@@ -42,7 +42,7 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import math_ops
-from flowgraph.ops.op_util import attr_dtype, make_tensor
+from flowgraph.ops.op_util import attr_dtype, make_tensor, op_scope
 
 __all__ = [
     "multinomial",
@@ -150,12 +150,13 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
                                {"seed": seed1, "seed2": seed2, "Tout": dtype}, name=scope)
         lo_is_zero = type(minval) is int and minval == 0
         hi_is_one = type(maxval) is int and maxval == 1
+        if not (lo_is_zero and hi_is_one):  # converted before the draw, as in TensorFlow
+            lo = convert_to_tensor(minval, dtype=dtype, name="min")
+            hi = convert_to_tensor(maxval, dtype=dtype, name="max")
         rnd = make_tensor("RandomUniform", [shape],
                           {"seed": seed1, "seed2": seed2, "dtype": dtype}, name="RandomUniform")
         if lo_is_zero and hi_is_one:
             return rnd
-        lo = convert_to_tensor(minval, dtype=dtype, name="min")
-        hi = convert_to_tensor(maxval, dtype=dtype, name="max")
         if lo_is_zero:
             return math_ops.multiply(rnd, hi, name=scope)
         scale = math_ops.subtract(hi, lo, name="sub")
@@ -249,11 +250,12 @@ def _categorical(scope_name, logits, num_samples, dtype, seed, name):
         x = convert_to_tensor(logits, name="logits")
         if not (x.dtype.is_floating or x.dtype.is_integer):
             raise TypeError(f"{scope_name}: logits must be real numbers, got {x.dtype.name}")
-        n = convert_to_tensor(num_samples, dtype=_dtypes.int32, name="num_samples")
         seed1, seed2 = op_seeds(seed)
-        return make_tensor("Multinomial", [x, n],
-                           {"seed": seed1, "seed2": seed2, "output_dtype": dtype},
-                           name="Multinomial")
+        with op_scope(None, "Multinomial", (x, num_samples)) as op_name:
+            n = convert_to_tensor(num_samples, dtype=_dtypes.int32, name="num_samples")
+            return make_tensor("Multinomial", [x, n],
+                               {"seed": seed1, "seed2": seed2, "output_dtype": dtype},
+                               name=op_name)
 
 
 def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):

@@ -77,6 +77,11 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "Ceil": ("x:T", ""),
     "CheckNumerics": ("tensor:T", "message"),
     "Cholesky": ("input:T", ""),
+    "CombinedNonMaxSuppression": (
+        "boxes:,scores:,max_output_size_per_class:,max_total_size:,iou_threshold:,"
+        "score_threshold:",
+        "pad_per_class,clip_boxes",
+    ),
     "Complex": ("real:T,imag:T", "Tout"),
     "ComplexAbs": ("x:T", "Tout"),
     "ComputeAccidentalHits": ("true_classes:,sampled_candidates:", "num_true,seed,seed2"),
@@ -102,15 +107,25 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "Cos": ("x:T", ""),
     "Cosh": ("x:T", ""),
     "CountUpTo": ("ref:T", "limit"),
+    "CropAndResize": ("image:T,boxes:,box_ind:,crop_size:", "method,extrapolation_value"),
+    "CropAndResizeGradBoxes": ("grads:,image:T,boxes:,box_ind:", "method"),
+    "CropAndResizeGradImage": ("grads:,boxes:,box_ind:,image_size:", "T,method"),
     "Cross": ("a:T,b:T", ""),
     "Cumprod": ("x:T,axis:Tidx", "exclusive,reverse"),
     "Cumsum": ("x:T,axis:Tidx", "exclusive,reverse"),
+    "DecodeAndCropJpeg": (
+        "contents:,crop_window:",
+        "channels,ratio,fancy_upscaling,try_recover_truncated,acceptable_fraction,"
+        "dct_method",
+    ),
     "DecodeBase64": ("input:", ""),
+    "DecodeBmp": ("contents:", "channels"),
     "DecodeCSV": (
         "records:,*record_defaults:OUT_TYPE",
         "field_delim,use_quote_delim,na_value,select_cols",
     ),
     "DecodeCompressed": ("bytes:", "compression_type"),
+    "DecodeGif": ("contents:", ""),
     "DecodeJSONExample": ("json_examples:", ""),
     "DecodeJpeg": (
         "contents:",
@@ -138,6 +153,7 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "DiagPart": ("input:T", ""),
     "Digamma": ("x:T", ""),
     "DivNoNan": ("x:T,y:T", ""),
+    "DrawBoundingBoxesV2": ("images:T,boxes:,colors:", ""),
     "DynamicPartition": ("data:T,partitions:", "num_partitions"),
     "DynamicStitch": ("*indices:,*data:T", ""),
     "EditDistance": (
@@ -149,6 +165,12 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "Elu": ("features:T", ""),
     "EluGrad": ("gradients:T,outputs:T", ""),
     "EncodeBase64": ("input:", "pad"),
+    "EncodeJpeg": (
+        "image:",
+        "format,quality,progressive,optimize_size,chroma_downsampling,density_unit,"
+        "x_density,y_density,xmp_metadata",
+    ),
+    "EncodeJpegVariableQuality": ("images:,quality:", ""),
     "EncodePng": ("image:T", "compression"),
     "EncodeWav": ("audio:,sample_rate:", ""),
     "Enter": ("data:T", "frame_name,is_constant,parallel_iterations"),
@@ -160,6 +182,8 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "Exp": ("x:T", ""),
     "ExpandDims": ("input:T,axis:Tdim", ""),
     "Expm1": ("x:T", ""),
+    "ExtractGlimpseV2": ("input:,size:,offsets:", "centered,normalized,uniform_noise,noise"),
+    "ExtractJpegShape": ("contents:", "output_type"),
     "FFT": ("input:Tcomplex", ""),
     "FFT2D": ("input:Tcomplex", ""),
     "FFT3D": ("input:Tcomplex", ""),
@@ -260,6 +284,7 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "MatrixDeterminant": ("input:T", ""),
     "MatrixDiag": ("diagonal:T", ""),
     "MatrixDiagPart": ("input:T", ""),
+    "MatrixExponential": ("input:T", ""),
     "MatrixInverse": ("input:T", "adjoint"),
     "MatrixSetDiag": ("input:T,diagonal:T", ""),
     "MatrixSolve": ("matrix:T,rhs:T", "adjoint"),
@@ -286,6 +311,25 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "NextAfter": ("x1:T,x2:T", ""),
     "NextIteration": ("data:T", ""),
     "NoOp": ("", ""),
+    "NonMaxSuppressionV3": (
+        "boxes:T,scores:T,max_output_size:,iou_threshold:T_threshold,"
+        "score_threshold:T_threshold",
+        "",
+    ),
+    "NonMaxSuppressionV4": (
+        "boxes:T,scores:T,max_output_size:,iou_threshold:T_threshold,"
+        "score_threshold:T_threshold",
+        "pad_to_max_output_size",
+    ),
+    "NonMaxSuppressionV5": (
+        "boxes:T,scores:T,max_output_size:,iou_threshold:T,score_threshold:T,"
+        "soft_nms_sigma:T",
+        "pad_to_max_output_size",
+    ),
+    "NonMaxSuppressionWithOverlaps": (
+        "overlaps:,scores:,max_output_size:,overlap_threshold:,score_threshold:",
+        "",
+    ),
     "NotEqual": ("x:T,y:T", "incompatible_shape_error"),
     "OneHot": ("indices:TI,depth:,on_value:T,off_value:T", "axis"),
     "OneShotIterator": ("", "dataset_factory,output_types,output_shapes,container,shared_name"),
@@ -365,6 +409,10 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "Real": ("input:T", "Tout"),
     "RealDiv": ("x:T,y:T", ""),
     "Reciprocal": ("x:T", ""),
+    "ReduceDataset": (
+        "input_dataset:,*initial_state:Tstate,*other_arguments:Targuments",
+        "f,output_types,output_shapes,use_inter_op_parallelism,metadata",
+    ),
     "ReduceJoin": ("inputs:,reduction_indices:", "keep_dims,separator"),
     "RefEnter": ("data:T", "frame_name,is_constant,parallel_iterations"),
     "RefSwitch": ("data:T,pred:", ""),
@@ -389,6 +437,11 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "Roll": ("input:T,shift:Tshift,axis:Taxis", ""),
     "Round": ("x:T", ""),
     "Rsqrt": ("x:T", ""),
+    "SampleDistortedBoundingBoxV2": (
+        "image_size:T,bounding_boxes:,min_object_covered:",
+        "seed,seed2,aspect_ratio_range,area_range,max_attempts,"
+        "use_image_if_no_bounding_boxes",
+    ),
     "ScalarSummary": ("tags:,values:T", ""),
     "ScatterAdd": ("ref:T,indices:Tindices,updates:T", "use_locking"),
     "ScatterDiv": ("ref:T,indices:Tindices,updates:T", "use_locking"),
@@ -505,6 +558,19 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "StackPopV2": ("handle:", "elem_type"),
     "StackPushV2": ("handle:,elem:T", "swap_memory"),
     "StackV2": ("max_size:", "elem_type,stack_name"),
+    "StatelessMultinomial": ("logits:T,num_samples:,seed:Tseed", "output_dtype"),
+    "StatelessParameterizedTruncatedNormal": (
+        "shape:S,seed:Tseed,means:dtype,stddevs:dtype,minvals:dtype,maxvals:dtype",
+        "",
+    ),
+    "StatelessRandomBinomial": ("shape:S,seed:Tseed,counts:T,probs:T", "dtype"),
+    "StatelessRandomGammaV2": ("shape:T,seed:Tseed,alpha:dtype", ""),
+    "StatelessRandomNormal": ("shape:T,seed:Tseed", "dtype"),
+    "StatelessRandomPoisson": ("shape:T,seed:Tseed,lam:Rtype", "dtype"),
+    "StatelessRandomUniform": ("shape:T,seed:Tseed", "dtype"),
+    "StatelessRandomUniformFullInt": ("shape:T,seed:Tseed", "dtype"),
+    "StatelessRandomUniformInt": ("shape:T,seed:Tseed,minval:dtype,maxval:dtype", ""),
+    "StatelessTruncatedNormal": ("shape:T,seed:Tseed", "dtype"),
     "StaticRegexReplace": ("input:", "pattern,rewrite,replace_global"),
     "StopGradient": ("input:T", ""),
     "StridedSlice": (
@@ -563,6 +629,23 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "TruncateDiv": ("x:T,y:T", ""),
     "TruncateMod": ("x:T,y:T", ""),
     "TruncatedNormal": ("shape:T", "dtype=seed,seed=seed2,seed2=dtype"),
+    "UnicodeDecode": (
+        "input:",
+        "input_encoding,errors,replacement_char,replace_control_characters,Tsplits",
+    ),
+    "UnicodeDecodeWithOffsets": (
+        "input:",
+        "input_encoding,errors,replacement_char,replace_control_characters,Tsplits",
+    ),
+    "UnicodeEncode": (
+        "input_values:,input_splits:Tsplits",
+        "output_encoding=errors,errors=output_encoding,replacement_char",
+    ),
+    "UnicodeTranscode": (
+        "input:",
+        "input_encoding,output_encoding,errors,replacement_char,"
+        "replace_control_characters",
+    ),
     "UniformCandidateSampler": (
         "true_classes:",
         "num_true,num_sampled,unique,range_max,seed,seed2",

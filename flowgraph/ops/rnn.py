@@ -87,12 +87,11 @@ def _mask_step(time, sequence_length, zero_output, state, output, new_state):
 
     def pick(old, new):
         new = convert_to_tensor(new)
-        rank = new.shape.ndims
-        cond = done
-        if rank is None or rank > 1:
-            extra = 1 if rank is None else rank - 1
-            cond = array_ops.reshape(done, [-1] + [1] * extra)
-        out = array_ops.where_v2(cond, old, new)
+        if new.shape.ndims == 0:
+            return new  # TF passes scalars through
+        # TF's Select with a vector condition: the batch size of `sequence_length` does
+        # not leak into the outputs' static shapes.
+        out = array_ops.where(done, old, new)
         out.set_shape(new.shape)
         return out
 
@@ -229,7 +228,15 @@ def _reverse(x: Tensor, sequence_length, seq_axis: int, batch_axis: int) -> Tens
         return array_ops.reverse_v2(x, [seq_axis])
     out = array_ops.reverse_sequence(x, sequence_length, seq_axis=seq_axis,
                                      batch_axis=batch_axis)
-    out.set_shape(x.shape)
+    shape = x.shape
+    lengths = sequence_length.shape
+    if shape.ndims is not None and lengths.ndims == 1:
+        # ReverseSequence's shape function in TF merges the batch size with the
+        # number of lengths.
+        dims = list(shape.dims)
+        dims[batch_axis] = dims[batch_axis].merge_with(lengths[0])
+        shape = TensorShape(dims)
+    out.set_shape(shape)
     return out
 
 
@@ -278,7 +285,7 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
                 initial_state=initial_state_bw, dtype=dtype,
                 parallel_iterations=parallel_iterations, swap_memory=swap_memory,
                 time_major=time_major, scope=bw_scope)
-        output_bw = rev(reversed_out)
+    output_bw = rev(reversed_out)  # outside the scope, as in TF: "<outer>/ReverseSequence"
     return (output_fw, output_bw), (state_fw, state_bw)
 
 

@@ -216,7 +216,20 @@ class RNNCell:
 
     # -- calling --------------------------------------------------------------------
     def __call__(self, inputs, state, scope=None):
-        """Run one step: ``(output, new_state)``."""
+        """Run one step: ``(output, new_state)``.
+
+        As in TF, a plain `RNNCell` (e.g. `MultiRNNCell` or a user's subclass) first
+        re-enters the current variable scope, which opens a nested name scope of the
+        same name: its ops are named ``rnn/rnn/multi_rnn_cell/...``. `LayerRNNCell`s
+        (the built-in cells) skip that step.
+        """
+        if scope is not None:
+            with vs.variable_scope(scope) as captured:
+                return self._layer_call(inputs, state, captured)
+        with vs.variable_scope(vs.get_variable_scope()):
+            return self._layer_call(inputs, state, None)
+
+    def _layer_call(self, inputs, state, scope):
         if self._scope is None:
             if scope is not None:
                 with vs.variable_scope(scope) as captured:
@@ -241,7 +254,12 @@ class RNNCell:
                 return self.call(inputs, state)
 
 
-LayerRNNCell = RNNCell
+class LayerRNNCell(RNNCell):
+    """An `RNNCell` that creates its weights in `build` (the built-in cells); calling it
+    does not re-enter the caller's variable scope (see `RNNCell.__call__`)."""
+
+    def __call__(self, inputs, state, scope=None):
+        return self._layer_call(inputs, state, scope)
 
 
 def _activation(fn):
@@ -249,7 +267,7 @@ def _activation(fn):
 
 
 # -- cells ------------------------------------------------------------------------------
-class BasicRNNCell(RNNCell):
+class BasicRNNCell(LayerRNNCell):
     """``h' = activation(W [x, h] + b)``; the output is the new state.
 
     Example
@@ -281,7 +299,7 @@ class BasicRNNCell(RNNCell):
         return out, out
 
 
-class BasicLSTMCell(RNNCell):
+class BasicLSTMCell(LayerRNNCell):
     """The LSTM of Zaremba et al. without peepholes or projection:
     ``i, j, f, o = split(W [x, h] + b)``, ``c' = c sigmoid(f + forget_bias) +
     sigmoid(i) tanh(j)``, ``h' = tanh(c') sigmoid(o)``. The state is
@@ -333,7 +351,7 @@ class BasicLSTMCell(RNNCell):
         return new_h, new_state
 
 
-class LSTMCell(RNNCell):
+class LSTMCell(LayerRNNCell):
     """The LSTM with optional peepholes (``use_peepholes``), cell clipping
     (``cell_clip``) and a projection of the output to ``num_proj`` units (clipped to
     ``proj_clip``). `initializer` initializes the kernels.
@@ -395,17 +413,20 @@ class LSTMCell(RNNCell):
         gates = nn_ops.bias_add(
             math_ops.matmul(array_ops.concat([inputs, m_prev], 1), self._kernel), self._bias)
         i, j, f, o = array_ops.split(gates, 4, axis=1)
-        f = math_ops.add(f, math_ops.cast(self._forget_bias, f.dtype))
+        # Written with operators, as TensorFlow's cell is, so the op names match
+        # (``lstm_cell/mul_2`` is the output).
+        sigmoid, act = math_ops.sigmoid, self._activation
         if self._use_peepholes:
-            f = math_ops.add(f, math_ops.multiply(self._w_f_diag, c_prev))
-            i = math_ops.add(i, math_ops.multiply(self._w_i_diag, c_prev))
-        c = math_ops.add(math_ops.multiply(math_ops.sigmoid(f), c_prev),
-                         math_ops.multiply(math_ops.sigmoid(i), self._activation(j)))
+            c = (sigmoid(f + self._forget_bias + self._w_f_diag * c_prev) * c_prev
+                 + sigmoid(i + self._w_i_diag * c_prev) * act(j))
+        else:
+            c = sigmoid(f + self._forget_bias) * c_prev + sigmoid(i) * act(j)
         if self._cell_clip is not None:
             c = math_ops.clip_by_value(c, -self._cell_clip, self._cell_clip)
         if self._use_peepholes:
-            o = math_ops.add(o, math_ops.multiply(self._w_o_diag, c))
-        m = math_ops.multiply(math_ops.sigmoid(o), self._activation(c))
+            m = sigmoid(o + self._w_o_diag * c) * act(c)
+        else:
+            m = sigmoid(o) * act(c)
         if self._num_proj is not None:
             m = math_ops.matmul(m, self._proj_kernel)
             if self._proj_clip is not None:
@@ -415,7 +436,7 @@ class LSTMCell(RNNCell):
         return m, new_state
 
 
-class GRUCell(RNNCell):
+class GRUCell(LayerRNNCell):
     """The gated recurrent unit of Cho et al.: ``r, u = sigmoid(W_g [x, h] + b_g)``,
     ``c = tanh(W_c [x, r h] + b_c)``, ``h' = u h + (1 - u) c``.
 
@@ -458,9 +479,8 @@ class GRUCell(RNNCell):
             self._gate_bias))
         r, u = array_ops.split(gates, 2, axis=1)
         candidate = nn_ops.bias_add(math_ops.matmul(
-            array_ops.concat([inputs, math_ops.multiply(r, state)], 1),
+            array_ops.concat([inputs, r * state], 1),
             self._candidate_kernel), self._candidate_bias)
         c = self._activation(candidate)
-        new_h = math_ops.add(math_ops.multiply(u, state),
-                             math_ops.multiply(math_ops.subtract(1.0, u), c))
+        new_h = u * state + (1 - u) * c  # operators, as in TF: the output is gru_cell/add
         return new_h, new_h

@@ -30,7 +30,7 @@ from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_index_ops import gather_nd
 from flowgraph.ops.array_shape_ops import ones_like, zeros_like
 from flowgraph.ops.math_ops import cast, equal, multiply
-from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.op_util import make_tensor, op_scope
 from flowgraph.ops.state_ops import _ref_of
 
 __all__ = [
@@ -152,10 +152,11 @@ for _f in (scatter_nd_update, scatter_nd_add, scatter_nd_sub):
 
 
 def _tensor_scatter(op_type, tensor, indices, updates, name):
-    tensor = convert_to_tensor(tensor, name="tensor")
-    updates = convert_to_tensor(updates, dtype=tensor.dtype.base_dtype, name="updates")
-    return make_tensor(op_type, [tensor, _index_tensor(indices), updates],
-                       name=name or op_type)
+    with op_scope(name, op_type, (tensor, indices, updates)) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        index = _index_tensor(indices)
+        updates = convert_to_tensor(updates, dtype=tensor.dtype.base_dtype, name="updates")
+        return make_tensor(op_type, [tensor, index, updates], name=scope)
 
 
 def _make_tensor_fn(op_type, fn_name, what):

@@ -154,7 +154,7 @@ def min_max_variable_partitioner(max_partitions=1, axis=0, min_slice_size=256 <<
         total = math.prod(dims) * element
         parts_by_size = max(1, math.ceil(total / min_slice_size))
         parts = [1] * len(dims)
-        parts[axis] = int(min(max_partitions, parts_by_size, dims[axis]))
+        parts[axis] = max(1, int(min(max_partitions, parts_by_size, dims[axis])))
         return parts
 
     return partitioner

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph
-from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.operation import Operation, OperatorNotAllowedInGraphError, Tensor
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_op
@@ -134,15 +134,23 @@ def py_func(func: Callable, inp, Tout, stateful: bool = True, name: str | None =
     ...     print(sess.run([s, m]))
     [array([1, 2, 3], dtype=int32), np.int32(3)]
     """
-    if not callable(func):
-        raise TypeError(f"tf.py_func: `func` must be callable, got {type(func).__name__}")
+    if not callable(func):  # ValueError, as TensorFlow's
+        raise ValueError(f"tf.py_func: `func` must be callable, got {func!r} of type "
+                         f"{type(func).__name__}")
     is_list = isinstance(Tout, list | tuple)
     try:
         dtypes = [_dtypes.as_dtype(d).base_dtype for d in (Tout if is_list else [Tout])]
     except TypeError as e:
         raise TypeError(f"tf.py_func: `Tout` must be a dtype or a list of dtypes: {e}") from None
-    if isinstance(inp, Tensor) or not isinstance(inp, list | tuple):
-        inp = [inp]
+    if isinstance(inp, Tensor):  # as in TensorFlow, `inp` is iterated: a list is expected
+        raise OperatorNotAllowedInGraphError(
+            f"tf.py_func: `inp` must be a list of tensors, got the Tensor {inp.name}; "
+            "pass [x].")
+    try:
+        inp = list(inp)
+    except TypeError:
+        raise TypeError(f"tf.py_func: `inp` must be a list of tensors, got "
+                        f"{type(inp).__name__} {inp!r:.60}") from None
     inputs = [convert_to_tensor(x) for x in inp]
     graph = inputs[0].graph if inputs else get_default_graph()
     token = f"pyfunc_{next(_TOKENS)}"

@@ -34,6 +34,7 @@ from flowgraph.framework.constant_op import (
     constant_value,
     constant_value_as_shape,
     convert_to_tensor,
+    register_constant_evaluator,
 )
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
@@ -533,6 +534,41 @@ def bucketize(input, boundaries, name: str | None = None):
                                   _I64])
 def _sparse_cross_shape(op, *shapes):
     return [TensorShape([None, 2]), _vec(), _vec(2)]
+
+
+@register_constant_evaluator("SparseCross")
+def _sparse_cross_dense_shape(op, index: int):
+    """The ``dense_shape`` output, [batch, most crosses in a row], when the inputs tell it
+    before running: constant dense inputs [batch, n] (n values per row each), sparse ones
+    with constant indices and dense_shape. TensorFlow gets it by evaluating the op on
+    constant inputs; without it `input_layer` over an `indicator_column` of a crossed
+    column loses the batch size (SparseToDense's shape follows this value)."""
+    if index != 2:
+        return None
+    n_sparse, n_dense = op.attrs["num_sparse"], op.attrs["num_dense"]
+    ins = op.inputs
+    batch = None
+    per_row = None  # crosses per row: the product of the inputs' per-row counts
+    for k in range(n_sparse):
+        indices = constant_value(ins[k])
+        shape = constant_value(ins[2 * n_sparse + k])
+        if indices is None or shape is None:
+            return None
+        rows = int(shape[0])
+        counts = np.bincount(np.asarray(indices, np.int64)[:, 0], minlength=rows)[:rows]
+        batch = rows if batch is None else batch
+        per_row = counts if per_row is None else per_row * counts
+    for t in ins[3 * n_sparse:3 * n_sparse + n_dense]:
+        value = constant_value(t)  # as TensorFlow: constant inputs only, not a fed one
+        if value is None or np.ndim(value) != 2:
+            return None
+        dims = np.shape(value)
+        batch = dims[0] if batch is None else batch
+        counts = np.full(dims[0], dims[1], np.int64)
+        per_row = counts if per_row is None else per_row * counts
+    if batch is None:
+        return None
+    return np.asarray([batch, int(per_row.max()) if per_row.size else 0], np.int64)
 
 
 DEFAULT_HASH_KEY = 0xDECAFCAFFE  # crossed_column's default

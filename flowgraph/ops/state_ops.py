@@ -13,7 +13,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor, op_scope
 
 
 @register_op("VariableV2", attrs={"shape": None, "dtype": None, "container": "",
@@ -57,12 +57,22 @@ def variable_op_v2(shape, dtype, name="Variable", container="", shared_name=""):
         "container": container, "shared_name": shared_name}, name=name)
 
 
+class NotAVariableError(AttributeError, TypeError):
+    """An assignment to something that is not a variable. TensorFlow raises
+    AttributeError (the tensor has no ``assign``); older flowgraph code caught TypeError,
+    so this error is both.
+
+    >>> issubclass(NotAVariableError, AttributeError) and issubclass(NotAVariableError, TypeError)
+    True
+    """
+
+
 def _ref_of(ref):
     t = getattr(ref, "_ref", None)
     if callable(t):
         return t()
     if not getattr(ref, "dtype", None) or not ref.dtype.is_ref_dtype:
-        raise TypeError(
+        raise NotAVariableError(
             f"'{getattr(ref, 'name', ref)}' is not a variable (a ref tensor): only variables "
             "can be assigned to"
         )
@@ -72,17 +82,18 @@ def _ref_of(ref):
 def _assign_like(op_type: str, ref, value, name, attrs):
     ref_t = _ref_of(ref)
     want = ref_t.dtype.base_dtype
-    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
-        value = convert_to_tensor(value)
-        if value.dtype.base_dtype != want:
-            raise TypeError(
-                f"Input 'value' of '{op_type}' Op has type {value.dtype.base_dtype.name} that "
-                f"does not match type {want.name} of argument 'ref' (variable "
-                f"'{ref_t.op.name}'). Cast the value with tf.cast first."
-            )
-    else:
-        value = convert_to_tensor(value, dtype=want)
-    return make_tensor(op_type, [ref_t, value], attrs, name=name or op_type)
+    with op_scope(name, op_type, (value,)) as scope:  # a Python value: `<op>/value`
+        if isinstance(value, Tensor) or hasattr(value, "_as_graph_element"):
+            value = convert_to_tensor(value)
+            if value.dtype.base_dtype != want:
+                raise TypeError(
+                    f"Input 'value' of '{op_type}' Op has type {value.dtype.base_dtype.name} "
+                    f"that does not match type {want.name} of argument 'ref' (variable "
+                    f"'{ref_t.op.name}'). Cast the value with tf.cast first."
+                )
+        else:
+            value = convert_to_tensor(value, dtype=want, name="value")
+        return make_tensor(op_type, [ref_t, value], attrs, name=scope)
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):

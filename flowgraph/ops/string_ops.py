@@ -23,6 +23,7 @@ from __future__ import annotations
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
@@ -94,6 +95,9 @@ not_differentiable("StringSplit", "StringSplitV2", "StringToNumber", "StringJoin
 
 # -- wrappers ----------------------------------------------------------------------------
 def _strings(x, what: str):
+    if isinstance(x, Tensor) and x.dtype.base_dtype != _dtypes.string:
+        raise TypeError(f"{what}: input must be a string tensor, got {x.dtype.base_dtype.name}"
+                        f" ({x.name}); convert numbers with tf.strings.as_string first.")
     t = convert_to_tensor(x, dtype=_dtypes.string, name="input")
     if t.dtype.base_dtype != _dtypes.string:
         raise TypeError(f"{what}: input must be a string tensor, got {t.dtype.name}")

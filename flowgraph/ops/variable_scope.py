@@ -209,6 +209,12 @@ class _VariableStore:
         partitioned = partitioner is not None and shape.ndims not in (None, 0)
         with self._lock:
             if name in self._vars:
+                if partitioned and reuse is not False and \
+                        not isinstance(self._vars[name], PartitionedVariable):
+                    raise ValueError(
+                        f"A partitioner was provided, but an unpartitioned version of the "
+                        f"variable was found: {name}. Perhaps a variable of the same name "
+                        "was already created without partitioning?")
                 return self._existing(name, shape, dtype, reuse)
             if reuse is True:
                 raise ValueError(f"Variable {name} does not exist, or was not created with "

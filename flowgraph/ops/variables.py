@@ -77,6 +77,9 @@ class Variable:
                  shape=None) -> None:
         if initial_value is None:
             raise ValueError("initial_value must be specified for a Variable.")
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"Variable: the `constraint` argument must be a callable (a "
+                             f"function of the variable's value), got {constraint!r}.")
         if collections is not None and not isinstance(collections, list | tuple | set):
             raise ValueError(
                 "collections argument to Variable constructor must be a list, tuple, or "

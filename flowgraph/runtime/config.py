@@ -357,6 +357,20 @@ class RunMetadata:
         self.partition_graphs = list(other.partition_graphs)
         self.cost_graph = other.cost_graph
 
+    def HasField(self, name: str) -> bool:
+        """Whether singular field `name` is set: ``step_stats`` after a traced run.
+
+        >>> RunMetadata().HasField("step_stats")
+        False
+        """
+        if name == "step_stats":
+            return bool(self.step_stats.dev_stats)
+        if name == "cost_graph":
+            return self.cost_graph is not None
+        kind = "repeated field" if name == "partition_graphs" else "field"
+        raise ValueError(f"RunMetadata.HasField: '{name}' is not a singular {kind} of "
+                         "RunMetadata; its singular fields are step_stats and cost_graph.")
+
 
 class Switches(NamedTuple):
     """Which rewrites run: common subexpressions, folding, algebra, shape folding."""

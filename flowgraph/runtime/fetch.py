@@ -1,5 +1,6 @@
 """Fetch structures: flatten any nesting of lists, tuples, dicts and namedtuples of
-tensors, operations and names into unique graph elements, and rebuild the results.
+tensors, operations and names into unique graph elements, and rebuild the results;
+and the feed-side helpers TensorFlow's rules need (nested feed keys, Python ints).
 
 Example
 -------
@@ -12,9 +13,14 @@ Example
 
 from __future__ import annotations
 
+import collections
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from flowgraph.framework.nest import flatten, is_nested
 from flowgraph.framework.operation import Operation, Tensor
 
 
@@ -74,6 +80,9 @@ class FetchMapper:
                 kind = type(obj)
                 if kind is dict:
                     return lambda values: {k: p(values) for k, p in parts}
+                if isinstance(obj, collections.defaultdict):  # keeps its default factory
+                    factory = obj.default_factory
+                    return lambda values: kind(factory, ((k, p(values)) for k, p in parts))
                 return lambda values: kind((k, p(values)) for k, p in parts)
             return element(obj)
 
@@ -135,3 +144,64 @@ def fetch_key(fetches):
     if _keyable(kind):
         return fetches
     return None
+
+
+# -- feeds -------------------------------------------------------------------------------
+def int_fits(value: int, np_dtype) -> bool:
+    """Whether a Python int keeps its value in `np_dtype` (TensorFlow refuses the feed
+    otherwise: 2**24 + 1 into float32 as 300 into uint8)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(np_dtype(value) == value)
+    except OverflowError:
+        return False
+    except (TypeError, ValueError):  # structured (quantized) types: asarray decides
+        return True
+
+
+def wrapped_ints(value, np_dtype, t: Tensor) -> np.ndarray:
+    """A list of Python ints out of `np_dtype`'s range, wrapped around as TensorFlow's
+    feed conversion (NumPy 1.x) does, with NumPy's overflow warning."""
+    try:
+        wide = np.asarray(value)
+        if wide.dtype.kind not in "iub":
+            raise OverflowError
+        warnings.warn(f"overflow encountered in cast: feeding {t.name} "
+                      f"({np.dtype(np_dtype).name})", RuntimeWarning, stacklevel=6)
+        return wide.astype(np_dtype)
+    except (OverflowError, TypeError, ValueError):
+        raise TypeError(
+            f"Type of feed value {value!r} is not compatible with Tensor '{t.name}' of "
+            f"dtype {np.dtype(np_dtype).name}: it does not fit.") from None
+
+
+def flatten_feed_dict(feed_dict) -> dict:
+    """`feed_dict` with nested keys (tuples, lists, namedtuples of tensors or names)
+    paired leaf by leaf with their flattened values, as TensorFlow's ``Session.run``
+    does (so ``{(x, y): (vx, vy)}`` feeds ``x`` and ``y``; a list value is itself
+    flattened, leaf by leaf).
+
+    >>> flatten_feed_dict({("a:0", "b:0"): (1, 2)})
+    {'a:0': 1, 'b:0': 2}
+    """
+    flat: dict = {}
+
+    def put(k, v):
+        if k in flat:
+            raise ValueError(f"Cannot flatten dict because this key is not unique: {k}")
+        flat[k] = v
+
+    for key, value in feed_dict.items():
+        if type(key) is Tensor or not is_nested(key):
+            put(key, value)
+            continue
+        keys, values = flatten(key), flatten(value)
+        if len(keys) != len(values):
+            raise ValueError(
+                f"Could not flatten dictionary. Key had {len(keys)} elements, but value had "
+                f"{len(values)} elements. Key: {keys}, value: {values}. A nested feed key "
+                "needs a value of the same structure.")
+        for k, v in zip(keys, values):
+            put(k, v)
+    return flat

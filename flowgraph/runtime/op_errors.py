@@ -38,6 +38,19 @@ def _describe_value(v) -> str:
     return type(v).__name__
 
 
+_NUMPY_BROADCAST = "operands could not be broadcast together with shapes "
+
+
+def _incompatible_shapes(message: str) -> str:
+    """NumPy's broadcast failure in TensorFlow's words ("Incompatible shapes: [4] vs.
+    [3]"), which programs match on, NumPy's text kept after it."""
+    shapes = message[len(_NUMPY_BROADCAST):].split()
+    dims = [s.strip("()").rstrip(",").replace(",", ", ") for s in shapes[:2]]
+    if len(dims) != 2:
+        return message
+    return f"Incompatible shapes: [{dims[0]}] vs. [{dims[1]}] ({message.strip()})"
+
+
 def describe_error(node: NodeInfo, exc: BaseException, args) -> BaseException:
     """Turn a kernel's exception into a TensorFlow error naming the op and its inputs."""
     if isinstance(exc, KeyboardInterrupt | SystemExit):
@@ -48,6 +61,8 @@ def describe_error(node: NodeInfo, exc: BaseException, args) -> BaseException:
             cls = type(exc) if mapped is None else mapped
             break
     message = exc.message if isinstance(exc, errors.OpError) else f"{exc}"
+    if isinstance(exc, ValueError) and message.startswith(_NUMPY_BROADCAST):
+        message = _incompatible_shapes(message)
     if isinstance(exc, errors.OpError) and "[[node " in message:
         return exc
     shown = [a for a in args if not isinstance(a, StepContext)]
@@ -62,6 +77,6 @@ def describe_error(node: NodeInfo, exc: BaseException, args) -> BaseException:
         text += f"\nThe op was created at {where}"
     if cls is errors.InternalError and not isinstance(exc, errors.OpError):
         text = f"{type(exc).__name__}: {text}"
-    err = cls(None, node.op, text)
+    err = cls(errors._NODE_DEF_OF_OP, node.op, text)  # e.node_def: the op's, as in TF
     err.__cause__ = exc
     return err

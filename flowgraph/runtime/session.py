@@ -26,6 +26,7 @@ from flowgraph.backends import DeviceAttributes, list_devices
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, _default_session_stack, get_default_graph
 from flowgraph.framework.graph_release import release_with
+from flowgraph.framework.nest import is_nested
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
 from flowgraph.runtime import _executor, plan_cache
@@ -36,7 +37,13 @@ from flowgraph.runtime.config import (
     RunOptions,
 )
 from flowgraph.runtime.cost_model import CostModel
-from flowgraph.runtime.fetch import FetchMapper, fetch_key
+from flowgraph.runtime.fetch import (
+    FetchMapper,
+    fetch_key,
+    flatten_feed_dict,
+    int_fits,
+    wrapped_ints,
+)
 from flowgraph.runtime.memory_schedule import budget_key, measure_sizes, pool_cap
 from flowgraph.runtime.plan import (
     CompiledPlan,
@@ -102,10 +109,12 @@ class Session:
                 "grpc:// target; flowgraph will not silently run it locally. Use "
                 "tf.Session(target), or '' / 'local://NAME' for an in-process session.")
         if self._target and not self._target.startswith("local://"):
-            raise errors.InvalidArgumentError(
+            # TensorFlow's wording and type: no session factory claims the target
+            raise errors.NotFoundError(
                 None, None,
-                f"Session target '{self._target}' is not supported: use '' or "
-                "'local://NAME'."
+                f"No session factory registered for the given session options: target "
+                f"'{self._target}' is not supported: use '', 'local://NAME' or "
+                "'grpc://host:port'."
             )
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config or ConfigProto()
@@ -261,6 +270,9 @@ class Session:
             fast = self._fast_runs.get(fast_key)
             if fast is not None:
                 return fast.run(self, feed_dict)
+        if not self._graph._ops:  # before fetches are looked up, as in TF
+            raise RuntimeError("The Session graph is empty. Add operations to the graph "
+                               "before calling run().")
         mapper = self._fetch_mappers.get(key) if key is not None else None
         if mapper is None:
             mapper = FetchMapper.build(self._graph, fetches)
@@ -272,6 +284,9 @@ class Session:
                 f"Session.run: feed_dict must be a dictionary mapping graph elements "
                 f"(tensors or their names) to values, but got a {type(feed_dict).__name__}: "
                 f"{feed_dict!r:.80}. Pass feed_dict={{placeholder: value, ...}}.")
+        if feed_dict and any(type(k) is not Tensor and is_nested(k) for k in feed_dict):
+            feed_dict = flatten_feed_dict(feed_dict)
+            plain = False
         feed_tensors, feed_values = self._process_feeds(feed_dict) if feed_dict else ((), ())
         budget = options.memory_budget_bytes if options is not None else 0
         # With a budget, plans are specialized per fed-shape signature (docs/memory.md).
@@ -415,8 +430,16 @@ class Session:
         tensors = []
         values = []
         names = self._feed_names
+        graph = self._graph
         for key, value in feed_dict.items():
-            t = names.get(key) if type(key) is not Tensor else key
+            if type(key) is Tensor:
+                t = key
+                if key._op._graph is not graph:
+                    raise TypeError(f"Cannot interpret feed_dict key as Tensor: Tensor "
+                                    f"{key.name} is not an element of this graph (it belongs "
+                                    "to another Graph than the session's).")
+            else:
+                t = names.get(key)
             if t is None:
                 t = self._resolve_feed_key(key)
                 try:
@@ -455,26 +478,23 @@ class Session:
         if type(value) is np.ndarray and value.dtype == np_dtype:
             arr = value
         else:
-            try:
-                if dtype.name == "string":
-                    arr = np.asarray(value, dtype=object)
-                else:
-                    arr = np.asarray(value, dtype=np_dtype)
-            except OverflowError:
+            is_string = dtype.name == "string"
+            if isinstance(value, int) and (is_string or not int_fits(value, np_dtype)):
+                # TensorFlow's check for a Python int alone: it must keep its value
                 raise TypeError(
-                    f"Type of feed value {value!r} is not compatible with Tensor '{t.name}' "
-                    f"of dtype {dtype.name}: it does not fit."
-                ) from None
+                    f"Type of feed value {value} with type {type(value)} is not compatible "
+                    f"with Tensor '{t.name}' of dtype {dtype.name}: it does not fit. Feed a "
+                    f"{'string' if is_string else 'smaller value'} or give the tensor a "
+                    "larger type (e.g. int64).")
+            try:
+                arr = np.asarray(value, dtype=object if is_string else np_dtype)
+            except OverflowError:
+                arr = wrapped_ints(value, np_dtype, t)
             except (TypeError, ValueError) as e:
                 raise ValueError(
                     f"Cannot feed value {value!r} to tensor '{t.name}' of dtype "
                     f"{dtype.name}: {e}"
                 ) from None
-            if isinstance(value, int) and not isinstance(value, bool) and arr != value:
-                raise TypeError(
-                    f"Type of feed value {value} is not compatible with Tensor '{t.name}' "
-                    f"of dtype {dtype.name}: it does not fit."
-                )
         shape = t._shape
         dims = shape._dims
         if dims is not None:
@@ -511,11 +531,13 @@ class Session:
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function that runs `fetches`, taking the `feed_list` values positionally."""
+        if self._closed:
+            raise errors.CancelledError(None, None, "Session has been closed.")
         feed_list = list(feed_list or [])
 
         def call(*args, **kwargs):
-            if len(args) != len(feed_list):
-                raise TypeError(f"expected {len(feed_list)} feed values, got {len(args)}")
+            # TensorFlow pairs values with feed_list positionally: a feed left without a
+            # value fails as an unfed placeholder would, extra values are ignored.
             return self.run(fetches, dict(zip(feed_list, args)), **kwargs)
 
         return call
@@ -555,6 +577,11 @@ class _DefaultSession:
         stack = _default_session_stack()
         if stack and stack[-1] is self._session:
             stack.pop()
+        elif any(s is self._session for s in stack):  # TF's check, and its error type
+            raise AssertionError(
+                "Nesting violated for default stack of Session objects: a session's "
+                "as_default() block was exited while a session entered after it was still "
+                "the default. Exit `with` blocks in the reverse order.")
         if self._graph_ctx is not None:
             self._graph_ctx.__exit__(*exc)
 

@@ -402,8 +402,8 @@ class _Validator:
                 for i, d in enumerate(self.array(value["shape"], where)):
                     if d is not None:
                         self.integer(d, f"{where}[{i}]", minimum=0)
-        elif keys == {"array", "dtype", "shape"}:
-            self.string(value["array"], where)
+        elif keys == {"array", "dtype", "shape"} or keys == {"fill", "dtype", "shape"}:
+            self.string(value["array" if "array" in keys else "fill"], where)
             kind = self.string(value["dtype"], where).lstrip("<>|=")[:1]
             if kind not in ("b", "i", "u", "f", "c", "?"):
                 raise self.error(where, f"array dtype {value['dtype']!r} is not numeric")

@@ -49,7 +49,11 @@ from flowgraph.saved_model.format import (
     read_saved_model,
 )
 from flowgraph.saved_model.meta_graph_message import meta_graph_message
-from flowgraph.saved_model.tf_saved_model import is_tf_saved_model, read_tf_saved_model
+from flowgraph.saved_model.tf_saved_model import (
+    check_signatures_runnable,
+    is_tf_saved_model,
+    read_tf_saved_model,
+)
 
 __all__ = ["load", "maybe_saved_model_directory"]
 
@@ -221,6 +225,7 @@ def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs
     model = (read_tf_saved_model(export_dir) if is_tf_saved_model(export_dir)
              else read_saved_model(export_dir))
     mg = find_meta_graph(model, tags, export_dir)
+    check_signatures_runnable(mg, export_dir)
     graph = sess.graph
     prefix = f"{import_scope.rstrip('/')}/" if import_scope else ""
     _check_names_free(graph, mg, prefix, export_dir)

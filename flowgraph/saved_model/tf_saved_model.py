@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import os
 
-from flowgraph.framework import errors
+from flowgraph.framework import errors, registry
 from flowgraph.framework.tf_formats.graph_def import graph_def_to_dict
 from flowgraph.framework.tf_formats.meta_graph import check_graph_def_sizes
 from flowgraph.framework.tf_formats.meta_graph_messages import (
+    AssetFileDefProto,
     MetaGraphDefProto,
     SavedModelProto,
     TensorInfoProto,
@@ -40,6 +41,7 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
 )
 from flowgraph.framework.tf_formats.resource_variables import meta_graph_as_refs, ref_op_of
 from flowgraph.framework.tf_formats.saver_graph import (
+    SAVER_OPS,
     drop_saver_nodes,
     restore_keys,
     restore_slice_specs,
@@ -49,7 +51,8 @@ from flowgraph.framework.tf_formats.text_parse import TextParseError, parse_text
 from flowgraph.saved_model import constants
 from flowgraph.saved_model import format as fmt
 
-__all__ = ["SAVED_MODEL_FILENAME_PB", "is_tf_saved_model", "read_tf_saved_model"]
+__all__ = ["SAVED_MODEL_FILENAME_PB", "check_signatures_runnable", "is_tf_saved_model",
+           "read_tf_saved_model"]
 
 SAVED_MODEL_FILENAME_PB = constants.SAVED_MODEL_FILENAME_PB
 SAVED_MODEL_FILENAME_PBTXT = constants.SAVED_MODEL_FILENAME_PBTXT
@@ -57,6 +60,8 @@ _RESTORE_SCOPE = "flowgraph_restore"
 _VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "global_step",
                          "local_variables", "model_variables", "moving_average_variables")
 _MAIN_OP_COLLECTIONS = ("saved_model_main_op", "legacy_init_op")
+_ASSETS_COLLECTION = "saved_model_assets"
+_TRAIN_OP_COLLECTION = "saved_model_train_op"  # estimators' train tag set
 
 
 # -- conversion ------------------------------------------------------------------------
@@ -147,6 +152,21 @@ def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef],
     return fmt.RestoreDef(restore_op_name=f"{_RESTORE_SCOPE}/restore_all", entries=entries)
 
 
+def _asset_defs(mg: MetaGraphDefProto) -> list[AssetFileDefProto]:
+    # TF2's builder writes asset_file_def; TF1's SavedModelBuilder (estimators,
+    # simple_save) keeps them as Any messages in the collection saved_model_assets.
+    found = {(a.tensor_info.name, a.filename): a for a in mg.asset_file_def}
+    col = mg.collection_def.get(_ASSETS_COLLECTION)
+    for item in (col.any_list.value if col is not None and col.any_list else []):
+        if not item.type_url.endswith("tensorflow.AssetFileDef"):
+            raise fmt.SavedModelFormatError(
+                f"collection {_ASSETS_COLLECTION} holds a {item.type_url or 'untyped'} "
+                "message; it must hold tensorflow.AssetFileDef messages")
+        a = AssetFileDefProto.FromString(item.value)
+        found.setdefault((a.tensor_info.name, a.filename), a)
+    return list(found.values())
+
+
 def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
     check_graph_def_sizes(mg.graph_def)
     message = mg  # returned by the loader as the file holds it: copied before any rewrite
@@ -171,6 +191,13 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
         raise fmt.SavedModelFormatError(
             f"its main op '{main_op}' (collection saved_model_main_op or legacy_init_op) "
             "is not a node of the graph")
+    train = mg.collection_def.get(_TRAIN_OP_COLLECTION)
+    train_op = _text(train.node_list.value[0]) if train is not None and \
+        train.node_list.value else None
+    if train_op is not None:
+        train_op = train_op.partition(":")[0]
+        if train_op not in {n["name"] for n in graph_def["node"]}:
+            train_op = None  # computed with ops flowgraph lacks: the graph still serves
     info = mg.meta_info_def
     return fmt.MetaGraphDef(
         meta_info_def=fmt.MetaInfoDef(tags=list(info.tags),
@@ -180,10 +207,54 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
             inputs={n: _tensor_info(t) for n, t in s.inputs.items()},
             outputs={n: _tensor_info(t) for n, t in s.outputs.items()},
             method_name=s.method_name) for k, s in mg.signature_def.items()},
-        saver_def=restore, variables=variables, main_op=main_op,
+        saver_def=restore, variables=variables, main_op=main_op, train_op=train_op,
         asset_file_def=[fmt.AssetFileDef(tensor_info=_tensor_info(a.tensor_info),
-                                         filename=a.filename) for a in mg.asset_file_def],
+                                         filename=a.filename) for a in _asset_defs(mg)],
         message=message)
+
+
+def check_signatures_runnable(mg: fmt.MetaGraphDef, export_dir: str) -> None:
+    """Raise SavedModelFormatError when a signature of `mg` (read by
+    `read_tf_saved_model`) reads a tensor computed from an op flowgraph does not have.
+
+    Reading leaves such nodes out, with all that depends on them (a SavedModel's other
+    tag sets, or a signature that does not need them, still load); loading this meta
+    graph says which signature cannot run and why, rather than failing at its first run.
+    """
+    message = mg.message
+    if message is None:
+        return
+    nodes = message.graph_def.node
+    missing = {n.name: n.op for n in nodes if not registry.has_op_def(n.op)
+               and n.op not in SAVER_OPS and not ref_op_of(n.op)}
+    if not missing:
+        return
+    kept = {n["name"] for n in mg.graph_def["node"]}
+    consumers: dict[str, list[str]] = {}
+    for n in nodes:
+        for ref in n.input:
+            src = ref.lstrip("^").partition(":")[0]
+            consumers.setdefault(src, []).append(n.name)
+    reached: dict[str, set] = {}
+    for root, op in missing.items():
+        stack = [root]
+        while stack:
+            name = stack.pop()
+            if op in reached.setdefault(name, set()):
+                continue
+            reached[name].add(op)
+            stack.extend(consumers.get(name, ()))
+    for key, sig in sorted(mg.signature_def.items()):
+        for kind, infos in (("input", sig.inputs), ("output", sig.outputs)):
+            for alias, info in sorted(infos.items()):
+                node = info.name.partition(":")[0]
+                ops = reached.get(node)
+                if ops and node not in kept:
+                    raise fmt.SavedModelFormatError(
+                        f"Cannot load TensorFlow SavedModel {export_dir}: signature "
+                        f"'{key}' {kind} '{alias}' ({info.name}) is computed with op(s) "
+                        f"flowgraph does not have: {', '.join(sorted(ops))} (`flowgraph "
+                        "ops` lists the ops it has; re-export the model without them)")
 
 
 def read_tf_saved_model(export_dir) -> fmt.SavedModel:

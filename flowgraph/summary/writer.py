@@ -217,6 +217,15 @@ class EventFileWriter:
                 None, None, f"{self._logdir} is not a directory: the summary writer needs "
                 "a directory for its event files (a file of that name exists, or a parent "
                 "of it is a file); pass another model_dir/logdir") from e
+        except FileNotFoundError as e:  # TensorFlow: NotFoundError
+            raise errors.NotFoundError(
+                None, None, f"{self._logdir}; No such file or directory: the summary writer "
+                f"cannot create its log directory ({e.strerror}); pass a logdir under a "
+                "directory that exists and accepts new directories") from e
+        except PermissionError as e:  # TensorFlow: PermissionDeniedError
+            raise errors.PermissionDeniedError(
+                None, None, f"{self._logdir}; Permission denied: the summary writer cannot "
+                "create its log directory; pass a logdir you may write to") from e
         host = socket.gethostname()
         stamp = int(time.time())
         base = os.path.join(self._logdir, f"events.out.tfevents.{stamp:010d}.{host}")

@@ -28,9 +28,9 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, control_dependencies, name_scope
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
+from flowgraph.io.match_filenames import match_filenames_once
 from flowgraph.ops import array_ops, check_ops, math_ops, random_ops
 from flowgraph.ops.data_flow_ops import FIFOQueue
-from flowgraph.ops.matching_files_ops import matching_files
 from flowgraph.ops.state_count_ops import count_up_to
 from flowgraph.ops.variables import Variable
 from flowgraph.summary import summary_ops
@@ -70,25 +70,6 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         counter = count_up_to(epochs, num_epochs)
         with control_dependencies([counter]):
             return array_ops.identity(tensor)
-
-
-def match_filenames_once(pattern, name=None):
-    """A local variable (``matching_filenames``) holding the sorted file names that match
-    the glob `pattern`, computed once when the local variables are initialized; feed it
-    to `string_input_producer`.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> names = tf.train.match_filenames_once("/nonexistent-dir/*.csv")
-    >>> with tf.Session() as sess:
-    ...     sess.run(tf.local_variables_initializer())
-    ...     print(sess.run(names).shape)
-    (0,)
-    """
-    return Variable(matching_files(pattern), trainable=False, validate_shape=False,
-                    name=name or "matching_filenames",
-                    collections=[GraphKeys.LOCAL_VARIABLES])
 
 
 def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=True,

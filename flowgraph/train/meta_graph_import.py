@@ -117,10 +117,16 @@ def _slice_info_from_spec(full_name: str, spec: str):
         return None
 
 
+# Collections of TF's control-flow context protos; flowgraph rebuilds nothing from them.
+_CONTROL_FLOW_CONTEXTS = frozenset({"while_context", "cond_context"})
+
+
 def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> dict:
     """Fill the graph's collections from `mg`; returns variable name -> Variable."""
     variables: dict = {}
     for key, col in mg.collection_def.items():
+        if key in _CONTROL_FLOW_CONTEXTS:
+            continue  # WhileContextDef/CondContextDef messages: the loops import without them
         if col.HasField("bytes_list"):
             for raw in col.bytes_list.value:
                 try:

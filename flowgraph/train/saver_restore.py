@@ -11,8 +11,10 @@ name scope (``save/``) holds::
 
 `restore_feed` reads the checkpoint and checks every value before anything runs: the
 key is present, the dtype and the shape match (errors name the variable, the shapes and
-the file); a part of a partitioned variable is cut from the whole tensor stored under
-its full name (read once), whatever partitioning, or none, wrote it.
+the file); a part of a partitioned variable is read as its region of the tensor stored
+under its full name, assembled from whichever saved slices cover it, whatever
+partitioning, or none, wrote it (a region they do not cover is refused, naming the file,
+the key and the region).
 
 Example
 -------
@@ -26,6 +28,7 @@ Example
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -90,31 +93,59 @@ def restore_feed(reader: CheckpointReader, entries, slice_infos, path: str,
         elif not reader.has_tensor(key) and reader.has_tensor(ref.op.name):
             # an older flowgraph checkpoint: one entry per part, by its own name
             feed[placeholder] = _checked_value(reader, ref.op.name, ref, path, reshape)
+        elif not reader.has_tensor(key) and _whole_slot_key(reader, key, info):
+            # a checkpoint written before the variable was partitioned (flowgraph's
+            # canned linear models until session 12): the slot saved whole as `A/S`
+            feed[placeholder] = _part_value(reader, _whole_slot_key(reader, key, info),
+                                            ref, info, path, wholes)
         else:
             feed[placeholder] = _part_value(reader, key, ref, info, path, wholes)
     return feed
 
 
+_PART_SLOT = re.compile(r"^(.+)/part_\d+/([^/]+)$")
+
+
+def _whole_slot_key(reader, key: str, info) -> str | None:
+    """For a partitioned slot saved as ``A/part_k/S`` (TensorFlow's key), the key
+    ``A/S`` under which an unpartitioned variable's slot of the same full shape was
+    saved, when the checkpoint has it; else None."""
+    m = _PART_SLOT.match(key)
+    if m is None:
+        return None
+    whole = f"{m.group(1)}/{m.group(2)}"
+    if not reader.has_tensor(whole) or list(reader.tensor_shape(whole)) != list(
+            info.full_shape):
+        return None
+    return whole
+
+
 def _part_value(reader, key: str, ref: Tensor, info, path: str,
                 wholes: dict) -> np.ndarray:
-    """The part of checkpoint tensor `key` that the partitioned variable's part `ref`
-    holds (any partitioning, or none, may have written it)."""
+    """The region of checkpoint tensor `key` that the partitioned variable's part `ref`
+    holds, from whichever saved slices cover it (any partitioning, or none, may have
+    written it; TensorFlow saves a partitioned slot as one slice of a full-shaped entry).
+    A one-file flowgraph checkpoint holds whole tensors: that one is read once and cut."""
+    declared = reader.tensor_shape(key) if reader.has_tensor(key) else None
+    if declared is not None and list(declared) != list(info.full_shape):
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"Restoring partitioned variable '{key}' from checkpoint {path}: the "
+            f"variable has full shape {list(info.full_shape)} but the checkpoint's "
+            f"tensor has shape {list(declared)}. Build the graph that wrote the "
+            "checkpoint.")
+    get_slice = getattr(reader, "get_slice", None)
+    if get_slice is not None:
+        _checked_value(reader, key, ref, path, False, whole=None)  # presence and dtype
+        return get_slice(key, info.var_offset, info.var_shape)
     if key not in wholes:
-        declared = reader.tensor_shape(key) if reader.has_tensor(key) else None
-        if declared is not None and list(declared) != list(info.full_shape):
-            raise errors.InvalidArgumentError(
-                None, None,
-                f"Restoring partitioned variable '{key}' from checkpoint {path}: the "
-                f"variable has full shape {list(info.full_shape)} but the checkpoint's "
-                f"tensor has shape {list(declared)}. Build the graph that wrote the "
-                "checkpoint.")
         wholes[key] = _checked_value(reader, key, ref, path, False, whole=True)
     where = tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape))
     return wholes[key][where]
 
 
 def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
-                   reshape: bool, whole: bool = False) -> np.ndarray:
+                   reshape: bool, whole: bool | None = False) -> np.ndarray | None:
     if not reader.has_tensor(key):
         raise errors.NotFoundError(
             None, None,
@@ -133,6 +164,8 @@ def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
             f"Restoring variable '{ref.op.name}' from checkpoint {path}: tensor '{key}' "
             f"has dtype {found.name} in the checkpoint but the variable is "
             f"{dtype.name}.")
+    if whole is None:  # checks only: the caller reads a region
+        return None
     if whole:  # the full tensor of a partitioned variable, checked by the caller
         return reader.get_tensor(key)
     shape, declared = ref.shape, reader.tensor_shape(key)

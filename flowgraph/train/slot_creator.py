@@ -3,8 +3,23 @@
 A slot of variable ``v`` made by optimizer ``Adam`` is the variable ``v/Adam`` (then
 ``v/Adam_1``, ... — names are made unique as TensorFlow's are), created at the root name
 scope, colocated with ``v``, not trainable, in ``GLOBAL_VARIABLES`` only, and with the
-shape and dtype of ``v`` unless told otherwise. Checkpoints written by TF1 therefore name
-slots the same way.
+shape and dtype of ``v`` unless told otherwise. TF1 names slots the same way outside a
+variable scope; inside one it prefixes the scope (``foo/v/Adam`` under
+``variable_scope("foo")``), which flowgraph does not (yet): its checkpoints have always
+keyed such slots ``v/Adam``.
+
+A slot of a part of a partitioned variable is partitioned like it: it gets the part's
+``SaveSliceInfo`` (truncated to the slot's rank) under the full name plus the slot's
+name, so a Saver writes the slots of ``emb/part_0`` and ``emb/part_1`` as the two slices
+of one entry ``emb/Adam``, exactly TF's keys and slices. TF takes that slot name from the
+slot variable's name (variable scope included) minus as many leading characters as the
+primary's name has, plus one; under a variable scope this cuts elsewhere, and we keep its
+result, so the keys stay TF's (the canned linear model, whose optimizer runs in scope
+``linear``, saves ``linear/linear_model/x/weights/part_0/Ftrl``)::
+
+    primary  emb/part_0  (slice of "emb" [4, 1] at [0, 0], [2, 1])
+    slot     emb/part_0/Adam  ->  slice of "emb/Adam" [4, 1] at [0, 0], [2, 1]
+    in variable_scope("foo"): TF's slot foo/emb/part_0/Adam -> slice of "emb/t_0/Adam"
 
 Example
 -------
@@ -15,6 +30,10 @@ Example
 >>> s = slot_creator.create_zeros_slot(v, "Adam")
 >>> m.op.name, s.op.name, m.trainable
 ('v/Adam', 'v/Adam_1', False)
+>>> emb = tf.get_variable("emb", [4, 1], partitioner=tf.fixed_size_partitioner(2))
+>>> slot = slot_creator.create_zeros_slot(list(emb)[1], "Adam")
+>>> slot.op.name, slot._save_slice_info.full_name, slot._save_slice_info.var_offset
+('emb/part_1/Adam', 'emb/Adam', [2, 0])
 """
 
 from __future__ import annotations
@@ -36,10 +55,32 @@ def _primary_op(primary):
     return op
 
 
+def _set_slice_info(primary, op, slot, scope: str) -> None:
+    info = getattr(primary, "_save_slice_info", None)
+    if info is None:
+        return
+    from flowgraph.ops.partitioned_variables import SaveSliceInfo
+
+    # TensorFlow's rule, kept for its checkpoint keys (see the module docstring): TF's
+    # slot is named "<variable scope>/<slot name>" and loses len(primary name) + 1 chars.
+    real_name = f"{scope}/{slot.op.name}"[len(op.name) + 1:] if scope else \
+        slot.op.name[len(op.name) + 1:]
+    rank = slot.shape.ndims
+    if rank is None or rank > 0:
+        n = len(info.full_shape) if rank is None else rank
+        slot._save_slice_info = SaveSliceInfo(
+            f"{info.full_name}/{real_name}", info.full_shape[:n], info.var_offset[:n],
+            info.var_shape[:n])
+
+
 def _make_slot(primary, initial_value, name: str, colocate_with_primary: bool,
                validate_shape: bool = True, dtype=None, shape=None) -> Variable:
     op = _primary_op(primary)
     graph = op.graph
+    from flowgraph.ops.variable_scope import get_variable_scope
+
+    with graph.as_default():
+        scope = get_variable_scope().name
     with graph.as_default(), graph.name_scope(None):
         kwargs = {"trainable": False, "collections": [GraphKeys.GLOBAL_VARIABLES],
                   "name": f"{op.name}/{name}", "validate_shape": validate_shape,
@@ -48,8 +89,11 @@ def _make_slot(primary, initial_value, name: str, colocate_with_primary: bool,
             kwargs["shape"] = shape
         if colocate_with_primary:
             with graph.colocate_with(op):
-                return Variable(initial_value, **kwargs)
-        return Variable(initial_value, **kwargs)
+                slot = Variable(initial_value, **kwargs)
+        else:
+            slot = Variable(initial_value, **kwargs)
+    _set_slice_info(primary, op, slot, scope)
+    return slot
 
 
 def create_slot(primary, val, name: str, colocate_with_primary: bool = True) -> Variable:

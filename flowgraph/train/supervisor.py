@@ -173,7 +173,16 @@ class Supervisor:
 
     def start_standard_services(self, sess):
         """Start the checkpoint thread (with a saver, a `logdir` and `save_model_secs`)
-        and the summary thread (with a summary op, a writer and `save_summaries_secs`)."""
+        and the summary thread (with a summary op, a writer and `save_summaries_secs`).
+        As in TensorFlow, the chief first writes ``logdir/graph.pbtxt``."""
+        if not self._is_chief:
+            raise RuntimeError("Only the chief Supervisor can start the standard services "
+                               "(they write checkpoints and events); start them on the "
+                               "chief, or call start_queue_runners on other tasks")
+        if self._logdir:
+            from flowgraph.train.graph_pbtxt import write_graph_pbtxt
+
+            write_graph_pbtxt(self._graph, self._logdir)
         threads = []
         if self._saver is not None and self._save_path and self._save_model_secs:
             threads.append(_ServiceThread(self._coord, self._save_model_secs,

@@ -404,7 +404,7 @@ def test_save_and_load_model(tmp_path):
                                tf.keras.layers.Lambda(lambda t: t * 3)])
     seq.compile("sgd", "mse", metrics=["mae"])
     tf.keras.models.save_model(seq, str(tmp_path / "seq"))
-    s2 = tf.keras.models.load_model(str(tmp_path / "seq"))
+    s2 = tf.keras.models.load_model(str(tmp_path / "seq"), safe_mode=False)
     assert s2.predict(np.ones((1, 3), np.float32)).tolist() == [[9.0, 9.0]]
     assert s2.metrics_names == ["loss", "mean_absolute_error"]
 

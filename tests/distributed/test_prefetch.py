@@ -56,6 +56,45 @@ def test_a_write_between_steps_is_seen_by_the_next_step(servers):
             assert sess.run(w) == 8.0
 
 
+def test_prefetched_steps_leave_no_step_stores_behind(servers):
+    """A step that applied from prefetched values returned every value in its replies:
+    neither task keeps a step store for it, and no cleanup rides on later calls."""
+    cluster = _cluster()
+    ps, worker = _as_if_remote(servers(cluster, "ps", 0)), servers(cluster, "worker", 0)
+    with tf.Graph().as_default():
+        w, x, seen, train = _counter_model()
+        with tf.Session(worker.target) as sess:
+            sess.run(w.initializer)
+            for k in range(5):  # one ordinary step, then prefetched ones
+                assert sess.run([seen, train], {x: 1.0})[0] == 1.0 + k
+            assert ps._service._steps == {} and worker._service._steps == {}
+            assert not any(sess._finished.values())
+            sess.run(w.assign(0.0))  # an ordinary run stores and is cleaned up as before
+            assert sess.run([seen, train], {x: 1.0})[0] == 0.0
+            assert sess.run([seen, train], {x: 1.0})[0] == 1.0
+            assert sess.run(w) == 2.0
+
+
+def test_ordinary_steps_keep_only_the_values_another_stage_pulls(servers, monkeypatch):
+    """Without prefetching, the ps keeps the read stage's values (the worker's pull takes
+    them) until the next call drops them; the worker's gradients (relayed by the master)
+    and the apply stage's values (the step's last) are kept nowhere."""
+    monkeypatch.setenv(SWITCH, "0")
+    cluster = _cluster()
+    ps, worker = _as_if_remote(servers(cluster, "ps", 0)), servers(cluster, "worker", 0)
+    with tf.Graph().as_default():
+        w, x, seen, train = _counter_model()
+        with tf.Session(worker.target) as sess:
+            sess.run(w.initializer)
+            for k in range(4):
+                assert sess.run([seen, train], {x: 1.0})[0] == 1.0 + k
+            assert worker._service._steps == {}
+            assert len(ps._service._steps) == 1  # the last step's reads, until next call
+            (kept,) = ps._service._steps.values()
+            assert sorted(kept[1]) == ["w/read:0"]
+            assert list(sess._finished) == [PS]
+
+
 def test_two_sessions_training_one_variable_lose_no_update(servers):
     """Interleaved steps make each other's values stale: none is lost, and backing off
     keeps the cost near the ordinary two calls per step."""

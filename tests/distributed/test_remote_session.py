@@ -306,3 +306,29 @@ def test_greedy_load_balancing_puts_each_variable_on_the_least_loaded_ps():
     assert byte_size_load_fn(variables[0].op) == 1600
     with pytest.raises(ValueError, match="num_tasks must be >= 1"):
         GreedyLoadBalancingStrategy(0)
+
+
+def test_a_long_stage_that_cannot_block_ends_at_the_run_deadline():
+    """A stage that cannot block runs without RunOptions: the task's one alarm cancels it
+    at its deadline, also when an earlier run set the alarm for a later one."""
+    server = Server.create_local_server()
+    try:
+        with tf.Graph().as_default():
+            n = tf.placeholder(tf.int32, [])
+            x = y = tf.fill(tf.stack([n, n]), 0.0)
+            for _ in range(12):  # n = 1500: ~7 GFLOP each, cancelled between them
+                y = tf.matmul(y, x)
+            total = tf.reduce_sum(y)
+            with tf.Session(server.target) as sess:
+                long = tf.RunOptions(timeout_in_ms=60_000)
+                assert sess.run(total, {n: 3}, options=long) == 0.0  # the alarm: in 60 s
+                start = time.monotonic()
+                with pytest.raises(errors.DeadlineExceededError,
+                                   match="Timed out after 100 ms"):
+                    sess.run(total, {n: 1500}, options=tf.RunOptions(timeout_in_ms=100))
+                assert time.monotonic() - start < 5
+                assert sess.run(total, {n: 2}, options=long) == 0.0
+                service = server._service
+                assert service._alarm_at is not None and not service._running
+    finally:
+        server.stop()

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from flowgraph.distributed import wire
+from flowgraph.distributed import _wire, wire
 from flowgraph.framework import errors
 
 DISTRIBUTED = pathlib.Path(__file__).resolve().parents[2] / "flowgraph" / "distributed"
@@ -87,8 +87,9 @@ def test_no_pickle_anywhere_in_the_distributed_runtime():
         assert hit is None, f"{path.name} uses {hit.group(0)!r}"
 
 
-@pytest.mark.parametrize("module", ["wire", "rpc", "cluster_spec", "master", "device_setter",
-                                    "server", "remote_session", "worker", "prefetch"])
+@pytest.mark.parametrize("module", ["wire", "_wire", "rpc", "cluster_spec", "master",
+                                    "device_setter", "server", "remote_session", "worker",
+                                    "prefetch"])
 def test_module_examples(module):
     import doctest
     import importlib
@@ -111,3 +112,51 @@ def test_decoded_arrays_are_aligned_whatever_the_header(name):
         assert out[key].flags.aligned and out[key].ctypes.data % wire.ALIGN == (
             np.frombuffer(buf, np.uint8).ctypes.data % wire.ALIGN)
         np.testing.assert_array_equal(out[key], value)
+
+
+def test_plain_arrays_and_numpy_scalars_take_the_c_path_and_encode_as_the_general_one(
+        monkeypatch):
+    tensors = {"w": np.arange(12, dtype=np.float32).reshape(3, 4), "step": np.int64(7),
+               "flag": np.bool_(True), "z": np.complex64(1 + 2j), "empty": np.zeros((0, 3))}
+    assert _wire.signature(tensors, False) is not None
+    fast = wire.encode({"h": 1}, tensors)
+    monkeypatch.setattr(wire, "signature", lambda tensors, bfloat16: None)
+    assert wire.encode({"h": 1}, tensors) == fast
+    _, out = wire.decode(fast)
+    assert out["step"].shape == () and out["step"] == 7 and out["z"] == 1 + 2j
+    assert out["empty"].shape == (0, 3)
+    np.testing.assert_array_equal(out["w"], tensors["w"])
+
+
+def test_the_c_layout_key_tells_layouts_apart_and_refuses_the_rest():
+    key = _wire.signature
+    a = np.zeros((2, 3), np.float32)
+    assert key({"a": a}, False) == key({"a": np.ones((2, 3), np.float32)}, False)
+    others = [{"b": a}, {"a": a.astype(np.float64)}, {"a": a.reshape(3, 2)},
+              {"a": a.astype(">f4")}, {"a": a, "b": a}, {"a": a.reshape(6)}]
+    keys = {key(o, False) for o in others} | {key({"a": a}, False)}
+    assert len(keys) == len(others) + 1
+    for refused in [{"a": [1.0]}, {"a": np.zeros((3, 4)).T}, {"a": np.array(["s"])},
+                    {"a": np.array([b"x"], object)}, {1: a}]:
+        assert key(refused, False) is None
+    assert key({"a": a}, True) is None  # float32 under bfloat16: the general path
+    assert key({"a": a.astype(np.float64)}, True) is not None
+
+
+def test_decoded_views_follow_the_buffer_writability_and_keep_it_alive():
+    message = wire.encode({}, {"a": np.arange(6, dtype=np.int32).reshape(2, 3)})
+    _, out = wire.decode(message)
+    assert not out["a"].flags.writeable
+    _, out = wire.decode(bytearray(message))
+    assert out["a"].flags.writeable
+    del message
+    np.testing.assert_array_equal(out["a"], np.arange(6).reshape(2, 3))
+
+
+def test_a_header_with_trailing_bytes_is_data_loss():
+    head, table = b'{"a":1} x', b"[]"
+    message = wire.MAGIC + struct.pack("<II", len(head), len(table)) + head + table
+    with pytest.raises(errors.DataLossError, match="header is not JSON"):
+        wire.decode(message)
+    padded = wire.MAGIC + struct.pack("<II", 12, 2) + b'{"a":1}     ' + table
+    assert wire.decode(padded)[0] == {"a": 1}

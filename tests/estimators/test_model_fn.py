@@ -46,7 +46,7 @@ def test_valid_specs_fill_defaults():
     loss = tf.reduce_sum(x)
     spec = EstimatorSpec(ModeKeys.TRAIN, loss=loss, train_op=tf.no_op())
     assert spec.predictions == {} and spec.eval_metric_ops == {}
-    assert spec.training_hooks == () and spec.scaffold is None
+    assert spec.training_hooks == () and isinstance(spec.scaffold, tf.train.Scaffold)
     spec = EstimatorSpec(ModeKeys.PREDICT, predictions=x)
     assert spec.predictions is x
     spec = EstimatorSpec(ModeKeys.EVAL, loss=loss, eval_metric_ops={"m": (loss, tf.no_op())})

@@ -87,7 +87,7 @@ def test_handles_keep_what_they_describe():
     release_graph(g)
     assert (b.name, b.dtype, b.shape.as_list(), b.op.type) == ("b:0", tf.float32, [None, 2], "Mul")
     assert b.graph is g and b.op.graph is g
-    assert [t.name for t in b.op.inputs] == ["a:0", "Const:0"]
+    assert [t.name for t in b.op.inputs] == ["a:0", "b/y:0"]  # TensorFlow's name
     assert [op.name for op in c.op.control_inputs] == ["b"]
     assert g.get_operations() == [] and g.finalized
     with pytest.raises(RuntimeError, match="finalized"):

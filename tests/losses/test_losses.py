@@ -129,7 +129,7 @@ def test_names_and_loss_collection():
     assert losses.get_losses(scope="softmax") == [b]
     names = {op.name for op in g.get_operations()}
     assert "softmax_cross_entropy_loss/xentropy" in names
-    assert "sparse_softmax_cross_entropy_loss/xentropy" in names
+    assert "sparse_softmax_cross_entropy_loss/xentropy/xentropy" in names
     none = losses.log_loss(LABELS, PREDS, loss_collection=None)
     assert none not in losses.get_losses()
 

@@ -9,6 +9,7 @@ new op must be added either to `CASES` (after registering its gradient) or decla
 
 from __future__ import annotations
 
+import image_random_cases
 import issue15_cases
 import issue15_cov_cases
 import issue15_math_cases
@@ -334,6 +335,7 @@ CASES.update(issue15_cases.GRADIENT_CASES)
 CASES.update(issue15_math_cases.GRADIENT_CASES)
 CASES.update(issue15_cov_cases.GRADIENT_CASES)
 CASES.update(quantize_cases.GRADIENT_CASES)
+CASES.update(image_random_cases.GRADIENT_CASES)
 
 
 def _is_test_op(name: str) -> bool:

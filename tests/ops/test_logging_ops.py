@@ -52,7 +52,7 @@ def test_print_shape_inference_and_gradient(sess):
     y = Print(x, [tf.shape(x)], "shape: ")
     assert y.shape.as_list() == [None, 3]
     unknown = tf.placeholder(tf.float32)
-    assert Print(unknown, unknown).shape.ndims is None
+    assert Print(unknown, [unknown]).shape.ndims is None
     w = tf.constant([2.0, 3.0, 4.0])
     loss = tf.reduce_sum(Print(x * w, [w]))
     (grad,) = tf.gradients(loss, x)

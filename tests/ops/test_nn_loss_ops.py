@@ -31,7 +31,9 @@ def test_softmax_xent_matches_numpy(sess, dtype):
     labels = RNG.dirichlet(np.ones(5), size=4).astype(dtype)
     loss = nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
     out = sess.run(loss)
-    assert loss.op.type == "SoftmaxCrossEntropyWithLogits" and out.dtype == dtype
+    # TF's layout: the op's loss is reshaped back to the batch shape ("…/Reshape_2").
+    assert loss.op.type == "Reshape" and loss.name.endswith("/Reshape_2:0")
+    assert loss.op.inputs[0].op.type == "SoftmaxCrossEntropyWithLogits" and out.dtype == dtype
     want = -(labels.astype(np.float64) * np_log_softmax(logits)).sum(-1)
     tol = 5e-3 if dtype == np.float16 else 1e-6
     np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
@@ -40,7 +42,7 @@ def test_softmax_xent_matches_numpy(sess, dtype):
 def test_softmax_xent_backprop_output(sess):
     logits = RNG.standard_normal((3, 4)).astype(np.float32)
     labels = np.eye(4, dtype=np.float32)[[0, 3, 1]]
-    op = nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits).op
+    op = nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits).op.inputs[0].op
     loss, backprop = sess.run(op.outputs)
     np.testing.assert_allclose(backprop, np.exp(np_log_softmax(logits)) - labels, atol=1e-6)
     assert op.outputs[1].shape.as_list() == [3, 4] and loss.shape == (3,)
@@ -116,7 +118,7 @@ def test_sparse_softmax_xent_matches_numpy(sess, label_dtype):
     labels = np.array([0, 4, 2, 2, 1, 3], label_dtype)
     loss = nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     assert loss.op.type == "SparseSoftmaxCrossEntropyWithLogits"
-    assert loss.op.name == "SparseSoftmaxCrossEntropyWithLogits"
+    assert loss.op.name == "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits"
     out = sess.run(loss)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, -np_log_softmax(logits)[np.arange(6), labels], rtol=1e-5)

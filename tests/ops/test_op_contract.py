@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+import image_random_cases
 import issue15_cases
 import issue15_cov_cases
 import issue15_math_cases
@@ -858,6 +859,12 @@ for _name, _cases in issue15_math_cases.CONTRACT_CASES.items():
 # -- scatter, linear-algebra and diagonal ops (tests/ops/issue15_cov_cases.py)
 VALUE_DEPENDENT |= issue15_cov_cases.VALUE_DEPENDENT
 for _name, _cases in issue15_cov_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- box, image-codec and stateless random ops (tests/ops/image_random_cases.py)
+VALUE_DEPENDENT |= image_random_cases.VALUE_DEPENDENT
+for _name, _cases in image_random_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 

@@ -185,7 +185,7 @@ def test_registry_is_per_graph_and_released_with_it():
 
 
 def test_argument_errors():
-    with pytest.raises(TypeError, match="callable"):
+    with pytest.raises(ValueError, match="callable"):  # TF's type
         py_func("not a function", [tf.constant(1)], tf.int32)
     with pytest.raises(TypeError, match="Tout"):
         py_func(abs, [tf.constant(1)], "no_such_dtype")

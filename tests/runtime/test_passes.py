@@ -111,7 +111,7 @@ def test_a_compiled_plan_lists_its_nodes_and_devices():
 def test_a_grpc_target_raises_instead_of_running_locally():
     with pytest.raises(errors.UnavailableError, match="unavailable"):
         tf.Session("grpc://localhost:2222")  # nothing listens there
-    with pytest.raises(errors.InvalidArgumentError, match="not supported"):
+    with pytest.raises(errors.NotFoundError, match="not supported"):  # TF's type
         tf.Session("http://localhost:2222")
 
 

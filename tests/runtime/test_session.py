@@ -56,7 +56,7 @@ def test_session_properties(sess):
         tf.Session(graph="nope")
     with pytest.raises(TypeError):
         tf.Session(config={"device_count": {"CPU": 2}})
-    with pytest.raises(tf.errors.InvalidArgumentError, match="not supported"):
+    with pytest.raises(tf.errors.NotFoundError, match="not supported"):  # TF's type
         tf.Session("http://x")
 
 

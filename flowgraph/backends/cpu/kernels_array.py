@@ -78,12 +78,12 @@ def reshape(x, shape):
         if known == 0 or n % known:
             raise errors.InvalidArgumentError(
                 None, None, f"Input to reshape is a tensor with {n} values, but the requested "
-                f"shape {dims} requires a multiple of {known}")
+                f"shape requires a multiple of {known} (requested shape {dims})")
         dims[dims.index(-1)] = n // known
     elif known != n:
         raise errors.InvalidArgumentError(
-            None, None, f"Input to reshape is a tensor with {n} values (shape "
-            f"{list(np.shape(x))}), but the requested shape {dims} has {known}")
+            None, None, f"Input to reshape is a tensor with {n} values, but the requested "
+            f"shape has {known} (input shape {list(np.shape(x))}, requested shape {dims})")
     return np.reshape(x, dims)
 
 
@@ -92,7 +92,7 @@ def expand_dims(x, axis):
     a = int(axis)
     if not -np.ndim(x) - 1 <= a <= np.ndim(x):
         raise errors.InvalidArgumentError(
-            None, None, f"Tried to expand dim index {a} for tensor with {np.ndim(x)} dimensions")
+            None, None, f"Tried to expand dim index {a} for tensor with {np.ndim(x)} dimensions.")
     return np.expand_dims(x, a)
 
 
@@ -114,9 +114,12 @@ def squeeze(x, *, squeeze_dims):
 def _check_perm(x, perm):
     perm = [int(p) for p in np.reshape(perm, -1)]
     if sorted(perm) != list(range(np.ndim(x))):
+        missing = [i for i in range(np.ndim(x)) if i not in perm]
+        head = (f"{missing[0]} is missing from {{{','.join(map(str, perm))}}}. " if missing
+                and len(perm) == np.ndim(x) else "")  # TF's wording first
         raise errors.InvalidArgumentError(
-            None, None, f"transpose expects a permutation of 0..{np.ndim(x) - 1} for an "
-            f"input of shape {list(np.shape(x))}, got perm {perm}")
+            None, None, f"{head}transpose expects a permutation of 0..{np.ndim(x) - 1} for "
+            f"an input of shape {list(np.shape(x))}, got perm {perm}")
     return perm
 
 

@@ -30,9 +30,10 @@ def slice_(x, begin, size):
     idx = []
     for i, (b, s, d) in enumerate(zip(begin, size, x.shape)):
         s = d - b if s == -1 else s
-        if not (0 <= b <= d and 0 <= s and b + s <= d):
-            raise _invalid(f"Expected begin[{i}] in [0, {d}] and size[{i}] in [0, {d - b}], "
-                           f"but got {begin[i]} and {size[i]}")
+        if not 0 <= b <= d:  # TF's two messages: begin first, then size
+            raise _invalid(f"Expected begin[{i}] in [0, {d}], but got {b}")
+        if not (0 <= s and b + s <= d):
+            raise _invalid(f"Expected size[{i}] in [0, {d - b}], but got {size[i]}")
         idx.append(np.s_[b:b + s])
     return x[tuple(idx)]
 
@@ -54,8 +55,8 @@ def _check_range(indices, n: int) -> None:
     bad = (indices < 0) | (indices >= n)
     if np.any(bad):
         pos = np.argwhere(bad)[0]
-        raise _invalid(f"indices[{_fmt_index(pos)}] = {int(indices[tuple(pos)])} is not in "
-                       f"[0, {n})")
+        where = f"[{_fmt_index(pos)}]" if len(pos) else ""  # TF: "indices = 7" for a scalar
+        raise _invalid(f"indices{where} = {int(indices[tuple(pos)])} is not in [0, {n})")
 
 
 def take(params: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:

@@ -30,8 +30,10 @@ def concat(*args):
     a = _axis(axis, max(r, 1), "concat")
     for i, v in enumerate(values):
         if v.shape[:a] + v.shape[a + 1:] != values[0].shape[:a] + values[0].shape[a + 1:]:
-            raise _invalid(f"ConcatOp : Dimensions of inputs should match: shape[0] = "
-                           f"{list(values[0].shape)} vs. shape[{i}] = {list(v.shape)}")
+            bad = next(j for j in range(r) if j != a and v.shape[j] != values[0].shape[j])
+            raise _invalid(f"ConcatOp : Dimension {bad} in both shapes must be equal: shape[0] "
+                           f"= {list(values[0].shape)} vs. shape[{i}] = {list(v.shape)} "
+                           "(Dimensions of inputs should match)")
     return np.concatenate(values, axis=a)
 
 
@@ -100,7 +102,8 @@ def _paddings(x, paddings):
         raise _invalid(f"paddings must be a matrix with shape [{np.ndim(x)}, 2] for an input "
                        f"of shape {list(np.shape(x))}, got {list(p.shape)}")
     if np.any(p < 0):
-        raise _invalid(f"paddings must be non-negative, got {p.tolist()}")
+        raise _invalid(f"Paddings must be non-negative: {' '.join(map(str, p.ravel()))} "
+                       f"(paddings {p.tolist()})")
     return [(int(a), int(b)) for a, b in p]
 
 

@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.framework.errors import InvalidArgumentError
+from flowgraph.framework.errors import InternalError, InvalidArgumentError
 
 try:  # recycled output arrays (Cython); fresh ones otherwise
     from flowgraph.backends.cpu._buffers import empty as _empty
@@ -110,9 +110,9 @@ def squared_difference(x, y):
     return d * np.conj(d) if d.dtype.kind == "c" else np.square(d)
 
 
-def _check_divisor(y):
+def _check_divisor(y, error=InvalidArgumentError):
     if y.dtype.kind in "iu" and not np.all(y):
-        raise InvalidArgumentError(None, None, "Integer division by zero")
+        raise error(None, None, "Integer division by zero")
 
 
 @cpu_kernel("FloorDiv")
@@ -134,7 +134,7 @@ def floor_mod(x, y):
 @cpu_kernel("TruncateDiv")
 @_quiet
 def truncate_div(x, y):
-    _check_divisor(y)
+    _check_divisor(y, InternalError)  # TensorFlow's truncating kernels report INTERNAL
     if x.dtype.kind == "f":
         return np.trunc(np.true_divide(x, y))
     return np.floor_divide(np.subtract(x, np.fmod(x, y)), y)
@@ -143,7 +143,7 @@ def truncate_div(x, y):
 @cpu_kernel("TruncateMod")
 @_quiet
 def truncate_mod(x, y):
-    _check_divisor(y)
+    _check_divisor(y, InternalError)  # TensorFlow's truncating kernels report INTERNAL
     return np.fmod(x, y)
 
 

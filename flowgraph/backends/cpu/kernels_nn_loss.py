@@ -83,6 +83,12 @@ def softmax_cross_entropy_with_logits(features, labels):
             and labels.dtype == features.dtype and _c_array(labels)):
         return _row_chunks(_loss.dense_xent, features, labels)
     dtype = features.dtype
+    try:
+        np.broadcast_shapes(features.shape, labels.shape)
+    except ValueError:
+        raise errors.InvalidArgumentError(
+            None, None, f"logits and labels must be broadcastable: logits_size="
+            f"{list(features.shape)} labels_size={list(labels.shape)}") from None
     ct = _compute_dtype(dtype)
     z, lse = _shifted_and_lse(features.astype(ct, copy=False))
     lab = labels.astype(ct, copy=False)

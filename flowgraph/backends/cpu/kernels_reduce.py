@@ -123,8 +123,9 @@ def _axis(x: np.ndarray, axis, what: str) -> int:
     a = int(np.reshape(axis, -1)[0])
     if not -x.ndim <= a < x.ndim:
         raise InvalidArgumentError(
-            None, None, f"{what}: axis {a} must be in the range [{-x.ndim}, {x.ndim}) for "
-            f"an input of shape {list(x.shape)}")
+            None, None, f"Expected {'scan axis' if what.startswith('Cum') else 'dimension'} "
+            f"in the range [{-x.ndim}, {x.ndim}), but got {a} ({what}: axis {a}, input "
+            f"shape {list(x.shape)})")
     return a % x.ndim
 
 

@@ -83,7 +83,10 @@ def _order(indices) -> np.ndarray:
 
 @cpu_kernel("SparseReorder")
 def sparse_reorder(indices, values, shape):
-    _check_sparse(indices, shape)
+    # Only the layout is checked: TensorFlow reorders out-of-range indices as given
+    if indices.ndim != 2 or indices.shape[1] != shape.size:
+        raise _invalid(f"indices must be [N, {shape.size}] for a dense shape of rank "
+                       f"{shape.size}, got {list(indices.shape)}")
     perm = _order(indices)
     return indices[perm].astype(np.int64), values[perm]
 

@@ -16,9 +16,9 @@ def _check_shape(ref: VariableState, value: np.ndarray, what: str) -> None:
     if ref.value is not None and ref.value.shape != value.shape:
         raise errors.InvalidArgumentError(
             None, None,
-            f"{what}: variable '{ref.name}' has shape {ref.value.shape} but the value has "
-            f"shape {value.shape}; shapes must match (pass validate_shape=False to replace "
-            "the shape)"
+            f"{what} requires shapes of both tensors to match. lhs shape= "
+            f"{list(ref.value.shape)} rhs shape= {list(value.shape)} (variable "
+            f"'{ref.name}'; pass validate_shape=False to replace the shape)"
         )
 
 

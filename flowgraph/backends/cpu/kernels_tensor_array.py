@@ -61,8 +61,8 @@ class RunTensorArray:
     def __repr__(self) -> str:
         return f"<TensorArray '{self.name}' size={len(self.values)}>"
 
-    def _error(self, what: str) -> errors.InvalidArgumentError:
-        return errors.InvalidArgumentError(None, None, f"TensorArray {self.name}: {what}")
+    def _error(self, what: str, cls=errors.InvalidArgumentError) -> errors.OpError:
+        return cls(None, None, f"TensorArray {self.name}: {what}")
 
     def _index(self, index, op: str) -> int:
         i = int(index)
@@ -203,7 +203,8 @@ def _gather(ta: RunTensorArray, indices, op: str, element_shape=None):
         shape = ta.element_shape or _shape_tuple(element_shape)
         if shape is None or any(d is None for d in shape):
             raise ta._error(f"{op}: gathering no elements needs a fully known element "
-                            f"shape, found {_describe(shape)}")
+                            f"shape, found {_describe(shape)}",
+                            errors.UnimplementedError)  # TF's type: only static shapes
         return np.zeros((0, *shape), ta.dtype)
     values = [ta.read(i, op) for i in idx]
     first = values[0].shape

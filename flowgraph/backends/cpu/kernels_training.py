@@ -210,7 +210,11 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
 
     # The flag attributes are named (not **attrs) so that binding passes only those the
     # op has: fewer keywords to merge on every call.
+    lr_at = pos["lr"] if sparse and rule == _training.FTRL else None
+
     def kernel(*inputs, use_locking=False, op=None, use_nesterov=False, update_slots=True):
+        if lr_at is not None:
+            _check_ftrl_lr(inputs[lr_at], op_type, op)
         if use_locking:
             with kernel_util.locked(inputs[:num_refs], True):
                 if not _UPDATES[op_type](inputs, use_nesterov, update_slots):
@@ -222,6 +226,18 @@ def _make_kernel(op_type: str, rule_name: str, sparse: bool):
     kernel.__name__ = kernel.__qualname__ = op_type
     kernel.__doc__ = f"In-place `{op_type}` ({'sparse' if sparse else 'dense'} {rule_name})."
     return kernel
+
+
+def _check_ftrl_lr(lr, op_type: str, op) -> None:
+    """TensorFlow's sparse FTRL kernels refuse a learning rate that is not > 0 (the
+    update would divide by it); the dense ones do not check."""
+    value = np.asarray(lr)
+    if value.ndim == 0 and value > 0:
+        return
+    name = getattr(op, "name", "?")
+    raise _invalid(f"lr is not a positive scalar (or zero if multiply_linear_by_lr is set): "
+                   f"{list(value.shape)} (op '{name}' ({op_type}) got lr={value.tolist()}; "
+                   "pass FtrlOptimizer a learning_rate > 0)")
 
 
 def _direct_path(rule: int, spec: tuple, flag_attr, pos: dict, num_refs: int,

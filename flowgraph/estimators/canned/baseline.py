@@ -40,14 +40,19 @@ def binary_or_multi_class_head(n_classes, weight_column, label_vocabulary, loss_
         head = BinaryClassHead(weight_column=weight_column, label_vocabulary=label_vocabulary,
                                loss_reduction=loss_reduction)
         head._pr_auc_summation = "trapezoidal"  # TF1's v1 heads: tf.metrics.auc's default
-        return head
-    return MultiClassHead(n_classes, weight_column=weight_column,
-                          label_vocabulary=label_vocabulary, loss_reduction=loss_reduction)
+    else:
+        head = MultiClassHead(n_classes, weight_column=weight_column,
+                              label_vocabulary=label_vocabulary, loss_reduction=loss_reduction)
+    head._train_mean_loss_summary = True  # TF1's v1 heads write `average_loss` too
+    return head
 
 
 def regression_head(label_dimension, weight_column, loss_reduction):
-    return RegressionHead(label_dimension=label_dimension, weight_column=weight_column,
+    """`RegressionHead` with the training summaries of TF1's canned estimators."""
+    head = RegressionHead(label_dimension=label_dimension, weight_column=weight_column,
                           loss_reduction=loss_reduction)
+    head._train_mean_loss_summary = True
+    return head
 
 
 def check_features_dict(features, estimator_name: str) -> None:

@@ -2,9 +2,18 @@
 
 The logits are ``tf.feature_column.linear_model(features, feature_columns,
 units=head.logits_dimension, sparse_combiner=...)`` built under the variable scope
-``linear``, so the variables are TF's: ``linear/linear_model/<column>/weights`` and
-``linear/linear_model/bias_weights``. Categorical columns (hashed, vocabulary, crossed)
-enter directly, one weight per bucket; dense columns one weight per value.
+``linear`` with a partitioner, as TF's canned model builds them: `partitioner`, or by
+default ``min_max_variable_partitioner(max_partitions=config.num_ps_replicas,
+min_slice_size=64 << 20)`` (one part outside a parameter-server cluster). So the
+variables are parts ``linear/linear_model/<column>/weights/part_<i>`` and
+``linear/linear_model/bias_weights/part_<i>``, saved under their full names (one part is
+saved whole), and the optimizer, run inside that scope as in TF, names the slots
+``linear/linear/linear_model/<column>/weights/part_<i>/Ftrl``, which TF's slot rule
+(`flowgraph.train.slot_creator`) saves as the slice of entry
+``linear/linear_model/<column>/weights/part_<i>/Ftrl``: a checkpoint holds TF's keys and
+slices, so either framework continues training from the other's. Categorical columns
+(hashed, vocabulary, crossed) enter directly, one weight per bucket; dense columns one
+weight per value.
 
 Training minimizes the head's loss with FTRL by default (see `canned.optimizers` for the
 learning rates). Summaries: ``linear/bias`` (a scalar for one logit, a histogram
@@ -26,6 +35,8 @@ Example
 """
 
 from __future__ import annotations
+
+import re
 
 from flowgraph.estimators.canned import optimizers
 from flowgraph.estimators.canned.baseline import (
@@ -86,13 +97,17 @@ def _add_linear_summaries(units: int, scope_name: str) -> None:
     from flowgraph.summary import histogram, scalar
 
     variables = get_collection(GraphKeys.TRAINABLE_VARIABLES, scope=scope_name)
-    bias = [v for v in variables if v.op.name.endswith("/bias_weights")]
-    weights = [v for v in variables if v not in bias]
+    # the bias, or its parts (``bias_weights/part_<i>``) under a partitioner
+    bias = [v for v in variables if re.search(r"/bias_weights(/part_\d+)?$", v.op.name)]
+    weights = [v for v in variables if all(v is not b for b in bias)]
     if bias:
+        from flowgraph.ops.array_ops import concat
+
+        value = bias[0] if len(bias) == 1 else concat(bias, 0)
         if units > 1:
-            histogram("bias", bias[0])
+            histogram("bias", value)
         else:
-            scalar("bias", bias[0][0])
+            scalar("bias", value[0])
     if weights:
         scalar("fraction_of_zero_weights", _fraction_of_zero(weights))
 
@@ -131,15 +146,24 @@ def linear_logit_fn_builder(units: int, feature_columns, sparse_combiner: str = 
 
 
 def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, config=None,
-                    sparse_combiner="sum"):
-    """The `model_fn` of the linear estimators: linear logits under ``linear``, trained
-    by `optimizer` (a name trains at 0.2; None at ``min(0.2, 1/sqrt(n_columns))``)."""
-    del config
+                    sparse_combiner="sum", partitioner=None):
+    """The `model_fn` of the linear estimators: linear logits under ``linear`` (its
+    variables split by `partitioner`, by default into ``config.num_ps_replicas`` parts at
+    most), trained by `optimizer` (a name trains at 0.2; None at
+    ``min(0.2, 1/sqrt(n_columns))``)."""
     check_features_dict(features, "The linear model")
     columns = as_column_list(feature_columns)
     from flowgraph.ops.variable_scope import variable_scope
 
-    with variable_scope("linear", values=tuple(features.values())):
+    if partitioner is None:
+        from flowgraph.ops.scope_compat import min_max_variable_partitioner
+
+        replicas = getattr(config, "num_ps_replicas", 0) or 0
+        # TF asks for at most num_ps_replicas parts and makes at least one
+        partitioner = min_max_variable_partitioner(max_partitions=max(int(replicas), 1),
+                                                   min_slice_size=64 << 20)
+
+    with variable_scope("linear", values=tuple(features.values()), partitioner=partitioner):
         logits = linear_logit_fn_builder(head.logits_dimension, columns,
                                          sparse_combiner)(features)
         if optimizer is None:
@@ -152,13 +176,14 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, co
                                           optimizer=opt, logits=logits)
 
 
-def _model_fn_for(head, feature_columns, optimizer, sparse_combiner):
+def _model_fn_for(head, feature_columns, optimizer, sparse_combiner, partitioner=None):
     columns = tuple(as_column_list(feature_columns))
     _check_sparse_combiner(sparse_combiner)
 
     def _model_fn(features, labels, mode, config):
         return linear_model_fn(features, labels, mode, head, columns, optimizer,
-                               config=config, sparse_combiner=sparse_combiner)
+                               config=config, sparse_combiner=sparse_combiner,
+                               partitioner=partitioner)
 
     return _model_fn
 
@@ -181,6 +206,9 @@ class LinearClassifier(Estimator):
         A name trains at learning rate 0.2; None uses FTRL at ``min(0.2, 1/sqrt(n))`` for
         n feature columns.
     config : RunConfig, optional
+    partitioner : callable, optional
+        Partitions the weights (``tf.fixed_size_partitioner(2)``,
+        ``tf.min_max_variable_partitioner(...)``), as in TF.
     warm_start_from : str or WarmStartSettings, optional
     loss_reduction : str, default SUM
         TF1's default: a batch's loss is the weighted sum over its examples.
@@ -199,11 +227,10 @@ class LinearClassifier(Estimator):
     def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, optimizer="Ftrl", config=None, partitioner=None,
                  warm_start_from=None, loss_reduction=SUM, sparse_combiner="sum") -> None:
-        del partitioner  # variables are never partitioned in flowgraph
         head = binary_or_multi_class_head(n_classes, weight_column, label_vocabulary,
                                           loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, feature_columns, optimizer,
-                                                sparse_combiner),
+                                                sparse_combiner, partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
@@ -220,6 +247,8 @@ class LinearRegressor(Estimator):
     optimizer : Optimizer, str or callable, default 'Ftrl'
         As for `LinearClassifier`.
     config : RunConfig, optional
+    partitioner : callable, optional
+        As for `LinearClassifier`.
     warm_start_from : str or WarmStartSettings, optional
     loss_reduction : str, default SUM
         TF1's default: a batch's loss is the weighted sum over its examples.
@@ -237,10 +266,9 @@ class LinearRegressor(Estimator):
     def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
                  optimizer="Ftrl", config=None, partitioner=None, warm_start_from=None,
                  loss_reduction=SUM, sparse_combiner="sum") -> None:
-        del partitioner  # variables are never partitioned in flowgraph
         head = regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, feature_columns, optimizer,
-                                                sparse_combiner),
+                                                sparse_combiner, partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
@@ -258,7 +286,6 @@ class LinearEstimator(Estimator):
 
     def __init__(self, head, feature_columns, model_dir=None, optimizer="Ftrl", config=None,
                  partitioner=None, sparse_combiner="sum", warm_start_from=None) -> None:
-        del partitioner  # variables are never partitioned in flowgraph
         super().__init__(model_fn=_model_fn_for(head, feature_columns, optimizer,
-                                                sparse_combiner),
+                                                sparse_combiner, partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)

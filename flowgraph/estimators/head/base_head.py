@@ -293,11 +293,20 @@ def create_estimator_spec_train_op(head_name, optimizer=None, trainable_variable
         if optimizer is not None:
             if train_op_fn is not None:
                 raise ValueError("train_op_fn and optimizer cannot both be set.")
-            if not hasattr(optimizer, "minimize"):
+            keras_optimizer = not hasattr(optimizer, "minimize") and hasattr(optimizer,
+                                                                             "_make")
+            if not (keras_optimizer or hasattr(optimizer, "minimize")):
                 raise ValueError(
                     f"The given optimizer is not an optimizer (it has no minimize method). "
                     f"Received optimizer of type {type(optimizer)}.")
             validate_trainable_variables(trainable_variables)
+            if keras_optimizer:
+                # a tf.keras optimizer (TF 2's heads take only those) updates the
+                # variables it is given, counting steps in the global step
+                if trainable_variables is None:
+                    raise ValueError(f"trainable_variables cannot be None. Given "
+                                     f"{trainable_variables}")
+                optimizer = optimizer._make()
             from flowgraph.train.training_util import get_global_step
 
             kwargs = {"global_step": get_global_step()}
@@ -427,9 +436,29 @@ class Head(abc.ABC):
                 self.name, optimizer=optimizer, trainable_variables=trainable_variables,
                 train_op_fn=train_op_fn, update_ops=update_ops,
                 regularized_training_loss=loss)
+            mean_loss = (self._mean_loss(labels, logits, features)
+                         if getattr(self, "_train_mean_loss_summary", False) else None)
         create_estimator_spec_summary(loss, regularization_losses, self._summary_key)
+        if mean_loss is not None:
+            from flowgraph.summary import scalar
+
+            with name_scope(""):
+                scalar(self._summary_key(MetricKeys.LOSS_MEAN), mean_loss)
         return _estimator_spec(mode=mode, predictions=predictions, loss=loss,
                                train_op=train_op)
+
+    def _mean_loss(self, labels, logits, features):
+        """The weighted mean of the batch's losses: TF1's canned estimators (their v1
+        heads) summarize it as ``average_loss`` while training."""
+        from flowgraph.estimators.head import vocab_ops
+
+        with name_scope(None, "losses", [logits, labels]):
+            logits = vocab_ops.check_logits_final_dim(logits, self.logits_dimension,
+                                                      self._name)
+            processed = self._processed_labels(logits, labels)
+            unweighted, weights = self._unweighted_loss_and_weights(logits, processed,
+                                                                    features)
+            return compute_weighted_loss(unweighted, weights, MEAN)
 
 
 def check_prediction_keys(pred_keys, valid_keys) -> None:

@@ -16,6 +16,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
 from flowgraph.framework.graph import name_scope
 from flowgraph.ops import array_ops, math_ops, math_reduce, nn_ops
 from flowgraph.ops.nn_loss_ops import sigmoid_cross_entropy_with_logits
@@ -132,9 +133,12 @@ class BinaryClassHead(Head):
             labels = vocab_ops.label_vocab_lookup(labels, self._label_vocabulary,
                                                   self._name or type(self).__name__)
         elif labels.dtype.base_dtype == _dtypes.string:
-            raise ValueError(
-                f"Labels are strings ({labels.name}) but the head has no label_vocabulary; "
-                f"pass label_vocabulary=[negative, positive] or feed labels in [0, 1].")
+            # TF fails casting the strings to float when it runs: UnimplementedError
+            raise errors.UnimplementedError(
+                None, None,
+                f"Cast string to float is not supported: labels are strings ({labels.name}) "
+                f"but the head has no label_vocabulary; pass label_vocabulary=[negative, "
+                f"positive] or feed labels in [0, 1].")
         labels = math_ops.cast(labels, _dtypes.float32)
         return vocab_ops.check_label_range(labels, 2, head_name=self._name)
 

@@ -47,11 +47,17 @@ from flowgraph.framework.event_format import (
     read_varint,
     write_varint,
 )
-from flowgraph.framework.tf_formats.bundle_slices import parse_slice, slice_key, write_slice
+from flowgraph.framework.tf_formats.bundle_slices import (
+    format_region,
+    parse_slice,
+    region_overlaps,
+    slice_key,
+    write_slice,
+)
 from flowgraph.framework.tf_formats.table import read_table, write_table
 
-__all__ = ["BundleReader", "bundle_data_files", "bundle_files", "data_file", "index_file",
-           "is_bundle", "write_bundle"]
+__all__ = ["BundleReader", "SlicesNotCoveredError", "bundle_data_files", "bundle_files",
+           "data_file", "index_file", "is_bundle", "write_bundle"]
 
 _FORMAT_VERSION = 1  # TensorFlow's kTensorBundleVersion
 
@@ -69,6 +75,12 @@ class BundleEntryProto(Message):
     FIELDS = ((1, "dtype", "enum", False), (2, "shape", TensorShapeProto, False),
               (3, "shard_id", "int32", False), (4, "offset", "int64", False),
               (5, "size", "int64", False), (7, "slices", "bytes", True))
+
+
+class SlicesNotCoveredError(errors.InvalidArgumentError, ValueError):
+    """A region of a partitioned tensor that its saved slices do not cover: an
+    InvalidArgumentError when restoring (as TF's Saver raises), a ValueError from
+    ``reader.get_tensor`` (as TF's checkpoint reader raises)."""
 
 
 def index_file(prefix: str) -> str:
@@ -236,8 +248,39 @@ class BundleReader:
                 None, None, f"Key {tensor_str} not found in checkpoint {self.path}")
         entry = self._entry(tensor_str)
         if entry.slices:
-            return self._assemble(tensor_str, entry)
+            shape = self.tensor_shape(tensor_str)
+            return self._assemble(tensor_str, entry, [0] * len(shape), shape)
         return self._value(tensor_str, entry, self._entries[tensor_str])
+
+    def get_slice(self, tensor_str: str, starts, lengths) -> np.ndarray:
+        """The region of `tensor_str` at `starts` with `lengths` (one per axis), from the
+        whole tensor or from whichever saved slices cover it. Raises NotFoundError for a
+        missing key and InvalidArgumentError for a region outside the tensor or not
+        covered by its saved slices.
+
+        Example
+        -------
+        >>> import os, tempfile, numpy as np
+        >>> prefix = os.path.join(tempfile.mkdtemp(), "ckpt")
+        >>> write_bundle(prefix, {}, {"w": ([4], [([2], np.array([5.0, 6.0]))])})
+        >>> BundleReader(prefix).get_slice("w", [3], [1]).tolist()
+        [6.0]
+        """
+        if not self.has_tensor(tensor_str):
+            raise errors.NotFoundError(
+                None, None, f"Key {tensor_str} not found in checkpoint {self.path}")
+        starts, lengths = [int(a) for a in starts], [int(n) for n in lengths]
+        shape, entry = self.tensor_shape(tensor_str), self._entry(tensor_str)
+        if len(starts) != len(shape) or len(lengths) != len(shape) or any(
+                a < 0 or n < 0 or a + n > d for a, n, d in zip(starts, lengths, shape)):
+            raise errors.InvalidArgumentError(
+                None, None, f"Checkpoint {self.path}: the region "
+                f"{format_region(starts, lengths)} does not fit tensor '{tensor_str}' of "
+                f"shape {shape}; ask for a region within it.")
+        if entry.slices:
+            return self._assemble(tensor_str, entry, starts, lengths)
+        value = self._value(tensor_str, entry, self._entries[tensor_str])
+        return value[tuple(slice(a, a + n) for a, n in zip(starts, lengths))]
 
     def _value(self, name: str, entry: BundleEntryProto, raw: bytes) -> np.ndarray:
         dtype = self.tensor_dtype(name)
@@ -253,43 +296,62 @@ class BundleReader:
         except ValueError as e:
             raise self._data_loss(file, ValueError(f"tensor '{name}': {e}")) from None
 
-    def _assemble(self, name: str, entry: BundleEntryProto) -> np.ndarray:
-        """A partitioned tensor, whole, from its parts. Every part is read (its size
-        checked against its file) before the whole is allocated, and the parts must
-        cover it exactly once."""
-        shape, index = self.tensor_shape(name), index_file(self.path)
-        pieces, total = [], 0
+    def _saved_slices(self, name: str, entry: BundleEntryProto) -> list:
+        shape, out = self.tensor_shape(name), []
         for raw_slice in entry.slices:
             try:
                 starts, lengths, key_lengths = parse_slice(raw_slice, shape)
             except ValueError as e:
-                raise self._data_loss(index, ValueError(f"tensor '{name}': {e}")) from None
-            key = slice_key(name, starts, key_lengths)
+                raise self._data_loss(index_file(self.path),
+                                      ValueError(f"tensor '{name}': {e}")) from None
+            out.append((starts, lengths, slice_key(name, starts, key_lengths)))
+        return out
+
+    def _assemble(self, name: str, entry: BundleEntryProto, starts: list,
+                  lengths: list) -> np.ndarray:
+        """The region `starts`/`lengths` of a partitioned tensor from the saved slices
+        that overlap it. The slices' extents are checked against the tensor's shape and
+        their tiling of the region before any part is read, and every part read (its
+        size checked against its file) before the region is allocated."""
+        index, saved = index_file(self.path), self._saved_slices(name, entry)
+        needed, problem = region_overlaps(starts, lengths, [(s, n) for s, n, _ in saved])
+        region = format_region(starts, lengths)
+        if problem == "overlap":
+            raise self._data_loss(index, ValueError(
+                f"tensor '{name}': two of its saved slices overlap in region {region}"))
+        if problem == "short":
+            have = ", ".join(format_region(s, n) for s, n, _ in saved) or "none"
+            raise SlicesNotCoveredError(
+                None, None, f"Checkpoint {self.path} does not have sufficient slices of "
+                f"tensor '{name}' (shape {self.tensor_shape(name)}) to restore the region "
+                f"{region}: the saved slices are {have}. Restore a region they cover (the "
+                "checkpoint was written by a differently partitioned variable), or use the "
+                "graph that wrote it.")
+        pieces = []
+        for i, overlap_starts, overlap_lengths in needed:
+            part_starts, part_lengths, key = saved[i]
             if key not in self._parts:
                 raise self._data_loss(index, ValueError(
-                    f"tensor '{name}': the part at {starts} of shape {lengths} is missing"))
+                    f"tensor '{name}': the part at {part_starts} of shape {part_lengths} "
+                    "is missing"))
             raw = self._parts[key]
             part = self._decode(raw)
-            if part.dtype != entry.dtype or [int(d.size) for d in part.shape.dim] != lengths:
+            if part.dtype != entry.dtype or [int(d.size) for d in part.shape.dim] != \
+                    part_lengths:
                 raise self._data_loss(index, ValueError(
-                    f"tensor '{name}': the part at {starts} does not have the slice's shape "
-                    f"{lengths} and the tensor's dtype"))
+                    f"tensor '{name}': the part at {part_starts} does not have the slice's "
+                    f"shape {part_lengths} and the tensor's dtype"))
             value = self._value(name, part, raw)
-            pieces.append((starts, value))
-            total += value.size
-        if total != int(np.prod(shape, dtype=np.int64)):
-            raise self._data_loss(index, ValueError(
-                f"tensor '{name}' of shape {shape}: its parts hold {total} elements"))
+            src = tuple(slice(a - p, a - p + n) for a, n, p in
+                        zip(overlap_starts, overlap_lengths, part_starts))
+            dst = tuple(slice(a - r, a - r + n) for a, n, r in
+                        zip(overlap_starts, overlap_lengths, starts))
+            pieces.append((dst, value[src]))
         dtype = self.tensor_dtype(name)
-        out = np.empty(shape, dtype=object if dtype == _dtypes.string
+        out = np.empty(lengths, dtype=object if dtype == _dtypes.string
                        else np.dtype(dtype.as_numpy_dtype))
-        covered = np.zeros(shape, dtype=bool)
-        for starts, value in pieces:
-            where = tuple(slice(a, a + n) for a, n in zip(starts, value.shape))
-            out[where] = value
-            covered[where] = True
-        if not covered.all():
-            raise self._data_loss(index, ValueError(f"tensor '{name}': its parts overlap"))
+        for dst, value in pieces:
+            out[dst] = value
         return out
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
@@ -365,7 +427,8 @@ def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tupl
     or all before renaming any, so that no index points at missing bytes).
 
     `slices` holds partitioned tensors, TensorFlow's way (see `bundle_slices`): name ->
-    ``(full shape, [(starts of a part, part array), ...])``.
+    ``(full shape, [(starts of a part, part array), ...])``; a single part covering the
+    whole tensor is written as a whole entry, as TensorFlow writes it.
 
     The bytes depend only on the tensors (entries are sorted by name), so saving the same
     values again produces the same files.
@@ -379,21 +442,29 @@ def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tupl
     prefix = os.fspath(prefix)
     data, entries = bytearray(), []
     slices = slices or {}
-    items = [(name, name.encode("utf-8"), tensors[name]) for name in tensors]
+    # The data file holds the tensors in TensorFlow's order: by name, the parts of one
+    # name by their offsets (the index sorts part keys, which start with NUL, first).
+    items = [((name.encode("utf-8"), ()), name.encode("utf-8"), tensors[name])
+             for name in tensors]
     for name, (full_shape, parts) in slices.items():
         if name in tensors:
             raise ValueError(f"tensor '{name}' is given both whole and as slices")
         full_shape = [int(d) for d in full_shape]
+        if len(parts) == 1 and list(np.shape(parts[0][1])) == full_shape:
+            # one part that is the whole tensor is saved whole, as TensorFlow does
+            items.append(((name.encode("utf-8"), ()), name.encode("utf-8"), parts[0][1]))
+            continue
         described = []
         for starts, part in sorted(parts, key=lambda p: list(p[0])):
             part = np.asarray(part)
-            items.append((name, slice_key(name, starts, part.shape), part))
+            items.append(((name.encode("utf-8"), tuple(int(a) for a in starts)),
+                          slice_key(name, starts, part.shape), part))
             described.append(write_slice(starts, part.shape))
         _, dtype = _tensor_bytes(np.asarray(parts[0][1])[:0])
         entry = BundleEntryProto(dtype=dtype.as_datatype_enum, slices=described,
                                  shape=TensorShapeProto(dim=[_dim(d) for d in full_shape]))
         entries.append((name.encode("utf-8"), entry.SerializeToString()))
-    for _, key, arr in sorted(items, key=lambda item: item[1]):
+    for _, key, arr in sorted(items, key=lambda item: item[0]):
         arr = np.asarray(arr)
         raw, dtype = _tensor_bytes(arr)
         checked = _checksummed_strings(raw, list(arr.shape)) if dtype == _dtypes.string \

@@ -16,8 +16,11 @@ self-delimiting big-endian form whose first bits give its length (`_signed`). A 
 axis is written as start 0, length -1.
 
 Readers list only the named entries (``tf.train.list_variables`` shows ``w [10, 3]``)
-and assemble a whole tensor from its parts; a part's key is computed from the slice
-list, never decoded.
+and assemble any region of a tensor (the whole, or one part of a differently partitioned
+variable) from the saved slices that overlap it; a part's key is computed from the slice
+list, never decoded. The slices need not cover the whole tensor: TensorFlow saves the
+slot of each part of a partitioned variable as that part's slice of a full-shaped entry,
+and a region is readable exactly when the saved slices tile it (`region_overlaps`).
 
 Example
 -------
@@ -33,7 +36,8 @@ from __future__ import annotations
 
 from flowgraph.framework.proto_codec import iter_fields, write_varint
 
-__all__ = ["parse_slice", "parse_slice_spec", "slice_key", "write_slice"]
+__all__ = ["format_region", "parse_slice", "parse_slice_spec", "region_overlaps", "slice_key",
+           "write_slice"]
 
 
 def _unsigned(n: int) -> bytes:
@@ -147,3 +151,59 @@ def parse_slice_spec(spec: str) -> tuple[list[int], list[int], list[int]]:
             raise ValueError(f"slice spec {spec!r}: extent {start},{length} of axis {axis} "
                              f"does not fit the full shape {full}")
     return full, starts, lengths
+
+
+def format_region(starts, lengths) -> str:
+    """A region in TensorFlow's slice spec form: ``start,length`` per axis, ``:``-joined
+    (``-`` for a scalar's empty list).
+
+    Example
+    -------
+    >>> format_region([2, 0], [2, 1])
+    '2,2:0,1'
+    """
+    return ":".join(f"{s},{n}" for s, n in zip(starts, lengths)) or "-"
+
+
+def _volume(lengths) -> int:
+    out = 1
+    for n in lengths:
+        out *= int(n)
+    return out
+
+
+def _intersect(starts_a, lengths_a, starts_b, lengths_b):
+    starts, lengths = [], []
+    for a, n, b, m in zip(starts_a, lengths_a, starts_b, lengths_b):
+        lo, hi = max(a, b), min(a + n, b + m)
+        if hi <= lo:
+            return None
+        starts.append(lo)
+        lengths.append(hi - lo)
+    return starts, lengths
+
+
+def region_overlaps(starts, lengths, slices) -> tuple[list, str | None]:
+    """Which of the saved `slices` (``[(starts, lengths)]``, already checked to fit the
+    tensor) a region needs: ``([(index, overlap starts, overlap lengths)], problem)``.
+    `problem` is None when the overlaps tile the region exactly once, else says why not
+    ("overlap" when two saved slices share elements, "short" when some are not saved).
+    Nothing is allocated: only the extents are compared.
+
+    Example
+    -------
+    >>> region_overlaps([2, 0], [2, 1], [([0, 0], [2, 1]), ([2, 0], [2, 1])])
+    ([(1, [2, 0], [2, 1])], None)
+    >>> region_overlaps([0, 0], [4, 1], [([0, 0], [2, 1])])[1]
+    'short'
+    """
+    needed = []
+    for index, (s, n) in enumerate(slices):
+        box = _intersect(starts, lengths, s, n) if _volume(lengths) else None
+        if box is not None:
+            needed.append((index, *box))
+    for i, (_, s, n) in enumerate(needed):
+        if any(_intersect(s, n, t, m) is not None for _, t, m in needed[i + 1:]):
+            return needed, "overlap"
+    covered = sum(_volume(n) for _, _, n in needed)
+    return needed, None if covered == _volume(lengths) else "short"

@@ -45,7 +45,12 @@ from flowgraph.framework import registry
 from flowgraph.framework.event_format import AttrValue, GraphDef, NodeDef, TensorProto, VersionDef
 from flowgraph.framework.serialization import decode_attr, encode_attr
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.framework.tf_formats.op_rewrites import from_tf_node, rewrite_for_tf
+from flowgraph.framework.tf_formats.op_rewrites import (
+    ATTR_ALIASES,
+    expand_tf_ops,
+    from_tf_node,
+    rewrite_for_tf,
+)
 from flowgraph.framework.tf_formats.parse_example import (
     is_tf_parse_example,
     parse_example_from_tf,
@@ -338,7 +343,10 @@ def graph_def_from_dict(graph_def: dict) -> GraphDef:
             proto = _attr_proto(decode_attr(raw))
             if proto is not None:
                 attrs[key] = proto
+        aliases = ATTR_ALIASES.get(node["op"], {})
         for key, raw in node.get("attr", {}).items():
+            if aliases.get(key) in attrs:
+                continue
             value = decode_attr(raw)
             if tf_names is not None and key not in tf_names and \
                     _flowgraph_only_default(node["op"], key, value):
@@ -357,6 +365,18 @@ def graph_def_from_dict(graph_def: dict) -> GraphDef:
 
 
 # -- message -> dict -------------------------------------------------------------------
+def _tf_defaults_for_required(op: str, declared: dict, attrs: dict) -> dict:
+    # A SavedModel written with strip_default_attrs (estimators' exports) leaves out the
+    # attributes at TensorFlow's default; where flowgraph's op has no default of its own
+    # (ComplexAbs's Tout), TensorFlow's is the value meant.
+    spec = OP_DEFS.get(op)
+    if spec is None:
+        return {}
+    return {name: encode_attr(attr_value(AttrValue.FromString(bytes.fromhex(default))))
+            for name, default in spec[2]
+            if default is not None and name not in attrs and declared.get(name, 0) is None}
+
+
 def _node_dict(node: NodeDef) -> dict:
     declared = registry.get_op_def(node.op).attrs if registry.has_op_def(node.op) else None
     attrs, extra = {}, {}
@@ -374,6 +394,8 @@ def _node_dict(node: NodeDef) -> dict:
         except (ValueError, TypeError, KeyError) as e:
             raise ValueError(f"node '{node.name}' ({node.op}): attribute '{key}': {e}") \
                 from None
+    if declared is not None:
+        attrs.update(_tf_defaults_for_required(node.op, declared, attrs))
     out = {"name": node.name, "op": node.op,
            "input": [r if r.startswith("^") or ":" in r else f"{r}:0" for r in node.input],
            "device": node.device, "attr": attrs}
@@ -397,9 +419,9 @@ def graph_def_to_dict(message) -> dict:
     nodes = resource_ops_as_refs(message.node)  # flowgraph's variables are references
     parsers = {n.name for n in nodes if is_tf_parse_example(n)}
     constants = _parser_constants(message, parsers) if parsers else {}
-    return {"versions": {"producer": int(message.versions.producer)},
-            "node": [parse_example_from_tf(n, constants) if n.name in parsers
-                     else from_tf_node(_node_dict(n)) for n in nodes]}
+    return expand_tf_ops({"versions": {"producer": int(message.versions.producer)},
+                          "node": [parse_example_from_tf(n, constants) if n.name in parsers
+                                   else from_tf_node(_node_dict(n)) for n in nodes]})
 
 
 def _parser_constants(message: GraphDef, parsers: set) -> dict:

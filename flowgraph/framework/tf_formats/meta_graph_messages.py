@@ -112,16 +112,30 @@ class _FloatList(Message):
     FIELDS = ((1, "value", "float", True),)
 
 
+class _Any(Message):
+    """``google.protobuf.Any``: a type URL and the serialized message it names."""
+
+    PROTO_NAME = "google.protobuf.Any"
+    FIELDS = ((1, "type_url", "string", False), (2, "value", "bytes", False))
+
+
+class _AnyList(Message):
+    FIELDS = ((1, "value", _Any, True),)
+
+
 class CollectionDefProto(Message):
-    """One named collection: node names, serialized messages, integers or floats."""
+    """One named collection: node names, serialized messages, integers, floats or
+    ``Any`` messages (TF1's SavedModelBuilder keeps its assets in such a list)."""
 
     PROTO_NAME = "tensorflow.CollectionDef"
     NodeList = _NodeList
     BytesList = _BytesList
     Int64List = _Int64List
     FloatList = _FloatList
+    AnyList = _AnyList
     FIELDS = ((1, "node_list", _NodeList, False), (2, "bytes_list", _BytesList, False),
-              (3, "int64_list", _Int64List, False), (4, "float_list", _FloatList, False))
+              (3, "int64_list", _Int64List, False), (4, "float_list", _FloatList, False),
+              (5, "any_list", _AnyList, False))
 
 
 class SaveSliceInfoDefProto(Message):
@@ -174,6 +188,7 @@ for _cls, _name in ((MetaInfoDefProto, "MetaGraphDefProto.MetaInfoDef"),
                     (_BytesList, "CollectionDefProto.BytesList"),
                     (_NodeList, "CollectionDefProto.NodeList"),
                     (_Int64List, "CollectionDefProto.Int64List"),
-                    (_FloatList, "CollectionDefProto.FloatList")):
+                    (_FloatList, "CollectionDefProto.FloatList"),
+                    (_AnyList, "CollectionDefProto.AnyList")):
     _cls.__name__ = _name.rpartition(".")[2]
     _cls.__qualname__ = _name

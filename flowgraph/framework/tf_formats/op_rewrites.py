@@ -26,10 +26,20 @@ and consumers name stay valid:
                                          them back on reading)
     Tensordot(a, b, axes)                Transposes, Reshapes and a MatMul
                                          (`op_rewrites_tensordot`)
+    RegexFullMatch(x, pattern=p)         StaticRegexFullMatch(x, pattern=p)
+    PrintV2(*xs, template=[t0, t1, ..])  PrintV2(StringFormat(*xs, template=t0{}t1..))
 
 (`ParseExample`, whose keys are attributes in flowgraph and inputs in TensorFlow, is
 converted both ways by `tf_formats.parse_example`.) Reading such a file back gives
 TensorFlow's ops, which flowgraph has, with the same results.
+
+Reading a TensorFlow GraphDef maps the other way where the two differ: `ATTR_ALIASES`
+(``LookupTableFindV2``'s ``Tout`` is flowgraph's ``value_dtype``; left out on writing),
+`from_tf_node` per node (``StaticRegexFullMatch``, ``ParallelDynamicStitch``,
+``SparseCross``'s counts) and `expand_tf_ops` over the graph (a ``RegexFullMatch``'s
+constant pattern input becomes its attribute; a ``PrintV2`` of a ``StringFormat`` takes
+over its inputs and template; ``FusedBatchNorm``/V2/V3 and ``SparseSegment*Grad``
+become the ops they compute: `op_rewrites_batch_norm`, `op_rewrites_sparse_segment`).
 
 Example
 -------
@@ -46,12 +56,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from flowgraph.framework import registry
 from flowgraph.framework.serialization import decode_attr, encode_attr
+from flowgraph.framework.tf_formats.op_rewrites_batch_norm import (
+    FUSED_BATCH_NORM_OPS,
+    expand_fused_batch_norm,
+)
+from flowgraph.framework.tf_formats.op_rewrites_sparse_segment import (
+    SPARSE_SEGMENT_GRAD_OPS,
+    expand_sparse_segment_grad,
+)
 from flowgraph.framework.tf_formats.op_rewrites_tensordot import tensordot_as_tf
 from flowgraph.framework.tf_formats.rewrite_nodes import const_node as _const
 from flowgraph.framework.tf_formats.rewrite_nodes import source_dtype as _source_dtype
 
-__all__ = ["REWRITES", "from_tf_node", "rewrite_for_tf"]
+__all__ = ["ATTR_ALIASES", "REWRITES", "expand_tf_ops", "from_tf_node", "rewrite_for_tf"]
+
+# op type -> {flowgraph attribute: TensorFlow attribute of the same value}: read from
+# TensorFlow's name on import, left out on export (TensorFlow derives its own there).
+ATTR_ALIASES = {"LookupTableFindV2": {"value_dtype": "Tout"}}
 
 
 def _class_id_to_string(node: dict, by_name: dict) -> list[dict]:
@@ -274,8 +297,18 @@ def from_tf_node(node: dict) -> dict:
     where TensorFlow's differ (`SparseCross`'s counts), or as the flowgraph op that
     computes it (``ParallelDynamicStitch``, which TensorFlow's partitioned
     ``embedding_lookup`` writes, as ``DynamicStitch``)."""
+    aliases = ATTR_ALIASES.get(node["op"])
+    if aliases:
+        node = _aliased_attrs_from_tf(node, aliases)
     fix = _FROM_TF.get(node["op"])
     return node if fix is None else fix(node)
+
+
+def _aliased_attrs_from_tf(node: dict, aliases: dict) -> dict:
+    attr, tf_attr = node.get("attr", {}), node.get("tf_attr", {})
+    found = {ours: tf_attr[theirs] for ours, theirs in aliases.items()
+             if ours not in attr and theirs in tf_attr}
+    return {**node, "attr": {**attr, **found}} if found else node
 
 
 def _parallel_dynamic_stitch_from_tf(node: dict) -> dict:
@@ -284,13 +317,52 @@ def _parallel_dynamic_stitch_from_tf(node: dict) -> dict:
     return {**node, "op": "DynamicStitch"}
 
 
+def _static_regex_full_match_from_tf(node: dict) -> dict:
+    # flowgraph's RegexFullMatch keeps its pattern as an attribute, as this op does.
+    return {**node, "op": "RegexFullMatch"}
+
+
+def _regex_full_match_as_static(node: dict, by_name: dict) -> list[dict]:
+    if len([r for r in node["input"] if not r.startswith("^")]) != 1:
+        return [node]
+    return [{**node, "op": "StaticRegexFullMatch"}]
+
+
+def _print_v2_as_tf(node: dict, by_name: dict) -> list[dict]:
+    # TensorFlow's PrintV2 prints one string: a StringFormat of the tensors makes it.
+    attrs = node.get("attr", {})
+    if "template" not in attrs:
+        return [node]
+    pieces = [str(p) for p in decode_attr(attrs["template"])]
+    data = [r for r in node["input"] if not r.startswith("^")]
+    kinds = [_source_dtype(r, by_name) for r in data]
+    if len(pieces) != len(data) + 1 or None in kinds:
+        return [node]
+    slot, i = "{}", 0
+    while any(slot in p for p in pieces):
+        i += 1
+        slot = f"{{slot{i}}}"
+    name, device = node["name"], node.get("device", "")
+    control = [r for r in node["input"] if r.startswith("^")]
+    fmt = {"name": f"{name}/format", "op": "StringFormat", "input": data, "device": device,
+           "attr": {"template": encode_attr(slot.join(pieces)),
+                    "placeholder": encode_attr(slot),
+                    "summarize": attrs.get("summarize", encode_attr(3)),
+                    "T": {"list": [{"dtype": k} for k in kinds]}},
+           "output_dtypes": ["string"], "output_shapes": [{"shape": []}]}
+    keep = {k: v for k, v in attrs.items() if k in ("output_stream", "end")}
+    return [fmt, {**node, "input": [f"{name}/format:0", *control], "attr": keep}]
+
+
 _FROM_TF = {"SparseCross": _sparse_cross_from_tf,
-            "ParallelDynamicStitch": _parallel_dynamic_stitch_from_tf}
+            "ParallelDynamicStitch": _parallel_dynamic_stitch_from_tf,
+            "StaticRegexFullMatch": _static_regex_full_match_from_tf}
 
 # op type -> function of (node dict, nodes by name) returning the node dicts replacing it
 REWRITES = {"ClassIdToString": _class_id_to_string, "L2Normalize": _l2_normalize,
             "VocabLookup": _vocab_lookup, "SafeSparseLookup": _safe_sparse_lookup,
-            "SparseCross": _sparse_cross, "Tensordot": tensordot_as_tf}
+            "SparseCross": _sparse_cross, "Tensordot": tensordot_as_tf,
+            "RegexFullMatch": _regex_full_match_as_static, "PrintV2": _print_v2_as_tf}
 
 
 def rewrite_for_tf(graph_def: dict) -> dict:
@@ -304,3 +376,95 @@ def rewrite_for_tf(graph_def: dict) -> dict:
     for n in nodes:
         out.extend(REWRITES[n["op"]](n, by_name) if n["op"] in REWRITES else [n])
     return {**graph_def, "node": out}
+
+
+# TensorFlow op type -> function of a node dict returning (the node dicts computing it,
+# the last one named as it; {output index > 0: the tensor that gives that output}).
+EXPANSIONS = {**dict.fromkeys(FUSED_BATCH_NORM_OPS, expand_fused_batch_norm),
+              **dict.fromkeys(SPARSE_SEGMENT_GRAD_OPS, expand_sparse_segment_grad)}
+
+
+def expand_tf_ops(graph_def: dict) -> dict:
+    """`graph_def` (read from a TensorFlow GraphDef) with each op of `EXPANSIONS` that
+    flowgraph has no op for replaced by the ops it computes, consumers of its other
+    outputs rewired; the same dict when there is none.
+
+    >>> expand_tf_ops({"node": []})
+    {'node': []}
+    """
+    nodes = graph_def.get("node", [])
+    if any(n["op"] == "RegexFullMatch" for n in nodes):
+        nodes = _regex_patterns_as_attrs(nodes)
+        graph_def = {**graph_def, "node": nodes}
+    if any(n["op"] == "PrintV2" and "template" not in n.get("attr", {}) for n in nodes):
+        nodes = _prints_with_templates(nodes)
+        graph_def = {**graph_def, "node": nodes}
+    todo = {n["name"] for n in nodes
+            if n["op"] in EXPANSIONS and not registry.has_op_def(n["op"])}
+    if not todo:
+        return graph_def
+    out, renamed = [], {}
+    for n in nodes:
+        if n["name"] not in todo:
+            out.append(n)
+            continue
+        replacement, outputs = EXPANSIONS[n["op"]](n)
+        out.extend(replacement)
+        renamed.update({f"{n['name']}:{i}": ref for i, ref in outputs.items()})
+    for i, n in enumerate(out):
+        if any(r in renamed for r in n.get("input", [])):
+            out[i] = {**n, "input": [renamed.get(r, r) for r in n["input"]]}
+    return {**graph_def, "node": out}
+
+
+def _regex_patterns_as_attrs(nodes: list[dict]) -> list[dict]:
+    # TensorFlow's RegexFullMatch takes its pattern as a tensor; flowgraph's op (like
+    # TensorFlow's StaticRegexFullMatch) as an attribute: a constant pattern moves there.
+    by_name = {n["name"]: n for n in nodes}
+    out = []
+    for n in nodes:
+        data = [r for r in n["input"] if not r.startswith("^")]
+        if n["op"] != "RegexFullMatch" or len(data) != 2:
+            out.append(n)
+            continue
+        source = by_name.get(data[1].rpartition(":")[0] or data[1])
+        if source is None or source["op"] != "Const":
+            raise ValueError(
+                f"node '{n['name']}' (RegexFullMatch): its pattern {data[1]} is computed "
+                "at run time; flowgraph's RegexFullMatch needs a constant pattern (build "
+                "the graph with tf.strings.regex_full_match(input, 'pattern'))")
+        pattern = decode_attr(source["attr"]["value"])
+        pattern = pattern.item() if hasattr(pattern, "item") else pattern
+        pattern = pattern.decode("utf-8") if isinstance(pattern, bytes) else str(pattern)
+        control = [r for r in n["input"] if r.startswith("^")]
+        out.append({**n, "input": [data[0], *control],
+                    "attr": {**n.get("attr", {}), "pattern": encode_attr(pattern)}})
+    return out
+
+
+def _prints_with_templates(nodes: list[dict]) -> list[dict]:
+    # TensorFlow's PrintV2 prints one string, which its StringFormat input formats;
+    # flowgraph's formats its tensors itself from a template cut at the placeholders:
+    # the PrintV2 takes over the StringFormat's inputs and template.
+    by_name = {n["name"]: n for n in nodes}
+    out = []
+    for n in nodes:
+        data = [r for r in n["input"] if not r.startswith("^")]
+        fmt = by_name.get(data[0].rpartition(":")[0]) if len(data) == 1 else None
+        if n["op"] != "PrintV2" or "template" in n.get("attr", {}) or fmt is None or \
+                fmt["op"] != "StringFormat":
+            out.append(n)
+            continue
+        attrs = fmt.get("attr", {})
+        template = str(decode_attr(attrs.get("template", encode_attr("%s"))))
+        placeholder = str(decode_attr(attrs.get("placeholder", encode_attr("%s"))))
+        fmt_data = [r for r in fmt["input"] if not r.startswith("^")]
+        pieces = template.split(placeholder)
+        if len(pieces) != len(fmt_data) + 1:
+            out.append(n)
+            continue
+        control = [r for r in n["input"] if r.startswith("^")]
+        out.append({**n, "input": [*fmt_data, *control],
+                    "attr": {**n.get("attr", {}), "template": encode_attr(pieces),
+                             "summarize": attrs.get("summarize", encode_attr(3))}})
+    return out

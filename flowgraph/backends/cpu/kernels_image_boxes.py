@@ -1,0 +1,426 @@
+"""CPU kernels of the box ops (`flowgraph/ops/image_boxes_ops.py`): non-max suppression,
+crop-and-resize and its gradients, box drawing, distorted-box sampling and glimpses.
+
+Non-max suppression is TensorFlow's greedy loop: candidates above the score threshold
+leave a priority queue best score first (the lower index first among equal scores); a
+candidate is compared with the boxes already selected, newest first, and dropped when
+an overlap exceeds the threshold (an overlap equal to it keeps the candidate). Overlaps
+are computed per candidate against the selected boxes, so memory stays linear in the
+number of boxes. Soft-NMS (``soft_nms_sigma > 0``) instead scales its
+score by ``exp(-iou**2 / (2 * sigma))`` per selected box and puts it back in the queue.
+
+Crop-and-resize samples box ``(y1, x1, y2, x2)`` (normalized) at
+``y1 * (H - 1) + i * (y2 - y1) * (H - 1) / (crop_h - 1)`` (the box's center row when
+``crop_h == 1``), likewise for columns; a sample outside the image takes
+``extrapolation_value``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.framework import errors
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+# -- non-max suppression -----------------------------------------------------------------
+def iou_function(boxes: np.ndarray):
+    """``iou(i, js)``: the IoUs of box `i` with the boxes `js` (either corner first;
+    0 for a box without area), computed on demand so that memory stays linear."""
+    b = np.asarray(boxes, np.float64)
+    y1, y2 = np.minimum(b[:, 0], b[:, 2]), np.maximum(b[:, 0], b[:, 2])
+    x1, x2 = np.minimum(b[:, 1], b[:, 3]), np.maximum(b[:, 1], b[:, 3])
+    area = (y2 - y1) * (x2 - x1)
+
+    def iou(i: int, js: np.ndarray) -> np.ndarray:
+        ih = np.maximum(np.minimum(y2[i], y2[js]) - np.maximum(y1[i], y1[js]), 0.0)
+        iw = np.maximum(np.minimum(x2[i], x2[js]) - np.maximum(x1[i], x1[js]), 0.0)
+        inter = ih * iw
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = inter / (area[i] + area[js] - inter)
+        return np.where((area[i] > 0) & (area[js] > 0), out, 0.0)
+
+    return iou
+
+
+def greedy_nms(similarity, scores: np.ndarray, max_output: int, threshold: float,
+               score_threshold: float, sigma: float = 0.0):
+    """Indices and (possibly soft-suppressed) scores of the boxes TF's loop selects;
+    ``similarity(i, js)`` gives box `i`'s overlaps with the boxes `js`."""
+    scores = np.asarray(scores, np.float64)
+    scale = -0.5 / sigma if sigma > 0 else 0.0
+    # TF's soft-NMS loop never hard-suppresses (its threshold becomes 1.0)
+    threshold = 1.0 if sigma > 0 else threshold
+    heap = [(-s, i, 0) for i, s in enumerate(scores) if s > score_threshold]
+    heapq.heapify(heap)
+    selected: list[int] = []
+    kept: list[float] = []
+    while len(selected) < max_output and heap:
+        neg, i, begin = heapq.heappop(heap)
+        score = original = -neg
+        # the selected boxes not yet compared with this candidate, newest first
+        sims = similarity(i, np.array(selected[begin:][::-1], np.int64))
+        if sigma <= 0:
+            if (sims > threshold).any():
+                continue
+        else:
+            hard = False
+            for sim in sims:
+                score *= np.exp(scale * sim * sim) if sim <= threshold else 0.0
+                if sim > threshold:
+                    hard = True
+                    break
+                if score <= score_threshold:
+                    break
+            if hard:
+                continue
+        if score == original:
+            selected.append(i)
+            kept.append(score)
+        elif score > score_threshold:
+            heapq.heappush(heap, (-score, i, len(selected)))
+    return np.array(selected, np.int32), np.array(kept)
+
+
+def _check_boxes(boxes, scores, what):
+    if boxes.ndim != 2 or boxes.shape[-1] != 4:
+        raise _invalid(f"{what}: boxes must be 2-D [num_boxes, 4], got {list(boxes.shape)}")
+    if scores.shape != (boxes.shape[0],):
+        raise _invalid(f"{what}: scores must be 1-D [num_boxes] = [{boxes.shape[0]}], got "
+                       f"{list(scores.shape)}")
+
+
+def _max_out(max_output_size, what):
+    n = int(max_output_size)
+    if n < 0:
+        raise _invalid(f"{what}: max_output_size must be >= 0, got {n}")
+    return n
+
+
+@cpu_kernel("NonMaxSuppressionV3")
+def nms_v3(boxes, scores, max_output_size, iou_threshold, score_threshold):
+    _check_boxes(boxes, scores, "NonMaxSuppressionV3")
+    thr = float(iou_threshold)
+    if not 0.0 <= thr <= 1.0:
+        raise _invalid(f"NonMaxSuppressionV3: iou_threshold must be in [0, 1], got {thr}")
+    idx, _ = greedy_nms(iou_function(boxes), scores, _max_out(max_output_size, "NMS"), thr,
+                        float(score_threshold))
+    return idx
+
+
+@cpu_kernel("NonMaxSuppressionV4")
+def nms_v4(boxes, scores, max_output_size, iou_threshold, score_threshold, *,
+           pad_to_max_output_size):
+    _check_boxes(boxes, scores, "NonMaxSuppressionV4")
+    n = _max_out(max_output_size, "NonMaxSuppressionV4")
+    idx, _ = greedy_nms(iou_function(boxes), scores, n, float(iou_threshold),
+                        float(score_threshold))
+    valid = np.int32(len(idx))
+    if pad_to_max_output_size:
+        idx = np.concatenate([idx, np.zeros(n - len(idx), np.int32)])
+    return idx, np.array(valid)
+
+
+@cpu_kernel("NonMaxSuppressionV5")
+def nms_v5(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma,
+           *, pad_to_max_output_size):
+    _check_boxes(boxes, scores, "NonMaxSuppressionV5")
+    n = _max_out(max_output_size, "NonMaxSuppressionV5")
+    idx, kept = greedy_nms(iou_function(boxes), scores, n, float(iou_threshold),
+                           float(score_threshold), float(soft_nms_sigma))
+    valid = np.int32(len(idx))
+    if pad_to_max_output_size:
+        pad = n - len(idx)
+        idx = np.concatenate([idx, np.zeros(pad, np.int32)])
+        kept = np.concatenate([kept, np.zeros(pad)])
+    return idx, kept.astype(scores.dtype), np.array(valid)
+
+
+@cpu_kernel("NonMaxSuppressionWithOverlaps")
+def nms_overlaps(overlaps, scores, max_output_size, overlap_threshold, score_threshold):
+    if overlaps.ndim != 2 or overlaps.shape[0] != overlaps.shape[1]:
+        raise _invalid(f"NonMaxSuppressionWithOverlaps: overlaps must be a square matrix, "
+                       f"got {list(overlaps.shape)}")
+    matrix = np.asarray(overlaps, np.float64)
+    idx, _ = greedy_nms(lambda i, js: matrix[i, js], scores,
+                        _max_out(max_output_size, "NMS"), float(overlap_threshold),
+                        float(score_threshold))
+    return idx
+
+
+@cpu_kernel("CombinedNonMaxSuppression")
+def combined_nms(boxes, scores, max_output_size_per_class, max_total_size, iou_threshold,
+                 score_threshold, *, pad_per_class, clip_boxes):
+    batch, _, q, _ = boxes.shape
+    num_classes = scores.shape[2]
+    per_class, total = int(max_output_size_per_class), int(max_total_size)
+    if per_class <= 0 or total <= 0:
+        raise _invalid("CombinedNonMaxSuppression: max_output_size_per_class and "
+                       f"max_total_size must be > 0, got {per_class} and {total}")
+    size = min(total, per_class * num_classes) if pad_per_class else total
+    out_boxes = np.zeros((batch, size, 4), np.float32)
+    out_scores = np.zeros((batch, size), np.float32)
+    out_classes = np.zeros((batch, size), np.float32)
+    valid = np.zeros(batch, np.int32)
+    for b in range(batch):
+        found = []
+        for c in range(num_classes):
+            cb = boxes[b, :, 0 if q == 1 else c]
+            idx, kept = greedy_nms(iou_function(cb), scores[b, :, c], per_class,
+                                   float(iou_threshold), float(score_threshold))
+            found += [(-s, c, k, i) for k, (i, s) in enumerate(zip(idx, kept))]
+        found.sort()
+        found = found[:size]
+        valid[b] = len(found)
+        for k, (neg, c, _, i) in enumerate(found):
+            box = boxes[b, i, 0 if q == 1 else c]
+            out_boxes[b, k] = np.clip(box, 0.0, 1.0) if clip_boxes else box
+            out_scores[b, k], out_classes[b, k] = -neg, c
+    return out_boxes, out_scores, out_classes, valid
+
+
+# -- crop and resize ---------------------------------------------------------------------
+def _sample_coords(lo, hi, n_out, n_in):
+    """Sample positions along one axis for one box, and their per-unit derivatives
+    (d position / d lo, d position / d hi)."""
+    if n_out > 1:
+        t = np.arange(n_out) / (n_out - 1)
+        pos = (lo + t * (hi - lo)) * (n_in - 1)
+        return pos, (1 - t) * (n_in - 1), t * (n_in - 1)
+    half = np.full(1, 0.5 * (n_in - 1))
+    return np.full(1, 0.5 * (lo + hi) * (n_in - 1)), half, half
+
+
+def _crop_args(image, boxes, box_ind, crop_size, what):
+    if image.ndim != 4:
+        raise _invalid(f"{what}: image must be 4-D [batch, height, width, depth], got "
+                       f"{list(image.shape)}")
+    if boxes.ndim != 2 or boxes.shape[1] != 4 or box_ind.shape != (boxes.shape[0],):
+        raise _invalid(f"{what}: boxes must be [num_boxes, 4] and box_ind [num_boxes], got "
+                       f"{list(boxes.shape)} and {list(box_ind.shape)}")
+    ch, cw = (int(v) for v in np.asarray(crop_size).reshape(-1))
+    if ch <= 0 or cw <= 0:
+        raise _invalid(f"{what}: crop dimensions must be positive, got [{ch}, {cw}]")
+    bad = (box_ind < 0) | (box_ind >= image.shape[0])
+    if bad.any():
+        raise _invalid(f"{what}: box_ind has values outside [0, {image.shape[0]}): "
+                       f"{box_ind[bad].tolist()}")
+    return ch, cw
+
+
+def _round_half_away(v):
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def _grid(box, ch, cw, h, w):
+    """Sample positions, their bilinear corners and weights, the in-image mask and the
+    positions' derivatives with respect to the box corners."""
+    ys, dy1, dy2 = _sample_coords(float(box[0]), float(box[2]), ch, h)
+    xs, dx1, dx2 = _sample_coords(float(box[1]), float(box[3]), cw, w)
+    mask = ((ys >= 0) & (ys <= h - 1))[:, None] & ((xs >= 0) & (xs <= w - 1))[None, :]
+    y0 = np.floor(ys).astype(np.int64).clip(0, h - 1)
+    y1 = np.ceil(ys).astype(np.int64).clip(0, h - 1)
+    x0 = np.floor(xs).astype(np.int64).clip(0, w - 1)
+    x1 = np.ceil(xs).astype(np.int64).clip(0, w - 1)
+    ly, lx = ys - np.floor(ys), xs - np.floor(xs)
+    return ys, xs, mask, (y0, y1, x0, x1), (ly, lx), (dy1, dy2, dx1, dx2)
+
+
+@cpu_kernel("CropAndResize")
+def crop_and_resize(image, boxes, box_ind, crop_size, *, method, extrapolation_value):
+    ch, cw = _crop_args(image, boxes, box_ind, crop_size, "CropAndResize")
+    img64 = image.astype(np.float64)
+    h, w = image.shape[1:3]
+    out = np.full((boxes.shape[0], ch, cw, image.shape[3]), float(extrapolation_value))
+    for k, box in enumerate(boxes):
+        img = img64[box_ind[k]]
+        ys, xs, mask, (y0, y1, x0, x1), (ly, lx), _ = _grid(box, ch, cw, h, w)
+        if method == "nearest":
+            yi = _round_half_away(ys).astype(np.int64).clip(0, h - 1)
+            xi = _round_half_away(xs).astype(np.int64).clip(0, w - 1)
+            vals = img[yi][:, xi]
+        else:
+            wy, wx = ly[:, None, None], lx[None, :, None]
+            top = img[y0][:, x0] + (img[y0][:, x1] - img[y0][:, x0]) * wx
+            bottom = img[y1][:, x0] + (img[y1][:, x1] - img[y1][:, x0]) * wx
+            vals = top + (bottom - top) * wy
+        out[k][mask] = vals[mask]
+    return out.astype(np.float64 if image.dtype == np.float64 else np.float32)
+
+
+@cpu_kernel("CropAndResizeGradImage")
+def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, *, T, method):
+    from flowgraph.framework import dtypes as _dtypes
+
+    b, h, w, d = (int(v) for v in np.asarray(image_size).reshape(-1))
+    ch, cw = grads.shape[1:3]
+    out = np.zeros((b, h, w, d))
+    for k, box in enumerate(boxes):
+        n = int(box_ind[k])
+        if not 0 <= n < b:
+            raise _invalid(f"CropAndResizeGradImage: box_ind {n} is outside [0, {b})")
+        ys, xs, mask, (y0, y1, x0, x1), (ly, lx), _ = _grid(box, ch, cw, h, w)
+        g = grads[k].astype(np.float64) * mask[..., None]
+        if method == "nearest":
+            yi = _round_half_away(ys).astype(np.int64).clip(0, h - 1)
+            xi = _round_half_away(xs).astype(np.int64).clip(0, w - 1)
+            np.add.at(out[n], (yi[:, None], xi[None, :]), g)
+            continue
+        wy, wx = ly[:, None, None], lx[None, :, None]
+        np.add.at(out[n], (y0[:, None], x0[None, :]), (1 - wy) * (1 - wx) * g)
+        np.add.at(out[n], (y0[:, None], x1[None, :]), (1 - wy) * wx * g)
+        np.add.at(out[n], (y1[:, None], x0[None, :]), wy * (1 - wx) * g)
+        np.add.at(out[n], (y1[:, None], x1[None, :]), wy * wx * g)
+    return out.astype(_dtypes.as_dtype(T).as_numpy_dtype)
+
+
+@cpu_kernel("CropAndResizeGradBoxes")
+def crop_and_resize_grad_boxes(grads, image, boxes, box_ind, *, method):
+    ch, cw = grads.shape[1:3]
+    h, w = image.shape[1:3]
+    out = np.zeros((boxes.shape[0], 4))
+    img64 = image.astype(np.float64)
+    for k, box in enumerate(boxes):
+        img = img64[int(box_ind[k])]
+        _, _, mask, (y0, y1, x0, x1), (ly, lx), (dy1, dy2, dx1, dx2) = _grid(box, ch, cw, h, w)
+        tl, tr = img[y0][:, x0], img[y0][:, x1]
+        bl, br = img[y1][:, x0], img[y1][:, x1]
+        wy, wx = ly[:, None, None], lx[None, :, None]
+        top = tl + (tr - tl) * wx
+        bottom = bl + (br - bl) * wx
+        g = grads[k].astype(np.float64)
+        gy = np.sum((bottom - top) * g, axis=-1) * mask
+        gx = np.sum(((1 - wy) * (tr - tl) + wy * (br - bl)) * g, axis=-1) * mask
+        out[k] = [np.sum(gy * dy1[:, None]), np.sum(gx * dx1[None, :]),
+                  np.sum(gy * dy2[:, None]), np.sum(gx * dx2[None, :])]
+    return out.astype(boxes.dtype)
+
+
+# -- drawing, sampling, glimpses ---------------------------------------------------------
+_DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 1],
+                            [0.5, 0, 0.5, 1], [0.5, 0.5, 0, 1], [0.5, 0, 0, 1],
+                            [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]])
+
+
+@cpu_kernel("DrawBoundingBoxesV2")
+def draw_bounding_boxes(images, boxes, colors):
+    if images.ndim != 4 or images.shape[3] not in (1, 3, 4):
+        raise _invalid(f"DrawBoundingBoxesV2: images must be 4-D [batch, height, width, "
+                       f"depth] with depth 1, 3 or 4, got {list(images.shape)}")
+    table = np.asarray(colors, np.float64).reshape(-1, 4) if np.size(colors) else _DEFAULT_COLORS
+    out = images.copy()
+    _, h, w, depth = images.shape
+    for b in range(images.shape[0]):
+        for k, box in enumerate(boxes[b]):
+            color = table[k % len(table)][:depth]
+            r0, r1 = int(np.float32(box[0]) * (h - 1)), int(np.float32(box[2]) * (h - 1))
+            c0, c1 = int(np.float32(box[1]) * (w - 1)), int(np.float32(box[3]) * (w - 1))
+            if r0 > r1 or c0 > c1 or r0 >= h or r1 < 0 or c0 >= w or c1 < 0:
+                continue
+            rc0, rc1, cc0, cc1 = max(r0, 0), min(r1, h - 1), max(c0, 0), min(c1, w - 1)
+            if r0 >= 0:
+                out[b, r0, cc0:cc1 + 1] = color
+            if r1 < h:
+                out[b, r1, cc0:cc1 + 1] = color
+            if c0 >= 0:
+                out[b, rc0:rc1 + 1, c0] = color
+            if c1 < w:
+                out[b, rc0:rc1 + 1, c1] = color
+    return out
+
+
+@cpu_kernel("SampleDistortedBoundingBoxV2")
+class SampleDistortedBoundingBox:
+    """Rejection sampling of crops; one generator per (session, op), keyed by the seeds
+    as the random ops' are, so a seeded op gives the same sequence in every session."""
+
+    def __init__(self, ctx, *, seed, seed2, aspect_ratio_range, area_range, max_attempts,
+                 use_image_if_no_bounding_boxes):
+        from flowgraph.backends.cpu.kernels_random import make_generator
+
+        self.rng = make_generator(seed, seed2)
+        self.lock = threading.Lock()
+        self.aspect = tuple(float(v) for v in aspect_ratio_range)
+        self.area = tuple(float(v) for v in area_range)
+        self.attempts = int(max_attempts)
+        self.whole_image = bool(use_image_if_no_bounding_boxes)
+
+    def __call__(self, image_size, bounding_boxes, min_object_covered):
+        h, w = (int(v) for v in np.asarray(image_size).reshape(-1)[:2])
+        boxes = np.asarray(bounding_boxes, np.float64).reshape(-1, 4)
+        if boxes.size == 0:
+            if not self.whole_image:
+                raise _invalid("SampleDistortedBoundingBoxV2: no bounding boxes were given; "
+                               "pass use_image_if_no_bounding_boxes=True to use the whole "
+                               "image")
+            boxes = np.array([[0.0, 0.0, 1.0, 1.0]])
+        with self.lock:
+            found = self._sample(h, w, boxes, float(min_object_covered))
+        dtype = image_size.dtype
+        if found is None:  # every attempt failed: the whole image
+            return (np.zeros(3, dtype), np.array([h, w, -1], dtype),
+                    np.array([[[0.0, 0.0, 1.0, 1.0]]], np.float32))
+        y, x, ch, cw = found
+        crop = np.array([y / h, x / w, (y + ch) / h, (x + cw) / w], np.float32)
+        return (np.array([y, x, 0], dtype), np.array([ch, cw, -1], dtype),
+                crop.reshape(1, 1, 4))
+
+    def _sample(self, h, w, boxes, covered):
+        rng = self.rng
+        for _ in range(self.attempts):
+            box = boxes[rng.integers(len(boxes))]
+            ar = rng.uniform(*self.aspect)
+            area = rng.uniform(*self.area) * h * w
+            ch = round(np.sqrt(area / ar))
+            cw = round(ch * ar)
+            if not (0 < ch <= h and 0 < cw <= w):
+                continue
+            y = int(rng.integers(0, h - ch + 1))
+            x = int(rng.integers(0, w - cw + 1))
+            ih = max(0.0, min((y + ch) / h, box[2]) - max(y / h, box[0]))
+            iw = max(0.0, min((x + cw) / w, box[3]) - max(x / w, box[1]))
+            box_area = (box[2] - box[0]) * (box[3] - box[1])
+            if box_area > 0 and ih * iw / box_area >= covered:
+                return y, x, ch, cw
+        return None
+
+
+@cpu_kernel("ExtractGlimpseV2")
+def extract_glimpse(images, size, offsets, *, centered, normalized, uniform_noise, noise):
+    b, h, w, d = images.shape
+    gh, gw = (int(v) for v in np.asarray(size).reshape(-1))
+    kind = noise or ("uniform" if uniform_noise else "gaussian")
+    rng = np.random.default_rng()
+    out = np.empty((b, gh, gw, d), images.dtype)
+    for n in range(b):
+        y, x = float(offsets[n, 0]), float(offsets[n, 1])
+        if normalized:
+            y, x = y * h, x * w
+            if centered:
+                y, x = y / 2.0 + h / 2.0, x / 2.0 + w / 2.0
+        elif centered:
+            y, x = y + h / 2.0, x + w / 2.0
+        top, left = int(y - gh / 2.0), int(x - gw / 2.0)
+        img = images[n].astype(np.float64)
+        if kind == "zero":
+            fill = np.zeros((gh, gw, d))
+        elif kind == "uniform":
+            lo, hi = img.min(axis=(0, 1)), img.max(axis=(0, 1))
+            fill = rng.uniform(lo, hi, size=(gh, gw, d))
+        else:
+            fill = rng.normal(img.mean(axis=(0, 1)), img.std(axis=(0, 1)), size=(gh, gw, d))
+        rows = np.arange(top, top + gh)
+        cols = np.arange(left, left + gw)
+        rin = (rows >= 0) & (rows < h)
+        cin = (cols >= 0) & (cols < w)
+        mask = rin[:, None] & cin[None, :]
+        vals = img[rows.clip(0, h - 1)][:, cols.clip(0, w - 1)]
+        out[n] = np.where(mask[..., None], vals, fill)
+    return out

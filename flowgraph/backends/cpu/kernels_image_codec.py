@@ -1,0 +1,107 @@
+"""CPU kernels of the extra image codecs (`flowgraph/ops/image_codec_ops.py`): BMP and
+GIF decoding, JPEG encoding, JPEG header shapes and cropped JPEG decoding, all through
+Pillow (`kernels_image._pil` raises UnimplementedError without it)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu.kernels_image import _decode, _pil
+from flowgraph.framework import errors
+
+
+def _invalid(message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, message)
+
+
+def _bytes(contents) -> bytes:
+    data = np.asarray(contents, dtype=object).reshape(())[()]
+    return data if isinstance(data, bytes) else str(data).encode("latin-1")
+
+
+def _open(contents, what: str, fmt: str):
+    image_mod = _pil()
+    data = _bytes(contents)
+    try:
+        img = image_mod.open(io.BytesIO(data))
+        img.load()
+    except Exception as e:  # Pillow raises many types for bad data
+        raise _invalid(f"{what}: the data ({len(data)} bytes, starting {data[:8]!r}) is not "
+                       f"a valid {fmt} image: {e}") from None
+    if img.format != fmt:
+        raise _invalid(f"{what}: expected {fmt} data, got {img.format}")
+    return img
+
+
+@cpu_kernel("DecodeBmp")
+def decode_bmp(contents, *, channels):
+    return _decode(contents, channels, "DecodeBmp", ("BMP",))
+
+
+@cpu_kernel("DecodeGif")
+def decode_gif(contents):
+    img = _open(contents, "DecodeGif", "GIF")
+    frames = []
+    for k in range(getattr(img, "n_frames", 1)):
+        img.seek(k)
+        frames.append(np.asarray(img.convert("RGB")))
+    return np.stack(frames).astype(np.uint8)
+
+
+@cpu_kernel("EncodeJpegVariableQuality")
+def encode_jpeg_variable_quality(images, quality):
+    return encode_jpeg(images, format="", quality=int(quality), progressive=False,
+                       optimize_size=False, chroma_downsampling=True, density_unit="in",
+                       x_density=300, y_density=300, xmp_metadata="")
+
+
+@cpu_kernel("EncodeJpeg")
+def encode_jpeg(image, *, format, quality, progressive, optimize_size,
+                chroma_downsampling, density_unit, x_density, y_density, xmp_metadata):
+    image_mod = _pil()
+    arr = np.asarray(image)
+    if arr.ndim != 3 or arr.shape[2] not in (1, 3):
+        raise _invalid(f"EncodeJpeg: image must be 3-D [height, width, 1 or 3 channels], "
+                       f"got {list(arr.shape)}")
+    if not 0 <= int(quality) <= 100:
+        raise _invalid(f"EncodeJpeg: quality must be in [0, 100], got {quality}")
+    need = {"grayscale": 1, "rgb": 3}.get(format)
+    if need is not None and arr.shape[2] != need:
+        raise _invalid(f"EncodeJpeg: format={format!r} needs an image with {need} "
+                       f"channel(s), got {arr.shape[2]}; pass format='' to use the image's "
+                       "own channel count")
+    pixels = arr[:, :, 0] if arr.shape[2] == 1 else arr
+    img = image_mod.fromarray(pixels.astype(np.uint8), "L" if pixels.ndim == 2 else "RGB")
+    buf = io.BytesIO()
+    units = {"in": 1, "cm": 2}.get(density_unit, 1)
+    img.save(buf, format="JPEG", quality=int(quality), progressive=bool(progressive),
+             optimize=bool(optimize_size), subsampling=2 if chroma_downsampling else 0,
+             dpi=(int(x_density), int(y_density)) if units == 1 else None)
+    out = np.empty((), dtype=object)
+    out[()] = buf.getvalue()
+    return out
+
+
+@cpu_kernel("ExtractJpegShape")
+def extract_jpeg_shape(contents, *, output_type):
+    img = _open(contents, "ExtractJpegShape", "JPEG")
+    channels = {"L": 1, "RGB": 3, "CMYK": 4}.get(img.mode, len(img.getbands()))
+    from flowgraph.framework import dtypes as _dtypes
+
+    return np.array([img.height, img.width, channels],
+                    _dtypes.as_dtype(output_type).as_numpy_dtype)
+
+
+@cpu_kernel("DecodeAndCropJpeg")
+def decode_and_crop_jpeg(contents, crop_window, *, channels, ratio=1, fancy_upscaling=True,
+                         try_recover_truncated=False, acceptable_fraction=1.0,
+                         dct_method=""):
+    full = _decode(contents, channels, "DecodeAndCropJpeg", ("JPEG",))
+    y, x, h, w = (int(v) for v in np.asarray(crop_window).reshape(-1))
+    if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > full.shape[0] or x + w > full.shape[1]:
+        raise _invalid(f"DecodeAndCropJpeg: crop window [{y}, {x}, {h}, {w}] is not inside "
+                       f"the {full.shape[0]}x{full.shape[1]} image")
+    return np.ascontiguousarray(full[y:y + h, x:x + w])
