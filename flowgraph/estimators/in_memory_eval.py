@@ -83,7 +83,7 @@ class InMemoryEvaluatorHook(_hook_base()):
 
     def begin(self) -> None:
         from flowgraph.framework.graph import Graph, GraphKeys, set_random_seed
-        from flowgraph.ops import array_ops, control_flow_ops, state_ops
+        from flowgraph.ops import array_ops
 
         train_lib = util.train_api()
         est = self._estimator
@@ -106,12 +106,13 @@ class InMemoryEvaluatorHook(_hook_base()):
                 name: array_ops.placeholder(v.dtype.base_dtype, v.shape,
                                             name=f"in_memory_{v.op.name}")
                 for name, v in self._eval_vars.items()}
-            self._state_ops, self._group = state_ops, control_flow_ops.group
         self._timer.reset()
         self._iter_count = 0
 
     def after_create_session(self, session, coord) -> None:
         from flowgraph.framework.graph import GraphKeys, get_collection
+        from flowgraph.ops.control_flow_ops import group
+        from flowgraph.ops.state_ops import assign
 
         if get_collection(GraphKeys.SAVEABLE_OBJECTS):
             raise ValueError("InMemoryEvaluator does not support saveables other than global "
@@ -120,9 +121,8 @@ class InMemoryEvaluatorHook(_hook_base()):
         shared = sorted(set(train_vars) & set(self._placeholders))
         self._train_vars = {name: train_vars[name] for name in shared}
         with self._graph.as_default():
-            self._feed_op = self._group(*[
-                self._state_ops.assign(self._eval_vars[name], self._placeholders[name])
-                for name in shared])
+            self._feed_op = group(*[assign(self._eval_vars[name], self._placeholders[name])
+                                    for name in shared])
         self._evaluate(session)
 
     def _evaluate(self, train_session) -> None:

@@ -252,6 +252,16 @@ def write_names(group, name: str, names: list[str]) -> None:
     group.attrs[name] = names
 
 
+def _utf8(value, what: str):
+    """`value` decoded from UTF-8 when it is bytes (ValueError "<what> is not UTF-8")."""
+    if not isinstance(value, bytes):
+        return value
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what} is not UTF-8 text ({e}).") from e
+
+
 def _as_strings(value, where: str) -> list[str]:
     if isinstance(value, bytes | str):
         value = [value]
@@ -261,11 +271,7 @@ def _as_strings(value, where: str) -> list[str]:
                          f"{array.shape}.")
     out = []
     for item in array.tolist():
-        if isinstance(item, bytes):
-            try:
-                item = item.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{where} holds a name that is not UTF-8 ({e}).") from e
+        item = _utf8(item, f"{where} holds a name that")
         if not isinstance(item, str):
             raise ValueError(f"{where} should be a list of names; found {item!r}.")
         out.append(item)
@@ -312,11 +318,7 @@ def read_text_attr(group, name: str, where: str) -> str | None:
     value = _read_attr(group, name, where)
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value.item()
-    if isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{where}: attribute {name!r} is not UTF-8 text ({e}).") from e
+    value = _utf8(value, f"{where}: attribute {name!r}")
     if not isinstance(value, str):
         raise ValueError(f"{where}: attribute {name!r} should be text; found "
                          f"{type(value).__name__}.")

@@ -22,25 +22,12 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import Graph, get_default_graph, name_scope
 from flowgraph.framework.operation import Tensor
-
-
-class _NoScope:
-    """What `op_scope` returns when nothing needs converting: yields the op's name."""
-
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __enter__(self) -> str:
-        return self._name
-
-    def __exit__(self, *exc) -> None:
-        return None
 
 
 def op_scope(name: str | None, default: str, values=()):
@@ -68,7 +55,7 @@ def op_scope(name: str | None, default: str, values=()):
         if not isinstance(v, Tensor):
             break
     else:
-        return _NoScope(name or default)
+        return contextlib.nullcontext(name or default)
     default_graph = get_default_graph()
     for v in values:
         g = getattr(v, "graph", None)

@@ -32,13 +32,10 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import make_op
 from flowgraph.ops.parsing_ops import (
-    FixedLenFeature,
-    VarLenFeature,
-    parse_example,
     parsed_dtypes,
     parsed_features,
 )
-from flowgraph.ops.parsing_sequence_ops import sequence_feature_specs
+from flowgraph.ops.parsing_sequence_ops import parse_context, sequence_feature_specs
 
 __all__ = ["parse_sequence_example"]
 
@@ -96,13 +93,7 @@ def parse_sequence_example(serialized, context_features=None, sequence_features=
         if serialized.shape.ndims not in (None, 1):
             raise ValueError(f"parse_sequence_example: serialized must be a vector, got "
                              f"shape {serialized.shape}")
-        context = {}
-        if context_features:
-            for key, f in context_features.items():
-                if not isinstance(f, FixedLenFeature | VarLenFeature):
-                    raise ValueError(f"Context feature '{key}': must be a FixedLenFeature or "
-                                     f"VarLenFeature, got {type(f).__name__}")
-            context = parse_example(serialized, context_features, name="context")
+        context = parse_context(serialized, context_features)
         sequence, lengths = {}, {}
         if sequence_features:
             sequence, lengths = _parse_lists(serialized, sequence_features)

@@ -98,17 +98,23 @@ def parse_single_sequence_example(serialized, context_features: dict | None = No
         if serialized.shape.ndims not in (None, 0):
             raise ValueError(f"parse_single_sequence_example: serialized must be a scalar, "
                              f"got shape {serialized.shape}")
-        context = {}
-        if context_features:
-            for key, f in context_features.items():
-                if not isinstance(f, FixedLenFeature | VarLenFeature):
-                    raise ValueError(f"Context feature '{key}': must be a FixedLenFeature or "
-                                     f"VarLenFeature, got {type(f).__name__}")
-            context = parse_example(serialized, context_features, name="context")
+        context = parse_context(serialized, context_features)
         sequence = {}
         if sequence_features:
             sequence = _parse_sequence(serialized, sequence_features, scope)
     return context, sequence
+
+
+def parse_context(serialized, context_features: dict) -> dict:
+    """The context features of `serialized` (a scalar or a vector of SequenceExamples),
+    parsed as `parse_example` parses Examples; {} when there are none."""
+    if not context_features:
+        return {}
+    for key, f in context_features.items():
+        if not isinstance(f, FixedLenFeature | VarLenFeature):
+            raise ValueError(f"Context feature '{key}': must be a FixedLenFeature or "
+                             f"VarLenFeature, got {type(f).__name__}")
+    return parse_example(serialized, context_features, name="context")
 
 
 def sequence_feature_specs(features: dict, refuse_defaults: bool = False):

@@ -93,11 +93,10 @@ def restore_feed(reader: CheckpointReader, entries, slice_infos, path: str,
         elif not reader.has_tensor(key) and reader.has_tensor(ref.op.name):
             # an older flowgraph checkpoint: one entry per part, by its own name
             feed[placeholder] = _checked_value(reader, ref.op.name, ref, path, reshape)
-        elif not reader.has_tensor(key) and _whole_slot_key(reader, key, info):
+        elif not reader.has_tensor(key) and (whole := _whole_slot_key(reader, key, info)):
             # a checkpoint written before the variable was partitioned (flowgraph's
             # canned linear models until session 12): the slot saved whole as `A/S`
-            feed[placeholder] = _part_value(reader, _whole_slot_key(reader, key, info),
-                                            ref, info, path, wholes)
+            feed[placeholder] = _part_value(reader, whole, ref, info, path, wholes)
         else:
             feed[placeholder] = _part_value(reader, key, ref, info, path, wholes)
     return feed

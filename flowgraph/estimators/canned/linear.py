@@ -158,9 +158,9 @@ def linear_model_fn(features, labels, mode, head, feature_columns, optimizer, co
     if partitioner is None:
         from flowgraph.ops.scope_compat import min_max_variable_partitioner
 
-        replicas = getattr(config, "num_ps_replicas", 0) or 0
-        # TF asks for at most num_ps_replicas parts and makes at least one
-        partitioner = min_max_variable_partitioner(max_partitions=max(int(replicas), 1),
+        # at most num_ps_replicas parts (the partitioner makes at least one)
+        replicas = int(getattr(config, "num_ps_replicas", 0) or 0)
+        partitioner = min_max_variable_partitioner(max_partitions=replicas,
                                                    min_slice_size=64 << 20)
 
     with variable_scope("linear", values=tuple(features.values()), partitioner=partitioner):
