@@ -97,6 +97,7 @@ from flowgraph.ops.functional_ops import foldl, foldr, map_fn, scan
 from flowgraph.ops.gradients import *
 from flowgraph.ops.init_ops import *
 from flowgraph.ops.linalg_basic import eye, matrix_transpose
+from flowgraph.ops.linalg_funcs import matrix_square_root
 from flowgraph.ops.linalg_norm import norm
 from flowgraph.ops.logging_ops import *
 from flowgraph.ops.lookup_compat import *
@@ -315,3 +316,21 @@ from flowgraph.ops.type_spec import *  # noqa: E402
 
 _LAZY_NAMES.update({"MetaGraphDef": "flowgraph.saved_model.tf_messages",
                     "TensorInfo": "flowgraph.saved_model.tf_messages"})
+
+# Accumulators, session tensor handles, critical sections, creator scopes and the
+# TF1/TF2 behaviour switches (docs/sessions-advanced.md).
+from flowgraph.ops.accumulator_ops import *  # noqa: E402
+from flowgraph.ops.accumulator_ops import SparseConditionalAccumulator as _SparseAcc  # noqa: E402
+from flowgraph.ops.critical_section_ops import CriticalSection  # noqa: E402
+from flowgraph.ops.random_index_shuffle_ops import random_index_shuffle  # noqa: E402
+from flowgraph.ops.session_handle_ops import *  # noqa: E402
+
+sparse.SparseConditionalAccumulator = _SparseAcc
+_LAZY_NAMES.update({name: "flowgraph.compat" for name in (
+    "enable_control_flow_v2", "enable_resource_variables", "enable_tensor_equality",
+    "enable_v2_tensorshape")})
+_LAZY_MODULES["mixed_precision"] = "flowgraph.compat.mixed_precision"
+_LAZY_NAMES.update({name: "flowgraph.compat.top_names" for name in (
+    "container", "function", "load_file_system_library", "load_library",
+    "load_op_library", "nondifferentiable_batch_function", "to_bfloat16",
+    "variable_creator_scope")})

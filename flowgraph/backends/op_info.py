@@ -16,7 +16,7 @@ True
 Traceback (most recent call last):
 ...
 flowgraph.backends.op_info.UnknownOpError: no op type 'Rleu' is registered; close matches: \
-Relu, Relu6. Run `flowgraph ops` to list every op type.
+Relu, Relu6, Lu. Run `flowgraph ops` to list every op type.
 """
 
 from __future__ import annotations

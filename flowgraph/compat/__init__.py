@@ -3,9 +3,9 @@
 flowgraph *is* TensorFlow 1.x's API, so ``tf.compat.v1`` is the `flowgraph` module
 itself (``tf.compat.v1.placeholder is tf.placeholder``), and
 ``import flowgraph.compat.v1 as tf`` works like ``import tensorflow.compat.v1 as tf``.
-The switches between TF1 and TF2 behaviour accept only TF1 behaviour:
-``disable_v2_behavior()``, ``disable_eager_execution()`` and friends do nothing (graph
-mode is the only mode), while ``enable_eager_execution()`` and ``enable_v2_behavior()``
+``disable_v2_behavior()`` and ``disable_eager_execution()`` do nothing (graph mode is
+the only mode); the finer switches (``enable_v2_tensorshape`` ...) are in
+`flowgraph/compat/switches.py`; ``enable_eager_execution()`` and ``enable_v2_behavior()``
 raise a `NotImplementedError` explaining that flowgraph runs graphs with sessions.
 
 Example
@@ -38,8 +38,12 @@ __all__ = [
     "disable_tensor_equality",
     "disable_v2_behavior",
     "disable_v2_tensorshape",
+    "enable_control_flow_v2",
     "enable_eager_execution",
+    "enable_resource_variables",
+    "enable_tensor_equality",
     "enable_v2_behavior",
+    "enable_v2_tensorshape",
     "executing_eagerly",
     "forward_compatible",
     "integral_types",
@@ -47,6 +51,17 @@ __all__ = [
     "real_types",
     "v1",
 ]
+
+from flowgraph.compat.switches import (
+    disable_control_flow_v2,
+    disable_resource_variables,
+    disable_tensor_equality,
+    disable_v2_tensorshape,
+    enable_control_flow_v2,
+    enable_resource_variables,
+    enable_tensor_equality,
+    enable_v2_tensorshape,
+)
 
 v1 = sys.modules["flowgraph"]
 sys.modules[f"{__name__}.v1"] = v1
@@ -155,44 +170,8 @@ def disable_eager_execution() -> None:
     """
 
 
-def disable_resource_variables() -> None:
-    """No-op: flowgraph variables are TF1 reference variables.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.compat.disable_resource_variables()
-    """
 
 
-def disable_control_flow_v2() -> None:
-    """No-op: flowgraph's control flow is TF1's (Switch/Merge, Enter/Exit frames).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.compat.disable_control_flow_v2()
-    """
-
-
-def disable_tensor_equality() -> None:
-    """No-op: flowgraph tensors compare and hash by identity, as in TF1.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.compat.disable_tensor_equality()
-    """
-
-
-def disable_v2_tensorshape() -> None:
-    """No-op: flowgraph's `TensorShape` behaves as TF1's (dimensions are `Dimension`).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.compat.disable_v2_tensorshape()
-    """
 
 
 def executing_eagerly() -> bool:

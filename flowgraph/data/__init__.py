@@ -46,3 +46,6 @@ Dataset.with_options = _options.with_options
 Dataset.options = _options.options
 
 DatasetV1 = Dataset
+
+# The TypeSpec of a dataset (TF1 misc names).
+from flowgraph.data.dataset_spec import DatasetSpec  # noqa: E402

@@ -8,10 +8,11 @@ for (chosen on the first call, `flowgraph.distributed.stage_cost`); each distinc
 `Layout` (its feeds, fetches and store keys, resolved once); and the counters of
 synchronous pushes it holds (`flowgraph.distributed.sync_inline.CounterLock`).
 
-A call runs its stage with `run_stage`: a stage fed a batch of a size its graph leaves
-unknown has a plan with shape variants, which `Session` never runs through a `FastRun`;
-`run_stage` keeps one per fed-shape signature, so a repeated call costs what a repeated
-plain `Session.run` costs, and a call with new shapes takes the general path.
+A call runs its stage with `run_stage`: it keeps a `FastRun` per fed-shape signature
+(`FastRun.after_run`), also for a plan with shape variants (a batch of a size the graph
+leaves unknown) and for a stage run with a deadline, which `Session` keeps none for; a
+repeated call costs less than a repeated plain `Session.run`, and a call with new
+shapes takes the general path.
 
 Example
 -------
@@ -47,7 +48,6 @@ from flowgraph.framework.importer import import_graph_def
 from flowgraph.framework.registry import OpCost
 from flowgraph.ops.iterator_ops import register_dataset
 from flowgraph.runtime.config import ConfigProto
-from flowgraph.runtime.fetch import fetch_key
 from flowgraph.runtime.session import Session
 from flowgraph.runtime.step import FastRun
 
@@ -246,65 +246,53 @@ class Layout:
         self.produced_returns = [(key, at[key]) for key in returns] \
             if self.returns_produced else None
         self.source: tuple = ()  # the header's lists it was made from
-        # (session, fed tensors, fed shapes) -> FastRun of the shape-specialized plan,
-        # or None where the session's own fast path (or none) applies (`run_stage`)
+        # (session, fed tensors, fed shapes) -> FastRun of the plan the session ran for
+        # them, or None where none applies (`run_stage`)
         self.fast: dict = {}
 
 
 def run_stage(session: Session, layout: Layout, feed_dict: dict, options) -> list:
     """``session.run(layout.fetches, feed_dict, options)``, through a `FastRun` of the
-    plan specialized to the fed shapes when one was made for them.
+    plan the session ran for these feeds' shapes once it has one.
 
     Why: a stage fed a batch whose size the graph leaves unknown (``[None, 64]``) has a
-    plan with shape variants (`flowgraph.runtime.specialize`), which `Session` never runs
-    through a `FastRun`: the plan depends on the shapes, which a `FastRun` does not check
-    against its plan. Here the shapes are part of the cache key, so a call whose feeds
-    have other shapes (a smaller last batch) takes `Session.run` and gets (or compiles)
-    the variant for them; the next call with those shapes runs fast too.
+    plan with shape variants (`flowgraph.runtime.specialize`), and a stage that may block
+    runs with a deadline (`RunOptions`); `Session` keeps a `FastRun` for neither. Here the
+    shapes are part of the cache key, so a call whose feeds have other shapes (a smaller
+    last batch) takes `Session.run` and gets (or compiles) the variant for them, the next
+    call with those shapes runs fast too; a deadline-only `RunOptions` becomes the
+    `FastRun`'s own deadline. Options asking for more (tracing, partition graphs, a
+    memory budget) always take `Session.run`.
     """
-    if options is None:
+    timeout_ms = _deadline_only(options)
+    if timeout_ms is not None:
         try:
             key = (session, tuple(feed_dict), tuple([v.shape for v in feed_dict.values()]))
         except AttributeError:  # a value that is not an array: the general path
             key = None
         if key is not None:
             fast = layout.fast.get(key, False)
-            if fast and not _limited(session):
-                return fast.run(session, feed_dict)
-            values = session.run(layout.fetches, feed_dict=feed_dict)
+            if fast and FastRun.may_run(session):
+                return fast.run(session, feed_dict, timeout_ms)
+            values = session.run(layout.fetches, feed_dict=feed_dict, options=options)
             if fast is False:
                 if len(layout.fast) >= 64:  # (distinct shapes: a client cannot grow it)
                     layout.fast.clear()
-                layout.fast[key] = _variant_fast_run(session, layout.fetches, feed_dict)
+                layout.fast[key] = FastRun.after_run(session, layout.fetches, feed_dict)
             return values
     return session.run(layout.fetches, feed_dict=feed_dict, options=options)
 
 
-def _limited(session: Session) -> bool:
-    """Whether `Session.run` would limit the threads of this run (a backend's contention
-    policy or ``intra_op_parallelism_threads``): the general path does that, a `FastRun`
-    does not."""
-    return any(backend.intra_op_limit(session._intra_op) is not None
-               for backend in session._backends)
-
-
-def _variant_fast_run(session: Session, fetches: list, feed_dict: dict) -> FastRun | None:
-    """A `FastRun` of the shape variant that `session` just ran for `fetches` fed
-    `feed_dict`, when its plan has variants and that one may run fast; else None (a plan
-    without variants takes the session's own `FastRun`)."""
-    key = fetch_key(fetches)
-    if key is None:
+def _deadline_only(options) -> int | None:
+    """The deadline (ms, 0 for none) of `options` when that is all they ask for, else
+    None (the run needs `Session.run`'s general path)."""
+    if options is None:
+        return 0
+    if (options.trace_level or options.output_partition_graphs
+            or options.memory_budget_bytes or options.debug_options is not None
+            or options.inter_op_thread_pool or options.report_tensor_allocations_upon_oom):
         return None
-    feed_tensors, feed_values = session._process_feeds(feed_dict)
-    generic = session._plans.get((key, feed_tensors))
-    variants = getattr(generic, "shape_variants", None) if generic is not None else None
-    mapper = session._fetch_mappers.get(key)
-    if variants is None or mapper is None:
-        return None
-    plan = variants.plans.get(tuple(map(np.shape, feed_values)))
-    if plan is None or not session._fast_path_ok(plan, feed_dict, feed_tensors, feed_values):
-        return None
-    return FastRun(plan, feed_tensors, feed_values, FastRun.rebuilder(fetches, mapper))
+    return max(int(options.timeout_in_ms or 0), 0)
 
 
 def _may_block(op) -> bool:

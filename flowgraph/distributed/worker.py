@@ -23,9 +23,10 @@ State of a task:
   one variable). A stage's sessions run on the threads its cost calls for, chosen on its
   first call (`flowgraph.distributed.stage_cost`: light stages inline, GEMM-heavy ones
   on every core), or on the server config's ``inter_op_parallelism_threads``.
-* **fast runs**: a stage fed a batch of a size its graph leaves unknown runs through a
-  `FastRun` per fed-shape signature (`stage_graph.run_stage`), as `Session` does for
-  plans without shape variants.
+* **fast runs**: a repeated stage call runs through a `FastRun` per fed-shape signature
+  (`stage_graph.run_stage`), also for a batch of a size its graph leaves unknown and for
+  a stage that may block, which keeps its deadline (`Session` keeps a `FastRun` for
+  neither).
 * **push counters**: a stage run that fails while holding a synchronous push's counter
   puts it back (`flowgraph.distributed.sync_inline.CounterLock`); each run of a stage
   with pushes feeds them an id of this task's (`_run_ids`), by which the counter's lock
@@ -166,11 +167,13 @@ class TaskService:
         self._alarm = None
         self._alarm_at: float | None = None
         self._cancelled: dict[int, tuple] = {}  # step id -> (time, CancelledError)
-        # Load every backend's kernel table now, from this thread: the first run of a
-        # stage would load them lazily, and Backend.ensure_loaded is not safe against
-        # two gRPC threads doing that at once (the second sees an empty table).
-        for backend in get_backends().values():
-            backend.ensure_loaded()
+        # Load the CPU kernel table now: a task's first stage run needs it, and this
+        # (while the chief still builds its graph) is off the first step's path. Other
+        # backends (OpenCL: ~0.3 s of discovery and kernel builds) load on first use, as
+        # in a local session (`Backend.ensure_loaded` lets one thread load, others wait).
+        cpu = get_backends().get("CPU")
+        if cpu is not None:
+            cpu.ensure_loaded()
 
     # -- rpc methods -------------------------------------------------------------------
     def GetStatus(self, header: dict, tensors: dict) -> tuple[dict, dict]:

@@ -149,10 +149,14 @@ class Categorical(Distribution):
         return o.shape(self._logits)[:-1]
 
     def _sample_n(self, n, seed=None):
-        logits_2d = o.reshape(self._logits, [-1, self._event_size])
-        draws = o.multinomial(logits_2d, n, seed=seed, output_dtype=_dtypes.int64)
-        draws = o.cast(o.transpose(draws), self.dtype)
-        return o.reshape(draws, o.concat([[n], self.batch_shape_tensor()], 0))
+        # TF's layout: no reshape of 2-D logits, int32 draws for 32-bit sample dtypes
+        logits_2d = self._logits
+        if logits_2d.shape.ndims != 2:
+            logits_2d = o.reshape(self._logits, [-1, self._event_size])
+        draw_dtype = _dtypes.int64 if self.dtype.size > 4 else _dtypes.int32
+        draws = o.multinomial(logits_2d, n, seed=seed, output_dtype=draw_dtype)
+        draws = o.reshape(o.transpose(draws), o.concat([[n], self.batch_shape_tensor()], 0))
+        return o.cast(draws, self.dtype)
 
     def _log_prob(self, k):
         if not k.dtype.is_integer:

@@ -103,3 +103,11 @@ __all__ += ["CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "Fin
             "NanTensorHook", "ProfilerHook", "SecondOrStepTimer", "SessionRunArgs",
             "SessionRunContext", "SessionRunHook", "SessionRunValues", "StepCounterHook",
             "StopAtStepHook", "SummarySaverHook"]
+
+# Parse specs of canned estimators' features and labels (TF1 misc names).
+from flowgraph.estimators.parse_spec import (  # noqa: E402
+    classifier_parse_example_spec,
+    regressor_parse_example_spec,
+)
+
+__all__ += ["classifier_parse_example_spec", "regressor_parse_example_spec"]

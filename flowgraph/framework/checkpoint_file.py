@@ -212,6 +212,10 @@ class CheckpointReader:
             raise self._data_loss(e) from None
 
     def debug_string(self) -> bytes:
+        """TensorFlow's listing: a ``name (DT_FLOAT) [2,3]`` line per tensor."""
+        from flowgraph.framework.tf_formats.text_format import datatype_name
+
         shapes, dtypes = self.get_variable_to_shape_map(), self.get_variable_to_dtype_map()
-        lines = [f"{n} ({dtypes[n].name}) {shapes[n]}" for n in self._names()]
+        lines = [f"{n} ({datatype_name(dtypes[n].as_datatype_enum)}) "
+                 f"[{','.join(str(d) for d in shapes[n])}]" for n in self._names()]
         return ("\n".join(lines) + "\n").encode("utf-8")

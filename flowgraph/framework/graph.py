@@ -429,6 +429,17 @@ class Graph:
 
         return override_gradients(self, op_type_map)
 
+    @contextlib.contextmanager
+    def container(self, container_name: str) -> Iterator[str]:
+        """Stateful ops created inside (variables, queues, accumulators) keep their state
+        in resource container `container_name` (``Session.reset`` clears one by name)."""
+        saved = self.__dict__.get("_container", "")
+        self._container = container_name
+        try:
+            yield container_name
+        finally:
+            self._container = saved
+
     # -- ops --------------------------------------------------------------------------
     def create_op(
         self,
@@ -460,6 +471,8 @@ class Graph:
             full_attrs = dict(op_def.attrs)
             if attrs:
                 full_attrs.update(attrs)
+            if full_attrs.get("container") == "" and self.__dict__.get("_container"):
+                full_attrs["container"] = self._container
             op_name = self._op_name(name or op_type)
             state = self._state()
             stack = state.control_stack

@@ -79,7 +79,7 @@ def release_graph(graph) -> None:
     ...     y = tf.add(tf.constant(1.0), 2.0, name="y")
     >>> release_graph(g)
     >>> y.name, y.op.type, y.graph is g, g.get_operations()
-    ('y:0', 'Add', True, [])
+    ('y:0', 'AddV2', True, [])
     """
     with graph._lock:
         ops = graph._ops

@@ -34,6 +34,7 @@ from flowgraph.framework.import_checks import ATTR_DECODE_ERRORS, check_node_aga
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tf_formats import graph_util as _graph_util
 from flowgraph.framework.tf_formats.graph_def import as_graph_def_dict
 
 __all__ = ["ImportGraphDefError", "UnregisteredOpError", "graph_def_from_json",
@@ -132,12 +133,6 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
             raise ImportGraphDefError(
                 f"import_graph_def: input_map value for '{key}' is not from the default graph"
             )
-    missing = sorted(k for k in data_map if _split_ref(k)[0] not in nodes)
-    missing += sorted(f"^{k}" for k in control_map if k not in nodes)
-    if missing:
-        raise ImportGraphDefError(
-            f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]"
-        )
     order = _topological_node_order(node_list, nodes)
     created: dict[str, Operation] = {}
     back_edges: list[tuple[Operation, int, str, str]] = []  # Merge, input index, ref
@@ -165,6 +160,18 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         return op._outputs[idx]
 
     with graph.as_default(), _import_scope(graph, name) as prefix:
+        # A mapped input of the wrong dtype fails before anything is built, leaving the
+        # graph as it was (as in TensorFlow, whose failed import still takes its scope
+        # name; a missing return element fails after the import).
+        missing = sorted(k for k in data_map if _split_ref(k)[0] not in nodes)
+        missing += sorted(f"^{k}" for k in control_map if k not in nodes)
+        if missing:
+            raise ImportGraphDefError("Attempted to map inputs that were not found in "
+                                      f"graph_def: [{', '.join(missing)}]")
+        for node in nodes.values():
+            for i, ref in enumerate(node.get("input", [])):
+                if ref in data_map:
+                    _check_mapped_input(node, i, data_map[ref], nodes, prefix)
         for node_name in order:
             node = nodes[node_name]
             inputs = node.get("input", [])
@@ -177,10 +184,6 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
                     for i, r in enumerate(refs)]
             ctrl = [control_map.get(r[1:]) or created[r[1:]] for r in inputs
                     if r.startswith("^")]
-            for i, t in enumerate(data):
-                ref = inputs[i]
-                if ref in data_map:
-                    _check_mapped_input(node, i, t, nodes)
             try:
                 attrs = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
             except ATTR_DECODE_ERRORS as e:
@@ -236,6 +239,7 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
             _rewire_input(op, i, resolve(ref, consumer))
     if return_elements is None:
         return None
+    _check_return_elements(return_elements, nodes)
     out = []
     for ref in return_elements:
         if ":" in ref:
@@ -254,6 +258,21 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
                 raise ImportGraphDefError(f"Requested return node '{ref}' not found in graph def")
             out.append(created[ref])
     return out
+
+
+# TensorFlow's ``tf.graph_util.import_graph_def`` is this same function.
+_graph_util.import_graph_def = import_graph_def
+
+
+def _check_return_elements(return_elements, nodes: dict) -> None:
+    for ref in return_elements or ():
+        if not isinstance(ref, str):
+            raise TypeError(f"import_graph_def: return_elements must be names (strings), "
+                            f"got {ref!r}")
+        if ":" in ref and _split_ref(ref)[0] not in nodes:
+            raise ImportGraphDefError(f"Requested return tensor '{ref}' not found in graph def")
+        if ":" not in ref and ref not in nodes:
+            raise ImportGraphDefError(f"Requested return node '{ref}' not found in graph def")
 
 
 def _validate_nodes(node_list: list) -> dict[str, dict]:
@@ -310,7 +329,7 @@ def _split_ref(ref: str, consumer: str | None = None) -> tuple[str, int]:
     return op_name, int(idx)
 
 
-def _check_mapped_input(node: dict, i: int, t, nodes: dict) -> None:
+def _check_mapped_input(node: dict, i: int, t, nodes: dict, prefix: str = "") -> None:
     """The dtype of a mapped tensor must match the one the graph def recorded."""
     src_name, idx = _split_ref(node["input"][i])
     recorded = nodes[src_name].get("output_dtypes")
@@ -323,9 +342,16 @@ def _check_mapped_input(node: dict, i: int, t, nodes: dict) -> None:
                 f"{recorded[idx]!r}") from None
         if t.dtype.base_dtype != want.base_dtype:
             raise ImportGraphDefError(
-                f"Input {i} of node {node['name']} was passed {t.dtype.base_dtype.name} from "
-                f"{t.name} incompatible with expected {want.name}."
+                f"Input {i} of node {prefix}{node['name']} was passed {_tf_name(t.dtype)} from "
+                f"{t.name} incompatible with expected {_tf_name(want)}."
             )
+
+
+def _tf_name(dtype) -> str:
+    """TensorFlow's short name of a dtype in messages (``float``, ``double``, ``int32``)."""
+    from flowgraph.framework.tf_formats.text_format import datatype_name
+
+    return datatype_name(dtype.base_dtype.as_datatype_enum)[len("DT_"):].lower()
 
 
 def _merge_output_shapes(op, shapes) -> None:

@@ -142,10 +142,9 @@ class IndexedSlices:
     def consumers(self) -> list:
         return self._values.consumers()
 
-    def __repr__(self) -> str:
-        shape = "None" if self._dense_shape is None else self._dense_shape.name
-        return (f"IndexedSlices(indices={self._indices.name}, values={self._values.name}, "
-                f"dense_shape={shape}, dtype={self.dtype.name})")
+    def __str__(self) -> str:
+        shape = "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
+        return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"
 
     def __bool__(self) -> bool:
         raise TypeError("Using IndexedSlices as a Python bool is not allowed; compare with "

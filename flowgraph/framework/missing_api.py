@@ -21,25 +21,13 @@ from __future__ import annotations
 
 __all__ = ["missing_attribute"]
 
-_PY_FUNC = "wrap a NumPy function with tf.py_func (not differentiable)"
-_TF1_ONLY = "flowgraph has TensorFlow 1.x graph behaviour only, so there is nothing to enable"
-_LINALG = ("the decompositions and solvers flowgraph has (tf.linalg.eigh, svd, cholesky, "
-           "qr, inv, solve, lstsq) compose it, or " + _PY_FUNC)
 
 # "module.name" (module "" for the top level) -> what to use instead. Only names that
 # are still missing: tests/framework/test_missing_api_hints.py checks that none of
 # them has been implemented since.
 _HINTS = {
-    "enable_resource_variables": _TF1_ONLY,
-    "enable_control_flow_v2": _TF1_ONLY,
-    "enable_tensor_equality": _TF1_ONLY,
-    "enable_v2_tensorshape": _TF1_ONLY,
     "LMDBReader": "LMDB files are not supported; read records with tf.data "
                   "(TFRecordDataset, TextLineDataset, from_tensor_slices)",
-    "matrix_square_root": _LINALG,
-    "linalg.sqrtm": _LINALG,
-    "linalg.pinv": _LINALG,
-    "nn.raw_rnn": "use tf.nn.dynamic_rnn or tf.while_loop with a tf.TensorArray",
 }
 
 

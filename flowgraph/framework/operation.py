@@ -205,7 +205,7 @@ class Operation:
         return ValueError(text)
 
     def __repr__(self) -> str:
-        return f"<flowgraph.Operation '{self._name}' type={self.type}>"
+        return f"<tf.Operation '{self._name}' type={self.type}>"
 
     def __str__(self) -> str:
         inputs = ", ".join(t.name for t in self._inputs)
@@ -328,7 +328,7 @@ class Tensor:
         )
 
     def __repr__(self) -> str:
-        return f"<flowgraph.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+        return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
     def __str__(self) -> str:
         return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'

@@ -204,8 +204,8 @@ class SparseTensor:
                 lambda parts: SparseTensorValue(*parts))
 
     def __repr__(self) -> str:
-        return (f"SparseTensor(indices={self._indices.name}, values={self._values.name}, "
-                f"dense_shape={self._dense_shape.name})")
+        return (f"SparseTensor(indices={self._indices}, values={self._values}, "
+                f"dense_shape={self._dense_shape})")
 
 
 def _int64_if_plain(x):

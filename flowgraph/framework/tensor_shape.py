@@ -16,10 +16,25 @@ Example
 from __future__ import annotations
 
 import operator
+import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Union
 
 from flowgraph.framework.event_messages import shape_proto
+
+# `tf.enable_v2_tensorshape()` sets it: indexing and iterating a shape then give ints
+# (None when unknown) instead of `Dimension`s (flowgraph/compat/switches.py), to code
+# outside flowgraph only: flowgraph's own modules keep seeing `Dimension`s.
+_V2_BEHAVIOR = [False]
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _v2_caller(frame) -> bool:
+    """Whether `frame` runs code outside the flowgraph package (by its file)."""
+    return not frame.f_code.co_filename.startswith(_PACKAGE_DIR)
 
 __all__ = [
     "Dimension",
@@ -300,17 +315,21 @@ class TensorShape:
     def __iter__(self) -> Iterator[Dimension]:
         if self._dims is None:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
+        if _V2_BEHAVIOR[0] and _v2_caller(sys._getframe(1)):
+            return iter([d._value for d in self._dims])
         return iter(self._dims)
 
     def __getitem__(self, key: int | slice) -> Any:
         if self._dims is not None:
             if isinstance(key, slice):
                 return TensorShape(self._dims[key])
+            if _V2_BEHAVIOR[0] and _v2_caller(sys._getframe(1)):
+                return self._dims[key]._value
             return self._dims[key]
         if isinstance(key, slice):
             return unknown_shape()
         operator.index(key)  # reject non-integer keys
-        return Dimension(None)
+        return None if _V2_BEHAVIOR[0] and _v2_caller(sys._getframe(1)) else Dimension(None)
 
     def as_list(self) -> list[int | None]:
         """The dimensions as ints (None where unknown); ValueError if the rank is unknown.

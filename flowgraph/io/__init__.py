@@ -43,6 +43,9 @@ from flowgraph.ops.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+
+# Features parsed into RaggedTensors (TF1 misc names).
+from flowgraph.ops.parsing_ragged_feature import RaggedFeature
 from flowgraph.ops.parsing_sequence_batch_ops import parse_sequence_example
 from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example
 from flowgraph.ops.sparse_extra_ops import serialize_sparse

@@ -15,15 +15,22 @@ Example
 
 from flowgraph.keras import (
     activations,
+    applications,
     backend,
     callbacks,
+    constraints,
+    datasets,
     estimator,
+    experimental,
+    export,
     initializers,
     layers,
     losses,
     metrics,
+    mixed_precision,
     models,
     optimizers,
+    preprocessing,
     regularizers,
     utils,
 )
@@ -35,15 +42,22 @@ __all__ = [
     "Model",
     "Sequential",
     "activations",
+    "applications",
     "backend",
     "callbacks",
+    "constraints",
+    "datasets",
     "estimator",
+    "experimental",
+    "export",
     "initializers",
     "layers",
     "losses",
     "metrics",
+    "mixed_precision",
     "models",
     "optimizers",
+    "preprocessing",
     "regularizers",
     "utils",
 ]
@@ -64,6 +78,10 @@ for _name in _layers_extra.__all__:
 layers.Convolution1D = _layers_extra.Conv1D
 layers.GlobalAvgPool1D = _layers_extra.GlobalAveragePooling1D
 layers.GlobalAvgPool2D = _layers_extra.GlobalAveragePooling2D
+
+from flowgraph.keras import layers_norm as _layers_norm  # noqa: E402
+
+layers.LayerNormalization = _layers_norm.LayerNormalization
 
 from flowgraph.keras import layers_recurrent as _layers_recurrent  # noqa: E402
 

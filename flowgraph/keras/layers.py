@@ -39,6 +39,7 @@ from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.keras import backend
+from flowgraph.keras import constraints as _constraints
 from flowgraph.layers.core import normalize_padding, normalize_tuple, smart_cond
 from flowgraph.ops import (
     array_join_ops,
@@ -46,6 +47,7 @@ from flowgraph.ops import (
     array_shape_ops,
     init_ops,
     math_ops,
+    nn_extra_ops,
     nn_ops,
     random_ops,
 )
@@ -247,6 +249,7 @@ class Layer:
         """Create weight ``<layer name>/<name>`` (call it from `build`)."""
         dtype = _dtypes.as_dtype(dtype or self._dtype or backend.floatx()).base_dtype
         init = get_initializer(initializer) or init_ops.GlorotUniform()
+        constraint = _constraints.get(constraint)
         shape = [int(d) for d in shape]
         # A wrapper (TimeDistributed) creates its inner layer's weights under its own name.
         with name_scope(getattr(self, "_weight_scope", None) or self.name + "/"):
@@ -486,7 +489,8 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = _constraints.get(kernel_constraint)
+        self.bias_constraint = _constraints.get(bias_constraint)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "units": self.units, "activation": self._activation_id,
@@ -677,7 +681,8 @@ class Conv2D(Layer):
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.kernel_constraint = _constraints.get(kernel_constraint)
+        self.bias_constraint = _constraints.get(bias_constraint)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "filters": self.filters,
@@ -823,7 +828,35 @@ class BatchNormalization(Layer):
                                       math_ops.subtract(1.0, momentum))
             return var.assign_sub(delta)
 
+    def _fused_call(self, inputs, training):
+        # TensorFlow's layout: one FusedBatchNormV3 (two under a cond when the phase is a
+        # tensor), whose batch variance output is already Bessel-corrected.
+        channels = self.moving_mean.shape.as_list()
+        beta = self.beta if self.beta is not None else \
+            convert_to_tensor(np.zeros(channels, np.float32), name="Const")
+        gamma = self.gamma if self.gamma is not None else \
+            convert_to_tensor(np.ones(channels, np.float32), name="Const")
+
+        def run(is_training):
+            return nn_extra_ops.fused_batch_norm(
+                inputs, gamma, beta, self.moving_mean, self.moving_variance,
+                epsilon=self.epsilon, data_format="NHWC" if self._axis == 3 else "NCHW",
+                is_training=is_training)
+
+        if training is False:
+            return run(False)[0]
+        y, mean, var = smart_cond(training, lambda: run(True), lambda: run(False))
+        momentum = smart_cond(training,
+                              lambda: convert_to_tensor(self.momentum, dtype=var.dtype),
+                              lambda: convert_to_tensor(1.0, dtype=var.dtype))
+        self.add_update(self._update(self.moving_mean, mean, momentum))
+        self.add_update(self._update(self.moving_variance, var, momentum))
+        return y
+
     def call(self, inputs, training=None):
+        if (self._ndims == 4 and self._axis in (1, 3)
+                and inputs.dtype.base_dtype in (_dtypes.float16, _dtypes.float32)):
+            return self._fused_call(inputs, training)
         axes = [i for i in range(self._ndims) if i != self._axis]
         mean, var = nn_ops.moments(inputs, axes)
         use_mean = smart_cond(training, lambda: mean, lambda: self.moving_mean.value())

@@ -1,5 +1,5 @@
-"""Keras `Conv2DTranspose` and `SeparableConv2D` (graph mode), on `tf.nn`'s transposed and
-separable convolutions; re-exported by `flowgraph.keras.layers`.
+"""Keras `Conv2DTranspose`, `SeparableConv2D` and `DepthwiseConv2D` (graph mode), on
+`tf.nn`'s transposed, separable and depthwise convolutions; re-exported by `flowgraph.keras.layers`.
 
 Example
 -------
@@ -13,11 +13,12 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.keras import constraints as _constraints
 from flowgraph.keras.layers import Conv2D
 from flowgraph.layers.convolutional_extra import check_output_padding, deconv_output_shape
 from flowgraph.ops import nn_conv_ops, nn_ops
 
-__all__ = ["Conv2DTranspose", "SeparableConv2D"]
+__all__ = ["Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D"]
 
 
 class Conv2DTranspose(Conv2D):
@@ -75,8 +76,8 @@ class SeparableConv2D(Conv2D):
         self.pointwise_initializer = pointwise_initializer
         self.depthwise_regularizer = depthwise_regularizer
         self.pointwise_regularizer = pointwise_regularizer
-        self.depthwise_constraint = depthwise_constraint
-        self.pointwise_constraint = pointwise_constraint
+        self.depthwise_constraint = _constraints.get(depthwise_constraint)
+        self.pointwise_constraint = _constraints.get(pointwise_constraint)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "depth_multiplier": self.depth_multiplier,
@@ -100,6 +101,69 @@ class SeparableConv2D(Conv2D):
             inputs, self.depthwise_kernel, self.pointwise_kernel,
             self._spatial(self.strides), self.padding.upper(),
             rate=list(self.dilation_rate), data_format=self._fmt())
+        if self.use_bias:
+            out = nn_ops.bias_add(out, self.bias, data_format=self._fmt())
+        return self.activation(out)
+
+
+class DepthwiseConv2D(Conv2D):
+    """Depthwise 2-D convolution: ``depth_multiplier`` filters per input channel,
+    ``depthwise_kernel`` ``(kh, kw, in, multiplier)``, output channels ``in * multiplier``
+    (channel ``c * multiplier + m`` from input channel ``c``).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> from flowgraph import keras
+    >>> with tf.Graph().as_default():
+    ...     layer = keras.layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same")
+    ...     print(layer(keras.Input((5, 5, 4))).shape, layer.depthwise_kernel.shape)
+    (?, 5, 5, 8) (3, 3, 4, 2)
+    """
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, **kwargs):
+        # Conv2D's own arguments, which a saved config may repeat, do not apply here.
+        for key in ("filters", "kernel_initializer", "kernel_regularizer",
+                    "kernel_constraint"):
+            kwargs.pop(key, None)
+        super().__init__(1, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format, dilation_rate=dilation_rate,
+                         activation=activation, use_bias=use_bias,
+                         bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         bias_constraint=bias_constraint, **kwargs)
+        self.depth_multiplier = int(depth_multiplier)
+        self.depthwise_initializer = depthwise_initializer
+        self.depthwise_regularizer = depthwise_regularizer
+        self.depthwise_constraint = _constraints.get(depthwise_constraint)
+
+    def get_config(self) -> dict:
+        config = {**super().get_config(), "depth_multiplier": self.depth_multiplier,
+                  "depthwise_initializer": self.depthwise_initializer,
+                  "depthwise_regularizer": self.depthwise_regularizer,
+                  "depthwise_constraint": self.depthwise_constraint}
+        for key in ("filters", "kernel_initializer", "kernel_regularizer",
+                    "kernel_constraint"):
+            config.pop(key, None)
+        return config
+
+    def build(self, input_shape) -> None:
+        channels = self._input_channels(input_shape)
+        self.depthwise_kernel = self.add_weight(
+            "depthwise_kernel", [*self.kernel_size, channels, self.depth_multiplier],
+            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+            constraint=self.depthwise_constraint)
+        self.filters = channels * self.depth_multiplier  # the bias's size
+        self._add_bias()
+
+    def call(self, inputs):
+        out = nn_ops.depthwise_conv2d(inputs, self.depthwise_kernel,
+                                      self._spatial(self.strides), self.padding.upper(),
+                                      rate=list(self.dilation_rate), data_format=self._fmt())
         if self.use_bias:
             out = nn_ops.bias_add(out, self.bias, data_format=self._fmt())
         return self.activation(out)

@@ -364,16 +364,21 @@ class _GlobalPooling(Layer):
     _axes: list = []
     _reduce = None
 
-    def __init__(self, data_format=None, **kwargs) -> None:
+    def __init__(self, data_format=None, keepdims=False, **kwargs) -> None:
         super().__init__(**kwargs)
         self.data_format = data_format or "channels_last"
+        self.keepdims = bool(keepdims)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "data_format": self.data_format,
+                "keepdims": self.keepdims}
 
     def call(self, inputs):
         rank = len(self._axes) + 2
         _check_ndim(self, inputs.shape, ndim=rank)
         axes = self._axes if self.data_format == "channels_last" else \
             list(range(2, rank))
-        return type(self)._reduce(inputs, axis=axes)
+        return type(self)._reduce(inputs, axis=axes, keepdims=self.keepdims)
 
 
 class GlobalAveragePooling1D(_GlobalPooling):

@@ -92,7 +92,7 @@ def _encode(value):
 
 
 def _decode(value, ctx: LoadContext, key: str = "", layer_name: str = ""):
-    from flowgraph.keras import initializers, regularizers
+    from flowgraph.keras import constraints, initializers, regularizers
 
     custom_objects = ctx.custom_objects
     if isinstance(value, list):
@@ -113,6 +113,8 @@ def _decode(value, ctx: LoadContext, key: str = "", layer_name: str = ""):
                 if hasattr(custom_objects[name], "from_config") else custom_objects[name]
         if key.endswith("regularizer"):
             return regularizers.deserialize(value)
+        if key.endswith("constraint"):
+            return constraints.deserialize(value)
         if key.endswith("initializer") and hasattr(initializers, name):
             config = {k: v for k, v in config.items() if k not in ("dtype", "verify_shape")}
             return getattr(initializers, name)(**config)

@@ -14,8 +14,10 @@ They are not run by the layer's output; run them with the train op::
         train_op = optimizer.minimize(loss)
 
 As in TensorFlow 1.x, a 4-D input normalized over axis 1 or 3 (float16/float32, fused
-not False) takes the *fused* kernel's semantics: the moving variance is updated with the
-unbiased (Bessel-corrected, ``n / (n - 1)``) batch variance; other inputs use the biased
+not False) builds one ``FusedBatchNormV3`` op (``batch_normalization/FusedBatchNormV3``;
+with `training` a tensor, one per branch of ``batch_normalization/cond``): the moving
+variance moves towards its unbiased (Bessel-corrected, ``n / (n - 1)``) batch variance
+output. Other inputs build ``batchnorm/add_1`` from elementwise ops and use the biased
 one. The output always uses the biased batch variance. With `training` a tensor, the
 update uses ``momentum = 1`` (no change) when it is False.
 
@@ -32,12 +34,21 @@ Example
 
 from __future__ import annotations
 
+import numpy as np
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers.core import Layer, smart_cond, static_bool
-from flowgraph.ops import array_shape_ops, init_ops, math_ops, nn_ops, state_ops
+from flowgraph.ops import (
+    array_shape_ops,
+    init_ops,
+    math_ops,
+    nn_extra_ops,
+    nn_ops,
+    state_ops,
+)
 
 __all__ = ["BatchNormalization", "batch_normalization"]
 
@@ -136,11 +147,43 @@ class BatchNormalization(Layer):
                 dtype = variable.dtype.base_dtype
                 decay = math_ops.subtract(convert_to_tensor(1.0, dtype=dtype),
                                           math_ops.cast(momentum, dtype), name="decay")
-                delta = math_ops.multiply(
-                    math_ops.subtract(variable, math_ops.cast(value, dtype)), decay)
+                delta = (variable - math_ops.cast(value, dtype)) * decay  # TF's sub, mul
                 return state_ops.assign_sub(variable, delta, name=scope)
 
+    def _fused_call(self, inputs, training):
+        # One FusedBatchNormV3 op (two under a cond when `training` is a tensor), as
+        # TensorFlow builds it; its batch variance output is already Bessel-corrected.
+        data_format = "NHWC" if self._axes == [3] else "NCHW"
+        # Without beta/gamma, constant zeros then ones (TensorFlow's Const, Const_1).
+        channels = self.moving_mean.shape.as_list()
+        beta = self.beta.value() if self.beta is not None else \
+            convert_to_tensor(np.zeros(channels, np.float32), name="Const")
+        gamma = self.gamma.value() if self.gamma is not None else \
+            convert_to_tensor(np.ones(channels, np.float32), name="Const")
+
+        def run(is_training):
+            return nn_extra_ops.fused_batch_norm(
+                inputs, gamma, beta, self.moving_mean.value(), self.moving_variance.value(),
+                epsilon=self.epsilon, data_format=data_format, is_training=is_training)
+
+        known = static_bool(training)
+        if known is False:
+            return run(False)[0]
+        y, mean, variance = smart_cond(training, lambda: run(True), lambda: run(False))
+        stat_dtype = self.moving_mean.dtype.base_dtype
+        if known is None:
+            momentum = smart_cond(
+                training, lambda: convert_to_tensor(self.momentum, dtype=stat_dtype),
+                lambda: convert_to_tensor(1.0, dtype=stat_dtype))
+        else:
+            momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
+        self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
+        self.add_update(self._assign_moving_average(self.moving_variance, variance, momentum))
+        return y
+
     def call(self, inputs, training=False):
+        if self._fused:
+            return self._fused_call(inputs, training)
         reduction = [i for i in range(self._ndims) if i not in self._axes]
         keep = len(self._axes) > 1
         known = static_bool(training)
@@ -191,16 +234,17 @@ class BatchNormalization(Layer):
     def _normalize(self, x, mean, variance):
         with name_scope("batchnorm"):
             dtype = x.dtype.base_dtype
-            eps = convert_to_tensor(self.epsilon, dtype=variance.dtype.base_dtype)
-            inv = math_ops.rsqrt(math_ops.add(variance, eps))
+            # TF's op names (tf.nn.batch_normalization): add, Rsqrt, mul, mul_1, mul_2,
+            # sub, add_1
+            inv = math_ops.rsqrt(variance + self.epsilon)
             if self.gamma is not None:
-                inv = math_ops.multiply(inv, self._broadcast(self.gamma.value()))
-            shift = math_ops.negative(math_ops.multiply(mean, inv))
+                inv = inv * self._broadcast(self.gamma.value())
+            scaled = x * math_ops.cast(inv, dtype)
             if self.beta is not None:
-                shift = math_ops.subtract(self._broadcast(self.beta.value()),
-                                          math_ops.multiply(mean, inv))
-            return math_ops.add(math_ops.multiply(x, math_ops.cast(inv, dtype)),
-                                math_ops.cast(shift, dtype))
+                shift = self._broadcast(self.beta.value()) - mean * inv
+            else:
+                shift = -mean * inv
+            return scaled + math_ops.cast(shift, dtype)
 
 
 def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center: bool = True,
@@ -229,7 +273,7 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center: bo
     name, reuse, trainable, *_initializer, *_regularizer :
         As for `dense`.
     fused : None, True or False
-        Only decides the moving-variance estimator (see the module docstring).
+        False: elementwise ops even for 4-D input (see the module docstring).
 
     Example
     -------

@@ -1,12 +1,34 @@
 """The `tf.linalg` namespace: re-exports only."""
 
+from flowgraph.linalg import experimental
 from flowgraph.linalg.linear_operator import (
     LinearOperator,
+    LinearOperatorAdjoint,
+    LinearOperatorComposition,
+    LinearOperatorInversion,
+)
+from flowgraph.linalg.linear_operator_basic import (
     LinearOperatorDiag,
     LinearOperatorFullMatrix,
     LinearOperatorIdentity,
     LinearOperatorLowerTriangular,
     LinearOperatorScaledIdentity,
+)
+from flowgraph.linalg.linear_operator_blocks import (
+    LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular,
+    LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate,
+)
+from flowgraph.linalg.linear_operator_structured import (
+    LinearOperatorCirculant,
+    LinearOperatorCirculant2D,
+    LinearOperatorCirculant3D,
+    LinearOperatorHouseholder,
+    LinearOperatorPermutation,
+    LinearOperatorToeplitz,
+    LinearOperatorTridiag,
+    LinearOperatorZeros,
 )
 from flowgraph.ops.clip_ops import global_norm
 from flowgraph.ops.linalg_basic import adjoint, eye, matrix_transpose, matvec
@@ -18,6 +40,8 @@ from flowgraph.ops.linalg_diag_ops import matrix_diag as diag
 from flowgraph.ops.linalg_diag_ops import matrix_diag_part as diag_part
 from flowgraph.ops.linalg_diag_ops import matrix_set_diag as set_diag
 from flowgraph.ops.linalg_expm import expm
+from flowgraph.ops.linalg_funcs import logm, matrix_rank, normalize, pinv, sqrtm
+from flowgraph.ops.linalg_lu import lu, lu_matrix_inverse, lu_reconstruct, lu_solve
 from flowgraph.ops.linalg_norm import norm
 from flowgraph.ops.linalg_ops import cholesky, cholesky_solve, logdet, qr, slogdet, svd
 from flowgraph.ops.linalg_ops import matrix_determinant as det
@@ -27,6 +51,11 @@ from flowgraph.ops.linalg_ops import matrix_solve_ls as lstsq
 from flowgraph.ops.linalg_ops import matrix_triangular_solve as triangular_solve
 from flowgraph.ops.linalg_ops import self_adjoint_eig as eigh
 from flowgraph.ops.linalg_ops import self_adjoint_eigvals as eigvalsh
+from flowgraph.ops.linalg_tridiag import (
+    eigh_tridiagonal,
+    tridiagonal_matmul,
+    tridiagonal_solve,
+)
 from flowgraph.ops.math_ops import einsum, matmul, tensordot
 from flowgraph.ops.nn_ops import l2_normalize
 

@@ -1,5 +1,8 @@
-"""`tf.linalg.LinearOperator` and the common concrete operators: `FullMatrix`, `Diag`,
-`LowerTriangular`, `Identity`, `ScaledIdentity`.
+"""`tf.linalg.LinearOperator`, the base of every operator, and the two wrappers its
+`adjoint()` and `inverse()` return, `LinearOperatorAdjoint` and `LinearOperatorInversion`,
+and the product `LinearOperatorComposition` that `matmul` of two operators returns
+(the concrete operators live in `linear_operator_basic.py`, `linear_operator_blocks.py`
+and `linear_operator_structured.py`).
 
 An operator stands for a (batch of) ``[M, N]`` matrices without necessarily building
 them: `matmul`, `solve` and the determinants use the structure (a diagonal scales rows, a
@@ -10,27 +13,21 @@ Everything is built from ordinary ops, so gradients flow to the parameters.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.array_shape_ops import expand_dims, ones, ones_like, shape, zeros
+from flowgraph.ops.array_shape_ops import expand_dims, shape, squeeze
 from flowgraph.ops.linalg_basic import adjoint as _adjoint
-from flowgraph.ops.linalg_basic import eye
-from flowgraph.ops.linalg_diag_ops import matrix_band_part, matrix_diag, matrix_diag_part
-from flowgraph.ops.linalg_ops import (
-    matrix_determinant,
-    matrix_solve,
-    matrix_triangular_solve,
-    slogdet,
-)
-from flowgraph.ops.math_ops import abs, add, conj, log, matmul, multiply, truediv
-from flowgraph.ops.math_reduce import reduce_prod, reduce_sum
+from flowgraph.ops.linalg_diag_ops import matrix_diag_part
+from flowgraph.ops.linalg_ops import matrix_determinant, matrix_inverse, matrix_solve, slogdet
+from flowgraph.ops.math_ops import add, conj, matmul, multiply, negative, truediv
+from flowgraph.ops.math_reduce import reduce_sum
 
-__all__ = ["LinearOperator", "LinearOperatorDiag", "LinearOperatorFullMatrix",
-           "LinearOperatorIdentity", "LinearOperatorLowerTriangular",
-           "LinearOperatorScaledIdentity"]
+__all__ = ["LinearOperator", "LinearOperatorAdjoint", "LinearOperatorComposition",
+           "LinearOperatorInversion"]
 
 
 class LinearOperator:
@@ -50,6 +47,10 @@ class LinearOperator:
                  is_positive_definite=None, is_square=None, name=None):
         if is_positive_definite and is_non_singular is False:
             raise ValueError("A positive definite matrix is always non-singular.")
+        if is_self_adjoint and is_square is False:
+            raise ValueError("A self-adjoint matrix is always square.")
+        if is_non_singular and is_square is False:
+            raise ValueError("A non-singular matrix is always square.")
         self._dtype = _dtypes.as_dtype(dtype).base_dtype if dtype is not None else None
         self._graph_parents = list(graph_parents or [])
         self._is_non_singular = True if is_positive_definite else is_non_singular
@@ -133,7 +134,11 @@ class LinearOperator:
 
     @contextlib.contextmanager
     def _scope(self, method: str, values=None):
-        with name_scope(self.name), name_scope(method, values=values) as scope:
+        # As TensorFlow's operators: the operator's name, entered as it is (not made
+        # unique) under the current scope, then the method's: "op/det", "op/det_1".
+        current = get_default_graph().get_name_scope()
+        full = f"{current}/{self.name}/" if current else f"{self.name}/"
+        with name_scope(full), name_scope(method, values=values) as scope:
             yield scope
 
     # -- methods -----------------------------------------------------------------------
@@ -144,7 +149,13 @@ class LinearOperator:
 
     def matmul(self, x, adjoint: bool = False, adjoint_arg: bool = False,
                name: str = "matmul"):
-        """``op @ x`` (``op^H`` with `adjoint`, ``x^H`` with `adjoint_arg`)."""
+        """``op @ x`` (``op^H`` with `adjoint`, ``x^H`` with `adjoint_arg`); for an
+        operator `x`, the product as a `LinearOperatorComposition`."""
+        if isinstance(x, LinearOperator):
+            left = self.adjoint() if adjoint else self
+            right = x.adjoint() if adjoint_arg else x
+            with self._scope(name):
+                return LinearOperatorComposition([left, right])
         with self._scope(name, [x]):
             x = convert_to_tensor(x, name="x", dtype=self.dtype)
             return self._matmul(x, adjoint, adjoint_arg)
@@ -153,14 +164,20 @@ class LinearOperator:
         """``op @ x`` for a vector (batch) `x`."""
         with self._scope(name, [x]):
             x = convert_to_tensor(x, name="x", dtype=self.dtype)
-            return self._matmul(expand_dims(x, -1), adjoint, False)[..., 0]
+            return squeeze(self._matmul(expand_dims(x, -1), adjoint, False), [-1])
 
     def solve(self, rhs, adjoint: bool = False, adjoint_arg: bool = False,
               name: str = "solve"):
-        """``X`` with ``op @ X = rhs``."""
+        """``X`` with ``op @ X = rhs``; for an operator `rhs`, ``op^-1 @ rhs`` as a
+        `LinearOperatorComposition`."""
         if self.is_non_singular is False:
             raise NotImplementedError("Exact solve not implemented for an operator that is "
                                       "expected to be singular.")
+        if isinstance(rhs, LinearOperator):
+            left = self.inverse().adjoint() if adjoint else self.inverse()
+            right = rhs.adjoint() if adjoint_arg else rhs
+            with self._scope(name):
+                return LinearOperatorComposition([left, right])
         with self._scope(name, [rhs]):
             rhs = convert_to_tensor(rhs, name="rhs", dtype=self.dtype)
             if adjoint_arg:
@@ -171,7 +188,7 @@ class LinearOperator:
         """`solve` for a vector (batch) right-hand side."""
         with self._scope(name, [rhs]):
             rhs = convert_to_tensor(rhs, name="rhs", dtype=self.dtype)
-            return self._solve(expand_dims(rhs, -1), adjoint)[..., 0]
+            return squeeze(self._solve(expand_dims(rhs, -1), adjoint), [-1])
 
     def determinant(self, name: str = "det"):
         """The determinant of each matrix of the batch."""
@@ -204,6 +221,37 @@ class LinearOperator:
         with self._scope(name, [x]):
             return add(convert_to_tensor(x, name="x", dtype=self.dtype), self._to_dense())
 
+    def adjoint(self, name: str = "adjoint") -> LinearOperator:
+        """The adjoint (conjugate transpose) as an operator: `self` when the operator is
+        known to be self-adjoint."""
+        if self.is_self_adjoint is True:
+            return self
+        with self._scope(name):
+            return self._adjoint_operator()
+
+    @property
+    def H(self) -> LinearOperator:
+        """`adjoint()`."""
+        return self.adjoint()
+
+    def inverse(self, name: str = "inverse") -> LinearOperator:
+        """The inverse as an operator (ValueError for an operator known to be non-square
+        or singular)."""
+        if self.is_square is False:
+            raise ValueError("Cannot take the Inverse: This operator represents a non "
+                             "square matrix.")
+        if self.is_non_singular is False:
+            raise ValueError("Cannot take the Inverse: This operator represents a singular "
+                             "matrix.")
+        with self._scope(name):
+            return self._inverse_operator()
+
+    def _adjoint_operator(self) -> LinearOperator:
+        return LinearOperatorAdjoint(self)
+
+    def _inverse_operator(self) -> LinearOperator:
+        return LinearOperatorInversion(self)
+
     # -- dense fallbacks ------------------------------------------------------------------
     def _matmul(self, x, adjoint, adjoint_arg):
         return matmul(self._to_dense(), x, adjoint_a=adjoint, adjoint_b=adjoint_arg)
@@ -225,220 +273,214 @@ class LinearOperator:
                 f"dtype={getattr(self.dtype, 'name', None)}>")
 
 
-class LinearOperatorFullMatrix(LinearOperator):
-    """An operator holding a dense matrix (batch).
+def _merge_hint(mine, theirs, what):
+    """A hint of a wrapper: the operator's, unless the caller contradicts it."""
+    if mine is not None and theirs is not None and mine != theirs:
+        raise ValueError(f"An operator is {what} if and only if its adjoint (or inverse) "
+                         f"is {what}: got {mine} for the wrapper and {theirs} for the "
+                         "operator.")
+    return theirs if mine is None else mine
+
+
+class LinearOperatorAdjoint(LinearOperator):
+    """The adjoint ``A^H`` of an operator ``A``, without forming it: products and solves
+    ask `A` for its adjoint ones.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> op = tf.linalg.LinearOperatorFullMatrix([[1., 2.], [3., 4.]])
+    >>> tf.Session().run(tf.linalg.LinearOperatorAdjoint(op).to_dense()).tolist()
+    [[1.0, 3.0], [2.0, 4.0]]
+    """
+
+    def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
+                 is_positive_definite=None, is_square=None, name=None):
+        self._operator = operator
+        super().__init__(
+            operator.dtype, operator.graph_parents,
+            _merge_hint(is_non_singular, operator.is_non_singular, "non-singular"),
+            _merge_hint(is_self_adjoint, operator.is_self_adjoint, "self-adjoint"),
+            _merge_hint(is_positive_definite, operator.is_positive_definite,
+                        "positive definite"),
+            _merge_hint(is_square, operator.is_square, "square"),
+            name or operator.name + "_adjoint")
+
+    @property
+    def operator(self) -> LinearOperator:
+        return self._operator
+
+    def _shape(self):
+        s = self._operator.shape
+        if s.ndims is None:
+            return s
+        return s[:-2].concatenate([s[-1], s[-2]])
+
+    def _matmul(self, x, adjoint, adjoint_arg):
+        return self._operator.matmul(x, adjoint=not adjoint, adjoint_arg=adjoint_arg)
+
+    def _solve(self, rhs, adjoint):
+        return self._operator.solve(rhs, adjoint=not adjoint)
+
+    def _determinant(self):
+        det = self._operator.determinant()
+        return conj(det) if self.dtype.is_complex else det
+
+    def _log_abs_determinant(self):
+        return self._operator.log_abs_determinant()
+
+    def _to_dense(self):
+        return _adjoint(self._operator.to_dense())
+
+    def _diag_part(self):
+        return conj(self._operator.diag_part())
+
+    def _adjoint_operator(self):
+        return self._operator
+
+
+class LinearOperatorInversion(LinearOperator):
+    """The inverse ``A^-1`` of a square, non-singular operator ``A``, without forming it:
+    its products are `A`'s solves and its solves `A`'s products.
 
     Example
     -------
     >>> import flowgraph as tf
     >>> op = tf.linalg.LinearOperatorFullMatrix([[2., 0.], [0., 4.]])
-    >>> tf.Session().run(op.solvevec([2., 2.])).tolist()
-    [1.0, 0.5]
+    >>> tf.Session().run(tf.linalg.LinearOperatorInversion(op).matvec([1., 1.])).tolist()
+    [0.5, 0.25]
     """
 
-    def __init__(self, matrix, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=None,
-                 name="LinearOperatorFullMatrix"):
-        with name_scope(name, values=[matrix]):
-            self._matrix = convert_to_tensor(matrix, name="matrix")
-        if self._matrix.shape.ndims is not None and self._matrix.shape.ndims < 2:
-            raise ValueError(f"matrix must have rank >= 2, got shape {self._matrix.shape}")
-        super().__init__(self._matrix.dtype, [self._matrix], is_non_singular,
-                         is_self_adjoint, is_positive_definite, is_square, name)
-
-    def _shape(self):
-        return self._matrix.shape
-
-    def _to_dense(self):
-        return self._matrix
-
-
-class LinearOperatorDiag(LinearOperator):
-    """A diagonal operator from its diagonal ``[..., N]``.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> float(tf.Session().run(tf.linalg.LinearOperatorDiag([1., 2.]).log_abs_determinant()))
-    0.6931471824645996
-    """
-
-    def __init__(self, diag, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=True, name="LinearOperatorDiag"):
-        if is_square is False:
-            raise ValueError("Only square diagonal operators currently supported.")
-        with name_scope(name, values=[diag]):
-            self._diag = convert_to_tensor(diag, name="diag")
-        if self._diag.shape.ndims is not None and self._diag.shape.ndims < 1:
-            raise ValueError(f"diag must have rank >= 1, got shape {self._diag.shape}")
-        if not self._diag.dtype.is_complex and is_self_adjoint is False:
-            raise ValueError("A real diagonal operator is always self adjoint.")
-        if not self._diag.dtype.is_complex:
-            is_self_adjoint = True
-        super().__init__(self._diag.dtype, [self._diag], is_non_singular, is_self_adjoint,
-                         is_positive_definite, True, name)
+    def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
+                 is_positive_definite=None, is_square=None, name=None):
+        if operator.is_non_singular is False or is_non_singular is False:
+            raise ValueError(f"operator '{operator.name}' is flagged singular "
+                             "(is_non_singular=False): it has no inverse")
+        if operator.is_square is False or is_square is False:
+            raise ValueError(f"operator '{operator.name}' is not square: it has no inverse")
+        self._operator = operator
+        super().__init__(
+            operator.dtype, operator.graph_parents,
+            _merge_hint(is_non_singular, operator.is_non_singular, "non-singular"),
+            _merge_hint(is_self_adjoint, operator.is_self_adjoint, "self-adjoint"),
+            _merge_hint(is_positive_definite, operator.is_positive_definite,
+                        "positive definite"),
+            _merge_hint(is_square, operator.is_square, "square"),
+            name or operator.name + "_inv")
 
     @property
-    def diag(self):
-        return self._diag
+    def operator(self) -> LinearOperator:
+        return self._operator
 
     def _shape(self):
-        return self._diag.shape.concatenate(self._diag.shape[-1:])
-
-    def _to_dense(self):
-        return matrix_diag(self._diag)
-
-    def _scaled(self, adjoint):
-        return conj(self._diag) if adjoint and self._diag.dtype.is_complex else self._diag
+        return self._operator.shape
 
     def _matmul(self, x, adjoint, adjoint_arg):
-        x = _adjoint(x) if adjoint_arg else x
-        return multiply(expand_dims(self._scaled(adjoint), -1), x)
+        return self._operator.solve(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
 
     def _solve(self, rhs, adjoint):
-        return truediv(rhs, expand_dims(self._scaled(adjoint), -1))
+        return self._operator.matmul(rhs, adjoint=adjoint)
 
     def _determinant(self):
-        return reduce_prod(self._diag, -1)
+        return truediv(1.0, self._operator.determinant())
 
     def _log_abs_determinant(self):
-        return reduce_sum(log(abs(self._diag)), -1)
-
-    def _diag_part(self):
-        return self._diag * ones_like(self._diag)
-
-
-class LinearOperatorLowerTriangular(LinearOperator):
-    """A lower-triangular operator (the part of `tril` on and below the diagonal).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> op = tf.linalg.LinearOperatorLowerTriangular([[2., 9.], [1., 1.]])
-    >>> tf.Session().run(op.to_dense()).tolist()
-    [[2.0, 0.0], [1.0, 1.0]]
-    """
-
-    def __init__(self, tril, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=None,
-                 name="LinearOperatorLowerTriangular"):
-        if is_square is False:
-            raise ValueError("Only square lower triangular operators supported at this time.")
-        with name_scope(name, values=[tril]):
-            self._tril = matrix_band_part(convert_to_tensor(tril, name="tril"), -1, 0)
-        super().__init__(self._tril.dtype, [self._tril], is_non_singular, is_self_adjoint,
-                         is_positive_definite, True, name)
-
-    def _shape(self):
-        return self._tril.shape
+        return negative(self._operator.log_abs_determinant())
 
     def _to_dense(self):
-        return self._tril
+        return matrix_inverse(self._operator.to_dense())
 
-    def _solve(self, rhs, adjoint):
-        return matrix_triangular_solve(self._tril, rhs, lower=True, adjoint=adjoint)
-
-    def _determinant(self):
-        return reduce_prod(matrix_diag_part(self._tril), -1)
-
-    def _log_abs_determinant(self):
-        return reduce_sum(log(abs(matrix_diag_part(self._tril))), -1)
+    def _inverse_operator(self):
+        return self._operator
 
 
-class LinearOperatorScaledIdentity(LinearOperator):
-    """``multiplier * I`` of `num_rows` rows (a batch from `multiplier`'s shape).
+def check_operators(operators, what):
+    operators = list(operators)
+    if not operators:
+        raise ValueError(f"Expected a non-empty list of operators. Found: {operators} "
+                         f"({what})")
+    dtypes = {op.dtype for op in operators}
+    if len(dtypes) > 1:
+        raise TypeError(f"Expected all operators to have the same dtype ({what}), found "
+                        f"{sorted(d.name for d in dtypes)}")
+    return operators
+
+
+def batch_shape_of(operators) -> TensorShape:
+    """The broadcast of the operators' static batch shapes (unknown where one is)."""
+    shapes = [op.batch_shape for op in operators]
+    if any(s.ndims is None for s in shapes):
+        return TensorShape(None)
+    rank = max(s.ndims for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = [s.dims[i - rank + s.ndims] for s in shapes if i - rank + s.ndims >= 0]
+        known = {d.value for d in dims if d.value not in (None, 1)}
+        if len(known) > 1:
+            raise ValueError(f"the operators' batch shapes {[str(s) for s in shapes]} do "
+                             "not broadcast")
+        if known:
+            out.append(known.pop())
+        else:
+            out.append(None if any(d.value is None for d in dims) else 1)
+    return TensorShape(out)
+
+
+class LinearOperatorComposition(LinearOperator):
+    """The product ``A_0 @ A_1 @ ... @ A_k`` of operators, applied right to left.
 
     Example
     -------
     >>> import flowgraph as tf
-    >>> op = tf.linalg.LinearOperatorScaledIdentity(2, 3.)
-    >>> float(tf.Session().run(op.determinant()))
-    9.0
+    >>> a = tf.linalg.LinearOperatorFullMatrix([[1., 2.], [3., 4.]])
+    >>> tf.Session().run(tf.linalg.LinearOperatorComposition([a, a]).to_dense()).tolist()
+    [[7.0, 10.0], [15.0, 22.0]]
     """
 
-    def __init__(self, num_rows, multiplier, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=True, assert_proper_shapes=False,
-                 name="LinearOperatorScaledIdentity"):
-        if is_square is False:
-            raise ValueError("A ScaledIdentity operator is always square.")
-        with name_scope(name, values=[num_rows, multiplier]):
-            self._num_rows = int(num_rows)
-            self._multiplier = convert_to_tensor(multiplier, name="multiplier")
-        super().__init__(self._multiplier.dtype, [self._multiplier], is_non_singular,
-                         is_self_adjoint, is_positive_definite, True, name)
+    def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
+                 is_positive_definite=None, is_square=None, name=None):
+        self._operators = check_operators(operators, "LinearOperatorComposition")
+        if is_non_singular is False and all(op.is_non_singular for op in self._operators):
+            raise ValueError("The composition of non-singular operators is always "
+                             "non-singular.")
+        super().__init__(self._operators[0].dtype,
+                         [p for op in self._operators for p in op.graph_parents],
+                         is_non_singular, is_self_adjoint, is_positive_definite, is_square,
+                         name or "_o_".join(op.name for op in self._operators))
 
     @property
-    def multiplier(self):
-        return self._multiplier
+    def operators(self) -> list:
+        return list(self._operators)
 
     def _shape(self):
-        return self._multiplier.shape.concatenate([self._num_rows, self._num_rows])
-
-    def _scale(self):
-        return expand_dims(expand_dims(self._multiplier, -1), -1)
-
-    def _to_dense(self):
-        return multiply(self._scale(), eye(self._num_rows, dtype=self.dtype))
+        batch = batch_shape_of(self._operators)
+        if batch.ndims is None:
+            return TensorShape(None)
+        return batch.concatenate([self._operators[0].range_dimension,
+                                  self._operators[-1].domain_dimension])
 
     def _matmul(self, x, adjoint, adjoint_arg):
-        x = _adjoint(x) if adjoint_arg else x
-        scale = conj(self._scale()) if adjoint and self.dtype.is_complex else self._scale()
-        return multiply(scale, x)
+        ops = self._operators if adjoint else self._operators[::-1]
+        out = ops[0].matmul(x, adjoint=adjoint, adjoint_arg=adjoint_arg)
+        for op in ops[1:]:
+            out = op.matmul(out, adjoint=adjoint)
+        return out
 
     def _solve(self, rhs, adjoint):
-        scale = conj(self._scale()) if adjoint and self.dtype.is_complex else self._scale()
-        return truediv(rhs, scale)
+        ops = self._operators[::-1] if adjoint else self._operators
+        out = rhs
+        for op in ops:
+            out = op.solve(out, adjoint=adjoint)
+        return out
 
     def _determinant(self):
-        return self._multiplier ** self._num_rows
+        return functools.reduce(multiply, [op.determinant() for op in self._operators])
 
     def _log_abs_determinant(self):
-        return self._num_rows * log(abs(self._multiplier))
-
-    def _diag_part(self):
-        return multiply(expand_dims(self._multiplier, -1), ones([self._num_rows], self.dtype))
-
-
-class LinearOperatorIdentity(LinearOperator):
-    """The identity of `num_rows` rows (a batch with `batch_shape`).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.Session().run(tf.linalg.LinearOperatorIdentity(2).matvec([3., 4.])).tolist()
-    [3.0, 4.0]
-    """
-
-    def __init__(self, num_rows, batch_shape=None, dtype=None, is_non_singular=True,
-                 is_self_adjoint=True, is_positive_definite=True, is_square=True,
-                 assert_proper_shapes=False, name="LinearOperatorIdentity"):
-        if not (is_non_singular and is_self_adjoint and is_positive_definite and is_square):
-            raise ValueError("An identity operator is always non-singular, self-adjoint, "
-                             "positive definite and square.")
-        self._num_rows = int(num_rows)
-        self._batch = [int(d) for d in (batch_shape or [])]
-        super().__init__(dtype or _dtypes.float32, [], True, True, True, True, name)
-
-    def _shape(self):
-        return TensorShape([*self._batch, self._num_rows, self._num_rows])
+        return functools.reduce(add, [op.log_abs_determinant() for op in self._operators])
 
     def _to_dense(self):
-        return eye(self._num_rows, batch_shape=self._batch or None, dtype=self.dtype)
-
-    def _matmul(self, x, adjoint, adjoint_arg):
-        x = _adjoint(x) if adjoint_arg else x
-        if not self._batch:
-            return x
-        return x + zeros([*self._batch, 1, 1], dtype=self.dtype)
-
-    def _solve(self, rhs, adjoint):
-        return self._matmul(rhs, adjoint, False)
-
-    def _determinant(self):
-        return ones(self._batch, dtype=self.dtype)
-
-    def _log_abs_determinant(self):
-        return zeros(self._batch, dtype=self.dtype)
-
-    def _diag_part(self):
-        return ones([*self._batch, self._num_rows], dtype=self.dtype)
+        out = self._operators[-1].to_dense()
+        for op in self._operators[-2::-1]:
+            out = op.matmul(out)
+        return out

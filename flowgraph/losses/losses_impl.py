@@ -149,7 +149,11 @@ def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
         abs_error = math_ops.abs(math_ops.subtract(predictions, labels))
         quadratic = math_ops.minimum(abs_error, float(delta))
         linear = math_ops.subtract(abs_error, quadratic)
-        losses = math_ops.add(0.5 * math_ops.square(quadratic), float(delta) * linear)
+        # TF's op layout: Mul (q*q), Mul_1 (0.5*...), Mul_2 (delta*linear)
+        half = convert_to_tensor(0.5, dtype=quadratic.dtype)
+        losses = math_ops.add(
+            math_ops.multiply(half, math_ops.multiply(quadratic, quadratic)),
+            math_ops.multiply(float(delta), linear))
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
 
 

@@ -1,5 +1,7 @@
 """The `tf.math` namespace: re-exports only."""
 
+# tf.math.special and the Sobol sequence (TF1 misc names).
+from flowgraph.math import special
 from flowgraph.ops.array_gen_ops import invert_permutation
 from flowgraph.ops.math_composite import *
 from flowgraph.ops.math_ops import (
@@ -73,6 +75,7 @@ from flowgraph.ops.math_reduce import (
     reduce_sum,
 )
 from flowgraph.ops.math_special import *
+from flowgraph.ops.math_special import sobol_sample
 from flowgraph.ops.misc_compat_ops import approx_max_k, approx_min_k
 from flowgraph.ops.nn_loss_ops import in_top_k, top_k
 from flowgraph.ops.nn_ops import l2_normalize, log_softmax, softmax, softplus, softsign

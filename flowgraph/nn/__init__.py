@@ -111,6 +111,8 @@ def __getattr__(name: str):
 from flowgraph.ops.array_extra_ops import space_to_batch  # noqa: E402
 from flowgraph.ops.candidate_sampling_ops import *  # noqa: E402
 from flowgraph.ops.ctc_decode_ops import *  # noqa: E402
-from flowgraph.ops.ctc_ops import ctc_loss  # noqa: E402
+from flowgraph.ops.ctc_ops import ctc_loss, ctc_loss_v2  # noqa: E402
 from flowgraph.ops.nn_compat_ops import *  # noqa: E402
+from flowgraph.ops.nn_pool_fractional import fractional_avg_pool, fractional_max_pool  # noqa: E402
 from flowgraph.ops.nn_sampled_loss import *  # noqa: E402
+from flowgraph.ops.rnn_raw import raw_rnn, static_state_saving_rnn  # noqa: E402

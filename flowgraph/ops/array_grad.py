@@ -308,7 +308,7 @@ def _select_grad(op, grad):
 @register_gradient("SelectV2")
 def _select_v2_grad(op, grad):
     cond, x, y = op.inputs
-    zeros = _a.zeros_like(grad)
+    zeros = _a.zeros([], grad.dtype.base_dtype)  # a scalar, broadcast (as TensorFlow does)
     gx = reduce_to(_a.where_v2(cond, grad, zeros), x)
     gy = reduce_to(_a.where_v2(cond, zeros, grad), y)
     return [None, gx, gy]

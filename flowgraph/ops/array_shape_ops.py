@@ -24,7 +24,6 @@ from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.array_static import (
     MAX_EVAL_ELEMENTS,
     DimOf,
-    const_int,
     static_elements,
     static_shape_of,
 )
@@ -220,11 +219,14 @@ def _shape_tensor(shape, allow_int: bool = False, name: str | None = None) -> Te
 # -- ExpandDims, Squeeze ------------------------------------------------------------------
 @register_op("ExpandDims")
 def _expand_dims_shape(op, x, dim):
-    axis = const_int(op.inputs[1])
-    if x.ndims is None:
+    value = constant_value(op.inputs[1])
+    if value is not None and np.size(value) != 1:
+        raise op.shape_error(f"'dim' input must be a tensor with a single value, got "
+                             f"{np.size(value)} values")
+    # TF takes a one-element vector too; with the axis unknown, so is the rank (as TF).
+    axis = None if value is None else int(np.reshape(value, [-1])[0])
+    if x.ndims is None or axis is None:
         return [TensorShape(None)]
-    if axis is None:
-        return [TensorShape([None] * (x.ndims + 1))]
     if not -(x.ndims + 1) <= axis <= x.ndims:
         raise op.shape_error(f"dim {axis} not in the interval [{-(x.ndims + 1)}, {x.ndims}]")
     if axis < 0:
@@ -465,37 +467,60 @@ def _ones_like_shape(op, x):
 not_differentiable("ZerosLike", "OnesLike")
 
 
-def _like(op_type, fill_value, tensor, dtype, name):
-    x = convert_to_tensor(tensor)
-    if dtype is None or _dtypes.as_dtype(dtype).base_dtype == x.dtype.base_dtype:
-        return make_tensor(op_type, [x], name=name or op_type)
-    dims = (convert_to_tensor(np.asarray(x.shape.as_list(), np.int32))
-            if x.shape.is_fully_defined() else shape(x))
-    return make_tensor("Fill", [dims, fill_value(dtype)], name=name or op_type)
-
-
 def zeros_like(tensor, dtype=None, name: str | None = None, optimize: bool = True):
     """Zeros with the shape of `tensor` (and its dtype, unless `dtype` is given).
+
+    Always a `ZerosLike` op (a `Fill` of its shape for another dtype), also for a static
+    shape, where TensorFlow makes a constant: the gradients of conditionals and loops rely
+    on a zero that is dead when `tensor` is (`control_flow_grad`). `optimize` is accepted
+    for TensorFlow's signature.
 
     Example
     -------
     >>> import flowgraph as tf
     >>> tf.zeros_like(tf.zeros([2, 3]), dtype=tf.int32).dtype.name
     'int32'
+    >>> tf.zeros_like(tf.placeholder(tf.float32, [None, 3])).op.type
+    'ZerosLike'
     """
-    return _like("ZerosLike", _zero, tensor, dtype, name or "zeros_like")
+    del optimize
+    with name_scope(name, "zeros_like", [tensor]) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        base = x.dtype.base_dtype
+        dt = base if dtype is None else _dtypes.as_dtype(dtype).base_dtype
+        if dt != base:
+            dims = (constant(np.asarray(x.shape.as_list(), np.int32), _dtypes.int32)
+                    if x.shape.is_fully_defined() else shape(x))
+            return make_tensor("Fill", [dims, _zero(dt)], name=scope)
+        return make_tensor("ZerosLike", [x], name=scope)
 
 
 def ones_like(tensor, dtype=None, name: str | None = None, optimize: bool = True):
     """Ones with the shape of `tensor` (and its dtype, unless `dtype` is given).
 
+    Built as TensorFlow builds it: a `Fill` of the shape (a constant when static and
+    `optimize`, else a `Shape` op) with the scalar one.
+
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.ones_like([1, 2]).shape.as_list()
-    [2]
+    >>> y = tf.ones_like([1, 2])
+    >>> y.op.type, y.shape.as_list()
+    ('Fill', [2])
     """
-    return _like("OnesLike", _one, tensor, dtype, name or "ones_like")
+    with name_scope(name, "ones_like", [tensor]) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        dt = x.dtype.base_dtype if dtype is None else _dtypes.as_dtype(dtype).base_dtype
+        if optimize and x.shape.is_fully_defined():
+            with name_scope(None, "Shape"):
+                dims = constant(np.asarray(x.shape.as_list(), np.int32), _dtypes.int32,
+                                name="shape_as_tensor")
+        else:
+            dims = shape(x, name="Shape")
+        value, dt = _scalar(dt, True)
+        out = make_tensor("Fill", [dims, constant(value, dtype=dt, name="Const")], name=scope)
+        out.set_shape(x.shape)
+        return out
 
 
 # -- constant evaluators ----------------------------------------------------------------------
@@ -543,7 +568,9 @@ def _eval_reshape(op, index):
 @register_constant_evaluator("ExpandDims")
 def _eval_expand_dims(op, index):
     v, a = constant_value(op.inputs[0]), constant_value(op.inputs[1])
-    return None if v is None or a is None else np.expand_dims(v, int(a))
+    if v is None or a is None or np.size(a) != 1:
+        return None
+    return np.expand_dims(v, int(np.reshape(a, [-1])[0]))
 
 
 @register_constant_evaluator("Squeeze")

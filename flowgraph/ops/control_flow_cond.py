@@ -53,7 +53,7 @@ import functools
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
-from flowgraph.framework.graph import GraphKeys, get_default_graph, name_scope
+from flowgraph.framework.graph import GraphKeys, control_dependencies, get_default_graph, name_scope
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import register_op
 from flowgraph.framework.tensor_shape import TensorShape
@@ -670,9 +670,9 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
         for pred, action in reversed(list(zip(preds, fns))):
             fn = functools.partial(cond, pred, action, fn, strict=strict)
         if exclusive and len(preds) > 1:
+            # the conds run after the check: the result is the outer cond's Merge
             check = _assert_at_most_n_true(preds, 1, "Input error: exclusive=True")
-            result = fn()
-            return nest_map(lambda t: with_dependencies([check], t)
-                            if isinstance(t, Tensor) else t, result)
+            with control_dependencies([check]):
+                return fn()
         return fn()
 

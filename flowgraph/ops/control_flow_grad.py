@@ -181,7 +181,7 @@ class ForwardState:
             ex = g.create_op("Exit", [sw.outputs[0]], name="f_count/Exit")
             ident = g.create_op("Identity", [sw.outputs[1]], name="f_count/Identity")
             one = constant(1, dtype=_dtypes.int32, name="f_count/one")
-            inc = g.create_op("Add", [ident.outputs[0], one], name="f_count/add")
+            inc = g.create_op("AddV2", [ident.outputs[0], one], name="f_count/add")
             nxt = g.create_op("NextIteration", [inc.outputs[0]], name="f_count/NextIteration")
             update_input(m, 1, nxt.outputs[0])
             _mark_structural(loop, [enter.op, m, sw, ex, ident, nxt])

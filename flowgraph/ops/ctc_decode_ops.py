@@ -122,3 +122,17 @@ def ctc_unique_labels(labels, name=None):
         u.set_shape(labels.shape)
         idx.set_shape(labels.shape)
         return u, idx
+
+
+@register_op("CTCGreedyDecoder", attrs={"merge_repeated": False, "blank_index": -1},
+             num_outputs=4, dtype_fn=lambda op: [_dtypes.int64] * 3 + [
+                 op.inputs[0].dtype.base_dtype])
+def _greedy_decoder_shape(op, inputs, sequence_length):
+    if inputs.ndims not in (None, 3):
+        raise op.shape_error(f"inputs must be [max_time, batch, num_classes], got {inputs}")
+    batch = inputs.dims[1] if inputs.ndims == 3 else None
+    return [TensorShape([None, 2]), TensorShape([None]), TensorShape([2]),
+            TensorShape([batch, 1])]
+
+
+not_differentiable("CTCGreedyDecoder")

@@ -84,3 +84,72 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
                       "ignore_longer_outputs_than_inputs":
                           bool(ignore_longer_outputs_than_inputs)}, name="CTCLoss")
         return op.outputs[0]
+
+
+def _blank_last(logits, labels_values, blank_index: int, num_classes):
+    """Move class `blank_index` of `logits` to the end (where `CTCLoss` expects the blank)
+    and renumber the labels above it."""
+    from flowgraph.ops.array_index_ops import where
+    from flowgraph.ops.array_join_ops import concat
+
+    if num_classes is not None and blank_index == num_classes - 1:
+        return logits, labels_values
+    logits = concat([logits[:, :, :blank_index], logits[:, :, blank_index + 1:],
+                     logits[:, :, blank_index:blank_index + 1]], axis=2)
+    shifted = math_ops.subtract(labels_values, 1)
+    labels_values = where(math_ops.less(labels_values, blank_index), labels_values, shifted)
+    return logits, labels_values
+
+
+def ctc_loss_v2(labels, logits, label_length, logit_length, logits_time_major=True,
+                unique=None, blank_index=None, name=None):
+    """The CTC loss of each sequence, with dense or sparse labels and any blank class.
+
+    `labels` is an int ``[batch, max_label_length]`` tensor (the first `label_length`
+    entries of each row count) or a `SparseTensor` (then `blank_index` must be given);
+    `logits` are ``[frames, batch, classes]`` (``[batch, frames, classes]`` unless
+    `logits_time_major`); `logit_length` is the number of frames of each sequence.
+    `blank_index` defaults to 0 for dense labels; a negative one counts from the end.
+    `unique` (an optimization hint in TensorFlow) does not change the result. Returns the
+    ``[batch]`` negative log-likelihoods.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> loss = tf.nn.ctc_loss_v2(tf.constant([[1, 2]]), tf.zeros([5, 1, 4]), [2], [5])
+    >>> loss.shape.as_list()
+    [1]
+    """
+    from flowgraph.ops.array_gen_ops import sequence_mask
+    from flowgraph.ops.array_index_ops import gather_nd, where
+
+    del unique
+    with name_scope(name, "ctc_loss_dense", [logits, labels, label_length, logit_length]):
+        logits = convert_to_tensor(logits, name="logits")
+        if not logits_time_major:
+            logits = array_shape_ops.transpose(logits, [1, 0, 2])
+        num_classes = logits.shape[2].value if logits.shape.ndims == 3 else None
+        if isinstance(labels, SparseTensor):
+            if blank_index is None:
+                raise ValueError("Argument `blank_index` must be provided when labels is a "
+                                 "SparseTensor.")
+            indices, values, dense_shape = labels.indices, labels.values, labels.dense_shape
+        else:
+            labels = convert_to_tensor(labels, name="labels")
+            if blank_index is None:
+                blank_index = 0
+            label_length = convert_to_tensor(label_length, name="label_length")
+            width = array_shape_ops.shape(labels, out_type=label_length.dtype)[1]
+            indices = where(sequence_mask(label_length, width))
+            values = gather_nd(labels, indices)
+            dense_shape = array_shape_ops.shape(labels, out_type=_dtypes.int64)
+        if values.dtype.base_dtype != _dtypes.int32:
+            values = math_ops.cast(values, _dtypes.int32)
+        if blank_index < 0:
+            if num_classes is None:
+                raise ValueError("ctc_loss_v2: a negative blank_index needs the number of "
+                                 "classes (the last dimension of logits) known statically")
+            blank_index += num_classes
+        logits, values = _blank_last(logits, values, blank_index, num_classes)
+        return ctc_loss(SparseTensor(indices, values, dense_shape), logits,
+                        sequence_length=logit_length)

@@ -26,7 +26,7 @@ from flowgraph.framework.graph import get_seed, name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_shape_ops import shape
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = ["combined_non_max_suppression", "crop_and_resize", "draw_bounding_boxes",
            "extract_glimpse", "non_max_suppression", "non_max_suppression_overlaps",
@@ -143,8 +143,9 @@ def _crop_and_resize_grad(op, grad):
     return [g_image, g_boxes, None, None]
 
 
+@register_op("DrawBoundingBoxes")
 @register_op("DrawBoundingBoxesV2")
-def _draw_boxes_shape(op, images, boxes, colors):
+def _draw_boxes_shape(op, images, boxes, colors=None):
     if images.ndims is not None and images.ndims != 4:
         raise op.shape_error(f"images must be 4-D [batch, height, width, depth], got {images}")
     return [images]
@@ -179,6 +180,7 @@ def _glimpse_shape(op, images, size, offsets):
 not_differentiable("NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
                    "NonMaxSuppressionWithOverlaps", "CombinedNonMaxSuppression",
                    "CropAndResizeGradImage", "CropAndResizeGradBoxes", "DrawBoundingBoxesV2",
+                   "DrawBoundingBoxes",
                    "SampleDistortedBoundingBoxV2", "ExtractGlimpseV2")
 
 
@@ -350,12 +352,15 @@ def draw_bounding_boxes(images, boxes, name=None, colors=None):
     >>> tf.Session().run(out)[0, :, :, 0].tolist()[0]
     [1.0, 1.0, 0.0, 0.0]
     """
-    with name_scope(name, "draw_bounding_boxes", [images, boxes]):
-        x = convert_to_tensor(images, name="images")
-        b = convert_to_tensor(boxes, dtype=_dtypes.float32, name="boxes")
-        c = convert_to_tensor(np.zeros((0, 4), np.float32) if colors is None else colors,
-                              dtype=_dtypes.float32, name="colors")
-        return make_tensor("DrawBoundingBoxesV2", [x, b, c])
+    # TF's layout: the V1 op (default palette) without colors, else the V2 op; no scope
+    op_type = "DrawBoundingBoxes" if colors is None else "DrawBoundingBoxesV2"
+    values = [images, boxes] if colors is None else [images, boxes, colors]
+    with op_scope(name, op_type, values) as scope:
+        inputs = [convert_to_tensor(images, name="images"),
+                  convert_to_tensor(boxes, dtype=_dtypes.float32, name="boxes")]
+        if colors is not None:
+            inputs.append(convert_to_tensor(colors, dtype=_dtypes.float32, name="colors"))
+        return make_tensor(op_type, inputs, name=scope)
 
 
 def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=None,

@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging as _logging
 import pprint
 import sys
-import uuid
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
+from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.ops.op_util import make_op
 
 __all__ = ["Print", "print"]
@@ -260,6 +260,11 @@ def _template_for(value, placeholder: str, tensors: list) -> str:
         return value
 
     def replace(x):
+        if isinstance(x, SparseTensor):
+            # Printed as one string holding its three parts, quotes included.
+            tensors.extend((x.indices, x.values, x.dense_shape))
+            return (f"SparseTensor(indices={placeholder}, values={placeholder}, "
+                    f"shape={placeholder})")
         if isinstance(x, Tensor) or (hasattr(x, "_as_graph_element")
                                      and not isinstance(x, Operation)):
             tensors.append(convert_to_tensor(x))
@@ -275,6 +280,18 @@ def _template_for(value, placeholder: str, tensors: list) -> str:
         return x
 
     return pprint.pformat(replace(value)).replace(f"'{placeholder}'", placeholder)
+
+
+def _unused_placeholder(inputs) -> str:
+    # The slot marker's length decides where pprint breaks lines, so it stays as short
+    # as TF's: "{}", one more digit for each time the printed values already hold it.
+    text = " ".join(str(x) for x in inputs)
+    placeholder = "{}"
+    digit = 0
+    while placeholder in text:
+        placeholder += str(digit % 10)
+        digit += 7
+    return placeholder
 
 
 def _sort_key(k):
@@ -325,7 +342,7 @@ def print(*inputs, **kwargs) -> Operation:
     sep, end = kwargs.get("sep", " "), kwargs.get("end", "\n")
     if not isinstance(sep, str) or not isinstance(end, str):
         raise TypeError("tf.print: `sep` and `end` must be strings")
-    placeholder = f"__flowgraph_print_slot_{uuid.uuid4().hex}__"
+    placeholder = _unused_placeholder(inputs)
     tensors: list[Tensor] = []
     template = sep.join(_template_for(x, placeholder, tensors) for x in inputs)
     segments = template.split(placeholder)

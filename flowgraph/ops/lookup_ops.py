@@ -418,3 +418,7 @@ class StaticVocabularyTable:
                 size = table.size()
             buckets = add(to_hash_bucket_fast(text, self._num_oov_buckets), size)
             return where(equal(ids, -1), buckets, ids)
+
+
+# tf.lookup.experimental (the mutable tables).
+from flowgraph.ops import lookup_experimental as experimental  # noqa: E402, F401

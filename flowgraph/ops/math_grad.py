@@ -38,6 +38,7 @@ from flowgraph.ops.broadcast_grad import (
     reduce_gradient_args,
     same_full_shapes,
 )
+from flowgraph.ops.math_grad_ops import output_grad as _output_grad  # registers *Grad ops
 from flowgraph.ops.op_util import make_tensor, op_scope
 from flowgraph.ops.reduce_grad import _broadcast_back, _kept_shape  # registers Sum, Mean
 
@@ -75,8 +76,7 @@ def _sign_grad(op, grad):
 
 @register_gradient("Reciprocal")
 def _reciprocal_grad(op, grad):
-    y = _c(op.outputs[0])
-    return [_m.negative(grad) * (y * y)]
+    return [_output_grad("ReciprocalGrad", op, grad)]
 
 
 @register_gradient("Square")
@@ -87,13 +87,12 @@ def _square_grad(op, grad):
 
 @register_gradient("Sqrt")
 def _sqrt_grad(op, grad):
-    return [grad * _const(0.5, grad) / _c(op.outputs[0])]
+    return [_output_grad("SqrtGrad", op, grad)]
 
 
 @register_gradient("Rsqrt")
 def _rsqrt_grad(op, grad):
-    y = _c(op.outputs[0])
-    return [grad * (_const(-0.5, grad) * y * y * y)]
+    return [_output_grad("RsqrtGrad", op, grad)]
 
 
 @register_gradient("Exp")
@@ -125,14 +124,12 @@ def _log1p_grad(op, grad):
 
 @register_gradient("Tanh")
 def _tanh_grad(op, grad):
-    y = _c(op.outputs[0])
-    return [grad * (_const(1, grad) - y * y)]
+    return [_output_grad("TanhGrad", op, grad)]
 
 
 @register_gradient("Sigmoid")
 def _sigmoid_grad(op, grad):
-    y = _c(op.outputs[0])
-    return [grad * (y * (_const(1, grad) - y))]
+    return [_output_grad("SigmoidGrad", op, grad)]
 
 
 @register_gradient("Sin")

@@ -209,9 +209,30 @@ def conj(x, name=None):
 
 
 # -- binary elementwise -------------------------------------------------------------------
-add = _binary("Add", "add", (*_NUM, _dtypes.string), "Elementwise `x + y` with broadcasting.",
-              "add([1, 2], 10)", "[11 12]")
+_binary("Add", "add", (*_NUM, _dtypes.string), "", "", "")
 _binary("AddV2", "add_v2", _NUM, "", "", "")
+
+
+def add(x, y, name=None):
+    """Elementwise `x + y` with broadcasting; strings concatenate.
+
+    Numbers build op `AddV2` and strings op `Add`, the types TensorFlow builds (`Add`
+    stays registered, so graphs saved with it still load and run).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.add([1, 2], 10)))
+    [11 12]
+    """
+    with op_scope(name, "Add", (x, y)) as scope:
+        x, y = binary_inputs(x, y, "AddV2", name, _XY)
+        op_type = "Add" if x.dtype.base_dtype == _dtypes.string else "AddV2"
+        check_dtype(x, _ALLOWED[op_type], op_type)
+        return make_tensor(op_type, [x, y], name=scope)
+
+
 subtract = _binary("Sub", "subtract", _NUM, "Elementwise `x - y` with broadcasting.",
                    "subtract([1, 2], 10)", "[-9 -8]")
 multiply = _binary("Mul", "multiply", _NUM, "Elementwise `x * y` with broadcasting.",

@@ -29,6 +29,7 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops.array_identity_ops import identity, stop_gradient
+from flowgraph.ops.array_shape_ops import reshape as _reshape
 from flowgraph.ops.array_shape_ops import shape as _shape
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 
@@ -436,11 +437,18 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dtypes.in
     ...     print(sess.run(tf.bincount([1, 1, 3], minlength=5)))
     [0 2 0 1 0]
     """
-    with name_scope(name, "bincount", [arr, weights]) as scope:
+    with name_scope(name, "bincount", [arr, weights]):
         arr = convert_to_tensor(arr, name="arr")
         if arr.dtype.base_dtype == _dtypes.int64:
             arr = _m.cast(arr, _dtypes.int32)
         _m.check_dtype(arr, (_dtypes.int32,), "Bincount", "arr")
+        if weights is not None:
+            weights = convert_to_tensor(weights, name="weights")
+            if not arr.shape.is_compatible_with(weights.shape):
+                raise ValueError(f"bincount: weights must have the shape of arr {arr.shape}, "
+                                 f"got {weights.shape}")
+            weights = _reshape(weights, [-1])
+        arr = _reshape(arr, [-1])  # TF counts over all elements whatever the rank
         size = _m.maximum(_m.add(reduce_max(arr), 1), 0)  # 0 for an empty arr
         if minlength is not None:
             size = _m.maximum(minlength, size)
@@ -449,7 +457,7 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dtypes.in
         if weights is None:
             weights = constant([], dtype=dtype, name="weights")
         else:
-            weights = convert_to_tensor(weights, name="weights")
             _m.check_dtype(weights, (_dtypes.int32, _dtypes.int64, _dtypes.float32,
                                      _dtypes.float64), "Bincount", "weights")
-        return make_tensor("Bincount", [arr, size, weights], name=scope)
+        # TF 2.15 builds DenseBincount here (`Bincount` stays registered for old graphs).
+        return make_tensor("DenseBincount", [arr, size, weights], name="DenseBincount")

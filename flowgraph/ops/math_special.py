@@ -322,3 +322,179 @@ def _xdivy_grad(op, grad):
     gx = _where_x_zero(x, y, _m.reciprocal(y))
     gy = _where_x_zero(x, y, _m.negative(x) / (y * y))
     return list(unbroadcast(op, grad * _c(gx), grad * _c(gy)))
+
+
+# -- tf.math.special: Bessel functions, Dawson, exponential integral, Fresnel, Spence --
+def _special(op_type, fn_name, summary, call, result):
+    return _unary(op_type, fn_name, _F, summary, call, f"{result}")
+
+
+bessel_i0 = _special("BesselI0", "bessel_i0", "Modified Bessel function of the first kind "
+                     "of order 0, ``I0(x)``.", "math.special.bessel_i0([0.0])", "[1.]")
+bessel_i1 = _special("BesselI1", "bessel_i1", "Modified Bessel function of the first kind "
+                     "of order 1, ``I1(x)``.", "math.special.bessel_i1([0.0])", "[0.]")
+bessel_j0 = _special("BesselJ0", "bessel_j0", "Bessel function of the first kind of "
+                     "order 0.", "math.special.bessel_j0([0.0])", "[1.]")
+bessel_j1 = _special("BesselJ1", "bessel_j1", "Bessel function of the first kind of "
+                     "order 1.", "math.special.bessel_j1([0.0])", "[0.]")
+bessel_k0 = _special("BesselK0", "bessel_k0", "Modified Bessel function of the second kind "
+                     "of order 0 (``inf`` for ``x <= 0``).", "math.special.bessel_k0([1.0])",
+                     "[0.42102444]")
+bessel_k0e = _special("BesselK0e", "bessel_k0e", "``exp(x) * K0(x)``.",
+                      "math.special.bessel_k0e([1.0])", "[1.1444631]")
+bessel_k1 = _special("BesselK1", "bessel_k1", "Modified Bessel function of the second kind "
+                     "of order 1.", "math.special.bessel_k1([1.0])", "[0.60190725]")
+bessel_k1e = _special("BesselK1e", "bessel_k1e", "``exp(x) * K1(x)``.",
+                      "math.special.bessel_k1e([1.0])", "[1.6361535]")
+bessel_y0 = _special("BesselY0", "bessel_y0", "Bessel function of the second kind of "
+                     "order 0 (``-inf`` for ``x <= 0``).", "math.special.bessel_y0([1.0])",
+                     "[0.08825696]")
+bessel_y1 = _special("BesselY1", "bessel_y1", "Bessel function of the second kind of "
+                     "order 1.", "math.special.bessel_y1([1.0])", "[-0.7812128]")
+dawsn = _special("Dawsn", "dawsn", "Dawson's integral ``exp(-x^2) * int_0^x exp(t^2) dt``.",
+                 "math.special.dawsn([0.0])", "[0.]")
+expint = _special("Expint", "expint", "Exponential integral ``Ei(x)`` (``nan`` for "
+                  "``x < 0``).", "math.special.expint([1.0])", "[1.8951178]")
+fresnel_cos = _special("FresnelCos", "fresnel_cos", "Fresnel cosine integral "
+                       "``int_0^x cos(pi t^2 / 2) dt``.", "math.special.fresnel_cos([0.0])",
+                       "[0.]")
+fresnel_sin = _special("FresnelSin", "fresnel_sin", "Fresnel sine integral "
+                       "``int_0^x sin(pi t^2 / 2) dt``.", "math.special.fresnel_sin([0.0])",
+                       "[0.]")
+spence = _special("Spence", "spence", "Spence's function (dilogarithm) "
+                  "``int_1^x log(t) / (1 - t) dt``.", "math.special.spence([1.0])", "[0.]")
+
+# tf.math has only the I0/I1 pair among these; the rest are in tf.math.special
+# (`flowgraph/math/special.py`), so they stay out of `import *`.
+__all__ += ["bessel_i0", "bessel_i1"]
+SPECIAL_NAMES = ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "bessel_j0",
+                 "bessel_j1", "bessel_k0", "bessel_k0e", "bessel_k1", "bessel_k1e",
+                 "bessel_y0", "bessel_y1", "dawsn", "expint", "fresnel_cos", "fresnel_sin",
+                 "spence")
+
+
+def _over_x(x, y, at_zero):
+    """``y / x``, with `at_zero` where ``x == 0`` (the derivatives' finite limits)."""
+    zero = _m.equal(x, _a.zeros_like(x))
+    safe = _a.where(zero, _a.ones_like(x), x)
+    return _a.where(zero, _a.fill(_a.shape(x), _k(at_zero, x)), y / safe)
+
+
+@_grad("BesselI0")
+def _i0(x, op):
+    return bessel_i1(x)
+
+
+@_grad("BesselI1")
+def _i1(x, op):
+    # TensorFlow takes 1 at x == 0 (the true limit is 1/2); matched for parity.
+    return _a.where(_m.equal(x, _a.zeros_like(x)), _a.ones_like(x),
+                    bessel_i0(x) - _over_x(x, op.outputs[0], 0.0))
+
+
+@_grad("BesselJ0")
+def _j0(x, op):
+    return _m.negative(bessel_j1(x))
+
+
+@_grad("BesselJ1")
+def _j1(x, op):
+    return bessel_j0(x) - _over_x(x, op.outputs[0], 0.5)
+
+
+@_grad("BesselK0")
+def _k0(x, op):
+    return _m.negative(bessel_k1(x))
+
+
+@_grad("BesselK0e")
+def _k0e(x, op):
+    return op.outputs[0] - bessel_k1e(x)
+
+
+@_grad("BesselK1")
+def _k1(x, op):
+    return _m.negative(bessel_k0(x)) - op.outputs[0] / x
+
+
+@_grad("BesselK1e")
+def _k1e(x, op):
+    y = op.outputs[0]
+    return y * (_k(1, x) - _m.reciprocal(x)) - bessel_k0e(x)
+
+
+@_grad("BesselY0")
+def _y0(x, op):
+    return _m.negative(bessel_y1(x))
+
+
+@_grad("BesselY1")
+def _y1(x, op):
+    return bessel_y0(x) - op.outputs[0] / x
+
+
+@_grad("Dawsn")
+def _dawsn(x, op):
+    return _k(1, x) - _k(2, x) * x * op.outputs[0]
+
+
+@_grad("Expint")
+def _expint(x, op):
+    return _m.exp(x) / x
+
+
+@_grad("FresnelCos")
+def _fresnel_cos(x, op):
+    return _m.cos(_k(math.pi / 2, x) * x * x)
+
+
+@_grad("FresnelSin")
+def _fresnel_sin(x, op):
+    return _m.sin(_k(math.pi / 2, x) * x * x)
+
+
+@_grad("Spence")
+def _spence(x, op):
+    # log(x) / (1 - x), whose limit at x = 1 is -1.
+    one = _m.equal(x, _a.ones_like(x))
+    safe = _a.where(one, _a.fill(_a.shape(x), _k(2, x)), x)
+    value = _m.log(safe) / (_k(1, x) - safe)
+    return _a.where(one, _a.fill(_a.shape(x), _k(-1, x)), value)
+
+
+# -- tf.math.sobol_sample ----------------------------------------------------------
+@register_op("SobolSample", attrs={"dtype": _dtypes.float32},
+             dtype_fn=lambda op: [op.attrs["dtype"]])
+def _sobol_shape(op, dim, num_results, skip):
+    from flowgraph.framework.constant_op import constant_value
+    from flowgraph.framework.tensor_shape import TensorShape
+
+    d, n = constant_value(op.inputs[0]), constant_value(op.inputs[1])
+    return [TensorShape([None if n is None else int(n), None if d is None else int(d)])]
+
+
+not_differentiable("SobolSample")
+
+
+def sobol_sample(dim, num_results, skip=0, dtype=_dtypes.float32, name=None):
+    """`num_results` points of the `dim`-dimensional Sobol sequence (Joe and Kuo's
+    direction numbers, up to 21201 dimensions), after skipping the all-zero first point
+    and `skip` more: a ``[num_results, dim]`` tensor of `dtype` (float32 or float64).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.Session().run(tf.math.sobol_sample(2, 3)).tolist()
+    [[0.5, 0.5], [0.75, 0.25], [0.25, 0.75]]
+    """
+    from flowgraph.framework.graph import name_scope
+
+    dtype = _dtypes.as_dtype(dtype).base_dtype
+    if dtype not in _FD:
+        raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in "
+                        "list of allowed values: float32, float64")
+    with name_scope(name, "sobol", [dim, num_results, skip]):
+        args = [convert_to_tensor(v, dtype=_dtypes.int32, name=n) for v, n in
+                ((dim, "dim"), (num_results, "num_results"), (skip, "skip"))]
+        return make_tensor("SobolSample", args, {"dtype": dtype}, name="SobolSample")
+

@@ -381,39 +381,15 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True, blank_index
     >>> tf.Session().run(decoded.values).tolist()
     [0, 1]
     """
-    with name_scope(None, "CTCGreedyDecoder", [inputs, sequence_length]):
+    from flowgraph.ops.op_util import make_op, op_scope
+
+    with op_scope(None, "CTCGreedyDecoder", [inputs, sequence_length]) as scope:
         x = convert_to_tensor(inputs, name="inputs")
-        lengths = cast(convert_to_tensor(sequence_length, name="sequence_length"),
-                       _dtypes.int32)
-        num_classes = shape(x)[2]
-        blank = num_classes - 1 if blank_index is None else blank_index
-        if blank_index is not None and blank_index < 0:
-            blank = num_classes + blank_index
-        best = argmax(x, axis=2, output_type=_dtypes.int64)  # [time, batch]
-        best_bt = _transpose01(best)
-        from flowgraph.ops.array_gen_ops import range as _range
-
-        valid = _range(shape(best_bt)[1])[None, :] < lengths[:, None]
-        if merge_repeated:
-            keep = _keep_mask(best_bt, lengths, blank)
-        else:
-            keep = logical_and(valid, not_equal(best_bt, cast(blank, _dtypes.int64)))
-        idx = where(keep)
-        positions = boolean_mask(cumsum(cast(keep, _dtypes.int64), axis=1) - 1, keep)
-        values = boolean_mask(best_bt, keep)
-        indices = stack([idx[:, 0], positions], 1)
-        counts = reduce_sum_int(keep)
-        dense_shape = stack([cast(shape(best_bt)[0], _dtypes.int64),
-                             cast(reduce_max(concat([counts, [0]], 0)), _dtypes.int64)])
-        max_logit = reduce_max(x, axis=2)
-        step_mask = cast(_transpose01(cast(valid, _dtypes.int32)), x.dtype.base_dtype)
-        from flowgraph.ops.math_reduce import reduce_sum
-
-        neg_sum = -reduce_sum(max_logit * step_mask, axis=0)
-        return [SparseTensor(indices, values, dense_shape)], reshape(neg_sum, [-1, 1])
-
-
-def _transpose01(x):
-    from flowgraph.ops.array_shape_ops import transpose
-
-    return transpose(x, [1, 0])
+        lengths = convert_to_tensor(sequence_length, dtype=_dtypes.int32,
+                                    name="sequence_length")
+        op = make_op("CTCGreedyDecoder", [x, lengths],
+                     {"merge_repeated": bool(merge_repeated),
+                      "blank_index": -1 if blank_index is None else int(blank_index)},
+                     name=scope)
+    indices, values, dense_shape, log_prob = op.outputs
+    return [SparseTensor(indices, values, dense_shape)], log_prob

@@ -36,7 +36,7 @@ from flowgraph.ops import (
     nn_ops,
 )
 from flowgraph.ops.misc_compat_ops import approx_max_k, approx_min_k  # noqa: F401 (tf.nn)
-from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.op_util import make_op, make_tensor
 
 __all__ = ["depth_to_space", "space_to_depth"]  # also at the top level; the rest: tf.nn
 
@@ -165,7 +165,8 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
     kernel does; with ``exponential_avg_factor < 1`` the returned statistics are
     ``(1 - f) * mean + f * batch_mean`` (likewise the variance). Inference: normalizes
     with `mean` and `variance` and returns them. `epsilon` is raised to at least
-    1.001e-5, as in TensorFlow.
+    1.001e-5, as in TensorFlow. Builds one ``FusedBatchNormV3`` op (named `name`, by
+    default ``FusedBatchNormV3``), whose gradient is one ``FusedBatchNormGradV3``.
 
     Example
     -------
@@ -177,49 +178,33 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"fused_batch_norm: data_format must be 'NHWC' or 'NCHW', got "
                          f"{data_format!r}")
-    if not is_training and (mean is None or variance is None):
-        raise ValueError("fused_batch_norm: both 'mean' and 'variance' must be given when "
-                         "is_training is False")
+    if (not is_training or exponential_avg_factor != 1.0) and (mean is None
+                                                                or variance is None):
+        raise ValueError("fused_batch_norm: both 'mean' and 'variance' must be given (1-D "
+                         "tensors) when is_training is False or exponential_avg_factor != "
+                         f"1.0; got mean={mean!r}, variance={variance!r}")
     eps = max(float(epsilon), 1.001e-5)
-    with name_scope(name, "FusedBatchNorm", [x, scale, offset]) as scope:
-        x = convert_to_tensor(x, name="x")
-        _check_fused_bn_dtype(x, "x", ("float16", "bfloat16", "float32"))
-        for arg, value in (("scale", scale), ("offset", offset), ("mean", mean),
-                           ("variance", variance)):
-            if value is not None:
-                _check_fused_bn_dtype(convert_to_tensor(value), arg, ("bfloat16", "float32"))
-        if x.shape.ndims not in (None, 4):
-            raise ValueError(f"Shape must be rank 4 but is rank {x.shape.ndims} for "
-                             f"'{scope}FusedBatchNorm': fused_batch_norm needs a 4-D x")
-        axes = [0, 1, 2] if data_format == "NHWC" else [0, 2, 3]
-        bshape = [1, 1, 1, -1] if data_format == "NHWC" else [1, -1, 1, 1]
-        work = _dtypes.float32 if x.dtype.base_dtype == _dtypes.float16 else \
-            x.dtype.base_dtype
-        xw = math_ops.cast(x, work)
-        if is_training:
-            batch_mean, batch_var = nn_ops.moments(xw, axes)
-            shape = array_shape_ops.shape(xw)
-            n = math_ops.cast(math_reduce.reduce_prod(array_join_ops.stack(
-                [shape[a] for a in axes])), work)
-            unbiased = batch_var * n / math_ops.maximum(n - 1.0, 1.0)
-            used_mean, used_var = batch_mean, batch_var
-            if exponential_avg_factor != 1.0:
-                f = float(exponential_avg_factor)
-                out_mean = (1.0 - f) * convert_to_tensor(mean, work) + f * batch_mean
-                out_var = (1.0 - f) * convert_to_tensor(variance, work) + f * unbiased
-            else:
-                out_mean, out_var = batch_mean, unbiased
-        else:
-            used_mean = out_mean = convert_to_tensor(mean, work, name="mean")
-            used_var = out_var = convert_to_tensor(variance, work, name="variance")
-        y = nn_impl.batch_normalization(
-            xw, array_shape_ops.reshape(used_mean, bshape),
-            array_shape_ops.reshape(used_var, bshape),
-            array_shape_ops.reshape(math_ops.cast(offset, work), bshape),
-            array_shape_ops.reshape(math_ops.cast(scale, work), bshape), eps)
-        y = math_ops.cast(y, x.dtype.base_dtype, name=scope)
-        return (y, array_identity_ops.identity(out_mean, name="mean"),
-                array_identity_ops.identity(out_var, name="variance"))
+    x = convert_to_tensor(x, name="x")
+    _check_fused_bn_dtype(x, "x", ("float16", "bfloat16", "float32"))
+    if x.shape.ndims not in (None, 4):
+        raise ValueError(f"Shape must be rank 4 but is rank {x.shape.ndims} for "
+                         f"'{name or 'FusedBatchNormV3'}' (FusedBatchNormV3): "
+                         "fused_batch_norm needs a 4-D x")
+    vectors = []
+    for arg, value in (("scale", scale), ("offset", offset), ("mean", mean),
+                       ("variance", variance)):
+        # Training without given statistics reads empty vectors (TensorFlow's Const_1,
+        # Const_2); they are used only when exponential_avg_factor < 1.
+        t = convert_to_tensor([] if value is None else value, _dtypes.float32
+                              if value is None else None)
+        if value is not None:
+            _check_fused_bn_dtype(t, arg, ("bfloat16", "float32"))
+        vectors.append(t)
+    attrs = {"T": x.dtype.base_dtype, "U": vectors[0].dtype.base_dtype, "epsilon": eps,
+             "exponential_avg_factor": float(exponential_avg_factor),
+             "data_format": data_format, "is_training": bool(is_training)}
+    op = make_op("FusedBatchNormV3", [x, *vectors], attrs, name=name)
+    return op.outputs[0], op.outputs[1], op.outputs[2]
 
 
 def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamma=None,

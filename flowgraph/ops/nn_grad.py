@@ -34,10 +34,10 @@ from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
-from flowgraph.ops import nn_loss_ops  # noqa: F401  (registers the loss ops)
+from flowgraph.ops import nn_impl, nn_loss_ops  # noqa: F401  (register FusedBatchNorm*, losses)
 from flowgraph.ops import nn_ops as _nn
 from flowgraph.ops.array_grad import shape_of
-from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.op_util import make_op, make_tensor
 
 __all__: list[str] = []
 
@@ -351,3 +351,66 @@ def _top_k_grad(op, grad_values, grad_indices):
     n = _a.shape(x)[-1]
     onehot = _a.one_hot(indices, n, dtype=grad_values.dtype.base_dtype)  # [..., k, n]
     return [_r.reduce_sum(_a.expand_dims(grad_values, -1) * onehot, -2), None]
+
+
+def _fused_batch_norm_grad(op, grad_y, *unused):
+    # The statistics outputs are treated as constants (TensorFlow does the same): only y
+    # carries a gradient, to x, scale and offset.
+    if grad_y is None:
+        return [None] * 5
+    v = op.type[len("FusedBatchNorm"):]
+    reserve = [op.outputs[3], op.outputs[4]] if op.attrs["is_training"] else \
+        [op.inputs[3], op.inputs[4]]
+    if v == "V3":
+        reserve.append(op.outputs[5])
+    attrs = {k: op.attrs[k] for k in ("T", "epsilon", "data_format", "is_training")}
+    if v:
+        attrs["U"] = op.attrs["U"]
+    grads = make_op(f"FusedBatchNormGrad{v}", [grad_y, op.inputs[0], op.inputs[1], *reserve],
+                    attrs).outputs
+    return [grads[0], grads[1], grads[2], None, None]
+
+
+for _bn in ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"):
+    register_gradient(_bn)(_fused_batch_norm_grad)
+
+
+def _fused_batch_norm_grad_grad(op, *grads):
+    # As TensorFlow: rebuild the first-order gradient from primitive ops (training mode
+    # recomputes the statistics from x) and differentiate it; reserve spaces get None.
+    from flowgraph.ops.gradients import gradients
+
+    dy, x, scale, mean, var = op.inputs[:5]
+    nchw = op.attrs["data_format"] in ("NCHW", b"NCHW")
+    work = _m.cast(x, "float32") if x.dtype.base_dtype.name in ("float16", "bfloat16") else x
+    dyw = _m.cast(dy, work.dtype) if dy.dtype != work.dtype else dy
+    if nchw:
+        work, dyw = _a.transpose(work, [0, 2, 3, 1]), _a.transpose(dyw, [0, 2, 3, 1])
+    axes = [0, 1, 2]
+    if op.attrs["is_training"]:
+        mean, var = _nn.moments(work, axes)
+    rstd = _m.rsqrt(var + op.attrs["epsilon"])
+    xhat = (work - mean) * rstd
+    d_offset = _r.reduce_sum(dyw, axes)
+    d_scale = _r.reduce_sum(dyw * xhat, axes)
+    if op.attrs["is_training"]:
+        n = _m.cast(_a.size(work), work.dtype) / _m.cast(_a.size(d_offset), work.dtype)
+        dx = (dyw - d_offset / n - xhat * (d_scale / n)) * (scale * rstd)
+    else:
+        dx = dyw * (scale * rstd)
+    if nchw:
+        dx = _a.transpose(dx, [0, 3, 1, 2])
+    dx = _m.cast(dx, x.dtype.base_dtype) if dx.dtype != x.dtype.base_dtype else dx
+    outs, weights = [], []
+    for out, g in zip((dx, d_scale, d_offset), grads[:3]):
+        if g is not None:
+            outs.append(out)
+            weights.append(g)
+    if not outs:
+        return [None] * len(op.inputs)
+    g_dy, g_x, g_scale = gradients(outs, [dy, x, scale], grad_ys=weights)
+    return [g_dy, g_x, g_scale] + [None] * (len(op.inputs) - 3)
+
+
+for _bn in ("FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"):
+    register_gradient(_bn)(_fused_batch_norm_grad_grad)

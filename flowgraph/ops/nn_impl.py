@@ -1,15 +1,19 @@
-"""`tf.nn.dropout` and `tf.nn.batch_normalization`: composites of existing ops.
-
-Both are built from registered ops (random_uniform, comparisons, multiplications,
-rsqrt), so their gradients come from those ops' gradients.
+"""`tf.nn.dropout` and `tf.nn.batch_normalization`, composites of existing ops (their
+gradients come from those ops'), and the ``FusedBatchNorm`` ops (V1, V2, V3) with their
+gradient ops ``FusedBatchNormGrad`` (V1-V3): definitions and shape functions here, CPU
+kernels in `flowgraph/backends/cpu/kernels_batch_norm.py`, gradients in `nn_grad`, the
+wrapper `tf.nn.fused_batch_norm` in `nn_extra_ops`.
 """
 
 from __future__ import annotations
 
 import numbers
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.registry import OpCost, register_op
+from flowgraph.framework.tensor_shape import TensorShape
 
 __all__ = ["batch_normalization", "dropout"]
 
@@ -117,19 +121,67 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     """
     from flowgraph.ops import math_ops
 
-    with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]) as scope:
+    with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
+        # TensorFlow's op names: add, Rsqrt, mul, mul_1, mul_2, sub, add_1 (the result).
         x = convert_to_tensor(x, name="x")
         dtype = x.dtype.base_dtype
-        mean = convert_to_tensor(mean, dtype=dtype, name="mean")
-        variance = convert_to_tensor(variance, dtype=dtype, name="variance")
-        eps = convert_to_tensor(variance_epsilon, dtype=dtype, name="variance_epsilon")
-        inv = math_ops.rsqrt(math_ops.add(variance, eps))
+        inv = math_ops.rsqrt(convert_to_tensor(variance, dtype=dtype) + variance_epsilon)
         if scale is not None:
-            inv = math_ops.multiply(inv, convert_to_tensor(scale, dtype=dtype, name="scale"))
-        shift = math_ops.multiply(mean, inv)
-        if offset is not None:
-            shift = math_ops.subtract(convert_to_tensor(offset, dtype=dtype, name="offset"),
-                                      shift)
-            return math_ops.add(math_ops.multiply(x, inv), shift, name=scope)
-        return math_ops.subtract(math_ops.multiply(x, inv), shift, name=scope)
+            inv = inv * convert_to_tensor(scale, dtype=dtype)
+        mean = convert_to_tensor(mean, dtype=dtype)
+        shift = convert_to_tensor(offset, dtype=dtype) - mean * inv if offset is not None \
+            else -mean * inv
+        return x * inv + shift
 
+
+# --- FusedBatchNorm (V1, V2, V3) and their gradients ------------------------------------
+# x and y are T (half, bfloat16 or float32); the per-channel vectors are U (float32). The
+# outputs after y: batch_mean, batch_variance, then the statistics the gradient reuses
+# (reserve_space_1 = mean, reserve_space_2 = the biased variance used to normalize) and,
+# for V3, an empty reserve_space_3.
+_BN_ATTRS = {"T": _dtypes.float32, "epsilon": 1e-4, "exponential_avg_factor": 1.0,
+             "data_format": "NHWC", "is_training": True}
+
+
+def _bn_u(op):
+    return _dtypes.as_dtype(op.attrs.get("U", op.attrs["T"]))
+
+
+def _bn_channels(op, x):
+    if x.ndims not in (None, 4):
+        raise op.shape_error(f"x must be 4-D (N, H, W, C or N, C, H, W), got rank {x.ndims}")
+    if x.ndims is None:
+        return TensorShape([None])
+    return TensorShape([x[3] if op.attrs["data_format"] in ("NHWC", b"NHWC") else x[1]])
+
+
+def _bn_shape(op, x, *vectors):
+    c = _bn_channels(op, x)
+    names = ("scale", "offset", "mean", "variance")
+    for name, v in zip(names, vectors[:2] if op.attrs["is_training"] else vectors):
+        if v.ndims not in (None, 1):
+            raise op.shape_error(f"{name} must be 1-D, got shape {v}")
+        if not c.is_compatible_with(v):
+            raise op.shape_error(f"Dimensions must be equal, but are {c[0]} and {v[0]}: x "
+                                 f"has {c[0]} channels, {name} has shape {v}")
+        c = c.merge_with(v)
+    return [x, c, c, c, c] + ([TensorShape([0])] if op.type == "FusedBatchNormV3" else [])
+
+
+def _bn_grad_shape(op, dy, x, scale, *reserve):
+    c = _bn_channels(op, x)
+    return [x.merge_with(dy), c, c, TensorShape([]), TensorShape([])]
+
+
+for _name, _n in (("FusedBatchNorm", 5), ("FusedBatchNormV2", 5), ("FusedBatchNormV3", 6)):
+    register_op(_name, attrs=dict(_BN_ATTRS, **({} if _name == "FusedBatchNorm" else
+                                                {"U": _dtypes.float32})),
+                num_outputs=_n, cost=OpCost.EXPENSIVE,
+                dtype_fn=lambda op, n=_n: [op.inputs[0].dtype.base_dtype] + [_bn_u(op)] * (n - 1)
+                )(_bn_shape)
+    register_op(_name.replace("Norm", "NormGrad"),
+                attrs={k: v for k, v in _BN_ATTRS.items() if k != "exponential_avg_factor"}
+                | ({} if _name == "FusedBatchNorm" else {"U": _dtypes.float32}),
+                num_outputs=5, cost=OpCost.EXPENSIVE,
+                dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype] + [_bn_u(op)] * 4
+                )(_bn_grad_shape)

@@ -31,6 +31,7 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import make_op
+from flowgraph.ops.parsing_ragged_feature import expand_ragged_features
 from flowgraph.ops.parsing_sparse_feature import (
     SparseFeature,
     check_sparse_feature,
@@ -296,6 +297,7 @@ def parse_example(serialized, features: dict, name: str | None = None,
     ...     print(sess.run(out["x"]))
     [[1 2 3 4]]
     """
+    features, combine_ragged = expand_ragged_features(features, VarLenFeature)
     features, combine = _expand_sparse_features(features)
     sparse, dense = _split_features(features)
     with name_scope(name, "ParseExample", [serialized]) as scope:
@@ -306,7 +308,7 @@ def parse_example(serialized, features: dict, name: str | None = None,
             "dense_shapes": [d[2] for d in dense], "dense_defaults": [d[3] for d in dense],
             "dense_is_sequence": [d[4] for d in dense]}, name=scope)
         parsed = parsed_features(op, [k for k, _ in sparse], [d[0] for d in dense])
-        return combine(parsed)
+        return combine_ragged(combine(parsed), serialized.shape)
 
 
 def _expand_sparse_features(features: dict):

@@ -100,6 +100,36 @@ def _mask_step(time, sequence_length, zero_output, state, output, new_state):
     return nest_pack(output, out), nest_pack(new_state, st)
 
 
+def _static_step(time: int, lengths, min_len, max_len, zero_output, state, call_cell):
+    """One step of `static_rnn` with a `sequence_length`, built as TensorFlow builds it:
+    ``cond(time >= max_len, zeros and state, cond(time < min_len, cell, masked cell))``,
+    so the cell runs inside the outer cond (step outputs are ``rnn/cond_k/Merge``)."""
+    from flowgraph.ops.control_flow_cond import cond
+
+    flat_state = nest_flatten(state)
+    flat_zero = nest_flatten(zero_output)
+    copy_cond = time >= lengths
+
+    def copy_one(old, new):
+        new = convert_to_tensor(new)
+        if new.shape.ndims == 0:
+            return new
+        return array_ops.where(copy_cond, old, new)
+
+    def run_cell():
+        output, new_state = call_cell()
+        flat_out, flat_new = nest_flatten(output), nest_flatten(new_state)
+        return cond(time < min_len, lambda: flat_out + flat_new,
+                    lambda: [copy_one(z, o) for z, o in zip(flat_zero, flat_out)]
+                    + [copy_one(s, n) for s, n in zip(flat_state, flat_new)])
+
+    result = cond(time >= max_len, lambda: flat_zero + flat_state, run_cell)
+    outputs, states = result[:len(flat_zero)], result[len(flat_zero):]
+    for t, like in zip(outputs + states, flat_zero + flat_state):
+        t.set_shape(like.shape)
+    return nest_pack(zero_output, outputs), nest_pack(state, states)
+
+
 def _batch_size(flat_inputs: list[Tensor], batch_axis: int):
     for x in flat_inputs:
         if x.shape.ndims is not None and x.shape[batch_axis].value is not None:
@@ -111,7 +141,7 @@ def _initial_state(cell, initial_state, dtype, batch_size):
     if initial_state is not None:
         return initial_state
     if dtype is None:
-        raise ValueError("If there is no initial_state, you must give a dtype.")
+        raise ValueError("If no initial_state is provided, argument `dtype` must be specified")
     return cell.zero_state(batch_size, dtype)
 
 
@@ -319,15 +349,18 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
             sequence_length = _check_sequence_length(sequence_length)
             zero_output = zeros_for_size(cell.output_size, batch_size,
                                          _state_dtype(dtype, state))
+            min_len = math_reduce.reduce_min(sequence_length)
+            max_len = math_reduce.reduce_max(sequence_length)
         outputs = []
         for time, step_input in enumerate(inputs):
             if time > 0:
                 varscope.reuse_variables()
-            output, new_state = cell(step_input, state)
-            if sequence_length is not None:
-                output, new_state = _mask_step(time, sequence_length, zero_output, state,
-                                               output, new_state)
-            state = new_state
+            if sequence_length is None:
+                output, state = cell(step_input, state)
+            else:
+                output, state = _static_step(
+                    time, sequence_length, min_len, max_len, zero_output, state,
+                    lambda x=step_input, st=state: cell(x, st))
             outputs.append(output)
         return outputs, state
 

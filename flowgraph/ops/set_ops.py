@@ -37,6 +37,20 @@ def _set_op_shape(op, *shapes):
     return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
 
 
+@register_op("DenseToDenseSetOperation",
+             attrs={"set_operation": "union", "validate_indices": True}, num_outputs=3,
+             dtype_fn=lambda op: [_dtypes.int64, op.inputs[0].dtype.base_dtype, _dtypes.int64])
+def _dense_set_op_shape(op, *shapes):
+    return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
+
+
+@register_op("DenseToSparseSetOperation",
+             attrs={"set_operation": "union", "validate_indices": True}, num_outputs=3,
+             dtype_fn=lambda op: [_dtypes.int64, op.inputs[0].dtype.base_dtype, _dtypes.int64])
+def _dense_sparse_set_op_shape(op, *shapes):
+    return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
+
+
 @register_op("SetSize", attrs={"validate_indices": True}, dtype_fn=fixed_dtype(_dtypes.int32))
 def _set_size_shape(op, indices, values, shape):
     return [TensorShape(None)]
@@ -47,7 +61,8 @@ def _edit_distance_shape(op, *shapes):
     return [TensorShape(None)]
 
 
-not_differentiable("SparseToSparseSetOperation", "SetSize", "EditDistance")
+not_differentiable("SparseToSparseSetOperation", "DenseToDenseSetOperation",
+                   "DenseToSparseSetOperation", "SetSize", "EditDistance")
 
 
 def _as_set_sparse(x, what):

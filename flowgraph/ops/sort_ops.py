@@ -4,30 +4,23 @@
 `sort`/`argsort` move the sorted axis last and call ``TopKV2`` with ``k`` = the axis
 length; an ascending sort ranks the negated values (bitwise-inverted for integers, so
 the most negative integer does not overflow). ``TopKV2`` keeps equal values in index
-order, so every sort here is stable. `broadcast_to` is a reshape to the target rank then
-a ``Tile``, so its gradient (the ``Tile`` gradient) sums over the broadcast dimensions.
+order, so every sort here is stable. `broadcast_to` is the `BroadcastTo` op of
+`array_broadcast_ops` (re-exported here).
 """
 
 from __future__ import annotations
 
-from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import (
     constant_value,
-    constant_value_as_shape,
     convert_to_tensor,
 )
-from flowgraph.framework.graph import control_dependencies, name_scope
-from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.array_index_ops import where
-from flowgraph.ops.array_join_ops import concat, stack, tile
-from flowgraph.ops.array_shape_ops import fill, ones_like, reshape, transpose
-from flowgraph.ops.array_shape_ops import rank as _rank_of
+from flowgraph.framework.graph import name_scope
+from flowgraph.ops.array_broadcast_ops import broadcast_to
+from flowgraph.ops.array_join_ops import stack
+from flowgraph.ops.array_shape_ops import reshape, transpose
 from flowgraph.ops.array_shape_ops import shape as _shape_of
-from flowgraph.ops.array_shape_ops import size as _size_of
 from flowgraph.ops.bitwise_ops import invert
-from flowgraph.ops.check_ops import Assert
-from flowgraph.ops.math_ops import cast, equal, logical_or, negative
-from flowgraph.ops.math_reduce import reduce_all
+from flowgraph.ops.math_ops import negative
 from flowgraph.ops.nn_loss_ops import top_k
 
 __all__ = ["argsort", "broadcast_to", "meshgrid", "sort"]
@@ -106,54 +99,6 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     with name_scope(name, "argsort", [values]):
         _, _, indices, perm, _ = _sort_indices_and_values(values, axis, direction, "argsort")
         return indices if perm is None else transpose(indices, perm)
-
-
-def _static_broadcast(x_shape: TensorShape, target: TensorShape) -> None:
-    if x_shape.ndims is None or target.ndims is None:
-        return
-    if x_shape.ndims > target.ndims:
-        raise ValueError(f"tf.broadcast_to: input of shape {x_shape} has more dimensions "
-                         f"than the target shape {target}")
-    for got, want in zip(reversed(x_shape.dims), reversed(target.dims)):
-        g, w = got.value, want.value
-        if g is not None and w is not None and g not in (1, w):
-            raise ValueError(f"tf.broadcast_to: input of shape {x_shape} cannot be "
-                             f"broadcast to shape {target} (dimension {g} vs {w}); "
-                             f"each input dimension must be 1 or equal the target's")
-
-
-def broadcast_to(input, shape, name=None):
-    """Broadcast `input` to `shape` (NumPy rules); the gradient sums over broadcast dims.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.Session().run(tf.broadcast_to([1, 2], [2, 2])).tolist()
-    [[1, 2], [1, 2]]
-    """
-    with name_scope(name, "BroadcastTo", [input, shape]):
-        x = convert_to_tensor(input, name="input")
-        target = convert_to_tensor(shape, name="shape")
-        if not target.dtype.is_integer:
-            raise TypeError(f"tf.broadcast_to: shape must be int32 or int64, got "
-                            f"{target.dtype.name}")
-        target = target if target.dtype == _dtypes.int32 else cast(target, _dtypes.int32)
-        static_target = constant_value_as_shape(target)
-        _static_broadcast(x.shape, static_target)
-        x_dims = _shape_of(x)
-        pad = _size_of(target) - _rank_of(x)
-        x_dims = concat([fill(reshape(pad, [1]), 1), x_dims], 0)
-        ok = reduce_all(logical_or(equal(x_dims, 1), equal(x_dims, target)))
-        check = Assert(ok, ["tf.broadcast_to: input shape", _shape_of(x),
-                            "cannot be broadcast to", target])
-        with control_dependencies([check]):
-            x = reshape(x, x_dims)
-        multiples = where(equal(x_dims, 1), target, ones_like(target))
-        out = tile(x, multiples)
-        out.set_shape(static_target)
-        return out
-
-
 
 
 def meshgrid(*args, **kwargs):

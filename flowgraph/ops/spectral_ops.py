@@ -19,16 +19,16 @@ from __future__ import annotations
 import math
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.registry import register_gradient, register_op
-from flowgraph.framework.tensor_shape import broadcast_shape
+from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
+from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops.array_shape_ops import shape, zeros_like
 from flowgraph.ops.math_ops import cast, less, reciprocal
 from flowgraph.ops.op_util import make_tensor
 
-__all__ = ["angle", "complex", "fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d", "imag",
-           "real"]
+__all__ = ["angle", "complex", "fft", "fft2d", "fft3d", "fftnd", "ifft", "ifft2d", "ifft3d",
+           "ifftnd", "imag", "irfftnd", "real", "rfftnd"]
 
 _COMPLEX = (_dtypes.complex64, _dtypes.complex128)
 _PAIRS = {_dtypes.float32: _dtypes.complex64, _dtypes.float64: _dtypes.complex128}
@@ -207,3 +207,112 @@ def _fft_grad(op_type, inverse_type, scale_up):
 for _t in ("FFT", "FFT2D", "FFT3D"):
     _fft_grad(_t, "I" + _t, True)
     _fft_grad("I" + _t, _t, False)
+
+
+# -- N-dimensional transforms (FFTND, IFFTND, RFFTND, IRFFTND) -----------------------------
+# TF 1.x's raw-op signatures: `fft_length` and `axes` are int32 tensors, one length per
+# axis. TensorFlow 2.15's CPU build registers no kernel for them; flowgraph runs NumPy's.
+
+def _nd_shape(real_out: bool, real_in: bool):
+    def shape_fn(op, x, fft_length, axes):
+        lengths = constant_value(op.inputs[1])
+        axes_v = constant_value(op.inputs[2])
+        if x.ndims is None:
+            return [TensorShape(None)]
+        if lengths is None or axes_v is None:
+            return [TensorShape([None] * x.ndims)]
+        lengths = [int(n) for n in lengths.ravel()]
+        axes_v = [int(a) for a in axes_v.ravel()]
+        dims = x.as_list()
+        if len(lengths) != len(axes_v) or any(not -len(dims) <= a < len(dims)
+                                              for a in axes_v):
+            # as TensorFlow, which builds the op; its kernel reports the error
+            return [TensorShape([None] * x.ndims)]
+        for k, (n, a) in enumerate(zip(lengths, axes_v)):
+            last = k == len(axes_v) - 1
+            dims[a] = n // 2 + 1 if (last and real_in and not real_out) else n
+        return [TensorShape(dims)]
+
+    return shape_fn
+
+
+register_op("FFTND", attrs={"Tcomplex": _dtypes.complex64})(_nd_shape(False, False))
+register_op("IFFTND", attrs={"Tcomplex": _dtypes.complex64})(_nd_shape(False, False))
+register_op("RFFTND", attrs={"Treal": _dtypes.float32, "Tcomplex": _dtypes.complex64},
+            dtype_fn=lambda op: [_dtypes.as_dtype(op.attrs["Tcomplex"])])(
+    _nd_shape(False, True))
+register_op("IRFFTND", attrs={"Treal": _dtypes.float32, "Tcomplex": _dtypes.complex64},
+            dtype_fn=lambda op: [_dtypes.as_dtype(op.attrs["Treal"])])(_nd_shape(True, False))
+not_differentiable("FFTND", "IFFTND", "RFFTND", "IRFFTND")
+
+
+def _nd_op(op_type: str, input, fft_length, axes, name, allowed, attrs):
+    x = convert_to_tensor(input, name="input")
+    if x.dtype.base_dtype not in allowed:
+        raise TypeError(
+            f"Value passed to parameter 'input' of tf.{op_type.lower()} has DataType "
+            f"{x.dtype.base_dtype.name} not in list of allowed values: "
+            f"{', '.join(d.name for d in allowed)}")
+    lengths = convert_to_tensor(fft_length, dtype=_dtypes.int32, name="fft_length")
+    axes_t = convert_to_tensor(axes, dtype=_dtypes.int32, name="axes")
+    return make_tensor(op_type, [x, lengths, axes_t], attrs, name=name or op_type)
+
+
+def fftnd(input, fft_length, axes, name=None):
+    """The N-dimensional discrete Fourier transform of a complex tensor over `axes`,
+    each padded or cropped to its entry of `fft_length` (TF's raw ``FFTND`` op).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.cast(tf.ones([2, 3, 4]), tf.complex64)
+    >>> tf.fftnd(x, [3, 4], [1, 2]).shape.as_list()
+    [2, 3, 4]
+    """
+    return _nd_op("FFTND", input, fft_length, axes, name, _COMPLEX,
+                  {"Tcomplex": convert_to_tensor(input).dtype.base_dtype})
+
+
+def ifftnd(input, fft_length, axes, name=None):
+    """The inverse of `fftnd` (TF's raw ``IFFTND`` op).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.cast(tf.ones([4]), tf.complex64)
+    >>> tf.Session().run(tf.real(tf.ifftnd(tf.fftnd(x, [4], [0]), [4], [0]))).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    return _nd_op("IFFTND", input, fft_length, axes, name, _COMPLEX,
+                  {"Tcomplex": convert_to_tensor(input).dtype.base_dtype})
+
+
+def rfftnd(input, fft_length, axes, Tcomplex=_dtypes.complex64, name=None):
+    """The N-dimensional FFT of a real tensor; the last of `axes` keeps
+    ``fft_length[-1] // 2 + 1`` entries (TF's raw ``RFFTND`` op).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.rfftnd(tf.ones([3, 4]), [3, 4], [0, 1]).shape.as_list()
+    [3, 3]
+    """
+    x = convert_to_tensor(input)
+    return _nd_op("RFFTND", x, fft_length, axes, name, (_dtypes.float32, _dtypes.float64),
+                  {"Treal": x.dtype.base_dtype, "Tcomplex": _dtypes.as_dtype(Tcomplex)})
+
+
+def irfftnd(input, fft_length, axes, Treal=_dtypes.float32, name=None):
+    """The inverse of `rfftnd`: a real tensor with `fft_length` entries along `axes`
+    (TF's raw ``IRFFTND`` op).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.rfftnd(tf.ones([3, 4]), [3, 4], [0, 1])
+    >>> tf.Session().run(tf.irfftnd(x, [3, 4], [0, 1])).round(6).tolist()[0]
+    [1.0, 1.0, 1.0, 1.0]
+    """
+    x = convert_to_tensor(input)
+    return _nd_op("IRFFTND", x, fft_length, axes, name, _COMPLEX,
+                  {"Treal": _dtypes.as_dtype(Treal), "Tcomplex": x.dtype.base_dtype})

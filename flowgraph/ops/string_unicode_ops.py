@@ -35,7 +35,7 @@ from flowgraph.ops.string_ops import length as _length
 from flowgraph.ops.string_ops import substr as _substr
 
 __all__ = ["bytes_split", "unicode_decode", "unicode_decode_with_offsets", "unicode_encode",
-           "unicode_split", "unicode_transcode"]
+           "unicode_split", "unicode_split_with_offsets", "unicode_transcode"]
 
 _ENCODINGS = ("UTF-8", "UTF-16-BE", "UTF-32-BE")
 _ERRORS = ("replace", "ignore", "strict")
@@ -188,6 +188,29 @@ def unicode_split(input, input_encoding, errors="replace", replacement_char=6553
             "errors": "replace", "output_encoding": input_encoding,
             "replacement_char": int(replacement_char)}, name="UnicodeEncode")
         return _nest(pieces, splits, x.shape, "unicode_split")
+
+
+def unicode_split_with_offsets(input, input_encoding, errors="replace",
+                               replacement_char=65533, name=None):
+    """`unicode_split` and, in the same structure, the byte offset (int64) where each
+    character starts.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> chars, offs = tf.strings.unicode_split_with_offsets("añb", "UTF-8")
+    >>> tf.Session().run(offs).tolist()
+    [0, 1, 3]
+    """
+    with name_scope(name, "UnicodeSplitWithOffsets", [input]):
+        what = "unicode_split_with_offsets"
+        x, (splits, values, offsets) = _decode(input, input_encoding, errors,
+                                               replacement_char, False, True, what)
+        each = _a.range(_m.cast(_a.size(values), _dtypes.int64) + 1)
+        pieces = make_tensor("UnicodeEncode", [values, each], {
+            "errors": "replace", "output_encoding": input_encoding,
+            "replacement_char": int(replacement_char)}, name="UnicodeEncode")
+        return (_nest(pieces, splits, x.shape, what), _nest(offsets, splits, x.shape, what))
 
 
 def bytes_split(input, name=None):

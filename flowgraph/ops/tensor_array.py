@@ -63,6 +63,7 @@ class TensorArray:
         shape = as_shape(element_shape)
         self._element_shape = [shape]  # shared with the arrays derived from this one
         self._static_size = None
+        self._size_arg = size  # what `size()` returns for a fixed-size array, as TF does
         if handle is not None:
             if size is not None:
                 raise ValueError("TensorArray: give either `handle` (wrap an existing "
@@ -120,6 +121,7 @@ class TensorArray:
         ta._dynamic_size = self._dynamic_size
         ta._clear_after_read = self._clear_after_read
         ta._static_size = self._static_size
+        ta._size_arg = self._size_arg
         return ta
 
     def _merge_element_shape(self, shape: TensorShape) -> None:
@@ -158,7 +160,6 @@ class TensorArray:
 
     def read(self, index, name=None) -> Tensor:
         """The element at `index` (an int32 scalar)."""
-        index = convert_to_tensor(index, dtype=_dtypes.int32)
         value = _ops.tensor_array_read_v3(self._handle, index, self._flow, self._dtype,
                                           name=name)
         if self._infer_shape:
@@ -170,17 +171,16 @@ class TensorArray:
         with name_scope(name, "TensorArrayWrite", [self._handle, index, value]):
             value = convert_to_tensor(value, preferred_dtype=self._dtype, name="value")
             self._check_dtype(value, "write")
-            index = convert_to_tensor(index, dtype=_dtypes.int32, name="index")
             self._merge_element_shape(value.shape)
             flow = _ops.tensor_array_write_v3(self._handle, index, value, self._flow)
         return self._derive(flow)
 
     def gather(self, indices, name=None) -> Tensor:
         """The elements at `indices`, stacked along a new first axis."""
-        indices = convert_to_tensor(indices, dtype=_dtypes.int32)
         elem = self._element_shape[0] if self._infer_shape else TensorShape(None)
         value = _ops.tensor_array_gather_v3(self._handle, indices, self._flow, self._dtype,
                                             elem, name=name)
+        indices = value.op.inputs[1]
         if elem.ndims is not None:
             n = indices.shape[0] if indices.shape.ndims == 1 else None
             value.set_shape(TensorShape([n]).concatenate(elem))
@@ -214,7 +214,6 @@ class TensorArray:
         with name_scope(name, "TensorArrayScatter", [self._handle, value, indices]):
             value = convert_to_tensor(value, preferred_dtype=self._dtype, name="value")
             self._check_dtype(value, "scatter")
-            indices = convert_to_tensor(indices, dtype=_dtypes.int32, name="indices")
             if value.shape.ndims:
                 self._merge_element_shape(value.shape[1:])
             flow = _ops.tensor_array_scatter_v3(self._handle, indices, value, self._flow)
@@ -224,8 +223,7 @@ class TensorArray:
         """Write row i of `value` at index i."""
         with name_scope(name, "TensorArrayUnstack", [self._handle, value]):
             value = convert_to_tensor(value, preferred_dtype=self._dtype, name="value")
-            n = value.shape[0].value if value.shape.ndims else None
-            count = n if n is not None else array_shape_ops.shape(value)[0]
+            count = array_shape_ops.shape(value)[0]
             return self.scatter(array_gen_ops.range(0, count), value)
 
     def split(self, value, lengths, name=None) -> TensorArray:
@@ -242,7 +240,10 @@ class TensorArray:
         return self._derive(flow)
 
     def size(self, name=None) -> Tensor:
-        """The number of elements (an int32 scalar)."""
+        """The number of elements (an int32 scalar); for a fixed-size array, the size it
+        was created with (no op reads the array)."""
+        if not self._dynamic_size and self._size_arg is not None:
+            return convert_to_tensor(self._size_arg, dtype=_dtypes.int32)
         return _ops.tensor_array_size_v3(self._handle, self._flow, name=name)
 
     def close(self, name=None) -> Operation:

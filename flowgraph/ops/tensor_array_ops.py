@@ -37,12 +37,13 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.array_ops import zeros_like
 from flowgraph.ops.gradient_util import _dense as dense
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, op_scope
 
 __all__: list[str] = []  # the public API is tf.TensorArray (tensor_array.py)
 
@@ -188,31 +189,40 @@ def tensor_array_v3(size, dtype, element_shape=None, dynamic_size=False,
 def tensor_array_grad_v3(handle, flow_in, source: str, name=None) -> tuple[Tensor, Tensor]:
     """The gradient TensorArray of `handle` for `source`: ``(grad_handle, flow_out)``."""
     op = make_op("TensorArrayGradV3", [handle, flow_in], {"source": source},
-                 name=name or "TensorArrayGrad")
+                 name=name or "TensorArrayGradV3")
     return op.outputs[0], op.outputs[1]
 
 
+def _int32_op(op_type: str, inputs: list, arg: int, arg_name: str, attrs=None, name=None):
+    """`op_type` with input `arg` converted to int32 inside the op's own name scope when it
+    is not a tensor yet (``TensorArrayReadV3/index``), as TensorFlow's op wrappers do."""
+    with op_scope(name, op_type, [inputs[arg]]) as scope:
+        inputs = list(inputs)
+        if not isinstance(inputs[arg], Tensor):
+            inputs[arg] = convert_to_tensor(inputs[arg], dtype=_dtypes.int32, name=arg_name)
+        return make_op(op_type, inputs, attrs, name=scope)
+
+
 def tensor_array_write_v3(handle, index, value, flow_in, name=None) -> Tensor:
-    return make_op("TensorArrayWriteV3", [handle, index, value, flow_in],
-                   name=name or "TensorArrayWrite").outputs[0]
+    return _int32_op("TensorArrayWriteV3", [handle, index, value, flow_in], 1, "index",
+                     name=name).outputs[0]
 
 
 def tensor_array_read_v3(handle, index, flow_in, dtype, name=None) -> Tensor:
-    return make_op("TensorArrayReadV3", [handle, index, flow_in],
-                   {"dtype": _dtypes.as_dtype(dtype).base_dtype},
-                   name=name or "TensorArrayRead").outputs[0]
+    return _int32_op("TensorArrayReadV3", [handle, index, flow_in], 1, "index",
+                     {"dtype": _dtypes.as_dtype(dtype).base_dtype}, name=name).outputs[0]
 
 
 def tensor_array_gather_v3(handle, indices, flow_in, dtype, element_shape=None,
                            name=None) -> Tensor:
-    return make_op("TensorArrayGatherV3", [handle, indices, flow_in], {
+    return _int32_op("TensorArrayGatherV3", [handle, indices, flow_in], 1, "indices", {
         "dtype": _dtypes.as_dtype(dtype).base_dtype,
-        "element_shape": as_shape(element_shape)}, name=name or "TensorArrayGather").outputs[0]
+        "element_shape": as_shape(element_shape)}, name=name).outputs[0]
 
 
 def tensor_array_scatter_v3(handle, indices, value, flow_in, name=None) -> Tensor:
-    return make_op("TensorArrayScatterV3", [handle, indices, value, flow_in],
-                   name=name or "TensorArrayScatter").outputs[0]
+    return _int32_op("TensorArrayScatterV3", [handle, indices, value, flow_in], 1, "indices",
+                     name=name).outputs[0]
 
 
 def tensor_array_concat_v3(handle, flow_in, dtype, element_shape_except0=None,
@@ -220,22 +230,22 @@ def tensor_array_concat_v3(handle, flow_in, dtype, element_shape_except0=None,
     op = make_op("TensorArrayConcatV3", [handle, flow_in], {
         "dtype": _dtypes.as_dtype(dtype).base_dtype,
         "element_shape_except0": as_shape(element_shape_except0)},
-        name=name or "TensorArrayConcat")
+        name=name or "TensorArrayConcatV3")
     return op.outputs[0], op.outputs[1]
 
 
 def tensor_array_split_v3(handle, value, lengths, flow_in, name=None) -> Tensor:
     return make_op("TensorArraySplitV3", [handle, value, lengths, flow_in],
-                   name=name or "TensorArraySplit").outputs[0]
+                   name=name or "TensorArraySplitV3").outputs[0]
 
 
 def tensor_array_size_v3(handle, flow_in, name=None) -> Tensor:
     return make_op("TensorArraySizeV3", [handle, flow_in],
-                   name=name or "TensorArraySize").outputs[0]
+                   name=name or "TensorArraySizeV3").outputs[0]
 
 
 def tensor_array_close_v3(handle, name=None) -> Operation:
-    return make_op("TensorArrayCloseV3", [handle], name=name or "TensorArrayClose")
+    return make_op("TensorArrayCloseV3", [handle], name=name or "TensorArrayCloseV3")
 
 
 # -- gradients ----------------------------------------------------------------------------

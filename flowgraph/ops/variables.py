@@ -44,7 +44,39 @@ from flowgraph.ops.control_flow_ops import group, no_op
 from flowgraph.ops.op_util import fixed_dtype, make_tensor
 
 
-class Variable:
+class _CreatorScopes(type):
+    """Routes ``Variable(...)`` through the creators of `variable_creator_scope`.
+
+    The innermost creator is called first with ``next_creator`` and every constructor
+    argument as a keyword; the last ``next_creator`` builds the variable."""
+
+    def __call__(cls, *args, **kwargs):
+        stack = get_default_graph().__dict__.get("_variable_creator_stack")
+        if not stack or cls is not Variable:
+            return super().__call__(*args, **kwargs)
+        import inspect
+
+        bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+        bound.apply_defaults()
+        full = dict(bound.arguments)
+        full.pop("self")
+        full["experimental_enable_variable_lifting"] = True  # TF 2.15 passes it too
+
+        def base(**kw):
+            kw.pop("experimental_enable_variable_lifting", None)
+            return type.__call__(cls, **kw)
+
+        creator = base
+        for outer in stack:
+            creator = _chain(outer, creator)
+        return creator(**full)
+
+
+def _chain(creator, next_creator):
+    return lambda **kw: creator(next_creator, **kw)
+
+
+class Variable(metaclass=_CreatorScopes):
     """A tensor whose value persists across `Session.run` calls.
 
     Parameters follow TensorFlow 1.x: `initial_value` (a tensor, a value, or a callable
@@ -240,7 +272,7 @@ class Variable:
         self._snapshot.set_shape(shape)
 
     def __repr__(self) -> str:
-        return (f"<flowgraph.Variable '{self.name}' shape={self.shape} "
+        return (f"<tf.Variable '{self.name}' shape={self.shape} "
                 f"dtype={self.dtype.name}>")
 
     # A fetch of a Variable always means its ref tensor: `Session.run` keys and caches

@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from flowgraph.framework import errors
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
+from flowgraph.runtime.fetch import fetch_key
 
 logger = logging.getLogger("flowgraph")
 
@@ -178,6 +180,13 @@ watchdog = Watchdog()  # the process's one deadline thread
 step_ids = itertools.count(1)  # one id per step of any session in the process
 
 
+def deadline_error(timeout_ms: int) -> errors.DeadlineExceededError:
+    """The error a step cancelled by its deadline fails with."""
+    return errors.DeadlineExceededError(
+        None, None, f"Timed out after {timeout_ms} ms waiting for the step to finish "
+        "(RunOptions.timeout_in_ms or ConfigProto.operation_timeout_in_ms)")
+
+
 class FastRun:
     """What a repeated `Session.run` of one signature needs, resolved once.
 
@@ -185,7 +194,8 @@ class FastRun:
     keeps one `FastRun` per signature whose plan needs nothing but feeding, executing and
     fetching (no memory schedule, shape variants, device transfers or deadline; a fetched
     variable is read as the general path reads it), and uses it only for runs without
-    options or run metadata; anything else takes the general path. Feeds are still
+    options or run metadata; anything else takes the general path (a caller that keeps
+    its own, `after_run`, may give `run` a deadline). Feeds are still
     checked: an ndarray with the dtype and shape that were accepted before passes as is,
     any other value goes through the session's full conversion and its errors.
 
@@ -252,9 +262,63 @@ class FastRun:
                 and all(type(v) is np.ndarray for v in feed_values)
                 and len(set(feed_tensors)) == len(feed_tensors))
 
-    def run(self, session, feed_dict):
+    @staticmethod
+    def after_run(session, fetches, feed_dict: dict) -> FastRun | None:
+        """The `FastRun` that repeats ``session.run(fetches, feed_dict)``, which just ran
+        (with or without options), for feeds of the same keys, dtypes and shapes: the plan
+        the session ran (the variant for these shapes, for a plan with shape variants),
+        when it needs nothing beyond feeding, executing and fetching; else None.
+
+        Why: `Session` keeps a `FastRun` only for plain runs of plans without shape
+        variants; a caller that runs a signature many times with a deadline, or with
+        shapes its graph leaves unknown (a task's stage, `flowgraph.distributed`), keys
+        the result by the fed shapes itself and calls `run` directly.
+
+        >>> import numpy as np
+        >>> import flowgraph as tf
+        >>> x = tf.placeholder(tf.float32, [None])
+        >>> y = tf.reduce_sum(x)
+        >>> with tf.Session() as sess:
+        ...     feeds = {x: np.ones(3, np.float32)}
+        ...     _ = sess.run(y, feeds, options=tf.RunOptions(timeout_in_ms=1000))
+        ...     fast = FastRun.after_run(sess, y, feeds)
+        ...     float(fast.run(sess, feeds, timeout_ms=1000))
+        3.0
+        """
+        key = fetch_key(fetches)
+        if key is None or feed_dict is None or type(feed_dict) is not dict:
+            return None
+        feed_tensors, feed_values = session._process_feeds(feed_dict)
+        plan = session._plans.get((key, feed_tensors))
+        mapper = session._fetch_mappers.get(key)
+        if plan is None or mapper is None:
+            return None
+        variants = getattr(plan, "shape_variants", None)
+        if variants is not None:
+            plan = variants.plans.get(tuple(map(np.shape, feed_values)))
+            if plan is None:
+                return None
+        if not session._fast_path_ok(plan, feed_dict, feed_tensors, feed_values):
+            return None
+        return FastRun(plan, feed_tensors, feed_values, FastRun.rebuilder(fetches, mapper))
+
+    @staticmethod
+    def may_run(session) -> bool:
+        """Whether `session` may run a `FastRun` now: it is open, and `Session.run` would
+        not limit this run's threads (a backend's contention policy or
+        ``intra_op_parallelism_threads``: the general path applies those)."""
+        if session._closed:
+            return False
+        for backend in session._backends:
+            if backend.intra_op_limit(session._intra_op) is not None:
+                return False
+        return True
+
+    def run(self, session, feed_dict, timeout_ms: int = 0):
         """Run the step for `session`, feeding `feed_dict` (None or a dict whose keys are
-        this signature's); return the rebuilt fetch structure."""
+        this signature's); return the rebuilt fetch structure. With `timeout_ms` > 0 the
+        step is cancelled with `DeadlineExceededError` after that long, as a run with
+        ``RunOptions(timeout_in_ms=timeout_ms)`` is."""
         values = []
         if feed_dict:
             for (t, dtype, shape), value in zip(self.feed_checks, feed_dict.values()):
@@ -265,6 +329,8 @@ class FastRun:
         context = StepContext(next(step_ids), session, None, self.rendezvous)
         step = _executor.Step(self.plan, context, session._pool, False)
         context.step = step
+        alarm = watchdog.schedule(timeout_ms / 1000.0, context.cancel, deadline_error(
+            timeout_ms)) if timeout_ms > 0 else None
         live = session._live_steps
         live.add(context)
         try:
@@ -273,6 +339,8 @@ class FastRun:
             live.discard(context)
             context.step = None  # break the step <-> context cycle: free values now
             context.cancelled = None
+            if alarm is not None:
+                watchdog.cancel(alarm)
         for i in self.deref:  # a fetched variable (the global step): its value now
             value = out[i]
             if isinstance(value, VariableState):

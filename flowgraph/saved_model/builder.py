@@ -130,8 +130,10 @@ class SavedModelBuilder:
         if os.path.exists(export_dir):
             if not os.path.isdir(export_dir) or os.listdir(export_dir):
                 raise AssertionError(
-                    f"Export directory already exists and is not empty: {export_dir}. "
-                    "Choose another export directory, or empty this one.")
+                    f"Export directory {export_dir} already exists, and isn't empty. Please "
+                    "choose a different export directory, or delete all the contents of "
+                    "the specified directory: it is not empty, and a SavedModel is "
+                    "written into a new or empty directory.")
         self._export_dir = export_dir
         self._meta_graphs: list[MetaGraphDef] = []
         self._tf_meta_graphs: list = []
@@ -159,11 +161,12 @@ class SavedModelBuilder:
         (or the older `legacy_init_op`) runs after the variables are restored at load
         time; `saver` defaults to a new Saver of every saveable variable.
         """
-        self._check_open()
         if self._has_saved_variables:
             raise AssertionError(
-                "Graph state including variables and assets has already been saved by "
-                "add_meta_graph_and_variables; use add_meta_graph() for further tag sets.")
+                "Graph state including variables and assets has already been saved. Please "
+                "invoke `add_meta_graph()` instead (add_meta_graph_and_variables runs once "
+                "per builder).")
+        self._check_open()
         graph = sess.graph
         saver = self._maybe_create_saver(graph, saver)
         variables_dir = os.path.join(self._staging, constants.VARIABLES_DIRECTORY)

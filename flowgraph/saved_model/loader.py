@@ -169,7 +169,12 @@ def _entry_value(reader, e, placeholder, export_dir: str, path: str, wholes: dic
     declared = list(reader.tensor_shape(e.key))
     what = f"variable '{e.key}'"
     if e.slice:
-        full, starts, lengths = parse_slice_spec(e.slice)
+        try:
+            full, starts, lengths = parse_slice_spec(e.slice)
+        except ValueError as exc:
+            raise SavedModelFormatError(
+                f"Invalid SavedModel {export_dir}: variable '{e.key}' has a malformed slice "
+                f"spec in its saver: {exc}") from None
         if declared != full:
             raise SavedModelFormatError(
                 f"Invalid SavedModel {export_dir}: partitioned variable '{e.key}' is stored "

@@ -65,9 +65,10 @@ def get_tensor_from_tensor_info(tensor_info: TensorInfo, graph=None, import_scop
     from flowgraph.framework.graph import get_default_graph
 
     graph = graph or get_default_graph()
-    if not isinstance(tensor_info, TensorInfo) or not tensor_info.name:
+    # Any TensorInfo message: this module's, or the one a loaded MetaGraphDef holds.
+    name = getattr(tensor_info, "name", None)
+    if not isinstance(name, str) or not name:
         raise ValueError(f"Invalid TensorInfo: {tensor_info!r}; it needs a tensor name.")
-    name = tensor_info.name
     if import_scope:
         name = f"{import_scope.rstrip('/')}/{name}"
     return graph.get_tensor_by_name(name)
@@ -94,10 +95,10 @@ def _infos(tensors: dict, what: str) -> dict[str, TensorInfo]:
 def predict_signature_def(inputs, outputs) -> SignatureDef:
     """A predict signature: any tensors in, any tensors out (both dicts, non-empty)."""
     if not inputs:
-        raise ValueError("Prediction inputs cannot be None or empty: pass a dict of "
+        raise ValueError("Prediction `inputs` cannot be None or empty. Pass a dict of "
                          "input key -> Tensor.")
     if not outputs:
-        raise ValueError("Prediction outputs cannot be None or empty: pass a dict of "
+        raise ValueError("Prediction `outputs` cannot be None or empty. Pass a dict of "
                          "output key -> Tensor.")
     return build_signature_def(_infos(inputs, "inputs"), _infos(outputs, "outputs"),
                                c.PREDICT_METHOD_NAME)
@@ -105,14 +106,16 @@ def predict_signature_def(inputs, outputs) -> SignatureDef:
 
 def _examples_info(examples, api: str) -> TensorInfo:
     if examples is None:
-        raise ValueError(f"{api} examples cannot be None.")
+        raise ValueError(f"{api} `examples` cannot be None.")
     if not isinstance(examples, Tensor):
-        raise ValueError(f"{api} examples must be a string Tensor (serialized tf.Examples); "
-                         f"got {type(examples).__name__}.")
+        raise ValueError(f"{api} input tensors must be of type string. Found "
+                         f"{type(examples).__name__}: pass the string Tensor of serialized "
+                         "tf.Examples.")
     info = build_tensor_info(examples)
     if info.dtype != _STRING:
-        raise ValueError(f"{api} examples must be a string Tensor (serialized tf.Examples); "
-                         f"'{examples.name}' is {examples.dtype.base_dtype.name}.")
+        raise ValueError(f"{api} input tensors must be of type string. Found tensors of "
+                         f"type {info.dtype} ('{examples.name}' is "
+                         f"{examples.dtype.base_dtype.name}; serialized tf.Examples expected).")
     return info
 
 
@@ -121,19 +124,21 @@ def classification_signature_def(examples, classes, scores) -> SignatureDef:
     `scores` out (at least one)."""
     inputs = {c.CLASSIFY_INPUTS: _examples_info(examples, "Classification")}
     if classes is None and scores is None:
-        raise ValueError("Classification classes and scores cannot both be None.")
+        raise ValueError("Classification `classes` and `scores` cannot both be None.")
     outputs = {}
     if classes is not None:
         info = build_tensor_info(classes)
         if info.dtype != _STRING:
-            raise ValueError(f"Classification classes must be a string Tensor; "
-                             f"'{info.name}' is {_dtypes.as_dtype(info.dtype).name}.")
+            raise ValueError(f"Classification classes must be a string Tensor. Found tensors "
+                             f"of type {info.dtype} ('{info.name}' is "
+                             f"{_dtypes.as_dtype(info.dtype).name}).")
         outputs[c.CLASSIFY_OUTPUT_CLASSES] = info
     if scores is not None:
         info = build_tensor_info(scores)
         if info.dtype != _FLOAT:
-            raise ValueError(f"Classification scores must be a float32 Tensor; "
-                             f"'{info.name}' is {_dtypes.as_dtype(info.dtype).name}.")
+            raise ValueError(f"Classification scores must be a float32 Tensor. Found tensors "
+                             f"of type {info.dtype} ('{info.name}' is "
+                             f"{_dtypes.as_dtype(info.dtype).name}).")
         outputs[c.CLASSIFY_OUTPUT_SCORES] = info
     return build_signature_def(inputs, outputs, c.CLASSIFY_METHOD_NAME)
 
@@ -142,11 +147,12 @@ def regression_signature_def(examples, predictions) -> SignatureDef:
     """A regress signature: serialized Examples in, one float32 tensor out."""
     inputs = {c.REGRESS_INPUTS: _examples_info(examples, "Regression")}
     if predictions is None:
-        raise ValueError("Regression predictions cannot be None.")
+        raise ValueError("Regression `predictions` cannot be None.")
     info = build_tensor_info(predictions)
     if info.dtype != _FLOAT:
-        raise ValueError(f"Regression predictions must be a float32 Tensor; '{info.name}' is "
-                         f"{_dtypes.as_dtype(info.dtype).name}.")
+        raise ValueError(f"Regression output tensors must be of type float. Found tensors "
+                         f"with type {info.dtype}. (Regression predictions must be a float32 "
+                         f"Tensor; '{info.name}' is {_dtypes.as_dtype(info.dtype).name}.)")
     return build_signature_def(inputs, {c.REGRESS_OUTPUTS: info}, c.REGRESS_METHOD_NAME)
 
 

@@ -61,3 +61,10 @@ from flowgraph.ops.sparse_extra_ops import sparse_transpose as transpose
 __all__ += ["add", "mask", "maximum", "merge", "minimum", "reduce_max", "reduce_max_sparse",
             "reduce_sum_sparse", "reset_shape", "slice", "softmax", "split", "to_indicator",
             "transpose"]
+
+# Counts, new axes and identity matrices (TF1 misc names).
+from flowgraph.ops.sparse_bincount_ops import sparse_bincount as bincount  # noqa: E402
+from flowgraph.ops.sparse_bincount_ops import sparse_expand_dims as expand_dims  # noqa: E402
+from flowgraph.ops.sparse_bincount_ops import sparse_eye as eye  # noqa: E402
+
+__all__ += ["bincount", "expand_dims", "eye"]

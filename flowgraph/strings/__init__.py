@@ -42,3 +42,10 @@ from flowgraph.ops.string_unicode_ops import (  # noqa: E402
 
 __all__ += ["bytes_split", "unicode_decode", "unicode_decode_with_offsets", "unicode_encode",
             "unicode_split", "unicode_transcode"]
+
+# n-grams, segment joins, scripts (TF1 misc names).
+from flowgraph.ops.string_ngram_ops import ngrams, unsorted_segment_join  # noqa: E402
+from flowgraph.ops.string_script_ops import unicode_script  # noqa: E402
+from flowgraph.ops.string_unicode_ops import unicode_split_with_offsets  # noqa: E402
+
+__all__ += ["ngrams", "unicode_script", "unicode_split_with_offsets", "unsorted_segment_join"]

@@ -48,3 +48,8 @@ __all__ = [
     "tensor_summary",
     "text",
 ]
+
+# TF1's setup call for TF-2-style writers (TF1 misc names).
+from flowgraph.summary.summary_initialize import initialize
+
+__all__ += ["initialize"]

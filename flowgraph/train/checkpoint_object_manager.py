@@ -170,8 +170,8 @@ class CheckpointManager:
                 logger.warning("CheckpointManager: could not delete %s: %s", path, e)
 
     def _record_state(self) -> None:
-        _state.update_checkpoint_state(
-            self._directory, self._latest,
+        _state.update_checkpoint_state_internal(
+            self._directory, self._latest, save_relative_paths=True,
             all_model_checkpoint_paths=self.checkpoints,
             all_model_checkpoint_timestamps=[t for _, t in self._kept],
             last_preserved_timestamp=self._last_preserved)

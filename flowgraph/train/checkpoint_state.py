@@ -427,31 +427,39 @@ def _state_path(checkpoint_dir: str, latest_filename: str | None) -> str:
     return os.path.join(checkpoint_dir, latest_filename or "checkpoint")
 
 
-def _relative(directory: str, path: str) -> str:
-    """`path` relative to `directory` when it lies directly in it, else unchanged."""
-    if not os.path.isabs(path):
-        if os.path.dirname(path) and os.path.abspath(os.path.dirname(path)) == \
-                os.path.abspath(directory):
-            return os.path.basename(path)
-        return path
-    if os.path.dirname(os.path.abspath(path)) == os.path.abspath(directory):
-        return os.path.basename(path)
+def _state_entry(save_dir: str, path: str, save_relative_paths: bool) -> str:
+    """How TensorFlow writes `path` into the state file of `save_dir`: a relative path
+    relative to a relative `save_dir`; an absolute one relative to `save_dir` only with
+    `save_relative_paths` (the object-based checkpoints' way), else as given."""
+    if os.path.isabs(path):
+        return os.path.relpath(path, save_dir) if save_relative_paths else path
+    if not os.path.isabs(save_dir):
+        return os.path.relpath(path, save_dir)
     return path
 
 
 def generate_checkpoint_state_proto(save_dir: str, model_checkpoint_path: str,
                                     all_model_checkpoint_paths=None,
                                     all_model_checkpoint_timestamps=None,
-                                    last_preserved_timestamp=None) -> CheckpointState:
-    """A `CheckpointState` whose list ends with `model_checkpoint_path`; paths in
-    `save_dir` are made relative to it."""
+                                    last_preserved_timestamp=None,
+                                    save_relative_paths: bool = False) -> CheckpointState:
+    """A `CheckpointState` whose list ends with `model_checkpoint_path`. Paths are
+    written as TensorFlow writes them (`_state_entry`): absolute ones as given unless
+    `save_relative_paths`."""
     paths = list(all_model_checkpoint_paths or [])
     if not paths or paths[-1] != model_checkpoint_path:
         paths.append(model_checkpoint_path)
+    stamps = list(all_model_checkpoint_timestamps or [])
+    if stamps and len(stamps) != len(paths):
+        raise ValueError(
+            f"Checkpoint timestamps, if provided, must match checkpoint paths (got "
+            f"paths {paths} and timestamps {stamps})")
     return CheckpointState(
-        model_checkpoint_path=_relative(save_dir, model_checkpoint_path),
-        all_model_checkpoint_paths=[_relative(save_dir, p) for p in paths],
-        all_model_checkpoint_timestamps=all_model_checkpoint_timestamps,
+        model_checkpoint_path=_state_entry(save_dir, model_checkpoint_path,
+                                           save_relative_paths),
+        all_model_checkpoint_paths=[_state_entry(save_dir, p, save_relative_paths)
+                                    for p in paths],
+        all_model_checkpoint_timestamps=stamps,
         last_preserved_timestamp=last_preserved_timestamp)
 
 
@@ -459,28 +467,47 @@ def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
                             all_model_checkpoint_paths=None, latest_filename: str | None = None,
                             all_model_checkpoint_timestamps=None,
                             last_preserved_timestamp=None) -> None:
-    """Atomically (re)write the state file of `save_dir`.
+    """Atomically (re)write the state file of `save_dir`; paths are written as given
+    (TensorFlow's public function; ``Saver(save_relative_paths=True)`` and the
+    object-based checkpoints write them relative to `save_dir`).
 
     Example
     -------
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
-    >>> update_checkpoint_state(d, d + "/model.ckpt-1")
+    >>> update_checkpoint_state(d, "model.ckpt-1")
     >>> print(open(d + "/checkpoint").read().splitlines()[0])
     model_checkpoint_path: "model.ckpt-1"
     """
+    update_checkpoint_state_internal(
+        save_dir, model_checkpoint_path, all_model_checkpoint_paths, latest_filename,
+        all_model_checkpoint_timestamps=all_model_checkpoint_timestamps,
+        last_preserved_timestamp=last_preserved_timestamp)
+
+
+def update_checkpoint_state_internal(save_dir: str, model_checkpoint_path: str,
+                                     all_model_checkpoint_paths=None,
+                                     latest_filename: str | None = None,
+                                     save_relative_paths: bool = False,
+                                     all_model_checkpoint_timestamps=None,
+                                     last_preserved_timestamp=None) -> None:
+    """`update_checkpoint_state` with TensorFlow's `save_relative_paths` switch (what
+    ``CheckpointManager`` uses, with True)."""
     path, data = checkpoint_state_file(
         save_dir, model_checkpoint_path, all_model_checkpoint_paths, latest_filename,
-        all_model_checkpoint_timestamps, last_preserved_timestamp)
+        all_model_checkpoint_timestamps, last_preserved_timestamp,
+        save_relative_paths=save_relative_paths)
     atomic_write(path, lambda f: f.write(data))
 
 
 def checkpoint_state_file(save_dir: str, model_checkpoint_path: str,
                           all_model_checkpoint_paths=None, latest_filename: str | None = None,
                           all_model_checkpoint_timestamps=None,
-                          last_preserved_timestamp=None) -> tuple[str, bytes]:
+                          last_preserved_timestamp=None,
+                          save_relative_paths: bool = True) -> tuple[str, bytes]:
     """``(path, bytes)`` of the state file `update_checkpoint_state` writes (`Saver.save`
-    writes it with `write_durably`, after the checkpoint's files)."""
+    writes it with `write_durably`, after the checkpoint's files). Relative paths by
+    default, as object-based checkpoints write them; the Saver passes its own setting."""
     path = _state_path(save_dir, latest_filename)
     if os.path.abspath(path) == os.path.abspath(model_checkpoint_path):
         raise RuntimeError(
@@ -488,7 +515,8 @@ def checkpoint_state_file(save_dir: str, model_checkpoint_path: str,
             "state. Please use a different save path.")
     state = generate_checkpoint_state_proto(
         save_dir, model_checkpoint_path, all_model_checkpoint_paths,
-        all_model_checkpoint_timestamps, last_preserved_timestamp)
+        all_model_checkpoint_timestamps, last_preserved_timestamp,
+        save_relative_paths=save_relative_paths)
     return path, state.to_text().encode("utf-8")
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.ops import array_ops, math_ops
@@ -182,8 +183,9 @@ def piecewise_constant(x, boundaries, values, name=None):
     """``values[0]`` for ``x <= boundaries[0]``, ``values[i]`` for
     ``boundaries[i-1] < x <= boundaries[i]``, ``values[-1]`` past the last boundary.
 
-    `boundaries` are converted to `x`'s dtype; `values` must share one dtype and have one
-    more entry than `boundaries`.
+    `boundaries` must have `x`'s dtype (int32 boundaries are cast for an int64 `x`);
+    `values` must share one dtype and have one more entry than `boundaries`. Built as an
+    exclusive `tf.case`, as TensorFlow builds it.
 
     Example
     -------
@@ -193,29 +195,39 @@ def piecewise_constant(x, boundaries, values, name=None):
     ...     print(sess.run(lr))
     0.5
     """
+    from flowgraph.ops.control_flow_cond import case
+
+    boundaries = [convert_to_tensor(b) for b in _flat(boundaries)]
+    values = [convert_to_tensor(v) for v in _flat(values)]
+    x = convert_to_tensor(x)
+    xdtype = x.dtype.base_dtype
+    for i, b in enumerate(boundaries):
+        if b.dtype.base_dtype != xdtype:
+            # only int32 -> int64 is lossless; other conversions could compare wrongly
+            if b.dtype.base_dtype != _dtypes.int32 or xdtype != _dtypes.int64:
+                raise ValueError(f"Boundaries (<dtype: '{b.dtype.base_dtype.name}'>) must have "
+                                 f"the same dtype as x (<dtype: '{xdtype.name}'>).")
+            boundaries[i] = math_ops.cast(b, xdtype)
+    for v in values[1:]:
+        if v.dtype.base_dtype != values[0].dtype.base_dtype:
+            raise ValueError(f"Values must have elements all with the same dtype (<dtype: "
+                             f"'{values[0].dtype.base_dtype.name}'> vs <dtype: "
+                             f"'{v.dtype.base_dtype.name}'>).")
     if len(boundaries) != len(values) - 1:
         raise ValueError("The length of boundaries should be 1 less than the length of "
-                         f"values (got {len(boundaries)} boundaries and {len(values)} "
-                         "values)")
-    with get_default_graph().name_scope(name or "PiecewiseConstant") as scope:
-        x = convert_to_tensor(x)
-        xdtype = x.dtype.base_dtype
-        bounds = []
-        for b in boundaries:
-            bt = convert_to_tensor(b)
-            if bt.dtype.base_dtype != xdtype:
-                if bt.dtype.base_dtype.is_floating and xdtype.is_integer:
-                    raise ValueError(f"Boundaries ({bt.dtype.name}) must have the type of x "
-                                     f"({xdtype.name})")
-                bt = math_ops.cast(bt, xdtype)
-            bounds.append(bt)
-        vals = [convert_to_tensor(v) for v in values]
-        for v in vals[1:]:
-            if v.dtype.base_dtype != vals[0].dtype.base_dtype:
-                raise ValueError(f"Values must have elements all with the same dtype "
-                                 f"({vals[0].dtype.name} vs {v.dtype.name}).")
-        # Walk from the last interval down: result = v_i where x <= b_i.
-        result = vals[-1]
-        for b, v in zip(reversed(bounds), reversed(vals[:-1])):
-            result = array_ops.where(math_ops.less_equal(x, b), v, result)
-        return array_ops.identity(result, name=scope)
+                         "values")
+    # TF's layout: an exclusive tf.case over one predicate per interval
+    with get_default_graph().name_scope(name or "PiecewiseConstant"):
+        pairs = [(math_ops.less_equal(x, boundaries[0]), lambda: values[0]),
+                 (math_ops.greater(x, boundaries[-1]), lambda: values[-1])]
+        for low, high, v in zip(boundaries[:-1], boundaries[1:], values[1:-1]):
+            inside = math_ops.logical_and(math_ops.greater(x, low), math_ops.less_equal(x, high))
+            pairs.append((inside, lambda v=v: v))
+        return case(pairs, lambda: values[0], exclusive=True)
+
+
+def _flat(seq) -> list:
+    """`seq` as a flat list (a tuple, list or NumPy array of boundaries or values)."""
+    if isinstance(seq, list | tuple):
+        return [leaf for item in seq for leaf in _flat(item)]
+    return [seq]

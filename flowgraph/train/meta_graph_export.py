@@ -42,9 +42,11 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
 )
 from flowgraph.framework.tf_formats.saver_graph import saver_scope, tf_saver_nodes
 from flowgraph.framework.versions import __version__
+from flowgraph.train.meta_graph_ops import add_output_shapes, stripped_op_list
+from flowgraph.train.meta_graph_ops import strip_default_attrs as _strip_default_attrs
 
 __all__ = ["export_meta_graph", "meta_graph_bytes", "meta_graph_cache_stats",
-           "register_saver_entries"]
+           "register_saver_entries", "saver_def_proto"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -86,6 +88,9 @@ def _collection_def(key: str, items: list, strip, keep,
     elif isinstance(first, Operation | Tensor):
         kind, convert = "node_list", (lambda x: strip(x.name))
         accept = lambda x: isinstance(x, Operation | Tensor)  # noqa: E731
+    elif isinstance(first, str | bytes):  # as TensorFlow: strings as bytes_list values
+        kind, accept = "bytes_list", (lambda x: isinstance(x, str | bytes))
+        convert = lambda x: x.encode("utf-8") if isinstance(x, str) else x  # noqa: E731
     elif isinstance(first, numbers.Integral) and not isinstance(first, bool):
         kind, convert, accept = "int64_list", int, (lambda x: isinstance(x, numbers.Integral))
     elif isinstance(first, numbers.Real):
@@ -104,12 +109,19 @@ def _collection_def(key: str, items: list, strip, keep,
             logger.warning("export_meta_graph: collection '%s' mixes %s and %s items; it "
                            "is left out", key, type(first).__name__, type(item).__name__)
             return None
-        if kind in ("bytes_list", "node_list") and not keep(item.name):
+        if (kind == "node_list" or _is_variable(item)) and not keep(item.name):
             continue
         values.append(convert(item))
     return CollectionDefProto(**{kind: getattr(CollectionDefProto, {
         "bytes_list": "BytesList", "node_list": "NodeList", "int64_list": "Int64List",
         "float_list": "FloatList"}[kind])(value=values)})
+
+
+def saver_def_proto(saver_def) -> SaverDefProto:
+    """TensorFlow's SaverDef message of a Saver's `SaverDef` (or a copy of a message)."""
+    if isinstance(saver_def, SaverDefProto):
+        return SaverDefProto.FromString(saver_def.SerializeToString())
+    return _as_saver_def_proto(saver_def)
 
 
 def _as_saver_def_proto(saver_def) -> SaverDefProto:
@@ -186,14 +198,14 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     >>> list(meta.collection_def["outputs"].node_list.value), os.path.isfile(path)
     (['y:0'], True)
     """
-    del clear_extraneous_savers, strip_default_attrs, save_debug_info, kwargs
+    del clear_extraneous_savers, save_debug_info, kwargs
     graph = graph if graph is not None else get_default_graph()
     if graph_def is None:
-        message = graph_def_from_dict(graph.as_graph_def())
-    elif isinstance(graph_def, GraphDef):
-        message = GraphDef.FromString(graph_def.SerializeToString())
-    elif isinstance(graph_def, dict):
+        graph_def = graph.as_graph_def(add_shapes=True)
+    if isinstance(graph_def, dict) and not (hasattr(graph_def, "message_changed")
+                                            and graph_def.message_changed()):
         message = graph_def_from_dict(graph_def)
+        add_output_shapes(message, graph_def)  # as TensorFlow's export writes them
     else:
         message = GraphDef.FromString(graph_def.SerializeToString())
     out = MetaGraphDefProto()
@@ -214,9 +226,12 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     def keep(name: str) -> bool:
         return not prefix or name.startswith(prefix)
 
+    if strip_default_attrs:
+        _strip_default_attrs(message)
     out.graph_def = message
     info = MetaInfoDefProto(tensorflow_version=_TF_VERSION,
-                            tensorflow_git_version=f"flowgraph-{__version__}")
+                            tensorflow_git_version=f"flowgraph-{__version__}",
+                            stripped_op_list=stripped_op_list(message))
     if meta_info_def is not None:
         info.MergeFromString(meta_info_def.SerializeToString())
     out.meta_info_def = info
@@ -256,7 +271,7 @@ def meta_graph_bytes(graph, saver_def) -> bytes:
     >>> meta_graph_bytes(*build()) == meta_graph_bytes(*build())
     True
     """
-    graph_def = graph.as_graph_def()
+    graph_def = graph.as_graph_def(add_shapes=True)
     key = _content_key(graph, graph_def, saver_def)
     data = _cache.get(key)
     if data is None:

@@ -121,6 +121,31 @@ def _slice_info_from_spec(full_name: str, spec: str):
 _CONTROL_FLOW_CONTEXTS = frozenset({"while_context", "cond_context"})
 
 
+# Collections whose bytes_list items TensorFlow writes as messages (VariableDefs, and
+# the control-flow contexts skipped above), never as strings.
+_MESSAGE_COLLECTIONS = frozenset({
+    "variables", "trainable_variables", "local_variables", "model_variables",
+    "moving_average_variables", "metric_variables", "global_step", "queue_runners",
+    "savers", "cond_context", "while_context"})
+
+
+def _variable_def_or_none(raw: bytes):
+    """The VariableDef `raw` holds, or None when it is not one (a string item)."""
+    try:
+        vd = VariableDefProto.FromString(raw)
+    except ValueError:
+        return None
+    return vd if vd.variable_name and vd.initializer_name else None
+
+
+def _scoped_string(raw: bytes, scoped):
+    # TensorFlow gives a string item back as it was written (bytes) unless the import has
+    # a scope, which it prepends as to a name (giving str).
+    text = raw.decode("utf-8", errors="replace")
+    out = scoped(text)
+    return raw if out == text else out
+
+
 def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> dict:
     """Fill the graph's collections from `mg`; returns variable name -> Variable."""
     variables: dict = {}
@@ -129,8 +154,14 @@ def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> d
             continue  # WhileContextDef/CondContextDef messages: the loops import without them
         if col.HasField("bytes_list"):
             for raw in col.bytes_list.value:
+                message = key in _MESSAGE_COLLECTIONS
+                vd = None if message else _variable_def_or_none(raw)
+                if vd is None and not message:
+                    # a string item: TensorFlow prefixes it with the scope
+                    graph.add_to_collection(key, _scoped_string(raw, scoped))
+                    continue
                 try:
-                    vd = VariableDefProto.FromString(raw)
+                    vd = vd or VariableDefProto.FromString(raw)
                     if vd.is_resource:  # parse_meta_graph converted those it found
                         raise ValueError("a resource variable whose VarHandleOp is not in "
                                          "the graph")
@@ -248,5 +279,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     name = scope.rstrip("/")
     if not _VALID_SCOPE.match(name):
         name = "save"  # the file's saver scope is not a name flowgraph accepts
+    if not restore_op:
+        name, prefix = "save", ""  # TensorFlow's plain Saver() for a file without one
     with graph.as_default(), graph.name_scope(None):
         return Saver(var_list=var_list, name=prefix + name, **options)

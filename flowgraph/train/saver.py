@@ -72,6 +72,7 @@ from flowgraph.train.meta_graph_export import (
     export_meta_graph,
     meta_graph_bytes,
     register_saver_entries,
+    saver_def_proto,
 )
 from flowgraph.train.saver_entries import all_saveable_variables, saveable_entries
 from flowgraph.train.saver_files import checkpoint_files, checkpoint_tensors
@@ -210,6 +211,34 @@ class Saver:
     def as_saver_def(self) -> SaverDef:
         return self.saver_def
 
+    def to_proto(self, export_scope: str | None = None):
+        """This Saver's ``SaverDef`` message (what a MetaGraphDef records); with
+        `export_scope`, its names without that scope, or None when they lie outside it.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> with tf.Graph().as_default():
+        ...     _ = tf.Variable(1.0, name="v")
+        ...     print(tf.train.Saver().to_proto().restore_op_name)
+        save/restore_all
+        """
+        proto = saver_def_proto(self.saver_def)
+        if not export_scope:
+            return proto
+        prefix = export_scope.rstrip("/") + "/"
+        names = ("filename_tensor_name", "save_tensor_name", "restore_op_name")
+        if not all(getattr(proto, n).startswith(prefix) for n in names):
+            return None
+        for n in names:
+            setattr(proto, n, getattr(proto, n)[len(prefix):])
+        return proto
+
+    @staticmethod
+    def from_proto(saver_def, import_scope: str | None = None) -> Saver:
+        """A Saver from a ``SaverDef`` message (`to_proto`), named `import_scope`."""
+        return Saver(saver_def=saver_def, name=import_scope)
+
     def export_meta_graph(self, filename=None, collection_list=None, as_text: bool = False,
                           export_scope=None, clear_devices: bool = False,
                           clear_extraneous_savers: bool = False,
@@ -273,7 +302,12 @@ class Saver:
                 f"'{save_path}'")
         parent = os.path.dirname(save_path)
         if not os.path.isdir(parent or "."):
-            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+            # As TensorFlow: an unsharded save makes the checkpoint's own directory (one
+            # level, not its parents); a sharded one makes none.
+            if self._sharded or not os.path.isdir(os.path.dirname(parent) or "."):
+                raise ValueError(f"Parent directory of {save_path} doesn't exist, can't "
+                                 "save. Create it first (os.makedirs).")
+            os.makedirs(parent, exist_ok=True)
         if self._is_empty:
             return None
         fetches = [ref for _, ref, _ in self._entries]
@@ -306,8 +340,7 @@ class Saver:
                 parent or ".", checkpoint_file,
                 all_model_checkpoint_paths=self.last_checkpoints or [checkpoint_file],
                 latest_filename=latest_filename,
-                all_model_checkpoint_timestamps=self._keeper.timestamps or None,
-                last_preserved_timestamp=self._keeper.last_preserved_timestamp))
+                save_relative_paths=self._save_relative_paths))
         # All temporaries written and fsynced together; the checkpoint's renamed (one
         # directory fsync) before the state file that names it (see the module docstring).
         _state.write_durably(files, then=state)

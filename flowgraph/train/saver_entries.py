@@ -86,13 +86,18 @@ def saveable_entries(var_list) -> list[tuple[str, Tensor, object]]:
             items.append((info.full_name if info is not None else v.op.name, v))
     out: list[tuple[str, Tensor, object]] = []
     seen: dict[str, list] = {}
+    key_of: dict[int, str] = {}  # id(ref tensor) -> its key
     for key, var in items:
         tensor, info = _saveable_tensor(key, var), _slice_info(var)
         rows = seen.setdefault(key, [])
-        if any(t is tensor for t, _ in rows):
-            continue
-        if rows and (info is None or any(i is None for _, i in rows)):
+        if key_of.get(id(tensor), key) != key:
+            raise ValueError(f"The same saveable will be restored with two names: {key} "
+                             f"(variable '{tensor.op.name}' is also saved as "
+                             f"'{key_of[id(tensor)]}')")
+        if rows and (info is None or any(i is None for _, i in rows)
+                     or any(t is tensor for t, _ in rows)):
             raise ValueError(f"At least two variables have the same name: {key}")
+        key_of[id(tensor)] = key
         rows.append((tensor, info))
         out.append((key, tensor, info))
     return out

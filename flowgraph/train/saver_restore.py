@@ -143,13 +143,20 @@ def _part_value(reader, key: str, ref: Tensor, info, path: str,
     return wholes[key][where]
 
 
+# TensorFlow's opening of a failed restore whose graph and checkpoint disagree.
+_MISMATCH = ("Restoring from checkpoint failed. This is most likely due to a mismatch "
+             "between the current graph and the graph from the checkpoint. ")
+
+
 def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
                    reshape: bool, whole: bool | None = False) -> np.ndarray | None:
     if not reader.has_tensor(key):
         raise errors.NotFoundError(
             None, None,
-            f"Key {key} not found in checkpoint {path}. Restoring from checkpoint "
-            f"failed: variable '{ref.op.name}' is missing from the checkpoint (it has "
+            "Restoring from checkpoint failed. This is most likely due to a Variable "
+            "name or other graph key that is missing from the checkpoint. "
+            f"Key {key} not found in checkpoint {path}: variable '{ref.op.name}' is "
+            "missing from the checkpoint (it has "
             f"{len(reader.get_variable_to_shape_map())} tensors; list them with "
             "tf.train.list_variables). Make sure the graph matches the one that wrote "
             "the checkpoint, or pass a var_list mapping checkpoint names to variables.")
@@ -160,7 +167,8 @@ def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
     if found != dtype:
         raise errors.InvalidArgumentError(
             None, None,
-            f"Restoring variable '{ref.op.name}' from checkpoint {path}: tensor '{key}' "
+            f"{_MISMATCH}Restoring variable '{ref.op.name}' from checkpoint {path}: "
+            f"tensor '{key}' "
             f"has dtype {found.name} in the checkpoint but the variable is "
             f"{dtype.name}.")
     if whole is None:  # checks only: the caller reads a region
@@ -175,7 +183,7 @@ def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
         if not reshaped:
             raise errors.InvalidArgumentError(
                 None, None,
-                f"Restoring variable '{ref.op.name}' from checkpoint {path}: shape "
+                f"{_MISMATCH}Restoring variable '{ref.op.name}' from checkpoint {path}: shape "
                 f"mismatch, the variable has shape {shape} but tensor '{key}' in the "
                 f"checkpoint has shape {declared} (Assign requires shapes of both tensors "
                 "to match). Build the graph that wrote the checkpoint, or pass "

@@ -86,6 +86,12 @@ def _grad(gen_y=_rand):
         [Case([_rand((4, 6), F64), gen_y((4, 6), F64)])]
 
 
+def _output_grad(gen_y=_rand):
+    """(y, dy) cases of the backward ops that take the forward output y first."""
+    return [Case([gen_y(s), _rand(s)]) for s in [(3, 5), (0, 2), (2, 3, 17)]] + \
+        [Case([gen_y((4, 6), F64), _rand((4, 6), F64)])]
+
+
 def _relu6_input(shape, dtype=F32):
     return _rand(shape, dtype, -2.0, 8.0)
 
@@ -136,6 +142,8 @@ CASES = {
     "ReluGrad": _grad(),
     "Relu6Grad": _grad(_relu6_input),
     "EluGrad": _grad(_elu_output),
+    **{op: _output_grad() for op in ("TanhGrad", "SigmoidGrad")},
+    **{op: _output_grad(_away_from_zero) for op in ("SqrtGrad", "RsqrtGrad", "ReciprocalGrad")},
     "Cast": [_cast(s, d) for s, d in [(F32, I32), (I32, F32), (F32, F64), (F64, F32),
                                       (F32, bool), (bool, F32), (I32, np.int64),
                                       (np.int64, I32), (F64, I32)]],

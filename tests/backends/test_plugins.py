@@ -46,6 +46,7 @@ class FakeBackend(Backend):
             return np.multiply(x, y)
 
         self.register_kernel("Add", add)
+        self.register_kernel("AddV2", add)  # what `+` builds (TensorFlow 2.15's type)
         self.register_kernel("Mul", mul)
 
     def to_host(self, value, device):

@@ -56,10 +56,6 @@ def test_render_counts_present_and_missing():
 
 
 @pytest.mark.parametrize("expr,module,hint", [
-    ("tf.matrix_square_root", "flowgraph", "tf.py_func"),
-    ("tf.nn.raw_rnn", "flowgraph.nn", "tf.nn.dynamic_rnn"),
-    ("tf.enable_resource_variables", "flowgraph", "nothing to enable"),
-    ("tf.linalg.sqrtm", "flowgraph.linalg", "tf.py_func"),
     ("tf.LMDBReader", "flowgraph", "tf.data"),
 ])
 def test_missing_name_says_not_implemented_and_what_to_use(expr, module, hint):

@@ -547,9 +547,6 @@ def test_errors_tf_defers_to_run_time(sess, build):
     _raises(tf.errors.OpError, lambda: sess.run(t))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "flowgraph/train/saver.py: TF raises ValueError('At least two variables have the same "
-    "name: sv1') for a var_list holding one variable twice"))
 def test_a_saver_of_one_variable_twice_is_a_value_error():
     v = tf.Variable(1.0, name="sv1")
     _raises(ValueError, lambda: tf.train.Saver([v, v]))

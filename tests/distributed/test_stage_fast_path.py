@@ -3,6 +3,7 @@
 other shapes still takes the general path, which picks or compiles their variant."""
 
 import numpy as np
+import pytest
 from conftest import free_port
 
 import flowgraph as tf
@@ -51,9 +52,9 @@ def test_a_stage_runs_fast_for_repeated_shapes_and_right_when_they_change(monkey
     fast_calls = []
     run = FastRun.run
 
-    def counting(self, session, feed_dict):
+    def counting(self, session, feed_dict, timeout_ms=0):
         fast_calls.append(tuple(v.shape for v in (feed_dict or {}).values()))
-        return run(self, session, feed_dict)
+        return run(self, session, feed_dict, timeout_ms)
 
     monkeypatch.setattr(FastRun, "run", counting)
     try:
@@ -90,3 +91,46 @@ def test_a_stage_with_options_or_odd_values_takes_the_general_path():
             assert stage_graph.run_stage(sess, layout, {x: value[:2]}, None) == [1.5]
             assert stage_graph.run_stage(sess, layout, {x: value},
                                     tf.RunOptions(timeout_in_ms=5000)) == [3.0]
+            # options asking for more than a deadline: the general path, which fills
+            # the run's metadata
+            meta = tf.RunMetadata()
+            traced = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+            sess.run(y, {x: value}, options=traced, run_metadata=meta)
+            assert stage_graph._deadline_only(traced) is None
+            assert meta.step_stats.dev_stats
+
+
+def test_a_stage_with_a_deadline_runs_fast_and_still_times_out(monkeypatch):
+    """A stage that may block runs with a deadline: from its second call through a
+    FastRun that keeps the deadline (a dequeue from an empty queue ends with
+    DeadlineExceededError naming the deadline) and the session's live steps (so a
+    cancellation reaches it)."""
+    with tf.Graph().as_default() as graph:
+        queue = tf.FIFOQueue(10, [tf.float32], shapes=[[2]])
+        x = tf.placeholder(tf.float32, [2])
+        put = queue.enqueue([x])
+        take = queue.dequeue()
+        total = tf.reduce_sum(take)
+    fast_runs = []
+    run = FastRun.run
+
+    def counting(self, session, feed_dict, timeout_ms=0):
+        if timeout_ms:  # (the enqueue's plain runs take the session's own FastRun)
+            fast_runs.append(timeout_ms)
+        return run(self, session, feed_dict, timeout_ms)
+
+    monkeypatch.setattr(FastRun, "run", counting)
+    with tf.Session(graph=graph) as sess:
+        layout = type("L", (), {"fetches": [total], "fast": {}})()
+        options = tf.RunOptions(timeout_in_ms=200)
+        value = np.array([1.0, 2.0], np.float32)
+        for _ in range(3):
+            sess.run(put, {x: value})
+            assert stage_graph.run_stage(sess, layout, {}, options) == [3.0]
+        assert fast_runs == [200, 200]  # the first call took the general path
+        with pytest.raises(tf.errors.DeadlineExceededError, match="200 ms"):
+            stage_graph.run_stage(sess, layout, {}, options)
+        assert fast_runs == [200, 200, 200]
+        assert not sess._live_steps
+        sess.run(put, {x: value})  # the session still works after the timeout
+        assert stage_graph.run_stage(sess, layout, {}, options) == [3.0]

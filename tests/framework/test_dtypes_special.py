@@ -94,7 +94,7 @@ def test_quantized_fetches_on_the_fast_path_and_as_scalars():
 
 def test_ops_without_quantized_kernels_say_so():
     p = tf.placeholder(tf.qint8, [2])
-    with pytest.raises(TypeError, match=r"'Add' has DataType qint8 not in list"):
+    with pytest.raises(TypeError, match=r"'AddV2' has DataType qint8 not in list"):
         tf.add(p, p)
     h = tf.placeholder(tf.resource, [])
     assert h.dtype is tf.resource

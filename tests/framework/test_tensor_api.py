@@ -21,14 +21,14 @@ def test_operation_basics(graph_xs):
     x, _, s = graph_xs
     op = s.op
     assert op.name == "s"
-    assert op.type == "Add"
+    assert op.type == "AddV2"
     assert [t.name for t in op.inputs] == ["x:0", "a:0"]
     assert [t.name for t in op.outputs] == ["s:0"]
     assert op.values() == (s,)
     assert op.control_inputs == []
     assert op.device == ""
     assert op.graph is tf.get_default_graph()
-    assert repr(x.op) == "<flowgraph.Operation 'x' type=Placeholder>"
+    assert repr(x.op) == "<tf.Operation 'x' type=Placeholder>"
 
 
 def test_get_attr(graph_xs):
@@ -44,7 +44,7 @@ def test_node_def(graph_xs):
     _, _, s = graph_xs
     nd = s.op.node_def
     assert nd.name == "s" and nd["name"] == "s"
-    assert nd.op == "Add"
+    assert nd.op == "AddV2"
     assert list(nd.input) == ["x:0", "a:0"]
     assert nd.device == ""
     json.dumps(nd)
@@ -66,7 +66,7 @@ def test_tensor_basics(graph_xs):
     assert s.device == ""
     assert s.op.outputs[0] is s
     assert [op.name for op in x.consumers()] == ["s"]
-    assert repr(s) == "<flowgraph.Tensor 's:0' shape=(?, 3) dtype=float32>"
+    assert repr(s) == "<tf.Tensor 's:0' shape=(?, 3) dtype=float32>"
     assert str(s) == 'Tensor("s:0", shape=(?, 3), dtype=float32)'
 
 

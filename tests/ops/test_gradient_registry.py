@@ -9,10 +9,14 @@ new op must be added either to `CASES` (after registering its gradient) or decla
 
 from __future__ import annotations
 
+import batch_norm_cases
+import fractional_pool_cases
 import image_random_cases
 import issue15_cases
 import issue15_cov_cases
 import issue15_math_cases
+import linalg_complete_cases
+import misc_names_cases
 import numpy as np
 import pytest
 import quantize_cases
@@ -108,8 +112,8 @@ CASES = {
     "ComplexAbs": unary(tf.abs, cplx(2, 3)),
     "Conj": unary(tf.conj, cplx(2, 3)),
     # -- math: binary, with broadcasting both ways
-    "Add": binary(tf.add, u(2, 3), u(2, 3)),
-    "AddV2": [([u(2, 3), u(3)], op("AddV2", [None, None]))],
+    "Add": [([u(2, 3), u(3)], op("Add", [None, None]))],  # what older graphs hold
+    "AddV2": binary(tf.add, u(2, 3), u(2, 3)),
     "Sub": binary(tf.subtract, u(2, 3), u(2, 3)),
     "Mul": [*binary(tf.multiply, u(2, 3), u(2, 3)), ([cplx(2), cplx(2)], tf.multiply)],
     "RealDiv": binary(tf.realdiv, u(2, 3), pos(2, 3)),
@@ -184,6 +188,8 @@ CASES = {
     "Pack": [([u(2, 3), u(2, 3)], lambda a, b: tf.stack([a, b], axis=1))],
     "Unpack": unary(lambda x: tf.unstack(x, axis=1)[1:], u(2, 3, 4)),
     "Tile": unary(lambda x: tf.tile(x, [2, 1, 3]), u(2, 3, 1)),
+    "BroadcastTo": [*unary(lambda x: tf.broadcast_to(x, [4, 2, 3]), u(2, 1)),
+                    *unary(lambda x: tf.broadcast_to(x, tf.constant([2, 3], tf.int64)), u(3))],
     "Pad": unary(lambda x: tf.pad(x, [[1, 0], [2, 3]]), u(2, 3)),
     "PadV2": [([u(2, 3), u()], lambda x, c: make_tensor(
         "PadV2", [x, tf.constant([[1, 0], [0, 2]]), c]))],
@@ -234,6 +240,17 @@ CASES = {
                  lambda x: tf.nn.avg_pool(x, [1, 2, 3, 1], [1, 2, 1, 1], "SAME"))],
     # -- backward ops (second derivatives)
     "ReluGrad": [([u(2, 3), away(2, 3)], op("ReluGrad", [None, None]))],
+    # (y, dy) with y a possible forward output: tanh in (-1, 1), sigmoid in (0, 1)
+    "TanhGrad": [([u(2, 3, low=-0.9, high=0.9), u(2, 3)], op("TanhGrad", [None, None])),
+                 ([cplx(3) * 0.5, cplx(3)], op("TanhGrad", [None, None]))],
+    "SigmoidGrad": [([u(2, 3, low=0.1, high=0.9), u(2, 3)], op("SigmoidGrad", [None, None])),
+                    ([cplx(3) * 0.5, cplx(3)], op("SigmoidGrad", [None, None]))],
+    "SqrtGrad": [([pos(2, 3), u(2, 3)], op("SqrtGrad", [None, None])),
+                 ([cplx(3) + 3, cplx(3)], op("SqrtGrad", [None, None]))],
+    "RsqrtGrad": [([pos(2, 3), u(2, 3)], op("RsqrtGrad", [None, None])),
+                  ([cplx(3) + 3, cplx(3)], op("RsqrtGrad", [None, None]))],
+    "ReciprocalGrad": [([pos(2, 3), u(2, 3)], op("ReciprocalGrad", [None, None])),
+                       ([cplx(3) + 3, cplx(3)], op("ReciprocalGrad", [None, None]))],
     "Relu6Grad": [([u(6), np.array([-1.0, 0.5, 3.0, 6.5, 7.0, 2.0])],
                    op("Relu6Grad", [None, None]))],
     "LeakyReluGrad": [([u(2, 3), away(2, 3)], op("LeakyReluGrad", [None, None],
@@ -336,6 +353,10 @@ CASES.update(issue15_math_cases.GRADIENT_CASES)
 CASES.update(issue15_cov_cases.GRADIENT_CASES)
 CASES.update(quantize_cases.GRADIENT_CASES)
 CASES.update(image_random_cases.GRADIENT_CASES)
+CASES.update(fractional_pool_cases.GRADIENT_CASES)
+CASES.update(linalg_complete_cases.GRADIENT_CASES)
+CASES.update(batch_norm_cases.GRADIENT_CASES)
+CASES.update(misc_names_cases.GRADIENT_CASES)
 
 
 def _is_test_op(name: str) -> bool:
@@ -349,7 +370,9 @@ def _ops():
 @pytest.mark.parametrize("op_type", _ops())
 def test_every_op_is_declared(op_type):
     opdef = registered_ops()[op_type]
-    if op_type in quantize_cases.NO_GRADIENT_LIKE_TENSORFLOW:
+    if op_type in (quantize_cases.NO_GRADIENT_LIKE_TENSORFLOW
+                   | fractional_pool_cases.NO_GRADIENT_LIKE_TENSORFLOW
+                   | linalg_complete_cases.NO_GRADIENT_LIKE_TENSORFLOW):
         # TF registers no gradient for these: tf.gradients raises LookupError (tested in
         # tests/ops/test_quantize_ops.py), where not_differentiable would give None
         assert opdef.gradient is None, f"{op_type} has a gradient; TensorFlow has none"

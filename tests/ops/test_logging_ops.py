@@ -99,6 +99,26 @@ def test_tf_print_formats(sess, capsys):
     assert _run(sess, capsys) == "\n"
 
 
+def test_tf_print_structures_break_lines_where_tf_does(sess, capsys):
+    # TF 2.15's output (tf-oracle): pprint lays structures out with 2-character slots.
+    x = tf.constant([[1.5, 2.0], [3.0, 4.25]])
+    d = {"a": x, "b": tf.constant(3), "c": "str"}
+    assert _run(sess, capsys, d) == "{'a': [[1.5 2]\n [3 4.25]], 'b': 3, 'c': 'str'}\n"
+    v = tf.constant([1, 2])
+    assert _run(sess, capsys, {f"alpha_long_key_{i}": v for i in range(3)}) == (
+        "{'alpha_long_key_0': [1 2], 'alpha_long_key_1': [1 2], 'alpha_long_key_2': [1 2]}\n")
+    assert _run(sess, capsys, [v] * 20) == "[" + ",\n ".join(["[1 2]"] * 20) + "]\n"
+    # Slot markers never collide with the values' own braces.
+    assert _run(sess, capsys, "braces {} here", v, ["{}", v]) == (
+        "braces {} here [1 2] ['{}', [1 2]]\n")
+    sp = tf.sparse.SparseTensor([[0]], [1], [3])
+    assert _run(sess, capsys, {"s": sp, "t": [v, "{{}}"]}) == (
+        "{'s': 'SparseTensor(indices=[[0]], values=[1], shape=[3])', 't': [[1 2], '{{}}']}\n")
+    sp2 = tf.sparse.SparseTensor([[0, 1]], [2.0], [2, 3])
+    assert _run(sess, capsys, sp2) == (
+        "'SparseTensor(indices=[[0 1]], values=[2], shape=[2 3])'\n")
+
+
 @pytest.mark.parametrize("value, expected", [
     (np.float32(1 / 3), "0.333333343"),
     (np.float64(1 / 3), "0.33333333333333331"),

@@ -219,19 +219,19 @@ def test_binary_shape_inference_partial():
     assert tf.add(x, y).shape.as_list() == [None, 4, 5]
     assert tf.less(x, y).shape.as_list() == [None, 4, 5]
     assert tf.add(x, tf.placeholder(tf.float32)).shape.ndims is None
-    with pytest.raises(ValueError, match=r"op 'Add_2' \(Add\).*cannot be broadcast"):
+    with pytest.raises(ValueError, match=r"op 'Add_2' \(AddV2\).*cannot be broadcast"):
         tf.add(tf.placeholder(tf.float32, [2, 3]), tf.placeholder(tf.float32, [4]))
 
 
 def test_binary_dtype_mismatch_names_op():
     i, f = tf.placeholder(tf.int32, [2]), tf.placeholder(tf.float32, [2])
-    with pytest.raises(TypeError, match="'Add'"):
+    with pytest.raises(TypeError, match="'AddV2'"):
         tf.add(i, f)
     with pytest.raises(TypeError, match="'Maximum'"):
         tf.maximum(f, i)
-    with pytest.raises(TypeError, match="'Add'"):
+    with pytest.raises(TypeError, match="'AddV2'"):
         tf.add(i, 1.5)
-    with pytest.raises(TypeError, match=r"'Add'.*bool"):
+    with pytest.raises(TypeError, match=r"'AddV2'.*bool"):
         tf.add(tf.constant([True]), tf.constant([False]))
     with pytest.raises(TypeError, match="'Less'"):
         tf.less(tf.constant([True]), True)
@@ -557,7 +557,7 @@ def test_expensive_cost_hints():
         assert get_op_def(op).cost is OpCost.BLAS  # expensive, parallel inside (BLAS threads)
     for op in ("GatherV2", "DepthwiseConv2dNative", "ApplyAdam"):
         assert get_op_def(op).cost is OpCost.EXPENSIVE
-    for op in ("Add", "Exp", "Cast", "Less", "FloorMod"):
+    for op in ("Add", "AddV2", "Exp", "Cast", "Less", "FloorMod"):
         assert get_op_def(op).cost is OpCost.CHEAP
 
 
@@ -622,7 +622,7 @@ def test_operator_errors():
         _ = ~i
     with pytest.raises(TypeError, match="LogicalAnd"):
         _ = i & 1
-    with pytest.raises(TypeError, match="'Add'"):
+    with pytest.raises(TypeError, match="'AddV2'"):
         _ = i + 1.5
     with pytest.raises(TypeError):
         _ = i + object()

@@ -29,15 +29,19 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+import fractional_pool_cases
 import image_random_cases
 import issue15_cases
 import issue15_cov_cases
 import issue15_math_cases
+import linalg_complete_cases
+import misc_names_cases
 import numpy as np
 import pytest
 import quantize_cases
 import tensor_array_cases
 import test_gradient_registry as grad_cases
+import top_names_cases
 
 import flowgraph as tf
 import flowgraph.ops
@@ -232,7 +236,8 @@ _FLOAT_UNARY = {
     "Abs": tf.abs, "Relu": tf.nn.relu, "Relu6": tf.nn.relu6, "Elu": tf.nn.elu,
     "Selu": tf.nn.selu, "Softplus": tf.nn.softplus, "Softsign": tf.nn.softsign,
     "LeakyRelu": tf.nn.leaky_relu, "IsFinite": tf.is_finite, "IsInf": tf.is_inf,
-    "IsNan": tf.is_nan, "OnesLike": tf.ones_like, "ZerosLike": tf.zeros_like,
+    "IsNan": tf.is_nan, "ZerosLike": tf.zeros_like,
+    "OnesLike": lambda x: make_tensor("OnesLike", [x]),  # tf.ones_like builds a Fill
     "StopGradient": tf.stop_gradient, "Identity": tf.identity, "L2Loss": tf.nn.l2_loss,
     "Rank": tf.rank, "Shape": tf.shape, "Size": tf.size,
     "CheckNumerics": lambda x: make_tensor("CheckNumerics", [x], {"message": "m"}),
@@ -255,11 +260,12 @@ for _name, _fn in {"Softmax": tf.nn.softmax, "LogSoftmax": tf.nn.log_softmax,
     _unary_family(_name, _fn, f64, shapes=[(3,), (2, 0), (0, 3), (2, 3, 4)])
 
 _FLOAT_BINARY = {
-    "Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "RealDiv": tf.realdiv,
+    "Add": lambda x, y: make_tensor("Add", [x, y]), "Sub": tf.subtract,
+    "Mul": tf.multiply, "RealDiv": tf.realdiv,
     "DivNoNan": tf.div_no_nan, "Pow": tf.pow, "Maximum": tf.maximum, "Minimum": tf.minimum,
     "SquaredDifference": tf.squared_difference, "FloorDiv": tf.floordiv,
     "FloorMod": tf.floormod, "TruncateMod": tf.truncatemod,
-    "AddV2": lambda x, y: make_tensor("AddV2", [x, y]),
+    "AddV2": tf.add,
     "Equal": tf.equal, "NotEqual": tf.not_equal, "Less": tf.less,
     "LessEqual": tf.less_equal, "Greater": tf.greater, "GreaterEqual": tf.greater_equal,
 }
@@ -404,10 +410,13 @@ _add("InTopKV2", Case([f64(3, 4).astype(np.float32), np.array([0, 3, 1], np.int3
                       lambda p, t: tf.nn.in_top_k(p, t, 2)),
      Case([f64(0, 4).astype(np.float32), np.zeros(0, np.int64)],
           lambda p, t: tf.nn.in_top_k(p, t, 1)))
-_add("Bincount", Case([np.array([1, 3, 1, 0], np.int32)], lambda x: tf.bincount(x),
+# `tf.bincount` builds DenseBincount (as TF 2.15); Bincount stays for graphs that have it.
+_add("Bincount", Case([np.array([1, 3, 1, 0], np.int32)],
+                      lambda x: make_tensor("Bincount", [x, tf.constant(4),
+                                                         tf.constant([], tf.int32)]),
                       value_dependent=True),
      Case([np.array([1, 3, 1], np.int32), f64(3)],
-          lambda x, w: tf.bincount(x, weights=w, minlength=5), value_dependent=True))
+          lambda x, w: make_tensor("Bincount", [x, tf.constant(5), w]), value_dependent=True))
 _add("Bucketize", Case([f64(2, 3)], lambda x: make_tensor("Bucketize", [x],
                                                          {"boundaries": [-1.0, 0.0, 1.5]})),
      Case([_ints(0, 2).astype(np.int32)],
@@ -460,6 +469,10 @@ _add("Reshape", Case([f64(4, 6)], lambda x: tf.reshape(x, [-1, 3])),
      Case([f64(4, 6)], lambda x: tf.reshape(x, [-1])),
      Case([f64(3, 0)], lambda x: tf.reshape(x, [0, 5])))
 _add("Tile", Case([f64(2, 3), np.array([2, 1], np.int32)], tf.tile, value_dependent=True))
+_add("BroadcastTo", Case([f64(3, 1), np.array([2, 3, 4], np.int32)], tf.broadcast_to,
+                         value_dependent=True),
+     Case([f64(3, 1)], lambda x: tf.broadcast_to(x, [2, 3, 0])),
+     Case([f64()], lambda x: tf.broadcast_to(x, tf.constant([2, 3], tf.int64))))
 _add("Transpose", Case([f64(2, 3, 4), np.array([1, 2, 0], np.int32)], tf.transpose,
                        value_dependent=True),
      Case([f64(2, 3, 4)], lambda x: tf.transpose(x, [0, 2, 1])))
@@ -541,7 +554,9 @@ _add("Fill", Case([_bools()], lambda v: tf.fill([3, 1], v)))
 
 # -- size-0 inputs for the backward, sparse and contraction ops
 _GRAD_ZERO = {"ReluGrad": {}, "Relu6Grad": {}, "EluGrad": {}, "SeluGrad": {},
-              "SoftplusGrad": {}, "SoftsignGrad": {}, "LeakyReluGrad": {"alpha": 0.2}}
+              "SoftplusGrad": {}, "SoftsignGrad": {}, "LeakyReluGrad": {"alpha": 0.2},
+              "TanhGrad": {}, "SigmoidGrad": {}, "SqrtGrad": {}, "RsqrtGrad": {},
+              "ReciprocalGrad": {}}
 for _name, _attrs in _GRAD_ZERO.items():
     _add(_name, Case([f64(0, 3), f64(0, 3)], op(_name, [None, None], _attrs)),
          Case([f64(), f64()], op(_name, [None, None], _attrs)))
@@ -868,8 +883,29 @@ for _name, _cases in image_random_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 
+# -- LU and matrix logarithm, which have no gradient (tests/ops/linalg_complete_cases.py)
+for _name, _cases in linalg_complete_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- n-grams, scripts, bincounts, set operations, special math (tests/ops/misc_names_cases.py)
+VALUE_DEPENDENT |= misc_names_cases.VALUE_DEPENDENT
+for _name, _cases in misc_names_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- fractional pooling gradients (tests/ops/fractional_pool_cases.py)
+for _name, _cases in fractional_pool_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
 # -- quantization ops (tests/ops/quantize_cases.py)
 for _name, _cases in quantize_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- accumulators, session handles, mutexes, N-d FFTs, index shuffle (top_names_cases.py)
+for _name, _cases in top_names_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 

@@ -71,7 +71,7 @@ def test_gradient_past_the_length_is_zero(sess):
 def test_initial_state_and_dtype_errors(sess):
     cell = tf.nn.rnn_cell.BasicRNNCell(2)
     x = tf.ones([1, 3, 2])
-    with pytest.raises(ValueError, match="must give a dtype"):
+    with pytest.raises(ValueError, match="argument `dtype` must be specified"):
         tf.nn.dynamic_rnn(cell, x)
     with pytest.raises(TypeError, match="RNNCell"):
         tf.nn.dynamic_rnn(object(), x, dtype=tf.float32)

@@ -25,7 +25,7 @@ def test_variable_ops_and_names():
     assert v.read_value().name == "read:0"
     assert v.read_value().name == "read_1:0"
     assert v._ref().name == "v:0"
-    assert repr(v) == "<flowgraph.Variable 'v:0' shape=(2,) dtype=float32_ref>"
+    assert repr(v) == "<tf.Variable 'v:0' shape=(2,) dtype=float32_ref>"
 
 
 def test_variable_name_scoping_and_defaults():
@@ -118,7 +118,7 @@ def test_operators_on_variables():
     v = tf.Variable([1.0, 2.0], name="v")
     m = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], name="m")
     n = tf.Variable(np.ones([3, 4], np.float32), name="n")
-    assert (v + 1).op.type == "Add"
+    assert (v + 1).op.type == "AddV2"
     assert (1 + v).op.inputs[1] is v.value()
     assert (v * v).shape.as_list() == [2]
     assert (m @ n).shape.as_list() == [2, 4]

@@ -96,7 +96,7 @@ def test_the_switch_turns_fusion_off_and_step_stats_name_the_members():
                  options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                  run_metadata=md)
     labels = [n.timeline_label for d in md.step_stats.dev_stats for n in d.node_stats]
-    assert "y = Fused(mul:Mul, add:Add, y:Relu)" in labels
+    assert "y = Fused(mul:Mul, add:AddV2, y:Relu)" in labels
 
 
 def test_shapes_that_do_not_broadcast_raise_the_members_error():

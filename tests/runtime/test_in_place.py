@@ -156,5 +156,5 @@ def test_with_fusion_on_the_elementwise_tails_become_fused_nodes():
         got = sess.run(act, {x: X})
         fused_nodes = [n for cp in sess._plans.values() for n in cp.nodes if n.fused]
         assert {tuple(op.type for op in n.fused) for n in fused_nodes} == {
-            ("Sin", "Mul"), ("Add", "Relu")}
+            ("Sin", "Mul"), ("AddV2", "Relu")}
     np.testing.assert_allclose(got, np.maximum((np.sin(X @ W) * 2.0) @ np.eye(4) + B, 0))

@@ -187,8 +187,6 @@ def test_main_op_train_op_and_assets_are_collections(tmp_path):
         [("vocab_path:0", "vocab.txt")]
 
 
-@pytest.mark.xfail(strict=True, reason="flowgraph's exports write no stripped_op_list "
-                   "(TensorFlow's OpDefs are not recorded in full, tf_formats.tf_op_defs)")
 def test_stripped_op_list_is_present(tmp_path):
     path = str(tmp_path / "m")
     _simple_save(path)

@@ -223,13 +223,13 @@ def test_signature_def_utils():
     scores = tf.zeros([4, 2], name="scores")
     classes = tf.constant([["a", "b"]] * 4, name="classes")
     ints = tf.zeros([4], tf.int32)
-    with pytest.raises(ValueError, match="inputs cannot be None or empty"):
+    with pytest.raises(ValueError, match="`inputs` cannot be None or empty"):
         sm.predict_signature_def({}, {"y": x})
-    with pytest.raises(ValueError, match="outputs cannot be None or empty"):
+    with pytest.raises(ValueError, match="`outputs` cannot be None or empty"):
         sm.predict_signature_def({"x": x}, None)
-    with pytest.raises(ValueError, match="examples cannot be None"):
+    with pytest.raises(ValueError, match="`examples` cannot be None"):
         sm.classification_signature_def(None, classes, scores)
-    with pytest.raises(ValueError, match="string Tensor"):
+    with pytest.raises(ValueError, match="input tensors must be of type string"):
         sm.classification_signature_def(x, classes, scores)
     with pytest.raises(ValueError, match="both be None"):
         sm.classification_signature_def(ex, None, None)

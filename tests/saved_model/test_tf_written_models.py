@@ -216,13 +216,23 @@ def test_text_preprocessing_saved_model_matches_tensorflow():
     np.testing.assert_allclose(out["num"], [1.5, 2.0])
 
 
-def test_signature_needing_a_missing_op_is_refused_by_name():
+def test_signature_needing_a_missing_op_is_refused_by_name(tmp_path):
+    # The fixture's `counts` tag set needs DenseBincount, which flowgraph has; renaming the
+    # op type to one of the same length (the protobuf's lengths stay valid) makes it an
+    # op nobody knows.
+    path = str(tmp_path / "renamed")
+    shutil.copytree(_fixture("unknown_op"), path)
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        data = f.read()
+    assert data.count(b"DenseBincount") >= 1
+    with open(os.path.join(path, "saved_model.pb"), "wb") as f:
+        f.write(data.replace(b"DenseBincount", b"NoSuchOpXyzzy"))
     with tf.Session(graph=tf.Graph()) as sess:
         with pytest.raises(SavedModelFormatError, match=r"signature 'serving_default' "
-                                                        r"output 'y' .*: DenseBincount"):
-            tf.saved_model.loader.load(sess, ["counts"], _fixture("unknown_op"))
+                                                        r"output 'y' .*: NoSuchOpXyzzy"):
+            tf.saved_model.loader.load(sess, ["counts"], path)
     # the other tag set, which does not need it, loads and runs
-    out = _run_signature(_fixture("unknown_op"), {"x": np.array([1, 3], np.int32)})
+    out = _run_signature(path, {"x": np.array([1, 3], np.int32)})
     assert out["z"].tolist() == [2, 6]
 
 

@@ -26,18 +26,19 @@ def _checkpoint(tmp_path):
 def test_lists_names_dtypes_and_shapes(tmp_path):
     r = _inspect("--file_name", _checkpoint(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[:3] == ["dense/kernel (float32) [2, 3]",
-                                         "global_step (int64) []", "vocab (string) [2]"]
+    assert r.stdout.splitlines() == ["dense/kernel (DT_FLOAT) [2,3]", "global_step (DT_INT64) []",
+                                     "vocab (DT_STRING) [2]", "", "# Total number of params: 9"]
 
 
 def test_one_tensor_and_all_tensors(tmp_path):
     path = _checkpoint(tmp_path)
     r = _inspect("--file_name", path, "--tensor_name", "dense/kernel")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["tensor_name:", "dense/kernel", "[[0.", "1.", "2.]",
-                                "[3.", "4.", "5.]]"]
+    assert r.stdout.split() == ["tensor:", "dense/kernel", "(float32)", "[2,", "3]", "[[0.",
+                                "1.", "2.]", "[3.", "4.", "5.]]", "#", "Total", "number", "of",
+                                "params:", "9"]
     r = _inspect("--file_name", path, "--all_tensors")
-    assert "tensor_name:  global_step\n7" in r.stdout and "[b'a' b'bc']" in r.stdout
+    assert "tensor: global_step (int64) []\n7" in r.stdout and "[b'a' b'bc']" in r.stdout
     r = _inspect("--file_name", str(tmp_path), "--all_tensor_names")  # a directory: latest
     assert r.returncode == 1 and "checkpoint" in r.stderr  # no 'checkpoint' state file
 

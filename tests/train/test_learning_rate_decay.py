@@ -108,7 +108,7 @@ def test_errors():
         piecewise_constant(tf.constant(1), [1, 2], [0.1, 0.2])
     with pytest.raises(ValueError, match="same dtype"):
         piecewise_constant(tf.constant(1), [1], [tf.constant(0.1), tf.constant(1)])
-    with pytest.raises(ValueError, match="must have the type of x"):
+    with pytest.raises(ValueError, match="must have the same dtype as x"):
         piecewise_constant(tf.constant(1), [1.5], [0.1, 0.2])
 
 

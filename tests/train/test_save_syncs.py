@@ -118,7 +118,8 @@ def test_files_this_process_made_durable_are_not_synced_again(tmp_path, monkeypa
         saver.save(sess, prefix, global_step=2)
         events = _trace(monkeypatch)
         saver.save(sess, prefix, global_step=2)  # same step, same values: files kept
-    assert [k for k, _ in events] == ["fsync", "rename", "dirsync"], events
+    # The state file is the same too (TensorFlow's Saver writes no timestamps in it).
+    assert events == [], events
 
 
 def test_kept_files_of_unknown_durability_are_synced_first(tmp_path, monkeypatch):
@@ -132,9 +133,10 @@ def test_kept_files_of_unknown_durability_are_synced_first(tmp_path, monkeypatch
         monkeypatch.setattr(checkpoint_state, "_durable", {})  # as a new process sees it
         events = _trace(monkeypatch)
         saver.save(sess, prefix, global_step=2)
-        assert [k for k, _ in events if k != "rename"] == [
+        assert [k for k, _ in events] == [
             "fsync", "fsync", "fsync", "fsync", "dirsync", "dirsync"], events
-        _check_order(events, [f.format(2) for f in _FILES])
+        # every file (the unchanged state file too) before the directories
+        assert ("fsync", "checkpoint") in events and ("fsync", "model.ckpt-2.meta") in events
         data = path + ".data-00000-of-00001"
         st = os.stat(data)  # touched since it was made durable: synced again
         os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))

@@ -89,7 +89,10 @@ def reshape(x, shape):
 
 @cpu_kernel("ExpandDims")
 def expand_dims(x, axis):
-    a = int(axis)
+    if np.size(axis) != 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"'dim' must be a tensor with a single value, got {np.size(axis)}")
+    a = int(np.reshape(axis, [-1])[0])
     if not -np.ndim(x) - 1 <= a <= np.ndim(x):
         raise errors.InvalidArgumentError(
             None, None, f"Tried to expand dim index {a} for tensor with {np.ndim(x)} dimensions.")

@@ -96,6 +96,20 @@ def tile(x, multiples):
     return np.tile(x, m) if m else np.array(x, copy=True)
 
 
+@cpu_kernel("BroadcastTo")
+def broadcast_to(x, shape):
+    target = tuple(int(d) for d in np.reshape(shape, -1))
+    if any(d < 0 for d in target):
+        raise _invalid(f"BroadcastTo: the target shape {list(target)} has a negative "
+                       f"dimension")
+    try:
+        return np.array(np.broadcast_to(x, target))  # a fresh array, not a read-only view
+    except ValueError:
+        raise _invalid(f"BroadcastTo: input of shape {list(np.shape(x))} cannot be broadcast "
+                       f"to {list(target)}: each input dimension, aligned from the right, "
+                       f"must be 1 or equal the target's") from None
+
+
 def _paddings(x, paddings):
     p = np.asarray(paddings)
     if p.shape != (np.ndim(x), 2):

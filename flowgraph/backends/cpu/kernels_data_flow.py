@@ -94,6 +94,34 @@ class _CancelHook:
         self.queue._abandon(self.waiter, error)
 
 
+def park_waiter(owner, step, waiter, timeout_ms: int, timeout_message: str,
+                still_pending) -> None:
+    """Tie parked `waiter` to its step: the step's cancellation, or its deadline
+    (`timeout_ms` > 0, failing with `timeout_message`), calls ``owner._abandon(waiter,
+    error)``. The waiter then takes over the async kernel's `done` in the step's list;
+    `still_pending()` (called under ``owner.lock``) says whether it is still waiting."""
+    pending = getattr(step, "pending_async", None)
+    if pending is not None:
+        pending.append(_CancelHook(owner, waiter))
+        try:
+            pending.remove(waiter.done)
+        except ValueError:
+            pass
+        cancelled = getattr(step, "cancelled", None)
+        if cancelled is not None:
+            owner._abandon(waiter, cancelled)
+            return
+    if timeout_ms > 0:
+        timer = threading.Timer(timeout_ms / 1000.0, owner._abandon, args=(
+            waiter, errors.DeadlineExceededError(None, None, timeout_message)))
+        timer.daemon = True
+        with owner.lock:
+            if not still_pending():
+                return
+            waiter.timer = timer
+            timer.start()
+
+
 class QueueBase:
     """Storage and waiting logic shared by every queue kind."""
 
@@ -298,31 +326,12 @@ class QueueBase:
         timeout is the step's (`RunOptions.timeout_in_ms`, else the session's
         `operation_timeout_in_ms`) or the op's own ``timeout_ms`` attr, whichever is
         shorter."""
-        pending = getattr(step, "pending_async", None)
-        if pending is not None:
-            pending.append(_CancelHook(self, w))
-            try:
-                pending.remove(w.done)
-            except ValueError:
-                pass
-            cancelled = getattr(step, "cancelled", None)
-            if cancelled is not None:
-                self._abandon(w, cancelled)
-                return
         timeout_ms, source = _timeout_ms(step), "RunOptions.timeout_in_ms"
         if op_timeout_ms > 0 and (timeout_ms <= 0 or op_timeout_ms < timeout_ms):
             timeout_ms, source = op_timeout_ms, "the op's timeout_ms attr"
-        if timeout_ms > 0:
-            timer = threading.Timer(timeout_ms / 1000.0, self._abandon, args=(
-                w, errors.DeadlineExceededError(
-                    None, None, f"Timed out after {timeout_ms} ms waiting to {what} "
-                    f"{self.describe()} ({source})")))
-            timer.daemon = True
-            with self.lock:
-                if w.state != _PENDING:
-                    return
-                w.timer = timer
-                timer.start()
+        park_waiter(self, step, w, timeout_ms,
+                    f"Timed out after {timeout_ms} ms waiting to {what} {self.describe()} "
+                    f"({source})", lambda: w.state == _PENDING)
 
     # -- operations -------------------------------------------------------------------
     def enqueue(self, step, done, components, many: bool) -> None:

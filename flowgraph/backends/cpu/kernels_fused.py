@@ -10,7 +10,8 @@ load (`Backend.register_fusion`).
 
 A fusible op here: float32/float64, every input and the output of one dtype, and one of
 the types in `_RULES` (the unary and binary arithmetic ufuncs, Relu, ReluGrad, Sigmoid,
-Rsqrt, SquaredDifference, BiasAdd in NHWC, AddN).
+Rsqrt, SquaredDifference, BiasAdd in NHWC, AddN, and the backward ops TanhGrad,
+SigmoidGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad).
 
 >>> import numpy as np, flowgraph as tf
 >>> from flowgraph.backends.cpu.kernels_fused import fusible
@@ -28,6 +29,7 @@ import numpy as np
 
 from flowgraph.backends.cpu import _fused, backend, kernel_pool
 from flowgraph.backends.cpu._buffers import empty as _empty
+from flowgraph.backends.cpu.kernels_grad import OUTPUT_GRAD_SEQUENCES
 from flowgraph.backends.fusion_rules import bias_add_fusible
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -44,8 +46,10 @@ _BINARY = {
     "BiasAdd": "add",
 }
 # Op type -> its unfused kernel's calls, as (loop name, operands); an operand is an
-# input position or "t" (the previous call's result). The last call writes the output.
+# input position, "t" (the previous call's result) or a float constant. The last call
+# writes the output.
 _SEQUENCES = {
+    **OUTPUT_GRAD_SEQUENCES,
     "Rsqrt": [("sqrt", (0,)), ("reciprocal", ("t",))],
     "SquaredDifference": [("subtract", (0, 1)), ("square", ("t",))],
     "Relu": [("relu", (0,))],
@@ -144,7 +148,8 @@ def build_program(ops, operands, n_inputs: int):
         root = i == len(ops) - 1
         prev = None
         for c, (name, args) in enumerate(calls):
-            ins = tuple(prev if a == "t" else srcs[a] for a in args)
+            ins = tuple(prev if a == "t" else source("const", a) if isinstance(a, float)
+                        else srcs[a] for a in args)
             if root and c == len(calls) - 1:
                 out = -1
             elif isinstance(prev, tuple) and prev[0] == "t":

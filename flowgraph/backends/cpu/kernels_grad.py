@@ -147,6 +147,47 @@ def softsign_grad(g, x):
     return (g / (d * d)).astype(g.dtype, copy=False)
 
 
+# -- backward ops taking the forward output (`flowgraph/ops/math_grad_ops.py`) -----------
+# Each is the NumPy calls the composite gradient graph made, in its order, as
+# (ufunc name, operands): an operand is an input position (0: y, 1: dy), "t" (the
+# previous call's result) or a float constant. The fused kernels run the same calls
+# (`kernels_fused._SEQUENCES`), so fused and unfused results are bitwise equal. On complex
+# inputs SqrtGrad, RsqrtGrad and ReciprocalGrad read conj(y), as TensorFlow's kernels do.
+OUTPUT_GRAD_SEQUENCES = {
+    "TanhGrad": [("multiply", (0, 0)), ("subtract", (1.0, "t")), ("multiply", (1, "t"))],
+    "SigmoidGrad": [("subtract", (1.0, 0)), ("multiply", (0, "t")), ("multiply", (1, "t"))],
+    "SqrtGrad": [("multiply", (1, 0.5)), ("true_divide", ("t", 0))],
+    "RsqrtGrad": [("multiply", (-0.5, 0)), ("multiply", ("t", 0)), ("multiply", ("t", 0)),
+                  ("multiply", (1, "t"))],
+    # -(dy * (y * y)) is bitwise (-dy) * (y * y): negation is exact
+    "ReciprocalGrad": [("multiply", (0, 0)), ("multiply", (1, "t")), ("negative", ("t",))],
+}
+
+
+def _sequence_kernel(op_type: str, calls, conj_y: bool):
+    def kernel(y, dy):
+        if y.shape != dy.shape:
+            raise _invalid(f"{op_type}: y of shape {list(y.shape)} and dy of shape "
+                           f"{list(dy.shape)} must have one shape (the forward output and "
+                           f"its gradient)")
+        if conj_y and y.dtype.kind == "c":
+            y = np.conj(y)
+        inputs, t = (y, dy), None
+        for name, args in calls:
+            ins = [t if a == "t" else y.dtype.type(a) if isinstance(a, float) else inputs[a]
+                   for a in args]
+            t = getattr(np, name)(*ins)
+        return t
+
+    kernel.__name__ = op_type
+    return kernel
+
+
+for _op_type, _calls in OUTPUT_GRAD_SEQUENCES.items():
+    cpu_kernel(_op_type, fresh=True)(_sequence_kernel(
+        _op_type, _calls, _op_type in ("SqrtGrad", "RsqrtGrad", "ReciprocalGrad")))
+
+
 @cpu_kernel("BiasAddGrad")
 def bias_add_grad(dy, *, data_format="NHWC"):
     axes = bias_grad_axes(dy.shape, data_format)

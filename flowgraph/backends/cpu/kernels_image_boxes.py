@@ -309,6 +309,11 @@ _DEFAULT_COLORS = np.array([[1, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], [0, 1, 0, 
                             [0, 0, 0.5, 1], [0, 1, 1, 1], [1, 0, 1, 1]])
 
 
+@cpu_kernel("DrawBoundingBoxes")
+def draw_bounding_boxes_v1(images, boxes):
+    return draw_bounding_boxes(images, boxes, np.zeros((0, 4), np.float32))
+
+
 @cpu_kernel("DrawBoundingBoxesV2")
 def draw_bounding_boxes(images, boxes, colors):
     if images.ndim != 4 or images.shape[3] not in (1, 3, 4):

@@ -367,6 +367,12 @@ _BINARY = {
     "ReluGrad": ("y > 0 ? x : (T)0", NUMERIC),
     "Relu6Grad": ("(y > 0 && y < 6) ? x : (T)0", NUMERIC),
     "EluGrad": ("y < 0 ? x * (y + (T)1) : x", FLOATS),
+    # backward ops from the forward output: x is that output, y the incoming gradient
+    "TanhGrad": ("y * ((T)1 - x * x)", FLOATS),
+    "SigmoidGrad": ("y * (x * ((T)1 - x))", FLOATS),
+    "SqrtGrad": ("y * (T)0.5 / x", FLOATS),
+    "RsqrtGrad": ("y * ((T)-0.5 * x * x * x)", FLOATS),
+    "ReciprocalGrad": ("-(y * (x * x))", FLOATS),
 }
 
 

@@ -30,9 +30,17 @@ from flowgraph.framework.tf_formats.graph_def import (
     as_graph_def_dict,
     graph_def_from_dict,
 )
+from flowgraph.framework.tf_formats.graph_util_nodes import (
+    must_run_on_cpu,
+    remove_training_nodes,
+    tensor_shape_from_node_def_name,
+)
 from flowgraph.framework.tf_formats.text_format import message_to_text
 
-__all__ = ["convert_variables_to_constants", "extract_sub_graph", "write_graph"]
+# ``tf.graph_util.import_graph_def`` (the function ``tf.import_graph_def``) is set here by
+# `flowgraph.framework.importer`, which depends on this package.
+__all__ = ["convert_variables_to_constants", "extract_sub_graph", "must_run_on_cpu",
+           "remove_training_nodes", "tensor_shape_from_node_def_name", "write_graph"]
 
 logger = logging.getLogger("flowgraph")
 
@@ -47,8 +55,9 @@ def _node_name(ref: str) -> str:
 def _as_dict(graph_def, where: str) -> dict:
     out = as_graph_def_dict(graph_def)
     if not isinstance(out, dict) or not isinstance(out.get("node"), list):
-        raise TypeError(f"{where}: expected a graph def (Graph.as_graph_def() or a "
-                        f"GraphDef message), got {type(graph_def).__name__}")
+        raise TypeError(f"{where}: graph_def must be a graph_pb2.GraphDef proto, but got "
+                        f"type {type(graph_def)}. Pass Graph.as_graph_def() or a GraphDef "
+                        "message.")
     return out
 
 
@@ -65,7 +74,8 @@ def extract_sub_graph(graph_def, dest_nodes):
     ['a', 'b']
     """
     if isinstance(dest_nodes, str):
-        raise TypeError("dest_nodes must be a list of node names, not a string")
+        raise TypeError(f"dest_nodes must be an iterable of strings, but got type "
+                        f"{type(dest_nodes)}. Pass a list of node names.")
     gd = _as_dict(graph_def, "extract_sub_graph")
     by_name = {n["name"]: n for n in gd["node"]}
     for name in dest_nodes:

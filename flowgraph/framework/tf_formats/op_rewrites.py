@@ -38,8 +38,8 @@ Reading a TensorFlow GraphDef maps the other way where the two differ: `ATTR_ALI
 `from_tf_node` per node (``StaticRegexFullMatch``, ``ParallelDynamicStitch``,
 ``SparseCross``'s counts) and `expand_tf_ops` over the graph (a ``RegexFullMatch``'s
 constant pattern input becomes its attribute; a ``PrintV2`` of a ``StringFormat`` takes
-over its inputs and template; ``FusedBatchNorm``/V2/V3 and ``SparseSegment*Grad``
-become the ops they compute: `op_rewrites_batch_norm`, `op_rewrites_sparse_segment`).
+over its inputs and template; ``SparseSegment*Grad`` become the ops they compute:
+`op_rewrites_sparse_segment`).
 
 Example
 -------
@@ -58,10 +58,6 @@ import numpy as np
 
 from flowgraph.framework import registry
 from flowgraph.framework.serialization import decode_attr, encode_attr
-from flowgraph.framework.tf_formats.op_rewrites_batch_norm import (
-    FUSED_BATCH_NORM_OPS,
-    expand_fused_batch_norm,
-)
 from flowgraph.framework.tf_formats.op_rewrites_sparse_segment import (
     SPARSE_SEGMENT_GRAD_OPS,
     expand_sparse_segment_grad,
@@ -380,8 +376,7 @@ def rewrite_for_tf(graph_def: dict) -> dict:
 
 # TensorFlow op type -> function of a node dict returning (the node dicts computing it,
 # the last one named as it; {output index > 0: the tensor that gives that output}).
-EXPANSIONS = {**dict.fromkeys(FUSED_BATCH_NORM_OPS, expand_fused_batch_norm),
-              **dict.fromkeys(SPARSE_SEGMENT_GRAD_OPS, expand_sparse_segment_grad)}
+EXPANSIONS = dict.fromkeys(SPARSE_SEGMENT_GRAD_OPS, expand_sparse_segment_grad)
 
 
 def expand_tf_ops(graph_def: dict) -> dict:

@@ -1,0 +1,123 @@
+"""CPU kernels of the mutable lookup tables (`flowgraph/ops/lookup_mutable.py`). A
+table is a dict in the session's resources, behind a lock; ``LookupTableFindV2``,
+``LookupTableSizeV2`` and ``LookupTableImportV2`` (`kernels_lookup.py`) read it through
+the same ``read``/``entries``/``fill`` interface as a static table's state."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu.kernels_lookup import _key, _np_type
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
+
+
+class MutableTableState:
+    """The entries of one mutable table (empty at first); `reserved` holds a dense
+    table's empty and deleted keys."""
+
+    def __init__(self, name: str, key_dtype, value_dtype, reserved=()) -> None:
+        self.name = name
+        self.key_dtype = _dtypes.as_dtype(key_dtype).base_dtype
+        self.value_dtype = _dtypes.as_dtype(value_dtype).base_dtype
+        self.entries: dict = {}
+        self.reserved = tuple(reserved)
+        self.lock = threading.Lock()
+
+    def check_keys(self, keys: list, what: str) -> None:
+        for k in keys:
+            if k in self.reserved:
+                which = "empty_key" if k == self.reserved[0] else "deleted_key"
+                raise errors.InvalidArgumentError(
+                    None, None, f"{what}: table '{self.name}': key {k!r} is the table's "
+                    f"{which}, which cannot be used as a key")
+
+    def read(self) -> dict:
+        return self.entries
+
+    def fill(self, keys, values, what: str) -> None:
+        """Replace all entries (an import)."""
+        keys = [_key(k) for k in keys]
+        self.check_keys(keys, what)
+        with self.lock:
+            self.entries = dict(zip(keys, values))
+
+
+def _table_op(kind: str, dense: bool):
+    class TableOp:
+        def __init__(self, ctx, *, key_dtype, value_dtype, container="", shared_name="",
+                     use_node_name_sharing=False, **_) -> None:
+            self.resources = ctx.resources
+            self.container = container or ""
+            self.name = shared_name or ctx.op.name
+            self.types = (key_dtype, value_dtype)
+
+        def __call__(self, *reserved):
+            keys = tuple(_key(np.asarray(k).reshape(()).item()) for k in reserved)
+            if dense and keys[0] == keys[1]:
+                raise errors.InvalidArgumentError(
+                    None, None, f"{kind} '{self.name}': empty_key and deleted_key must differ, "
+                    f"both are {keys[0]!r}")
+            table = self.resources.lookup_or_create(
+                self.container, self.name,
+                lambda name: MutableTableState(name, *self.types, reserved=keys))
+            if not isinstance(table, MutableTableState):
+                raise errors.InvalidArgumentError(
+                    None, None, f"Resource '{self.name}' exists and is a "
+                    f"{type(table).__name__}, not a mutable lookup table; use another "
+                    "shared_name")
+            return table
+
+    TableOp.__name__ = kind
+    return TableOp
+
+
+cpu_kernel("MutableHashTableV2")(_table_op("MutableHashTableV2", False))
+cpu_kernel("MutableDenseHashTableV2")(_table_op("MutableDenseHashTableV2", True))
+
+
+def _mutable(table, what: str) -> MutableTableState:
+    if not isinstance(table, MutableTableState):
+        raise errors.InvalidArgumentError(
+            None, None, f"{what}: table '{getattr(table, 'name', table)}' is not a mutable "
+            "table (a StaticHashTable cannot be changed)")
+    return table
+
+
+@cpu_kernel("LookupTableInsertV2")
+def lookup_table_insert(table, keys, values):
+    table = _mutable(table, "LookupTableInsertV2")
+    ks = [_key(k) for k in np.asarray(keys).reshape(-1).tolist()]
+    vs = np.asarray(values).reshape(-1).tolist()
+    if len(ks) != len(vs):
+        raise errors.InvalidArgumentError(
+            None, None, f"LookupTableInsertV2: table '{table.name}': {len(ks)} keys but "
+            f"{len(vs)} values")
+    table.check_keys(ks, "LookupTableInsertV2")
+    with table.lock:
+        table.entries.update(zip(ks, vs))
+
+
+@cpu_kernel("LookupTableRemoveV2")
+def lookup_table_remove(table, keys):
+    table = _mutable(table, "LookupTableRemoveV2")
+    ks = [_key(k) for k in np.asarray(keys).reshape(-1).tolist()]
+    table.check_keys(ks, "LookupTableRemoveV2")
+    with table.lock:
+        for k in ks:
+            table.entries.pop(k, None)
+
+
+@cpu_kernel("LookupTableExportV2")
+def lookup_table_export(table, *, Tkeys, Tvalues):
+    table = _mutable(table, "LookupTableExportV2")
+    with table.lock:
+        items = list(table.entries.items())
+    keys = np.empty(len(items), dtype=_np_type(_dtypes.as_dtype(Tkeys)))
+    values = np.empty(len(items), dtype=_np_type(_dtypes.as_dtype(Tvalues)))
+    keys[:] = [k for k, _ in items]
+    values[:] = [v for _, v in items]
+    return [keys, values]
