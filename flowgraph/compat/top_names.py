@@ -119,7 +119,7 @@ def container(container_name: str):
     ...     with tf.container("experiment"):
     ...         q = tf.FIFOQueue(2, tf.float32)
     ...     print(q.queue_ref.op.get_attr("container"))
-    experiment
+    b'experiment'
     """
     return get_default_graph().container(container_name)
 

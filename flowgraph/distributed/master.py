@@ -559,7 +559,7 @@ def report_parts(op, default_task: str, cluster) -> list | None:
     takes something other than variable ops."""
     placer = _Placer(op.graph, default_task, ClusterSpec(cluster))
     by_task: dict = {}
-    for t, name in zip(op._inputs, op.get_attr("names")):
+    for t, name in zip(op._inputs, op.attrs["names"]):
         if not _is_handle_op(t.op):
             return None
         by_task.setdefault(placer.task_of(t.op, {}), []).append((t, name))

@@ -743,7 +743,7 @@ class Graph:
     def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
         """The graph as a JSON-compatible dict (see `flowgraph.framework.serialization`)
         that is also TensorFlow's GraphDef message (`tf_formats.graph_def.GraphDefDict`)."""
-        return GraphDefDict(graph_to_dict(self, add_shapes=add_shapes))
+        return GraphDefDict(graph_to_dict(self, add_shapes=add_shapes), add_shapes=add_shapes)
 
     def __contains__(self, name: str) -> bool:
         return name in self._ops_by_name

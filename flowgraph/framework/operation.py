@@ -13,7 +13,6 @@ import sys
 from typing import Any
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.serialization import node_to_dict
 from flowgraph.framework.session_stack import get_default_session
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 
@@ -92,6 +91,16 @@ class Operation:
     def outputs(self) -> list[Tensor]:
         return list(self._outputs)
 
+    @property
+    def _input_types(self) -> list:
+        """The dtypes of the inputs (TensorFlow's private property, read by tools)."""
+        return [t.dtype for t in self._inputs]
+
+    @property
+    def _output_types(self) -> list[int]:
+        """The DataType enums of the outputs (TensorFlow gives enums here, not dtypes)."""
+        return [t.dtype.as_datatype_enum for t in self._outputs]
+
     def values(self) -> tuple:
         return tuple(self._outputs)
 
@@ -107,10 +116,24 @@ class Operation:
         self._device = device
 
     @property
-    def node_def(self) -> NodeDef:
-        """This node as a `NodeDef`: a JSON-compatible dict that also reads as attributes
-        (``node_def.name``, ``.op``, ``.input``, ``.device``, ``.attr``)."""
-        return NodeDef(node_to_dict(self))
+    def node_def(self):
+        """This node as TensorFlow's ``NodeDef`` message, built on each access: ``.name``,
+        ``.op``, ``.input`` (``"x"`` for output 0, ``"^x"`` for a control input),
+        ``.device`` and ``.attr`` (``AttrValue`` messages, type attributes such as ``T``
+        included); ``str()`` gives the text format.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> with tf.Graph().as_default():
+        ...     y = tf.identity(tf.constant(1.0, name="c"), name="y")
+        >>> nd = y.op.node_def
+        >>> nd.op, list(nd.input), nd.attr["T"].type
+        ('Identity', ['c'], 1)
+        """
+        from flowgraph.framework.tf_formats.graph_def import node_def_of_op
+
+        return node_def_of_op(self)
 
     def colocation_groups(self) -> list[bytes]:
         """The colocation groups (``b'loc:@op_name'``) of this op, as in TensorFlow.
@@ -121,16 +144,24 @@ class Operation:
         return [f"loc:@{n}".encode() for n in (self._colocation or (self._name,))]
 
     def get_attr(self, name: str):
-        """The value of attribute `name` (ValueError if the op has no such attribute).
+        """The value of attribute `name` (ValueError if the op has no such attribute);
+        string attributes read as ``bytes`` (``b"SAME"``), as in TensorFlow.
 
         ``'_class'`` gives the colocation groups set by ``tf.colocate_with``; ``'T'``,
         when the op type declares no such attribute, gives the dtype of the first input
         (or output), which is what TensorFlow's ``T`` type attribute holds.
         """
         try:
-            return self._attrs[name]
+            value = self._attrs[name]
         except KeyError:
             pass
+        else:
+            if isinstance(value, str):  # TensorFlow's string attributes read as bytes
+                return value.encode("utf-8")
+            if isinstance(value, list | tuple) and value and \
+                    all(isinstance(v, str) for v in value):
+                return [v.encode("utf-8") for v in value]
+            return value
         if name == "_class" and self._colocation:
             return [f"loc:@{n}".encode() for n in self._colocation]
         if name == "T":
@@ -208,8 +239,7 @@ class Operation:
         return f"<tf.Operation '{self._name}' type={self.type}>"
 
     def __str__(self) -> str:
-        inputs = ", ".join(t.name for t in self._inputs)
-        return f"name: \"{self._name}\" op: \"{self.type}\" inputs: [{inputs}]"
+        return str(self.node_def)  # the NodeDef's text format, as TensorFlow prints an op
 
 
 class Tensor:
@@ -356,20 +386,6 @@ class Reference:
 
     def __repr__(self) -> str:
         return f"<Reference wrapping {self._obj!r}>"
-
-
-class NodeDef(dict):
-    """A node of a serialized graph: a plain dict whose keys also read as attributes."""
-
-    __slots__ = ()
-
-    def __getattr__(self, key: str):
-        try:
-            return self[key]
-        except KeyError:
-            if key == "attr":
-                return {}
-            raise AttributeError(f"NodeDef has no field '{key}'") from None
 
 
 def _session_for(graph, session, what: str, call: str):

@@ -58,6 +58,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from flowgraph.framework import errors
+from flowgraph.framework.proto_text import message_to_text
+from flowgraph.framework.proto_text import sorted_keys as _sorted_keys
 
 __all__ = ["DecodeError", "Message", "iter_fields", "read_varint", "write_length_delimited",
            "write_varint"]
@@ -148,6 +150,56 @@ class _Repeated(list):
         return msg
 
 
+class _Map(dict):
+    """A map field: a dict whose ``add()`` gives an entry that protobuf's text parser
+    (``text_format.Merge``) fills, its value landing in the dict under its key; a
+    missing key of a map of messages reads as a new empty message, as in protobuf."""
+
+    __slots__ = ("_field", "_owner")
+
+    @classmethod
+    def empty(cls, owner, field: str):
+        out = dict.__new__(cls)
+        out._owner, out._field = owner, field
+        return out
+
+    def add(self):
+        return _MapEntry(self, self._owner._BY_NAME[self._field][2][2])
+
+    def __missing__(self, key):
+        # protobuf's map of messages: reading a missing key adds an empty message there
+        # (``node.attr["T"].CopyFrom(...)`` in graph-editing scripts).
+        kind = self._owner._BY_NAME[self._field][2][2]
+        if not isinstance(kind, type):
+            raise KeyError(key)
+        value = self[key] = kind()
+        return value
+
+
+class _MapEntry:
+    """One ``key``/``value`` entry of a `_Map` being read by protobuf's text parser."""
+
+    def __init__(self, target: _Map, kind) -> None:
+        d = self.__dict__
+        d["_target"], d["_set"] = target, set()
+        d["key"] = None
+        d["value"] = kind() if isinstance(kind, type) else _DEFAULTS[kind]
+
+    @property
+    def DESCRIPTOR(self):
+        owner = _require_engine().message_class(self._target._owner).DESCRIPTOR
+        return owner.fields_by_name[self._target._field].message_type
+
+    def HasField(self, name: str) -> bool:
+        return name in self._set
+
+    def __setattr__(self, name: str, value) -> None:
+        self.__dict__[name] = value
+        self._set.add(name)
+        if "key" in self._set:
+            self._target[self.key] = self.value
+
+
 def _encode_scalar(kind, value) -> tuple[int, bytes]:
     """(wire type, payload) of one value of a scalar or message kind."""
     if isinstance(kind, type):
@@ -232,15 +284,6 @@ def _unpack(kind, buf: bytes) -> list:
     return out
 
 
-def _sorted_keys(mapping) -> list:
-    """A map's keys in TensorFlow's deterministic order: numbers by value, strings by
-    their UTF-8 bytes (code point order). `protobuf_engine` writes the same order."""
-    try:
-        return sorted(mapping)
-    except TypeError:  # str and bytes keys mixed
-        return sorted(mapping, key=lambda k: k.encode("utf-8") if isinstance(k, str) else k)
-
-
 # Reading a large message builds hundreds of thousands of objects, none of them garbage;
 # the collector's full passes over a growing heap took half the time of reading a
 # 5,000-node GraphDef, so it pauses while a message this large is read.
@@ -275,6 +318,10 @@ def _require_engine():
     return protobuf_engine
 
 
+def _map_factory(owner, field: str):
+    return lambda: _Map.empty(owner, field)
+
+
 FieldInfo = namedtuple("FieldInfo", "name number")
 FieldInfo.__doc__ = "What `Message.ListFields` names a field by (protobuf's descriptor has both)."
 
@@ -297,7 +344,8 @@ class Message:
                 setattr(cls, name, _DEFAULTS[kind])
             elif repeated:
                 containers.append((name, None if isinstance(kind, (tuple, str)) else kind,
-                                   dict if isinstance(kind, tuple) else list))
+                                   _map_factory(cls, name) if isinstance(kind, tuple)
+                                   else list))
         cls._CONTAINERS = tuple(containers)  # (name, message kind or None, dict or list)
 
     def __init__(self, **fields) -> None:
@@ -318,11 +366,32 @@ class Message:
                 setattr(self, name, value)
 
     def __getattr__(self, name):
-        # Only reached for unset singular message fields: an empty default instance.
+        # Only reached for unset singular message fields: an empty default instance,
+        # which `SetInParent` attaches (protobuf's text parser calls it).
         spec = type(self)._BY_NAME.get(name)
         if spec is not None and isinstance(spec[2], type):
-            return spec[2]()
+            child = spec[2]()
+            child.__dict__["_fg_parent"] = (self, name)
+            return child
         raise AttributeError(f"{type(self).__name__} has no field named '{name}'")
+
+    @property
+    def DESCRIPTOR(self):
+        """protobuf's descriptor of this message class (needs the protobuf package), so
+        that ``google.protobuf.text_format`` prints and parses flowgraph's messages."""
+        try:
+            engine = _require_engine()
+        except ImportError as e:  # hasattr(message, "DESCRIPTOR") is False without it
+            raise AttributeError(str(e)) from None
+        return engine.message_class(type(self)).DESCRIPTOR
+
+    def SetInParent(self) -> None:
+        """Mark this (default) sub-message as set in its parent (protobuf's method)."""
+        link = self.__dict__.pop("_fg_parent", None)
+        if link is not None:
+            parent, name = link
+            parent.__dict__.setdefault(name, self)
+            parent.SetInParent()
 
     def HasField(self, name: str) -> bool:
         return name in self.__dict__ and not self._BY_NAME[name][3]
@@ -353,7 +422,8 @@ class Message:
             elif name not in in_oneof and value == _DEFAULTS[kind]:
                 continue
             out.append((FieldInfo(name, number), value))
-        return out
+        engine = _protobuf_engine()
+        return out if engine is None or not out else engine.list_fields(self, out)
 
     def ClearField(self, name: str) -> None:
         _, _, _kind, repeated = self._BY_NAME[name]
@@ -507,6 +577,10 @@ class Message:
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self.SerializeToString() == \
             other.SerializeToString()
+
+    def __str__(self) -> str:
+        """The message in protobuf's text format (``print(node_def)``, as protobuf's)."""
+        return message_to_text(self)
 
     def __repr__(self) -> str:
         parts = []

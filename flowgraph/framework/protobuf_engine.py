@@ -11,7 +11,8 @@ it never clashes with TensorFlow's or TensorBoard's compiled ``.proto`` modules)
     (1, "name", "string", False)       optional string name = 1;
     (3, "input", "string", True)       repeated string input = 3;
     (5, "float_val", "float", True)    repeated float float_val = 5 [packed = true];
-    (1, "dtype", "enum", False)        optional int32 dtype = 1;  (unknown values kept)
+    (1, "dtype", "enum", False)        optional tensorflow.DataType dtype = 1;
+    (1, "level", "enum", False)        optional int32 level = 1;  (unknown values kept)
     (2, "shape", TensorShapeProto, F)  optional tensorflow.TensorShapeProto shape = 2;
     (5, "attr", ("map", K, V), True)   repeated AttrEntry attr = 5;
                                          message AttrEntry { optional K key = 1;
@@ -71,6 +72,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from google.protobuf.message import Message as _ProtobufMessage
 
+from flowgraph.framework.proto_text import sorted_keys
+
 try:
     from google.protobuf.message_factory import GetMessageClass
 except ImportError:  # protobuf < 4.22
@@ -85,8 +88,8 @@ except ImportError:  # protobuf < 4.23
     def _unknown_fields(msg):
         return msg.UnknownFields()
 
-__all__ = ["ParseError", "Unrepresentable", "from_protobuf", "merge", "message_class",
-           "serialize", "to_protobuf"]
+__all__ = ["ParseError", "Unrepresentable", "from_protobuf", "list_fields", "merge",
+           "message_class", "serialize", "to_protobuf"]
 
 _F = descriptor_pb2.FieldDescriptorProto
 _TYPES = {"double": _F.TYPE_DOUBLE, "float": _F.TYPE_FLOAT, "int32": _F.TYPE_INT32,
@@ -186,9 +189,47 @@ def _entry_name(field: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in field.split("_")) + "Entry"
 
 
+# Enum fields of these names hold TensorFlow's DataType (as `text_format` reads them).
+_DATATYPE_FIELDS = ("dtype", "type")
+_DATATYPE_FILE = "flowgraph_generated/tensorflow.DataType.proto"
+_TF_NAMES = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF"}
+
+
+def _datatype_file() -> str:
+    """The file declaring enum ``tensorflow.DataType`` (added to the pool once), so that
+    protobuf's text format writes and reads ``DT_FLOAT``. The enum is open (proto3), so
+    a proto2 field of it keeps any number, as the ``int32`` it is on the wire."""
+    try:
+        _POOL.FindFileByName(_DATATYPE_FILE)
+        return _DATATYPE_FILE
+    except KeyError:
+        pass
+    from flowgraph.framework import dtypes
+
+    proto = descriptor_pb2.FileDescriptorProto(name=_DATATYPE_FILE, package="tensorflow",
+                                               syntax="proto3")
+    enum = proto.enum_type.add(name="DataType")
+    enum.value.add(name="DT_INVALID", number=0)
+    for number in [*range(1, 100), *range(101, 200)]:
+        try:
+            dtype = dtypes.as_dtype(number)
+        except (TypeError, ValueError, KeyError):
+            continue
+        base = dtype.base_dtype.name  # TensorFlow's names: DT_FLOAT, DT_FLOAT_REF
+        name = _TF_NAMES.get(base, "DT_" + base.upper())
+        enum.value.add(name=name + "_REF" if dtype.is_ref_dtype else name, number=number)
+    _POOL.Add(proto)
+    return _DATATYPE_FILE
+
+
 def _add_field(desc, number: int, name: str, kind, label, family: dict, deps: set) -> None:
     f = desc.field.add(name=name, number=number, label=label)
-    if _is_message(kind):
+    if kind == "enum" and name in _DATATYPE_FIELDS:
+        f.type, f.type_name = _F.TYPE_ENUM, ".tensorflow.DataType"
+        deps.add(_datatype_file())
+        if label == _F.LABEL_REPEATED:
+            f.options.packed = True
+    elif _is_message(kind):
         f.type = _F.TYPE_MESSAGE
         if kind in family:
             f.type_name = "." + family[kind]
@@ -338,17 +379,9 @@ def _fill_message(pb, value, sub: _Schema) -> None:
         pb.MergeFromString(value.SerializeToString())
 
 
-def _sorted_keys(mapping) -> list:
-    # The hand codec's order (proto_codec._sorted_keys): TensorFlow's C++ order.
-    try:
-        return sorted(mapping)
-    except TypeError:
-        return sorted(mapping, key=lambda k: k.encode("utf-8") if isinstance(k, str) else k)
-
-
 def _fill_map(container, schema: _Schema, name: str, plan, mapping) -> None:
     key_kind, value_kind, sub = plan
-    for key in _sorted_keys(mapping):
+    for key in sorted_keys(mapping):  # the hand codec's order: TensorFlow's C++ order
         entry = container.add()
         _set(entry, "key", key_kind, key, schema, name + ".key")
         if sub is None:
@@ -477,6 +510,20 @@ def message_class(cls):
     'tensorflow.TensorShapeProto.Dim'
     """
     return _schema(cls).pb_class
+
+
+def list_fields(obj, fields: list) -> list:
+    """`Message.ListFields` under this engine: ``(FieldInfo, value)`` pairs of `obj` with
+    protobuf's field descriptors instead, and each map as protobuf's list of entries, so
+    that ``text_format.MessageToString`` prints flowgraph's messages."""
+    by_number = message_class(type(obj)).DESCRIPTOR.fields_by_number
+    out, pb = [], None
+    for info, value in fields:
+        if isinstance(value, dict):
+            pb = to_protobuf(obj) if pb is None else pb
+            value = getattr(pb, info.name)
+        out.append((by_number[info.number], value))
+    return out
 
 
 def to_protobuf(obj):

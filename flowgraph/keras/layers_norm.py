@@ -33,8 +33,8 @@ from flowgraph.ops import (
     array_shape_ops,
     math_ops,
     math_reduce,
-    nn_extra_ops,
     nn_impl,
+    nn_norm_ops,
     nn_ops,
 )
 
@@ -112,7 +112,7 @@ class LayerNormalization(Layer):
         x = array_shape_ops.reshape(inputs, array_join_ops.stack([1, rows, features, 1]))
         ones = array_shape_ops.fill(array_join_ops.stack([rows]), 1.0)
         zeros = array_shape_ops.fill(array_join_ops.stack([rows]), 0.0)
-        y, _, _ = nn_extra_ops.fused_batch_norm(x, ones, zeros, epsilon=self.epsilon,
+        y, _, _ = nn_norm_ops.fused_batch_norm(x, ones, zeros, epsilon=self.epsilon,
                                                 data_format="NCHW")
         y = array_shape_ops.reshape(y, shape)
         y.set_shape(inputs.shape)

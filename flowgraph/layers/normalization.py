@@ -45,7 +45,7 @@ from flowgraph.ops import (
     array_shape_ops,
     init_ops,
     math_ops,
-    nn_extra_ops,
+    nn_norm_ops,
     nn_ops,
     state_ops,
 )
@@ -162,7 +162,7 @@ class BatchNormalization(Layer):
             convert_to_tensor(np.ones(channels, np.float32), name="Const")
 
         def run(is_training):
-            return nn_extra_ops.fused_batch_norm(
+            return nn_norm_ops.fused_batch_norm(
                 inputs, gamma, beta, self.moving_mean.value(), self.moving_variance.value(),
                 epsilon=self.epsilon, data_format=data_format, is_training=is_training)
 

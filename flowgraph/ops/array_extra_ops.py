@@ -228,7 +228,9 @@ def bitcast(input, type, name=None):
 
 @register_op("BroadcastArgs", dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype])
 def _broadcast_args_shape(op, s0, s1):
-    return [TensorShape([None])]
+    n0 = s0[0].value if s0.ndims == 1 else None
+    n1 = s1[0].value if s1.ndims == 1 else None
+    return [TensorShape([None if n0 is None or n1 is None else max(n0, n1)])]
 
 
 def broadcast_dynamic_shape(shape_x, shape_y):

@@ -68,6 +68,8 @@ def _slice_shape(op, x, begin_shape, size_shape):
     if len(begin) != len(size):
         raise op.shape_error(f"begin has {len(begin)} entries but size has {len(size)}")
     dims = [None] * n if x.ndims is None else [d.value for d in x.dims]
+    # As TensorFlow: a size of -1 resolves only when begin and size are both constant.
+    resolve = None not in begin and None not in size
     out = []
     for i, (d, b, s) in enumerate(zip(dims, begin, size)):
         if b is not None and b < 0:
@@ -79,7 +81,7 @@ def _slice_shape(op, x, begin_shape, size_shape):
             raise op.shape_error(f"Expected begin[{i}] + size[{i}] <= dimension size {d}, "
                                  f"got begin {b} and size {s}")
         if s == -1:
-            out.append(None if d is None or b is None else d - b)
+            out.append(None if d is None or not resolve else d - b)
         else:
             out.append(s)
     return [TensorShape(out)]
@@ -228,7 +230,8 @@ def _eval_strided_slice(op, index):
     arr = np.empty(len(elems), dtype=object)
     arr[:] = elems
     out = np.asarray(array_slicing.strided_slice_numpy(arr, *spec, **masks), dtype=object)
-    if not all(isinstance(e, int) for e in out.reshape(-1)):
+    # As TensorFlow: of a partly known shape, only a single known dimension is a value.
+    if out.ndim != 0 or not isinstance(out[()], int):
         return None
     return out.astype(op.outputs[0].dtype.as_numpy_dtype)
 
@@ -317,7 +320,9 @@ def gather_nd(params, indices, name: str | None = None, batch_dims: int = 0):
     [2, 4]
     """
     if batch_dims:
-        raise NotImplementedError("gather_nd: batch_dims > 0 is not supported yet")
+        from flowgraph.ops.array_gather_nd_batch import batch_gather_nd
+
+        return batch_gather_nd(params, indices, batch_dims, name=name)
     with op_scope(name, "GatherNd", (params, indices)) as scope:
         p = convert_to_tensor(params, name="params")
         i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")

@@ -185,9 +185,8 @@ def _split_v_shape(op, x, sizes_shape, axis_shape):
     axis = _split_axis(op, x, op.inputs[2])
     if axis is None:
         return [TensorShape(None if x.ndims is None else [None] * x.ndims)] * n
-    if sizes is None:
-        sizes = [None] * n
-    sizes = [s if isinstance(s, int) else None for s in sizes]
+    if sizes is None or not all(isinstance(s, int) for s in sizes):
+        sizes = [None] * n  # as TensorFlow: partly known sizes tell nothing
     if sum(1 for s in sizes if s == -1) > 1:
         raise op.shape_error(f"size_splits can only have one -1, got {sizes}")
     d = x[axis].value
@@ -424,9 +423,30 @@ def pad(tensor, paddings, mode: str = "CONSTANT", name: str | None = None,
         if op_type == "PadV2":
             cv = convert_to_tensor(constant_values, dtype=x.dtype.base_dtype,
                                    name="constant_values")
-            return make_tensor("PadV2", [x, p, cv], name=scope)
+            return _pad_static(make_tensor("PadV2", [x, p, cv], name=scope), paddings)
         attrs = {"mode": m} if op_type == "MirrorPad" else None
-        return make_tensor(op_type, [x, p], attrs, name=scope)
+        return _pad_static(make_tensor(op_type, [x, p], attrs, name=scope), paddings)
+
+
+def _pad_static(out: Tensor, paddings) -> Tensor:
+    """As TensorFlow's `tf.pad`: rows of a Python `paddings` list that hold plain integers
+    fix their dimension even when other rows are tensors (the op itself then knows none)."""
+    x = out.op.inputs[0]
+    if isinstance(paddings, Tensor) or x.shape.ndims is None or out.shape.is_fully_defined():
+        return out
+    try:
+        rows = list(paddings)
+    except TypeError:
+        return out
+    if len(rows) != x.shape.ndims:
+        return out
+    dims = []
+    for row, d in zip(rows, x.shape.as_list()):
+        ends = list(row) if isinstance(row, list | tuple | np.ndarray) else []
+        ok = len(ends) == 2 and all(isinstance(e, int | np.integer) for e in ends)
+        dims.append(d + int(ends[0]) + int(ends[1]) if ok and d is not None else None)
+    out.set_shape(dims)
+    return out
 
 
 # -- ReverseV2, ReverseSequence --------------------------------------------------------------

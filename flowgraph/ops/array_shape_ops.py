@@ -23,7 +23,6 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.array_static import (
     MAX_EVAL_ELEMENTS,
-    DimOf,
     static_elements,
     static_shape_of,
 )
@@ -140,48 +139,46 @@ def _reshape_shape(op, x, shape_shape):
     bad = [e for e in elems if isinstance(e, int) and e < -1]
     if bad:
         raise op.shape_error(f"shape entries must be >= -1, got {bad[0]}")
-    in_dims = None if x.ndims is None else [d.value for d in x.dims]
     out = [e if isinstance(e, int) and e >= 0 else None for e in elems]
-    # Cancel unknown input dims that the target names symbolically (shape(x)[i]).
-    unknown_out = [i for i, e in enumerate(elems) if not (isinstance(e, int) and e >= 0)]
-    rest_in = list(in_dims) if in_dims is not None else None
-    if rest_in is not None:
-        for i in list(unknown_out):
-            e = elems[i]
-            if isinstance(e, DimOf) and e.tensor is op.inputs[0] and rest_in[e.index] is None:
-                rest_in[e.index] = 1
-                unknown_out.remove(i)
-    if rest_in is None or any(d is None for d in rest_in):
-        if rest_in is not None and not unknown_out:
-            # A fully known target must hold a whole number of the known input dims.
-            part = int(np.prod([d for d in rest_in if d is not None], dtype=np.int64))
-            total = int(np.prod(out, dtype=np.int64))
-            if part and total % part:
-                raise op.shape_error(
-                    f"cannot reshape a tensor of shape {x} into {out}: the known input "
-                    f"dimensions hold {part} elements per unknown one, which does not "
-                    f"divide the {total} elements requested")
+    if x.ndims is None:
         return [TensorShape(out)]
-    n_in = int(np.prod(rest_in, dtype=np.int64))
+    # As TensorFlow infers it: at most one unknown dimension on each side, matched by the
+    # element counts of the known ones; a symbolic `shape(x)[i]` entry counts as unknown.
+    in_dims = [d.value for d in x.dims]
+    unknown_out = [i for i, o in enumerate(out) if o is None]
+    unknown_in = [i for i, d in enumerate(in_dims) if d is None]
+    if len(unknown_out) > 1 or len(unknown_in) > 1:
+        return [TensorShape(out)]
+    n_in = int(np.prod([d for d in in_dims if d is not None], dtype=np.int64))
     known = int(np.prod([o for o in out if o is not None], dtype=np.int64))
+    if unknown_in and not unknown_out:
+        if n_in and known % n_in:
+            raise op.shape_error(
+                f"cannot reshape a tensor of shape {x} into {out}: the known input "
+                f"dimensions hold {n_in} elements per unknown one, which does not "
+                f"divide the {known} elements requested")
+        return [TensorShape(out)]
+    if unknown_in:  # one unknown on each side: equal when the known parts hold as many
+        if n_in == known:
+            out[unknown_out[0]] = in_dims[unknown_in[0]]
+        return [TensorShape(out)]
     if not unknown_out:
         if n_in != known:
             raise op.shape_error(
                 f"Cannot reshape a tensor with {n_in} elements (shape {x}) to shape "
                 f"{_fmt(elems)} ({known} elements)")
         return [TensorShape(out)]
-    if len(unknown_out) == 1:
-        if known == 0:
-            if n_in != 0:
-                raise op.shape_error(
-                    f"Cannot reshape a tensor with {n_in} elements (shape {x}) to shape "
-                    f"{_fmt(elems)} (0 elements)")
-            return [TensorShape(out)]
-        if n_in % known:
+    if known == 0:
+        if n_in != 0:
             raise op.shape_error(
                 f"Cannot reshape a tensor with {n_in} elements (shape {x}) to shape "
-                f"{_fmt(elems)}: {n_in} is not divisible by {known}")
-        out[unknown_out[0]] = n_in // known
+                f"{_fmt(elems)} (0 elements)")
+        return [TensorShape(out)]
+    if n_in % known:
+        raise op.shape_error(
+            f"Cannot reshape a tensor with {n_in} elements (shape {x}) to shape "
+            f"{_fmt(elems)}: {n_in} is not divisible by {known}")
+    out[unknown_out[0]] = n_in // known
     return [TensorShape(out)]
 
 
@@ -470,27 +467,30 @@ not_differentiable("ZerosLike", "OnesLike")
 def zeros_like(tensor, dtype=None, name: str | None = None, optimize: bool = True):
     """Zeros with the shape of `tensor` (and its dtype, unless `dtype` is given).
 
-    Always a `ZerosLike` op (a `Fill` of its shape for another dtype), also for a static
-    shape, where TensorFlow makes a constant: the gradients of conditionals and loops rely
-    on a zero that is dead when `tensor` is (`control_flow_grad`). `optimize` is accepted
-    for TensorFlow's signature.
+    Built as TensorFlow builds it: with `optimize` and a static shape, `tf.zeros` of that
+    shape (one constant when small); otherwise a `ZerosLike` op (a `Fill` of the shape for
+    another dtype). Gradient code passes `optimize=False`: the gradients of conditionals
+    and loops rely on a zero that is dead when `tensor` is (`control_flow_grad`).
 
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.zeros_like(tf.zeros([2, 3]), dtype=tf.int32).dtype.name
-    'int32'
+    >>> tf.zeros_like(tf.zeros([2, 3]), dtype=tf.int32).op.type
+    'Const'
     >>> tf.zeros_like(tf.placeholder(tf.float32, [None, 3])).op.type
     'ZerosLike'
+    >>> tf.zeros_like(tf.placeholder(tf.float32, [2, 3]), optimize=False).op.type
+    'ZerosLike'
     """
-    del optimize
     with name_scope(name, "zeros_like", [tensor]) as scope:
         x = convert_to_tensor(tensor, name="tensor")
         base = x.dtype.base_dtype
         dt = base if dtype is None else _dtypes.as_dtype(dtype).base_dtype
+        if optimize and x.shape.is_fully_defined() and base != _dtypes.variant:
+            return _filled(x.shape, dt, scope, "zeros", one=False)
         if dt != base:
             dims = (constant(np.asarray(x.shape.as_list(), np.int32), _dtypes.int32)
-                    if x.shape.is_fully_defined() else shape(x))
+                    if optimize and x.shape.is_fully_defined() else shape(x))
             return make_tensor("Fill", [dims, _zero(dt)], name=scope)
         return make_tensor("ZerosLike", [x], name=scope)
 

@@ -3,12 +3,13 @@
 Shape functions of array ops need to know the values of their shape-like inputs
 (`reshape`'s `shape`, `fill`'s `dims`, `slice`'s `begin`...). `constant_value` answers
 when the whole tensor is known. This module answers element by element for 1-D
-tensors built from `tf.shape`, `tf.stack`, `tf.concat` and slicing, where each element
-is an ``int``, ``None`` (unknown), or a `DimOf` naming the still-unknown dimension
-``index`` of a tensor. `DimOf` lets `reshape(x, stack([shape(x)[0], -1]))` cancel the
-unknown batch size and infer the `-1`::
+tensors built from `tf.shape`/`tf.shape_n`, `tf.stack`, `tf.concat`, `tf.cast` and
+strided slicing (what TensorFlow's shape inference reads through; not `tf.identity` or
+`tf.slice`), where each element is an ``int``, ``None`` (unknown), or a `DimOf` naming the
+still-unknown dimension ``index`` of a tensor (shape functions treat it as unknown, as
+TensorFlow does)::
 
-    x: (?, 3, 4)   shape(x)[0] -> DimOf(x, 0)   stack([DimOf(x, 0), -1]) -> (?, 12)
+    x: (?, 3, 4)   shape(x)[0] -> DimOf(x, 0)   stack([DimOf(x, 0), -1]) -> (?, ?)
 
 Example
 -------
@@ -101,6 +102,9 @@ def static_scalar(t: Tensor, _depth: int = 0):
         out = _strided_slice_elements(op, _depth + 1)
         if out is not None and out.ndim == 0:
             return _as_element(out[()])
+    if op.type == "Unpack" and op.inputs[0].shape.ndims == 1:
+        elems = static_elements(op.inputs[0], _depth + 1)
+        return None if elems is None else elems[t.value_index]
     return None
 
 
@@ -112,7 +116,13 @@ def _elements_from_op(t: Tensor, depth: int) -> list | None:
             return None
         return [d.value if d.value is not None else DimOf(x, i)
                 for i, d in enumerate(x.shape.dims)]
-    if op.type == "Identity":
+    if op.type == "ShapeN":
+        x = op.inputs[t.value_index]
+        if x.shape.ndims is None:
+            return None
+        return [d.value if d.value is not None else DimOf(x, i)
+                for i, d in enumerate(x.shape.dims)]
+    if op.type == "Cast":
         return static_elements(op.inputs[0], depth)
     if op.type == "Pack" and op.attrs.get("axis", 0) in (0, -1):
         return [static_scalar(v, depth) for v in op.inputs]
@@ -128,13 +138,6 @@ def _elements_from_op(t: Tensor, depth: int) -> list | None:
         out = _strided_slice_elements(op, depth)
         if out is not None and out.ndim == 1:
             return [_as_element(v) for v in out]
-    if op.type == "Slice":
-        elems = static_elements(op.inputs[0], depth)
-        begin, size = constant_value(op.inputs[1]), constant_value(op.inputs[2])
-        if elems is None or begin is None or size is None:
-            return None
-        b, s = int(begin[0]), int(size[0])
-        return elems[b:] if s == -1 else elems[b:b + s]
     return None
 
 

@@ -108,7 +108,7 @@ not_differentiable("Assert")
 def _check_numerics_grad(op, grad):
     # The gradient passes through, checked in turn (as TensorFlow does).
     return [check_numerics(grad, "Not a number (NaN) or infinity (Inf) values detected in "
-                           f"gradient. {op.get_attr('message')}")]
+                           f"gradient. {op.attrs['message']}")]
 
 
 def check_numerics(tensor, message: str, name: str | None = None) -> Tensor:

@@ -337,7 +337,8 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
     init_g = []
     for i in carried:
         gi = out_grads[i]
-        init_g.append(_dense(gi) if gi is not None else _array.zeros_like(exits[i]))
+        init_g.append(_dense(gi) if gi is not None
+                      else _array.zeros_like(exits[i], optimize=False))
     init_acc = [_zeros_for(op.inputs[0]) for op in invariants]
     shapes = ([TensorShape([])] + [_relaxed(t.shape, loop.merges[i].shape)
                                    for t, i in zip(init_g, carried)]
@@ -357,7 +358,7 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
         new_g = []
         for i, gi, shape in zip(carried, rest[:n_c], shapes[1:]):
             d = _dense(aggregate(local.get(loop.identities[i], [])))
-            new_g.append(_fit(_array.zeros_like(gi) if d is None else d, shape,
+            new_g.append(_fit(_array.zeros_like(gi, optimize=False) if d is None else d, shape,
                               f"the gradient of loop variable {i}"))
         new_acc = []
         for op, acc, shape in zip(invariants, rest[n_c:], shapes[1 + n_c:]):

@@ -71,4 +71,5 @@ def aggregate(contributions: list, name: str | None = None):
 
 
 def _zeros_for(t: Tensor) -> Tensor:
-    return _array.zeros_like(convert_to_tensor(t) if t.dtype.is_ref_dtype else t)
+    return _array.zeros_like(convert_to_tensor(t) if t.dtype.is_ref_dtype else t,
+                             optimize=False)

@@ -296,9 +296,11 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
             if isinstance(g, Tensor) and not is_differentiable_dtype(g.dtype) and \
                     x not in ys:
                 g = None
-            if g is None and unconnected == "zero":
-                g = _array.zeros_like(x)
             results.append(g)
+    if unconnected == "zero":
+        # As TF: made after leaving the `gradients` scope, a constant for a static shape.
+        with graph.as_default():
+            results = [_array.zeros_like(x) if g is None else g for x, g in zip(xs, results)]
     return results
 
 

@@ -25,7 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import (
+    constant_value,
+    constant_value_as_shape,
+    convert_to_tensor,
+)
 from flowgraph.framework.graph import control_dependencies, name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
@@ -294,7 +298,8 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
         raise ValueError(f"Resize method is not implemented: {method}")
     with name_scope(name, "resize_images", [images, size]):
         x = _image_tensor(images, "resize_images")
-        target = constant_value(_size_tensor(size, "resize_images"))
+        size_t = _size_tensor(size, "resize_images")
+        target = constant_value(size_t)
         dims = x.shape.as_list() if x.shape.ndims is not None else None
         hw = None if dims is None else dims[-3:-1]
         if preserve_aspect_ratio:
@@ -306,7 +311,13 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
             size = target
         if target is not None and hw is not None and list(hw) == [int(t) for t in target]:
             return x  # TensorFlow returns the images unchanged
-        return _RESIZERS[method](x, size, align_corners=align_corners)
+        out = _RESIZERS[method](x, size, align_corners=align_corners)
+        # As TensorFlow: a partly constant size (tf.stack([h, 7])) fixes what it knows.
+        if target is None and out.shape.ndims is not None:
+            known = constant_value_as_shape(size_t)
+            if known.ndims == 2:
+                out.set_shape([None] * (out.shape.ndims - 3) + known.as_list() + [None])
+        return out
 
 
 resize = resize_images

@@ -2,7 +2,7 @@
 gradients come from those ops'), and the ``FusedBatchNorm`` ops (V1, V2, V3) with their
 gradient ops ``FusedBatchNormGrad`` (V1-V3): definitions and shape functions here, CPU
 kernels in `flowgraph/backends/cpu/kernels_batch_norm.py`, gradients in `nn_grad`, the
-wrapper `tf.nn.fused_batch_norm` in `nn_extra_ops`.
+wrapper `tf.nn.fused_batch_norm` in `nn_norm_ops`.
 """
 
 from __future__ import annotations

@@ -16,11 +16,14 @@ from flowgraph.framework.constant_op import (
 )
 from flowgraph.framework.graph import name_scope
 from flowgraph.ops.array_broadcast_ops import broadcast_to
+from flowgraph.ops.array_gen_ops import range as _range
+from flowgraph.ops.array_index_ops import where_v2
 from flowgraph.ops.array_join_ops import stack
+from flowgraph.ops.array_shape_ops import rank as _rank_of
 from flowgraph.ops.array_shape_ops import reshape, transpose
 from flowgraph.ops.array_shape_ops import shape as _shape_of
 from flowgraph.ops.bitwise_ops import invert
-from flowgraph.ops.math_ops import negative
+from flowgraph.ops.math_ops import equal, negative
 from flowgraph.ops.nn_loss_ops import top_k
 
 __all__ = ["argsort", "broadcast_to", "meshgrid", "sort"]
@@ -39,6 +42,16 @@ def swap_axis_to_last(x, axis: int):
     return transpose(x, perm), perm
 
 
+def _swap_axis_to_last_dynamic(x, axis: int):
+    """`swap_axis_to_last` for `x` of unknown rank: the permutation is a tensor."""
+    r = _rank_of(x)
+    ax = axis if axis >= 0 else r + axis
+    last = r - 1
+    idx = _range(r)
+    perm = where_v2(equal(idx, ax), last, where_v2(equal(idx, last), ax, idx))
+    return transpose(x, perm), perm
+
+
 def _sort_indices_and_values(values, axis, direction, what: str):
     if direction not in _DIRECTIONS:
         raise ValueError(f"tf.{what}: direction must be one of {', '.join(_DIRECTIONS)}, "
@@ -48,18 +61,19 @@ def _sort_indices_and_values(values, axis, direction, what: str):
     if axis_value is None or axis_value.ndim != 0:
         raise ValueError(f"tf.{what}: axis must be a constant scalar int, got {axis!r}")
     rank = x.shape.ndims
-    if rank is None:
-        raise ValueError(f"tf.{what}: the rank of values must be known, got shape "
-                         f"{x.shape}; set it with tf.reshape or Tensor.set_shape")
     axis = int(axis_value)
-    if not -rank <= axis < rank:
+    if rank is not None and not -rank <= axis < rank:
         raise ValueError(f"tf.{what}: axis {axis} is out of range for values of rank "
                          f"{rank} (expected -{rank} <= axis < {rank})")
-    x, perm = swap_axis_to_last(x, axis % rank)
+    perm = None
+    if rank is not None:
+        x, perm = swap_axis_to_last(x, axis % rank)
+    elif axis != -1:
+        x, perm = _swap_axis_to_last_dynamic(x, axis)
     keyed = x
     if direction == "ASCENDING":
         keyed = invert(x) if x.dtype.is_integer else negative(x)
-    n = x.shape[-1].value
+    n = x.shape[-1].value if rank is not None else None
     k = n if n is not None else _shape_of(x)[-1]
     top_values, indices = top_k(keyed, k=k, sorted=True)
     return x, top_values, indices, perm, direction

@@ -104,10 +104,19 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
     [2, 3]
     """
     with name_scope(name, "SparseToDense", [sparse_indices, sparse_values]) as scope:
-        idx = convert_to_tensor(sparse_indices, preferred_dtype=_I64, name="sparse_indices")
+        # As TF: a plain-list argument takes the int type of the other one when a tensor.
+        hint = output_shape.dtype.base_dtype if isinstance(output_shape, Tensor) and \
+            not isinstance(sparse_indices, Tensor) else _I64
+        idx = convert_to_tensor(sparse_indices, preferred_dtype=hint, name="sparse_indices")
         values = convert_to_tensor(sparse_values, name="sparse_values")
         shape = convert_to_tensor(output_shape, dtype=None if isinstance(
             output_shape, Tensor) else idx.dtype, name="output_shape")
+        if shape.dtype.base_dtype != idx.dtype.base_dtype:
+            raise TypeError(
+                f"Input 'output_shape' of 'SparseToDense' Op has type "
+                f"{shape.dtype.base_dtype.name} that does not match type "
+                f"{idx.dtype.base_dtype.name} of argument 'sparse_indices'; cast one of them "
+                f"(tf.cast) so both are int32 or both int64")
         default = convert_to_tensor(default_value, dtype=values.dtype.base_dtype,
                                     name="default_value")
         return make_tensor("SparseToDense", [idx, shape, values, default],

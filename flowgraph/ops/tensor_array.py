@@ -180,10 +180,8 @@ class TensorArray:
         elem = self._element_shape[0] if self._infer_shape else TensorShape(None)
         value = _ops.tensor_array_gather_v3(self._handle, indices, self._flow, self._dtype,
                                             elem, name=name)
-        indices = value.op.inputs[1]
         if elem.ndims is not None:
-            n = indices.shape[0] if indices.shape.ndims == 1 else None
-            value.set_shape(TensorShape([n]).concatenate(elem))
+            value.set_shape(TensorShape([None]).concatenate(elem))
         return value
 
     def stack(self, name=None) -> Tensor:

@@ -118,9 +118,18 @@ def _gather_shape(op, handle, indices, flow):
     _check_handle(op, handle)
     _check_int(op, 1, "indices", 1)
     _check_flow(op, 2)
-    elem = _element_shape(op)
-    n = indices[0] if indices.ndims == 1 else None
-    return [TensorShape([n]).concatenate(elem) if elem.ndims is not None else TensorShape(None)]
+    # As TensorFlow: the indices' length joins the element shape the array was created
+    # with (what later writes taught the wrapper, it sets after this).
+    elem = _created_element_shape(op.inputs[0])
+    return [TensorShape([indices[0] if indices.ndims == 1 else None]).concatenate(elem)
+            if elem.ndims is not None else TensorShape(None)]
+
+
+def _created_element_shape(handle) -> TensorShape:
+    src = handle.op
+    while src.type in ("Enter", "Identity") and src.inputs:
+        src = src.inputs[0].op
+    return _element_shape(src) if src.type == "TensorArrayV3" else TensorShape(None)
 
 
 @register_op("TensorArrayScatterV3", dtype_fn=fixed_dtype(_FLOW), stateful=True)

@@ -239,12 +239,12 @@ def test_ones_like_and_zeros_like_build_what_tf_builds():
                                ("ones_like/Const:0", "Const")]),
         ("ones_like_1", "Fill", [("ones_like_1/Shape:0", "Shape"),
                                  ("ones_like_1/Const:0", "Const")]),
-        # TF: a constant; kept a ZerosLike op (the gradients of conds rely on its deadness)
-        ("zeros_like", "ZerosLike", [("Const:0", "Const")]),
+        ("zeros_like", "Const", []),  # a static shape: a constant
         ("zeros_like_1", "ZerosLike", [("Placeholder:0", "Placeholder")]),
         ("ones_like_2", "Fill", [("ones_like_2/Shape/shape_as_tensor:0", "Const"),
                                  ("ones_like_2/Const:0", "Const")]),
-        ("zeros_like_2", "ZerosLike", [("zeros:0", "Fill")]),  # TF: a Fill
+        ("zeros_like_2", "Fill", [("zeros_like_2/shape_as_tensor:0", "Const"),
+                                  ("zeros_like_2/Const:0", "Const")]),
     ]
     with tf.Session(graph=g) as sess:
         ones = g.get_tensor_by_name("ones_like_1:0")

@@ -316,9 +316,9 @@ def test_container_sets_the_attr_and_reset_clears_it():
         with tf.container("exp"):
             q = tf.FIFOQueue(2, tf.float32)
             v = tf.Variable(1.0, name="inexp")
-        assert q.queue_ref.op.get_attr("container") == "exp"
-        assert v.op.get_attr("container") == "exp"
-        assert tf.FIFOQueue(2, tf.float32).queue_ref.op.get_attr("container") == ""
+        assert q.queue_ref.op.get_attr("container") == b"exp"
+        assert v.op.get_attr("container") == b"exp"
+        assert tf.FIFOQueue(2, tf.float32).queue_ref.op.get_attr("container") == b""
         size = q.size()
         with tf.Session("local://cont_test") as s:
             s.run(q.enqueue(1.0))

@@ -137,7 +137,7 @@ def test_imported_loop_keeps_frame_names_and_runs_twice_under_prefixes():
     with tf.Graph().as_default() as g2:
         tf.import_graph_def(gd, name="a")
         enters = [o for o in g2.get_operations() if o.type == "Enter"]
-        assert enters and {o.get_attr("frame_name") for o in enters} == frames
+        assert enters and {o.get_attr("frame_name").decode() for o in enters} == frames
         merges = [o for o in g2.get_operations() if o.type == "Merge"]
         assert all(o.inputs[1].op.type == "NextIteration" for o in merges)
         with tf.Session() as sess:

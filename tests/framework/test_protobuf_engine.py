@@ -231,7 +231,7 @@ def test_protobuf_names_and_text_and_json_formats():
     back = text_format.Parse(text, pe.message_class(ef.GraphDef)())
     assert ef.GraphDef.from_protobuf(back) == graph
     as_json = json_format.MessageToDict(graph.to_protobuf())
-    assert as_json["node"][0]["attr"] == [{"key": "dtype", "value": {"type": 1}}]
+    assert as_json["node"][0]["attr"] == [{"key": "dtype", "value": {"type": "DT_FLOAT"}}]
 
 
 def test_from_protobuf_takes_tensorflows_compiled_messages():

@@ -1,7 +1,6 @@
 """Operation and Tensor API (names, attrs, shapes, Python protocol; checked with the TF
 oracle)."""
 
-import json
 
 import numpy as np
 import pytest
@@ -43,11 +42,9 @@ def test_get_attr(graph_xs):
 def test_node_def(graph_xs):
     _, _, s = graph_xs
     nd = s.op.node_def
-    assert nd.name == "s" and nd["name"] == "s"
-    assert nd.op == "AddV2"
-    assert list(nd.input) == ["x:0", "a:0"]
+    assert nd.name == "s" and nd.op == "AddV2"
+    assert list(nd.input) == ["x", "a"]  # TF's NodeDef: no ":0"
     assert nd.device == ""
-    json.dumps(nd)
 
 
 def test_traceback_points_at_this_file(graph_xs):

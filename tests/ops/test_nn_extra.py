@@ -1,4 +1,5 @@
-"""TF 1.x tf.nn helpers composed from existing ops (flowgraph/ops/nn_extra_ops.py):
+"""TF 1.x tf.nn helpers composed from existing ops (flowgraph/ops/nn_extra_ops.py,
+nn_norm_ops.py):
 TensorFlow 2.15's values and gradients (tests/ops/data/tf_nn_extra.py, run once with
 the tf-oracle), finite differences, NumPy identities and errors."""
 

@@ -109,6 +109,8 @@ VALUE_DEPENDENT = {
     "SparseFillEmptyRows",  # nnz plus the number of empty rows
     # the number of segments is the last segment id + 1
     "SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN",
+    # as TF: the element shape is the one the array was created with (here unknown)
+    "TensorArrayGatherV3",
 }
 
 # -- the check ---------------------------------------------------------------------------
@@ -236,7 +238,8 @@ _FLOAT_UNARY = {
     "Abs": tf.abs, "Relu": tf.nn.relu, "Relu6": tf.nn.relu6, "Elu": tf.nn.elu,
     "Selu": tf.nn.selu, "Softplus": tf.nn.softplus, "Softsign": tf.nn.softsign,
     "LeakyRelu": tf.nn.leaky_relu, "IsFinite": tf.is_finite, "IsInf": tf.is_inf,
-    "IsNan": tf.is_nan, "ZerosLike": tf.zeros_like,
+    "IsNan": tf.is_nan,
+    "ZerosLike": lambda x: tf.zeros_like(x, optimize=False),  # a static shape: a Const
     "OnesLike": lambda x: make_tensor("OnesLike", [x]),  # tf.ones_like builds a Fill
     "StopGradient": tf.stop_gradient, "Identity": tf.identity, "L2Loss": tf.nn.l2_loss,
     "Rank": tf.rank, "Shape": tf.shape, "Size": tf.size,

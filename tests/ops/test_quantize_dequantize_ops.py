@@ -299,7 +299,7 @@ def test_defaults_and_attributes_are_tensorflows():
     attrs = {k: y.op.get_attr(k) for k in ("signed_input", "num_bits", "range_given",
                                            "round_mode", "narrow_range", "axis")}
     assert attrs == {"signed_input": True, "num_bits": 8, "range_given": False,
-                     "round_mode": "HALF_TO_EVEN", "narrow_range": False, "axis": -1}
+                     "round_mode": b"HALF_TO_EVEN", "narrow_range": False, "axis": -1}
     assert y.op.get_attr("T") == tf.float32
     assert QDQ_V2([1.0], 0.0, 1.0, name="qd").op.name == "qd"
     assert not hasattr(tf, "quantize_and_dequantize")  # not in TF 2.15's compat.v1 either

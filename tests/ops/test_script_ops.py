@@ -173,7 +173,7 @@ def test_registry_is_per_graph_and_released_with_it():
     g = tf.Graph()
     with g.as_default():
         y = py_func(np.negative, [tf.constant(1.0)], tf.float32)
-    token = y.op.get_attr("token")
+    token = y.op.get_attr("token").decode()  # TF: string attrs are bytes
     assert script_ops.lookup(g, token) is not None
     assert script_ops.lookup(tf.get_default_graph(), token) is None
     with g.as_default():  # a function that refers back to its graph does not pin it

@@ -46,8 +46,7 @@ def test_sort_errors():
         tf.sort([1.0, 2.0], direction="UP")
     with pytest.raises(ValueError, match="axis"):
         tf.argsort([1.0, 2.0], axis=1)
-    with pytest.raises(ValueError, match="rank"):
-        tf.sort(tf.placeholder(tf.float32))
+    assert tf.sort(tf.placeholder(tf.float32)).shape.ndims is None  # TF 2.15: <unknown>
 
 
 def test_sort_gradient():

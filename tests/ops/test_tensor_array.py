@@ -29,7 +29,8 @@ def test_unstack_read_gather_and_static_shapes(sess):
     ta = tf.TensorArray(tf.float64, size=4, clear_after_read=False).unstack(x)
     r = ta.read(3)
     g = ta.gather([1, 3])
-    assert r.shape.as_list() == [2] and g.shape.as_list() == [2, 2]
+    # TF 2.15: (?, 2) -- the gather count joins the element shape known at creation
+    assert r.shape.as_list() == [2] and g.shape.as_list() == [None, 2]
     X = R.normal(size=(4, 2))
     a, b, again = sess.run([r, g, ta.read(3)], {x: X})
     np.testing.assert_array_equal(a, X[3])

@@ -296,7 +296,7 @@ def test_backward_loop_structure():
     assert {"StackV2", "StackPushAt", "StackReadAt"} <= types
     grad_frames = {op.get_attr("frame_name") for op in ops
                    if op.type == "Enter" and op.name.startswith("gradients/")}
-    assert grad_frames == {"gradients/while_grad"}
+    assert grad_frames == {b"gradients/while_grad"}  # TF: string attrs are bytes
     push = next(op for op in ops if op.type == "StackPushAt")
     assert push.name.startswith("while/")
 

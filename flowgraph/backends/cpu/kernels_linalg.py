@@ -10,9 +10,9 @@ on and below its diagonal, as TensorFlow's CPU kernel returns it.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu.scipy_lazy import scipy_linalg
 from flowgraph.framework import errors
 
 
@@ -86,15 +86,13 @@ def matrix_solve(a, b, *, adjoint, op):
 
 @cpu_kernel("MatrixTriangularSolve", fresh=True)
 def matrix_triangular_solve(a, b, *, lower, adjoint):
-    import scipy.linalg
-
     out = np.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:], b.dtype)
     a_b = np.broadcast_to(a, out.shape[:-2] + a.shape[-2:])
     b_b = np.broadcast_to(b, out.shape)
     trans = 2 if adjoint else 0
     for idx in np.ndindex(out.shape[:-2]):
         with np.errstate(all="ignore"):
-            out[idx] = scipy.linalg.solve_triangular(a_b[idx], b_b[idx], trans=trans,
+            out[idx] = scipy_linalg().solve_triangular(a_b[idx], b_b[idx], trans=trans,
                                                      lower=lower, check_finite=False)
     return out
 
@@ -199,4 +197,4 @@ def matrix_exponential(x):
     if x.size == 0:
         return np.array(x, copy=True)
     work = np.float32 if x.dtype == np.float16 else x.dtype  # SciPy has no half precision
-    return np.asarray(scipy.linalg.expm(x.astype(work, copy=False)), dtype=x.dtype)
+    return np.asarray(scipy_linalg().expm(x.astype(work, copy=False)), dtype=x.dtype)

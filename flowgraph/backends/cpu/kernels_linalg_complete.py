@@ -12,9 +12,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu.scipy_lazy import scipy_linalg
 from flowgraph.framework import errors
 
 
@@ -36,7 +36,7 @@ def lu(x, *, output_idx_type, op):
     for i, m in enumerate(stack):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SciPy warns on an exactly singular factor
-            factor, piv = scipy.linalg.lu_factor(m, check_finite=False)
+            factor, piv = scipy_linalg().lu_factor(m, check_finite=False)
         if np.any(np.diagonal(factor) == 0):
             raise _fail(op, "Input is not invertible", "the LU factorization needs "
                         "non-singular matrices")
@@ -62,7 +62,7 @@ def _each_matrix(x, fn):
 
 
 def _real_or_complex_sqrtm(m):
-    root = scipy.linalg.sqrtm(m.astype(np.complex128 if m.dtype.kind == "c" else np.float64))
+    root = scipy_linalg().sqrtm(m.astype(np.complex128 if m.dtype.kind == "c" else np.float64))
     if m.dtype.kind != "c":
         # A real matrix with no real square root (a negative eigenvalue) gives NaN.
         if np.iscomplexobj(root) and np.any(np.abs(root.imag) > 1e-6 * max(
@@ -79,7 +79,7 @@ def matrix_square_root(x):
 
 @cpu_kernel("MatrixLogarithm", fresh=True)
 def matrix_logarithm(x):
-    return _each_matrix(x, lambda m: scipy.linalg.logm(m.astype(np.complex128)))
+    return _each_matrix(x, lambda m: scipy_linalg().logm(m.astype(np.complex128)))
 
 
 @cpu_kernel("TridiagonalSolve", fresh=True)
@@ -104,7 +104,7 @@ def tridiagonal_solve(diagonals, rhs, *, partial_pivoting, perturb_singular):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out[idx] = scipy.linalg.solve_banded((1, 1), band, rhss[idx],
+                out[idx] = scipy_linalg().solve_banded((1, 1), band, rhss[idx],
                                                      check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
             out[idx] = np.nan

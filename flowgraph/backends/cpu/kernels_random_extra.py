@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.backends.cpu.kernels_random import _RandomKernel, _shape
+from flowgraph.backends.cpu.scipy_lazy import scipy_special
 
 
 @cpu_kernel("RandomGamma", fresh=True)
@@ -31,9 +31,9 @@ def random_gamma_grad(alpha, sample):
     x = np.asarray(sample, dtype=np.float64)
     a = np.broadcast_to(np.asarray(alpha, dtype=np.float64), x.shape)
     h = np.minimum(1e-5 * np.maximum(a, 1.0), 0.5 * a)
-    d_cdf = (special.gammainc(a + h, x) - special.gammainc(a - h, x)) / (2.0 * h)
+    d_cdf = (scipy_special().gammainc(a + h, x) - scipy_special().gammainc(a - h, x)) / (2.0 * h)
     with np.errstate(all="ignore"):
-        log_pdf = special.xlogy(a - 1.0, x) - x - special.gammaln(a)
+        log_pdf = scipy_special().xlogy(a - 1.0, x) - x - scipy_special().gammaln(a)
         out = -d_cdf / np.exp(log_pdf)
     out = np.where(np.isfinite(out), out, 0.0)
     return out.astype(np.asarray(sample).dtype, copy=False)

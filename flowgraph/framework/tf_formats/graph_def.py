@@ -43,7 +43,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import registry
 from flowgraph.framework.event_format import AttrValue, GraphDef, NodeDef, TensorProto, VersionDef
-from flowgraph.framework.serialization import decode_attr, encode_attr
+from flowgraph.framework.serialization import decode_attr, encode_attr, node_to_dict
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.framework.tf_formats.op_rewrites import (
     ATTR_ALIASES,
@@ -60,7 +60,7 @@ from flowgraph.framework.tf_formats.resource_variables import resource_ops_as_re
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS
 
 __all__ = ["GraphDefDict", "as_graph_def_dict", "graph_def_from_dict", "graph_def_to_dict",
-           "tensor_proto", "tensor_value"]
+           "node_def_of_op", "tensor_proto", "tensor_value"]
 
 # The GraphDef version of the TensorFlow release (2.15) whose op semantics flowgraph
 # follows; TensorFlow reads a GraphDef of this producer without conversions.
@@ -188,8 +188,8 @@ def _attr_proto(value) -> AttrValue | None:
         return AttrValue(i=int(value))
     if isinstance(value, float | np.floating):
         return AttrValue(f=float(value))
-    if isinstance(value, str | bytes):
-        return AttrValue(s=value)
+    if isinstance(value, str | bytes):  # bytes, as protobuf reads TensorFlow's back
+        return AttrValue(s=value.encode("utf-8") if isinstance(value, str) else value)
     if isinstance(value, np.ndarray):
         return AttrValue(tensor=tensor_proto(value))
     if isinstance(value, list | tuple):
@@ -206,7 +206,8 @@ def _attr_proto(value) -> AttrValue | None:
         if all(isinstance(x, int | float | np.number) for x in items):
             return AttrValue(list=lv(f=[float(x) for x in items]))
         if all(isinstance(x, str | bytes) for x in items):
-            return AttrValue(list=lv(s=items))
+            return AttrValue(list=lv(s=[x.encode("utf-8") if isinstance(x, str) else x
+                                        for x in items]))
     try:  # nested lists, None items, dicts: flowgraph's own encoding, kept as a string
         return AttrValue(s=_JSON_MARK + json.dumps(encode_attr(value)).encode("utf-8"))
     except (TypeError, ValueError):
@@ -329,8 +330,9 @@ def _flowgraph_only_default(op: str, key: str, value) -> bool:
         return False
 
 
-def graph_def_from_dict(graph_def: dict) -> GraphDef:
-    """TensorFlow's GraphDef message of a flowgraph graph def dict."""
+def graph_def_from_dict(graph_def: dict, add_shapes: bool = False) -> GraphDef:
+    """TensorFlow's GraphDef message of a flowgraph graph def dict; with `add_shapes`,
+    each node's recorded output shapes as its ``_output_shapes`` attribute."""
     graph_def = rewrite_for_tf(graph_def)
     by_name = {n["name"]: n for n in graph_def.get("node", [])}
     out = GraphDef(versions=VersionDef(producer=TF_PRODUCER))
@@ -338,30 +340,69 @@ def graph_def_from_dict(graph_def: dict) -> GraphDef:
         if node["op"] == "ParseExample":
             out.node.extend(parse_example_to_tf(node))
             continue
-        attrs, tf_names = _tf_attrs(node, by_name)
-        for key, raw in node.get("tf_attr", {}).items():  # kept from a TensorFlow file
-            proto = _attr_proto(decode_attr(raw))
-            if proto is not None:
-                attrs[key] = proto
-        aliases = ATTR_ALIASES.get(node["op"], {})
-        for key, raw in node.get("attr", {}).items():
-            if aliases.get(key) in attrs:
-                continue
-            value = decode_attr(raw)
-            if tf_names is not None and key not in tf_names and \
-                    _flowgraph_only_default(node["op"], key, value):
-                continue
-            proto = _attr_proto(value)
-            if proto is not None:
-                attrs[key] = proto
-        if node.get("colocation"):
-            attrs["_class"] = AttrValue(list=AttrValue.ListValue(
-                s=[f"loc:@{c}" for c in node["colocation"]]))
-        out.node.append(NodeDef(
-            name=node["name"], op=node["op"],
-            input=[_input_name(r) for r in node.get("input", [])],
-            device=node.get("device") or None, attr=dict(sorted(attrs.items()))))
+        message = _node_message(node, by_name)
+        if add_shapes and "output_shapes" in node:
+            message.attr["_output_shapes"] = AttrValue(list=AttrValue.ListValue(
+                shape=[_shape_proto(decode_attr(s)) for s in node["output_shapes"]]))
+        out.node.append(message)
     return out
+
+
+def node_def_of_op(op) -> NodeDef:
+    """TensorFlow's NodeDef of a flowgraph `Operation` (what ``op.node_def`` gives): inputs
+    without ``:0``, type attributes (``T``) and TensorFlow's defaults filled in. Built on
+    each call from the op alone and its inputs' ops, never from the whole graph.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     x = tf.placeholder(tf.float32, name="x")
+    ...     nd = node_def_of_op(tf.identity(x, name="y").op)
+    >>> nd.name, list(nd.input), nd.attr["T"].type
+    ('y', ['x'], 1)
+    """
+    def as_dict(o) -> dict:
+        node = node_to_dict(o)
+        node["output_dtypes"] = [t.dtype.base_dtype.name for t in o._outputs]
+        return node
+
+    nodes = {}
+    for source in [t.op for t in op._inputs] + [op]:
+        nodes.setdefault(source.name, source)
+    graph_def = rewrite_for_tf({"node": [as_dict(o) for o in nodes.values()]})
+    mine = [n for n in graph_def["node"] if n["name"] == op.name]
+    if mine and mine[-1]["op"] == "ParseExample":
+        return next(n for n in parse_example_to_tf(mine[-1]) if n.name == op.name)
+    by_name = {n["name"]: n for n in graph_def["node"]}
+    return _node_message(mine[-1] if mine else as_dict(op), by_name)
+
+
+def _node_message(node: dict, by_name: dict) -> NodeDef:
+    """The NodeDef message of one node dict; `by_name` gives its inputs' node dicts."""
+    attrs, tf_names = _tf_attrs(node, by_name)
+    for key, raw in node.get("tf_attr", {}).items():  # kept from a TensorFlow file
+        proto = _attr_proto(decode_attr(raw))
+        if proto is not None:
+            attrs[key] = proto
+    aliases = ATTR_ALIASES.get(node["op"], {})
+    for key, raw in node.get("attr", {}).items():
+        if aliases.get(key) in attrs:
+            continue
+        value = decode_attr(raw)
+        if tf_names is not None and key not in tf_names and \
+                _flowgraph_only_default(node["op"], key, value):
+            continue
+        proto = _attr_proto(value)
+        if proto is not None:
+            attrs[key] = proto
+    if node.get("colocation"):
+        attrs["_class"] = AttrValue(list=AttrValue.ListValue(
+            s=[f"loc:@{c}".encode() for c in node["colocation"]]))
+    return NodeDef(
+        name=node["name"], op=node["op"],
+        input=[_input_name(r) for r in node.get("input", [])],
+        device=node.get("device") or None, attr=dict(sorted(attrs.items())))
 
 
 # -- message -> dict -------------------------------------------------------------------
@@ -464,7 +505,9 @@ class GraphDefDict(dict):
     """flowgraph's JSON graph def with the API of TensorFlow's GraphDef message on top.
 
     It is a dict (``json.dump`` it, index it as before), and also has ``node`` (NodeDef
-    messages), ``versions`` and ``SerializeToString()`` giving TensorFlow's binary form.
+    messages), ``versions`` and ``SerializeToString()`` giving TensorFlow's binary form;
+    ``str()`` and ``print`` give the text format, and ``google.protobuf.text_format``
+    prints it. With ``add_shapes=True`` each node carries ``_output_shapes``.
     The message view is computed once, when first used; when its NodeDefs are then
     edited (``node.device = ""``), `import_graph_def`, `write_graph` and
     ``SerializeToString`` use the edited message.
@@ -483,11 +526,16 @@ class GraphDefDict(dict):
     ['x:0']
     """
 
+    def __init__(self, *args, add_shapes: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.__dict__["_add_shapes"] = add_shapes  # `Graph.as_graph_def(add_shapes=True)`
+
     def message(self) -> GraphDef:
         """The GraphDef message view (made on first use, then kept)."""
         cached = self.__dict__.get("_proto")
         if cached is None:
-            cached = self.__dict__["_proto"] = graph_def_from_dict(self)
+            cached = self.__dict__["_proto"] = graph_def_from_dict(
+                self, add_shapes=self.__dict__.get("_add_shapes", False))
             self.__dict__["_proto_bytes"] = cached.SerializeToString()
         return cached
 
@@ -510,3 +558,23 @@ class GraphDefDict(dict):
 
     def ByteSize(self) -> int:
         return len(self.SerializeToString())
+
+    def HasField(self, name: str) -> bool:
+        return self.message().HasField(name)
+
+    # protobuf's printer (``text_format.MessageToString(graph_def)``) reads a message
+    # through these two; the protobuf view (`protobuf_engine`) answers them.
+    @property
+    def DESCRIPTOR(self):
+        return self.message().to_protobuf().DESCRIPTOR
+
+    def ListFields(self) -> list:
+        return self.message().to_protobuf().ListFields()
+
+    def __str__(self) -> str:
+        """The message in protobuf's text format, as ``print(graph_def)`` shows it."""
+        from flowgraph.framework.tf_formats.text_format import message_to_text
+
+        return message_to_text(self.message())
+
+    __repr__ = __str__
