@@ -198,13 +198,25 @@ def _backprop_input_shape(op, sizes, f, dy):
     return [constant_value_as_shape(op.inputs[0]).merge_with(TensorShape([None] * 4))]
 
 
+def _conv2d_backprop_input_shape(op, sizes, f, dy):
+    # TF 2.15 takes Conv2DBackpropInput's batch from the gradient (`dy`), not `sizes`.
+    shape = _backprop_input_shape(op, sizes, f, dy)[0]
+    batch = dy.dims[0].value if dy.ndims == 4 else None
+    given = shape.dims[0].value
+    if batch is not None and given is not None and batch != given:
+        raise op.shape_error(f"Dimensions must be equal, but are {given} and {batch}: the "
+                             f"output shape's batch and the gradient's")
+    return [TensorShape([batch, *shape.dims[1:]])]
+
+
 def _backprop_filter_shape(op, x, sizes, dy):
     return [constant_value_as_shape(op.inputs[1]).merge_with(TensorShape([None] * 4))]
 
 
 for _kind, _cost in (("Conv2D", OpCost.BLAS), ("DepthwiseConv2dNative", OpCost.EXPENSIVE)):
     register_op(f"{_kind}BackpropInput", attrs=dict(_CONV_ATTRS), cost=_cost,
-                dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])(_backprop_input_shape)
+                dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])(
+        _conv2d_backprop_input_shape if _kind == "Conv2D" else _backprop_input_shape)
     register_op(f"{_kind}BackpropFilter", attrs=dict(_CONV_ATTRS), cost=_cost)(
         _backprop_filter_shape)
 

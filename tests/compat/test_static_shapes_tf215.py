@@ -236,3 +236,23 @@ def test_sort_of_unknown_rank_along_any_axis(sess):
         got_a, got_s = sess.run([a, s], {u: x})
         np.testing.assert_array_equal(got_a, np.argsort(x, axis=axis, kind="stable"))
         np.testing.assert_array_equal(got_s, -np.sort(-x, axis=axis))
+
+
+def test_conv2d_transpose_takes_its_batch_from_the_gradient():
+    # TF 2.15: Conv2DBackpropInput's static batch is the gradient's, not output_shape's.
+    f = tf.zeros([3, 3, 5, 3])
+    x = tf.placeholder(tf.float32, [None, 32, 10, 3])
+    assert str(tf.nn.conv2d_transpose(x, f, [4, 64, 20, 5], [1, 2, 2, 1]).get_shape()) == \
+        "(?, 64, 20, 5)"
+    x2 = tf.placeholder(tf.float32, [2, 32, 10, 3])
+    assert str(tf.nn.conv2d_transpose(x2, f, [2, 64, 20, 5], [1, 2, 2, 1]).get_shape()) == \
+        "(2, 64, 20, 5)"
+    with pytest.raises(ValueError, match="Dimensions must be equal, but are 4 and 2"):
+        tf.nn.conv2d_transpose(x2, f, [4, 64, 20, 5], [1, 2, 2, 1])
+    sizes = tf.placeholder(tf.int32, [4])
+    assert str(tf.nn.conv2d_transpose(x2, f, sizes, [1, 2, 2, 1]).get_shape()) == \
+        "(2, ?, ?, ?)"
+    # the depthwise op keeps input_sizes' batch, as in TF
+    dw = tf.nn.depthwise_conv2d_native_backprop_input(
+        [4, 32, 10, 3], tf.zeros([3, 3, 3, 1]), x, [1, 1, 1, 1], "SAME")
+    assert str(dw.get_shape()) == "(4, 32, 10, 3)"
