@@ -28,7 +28,12 @@ import threading
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.backends.cpu.kernels_data_flow import _step_failed, _timeout_ms, park_waiter
+from flowgraph.backends.cpu.kernels_data_flow import (
+    QueueBase,
+    _step_failed,
+    _timeout_ms,
+    park_waiter,
+)
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 
@@ -137,13 +142,7 @@ class Accumulator:
             w.timer.cancel()
         return w.done, value, error
 
-    @staticmethod
-    def _fire(fired: list) -> None:
-        for done, value, error in fired:
-            if error is not None:
-                done(None, error)
-            else:
-                done(value)
+    _fire = staticmethod(QueueBase._fire)  # completes waiters outside the lock, as queues
 
     def _abandon(self, w: _Take, error) -> None:
         with self.lock:
