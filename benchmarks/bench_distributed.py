@@ -382,6 +382,8 @@ def main(argv=None) -> None:
                   async_steps_per_s=round(asyn["steps_per_s"], 2), target=0.9,
                   sync_trainer_cpu_us_per_step=sync["trainer_cpu_us_per_step"],
                   async_trainer_cpu_us_per_step=asyn["trainer_cpu_us_per_step"],
+                  sync_ps_cpu_us_per_step=sync["ps_cpu_us_per_step"],
+                  async_ps_cpu_us_per_step=asyn["ps_cpu_us_per_step"],
                   notes=f"{model} MLP, 2 trainers, {MODELS[model]['batch']} examples "
                         "per update; trainer CPU: per trainer step (a sync global step "
                         "is one step of each trainer, an async one of either)")

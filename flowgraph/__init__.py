@@ -329,8 +329,20 @@ sparse.SparseConditionalAccumulator = _SparseAcc
 _LAZY_NAMES.update({name: "flowgraph.compat" for name in (
     "enable_control_flow_v2", "enable_resource_variables", "enable_tensor_equality",
     "enable_v2_tensorshape")})
-_LAZY_MODULES["mixed_precision"] = "flowgraph.compat.mixed_precision"
+_LAZY_MODULES["mixed_precision"] = "flowgraph.train.mixed_precision"
 _LAZY_NAMES.update({name: "flowgraph.compat.top_names" for name in (
     "container", "function", "load_file_system_library", "load_library",
     "load_op_library", "nondifferentiable_batch_function", "to_bfloat16",
-    "variable_creator_scope")})
+    "variable_creator_scope", "wrap_function")})
+
+# Namespaces TF 1.x programs touch (session 14): tf.distribute's default strategy,
+# tf.autograph's entry points, tf.profiler's counts, tf.experimental, tf.types.
+_LAZY_MODULES.update({
+    "autograph": "flowgraph.compat.autograph",
+    "distribute": "flowgraph.compat.distribute",
+    "experimental": "flowgraph.compat.experimental",
+    "profiler": "flowgraph.compat.profiler",
+    "types": "flowgraph.compat.tf_types",
+})
+from flowgraph.ops.ragged_fill_ops import ragged_fill_empty_rows, ragged_fill_empty_rows_grad  # noqa: E402
+from flowgraph.ops.ragged_spec import RaggedTensorSpec  # noqa: E402

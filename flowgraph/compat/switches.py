@@ -9,11 +9,11 @@ measured against TensorFlow 2.15's ``tf.compat.v1`` in graph mode:
   `flowgraph/framework/tensor_shape.py`).
 - ``tensor_equality``: recorded only. In graph mode TensorFlow keeps comparing and
   hashing tensors by identity whichever way it is set, and so does flowgraph.
-- ``resource_variables`` and ``control_flow_v2``: recorded only. flowgraph's variables
-  stay reference variables (``VariableV2``) and its `tf.cond`/`tf.while_loop` stay
-  Switch/Merge graphs, so ``tf.resource_variables_enabled()`` and
-  ``tf.control_flow_v2_enabled()`` keep answering False
-  (`flowgraph/framework/build_info.py`).
+- ``resource_variables``: every variable created without ``use_resource`` afterwards is
+  a resource variable (``VarHandleOp``, `flowgraph/ops/resource_variables.py`), and
+  ``tf.resource_variables_enabled()`` says so (`flowgraph/framework/build_info.py`).
+- ``control_flow_v2``: recorded only. flowgraph's `tf.cond`/`tf.while_loop` stay
+  Switch/Merge graphs, so ``tf.control_flow_v2_enabled()`` keeps answering False.
 
 Example
 -------
@@ -27,6 +27,7 @@ Dimension(3)
 
 from __future__ import annotations
 
+from flowgraph.framework import build_info as _build_info
 from flowgraph.framework import tensor_shape as _tensor_shape
 
 __all__ = [
@@ -94,16 +95,18 @@ def disable_tensor_equality() -> None:
 
 
 def enable_resource_variables() -> None:
-    """Record the switch; flowgraph's variables remain reference variables.
+    """Make every variable created without ``use_resource`` a resource variable.
 
     Example
     -------
     >>> import flowgraph as tf
     >>> tf.enable_resource_variables(); tf.Variable(1.0).op.type
+    'VarHandleOp'
+    >>> tf.disable_resource_variables(); tf.Variable(1.0).op.type
     'VariableV2'
-    >>> tf.disable_resource_variables()
     """
     _FLAGS["resource_variables"] = True
+    _build_info.RESOURCE_VARIABLES[0] = True
 
 
 def disable_resource_variables() -> None:
@@ -115,6 +118,7 @@ def disable_resource_variables() -> None:
     >>> tf.disable_resource_variables()
     """
     _FLAGS["resource_variables"] = False
+    _build_info.RESOURCE_VARIABLES[0] = False
 
 
 def enable_control_flow_v2() -> None:

@@ -33,9 +33,10 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.ops.critical_section_ops import CriticalSection
 from flowgraph.ops.math_ops import cast
 
-__all__ = ["CriticalSection", "container", "function", "load_file_system_library",
-           "load_library", "load_op_library", "nondifferentiable_batch_function",
-           "to_bfloat16", "variable_creator_scope"]
+__all__ = ["CriticalSection", "WrappedFunction", "container", "function",
+           "load_file_system_library", "load_library", "load_op_library",
+           "nondifferentiable_batch_function", "to_bfloat16", "variable_creator_scope",
+           "wrap_function"]
 
 
 def to_bfloat16(x, name: str = "ToBFloat16") -> Tensor:
@@ -229,3 +230,70 @@ def _stop(result):
     out = [stop_gradient(t) if isinstance(t, Tensor) else t for t in flat]
     return pack_sequence_as(result, out)
 
+
+
+# -- wrap_function ---------------------------------------------------------------------------
+class WrappedFunction:
+    """What `wrap_function` returns: `fn` traced once on placeholders of `signature` in a
+    graph of its own (``graph``, ``inputs``, ``outputs``, ``structured_outputs``);
+    calling it builds `fn`'s ops into the current graph on the given tensors (flowgraph
+    has no function library: no ``PartitionedCall`` op)."""
+
+    def __init__(self, fn, signature, name=None) -> None:
+        from flowgraph.framework.graph import Graph
+        from flowgraph.ops.array_ops import placeholder
+
+        self._fn = fn
+        self.name = name or getattr(fn, "__name__", "wrapped_function")
+        self.structured_input_signature = (tuple(signature), {})
+        self.graph = Graph()
+        with self.graph.as_default():
+            self.inputs = [placeholder(s.dtype, s.shape, name=s.name or f"tensor_{i}")
+                           for i, s in enumerate(signature)]
+            self.structured_outputs = fn(*self.inputs)
+        self.outputs = [t for t in flatten(self.structured_outputs)
+                        if hasattr(t, "op")]
+
+    def __call__(self, *args):
+        signature = self.structured_input_signature[0]
+        return self._fn(*_conform(self.name, args, signature))
+
+    def prune(self, feeds, fetches, name=None, input_signature=None):
+        """A function from the tensors `feeds` (of this function's graph) to `fetches`,
+        evaluated by importing that part of the graph into the caller's graph."""
+        from flowgraph.framework.importer import import_graph_def
+
+        feeds = list(feeds) if isinstance(feeds, list | tuple) else [feeds]
+        single = not isinstance(fetches, list | tuple)
+        fetch_list = [fetches] if single else list(fetches)
+        graph_def = self.graph.as_graph_def()
+
+        def pruned(*args):
+            if len(args) != len(feeds):
+                raise TypeError(f"{name or self.name}: expected {len(feeds)} arguments "
+                                f"(one per feed), got {len(args)}")
+            out = import_graph_def(
+                graph_def, input_map={f.name: convert_to_tensor(a) for f, a in
+                                      zip(feeds, args, strict=True)},
+                return_elements=[t.name for t in fetch_list], name=name or "pruned")
+            return out[0] if single else out
+
+        return pruned
+
+    def __repr__(self) -> str:
+        return f"<WrappedFunction {self.name} inputs={len(self.inputs)}>"
+
+
+def wrap_function(fn, signature, name=None) -> WrappedFunction:
+    """Trace `fn` on placeholders of the `tf.TensorSpec` list `signature`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> double = tf.wrap_function(lambda x: x * 2.0, [tf.TensorSpec([2], tf.float32)])
+    >>> double.outputs[0].shape.as_list()
+    [2]
+    >>> tf.Session().run(double(tf.constant([1.0, 2.0]))).tolist()
+    [2.0, 4.0]
+    """
+    return WrappedFunction(fn, list(signature), name)

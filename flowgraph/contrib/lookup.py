@@ -14,6 +14,8 @@ from flowgraph.ops.lookup_index_tables import (
     index_to_string_table_from_file,
     index_to_string_table_from_tensor,
 )
+from flowgraph.ops.lookup_mutable import DenseHashTable as MutableDenseHashTable
+from flowgraph.ops.lookup_mutable import MutableHashTable
 from flowgraph.ops.lookup_ops import (
     HashTable,
     KeyValueTensorInitializer,
@@ -26,6 +28,8 @@ from flowgraph.ops.lookup_ops import (
 __all__ = [
     "HashTable",
     "KeyValueTensorInitializer",
+    "MutableDenseHashTable",
+    "MutableHashTable",
     "StaticHashTable",
     "StaticVocabularyTable",
     "TextFileIndex",

@@ -12,6 +12,7 @@ Example
 """
 
 from flowgraph.data import dataset as _dataset
+from flowgraph.data import dataset_cardinality as _cardinality
 from flowgraph.data import dataset_ops_experimental as experimental
 from flowgraph.data import dataset_ops_prefetch as _prefetch
 from flowgraph.data import dataset_ops_sources as _sources
@@ -43,6 +44,7 @@ from flowgraph.data.options import (
 _dataset._install_nodes(_sources, _transform, _prefetch, _iterator, _window)
 
 Dataset.with_options = _options.with_options
+Dataset._count_elements = _cardinality.count_elements  # the DatasetCardinality kernel's
 Dataset.options = _options.options
 
 DatasetV1 = Dataset

@@ -34,7 +34,7 @@ from typing import Any
 
 from flowgraph.framework.operation import Tensor
 
-from .dataset_ops_function import Pipeline
+from .dataset_ops_function import Pipeline, TracedFunction
 from .dataset_ops_structure import component_class, map_structure
 
 AUTOTUNE = -1
@@ -75,6 +75,9 @@ class Dataset:
             visited.add(id(ds))
             for t in ds._tensors():
                 seen.setdefault(t, None)
+            for fn in vars(ds).values():  # outer tensors its traced functions read
+                for t in getattr(fn, "captured", ()) if isinstance(fn, TracedFunction) else ():
+                    seen.setdefault(t, None)
             stack.extend(reversed(ds._inputs()))
         return list(seen)
 

@@ -16,19 +16,48 @@ from __future__ import annotations
 from . import dataset_ops_stateful as _stateful
 from . import dataset_ops_window as _window
 from .dataset import AUTOTUNE
+from .dataset_cardinality import cardinality
+from .dataset_ops_csv import CsvDataset, make_batched_features_dataset, make_csv_dataset
+from .dataset_ops_experimental_more import (
+    Counter,
+    RandomDataset,
+    copy_to_device,
+    enumerate_dataset,
+    get_single_element,
+    parallel_interleave,
+    parse_example_dataset,
+    prefetch_to_device,
+    sample_from_datasets,
+)
 from .iterator import get_output_classes, get_output_shapes, get_output_types
+from .options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 
 __all__ = [
     "AUTOTUNE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "Counter",
+    "CsvDataset",
+    "RandomDataset",
     "bucket_by_sequence_length",
+    "cardinality",
     "choose_from_datasets",
+    "copy_to_device",
     "dense_to_sparse_batch",
+    "enumerate_dataset",
     "get_output_classes",
     "get_output_shapes",
     "get_output_types",
+    "get_single_element",
     "group_by_window",
     "ignore_errors",
+    "make_batched_features_dataset",
+    "make_csv_dataset",
     "map_and_batch",
+    "parallel_interleave",
+    "parse_example_dataset",
+    "prefetch_to_device",
+    "sample_from_datasets",
     "scan",
     "shuffle_and_repeat",
     "take_while",
@@ -43,7 +72,9 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
     calls = num_parallel_calls if num_parallel_calls is not None else num_parallel_batches
 
     def apply(dataset):
-        return dataset.map(map_func, calls).batch(batch_size, drop_remainder)
+        mapped = dataset.map(map_func, calls)
+        mapped._keeps_count = True  # TF's fused op keeps the cardinality (a map does not)
+        return mapped.batch(batch_size, drop_remainder)
 
     return apply
 

@@ -22,11 +22,17 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import errors
-from flowgraph.framework.operation import Tensor
 from flowgraph.io.tf_record import compression_name, read_file_bytes
 
 from .dataset import Dataset
-from .dataset_ops_sources import _STRING_SCALAR, _filenames, _string_scalar, _string_source
+from .dataset_ops_sources import (
+    _STRING_SCALAR,
+    _names,
+    _source_inputs,
+    _source_tensors,
+    _string_scalar,
+    _string_source,
+)
 
 __all__ = ["FixedLengthRecordDataset"]
 
@@ -44,7 +50,7 @@ class FixedLengthRecordDataset(Dataset):
 
     Parameters
     ----------
-    filenames : str, list of str, or string Tensor
+    filenames : str, list of str, string Tensor, or Dataset of scalar strings
         The files, read one after the other.
     record_bytes : int
         The size of each record.
@@ -75,11 +81,14 @@ class FixedLengthRecordDataset(Dataset):
         self._compression = compression_name(compression_type, "FixedLengthRecordDataset")
         self._structure = _STRING_SCALAR
 
+    def _inputs(self):
+        return _source_inputs(self._filenames)
+
     def _tensors(self):
-        return [self._filenames] if isinstance(self._filenames, Tensor) else []
+        return _source_tensors(self._filenames)
 
     def _iter(self, rc):
-        for name in _filenames(rc.resolve(self._filenames), "FixedLengthRecordDataset"):
+        for name in _names(self._filenames, rc, "FixedLengthRecordDataset"):
             data = read_file_bytes(name, self._compression, "FixedLengthRecordDataset")
             body = len(data) - self._header - self._footer
             if body < 0 or body % self._record:

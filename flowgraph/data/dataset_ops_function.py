@@ -208,12 +208,55 @@ def _fn_name(func) -> str:
     return "lambda" if name == "<lambda>" else name
 
 
+class FunctionGraph(Graph):
+    """The private graph of a traced function.
+
+    A tensor of another graph that an op here reads (a constant, placeholder or variable
+    of the graph the dataset is built in, or a tensor of an enclosing function) is
+    *captured*: it becomes a placeholder of this graph, and `captures` maps the outer
+    tensor to it. The dataset node lists the outer tensors among those its iterator's
+    initializer reads, so each run feeds the value they had when the iterator was
+    initialized, as TensorFlow's captured inputs do.
+    """
+
+    def __init__(self, outer: Graph) -> None:
+        super().__init__()
+        self.seed = outer.seed
+        self._building_function = True
+        self.captures: dict = {}
+
+    def capture(self, tensor: Tensor) -> Tensor:
+        """This graph's placeholder standing for the outer `tensor`."""
+        inner = self.captures.get(tensor)
+        if inner is None:
+            from flowgraph.framework import dtypes
+            from flowgraph.ops.array_ops import placeholder
+
+            if tensor.dtype.base_dtype == dtypes.resource:
+                raise ValueError(
+                    f"A tf.data function reads the resource '{tensor.name}' of the outer "
+                    "graph (a resource variable's handle); flowgraph captures values, not "
+                    "handles. Use a reference variable (TF1's default), or read the "
+                    "variable outside and pass the value through the dataset.")
+
+            with self.as_default(), self.control_dependencies(None), self.name_scope(None):
+                inner = placeholder(tensor.dtype, tensor.shape, name="captured")
+            self.captures[tensor] = inner
+        return inner
+
+    def create_op(self, op_type, inputs=(), attrs=None, name=None, dtypes=None):
+        inputs = [self.capture(t) if isinstance(t, Tensor) and t._op._graph is not self
+                  else t for t in inputs]
+        return super().create_op(op_type, inputs, attrs, name, dtypes)
+
+
 class TracedFunction:
     """A Python function traced once into a private graph, run per element.
 
     `input_structure` is the nested `ComponentSpec` of the arguments. After tracing,
     either `output_structure` (nested specs) describes the returned tensors, or
     `dataset` is the `Dataset` the function returned (for `interleave`/`flat_map`).
+    `captured` lists the outer tensors the function reads (see `FunctionGraph`).
     """
 
     def __init__(self, func, input_structure, what: str, expect_dataset: bool = False):
@@ -222,9 +265,7 @@ class TracedFunction:
         self.func = func
         self.what = what
         self.input_structure = input_structure
-        outer = get_default_graph()
-        self.graph = Graph()
-        self.graph.seed = outer.seed
+        self.graph = FunctionGraph(get_default_graph())
         from flowgraph.ops.array_ops import placeholder, sparse_placeholder
 
         with self.graph.as_default(), name_scope(f"{what}_{_fn_name(func)}"):
@@ -232,16 +273,7 @@ class TracedFunction:
             self.placeholders = [self._argument(s, i, placeholder, sparse_placeholder)
                                  for i, s in enumerate(specs)]
             args = pack_as(input_structure, self.placeholders)
-            try:
-                result = _call(func, args)
-            except ValueError as e:
-                if "from the same graph" in str(e):
-                    raise ValueError(
-                        f"{what}: the function {_describe_fn(func)} uses a tensor of the "
-                        "outer graph. Dataset functions are traced into their own graph "
-                        "here; pass the value through the dataset (e.g. Dataset.zip) or use "
-                        f"a Python/NumPy value instead. ({e})") from None
-                raise
+            result = _call(func, args)
             self.dataset = None
             if expect_dataset:
                 if not hasattr(result, "_iter") or not hasattr(result, "_structure"):
@@ -249,11 +281,16 @@ class TracedFunction:
                         f"{what}: the function {_describe_fn(func)} must return a "
                         f"tf.data.Dataset, but it returned {type(result).__name__}")
                 self.dataset = result
-                self.fetches = result._captured()
+                # what the returned dataset reads: tensors of this graph, or outer
+                # tensors (captured here too, so that one run hands them all over)
+                self.fetch_keys = result._captured()
+                self.fetches = [t if t._op._graph is self.graph else self.graph.capture(t)
+                                for t in self.fetch_keys]
                 self.output_structure = result._structure
             else:
                 self.output_structure, self.fetches = self._outputs(result)
         self.graph.finalize()
+        self.captured = list(self.graph.captures)
 
     @staticmethod
     def _argument(spec, i: int, placeholder, sparse_placeholder):
@@ -309,6 +346,8 @@ class TracedFunction:
 
                 v = SparseTensorValue(v.indices, v.values, v.dense_shape)
             feeds[ph] = v
+        for outer, inner in self.graph.captures.items():
+            feeds[inner] = rc.resolve(outer)
         out = sess.run(self.fetches, feeds)
         if self.dataset is not None:
             return out
@@ -318,8 +357,8 @@ class TracedFunction:
     def inner_context(self, rc: RunContext, flat_values) -> RunContext:
         """For a function returning a dataset: the context to iterate it on one element."""
         values = self.run(rc, flat_values)
-        inner = dict(zip(self.fetches, [np.asarray(v) if not isinstance(v, np.ndarray)
-                                        else v for v in values]))
+        inner = dict(zip(self.fetch_keys, [np.asarray(v) if not isinstance(v, np.ndarray)
+                                           else v for v in values]))
         for ph, v in zip(self.placeholders, flat_values):
             if getattr(ph, "window_source", False):
                 inner[ph] = v

@@ -16,8 +16,9 @@ into a bounded queue; the consumer (the ``IteratorGetNext`` kernel) takes them o
   order, after the elements produced before it.
 * The thread closes the input generators it started (files, inner threads) itself.
 
-Shuffle follows TensorFlow's algorithm: fill a buffer of `buffer_size` elements, then
-repeatedly hand out a uniformly chosen one and refill its slot from the input.
+Shuffle follows TensorFlow's algorithm and random stream (`ShuffleDataset._words`): fill
+a ring buffer of `buffer_size` elements, then repeatedly hand out one chosen by the next
+32-bit word of the pass's Philox stream and refill from the input.
 
 Example
 -------
@@ -32,14 +33,14 @@ Example
 from __future__ import annotations
 
 import queue
+import secrets
 import threading
-
-import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.graph import get_seed
 from flowgraph.framework.operation import Tensor
+from flowgraph.framework.philox import WordStream
 
 from .dataset import AUTOTUNE
 from .dataset_ops_structure import scalar_param, static_int
@@ -70,36 +71,50 @@ class ShuffleDataset(_Unary):
     def _tensors(self):
         return [self._buffer] if isinstance(self._buffer, Tensor) else []
 
-    def _rng(self, rc) -> np.random.Generator:
-        state = rc.node_state(self, lambda: {"epoch": 0,
-                                             "entropy": np.random.SeedSequence().entropy})
-        epoch = state["epoch"] if self._reshuffle else 0
-        state["epoch"] += 1
-        base = self._seeds if self._seeds is not None else (state["entropy"],)
-        return np.random.default_rng([*base, epoch])
+    def _words(self, rc) -> WordStream:
+        """The next stream of this run (TF's seed generators): with
+        `reshuffle_each_iteration`, each pass over the input (a `repeat` epoch) draws
+        its two seeds from a stream of the dataset's seeds; without, every pass uses the
+        dataset's seeds. A new iterator (initialization) starts over, as in TF; no seeds
+        at all (no graph seed, no op seed) means fresh random ones per run."""
+        state = rc.node_state(self, lambda: {
+            "seeds": self._seeds if self._seeds is not None and self._seeds != (0, 0)
+            else (secrets.randbits(63), secrets.randbits(63)), "generator": None})
+        seed, seed2 = state["seeds"]
+        if not self._reshuffle:
+            return WordStream(seed, seed2)
+        if state["generator"] is None:
+            state["generator"] = WordStream(seed, seed2)
+        generator = state["generator"]
+        return WordStream(generator.next(), generator.next())
 
     def _iter(self, rc):
         n = int(rc.resolve(self._buffer))
         if n <= 0:
             raise errors.InvalidArgumentError(
                 None, None, f"shuffle: buffer_size must be greater than zero, got {n}.")
-        rng = self._rng(rc)
+        words = self._words(rc)
         it = iter(self._input._iter(rc))
-        buf: list = []
+        # TF's ring buffer: slots [start, end) modulo n hold the elements not yet handed
+        # out; the one handed out is swapped with the slot at `start` before it advances.
+        ring: list = [None] * n
+        start = end = 0
         exhausted = False
         while True:
-            while not exhausted and len(buf) < n:
+            while not exhausted and end - start < n:
                 e = next(it, None)
                 if e is None:
                     exhausted = True
                 else:
-                    buf.append(e)
-            if not buf:
+                    ring[end % n] = e
+                    end += 1
+            if end == start:
                 return
-            i = int(rng.integers(len(buf)))
-            out = buf[i]
-            buf[i] = buf[-1]
-            buf.pop()
+            index = (start + words.next() % (end - start)) % n
+            out = ring[index]
+            ring[index] = ring[start % n]
+            ring[start % n] = None
+            start += 1
             yield out
 
 

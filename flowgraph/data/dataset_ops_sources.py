@@ -259,8 +259,37 @@ def _filenames(value, what: str) -> list[str]:
     return out
 
 
+def _names(source, rc, what: str):
+    """The file names of a `_string_source` value, at run time."""
+    if isinstance(source, Dataset):
+        for elem in source._iter(rc):
+            yield from _filenames(elem[0], what)
+    else:
+        yield from _filenames(rc.resolve(source), what)
+
+
+def _source_inputs(source) -> list:
+    return [source] if isinstance(source, Dataset) else []
+
+
+def _source_tensors(source) -> list:
+    return [source] if isinstance(source, Tensor) else []
+
+
 def _string_source(value, what: str):
-    """A file-name argument: a string Tensor, or a NumPy object array of str."""
+    """A file-name argument: a string Tensor, a NumPy object array of str, or (as in TF)
+    a `Dataset` of scalar strings, such as ``Dataset.list_files``'s."""
+    if isinstance(value, Dataset):
+        spec = value._structure
+        if not isinstance(spec, ComponentSpec) or spec.dtype.base_dtype != _dtypes.string:
+            types = map_structure(lambda s: s.dtype.name, spec)
+            raise TypeError(f"The `filenames` argument must contain `tf.string` elements. "
+                            f"Got a dataset of `tf.{types}` elements.")
+        if spec.shape.ndims != 0:
+            raise TypeError(f"The `filenames` argument must contain `tf.string` elements of "
+                            f"shape [] (i.e. scalars). Got a dataset of element shape "
+                            f"{spec.shape!r}.")
+        return value
     if isinstance(value, Tensor):
         if value.dtype.base_dtype != _dtypes.string:
             raise TypeError(f"{what}: `filenames` must be a string tensor, got "
@@ -280,7 +309,7 @@ class TextLineDataset(Dataset):
 
     Parameters
     ----------
-    filenames : str, list of str, or string Tensor
+    filenames : str, list of str, string Tensor, or Dataset of scalar strings
         The files, read one after the other.
     compression_type : {None, '', 'GZIP', 'ZLIB'}
         How the files are compressed.
@@ -312,11 +341,14 @@ class TextLineDataset(Dataset):
         self._buffer_size = int(buffer_size) if buffer_size else 256 * 1024
         self._structure = _STRING_SCALAR
 
+    def _inputs(self):
+        return _source_inputs(self._filenames)
+
     def _tensors(self):
-        return [self._filenames] if isinstance(self._filenames, Tensor) else []
+        return _source_tensors(self._filenames)
 
     def _iter(self, rc):
-        for name in _filenames(rc.resolve(self._filenames), "TextLineDataset"):
+        for name in _names(self._filenames, rc, "TextLineDataset"):
             yield from self._lines(name)
 
     def _open(self, name: str):

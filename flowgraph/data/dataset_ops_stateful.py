@@ -174,7 +174,8 @@ class ChooseFromDatasets(Dataset):
     """``choose_from_datasets``: the next element of ``datasets[c]`` for each int64 ``c``
     of `choice_dataset`; a choice of an exhausted dataset is skipped."""
 
-    def __init__(self, datasets, choice_dataset) -> None:
+    def __init__(self, datasets, choice_dataset, stop_on_empty: bool = False) -> None:
+        self._stop_on_empty = stop_on_empty  # end at the first exhausted dataset
         datasets = list(datasets)
         if not datasets:
             raise ValueError("choose_from_datasets: `datasets` must not be empty")
@@ -209,7 +210,7 @@ class ChooseFromDatasets(Dataset):
             elem = next(its[k], None)
             if elem is None:
                 done[k] = True
-                if all(done):
+                if all(done) or self._stop_on_empty:
                     return
                 continue
             yield elem

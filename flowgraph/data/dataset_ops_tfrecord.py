@@ -26,7 +26,14 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.io.tf_record import compression_name, iter_records, read_file_bytes
 
 from .dataset import Dataset
-from .dataset_ops_sources import _STRING_SCALAR, _filenames, _string_scalar, _string_source
+from .dataset_ops_sources import (
+    _STRING_SCALAR,
+    _names,
+    _source_inputs,
+    _source_tensors,
+    _string_scalar,
+    _string_source,
+)
 
 __all__ = ["TFRecordDataset"]
 
@@ -36,7 +43,7 @@ class TFRecordDataset(Dataset):
 
     Parameters
     ----------
-    filenames : str, list of str, or string Tensor
+    filenames : str, list of str, string Tensor, or Dataset of scalar strings
         The files, read one after the other.
     compression_type : {None, '', 'GZIP', 'ZLIB'}
         How the files are compressed.
@@ -65,11 +72,14 @@ class TFRecordDataset(Dataset):
         self._compression = compression_name(ctype, "TFRecordDataset")
         self._structure = _STRING_SCALAR
 
+    def _inputs(self):
+        return _source_inputs(self._filenames)
+
     def _tensors(self):
-        return [self._filenames] if isinstance(self._filenames, Tensor) else []
+        return _source_tensors(self._filenames)
 
     def _iter(self, rc):
-        for name in _filenames(rc.resolve(self._filenames), "TFRecordDataset"):
+        for name in _names(self._filenames, rc, "TFRecordDataset"):
             data = read_file_bytes(name, self._compression, "TFRecordDataset")
             for record in iter_records(data, name, "TFRecordDataset"):
                 yield (_string_scalar(record),)

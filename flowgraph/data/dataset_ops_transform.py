@@ -290,25 +290,25 @@ class PaddedBatchDataset(BatchDataset):
             self._pads = [None] * len(specs)
         else:
             values = _nested_like(input_dataset._structure, padding_values, "padding_values")
-            self._pads = [to_component(v, s) for v, s in zip(values, specs)]
-            for k, p in enumerate(self._pads):
-                if p.ndim != 0:
-                    raise ValueError(f"padding_values must be scalars, got shape {p.shape} "
-                                     f"for component {k}")
+            self._pads = [_padding_value(v, s) for v, s in zip(values, specs)]
         dim = _batch_dim(self._size, self._drop)
         self._structure = pack_as(input_dataset._structure, [
             ComponentSpec(s.dtype, TensorShape([dim]).concatenate(shape))
             for s, shape in zip(specs, self._shapes)])
 
+    def _tensors(self):
+        return super()._tensors() + [p for p in self._pads if isinstance(p, Tensor)]
+
     def _iter(self, rc):
         specs = flatten(self._input._structure)
+        pads = [rc.resolve(p) for p in self._pads]
         for buf in self._batches(rc):
             out = []
             for i, (spec, shape) in enumerate(zip(specs, self._shapes)):
                 parts = [e[i] for e in buf]
                 want = [d if d is not None else max(p.shape[j] for p in parts)
                         for j, d in enumerate(shape.as_list())]
-                pad = self._pads[i]
+                pad = pads[i]
                 if pad is None:
                     pad = b"" if spec.dtype == _dtypes.string else 0
                 elif isinstance(pad, np.ndarray):
@@ -323,6 +323,25 @@ class PaddedBatchDataset(BatchDataset):
                     arr[(k, *(slice(0, n) for n in p.shape))] = p if p.ndim else p[()]
                 out.append(arr)
             yield tuple(out)
+
+
+def _padding_value(value, spec):
+    """One component's padding value: a NumPy scalar, or a scalar graph Tensor (a constant
+    or a placeholder, read when the iterator is initialized) of the component's dtype."""
+    if isinstance(value, Tensor):
+        if value.dtype.base_dtype != spec.dtype.base_dtype:
+            raise TypeError(f"Invalid `padding_values`. `padding_values` values type "
+                            f"{value.dtype} does not match type {spec.dtype} of the "
+                            f"corresponding input component.")
+        if not value.shape.is_compatible_with(TensorShape([])):
+            raise ValueError(f"Invalid `padding_values`. `padding_values` values should be "
+                             f"scalars, but got {tuple(value.shape.as_list())}.")
+        return value
+    pad = to_component(value, spec)
+    if pad.ndim != 0:
+        raise ValueError(f"Invalid `padding_values`. `padding_values` values should be "
+                         f"scalars, but got {pad.shape}.")
+    return pad
 
 
 def _nested_like(structure, value, what: str) -> list:

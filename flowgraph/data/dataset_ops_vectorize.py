@@ -4,19 +4,20 @@
 `Session.run` each, tens of microseconds). When `f` is *elementwise* — every op that
 touches the element is applied independently per position, so adding a leading batch
 dimension to its inputs adds one to its outputs and changes nothing else — the batch
-node instead stacks `n` input elements and runs a second trace of `f`, made on
-placeholders with a leading ``None`` dimension, once::
+node instead stacks `n` input elements and runs, once, a copy of `f`'s graph imported
+on placeholders with a leading ``None`` dimension (the Python function is not called
+again)::
 
     per element:  e0 ─f─> y0, e1 ─f─> y1, ...          stack(y0..yn)
     fused:        stack(e0..en) ─f_batched─> (y0..yn)    one Session.run
 
-`f` qualifies when, in the batched trace, every op reading a batched tensor is in the
+`f` qualifies when, in the batched copy, every op reading a batched tensor is in the
 table below, the batched inputs of a binary op have identical element shapes (or the
 other input is unbatched and broadcasts only into trailing dimensions without changing
 the element shape), the input element shapes are fully known, and the outputs are
 all batched with the per-element trace's dtypes and shapes. Anything else (reshapes,
-reductions, random ops, shape-dependent Python) keeps the per-element path, as does a
-function whose batched trace raises.
+reductions, random ops) keeps the per-element path, as does a function whose batched
+copy fails shape inference.
 
 Example
 -------
@@ -33,8 +34,8 @@ from __future__ import annotations
 
 from flowgraph.framework.tensor_shape import TensorShape
 
-from .dataset_ops_function import TracedFunction
-from .dataset_ops_structure import ComponentSpec, flatten, map_structure
+from .dataset_ops_function import FunctionGraph, TracedFunction
+from .dataset_ops_structure import ComponentSpec, flatten, map_structure, pack_as
 
 _UNARY = frozenset({
     "Abs", "Cast", "Ceil", "Cos", "Elu", "Erf", "Exp", "Expm1", "Floor", "Identity",
@@ -105,6 +106,33 @@ def _binary_ok(op, flags) -> bool:
     return u.shape.ndims <= len(eb) and eb == out
 
 
+def _batched_copy(fn: TracedFunction, batched_in) -> TracedFunction:
+    """`fn`'s graph imported on batched placeholders (shapes inferred again). The Python
+    function is not called a second time: as in TensorFlow, it is traced exactly once."""
+    from flowgraph.framework.importer import import_graph_def
+    from flowgraph.ops.array_ops import placeholder
+
+    copy = object.__new__(TracedFunction)
+    copy.func, copy.what, copy.input_structure = fn.func, fn.what, batched_in
+    copy.dataset = None
+    copy.graph = FunctionGraph(fn.graph)
+    captured = list(fn.graph.captures.items())
+    with copy.graph.as_default():
+        copy.placeholders = [placeholder(s.dtype, s.shape, name=f"batched_arg{i}")
+                             for i, s in enumerate(flatten(batched_in))]
+        wanted = [t.name for t in fn.fetches] + [inner.name for _, inner in captured]
+        got = import_graph_def(
+            fn.graph.as_graph_def(), name="", return_elements=wanted,
+            input_map={p.name: b for p, b in zip(fn.placeholders, copy.placeholders)})
+    copy.fetches = got[:len(fn.fetches)]
+    copy.graph.captures = {outer: t for (outer, _), t in zip(captured, got[len(fn.fetches):])}
+    copy.captured = list(copy.graph.captures)
+    copy.output_structure = pack_as(fn.output_structure, [
+        ComponentSpec(t.dtype.base_dtype, t.shape) for t in copy.fetches])
+    copy.graph.finalize()
+    return copy
+
+
 def vectorize(fn: TracedFunction) -> TracedFunction | None:
     """A trace of `fn`'s function on batched inputs, if it is elementwise, else None."""
     if fn.dataset is not None:
@@ -118,8 +146,8 @@ def vectorize(fn: TracedFunction) -> TracedFunction | None:
         lambda s: ComponentSpec(s.dtype, TensorShape([None]).concatenate(s.shape)),
         fn.input_structure)
     try:
-        batched = TracedFunction(fn.func, batched_in, fn.what)
-    except Exception:  # shape-dependent Python, unsupported ops: keep the per-element path
+        batched = _batched_copy(fn, batched_in)
+    except Exception:  # shape functions that reject a batch: keep the per-element path
         return None
     want = flatten(fn.output_structure)
     got = flatten(batched.output_structure)

@@ -252,9 +252,13 @@ class BucketBySequenceLengthDataset(GroupByWindowDataset):
     def _window_size(self, rc, key) -> int:
         return self._sizes[int(key)]
 
+    def _tensors(self):
+        # graph tensors the bucket batchings read (padding values given as tensors)
+        return [t for b in self._buckets for t in b._captured()]
+
     def _reduced(self, rc, key, elements):
         values = _as_window_values(elements)
-        ctx = rc.child(dict(zip(self._sources, values)))
+        ctx = rc.child({**rc.values, **dict(zip(self._sources, values))})
         yield from self._buckets[key]._iter(ctx)
 
     def _iter(self, rc):

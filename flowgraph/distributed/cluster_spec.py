@@ -15,7 +15,12 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.distributed.cluster_protos import ClusterDef, cluster_def_from_spec
+
 __all__ = ["ClusterSpec"]
+
+_NOT_A_CLUSTER = ("`cluster` must be a dictionary mapping one or more job names to lists "
+                  "of network addresses, or a `ClusterDef` protocol buffer")
 
 
 def _job_table(job: str, tasks) -> dict[int, str]:
@@ -27,10 +32,9 @@ def _job_table(job: str, tasks) -> dict[int, str]:
         except (TypeError, ValueError):
             raise ValueError(f"ClusterSpec job {job!r}: task indices must be integers; got "
                              f"{list(tasks)!r}") from None
-    else:
-        raise TypeError(f"ClusterSpec job {job!r} must map to a list of 'host:port' "
-                        f"addresses or a dict {{task_index: address}}; got "
-                        f"{type(tasks).__name__}: {tasks!r}")
+    else:  # (TensorFlow's words, then what was found)
+        raise TypeError(f"The tasks for job {job!r} must be a list or a dictionary from "
+                        f"integers to strings; got {type(tasks).__name__}: {tasks!r}")
     for index, address in table.items():
         if not isinstance(address, str):  # TensorFlow: TypeError
             raise TypeError(f"ClusterSpec job {job!r} task {index}: the address must be a "
@@ -46,18 +50,20 @@ class ClusterSpec:
 
     Parameters
     ----------
-    cluster : dict, ClusterSpec or None
-        Job name -> list of addresses, or -> dict ``{task_index: address}``.
+    cluster : dict, ClusterSpec, ClusterDef or None
+        Job name -> list of addresses, or -> dict ``{task_index: address}``; or the
+        `tf.train.ClusterDef` message (`as_cluster_def`).
     """
 
     def __init__(self, cluster=None) -> None:
         if cluster is None:
             cluster = {}
+        elif isinstance(cluster, ClusterDef):
+            cluster = {job.name: dict(job.tasks) for job in cluster.job}
         elif not isinstance(cluster, dict) and hasattr(cluster, "as_dict"):
             cluster = cluster.as_dict()
         if not isinstance(cluster, dict):
-            raise TypeError(f"ClusterSpec needs a dict of job name -> addresses (or a "
-                            f"ClusterSpec); got {type(cluster).__name__}: {cluster!r}")
+            raise TypeError(f"{_NOT_A_CLUSTER}; got {type(cluster).__name__}: {cluster!r}")
         self._jobs: dict[str, dict[int, str]] = {}
         for job, tasks in cluster.items():
             if not isinstance(job, str):
@@ -97,6 +103,17 @@ class ClusterSpec:
             dense = sorted(table) == list(range(len(table)))
             out[job] = [table[i] for i in sorted(table)] if dense else dict(sorted(table.items()))
         return out
+
+    def as_cluster_def(self) -> ClusterDef:
+        """The cluster as TensorFlow's ``ClusterDef`` message (what ``ServerDef`` holds).
+
+        >>> d = ClusterSpec({"ps": ["a:1"], "worker": {2: "b:2"}}).as_cluster_def()
+        >>> [(job.name, dict(job.tasks)) for job in d.job]
+        [('ps', {0: 'a:1'}), ('worker', {2: 'b:2'})]
+        >>> ClusterSpec(d).as_dict()
+        {'ps': ['a:1'], 'worker': {2: 'b:2'}}
+        """
+        return cluster_def_from_spec(self)
 
     def _table(self, job_name: str) -> dict[int, str]:
         if job_name not in self._jobs:

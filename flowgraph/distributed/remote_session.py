@@ -48,8 +48,12 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
+import contextvars
+import logging
 import random
 import threading
+import time
 import uuid
 
 import numpy as np
@@ -82,13 +86,40 @@ from flowgraph.runtime.config import ConfigProto
 from flowgraph.runtime.fetch import FetchMapper, fetch_key
 from flowgraph.runtime.session import Session
 
-__all__ = ["RemoteSession"]
+__all__ = ["RemoteSession", "no_start_wait"]
+
+logger = logging.getLogger("flowgraph")
 
 _RemoteDevice = collections.namedtuple("_RemoteDevice",
                                        ["name", "device_type", "memory_limit_bytes"])
 _STATUS_TIMEOUT_S = 10.0
 _RPC_GRACE_S = 2.0
 _CLOSE_WAIT_S = 1.0
+_START_POLL_S = (0.05, 1.0)  # first and longest pause between tries of a task not up yet
+_START_LOG_S = 10.0  # how often the wait for such a task is logged
+# How a call to a task that is not up yet fails (nothing listens on its port, or its
+# host name does not resolve yet); any other failure (TLS, a refused token) is final.
+_NOT_STARTED = ("Connection refused", "DNS resolution failed", "Name or service not known")
+# Whether a session waits for tasks that are not up yet (`no_start_wait`).
+_START_WAIT = contextvars.ContextVar("flowgraph_start_wait", default=True)
+
+
+@contextlib.contextmanager
+def no_start_wait():
+    """Sessions created or run inside fail at once with `UnavailableError` when a task
+    they need is not up yet, instead of waiting for it (up to the operation deadline):
+    for callers that retry on their own, such as `MonitoredSession` with its
+    ``max_wait_secs``.
+
+    >>> with no_start_wait():
+    ...     _START_WAIT.get()
+    False
+    """
+    token = _START_WAIT.set(False)
+    try:
+        yield
+    finally:
+        _START_WAIT.reset(token)
 
 
 class RemoteSession(Session):
@@ -115,8 +146,12 @@ class RemoteSession(Session):
         self._bfloat16 = bool(getattr(graph_options, "enable_bfloat16_sendrecv", False))
         master = TaskClient(address, self._target, self._timeout_s, self._security,
                             in_process=True)
-        status, _ = master.call("GetStatus", {},
-                                timeout_s=min(self._timeout_s, _STATUS_TIMEOUT_S))
+        # Tasks not reached yet may still be starting: as TensorFlow's session creation,
+        # calls to them are tried again until the operation deadline (`_until_started`).
+        self._reached: set = set()
+        status, _ = self._until_started(
+            self._target, lambda: master.call(
+                "GetStatus", {}, timeout_s=min(self._timeout_s, _STATUS_TIMEOUT_S)))
         self._cluster = status["cluster"]
         self._master_task = master.task_name = task_name(status["job"], int(status["task"]))
         self._clients = {self._master_task: master}
@@ -406,8 +441,9 @@ class RemoteSession(Session):
         """The task's handle for `graph_def`, registering it once per session."""
         handle = graph_handle(graph_def)
         if (task, handle) not in self._registered:
-            reply, _ = self._client(task).call("RegisterGraph", {"graph_def": graph_def,
-                                                                 "session": self._scope})
+            client = self._client(task)
+            reply, _ = self._until_started(task, lambda: client.call(
+                "RegisterGraph", {"graph_def": graph_def, "session": self._scope}))
             known = self._incarnations.setdefault(task, reply.get("incarnation"))
             if known != reply.get("incarnation"):
                 raise errors.AbortedError(
@@ -416,6 +452,43 @@ class RemoteSession(Session):
                     "(MonitoredSession does so by itself).")
             self._registered[(task, handle)] = reply["handle"]
         return self._registered[(task, handle)]
+
+    def _until_started(self, task: str, call):
+        """``call()``, the first call of this session to `task`; while the task is
+        not started yet (connections refused, its name not resolved), tried again with
+        growing pauses until the session's operation deadline
+        (``ConfigProto(operation_timeout_in_ms=)``, else 60 s), as TensorFlow's session
+        creation waits for the cluster's tasks (it waits forever; this gives up with
+        the last `UnavailableError`, saying how long it waited). A task reached once
+        fails its later calls at once: a task that went down mid-training is an error for
+        the step, not something to wait for. Inside `no_start_wait`, no wait."""
+        if task in self._reached:
+            return call()
+        pause, logged, began = _START_POLL_S[0], time.monotonic(), time.monotonic()
+        tries, give_up = 0, began + self._timeout_s
+        while True:
+            try:
+                result = call()
+            except errors.UnavailableError as e:
+                now = time.monotonic()
+                if (not _START_WAIT.get() or now >= give_up
+                        or not any(sign in e.message for sign in _NOT_STARTED)):
+                    if tries:
+                        raise errors.UnavailableError(
+                            None, None, f"{e.message} (waited {now - began:.1f} s for it to "
+                            "start)") from None
+                    raise
+                tries += 1
+                if now - logged >= _START_LOG_S:
+                    logger.info("Still waiting for task %s to start (%.0f s so far; the "
+                                "session gives up after %.0f s)", task, now - began,
+                                self._timeout_s)
+                    logged = now
+                time.sleep(min(pause, give_up - now))
+                pause = min(2 * pause, _START_POLL_S[1])
+                continue
+            self._reached.add(task)
+            return result
 
     def _fixed(self, stage) -> dict:
         """The parts of `stage`'s RunStage header that every step repeats, made once (and
@@ -533,6 +606,48 @@ class RemoteSession(Session):
             client.call(method, header, None, min(self._timeout_s, timeout_s))
         except errors.OpError:
             pass
+
+    @staticmethod
+    def reset(target, containers=None, config=None) -> None:
+        """Clear the resource containers (variables, queues, tables...) of every task of
+        `target`'s cluster, all of them when `containers` is None (``tf.Session.reset``);
+        a session that runs later sees its variables uninitialized.
+
+        >>> import flowgraph as tf
+        >>> from flowgraph.distributed import Server
+        >>> server = Server.create_local_server()
+        >>> with tf.Graph().as_default():
+        ...     v = tf.Variable(1.0)
+        ...     with tf.Session(server.target) as sess:
+        ...         sess.run(v.initializer)
+        ...     tf.Session.reset(server.target)
+        ...     with tf.Session(server.target) as sess:
+        ...         print(sess.run(tf.is_variable_initialized(v)))
+        False
+        >>> server.stop()
+        """
+        text = target.decode() if isinstance(target, bytes) else target
+        config = config or ConfigProto()
+        address = to_grpc_address(text)
+        security = Security.from_config(config, fallback=local_security(address))
+        client = TaskClient(address, text, DEFAULT_TIMEOUT_S, security, in_process=True)
+        try:
+            status, _ = client.call("GetStatus", {}, timeout_s=_STATUS_TIMEOUT_S)
+        finally:
+            client.close()
+        for job, tasks in sorted(status["cluster"].items()):
+            indices = (range(len(tasks)) if isinstance(tasks, list)
+                       else sorted(int(i) for i in tasks))
+            for i in indices:
+                where = tasks[i] if isinstance(tasks, list) else (
+                    tasks.get(i) or tasks.get(str(i)))
+                peer = TaskClient(where, task_name(job, i), DEFAULT_TIMEOUT_S, security,
+                                  in_process=True)
+                try:
+                    peer.call("CleanupStep", {"reset": list(containers or [])},
+                              timeout_s=_STATUS_TIMEOUT_S)
+                finally:
+                    peer.close()
 
     # -- unsupported parts of Session --------------------------------------------------
     def partial_run_setup(self, fetches, feeds=None) -> str:

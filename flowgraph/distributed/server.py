@@ -33,6 +33,7 @@ import os
 import socket
 
 from flowgraph.distributed import direct
+from flowgraph.distributed.cluster_protos import ClusterDef, ServerDef
 from flowgraph.distributed.cluster_spec import ClusterSpec
 from flowgraph.distributed.rpc import (
     SERVER_OPTIONS,
@@ -54,22 +55,28 @@ _THREADS = 16
 
 
 def _pick_task(cluster: ClusterSpec, job_name, task_index) -> tuple[str, int]:
+    """The server's job and task, checked with TensorFlow's error types and words (then
+    what flowgraph found)."""
     if job_name is None:
         if len(cluster.jobs) != 1:
-            raise ValueError(f"tf.train.Server: the cluster has jobs {cluster.jobs}; pass "
-                             "job_name= to say which one this server is a task of.")
+            raise ValueError(f"Must specify an explicit `job_name`. (tf.train.Server: the "
+                             f"cluster has jobs {cluster.jobs}; pass job_name= to say which "
+                             "one this server is a task of.)")
         job_name = cluster.jobs[0]
     if job_name not in cluster.jobs:
-        raise ValueError(f"tf.train.Server: job_name {job_name!r} is not a job of the "
-                         f"cluster {cluster.as_dict()}")
+        raise errors.InternalError(None, None, f'Job "{job_name}" was not defined in '
+                                   f"cluster (tf.train.Server: its jobs are {cluster.jobs})")
     if task_index is None:
         if cluster.num_tasks(job_name) != 1:
-            raise ValueError(f"tf.train.Server: job {job_name!r} has "
-                             f"{cluster.num_tasks(job_name)} tasks; pass task_index=.")
+            raise ValueError(f"Must specify an explicit `task_index`. (tf.train.Server: job "
+                             f"{job_name!r} has {cluster.num_tasks(job_name)} tasks; pass "
+                             "task_index=.)")
         task_index = cluster.task_indices(job_name)[0]
-    cluster.task_address(job_name, int(task_index))  # ValueError for a missing task
+    if int(task_index) not in cluster.task_indices(job_name):
+        raise errors.InternalError(
+            None, None, f'Task {int(task_index)} was not defined in job "{job_name}" '
+            f"(tf.train.Server: its tasks are {cluster.task_indices(job_name)})")
     return job_name, int(task_index)
-
 
 
 def stage_threads(config=None, environ=None) -> int:
@@ -131,8 +138,9 @@ class Server:
 
     Parameters
     ----------
-    server_or_cluster_def : ClusterSpec or dict
-        The cluster (a `RunConfig.cluster_spec` works too).
+    server_or_cluster_def : ClusterSpec, dict, ClusterDef or ServerDef
+        The cluster (a `RunConfig.cluster_spec` works too); a ``ServerDef`` also gives
+        the job, task and protocol where the arguments leave them out.
     job_name, task_index : str, int, optional
         Which task this is; may be left out when the cluster (job) has one task.
     protocol : str, optional
@@ -148,9 +156,22 @@ class Server:
     def __init__(self, server_or_cluster_def, job_name: str | None = None,
                  task_index: int | None = None, protocol: str | None = None, config=None,
                  start: bool = True) -> None:
-        if protocol not in (None, "grpc"):
-            raise ValueError(f"tf.train.Server: protocol {protocol!r} is not supported; "
-                             "use 'grpc'.")
+        if isinstance(server_or_cluster_def, ServerDef):
+            given = server_or_cluster_def
+            server_or_cluster_def = given.cluster
+            job_name = job_name if job_name is not None else (given.job_name or None)
+            task_index = task_index if task_index is not None else given.task_index
+            protocol = protocol if protocol is not None else (given.protocol or None)
+        if protocol not in (None, "grpc"):  # (TensorFlow's type and first words)
+            raise errors.NotFoundError(
+                None, None, f"No server factory registered for the given ServerDef: "
+                f"protocol {protocol!r} (flowgraph's servers speak 'grpc' only).")
+        if not isinstance(server_or_cluster_def, (dict, ClusterSpec, ClusterDef)) and not (
+                hasattr(server_or_cluster_def, "as_dict")):
+            raise TypeError("Could not convert `server_or_cluster_def` to a "
+                            "`tf.train.ServerDef` or `tf.train.ClusterSpec`; got "
+                            f"{type(server_or_cluster_def).__name__}: "
+                            f"{server_or_cluster_def!r}")
         grpc = import_grpc()
         cluster = ClusterSpec(server_or_cluster_def)
         self._job, self._task = _pick_task(cluster, job_name, task_index)
@@ -193,12 +214,13 @@ class Server:
 
     @staticmethod
     def create_local_server(config=None, start: bool = True) -> Server:
-        """A single-task server on a free loopback port (job ``local``, task 0).
+        """A single-task server on a free loopback port (job ``localhost``, task 0, as
+        TensorFlow names it).
 
         >>> Server.create_local_server(start=False).target.startswith("grpc://localhost:")
         True
         """
-        return Server({"local": ["localhost:0"]}, job_name="local", task_index=0,
+        return Server({"localhost": ["localhost:0"]}, job_name="localhost", task_index=0,
                       config=config, start=start)
 
     @property
@@ -207,10 +229,15 @@ class Server:
         return f"grpc://{self._address}"
 
     @property
-    def server_def(self) -> dict:
-        """The cluster, job and task of this server (a dict, not a protobuf)."""
-        return {"cluster": self._cluster.as_dict(), "job_name": self._job,
-                "task_index": self._task, "protocol": "grpc"}
+    def server_def(self) -> ServerDef:
+        """This server's ``tf.train.ServerDef``: its cluster, job, task and protocol.
+
+        >>> s = Server.create_local_server(start=False)
+        >>> s.server_def.job_name, s.server_def.task_index, s.server_def.protocol
+        ('localhost', 0, 'grpc')
+        """
+        return ServerDef(cluster=self._cluster.as_cluster_def(), job_name=self._job,
+                         task_index=self._task, protocol="grpc")
 
     def start(self) -> None:
         """Start serving (a no-op if already started)."""

@@ -78,9 +78,10 @@ from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.ops import math_ops, state_ops
 from flowgraph.ops.array_index_ops import where
 from flowgraph.ops.array_shape_ops import fill, reshape, shape, zeros, zeros_like
+from flowgraph.ops.control_flow_cond import cond
 from flowgraph.ops.control_flow_ops import group, no_op
 from flowgraph.ops.data_flow_ops import FIFOQueue
-from flowgraph.ops.variables import Variable
+from flowgraph.ops.variables import Variable, global_variables, report_uninitialized_variables
 
 __all__ = ["sync_replicas_optimizer_class"]
 
@@ -122,6 +123,7 @@ class _SyncReplicasOptimizer:
         self._gradients_applied = False
         self._global_step = None
         self._sync_token_queue = self._ready_queue = None
+        self._accumulators: list = []
         self._chief_sync_op = self._chief_take_op = None
         self._counter_init_op = None
         self._local_step = None
@@ -159,10 +161,14 @@ class _SyncReplicasOptimizer:
                 self._local_step = self._make_local_step(graph, anchor, step_dtype)
                 accumulators = []
                 for _, var in pairs:
+                    # In no collection, as TF's accumulators are no variables: a
+                    # checkpoint holds the model only (TF's checkpoints restore into
+                    # this graph); the chief's init tokens op initializes them.
                     with graph.device(var.device), graph.colocate_with(var.op):
                         accumulators.append(Variable(
                             zeros(var.shape, var.dtype.base_dtype), trainable=False,
-                            name=f"{var.op.name}/sync_accumulator"))
+                            name=f"{var.op.name}/sync_accumulator", collections=[]))
+                self._accumulators = accumulators
                 with graph.device(global_step.device), graph.colocate_with(global_step.op):
                     tokens = FIFOQueue(-1, [step_dtype], shapes=[[]],
                                        shared_name=f"{self._name}_token_q",
@@ -185,8 +191,23 @@ class _SyncReplicasOptimizer:
                 self._ready_queue = ready
                 train_op = self._worker_op(grads, accumulators, ready, tokens)
                 self._chief_sync_op = self._chief_op(pairs, accumulators, ready, tokens)
+            # (TF's names for the manual set-up: Supervisor(local_init_op=...,
+            # ready_for_local_init_op=...), chief_init_op, get_chief_queue_runner)
+            with graph.control_dependencies(None):
+                self.ready_for_local_init_op = report_uninitialized_variables(
+                    global_variables())
+                self.chief_init_op = group(self.local_step_init_op)
         self._gradients_applied = True
         return train_op
+
+    def get_chief_queue_runner(self):
+        """What the chief starts (``Supervisor.start_queue_runners(sess, [qr])`` or
+        ``qr.create_threads(sess, coord, start=True)``) in TF1's manual set-up without
+        `make_session_run_hook`: the aggregation loop when the state is on several tasks;
+        nothing to run when the pushes aggregate (one task), so no thread then."""
+        if not self._gradients_applied:
+            raise ValueError("Should be called after apply_gradients().")
+        return _ChiefQueueRunner(self)
 
     def _make_local_step(self, graph, anchor, step_dtype):
         """This worker's local step, beside the global step when the worker's device
@@ -289,8 +310,13 @@ class _SyncReplicasOptimizer:
             raise ValueError(f"Too few tokens to finish the first step: {num_tokens} (given) "
                              f"vs {needed} (needed)")
         counter = self._counter_init_op  # the pushes aggregate: their lock, put once
+        if counter is None:  # the chief loop aggregates: accumulators made once
+            graph = self._global_step.graph
+            with graph.control_dependencies(None):
+                counter = group(*[_initialize_once(acc) for acc in self._accumulators],
+                                name="init_accumulators")
         if num_tokens <= 0:
-            return counter if counter is not None else no_op(name="no_init_tokens")
+            return counter
         graph = self._global_step.graph
         with graph.device(self._global_step.device):
             tokens = self._sync_token_queue.enqueue_many(
@@ -354,19 +380,7 @@ class _SyncReplicasHook:
         self._thread.start()
 
     def _aggregate(self, session, coord) -> None:
-        while not self._stop.is_set():
-            try:
-                try:
-                    session.run(self._opt._chief_sync_op)
-                except errors.DeadlineExceededError:  # no gradients within _POLL_MS
-                    continue
-            except Exception as e:  # the training loop must learn that no step will come
-                if self._stop.is_set():
-                    return
-                logger.error("SyncReplicasOptimizer: the chief's aggregation failed: %s", e)
-                if coord is not None:
-                    coord.request_stop(e)
-                return
+        _aggregate(session, self._opt._chief_sync_op, self._stop, coord)
 
     def end(self, session) -> None:
         self._stop_thread()
@@ -378,6 +392,71 @@ class _SyncReplicasHook:
         if self._thread is not None:
             self._thread.join(timeout=2 * _POLL_MS / 1000 + 5)
             self._thread = None
+
+
+def _initialize_once(var):
+    """`var`'s initializer, run only while `var` is uninitialized (a restarted chief
+    keeps the workers' partial sums, as TF's accumulators outlive it)."""
+    graph = var.graph
+    with graph.colocate_with(var.op), graph.device(var.device):
+        # (the assign is built inside the branch, so that the cond gates it)
+        return cond(state_ops.is_variable_initialized(var), no_op,
+                    lambda: state_ops.assign(var, zeros(var.shape, var.dtype.base_dtype)).op,
+                    name="init_once").op
+
+
+def _aggregate(session, sync_op, stop: threading.Event, coord) -> None:
+    """The chief's aggregation loop: run `sync_op` until `stop` is set (or `coord` asks
+    to stop); a failure stops the coordinator, so that training learns no step will
+    come."""
+    while not stop.is_set() and not (coord is not None and coord.should_stop()):
+        try:
+            try:
+                session.run(sync_op)
+            except errors.DeadlineExceededError:  # no gradients within _POLL_MS
+                continue
+        except Exception as e:
+            if stop.is_set():
+                return
+            logger.error("SyncReplicasOptimizer: the chief's aggregation failed: %s", e)
+            if coord is not None:
+                coord.request_stop(e)
+            return
+
+
+class _ChiefQueueRunner:
+    """`SyncReplicasOptimizer.get_chief_queue_runner`'s runner (the parts of
+    ``tf.train.QueueRunner`` that ``Supervisor.start_queue_runners`` and
+    ``tf.train.start_queue_runners`` use)."""
+
+    def __init__(self, optimizer) -> None:
+        self._opt = optimizer
+        self.queue = optimizer._sync_token_queue
+        sync_op = optimizer._chief_sync_op
+        self.enqueue_ops = [sync_op] if sync_op is not None else []
+        self.close_op = self.cancel_op = None
+        self.queue_closed_exception_types = (errors.OutOfRangeError,)
+        self.exceptions_raised: list = []
+        self._stop = threading.Event()
+
+    @property
+    def name(self) -> str:
+        return self.queue.name
+
+    def create_threads(self, sess, coord=None, daemon: bool = False,
+                       start: bool = False) -> list:
+        """The aggregation thread (none when the pushes aggregate), started with
+        `start`; it ends when `coord` asks to stop."""
+        if not self.enqueue_ops:
+            return []
+        thread = threading.Thread(target=_aggregate,
+                                  args=(sess, self.enqueue_ops[0], self._stop, coord),
+                                  name="sync-replicas-chief", daemon=daemon)
+        if coord is not None:
+            coord.register_thread(thread)
+        if start:
+            thread.start()
+        return [thread]
 
 
 _CLASSES: dict = {}

@@ -345,11 +345,22 @@ class TaskService:
     def CleanupStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         """Drop the stores of ``step_id`` and of the ids in ``step_ids``; with
         ``release`` (a closing session's scope), what that session registered: see
-        `release_session`."""
+        `release_session`; with ``reset`` (a list of container names, all when empty),
+        clear those resource containers (`RemoteSession.reset`)."""
         ids = [header["step_id"]] if "step_id" in header else []
         with self._lock:
             for sid in ids + list(header.get("step_ids", [])):
                 self._steps.pop(int(sid), None)
+        if "reset" in header:  # `tf.Session.reset(target, containers)`: a write
+            with self._lock:
+                self._writes[0] += 1
+            try:
+                manager_for_target(self.resource_target).clear(
+                    [str(c) for c in header["reset"]] or None)
+            finally:
+                with self._lock:
+                    self._writes[1] += 1
+            return {}, {}
         if header.get("release"):
             return {"released": self.release_session(str(header["release"]))}, {}
         return {}, {}

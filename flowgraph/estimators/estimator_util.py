@@ -213,7 +213,7 @@ def mean_metric(values, name: str = "mean"):
         update_total = state_ops.assign_add(total, math_reduce.reduce_sum(values))
         # The count must depend on the batch: a step that fails on end of input
         # (OutOfRangeError) may still run ops that do not.
-        n = math_ops.cast(array_ops.size(values), dtypes.float64)
+        n = math_ops.cast(array_ops.size(values, optimize=False), dtypes.float64)
         update_count = state_ops.assign_add(count, n)
         with control_dependencies([update_total, update_count]):
             update = math_ops.cast(update_total / math_ops.maximum(update_count, 1.0),

@@ -39,10 +39,16 @@ GRAPH_DEF_VERSION_MIN_CONSUMER = 0
 GRAPH_DEF_VERSION_MIN_PRODUCER = 0
 
 
+# Set by `tf.enable_resource_variables()` / `tf.disable_resource_variables()`
+# (flowgraph/compat/switches.py); read when a variable is created.
+RESOURCE_VARIABLES = [False]
+
+
 def resource_variables_enabled() -> bool:
-    """False: flowgraph's variables are TF1 ref variables (``tf.Variable`` is
-    ``VariableV2``), never resource variables."""
-    return False
+    """Whether a variable created without ``use_resource`` is a resource variable
+    (``VarHandleOp``) rather than a TF1 reference variable (``VariableV2``): False until
+    `tf.enable_resource_variables()`."""
+    return RESOURCE_VARIABLES[0]
 
 
 def control_flow_v2_enabled() -> bool:

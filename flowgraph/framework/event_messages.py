@@ -172,9 +172,20 @@ class VersionDef(Message):
               (3, "bad_consumers", "int32", True))
 
 
+class FunctionDefLibrary(Message):
+    """A GraphDef's function library. flowgraph runs no graph functions: each
+    ``FunctionDef`` / ``GradientDef`` / registered gradient is kept as its serialized
+    bytes, so that a GraphDef read from TensorFlow is written back unchanged."""
+
+    PROTO_NAME = "tensorflow.FunctionDefLibrary"
+    FIELDS = ((1, "function", "bytes", True), (2, "gradient", "bytes", True),
+              (3, "registered_gradients", "bytes", True))
+
+
 class GraphDef(Message):
     PROTO_NAME = "tensorflow.GraphDef"
-    FIELDS = ((1, "node", NodeDef, True), (4, "versions", VersionDef, False))
+    FIELDS = ((1, "node", NodeDef, True), (2, "library", FunctionDefLibrary, False),
+              (3, "version", "int32", False), (4, "versions", VersionDef, False))
 
 
 class NodeExecStats(Message):

@@ -736,8 +736,10 @@ class Graph:
 
     # -- seeds ------------------------------------------------------------------------
     def _next_op_seed(self) -> int:
+        # As TF 2.15: the graph's seedless random ops take 0, 1, 2, ... in creation order
+        seed = self._last_op_seed
         self._last_op_seed += 1
-        return self._last_op_seed
+        return seed
 
     # -- serialization ----------------------------------------------------------------
     def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
@@ -837,15 +839,40 @@ def get_seed(op_seed: int | None) -> tuple[int | None, int | None]:
     if graph_seed is not None:
         if op_seed is None:
             op_seed = graph._next_op_seed()
-        return graph_seed, op_seed
-    if op_seed is not None:
-        return 87654321, op_seed
-    return None, None
+        seeds = _truncate_seed(graph_seed), _truncate_seed(op_seed)
+    elif op_seed is not None:
+        seeds = 87654321, _truncate_seed(op_seed)
+    else:
+        return None, None
+    # (0, 0) would mean "unseeded" to the kernels: TF keeps the pair deterministic
+    return (0, _MAXINT32) if seeds == (0, 0) else seeds
+
+
+_MAXINT32 = 2**31 - 1
+
+
+def _truncate_seed(seed: int) -> int:
+    """A seed folded into [0, 2**31 - 1), as TensorFlow folds it."""
+    return int(seed) % _MAXINT32
 
 
 def set_random_seed(seed: int | None) -> None:
     """Set the graph-level random seed of the default graph."""
     get_default_graph().seed = seed
+
+
+def graph_for(values) -> Graph:
+    """The graph that ops reading `values` go to: the default graph while it builds a
+    function (a ``tf.data`` function's graph, which captures tensors of other graphs),
+    else the graph of the first value that has one, else the default graph."""
+    graph = get_default_graph()
+    if graph.building_function:
+        return graph
+    for v in values:
+        g = getattr(v, "graph", None)
+        if isinstance(g, Graph):
+            return g
+    return graph
 
 
 class name_scope:
@@ -883,12 +910,7 @@ class name_scope:
                 f"At least one of name ({self._name}) and default_name "
                 f"({self._default_name}) must be provided."
             )
-        graph = get_default_graph()
-        for v in self._values or ():
-            g = getattr(v, "graph", None)
-            if isinstance(g, Graph):
-                graph = g
-                break
+        graph = graph_for(self._values or ())
         stack = contextlib.ExitStack()
         try:
             if graph is not get_default_graph():

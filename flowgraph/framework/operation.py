@@ -12,6 +12,8 @@ import os
 import sys
 from typing import Any
 
+import numpy as np
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.session_stack import get_default_session
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
@@ -84,8 +86,9 @@ class Operation:
         return self._graph
 
     @property
-    def inputs(self) -> list[Tensor]:
-        return list(self._inputs)
+    def inputs(self) -> tuple[Tensor, ...]:
+        """The op's input tensors (a tuple, as TensorFlow 2.15 returns them)."""
+        return tuple(self._inputs)
 
     @property
     def outputs(self) -> list[Tensor]:
@@ -144,31 +147,35 @@ class Operation:
         return [f"loc:@{n}".encode() for n in (self._colocation or (self._name,))]
 
     def get_attr(self, name: str):
-        """The value of attribute `name` (ValueError if the op has no such attribute);
-        string attributes read as ``bytes`` (``b"SAME"``), as in TensorFlow.
+        """The value of attribute `name` (ValueError if the op has no such attribute), of
+        the Python type TensorFlow's ``get_attr`` gives: ``bytes`` for strings
+        (``b"SAME"``), `DType` for types, ``TensorShapeProto`` for shapes, ``TensorProto``
+        for tensors (``Const``'s ``value``), floats rounded to float32, lists of these.
 
-        ``'_class'`` gives the colocation groups set by ``tf.colocate_with``; ``'T'``,
-        when the op type declares no such attribute, gives the dtype of the first input
-        (or output), which is what TensorFlow's ``T`` type attribute holds.
+        ``'_class'`` gives the colocation groups set by ``tf.colocate_with``. A type or
+        count attribute that flowgraph derives from the inputs (``T``, ``Tshape``,
+        ``Index``, ...) is read from the op's `node_def`, as TensorFlow stores it.
         """
         try:
             value = self._attrs[name]
         except KeyError:
             pass
         else:
-            if isinstance(value, str):  # TensorFlow's string attributes read as bytes
-                return value.encode("utf-8")
-            if isinstance(value, list | tuple) and value and \
-                    all(isinstance(v, str) for v in value):
-                return [v.encode("utf-8") for v in value]
-            return value
+            return _tf_attr_value(value)
         if name == "_class" and self._colocation:
             return [f"loc:@{n}".encode() for n in self._colocation]
-        if name == "T":
-            first = self._inputs[0] if self._inputs else (
-                self._outputs[0] if self._outputs else None)
-            if first is not None:
-                return first.dtype.base_dtype
+        if name == "T" and not self._inputs and self._outputs:
+            return self._outputs[0].dtype.base_dtype
+        from flowgraph.framework.tf_formats.graph_def import node_def_of_op
+
+        try:
+            attr = node_def_of_op(self).attr
+        except (ValueError, TypeError, KeyError):  # no TensorFlow form: nothing derived
+            attr = {}
+        if name in attr:
+            return _attr_value_as_tf(attr[name])
+        if name == "T" and self._inputs:
+            return self._inputs[0].dtype.base_dtype
         raise ValueError(
             f"Operation '{self._name}' ({self.type}) has no attr named '{name}'; its "
             f"attrs are {sorted(self._attrs)}."
@@ -416,3 +423,44 @@ def install_tensor_operator(name: str, fn) -> None:
 
 def is_dtype_ref(dtype) -> bool:
     return _dtypes.as_dtype(dtype).is_ref_dtype
+
+
+def _tf_attr_value(value):
+    """An attribute value as TensorFlow's ``Operation.get_attr`` returns it (from the
+    ``AttrValue`` it stores): bytes, float32-rounded floats, TensorShapeProto, TensorProto."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, float | np.floating):
+        return float(np.float32(value))
+    if isinstance(value, TensorShape):
+        return value.as_proto()
+    if isinstance(value, np.ndarray):
+        from flowgraph.framework.tf_formats.graph_def import tensor_proto
+
+        return tensor_proto(value)
+    if isinstance(value, list | tuple) and value:
+        if all(isinstance(v, str | float | np.floating | TensorShape | np.ndarray)
+               and not isinstance(v, bool) for v in value):
+            return [_tf_attr_value(v) for v in value]
+    return value
+
+
+def _attr_value_as_tf(proto):
+    """The Python value of an ``AttrValue`` message, as TensorFlow's ``get_attr``."""
+    from flowgraph.framework import dtypes
+
+    field = proto.WhichOneof("value")
+    if field is None:
+        return []
+    if field == "list":
+        lv = proto.list
+        for name in ("s", "i", "f", "b", "type", "shape", "tensor"):
+            items = list(getattr(lv, name))
+            if items:
+                return [dtypes.as_dtype(int(t)) for t in items] if name == "type" else items
+        return []
+    if field == "type":
+        return dtypes.as_dtype(int(proto.type))
+    return getattr(proto, field)

@@ -574,6 +574,19 @@ class Message:
     def CopyFrom(self, other: Message) -> None:
         self.ParseFromString(other.SerializeToString())
 
+    def MergeFrom(self, other: Message) -> None:
+        """Merge `other` in (protobuf's rule: repeated fields appended, set scalars
+        replaced, sub-messages merged)."""
+        self.MergeFromString(other.SerializeToString())
+
+    def Clear(self) -> None:
+        """Reset every field to its default (protobuf's method)."""
+        self.ParseFromString(b"")
+
+    def IsInitialized(self) -> bool:
+        """Always true: proto3 messages have no required fields."""
+        return True
+
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and self.SerializeToString() == \
             other.SerializeToString()

@@ -48,6 +48,7 @@ from flowgraph.ops.parsing_ops import (
 from flowgraph.ops.parsing_ragged_feature import RaggedFeature
 from flowgraph.ops.parsing_sequence_batch_ops import parse_sequence_example
 from flowgraph.ops.parsing_sequence_ops import parse_single_sequence_example
+from flowgraph.ops.proto_ops import decode_proto, encode_proto  # needs protobuf to run
 from flowgraph.ops.sparse_extra_ops import serialize_sparse
 from flowgraph.ops.sparse_serialize_ops import (
     decode_json_example,

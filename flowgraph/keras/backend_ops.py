@@ -57,7 +57,8 @@ __all__ = [
     "binary_crossentropy", "cast", "cast_to_floatx", "categorical_crossentropy", "clip",
     "concatenate", "constant", "cos", "count_params", "cumprod", "cumsum", "dot", "dtype",
     "elu", "equal", "eval", "exp", "expand_dims", "eye", "flatten", "function", "gather",
-    "get_uid", "gradients", "greater", "greater_equal", "int_shape", "is_keras_tensor",
+    "get_uid", "gradients", "greater", "greater_equal", "in_test_phase", "in_train_phase",
+    "int_shape", "is_keras_tensor",
     "l2_normalize", "less", "less_equal", "log", "max", "maximum", "mean", "min",
     "minimum", "name_scope", "ndim", "not_equal", "one_hot", "ones", "ones_like",
     "permute_dimensions", "placeholder", "pow", "prod", "random_normal",
@@ -84,7 +85,8 @@ def _dt(dtype):
 def variable(value, dtype=None, name=None, constraint=None):
     """A variable holding `value` (floatx unless `dtype`), initialized by `get_session`."""
     value = np.asarray(value, dtype=_dt(dtype).as_numpy_dtype)
-    return _variables.Variable(value, dtype=_dt(dtype), name=name or "Variable")
+    return _variables.Variable(value, dtype=_dt(dtype), name=name or "Variable",
+                               use_resource=True)  # a resource variable, as TF 2.15's
 
 
 def constant(value, dtype=None, shape=None, name=None):
@@ -301,6 +303,38 @@ def switch(condition, then_expression, else_expression):
             cond = array_shape_ops.expand_dims(cond, -1)
         cond = math_ops.logical_and(cond, array_shape_ops.ones_like(then_t, dtype=_dtypes.bool))
     return array_index_ops.where(cond, then_t, else_t)
+
+
+def in_train_phase(x, alt, training=None):
+    """`x` in the training phase, else `alt` (each a tensor or a function making one):
+    chosen now when `training` (default: the learning phase) is a Python 0/1/bool,
+    else a `tf.cond` on it.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> K = tf.keras.backend
+    >>> float(K.eval(K.in_train_phase(tf.constant(2.0), tf.constant(3.0), training=1)))
+    2.0
+    """
+    if training is None:
+        training = _state.learning_phase()
+    if training is True or (isinstance(training, int) and training == 1):
+        return x() if callable(x) else x
+    if training is False or (isinstance(training, int) and training == 0):
+        return alt() if callable(alt) else alt
+    from flowgraph.ops.control_flow_cond import cond
+
+    pred = _t(training)
+    if pred.dtype.base_dtype != _dtypes.bool:
+        pred = math_ops.cast(pred, _dtypes.bool)
+    return cond(pred, x if callable(x) else (lambda: array_ops.identity(_t(x))),
+                alt if callable(alt) else (lambda: array_ops.identity(_t(alt))))
+
+
+def in_test_phase(x, alt, training=None):
+    """`x` in the inference phase, else `alt` (see `in_train_phase`)."""
+    return in_train_phase(alt, x, training=training)
 
 
 # -- shapes ------------------------------------------------------------------------------------

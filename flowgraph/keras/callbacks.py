@@ -65,8 +65,35 @@ class Callback:
     def on_batch_end(self, batch, logs=None) -> None:
         pass
 
-    on_train_batch_begin = on_batch_begin
-    on_train_batch_end = on_batch_end
+    def on_train_batch_begin(self, batch, logs=None) -> None:
+        self.on_batch_begin(batch, logs=logs)  # Keras: the train hooks call the old names
+
+    def on_train_batch_end(self, batch, logs=None) -> None:
+        self.on_batch_end(batch, logs=logs)
+
+    def on_test_begin(self, logs=None) -> None:
+        pass
+
+    def on_test_end(self, logs=None) -> None:
+        pass
+
+    def on_test_batch_begin(self, batch, logs=None) -> None:
+        pass
+
+    def on_test_batch_end(self, batch, logs=None) -> None:
+        pass
+
+    def on_predict_begin(self, logs=None) -> None:
+        pass
+
+    def on_predict_end(self, logs=None) -> None:
+        pass
+
+    def on_predict_batch_begin(self, batch, logs=None) -> None:
+        pass
+
+    def on_predict_batch_end(self, batch, logs=None) -> None:
+        pass
 
 
 class CallbackList:
@@ -122,73 +149,121 @@ def _better(mode: str, monitor: str):
 
 class EarlyStopping(Callback):
     """Stop when `monitor` has not improved by more than `min_delta` for `patience`
-    epochs; optionally put back the best epoch's weights."""
+    epochs (counted from `start_from_epoch`; never after the first epoch); optionally
+    put back the best epoch's weights. An epoch resets the wait only when it beats both
+    the best value and `baseline`."""
 
     def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
-                 baseline=None, restore_best_weights=False) -> None:
+                 baseline=None, restore_best_weights=False, start_from_epoch=0) -> None:
         super().__init__()
         if mode not in ("auto", "min", "max"):
             raise ValueError(f"EarlyStopping mode {mode!r} is unknown; use 'auto', 'min' or "
                              "'max'")
         self.monitor, self.patience, self.verbose = monitor, int(patience), verbose
         self.baseline, self.restore_best_weights = baseline, restore_best_weights
+        self.start_from_epoch = start_from_epoch
         self.monitor_op, self._start = _better(mode, monitor)
         self.min_delta = abs(min_delta) if self.monitor_op is np.greater else -abs(min_delta)
-        self.wait, self.stopped_epoch, self.best_weights = 0, 0, None
+        self.wait, self.stopped_epoch, self.best_weights, self.best_epoch = 0, 0, None, 0
+        self.best = self._start
+
+    def _is_improvement(self, current, reference) -> bool:
+        return bool(self.monitor_op(current - self.min_delta, reference))
 
     def on_train_begin(self, logs=None) -> None:
-        self.wait, self.stopped_epoch = 0, 0
-        self.best = self.baseline if self.baseline is not None else self._start
+        self.wait, self.stopped_epoch, self.best_epoch = 0, 0, 0
+        self.best, self.best_weights = self._start, None
 
     def on_epoch_end(self, epoch, logs=None) -> None:
         current = (logs or {}).get(self.monitor)
         if current is None:
+            import logging
+
+            logging.getLogger("flowgraph").warning(
+                "Early stopping conditioned on metric `%s` which is not available. "
+                "Available metrics are: %s", self.monitor, ",".join(logs or {}))
             return
-        if self.monitor_op(current - self.min_delta, self.best):
-            self.best, self.wait = current, 0
+        if epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()  # no progress ever: epoch 1's
+        self.wait += 1
+        if self._is_improvement(current, self.best):
+            self.best, self.best_epoch = current, epoch
             if self.restore_best_weights:
                 self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._is_improvement(current, self.baseline):
+                self.wait = 0
             return
-        self.wait += 1
-        if self.wait >= self.patience:
+        if self.wait >= self.patience and epoch > 0:
             self.stopped_epoch = epoch
             self.model.stop_training = True
             if self.restore_best_weights and self.best_weights is not None:
+                if self.verbose > 0:
+                    print(f"Restoring model weights from the end of the best epoch: "
+                          f"{self.best_epoch + 1}.")
                 self.model.set_weights(self.best_weights)
 
     def on_train_end(self, logs=None) -> None:
         if self.stopped_epoch > 0 and self.verbose > 0:
-            print(f"Epoch {self.stopped_epoch + 1:05d}: early stopping")
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
 
 
 class ModelCheckpoint(Callback):
-    """Save the weights (`Model.save_weights`) after every `period` epochs to `filepath`,
-    formatted with ``epoch`` (1-based) and the logs (``"w-{epoch:02d}-{val_loss:.2f}"``);
-    with `save_best_only`, only when `monitor` improved."""
+    """Save the model (`Model.save`; `Model.save_weights` with `save_weights_only`) after
+    every `period` epochs to `filepath`, formatted with ``epoch`` (1-based) and the logs
+    (``"w-{epoch:02d}-{val_loss:.2f}.h5"``); with `save_best_only`, only when `monitor`
+    improved on `best` (`initial_value_threshold` to start from)."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
-                 save_weights_only=False, mode="auto", period=1, save_freq="epoch") -> None:
+                 save_weights_only=False, mode="auto", save_freq="epoch", options=None,
+                 initial_value_threshold=None, period=None, **kwargs) -> None:
         super().__init__()
-        self.filepath, self.monitor, self.verbose = str(filepath), monitor, verbose
-        self.save_best_only, self.period = save_best_only, int(period)
+        if kwargs:
+            raise TypeError(f"ModelCheckpoint: unexpected keyword argument(s) "
+                            f"{sorted(kwargs)}")
+        if save_freq != "epoch":
+            raise NotImplementedError("ModelCheckpoint(save_freq=<batches>) is not supported "
+                                      "by flowgraph; save per epoch (save_freq='epoch').")
+        self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self.period = int(period or 1)
+        self.save_freq = save_freq
         self.monitor_op, self.best = _better(mode, monitor)
-        self._since = 0
+        if initial_value_threshold is not None:
+            self.best = initial_value_threshold
+        self.epochs_since_last_save = 0
 
     def on_epoch_end(self, epoch, logs=None) -> None:
         logs = logs or {}
-        self._since += 1
-        if self._since < self.period:
+        self.epochs_since_last_save += 1
+        if self.epochs_since_last_save < self.period:
             return
-        self._since = 0
+        self.epochs_since_last_save = 0
         path = self.filepath.format(epoch=epoch + 1, **logs)
         if self.save_best_only:
             current = logs.get(self.monitor)
-            if current is None or not self.monitor_op(current, self.best):
+            if current is None:
+                import logging
+
+                logging.getLogger("flowgraph").warning(
+                    "Can save best model only with %s available, skipping.", self.monitor)
                 return
+            if not self.monitor_op(current, self.best):
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from "
+                          f"{self.best:.5f}")
+                return
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} "
+                      f"to {current:.5f}, saving model to {path}")
             self.best = current
-        if self.verbose > 0:
-            print(f"Epoch {epoch + 1:05d}: saving model to {path}")
-        self.model.save_weights(path)
+        elif self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        if self.save_weights_only:
+            self.model.save_weights(path, overwrite=True)
+        else:
+            self.model.save(path, overwrite=True)
 
 
 class CSVLogger(Callback):
@@ -221,11 +296,14 @@ class CSVLogger(Callback):
 
 
 class TensorBoard(Callback):
-    """Write the epoch logs as scalar summaries (and the graph) to `log_dir`."""
+    """Write the epoch logs as scalar summaries (``epoch_loss``, ``epoch_val_loss``, ...),
+    the graph and, every `histogram_freq` epochs, a histogram of each weight
+    (``dense/kernel_0``) to `log_dir`, as TF's graph-mode callback does."""
 
     def __init__(self, log_dir="./logs", histogram_freq=0, write_graph=True, **kwargs) -> None:
         super().__init__()
-        self.log_dir, self.write_graph = log_dir, write_graph
+        self.log_dir, self.write_graph = os.fspath(log_dir), write_graph
+        self.histogram_freq = int(histogram_freq or 0)
         self.writer = None
 
     def set_model(self, model) -> None:
@@ -239,9 +317,28 @@ class TensorBoard(Callback):
     def on_epoch_end(self, epoch, logs=None) -> None:
         from flowgraph.framework.event_messages import Summary
 
-        values = [Summary.Value(tag=k, simple_value=float(v)) for k, v in (logs or {}).items()]
+        values = [Summary.Value(tag=f"epoch_{k}", simple_value=float(v))
+                  for k, v in (logs or {}).items()]
         self.writer.add_summary(Summary(value=values), epoch)
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            from flowgraph.keras import backend
+
+            for summary in backend.get_session().run(self._histograms()):
+                self.writer.add_summary(summary, epoch)
         self.writer.flush()
+
+    def _histograms(self) -> list:
+        """One histogram summary op per model weight, made once."""
+        if getattr(self, "_histogram_ops", None) is None:
+            from flowgraph.framework.graph import name_scope
+            from flowgraph.summary import summary_ops
+
+            graph = self.model.outputs[0].graph
+            with graph.as_default(), name_scope(None):
+                self._histogram_ops = [
+                    summary_ops.histogram(w.name.replace(":", "_"), w, collections=[])
+                    for w in self.model.weights]
+        return self._histogram_ops
 
     def on_train_end(self, logs=None) -> None:
         self.writer.close()
@@ -277,7 +374,7 @@ class LearningRateScheduler(Callback):
                              f"{lr}")
         backend.set_value(var, float(lr))
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1:05d}: LearningRateScheduler setting learning rate to "
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
                   f"{lr}.")
 
     def on_epoch_end(self, epoch, logs=None) -> None:
@@ -341,7 +438,7 @@ class ReduceLROnPlateau(Callback):
                     new = max(old * self.factor, self.min_lr)
                     backend.set_value(var, new)
                     if self.verbose > 0:
-                        print(f"\nEpoch {epoch + 1:05d}: ReduceLROnPlateau reducing learning "
+                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning "
                               f"rate to {new}.")
                     self.cooldown_counter = self.cooldown
                     self.wait = 0

@@ -124,9 +124,13 @@ def _make_model_fn(keras_model: Model, compile_args: dict, built: dict):
         if mode == ModeKeys.TRAIN:
             from flowgraph.keras import optimizers
 
-            opt = optimizers.to_tf_optimizer(compile_args["optimizer"])
-            minimize = opt.minimize(loss, global_step=training_util.get_global_step(),
-                                    var_list=model.trainable_weights)
+            keras_opt = optimizers.get(compile_args["optimizer"])
+            step = training_util.get_global_step()
+            if isinstance(keras_opt, optimizers.Optimizer) and keras_opt._kind != \
+                    "Optimizer" and step is not None and keras_opt._graph_state() is None:
+                keras_opt.iterations = step  # TF's Keras Estimator: no iter of its own
+            opt = optimizers.to_tf_optimizer(keras_opt)
+            minimize = opt.minimize(loss, global_step=step, var_list=model.trainable_weights)
             train_op = group(minimize, *model.updates)
             return EstimatorSpec(mode, loss=loss, train_op=train_op, predictions=predictions)
         metric_ops = {name: metrics_impl.mean(values, name=f"metric_{name}") for name, values

@@ -253,8 +253,10 @@ class Layer:
         shape = [int(d) for d in shape]
         # A wrapper (TimeDistributed) creates its inner layer's weights under its own name.
         with name_scope(getattr(self, "_weight_scope", None) or self.name + "/"):
+            # Keras weights are resource variables, as TF 2.15's compat.v1 makes them.
             var = _variables.Variable(lambda: init(shape, dtype=dtype), name=name,
-                                      dtype=dtype, trainable=trainable, constraint=constraint)
+                                      dtype=dtype, trainable=trainable, constraint=constraint,
+                                      use_resource=True)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(var)
         if regularizer is not None:
             with name_scope(f"{name}/Regularizer"):

@@ -21,6 +21,23 @@ from flowgraph.ops import nn_conv_ops, nn_ops
 __all__ = ["Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D"]
 
 
+def _init_depthwise(layer, depth_multiplier, initializer, regularizer, constraint) -> None:
+    """Store the arguments of `layer`'s depthwise kernel (`SeparableConv2D`,
+    `DepthwiseConv2D`)."""
+    layer.depth_multiplier = int(depth_multiplier)
+    layer.depthwise_initializer = initializer
+    layer.depthwise_regularizer = regularizer
+    layer.depthwise_constraint = _constraints.get(constraint)
+
+
+def _add_depthwise_kernel(layer, channels: int) -> None:
+    """Create `layer.depthwise_kernel`, ``(kh, kw, channels, depth_multiplier)``."""
+    layer.depthwise_kernel = layer.add_weight(
+        "depthwise_kernel", [*layer.kernel_size, channels, layer.depth_multiplier],
+        initializer=layer.depthwise_initializer, regularizer=layer.depthwise_regularizer,
+        constraint=layer.depthwise_constraint)
+
+
 class Conv2DTranspose(Conv2D):
     """Transposed 2-D convolution: kernel ``(kh, kw, filters, in_channels)``; a spatial
     size ``n`` becomes ``n * stride`` ('same') or ``n * stride + max(k - stride, 0)``
@@ -71,12 +88,10 @@ class SeparableConv2D(Conv2D):
                          bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer,
                          bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = int(depth_multiplier)
-        self.depthwise_initializer = depthwise_initializer
+        _init_depthwise(self, depth_multiplier, depthwise_initializer, depthwise_regularizer,
+                        depthwise_constraint)
         self.pointwise_initializer = pointwise_initializer
-        self.depthwise_regularizer = depthwise_regularizer
         self.pointwise_regularizer = pointwise_regularizer
-        self.depthwise_constraint = _constraints.get(depthwise_constraint)
         self.pointwise_constraint = _constraints.get(pointwise_constraint)
 
     def get_config(self) -> dict:
@@ -86,10 +101,7 @@ class SeparableConv2D(Conv2D):
 
     def build(self, input_shape) -> None:
         channels = self._input_channels(input_shape)
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel", [*self.kernel_size, channels, self.depth_multiplier],
-            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
-            constraint=self.depthwise_constraint)
+        _add_depthwise_kernel(self, channels)
         self.pointwise_kernel = self.add_weight(
             "pointwise_kernel", [1, 1, channels * self.depth_multiplier, self.filters],
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
@@ -136,10 +148,8 @@ class DepthwiseConv2D(Conv2D):
                          bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer,
                          bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = int(depth_multiplier)
-        self.depthwise_initializer = depthwise_initializer
-        self.depthwise_regularizer = depthwise_regularizer
-        self.depthwise_constraint = _constraints.get(depthwise_constraint)
+        _init_depthwise(self, depth_multiplier, depthwise_initializer, depthwise_regularizer,
+                        depthwise_constraint)
 
     def get_config(self) -> dict:
         config = {**super().get_config(), "depth_multiplier": self.depth_multiplier,
@@ -153,10 +163,7 @@ class DepthwiseConv2D(Conv2D):
 
     def build(self, input_shape) -> None:
         channels = self._input_channels(input_shape)
-        self.depthwise_kernel = self.add_weight(
-            "depthwise_kernel", [*self.kernel_size, channels, self.depth_multiplier],
-            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
-            constraint=self.depthwise_constraint)
+        _add_depthwise_kernel(self, channels)
         self.filters = channels * self.depth_multiplier  # the bias's size
         self._add_bias()
 

@@ -96,8 +96,8 @@ class LossScaleOptimizer(_optimizers.Optimizer):
                 "dynamic": self.dynamic, "initial_scale": self.initial_scale,
                 "dynamic_growth_steps": self.dynamic_growth_steps}
 
-    def _lr_variable(self, graph=None):
-        return self.inner_optimizer._lr_variable(graph)
+    def _lr_variable(self, graph=None, prefix=None):
+        return self.inner_optimizer._lr_variable(graph, prefix)
 
     def _state(self, graph=None):
         """``(scale, good steps)`` variables of ``graph`` (made on first use)."""
@@ -130,8 +130,8 @@ class LossScaleOptimizer(_optimizers.Optimizer):
                                                    g.dtype.base_dtype))
                 for g in grads]
 
-    def _make(self):
-        return _ScaledOptimizer(self, self.inner_optimizer._make())
+    def _make(self, scope: str = "training/"):
+        return _ScaledOptimizer(self, self.inner_optimizer._make(scope))
 
 
 # `tf.keras.optimizers.get` (and so `load_model`) finds it by its config's class name.
@@ -173,6 +173,10 @@ class _ScaledOptimizer(_TFOptimizer):
             return self._inner.apply_gradients(grads_and_vars, global_step=global_step,
                                                name=name)
         scale, good = keras_opt._state()
+        # the inner optimizer's slots, made outside the cond below: a resource variable
+        # made inside a branch would not be lifted out of it
+        with get_default_graph().control_dependencies(None):
+            self._inner._create_slots([v for g, v in grads_and_vars if g is not None])
         grads = [g for g, _ in grads_and_vars if g is not None]
         grads = [getattr(g, "values", g) for g in grads]  # IndexedSlices: their values
         finite = math_reduce.reduce_all(array_join_ops.stack(

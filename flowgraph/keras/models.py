@@ -258,7 +258,8 @@ class Model(SubclassedModelMixin, TrainingMixin, Layer):
         for layer in self.layers:
             if layer.name == name:
                 return layer
-        raise ValueError(f"No such layer: {name}. Layers: {[la.name for la in self.layers]}")
+        raise ValueError(f"No such layer: {name}. Existing layers are: "
+                         f"{[la.name for la in self.layers]}.")
 
     def _unique(self, attr: str) -> list:
         seen, out = set(), []
@@ -340,47 +341,10 @@ class Model(SubclassedModelMixin, TrainingMixin, Layer):
         if self._subclassed and not self.built:
             raise ValueError("This model has not yet been built. Build the model first by "
                              "calling `build()` or by calling the model on a batch of data.")
-        print_fn = print_fn or print
-        sequential = isinstance(self, Sequential)
-        line_length = line_length or (65 if sequential else 98)
-        positions = positions or ([0.45, 0.85, 1.0] if sequential else [0.33, 0.55, 0.67, 1.0])
-        if positions[-1] <= 1:
-            positions = [int(line_length * p) for p in positions]
-        headers = ["Layer (type)", "Output Shape", "Param #", "Connected to"][:len(positions)]
+        from flowgraph.keras.summary_table import print_summary
 
-        def row(fields) -> None:
-            line = ""
-            for field, pos in zip(fields, positions, strict=False):
-                line = (line + str(field))[:pos]
-                line += " " * (pos - len(line))
-            print_fn(line)
-
-        print_fn(f'Model: "{self.name}"')
-        print_fn("_" * line_length)
-        row(headers)
-        print_fn("=" * line_length)
-        nodes = {}
-        for node in self._network_nodes:
-            nodes.setdefault(id(node.layer), node)
-        shown = self.layers
-        for i, layer in enumerate(shown):
-            node = nodes.get(id(layer))
-            if isinstance(layer, InputLayer):
-                shape, inbound = _shape_str(layer._inbound_nodes[0].output_tensors), ""
-            else:
-                shape = _shape_str(node.output_tensors) if node else "multiple"
-                inbound = ", ".join(
-                    f"{t._keras_history[0].name}[{t._keras_history[1]}][{t._keras_history[2]}]"
-                    for t in node.input_tensors) if node else ""
-            row([f"{layer.name} ({type(layer).__name__})", shape, layer.count_params(),
-                 inbound])
-            print_fn("=" * line_length if i == len(shown) - 1 else "_" * line_length)
-        total = sum(w.shape.num_elements() for w in self.weights)
-        trainable = sum(w.shape.num_elements() for w in self.trainable_weights)
-        print_fn(f"Total params: {total:,}")
-        print_fn(f"Trainable params: {trainable:,}")
-        print_fn(f"Non-trainable params: {total - trainable:,}")
-        print_fn("_" * line_length)
+        print_summary(self, _shape_str, InputLayer, isinstance(self, Sequential), line_length,
+                      positions, print_fn)
 
 
 class Sequential(Model):

@@ -1,27 +1,29 @@
 """`tf.keras.optimizers`: Keras optimizer objects, carried out by `tf.train` optimizers.
 
-A Keras optimizer here only stores its hyperparameters (Keras' names and defaults:
+A Keras optimizer stores its hyperparameters (Keras' names and defaults:
 ``learning_rate`` or its old alias ``lr``, ``rho``, ``beta_1``, ...); `to_tf_optimizer`
-makes the equivalent `tf.train` optimizer, a new one for every graph that trains the
-model, reading the learning rate from a variable of that graph
-(``training/<Optimizer>/learning_rate``, what ``optimizer.lr`` returns). `get` accepts
-a name (``'sgd'``, ``'adam'``, ``'rmsprop'``, ``'adagrad'``, ``'adadelta'``), a Keras
-optimizer, or a `tf.train.Optimizer` instance (used as is).
+makes, once per graph that trains the model, the `tf.train` optimizer that updates its
+variables there: ``training/<Optimizer>/iter``, the hyperparameters (``learning_rate``
+is what ``optimizer.lr`` returns) and the slots, named and updated as TF 2.15's
+graph-mode Keras does (`flowgraph.keras.optimizer_state`); ``optimizer.weights``,
+``get_weights`` and ``iterations`` read them. `get` accepts a name (``'sgd'``,
+``'adam'``, ``'rmsprop'``, ``'adagrad'``, ``'adadelta'``), a Keras optimizer, or a
+`tf.train.Optimizer` instance (used as is).
 
 Example
 -------
 >>> from flowgraph.keras import optimizers
 >>> import flowgraph as tf
 >>> with tf.Graph().as_default():
-...     opt = optimizers.to_tf_optimizer(optimizers.get("adam"))
-...     print(type(opt).__name__, opt._lr.name)
-AdamOptimizer training/Adam/learning_rate:0
+...     adam = optimizers.get("adam")
+...     opt = optimizers.to_tf_optimizer(adam)
+...     print(isinstance(opt, tf.train.AdamOptimizer), adam.lr.name)
+True training/Adam/learning_rate:0
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import weakref
 
 from flowgraph.train.optimizer import Optimizer as _TFOptimizer
@@ -39,7 +41,11 @@ class Optimizer:
         lr = kwargs.pop("lr", None)
         if learning_rate is None:
             learning_rate = lr if lr is not None else self._defaults["learning_rate"]
-        for key in ("decay", "clipnorm", "clipvalue"):
+        name = kwargs.pop("name", None) or self._kind
+        decay = float(kwargs.pop("decay", 0.0) or 0.0)
+        if decay < 0:
+            raise ValueError(f"decay cannot be less than 0. Received: decay={decay}.")
+        for key in ("clipnorm", "clipvalue"):
             if kwargs.pop(key, 0) not in (0, None):
                 raise NotImplementedError(f"{type(self).__name__}: `{key}` is not supported "
                                           f"by flowgraph's Keras optimizers; use a "
@@ -48,23 +54,92 @@ class Optimizer:
         unknown = sorted(set(kwargs) - set(self._defaults))
         if unknown:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {unknown}")
-        self._config = {**self._defaults, **kwargs, "learning_rate": learning_rate}
+        self._config = {"name": name, **self._defaults, **kwargs,
+                        "learning_rate": learning_rate, "decay": decay}
+
+    _kind = "Optimizer"
 
     def get_config(self) -> dict:
-        """The hyperparameters; ``learning_rate`` is the current value of the default
-        graph's learning-rate variable once there is one (schedules change it)."""
+        """The hyperparameters (TF's keys: ``name``, ``learning_rate``, ``decay``, ...);
+        values are those of the default graph's variables once there are (schedules and
+        ``K.set_value`` change them)."""
         config = dict(self._config)
         var = self.__dict__.get("_lr_vars", {}).get(_default_graph())
         if var is not None:
             from flowgraph.keras import backend
 
             config["learning_rate"] = backend.get_value(var)  # np.float32, as TF's
+        state = self._graph_state()
+        if state is not None:
+            from flowgraph.keras import backend
+
+            for key, v in state[1][1].items():
+                if key != "learning_rate":
+                    config[key] = backend.get_value(v)
         return config
+
+    # -- the state of the default graph (flowgraph.keras.optimizer_state) ---------------
+    def _graph_state(self, graph=None):
+        """``(tf.train optimizer, (iterations, hyperparameter variables))`` of `graph`,
+        None before the model trained there."""
+        return self.__dict__.get("_states", {}).get(graph or _default_graph())
+
+    def _require_state(self, what: str):
+        state = self._graph_state()
+        if state is None:
+            raise ValueError(f"{type(self).__name__}.{what}: the optimizer has no variables "
+                             f"in this graph yet; they are made when the model first trains "
+                             f"(fit, train_on_batch).")
+        return state
+
+    @property
+    def iterations(self):
+        """The int64 step counter ``training/<Name>/iter`` of the default graph (or the
+        variable assigned to ``iterations`` before training, e.g. the global step)."""
+        override = self.__dict__.get("_iterations_set", {}).get(_default_graph())
+        if override is not None and self._graph_state() is None:
+            return override
+        return self._require_state("iterations")[1][0]
+
+    @iterations.setter
+    def iterations(self, variable) -> None:
+        if self._graph_state() is not None:
+            raise RuntimeError("Cannot set `iterations` to a new Variable after the "
+                               "Optimizer weights have been created")
+        self.__dict__.setdefault("_iterations_set", weakref.WeakKeyDictionary())[
+            _default_graph()] = variable
+
+    @property
+    def weights(self) -> list:
+        """``[iterations, *slots]``, TF's order (empty before the first training)."""
+        state = self._graph_state()
+        if state is None:
+            return []
+        return [state[1][0], *state[0]._keras_slots]
+
+    def variables(self) -> list:
+        return self.weights
+
+    def get_weights(self) -> list:
+        from flowgraph.keras import backend
+
+        return backend.batch_get_value(self.weights)
+
+    def set_weights(self, weights) -> None:
+        from flowgraph.keras import backend
+
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on optimizer "
+                             f"{self._config['name']} with a weight list of length "
+                             f"{len(weights)}, but the optimizer was expecting "
+                             f"{len(params)} weights. Provided weights: {weights!r:.80}")
+        backend.batch_set_value(list(zip(params, weights, strict=True)))
 
     # The learning rate lives in a variable per graph (``training/SGD/learning_rate``, as
     # TF's graph-mode Keras names it), so that `K.set_value(model.optimizer.lr, ...)`,
     # `LearningRateScheduler` and `ReduceLROnPlateau` change it between steps.
-    def _lr_variable(self, graph=None):
+    def _lr_variable(self, graph=None, prefix: str | None = None):
         from flowgraph.framework import dtypes
         from flowgraph.framework.graph import get_default_graph, name_scope
         from flowgraph.ops.variables import Variable
@@ -74,9 +149,9 @@ class Optimizer:
         var = cache.get(graph)
         if var is None:
             with graph.as_default(), graph.control_dependencies(None), name_scope(None), \
-                    name_scope(f"training/{type(self).__name__}"):
+                    name_scope(prefix or f"training/{self._config.get('name') or self._kind}/"):
                 var = Variable(float(self._config["learning_rate"]), dtype=dtypes.float32,
-                               trainable=False, name="learning_rate")
+                               trainable=False, name="learning_rate", use_resource=True)
             cache[graph] = var
         return var
 
@@ -98,6 +173,8 @@ class Optimizer:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_lr_vars", None)
+        state.pop("_states", None)
+        state.pop("_iterations_set", None)
         return state
 
     def __deepcopy__(self, memo):
@@ -105,57 +182,69 @@ class Optimizer:
         new.__dict__.update(copy.deepcopy(self.__getstate__(), memo))
         return new
 
-    def _make(self) -> _TFOptimizer:
-        raise NotImplementedError
+    def get_gradients(self, loss, params) -> list:
+        """The gradients of `loss` for `params`; ValueError when one has none."""
+        from flowgraph.ops.gradients import gradients
+
+        grads = gradients(loss, list(params))
+        if any(g is None for g in grads):
+            raise ValueError(f"An operation has `None` for gradient. Please make sure that "
+                             f"all of your ops have a gradient defined (i.e. are "
+                             f"differentiable). Variables without one: "
+                             f"{[p.name for p, g in zip(params, grads) if g is None]}")
+        return grads
+
+    def get_updates(self, loss, params) -> list:
+        """``[update op]`` applying one step on `loss` for `params` (the TF1 Keras API
+        behind custom loops: ``K.function(inputs, outputs, updates=...)``). Made outside
+        `fit`, the variables are named ``Adam/iter``, ``Adam/<weight>/m``, ... (under the
+        current name scope), as in TF."""
+        from flowgraph.framework.graph import get_default_graph
+
+        scope = get_default_graph().get_name_scope()
+        tf_opt = self._make(scope=f"{scope}/" if scope else "")
+        grads = self.get_gradients(loss, params)
+        return [tf_opt.apply_gradients(list(zip(grads, params, strict=True)))]
+
+    def _make(self, scope: str = "training/") -> _TFOptimizer:
+        """The `tf.train` optimizer updating this optimizer's variables in the default
+        graph (made there under `scope`, named as TF's graph-mode Keras names them)."""
+        from flowgraph.keras import optimizer_state
+
+        graph = _default_graph()
+        state = self._graph_state(graph)
+        if state is None:
+            state = optimizer_state.make(self, self._kind, graph, scope)
+            self.__dict__.setdefault("_states", weakref.WeakKeyDictionary())[graph] = state
+        return state[0]
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
+        args = ", ".join(f"{k}={v!r}" for k, v in self._config.items() if k != "name")
         return f"{type(self).__name__}({args})"
 
 
 class SGD(Optimizer):
     """Gradient descent, with optional (Nesterov) momentum."""
 
+    _kind = "SGD"
     _defaults = {"learning_rate": 0.01, "momentum": 0.0, "nesterov": False}
-
-    def _make(self):
-        from flowgraph.train import gradient_descent, momentum
-
-        c = self._config
-        if c["momentum"]:
-            return momentum.MomentumOptimizer(self._lr_variable(), c["momentum"],
-                                              use_nesterov=c["nesterov"])
-        return gradient_descent.GradientDescentOptimizer(self._lr_variable())
 
 
 class Adam(Optimizer):
     """Adam (Keras defaults: learning_rate 0.001, beta_1 0.9, beta_2 0.999, epsilon
     1e-7)."""
 
+    _kind = "Adam"
     _defaults = {"learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7,
                  "amsgrad": False}
-
-    def _make(self):
-        from flowgraph.train import adam
-
-        c = self._config
-        if c["amsgrad"]:
-            raise NotImplementedError("Adam(amsgrad=True) is not supported by flowgraph.")
-        return adam.AdamOptimizer(self._lr_variable(), beta1=c["beta_1"], beta2=c["beta_2"],
-                                  epsilon=c["epsilon"] or 1e-7)
 
 
 class RMSprop(Optimizer):
     """RMSprop (Keras defaults: learning_rate 0.001, rho 0.9, epsilon 1e-7)."""
 
+    _kind = "RMSprop"
     _defaults = {"learning_rate": 0.001, "rho": 0.9, "momentum": 0.0, "epsilon": 1e-7,
                  "centered": False}
-
-    def _make(self):
-        c = self._config
-        return _keras_rmsprop_class()(self._lr_variable(), decay=c["rho"],
-                                        momentum=c["momentum"], epsilon=c["epsilon"] or 1e-7,
-                                        centered=c["centered"])
 
 
 def _default_graph():
@@ -164,47 +253,18 @@ def _default_graph():
     return get_default_graph()
 
 
-@functools.cache
-def _keras_rmsprop_class():
-    """`tf.train.RMSPropOptimizer` with Keras's mean-square slot, which starts at zeros
-    (TF1's starts at ones, so the first steps differ a lot)."""
-    from flowgraph.train import rmsprop
-
-    class KerasRMSProp(rmsprop.RMSPropOptimizer):
-        def _create_slots(self, var_list) -> None:
-            for v in var_list:
-                self._zeros_slot(v, "rms", self._name)
-                if self._centered:
-                    self._zeros_slot(v, "mg", self._name)
-                self._zeros_slot(v, "momentum", self._name)
-
-    return KerasRMSProp
-
-
 class Adagrad(Optimizer):
     """Adagrad (Keras defaults: learning_rate 0.001, initial_accumulator_value 0.1)."""
 
+    _kind = "Adagrad"
     _defaults = {"learning_rate": 0.001, "initial_accumulator_value": 0.1, "epsilon": 1e-7}
-
-    def _make(self):
-        from flowgraph.train import adagrad
-
-        c = self._config
-        return adagrad.AdagradOptimizer(
-            self._lr_variable(), initial_accumulator_value=c["initial_accumulator_value"])
 
 
 class Adadelta(Optimizer):
     """Adadelta (Keras defaults: learning_rate 0.001, rho 0.95, epsilon 1e-7)."""
 
+    _kind = "Adadelta"
     _defaults = {"learning_rate": 0.001, "rho": 0.95, "epsilon": 1e-7}
-
-    def _make(self):
-        from flowgraph.train import adadelta
-
-        c = self._config
-        return adadelta.AdadeltaOptimizer(self._lr_variable(), rho=c["rho"],
-                                          epsilon=c["epsilon"] or 1e-7)
 
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad,

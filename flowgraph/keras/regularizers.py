@@ -14,10 +14,13 @@ Example
 
 from __future__ import annotations
 
+import numpy as np
+
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.ops import math_ops, math_reduce
 
-__all__ = ["L1L2", "Regularizer", "deserialize", "get", "l1", "l1_l2", "l2", "serialize"]
+__all__ = ["L1", "L1L2", "L2", "Regularizer", "deserialize", "get", "l1", "l1_l2", "l2",
+           "serialize"]
 
 
 class Regularizer:
@@ -46,8 +49,9 @@ class L1L2(Regularizer):
     """
 
     def __init__(self, l1: float = 0.0, l2: float = 0.0) -> None:
-        self.l1 = float(l1)
-        self.l2 = float(l2)
+        # float32 values, as TF keeps them (its configs say 0.009999999776482582)
+        self.l1 = float(np.float32(l1 or 0.0))
+        self.l2 = float(np.float32(l2 or 0.0))
 
     def __call__(self, x):
         x = convert_to_tensor(x)
@@ -67,14 +71,46 @@ class L1L2(Regularizer):
         return {"l1": self.l1, "l2": self.l2}
 
 
-def l1(l: float = 0.01) -> L1L2:  # noqa: E741 (Keras's argument name)
+class L1(Regularizer):
+    """An L1 penalty ``l1 * sum(|x|)`` (``tf.keras.regularizers.l1``; its config has
+    ``l1`` only). Not an `L1L2` for ``isinstance``, as in TF."""
+
+    def __init__(self, l1: float = 0.01, **kwargs) -> None:
+        l1 = kwargs.pop("l", l1)
+        if kwargs:
+            raise TypeError(f"L1: unexpected keyword argument(s) {sorted(kwargs)}")
+        self.l1, self.l2 = float(np.float32(l1 or 0.0)), 0.0
+
+    __call__ = L1L2.__call__
+
+    def get_config(self) -> dict:
+        return {"l1": self.l1}
+
+
+class L2(Regularizer):
+    """An L2 penalty ``l2 * sum(x ** 2)`` (``tf.keras.regularizers.l2``; no 1/2, unlike
+    ``tf.nn.l2_loss``)."""
+
+    def __init__(self, l2: float = 0.01, **kwargs) -> None:
+        l2 = kwargs.pop("l", l2)
+        if kwargs:
+            raise TypeError(f"L2: unexpected keyword argument(s) {sorted(kwargs)}")
+        self.l1, self.l2 = 0.0, float(np.float32(l2 or 0.0))
+
+    __call__ = L1L2.__call__
+
+    def get_config(self) -> dict:
+        return {"l2": self.l2}
+
+
+def l1(l: float = 0.01) -> L1:  # noqa: E741 (Keras's argument name)
     """An L1 penalty ``l * sum(|x|)``."""
-    return L1L2(l1=l)
+    return L1(l1=l)
 
 
-def l2(l: float = 0.01) -> L1L2:  # noqa: E741
+def l2(l: float = 0.01) -> L2:  # noqa: E741
     """An L2 penalty ``l * sum(x ** 2)`` (no 1/2, unlike ``tf.nn.l2_loss``)."""
-    return L1L2(l2=l)
+    return L2(l2=l)
 
 
 def l1_l2(l1: float = 0.01, l2: float = 0.01) -> L1L2:
@@ -92,7 +128,8 @@ def serialize(regularizer) -> dict:
 
 def deserialize(config: dict):
     """The regularizer `serialize` described."""
-    cls = {"L1L2": L1L2, "Regularizer": Regularizer}.get(config.get("class_name"))
+    cls = {"L1L2": L1L2, "L1": L1, "L2": L2, "Regularizer": Regularizer,
+           "l1": L1, "l2": L2, "l1_l2": L1L2}.get(config.get("class_name"))
     if cls is None:
         raise ValueError(f"Unknown regularizer: {config.get('class_name')!r}")
     return cls.from_config(config.get("config", {}))

@@ -71,6 +71,43 @@ _TF_ONLY_KEYS = {"groups": 1, "time_major": False, "implementation": _ANY, "ragg
                  "output_shape_type": _ANY, "output_shape_module": _ANY}
 
 
+# An initializer a layer holds by name, as TF 2.15's graph-mode layers write it in their
+# configs (the v1 classes carry a dtype; the He / LeCun ones are v2 classes without one).
+_F32 = {"dtype": "float32"}
+_INITIALIZER_CONFIGS = {
+    "glorot_uniform": ("GlorotUniform", {"seed": None, **_F32}),
+    "glorot_normal": ("GlorotNormal", {"seed": None, **_F32}),
+    "zeros": ("Zeros", _F32), "zero": ("Zeros", _F32),
+    "ones": ("Ones", _F32), "one": ("Ones", _F32),
+    "uniform": ("RandomUniform", {"minval": -0.05, "maxval": 0.05, "seed": None, **_F32}),
+    "random_uniform": ("RandomUniform", {"minval": -0.05, "maxval": 0.05, "seed": None,
+                                         **_F32}),
+    "normal": ("RandomNormal", {"mean": 0.0, "stddev": 0.05, "seed": None, **_F32}),
+    "random_normal": ("RandomNormal", {"mean": 0.0, "stddev": 0.05, "seed": None, **_F32}),
+    "truncated_normal": ("TruncatedNormal", {"mean": 0.0, "stddev": 0.05, "seed": None,
+                                             **_F32}),
+    "orthogonal": ("Orthogonal", {"gain": 1.0, "seed": None, **_F32}),
+    "he_normal": ("HeNormal", {"seed": None}), "he_uniform": ("HeUniform", {"seed": None}),
+    "lecun_normal": ("LecunNormal", {"seed": None}),
+    "lecun_uniform": ("LecunUniform", {"seed": None}),
+}
+# ... and back: the classes flowgraph.keras.initializers has no class of that name for
+_INITIALIZER_NAMES = {"HeNormal": "he_normal", "HeUniform": "he_uniform",
+                      "LecunNormal": "lecun_normal", "LecunUniform": "lecun_uniform"}
+
+
+def _encode_layer_config(config: dict) -> dict:
+    """`_encode` of a layer's config, with initializers held by name written as TF's
+    ``{"class_name": "GlorotUniform", "config": {...}}``."""
+    encoded = _encode(config)
+    for key, value in encoded.items():
+        if key.endswith("_initializer") and isinstance(value, str) and \
+                value in _INITIALIZER_CONFIGS:
+            name, fields = _INITIALIZER_CONFIGS[value]
+            encoded[key] = {"class_name": name, "config": dict(fields)}
+    return encoded
+
+
 # -- values inside layer configs --------------------------------------------------------------
 def _encode(value):
     if is_lambda(value):
@@ -101,6 +138,9 @@ def _decode(value, ctx: LoadContext, key: str = "", layer_name: str = ""):
         items = [_decode(v, ctx, "", layer_name) for v in value]
         return tuple(items) if key.endswith("shape") or key in ("kernel_size", "strides",
                                                                   "pool_size") else items
+    if isinstance(value, str) and value in custom_objects and key.endswith(
+            ("activation", "initializer", "regularizer", "constraint")):
+        return custom_objects[value]  # a function saved by name (`activation=my_fn`)
     if not isinstance(value, dict):
         return value
     if "__lambda__" in value:
@@ -115,6 +155,8 @@ def _decode(value, ctx: LoadContext, key: str = "", layer_name: str = ""):
             return regularizers.deserialize(value)
         if key.endswith("constraint"):
             return constraints.deserialize(value)
+        if key.endswith("initializer") and name in _INITIALIZER_NAMES:
+            return _INITIALIZER_NAMES[name]  # the layer makes it from its name
         if key.endswith("initializer") and hasattr(initializers, name):
             config = {k: v for k, v in config.items() if k not in ("dtype", "verify_shape")}
             return getattr(initializers, name)(**config)
@@ -149,7 +191,7 @@ def layer_config(layer) -> dict:
         shape = config.pop("output_shape", None)
         if config.get("mask") is None:
             config.pop("mask", None)
-        encoded = _encode(config)
+        encoded = _encode_layer_config(config)
         encoded.update(function_config(fn))
         if callable(shape):
             fields = function_config(shape)
@@ -160,7 +202,7 @@ def layer_config(layer) -> dict:
             encoded.update(output_shape=_encode(shape), output_shape_type="raw",
                            output_shape_module=None)
         return {"class_name": type(layer).__name__, "config": encoded}
-    return {"class_name": type(layer).__name__, "config": _encode(config)}
+    return {"class_name": type(layer).__name__, "config": _encode_layer_config(config)}
 
 
 def _init_parameters(cls, own: bool = False) -> dict:
@@ -381,8 +423,10 @@ def _training_config(model) -> dict | None:
             return {k: name_of(v) for k, v in value.items()}
         if isinstance(value, optimizers.Optimizer):  # TF's fields: name, decay first
             kind = type(value).__name__
-            return {"class_name": kind, "config": {"name": kind, **_encode(
-                value.get_config()), "decay": 0.0}}
+            config = _encode(value.get_config())
+            return {"class_name": kind, "config": {
+                "name": config.pop("name", kind), **config,
+                "decay": config.pop("decay", 0.0)}}
         name = getattr(value, "name", None) or getattr(value, "__name__", None)
         return name if isinstance(name, str) else None
 

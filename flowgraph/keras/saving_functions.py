@@ -41,7 +41,9 @@ class LoadContext:
 
     def __init__(self, custom_objects: dict | None = None, safe_mode: bool = True,
                  source: str | None = None) -> None:
-        self.custom_objects = dict(custom_objects or {})
+        from flowgraph.keras.utils import get_custom_objects
+
+        self.custom_objects = {**get_custom_objects(), **(custom_objects or {})}
         self.safe_mode = bool(safe_mode)
         self.source = source
 

@@ -29,16 +29,19 @@ True
 
 from __future__ import annotations
 
-import os
-import re
-
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.keras import backend, losses, metrics, optimizers, training_data
 from flowgraph.keras.callbacks import CallbackList
 from flowgraph.keras.training_data import DatasetLoopsMixin
-from flowgraph.keras.training_utils import History, sample_weights_for, to_list
+from flowgraph.keras.training_utils import (
+    EpochPrinter,
+    History,
+    sample_weights_for,
+    to_list,
+)
+from flowgraph.keras.weights_checkpoint import WeightsFilesMixin
 from flowgraph.ops import array_ops, array_shape_ops, math_ops, math_reduce
 from flowgraph.ops.control_flow_ops import group
 
@@ -149,7 +152,7 @@ def _as_arrays(data, names: list[str], what: str) -> list[np.ndarray]:
     return arrays
 
 
-class TrainingMixin(DatasetLoopsMixin):
+class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
     """compile / fit / evaluate / predict for `Model` (see the module docstring)."""
 
     def _init_training(self) -> None:
@@ -201,6 +204,10 @@ class TrainingMixin(DatasetLoopsMixin):
                               "loss_weights": loss_weights}
         self._compiled = True
         self._train_graph = None
+        # the weights `fit` trains are those trainable now (Keras's collected trainable
+        # weights): `layer.trainable = False` after compile changes nothing until the
+        # next compile, the GAN idiom's assumption
+        self._collected_trainable = list(self.trainable_weights)
 
     @property
     def metrics_names(self) -> list[str]:
@@ -211,6 +218,22 @@ class TrainingMixin(DatasetLoopsMixin):
         if self._compiled:
             names += [name for name, _, _ in _metric_entries(self)]
         return names
+
+    @property
+    def metrics(self) -> list:
+        """The compiled metrics as metric objects named as in `metrics_names` (the loss
+        excluded), as TF's graph-mode Model lists them."""
+        if not self._compiled:
+            return []
+        from flowgraph.keras.metrics_classes import MeanMetricWrapper
+
+        key = tuple(name for name, _, _ in _metric_entries(self))
+        cached = self.__dict__.get("_metric_objects")
+        if cached is None or cached[0] != key:
+            cached = (key, [MeanMetricWrapper(fn, name=name)
+                            for name, _, fn in _metric_entries(self)])
+            self._metric_objects = cached
+        return list(cached[1])
 
     # -- graph pieces ----------------------------------------------------------------------
     def _require_compiled(self, what: str) -> None:
@@ -238,7 +261,10 @@ class TrainingMixin(DatasetLoopsMixin):
             loss, per_output = training_loss(self, train_outputs, targets, weights)
             train_metrics = training_metrics(self, train_outputs, targets)
             opt = optimizers.to_tf_optimizer(self.optimizer)
-            minimize = opt.minimize(loss, var_list=self.trainable_weights)
+            trainable = getattr(self, "_collected_trainable", None)
+            trainable = self.trainable_weights if trainable is None else trainable
+            # no trainable weight (a frozen model): the step computes the loss only
+            minimize = opt.minimize(loss, var_list=trainable) if trainable else group()
             test_loss, test_per_output = training_loss(self, outputs, targets, weights)
             self._train_graph = {
                 "optimizer": opt,  # its slots: the HDF5 file's optimizer_weights
@@ -251,6 +277,9 @@ class TrainingMixin(DatasetLoopsMixin):
                                  *map(math_reduce.reduce_mean,
                                       training_metrics(self, outputs, targets).values())],
             }
+            deferred = self.__dict__.pop("_deferred_restore", None)
+            if deferred is not None:
+                self._weights_saver(deferred[1]).restore(backend.get_session(), deferred[0])
         return self._train_graph
 
     def _feed(self, xs, ys=None, sws=None) -> dict:
@@ -288,7 +317,7 @@ class TrainingMixin(DatasetLoopsMixin):
 
     # -- loops ------------------------------------------------------------------------------
     def _run_batches(self, fetches, xs, ys, batch_size, order=None,
-                     callbacks=None, sws=None) -> list[float]:
+                     callbacks=None, sws=None, mode: str = "train") -> list[float]:
         sess = backend.get_session()
         n = len(xs[0])
         order = np.arange(n) if order is None else order
@@ -297,7 +326,8 @@ class TrainingMixin(DatasetLoopsMixin):
         for batch, start in enumerate(range(0, n, batch_size)):
             idx = order[start:start + batch_size]
             if callbacks is not None:
-                callbacks.call("on_batch_begin", batch, {"batch": batch, "size": len(idx)})
+                callbacks.call(f"on_{mode}_batch_begin", batch, {"batch": batch,
+                                                                 "size": len(idx)})
             batch_sws = None if sws is None else [None if w is None else w[idx]
                                                   for w in sws]
             values = sess.run(fetches, feed_dict=self._feed([a[idx] for a in xs],
@@ -305,9 +335,9 @@ class TrainingMixin(DatasetLoopsMixin):
             if callbacks is not None:
                 logs = dict(zip(self.metrics_names, (float(v) for v in values[-count:]),
                                 strict=True))
-                callbacks.call("on_batch_end", batch, {"batch": batch, "size": len(idx),
-                                                       **logs})
-                if getattr(self, "stop_training", False):
+                callbacks.call(f"on_{mode}_batch_end", batch, {"batch": batch,
+                                                               "size": len(idx), **logs})
+                if mode == "train" and getattr(self, "stop_training", False):
                     values = [float(v) * len(idx) for v in values[-count:]]
                     totals = values if totals is None else [
                         a + b for a, b in zip(totals, values, strict=True)]
@@ -353,14 +383,19 @@ class TrainingMixin(DatasetLoopsMixin):
         history = History(self, {"batch_size": batch_size, "epochs": epochs, "steps": None,
                                  "samples": len(xs[0]), "verbose": verbose,
                                  "do_validation": validation_data is not None,
-                                 "metrics": names})
+                                 "metrics": training_data.metric_params(
+                                     names, validation_data is not None)})
         fetches = [graph["train_op"], *graph["train_fetches"]]
         cbs = CallbackList(callbacks, self, history.params)
         hooks = cbs if cbs.callbacks else None
         self.stop_training = False
         self.history = history
+        printer = EpochPrinter(verbose, epochs, len(xs[0]), "samples", None if
+                               validation_data is None else len(_as_arrays(
+                                   validation_data[0], self.input_names, "input")[0]))
         cbs.call("on_train_begin", {})
         for epoch in range(initial_epoch, epochs):
+            printer.begin(epoch)
             cbs.call("on_epoch_begin", epoch, {})
             order = np.random.permutation(len(xs[0])) if shuffle else None
             runs = [self._run_batches(fetches, xs, ys, batch_size, order, hooks, sws)
@@ -371,11 +406,9 @@ class TrainingMixin(DatasetLoopsMixin):
                 vx, vy = validation_data[0], validation_data[1]
                 vsw = validation_data[2] if len(validation_data) > 2 else None
                 values = to_list(self.evaluate(vx, vy, batch_size=batch_size, verbose=0,
-                                                sample_weight=vsw))
-                logs.update({f"val_{k}": v for k, v in zip(names, values, strict=True)})
-            if verbose:
-                print(f"Epoch {epoch + 1}/{epochs} - " +
-                      " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+                                                sample_weight=vsw, callbacks=cbs))
+                logs.update({f"val_{k}": float(v) for k, v in zip(names, values, strict=True)})
+            printer.end(logs)
             cbs.call("on_epoch_end", epoch, logs)
             history._append(epoch, logs)  # last, as TF's History: sees e.g. 'lr' added
             if self.stop_training:
@@ -383,83 +416,26 @@ class TrainingMixin(DatasetLoopsMixin):
         cbs.call("on_train_end", {})
         return history
 
-    # -- weights files ----------------------------------------------------------------------
-    def _weights_saver(self):
-        from flowgraph.train.saver import Saver
-
-        key = tuple(id(w) for w in self.weights)
-        cached = getattr(self, "_saver_cache", None)
-        if cached is None or cached[0] != key:
-            cached = (key, Saver(_checkpoint_keys(self), max_to_keep=None))
-            self._saver_cache = cached
-        return cached[1]
-
-    @staticmethod
-    def _weights_format(filepath, save_format=None) -> str:
-        """``'h5'`` for a path ending .h5 / .hdf5 or ``save_format='h5'``, else ``'tf'``."""
-        path = os.fspath(filepath)
-        fmt = (save_format or "").lower()
-        if fmt in ("h5", "hdf5", "keras") or path.endswith((".h5", ".hdf5")):
-            return "h5"
-        if path.endswith(".keras"):
-            raise NotImplementedError(f"{path}: the Keras v3 `.keras` format is not supported "
-                                      f"by flowgraph; use a path ending .h5 (HDF5) or "
-                                      f"without extension (a TensorFlow checkpoint).")
-        if fmt not in ("", "tf"):
-            raise ValueError(f"Unknown format: save_format={save_format!r}; use 'tf' or "
-                             f"'h5'.")
-        return "tf"
-
-    def save_weights(self, filepath, overwrite: bool = True, save_format=None,
-                     options=None) -> None:
-        """Write the weights: Keras's HDF5 layout for a path ending .h5 / .hdf5 (or
-        ``save_format='h5'``, needs h5py), else a TensorFlow checkpoint at `filepath`
-        (a prefix)."""
-        path = os.fspath(filepath)
-        if self._weights_format(path, save_format) == "h5":
-            from flowgraph.keras import hdf5_format
-
-            if os.path.exists(path) and not overwrite:
-                raise FileExistsError(f"{path} exists and overwrite=False.")
-            with hdf5_format.atomic_h5_file(path, f"the weights of {self.name!r}") as f:
-                hdf5_format.save_weights_to_group(f, self)
-            return
-        self._weights_saver().save(backend.get_session(), path, write_meta_graph=False)
-
-    def load_weights(self, filepath, by_name: bool = False, skip_mismatch: bool = False,
-                     options=None):
-        """Read the weights `save_weights` (or TF's tf.keras) wrote at `filepath`: from an
-        HDF5 file in order of the layers with weights, or with `by_name` into the layers
-        of the same name (`skip_mismatch`: skip what does not fit, with a warning);
-        from a TensorFlow checkpoint by position."""
-        from flowgraph.keras import hdf5_format
-
-        path = filepath if not isinstance(filepath, str | bytes | os.PathLike) else \
-            os.fspath(filepath)
-        if skip_mismatch and not by_name:
-            raise ValueError("When calling model.load_weights, skip_mismatch can only be set "
-                             "to True when by_name is True.")
-        if not isinstance(path, str) or self._weights_format(path) == "h5" or \
-                (os.path.isfile(path) and hdf5_format.is_hdf5(path)):
-            with hdf5_format.open_h5(path, "the Keras weights file") as f:
-                source = getattr(f, "filename", None) or str(path)
-                group = f
-                if hdf5_format.has_member(f, "model_weights", source) and \
-                        not hdf5_format.has_attr(f, "layer_names", source):
-                    group = hdf5_format.member(f, "model_weights", source)
-                hdf5_format.load_weights_from_group(group, self, source, by_name,
-                                                    skip_mismatch)
-            return
-        if by_name:
-            raise NotImplementedError("load_weights(by_name=True) reads HDF5 files only; "
-                                      "this is a TensorFlow checkpoint.")
-        self._weights_saver().restore(backend.get_session(), path)
-
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
-                 steps=None, **kwargs):
-        """The loss (and metrics: a list in `metrics_names` order) on NumPy data."""
+                 steps=None, callbacks=None, **kwargs):
+        """The loss (and metrics: a list in `metrics_names` order) on NumPy data.
+        `callbacks` get ``on_test_begin``, ``on_test_batch_begin`` / ``_end`` (the
+        batch's loss and metrics) and ``on_test_end``."""
         if kwargs:
             raise TypeError(f"evaluate: unexpected keyword argument(s) {sorted(kwargs)}")
+        cbs = callbacks if isinstance(callbacks, CallbackList) else \
+            CallbackList(callbacks, self, {"verbose": verbose, "steps": steps,
+                                           "batch_size": batch_size})
+        cbs.call("on_test_begin", None)
+        result = self._evaluate(x, y, batch_size, verbose, sample_weight, steps,
+                                cbs if cbs.callbacks else None)
+        cbs.call("on_test_end", None)
+        # TF's types: the loss a float64 average, the metrics float32 results
+        if isinstance(result, list):
+            return [np.float64(result[0]), *(np.float32(v) for v in result[1:])]
+        return np.float64(result)
+
+    def _evaluate(self, x, y, batch_size, verbose, sample_weight, steps, hooks):
         if training_data.is_dataset(x):
             if getattr(self, "_pending_compile", None) is None:
                 self._require_compiled("training/testing")
@@ -468,7 +444,7 @@ class TrainingMixin(DatasetLoopsMixin):
                 self._require_compiled("training/testing")
                 sws = sample_weights_for(ys, sw, None, self.output_names)
                 return self._run_batches(self._evaluation()["test_fetches"], xs, ys,
-                                         len(xs[0]), sws=sws)
+                                         len(xs[0]), sws=sws, callbacks=hooks, mode="test")
 
             parts = self._dataset_loop(x, steps, run, "evaluate")  # averaged per step
             values = [sum(v[i] for _, v in parts) / len(parts) for i in range(len(parts[0][1]))]
@@ -484,19 +460,28 @@ class TrainingMixin(DatasetLoopsMixin):
             sample_weight = None
         sws = sample_weights_for(ys, sample_weight, None, self.output_names)
         values = self._run_batches(self._evaluation()["test_fetches"], xs, ys,
-                                   batch_size or 32, sws=sws)
-        if verbose:
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in zip(self.metrics_names, values,
-                                                              strict=True)))
+                                   batch_size or 32, sws=sws, callbacks=hooks, mode="test")
+        # verbose: TF 2.15's graph-mode evaluate on arrays prints nothing either
         return values[0] if len(values) == 1 else values
 
-    def predict(self, x, batch_size=None, verbose=0, steps=None, **kwargs):
-        """The outputs on NumPy inputs (an array, or a list for several outputs)."""
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
+        """The outputs on NumPy inputs (an array, or a list for several outputs).
+        `callbacks` get ``on_predict_begin``, ``on_predict_batch_begin`` / ``_end`` and
+        ``on_predict_end``."""
         if kwargs:
             raise TypeError(f"predict: unexpected keyword argument(s) {sorted(kwargs)}")
+        cbs = CallbackList(callbacks, self, {"verbose": verbose, "steps": steps,
+                                              "batch_size": batch_size})
+        cbs.call("on_predict_begin", None)
+        result = self._predict(x, batch_size, steps, cbs if cbs.callbacks else None)
+        cbs.call("on_predict_end", None)
+        return result
+
+    def _predict(self, x, batch_size, steps, hooks):
         if training_data.is_dataset(x):
             parts = self._dataset_loop(
-                x, steps, lambda xs, ys, sw: to_list(self.predict(xs, batch_size=len(xs[0]))),
+                x, steps, lambda xs, ys, sw: to_list(self._predict(xs, len(xs[0]), None,
+                                                                   hooks)),
                 "predict")
             result = [np.concatenate([p[k] for _, p in parts]) for k in range(len(parts[0][1]))]
             return result[0] if len(result) == 1 else result
@@ -505,8 +490,17 @@ class TrainingMixin(DatasetLoopsMixin):
         outputs = self._inference()
         sess = backend.get_session()
         batch_size = batch_size or 32
-        chunks = [sess.run(outputs, feed_dict=self._feed([a[i:i + batch_size] for a in xs]))
-                  for i in range(0, len(xs[0]), batch_size)]
+        chunks = []
+        for batch, i in enumerate(range(0, len(xs[0]), batch_size)):
+            part = [a[i:i + batch_size] for a in xs]
+            if hooks is not None:
+                hooks.call("on_predict_batch_begin", batch, {"batch": batch,
+                                                             "size": len(part[0])})
+            chunks.append(sess.run(outputs, feed_dict=self._feed(part)))
+            if hooks is not None:
+                hooks.call("on_predict_batch_end", batch, {
+                    "batch": batch, "size": len(part[0]),
+                    "outputs": chunks[-1][0] if len(outputs) == 1 else chunks[-1]})
         result = [np.concatenate([c[k] for c in chunks]) for k in range(len(outputs))]
         return result[0] if len(result) == 1 else result
 
@@ -534,32 +528,6 @@ class TrainingMixin(DatasetLoopsMixin):
 
     def predict_on_batch(self, x):
         return self.predict(x, batch_size=len(_as_arrays(x, self.input_names, "input")[0]))
-
-
-def _checkpoint_keys(model) -> dict:
-    """``{checkpoint key: variable}`` for `save_weights`: keys by position, as TF's
-    object-based checkpoints name them (``layer_with_weights-0/kernel/.ATTRIBUTES/
-    VARIABLE_VALUE``), so that a rebuilt copy of the model (other variable names, e.g.
-    ``dense_1/kernel``) reads the file too."""
-    keys, seen, index = {}, set(), 0
-    for layer in model.layers:
-        weights = [w for w in layer.weights if id(w) not in seen]
-        if not weights:
-            continue
-        for w in weights:
-            seen.add(id(w))
-            attr = re.sub(r"_\d+$", "", w.op.name.rsplit("/", 1)[-1])
-            key = f"layer_with_weights-{index}/{attr}/.ATTRIBUTES/VARIABLE_VALUE"
-            n = 1
-            while key in keys:
-                key = f"layer_with_weights-{index}/{attr}_{n}/.ATTRIBUTES/VARIABLE_VALUE"
-                n += 1
-            keys[key] = w
-        index += 1
-    for w in model.weights:  # weights of no layer (none expected): by name
-        if id(w) not in seen:
-            keys[w.op.name] = w
-    return keys
 
 
 def _match_rank(y: np.ndarray, ndims: int | None) -> np.ndarray:

@@ -21,16 +21,43 @@ Example
 from __future__ import annotations
 
 from flowgraph.keras.callbacks import CallbackList
-from flowgraph.keras.training_utils import History, sample_weights_for, to_list
+from flowgraph.keras.training_utils import EpochPrinter, History, sample_weights_for, to_list
 
-__all__ = ["DatasetLoopsMixin", "dataset_batches", "is_dataset"]
+__all__ = ["DatasetLoopsMixin", "check_steps", "dataset_batches", "is_dataset",
+           "metric_params", "repeats_forever"]
 
 
 def is_dataset(x) -> bool:
-    """Whether `x` is a `tf.data.Dataset` (fed batch by batch) rather than arrays."""
+    """Whether `x` is a `tf.data.Dataset` or a Python generator / iterator of batches
+    (fed batch by batch) rather than arrays."""
     from flowgraph.data.dataset import Dataset
 
-    return isinstance(x, Dataset)
+    return isinstance(x, Dataset) or _is_generator(x)
+
+
+def _is_generator(x) -> bool:
+    return hasattr(x, "__next__") and hasattr(x, "__iter__") and not hasattr(x, "shape")
+
+
+def repeats_forever(dataset) -> bool:
+    """Whether `dataset` is known to never end (a ``repeat()`` without a later ``take``
+    or ``filter``): fit / evaluate / predict then need their `steps`."""
+    while dataset is not None:
+        kind = type(dataset).__name__
+        if kind in ("TakeDataset", "FilterDataset", "TakeWhileDataset"):
+            return False
+        if kind == "RepeatDataset":
+            count = getattr(dataset, "_count", None)
+            return isinstance(count, int) and count < 0
+        dataset = getattr(dataset, "_input", None)
+    return False
+
+
+def check_steps(dataset, steps, steps_name: str) -> None:
+    """TF's error for an endless dataset given without its number of steps."""
+    if steps is None and repeats_forever(dataset):
+        raise ValueError(f"When passing an infinitely repeating dataset, you must specify "
+                         f"the `{steps_name}` argument.")
 
 
 def _iterator(model, dataset, steps):
@@ -65,6 +92,19 @@ def dataset_batches(model, dataset, steps):
     from flowgraph.framework import errors
     from flowgraph.keras import backend
 
+    if _is_generator(dataset):  # a Python generator: `steps` batches, or to its end
+        count = 0
+        while steps is None or count < steps:
+            try:
+                element = next(dataset)
+            except StopIteration:
+                if steps is not None:
+                    raise ValueError(f"The generator ran out of data after {count} of the "
+                                     f"{steps} steps asked for.") from None
+                return
+            count += 1
+            yield _split(tuple(element) if isinstance(element, list) else element)
+        return
     next_element, initializer = _iterator(model, dataset, steps)
     sess = backend.get_session()
     if initializer is not None:
@@ -83,6 +123,12 @@ def dataset_batches(model, dataset, steps):
         yield _split(element)
 
 
+def metric_params(names: list[str], validating: bool) -> list[str]:
+    """``params['metrics']`` of a fit: the metrics names, then their ``val_`` names when
+    the fit validates (TF's callbacks see both)."""
+    return [*names, *(f"val_{n}" for n in names)] if validating else list(names)
+
+
 class DatasetLoopsMixin:
     """`fit` / `evaluate` / `predict` loops over a dataset (mixed into `TrainingMixin`)."""
 
@@ -96,6 +142,9 @@ class DatasetLoopsMixin:
                              f"generates both input data and target data.")
         if not self._compiled and getattr(self, "_pending_compile", None) is None:
             self._require_compiled("training/testing")
+        check_steps(dataset, steps_per_epoch, "steps_per_epoch")
+        if is_dataset(validation_data):
+            check_steps(validation_data, validation_steps, "validation_steps")
         names = None
         history = None
         cbs = hooks = None
@@ -109,25 +158,33 @@ class DatasetLoopsMixin:
                     history = History(self, {
                         "batch_size": None, "epochs": epochs, "steps": steps_per_epoch,
                         "samples": steps_per_epoch, "verbose": verbose,
-                        "do_validation": validation_data is not None, "metrics": names})
+                        "do_validation": validation_data is not None,
+                        "metrics": metric_params(names, validation_data is not None)})
                     cbs = CallbackList(callbacks, self, history.params)
                     hooks = cbs if cbs.callbacks else None
                     self.stop_training = False
                     self.history = history
+                    printer = EpochPrinter(verbose, epochs, steps_per_epoch, "steps",
+                                           validation_steps if validation_data is not None
+                                           else None)
                     cbs.call("on_train_begin", {})
+                    printer.begin(epoch)
                     cbs.call("on_epoch_begin", epoch, {})
                 elif batch == 0:
+                    printer.begin(epoch)
                     cbs.call("on_epoch_begin", epoch, {})
                 xs, ys = self._data(bx, by)
                 sws = sample_weights_for(ys, bsw, None, self.output_names)
                 graph = self._evaluation()
                 if hooks is not None:
-                    hooks.call("on_batch_begin", batch, {"batch": batch, "size": len(xs[0])})
+                    hooks.call("on_train_batch_begin", batch, {"batch": batch,
+                                                               "size": len(xs[0])})
                 values = self._run_batches([graph["train_op"], *graph["train_fetches"]], xs,
                                            ys, len(xs[0]), sws=sws)
                 if hooks is not None:
-                    hooks.call("on_batch_end", batch, {"batch": batch, "size": len(xs[0]),
-                                                       **dict(zip(names, values, strict=True))})
+                    hooks.call("on_train_batch_end", batch, {
+                        "batch": batch, "size": len(xs[0]),
+                        **dict(zip(names, values, strict=True))})
                 # TF averages a dataset's batches per step, whatever their sizes
                 totals = list(values) if totals is None else \
                     [t + v for t, v in zip(totals, values, strict=True)]
@@ -142,11 +199,11 @@ class DatasetLoopsMixin:
                 vx = validation_data if is_dataset(validation_data) else \
                     validation_data[0]
                 vy = None if is_dataset(validation_data) else validation_data[1]
-                values = to_list(self.evaluate(vx, vy, verbose=0, steps=validation_steps))
-                logs.update({f"val_{k}": v for k, v in zip(names, values, strict=True)})
-            if verbose:
-                print(f"Epoch {epoch + 1}/{epochs} - " +
-                      " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+                values = to_list(self.evaluate(vx, vy, verbose=0, steps=validation_steps,
+                                               callbacks=cbs))
+                logs.update({f"val_{k}": float(v) for k, v in zip(names, values, strict=True)})
+            printer.count = printer.count or seen
+            printer.end(logs)
             cbs.call("on_epoch_end", epoch, logs)
             history._append(epoch, logs)
             if self.stop_training:
@@ -156,6 +213,7 @@ class DatasetLoopsMixin:
 
     def _dataset_loop(self, dataset, steps, fetch_of, what: str) -> list:
         """Per-batch results of `fetch_of(xs, ys, sws)` over the dataset's batches."""
+        check_steps(dataset, steps, "steps")
         results = []
         for bx, by, bsw in dataset_batches(self, dataset, steps):
             self._maybe_build(bx)
@@ -164,3 +222,27 @@ class DatasetLoopsMixin:
         if not results:
             raise ValueError(f"{what}: the dataset gave no batch.")
         return results
+
+    # -- the TF1 generator methods: fit / evaluate / predict on a generator ---------------
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1,
+                      callbacks=None, validation_data=None, validation_steps=None,
+                      validation_freq=1, class_weight=None, max_queue_size=10, workers=1,
+                      use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        """`fit` on a generator (or dataset) of ``(x, y)`` / ``(x, y, sample_weight)``
+        batches; deprecated in TF for `fit`, which takes generators too."""
+        if class_weight is not None:
+            raise NotImplementedError("fit_generator(class_weight=...) is not supported by "
+                                      "flowgraph; yield sample weights from the generator.")
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
+                        verbose=verbose, callbacks=callbacks, validation_data=validation_data,
+                        validation_steps=validation_steps, initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                           workers=1, use_multiprocessing=False, verbose=0):
+        """`evaluate` on a generator of batches."""
+        return self.evaluate(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                          workers=1, use_multiprocessing=False, verbose=0):
+        """`predict` on a generator of input batches."""
+        return self.predict(generator, steps=steps, callbacks=callbacks, verbose=verbose)

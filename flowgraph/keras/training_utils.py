@@ -1,5 +1,6 @@
-"""Pieces `fit` shares with its `tf.data` loop: the `History` callback `fit` returns, and
-per-example sample weights from ``sample_weight`` / ``class_weight``.
+"""Pieces `fit` shares with its `tf.data` loop: the `History` callback `fit` returns,
+per-example sample weights from ``sample_weight`` / ``class_weight``, and the keys of a
+TensorFlow-format `save_weights` checkpoint (`checkpoint_keys`).
 
 Example
 -------
@@ -10,11 +11,15 @@ Example
 
 from __future__ import annotations
 
+import re
+import time
+
 import numpy as np
 
 from flowgraph.keras.callbacks import Callback
 
-__all__ = ["History", "sample_weights_for", "to_list"]
+__all__ = ["EpochPrinter", "History", "checkpoint_keys", "optimizer_state",
+           "sample_weights_for", "to_list"]
 
 
 def to_list(x) -> list:
@@ -71,3 +76,115 @@ def sample_weights_for(ys: list, sample_weight, class_weight, names: list[str]) 
         weights = np.asarray([cw.get(int(c), 1.0) for c in classes], np.float32)
         sws[i] = weights if sws[i] is None else sws[i] * weights
     return sws
+
+
+def checkpoint_keys(model) -> dict:
+    """``{checkpoint key: variable}`` for `save_weights`: keys by position, as TF's
+    object-based checkpoints name them (``layer_with_weights-0/kernel/.ATTRIBUTES/
+    VARIABLE_VALUE``), so that a rebuilt copy of the model (other variable names, e.g.
+    ``dense_1/kernel``) reads the file too."""
+    keys, seen, index = {}, set(), 0
+    state = optimizer_state(model)
+    for layer in model.layers:
+        weights = [w for w in layer.weights if id(w) not in seen]
+        if not weights:
+            continue
+        for w in weights:
+            seen.add(id(w))
+            attr = re.sub(r"_\d+$", "", w.op.name.rsplit("/", 1)[-1])
+            base = f"layer_with_weights-{index}/{attr}"
+            n = 1
+            while f"{base}/.ATTRIBUTES/VARIABLE_VALUE" in keys:
+                base = f"layer_with_weights-{index}/{attr}_{n}"
+                n += 1
+            keys[f"{base}/.ATTRIBUTES/VARIABLE_VALUE"] = w
+            for keras_slot, slot in _slots_of(state, w):
+                keys[f"{base}/.OPTIMIZER_SLOT/optimizer/{keras_slot}/.ATTRIBUTES/"
+                     f"VARIABLE_VALUE"] = slot
+        index += 1
+    if state is not None:  # TF's optimizer/iter, optimizer/learning_rate, ...
+        iterations, hypers = state[1]
+        for name, var in {"iter": iterations, **hypers}.items():
+            keys[f"optimizer/{name}/.ATTRIBUTES/VARIABLE_VALUE"] = var
+    for w in model.weights:  # weights of no layer (none expected): by name
+        if id(w) not in seen:
+            keys[w.op.name] = w
+    return keys
+
+
+def optimizer_state(model):
+    """The Keras optimizer's state in the model's graph (None before training)."""
+    from flowgraph.keras import optimizers
+
+    opt = getattr(model, "optimizer", None)
+    if not isinstance(opt, optimizers.Optimizer) or not model.outputs:
+        return None
+    return opt._graph_state(model.outputs[0].graph)
+
+
+def _slots_of(state, weight) -> list:
+    """``[(Keras slot name, slot variable)]`` of `weight` in the optimizer `state`."""
+    if state is None:
+        return []
+    tf_opt = state[0]
+    return [(k, tf_opt.get_slot(weight, t)) for k, t in tf_opt._slot_names
+            if tf_opt.get_slot(weight, t) is not None]
+
+
+def _format_value(value: float) -> str:
+    return f"{value:.4f}" if value > 1e-3 else f"{value:.4e}"  # Keras's Progbar rule
+
+
+def _format_time(seconds: float, unit: str) -> str:
+    if seconds >= 1:
+        return f"{seconds:.0f}s/{unit}"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.0f}ms/{unit}"
+    return f"{seconds * 1e6:.0f}us/{unit}"
+
+
+class EpochPrinter:
+    """`fit`'s output, as TF 2.15's graph-mode Keras prints it: ``Train on 80 samples,
+    validate on 20 samples``, then per epoch ``Epoch 1/3`` and the epoch's line, with
+    verbose=2 ``80/80 - 0s - loss: 0.6337 - acc: 0.6125 - 12ms/epoch - 150us/sample``
+    (verbose=1: the finished progress bar ``80/80 [======...] - 0s 150us/sample - ...``).
+
+    Example
+    -------
+    >>> p = EpochPrinter(2, 3, 8, "samples", 0)
+    Train on 8 samples
+    >>> p.begin(0)
+    Epoch 1/3
+    >>> p.line({"loss": 0.5, "acc": 0.0}, elapsed=0.004).split(" - ")[2:4]
+    ['loss: 0.5000', 'acc: 0.0000e+00']
+    """
+
+    def __init__(self, verbose: int, epochs: int, count: int | None, unit: str,
+                 validation_count: int | None) -> None:
+        self.verbose, self.epochs, self.count, self.unit = verbose, epochs, count, unit
+        self._start = 0.0
+        if verbose and count is not None:  # a dataset without steps: no header
+            text = f"Train on {count} {unit}"
+            if validation_count:
+                text += f", validate on {validation_count} {unit}"
+            print(text)
+
+    def begin(self, epoch: int) -> None:
+        if self.verbose and self.epochs > 1:  # TF says nothing for a single epoch
+            print(f"Epoch {epoch + 1}/{self.epochs}")
+        self._start = time.monotonic()
+
+    def line(self, logs: dict, elapsed: float | None = None) -> str:
+        elapsed = time.monotonic() - self._start if elapsed is None else elapsed
+        digits = len(str(self.count))
+        count = f"{self.count:>{digits}}/{self.count}"
+        values = "".join(f" - {k}: {_format_value(float(v))}" for k, v in logs.items())
+        per_unit = _format_time(elapsed / max(self.count, 1), self.unit.rstrip("s"))
+        if self.verbose == 1:
+            return f"{count} [{'=' * 30}] - {elapsed:.0f}s {per_unit}{values}"
+        return (f"{count} - {elapsed:.0f}s{values} - {_format_time(elapsed, 'epoch')} - "
+                f"{per_unit}")
+
+    def end(self, logs: dict) -> None:
+        if self.verbose:
+            print(self.line(logs))

@@ -1,4 +1,6 @@
-"""`tf.keras.utils`: NumPy helpers for preparing Keras inputs.
+"""`tf.keras.utils`: NumPy helpers for preparing Keras inputs, and the registry of
+custom objects (`custom_object_scope`, `get_custom_objects`) that `load_model` and
+`model_from_json` look names up in besides their `custom_objects` argument.
 
 Example
 -------
@@ -11,7 +13,54 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["normalize", "to_categorical"]
+__all__ = ["CustomObjectScope", "custom_object_scope", "get_custom_objects", "normalize",
+           "to_categorical"]
+
+_GLOBAL_CUSTOM_OBJECTS: dict = {}
+
+
+def get_custom_objects() -> dict:
+    """The process-wide ``{name: class or function}`` that deserialization consults;
+    update it to register objects for good.
+
+    Example
+    -------
+    >>> def my_act(x):
+    ...     return x
+    >>> get_custom_objects()["my_act"] = my_act
+    >>> "my_act" in get_custom_objects()
+    True
+    >>> del get_custom_objects()["my_act"]
+    """
+    return _GLOBAL_CUSTOM_OBJECTS
+
+
+class CustomObjectScope:
+    """Within ``with CustomObjectScope({"name": obj}, ...):``, the given objects are
+    registered (`get_custom_objects`); the registry is put back on exit."""
+
+    def __init__(self, *args) -> None:
+        for arg in args:
+            if not isinstance(arg, dict):
+                raise TypeError(f"CustomObjectScope takes dicts of custom objects, got "
+                                f"{type(arg).__name__}: {arg!r}")
+        self.custom_objects = args
+        self.backup = None
+
+    def __enter__(self):
+        self.backup = dict(_GLOBAL_CUSTOM_OBJECTS)
+        for objects in self.custom_objects:
+            _GLOBAL_CUSTOM_OBJECTS.update(objects)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _GLOBAL_CUSTOM_OBJECTS.clear()
+        _GLOBAL_CUSTOM_OBJECTS.update(self.backup)
+
+
+def custom_object_scope(*args) -> CustomObjectScope:
+    """`CustomObjectScope` under its function name (``with custom_object_scope({...}):``)."""
+    return CustomObjectScope(*args)
 
 
 def to_categorical(y, num_classes=None, dtype="float32") -> np.ndarray:

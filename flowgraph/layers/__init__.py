@@ -10,6 +10,7 @@ Example
 (?, 10)
 """
 
+from flowgraph.layers import experimental
 from flowgraph.layers.convolutional import (
     AveragePooling1D,
     AveragePooling2D,
@@ -25,6 +26,7 @@ from flowgraph.layers.convolutional import (
     max_pooling2d,
 )
 from flowgraph.layers.core import Dense, Dropout, Flatten, Layer, dense, dropout, flatten
+from flowgraph.layers.input_spec import InputSpec
 from flowgraph.layers.normalization import BatchNormalization, batch_normalization
 
 __all__ = [

@@ -43,6 +43,8 @@ from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, add_to_collection, name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.layers import experimental as _experimental
+from flowgraph.layers.input_spec import InputSpec, assert_input_compatibility
 from flowgraph.ops import (
     array_index_ops,
     array_join_ops,
@@ -162,6 +164,11 @@ class Layer:
         self.built = False
         self._dtype = None if dtype is None else _dtypes.as_dtype(dtype)
         self._activity_regularizer = activity_regularizer
+        if _experimental.keras_style():
+            for what, value in (("scope", _scope), ("reuse", _reuse)):
+                if value is not None and value is not False:
+                    raise ValueError(f"{what} argument not allowed when keras style layers "
+                                     f"are enabled, but saw: {value}")
         self._reuse = _reuse
         self._base_name = name or _snake_case(type(self).__name__)
         self.name = self._base_name
@@ -171,6 +178,7 @@ class Layer:
         self._updates: list = []
         self._scope = None
         self._current_scope = None
+        self.input_spec = None  # an InputSpec checked on every call (layers/input_spec.py)
         if _scope:
             with vs.variable_scope(_scope) as captured:
                 self._scope = captured
@@ -255,6 +263,7 @@ class Layer:
             self._current_scope = sc
             with name_scope(sc.original_name_scope):
                 inputs = self._convert_inputs(inputs)
+                assert_input_compatibility(self.input_spec, inputs, self.name)
                 if not self.built:
                     if self._dtype is None:
                         self._dtype = inputs.dtype.base_dtype
@@ -313,6 +322,7 @@ class Dense(Layer):
         self.bias_regularizer = bias_regularizer
         self.kernel_constraint = kernel_constraint
         self.bias_constraint = bias_constraint
+        self.input_spec = InputSpec(min_ndim=2)
 
     def build(self, input_shape) -> None:
         input_shape = TensorShape(input_shape)
@@ -324,6 +334,7 @@ class Dense(Layer):
         if last is None:
             raise ValueError(f"The last dimension of the inputs to `Dense` should be "
                              f"defined. Found `None` (input shape {input_shape}).")
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: last})
         self.kernel = self.add_weight("kernel", [last, self.units],
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,

@@ -150,6 +150,20 @@ class BatchNormalization(Layer):
                 delta = (variable - math_ops.cast(value, dtype)) * decay  # TF's sub, mul
                 return state_ops.assign_sub(variable, delta, name=scope)
 
+    def _update_moving_averages(self, training, known, mean, variance) -> None:
+        """Add the updates moving the moving mean and variance towards `mean` and
+        `variance`; with `training` a tensor (`known` None), by momentum 1 (no change)
+        when it is False."""
+        stat_dtype = self.moving_mean.dtype.base_dtype
+        if known is None:
+            momentum = smart_cond(
+                training, lambda: convert_to_tensor(self.momentum, dtype=stat_dtype),
+                lambda: convert_to_tensor(1.0, dtype=stat_dtype))
+        else:
+            momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
+        self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
+        self.add_update(self._assign_moving_average(self.moving_variance, variance, momentum))
+
     def _fused_call(self, inputs, training):
         # One FusedBatchNormV3 op (two under a cond when `training` is a tensor), as
         # TensorFlow builds it; its batch variance output is already Bessel-corrected.
@@ -170,15 +184,7 @@ class BatchNormalization(Layer):
         if known is False:
             return run(False)[0]
         y, mean, variance = smart_cond(training, lambda: run(True), lambda: run(False))
-        stat_dtype = self.moving_mean.dtype.base_dtype
-        if known is None:
-            momentum = smart_cond(
-                training, lambda: convert_to_tensor(self.momentum, dtype=stat_dtype),
-                lambda: convert_to_tensor(1.0, dtype=stat_dtype))
-        else:
-            momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
-        self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
-        self.add_update(self._assign_moving_average(self.moving_variance, variance, momentum))
+        self._update_moving_averages(training, known, mean, variance)
         return y
 
     def call(self, inputs, training=False):
@@ -220,15 +226,7 @@ class BatchNormalization(Layer):
                         lambda var=var: var.value()))
                 return self._normalize(inputs, self._broadcast(use_mean),
                                        self._broadcast(use_var))
-            if known is None:
-                momentum = smart_cond(
-                    training, lambda: convert_to_tensor(self.momentum, dtype=stat_dtype),
-                    lambda: convert_to_tensor(1.0, dtype=stat_dtype))
-            else:
-                momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
-            self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
-            self.add_update(self._assign_moving_average(self.moving_variance, update_var,
-                                                        momentum))
+            self._update_moving_averages(training, known, mean, update_var)
         return self._normalize(inputs, self._broadcast(use_mean), self._broadcast(use_var))
 
     def _normalize(self, x, mean, variance):

@@ -282,6 +282,21 @@ def _merge_hint(mine, theirs, what):
     return theirs if mine is None else mine
 
 
+def _init_wrapper(self, operator, is_non_singular, is_self_adjoint, is_positive_definite,
+                  is_square, name) -> None:
+    """`LinearOperator.__init__` of `self`, a wrapper of `operator` (its adjoint or
+    inverse): the operator's dtype, graph parents and hints, which the caller's may
+    repeat but not contradict."""
+    self._operator = operator
+    LinearOperator.__init__(
+        self, operator.dtype, operator.graph_parents,
+        _merge_hint(is_non_singular, operator.is_non_singular, "non-singular"),
+        _merge_hint(is_self_adjoint, operator.is_self_adjoint, "self-adjoint"),
+        _merge_hint(is_positive_definite, operator.is_positive_definite,
+                    "positive definite"),
+        _merge_hint(is_square, operator.is_square, "square"), name)
+
+
 class LinearOperatorAdjoint(LinearOperator):
     """The adjoint ``A^H`` of an operator ``A``, without forming it: products and solves
     ask `A` for its adjoint ones.
@@ -296,15 +311,8 @@ class LinearOperatorAdjoint(LinearOperator):
 
     def __init__(self, operator, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
-        self._operator = operator
-        super().__init__(
-            operator.dtype, operator.graph_parents,
-            _merge_hint(is_non_singular, operator.is_non_singular, "non-singular"),
-            _merge_hint(is_self_adjoint, operator.is_self_adjoint, "self-adjoint"),
-            _merge_hint(is_positive_definite, operator.is_positive_definite,
-                        "positive definite"),
-            _merge_hint(is_square, operator.is_square, "square"),
-            name or operator.name + "_adjoint")
+        _init_wrapper(self, operator, is_non_singular, is_self_adjoint, is_positive_definite,
+                      is_square, name or operator.name + "_adjoint")
 
     @property
     def operator(self) -> LinearOperator:
@@ -358,15 +366,8 @@ class LinearOperatorInversion(LinearOperator):
                              "(is_non_singular=False): it has no inverse")
         if operator.is_square is False or is_square is False:
             raise ValueError(f"operator '{operator.name}' is not square: it has no inverse")
-        self._operator = operator
-        super().__init__(
-            operator.dtype, operator.graph_parents,
-            _merge_hint(is_non_singular, operator.is_non_singular, "non-singular"),
-            _merge_hint(is_self_adjoint, operator.is_self_adjoint, "self-adjoint"),
-            _merge_hint(is_positive_definite, operator.is_positive_definite,
-                        "positive definite"),
-            _merge_hint(is_square, operator.is_square, "square"),
-            name or operator.name + "_inv")
+        _init_wrapper(self, operator, is_non_singular, is_self_adjoint, is_positive_definite,
+                      is_square, name or operator.name + "_inv")
 
     @property
     def operator(self) -> LinearOperator:
@@ -406,6 +407,19 @@ def check_operators(operators, what):
     return operators
 
 
+def init_from_operators(self, operators, is_non_singular, is_self_adjoint,
+                        is_positive_definite, is_square, name, sep=None) -> None:
+    """`LinearOperator.__init__` of `self`, an operator made of `operators` (a list
+    `check_operators` accepted): their dtype and all their graph parents; without a
+    `name`, theirs joined by `sep` (with no `sep`, the class's name)."""
+    if sep is not None:
+        name = name or sep.join(op.name for op in operators)
+    LinearOperator.__init__(self, operators[0].dtype,
+                            [p for op in operators for p in op.graph_parents],
+                            is_non_singular, is_self_adjoint, is_positive_definite,
+                            is_square, name)
+
+
 def batch_shape_of(operators) -> TensorShape:
     """The broadcast of the operators' static batch shapes (unknown where one is)."""
     shapes = [op.batch_shape for op in operators]
@@ -426,6 +440,15 @@ def batch_shape_of(operators) -> TensorShape:
     return TensorShape(out)
 
 
+def composite_shape(operators, rows, cols) -> TensorShape:
+    """The static shape of an operator made of `operators`: their broadcast batch shape,
+    then ``[rows, cols]`` (an unknown shape where a batch shape is unknown)."""
+    batch = batch_shape_of(operators)
+    if batch.ndims is None:
+        return TensorShape(None)
+    return batch.concatenate([rows, cols])
+
+
 class LinearOperatorComposition(LinearOperator):
     """The product ``A_0 @ A_1 @ ... @ A_k`` of operators, applied right to left.
 
@@ -443,21 +466,16 @@ class LinearOperatorComposition(LinearOperator):
         if is_non_singular is False and all(op.is_non_singular for op in self._operators):
             raise ValueError("The composition of non-singular operators is always "
                              "non-singular.")
-        super().__init__(self._operators[0].dtype,
-                         [p for op in self._operators for p in op.graph_parents],
-                         is_non_singular, is_self_adjoint, is_positive_definite, is_square,
-                         name or "_o_".join(op.name for op in self._operators))
+        init_from_operators(self, self._operators, is_non_singular, is_self_adjoint,
+                            is_positive_definite, is_square, name, "_o_")
 
     @property
     def operators(self) -> list:
         return list(self._operators)
 
     def _shape(self):
-        batch = batch_shape_of(self._operators)
-        if batch.ndims is None:
-            return TensorShape(None)
-        return batch.concatenate([self._operators[0].range_dimension,
-                                  self._operators[-1].domain_dimension])
+        return composite_shape(self._operators, self._operators[0].range_dimension,
+                               self._operators[-1].domain_dimension)
 
     def _matmul(self, x, adjoint, adjoint_arg):
         ops = self._operators if adjoint else self._operators[::-1]

@@ -22,8 +22,13 @@ import functools
 
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.tensor_shape import Dimension, TensorShape
-from flowgraph.linalg.linear_operator import LinearOperator, batch_shape_of, check_operators
+from flowgraph.framework.tensor_shape import Dimension
+from flowgraph.linalg.linear_operator import (
+    LinearOperator,
+    check_operators,
+    composite_shape,
+    init_from_operators,
+)
 from flowgraph.ops.array_join_ops import concat, pad, split
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape
 from flowgraph.ops.linalg_basic import adjoint as _adjoint
@@ -75,10 +80,8 @@ class LinearOperatorBlockDiag(LinearOperator):
                                  f"'{op.name}' has shape {op.shape}")
         if all(op.is_non_singular for op in self._operators) and is_non_singular is None:
             is_non_singular = True
-        super().__init__(self._operators[0].dtype,
-                         [p for op in self._operators for p in op.graph_parents],
-                         is_non_singular, is_self_adjoint, is_positive_definite, True,
-                         name or "_ds_".join(op.name for op in self._operators))
+        init_from_operators(self, self._operators, is_non_singular, is_self_adjoint,
+                            is_positive_definite, True, name, "_ds_")
 
     @property
     def operators(self) -> list:
@@ -89,12 +92,9 @@ class LinearOperatorBlockDiag(LinearOperator):
                 for op in self._operators]
 
     def _shape(self):
-        batch = batch_shape_of(self._operators)
-        if batch.ndims is None:
-            return TensorShape(None)
         dims = [op.domain_dimension.value for op in self._operators]
         n = None if None in dims else sum(dims)
-        return batch.concatenate([n, n])
+        return composite_shape(self._operators, n, n)
 
     def _blockwise(self, x, fn):
         parts = split(x, self._sizes(), axis=-2)
@@ -162,9 +162,8 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         for row in rows:
             if row[-1].is_square is False:
                 raise ValueError(f"the diagonal block '{row[-1].name}' must be square")
-        super().__init__(flat[0].dtype, [p for op in flat for p in op.graph_parents],
-                         is_non_singular, is_self_adjoint, is_positive_definite, is_square,
-                         name)
+        init_from_operators(self, flat, is_non_singular, is_self_adjoint,
+                            is_positive_definite, is_square, name)
 
     @property
     def operators(self) -> list:
@@ -175,12 +174,9 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
                 for row in self._rows]
 
     def _shape(self):
-        batch = batch_shape_of([op for row in self._rows for op in row])
-        if batch.ndims is None:
-            return TensorShape(None)
         dims = [row[-1].domain_dimension.value for row in self._rows]
         n = None if None in dims else sum(dims)
-        return batch.concatenate([n, n])
+        return composite_shape([op for row in self._rows for op in row], n, n)
 
     def _matmul(self, x, adjoint, adjoint_arg):
         x = _adjoint(x) if adjoint_arg else x
@@ -252,23 +248,19 @@ class LinearOperatorKronecker(LinearOperator):
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
         self._operators = check_operators(operators, "LinearOperatorKronecker")
-        super().__init__(self._operators[0].dtype,
-                         [p for op in self._operators for p in op.graph_parents],
-                         is_non_singular, is_self_adjoint, is_positive_definite, is_square,
-                         name or "_x_".join(op.name for op in self._operators))
+        init_from_operators(self, self._operators, is_non_singular, is_self_adjoint,
+                            is_positive_definite, is_square, name, "_x_")
 
     @property
     def operators(self) -> list:
         return list(self._operators)
 
     def _shape(self):
-        batch = batch_shape_of(self._operators)
-        if batch.ndims is None:
-            return TensorShape(None)
         rows = [op.range_dimension.value for op in self._operators]
         cols = [op.domain_dimension.value for op in self._operators]
-        return batch.concatenate([None if None in rows else int(reduce_prod_py(rows)),
-                                  None if None in cols else int(reduce_prod_py(cols))])
+        return composite_shape(self._operators,
+                               None if None in rows else int(reduce_prod_py(rows)),
+                               None if None in cols else int(reduce_prod_py(cols)))
 
     def _to_dense(self):
         return functools.reduce(_kron, [op.to_dense() for op in self._operators])

@@ -16,6 +16,8 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, name_scope
@@ -62,6 +64,20 @@ def _check_same_shape(fn: str, a: Tensor, b: Tensor, a_name: str, b_name: str) -
                          f"{a_name} {a.shape} and {b_name} {b.shape}.")
 
 
+@contextlib.contextmanager
+def _compared(fn: str, scope, labels, predictions, weights, default_name=None,
+              what: str = "predictions"):
+    """The name scope of loss `fn` (`default_name`, by default `fn`), comparing
+    `predictions` (named `what`) with `labels` elementwise; yields ``(scope, labels,
+    predictions)``, both float32 and of compatible shapes."""
+    _require(**{"labels": labels, what: predictions})
+    with name_scope(scope, default_name or fn, [predictions, labels, weights]) as scope:
+        predictions = _as_float(predictions, what)
+        labels = _as_float(labels, "labels")
+        _check_same_shape(fn, predictions, labels, what, "labels")
+        yield scope, labels, predictions
+
+
 def remove_squeezable_dimensions(labels: Tensor, predictions: Tensor,
                                  expected_rank_diff: int = 0) -> tuple[Tensor, Tensor]:
     """Drop a trailing dimension of size 1 from `labels` or `predictions` when their ranks
@@ -100,11 +116,8 @@ def absolute_difference(labels, predictions, weights=1.0, scope=None,
     >>> float(tf.Session().run(absolute_difference([0.0, 0.0], [1.0, -3.0])))
     2.0
     """
-    _require(labels=labels, predictions=predictions)
-    with name_scope(scope, "absolute_difference", [predictions, labels, weights]) as scope:
-        predictions = _as_float(predictions, "predictions")
-        labels = _as_float(labels, "labels")
-        _check_same_shape("absolute_difference", predictions, labels, "predictions", "labels")
+    with _compared("absolute_difference", scope, labels, predictions,
+                   weights) as (scope, labels, predictions):
         losses = math_ops.abs(math_ops.subtract(predictions, labels))
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
 
@@ -120,11 +133,8 @@ def mean_squared_error(labels, predictions, weights=1.0, scope=None,
     >>> float(tf.Session().run(mean_squared_error([0.0, 0.0], [1.0, -3.0])))
     5.0
     """
-    _require(labels=labels, predictions=predictions)
-    with name_scope(scope, "mean_squared_error", [predictions, labels, weights]) as scope:
-        predictions = _as_float(predictions, "predictions")
-        labels = _as_float(labels, "labels")
-        _check_same_shape("mean_squared_error", predictions, labels, "predictions", "labels")
+    with _compared("mean_squared_error", scope, labels, predictions,
+                   weights) as (scope, labels, predictions):
         losses = math_ops.squared_difference(predictions, labels)
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
 
@@ -141,11 +151,8 @@ def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
     >>> float(tf.Session().run(huber_loss([0.0, 0.0], [0.5, 3.0])))
     1.3125
     """
-    _require(labels=labels, predictions=predictions)
-    with name_scope(scope, "huber_loss", [predictions, labels, weights]) as scope:
-        predictions = _as_float(predictions, "predictions")
-        labels = _as_float(labels, "labels")
-        _check_same_shape("huber_loss", predictions, labels, "predictions", "labels")
+    with _compared("huber_loss", scope, labels, predictions,
+                   weights) as (scope, labels, predictions):
         abs_error = math_ops.abs(math_ops.subtract(predictions, labels))
         quadratic = math_ops.minimum(abs_error, float(delta))
         linear = math_ops.subtract(abs_error, quadratic)
@@ -169,11 +176,7 @@ def log_loss(labels, predictions, weights=1.0, epsilon=1e-7, scope=None,
     >>> print(round(float(tf.Session().run(log_loss([1.0], [0.5]))), 4))
     0.6931
     """
-    _require(labels=labels, predictions=predictions)
-    with name_scope(scope, "log_loss", [predictions, labels, weights]) as scope:
-        predictions = _as_float(predictions, "predictions")
-        labels = _as_float(labels, "labels")
-        _check_same_shape("log_loss", predictions, labels, "predictions", "labels")
+    with _compared("log_loss", scope, labels, predictions, weights) as (scope, labels, predictions):
         eps = float(epsilon)
         losses = (-math_ops.multiply(labels, math_ops.log(predictions + eps))
                   - math_ops.multiply(1.0 - labels, math_ops.log(1.0 - predictions + eps)))
@@ -198,11 +201,8 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
         axis = dim
     if axis is None:
         raise ValueError("You must specify argument `axis`.")
-    _require(labels=labels, predictions=predictions)
-    with name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as scope:
-        predictions = _as_float(predictions, "predictions")
-        labels = _as_float(labels, "labels")
-        _check_same_shape("cosine_distance", predictions, labels, "predictions", "labels")
+    with _compared("cosine_distance", scope, labels, predictions, weights,
+                   "cosine_distance_loss") as (scope, labels, predictions):
         radial = math_ops.multiply(predictions, labels)
         losses = 1.0 - math_reduce.reduce_sum(radial, axis=[axis], keepdims=True)
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
@@ -226,13 +226,8 @@ def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
     >>> print(round(float(tf.Session().run(loss)), 4))
     2.0
     """
-    _require(labels=labels, predictions=predictions)
-    with name_scope(scope, "mean_pairwise_squared_error",
-                    [predictions, labels, weights]) as scope:
-        predictions = _as_float(predictions, "predictions")
-        labels = _as_float(labels, "labels")
-        _check_same_shape("mean_pairwise_squared_error", predictions, labels, "predictions",
-                          "labels")
+    with _compared("mean_pairwise_squared_error", scope, labels, predictions,
+                   weights) as (scope, labels, predictions):
         w = math_ops.cast(convert_to_tensor(weights, preferred_dtype=_dtypes.float32,
                                             name="weights"), _dtypes.float32)
         rank = labels.shape.ndims
@@ -267,11 +262,8 @@ def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=GraphKey
     >>> float(tf.Session().run(hinge_loss([1.0, 0.0], [0.5, -2.0])))
     0.25
     """
-    _require(labels=labels, logits=logits)
-    with name_scope(scope, "hinge_loss", [logits, labels, weights]) as scope:
-        logits = _as_float(logits, "logits")
-        labels = _as_float(labels, "labels")
-        _check_same_shape("hinge_loss", logits, labels, "logits", "labels")
+    with _compared("hinge_loss", scope, labels, logits, weights,
+                   what="logits") as (scope, labels, logits):
         signs = math_ops.subtract(2.0 * labels, array_ops.ones_like(labels))
         losses = nn_ops.relu(math_ops.subtract(array_ops.ones_like(labels),
                                                math_ops.multiply(signs, logits)))

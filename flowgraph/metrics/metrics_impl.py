@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import GraphKeys, add_to_collections
+from flowgraph.framework.graph import GraphKeys, add_to_collections, control_dependencies
 from flowgraph.framework.operation import Tensor
 from flowgraph.losses.util import check_broadcastable, safe_div
 from flowgraph.ops import array_ops, math_ops, math_reduce, state_ops
@@ -149,7 +149,8 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
             values = math_ops.multiply(values, weights)
             num_values = math_reduce.reduce_sum(weights)
         update_total = state_ops.assign_add(total, math_reduce.reduce_sum(values))
-        update_count = state_ops.assign_add(count, num_values)
+        with control_dependencies([values]):  # a constant count still waits for the batch
+            update_count = state_ops.assign_add(count, num_values)
         value = safe_div(total, math_ops.maximum(count, 0.0), name="value")
         update_op = safe_div(update_total, math_ops.maximum(update_count, 0.0),
                              name="update_op")
@@ -187,7 +188,8 @@ def mean_tensor(values, weights=None, metrics_collections=None, updates_collecti
             values = math_ops.multiply(values, weights)
             num_values = math_ops.multiply(num_values, weights)
         update_total = state_ops.assign_add(total, values)
-        update_count = state_ops.assign_add(count, num_values)
+        with control_dependencies([values]):
+            update_count = state_ops.assign_add(count, num_values)
         value = safe_div(total, math_ops.maximum(count, 0.0), name="value")
         update_op = safe_div(update_total, math_ops.maximum(update_count, 0.0),
                              name="update_op")

@@ -110,6 +110,7 @@ def __getattr__(name: str):
     raise missing_attribute("nn", name)
 
 # Sampled losses and samplers, CTC helpers, window ops and more spellings (issue 15).
+from flowgraph.nn import experimental  # noqa: E402
 from flowgraph.ops.array_extra_ops import space_to_batch  # noqa: E402
 from flowgraph.ops.candidate_sampling_ops import *  # noqa: E402
 from flowgraph.ops.ctc_decode_ops import *  # noqa: E402

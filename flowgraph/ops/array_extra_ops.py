@@ -273,11 +273,20 @@ not_differentiable("LowerBound", "UpperBound", "ListDiff", "UniqueWithCounts",
 def _space_batch_shape(op, x, block, pads):
     b = constant_value(op.inputs[1])
     p = constant_value(op.inputs[2])
-    if x.ndims is None or b is None or p is None:
+    m = block[0].value if block.ndims == 1 else None
+    if x.ndims is None or m is None:
         return [TensorShape(None) if x.ndims is None else TensorShape([None] * x.ndims)]
+    if b is None or p is None:
+        # Unknown blocks or paddings: the spatial sizes are unknown, the rest are kept
+        # (and the batch too when the blocks are known), as TensorFlow infers them.
+        out = [None] * (m + 1) + x.as_list()[m + 1:]
+        if b is not None and x[0].value is not None:
+            prod = int(np.prod(np.asarray(b)))
+            out[0] = x[0].value * prod if op.type == "SpaceToBatchND" else \
+                (x[0].value // prod if x[0].value % prod == 0 else None)
+        return [TensorShape(out)]
     b = [int(v) for v in np.asarray(b).reshape(-1)]
     p = np.asarray(p).reshape(-1, 2)
-    m = len(b)
     if x.ndims < m + 1:
         raise op.shape_error(f"input {x} must have at least {m + 1} dimensions for "
                              f"{m} block dimensions")

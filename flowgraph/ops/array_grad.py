@@ -10,6 +10,9 @@ Ops defined here:
 - ``StridedSliceGrad(shape, begin, end, strides, dy)``: zeros of `shape` with `dy` written
   where ``StridedSlice`` read (same masks as attributes).
 - ``MirrorPadGrad(dy, paddings)``: folds the mirrored borders of `dy` back onto the interior.
+- ``ConcatOffset(concat_dim, shape_0, ..., shape_N-1)``: where each input of a concat
+  starts in its output (the sum of the sizes before it along `concat_dim`, 0 elsewhere);
+  the concat gradient slices its blocks out with it, as TensorFlow does.
 
 Example
 -------
@@ -27,16 +30,20 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant, constant_value
+from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
 from flowgraph.framework.indexed_slices import IndexedSlices
-from flowgraph.framework.registry import register_gradient, register_op
+from flowgraph.framework.registry import (
+    not_differentiable,
+    register_gradient,
+    register_op,
+)
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
 from flowgraph.ops.array_static import static_elements
 from flowgraph.ops.math_grad import reduce_to
-from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.op_util import make_op, make_tensor
 
 __all__: list[str] = []
 
@@ -73,6 +80,17 @@ def _mirror_pad_grad_shape(op, dy, paddings):
     dims = [None if d.value is None else d.value - int(a) - int(b)
             for d, (a, b) in zip(dy.dims, np.reshape(pads, (-1, 2)).tolist())]
     return [TensorShape(dims)]
+
+
+@register_op("ConcatOffset", attrs={"N": 2}, num_outputs=lambda op: op.attrs["N"],
+             dtype_fn=lambda op: [t.dtype.base_dtype for t in op.inputs[1:]])
+def _concat_offset_shape(op, concat_dim, *shapes):
+    if concat_dim.ndims not in (None, 0):
+        raise op.shape_error(f"concat_dim must be a scalar, got shape {concat_dim}")
+    return list(shapes)
+
+
+not_differentiable("ConcatOffset")
 
 
 @register_gradient("StridedSliceGrad")
@@ -134,25 +152,34 @@ def _axis_value(t, rank):
     return int(a) % rank if rank else int(a)
 
 
+def _input_shapes(values) -> list:
+    """TensorFlow's shapes of the concat inputs: a constant each when all are static,
+    else one ``ShapeN`` (the ``Shape`` made for the first unknown one stays, unused)."""
+    sizes = []
+    for v in values:
+        s = _a.shape(v)
+        if s.op.type != "Const":
+            return _a.shape_n(list(values))
+        sizes.append(s)
+    return sizes
+
+
 @register_gradient("ConcatV2")
 def _concat_grad(op, grad):
     values, axis_t = op.inputs[:-1], op.inputs[-1]
-    rank = next((v.shape.ndims for v in values if v.shape.ndims is not None), None)
-    axis = _axis_value(axis_t, rank)
-    sizes = [v.shape[axis].value if axis is not None and v.shape.ndims is not None else None
-             for v in values]
-    if axis is not None and all(s is not None for s in sizes):
-        return [*_a.split(grad, sizes, axis=axis), None]
-    # Dynamic sizes: slice each value's block at its running offset along `axis`.
-    r = _a.rank(grad)
-    ax = _m.floormod(_int32(axis_t), r)
-    onehot = _a.one_hot(ax, r, dtype=_dtypes.int32)
-    out, offset = [], constant(0, dtype=_dtypes.int32)
-    for v in values:
-        shp = _a.shape(v)
-        out.append(_a.slice(grad, onehot * offset, shp))
-        offset = offset + _r.reduce_sum(shp * onehot)
-    return [*out, None]
+    if len(values) == 1:
+        return [grad, None]
+    if isinstance(grad, IndexedSlices):
+        grad = convert_to_tensor(grad)
+    axis = axis_t % _a.rank(values[0])  # FloorMod `mod` of the axis and `Rank`
+    sizes = _input_shapes(values)
+    if len(sizes) > 16:
+        # Many inputs: one SplitV by the sizes along the axis (TensorFlow's rule).
+        along = _a.squeeze(_a.slice(_a.stack(sizes, axis=1), [axis, 0], [1, -1]))
+        return [*_a.split(grad, along, axis, num=len(values)), None]
+    offsets = make_op("ConcatOffset", [_int32(axis), *sizes], {"N": len(sizes)},
+                      name="ConcatOffset").outputs
+    return [*(_a.slice(grad, begin, size) for begin, size in zip(offsets, sizes)), None]
 
 
 @register_gradient("Split")

@@ -21,7 +21,7 @@ from flowgraph.framework.constant_op import (
     register_constant_evaluator,
     register_tensor_conversion_function,
 )
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import graph_for, name_scope
 from flowgraph.framework.indexed_slices import LARGE_SPARSE_NUM_ELEMENTS, IndexedSlices
 from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
@@ -285,6 +285,8 @@ def gather(params, indices, validate_indices=None, name: str | None = None, axis
     """
     if axis is None:
         axis = batch_dims
+    if axis == 0 and batch_dims == 0 and hasattr(params, "sparse_read"):
+        return params.sparse_read(indices, name=name)  # a resource variable: ResourceGather
     with op_scope(name, "GatherV2", (params, indices, axis)) as scope:
         p = convert_to_tensor(params, name="params")
         i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
@@ -505,7 +507,7 @@ def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
             warnings.warn(
                 f"Converting sparse IndexedSlices to a dense Tensor with {n} elements. "
                 "This may consume a large amount of memory.", UserWarning, stacklevel=3)
-    with value.graph.as_default():
+    with graph_for([value]).as_default():
         shape = value.dense_shape
         if shape.dtype.base_dtype != value.indices.dtype.base_dtype:
             shape = cast(shape, value.indices.dtype.base_dtype)

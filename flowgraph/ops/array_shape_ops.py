@@ -51,18 +51,47 @@ def _shape_shape(op, x):
     return [TensorShape([x.ndims])]
 
 
-def shape(input, name: str | None = None, out_type=_dtypes.int32):
+def shape(input, name: str | None = None, out_type=_dtypes.int32, optimize: bool = True):
     """The shape of `input` as a 1-D integer tensor.
+
+    Built as TensorFlow builds it: with `optimize` and a fully known static shape, the
+    shape is a constant (``Const`` named `name`); otherwise a ``Shape`` op. Code that needs
+    the op itself (a value that is dead when `input` is, in loop and cond gradients)
+    passes ``optimize=False``. A `SparseTensor` gives its ``dense_shape``, cast.
 
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.shape(tf.zeros([2, 3])).shape.as_list()
-    [2]
+    >>> tf.shape(tf.zeros([2, 3])).op.type
+    'Const'
+    >>> tf.shape(tf.placeholder(tf.float32, [None, 3])).op.type
+    'Shape'
     """
-    x = convert_to_tensor(input)
-    return make_tensor("Shape", [x], {"out_type": _dtypes.as_dtype(out_type)},
-                       name=name or "Shape")
+    out_type = _dtypes.as_dtype(out_type)
+    with name_scope(name, "Shape", [input]) as scope:
+        dense_shape = _sparse_dense_shape(input)
+        if dense_shape is not None:
+            return _cast(dense_shape, out_type)
+        x = convert_to_tensor(input)
+        if optimize and x.shape.is_fully_defined():
+            return constant(np.asarray(x.shape.as_list(), out_type.as_numpy_dtype), out_type,
+                            name=scope)
+        return make_tensor("Shape", [x], {"out_type": out_type}, name=scope)
+
+
+def _sparse_dense_shape(value):
+    """The ``dense_shape`` of a SparseTensor (or SparseTensorValue), else None."""
+    from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
+
+    if isinstance(value, SparseTensor | SparseTensorValue):
+        return convert_to_tensor(value.dense_shape)
+    return None
+
+
+def _cast(x, dtype):
+    if x.dtype.base_dtype == dtype:
+        return x
+    return make_tensor("Cast", [x], {"DstT": dtype, "Truncate": False}, name="Cast")
 
 
 @register_op("ShapeN", attrs={"N": 1, "out_type": _dtypes.int32},
@@ -91,18 +120,33 @@ def _size_shape(op, x):
     return [TensorShape([])]
 
 
-def size(input, name: str | None = None, out_type=_dtypes.int32):
+def size(input, name: str | None = None, out_type=_dtypes.int32, optimize: bool = True):
     """The number of elements of `input` as a scalar integer tensor.
+
+    With `optimize`, a constant when the static shape is fully known (or has a zero
+    dimension), as TensorFlow builds it; otherwise a ``Size`` op.
 
     Example
     -------
     >>> import flowgraph as tf
     >>> tf.size(tf.zeros([2, 3])).dtype.name
     'int32'
+    >>> tf.size(tf.placeholder(tf.float32, [None, 3])).op.type
+    'Size'
     """
-    x = convert_to_tensor(input)
-    return make_tensor("Size", [x], {"out_type": _dtypes.as_dtype(out_type)},
-                       name=name or "Size")
+    out_type = _dtypes.as_dtype(out_type)
+    with name_scope(name, "Size", [input]) as scope:
+        dense_shape = _sparse_dense_shape(input)
+        if dense_shape is not None:
+            return make_tensor("Prod", [_cast(dense_shape, out_type), constant(0)],
+                               {"keep_dims": False}, name=scope)
+        x = convert_to_tensor(input)
+        s = x.shape
+        if optimize and (s.is_fully_defined() or
+                         (s.ndims is not None and any(d.value == 0 for d in s.dims))):
+            n = s.num_elements() if s.is_fully_defined() else 0
+            return constant(np.asarray(n, out_type.as_numpy_dtype), out_type, name=scope)
+        return make_tensor("Size", [x], {"out_type": out_type}, name=scope)
 
 
 @register_op("Rank", dtype_fn=fixed_dtype(_dtypes.int32))
@@ -110,16 +154,28 @@ def _rank_shape(op, x):
     return [TensorShape([])]
 
 
-def rank(input, name: str | None = None):
+def rank(input, name: str | None = None, optimize: bool = True):
     """The number of dimensions of `input` as a scalar int32 tensor.
+
+    With `optimize`, a constant when the rank is known statically, as TensorFlow builds
+    it; otherwise a ``Rank`` op.
 
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.rank(tf.zeros([2, 3])).shape.as_list()
-    []
+    >>> tf.rank(tf.zeros([2, 3])).op.type
+    'Const'
+    >>> tf.rank(tf.placeholder(tf.float32)).op.type
+    'Rank'
     """
-    return make_tensor("Rank", [convert_to_tensor(input)], name=name or "Rank")
+    with name_scope(name, "Rank", [input]) as scope:
+        dense_shape = _sparse_dense_shape(input)
+        if dense_shape is not None:
+            return make_tensor("Size", [dense_shape], {"out_type": _dtypes.int32}, name=scope)
+        x = convert_to_tensor(input)
+        if optimize and x.shape.ndims is not None:
+            return constant(np.int32(x.shape.ndims), _dtypes.int32, name=scope)
+        return make_tensor("Rank", [x], name=scope)
 
 
 not_differentiable("Shape", "ShapeN", "Size", "Rank")
@@ -490,7 +546,7 @@ def zeros_like(tensor, dtype=None, name: str | None = None, optimize: bool = Tru
             return _filled(x.shape, dt, scope, "zeros", one=False)
         if dt != base:
             dims = (constant(np.asarray(x.shape.as_list(), np.int32), _dtypes.int32)
-                    if optimize and x.shape.is_fully_defined() else shape(x))
+                    if optimize and x.shape.is_fully_defined() else shape(x, optimize=False))
             return make_tensor("Fill", [dims, _zero(dt)], name=scope)
         return make_tensor("ZerosLike", [x], name=scope)
 
@@ -516,7 +572,7 @@ def ones_like(tensor, dtype=None, name: str | None = None, optimize: bool = True
                 dims = constant(np.asarray(x.shape.as_list(), np.int32), _dtypes.int32,
                                 name="shape_as_tensor")
         else:
-            dims = shape(x, name="Shape")
+            dims = shape(x, name="Shape", optimize=False)
         value, dt = _scalar(dt, True)
         out = make_tensor("Fill", [dims, constant(value, dtype=dt, name="Const")], name=scope)
         out.set_shape(x.shape)

@@ -53,7 +53,13 @@ import functools
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
-from flowgraph.framework.graph import GraphKeys, control_dependencies, get_default_graph, name_scope
+from flowgraph.framework.graph import (
+    GraphKeys,
+    control_dependencies,
+    get_default_graph,
+    graph_for,
+    name_scope,
+)
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import register_op
 from flowgraph.framework.tensor_shape import TensorShape
@@ -153,8 +159,8 @@ def nest_assert_same_structure(a, b, what_a: str, what_b: str, context: str) -> 
     try:
         check(a, b)
     except (TypeError, ValueError) as e:
-        raise type(e)(
-            f"{context}: the two structures don't have the same nested structure: {e}.\n"
+        raise type(e)(  # (TensorFlow's first sentence, then what differs and where)
+            f"The two structures don't have the same nested structure. {context}: {e}.\n"
             f"  {what_a}: {_describe_structure(a)}\n  {what_b}: {_describe_structure(b)}"
         ) from None
 
@@ -295,7 +301,7 @@ def _lifted_ops(graph, new_ops: list[Operation]) -> set[Operation]:
     """Ops among `new_ops` that belong outside any control-flow context: variables
     created inside (variable op, initializer with what it computes, snapshot)."""
     new_set = set(new_ops)
-    roots = [op for op in new_ops if op.type in ("VariableV2", "Variable")]
+    roots = [op for op in new_ops if op.type in ("VariableV2", "Variable", "VarHandleOp")]
     if not roots:
         return set()
     lifted = set(roots)
@@ -305,7 +311,7 @@ def _lifted_ops(graph, new_ops: list[Operation]) -> set[Operation]:
         for v in coll:
             var = getattr(v, "_variable", None)
             if isinstance(var, Tensor) and var.op in root_set:
-                for attr in ("_initializer_op", "_snapshot"):
+                for attr in ("_initializer_op", "_snapshot", "_is_initialized_op"):
                     x = getattr(v, attr, None)
                     x = x.op if isinstance(x, Tensor) else x
                     if isinstance(x, Operation) and x in new_set and x not in lifted:
@@ -510,7 +516,7 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
     with name_scope(name, "cond", [pred]) as scope:
         pred = convert_to_tensor(pred)
         _check_pred(pred, f"tf.cond '{scope[:-1]}'")
-        g = pred.graph
+        g = graph_for([pred])
         with g.as_default():
             p_false, p_true = switch(pred, pred)
             pivot_t = g.create_op("Identity", [p_true], name="switch_t").outputs[0]
@@ -530,11 +536,12 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
             merges = []
             for i, (t, f) in enumerate(zip(res_t, res_f)):
                 if t.dtype.base_dtype != f.dtype.base_dtype:
-                    raise ValueError(
-                        f"tf.cond '{scope[:-1]}': outputs of true_fn and false_fn must have "
-                        f"the same type: output {i} is {t.dtype.base_dtype.name} in true_fn "
-                        f"({t.name}) but {f.dtype.base_dtype.name} in false_fn ({f.name}). "
-                        "Cast one of them with tf.cast.")
+                    raise ValueError(  # (TensorFlow's words first)
+                        "Outputs of 'true_fn' and 'false_fn' must have the same type(s). "
+                        f"Received {t.dtype.base_dtype.name} from 'true_fn' and "
+                        f"{f.dtype.base_dtype.name} from 'false_fn'. (tf.cond "
+                        f"'{scope[:-1]}': output {i}, {t.name} and {f.name}; cast one of "
+                        "them with tf.cast.)")
                 m = merge([f, t], name="Merge")[0]
                 m.op._cond_pred = pred_id  # its gradient switches on the same predicate
                 merges.append(m)

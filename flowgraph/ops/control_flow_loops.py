@@ -418,12 +418,13 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
                     "body.")
             if not _shape_le(n.shape, m.shape):
                 suggest = _relaxed(m.shape, n.shape)
-                raise ValueError(
-                    f"while_loop '{name}': loop variable {i} ({x.name}) has shape "
-                    f"{m.shape} before the loop but shape {n.shape} after one iteration. "
-                    f"Provide shape invariants (the shape_invariants argument of "
-                    f"tf.while_loop, e.g. tf.TensorShape({suggest.as_list() if suggest.ndims is not None else None})) "  # noqa: E501
-                    "to allow the shape to change across iterations.")
+                hint = suggest.as_list() if suggest.ndims is not None else None
+                raise ValueError(  # (TensorFlow's words first)
+                    f"Input tensor '{x.name}' enters the loop with shape {m.shape}, but has "
+                    f"shape {n.shape} after one iteration. To allow the shape to vary "
+                    "across iterations, use the `shape_invariants` argument of "
+                    "tf.while_loop to specify a less-specific shape. (while_loop "
+                    f"'{name}', loop variable {i}: e.g. tf.TensorShape({hint}).)")
         with g.control_dependencies(None):
             nexts = []
             for m, n in zip(merges, next_vals):

@@ -6,7 +6,7 @@ The control-flow primitives (Switch, Merge, Enter, Exit, NextIteration, LoopCond
 
 from __future__ import annotations
 
-from flowgraph.framework.graph import get_default_graph
+from flowgraph.framework.graph import get_default_graph, graph_for
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.ops.op_util import make_op
@@ -118,11 +118,7 @@ def tuple_(tensors, name: str | None = None, control_inputs=None) -> list:
     # As TensorFlow: Python values become constants, Operations are gated like tensors
     tensors = [t if t is None or isinstance(t, Tensor | Operation) else convert_to_tensor(t)
                for t in tensors]
-    graph = get_default_graph()
-    for t in tensors:
-        if isinstance(t, Tensor | Operation):
-            graph = t.graph
-            break
+    graph = graph_for([t for t in tensors if isinstance(t, Tensor | Operation)])
     with graph.as_default(), graph.name_scope(name or "tuple"):
         gating = [t if isinstance(t, Operation) else t.op for t in tensors if t is not None]
         for c in control_inputs or ():

@@ -110,7 +110,9 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
         n = len(params)
         if n == 1:
             with _colocated(params[0]):
-                p = convert_to_tensor(params[0], name="params")
+                p = params[0]  # a resource variable gathers itself (ResourceGather)
+                if not hasattr(p, "sparse_read"):
+                    p = convert_to_tensor(p, name="params")
                 ids_t = convert_to_tensor(ids, preferred_dtype=_dtypes.int32, name="ids")
                 _check_ids(ids_t)
                 rows = array_ops.gather(p, ids_t, name=scope)
@@ -133,9 +135,11 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
             out_shape = array_ops.concat(
                 [count, array_ops.shape(p, out_type=_dtypes.int64)[1:]], 0)
             pieces.append(array_ops.scatter_nd(pos, rows, out_shape))
-        merged = math_reduce.add_n(pieces) if len(pieces) > 1 else pieces[0]
+        # As TF: the op merging the shards takes the scope's name, the result is the
+        # scope's second Reshape ("embedding_lookup/Reshape_1").
+        merged = math_reduce.add_n(pieces, name=scope)
         shape = array_ops.concat([array_ops.shape(ids_t), array_ops.shape(ps[0])[1:]], 0)
-        out = array_ops.reshape(merged, shape, name=scope)
+        out = array_ops.reshape(merged, shape)
         out.set_shape(ids_t.shape.concatenate(_trailing(ps)))
         return out
 

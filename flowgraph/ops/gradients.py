@@ -61,6 +61,7 @@ import collections
 import contextlib
 from collections.abc import Sequence
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
@@ -121,7 +122,8 @@ def _reachable_forward(start_ops: list[Operation]) -> set[Operation]:
             continue
         seen.add(op)
         for out in op.outputs:
-            if is_differentiable_dtype(out.dtype):
+            # A resource variable's handle reaches its reads (ReadVariableOp, ResourceGather).
+            if is_differentiable_dtype(out.dtype) or out.dtype.base_dtype == _dtypes.resource:
                 stack.extend(out.consumers())
     return seen
 
@@ -159,13 +161,13 @@ def _ones_grad_y(y: Tensor, i: int) -> Tensor:
     """``Fill(Shape(y), 1)`` named ``grad_ys_<i>``, TensorFlow's default gradient of a y.
 
     TensorFlow's ``Shape`` is a Const when y's shape is known; ours stays a Shape op of y
-    (folded at plan time, keeping its edge from y): the gradients, and so the updates of
-    a training step, then wait for y, and ``sess.run([train_op, loss])`` returns the loss
-    before the update, as TensorFlow does in practice."""
+    (``optimize=False``; folded at plan time, keeping its edge from y): the gradients, and
+    so the updates of a training step, then wait for y, and ``sess.run([train_op, loss])``
+    returns the loss before the update, as TensorFlow does in practice."""
     from flowgraph.framework.constant_op import constant
     from flowgraph.ops.op_util import make_tensor
 
-    dims = _array.shape(y)
+    dims = _array.shape(y, optimize=False)
     with y.graph.name_scope(f"grad_ys_{i}") as scope:
         one = constant(1, dtype=y.dtype.base_dtype)
         return make_tensor("Fill", [dims, one], name=scope)
@@ -411,9 +413,10 @@ def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
             if bp.gate and sum(g is not None for g in in_grads) > 1:
                 in_grads = _gate(in_grads, op, bp.between)
     for t, g in zip(op.inputs, in_grads):
-        if g is None or not is_differentiable_dtype(t.dtype):
+        handle = t.dtype.base_dtype == _dtypes.resource  # a resource variable's value grad
+        if g is None or not (handle or is_differentiable_dtype(t.dtype)):
             continue
-        if isinstance(g, Tensor) and g.dtype.base_dtype != t.dtype.base_dtype:
+        if isinstance(g, Tensor) and g.dtype.base_dtype != t.dtype.base_dtype and not handle:
             raise TypeError(
                 f"Gradient function of op type {op.type} returned a {g.dtype.name} gradient "
                 f"for input '{t.name}' of dtype {t.dtype.base_dtype.name} "

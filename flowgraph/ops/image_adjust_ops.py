@@ -19,11 +19,12 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import Tensor
 from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_index_ops import slice as _slice
-from flowgraph.ops.array_join_ops import pad, reverse_v2, tile
-from flowgraph.ops.array_shape_ops import expand_dims, squeeze, transpose
-from flowgraph.ops.math_ops import add, cast, clip_by_value, multiply, subtract
+from flowgraph.ops.array_join_ops import pad, reverse_v2, stack, tile, unstack
+from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze, transpose
+from flowgraph.ops.math_ops import add, cast, clip_by_value, maximum, minimum, multiply, subtract
 from flowgraph.ops.math_reduce import reduce_mean, reduce_sum
 
 _HALF_OR_FLOAT = (_dtypes.float16, _dtypes.float32)
@@ -53,14 +54,6 @@ def _image(image, what: str):
     return x
 
 
-def _hw(x, what: str) -> tuple[int, int]:
-    h, w = x.shape.as_list()[-3:-1]
-    if h is None or w is None:
-        raise ValueError(f"tf.image.{what}: height and width must be known statically, got "
-                         f"shape {x.shape}")
-    return h, w
-
-
 def _spatial(x, begin_hw, size_hw):
     batched = x.shape.ndims == 4
     begin = ([0] if batched else []) + list(begin_hw) + [0]
@@ -68,9 +61,66 @@ def _spatial(x, begin_hw, size_hw):
     return _slice(x, begin, size)
 
 
+def _is_tensor(v) -> bool:
+    return isinstance(v, Tensor)
+
+
+def _batched(image, what: str):
+    """(4-D image, whether the input was a batch): a 3-D image (or one of unknown rank)
+    gets a batch axis of 1, as TensorFlow's box functions work on batches."""
+    x = convert_to_tensor(image, name="image")
+    ndims = x.shape.ndims
+    if ndims not in (None, 3, 4):
+        raise ValueError(f"'image' (shape {x.shape}) must have either 3 or 4 dimensions.")
+    if ndims == 4:
+        return x, True
+    x = expand_dims(x, 0)
+    if ndims is None:
+        x.set_shape([None] * 4)
+    return x, False
+
+
+def _dims(x) -> list:
+    """The four dimensions of `x`: ints where static, scalar tensors elsewhere."""
+    static = x.shape.as_list()
+    if all(d is not None for d in static):
+        return static
+    dynamic = unstack(shape(x), 4)
+    return [s if s is not None else d for s, d in zip(static, dynamic)]
+
+
+def _check(condition, message: str) -> list:
+    """TF's box-argument check: a Python condition raises ValueError(message) now, a
+    tensor one becomes an ``Assert`` op the result waits for."""
+    if _is_tensor(condition):
+        from flowgraph.ops.check_ops import Assert
+
+        return [Assert(condition, [message])]
+    if not condition:
+        raise ValueError(message)
+    return []
+
+
+def _finish(out, batch, height, width, depth, batched: bool):
+    out.set_shape([None if _is_tensor(d) else d for d in (batch, height, width, depth)])
+    return out if batched else squeeze(out, axis=[0])
+
+
+def _with_checks(checks: list, x):
+    if not checks:
+        return x
+    from flowgraph.ops.control_flow_ops import with_dependencies
+
+    return with_dependencies(checks, x)
+
+
 def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
     """The ``target_height x target_width`` window whose top-left corner is at
-    ``(offset_height, offset_width)``.
+    ``(offset_height, offset_width)``; the box arguments are ints or scalar tensors.
+
+    As in TensorFlow, a 3-D image is cropped as a batch of one (the result is a
+    ``Squeeze``), a box given as ints fixes the static size, and a check that fails on
+    ints raises ValueError now, one on tensors when run.
 
     Example
     -------
@@ -80,24 +130,27 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     [[3, 4], [6, 7]]
     """
     with name_scope(None, "crop_to_bounding_box", [image]):
-        x = _image(image, "crop_to_bounding_box")
-        h, w = x.shape.as_list()[-3:-1]
-        for what, off, size, dim in (("height", offset_height, target_height, h),
-                                     ("width", offset_width, target_width, w)):
-            if isinstance(off, int) and off < 0:
-                raise ValueError(f"tf.image.crop_to_bounding_box: offset_{what} must be >= 0")
-            if isinstance(size, int) and size <= 0:
-                raise ValueError(f"tf.image.crop_to_bounding_box: target_{what} must be > 0")
-            if dim is not None and isinstance(off, int) and isinstance(size, int) and \
-                    off + size > dim:
-                raise ValueError(f"tf.image.crop_to_bounding_box: {what} must be >= "
-                                 f"target + offset ({dim} < {size} + {off})")
-        return _spatial(x, [offset_height, offset_width], [target_height, target_width])
+        x, batched = _batched(image, "crop_to_bounding_box")
+        batch, height, width, depth = _dims(x)
+        checks = (_check(offset_width >= 0, "offset_width must be >= 0.")
+                  + _check(offset_height >= 0, "offset_height must be >= 0.")
+                  + _check(target_width > 0, "target_width must be > 0.")
+                  + _check(target_height > 0, "target_height must be > 0.")
+                  + _check(width >= target_width + offset_width,
+                           "width must be >= target + offset.")
+                  + _check(height >= target_height + offset_height,
+                           "height must be >= target + offset."))
+        x = _with_checks(checks, x)
+        full = shape(x)
+        out = _slice(x, stack([0, offset_height, offset_width, 0]),
+                     stack([full[0], target_height, target_width, full[3]]))
+        return _finish(out, batch, target_height, target_width, depth, batched)
 
 
 def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
     """`image` zero-padded to ``target_height x target_width``, with `offset_height` rows
-    above and `offset_width` columns to the left.
+    above and `offset_width` columns to the left (ints or scalar tensors; see
+    `crop_to_bounding_box` for the shapes and checks).
 
     Example
     -------
@@ -107,22 +160,31 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
     [[0.0, 0.0], [1.0, 0.0]]
     """
     with name_scope(None, "pad_to_bounding_box", [image]):
-        x = _image(image, "pad_to_bounding_box")
-        h, w = _hw(x, "pad_to_bounding_box")
-        after_h = target_height - offset_height - h
-        after_w = target_width - offset_width - w
-        if min(offset_height, offset_width, after_h, after_w) < 0:
-            raise ValueError(f"tf.image.pad_to_bounding_box: the image ({h}x{w}) at offset "
-                             f"({offset_height}, {offset_width}) does not fit in "
-                             f"{target_height}x{target_width}")
-        paddings = [[offset_height, after_h], [offset_width, after_w], [0, 0]]
-        if x.shape.ndims == 4:
-            paddings = [[0, 0], *paddings]
-        return pad(x, paddings)
+        x, batched = _batched(image, "pad_to_bounding_box")
+        batch, height, width, depth = _dims(x)
+        after_w = target_width - offset_width - width
+        after_h = target_height - offset_height - height
+        checks = (_check(offset_height >= 0, "offset_height must be >= 0")
+                  + _check(offset_width >= 0, "offset_width must be >= 0")
+                  + _check(after_w >= 0, "width must be <= target - offset")
+                  + _check(after_h >= 0, "height must be <= target - offset"))
+        x = _with_checks(checks, x)
+        paddings = reshape(stack([0, 0, offset_height, after_h, offset_width, after_w, 0, 0]),
+                           [4, 2])
+        return _finish(pad(x, paddings), batch, target_height, target_width, depth, batched)
+
+
+def _max(a, b):
+    return maximum(a, b) if _is_tensor(a) or _is_tensor(b) else max(a, b)
+
+
+def _min(a, b):
+    return minimum(a, b) if _is_tensor(a) or _is_tensor(b) else min(a, b)
 
 
 def resize_image_with_crop_or_pad(image, target_height, target_width):
-    """Center-crop and/or zero-pad `image` to ``target_height x target_width``.
+    """Center-crop and/or zero-pad `image` to ``target_height x target_width`` (ints or
+    scalar tensors; the image's height and width may be unknown until run time).
 
     Example
     -------
@@ -132,16 +194,18 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
     [[0, 0], [2, 3], [0, 0]]
     """
     with name_scope(None, "resize_image_with_crop_or_pad", [image]):
-        x = _image(image, "resize_image_with_crop_or_pad")
-        h, w = _hw(x, "resize_image_with_crop_or_pad")
-        crop_h, crop_w = max((h - target_height) // 2, 0), max((w - target_width) // 2, 0)
-        pad_h, pad_w = max((target_height - h) // 2, 0), max((target_width - w) // 2, 0)
-        keep_h, keep_w = min(target_height, h), min(target_width, w)
-        batched = x.shape.ndims == 4
-        if not batched:  # TF works on a batch of one: the result is ".../Squeeze"
-            x = expand_dims(x, 0)
-        cropped = crop_to_bounding_box(x, crop_h, crop_w, keep_h, keep_w)
-        out = pad_to_bounding_box(cropped, pad_h, pad_w, target_height, target_width)
+        x, batched = _batched(image, "resize_image_with_crop_or_pad")
+        checks = (_check(target_width > 0, "target_width must be > 0.")
+                  + _check(target_height > 0, "target_height must be > 0."))
+        x = _with_checks(checks, x)
+        _, height, width, _ = _dims(x)
+        width_diff, height_diff = target_width - width, target_height - height
+        cropped = crop_to_bounding_box(
+            x, _max(-height_diff // 2, 0), _max(-width_diff // 2, 0),
+            _min(target_height, height), _min(target_width, width))
+        out = pad_to_bounding_box(cropped, _max(height_diff // 2, 0), _max(width_diff // 2, 0),
+                                  target_height, target_width)
+        out = identity(out) if batched else out
         return out if batched else squeeze(out, axis=[0])
 
 
@@ -161,10 +225,28 @@ def central_crop(image, central_fraction: float):
         x = _image(image, "central_crop")
         if central_fraction == 1.0:
             return x
-        h, w = _hw(x, "central_crop")
-        start_h = int((h - h * central_fraction) / 2)
-        start_w = int((w - w * central_fraction) / 2)
-        return _spatial(x, [start_h, start_w], [h - 2 * start_h, w - 2 * start_w])
+        h, w = x.shape.as_list()[-3:-1]
+        if h is not None and w is not None:
+            start_h = int((h - h * central_fraction) / 2)
+            start_w = int((w - w * central_fraction) / 2)
+            return _spatial(x, [start_h, start_w], [h - 2 * start_h, w - 2 * start_w])
+        # As TF: a side unknown statically is computed at run time in float64.
+        dims = shape(x)
+        starts, sizes = [], []
+        for axis, static in ((-3, h), (-2, w)):
+            if static is None:
+                side = dims[x.shape.ndims + axis]
+                sided = cast(side, _dtypes.float64)
+                start = cast((sided - sided * central_fraction) / 2, _dtypes.int32)
+            else:
+                side, start = static, int((static - static * central_fraction) / 2)
+            starts.append(start)
+            sizes.append(side - start * 2)
+        lead = [0] if x.shape.ndims == 4 else []
+        out = _slice(x, stack([*lead, *starts, 0]), stack([*([-1] if lead else []), *sizes, -1]))
+        out.set_shape([*x.shape.as_list()[:-3], None if h is None else sizes[0],
+                       None if w is None else sizes[1], x.shape.as_list()[-1]])
+        return out
 
 
 def transpose_image(image):
@@ -243,22 +325,24 @@ def convert_image_dtype(image, dtype, saturate: bool = False, name=None):
     x = convert_to_tensor(image, name="image")
     if x.dtype.base_dtype == dtype:
         return identity(x, name=name)  # as in TF: an Identity in the caller's scope
-    with name_scope(name, "convert_image", [x]):
+    # As TensorFlow, the result is the scope's own op ("convert_image:0").
+    with name_scope(name, "convert_image", [x]) as scope:
         src = x.dtype.base_dtype
         if src.is_integer and dtype.is_integer:
             src_max, dst_max = np.iinfo(src.as_numpy_dtype).max, np.iinfo(dtype.as_numpy_dtype).max
             if src_max > dst_max:
-                return cast(x // ((src_max + 1) // (dst_max + 1)), dtype)
-            return multiply(cast(x, dtype), (dst_max + 1) // (src_max + 1))
+                return cast(x // ((src_max + 1) // (dst_max + 1)), dtype, name=scope)
+            return multiply(cast(x, dtype), (dst_max + 1) // (src_max + 1), name=scope)
         if src.is_floating and dtype.is_floating:
-            return cast(x, dtype)
+            return cast(x, dtype, name=scope)
         if src.is_integer:
             scale = 1.0 / np.iinfo(src.as_numpy_dtype).max
-            return multiply(cast(x, dtype), scale)
-        if saturate:
-            x = clip_by_value(x, 0.0, 1.0)
-        scale = np.iinfo(dtype.as_numpy_dtype).max + 0.5
-        return cast(multiply(x, scale), dtype)
+            return multiply(cast(x, dtype), scale, name=scope)
+        scaled = multiply(x, np.iinfo(dtype.as_numpy_dtype).max + 0.5)
+        if saturate:  # TF's saturate_cast: clip to the target's range, then cast
+            info = np.iinfo(dtype.as_numpy_dtype)
+            scaled = clip_by_value(scaled, float(info.min), float(info.max))
+        return cast(scaled, dtype, name=scope)
 
 
 def adjust_brightness(image, delta):

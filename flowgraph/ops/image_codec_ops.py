@@ -1,4 +1,5 @@
-"""More image codecs for `tf.image` and `tf.io`: BMP and GIF decoding, JPEG encoding,
+"""More image codecs for `tf.image` and `tf.io`: BMP and GIF decoding, `decode_image`
+(any of the four formats), JPEG encoding,
 `is_jpeg`, `extract_jpeg_shape` and `decode_and_crop_jpeg` (Pillow; kernels:
 `flowgraph/backends/cpu/kernels_image_codec.py`).
 
@@ -24,7 +25,7 @@ from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor
 from flowgraph.ops.string_ops import substr
 
 __all__ = ["adjust_jpeg_quality", "decode_and_crop_jpeg", "decode_bmp", "decode_gif",
-           "encode_jpeg", "extract_jpeg_shape", "is_jpeg", "random_jpeg_quality"]
+           "decode_image", "encode_jpeg", "extract_jpeg_shape", "is_jpeg", "random_jpeg_quality"]
 
 _JPEG_ATTRS = {"channels": 0, "ratio": 1, "fancy_upscaling": True,
                "try_recover_truncated": False, "acceptable_fraction": 1.0, "dct_method": ""}
@@ -79,8 +80,52 @@ def _encode_jpeg_vq_shape(op, images, quality):
     return _encode_jpeg_shape(op, images)
 
 
+@register_op("DecodeImage", attrs={"channels": 0, "dtype": _dtypes.uint8,
+                                   "expand_animations": True}, dtype_fn=attr_dtype("dtype"))
+def _decode_image_shape(op, contents):
+    _scalar(op, contents)
+    if op.attrs["expand_animations"]:  # a GIF gives [frames, height, width, 3]
+        return [TensorShape(None)]
+    return [TensorShape([None, None, op.attrs["channels"] or None])]
+
+
 not_differentiable("DecodeBmp", "DecodeGif", "DecodeAndCropJpeg", "ExtractJpegShape",
-                   "EncodeJpeg", "EncodeJpegVariableQuality")
+                   "EncodeJpeg", "EncodeJpegVariableQuality", "DecodeImage")
+
+
+def decode_image(contents, channels=None, dtype=_dtypes.uint8, name=None,
+                 expand_animations: bool = True):
+    """Decode a JPEG, PNG, GIF or BMP image, whichever the bytes hold (one ``DecodeImage``
+    op). The result is ``[height, width, channels]``, or for a GIF with
+    `expand_animations` ``[frames, height, width, 3]`` (so its static rank is unknown
+    unless ``expand_animations=False``, which keeps a GIF's first frame). `dtype` uint8,
+    uint16 or float32 (in [0, 1]) comes from the op; another dtype is converted with
+    `convert_image_dtype` from uint16.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> png = tf.image.encode_png(tf.fill([2, 3, 1], tf.constant(51, tf.uint8)))
+    >>> img = tf.image.decode_image(png, dtype=tf.float32, expand_animations=False)
+    >>> img.op.name, img.shape.as_list()
+    ('decode_image/DecodeImage', [None, None, None])
+    >>> print(tf.Session().run(img)[0, 0])
+    [0.2]
+    """
+    from flowgraph.ops.image_adjust_ops import convert_image_dtype
+
+    with name_scope(name, "decode_image"):
+        channels = 0 if channels is None else int(channels)
+        target = _dtypes.as_dtype(dtype).base_dtype
+        op_dtype = target if target in (_dtypes.uint8, _dtypes.uint16, _dtypes.float32) \
+            else _dtypes.uint16
+        image = make_tensor("DecodeImage", [_contents(contents)],
+                            {"channels": channels, "dtype": op_dtype,
+                             "expand_animations": bool(expand_animations)},
+                            name="DecodeImage")
+        if op_dtype != target:
+            image = convert_image_dtype(image, target)
+        return image
 
 
 def _contents(contents):

@@ -41,7 +41,13 @@ __all__ = ["adjust_hue", "adjust_saturation", "hsv_to_rgb", "random_hue",
            "random_saturation", "rgb_to_hsv"]
 
 
-def _channels(x, what: str):
+def _channels(images, what: str):
+    """The three channels of float `images` ``[..., 3]`` (a TypeError for other dtypes,
+    a ValueError for another last dimension)."""
+    x = convert_to_tensor(images, name="images")
+    if not x.dtype.is_floating:
+        raise TypeError(f"{what}: images must be float16, float32 or float64, got "
+                        f"{x.dtype.name}")
     if x.shape.ndims is not None and (x.shape.ndims == 0 or x.shape[-1].value not in (None, 3)):
         raise ValueError(f"{what}: the last dimension must be 3 (RGB or HSV), got shape "
                          f"{x.shape}")
@@ -58,11 +64,7 @@ def rgb_to_hsv(images, name=None):
     [0.5833, 1.0, 1.0]
     """
     with name_scope(name, "rgb_to_hsv", [images]):
-        x = convert_to_tensor(images, name="images")
-        if not x.dtype.is_floating:
-            raise TypeError(f"rgb_to_hsv: images must be float16, float32 or float64, got "
-                            f"{x.dtype.name}")
-        r, g, b = _channels(x, "rgb_to_hsv")
+        r, g, b = _channels(images, "rgb_to_hsv")
         value = maximum(maximum(r, g), b)
         spread = subtract(value, minimum(minimum(r, g), b))
         zero = zeros_like(value)
@@ -88,11 +90,7 @@ def hsv_to_rgb(images, name=None):
     [0.0, 1.0, 1.0]
     """
     with name_scope(name, "hsv_to_rgb", [images]):
-        x = convert_to_tensor(images, name="images")
-        if not x.dtype.is_floating:
-            raise TypeError(f"hsv_to_rgb: images must be float16, float32 or float64, got "
-                            f"{x.dtype.name}")
-        h, s, v = _channels(x, "hsv_to_rgb")
+        h, s, v = _channels(images, "hsv_to_rgb")
         chroma = multiply(s, v)
         low = subtract(v, chroma)
         sector6 = multiply(h, 6.0)

@@ -22,6 +22,8 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
@@ -39,7 +41,6 @@ from flowgraph.ops.array_join_ops import reverse_v2
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze
 from flowgraph.ops.check_ops import Assert
 from flowgraph.ops.math_ops import (
-    add,
     cast,
     greater_equal,
     maximum,
@@ -202,9 +203,15 @@ def _size_tensor(size, what: str):
     return s
 
 
-def _resize_op(op_type, images, size, align_corners, half_pixel_centers, name):
+def _resize_op(op_type, images, size, align_corners, half_pixel_centers, name,
+               in_scope: bool = False):
+    """The resize op. As TF's raw ``tf.image.resize_bilinear`` & co., the op takes the
+    scope's name (``ResizeBilinear:0``, its size ``ResizeBilinear/size``); with
+    `in_scope` (``resize_images``) it is made in the caller's scope under its type's
+    name. A 3-D image (which TF's raw ops reject) goes through ExpandDims/Squeeze."""
     what = f"image.{op_type}"
-    with name_scope(name, op_type, [images, size]):
+    scope_cm = _no_scope() if in_scope else name_scope(name, op_type, [images, size])
+    with scope_cm as scope:
         x = _image_tensor(images, what)
         s = _size_tensor(size, what)
         single = x.shape.ndims == 3
@@ -213,8 +220,14 @@ def _resize_op(op_type, images, size, align_corners, half_pixel_centers, name):
         attrs = {"align_corners": bool(align_corners)}
         if half_pixel_centers is not None:
             attrs["half_pixel_centers"] = bool(half_pixel_centers)
-        y = make_tensor(op_type, [x, s], attrs, name=op_type)
+        y = make_tensor(op_type, [x, s], attrs,
+                        name=op_type if in_scope or single else scope)
         return squeeze(y, [0]) if single else y
+
+
+@contextlib.contextmanager
+def _no_scope():
+    yield None
 
 
 def resize_bilinear(images, size, align_corners: bool = False, name=None,
@@ -296,7 +309,7 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
         method = _METHOD_NAMES.get(method.lower(), method)
     if method not in _RESIZERS:
         raise ValueError(f"Resize method is not implemented: {method}")
-    with name_scope(name, "resize_images", [images, size]):
+    with name_scope(name, "resize", [images, size]):  # TF's scope name is "resize"
         x = _image_tensor(images, "resize_images")
         size_t = _size_tensor(size, "resize_images")
         target = constant_value(size_t)
@@ -311,7 +324,9 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
             size = target
         if target is not None and hw is not None and list(hw) == [int(t) for t in target]:
             return x  # TensorFlow returns the images unchanged
-        out = _RESIZERS[method](x, size, align_corners=align_corners)
+        out = _resize_op(_RESIZERS[method], x, size if preserve_aspect_ratio else size_t,
+                         align_corners,
+                         None if method == ResizeMethod.AREA else False, None, in_scope=True)
         # As TensorFlow: a partly constant size (tf.stack([h, 7])) fixes what it knows.
         if target is None and out.shape.ndims is not None:
             known = constant_value_as_shape(size_t)
@@ -321,9 +336,9 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
 
 
 resize = resize_images
-_RESIZERS = {ResizeMethod.BILINEAR: resize_bilinear,
-             ResizeMethod.NEAREST_NEIGHBOR: resize_nearest_neighbor,
-             ResizeMethod.BICUBIC: resize_bicubic, ResizeMethod.AREA: resize_area}
+_RESIZERS = {ResizeMethod.BILINEAR: "ResizeBilinear",
+             ResizeMethod.NEAREST_NEIGHBOR: "ResizeNearestNeighbor",
+             ResizeMethod.BICUBIC: "ResizeBicubic", ResizeMethod.AREA: "ResizeArea"}
 
 
 # -- pixel statistics and flips ---------------------------------------------------------
@@ -454,8 +469,9 @@ def random_crop(value, size, seed=None, name=None):
 
 
 def random_brightness(image, max_delta, seed=None):
-    """Add one random ``delta`` in ``[-max_delta, max_delta)`` to every pixel (float
-    images; TF1 does the same arithmetic on integer images after a cast to float32).
+    """`adjust_brightness` by one random ``delta`` in ``[-max_delta, max_delta)``: added
+    to every pixel of a float image, or of an integer image converted to [0, 1) and back
+    (saturating), as in TensorFlow; any shape.
 
     Example
     -------
@@ -464,13 +480,9 @@ def random_brightness(image, max_delta, seed=None):
     tf.float32
     """
     if max_delta < 0:
-        raise ValueError(f"random_brightness: max_delta must be non-negative, got {max_delta}")
-    with name_scope(None, "random_brightness", [image]):
-        x = _image_tensor(image, "random_brightness")
-        delta = random_uniform([], -max_delta, max_delta, seed=seed)
-        if x.dtype.base_dtype in _FLOATS:
-            return add(x, cast(delta, x.dtype.base_dtype))
-        return cast(add(cast(x, _dtypes.float32), delta), x.dtype.base_dtype)
+        raise ValueError("max_delta must be non-negative.")
+    delta = random_uniform([], -max_delta, max_delta, seed=seed)
+    return adjust_brightness(image, delta)
 
 
 # -- codecs ------------------------------------------------------------------------------
@@ -516,23 +528,6 @@ def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bo
                        name=name or "DecodeJpeg")
 
 
-def decode_image(contents, channels=None, dtype=_dtypes.uint8, name=None,
-                 expand_animations: bool = True):
-    """Decode PNG or JPEG bytes, chosen by the file's signature when it is a constant.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.image.decode_image(b"\\x89PNG\\r\\n\\x1a\\n").op.type
-    'DecodePng'
-    """
-    value = constant_value(convert_to_tensor(contents, dtype=_dtypes.string))
-    head = b"" if value is None else np.asarray(value, dtype=object).reshape(())[()][:4]
-    if head.startswith(b"\xff\xd8"):
-        return decode_jpeg(contents, channels or 0, name=name)
-    return decode_png(contents, channels or 0, dtype=dtype, name=name)
-
-
 def encode_png(image, compression: int = -1, name=None):
     """PNG bytes (a scalar string) of a uint8 ``[height, width, channels]`` image.
 
@@ -551,6 +546,7 @@ def encode_png(image, compression: int = -1, name=None):
                        name=name or "EncodePng")
 
 
+# decode_image (the DecodeImage op) lives with the other codecs.
 # Crops, pads, rotations and color adjustments composed from array ops.
 from flowgraph.ops.image_adjust_ops import (  # noqa: E402
     adjust_brightness,
@@ -565,6 +561,7 @@ from flowgraph.ops.image_adjust_ops import (  # noqa: E402
     rot90,
     transpose_image,
 )
+from flowgraph.ops.image_codec_ops import decode_image  # noqa: E402
 
 __all__ += ["adjust_brightness", "adjust_contrast", "central_crop", "convert_image_dtype",
             "crop_to_bounding_box", "grayscale_to_rgb", "pad_to_bounding_box",
@@ -704,3 +701,6 @@ __all__ += [
     "yiq_to_rgb",
     "yuv_to_rgb",
 ]
+from flowgraph.ops.image_proposals_ops import generate_bounding_box_proposals  # noqa: E402
+
+__all__ += ["generate_bounding_box_proposals"]

@@ -84,9 +84,23 @@ def _reduce_dataset_shape(op, *captured):
     return [as_shape(s) for s in op.attrs["output_shapes"]]
 
 
+@register_op("DatasetToSingleElement", attrs={"output_types": [], "output_shapes": [],
+                                             "dataset_id": ""},
+             num_outputs=lambda op: len(op.attrs["output_types"]), dtype_fn=_get_next_dtypes,
+             stateful=True, cost=OpCost.EXPENSIVE)
+def _single_element_shape(op, *captured):
+    return [as_shape(s) for s in op.attrs["output_shapes"]]
+
+
+@register_op("DatasetCardinality", attrs={"dataset_id": ""},
+             dtype_fn=lambda op: [_dtypes.int64], stateful=True)
+def _cardinality_shape(op, *captured):
+    return [TensorShape([])]
+
+
 not_differentiable("IteratorV2", "OneShotIterator", "IteratorFromStringHandleV2",
                    "IteratorToStringHandle", "MakeIterator", "IteratorGetNext",
-                   "ReduceDataset")
+                   "ReduceDataset", "DatasetToSingleElement", "DatasetCardinality")
 
 
 # -- the dataset table ----------------------------------------------------------------------

@@ -28,33 +28,26 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops.lookup_common import TABLE_ATTRS, check_keys_values, table_handle_shape
 from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 
 __all__ = ["DenseHashTable", "MutableHashTable"]
 
-_TABLE_ATTRS = {"container": "", "shared_name": "", "use_node_name_sharing": False,
-                "key_dtype": None, "value_dtype": None}
-
-
-@register_op("MutableHashTableV2", attrs=dict(_TABLE_ATTRS),
-             dtype_fn=fixed_dtype(_dtypes.string), stateful=True)
-def _mutable_shape(op):
-    return [TensorShape([])]
+register_op("MutableHashTableV2", attrs=TABLE_ATTRS, dtype_fn=fixed_dtype(_dtypes.string),
+            stateful=True)(table_handle_shape)
 
 
 @register_op("MutableDenseHashTableV2",
-             attrs={**_TABLE_ATTRS, "value_shape": [], "initial_num_buckets": 131072,
+             attrs={**TABLE_ATTRS, "value_shape": [], "initial_num_buckets": 131072,
                     "max_load_factor": 0.8},
              dtype_fn=fixed_dtype(_dtypes.string), stateful=True)
 def _dense_shape(op, empty_key, deleted_key):
-    return [TensorShape([])]
+    return table_handle_shape(op)
 
 
 @register_op("LookupTableInsertV2", num_outputs=0, dtype_fn=lambda op: [], stateful=True)
 def _insert_shape(op, handle, keys, values):
-    if not keys.is_compatible_with(values):
-        raise op.shape_error(f"keys and values must have the same shape (scalar values), got "
-                             f"{keys} and {values}")
+    check_keys_values(op, keys, values, " (scalar values)")
     return []
 
 

@@ -43,6 +43,7 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_index_ops import where
+from flowgraph.ops.lookup_common import TABLE_ATTRS, check_keys_values, table_handle_shape
 from flowgraph.ops.lookup_compat import tables_initializer
 from flowgraph.ops.math_ops import add, equal
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
@@ -64,18 +65,13 @@ _VALUE_TYPES = (_dtypes.string, _dtypes.int32, _dtypes.int64, _dtypes.float32,
 
 
 # -- op registrations --------------------------------------------------------------------
-@register_op("HashTableV2", attrs={"key_dtype": None, "value_dtype": None, "container": "",
-                                   "shared_name": "", "use_node_name_sharing": False},
-             dtype_fn=fixed_dtype(_dtypes.string), stateful=True)
-def _hash_table_shape(op):
-    return [TensorShape([])]
+register_op("HashTableV2", attrs=TABLE_ATTRS, dtype_fn=fixed_dtype(_dtypes.string),
+            stateful=True)(table_handle_shape)
 
 
 @register_op("LookupTableImportV2", num_outputs=0, dtype_fn=lambda op: [], stateful=True)
 def _import_shape(op, handle, keys, values):
-    if not keys.is_compatible_with(values):
-        raise op.shape_error(f"keys and values must have the same shape, got {keys} and "
-                             f"{values}")
+    check_keys_values(op, keys, values)
     return []
 
 

@@ -406,6 +406,8 @@ def cast(x, dtype, name=None):
         if isinstance(x, SparseTensor):
             return SparseTensor(x.indices, values, x.dense_shape)
         return IndexedSlices(values, x.indices, x.dense_shape)
+    if hasattr(x, "handle") and getattr(x, "dtype", None) == base:
+        return x  # a resource variable of that dtype, unread (as TensorFlow)
     with name_scope(name, "Cast", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         src = x.dtype.base_dtype
@@ -766,6 +768,12 @@ for _op_type, _fn in {"Add": np.add, "AddV2": np.add, "Sub": np.subtract,
 _PLAIN = (int, float, complex, str, bytes, list, tuple, np.ndarray, np.generic)
 
 
+def _is_resource_variable(value) -> bool:
+    handle = getattr(value, "handle", None)
+    return isinstance(handle, Tensor) and handle.dtype.base_dtype == _dtypes.resource \
+        and hasattr(value, "initializer")
+
+
 def _binary_operator(fn, op_name: str, reflected: bool = False):
     """``Tensor.__<op>__`` calling ``fn(x, y, name=op_name)``. An operand that is neither a
     tensor nor a plain value but implements the mirrored operator gets to handle it.
@@ -776,7 +784,10 @@ def _binary_operator(fn, op_name: str, reflected: bool = False):
     scoped = op_name == "xor"
 
     def method(self, other):
-        if not isinstance(other, (Tensor, *_PLAIN)) and hasattr(type(other), mirrored):
+        # A resource variable is read inside the op's scope (``mul/ReadVariableOp``), as
+        # TensorFlow does; other operands with the mirrored operator handle it themselves.
+        if not isinstance(other, (Tensor, *_PLAIN)) and hasattr(type(other), mirrored) \
+                and not _is_resource_variable(other):
             return NotImplemented
         x, y = (other, self) if reflected else (self, other)
         if scoped:

@@ -23,7 +23,7 @@ from flowgraph.framework.constant_op import (
     convert_to_tensor,
     register_constant_evaluator,
 )
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import graph_for, name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
@@ -141,7 +141,7 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
     axis, keepdims = _resolve(axis, reduction_indices, keepdims, keep_dims)
     if axis is None and isinstance(input_tensor, Tensor) and input_tensor.shape.ndims is not None:
         # TensorFlow makes the all-axes constant before the op's scope (a plain `Const`).
-        with input_tensor.graph.as_default():
+        with graph_for([input_tensor]).as_default():
             axis = constant(np.arange(input_tensor.shape.ndims, dtype=np.int32))
         all_axes = True
     else:

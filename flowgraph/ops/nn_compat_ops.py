@@ -3,9 +3,10 @@ backprop spellings and `conv3d_backprop_filter`, `with_space_to_batch`,
 `max_pool_with_argmax`, `dilation2d`/`erosion2d` (grayscale morphology), and the CTC
 helpers `collapse_repeated` and `ctc_greedy_decoder`.
 
-The window ops gather each window from the padded input (static spatial sizes), so their
-gradients follow from the gather and the reduction, as TensorFlow's do (the maximum's
-position receives the gradient).
+`max_pool_with_argmax` is TensorFlow's ``MaxPoolWithArgmax`` op
+(`flowgraph.ops.nn_pool_argmax`). The morphology ops gather each window from the padded
+input (static spatial sizes), so their gradients follow from the gather and the
+reduction, as TensorFlow's do (the maximum's position receives the gradient).
 
 Example
 -------
@@ -17,8 +18,6 @@ Example
 """
 
 from __future__ import annotations
-
-import collections
 
 import numpy as np
 
@@ -36,7 +35,8 @@ from flowgraph.ops.array_index_ops import boolean_mask, gather, where
 from flowgraph.ops.array_join_ops import concat, stack
 from flowgraph.ops.array_shape_ops import fill, reshape, shape, zeros
 from flowgraph.ops.math_ops import cast, logical_and, not_equal
-from flowgraph.ops.math_reduce import argmax, cumsum, reduce_max
+from flowgraph.ops.math_reduce import cumsum, reduce_max
+from flowgraph.ops.nn_pool_argmax import max_pool_with_argmax
 
 __all__ = ["collapse_repeated", "conv2d_backprop_filter_v2", "conv2d_backprop_input_v2",
            "conv3d_backprop_filter", "conv3d_backprop_filter_v2", "conv_transpose",
@@ -203,57 +203,6 @@ def _windows(x, ksize, strides, rates, padding, fill_value, what):
     windows = reshape(picked, [-1, out_h, out_w, k, depth])
     pixel = np.where(index < rows * cols, index, -1).reshape(out_h, out_w, k)
     return windows, pixel, (rows, cols, depth)
-
-
-MaxPoolWithArgmax = collections.namedtuple("MaxPoolWithArgmax", ["output", "argmax"])
-
-
-def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC",
-                         output_dtype=_dtypes.int64, include_batch_in_index=False,
-                         name=None, Targmax=None):
-    """`max_pool` and the flat index of each maximum: ``(y * width + x) * channels + c``
-    (plus ``b * height * width * channels`` with `include_batch_in_index`)."""
-    output_dtype = Targmax if Targmax is not None else output_dtype
-    if data_format != "NHWC":
-        raise ValueError(f"tf.nn.max_pool_with_argmax: data_format must be NHWC, got "
-                         f"{data_format!r}")
-    for arg, v in (("ksize", ksize), ("strides", strides)):
-        if len(v) != 4 or v[0] != 1 or v[3] != 1:
-            raise ValueError(f"tf.nn.max_pool_with_argmax: {arg} must be [1, rows, cols, "
-                             f"1], got {v}")
-    with name_scope(name, "MaxPoolWithArgmax", [input]):
-        x = convert_to_tensor(input, name="input")
-        lowest = float(np.finfo(x.dtype.as_numpy_dtype).min) if x.dtype.is_floating \
-            else float(np.iinfo(x.dtype.as_numpy_dtype).min)
-        windows, pixel, (rows, cols, depth) = _windows(
-            x, ksize[1:3], strides[1:3], [1, 1], padding, lowest, "max_pool_with_argmax")
-        out = reduce_max(windows, axis=3)
-        which = argmax(windows, axis=3, output_type=_dtypes.int64)  # [b, oh, ow, depth]
-        pixel_t = convert_to_tensor(pixel.astype(np.int64))
-        oh, ow = pixel.shape[:2]
-        grid = np.stack(np.meshgrid(np.arange(oh), np.arange(ow), indexing="ij"), -1)
-        flat_which = reshape(which, [-1, oh, ow, depth])
-        positions = _pick_pixels(pixel_t, flat_which, grid, depth)
-        argmax_index = positions * depth + convert_to_tensor(np.arange(depth, dtype=np.int64))
-        if include_batch_in_index:
-            batch = cast(reshape(_range_of(shape(x)[0]), [-1, 1, 1, 1]), _dtypes.int64)
-            argmax_index = argmax_index + batch * (rows * cols * depth)
-        return MaxPoolWithArgmax(out, cast(argmax_index, output_dtype))
-
-
-def _range_of(n):
-    from flowgraph.ops.array_gen_ops import range as _range
-
-    return _range(n)
-
-
-def _pick_pixels(pixel, which, grid, depth):
-    """``pixel[i, j, which[b, i, j, c]]`` for every b, i, j, c."""
-    oh, ow = grid.shape[:2]
-    k = int(pixel.shape[2])
-    base = convert_to_tensor((grid[..., 0] * ow + grid[..., 1]).astype(np.int64) * k)
-    flat_index = which + reshape(base, [1, oh, ow, 1])
-    return gather(reshape(pixel, [-1]), flat_index)
 
 
 def _morphology(x, filters, strides, rates, padding, sign, what, name):

@@ -22,7 +22,18 @@ from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_shape_ops, nn_grad, nn_ops  # noqa: F401  (nn_grad: ops)
+from flowgraph.ops.nn_space_to_batch import dilated_by_space_to_batch
 from flowgraph.ops.op_util import make_tensor
+
+
+def _pair(value) -> list[int]:
+    """A per-spatial-dimension argument of a 2-D convolution as two ints (1 for None)."""
+    if value is None:
+        return [1, 1]
+    v = [int(a) for a in (value if isinstance(value, list | tuple) else
+                          getattr(value, "tolist", lambda: value)())] \
+        if not isinstance(value, int) else [int(value)]
+    return v * 2 if len(v) == 1 else v[-3:-1] if len(v) == 4 else v
 
 __all__: list[str] = []  # tf.nn.* only; see flowgraph/nn/__init__.py
 
@@ -143,8 +154,8 @@ def conv1d(value=None, filters=None, stride=None, padding=None, use_cudnn_on_gpu
         f = array_shape_ops.expand_dims(filters, 0, name="ExpandDims_1")
         y = nn_ops.conv2d(x, f, strides=widen(stride, "stride"), padding=padding,
                           data_format="NHWC" if last else "NCHW",
-                          dilations=widen(dilations, "dilations"), name="Conv2D")
-        return array_shape_ops.squeeze(y, [1 if last else 2], name=scope)
+                          dilations=widen(dilations, "dilations"), name=scope)
+        return array_shape_ops.squeeze(y, [1 if last else 2], name="Squeeze")
 
 
 # -- atrous and separable ---------------------------------------------------------------
@@ -161,9 +172,8 @@ def atrous_conv2d(value, filters, rate, padding, name=None):
     if not isinstance(rate, int) or rate < 1:
         raise ValueError(f"atrous_conv2d: rate {rate!r} cannot be less than one; pass a "
                          f"positive integer (1 is an ordinary convolution)")
-    with name_scope(name, "atrous_conv2d", [value, filters]) as scope:
-        return nn_ops.conv2d(value, filters, strides=[1, 1, 1, 1], padding=padding,
-                             dilations=[1, rate, rate, 1], name=scope)
+    # TensorFlow's atrous_conv2d is `convolution` with dilation_rate=[rate, rate]
+    return convolution(value, filters, padding, dilation_rate=[rate, rate], name=name)
 
 
 def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding, rate=None,
@@ -200,8 +210,8 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
                     f"separable_conv2d: pointwise_filter's input channels {pw.shape[2]} "
                     f"must equal in_channels * multiplier = {dw.shape[2]} * {dw.shape[3]} "
                     f"(depthwise_filter shape {dw.shape})")
-        depthwise = nn_ops.depthwise_conv2d(input, dw, strides, padding, rate=rate,
-                                            data_format=data_format, name="depthwise")
+        depthwise = nn_ops.depthwise_in_scope(input, dw, strides, padding, rate, data_format,
+                                              "depthwise")
         return nn_ops.conv2d(depthwise, pw, [1, 1, 1, 1], padding="VALID",
                              data_format=data_format or "NHWC", name=scope)
 
@@ -288,11 +298,21 @@ def convolution(input, filter, padding, strides=None, dilation_rate=None, name=N
     rank = x.shape.ndims
     if rank == 3:
         fmt = "NCW" if data_format in ("NCW", "NCHW") else "NWC"
-        return conv1d(x, filter, strides or 1, padding, data_format=fmt, name=name,
-                      dilations=dilation_rate)
+        with name_scope(name, "convolution", [x, filter]) as scope:
+            return conv1d(x, filter, strides or 1, padding, data_format=fmt, name=scope,
+                          dilations=dilation_rate)
     if rank == 4:
         fmt = "NCHW" if data_format in ("NCW", "NCHW") else "NHWC"
-        return nn_ops.conv2d(x, filter, strides or 1, padding, data_format=fmt,
-                             dilations=dilation_rate or 1, name=name)
+        rate = _pair(dilation_rate)
+        with name_scope(name, "convolution", [x, filter]) as scope:
+            if rate != [1, 1] and fmt == "NHWC" and _pair(strides) == [1, 1] and \
+                    padding in ("SAME", "VALID"):
+                # TensorFlow's dilated convolution: SpaceToBatchND, Conv2D, BatchToSpaceND
+                f = convert_to_tensor(filter, name="filter")
+                return dilated_by_space_to_batch(
+                    x, rate, padding, f.shape.as_list() if f.shape.ndims else None,
+                    lambda t, p: nn_ops.conv2d(t, f, 1, p, name=scope))
+            return nn_ops.conv2d(x, filter, strides or 1, padding, data_format=fmt,
+                                 dilations=dilation_rate or 1, name=scope)
     raise ValueError(f"convolution: input must have rank 3 (1-D) or 4 (2-D) with a known "
                      f"rank; got shape {x.shape} (3-D convolutions are not implemented)")

@@ -475,14 +475,42 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data
     if rate is not None and dilations is not None:
         raise ValueError("depthwise_conv2d: pass either rate or dilations, not both")
     rate = dilations if rate is None else rate
+    with name_scope(name, "depthwise", [input, filter]) as scope:
+        return depthwise_in_scope(input, filter, strides, padding, rate, data_format, scope)
+
+
+def depthwise_in_scope(input, filter, strides, padding, rate, data_format, op_name: str):
+    """TensorFlow's depthwise convolution layout in the current name scope
+    (`depthwise_conv2d`, `separable_conv2d`): the filter's shape (``Shape``) and
+    ``dilation_rate`` constants, then a dilation > 1 as SpaceToBatchND, an undilated
+    DepthwiseConv2dNative named `op_name` and BatchToSpaceND
+    (`flowgraph.ops.nn_space_to_batch`); otherwise the one DepthwiseConv2dNative."""
+    from flowgraph.ops.array_shape_ops import shape
+
     fmt = _check_format(data_format, "depthwise_conv2d")
     attrs = {"strides": _four(strides, "strides", fmt, "depthwise_conv2d"),
              "dilations": _four(rate, "rate", fmt, "depthwise_conv2d"), "data_format": fmt}
     attrs["padding"], attrs["explicit_paddings"] = _padding_attrs(padding, fmt,
                                                                   "depthwise_conv2d")
-    with name_scope(name, "depthwise", [input, filter]) as scope:
-        x, f = _conv_inputs(input, filter, "DepthwiseConv2dNative")
-        return make_tensor("DepthwiseConv2dNative", [x, f], attrs, name=scope)
+    x, f = _conv_inputs(input, filter, "DepthwiseConv2dNative")
+    from flowgraph.ops.nn_space_to_batch import dilated_by_space_to_batch
+
+    shape(f)
+    h, w, _ = _hw_axes(attrs["data_format"])
+    rate = [attrs["dilations"][h], attrs["dilations"][w]]
+    if rate != [1, 1] and attrs["strides"] == [1, 1, 1, 1] and \
+            attrs["data_format"] == "NHWC" and attrs["padding"] in ("SAME", "VALID"):
+        plain = {**attrs, "dilations": [1, 1, 1, 1]}
+
+        def build(t, padding):
+            return make_tensor("DepthwiseConv2dNative", [t, f], {**plain, "padding": padding},
+                               name=op_name)
+
+        return dilated_by_space_to_batch(x, rate, attrs["padding"],
+                                         f.shape.as_list() if f.shape.ndims else None, build,
+                                         filter_shape_is_tensor=True)
+    convert_to_tensor([int(r) for r in rate], name="dilation_rate")
+    return make_tensor("DepthwiseConv2dNative", [x, f], attrs, name=op_name)
 
 
 # -- Pooling ------------------------------------------------------------------------------

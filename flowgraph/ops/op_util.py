@@ -26,7 +26,7 @@ import contextlib
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import Graph, get_default_graph, name_scope
+from flowgraph.framework.graph import get_default_graph, graph_for, name_scope
 from flowgraph.framework.operation import Tensor
 
 
@@ -57,23 +57,14 @@ def op_scope(name: str | None, default: str, values=()):
     else:
         return contextlib.nullcontext(name or default)
     default_graph = get_default_graph()
-    for v in values:
-        g = getattr(v, "graph", None)
-        if isinstance(g, Graph):
-            if g is not default_graph:
-                return name_scope(name, default, values)  # enters that graph too
-            break
+    if graph_for(values) is not default_graph:
+        return name_scope(name, default, values)  # enters that graph too
     return default_graph.name_scope(default if name is None else name)
 
 
 def make_op(op_type: str, inputs=(), attrs=None, name=None, dtypes=None):
     """Create an op in the default graph (or the graph of its first tensor input)."""
-    graph = None
-    for t in inputs:
-        if isinstance(t, Tensor):
-            graph = t.graph
-            break
-    graph = graph or get_default_graph()
+    graph = graph_for([t for t in inputs if isinstance(t, Tensor)])
     return graph.create_op(op_type, list(inputs), attrs, name=name, dtypes=dtypes)
 
 

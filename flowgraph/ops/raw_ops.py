@@ -22,7 +22,7 @@ import functools
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import registered_ops
-from flowgraph.ops.op_util import make_op
+from flowgraph.ops.op_util import make_op, op_scope
 from flowgraph.ops.raw_op_signatures import SIGNATURES
 
 __all__: list[str] = []
@@ -67,18 +67,25 @@ def _raw_op(op_type: str):
             raise TypeError(f"tf.raw_ops.{op_type} got unexpected keyword argument(s) "
                             f"{unknown}; it takes {accepted}")
         hints = _type_hints(inputs, values)
-        flat, lengths = [], []
-        for n, is_list, type_attr in inputs:
-            items = list(values[n]) if is_list else [values[n]]
-            flat += [convert_to_tensor(v, preferred_dtype=hints.get(type_attr))
-                     for v in items]
-            if is_list:
-                lengths.append(len(items))
         op_def = registered_ops()[op_type]
-        op_attrs = {attr_map[k]: v for k, v in kwargs.items() if attr_map[k] in op_def.attrs}
-        if lengths and "N" in op_def.attrs:
-            op_attrs["N"] = lengths[0]
-        op = make_op(op_type, flat, op_attrs, name=name or op_type)
+        flat, lengths = [], []
+        given = [v for n, is_list, _ in inputs
+                 for v in (list(values[n]) if is_list else [values[n]])]
+        # As TF: Python values become constants named after their argument inside the
+        # op's scope ("Reshape/shape", "AddN/inputs_1"), and the op takes the scope's name.
+        with op_scope(name, op_type, given) as scope:
+            for n, is_list, type_attr in inputs:
+                items = list(values[n]) if is_list else [values[n]]
+                flat += [_ref_or_tensor(v, op_def, len(flat) + i, hints.get(type_attr),
+                                        f"{n}_{i}" if is_list else n)
+                         for i, v in enumerate(items)]
+                if is_list:
+                    lengths.append(len(items))
+            op_attrs = {attr_map[k]: v for k, v in kwargs.items()
+                        if attr_map[k] in op_def.attrs}
+            if lengths and "N" in op_def.attrs:
+                op_attrs["N"] = lengths[0]
+            op = make_op(op_type, flat, op_attrs, name=scope)
         if not op.outputs:
             return op
         return op.outputs[0] if len(op.outputs) == 1 else tuple(op.outputs)
@@ -87,6 +94,18 @@ def _raw_op(op_type: str):
     raw_op.__qualname__ = f"raw_ops.{op_type}"
     raw_op.__doc__ = f"The {op_type} op; keyword arguments {accepted} (and name)."
     return raw_op
+
+
+def _ref_or_tensor(value, op_def, index: int, preferred, name: str):
+    """A variable (or ref tensor) stays a ref for an op input that takes one (``ref`` of
+    Assign, ``resource`` of the stateful random ops); anything else becomes a tensor
+    (a constant named `name` when it is a Python value)."""
+    takes_ref = op_def.ref_inputs == "all" or index in op_def.ref_inputs
+    if takes_ref and hasattr(value, "_ref"):
+        return value._ref()
+    if takes_ref and isinstance(value, Tensor) and value.dtype.is_ref_dtype:
+        return value
+    return convert_to_tensor(value, preferred_dtype=preferred, name=name)
 
 
 def _type_hints(inputs, values) -> dict:

@@ -27,6 +27,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import resource_variable_ops
 from flowgraph.ops.array_index_ops import gather_nd
 from flowgraph.ops.array_shape_ops import ones_like, zeros_like
 from flowgraph.ops.math_ops import cast, equal, multiply
@@ -105,6 +106,14 @@ def _index_tensor(indices):
 
 
 def _scatter_ref(op_type, ref, indices, updates, use_locking, name):
+    handle = getattr(ref, "handle", None)
+    if handle is not None and handle.dtype.base_dtype == _dtypes.resource and \
+            op_type[len("Scatter"):] in resource_variable_ops.SCATTER_KINDS:
+        # A resource variable: ResourceScatter<kind>, read lazily after it (as TF).
+        op = resource_variable_ops.resource_scatter(
+            op_type[len("Scatter"):], handle, _index_tensor(indices), updates, ref.dtype,
+            name=name)
+        return ref._lazy_read(op, True)
     ref_t = _ref_of(ref)
     want = ref_t.dtype.base_dtype
     updates = convert_to_tensor(updates, dtype=want, name="updates")

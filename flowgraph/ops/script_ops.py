@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import get_default_graph
+from flowgraph.framework.graph import graph_for
 from flowgraph.framework.operation import Operation, OperatorNotAllowedInGraphError, Tensor
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
@@ -152,7 +152,7 @@ def py_func(func: Callable, inp, Tout, stateful: bool = True, name: str | None =
         raise TypeError(f"tf.py_func: `inp` must be a list of tensors, got "
                         f"{type(inp).__name__} {inp!r:.60}") from None
     inputs = [convert_to_tensor(x) for x in inp]
-    graph = inputs[0].graph if inputs else get_default_graph()
+    graph = graph_for(inputs)
     token = f"pyfunc_{next(_TOKENS)}"
     _register(graph, token, func, dtypes)
     op_type = "PyFunc" if stateful else "PyFuncStateless"

@@ -18,6 +18,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_tensor
+from flowgraph.ops.resource_variable_ops import resource_count_up_to
 
 __all__ = ["count_up_to"]
 
@@ -48,6 +49,10 @@ def count_up_to(ref, limit, name=None):
     >>> tf.count_up_to(v, 10).dtype.name
     'int64'
     """
+    handle = getattr(ref, "handle", None)
+    if handle is not None and handle.dtype.base_dtype == _dtypes.resource:
+        # a resource variable: ResourceCountUpTo, as TensorFlow
+        return resource_count_up_to(handle, limit, ref.dtype, name=name)
     t = getattr(ref, "_ref", None)
     t = t() if callable(t) else ref
     if not getattr(t, "dtype", None) or not t.dtype.is_ref_dtype:

@@ -96,6 +96,15 @@ def _assign_like(op_type: str, ref, value, name, attrs):
         return make_tensor(op_type, [ref_t, value], attrs, name=scope)
 
 
+def _resource_method(ref, method: str):
+    """`ref`'s bound `method` when it is a resource variable (TensorFlow's state ops call
+    the variable's own method then), else None."""
+    handle = getattr(ref, "handle", None)
+    if handle is not None and getattr(handle.dtype, "base_dtype", None) == _dtypes.resource:
+        return getattr(ref, method)
+    return None
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """Store `value` in variable `ref`; returns the variable's ref after the write.
 
@@ -106,6 +115,9 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     >>> tf.assign(v, 3.0).op.type
     'Assign'
     """
+    method = _resource_method(ref, "assign")
+    if method is not None:
+        return method(value, name=name)
     return _assign_like("Assign", ref, value, name, {
         "validate_shape": True if validate_shape is None else bool(validate_shape),
         "use_locking": True if use_locking is None else bool(use_locking)})
@@ -113,16 +125,25 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 
 def assign_add(ref, value, use_locking=None, name=None):
     """Add `value` to variable `ref` in place."""
+    method = _resource_method(ref, "assign_add")
+    if method is not None:
+        return method(value, name=name)
     return _assign_like("AssignAdd", ref, value, name, {"use_locking": bool(use_locking)})
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
     """Subtract `value` from variable `ref` in place."""
+    method = _resource_method(ref, "assign_sub")
+    if method is not None:
+        return method(value, name=name)
     return _assign_like("AssignSub", ref, value, name, {"use_locking": bool(use_locking)})
 
 
 def is_variable_initialized(variable):
     """A scalar bool: has `variable` been initialized in this session?"""
+    method = _resource_method(variable, "is_initialized")
+    if method is not None:
+        return method()
     return make_tensor("IsVariableInitialized", [_ref_of(variable)],
                        name="IsVariableInitialized")
 

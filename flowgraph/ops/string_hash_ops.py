@@ -30,60 +30,32 @@ import functools
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.farmhash_words import (
+    K0,
+    K1,
+    K2,
+    M64,
+    fetch32,
+    fetch64,
+    hash16,
+    hash_len_0_to_16,
+    rotate,
+    shift_mix,
+)
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.ops.op_util import fixed_dtype, make_tensor
 
 __all__ = ["as_string", "string_to_hash_bucket_fast"]
 
-_M = 0xFFFFFFFFFFFFFFFF
-_K0 = 0xC3A5C85C97CB3127
-_K1 = 0xB492B66FBE98F273
-_K2 = 0x9AE16A3B2F90404F
 _KMUL = 0xC6A4A7935BD1E995
+_M, _K0, _K1, _K2 = M64, K0, K1, K2
+_u64, _u32, _rot, _mix, _h16 = fetch64, fetch32, rotate, shift_mix, hash16
 
 
 # -- FarmHash Fingerprint64 ---------------------------------------------------------------
-def _u64(b: bytes, i: int) -> int:
-    return int.from_bytes(b[i:i + 8], "little")
-
-
-def _u32(b: bytes, i: int) -> int:
-    return int.from_bytes(b[i:i + 4], "little")
-
-
-def _rot(v: int, s: int) -> int:
-    return v if s == 0 else ((v >> s) | (v << (64 - s))) & _M
-
-
-def _mix(v: int) -> int:
-    return v ^ (v >> 47)
-
-
-def _h16(u: int, v: int, mul: int) -> int:
-    a = ((u ^ v) * mul) & _M
-    a ^= a >> 47
-    b = ((v ^ a) * mul) & _M
-    b ^= b >> 47
-    return (b * mul) & _M
-
-
 def _len0to16(s: bytes, n: int) -> int:
-    if n >= 8:
-        mul = _K2 + n * 2
-        a = (_u64(s, 0) + _K2) & _M
-        b = _u64(s, n - 8)
-        c = (_rot(b, 37) * mul + a) & _M
-        d = ((_rot(a, 25) + b) * mul) & _M
-        return _h16(c, d, mul)
-    if n >= 4:
-        mul = _K2 + n * 2
-        return _h16((n + (_u32(s, 0) << 3)) & _M, _u32(s, n - 4), mul)
-    if n > 0:
-        y = (s[0] + (s[n >> 1] << 8)) & 0xFFFFFFFF
-        z = (n + (s[n - 1] << 2)) & 0xFFFFFFFF
-        return (_mix(((y * _K2) ^ (z * _K0)) & _M) * _K2) & _M
-    return _K2
+    return hash_len_0_to_16(s[:n])
 
 
 def _len17to32(s: bytes, n: int) -> int:

@@ -123,8 +123,78 @@ for _op_type, (_names, _refs, _attrs) in _SIGNATURES.items():
 not_differentiable(*_SIGNATURES)
 
 
+def _resource_shape_fn(ref_fn, num_refs: int):
+    """The ``Resource*`` form's shape check: the reference one on the variables' shapes
+    (read from their handles); no outputs."""
+    from flowgraph.ops.resource_variable_ops import handle_shape
+
+    def shape_fn(op, *shapes):
+        var_shapes = [handle_shape(t) for t in op.inputs[:num_refs]]
+        ref_fn(op, *var_shapes, *shapes[num_refs:])
+        return []
+
+    return shape_fn
+
+
+# The resource-variable forms: the same inputs with handles in place of the refs, no
+# outputs (``ResourceSparseApplyGradientDescent`` and ``ResourceSparseApplyAdam`` are
+# flowgraph's, as their reference forms are).
+for _op_type, (_names, _refs, _attrs) in _SIGNATURES.items():
+    register_op("Resource" + _op_type, attrs={"use_locking": False, "T": None, **_attrs},
+                num_outputs=0, dtype_fn=lambda op: [], stateful=True,
+                cost=OpCost.EXPENSIVE)(_resource_shape_fn(_make_shape_fn(_names, _refs),
+                                                          _refs))
+not_differentiable(*("Resource" + k for k in _SIGNATURES))
+
+
+def _is_resource(var) -> bool:
+    handle = getattr(var, "handle", var)
+    return getattr(getattr(handle, "dtype", None), "base_dtype", None) == _dtypes.resource
+
+
+def _apply_resource(op_type: str, args: dict, attrs: dict, name: str | None):
+    """``Resource<op_type>`` on the handles of resource variables; returns the op."""
+    from flowgraph.ops.op_util import make_op
+
+    names, num_refs, defaults = _SIGNATURES[op_type]
+    handles = []
+    for n in names[:num_refs]:
+        v = args[n]
+        if not _is_resource(v):
+            raise TypeError(f"Resource{op_type}: '{n}' must be a resource variable like "
+                            f"'var', got {v!r}")
+        handles.append(getattr(v, "handle", v))
+    dtype = _dtypes.as_dtype(handles[0].op.attrs["dtype"]).base_dtype
+    if dtype not in FLOAT_TYPES:
+        raise TypeError(f"Resource{op_type}: variable '{handles[0].op.name}' has dtype "
+                        f"{dtype.name}; the optimizer kernels support float16, float32 and "
+                        "float64 variables")
+    inputs = list(handles)
+    for n in names[num_refs:]:
+        if n == "indices":
+            t = convert_to_tensor(args[n])
+            if t.dtype.base_dtype not in (_dtypes.int32, _dtypes.int64):
+                raise TypeError(f"Resource{op_type}: indices must be int32 or int64, got "
+                                f"{t.dtype.name} ({t.name})")
+        else:
+            t = convert_to_tensor(args[n], dtype_hint=dtype)
+            if t.dtype.base_dtype != dtype:
+                raise TypeError(
+                    f"Resource{op_type}: input '{n}' ({t.name}) has dtype "
+                    f"{t.dtype.base_dtype.name} but var '{handles[0].op.name}' has dtype "
+                    f"{dtype.name}; cast it with tf.cast first")
+        inputs.append(t)
+    full = {"use_locking": False, **defaults}
+    full.update({k: bool(v) for k, v in attrs.items()})
+    full["T"] = dtype
+    return make_op("Resource" + op_type, inputs, full, name=name or "Resource" + op_type)
+
+
 def _apply(op_type: str, args: dict, attrs: dict, name: str | None):
-    """Build op `op_type` from its named inputs: refs, then tensors of the var's dtype."""
+    """Build op `op_type` from its named inputs: refs, then tensors of the var's dtype
+    (``Resource<op_type>`` on handles when `var` is a resource variable: the op)."""
+    if _is_resource(args["var"]):
+        return _apply_resource(op_type, args, attrs, name)
     names, num_refs, defaults = _SIGNATURES[op_type]
     refs = [_ref_of(args[n]) for n in names[:num_refs]]
     dtype = refs[0].dtype.base_dtype

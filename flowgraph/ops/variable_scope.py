@@ -182,7 +182,7 @@ class _VariableStore:
             return self._get_single_variable(
                 name, shape, dtype, initializer, regularizer, reuse,
                 True if trainable is None else trainable, collections, caching_device,
-                partitioner, validate_shape, constraint)
+                partitioner, validate_shape, constraint, use_resource)
 
         kwargs = {"name": name, "shape": shape, "dtype": dtype, "initializer": initializer,
                   "regularizer": regularizer, "reuse": reuse, "trainable": trainable,
@@ -198,7 +198,7 @@ class _VariableStore:
 
     def _get_single_variable(self, name, shape, dtype, initializer, regularizer, reuse,
                              trainable, collections, caching_device, partitioner,
-                             validate_shape, constraint):
+                             validate_shape, constraint, use_resource=None):
         from_value = initializer is not None and not callable(initializer)
         if shape is not None and from_value:
             raise ValueError(f"If initializer is a constant, do not specify shape "
@@ -228,7 +228,7 @@ class _VariableStore:
                 def make_part(part_name, part_shape):
                     part = self._create(part_name, part_shape, True, dtype, initializer,
                                         False, trainable, collections, caching_device,
-                                        validate_shape, constraint)
+                                        validate_shape, constraint, use_resource)
                     self._vars[part_name] = part
                     return part
 
@@ -236,7 +236,7 @@ class _VariableStore:
             else:
                 var = self._create(name, shape, shape_given, dtype, initializer, from_value,
                                    trainable, collections, caching_device, validate_shape,
-                                   constraint)
+                                   constraint, use_resource)
             self._vars[name] = var
         if regularizer:
             for part in (var if partitioned else [var]):
@@ -273,7 +273,7 @@ class _VariableStore:
 
     @staticmethod
     def _create(name, shape, shape_given, dtype, initializer, from_value, trainable,
-                collections, caching_device, validate_shape, constraint):
+                collections, caching_device, validate_shape, constraint, use_resource=None):
         if initializer is None:
             if not shape_given:
                 raise ValueError(f"Variable {name} did not get an initializer, so its "
@@ -309,7 +309,7 @@ class _VariableStore:
         return Variable(initial_value=init_val, name=name, trainable=trainable,
                         collections=collections, caching_device=caching_device,
                         dtype=var_dtype, validate_shape=validate_shape,
-                        constraint=constraint)
+                        constraint=constraint, use_resource=use_resource)
 
 
 # -- VariableScope -------------------------------------------------------------------------

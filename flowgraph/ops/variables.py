@@ -52,8 +52,11 @@ class _CreatorScopes(type):
 
     def __call__(cls, *args, **kwargs):
         stack = get_default_graph().__dict__.get("_variable_creator_stack")
-        if not stack or cls is not Variable:
+        if cls is not Variable:
             return super().__call__(*args, **kwargs)
+        if not stack:
+            return type.__call__(_variable_class(_use_resource_arg(args, kwargs)),
+                                 *args, **kwargs)
         import inspect
 
         bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
@@ -64,7 +67,7 @@ class _CreatorScopes(type):
 
         def base(**kw):
             kw.pop("experimental_enable_variable_lifting", None)
-            return type.__call__(cls, **kw)
+            return type.__call__(_variable_class(kw.get("use_resource")), **kw)
 
         creator = base
         for outer in stack:
@@ -72,8 +75,70 @@ class _CreatorScopes(type):
         return creator(**full)
 
 
+_USE_RESOURCE_AT = 11  # `use_resource`'s position among Variable's arguments
+_RESOURCE_CLASS: list[type] = []  # filled by flowgraph/ops/resource_variables.py
+
+
+def register_resource_variable_class(cls: type) -> None:
+    """Record the class `tf.Variable(..., use_resource=True)` builds."""
+    _RESOURCE_CLASS[:] = [cls]
+
+
+def _use_resource_arg(args, kwargs):
+    if "use_resource" in kwargs:
+        return kwargs["use_resource"]
+    return args[_USE_RESOURCE_AT] if len(args) > _USE_RESOURCE_AT else None
+
+
+def _variable_class(use_resource) -> type:
+    """`ResourceVariable` for ``use_resource=True``, or for None once resource
+    variables are enabled (`tf.enable_resource_variables`); else `Variable`."""
+    from flowgraph.framework.build_info import resource_variables_enabled
+
+    if use_resource is None:
+        use_resource = resource_variables_enabled()
+    if use_resource and _RESOURCE_CLASS:
+        return _RESOURCE_CLASS[0]
+    return Variable
+
+
 def _chain(creator, next_creator):
     return lambda **kw: creator(next_creator, **kw)
+
+
+def checked_arguments(initial_value, trainable, collections, constraint):
+    """`tf.Variable`'s checks of its arguments (TensorFlow's errors), and the
+    ``(trainable, collections)`` it takes: the global collection by default, plus the
+    trainable one when `trainable` (True unless given)."""
+    if initial_value is None:
+        raise ValueError("initial_value must be specified for a Variable.")
+    if constraint is not None and not callable(constraint):
+        raise ValueError(f"Variable: the `constraint` argument must be a callable (a "
+                         f"function of the variable's value), got {constraint!r}.")
+    if collections is not None and not isinstance(collections, list | tuple | set):
+        raise ValueError(
+            "collections argument to Variable constructor must be a list, tuple, or "
+            f"set. Got {collections!r} of type {type(collections).__name__}")
+    trainable = True if trainable is None else bool(trainable)
+    collections = list(collections) if collections is not None else [
+        GraphKeys.GLOBAL_VARIABLES]
+    if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+        collections.append(GraphKeys.TRAINABLE_VARIABLES)
+    return trainable, collections
+
+
+def variable_shape(initial, validate_shape: bool, shape, var_name: str) -> TensorShape:
+    """A new variable's static shape: `shape` if given, else its initial value's (unknown
+    without `validate_shape`); a validated shape must be fully known."""
+    var_shape = initial.shape if validate_shape else TensorShape(None)
+    if shape is not None:
+        var_shape = as_shape(shape)
+    if validate_shape and not var_shape.is_fully_defined():
+        raise ValueError(
+            f"initial_value must have a shape specified: {initial} (Variable "
+            f"'{var_name}'). Pass validate_shape=False to allow a value whose shape "
+            "is known only at run time, or give shape=.")
+    return var_shape
 
 
 class Variable(metaclass=_CreatorScopes):
@@ -107,21 +172,8 @@ class Variable(metaclass=_CreatorScopes):
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None,
                  shape=None) -> None:
-        if initial_value is None:
-            raise ValueError("initial_value must be specified for a Variable.")
-        if constraint is not None and not callable(constraint):
-            raise ValueError(f"Variable: the `constraint` argument must be a callable (a "
-                             f"function of the variable's value), got {constraint!r}.")
-        if collections is not None and not isinstance(collections, list | tuple | set):
-            raise ValueError(
-                "collections argument to Variable constructor must be a list, tuple, or "
-                f"set. Got {collections!r} of type {type(collections).__name__}"
-            )
-        trainable = True if trainable is None else bool(trainable)
-        collections = list(collections) if collections is not None else [
-            GraphKeys.GLOBAL_VARIABLES]
-        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
-            collections.append(GraphKeys.TRAINABLE_VARIABLES)
+        trainable, collections = checked_arguments(initial_value, trainable, collections,
+                                                   constraint)
         graph = get_default_graph()
         init_from_fn = callable(initial_value)
         with graph.control_dependencies(None), graph.name_scope(name or "Variable") as scope:
@@ -132,15 +184,7 @@ class Variable(metaclass=_CreatorScopes):
                                                 name="initial_value")
             else:
                 initial = convert_to_tensor(initial_value, dtype=dtype, name="initial_value")
-            var_shape = initial.shape if validate_shape else TensorShape(None)
-            if shape is not None:
-                var_shape = as_shape(shape)
-            if validate_shape and not var_shape.is_fully_defined():
-                raise ValueError(
-                    f"initial_value must have a shape specified: {initial} (Variable "
-                    f"'{var_name}'). Pass validate_shape=False to allow a value whose shape "
-                    "is known only at run time, or give shape=."
-                )
+            var_shape = variable_shape(initial, validate_shape, shape, var_name)
             self._variable = state_ops.variable_op_v2(var_shape, initial.dtype.base_dtype,
                                                       name=scope)
             with graph.colocate_with(self._variable.op):
@@ -293,7 +337,7 @@ class Variable(metaclass=_CreatorScopes):
         raise TypeError(f"'Variable' object is not iterable ('{self.name}').")
 
     def __getitem__(self, item):
-        return self._snapshot[item]
+        return self.value()[item]
 
 
 def _convert_variable(var: Variable, dtype=None, name=None, as_ref=False):
@@ -311,8 +355,8 @@ register_tensor_conversion_function(Variable, _convert_variable)
 
 def _forward_operator(name: str):
     def op(self, *args):
-        args = [a._snapshot if isinstance(a, Variable) else a for a in args]
-        return getattr(self._snapshot, name)(*args)
+        args = [a.value() if isinstance(a, Variable) else a for a in args]
+        return getattr(self.value(), name)(*args)
 
     op.__name__ = name
     return op
@@ -410,7 +454,8 @@ def report_uninitialized_variables(var_list=None,
     var_list = list(var_list)
     refs = [v._ref() if isinstance(v, Variable) else v for v in var_list]
     for r in refs:
-        if not isinstance(r, Tensor) or not r.dtype.is_ref_dtype:
+        if not isinstance(r, Tensor) or not (r.dtype.is_ref_dtype or
+                                             r.dtype.base_dtype == _dtypes.resource):
             raise TypeError(
                 f"report_uninitialized_variables expects variables, got {r!r}"
             )

@@ -13,6 +13,13 @@ from flowgraph.ops.candidate_sampling_ops import (
 )
 from flowgraph.ops.misc_compat_ops import random_poisson as poisson
 from flowgraph.ops.random_extra_ops import random_gamma as gamma
+from flowgraph.ops.random_generator import (
+    Algorithm,
+    Generator,
+    create_rng_state,
+    get_global_generator,
+    set_global_generator,
+)
 from flowgraph.ops.random_ops import categorical, multinomial, truncated_normal
 from flowgraph.ops.random_ops import random_normal as normal
 from flowgraph.ops.random_ops import random_shuffle as shuffle
@@ -30,3 +37,4 @@ from flowgraph.ops.random_stateless_ops import (
     stateless_truncated_normal,
     stateless_uniform,
 )
+from flowgraph.random import experimental

@@ -106,6 +106,8 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
         for idx, t in enumerate(op._inputs):
             if t.dtype.is_ref_dtype and op.op_def.is_ref_input(idx):
                 uf.union(t.op, op)
+            elif t.op.type == "VarHandleOp":  # a resource variable's ops stay with it
+                uf.union(t.op, op)
     groups: dict = {}
     for op in ops:
         groups.setdefault(uf.find(op), []).append(op)

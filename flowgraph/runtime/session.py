@@ -170,8 +170,9 @@ class Session:
         return self._graph.as_graph_def()
 
     @property
-    def sess_str(self) -> str:
-        return self._target
+    def sess_str(self) -> bytes:
+        """The target, as bytes (as TensorFlow returns it)."""
+        return self._target.encode()
 
     @property
     def config(self) -> ConfigProto:
@@ -233,8 +234,14 @@ class Session:
 
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config=None) -> None:
-        """Clear the resource containers (variables, queues) of a named target."""
-        reset_target(target.decode() if isinstance(target, bytes) else target, containers)
+        """Clear the resource containers (variables, queues) of a named target: a
+        ``'local://NAME'`` target, or every task of the cluster of a ``'grpc://'`` one."""
+        text = target.decode() if isinstance(target, bytes) else target
+        for prefix, loader in _TARGET_SCHEMES.items():
+            if text and text.startswith(prefix):
+                loader().reset(text, containers, config)
+                return
+        reset_target(text, containers)
 
     # -- run ---------------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, options: RunOptions | None = None,

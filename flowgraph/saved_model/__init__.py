@@ -104,3 +104,5 @@ def _main_op():
 
 
 main_op = _types.SimpleNamespace(main_op=_main_op, main_op_with_restore=main_op_with_restore)
+
+from flowgraph.saved_model.save_v2 import Asset, SaveOptions, experimental, load_v2, save  # noqa: E402

@@ -172,7 +172,9 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
     message = mg  # returned by the loader as the file holds it: copied before any rewrite
     if any(ref_op_of(n.op) for n in mg.graph_def.node):
         message = MetaGraphDefProto.FromString(mg.SerializeToString())
-    meta_graph_as_refs(mg)
+    # The SavedModel loader restores variables by reference-variable nodes: TensorFlow's
+    # resource variables are read as reference variables here.
+    meta_graph_as_refs(mg, force=True)
     scope = saver_scope(mg.saver_def.restore_op_name)
     graph_def = graph_def_to_dict(mg.graph_def)
     keys = restore_keys(graph_def, mg.saver_def.restore_op_name) if scope else {}

@@ -36,8 +36,10 @@ from flowgraph.train.training_util import *
 SyncReplicasOptimizer = sync_replicas_optimizer_class(_Optimizer, _SessionRunHook)
 # Input producers, moving averages, Supervisor, and (issue 15) proximal optimizers,
 # more schedules, conditional batching, checkpoint polling and cluster messages.
+from flowgraph.distributed.cluster_protos import ClusterDef, JobDef, ServerDef  # noqa: E402
+from flowgraph.ops.sdca_ops import sdca_fprint, sdca_optimizer, sdca_shrink_l1  # noqa: E402
+from flowgraph.train import experimental  # noqa: E402
 from flowgraph.train.checkpoint_iteration import *  # noqa: E402
-from flowgraph.train.cluster_protos import ClusterDef, JobDef, ServerDef  # noqa: E402
 from flowgraph.train.input_maybe import *  # noqa: E402
 from flowgraph.train.input_producers import *  # noqa: E402
 from flowgraph.train.learning_rate_decay_extra import *  # noqa: E402

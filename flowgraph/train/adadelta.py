@@ -68,10 +68,10 @@ class AdadeltaOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_op("ApplyAdadelta", {**self._inputs(var), "grad": grad},
-                                     self._use_locking).op
+                                     self._use_locking)
 
     def _apply_sparse(self, grad, var):
         return training_ops.apply_op(
             "SparseApplyAdadelta",
             {**self._inputs(var), "grad": grad.values, "indices": grad.indices},
-            self._use_locking).op
+            self._use_locking)

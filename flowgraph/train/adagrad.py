@@ -57,10 +57,10 @@ class AdagradOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_op("ApplyAdagrad", {**self._inputs(var), "grad": grad},
-                                     self._use_locking).op
+                                     self._use_locking)
 
     def _apply_sparse(self, grad, var):
         return training_ops.apply_op(
             "SparseApplyAdagrad",
             {**self._inputs(var), "grad": grad.values, "indices": grad.indices},
-            self._use_locking).op
+            self._use_locking)

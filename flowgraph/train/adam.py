@@ -90,13 +90,13 @@ class AdamOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_op("ApplyAdam", {**self._inputs(var), "grad": grad},
-                                     self._use_locking).op
+                                     self._use_locking)
 
     def _apply_sparse(self, grad, var):
         return training_ops.apply_op(
             "SparseApplyAdam",
             {**self._inputs(var), "grad": grad.values, "indices": grad.indices},
-            self._use_locking).op
+            self._use_locking)
 
     def _finish(self, update_ops, name_scope):
         b1p, b2p = self._get_beta_accumulators()

@@ -217,6 +217,12 @@ class StepCounterHook(SessionRunHook):
                 stale_global_step, self._last_global_step)
         self._last_global_step = stale_global_step
 
+    def end(self, session=None) -> None:
+        # The rates reach the event file when training ends (TF's writer has them on
+        # disk by then, so a program that reads the file after the loop sees them).
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
+
     # Schedule (flowgraph.train.hook_schedule): acts when its timer fires or the step
     # did not move (the warning); in between, after_run only records the step.
     _pure_before_run = True

@@ -48,9 +48,9 @@ class GradientDescentOptimizer(Optimizer):
     def _apply_dense(self, grad, var):
         return training_ops.apply_gradient_descent(
             var, self._cast(self._learning_rate_tensor, var), grad,
-            use_locking=self._use_locking).op
+            use_locking=self._use_locking)
 
     def _apply_sparse(self, grad, var):
         return training_ops.sparse_apply_gradient_descent(
             var, self._cast(self._learning_rate_tensor, var), grad.values, grad.indices,
-            use_locking=self._use_locking).op
+            use_locking=self._use_locking)

@@ -28,6 +28,7 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 from flowgraph.framework import dtypes as _dtypes
@@ -57,6 +58,22 @@ def _setup(learning_rate, global_step, *others):
     return (lr, dtype, step, *[math_ops.cast(o, dtype) for o in others])
 
 
+@contextlib.contextmanager
+def _schedule(fn: str, default_name: str, name, learning_rate, global_step, *others):
+    """The name scope of schedule `fn` (`name`, else `default_name`), `global_step`
+    checked; yields ``(scope, lr, dtype, step, *others)``: `learning_rate` as a tensor,
+    its dtype, and `global_step` and `others` cast to it."""
+    _require_step(global_step, fn)
+    with get_default_graph().name_scope(name or default_name) as scope:
+        yield (scope, *_setup(learning_rate, global_step, *others))
+
+
+def _ratio(step, steps, staircase: bool):
+    """``step / steps``, floored when `staircase`."""
+    p = step / steps
+    return math_ops.floor(p) if staircase else p
+
+
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate,
                       staircase: bool = False, name=None):
     """``learning_rate * decay_rate ** (global_step / decay_steps)`` (the exponent floored
@@ -70,13 +87,9 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate,
     ...     print(sess.run(lr))
     0.5
     """
-    _require_step(global_step, "exponential_decay")
-    with get_default_graph().name_scope(name or "ExponentialDecay") as scope:
-        lr, _, step, steps, rate = _setup(learning_rate, global_step, decay_steps,
-                                          decay_rate)
-        p = step / steps
-        if staircase:
-            p = math_ops.floor(p)
+    with _schedule("exponential_decay", "ExponentialDecay", name, learning_rate, global_step,
+                   decay_steps, decay_rate) as (scope, lr, _, step, steps, rate):
+        p = _ratio(step, steps, staircase)
         return math_ops.multiply(lr, math_ops.pow(rate, p), name=scope)
 
 
@@ -93,14 +106,10 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate,
     ...     print(sess.run(lr))
     1.0
     """
-    _require_step(global_step, "natural_exp_decay")
     # TF names this scope "ExponentialDecay" by default too
-    with get_default_graph().name_scope(name or "ExponentialDecay") as scope:
-        lr, _, step, steps, rate = _setup(learning_rate, global_step, decay_steps,
-                                          decay_rate)
-        p = step / steps
-        if staircase:
-            p = math_ops.floor(p)
+    with _schedule("natural_exp_decay", "ExponentialDecay", name, learning_rate, global_step,
+                   decay_steps, decay_rate) as (scope, lr, _, step, steps, rate):
+        p = _ratio(step, steps, staircase)
         return math_ops.multiply(lr, math_ops.exp(math_ops.negative(rate) * p), name=scope)
 
 
@@ -117,13 +126,9 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate,
     ...     print(sess.run(lr))
     0.5
     """
-    _require_step(global_step, "inverse_time_decay")
-    with get_default_graph().name_scope(name or "InverseTimeDecay") as scope:
-        lr, _, step, steps, rate = _setup(learning_rate, global_step, decay_steps,
-                                          decay_rate)
-        p = step / steps
-        if staircase:
-            p = math_ops.floor(p)
+    with _schedule("inverse_time_decay", "InverseTimeDecay", name, learning_rate, global_step,
+                   decay_steps, decay_rate) as (scope, lr, _, step, steps, rate):
+        p = _ratio(step, steps, staircase)
         return math_ops.truediv(lr, 1.0 + rate * p, name=scope)
 
 
@@ -141,10 +146,9 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
     ...     print(sess.run(lr))
     0.5
     """
-    _require_step(global_step, "polynomial_decay")
-    with get_default_graph().name_scope(name or "PolynomialDecay") as scope:
-        lr, _, step, steps, end, pw = _setup(learning_rate, global_step, decay_steps,
-                                             end_learning_rate, power)
+    with _schedule("polynomial_decay", "PolynomialDecay", name, learning_rate, global_step,
+                   decay_steps, end_learning_rate, power) as values:
+        scope, lr, _, step, steps, end, pw = values
         if cycle:
             ceil = math_ops.ceil(step / steps)
             multiplier = array_ops.where(math_ops.equal(step, 0.0),
@@ -169,9 +173,8 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
     ...     print(round(float(sess.run(lr)), 6))
     0.1
     """
-    _require_step(global_step, "cosine_decay")
-    with get_default_graph().name_scope(name or "CosineDecay") as scope:
-        lr, _, step, steps, a = _setup(learning_rate, global_step, decay_steps, alpha)
+    with _schedule("cosine_decay", "CosineDecay", name, learning_rate, global_step,
+                   decay_steps, alpha) as (scope, lr, _, step, steps, a):
         step = math_ops.minimum(step, steps)
         fraction = step / steps
         cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))

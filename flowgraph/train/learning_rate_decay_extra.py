@@ -25,10 +25,9 @@ from __future__ import annotations
 import math
 import numbers
 
-from flowgraph.framework.graph import get_default_graph
 from flowgraph.ops import math_ops
 from flowgraph.ops.random_ops import random_normal
-from flowgraph.train.learning_rate_decay import _require_step, _setup, piecewise_constant
+from flowgraph.train.learning_rate_decay import _schedule, piecewise_constant
 
 __all__ = ["cosine_decay_restarts", "linear_cosine_decay", "noisy_linear_cosine_decay",
            "piecewise_constant_decay"]
@@ -50,10 +49,9 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
     ...     print(round(float(sess.run(lr)), 6))
     0.5
     """
-    _require_step(global_step, "cosine_decay_restarts")
-    with get_default_graph().name_scope(name or "SGDRDecay") as scope:
-        lr, _, step, first, a, tm, mm = _setup(learning_rate, global_step,
-                                               first_decay_steps, alpha, t_mul, m_mul)
+    with _schedule("cosine_decay_restarts", "SGDRDecay", name, learning_rate, global_step,
+                   first_decay_steps, alpha, t_mul, m_mul) as values:
+        scope, lr, _, step, first, a, tm, mm = values
         fraction = step / first
         if isinstance(t_mul, numbers.Real) and float(t_mul) == 1.0:
             restart = math_ops.floor(fraction)
@@ -69,16 +67,17 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
         return math_ops.multiply(lr, decayed, name=scope)
 
 
-def _linear_cosine(learning_rate, global_step, decay_steps, num_periods, alpha, beta,
-                   noise=None):
-    lr, dtype, step, steps, periods, a, b = _setup(learning_rate, global_step, decay_steps,
-                                                   num_periods, alpha, beta)
-    clipped = math_ops.minimum(step, steps)
-    linear = (steps - clipped) / steps
-    if noise is not None:
-        linear = linear + noise(step, dtype)
-    cosine = 0.5 * (1.0 + math_ops.cos(math.pi * 2.0 * periods * clipped / steps))
-    return lr, (a + linear) * cosine + b
+def _linear_cosine(fn: str, default_name: str, name, learning_rate, global_step, decay_steps,
+                   num_periods, alpha, beta, noise=None):
+    with _schedule(fn, default_name, name, learning_rate, global_step, decay_steps,
+                   num_periods, alpha, beta) as values:
+        scope, lr, dtype, step, steps, periods, a, b = values
+        clipped = math_ops.minimum(step, steps)
+        linear = (steps - clipped) / steps
+        if noise is not None:
+            linear = linear + noise(step, dtype)
+        cosine = 0.5 * (1.0 + math_ops.cos(math.pi * 2.0 * periods * clipped / steps))
+        return math_ops.multiply(lr, (a + linear) * cosine + b, name=scope)
 
 
 def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0,
@@ -94,11 +93,8 @@ def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5
     ...     print(round(float(sess.run(lr)), 6))
     1.001
     """
-    _require_step(global_step, "linear_cosine_decay")
-    with get_default_graph().name_scope(name or "LinearCosineDecay") as scope:
-        lr, decayed = _linear_cosine(learning_rate, global_step, decay_steps, num_periods,
-                                     alpha, beta)
-        return math_ops.multiply(lr, decayed, name=scope)
+    return _linear_cosine("linear_cosine_decay", "LinearCosineDecay", name, learning_rate,
+                          global_step, decay_steps, num_periods, alpha, beta)
 
 
 def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_variance=1.0,
@@ -115,13 +111,10 @@ def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_v
     ...     print(round(float(sess.run(lr)), 6))   # the cosine term is 0 at the end
     0.001
     """
-    _require_step(global_step, "noisy_linear_cosine_decay")
-
     def noise(step, dtype):
         variance = initial_variance / math_ops.pow(1.0 + step, variance_decay)
         return random_normal([], stddev=math_ops.sqrt(variance), dtype=dtype)
 
-    with get_default_graph().name_scope(name or "NoisyLinearCosineDecay") as scope:
-        lr, decayed = _linear_cosine(learning_rate, global_step, decay_steps, num_periods,
-                                     alpha, beta, noise)
-        return math_ops.multiply(lr, decayed, name=scope)
+    return _linear_cosine("noisy_linear_cosine_decay", "NoisyLinearCosineDecay", name,
+                          learning_rate, global_step, decay_steps, num_periods, alpha, beta,
+                          noise)

@@ -67,9 +67,14 @@ def _is_variable(x) -> bool:
 def _variable_def(var, strip) -> bytes:
     vd = VariableDefProto(
         variable_name=strip(var.name), initializer_name=strip(var.initializer.name),
-        snapshot_name=strip(var.value().name),
+        # A resource variable's snapshot is its `Read/ReadVariableOp` (value() would
+        # add a new read).
+        snapshot_name=strip(getattr(var, "_graph_element", None).name
+                            if hasattr(var, "handle") else var.value().name),
         initial_value_name=strip(var.initial_value.name),
         trainable=bool(var.trainable))
+    if hasattr(var, "handle"):  # a resource variable (left unset otherwise, as TF writes)
+        vd.is_resource = True
     info = getattr(var, "_save_slice_info", None)
     if info is not None:  # a part of a partitioned variable: where it sits in the whole
         vd.save_slice_info_def = SaveSliceInfoDefProto(

@@ -87,6 +87,8 @@ def rebuild_variable(graph, vd, scoped):
     """
     from flowgraph.ops.variables import Variable
 
+    if getattr(vd, "is_resource", False):  # (the SavedModel loader's VariableDef has none)
+        return _rebuild_resource_variable(graph, vd, scoped)
     var = object.__new__(Variable)
     var._variable = graph.get_tensor_by_name(scoped(vd.variable_name))
     var._initializer_op = graph.get_operation_by_name(scoped(vd.initializer_name))
@@ -103,6 +105,36 @@ def rebuild_variable(graph, vd, scoped):
             scoped(info.full_name), [int(d) for d in info.full_shape],
             [int(d) for d in info.var_offset], [int(d) for d in info.var_shape])
     graph.__dict__.setdefault("_deref_cache", {})[var._variable] = var._snapshot
+    return var
+
+
+def _rebuild_resource_variable(graph, vd, scoped):
+    """A `ResourceVariable` over the imported ``VarHandleOp`` and its ops."""
+    from flowgraph.framework import dtypes as _dtypes
+    from flowgraph.framework.tensor_shape import as_shape
+    from flowgraph.ops.resource_variables import ResourceVariable
+
+    var = object.__new__(ResourceVariable)
+    handle = graph.get_tensor_by_name(scoped(vd.variable_name))
+    if handle.op.type != "VarHandleOp":
+        raise ValueError(f"'{vd.variable_name}' is a {handle.op.type}, not a VarHandleOp")
+    var._handle = var._variable = handle
+    var._dtype = _dtypes.as_dtype(handle.op.attrs["dtype"]).base_dtype
+    var._shape = as_shape(handle.op.attrs["shape"])
+    var._initializer_op = graph.get_operation_by_name(scoped(vd.initializer_name))
+    var._graph_element = var._snapshot = graph.get_tensor_by_name(scoped(vd.snapshot_name))
+    var._initial_value = (graph.get_tensor_by_name(scoped(vd.initial_value_name))
+                          if vd.initial_value_name else var._snapshot)
+    var._trainable = bool(vd.trainable)
+    var._constraint = var._caching_device = var._save_slice_info = None
+    var._parent_op = var._is_initialized_op = None
+    info = getattr(vd, "save_slice_info_def", None)
+    if info is not None and info.full_name:
+        from flowgraph.ops.partitioned_variables import SaveSliceInfo
+
+        var._save_slice_info = SaveSliceInfo(
+            scoped(info.full_name), [int(d) for d in info.full_shape],
+            [int(d) for d in info.var_offset], [int(d) for d in info.var_shape])
     return var
 
 
@@ -162,9 +194,6 @@ def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> d
                     continue
                 try:
                     vd = vd or VariableDefProto.FromString(raw)
-                    if vd.is_resource:  # parse_meta_graph converted those it found
-                        raise ValueError("a resource variable whose VarHandleOp is not in "
-                                         "the graph")
                     if not vd.variable_name:
                         raise ValueError("not a VariableDef")
                     var = variables.get(vd.variable_name)

@@ -59,10 +59,10 @@ class MomentumOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_op("ApplyMomentum", {**self._inputs(var), "grad": grad},
-                                     self._use_locking, use_nesterov=self._use_nesterov).op
+                                     self._use_locking, use_nesterov=self._use_nesterov)
 
     def _apply_sparse(self, grad, var):
         return training_ops.apply_op(
             "SparseApplyMomentum",
             {**self._inputs(var), "grad": grad.values, "indices": grad.indices},
-            self._use_locking, use_nesterov=self._use_nesterov).op
+            self._use_locking, use_nesterov=self._use_nesterov)

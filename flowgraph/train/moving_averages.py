@@ -38,9 +38,22 @@ from flowgraph.ops.variables import (
 )
 from flowgraph.train.slot_creator import create_slot
 
-__all__ = ["ExponentialMovingAverage"]
+__all__ = ["ExponentialMovingAverage", "assign_moving_average"]
 
 _FLOATS = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
+
+
+def _initialized_value(var):
+    """`var`'s value if initialized, else its initial value (as TF: a resource variable
+    has no ``initialized_value``, so the cond is built here)."""
+    if not hasattr(var, "handle"):
+        return var.initialized_value()
+    from flowgraph.ops.control_flow_cond import cond
+    from flowgraph.ops.state_ops import is_variable_initialized
+
+    graph = var.graph
+    with graph.as_default(), graph.control_dependencies(None), graph.device(var.device):
+        return cond(is_variable_initialized(var), var.read_value, lambda: var.initial_value)
 
 
 class ExponentialMovingAverage:
@@ -95,7 +108,7 @@ class ExponentialMovingAverage:
             if self._key(var) in self._averages:
                 continue  # as in TF 2.15: a second apply reuses the shadow variable
             if isinstance(var, Variable):
-                avg = create_slot(var, var.initialized_value(), self._name)
+                avg = create_slot(var, _initialized_value(var), self._name)
                 add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
             else:
                 with colocate_with(var):
@@ -155,6 +168,44 @@ class ExponentialMovingAverage:
             if self._key(v) not in averaged and v.op.name not in names:
                 names[v.op.name] = v
         return names
+
+
+def assign_moving_average(variable, value, decay, zero_debias: bool = True,
+                          name: str | None = None):
+    """Move `variable` towards `value`: ``variable -= (variable - value) * (1 - decay)``,
+    returning the updated value (TensorFlow's ``moving_averages.assign_moving_average``,
+    which hand-written batch-norm layers call).
+
+    With `zero_debias` (the default) the variable instead receives ``biased / (1 -
+    decay ** t)``, where ``biased`` (a zero-started average) and ``t`` live in the
+    non-trainable global variables ``<variable>/biased`` and ``<variable>/local_step``,
+    as TensorFlow names them. The op is named ``AssignMovingAvg`` (or `name`).
+
+    >>> import flowgraph as tf
+    >>> from flowgraph.train.moving_averages import assign_moving_average
+    >>> with tf.Graph().as_default():
+    ...     mean = tf.Variable([0.0, 0.0], name="moving_mean", trainable=False)
+    ...     update = assign_moving_average(mean, [1.0, 2.0], 0.9, zero_debias=False)
+    ...     with tf.Session() as sess:
+    ...         sess.run(mean.initializer)
+    ...         print(update.op.name, sess.run(update).round(3).tolist())
+    AssignMovingAvg [0.1, 0.2]
+    """
+    with name_scope(name, "AssignMovingAvg", [variable, value, decay]) as scope:
+        dtype = variable.dtype.base_dtype
+        one_minus = convert_to_tensor(1.0 - decay, name="decay")
+        if one_minus.dtype.base_dtype != dtype:
+            one_minus = cast(one_minus, dtype)
+        value = convert_to_tensor(value, dtype=dtype)
+        with colocate_with(variable.op):
+            if not zero_debias:
+                return assign_sub(variable, (variable.value() - value) * one_minus,
+                                  name=scope)
+            biased, local_step = _debias_variables(variable)
+            new_biased = assign_sub(biased, (biased.value() - value) * one_minus)
+            new_step = assign_add(local_step, 1.0)
+            return assign(variable, new_biased / (1.0 - _pow(1.0 - one_minus, new_step)),
+                          name=scope)
 
 
 def _debias_variables(avg):

@@ -373,7 +373,8 @@ class Optimizer:
         v = self._non_slot_dict.get(key)
         if v is None:
             with graph.as_default(), graph.colocate_with(colocate_with.op):
-                v = Variable(initial_value, name=name, trainable=False)
+                v = Variable(initial_value, name=name, trainable=False,
+                             use_resource=colocate_with.op.type == "VarHandleOp")
             self._non_slot_dict[key] = v
         return v
 

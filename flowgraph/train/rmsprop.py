@@ -88,9 +88,9 @@ class RMSPropOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_op(self._op(False), {**self._inputs(var), "grad": grad},
-                                     self._use_locking).op
+                                     self._use_locking)
 
     def _apply_sparse(self, grad, var):
         return training_ops.apply_op(
             self._op(True), {**self._inputs(var), "grad": grad.values,
-                             "indices": grad.indices}, self._use_locking).op
+                             "indices": grad.indices}, self._use_locking)

@@ -92,6 +92,12 @@ class CheckpointNotFoundError(errors.NotFoundError, ValueError):
     """
 
 
+def _variable_op_name(ref) -> str:
+    """The variable's op name for saved tensor `ref` (a resource variable's read: its
+    handle's)."""
+    return ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else ref.op.name
+
+
 class SaverDef:
     """The names of a Saver's graph elements (TensorFlow's SaverDef message)."""
 
@@ -105,7 +111,8 @@ class SaverDef:
         self.restore_op_name = restore_op_name
         self.max_to_keep = max_to_keep
         self.sharded = sharded
-        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
+        # a float field in TF's proto (10000.0, 1.0)
+        self.keep_checkpoint_every_n_hours = float(keep_checkpoint_every_n_hours)
         self.version = version
 
     def __repr__(self) -> str:
@@ -198,7 +205,9 @@ class Saver:
         register_saver_entries(graph, restore_op.name, self._filename or "model", [
             (key, ref.op.name, ref.dtype.base_dtype.as_datatype_enum,
              ref.shape.as_list() if ref.shape.ndims is not None else None,
-             info.spec if info is not None else "")
+             info.spec if info is not None else "",
+             # a resource variable: saved from its read, restored through its handle
+             ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else "")
             for (key, ref, _), info in zip(self._entries, self._slice_infos)])
         if self.saver_def is None:
             self.saver_def = SaverDef(
@@ -358,7 +367,7 @@ class Saver:
         """Per entry, a key no other entry shares: its checkpoint key, or a part's own op
         name (``w/part_0``). flowgraph's SavedModel format restores each variable from
         its own key (`write_own_keys`)."""
-        return [key if info is None else ref.op.name
+        return [key if info is None else _variable_op_name(ref)
                 for (key, ref, _), info in zip(self._entries, self._slice_infos)]
 
     def write_own_keys(self, sess, prefix: str) -> None:

@@ -38,6 +38,8 @@ def is_variable(x) -> bool:
 
 def _saveable_tensor(key: str, var) -> Tensor:
     if is_variable(var):
+        if hasattr(var, "handle"):  # a resource variable: saved from its read
+            return var._as_graph_element()
         return var._ref()
     if isinstance(var, Tensor) and var.dtype.is_ref_dtype:
         return var

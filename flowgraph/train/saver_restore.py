@@ -61,6 +61,7 @@ def build_restore_graph(graph, rows, name: str, filename: str, reshape: bool) ->
     elements is reshaped before it is fed)."""
     from flowgraph.ops.array_ops import identity, placeholder
     from flowgraph.ops.control_flow_ops import group
+    from flowgraph.ops.resource_variable_ops import assign_variable_op
     from flowgraph.ops.state_ops import assign
 
     entries, infos = [], []
@@ -74,11 +75,22 @@ def build_restore_graph(graph, rows, name: str, filename: str, reshape: bool) ->
             value = placeholder(dtype, ref.shape, name="RestoreV2")
             validate = not reshape and ref.shape.is_fully_defined()
             with graph.colocate_with(ref.op):
-                assigns.append(assign(ref, value, validate_shape=validate, name="Assign"))
+                if ref.op.type == "ReadVariableOp":  # a resource variable's read
+                    assigns.append(assign_variable_op(ref.op.inputs[0], value,
+                                                      name="AssignVariableOp"))
+                else:
+                    assigns.append(assign(ref, value, validate_shape=validate,
+                                          name="Assign"))
             entries.append((key, ref, value))
             infos.append(info)
         restore_op = group(*assigns, name="restore_all")
     return RestoreGraph(entries, infos, restore_op, filename_tensor, save_tensor, scope)
+
+
+def _op_name_of(ref) -> str:
+    """The variable's op name for saved tensor `ref` (a resource variable's read: its
+    handle's)."""
+    return ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else ref.op.name
 
 
 def restore_feed(reader: CheckpointReader, entries, slice_infos, path: str,
@@ -90,9 +102,9 @@ def restore_feed(reader: CheckpointReader, entries, slice_infos, path: str,
     for (key, ref, placeholder), info in zip(entries, slice_infos):
         if info is None:
             feed[placeholder] = _checked_value(reader, key, ref, path, reshape)
-        elif not reader.has_tensor(key) and reader.has_tensor(ref.op.name):
+        elif not reader.has_tensor(key) and reader.has_tensor(own := _op_name_of(ref)):
             # an older flowgraph checkpoint: one entry per part, by its own name
-            feed[placeholder] = _checked_value(reader, ref.op.name, ref, path, reshape)
+            feed[placeholder] = _checked_value(reader, own, ref, path, reshape)
         elif not reader.has_tensor(key) and (whole := _whole_slot_key(reader, key, info)):
             # a checkpoint written before the variable was partitioned (flowgraph's
             # canned linear models until session 12): the slot saved whole as `A/S`

@@ -120,13 +120,16 @@ class _RecoverableSession(_WrappedSession):
     def _create_session(self):
         """A new session; preemption errors (a task down, restarting or not started
         yet) are retried with growing pauses until `max_wait_secs` have passed."""
+        from flowgraph.distributed.remote_session import no_start_wait
         from flowgraph.framework import errors
 
         start, pause, attempts = time.monotonic(), _RETRY_FIRST_S, 0
         while True:
             attempts += 1
             try:
-                return self._sess_creator.create_session()
+                # (it retries for max_wait_secs itself: sessions must not wait inside)
+                with no_start_wait():
+                    return self._sess_creator.create_session()
             except _PREEMPTION_ERRORS as e:
                 left = self._max_wait_secs - (time.monotonic() - start)
                 if left <= 0:

@@ -84,7 +84,9 @@ def _make_slot(primary, initial_value, name: str, colocate_with_primary: bool,
     with graph.as_default(), graph.name_scope(None):
         kwargs = {"trainable": False, "collections": [GraphKeys.GLOBAL_VARIABLES],
                   "name": f"{op.name}/{name}", "validate_shape": validate_shape,
-                  "dtype": dtype}
+                  "dtype": dtype,
+                  # A resource variable's slots are resource variables, as in TensorFlow.
+                  "use_resource": op.type == "VarHandleOp"}
         if shape is not None:
             kwargs["shape"] = shape
         if colocate_with_primary:

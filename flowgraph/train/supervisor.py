@@ -50,6 +50,20 @@ class _ServiceThread(LooperThread):
         self._run_loop()
 
 
+_VARIABLE_OPS = ("Variable", "VariableV2", "VarHandleOp")
+
+
+def _check_variables_placed(graph) -> None:
+    """A non-chief Supervisor (a replica) needs every variable on a device, as in
+    TensorFlow: one left unplaced would be private to each replica's own task."""
+    for op in graph.get_operations():
+        if op.type in _VARIABLE_OPS and not op.device:
+            raise ValueError(
+                "When using replicas, all Variables must have their device set: "
+                f"{op.name!r} ({op.type}) has none. Build the model under "
+                "tf.device(tf.train.replica_device_setter(...)) or pass is_chief=True.")
+
+
 class Supervisor:
     """Session preparation, checkpoints, summaries and stop coordination for a training
     loop (TensorFlow 1.x's signature). Arguments left at `USE_DEFAULT` are built from the
@@ -104,6 +118,8 @@ class Supervisor:
             self._global_step = pick(global_step, None) if global_step is not \
                 self.USE_DEFAULT else get_global_step(self._graph)
         self._is_chief = is_chief
+        if not is_chief:
+            _check_variables_placed(self._graph)
         self._init_feed_dict = init_feed_dict
         self._init_fn = init_fn
         self._logdir = logdir

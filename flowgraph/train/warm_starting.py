@@ -233,18 +233,14 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_voc
                                   ckpt_to_initialize_from)
             else:
                 assignment[prev] = var
-    unused = sorted(set(renames) - used)
-    if unused:
-        raise ValueError(
-            f"You provided the following variables in var_name_to_prev_var_name that were not "
-            f"used: {unused}. Perhaps you misspelled them? Here is the list of viable variable "
-            f"names: {sorted(v.op.name for v in chosen)}")
-    unused = sorted(set(vocab_infos) - used)
-    if unused:
-        raise ValueError(
-            f"You provided the following variables in var_name_to_vocab_info that were not "
-            f"used: {unused}. Perhaps you misspelled them? Here is the list of viable variable "
-            f"names: {sorted(v.op.name for v in chosen)}")
+    for arg, given in (("var_name_to_prev_var_name", renames),
+                       ("var_name_to_vocab_info", vocab_infos)):
+        unused = sorted(set(given) - used)
+        if unused:
+            raise ValueError(
+                f"You provided the following variables in {arg} that were not used: "
+                f"{unused}. Perhaps you misspelled them? Here is the list of viable variable "
+                f"names: {sorted(v.op.name for v in chosen)}")
     if assignment:
         checkpoint_utils.init_from_checkpoint(ckpt_to_initialize_from, assignment)
     logger.info("Warm-started %d variables.", len(used))

@@ -51,8 +51,8 @@ def test_dropout_with_a_keep_prob_placeholder_has_tensorflows_ops():
     assert d.name == "dropout/SelectV2:0" and str(d.shape) == "(4, 32)"
     g = tf.get_default_graph()
     assert [o.type for o in g.get_operations() if o.name.startswith("dropout/")] == \
-        ["Const", "Sub", "RealDiv", "Shape", "RandomUniform", "GreaterEqual", "Const",
-         "SelectV2"]
+        ["Const", "Sub", "RealDiv", "Const", "RandomUniform", "GreaterEqual", "Const",
+         "SelectV2"]  # TF 2.15: dropout/Shape of a static shape is a Const
     # TF1's wrapper computes rate = 1 - keep_prob outside the scope
     assert [(o.name, o.type) for o in g.get_operations() if o.name.startswith("sub")] == \
         [("sub/x", "Const"), ("sub", "Sub")]
@@ -416,8 +416,9 @@ def test_cifar10_input_preprocessing_names_and_values():
         ("resize_image_with_crop_or_pad/Squeeze:0", "(4, 4, 3)"),
         ("per_image_standardization_1:0", "(4, 4, 3)")]
     bright = tf.image.adjust_brightness(resized, 0.5)
-    assert bright.name == "adjust_brightness/Identity:0"
-    assert bright.op.inputs[0].op.name == "adjust_brightness"
+    # TF 2.15: random_brightness above made the first adjust_brightness scope
+    assert bright.name == "adjust_brightness_1/Identity:0"
+    assert bright.op.inputs[0].op.name == "adjust_brightness_1"
     u8 = tf.image.adjust_brightness(tf.zeros([2, 2, 1], tf.uint8), 0.5)
     assert u8.dtype == tf.uint8
     with tf.Session() as sess:
@@ -462,7 +463,8 @@ def test_supervisor_managed_session_writes_the_graph_and_restores(tmp_path):
             np.testing.assert_allclose(session.run(w), [0.3277, -0.6554], atol=1e-4)
             assert session.run(gs) == 5
     with tf.Graph().as_default():
-        tf.Variable(1.0)
+        with tf.device("/job:ps/task:0"):  # a replica's variables must be placed (as TF)
+            tf.Variable(1.0)
         worker = tf.train.Supervisor(logdir=d, is_chief=False)
         with pytest.raises(RuntimeError):
             worker.start_standard_services(None)

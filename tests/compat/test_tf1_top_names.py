@@ -220,15 +220,15 @@ def test_other_switches_as_tf_graph_mode():
         assert (x == y) is False and isinstance(hash(x), int)
     finally:
         tf.disable_tensor_equality()
-    # Recorded only: flowgraph has neither resource variables nor functional control
-    # flow (TF gives VarHandleOp and an If-based cond here).
+    # Resource variables as TF (VarHandleOp); control flow v2 is recorded only: flowgraph
+    # has no functional control flow (TF gives an If-based cond here).
     tf.enable_resource_variables()
     tf.enable_control_flow_v2()
     try:
-        assert tf.Variable(1.0).op.type == "VariableV2"
+        assert tf.Variable(1.0).op.type == "VarHandleOp"
         c = tf.cond(tf.constant(True), lambda: tf.constant(1), lambda: tf.constant(2))
         assert c.op.type == "Merge"
-        assert not tf.resource_variables_enabled() and not tf.control_flow_v2_enabled()
+        assert tf.resource_variables_enabled() and not tf.control_flow_v2_enabled()
     finally:
         tf.disable_resource_variables()
         tf.disable_control_flow_v2()

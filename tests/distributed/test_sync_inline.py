@@ -196,6 +196,45 @@ def test_one_replica_with_adam_and_averages_matches_the_wrapped_optimizer(ema):
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+class _Elaborate(tf.train.GradientDescentOptimizer):
+    """Gradient descent whose update also counts its runs in a variable it creates from
+    an op, and passes each gradient through a cond and a while loop."""
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        self.runs = tf.Variable(tf.zeros([], tf.int32), name="runs", trainable=False)
+        counted = tf.assign_add(self.runs, 1)
+        passed = []
+        for g, v in grads_and_vars:
+            g = tf.cond(tf.reduce_sum(g) > 1e9, lambda g=g: g * 0.0, lambda g=g: g)
+            _, g = tf.while_loop(lambda i, x: i < 2, lambda i, x: (i + 1, x * 1.0), [0, g])
+            passed.append((g, v))
+        with tf.control_dependencies([counted]):
+            return super().apply_gradients(passed, global_step, name)
+
+
+def test_the_wrapped_update_runs_only_on_the_push_that_aggregates():
+    """The update is gated by the push op's dead outputs (no Switch per tensor): ops it
+    builds with side effects, conds, loops and variables made from ops inside behave as
+    inside a tf.cond's branch, and initializing the variables runs no push."""
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        w = tf.Variable([1.0, -1.0])
+        x = tf.placeholder(tf.float32, [2])
+        inner = _Elaborate(0.1)
+        opt = tf.train.SyncReplicasOptimizer(inner, replicas_to_aggregate=2)
+        train = opt.minimize(tf.reduce_sum(tf.square(w - x)), global_step=step)
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            sess.run(opt.local_step_init_op)
+            sess.run(opt.get_init_tokens_op(4))
+            sess.run(train, {x: [3.0, 1.0]})
+            assert sess.run([inner.runs, step]) == [0, 0]
+            sess.run(train, {x: [0.0, 2.0]})
+            assert sess.run([inner.runs, step]) == [1, 1]
+            # mean gradient: 2 * (w - x) averaged over x = [3, 1] and [0, 2]
+            np.testing.assert_allclose(sess.run(w), [1.1, -0.5], rtol=1e-6)
+
+
 def test_a_worker_device_without_a_task_keeps_the_local_step_and_the_chief_loop():
     """A worker graph that cannot name its task keeps its local step on the worker (a
     shared name on the ps would mix workers) and aggregates through the chief's loop."""

@@ -157,7 +157,7 @@ def test_constant_value_is_frozen_copy():
     arr = np.array([1.0, 2.0], dtype=np.float32)
     t = tf.constant(arr)
     arr[0] = 9.0
-    stored = t.op.get_attr("value")
+    stored = t.op.attrs["value"]  # the held array (get_attr gives a TensorProto)
     assert stored[0] == 1.0
     with pytest.raises(ValueError):
         stored[0] = 5.0

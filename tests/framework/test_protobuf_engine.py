@@ -45,7 +45,10 @@ def _message_classes():
     out, todo = [], list(ef.Message.__subclasses__())
     while todo:
         cls = todo.pop()
-        if cls.__module__.startswith("flowgraph.") and cls not in out:
+        # GraphDefDict (what as_graph_def() returns) is a dict view over a GraphDef
+        # message, not a message declaration of its own
+        if cls.__module__.startswith("flowgraph.") and cls not in out and \
+                not issubclass(cls, dict):
             out.append(cls)
         todo.extend(cls.__subclasses__())
     return sorted(out, key=lambda c: (c.__module__, c.__qualname__))

@@ -33,7 +33,7 @@ def test_operation_basics(graph_xs):
 def test_get_attr(graph_xs):
     x, a, s = graph_xs
     assert a.op.get_attr("dtype") == tf.float32
-    assert x.op.get_attr("shape").as_list() == [None, 3]
+    assert tf.TensorShape(x.op.get_attr("shape")).as_list() == [None, 3]  # TF: a proto
     assert s.op.get_attr("T") == tf.float32  # TF's type attribute
     with pytest.raises(ValueError, match="has no attr named 'zz'"):
         s.op.get_attr("zz")

@@ -1,5 +1,6 @@
-"""TensorFlow resource variables read as reference variables
-(`tf_formats.resource_variables`).
+"""TensorFlow's resource variables in graph files (`tf_formats.resource_variables`):
+kept as resource variables where flowgraph runs all their ops, else read as reference
+variables (and always so by the SavedModel loader).
 
 The fixtures in tests/data/tf_formats/resource_meta were written once by TensorFlow 2.15
 (tf.compat.v1, ``make_fixture.py`` there): variables under
@@ -17,6 +18,7 @@ import numpy as np
 import flowgraph as tf
 from flowgraph.framework.tf_formats.meta_graph import read_meta_graph_file
 from flowgraph.framework.tf_formats.meta_graph_messages import VariableDefProto
+from flowgraph.framework.tf_formats.resource_variables import meta_graph_as_refs
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "tf_formats",
                     "resource_meta")
@@ -27,8 +29,20 @@ TF_Y = [[0.8345261812210083, 0.2578570246696472], [0.2985563278198242, 0.5347630
 TF_LOSS_AFTER_4TH_STEP = 0.069042474
 
 
-def test_the_meta_file_reads_as_reference_variables():
+def test_the_meta_file_keeps_its_resource_variables():
+    """flowgraph runs every resource op of the file, so it reads as TensorFlow wrote it."""
     mg = read_meta_graph_file(os.path.join(DATA, "model.ckpt-3.meta"))
+    ops = {n.op for n in mg.graph_def.node}
+    assert {"VarHandleOp", "ReadVariableOp", "AssignVariableOp",
+            "ResourceApplyGradientDescent", "ResourceGather", "ResourceScatterAdd"} <= ops
+    defs = [VariableDefProto.FromString(raw)
+            for raw in mg.collection_def["variables"].bytes_list.value]
+    assert [d.is_resource for d in defs] == [True, True, True, False]  # global_step: ref
+
+
+def test_forced_conversion_reads_resource_variables_as_reference_variables():
+    mg = read_meta_graph_file(os.path.join(DATA, "model.ckpt-3.meta"))
+    meta_graph_as_refs(mg, force=True)
     ops = {n.op for n in mg.graph_def.node}
     assert not ops & {"VarHandleOp", "ReadVariableOp", "AssignVariableOp",
                       "ResourceApplyGradientDescent", "ResourceGather", "ResourceScatterAdd"}
@@ -43,6 +57,9 @@ def test_import_meta_graph_restores_and_trains_as_tensorflow():
         saver = tf.train.import_meta_graph(os.path.join(DATA, "model.ckpt-3.meta"))
         assert [v.op.name for v in tf.trainable_variables()] == ["model/w", "model/b",
                                                                  "model/emb"]
+        # TF: ResourceVariables, as the file holds them
+        assert [type(v).__name__ for v in tf.trainable_variables()] == \
+            ["ResourceVariable"] * 3
         with tf.Session() as sess:
             saver.restore(sess, os.path.join(DATA, "model.ckpt-3"))
             np.testing.assert_allclose(sess.run("y:0", {"x:0": X, "ids:0": IDS}), TF_Y,
@@ -63,14 +80,15 @@ def test_a_saved_model_with_resource_variables_loads():
     np.testing.assert_allclose(y, TF_Y, rtol=1e-6)
 
 
-def test_use_resource_variables_export_as_reference_variables_tensorflow_reads(tmp_path):
-    """flowgraph has one kind of variable: ``use_resource=True`` builds a reference
-    variable, and the ``.meta`` file says so (TensorFlow imports such files)."""
+def test_use_resource_variables_export_as_resource_variables(tmp_path):
+    """``use_resource=True`` builds a resource variable; the ``.meta`` file says so, as
+    TensorFlow's does (``is_resource``, the snapshot is ``Read/ReadVariableOp``)."""
     with tf.Graph().as_default():
         with tf.variable_scope("m", use_resource=True):
             v = tf.get_variable("v", [2], initializer=tf.ones_initializer())
         meta = tf.train.export_meta_graph(str(tmp_path / "m.meta"))
-    assert v.op.type == "VariableV2"
+    assert v.op.type == "VarHandleOp"
     defs = [VariableDefProto.FromString(raw)
             for raw in meta.collection_def["variables"].bytes_list.value]
-    assert [(d.variable_name, d.is_resource) for d in defs] == [("m/v:0", False)]
+    assert [(d.variable_name, d.is_resource, d.snapshot_name) for d in defs] == \
+        [("m/v:0", True, "m/v/Read/ReadVariableOp:0")]

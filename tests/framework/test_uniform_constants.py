@@ -21,7 +21,7 @@ from flowgraph.runtime.config import RewriterConfig
 def test_constant_with_shape_holds_one_value_and_runs_dense():
     with tf.Graph().as_default():
         c = tf.constant(0.5, shape=[300, 300])
-        held = c.op.get_attr("value")
+        held = c.op.attrs["value"]  # the held array (get_attr gives a TensorProto)
         assert is_uniform_view(held) and held.strides == (0, 0)
         with tf.Session() as sess:
             out = sess.run(c)

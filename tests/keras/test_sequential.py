@@ -178,13 +178,11 @@ def test_losses_against_numpy(sess, name):
 
 def test_optimizer_identifiers():
     opt = keras.optimizers
-    assert type(opt.to_tf_optimizer("sgd")).__name__ == "GradientDescentOptimizer"
-    assert type(opt.to_tf_optimizer("Adam")).__name__ == "AdamOptimizer"
-    # a tf.train RMSProp whose mean-square slot starts at zeros, as Keras's does
+    # tf.train optimizers updating Keras-named state (flowgraph.keras.optimizer_state)
+    assert isinstance(opt.to_tf_optimizer("sgd"), tf.train.GradientDescentOptimizer)
+    assert isinstance(opt.to_tf_optimizer("Adam"), tf.train.AdamOptimizer)
     assert isinstance(opt.to_tf_optimizer("rmsprop"), tf.train.RMSPropOptimizer)
-    assert type(opt.to_tf_optimizer("adagrad")).__name__ == "AdagradOptimizer"
-    assert type(opt.to_tf_optimizer(opt.SGD(lr=0.1, momentum=0.9))).__name__ == \
-        "MomentumOptimizer"
+    assert isinstance(opt.to_tf_optimizer("adagrad"), tf.train.AdagradOptimizer)
     assert opt.SGD(lr=0.5).get_config()["learning_rate"] == 0.5
     tf_opt = tf.train.GradientDescentOptimizer(0.1)
     assert opt.to_tf_optimizer(tf_opt) is tf_opt
@@ -197,7 +195,7 @@ def test_summary_table():
     _mlp().summary(print_fn=lines.append)
     text = "\n".join(lines)
     assert 'Model: "sequential"' in text
-    assert "dense (Dense)                (None, 6)                 36" in text
+    assert " dense (Dense)               (None, 6)                 36" in text  # TF 2.15
     assert "Total params: 57" in text and "Non-trainable params: 0" in text
 
 

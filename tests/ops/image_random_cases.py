@@ -17,7 +17,7 @@ _VD = {"value_dependent": True}
 SEED = np.array([3, 4], np.int64)
 
 VALUE_DEPENDENT = {"NonMaxSuppressionV3", "NonMaxSuppressionWithOverlaps", "DecodeBmp",
-                   "DecodeGif", "DecodeAndCropJpeg"}
+                   "DecodeGif", "DecodeAndCropJpeg", "DecodeImage"}
 
 # Box corners away from the sampling grid's integer positions (where bilinear
 # interpolation has kinks) so that finite differences see a smooth function.
@@ -131,6 +131,11 @@ CONTRACT_CASES = {
          lambda x, o: tf.image.extract_glimpse(x, [3, 2], o), {})],
     "DecodeBmp": [([_png_like("BMP")], lambda c: tf.image.decode_bmp(c), {})],
     "DecodeGif": [([_png_like("GIF", 2)], lambda c: tf.image.decode_gif(c), {})],
+    "DecodeImage": [
+        ([_png_like("GIF", 2)], lambda c: tf.image.decode_image(c), {}),
+        ([_png_like("BMP")], lambda c: tf.image.decode_image(c, expand_animations=False), {}),
+        ([_png_like("PNG")], lambda c: tf.image.decode_image(
+            c, channels=1, dtype=tf.float32, expand_animations=False), {})],
     "EncodeJpeg": [([np.zeros((4, 6, 3), np.uint8)], lambda x: tf.image.encode_jpeg(x), {})],
     "EncodeJpegVariableQuality": [([np.zeros((4, 6, 3), np.uint8), np.array(70, np.int32)],
                                    lambda x, q: tf.raw_ops.EncodeJpegVariableQuality(

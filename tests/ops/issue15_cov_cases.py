@@ -190,6 +190,10 @@ CONTRACT_CASES = {
                        {"modes": ("static", "batch", "dims")})],
     "ReduceDataset": [([], lambda: tf.data.Dataset.from_tensor_slices(np.arange(4.0)).reduce(
         np.float64(0), lambda s, x: s + x), {})],
+    "DatasetToSingleElement": [([], lambda: tf.data.experimental.get_single_element(
+        tf.data.Dataset.from_tensors(np.arange(4.0))), {})],
+    "DatasetCardinality": [([], lambda: tf.data.experimental.cardinality(
+        tf.data.Dataset.range(5).batch(2)), {})],
     "UnicodeTranscode": [([_U], lambda s: tf.strings.unicode_transcode(s, "UTF-8",
                                                                        "UTF-16-BE"), {})],
     "StringToHashBucket": [([_S], lambda s: tf.string_to_hash_bucket(s, 10), {})],

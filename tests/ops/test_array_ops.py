@@ -32,7 +32,9 @@ def test_existing_ops(sess):
 def test_shape_queries(sess):
     p = _ph([None, 3, 4])
     s, n, r = tf.shape(p), tf.size(p), tf.rank(p)
-    assert (s.op.type, n.op.type, r.op.type) == ("Shape", "Size", "Rank")
+    # TF 2.15 folds what the static shape knows: the rank here, not the shape or size
+    assert (s.op.type, n.op.type, r.op.type) == ("Shape", "Size", "Const")
+    assert tf.rank(_unknown()).op.type == "Rank"
     assert s.shape.as_list() == [3] and n.shape.as_list() == [] and r.shape.as_list() == []
     got = sess.run([s, n, r], {p: np.zeros([2, 3, 4], np.float32)})
     assert got[0].tolist() == [2, 3, 4] and got[0].dtype == np.int32

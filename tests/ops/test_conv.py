@@ -221,7 +221,8 @@ def test_depthwise_shapes_and_errors():
     x = tf.placeholder(tf.float32, [None, 7, 5, None])
     y = tf.nn.depthwise_conv2d(x, tf.zeros([3, 2, 3, 2]), [1, 1, 1, 1], "VALID", rate=[2, 2])
     assert y.shape.as_list() == [None, 3, 3, 6]
-    assert y.op.type == "DepthwiseConv2dNative"
+    # TF 2.15: a dilation is SpaceToBatchND, DepthwiseConv2dNative, BatchToSpaceND
+    assert (y.op.type, y.op.inputs[0].op.type) == ("BatchToSpaceND", "DepthwiseConv2dNative")
     z = tf.nn.depthwise_conv2d(x, tf.placeholder(tf.float32, [3, 2, None, 2]), [1, 2, 2, 1],
                                "SAME")
     assert z.shape.as_list() == [None, 4, 3, None]

@@ -17,9 +17,11 @@ import issue15_cov_cases
 import issue15_math_cases
 import linalg_complete_cases
 import misc_names_cases
+import missing_names_cases
 import numpy as np
 import pytest
 import quantize_cases
+import resource_variable_cases
 import tensor_array_cases
 from gradient_checker import check_gradient
 
@@ -274,6 +276,13 @@ CASES = {
     "DepthwiseConv2dNativeBackpropFilter": [([u(2, 5, 4, 3), u(2, 3, 4, 6)], op(
         "DepthwiseConv2dNativeBackpropFilter", [None, np.array([3, 2, 3, 2], np.int32), None],
         CONV))],
+    "MaxPoolWithArgmax": [([distinct(2, 5, 4, 3)],
+                           lambda x: tf.nn.max_pool_with_argmax(
+                               x, [1, 2, 2, 1], [1, 2, 1, 1], "SAME").output),
+                          ([distinct(1, 5, 5, 2)],
+                           lambda x: tf.nn.max_pool_with_argmax(
+                               x, [1, 3, 3, 1], [1, 2, 2, 1], "VALID",
+                               include_batch_in_index=True).output)],
     "MaxPoolGrad": [([distinct(2, 5, 4, 3), u(2, 3, 4, 3), u(2, 3, 4, 3)],
                      op("MaxPoolGrad", [None, None, None], POOL))],
     "MaxPoolGradGrad": [([distinct(2, 5, 4, 3), u(2, 3, 4, 3), u(2, 5, 4, 3)],
@@ -356,6 +365,8 @@ CASES.update(image_random_cases.GRADIENT_CASES)
 CASES.update(fractional_pool_cases.GRADIENT_CASES)
 CASES.update(linalg_complete_cases.GRADIENT_CASES)
 CASES.update(batch_norm_cases.GRADIENT_CASES)
+CASES.update(missing_names_cases.GRADIENT_CASES)
+CASES.update(resource_variable_cases.GRADIENT_CASES)
 CASES.update(misc_names_cases.GRADIENT_CASES)
 
 
@@ -370,7 +381,7 @@ def _ops():
 @pytest.mark.parametrize("op_type", _ops())
 def test_every_op_is_declared(op_type):
     opdef = registered_ops()[op_type]
-    if op_type in (quantize_cases.NO_GRADIENT_LIKE_TENSORFLOW
+    if op_type in (quantize_cases.NO_GRADIENT_LIKE_TENSORFLOW | {"MaxPoolGradWithArgmax"}
                    | fractional_pool_cases.NO_GRADIENT_LIKE_TENSORFLOW
                    | linalg_complete_cases.NO_GRADIENT_LIKE_TENSORFLOW):
         # TF registers no gradient for these: tf.gradients raises LookupError (tested in

@@ -36,9 +36,11 @@ import issue15_cov_cases
 import issue15_math_cases
 import linalg_complete_cases
 import misc_names_cases
+import missing_names_cases
 import numpy as np
 import pytest
 import quantize_cases
+import resource_variable_cases
 import tensor_array_cases
 import test_gradient_registry as grad_cases
 import top_names_cases
@@ -242,7 +244,10 @@ _FLOAT_UNARY = {
     "ZerosLike": lambda x: tf.zeros_like(x, optimize=False),  # a static shape: a Const
     "OnesLike": lambda x: make_tensor("OnesLike", [x]),  # tf.ones_like builds a Fill
     "StopGradient": tf.stop_gradient, "Identity": tf.identity, "L2Loss": tf.nn.l2_loss,
-    "Rank": tf.rank, "Shape": tf.shape, "Size": tf.size,
+    # TF folds a known static shape into a Const; optimize=False builds the op itself
+    "Rank": lambda x: tf.rank(x, optimize=False),
+    "Shape": lambda x: tf.shape(x, optimize=False),
+    "Size": lambda x: tf.size(x, optimize=False),
     "CheckNumerics": lambda x: make_tensor("CheckNumerics", [x], {"message": "m"}),
 }
 for _name, _fn in _FLOAT_UNARY.items():
@@ -254,8 +259,8 @@ for _name in ("Neg", "Sign", "Square", "Abs", "Relu", "OnesLike", "ZerosLike", "
               "Rank", "Shape", "Size"):
     _unary_family(_name, _FLOAT_UNARY[_name], _ints, shapes=[(), (0,), (2, 3)],
                   dtypes=(np.int32, np.int64))
-_add("Shape", Case([f64(2, 0, 3)], lambda x: tf.shape(x, out_type=tf.int64)))
-_add("Size", Case([f64(2, 3)], lambda x: tf.size(x, out_type=tf.int64)))
+_add("Shape", Case([f64(2, 0, 3)], lambda x: tf.shape(x, out_type=tf.int64, optimize=False)))
+_add("Size", Case([f64(2, 3)], lambda x: tf.size(x, out_type=tf.int64, optimize=False)))
 _unary_family("LogicalNot", tf.logical_not, _bools, dtypes=(np.bool_,))
 _unary_family("Identity", tf.identity, _bools, shapes=[(2, 0), (3,)], dtypes=(np.bool_,))
 for _name, _fn in {"Softmax": tf.nn.softmax, "LogSoftmax": tf.nn.log_softmax,
@@ -406,6 +411,12 @@ _add("BroadcastGradientArgs",
                                                          tf.constant([4, 3])])),
      Case([np.array([2, 1, 3], np.int32), np.array([3], np.int32)],
           lambda a, b: make_op("BroadcastGradientArgs", [a, b]), value_dependent=True))
+_add("ConcatOffset",
+     Case([np.array(1, np.int32), np.array([2, 3], np.int32), np.array([2, 4], np.int32)],
+          lambda d, a, b: make_op("ConcatOffset", [d, a, b], {"N": 2})),
+     Case([np.array(-2, np.int32), np.array([2, 3], np.int64), np.array([5, 3], np.int64),
+           np.array([1, 3], np.int64)],
+          lambda d, a, b, c: make_op("ConcatOffset", [d, a, b, c], {"N": 3})))
 _add("TopKV2", Case([f64(2, 5)], lambda x: tf.nn.top_k(x, 0)),
      Case([_ints(6).astype(np.int32)], lambda x: tf.nn.top_k(x, 2)),
      Case([f64(0, 4)], lambda x: tf.nn.top_k(x, 3)))
@@ -569,6 +580,18 @@ _add("Conv2DBackpropInput", Case([f64(3, 2, 3, 2), f64(0, 3, 4, 2)], op(
     grad_cases.CONV)))
 _add("Conv2DBackpropFilter", Case([f64(0, 5, 4, 3), f64(0, 3, 4, 2)], op(
     "Conv2DBackpropFilter", [None, np.array([3, 2, 3, 2], np.int32), None], grad_cases.CONV)))
+_add("MaxPoolWithArgmax",
+     Case([f64(2, 5, 4, 3)], lambda x: tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1],
+                                                                   [1, 2, 1, 1], "SAME")),
+     Case([f64(1, 5, 6, 2)], lambda x: tf.nn.max_pool_with_argmax(
+         x, [1, 3, 2, 1], [1, 2, 2, 1], "VALID", output_dtype=tf.int32,
+         include_batch_in_index=True)))
+_add("MaxPoolGradWithArgmax",
+     Case([f64(2, 5, 4, 3), f64(2, 3, 4, 3), np.tile(np.arange(24, dtype=np.int64) * 2 % 60,
+                                                     3).reshape(2, 3, 4, 3)],
+          lambda x, g, a: make_op("MaxPoolGradWithArgmax", [x, g, a], {
+              "ksize": [1, 2, 2, 1], "strides": [1, 2, 1, 1], "padding": "SAME",
+              "Targmax": tf.int64, "include_batch_in_index": False})))
 _add("MaxPoolGrad", Case([f64(0, 5, 4, 3), f64(0, 3, 4, 3), f64(0, 3, 4, 3)],
                          op("MaxPoolGrad", [None, None, None], grad_cases.POOL)))
 _add("AvgPoolGrad", Case([f64(0, 3, 4, 3)], op("AvgPoolGrad", [
@@ -741,6 +764,33 @@ _add("QueueEnqueueV2", Case([f64(4, 3)], _queue_program(_QUEUES["FIFOQueueV2"], 
 _add("PriorityQueueV2", Case([_ints(3).astype(np.int64), f64(3, 2)], lambda p, x: (
     lambda q: q.enqueue_many([p, x]))(tf.PriorityQueue(4, [x.dtype], shapes=[[2]]))))
 
+
+# -- the synchronous push (flowgraph/ops/sync_replicas_ops.py): a push that accumulates
+# has only its count live, one that aggregates its flag and means.
+def _sync_push(aggregating):
+    from flowgraph.ops.sync_replicas_ops import sync_replicas_push
+
+    def build(x):
+        acc = tf.Variable(f64(2, 3).astype(x.dtype.as_numpy_dtype))
+        step, local = tf.Variable(np.int64(4)), tf.Variable(np.int64(4))
+        lock = tf.Variable(np.zeros(2, np.int64))
+        sync_replicas_push(tf.constant(int(aggregating)), tf.constant(9, tf.int64), lock, step,
+                           local, [acc], [x], 2)
+    return build
+
+
+def _sync_finish():
+    from flowgraph.ops.sync_replicas_ops import sync_replicas_finish
+
+    sync_replicas_finish(tf.Variable(np.int64(3)), [tf.Variable(f64(2, 3))], 4)
+
+
+for _aggregating in (True, False):
+    _add("SyncReplicasPush", Case(
+        [f64(2, 3)], _sync_push(_aggregating), init=True,
+        fetch=lambda o, a=_aggregating: [o.outputs[0], *o.outputs[2:]] if a else [o.outputs[1]]))
+_add("SyncReplicasFinish", Case([], _sync_finish, init=True))
+
 # -- logging, assertions, no-ops, constants, placeholders, Python functions
 _add("PrintV2", Case([f64(2, 0)], lambda x: tf.print(x)))
 _add("StringFormat", Case([f64(2, 3)], lambda x: tf.strings.format("v={}", x)))
@@ -909,6 +959,17 @@ for _name, _cases in quantize_cases.CONTRACT_CASES.items():
 
 # -- accumulators, session handles, mutexes, N-d FFTs, index shuffle (top_names_cases.py)
 for _name, _cases in top_names_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- generator RNG ops, ragged fill, SDCA helpers, proto codecs (missing_names_cases.py)
+VALUE_DEPENDENT |= missing_names_cases.VALUE_DEPENDENT
+for _name, _cases in missing_names_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- resource variables and their updates (resource_variable_cases.py)
+for _name, _cases in resource_variable_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 

@@ -51,7 +51,7 @@ def test_eval_without_default_session_raises():
 
 def test_session_properties(sess):
     assert sess.graph is tf.get_default_graph()
-    assert sess.sess_str == ""
+    assert sess.sess_str == b""  # TF: bytes
     with pytest.raises(TypeError):
         tf.Session(graph="nope")
     with pytest.raises(TypeError):

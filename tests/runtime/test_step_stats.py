@@ -105,6 +105,18 @@ def test_timeline_is_valid_chrome_trace(sess):
     assert any(e["ph"] == "C" for e in events)
 
 
+def test_timeline_imports_from_tensorflows_path(sess):
+    """TF1 profiling snippets import ``tensorflow.python.client.timeline``."""
+    from flowgraph.python.client import timeline
+
+    x = tf.placeholder(tf.float32, [4, 4], name="x")
+    y = tf.matmul(x, x, name="mm")
+    md = tf.RunMetadata()
+    sess.run(y, {x: np.ones((4, 4))}, options=FULL, run_metadata=md)
+    trace = json.loads(timeline.Timeline(md.step_stats).generate_chrome_trace_format())
+    assert "mm" in {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
+
+
 def test_async_nodes_are_in_step_stats():
     """A `_Recv` and a queue dequeue are traced from their start to their completion.
 

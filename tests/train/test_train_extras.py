@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import flowgraph as tf
+from flowgraph.distributed import cluster_protos
 from flowgraph.train import (
     checkpoint_iteration,
-    cluster_protos,
     input_maybe,
     learning_rate_decay_extra,
     proximal,

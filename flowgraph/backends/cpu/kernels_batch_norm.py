@@ -113,24 +113,20 @@ def _fused_batch_norm_grad(dy, x, scale, reserve_1, reserve_2, *, epsilon, data_
 _T = ["float16", "bfloat16", "float32", "float64"]
 
 
+# One kernel serves each op's versions: V2 and V3 add the `U` attribute (the statistics'
+# dtype, float32 here), V3 an empty sixth output and, for the gradient, a third reserve
+# input, unused on the CPU.
 @cpu_kernel("FusedBatchNorm", dtypes=_T)
-def fused_batch_norm(x, scale, offset, mean, variance, *, T, epsilon,
-                     exponential_avg_factor, data_format, is_training):
-    return _fused_batch_norm(x, scale, offset, mean, variance, epsilon=epsilon,
-                             exponential_avg_factor=exponential_avg_factor,
-                             data_format=data_format, is_training=is_training, v3=False)
-
-
 @cpu_kernel("FusedBatchNormV2", dtypes=_T)
-def fused_batch_norm_v2(x, scale, offset, mean, variance, *, T, U, epsilon,
-                        exponential_avg_factor, data_format, is_training):
+def fused_batch_norm(x, scale, offset, mean, variance, *, epsilon, exponential_avg_factor,
+                     data_format, is_training):
     return _fused_batch_norm(x, scale, offset, mean, variance, epsilon=epsilon,
                              exponential_avg_factor=exponential_avg_factor,
                              data_format=data_format, is_training=is_training, v3=False)
 
 
 @cpu_kernel("FusedBatchNormV3", dtypes=_T)
-def fused_batch_norm_v3(x, scale, offset, mean, variance, *, T, U, epsilon,
+def fused_batch_norm_v3(x, scale, offset, mean, variance, *, epsilon,
                         exponential_avg_factor, data_format, is_training):
     return _fused_batch_norm(x, scale, offset, mean, variance, epsilon=epsilon,
                              exponential_avg_factor=exponential_avg_factor,
@@ -138,21 +134,9 @@ def fused_batch_norm_v3(x, scale, offset, mean, variance, *, T, U, epsilon,
 
 
 @cpu_kernel("FusedBatchNormGrad", dtypes=_T)
-def fused_batch_norm_grad(dy, x, scale, reserve_1, reserve_2, *, T, epsilon, data_format,
-                          is_training):
-    return _fused_batch_norm_grad(dy, x, scale, reserve_1, reserve_2, epsilon=epsilon,
-                                  data_format=data_format, is_training=is_training)
-
-
 @cpu_kernel("FusedBatchNormGradV2", dtypes=_T)
-def fused_batch_norm_grad_v2(dy, x, scale, reserve_1, reserve_2, *, T, U, epsilon,
-                             data_format, is_training):
-    return _fused_batch_norm_grad(dy, x, scale, reserve_1, reserve_2, epsilon=epsilon,
-                                  data_format=data_format, is_training=is_training)
-
-
 @cpu_kernel("FusedBatchNormGradV3", dtypes=_T)
-def fused_batch_norm_grad_v3(dy, x, scale, reserve_1, reserve_2, reserve_3, *, T, U,
-                             epsilon, data_format, is_training):
+def fused_batch_norm_grad(dy, x, scale, reserve_1, reserve_2, *_reserve_3, epsilon,
+                          data_format, is_training):
     return _fused_batch_norm_grad(dy, x, scale, reserve_1, reserve_2, epsilon=epsilon,
                                   data_format=data_format, is_training=is_training)

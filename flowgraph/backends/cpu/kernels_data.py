@@ -139,6 +139,47 @@ class ReduceDatasetOp:
         return out[0] if len(out) == 1 else out
 
 
+@cpu_kernel("DatasetToSingleElement")
+class DatasetToSingleElementOp:
+    """``get_single_element``: the one element of its dataset, read in one run."""
+
+    def __init__(self, ctx, *, dataset_id, output_types, output_shapes) -> None:
+        self.op = ctx.op
+        self.dataset_id = dataset_id
+
+    def __call__(self, *captured):
+        pipeline = lookup_dataset(self.op, self.dataset_id)._make_pipeline(list(captured))
+        try:
+            elements = pipeline.elements()
+            first = next(elements, None)
+            if first is None:
+                raise errors.InvalidArgumentError(None, None, "Dataset was empty.")
+            if next(elements, None) is not None:
+                raise errors.InvalidArgumentError(
+                    None, None, "Dataset had more than one element.")
+        finally:
+            pipeline.close()
+        out = [np.array(x, copy=True) for x in first]
+        return out[0] if len(out) == 1 else out
+
+
+@cpu_kernel("DatasetCardinality")
+class DatasetCardinalityOp:
+    """``cardinality``: the element count of its dataset (-1 infinite, -2 unknown)."""
+
+    def __init__(self, ctx, *, dataset_id) -> None:
+        self.op = ctx.op
+        self.dataset_id = dataset_id
+
+    def __call__(self, *captured):
+        dataset = lookup_dataset(self.op, self.dataset_id)
+        pipeline = dataset._make_pipeline(list(captured))
+        try:
+            return np.asarray(dataset._count_elements(pipeline.rc), np.int64)
+        finally:
+            pipeline.close()
+
+
 @cpu_kernel("IteratorToStringHandle")
 def iterator_to_string_handle(resource):
     out = np.empty((), dtype=object)

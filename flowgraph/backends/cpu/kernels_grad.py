@@ -56,6 +56,38 @@ def broadcast_gradient_args(s0, s1):
 
 
 # -- array -------------------------------------------------------------------------------
+@cpu_kernel("ConcatOffset")
+def concat_offset(concat_dim, *shapes):
+    if np.ndim(concat_dim) != 0:
+        raise _invalid(f"Concat dim tensor should be a scalar integer, but got shape "
+                       f"{list(np.shape(concat_dim))}")
+    first = np.asarray(shapes[0])
+    for i, s in enumerate(shapes):
+        if np.ndim(s) != 1:
+            raise _invalid(f"input {i} should be a vector, but got shape {list(np.shape(s))}")
+        if np.size(s) != first.size:
+            raise _invalid(f"input {i} should contain {first.size} elements, but got "
+                           f"{np.size(s)}")
+    dims = first.size
+    axis = int(concat_dim)
+    axis = axis + dims if axis < 0 else axis
+    if not 0 <= axis < dims:
+        raise _invalid(f"Concat dim is out of range: {int(concat_dim)} vs. {dims}")
+    out, offset = [], 0
+    for i, s in enumerate(shapes):
+        s = np.asarray(s)
+        rest = np.arange(dims) != axis
+        if np.any(s[rest] != first[rest]):
+            raise _invalid(f"All dimensions except {axis} must match. Input {i} has shape "
+                           f"[{' '.join(map(str, s.tolist()))}] and doesn't match input 0 "
+                           f"with shape [{' '.join(map(str, first.tolist()))}].")
+        begin = np.zeros(dims, dtype=s.dtype)
+        begin[axis] = offset
+        offset += int(s[axis])
+        out.append(begin)
+    return tuple(out)
+
+
 @cpu_kernel("StridedSliceGrad")
 def strided_slice_grad(shape, begin, end, strides, dy, *, begin_mask=0, end_mask=0,
                        ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):

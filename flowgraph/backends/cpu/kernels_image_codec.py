@@ -1,6 +1,7 @@
 """CPU kernels of the extra image codecs (`flowgraph/ops/image_codec_ops.py`): BMP and
-GIF decoding, JPEG encoding, JPEG header shapes and cropped JPEG decoding, all through
-Pillow (`kernels_image._pil` raises UnimplementedError without it)."""
+GIF decoding, DecodeImage (any of JPEG, PNG, GIF, BMP), JPEG encoding, JPEG header shapes
+and cropped JPEG decoding, all through Pillow (`kernels_image._pil` raises
+UnimplementedError without it)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.backends.cpu.kernels_image import _decode, _pil
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 
 
@@ -49,6 +51,45 @@ def decode_gif(contents):
         img.seek(k)
         frames.append(np.asarray(img.convert("RGB")))
     return np.stack(frames).astype(np.uint8)
+
+
+def _gif_frames(contents, channels: int) -> np.ndarray:
+    if channels not in (0, 3):
+        raise _invalid(f"channels must be 0 or 3 for GIF, got {channels}")
+    return decode_gif(contents)
+
+
+@cpu_kernel("DecodeImage")
+def decode_image(contents, *, channels, dtype, expand_animations):
+    """The format is the data's signature (as TensorFlow's DecodeImage); the result is
+    uint8 unless `dtype` asks for uint16 (16-bit PNGs kept, 8-bit data scaled up) or
+    float32 (scaled to [0, 1])."""
+    data = _bytes(contents)
+    dtype = _dtypes.as_dtype(dtype)
+    wide = dtype == _dtypes.uint16
+    if data[:3] == b"\xff\xd8\xff":
+        if channels not in (0, 1, 3):
+            raise _invalid(f"JPEG does not support {channels} channels")
+        image = _decode(contents, channels, "DecodeImage", ("JPEG",))
+    elif data[:8] == b"\x89PNG\r\n\x1a\n":
+        image = _decode(contents, channels, "DecodeImage", ("PNG",),
+                        np.uint16 if wide else np.uint8)
+    elif data[:3] == b"GIF":
+        image = _gif_frames(contents, channels)
+        if not expand_animations:
+            image = image[0]
+    elif data[:2] == b"BM":
+        if channels not in (0, 3, 4):
+            raise _invalid(f"`channels` must be 0, 3 or 4 for BMP, but got {channels}")
+        image = _decode(contents, channels, "DecodeImage", ("BMP",))
+    else:
+        raise _invalid("Unknown image file format. One of JPEG, PNG, GIF, BMP required.")
+    if image.dtype == np.uint8 and wide:
+        return image.astype(np.uint16) << 8  # TF scales 8-bit JPEG/GIF/BMP data by 256
+    if dtype == _dtypes.float32:
+        scale = 65535 if image.dtype == np.uint16 else 255
+        return image.astype(np.float32) / np.float32(scale)
+    return image
 
 
 @cpu_kernel("EncodeJpegVariableQuality")

@@ -64,8 +64,19 @@ class HashTableState:
         return entries
 
 
-@cpu_kernel("HashTableV2")
-class HashTableOp:
+def values_array(values: list, dtype) -> np.ndarray:
+    """A 1-D array of `dtype` (a DType or its attribute value) holding Python `values`."""
+    out = np.empty(len(values), dtype=_np_type(_dtypes.as_dtype(dtype)))
+    out[:] = values
+    return out
+
+
+class TableKernel:
+    """The kernel of a table op (``HashTableV2``, the mutable tables' ops): its table in
+    the session's resources, under ``shared_name`` or else the op's name."""
+
+    noun = "lookup table"  # what an error calls a table of this kernel's type
+
     def __init__(self, ctx, *, key_dtype, value_dtype, container="", shared_name="",
                  use_node_name_sharing=False) -> None:
         self.resources = ctx.resources
@@ -73,14 +84,20 @@ class HashTableOp:
         self.name = shared_name or ctx.op.name
         self.types = (key_dtype, value_dtype)
 
-    def __call__(self):
-        table = self.resources.lookup_or_create(
-            self.container, self.name, lambda name: HashTableState(name, *self.types))
-        if not isinstance(table, HashTableState):
+    def table(self, make, state_type):
+        """The table (`make(name)` creates it), checked to be a `state_type`."""
+        table = self.resources.lookup_or_create(self.container, self.name, make)
+        if not isinstance(table, state_type):
             raise errors.InvalidArgumentError(
                 None, None, f"Resource '{self.name}' exists and is a {type(table).__name__}, "
-                "not a lookup table; use another shared_name")
+                f"not a {self.noun}; use another shared_name")
         return table
+
+
+@cpu_kernel("HashTableV2")
+class HashTableOp(TableKernel):
+    def __call__(self):
+        return self.table(lambda name: HashTableState(name, *self.types), HashTableState)
 
 
 @cpu_kernel("LookupTableImportV2")
@@ -142,9 +159,7 @@ def lookup_table_find(table, keys, default_value, *, value_dtype):
     entries = table.read()
     default = np.asarray(default_value).reshape(()).item()
     flat = [entries.get(_key(k), default) for k in np.asarray(keys).reshape(-1).tolist()]
-    out = np.empty(len(flat), dtype=_np_type(_dtypes.as_dtype(value_dtype)))
-    out[:] = flat
-    return out.reshape(np.shape(keys))
+    return values_array(flat, value_dtype).reshape(np.shape(keys))
 
 
 @cpu_kernel("LookupTableSizeV2")

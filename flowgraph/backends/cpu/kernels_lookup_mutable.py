@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.backends.cpu.kernels_lookup import _key, _np_type
+from flowgraph.backends.cpu.kernels_lookup import TableKernel, _key, values_array
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 
@@ -47,13 +47,8 @@ class MutableTableState:
 
 
 def _table_op(kind: str, dense: bool):
-    class TableOp:
-        def __init__(self, ctx, *, key_dtype, value_dtype, container="", shared_name="",
-                     use_node_name_sharing=False, **_) -> None:
-            self.resources = ctx.resources
-            self.container = container or ""
-            self.name = shared_name or ctx.op.name
-            self.types = (key_dtype, value_dtype)
+    class TableOp(TableKernel):
+        noun = "mutable lookup table"
 
         def __call__(self, *reserved):
             keys = tuple(_key(np.asarray(k).reshape(()).item()) for k in reserved)
@@ -61,15 +56,8 @@ def _table_op(kind: str, dense: bool):
                 raise errors.InvalidArgumentError(
                     None, None, f"{kind} '{self.name}': empty_key and deleted_key must differ, "
                     f"both are {keys[0]!r}")
-            table = self.resources.lookup_or_create(
-                self.container, self.name,
-                lambda name: MutableTableState(name, *self.types, reserved=keys))
-            if not isinstance(table, MutableTableState):
-                raise errors.InvalidArgumentError(
-                    None, None, f"Resource '{self.name}' exists and is a "
-                    f"{type(table).__name__}, not a mutable lookup table; use another "
-                    "shared_name")
-            return table
+            return self.table(lambda name: MutableTableState(name, *self.types, reserved=keys),
+                              MutableTableState)
 
     TableOp.__name__ = kind
     return TableOp
@@ -116,8 +104,5 @@ def lookup_table_export(table, *, Tkeys, Tvalues):
     table = _mutable(table, "LookupTableExportV2")
     with table.lock:
         items = list(table.entries.items())
-    keys = np.empty(len(items), dtype=_np_type(_dtypes.as_dtype(Tkeys)))
-    values = np.empty(len(items), dtype=_np_type(_dtypes.as_dtype(Tvalues)))
-    keys[:] = [k for k, _ in items]
-    values[:] = [v for _, v in items]
-    return [keys, values]
+    return [values_array([k for k, _ in items], Tkeys),
+            values_array([v for _, v in items], Tvalues)]

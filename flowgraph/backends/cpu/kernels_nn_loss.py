@@ -149,10 +149,88 @@ def top_k(x, k, *, sorted):
     if k > n:
         raise errors.InvalidArgumentError(
             None, None, f"input must have at least k columns. Had {n}, needed {k}")
-    order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
-    indices = (n - 1 - order).astype(np.int32)
+    if not sorted and 1 < k < n:
+        rows = x.reshape(-1, n)
+        indices = np.array([_unsorted_top_k(row, k) for row in rows], np.int32).reshape(
+            (*x.shape[:-1], k))
+    else:
+        order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
+        indices = (n - 1 - order).astype(np.int32)
     values = np.take_along_axis(x, indices, axis=-1)
     return np.ascontiguousarray(values), np.ascontiguousarray(indices)
+
+
+# -- TopKV2(sorted=False): TensorFlow's order ------------------------------------------
+# TensorFlow's CPU kernel keeps the k best column indices of a row in a bounded heap
+# (better: larger value, then smaller index) and returns the heap's array as it stands.
+# The order is that of the C++ standard library's heap algorithms: the first k + 1
+# indices made a heap and its root (the worst) dropped; then each better index replaces
+# the root (pop, store at the end, push). The functions below reproduce them on a
+# Python list whose root is the worst index (checked against TF 2.15's outputs).
+def _unsorted_top_k(row: np.ndarray, k: int) -> list[int]:
+    values = row.tolist()
+
+    def better(a: int, b: int) -> bool:  # the heap's "less": the root is the worst
+        va, vb = values[a], values[b]
+        return vb < va or (not vb > va and a < b)
+
+    heap = list(range(k + 1))
+    _make_heap(heap, better)
+    _pop_heap(heap, k + 1, better)
+    heap.pop()  # the worst of the first k + 1
+    n = len(values)
+    start = k + 1
+    while start < n:
+        # Only an index better than the current worst (the root) enters: skip the rest of
+        # a block at once, comparing against the root as it stood at the block's start.
+        stop = min(n, start + 4096)
+        # (a later index enters only with a strictly larger value; NaN never does)
+        candidates = np.flatnonzero(row[start:stop] > values[heap[0]]) + start
+        for c in candidates.tolist():
+            if better(c, heap[0]):
+                _pop_heap(heap, k, better)
+                _sift_up(heap, k - 1, 0, c, better)
+        start = stop
+    return heap
+
+
+def _sift_up(heap: list, hole: int, top: int, value, less) -> None:
+    parent = (hole - 1) // 2
+    while hole > top and less(heap[parent], value):
+        heap[hole] = heap[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    heap[hole] = value
+
+
+def _adjust_heap(heap: list, hole: int, length: int, value, less) -> None:
+    top = hole
+    child = hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if less(heap[child], heap[child - 1]):
+            child -= 1
+        heap[hole] = heap[child]
+        hole = child
+    if length % 2 == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        heap[hole] = heap[child - 1]
+        hole = child - 1
+    _sift_up(heap, hole, top, value, less)
+
+
+def _make_heap(heap: list, less) -> None:
+    length = len(heap)
+    for parent in range((length - 2) // 2, -1, -1):
+        _adjust_heap(heap, parent, length, heap[parent], less)
+
+
+def _pop_heap(heap: list, length: int, less) -> None:
+    """Move the root to position ``length - 1`` and restore the heap before it."""
+    if length > 1:
+        value = heap[length - 1]
+        heap[length - 1] = heap[0]
+        _adjust_heap(heap, 0, length - 1, value, less)
 
 
 @cpu_kernel("InTopKV2")

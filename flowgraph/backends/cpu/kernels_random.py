@@ -1,21 +1,32 @@
 """CPU kernels for random ops: one Philox generator per (session, op).
 
-The generator's 128-bit key is ``(seed, seed2)`` from the op's attributes (see
-`flowgraph.ops.random_ops`), so a new session restarts the same sequence and two ops with
-equal seeds start alike; ``seed == seed2 == 0`` means unseeded and draws the key from OS
-entropy. A lock serializes draws when two steps run the same op concurrently.
+``RandomUniform``, ``RandomUniformInt``, ``RandomStandardNormal`` and ``TruncatedNormal``
+draw TensorFlow's stream bit for bit (`_TFStream`), so a seeded TF1 program prints the
+numbers TensorFlow prints: the Philox-4x32-10 key is the op's ``seed`` (two words), the
+counter's high half its ``seed2``; every run reserves 256 blocks per output and starts
+where the last run's reservation ended; the samples are the stateless kernels'
+(`flowgraph.backends.cpu.kernels_random_stateless`), which share TensorFlow's layout.
+The other random kernels draw from NumPy's Philox generator keyed by both seeds. In all,
+a new session restarts the same sequence, two ops with equal seeds start alike, and
+``seed == seed2 == 0`` means unseeded (a key from OS entropy). A lock serializes draws
+when two steps run the same op concurrently.
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import kernels_random_stateless as _sl
 from flowgraph.framework import errors
 
+_MASK32 = (1 << 32) - 1
 _MASK64 = (1 << 64) - 1
+_MASK128 = (1 << 128) - 1
+_BLOCKS_PER_OUTPUT = 256  # what TF reserves per output of a run (its kernels' multiplier)
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
@@ -28,6 +39,44 @@ def make_generator(seed: int, seed2: int) -> np.random.Generator:
         return np.random.Generator(np.random.Philox())
     key = ((int(seed) & _MASK64) << 64) | (int(seed2) & _MASK64)
     return np.random.Generator(np.random.Philox(key=key))
+
+
+class _TFStream:
+    """TensorFlow's guarded Philox generator of one stateful random op: key ``seed``,
+    counter ``seed2 << 64``; `reserve` returns where a run of `n` outputs draws from and
+    moves the counter past ``256 * n`` blocks.
+
+    >>> s = _TFStream(1, 2)
+    >>> s.reserve(3)[1], s.reserve(1)[1]
+    ((0, 0, 2, 0), (768, 0, 2, 0))
+    """
+
+    def __init__(self, seed: int, seed2: int) -> None:
+        if not seed and not seed2:  # unseeded: TF picks both at random
+            seed, seed2 = secrets.randbits(64), secrets.randbits(64)
+        seed, seed2 = int(seed) & _MASK64, int(seed2) & _MASK64
+        self.key = (seed & _MASK32, seed >> 32)
+        self.counter = seed2 << 64
+        self.lock = threading.Lock()
+
+    def reserve(self, n: int) -> _sl.KeyCounter:
+        return self.reserve_blocks(_BLOCKS_PER_OUTPUT * int(n))
+
+    def reserve_blocks(self, blocks: int) -> _sl.KeyCounter:
+        """Where the next `blocks` Philox blocks start; the counter moves past them."""
+        with self.lock:
+            c = self.counter
+            self.counter = (c + int(blocks)) & _MASK128
+        return _sl.KeyCounter((self.key, (c & _MASK32, (c >> 32) & _MASK32,
+                                          (c >> 64) & _MASK32, c >> 96)))
+
+
+def _tf_floats(sample, stream, dims, dtype: np.dtype) -> np.ndarray:
+    """`sample(stream, dims, dtype)` for float16/32/64; other float types (bfloat16) are
+    sampled as float32 and rounded."""
+    if dtype in (np.float16, np.float32, np.float64):
+        return sample(stream, dims, dtype)
+    return sample(stream, dims, np.dtype(np.float32)).astype(dtype)
 
 
 def _shape(shape: np.ndarray) -> tuple[int, ...]:
@@ -54,24 +103,21 @@ def _floats(draw, shape, dtype: np.dtype) -> np.ndarray:
 
 
 @cpu_kernel("RandomUniform")
-class RandomUniform(_RandomKernel):
+class RandomUniform:
     def __init__(self, ctx, *, seed=0, seed2=0, dtype):
-        super().__init__(ctx, seed=seed, seed2=seed2)
+        self.stream = _TFStream(seed, seed2)
         self.dtype = np.dtype(dtype.as_numpy_dtype)
 
     def __call__(self, shape):
         dims = _shape(shape)
-        with self.lock:
-            out = _floats(lambda s, d: self.rng.random(s, dtype=d), dims, self.dtype)
-        if self.dtype == np.float16:  # rounding may reach 1.0; keep [0, 1)
-            out[out >= 1] = np.nextafter(np.float16(1), np.float16(0))
-        return out
+        stream = self.stream.reserve(int(np.prod(dims)))
+        return _tf_floats(_sl.uniform, stream, dims, self.dtype)
 
 
 @cpu_kernel("RandomUniformInt")
-class RandomUniformInt(_RandomKernel):
+class RandomUniformInt:
     def __init__(self, ctx, *, seed=0, seed2=0, Tout):
-        super().__init__(ctx, seed=seed, seed2=seed2)
+        self.stream = _TFStream(seed, seed2)
         self.dtype = np.dtype(Tout.as_numpy_dtype)
 
     def __call__(self, shape, minval, maxval):
@@ -82,55 +128,61 @@ class RandomUniformInt(_RandomKernel):
         lo, hi = int(minval), int(maxval)
         if lo >= hi:
             raise _invalid(f"Need minval < maxval, got {lo} >= {hi}")
-        with self.lock:
-            return self.rng.integers(lo, hi, size=dims, dtype=self.dtype)
+        stream = self.stream.reserve(int(np.prod(dims)))
+        return _sl.uniform_int(stream, dims, lo, hi, self.dtype)
 
 
 @cpu_kernel("RandomStandardNormal")
-class RandomStandardNormal(_RandomKernel):
+class RandomStandardNormal:
     def __init__(self, ctx, *, seed=0, seed2=0, dtype):
-        super().__init__(ctx, seed=seed, seed2=seed2)
+        self.stream = _TFStream(seed, seed2)
         self.dtype = np.dtype(dtype.as_numpy_dtype)
 
     def __call__(self, shape):
         dims = _shape(shape)
-        with self.lock:
-            return _floats(lambda s, d: self.rng.standard_normal(s, dtype=d), dims,
-                           self.dtype)
+        stream = self.stream.reserve(int(np.prod(dims)))
+        return _tf_floats(_sl.normal, stream, dims, self.dtype)
 
 
 @cpu_kernel("TruncatedNormal")
-class TruncatedNormal(_RandomKernel):
-    """Standard normal values with every draw outside [-2, 2] redrawn."""
+class TruncatedNormal:
+    """Standard normal values within [-2, 2] (rejection within each group's reserved
+    blocks, as TensorFlow draws them)."""
 
     def __init__(self, ctx, *, seed=0, seed2=0, dtype):
-        super().__init__(ctx, seed=seed, seed2=seed2)
+        self.stream = _TFStream(seed, seed2)
         self.dtype = np.dtype(dtype.as_numpy_dtype)
-
-    def _draw(self, shape, dtype):
-        out = self.rng.standard_normal(shape, dtype=dtype)
-        bad = np.flatnonzero(np.abs(out) > 2)
-        flat = out.reshape(-1)
-        while bad.size:
-            redraw = self.rng.standard_normal(bad.size, dtype=dtype)
-            flat[bad] = redraw
-            bad = bad[np.abs(redraw) > 2]
-        return out
 
     def __call__(self, shape):
         dims = _shape(shape)
-        with self.lock:
-            return _floats(self._draw, dims, self.dtype)
+        stream = self.stream.reserve(int(np.prod(dims)))
+        return _tf_floats(_sl.truncated_normal, stream, dims, self.dtype)
+
+
+def shuffled_order(words, size: int) -> list:
+    """TensorFlow's shuffle of ``range(size)`` by 32-bit `words` (``size - 1`` of them):
+    position i swaps with ``i + word % (size - i)``, front to back."""
+    order = list(range(size))
+    for i, word in enumerate(words[: size - 1].tolist()):
+        j = i + word % (size - i)
+        order[i], order[j] = order[j], order[i]
+    return order
 
 
 @cpu_kernel("RandomShuffle")
-class RandomShuffle(_RandomKernel):
+class RandomShuffle:
+    """TensorFlow's shuffle along the first axis and its stream: one 32-bit word per
+    position but the last, from a run's reservation of ``ceil((n - 1) / 4)`` blocks."""
+
+    def __init__(self, ctx, *, seed=0, seed2=0):
+        self.stream = _TFStream(seed, seed2)
+
     def __call__(self, value):
-        if value.ndim == 0 or value.shape[0] <= 1:
+        if value.ndim == 0 or value.shape[0] <= 1 or value.size <= 1:
             return value
-        with self.lock:
-            perm = self.rng.permutation(value.shape[0])
-        return value[perm]
+        size = value.shape[0]
+        stream = self.stream.reserve_blocks(-(-(size - 1) // 4))
+        return value[shuffled_order(_sl._words(stream, size - 1), size)]
 
 
 @cpu_kernel("Multinomial")

@@ -26,34 +26,15 @@ import numpy as np
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.philox import philox_blocks
 
-_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-_W0, _W1 = 0x9E3779B9, 0xBB67AE85
-_U32 = np.uint64(0xFFFFFFFF)
+__all__ = ["philox_blocks"]  # (re-exported: the stateful kernels draw through this module)
+
 _SHIFT = np.uint64(32)
 
 
 def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
-
-
-def philox_blocks(key: tuple[int, int], counter: tuple[int, int, int, int], n: int,
-                  offsets=None):
-    """``(n, 4)`` uint32 words: Philox-4x32-10 of counters ``counter + 0 .. n-1`` (or
-    ``counter + offsets``, a uint64 array, when given)."""
-    start = np.uint64(counter[0] | (counter[1] << 32))
-    steps = np.arange(n, dtype=np.uint64) if offsets is None else offsets
-    with np.errstate(over="ignore"):
-        lo = start + steps  # wraps modulo 2**64
-        hi = np.uint64(counter[2] | (counter[3] << 32)) + (lo < start).astype(np.uint64)
-    c = [lo & _U32, lo >> _SHIFT, hi & _U32, hi >> _SHIFT]
-    k0, k1 = key[0] & 0xFFFFFFFF, key[1] & 0xFFFFFFFF
-    for _ in range(10):
-        p0, p1 = _M0 * c[0], _M1 * c[2]
-        c = [(p1 >> _SHIFT) ^ c[1] ^ np.uint64(k0), p1 & _U32,
-             (p0 >> _SHIFT) ^ c[3] ^ np.uint64(k1), p0 & _U32]
-        k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
-    return np.stack(c, axis=1).astype(np.uint32)
 
 
 def key_counter(seed) -> tuple[tuple[int, int], tuple[int, int, int, int]]:
@@ -67,8 +48,17 @@ def key_counter(seed) -> tuple[tuple[int, int], tuple[int, int, int, int]]:
     return (mix[0], mix[1]), (0, 0, mix[2], mix[3])
 
 
+class KeyCounter(tuple):
+    """A Philox key (two words) and counter (four words) given as such, as the ``*V2``
+    stateless ops and the generator's state pass them: ``KeyCounter((key, counter))``."""
+
+
+def _stream(seed) -> tuple[tuple[int, int], tuple[int, int, int, int]]:
+    return tuple(seed) if isinstance(seed, KeyCounter) else key_counter(seed)
+
+
 def _words(seed, n_words: int) -> np.ndarray:
-    key, counter = key_counter(seed)
+    key, counter = _stream(seed)
     return philox_blocks(key, counter, -(-n_words // 4)).reshape(-1)[:n_words]
 
 
@@ -149,9 +139,11 @@ def truncated_normal(seed, shape, dtype) -> np.ndarray:
     The first blocks of every group are drawn at once; the rare group they leave short
     reads on through its reserved run."""
     n = int(np.prod(shape))
+    if n == 0:
+        return np.zeros(shape, dtype)
     group = 2 if dtype == np.float64 else 4
     reserved = 64 * group
-    key, counter = key_counter(seed)
+    key, counter = _stream(seed)
     n_groups = -(-n // group)
     first = 4
     offsets = (np.arange(n_groups, dtype=np.uint64)[:, None] * np.uint64(reserved)
@@ -214,7 +206,7 @@ def categorical(seed, logits, num_samples: int, out_dtype) -> np.ndarray:
 def numpy_generator(seed) -> np.random.Generator:
     """A NumPy Philox generator keyed by the seed pair's Philox key (for the samplers
     whose TensorFlow stream is not reproduced)."""
-    key, counter = key_counter(seed)
+    key, counter = _stream(seed)
     return np.random.Generator(np.random.Philox(
         key=key[0] | (key[1] << 32), counter=[0, 0, counter[2], counter[3]]))
 

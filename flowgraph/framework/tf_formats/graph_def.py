@@ -501,16 +501,18 @@ def as_graph_def_dict(graph_def) -> dict:
     return graph_def
 
 
-class GraphDefDict(dict):
-    """flowgraph's JSON graph def with the API of TensorFlow's GraphDef message on top.
+class GraphDefDict(dict, GraphDef):
+    """flowgraph's JSON graph def that is also TensorFlow's GraphDef message.
 
-    It is a dict (``json.dump`` it, index it as before), and also has ``node`` (NodeDef
-    messages), ``versions`` and ``SerializeToString()`` giving TensorFlow's binary form;
-    ``str()`` and ``print`` give the text format, and ``google.protobuf.text_format``
-    prints it. With ``add_shapes=True`` each node carries ``_output_shapes``.
-    The message view is computed once, when first used; when its NodeDefs are then
-    edited (``node.device = ""``), `import_graph_def`, `write_graph` and
-    ``SerializeToString`` use the edited message.
+    It is a dict (``json.dump`` it, index it as before) and an instance of
+    ``tf.GraphDef`` (``isinstance(gd, tf.GraphDef)``) with the message's API: ``node``
+    (NodeDef messages: ``add()``, ``extend``, ``del gd.node[i]``), ``versions``,
+    ``SerializeToString()`` giving TensorFlow's binary form, ``CopyFrom``, ``MergeFrom``,
+    ``Clear``, comparison with a GraphDef by content; ``str()`` and ``print`` give the
+    text format, and ``google.protobuf.text_format`` prints it. With ``add_shapes=True``
+    each node carries ``_output_shapes``. The message view is computed once, when first
+    used; when it is then edited (``node.device = ""``, ``del gd.node[0]``),
+    `import_graph_def`, `write_graph` and ``SerializeToString`` use the edited message.
 
     Example
     -------
@@ -520,14 +522,14 @@ class GraphDefDict(dict):
     ...     x = tf.placeholder(tf.float32, [None, 2], name="x")
     ...     y = tf.identity(x, name="y")
     >>> gd = g.as_graph_def()
-    >>> [(n.name, n.op, list(n.input)) for n in gd.node]
-    [('x', 'Placeholder', []), ('y', 'Identity', ['x'])]
+    >>> isinstance(gd, tf.GraphDef), [(n.name, n.op, list(n.input)) for n in gd.node]
+    (True, [('x', 'Placeholder', []), ('y', 'Identity', ['x'])])
     >>> gd["node"][1]["input"]
     ['x:0']
     """
 
     def __init__(self, *args, add_shapes: bool = False, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+        dict.__init__(self, *args, **kwargs)
         self.__dict__["_add_shapes"] = add_shapes  # `Graph.as_graph_def(add_shapes=True)`
 
     def message(self) -> GraphDef:
@@ -545,6 +547,15 @@ class GraphDefDict(dict):
         return cached is not None and \
             cached.SerializeToString() != self.__dict__["_proto_bytes"]
 
+    # The message's fields and methods act on the message view.
+    def __getattr__(self, name):
+        if name in GraphDef._BY_NAME:
+            return getattr(self.message(), name)
+        raise AttributeError(f"GraphDef has no field named '{name}'")
+
+    def __setattr__(self, name, value) -> None:
+        setattr(self.message(), name, value)
+
     @property
     def node(self):
         return self.message().node
@@ -556,11 +567,50 @@ class GraphDefDict(dict):
     def SerializeToString(self, deterministic: bool = True) -> bytes:
         return self.message().SerializeToString()
 
+    SerializePartialToString = SerializeToString
+
     def ByteSize(self) -> int:
         return len(self.SerializeToString())
 
     def HasField(self, name: str) -> bool:
         return self.message().HasField(name)
+
+    def ClearField(self, name: str) -> None:
+        self.message().ClearField(name)
+
+    def WhichOneof(self, group: str):
+        return self.message().WhichOneof(group)
+
+    def CopyFrom(self, other) -> None:
+        self.message().CopyFrom(other)
+
+    def MergeFrom(self, other) -> None:
+        self.message().MergeFrom(other)
+
+    def MergeFromString(self, data: bytes) -> int:
+        return self.message().MergeFromString(data)
+
+    def ParseFromString(self, data: bytes) -> int:
+        return self.message().ParseFromString(data)
+
+    def Clear(self) -> None:
+        self.message().Clear()
+
+    def to_protobuf(self):
+        return self.message().to_protobuf()
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, GraphDef) and not isinstance(other, dict):
+            return self.SerializeToString() == other.SerializeToString()
+        if isinstance(other, GraphDefDict) and (self.message_changed()
+                                                or other.message_changed()):
+            return self.SerializeToString() == other.SerializeToString()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = None  # a mutable message, as protobuf's
 
     # protobuf's printer (``text_format.MessageToString(graph_def)``) reads a message
     # through these two; the protobuf view (`protobuf_engine`) answers them.

@@ -44,7 +44,44 @@ __all__ = ["convert_variables_to_constants", "extract_sub_graph", "must_run_on_c
 
 logger = logging.getLogger("flowgraph")
 
-_VARIABLE_OPS = ("VariableV2", "Variable")
+_VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
+_HANDLE_READERS = ("ReadVariableOp", "ResourceGather")
+
+
+def _read_as_value_op(node: dict) -> list[dict]:
+    """A read of a frozen resource variable, as TensorFlow freezes it: ``ReadVariableOp``
+    becomes ``Identity``; ``ResourceGather`` becomes ``GatherV2`` with a ``<name>/axis``
+    constant."""
+    base = {"name": node["name"], "input": list(node["input"]),
+            "device": node.get("device", "")}
+    for key in ("output_shapes", "output_dtypes"):
+        if key in node:
+            base[key] = node[key]
+    attrs = node.get("attr", {})
+    if node["op"] == "ReadVariableOp":
+        return [{**base, "op": "Identity", "attr": {"T": attrs["dtype"]}}]
+    if int(_attr_value(attrs.get("batch_dims", 0)) or 0) != 0:
+        raise ValueError(f"convert_variables_to_constants: cannot freeze ResourceGather "
+                         f"'{node['name']}' with batch_dims != 0")
+    import numpy as np
+
+    from flowgraph.framework import dtypes as _dtypes
+
+    tindices = attrs["Tindices"]
+    index_dtype = _dtypes.as_dtype(tindices.get("dtype") if isinstance(tindices, dict)
+                                   else tindices)
+    axis = {"name": node["name"] + "/axis", "op": "Const", "input": [],
+            "device": node.get("device", ""),
+            "attr": {"dtype": attrs["Tindices"],
+                     "value": encode_attr(np.array(0, index_dtype.as_numpy_dtype))}}
+    gather = {**base, "op": "GatherV2", "input": [*base["input"][:2], axis["name"]],
+              "attr": {"Tparams": attrs["dtype"], "Tindices": attrs["Tindices"],
+                       "Taxis": attrs["Tindices"], "batch_dims": encode_attr(0)}}
+    return [axis, gather]
+
+
+def _attr_value(value):
+    return value.get("value", value) if isinstance(value, dict) else value
 
 
 def _node_name(ref: str) -> str:
@@ -107,19 +144,32 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names,
                  and (variable_names_blacklist is None
                       or n["name"] not in variable_names_blacklist)]
     values = sess.run([f"{n['name']}:0" for n in variables]) if variables else []
+    # A resource variable's handle fetches as its storage: freeze its current value.
+    values = [v.read(name) if hasattr(v, "read") else v
+              for v, name in zip(values, (n["name"] for n in variables))]
     frozen = dict(zip((n["name"] for n in variables), values))
     nodes = []
     for node in sub["node"]:
         if node["name"] not in frozen:
-            nodes.append(node)
+            if node["op"] in _HANDLE_READERS and node.get("input") and \
+                    _node_name(node["input"][0]) in frozen:
+                nodes.extend(_read_as_value_op(node))
+            else:
+                nodes.append(node)
             continue
         value = frozen[node["name"]]
         const = {"name": node["name"], "op": "Const", "input": [],
                  "device": node.get("device", ""),
                  "attr": {"dtype": node["attr"]["dtype"], "value": encode_attr(value)}}
-        for key in ("output_shapes", "output_dtypes"):
-            if key in node:
-                const[key] = node[key]
+        if node["op"] == "VarHandleOp":  # the constant holds the value, not a handle
+            import numpy as np
+
+            const["output_shapes"] = [{"shape": list(np.shape(value))}]
+            const["output_dtypes"] = [np.asarray(value).dtype.name]
+        else:
+            for key in ("output_shapes", "output_dtypes"):
+                if key in node:
+                    const[key] = node[key]
         nodes.append(const)
     logger.info("Froze %d variables.", len(frozen))
     return GraphDefDict(versions=dict(sub.get("versions", {})), node=nodes)

@@ -1,11 +1,15 @@
-"""TensorFlow's resource variables read as flowgraph's reference variables.
+"""TensorFlow's resource variables in graph files, and their reference-variable twins.
 
 A TensorFlow 1.x graph built with ``use_resource=True`` (or by TensorFlow 2's
 ``compat.v1``) holds each variable as a ``VarHandleOp`` (a handle), read by
 ``ReadVariableOp`` and written by ``AssignVariableOp`` and the ``Resource*`` update ops.
-flowgraph has one kind of variable, TensorFlow 1's reference variable (``VariableV2``,
-whose output *is* the variable), and every resource op has a reference twin that takes
-the variable where the resource op takes the handle::
+flowgraph runs these ops itself (`flowgraph/ops/resource_variable_ops.py`), so a graph
+whose resource ops it all has keeps them as they are (`runs_as_resources`): a
+MetaGraphDef's ``VariableDef``s with ``is_resource`` rebuild as `ResourceVariable`s.
+
+A graph with a resource op flowgraph lacks, and the SavedModel loader (which restores
+by reference-variable nodes, ``force=True``), read every resource op as its reference
+twin, which takes the variable where the resource op takes the handle::
 
     VarHandleOp(dtype, shape)              VariableV2(dtype, shape)
     ReadVariableOp(h)                      Identity(v)
@@ -16,12 +20,10 @@ the variable where the resource op takes the handle::
     ResourceApplyAdam(h, m, v, ...)        ApplyAdam(...), and every Resource(Sparse)Apply*
     ResourceScatterAdd(h, i, x)            ScatterAdd(v, i, x), and every ResourceScatter*
 
-So reading a GraphDef (`graph_def.graph_def_to_dict`) or a MetaGraphDef
-(`meta_graph_as_refs`: its ``VariableDef``s lose ``is_resource`` too) rewrites the nodes
-in place of each other, names and inputs unchanged; values, training updates and
-checkpoints (keyed by variable name either way) behave as in TensorFlow. A resource op
-without a twin (``VariableShape``, ``ResourceStridedSliceAssign``, ...) is kept, and the
-import names it as an op flowgraph lacks.
+names and inputs unchanged (`meta_graph_as_refs` clears ``is_resource`` too); values,
+training updates and checkpoints (keyed by variable name either way) behave as in
+TensorFlow. A resource op without a twin (``ResourceStridedSliceAssign``, ...) is kept,
+and the import names it as an op flowgraph lacks.
 
 Example
 -------
@@ -29,7 +31,7 @@ Example
 >>> nodes = [NodeDef(name="v", op="VarHandleOp", attr={"dtype": AttrValue(type=1)}),
 ...          NodeDef(name="r", op="ReadVariableOp", input=["v"],
 ...                  attr={"dtype": AttrValue(type=1)})]
->>> [(n.op, sorted(n.attr)) for n in resource_ops_as_refs(nodes)]
+>>> [(n.op, sorted(n.attr)) for n in resource_ops_as_refs(nodes, force=True)]
 [('VariableV2', ['dtype']), ('Identity', ['T'])]
 """
 
@@ -38,7 +40,7 @@ from __future__ import annotations
 from flowgraph.framework.event_format import AttrValue, NodeDef
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS
 
-__all__ = ["meta_graph_as_refs", "ref_op_of", "resource_ops_as_refs"]
+__all__ = ["meta_graph_as_refs", "ref_op_of", "resource_ops_as_refs", "runs_as_resources"]
 
 _TWINS = {
     "VarHandleOp": "VariableV2", "ReadVariableOp": "Identity", "AssignVariableOp": "Assign",
@@ -79,8 +81,20 @@ def _as_ref(node: NodeDef, twin: str) -> NodeDef:
                    attr=attrs)
 
 
-def resource_ops_as_refs(nodes) -> list[NodeDef]:
-    """`nodes` (NodeDefs) with each resource op replaced by its reference twin."""
+def runs_as_resources(nodes) -> bool:
+    """Whether every resource-variable op of `nodes` is one flowgraph runs itself, so
+    that the graph keeps its resource variables (``VarHandleOp``...) as they are."""
+    from flowgraph.framework.registry import has_op_def
+
+    return all(has_op_def(n.op) for n in nodes if ref_op_of(n.op) is not None)
+
+
+def resource_ops_as_refs(nodes, force: bool = False) -> list[NodeDef]:
+    """`nodes` (NodeDefs) with each resource op replaced by its reference twin, unless
+    flowgraph runs all of them as they are (`runs_as_resources`) and not `force`."""
+    nodes = list(nodes)
+    if not force and runs_as_resources(nodes):
+        return nodes
     out = []
     for node in nodes:
         twin = ref_op_of(node.op)
@@ -88,15 +102,18 @@ def resource_ops_as_refs(nodes) -> list[NodeDef]:
     return out
 
 
-def meta_graph_as_refs(mg) -> None:
+def meta_graph_as_refs(mg, force: bool = False) -> None:
     """Rewrite MetaGraphDef `mg` in place: resource ops become reference ops and its
-    ``VariableDef``s reference variables."""
+    ``VariableDef``s reference variables, unless flowgraph runs all its resource ops as
+    they are (`runs_as_resources`) and not `force`."""
     from flowgraph.framework.tf_formats.meta_graph_messages import VariableDefProto
 
     graph_def = mg.graph_def
     if not any(ref_op_of(n.op) for n in graph_def.node):
         return
-    nodes = resource_ops_as_refs(graph_def.node)
+    if not force and runs_as_resources(graph_def.node):
+        return
+    nodes = resource_ops_as_refs(graph_def.node, force=True)
     graph_def.ClearField("node")
     graph_def.node.extend(nodes)
     for col in mg.collection_def.values():

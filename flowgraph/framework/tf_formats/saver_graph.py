@@ -129,9 +129,9 @@ def _restore_strings(graph_def: dict, restore_op_name: str, which: int) -> dict[
 
 
 def _restore_assigns(by_name: dict, restore: dict) -> list[dict]:
-    """The ``Assign`` nodes a restore op depends on, directly or through ``NoOp`` groups
-    (a sharded saver's ``save/restore_all`` groups one ``save/restore_shard`` per
-    device, as TensorFlow's SavedModel builder writes it)."""
+    """The ``Assign`` (``AssignVariableOp``) nodes a restore op depends on, directly or
+    through ``NoOp`` groups (a sharded saver's ``save/restore_all`` groups one
+    ``save/restore_shard`` per device, as TensorFlow's SavedModel builder writes it)."""
     out, seen, pending = [], set(), list(restore.get("input", []))
     while pending:
         node = by_name.get(_source(pending.pop(0)))
@@ -140,7 +140,8 @@ def _restore_assigns(by_name: dict, restore: dict) -> list[dict]:
         seen.add(node["name"])
         if node["op"] == "NoOp":
             pending.extend(node.get("input", []))
-        elif node["op"] == "Assign" and len(node.get("input", [])) >= 2:
+        elif node["op"] in ("Assign", "AssignVariableOp") and \
+                len(node.get("input", [])) >= 2:  # a reference or a resource variable
             out.append(node)
     return out
 
@@ -156,12 +157,13 @@ def _const(name: str, value, device: str = "") -> NodeDef:
 def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
     """TensorFlow's V2 saver nodes (as TensorFlow 1.x's ``Saver`` builds them) for
     `entries`: ``(checkpoint key, variable op name, DataType number, shape list[, slice
-    spec])`` rows, sorted by key; a part of a partitioned variable has its full name as
-    key and its slice spec (``"10 3 0,4:0,3"``); `filename` is the default of the
-    filename tensor."""
-    entries = sorted((*row, "")[:5] for row in entries)
+    spec[, handle op name]])`` rows, sorted by key; a part of a partitioned variable has
+    its full name as key and its slice spec (``"10 3 0,4:0,3"``); a resource variable
+    names its read as variable and its ``VarHandleOp`` as handle (restored by
+    ``AssignVariableOp``); `filename` is the default of the filename tensor."""
+    entries = sorted((*row, "", "")[:6] for row in entries)
     keys = [k.encode("utf-8") for k, *_ in entries]
-    specs = [spec.encode("utf-8") for *_, spec in entries]
+    specs = [row[4].encode("utf-8") for row in entries]
     dtypes = AttrValue(list=AttrValue.ListValue(type=[int(row[2]) for row in entries]))
     string = AttrValue(type=7)
     scalar = AttrValue(shape=shape_proto([]))
@@ -189,15 +191,31 @@ def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
                 attr={"T": string, "_class": AttrValue(list=AttrValue.ListValue(
                     s=[f"loc:@{scope}Const".encode()]))}))
     assigns = []
-    for i, (_, var, dtype, shape, _) in enumerate(entries):
-        name = f"{scope}Assign" + (f"_{i}" if i else "")
+    counts = {"Assign": 0, "AssignVariableOp": 0, "Identity": 0}
+
+    def unique(base: str) -> str:  # TensorFlow's names: Assign, Assign_1, ... per kind
+        n = counts[base]
+        counts[base] += 1
+        return f"{scope}{base}" + (f"_{n}" if n else "")
+
+    for i, (_, var, dtype, shape, _, handle) in enumerate(entries):
+        restored = f"{scope}RestoreV2" + (f":{i}" if i else "")
+        if handle:  # a resource variable: AssignVariableOp(handle, Identity(restored))
+            ident, name = unique("Identity"), unique("AssignVariableOp")
+            out.append(NodeDef(name=ident, op="Identity", input=[restored],
+                               attr={"T": AttrValue(type=int(dtype))}))
+            out.append(NodeDef(name=name, op="AssignVariableOp", input=[handle, ident],
+                               attr={"dtype": AttrValue(type=int(dtype))}))
+            assigns.append(name)
+            continue
+        name = unique("Assign")
         assigns.append(name)
         out.append(NodeDef(
-            name=name, op="Assign", input=[var, f"{scope}RestoreV2" + (f":{i}" if i else "")],
+            name=name, op="Assign", input=[var, restored],
             attr={"T": AttrValue(type=int(dtype)),  # keys in protobuf's sorted order
                   "_class": AttrValue(list=AttrValue.ListValue(s=[f"loc:@{var}".encode()])),
                   "use_locking": AttrValue(b=True),
                   "validate_shape": AttrValue(b=shape is not None)}))
     out.append(NodeDef(name=f"{scope}restore_all", op="NoOp",
-                       input=[f"^{a}" for a in assigns]))
+                       input=[f"^{a}" for a in sorted(assigns)]))
     return out

@@ -1,0 +1,74 @@
+"""TensorFlow's random number generator, Philox-4x32-10, and its seeding of a stream.
+
+A stream is keyed by a 64-bit ``seed`` (the key's two words) and starts at a 128-bit
+counter whose high half is a 64-bit ``seed2``; each counter value gives one *block* of
+four 32-bit words. TensorFlow's random kernels and its ``tf.data`` shuffle draw from
+such streams, so flowgraph draws from them too (`philox_blocks`, `WordStream`): a seeded
+program gets TensorFlow's numbers.
+
+Example
+-------
+>>> w = WordStream(1, 2)
+>>> first = [w.next() for _ in range(5)]
+>>> first[:4] == philox_blocks((1, 0), (0, 0, 2, 0), 1)[0].tolist()
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["WordStream", "philox_blocks"]
+
+_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_W0, _W1 = 0x9E3779B9, 0xBB67AE85
+_U32 = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+_MASK32 = (1 << 32) - 1
+_MASK64 = (1 << 64) - 1
+
+
+def philox_blocks(key: tuple[int, int], counter: tuple[int, int, int, int], n: int,
+                  offsets=None):
+    """``(n, 4)`` uint32 words: Philox-4x32-10 of counters ``counter + 0 .. n-1`` (or
+    ``counter + offsets``, a uint64 array, when given)."""
+    start = np.uint64(counter[0] | (counter[1] << 32))
+    steps = np.arange(n, dtype=np.uint64) if offsets is None else offsets
+    with np.errstate(over="ignore"):
+        lo = start + steps  # wraps modulo 2**64
+        hi = np.uint64(counter[2] | (counter[3] << 32)) + (lo < start).astype(np.uint64)
+    c = [lo & _U32, lo >> _SHIFT, hi & _U32, hi >> _SHIFT]
+    k0, k1 = key[0] & 0xFFFFFFFF, key[1] & 0xFFFFFFFF
+    for _ in range(10):
+        p0, p1 = _M0 * c[0], _M1 * c[2]
+        c = [(p1 >> _SHIFT) ^ c[1] ^ np.uint64(k0), p1 & _U32,
+             (p0 >> _SHIFT) ^ c[3] ^ np.uint64(k1), p0 & _U32]
+        k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
+    return np.stack(c, axis=1).astype(np.uint32)
+
+
+class WordStream:
+    """The 32-bit words of the stream ``(seed, seed2)``, one at a time, in order
+    (TensorFlow's single-sample adapter over its generator); blocks are computed in
+    chunks."""
+
+    _CHUNK = 256  # blocks computed at once
+
+    def __init__(self, seed: int, seed2: int) -> None:
+        seed, seed2 = int(seed) & _MASK64, int(seed2) & _MASK64
+        self._key = (seed & _MASK32, seed >> 32)
+        self._counter = (0, 0, seed2 & _MASK32, seed2 >> 32)
+        self._words: list = []
+        self._at = 0
+        self._blocks = 0
+
+    def next(self) -> int:
+        if self._at == len(self._words):
+            offsets = np.arange(self._blocks, self._blocks + self._CHUNK, dtype=np.uint64)
+            self._words = philox_blocks(self._key, self._counter, 0, offsets).reshape(
+                -1).tolist()
+            self._blocks += self._CHUNK
+            self._at = 0
+        word = self._words[self._at]
+        self._at += 1
+        return word

@@ -1,0 +1,309 @@
+"""The variables of a Keras optimizer in one graph, named and ordered as TF 2.15's
+graph-mode tf.keras makes them, and the `tf.train` optimizers that update them.
+
+A Keras optimizer (`flowgraph.keras.optimizers`) trains through a `tf.train` optimizer
+made for each graph (`make`). Its state in that graph is:
+
+* ``training/<Name>/iter`` (int64, the steps taken), then the hyperparameters as float32
+  variables in alphabetical order (``beta_1``, ``beta_2``, ``decay``, ``learning_rate``,
+  ``momentum``, ``rho``: those the optimizer has), so that ``K.set_value`` changes them
+  between steps;
+* one slot per trainable weight and slot kind, ``training/<Name>/<weight>/<slot>``,
+  all weights of one kind before the next kind (Adam: every ``m``, then every ``v``).
+
+``optimizer.weights`` is ``[iter, *slots]`` in that order (TF's `get_weights`), the
+``optimizer_weights`` of an HDF5 model file and the ``.OPTIMIZER_SLOT`` entries of a
+TensorFlow-format `save_weights`. The updates are Keras's: Adam's bias correction from
+``iter`` (no beta-power variables), SGD's momentum ``m = momentum * m - lr * g;
+w += m`` (so a learning-rate change does not rescale the velocity), RMSprop without
+momentum ``w -= lr * g / (sqrt(rms) + epsilon)``, Adagrad with ``epsilon``, and
+``lr / (1 + decay * iter)`` when `decay` is set.
+
+Example
+-------
+>>> import numpy as np
+>>> import flowgraph as tf
+>>> from flowgraph import keras
+>>> with tf.Graph().as_default():
+...     m = keras.Sequential([keras.layers.Dense(1, input_shape=(2,), name="d")])
+...     m.compile(keras.optimizers.Adam(0.1), "mse")
+...     _ = m.fit(np.ones((4, 2)), np.ones((4, 1)), verbose=0)
+...     print([w.name for w in m.optimizer.weights])
+['training/Adam/iter:0', 'training/Adam/d/kernel/m:0', 'training/Adam/d/bias/m:0', \
+'training/Adam/d/kernel/v:0', 'training/Adam/d/bias/v:0']
+"""
+
+from __future__ import annotations
+
+from flowgraph.framework import dtypes
+from flowgraph.framework.graph import name_scope
+from flowgraph.ops import array_index_ops, array_ops, math_ops, scatter_ops, segment_ops, state_ops
+from flowgraph.ops.array_gen_ops import unique
+from flowgraph.ops.control_flow_ops import group
+from flowgraph.ops.variables import Variable
+from flowgraph.train import adadelta, adagrad, adam, gradient_descent, rmsprop
+from flowgraph.train.optimizer import _var_key
+
+__all__ = ["HYPERS", "make", "slots_of"]
+
+# The hyperparameter variables of each optimizer (besides ``iter``), as TF creates them.
+HYPERS = {"Adam": ("beta_1", "beta_2", "decay", "learning_rate"),
+          "SGD": ("decay", "learning_rate", "momentum"),
+          "RMSprop": ("decay", "learning_rate", "momentum", "rho"),
+          "Adagrad": ("decay", "learning_rate"),
+          "Adadelta": ("decay", "learning_rate", "rho")}
+
+
+def slots_of(kind: str, config: dict) -> list[tuple[str, str]]:
+    """``[(Keras slot name, tf.train slot name)]`` of an optimizer, in creation order."""
+    if kind == "Adam":
+        return [("m", "m"), ("v", "v")]
+    if kind == "SGD":
+        return [("momentum", "momentum")] if config.get("momentum") else []
+    if kind == "RMSprop":
+        slots = [("rms", "rms")]
+        if config.get("momentum"):
+            slots.append(("momentum", "momentum"))
+        if config.get("centered"):
+            slots.append(("mg", "mg"))
+        return slots
+    if kind == "Adagrad":
+        return [("accumulator", "accumulator")]
+    if kind == "Adadelta":
+        return [("accum_grad", "accum"), ("accum_var", "accum_update")]
+    raise ValueError(f"unknown Keras optimizer kind {kind!r}")
+
+
+class _KerasState:
+    """Mixin over a `tf.train` optimizer: Keras's slot names, order and ``iter``."""
+
+    def _keras_init(self, keras_opt, kind: str, hypers: dict, iterations,
+                    prefix: str) -> None:
+        self._keras_opt = keras_opt
+        self._kind = kind
+        self._prefix = prefix          # "training/Adam/" in fit, "Adam/" by get_updates
+        self._hypers = hypers          # name -> variable
+        self._iterations = iterations  # int64 variable
+        self._keras_slots: list = []   # creation order
+        self._slot_names = slots_of(kind, keras_opt._config)
+
+    def _create_slots(self, var_list) -> None:
+        for keras_name, tf_name in self._slot_names:
+            for v in var_list:
+                self._keras_slot(v, keras_name, tf_name, self._slot_initial(tf_name))
+
+    def _slot_initial(self, tf_name: str) -> float:
+        if tf_name == "accumulator":
+            return float(self._keras_opt._config["initial_accumulator_value"])
+        return 0.0
+
+    def _keras_slot(self, var, keras_name: str, tf_name: str, value: float):
+        named = self._slot_dict(tf_name)
+        key = _var_key(var)
+        if key not in named:
+            graph = var.op.graph
+            dtype = var.dtype.base_dtype
+            shape = var.shape
+
+            def initial():
+                return array_ops.fill(shape.as_list(), math_ops.cast(value, dtype)) \
+                    if shape.is_fully_defined() else \
+                    array_ops.zeros_like(var.initialized_value()) + value
+
+            with graph.as_default(), graph.control_dependencies(None), name_scope(None), \
+                    graph.colocate_with(var.op):
+                slot = Variable(initial, name=f"{self._prefix}{var.op.name}/{keras_name}",
+                                trainable=False, dtype=dtype,
+                                use_resource=var.op.type == "VarHandleOp")
+            named[key] = slot
+            self._keras_slots.append(slot)
+        return named[key]
+
+    def _decayed(self, lr):
+        """``lr / (1 + decay * iter)`` when the optimizer decays (TF's `_decayed_lr`)."""
+        if not float(self._keras_opt._config.get("decay") or 0.0):
+            return lr
+        decay = self._hypers["decay"]
+        it = math_ops.cast(self._iterations, dtypes.float32)
+        return math_ops.divide(lr, math_ops.add(1.0, math_ops.multiply(decay, it)))
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        # `iterations` set to the global step: the step counts once, as `global_step`
+        self._counts_itself = global_step is None or global_step is not self._iterations
+        return super().apply_gradients(grads_and_vars, global_step=global_step, name=name)
+
+    def _finish(self, update_ops, name_scope):
+        if not getattr(self, "_counts_itself", True):
+            return group(*update_ops, name=name_scope)
+        graph = self._iterations.op.graph
+        with graph.control_dependencies(update_ops):
+            step = state_ops.assign_add(self._iterations, 1)
+        return group(*update_ops, step, name=name_scope)
+
+
+def _dense(grad):
+    """An IndexedSlices gradient as a dense tensor (the Keras updates that move only the
+    rows with a gradient give the same result on it)."""
+    if hasattr(grad, "indices"):
+        return segment_ops.unsorted_segment_sum(grad.values, grad.indices,
+                                             grad.dense_shape[0])
+    return grad
+
+
+class _Adam(_KerasState, adam.AdamOptimizer):
+    def _get_beta_accumulators(self):
+        t = math_ops.cast(math_ops.add(self._iterations, 1), dtypes.float32)
+        return (math_ops.pow(self._beta1_t, t), math_ops.pow(self._beta2_t, t))
+
+    def _inputs(self, var):
+        b1p, b2p = self._get_beta_accumulators()
+        return {"var": var, "m": self.get_slot(var, "m"), "v": self.get_slot(var, "v"),
+                "beta1_power": self._cast(b1p, var), "beta2_power": self._cast(b2p, var),
+                "lr": self._cast(self._lr_t, var), "beta1": self._cast(self._beta1_t, var),
+                "beta2": self._cast(self._beta2_t, var),
+                "epsilon": self._cast(self._epsilon_t, var)}
+
+
+
+class _SGD(_KerasState, gradient_descent.GradientDescentOptimizer):
+    """Keras's SGD: with momentum ``m = momentum * m - lr * g; w += m`` (Nesterov:
+    ``w += momentum * m - lr * g``); only the rows of a sparse gradient move."""
+
+    def _prepare(self) -> None:
+        super()._prepare()
+        self._momentum_t = self._hypers["momentum"].value()
+
+    def _velocity(self, m, grad, var, lr, mom):
+        m_t = math_ops.subtract(math_ops.multiply(m, mom), math_ops.multiply(lr, grad))
+        step = math_ops.subtract(math_ops.multiply(m_t, mom), math_ops.multiply(lr, grad)) \
+            if self._keras_opt._config.get("nesterov") else m_t
+        return m_t, step
+
+    def _apply_dense(self, grad, var):
+        if not self._slot_names:
+            return super()._apply_dense(grad, var)
+        lr = self._cast(self._learning_rate_tensor, var)
+        mom = self._cast(self._momentum_t, var)
+        m = self.get_slot(var, "momentum")
+        m_t, step = self._velocity(m.value(), grad, var, lr, mom)
+        graph = var.op.graph
+        with graph.control_dependencies([state_ops.assign(m, m_t)]):
+            return state_ops.assign_add(var, step)
+
+    def _apply_sparse(self, grad, var):
+        if not self._slot_names:
+            return super()._apply_sparse(grad, var)
+        rows, where = unique(grad.indices)
+        values = segment_ops.unsorted_segment_sum(grad.values, where, array_ops.shape(rows)[0])
+        lr = self._cast(self._learning_rate_tensor, var)
+        mom = self._cast(self._momentum_t, var)
+        m = self.get_slot(var, "momentum")
+        m_t, step = self._velocity(array_index_ops.gather(m.value(), rows), values, var, lr, mom)
+        graph = var.op.graph
+        with graph.control_dependencies([scatter_ops.scatter_update(m, rows, m_t)]):
+            return scatter_ops.scatter_add(var, rows, step)
+
+
+class _RMSprop(_KerasState, rmsprop.RMSPropOptimizer):
+    """With momentum, TF's RMSProp kernels; without, Keras's
+    ``rms = rho * rms + (1 - rho) * g * g; w -= lr * g / (sqrt(rms) + epsilon)``."""
+
+    def _apply_dense(self, grad, var):
+        if self._keras_opt._config.get("momentum"):
+            return super()._apply_dense(grad, var)
+        grad = _dense(grad)
+        rho = self._cast(self._decay_tensor, var)
+        lr = self._cast(self._learning_rate_tensor, var)
+        eps = self._cast(self._epsilon_tensor, var)
+        if self._keras_opt._config.get("centered"):
+            mg = self.get_slot(var, "mg")
+            mg_t = math_ops.add(math_ops.multiply(rho, mg.value()),
+                                math_ops.multiply(math_ops.subtract(1.0, rho), grad))
+        rms = self.get_slot(var, "rms")
+        rms_t = math_ops.add(math_ops.multiply(rho, rms.value()),
+                             math_ops.multiply(math_ops.subtract(1.0, rho),
+                                               math_ops.square(grad)))
+        updates = [state_ops.assign(rms, rms_t)]
+        denom = rms_t
+        if self._keras_opt._config.get("centered"):
+            updates.append(state_ops.assign(mg, mg_t))
+            denom = math_ops.subtract(rms_t, math_ops.square(mg_t))
+        step = math_ops.divide(math_ops.multiply(lr, grad),
+                               math_ops.add(math_ops.sqrt(denom), eps))
+        with var.op.graph.control_dependencies(updates):
+            return state_ops.assign_sub(var, step)
+
+    def _apply_sparse(self, grad, var):
+        if self._keras_opt._config.get("momentum"):
+            return super()._apply_sparse(grad, var)
+        return self._apply_dense(grad, var)
+
+
+class _Adagrad(_KerasState, adagrad.AdagradOptimizer):
+    """Keras's Adagrad: ``acc += g * g; w -= lr * g / (sqrt(acc) + epsilon)``."""
+
+    def _apply_dense(self, grad, var):
+        grad = _dense(grad)
+        lr = self._cast(self._learning_rate_tensor, var)
+        eps = self._cast(float(self._keras_opt._config["epsilon"] or 1e-7), var)
+        acc = self.get_slot(var, "accumulator")
+        acc_t = math_ops.add(acc.value(), math_ops.square(grad))
+        step = math_ops.divide(math_ops.multiply(lr, grad),
+                               math_ops.add(math_ops.sqrt(acc_t), eps))
+        with var.op.graph.control_dependencies([state_ops.assign(acc, acc_t)]):
+            return state_ops.assign_sub(var, step)
+
+    _apply_sparse = _apply_dense
+
+
+class _Adadelta(_KerasState, adadelta.AdadeltaOptimizer):
+    pass
+
+
+def make(keras_opt, kind: str, graph, scope: str = "training/"):
+    """The `tf.train` optimizer updating `keras_opt`'s state in `graph` (its ``iter``
+    and hyperparameter variables made here, under ``<scope><kind>/``)."""
+    c = keras_opt._config
+    if kind == "Adam" and c.get("amsgrad"):
+        raise NotImplementedError("Adam(amsgrad=True) is not supported by flowgraph.")
+    hypers = {}
+    prefix = f"{scope}{c.get('name') or kind}/"  # named after the optimizer's `name`
+    with graph.as_default(), graph.control_dependencies(None), name_scope(None), \
+            name_scope(prefix):
+        iterations = keras_opt.__dict__.get("_iterations_set", {}).get(graph)
+        if iterations is None:
+            iterations = Variable(0, dtype=dtypes.int64, trainable=False, name="iter",
+                                  use_resource=True)
+        for name in HYPERS[kind]:
+            if name == "learning_rate":
+                hypers[name] = keras_opt._lr_variable(graph, prefix)
+                continue
+            value = float(c.get(name) or 0.0)
+            hypers[name] = Variable(value, dtype=dtypes.float32, trainable=False, name=name,
+                                    use_resource=True)
+    state = (iterations, hypers)
+    lr_var = hypers["learning_rate"]
+    opt = None
+
+    def lr():
+        return opt._decayed(lr_var.value())
+
+    eps = float(c.get("epsilon") or 1e-7)
+    if kind == "Adam":
+        opt = _Adam(lr, beta1=lambda: hypers["beta_1"].value(),
+                    beta2=lambda: hypers["beta_2"].value(), epsilon=eps)
+    elif kind == "SGD":
+        opt = _SGD(lr)
+    elif kind == "RMSprop":
+        opt = _RMSprop(lr, decay=lambda: hypers["rho"].value(),
+                       momentum=lambda: hypers["momentum"].value(), epsilon=eps,
+                       centered=bool(c.get("centered")))
+    elif kind == "Adagrad":
+        opt = _Adagrad(lr, initial_accumulator_value=c["initial_accumulator_value"])
+    elif kind == "Adadelta":
+        opt = _Adadelta(lr, rho=lambda: hypers["rho"].value(), epsilon=eps)
+    else:
+        raise ValueError(f"unknown Keras optimizer kind {kind!r}")
+    opt._keras_init(keras_opt, kind, hypers, iterations, prefix)
+    return opt, state
+
