@@ -45,7 +45,19 @@ SLOW = [fs.DNNLinearCombinedClassifier(dnn_hidden_units=(16,), n_epochs=5, rando
         fs.DNNLinearCombinedRegressor(dnn_hidden_units=(16,), n_epochs=5, random_state=0)]
 
 
+# The wide-and-deep models also miss the subset check by the same float32 rounding (a
+# row's prediction moves by ~2e-7 with the batch it is computed in, the check allows 1e-7);
+# `test_predictions_follow_row_order` checks subsets to float32 precision too.
+WIDE_AND_DEEP_FAILURES = {
+    **EXPECTED_FAILURES,
+    "check_methods_subset_invariance":
+        "float32: a row's BLAS rounding depends on its batch (~2e-7 > the check's 1e-7)",
+}
+
+
 def _expected(estimator):
+    if type(estimator).__name__.startswith("DNNLinearCombined"):
+        return WIDE_AND_DEEP_FAILURES
     return EXPECTED_FAILURES
 
 
@@ -60,7 +72,9 @@ def test_sklearn_compatible_wide_and_deep(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("estimator", FAST, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("estimator", FAST + [pytest.param(e, marks=pytest.mark.slow)
+                                              for e in SLOW],
+                         ids=lambda e: type(e).__name__)
 def test_predictions_follow_row_order(estimator):
     """What `check_methods_sample_order_invariance` asks, to float32 precision."""
     import numpy as np
@@ -76,3 +90,7 @@ def test_predictions_follow_row_order(estimator):
             got = getattr(model, method)(x[order])
             np.testing.assert_allclose(got, getattr(model, method)(x)[order], rtol=1e-6,
                                        atol=1e-7, err_msg=method)
+            # ... and on a subset of the rows (`check_methods_subset_invariance`)
+            np.testing.assert_allclose(getattr(model, method)(x[:7]),
+                                       getattr(model, method)(x)[:7], rtol=1e-5,
+                                       atol=1e-6, err_msg=method)
