@@ -29,6 +29,7 @@ from flowgraph.framework.graph_release import release_with
 from flowgraph.framework.nest import is_nested
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
+from flowgraph.framework.tf_formats.graph_def import GraphDefDict
 from flowgraph.runtime import _executor, plan_cache
 from flowgraph.runtime.bind import KernelCache
 from flowgraph.runtime.config import (
@@ -62,6 +63,15 @@ logger = logging.getLogger("flowgraph")
 # distributed runtime), registered by `register_target_scheme` from the top of the
 # package, so that this layer imports nothing above it.
 _TARGET_SCHEMES: dict[str, object] = {}
+
+
+def partition_graph_def(partition: dict) -> GraphDefDict:
+    """One device's partition as ``RunMetadata.partition_graphs`` holds it: a
+    `tf.GraphDef` (still the dict, with its ``device``) whose nodes name their device,
+    as TensorFlow's partition graphs do."""
+    device = partition.get("device", "")
+    return GraphDefDict({**partition, "node": [
+        {**node, "device": node.get("device") or device} for node in partition["node"]]})
 
 
 def register_target_scheme(prefix: str, session_class_loader) -> None:
@@ -410,7 +420,8 @@ class Session:
                 s: int(getattr(v, "nbytes", 0) or 0) for s, v in zip(slots, feed_values)})
             self._compile_env.costs.observe(run_metadata.step_stats, cp.devices)
         if run_metadata is not None and options is not None and options.output_partition_graphs:
-            run_metadata.partition_graphs = list(cp.partition_graphs)
+            run_metadata.partition_graphs = [partition_graph_def(g)
+                                             for g in cp.partition_graphs]
         for i, device in cp.fetch_to_host:
             values[i] = device.backend.to_host(values[i], device)
         for i, deref in enumerate(cp.deref_fetch):
