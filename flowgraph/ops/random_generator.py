@@ -243,23 +243,24 @@ class Generator:
         >>> tf.random.Generator.from_seed(1).normal([2, 3]).shape.as_list()
         [2, 3]
         """
-        dtype = self._float_dtype(dtype, "normal")
-        with name_scope(name, "stateful_normal", [shape, mean, stddev]) as scope:
-            shape_t = _shape_tensor(shape)
-            mean = convert_to_tensor(mean, dtype=dtype, name="mean")
-            stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-            rnd = self._sampler_v2("StatelessRandomNormalV2", shape_t, dtype)
-            return make_tensor("AddV2", [rnd * stddev, mean], name=scope)
+        return self._scaled_normal("StatelessRandomNormalV2", "stateful_normal", shape,
+                                   mean, stddev, self._float_dtype(dtype, "normal"), name)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32,
                          name=None):
         """Normal samples redrawn until within two standard deviations of `mean`."""
-        dtype = self._float_dtype(dtype, "truncated_normal")
-        with name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
+        return self._scaled_normal("StatelessTruncatedNormalV2", "truncated_normal", shape,
+                                   mean, stddev,
+                                   self._float_dtype(dtype, "truncated_normal"), name)
+
+    def _scaled_normal(self, op_type: str, default_name: str, shape, mean, stddev, dtype,
+                       name):
+        """``sample * stddev + mean`` for the sampler `op_type`, in TF's layout."""
+        with name_scope(name, default_name, [shape, mean, stddev]) as scope:
             shape_t = _shape_tensor(shape)
             mean = convert_to_tensor(mean, dtype=dtype, name="mean")
             stddev = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-            rnd = self._sampler_v2("StatelessTruncatedNormalV2", shape_t, dtype)
+            rnd = self._sampler_v2(op_type, shape_t, dtype)
             return make_tensor("AddV2", [rnd * stddev, mean], name=scope)
 
     def uniform(self, shape, minval=0, maxval=None, dtype=_dtypes.float32, name=None):

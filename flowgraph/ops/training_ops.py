@@ -169,25 +169,33 @@ def _apply_resource(op_type: str, args: dict, attrs: dict, name: str | None):
         raise TypeError(f"Resource{op_type}: variable '{handles[0].op.name}' has dtype "
                         f"{dtype.name}; the optimizer kernels support float16, float32 and "
                         "float64 variables")
-    inputs = list(handles)
-    for n in names[num_refs:]:
+    inputs = list(handles) + _tensor_inputs("Resource" + op_type, names[num_refs:], args,
+                                            dtype, handles[0].op.name)
+    full = {"use_locking": False, **defaults}
+    full.update({k: bool(v) for k, v in attrs.items()})
+    full["T"] = dtype
+    return make_op("Resource" + op_type, inputs, full, name=name or "Resource" + op_type)
+
+
+def _tensor_inputs(op_type: str, names, args: dict, dtype, var_name: str) -> list:
+    """The update's non-variable inputs as tensors: ``indices`` of an integer type, the
+    rest of the variable's dtype (TypeError naming the op and input otherwise)."""
+    out = []
+    for n in names:
         if n == "indices":
             t = convert_to_tensor(args[n])
             if t.dtype.base_dtype not in (_dtypes.int32, _dtypes.int64):
-                raise TypeError(f"Resource{op_type}: indices must be int32 or int64, got "
+                raise TypeError(f"{op_type}: indices must be int32 or int64, got "
                                 f"{t.dtype.name} ({t.name})")
         else:
             t = convert_to_tensor(args[n], dtype_hint=dtype)
             if t.dtype.base_dtype != dtype:
                 raise TypeError(
-                    f"Resource{op_type}: input '{n}' ({t.name}) has dtype "
-                    f"{t.dtype.base_dtype.name} but var '{handles[0].op.name}' has dtype "
-                    f"{dtype.name}; cast it with tf.cast first")
-        inputs.append(t)
-    full = {"use_locking": False, **defaults}
-    full.update({k: bool(v) for k, v in attrs.items()})
-    full["T"] = dtype
-    return make_op("Resource" + op_type, inputs, full, name=name or "Resource" + op_type)
+                    f"{op_type}: input '{n}' ({t.name}) has dtype {t.dtype.base_dtype.name} "
+                    f"but var '{var_name}' has dtype {dtype.name}; cast it with tf.cast "
+                    "first")
+        out.append(t)
+    return out
 
 
 def _apply(op_type: str, args: dict, attrs: dict, name: str | None):
@@ -206,21 +214,8 @@ def _apply(op_type: str, args: dict, attrs: dict, name: str | None):
         if r.dtype.base_dtype != dtype:
             raise TypeError(f"{op_type}: '{n}' ({r.op.name}) has dtype {r.dtype.base_dtype.name}"
                             f" but var '{refs[0].op.name}' has dtype {dtype.name}")
-    inputs = list(refs)
-    for n in names[num_refs:]:
-        if n == "indices":
-            t = convert_to_tensor(args[n])
-            if t.dtype.base_dtype not in (_dtypes.int32, _dtypes.int64):
-                raise TypeError(f"{op_type}: indices must be int32 or int64, got "
-                                f"{t.dtype.name} ({t.name})")
-        else:
-            t = convert_to_tensor(args[n], dtype_hint=dtype)
-            if t.dtype.base_dtype != dtype:
-                raise TypeError(
-                    f"{op_type}: input '{n}' ({t.name}) has dtype {t.dtype.base_dtype.name} "
-                    f"but var '{refs[0].op.name}' has dtype {dtype.name}; cast it with "
-                    "tf.cast first")
-        inputs.append(t)
+    inputs = list(refs) + _tensor_inputs(op_type, names[num_refs:], args, dtype,
+                                         refs[0].op.name)
     full = {"use_locking": False, **defaults}
     full.update({k: bool(v) for k, v in attrs.items()})
     return make_tensor(op_type, inputs, full, name=name or op_type)

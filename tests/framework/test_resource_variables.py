@@ -624,3 +624,43 @@ def test_a_resource_variable_made_inside_a_cond_is_lifted_out_of_it():
             sess.run(tf.global_variables_initializer())
             assert sess.run(out, {p: True}).tolist() == [2.0, 2.0]
             assert sess.run(out, {p: False}).tolist() == [0.0, 0.0]
+
+
+def test_saved_resource_variables_load_and_train_in_a_fresh_process(tmp_path):
+    """As users do: save a checkpoint and its .meta here, then import, restore and train
+    in a new interpreter (the variables come back as resource variables)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    prefix = str(tmp_path / "model")
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        w = tf.get_variable("w", [2, 1], initializer=tf.ones_initializer(),
+                            use_resource=True)
+        loss = tf.reduce_sum(tf.square(tf.matmul(x, w)), name="loss")
+        train = tf.train.AdamOptimizer(0.1).minimize(loss, name="train")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train, {x: [[1.0, 2.0]]})
+            expected = sess.run(w)
+            tf.train.Saver().save(sess, prefix)
+    script = textwrap.dedent(f"""
+        import numpy as np
+        import flowgraph as tf
+        saver = tf.train.import_meta_graph({prefix + ".meta"!r})
+        (w,) = [v for v in tf.global_variables() if v.op.name == "w"]
+        assert type(w).__name__ == "ResourceVariable" and w.op.type == "VarHandleOp", w
+        g = tf.get_default_graph()
+        with tf.Session() as sess:
+            saver.restore(sess, {prefix!r})
+            np.testing.assert_array_equal(sess.run(w), np.array({expected.tolist()!r},
+                                                                np.float32))
+            before = sess.run("loss:0", {{"x:0": [[1.0, 2.0]]}})
+            sess.run(g.get_operation_by_name("train"), {{"x:0": [[1.0, 2.0]]}})
+            assert sess.run("loss:0", {{"x:0": [[1.0, 2.0]]}}) < before
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
