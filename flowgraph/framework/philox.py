@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from flowgraph.framework._philox import fill_blocks
+
 __all__ = ["WordStream", "philox_blocks"]
 
-_M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-_W0, _W1 = 0x9E3779B9, 0xBB67AE85
-_U32 = np.uint64(0xFFFFFFFF)
-_SHIFT = np.uint64(32)
 _MASK32 = (1 << 32) - 1
 _MASK64 = (1 << 64) - 1
 
@@ -31,20 +29,14 @@ _MASK64 = (1 << 64) - 1
 def philox_blocks(key: tuple[int, int], counter: tuple[int, int, int, int], n: int,
                   offsets=None):
     """``(n, 4)`` uint32 words: Philox-4x32-10 of counters ``counter + 0 .. n-1`` (or
-    ``counter + offsets``, a uint64 array, when given)."""
-    start = np.uint64(counter[0] | (counter[1] << 32))
-    steps = np.arange(n, dtype=np.uint64) if offsets is None else offsets
-    with np.errstate(over="ignore"):
-        lo = start + steps  # wraps modulo 2**64
-        hi = np.uint64(counter[2] | (counter[3] << 32)) + (lo < start).astype(np.uint64)
-    c = [lo & _U32, lo >> _SHIFT, hi & _U32, hi >> _SHIFT]
-    k0, k1 = key[0] & 0xFFFFFFFF, key[1] & 0xFFFFFFFF
-    for _ in range(10):
-        p0, p1 = _M0 * c[0], _M1 * c[2]
-        c = [(p1 >> _SHIFT) ^ c[1] ^ np.uint64(k0), p1 & _U32,
-             (p0 >> _SHIFT) ^ c[3] ^ np.uint64(k1), p0 & _U32]
-        k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
-    return np.stack(c, axis=1).astype(np.uint32)
+    ``counter + offsets``, a uint64 array, when given); the rounds run in C
+    (`flowgraph.framework._philox`)."""
+    steps = (np.arange(n, dtype=np.uint64) if offsets is None
+             else np.ascontiguousarray(offsets, dtype=np.uint64))
+    out = np.empty((len(steps), 4), np.uint32)
+    fill_blocks(out, key[0] & _MASK32, key[1] & _MASK32, counter[0] | (counter[1] << 32),
+                counter[2] | (counter[3] << 32), steps)
+    return out
 
 
 class WordStream:
