@@ -103,6 +103,7 @@ from flowgraph.ops.logging_ops import *
 from flowgraph.ops.lookup_compat import *
 from flowgraph.ops.math_ops import *
 from flowgraph.ops.math_reduce import *
+from flowgraph.ops.math_tensordot import tensordot
 from flowgraph.ops.nn_extra_ops import depth_to_space, space_to_depth
 from flowgraph.ops.nn_ops import *
 from flowgraph.ops.parsing_ops import *

@@ -398,8 +398,7 @@ class TFConfigClusterResolver(ClusterResolver):
         if self.task_id is not None:
             self.task_id = int(self.task_id)
         self.rpc_layer = rpc_layer if rpc_layer is not None else config.get("rpc_layer")
-        self.environment = environment if environment is not None else config.get(
-            "environment", "")
+        self.environment = environment  # TF's: the argument only, None without it
         self._cluster = config.get("cluster", {})
 
     def cluster_spec(self) -> ClusterSpec:

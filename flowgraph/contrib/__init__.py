@@ -1,5 +1,12 @@
 """The `tf.contrib` namespace, reduced to the parts TF1 model code commonly imports.
 
+`tf.contrib.slim` (with `tf.contrib.framework`'s `arg_scope` and variable helpers),
+`tf.contrib.training` (`HParams`, `create_train_op`), `tf.contrib.losses` and
+`tf.contrib.metrics` (TF1's first loss and ``streaming_*`` metric APIs), `tf.contrib.opt`
+(`AdamWOptimizer`, `LazyAdamOptimizer`), `tf.contrib.estimator` (heads, `forward_features`,
+early stopping), `tf.contrib.data`, `tf.contrib.predictor` and
+`tf.contrib.learn.preprocessing.VocabularyProcessor`; see docs/contrib.md.
+
 `tf.contrib.layers` holds the TF1 regularizers, initializers, functional layers and
 `optimize_loss`. `tf.contrib.lookup` aliases `tf.lookup` and TF1's vocabulary-table
 helpers (`index_table_from_tensor`, ...). `tf.contrib.distributions` is the
@@ -13,7 +20,47 @@ Example
 True
 """
 
-from flowgraph import distributions
-from flowgraph.contrib import feature_column, layers, lookup, rnn
+from flowgraph import distributions, keras
+from flowgraph.contrib import (
+    crf,
+    data,
+    estimator,
+    feature_column,
+    framework,
+    layers,
+    learn,
+    legacy_seq2seq,
+    lookup,
+    losses,
+    metrics,
+    opt,
+    predictor,
+    rnn,
+    seq2seq,
+    slim,
+    training,
+    util,
+)
 
-__all__ = ["distributions", "feature_column", "layers", "lookup", "rnn"]
+__all__ = [
+    "crf",
+    "data",
+    "distributions",
+    "estimator",
+    "feature_column",
+    "framework",
+    "keras",
+    "layers",
+    "learn",
+    "legacy_seq2seq",
+    "lookup",
+    "losses",
+    "metrics",
+    "opt",
+    "predictor",
+    "rnn",
+    "seq2seq",
+    "slim",
+    "training",
+    "util",
+]

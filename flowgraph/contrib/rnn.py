@@ -1,7 +1,10 @@
 """`tf.contrib.rnn`: TensorFlow 1.x's aliases of the recurrent cells and of
 `static_rnn`/`static_bidirectional_rnn`, plus contrib's `OutputProjectionWrapper` and
 `InputProjectionWrapper` (see flowgraph/ops/rnn_cell_impl.py and
-flowgraph/ops/rnn.py).
+flowgraph/ops/rnn.py), and contrib's own cells: the block cells, layer-normalized,
+NAS, UGRNN, intersection, coupled-gate and convolutional LSTMs, the highway and
+attention wrappers and the stacked bidirectional RNNs (``rnn_extra.py``,
+``rnn_cells.py``).
 
 Example
 -------
@@ -10,6 +13,29 @@ Example
 True
 """
 
+from flowgraph.contrib.rnn_cells import (
+    Conv1DLSTMCell,
+    Conv2DLSTMCell,
+    Conv3DLSTMCell,
+    ConvLSTMCell,
+    CoupledInputForgetGateLSTMCell,
+    IntersectionRNNCell,
+    LayerNormBasicGRUCell,
+    NASCell,
+)
+from flowgraph.contrib.rnn_extra import (
+    AttentionCellWrapper,
+    FusedRNNCell,
+    FusedRNNCellAdaptor,
+    GRUBlockCellV2,
+    HighwayWrapper,
+    LayerNormBasicLSTMCell,
+    LSTMBlockFusedCell,
+    TimeReversedFusedRNN,
+    UGRNNCell,
+    stack_bidirectional_dynamic_rnn,
+    stack_bidirectional_rnn,
+)
 from flowgraph.ops.rnn import static_bidirectional_rnn, static_rnn
 from flowgraph.ops.rnn_cell_impl import (
     BasicLSTMCell,
@@ -29,19 +55,38 @@ from flowgraph.ops.rnn_cell_wrappers import (
 )
 
 __all__ = [
+    "AttentionCellWrapper",
     "BasicLSTMCell",
     "BasicRNNCell",
+    "Conv1DLSTMCell",
+    "Conv2DLSTMCell",
+    "Conv3DLSTMCell",
+    "ConvLSTMCell",
+    "CoupledInputForgetGateLSTMCell",
     "DeviceWrapper",
     "DropoutWrapper",
+    "FusedRNNCell",
+    "FusedRNNCellAdaptor",
+    "GRUBlockCellV2",
     "GRUCell",
+    "HighwayWrapper",
     "InputProjectionWrapper",
+    "IntersectionRNNCell",
     "LSTMBlockCell",
+    "LSTMBlockFusedCell",
     "LSTMCell",
     "LSTMStateTuple",
+    "LayerNormBasicGRUCell",
+    "LayerNormBasicLSTMCell",
     "MultiRNNCell",
+    "NASCell",
     "OutputProjectionWrapper",
     "RNNCell",
     "ResidualWrapper",
+    "TimeReversedFusedRNN",
+    "UGRNNCell",
+    "stack_bidirectional_dynamic_rnn",
+    "stack_bidirectional_rnn",
     "static_bidirectional_rnn",
     "static_rnn",
 ]

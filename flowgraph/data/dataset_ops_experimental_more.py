@@ -22,6 +22,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, get_seed
+from flowgraph.framework.philox import WordStream, philox_blocks, stateless_key_counter
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.math_ops import cast
 
@@ -130,45 +131,63 @@ def Counter(start=0, step=1, dtype=_dtypes.int64):
                        lambda state, _: (state + step, state))
 
 
+def _seed_pair(seed):
+    """The op seeds of a dataset (TensorFlow's rule); both 0 (unseeded): random ones."""
+    seed1, seed2 = get_seed(seed)
+    if not seed1 and not seed2:
+        import secrets
+
+        return secrets.randbits(63), secrets.randbits(63)
+    return int(seed1 or 0), int(seed2 or 0)
+
+
 class RandomDataset(Dataset):
-    """An infinite dataset of pseudo-random int64 scalars (``seed`` as in `shuffle`; the
-    stream is NumPy's, not TensorFlow's)."""
+    """An infinite dataset of int64 scalars: the 32-bit words of TensorFlow's Philox
+    stream for the op seeds of `seed` (so each element lies in ``[0, 2**32)``), the same
+    sequence at every iteration, as TensorFlow's."""
 
     def __init__(self, seed=None) -> None:
-        seed1, seed2 = get_seed(seed)
-        self._seeds = None if seed1 is None and seed2 is None else (int(seed1), int(seed2))
+        self._seeds = _seed_pair(seed)
         self._structure = _INT64_SCALAR
 
     def _iter(self, rc):
-        rng = np.random.default_rng(self._seeds)
-        info = np.iinfo(np.int64)
+        words = WordStream(*self._seeds)
         while True:
-            yield (np.asarray(rng.integers(info.min, info.max, dtype=np.int64)),)
+            yield (np.asarray(words.next(), np.int64),)
 
 
 class _WeightedChoices(Dataset):
-    """Infinite int64 indices drawn with probabilities `weights` (normalized)."""
+    """Infinite int64 indices drawn with probabilities `weights`, as TensorFlow's
+    `sample_from_datasets` draws them: each pair of a `RandomDataset`'s elements seeds a
+    stateless categorical draw from ``log(weights)`` (float32)."""
 
     def __init__(self, weights, seed) -> None:
         w = np.asarray(weights, np.float64).reshape(-1)
         if w.size == 0 or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
             raise ValueError(f"sample_from_datasets: weights must be non-negative and not "
                              f"all zero, got {list(w)}")
-        self._p = w / w.sum()
-        seed1, seed2 = get_seed(seed)
-        self._seeds = None if seed1 is None and seed2 is None else (int(seed1), int(seed2))
+        with np.errstate(divide="ignore"):
+            logits = np.log(w.astype(np.float32)).astype(np.float64)
+        finite = np.isfinite(logits)
+        mass = np.where(finite, np.exp(np.where(finite, logits, 0.0) - logits[finite].max()),
+                        0.0)
+        self._cdf = np.cumsum(mass)
+        self._seeds = _seed_pair(seed)
         self._structure = _INT64_SCALAR
 
     def _iter(self, rc):
-        rng = np.random.default_rng(self._seeds)
+        words, cdf = WordStream(*self._seeds), self._cdf
         while True:
-            yield (np.asarray(rng.choice(len(self._p), p=self._p), np.int64),)
+            key, counter = stateless_key_counter(words.next(), words.next())
+            w = philox_blocks(key, counter, 1)[0]
+            u = ((int(w[0]) & 0xFFFFF) << 32 | int(w[1])) / 2.0**52  # the draw's double
+            yield (np.asarray(np.searchsorted(cdf, u * cdf[-1], side="right"), np.int64),)
 
 
 def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
     """Elements drawn at random from `datasets` (uniformly, or by `weights`); an exhausted
-    dataset is left out and the draws go on until all are, as in TensorFlow (the random
-    stream is NumPy's).
+    dataset is left out and the draws go on until all are, as in TensorFlow, and with
+    TensorFlow's random choices for a seeded call.
 
     Example
     -------

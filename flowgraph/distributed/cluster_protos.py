@@ -45,8 +45,9 @@ class ServerDef(Message):
               (6, "port", "int32", False))
 
 
-def cluster_def_from_spec(spec) -> ClusterDef:
-    """The `ClusterDef` of a `tf.train.ClusterSpec` (or of its dict form).
+def cluster_def_from_spec(spec, sort: bool = True) -> ClusterDef:
+    """The `ClusterDef` of a `tf.train.ClusterSpec` (or of its dict form), its jobs
+    sorted by name (else in the order given, with ``sort=False``).
 
     Example
     -------
@@ -57,7 +58,7 @@ def cluster_def_from_spec(spec) -> ClusterDef:
     """
     jobs = spec.as_dict() if hasattr(spec, "as_dict") else dict(spec)
     out = ClusterDef()
-    for name in sorted(jobs):
+    for name in sorted(jobs) if sort else jobs:
         tasks = jobs[name]
         if isinstance(tasks, dict):
             mapping = {int(k): str(v) for k, v in tasks.items()}

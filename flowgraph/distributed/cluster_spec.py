@@ -16,8 +16,9 @@ Example
 from __future__ import annotations
 
 from flowgraph.distributed.cluster_protos import ClusterDef, cluster_def_from_spec
+from flowgraph.framework.device_spec import DeviceSpec
 
-__all__ = ["ClusterSpec"]
+__all__ = ["ClusterSpec", "filtered_cluster"]
 
 _NOT_A_CLUSTER = ("`cluster` must be a dictionary mapping one or more job names to lists "
                   "of network addresses, or a `ClusterDef` protocol buffer")
@@ -56,10 +57,17 @@ class ClusterSpec:
     """
 
     def __init__(self, cluster=None) -> None:
+        # As TF's: `jobs` and `as_dict` keep the order the jobs came in, a dict's or a
+        # ClusterDef's; `as_cluster_def` sorts a dict's jobs by name and keeps a
+        # ClusterDef's order; a ClusterSpec is copied through its ClusterDef.
+        self._def_order = False
         if cluster is None:
             cluster = {}
+        elif isinstance(cluster, ClusterSpec):
+            cluster, self._def_order = cluster._def_jobs(), True
         elif isinstance(cluster, ClusterDef):
             cluster = {job.name: dict(job.tasks) for job in cluster.job}
+            self._def_order = True
         elif not isinstance(cluster, dict) and hasattr(cluster, "as_dict"):
             cluster = cluster.as_dict()
         if not isinstance(cluster, dict):
@@ -72,8 +80,8 @@ class ClusterSpec:
 
     @property
     def jobs(self) -> list[str]:
-        """The job names, sorted."""
-        return sorted(self._jobs)
+        """The job names, in the order they were given (see the constructor)."""
+        return list(self._jobs)
 
     def num_tasks(self, job_name: str) -> int:
         """How many tasks `job_name` has."""
@@ -99,7 +107,7 @@ class ClusterSpec:
     def as_dict(self) -> dict:
         """Job -> list of addresses (dense jobs) or dict (sparse jobs)."""
         out = {}
-        for job, table in sorted(self._jobs.items()):
+        for job, table in self._jobs.items():
             dense = sorted(table) == list(range(len(table)))
             out[job] = [table[i] for i in sorted(table)] if dense else dict(sorted(table.items()))
         return out
@@ -113,7 +121,12 @@ class ClusterSpec:
         >>> ClusterSpec(d).as_dict()
         {'ps': ['a:1'], 'worker': {2: 'b:2'}}
         """
-        return cluster_def_from_spec(self)
+        return cluster_def_from_spec(self._def_jobs(), sort=False)
+
+    def _def_jobs(self) -> dict:
+        """`as_dict` in the job order of `as_cluster_def`."""
+        jobs = self.as_dict()
+        return jobs if self._def_order else dict(sorted(jobs.items()))
 
     def _table(self, job_name: str) -> dict[int, str]:
         if job_name not in self._jobs:
@@ -136,4 +149,27 @@ class ClusterSpec:
     __hash__ = None
 
     def __repr__(self) -> str:
-        return f"ClusterSpec({self.as_dict()!r})"
+        return f"ClusterSpec({dict(sorted(self.as_dict().items()))!r})"
+
+
+def filtered_cluster(cluster: dict, device_filters) -> dict:
+    """The tasks of `cluster` (job -> list or ``{index: address}``) that a session with
+    ``ConfigProto(device_filters=...)`` may use: those matching one filter at least
+    (``/job:ps`` keeps every ps task, ``/job:worker/task:1`` one worker); all of them
+    without filters. A job keeps its list form while its tasks stay ``0..n-1``.
+
+    >>> filtered_cluster({"ps": ["a:1"], "worker": ["b:1", "c:1"]},
+    ...                  ["/job:ps", "/job:worker/task:1"])
+    {'ps': ['a:1'], 'worker': {1: 'c:1'}}
+    """
+    if not device_filters:
+        return cluster
+    specs = [DeviceSpec.from_string(f) for f in device_filters]
+    kept: dict = {}
+    for job, tasks in cluster.items():
+        table = _job_table(job, tasks)
+        mine = {i: a for i, a in sorted(table.items())
+                if any(s.job in (None, job) and s.task in (None, i) for s in specs)}
+        if mine:
+            kept[job] = list(mine.values()) if list(mine) == list(range(len(mine))) else mine
+    return kept

@@ -59,6 +59,7 @@ import uuid
 import numpy as np
 
 from flowgraph.distributed import wire
+from flowgraph.distributed.cluster_spec import filtered_cluster
 from flowgraph.distributed.master import (
     check_input_pipelines,
     delegate,
@@ -90,8 +91,11 @@ __all__ = ["RemoteSession", "no_start_wait"]
 
 logger = logging.getLogger("flowgraph")
 
+# TF's ``_DeviceAttributes`` of a grpc session: its four fields (the incarnation is
+# derived from the name, as a local session's `DeviceAttributes` does).
 _RemoteDevice = collections.namedtuple("_RemoteDevice",
-                                       ["name", "device_type", "memory_limit_bytes"])
+                                       ["name", "device_type", "memory_limit_bytes",
+                                        "incarnation"])
 _STATUS_TIMEOUT_S = 10.0
 _RPC_GRACE_S = 2.0
 _CLOSE_WAIT_S = 1.0
@@ -152,7 +156,10 @@ class RemoteSession(Session):
         status, _ = self._until_started(
             self._target, lambda: master.call(
                 "GetStatus", {}, timeout_s=min(self._timeout_s, _STATUS_TIMEOUT_S)))
-        self._cluster = status["cluster"]
+        # ConfigProto(device_filters=...): the tasks this session may use (TF's sessions
+        # list and place on the matching devices only).
+        self._cluster = filtered_cluster(status["cluster"],
+                                         list(getattr(self._config, "device_filters", ())))
         self._master_task = master.task_name = task_name(status["job"], int(status["task"]))
         self._clients = {self._master_task: master}
         # The incarnation of each task when this session first registered a graph there.
@@ -177,7 +184,8 @@ class RemoteSession(Session):
             indices = range(len(tasks)) if isinstance(tasks, list) else sorted(
                 int(i) for i in tasks)
             for i in indices:
-                out.append(_RemoteDevice(f"{task_name(job, i)}/device:CPU:0", "CPU", 0))
+                name = f"{task_name(job, i)}/device:CPU:0"
+                out.append(_RemoteDevice(name, "CPU", 0, abs(hash(name)) % (1 << 62)))
         return out
 
     def _client(self, task: str) -> TaskClient:

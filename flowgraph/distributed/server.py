@@ -64,6 +64,9 @@ def _pick_task(cluster: ClusterSpec, job_name, task_index) -> tuple[str, int]:
                              "one this server is a task of.)")
         job_name = cluster.jobs[0]
     if job_name not in cluster.jobs:
+        if task_index is None:  # TF looks the job's tasks up first: a ValueError then
+            raise ValueError(f"No such job in cluster: {job_name!r} (tf.train.Server: its "
+                             f"jobs are {cluster.jobs})")
         raise errors.InternalError(None, None, f'Job "{job_name}" was not defined in '
                                    f"cluster (tf.train.Server: its jobs are {cluster.jobs})")
     if task_index is None:

@@ -155,7 +155,7 @@ def inline_push(opt, pairs, grads, accumulators, tokens):
         with graph.control_dependencies([put]):
             token = tokens.dequeue(name="wait_for_token")
     graph.add_to_collection(TOKEN_WAITS, token.op)
-    return state_ops.assign(local, token, name="train_op").op, counter_init_op
+    return state_ops.assign(local, token, name="train_op"), counter_init_op
 
 
 class AggregationBranch(ControlFlowContext):

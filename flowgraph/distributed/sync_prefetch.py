@@ -45,7 +45,7 @@ Example
 ...         opt = tf.train.SyncReplicasOptimizer(
 ...             tf.train.GradientDescentOptimizer(0.1), replicas_to_aggregate=1)
 ...         train = opt.minimize(tf.square(w * x), global_step=step)
->>> plan = plan_run(g, [], [train], {x: 1}, worker, cluster)
+>>> plan = plan_run(g, [], [train.op], {x: 1}, worker, cluster)
 >>> _ = relay_through_master(plan, [worker]), delegate(plan, [worker])
 >>> type(sync_aware(plan_prefetch(plan, [worker]))).__name__
 'SyncPrefetch'

@@ -250,7 +250,7 @@ class _SyncReplicasOptimizer:
         with graph.device(self._global_step.device), graph.control_dependencies([signal]):
             token = tokens.dequeue(name="wait_for_token")
         graph.add_to_collection(TOKEN_WAITS, token.op)
-        return state_ops.assign(local, token, name="train_op").op
+        return state_ops.assign(local, token, name="train_op")
 
     @staticmethod
     def _add_masked(graph, fresh, grads, accumulators):

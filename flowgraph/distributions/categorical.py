@@ -12,25 +12,29 @@ __all__ = ["Bernoulli", "Categorical", "logits_and_probs"]
 
 
 def logits_and_probs(logits, probs, multidimensional: bool, validate_args: bool):
-    """``(logits, probs)`` tensors from exactly one of them (inside the caller's scope)."""
+    """``(logits, probs)`` tensors from exactly one of them (inside the caller's scope).
+
+    As in TensorFlow, the given one is converted, not copied (a tensor stays itself, a
+    Python value becomes a ``logits``/``probs`` constant), and the other is derived from
+    it under its name: ``probs`` is the sigmoid/softmax op itself, ``logits`` a scope.
+    """
     if (logits is None) == (probs is None):
         raise ValueError("Must pass probs or logits, but not both.")
     if probs is None:
-        logits = o.identity(logits, name="logits")
+        logits = o.convert_to_tensor(logits, name="logits")
         if not logits.dtype.is_floating:
             raise TypeError(f"logits must have a floating dtype, got {logits.dtype}.")
-        with o.name_scope("probs"):
-            probs = o.softmax(logits) if multidimensional else o.sigmoid(logits)
-        return logits, probs
+        if multidimensional:
+            return logits, o.softmax(logits, name="probs")
+        return logits, o.sigmoid(logits, name="probs")
     probs = o.convert_to_tensor(probs, name="probs")
     if not probs.dtype.is_floating:
         raise TypeError(f"probs must have a floating dtype, got {probs.dtype}.")
     if validate_args:
         with o.control_dependencies([o.assert_less(-1e-7, probs * 1.0)]):
             probs = o.identity(probs)
-    probs = o.identity(probs, name="probs")
     with o.name_scope("logits"):
-        logits = o.log(probs) if multidimensional else o.log(probs) - o.log1p(-probs)
+        logits = o.log(probs) if multidimensional else o.log(probs) - o.log1p(-1.0 * probs)
     return logits, probs
 
 
@@ -118,9 +122,27 @@ class Categorical(Distribution):
             if static.ndims is not None and static.ndims < 1:
                 raise ValueError("Categorical: logits/probs must have rank >= 1, got "
                                  f"shape {static}.")
-            self._event_size = (o.constant(static[-1], dtype=_dtypes.int32, name="event_size")
-                                if static.ndims and static[-1] is not None
-                                else o.shape(self._logits, name="event_size")[-1])
+            # TensorFlow's tensors, in its order: batch_rank, logits_shape, event_size and
+            # batch_shape (constants where the static shape knows them)
+            if static.ndims is not None:
+                self._batch_rank = o.constant(static.ndims - 1, dtype=_dtypes.int32,
+                                              name="batch_rank")
+            else:
+                with o.name_scope("batch_rank"):
+                    self._batch_rank = o.rank(self._logits) - 1
+            logits_shape = o.shape(self._logits, name="logits_shape")
+            if static.ndims and static[-1] is not None:
+                self._event_size = o.constant(static[-1], dtype=_dtypes.int32,
+                                              name="event_size")
+            else:
+                with o.name_scope("event_size"):
+                    self._event_size = logits_shape[self._batch_rank]
+            if static.ndims is not None and static[:-1].is_fully_defined():
+                self._batch_shape_val = o.constant(static[:-1].as_list(), dtype=_dtypes.int32,
+                                                   name="batch_shape")
+            else:
+                with o.name_scope("batch_shape"):
+                    self._batch_shape_val = logits_shape[:-1]
         super().__init__(dtype=_dtypes.as_dtype(dtype),
                          reparameterization_type=NOT_REPARAMETERIZED,
                          validate_args=validate_args, allow_nan_stats=allow_nan_stats,
@@ -146,7 +168,7 @@ class Categorical(Distribution):
         return self._logits.shape.with_rank_at_least(1)[:-1]
 
     def _batch_shape_tensor(self):
-        return o.shape(self._logits)[:-1]
+        return o.identity(self._batch_shape_val)
 
     def _sample_n(self, n, seed=None):
         # TF's layout: no reshape of 2-D logits, int32 draws for 32-bit sample dtypes

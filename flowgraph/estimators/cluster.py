@@ -165,7 +165,7 @@ def _validate_task(spec: ClusterSpec, task_env: dict, chief_type: str) -> tuple[
 
 
 def _global_id(spec: ClusterSpec, task_type: str, task_id: int, chief_type: str) -> int:
-    order = [chief_type] + [t for t in spec.jobs if t not in (chief_type, TaskType.PS)]
+    order = [chief_type] + [t for t in sorted(spec.jobs) if t not in (chief_type, TaskType.PS)]
     if TaskType.PS in spec.jobs:
         order.append(TaskType.PS)
     offset = 0

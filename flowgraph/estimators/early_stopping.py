@@ -77,10 +77,6 @@ def read_eval_metrics(eval_dir: str) -> collections.OrderedDict:
                        if _is_scalar(value)}
             if metrics:
                 results[int(event.step)].update(metrics)
-        if not results:
-            from flowgraph.estimators.estimator_util import read_eval_results_json
-
-            results.update(read_eval_results_json(eval_dir))
     return collections.OrderedDict(sorted(results.items()))
 
 

@@ -113,7 +113,6 @@ def _evaluate_in(graph, est, input_fn, hooks, checkpoint_path, stop_hook):
         creator = train_lib.ChiefSessionCreator(
             scaffold=scaffold, checkpoint_filename_with_path=checkpoint_path,
             master=config.evaluation_master, config=session_config_for(config))
-        logger.info("Restoring parameters from %s", checkpoint_path)
         with train_lib.MonitoredSession(session_creator=creator, hooks=all_hooks) as sess:
             while not sess.should_stop():
                 sess.run(update_op)

@@ -112,9 +112,21 @@ def _save_on_interrupt(mon_sess, saver, model_dir: str, global_step) -> None:
         logger.warning("Training interrupted; could not save a checkpoint: %s", e)
 
 
-def _device_scope(graph, device_fn):
+def _device_scope(graph, config):
+    """The training graph's device scope, as TF's Estimator: the config's `device_fn`,
+    else with ps tasks in the cluster (TF_CONFIG) a `replica_device_setter` putting the
+    variables on them and the rest on this task."""
     import contextlib
 
+    device_fn = config.device_fn
+    if device_fn is None and config.num_ps_replicas > 0:
+        from flowgraph.distributed.device_setter import STANDARD_PS_OPS, replica_device_setter
+
+        worker = (f"/job:{config.task_type}/task:{config.task_id}" if config.task_type
+                  else "/job:worker")
+        device_fn = replica_device_setter(
+            ps_tasks=config.num_ps_replicas, worker_device=worker, merge_devices=True,
+            ps_ops=list(STANDARD_PS_OPS), cluster=config.cluster_spec)
     return graph.device(device_fn) if device_fn is not None else contextlib.nullcontext()
 
 
@@ -134,7 +146,7 @@ def _train_in(graph, est, input_fn, hooks, steps, max_steps, saving_listeners):
     from flowgraph.framework.graph import GraphKeys, get_collection, set_random_seed
 
     config = est.config
-    with graph.as_default(), _device_scope(graph, config.device_fn):
+    with graph.as_default(), _device_scope(graph, config):
         set_random_seed(config.tf_random_seed)
         global_step = train_lib.get_or_create_global_step(graph)
         features, labels = util.call_input_fn(input_fn, ModeKeys.TRAIN, est.params, config)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import logging
 import os
 
@@ -20,7 +19,6 @@ from flowgraph.estimators.model_fn import EstimatorSpec, ModeKeys, calling_model
 logger = logging.getLogger("flowgraph")
 
 VALID_MODEL_FN_ARGS = frozenset({"features", "labels", "mode", "params", "self", "config"})
-EVAL_RESULTS_FILE = "eval_results.json"
 
 
 def fn_args(fn) -> tuple[str, ...]:
@@ -86,7 +84,6 @@ def call_input_fn(input_fn, mode: str, params, config):
         kwargs["params"] = params
     if "config" in args:
         kwargs["config"] = config
-    logger.info("Calling input_fn.")
     result = input_fn(**kwargs)
     if _is_dataset(result):
         result = _next_element(result)
@@ -222,69 +219,73 @@ def mean_metric(values, name: str = "mean"):
     return value, update
 
 
-def _summary_value(key, value):
-    if isinstance(value, (bool, np.bool_)):
-        return float(value)
-    if isinstance(value, (float, int, np.floating, np.integer)):
-        return float(value)
-    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "fiub":
-        return float(value.reshape(()))
-    return None
+def _add_summary_value(summary, key, value) -> None:
+    """Add eval result `key` to `summary` the way TensorFlow's Estimator does: floats
+    (NumPy float32/float64, Python float) and ints (NumPy int32/int64, Python int or
+    bool) as simple values, arrays as tensor values, bytes as a serialized Summary whose
+    values are retagged ``key/<i>``; anything else (float16, NumPy bool, ...) is skipped
+    with a warning."""
+    if isinstance(value, (np.float32, float)):
+        summary.value.add(tag=key, simple_value=float(value))
+    elif isinstance(value, (np.int64, np.int32, int)):
+        summary.value.add(tag=key, simple_value=int(value))
+    elif isinstance(value, bytes):
+        from flowgraph.framework.proto_codec import DecodeError
+        from flowgraph.summary.event_format import Summary
+
+        try:
+            parsed = Summary.FromString(value)
+        except DecodeError:
+            logger.warning("Skipping summary for %s, cannot parse string to Summary.", key)
+            return
+        for i, item in enumerate(parsed.value):
+            item.tag = f"{key}/{i}"
+            summary.value.append(item)
+    elif isinstance(value, np.ndarray):
+        from flowgraph.framework.event_messages import make_tensor_proto
+
+        summary.value.add(tag=key, node_name=key, tensor=make_tensor_proto(value))
+        logger.info("Summary for np.ndarray is not visible in Tensorboard by default. "
+                    "Consider using a Tensorboard plugin for visualization.")
+    else:
+        logger.warning("Skipping summary for %s, must be a float, np.float32, np.int64, "
+                       "np.int32 or int or np.ndarray or a serialized string of Summary.",
+                       key)
 
 
 def dict_to_str(dictionary: dict) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in sorted(dictionary.items())
+    # "%s" (str), not an f-string: NumPy float32 formats as float32 ("0.16474155").
+    return ", ".join("%s = %s" % (k, v) for k, v in sorted(dictionary.items())  # noqa: UP031
                      if not isinstance(v, bytes))
 
 
 def write_eval_results(output_dir: str, results: dict, global_step: int,
                        checkpoint_path: str | None) -> None:
     """Write eval `results` as summaries of `global_step` into `output_dir` (the event
-    file TensorBoard and the early-stopping hooks read), and append them to a small JSON
-    lines file in the same directory."""
+    file TensorBoard and the early-stopping hooks read), then, as TensorFlow does, the
+    evaluated `checkpoint_path` as a string tensor summary tagged ``checkpoint_path``."""
+    from flowgraph.framework.event_messages import make_tensor_proto
     from flowgraph.summary.event_format import Summary
     from flowgraph.summary.writer import FileWriterCache
 
     logger.info("Saving dict for global step %d: %s", global_step, dict_to_str(results))
     os.makedirs(output_dir, exist_ok=True)
     summary = Summary()
-    scalars = {}
-    for key, value in sorted(results.items()):
+    for key, value in results.items():
         if key == "global_step" or value is None:
             continue
-        scalar = _summary_value(key, value)
-        if scalar is None:
-            logger.warning("Skipping summary for %s, must be a float, np.float32, np.int64, "
-                           "np.int32 or int.", key)
-            continue
-        summary.value.add(tag=key, simple_value=scalar)
-        scalars[key] = scalar
+        _add_summary_value(summary, key, value)
     writer = FileWriterCache.get(output_dir)
     writer.add_summary(summary, global_step)
     writer.flush()
-    record = {"global_step": int(global_step), "metrics": scalars,
-              "checkpoint_path": checkpoint_path}
-    with open(os.path.join(output_dir, EVAL_RESULTS_FILE), "a") as f:
-        f.write(json.dumps(record) + "\n")
-
-
-def read_eval_results_json(eval_dir: str) -> dict[int, dict[str, float]]:
-    """The records `write_eval_results` appended to `eval_dir`: step -> metrics."""
-    path = os.path.join(eval_dir, EVAL_RESULTS_FILE)
-    out: dict[int, dict[str, float]] = {}
-    if not os.path.exists(path):
-        return out
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line torn by a crash
-            out.setdefault(int(record["global_step"]), {}).update(record["metrics"])
-    return dict(sorted(out.items()))
+    if checkpoint_path:
+        logger.info("Saving 'checkpoint_path' summary for global step %d: %s", global_step,
+                    checkpoint_path)
+        path_summary = Summary()
+        path_summary.value.add(tag="checkpoint_path",
+                               tensor=make_tensor_proto(np.array(checkpoint_path, object)))
+        writer.add_summary(path_summary, global_step)
+        writer.flush()
 
 
 def mode_name(mode: str) -> str:

@@ -234,8 +234,10 @@ def train_and_evaluate(estimator, train_spec: TrainSpec, eval_spec):
                         f"{type(train_spec)}")
     specs = _as_eval_specs(eval_spec)
     config = estimator.config
+    logger.info("Not using Distribute Coordinator.")  # TF's first two lines
     if config.task_type is not None and (config.cluster_spec or config.task_type == "evaluator"):
         return _run_cluster_role(estimator, train_spec, specs, eval_spec)
+    logger.info("Running training and evaluation locally (non-distributed).")
     logger.info("Start train and evaluate loop. The evaluate will happen after every "
                 "checkpoint. Checkpoint frequency is determined based on RunConfig arguments: "
                 "save_checkpoints_steps %s or save_checkpoints_secs %s.",

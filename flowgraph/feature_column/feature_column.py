@@ -47,7 +47,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
-from flowgraph.framework.graph import GraphKeys, get_collection
+from flowgraph.framework.graph import GraphKeys, get_collection, name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
@@ -259,10 +259,14 @@ def to_sparse_input(value, ignore_value=None) -> SparseTensor:
             ignore_value = -1
         else:
             ignore_value = 0
-    keep = math_ops.not_equal(t, constant(ignore_value, t.dtype.base_dtype))
-    indices = array_ops.where(keep)
-    return SparseTensor(indices, array_ops.gather_nd(t, indices),
-                        array_ops.shape(t, out_type=_dtypes.int64))
+    # TensorFlow's op names: to_sparse_input/{ignore_value/x, NotEqual, indices, values,
+    # dense_shape}.
+    with name_scope(None, "to_sparse_input", [t]):
+        with name_scope("ignore_value"):
+            ignore = constant(ignore_value, t.dtype.base_dtype, name="x")
+        indices = array_ops.where(math_ops.not_equal(t, ignore), name="indices")
+        return SparseTensor(indices, array_ops.gather_nd(t, indices, name="values"),
+                            array_ops.shape(t, out_type=_dtypes.int64, name="dense_shape"))
 
 
 # -- input_layer ----------------------------------------------------------------------------
@@ -346,8 +350,9 @@ def input_layer(features, feature_columns, weight_collections=None, trainable: b
     columns = _normalize_feature_columns(feature_columns)
     for column in columns:
         if not isinstance(column, _DenseColumn):
-            raise ValueError(f"Items of feature_columns must be a dense column (numeric, "
-                             f"bucketized, embedding or indicator). You can wrap a "
+            raise ValueError(f"Items of feature_columns must be a _DenseColumn (a dense "
+                             f"column: numeric, bucketized, embedding or indicator). You "
+                             f"can wrap a "
                              f"categorical column with an embedding_column or "
                              f"indicator_column. Given: {column}")
     collections_ = _collections(weight_collections)
@@ -361,7 +366,7 @@ def input_layer(features, feature_columns, weight_collections=None, trainable: b
                                                   trainable=trainable)
                 n = column._variable_shape.num_elements()
                 batch = array_ops.shape(tensor)[0]
-                out = array_ops.reshape(tensor, array_ops.stack([batch, n]))
+                out = array_ops.reshape(tensor, [batch, n])  # packs `Reshape/shape`, as TF
                 out.set_shape(TensorShape([tensor.shape[0] if tensor.shape.ndims else None,
                                            n]))
                 outputs.append(out)
@@ -408,12 +413,26 @@ def linear_model(features, feature_columns, units: int = 1, sparse_combiner: str
             raise ValueError(f"Items of feature_columns must be either a dense column or a "
                              f"categorical column. Given: {column}")
     collections_ = _collections(weight_collections)
-    with variable_scope(None, default_name="linear_model", values=_tensor_values(features)):
+    # TensorFlow's scopes (its linear model is a layer): the model's and each column's
+    # variable scope names are picked first, each opened and closed once where the
+    # call is made (`linear_model`, `c`, ...); the layer then runs in a new name scope
+    # named after the model (`linear_model_1`), reopening the model's variable scope
+    # inside it. Variables: `linear_model/c/weights`; ops:
+    # `linear_model_1/linear_model/c/weighted_sum`, `linear_model_1/linear_model/weighted_sum`.
+    with variable_scope(None, default_name="linear_model",
+                        values=_tensor_values(features)) as vs:
+        model_name = vs.name.rsplit("/", 1)[-1]
+    ordered = sorted(columns, key=lambda c: c.name)
+    scope_names = []
+    for column in ordered:
+        with variable_scope(None, default_name=column._var_scope_name) as vs:
+            scope_names.append(vs.name.rsplit("/", 1)[-1])
+    with name_scope(model_name, values=_tensor_values(features)), \
+            variable_scope(model_name):
         builder = _LazyBuilder(features)
-        sums, ordered = [], []
-        for column in sorted(columns, key=lambda c: c.name):
-            ordered.append(column)
-            with variable_scope(None, default_name=column._var_scope_name):
+        sums = []
+        for column, scope_name in zip(ordered, scope_names, strict=True):
+            with variable_scope(scope_name):
                 var, weighted = _weighted_sum(column, builder, units, sparse_combiner,
                                               collections_, trainable)
                 sums.append(weighted)
@@ -455,7 +474,7 @@ def _weighted_sum(column, builder, units, sparse_combiner, collections_, trainab
     n = column._variable_shape.num_elements()
     var = get_variable("weights", shape=[n, units], initializer=zeros_initializer(),
                        trainable=trainable, collections=collections_)
-    flat = array_ops.reshape(tensor, array_ops.stack([array_ops.shape(tensor)[0], n]))
+    flat = array_ops.reshape(tensor, [array_ops.shape(tensor)[0], n])
     flat.set_shape(TensorShape([tensor.shape[0] if tensor.shape.ndims else None, n]))
     return var, math_ops.matmul(flat, var, name="weighted_sum")
 

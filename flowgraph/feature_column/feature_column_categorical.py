@@ -26,8 +26,7 @@ import os
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.sparse_tensor import SparseTensor
-from flowgraph.ops import array_ops, check_ops, math_ops
-from flowgraph.ops.control_flow_ops import with_dependencies
+from flowgraph.ops import array_ops, math_ops
 from flowgraph.ops.parsing_ops import VarLenFeature
 from flowgraph.ops.sparse_ops import DEFAULT_HASH_KEY, sparse_cross_hashed
 from flowgraph.ops.string_hash_ops import as_string, to_hash_bucket_fast, vocab_lookup
@@ -73,9 +72,9 @@ def _sparse_ids_input(column, inputs) -> SparseTensor:
 
 
 # -- hash bucket --------------------------------------------------------------------------
-class _HashedCategoricalColumn(
+class HashedCategoricalColumn(
         _CategoricalColumn,
-        collections.namedtuple("_HashedCategoricalColumn", ["key", "hash_bucket_size",
+        collections.namedtuple("HashedCategoricalColumn", ["key", "hash_bucket_size",
                                                             "dtype"])):
     @property
     def name(self) -> str:
@@ -112,13 +111,13 @@ def categorical_column_with_hash_bucket(key: str, hash_bucket_size: int,
         raise ValueError(f"hash_bucket_size must be at least 1. hash_bucket_size: "
                          f"{hash_bucket_size}, key: {key}")
     d = _string_or_int(dtype, f"column_name: {key}")
-    return _HashedCategoricalColumn(key, int(hash_bucket_size), d)
+    return HashedCategoricalColumn(key, int(hash_bucket_size), d)
 
 
 # -- vocabulary list / file ---------------------------------------------------------------
-class _VocabularyListCategoricalColumn(
+class VocabularyListCategoricalColumn(
         _CategoricalColumn,
-        collections.namedtuple("_VocabularyListCategoricalColumn", [
+        collections.namedtuple("VocabularyListCategoricalColumn", [
             "key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets"])):
     @property
     def name(self) -> str:
@@ -148,8 +147,10 @@ def _check_oov(key, default_value, num_oov_buckets):
     if num_oov_buckets is None or int(num_oov_buckets) < 0:
         raise ValueError(f"Invalid num_oov_buckets {num_oov_buckets} in {key}.")
     if default_value is not None and default_value != -1 and num_oov_buckets:
-        raise ValueError(f"Can't specify both default_value {default_value} and "
-                         f"num_oov_buckets {num_oov_buckets} in {key}.")
+        raise ValueError(f"Can't specify both num_oov_buckets and default_value in {key}. "
+                         f"(default_value={default_value}, "
+                         f"num_oov_buckets={num_oov_buckets}: an unknown value gets either "
+                         f"the default id or an OOV bucket)")
 
 
 def categorical_column_with_vocabulary_list(key: str, vocabulary_list, dtype=None,
@@ -173,8 +174,8 @@ def categorical_column_with_vocabulary_list(key: str, vocabulary_list, dtype=Non
     vocab = tuple(v.decode("utf-8") if isinstance(v, bytes) else v for v in vocabulary_list)
     if len(set(vocab)) != len(vocab):
         dups = sorted({str(v) for v in vocab if vocab.count(v) > 1})
-        raise ValueError(f"Duplicate keys in vocabulary_list {list(vocab)} (duplicates: "
-                         f"{dups}), column_name: {key}")
+        raise ValueError(f"Duplicate keys in vocabulary_list {list(vocab)}, column_name: "
+                         f"{key} (duplicates: {dups})")
     kinds = {isinstance(v, str) for v in vocab}
     if len(kinds) > 1:
         raise ValueError(f"vocabulary_list {list(vocab)} mixes strings and numbers, "
@@ -189,15 +190,15 @@ def categorical_column_with_vocabulary_list(key: str, vocabulary_list, dtype=Non
     if d.is_integer:
         vocab = tuple(int(v) for v in vocab)
     _check_oov(key, default_value, num_oov_buckets)
-    return _VocabularyListCategoricalColumn(key, vocab, d, int(default_value),
+    return VocabularyListCategoricalColumn(key, vocab, d, int(default_value),
                                             int(num_oov_buckets))
 
 
-class _VocabularyFileCategoricalColumn(
+class VocabularyFileCategoricalColumn(
         _CategoricalColumn,
-        collections.namedtuple("_VocabularyFileCategoricalColumn", [
+        collections.namedtuple("VocabularyFileCategoricalColumn", [
             "key", "vocabulary_file", "vocabulary_size", "num_oov_buckets", "dtype",
-            "default_value"])):
+            "default_value", "file_format"])):
     @property
     def name(self) -> str:
         return self.key
@@ -252,15 +253,18 @@ def categorical_column_with_vocabulary_file(key: str, vocabulary_file: str,
         raise ValueError(f"Invalid vocabulary_size in {key}: {vocabulary_size}")
     _check_oov(key, default_value, num_oov_buckets)
     d = _string_or_int(dtype, f"column_name: {key}")
-    return _VocabularyFileCategoricalColumn(key, str(vocabulary_file), int(vocabulary_size),
-                                            int(num_oov_buckets), d, default_value)
+    # TensorFlow keeps -1 for "no default" and a `file_format` (None: one entry a line).
+    return VocabularyFileCategoricalColumn(key, str(vocabulary_file), int(vocabulary_size),
+                                           int(num_oov_buckets), d,
+                                           -1 if default_value is None else default_value,
+                                           None)
 
 
 # -- identity -----------------------------------------------------------------------------
-class _IdentityCategoricalColumn(
+class IdentityCategoricalColumn(
         _CategoricalColumn,
-        collections.namedtuple("_IdentityCategoricalColumn", ["key", "num_buckets",
-                                                              "default_value"])):
+        collections.namedtuple("IdentityCategoricalColumn", ["key", "number_buckets",
+                                                             "default_value"])):
     @property
     def name(self) -> str:
         return self.key
@@ -270,7 +274,7 @@ class _IdentityCategoricalColumn(
         return {self.key: VarLenFeature(_dtypes.int64)}
 
     @property
-    def num_buckets(self) -> int:  # the field (the base class's property would hide it)
+    def num_buckets(self) -> int:  # TensorFlow's field is `number_buckets`
         return self[1]
 
     @property
@@ -290,21 +294,16 @@ class _IdentityCategoricalColumn(
                                       math_ops.less(values, n))
             values = array_ops.where(ok, values, array_ops.fill(
                 array_ops.shape(values), math_ops.cast(self.default_value, _dtypes.int64)))
-        else:
-            checks = [
-                check_ops.assert_less(values, n, message=(
-                    f"Bucket index for categorical column cannot exceed num_buckets "
-                    f"{self.num_buckets} (column '{self.key}')")),
-                check_ops.assert_greater_equal(values, zero, message=(
-                    f"Bucket index for categorical column must be >= 0 (column "
-                    f"'{self.key}')"))]
-            values = with_dependencies(checks, values)
+        # Without a default, TensorFlow 2.15's column checks nothing here: an indicator
+        # column leaves an out-of-range id's row at zero, an embedding or linear lookup
+        # fails on it (negative ids are dropped by the safe lookup).
         return SparseTensor(sp.indices, values, sp.dense_shape)
 
 
 def categorical_column_with_identity(key: str, num_buckets: int, default_value=None):
     """The integer feature values are the ids, in [0, num_buckets). Out-of-range values
-    become `default_value`, or fail the step when it is None.
+    become `default_value`; without one (as in TensorFlow 2.15) they are not checked:
+    an indicator column gives them a zero row, an embedding or linear lookup fails.
 
     Example
     -------
@@ -318,13 +317,13 @@ def categorical_column_with_identity(key: str, num_buckets: int, default_value=N
     if default_value is not None and not 0 <= int(default_value) < int(num_buckets):
         raise ValueError(f"default_value {default_value} not in range [0, {num_buckets}), "
                          f"column_name {key}")
-    return _IdentityCategoricalColumn(key, int(num_buckets), default_value)
+    return IdentityCategoricalColumn(key, int(num_buckets), default_value)
 
 
 # -- weighted -------------------------------------------------------------------------------
-class _WeightedCategoricalColumn(
+class WeightedCategoricalColumn(
         _CategoricalColumn,
-        collections.namedtuple("_WeightedCategoricalColumn", [
+        collections.namedtuple("WeightedCategoricalColumn", [
             "categorical_column", "weight_feature_key", "dtype"])):
     @property
     def name(self) -> str:
@@ -381,13 +380,13 @@ def weighted_categorical_column(categorical_column, weight_feature_key: str,
     if not d.is_floating and not d.is_integer:
         raise ValueError(f"dtype {d.name} is not convertible to float.")
     _check_key(weight_feature_key, "weighted_categorical_column")
-    return _WeightedCategoricalColumn(categorical_column, weight_feature_key, d)
+    return WeightedCategoricalColumn(categorical_column, weight_feature_key, d)
 
 
 # -- crossed ---------------------------------------------------------------------------------
-class _CrossedColumn(
+class CrossedColumn(
         _CategoricalColumn,
-        collections.namedtuple("_CrossedColumn", ["keys", "hash_bucket_size", "hash_key"])):
+        collections.namedtuple("CrossedColumn", ["keys", "hash_bucket_size", "hash_key"])):
     @property
     def name(self) -> str:
         names = []
@@ -432,7 +431,8 @@ class _CrossedColumn(
                 tensors.append(pair.id_tensor)
         tensors = [_as_int64(t) for t in tensors]
         return sparse_cross_hashed(tensors, num_buckets=self.hash_bucket_size,
-                                   hash_key=self.hash_key)
+                                   hash_key=DEFAULT_HASH_KEY if self.hash_key is None
+                                   else self.hash_key)
 
 
 def _as_int64(t):
@@ -449,7 +449,7 @@ def _as_int64(t):
 def _leaf_keys(cross) -> list:
     out = []
     for key in cross.keys:
-        out.extend(_leaf_keys(key) if isinstance(key, _CrossedColumn) else [key])
+        out.extend(_leaf_keys(key) if isinstance(key, CrossedColumn) else [key])
     return out
 
 
@@ -476,10 +476,11 @@ def crossed_column(keys, hash_bucket_size: int, hash_key=None):
             raise ValueError(f"Unsupported key type. All keys must be either string, or "
                              f"categorical column except HashedCategoricalColumn. Given: "
                              f"{key!r}")
-        if isinstance(key, _HashedCategoricalColumn):
+        if isinstance(key, HashedCategoricalColumn):
             raise ValueError(f"categorical_column_with_hash_bucket is not supported for "
                              f"crossing. Hashing before crossing will increase probability "
                              f"of collision. Instead, use the feature name as a string. "
                              f"Given: {key}")
-    return _CrossedColumn(tuple(keys), int(hash_bucket_size),
-                          DEFAULT_HASH_KEY if hash_key is None else int(hash_key))
+    # hash_key=None (kept as None, as TensorFlow does) hashes with DEFAULT_HASH_KEY.
+    return CrossedColumn(tuple(keys), int(hash_bucket_size),
+                         None if hash_key is None else int(hash_key))

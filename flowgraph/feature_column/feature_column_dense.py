@@ -50,9 +50,9 @@ __all__ = [
 
 
 # -- numeric ------------------------------------------------------------------------------
-class _NumericColumn(
+class NumericColumn(
         _DenseColumn,
-        collections.namedtuple("_NumericColumn", ["key", "shape", "default_value", "dtype",
+        collections.namedtuple("NumericColumn", ["key", "shape", "default_value", "dtype",
                                                   "normalizer_fn"])):
     @property
     def name(self) -> str:
@@ -111,7 +111,7 @@ def numeric_column(key: str, shape=(1,), default_value=None, dtype=_dtypes.float
     default_value = _check_default_value(shape, default_value, d, key)
     if normalizer_fn is not None and not callable(normalizer_fn):
         raise TypeError(f"normalizer_fn must be a callable. Given: {normalizer_fn}")
-    return _NumericColumn(key, shape, default_value, d, normalizer_fn)
+    return NumericColumn(key, shape, default_value, d, normalizer_fn)
 
 
 def _check_default_value(shape, default_value, dtype, key):
@@ -143,9 +143,9 @@ def _nested(arr: np.ndarray):
 
 
 # -- bucketized ---------------------------------------------------------------------------
-class _BucketizedColumn(
+class BucketizedColumn(
         _DenseColumn, _CategoricalColumn,
-        collections.namedtuple("_BucketizedColumn", ["source_column", "boundaries"])):
+        collections.namedtuple("BucketizedColumn", ["source_column", "boundaries"])):
     @property
     def name(self) -> str:
         return f"{self.source_column.name}_bucketized"
@@ -196,22 +196,24 @@ def bucketized_column(source_column, boundaries):
     >>> fc.bucketized_column(fc.numeric_column("age"), [18, 65]).num_buckets
     3
     """
-    if not isinstance(source_column, _NumericColumn):
+    if not isinstance(source_column, NumericColumn):
         raise ValueError(f"source_column must be a column generated with numeric_column(). "
                          f"Given: {source_column!r}")
     if len(source_column.shape) > 1:
         raise ValueError(f"source_column must be one-dimensional column. Given: "
                          f"{source_column}")
+    if isinstance(boundaries, list | tuple) and not boundaries:
+        raise ValueError(f"boundaries must not be empty. boundaries: {list(boundaries)}")
     if not boundaries or not isinstance(boundaries, list | tuple) or any(
             b2 <= b1 for b1, b2 in itertools.pairwise(boundaries)):
         raise ValueError(f"boundaries must be a sorted list (strictly increasing). "
                          f"boundaries: {boundaries}")
-    return _BucketizedColumn(source_column, tuple(float(b) for b in boundaries))
+    return BucketizedColumn(source_column, tuple(float(b) for b in boundaries))
 
 
 # -- indicator ----------------------------------------------------------------------------
-class _IndicatorColumn(
-        _DenseColumn, collections.namedtuple("_IndicatorColumn", ["categorical_column"])):
+class IndicatorColumn(
+        _DenseColumn, collections.namedtuple("IndicatorColumn", ["categorical_column"])):
     @property
     def name(self) -> str:
         return f"{self.categorical_column.name}_indicator"
@@ -261,9 +263,9 @@ def indicator_column(categorical_column):
     'n_indicator'
     """
     if not isinstance(categorical_column, _CategoricalColumn):
-        raise ValueError(f"Unsupported input type. Input must be a categorical column. "
+        raise ValueError(f"Unsupported input type. Input must be a CategoricalColumn. "
                          f"Given: {categorical_column!r}")
-    return _IndicatorColumn(categorical_column)
+    return IndicatorColumn(categorical_column)
 
 
 def refuse_sequence(kind: str, column) -> None:
@@ -314,11 +316,12 @@ def _restore(column, table):
         init_from_checkpoint(column.ckpt_to_load_from, {column.tensor_name_in_ckpt: table})
 
 
-class _EmbeddingColumn(
+class EmbeddingColumn(
         _DenseColumn,
-        collections.namedtuple("_EmbeddingColumn", [
+        collections.namedtuple("EmbeddingColumn", [
             "categorical_column", "dimension", "combiner", "initializer",
-            "ckpt_to_load_from", "tensor_name_in_ckpt", "max_norm", "trainable"])):
+            "ckpt_to_load_from", "tensor_name_in_ckpt", "max_norm", "trainable",
+            "use_safe_embedding_lookup"])):
     @property
     def name(self) -> str:
         return f"{self.categorical_column.name}_embedding"
@@ -347,7 +350,8 @@ class _EmbeddingColumn(
 
 def embedding_column(categorical_column, dimension: int, combiner: str = "mean",
                      initializer=None, ckpt_to_load_from=None, tensor_name_in_ckpt=None,
-                     max_norm=None, trainable: bool = True):
+                     max_norm=None, trainable: bool = True,
+                     use_safe_embedding_lookup: bool = True):
     """A `dimension`-wide embedding of a categorical column: the `combiner` ('mean',
     'sqrtn' or 'sum') of the table rows of each example's ids, zeros for examples without
     ids. The table (``<column>_embedding/embedding_weights``) starts from `initializer`
@@ -362,9 +366,10 @@ def embedding_column(categorical_column, dimension: int, combiner: str = "mean",
     """
     _check_embedding_args("embedding_column", categorical_column, dimension, combiner,
                           initializer, ckpt_to_load_from, tensor_name_in_ckpt)
-    return _EmbeddingColumn(categorical_column, int(dimension), combiner,
-                            initializer or _default_initializer(int(dimension)),
-                            ckpt_to_load_from, tensor_name_in_ckpt, max_norm, bool(trainable))
+    return EmbeddingColumn(categorical_column, int(dimension), combiner,
+                           initializer or _default_initializer(int(dimension)),
+                           ckpt_to_load_from, tensor_name_in_ckpt, max_norm, bool(trainable),
+                           bool(use_safe_embedding_lookup))
 
 
 class _SharedEmbeddingColumn(
@@ -443,10 +448,10 @@ def shared_embedding_columns(categorical_columns, dimension: int, combiner: str 
                               ckpt_to_load_from, tensor_name_in_ckpt)
     first = columns[0]
     base = getattr(first, "categorical_column", first) \
-        if type(first).__name__ == "_WeightedCategoricalColumn" else first
+        if type(first).__name__ == "WeightedCategoricalColumn" else first
     for c in columns[1:]:
         other = getattr(c, "categorical_column", c) \
-            if type(c).__name__ == "_WeightedCategoricalColumn" else c
+            if type(c).__name__ == "WeightedCategoricalColumn" else c
         if type(other) is not type(base):
             raise ValueError(f"To use shared_embedding_column, all categorical_columns must "
                              f"have the same type, or be weighted_categorical_column of the "

@@ -44,7 +44,7 @@ from .feature_column_categorical import (
     categorical_column_with_vocabulary_file,
     categorical_column_with_vocabulary_list,
 )
-from .feature_column_dense import _EmbeddingColumn, _IndicatorColumn, _restore
+from .feature_column_dense import EmbeddingColumn, IndicatorColumn, _restore
 
 __all__ = ["sequence_categorical_column_with_hash_bucket",
            "sequence_categorical_column_with_identity",
@@ -53,9 +53,9 @@ __all__ = ["sequence_categorical_column_with_hash_bucket",
            "sequence_numeric_column"]
 
 
-class _SequenceCategoricalColumn(
+class SequenceCategoricalColumn(
         _CategoricalColumn,
-        collections.namedtuple("_SequenceCategoricalColumn", ["categorical_column"])):
+        collections.namedtuple("SequenceCategoricalColumn", ["categorical_column"])):
     """A categorical column whose ids are a sequence per example (keeps their order)."""
 
     _is_sequence = True
@@ -81,7 +81,7 @@ class _SequenceCategoricalColumn(
 
 
 def _sequence(column):
-    return _SequenceCategoricalColumn(column)
+    return SequenceCategoricalColumn(column)
 
 
 def sequence_categorical_column_with_identity(key, num_buckets, default_value=None):
@@ -109,9 +109,9 @@ def sequence_categorical_column_with_vocabulary_file(key, vocabulary_file, vocab
         key, vocabulary_file, vocabulary_size, num_oov_buckets, default_value, dtype))
 
 
-class _SequenceNumericColumn(
+class SequenceNumericColumn(
         _FeatureColumn,
-        collections.namedtuple("_SequenceNumericColumn",
+        collections.namedtuple("SequenceNumericColumn",
                                ["key", "shape", "default_value", "dtype", "normalizer_fn"])):
     @property
     def name(self) -> str:
@@ -152,7 +152,7 @@ def sequence_numeric_column(key, shape=(1,), default_value=0.0, dtype=_dtypes.fl
         raise ValueError(f"dtype must be convertible to float, got {dtype.name}")
     if normalizer_fn is not None and not callable(normalizer_fn):
         raise TypeError(f"normalizer_fn must be a callable, got {normalizer_fn!r}")
-    return _SequenceNumericColumn(key, shape, default_value, dtype, normalizer_fn)
+    return SequenceNumericColumn(key, shape, default_value, dtype, normalizer_fn)
 
 
 def _steps(sparse, per_step):
@@ -165,7 +165,7 @@ def _steps(sparse, per_step):
 
 def _dense_sequence(column, builder, trainable):
     """``(values [batch, max_len, d], lengths [batch])`` of one sequence dense column."""
-    if isinstance(column, _SequenceNumericColumn):
+    if isinstance(column, SequenceNumericColumn):
         sparse = builder.get(column)
         per_step = 1
         for d in column.shape:
@@ -176,7 +176,7 @@ def _dense_sequence(column, builder, trainable):
             array_ops.shape(dense)[0], -1, per_step])
         return values, _steps(sparse, per_step)
     inner = getattr(column, "categorical_column", None)
-    if not isinstance(inner, _SequenceCategoricalColumn):
+    if not isinstance(inner, SequenceCategoricalColumn):
         raise ValueError(f"sequence_input_layer: column '{column.name}' must be a sequence "
                          "numeric column, or an embedding_column / indicator_column of a "
                          "sequence categorical column")
@@ -184,9 +184,9 @@ def _dense_sequence(column, builder, trainable):
     dense_ids = sparse_tensor_to_dense(ids, default_value=-1, validate_indices=False)
     lengths = _steps(ids, 1)
     n = inner._num_buckets
-    if isinstance(column, _IndicatorColumn):
+    if isinstance(column, IndicatorColumn):
         return array_ops.one_hot(dense_ids, n, on_value=1.0, off_value=0.0), lengths
-    if isinstance(column, _EmbeddingColumn):
+    if isinstance(column, EmbeddingColumn):
         with variable_scope(None, default_name=column.name):
             table = get_variable("embedding_weights", shape=[n, column.dimension],
                                  dtype=_dtypes.float32, initializer=column.initializer,

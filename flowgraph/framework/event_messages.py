@@ -49,6 +49,7 @@ class TensorProto(Message):
 
 class HistogramProto(Message):
     PROTO_NAME = "tensorflow.HistogramProto"
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
     FIELDS = (
         (1, "min", "double", False), (2, "max", "double", False),
         (3, "num", "double", False), (4, "sum", "double", False),
@@ -59,8 +60,10 @@ class HistogramProto(Message):
 
 class SummaryMetadata(Message):
     PROTO_NAME = "tensorflow.SummaryMetadata"
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
 
     class PluginData(Message):
+        IMPLICIT_PRESENCE = True
         FIELDS = ((1, "plugin_name", "string", False), (2, "content", "bytes", False))
 
     FIELDS = ((1, "plugin_data", PluginData, False), (2, "display_name", "string", False),
@@ -68,17 +71,20 @@ class SummaryMetadata(Message):
 
 
 class _Image(Message):
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
     FIELDS = ((1, "height", "int32", False), (2, "width", "int32", False),
               (3, "colorspace", "int32", False), (4, "encoded_image_string", "bytes", False))
 
 
 class _Audio(Message):
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
     FIELDS = ((1, "sample_rate", "float", False), (2, "num_channels", "int64", False),
               (3, "length_frames", "int64", False), (4, "encoded_audio_string", "bytes", False),
               (5, "content_type", "string", False))
 
 
 class _Value(Message):
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
     FIELDS = (
         (7, "node_name", "string", False), (1, "tag", "string", False),
         (9, "metadata", SummaryMetadata, False), (2, "simple_value", "float", False),
@@ -108,6 +114,7 @@ for _cls, _name in ((_Image, "Image"), (_Audio, "Audio"), (_Value, "Value")):
 
 class SessionLog(Message):
     PROTO_NAME = "tensorflow.SessionLog"
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
     STATUS_UNSPECIFIED = 0
     START = 1
     STOP = 2
@@ -127,11 +134,13 @@ class LogMessage(Message):
 
 class TaggedRunMetadata(Message):
     PROTO_NAME = "tensorflow.TaggedRunMetadata"
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
     FIELDS = ((1, "tag", "string", False), (2, "run_metadata", "bytes", False))
 
 
 class Event(Message):
     PROTO_NAME = "tensorflow.Event"
+    IMPLICIT_PRESENCE = True  # proto3, as in summary.proto / event.proto
     FIELDS = (
         (1, "wall_time", "double", False), (2, "step", "int64", False),
         (3, "file_version", "string", False), (4, "graph_def", "bytes", False),

@@ -103,5 +103,11 @@ def override_gradients(graph, op_type_map: dict) -> Iterator[None]:
             name = op_type_map.get(op.type)
             # an inner block already applied its map: the innermost mapping wins
             if name is not None and not hasattr(op, "_gradient_override_name"):
-                op._op_def = _overridden_op_def(op.op_def, name)
-                op._gradient_override_name = name
+                apply_gradient_override(op, name)
+
+
+def apply_gradient_override(op, name: str) -> None:
+    """Give `op` the gradient registered as `name` (looked up when differentiating), as
+    TensorFlow's ``_gradient_op_type`` attribute does; graph export writes it back."""
+    op._op_def = _overridden_op_def(op.op_def, name)
+    op._gradient_override_name = name

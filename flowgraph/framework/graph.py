@@ -38,8 +38,9 @@ from typing import Any
 
 from flowgraph.framework import registry
 from flowgraph.framework.device_spec import device_string, merge_device
+from flowgraph.framework.event_messages import VersionDef
 from flowgraph.framework.operation import Operation, Tensor
-from flowgraph.framework.serialization import GRAPH_DEF_VERSION, graph_to_dict
+from flowgraph.framework.serialization import graph_to_dict
 from flowgraph.framework.session_stack import (  # re-exported: tf.get_default_session
     _default_session_stack as _default_session_stack,
 )
@@ -48,7 +49,7 @@ from flowgraph.framework.session_stack import (
     get_default_session_or_raise as get_default_session_or_raise,
 )
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
-from flowgraph.framework.tf_formats.graph_def import GraphDefDict
+from flowgraph.framework.tf_formats.graph_def import TF_PRODUCER, GraphDefDict
 
 # TensorFlow's rules: an op name (and a scope opened at the root) starts with a letter,
 # digit or '.'; a scope nested in another may also start with '_', '-', '/', '>'.
@@ -101,15 +102,11 @@ class GraphKeys:
     VARIABLES = GLOBAL_VARIABLES
 
 
-class _VersionDef:
-    """``graph.graph_def_versions``: the producer version of serialized graphs."""
-
-    def __init__(self, producer: int) -> None:
-        self.producer = producer
-        self.min_consumer = 0
-
-    def __repr__(self) -> str:
-        return f"producer: {self.producer}"
+class InaccessibleTensorError(ValueError):
+    """A fetch of an op its graph marked not fetchable (`Graph.prevent_fetching`), raised
+    by ``Session.run``. TensorFlow keeps it out of ``tf.errors``; its internal paths
+    ``tensorflow.python.framework.errors``/``errors_impl`` hold it, and so do
+    flowgraph's views of them."""
 
 
 class _ControlDependencies:
@@ -224,8 +221,10 @@ class Graph:
         return self._building_function
 
     @property
-    def graph_def_versions(self) -> _VersionDef:
-        return _VersionDef(GRAPH_DEF_VERSION)
+    def graph_def_versions(self) -> VersionDef:
+        """A ``VersionDef`` message (``tensorflow.core.framework.versions_pb2``): the
+        producer version that ``as_graph_def()`` writes, TensorFlow 2.15's."""
+        return VersionDef(producer=TF_PRODUCER)
 
     # -- finalization -----------------------------------------------------------------
     def finalize(self) -> None:

@@ -28,6 +28,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.device_spec import DeviceSpec
+from flowgraph.framework.gradient_override import apply_gradient_override
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.graph_walk import GraphCycleError, depth_first_order
 from flowgraph.framework.import_checks import ATTR_DECODE_ERRORS, check_node_against_op_def
@@ -225,6 +226,8 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
             op._device = device
             if node.get("colocation"):
                 op._colocation = sorted(f"{prefix}{c}" for c in node["colocation"])
+            if node.get("gradient_op_type"):
+                apply_gradient_override(op, str(node["gradient_op_type"]))
             if not all(isinstance(t.dtype, _dtypes.DType) for t in op._outputs):
                 raise ImportGraphDefError(
                     f"import_graph_def: node '{node_name}' ({node['op']}): the dtypes of its "

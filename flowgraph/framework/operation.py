@@ -164,6 +164,8 @@ class Operation:
             return _tf_attr_value(value)
         if name == "_class" and self._colocation:
             return [f"loc:@{n}".encode() for n in self._colocation]
+        if name == "_gradient_op_type" and hasattr(self, "_gradient_override_name"):
+            return self._gradient_override_name.encode()  # set by gradient_override_map
         if name == "T" and not self._inputs and self._outputs:
             return self._outputs[0].dtype.base_dtype
         from flowgraph.framework.tf_formats.graph_def import node_def_of_op

@@ -20,7 +20,7 @@ import numpy as np
 
 from flowgraph.framework._philox import fill_blocks
 
-__all__ = ["WordStream", "philox_blocks"]
+__all__ = ["WordStream", "philox_blocks", "stateless_key_counter"]
 
 _MASK32 = (1 << 32) - 1
 _MASK64 = (1 << 64) - 1
@@ -37,6 +37,16 @@ def philox_blocks(key: tuple[int, int], counter: tuple[int, int, int, int], n: i
     fill_blocks(out, key[0] & _MASK32, key[1] & _MASK32, counter[0] | (counter[1] << 32),
                 counter[2] | (counter[3] << 32), steps)
     return out
+
+
+def stateless_key_counter(seed0: int, seed1: int):
+    """The Philox key (two words) and starting counter (four words) of a stateless op's
+    seed pair, as TensorFlow derives them: the pair is the counter of one block under a
+    fixed key; that block's words are the new key and the counter's high half."""
+    s0, s1 = int(seed0) & _MASK64, int(seed1) & _MASK64
+    counter = (s0 & _MASK32, s0 >> 32, s1 & _MASK32, s1 >> 32)
+    mix = philox_blocks((0x3EC8F720, 0x02461E29), counter, 1)[0].tolist()
+    return (mix[0], mix[1]), (0, 0, mix[2], mix[3])
 
 
 class WordStream:

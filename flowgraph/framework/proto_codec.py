@@ -150,6 +150,38 @@ class _Repeated(list):
         return msg
 
 
+def _attaching(base):
+    """`base` (list or `_Repeated`) whose first growth attaches its owner, a default
+    sub-message read through `Message.__getattr__`, to that message's parent."""
+
+    def grow(method):
+        def wrapped(self, *args, **kw):
+            owner = self.__dict__.pop("_fg_owner", None)
+            if owner is not None:
+                owner.SetInParent()
+            return method(self, *args, **kw)
+        wrapped.__name__ = method.__name__
+        return wrapped
+
+    names = ("append", "extend", "insert", "__iadd__", "__setitem__")
+    members = {n: grow(getattr(base, n)) for n in names}
+    if hasattr(base, "add"):
+        members["add"] = grow(base.add)
+    return type(f"_Attaching{base.__name__.lstrip('_').title()}", (base,), members)
+
+
+class _AttachingList(_attaching(list)):
+    def __init__(self, owner):
+        super().__init__()
+        self._fg_owner = owner
+
+
+class _AttachingRepeated(_attaching(_Repeated)):
+    def __init__(self, kind, owner):
+        super().__init__(kind)
+        self._fg_owner = owner
+
+
 class _Map(dict):
     """A map field: a dict whose ``add()`` gives an entry that protobuf's text parser
     (``text_format.Merge``) fills, its value landing in the dict under its key; a
@@ -322,6 +354,16 @@ def _map_factory(owner, field: str):
     return lambda: _Map.empty(owner, field)
 
 
+def _is_default(value, default) -> bool:
+    """Whether a proto3 scalar holds its default (-0.0 is not +0.0: protobuf writes it)."""
+    try:
+        if isinstance(default, float):
+            return float(value) == 0.0 and not np.signbit(float(value))
+        return value == default and type(value) is not np.ndarray
+    except (TypeError, ValueError):
+        return False
+
+
 FieldInfo = namedtuple("FieldInfo", "name number")
 FieldInfo.__doc__ = "What `Message.ListFields` names a field by (protobuf's descriptor has both)."
 
@@ -331,7 +373,13 @@ class Message:
 
     FIELDS: tuple = ()
     ONEOFS: dict = {}  # oneof group name -> its member field names, in field order
+    # True for a message TensorFlow declares in a proto3 file where its bytes must match
+    # TensorFlow's: a singular scalar outside a oneof set to its default (+0.0, 0, "",
+    # False) is not kept, so it is neither written nor printed (``Event(step=0)`` is
+    # ``b""``). Other messages keep proto2's "written when set".
+    IMPLICIT_PRESENCE: bool = False
     _CONTAINERS: tuple = ()
+    _IMPLICIT: dict = {}
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -347,6 +395,10 @@ class Message:
                                    _map_factory(cls, name) if isinstance(kind, tuple)
                                    else list))
         cls._CONTAINERS = tuple(containers)  # (name, message kind or None, dict or list)
+        in_oneof = {m for members in cls.ONEOFS.values() for m in members}
+        cls._IMPLICIT = {name: _DEFAULTS[kind] for _, name, kind, repeated in cls.FIELDS
+                         if cls.IMPLICIT_PRESENCE and not repeated
+                         and isinstance(kind, str) and name not in in_oneof}
 
     def __init__(self, **fields) -> None:
         d = self.__dict__
@@ -368,12 +420,29 @@ class Message:
     def __getattr__(self, name):
         # Only reached for unset singular message fields: an empty default instance,
         # which `SetInParent` attaches (protobuf's text parser calls it).
+        # Setting a field of it (``value.metadata.plugin_data.plugin_name = "text"``) or
+        # growing one of its repeated fields (``value.histo.bucket.append(1.0)``) attaches
+        # it too, as in protobuf.
         spec = type(self)._BY_NAME.get(name)
         if spec is not None and isinstance(spec[2], type):
             child = spec[2]()
             child.__dict__["_fg_parent"] = (self, name)
+            for field, kind, _container in child._CONTAINERS:
+                if type(child.__dict__[field]) is list:
+                    child.__dict__[field] = _AttachingList(child)
+                elif kind is not None:
+                    child.__dict__[field] = _AttachingRepeated(kind, child)
             return child
         raise AttributeError(f"{type(self).__name__} has no field named '{name}'")
+
+    def __setattr__(self, name, value) -> None:
+        d = self.__dict__
+        if "_fg_parent" in d:
+            self.SetInParent()
+        if name in self._IMPLICIT and _is_default(value, self._IMPLICIT[name]):
+            d.pop(name, None)
+            return
+        object.__setattr__(self, name, value)
 
     @property
     def DESCRIPTOR(self):
@@ -593,7 +662,7 @@ class Message:
 
     def __str__(self) -> str:
         """The message in protobuf's text format (``print(node_def)``, as protobuf's)."""
-        return message_to_text(self)
+        return message_to_text(self, printed=True)
 
     def __repr__(self) -> str:
         parts = []

@@ -65,7 +65,23 @@ def _text_escape(data) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _text_scalar(name: str, kind, value) -> str:
+def _round_trip_g(value: float, digits: int, more: int, width) -> str:
+    """C's ``%.{digits}g``, or ``%.{digits+more}g`` where that does not read back as the
+    same `width` (np.float32 or float) value: how protobuf's ``upb`` runtime prints floats
+    and doubles in ``str(message)``."""
+    if value != value:
+        return "nan"
+    text = f"{value:.{digits}g}"
+    if width(float(text)) != width(value):
+        text = f"{value:.{digits + more}g}"
+    return text
+
+
+def _text_scalar(name: str, kind, value, printed: bool = False) -> str:
+    if printed and kind == "float":  # FLT_DIG digits, 9 where 6 do not round-trip
+        return _round_trip_g(float(np.float32(value)), 6, 3, np.float32)
+    if printed and kind == "double":  # DBL_DIG digits, 17 where 15 do not round-trip
+        return _round_trip_g(float(value), 15, 2, float)
     if kind == "enum" and name in _DTYPE_FIELDS:
         return datatype_name(value)
     if kind in ("string", "bytes"):
@@ -83,9 +99,12 @@ def _text_short(text: str) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _text_lines(message, indent: str) -> list[str]:
+def _text_lines(message, indent: str, printed: bool = False) -> list[str]:
     out = []
-    for _number, name, kind, repeated in message._ORDERED:
+    # str(message) (protobuf's upb printer) keeps the .proto's declaration order, which
+    # FIELDS follows (Summary.Value: node_name, tag, metadata, then the value oneof);
+    # text_format.MessageToString sorts by field number.
+    for _number, name, kind, repeated in (message.FIELDS if printed else message._ORDERED):
         if name not in message.__dict__:
             continue
         value = message.__dict__[name]
@@ -94,23 +113,29 @@ def _text_lines(message, indent: str) -> list[str]:
             for key in sorted_keys(value):  # protobuf's printer sorts map keys
                 out.append(f"{indent}{name} {{")
                 out.append(f"{indent}  key: {_text_scalar('key', kkind, key)}")
-                out.extend(_field_text_lines("value", vkind, value[key], indent + "  "))
+                out.extend(_field_text_lines("value", vkind, value[key], indent + "  ",
+                                             printed))
                 out.append(f"{indent}}}")
         elif repeated:
             for item in value:
-                out.extend(_field_text_lines(name, kind, item, indent))
+                out.extend(_field_text_lines(name, kind, item, indent, printed))
         else:
-            out.extend(_field_text_lines(name, kind, value, indent))
+            out.extend(_field_text_lines(name, kind, value, indent, printed))
     return out
 
 
-def _field_text_lines(name: str, kind, value, indent: str) -> list[str]:
+def _field_text_lines(name: str, kind, value, indent: str, printed: bool) -> list[str]:
     if isinstance(kind, type):
-        return [f"{indent}{name} {{", *_text_lines(value, indent + "  "), f"{indent}}}"]
-    return [f"{indent}{name}: {_text_scalar(name, kind, value)}"]
+        return [f"{indent}{name} {{", *_text_lines(value, indent + "  ", printed),
+                f"{indent}}}"]
+    return [f"{indent}{name}: {_text_scalar(name, kind, value, printed)}"]
 
 
-def message_to_text(message) -> str:
-    """The text format of a message of `event_format` (or one built like it)."""
-    lines = _text_lines(message, "")
+def message_to_text(message, *, printed: bool = False) -> str:
+    """The text format of a message of `event_format` (or one built like it).
+
+    ``printed=True`` gives what ``str(message)`` shows under protobuf's ``upb`` runtime:
+    fields in declaration order, floats as ``%.6g`` (``%.9g`` where that does not read
+    back the same) and doubles as ``%.15g`` (else ``%.17g``)."""
+    lines = _text_lines(message, "", printed)
     return "\n".join(lines) + ("\n" if lines else "")

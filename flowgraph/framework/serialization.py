@@ -121,6 +121,8 @@ def node_to_dict(op) -> dict:
     }
     if op._colocation:
         node["colocation"] = list(op._colocation)
+    if hasattr(op, "_gradient_override_name"):  # TensorFlow's _gradient_op_type
+        node["gradient_op_type"] = op._gradient_override_name
     return node
 
 

@@ -102,8 +102,12 @@ from flowgraph.keras import metrics_classes as _metrics_classes  # noqa: E402
 
 for _name in _losses_extra.__all__:
     setattr(losses, _name, getattr(_losses_extra, _name))
+from flowgraph.keras import metrics_stateful as _metrics_stateful  # noqa: E402
+
 for _name in _metrics_classes.__all__:
     setattr(metrics, _name, getattr(_metrics_classes, _name))
+for _name in _metrics_stateful.__all__:
+    setattr(metrics, _name, getattr(_metrics_stateful, _name))
 for _name in ("mean_squared_error", "mse", "MSE", "mean_absolute_error", "mae", "MAE",
               "binary_crossentropy", "categorical_crossentropy",
               "sparse_categorical_crossentropy"):

@@ -111,8 +111,15 @@ def _reset_learning_phase(graph=None) -> None:
 
 
 # -- sessions ------------------------------------------------------------------------------
+def track_variable(var) -> None:
+    """Have `get_session` initialize `var`, a variable Keras keeps out of the graph's
+    collections (a metric's state, as TF 2.15's graph-mode Keras does)."""
+    _state(var.graph).setdefault("tracked", []).append(var)
+
+
 def _initialize_variables(sess) -> None:
-    candidates = [v for v in _variables.global_variables()
+    tracked = _state(sess.graph).get("tracked", [])
+    candidates = [v for v in [*_variables.global_variables(), *tracked]
                   if not getattr(v, "_keras_initialized", False)]
     if not candidates:
         return

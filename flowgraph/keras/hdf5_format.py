@@ -453,6 +453,12 @@ def _match_layer(layer, saved_name: str, datasets, source: str, skip_mismatch: b
             pairs.append((var, wname, ds, where))
             continue
         message = f"{where}: {problem}."
+        if getattr(layer, "reset_after", None) is not None and var is layer.bias:
+            # a GRU's bias is (3u,) without reset_after, (2, 3u) with it
+            saved = len(ds.shape or ()) == 2
+            if saved != layer.reset_after:
+                message = (f"GRU(reset_after={saved}) is not compatible with "
+                           f"GRU(reset_after={layer.reset_after}): {message}")
         if skip_mismatch:
             warnings.warn(f"Skipping loading weight {var.name}: {message}", stacklevel=4)
             continue

@@ -27,6 +27,7 @@ input_1:0 (?, 3) ['dense/kernel:0', 'dense/bias:0']
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import numbers
 import re
@@ -40,6 +41,7 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.keras import backend
 from flowgraph.keras import constraints as _constraints
+from flowgraph.keras import regularizers as _regularizers
 from flowgraph.layers.core import normalize_padding, normalize_tuple, smart_cond
 from flowgraph.ops import (
     array_join_ops,
@@ -251,20 +253,40 @@ class Layer:
         init = get_initializer(initializer) or init_ops.GlorotUniform()
         constraint = _constraints.get(constraint)
         shape = [int(d) for d in shape]
-        # A wrapper (TimeDistributed) creates its inner layer's weights under its own name.
-        with name_scope(getattr(self, "_weight_scope", None) or self.name + "/"):
+        # As TF 1.x Keras: in the name scope the layer's call opened (so nested in the
+        # caller's scopes, and `dense_1/` for a second layer named `dense`), or the
+        # current one when `build` is called directly. A wrapper (TimeDistributed,
+        # Bidirectional's `bi/forward_lstm`) creates them under the name it gives.
+        scope = getattr(self, "_weight_scope", None) or \
+            (self.name + "/" if "/" in self.name else None)
+        with name_scope(scope) if scope else contextlib.nullcontext():
             # Keras weights are resource variables, as TF 2.15's compat.v1 makes them.
             var = _variables.Variable(lambda: init(shape, dtype=dtype), name=name,
                                       dtype=dtype, trainable=trainable, constraint=constraint,
                                       use_resource=True)
         (self._trainable_weights if trainable else self._non_trainable_weights).append(var)
+        regularizer = _regularizers.get(regularizer)  # 'l2' as well as an object
         if regularizer is not None:
             with name_scope(f"{name}/Regularizer"):
                 self._losses.append(regularizer(var))
         return var
 
-    def add_update(self, update) -> None:
-        self._updates.append(update.op if isinstance(update, Tensor) else update)
+    def add_update(self, update, inputs=None) -> None:
+        update = update.op if isinstance(update, Tensor) else update
+        self._updates.append(update)
+        # the inputs of the call that made it (TF's conditional updates)
+        calling = inputs if inputs is not None else self.__dict__.get("_calling_inputs")
+        if calling is not None:
+            self.__dict__.setdefault("_update_inputs", {})[id(update)] = \
+                {id(t) for t in to_list(calling)}
+
+    def get_updates_for(self, inputs) -> list:
+        """The updates made by calls on `inputs` (None: those made outside a call)."""
+        made = self.__dict__.get("_update_inputs", {})
+        if inputs is None:
+            return [u for u in self._updates if id(u) not in made]
+        wanted = {id(t) for t in to_list(inputs)}
+        return [u for u in self._updates if made.get(id(u), set()) & wanted]
 
     def add_loss(self, loss) -> None:
         self._losses.append(loss)
@@ -339,6 +361,7 @@ class Layer:
         if "training" in self._call_params() and kwargs.get("training") is None:
             phase = backend.learning_phase()
             kwargs["training"] = bool(phase) if isinstance(phase, int) else phase
+        self._calling_inputs = inputs
         with name_scope(self.name):
             if not self.built:
                 self._graph = graph
@@ -348,11 +371,32 @@ class Layer:
                     self._dtype = base if base.is_floating else _dtypes.float32
                 self.build(shapes)
                 self.built = True
-            outputs = self.call(tensors, **kwargs)
-            if self.activity_regularizer is not None:
+            try:
+                outputs = self.call(tensors, **kwargs)
+            finally:
+                self._calling_inputs = None
+            activity = _regularizers.get(self.activity_regularizer)
+            if activity is not None:
                 for out in to_list(outputs):
-                    self._losses.append(self.activity_regularizer(out))
+                    # TF 1.x Keras: the penalty of the batch divided by its size
+                    with name_scope("ActivityRegularizer"):
+                        size = math_ops.cast(array_shape_ops.shape(out)[0],
+                                             out.dtype.base_dtype)
+                        penalty = math_ops.truediv(activity(out), size)
+                    penalty._keras_activity = True  # belongs to this call's outputs
+                    self._losses.append(penalty)
+                    self.__dict__.setdefault("_loss_inputs", {})[id(self._losses[-1])] = \
+                        {id(t) for t in to_list(inputs)}
         return outputs
+
+    def get_losses_for(self, inputs) -> list:
+        """The losses made by calls on `inputs` (activity regularization); None: the
+        others (the weights' regularization, `add_loss`)."""
+        made = self.__dict__.get("_loss_inputs", {})
+        if inputs is None:
+            return [loss for loss in self._losses if id(loss) not in made]
+        wanted = {id(t) for t in to_list(inputs)}
+        return [loss for loss in self._losses if made.get(id(loss), set()) & wanted]
 
     def _convert(self, x) -> Tensor:
         t = convert_to_tensor(x, dtype=self._dtype if not isinstance(x, Tensor) else None)
@@ -399,9 +443,11 @@ class InputLayer(Layer):
     """The entry point of a model: a placeholder, or `input_tensor` if given."""
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None,
-                 sparse: bool = False, name=None, batch_input_shape=None, **kwargs) -> None:
-        if sparse:
-            raise NotImplementedError("InputLayer(sparse=True) is not supported by flowgraph.")
+                 sparse: bool = False, name=None, batch_input_shape=None, ragged: bool = False,
+                 **kwargs) -> None:
+        if sparse or ragged:
+            raise NotImplementedError("InputLayer(sparse=True / ragged=True) is not supported "
+                                      "by flowgraph.")
         name = name or backend.unique_object_name("input", zero_based=False)
         super().__init__(name=name, dtype=dtype, **kwargs)
         if input_tensor is not None:
@@ -426,7 +472,7 @@ class InputLayer(Layer):
 
     def get_config(self) -> dict:
         return {"batch_input_shape": self._batch_input_shape, "dtype": self._dtype.name,
-                "name": self.name}
+                "name": self.name, "ragged": False, "sparse": False}
 
 
 def Input(shape=None, batch_size=None, name=None, dtype=None, sparse: bool = False,
@@ -731,9 +777,13 @@ class Conv2D(Layer):
         return [1, *pair, 1] if self.data_format == "channels_last" else [1, 1, *pair]
 
     def call(self, inputs):
-        out = nn_ops.conv2d(inputs, self.kernel, strides=self._spatial(self.strides),
-                            padding=self.padding.upper(), data_format=self._fmt(),
-                            dilations=self._spatial(self.dilation_rate))
+        from flowgraph.ops.nn_conv_ops import convolution
+
+        # as TensorFlow: one `Conv2D` scope; a dilated channels-last convolution runs as
+        # SpaceToBatchND -> Conv2D -> BatchToSpaceND inside it
+        out = convolution(inputs, self.kernel, self.padding.upper(),
+                          strides=list(self.strides), dilation_rate=list(self.dilation_rate),
+                          data_format=self._fmt(), name="Conv2D")
         if self.use_bias:
             out = nn_ops.bias_add(out, self.bias, data_format=self._fmt())
         return self.activation(out)

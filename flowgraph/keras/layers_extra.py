@@ -20,6 +20,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.keras.layers import (
     Add,
@@ -38,6 +39,8 @@ from flowgraph.ops import (
     math_reduce,
     nn_ops,
 )
+from flowgraph.ops.nn_conv_ops import conv1d
+from flowgraph.ops.nn_space_to_batch import dilated_by_space_to_batch
 
 __all__ = [
     "ELU",
@@ -320,11 +323,16 @@ class Conv1D(Conv2D):
         if self.causal:
             left = self.dilation_rate[1] * (self.kernel_size[1] - 1)
             x = array_join_ops.pad(x, [[0, 0], [left, 0], [0, 0]])
-        out = nn_ops.conv2d(array_shape_ops.expand_dims(x, 1),
-                            array_shape_ops.expand_dims(self.kernel, 0),
-                            strides=self._spatial(self.strides), padding=self.padding.upper(),
-                            dilations=self._spatial(self.dilation_rate))
-        out = array_shape_ops.squeeze(out, [1])
+        rate, padding = self.dilation_rate[1], self.padding.upper()
+        with name_scope(None, "Conv1D") as scope:  # TensorFlow's names: <layer>/Conv1D/...
+            def conv(t, pad):
+                return conv1d(t, self.kernel, self.strides[1], pad, name=scope)
+
+            if rate == 1:
+                out = conv(x, padding)
+            else:  # SpaceToBatchND -> conv1d -> BatchToSpaceND, as TensorFlow
+                out = dilated_by_space_to_batch(x, [rate], padding,
+                                                self.kernel.shape.as_list(), conv)
         if self.use_bias:
             out = nn_ops.bias_add(out, self.bias)
         return self.activation(out)

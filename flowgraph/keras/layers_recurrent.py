@@ -1,6 +1,6 @@
 """Keras recurrent layers for graph mode: `SimpleRNN`, `LSTM`, `GRU` (the TF 1.x Keras
 cells: weights ``<layer>/<cell>/kernel``, ``recurrent_kernel``, ``bias``; LSTM gates in
-the order i, f, c, o; GRU gates z, r, h without ``reset_after``; recurrent activation
+the order i, f, c, o; GRU gates z, r, h, with or without ``reset_after``; recurrent activation
 ``hard_sigmoid`` by default), and `Bidirectional`. Re-exported by `flowgraph.keras.layers`.
 
 The time loop is a `tf.while_loop` over the time-major input, writing each step's output
@@ -64,8 +64,12 @@ class _RNN(Layer):
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
                  return_sequences: bool = False, return_state: bool = False,
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
-                 **kwargs) -> None:
+                 implementation: int = 1, time_major: bool = False, **kwargs) -> None:
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        if time_major:
+            raise NotImplementedError(f"{type(self).__name__}(time_major=True) is not "
+                                      "supported by flowgraph; transpose the input to "
+                                      "(batch, time, features).")
         if stateful:
             raise NotImplementedError(f"{type(self).__name__}(stateful=True) is not supported "
                                       "by flowgraph; feed the state as initial_state.")
@@ -73,6 +77,8 @@ class _RNN(Layer):
             raise NotImplementedError(f"{type(self).__name__}: dropout/recurrent_dropout are "
                                       "not supported by flowgraph; add a Dropout layer.")
         self.units = int(units)
+        self._activation_ids = (activation, recurrent_activation)
+        self.implementation = int(implementation)
         self.activation = _activation(activation)
         self.recurrent_activation = _activation(recurrent_activation)
         self.use_bias = use_bias
@@ -88,6 +94,28 @@ class _RNN(Layer):
 
     def _bias_initializer(self):
         return self.bias_initializer
+
+    def get_config(self) -> dict:
+        """TF 1.x Keras's keys for a recurrent layer (`implementation` and `time_major`
+        are accepted and reported; flowgraph has one implementation)."""
+        kernel_c, recurrent_c, bias_c = self.constraints
+        config = {**super().get_config(), "units": self.units,
+                  "activation": self._activation_ids[0],
+                  "recurrent_activation": self._activation_ids[1],
+                  "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
+                  "recurrent_initializer": self.recurrent_initializer,
+                  "bias_initializer": self.bias_initializer,
+                  "kernel_regularizer": self.kernel_regularizer,
+                  "recurrent_regularizer": self.recurrent_regularizer,
+                  "bias_regularizer": self.bias_regularizer,
+                  "activity_regularizer": self.activity_regularizer,
+                  "kernel_constraint": kernel_c, "recurrent_constraint": recurrent_c,
+                  "bias_constraint": bias_c, "dropout": 0.0, "recurrent_dropout": 0.0,
+                  "return_sequences": self.return_sequences,
+                  "return_state": self.return_state, "go_backwards": self.go_backwards,
+                  "stateful": False, "unroll": False, "time_major": False,
+                  "implementation": self.implementation}
+        return config
 
     def build(self, input_shape) -> None:
         shape = _check_ndim(self, input_shape, ndim=3)
@@ -105,9 +133,13 @@ class _RNN(Layer):
                                                 initializer=self.recurrent_initializer,
                                                 regularizer=self.recurrent_regularizer,
                                                 constraint=self.constraints[1])
-        self.bias = self.add_weight(f"{cell}/bias", [n], initializer=self._bias_initializer(),
+        self.bias = self.add_weight(f"{cell}/bias", self._bias_shape(n),
+                                    initializer=self._bias_initializer(),
                                     regularizer=self.bias_regularizer,
                                     constraint=self.constraints[2]) if self.use_bias else None
+
+    def _bias_shape(self, n: int) -> list[int]:
+        return [n]
 
     def _initial_states(self, inputs):
         batch = array_shape_ops.shape(inputs)[0]
@@ -155,10 +187,17 @@ class SimpleRNN(_RNN):
     """``h = activation(x W + h U + b)``."""
 
     _cell_name = "simple_rnn_cell"
+    _config_omits = ("recurrent_activation", "implementation")
 
     def __init__(self, units, activation="tanh", **kwargs) -> None:
         kwargs.pop("recurrent_activation", None)
         super().__init__(units, activation=activation, **kwargs)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        for key in self._config_omits:
+            del config[key]
+        return config
 
     def _step(self, x, states):
         h = self.activation(math_ops.add(self._gate_inputs(x),
@@ -177,6 +216,9 @@ class LSTM(_RNN):
     def __init__(self, units, unit_forget_bias: bool = True, **kwargs) -> None:
         super().__init__(units, **kwargs)
         self.unit_forget_bias = unit_forget_bias
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
 
     def _bias_initializer(self):
         if not self.unit_forget_bias:
@@ -206,26 +248,54 @@ class LSTM(_RNN):
 
 
 class GRU(_RNN):
-    """Gated recurrent unit (Keras's original form, ``reset_after=False``): the reset gate
-    applies before the recurrent kernel."""
+    """Gated recurrent unit. ``reset_after=False`` (the TF 1.x default): the reset gate
+    applies before the recurrent kernel; ``reset_after=True``: after it, with a bias of
+    shape ``(2, 3 * units)`` (input row, recurrent row)."""
 
     _cell_name = "gru_cell"
     _gates = 3
 
     def __init__(self, units, reset_after: bool = False, **kwargs) -> None:
-        if reset_after:
-            raise NotImplementedError("GRU(reset_after=True) is not supported by flowgraph.")
         super().__init__(units, **kwargs)
+        self.reset_after = bool(reset_after)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "reset_after": self.reset_after}
+
+    def _bias_shape(self, n: int) -> list[int]:
+        # reset_after: one row for the input projection, one for the recurrent one
+        return [2, n] if self.reset_after else [n]
 
     def _step(self, x, states):
         h = states[0]
+        if self.reset_after:
+            return self._step_reset_after(x, h)
         xz, xr, xh = array_join_ops.split(self._gate_inputs(x), 3, axis=1)
         uz, ur, uh = array_join_ops.split(self.recurrent_kernel, 3, axis=1)
         z = self.recurrent_activation(math_ops.add(xz, math_ops.matmul(h, uz)))
         r = self.recurrent_activation(math_ops.add(xr, math_ops.matmul(h, ur)))
         hh = self.activation(math_ops.add(xh, math_ops.matmul(math_ops.multiply(r, h), uh)))
+        return self._mix(z, h, hh)
+
+    def _step_reset_after(self, x, h):
+        """The cuDNN-compatible form: the reset gate scales the recurrent projection
+        (with its own bias row) after the matmul."""
+        gx = math_ops.matmul(x, self.kernel)
+        gh = math_ops.matmul(h, self.recurrent_kernel)
+        if self.use_bias:
+            b_in, b_rec = array_join_ops.unstack(self.bias)
+            gx, gh = math_ops.add(gx, b_in), math_ops.add(gh, b_rec)
+        xz, xr, xh = array_join_ops.split(gx, 3, axis=1)
+        hz, hr, hh = array_join_ops.split(gh, 3, axis=1)
+        z = self.recurrent_activation(math_ops.add(xz, hz))
+        r = self.recurrent_activation(math_ops.add(xr, hr))
+        cand = self.activation(math_ops.add(xh, math_ops.multiply(r, hh)))
+        return self._mix(z, h, cand)
+
+    @staticmethod
+    def _mix(z, h, cand):
         new = math_ops.add(math_ops.multiply(z, h), math_ops.multiply(math_ops.subtract(1.0, z),
-                                                                      hh))
+                                                                      cand))
         return new, [new]
 
 

@@ -99,6 +99,8 @@ def resolve(identifier, loss_fn, output) -> tuple[str, object]:
         # spelling was passed (checked against TF 2.15's compat.v1 graph mode; eager TF2
         # says ``accuracy``).
         return ("acc" if is_acc else "ce"), get(f"{kind}_{suffix}")
+    if getattr(identifier, "_stateful", False):  # Precision, AUC, ...: the object itself
+        return identifier.name, identifier
     fn = get(identifier)
     if hasattr(fn, "fn") and isinstance(getattr(fn, "name", None), str):  # a metric object
         return fn.name, fn.fn

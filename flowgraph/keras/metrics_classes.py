@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import GraphKeys, control_dependencies
+from flowgraph.framework.graph import control_dependencies
 from flowgraph.keras import backend
 from flowgraph.keras import losses as _losses
 from flowgraph.keras import losses_extra as _lx
@@ -83,9 +83,13 @@ class Metric:
     def _variables(self):
         if self._state is None:
             def make(suffix):
-                return _variables.Variable(
-                    0.0, dtype=self.dtype, trainable=False, name=suffix,
-                    collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
+                # as TF 2.15's graph-mode Keras: resource variables in no collection
+                # (outside `global_variables`, so a Saver leaves them out), initialized
+                # by `backend.get_session`
+                var = _variables.Variable(0.0, dtype=self.dtype, trainable=False,
+                                          name=suffix, collections=[], use_resource=True)
+                backend.track_variable(var)
+                return var
             self._state = (make("total"), make("count"))
         return self._state
 

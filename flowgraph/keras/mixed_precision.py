@@ -90,6 +90,7 @@ class LossScaleOptimizer(_optimizers.Optimizer):
                         "initial_scale": self.initial_scale,
                         "dynamic_growth_steps": dynamic_growth_steps}
         self._scale_vars = weakref.WeakKeyDictionary()
+        self._state()  # made now in the default graph, as TF does (before the model's)
 
     def get_config(self) -> dict:
         return {"inner_optimizer": _optimizers_config(self.inner_optimizer),
@@ -104,12 +105,14 @@ class LossScaleOptimizer(_optimizers.Optimizer):
         graph = graph or get_default_graph()
         state = self._scale_vars.get(graph)
         if state is None:
-            with graph.as_default(), graph.control_dependencies(None), name_scope(None), \
-                    name_scope("training/LossScaleOptimizer"):
+            # TF 2.15: resource variables ``current_loss_scale`` and ``good_steps`` at the
+            # root name scope
+            with graph.as_default(), graph.control_dependencies(None), name_scope(None):
                 scale = _variables.Variable(self.initial_scale, dtype=_dtypes.float32,
-                                            trainable=False, name="current_loss_scale")
+                                            trainable=False, name="current_loss_scale",
+                                            use_resource=True)
                 good = _variables.Variable(0, dtype=_dtypes.int64, trainable=False,
-                                           name="good_steps")
+                                           name="good_steps", use_resource=True)
             state = self._scale_vars[graph] = (scale, good)
         return state
 
@@ -117,6 +120,27 @@ class LossScaleOptimizer(_optimizers.Optimizer):
     def loss_scale(self):
         """The current scale (a float32 variable of the default graph)."""
         return self._state()[0]
+
+    @property
+    def dynamic_counter(self):
+        """The count of finite steps since the scale last changed (an int64 variable of
+        the default graph); None when not dynamic."""
+        return self._state()[1] if self.dynamic else None
+
+    @property
+    def weights(self) -> list:
+        """The inner optimizer's weights (the loss-scale variables are not among them)."""
+        return self.inner_optimizer.weights
+
+    def get_weights(self) -> list:
+        return self.inner_optimizer.get_weights()
+
+    def set_weights(self, weights) -> None:
+        self.inner_optimizer.set_weights(weights)
+
+    @property
+    def iterations(self):
+        return self.inner_optimizer.iterations
 
     def get_scaled_loss(self, loss):
         """``loss * loss_scale``."""

@@ -287,6 +287,26 @@ def get(identifier):
                      f"optimizer.")
 
 
+def tf_optimizer_iterations(opt: _TFOptimizer):
+    """The step counter TF's graph-mode Keras gives a `tf.train` optimizer passed to
+    `compile` (its ``TFOptimizer`` wrapper's ``TFOptimizer/iterations``: an int64
+    resource variable made at compile time in the root name scope, the `global_step`
+    of the optimizer's updates)."""
+    from flowgraph.framework import dtypes
+    from flowgraph.framework.graph import get_default_graph, name_scope
+    from flowgraph.ops.variables import Variable
+
+    graph = get_default_graph()
+    made = opt.__dict__.setdefault("_keras_iterations", weakref.WeakKeyDictionary())
+    var = made.get(graph)
+    if var is None:
+        with graph.control_dependencies(None), name_scope(None), name_scope("TFOptimizer"):
+            var = Variable(0, dtype=dtypes.int64, trainable=False, name="iterations",
+                           use_resource=True)
+        made[graph] = var
+    return var
+
+
 def to_tf_optimizer(optimizer) -> _TFOptimizer:
     """The `tf.train` optimizer doing what `optimizer` (anything `get` accepts) does."""
     optimizer = get(optimizer)

@@ -101,6 +101,10 @@ def _encode_layer_config(config: dict) -> dict:
     ``{"class_name": "GlorotUniform", "config": {...}}``."""
     encoded = _encode(config)
     for key, value in encoded.items():
+        if key.endswith("_regularizer") and isinstance(value, str):  # 'l2': TF's dict
+            from flowgraph.keras import regularizers
+
+            encoded[key] = _encode(regularizers.get(value))
         if key.endswith("_initializer") and isinstance(value, str) and \
                 value in _INITIALIZER_CONFIGS:
             name, fields = _INITIALIZER_CONFIGS[value]
@@ -184,8 +188,10 @@ def layer_config(layer) -> dict:
     if hasattr(layer, "_network_layers") or hasattr(layer, "_layers"):
         return model_config(layer)
     config = layer.get_config()
+    omitted = getattr(layer, "_config_omits", ())  # inherited parameters TF leaves out
     for key, value in _constructor_attributes(layer).items():
-        config.setdefault(key, value)
+        if key not in omitted:
+            config.setdefault(key, value)
     if _is_lambda_layer(layer):
         fn = config.pop("function")
         shape = config.pop("output_shape", None)
@@ -284,7 +290,7 @@ def model_config(model) -> dict:
             x = model.inputs[0]
             layers.append({"class_name": "InputLayer", "config": {
                 "batch_input_shape": list(x.shape.as_list()), "dtype": x.dtype.base_dtype.name,
-                "sparse": False, "name": x._keras_history[0].name}})
+                "ragged": False, "sparse": False, "name": x._keras_history[0].name}})
         layers += [layer_config(layer) for layer in model.layers]
         return {"class_name": "Sequential", "config": {"name": model.name, "layers": layers}}
     node_ids = {}

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.graph import control_dependencies, name_scope
 from flowgraph.keras import backend, losses, metrics, optimizers, training_data
 from flowgraph.keras.callbacks import CallbackList
 from flowgraph.keras.training_data import DatasetLoopsMixin
@@ -44,6 +45,7 @@ from flowgraph.keras.training_utils import (
 from flowgraph.keras.weights_checkpoint import WeightsFilesMixin
 from flowgraph.ops import array_ops, array_shape_ops, math_ops, math_reduce
 from flowgraph.ops.control_flow_ops import group
+from flowgraph.train.optimizer import Optimizer as _TFOptimizer
 
 __all__ = ["History", "TrainingMixin", "target_placeholder", "training_loss",
            "training_metrics"]
@@ -75,7 +77,8 @@ def target_placeholder(loss_fn, output, name: str):
     return array_ops.placeholder(output.dtype.base_dtype, shape=output.shape, name=name)
 
 
-def training_loss(model, outputs: list, targets: list, sample_weights: list | None = None):
+def training_loss(model, outputs: list, targets: list, sample_weights: list | None = None,
+                  activity_losses: list | None = None):
     """``(total_loss, per_output_losses)`` of a compiled `model` for `outputs` (the model
     applied to some inputs) against `targets` (None entries: outputs without a loss).
 
@@ -100,7 +103,11 @@ def training_loss(model, outputs: list, targets: list, sample_weights: list | No
         total = term if total is None else math_ops.add(total, term)
     if total is None:
         raise ValueError("The model has no loss to optimize: pass `loss` to compile().")
-    for reg in model.losses:
+    regularization = model.losses
+    if activity_losses is not None:  # the activity penalties of the call made `outputs`
+        regularization = [loss for loss in regularization
+                          if not getattr(loss, "_keras_activity", False)] + activity_losses
+    for reg in regularization:
         total = math_ops.add(total, math_ops.cast(reg, total.dtype.base_dtype))
     return total, per_output
 
@@ -111,6 +118,25 @@ def _broadcastable(weights, values):
     for _ in range(max((values.shape.ndims or 1) - 1, 0)):
         weights = array_shape_ops.expand_dims(weights, -1)
     return weights
+
+
+def _check_target_shapes(model, ys: list) -> None:
+    """TF's check before a step: with the losses that compare elementwise (mean squared
+    error, binary or categorical crossentropy) a target must have its output's shape."""
+    strict = {losses.mean_squared_error: "mean_squared_error",
+              losses.binary_crossentropy: "binary_crossentropy",
+              losses.categorical_crossentropy: "categorical_crossentropy"}
+    for fn, y, out in zip(model._loss_fns, ys, model.outputs, strict=True):
+        name = strict.get(losses.base_function(fn)) if fn is not None else None
+        if name is None or out.shape.ndims is None:
+            continue
+        want = out.shape.as_list()
+        if y.ndim == len(want) and any(a is not None and a != b
+                                       for a, b in zip(want[1:], y.shape[1:], strict=True)):
+            shown = tuple(want)
+            raise ValueError(f"A target array with shape {y.shape} was passed for an output "
+                             f"of shape {shown} while using as loss `{name}`. This loss "
+                             f"expects targets to have the same shape as the output.")
 
 
 def _metric_entries(model) -> list[tuple[str, int, object]]:
@@ -131,9 +157,49 @@ def _metric_entries(model) -> list[tuple[str, int, object]]:
 
 
 def training_metrics(model, outputs: list, targets: list) -> dict:
-    """``{metric name: per-example values}`` of the compiled metrics."""
-    return {name: fn(targets[i], outputs[i]) for name, i, fn in _metric_entries(model)
-            if targets[i] is not None}
+    """``{metric name: per-example values}`` of the compiled metrics; a stateful metric
+    object's (Precision, AUC, ...): its running result after this batch's update."""
+    out = {}
+    for name, i, fn in _metric_entries(model):
+        if targets[i] is None:
+            continue
+        if getattr(fn, "_stateful", False):
+            with control_dependencies([fn.update_state(targets[i], outputs[i])]):
+                out[name] = array_ops.identity(fn.result())
+        else:
+            out[name] = fn(targets[i], outputs[i])
+    return out
+
+
+def stateful_positions(model) -> set[int]:
+    """Positions in `metrics_names` of the stateful metric objects (their value is the
+    last batch's running result, not an average over batches)."""
+    if not getattr(model, "_compiled", False):
+        return set()
+    entries = _metric_entries(model)
+    base = len(model.metrics_names) - len(entries)
+    return {base + k for k, (_, _, fn) in enumerate(entries) if getattr(fn, "_stateful", False)}
+
+
+def reset_metric_states(model) -> None:
+    """Start the compiled stateful metrics afresh (each epoch, each evaluate)."""
+    if getattr(model, "_compiled", False):
+        for _, _, fn in _metric_entries(model):
+            if getattr(fn, "_stateful", False):
+                fn.reset_states()
+
+
+def combine_runs(model, runs: list, weights: list | None = None) -> list:
+    """The (weighted) average of several runs' values, but the last run's value for
+    the stateful metrics."""
+    weights = weights or [1.0] * len(runs)
+    total = sum(weights)
+    out = [sum(r[i] * w for r, w in zip(runs, weights, strict=True)) / total
+           for i in range(len(runs[0]))]
+    for i in stateful_positions(model):
+        if i < len(out):
+            out[i] = runs[-1][i]
+    return out
 
 
 def _as_arrays(data, names: list[str], what: str) -> list[np.ndarray]:
@@ -204,6 +270,8 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                               "loss_weights": loss_weights}
         self._compiled = True
         self._train_graph = None
+        if isinstance(self.optimizer, _TFOptimizer):  # a tf.train optimizer
+            optimizers.tf_optimizer_iterations(self.optimizer)
         # the weights `fit` trains are those trainable now (Keras's collected trainable
         # weights): `layer.trainable = False` after compile changes nothing until the
         # next compile, the GAN idiom's assumption
@@ -230,10 +298,17 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         key = tuple(name for name, _, _ in _metric_entries(self))
         cached = self.__dict__.get("_metric_objects")
         if cached is None or cached[0] != key:
-            cached = (key, [MeanMetricWrapper(fn, name=name)
+            cached = (key, [fn if getattr(fn, "_stateful", False) else
+                            MeanMetricWrapper(fn, name=name)
                             for name, _, fn in _metric_entries(self)])
             self._metric_objects = cached
         return list(cached[1])
+
+    def _combine_runs(self, runs: list, weights: list | None = None) -> list:
+        return combine_runs(self, runs, weights)
+
+    def _reset_metric_states(self) -> None:
+        reset_metric_states(self)
 
     # -- graph pieces ----------------------------------------------------------------------
     def _require_compiled(self, what: str) -> None:
@@ -243,13 +318,21 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
 
     def _inference(self) -> list:
         if self._infer_graph is None:
-            self._infer_graph = to_list(self._invoke(list(self.inputs), {"training": False}))
+            self._infer_graph, self._infer_activity = self._call_with_activity(False)
         return self._infer_graph
+
+    def _call_with_activity(self, training: bool) -> tuple[list, list]:
+        """The model's outputs on its inputs, and the activity penalties that call made
+        (TF invokes a model once; flowgraph once per mode, each with its own)."""
+        before = {id(loss) for loss in self.losses}
+        outputs = to_list(self._invoke(list(self.inputs), {"training": training}))
+        return outputs, [loss for loss in self.losses if id(loss) not in before and
+                         getattr(loss, "_keras_activity", False)]
 
     def _evaluation(self) -> dict:
         if self._train_graph is None:
             before = {id(u) for u in self.updates}
-            train_outputs = to_list(self._invoke(list(self.inputs), {"training": True}))
+            train_outputs, train_activity = self._call_with_activity(True)
             updates = [u for u in self.updates if id(u) not in before]
             outputs = self._inference()
             targets = [None if fn is None else target_placeholder(fn, o, f"{n}_target")
@@ -258,22 +341,37 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
             weights = [None if fn is None else array_ops.placeholder(
                 _dtypes.float32, shape=[None], name=f"{n}_sample_weights")
                 for fn, n in zip(self._loss_fns, self.output_names, strict=True)]
-            loss, per_output = training_loss(self, train_outputs, targets, weights)
+            loss, per_output = training_loss(self, train_outputs, targets, weights,
+                                             train_activity)
             train_metrics = training_metrics(self, train_outputs, targets)
             opt = optimizers.to_tf_optimizer(self.optimizer)
             trainable = getattr(self, "_collected_trainable", None)
             trainable = self.trainable_weights if trainable is None else trainable
             # no trainable weight (a frozen model): the step computes the loss only
-            minimize = opt.minimize(loss, var_list=trainable) if trainable else group()
-            test_loss, test_per_output = training_loss(self, outputs, targets, weights)
+            if not trainable:
+                minimize = group()
+            elif isinstance(self.optimizer, _TFOptimizer):
+                # as TF's TFOptimizer wrapper: under `training/` (Adam's
+                # training/beta1_power), counting steps in TFOptimizer/iterations
+                with name_scope("training"):
+                    minimize = opt.minimize(
+                        loss, var_list=trainable,
+                        global_step=optimizers.tf_optimizer_iterations(self.optimizer))
+            else:
+                minimize = opt.minimize(loss, var_list=trainable)
+            test_loss, test_per_output = training_loss(
+                self, outputs, targets, weights, self.__dict__.get("_infer_activity"))
+            multi = len(self.outputs) > 1
             self._train_graph = {
                 "optimizer": opt,  # its slots: the HDF5 file's optimizer_weights
                 "targets": targets,
                 "sample_weights": weights,
                 "train_op": group(minimize, *updates),
-                "train_fetches": [loss, *per_output, *map(math_reduce.reduce_mean,
-                                                         train_metrics.values())],
-                "test_fetches": [test_loss, *test_per_output,
+                # one value per `metrics_names` entry: the per-output losses only with
+                # several outputs (with one, 'loss' is the total, regularization included)
+                "train_fetches": [loss, *(per_output if multi else []),
+                                  *map(math_reduce.reduce_mean, train_metrics.values())],
+                "test_fetches": [test_loss, *(test_per_output if multi else []),
                                  *map(math_reduce.reduce_mean,
                                       training_metrics(self, outputs, targets).values())],
             }
@@ -305,6 +403,8 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
             raise ValueError(f"Input arrays should have the same number of samples as target "
                              f"arrays. Found {counts.pop()} input samples and "
                              f"{len(ys[0])} target samples.")
+        if ys is not None and getattr(self, "_compiled", False):
+            _check_target_shapes(self, ys)
         return xs, ys
 
     def _maybe_build(self, x) -> None:
@@ -338,14 +438,22 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                 callbacks.call(f"on_{mode}_batch_end", batch, {"batch": batch,
                                                                "size": len(idx), **logs})
                 if mode == "train" and getattr(self, "stop_training", False):
-                    values = [float(v) * len(idx) for v in values[-count:]]
+                    last = [float(v) for v in values[-count:]]
+                    values = [v * len(idx) for v in last]
                     totals = values if totals is None else [
                         a + b for a, b in zip(totals, values, strict=True)]
-                    return [t / (start + len(idx)) for t in totals]
-            values = [float(v) * len(idx) for v in values[-count:]]
+                    return self._stateful_last([t / (start + len(idx)) for t in totals], last)
+            last = [float(v) for v in values[-count:]]
+            values = [v * len(idx) for v in last]
             totals = values if totals is None else [a + b for a, b in zip(totals, values,
                                                                         strict=True)]
-        return [t / n for t in totals]
+        return self._stateful_last([t / n for t in totals], last)
+
+    def _stateful_last(self, averaged: list, last: list) -> list:
+        """`averaged`, with the stateful metrics' running results taken from `last`."""
+        for i in stateful_positions(self):
+            averaged[i] = last[i]
+        return averaged
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
@@ -398,10 +506,10 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
             printer.begin(epoch)
             cbs.call("on_epoch_begin", epoch, {})
             order = np.random.permutation(len(xs[0])) if shuffle else None
+            self._reset_metric_states()
             runs = [self._run_batches(fetches, xs, ys, batch_size, order, hooks, sws)
                     for _ in range(steps_per_epoch or 1)]
-            logs = dict(zip(names, [sum(r[i] for r in runs) / len(runs)
-                                    for i in range(len(names))], strict=True))
+            logs = dict(zip(names, self._combine_runs(runs), strict=True))
             if validation_data is not None:
                 vx, vy = validation_data[0], validation_data[1]
                 vsw = validation_data[2] if len(validation_data) > 2 else None
@@ -436,6 +544,8 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         return np.float64(result)
 
     def _evaluate(self, x, y, batch_size, verbose, sample_weight, steps, hooks):
+        if not self.__dict__.pop("_keep_metric_states", False):
+            self._reset_metric_states()  # TF: evaluate starts its stateful metrics afresh
         if training_data.is_dataset(x):
             if getattr(self, "_pending_compile", None) is None:
                 self._require_compiled("training/testing")
@@ -447,7 +557,7 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                                          len(xs[0]), sws=sws, callbacks=hooks, mode="test")
 
             parts = self._dataset_loop(x, steps, run, "evaluate")  # averaged per step
-            values = [sum(v[i] for _, v in parts) / len(parts) for i in range(len(parts[0][1]))]
+            values = self._combine_runs([v for _, v in parts])
             return values[0] if len(values) == 1 else values
         if getattr(self, "_pending_compile", None) is None:
             self._require_compiled("training/testing")
@@ -515,13 +625,16 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         sws = sample_weights_for(ys, sample_weight, class_weight, self.output_names)
         values = [np.float32(v) for v in self._run_batches(
             [graph["train_op"], *graph["train_fetches"]], xs, ys, len(xs[0]), sws=sws)]
+        self._reset_metric_states()  # TF's reset_metrics=True: after the batch
         return values[0] if len(values) == 1 else values
 
     def test_on_batch(self, x, y, sample_weight=None):
         """The loss (and metrics) on one batch, as float32 values like TF's."""
+        self._keep_metric_states = True  # TF adds this batch to the running state ...
         values = self.evaluate(x, y, batch_size=len(_as_arrays(x, self.input_names,
                                                                "input")[0]), verbose=0,
                                sample_weight=sample_weight)
+        self._reset_metric_states()  # ... and starts afresh after it (reset_metrics=True)
         if isinstance(values, list):
             return [np.float32(v) for v in values]
         return np.float32(values)

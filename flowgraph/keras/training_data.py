@@ -150,6 +150,7 @@ class DatasetLoopsMixin:
         cbs = hooks = None
         for epoch in range(initial_epoch, epochs):
             totals, seen, batch = None, 0, 0
+            self._reset_metric_states()
             for bx, by, bsw in dataset_batches(self, dataset, steps_per_epoch):
                 if history is None:  # built on the first batch
                     self._maybe_build(bx)
@@ -188,13 +189,15 @@ class DatasetLoopsMixin:
                 # TF averages a dataset's batches per step, whatever their sizes
                 totals = list(values) if totals is None else \
                     [t + v for t, v in zip(totals, values, strict=True)]
+                last = values
                 seen += 1
                 batch += 1
                 if self.stop_training:
                     break
             if history is None:
                 raise ValueError("The dataset gave no batch to train on.")
-            logs = dict(zip(names, [t / seen for t in totals], strict=True))
+            logs = dict(zip(names, self._stateful_last([t / seen for t in totals], last),
+                            strict=True))
             if validation_data is not None:
                 vx = validation_data if is_dataset(validation_data) else \
                     validation_data[0]

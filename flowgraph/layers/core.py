@@ -52,10 +52,11 @@ from flowgraph.ops import (
     array_shape_ops,
     init_ops,
     math_ops,
+    nn_impl,
     nn_ops,
-    random_ops,
 )
 from flowgraph.ops import variable_scope as vs
+from flowgraph.ops.math_tensordot import tensordot
 
 __all__ = ["Dense", "Dropout", "Flatten", "Layer", "dense", "dropout", "flatten"]
 
@@ -362,18 +363,10 @@ class Dense(Layer):
 
 
 def _contract_last_axis(inputs, kernel, units: int):
-    """``tensordot(inputs, kernel, [[-1], [0]])`` as reshape -> MatMul -> reshape, for any
-    (unknown) leading dimensions."""
-    with name_scope("Tensordot"):
-        shape = inputs.shape.as_list()
-        flat = array_shape_ops.reshape(inputs, [-1, shape[-1]])
-        product = math_ops.matmul(flat, kernel, name="MatMul")
-        if all(d is not None for d in shape[:-1]):
-            out_shape = [*shape[:-1], units]
-        else:
-            lead = array_index_ops.strided_slice(array_shape_ops.shape(inputs), [0], [-1])
-            out_shape = array_join_ops.concat([lead, [units]], 0)
-        outputs = array_shape_ops.reshape(product, out_shape)
+    """``tensordot(inputs, kernel, [[rank - 1], [0]])`` (TensorFlow's graph: one MatMul
+    between reshapes), with the static shape ``inputs.shape[:-1] + [units]``."""
+    shape = inputs.shape.as_list()
+    outputs = tensordot(inputs, kernel, [[len(shape) - 1], [0]])
     outputs.set_shape([*shape[:-1], units])
     return outputs
 
@@ -443,23 +436,17 @@ class Dropout(Layer):
         return array_join_ops.stack(parts)
 
     def _drop(self, inputs):
-        with name_scope("dropout"):
-            rate = self.rate
-            if isinstance(rate, numbers.Real) and not 0 <= rate < 1:
-                raise ValueError(f"dropout: rate must be a scalar tensor or a float in the "
-                                 f"range [0, 1), got {rate}")
-            dtype = inputs.dtype.base_dtype
-            rate_t = convert_to_tensor(rate, dtype=dtype, name="rate")
-            scale = math_ops.truediv(convert_to_tensor(1.0, dtype=dtype),
-                                     math_ops.subtract(convert_to_tensor(1.0, dtype=dtype),
-                                                       rate_t))
-            noise = random_ops.random_uniform(self._noise_shape(inputs), dtype=dtype,
-                                              seed=self.seed)
-            keep = math_ops.greater_equal(noise, rate_t)
-            scaled = math_ops.multiply(inputs, scale)
-            return math_ops.multiply(scaled, math_ops.cast(keep, dtype))
+        rate = self.rate
+        if isinstance(rate, numbers.Real) and not 0 <= rate < 1:
+            raise ValueError(f"dropout: rate must be a scalar tensor or a float in the "
+                             f"range [0, 1), got {rate}")
+        # TensorFlow's layer calls tf.nn.dropout: the same ops ("dropout/SelectV2")
+        noise_shape = None if self.noise_shape is None else self._noise_shape(inputs)
+        return nn_impl.dropout(inputs, noise_shape=noise_shape, seed=self.seed, rate=rate)
 
     def call(self, inputs, training=False):
+        if isinstance(self.rate, numbers.Real) and self.rate == 0:
+            return array_ops.identity(inputs)  # TF's layer: no mask, no seed taken
         return smart_cond(training, lambda: self._drop(inputs),
                           lambda: array_ops.identity(inputs))
 

@@ -53,6 +53,14 @@ from flowgraph.ops import (
 __all__ = ["BatchNormalization", "batch_normalization"]
 
 
+def _read(variable):
+    """A variable's value; a partitioned one (gamma or beta under a partitioning
+    scope) is its parts concatenated."""
+    if hasattr(variable, "value"):
+        return variable.value()
+    return convert_to_tensor(variable)
+
+
 class BatchNormalization(Layer):
     """Batch normalization layer; see `batch_normalization`."""
 
@@ -122,13 +130,20 @@ class BatchNormalization(Layer):
                                         initializer=self.beta_initializer,
                                         regularizer=self.beta_regularizer,
                                         constraint=self.beta_constraint)
-        self.moving_mean = self.add_weight("moving_mean", param_shape, dtype=param_dtype,
-                                           initializer=self.moving_mean_initializer,
-                                           trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", param_shape,
-                                               dtype=param_dtype,
-                                               initializer=self.moving_variance_initializer,
-                                               trainable=False)
+        # As in TensorFlow, a partitioning scope splits gamma and beta but never the
+        # moving statistics (the canned DNN's batch norm: ``.../batchnorm_0/moving_mean``).
+        scope = self._current_scope
+        partitioner = scope.partitioner
+        scope.set_partitioner(None)
+        try:
+            self.moving_mean = self.add_weight(
+                "moving_mean", param_shape, dtype=param_dtype,
+                initializer=self.moving_mean_initializer, trainable=False)
+            self.moving_variance = self.add_weight(
+                "moving_variance", param_shape, dtype=param_dtype,
+                initializer=self.moving_variance_initializer, trainable=False)
+        finally:
+            scope.set_partitioner(partitioner)
 
     def _broadcast(self, v):
         """Reshape a per-channel tensor so that it broadcasts against the input."""
@@ -170,9 +185,9 @@ class BatchNormalization(Layer):
         data_format = "NHWC" if self._axes == [3] else "NCHW"
         # Without beta/gamma, constant zeros then ones (TensorFlow's Const, Const_1).
         channels = self.moving_mean.shape.as_list()
-        beta = self.beta.value() if self.beta is not None else \
+        beta = _read(self.beta) if self.beta is not None else \
             convert_to_tensor(np.zeros(channels, np.float32), name="Const")
-        gamma = self.gamma.value() if self.gamma is not None else \
+        gamma = _read(self.gamma) if self.gamma is not None else \
             convert_to_tensor(np.ones(channels, np.float32), name="Const")
 
         def run(is_training):
@@ -236,10 +251,10 @@ class BatchNormalization(Layer):
             # sub, add_1
             inv = math_ops.rsqrt(variance + self.epsilon)
             if self.gamma is not None:
-                inv = inv * self._broadcast(self.gamma.value())
+                inv = inv * self._broadcast(_read(self.gamma))
             scaled = x * math_ops.cast(inv, dtype)
             if self.beta is not None:
-                shift = self._broadcast(self.beta.value()) - mean * inv
+                shift = self._broadcast(_read(self.beta)) - mean * inv
             else:
                 shift = -mean * inv
             return scaled + math_ops.cast(shift, dtype)

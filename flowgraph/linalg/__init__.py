@@ -56,7 +56,8 @@ from flowgraph.ops.linalg_tridiag import (
     tridiagonal_matmul,
     tridiagonal_solve,
 )
-from flowgraph.ops.math_ops import einsum, matmul, tensordot
+from flowgraph.ops.math_ops import einsum, matmul
+from flowgraph.ops.math_tensordot import tensordot
 from flowgraph.ops.nn_ops import l2_normalize
 
 transpose = matrix_transpose

@@ -18,8 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import nest
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import control_dependencies, name_scope
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import as_shape
 from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_index_ops import gather
@@ -170,8 +172,14 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
                             f"{index.dtype.base_dtype.name}")
         if default is None:
             pairs, default = pairs[:-1], pairs[-1][1]
-        return case([(equal(index, k), fn) for k, fn in pairs], default=default,
-                    exclusive=True)
+        # TensorFlow runs one ``StatelessCase`` op, "<scope>/indexed_case", and returns an
+        # Identity of each of its outputs ("<scope>/indexed_case/Identity", ...): the
+        # same output names here, over exclusive conds under that scope.
+        with name_scope("indexed_case"):
+            out = case([(equal(index, k), fn) for k, fn in pairs], default=default,
+                       exclusive=True)
+            return nest.map_structure(
+                lambda t: identity(t) if isinstance(t, Tensor) else t, out)
 
 
 def ensure_shape(x, shape, name=None):

@@ -22,11 +22,15 @@ import collections
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import (
+    constant_value,
+    convert_to_tensor,
+    register_constant_evaluator,
+)
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = ["batch_gather", "batch_to_space", "batch_to_space_nd", "bitcast",
            "broadcast_dynamic_shape", "repeat", "required_space_to_batch_paddings", "roll",
@@ -37,7 +41,9 @@ _INDEX_TYPES = (_dtypes.int32, _dtypes.int64)
 
 
 def _int_tensor(x, name):
-    t = convert_to_tensor(x, name=name, preferred_dtype=_dtypes.int32)
+    # a NumPy array keeps its own dtype (int64 stays int64), as in TensorFlow
+    preferred = None if isinstance(x, np.ndarray) else _dtypes.int32
+    t = convert_to_tensor(x, name=name, preferred_dtype=preferred)
     if t.dtype.base_dtype not in _INDEX_TYPES:
         raise TypeError(f"{name} must be int32 or int64, got {t.dtype.base_dtype.name}")
     return t
@@ -117,6 +123,16 @@ def _list_diff_shape(op, x, y):
         if s.ndims not in (None, 1):
             raise op.shape_error(f"{what} must be 1-D, got shape {s}")
     return [TensorShape([None]), TensorShape([None])]
+
+
+@register_constant_evaluator("ListDiff")
+def _eval_list_diff(op, index):
+    x, y = constant_value(op.inputs[0]), constant_value(op.inputs[1])
+    if x is None or y is None:
+        return None
+    x = np.asarray(x)
+    keep = np.flatnonzero(~np.isin(x, np.asarray(y)))
+    return x[keep] if index == 0 else keep.astype(op.outputs[1].dtype.as_numpy_dtype)
 
 
 ListDiff = collections.namedtuple("ListDiff", ["out", "idx"])
@@ -344,10 +360,11 @@ def space_to_batch_nd(input, block_shape, paddings, name=None):
     >>> tf.Session().run(tf.space_to_batch_nd(x, [2, 2], [[0, 0], [0, 0]])).ravel().tolist()
     [0, 1, 2, 3]
     """
-    return make_tensor("SpaceToBatchND", [convert_to_tensor(input, name="input"),
-                                          _int_tensor(block_shape, "block_shape"),
-                                          _int_tensor(paddings, "paddings")],
-                       name=name or "SpaceToBatchND")
+    with op_scope(name, "SpaceToBatchND", (input, block_shape, paddings)) as scope:
+        return make_tensor("SpaceToBatchND", [convert_to_tensor(input, name="input"),
+                                              _int_tensor(block_shape, "block_shape"),
+                                              _int_tensor(paddings, "paddings")],
+                           name=scope)
 
 
 def batch_to_space_nd(input, block_shape, crops, name=None):
@@ -362,10 +379,11 @@ def batch_to_space_nd(input, block_shape, crops, name=None):
     array([[0, 1],
            [2, 3]], dtype=int32)
     """
-    return make_tensor("BatchToSpaceND", [convert_to_tensor(input, name="input"),
-                                          _int_tensor(block_shape, "block_shape"),
-                                          _int_tensor(crops, "crops")],
-                       name=name or "BatchToSpaceND")
+    with op_scope(name, "BatchToSpaceND", (input, block_shape, crops)) as scope:
+        return make_tensor("BatchToSpaceND", [convert_to_tensor(input, name="input"),
+                                              _int_tensor(block_shape, "block_shape"),
+                                              _int_tensor(crops, "crops")],
+                           name=scope)
 
 
 def space_to_batch(input, paddings, block_size=None, name=None, block_shape=None):

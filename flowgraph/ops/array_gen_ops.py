@@ -210,10 +210,9 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     # TensorFlow's order and names: on/off values first, then indices and depth, all in
     # the scope `one_hot`.
     with name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
-        on = None if on_value is None else convert_to_tensor(on_value, dtype=want,
-                                                             name="on_value")
-        off = None if off_value is None else convert_to_tensor(off_value, dtype=want,
-                                                               name="off_value")
+        # given values are unnamed constants (TF: "one_hot/Const"), defaults "on_value"...
+        on = None if on_value is None else convert_to_tensor(on_value, dtype=want)
+        off = None if off_value is None else convert_to_tensor(off_value, dtype=want)
         if on is not None and off is not None and on.dtype.base_dtype != off.dtype.base_dtype:
             raise TypeError(f"one_hot: dtype {on.dtype.name} of on_value does not match dtype "
                             f"{off.dtype.name} of off_value")
@@ -247,22 +246,33 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool, name: str | None = N
     """
     from flowgraph.ops import math_ops, math_reduce
 
+    # TensorFlow's graph: Max and Maximum(0, .) without `maxlen`, a raw Range over
+    # `maxlen`'s dtype, `lengths` always cast to it (a Cast even when the dtypes agree),
+    # Less, then a second Cast for a non-bool `dtype`.
     with name_scope(name, "SequenceMask", [lengths, maxlen]):
         lengths = convert_to_tensor(lengths, preferred_dtype=_dtypes.int32)
         if maxlen is None:
             maxlen = math_reduce.reduce_max(lengths)
+            zero = convert_to_tensor(0, dtype=maxlen.dtype.base_dtype)
+            maxlen = make_tensor("Maximum", [zero, maxlen], name="Maximum")
         else:
-            maxlen = convert_to_tensor(maxlen, dtype=lengths.dtype.base_dtype) if not isinstance(
-                maxlen, Tensor) else maxlen
+            maxlen = convert_to_tensor(maxlen)
         if maxlen.shape.ndims not in (None, 0):
             raise ValueError(f"sequence_mask: maxlen must be a scalar, got shape {maxlen.shape}")
-        row = range(0, maxlen, 1, dtype=maxlen.dtype.base_dtype)
-        if lengths.dtype.base_dtype != row.dtype.base_dtype:
-            row = _cast(row, lengths.dtype.base_dtype)
-        mask = math_ops.less(row, expand_dims(lengths, -1))
+        kind = maxlen.dtype.base_dtype
+        if kind not in _RANGE_ORDER:
+            raise TypeError(f"sequence_mask: maxlen must be int32, int64, float32 or float64, "
+                            f"got {kind.name}")
+        row = make_tensor("Range", [convert_to_tensor(0, dtype=kind), maxlen,
+                                    convert_to_tensor(1, dtype=kind)], name="Range")
+        column = expand_dims(lengths, -1)
+        column = make_tensor("Cast", [column], {"SrcT": column.dtype.base_dtype,
+                                                "DstT": kind}, name="Cast")
+        mask = math_ops.less(row, column)
         dtype = _dtypes.as_dtype(dtype).base_dtype
         if dtype != _dtypes.bool:
-            mask = _cast(mask, dtype)
+            mask = make_tensor("Cast", [mask], {"SrcT": _dtypes.bool, "DstT": dtype},
+                               name="Cast")
         return mask
 
 

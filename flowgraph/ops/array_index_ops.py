@@ -272,6 +272,16 @@ def _gather_shape(op, params, indices, axis_shape):
     return [TensorShape([*p[:axis], *ind[bd:], *p[axis + 1:]])]
 
 
+@register_constant_evaluator("GatherV2")
+def _eval_gather(op, index):
+    if op.attrs["batch_dims"] != 0:
+        return None
+    p, i, axis = (constant_value(t) for t in op.inputs)
+    if p is None or i is None or axis is None:
+        return None
+    return np.take(np.asarray(p), np.asarray(i), axis=int(axis))
+
+
 def gather(params, indices, validate_indices=None, name: str | None = None, axis=None,
            batch_dims: int = 0):
     """Elements of `params` along `axis` at `indices` (out-of-range indices are an
@@ -390,6 +400,17 @@ def _select_shape(op, cond, x, y):
     return [out.merge_with(cond)]
 
 
+@register_constant_evaluator("Select")
+def _eval_select(op, index):
+    c, x, y = (constant_value(t) for t in op.inputs)
+    if c is None or x is None or y is None:
+        return None
+    c, x = np.asarray(c), np.asarray(x)
+    if c.ndim == 1 and x.ndim > 1:  # a vector condition picks rows
+        c = c.reshape((-1,) + (1,) * (x.ndim - 1))
+    return np.where(c, x, np.asarray(y))
+
+
 @register_op("SelectV2", dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
 def _select_v2_shape(op, cond, x, y):
     try:
@@ -453,35 +474,40 @@ def boolean_mask(tensor, mask, name: str = "boolean_mask", axis=None):
     >>> tf.boolean_mask(tf.zeros([3, 4, 5]), tf.ones([3, 4], tf.bool)).shape.as_list()
     [None, 5]
     """
-    x = convert_to_tensor(tensor)
-    m = convert_to_tensor(mask, dtype=_dtypes.bool) if not isinstance(mask, Tensor) else mask
-    k = m.shape.ndims
-    if k is None:
-        raise ValueError("Number of mask dimensions must be specified, even if some "
-                         "dimensions are None. E.g. shape=[None] is ok, but shape=None is not.")
-    if k == 0:
-        raise ValueError("mask cannot be scalar.")
-    axis = 0 if axis is None else int(axis)
-    r = x.shape.ndims
-    if r is not None:
-        if axis < 0:
-            axis += r
-        if axis + k > r:
-            raise ValueError(f"boolean_mask: a mask of rank {k} at axis {axis} needs a "
-                             f"tensor of rank at least {axis + k}, got shape {x.shape}")
-        part = x.shape[axis:axis + k]
-        if not part.is_compatible_with(m.shape):
-            raise ValueError(f"Shapes {part} and {m.shape} are incompatible: the mask must "
-                             f"match dimensions {axis}..{axis + k - 1} of the tensor")
-    if m.shape.is_fully_defined():
-        lead = int(np.prod(m.shape.as_list()))
-    else:
-        lead = -1
-    dims = shape(x)
-    new_shape = concat([dims[:axis], [lead], dims[axis + k:]], 0)
-    flat = reshape(x, new_shape)
-    idx = squeeze(where(reshape(m, [-1])), axis=[1])
-    return gather(flat, idx, axis=axis, name=name)
+    from flowgraph.ops.math_reduce import reduce_prod
+
+    # TensorFlow's graph, all inside one `boolean_mask` scope: the masked dimensions
+    # collapsed by a Reshape to their product, the flattened mask's Where, a Squeeze and
+    # a GatherV2 (the result).
+    with name_scope(name, "boolean_mask", [tensor, mask]):
+        x = convert_to_tensor(tensor, name="tensor")
+        m = convert_to_tensor(mask, name="mask")
+        k = m.shape.ndims
+        if k is None:
+            raise ValueError("Number of mask dimensions must be specified, even if some "
+                             "dimensions are None. E.g. shape=[None] is ok, but shape=None is "
+                             "not.")
+        if k == 0:
+            raise ValueError("mask cannot be scalar.")
+        axis = 0 if axis is None else int(axis)
+        r = x.shape.ndims
+        if r is not None:
+            if axis < 0:
+                axis += r
+            if axis + k > r:
+                raise ValueError(f"boolean_mask: a mask of rank {k} at axis {axis} needs a "
+                                 f"tensor of rank at least {axis + k}, got shape {x.shape}")
+            part = x.shape[axis:axis + k]
+            if not part.is_compatible_with(m.shape):
+                raise ValueError(f"Shapes {part} and {m.shape} are incompatible: the mask "
+                                 f"must match dimensions {axis}..{axis + k - 1} of the tensor")
+        lead = reduce_prod(shape(x)[axis:axis + k], [0])
+        flat = reshape(x, concat([shape(x)[:axis], [lead], shape(x)[axis + k:]], 0))
+        if r is not None:
+            flat.set_shape(x.shape[:axis].concatenate([x.shape[axis:axis + k].num_elements()])
+                           .concatenate(x.shape[axis + k:]))
+        idx = squeeze(where(reshape(m, [-1])), axis=[1])
+        return gather(flat, idx, axis=axis)
 
 
 # -- IndexedSlices to dense ----------------------------------------------------------------

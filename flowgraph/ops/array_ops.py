@@ -90,7 +90,8 @@ def placeholder_with_default(input, shape, name: str | None = None):
 def sparse_placeholder(dtype, shape=None, name: str | None = None) -> SparseTensor:
     """A `SparseTensor` of placeholders to feed with a `SparseTensorValue`.
 
-    The parts are named ``<name>/indices``, ``<name>/values`` and ``<name>/shape``. With a
+    The parts are named ``<name>/indices``, ``<name>/values`` and ``<name>/shape`` (plain
+    ``Placeholder``s without a `name`, as in TensorFlow). With a
     `shape`, the dense shape need not be fed (unknown dimensions default to -1).
 
     Example
@@ -102,17 +103,23 @@ def sparse_placeholder(dtype, shape=None, name: str | None = None) -> SparseTens
     >>> v
     array([2.5], dtype=float32)
     """
+    # TensorFlow's names and order: no scope of its own; the dense shape first (plain
+    # `Placeholder`s, or `<name>/shape`, `<name>/shape_default`), then values and indices
     dtype = _dtypes.as_dtype(dtype)
-    with name_scope(name, "SparsePlaceholder"):
-        static = as_shape(shape) if shape is not None else TensorShape(None)
-        rank = static.ndims
-        values = placeholder(dtype, shape=[None], name="values")
-        indices = placeholder(_dtypes.int64, shape=[None, rank], name="indices")
-        if shape is None:
-            dense_shape = placeholder(_dtypes.int64, shape=[rank], name="shape")
-        else:
-            default = np.asarray([-1 if d is None else d for d in static.as_list()], np.int64)
-            dense_shape = placeholder_with_default(default, [rank], name="shape")
+    static = as_shape(shape) if shape is not None else TensorShape(None)
+    rank = static.ndims
+
+    def part(what):
+        return None if name is None else f"{name}/{what}"
+
+    if shape is None:
+        dense_shape = placeholder(_dtypes.int64, shape=[rank], name=part("shape"))
+    else:
+        default = np.asarray([-1 if d is None else d for d in static.as_list()], np.int64)
+        default = convert_to_tensor(default, name=part("shape_default") or "Const")
+        dense_shape = placeholder_with_default(default, [rank], name=part("shape"))
+    values = placeholder(dtype, shape=[None], name=part("values"))
+    indices = placeholder(_dtypes.int64, shape=[None, rank], name=part("indices"))
     sp = SparseTensor(indices, values, dense_shape)
     sp._shape_hint = static
     return sp

@@ -28,6 +28,7 @@ import collections
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.math_ops import cast
@@ -78,11 +79,25 @@ def _hits_shape(op, true_classes, sampled):
 not_differentiable(*_SAMPLERS, "ComputeAccidentalHits")
 
 
-def _true_classes(true_classes, num_true, what):
-    t = convert_to_tensor(true_classes, name="true_classes")
+def _int64_input(value, arg, op_type, what):
+    """`value` as the op's int64 input: as in TensorFlow, a tensor of another dtype is a
+    TypeError (never cast), a Python or NumPy integer value becomes an int64 constant."""
+    if isinstance(value, Tensor):
+        if value.dtype.base_dtype != _dtypes.int64:
+            raise TypeError(f"Input '{arg}' of '{op_type}' Op has type "
+                            f"{value.dtype.base_dtype.name} that does not match expected type "
+                            "of int64.")
+        return value
+    t = convert_to_tensor(value, name=arg)
     if not t.dtype.is_integer:
-        raise TypeError(f"tf.nn.{what}: true_classes must be int64, got {t.dtype.name}")
-    t = cast(t, _dtypes.int64)
+        raise TypeError(f"Expected int64 passed to parameter '{arg}' of op '{op_type}', "
+                        f"got {value!r} of type '{type(value).__name__}' instead: tf.nn.{what} "
+                        f"takes integer class ids, not {t.dtype.name} values.")
+    return cast(t, _dtypes.int64)
+
+
+def _true_classes(true_classes, num_true, what, op_type):
+    t = _int64_input(true_classes, "true_classes", op_type, what)
     if t.shape.ndims not in (None, 2) or (t.shape.ndims == 2 and t.shape[1].value not in
                                           (None, num_true)):
         raise ValueError(f"tf.nn.{what}: true_classes must have shape [batch, num_true="
@@ -108,7 +123,7 @@ def _sample(op_type, true_classes, num_true, num_sampled, unique, range_max, see
              "unique": bool(unique), "seed": seed1, "seed2": seed2, **extra}
     if range_max is not None:
         attrs["range_max"] = int(range_max)
-    op = make_op(op_type, [_true_classes(true_classes, num_true, what)], attrs,
+    op = make_op(op_type, [_true_classes(true_classes, num_true, what, op_type)], attrs,
                  name=name or op_type)
     return _SAMPLED[op_type](*op.outputs)
 
@@ -195,8 +210,10 @@ def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=Non
     [array([0, 1], dtype=int32), array([2, 0])]
     """
     seed1, seed2 = op_seeds(seed)
-    t = _true_classes(true_classes, num_true, "compute_accidental_hits")
-    s = cast(convert_to_tensor(sampled_candidates, name="sampled_candidates"), _dtypes.int64)
+    t = _true_classes(true_classes, num_true, "compute_accidental_hits",
+                      "ComputeAccidentalHits")
+    s = _int64_input(sampled_candidates, "sampled_candidates", "ComputeAccidentalHits",
+                     "compute_accidental_hits")
     op = make_op("ComputeAccidentalHits", [t, s],
                  {"num_true": int(num_true), "seed": seed1, "seed2": seed2},
                  name=name or "ComputeAccidentalHits")

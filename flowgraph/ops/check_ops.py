@@ -28,7 +28,8 @@ from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
-from flowgraph.ops.op_util import make_op, make_tensor
+from flowgraph.ops.control_flow_cond import Assert  # tf.Assert: a cond guards it
+from flowgraph.ops.op_util import make_tensor
 
 __all__ = [
     "Assert",
@@ -66,33 +67,6 @@ def _assert_shape(op, condition, *data):
     if condition.ndims not in (None, 0):
         raise op.shape_error(f"the condition must be a scalar, found shape {condition}")
     return []
-
-
-def Assert(condition, data, summarize: int | None = None, name: str | None = None):
-    """An op that fails the step when `condition` (a scalar bool) is false, printing the
-    tensors in `data` (at most `summarize` elements of each, default 3).
-
-    Returns the `Operation`; make something depend on it (or run it) for it to execute.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> x = tf.placeholder(tf.int32, [])
-    >>> check = tf.Assert(x > 0, ["x must be positive, got", x])
-    >>> with tf.Session() as sess:
-    ...     sess.run(check, {x: 1})
-    """
-    with name_scope(name, "Assert", [condition]) as scope:
-        condition = convert_to_tensor(condition, name="Condition")
-        if condition.dtype.base_dtype != _dtypes.bool:
-            raise TypeError(f"tf.Assert '{scope[:-1]}': condition must be a bool tensor, got "
-                            f"{condition.name} of dtype {condition.dtype.base_dtype.name}.")
-        if isinstance(data, Tensor | str) or not isinstance(data, list | tuple):
-            data = [data]
-        xs = [convert_to_tensor(d) for d in data]
-        return make_op("Assert", [condition, *xs],
-                       {"summarize": 3 if summarize is None else int(summarize)},
-                       name="Assert")
 
 
 # -- CheckNumerics ---------------------------------------------------------------------------
@@ -157,8 +131,12 @@ def verify_tensor_all_finite(t=None, msg=None, name: str | None = None, x=None,
 
 
 def add_check_numerics_ops():
-    """A group of `check_numerics` over every float tensor of the default graph, run it
-    to check them all at once. As in TensorFlow, a graph with float tensors inside
+    """`check_numerics` of every float16/32/64 tensor of the default graph, run as a group.
+
+    As TensorFlow builds it: one ``CheckNumerics`` per tensor in creation order, named
+    in the current name scope, each after the previous one (a control edge), so that the
+    first tensor with a NaN or Inf is the one reported; the message names the tensor
+    (``"mul:0"``). The group is ``group_deps``. A graph with float tensors inside
     `tf.cond`/`tf.while_loop` is refused (ValueError).
 
     Example
@@ -174,9 +152,7 @@ def add_check_numerics_ops():
     g = get_default_graph()
     checks = []
     for op in list(g.get_operations()):
-        if op.type in ("CheckNumerics", "Assert"):
-            continue
-        floats = [out for out in op.outputs
+        floats = [out for out in op.outputs  # TensorFlow's test: not refs, not bfloat16
                   if out.dtype.base_dtype in _FLOATS and not out.dtype.is_ref_dtype]
         if floats and (getattr(op, "_control_flow_context", None) is not None
                        or op.op_def.control_flow):
@@ -185,11 +161,9 @@ def add_check_numerics_ops():
                 f"operations such as `tf.cond()` or `tf.while_loop()` (op '{op.name}' is "
                 "inside one); check the tensors you need with tf.check_numerics instead.")
         for out in floats:
-            with g.control_dependencies(None), g.name_scope(None):
-                checks.append(check_numerics(
-                    out, f"{op.name}:{out.value_index} : CheckNumerics",
-                    name=f"{op.name}/CheckNumerics").op)
-    return group(*checks, name="CheckNumerics") if checks else group(name="CheckNumerics")
+            with g.control_dependencies(checks):
+                checks = [check_numerics(out, f"{op.name}:{out.value_index}").op]
+    return group(*checks)
 
 
 # -- assert_* --------------------------------------------------------------------------------
@@ -290,7 +264,7 @@ def _sign_assert(opname: str, sym: str, zero_first: bool, binary, x, data, summa
         if data is None:
             data = [f"Condition x {sym} 0 did not hold element-wise:", f"x ({x.name}) = ", x]
         data = _with_message(message, data)
-        zero = convert_to_tensor(np.zeros((), x.dtype.base_dtype.as_numpy_dtype), name="zero")
+        zero = convert_to_tensor(np.zeros((), x.dtype.base_dtype.as_numpy_dtype))  # "Const"
         if zero_first:
             return binary(zero, x, data=data, summarize=summarize)
         return binary(x, zero, data=data, summarize=summarize)

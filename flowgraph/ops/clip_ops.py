@@ -78,22 +78,24 @@ def global_norm(t_list, name=None):
     ...     print(sess.run(global_norm([tf.constant([3.0]), None, tf.constant([4.0])])))
     5.0
     """
+    from flowgraph.ops.array_join_ops import stack
+    from flowgraph.ops.nn_loss_ops import l2_loss
+
     t_list = _check_list(t_list)
     with get_default_graph().name_scope(name or "global_norm") as scope:
-        sums = []
-        for i, t in enumerate(t_list):
-            if t is None:
-                continue
-            v = _values(t)
-            sums.append(math_reduce.reduce_sum(v * v, name=f"t_{i}"))
-        if not sums:
+        values = [None if t is None else _values(t) for t in t_list]
+        present = [v for v in values if v is not None]
+        if not present:
             return convert_to_tensor(0.0, name=scope)
-        dtypes = {s.dtype.base_dtype for s in sums}
+        dtypes = {v.dtype.base_dtype for v in present}
         if len(dtypes) > 1:
             raise TypeError(f"global_norm: all tensors must have one dtype, got "
                             f"{sorted(d.name for d in dtypes)}; cast them first")
-        total = sums[0] if len(sums) == 1 else math_reduce.add_n(sums)
-        return math_ops.sqrt(total, name="global_norm" if not name else scope)
+        # TensorFlow's graph: an L2Loss (half the squared norm) per tensor, stacked and
+        # summed, times 2, square root
+        half_squared = math_reduce.reduce_sum(stack([l2_loss(v) for v in present]))
+        two = convert_to_tensor(2.0, dtype=half_squared.dtype.base_dtype)
+        return math_ops.sqrt(half_squared * two, name="global_norm")
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):

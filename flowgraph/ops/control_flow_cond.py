@@ -409,8 +409,12 @@ class ControlFlowContext:
                 continue
             for i, t in enumerate(op._inputs):
                 if not self.is_inside(t.op):
-                    update_input(op, i, self.gate(t))
+                    update_input(op, i, self.gate_input(op, t))
             self._process_control_inputs(op)
+
+    def gate_input(self, op: Operation, t: Tensor) -> Tensor:
+        """`t`, an input of `op` from outside, as `op` sees it inside this context."""
+        return self.gate(t)
 
     def _process_control_inputs(self, op: Operation) -> None:
         if not op._inputs and not any(self.is_inside(c) for c in op._control_inputs):
@@ -432,11 +436,16 @@ class CondContext(ControlFlowContext):
         self.scope = scope
         self.inside.update({pred.op, pivot.op})
 
-    def gate(self, t: Tensor) -> Tensor:
+    def gate_input(self, op: Operation, t: Tensor) -> Tensor:
+        # TensorFlow names the switch after its first consumer: "cond/mul/Switch"
+        return self.gate(t, scope=f"{op.name}/")
+
+    def gate(self, t: Tensor, scope: str | None = None) -> Tensor:
         v = self.external_values.get(t)
         if v is None:
             g = self.graph
-            with g.as_default(), g.name_scope(self.scope), g.control_dependencies(None):
+            with g.as_default(), g.name_scope(scope or self.scope), \
+                    g.control_dependencies(None):
                 op_type = "RefSwitch" if t.dtype.is_ref_dtype else "Switch"
                 op = g.create_op(op_type, [t, self.pred], name="Switch")
             v = op.outputs[self.branch]
@@ -465,7 +474,8 @@ class CondContext(ControlFlowContext):
             # An op result: the branch's pivot, available once the op ran.
             g = self.graph
             with g.control_dependencies([x]):
-                return g.create_op("Identity", [self.pivot], name="Identity").outputs[0]
+                return g.create_op("Identity", [self.pivot],  # TF's with_dependencies name
+                                   name="control_dependency").outputs[0]
         if x is None:
             raise ValueError(f"{which} returned None inside its result structure; every "
                              "element must be a Tensor, an Operation, or convertible to one.")
@@ -614,13 +624,57 @@ def _case_pairs(pred_fn_pairs, name: str):
     return preds, fns
 
 
+# -- Assert (tf.Assert; its op is registered in check_ops) ----------------------------------
+def Assert(condition, data, summarize: int | None = None, name: str | None = None):
+    """An op that fails the step when `condition` (a scalar bool) is false, printing the
+    tensors in `data` (at most `summarize` elements of each, default 3).
+
+    Returns the `Operation`; make something depend on it (or run it) for it to execute.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.int32, [])
+    >>> check = tf.Assert(x > 0, ["x must be positive, got", x])
+    >>> with tf.Session() as sess:
+    ...     sess.run(check, {x: 1})
+    """
+    with name_scope(name, "Assert", [condition]) as scope:
+        condition = convert_to_tensor(condition, name="Condition")
+        if condition.dtype.base_dtype != _dtypes.bool:
+            raise TypeError(f"tf.Assert '{scope[:-1]}': condition must be a bool tensor, got "
+                            f"{condition.name} of dtype {condition.dtype.base_dtype.name}.")
+        if isinstance(data, Tensor | str) or not isinstance(data, list | tuple):
+            data = [data]
+        # TensorFlow's layout: each Python datum converted once in the scope ("Const",
+        # unused) and again as the op's own input ("Assert/Assert/data_<i>"); data other
+        # than strings and int32 (kept on the host) make the op run only when the
+        # condition fails, in a cond named "AssertGuard" whose Merge is returned
+        converted = [d if isinstance(d, Tensor) else convert_to_tensor(d) for d in data]
+        attrs = {"summarize": 3 if summarize is None else int(summarize)}
+
+        def assert_op():
+            with name_scope(None, "Assert") as op_name:
+                xs = [d if isinstance(d, Tensor) else convert_to_tensor(d, name=f"data_{i}")
+                      for i, d in enumerate(data)]
+                return make_op("Assert", [condition, *xs], attrs, name=op_name)
+
+        if all(x.dtype.base_dtype in (_dtypes.string, _dtypes.int32) for x in converted):
+            return assert_op()
+        from flowgraph.ops.control_flow_ops import no_op
+
+        return cond(condition, no_op, assert_op, name="AssertGuard").op
+
+
+
 def _assert_at_most_n_true(preds, n: int, msg: str):
     from flowgraph.ops import array_ops, math_ops, math_reduce
-    from flowgraph.ops.check_ops import Assert
 
     stacked = array_ops.stack(preds, name="preds_c")
-    num_true = math_reduce.reduce_sum(math_ops.cast(stacked, _dtypes.int32), name="num_true")
-    condition = math_ops.less_equal(num_true, n, name="n_true_conds")
+    num_true = math_reduce.reduce_sum(math_ops.cast(stacked, _dtypes.int32),
+                                      name="num_true_conds")
+    # TF's names: the count `num_true_conds`, the bound a constant `n_true_conds`
+    condition = math_ops.less_equal(num_true, convert_to_tensor(n, name="n_true_conds"))
     names = ", ".join(getattr(p, "name", "?") for p in preds)
     return Assert(condition, [f"{msg}: more than {n} conditions ({names}) evaluated as True:",
                               stacked], summarize=len(preds))
@@ -645,7 +699,6 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
     ...     print(sess.run(y, {x: 2}), sess.run(y, {x: 7}))
     20 0
     """
-    from flowgraph.ops.check_ops import Assert
     from flowgraph.ops.control_flow_ops import with_dependencies
 
     preds, fns = _case_pairs(pred_fn_pairs, name or "case")

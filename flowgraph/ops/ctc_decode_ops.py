@@ -61,13 +61,13 @@ def ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1
     if top_paths < 1 or beam_width < top_paths:
         raise ValueError(f"tf.nn.ctc_beam_search_decoder: need 1 <= top_paths <= "
                          f"beam_width, got top_paths={top_paths}, beam_width={beam_width}")
-    with name_scope(None, "CTCBeamSearchDecoder", [inputs, sequence_length]):
+    with name_scope(None, "CTCBeamSearchDecoder", [inputs, sequence_length]) as scope:
         x = convert_to_tensor(inputs, name="inputs")
         lengths = cast(convert_to_tensor(sequence_length, name="sequence_length"),
                        _dtypes.int32)
         op = make_op("CTCBeamSearchDecoder", [x, lengths],
                      {"beam_width": int(beam_width), "top_paths": int(top_paths),
-                      "merge_repeated": bool(merge_repeated)})
+                      "merge_repeated": bool(merge_repeated)}, name=scope)
         k = int(top_paths)
         out = op.outputs
         decoded = [SparseTensor(out[i], out[k + i], out[2 * k + i]) for i in range(k)]

@@ -69,10 +69,11 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
     if not isinstance(labels, SparseTensor):
         raise TypeError(f"tf.nn.ctc_loss: labels must be a SparseTensor, got "
                         f"{type(labels).__name__}")
-    with name_scope(None, "CTCLoss", [inputs, labels.values]):
+    if not time_major:  # TF transposes before the op's scope
+        inputs = array_shape_ops.transpose(inputs, [1, 0, 2])
+    # TF's raw op: named `CTCLoss` itself, its converted inputs inside that scope
+    with name_scope(None, "CTCLoss", [inputs, labels.values]) as scope:
         x = convert_to_tensor(inputs, name="inputs")
-        if not time_major:
-            x = array_shape_ops.transpose(x, [1, 0, 2])
         values = labels.values
         if values.dtype.base_dtype != _dtypes.int32:
             values = math_ops.cast(values, _dtypes.int32)
@@ -82,7 +83,7 @@ def ctc_loss(labels, inputs=None, sequence_length=None, preprocess_collapse_repe
                      {"preprocess_collapse_repeated": bool(preprocess_collapse_repeated),
                       "ctc_merge_repeated": bool(ctc_merge_repeated),
                       "ignore_longer_outputs_than_inputs":
-                          bool(ignore_longer_outputs_than_inputs)}, name="CTCLoss")
+                          bool(ignore_longer_outputs_than_inputs)}, name=scope)
         return op.outputs[0]
 
 

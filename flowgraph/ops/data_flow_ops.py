@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
-from flowgraph.framework.graph import get_seed, name_scope
+from flowgraph.framework.graph import get_default_graph, get_seed, name_scope
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape, as_shape
@@ -369,7 +369,11 @@ class FIFOQueue(QueueBase):
         dtypes = _as_type_list(dtypes)
         shapes = _as_shape_list(shapes, dtypes)
         names = _as_name_list(names, dtypes)
-        ref = _queue_op("FIFOQueueV2", dtypes, shapes, capacity, shared_name, name)
+        # As TF's: made outside any control dependencies and pinned to a CPU of the
+        # enclosing device ('/job:ps/task:0' gives '/job:ps/task:0/device:CPU:*').
+        graph = get_default_graph()
+        with graph.control_dependencies(None), graph.device("CPU"):
+            ref = _queue_op("FIFOQueueV2", dtypes, shapes, capacity, shared_name, name)
         super().__init__(dtypes, shapes, names, ref)
 
 

@@ -130,7 +130,9 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
             pos = array_ops.where(math_ops.equal(assign, math_ops.cast(k, assign.dtype)))
             local = array_ops.gather_nd(new_ids, pos)
             with _colocated(params[k]):
-                rows = array_ops.gather(p, local)
+                # A resource variable's part gathers itself (ResourceGather, as TF).
+                part = params[k] if hasattr(params[k], "sparse_read") else p
+                rows = array_ops.gather(part, local)
             rows = _clip(rows, local, max_norm)
             out_shape = array_ops.concat(
                 [count, array_ops.shape(p, out_type=_dtypes.int64)[1:]], 0)
@@ -227,15 +229,16 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
     params = _as_list(params)
     with name_scope(name, "embedding_lookup_sparse", [*params, sp_ids.values]) as scope:
         out_name = scope.rstrip("/").rpartition("/")[2]
-        segment_ids = math_ops.cast(sp_ids.indices[:, 0], _dtypes.int32)
         reduce = {"sum": sparse_ops.sparse_segment_sum, "mean": sparse_ops.sparse_segment_mean,
                   "sqrtn": sparse_ops.sparse_segment_sqrt_n}
         if len(params) == 1 and max_norm is None and sp_weights is None:
-            # Reduce straight from the table: its gradient is IndexedSlices of the ids' rows.
+            # Reduce straight from the table (TF 2.15's graph: the int64 row ids as segment
+            # ids, the reduction named after the scope); its gradient is IndexedSlices.
             table = convert_to_tensor(params[0], name="params")
             if table.dtype.base_dtype == _dtypes.float16:
                 table = math_ops.cast(table, _dtypes.float32)
-            return reduce[combiner](table, sp_ids.values, segment_ids, name=out_name)
+            return reduce[combiner](table, sp_ids.values, sp_ids.indices[:, 0], name=scope)
+        segment_ids = math_ops.cast(sp_ids.indices[:, 0], _dtypes.int32)
         rows = embedding_lookup(params, sp_ids.values, partition_strategy=partition_strategy,
                                 max_norm=max_norm)
         if rows.dtype.base_dtype == _dtypes.float16:

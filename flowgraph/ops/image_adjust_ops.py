@@ -23,8 +23,17 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_index_ops import slice as _slice
 from flowgraph.ops.array_join_ops import pad, reverse_v2, stack, tile, unstack
-from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze, transpose
-from flowgraph.ops.math_ops import add, cast, clip_by_value, maximum, minimum, multiply, subtract
+from flowgraph.ops.array_shape_ops import expand_dims, rank, reshape, shape, squeeze, transpose
+from flowgraph.ops.math_ops import (
+    add,
+    cast,
+    clip_by_value,
+    equal,
+    maximum,
+    minimum,
+    multiply,
+    subtract,
+)
 from flowgraph.ops.math_reduce import reduce_mean, reduce_sum
 
 _HALF_OR_FLOAT = (_dtypes.float16, _dtypes.float32)
@@ -101,14 +110,29 @@ def _check(condition, message: str) -> list:
     return []
 
 
+def _check_3d(x) -> list:
+    """TensorFlow's run-time checks of an image whose inner three sizes are not all
+    static: they are positive, and the rank is at least 3 (none when they are static)."""
+    inner = x.shape[-3:]
+    if any(d.value == 0 for d in inner.dims):
+        raise ValueError(f"inner 3 dims of 'image.shape' must be > 0: {x.shape}")
+    if inner.is_fully_defined():
+        return []
+    from flowgraph.ops.check_ops import assert_greater_equal, assert_positive
+
+    return [assert_positive(shape(x)[-3:], ["inner 3 dims of 'image.shape' must be > 0."]),
+            assert_greater_equal(rank(x), 3,
+                                 message="'image' must be at least three-dimensional.")]
+
+
 def _finish(out, batch, height, width, depth, batched: bool):
     out.set_shape([None if _is_tensor(d) else d for d in (batch, height, width, depth)])
     return out if batched else squeeze(out, axis=[0])
 
 
 def _with_checks(checks: list, x):
-    if not checks:
-        return x
+    """`x` after `checks`: TensorFlow's ``control_dependency`` Identity, made even when no
+    check is left (all passed when the graph was built)."""
     from flowgraph.ops.control_flow_ops import with_dependencies
 
     return with_dependencies(checks, x)
@@ -131,8 +155,9 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     """
     with name_scope(None, "crop_to_bounding_box", [image]):
         x, batched = _batched(image, "crop_to_bounding_box")
+        checks = _check_3d(x)
         batch, height, width, depth = _dims(x)
-        checks = (_check(offset_width >= 0, "offset_width must be >= 0.")
+        checks += (_check(offset_width >= 0, "offset_width must be >= 0.")
                   + _check(offset_height >= 0, "offset_height must be >= 0.")
                   + _check(target_width > 0, "target_width must be > 0.")
                   + _check(target_height > 0, "target_height must be > 0.")
@@ -141,9 +166,8 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
                   + _check(height >= target_height + offset_height,
                            "height must be >= target + offset."))
         x = _with_checks(checks, x)
-        full = shape(x)
         out = _slice(x, stack([0, offset_height, offset_width, 0]),
-                     stack([full[0], target_height, target_width, full[3]]))
+                     stack([shape(x)[0], target_height, target_width, shape(x)[3]]))
         return _finish(out, batch, target_height, target_width, depth, batched)
 
 
@@ -161,10 +185,11 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
     """
     with name_scope(None, "pad_to_bounding_box", [image]):
         x, batched = _batched(image, "pad_to_bounding_box")
+        checks = _check_3d(x)
         batch, height, width, depth = _dims(x)
         after_w = target_width - offset_width - width
         after_h = target_height - offset_height - height
-        checks = (_check(offset_height >= 0, "offset_height must be >= 0")
+        checks += (_check(offset_height >= 0, "offset_height must be >= 0")
                   + _check(offset_width >= 0, "offset_width must be >= 0")
                   + _check(after_w >= 0, "width must be <= target - offset")
                   + _check(after_h >= 0, "height must be <= target - offset"))
@@ -182,6 +207,10 @@ def _min(a, b):
     return minimum(a, b) if _is_tensor(a) or _is_tensor(b) else min(a, b)
 
 
+def _equal(a, b):
+    return equal(a, b) if _is_tensor(a) or _is_tensor(b) else a == b
+
+
 def resize_image_with_crop_or_pad(image, target_height, target_width):
     """Center-crop and/or zero-pad `image` to ``target_height x target_width`` (ints or
     scalar tensors; the image's height and width may be unknown until run time).
@@ -195,7 +224,7 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
     """
     with name_scope(None, "resize_image_with_crop_or_pad", [image]):
         x, batched = _batched(image, "resize_image_with_crop_or_pad")
-        checks = (_check(target_width > 0, "target_width must be > 0.")
+        checks = _check_3d(x) + (_check(target_width > 0, "target_width must be > 0.")
                   + _check(target_height > 0, "target_height must be > 0."))
         x = _with_checks(checks, x)
         _, height, width, _ = _dims(x)
@@ -205,7 +234,11 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
             _min(target_height, height), _min(target_width, width))
         out = pad_to_bounding_box(cropped, _max(height_diff // 2, 0), _max(width_diff // 2, 0),
                                   target_height, target_width)
-        out = identity(out) if batched else out
+        # TensorFlow checks the result's size (statically here when the target is ints)
+        _, out_height, out_width, _ = _dims(out)
+        checks = (_check(_equal(out_height, target_height), "resized height is not correct.")
+                  + _check(_equal(out_width, target_width), "resized width is not correct."))
+        out = _with_checks(checks, out)
         return out if batched else squeeze(out, axis=[0])
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
-from flowgraph.framework.graph import get_seed, name_scope
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_shape_ops import shape
@@ -380,8 +380,9 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
     >>> box.shape.as_list()
     [1, 1, 4]
     """
-    graph_seed, op_seed = get_seed(seed)
-    s1, s2 = (graph_seed or 0, op_seed or 0) if seed2 is None else (seed or 0, seed2)
+    # As TF1's: the op takes `seed` and `seed2` as given, whatever the graph seed; both
+    # 0 means unseeded
+    s1, s2 = seed or 0, seed2 or 0
     with name_scope(name, "sample_distorted_bounding_box"):
         size_t = convert_to_tensor(image_size, name="image_size")
         inputs = [size_t, convert_to_tensor(bounding_boxes, dtype=_dtypes.float32,

@@ -31,8 +31,9 @@ from flowgraph.ops.image_adjust_ops import (
     transpose_image,
 )
 from flowgraph.ops.math_ops import abs as _abs
-from flowgraph.ops.math_ops import cast, log, maximum, squared_difference, tensordot
+from flowgraph.ops.math_ops import cast, log, maximum, squared_difference
 from flowgraph.ops.math_reduce import reduce_mean, reduce_prod, reduce_sum
+from flowgraph.ops.math_tensordot import tensordot
 
 __all__ = ["adjust_gamma", "extract_patches", "image_gradients", "psnr",
            "resize_with_crop_or_pad", "rgb_to_yiq", "rgb_to_yuv", "sobel_edges", "ssim",

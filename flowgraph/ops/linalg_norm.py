@@ -27,7 +27,7 @@ import numpy as np
 
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.ops import array_identity_ops, array_shape_ops, math_ops, math_reduce
+from flowgraph.ops import array_shape_ops, math_ops, math_reduce
 
 __all__ = ["norm"]
 
@@ -62,7 +62,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
     Parameters
     ----------
     tensor : Tensor
-        Float (or complex for 'euclidean').
+        Float, or complex for the euclidean norm (whose result is then complex, as in TF).
     ord : 'euclidean', 'fro', 1, 2, np.inf or a positive number
     axis : None, int, or pair of ints
         None: all elements as one vector; an int: vector norms along that axis; a pair:
@@ -90,7 +90,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
         raise ValueError(f"norm: 'ord' must be a supported vector norm ('euclidean', 1, 2, "
                          f"np.inf or any positive real number), got {ord!r}"
                          + ("; 'fro' needs a pair of axes" if ord == "fro" else ""))
-    with name_scope(name, "norm", [tensor]) as scope:
+    with name_scope(name, "norm", [tensor]):
         x = convert_to_tensor(tensor, name="tensor")
         rank = x.shape.ndims
         if axes is not None and rank is not None:
@@ -102,8 +102,8 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
             if is_matrix and axes[0] == axes[1]:
                 raise ValueError(f"norm: the two axes {axis!r} name the same dimension")
         if ord in ("euclidean", "fro") or ord == 2:
-            sq = math_ops.square(math_ops.abs(x)) if x.dtype.is_complex else \
-                math_ops.square(x)
+            # x * conj(x) as TensorFlow builds it: a complex input keeps its dtype
+            sq = x * math_ops.conj(x)
             result = math_ops.sqrt(math_reduce.reduce_sum(sq, axes, keepdims=True))
         elif is_matrix:
             inner, outer = (axes[0], axes[1]) if ord == 1 else (axes[1], axes[0])
@@ -118,6 +118,8 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
             total = math_reduce.reduce_sum(math_ops.pow(math_ops.abs(x), p), axes,
                                            keepdims=True)
             result = math_ops.pow(total, 1.0 / p)
+        # TensorFlow's result is the last op of the formula (keepdims) or a `Squeeze`
+        # inside the scope, never an op named after the scope itself
         if keepdims:
-            return array_identity_ops.identity(result, name=scope)
-        return array_shape_ops.squeeze(result, axes, name=scope)
+            return result
+        return array_shape_ops.squeeze(result, axes)

@@ -373,10 +373,10 @@ def _tensordot_grad(op, grad):
     free_b = [q for q in range(rb) if q not in b_axes]
     nfa = len(free_a)
     # da[free_a, k] = sum_{free_b} g[free_a, free_b] * b[k, free_b]
-    ga = _m.tensordot(grad, _c(b), [list(range(nfa, nfa + len(free_b))), free_b])
+    ga = _m.fused_tensordot(grad, _c(b), [list(range(nfa, nfa + len(free_b))), free_b])
     ga = _a.transpose(ga, _tensordot_perm(0, [], a_axes, b_axes, ra, True))
     # db[k, free_b] = sum_{free_a} a[free_a, k] * g[free_a, free_b]
-    gb = _m.tensordot(_c(a), grad, [free_a, list(range(nfa))])
+    gb = _m.fused_tensordot(_c(a), grad, [free_a, list(range(nfa))])
     gb = _a.transpose(gb, _tensordot_perm(len(b_axes), [], b_axes, a_axes, rb, False))
     return [ga, gb]
 

@@ -40,7 +40,7 @@ __all__ = [
     "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "maximum", "minimum",
     "mod", "multiply", "negative", "not_equal", "pow", "realdiv", "reciprocal", "round",
     "rsqrt", "sigmoid", "sign", "sin", "sqrt", "square", "squared_difference", "subtract",
-    "tan", "tanh", "tensordot", "to_double", "to_float", "to_int32", "to_int64", "truediv",
+    "tan", "tanh", "to_double", "to_float", "to_int32", "to_int64", "truediv",
     "truncatediv", "truncatemod",
 ]
 
@@ -408,6 +408,8 @@ def cast(x, dtype, name=None):
         return IndexedSlices(values, x.indices, x.dense_shape)
     if hasattr(x, "handle") and getattr(x, "dtype", None) == base:
         return x  # a resource variable of that dtype, unread (as TensorFlow)
+    if isinstance(x, Tensor) and x.dtype == base:
+        return x  # before any name scope: the scope's name stays free, as in TensorFlow
     with name_scope(name, "Cast", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         src = x.dtype.base_dtype
@@ -579,15 +581,19 @@ def _tensordot_axes(axes, rank_a: int, rank_b: int) -> tuple[list[int], list[int
     return out[0], out[1]
 
 
-def tensordot(a, b, axes, name=None):
-    """Sum of products over `axes`: an int N (last N of `a` with first N of `b`) or a pair
-    of axis lists ``[a_axes, b_axes]``.
+def fused_tensordot(a, b, axes, name=None):
+    """One ``Tensordot`` op (flowgraph's own type): the sum of products over `axes`, an
+    int N (last N of `a` with first N of `b`) or a pair of axis lists. ``tf.tensordot``
+    builds TensorFlow's Transpose/Reshape/MatMul graph instead
+    (`flowgraph.ops.math_tensordot`); this op remains for graphs that hold it and for
+    its gradient.
 
     Example
     -------
+    >>> from flowgraph.ops.math_ops import fused_tensordot
     >>> import flowgraph as tf
     >>> x, y = tf.ones([2, 3, 4]), tf.ones([4, 3, 5])
-    >>> tf.tensordot(x, y, [[1, 2], [1, 0]]).shape.as_list()
+    >>> fused_tensordot(x, y, [[1, 2], [1, 0]]).shape.as_list()
     [2, 5]
     """
     with name_scope(name, "Tensordot", [a, b]) as scope:
@@ -760,7 +766,9 @@ def _elementwise_evaluator(fn):
 for _op_type, _fn in {"Add": np.add, "AddV2": np.add, "Sub": np.subtract,
                       "Mul": np.multiply, "Maximum": np.maximum, "Minimum": np.minimum,
                       "FloorDiv": np.floor_divide, "FloorMod": np.mod, "Neg": np.negative,
-                      "Cast": lambda v: np.asarray(v).real}.items():
+                      "Cast": lambda v: np.asarray(v).real, "Less": np.less,
+                      "LessEqual": np.less_equal, "Greater": np.greater,
+                      "GreaterEqual": np.greater_equal}.items():
     register_constant_evaluator(_op_type)(_elementwise_evaluator(_fn))
 
 

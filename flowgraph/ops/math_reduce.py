@@ -29,6 +29,7 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops.array_identity_ops import identity, stop_gradient
+from flowgraph.ops.array_shape_ops import rank as _rank
 from flowgraph.ops.array_shape_ops import reshape as _reshape
 from flowgraph.ops.array_shape_ops import shape as _shape
 from flowgraph.ops.op_util import attr_dtype, make_tensor
@@ -140,9 +141,17 @@ def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep
             default_name=None):
     axis, keepdims = _resolve(axis, reduction_indices, keepdims, keep_dims)
     if axis is None and isinstance(input_tensor, Tensor) and input_tensor.shape.ndims is not None:
-        # TensorFlow makes the all-axes constant before the op's scope (a plain `Const`).
+        # TensorFlow makes the all-axes constant before the op's scope (a plain `Const`);
+        # for a scalar (rank 0, which its fast path takes for unknown) `range(rank(x))`.
         with graph_for([input_tensor]).as_default():
-            axis = constant(np.arange(input_tensor.shape.ndims, dtype=np.int32))
+            if input_tensor.shape.ndims == 0:
+                limit = _rank(input_tensor)
+                with name_scope(None, "range") as range_scope:  # tf.range(0, rank(x))
+                    axis = make_tensor("Range", [constant(0, name="start"), limit,
+                                                 constant(1, name="delta")],
+                                       name=range_scope)
+            else:
+                axis = constant(np.arange(input_tensor.shape.ndims, dtype=np.int32))
         all_axes = True
     else:
         all_axes = axis is None
@@ -205,16 +214,19 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reductio
     with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor, name="input_tensor")
         _m.check_dtype(x, _m._F, "ReduceLogSumExp", "input_tensor")
-        axes = _all_axes(x) if axis is None else _axis_tensor(axis, "Max", "reduction_indices")
-        raw_max = reduce_max(x, axes, keepdims=True)
-        # Clip infinite maxima to finite ones: exp(x - max) stays well defined and the
-        # result is still +-inf; stop_gradient keeps the shift out of differentiation.
-        dt = x.dtype.base_dtype
-        shift = stop_gradient(_m.clip_by_value(raw_max, dt.min, dt.max))
-        lse = _m.add(_m.log(reduce_sum(_m.exp(_m.subtract(x, shift)), axes, keepdims=True)),
-                     shift)
-        # Reducing length-1 axes drops them without a reshape.
-        return reduce_sum(lse, axes, keepdims=keepdims, name=scope)
+        # TensorFlow's graph: the maximum (0 where it is not finite, so that exp(x - max)
+        # stays defined and the result is still +-inf) factored out, out of the gradient
+        raw_max = reduce_max(x, axis, keepdims=True)
+        finite = _m.is_finite(raw_max)
+        zeros = make_tensor("ZerosLike", [raw_max], name="ZerosLike")
+        shift = stop_gradient(make_tensor("Select", [finite, raw_max, zeros], name="Select"))
+        result = _m.log(reduce_sum(_m.exp(_m.subtract(x, shift)), axis, keepdims=keepdims))
+        if not keepdims:
+            shift = _reshape(shift, _shape(result, optimize=False))
+        result = _m.add(result, shift, name=scope)
+        if not keepdims and axis is None:
+            result.set_shape([])  # all axes reduced, even when the rank is unknown
+        return result
 
 
 # -- arg-reductions -----------------------------------------------------------------------

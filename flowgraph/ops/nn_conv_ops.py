@@ -92,7 +92,7 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,
     fmt = attrs["data_format"]
     with name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
         x, f = nn_ops._conv_inputs(value, filter, "conv2d_transpose")
-        sizes = convert_to_tensor(output_shape, name="output_shape")
+        sizes = convert_to_tensor(output_shape, name="input_sizes")  # TF's input name
         channel = 3 if fmt == "NHWC" else 1
         if not sizes.shape.is_compatible_with(TensorShape([4])):
             raise ValueError(f"conv2d_transpose: output_shape must have shape (4,), got "
@@ -235,7 +235,7 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=N
     return conv2d_transpose(out_backprop, _one_of(filter, filters, "filter or filters",
                                                   "conv2d_backprop_input"),
                             input_sizes, strides, padding, data_format=data_format,
-                            name=name or "conv2d_backprop_input", dilations=dilations)
+                            name=name or "Conv2DBackpropInput", dilations=dilations)
 
 
 def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,

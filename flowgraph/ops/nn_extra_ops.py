@@ -19,6 +19,8 @@ Example
 
 from __future__ import annotations
 
+import numpy as np
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
@@ -345,19 +347,80 @@ def atrous_conv2d_transpose(value, filters, output_shape, rate, padding, name=No
     """The transpose of `atrous_conv2d` (stride 1, taps `rate` apart); `filters` is
     ``[height, width, out_channels, in_channels]``.
 
+    Built as TensorFlow builds it: `value` zero-padded so that `rate` divides the spatial
+    sizes and moved into the batch (``SpaceToBatchND``), an undilated VALID
+    ``Conv2DBackpropInput``, and the blocks moved back with the padding cropped
+    (``BatchToSpaceND``). A `rate` of 1 is a plain `conv2d_transpose`.
+
     Example
     -------
     >>> import flowgraph as tf
     >>> y = tf.nn.atrous_conv2d_transpose(tf.ones([1, 3, 3, 2]), tf.ones([2, 2, 1, 2]),
     ...                                   [1, 5, 5, 1], 2, "VALID")
-    >>> y.shape.as_list()
-    [1, 5, 5, 1]
+    >>> y.op.type, y.shape.as_list()
+    ('BatchToSpaceND', [1, 5, 5, 1])
     """
-    if not isinstance(rate, int) or rate < 1:
-        raise ValueError(f"atrous_conv2d_transpose: rate {rate!r} cannot be less than one")
-    return nn_conv_ops.conv2d_transpose(value, filters, output_shape, [1, 1, 1, 1], padding,
-                                        dilations=[1, rate, rate, 1],
-                                        name=name or "atrous_conv2d_transpose")
+    from flowgraph.ops.array_extra_ops import batch_to_space_nd, space_to_batch_nd
+
+    what = "atrous_conv2d_transpose"
+    with name_scope(name, what, [value, filters]) as scope:
+        value = convert_to_tensor(value, name="value")
+        filters = convert_to_tensor(filters, name="filters")
+        channels = value.shape[3] if value.shape.ndims is not None else None
+        if channels is not None and filters.shape.ndims is not None and \
+                not channels.is_compatible_with(filters.shape[3]):
+            raise ValueError(f"{what}: the input channels of value ({channels}) do not match "
+                             f"the input channels of filters ({filters.shape[3]}).")
+        if not isinstance(rate, int) or rate < 1:
+            raise ValueError(f"{what}: rate {rate!r} cannot be less than one.")
+        if rate == 1:
+            return nn_conv_ops.conv2d_transpose(value, filters, output_shape, [1, 1, 1, 1],
+                                                padding, data_format="NHWC")
+        sizes = convert_to_tensor(output_shape, name="output_shape")
+        if not sizes.shape.is_compatible_with([4]):
+            raise ValueError(f"{what}: output_shape must have shape (4,), got {sizes.shape}.")
+        if isinstance(output_shape, tuple | np.ndarray):
+            output_shape = list(output_shape)
+        if isinstance(output_shape, list) and filters.shape.ndims is not None and \
+                not filters.shape[2].is_compatible_with(output_shape[3]):
+            raise ValueError(f"{what}: output_shape {output_shape} does not match the "
+                             f"output channels of filters ({filters.shape[2]}).")
+        if not isinstance(output_shape, list):
+            output_shape = sizes
+        if padding == "SAME":
+            fshape = (filters.shape.as_list() if filters.shape.is_fully_defined()
+                      else array_shape_ops.shape(filters))
+            # the filter upsampled with rate - 1 zeros between taps (the same arithmetic
+            # as TensorFlow's, so that a filter of unknown size gets the same ops)
+            f_height, f_width = fshape[0], fshape[1]
+            height_up = f_height + (f_height - 1) * (rate - 1)
+            width_up = f_width + (f_width - 1) * (rate - 1)
+            pad_h, pad_w = height_up - 1, width_up - 1
+            top = pad_h // 2
+            bottom = pad_h - top
+            left = pad_w // 2
+            right = pad_w - left
+        elif padding == "VALID":
+            top = bottom = left = right = 0
+        else:
+            raise ValueError(f"{what}: padding must be either VALID or SAME, got {padding!r}.")
+        height = output_shape[1] + top + bottom
+        width = output_shape[2] + left + right
+        extra_h = (rate - height % rate) % rate  # more padding so that rate divides them
+        extra_w = (rate - width % rate) % rate
+        blocks = space_to_batch_nd(value, np.array([rate, rate], np.int64),
+                                   [[0, extra_h], [0, extra_w]])
+        input_sizes = [rate * rate * output_shape[0], (height + extra_h) // rate,
+                       (width + extra_w) // rate, output_shape[3]]
+        with name_scope(None, "Conv2DBackpropInput") as op_name:
+            input_sizes = convert_to_tensor(input_sizes, _dtypes.int32, name="input_sizes")
+            attrs = nn_conv_ops._conv_attrs([1, 1, 1, 1], "VALID", "NHWC", [1, 1, 1, 1], what)
+            dx = make_tensor("Conv2DBackpropInput", [input_sizes, filters, blocks], attrs,
+                             name=op_name)
+        crops = [[top, bottom + extra_h], [left, right + extra_w]]
+        out = batch_to_space_nd(dx, np.array([rate, rate], np.int64), crops)
+    del scope
+    return out
 
 
 def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding,

@@ -11,7 +11,7 @@ import numbers
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import get_seed, name_scope
 from flowgraph.framework.registry import OpCost, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 
@@ -80,7 +80,10 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         if isinstance(rate, numbers.Real) and not isinstance(rate, bool):
             _check_rate(rate)
             if rate == 0:
-                return x  # nothing is dropped: TF returns the input itself
+                # nothing is dropped: TF returns the input itself, after taking the op
+                # seed a mask would have used (later random ops keep TF's numbers)
+                get_seed(seed)
+                return x
             scaled = math_ops.multiply(x, convert_to_tensor(1.0 / (1.0 - rate), dtype=dtype))
         else:
             rate = convert_to_tensor(rate)
@@ -122,16 +125,16 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     from flowgraph.ops import math_ops
 
     with name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
-        # TensorFlow's op names: add, Rsqrt, mul, mul_1, mul_2, sub, add_1 (the result).
+        # TensorFlow's expression, so that its op names and constants follow: Python
+        # numbers are combined in Python (``rsqrt(1.001)`` is one constant "Rsqrt/x").
         x = convert_to_tensor(x, name="x")
         dtype = x.dtype.base_dtype
-        inv = math_ops.rsqrt(convert_to_tensor(variance, dtype=dtype) + variance_epsilon)
+        inv = math_ops.rsqrt(variance + variance_epsilon)
         if scale is not None:
-            inv = inv * convert_to_tensor(scale, dtype=dtype)
-        mean = convert_to_tensor(mean, dtype=dtype)
-        shift = convert_to_tensor(offset, dtype=dtype) - mean * inv if offset is not None \
-            else -mean * inv
-        return x * inv + shift
+            inv = inv * scale
+        scaled = x * math_ops.cast(inv, dtype)
+        shift = offset - mean * inv if offset is not None else -mean * inv
+        return scaled + math_ops.cast(shift, dtype)
 
 
 # --- FusedBatchNorm (V1, V2, V3) and their gradients ------------------------------------

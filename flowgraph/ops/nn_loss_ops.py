@@ -38,7 +38,7 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops
-from flowgraph.ops.nn_ops import FLOATS, REALS, _check_dtype
+from flowgraph.ops.nn_ops import FLOATS, REALS, _check_dtype, relu
 from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 
 __all__: list[str] = []  # tf.nn.* only; see flowgraph/nn/__init__.py
@@ -343,10 +343,12 @@ def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None
     with name_scope(name, "logistic_loss", [logits, labels]) as scope:
         z, x = _same_shape_floats("weighted_cross_entropy_with_logits", labels, logits,
                                   "labels", "logits")
-        q = convert_to_tensor(pos_weight, dtype=x.dtype.base_dtype, name="pos_weight")
-        log_weight = 1.0 + (q - 1.0) * z
-        soft = math_ops.log1p(math_ops.exp(-math_ops.abs(x))) + math_ops.maximum(-x, 0.0)
-        return math_ops.add((1.0 - z) * x, log_weight * soft, name=scope)
+        # TensorFlow's expression (a Python pos_weight stays a Python number: "mul/x")
+        log_weight = 1 + (pos_weight - 1) * z
+        return math_ops.add(
+            (1 - z) * x,
+            log_weight * (math_ops.log1p(math_ops.exp(-math_ops.abs(x))) + relu(-x)),
+            name=scope)
 
 
 def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
@@ -496,6 +498,7 @@ def in_top_k(predictions, targets, k, name=None):
             p = math_ops.cast(p, _dtypes.float32)
         t = convert_to_tensor(targets, preferred_dtype=_dtypes.int32, name="targets")
         _check_dtype(t, _INDEX_DTYPES, "InTopKV2", "targets")
-        kt = convert_to_tensor(k, dtype=t.dtype.base_dtype, name="k")
-        return make_tensor("InTopKV2", [p, t, kt], name="InTopKV2")
+        with name_scope(None, "InTopKV2") as op_name:  # TF: "in_top_k/InTopKV2/k"
+            kt = convert_to_tensor(k, dtype=t.dtype.base_dtype, name="k")
+            return make_tensor("InTopKV2", [p, t, kt], name=op_name)
 

@@ -169,7 +169,36 @@ def _softmax_op(op_type, logits, axis, name, dim):
             f"`dim` must be in the range [{-rank}, {rank}) where {rank} is the number of "
             f"dimensions in the input. Received: dim={axis}",
         )
-    return make_tensor(op_type, [x], {"axis": axis}, name=name or op_type)
+    if axis == -1 or rank is None or axis == rank - 1:
+        # (an unknown rank keeps the op's own axis attribute: TensorFlow refuses it)
+        return make_tensor(op_type, [x], {"axis": axis}, name=name or op_type)
+    return _softmax_swapped(op_type, x, axis, rank, name)
+
+
+def _softmax_swapped(op_type, x, axis, rank, name):
+    """TensorFlow's graph for a softmax over another axis than the last: that axis
+    swapped with the last by a ``Transpose`` (its permutation computed in the graph), the
+    op on the last axis, and the same swap back (named `name`)."""
+    from flowgraph.ops import math_ops
+    from flowgraph.ops.array_gen_ops import range as _range
+    from flowgraph.ops.array_join_ops import concat
+    from flowgraph.ops.array_shape_ops import rank as _rank
+    from flowgraph.ops.array_shape_ops import transpose
+
+    def swap(t, dim_index, last_index, name="transpose"):
+        perm = concat([_range(dim_index), [last_index], _range(dim_index + 1, last_index),
+                       [dim_index]], 0)
+        return transpose(t, perm, name=name)
+
+    ndims = _rank(x)
+    dim = axis + ndims if axis < 0 else axis
+    input_rank = _rank(x)
+    dim_axis = dim % rank
+    out = make_tensor(op_type, [swap(x, dim_axis, math_ops.subtract(input_rank, 1))],
+                      name=op_type)
+    out = swap(out, dim_axis, math_ops.subtract(input_rank, 1), name=name or "transpose")
+    out.set_shape(x.shape)
+    return out
 
 
 def softmax(logits, axis=None, name=None, dim=None):
@@ -606,6 +635,29 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
         if axis is not None:
             raise ValueError("Cannot specify both 'axis' and 'dim'")
         axis = dim
+    from flowgraph.ops import math_ops, math_reduce
+
+    with name_scope(name, "l2_normalize", [x]) as scope:
+        t = convert_to_tensor(x, name="x")
+        _check_dtype(t, FLOATS, "L2Normalize", "x")
+        # TensorFlow's graph: Square, Sum (keepdims), Maximum, Rsqrt, Mul (the op named
+        # after the scope); flowgraph's fused L2Normalize op remains for stored graphs
+        square_sum = math_reduce.reduce_sum(math_ops.square(t), axis, keepdims=True)
+        inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
+        return math_ops.multiply(t, inv_norm, name=scope)
+
+
+def fused_l2_normalize(x, axis=None, epsilon=1e-12, name=None):
+    """One ``L2Normalize`` op (flowgraph's own type) computing what `l2_normalize`
+    builds from TensorFlow's ops; it remains for graphs that hold it.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> from flowgraph.ops.nn_ops import fused_l2_normalize
+    >>> fused_l2_normalize(tf.constant([[3.0, 4.0]]), 1).op.type
+    'L2Normalize'
+    """
     if axis is not None:
         axis = [int(axis)] if isinstance(axis, int) else [int(a) for a in axis]
     with name_scope(name, "l2_normalize", [x]) as scope:

@@ -600,6 +600,9 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "ResourceScatterMax": ("resource:,indices:Tindices,updates:dtype", ""),
     "ResourceScatterMin": ("resource:,indices:Tindices,updates:dtype", ""),
     "ResourceScatterMul": ("resource:,indices:Tindices,updates:dtype", ""),
+    "ResourceScatterNdAdd": ("ref:,indices:Tindices,updates:T", "use_locking"),
+    "ResourceScatterNdSub": ("ref:,indices:Tindices,updates:T", "use_locking"),
+    "ResourceScatterNdUpdate": ("ref:,indices:Tindices,updates:T", "use_locking"),
     "ResourceScatterSub": ("resource:,indices:Tindices,updates:dtype", ""),
     "ResourceScatterUpdate": ("resource:,indices:Tindices,updates:dtype", ""),
     "ResourceSparseApplyAdadelta": (
@@ -630,6 +633,10 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "ResourceSparseApplyRMSProp": (
         "var:,ms:,mom:,lr:T,rho:T,momentum:T,epsilon:T,grad:T,indices:Tindices",
         "use_locking",
+    ),
+    "ResourceStridedSliceAssign": (
+        "ref:,begin:Index,end:Index,strides:Index,value:T",
+        "begin_mask,end_mask,ellipsis_mask,new_axis_mask,shrink_axis_mask",
     ),
     "RestoreV2": ("prefix:,tensor_names:,shape_and_slices:", "dtypes"),
     "ReverseSequence": ("input:T,seq_lengths:Tlen", "seq_dim,batch_dim"),
@@ -818,6 +825,10 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "StopGradient": ("input:T", ""),
     "StridedSlice": (
         "input:T,begin:Index,end:Index,strides:Index",
+        "begin_mask,end_mask,ellipsis_mask,new_axis_mask,shrink_axis_mask",
+    ),
+    "StridedSliceAssign": (
+        "ref:T,begin:Index,end:Index,strides:Index,value:T",
         "begin_mask,end_mask,ellipsis_mask,new_axis_mask,shrink_axis_mask",
     ),
     "StridedSliceGrad": (

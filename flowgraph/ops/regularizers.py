@@ -20,7 +20,7 @@ import numbers
 
 from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, add_to_collection, get_collection, name_scope
-from flowgraph.ops import math_ops, math_reduce
+from flowgraph.ops import math_ops, math_reduce, nn_loss_ops
 
 __all__ = [
     "apply_regularization",
@@ -48,9 +48,7 @@ def _l1(weights):
 
 
 def _l2(weights):
-    # TensorFlow's nn.l2_loss: sum(w ** 2) / 2.
-    return math_ops.multiply(math_reduce.reduce_sum(math_ops.square(weights)),
-                             constant(0.5, dtype=weights.dtype.base_dtype), name="L2Loss")
+    return nn_loss_ops.l2_loss(weights)  # sum(w ** 2) / 2, one L2Loss op as in TF
 
 
 def _scaled(penalty, scale, scope, default_name: str):

@@ -12,6 +12,7 @@ writes through it::
     VarIsInitializedOp(handle)               -> bool scalar
     ResourceGather(handle, indices)          -> rows
     ResourceScatter{Add,Sub,Mul,Div,Min,Max,Update}(handle, indices, updates)
+    ResourceScatterNd{Update,Add,Sub}(handle, indices, updates)
     VariableShape(handle)                    -> the variable's shape
     ResourceCountUpTo(handle, limit)         -> the value before adding 1
 
@@ -47,10 +48,11 @@ from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
 
 __all__ = ["assign_variable_op", "handle_shape", "read_variable_op", "resource_count_up_to",
-           "resource_gather", "resource_scatter", "var_handle_op", "var_is_initialized_op",
-           "variable_shape"]
+           "resource_gather", "resource_scatter", "resource_scatter_nd", "var_handle_op",
+           "var_is_initialized_op", "variable_shape"]
 
 SCATTER_KINDS = ("Add", "Sub", "Mul", "Div", "Min", "Max", "Update")
+SCATTER_ND_KINDS = ("Update", "Add", "Sub")
 
 
 def handle_shape(handle) -> TensorShape:
@@ -128,9 +130,15 @@ def _resource_gather_shape(op, handle, indices):
     var = handle_shape(op.inputs[0])
     if var.ndims is None or indices.ndims is None:
         return [TensorShape(None)]
-    if var.ndims < 1:
-        raise op.shape_error(f"params must be at least 1-D, got the variable's shape {var}")
-    return [indices.concatenate(var[1:])]
+    bd = op.attrs["batch_dims"]
+    if not 0 <= bd <= indices.ndims or var.ndims < bd + 1:
+        raise op.shape_error(f"batch_dims={bd} must be in [0, rank(indices)={indices.ndims}] "
+                             f"and below the rank of the variable's shape {var} (params "
+                             "must be at least 1-D after its batch dimensions)")
+    if not var[:bd].is_compatible_with(indices[:bd]):
+        raise op.shape_error(f"the first batch_dims={bd} dimensions of the variable {var} "
+                             f"and of indices {indices} must be equal")
+    return [indices.concatenate(var[bd + 1:])]
 
 
 def _scatter_shape(op, handle, indices, updates):
@@ -147,6 +155,32 @@ for _kind in SCATTER_KINDS:
     register_op(f"ResourceScatter{_kind}", attrs={"dtype": None, "Tindices": None},
                 num_outputs=0, dtype_fn=_no_dtypes, stateful=True)(_scatter_shape)
 
+
+def _scatter_nd_shape(op, handle, indices, updates):
+    _check_handle(op, op.type)
+    var = handle_shape(op.inputs[0])
+    if var.ndims is None or indices.ndims is None or updates.ndims is None or \
+            not indices.ndims or indices.dims[-1].value is None:
+        return []
+    depth = indices.dims[-1].value
+    if depth > var.ndims:
+        raise op.shape_error(f"indices.shape[-1] is {depth} but the variable has only "
+                             f"{var.ndims} dimensions ({var}); each index tuple addresses "
+                             "at most rank(variable) dimensions")
+    want = TensorShape(indices.dims[:-1] + var.dims[depth:])
+    if not updates.is_compatible_with(want):
+        raise op.shape_error(f"updates have shape {updates}; indices {indices} into a "
+                             f"variable of shape {var} need shape {want} "
+                             "(indices.shape[:-1] + shape[indices.shape[-1]:])")
+    return []
+
+
+for _kind in SCATTER_ND_KINDS:
+    register_op(f"ResourceScatterNd{_kind}", attrs={"T": None, "Tindices": None,
+                                                    "use_locking": True},
+                num_outputs=0, dtype_fn=_no_dtypes, stateful=True)(_scatter_nd_shape)
+
+
 @register_op("ResourceCountUpTo", attrs={"limit": 0, "T": None}, dtype_fn=attr_dtype("T"),
              stateful=True)
 def _count_up_to_shape(op, handle):
@@ -159,7 +193,8 @@ def _count_up_to_shape(op, handle):
 not_differentiable("ResourceCountUpTo")
 not_differentiable("VarHandleOp", "AssignVariableOp", "AssignAddVariableOp",
                    "AssignSubVariableOp", "VarIsInitializedOp", "VariableShape",
-                   *(f"ResourceScatter{k}" for k in SCATTER_KINDS))
+                   *(f"ResourceScatter{k}" for k in SCATTER_KINDS),
+                   *(f"ResourceScatterNd{k}" for k in SCATTER_ND_KINDS))
 
 
 # -- gradients ---------------------------------------------------------------------------
@@ -176,11 +211,41 @@ def _resource_gather_grad(op, grad):
     graph = op.graph
     with graph.colocate_with(handle.op):
         params_shape = variable_shape(handle)
+    if op.attrs["batch_dims"]:
+        return [_batch_gather_grad(op, grad, params_shape), None]
     size = array_ops.expand_dims(array_ops.size(indices), 0)
     values_shape = array_ops.concat([size, params_shape[1:]], 0)
     values = array_ops.reshape(grad, values_shape)
     flat_indices = array_ops.reshape(indices, size)
     return [IndexedSlices(values, flat_indices, params_shape), None]
+
+
+def _batch_gather_grad(op, grad, params_shape):
+    """The dense gradient of a ``ResourceGather`` with ``batch_dims=b``: the rows of the
+    variable seen as ``[prod(shape[:b+1]), ...]``, row ``batch * shape[b] + index``,
+    summed over repeats. (TensorFlow's gradient takes no account of `batch_dims`.)"""
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops import array_ops, math_ops
+    from flowgraph.ops.array_gen_ops import range as range_
+    from flowgraph.ops.math_reduce import reduce_prod
+    from flowgraph.ops.segment_ops import unsorted_segment_sum
+
+    indices = op.inputs[1]
+    bd = op.attrs["batch_dims"]
+    idx = math_ops.cast(indices, _dtypes.int64)
+    ishape = array_ops.shape(idx, out_type=_dtypes.int64)
+    batch = reduce_prod(ishape[:bd])
+    per_batch = reduce_prod(ishape[bd:])
+    rows = math_ops.cast(params_shape[bd], _dtypes.int64)
+    offsets = array_ops.reshape(range_(batch, dtype=_dtypes.int64) * rows, [-1, 1])
+    flat = array_ops.reshape(array_ops.reshape(idx, array_ops.stack([batch, per_batch]))
+                             + offsets, [-1])
+    inner = params_shape[bd + 1:]
+    values = array_ops.reshape(grad, array_ops.concat(
+        [constant([-1], dtype=params_shape.dtype), inner], 0))
+    total = math_ops.cast(batch, _dtypes.int64) * rows
+    summed = unsorted_segment_sum(values, flat, total)
+    return array_ops.reshape(summed, params_shape)
 
 
 # -- wrappers ----------------------------------------------------------------------------
@@ -273,3 +338,20 @@ def resource_scatter(kind: str, handle, indices, updates, dtype, name=None):
     return make_op(f"ResourceScatter{kind}", [handle, idx, upd],
                    {"dtype": dtype, "Tindices": idx.dtype.base_dtype},
                    name=name or f"ResourceScatter{kind}")
+
+
+def resource_scatter_nd(kind: str, handle, indices, updates, dtype, name=None):
+    """``ResourceScatterNd<kind>`` (Update, Add, Sub): combine `updates` at the index
+    tuples `indices` (``[..., depth]``) of the variable behind `handle`; returns the op."""
+    if kind not in SCATTER_ND_KINDS:
+        raise ValueError(f"resource_scatter_nd: kind must be one of {SCATTER_ND_KINDS}, "
+                         f"got {kind!r}")
+    dtype = _dtypes.as_dtype(dtype).base_dtype
+    idx = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
+    if idx.dtype.base_dtype not in (_dtypes.int32, _dtypes.int64):
+        raise TypeError(f"ResourceScatterNd{kind}: indices must be int32 or int64, got "
+                        f"{idx.dtype.name} ({idx.name})")
+    upd = _value_for(handle, updates, dtype, f"ResourceScatterNd{kind}")
+    return make_op(f"ResourceScatterNd{kind}", [handle, idx, upd],
+                   {"T": dtype, "Tindices": idx.dtype.base_dtype, "use_locking": True},
+                   name=name or f"ResourceScatterNd{kind}")

@@ -42,7 +42,7 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops import resource_variable_ops as _rv
 from flowgraph.ops import variables as _variables
-from flowgraph.ops.variables import Variable, checked_arguments, variable_shape
+from flowgraph.ops.variables import Variable, checked_arguments
 
 __all__ = ["ResourceVariable", "is_resource_variable"]
 
@@ -76,7 +76,9 @@ class ResourceVariable(Variable):
             with graph.name_scope("Initializer"), graph.device(None):
                 value = initial_value() if init_from_fn else initial_value
                 initial = convert_to_tensor(value, dtype=dtype, name="initial_value")
-            var_shape = variable_shape(initial, validate_shape, shape, var_name)
+            # As TensorFlow: the initial value's static shape (partly known is fine),
+            # with or without validate_shape, unless `shape` is given.
+            var_shape = as_shape(shape) if shape is not None else initial.shape
             self._dtype = initial.dtype.base_dtype
             self._shape = var_shape
             self._handle = _rv.var_handle_op(self._dtype, var_shape, shared_name=var_name,
@@ -227,6 +229,24 @@ class ResourceVariable(Variable):
     def scatter_update(self, sparse_delta, use_locking=False, name=None):
         return self._scatter("Update", sparse_delta, use_locking, name)
 
+    def _scatter_nd(self, kind: str, indices, updates, name):
+        with self.graph.as_default():
+            op = _rv.resource_scatter_nd(kind, self._handle, indices, updates, self._dtype,
+                                         name=name)
+        return _UnreadVariable(self, op)
+
+    def scatter_nd_update(self, indices, updates, name=None):
+        """``ResourceScatterNdUpdate``: write `updates` at the index tuples `indices`."""
+        return self._scatter_nd("Update", indices, updates, name)
+
+    def scatter_nd_add(self, indices, updates, name=None):
+        """``ResourceScatterNdAdd``: add `updates` at the index tuples `indices`."""
+        return self._scatter_nd("Add", indices, updates, name)
+
+    def scatter_nd_sub(self, indices, updates, name=None):
+        """``ResourceScatterNdSub``: subtract `updates` at the index tuples `indices`."""
+        return self._scatter_nd("Sub", indices, updates, name)
+
     def count_up_to(self, limit: int):
         """``ResourceCountUpTo``: add 1 and return the value from before, until `limit`."""
         with self.graph.as_default():
@@ -290,6 +310,10 @@ class _UnreadVariable(ResourceVariable):
     def _scatter(self, kind, sparse_delta, use_locking, name):
         with self.graph.control_dependencies([self._parent_op]):
             return self._parent._scatter(kind, sparse_delta, use_locking, name)
+
+    def _scatter_nd(self, kind, indices, updates, name):
+        with self.graph.control_dependencies([self._parent_op]):
+            return self._parent._scatter_nd(kind, indices, updates, name)
 
 
 _variables.register_resource_variable_class(ResourceVariable)

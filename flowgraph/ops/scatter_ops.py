@@ -114,6 +114,13 @@ def _scatter_ref(op_type, ref, indices, updates, use_locking, name):
             op_type[len("Scatter"):], handle, _index_tensor(indices), updates, ref.dtype,
             name=name)
         return ref._lazy_read(op, True)
+    if handle is not None and handle.dtype.base_dtype == _dtypes.resource and \
+            op_type in _ND_OPS:
+        # ResourceScatterNd<kind>, read lazily after it (as TF).
+        op = resource_variable_ops.resource_scatter_nd(
+            op_type[len("ScatterNd"):], handle, _index_tensor(indices), updates, ref.dtype,
+            name=name)
+        return ref._lazy_read(op, True)
     ref_t = _ref_of(ref)
     want = ref_t.dtype.base_dtype
     updates = convert_to_tensor(updates, dtype=want, name="updates")

@@ -337,7 +337,10 @@ class Variable(metaclass=_CreatorScopes):
         raise TypeError(f"'Variable' object is not iterable ('{self.name}').")
 
     def __getitem__(self, item):
-        return self.value()[item]
+        # The value's StridedSlice, with `.assign` writing that slice of the variable.
+        from flowgraph.ops.slice_assign_ops import sliced
+
+        return sliced(self, item)
 
 
 def _convert_variable(var: Variable, dtype=None, name=None, as_ref=False):

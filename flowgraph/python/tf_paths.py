@@ -234,6 +234,9 @@ _RENAMED: dict[str, dict[str, str]] = {
     "python.framework.graph_io": {"write_graph": "tf.train.write_graph"},
     "python.training.device_setter": {"replica_device_setter": "tf.train.replica_device_setter"},
     "python.eager.context": {"executing_eagerly": "tf.executing_eagerly"},
+    **{f"python.framework.{m}": {
+        "InaccessibleTensorError": "module:flowgraph.framework.graph.InaccessibleTensorError"}
+       for m in ("errors", "errors_impl")},
 }
 
 

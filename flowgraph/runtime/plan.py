@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flowgraph.backends.base import Device
-from flowgraph.framework.graph import Graph
+from flowgraph.framework.graph import Graph, InaccessibleTensorError
 from flowgraph.framework.graph_release import release_with
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.runtime import _executor, plan_cache
@@ -195,7 +195,10 @@ def check_feeds_and_fetches(graph: Graph, fetch_tensors, target_ops, feed_tensor
             raise ValueError(f"Tensor {t.name} may not be fed.")
     for op in [t.op for t in fetch_tensors] + list(target_ops):
         if not graph.is_fetchable(op):
-            raise ValueError(f"Operation '{op.name}' has been marked as not fetchable.")
+            raise InaccessibleTensorError(
+                f"Operation {op.name} has been marked as not fetchable. Typically this "
+                "happens when it is defined in another function or code block. Use return "
+                "values, explicit Python locals or TensorFlow collections to access it.")
 
 
 def emit(table: NodeTable, fetch_slots: list[int], frames) -> CompiledPlan:

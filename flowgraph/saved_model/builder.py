@@ -41,6 +41,7 @@ import shutil
 import tempfile
 import weakref
 
+from flowgraph.framework.dtypes import resource
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import get_op_def, has_op_def
@@ -356,7 +357,8 @@ def _variable_defs(graph) -> list[VariableDef]:
                                  initial_value_name=initial.name if isinstance(
                                      initial, Tensor) else "",
                                  trainable=bool(getattr(var, "trainable", True)),
-                                 save_slice_info_def=_slice_info_def(var))
+                                 save_slice_info_def=_slice_info_def(var),
+                                 is_resource=var._variable.dtype.base_dtype == resource)
                 seen[id(var)] = vd
                 order.append(vd)
             vd.collections.append(key)

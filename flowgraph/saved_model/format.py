@@ -177,6 +177,7 @@ class VariableDef:
     trainable: bool = True
     collections: list[str] = field(default_factory=list)
     save_slice_info_def: SaveSliceInfoDef | None = None  # a part of a partitioned variable
+    is_resource: bool = False  # a resource variable: variable_name is its VarHandleOp's
 
 
 @dataclass
@@ -236,6 +237,8 @@ def _variable_json(var: VariableDef) -> dict:
     out = dataclasses.asdict(var)
     if var.save_slice_info_def is None:
         del out["save_slice_info_def"]  # a whole variable's entry stays as it was
+    if not var.is_resource:
+        del out["is_resource"]  # so does a reference variable's
     return out
 
 
@@ -514,7 +517,7 @@ class _Validator:
             var = self.obj(var, vw, required=("variable_name", "initializer_name",
                                               "snapshot_name"),
                            optional=("initial_value_name", "trainable", "collections",
-                                     "save_slice_info_def"))
+                                     "save_slice_info_def", "is_resource"))
             initial = var.get("initial_value_name", "")
             mg.variables.append(VariableDef(
                 variable_name=self.tensor_ref(var["variable_name"], nodes, vw),
@@ -525,7 +528,9 @@ class _Validator:
                 collections=[self.string(c, f"{vw}.collections", nonempty=True)
                              for c in self.array(var.get("collections", []), vw)],
                 save_slice_info_def=self.save_slice_info(var.get("save_slice_info_def"),
-                                                         f"{vw}.save_slice_info_def")))
+                                                         f"{vw}.save_slice_info_def"),
+                is_resource=self.boolean(var.get("is_resource", False),
+                                         f"{vw}.is_resource")))
         for key in ("main_op", "train_op"):
             name = self.opt_string(v.get(key), f"{where}.{key}")
             setattr(mg, key, None if name is None else self.op_ref(name, nodes,

@@ -51,6 +51,8 @@ def _variable_def(vd: fmt.VariableDef) -> bytes:
                            snapshot_name=vd.snapshot_name,
                            initial_value_name=vd.initial_value_name,
                            trainable=bool(vd.trainable))
+    if vd.is_resource:  # (a field left unset for a reference variable, as TF writes it)
+        msg.is_resource = True
     info = vd.save_slice_info_def
     if info is not None:
         msg.save_slice_info_def = SaveSliceInfoDefProto(

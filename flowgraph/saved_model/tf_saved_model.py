@@ -97,7 +97,8 @@ def _variables(mg: MetaGraphDefProto) -> list[fmt.VariableDef]:
                             snapshot_name=vd.snapshot_name,
                             initial_value_name=vd.initial_value_name,
                             trainable="trainable_variables" in keys, collections=keys,
-                            save_slice_info_def=_slice_info(vd))
+                            save_slice_info_def=_slice_info(vd),
+                            is_resource=bool(vd.is_resource))
             for name, (vd, keys) in found.items()]
 
 
@@ -132,16 +133,23 @@ def _restore_subgraph(graph_def: dict, variables: list[fmt.VariableDef],
     for i, vd in enumerate(variables):
         op_name = vd.variable_name.rpartition(":")[0] or vd.variable_name
         node = by_name.get(op_name)
-        if node is None or node["op"] not in ("VariableV2", "Variable"):
+        if node is None or node["op"] not in ("VariableV2", "Variable", "VarHandleOp"):
             raise fmt.SavedModelFormatError(
-                f"variable {vd.variable_name} has no VariableV2 node in the graph")
+                f"variable {vd.variable_name} has no VariableV2 (or VarHandleOp) node in "
+                "the graph")
         value, assign = f"{_RESTORE_SCOPE}/value_{i}", f"{_RESTORE_SCOPE}/assign_{i}"
         graph_def["node"].append({"name": value, "op": "Placeholder", "input": [],
                                   "attr": {"dtype": node["attr"]["dtype"],
                                            "shape": node["attr"]["shape"]}})
-        graph_def["node"].append({"name": assign, "op": "Assign",
-                                  "input": [f"{op_name}:0", f"{value}:0"],
-                                  "attr": {"validate_shape": True, "use_locking": True}})
+        if node["op"] == "VarHandleOp":  # a resource variable: written through its handle
+            graph_def["node"].append({"name": assign, "op": "AssignVariableOp",
+                                      "input": [f"{op_name}:0", f"{value}:0"],
+                                      "attr": {"dtype": node["attr"]["dtype"],
+                                               "validate_shape": True}})
+        else:
+            graph_def["node"].append({"name": assign, "op": "Assign",
+                                      "input": [f"{op_name}:0", f"{value}:0"],
+                                      "attr": {"validate_shape": True, "use_locking": True}})
         control.append(f"^{assign}")
         entries.append(fmt.RestoreEntry(key=keys.get(op_name, op_name),
                                         variable=f"{op_name}:0",
@@ -172,9 +180,9 @@ def _meta_graph(mg: MetaGraphDefProto) -> fmt.MetaGraphDef:
     message = mg  # returned by the loader as the file holds it: copied before any rewrite
     if any(ref_op_of(n.op) for n in mg.graph_def.node):
         message = MetaGraphDefProto.FromString(mg.SerializeToString())
-    # The SavedModel loader restores variables by reference-variable nodes: TensorFlow's
-    # resource variables are read as reference variables here.
-    meta_graph_as_refs(mg, force=True)
+    # Resource variables stay resource variables when flowgraph runs all their ops (the
+    # restore subgraph writes them with AssignVariableOp); else all become references.
+    meta_graph_as_refs(mg)
     scope = saver_scope(mg.saver_def.restore_op_name)
     graph_def = graph_def_to_dict(mg.graph_def)
     keys = restore_keys(graph_def, mg.saver_def.restore_op_name) if scope else {}
@@ -264,8 +272,9 @@ def read_tf_saved_model(export_dir) -> fmt.SavedModel:
     as flowgraph's classes.
 
     Raises DataLossError naming the file when it is not a SavedModel message, and
-    SavedModelFormatError for what flowgraph cannot load. Resource variables are read
-    as reference variables (`tf_formats.resource_variables`).
+    SavedModelFormatError for what flowgraph cannot load. Resource variables stay
+    resource variables (``VarHandleOp``...) unless the graph holds a resource op flowgraph
+    lacks; then all are read as reference variables (`tf_formats.resource_variables`).
     """
     path = os.path.join(os.fspath(export_dir), SAVED_MODEL_FILENAME_PB)
     text = not os.path.isfile(path)

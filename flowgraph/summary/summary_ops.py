@@ -40,7 +40,8 @@ __all__ = ["histogram", "image", "merge", "merge_all", "scalar", "tensor_summary
 
 logger = logging.getLogger("flowgraph")
 
-_REAL = frozenset((*_dtypes.FLOATS, *_dtypes.INTEGERS))
+# TensorFlow's realnumbertypes (ScalarSummary / HistogramSummary), bfloat16 included.
+_REAL = frozenset((*_dtypes.FLOATS, *_dtypes.INTEGERS, _dtypes.bfloat16))
 _IMAGE_DTYPES = frozenset((_dtypes.uint8, _dtypes.float16, _dtypes.float32, _dtypes.float64))
 
 

@@ -38,6 +38,7 @@ import zipfile
 
 import numpy as np
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.checkpoint_file import (
     RESERVED_PREFIX,
     STRING_ENDS_PREFIX,
@@ -192,7 +193,12 @@ def _set_checkpoint_initializer(var, ckpt_file: str, tensor_name: str,
     from flowgraph.ops import state_ops
 
     with graph.as_default(), graph.control_dependencies(None), graph.colocate_with(var.op):
-        var._initializer_op = state_ops.assign(var, value).op
+        restored = value
+        if var._variable.dtype.base_dtype == _dtypes.resource:
+            from flowgraph.ops.array_ops import identity
+
+            restored = identity(value)  # as TF: a resource variable assigns an Identity
+        var._initializer_op = state_ops.assign(var, restored).op
     var._initial_value = value
 
 

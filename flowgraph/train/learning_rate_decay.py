@@ -52,10 +52,12 @@ def _require_step(global_step, fn: str) -> None:
 
 
 def _setup(learning_rate, global_step, *others):
-    lr = convert_to_tensor(learning_rate, name="learning_rate")
+    # TensorFlow's order: the rate, the other arguments cast to its dtype, then the step
+    lr = convert_to_tensor(learning_rate, name="initial_learning_rate")
     dtype = lr.dtype.base_dtype
+    cast = [math_ops.cast(o, dtype) for o in others]
     step = math_ops.cast(global_step, dtype)
-    return (lr, dtype, step, *[math_ops.cast(o, dtype) for o in others])
+    return (lr, dtype, step, *cast)
 
 
 @contextlib.contextmanager
@@ -106,11 +108,11 @@ def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate,
     ...     print(sess.run(lr))
     1.0
     """
-    # TF names this scope "ExponentialDecay" by default too
-    with _schedule("natural_exp_decay", "ExponentialDecay", name, learning_rate, global_step,
-                   decay_steps, decay_rate) as (scope, lr, _, step, steps, rate):
-        p = _ratio(step, steps, staircase)
-        return math_ops.multiply(lr, math_ops.exp(math_ops.negative(rate) * p), name=scope)
+    # TF: exponential_decay with the rate exp(-decay_rate), computed outside its scope
+    _require_step(global_step, "natural_exp_decay")
+    rate = math_ops.exp(math_ops.negative(decay_rate))
+    return exponential_decay(learning_rate, global_step, decay_steps, rate,
+                             staircase=staircase, name=name)
 
 
 def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate,
@@ -129,7 +131,8 @@ def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate,
     with _schedule("inverse_time_decay", "InverseTimeDecay", name, learning_rate, global_step,
                    decay_steps, decay_rate) as (scope, lr, _, step, steps, rate):
         p = _ratio(step, steps, staircase)
-        return math_ops.truediv(lr, 1.0 + rate * p, name=scope)
+        one = math_ops.cast(convert_to_tensor(1), lr.dtype.base_dtype)
+        return math_ops.truediv(lr, math_ops.add(one, math_ops.multiply(rate, p)), name=scope)
 
 
 def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=0.0001,
@@ -146,18 +149,24 @@ def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=
     ...     print(sess.run(lr))
     0.5
     """
-    with _schedule("polynomial_decay", "PolynomialDecay", name, learning_rate, global_step,
-                   decay_steps, end_learning_rate, power) as values:
-        scope, lr, _, step, steps, end, pw = values
+    _require_step(global_step, "polynomial_decay")
+    # TF's order of casts: end rate, power, step, then decay_steps
+    with get_default_graph().name_scope(name or "PolynomialDecay") as scope:
+        lr = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = lr.dtype.base_dtype
+        end = math_ops.cast(end_learning_rate, dtype)
+        pw = math_ops.cast(power, dtype)
+        step = math_ops.cast(global_step, dtype)
+        steps = math_ops.cast(decay_steps, dtype)
         if cycle:
-            ceil = math_ops.ceil(step / steps)
-            multiplier = array_ops.where(math_ops.equal(step, 0.0),
-                                         array_ops.ones_like(ceil), ceil)
-            steps = steps * multiplier
+            # the first multiple of decay_steps past the step (1 at step 0)
+            multiplier = array_ops.where_v2(math_ops.equal(step, 0), 1.0,
+                                            math_ops.ceil(step / decay_steps))
+            steps = math_ops.multiply(steps, multiplier)
         else:
             step = math_ops.minimum(step, steps)
-        p = step / steps
-        return math_ops.add(math_ops.multiply(lr - end, math_ops.pow(1.0 - p, pw)), end,
+        p = math_ops.truediv(step, steps)
+        return math_ops.add(math_ops.multiply(lr - end, math_ops.pow(1 - p, pw)), end,
                             name=scope)
 
 
@@ -173,13 +182,16 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
     ...     print(round(float(sess.run(lr)), 6))
     0.1
     """
+    # TF's graph: alpha stays a Python number, pi a float32 constant, and the result is
+    # a `Mul` inside the scope (CosineDecay/Mul_3), not an op named after the scope
     with _schedule("cosine_decay", "CosineDecay", name, learning_rate, global_step,
-                   decay_steps, alpha) as (scope, lr, _, step, steps, a):
+                   decay_steps) as (_, lr, dtype, step, steps):
         step = math_ops.minimum(step, steps)
         fraction = step / steps
-        cosine = 0.5 * (1.0 + math_ops.cos(math.pi * fraction))
-        decayed = (1.0 - a) * cosine + a
-        return math_ops.multiply(lr, decayed, name=scope)
+        pi = convert_to_tensor(math.pi, dtype=dtype)
+        cosine = 0.5 * (1.0 + math_ops.cos(pi * fraction))
+        decayed = (1 - alpha) * cosine + alpha
+        return math_ops.multiply(lr, decayed)
 
 
 def piecewise_constant(x, boundaries, values, name=None):
@@ -224,7 +236,7 @@ def piecewise_constant(x, boundaries, values, name=None):
         pairs = [(math_ops.less_equal(x, boundaries[0]), lambda: values[0]),
                  (math_ops.greater(x, boundaries[-1]), lambda: values[-1])]
         for low, high, v in zip(boundaries[:-1], boundaries[1:], values[1:-1]):
-            inside = math_ops.logical_and(math_ops.greater(x, low), math_ops.less_equal(x, high))
+            inside = (x > low) & (x <= high)  # TF: Greater, LessEqual, "and"
             pairs.append((inside, lambda v=v: v))
         return case(pairs, lambda: values[0], exclusive=True)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.ops import math_ops
 from flowgraph.ops.random_ops import random_normal
 from flowgraph.train.learning_rate_decay import _schedule, piecewise_constant
@@ -69,14 +70,23 @@ def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2
 
 def _linear_cosine(fn: str, default_name: str, name, learning_rate, global_step, decay_steps,
                    num_periods, alpha, beta, noise=None):
+    # TensorFlow's graph: casts in argument order (the noise's two first), the step
+    # clipped to decay_steps before the noise's variance is computed from it, and pi a
+    # constant of its own
+    noise_args = () if noise is None else noise[:2]
     with _schedule(fn, default_name, name, learning_rate, global_step, decay_steps,
-                   num_periods, alpha, beta) as values:
-        scope, lr, dtype, step, steps, periods, a, b = values
+                   *noise_args, num_periods, alpha, beta) as values:
+        scope, lr, dtype, step, steps, *rest = values
+        periods, a, b = rest[-3:]
         clipped = math_ops.minimum(step, steps)
         linear = (steps - clipped) / steps
         if noise is not None:
-            linear = linear + noise(step, dtype)
-        cosine = 0.5 * (1.0 + math_ops.cos(math.pi * 2.0 * periods * clipped / steps))
+            variance = rest[0] / math_ops.pow(1.0 + clipped, rest[1])
+            linear = linear + random_normal([], stddev=math_ops.sqrt(variance), dtype=dtype)
+        completed = clipped / steps
+        fraction = 2.0 * periods * completed
+        pi = convert_to_tensor(math.pi, dtype=dtype)
+        cosine = 0.5 * (1.0 + math_ops.cos(pi * fraction))
         return math_ops.multiply(lr, (a + linear) * cosine + b, name=scope)
 
 
@@ -111,10 +121,6 @@ def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_v
     ...     print(round(float(sess.run(lr)), 6))   # the cosine term is 0 at the end
     0.001
     """
-    def noise(step, dtype):
-        variance = initial_variance / math_ops.pow(1.0 + step, variance_decay)
-        return random_normal([], stddev=math_ops.sqrt(variance), dtype=dtype)
-
     return _linear_cosine("noisy_linear_cosine_decay", "NoisyLinearCosineDecay", name,
                           learning_rate, global_step, decay_steps, num_periods, alpha, beta,
-                          noise)
+                          (initial_variance, variance_decay))

@@ -71,7 +71,7 @@ def _as_meta_graph(meta_graph_or_file) -> tuple[MetaGraphDefProto, str]:
     if hasattr(meta_graph_or_file, "SerializeToString"):
         # Parsed again, as a file's bytes are: a message built in memory may hold str
         # where bytes belong, protobuf's own MetaGraphDef is read the same way, and its
-        # resource variables become reference variables.
+        # resource variables are read as a file's are (`tf_formats.resource_variables`).
         source = "the MetaGraphDef"
         return parse_meta_graph(meta_graph_or_file.SerializeToString(), source), source
     path = os.fspath(meta_graph_or_file)
@@ -87,7 +87,7 @@ def rebuild_variable(graph, vd, scoped):
     """
     from flowgraph.ops.variables import Variable
 
-    if getattr(vd, "is_resource", False):  # (the SavedModel loader's VariableDef has none)
+    if getattr(vd, "is_resource", False):
         return _rebuild_resource_variable(graph, vd, scoped)
     var = object.__new__(Variable)
     var._variable = graph.get_tensor_by_name(scoped(vd.variable_name))

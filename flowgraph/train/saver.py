@@ -58,11 +58,13 @@ from __future__ import annotations
 import logging
 import numbers
 import os
+import threading
 
 import numpy as np
 
 from flowgraph.framework import errors
 from flowgraph.framework.checkpoint_file import not_found
+from flowgraph.framework.device_spec import canonical_device
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tf_formats.bundle import bundle_files
@@ -96,6 +98,17 @@ def _variable_op_name(ref) -> str:
     """The variable's op name for saved tensor `ref` (a resource variable's read: its
     handle's)."""
     return ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else ref.op.name
+
+
+_directory_locks: dict[str, threading.Lock] = {}
+_directory_locks_guard = threading.Lock()
+
+
+def _directory_lock(directory: str) -> threading.Lock:
+    """The process-wide lock that serializes saves into `directory`."""
+    key = os.path.realpath(directory or ".")
+    with _directory_locks_guard:
+        return _directory_locks.setdefault(key, threading.Lock())
 
 
 class SaverDef:
@@ -136,9 +149,12 @@ class Saver:
         Additionally keep one checkpoint per this many hours.
     name : str, optional
         Name scope of the Saver's ops (default ``save``).
+    sharded : bool
+        As TensorFlow's: one data file per device of the variables
+        (``PREFIX.data-00000-of-00002`` for ``/job:ps/task:0``, ``-00001-`` for task 1);
+        one file in all when they share a device.
     defer_build, allow_empty, pad_step_number, filename, ...
-        As in TensorFlow; `sharded` and `write_version` are accepted and ignored (one
-        data shard per checkpoint).
+        As in TensorFlow; `write_version` is accepted and ignored.
     format : {"tensorflow", "flowgraph"}
         A flowgraph extension: the default "tensorflow" writes TensorFlow's checkpoint
         files (``PREFIX.index`` + ``PREFIX.data-00000-of-00001``), which TensorFlow
@@ -319,6 +335,16 @@ class Saver:
             os.makedirs(parent, exist_ok=True)
         if self._is_empty:
             return None
+        # One save at a time per directory: a save reads the step and writes the state
+        # file, so two overlapping saves (a Supervisor's checkpoint thread and the loop's
+        # final save) could leave the older step recorded as the latest.
+        with _directory_lock(parent):
+            return self._save_in(sess, save_path, global_step, step_fetch, parent,
+                                 latest_filename, meta_graph_suffix, write_meta_graph,
+                                 write_state, strip_default_attrs)
+
+    def _save_in(self, sess, save_path, global_step, step_fetch, parent, latest_filename,
+                 meta_graph_suffix, write_meta_graph, write_state, strip_default_attrs):
         fetches = [ref for _, ref, _ in self._entries]
         if step_fetch is not None:
             fetches.append(step_fetch)
@@ -332,7 +358,7 @@ class Saver:
             checkpoint_file = save_path
         _state.remove_stale_temps(parent)
         files = checkpoint_files(self._format, checkpoint_file,
-                                 *self._checkpoint_tensors(values))
+                                 *self._checkpoint_tensors(values), self._shards())
         if write_meta_graph:
             meta = f"{checkpoint_file}.{meta_graph_suffix}"
             try:
@@ -362,6 +388,21 @@ class Saver:
         (`saver_files.checkpoint_tensors`)."""
         return checkpoint_tensors([key for key, _, _ in self._entries], self._slice_infos,
                                   values)
+
+    def _shards(self) -> dict | None:
+        """A sharded Saver's data shard per entry, as TensorFlow's: one shard per device
+        of the variables, numbered in the order of the device names
+        (``model.ckpt-7.data-00001-of-00002`` holds ``/job:ps/task:1``'s); None when
+        unsharded."""
+        if not self._sharded:
+            return None
+        devices = []
+        for _, ref, _ in self._entries:
+            var = ref.op.inputs[0].op if ref.op.type == "ReadVariableOp" else ref.op
+            devices.append(canonical_device(var.device))
+        number = {d: k for k, d in enumerate(sorted(set(devices)))}
+        return {(key, tuple(info.var_offset) if info is not None else ()): number[d]
+                for (key, _, _), info, d in zip(self._entries, self._slice_infos, devices)}
 
     def _own_keys(self) -> list[str]:
         """Per entry, a key no other entry shares: its checkpoint key, or a part's own op
@@ -412,6 +453,7 @@ class Saver:
                 None, None,
                 f"The passed save_path is not a valid checkpoint: {save_path}. "
                 f"{not_found(save_path)}")
+        logger.info("Restoring parameters from %s", save_path)  # as TF logs each restore
         with CheckpointReader(save_path) as reader:
             feed = restore_feed(reader, self._entries, self._slice_infos, save_path,
                                 self._reshape)

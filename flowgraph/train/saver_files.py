@@ -47,11 +47,12 @@ def checkpoint_tensors(keys, slice_infos, values) -> tuple[dict, dict]:
 
 
 def checkpoint_files(format: str, checkpoint_file: str, tensors: dict,
-                     slices: dict) -> list:
+                     slices: dict, shards: dict | None = None) -> list:
     """``[(path, bytes or None)]`` of checkpoint `checkpoint_file` in `format`
-    ("tensorflow" or "flowgraph"); None keeps an existing file."""
+    ("tensorflow" or "flowgraph"); None keeps an existing file. `shards` (TensorFlow's
+    format only): ``(key, part offsets or ())`` -> data shard, see `bundle_files`."""
     if format == "tensorflow":
-        return bundle_files(checkpoint_file, tensors, slices)
+        return bundle_files(checkpoint_file, tensors, slices, shards)
     tensors = {**tensors, **{key: whole_from_parts(key, *parts)
                              for key, parts in slices.items()}}
     if holds_exactly(checkpoint_file, tensors):

@@ -101,24 +101,30 @@ def restore_feed(reader: CheckpointReader, entries, slice_infos, path: str,
     feed, wholes = {}, {}
     for (key, ref, placeholder), info in zip(entries, slice_infos):
         if info is None:
+            if not reader.has_tensor(key):
+                key = (_head_scope_legacy_key(reader, key)
+                       or _unscoped_slot_key(reader, key) or key)
             feed[placeholder] = _checked_value(reader, key, ref, path, reshape)
         elif not reader.has_tensor(key) and reader.has_tensor(own := _op_name_of(ref)):
             # an older flowgraph checkpoint: one entry per part, by its own name
             feed[placeholder] = _checked_value(reader, own, ref, path, reshape)
         elif not reader.has_tensor(key) and (whole := _whole_slot_key(reader, key, info)):
             # a checkpoint written before the variable was partitioned (flowgraph's
-            # canned linear models until session 12): the slot saved whole as `A/S`
+            # canned linear models until session 12, DNN ones until session 15): the
+            # slot saved whole as `A/S`
             feed[placeholder] = _part_value(reader, whole, ref, info, path, wholes)
         else:
             feed[placeholder] = _part_value(reader, key, ref, info, path, wholes)
     return feed
 
 
-_PART_SLOT = re.compile(r"^(.+)/part_\d+/([^/]+)$")
+_PART_SLOT = re.compile(r"^(.+)/[^/]+/([^/]+)$")
+_HEAD_SCOPED = re.compile(r"^(?:.+/)?head/([^/]+)$")
 
 
 def _whole_slot_key(reader, key: str, info) -> str | None:
-    """For a partitioned slot saved as ``A/part_k/S`` (TensorFlow's key), the key
+    """For a partitioned slot saved as ``A/X/S`` (TensorFlow's key: ``X`` is ``part_k``,
+    or ``t_k`` for a slot made inside a variable scope, as the canned DNN's), the key
     ``A/S`` under which an unpartitioned variable's slot of the same full shape was
     saved, when the checkpoint has it; else None."""
     m = _PART_SLOT.match(key)
@@ -129,6 +135,29 @@ def _whole_slot_key(reader, key: str, info) -> str | None:
             info.full_shape):
         return None
     return whole
+
+
+def _head_scope_legacy_key(reader, key: str) -> str | None:
+    """For a variable of a canned estimator's head scope (``dnn/head/beta1_power``, as
+    TF's v1 heads name Adam's), the key ``training/beta1_power`` that flowgraph used
+    until session 15, when the checkpoint has it; else None."""
+    m = _HEAD_SCOPED.match(key)
+    if m is None or not reader.has_tensor(old := f"training/{m.group(1)}"):
+        return None
+    return old
+
+
+def _unscoped_slot_key(reader, key: str) -> str | None:
+    """For a slot made inside a variable scope (``opt/dense/kernel/Adam``: TF's name, and
+    flowgraph's since session 15), the key ``dense/kernel/Adam`` under which flowgraph
+    saved it before, at the root: the longest tail of `key` that the checkpoint holds
+    together with the variable it is a slot of (``dense/kernel``); else None."""
+    parts = key.split("/")
+    for start in range(1, len(parts) - 1):
+        tail = "/".join(parts[start:])
+        if reader.has_tensor(tail) and reader.has_tensor(tail.rsplit("/", 1)[0]):
+            return tail
+    return None
 
 
 def _part_value(reader, key: str, ref: Tensor, info, path: str,

@@ -234,7 +234,7 @@ class SessionManager:
             if deadline - time.monotonic() - self._recovery_wait_secs < 0:
                 raise errors.DeadlineExceededError(
                     None, None,
-                    f"Session was not ready after waiting {max_wait_secs} secs. Ready for "
+                    f"Session was not ready after waiting {int(max_wait_secs)} secs. Ready for "
                     f"local init: {not_ready_local_msg}; ready: {not_ready_msg}.")
             logger.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s, "
                         "ready: %s", not_ready_local_msg, not_ready_msg)

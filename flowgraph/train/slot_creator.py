@@ -3,10 +3,9 @@
 A slot of variable ``v`` made by optimizer ``Adam`` is the variable ``v/Adam`` (then
 ``v/Adam_1``, ... — names are made unique as TensorFlow's are), created at the root name
 scope, colocated with ``v``, not trainable, in ``GLOBAL_VARIABLES`` only, and with the
-shape and dtype of ``v`` unless told otherwise. TF1 names slots the same way outside a
-variable scope; inside one it prefixes the scope (``foo/v/Adam`` under
-``variable_scope("foo")``), which flowgraph does not (yet): its checkpoints have always
-keyed such slots ``v/Adam``.
+shape and dtype of ``v`` unless told otherwise. Inside a variable scope the slot's name
+starts with that scope, as in TF1 (``foo/v/Adam`` under ``variable_scope("foo")``, also
+for `ExponentialMovingAverage`'s averages), so checkpoints key such slots as TF's do.
 
 A slot of a part of a partitioned variable is partitioned like it: it gets the part's
 ``SaveSliceInfo`` (truncated to the slot's rank) under the full name plus the slot's
@@ -55,7 +54,7 @@ def _primary_op(primary):
     return op
 
 
-def _set_slice_info(primary, op, slot, scope: str) -> None:
+def _set_slice_info(primary, op, slot) -> None:
     info = getattr(primary, "_save_slice_info", None)
     if info is None:
         return
@@ -63,8 +62,7 @@ def _set_slice_info(primary, op, slot, scope: str) -> None:
 
     # TensorFlow's rule, kept for its checkpoint keys (see the module docstring): TF's
     # slot is named "<variable scope>/<slot name>" and loses len(primary name) + 1 chars.
-    real_name = f"{scope}/{slot.op.name}"[len(op.name) + 1:] if scope else \
-        slot.op.name[len(op.name) + 1:]
+    real_name = slot.op.name[len(op.name) + 1:]
     rank = slot.shape.ndims
     if rank is None or rank > 0:
         n = len(info.full_shape) if rank is None else rank
@@ -82,8 +80,11 @@ def _make_slot(primary, initial_value, name: str, colocate_with_primary: bool,
     with graph.as_default():
         scope = get_variable_scope().name
     with graph.as_default(), graph.name_scope(None):
+        # TF opens variable_scope(None, "<primary>/<name>") here: under an enclosing
+        # variable scope the slot's name starts with that scope
+        full = f"{scope}/{op.name}/{name}" if scope else f"{op.name}/{name}"
         kwargs = {"trainable": False, "collections": [GraphKeys.GLOBAL_VARIABLES],
-                  "name": f"{op.name}/{name}", "validate_shape": validate_shape,
+                  "name": full, "validate_shape": validate_shape,
                   "dtype": dtype,
                   # A resource variable's slots are resource variables, as in TensorFlow.
                   "use_resource": op.type == "VarHandleOp"}
@@ -94,7 +95,7 @@ def _make_slot(primary, initial_value, name: str, colocate_with_primary: bool,
                 slot = Variable(initial_value, **kwargs)
         else:
             slot = Variable(initial_value, **kwargs)
-    _set_slice_info(primary, op, slot, scope)
+    _set_slice_info(primary, op, slot)
     return slot
 
 

@@ -141,7 +141,7 @@ def test_with_one_ps_a_worker_step_is_one_ps_call_that_also_aggregates():
         assert opt._chief_sync_op is None  # no chief loop
         assert opt._local_step.device == step.device  # beside the global step
         assert opt._local_step.op.name.endswith("local_step_worker_0")
-        plan = plan_run(g, [], [train], {x: 1}, worker, cluster)
+        plan = plan_run(g, [], [train.op], {x: 1}, worker, cluster)
         assert [[s.task for s in level] for level in plan.levels] == [
             ["/job:ps/replica:0/task:0"], [worker], ["/job:ps/replica:0/task:0"]]
         push = [op.type for op in plan.levels[2][0].ops]

@@ -50,7 +50,7 @@ def test_variable_names_match_tensorflow(tmp_path):
         "dnn/hiddenlayer_0/batchnorm_0/moving_mean": [5],
         "dnn/hiddenlayer_1/kernel": [5, 4], "dnn/hiddenlayer_1/batchnorm_1/beta": [4],
         "dnn/logits/kernel": [4, 3], "dnn/logits/bias": [3],
-        "dnn/logits/kernel/Adagrad": [4, 3], "global_step": [],
+        "dnn/logits/kernel/t_0/Adagrad": [4, 3], "global_step": [],
     }
     for name, shape in expected.items():
         assert shapes[name] == shape, name
@@ -80,7 +80,7 @@ def test_dnn_regressor_with_custom_activation_and_optimizer(tmp_path):
     est.train(_input({"x": x}, y), steps=600)
     metrics = est.evaluate(_input({"x": x}, y, batch_size=400, train=False))
     assert metrics["average_loss"] < 0.01
-    assert "dnn/logits/kernel/Adam" in est.get_variable_names()
+    assert "dnn/logits/kernel/t_0/Adam" in est.get_variable_names()  # TF 2.15's key
 
 
 def test_dropout_only_while_training(tmp_path):

@@ -39,14 +39,6 @@ def test_read_eval_metrics_round_trip(tmp_path):
     assert read_eval_metrics(str(tmp_path / "missing")) == {}
 
 
-def test_read_falls_back_to_the_json_file(tmp_path):
-    d = tmp_path / "eval"
-    d.mkdir()
-    record = {"global_step": 5, "metrics": {"loss": 2.0}, "checkpoint_path": None}
-    (d / "eval_results.json").write_text(json.dumps(record) + "\n{torn")
-    assert read_eval_metrics(str(d)) == {5: {"loss": 2.0}}
-
-
 def _predicate(hook):
     return hook._should_stop_fn
 

@@ -155,7 +155,8 @@ def test_model_dir_from_tf_config(tf_config):
 
 def test_cluster_spec():
     spec = ClusterSpec({"worker": {0: "a:1", 2: "c:1"}, "ps": ["p:1"]})
-    assert spec.jobs == ["ps", "worker"] and spec.num_tasks("worker") == 2
+    # TF keeps the jobs in the order given (tf-oracle)
+    assert spec.jobs == ["worker", "ps"] and spec.num_tasks("worker") == 2
     assert spec.job_tasks("worker") == ["a:1", None, "c:1"]
     assert spec.task_indices("worker") == [0, 2] and spec.task_address("worker", 2) == "c:1"
     assert spec.as_dict() == {"ps": ["p:1"], "worker": {0: "a:1", 2: "c:1"}}

@@ -1,6 +1,6 @@
 """TensorFlow's resource variables in graph files (`tf_formats.resource_variables`):
-kept as resource variables where flowgraph runs all their ops, else read as reference
-variables (and always so by the SavedModel loader).
+kept as resource variables where flowgraph runs all their ops (by ``import_meta_graph``
+and the SavedModel loader alike), else read as reference variables.
 
 The fixtures in tests/data/tf_formats/resource_meta were written once by TensorFlow 2.15
 (tf.compat.v1, ``make_fixture.py`` there): variables under

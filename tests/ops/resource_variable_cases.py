@@ -42,9 +42,21 @@ def _gather_grad(x):
     return tf.convert_to_tensor(g)
 
 
+def _batch_gather_grad(x):
+    v = _var(x, [2, 4, 3])
+    with tf.control_dependencies([v.initializer]):
+        rows = rv.resource_gather(v.handle, [[0, 2, 0], [3, 3, 1]], v.dtype, batch_dims=1)
+    (g,) = tf.gradients(tf.reduce_sum(rows * x * x), v)
+    return tf.convert_to_tensor(g)
+
+
+# TF registers no gradient for these: tf.gradients raises LookupError
+# (tests/framework/test_resource_variables_more.py).
+NO_GRADIENT_LIKE_TENSORFLOW = {"StridedSliceAssign"}
+
 GRADIENT_CASES = {
     "ReadVariableOp": [([_f64(2, 3)], _read_grad)],
-    "ResourceGather": [([_f64(3, 3)], _gather_grad)],
+    "ResourceGather": [([_f64(3, 3)], _gather_grad), ([_f64(2, 3, 3)], _batch_gather_grad)],
 }
 
 
@@ -57,6 +69,9 @@ def _program(x):
     ones = np.ones([2, 2], x.dtype.as_numpy_dtype)
     for kind in rv.SCATTER_KINDS:
         rv.resource_scatter(kind, v.handle, [1, 0], ones, v.dtype)
+    for kind in rv.SCATTER_ND_KINDS:
+        rv.resource_scatter_nd(kind, v.handle, [[1, 0], [2, 1]], ones[0], v.dtype)
+    v[1:, 0].assign(ones[0])
     v.assign(np.ones([3, 2], x.dtype.as_numpy_dtype) * 2, read_value=False)
     v.assign_add(np.ones([3, 2], x.dtype.as_numpy_dtype), read_value=False)
     v.assign_sub(np.ones([3, 2], x.dtype.as_numpy_dtype), read_value=False)
@@ -67,6 +82,16 @@ def _variable_shape(x):
     v = _var(x, [3, 2])
     v.set_shape([None, 2])  # not fully known here: the op, not a constant
     return rv.make_tensor("VariableShape", [v.handle], {"out_type": tf.int32})
+
+
+def _batch_gather(x):
+    v = _var(x, [2, 3, 2])
+    return rv.resource_gather(v.handle, [[2, 0], [1, 1]], v.dtype, batch_dims=1)
+
+
+def _ref_slice_assign(x):
+    v = tf.Variable(np.ones([3, 2], x.dtype.as_numpy_dtype), name="r")
+    return v[::2].assign(tf.ones([2, 2], x.dtype) * tf.reduce_sum(x))
 
 
 def _count_up_to(x):
@@ -103,12 +128,15 @@ CONTRACT_CASES: dict = {
     "VarHandleOp": [([_f64(2)], _program, _NO_FETCH)],
     "VarIsInitializedOp": [([_f64(2)], _program, _INIT)],
     "ReadVariableOp": [([_f64(2)], _program, _INIT)],
-    "ResourceGather": [([_f64(2)], _program, _INIT)],
+    "ResourceGather": [([_f64(2)], _program, _INIT), ([_f64(2)], _batch_gather, _INIT)],
+    "StridedSliceAssign": [([_f64(2)], _ref_slice_assign, _INIT)],
     "VariableShape": [([_f64(2)], _variable_shape, _INIT)],
     "ResourceCountUpTo": [([_f64(2)], _count_up_to, _INIT)],
     **{name: [([_f64(2)], _program, _NO_FETCH)] for name in (
         "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
-        *(f"ResourceScatter{k}" for k in rv.SCATTER_KINDS))},
+        *(f"ResourceScatter{k}" for k in rv.SCATTER_KINDS),
+        *(f"ResourceScatterNd{k}" for k in rv.SCATTER_ND_KINDS),
+        "ResourceStridedSliceAssign")},
     **{f"ResourceApply{name}": [([_f64(2, 3)], _minimize(make, False), _NO_FETCH)]
        for name, make in _OPTIMIZERS.items()},
     **{f"ResourceSparseApply{name}": [([_f64(2, 3)], _minimize(make, True), _NO_FETCH)]

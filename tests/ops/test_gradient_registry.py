@@ -28,6 +28,8 @@ from gradient_checker import check_gradient
 import flowgraph as tf
 from flowgraph.framework.registry import registered_ops
 from flowgraph.ops import array_grad, gradients, math_grad, nn_grad  # noqa: F401
+from flowgraph.ops.math_ops import fused_tensordot
+from flowgraph.ops.nn_ops import fused_l2_normalize
 from flowgraph.ops.op_util import make_tensor
 
 R = np.random.RandomState(7)
@@ -142,8 +144,8 @@ CASES = {
     "BatchMatMul": [([u(5, 2, 3), u(5, 4, 3)], op("BatchMatMul", [None, None],
                                                   {"adj_x": False, "adj_y": True}))],
     "Tensordot": [([u(2, 3, 4), u(4, 3, 5)],
-                   lambda a, b: tf.tensordot(a, b, [[1, 2], [1, 0]])),
-                  ([u(2, 3), u(3, 4)], lambda a, b: tf.tensordot(a, b, 1))],
+                   lambda a, b: fused_tensordot(a, b, [[1, 2], [1, 0]])),
+                  ([u(2, 3), u(3, 4)], lambda a, b: fused_tensordot(a, b, 1))],
     "Einsum": [([u(2, 3), u(3, 4)], lambda a, b: tf.einsum("ij,jk->ik", a, b)),
                ([u(5, 2, 3), u(3)], lambda a, b: tf.einsum("bij,j->bi", a, b)),
                ([u(2, 3)], lambda a: tf.einsum("ij->j", a))],
@@ -220,8 +222,8 @@ CASES = {
     "LeakyRelu": unary(lambda x: tf.nn.leaky_relu(x, 0.3), away(2, 3)),
     "Softmax": unary(tf.nn.softmax, u(2, 3)) + unary(lambda x: tf.nn.softmax(x, 0), u(2, 3)),
     "LogSoftmax": unary(tf.nn.log_softmax, u(2, 3)),
-    "L2Normalize": unary(lambda x: tf.nn.l2_normalize(x, 1), u(2, 3)) +
-    unary(lambda x: tf.nn.l2_normalize(x, 1, epsilon=1.0), u(2, 3) * 0.1),
+    "L2Normalize": unary(lambda x: fused_l2_normalize(x, 1), u(2, 3)) +
+    unary(lambda x: fused_l2_normalize(x, 1, epsilon=1.0), u(2, 3) * 0.1),
     "BiasAdd": [([u(2, 3), u(3)], tf.nn.bias_add),
                 ([u(2, 3, 4), u(3)], lambda x, b: tf.nn.bias_add(x, b, "NCHW"))],
     "Conv2D": [([u(2, 5, 4, 3), u(3, 2, 3, 2)],
@@ -383,7 +385,8 @@ def test_every_op_is_declared(op_type):
     opdef = registered_ops()[op_type]
     if op_type in (quantize_cases.NO_GRADIENT_LIKE_TENSORFLOW | {"MaxPoolGradWithArgmax"}
                    | fractional_pool_cases.NO_GRADIENT_LIKE_TENSORFLOW
-                   | linalg_complete_cases.NO_GRADIENT_LIKE_TENSORFLOW):
+                   | linalg_complete_cases.NO_GRADIENT_LIKE_TENSORFLOW
+                   | resource_variable_cases.NO_GRADIENT_LIKE_TENSORFLOW):
         # TF registers no gradient for these: tf.gradients raises LookupError (tested in
         # tests/ops/test_quantize_ops.py), where not_differentiable would give None
         assert opdef.gradient is None, f"{op_type} has a gradient; TensorFlow has none"

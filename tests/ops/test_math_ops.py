@@ -483,7 +483,11 @@ def test_tensordot_values_and_shapes(sess):
     np.testing.assert_allclose(got["zero"], np.tensordot(a, b, 0))
     np.testing.assert_allclose(got["neg"], np.tensordot(a, c, [[2], [0]]))
     np.testing.assert_allclose(got["flat"], np.tensordot(a, c, [[2], [0]]))
-    assert outs["int"].op.get_attr("axes") == 1
+    # TensorFlow's graph: reshapes around one MatMul (tests/compat/test_graph_layout_tf215_2.py)
+    assert outs["pair"].op.type == "MatMul" and outs["int"].op.type == "Reshape"
+    fused = math_ops.fused_tensordot(a, c, [[1, 2], [1, 0]])  # flowgraph's one-op form
+    assert fused.op.get_attr("axes") == [[1, 2], [1, 0]]
+    np.testing.assert_allclose(sess.run(fused), np.tensordot(a, c, [[1, 2], [1, 0]]))
 
 
 def test_tensordot_partial_shapes_and_errors():
@@ -491,8 +495,10 @@ def test_tensordot_partial_shapes_and_errors():
     out = tf.tensordot(tf.placeholder(f, [None, 3, 4]), tf.placeholder(f, [4, None]), 1)
     assert out.shape.as_list() == [None, 3, None]
     assert tf.tensordot(tf.placeholder(f), tf.placeholder(f, [4, 5]), 1).shape.ndims is None
-    with pytest.raises(ValueError, match="contracted dimensions differ"):
+    with pytest.raises(ValueError, match="inner dimensions differ"):
         tf.tensordot(tf.placeholder(f, [2, 3]), tf.placeholder(f, [4, 5]), 1)
+    with pytest.raises(ValueError, match="contracted dimensions differ"):
+        math_ops.fused_tensordot(tf.placeholder(f, [2, 3]), tf.placeholder(f, [4, 5]), 1)
     with pytest.raises(ValueError, match="different number"):
         tf.tensordot(tf.placeholder(f, [2, 3]), tf.placeholder(f, [3, 5]), [[1], [0, 1]])
     with pytest.raises(ValueError, match="axes"):

@@ -51,6 +51,8 @@ from flowgraph.backends.cpu import backend as cpu_backend
 from flowgraph.framework.registry import registered_ops
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.io_ops import restore_v2
+from flowgraph.ops.math_ops import fused_tensordot
+from flowgraph.ops.nn_ops import fused_l2_normalize
 from flowgraph.ops.op_util import make_op, make_tensor
 from flowgraph.serving.server import encode_example
 
@@ -264,7 +266,7 @@ _add("Size", Case([f64(2, 3)], lambda x: tf.size(x, out_type=tf.int64, optimize=
 _unary_family("LogicalNot", tf.logical_not, _bools, dtypes=(np.bool_,))
 _unary_family("Identity", tf.identity, _bools, shapes=[(2, 0), (3,)], dtypes=(np.bool_,))
 for _name, _fn in {"Softmax": tf.nn.softmax, "LogSoftmax": tf.nn.log_softmax,
-                   "L2Normalize": lambda x: tf.nn.l2_normalize(x, -1)}.items():
+                   "L2Normalize": lambda x: fused_l2_normalize(x, -1)}.items():
     _unary_family(_name, _fn, f64, shapes=[(3,), (2, 0), (0, 3), (2, 3, 4)])
 
 _FLOAT_BINARY = {
@@ -541,8 +543,8 @@ _add("Einsum", Case([f64(2, 3), f64(4, 3)], lambda a, b: tf.einsum("ij,kj->ik", 
      Case([f64(3), f64(4)], lambda a, b: tf.einsum("i,j->ij", a, b)),
      Case([f64(3, 3)], lambda a: tf.einsum("ii->i", a)),
      Case([f64(5, 2, 3), f64(5, 3, 4)], lambda a, b: tf.einsum("...ij,...jk->...ik", a, b)))
-_add("Tensordot", Case([f64(2, 3), f64(4, 5)], lambda a, b: tf.tensordot(a, b, 0)),
-     Case([f64(2, 3, 4), f64(3, 4)], lambda a, b: tf.tensordot(a, b, 2)))
+_add("Tensordot", Case([f64(2, 3), f64(4, 5)], lambda a, b: fused_tensordot(a, b, 0)),
+     Case([f64(2, 3, 4), f64(3, 4)], lambda a, b: fused_tensordot(a, b, 2)))
 _add("BatchMatMulV2", Case([f64(2, 1, 3, 4), f64(5, 4, 2)], tf.matmul),
      Case([f64(2, 0, 3), f64(2, 3, 4)], lambda a, b: tf.matmul(a, b)))
 _add("MatMul", Case([f64(3, 2), f64(4, 3)], lambda a, b: tf.matmul(a, b, True, True)))
@@ -550,7 +552,7 @@ _add("BiasAdd", Case([f64(2, 3, 4, 5), f64(3)], lambda x, b: tf.nn.bias_add(x, b
      Case([f64(0, 4), f64(4)], tf.nn.bias_add))
 _add("BiasAddGrad", Case([f64(2, 3, 4, 5)], lambda g: make_tensor("BiasAddGrad", [g], {
     "data_format": "NCHW"})))
-_add("L2Normalize", Case([f64(2, 3, 4)], lambda x: tf.nn.l2_normalize(x, [0, 2])))
+_add("L2Normalize", Case([f64(2, 3, 4)], lambda x: fused_l2_normalize(x, [0, 2])))
 _add("Softmax", Case([f64(2, 3)], lambda x: tf.nn.softmax(x, axis=0)))
 _add("SoftmaxCrossEntropyWithLogits", Case([f64(0, 4), f64(0, 4)], lambda x, y:
                                            tf.nn.softmax_cross_entropy_with_logits_v2(
@@ -600,7 +602,7 @@ _add("Einsum", Case([f64(0, 3), f64(3, 4)], lambda a, b: tf.einsum("ij,jk->ik", 
                     modes=("static", "static32")),
      Case([f64(2, 0), f64(0, 4)], lambda a, b: tf.einsum("ij,jk->ik", a, b),
           modes=("static", "static32")))
-_add("Tensordot", Case([f64(2, 0), f64(0, 4)], lambda a, b: tf.tensordot(a, b, 1)))
+_add("Tensordot", Case([f64(2, 0), f64(0, 4)], lambda a, b: fused_tensordot(a, b, 1)))
 _add("GatherV2", Case([f64(0, 3), np.zeros(0, np.int32)], tf.gather))
 _add("SplitV", Case([f64(0, 4)], lambda x: tf.split(x, [1, 3], axis=1)))
 _add("PadV2", Case([f64(0, 3), f64()], lambda x, c: make_tensor(

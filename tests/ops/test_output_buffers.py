@@ -22,6 +22,9 @@ def _address(a: np.ndarray) -> int:
 
 
 def test_an_array_is_reused_only_when_unreferenced():
+    # earlier tests may have filled the process-wide pool to its cap: start from empty
+    # (a full pool keeps nothing, and a freed array's block may come back by chance)
+    _buffers.clear()
     a = empty(SHAPE, np.float32)
     b = empty(SHAPE, np.float32)
     assert a is not b and a.flags.c_contiguous and a.dtype == np.float32

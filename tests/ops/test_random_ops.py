@@ -247,7 +247,7 @@ def test_runtime_errors(sess):
     with pytest.raises(InvalidArgumentError, match="num_classes should be positive"):
         sess.run(tf.multinomial(tf.zeros([2, 0]), 2))
     n = tf.placeholder(tf.int32, [])
-    with pytest.raises(InvalidArgumentError, match="nonnegative"):
+    with pytest.raises(InvalidArgumentError, match="non-negative"):
         sess.run(tf.multinomial(tf.zeros([2, 3]), n), {n: -2})
 
 

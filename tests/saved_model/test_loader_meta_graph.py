@@ -86,13 +86,14 @@ def test_tf_format_export_returns_the_files_message(tmp_path):
 
 
 def test_resource_variables_stay_in_the_message_as_the_file_has_them():
-    """A TensorFlow export with resource variables: flowgraph's graph gets reference
-    variables, the message returned is the file's, unmodified (as TensorFlow returns)."""
+    """A TensorFlow export with resource variables: flowgraph's graph keeps them, the
+    message returned is the file's, unmodified (as TensorFlow returns)."""
     path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "tf_formats",
                         "resource_meta", "saved_model")
     with tf.Graph().as_default() as g, tf.Session() as s:
         meta = tf.saved_model.loader.load(s, ["serve"], path)
-        assert g.get_operation_by_name("model/w").type == "VariableV2"
+        # TF: the loaded graph keeps its resource variables (VarHandleOp, not VariableV2)
+        assert g.get_operation_by_name("model/w").type == "VarHandleOp"
     assert "VarHandleOp" in {n.op for n in meta.graph_def.node}
     assert sorted(meta.collection_def) == ["global_step", "train_op", "trainable_variables",
                                            "variables"]
@@ -268,13 +269,13 @@ def test_dnn_classifier_export(tmp_path):
     assert _variables(meta, "global_step") == [
         ("global_step:0", "global_step/Assign", "global_step/read:0",
          "global_step/Initializer/zeros:0", False)]
-    # TensorFlow's canned DNN partitions (".../kernel/part_0:0") and uses resource
-    # variables; the initial values' names are the same.
+    # TensorFlow's canned DNN partitions (".../kernel/part_0:0", so are we) and uses
+    # resource variables; the initial values' names are the same.
     assert [d[3] for d in _variables(meta, "trainable_variables")] == [
-        "dnn/hiddenlayer_0/kernel/Initializer/random_uniform:0",
-        "dnn/hiddenlayer_0/bias/Initializer/zeros:0",
-        "dnn/logits/kernel/Initializer/random_uniform:0",
-        "dnn/logits/bias/Initializer/zeros:0"]
+        "dnn/hiddenlayer_0/kernel/part_0/Initializer/random_uniform:0",
+        "dnn/hiddenlayer_0/bias/part_0/Initializer/zeros:0",
+        "dnn/logits/kernel/part_0/Initializer/random_uniform:0",
+        "dnn/logits/bias/part_0/Initializer/zeros:0"]
     assert _variables(meta, "variables") == \
         _variables(meta, "global_step") + _variables(meta, "trainable_variables")
     assert list(meta.meta_info_def.tags) == ["serve"]

@@ -28,6 +28,7 @@ import flowgraph as tf
 from flowgraph.framework.tf_formats.meta_graph_messages import SavedModelProto
 from flowgraph.framework.tf_formats.saver_graph import SAVER_OPS
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS
+from flowgraph.ops.math_ops import fused_tensordot
 
 TF_OPS = set(OP_DEFS) | SAVER_OPS
 
@@ -49,9 +50,11 @@ def _export_tensordot(export_dir, x_value):
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [None, 3, 4], name="x")
         w = tf.Variable(np.arange(24, dtype=np.float32).reshape(4, 3, 2) / 10, name="w")
-        y = tf.tensordot(x, w, [[1, 2], [1, 0]], name="dot")
-        z = tf.tensordot(y, tf.constant([[1.0, 2.0], [3.0, 4.0]]), 1, name="dot2")
-        o = tf.tensordot(z, tf.constant([2.0, 3.0]), 0, name="outer")
+        # the one-op form (tf.tensordot itself builds TensorFlow's ops already)
+        y = fused_tensordot(x, w, [[1, 2], [1, 0]], name="dot")
+        z = fused_tensordot(y, tf.constant([[1.0, 2.0], [3.0, 4.0]]), 1, name="dot2")
+        o = fused_tensordot(z, tf.constant([2.0, 3.0]), 0, name="outer")
+        assert {y.op.type, z.op.type, o.op.type} == {"Tensordot"}
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             tf.saved_model.simple_save(sess, str(export_dir), {"x": x},

@@ -36,7 +36,7 @@ def _run(sess, t, feed=None) -> ef.Summary:
 
 
 def _png_pixels(data: bytes) -> np.ndarray:
-    """Decode a PNG written with filter type 0 (what encode_png writes)."""
+    """Decode an 8-bit PNG (every filter type: encode_png filters as libpng does)."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat = 8, b""
     while pos < len(data):
@@ -52,8 +52,17 @@ def _png_pixels(data: bytes) -> np.ndarray:
     channels = {0: 1, 4: 2, 2: 3, 6: 4}[color]
     assert depth == 8
     rows = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(height, -1)
-    assert np.all(rows[:, 0] == 0)
-    return rows[:, 1:].reshape(height, width, channels)
+    out = np.zeros((height, width * channels), np.int32)
+    for r in range(height):
+        line, prev = rows[r, 1:].astype(np.int32), out[r - 1] if r else out[r] * 0
+        cur = out[r]
+        for i in range(width * channels):
+            a = cur[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+            paeth = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            cur[i] = (line[i] + (0, a, b, (a + b) // 2, paeth)[rows[r, 0]]) & 0xFF
+    return out.astype(np.uint8).reshape(height, width, channels)
 
 
 def _accumulator(logdir):

@@ -78,16 +78,16 @@ def test_slot_slices_under_a_variable_scope_get_tensorflows_names():
         with tf.variable_scope("foo"):
             tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
         infos = {n: i[0] for n, i in _slice_infos(tf.global_variables()).items()}
-    # TF 2.15 names these slots foo/emb/part_0/Adam, ... (flowgraph: emb/part_0/Adam) and
-    # takes the slice's name from that minus as many characters as the primary's name
-    # has: "emb/t_0/Adam". The checkpoint keys are TF's.
+    # TF 2.15 names these slots foo/emb/part_0/Adam, ... (the enclosing variable scope
+    # first) and takes the slice's name from that minus as many characters as the
+    # primary's name has: "emb/t_0/Adam". Names and checkpoint keys are TF's.
     assert infos == {"emb/part_0": "emb", "emb/part_1": "emb",
-                     "emb/part_0/Adam": "emb/t_0/Adam",
-                     "emb/part_0/Adam_1": "emb/t_0/Adam_1",
-                     "emb/part_1/Adam": "emb/t_1/Adam",
-                     "emb/part_1/Adam_1": "emb/t_1/Adam_1",
-                     "emb/part_0/Momentum": "emb/t_0/Momentum",
-                     "emb/part_1/Momentum": "emb/t_1/Momentum"}
+                     "foo/emb/part_0/Adam": "emb/t_0/Adam",
+                     "foo/emb/part_0/Adam_1": "emb/t_0/Adam_1",
+                     "foo/emb/part_1/Adam": "emb/t_1/Adam",
+                     "foo/emb/part_1/Adam_1": "emb/t_1/Adam_1",
+                     "foo/emb/part_0/Momentum": "emb/t_0/Momentum",
+                     "foo/emb/part_1/Momentum": "emb/t_1/Momentum"}
 
 
 def test_a_scalar_slot_of_a_part_is_saved_whole():
@@ -342,3 +342,28 @@ def test_unpartitioned_canned_linear_uses_tensorflows_default_partitioner(tmp_pa
         "linear/linear_model/x/weights/part_0/Ftrl", "linear/linear_model/x/weights/part_0/Ftrl_1"]
     assert not any(k.startswith(b"\x00") for k in _layout(est.latest_checkpoint()))
     assert glob.glob(str(tmp_path / "*.meta"))
+
+
+def test_slots_saved_at_the_root_restore_into_a_scoped_optimizer(tmp_path):
+    """Before session 15 flowgraph named a slot made inside a variable scope at the root
+    (``dense/kernel/Adam``); TF's name, now flowgraph's, has the scope
+    (``opt/dense/kernel/Adam``). Such checkpoints still restore."""
+    path = str(tmp_path / "model.ckpt")
+    with tf.Graph().as_default():
+        w = tf.get_variable("dense/kernel", initializer=tf.constant([[1.0, 2.0]]))
+        with tf.variable_scope("opt"):
+            train = tf.train.AdamOptimizer(0.1).minimize(tf.reduce_sum(w * w))
+        slots = {v.op.name: v for v in tf.global_variables() if v.op.name.endswith("Adam")
+                 or v.op.name.endswith("Adam_1")}
+        assert sorted(slots) == ["opt/dense/kernel/Adam", "opt/dense/kernel/Adam_1"]
+        # the old layout: slots keyed at the root
+        legacy = {name.split("/", 1)[1]: v for name, v in slots.items()}
+        others = {v.op.name: v for v in tf.global_variables() if v.op.name not in slots}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train)
+            want = sess.run(slots["opt/dense/kernel/Adam"])
+            tf.train.Saver({**legacy, **others}).save(sess, path)
+        with tf.Session() as sess:
+            tf.train.Saver().restore(sess, path)
+            np.testing.assert_array_equal(sess.run(slots["opt/dense/kernel/Adam"]), want)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import collections
 import heapq
 import itertools
+import secrets
 import threading
 
 import numpy as np
@@ -41,6 +42,7 @@ import numpy as np
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
+from flowgraph.framework.philox import WordStream
 
 _PENDING, _DONE = 0, 1
 
@@ -448,8 +450,10 @@ class RandomShuffleQueue(QueueBase):
         super().__init__(name, component_types, shapes, capacity)
         self.min_after_dequeue = int(min_after_dequeue)
         self._items: list = []
-        seeds = None if not (seed or seed2) else [int(seed), int(seed2)]
-        self._rng = np.random.default_rng(seeds)
+        if not (seed or seed2):  # unseeded: TensorFlow draws both seeds at random
+            seed, seed2 = secrets.randbits(64), secrets.randbits(64)
+        # TensorFlow's stream: Philox keyed by seed, counter seed2, one word per dequeue
+        self._words = WordStream(int(seed), int(seed2))
 
     def signature(self):
         return (*super().signature(), self.min_after_dequeue)
@@ -466,7 +470,7 @@ class RandomShuffleQueue(QueueBase):
 
     def _take(self):
         items = self._items
-        k = int(self._rng.integers(len(items)))
+        k = self._words.next() % len(items)
         items[k], items[-1] = items[-1], items[k]
         return items.pop()
 

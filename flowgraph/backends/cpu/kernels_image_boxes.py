@@ -18,7 +18,6 @@ Crop-and-resize samples box ``(y1, x1, y2, x2)`` (normalized) at
 from __future__ import annotations
 
 import heapq
-import threading
 
 import numpy as np
 
@@ -341,60 +340,121 @@ def draw_bounding_boxes(images, boxes, colors):
     return out
 
 
+_F = np.float32
+
+
+def _rect_area(r) -> np.float32:
+    return _F((r[2] - r[0]) * (r[3] - r[1]))
+
+
+def _intersect(a, b):
+    lo_x, lo_y = max(a[0], b[0]), max(a[1], b[1])
+    hi_x, hi_y = min(a[2], b[2]), min(a[3], b[3])
+    return (0, 0, 0, 0) if lo_x > hi_x or lo_y > hi_y else (lo_x, lo_y, hi_x, hi_y)
+
+
+def _covers(crop, covered, rects) -> bool:
+    """Whether `crop` (x0, y0, x1, y1) holds at least `covered` of some box of area >= 1."""
+    if _rect_area(crop) < 1:
+        return False
+    for r in rects:
+        area = _rect_area(r)
+        if area >= 1 and _rect_area(_intersect(crop, r)) / area >= covered:
+            return True
+    return False
+
+
+def _random_crop(width, height, min_rel, max_rel, aspect, uniform):
+    """TensorFlow's crop of a random height (then width = height * aspect) with an area
+    in [min_rel, max_rel] of the image, at a random place; None if none fits. float32
+    math, C's round-half-even ``lrintf``."""
+    if max_rel <= 0 or aspect <= 0 or width <= 0 or height <= 0 or min_rel > max_rel:
+        return None
+    min_area = _F(min_rel * _F(width)) * _F(height)
+    max_area = _F(max_rel * _F(width)) * _F(height)
+    h = int(np.rint(np.sqrt(_F(min_area / aspect))))
+    max_h = int(np.rint(np.sqrt(_F(max_area / aspect))))
+    if int(np.rint(_F(_F(max_h) * aspect))) > width:
+        max_h = int((width + 0.5 - float(_F(1e-7))) / float(aspect))
+        if int(np.rint(_F(_F(max_h) * aspect))) > width:
+            max_h -= 1
+    max_h = min(max_h, height)
+    h = min(h, max_h)
+    if h < max_h:
+        h += uniform(max_h - h + 1)
+    w = int(np.rint(_F(_F(h) * aspect)))
+    area = _F(w * h)
+    if area < min_area:
+        h += 1
+        w = int(np.rint(_F(_F(h) * aspect)))
+        area = _F(w * h)
+    if area > max_area:
+        h -= 1
+        w = int(np.rint(_F(_F(h) * aspect)))
+        area = _F(w * h)
+    if (area < min_area or area > max_area or w > width or h > height or w <= 0
+            or h <= 0):
+        return None
+    y = uniform(height - h) if h < height else 0
+    x = uniform(width - w) if w < width else 0
+    return (x, y, x + w, y + h)
+
+
 @cpu_kernel("SampleDistortedBoundingBoxV2")
 class SampleDistortedBoundingBox:
-    """Rejection sampling of crops; one generator per (session, op), keyed by the seeds
-    as the random ops' are, so a seeded op gives the same sequence in every session."""
+    """TensorFlow's crop sampler and stream: a run reserves `max_attempts` Philox blocks
+    of the op's stream and reads them word by word; each attempt draws an aspect ratio,
+    a height and a place (`_random_crop`) and keeps the first crop that covers enough of
+    a box; after `max_attempts` failures, the whole image."""
 
     def __init__(self, ctx, *, seed, seed2, aspect_ratio_range, area_range, max_attempts,
                  use_image_if_no_bounding_boxes):
-        from flowgraph.backends.cpu.kernels_random import make_generator
+        from flowgraph.backends.cpu.kernels_random import _TFStream
 
-        self.rng = make_generator(seed, seed2)
-        self.lock = threading.Lock()
-        self.aspect = tuple(float(v) for v in aspect_ratio_range)
-        self.area = tuple(float(v) for v in area_range)
+        self.stream = _TFStream(seed, seed2)
+        self.aspect = tuple(_F(v) for v in aspect_ratio_range)
+        self.area = tuple(_F(v) for v in area_range)
         self.attempts = int(max_attempts)
         self.whole_image = bool(use_image_if_no_bounding_boxes)
 
     def __call__(self, image_size, bounding_boxes, min_object_covered):
-        h, w = (int(v) for v in np.asarray(image_size).reshape(-1)[:2])
-        boxes = np.asarray(bounding_boxes, np.float64).reshape(-1, 4)
-        if boxes.size == 0:
-            if not self.whole_image:
-                raise _invalid("SampleDistortedBoundingBoxV2: no bounding boxes were given; "
-                               "pass use_image_if_no_bounding_boxes=True to use the whole "
-                               "image")
-            boxes = np.array([[0.0, 0.0, 1.0, 1.0]])
-        with self.lock:
-            found = self._sample(h, w, boxes, float(min_object_covered))
-        dtype = image_size.dtype
-        if found is None:  # every attempt failed: the whole image
-            return (np.zeros(3, dtype), np.array([h, w, -1], dtype),
-                    np.array([[[0.0, 0.0, 1.0, 1.0]]], np.float32))
-        y, x, ch, cw = found
-        crop = np.array([y / h, x / w, (y + ch) / h, (x + cw) / w], np.float32)
-        return (np.array([y, x, 0], dtype), np.array([ch, cw, -1], dtype),
-                crop.reshape(1, 1, 4))
+        from flowgraph.backends.cpu import random_tf_streams as rts
 
-    def _sample(self, h, w, boxes, covered):
-        rng = self.rng
+        h, w = (int(v) for v in np.asarray(image_size).reshape(-1)[:2])
+        boxes = np.asarray(bounding_boxes, np.float32).reshape(-1, 4)
+        if ((boxes < 0) | (boxes > 1)).any():
+            raise _invalid(f"SampleDistortedBoundingBoxV2: All bounding box coordinates "
+                           f"must be in [0.0, 1.0]: {float(boxes[(boxes < 0) | (boxes > 1)][0])}")
+        rects = [(int(b[1] * _F(w)), int(b[0] * _F(h)), int(b[3] * _F(w)), int(b[2] * _F(h)))
+                 for b in boxes]
+        if not rects:
+            if not self.whole_image:
+                raise _invalid("SampleDistortedBoundingBoxV2: No bounding boxes provided as "
+                               "input. One must enable use_image_if_no_bounding_boxes if you "
+                               "wish to not provide any bounding boxes.")
+            rects = [(0, 0, w, h)]
+        cursor = rts.WordCursor(self.stream.reserve_blocks(self.attempts))
+
+        def uniform(n):
+            accept, value = rts.exact_uniform(n, 32)
+            return int(cursor.draws(1, 0, 1, lambda a: accept(a[:, 0].astype(np.uint64)),
+                                    lambda _, a: value(a[:, 0].astype(np.uint64)))[0])
+
+        covered, crop = _F(min_object_covered), None
+        lo, hi = self.aspect
         for _ in range(self.attempts):
-            box = boxes[rng.integers(len(boxes))]
-            ar = rng.uniform(*self.aspect)
-            area = rng.uniform(*self.area) * h * w
-            ch = round(np.sqrt(area / ar))
-            cw = round(ch * ar)
-            if not (0 < ch <= h and 0 < cw <= w):
-                continue
-            y = int(rng.integers(0, h - ch + 1))
-            x = int(rng.integers(0, w - cw + 1))
-            ih = max(0.0, min((y + ch) / h, box[2]) - max(y / h, box[0]))
-            iw = max(0.0, min((x + cw) / w, box[3]) - max(x / w, box[1]))
-            box_area = (box[2] - box[0]) * (box[3] - box[1])
-            if box_area > 0 and ih * iw / box_area >= covered:
-                return y, x, ch, cw
-        return None
+            aspect = _F(rts.floats(cursor.take(1))[0] * _F(hi - lo)) + lo
+            found = _random_crop(w, h, self.area[0], self.area[1], aspect, uniform)
+            if found is not None and _covers(found, covered, rects):
+                crop = found
+                break
+        x0, y0, x1, y1 = crop if crop is not None else (0, 0, w, h)
+        dtype = image_size.dtype
+        box = np.array([_F(y0) / _F(h), _F(x0) / _F(w), _F(y1) / _F(h), _F(x1) / _F(w)],
+                       np.float32)
+        return (np.array([y0, x0, 0], np.int64).astype(dtype),
+                np.array([y1 - y0, x1 - x0, -1], np.int64).astype(dtype),  # -1 wraps
+                box.reshape(1, 1, 4))
 
 
 @cpu_kernel("ExtractGlimpseV2")

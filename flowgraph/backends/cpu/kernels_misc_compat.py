@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.backends.cpu.kernels_random import make_generator
+from flowgraph.backends.cpu.kernels_random import _TFStream
+from flowgraph.framework._philox import poisson_samples
 
 
 @cpu_kernel("Fingerprint", fresh=True)
@@ -35,14 +34,27 @@ def fingerprint(data, method):
 
 @cpu_kernel("RandomPoissonV2")
 class RandomPoisson:
+    """TensorFlow's Poisson draws and stream: a run reserves 256 Philox blocks per output
+    and each output samples from its own blocks in C
+    (`flowgraph.framework._philox.poisson_samples`), in float64 whatever the dtypes."""
+
     def __init__(self, ctx, *, seed=0, seed2=0, dtype):
-        self.rng = make_generator(seed, seed2)
-        self.lock = threading.Lock()
+        self.stream = _TFStream(seed, seed2)
         self.dtype = np.dtype(dtype.as_numpy_dtype)
+        info = np.iinfo(self.dtype) if self.dtype.kind in "iu" else np.finfo(self.dtype)
+        self.highest = float(info.max)
 
     def __call__(self, shape, rate):
         dims = tuple(int(d) for d in np.asarray(shape).reshape(-1))
-        rate = np.asarray(rate, dtype=np.float64)
-        with self.lock:
-            draws = self.rng.poisson(np.broadcast_to(rate, dims + rate.shape))
-        return draws.astype(self.dtype)
+        rate = np.asarray(rate)
+        num_samples = int(np.prod(dims))
+        if num_samples * rate.size == 0:
+            return np.zeros(dims + rate.shape, self.dtype)
+        rates = np.ascontiguousarray(rate.reshape(-1), dtype=np.float64)
+        (k0, k1), c = self.stream.reserve(num_samples * rates.size)
+        out = np.empty(num_samples * rates.size, np.float64)
+        poisson_samples(out, rates, num_samples, self.highest, k0, k1,
+                        c[0] | (c[1] << 32), c[2] | (c[3] << 32))
+        if self.dtype == np.float16:
+            out = out.astype(np.float32)
+        return out.astype(self.dtype).reshape(dims + rate.shape)

@@ -21,6 +21,7 @@ import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.backends.cpu import kernels_random_stateless as _sl
+from flowgraph.backends.cpu import random_tf_streams as _rts
 from flowgraph.framework import errors
 
 _MASK32 = (1 << 32) - 1
@@ -186,30 +187,30 @@ class RandomShuffle:
 
 
 @cpu_kernel("Multinomial")
-class Multinomial(_RandomKernel):
-    """Inverse-CDF sampling per row of softmax(logits), in float64."""
+class Multinomial:
+    """TensorFlow's categorical draws and stream: each run reserves
+    ``256 * batch * 2 * ceil4(num_samples)`` blocks; the rows are drawn as TensorFlow's
+    intra-op threads split them (`_sl.categorical`)."""
 
     def __init__(self, ctx, *, seed=0, seed2=0, output_dtype):
-        super().__init__(ctx, seed=seed, seed2=seed2)
+        self.stream = _TFStream(seed, seed2)
         self.dtype = np.dtype(output_dtype.as_numpy_dtype)
+        self.threads = _rts.intra_op_threads(ctx)
 
     def __call__(self, logits, num_samples):
         if logits.ndim != 2:
-            raise _invalid(f"logits should be a matrix, got shape {logits.shape}")
+            raise _invalid(f"Multinomial: logits should be a matrix, got shape "
+                           f"{list(logits.shape)}")
+        if np.ndim(num_samples):
+            raise _invalid(f"Multinomial: num_samples should be a scalar, got shape "
+                           f"{list(np.shape(num_samples))}")
         n = int(num_samples)
         if n < 0:
-            raise _invalid(f"num_samples should be nonnegative, got {n}")
-        batch, classes = logits.shape
-        if classes == 0:
-            raise _invalid(f"num_classes should be positive, got {classes} "
-                           f"(logits shape {logits.shape})")
-        x = logits.astype(np.float64)
-        x = x - np.max(x, axis=1, keepdims=True)
-        cdf = np.cumsum(np.exp(x), axis=1)
-        with self.lock:
-            u = self.rng.random((batch, n))
-        out = np.empty((batch, n), dtype=self.dtype)
-        for i in range(batch):
-            targets = u[i] * cdf[i, -1]
-            out[i] = np.minimum(np.searchsorted(cdf[i], targets, side="right"), classes - 1)
-        return out
+            raise _invalid(f"Multinomial: num_samples should be non-negative, got {n}")
+        if logits.shape[1] == 0:
+            raise _invalid(f"Multinomial: num_classes should be positive, got 0 "
+                           f"(logits shape {list(logits.shape)})")
+        if logits.shape[0] * n == 0:
+            return np.empty((logits.shape[0], n), self.dtype)
+        return _sl.categorical(None, logits, n, self.dtype, self.threads,
+                               reserve=self.stream.reserve)

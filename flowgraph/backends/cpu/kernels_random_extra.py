@@ -1,26 +1,41 @@
-"""The CPU kernels of ``RandomGamma`` and ``RandomGammaGrad`` (ops/random_extra_ops.py)."""
+"""The CPU kernels of ``RandomGamma`` and ``RandomGammaGrad`` (ops/random_extra_ops.py).
+
+``RandomGamma`` draws TensorFlow's numbers: a run reserves 256 Philox blocks per output
+of the op's stream (`_TFStream`) and each output runs Marsaglia and Tsang's sampler on
+its own blocks, in C (`flowgraph.framework._philox.gamma_samples`), in float64 for
+every dtype, rounded to the output's (float16 through float32, as TensorFlow rounds).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.backends.cpu.kernels_random import _RandomKernel, _shape
+from flowgraph.backends.cpu.kernels_random import _shape, _TFStream
 from flowgraph.backends.cpu.scipy_lazy import scipy_special
+from flowgraph.framework._philox import gamma_samples
 
 
 @cpu_kernel("RandomGamma", fresh=True)
-class RandomGamma(_RandomKernel):
+class RandomGamma:
     def __init__(self, ctx, *, seed=0, seed2=0, T):
-        super().__init__(ctx, seed=seed, seed2=seed2)
+        self.stream = _TFStream(seed, seed2)
         self.dtype = np.dtype(T.as_numpy_dtype)
 
     def __call__(self, shape, alpha):
         dims = tuple(_shape(shape))
-        alpha = np.asarray(alpha, dtype=np.float64)
-        with self.lock:
-            out = self.rng.standard_gamma(np.broadcast_to(alpha, dims + alpha.shape))
-        return np.asarray(out, dtype=self.dtype)
+        num_samples = int(np.prod(dims))
+        alpha = np.asarray(alpha)
+        if num_samples * alpha.size == 0:  # as TensorFlow: an empty result, no draw
+            return np.empty(dims + alpha.shape, self.dtype)
+        alphas = np.ascontiguousarray(alpha.reshape(-1), dtype=np.float64)
+        (k0, k1), c = self.stream.reserve(num_samples * alphas.size)
+        out = np.empty(num_samples * alphas.size, np.float64)
+        gamma_samples(out, alphas, num_samples, k0, k1, c[0] | (c[1] << 32),
+                      c[2] | (c[3] << 32))
+        if self.dtype == np.float16:
+            out = out.astype(np.float32)
+        return out.astype(self.dtype, copy=False).reshape(dims + alpha.shape)
 
 
 @cpu_kernel("RandomGammaGrad", fresh=True)

@@ -160,15 +160,22 @@ def stateful_uniform_full_int(ref, algorithm, shape, *, dtype, op):
 
 @cpu_kernel("StatefulRandomBinomial", fresh=True)
 def stateful_binomial(ref, algorithm, shape, counts, probs, *, dtype, op):
-    dims = _sl._sample_shape(shape, counts, "counts")
-    _sl._sample_shape(shape, probs, "probs")
-    stream = _draw(ref, op, algorithm, int(np.prod(dims)), "StatefulRandomBinomial")
-    n = np.broadcast_to(np.asarray(counts, np.float64), dims).astype(np.int64)
-    p = np.clip(np.broadcast_to(np.asarray(probs, np.float64), dims), 0.0, 1.0)
-    (k0, k1), c = stream
-    rng = np.random.Generator(np.random.Philox(key=k0 | (k1 << 32), counter=c[0] | (c[1] << 32)
-                                               | (c[2] << 64) | (c[3] << 96)))
-    return rng.binomial(n, p).astype(_np(dtype))
+    """TensorFlow's binomial sampler on the generator's stream; the state moves on by
+    ``200 * num_batches * (samples_per_batch + 3) / 4`` blocks, TensorFlow's reservation."""
+    def reserve(num_batches, samples_per_batch):
+        _check_alg(algorithm, "StatefulRandomBinomial")
+        with ref.lock:
+            state = _read_state(ref, op, "StatefulRandomBinomial")
+            old = [int(w) & _MASK64 for w in state[:3]]
+            blocks = num_batches * 2 * 100 * (samples_per_batch + 3) // 4
+            counter = (old[0] | (old[1] << 64)) + blocks
+            words = [int(w) & _MASK64 for w in state]
+            words[0], words[1] = counter & _MASK64, (counter >> 64) & _MASK64
+            ref.value = np.array(words, np.uint64).view(np.int64)
+        return key_counter_of(old[2], old[0], old[1])
+
+    return _sl.binomial(None, shape, counts, probs, _np(dtype), "StatefulRandomBinomial",
+                        reserve=reserve)
 
 
 # -- stateless samplers on an explicit key and counter ----------------------------------

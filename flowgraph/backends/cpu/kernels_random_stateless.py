@@ -13,10 +13,10 @@ TensorFlow's Philox-4x32-10 stream bit for bit:
   two for float64) reserves 256 words per output, so groups never share words;
 - categorical draws take two words each, row after row.
 
-Gamma samples invert the gamma CDF at the seed's uniforms (so a sample is a smooth
-function of alpha, as the gradient assumes); Poisson and binomial samples come from
-NumPy's generators keyed by the same Philox key: deterministic per seed, not
-TensorFlow's stream.
+Poisson and binomial samples are TensorFlow's too (its samplers, per output, on the
+seed's stream). Gamma samples invert the gamma CDF at the seed's uniforms (so
+a sample is a smooth function of alpha, as the gradient assumes): deterministic per
+seed, not TensorFlow's stream.
 """
 
 from __future__ import annotations
@@ -24,9 +24,18 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import random_tf_streams as _rts
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
-from flowgraph.framework.philox import philox_blocks
+from flowgraph.framework._philox import (
+    binomial_samples,
+    normal_f32,
+    normal_f64,
+    poisson_samples,
+    truncated_normal_f32,
+    truncated_normal_f64,
+)
+from flowgraph.framework.philox import philox_blocks, stateless_key_counter
 
 __all__ = ["philox_blocks"]  # (re-exported: the stateful kernels draw through this module)
 
@@ -42,10 +51,7 @@ def key_counter(seed) -> tuple[tuple[int, int], tuple[int, int, int, int]]:
     s = np.asarray(seed).reshape(-1)
     if s.shape != (2,):
         raise _invalid(f"seed must have shape [2], not {list(np.shape(seed))}")
-    s0, s1 = (int(v) & ((1 << 64) - 1) for v in s.astype(np.int64))
-    counter = (s0 & 0xFFFFFFFF, s0 >> 32, s1 & 0xFFFFFFFF, s1 >> 32)
-    mix = [int(v) for v in philox_blocks((0x3EC8F720, 0x02461E29), counter, 1)[0]]
-    return (mix[0], mix[1]), (0, 0, mix[2], mix[3])
+    return stateless_key_counter(*(int(v) for v in s.astype(np.int64)))
 
 
 class KeyCounter(tuple):
@@ -91,77 +97,37 @@ def uniform(seed, shape, dtype) -> np.ndarray:
     return _float32(_words(seed, n)).reshape(shape)
 
 
-def _f32(fn, x):
-    # float32 math as C's logf/sinf/cosf round it (NumPy's float32 loops may be an ulp off)
-    return fn(x.astype(np.float64)).astype(np.float32)
-
-
-def _box_muller32(x0, x1):
-    u1 = np.maximum(_float32(x0), np.float32(1e-7))
-    v1 = (2.0 * np.pi * _float32(x1).astype(np.float64)).astype(np.float32)  # C: double
-    r = np.sqrt(np.float32(-2.0) * _f32(np.log, u1))
-    return _f32(np.sin, v1) * r, _f32(np.cos, v1) * r
-
-
-def _box_muller64(w):
-    u1 = np.maximum(_float64(w[:, 0], w[:, 1]), 1e-7)
-    v1 = 2.0 * np.pi * _float64(w[:, 2], w[:, 3])
-    r = np.sqrt(-2.0 * np.log(u1))
-    return np.sin(v1) * r, np.cos(v1) * r
+def _c_stream(seed) -> tuple[int, int, int, int]:
+    """The stream's key words and 64-bit counter halves, as the C samplers take them."""
+    (k0, k1), (c0, c1, c2, c3) = _stream(seed)
+    return k0, k1, c0 | (c1 << 32), c2 | (c3 << 32)
 
 
 def normal(seed, shape, dtype) -> np.ndarray:
-    """Standard normal samples of `dtype`."""
+    """Standard normal samples of `dtype` (Box-Muller on pairs of words, in C: the
+    float64 values get the C library's last bit, as TensorFlow's)."""
     n = int(np.prod(shape))
     if dtype == np.float64:
-        w = _words(seed, 4 * -(-n // 2)).reshape(-1, 4)
-        f0, f1 = _box_muller64(w)
-        return np.stack([f0, f1], axis=1).reshape(-1)[:n].reshape(shape)
-    w = _words(seed, 2 * -(-n // 2)).reshape(-1, 2)
-    f0, f1 = _box_muller32(w[:, 0], w[:, 1])
-    return np.stack([f0, f1], axis=1).reshape(-1)[:n].astype(dtype).reshape(shape)
-
-
-def _truncated_candidates(words, dtype):
-    """The normals that Box-Muller makes of consecutive words, in order."""
-    if dtype == np.float64:
-        pairs = words[..., : words.shape[-1] // 4 * 4].reshape(*words.shape[:-1], -1, 4)
-        f0, f1 = _box_muller64(pairs.reshape(-1, 4))
-    else:
-        pairs = words.reshape(*words.shape[:-1], -1, 2)
-        f0, f1 = _box_muller32(pairs[..., 0].reshape(-1), pairs[..., 1].reshape(-1))
-    return np.stack([f0, f1], axis=1).reshape(*words.shape[:-1], -1)
+        out = np.empty(n, np.float64)
+        normal_f64(out, *_c_stream(seed))
+        return out.reshape(shape)
+    out = np.empty(n, np.float32)
+    normal_f32(out, *_c_stream(seed))
+    return out.astype(dtype, copy=False).reshape(shape)
 
 
 def truncated_normal(seed, shape, dtype) -> np.ndarray:
     """Standard normal samples within two standard deviations: rejection per group of
-    outputs, each group reading its own reserved run of Philox blocks (TF's layout).
-    The first blocks of every group are drawn at once; the rare group they leave short
-    reads on through its reserved run."""
+    outputs (4, or 2 in float64), each group reading its own reserved run of 64 blocks
+    per output (TF's layout), in C."""
     n = int(np.prod(shape))
-    if n == 0:
-        return np.zeros(shape, dtype)
-    group = 2 if dtype == np.float64 else 4
-    reserved = 64 * group
-    key, counter = _stream(seed)
-    n_groups = -(-n // group)
-    first = 4
-    offsets = (np.arange(n_groups, dtype=np.uint64)[:, None] * np.uint64(reserved)
-               + np.arange(first, dtype=np.uint64)[None, :]).reshape(-1)
-    words = philox_blocks(key, counter, 0, offsets).reshape(n_groups, -1)
-    cand = _truncated_candidates(words, dtype)
-    ok = np.abs(cand) < 2.0
-    enough = ok.sum(axis=1) >= group
-    out = np.empty((n_groups, group), np.float64 if dtype == np.float64 else np.float32)
-    # the first `group` accepted candidates of each group with enough of them
-    rank = np.cumsum(ok, axis=1) - 1
-    sel = ok & (rank < group) & enough[:, None]
-    out[enough] = cand[sel].reshape(-1, group)
-    for g in np.nonzero(~enough)[0]:
-        offs = np.uint64(g) * np.uint64(reserved) + np.arange(reserved, dtype=np.uint64)
-        more = _truncated_candidates(philox_blocks(key, counter, 0, offs).reshape(-1), dtype)
-        out[g] = more[np.abs(more) < 2.0][:group]
-    return out.reshape(-1)[:n].astype(dtype).reshape(shape)
+    if dtype == np.float64:
+        out = np.empty(n, np.float64)
+        truncated_normal_f64(out, *_c_stream(seed), 64 * 2)
+        return out.reshape(shape)
+    out = np.empty(n, np.float32)
+    truncated_normal_f32(out, *_c_stream(seed), 64 * 4)
+    return out.astype(dtype, copy=False).reshape(shape)
 
 
 def uniform_int(seed, shape, minval: int, maxval: int, dtype) -> np.ndarray:
@@ -186,20 +152,41 @@ def full_int(seed, shape, dtype) -> np.ndarray:
     return _words(seed, n).view(np.int32).astype(dtype).reshape(shape)
 
 
-def categorical(seed, logits, num_samples: int, out_dtype) -> np.ndarray:
-    """Class indices drawn from each row of `logits` by inverting its CDF; the rows read
-    one stream in turn, two words per draw (TF's order when one thread does all rows)."""
-    logits = np.asarray(logits, np.float64)
-    batch = logits.shape[0]
-    w = _words(seed, 2 * batch * num_samples).reshape(batch, num_samples, 2)
-    out = np.zeros((batch, num_samples), out_dtype)
-    for b, row in enumerate(logits):
-        finite = np.isfinite(row)
-        top = row[finite].max() if finite.any() else 0.0
-        cdf = np.cumsum(np.where(finite, np.exp(np.where(finite, row, 0.0) - top), 0.0))
-        total = cdf[-1] if cdf.size else 0.0
-        to_find = _float64(w[b, :, 0], w[b, :, 1]) * total
-        out[b] = np.searchsorted(cdf, to_find, side="right")
+def categorical(seed, logits, num_samples: int, out_dtype, threads: int | None = None,
+                reserve=None) -> np.ndarray:
+    """Class indices drawn from each row of `logits` by inverting its unnormalized CDF
+    (classes with non-finite logits get no mass), one double (two words) per draw.
+
+    TensorFlow splits the rows over its intra-op `threads`
+    (`flowgraph.backends.cpu.random_tf_streams.parallel_for_blocks`); a block of rows
+    starting at row ``s`` reads the stream from block ``s * (num_samples + 3) // 4`` on,
+    its rows one after another. `reserve(blocks)`, when given, returns the stream to draw
+    from (a stateful op's reservation) instead of the seed's."""
+    logits = np.asarray(logits)
+    batch, classes = logits.shape
+    ns = int(num_samples)
+    out = np.empty((batch, ns), out_dtype)
+    per_row = 2 * (-(-ns // 4) * 4)  # words TF reserves per row (doubles: two words)
+    stream = _stream(seed) if reserve is None else reserve(batch * per_row)
+    if out.size == 0:
+        return out
+    threads = _rts.default_threads() if threads is None else int(threads)
+    cost = 50 * (ns * np.log(classes) / np.log(2) + classes)
+    u = np.empty((batch, ns), np.float64)
+    for start, limit in _rts.parallel_for_blocks(batch, int(cost), threads):
+        rows = limit - start
+        w = _rts.stream_words(stream, start * (ns + 3) // 4, 2 * ns * rows)
+        u[start:limit] = _rts.doubles(w[0::2], w[1::2]).reshape(rows, ns)
+    x = logits.astype(np.float64)
+    finite = np.isfinite(x)
+    top = np.max(np.where(finite, x, -np.inf), axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mass = np.where(finite, np.exp(np.where(finite, x, 0.0) - top), 0.0)
+    cdf = np.cumsum(mass, axis=1)
+    targets = u * cdf[:, -1:]
+    for b in range(batch):
+        out[b] = np.searchsorted(cdf[b], targets[b], side="right")
     return out
 
 
@@ -279,18 +266,78 @@ def stateless_gamma(shape, seed, alpha):
 
 @cpu_kernel("StatelessRandomPoisson", fresh=True)
 def stateless_poisson(shape, seed, lam, *, dtype):
+    """TensorFlow's Poisson sampler (`flowgraph.framework._philox.poisson_samples`) on
+    the seed's stream: the rates are `lam` broadcast to the shape's trailing dimensions,
+    each output reads its own 256 blocks."""
     dims = _sample_shape(shape, lam, "lam")
-    rate = np.broadcast_to(np.asarray(lam, np.float64), dims)
-    return numpy_generator(seed).poisson(rate).astype(_np(dtype))
+    out_dtype = np.dtype(_np(dtype))
+    lead = len(dims) - np.ndim(lam)
+    rates = np.ascontiguousarray(np.broadcast_to(np.asarray(lam, np.float64), dims[lead:]))
+    num_samples = int(np.prod(dims[:lead]))
+    if num_samples * rates.size == 0:
+        return np.zeros(dims, out_dtype)
+    (k0, k1), c = _stream(seed)
+    info = np.iinfo(out_dtype) if out_dtype.kind in "iu" else np.finfo(out_dtype)
+    out = np.empty(num_samples * rates.size, np.float64)
+    poisson_samples(out, rates.reshape(-1), num_samples, float(info.max), k0, k1,
+                    c[0] | (c[1] << 32), c[2] | (c[3] << 32))
+    if out_dtype == np.float16:
+        out = out.astype(np.float32)
+    return out.astype(out_dtype).reshape(dims)
+
+
+_INVERSION_STRIDE = 42  # blocks TensorFlow reserves per output drawn by inversion
+
+
+def binomial(stream, shape, counts, probs, out_dtype, op_type: str,
+             reserve=None) -> np.ndarray:
+    """TensorFlow's binomial samples (`flowgraph.framework._philox.binomial_samples`) on
+    `stream`: `counts` and `probs` broadcast to the shape's trailing dimensions; which
+    sampler each pair uses is decided in their dtype, as TensorFlow decides it.
+    `reserve(num_batches, samples_per_batch)`, when given, returns the stream to draw
+    from (a generator's) once the arguments are checked."""
+    counts, probs = np.asarray(counts), np.asarray(probs)
+    try:
+        batch = np.broadcast_shapes(counts.shape, probs.shape)
+    except ValueError:
+        raise _invalid(f"{op_type}: counts and probs must have compatible batch "
+                       f"dimensions: {list(counts.shape)} vs. {list(probs.shape)}") from None
+    dims = _shape(shape)
+    lead = len(dims) - len(batch)
+    if lead < 0 or tuple(dims[lead:]) != tuple(batch):
+        raise _invalid(f"{op_type}: Shape passed in must end with broadcasted shape "
+                       f"({list(dims)} vs. {list(batch)})")
+    out_dtype = np.dtype(out_dtype)
+    n, p = (np.broadcast_to(v, batch).reshape(-1) for v in (counts, probs))
+    num_samples = int(np.prod(dims[:lead]))
+    if reserve is not None:
+        stream = reserve(n.size, num_samples)
+    if num_samples * n.size == 0:
+        return np.zeros(dims, out_dtype)
+    one, ten = p.dtype.type(1), p.dtype.type(10)
+    with np.errstate(invalid="ignore", over="ignore"):
+        q = one - p
+        methods = np.full(n.size, 5, np.int8)  # NaN probability
+        methods[(p > 0.5) & (p < one)] = np.where((n * q >= ten)[(p > 0.5) & (p < one)],
+                                                  2, 6)
+        methods[p <= 0.5] = np.where((n * p >= ten)[p <= 0.5], 1, 0)
+        methods[p >= one] = 4
+        methods[(n.astype(np.float64) <= 0) | (p <= 0)] = 3
+    used = np.where(p > 0.5, q, p).astype(np.float64)
+    (k0, k1), c = _stream(stream)
+    out = np.empty(num_samples * n.size, np.float64)
+    binomial_samples(out, np.ascontiguousarray(n, np.float64), np.ascontiguousarray(used),
+                     methods, num_samples, _INVERSION_STRIDE, k0, k1,
+                     c[0] | (c[1] << 32), c[2] | (c[3] << 32))
+    if out_dtype == np.float16:
+        out = out.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        return out.astype(out_dtype).reshape(dims)
 
 
 @cpu_kernel("StatelessRandomBinomial", fresh=True)
 def stateless_binomial(shape, seed, counts, probs, *, dtype):
-    dims = _sample_shape(shape, counts, "counts")
-    _sample_shape(shape, probs, "probs")
-    n = np.broadcast_to(np.asarray(counts, np.float64), dims).astype(np.int64)
-    p = np.clip(np.broadcast_to(np.asarray(probs, np.float64), dims), 0.0, 1.0)
-    return numpy_generator(seed).binomial(n, p).astype(_np(dtype))
+    return binomial(seed, shape, counts, probs, _np(dtype), "StatelessRandomBinomial")
 
 
 @cpu_kernel("StatelessParameterizedTruncatedNormal", fresh=True)

@@ -1,5 +1,6 @@
 """CPU kernels for the resource-variable ops (`flowgraph/ops/resource_variable_ops.py`)
-and the ``Resource(Sparse)Apply*`` optimizer updates.
+and the ``Resource(Sparse)Apply*`` optimizer updates (``ResourceStridedSliceAssign``'s
+update is `kernels_slice_assign.assigned`).
 
 A ``VarHandleOp`` outputs the variable's `VariableState` from the session's resource
 container (by shared name: the same storage a ``VariableV2`` of that name uses); every
@@ -16,6 +17,7 @@ import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.backends.cpu import kernels_scatter as _scatter
+from flowgraph.backends.cpu import kernels_slice_assign as _slice_assign
 from flowgraph.backends.cpu import kernels_training as _training
 from flowgraph.framework import errors
 from flowgraph.framework.resources import VariableState
@@ -132,16 +134,22 @@ def variable_shape(handle, *, op, out_type):
 def resource_gather(handle, indices, *, op, batch_dims=0):
     value = _read(handle, op)
     idx = np.asarray(indices)
-    if value.ndim < 1:
+    if value.ndim < batch_dims + 1 or idx.ndim < batch_dims or \
+            value.shape[:batch_dims] != idx.shape[:batch_dims]:
         raise errors.InvalidArgumentError(
-            None, None, f"ResourceGather '{op.name}': params must be at least 1-D, variable "
-            f"'{handle.name}' has shape {list(value.shape)}")
-    _scatter._check_rows(op.type, handle.name, idx, value.shape[0])
-    if batch_dims:
-        raise errors.UnimplementedError(
-            None, None, f"ResourceGather '{op.name}': batch_dims={batch_dims} is not "
-            "supported; gather from v.value() with tf.gather(..., batch_dims=) instead")
-    return np.take(value, idx.astype(np.int64), axis=0)
+            None, None, f"ResourceGather '{op.name}': with batch_dims={batch_dims} the "
+            f"variable '{handle.name}' (shape {list(value.shape)}) needs more than "
+            f"{batch_dims} dimensions and the indices (shape {list(idx.shape)}) the same "
+            f"first {batch_dims}")
+    _scatter._check_rows(op.type, handle.name, idx, value.shape[batch_dims])
+    idx = idx.astype(np.int64)
+    if not batch_dims:
+        return np.take(value, idx, axis=0)
+    batch = int(np.prod(idx.shape[:batch_dims], dtype=np.int64))
+    rows = value.reshape(batch, *value.shape[batch_dims:])
+    flat = idx.reshape(batch, -1)
+    out = rows[np.arange(batch)[:, None], flat]
+    return out.reshape(idx.shape + value.shape[batch_dims + 1:])
 
 
 @cpu_kernel("ResourceCountUpTo", fresh=True)
@@ -174,6 +182,31 @@ def _scatter_kernel(kind: str):
 
 for _kind in ("Add", "Sub", "Mul", "Div", "Min", "Max", "Update"):
     cpu_kernel(f"ResourceScatter{_kind}")(_scatter_kernel(_kind))
+
+
+def _scatter_nd_kernel(kind: str):
+    def kernel(handle, indices, updates, *, op, use_locking=True):
+        state = _state(handle, op)
+        with state.lock:
+            current = _read(state, op)
+            state.value = _scatter._scatter_nd(op.type, state.name, kind, current,
+                                               indices, updates)
+
+    kernel.__name__ = f"ResourceScatterNd{kind}"
+    return kernel
+
+
+for _kind in ("Update", "Add", "Sub"):
+    cpu_kernel(f"ResourceScatterNd{_kind}")(_scatter_nd_kernel(_kind))
+
+
+@cpu_kernel("ResourceStridedSliceAssign")
+def resource_strided_slice_assign(handle, begin, end, strides, value, *, op, **attrs):
+    masks = {m: attrs.get(m, 0) for m in _slice_assign.MASKS}
+    state = _state(handle, op)
+    with state.lock:
+        state.value = _slice_assign.assigned(op, state.name, _read(state, op), begin, end,
+                                             strides, value, masks)
 
 
 # References to a variable's array when nothing but its state holds it: the state's

@@ -92,20 +92,23 @@ def histogram_summary(tag, values):
 
 # -- image -----------------------------------------------------------------------------------
 def _to_uint8(img: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
-    """One float image (h, w, c) scaled into uint8 as TensorFlow's ImageSummary does."""
-    x = img.astype(np.float32)
-    finite = np.all(np.isfinite(x), axis=-1)
-    good = x[finite]
-    lo = float(good.min()) if good.size else np.inf
-    hi = float(good.max()) if good.size else -np.inf
+    """One float image (h, w, c) scaled into uint8 as TensorFlow's ImageSummary does: the
+    bounds of its finite pixels in float32, then ``x * scale + offset`` in the image's own
+    dtype (a float16 image rounds in float16), truncated to uint8."""
+    kind = img.dtype.type
+    x32 = img.astype(np.float32)
+    finite = np.all(np.isfinite(x32), axis=-1)
+    good = x32[finite]
+    lo = np.float32(good.min()) if good.size else np.float32(np.inf)
+    hi = np.float32(good.max()) if good.size else np.float32(-np.inf)
     if lo < 0:
         m = max(abs(lo), abs(hi))
-        scale, offset = (0.0 if m < 1e-6 else 127.0 / m), 128.0
+        scale, offset = (np.float32(0) if m < 1e-6 else np.float32(127) / m), 128.0
     else:
-        scale, offset = (0.0 if hi < 1e-6 else 255.0 / hi), 0.0
-    with np.errstate(invalid="ignore"):
-        out = np.where(finite[..., None], x * np.float32(scale) + np.float32(offset), 0)
-    out = out.astype(np.uint8)
+        scale, offset = (np.float32(0) if hi < 1e-6 else np.float32(255) / hi), 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = img * kind(scale) + kind(offset)
+        out = np.where(finite[..., None], scaled, 0).astype(np.uint8)
     out[~finite] = bad_color
     return out
 

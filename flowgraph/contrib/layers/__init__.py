@@ -1,6 +1,8 @@
 """`tf.contrib.layers`: TF1's regularizers and initializers, the functional layers
-`fully_connected`, `conv2d`, `batch_norm`, `flatten` (see `layers.py`, built on
-`tf.layers` / `tf.nn`) and `optimize_loss` (see `optimizers.py`, on `tf.train`).
+(`fully_connected`, `conv2d`, `batch_norm`, `flatten` in `layers.py`; pooling, dropout,
+transposed and separable convolutions, `layer_norm`, `repeat`, `stack`, ... in
+`layers_more.py`; all built on `tf.layers` / `tf.nn` and usable in `arg_scope`),
+`utils` (output collections and end points) and `optimize_loss` (`optimizers.py`).
 
 Example
 -------
@@ -10,12 +12,34 @@ Example
 0.2
 """
 
+from flowgraph.contrib.layers import utils
 from flowgraph.contrib.layers.layers import (
     batch_norm,
     conv2d,
     convolution2d,
     flatten,
     fully_connected,
+)
+from flowgraph.contrib.layers.layers_more import (
+    avg_pool2d,
+    bias_add,
+    conv2d_transpose,
+    convolution2d_transpose,
+    dropout,
+    elu,
+    embed_sequence,
+    layer_norm,
+    linear,
+    max_pool2d,
+    one_hot_encoding,
+    relu,
+    relu6,
+    repeat,
+    separable_conv2d,
+    separable_convolution2d,
+    softmax,
+    stack,
+    unit_norm,
 )
 from flowgraph.contrib.layers.optimizers import (
     OPTIMIZER_CLS_NAMES,
@@ -39,16 +63,36 @@ __all__ = [
     "OPTIMIZER_CLS_NAMES",
     "OPTIMIZER_SUMMARIES",
     "apply_regularization",
+    "avg_pool2d",
     "batch_norm",
+    "bias_add",
     "conv2d",
+    "conv2d_transpose",
     "convolution2d",
+    "convolution2d_transpose",
+    "dropout",
+    "elu",
+    "embed_sequence",
     "flatten",
     "fully_connected",
     "l1_l2_regularizer",
     "l1_regularizer",
     "l2_regularizer",
+    "layer_norm",
+    "linear",
+    "max_pool2d",
+    "one_hot_encoding",
     "optimize_loss",
+    "relu",
+    "relu6",
+    "repeat",
+    "separable_conv2d",
+    "separable_convolution2d",
+    "softmax",
+    "stack",
     "sum_regularizer",
+    "unit_norm",
+    "utils",
     "variance_scaling_initializer",
     "xavier_initializer",
     "xavier_initializer_conv2d",

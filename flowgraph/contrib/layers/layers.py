@@ -19,6 +19,8 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.contrib.framework.arg_scope import add_arg_scope
+from flowgraph.contrib.layers.utils import collect_named_outputs
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import (
     GraphKeys,
@@ -30,7 +32,7 @@ from flowgraph.framework.graph import (
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers import core as core_layers
 from flowgraph.layers.normalization import BatchNormalization
-from flowgraph.ops import control_flow_ops, init_ops, nn_ops
+from flowgraph.ops import control_flow_ops, init_ops, math_ops, nn_ops
 from flowgraph.ops import variable_scope as vs
 
 _XAVIER = init_ops.xavier_initializer()
@@ -55,21 +57,34 @@ def _collections_for(variables_collections, kind: str) -> list:
     return list(variables_collections)
 
 
-def _model_variable(name, shape, initializer, regularizer, trainable, collections, dtype):
+def _model_variable(name, shape, initializer, regularizer, trainable, collections, dtype,
+                    layer_name=None):
     """`get_variable` that also files the variable under ``MODEL_VARIABLES`` (and the
-    given collections) when it is created."""
+    given collections) when it is created. A `regularizer`'s loss is named after
+    `layer_name` (``kernel``/``bias``: TF1 builds these layers on `tf.layers`, which
+    name the weights so before contrib renames them) when given."""
     cols = [GraphKeys.GLOBAL_VARIABLES, GraphKeys.MODEL_VARIABLES, *collections]
-    return vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer,
-                           regularizer=regularizer, trainable=trainable,
-                           collections=list(dict.fromkeys(cols)))
+    return regularized_variable(name, shape, dtype, initializer, regularizer, trainable,
+                                list(dict.fromkeys(cols)), layer_name)
 
 
-def _collect_output(outputs_collections, outputs):
-    if outputs_collections:
-        cols = [outputs_collections] if isinstance(outputs_collections, str) \
-            else list(outputs_collections)
-        add_to_collections(cols, outputs)
-    return outputs
+def regularized_variable(name, shape, dtype, initializer, regularizer, trainable,
+                         collections, layer_name=None):
+    """`get_variable`, its regularizer's loss in ``<layer_name>/Regularizer`` (under the
+    current name scope) when `layer_name` is given, else in get_variable's place."""
+    if layer_name is None or regularizer is None:
+        return vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer,
+                               regularizer=regularizer, trainable=trainable,
+                               collections=collections)
+    reusing = vs.get_variable_scope().reuse
+    var = vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer,
+                          trainable=trainable, collections=collections)
+    if not reusing:
+        with name_scope(f"{layer_name}/Regularizer"):
+            loss = regularizer(var)
+        if loss is not None:
+            add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+    return var
 
 
 def _finish(outputs, normalizer_fn, normalizer_params, activation_fn):
@@ -80,6 +95,7 @@ def _finish(outputs, normalizer_fn, normalizer_params, activation_fn):
     return outputs
 
 
+@add_arg_scope
 def flatten(inputs, outputs_collections=None, scope=None):
     """Reshape ``[batch, d1, d2, ...]`` to ``[batch, d1*d2*...]`` (under the name scope
     `scope`, default ``Flatten``); `tf.layers.flatten` does the work."""
@@ -89,10 +105,10 @@ def flatten(inputs, outputs_collections=None, scope=None):
             raise ValueError(f"Inputs must have a least 2 dimensions, got shape "
                              f"{inputs.shape}.")
         outputs = core_layers.flatten(inputs)
-    del sc
-    return _collect_output(outputs_collections, outputs)
+    return collect_named_outputs(outputs_collections, sc, outputs)
 
 
+@add_arg_scope
 def fully_connected(inputs, num_outputs, activation_fn=nn_ops.relu, normalizer_fn=None,
                     normalizer_params=None, weights_initializer=_XAVIER,
                     weights_regularizer=None, biases_initializer=_ZEROS,
@@ -118,19 +134,24 @@ def fully_connected(inputs, num_outputs, activation_fn=nn_ops.relu, normalizer_f
         weights = _model_variable(
             "weights", [in_dim, num_outputs],
             weights_initializer, weights_regularizer,
-            trainable, _collections_for(variables_collections, "weights"), dtype)
-        outputs = core_layers._contract_last_axis(inputs, weights, num_outputs)
+            trainable, _collections_for(variables_collections, "weights"), dtype, "kernel")
+        biases = None
         if normalizer_fn is None and biases_initializer is not None:
             biases = _model_variable(
                 "biases", [num_outputs], biases_initializer,
                 biases_regularizer, trainable,
-                _collections_for(variables_collections, "biases"), dtype)
+                _collections_for(variables_collections, "biases"), dtype, "bias")
+        if inputs.shape.ndims == 2:
+            outputs = math_ops.matmul(inputs, weights, name="MatMul")
+        else:
+            outputs = core_layers._contract_last_axis(inputs, weights, num_outputs)
+        if biases is not None:
             outputs = nn_ops.bias_add(outputs, biases)
         outputs = _finish(outputs, normalizer_fn, normalizer_params, activation_fn)
-        del sc
-    return _collect_output(outputs_collections, outputs)
+    return collect_named_outputs(outputs_collections, sc.name, outputs)
 
 
+@add_arg_scope
 def convolution2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME",
                   data_format=None, rate=1, activation_fn=nn_ops.relu, normalizer_fn=None,
                   normalizer_params=None, weights_initializer=_XAVIER, weights_regularizer=None,
@@ -161,27 +182,29 @@ def convolution2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME",
         weights = _model_variable(
             "weights", [kh, kw, channels, num_outputs],
             weights_initializer, weights_regularizer,
-            trainable, _collections_for(variables_collections, "weights"), dtype)
+            trainable, _collections_for(variables_collections, "weights"), dtype, "kernel")
         if fmt == "NHWC":
             strides, dilations = [1, sh, sw, 1], [1, rh, rw, 1]
         else:
             strides, dilations = [1, 1, sh, sw], [1, 1, rh, rw]
-        outputs = nn_ops.conv2d(inputs, weights, strides=strides, padding=padding.upper(),
-                                data_format=fmt, dilations=dilations, name="Conv2D")
+        biases = None
         if normalizer_fn is None and biases_initializer is not None:
             biases = _model_variable(
                 "biases", [num_outputs], biases_initializer,
                 biases_regularizer, trainable,
-                _collections_for(variables_collections, "biases"), dtype)
+                _collections_for(variables_collections, "biases"), dtype, "bias")
+        outputs = nn_ops.conv2d(inputs, weights, strides=strides, padding=padding.upper(),
+                                data_format=fmt, dilations=dilations, name="Conv2D")
+        if biases is not None:
             outputs = nn_ops.bias_add(outputs, biases, data_format=fmt)
         outputs = _finish(outputs, normalizer_fn, normalizer_params, activation_fn)
-        del sc
-    return _collect_output(outputs_collections, outputs)
+    return collect_named_outputs(outputs_collections, sc.name, outputs)
 
 
 conv2d = convolution2d
 
 
+@add_arg_scope
 def batch_norm(inputs, decay=0.999, center: bool = True, scale: bool = False,
                epsilon=0.001, activation_fn=None, param_initializers=None,
                param_regularizers=None, updates_collections=GraphKeys.UPDATE_OPS,
@@ -239,4 +262,4 @@ def batch_norm(inputs, decay=0.999, center: bool = True, scale: bool = False,
                     add_to_collections(cols, u)
         if activation_fn is not None:
             outputs = activation_fn(outputs)
-    return _collect_output(outputs_collections, outputs)
+    return collect_named_outputs(outputs_collections, sc.name, outputs)

@@ -44,6 +44,7 @@ def binary_or_multi_class_head(n_classes, weight_column, label_vocabulary, loss_
         head = MultiClassHead(n_classes, weight_column=weight_column,
                               label_vocabulary=label_vocabulary, loss_reduction=loss_reduction)
     head._train_mean_loss_summary = True  # TF1's v1 heads write `average_loss` too
+    head._train_op_in_head_scope = True  # and build the train op in the head's scope
     return head
 
 
@@ -52,6 +53,7 @@ def regression_head(label_dimension, weight_column, loss_reduction):
     head = RegressionHead(label_dimension=label_dimension, weight_column=weight_column,
                           loss_reduction=loss_reduction)
     head._train_mean_loss_summary = True
+    head._train_op_in_head_scope = True
     return head
 
 

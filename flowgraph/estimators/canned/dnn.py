@@ -75,8 +75,8 @@ def dnn_logit_fn_builder(units: int, hidden_units, feature_columns, activation_f
     """A ``logit_fn(features, mode)`` computing `units` logits of a feed-forward network.
 
     Called inside a variable scope (the estimators use ``dnn``), it creates the variables
-    ``<scope>/hiddenlayer_<i>/...`` and ``<scope>/logits/...``. `input_layer_partitioner`
-    is accepted for TF's signature; variables are never partitioned.
+    ``<scope>/hiddenlayer_<i>/...`` and ``<scope>/logits/...``; the input layer's variables
+    are split by `input_layer_partitioner` (None: the enclosing scope's partitioner).
 
     Example
     -------
@@ -89,7 +89,6 @@ def dnn_logit_fn_builder(units: int, hidden_units, feature_columns, activation_f
     ([5, 3], ['dnn/hiddenlayer_0/bias', 'dnn/hiddenlayer_0/kernel', 'dnn/logits/bias', \
 'dnn/logits/kernel'])
     """
-    del input_layer_partitioner
     if isinstance(units, bool) or not isinstance(units, int):
         raise ValueError(f"units must be an int.  Given type: {type(units)}")
     hidden = _check_hidden_units(hidden_units)
@@ -107,7 +106,8 @@ def dnn_logit_fn_builder(units: int, hidden_units, feature_columns, activation_f
         training = mode == ModeKeys.TRAIN
         prefix = get_variable_scope().name
         prefix = prefix + "/" if prefix else ""
-        with variable_scope("input_from_feature_columns"):
+        with variable_scope("input_from_feature_columns",
+                            partitioner=input_layer_partitioner):
             net = feature_column_lib().input_layer(features, columns)
         for i, n in enumerate(hidden):
             name = f"hiddenlayer_{i}"
@@ -137,19 +137,31 @@ def update_ops_of(scope: str) -> list:
 
 def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
                  optimizer="Adagrad", activation_fn=relu, dropout=None, config=None,
-                 batch_norm=False):
+                 batch_norm=False, input_layer_partitioner=None):
     """The `model_fn` of the DNN estimators: logits under ``dnn``, trained by
-    `optimizer` (a name trains at 0.05)."""
-    del config
+    `optimizer` (a name trains at 0.05).
+
+    As in TensorFlow, ``dnn`` partitions its variables into at most
+    ``config.num_ps_replicas`` parts (at least one; the input layer's by default with a
+    64 MiB minimum slice) and the optimizer runs inside it, so the checkpoint keys its
+    slots ``dnn/hiddenlayer_0/kernel/t_0/Adagrad``, as TF's do.
+    """
+    from flowgraph.ops.scope_compat import min_max_variable_partitioner
+
+    replicas = int(getattr(config, "num_ps_replicas", 0) or 0)
+    partitioner = min_max_variable_partitioner(max_partitions=replicas)
+    input_layer_partitioner = input_layer_partitioner or min_max_variable_partitioner(
+        max_partitions=replicas, min_slice_size=64 << 20)
     opt = optimizers.get_optimizer_instance(optimizer,
                                             learning_rate=optimizers.DNN_LEARNING_RATE)
     check_features_dict(features, "The DNN model")
     from flowgraph.ops.variable_scope import variable_scope
 
-    with variable_scope("dnn", values=tuple(features.values())) as scope:
+    with variable_scope("dnn", values=tuple(features.values()),
+                        partitioner=partitioner) as scope:
         logits = dnn_logit_fn_builder(head.logits_dimension, hidden_units, feature_columns,
-                                      activation_fn, dropout, batch_norm=batch_norm)(
-            features, mode)
+                                      activation_fn, dropout, input_layer_partitioner,
+                                      batch_norm=batch_norm)(features, mode)
         update_ops = update_ops_of(scope.name + "/") if batch_norm else None
         return head.create_estimator_spec(features=features, mode=mode, labels=labels,
                                           optimizer=opt, logits=logits,
@@ -157,7 +169,7 @@ def dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns,
 
 
 def _model_fn_for(head, hidden_units, feature_columns, optimizer, activation_fn, dropout,
-                  batch_norm):
+                  batch_norm, input_layer_partitioner=None):
     hidden = _check_hidden_units(hidden_units)
     _check_dropout(dropout)
     columns = tuple(as_column_list(feature_columns))
@@ -165,7 +177,8 @@ def _model_fn_for(head, hidden_units, feature_columns, optimizer, activation_fn,
     def _model_fn(features, labels, mode, config):
         return dnn_model_fn(features, labels, mode, head, hidden, columns,
                             optimizer=optimizer, activation_fn=activation_fn,
-                            dropout=dropout, config=config, batch_norm=batch_norm)
+                            dropout=dropout, config=config, batch_norm=batch_norm,
+                            input_layer_partitioner=input_layer_partitioner)
 
     return _model_fn
 
@@ -208,12 +221,11 @@ class DNNClassifier(Estimator):
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
                  activation_fn=relu, dropout=None, input_layer_partitioner=None, config=None,
                  warm_start_from=None, loss_reduction=SUM, batch_norm=False) -> None:
-        del input_layer_partitioner  # variables are never partitioned in flowgraph
         head = binary_or_multi_class_head(n_classes, weight_column, label_vocabulary,
                                           loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, hidden_units, feature_columns,
                                                 optimizer, activation_fn, dropout,
-                                                batch_norm),
+                                                batch_norm, input_layer_partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
@@ -235,11 +247,10 @@ class DNNRegressor(Estimator):
                  weight_column=None, optimizer="Adagrad", activation_fn=relu, dropout=None,
                  input_layer_partitioner=None, config=None, warm_start_from=None,
                  loss_reduction=SUM, batch_norm=False) -> None:
-        del input_layer_partitioner  # variables are never partitioned in flowgraph
         head = regression_head(label_dimension, weight_column, loss_reduction)
         super().__init__(model_fn=_model_fn_for(head, hidden_units, feature_columns,
                                                 optimizer, activation_fn, dropout,
-                                                batch_norm),
+                                                batch_norm, input_layer_partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
@@ -259,8 +270,7 @@ class DNNEstimator(Estimator):
                  optimizer="Adagrad", activation_fn=relu, dropout=None,
                  input_layer_partitioner=None, config=None, warm_start_from=None,
                  batch_norm=False) -> None:
-        del input_layer_partitioner  # variables are never partitioned in flowgraph
         super().__init__(model_fn=_model_fn_for(head, hidden_units, feature_columns,
                                                 optimizer, activation_fn, dropout,
-                                                batch_norm),
+                                                batch_norm, input_layer_partitioner),
                          model_dir=model_dir, config=config, warm_start_from=warm_start_from)

@@ -35,6 +35,7 @@ Example
 from __future__ import annotations
 
 import abc
+import contextlib
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
@@ -285,11 +286,18 @@ def validate_trainable_variables(trainable_variables=None) -> None:
 
 def create_estimator_spec_train_op(head_name, optimizer=None, trainable_variables=None,
                                    train_op_fn=None, update_ops=None,
-                                   regularized_training_loss=None):
+                                   regularized_training_loss=None, in_head_scope=False):
     """The TRAIN op: ``optimizer.minimize(loss, global_step)`` (on `trainable_variables`
-    when given) or ``train_op_fn(loss)``, grouped with `update_ops`."""
+    when given) or ``train_op_fn(loss)``, grouped with `update_ops`.
+
+    Built under the root name scope ``training`` (TF 2's heads), or with `in_head_scope`
+    in the caller's scope, as the v1 heads of TF1's canned estimators build it (their
+    gradients are ``dnn/head/gradients/...``, Adam's ``dnn/head/beta1_power``)."""
     validate_update_ops(update_ops)
-    with name_scope(""), name_scope("training"):
+    with contextlib.ExitStack() as scopes:
+        if not in_head_scope:
+            scopes.enter_context(name_scope(""))
+            scopes.enter_context(name_scope("training"))
         if optimizer is not None:
             if train_op_fn is not None:
                 raise ValueError("train_op_fn and optimizer cannot both be set.")
@@ -435,7 +443,8 @@ class Head(abc.ABC):
             train_op = create_estimator_spec_train_op(
                 self.name, optimizer=optimizer, trainable_variables=trainable_variables,
                 train_op_fn=train_op_fn, update_ops=update_ops,
-                regularized_training_loss=loss)
+                regularized_training_loss=loss,
+                in_head_scope=getattr(self, "_train_op_in_head_scope", False))
             mean_loss = (self._mean_loss(labels, logits, features)
                          if getattr(self, "_train_mean_loss_summary", False) else None)
         create_estimator_spec_summary(loss, regularization_losses, self._summary_key)

@@ -421,7 +421,8 @@ def _dim(size: int) -> TensorShapeProto.Dim:
     return TensorShapeProto.Dim(size=int(size)) if size else TensorShapeProto.Dim()
 
 
-def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tuple[str, bytes]]:
+def bundle_files(prefix, tensors: dict, slices: dict | None = None,
+                 shards: dict | None = None) -> list[tuple[str, bytes]]:
     """The files of a TensorFlow checkpoint holding `tensors` (name -> array), as
     ``[(path, bytes)]``: the data shard first, the index last (write them in this order,
     or all before renaming any, so that no index points at missing bytes).
@@ -429,6 +430,11 @@ def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tupl
     `slices` holds partitioned tensors, TensorFlow's way (see `bundle_slices`): name ->
     ``(full shape, [(starts of a part, part array), ...])``; a single part covering the
     whole tensor is written as a whole entry, as TensorFlow writes it.
+
+    `shards` spreads the bytes over several data files, as a sharded `tf.train.Saver`
+    writes one per device: ``(name, starts)`` -> shard number (``starts`` is ``()`` for a
+    whole tensor, a part's offsets for a slice); the others go to shard 0. The files are
+    ``PREFIX.data-0000K-of-0000N``, N the largest number plus one.
 
     The bytes depend only on the tensors (entries are sorted by name), so saving the same
     values again produces the same files.
@@ -440,7 +446,9 @@ def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tupl
     ['m.data-00000-of-00001', 'm.index']
     """
     prefix = os.fspath(prefix)
-    data, entries = bytearray(), []
+    shards = shards or {}
+    num_shards = max(shards.values(), default=0) + 1
+    datas, entries = [bytearray() for _ in range(num_shards)], []
     slices = slices or {}
     # The data file holds the tensors in TensorFlow's order: by name, the parts of one
     # name by their offsets (the index sorts part keys, which start with NUL, first).
@@ -464,13 +472,17 @@ def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tupl
         entry = BundleEntryProto(dtype=dtype.as_datatype_enum, slices=described,
                                  shape=TensorShapeProto(dim=[_dim(d) for d in full_shape]))
         entries.append((name.encode("utf-8"), entry.SerializeToString()))
-    for _, key, arr in sorted(items, key=lambda item: item[0]):
+    for (name, starts), key, arr in sorted(items, key=lambda item: item[0]):
         arr = np.asarray(arr)
         raw, dtype = _tensor_bytes(arr)
         checked = _checksummed_strings(raw, list(arr.shape)) if dtype == _dtypes.string \
             else raw
         entry = BundleEntryProto(dtype=dtype.as_datatype_enum,
                                  shape=TensorShapeProto(dim=[_dim(d) for d in arr.shape]))
+        shard = shards.get((name.decode("utf-8"), starts), 0)
+        data = datas[shard]
+        if shard:
+            entry.shard_id = shard
         if data:
             entry.offset = len(data)
         if raw:
@@ -478,9 +490,11 @@ def bundle_files(prefix, tensors: dict, slices: dict | None = None) -> list[tupl
         value = entry.SerializeToString() + b"\x35" + struct.pack("<I", masked_crc32c(checked))
         entries.append((key, value))
         data += raw
-    header = BundleHeaderProto(num_shards=1, version=VersionDef(producer=_FORMAT_VERSION))
+    header = BundleHeaderProto(num_shards=num_shards,
+                               version=VersionDef(producer=_FORMAT_VERSION))
     entries.append((b"", header.SerializeToString()))
-    return [(data_file(prefix, 0, 1), bytes(data)), (index_file(prefix), write_table(entries))]
+    return [*((data_file(prefix, k, num_shards), bytes(data)) for k, data in enumerate(datas)),
+            (index_file(prefix), write_table(entries))]
 
 
 def write_bundle(prefix, tensors: dict, slices: dict | None = None) -> None:

@@ -67,7 +67,7 @@ __all__ = ["GraphDefDict", "as_graph_def_dict", "graph_def_from_dict", "graph_de
 TF_PRODUCER = 1645
 
 # TensorFlow's attributes that flowgraph keeps in other fields of its node dicts.
-_SPECIAL = ("_class", "_output_shapes")
+_SPECIAL = ("_class", "_output_shapes", "_gradient_op_type")
 _CONTENT_KINDS = "fiucb"
 # A string attribute holding flowgraph's JSON encoding of a value that no AttrValue
 # field can hold (a list of lists, a list with None items); only flowgraph reads it.
@@ -399,6 +399,8 @@ def _node_message(node: dict, by_name: dict) -> NodeDef:
     if node.get("colocation"):
         attrs["_class"] = AttrValue(list=AttrValue.ListValue(
             s=[f"loc:@{c}".encode() for c in node["colocation"]]))
+    if node.get("gradient_op_type"):
+        attrs["_gradient_op_type"] = AttrValue(s=node["gradient_op_type"].encode())
     return NodeDef(
         name=node["name"], op=node["op"],
         input=[_input_name(r) for r in node.get("input", [])],
@@ -443,6 +445,8 @@ def _node_dict(node: NodeDef) -> dict:
     if "_class" in extra:
         out["colocation"] = [_text(s)[len("loc:@"):] for s in extra["_class"].list.s
                              if _text(s).startswith("loc:@")]
+    if "_gradient_op_type" in extra:
+        out["gradient_op_type"] = _text(extra["_gradient_op_type"].s)
     if "tf_attr" in extra:
         out["tf_attr"] = {k: encode_attr(attr_value(v)) for k, v in extra["tf_attr"].items()}
     if "_output_shapes" in extra:

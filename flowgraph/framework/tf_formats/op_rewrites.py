@@ -28,6 +28,8 @@ and consumers name stay valid:
                                          (`op_rewrites_tensordot`)
     RegexFullMatch(x, pattern=p)         StaticRegexFullMatch(x, pattern=p)
     PrintV2(*xs, template=[t0, t1, ..])  PrintV2(StringFormat(*xs, template=t0{}t1..))
+    SparseApplyAdam(var, m, v, ...)      Assign/ScatterAdd of the moments, AssignSub
+                                         (`op_rewrites_adam`)
 
 (`ParseExample`, whose keys are attributes in flowgraph and inputs in TensorFlow, is
 converted both ways by `tf_formats.parse_example`.) Reading such a file back gives
@@ -58,6 +60,7 @@ import numpy as np
 
 from flowgraph.framework import registry
 from flowgraph.framework.serialization import decode_attr, encode_attr
+from flowgraph.framework.tf_formats.op_rewrites_adam import sparse_apply_adam_as_tf
 from flowgraph.framework.tf_formats.op_rewrites_sparse_segment import (
     SPARSE_SEGMENT_GRAD_OPS,
     expand_sparse_segment_grad,
@@ -358,7 +361,8 @@ _FROM_TF = {"SparseCross": _sparse_cross_from_tf,
 REWRITES = {"ClassIdToString": _class_id_to_string, "L2Normalize": _l2_normalize,
             "VocabLookup": _vocab_lookup, "SafeSparseLookup": _safe_sparse_lookup,
             "SparseCross": _sparse_cross, "Tensordot": tensordot_as_tf,
-            "RegexFullMatch": _regex_full_match_as_static, "PrintV2": _print_v2_as_tf}
+            "RegexFullMatch": _regex_full_match_as_static, "PrintV2": _print_v2_as_tf,
+            "SparseApplyAdam": sparse_apply_adam_as_tf}
 
 
 def rewrite_for_tf(graph_def: dict) -> dict:

@@ -5,11 +5,12 @@ A TensorFlow 1.x graph built with ``use_resource=True`` (or by TensorFlow 2's
 ``ReadVariableOp`` and written by ``AssignVariableOp`` and the ``Resource*`` update ops.
 flowgraph runs these ops itself (`flowgraph/ops/resource_variable_ops.py`), so a graph
 whose resource ops it all has keeps them as they are (`runs_as_resources`): a
-MetaGraphDef's ``VariableDef``s with ``is_resource`` rebuild as `ResourceVariable`s.
+MetaGraphDef's ``VariableDef``s with ``is_resource`` rebuild as `ResourceVariable`s, in
+``import_meta_graph`` and in the SavedModel loader alike.
 
-A graph with a resource op flowgraph lacks, and the SavedModel loader (which restores
-by reference-variable nodes, ``force=True``), read every resource op as its reference
-twin, which takes the variable where the resource op takes the handle::
+A graph with a resource op flowgraph lacks (or a caller passing ``force=True``) reads
+every resource op as its reference twin, which takes the variable where the resource
+op takes the handle::
 
     VarHandleOp(dtype, shape)              VariableV2(dtype, shape)
     ReadVariableOp(h)                      Identity(v)
@@ -22,8 +23,8 @@ twin, which takes the variable where the resource op takes the handle::
 
 names and inputs unchanged (`meta_graph_as_refs` clears ``is_resource`` too); values,
 training updates and checkpoints (keyed by variable name either way) behave as in
-TensorFlow. A resource op without a twin (``ResourceStridedSliceAssign``, ...) is kept,
-and the import names it as an op flowgraph lacks.
+TensorFlow. A resource op without a twin (``ResourceStridedSliceAssign``, ...) is kept
+as it is.
 
 Example
 -------

@@ -1,0 +1,27 @@
+"""`tf.contrib.opt`: the optimizers TF1 programs imported from contrib: decoupled weight
+decay (`AdamWOptimizer`, `MomentumWOptimizer`, `extend_with_decoupled_weight_decay`) and
+`LazyAdamOptimizer`; the others TF1 moved to core are aliased (`NadamOptimizer` is not
+provided).
+
+Example
+-------
+>>> import flowgraph as tf
+>>> tf.contrib.opt.AdamWOptimizer(1e-4, learning_rate=1e-3).get_name()
+'AdamW'
+"""
+
+from flowgraph.contrib.opt.lazy_adam import LazyAdamOptimizer
+from flowgraph.contrib.opt.weight_decay import (
+    AdamWOptimizer,
+    DecoupledWeightDecayExtension,
+    MomentumWOptimizer,
+    extend_with_decoupled_weight_decay,
+)
+
+__all__ = [
+    "AdamWOptimizer",
+    "DecoupledWeightDecayExtension",
+    "LazyAdamOptimizer",
+    "MomentumWOptimizer",
+    "extend_with_decoupled_weight_decay",
+]
