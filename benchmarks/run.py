@@ -153,6 +153,28 @@ def bench_session_overhead(blas) -> dict:
                 blas)
 
 
+def bench_random_init(blas) -> dict:
+    """A weight initializer's cost: ``tf.truncated_normal`` of 1M float32 values (TF's
+    Philox stream and rejection layout, so seeded programs get TF's numbers) against
+    NumPy's own normal generator. Session 14's NumPy Box-Muller made it 10x slower
+    unnoticed: no other workload draws random values in its timed loop."""
+    import flowgraph as tf
+
+    rng = np.random.default_rng(1)
+    with tf.Graph().as_default():
+        t = tf.truncated_normal([1024, 1024], seed=1)
+        with tf.Session() as sess:
+            run = sess.run
+            times = compare({"fg": lambda: run(t),
+                             "ref": lambda: rng.standard_normal((1024, 1024), np.float32)},
+                            number=3, repeat=7)
+    fg_ms, ref_ms = times["fg"] * 1e3, times["ref"] * 1e3
+    return emit("random_init", "ms", fg_ms, ref_ms, "ratio <= 6", fg_ms / ref_ms <= 6,
+                ["tf.truncated_normal([1024, 1024], seed=1) in a session vs "
+                 "np.random.default_rng().standard_normal((1024, 1024), float32); best of "
+                 "7 x 3 calls"], blas)
+
+
 def bench_per_node(w: workloads.Workload, blas, number: int = 10, repeat: int = 9) -> dict:
     with w.session() as sess:
         feed = w.feed_dict
@@ -254,6 +276,7 @@ def main(argv: list[str]) -> int:
         "wide_1000": lambda: bench_per_node(workloads.wide(1000), get_blas()),
         "parallel": lambda: bench_parallel(workloads.gathers(), get_blas(), 0.9),
         "parallel_matmul": lambda: bench_parallel(workloads.matmuls(), get_blas(), None),
+        "random_init": lambda: bench_random_init(get_blas()),
     }
     for suite, script in SUITES.items():
         benches[suite] = lambda script=script: run_suite(script)

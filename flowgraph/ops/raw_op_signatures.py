@@ -326,6 +326,14 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "Igamma": ("a:T,x:T", ""),
     "Igammac": ("a:T,x:T", ""),
     "Imag": ("input:T", "Tout"),
+    "ImageProjectiveTransformV2": (
+        "images:dtype,transforms:,output_shape:",
+        "interpolation,fill_mode",
+    ),
+    "ImageProjectiveTransformV3": (
+        "images:dtype,transforms:,output_shape:,fill_value:",
+        "interpolation,fill_mode",
+    ),
     "ImageSummary": ("tag:,tensor:T", "max_images,bad_color"),
     "InTopKV2": ("predictions:,targets:T,k:T", ""),
     "InitializeTableFromTextFileV2": (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import batch_norm_cases
 import fractional_pool_cases
 import image_random_cases
+import image_transform_cases
 import issue15_cases
 import issue15_cov_cases
 import issue15_math_cases
@@ -364,6 +365,7 @@ CASES.update(issue15_math_cases.GRADIENT_CASES)
 CASES.update(issue15_cov_cases.GRADIENT_CASES)
 CASES.update(quantize_cases.GRADIENT_CASES)
 CASES.update(image_random_cases.GRADIENT_CASES)
+CASES.update(image_transform_cases.GRADIENT_CASES)
 CASES.update(fractional_pool_cases.GRADIENT_CASES)
 CASES.update(linalg_complete_cases.GRADIENT_CASES)
 CASES.update(batch_norm_cases.GRADIENT_CASES)

@@ -31,6 +31,7 @@ from typing import Any
 
 import fractional_pool_cases
 import image_random_cases
+import image_transform_cases
 import issue15_cases
 import issue15_cov_cases
 import issue15_math_cases
@@ -935,6 +936,11 @@ for _name, _cases in issue15_cov_cases.CONTRACT_CASES.items():
 # -- box, image-codec and stateless random ops (tests/ops/image_random_cases.py)
 VALUE_DEPENDENT |= image_random_cases.VALUE_DEPENDENT
 for _name, _cases in image_random_cases.CONTRACT_CASES.items():
+    for _inputs, _build, _options in _cases:
+        _add(_name, Case(list(_inputs), _build, **_options))
+
+# -- connected components (tests/ops/image_transform_cases.py)
+for _name, _cases in image_transform_cases.CONTRACT_CASES.items():
     for _inputs, _build, _options in _cases:
         _add(_name, Case(list(_inputs), _build, **_options))
 

@@ -8,7 +8,7 @@ Example
 -------
 >>> import flowgraph as tf
 >>> reg = tf.contrib.layers.l2_regularizer(0.1)
->>> float(tf.Session().run(reg(tf.constant([2.0]))))
+>>> round(float(tf.Session().run(reg(tf.constant([2.0])))), 6)
 0.2
 """
 
@@ -46,6 +46,18 @@ from flowgraph.contrib.layers.optimizers import (
     OPTIMIZER_SUMMARIES,
     optimize_loss,
 )
+from flowgraph.contrib.learn.learn_feature_columns import (  # TF1's first feature columns
+    bucketized_column,
+    create_feature_spec_for_parsing,
+    crossed_column,
+    embedding_column,
+    one_hot_column,
+    real_valued_column,
+    sparse_column_with_hash_bucket,
+    sparse_column_with_integerized_feature,
+    sparse_column_with_keys,
+    weighted_sparse_column,
+)
 from flowgraph.ops.init_ops import (
     contrib_variance_scaling_initializer as variance_scaling_initializer,
 )
@@ -66,13 +78,17 @@ __all__ = [
     "avg_pool2d",
     "batch_norm",
     "bias_add",
+    "bucketized_column",
     "conv2d",
     "conv2d_transpose",
     "convolution2d",
     "convolution2d_transpose",
+    "create_feature_spec_for_parsing",
+    "crossed_column",
     "dropout",
     "elu",
     "embed_sequence",
+    "embedding_column",
     "flatten",
     "fully_connected",
     "l1_l2_regularizer",
@@ -81,19 +97,25 @@ __all__ = [
     "layer_norm",
     "linear",
     "max_pool2d",
+    "one_hot_column",
     "one_hot_encoding",
     "optimize_loss",
+    "real_valued_column",
     "relu",
     "relu6",
     "repeat",
     "separable_conv2d",
     "separable_convolution2d",
     "softmax",
+    "sparse_column_with_hash_bucket",
+    "sparse_column_with_integerized_feature",
+    "sparse_column_with_keys",
     "stack",
     "sum_regularizer",
     "unit_norm",
     "utils",
     "variance_scaling_initializer",
+    "weighted_sparse_column",
     "xavier_initializer",
     "xavier_initializer_conv2d",
 ]

@@ -210,6 +210,8 @@ OP_DEFS = {
     'Igamma': ((('T', '', '', 0), ('T', '', '', 0)), (('T', '', '', 0),), (('T', None),)),
     'Igammac': ((('T', '', '', 0), ('T', '', '', 0)), (('T', '', '', 0),), (('T', None),)),
     'Imag': ((('T', '', '', 0),), (('Tout', '', '', 0),), (('T', '3008'), ('Tout', '3001'))),
+    'ImageProjectiveTransformV2': ((('dtype', '', '', 0), ('', '', '', 1), ('', '', '', 3)), (('dtype', '', '', 0),), (('dtype', None), ('interpolation', None), ('fill_mode', '1208434f4e5354414e54'))),
+    'ImageProjectiveTransformV3': ((('dtype', '', '', 0), ('', '', '', 1), ('', '', '', 3), ('', '', '', 1)), (('dtype', '', '', 0),), (('dtype', None), ('interpolation', None), ('fill_mode', '1208434f4e5354414e54'))),
     'ImageSummary': ((('', '', '', 7), ('T', '', '', 0)), (('', '', '', 7),), (('max_images', '1803'), ('T', '3001'), ('bad_color', '421008041204120208043a06ff010000ff01'))),
     'InTopKV2': ((('', '', '', 1), ('T', '', '', 0), ('T', '', '', 0)), (('', '', '', 10),), (('T', '3003'),)),
     'InitializeTableFromTextFileV2': ((('', '', '', 20), ('', '', '', 7)), (), (('key_index', None), ('value_index', None), ('vocab_size', '18ffffffffffffffffff01'), ('delimiter', '120109'), ('offset', '1800'))),
@@ -613,6 +615,7 @@ OP_DEFS = {
 #   ClassIdToString
 #   HeadAssertRange
 #   HeadAssertShape
+#   ImageConnectedComponents
 #   L2Normalize
 #   LabelVocabLookup
 #   NumpyBatchSource
