@@ -24,8 +24,8 @@ from flowgraph.framework.graph import GraphKeys
 from flowgraph.ops import array_ops, init_ops, nn_ops, regularizers
 from flowgraph.ops import variable_scope as vs
 
-__all__ = ["Block", "conv2d_same", "resnet_arg_scope", "sized_networks", "stack_blocks_dense",
-           "subsample"]
+__all__ = ["Block", "bottleneck_block", "conv2d_same", "resnet_arg_scope", "sized_networks",
+           "stack_blocks_dense", "subsample"]
 
 conv2d = layers_base.convolution2d
 batch_norm = layers_base.batch_norm
@@ -35,6 +35,13 @@ max_pool2d = layers_more.max_pool2d
 class Block(collections.namedtuple("Block", ["scope", "unit_fn", "args"])):
     """A ResNet block: its `scope`, the unit function, and each unit's keyword arguments
     (``depth``, ``depth_bottleneck``, ``stride``)."""
+
+
+def bottleneck_block(scope, unit_fn, base_depth, num_units, stride) -> Block:
+    """A block of `num_units` bottleneck units of `base_depth` (output 4x), the last one
+    strided: ``resnet_v1_block`` / ``resnet_v2_block`` with their unit function."""
+    unit = {"depth": base_depth * 4, "depth_bottleneck": base_depth, "stride": 1}
+    return Block(scope, unit_fn, [unit] * (num_units - 1) + [dict(unit, stride=stride)])
 
 
 def subsample(inputs, factor, scope=None):

@@ -24,7 +24,7 @@ from flowgraph.contrib.layers.utils import (
     last_dimension,
 )
 from flowgraph.contrib.slim.nets import resnet_utils
-from flowgraph.contrib.slim.nets.resnet_utils import Block, batch_norm, conv2d, conv2d_same
+from flowgraph.contrib.slim.nets.resnet_utils import batch_norm, conv2d, conv2d_same
 from flowgraph.ops import math_reduce, nn_ops
 from flowgraph.ops import variable_scope as vs
 
@@ -107,8 +107,7 @@ def head(net, collection, num_classes, global_pool):
 
 def resnet_v1_block(scope, base_depth, num_units, stride):
     """`num_units` bottlenecks of `base_depth` (output 4x), the last one strided."""
-    unit = {"depth": base_depth * 4, "depth_bottleneck": base_depth, "stride": 1}
-    return Block(scope, bottleneck, [unit] * (num_units - 1) + [dict(unit, stride=stride)])
+    return resnet_utils.bottleneck_block(scope, bottleneck, base_depth, num_units, stride)
 
 
 _sized = resnet_utils.sized_networks(resnet_v1, resnet_v1_block, "v1")
