@@ -112,7 +112,7 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs per model; the fastest to the target is reported")
     args = parser.parse_args(argv)
-    logging.getLogger("flowgraph").setLevel(logging.WARNING)
+    logging.getLogger("tensorflow").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore")
     n = args.max_epochs
     rows = _Rows(args.repeat)

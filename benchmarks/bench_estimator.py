@@ -347,7 +347,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3,
                         help="alternate the two loops this many times; report the best")
     args = parser.parse_args()
-    logging.getLogger("flowgraph").setLevel(logging.WARNING)
+    logging.getLogger("tensorflow").setLevel(logging.WARNING)
     x, y = load_digits()
     x = x / 16.0
     x, xt, y, yt = train_test_split(x.astype(np.float32), y)

@@ -57,7 +57,7 @@ def main() -> None:
                         help="cached predictor calls per round")
     parser.add_argument("--train-steps", type=int, default=500)
     args = parser.parse_args()
-    logging.getLogger("flowgraph").setLevel(logging.WARNING)
+    logging.getLogger("tensorflow").setLevel(logging.WARNING)
     np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # load BLAS before blas_info
     blas = blas_info()
 

@@ -255,7 +255,7 @@ def main(argv=None) -> None:
     parser.add_argument("--profile", metavar="FILE",
                         help="write a cProfile of the flowgraph train call to FILE")
     args = parser.parse_args(argv)
-    logging.getLogger("flowgraph").setLevel(logging.WARNING)
+    logging.getLogger("tensorflow").setLevel(logging.WARNING)
     warnings.filterwarnings("ignore")
     from sklearn.metrics import roc_auc_score
 

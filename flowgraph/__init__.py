@@ -172,7 +172,7 @@ _LAZY_MODULES = {
     "estimator": "flowgraph.estimators",
     "estimators": "flowgraph.estimators",
     "feature_column": "flowgraph.feature_column",
-    "flags": "flowgraph.flags_compat",
+    "flags": "flowgraph.flags",
     "gfile": "flowgraph.io.gfile",
     "io": "flowgraph.io",
     "keras": "flowgraph.keras",
@@ -201,6 +201,8 @@ def __getattr__(name: str):
 
     if name in _LAZY_MODULES:
         value = importlib.import_module(_LAZY_MODULES[name])
+        if name == "data":  # tf.data.experimental's Estimator hook, a layer above tf.data
+            importlib.import_module("flowgraph.estimators.input_pipeline_hook")
     elif name in _LAZY_NAMES:
         value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     else:
@@ -280,12 +282,12 @@ _LAZY_MODULES.update({
     "sysconfig": "flowgraph.framework.sysconfig",
     "version": "flowgraph.framework.build_info",
 })
-from flowgraph.framework import dtypes  # noqa: E402
 from flowgraph.framework.build_info import *  # noqa: E402
 from flowgraph.framework.constant_op import register_tensor_conversion_function  # noqa: E402
 from flowgraph.framework.errors import OpError  # noqa: E402
 from flowgraph.framework.graph import get_seed  # noqa: E402
 from flowgraph.framework.tf_messages import LogMessage, NameAttrList  # noqa: E402
+from flowgraph.ops import dtypes_namespace as dtypes  # noqa: E402
 from flowgraph.ops.array_compat_ops import *  # noqa: E402
 from flowgraph.ops.array_extra_ops import *  # noqa: E402
 from flowgraph.ops.check_compat_ops import *  # noqa: E402
@@ -345,5 +347,10 @@ _LAZY_MODULES.update({
     "profiler": "flowgraph.compat.profiler",
     "types": "flowgraph.compat.tf_types",
 })
+_LAZY_MODULES["tpu"] = "flowgraph.compat.tpu"
 from flowgraph.ops.ragged_fill_ops import ragged_fill_empty_rows, ragged_fill_empty_rows_grad  # noqa: E402
 from flowgraph.ops.ragged_spec import RaggedTensorSpec  # noqa: E402
+
+# tf.xla / tf.lite / tf.mlir entry points (flowgraph/compat/xla_lite.py).
+_LAZY_NAMES.update({name: "flowgraph.compat.xla_lite" for name in ("lite", "mlir", "xla")})
+_LAZY_NAMES["user_ops"] = "flowgraph.ops.user_ops"

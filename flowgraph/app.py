@@ -1,5 +1,10 @@
 """`tf.app`: `run` (parse flags, call ``main``, exit with its result) and `flags`.
 
+With absl-py installed (TensorFlow's case) `run` is absl's ``app.run`` with a parser that
+leaves unknown flags to ``main``: ``--helpshort``/``--helpfull`` print the flags and exit,
+``--flagfile=FILE`` reads flags from a file, and a flag that fails its validator (a
+required flag left unset, ...) raises absl's ``IllegalFlagValueError`` naming it.
+
 Example
 -------
 >>> import flowgraph as tf
@@ -18,7 +23,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from flowgraph import flags_compat as flags
+from flowgraph import flags
 
 __all__ = ["flags", "run"]
 
@@ -50,6 +55,15 @@ def run(main: Callable | None = None, argv: Sequence[str] | None = None):
             raise ValueError(
                 "tf.app.run(): no `main` given and the __main__ module defines no function "
                 "`main`. Pass it: tf.app.run(main=my_main).")
-    args = list(sys.argv if argv is None else argv) or [""]
-    remaining = flags.FLAGS(args, known_only=True)
-    sys.exit(main(remaining))
+    try:
+        from absl import app as absl_app
+    except ImportError:  # pragma: no cover - absl-py is optional
+        args = list(sys.argv if argv is None else argv) or [""]
+        remaining = flags.FLAGS(args, known_only=True)
+        sys.exit(main(remaining))
+
+    def parse_known(args):
+        return flags.FLAGS(sys.argv if args is None else args, known_only=True)
+
+    # absl's runner, as TensorFlow's: --helpshort/--helpfull, --flagfile, exit codes
+    absl_app.run(main, argv=None if argv is None else list(argv), flags_parser=parse_known)

@@ -1,13 +1,15 @@
-"""`tf.logging`: TensorFlow 1.x's logging functions over Python's ``"flowgraph"`` logger.
+"""`tf.logging`: TensorFlow 1.x's logging functions over Python's ``"tensorflow"`` logger.
 
 Everything flowgraph logs (Estimator progress such as ``loss = 0.12, step = 100``,
-checkpoint saves, queue runner errors) goes to the ``logging.getLogger("flowgraph")``
+checkpoint saves, queue runner errors) goes to the ``logging.getLogger("tensorflow")``
 logger, so ``tf.logging.set_verbosity(tf.logging.INFO)`` shows it, exactly like the
 TF1 idiom. The levels are Python's: ``DEBUG=10, INFO=20, WARN=30, ERROR=40,
 FATAL=50``. The first call of any function here gives the logger a standard-error
-handler printing ``INFO:flowgraph:message``, unless the logger or the root logger
+handler printing ``INFO:tensorflow:message``, unless the logger or the root logger
 already has handlers (a program that configures `logging` itself keeps its setup).
-Unlike TensorFlow's `fatal`, which aborts in C++, `fatal` here only logs at FATAL.
+Unlike TensorFlow's `fatal`, which aborts in C++, `fatal` here only logs at FATAL. The
+logger has TensorFlow's name, so a program that configures ``logging.getLogger(
+"tensorflow")`` (its level, its handlers, ``propagate``) configures flowgraph's output.
 
 Example
 -------
@@ -54,7 +56,7 @@ WARN = _logging.WARN
 ERROR = _logging.ERROR
 FATAL = _logging.FATAL
 
-_LOGGER_NAME = "flowgraph"
+_LOGGER_NAME = "tensorflow"
 _lock = threading.Lock()
 _handler_added = False
 _counts: dict[tuple[str, int], int] = {}
@@ -76,7 +78,7 @@ class _StderrHandler(_logging.StreamHandler):
 
 
 def get_logger() -> _logging.Logger:
-    """The ``"flowgraph"`` logger (given a stderr handler on first use; see module doc).
+    """The ``"tensorflow"`` logger (given a stderr handler on first use; see module doc).
 
     Example
     -------
@@ -109,7 +111,7 @@ def set_verbosity(v: int) -> None:
 
 
 def get_verbosity() -> int:
-    """The effective level of the ``"flowgraph"`` logger.
+    """The effective level of the ``"tensorflow"`` logger.
 
     Example
     -------
@@ -254,7 +256,7 @@ def log_first_n(level: int, msg, n: int, *args) -> None:
 
 
 def flush() -> None:
-    """Flush the handlers of the ``"flowgraph"`` logger.
+    """Flush the handlers of the ``"tensorflow"`` logger.
 
     Example
     -------

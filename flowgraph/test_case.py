@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import types
 import unittest
 from unittest import mock
 
@@ -40,9 +41,11 @@ from flowgraph.test_util import (
 )
 
 __all__ = ["Benchmark", "StubOutForTesting", "TestCase", "assert_equal_graph_def",
-           "compute_gradient", "compute_gradient_error", "get_temp_dir", "gpu_device_name",
-           "is_built_with_cuda", "is_built_with_gpu_support", "is_built_with_rocm",
-           "is_built_with_xla", "is_gpu_available", "main", "mock"]
+           "benchmark_config", "compute_gradient", "compute_gradient_error",
+           "create_local_cluster", "disable_with_predicate", "experimental", "get_temp_dir",
+           "gpu_device_name", "is_built_with_cuda", "is_built_with_gpu_support",
+           "is_built_with_rocm", "is_built_with_xla", "is_gpu_available", "main", "mock",
+           "test_src_dir_path", "with_eager_op_as_function"]
 
 _SEED = 87654321
 _TEMP_DIR = None
@@ -51,6 +54,99 @@ _TEMP_DIR = None
 def main(argv=None):
     """Run the tests of the calling ``__main__`` module (as ``unittest.main``)."""
     return unittest.main(argv=argv)
+
+
+def benchmark_config():
+    """The `ConfigProto` benchmarks run with: rewrites on, except dependency optimization
+    (which would prune the benchmarked ops' control edges)."""
+    from flowgraph.runtime.config import ConfigProto, RewriterConfig
+
+    config = ConfigProto()
+    config.graph_options.rewrite_options.dependency_optimization = RewriterConfig.OFF
+    return config
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def create_local_cluster(num_workers: int, num_ps: int, protocol: str = "grpc",
+                         worker_config=None, ps_config=None):
+    """Start `num_workers` worker and `num_ps` parameter-server `tf.train.Server`s on
+    loopback ports, one cluster, and return ``(workers, ps_servers)``.
+
+    Needs the distributed runtime (``pip install 'flowgraph[distributed]'``).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> workers, ps = tf.test.create_local_cluster(1, 1)
+    >>> with tf.device("/job:ps/task:0"):
+    ...     v = tf.Variable(2.0)
+    >>> with tf.Session(workers[0].target) as sess:
+    ...     sess.run(v.initializer)
+    ...     print(sess.run(v * 3.0))
+    6.0
+    """
+    from flowgraph.distributed.cluster_spec import ClusterSpec
+    from flowgraph.distributed.server import Server
+
+    cluster = {"worker": [f"localhost:{_free_port()}" for _ in range(num_workers)]}
+    if num_ps > 0:
+        cluster["ps"] = [f"localhost:{_free_port()}" for _ in range(num_ps)]
+    spec = ClusterSpec(cluster)
+    workers = [Server(spec, job_name="worker", protocol=protocol, task_index=i,
+                      config=worker_config, start=True) for i in range(num_workers)]
+    ps_servers = [Server(spec, job_name="ps", protocol=protocol, task_index=i,
+                         config=ps_config, start=True) for i in range(num_ps)]
+    return workers, ps_servers
+
+
+def disable_with_predicate(pred, skip_message: str):
+    """Decorate a test method: skip it (with `skip_message`) when ``pred()`` is true at
+    run time."""
+    import functools
+
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapper(self, *args, **kwargs):
+            if pred():
+                self.skipTest(skip_message)
+            return func(self, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+def test_src_dir_path(relative_path: str) -> str:
+    """`relative_path` under ``$TEST_SRCDIR`` (Bazel's runfiles; KeyError when unset,
+    as in TensorFlow)."""
+    import os
+
+    return os.path.join(os.environ["TEST_SRCDIR"], relative_path)
+
+
+test_src_dir_path.__test__ = False  # a helper, not a test for pytest to collect
+
+
+def with_eager_op_as_function(cls=None, only_as_function: bool = False):
+    """Class decorator of TensorFlow's eager test variants: graph tests run unchanged."""
+    if cls is not None:
+        return cls
+    return lambda c: c
+
+
+def _sync_devices():
+    raise RuntimeError("sync_devices() must only be called in Eager mode, outside "
+                       "tf.functions")
+
+
+experimental = types.SimpleNamespace(sync_devices=_sync_devices)
 
 
 def get_temp_dir() -> str:
@@ -82,7 +178,13 @@ def _as_bytes_if_mixed(arr):
     return arr
 
 
-class TestCase(AssertionsMixin, unittest.TestCase):
+try:  # TensorFlow's TestCase is absl's (create_tempdir, assertJsonEqual, ...) when present
+    from absl.testing.absltest import TestCase as _BaseTestCase
+except ImportError:  # pragma: no cover - absl-py is optional
+    _BaseTestCase = unittest.TestCase
+
+
+class TestCase(AssertionsMixin, _BaseTestCase):
     """A `unittest.TestCase` with graph sessions and NumPy-aware assertions.
 
     Example

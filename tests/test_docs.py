@@ -1,10 +1,13 @@
 """Every ```python block in docs/*.md runs, in order, one namespace per page.
 
-A block whose first line is ``# doctest: skip`` is shown but not run.
+A block whose first line is ``# doctest: skip`` is shown but not run. Each block's source
+is registered with `linecache`, as IPython does for a notebook cell, so that code which
+reads a function's source (AutoGraph) finds it.
 """
 
 from __future__ import annotations
 
+import linecache
 import pathlib
 import re
 
@@ -25,5 +28,7 @@ def test_doc_page_examples_run(page, tmp_path, monkeypatch):
     for i, block in enumerate(BLOCK.findall(page.read_text())):
         if block.lstrip().startswith("# doctest: skip"):
             continue
-        code = compile(block, f"{page.name}[block {i}]", "exec")
+        filename = f"<docs/{page.name} block {i}>"
+        linecache.cache[filename] = (len(block), None, block.splitlines(True), filename)
+        code = compile(block, filename, "exec")
         exec(code, namespace)

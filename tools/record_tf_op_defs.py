@@ -28,6 +28,8 @@ tools/record_tf_op_defs.py with the tf-oracle; do not edit by hand).
 ``OP_DEFS[op] = (inputs, outputs, attrs)``: each argument is ``(type_attr, number_attr,
 type_list_attr, fixed DataType or 0)``; each attribute ``(name, default)`` where the
 default is a serialized ``AttrValue`` in hex, or None when the attribute has none.
+``OUTPUT_NAMES[op]`` names the output arguments (a function body's inputs name them:
+``"mul:z:0"``).
 """
 
 OP_DEFS = {{
@@ -40,7 +42,7 @@ def _arg(a):
 
 def main(names_file, out_file):
     names = json.load(open(names_file))
-    lines, missing = [], []
+    lines, output_names, missing = [], [], []
     for name in names:
         od = op_def_registry.get(name)
         if od is None:
@@ -51,9 +53,12 @@ def main(names_file, out_file):
         entry = (tuple(_arg(a) for a in od.input_arg), tuple(_arg(a) for a in od.output_arg),
                  attrs)
         lines.append(f"    {name!r}: {entry!r},\n")
+        output_names.append(f"    {name!r}: {tuple(a.name for a in od.output_arg)!r},\n")
     with open(out_file, "w") as f:
         f.write(HEADER.format(version=tf.__version__))
         f.writelines(lines)
+        f.write("}\n\nOUTPUT_NAMES = {\n")
+        f.writelines(output_names)
         f.write("}\n")
         f.write("# Not TensorFlow ops (flowgraph's own):\n")
         f.writelines(f"#   {name}\n" for name in missing)

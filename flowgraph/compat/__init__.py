@@ -19,6 +19,8 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import numbers
 import os
 import sys
@@ -32,6 +34,8 @@ __all__ = [
     "as_text",
     "bytes_or_text_types",
     "complex_types",
+    "dimension_at_index",
+    "dimension_value",
     "disable_control_flow_v2",
     "disable_eager_execution",
     "disable_resource_variables",
@@ -45,6 +49,7 @@ __all__ = [
     "enable_v2_behavior",
     "enable_v2_tensorshape",
     "executing_eagerly",
+    "forward_compatibility_horizon",
     "forward_compatible",
     "integral_types",
     "path_to_str",
@@ -62,6 +67,7 @@ from flowgraph.compat.switches import (
     enable_tensor_equality,
     enable_v2_tensorshape,
 )
+from flowgraph.framework.tensor_shape import dimension_at_index, dimension_value
 
 v1 = sys.modules["flowgraph"]
 sys.modules[f"{__name__}.v1"] = v1
@@ -137,16 +143,41 @@ def path_to_str(path):
     return path
 
 
+# TensorFlow 2.15's forward-compatibility horizon: graphs may use op features released
+# before it (TF_FORWARD_COMPATIBILITY_DELTA_DAYS moves it, as in TensorFlow).
+_HORIZON = [datetime.date(2023, 10, 10)
+            + datetime.timedelta(days=int(os.environ.get("TF_FORWARD_COMPATIBILITY_DELTA_DAYS",
+                                                         "0") or 0))]
+
+
 def forward_compatible(year: int, month: int, day: int) -> bool:
-    """Always True: flowgraph has no forward-compatibility windows.
+    """Whether the date is before the forward-compatibility horizon (TensorFlow 2.15's,
+    2023-10-10, unless `forward_compatibility_horizon` moved it).
 
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.compat.forward_compatible(2019, 1, 1)
+    >>> tf.compat.forward_compatible(2019, 1, 1), tf.compat.forward_compatible(2100, 1, 1)
+    (True, False)
+    """
+    return _HORIZON[0] > datetime.date(year, month, day)
+
+
+@contextlib.contextmanager
+def forward_compatibility_horizon(year: int, month: int, day: int):
+    """Move the horizon of `forward_compatible` to the date while the block runs.
+
+    >>> import flowgraph as tf
+    >>> with tf.compat.forward_compatibility_horizon(2030, 1, 1):
+    ...     tf.compat.forward_compatible(2029, 12, 31)
     True
     """
-    return True
+    saved = _HORIZON[0]
+    _HORIZON[0] = datetime.date(year, month, day)
+    try:
+        yield
+    finally:
+        _HORIZON[0] = saved
 
 
 # -- TF1/TF2 switches ------------------------------------------------------------------------

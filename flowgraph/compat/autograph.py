@@ -1,18 +1,20 @@
 """`tf.autograph`: the entry points TF 1.x code calls.
 
-flowgraph does not rewrite Python control flow: `to_graph(f)` returns a function that
-calls `f` as written, so Python ``if``/``while`` on Python values work, and conditions on
-tensors need `tf.cond` / `tf.while_loop` (testing a tensor as a Python bool raises
-`TypeError`, as TensorFlow's graph mode does without AutoGraph). `do_not_convert` is
-therefore the identity, `to_code` returns the function's own source, `set_loop_options`
-has nothing to tune, and `trace` prints its arguments.
+`to_graph(f)` returns `f` with its Python ``if`` / ``while`` / ``for`` statements
+converted (`autograph_convert`): on Python values they run as written, on tensors they
+build `tf.cond` / `tf.while_loop`, as `tf.function` does. `do_not_convert` marks a
+function to be left as written, `to_code` returns the function's own source (not the
+converted one), `set_loop_options` is accepted and has no effect, and `trace` prints its
+arguments.
 
 Example
 -------
 >>> import flowgraph as tf
->>> def double(x):
-...     return 2 * x
->>> g = tf.autograph.to_graph(double)
+>>> def relu_or_double(x):
+...     if x > 0:
+...         x = 2 * x
+...     return x
+>>> g = tf.autograph.to_graph(relu_or_double)
 >>> int(tf.Session().run(g(tf.constant(3))))
 6
 """
@@ -24,6 +26,8 @@ import functools
 import inspect
 import textwrap
 import types
+
+from flowgraph.compat import autograph_convert
 
 __all__ = ["experimental", "set_verbosity", "to_code", "to_graph", "trace"]
 
@@ -43,19 +47,20 @@ class Feature(enum.Enum):
 
 
 def to_graph(entity, recursive: bool = True, experimental_optional_features=None):
-    """A function (or class) that builds `entity`'s ops when called; Python control flow
-    is not rewritten (see the module docstring)."""
+    """`entity` with its control flow converted (see the module docstring); a class is
+    returned as it is."""
     if not callable(entity):
         raise ValueError(f"Expected a Python function or class, got {entity!r}")
-    if inspect.isclass(entity):
+    if inspect.isclass(entity) or getattr(entity, "__ag_do_not_convert__", False):
         return entity
+    converted = autograph_convert.convert(entity)
 
     @functools.wraps(entity)
-    def converted(*args, **kwargs):
-        return entity(*args, **kwargs)
+    def wrapper(*args, **kwargs):
+        return converted(*args, **kwargs)
 
-    converted.autograph_info__ = {"converted": False}
-    return converted
+    wrapper.autograph_info__ = {"converted": converted is not entity}
+    return wrapper
 
 
 def to_code(entity, recursive: bool = True, experimental_optional_features=None) -> str:
@@ -64,16 +69,20 @@ def to_code(entity, recursive: bool = True, experimental_optional_features=None)
 
 
 def do_not_convert(func=None):
-    """Mark `func` as not to be converted (the identity here); usable with or without
-    parentheses."""
+    """Mark `func` as not to be converted (`to_graph` and `tf.function` leave it as
+    written); usable with or without parentheses."""
     if func is None:
         return do_not_convert
+    try:
+        func.__ag_do_not_convert__ = True
+    except AttributeError:  # a builtin or a bound method: nothing would convert it anyway
+        pass
     return func
 
 
 def set_loop_options(parallel_iterations=None, swap_memory=None, maximum_iterations=None,
                      shape_invariants=None) -> None:
-    """Loop options for a converted loop; there is no converted loop, so nothing to do."""
+    """Loop options for a converted loop (accepted; flowgraph's loops take none)."""
 
 
 def set_verbosity(level: int, alsologtostdout: bool = False) -> None:

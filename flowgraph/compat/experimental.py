@@ -7,8 +7,9 @@
 - `register_filesystem_plugin`: plugins are TensorFlow shared libraries, refused with
   `NotFoundError` as `tf.load_library` refuses them.
 The extension types (`ExtensionType`, `dispatch_for_*`, `StructuredTensor`, ...),
-`Optional` (flowgraph's `tf.data` has no optional values) and the float8/int4 dtypes are
-not provided.
+`Optional` (flowgraph's `tf.data` has no optional values) and `enable_strict_mode`
+(flowgraph has no registry of deprecated calls to turn into errors) are not provided;
+the float8/int4 dtypes are `tf.dtypes.experimental`'s.
 
 Example
 -------
@@ -22,10 +23,18 @@ from __future__ import annotations
 
 import contextlib
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 
-__all__ = ["async_clear_error", "async_scope", "function_executor_type",
-           "output_all_intermediates", "register_filesystem_plugin"]
+__all__ = ["async_clear_error", "async_scope", "float8_e4m3fn", "float8_e5m2",
+           "function_executor_type", "int4", "output_all_intermediates",
+           "register_filesystem_plugin", "uint4"]
+
+# tf.dtypes.experimental's types, also here as in TensorFlow
+float8_e5m2 = _dtypes.DType(24)
+float8_e4m3fn = _dtypes.DType(25)
+int4 = _dtypes.DType(29)
+uint4 = _dtypes.DType(30)
 
 _settings = {"executor_type": None, "output_all_intermediates": None}
 

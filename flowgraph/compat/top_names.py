@@ -24,6 +24,7 @@ import contextlib
 import functools
 import os
 
+from flowgraph.compat import autograph_convert
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
@@ -154,7 +155,9 @@ def variable_creator_scope(variable_creator):
 # -- functions -----------------------------------------------------------------------------
 def function(func=None, input_signature=None, autograph: bool = True, **kwargs):
     """Graph-mode `tf.function`: calling the decorated function inside a graph builds
-    its ops into that graph (no separate function library). With `input_signature`,
+    its ops into that graph (no separate function library). With `autograph` (the
+    default), its Python ``if``/``while``/``for`` on tensors become `tf.cond` /
+    `tf.while_loop` (`flowgraph/compat/autograph_convert.py`). With `input_signature`,
     arguments are converted to its dtypes and checked against its shapes.
 
     Example
@@ -168,12 +171,15 @@ def function(func=None, input_signature=None, autograph: bool = True, **kwargs):
     """
     if func is None:
         return lambda f: function(f, input_signature=input_signature, autograph=autograph)
+    converted: list = []
 
     @functools.wraps(func)
     def wrapper(*args, **kw):
         if input_signature is not None:
             args = _conform(func.__name__, args, input_signature)
-        return func(*args, **kw)
+        if not converted:  # once, at the first call (as TensorFlow traces)
+            converted.append(autograph_convert.convert(func) if autograph else func)
+        return converted[0](*args, **kw)
 
     wrapper.python_function = func
     wrapper.input_signature = input_signature

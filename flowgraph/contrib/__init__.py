@@ -13,6 +13,10 @@ helpers (`index_table_from_tensor`, ...). `tf.contrib.distributions` is the
 `flowgraph.distributions` module itself (TF 1.x's ``tf.contrib.distributions`` and
 ``tf.distributions`` held the same classes; TensorFlow 2.15 has no ``contrib``).
 
+`tf.contrib.cudnn_rnn` (cuDNN RNN layers computed on any device, their compatible
+cells), `tf.contrib.summary` (TF 1.x's writer-resource summaries),
+`tf.contrib.factorization` (k-means) and `tf.contrib.staging` (`StagingArea`).
+
 Example
 -------
 >>> import flowgraph as tf
@@ -22,9 +26,13 @@ True
 
 from flowgraph import distributions, keras
 from flowgraph.contrib import (
+    cluster_resolver,
     crf,
+    cudnn_rnn,
     data,
+    distribute,
     estimator,
+    factorization,
     feature_column,
     framework,
     image,
@@ -39,15 +47,22 @@ from flowgraph.contrib import (
     rnn,
     seq2seq,
     slim,
+    staging,
+    summary,
+    tpu,
     training,
     util,
 )
 
 __all__ = [
+    "cluster_resolver",
     "crf",
+    "cudnn_rnn",
     "data",
+    "distribute",
     "distributions",
     "estimator",
+    "factorization",
     "feature_column",
     "framework",
     "image",
@@ -63,6 +78,9 @@ __all__ = [
     "rnn",
     "seq2seq",
     "slim",
+    "staging",
+    "summary",
+    "tpu",
     "training",
     "util",
 ]

@@ -197,7 +197,24 @@ class _StatelessCell(RNNCell):
         return self.call(inputs, state)
 
 
-class CrfForwardRnnCell(_StatelessCell):
+class _TransitionCell(_StatelessCell):
+    """A stateless cell over ``[batch, num_tags]`` states that scores every move
+    ``previous tag -> tag`` as ``state[previous] + transition_params[previous, tag]``."""
+
+    def __init__(self, transition_params) -> None:
+        super().__init__()
+        self._transition_params = array_ops.expand_dims(convert_to_tensor(transition_params), 0)
+        self._num_tags = self._transition_params.shape[1].value
+
+    state_size = property(lambda self: self._num_tags)
+    output_size = property(lambda self: self._num_tags)
+
+    def _move_scores(self, state):
+        """``[batch, previous tag, tag]`` scores of every move."""
+        return array_ops.expand_dims(state, 2) + self._transition_params
+
+
+class CrfForwardRnnCell(_TransitionCell):
     """One step of the forward algorithm: ``alpha' = inputs + logsumexp_i(alpha_i +
     transition_params[i, :])``; output and state are ``alpha'`` ``[batch, num_tags]``.
 
@@ -208,16 +225,8 @@ class CrfForwardRnnCell(_StatelessCell):
     3
     """
 
-    def __init__(self, transition_params) -> None:
-        super().__init__()
-        self._transition_params = array_ops.expand_dims(convert_to_tensor(transition_params), 0)
-        self._num_tags = self._transition_params.shape[1].value
-
-    state_size = property(lambda self: self._num_tags)
-    output_size = property(lambda self: self._num_tags)
-
     def call(self, inputs, state):
-        scores = array_ops.expand_dims(state, 2) + self._transition_params
+        scores = self._move_scores(state)
         new_alphas = inputs + math_reduce.reduce_logsumexp(scores, [1])
         return new_alphas, new_alphas
 
@@ -320,7 +329,7 @@ def viterbi_decode(score, transition_params):
     return viterbi, np.max(trellis[-1])
 
 
-class CrfDecodeForwardRnnCell(_StatelessCell):
+class CrfDecodeForwardRnnCell(_TransitionCell):
     """One Viterbi step: the state is the best score of a prefix ending in each tag; the
     output the back pointers ``[batch, num_tags]`` (int32) to the previous tag.
 
@@ -331,16 +340,8 @@ class CrfDecodeForwardRnnCell(_StatelessCell):
     4
     """
 
-    def __init__(self, transition_params) -> None:
-        super().__init__()
-        self._transition_params = array_ops.expand_dims(convert_to_tensor(transition_params), 0)
-        self._num_tags = self._transition_params.shape[1].value
-
-    state_size = property(lambda self: self._num_tags)
-    output_size = property(lambda self: self._num_tags)
-
     def call(self, inputs, state):
-        scores = array_ops.expand_dims(state, 2) + self._transition_params
+        scores = self._move_scores(state)
         new_state = inputs + math_reduce.reduce_max(scores, [1])
         backpointers = math_ops.cast(math_reduce.argmax(scores, 1), dtypes.int32)
         return backpointers, new_state

@@ -50,4 +50,8 @@ Dataset.options = _options.options
 DatasetV1 = Dataset
 
 # The TypeSpec of a dataset (TF1 misc names).
-from flowgraph.data.dataset_spec import DatasetSpec  # noqa: E402
+from flowgraph.data.dataset_spec import DatasetSpec, _element_spec  # noqa: E402
+
+# ``element_spec``: the nested TensorSpec of the elements (TF 1.15+ datasets and iterators).
+Dataset.element_spec = property(_element_spec)
+Iterator.element_spec = property(_element_spec)

@@ -50,6 +50,9 @@ def _size0(value) -> int:
 def count_elements(ds, rc) -> int:
     """The cardinality of dataset node `ds` (see the module docstring)."""
     name = type(ds).__name__
+    own = getattr(ds, "_cardinality", None)  # a node that knows its own count
+    if own is not None:
+        return own(rc, count_elements)
     if name in _SAME:
         return count_elements(ds._input, rc)
     if name in _INFINITE:

@@ -18,6 +18,34 @@ from . import dataset_ops_window as _window
 from .dataset import AUTOTUNE
 from .dataset_cardinality import cardinality
 from .dataset_ops_csv import CsvDataset, make_batched_features_dataset, make_csv_dataset
+from .dataset_ops_experimental_misc import (
+    SHARD_HINT,
+    AutoShardPolicy,
+    AutotuneAlgorithm,
+    AutotuneOptions,
+    DatasetInitializer,
+    DatasetStructure,
+    DistributeOptions,
+    ExternalStatePolicy,
+    OptimizationOptions,
+    OptionalStructure,
+    RaggedTensorStructure,
+    SparseTensorStructure,
+    Structure,
+    TensorArrayStructure,
+    TensorStructure,
+    ThreadingOptions,
+    assert_cardinality,
+    enable_debug_mode,
+    from_list,
+    from_variant,
+    get_structure,
+    index_table_from_dataset,
+    pad_to_cardinality,
+    service,
+    table_from_dataset,
+    to_variant,
+)
 from .dataset_ops_experimental_more import (
     Counter,
     RandomDataset,
@@ -29,38 +57,77 @@ from .dataset_ops_experimental_more import (
     prefetch_to_device,
     sample_from_datasets,
 )
+from .dataset_ops_grouping import Reducer, group_by_reducer, rejection_resample
+from .dataset_ops_io import SqlDataset, TFRecordWriter, snapshot
+from .dataset_ops_optional import Optional, get_next_as_optional, make_saveable_from_iterator
 from .iterator import get_output_classes, get_output_shapes, get_output_types
 from .options import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
+    "SHARD_HINT",
     "UNKNOWN_CARDINALITY",
+    "AutoShardPolicy",
+    "AutotuneAlgorithm",
+    "AutotuneOptions",
     "Counter",
     "CsvDataset",
+    "DatasetInitializer",
+    "DatasetStructure",
+    "DistributeOptions",
+    "ExternalStatePolicy",
+    "OptimizationOptions",
+    "Optional",
+    "OptionalStructure",
+    "RaggedTensorStructure",
     "RandomDataset",
+    "Reducer",
+    "SparseTensorStructure",
+    "SqlDataset",
+    "Structure",
+    "TFRecordWriter",
+    "TensorArrayStructure",
+    "TensorStructure",
+    "ThreadingOptions",
+    "assert_cardinality",
     "bucket_by_sequence_length",
     "cardinality",
     "choose_from_datasets",
     "copy_to_device",
     "dense_to_sparse_batch",
+    "enable_debug_mode",
     "enumerate_dataset",
+    "from_list",
+    "from_variant",
+    "get_next_as_optional",
     "get_output_classes",
     "get_output_shapes",
     "get_output_types",
     "get_single_element",
+    "get_structure",
+    "group_by_reducer",
     "group_by_window",
     "ignore_errors",
+    "index_table_from_dataset",
     "make_batched_features_dataset",
     "make_csv_dataset",
+    "make_saveable_from_iterator",
     "map_and_batch",
+    "map_and_batch_with_legacy_function",
+    "pad_to_cardinality",
     "parallel_interleave",
     "parse_example_dataset",
     "prefetch_to_device",
+    "rejection_resample",
     "sample_from_datasets",
     "scan",
+    "service",
     "shuffle_and_repeat",
+    "snapshot",
+    "table_from_dataset",
     "take_while",
+    "to_variant",
     "unbatch",
     "unique",
 ]
@@ -77,6 +144,13 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
         return mapped.batch(batch_size, drop_remainder)
 
     return apply
+
+
+def map_and_batch_with_legacy_function(map_func, batch_size, num_parallel_batches=None,
+                                       drop_remainder=False, num_parallel_calls=None):
+    """`map_and_batch` (functions are traced one way here). For `Dataset.apply`."""
+    return map_and_batch(map_func, batch_size, num_parallel_batches, drop_remainder,
+                         num_parallel_calls)
 
 
 def shuffle_and_repeat(buffer_size, count=None, seed=None):

@@ -154,8 +154,12 @@ class GroupByWindowDataset(Dataset):
             if self._size is None or self._size <= 0:
                 raise ValueError(f"group_by_window: window_size must be a positive integer, "
                                  f"got {window_size}")
+        # As TensorFlow, `reduce_func` sees one dataset of whole elements: the windows of
+        # a nested element's components are zipped back together.
+        nested = not isinstance(input_dataset._structure, ComponentSpec)
         self._reduce = TracedFunction(
-            reduce_func, (key_spec, _windows_of(input_dataset._structure)),
+            (lambda key, windows: reduce_func(key, Dataset.zip(windows))) if nested
+            else reduce_func, (key_spec, _windows_of(input_dataset._structure)),
             "group_by_window", expect_dataset=True)
         self._structure = self._reduce.output_structure
 

@@ -50,7 +50,10 @@ from .dataset_ops_structure import (
     same_structure,
 )
 
+GLOBAL_ITERATORS = "iterators"
+
 __all__ = [
+    "GLOBAL_ITERATORS",
     "Iterator",
     "get_output_classes",
     "get_output_shapes",
@@ -71,7 +74,8 @@ def _flat_attrs(structure) -> dict:
 def _check_graph(dataset, graph, what: str) -> list[Tensor]:
     captured = dataset._captured()
     for t in captured:
-        if t.graph is not graph:
+        # a tf.data function's graph reads the outer graph's tensors by capturing them
+        if t.graph is not graph and not hasattr(graph, "capture"):
             raise ValueError(
                 f"{what}: the dataset uses tensor '{t.name}' of another graph. Build the "
                 "dataset and its iterator in the same graph (inside the same "
@@ -106,6 +110,8 @@ class Iterator:
         self._initializer = initializer
         self._structure = structure
         self._get_next_calls = 0
+        # As TensorFlow: every iterator's handle, for CheckpointInputPipelineHook.
+        handle.graph.add_to_collection(GLOBAL_ITERATORS, handle)
 
     # -- construction ---------------------------------------------------------------------
     @staticmethod

@@ -88,7 +88,7 @@ from flowgraph.framework import errors
 
 __all__ = ["METHODS", "DirectPeer", "DirectServer", "Unreachable", "enabled", "error_class"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 METHODS = ("RunStage", "RecvTensor", "CleanupStep", "CancelStep")
 TRANSPORT_ENV = "FLOWGRAPH_RPC_TRANSPORT"

@@ -89,7 +89,7 @@ from flowgraph.runtime.session import Session
 
 __all__ = ["RemoteSession", "no_start_wait"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 # TF's ``_DeviceAttributes`` of a grpc session: its four fields (the incarnation is
 # derived from the name, as a local session's `DeviceAttributes` does).

@@ -57,7 +57,7 @@ __all__ = ["CHANNEL_OPTIONS", "CHUNK_BYTES", "METHODS", "SERVER_OPTIONS", "Secur
            "register_in_process", "register_local_security", "to_grpc_address",
            "traffic_counter"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 SERVICE = "flowgraph.Task"
 METHODS = ("GetStatus", "RegisterGraph", "RunStage", "RecvTensor", "CleanupStep",

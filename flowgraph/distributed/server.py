@@ -49,7 +49,7 @@ from flowgraph.framework import errors
 
 __all__ = ["Server", "stage_threads"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 _THREADS = 16
 

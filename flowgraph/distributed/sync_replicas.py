@@ -85,7 +85,7 @@ from flowgraph.ops.variables import Variable, global_variables, report_uninitial
 
 __all__ = ["sync_replicas_optimizer_class"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 # How long one run of the chief's aggregation op waits for gradients before it checks
 # whether the hook was asked to stop (a timed-out dequeue gives its elements back).

@@ -87,7 +87,7 @@ from flowgraph.runtime.step import watchdog
 
 __all__ = ["TaskService", "graph_handle", "share_dataset"]  # (share_dataset: stage_graph)
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 STEP_TTL_S = 600.0
 # Between an op's name and its session's scope in the shared_name of a per-session

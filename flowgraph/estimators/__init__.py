@@ -13,7 +13,8 @@ Example
 import sys as _sys
 import types as _types
 
-from flowgraph.estimators import export, inputs
+from flowgraph.estimators import experimental_extras as _extras
+from flowgraph.estimators import export, inputs, tpu
 from flowgraph.estimators.canned import *
 from flowgraph.estimators.canned import __all__ as _canned_names
 from flowgraph.estimators.early_stopping import (
@@ -37,10 +38,18 @@ from flowgraph.estimators.warm_starting import VocabInfo, WarmStartSettings
 
 experimental = _types.ModuleType(
     __name__ + ".experimental",
-    "`tf.estimator.experimental`: early-stopping hooks, InMemoryEvaluatorHook.")
+    "`tf.estimator.experimental`: early-stopping hooks, InMemoryEvaluatorHook, logit fns, "
+    "LinearSDCA, supervised receivers.")
 for _fn in (make_early_stopping_hook, stop_if_higher_hook, stop_if_lower_hook,
-            stop_if_no_decrease_hook, stop_if_no_increase_hook, InMemoryEvaluatorHook):
+            stop_if_no_decrease_hook, stop_if_no_increase_hook, InMemoryEvaluatorHook,
+            _extras.LinearSDCA, _extras.build_raw_supervised_input_receiver_fn,
+            _extras.call_logit_fn, _extras.dnn_logit_fn_builder,
+            _extras.linear_logit_fn_builder, _extras.make_stop_at_checkpoint_step_hook):
     setattr(experimental, _fn.__name__, _fn)
+export.EvalOutput = _extras.EvalOutput
+from flowgraph.estimators.canned.kmeans import KMeansClustering as _KMeans  # noqa: E402
+
+experimental.KMeans = _KMeans  # TF's tf.compat.v1.estimator.experimental.KMeans
 experimental.__all__ = sorted(n for n in vars(experimental) if not n.startswith("_"))
 
 __all__ = [
@@ -58,6 +67,7 @@ __all__ = [
     "inputs",
     "train_and_evaluate",
     "export",
+    "tpu",
     "Exporter",
     "LatestExporter",
     "BestExporter",

@@ -58,7 +58,7 @@ from flowgraph.estimators.run_config import session_config_for
 
 __all__ = ["CachedPredictor"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 _SINGLE = "input"  # the receiver key of a model whose features are one Tensor
 

@@ -35,7 +35,7 @@ __all__ = [
     "stop_if_no_increase_hook",
 ]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 _EVENT_FILE_GLOB = "events.out.tfevents.*"
 

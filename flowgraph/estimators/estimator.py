@@ -40,7 +40,7 @@ from flowgraph.estimators.warm_starting import settings_from
 
 __all__ = ["Estimator"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _resolve_model_dir(config: RunConfig, model_dir) -> RunConfig:

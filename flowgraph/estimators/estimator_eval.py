@@ -22,7 +22,7 @@ from flowgraph.estimators.model_fn import ModeKeys
 from flowgraph.estimators.run_config import session_config_for
 from flowgraph.framework.graph_release import release_graph
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _eval_steps_hook(steps):
@@ -95,15 +95,25 @@ def evaluate_model(est, input_fn, steps, hooks, checkpoint_path, name):
 
 def _evaluate_in(graph, est, input_fn, hooks, checkpoint_path, stop_hook):
     train_lib = util.train_api()
+    import contextlib
+
     from flowgraph.framework.graph import set_random_seed
 
     config = est.config
-    with graph.as_default():
+    strategy = config.eval_distribute
+    with graph.as_default(), (strategy.scope() if strategy is not None
+                              else contextlib.nullcontext()):
         set_random_seed(config.tf_random_seed)
         global_step = train_lib.get_or_create_global_step(graph)
-        features, labels = util.call_input_fn(input_fn, ModeKeys.EVAL, est.params, config)
-        spec = util.call_model_fn(est._model_fn, features, labels, ModeKeys.EVAL, est.params,
-                                  config)
+        if strategy is None:
+            features, labels = util.call_input_fn(input_fn, ModeKeys.EVAL, est.params,
+                                                  config)
+            spec = util.call_model_fn(est._model_fn, features, labels, ModeKeys.EVAL,
+                                      est.params, config)
+        else:  # one model per replica (flowgraph/estimators/estimator_distribute.py)
+            from flowgraph.estimators.estimator_distribute import distributed_spec
+
+            spec = distributed_spec(est, input_fn, strategy, ModeKeys.EVAL)
         update_op, value_ops = _metric_ops(spec, global_step)
         final_hook = train_lib.FinalOpsHook(value_ops)
         all_hooks = [stop_hook, final_hook, *hooks, *spec.evaluation_hooks]

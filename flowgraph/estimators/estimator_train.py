@@ -31,7 +31,7 @@ from flowgraph.estimators.model_fn import ModeKeys
 from flowgraph.estimators.run_config import session_config_for
 from flowgraph.framework.graph_release import release_graph
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _tqdm_or_none():
@@ -143,15 +143,30 @@ def train_model(est, input_fn, hooks, steps, max_steps, saving_listeners):
 
 def _train_in(graph, est, input_fn, hooks, steps, max_steps, saving_listeners):
     train_lib = util.train_api()
+    import contextlib
+
     from flowgraph.framework.graph import GraphKeys, get_collection, set_random_seed
 
     config = est.config
-    with graph.as_default(), _device_scope(graph, config):
+    strategy = config.train_distribute
+    with contextlib.ExitStack() as scopes:
+        scopes.enter_context(graph.as_default())
+        scopes.enter_context(_device_scope(graph, config))
+        if strategy is not None:
+            scopes.enter_context(strategy.scope())
+            if hasattr(strategy, "_scale_loss_for_estimator_enabled"):
+                scopes.enter_context(strategy._scale_loss_for_estimator_enabled())
         set_random_seed(config.tf_random_seed)
         global_step = train_lib.get_or_create_global_step(graph)
-        features, labels = util.call_input_fn(input_fn, ModeKeys.TRAIN, est.params, config)
-        spec = util.call_model_fn(est._model_fn, features, labels, ModeKeys.TRAIN,
-                                  est.params, config)
+        if strategy is None:
+            features, labels = util.call_input_fn(input_fn, ModeKeys.TRAIN, est.params,
+                                                  config)
+            spec = util.call_model_fn(est._model_fn, features, labels, ModeKeys.TRAIN,
+                                      est.params, config)
+        else:
+            from flowgraph.estimators.estimator_distribute import distributed_spec
+
+            spec = distributed_spec(est, input_fn, strategy, ModeKeys.TRAIN)
         if est._warm_start_settings is not None and not est.latest_checkpoint():
             from flowgraph.estimators import warm_starting
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from flowgraph.estimators.model_fn import EstimatorSpec, ModeKeys, calling_model_fn
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 VALID_MODEL_FN_ARGS = frozenset({"features", "labels", "mode", "params", "self", "config"})
 
@@ -33,6 +33,13 @@ def fn_args(fn) -> tuple[str, ...]:
         return ()
     return tuple(name for name, p in sig.parameters.items()
                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def taken_kwargs(fn, **candidates) -> dict:
+    """The `candidates` whose names `fn`'s signature takes (how input_fn, model_fn and
+    logit_fn get ``mode``, ``params`` and ``config``)."""
+    args = fn_args(fn)
+    return {name: value for name, value in candidates.items() if name in args}
 
 
 def fn_name(fn) -> str:
@@ -76,15 +83,7 @@ def call_input_fn(input_fn, mode: str, params, config):
     if not callable(input_fn):
         raise TypeError(f"input_fn must be callable; got {type(input_fn).__name__}: "
                         f"{input_fn!r}")
-    args = fn_args(input_fn)
-    kwargs = {}
-    if "mode" in args:
-        kwargs["mode"] = mode
-    if "params" in args:
-        kwargs["params"] = params
-    if "config" in args:
-        kwargs["config"] = config
-    result = input_fn(**kwargs)
+    result = input_fn(**taken_kwargs(input_fn, mode=mode, params=params, config=config))
     if _is_dataset(result):
         result = _next_element(result)
     if isinstance(result, (list, tuple)) and not _is_namedtuple(result):
@@ -110,12 +109,7 @@ def call_model_fn(model_fn, features, labels, mode: str, params, config) -> Esti
     elif labels is not None:
         raise ValueError(f"model_fn ({fn_name(model_fn)}) does not take labels, but input_fn "
                          f"returns labels.")
-    if "mode" in args:
-        kwargs["mode"] = mode
-    if "params" in args:
-        kwargs["params"] = params
-    if "config" in args:
-        kwargs["config"] = config
+    kwargs.update(taken_kwargs(model_fn, mode=mode, params=params, config=config))
     logger.info("Calling model_fn.")
     with calling_model_fn(fn_name(model_fn)):
         spec = model_fn(features=features, **kwargs)

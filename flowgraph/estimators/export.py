@@ -283,7 +283,7 @@ def build_all_signature_defs(receiver_tensors, export_outputs, receiver_tensors_
     """
     import logging
 
-    logger = logging.getLogger("flowgraph")
+    logger = logging.getLogger("tensorflow")
     if not isinstance(receiver_tensors, dict):
         receiver_tensors = {SINGLE_RECEIVER_DEFAULT_NAME: receiver_tensors}
     if not isinstance(export_outputs, dict):

@@ -40,7 +40,7 @@ __all__ = [
     "restore_checkpoint",
 ]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 MAX_DIRECTORY_CREATION_ATTEMPTS = 10
 

@@ -33,7 +33,7 @@ from flowgraph.estimators import estimator_util as util
 
 __all__ = ["BestExporter", "Exporter", "FinalExporter", "LatestExporter"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class Exporter(abc.ABC):

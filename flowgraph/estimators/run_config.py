@@ -26,7 +26,7 @@ __all__ = ["RunConfig", "TaskType"]
 
 TaskType = _cluster.TaskType
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 def session_config_for(config):
     """The `ConfigProto` an Estimator's sessions use: `config.session_config`, or, when
@@ -169,6 +169,9 @@ class RunConfig:
         tf_config = _cluster.parse_tf_config()
         if tf_config:
             logger.info("TF_CONFIG environment variable: %s", tf_config)
+        if train_distribute is not None or eval_distribute is not None:
+            logger.info("Initializing RunConfig with distribution strategies.")
+            logger.info("Not using Distribute Coordinator.")
         self._set(
             model_dir=_model_dir(tf_config, _path_str(model_dir)),
             tf_random_seed=tf_random_seed, save_summary_steps=save_summary_steps,

@@ -35,7 +35,7 @@ _CHIEF_GONE_S = 3.0  # how long the chief must stay unreachable before a ps exit
 
 __all__ = ["EvalSpec", "TrainSpec", "train_and_evaluate"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _check_hooks(hooks, what):

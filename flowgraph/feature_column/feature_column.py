@@ -357,26 +357,34 @@ def input_layer(features, feature_columns, weight_collections=None, trainable: b
                              f"indicator_column. Given: {column}")
     collections_ = _collections(weight_collections)
     with variable_scope(None, default_name="input_layer", values=_tensor_values(features)):
-        builder = _LazyBuilder(features)
-        outputs, ordered = [], []
-        for column in sorted(columns, key=lambda c: c.name):
-            ordered.append(column)
-            with variable_scope(None, default_name=column._var_scope_name):
-                tensor = column._get_dense_tensor(builder, weight_collections=collections_,
-                                                  trainable=trainable)
-                n = column._variable_shape.num_elements()
-                batch = array_ops.shape(tensor)[0]
-                out = array_ops.reshape(tensor, [batch, n])  # packs `Reshape/shape`, as TF
-                out.set_shape(TensorShape([tensor.shape[0] if tensor.shape.ndims else None,
-                                           n]))
-                outputs.append(out)
-                if cols_to_vars is not None:
-                    cols_to_vars[column] = get_collection(
-                        GraphKeys.GLOBAL_VARIABLES, scope=get_variable_scope().name + "/")
-                if cols_to_output_tensors is not None:
-                    cols_to_output_tensors[column] = out
-        _verify_batch_sizes(outputs, ordered)
-        return array_ops.concat(outputs, 1)
+        return dense_columns_tensor(features, columns, collections_, trainable, cols_to_vars,
+                                    cols_to_output_tensors)
+
+
+def dense_columns_tensor(features, columns, collections_, trainable: bool = True,
+                         cols_to_vars=None, cols_to_output_tensors=None):
+    """`input_layer`'s work inside the current variable scope: each dense column (in
+    name order) under a scope named after it, reshaped to [batch, width], concatenated
+    (Keras's `DenseFeatures` calls it under the layer's name)."""
+    builder = _LazyBuilder(features)
+    outputs, ordered = [], []
+    for column in sorted(columns, key=lambda c: c.name):
+        ordered.append(column)
+        with variable_scope(None, default_name=column._var_scope_name):
+            tensor = column._get_dense_tensor(builder, weight_collections=collections_,
+                                              trainable=trainable)
+            n = column._variable_shape.num_elements()
+            batch = array_ops.shape(tensor)[0]
+            out = array_ops.reshape(tensor, [batch, n])  # packs `Reshape/shape`, as TF
+            out.set_shape(TensorShape([tensor.shape[0] if tensor.shape.ndims else None, n]))
+            outputs.append(out)
+            if cols_to_vars is not None:
+                cols_to_vars[column] = get_collection(
+                    GraphKeys.GLOBAL_VARIABLES, scope=get_variable_scope().name + "/")
+            if cols_to_output_tensors is not None:
+                cols_to_output_tensors[column] = out
+    _verify_batch_sizes(outputs, ordered)
+    return array_ops.concat(outputs, 1)
 
 
 def _tensor_values(features):

@@ -381,85 +381,62 @@ cdef inline void _box_muller_f64(uint32_t* w, double* f0, double* f1) noexcept n
     f1[0] = cos(v1) * r
 
 
-def normal_f32(float[::1] out, uint64_t key0, uint64_t key1, uint64_t lo, uint64_t hi):
-    """Standard normals: each block's words (x0, x1), (x2, x3) give two pairs."""
+ctypedef fused real_t:
+    float
+    double
+
+
+cdef inline int _block_normals(uint32_t* w, real_t* f) noexcept nogil:
+    """The normals one block's four words give, into `f`: four float32 values (one pair
+    from words 0-1, one from 2-3) or two float64 values (one pair from all four)."""
+    if real_t is float:
+        _box_muller_f32(w[0], w[1], &f[0], &f[1])
+        _box_muller_f32(w[2], w[3], &f[2], &f[3])
+        return 4
+    else:
+        _box_muller_f64(w, &f[0], &f[1])
+        return 2
+
+
+def normal(real_t[::1] out, uint64_t key0, uint64_t key1, uint64_t lo, uint64_t hi):
+    """Standard normals into `out` (float32 or float64), block after block."""
     cdef Py_ssize_t n = out.shape[0], i = 0, b = 0
     cdef uint32_t w[4]
-    cdef float f[4]
-    cdef int j
+    cdef real_t f[4]
+    cdef int j, k
     with nogil:
         while i < n:
             _block(key0, key1, lo, hi, <uint64_t>b, w)
             b += 1
-            _box_muller_f32(w[0], w[1], &f[0], &f[1])
-            _box_muller_f32(w[2], w[3], &f[2], &f[3])
-            for j in range(4):
+            k = _block_normals(w, f)
+            for j in range(k):
                 if i < n:
                     out[i] = f[j]
                     i += 1
 
 
-def normal_f64(double[::1] out, uint64_t key0, uint64_t key1, uint64_t lo, uint64_t hi):
-    """Standard normals in float64: each block gives one pair."""
-    cdef Py_ssize_t n = out.shape[0], i = 0, b = 0
-    cdef uint32_t w[4]
-    cdef double f0, f1
-    with nogil:
-        while i < n:
-            _block(key0, key1, lo, hi, <uint64_t>b, w)
-            b += 1
-            _box_muller_f64(w, &f0, &f1)
-            out[i] = f0
-            if i + 1 < n:
-                out[i + 1] = f1
-            i += 2
-
-
-def truncated_normal_f32(float[::1] out, uint64_t key0, uint64_t key1, uint64_t lo,
-                         uint64_t hi, uint64_t reserved):
-    """Normals within (-2, 2): output group g (4 values) takes the first accepted
-    candidates of its own run of blocks, from block ``g * reserved`` on."""
-    cdef Py_ssize_t n = out.shape[0], g, n_groups = (n + 3) // 4, filled, i
+def truncated_normal(real_t[::1] out, uint64_t key0, uint64_t key1, uint64_t lo,
+                     uint64_t hi, uint64_t reserved):
+    """Normals within (-2, 2): output group g (as many values as one block gives: 4 in
+    float32, 2 in float64) takes the first accepted candidates of its own run of blocks,
+    from block ``g * reserved`` on."""
+    cdef int group = 4 if real_t is float else 2
+    cdef Py_ssize_t n = out.shape[0], g, n_groups = (n + group - 1) // group, filled, i
     cdef uint64_t b
     cdef uint32_t w[4]
-    cdef float f[4]
+    cdef real_t f[4]
     cdef int j
     with nogil:
         for g in range(n_groups):
             filled = 0
             b = <uint64_t>g * reserved
-            while filled < 4:
+            while filled < group:
                 _block(key0, key1, lo, hi, b, w)
                 b += 1
-                _box_muller_f32(w[0], w[1], &f[0], &f[1])
-                _box_muller_f32(w[2], w[3], &f[2], &f[3])
-                for j in range(4):
-                    if filled < 4 and fabs(f[j]) < 2.0:
-                        i = g * 4 + filled
-                        if i < n:
-                            out[i] = f[j]
-                        filled += 1
-
-
-def truncated_normal_f64(double[::1] out, uint64_t key0, uint64_t key1, uint64_t lo,
-                         uint64_t hi, uint64_t reserved):
-    """`truncated_normal_f32` in float64: groups of 2, one candidate pair per block."""
-    cdef Py_ssize_t n = out.shape[0], g, n_groups = (n + 1) // 2, filled, i
-    cdef uint64_t b
-    cdef uint32_t w[4]
-    cdef double f[2]
-    cdef int j
-    with nogil:
-        for g in range(n_groups):
-            filled = 0
-            b = <uint64_t>g * reserved
-            while filled < 2:
-                _block(key0, key1, lo, hi, b, w)
-                b += 1
-                _box_muller_f64(w, &f[0], &f[1])
-                for j in range(2):
-                    if filled < 2 and fabs(f[j]) < 2.0:
-                        i = g * 2 + filled
+                _block_normals(w, f)
+                for j in range(group):
+                    if filled < group and fabs(f[j]) < 2.0:
+                        i = g * group + filled
                         if i < n:
                             out[i] = f[j]
                         filled += 1

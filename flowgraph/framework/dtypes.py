@@ -113,7 +113,11 @@ _QUANTIZED_TYPES: dict[int, tuple[str, type]] = {
 }
 # Types with no NumPy equivalent of their own: bfloat16 borrows ml_dtypes' scalar type when
 # that package is installed; resource and variant handles have none at all.
-_OTHER_TYPES: dict[int, str] = {14: "bfloat16", 20: "resource", 21: "variant"}
+_OTHER_TYPES: dict[int, str] = {14: "bfloat16", 20: "resource", 21: "variant",
+                                24: "float8_e5m2", 25: "float8_e4m3fn", 29: "int4",
+                                30: "uint4"}
+# tf.dtypes.experimental's types: names and classes only (no kernel computes in them)
+_EXPERIMENTAL_KINDS = {24: "f", 25: "f", 29: "i", 30: "u"}
 _BFLOAT16_MAX = (2.0 - 2.0**-7) * 2.0**127  # 8 exponent bits, 7 fraction bits
 
 
@@ -258,6 +262,8 @@ class DType:
             return "q"
         if base == 14:
             return "f"
+        if base in _EXPERIMENTAL_KINDS:
+            return _EXPERIMENTAL_KINDS[base]
         if base in _OTHER_TYPES:
             return "h"
         return np.dtype(self._np).kind

@@ -21,9 +21,10 @@ import numpy as np
 from flowgraph.framework.proto_codec import Message
 
 __all__ = ["AttrValue", "DeviceStepStats", "Event", "GraphDef", "HistogramProto",
-           "LogMessage", "NodeDef", "NodeExecStats", "RunMetadata", "SessionLog",
-           "StepStats", "Summary", "SummaryMetadata", "TaggedRunMetadata", "TensorProto",
-           "TensorShapeProto", "VersionDef", "make_tensor_proto", "shape_proto"]
+           "LogMessage", "NameAttrList", "NodeDef", "NodeExecStats", "RunMetadata",
+           "SessionLog", "StepStats", "Summary", "SummaryMetadata", "TaggedRunMetadata",
+           "TensorProto", "TensorShapeProto", "VersionDef", "make_tensor_proto",
+           "shape_proto"]
 
 
 class TensorShapeProto(Message):
@@ -159,13 +160,25 @@ class AttrValue(Message):
     class ListValue(Message):
         FIELDS = ((2, "s", "bytes", True), (3, "i", "int64", True), (4, "f", "float", True),
                   (5, "b", "bool", True), (6, "type", "enum", True),
-                  (7, "shape", TensorShapeProto, True), (8, "tensor", TensorProto, True))
+                  (7, "shape", TensorShapeProto, True), (8, "tensor", TensorProto, True),
+                  (9, "func", "bytes", True))
 
+    # `func` (a NameAttrList, which holds AttrValues) is kept serialized: parse it with
+    # `NameAttrList.FromString`.
     FIELDS = ((1, "list", ListValue, False), (2, "s", "bytes", False),
               (3, "i", "int64", False), (4, "f", "float", False), (5, "b", "bool", False),
               (6, "type", "enum", False), (7, "shape", TensorShapeProto, False),
-              (8, "tensor", TensorProto, False), (9, "placeholder", "string", False))
-    ONEOFS = {"value": ("list", "s", "i", "f", "b", "type", "shape", "tensor", "placeholder")}
+              (8, "tensor", TensorProto, False), (9, "placeholder", "string", False),
+              (10, "func", "bytes", False))
+    ONEOFS = {"value": ("list", "s", "i", "f", "b", "type", "shape", "tensor", "placeholder",
+                        "func")}
+
+
+class NameAttrList(Message):
+    """A function and the attributes it is instantiated with (an AttrValue's ``func``)."""
+
+    PROTO_NAME = "tensorflow.NameAttrList"
+    FIELDS = ((1, "name", "string", False), (2, "attr", ("map", "string", AttrValue), True))
 
 
 class NodeDef(Message):

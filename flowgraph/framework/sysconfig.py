@@ -17,8 +17,14 @@ from __future__ import annotations
 import os
 import sysconfig as _py_sysconfig
 
-__all__ = ["get_build_info", "get_compile_flags", "get_include", "get_lib",
-           "get_link_flags"]
+__all__ = ["CXX11_ABI_FLAG", "CXX_VERSION", "MONOLITHIC_BUILD", "get_build_info",
+           "get_compile_flags", "get_include", "get_lib", "get_link_flags"]
+
+# How the native parts were compiled, with TensorFlow 2.15's names: the C++11 ABI
+# (``-D_GLIBCXX_USE_CXX11_ABI=1``, GCC's default), C++17, and no monolithic shared library.
+CXX11_ABI_FLAG = 1
+CXX_VERSION = 201703
+MONOLITHIC_BUILD = 0
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

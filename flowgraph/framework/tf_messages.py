@@ -1,8 +1,7 @@
 """TensorFlow's small protobuf messages of the ``tf`` namespace: ``NameAttrList`` (a
-function name with attributes, ``attr_value.proto``), with TensorFlow's field numbers,
-and ``LogMessage`` (``util/event.proto``: a log line of an event file), which is
-`flowgraph.framework.event_messages.LogMessage` (one class, named
-``tensorflow.LogMessage`` under the protobuf engine).
+function name with attributes, ``attr_value.proto``, an `AttrValue`'s ``func``) and
+``LogMessage`` (``util/event.proto``: a log line of an event file), both the classes of
+`flowgraph.framework.event_messages` (one class each under the protobuf engine).
 
 Example
 -------
@@ -14,14 +13,6 @@ Example
 
 from __future__ import annotations
 
-from flowgraph.framework.event_format import AttrValue, LogMessage, Message
+from flowgraph.framework.event_format import LogMessage, NameAttrList
 
 __all__ = ["LogMessage", "NameAttrList"]
-
-
-class NameAttrList(Message):
-    """A function reference: ``name`` and ``attr`` (name -> `AttrValue`)."""
-
-    PROTO_NAME = "tensorflow.NameAttrList"
-    FIELDS = ((1, "name", "string", False), (2, "attr", ("map", "string", AttrValue), True))
-

@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import glob as _glob
 import os
+import posixpath
 import shutil
 from typing import NamedTuple
 
@@ -34,8 +35,10 @@ __all__ = [
     "Open",
     "copy",
     "exists",
+    "get_registered_schemes",
     "glob",
     "isdir",
+    "join",
     "listdir",
     "makedirs",
     "mkdir",
@@ -59,6 +62,27 @@ def _path(path) -> str:
                 "flowgraph's gfile supports the local file system only.")
         path = rest
     return path
+
+
+def join(path, *paths) -> str:
+    """Join path components with ``/``; a URL (``scheme://...``) is joined after its
+    scheme, so ``join("gs://bucket", "x")`` is ``'gs://bucket/x'``.
+
+    >>> import flowgraph as tf
+    >>> tf.io.gfile.join("logs", "run1", "events")
+    'logs/run1/events'
+    """
+    path = path.decode("utf-8") if isinstance(path, bytes) else os.fspath(path)
+    rest = [p.decode("utf-8") if isinstance(p, bytes) else os.fspath(p) for p in paths]
+    if "://" in path[1:]:
+        scheme, tail = path.split("://", 1)
+        return f"{scheme}://{posixpath.join(tail, *rest)}"
+    return os.path.join(path, *rest)
+
+
+def get_registered_schemes() -> list[str]:
+    """The URL schemes gfile opens: ``''`` (plain paths) and ``file``."""
+    return ["", "file"]
 
 
 def _os_error(e: OSError, path: str):

@@ -19,7 +19,7 @@ from flowgraph.keras import backend_ops as _K
 from flowgraph.ops import math_ops, nn_ops
 
 __all__ = ["deserialize", "elu", "exponential", "get", "hard_sigmoid", "linear",
-           "relu", "selu", "serialize", "sigmoid", "softmax", "softplus", "softsign",
+           "mish", "relu", "selu", "serialize", "sigmoid", "softmax", "softplus", "softsign",
            "swish", "tanh"]
 
 
@@ -78,8 +78,14 @@ def swish(x):
     return math_ops.multiply(x, math_ops.sigmoid(x))
 
 
+def mish(x):
+    """``x * tanh(softplus(x))`` (Misra, 2019)."""
+    x = _K._t(x)
+    return math_ops.multiply(x, math_ops.tanh(nn_ops.softplus(x)))
+
+
 _BY_NAME = {f.__name__: f for f in (relu, elu, softmax, selu, softplus, softsign, sigmoid,
-                                     tanh, exponential, linear, hard_sigmoid, swish)}
+                                     tanh, exponential, linear, hard_sigmoid, swish, mish)}
 
 
 def get(identifier):

@@ -32,6 +32,7 @@ from flowgraph.ops import array_ops
 from flowgraph.ops import variables as _variables
 
 __all__ = [
+    "backend",
     "batch_get_value",
     "batch_set_value",
     "clear_session",
@@ -41,27 +42,66 @@ __all__ = [
     "get_value",
     "image_data_format",
     "learning_phase",
+    "learning_phase_scope",
+    "manual_variable_initialization",
+    "set_epsilon",
+    "set_floatx",
+    "set_image_data_format",
     "set_learning_phase",
     "set_session",
     "set_value",
 ]
 
-_EPSILON = 1e-7
+# process-wide settings, as Keras keeps them (set_epsilon, set_floatx, ...)
+_CONFIG = {"epsilon": 1e-7, "floatx": "float32", "image_data_format": "channels_last",
+           "manual_init": False}
+
+
+def backend() -> str:
+    """The name of the backend Keras runs on: ``'tensorflow'`` (flowgraph stands in)."""
+    return "tensorflow"
 
 
 def epsilon() -> float:
     """The fuzz factor added to denominators and used to clip probabilities (1e-7)."""
-    return _EPSILON
+    return _CONFIG["epsilon"]
+
+
+def set_epsilon(value: float) -> None:
+    """Set the fuzz factor `epsilon` returns."""
+    _CONFIG["epsilon"] = value
 
 
 def floatx() -> str:
-    """The default float type of layer weights: ``'float32'``."""
-    return "float32"
+    """The default float type of layer weights: ``'float32'`` unless `set_floatx`."""
+    return _CONFIG["floatx"]
+
+
+def set_floatx(value: str) -> None:
+    """Set the default float type: ``'float16'``, ``'float32'`` or ``'float64'``."""
+    accepted = {"float16", "float32", "float64"}
+    if value not in accepted:
+        raise ValueError(f"Unknown `floatx` value: {value}. Expected one of {accepted}")
+    _CONFIG["floatx"] = str(value)
 
 
 def image_data_format() -> str:
-    """The default image layout: ``'channels_last'``."""
-    return "channels_last"
+    """The default image layout: ``'channels_last'`` unless `set_image_data_format`."""
+    return _CONFIG["image_data_format"]
+
+
+def set_image_data_format(data_format: str) -> None:
+    """Set the default image layout: ``'channels_last'`` or ``'channels_first'``."""
+    accepted = {"channels_first", "channels_last"}
+    if data_format not in accepted:
+        raise ValueError(f"Unknown `data_format`: {data_format}. Expected one of {accepted}")
+    _CONFIG["image_data_format"] = str(data_format)
+
+
+def manual_variable_initialization(value: bool) -> None:
+    """With True, `get_session` no longer initializes the graph's variables (the
+    program runs the initializers itself)."""
+    _CONFIG["manual_init"] = bool(value)
 
 
 def _state(graph=None) -> dict:
@@ -110,6 +150,30 @@ def _reset_learning_phase(graph=None) -> None:
     _state(graph).pop("phase_value", None)
 
 
+class learning_phase_scope:
+    """``with learning_phase_scope(1):`` fixes the learning phase of the default graph
+    to 1 (or 0) inside the block and puts back what was there on exit."""
+
+    def __init__(self, value) -> None:
+        if value not in (0, 1):
+            raise ValueError("Expected learning phase to be 0 or 1.")
+        self._value = int(value)
+
+    def __enter__(self):
+        self._graph = get_default_graph()
+        state = _state(self._graph)
+        self._previous = state.get("phase_value")
+        state["phase_value"] = self._value
+        return self._value
+
+    def __exit__(self, *exc) -> None:
+        state = _state(self._graph)
+        if self._previous is None:
+            state.pop("phase_value", None)
+        else:
+            state["phase_value"] = self._previous
+
+
 # -- sessions ------------------------------------------------------------------------------
 def track_variable(var) -> None:
     """Have `get_session` initialize `var`, a variable Keras keeps out of the graph's
@@ -118,6 +182,8 @@ def track_variable(var) -> None:
 
 
 def _initialize_variables(sess) -> None:
+    if _CONFIG["manual_init"]:
+        return
     tracked = _state(sess.graph).get("tracked", [])
     candidates = [v for v in [*_variables.global_variables(), *tracked]
                   if not getattr(v, "_keras_initialized", False)]

@@ -57,7 +57,7 @@ from flowgraph.ops.control_flow_ops import group
 
 __all__ = ["model_to_estimator"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 _KERAS_CKPT = "keras_model.ckpt"
 

@@ -55,6 +55,26 @@ def _state(model):
     return None if slots is None else (keras_opt, graph["optimizer"], kind, slots)
 
 
+def _ordered(tf_opt, slots, variables):
+    """``[(label, state variable)]`` after ``iter``, in Keras's ``optimizer.weights``
+    order (Ftrl interleaves each weight's slots; Nadam's ``momentum_cache`` comes
+    first); None when some weight has no slot (an inconsistent state)."""
+    labels = getattr(tf_opt, "_keras_labels", None)
+    if labels is None:
+        pairs = [(f"{var.op.name}/{keras_slot}", tf_opt.get_slot(var, tf_slot))
+                 for keras_slot, tf_slot in slots for var in variables]
+        return None if any(slot is None for _, slot in pairs) else pairs
+    wanted = {id(v) for v in variables}
+    if any(tf_opt.get_slot(var, tf_slot) is None for _, tf_slot in slots for var in variables):
+        return None
+    pairs = []
+    for slot in tf_opt._keras_slots:
+        owner, label = labels[id(slot)]
+        if owner is None or id(owner) in wanted:
+            pairs.append((label, slot))
+    return pairs
+
+
 def save_optimizer_weights(root, model) -> None:
     """Write ``optimizer_weights`` into the model file `root` (nothing when the model was
     never trained: its optimizer has no variables yet, as in Keras)."""
@@ -66,14 +86,11 @@ def save_optimizer_weights(root, model) -> None:
     _, tf_opt, _, slots = state
     variables = model.trainable_weights
     prefix = tf_opt._prefix.rstrip("/")  # training/Adam, or the optimizer's own name
-    names, tensors = [f"{prefix}/iter:0"], [tf_opt._iterations]
-    for keras_slot, tf_slot in slots:
-        for var in variables:
-            slot = tf_opt.get_slot(var, tf_slot)
-            if slot is None:
-                return  # the optimizer does not train this weight: no consistent state
-            names.append(f"{prefix}/{var.op.name}/{keras_slot}:0")
-            tensors.append(slot)
+    ordered = _ordered(tf_opt, slots, variables)
+    if ordered is None:
+        return  # the optimizer does not train some weight: no consistent state
+    names = [f"{prefix}/iter:0", *(f"{prefix}/{label}:0" for label, _ in ordered)]
+    tensors = [tf_opt._iterations, *(slot for _, slot in ordered)]
     values = backend.batch_get_value(tensors)
     group = root.create_group("optimizer_weights")
     hdf5_format.write_names(group, "weight_names", names)
@@ -104,7 +121,8 @@ def load_optimizer_weights(root, model, source: str) -> bool:
         return False
     _, tf_opt, kind, slots = state
     variables = model.trainable_weights
-    if len(names) != 1 + len(slots) * len(variables):
+    ordered = _ordered(tf_opt, slots, variables)
+    if ordered is None or len(names) != 1 + len(ordered):
         warnings.warn(f"Error in loading the saved optimizer state from {where}: "
                       f"{len(names)} values saved, the model's {kind} optimizer has "
                       f"{1 + len(slots) * len(variables)} (the iteration count and "
@@ -112,7 +130,7 @@ def load_optimizer_weights(root, model, source: str) -> bool:
                       f"fresh.", stacklevel=3)
         return False
     datasets = [hdf5_format.member(group, n, where) for n in names]
-    targets = [tf_opt.get_slot(var, tf_slot) for _, tf_slot in slots for var in variables]
+    targets = [slot for _, slot in ordered]
     for slot, name, ds in zip(targets, names[1:], datasets[1:], strict=True):
         problem = None if slot is None else hdf5_format.check_dataset(
             slot, name, ds, where)

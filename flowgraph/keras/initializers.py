@@ -15,9 +15,10 @@ from flowgraph.ops import init_ops
 
 __all__ = ["Constant", "GlorotNormal", "GlorotUniform", "Identity", "Initializer", "Ones",
            "Orthogonal", "RandomNormal", "RandomUniform", "TruncatedNormal",
-           "VarianceScaling", "Zeros", "constant", "get", "glorot_normal", "glorot_uniform",
-           "he_normal", "he_uniform", "identity", "lecun_normal", "lecun_uniform", "ones",
-           "orthogonal", "zeros"]
+           "VarianceScaling", "Zeros", "constant", "deserialize", "get", "glorot_normal",
+           "glorot_uniform", "he_normal", "he_uniform", "identity", "lecun_normal",
+           "lecun_uniform", "normal", "ones", "orthogonal", "random_normal", "random_uniform",
+           "serialize", "truncated_normal", "uniform", "zeros"]
 
 Initializer = init_ops.Initializer
 Zeros = init_ops.Zeros
@@ -57,6 +58,27 @@ class TruncatedNormal(init_ops.TruncatedNormal):
 
 zeros, ones, constant, identity, orthogonal = Zeros, Ones, Constant, Identity, Orthogonal
 glorot_uniform, glorot_normal = GlorotUniform, GlorotNormal
+normal = random_normal = RandomNormal
+uniform = random_uniform = RandomUniform
+truncated_normal = TruncatedNormal
+
+
+def serialize(initializer) -> dict:
+    """``{'class_name': ..., 'config': ...}`` of an initializer (its registered name
+    for a registered class)."""
+    from flowgraph.keras.saving_registry import get_registered_name
+
+    return {"class_name": get_registered_name(type(initializer)),
+            "config": initializer.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    """The initializer a name (``'glorot_uniform'``) or `serialize`'s dict describes."""
+    from flowgraph.keras.saving_registry import deserialize_keras_object
+
+    table = {n: globals()[n] for n in __all__ if n not in ("get", "serialize", "deserialize")}
+    obj = deserialize_keras_object(config, table, custom_objects, "initializer")
+    return obj() if isinstance(obj, type) else obj
 
 
 def get(identifier):

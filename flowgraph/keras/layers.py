@@ -43,12 +43,14 @@ from flowgraph.keras import backend
 from flowgraph.keras import constraints as _constraints
 from flowgraph.keras import regularizers as _regularizers
 from flowgraph.layers.core import normalize_padding, normalize_tuple, smart_cond
+from flowgraph.layers.input_spec import assert_input_compatibility
 from flowgraph.ops import (
     array_join_ops,
     array_ops,
     array_shape_ops,
     init_ops,
     math_ops,
+    math_reduce,
     nn_norm_ops,
     nn_ops,
     random_ops,
@@ -71,6 +73,12 @@ __all__ = [
     "MaxPooling2D",
     "Reshape",
 ]
+
+
+# As TF's `tf.keras.layers.enable_v2_dtype_behavior` sets it: with v2 behaviour a layer's
+# dtype defaults to floatx and floating inputs are cast to it; with v1 (TF1 programs'
+# default) a layer takes the dtype of its first input.
+V2_DTYPE_BEHAVIOR = [False]
 
 
 # -- identifiers ------------------------------------------------------------------------------
@@ -106,6 +114,8 @@ _INITIALIZERS = {
     "lecun_normal": init_ops.lecun_normal, "lecun_uniform": init_ops.lecun_uniform,
     "random_normal": lambda: init_ops.RandomNormal(0.0, 0.05),
     "random_uniform": lambda: init_ops.RandomUniform(-0.05, 0.05),
+    "uniform": lambda: init_ops.RandomUniform(-0.05, 0.05),
+    "normal": lambda: init_ops.RandomNormal(0.0, 0.05),
     "truncated_normal": lambda: init_ops.TruncatedNormal(0.0, 0.05),
     "orthogonal": init_ops.Orthogonal,
 }
@@ -195,6 +205,7 @@ class Layer:
         elif input_shape is not None:
             self._batch_input_shape = (batch_size, *tuple(input_shape))
         self.built = False
+        self._v2_dtype = V2_DTYPE_BEHAVIOR[0]
         self._graph = None
         self._trainable_weights: list = []
         self._non_trainable_weights: list = []
@@ -358,6 +369,14 @@ class Layer:
             tensors = self._convert(inputs)
             shapes = tensors.shape
         kwargs = dict(kwargs)
+        flat = tensors if isinstance(tensors, list) else [tensors]
+        if self.__dict__.get("input_spec") is not None:
+            self._check_input_spec(flat)
+        masks = [getattr(t, "_keras_mask", None) for t in to_list(inputs)]
+        mask = masks if isinstance(inputs, list | tuple) else masks[0]
+        has_mask = any(m is not None for m in masks)
+        if has_mask and "mask" in self._call_params() and kwargs.get("mask") is None:
+            kwargs["mask"] = mask
         if "training" in self._call_params() and kwargs.get("training") is None:
             phase = backend.learning_phase()
             kwargs["training"] = bool(phase) if isinstance(phase, int) else phase
@@ -366,15 +385,22 @@ class Layer:
             if not self.built:
                 self._graph = graph
                 if self._dtype is None:
-                    first = tensors[0] if isinstance(tensors, list) else tensors
-                    base = first.dtype.base_dtype
-                    self._dtype = base if base.is_floating else _dtypes.float32
+                    base = flat[0].dtype.base_dtype
+                    v2 = self.__dict__.get("_v2_dtype", False)
+                    self._dtype = base if base.is_floating and not v2 \
+                        else _dtypes.as_dtype(backend.floatx())
+                    if v2:  # v2: floating inputs cast to the layer's dtype
+                        tensors = [self._convert(t) for t in tensors] \
+                            if isinstance(tensors, list) else self._convert(tensors)
                 self.build(shapes)
                 self.built = True
             try:
                 outputs = self.call(tensors, **kwargs)
             finally:
                 self._calling_inputs = None
+            if has_mask or type(self).compute_mask is not Layer.compute_mask:
+                outputs = self._set_output_masks(flat, outputs,
+                                                 self.compute_mask(tensors, mask))
             activity = _regularizers.get(self.activity_regularizer)
             if activity is not None:
                 for out in to_list(outputs):
@@ -388,6 +414,46 @@ class Layer:
                     self.__dict__.setdefault("_loss_inputs", {})[id(self._losses[-1])] = \
                         {id(t) for t in to_list(inputs)}
         return outputs
+
+    def _check_input_spec(self, tensors) -> None:
+        """Check `tensors` against ``self.input_spec`` (an `InputSpec` or one per input),
+        a custom layer's declaration of what it accepts, with TF's messages."""
+        specs = to_list(self.input_spec)
+        if len(specs) != len(tensors):
+            raise ValueError(f'Layer "{self.name}" expects {len(specs)} input(s), but it '
+                             f"received {len(tensors)} input tensors. Inputs received: "
+                             f"{tensors}")
+        for i, (spec, x) in enumerate(zip(specs, tensors, strict=True)):
+            assert_input_compatibility(spec, x, self.name, i)
+
+    # -- masks ----------------------------------------------------------------------------
+    supports_masking = False
+    input_spec = None  # set by a layer (an InputSpec, or a list): checked on every call
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the outputs: by default the input's, for a layer that
+        ``supports_masking`` (elementwise layers, `Dense`, ...), else None. A mask is a
+        boolean ``(batch, steps)`` tensor marking the steps to use, held by a tensor as
+        ``_keras_mask``: `Masking` makes one; the recurrent layers and
+        `GlobalAveragePooling1D` consume it."""
+        return mask if self.supports_masking else None
+
+    @staticmethod
+    def _set_output_masks(inputs, outputs, masks):
+        """Attach `masks` to `outputs` as ``_keras_mask`` (an output that is one of the
+        inputs is copied first, so the input keeps its own mask)."""
+        outs, masks = to_list(outputs), to_list(masks)
+        if len(masks) != len(outs):
+            masks = masks * len(outs) if len(masks) == 1 else [None] * len(outs)
+        fixed = []
+        for o, m in zip(outs, masks, strict=True):
+            if isinstance(o, Tensor):
+                if any(o is t for t in inputs):
+                    o = array_ops.identity(o)
+                if m is not None or getattr(o, "_keras_mask", None) is None:
+                    o._keras_mask = m  # (a mask the layer's call attached stays)
+            fixed.append(o)
+        return fixed if isinstance(outputs, list | tuple) else fixed[0]
 
     def get_losses_for(self, inputs) -> list:
         """The losses made by calls on `inputs` (activity regularization); None: the
@@ -524,6 +590,8 @@ class Dense(Layer):
     [[6. 6.]]
     """
 
+    supports_masking = True
+
     def __init__(self, units, activation=None, use_bias: bool = True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
@@ -582,6 +650,8 @@ class Dense(Layer):
 class Activation(Layer):
     """Apply an activation function (a name such as ``'relu'``, or a callable)."""
 
+    supports_masking = True
+
     def __init__(self, activation, **kwargs) -> None:
         super().__init__(**kwargs)
         self._activation_id = activation
@@ -598,6 +668,8 @@ class Dropout(Layer):
     """While training, zero a `rate` fraction of the inputs and scale the rest by
     ``1 / (1 - rate)``; otherwise pass them through."""
 
+    supports_masking = True
+
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs) -> None:
         super().__init__(**kwargs)
         if not 0 <= float(rate) < 1:
@@ -608,10 +680,14 @@ class Dropout(Layer):
         return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape,
                 "seed": self.seed}
 
+    def _noise_shape(self, inputs):
+        """The shape of the keep/drop mask (`SpatialDropout*` drop whole channels)."""
+        return array_shape_ops.shape(inputs) if self.noise_shape is None else \
+            list(self.noise_shape)
+
     def _drop(self, inputs):
         dtype = inputs.dtype.base_dtype
-        shape = array_shape_ops.shape(inputs) if self.noise_shape is None else \
-            list(self.noise_shape)
+        shape = self._noise_shape(inputs)
         noise = random_ops.random_uniform(shape, dtype=dtype, seed=self.seed)
         keep = math_ops.cast(math_ops.greater_equal(noise, self.rate), dtype)
         return math_ops.multiply(math_ops.multiply(inputs, 1.0 / (1.0 - self.rate)), keep)
@@ -683,9 +759,40 @@ class Concatenate(Layer):
                              f"of at least 2 inputs.")
         return array_join_ops.concat(inputs, self.axis)
 
+    def compute_mask(self, inputs, mask=None):
+        """As TF: the inputs' masks (all-true for an input without one) concatenated
+        along `axis`, kept where every concatenated entry is."""
+        masks = to_list(mask) if mask is not None else []
+        if not any(m is not None for m in masks):
+            return None
+        parts = []
+        for x, m in zip(inputs, masks, strict=True):
+            if m is None:
+                parts.append(array_ops.ones_like(x, dtype=_dtypes.bool))
+            elif m.shape.ndims is not None and m.shape.ndims < x.shape.ndims:
+                parts.append(array_shape_ops.expand_dims(m, -1))
+            else:
+                parts.append(m)
+        return math_reduce.reduce_all(array_join_ops.concat(parts, self.axis), axis=-1)
+
+
+def merged_mask(masks):
+    """The mask of an elementwise merge (`Add`, `Multiply`, ...): the steps every masked
+    input keeps (None when no input has a mask)."""
+    masks = [m for m in to_list(masks or []) if m is not None]
+    if not masks:
+        return None
+    out = masks[0]
+    for m in masks[1:]:
+        out = math_ops.logical_and(out, m)
+    return out
+
 
 class Add(Layer):
     """Sum a list of tensors of the same shape."""
+
+    def compute_mask(self, inputs, mask=None):
+        return merged_mask(mask)
 
     def call(self, inputs):
         if not isinstance(inputs, list) or len(inputs) < 2:
@@ -706,9 +813,15 @@ def _data_format(value) -> str:
     return value
 
 
+_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+
+
 class Conv2D(Layer):
     """2-D convolution, kernel ``(kh, kw, in_channels, filters)``; channels last by
-    default."""
+    default. The 1-D and 3-D convolutions subclass it with another `_rank` (the number
+    of spatial axes)."""
+
+    _rank = 2
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
@@ -717,13 +830,15 @@ class Conv2D(Layer):
                  kernel_constraint=None, bias_constraint=None, **kwargs) -> None:
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if not isinstance(filters, numbers.Integral) or filters <= 0:
-            raise ValueError(f"Conv2D: `filters` must be a positive integer, got {filters!r}.")
+            raise ValueError(f"{type(self).__name__}: `filters` must be a positive integer, "
+                             f"got {filters!r}.")
+        rank = self._rank
         self.filters = int(filters)
-        self.kernel_size = normalize_tuple(kernel_size, 2, "kernel_size")
-        self.strides = normalize_tuple(strides, 2, "strides")
+        self.kernel_size = normalize_tuple(kernel_size, rank, "kernel_size")
+        self.strides = normalize_tuple(strides, rank, "strides")
         self.padding = normalize_padding(padding)
         self.data_format = _data_format(data_format)
-        self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate")
+        self.dilation_rate = normalize_tuple(dilation_rate, rank, "dilation_rate")
         self._activation_id = activation
         self.activation = get_activation(activation)
         self.use_bias = use_bias
@@ -746,11 +861,12 @@ class Conv2D(Layer):
                 "bias_constraint": self.bias_constraint}
 
     def _fmt(self) -> str:
-        return "NHWC" if self.data_format == "channels_last" else "NCHW"
+        return _FORMATS[self._rank][self.data_format != "channels_last"]
 
     def _input_channels(self, input_shape) -> int:
-        """The input's channel count, after checking it is 4-D (ValueError otherwise)."""
-        shape = _check_ndim(self, input_shape, ndim=4)
+        """The input's channel count, after checking its rank is ``_rank + 2``
+        (ValueError otherwise)."""
+        shape = _check_ndim(self, input_shape, ndim=self._rank + 2)
         channels = shape[-1 if self.data_format == "channels_last" else 1].value
         if channels is None:
             raise ValueError(f"The channel dimension of the inputs should be defined. Found "
@@ -790,16 +906,18 @@ class Conv2D(Layer):
 
 
 class MaxPooling2D(Layer):
-    """Max over ``pool_size`` windows moved by `strides` (default: `pool_size`)."""
+    """Max over ``pool_size`` windows moved by `strides` (default: `pool_size`). The 1-D
+    and 3-D poolings subclass it with another `_rank`."""
 
     _pool = staticmethod(nn_ops.max_pool)
+    _rank = 2
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs) -> None:
         super().__init__(**kwargs)
-        self.pool_size = normalize_tuple(pool_size, 2, "pool_size")
+        self.pool_size = normalize_tuple(pool_size, self._rank, "pool_size")
         self.strides = normalize_tuple(strides if strides is not None else self.pool_size,
-                                       2, "strides")
+                                       self._rank, "strides")
         self.padding = normalize_padding(padding)
         self.data_format = _data_format(data_format)
 
@@ -808,12 +926,12 @@ class MaxPooling2D(Layer):
                 "padding": self.padding, "data_format": self.data_format}
 
     def call(self, inputs):
-        _check_ndim(self, inputs.shape, ndim=4)
+        _check_ndim(self, inputs.shape, ndim=self._rank + 2)
         last = self.data_format == "channels_last"
         ksize = [1, *self.pool_size, 1] if last else [1, 1, *self.pool_size]
         strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
-        return self._pool(inputs, ksize, strides, self.padding.upper(),
-                          data_format="NHWC" if last else "NCHW")
+        return type(self)._pool(inputs, ksize, strides, self.padding.upper(),
+                                data_format=_FORMATS[self._rank][not last])
 
 
 class AveragePooling2D(MaxPooling2D):
@@ -829,6 +947,8 @@ class BatchNormalization(Layer):
     otherwise. Weights: ``gamma``, ``beta`` (trainable), ``moving_mean``,
     ``moving_variance``. As in TensorFlow, 4-D inputs update the moving variance with the
     unbiased batch variance; the output always uses the biased one."""
+
+    supports_masking = True
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",

@@ -103,7 +103,8 @@ class SeparableConv2D(Conv2D):
         channels = self._input_channels(input_shape)
         _add_depthwise_kernel(self, channels)
         self.pointwise_kernel = self.add_weight(
-            "pointwise_kernel", [1, 1, channels * self.depth_multiplier, self.filters],
+            "pointwise_kernel",
+            [*(1,) * self._rank, channels * self.depth_multiplier, self.filters],
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint)
         self._add_bias()
@@ -132,6 +133,10 @@ class DepthwiseConv2D(Conv2D):
     ...     print(layer(keras.Input((5, 5, 4))).shape, layer.depthwise_kernel.shape)
     (?, 5, 5, 8) (3, 3, 4, 2)
     """
+
+    # Conv2D's arguments that TF's DepthwiseConv2D config leaves out
+    _config_omits = ("filters", "kernel_initializer", "kernel_regularizer",
+                     "kernel_constraint")
 
     def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
                  data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,

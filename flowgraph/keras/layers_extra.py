@@ -21,15 +21,17 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.keras.layers import (
     Add,
     Concatenate,
     Conv2D,
     Layer,
+    MaxPooling2D,
     _check_ndim,
+    merged_mask,
 )
-from flowgraph.layers.core import normalize_padding, normalize_tuple
+from flowgraph.keras.layers_misc import Wrapper
+from flowgraph.layers.core import normalize_tuple
 from flowgraph.ops import (
     array_join_ops,
     array_shape_ops,
@@ -92,9 +94,7 @@ class Embedding(Layer):
                 input_length, list | tuple) else (input_length,)
         kwargs.setdefault("dtype", _dtypes.float32)
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        if mask_zero:
-            raise NotImplementedError("Embedding(mask_zero=True): flowgraph's Keras layers do "
-                                      "not propagate masks; pad with a real token instead.")
+        self.mask_zero = bool(mask_zero)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = embeddings_initializer
         self.embeddings_regularizer = embeddings_regularizer
@@ -106,7 +106,12 @@ class Embedding(Layer):
                 "output_dim": self.output_dim,
                 "embeddings_initializer": self.embeddings_initializer,
                 "embeddings_regularizer": self.embeddings_regularizer,
-                "input_length": self.input_length}
+                "mask_zero": self.mask_zero, "input_length": self.input_length}
+
+    def compute_mask(self, inputs, mask=None):
+        """With ``mask_zero``: the ids that are not 0 (padding), the layers downstream's
+        mask."""
+        return math_ops.not_equal(inputs, 0) if self.mask_zero else None
 
     def _convert(self, x):
         return convert_to_tensor(x)  # ids stay integers
@@ -221,6 +226,9 @@ class Softmax(Layer):
 class _Merge(Layer):
     _min_inputs = 2
 
+    def compute_mask(self, inputs, mask=None):
+        return merged_mask(mask)
+
     def _check(self, inputs):
         if not isinstance(inputs, list) or len(inputs) < self._min_inputs:
             raise ValueError(f"A `{type(self).__name__}` layer ({self.name}) should be called "
@@ -301,32 +309,26 @@ class Conv1D(Conv2D):
     """1-D convolution over ``(batch, steps, channels)``: kernel ``(k, in, filters)``;
     `padding` 'valid', 'same' or 'causal' (zeros on the left only)."""
 
+    _rank = 1
+
     def __init__(self, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", dilation_rate=1, **kwargs) -> None:
         causal = str(padding).lower() == "causal"
-        super().__init__(filters, (1, *normalize_tuple(kernel_size, 1, "kernel_size")),
-                         strides=(1, *normalize_tuple(strides, 1, "strides")),
+        super().__init__(filters, kernel_size, strides=strides,
                          padding="valid" if causal else padding, data_format="channels_last",
-                         dilation_rate=(1, *normalize_tuple(dilation_rate, 1, "dilation_rate")),
-                         **kwargs)
-        self.causal = causal
-
-    def _kernel_shape(self, channels: int) -> list[int]:
-        return [self.kernel_size[1], channels, self.filters]
-
-    def build(self, input_shape) -> None:
-        shape = _check_ndim(self, input_shape, ndim=3)
-        super().build(TensorShape([shape[0], 1, shape[1], shape[2]]))
+                         dilation_rate=dilation_rate, **kwargs)
+        if causal:
+            self.padding = "causal"
 
     def call(self, inputs):
         x = inputs
-        if self.causal:
-            left = self.dilation_rate[1] * (self.kernel_size[1] - 1)
-            x = array_join_ops.pad(x, [[0, 0], [left, 0], [0, 0]])
-        rate, padding = self.dilation_rate[1], self.padding.upper()
+        (k,), (stride,), (rate,) = self.kernel_size, self.strides, self.dilation_rate
+        padding = "VALID" if self.padding == "causal" else self.padding.upper()
+        if self.padding == "causal":
+            x = array_join_ops.pad(x, [[0, 0], [rate * (k - 1), 0], [0, 0]])
         with name_scope(None, "Conv1D") as scope:  # TensorFlow's names: <layer>/Conv1D/...
             def conv(t, pad):
-                return conv1d(t, self.kernel, self.strides[1], pad, name=scope)
+                return conv1d(t, self.kernel, stride, pad, name=scope)
 
             if rate == 1:
                 out = conv(x, padding)
@@ -338,22 +340,26 @@ class Conv1D(Conv2D):
         return self.activation(out)
 
 
-class _Pooling1D(Layer):
-    _pool = None
+class _Pooling1D(MaxPooling2D):
+    """A 2-D pooling on an inserted axis of length 1 (TensorFlow's ExpandDims -> pool ->
+    Squeeze)."""
 
-    def __init__(self, pool_size=2, strides=None, padding="valid", **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.pool_size = int(normalize_tuple(pool_size, 1, "pool_size")[0])
-        self.strides = int(normalize_tuple(strides if strides is not None else self.pool_size,
-                                           1, "strides")[0])
-        self.padding = normalize_padding(padding)
+    _rank = 1
+
+    def __init__(self, pool_size=2, strides=None, padding="valid",
+                 data_format="channels_last", **kwargs) -> None:
+        super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
     def call(self, inputs):
         _check_ndim(self, inputs.shape, ndim=3)
-        x = array_shape_ops.expand_dims(inputs, 1)
-        out = type(self)._pool(x, [1, 1, self.pool_size, 1], [1, 1, self.strides, 1],
-                               self.padding.upper())
-        return array_shape_ops.squeeze(out, [1])
+        last = self.data_format == "channels_last"
+        axis = 1 if last else 2
+        x = array_shape_ops.expand_dims(inputs, axis)
+        ksize = [1, 1, *self.pool_size, 1] if last else [1, 1, 1, *self.pool_size]
+        strides = [1, 1, *self.strides, 1] if last else [1, 1, 1, *self.strides]
+        out = type(self)._pool(x, ksize, strides, self.padding.upper(),
+                               data_format="NHWC" if last else "NCHW")
+        return array_shape_ops.squeeze(out, [axis])
 
 
 class MaxPooling1D(_Pooling1D):
@@ -390,10 +396,21 @@ class _GlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(_GlobalPooling):
-    """Mean over the steps axis."""
+    """Mean over the steps axis; with a mask (`Masking`), over the unmasked steps."""
 
     _axes = [1]
     _reduce = staticmethod(math_reduce.reduce_mean)
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        steps = 1 if self.data_format == "channels_last" else 2
+        weights = array_shape_ops.expand_dims(math_ops.cast(mask, inputs.dtype.base_dtype),
+                                              2 if steps == 1 else 1)
+        total = math_reduce.reduce_sum(math_ops.multiply(inputs, weights), axis=steps,
+                                       keepdims=self.keepdims)
+        return math_ops.truediv(total, math_reduce.reduce_sum(weights, axis=steps,
+                                                              keepdims=self.keepdims))
 
 
 class GlobalMaxPooling1D(_GlobalPooling):
@@ -509,14 +526,16 @@ class RepeatVector(Layer):
         return array_join_ops.tile(array_shape_ops.expand_dims(inputs, 1), [1, self.n, 1])
 
 
-class TimeDistributed(Layer):
-    """Apply `layer` to every step of ``(batch, steps, ...)`` (one set of weights)."""
+class TimeDistributed(Wrapper):
+    """Apply `layer` to every step of ``(batch, steps, ...)`` (one set of weights); a mask
+    passes through."""
+
+    supports_masking = True
 
     def __init__(self, layer, **kwargs) -> None:
-        super().__init__(**kwargs)
         if not isinstance(layer, Layer):
             raise ValueError(f"TimeDistributed needs a Layer instance, got {layer!r}")
-        self.layer = layer
+        super().__init__(layer, **kwargs)
 
     @property
     def trainable_weights(self) -> list:

@@ -1,13 +1,17 @@
-"""Keras recurrent layers for graph mode: `SimpleRNN`, `LSTM`, `GRU` (the TF 1.x Keras
-cells: weights ``<layer>/<cell>/kernel``, ``recurrent_kernel``, ``bias``; LSTM gates in
-the order i, f, c, o; GRU gates z, r, h, with or without ``reset_after``; recurrent activation
+"""Keras recurrent layers for graph mode: `RNN` (any cell run over time), and `SimpleRNN`,
+`LSTM`, `GRU` (an `RNN` over `SimpleRNNCell`, `LSTMCell`, `GRUCell`: weights
+``<layer>/<cell>/kernel``, ``recurrent_kernel``, ``bias``; LSTM gates in the order i, f, c,
+o; GRU gates z, r, h, with or without ``reset_after``; recurrent activation
 ``hard_sigmoid`` by default), and `Bidirectional`. Re-exported by `flowgraph.keras.layers`.
 
 The time loop is a `tf.while_loop` over the time-major input, writing each step's output
 to a `TensorArray`::
 
-    x (batch, T, d) ──transpose──> (T, batch, d) ──while t < T: h, c = cell(x[t], h, c)──>
-        outputs (batch, T, units) if return_sequences else the last h
+    x (batch, T, d) ──transpose──> (T, batch, d) ──while t < T: out, states = cell(x[t], states)──>
+        outputs (batch, T, units) if return_sequences else the last output
+
+With a mask (``mask=`` or the input's ``_keras_mask``: ``(batch, T)`` booleans), a masked
+step keeps the previous output and states, as TensorFlow does.
 
 Example
 -------
@@ -23,10 +27,25 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
-from flowgraph.keras.layers import Layer, _check_ndim, get_activation
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.keras.layers import Layer, _check_ndim, is_keras_tensor
+from flowgraph.keras.layers_rnn_cells import (
+    GRUCell,
+    LSTMCell,
+    SimpleRNNCell,
+    StackedRNNCells,
+    _flatten,
+    build_cell,
+    flat_state_sizes,
+    output_size_of,
+    zero_states,
+)
 from flowgraph.ops import (
+    array_index_ops,
     array_join_ops,
     array_shape_ops,
     control_flow_loops,
@@ -34,269 +53,322 @@ from flowgraph.ops import (
 )
 from flowgraph.ops.tensor_array import TensorArray
 
-__all__ = ["GRU", "LSTM", "Bidirectional", "SimpleRNN"]
+__all__ = ["GRU", "LSTM", "RNN", "Bidirectional", "SimpleRNN"]
 
 
-def hard_sigmoid(x):
-    """Keras's piecewise-linear sigmoid: ``clip(0.2 * x + 0.5, 0, 1)``."""
-    return math_ops.clip_by_value(math_ops.add(math_ops.multiply(x, 0.2), 0.5), 0.0, 1.0)
+class RNN(Layer):
+    """Run `cell` (a cell, or a list of cells: a `StackedRNNCells`) over the time axis of
+    ``(batch, time, ...)`` inputs.
 
+    Call with ``initial_state=`` (one tensor per state) or ``inputs=[x, *states]``, and
+    ``mask=`` (``(batch, time)`` booleans). Returns the last output, or all of them with
+    `return_sequences`; with `return_state`, followed by the final states.
+    """
 
-def _activation(identifier):
-    if identifier == "hard_sigmoid":
-        return hard_sigmoid
-    return get_activation(identifier)
+    _ndim: int | None = None  # the input rank the layer requires (None: at least 3)
 
-
-class _RNN(Layer):
-    """The shared loop; subclasses define the weights (`_build_cell`), the number of
-    states and one step (`_step`)."""
-
-    _cell_name = "rnn_cell"
-    _gates = 1
-    _n_states = 1
-
-    def __init__(self, units, activation="tanh", recurrent_activation="hard_sigmoid",
-                 use_bias: bool = True, kernel_initializer="glorot_uniform",
-                 recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
-                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
-                 return_sequences: bool = False, return_state: bool = False,
+    def __init__(self, cell, return_sequences: bool = False, return_state: bool = False,
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
-                 implementation: int = 1, time_major: bool = False, **kwargs) -> None:
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        if time_major:
-            raise NotImplementedError(f"{type(self).__name__}(time_major=True) is not "
-                                      "supported by flowgraph; transpose the input to "
-                                      "(batch, time, features).")
+                 time_major: bool = False, **kwargs) -> None:
+        zero_output = kwargs.pop("zero_output_for_mask", False)
+        if isinstance(cell, list | tuple):
+            cell = StackedRNNCells(cell)
+        if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
+            raise ValueError(f"Argument `cell` should have a `call` method and a "
+                             f"`state_size` attribute. Received: cell={cell!r}")
+        super().__init__(**kwargs)
         if stateful:
             raise NotImplementedError(f"{type(self).__name__}(stateful=True) is not supported "
                                       "by flowgraph; feed the state as initial_state.")
-        if dropout or recurrent_dropout:
-            raise NotImplementedError(f"{type(self).__name__}: dropout/recurrent_dropout are "
-                                      "not supported by flowgraph; add a Dropout layer.")
-        self.units = int(units)
-        self._activation_ids = (activation, recurrent_activation)
-        self.implementation = int(implementation)
-        self.activation = _activation(activation)
-        self.recurrent_activation = _activation(recurrent_activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.recurrent_initializer = recurrent_initializer
-        self.bias_initializer = bias_initializer
-        self.kernel_regularizer = kernel_regularizer
-        self.recurrent_regularizer = recurrent_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.constraints = (kernel_constraint, recurrent_constraint, bias_constraint)
-        self.return_sequences, self.return_state = return_sequences, return_state
-        self.go_backwards = go_backwards
+        self.cell = cell
+        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
+        self.go_backwards, self.unroll = bool(go_backwards), bool(unroll)
+        self.time_major = bool(time_major)
+        self._zero_output_for_mask = bool(zero_output)
 
-    def _bias_initializer(self):
-        return self.bias_initializer
+    def compute_mask(self, inputs, mask=None):
+        """The input's mask on the sequence output (with `return_sequences`), none on
+        the last output and the states, as TF."""
+        if isinstance(mask, list):
+            mask = mask[0]
+        out = mask if self.return_sequences else None
+        if self.return_state:
+            return [out] + [None] * len(flat_state_sizes(self.cell.state_size))
+        return out
+
+    @property
+    def states(self) -> list:
+        return [None] * len(flat_state_sizes(self.cell.state_size))
+
+    @property
+    def trainable_weights(self) -> list:
+        return self.cell.trainable_weights if self.trainable else []
+
+    @property
+    def non_trainable_weights(self) -> list:
+        return self.cell.non_trainable_weights if self.trainable else self.cell.weights
+
+    @property
+    def losses(self) -> list:
+        return list(self._losses) + list(self.cell.losses)
 
     def get_config(self) -> dict:
-        """TF 1.x Keras's keys for a recurrent layer (`implementation` and `time_major`
-        are accepted and reported; flowgraph has one implementation)."""
-        kernel_c, recurrent_c, bias_c = self.constraints
-        config = {**super().get_config(), "units": self.units,
-                  "activation": self._activation_ids[0],
-                  "recurrent_activation": self._activation_ids[1],
-                  "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
-                  "recurrent_initializer": self.recurrent_initializer,
-                  "bias_initializer": self.bias_initializer,
-                  "kernel_regularizer": self.kernel_regularizer,
-                  "recurrent_regularizer": self.recurrent_regularizer,
-                  "bias_regularizer": self.bias_regularizer,
-                  "activity_regularizer": self.activity_regularizer,
-                  "kernel_constraint": kernel_c, "recurrent_constraint": recurrent_c,
-                  "bias_constraint": bias_c, "dropout": 0.0, "recurrent_dropout": 0.0,
-                  "return_sequences": self.return_sequences,
+        config = {**super().get_config(), "return_sequences": self.return_sequences,
                   "return_state": self.return_state, "go_backwards": self.go_backwards,
-                  "stateful": False, "unroll": False, "time_major": False,
-                  "implementation": self.implementation}
+                  "stateful": False, "unroll": self.unroll, "time_major": self.time_major}
+        if self._zero_output_for_mask:
+            config["zero_output_for_mask"] = True
+        config["cell"] = {"class_name": type(self.cell).__name__,
+                          "config": self.cell.get_config()}
         return config
 
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        config = dict(config)
+        cell = config.pop("cell")
+        if isinstance(cell, dict):
+            from flowgraph.keras.saving import layer_from_config
+
+            cell = layer_from_config(cell, custom_objects)
+        return cls(cell, **config)
+
     def build(self, input_shape) -> None:
-        shape = _check_ndim(self, input_shape, ndim=3)
-        dim = shape[-1].value
-        if dim is None:
-            raise ValueError(f"The last dimension of the inputs to `{type(self).__name__}` "
-                             f"should be defined (layer {self.name}, input shape {shape}).")
-        n = self._gates * self.units
-        cell = self._cell_name
-        self.kernel = self.add_weight(f"{cell}/kernel", [dim, n],
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.constraints[0])
-        self.recurrent_kernel = self.add_weight(f"{cell}/recurrent_kernel", [self.units, n],
-                                                initializer=self.recurrent_initializer,
-                                                regularizer=self.recurrent_regularizer,
-                                                constraint=self.constraints[1])
-        self.bias = self.add_weight(f"{cell}/bias", self._bias_shape(n),
-                                    initializer=self._bias_initializer(),
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.constraints[2]) if self.use_bias else None
+        if isinstance(input_shape, list):  # [x, *initial states]
+            input_shape = input_shape[0]
+        if self._ndim is not None:
+            shape = _check_ndim(self, input_shape, ndim=self._ndim)
+        else:
+            shape = _check_ndim(self, input_shape, min_ndim=3)
+        batch = shape[1] if self.time_major else shape[0]
+        parent = getattr(self, "_weight_scope", None) or \
+            (self.name + "/" if "/" in self.name else None)  # Bidirectional's halves
+        build_cell(self.cell, TensorShape([batch]).concatenate(shape[2:]), self._dtype, parent)
 
-    def _bias_shape(self, n: int) -> list[int]:
-        return [n]
-
-    def _initial_states(self, inputs):
+    def _initial_states(self, inputs) -> list:
+        """Zero states for the batch of `inputs` (batch-major)."""
         batch = array_shape_ops.shape(inputs)[0]
-        zeros = array_shape_ops.zeros(array_join_ops.stack([batch, self.units]),
-                                      dtype=inputs.dtype.base_dtype)
-        return [zeros] * self._n_states
+        dtype = inputs.dtype.base_dtype
+        if hasattr(self.cell, "get_initial_state"):
+            return _flatten(self.cell.get_initial_state(batch_size=batch, dtype=dtype))
+        return zero_states(self.cell, batch, dtype)
 
-    def call(self, inputs, initial_state=None):
+    def call(self, inputs, mask=None, training=None, initial_state=None):
+        if isinstance(inputs, list):
+            inputs, rest = inputs[0], inputs[1:]
+            initial_state = initial_state if initial_state is not None else (rest or None)
+        if mask is None:
+            mask = getattr(inputs, "_keras_mask", None)
+        n_states = len(flat_state_sizes(self.cell.state_size))
+        batch_major = array_shape_ops.transpose(inputs, _swap01(inputs)) \
+            if self.time_major else inputs
+        states = _flatten(initial_state) if initial_state is not None else \
+            self._initial_states(batch_major)
+        if len(states) != n_states:
+            raise ValueError(f"{type(self).__name__} ({self.name}) expects {n_states} initial "
+                             f"state tensor(s), got {len(states)}")
         dims = inputs.shape.as_list()
-        states = list(initial_state) if initial_state is not None else \
-            self._initial_states(inputs)
-        if len(states) != self._n_states:
-            raise ValueError(f"{type(self).__name__} ({self.name}) expects "
-                             f"{self._n_states} initial state tensor(s), got {len(states)}")
-        x_tm = array_shape_ops.transpose(inputs, [1, 0, 2])
+        batch_dim = dims[1] if self.time_major else dims[0]
+        x_tm = inputs if self.time_major else array_shape_ops.transpose(inputs, _swap01(inputs))
         if self.go_backwards:
             x_tm = array_join_ops.reverse_v2(x_tm, [0])
         steps = array_shape_ops.shape(x_tm)[0]
         dtype = inputs.dtype.base_dtype
         inputs_ta = TensorArray(dtype, size=steps).unstack(x_tm)
         out_ta = TensorArray(dtype, size=steps)
+        step_shape = TensorShape([batch_dim, *dims[2:]])
+        mask_ta = None
+        if mask is not None:
+            mask_tm = array_shape_ops.transpose(math_ops.cast(mask, _dtypes.bool), [1, 0])
+            if self.go_backwards:
+                mask_tm = array_join_ops.reverse_v2(mask_tm, [0])
+            mask_ta = TensorArray(_dtypes.bool, size=steps).unstack(mask_tm)
+        shapes = {}
 
-        def body(t, ta, *st):
-            out, new = self._step(inputs_ta.read(t), list(st))
-            return (t + 1, ta.write(t, out), *new)
+        def body(t, ta, last, *st):
+            x = inputs_ta.read(t)
+            x.set_shape(step_shape)
+            out, new = self.cell.call(x, list(st))
+            new = _flatten(new)
+            shapes["out"], shapes["states"] = out.shape, [s.shape for s in new]
+            if mask_ta is not None:
+                keep = mask_ta.read(t)
+                out_keep = _expand_to(keep, out)
+                new = [array_index_ops.where_v2(_expand_to(keep, s), s, old)
+                       for s, old in zip(new, st, strict=True)]
+                last = array_index_ops.where_v2(out_keep, out, last)
+                out = last if not self._zero_output_for_mask else \
+                    array_index_ops.where_v2(out_keep, out, array_shape_ops.zeros_like(out))
+            else:
+                last = out
+            return (t + 1, ta.write(t, out), last, *new)
 
-        result = control_flow_loops.while_loop(
-            lambda t, ta, *st: t < steps, body, [0, out_ta, *states])
-        final = list(result[2:])
-        for s in final:
-            s.set_shape([dims[0], self.units])
+        last0 = self._zero_output(batch_major, dtype, states)
+        dropout_cells = _prepare_dropout(self.cell, batch_major, training)
+        try:
+            with _weights_read_outside_loop(self.cell):
+                result = control_flow_loops.while_loop(
+                    lambda t, ta, last, *st: t < steps, body, [0, out_ta, last0, *states])
+        finally:
+            for cell in dropout_cells:
+                cell.clear_dropout()
+        final = list(result[3:])
+        for s, shape in zip(final, shapes["states"], strict=True):
+            s.set_shape(shape)
         if self.return_sequences:
-            out = array_shape_ops.transpose(result[1].stack(), [1, 0, 2])
-            out.set_shape([dims[0], dims[1], self.units])
+            out = result[1].stack()
+            if not self.time_major:
+                out = array_shape_ops.transpose(out, _swap01(out))
+            time = dims[0] if self.time_major else dims[1]
+            lead = [time, batch_dim] if self.time_major else [batch_dim, time]
+            out.set_shape(TensorShape(lead).concatenate(shapes["out"][1:]))
+            if mask is not None:
+                out._keras_mask = mask
         else:
-            out = final[0]
-        return [out, *final] if self.return_state else out
+            out = result[2]
+            out.set_shape(shapes["out"])
+        if not self.return_state:
+            return out
+        if is_keras_tensor(inputs):  # a functional model's node holds a flat list
+            return [out, *final]
+        return [out, *_pack_like(self.cell.state_size, final)]
 
-    def _gate_inputs(self, x):
-        z = math_ops.matmul(x, self.kernel)
-        return math_ops.add(z, self.bias) if self.use_bias else z
+    def _zero_output(self, inputs, dtype, states=None):
+        """Zeros shaped as one step's output, for a batch of `inputs` (batch-major)."""
+        size = output_size_of(self.cell)
+        size = TensorShape(size).as_list() if not isinstance(size, int) else [size]
+        batch = array_shape_ops.shape(inputs)[:1]
+        return array_shape_ops.zeros(array_join_ops.concat([batch, size], 0), dtype=dtype)
 
 
-class SimpleRNN(_RNN):
-    """``h = activation(x W + h U + b)``."""
+def _prepare_dropout(cell, inputs, training) -> list:
+    """Draw the dropout masks of `cell` (and of a stack's cells) for this call, before
+    the time loop; the cells that hold masks (cleared after the loop)."""
+    if not hasattr(cell, "prepare_dropout") and not hasattr(cell, "cells"):
+        return []
+    template = inputs[:, 0]
+    prepared = []
+    for sub in getattr(cell, "cells", [cell]):
+        if hasattr(sub, "prepare_dropout") and (sub.dropout or sub.recurrent_dropout):
+            sub.prepare_dropout(template, training)
+            prepared.append(sub)
+        size = output_size_of(sub)
+        if isinstance(size, int):
+            batch = array_shape_ops.shape(inputs)[:1]
+            template = array_shape_ops.zeros(array_join_ops.concat([batch, [size]], 0),
+                                             dtype=inputs.dtype.base_dtype)
+    return prepared
 
-    _cell_name = "simple_rnn_cell"
-    _config_omits = ("recurrent_activation", "implementation")
 
-    def __init__(self, units, activation="tanh", **kwargs) -> None:
-        kwargs.pop("recurrent_activation", None)
-        super().__init__(units, activation=activation, **kwargs)
+@contextlib.contextmanager
+def _weights_read_outside_loop(cell):
+    """While the loop is built, the cell's (and its sub-cells') variable attributes are
+    their values read once before the loop, so that gradients reach the variables (a
+    read of a resource variable inside flowgraph's while loop does not pass one back)."""
+    swapped = []
+    weights = {id(w) for w in cell.weights}
+    for owner in [cell, *getattr(cell, "cells", [])]:
+        for key, value in list(vars(owner).items()):
+            if id(value) in weights:
+                swapped.append((owner, key, value))
+                setattr(owner, key, value.value())
+    try:
+        yield
+    finally:
+        for owner, key, value in swapped:
+            setattr(owner, key, value)
+
+
+def _pack_like(state_size, flat: list) -> list:
+    """The final states grouped as the cell's `state_size` (a stack of cells returns
+    ``[[h1, c1], h2]``), as TensorFlow returns them."""
+    if not isinstance(state_size, tuple):
+        return flat
+    out = []
+    for size in state_size:
+        n = len(flat_state_sizes(size))
+        out.append(flat[:n] if isinstance(size, list | tuple) else flat[0])
+        flat = flat[n:]
+    return out
+
+
+def _swap01(x) -> list[int]:
+    rank = x.shape.ndims
+    return [1, 0, *range(2, rank)]
+
+
+def _expand_to(keep, x):
+    """``keep`` (batch,) reshaped to broadcast against `x` (batch, ...)."""
+    rank = x.shape.ndims or 2
+    return array_shape_ops.reshape(keep, [-1] + [1] * (rank - 1))
+
+
+# The cell's configuration, readable on the layer (``lstm.units``), as in TensorFlow.
+_CELL_ATTRIBUTES = ("units", "activation", "recurrent_activation", "use_bias",
+                    "kernel_initializer", "recurrent_initializer", "bias_initializer",
+                    "kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
+                    "implementation", "unit_forget_bias", "reset_after", "kernel",
+                    "recurrent_kernel", "bias")
+
+
+class _CellLayer(RNN):
+    """A recurrent layer over one Keras cell (`SimpleRNN`, `LSTM`, `GRU`): the cell's
+    arguments are the layer's, and its config is the cell's plus the `RNN` keys."""
+
+    _cell_class: type = SimpleRNNCell
+    _cell_name = "rnn_cell"
+    _config_omits: tuple = ("cell",)
+    _ndim = 3
+
+    def __init__(self, units, return_sequences: bool = False, return_state: bool = False,
+                 go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
+                 time_major: bool = False, activity_regularizer=None, **kwargs) -> None:
+        layer_keys = ("name", "trainable", "dtype", "input_shape", "batch_input_shape",
+                      "batch_size", "input_dim", "zero_output_for_mask")
+        layer_kwargs = {k: kwargs.pop(k) for k in layer_keys if k in kwargs}
+        cell = self._cell_class(units, name=self._cell_name, dtype=layer_kwargs.get("dtype"),
+                                trainable=layer_kwargs.get("trainable", True), **kwargs)
+        super().__init__(cell, return_sequences=return_sequences,
+                         return_state=return_state, go_backwards=go_backwards,
+                         stateful=stateful, unroll=unroll, time_major=time_major,
+                         activity_regularizer=activity_regularizer, **layer_kwargs)
 
     def get_config(self) -> dict:
         config = super().get_config()
-        for key in self._config_omits:
-            del config[key]
-        return config
+        cell = config.pop("cell")["config"]
+        for key in ("name", "trainable", "dtype"):
+            cell.pop(key, None)
+        return {**config, **cell, "activity_regularizer": self.activity_regularizer}
 
-    def _step(self, x, states):
-        h = self.activation(math_ops.add(self._gate_inputs(x),
-                                         math_ops.matmul(states[0], self.recurrent_kernel)))
-        return h, [h]
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        return cls(**config)
 
 
-class LSTM(_RNN):
-    """Long short-term memory; states ``[h, c]``; ``unit_forget_bias`` starts the forget
-    gate's bias at 1."""
+for _attr in _CELL_ATTRIBUTES:
+    setattr(_CellLayer, _attr, property(lambda self, _a=_attr: getattr(self.cell, _a)))
 
+
+class SimpleRNN(_CellLayer):
+    """``h = activation(x W + h U + b)``: an `RNN` over a `SimpleRNNCell`."""
+
+    _cell_class = SimpleRNNCell
+    _cell_name = "simple_rnn_cell"
+    _config_omits = ("cell", "recurrent_activation", "implementation")
+
+
+class LSTM(_CellLayer):
+    """Long short-term memory, an `RNN` over an `LSTMCell`; states ``[h, c]``."""
+
+    _cell_class = LSTMCell
     _cell_name = "lstm_cell"
-    _gates = 4
-    _n_states = 2
-
-    def __init__(self, units, unit_forget_bias: bool = True, **kwargs) -> None:
-        super().__init__(units, **kwargs)
-        self.unit_forget_bias = unit_forget_bias
-
-    def get_config(self) -> dict:
-        return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
-
-    def _bias_initializer(self):
-        if not self.unit_forget_bias:
-            return self.bias_initializer
-        from flowgraph.keras.layers import get_initializer
-
-        base = get_initializer(self.bias_initializer)
-        units = self.units
-
-        def init(shape, dtype=None, partition_info=None):
-            parts = [base([units], dtype=dtype), array_shape_ops.ones([units], dtype=dtype),
-                     base([2 * units], dtype=dtype)]
-            return array_join_ops.concat(parts, 0)
-
-        return init
-
-    def _step(self, x, states):
-        h, c = states
-        z = math_ops.add(self._gate_inputs(x), math_ops.matmul(h, self.recurrent_kernel))
-        zi, zf, zc, zo = array_join_ops.split(z, 4, axis=1)
-        i = self.recurrent_activation(zi)
-        f = self.recurrent_activation(zf)
-        c = math_ops.add(math_ops.multiply(f, c), math_ops.multiply(i, self.activation(zc)))
-        o = self.recurrent_activation(zo)
-        h = math_ops.multiply(o, self.activation(c))
-        return h, [h, c]
 
 
-class GRU(_RNN):
-    """Gated recurrent unit. ``reset_after=False`` (the TF 1.x default): the reset gate
-    applies before the recurrent kernel; ``reset_after=True``: after it, with a bias of
-    shape ``(2, 3 * units)`` (input row, recurrent row)."""
+class GRU(_CellLayer):
+    """Gated recurrent unit, an `RNN` over a `GRUCell` (``reset_after=False`` by
+    default, as TF 1.x Keras)."""
 
+    _cell_class = GRUCell
     _cell_name = "gru_cell"
-    _gates = 3
-
-    def __init__(self, units, reset_after: bool = False, **kwargs) -> None:
-        super().__init__(units, **kwargs)
-        self.reset_after = bool(reset_after)
-
-    def get_config(self) -> dict:
-        return {**super().get_config(), "reset_after": self.reset_after}
-
-    def _bias_shape(self, n: int) -> list[int]:
-        # reset_after: one row for the input projection, one for the recurrent one
-        return [2, n] if self.reset_after else [n]
-
-    def _step(self, x, states):
-        h = states[0]
-        if self.reset_after:
-            return self._step_reset_after(x, h)
-        xz, xr, xh = array_join_ops.split(self._gate_inputs(x), 3, axis=1)
-        uz, ur, uh = array_join_ops.split(self.recurrent_kernel, 3, axis=1)
-        z = self.recurrent_activation(math_ops.add(xz, math_ops.matmul(h, uz)))
-        r = self.recurrent_activation(math_ops.add(xr, math_ops.matmul(h, ur)))
-        hh = self.activation(math_ops.add(xh, math_ops.matmul(math_ops.multiply(r, h), uh)))
-        return self._mix(z, h, hh)
-
-    def _step_reset_after(self, x, h):
-        """The cuDNN-compatible form: the reset gate scales the recurrent projection
-        (with its own bias row) after the matmul."""
-        gx = math_ops.matmul(x, self.kernel)
-        gh = math_ops.matmul(h, self.recurrent_kernel)
-        if self.use_bias:
-            b_in, b_rec = array_join_ops.unstack(self.bias)
-            gx, gh = math_ops.add(gx, b_in), math_ops.add(gh, b_rec)
-        xz, xr, xh = array_join_ops.split(gx, 3, axis=1)
-        hz, hr, hh = array_join_ops.split(gh, 3, axis=1)
-        z = self.recurrent_activation(math_ops.add(xz, hz))
-        r = self.recurrent_activation(math_ops.add(xr, hr))
-        cand = self.activation(math_ops.add(xh, math_ops.multiply(r, hh)))
-        return self._mix(z, h, cand)
-
-    @staticmethod
-    def _mix(z, h, cand):
-        new = math_ops.add(math_ops.multiply(z, h), math_ops.multiply(math_ops.subtract(1.0, z),
-                                                                      cand))
-        return new, [new]
 
 
 class Bidirectional(Layer):
@@ -304,7 +376,7 @@ class Bidirectional(Layer):
     'sum', 'mul', 'ave' or None for a list)."""
 
     def __init__(self, layer, merge_mode="concat", backward_layer=None, **kwargs) -> None:
-        if not isinstance(layer, _RNN):
+        if not isinstance(layer, RNN) and not hasattr(layer, "go_backwards"):
             raise ValueError(f"Bidirectional needs a recurrent layer, got {layer!r}")
         if merge_mode not in ("concat", "sum", "mul", "ave", None):
             raise ValueError(f"Invalid merge mode {merge_mode!r}; use 'concat', 'sum', 'mul', "
@@ -312,8 +384,14 @@ class Bidirectional(Layer):
         super().__init__(**kwargs)
         self.merge_mode = merge_mode
         self.forward_layer = layer
+        if backward_layer is None and not isinstance(layer, RNN):  # CuDNNLSTM & co.
+            config = {**layer.get_config(), "go_backwards": not layer.go_backwards,
+                      "name": f"{self.name}/backward_{layer.name}"}
+            backward_layer = type(layer).from_config(config)
         if backward_layer is None:  # the same configuration, reading time backwards
             backward_layer = copy.copy(layer)
+            cell = layer.cell
+            backward_layer.cell = type(cell).from_config(cell.get_config())
             backward_layer._trainable_weights, backward_layer._non_trainable_weights = [], []
             backward_layer._updates, backward_layer._losses = [], []
             backward_layer._inbound_nodes = []
@@ -321,7 +399,35 @@ class Bidirectional(Layer):
             backward_layer.go_backwards = not layer.go_backwards
             backward_layer.name = f"{self.name}/backward_{layer.name}"
         self.backward_layer = backward_layer
+        self._inner_name = layer.name
         layer.name = f"{self.name}/forward_{layer.name}"  # weights under this layer's name
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, list):
+            mask = mask[0]
+        out = mask if self.forward_layer.return_sequences else None
+        if self.forward_layer.return_state:
+            n = 2 * (len(self.forward_layer.states) if hasattr(self.forward_layer, "states")
+                     else 1)
+            return ([out] if self.merge_mode is not None else [out, out]) + [None] * n
+        return out
+
+    def get_config(self) -> dict:
+        inner = self.forward_layer.get_config()
+        inner["name"] = self._inner_name
+        return {**super().get_config(), "merge_mode": self.merge_mode,
+                "layer": {"class_name": type(self.forward_layer).__name__, "config": inner}}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        config = dict(config)
+        layer = config.pop("layer")
+        if isinstance(layer, dict):
+            from flowgraph.keras.saving import layer_from_config
+
+            layer = layer_from_config(layer, custom_objects)
+        config.pop("backward_layer", None)
+        return cls(layer, **config)
 
     @property
     def trainable_weights(self) -> list:
@@ -331,9 +437,10 @@ class Bidirectional(Layer):
     def non_trainable_weights(self) -> list:
         return []
 
-    def call(self, inputs):
-        fwd = self.forward_layer._invoke(inputs, {})
-        bwd = self.backward_layer._invoke(inputs, {})
+    def call(self, inputs, mask=None):
+        extra = {} if mask is None else {"mask": mask}
+        fwd = self.forward_layer._invoke(inputs, extra)
+        bwd = self.backward_layer._invoke(inputs, dict(extra))
         states = []
         if self.forward_layer.return_state:
             fwd, states = fwd[0], fwd[1:] + bwd[1:]

@@ -30,15 +30,24 @@ import json
 from flowgraph.framework.graph import name_scope
 from flowgraph.keras import saving
 from flowgraph.keras.layers import Input, InputLayer, Layer, Node, is_keras_tensor, to_list
+from flowgraph.keras.models_sequence import SequenceInputsMixin
 from flowgraph.keras.models_subclassed import SubclassedModelMixin
 from flowgraph.keras.training import TrainingMixin
 from flowgraph.ops import math_ops
 
 __all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config",
-           "model_from_json", "save_model"]
+           "model_from_json", "model_from_yaml", "save_model"]
 
 load_model, save_model = saving.load_model, saving.save_model  # tf.keras.models names
 model_from_config, model_from_json = saving.model_from_config, saving.model_from_json
+
+
+def model_from_yaml(yaml_string, custom_objects=None):
+    """Removed, as in TF 2.15 (YAML loading could run arbitrary code): use
+    `Model.to_json` and `model_from_json`."""
+    raise RuntimeError("Method `model_from_yaml()` has been removed due to security risk "
+                       "of arbitrary code execution. Please use `Model.to_json()` and "
+                       "`model_from_json()` instead.")
 
 
 def _map_graph(inputs: list, outputs: list) -> list[Node]:
@@ -109,7 +118,7 @@ def _shape_str(tensors) -> str:
     return str(shapes[0]) if len(shapes) == 1 else str(shapes)
 
 
-class Model(SubclassedModelMixin, TrainingMixin, Layer):
+class Model(SequenceInputsMixin, SubclassedModelMixin, TrainingMixin, Layer):
     """A graph of layers from input Keras tensors to output Keras tensors.
 
     Parameters
@@ -216,6 +225,12 @@ class Model(SubclassedModelMixin, TrainingMixin, Layer):
     def from_config(cls, config: dict, custom_objects=None):
         """A new model (fresh weights) from `get_config`'s output."""
         return saving.model_from_layers_config(cls, config, custom_objects)
+
+    def to_yaml(self, **kwargs):
+        """Removed, as in TF 2.15 (YAML loading could run arbitrary code)."""
+        raise RuntimeError("Method `model.to_yaml()` has been removed due to security risk "
+                           "of arbitrary code execution. Please use `model.to_json()` "
+                           "instead.")
 
     def to_json(self, **kwargs) -> str:
         """The configuration as a JSON string (`tf.keras.models.model_from_json`)."""

@@ -41,7 +41,7 @@ from flowgraph.ops import array_index_ops, array_ops, math_ops, scatter_ops, seg
 from flowgraph.ops.array_gen_ops import unique
 from flowgraph.ops.control_flow_ops import group
 from flowgraph.ops.variables import Variable
-from flowgraph.train import adadelta, adagrad, adam, gradient_descent, rmsprop
+from flowgraph.train import adadelta, adagrad, adam, ftrl, gradient_descent, rmsprop
 from flowgraph.train.optimizer import _var_key
 
 __all__ = ["HYPERS", "make", "slots_of"]
@@ -51,13 +51,20 @@ HYPERS = {"Adam": ("beta_1", "beta_2", "decay", "learning_rate"),
           "SGD": ("decay", "learning_rate", "momentum"),
           "RMSprop": ("decay", "learning_rate", "momentum", "rho"),
           "Adagrad": ("decay", "learning_rate"),
-          "Adadelta": ("decay", "learning_rate", "rho")}
+          "Adadelta": ("decay", "learning_rate", "rho"),
+          "Adamax": ("beta_1", "beta_2", "decay", "learning_rate"),
+          "Nadam": ("beta_1", "beta_2", "decay", "learning_rate"),
+          "Ftrl": ("beta", "decay", "l1_regularization_strength",
+                   "l2_regularization_strength", "l2_shrinkage_regularization_strength",
+                   "learning_rate", "learning_rate_power")}
 
 
 def slots_of(kind: str, config: dict) -> list[tuple[str, str]]:
     """``[(Keras slot name, tf.train slot name)]`` of an optimizer, in creation order."""
-    if kind == "Adam":
+    if kind in ("Adam", "Adamax", "Nadam"):
         return [("m", "m"), ("v", "v")]
+    if kind == "Ftrl":
+        return [("accumulator", "accum"), ("linear", "linear")]
     if kind == "SGD":
         return [("momentum", "momentum")] if config.get("momentum") else []
     if kind == "RMSprop":
@@ -85,6 +92,7 @@ class _KerasState:
         self._hypers = hypers          # name -> variable
         self._iterations = iterations  # int64 variable
         self._keras_slots: list = []   # creation order
+        self._keras_labels: dict = {}  # id(slot) -> (weight or None, "<weight>/<slot>")
         self._slot_names = slots_of(kind, keras_opt._config)
 
     def _create_slots(self, var_list) -> None:
@@ -117,6 +125,7 @@ class _KerasState:
                                 use_resource=var.op.type == "VarHandleOp")
             named[key] = slot
             self._keras_slots.append(slot)
+            self._keras_labels[id(slot)] = (var, f"{var.op.name}/{keras_name}")
         return named[key]
 
     def _decayed(self, lr):
@@ -163,6 +172,112 @@ class _Adam(_KerasState, adam.AdamOptimizer):
                 "beta2": self._cast(self._beta2_t, var),
                 "epsilon": self._cast(self._epsilon_t, var)}
 
+
+
+class _Adamax(_KerasState, gradient_descent.GradientDescentOptimizer):
+    """Keras's Adamax: ``m = b1 m + (1 - b1) g; v = max(b2 v, |g|);
+    w -= lr / (1 - b1^t) * m / (v + epsilon)`` (t counts from 1)."""
+
+    def _apply_dense(self, grad, var):
+        grad = _dense(grad)
+        c = self._keras_opt._config
+        b1 = self._cast(self._hypers["beta_1"].value(), var)
+        b2 = self._cast(self._hypers["beta_2"].value(), var)
+        t = self._cast(math_ops.cast(math_ops.add(self._iterations, 1), dtypes.float32), var)
+        lr = math_ops.divide(self._cast(self._learning_rate_tensor, var),
+                             math_ops.subtract(1.0, math_ops.pow(b1, t)))
+        m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        m_t = math_ops.add(math_ops.multiply(b1, m.value()),
+                           math_ops.multiply(math_ops.subtract(1.0, b1), grad))
+        v_t = math_ops.maximum(math_ops.multiply(b2, v.value()), math_ops.abs(grad))
+        step = math_ops.divide(math_ops.multiply(lr, m_t),
+                               math_ops.add(v_t, float(c.get("epsilon") or 1e-7)))
+        with var.op.graph.control_dependencies([state_ops.assign(m, m_t),
+                                                state_ops.assign(v, v_t)]):
+            return state_ops.assign_sub(var, step)
+
+    _apply_sparse = _apply_dense
+
+
+class _Nadam(_Adamax):
+    """Keras's Nadam: Adam with the momentum schedule ``mu_t = b1 (1 - 0.5 *
+    0.96 ** (decay t))``, whose running product is the ``momentum_cache`` variable;
+    ``decay`` (0.004) shapes that schedule and leaves the learning rate alone."""
+
+    def _decayed(self, lr):
+        return lr
+
+    def _prepare(self) -> None:
+        super()._prepare()
+        if getattr(self, "_m_cache", None) is None:
+            graph = self._iterations.op.graph
+            with graph.as_default(), graph.control_dependencies(None), name_scope(None):
+                self._m_cache = Variable(1.0, dtype=dtypes.float32, trainable=False,
+                                         name=f"{self._prefix}momentum_cache",
+                                         use_resource=True)
+            self._keras_slots.insert(0, self._m_cache)
+            self._keras_labels[id(self._m_cache)] = (None, "momentum_cache")
+        t = math_ops.cast(math_ops.add(self._iterations, 1), dtypes.float32)
+        b1 = self._hypers["beta_1"].value()
+
+        decay = float(self._keras_opt._config.get("decay") or 0.0)  # the schedule decay
+
+        def mu(step):
+            return math_ops.multiply(b1, math_ops.subtract(1.0, math_ops.multiply(
+                0.5, math_ops.pow(0.96, math_ops.multiply(decay, step)))))
+
+        self._mu_t, self._mu_next, self._t = mu(t), mu(math_ops.add(t, 1.0)), t
+        self._schedule_new = math_ops.multiply(
+            array_ops.identity(self._m_cache.value()), self._mu_t)
+
+    def _apply_dense(self, grad, var):
+        grad = _dense(grad)
+        c = self._keras_opt._config
+        cast = self._cast
+        b1 = cast(self._hypers["beta_1"].value(), var)
+        b2 = cast(self._hypers["beta_2"].value(), var)
+        mu_t, mu_next = cast(self._mu_t, var), cast(self._mu_next, var)
+        sched_new = cast(self._schedule_new, var)
+        sched_next = math_ops.multiply(sched_new, mu_next)
+        m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        g_prime = math_ops.divide(grad, math_ops.subtract(1.0, sched_new))
+        m_t = math_ops.add(math_ops.multiply(b1, m.value()),
+                           math_ops.multiply(math_ops.subtract(1.0, b1), grad))
+        m_prime = math_ops.divide(m_t, math_ops.subtract(1.0, sched_next))
+        v_t = math_ops.add(math_ops.multiply(b2, v.value()),
+                           math_ops.multiply(math_ops.subtract(1.0, b2), math_ops.square(grad)))
+        v_prime = math_ops.divide(v_t, math_ops.subtract(
+            1.0, math_ops.pow(b2, cast(self._t, var))))
+        m_bar = math_ops.add(math_ops.multiply(math_ops.subtract(1.0, mu_t), g_prime),
+                             math_ops.multiply(mu_next, m_prime))
+        step = math_ops.divide(math_ops.multiply(cast(self._learning_rate_tensor, var), m_bar),
+                               math_ops.add(math_ops.sqrt(v_prime),
+                                            float(c.get("epsilon") or 1e-7)))
+        with var.op.graph.control_dependencies([state_ops.assign(m, m_t),
+                                                state_ops.assign(v, v_t)]):
+            return state_ops.assign_sub(var, step)
+
+    _apply_sparse = _apply_dense
+
+    def _finish(self, update_ops, name_scope):
+        with self._iterations.op.graph.control_dependencies(update_ops):
+            cache = state_ops.assign(self._m_cache, self._schedule_new)
+        return super()._finish([*update_ops, cache], name_scope)
+
+
+class _Ftrl(_KerasState, ftrl.FtrlOptimizer):
+    """TF's FTRL kernels; Keras's slot names (``accumulator``, ``linear``), made per
+    variable in turn."""
+
+    def _create_slots(self, var_list) -> None:
+        for v in var_list:
+            for keras_name, tf_name in self._slot_names:
+                self._keras_slot(v, keras_name, tf_name, self._slot_initial(tf_name))
+
+    def _slot_initial(self, tf_name: str) -> float:
+        if tf_name == "accum":
+            return float(self._keras_opt._config["initial_accumulator_value"])
+        return 0.0
 
 
 class _SGD(_KerasState, gradient_descent.GradientDescentOptimizer):
@@ -279,13 +394,19 @@ def make(keras_opt, kind: str, graph, scope: str = "training/"):
                 hypers[name] = keras_opt._lr_variable(graph, prefix)
                 continue
             value = float(c.get(name) or 0.0)
+            if name == "learning_rate_power":
+                value = float(c[name])
             hypers[name] = Variable(value, dtype=dtypes.float32, trainable=False, name=name,
                                     use_resource=True)
     state = (iterations, hypers)
     lr_var = hypers["learning_rate"]
     opt = None
 
+    schedule = keras_opt._schedule
+
     def lr():
+        if schedule is not None:  # evaluated at the step being taken
+            return opt._decayed(math_ops.cast(schedule(iterations.value()), dtypes.float32))
         return opt._decayed(lr_var.value())
 
     eps = float(c.get("epsilon") or 1e-7)
@@ -302,6 +423,16 @@ def make(keras_opt, kind: str, graph, scope: str = "training/"):
         opt = _Adagrad(lr, initial_accumulator_value=c["initial_accumulator_value"])
     elif kind == "Adadelta":
         opt = _Adadelta(lr, rho=lambda: hypers["rho"].value(), epsilon=eps)
+    elif kind in ("Adamax", "Nadam"):
+        opt = (_Adamax if kind == "Adamax" else _Nadam)(lr)
+    elif kind == "Ftrl":
+        opt = _Ftrl(lr, learning_rate_power=float(c["learning_rate_power"]),
+                    initial_accumulator_value=float(c["initial_accumulator_value"]),
+                    l1_regularization_strength=float(c["l1_regularization_strength"]),
+                    l2_regularization_strength=float(c["l2_regularization_strength"]),
+                    l2_shrinkage_regularization_strength=float(
+                        c["l2_shrinkage_regularization_strength"]),
+                    beta=float(c["beta"]))
     else:
         raise ValueError(f"unknown Keras optimizer kind {kind!r}")
     opt._keras_init(keras_opt, kind, hypers, iterations, prefix)

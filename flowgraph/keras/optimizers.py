@@ -28,8 +28,8 @@ import weakref
 
 from flowgraph.train.optimizer import Optimizer as _TFOptimizer
 
-__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "Optimizer", "RMSprop", "get",
-           "to_tf_optimizer"]
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer",
+           "RMSprop", "deserialize", "get", "serialize", "to_tf_optimizer"]
 
 
 class Optimizer:
@@ -41,8 +41,12 @@ class Optimizer:
         lr = kwargs.pop("lr", None)
         if learning_rate is None:
             learning_rate = lr if lr is not None else self._defaults["learning_rate"]
+        if isinstance(learning_rate, dict):
+            from flowgraph.keras import optimizers_schedules
+
+            learning_rate = optimizers_schedules.deserialize(learning_rate)
         name = kwargs.pop("name", None) or self._kind
-        decay = float(kwargs.pop("decay", 0.0) or 0.0)
+        decay = float(kwargs.pop("decay", self._default_decay) or 0.0)
         if decay < 0:
             raise ValueError(f"decay cannot be less than 0. Received: decay={decay}.")
         for key in ("clipnorm", "clipvalue"):
@@ -54,18 +58,30 @@ class Optimizer:
         unknown = sorted(set(kwargs) - set(self._defaults))
         if unknown:
             raise TypeError(f"{type(self).__name__}: unexpected keyword argument(s) {unknown}")
-        self._config = {"name": name, **self._defaults, **kwargs,
-                        "learning_rate": learning_rate, "decay": decay}
+        self._config = {"name": name, "learning_rate": learning_rate, "decay": decay,
+                        **{k: v for k, v in self._defaults.items() if k != "learning_rate"},
+                        **kwargs}
 
     _kind = "Optimizer"
+    _default_decay = 0.0
+
+    @property
+    def _schedule(self):
+        """The learning-rate schedule given as ``learning_rate``, or None."""
+        lr = self._config["learning_rate"]
+        return None if isinstance(lr, int | float) or not callable(lr) else lr
 
     def get_config(self) -> dict:
         """The hyperparameters (TF's keys: ``name``, ``learning_rate``, ``decay``, ...);
         values are those of the default graph's variables once there are (schedules and
         ``K.set_value`` change them)."""
         config = dict(self._config)
+        if self._schedule is not None:
+            from flowgraph.keras import optimizers_schedules
+
+            config["learning_rate"] = optimizers_schedules.serialize(self._schedule)
         var = self.__dict__.get("_lr_vars", {}).get(_default_graph())
-        if var is not None:
+        if var is not None and self._schedule is None:
             from flowgraph.keras import backend
 
             config["learning_rate"] = backend.get_value(var)  # np.float32, as TF's
@@ -150,7 +166,10 @@ class Optimizer:
         if var is None:
             with graph.as_default(), graph.control_dependencies(None), name_scope(None), \
                     name_scope(prefix or f"training/{self._config.get('name') or self._kind}/"):
-                var = Variable(float(self._config["learning_rate"]), dtype=dtypes.float32,
+                initial = self._config["learning_rate"]
+                if self._schedule is not None:  # the schedule's start; steps read it
+                    initial = getattr(initial, "initial_learning_rate", 0.0)
+                var = Variable(float(initial), dtype=dtypes.float32,
                                trainable=False, name="learning_rate", use_resource=True)
             cache[graph] = var
         return var
@@ -218,6 +237,10 @@ class Optimizer:
             self.__dict__.setdefault("_states", weakref.WeakKeyDictionary())[graph] = state
         return state[0]
 
+    @classmethod
+    def from_config(cls, config: dict, custom_objects=None):
+        return cls(**config)
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._config.items() if k != "name")
         return f"{type(self).__name__}({args})"
@@ -267,8 +290,88 @@ class Adadelta(Optimizer):
     _defaults = {"learning_rate": 0.001, "rho": 0.95, "epsilon": 1e-7}
 
 
+class Adamax(Optimizer):
+    """Adamax, Adam's infinity-norm variant (Keras defaults: learning_rate 0.001, beta_1
+    0.9, beta_2 0.999, epsilon 1e-7): ``m = b1 m + (1 - b1) g; v = max(b2 v, |g|);
+    w -= lr / (1 - b1^t) * m / (v + epsilon)``."""
+
+    _kind = "Adamax"
+    _defaults = {"learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
+
+
+class Nadam(Optimizer):
+    """Adam with Nesterov momentum (Dozat, 2016), Keras' momentum schedule
+    ``b1 (1 - 0.5 * 0.96 ** (decay t))`` kept in ``momentum_cache``; ``decay`` (alias
+    ``schedule_decay``, 0.004) shapes that schedule, not the learning rate."""
+
+    _kind = "Nadam"
+    _defaults = {"learning_rate": 0.001, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7}
+    _default_decay = 0.004
+
+    def __init__(self, learning_rate=None, **kwargs) -> None:
+        if "schedule_decay" in kwargs:
+            kwargs["decay"] = kwargs.pop("schedule_decay")
+        super().__init__(learning_rate, **kwargs)
+
+
+class Ftrl(Optimizer):
+    """FTRL-Proximal (McMahan et al., 2013), carried out by `tf.train.FtrlOptimizer`
+    (Keras defaults: learning_rate 0.001, learning_rate_power -0.5,
+    initial_accumulator_value 0.1, no regularization)."""
+
+    _kind = "Ftrl"
+    _defaults = {"learning_rate": 0.001, "learning_rate_power": -0.5,
+                 "initial_accumulator_value": 0.1, "l1_regularization_strength": 0.0,
+                 "l2_regularization_strength": 0.0,
+                 "l2_shrinkage_regularization_strength": 0.0, "beta": 0.0}
+
+    def __init__(self, learning_rate=None, **kwargs) -> None:
+        super().__init__(learning_rate, **kwargs)
+        c = self._config
+        if c["initial_accumulator_value"] < 0.0:
+            raise ValueError(f"`initial_accumulator_value` needs to be positive or zero. "
+                             f"Received: initial_accumulator_value="
+                             f"{c['initial_accumulator_value']}.")
+        if c["learning_rate_power"] > 0.0:
+            raise ValueError(f"`learning_rate_power` needs to be negative or zero. "
+                             f"Received: learning_rate_power={c['learning_rate_power']}.")
+        for key in ("l1_regularization_strength", "l2_regularization_strength",
+                    "l2_shrinkage_regularization_strength"):
+            if c[key] < 0.0:
+                raise ValueError(f"`{key}` needs to be positive or zero. Received: "
+                                 f"{key}={c[key]}.")
+
+
 _BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad,
-            "adadelta": Adadelta}
+            "adadelta": Adadelta, "adamax": Adamax, "nadam": Nadam, "ftrl": Ftrl}
+
+
+def serialize(optimizer) -> dict:
+    """``{'class_name': ..., 'config': ...}`` of a Keras optimizer."""
+    if not isinstance(optimizer, Optimizer):
+        raise ValueError(f"Could not serialize {optimizer!r}: not a tf.keras optimizer.")
+    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    """The optimizer described by `serialize`'s dict (custom classes looked up in
+    `custom_objects` and the registered custom objects)."""
+    from flowgraph.keras.utils import get_custom_objects
+
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise TypeError(f"optimizers.deserialize expects a dict {{'class_name': ..., "
+                        f"'config': {{...}}}}; got {type(config).__name__} {config!r:.80}.")
+    name = str(config["class_name"])
+    cls = _BY_NAME.get(name.lower()) or {**get_custom_objects(),
+                                         **(custom_objects or {})}.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown optimizer: '{name}'. Please ensure you are using a "
+                         f"`keras.utils.custom_object_scope` and that this object is "
+                         f"included in the scope.")
+    kwargs = dict(config.get("config", {}))
+    if hasattr(cls, "from_config"):
+        return cls.from_config(kwargs)
+    return cls(**kwargs)
 
 
 def get(identifier):
@@ -277,9 +380,8 @@ def get(identifier):
     if isinstance(identifier, Optimizer | _TFOptimizer):
         return identifier
     if isinstance(identifier, dict) and "class_name" in identifier:
-        cls = _BY_NAME.get(str(identifier["class_name"]).lower())
-        if cls is not None:
-            return cls(**identifier.get("config", {}))
+        if str(identifier["class_name"]).lower() in _BY_NAME:
+            return deserialize(identifier)
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
     raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}. Use one of "

@@ -53,9 +53,19 @@ from flowgraph.keras.saving_functions import (
     function_from_config,
     is_lambda,
 )
+from flowgraph.keras.saving_registry import (
+    deserialize_keras_object,
+    get_registered_name,
+    get_registered_object,
+    register_keras_serializable,
+    serialize_keras_object,
+)
+from flowgraph.keras.utils import custom_object_scope, get_custom_objects
 
-__all__ = ["load_model", "model_config", "model_from_config", "model_from_json",
-           "model_from_layers_config", "save_model"]
+__all__ = ["custom_object_scope", "deserialize_keras_object", "get_custom_objects",
+           "get_registered_name", "get_registered_object", "load_model", "model_config",
+           "model_from_config", "model_from_json", "model_from_layers_config",
+           "register_keras_serializable", "save_model", "serialize_keras_object"]
 
 _CONFIG_FILE = "keras_model.json"
 
@@ -179,7 +189,8 @@ def _layer_class(name: str, custom_objects: dict):
         return MODEL_CLASSES["Model"]
     if name == "Sequential":
         return MODEL_CLASSES["Sequential"]
-    cls = getattr(layers, name, None)
+    cls = getattr(layers, name, None) or \
+        getattr(getattr(layers, "experimental", None), name, None)  # RandomFourierFeatures
     return cls if isinstance(cls, type) else None
 
 
@@ -207,8 +218,14 @@ def layer_config(layer) -> dict:
         else:
             encoded.update(output_shape=_encode(shape), output_shape_type="raw",
                            output_shape_module=None)
-        return {"class_name": type(layer).__name__, "config": encoded}
-    return {"class_name": type(layer).__name__, "config": _encode_layer_config(config)}
+        return {"class_name": _registered(type(layer)), "config": encoded}
+    return {"class_name": _registered(type(layer)), "config": _encode_layer_config(config)}
+
+
+def _registered(cls) -> str:
+    from flowgraph.keras.saving_registry import get_registered_name
+
+    return get_registered_name(cls)
 
 
 def _init_parameters(cls, own: bool = False) -> dict:
@@ -278,6 +295,48 @@ def layer_from_config(entry: dict, custom_objects: dict | None = None, *,
         if config[key] is None or neutral is _ANY or config[key] == neutral:
             del config[key]  # TF's, and the value flowgraph computes anyway
     return cls.from_config(config)
+
+
+def _is_tensor_ref(value) -> bool:
+    return isinstance(value, list) and len(value) == 3 and isinstance(value[0], str) and \
+        isinstance(value[1], int) and isinstance(value[2], int)
+
+
+def _node_kwarg_values(node) -> dict:
+    first = node[0] if node else []
+    return first[3] if len(first) > 3 and isinstance(first[3], dict) else {}
+
+
+def _refs_in(value) -> list:
+    if _is_tensor_ref(value):
+        return [value]
+    if isinstance(value, list):
+        return [r for v in value for r in _refs_in(v)]
+    return []
+
+
+def _kwarg_refs(node) -> list:
+    """The tensors a node's keyword arguments name (TF writes MultiHeadAttention's
+    ``value`` as ``{"value": [layer, node, tensor]}``, an RNN's ``initial_state`` as a
+    list of them)."""
+    return [r for v in _node_kwarg_values(node).values() for r in _refs_in(v)]
+
+
+def _resolve(value, tensors):
+    if _is_tensor_ref(value):
+        return tensors[(value[0], value[1])][value[2]]
+    if isinstance(value, list) and _refs_in(value):
+        return [_resolve(v, tensors) for v in value]
+    return value
+
+
+def _node_kwargs(layer, node, tensors) -> dict:
+    """The keyword arguments of a node that the layer's call takes, tensor references
+    resolved."""
+    accepted = set(inspect.signature(type(layer).call).parameters) | \
+        set(inspect.signature(type(layer).__call__).parameters)
+    return {k: _resolve(v, tensors) for k, v in _node_kwarg_values(node).items()
+            if k in accepted and k != "kwargs"}
 
 
 # -- models ----------------------------------------------------------------------------------
@@ -377,12 +436,15 @@ def _model_from_config(config: dict, ctx: LoadContext):
                 progressed = True
                 continue
             refs = entry["inbound_nodes"]
-            if not all((r[0], r[1]) in tensors for node in refs for r in node):
+            if not all((r[0], r[1]) in tensors for node in refs for r in node) or \
+                    not all((r[0], r[1]) in tensors for node in refs
+                            for r in _kwarg_refs(node)):
                 continue
             layer = entry.setdefault("_layer", layer_from_config(entry, ctx=ctx))
             for i, node in enumerate(refs):
                 inputs = [tensors[(r[0], r[1])][r[2]] for r in node]
-                out = layer(inputs[0] if len(inputs) == 1 else inputs)
+                out = layer(inputs[0] if len(inputs) == 1 else inputs,
+                            **_node_kwargs(layer, node, tensors))
                 tensors[(entry["name"], i)] = out if isinstance(out, list) else [out]
             pending.remove(entry)
             progressed = True

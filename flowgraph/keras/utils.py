@@ -63,6 +63,20 @@ def custom_object_scope(*args) -> CustomObjectScope:
     return CustomObjectScope(*args)
 
 
+def _flat_class_ids(y, num_classes=None) -> tuple[np.ndarray, tuple, int]:
+    """``(ids, shape, num_classes)``: integer class ids `y` flattened, the shape to give
+    the encoded rows (`y`'s, less a trailing axis of 1) and `num_classes` (default
+    ``max(y) + 1``); what `to_categorical` and `to_ordinal` share."""
+    y = np.asarray(y, dtype="int64")
+    shape = y.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = shape[:-1]
+    y = y.ravel()
+    if num_classes is None:
+        num_classes = int(np.max(y)) + 1
+    return y, shape, num_classes
+
+
 def to_categorical(y, num_classes=None, dtype="float32") -> np.ndarray:
     """One-hot rows for integer class ids `y` (any shape; a trailing axis of 1 is
     dropped), with `num_classes` columns (default ``max(y) + 1``).
@@ -72,13 +86,7 @@ def to_categorical(y, num_classes=None, dtype="float32") -> np.ndarray:
     >>> to_categorical([[1], [0]]).tolist()
     [[0.0, 1.0], [1.0, 0.0]]
     """
-    y = np.asarray(y, dtype="int64")
-    shape = y.shape
-    if shape and shape[-1] == 1 and len(shape) > 1:
-        shape = shape[:-1]
-    y = y.ravel()
-    if num_classes is None:
-        num_classes = int(np.max(y)) + 1
+    y, shape, num_classes = _flat_class_ids(y, num_classes)
     out = np.zeros((y.shape[0], num_classes), dtype=dtype)
     out[np.arange(y.shape[0]), y] = 1
     return out.reshape((*shape, num_classes))

@@ -2,11 +2,11 @@
 `max_pooling3d`, `average_pooling3d`) and the 1-D separable convolution
 (`separable_conv1d`), with their classes.
 
-The 3-D layers run `tf.nn.conv3d` / `conv3d_transpose` / `max_pool3d` / `avg_pool3d`,
-which compose the 2-D ops over the depth axis (so the input's depth must be known when
-the graph is built). `Conv3D`'s kernel is ``(kd, kh, kw, in_channels, filters)``,
-`Conv3DTranspose`'s ``(kd, kh, kw, filters, in_channels)``. `SeparableConv1D` runs the
-2-D separable convolution on an inserted axis of length 1, as TensorFlow does.
+The 3-D layers run `tf.nn.conv3d` / `conv3d_transpose` / `max_pool3d` / `avg_pool3d`
+(TF's ``Conv3D``, ``Conv3DBackpropInputV2``, ``MaxPool3D`` and ``AvgPool3D`` ops).
+`Conv3D`'s kernel is ``(kd, kh, kw, in_channels, filters)``, `Conv3DTranspose`'s
+``(kd, kh, kw, filters, in_channels)``. `SeparableConv1D` runs the 2-D separable
+convolution on an inserted axis of length 1, as TensorFlow does.
 
 Example
 -------

@@ -98,7 +98,7 @@ def check_output_padding(output_padding, strides, what: str):
     """
     if output_padding is None:
         return None
-    output_padding = normalize_tuple(output_padding, 2, "output_padding")
+    output_padding = normalize_tuple(output_padding, len(strides), "output_padding")
     if any(p >= s for p, s in zip(output_padding, strides)):
         raise ValueError(f"{what}: output_padding {output_padding} must be smaller than "
                          f"strides {strides} in each dimension")

@@ -78,14 +78,15 @@ class InputSpec:
         return cls(**config)
 
 
-def assert_input_compatibility(spec: InputSpec | None, inputs, layer_name: str) -> None:
-    """Raise ValueError (TensorFlow's message) if the tensor `inputs` does not satisfy
-    `spec`; nothing to check when `spec` is None."""
+def assert_input_compatibility(spec: InputSpec | None, inputs, layer_name: str,
+                               index: int = 0) -> None:
+    """Raise ValueError (TensorFlow's message) if the tensor `inputs` (input `index` of
+    the layer) does not satisfy `spec`; nothing to check when `spec` is None."""
     if spec is None:
         return
     shape = TensorShape(inputs.shape)
     rank = shape.ndims
-    head = f'Input 0 of layer "{layer_name}" is incompatible with the layer: '
+    head = f'Input {index} of layer "{layer_name}" is incompatible with the layer: '
     if spec.ndim is not None and not spec.allow_last_axis_squeeze and rank is not None \
             and rank != spec.ndim:
         raise ValueError(f"{head}expected ndim={spec.ndim}, found ndim={rank}. Full shape "

@@ -29,7 +29,13 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
-from flowgraph.framework.graph import GraphKeys, add_to_collection, get_collection, name_scope
+from flowgraph.framework.graph import (
+    GraphKeys,
+    add_to_collection,
+    get_collection,
+    get_default_graph,
+    name_scope,
+)
 from flowgraph.framework.operation import Tensor
 from flowgraph.ops import array_ops, math_ops, math_reduce
 
@@ -161,6 +167,9 @@ def compute_weighted_loss(losses, weights=1.0, scope=None,
     8.0
     """
     Reduction.validate(reduction)
+    # tf.distribute's optimizer reads the last reduction (a mean loss is averaged over
+    # replicas in an Estimator's distributed training, a summed one is not).
+    get_default_graph().__dict__["_last_loss_reduction"] = reduction
     with name_scope(scope, "weighted_loss", [losses, weights]):
         losses = convert_to_tensor(losses, name="losses")
         input_dtype = losses.dtype.base_dtype

@@ -26,6 +26,7 @@ from flowgraph.math.signal_fft import (
     rfft,
     rfft2d,
 )
+from flowgraph.math.signal_fft_nd import fftnd, ifftnd, irfft3d, irfftnd, rfft3d, rfftnd
 from flowgraph.math.signal_frames import (
     fftshift,
     frame,
@@ -34,9 +35,19 @@ from flowgraph.math.signal_frames import (
     overlap_and_add,
     stft,
 )
+from flowgraph.math.signal_mdct import (
+    inverse_mdct,
+    inverse_stft_window_fn,
+    kaiser_bessel_derived_window,
+    kaiser_window,
+    mdct,
+    vorbis_window,
+)
 from flowgraph.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d
 
-__all__ = ["dct", "fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window",
-           "hann_window", "idct", "ifft", "ifft2d", "ifft3d", "ifftshift", "inverse_stft",
-           "irfft", "irfft2d", "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms",
-           "overlap_and_add", "rfft", "rfft2d", "stft"]
+__all__ = ["dct", "fft", "fft2d", "fft3d", "fftnd", "fftshift", "frame", "hamming_window",
+           "hann_window", "idct", "ifft", "ifft2d", "ifft3d", "ifftnd", "ifftshift",
+           "inverse_mdct", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d",
+           "irfft3d", "irfftnd", "kaiser_bessel_derived_window", "kaiser_window",
+           "linear_to_mel_weight_matrix", "mdct", "mfccs_from_log_mel_spectrograms",
+           "overlap_and_add", "rfft", "rfft2d", "rfft3d", "rfftnd", "stft", "vorbis_window"]

@@ -34,9 +34,9 @@ __all__ = ["dct", "idct", "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spe
 
 
 def _check(x, type, n, axis, norm, what: str):
-    if type not in (1, 2, 3):
-        raise ValueError(f"tf.signal.{what}: only DCT types 1, 2 and 3 are supported, got "
-                         f"type={type}")
+    if type not in (1, 2, 3, 4):
+        raise ValueError(f"tf.signal.{what}: only DCT types 1, 2, 3 and 4 are supported, "
+                         f"got type={type}")
     if n is not None:
         raise NotImplementedError(f"tf.signal.{what}: the `n` argument is not supported; "
                                   "crop or pad the input instead")
@@ -73,8 +73,10 @@ def _ortho_weights(n: int, first: float, rest: float, dtype):
 
 
 def dct(input, type=2, n=None, axis=-1, norm=None, name=None):
-    """The DCT of the given `type` (1, 2 or 3) over the innermost axis; ``norm="ortho"``
-    (types 2 and 3) makes it orthonormal.
+    """The DCT of the given `type` (1, 2, 3 or 4) over the innermost axis;
+    ``norm="ortho"`` (types 2, 3 and 4) makes it orthonormal. Type 4 is, as TensorFlow
+    computes it, the odd entries of the type-2 DCT of the input padded to twice its
+    length.
 
     Example
     -------
@@ -89,6 +91,10 @@ def dct(input, type=2, n=None, axis=-1, norm=None, name=None):
         if type == 1:
             mirror = _a.reverse_v2(x[..., 1:-1], [-1])
             return real(rfft(_a.concat([x, mirror], -1)))
+        if type == 4:
+            padded = _a.concat([x, _a.zeros_like(x)], -1)
+            out = dct(padded, type=2)[..., 1::2]
+            return out * (math.sqrt(0.5) / math.sqrt(size)) if norm == "ortho" else out
         if type == 2:
             spectrum = rfft(x, [2 * size])[..., :size]
             out = real(spectrum * _twiddle(size, -1.0, dtype))
@@ -120,7 +126,7 @@ def idct(input, type=2, n=None, axis=-1, norm=None, name=None):
     with name_scope(name, "idct", [input]):
         x = convert_to_tensor(input, name="input")
         _check(x, type, n, axis, norm, "idct")
-        return dct(x, type={1: 1, 2: 3, 3: 2}[type], norm=norm)
+        return dct(x, type={1: 1, 2: 3, 3: 2, 4: 4}[type], norm=norm)
 
 
 def _hertz_to_mel(f):

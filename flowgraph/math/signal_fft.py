@@ -42,11 +42,19 @@ def _fft_lengths(fft_length, rank: int, what: str) -> list | None:
 def _fit(x, axis: int, length: int):
     """`x` cropped or zero-padded to `length` along `axis` (negative, static size)."""
     n = x.shape[axis].value
-    if n is None:
-        raise ValueError(f"tf.signal: the transformed dimensions must be known when the graph "
-                         f"is built, got shape {x.shape}")
     rank = x.shape.ndims
     ax = axis + rank
+    if n is None:  # known only when run: crop to at most `length`, then pad up to it
+        size = [-1] * rank
+        size[ax] = _m.minimum(_a.shape(x)[ax], length)
+        cropped = _a.slice(x, [0] * rank, _a.stack(size))
+        short = length - _a.shape(cropped)[ax]
+        pads = [[0, 0]] * ax + [[0, short]] + [[0, 0]] * (rank - ax - 1)
+        out = _a.pad(cropped, pads)
+        dims = x.shape.as_list()
+        dims[ax] = length
+        return _a.reshape(out, [-1 if d is None else d for d in dims]) if \
+            sum(d is None for d in dims) <= 1 else out
     if n > length:
         begin = [0] * rank
         size = [-1] * rank

@@ -76,6 +76,8 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
                 else max(0, (n - length) // step + 1)
         starts = _a.expand_dims(_a.range(frames) * step, 1)
         indices = starts + _a.expand_dims(_a.range(length), 0)
+        if ax == 0:  # gathered along a new leading axis: a dense gradient, as TF's frame
+            return _a.squeeze(_a.gather(_a.expand_dims(x, 0), indices, axis=1), [0])
         return _a.gather(x, indices, axis=ax)
 
 

@@ -105,22 +105,20 @@ def range(start, limit=None, delta=1, dtype=None, name: str = "range"):
     # a known Dimension is an int32 argument (TF converts it so)
     args = [a.value if isinstance(a, Dimension) and a.value is not None else a
             for a in (start, limit, delta)]
-    if dtype is None:
-        found = [a.dtype.base_dtype if isinstance(a, Tensor) else _dtypes.dtype_of_value(a)
-                 for a in args]
-        for d in found:
-            if d not in _RANGE_ORDER:
-                raise TypeError(f"range: arguments must be int32, int64, float32 or float64, "
-                                f"got {d.name}")
-        dtype = max(found, key=_RANGE_ORDER.index)
-    dtype = _dtypes.as_dtype(dtype).base_dtype
-    tensors = []
     with name_scope(name, "Range", args) as scope:  # TensorFlow always opens it
-        for a, arg in zip(args, ("start", "limit", "delta")):
-            if isinstance(a, Tensor):
-                tensors.append(a if a.dtype.base_dtype == dtype else _cast(a, dtype))
-            else:
-                tensors.append(convert_to_tensor(a, dtype=dtype, name=arg))
+        # as TensorFlow: each Python argument a constant of its own type (or of `dtype`),
+        # then a Cast of those not of the widest type
+        tensors = [a if isinstance(a, Tensor) else
+                   convert_to_tensor(a, dtype=dtype, name=arg)
+                   for a, arg in zip(args, ("start", "limit", "delta"))]
+        if dtype is None:
+            for t in tensors:
+                if t.dtype.base_dtype not in _RANGE_ORDER:
+                    raise TypeError(f"range: arguments must be int32, int64, float32 or "
+                                    f"float64, got {t.dtype.base_dtype.name}")
+            dtype = max((t.dtype.base_dtype for t in tensors), key=_RANGE_ORDER.index)
+        dtype = _dtypes.as_dtype(dtype).base_dtype
+        tensors = [t if t.dtype.base_dtype == dtype else _cast(t, dtype) for t in tensors]
         return make_tensor("Range", tensors, name=scope)
 
 

@@ -121,10 +121,10 @@ def assert_proper_iterable(values):
     """
     unintentional = (Tensor, SparseTensor, np.ndarray, np.generic, str, bytes)
     if isinstance(values, unintentional):
-        raise TypeError(f"Expected argument 'values' to be a \"proper\" iterable.  Found: "
+        raise TypeError("Expected argument \"values\" to be a \"proper\" iterable.  Found: "
                         f"{type(values)}")
     if not hasattr(values, "__iter__"):
-        raise TypeError(f"Expected argument 'values' to be iterable.  Found: {type(values)}")
+        raise TypeError(f'Expected argument "values" to be iterable.  Found: {type(values)}')
 
 
 def assert_same_float_dtype(tensors=None, dtype=None):

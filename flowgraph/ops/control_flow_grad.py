@@ -304,6 +304,32 @@ def _structural_ops(loop: WhileContext) -> set[Operation]:
     return ops
 
 
+def _is_handle(t: Tensor) -> bool:
+    return t.dtype.base_dtype == _dtypes.resource
+
+
+def _handle_zeros(enter: Operation) -> Tensor:
+    """The zero gradient of the resource variable whose handle `enter` brings into the
+    loop (the body reads the variable there: its value's gradient accumulates on the
+    handle, as TensorFlow accumulates it): zeros of the variable's dtype and shape."""
+    from flowgraph.ops.resource_variable_ops import variable_shape
+
+    handle = enter.inputs[0]
+    dtype = next((c.attrs["dtype"] for c in enter.outputs[0].consumers()
+                  if c.attrs.get("dtype") is not None), None)
+    source = handle.op
+    while source.type in ("Enter", "Identity") and source.inputs:
+        source = source.inputs[0].op
+    if source.type == "VarHandleOp":
+        dtype = dtype or source.attrs["dtype"]
+        if source.attrs["shape"].is_fully_defined():
+            return _array.zeros(source.attrs["shape"], dtype)
+    if dtype is None:
+        raise ValueError(f"gradient of the while loop: cannot tell the dtype of the "
+                         f"variable behind the handle {handle.name}")
+    return _array.zeros(variable_shape(handle), dtype)
+
+
 def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) -> None:
     """Build the backward loop of forward `loop` and record the gradients of its inputs.
 
@@ -324,7 +350,8 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
     carried = [i for i, m in enumerate(loop.merges)
                if m.op in between and is_differentiable_dtype(m.dtype)]
     invariants = sorted((op for op in loop.invariant_enters
-                         if op in between and is_differentiable_dtype(op.outputs[0].dtype)),
+                         if op in between and (is_differentiable_dtype(op.outputs[0].dtype)
+                                               or _is_handle(op.outputs[0]))),
                         key=lambda op: op._id)
     if not carried and not invariants:
         return
@@ -339,7 +366,8 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
         gi = out_grads[i]
         init_g.append(_dense(gi) if gi is not None
                       else _array.zeros_like(exits[i], optimize=False))
-    init_acc = [_zeros_for(op.inputs[0]) for op in invariants]
+    init_acc = [_handle_zeros(op) if _is_handle(op.outputs[0]) else _zeros_for(op.inputs[0])
+                for op in invariants]
     shapes = ([TensorShape([])] + [_relaxed(t.shape, loop.merges[i].shape)
                                    for t, i in zip(init_g, carried)]
               + [t.shape for t in init_acc])

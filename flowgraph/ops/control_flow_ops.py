@@ -26,6 +26,17 @@ def _no_op_shape(op):
 not_differentiable("NoOp")
 
 
+# TensorFlow's while-loop gradients order stack pushes and pops with it: a NoOp that is
+# never dead, so its control successors run even when its predecessors were on an
+# untaken branch (the executor runs it like a _Send, `runtime/bind.py`).
+@register_op("ControlTrigger", num_outputs=0, dtype_fn=lambda op: [], control_flow="trigger")
+def _control_trigger_shape(op):
+    return []
+
+
+not_differentiable("ControlTrigger")
+
+
 def no_op(name: str | None = None) -> Operation:
     """An op that does nothing; useful as a control-dependency anchor.
 

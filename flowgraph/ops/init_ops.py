@@ -36,8 +36,14 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant
-from flowgraph.framework.graph import get_seed
-from flowgraph.ops import array_shape_ops, random_ops
+from flowgraph.ops import (
+    array_shape_ops,
+    linalg_basic,
+    linalg_diag_ops,
+    linalg_ops,
+    math_ops,
+    random_ops,
+)
 
 __all__ = [
     "constant_initializer",
@@ -268,7 +274,8 @@ class TruncatedNormal(RandomNormal):
 
 class UniformUnitScaling(Initializer):
     """Deprecated TF1 initializer: uniform in ``±factor * sqrt(3 / input_size)``, where
-    ``input_size`` is the product of all but the last dimension.
+    ``input_size`` is the product of all but the last dimension (of the whole variable
+    when `partition_info` describes one shard of it).
     Use `variance_scaling_initializer(distribution='uniform')` instead.
     """
 
@@ -278,7 +285,8 @@ class UniformUnitScaling(Initializer):
 
     def __call__(self, shape, dtype=None, partition_info=None):
         dims = _shape_list(shape)
-        input_size = max(int(np.prod(dims[:-1])), 1) if dims else 1
+        full = _shape_list(getattr(partition_info, "full_shape", None) or dims)
+        input_size = max(int(np.prod(full[:-1])), 1) if full else 1
         limit = math.sqrt(3 / input_size) * self.factor
         return random_ops.random_uniform(dims, -limit, limit, dtype or self.dtype,
                                          seed=self.seed)
@@ -393,9 +401,11 @@ class Orthogonal(Initializer):
     """A (semi-)orthogonal matrix times `gain`; shapes of rank > 2 are flattened to
     ``[prod(shape[:-1]), shape[-1]]`` (`tf.orthogonal_initializer`).
 
-    Unlike TensorFlow, which draws the matrix inside the graph, flowgraph draws it with
-    NumPy when the initializer is called (honouring the graph and op seeds), so running
-    the variable's initializer twice gives the same matrix.
+    The matrix is drawn in the graph, as TensorFlow does: a `RandomStandardNormal` of the
+    tall orientation of the flattened shape, its `Qr`, the columns of ``q`` multiplied by
+    the signs of ``diag(r)`` (which makes ``q`` unique), transposed back when the shape is
+    wide, reshaped and scaled. Seeded values therefore equal TensorFlow's, and each run
+    of the variable's initializer draws a new matrix.
 
     Example
     -------
@@ -413,18 +423,18 @@ class Orthogonal(Initializer):
         dtype = _float_dtype(dtype or self.dtype, "orthogonal_initializer")
         dims = _shape_list(shape)
         if len(dims) < 2:
-            raise ValueError(f"orthogonal_initializer: the tensor to initialize must be at "
-                             f"least two-dimensional, got shape {dims}.")
+            raise ValueError("orthogonal_initializer: the tensor to initialize, specified by "
+                             "argument `shape` must be at least two-dimensional. Received "
+                             f"shape={dims}")
         rows, cols = int(np.prod(dims[:-1])), dims[-1]
-        graph_seed, op_seed = get_seed(self.seed)
-        rng = np.random.default_rng(None if graph_seed is None else [graph_seed, op_seed])
-        a = rng.standard_normal((max(rows, cols), min(rows, cols)))
-        q, r = np.linalg.qr(a)
-        q = q * np.where(np.diag(r) < 0, -1.0, 1.0)
-        if rows < cols:
-            q = q.T
-        value = (self.gain * q).reshape(dims)
-        return constant(value.astype(dtype.as_numpy_dtype), dtype=dtype)
+        wide = rows < cols
+        draw = random_ops.random_normal([cols, rows] if wide else [rows, cols], dtype=dtype,
+                                        seed=self.seed)
+        q, r = linalg_ops.qr(draw, full_matrices=False)
+        q = q * math_ops.sign(linalg_diag_ops.diag_part(r))
+        if wide:
+            q = linalg_basic.matrix_transpose(q)
+        return self.gain * array_shape_ops.reshape(q, dims)
 
     def get_config(self) -> dict:
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
@@ -537,6 +547,7 @@ def _initializers_namespace() -> types.ModuleType:
     mod = types.ModuleType("flowgraph.initializers",
                            "The `tf.initializers` namespace: TF1's short initializer names.")
     from flowgraph.ops import variables
+    from flowgraph.ops.lookup_compat import tables_initializer
 
     names = {
         "zeros": Zeros, "ones": Ones, "constant": Constant,
@@ -549,6 +560,7 @@ def _initializers_namespace() -> types.ModuleType:
         "global_variables": variables.global_variables_initializer,
         "local_variables": variables.local_variables_initializer,
         "variables": variables.variables_initializer,
+        "tables_initializer": tables_initializer,
     }
     for key, value in names.items():
         setattr(mod, key, value)

@@ -372,4 +372,4 @@ def write_output(stream: str, text: str) -> None:
 
             logging_compat.log(level, "%s", text.rstrip("\n"))
         except ImportError:  # pragma: no cover
-            _logging.getLogger("flowgraph").log(level, "%s", text.rstrip("\n"))
+            _logging.getLogger("tensorflow").log(level, "%s", text.rstrip("\n"))

@@ -1,19 +1,12 @@
 """3-D convolution and pooling (`tf.nn.conv3d`, `conv3d_transpose`, `max_pool3d`,
-`avg_pool3d`) composed from the 2-D ops.
+`avg_pool3d`): the wrappers of TensorFlow's ``Conv3D``, ``Conv3DBackpropInputV2``,
+``MaxPool3D`` and ``AvgPool3D`` op types (defined, with their gradients, in
+`flowgraph.ops.nn_ops3d`).
 
-A 3-D convolution is a sum over the filter's depth taps of 2-D convolutions: tap ``i``
-convolves the input's depth slices ``i * dilation + d * stride`` (after padding the
-depth axis) with ``filter[i]``, all output depths at once by folding depth into the
-batch. So the values are the 2-D kernels' and the gradients are the gradients of
-slicing, padding, reshaping and `conv2d`: no new op. The depth of the input must be
-known when the graph is built (the number of depth slices is a graph property); batch,
-height and width may be unknown. `conv3d_transpose` is the gradient of `conv3d` with
-respect to its input, built with `tf.gradients`.
-
-A pooling window is a box, and the max (or the mean, with TensorFlow's count of real
-elements under 'SAME' padding, which is a product over the axes) of a box is the max of
-the maxima (the mean of the means) over its axes: a 2-D pool over height and width, then
-a pool over depth.
+`strides`, `dilations` and `ksize` are an int, a list of 3 (depth, height, width) or a
+list of 5 in the data format's order (batch and channel entries 1); `padding` is 'SAME'
+or 'VALID'; `data_format` 'NDHWC' (the default) or 'NCDHW'. Any dimension may be unknown
+when the graph is built.
 
 Example
 -------
@@ -27,16 +20,9 @@ from __future__ import annotations
 
 from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops import (
-    array_identity_ops,
-    array_join_ops,
-    array_shape_ops,
-    gradients,
-    math_reduce,
-    nn_conv_ops,
-    nn_ops,
-)
+from flowgraph.ops import nn_conv_ops
+from flowgraph.ops import nn_ops3d as _defs
+from flowgraph.ops.op_util import make_tensor
 
 __all__: list[str] = []  # tf.nn.* only; see flowgraph/nn/__init__.py
 
@@ -73,34 +59,15 @@ def _check_format(data_format, what: str) -> str:
     return fmt
 
 
-def _depth_geometry(depth, k: int, s: int, d: int, padding: str, what: str):
-    """(output depth, front padding, back padding) along the depth axis."""
-    if depth is None:
-        raise ValueError(f"{what}: the input's depth dimension must be known when the graph "
-                         f"is built (flowgraph composes 3-D ops from 2-D ones per depth "
-                         f"tap); give the placeholder a static depth")
-    eff = (k - 1) * d + 1
-    if padding == "SAME":
-        out = -(-depth // s)
-        total = max((out - 1) * s + eff - depth, 0)
-        return out, total // 2, total - total // 2
-    if depth < eff:
-        raise ValueError(f"{what}: negative output depth: the input depth {depth} is smaller "
-                         f"than the filter's dilated depth {eff}; use padding='SAME'")
-    return (depth - eff) // s + 1, 0, 0
+def _check_padding(padding, what: str) -> str:
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    return padding
 
 
-def _fold_depth(x):
-    """[N, D, H, W, C] -> [N * D, H, W, C]."""
-    shape = array_shape_ops.shape(x)
-    return array_shape_ops.reshape(x, array_join_ops.concat([[-1], shape[2:]], 0))
-
-
-def _unfold_depth(y, batch, depth: int):
-    """[N * D, H, W, C] -> [N, D, H, W, C]."""
-    shape = array_shape_ops.shape(y)
-    return array_shape_ops.reshape(
-        y, array_join_ops.concat([array_join_ops.stack([batch, depth]), shape[1:]], 0))
+def _in_format(values: list[int], fmt: str) -> list[int]:
+    """An NDHWC-ordered 5-list in `fmt`'s order (the ops' attributes)."""
+    return [values[i] for i in _TO_NCDHW] if fmt == "NCDHW" else values
 
 
 def conv3d(input, filter=None, strides=None, padding=None, data_format="NDHWC",
@@ -109,7 +76,7 @@ def conv3d(input, filter=None, strides=None, padding=None, data_format="NDHWC",
     ``[depth, height, width, in_channels, out_channels]``.
 
     `strides` and `dilations` are lists of 5 (batch and channel entries 1), of 3, or an
-    int; `padding` is 'SAME' or 'VALID'. NCDHW input is transposed to NDHWC and back.
+    int; `padding` is 'SAME' or 'VALID'; one ``Conv3D`` op.
 
     Example
     -------
@@ -126,43 +93,13 @@ def conv3d(input, filter=None, strides=None, padding=None, data_format="NDHWC",
     fmt = _check_format(data_format, what)
     strides = _five(strides, "strides", fmt, what)
     dil = _five(dilations, "dilations", fmt, what)
-    if padding not in ("SAME", "VALID"):
-        raise ValueError(f"{what}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    _check_padding(padding, what)
+    attrs = {"strides": _in_format(strides, fmt), "padding": padding, "data_format": fmt,
+             "dilations": _in_format(dil, fmt)}
     with name_scope(name, "Conv3D", [input, filter]) as scope:
         x = convert_to_tensor(input, name="input")
         f = convert_to_tensor(filter, dtype=x.dtype.base_dtype, name="filter")
-        if x.shape.ndims is not None and x.shape.ndims != 5:
-            raise ValueError(f"{what}: input must be 5-D but has shape {x.shape}")
-        if f.shape.ndims is not None and f.shape.ndims != 5:
-            raise ValueError(f"{what}: filter must be 5-D [depth, height, width, in, out] but "
-                             f"has shape {f.shape}")
-        if fmt == "NCDHW":
-            x = array_shape_ops.transpose(x, _TO_NDHWC)
-        if x.shape.ndims is None or f.shape[0].value is None:
-            raise ValueError(f"{what}: the input's rank and the filter's depth must be known "
-                             f"when the graph is built; got {x.shape} and {f.shape}")
-        if not x.shape[4].is_compatible_with(f.shape[3]):
-            raise ValueError(f"{what}: input depth (channels) {x.shape[4]} (input shape "
-                             f"{x.shape}) does not match the filter's in_channels "
-                             f"{f.shape[3]} (filter shape {f.shape})")
-        kd = f.shape[0].value
-        od, front, back = _depth_geometry(x.shape[1].value, kd, strides[1], dil[1], padding,
-                                          what)
-        if front or back:
-            x = array_join_ops.pad(x, [[0, 0], [front, back], [0, 0], [0, 0], [0, 0]])
-        batch = array_shape_ops.shape(x)[0]
-        taps = []
-        for i in range(kd):
-            start = i * dil[1]
-            part = x[:, start:start + strides[1] * (od - 1) + 1:strides[1]]
-            y = nn_ops.conv2d(_fold_depth(part), f[i], strides=[1, strides[2], strides[3], 1],
-                              padding=padding, dilations=[1, dil[2], dil[3], 1])
-            taps.append(_unfold_depth(y, batch, od))
-        out = taps[0] if len(taps) == 1 else math_reduce.add_n(taps)
-        out.set_shape(TensorShape([x.shape[0], od, *y.shape[1:]]))
-        if fmt == "NCDHW":
-            return array_shape_ops.transpose(out, _TO_NCDHW, name=scope)
-        return array_identity_ops.identity(out, name=scope)
+        return make_tensor("Conv3D", [x, f], attrs, name=scope)
 
 
 def conv3d_transpose(value=None, filter=None, output_shape=None, strides=None,
@@ -171,7 +108,7 @@ def conv3d_transpose(value=None, filter=None, output_shape=None, strides=None,
     """The transpose (gradient with respect to the input) of `conv3d`.
 
     `filter` is ``[depth, height, width, output_channels, in_channels]``; `output_shape`
-    (whose depth must be known when the graph is built) is the result's shape.
+    is the result's shape; one ``Conv3DBackpropInputV2`` op.
 
     Example
     -------
@@ -188,48 +125,42 @@ def conv3d_transpose(value=None, filter=None, output_shape=None, strides=None,
     filter = filters if filter is None else filter
     if value is None or filter is None or output_shape is None or strides is None:
         raise TypeError("conv3d_transpose() needs value, filter, output_shape and strides")
+    what = "conv3d_transpose"
+    fmt = _check_format(data_format, what)
+    attrs = {"strides": _in_format(_five(strides, "strides", fmt, what), fmt),
+             "padding": _check_padding(padding, what), "data_format": fmt,
+             "dilations": _in_format(_five(dilations, "dilations", fmt, what), fmt)}
     with name_scope(name, "conv3d_transpose", [value, filter, output_shape]) as scope:
         x = convert_to_tensor(value, name="value")
+        f = convert_to_tensor(filter, dtype=x.dtype.base_dtype, name="filter")
         sizes = convert_to_tensor(output_shape, name="output_shape")
         static = constant_value_as_shape(sizes)
-        z = array_shape_ops.zeros(sizes, dtype=x.dtype.base_dtype)
-        z.set_shape(static)
-        y = conv3d(z, filter, strides, padding, data_format=data_format,
-                   dilations=dilations if dilations is not None else 1)
-        if not y.shape.is_compatible_with(x.shape):
-            raise ValueError(f"conv3d_transpose: convolving output_shape {static} with the "
-                             f"filter gives shape {y.shape}, which does not match value's "
-                             f"shape {x.shape}")
-        (dz,) = gradients.gradients(y, [z], grad_ys=[x])
-        dz.set_shape(static)
-        return array_shape_ops.reshape(dz, sizes, name=scope)
+        if static.ndims is not None and static.ndims != 5:
+            raise ValueError(f"{what}: output_shape must have 5 elements, got {static}")
+        if static.ndims == 5 and f.shape.ndims == 5 and x.shape.ndims == 5:
+            channels = 1 if fmt == "NCDHW" else 4
+            if not static[channels].is_compatible_with(f.shape[3]):
+                raise ValueError(f"{what}: output_shape's channels {static[channels]} do not "
+                                 f"match the filter's output_channels {f.shape[3]} (filter "
+                                 f"shape {f.shape})")
+            forward = _defs.conv3d_output_shape(static, f.shape, attrs)
+            if not forward.is_compatible_with(x.shape):
+                raise ValueError(f"{what}: convolving output_shape {static} with the filter "
+                                 f"gives shape {forward}, which does not match value's "
+                                 f"shape {x.shape}")
+        y = make_tensor("Conv3DBackpropInputV2", [sizes, f, x], attrs, name=scope)
+        y.set_shape(y.shape.merge_with(static) if static.ndims == 5 else y.shape)
+        return y
 
 
-def _pool3d(pool2d, what, input, ksize, strides, padding, data_format, name):
+def _pool3d(op_type, what, input, ksize, strides, padding, data_format, name):
     fmt = _check_format(data_format, what)
-    k = _five(ksize, "ksize", fmt, what)
-    s = _five(strides, "strides", fmt, what)
-    with name_scope(name, what, [input]) as scope:
+    attrs = {"ksize": _in_format(_five(ksize, "ksize", fmt, what), fmt),
+             "strides": _in_format(_five(strides, "strides", fmt, what), fmt),
+             "padding": _check_padding(padding, what), "data_format": fmt}
+    with name_scope(name, op_type, [input]) as scope:
         x = convert_to_tensor(input, name="input")
-        if fmt == "NCDHW":
-            x = array_shape_ops.transpose(x, _TO_NDHWC)
-        if x.shape.ndims != 5:
-            raise ValueError(f"{what}: input must be 5-D with a known rank, got {x.shape}")
-        depth = x.shape[1].value
-        od, _, _ = _depth_geometry(depth, k[1], s[1], 1, padding, what)
-        batch = array_shape_ops.shape(x)[0]
-        hw = pool2d(_fold_depth(x), [1, k[2], k[3], 1], [1, s[2], s[3], 1], padding)
-        hw = _unfold_depth(hw, batch, depth)                       # [N, D, oh, ow, C]
-        shape = array_shape_ops.shape(hw)
-        flat = array_shape_ops.reshape(                            # [N, D, oh * ow, C]
-            hw, array_join_ops.stack([shape[0], depth, shape[2] * shape[3], shape[4]]))
-        pooled = pool2d(flat, [1, k[1], 1, 1], [1, s[1], 1, 1], padding)
-        out = array_shape_ops.reshape(
-            pooled, array_join_ops.stack([shape[0], od, shape[2], shape[3], shape[4]]))
-        out.set_shape(TensorShape([x.shape[0], od, *hw.shape[2:]]))
-        if fmt == "NCDHW":
-            return array_shape_ops.transpose(out, _TO_NCDHW, name=scope)
-        return out
+        return make_tensor(op_type, [x], attrs, name=scope)
 
 
 def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
@@ -241,8 +172,8 @@ def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
     >>> tf.nn.max_pool3d(tf.ones([1, 4, 4, 4, 2]), 2, 2, "VALID").shape.as_list()
     [1, 2, 2, 2, 2]
     """
-    return _pool3d(nn_ops.max_pool, "max_pool3d", input, ksize, strides, padding,
-                   data_format, name)
+    return _pool3d("MaxPool3D", "max_pool3d", input, ksize, strides, padding, data_format,
+                   name)
 
 
 def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
@@ -255,5 +186,5 @@ def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):
     >>> tf.nn.avg_pool3d(tf.ones([1, 3, 4, 4, 2]), 2, 2, "SAME").shape.as_list()
     [1, 2, 2, 2, 2]
     """
-    return _pool3d(nn_ops.avg_pool, "avg_pool3d", input, ksize, strides, padding,
-                   data_format, name)
+    return _pool3d("AvgPool3D", "avg_pool3d", input, ksize, strides, padding, data_format,
+                   name)

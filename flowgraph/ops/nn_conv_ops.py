@@ -21,7 +21,7 @@ from __future__ import annotations
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops import array_shape_ops, nn_grad, nn_ops  # noqa: F401  (nn_grad: ops)
+from flowgraph.ops import array_shape_ops, nn_grad, nn_ops, nn_ops3d  # noqa: F401  (ops)
 from flowgraph.ops.nn_space_to_batch import dilated_by_space_to_batch
 from flowgraph.ops.op_util import make_tensor
 
@@ -282,7 +282,7 @@ def depthwise_conv2d_native(input, filter, strides, padding, data_format="NHWC",
 
 def convolution(input, filter, padding, strides=None, dilation_rate=None, name=None,
                 data_format=None, filters=None, dilations=None):
-    """An N-D convolution for N = 1 or 2, picked by the rank of `input` (3 or 4);
+    """An N-D convolution for N = 1, 2 or 3, picked by the rank of `input` (3, 4 or 5);
     `strides` and `dilation_rate` hold one entry per spatial dimension.
 
     Example
@@ -314,5 +314,37 @@ def convolution(input, filter, padding, strides=None, dilation_rate=None, name=N
                     lambda t, p: nn_ops.conv2d(t, f, 1, p, name=scope))
             return nn_ops.conv2d(x, filter, strides or 1, padding, data_format=fmt,
                                  dilations=dilation_rate or 1, name=scope)
-    raise ValueError(f"convolution: input must have rank 3 (1-D) or 4 (2-D) with a known "
-                     f"rank; got shape {x.shape} (3-D convolutions are not implemented)")
+    if rank == 5:
+        fmt = "NCDHW" if str(data_format or "").startswith("NC") else "NDHWC"
+        rate = _triple(dilation_rate)
+        step = _triple(strides)
+        with name_scope(name, "convolution", [x, filter]) as scope:
+            f = convert_to_tensor(filter, dtype=x.dtype.base_dtype, name="filter")
+
+            def conv(t, pad, s=(1, 1, 1), d=(1, 1, 1)):
+                attrs = {"strides": _five_in(s, fmt), "padding": pad, "data_format": fmt,
+                         "dilations": _five_in(d, fmt)}
+                return make_tensor("Conv3D", [t, f], attrs, name=scope)
+
+            if rate != [1, 1, 1] and fmt == "NDHWC" and step == [1, 1, 1] and \
+                    padding in ("SAME", "VALID"):
+                # as TensorFlow: SpaceToBatchND, Conv3D, BatchToSpaceND
+                return dilated_by_space_to_batch(
+                    x, rate, padding, f.shape.as_list() if f.shape.ndims else None, conv)
+            return conv(x, padding, step, rate)
+    raise ValueError(f"convolution: input must have rank 3 (1-D), 4 (2-D) or 5 (3-D) with "
+                     f"a known rank; got shape {x.shape}")
+
+
+def _triple(value) -> list[int]:
+    if value is None:
+        return [1, 1, 1]
+    values = [int(value)] * 3 if isinstance(value, int) else [int(v) for v in value]
+    if len(values) != 3:
+        raise ValueError(f"convolution: a 3-D convolution takes 3 strides / dilation rates, "
+                         f"got {value!r}")
+    return values
+
+
+def _five_in(spatial, fmt: str) -> list[int]:
+    return [1, 1, *spatial] if fmt == "NCDHW" else [1, *spatial, 1]

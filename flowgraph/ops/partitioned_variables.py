@@ -32,7 +32,8 @@ from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_index_ops import slice as _slice
 from flowgraph.ops.array_join_ops import concat
 
-__all__ = ["PartitionedVariable", "SaveSliceInfo", "create_partitioned", "partition_sizes"]
+__all__ = ["PartitionInfo", "PartitionedVariable", "SaveSliceInfo", "create_partitioned",
+           "partition_sizes"]
 
 
 class SaveSliceInfo:
@@ -52,6 +53,50 @@ class SaveSliceInfo:
         full = " ".join(str(d) for d in self.full_shape)
         sl = ":".join(f"{o},{s}" for o, s in zip(self.var_offset, self.var_shape))
         return f"{full} {sl}"
+
+
+class PartitionInfo:
+    """What `get_variable` passes an initializer as ``partition_info`` when it creates
+    one shard: the ``full_shape`` of the partitioned variable and the shard's
+    ``var_offset`` in it. Initializers that scale by fan (variance scaling, uniform unit
+    scaling) compute the fans of ``full_shape``, as TensorFlow does.
+
+    Example
+    -------
+    >>> info = PartitionInfo([10, 4], [7, 0])
+    >>> info.single_slice_dim([3, 4]), info.single_offset([3, 4])
+    (0, 7)
+    """
+
+    def __init__(self, full_shape, var_offset) -> None:
+        self.full_shape = [int(d) for d in full_shape]
+        self.var_offset = [int(d) for d in var_offset]
+        if len(self.full_shape) != len(self.var_offset):
+            raise ValueError(f"PartitionInfo: full_shape {self.full_shape} and var_offset "
+                             f"{self.var_offset} have different ranks.")
+
+    def single_slice_dim(self, shape):
+        """The one axis on which a shard of `shape` differs from the full shape (None
+        when it is the whole variable)."""
+        shape = [int(d) for d in shape]
+        if len(shape) != len(self.full_shape):
+            raise ValueError(f"Expected a shard shape of rank {len(self.full_shape)} for "
+                             f"full shape {self.full_shape}, got {shape}.")
+        if any(n + o > full for n, o, full in zip(shape, self.var_offset, self.full_shape,
+                                                   strict=True)):
+            raise ValueError(f"A shard of shape {shape} at offset {self.var_offset} does "
+                             f"not fit in the full shape {self.full_shape}.")
+        axes = [i for i, (n, full) in enumerate(zip(shape, self.full_shape, strict=True))
+                if n != full]
+        if len(axes) > 1:
+            raise ValueError(f"Cannot use single_slice_dim() with shard shape {shape} and "
+                             f"full shape {self.full_shape}: more than one axis is sliced.")
+        return axes[0] if axes else None
+
+    def single_offset(self, shape) -> int:
+        """The shard's offset along its sliced axis (0 when nothing is sliced)."""
+        axis = self.single_slice_dim(shape)
+        return 0 if axis is None else self.var_offset[axis]
 
 
 def partition_sizes(dim: int, parts: int) -> list[int]:
@@ -163,7 +208,8 @@ class PartitionedVariable:
 
 def create_partitioned(name: str, shape: TensorShape, dtype, partitioner, make_part):
     """Create the shards of variable `name` as `partitioner` asks, each by
-    ``make_part(part_name, part_shape)``; returns the `PartitionedVariable`."""
+    ``make_part(part_name, part_shape, partition_info)``; returns the
+    `PartitionedVariable`."""
     if not shape.is_fully_defined():
         raise ValueError(f"Shape of a new partitioned variable ({name}) must be fully "
                          f"defined, but instead was {shape}.")
@@ -173,9 +219,10 @@ def create_partitioned(name: str, shape: TensorShape, dtype, partitioner, make_p
     for i, size in enumerate(partition_sizes(full[axis], parts[axis])):
         part_shape = list(full)
         part_shape[axis] = size
-        var = make_part(f"{name}/part_{i}", TensorShape(part_shape))
         var_offset = [0] * len(full)
         var_offset[axis] = offset
+        var = make_part(f"{name}/part_{i}", TensorShape(part_shape),
+                        PartitionInfo(full, var_offset))
         var._save_slice_info = SaveSliceInfo(name, full, var_offset, part_shape)
         variables.append(var)
         offset += size

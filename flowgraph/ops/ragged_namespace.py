@@ -13,6 +13,8 @@ Example
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
@@ -21,8 +23,10 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.ops.ragged_tensor import RaggedTensor, RaggedTensorValue
 
-__all__ = ["RaggedTensorValue", "constant", "constant_value", "map_flat_values",
-           "row_splits_to_segment_ids", "segment_ids_to_row_splits"]
+__all__ = ["RaggedTensorValue", "boolean_mask", "constant", "constant_value", "cross",
+           "cross_hashed", "map_flat_values", "placeholder", "range",
+           "row_splits_to_segment_ids", "segment_ids_to_row_splits", "stack",
+           "stack_dynamic_partitions"]
 
 
 def _depth(x) -> int:
@@ -38,7 +42,7 @@ def _partition(pylist, ragged_rank: int):
     """(flat values as a Python list, row splits per ragged dimension, outermost first)."""
     splits = []
     level = list(pylist)
-    for _ in range(ragged_rank):
+    for _ in builtins.range(ragged_rank):  # `range` is tf.ragged.range below
         bounds, flat = [0], []
         for row in level:
             if not isinstance(row, list | tuple | np.ndarray):
@@ -165,3 +169,15 @@ def segment_ids_to_row_splits(segment_ids, num_segments=None, out_type=None, nam
 
             splits = math_ops.cast(splits, out_type)
         return splits
+
+
+# boolean_mask, cross, placeholder, range, stack, ...: flowgraph/ops/ragged_array_ops.py
+from flowgraph.ops.ragged_array_ops import (  # noqa: E402
+    boolean_mask,
+    cross,
+    cross_hashed,
+    placeholder,
+    range,
+    stack,
+    stack_dynamic_partitions,
+)

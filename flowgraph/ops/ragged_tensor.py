@@ -311,6 +311,25 @@ class RaggedTensor(_Nesting):
             return cls.from_row_lengths(values, lengths)
 
     # -- Session.run -------------------------------------------------------------------
+    def _feed_components(self, value) -> list:
+        """``(tensor, array)`` pairs feeding this ragged tensor (e.g. a
+        ``tf.ragged.placeholder``) from a `RaggedTensorValue` of the same ragged rank."""
+        if not isinstance(value, RaggedTensorValue):
+            raise TypeError(f"A RaggedTensor must be fed a tf.ragged.RaggedTensorValue (see "
+                            f"tf.ragged.constant_value), got {type(value).__name__}")
+        pairs, mine, theirs = [], self, value
+        while isinstance(mine, RaggedTensor):
+            if not isinstance(theirs, RaggedTensorValue):
+                raise ValueError("The fed RaggedTensorValue has a lower ragged rank than "
+                                 "the RaggedTensor it feeds")
+            pairs.append((mine._row_splits, theirs.row_splits))
+            mine, theirs = mine._values, theirs.values
+        if isinstance(theirs, RaggedTensorValue):
+            raise ValueError("The fed RaggedTensorValue has a higher ragged rank than the "
+                             "RaggedTensor it feeds")
+        pairs.append((mine, theirs))
+        return pairs
+
     def _fetch_components(self):
         if isinstance(self._values, RaggedTensor):
             inner, build_inner = self._values._fetch_components()

@@ -44,8 +44,11 @@ class TypeSpec:
 
     def __repr__(self) -> str:
         def show(v):
-            if isinstance(v, TensorShape):
-                return "<unknown>" if v.ndims is None else repr(tuple(v.as_list()))
+            if isinstance(v, TensorShape):  # TF1's TensorShape text: (?, 3)
+                if v.ndims is None:
+                    return "<unknown>"
+                dims = ["?" if d is None else str(d) for d in v.as_list()]
+                return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
             return repr(v)
 
         inner = ", ".join(f"{f}={show(getattr(self, f))}" for f in self._fields)

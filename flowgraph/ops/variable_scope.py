@@ -207,6 +207,8 @@ class _VariableStore:
         dtype = _dtypes.as_dtype(dtype)
         shape = as_shape(shape)
         partitioned = partitioner is not None and shape.ndims not in (None, 0)
+        if partitioned and _in_strategy():
+            partitioned = False  # a tf.distribute strategy's variables are not partitioned
         with self._lock:
             if name in self._vars:
                 if partitioned and reuse is not False and \
@@ -225,10 +227,11 @@ class _VariableStore:
                     raise ValueError(f"Variable {name}: a partitioned variable needs an "
                                      "initializer callable, not a value.")
 
-                def make_part(part_name, part_shape):
+                def make_part(part_name, part_shape, partition_info):
                     part = self._create(part_name, part_shape, True, dtype, initializer,
                                         False, trainable, collections, caching_device,
-                                        validate_shape, constraint, use_resource)
+                                        validate_shape, constraint, use_resource,
+                                        partition_info)
                     self._vars[part_name] = part
                     return part
 
@@ -273,7 +276,8 @@ class _VariableStore:
 
     @staticmethod
     def _create(name, shape, shape_given, dtype, initializer, from_value, trainable,
-                collections, caching_device, validate_shape, constraint, use_resource=None):
+                collections, caching_device, validate_shape, constraint, use_resource=None,
+                partition_info=None):
         if initializer is None:
             if not shape_given:
                 raise ValueError(f"Variable {name} did not get an initializer, so its "
@@ -295,7 +299,7 @@ class _VariableStore:
                 dims = shape.as_list()
 
                 def init_val():
-                    return initializer(dims, dtype=dtype, partition_info=None)
+                    return initializer(dims, dtype=dtype, partition_info=partition_info)
 
                 var_dtype = dtype.base_dtype
             elif _takes_no_required_args(initializer):
@@ -715,3 +719,11 @@ class variable_scope:
     def __exit__(self, *exc) -> None:
         self._exits.pop().close()
 
+
+def _in_strategy() -> bool:
+    """Whether a `tf.distribute` strategy's scope or replica is building (TF then ignores
+    partitioners)."""
+    from flowgraph.framework import distribute_context
+
+    return (distribute_context.current_strategy() is not None
+            or distribute_context.current_replica() is not None)

@@ -86,6 +86,8 @@ def bind_kernels(table: NodeTable, cache: KernelCache, host: Device | None = Non
             flags |= _executor.FLAG_ASYNC
         if op.op_def.control_flow == "merge":
             flags |= _executor.FLAG_MERGE
+        elif op.op_def.control_flow == "trigger":  # never dead: run like a _Send
+            flags |= _executor.FLAG_TRANSFER
         if len(op._outputs) > 1:
             flags |= _executor.FLAG_MULTI_OUT
         read_refs = tuple(k for k, t in enumerate(op._inputs)
@@ -102,12 +104,27 @@ def bind_kernels(table: NodeTable, cache: KernelCache, host: Device | None = Non
                                      device)
         if kdef.is_async:
             kernel = _cancellable_async(kernel)
+        elif len(op._outputs) == 1 and callable(op.op_def.num_outputs):
+            kernel = _one_of_many(kernel)
         node.kernel = kernel
         node.flags |= flags
     for node in table.nodes:
         if node.op is None and node.op_type == "_ToDevice" and \
                 table.initial[node.input_slots[0]] is not None:
             node.kernel = upload_once(node.kernel)
+
+
+def _one_of_many(kernel):
+    """`kernel` of an op whose output count follows its attributes (``ShapeN``,
+    ``DynamicPartition``, ``Split``), built with one output: its kernel returns a
+    sequence of values, of which the executor takes the one."""
+    def call(*args):
+        result = kernel(*args)
+        if isinstance(result, list | tuple) and len(result) == 1:
+            return result[0]
+        return result
+
+    return call
 
 
 def upload_once(kernel):

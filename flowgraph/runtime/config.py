@@ -398,3 +398,51 @@ def switches(options, rewrite_options=None) -> Switches:
         fold=bool(options.do_constant_folding) and level_on and rc.enabled("constant_folding"),
         arith=rc.enabled("arithmetic_optimization"),
         shapes=rc.enabled("shape_optimization"))
+
+
+_TOGGLES = {"layout_optimizer", "constant_folding", "shape_optimization", "remapping",
+            "arithmetic_optimization", "dependency_optimization", "loop_optimization",
+            "function_optimization", "debug_stripper", "scoped_allocator_optimization",
+            "pin_to_host_optimization", "implementation_selector", "auto_mixed_precision",
+            "use_plugin_optimizers", "auto_mixed_precision_onednn_bfloat16",
+            "auto_mixed_precision_mkl"}
+
+
+def context_config() -> ConfigProto:
+    """The `ConfigProto` a session created without one runs with: `ConfigProto`'s defaults
+    with the process-wide settings of `tf.config` and `tf.debugging` applied (visible and
+    virtual devices as ``device_count``, memory growth, soft placement, device-placement
+    logging, threads, JIT, graph-rewrite switches), as TensorFlow 2's ``Session`` does.
+
+    >>> context_config().allow_soft_placement
+    False
+    """
+    from flowgraph.backends import config_compat
+    from flowgraph.framework.context_settings import SETTINGS
+
+    config = ConfigProto()
+    if SETTINGS["soft_placement"] is not None:
+        config.allow_soft_placement = SETTINGS["soft_placement"]
+    if SETTINGS["log_device_placement"] is not None:
+        config.log_device_placement = SETTINGS["log_device_placement"]
+    if SETTINGS["inter_op"] is not None:
+        config.inter_op_parallelism_threads = SETTINGS["inter_op"]
+    if SETTINGS["intra_op"] is not None:
+        config.intra_op_parallelism_threads = SETTINGS["intra_op"]
+    if SETTINGS["jit"] is not None:
+        config.graph_options.optimizer_options.global_jit_level = (
+            OptimizerOptions.ON_1 if SETTINGS["jit"] else OptimizerOptions.OFF)
+    rewrite = config.graph_options.rewrite_options
+    for name, value in SETTINGS["optimizer_options"].items():
+        if name in _TOGGLES and value is not None:
+            setattr(rewrite, name, RewriterConfig.ON if value else RewriterConfig.OFF)
+        elif name in ("disable_model_pruning", "disable_meta_optimizer"):
+            setattr(rewrite, name, bool(value))
+        elif name == "min_graph_nodes":
+            rewrite.min_graph_nodes = int(value)
+    counts = config_compat.device_counts()
+    if counts is not None:
+        config.device_count = counts
+    if any(SETTINGS["memory_growth"].values()):
+        config.gpu_options.allow_growth = True
+    return config

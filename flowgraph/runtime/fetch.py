@@ -193,6 +193,10 @@ def flatten_feed_dict(feed_dict) -> dict:
         flat[k] = v
 
     for key, value in feed_dict.items():
+        if hasattr(key, "_feed_components"):  # a composite such as a RaggedTensor
+            for k, v in key._feed_components(value):
+                put(k, v)
+            continue
         if type(key) is Tensor or not is_nested(key):
             put(key, value)
             continue

@@ -37,7 +37,7 @@ from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.operation import Operation
 from flowgraph.runtime.cost_model import CostModel
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class _UnionFind:

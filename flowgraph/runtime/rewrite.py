@@ -209,6 +209,9 @@ def fold_constants(ops: list[Operation], fed: set[Tensor], replace: dict,
                 result = np.asarray(result)
         except Exception:
             continue  # leave the error to run time, where it is reported with context
+        if len(op._outputs) == 1 and callable(op.op_def.num_outputs) and \
+                isinstance(result, list | tuple) and len(result) == 1:
+            result = result[0]  # one output of a ShapeN, DynamicPartition, ... (bind.py)
         outs = result if len(op._outputs) != 1 else (result,)
         if len(op._outputs) == 0:
             continue

@@ -36,6 +36,7 @@ from flowgraph.runtime.config import (
     ConfigProto,
     RunMetadata,
     RunOptions,
+    context_config,
 )
 from flowgraph.runtime.cost_model import CostModel
 from flowgraph.runtime.fetch import (
@@ -58,7 +59,7 @@ from flowgraph.runtime.specialize import ShapeVariants, first_plan, wants_varian
 from flowgraph.runtime.step import FastRun, StepContext, step_ids, watchdog
 from flowgraph.runtime.step_stats import fill_step_stats
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 # Session classes for target schemes served above this layer ("grpc://": the
 # distributed runtime), registered by `register_target_scheme` from the top of the
 # package, so that this layer imports nothing above it.
@@ -127,7 +128,8 @@ class Session:
                 "'grpc://host:port'."
             )
         self._graph = graph if graph is not None else get_default_graph()
-        self._config = config or ConfigProto()
+        # no config: the process-wide tf.config settings (TensorFlow 2's Session does so)
+        self._config = config if config is not None else context_config()
         self._resources = manager_for_target(self._target)
         self.devices = list_devices(self._config.device_count)
         if not self.devices:
@@ -301,7 +303,8 @@ class Session:
                 f"Session.run: feed_dict must be a dictionary mapping graph elements "
                 f"(tensors or their names) to values, but got a {type(feed_dict).__name__}: "
                 f"{feed_dict!r:.80}. Pass feed_dict={{placeholder: value, ...}}.")
-        if feed_dict and any(type(k) is not Tensor and is_nested(k) for k in feed_dict):
+        if feed_dict and any(type(k) is not Tensor and (
+                is_nested(k) or hasattr(k, "_feed_components")) for k in feed_dict):
             feed_dict = flatten_feed_dict(feed_dict)
             plain = False
         feed_tensors, feed_values = self._process_feeds(feed_dict) if feed_dict else ((), ())
@@ -513,6 +516,11 @@ class Session:
                     f"Cannot feed value {value!r} to tensor '{t.name}' of dtype "
                     f"{dtype.name}: {e}"
                 ) from None
+        if arr.dtype == object and dtype.name == "string" and any(
+                type(v) is str for v in arr.flat):
+            # as TensorFlow: a fed Python/NumPy str reaches the graph as UTF-8 bytes
+            arr = np.array([v.encode("utf-8") if type(v) is str else v for v in arr.flat],
+                           dtype=object).reshape(arr.shape)
         shape = t._shape
         dims = shape._dims
         if dims is not None:

@@ -26,7 +26,7 @@ from flowgraph.framework.resources import VariableState
 from flowgraph.runtime import _executor
 from flowgraph.runtime.fetch import fetch_key
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class Rendezvous:

@@ -70,7 +70,7 @@ from flowgraph.saved_model.tf_export import (
 
 __all__ = ["SavedModelBuilder"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _as_str_path(path) -> str:

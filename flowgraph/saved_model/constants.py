@@ -50,6 +50,12 @@ VARIABLES_FILENAME = "variables"
 ASSETS_DIRECTORY = "assets"
 EXTRA_ASSETS_DIRECTORY = "assets.extra"
 SAVED_MODEL_SCHEMA_VERSION = 1
+DEBUG_DIRECTORY = "debug"
+DEBUG_INFO_FILENAME_PB = "saved_model_debug_info.pb"
+# TensorFlow's collection keys of a SavedModel's meta graph
+ASSETS_KEY = "saved_model_assets"
+LEGACY_INIT_OP_KEY = "legacy_init_op"
+MAIN_OP_KEY = "saved_model_main_op"
 
 # The two TF namespaces, as module-like objects (``tf.saved_model.tag_constants.SERVING``).
 tag_constants = types.SimpleNamespace(SERVING=SERVING, TRAINING=TRAINING, EVAL=EVAL, GPU=GPU,

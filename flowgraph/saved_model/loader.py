@@ -57,7 +57,7 @@ from flowgraph.saved_model.tf_saved_model import (
 
 __all__ = ["load", "maybe_saved_model_directory"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _as_str(path) -> str:

@@ -27,6 +27,7 @@ from flowgraph.saved_model import constants as c
 from flowgraph.saved_model.format import SignatureDef, TensorInfo, TensorShapeProto
 
 __all__ = [
+    "MethodNameUpdater",
     "build_signature_def",
     "build_tensor_info",
     "classification_signature_def",
@@ -185,3 +186,94 @@ def is_valid_signature(signature_def) -> bool:
 # ``tf.saved_model.utils``
 utils = types.SimpleNamespace(build_tensor_info=build_tensor_info,
                               get_tensor_from_tensor_info=get_tensor_from_tensor_info)
+
+
+class MethodNameUpdater:
+    """Change the ``method_name`` of signatures in a SavedModel already on disk, without
+    loading its graph: ``replace_method_name`` for each change, then ``save``.
+
+    Works on TensorFlow's ``saved_model.pb`` / ``saved_model.pbtxt`` and on flowgraph's
+    ``saved_model.json``; ``save()`` writes the same kind of file, to `export_dir` or to
+    a new directory.
+
+    Example
+    -------
+    >>> import os, tempfile, flowgraph as tf
+    >>> d = os.path.join(tempfile.mkdtemp(), "m")
+    >>> with tf.Graph().as_default(), tf.Session() as s:
+    ...     x = tf.placeholder(tf.float32, [None], name="x")
+    ...     tf.saved_model.simple_save(s, d, {"x": x}, {"y": x * 2.0})
+    >>> u = MethodNameUpdater(d)
+    >>> u.replace_method_name("serving_default", "tensorflow/serving/regress")
+    >>> u.save()
+    """
+
+    def __init__(self, export_dir) -> None:
+        import os
+
+        from flowgraph.framework.tf_formats.meta_graph_messages import SavedModelProto
+        from flowgraph.framework.tf_formats.text_parse import parse_text
+        from flowgraph.saved_model import format as fmt
+
+        self._export_dir = os.fspath(export_dir)
+        self._kind = None
+        for kind in (c.SAVED_MODEL_FILENAME_PB, c.SAVED_MODEL_FILENAME_PBTXT,
+                     c.SAVED_MODEL_FILENAME_JSON):
+            if os.path.isfile(os.path.join(self._export_dir, kind)):
+                self._kind = kind
+                break
+        if self._kind is None:
+            raise OSError(f"SavedModel file does not exist at: {self._export_dir}/"
+                          f"{{{c.SAVED_MODEL_FILENAME_PBTXT}|{c.SAVED_MODEL_FILENAME_PB}}}")
+        path = os.path.join(self._export_dir, self._kind)
+        if self._kind == c.SAVED_MODEL_FILENAME_JSON:
+            self._model = fmt.read_saved_model(self._export_dir)
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+            self._model = (SavedModelProto.FromString(data)
+                           if self._kind == c.SAVED_MODEL_FILENAME_PB
+                           else parse_text(data.decode("utf-8"), SavedModelProto))
+
+    def replace_method_name(self, signature_key: str, method_name: str, tags=None) -> None:
+        """Set `method_name` on signature `signature_key` of every meta graph (or of the
+        one whose tag set equals `tags`)."""
+        if not signature_key:
+            raise ValueError("`signature_key` must be defined.")
+        if not method_name:
+            raise ValueError("`method_name` must be defined.")
+        if tags is not None and not isinstance(tags, list):
+            tags = [tags]
+        found = False
+        for mg in self._model.meta_graphs:
+            if tags is None or set(tags) == set(mg.meta_info_def.tags):
+                if signature_key not in mg.signature_def:
+                    raise ValueError(
+                        f"MetaGraphDef associated with tags {tags} does not have a "
+                        f"signature_def with key: '{signature_key}'. This means either you "
+                        "specified the wrong signature key or forgot to put the "
+                        "signature_def with the corresponding key in your SavedModel.")
+                mg.signature_def[signature_key].method_name = method_name
+                found = True
+        if not found:
+            raise ValueError(
+                f"MetaGraphDef associated with tags {tags} could not be found in SavedModel. "
+                "This means either you specified invalid tags or your SavedModel does not "
+                "have a MetaGraphDef with the specified tags.")
+
+    def save(self, new_export_dir=None) -> None:
+        """Write the SavedModel file to `new_export_dir` (default: where it was read)."""
+        import os
+
+        from flowgraph.framework.tf_formats.text_format import message_to_text
+        from flowgraph.saved_model import format as fmt
+
+        directory = os.fspath(new_export_dir) if new_export_dir else self._export_dir
+        os.makedirs(directory, exist_ok=True)
+        if self._kind == c.SAVED_MODEL_FILENAME_JSON:
+            fmt.write_saved_model(directory, self._model)
+            return
+        data = (self._model.SerializeToString() if self._kind == c.SAVED_MODEL_FILENAME_PB
+                else message_to_text(self._model).encode("utf-8"))
+        with open(os.path.join(directory, self._kind), "wb") as f:
+            f.write(data)

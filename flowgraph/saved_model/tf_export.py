@@ -73,7 +73,7 @@ __all__ = ["FORMATS", "check_format", "export_format", "get_export_format",
            "set_export_format", "signature_message", "tensor_info_message", "tf_meta_graph",
            "write_tf_saved_model", "write_tf_variables"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 FORMATS = ("flowgraph", "tensorflow")
 _state = {"format": "tensorflow"}

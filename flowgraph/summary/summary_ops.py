@@ -38,7 +38,7 @@ from flowgraph.ops.op_util import make_tensor
 
 __all__ = ["histogram", "image", "merge", "merge_all", "scalar", "tensor_summary", "text"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 # TensorFlow's realnumbertypes (ScalarSummary / HistogramSummary), bfloat16 included.
 _REAL = frozenset((*_dtypes.FLOATS, *_dtypes.INTEGERS, _dtypes.bfloat16))

@@ -43,7 +43,7 @@ from flowgraph.summary import event_format as ef
 
 __all__ = ["FileWriter", "FileWriterCache"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 _TF_VERSION = "2.15.1"  # the version the event files follow (as `export_meta_graph`)
 _MAX_ATTR_TENSOR_BYTES = 1 << 20  # larger constants are left out of the graph shown

@@ -41,7 +41,7 @@ from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class CheckpointSaverListener:

@@ -1,7 +1,7 @@
 """Hooks that look at values: logging tensors, the NaN-loss guard, final ops, feeds.
 
 `LoggingTensorHook` prints ``loss = 0.31, step = 200 (0.48 sec)`` through the
-``flowgraph`` logger every N iterations or seconds; `NanTensorHook` raises
+``tensorflow`` logger every N iterations or seconds; `NanTensorHook` raises
 `NanLossDuringTrainingError` (or just stops) when the loss becomes NaN;
 `FinalOpsHook` evaluates ops once when the session ends (the Estimator's evaluation
 metrics); `FeedFnHook` feeds the dict returned by a function on every run.
@@ -37,7 +37,7 @@ __all__ = [
     "NanTensorHook",
 ]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _as_graph_element(obj):

@@ -41,7 +41,7 @@ from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["ProfilerHook", "StepCounterHook", "SummarySaverHook"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class SummarySaverHook(SessionRunHook):

@@ -24,7 +24,7 @@ from flowgraph.train.hook_schedule import NOW_AFTER, Wake
 
 __all__ = ["SecondOrStepTimer"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class _HookTimer:

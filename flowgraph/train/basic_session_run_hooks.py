@@ -57,7 +57,7 @@ __all__ = [
     "SummarySaverHook",
 ]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class StopAtStepHook(FixedRequest, SessionRunHook):

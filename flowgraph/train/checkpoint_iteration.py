@@ -21,7 +21,7 @@ from flowgraph.train.checkpoint_state import latest_checkpoint
 __all__ = ["CheckpointOptions", "basic_train_loop", "checkpoints_iterator",
            "wait_for_new_checkpoint"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def wait_for_new_checkpoint(checkpoint_dir, last_checkpoint=None, seconds_to_sleep=1,

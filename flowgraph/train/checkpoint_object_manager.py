@@ -35,7 +35,7 @@ from flowgraph.train.checkpoint_object import session_for
 
 __all__ = ["CheckpointManager"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class CheckpointManager:

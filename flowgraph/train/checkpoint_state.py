@@ -59,7 +59,7 @@ __all__ = [
     "update_checkpoint_state",
 ]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 _TMP_MARK = ".tmp-"
 

@@ -32,7 +32,7 @@ from flowgraph.framework import errors
 
 __all__ = ["Coordinator", "LooperThread"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class Coordinator:

@@ -28,7 +28,7 @@ import numbers
 
 from flowgraph.framework.content_cache import ContentCache, graph_def_digest
 from flowgraph.framework.event_format import GraphDef
-from flowgraph.framework.graph import get_default_graph
+from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.tf_formats.graph_def import graph_def_from_dict
 from flowgraph.framework.tf_formats.meta_graph import write_meta_graph_file
@@ -44,11 +44,12 @@ from flowgraph.framework.tf_formats.saver_graph import saver_scope, tf_saver_nod
 from flowgraph.framework.versions import __version__
 from flowgraph.train.meta_graph_ops import add_output_shapes, stripped_op_list
 from flowgraph.train.meta_graph_ops import strip_default_attrs as _strip_default_attrs
+from flowgraph.train.queue_runner import QueueRunner
 
 __all__ = ["export_meta_graph", "meta_graph_bytes", "meta_graph_cache_stats",
-           "register_saver_entries", "saver_def_proto"]
+           "register_saver_entries", "saver_def_proto", "scoped_saver_def"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 # The TensorFlow release whose formats flowgraph writes (tensorflow_version).
 _TF_VERSION = "2.15.1"
@@ -84,9 +85,58 @@ def _variable_def(var, strip) -> bytes:
     return vd.SerializeToString()
 
 
-def _collection_def(key: str, items: list, strip, keep,
+def _collected_savers(graph, collection_list) -> list:
+    if collection_list is not None and GraphKeys.SAVERS not in collection_list:
+        return []
+    return [s for s in graph.get_collection(GraphKeys.SAVERS) if hasattr(s, "saver_def")]
+
+
+def _record_savers(out: MetaGraphDefProto, graph, keys, export_scope) -> None:
+    """The ``savers`` collection as TensorFlow writes it: one SaverDef per Saver (the
+    file's own Saver with the names its TensorFlow saver nodes have)."""
+    savers = _collected_savers(graph, keys)
+    if not savers:
+        return
+    values = []
+    for saver in savers:
+        proto = saver_def_proto(saver.saver_def)
+        if out.HasField("saver_def") and (proto.restore_op_name
+                                          == out.saver_def.restore_op_name):
+            proto = saver_def_proto(out.saver_def)
+        elif graph.__dict__.get("_saver_entries", {}).get(proto.restore_op_name):
+            scope = saver_scope(proto.restore_op_name)  # as _with_tf_saver names them
+            proto.filename_tensor_name = f"{scope}Const:0"
+            proto.save_tensor_name = f"{scope}control_dependency:0"
+            proto.version = SaverDefProto.V2
+        if export_scope:
+            proto = scoped_saver_def(proto, export_scope)
+            if proto is None:
+                continue
+        values.append(proto.SerializeToString())
+    if values:
+        out.collection_def[GraphKeys.SAVERS] = CollectionDefProto(
+            bytes_list=CollectionDefProto.BytesList(value=values))
+
+
+def scoped_saver_def(proto: SaverDefProto, export_scope: str):
+    """`proto` with its names relative to `export_scope` (changed in place), or None
+    when one of them lies outside it."""
+    prefix = export_scope.rstrip("/") + "/"
+    names = ("filename_tensor_name", "save_tensor_name", "restore_op_name")
+    if not all(getattr(proto, n).startswith(prefix) for n in names):
+        return None
+    for n in names:
+        setattr(proto, n, getattr(proto, n)[len(prefix):])
+    return proto
+
+
+def _collection_def(key: str, items: list, strip, keep, export_scope=None,
                     quiet: bool = False) -> CollectionDefProto | None:
     first = items[0]
+    if isinstance(first, QueueRunner):  # QueueRunnerDefs, those inside `export_scope`
+        protos = [qr.to_proto(export_scope) for qr in items if isinstance(qr, QueueRunner)]
+        return CollectionDefProto(bytes_list=CollectionDefProto.BytesList(
+            value=[p.SerializeToString() for p in protos if p is not None]))
     if _is_variable(first):
         kind, convert = "bytes_list", (lambda v: _variable_def(v, strip))
         accept = _is_variable
@@ -218,6 +268,10 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         saver_proto = _as_saver_def_proto(saver_def)
         message = _with_tf_saver(message, graph, saver_proto)
         out.saver_def = saver_proto
+    for saver in _collected_savers(graph, collection_list):
+        # every Saver of the `savers` collection gets TensorFlow's saver nodes too
+        if saver_def is None or saver.saver_def.restore_op_name != saver_proto.restore_op_name:
+            message = _with_tf_saver(message, graph, _as_saver_def_proto(saver.saver_def))
     if clear_devices:
         for n in message.node:
             n.ClearField("device")
@@ -243,10 +297,11 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     keys = graph.get_all_collection_keys() if collection_list is None else collection_list
     for key in keys:
         items = graph.get_collection(key)
-        if items:
-            col = _collection_def(key, items, strip, keep)
+        if items and key != GraphKeys.SAVERS:
+            col = _collection_def(key, items, strip, keep, export_scope)
             if col is not None:
                 out.collection_def[key] = col
+    _record_savers(out, graph, keys, export_scope)
     if filename is not None:
         write_meta_graph_file(out, filename, as_text=as_text)
     return out

@@ -46,6 +46,8 @@ from flowgraph.framework.tf_formats.meta_graph import (
 )
 from flowgraph.framework.tf_formats.meta_graph_messages import (
     MetaGraphDefProto,
+    QueueRunnerDefProto,
+    SaverDefProto,
     VariableDefProto,
 )
 from flowgraph.framework.tf_formats.saver_graph import (
@@ -54,11 +56,12 @@ from flowgraph.framework.tf_formats.saver_graph import (
     restore_slice_specs,
     saver_scope,
 )
+from flowgraph.train.queue_runner import QueueRunner
 from flowgraph.train.saver import Saver
 
 __all__ = ["import_meta_graph"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 # Ops whose kernels call Python objects of the process that built the graph (numpy_input_fn's
 # arrays, py_func's functions): another process has nothing for them to call.
@@ -178,12 +181,53 @@ def _scoped_string(raw: bytes, scoped):
     return raw if out == text else out
 
 
+def _restore_queue_runners(graph, values, import_scope: str, source: str) -> None:
+    """The ``queue_runners`` collection's QueueRunnerDefs as `QueueRunner`s over the
+    imported queue and ops (`tf.train.start_queue_runners` starts them)."""
+    for raw in values:
+        try:
+            runner = QueueRunner.from_proto(QueueRunnerDefProto.FromString(raw),
+                                            import_scope=import_scope or None)
+        except (ValueError, KeyError, TypeError) as e:
+            logger.warning("import_meta_graph: %s: a queue runner of collection "
+                           "'queue_runners' is left out: %s", source, e)
+            continue
+        graph.add_to_collection(GraphKeys.QUEUE_RUNNERS, runner)
+
+
+def _collect_saver(graph, mg: MetaGraphDefProto, saver, source: str) -> None:
+    """Put `saver` (the Saver `import_meta_graph` built for the file's own SaverDef) in
+    the ``savers`` collection where the file lists that SaverDef there. flowgraph rebuilds
+    only the file's own Saver; another listed SaverDef is left out with a log line."""
+    col = mg.collection_def.get(GraphKeys.SAVERS)
+    if col is None or not col.HasField("bytes_list"):
+        return
+    own = mg.saver_def.restore_op_name if mg.HasField("saver_def") else None
+    for raw in col.bytes_list.value:
+        try:
+            restore_op = SaverDefProto.FromString(raw).restore_op_name
+        except ValueError as e:
+            restore_op, reason = None, f"not a SaverDef ({e})"
+        else:
+            reason = f"its restore op {restore_op!r} is not the file's Saver's"
+        if saver is not None and restore_op == own:
+            graph.add_to_collection(GraphKeys.SAVERS, saver)
+        else:
+            logger.warning("import_meta_graph: %s: a Saver of collection 'savers' is left "
+                           "out: %s", source, reason)
+
+
 def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> dict:
     """Fill the graph's collections from `mg`; returns variable name -> Variable."""
     variables: dict = {}
     for key, col in mg.collection_def.items():
         if key in _CONTROL_FLOW_CONTEXTS:
             continue  # WhileContextDef/CondContextDef messages: the loops import without them
+        if key == GraphKeys.QUEUE_RUNNERS and col.HasField("bytes_list"):
+            _restore_queue_runners(graph, col.bytes_list.value, scoped(""), source)
+            continue
+        if key == GraphKeys.SAVERS:
+            continue  # SaverDefs: `import_meta_graph` collects its Saver (`_collect_saver`)
         if col.HasField("bytes_list"):
             for raw in col.bytes_list.value:
                 message = key in _MESSAGE_COLLECTIONS
@@ -299,6 +343,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
         var_list = {key: parts[0] if len(parts) == 1 else parts
                     for key, parts in grouped.items()}
     if not var_list:
+        _collect_saver(graph, mg, None, source)
         return None
     sd = mg.saver_def
     options = {"max_to_keep": sd.max_to_keep or 5} if restore_op else {}
@@ -311,4 +356,6 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     if not restore_op:
         name, prefix = "save", ""  # TensorFlow's plain Saver() for a file without one
     with graph.as_default(), graph.name_scope(None):
-        return Saver(var_list=var_list, name=prefix + name, **options)
+        saver = Saver(var_list=var_list, name=prefix + name, **options)
+    _collect_saver(graph, mg, saver, source)
+    return saver

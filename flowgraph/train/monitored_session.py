@@ -72,7 +72,7 @@ __all__ = [
     "WorkerSessionCreator",
 ]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 USE_DEFAULT = object()

@@ -33,6 +33,7 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.framework import distribute_context
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, get_collection, get_default_graph
@@ -167,6 +168,7 @@ class Optimizer:
                              f"Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not {gate_gradients}")
         loss = convert_to_tensor(loss)
         self._assert_valid_dtypes([loss])
+        loss = self._scale_loss(loss)
         if grad_loss is not None:
             grad_loss = convert_to_tensor(grad_loss)
             self._assert_valid_dtypes([grad_loss])
@@ -211,6 +213,15 @@ class Optimizer:
         grads_and_vars = tuple(grads_and_vars)
         if not grads_and_vars:
             raise ValueError("No variables provided.")
+        replica = distribute_context.current_replica()
+        if replica is not None and hasattr(replica[0].extended, "apply_gradients"):
+            # One replica of a multi-replica strategy: the gradients of all replicas are
+            # summed and applied to every copy, once, in cross-replica context.
+            def merge(strategy, per_replica_grads_and_vars):
+                return strategy.extended.apply_gradients(
+                    self, per_replica_grads_and_vars, global_step, name)
+
+            return replica[2].merge_call(merge, args=(list(grads_and_vars),))
         converted = []
         for g, v in grads_and_vars:
             g = _as_gradient(g)
@@ -253,6 +264,35 @@ class Optimizer:
             if apply_updates not in train_ops:
                 train_ops.append(apply_updates)
         return apply_updates
+
+    @staticmethod
+    def _scale_loss(loss):
+        """In an Estimator's multi-replica training, a mean loss divided by the number of
+        replicas (the summed gradients are then those of the mean), as TF1 does."""
+        replica = distribute_context.current_replica()
+        if replica is None or not getattr(replica[0], "_scale_loss_for_estimator", False):
+            return loss
+        graph = loss.graph
+        graph.__dict__["_is_loss_scaled_by_optimizer"] = False
+        n = replica[0].num_replicas_in_sync
+        last = graph.__dict__.get("_last_loss_reduction")
+        if n > 1 and last not in ("weighted_sum", "sum"):
+            graph.__dict__["_is_loss_scaled_by_optimizer"] = True
+            return loss * (1.0 / n)
+        return loss
+
+    def _alias_mirrored_slots(self, var_list) -> None:
+        """Key each copy of a mirrored variable to the same copy of its mirrored slots,
+        so that `_apply_dense(grad, copy)` finds them (`flowgraph/strategies/`)."""
+        for named in self._slots.values():
+            for var in var_list:
+                slot = named.get(_var_key(var))
+                copies = getattr(var, "components", None)
+                if slot is None or copies is None:
+                    continue
+                slot_copies = getattr(slot, "components", (slot,) * len(copies))
+                for copy, slot_copy in zip(copies[1:], slot_copies[1:], strict=True):
+                    named[_var_key(copy)] = slot_copy
 
     def get_slot(self, var, name: str):
         """The slot `name` ('m', 'momentum', ...) made for `var`, or None.

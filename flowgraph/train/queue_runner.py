@@ -30,11 +30,17 @@ import threading
 import weakref
 
 from flowgraph.framework import errors
-from flowgraph.framework.graph import GraphKeys, add_to_collection, get_default_session
+from flowgraph.framework.graph import (
+    GraphKeys,
+    add_to_collection,
+    get_default_graph,
+    get_default_session,
+)
+from flowgraph.framework.tf_formats.meta_graph_messages import QueueRunnerDefProto
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class QueueRunner:
@@ -60,9 +66,10 @@ class QueueRunner:
                  queue_closed_exception_types=None, queue_runner_def=None,
                  import_scope=None) -> None:
         if queue_runner_def is not None:
-            raise NotImplementedError(
-                "QueueRunner(queue_runner_def=...) is not supported: flowgraph graphs are "
-                "serialized as JSON; build the QueueRunner from its queue and ops instead")
+            if queue is not None or enqueue_ops:
+                raise ValueError("queue_runner_def and queue are mutually exclusive.")
+            queue, enqueue_ops, close_op, cancel_op, queue_closed_exception_types = (
+                _from_def(queue_runner_def, import_scope))
         if queue is None or not enqueue_ops:
             raise ValueError("Must provide a queue and one or more enqueue_ops to QueueRunner")
         if queue_closed_exception_types is None:
@@ -113,6 +120,40 @@ class QueueRunner:
     def name(self) -> str:
         """The name of the queue."""
         return self._queue.name
+
+    # -- QueueRunnerDef ---------------------------------------------------------------------
+    def to_proto(self, export_scope: str | None = None):
+        """This runner's ``QueueRunnerDef`` (what a ``.meta`` file records in its
+        ``queue_runners`` collection); with `export_scope`, the names relative to it, or
+        None when the queue lies outside it.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> with tf.Graph().as_default():
+        ...     q = tf.FIFOQueue(2, tf.float32, name="q")
+        ...     qr = tf.train.QueueRunner(q, [q.enqueue([1.0])])
+        ...     print(qr.to_proto().queue_name, list(qr.to_proto().enqueue_op_name))
+        q ['q_enqueue']
+        """
+        names = [self._queue.name, *(op.name for op in self._enqueue_ops),
+                 self._close_op.name, self._cancel_op.name]
+        if export_scope:
+            prefix = export_scope.rstrip("/") + "/"
+            if not self._queue.name.startswith(prefix):
+                return None
+            names = [n[len(prefix):] if n.startswith(prefix) else n for n in names]
+        return QueueRunnerDefProto(
+            queue_name=names[0], enqueue_op_name=names[1:-2], close_op_name=names[-2],
+            cancel_op_name=names[-1],
+            queue_closed_exception_types=[errors.error_code_from_exception_type(t)
+                                          for t in self._queue_closed_exception_types])
+
+    @staticmethod
+    def from_proto(queue_runner_def, import_scope: str | None = None) -> QueueRunner:
+        """A runner over the default graph's queue and ops that `queue_runner_def` (a
+        ``QueueRunnerDef``, `to_proto`) names, under `import_scope`."""
+        return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
 
     # -- threads ------------------------------------------------------------------------
     def _run(self, sess, enqueue_op, coord) -> None:
@@ -184,6 +225,23 @@ class QueueRunner:
             if start:
                 t.start()
         return threads
+
+
+def _from_def(queue_runner_def, import_scope):
+    """(queue op, enqueue ops, close op, cancel op, exception types) from a
+    ``QueueRunnerDef``, found in the default graph."""
+    graph = get_default_graph()
+    prefix = import_scope.rstrip("/") + "/" if import_scope else ""
+
+    def element(name: str):
+        return graph.as_graph_element(prefix + name)
+
+    codes = list(queue_runner_def.queue_closed_exception_types)
+    types = tuple(errors.exception_type_from_error_code(c) for c in codes) or None
+    return (element(queue_runner_def.queue_name),
+            [element(n) for n in queue_runner_def.enqueue_op_name],
+            element(queue_runner_def.close_op_name), element(queue_runner_def.cancel_op_name),
+            types)
 
 
 def add_queue_runner(qr: QueueRunner, collection: str = GraphKeys.QUEUE_RUNNERS) -> None:

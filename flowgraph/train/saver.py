@@ -75,6 +75,7 @@ from flowgraph.train.meta_graph_export import (
     meta_graph_bytes,
     register_saver_entries,
     saver_def_proto,
+    scoped_saver_def,
 )
 from flowgraph.train.saver_entries import all_saveable_variables, saveable_entries
 from flowgraph.train.saver_files import checkpoint_files, checkpoint_tensors
@@ -83,7 +84,7 @@ from flowgraph.train.saver_restore import build_restore_graph, restore_feed
 
 __all__ = ["Saver", "SaverDef"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class CheckpointNotFoundError(errors.NotFoundError, ValueError):
@@ -224,7 +225,9 @@ class Saver:
              info.spec if info is not None else "",
              # a resource variable: saved from its read, restored through its handle
              ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else "")
-            for (key, ref, _), info in zip(self._entries, self._slice_infos)])
+            for (key, ref, _), info in zip(self._entries, self._slice_infos)
+            # a saveable object's tensors (tf.contrib.cudnn_rnn) have no variable to name
+            if getattr(ref, "_saveable_restore", None) is None])
         if self.saver_def is None:
             self.saver_def = SaverDef(
                 filename_tensor_name=filename.name, save_tensor_name=save_tensor.name,
@@ -249,15 +252,7 @@ class Saver:
         save/restore_all
         """
         proto = saver_def_proto(self.saver_def)
-        if not export_scope:
-            return proto
-        prefix = export_scope.rstrip("/") + "/"
-        names = ("filename_tensor_name", "save_tensor_name", "restore_op_name")
-        if not all(getattr(proto, n).startswith(prefix) for n in names):
-            return None
-        for n in names:
-            setattr(proto, n, getattr(proto, n)[len(prefix):])
-        return proto
+        return scoped_saver_def(proto, export_scope) if export_scope else proto
 
     @staticmethod
     def from_proto(saver_def, import_scope: str | None = None) -> Saver:

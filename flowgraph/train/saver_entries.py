@@ -28,7 +28,8 @@ from __future__ import annotations
 from flowgraph.framework.graph import GraphKeys
 from flowgraph.framework.operation import Tensor
 
-__all__ = ["all_saveable_variables", "is_variable", "saveable_entries", "slice_offset"]
+__all__ = ["all_saveable_variables", "is_saveable_object", "is_variable", "saveable_entries",
+           "slice_offset"]
 
 
 def is_variable(x) -> bool:
@@ -36,7 +37,30 @@ def is_variable(x) -> bool:
     return hasattr(x, "_ref") and hasattr(x, "initializer") and hasattr(x, "op")
 
 
+def is_saveable_object(x) -> bool:
+    """Whether `x` is a saveable object: ``specs`` (each a tensor and its checkpoint
+    key ``name``) and ``restore(tensors, shapes)`` returning the op that restores them,
+    as `tf.contrib.cudnn_rnn`'s saveables."""
+    return hasattr(x, "specs") and callable(getattr(x, "restore", None))
+
+
+def _expand_saveables(items: list) -> list:
+    """Replace each saveable object by its spec tensors, each marked with
+    ``_saveable_restore = (owner, index)`` for the restore graph."""
+    out = []
+    for v in items:
+        if is_saveable_object(v):
+            for k, spec in enumerate(v.specs):
+                spec.tensor._saveable_restore = (v, k)
+                out.append(spec.tensor)
+        else:
+            out.append(v)
+    return out
+
+
 def _saveable_tensor(key: str, var) -> Tensor:
+    if isinstance(var, Tensor) and getattr(var, "_saveable_restore", None) is not None:
+        return var
     if is_variable(var):
         if hasattr(var, "handle"):  # a resource variable: saved from its read
             return var._as_graph_element()
@@ -80,12 +104,16 @@ def saveable_entries(var_list) -> list[tuple[str, Tensor, object]]:
                 flat.extend(v)
             else:
                 flat.append(v)
+        flat = _expand_saveables(flat)
         items = []
         for v in flat:
             if not (is_variable(v) or isinstance(v, Tensor)):
                 raise TypeError(f"Saver: var_list items must be variables, got {v!r}")
             info = _slice_info(v)
-            items.append((info.full_name if info is not None else v.op.name, v))
+            owner = getattr(v, "_saveable_restore", None) if isinstance(v, Tensor) else None
+            key = owner[0].specs[owner[1]].name if owner is not None else (
+                info.full_name if info is not None else v.op.name)
+            items.append((key, v))
     out: list[tuple[str, Tensor, object]] = []
     seen: dict[str, list] = {}
     key_of: dict[int, str] = {}  # id(ref tensor) -> its key
@@ -109,7 +137,7 @@ def all_saveable_variables(graph) -> list:
     """The global variables of `graph`, then the variables among its saveable objects."""
     out = list(graph.get_collection(GraphKeys.GLOBAL_VARIABLES))
     for v in graph.get_collection(GraphKeys.SAVEABLE_OBJECTS):
-        if is_variable(v) and all(v is not w for w in out):
+        if (is_variable(v) or is_saveable_object(v)) and all(v is not w for w in out):
             out.append(v)
     return out
 

@@ -35,7 +35,7 @@ from flowgraph.train import checkpoint_state as _state
 
 __all__ = ["CheckpointKeeper"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class CheckpointKeeper:

@@ -70,21 +70,39 @@ def build_restore_graph(graph, rows, name: str, filename: str, reshape: bool) ->
         filename_tensor = constant(filename, name="Const")
         save_tensor = identity(filename_tensor, name="control_dependency")
         assigns = []
+        saveables: dict = {}  # id -> (saveable object, {spec index: placeholder})
+        # A mirrored variable (tf.distribute) is saved from its first copy and restores
+        # every copy from that value.
+        mirrors = graph.__dict__.get("_mirrored_restores", {})
         for key, ref, info in sorted(rows, key=lambda r: (r[0], slice_offset(r[2]))):
             dtype = ref.dtype.base_dtype
             value = placeholder(dtype, ref.shape, name="RestoreV2")
             validate = not reshape and ref.shape.is_fully_defined()
-            with graph.colocate_with(ref.op):
-                if ref.op.type == "ReadVariableOp":  # a resource variable's read
-                    assigns.append(assign_variable_op(ref.op.inputs[0], value,
-                                                      name="AssignVariableOp"))
-                else:
-                    assigns.append(assign(ref, value, validate_shape=validate,
-                                          name="Assign"))
+            owner = getattr(ref, "_saveable_restore", None)
+            if owner is not None:  # a saveable object's spec: restored by its owner
+                saveables.setdefault(id(owner[0]), (owner[0], {}))[1][owner[1]] = value
+                entries.append((key, ref, value))
+                infos.append(info)
+                continue
+            for target in [ref, *[_restore_ref(c) for c in mirrors.get(ref, ())]]:
+                with graph.colocate_with(target.op):
+                    if target.op.type == "ReadVariableOp":  # a resource variable's read
+                        assigns.append(assign_variable_op(target.op.inputs[0], value,
+                                                          name="AssignVariableOp"))
+                    else:
+                        assigns.append(assign(target, value, validate_shape=validate,
+                                              name="Assign"))
             entries.append((key, ref, value))
             infos.append(info)
+        for saveable, values in saveables.values():
+            assigns.append(saveable.restore([values[k] for k in sorted(values)], None))
         restore_op = group(*assigns, name="restore_all")
     return RestoreGraph(entries, infos, restore_op, filename_tensor, save_tensor, scope)
+
+
+def _restore_ref(var):
+    """The tensor a Saver restores `var` through (a resource variable's read)."""
+    return var._as_graph_element() if hasattr(var, "handle") else var._ref()
 
 
 def _op_name_of(ref) -> str:

@@ -30,7 +30,7 @@ import logging
 
 __all__ = ["Scaffold"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _coalesce(a, b):

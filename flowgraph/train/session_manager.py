@@ -37,7 +37,7 @@ import numpy as np
 
 __all__ = ["ChiefSessionCreator", "SessionCreator", "SessionManager", "WorkerSessionCreator"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _maybe_name(obj) -> str:

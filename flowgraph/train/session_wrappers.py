@@ -30,7 +30,7 @@ import time
 
 __all__ = ["StepContext", "raise_thread_preemption"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 def _preemption_errors() -> tuple:

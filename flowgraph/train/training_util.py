@@ -34,7 +34,7 @@ __all__ = [
     "global_step",
 ]
 
-_logger = logging.getLogger("flowgraph")
+_logger = logging.getLogger("tensorflow")
 GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 __all__ = ["VocabInfo", "warm_start"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 
 class VocabInfo(collections.namedtuple("VocabInfo", [

@@ -36,7 +36,8 @@ def test_text_helpers():
     assert compat.path_to_str(pathlib.Path("/tmp/x")) == "/tmp/x"
     assert compat.path_to_str(5) == 5
     assert isinstance(b"", compat.bytes_or_text_types)
-    assert compat.forward_compatible(2030, 1, 1) is True
+    assert compat.forward_compatible(2019, 1, 1) is True  # TF 2.15: horizon 2023-10-10
+    assert compat.forward_compatible(2030, 1, 1) is False
 
 
 def test_v2_switches():
@@ -54,7 +55,7 @@ def test_v2_switches():
 # -- tf.logging -------------------------------------------------------------------------------
 @pytest.fixture
 def flowgraph_logger():
-    logger = logging.getLogger("flowgraph")
+    logger = logging.getLogger("tensorflow")
     level = logger.level
     yield logger
     logger.setLevel(level)
@@ -71,7 +72,7 @@ def test_levels_and_verbosity(flowgraph_logger):
 
 def test_logging_functions(flowgraph_logger, caplog):
     logging_compat.set_verbosity(logging_compat.DEBUG)
-    with caplog.at_level(logging.DEBUG, logger="flowgraph"):
+    with caplog.at_level(logging.DEBUG, logger="tensorflow"):
         logging_compat.debug("d %d", 1)
         logging_compat.info("i %s", "x")
         logging_compat.warn("w")
@@ -95,12 +96,12 @@ def test_verbosity_filters(flowgraph_logger, caplog):
     with caplog.at_level(logging.NOTSET):
         logging_compat.info("hidden")
         logging_compat.warning("shown")
-    assert [r.getMessage() for r in caplog.records if r.name == "flowgraph"] == ["shown"]
+    assert [r.getMessage() for r in caplog.records if r.name == "tensorflow"] == ["shown"]
 
 
 def test_log_every_n_and_first_n_count_per_call_site(flowgraph_logger, caplog):
     logging_compat.set_verbosity(logging_compat.INFO)
-    with caplog.at_level(logging.INFO, logger="flowgraph"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         for i in range(7):
             logging_compat.log_every_n(logging_compat.INFO, "every %d", 3, i)
             logging_compat.log_first_n(logging_compat.INFO, "first %d", 2, i)
@@ -119,7 +120,7 @@ def test_stderr_handler_added_once_when_logging_is_unconfigured(monkeypatch, cap
     logging_compat.info("hello %d", 5)
     logging_compat.get_logger()
     assert len(flowgraph_logger.handlers) == 1
-    assert capsys.readouterr().err == "INFO:flowgraph:hello 5\n"
+    assert capsys.readouterr().err == "INFO:tensorflow:hello 5\n"
 
 
 def test_existing_root_configuration_is_kept(monkeypatch, flowgraph_logger):
@@ -229,19 +230,28 @@ def test_help_exits(fv, capsys):
 
 
 def test_global_flags_namespace():
-    assert flags_compat.FLAGS is app.flags.FLAGS
-    assert isinstance(flags_compat.FLAGS, flags_compat.FlagValues)
+    import flowgraph as tf
+    from flowgraph import flags
+
+    assert app.flags is tf.flags is tf.app.flags is flags
+    try:
+        from absl import flags as absl_flags
+    except ImportError:  # flowgraph's own flags stand in for absl's
+        assert flags.FLAGS is flags_compat.FLAGS
+    else:  # TensorFlow's: absl's FLAGS, parsed on first read
+        assert flags.FlagValues is absl_flags.FlagValues
+        assert flags.FLAGS._wrapped is absl_flags.FLAGS
 
 
 # -- tf.app.run -------------------------------------------------------------------------------
 def test_app_run_parses_known_flags_and_exits_with_main_result(monkeypatch):
-    flags_compat.DEFINE_integer("compat_test_epochs", 1, "Epochs.")
+    app.flags.DEFINE_integer("compat_test_epochs", 1, "Epochs.")
     try:
         seen = {}
 
         def main(argv):
             seen["argv"] = argv
-            seen["epochs"] = flags_compat.FLAGS.compat_test_epochs
+            seen["epochs"] = app.flags.FLAGS.compat_test_epochs
             return 3
 
         with pytest.raises(SystemExit) as info:
@@ -260,8 +270,8 @@ def test_app_run_parses_known_flags_and_exits_with_main_result(monkeypatch):
         with pytest.raises(ValueError, match="no `main` given"):
             app.run()
     finally:
-        del flags_compat.FLAGS.compat_test_epochs
-        flags_compat.FLAGS.unparse_flags()
+        del app.flags.FLAGS.compat_test_epochs
+        app.flags.FLAGS.unparse_flags()
 
 
 # -- tf.tables_initializer --------------------------------------------------------------------

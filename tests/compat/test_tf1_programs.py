@@ -554,7 +554,7 @@ def test_app_flags_and_logging(caplog):
     assert outcome["fake_data"] is True
     assert outcome["argv"] == ["trainer.py", "--unknown_flag=1", "extra.txt"]
     assert outcome["loss"] < 1e-3
-    logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "flowgraph"]
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "tensorflow"]
     assert logged == [("INFO", "Run default: lr=0.2 for 20 steps"),
                       ("INFO", "step 0 loss 16.0000"), ("INFO", "step 10 loss 0.0006"),
                       ("WARNING", "done")]

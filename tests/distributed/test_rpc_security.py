@@ -57,7 +57,7 @@ def test_a_call_with_a_wrong_or_missing_token_is_refused_and_logged(no_security_
             "GetStatus", {})[0]["job"] == "local"
         for security, found in [(Security("guess"), "a wrong token"), (Security(), "no token")]:
             client = TaskClient(address, "/job:local/task:0", security=security)
-            with caplog.at_level(logging.WARNING, logger="flowgraph"):
+            with caplog.at_level(logging.WARNING, logger="tensorflow"):
                 with pytest.raises(errors.UnauthenticatedError,
                                    match=f"GetStatus refused: the call carried {found}.*"
                                          "auth_token"):

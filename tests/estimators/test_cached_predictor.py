@@ -16,7 +16,7 @@ from flowgraph.estimators.inputs import numpy_input_fn
 from flowgraph.serving import encode_example
 from tests.estimators.toy_models import sgd
 
-logging.getLogger("flowgraph").setLevel(logging.WARNING)
+logging.getLogger("tensorflow").setLevel(logging.WARNING)
 
 X = np.random.default_rng(0).uniform(-1, 1, (8, 3)).astype(np.float32)
 Y = (X @ np.array([1.0, -2.0, 0.5], np.float32) + 0.25).astype(np.float32)

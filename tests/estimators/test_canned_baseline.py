@@ -13,7 +13,7 @@ from flowgraph.estimators.canned import baseline, optimizers
 from flowgraph.estimators.inputs import numpy_input_fn
 from flowgraph.estimators.run_config import RunConfig
 
-logging.getLogger("flowgraph").setLevel(logging.WARNING)
+logging.getLogger("tensorflow").setLevel(logging.WARNING)
 
 
 @pytest.fixture

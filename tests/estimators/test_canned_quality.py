@@ -17,7 +17,7 @@ from flowgraph.estimators.inputs import numpy_input_fn
 from flowgraph.estimators.run_config import RunConfig
 from flowgraph.train import AdamOptimizer, FtrlOptimizer
 
-logging.getLogger("flowgraph").setLevel(logging.WARNING)
+logging.getLogger("tensorflow").setLevel(logging.WARNING)
 
 
 def _config():

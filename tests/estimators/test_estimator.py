@@ -131,7 +131,7 @@ def test_predict_single_tensor_and_without_checkpoint(tmp_path, caplog):
         return EstimatorSpec(mode, predictions=features * v)
 
     est = Estimator(fn, model_dir=str(tmp_path))
-    with caplog.at_level(logging.INFO, logger="flowgraph"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         out = list(est.predict(numpy_input_fn(np.arange(3, dtype=np.float32), batch_size=2,
                                               shuffle=False)))
     assert [float(v) for v in out] == [0.0, 1.0, 2.0]
@@ -167,7 +167,7 @@ def test_constructor_checks(tmp_path, caplog):
         Estimator(None)
     with pytest.raises(ValueError, match="are set both in constructor and `RunConfig`"):
         Estimator(linear_fn, model_dir=str(tmp_path), config=RunConfig(model_dir="/tmp/x"))
-    with caplog.at_level(logging.WARNING, logger="flowgraph"):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         est = Estimator(linear_fn, params={})
     assert os.path.isdir(est.model_dir) and est.config.model_dir == est.model_dir
     assert "Using temporary folder as model directory: " + est.model_dir in caplog.text
@@ -193,7 +193,7 @@ def test_model_fn_errors(tmp_path):
 
 def test_logging_like_tf(tmp_path, caplog):
     est = make(tmp_path)
-    with caplog.at_level(logging.INFO, logger="flowgraph"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         est.train(train_input(), steps=12)
     text = caplog.text
     for line in ("Calling model_fn.", "Done calling model_fn.", "Create CheckpointSaverHook.",

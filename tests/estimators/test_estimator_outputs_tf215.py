@@ -223,7 +223,7 @@ def test_log_lines_of_train_resume_evaluate_and_predict(tmp_path, caplog):
     x, y = _xy()
     est = tf.estimator.LinearRegressor(_columns(), model_dir=str(tmp_path), config=_config())
     est.train(_numpy_input(x, y.astype(np.float32)), steps=2)
-    with caplog.at_level(logging.INFO, logger="flowgraph"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         est.train(_numpy_input(x, y.astype(np.float32)), steps=2)
         est.train(_numpy_input(x, y.astype(np.float32)), max_steps=1)
         est.evaluate(_numpy_input(x, y.astype(np.float32), train=False), steps=1)
@@ -298,7 +298,7 @@ def test_train_and_evaluate_opens_with_tf_log_lines(tmp_path, caplog):
     x, y = _xy()
     est = tf.estimator.LinearRegressor(_columns(), model_dir=str(tmp_path),
                                        config=_config(save_checkpoints_steps=2))
-    with caplog.at_level(logging.INFO, logger="flowgraph"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         tf.estimator.train_and_evaluate(
             est, tf.estimator.TrainSpec(_numpy_input(x, y.astype(np.float32)), max_steps=2),
             tf.estimator.EvalSpec(_numpy_input(x, y.astype(np.float32), train=False),

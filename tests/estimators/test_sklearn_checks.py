@@ -23,7 +23,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from flowgraph.estimators import sklearn as fs
 
-logging.getLogger("flowgraph").setLevel(logging.WARNING)
+logging.getLogger("tensorflow").setLevel(logging.WARNING)
 
 EXPECTED_FAILURES = {
     "check_sample_weight_equivalence_on_dense_data":

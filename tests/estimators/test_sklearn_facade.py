@@ -18,7 +18,7 @@ from sklearn.preprocessing import StandardScaler
 
 from flowgraph.estimators import sklearn as fs
 
-logging.getLogger("flowgraph").setLevel(logging.WARNING)
+logging.getLogger("tensorflow").setLevel(logging.WARNING)
 
 
 @pytest.fixture(scope="module")

@@ -53,14 +53,15 @@ def _assert_same_graph(ours, official):
 
 def test_every_dtype_enum_is_tensorflows_datatype():
     seen = 0
-    for d in {tf.as_dtype(e) for e in range(1, 130) if _is_dtype(e)}:
+    for d in {tf.as_dtype(e) for e in range(1, 131) if _is_dtype(e)}:
         base = d.base_dtype.name
         proto = _PROTO_NAMES.get(base, f"DT_{base.upper()}")
         if d.is_ref_dtype:
             proto += "_REF"
         assert types_pb2.DataType.Value(proto) == d.as_datatype_enum, d
         seen += 1
-    assert seen == 46  # 23 types and their reference variants
+    # 23 types, tf.dtypes.experimental's float8/int4/uint4, and their reference variants
+    assert seen == 54
     for name in ("qint8", "quint8", "qint16", "quint16", "qint32", "bfloat16", "resource",
                  "variant"):
         assert getattr(tf, name).as_datatype_enum == types_pb2.DataType.Value(

@@ -520,3 +520,19 @@ def test_graph_serialization_roundtrip(sess):
         assert out.shape.as_list() == [2, 4, 4]
         with tf.Session(graph=g2) as s2:
             np.testing.assert_array_equal(s2.run(out)[:, :2], A[:, 1:])
+
+
+def test_range_builds_tensorflows_constants_and_casts():
+    # TensorFlow 2.15: each Python argument a constant of its own type, then Casts to
+    # the widest (tf-oracle); the values are the same either way
+    with tf.Graph().as_default() as g:
+        r = tf.range(2, 10.0)
+        assert [(o.name, o.type) for o in g.get_operations()] == [
+            ("range/start", "Const"), ("range/limit", "Const"), ("range/delta", "Const"),
+            ("range/Cast", "Cast"), ("range/Cast_1", "Cast"), ("range", "Range")]
+        assert g.get_tensor_by_name("range/start:0").dtype == tf.int32
+        assert tf.Session().run(r).tolist() == [2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    with tf.Graph().as_default() as g:
+        tf.range(3, dtype=tf.float32)
+        assert [o.type for o in g.get_operations()] == ["Const", "Const", "Const", "Range"]
+        assert g.get_tensor_by_name("range/start:0").dtype == tf.float32

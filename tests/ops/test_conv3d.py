@@ -1,4 +1,4 @@
-"""tf.nn.conv3d / conv3d_transpose / max_pool3d / avg_pool3d (composed from the 2-D ops)
+"""tf.nn.conv3d / conv3d_transpose / max_pool3d / avg_pool3d (TF's Conv3D, MaxPool3D, ... ops)
 and the tf.layers 3-D and 1-D separable layers: TensorFlow 2.15's values and gradients
 (tests/ops/data/tf_conv3d.py, run once with the tf-oracle), finite differences, a
 nested-loop NumPy reference, shapes and errors; plus tf.linalg's small helpers."""
@@ -86,10 +86,14 @@ def test_unknown_batch_height_width_but_known_depth(sess):
     assert sess.run(y, {x: np.ones((3, 4, 5, 6, 2))}).shape == (3, 4, 5, 6, 3)
 
 
+def test_unknown_depth_runs_as_tensorflow(sess):
+    x = tf.placeholder(tf.float32, [1, None, 4, 4, 1])
+    y = tf.nn.conv3d(x, tf.ones([2, 2, 2, 1, 1]), 1, "VALID")
+    assert y.op.type == "Conv3D" and y.shape.as_list() == [1, None, 3, 3, 1]
+    assert sess.run(y, {x: np.ones((1, 5, 4, 4, 1))}).shape == (1, 4, 3, 3, 1)
+
+
 def test_errors():
-    with pytest.raises(ValueError, match="depth dimension must be known"):
-        tf.nn.conv3d(tf.placeholder(tf.float32, [1, None, 4, 4, 1]),
-                     tf.ones([2, 2, 2, 1, 1]), 1, "VALID")
     with pytest.raises(ValueError, match="does not match the filter's in_channels"):
         tf.nn.conv3d(tf.ones([1, 3, 3, 3, 2]), tf.ones([2, 2, 2, 3, 1]), 1, "VALID")
     with pytest.raises(ValueError, match="batch and channel"):

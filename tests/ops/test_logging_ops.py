@@ -160,7 +160,7 @@ def test_tf_print_to_file_and_logging(sess, tmp_path, caplog):
     sess.run(op)
     sess.run(op)
     assert path.read_text() == "value 3\nvalue 3\n"
-    with caplog.at_level(logging.INFO, logger="flowgraph"):
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
         sess.run(tf_print("logged", tf.constant([1, 2]),
                           output_stream=logging_compat.info))
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [("INFO",

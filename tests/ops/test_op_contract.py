@@ -29,6 +29,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+import cf_cases
+import contrib2_cases
+import dx_cases
 import fractional_pool_cases
 import image_random_cases
 import image_transform_cases
@@ -200,6 +203,13 @@ CASES: dict[str, list[Case]] = {}
 
 def _add(op_type: str, *cases: Case) -> None:
     CASES.setdefault(op_type, []).extend(cases)
+
+
+def _add_cases(module) -> None:
+    """Add a cases module's ``CONTRACT_CASES``: ``{op_type: [(inputs, build, options)]}``."""
+    for op_type, cases in module.CONTRACT_CASES.items():
+        for inputs, build, options in cases:
+            _add(op_type, Case(list(inputs), build, **options))
 
 
 for _name, _cases in grad_cases.CASES.items():
@@ -804,6 +814,7 @@ _add("CTCLoss", Case([f64(4, 2, 3)], lambda x: tf.nn.ctc_loss(
     tf.SparseTensor([[0, 0], [1, 0]], tf.constant([1, 0], tf.int32), [2, 1]), x, [4, 3])))
 _add("Assert", Case([f64(2)], lambda x: tf.Assert(tf.constant(True), [x])))
 _add("NoOp", Case([], tf.no_op))
+_add("ControlTrigger", Case([], lambda: tf.raw_ops.ControlTrigger()))
 _add("Const", *[Case([], lambda v=v: tf.constant(v)) for v in (
     1.5, np.zeros((2, 0), np.float32), np.array([b"a", b"b"], object), True,
     np.arange(6, dtype=np.int64).reshape(2, 3), np.uint8(3), np.complex64(1 + 2j))])
@@ -917,69 +928,54 @@ for _name, _build in tensor_array_cases.CONTRACT_CASES.items():
     _add(_name, Case([f64(3, 2)], _build))
 
 # -- lookup, string, image and sequence-parsing ops (tests/ops/issue15_cases.py)
-for _name, _cases in issue15_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(issue15_cases)
 
 # -- segment, special-math and counter ops (tests/ops/issue15_math_cases.py)
 VALUE_DEPENDENT |= issue15_math_cases.VALUE_DEPENDENT
-for _name, _cases in issue15_math_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(issue15_math_cases)
 
 # -- scatter, linear-algebra and diagonal ops (tests/ops/issue15_cov_cases.py)
 VALUE_DEPENDENT |= issue15_cov_cases.VALUE_DEPENDENT
-for _name, _cases in issue15_cov_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(issue15_cov_cases)
 
 # -- box, image-codec and stateless random ops (tests/ops/image_random_cases.py)
 VALUE_DEPENDENT |= image_random_cases.VALUE_DEPENDENT
-for _name, _cases in image_random_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(image_random_cases)
 
 # -- connected components (tests/ops/image_transform_cases.py)
-for _name, _cases in image_transform_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(image_transform_cases)
 
 # -- LU and matrix logarithm, which have no gradient (tests/ops/linalg_complete_cases.py)
-for _name, _cases in linalg_complete_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(linalg_complete_cases)
 
 # -- n-grams, scripts, bincounts, set operations, special math (tests/ops/misc_names_cases.py)
 VALUE_DEPENDENT |= misc_names_cases.VALUE_DEPENDENT
-for _name, _cases in misc_names_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(misc_names_cases)
 
 # -- fractional pooling gradients (tests/ops/fractional_pool_cases.py)
-for _name, _cases in fractional_pool_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(fractional_pool_cases)
 
 # -- quantization ops (tests/ops/quantize_cases.py)
-for _name, _cases in quantize_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(quantize_cases)
 
 # -- accumulators, session handles, mutexes, N-d FFTs, index shuffle (top_names_cases.py)
-for _name, _cases in top_names_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(top_names_cases)
 
 # -- generator RNG ops, ragged fill, SDCA helpers, proto codecs (missing_names_cases.py)
 VALUE_DEPENDENT |= missing_names_cases.VALUE_DEPENDENT
-for _name, _cases in missing_names_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(missing_names_cases)
 
 # -- resource variables and their updates (resource_variable_cases.py)
-for _name, _cases in resource_variable_cases.CONTRACT_CASES.items():
-    for _inputs, _build, _options in _cases:
-        _add(_name, Case(list(_inputs), _build, **_options))
+_add_cases(resource_variable_cases)
+
+# -- staging areas, summary writers, k-means (tests/ops/contrib2_cases.py)
+_add_cases(contrib2_cases)
+
+# -- tf.data optionals / iterator state, RFFT3D, RaggedRange (tests/ops/dx_cases.py)
+_add_cases(dx_cases)
+
+# -- Fact, stateless_shuffle (tests/ops/cf_cases.py)
+_add_cases(cf_cases)
 
 SKIP: dict[str, str] = {
     # The values of these ops exist only inside a while loop's frame, one per iteration:
@@ -988,6 +984,7 @@ SKIP: dict[str, str] = {
     "RefEnter": "in-loop value, cannot be fetched",
     "NextIteration": "in-loop value, cannot be fetched",
     "LoopCond": "in-loop value, cannot be fetched",
+    **contrib2_cases.SKIP,
 }
 
 

@@ -148,3 +148,13 @@ def test_build_constants_and_namespaces():
         y = tf.py_function(lambda a: a.numpy() + 1, [tf.constant([1, 2])], tf.int32)
         _, b = tf.identity_n([tf.constant(1.0), tf.constant([2, 3])])
         assert _run(y).tolist() == [2, 3] and _run(b).tolist() == [2, 3]
+        (single,) = tf.identity_n([tf.constant([4, 5])])
+        assert _run(single).tolist() == [4, 5]  # the array itself, not a list of one
+        # any op whose output count follows its attributes, built with one output,
+        # folded at plan time or run
+        fed = tf.placeholder(tf.int32, [None])
+        (shape,) = tf.shape_n([tf.zeros([2, 3])])
+        (part,) = tf.dynamic_partition(fed, tf.zeros_like(fed), 1)
+        assert _run(shape).tolist() == [2, 3]
+        with tf.Session() as sess:
+            assert sess.run(part, {fed: [7, 8]}).tolist() == [7, 8]

@@ -238,7 +238,7 @@ def test_ops_tensorflow_lacks_are_named_in_a_warning(tmp_path, caplog):
         x = tf.placeholder(tf.float32, [None, 2], name="x")
         v = tf.Variable([1.0], name="v")
         y = tf.report_uninitialized_variables(name="uninit")
-        with tf.Session() as sess, caplog.at_level("WARNING", logger="flowgraph"):
+        with tf.Session() as sess, caplog.at_level("WARNING", logger="tensorflow"):
             sess.run(v.initializer)
             # the default format: exported anyway (never silently in flowgraph's format)
             tf.saved_model.simple_save(sess, str(tmp_path / "1"), {"x": x}, {"y": y})

@@ -135,7 +135,7 @@ def _train(ckpt_dir, last_step=57, nan_at=None, stall_every=None, stop_at=None,
 ])
 def test_flat_path_does_what_the_layered_path_does(tmp_path, monkeypatch, counted, case,
                                                    caplog):
-    with caplog.at_level(logging.WARNING, logger="flowgraph"):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         flat = _train(str(tmp_path / "a"), **case)
         warnings_flat = [r.getMessage()[:100] for r in caplog.records]
         taken = dict(counted)
@@ -176,7 +176,7 @@ def test_without_user_hooks_quiet_runs_are_recorded_in_one_call(tmp_path, monkey
         return result
 
     monkeypatch.setattr(HookSchedule, "record_quiet", record_quiet)
-    with caplog.at_level(logging.WARNING, logger="flowgraph"):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         flat = _train(str(tmp_path / "a"), user_hook=None, **case)
         warnings_flat = [r.getMessage()[:100] for r in caplog.records]
         caplog.clear()

@@ -122,7 +122,7 @@ def _train(ckpt_dir, scheduled: bool, last_step=57, nan_at=None, stall_every=Non
     {"last_step": 45, "stall_every": 4},
 ])
 def test_scheduled_hooks_do_what_hooks_called_every_step_do(tmp_path, case, caplog):
-    with caplog.at_level(logging.WARNING, logger="flowgraph"):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         every_step = _train(str(tmp_path / "a"), scheduled=False, **case)
         warnings_every_step = [r.getMessage()[:100] for r in caplog.records]
         caplog.clear()
@@ -205,7 +205,7 @@ def test_logging_hook_counts_skipped_runs_before_end(caplog):
         step = tf.train.get_or_create_global_step()
         train = tf.assign_add(step, 1)
         hook = tf.train.LoggingTensorHook({"step": step}, every_n_iter=1000, at_end=True)
-        with caplog.at_level(logging.INFO, logger="flowgraph"):
+        with caplog.at_level(logging.INFO, logger="tensorflow"):
             with tf.train.MonitoredSession(hooks=[hook]) as sess:
                 for _ in range(25):
                     sess.run(train)
@@ -228,7 +228,7 @@ def test_hooks_that_do_not_read_the_step_are_skipped_too(monkeypatch, caplog):
         hooks = [tf.train.LoggingTensorHook({"x": x}, every_n_iter=10),
                  tf.train.NanTensorHook(loss, fail_on_nan_loss=False)]
         runs = 0
-        with caplog.at_level(logging.INFO, logger="flowgraph"):
+        with caplog.at_level(logging.INFO, logger="tensorflow"):
             with tf.train.MonitoredSession(hooks=hooks) as sess:
                 while not sess.should_stop():
                     sess.run([bump, loss])

@@ -31,12 +31,12 @@ def _close_cached_writers():
 
 @pytest.fixture
 def fg_log(caplog):
-    caplog.set_level(logging.INFO, logger="flowgraph")
+    caplog.set_level(logging.INFO, logger="tensorflow")
     return caplog
 
 
 def _messages(caplog):
-    return [r.getMessage() for r in caplog.records if r.name == "flowgraph"]
+    return [r.getMessage() for r in caplog.records if r.name == "tensorflow"]
 
 
 def _counting_graph():

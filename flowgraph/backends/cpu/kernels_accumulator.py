@@ -32,6 +32,7 @@ from flowgraph.backends.cpu.kernels_data_flow import (
     QueueBase,
     _step_failed,
     _timeout_ms,
+    abandon_pending,
     park_waiter,
 )
 from flowgraph.framework import dtypes as _dtypes
@@ -145,14 +146,7 @@ class Accumulator:
     _fire = staticmethod(QueueBase._fire)  # completes waiters outside the lock, as queues
 
     def _abandon(self, w: _Take, error) -> None:
-        with self.lock:
-            if not w.pending:
-                return
-            w.pending = False
-            if w.timer is not None:
-                w.timer.cancel()
-            self._takes.remove(w)
-        w.done(None, error)
+        abandon_pending(self.lock, self._takes, w, error)
 
     def take(self, step, done, num_required) -> None:
         n = int(num_required)

@@ -44,11 +44,13 @@ class IteratorResource:
         self.lock = threading.Lock()
         self.pipeline = None
         self.started = False  # a one-shot iterator was initialized
+        self.produced = 0  # elements handed out since the pipeline started (its state)
 
     def reset(self, pipeline) -> None:
         with self.lock:
             old, self.pipeline = self.pipeline, pipeline
             self.started = True
+            self.produced = 0
         if old is not None:
             old.close()
 
@@ -60,7 +62,9 @@ class IteratorResource:
                     None, None, "GetNext() failed because the iterator has not been "
                     "initialized. Ensure that you have run the initializer operation for this "
                     "iterator before getting the next element.")
-            return p.next()
+            element = p.next()
+            self.produced += 1
+            return element
 
     def close_resource(self) -> None:
         p, self.pipeline = self.pipeline, None

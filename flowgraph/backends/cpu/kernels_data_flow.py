@@ -124,6 +124,20 @@ def park_waiter(owner, step, waiter, timeout_ms: int, timeout_message: str,
             timer.start()
 
 
+def abandon_pending(lock, waiters: list, w, error) -> None:
+    """Withdraw waiter `w` (one with ``pending``, ``timer`` and ``done`` fields) from
+    `waiters` under `lock` if it is still pending, then fail it with `error` outside the
+    lock: the ``_abandon`` of staging areas and accumulators."""
+    with lock:
+        if not w.pending:
+            return
+        w.pending = False
+        if w.timer is not None:
+            w.timer.cancel()
+        waiters.remove(w)
+    w.done(None, error)
+
+
 class QueueBase:
     """Storage and waiting logic shared by every queue kind."""
 

@@ -8,4 +8,5 @@ from flowgraph.backends.cpu import cpu_kernel
 
 @cpu_kernel("IdentityN")
 def identity_n(*inputs):
-    return list(inputs)
+    # a kernel with one output returns that value, not a list of one
+    return inputs[0] if len(inputs) == 1 else list(inputs)

@@ -25,16 +25,9 @@ import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.backends.cpu import random_tf_streams as _rts
+from flowgraph.framework import _philox, errors
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework import errors
-from flowgraph.framework._philox import (
-    binomial_samples,
-    normal_f32,
-    normal_f64,
-    poisson_samples,
-    truncated_normal_f32,
-    truncated_normal_f64,
-)
+from flowgraph.framework._philox import binomial_samples, poisson_samples
 from flowgraph.framework.philox import philox_blocks, stateless_key_counter
 
 __all__ = ["philox_blocks"]  # (re-exported: the stateful kernels draw through this module)
@@ -106,13 +99,8 @@ def _c_stream(seed) -> tuple[int, int, int, int]:
 def normal(seed, shape, dtype) -> np.ndarray:
     """Standard normal samples of `dtype` (Box-Muller on pairs of words, in C: the
     float64 values get the C library's last bit, as TensorFlow's)."""
-    n = int(np.prod(shape))
-    if dtype == np.float64:
-        out = np.empty(n, np.float64)
-        normal_f64(out, *_c_stream(seed))
-        return out.reshape(shape)
-    out = np.empty(n, np.float32)
-    normal_f32(out, *_c_stream(seed))
+    out = np.empty(int(np.prod(shape)), np.float64 if dtype == np.float64 else np.float32)
+    _philox.normal(out, *_c_stream(seed))
     return out.astype(dtype, copy=False).reshape(shape)
 
 
@@ -120,13 +108,9 @@ def truncated_normal(seed, shape, dtype) -> np.ndarray:
     """Standard normal samples within two standard deviations: rejection per group of
     outputs (4, or 2 in float64), each group reading its own reserved run of 64 blocks
     per output (TF's layout), in C."""
-    n = int(np.prod(shape))
-    if dtype == np.float64:
-        out = np.empty(n, np.float64)
-        truncated_normal_f64(out, *_c_stream(seed), 64 * 2)
-        return out.reshape(shape)
-    out = np.empty(n, np.float32)
-    truncated_normal_f32(out, *_c_stream(seed), 64 * 4)
+    wide = dtype == np.float64
+    out = np.empty(int(np.prod(shape)), np.float64 if wide else np.float32)
+    _philox.truncated_normal(out, *_c_stream(seed), 64 * (2 if wide else 4))
     return out.astype(dtype, copy=False).reshape(shape)
 
 

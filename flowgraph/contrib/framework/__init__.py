@@ -13,6 +13,7 @@ Example
 w ['w']
 """
 
+from flowgraph.contrib.framework import variables as _variables_module
 from flowgraph.contrib.framework.arg_scope import (
     add_arg_scope,
     arg_scope,
@@ -21,33 +22,7 @@ from flowgraph.contrib.framework.arg_scope import (
     current_arg_scope,
     has_arg_scope,
 )
-from flowgraph.contrib.framework.variables import (
-    VariableDeviceChooser,
-    add_model_variable,
-    assert_global_step,
-    assert_or_get_global_step,
-    assign_from_checkpoint,
-    assign_from_checkpoint_fn,
-    assign_from_values,
-    assign_from_values_fn,
-    create_global_step,
-    filter_variables,
-    get_global_step,
-    get_local_variables,
-    get_model_variables,
-    get_or_create_global_step,
-    get_trainable_variables,
-    get_unique_variable,
-    get_variable_full_name,
-    get_variables,
-    get_variables_by_name,
-    get_variables_by_suffix,
-    get_variables_to_restore,
-    global_variable,
-    local_variable,
-    model_variable,
-    variable,
-)
+from flowgraph.contrib.framework.variables import *  # its __all__, re-exported
 from flowgraph.framework import nest
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.ops.control_flow_cond import smart_cond
@@ -65,45 +40,21 @@ def get_name_scope() -> str:
     return get_default_graph().get_name_scope()
 
 
-__all__ = [
-    "VariableDeviceChooser",
+__all__ = sorted([
+    *_variables_module.__all__,
     "add_arg_scope",
-    "add_model_variable",
     "arg_scope",
     "arg_scope_func_key",
     "arg_scoped_arguments",
-    "assert_global_step",
-    "assert_or_get_global_step",
-    "assign_from_checkpoint",
-    "assign_from_checkpoint_fn",
-    "assign_from_values",
-    "assign_from_values_fn",
-    "convert_to_tensor_or_sparse_tensor",
-    "create_global_step",
     "current_arg_scope",
-    "filter_variables",
-    "get_global_step",
-    "get_local_variables",
-    "get_model_variables",
-    "get_name_scope",
-    "get_or_create_global_step",
-    "get_trainable_variables",
-    "get_unique_variable",
-    "get_variable_full_name",
-    "get_variables",
-    "get_variables_by_name",
-    "get_variables_by_suffix",
-    "get_variables_to_restore",
-    "global_variable",
     "has_arg_scope",
+    "convert_to_tensor_or_sparse_tensor",
+    "get_name_scope",
     "init_from_checkpoint",
     "is_tensor",
     "list_variables",
     "load_checkpoint",
     "load_variable",
-    "local_variable",
-    "model_variable",
     "nest",
     "smart_cond",
-    "variable",
-]
+])

@@ -34,7 +34,7 @@ from flowgraph.ops import variables as variables_lib
 from flowgraph.train import checkpoint_utils, training_util
 from flowgraph.train.saver import Saver
 
-log = logging.getLogger("flowgraph")
+log = logging.getLogger("tensorflow")
 
 __all__ = [
     "VariableDeviceChooser",

@@ -123,7 +123,21 @@ def _core_name(name: str, names) -> str:
     return name
 
 
+# Constructor arguments contrib.learn's base classes keep privately (``self._config``).
+_PRIVATE_ARGUMENTS = frozenset({"model_dir", "n_classes", "label_dimension", "config",
+                                "feature_engineering_fn"})
+
+
 class _Canned(_LearnEstimatorBase):
+    def _keep_arguments(self, arguments: dict) -> None:
+        """Stores each constructor argument (`arguments` is the constructor's
+        ``locals()``) as an attribute: the private ones as ``_name``, the rest under their
+        own names, as contrib.learn's estimators expose them; ``_``-prefixed (ignored)
+        arguments are dropped."""
+        for name, value in arguments.items():
+            if name != "self" and not name.startswith("_"):
+                setattr(self, f"_{name}" if name in _PRIVATE_ARGUMENTS else name, value)
+
     def get_variable_value(self, name: str):
         """The value of `name`; contrib.learn's names (``dnn/hiddenlayer_0/weights``,
         ``linear/bias_weight``) are read as tf.estimator's (``.../kernel``, ...)."""
@@ -203,20 +217,7 @@ class DNNClassifier(_Classifier):
                  gradient_clip_norm=None, enable_centered_bias=False, config=None,
                  feature_engineering_fn=None, embedding_lr_multipliers=None,
                  input_layer_min_slice_size=None, label_keys=None):
-        self.hidden_units = hidden_units
-        self.feature_columns = feature_columns
-        self._model_dir = model_dir
-        self._n_classes = n_classes
-        self.weight_column_name = weight_column_name
-        self.optimizer = optimizer
-        self.activation_fn = activation_fn
-        self.dropout = dropout
-        self.gradient_clip_norm = gradient_clip_norm
-        self.enable_centered_bias = enable_centered_bias
-        self._config = config
-        self.embedding_lr_multipliers = embedding_lr_multipliers
-        self.label_keys = label_keys
-        self._feature_engineering_fn = feature_engineering_fn
+        self._keep_arguments(locals())
 
     def _build(self):
         _check_unsupported("DNNClassifier", self.enable_centered_bias,
@@ -241,19 +242,7 @@ class DNNRegressor(_Regressor):
                  enable_centered_bias=False, config=None, feature_engineering_fn=None,
                  label_dimension=1, embedding_lr_multipliers=None,
                  input_layer_min_slice_size=None):
-        self.hidden_units = hidden_units
-        self.feature_columns = feature_columns
-        self._model_dir = model_dir
-        self.weight_column_name = weight_column_name
-        self.optimizer = optimizer
-        self.activation_fn = activation_fn
-        self.dropout = dropout
-        self.gradient_clip_norm = gradient_clip_norm
-        self.enable_centered_bias = enable_centered_bias
-        self._config = config
-        self._label_dimension = label_dimension
-        self.embedding_lr_multipliers = embedding_lr_multipliers
-        self._feature_engineering_fn = feature_engineering_fn
+        self._keep_arguments(locals())
 
     def _build(self):
         _check_unsupported("DNNRegressor", self.enable_centered_bias,
@@ -276,16 +265,7 @@ class LinearClassifier(_Classifier):
                  optimizer=None, gradient_clip_norm=None, enable_centered_bias=False,
                  _joint_weight=False, config=None, feature_engineering_fn=None,
                  label_keys=None):
-        self.feature_columns = feature_columns
-        self._model_dir = model_dir
-        self._n_classes = n_classes
-        self.weight_column_name = weight_column_name
-        self.optimizer = optimizer
-        self.gradient_clip_norm = gradient_clip_norm
-        self.enable_centered_bias = enable_centered_bias
-        self._config = config
-        self.label_keys = label_keys
-        self._feature_engineering_fn = feature_engineering_fn
+        self._keep_arguments(locals())
 
     def _build(self):
         _check_unsupported("LinearClassifier", self.enable_centered_bias, None)
@@ -306,15 +286,7 @@ class LinearRegressor(_Regressor):
                  optimizer=None, gradient_clip_norm=None, enable_centered_bias=False,
                  label_dimension=1, _joint_weights=False, config=None,
                  feature_engineering_fn=None):
-        self.feature_columns = feature_columns
-        self._model_dir = model_dir
-        self.weight_column_name = weight_column_name
-        self.optimizer = optimizer
-        self.gradient_clip_norm = gradient_clip_norm
-        self.enable_centered_bias = enable_centered_bias
-        self._label_dimension = label_dimension
-        self._config = config
-        self._feature_engineering_fn = feature_engineering_fn
+        self._keep_arguments(locals())
 
     def _build(self):
         _check_unsupported("LinearRegressor", self.enable_centered_bias, None)
@@ -329,25 +301,6 @@ class LinearRegressor(_Regressor):
 
 class _Combined:
     """The wide & deep arguments both combined estimators share."""
-
-    def _store(self, model_dir, weight_column_name, linear_feature_columns, linear_optimizer,
-               dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-               dnn_dropout, gradient_clip_norm, enable_centered_bias, config,
-               feature_engineering_fn, embedding_lr_multipliers):
-        self._model_dir = model_dir
-        self.weight_column_name = weight_column_name
-        self.linear_feature_columns = linear_feature_columns
-        self.linear_optimizer = linear_optimizer
-        self.dnn_feature_columns = dnn_feature_columns
-        self.dnn_optimizer = dnn_optimizer
-        self.dnn_hidden_units = dnn_hidden_units
-        self.dnn_activation_fn = dnn_activation_fn
-        self.dnn_dropout = dnn_dropout
-        self.gradient_clip_norm = gradient_clip_norm
-        self.enable_centered_bias = enable_centered_bias
-        self._config = config
-        self.embedding_lr_multipliers = embedding_lr_multipliers
-        self._feature_engineering_fn = feature_engineering_fn
 
     def _common(self) -> dict:
         cls = type(self).__name__
@@ -383,12 +336,7 @@ class DNNLinearCombinedClassifier(_Combined, _Classifier):
                  feature_engineering_fn=None, embedding_lr_multipliers=None,
                  input_layer_min_slice_size=None, label_keys=None,
                  fix_global_step_increment_bug=False):
-        self._store(model_dir, weight_column_name, linear_feature_columns, linear_optimizer,
-                    dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                    dnn_dropout, gradient_clip_norm, enable_centered_bias, config,
-                    feature_engineering_fn, embedding_lr_multipliers)
-        self._n_classes = n_classes
-        self.label_keys = label_keys
+        self._keep_arguments(locals())
 
     def _build(self):
         return _core.DNNLinearCombinedClassifier(
@@ -406,11 +354,7 @@ class DNNLinearCombinedRegressor(_Combined, _Regressor):
                  label_dimension=1, config=None, feature_engineering_fn=None,
                  embedding_lr_multipliers=None, input_layer_min_slice_size=None,
                  fix_global_step_increment_bug=False):
-        self._store(model_dir, weight_column_name, linear_feature_columns, linear_optimizer,
-                    dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                    dnn_dropout, gradient_clip_norm, enable_centered_bias, config,
-                    feature_engineering_fn, embedding_lr_multipliers)
-        self._label_dimension = label_dimension
+        self._keep_arguments(locals())
 
     def _build(self):
         return _core.DNNLinearCombinedRegressor(label_dimension=self._label_dimension,

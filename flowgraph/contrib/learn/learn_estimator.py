@@ -35,7 +35,7 @@ import numpy as np
 
 from flowgraph.estimators import Estimator as _CoreEstimator
 from flowgraph.estimators import EstimatorSpec, add_metrics
-from flowgraph.estimators.estimator_util import fn_args
+from flowgraph.estimators.estimator_util import fn_args, taken_kwargs
 from flowgraph.estimators.export import ServingInputReceiver
 from flowgraph.estimators.inputs import numpy_input_fn
 from flowgraph.feature_column.feature_column_dense import NumericColumn
@@ -404,14 +404,8 @@ class Estimator(_LearnEstimatorBase):
                               config=self._config)
 
     def _adapted_model_fn(self, features, labels, mode, config):
-        kwargs = {}
         args = fn_args(self._model_fn)
-        if "mode" in args:
-            kwargs["mode"] = mode
-        if "params" in args:
-            kwargs["params"] = self.params
-        if "config" in args:
-            kwargs["config"] = config
+        kwargs = taken_kwargs(self._model_fn, mode=mode, params=self.params, config=config)
         if "model_dir" in args:
             kwargs["model_dir"] = os.fspath(config.model_dir)
         out = self._model_fn(features, labels, **kwargs)

@@ -140,6 +140,34 @@ class _BaseAttentionMechanism(AttentionMechanism):
         return self.initial_alignments(batch_size, dtype)
 
 
+class _ScoredAttentionMechanism(_BaseAttentionMechanism):
+    """A mechanism with bias-free dense projections of `num_units` (of the memory, and of
+    the query when `query_layer`) whose alignments are `probability_fn` of the score a
+    subclass computes (`_score`) in its variable scope (`_score_scope`)."""
+
+    _score_scope: str
+
+    def __init__(self, num_units: int, memory, query_layer: bool, probability_fn,
+                 memory_sequence_length, score_mask_value, dtype, name: str) -> None:
+        dtype = dtype or dtypes.float32
+        super().__init__(
+            query_layer=(Dense(num_units, name="query_layer", use_bias=False, dtype=dtype)
+                         if query_layer else None),
+            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            memory=memory, probability_fn=probability_fn,
+            memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
+            name=name)
+        self._num_units = num_units
+        self._name = name
+
+    def __call__(self, query, state):
+        """``(alignments, next_state)`` for ``query [batch, query_depth]``."""
+        with vs.variable_scope(None, self._score_scope, [query]):
+            score = self._score(query)
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
+
 def _softmax_fn(probability_fn):
     fn = nn_ops.softmax if probability_fn is None else probability_fn
     return lambda score, _: fn(score)
@@ -160,7 +188,7 @@ def _bahdanau_score(processed_query, keys, normalize: bool):
     return math_reduce.reduce_sum(v * math_ops.tanh(keys + processed_query), [2])
 
 
-class BahdanauAttention(_BaseAttentionMechanism):
+class BahdanauAttention(_ScoredAttentionMechanism):
     """Additive attention: ``score_j = v . tanh(W_k memory_j + W_q query)`` (Bahdanau et
     al., 2015); ``normalize=True`` is the weight-normalized form of Salimans and
     Kingma, 2016 (``attention_g``, ``attention_b``).
@@ -174,27 +202,17 @@ class BahdanauAttention(_BaseAttentionMechanism):
     (2, 5, 8) 5 memory_layer/kernel:0
     """
 
+    _score_scope = "bahdanau_attention"
+
     def __init__(self, num_units: int, memory, memory_sequence_length=None,
                  normalize: bool = False, probability_fn=None, score_mask_value=None,
                  dtype=None, custom_key_value_fn=None, name: str = "BahdanauAttention") -> None:
-        dtype = dtype or dtypes.float32
-        super().__init__(
-            query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory, probability_fn=_softmax_fn(probability_fn),
-            memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
-            name=name)
-        self._num_units = num_units
+        super().__init__(num_units, memory, True, _softmax_fn(probability_fn),
+                         memory_sequence_length, score_mask_value, dtype, name)
         self._normalize = normalize
-        self._name = name
 
-    def __call__(self, query, state):
-        """``(alignments, next_state)`` for ``query [batch, query_depth]``."""
-        with vs.variable_scope(None, "bahdanau_attention", [query]):
-            processed = self.query_layer(query) if self.query_layer else query
-            score = _bahdanau_score(processed, self._keys, self._normalize)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    def _score(self, query):
+        return _bahdanau_score(self.query_layer(query), self._keys, self._normalize)
 
 
 def _luong_score(query, keys, scale: bool):
@@ -215,7 +233,7 @@ def _luong_score(query, keys, scale: bool):
     return score
 
 
-class LuongAttention(_BaseAttentionMechanism):
+class LuongAttention(_ScoredAttentionMechanism):
     """Multiplicative attention: ``score_j = query . W memory_j`` (Luong et al., 2015);
     ``scale=True`` multiplies the scores by a learned scalar ``attention_g``.
 
@@ -229,26 +247,17 @@ class LuongAttention(_BaseAttentionMechanism):
     (2, 5)
     """
 
+    _score_scope = "luong_attention"
+
     def __init__(self, num_units: int, memory, memory_sequence_length=None,
                  scale: bool = False, probability_fn=None, score_mask_value=None,
                  dtype=None, custom_key_value_fn=None, name: str = "LuongAttention") -> None:
-        dtype = dtype or dtypes.float32
-        super().__init__(
-            query_layer=None,
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory, probability_fn=_softmax_fn(probability_fn),
-            memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
-            name=name)
-        self._num_units = num_units
+        super().__init__(num_units, memory, False, _softmax_fn(probability_fn),
+                         memory_sequence_length, score_mask_value, dtype, name)
         self._scale = scale
-        self._name = name
 
-    def __call__(self, query, state):
-        """``(alignments, next_state)`` for ``query [batch, num_units]``."""
-        with vs.variable_scope(None, "luong_attention", [query]):
-            score = _luong_score(query, self._keys, self._scale)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    def _score(self, query):
+        return _luong_score(query, self._keys, self._scale)
 
 
 def hardmax(logits, name=None):

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from flowgraph.contrib.seq2seq.attention_wrapper import (
     _bahdanau_score,
-    _BaseAttentionMechanism,
     _luong_score,
+    _ScoredAttentionMechanism,
     safe_cumprod,
 )
 from flowgraph.framework import dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.layers.core import Dense
 from flowgraph.ops import array_ops, init_ops, math_ops, math_reduce, random_ops
 from flowgraph.ops import variable_scope as vs
 from flowgraph.ops.functional_ops import scan
@@ -82,7 +81,18 @@ def _monotonic_probability_fn(sigmoid_noise: float, mode: str, seed):
     return fn
 
 
-class _BaseMonotonicAttentionMechanism(_BaseAttentionMechanism):
+class _BaseMonotonicAttentionMechanism(_ScoredAttentionMechanism):
+    """What both monotonic mechanisms share: the monotonic probability function and the
+    learned scalar score bias."""
+
+    def __init__(self, num_units: int, memory, query_layer: bool, memory_sequence_length,
+                 score_mask_value, sigmoid_noise: float, sigmoid_noise_seed,
+                 score_bias_init: float, mode: str, dtype, name: str) -> None:
+        super().__init__(num_units, memory, query_layer,
+                         _monotonic_probability_fn(sigmoid_noise, mode, sigmoid_noise_seed),
+                         memory_sequence_length, score_mask_value, dtype, name)
+        self._score_bias_init = score_bias_init
+
     def initial_alignments(self, batch_size, dtype):
         """One-hot alignments on the first memory position."""
         return array_ops.one_hot(array_ops.zeros(array_ops.reshape(batch_size, [1]),
@@ -107,32 +117,20 @@ class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
     [1. 0. 0. 0. 0.]
     """
 
+    _score_scope = "bahdanau_monotonic_attention"
+
     def __init__(self, num_units: int, memory, memory_sequence_length=None,
                  normalize: bool = False, score_mask_value=None, sigmoid_noise: float = 0.0,
                  sigmoid_noise_seed=None, score_bias_init: float = 0.0,
                  mode: str = "parallel", dtype=None,
                  name: str = "BahdanauMonotonicAttention") -> None:
-        dtype = dtype or dtypes.float32
-        super().__init__(
-            query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory,
-            probability_fn=_monotonic_probability_fn(sigmoid_noise, mode, sigmoid_noise_seed),
-            memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
-            name=name)
-        self._num_units = num_units
+        super().__init__(num_units, memory, True, memory_sequence_length, score_mask_value,
+                         sigmoid_noise, sigmoid_noise_seed, score_bias_init, mode, dtype, name)
         self._normalize = normalize
-        self._score_bias_init = score_bias_init
-        self._name = name
 
-    def __call__(self, query, state):
-        """``(alignments, next_state)``; `state` is the previous alignment."""
-        with vs.variable_scope(None, "bahdanau_monotonic_attention", [query]):
-            processed = self.query_layer(query)
-            score = _bahdanau_score(processed, self._keys, self._normalize)
-            score += self._score_bias(processed.dtype)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    def _score(self, query):
+        score = _bahdanau_score(self.query_layer(query), self._keys, self._normalize)
+        return score + self._score_bias(score.dtype)
 
 
 class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
@@ -149,28 +147,17 @@ class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
     (2, 5)
     """
 
+    _score_scope = "luong_monotonic_attention"
+
     def __init__(self, num_units: int, memory, memory_sequence_length=None,
                  scale: bool = False, score_mask_value=None, sigmoid_noise: float = 0.0,
                  sigmoid_noise_seed=None, score_bias_init: float = 0.0,
                  mode: str = "parallel", dtype=None,
                  name: str = "LuongMonotonicAttention") -> None:
-        dtype = dtype or dtypes.float32
-        super().__init__(
-            query_layer=None,
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory,
-            probability_fn=_monotonic_probability_fn(sigmoid_noise, mode, sigmoid_noise_seed),
-            memory_sequence_length=memory_sequence_length, score_mask_value=score_mask_value,
-            name=name)
-        self._num_units = num_units
+        super().__init__(num_units, memory, False, memory_sequence_length, score_mask_value,
+                         sigmoid_noise, sigmoid_noise_seed, score_bias_init, mode, dtype, name)
         self._scale = scale
-        self._score_bias_init = score_bias_init
-        self._name = name
 
-    def __call__(self, query, state):
-        """``(alignments, next_state)``; `state` is the previous alignment."""
-        with vs.variable_scope(None, "luong_monotonic_attention", [query]):
-            score = _luong_score(query, self._keys, self._scale)
-            score += self._score_bias(query.dtype)
-        alignments = self._probability_fn(score, state)
-        return alignments, alignments
+    def _score(self, query):
+        score = _luong_score(query, self._keys, self._scale)
+        return score + self._score_bias(score.dtype)

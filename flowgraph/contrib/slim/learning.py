@@ -37,7 +37,7 @@ from flowgraph.train.optimizer import Optimizer
 from flowgraph.train.saver import Saver
 from flowgraph.train.supervisor import Supervisor
 
-log = logging.getLogger("flowgraph")
+log = logging.getLogger("tensorflow")
 
 __all__ = [
     "add_gradients_summaries",

@@ -1,5 +1,6 @@
-"""`tf.contrib.training`: `HParams` (hparam.py) and `create_train_op` with its gradient
-transforms (training.py).
+"""`tf.contrib.training`: `HParams` (hparam.py), `create_train_op` with its gradient
+transforms (training.py) and the queue-based `bucket`/`bucket_by_sequence_length`
+(bucket_ops.py).
 
 Example
 -------
@@ -8,6 +9,7 @@ Example
 64
 """
 
+from flowgraph.contrib.training.bucket_ops import bucket, bucket_by_sequence_length
 from flowgraph.contrib.training.hparam import HParams, parse_values
 from flowgraph.contrib.training.training import (
     add_gradients_summaries,
@@ -20,6 +22,8 @@ from flowgraph.contrib.training.training import (
 __all__ = [
     "HParams",
     "add_gradients_summaries",
+    "bucket",
+    "bucket_by_sequence_length",
     "clip_gradient_norms",
     "clip_gradient_norms_fn",
     "create_train_op",

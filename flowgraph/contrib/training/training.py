@@ -34,7 +34,7 @@ from flowgraph.summary import summary_ops
 from flowgraph.train import training_util
 from flowgraph.train.optimizer import Optimizer
 
-log = logging.getLogger("flowgraph")
+log = logging.getLogger("tensorflow")
 
 __all__ = [
     "add_gradients_summaries",

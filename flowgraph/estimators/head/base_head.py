@@ -39,7 +39,7 @@ import contextlib
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.ops import array_ops, control_flow_ops, math_ops, math_reduce
 
 __all__ = ["Head"]
@@ -127,6 +127,8 @@ def compute_weighted_loss(unweighted_loss, weights, reduction: str):
     MEAN (weighted sum / sum of weights), SUM_BY_NONZERO_WEIGHTS (weighted sum / number
     of non-zero weights)."""
     reduction = _REDUCTIONS[reduction]
+    # read by tf.distribute's optimizer, as TF's losses record it (docs/distributed.md)
+    get_default_graph().__dict__["_last_loss_reduction"] = reduction
     with name_scope(None, "weighted_loss", [unweighted_loss]):
         losses = math_ops.cast(unweighted_loss, _dtypes.float32)
         w = math_ops.cast(weights, _dtypes.float32) * array_ops.ones_like(losses)

@@ -42,9 +42,17 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import registry
-from flowgraph.framework.event_format import AttrValue, GraphDef, NodeDef, TensorProto, VersionDef
+from flowgraph.framework.event_format import (
+    AttrValue,
+    GraphDef,
+    NameAttrList,
+    NodeDef,
+    TensorProto,
+    VersionDef,
+)
 from flowgraph.framework.serialization import decode_attr, encode_attr, node_to_dict
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tf_formats.function_inline import inline_functions
 from flowgraph.framework.tf_formats.op_rewrites import (
     ATTR_ALIASES,
     expand_tf_ops,
@@ -262,7 +270,12 @@ def attr_value(proto: AttrValue):
     if "placeholder" in fields:
         raise ValueError(f"attribute placeholder '{proto.placeholder}' (a function "
                          "body) is not supported")
-    raise ValueError("an AttrValue with no value set (e.g. a function attribute)")
+    if "func" in fields:
+        function = NameAttrList.FromString(proto.func).name
+        raise ValueError(f"a function-valued attribute ('{function}'): "
+                         "flowgraph inlines function calls (PartitionedCall, If, While) but "
+                         "runs no op that takes a function")
+    raise ValueError("an AttrValue with no value set")
 
 
 # -- dict -> message -------------------------------------------------------------------
@@ -461,6 +474,7 @@ def graph_def_to_dict(message) -> dict:
     variables become reference variables (`tf_formats.resource_variables`)."""
     if not isinstance(message, GraphDef):
         message = GraphDef.FromString(message.SerializeToString())
+    message = inline_functions(message)  # graph functions become plain nodes
     nodes = resource_ops_as_refs(message.node)  # flowgraph's variables are references
     parsers = {n.name for n in nodes if is_tf_parse_example(n)}
     constants = _parser_constants(message, parsers) if parsers else {}

@@ -42,7 +42,7 @@ from flowgraph.framework.tf_formats.text_format import message_to_text
 __all__ = ["convert_variables_to_constants", "extract_sub_graph", "must_run_on_cpu",
            "remove_training_nodes", "tensor_shape_from_node_def_name", "write_graph"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 _VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
 _HANDLE_READERS = ("ReadVariableOp", "ResourceGather")

@@ -18,11 +18,29 @@ Example
 
 from __future__ import annotations
 
-from flowgraph.framework.event_format import AttrValue, GraphDef, Message, TensorShapeProto
+from flowgraph.framework.event_format import (
+    AttrValue,
+    GraphDef,
+    Message,
+    NodeDef,
+    TensorShapeProto,
+)
 
-__all__ = ["AssetFileDefProto", "CollectionDefProto", "MetaGraphDefProto",
-           "MetaInfoDefProto", "OpDefProto", "OpListProto", "SavedModelProto",
-           "SaverDefProto", "SignatureDefProto", "TensorInfoProto", "VariableDefProto"]
+__all__ = [
+    "AssetFileDefProto",
+    "CollectionDefProto",
+    "FunctionDefProto",
+    "MetaGraphDefProto",
+    "MetaInfoDefProto",
+    "OpDefProto",
+    "OpListProto",
+    "QueueRunnerDefProto",
+    "SavedModelProto",
+    "SaverDefProto",
+    "SignatureDefProto",
+    "TensorInfoProto",
+    "VariableDefProto",
+]
 
 
 class TensorInfoProto(Message):
@@ -69,6 +87,17 @@ class OpDefProto(Message):
               (20, "control_output", "string", True))
 
 
+class FunctionDefProto(Message):
+    """A graph function: its signature (an OpDef), body nodes, and which body tensor each
+    output returns (``ret``: output name -> ``"node:output_arg:index"``)."""
+
+    PROTO_NAME = "tensorflow.FunctionDef"
+    FIELDS = ((1, "signature", OpDefProto, False), (3, "node_def", NodeDef, True),
+              (4, "ret", ("map", "string", "string"), True),
+              (5, "attr", ("map", "string", AttrValue), True),
+              (6, "control_ret", ("map", "string", "string"), True))
+
+
 class OpListProto(Message):
     PROTO_NAME = "tensorflow.OpList"
     FIELDS = ((1, "op", OpDefProto, True),)
@@ -94,6 +123,16 @@ class SaverDefProto(Message):
               (5, "sharded", "bool", False),
               (6, "keep_checkpoint_every_n_hours", "float", False),
               (7, "version", "enum", False))
+
+
+class QueueRunnerDefProto(Message):
+    """A queue runner by the names of its queue and ops; ``queue_closed_exception_types``
+    holds error codes (``errors.OUT_OF_RANGE`` = 11, ...)."""
+
+    PROTO_NAME = "tensorflow.QueueRunnerDef"
+    FIELDS = ((1, "queue_name", "string", False), (2, "enqueue_op_name", "string", True),
+              (3, "close_op_name", "string", False), (4, "cancel_op_name", "string", False),
+              (5, "queue_closed_exception_types", "enum", True))
 
 
 class _BytesList(Message):

@@ -39,7 +39,7 @@ from flowgraph.framework.tf_formats.graph_def import tensor_proto
 __all__ = ["SAVER_OPS", "drop_saver_nodes", "restore_keys", "restore_slice_specs", "saver_scope",
            "tf_saver_nodes"]
 
-logger = logging.getLogger("flowgraph")
+logger = logging.getLogger("tensorflow")
 
 # A graph may hold more savers than its SaverDef's (a training Saver as well).
 SAVER_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices",

@@ -36,19 +36,13 @@ from flowgraph.keras.preprocessing.image_transforms import (
     random_zoom,
 )
 
+# TF's two names for one function: the image <-> array conversions are `tf.keras.utils`' own
+from flowgraph.keras.utils_files import array_to_img, img_to_array, load_img, save_img
+
 __all__ = ["ImageDataGenerator", "NumpyArrayIterator", "apply_affine_transform",
            "apply_brightness_shift", "apply_channel_shift", "array_to_img", "img_to_array",
            "load_img", "random_brightness", "random_channel_shift", "random_rotation",
            "random_shear", "random_shift", "random_zoom", "save_img"]
-
-
-def _pil():
-    try:
-        from PIL import Image
-    except ImportError as e:  # pragma: no cover - PIL is an optional dependency
-        raise ImportError("tf.keras.preprocessing.image: converting to and from images "
-                          "needs Pillow (`pip install pillow`).") from e
-    return Image
 
 
 def _layout(data_format):
@@ -57,87 +51,6 @@ def _layout(data_format):
         raise ValueError(f"Unknown data_format: {data_format!r}; use 'channels_last' or "
                          f"'channels_first'.")
     return data_format
-
-
-def img_to_array(img, data_format=None, dtype=None):
-    """A PIL image (or array) as a rank-3 float array (``(h, w, c)`` or ``(c, h, w)``).
-
-    Example
-    -------
-    >>> img_to_array(np.zeros((4, 5), np.uint8)).shape
-    (4, 5, 1)
-    """
-    data_format = _layout(data_format)
-    x = np.asarray(img, dtype=dtype or backend.floatx())
-    if x.ndim == 3:
-        return x.transpose(2, 0, 1) if data_format == "channels_first" else x
-    if x.ndim == 2:
-        return x.reshape((1, *x.shape) if data_format == "channels_first" else (*x.shape, 1))
-    raise ValueError(f"img_to_array: Unsupported image shape: {x.shape} (expected rank 2 "
-                     f"or 3)")
-
-
-def array_to_img(x, data_format=None, scale=True, dtype=None):
-    """A rank-3 array as a PIL image (``L``, ``I``, ``RGB`` or ``RGBA`` by channels);
-    ``scale=True`` maps the array's range to 0..255 first.
-
-    Example
-    -------
-    >>> array_to_img(np.random.rand(4, 5, 3)).size
-    (5, 4)
-    """
-    image = _pil()
-    data_format = _layout(data_format)
-    x = np.array(x, dtype=dtype or backend.floatx())
-    if x.ndim != 3:
-        raise ValueError(f"array_to_img: Expected image array to have rank 3 (single "
-                         f"image). Got array with shape: {x.shape}")
-    if data_format == "channels_first":
-        x = x.transpose(1, 2, 0)
-    if scale:
-        x = x - np.min(x)
-        top = np.max(x)
-        if top != 0:
-            x /= top
-        x *= 255
-    channels = x.shape[2]
-    if channels in (3, 4):
-        return image.fromarray(x.astype("uint8"), "RGB" if channels == 3 else "RGBA")
-    if channels == 1:
-        if np.max(x) > 255:
-            return image.fromarray(x[:, :, 0].astype("int32"), "I")
-        return image.fromarray(x[:, :, 0].astype("uint8"), "L")
-    raise ValueError(f"array_to_img: Unsupported channel number: {channels} (use 1, 3 or 4)")
-
-
-def load_img(path, grayscale=False, color_mode="rgb", target_size=None,
-             interpolation="nearest", keep_aspect_ratio=False):
-    """Read an image file as a PIL image (``color_mode``: grayscale, rgb or rgba;
-    ``target_size=(height, width)`` resizes)."""
-    image = _pil()
-    if grayscale:
-        color_mode = "grayscale"
-    img = image.open(path)
-    modes = {"grayscale": "L", "rgb": "RGB", "rgba": "RGBA"}
-    if color_mode not in modes:
-        raise ValueError(f"load_img: color_mode must be 'grayscale', 'rgb' or 'rgba', got "
-                         f"{color_mode!r}")
-    if img.mode != modes[color_mode] and not (color_mode == "grayscale"
-                                              and img.mode in ("L", "I;16", "I")):
-        img = img.convert(modes[color_mode])
-    if target_size is not None:
-        size = (target_size[1], target_size[0])
-        if img.size != size:
-            img = img.resize(size, getattr(image, interpolation.upper(), image.NEAREST))
-    return img
-
-
-def save_img(path, x, data_format=None, file_format=None, scale=True, **kwargs):
-    """Write an array as an image file (`array_to_img`, then PIL's ``save``)."""
-    img = array_to_img(x, data_format=data_format, scale=scale)
-    if img.mode == "RGBA" and (file_format == "jpg" or file_format == "jpeg"):
-        img = img.convert("RGB")
-    img.save(path, format=file_format, **kwargs)
 
 
 def apply_brightness_shift(x, brightness, scale=True):

@@ -1,0 +1,28 @@
+# ruff: noqa
+# A 1-D convolutional denoising autoencoder for signals (Conv1D / pooling / up-sampling / Conv1DTranspose)
+import importlib, os
+import numpy as np
+tf = importlib.import_module(os.environ.get("TF_MODULE", "tensorflow.compat.v1"))
+if "TF_MODULE" not in os.environ: tf.disable_v2_behavior()
+tf.set_random_seed(7)
+t = np.linspace(0, 4 * np.pi, 32, dtype=np.float32)
+rng = np.random.RandomState(5)
+clean = np.stack([np.sin(t * f) for f in rng.uniform(0.5, 2.0, 20)])[..., None].astype(np.float32)
+noisy = clean + 0.2 * rng.randn(*clean.shape).astype(np.float32)
+L = tf.keras.layers
+inp = L.Input((32, 1))
+h = L.ZeroPadding1D(1)(inp)
+h = L.Conv1D(8, 3, activation="relu")(h)
+h = L.MaxPool1D(2)(h)
+h = L.SeparableConv1D(8, 3, padding="same", activation="relu")(h)
+h = L.AvgPool1D(2)(h)
+h = L.UpSampling1D(2)(h)
+h = L.Conv1DTranspose(4, 3, strides=2, padding="same", activation="relu")(h)
+h = L.Cropping1D((0, 0))(h)
+out = L.DepthwiseConv1D(1)(L.Conv1D(1, 1)(h))
+ae = tf.keras.Model(inp, out)
+ae.compile(tf.keras.optimizers.Adam(0.005), "mse")
+hist = ae.fit(noisy, clean, epochs=5, batch_size=5, shuffle=False, verbose=0)
+print("loss", [round(v, 5) for v in hist.history["loss"]])
+print("shapes", [tuple(l.output_shape) for l in ae.layers[1:]])
+print("out", np.round(ae.predict(noisy[:1])[0, :6, 0], 4).tolist())

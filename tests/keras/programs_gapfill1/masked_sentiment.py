@@ -1,0 +1,27 @@
+# ruff: noqa
+# Variable-length "reviews" padded with zeros: Masking -> LSTM -> Dense (Keras functional API)
+import importlib, os
+import numpy as np
+tf = importlib.import_module(os.environ.get("TF_MODULE", "tensorflow.compat.v1"))
+if "TF_MODULE" not in os.environ: tf.disable_v2_behavior()
+tf.set_random_seed(1)
+rng = np.random.RandomState(3)
+x = np.zeros((16, 7, 4), np.float32)
+lengths = rng.randint(2, 8, size=16)
+for i, n in enumerate(lengths):
+    x[i, :n] = rng.randn(n, 4)
+y = (x.sum(axis=(1, 2)) > 0).astype(np.float32)
+inp = tf.keras.layers.Input(shape=(7, 4))
+h = tf.keras.layers.Masking(mask_value=0.0)(inp)
+h = tf.keras.layers.LSTM(6, return_sequences=True, recurrent_initializer="glorot_uniform")(h)
+h = tf.keras.layers.GaussianNoise(0.05, seed=2)(h)
+pooled = tf.keras.layers.GlobalAveragePooling1D()(h)
+out = tf.keras.layers.Dense(1, activation="sigmoid")(pooled)
+model = tf.keras.Model(inp, out)
+model.compile("rmsprop", "binary_crossentropy", metrics=["acc"])
+hist = model.fit(x, y, epochs=4, batch_size=4, shuffle=False, verbose=0)
+print("loss", [round(v, 4) for v in hist.history["loss"]])
+print("acc", hist.history["acc"])
+sess = tf.keras.backend.get_session()
+print("mask", sess.run(tf.cast(model.layers[1](tf.constant(x[:2]))._keras_mask, tf.int32)).tolist())
+print("pred", np.round(model.predict(x[:4]).ravel(), 4).tolist())
