@@ -3,6 +3,7 @@
 TF1's contrib.slim) with the oracle; TF's values are inline."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -185,10 +186,11 @@ def test_learning_train_and_fine_tuning_restore_as_tf_slim(tmp_path):
                                     save_summaries_secs=10000, save_interval_secs=10000)
     assert round(float(final), 5) == 0.70879
     files = sorted(p for p in os.listdir(logdir) if "events" not in p)
-    # TF's listing; the Supervisor's checkpoint thread saves at its start, which a loaded
-    # machine can delay past these 5 steps (then it saves step 5 too): step 0 optional
-    step0 = ["model.ckpt-0.data-00000-of-00001", "model.ckpt-0.index", "model.ckpt-0.meta"]
-    assert [f for f in files if f not in step0] == [
+    # TF's listing; the Supervisor's checkpoint thread saves once at its start, at
+    # whatever step the loop has reached when the thread gets the CPU (step 0 here and in
+    # TF when the machine is idle; a loaded machine delays it): that early save optional
+    early = re.compile(r"model\.ckpt-[0-4]\.")
+    assert [f for f in files if not early.match(f)] == [
         "checkpoint", "graph.pbtxt", "model.ckpt-5.data-00000-of-00001", "model.ckpt-5.index",
         "model.ckpt-5.meta"]
     ckpt = tf.train.latest_checkpoint(logdir)
