@@ -157,11 +157,18 @@ def if_stmt(test, if_true, if_false, set_state, names: tuple, init: tuple,
     results = cond(test, branch("true", if_true), branch("false", if_false))
     if not isinstance(results, list | tuple):
         results = (results,)
-    final = list(init)
-    for i, value in zip(carried, results, strict=True):
-        final[i] = value
-    set_state(tuple(final))
-    return tuple(final)
+    final = _with_carried(init, carried, results)
+    set_state(final)
+    return final
+
+
+def _with_carried(init: tuple, carried: list, values) -> tuple:
+    """`init` with the positions `carried` replaced by `values` (a cond's or loop's
+    results)."""
+    full = list(init)
+    for i, value in zip(carried, values, strict=True):
+        full[i] = value
+    return tuple(full)
 
 
 def _loop_state(statement: str, names, init, live) -> list:
@@ -193,10 +200,7 @@ def while_stmt(test, body, set_state, names: tuple, init: tuple, live: tuple = (
     carried = _loop_state("a `while`", names, init, live)
 
     def state(loop_values):
-        full = list(init)
-        for i, value in zip(carried, loop_values, strict=True):
-            full[i] = value
-        return tuple(full)
+        return _with_carried(init, carried, loop_values)
 
     def loop_test(*loop_values):
         set_state(state(loop_values))
@@ -231,10 +235,7 @@ def for_stmt(iterable, body, set_state, names: tuple, init: tuple, live: tuple =
     count = array_ops.shape(iterable, out_type=dtypes.int32)[0]
 
     def state(loop_values):
-        full = list(init)
-        for i, value in zip(carried, loop_values, strict=True):
-            full[i] = value
-        return tuple(full)
+        return _with_carried(init, carried, loop_values)
 
     def loop_body(index, *loop_values):
         set_state(state(loop_values))

@@ -27,7 +27,6 @@ Example
 
 from __future__ import annotations
 
-import contextlib
 import copy
 
 from flowgraph.framework import dtypes as _dtypes
@@ -205,9 +204,8 @@ class RNN(Layer):
         last0 = self._zero_output(batch_major, dtype, states)
         dropout_cells = _prepare_dropout(self.cell, batch_major, training)
         try:
-            with _weights_read_outside_loop(self.cell):
-                result = control_flow_loops.while_loop(
-                    lambda t, ta, last, *st: t < steps, body, [0, out_ta, last0, *states])
+            result = control_flow_loops.while_loop(
+                lambda t, ta, last, *st: t < steps, body, [0, out_ta, last0, *states])
         finally:
             for cell in dropout_cells:
                 cell.clear_dropout()
@@ -257,25 +255,6 @@ def _prepare_dropout(cell, inputs, training) -> list:
             template = array_shape_ops.zeros(array_join_ops.concat([batch, [size]], 0),
                                              dtype=inputs.dtype.base_dtype)
     return prepared
-
-
-@contextlib.contextmanager
-def _weights_read_outside_loop(cell):
-    """While the loop is built, the cell's (and its sub-cells') variable attributes are
-    their values read once before the loop, so that gradients reach the variables (a
-    read of a resource variable inside flowgraph's while loop does not pass one back)."""
-    swapped = []
-    weights = {id(w) for w in cell.weights}
-    for owner in [cell, *getattr(cell, "cells", [])]:
-        for key, value in list(vars(owner).items()):
-            if id(value) in weights:
-                swapped.append((owner, key, value))
-                setattr(owner, key, value.value())
-    try:
-        yield
-    finally:
-        for owner, key, value in swapped:
-            setattr(owner, key, value)
 
 
 def _pack_like(state_size, flat: list) -> list:

@@ -104,10 +104,7 @@ def _record_savers(out: MetaGraphDefProto, graph, keys, export_scope) -> None:
                                           == out.saver_def.restore_op_name):
             proto = saver_def_proto(out.saver_def)
         elif graph.__dict__.get("_saver_entries", {}).get(proto.restore_op_name):
-            scope = saver_scope(proto.restore_op_name)  # as _with_tf_saver names them
-            proto.filename_tensor_name = f"{scope}Const:0"
-            proto.save_tensor_name = f"{scope}control_dependency:0"
-            proto.version = SaverDefProto.V2
+            _name_tf_saver_tensors(proto)
         if export_scope:
             proto = scoped_saver_def(proto, export_scope)
             if proto is None:
@@ -202,10 +199,16 @@ def _with_tf_saver(graph_def: GraphDef, graph, saver_def: SaverDefProto) -> Grap
     kept = [n for n in graph_def.node if not n.name.startswith(scope)]
     out = GraphDef(node=kept + tf_saver_nodes(scope, entries, filename),
                    versions=graph_def.versions)
+    _name_tf_saver_tensors(saver_def)
+    return out
+
+
+def _name_tf_saver_tensors(saver_def: SaverDefProto) -> None:
+    """Point `saver_def` at the tensors of the TensorFlow saver nodes written for it."""
+    scope = saver_scope(saver_def.restore_op_name)
     saver_def.filename_tensor_name = f"{scope}Const:0"
     saver_def.save_tensor_name = f"{scope}control_dependency:0"
     saver_def.version = SaverDefProto.V2
-    return out
 
 
 def _scoped_graph_def(graph_def: GraphDef, export_scope: str) -> GraphDef:

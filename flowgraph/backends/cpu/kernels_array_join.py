@@ -43,8 +43,7 @@ def split(axis, x, *, num_split):
     if x.shape[a] % num_split:
         raise _invalid(f"Number of ways to split should evenly divide the split dimension, "
                        f"but got split_dim {a} (size = {x.shape[a]}) and num_split {num_split}")
-    parts = np.split(x, num_split, axis=a)
-    return parts[0] if num_split == 1 else tuple(parts)  # one output: the array itself
+    return tuple(np.split(x, num_split, axis=a))
 
 
 @cpu_kernel("SplitV")
@@ -65,8 +64,7 @@ def split_v(x, sizes, axis, *, num_split):
         raise _invalid(f"size_splits {sizes} must add up to the size {d} of dimension {a}")
     if any(s < 0 for s in sizes):
         raise _invalid(f"size_splits must be non-negative (or one -1), got {sizes}")
-    parts = np.split(x, np.cumsum(sizes)[:-1], axis=a)
-    return parts[0] if num_split == 1 else tuple(parts)  # one output: the array itself
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=a))
 
 
 @cpu_kernel("Pack")
@@ -84,8 +82,7 @@ def unpack(x, *, num, axis):
     a = _axis(axis, np.ndim(x), "unstack")
     if x.shape[a] != num:
         raise _invalid(f"Input shape axis {a} must equal {num}, got shape {list(x.shape)}")
-    parts = tuple(np.take(x, i, axis=a) for i in range(num))
-    return parts[0] if num == 1 else parts  # one output: the array itself
+    return tuple(np.take(x, i, axis=a) for i in range(num))
 
 
 @cpu_kernel("Tile")

@@ -8,5 +8,4 @@ from flowgraph.backends.cpu import cpu_kernel
 
 @cpu_kernel("IdentityN")
 def identity_n(*inputs):
-    # a kernel with one output returns that value, not a list of one
-    return inputs[0] if len(inputs) == 1 else list(inputs)
+    return list(inputs)
