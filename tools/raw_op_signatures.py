@@ -68,7 +68,12 @@ def record(names: list[str]) -> str:
                        for py, a in zip(params[:n_in], op_def.input_arg))
         inferred = {x for a in op_def.input_arg
                     for x in (a.type_attr, a.number_attr, a.type_list_attr) if x}
-        explicit = [a.name for a in op_def.attr if a.name not in inferred]
+        # The wrapper takes the attributes without a default first (each group in the
+        # OpDef's order): HashTableV2(key_dtype, value_dtype, container, ...).
+        explicit = [a.name for a in op_def.attr if a.name not in inferred
+                    and not a.HasField("default_value")] + \
+                   [a.name for a in op_def.attr if a.name not in inferred
+                    and a.HasField("default_value")]
         attrs = ",".join(py if py == op else f"{py}={op}"
                          for py, op in zip(params[n_in:], explicit))
         rows.append(_entry(name, ins, attrs))

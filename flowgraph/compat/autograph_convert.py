@@ -6,11 +6,16 @@ do in TensorFlow.
 `convert(f)` parses `f`'s source, turns each such statement into calls of nested
 functions that update the statement's variables (``nonlocal``), and ``and`` / ``or`` /
 ``not`` in their conditions into calls that work on tensors, then compiles the result
-with `f`'s globals and closure. A statement containing ``return``, ``break``,
-``continue`` or ``yield`` (or a ``while``/``for`` with an ``else``) is left as written:
-Python semantics, so a tensor condition there raises as in plain graph code. A function
-whose source is not available (a lambda in an expression, a builtin) is returned as it
-is.
+with `f`'s globals and closure. A loop's ``break`` and ``continue`` become flags, as
+TensorFlow's AutoGraph makes them: ``break`` sets a variable that joins the loop's
+condition (``while not brk and test``; a ``for`` stops before its next item), ``continue``
+one that is reset at the top of each iteration, and the statements that follow a
+statement which may set either run under ``if not (brk or cont)``, so a tensor
+condition anywhere builds `tf.cond` and `tf.while_loop` as usual. A statement containing
+``return`` or ``yield``, a loop with an ``else``, and a ``break`` / ``continue`` inside
+``try`` are left as written: Python semantics, so a tensor condition there raises as in
+plain graph code. A function whose source is not available (a lambda in an expression,
+a builtin) is returned as it is.
 
 Example
 -------
@@ -38,6 +43,8 @@ import logging
 import textwrap
 
 from flowgraph.compat import autograph_runtime
+from flowgraph.compat.autograph_jumps import break_flag, lower_jumps
+from flowgraph.compat.autograph_liveness import live_names
 
 __all__ = ["convert"]
 
@@ -64,8 +71,8 @@ def convert(func):
         return func  # a lambda, or a decorator line the source cut
     fdef = tree.body[0]
     fdef.decorator_list = []
-    fdef.body = _fold_returns(fdef.body)
-    rewriter = _Rewriter(fdef)
+    fdef.body = lower_jumps(_fold_returns(fdef.body))
+    rewriter = _Rewriter(fdef, live_names(fdef))
     fdef.body = rewriter.block(fdef.body, loops=())
     expressions = _ConditionalExpressions()
     fdef.body = [expressions.visit(statement) for statement in fdef.body]
@@ -168,12 +175,6 @@ def _escapes(statements) -> bool:
     return finder.found
 
 
-def _loads(tree) -> list:
-    """(line, name) of every name read in `tree`."""
-    return [(n.lineno, n.id) for n in ast.walk(tree)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-
-
 # -- returns inside an if ---------------------------------------------------------------
 _RETVAL = "retval__ag"
 
@@ -261,17 +262,15 @@ def _def(name: str, args: list, body: list) -> ast.FunctionDef:
 
 
 class _Rewriter:
-    def __init__(self, fdef: ast.FunctionDef) -> None:
-        self.loads = _loads(fdef)
+    def __init__(self, fdef: ast.FunctionDef, live: dict) -> None:
+        self.live = live
         self.count = 0
 
     def _live(self, statement, names, loops) -> list:
-        """Of `names`, those read after `statement` or anywhere in an enclosing loop."""
-        spans = [(statement.end_lineno + 1, 10**9)]
-        spans += [(loop.lineno, loop.end_lineno) for loop in loops]
-        return [n for n in names
-                if any(name == n and lo <= line <= hi for line, name in self.loads
-                       for lo, hi in spans)]
+        """Of `names`, those read after `statement` before being assigned again (for a
+        loop: also in its next iteration), from `autograph_liveness`."""
+        live = self.live.get(id(statement), ())
+        return [n for n in names if n in live]
 
     def block(self, statements, loops) -> list:
         out = []
@@ -369,6 +368,10 @@ class _Rewriter:
         call = _call(_ag("for_stmt"), iterable, _name(f"__ag_body{k}"),
                      _name(f"__ag_set{k}"), _strings(names), _names(names),
                      _strings(self._live(node, names, (*loops, node))))
+        broken = break_flag(node)
+        if broken is not None:  # a `break`: stop before the next item once it is set
+            call.keywords.append(ast.keyword(arg="extra_test", value=_thunk(
+                _call(_ag("not_"), _name(broken)))))
         target_bind = ast.Assign(targets=[_name(target, store=True)],
                                  value=_call(_ag("ld"), ast.Constant(value=target),
                                              _call(_name("locals"))))

@@ -196,6 +196,12 @@ def while_stmt(test, body, set_state, names: tuple, init: tuple, live: tuple = (
         while going:
             values = body()
             going = test()
+            if _is_tensor(going):
+                raise NotImplementedError(
+                    "AutoGraph: the condition of a `while` loop started as a Python value "
+                    "and became a tensor (a `break` or a variable of the condition that "
+                    "depends on a tensor): make the condition a tensor from the start, "
+                    "e.g. `while i < n` with a tensor `n` instead of `while True`")
         return values
     carried = _loop_state("a `while`", names, init, live)
 
@@ -221,14 +227,29 @@ def while_stmt(test, body, set_state, names: tuple, init: tuple, live: tuple = (
     return final
 
 
-def for_stmt(iterable, body, set_state, names: tuple, init: tuple, live: tuple = ()):
+def for_stmt(iterable, body, set_state, names: tuple, init: tuple, live: tuple = (),
+             extra_test=None):
     """Run a ``for`` statement: `body(item)` runs one iteration on `item` and returns
     the variables `names` (initially `init`; `live` as for `while_stmt`). A tensor is
-    iterated along its first dimension (`tf.range` too) in a `tf.while_loop`. Returns
+    iterated along its first dimension (`tf.range` too) in a `tf.while_loop`. The loop
+    stops early once `extra_test()` (a ``break``'s flag, negated) is false. Returns
     their values after it."""
     if not _is_tensor(iterable):
         values = init
-        for item in iterable:
+        items = iter(iterable)
+        while True:
+            if extra_test is not None:
+                going = extra_test()
+                if _is_tensor(going):
+                    raise NotImplementedError(
+                        "AutoGraph: a `break` of a `for` over a Python iterable depends "
+                        "on a tensor; iterate over a tensor (`tf.range`) instead")
+                if not going:
+                    break
+            try:
+                item = next(items)
+            except StopIteration:
+                break
             values = body(item)
         return values
     carried = _loop_state("a `for`", names, init, live)
@@ -243,9 +264,15 @@ def for_stmt(iterable, body, set_state, names: tuple, init: tuple, live: tuple =
         _check_unchanged("a `for`", names, init, values)
         return [index + 1, *(_as_tensor(values[i]) for i in carried)]
 
+    def loop_test(index, *loop_values):
+        if extra_test is None:
+            return index < count
+        set_state(state(loop_values))
+        return and_(lambda: index < count, extra_test)
+
     start = [convert_to_tensor(0, dtype=dtypes.int32),
              *(_as_tensor(init[i]) for i in carried)]
-    results = while_loop(lambda index, *rest: index < count, loop_body, start)
+    results = while_loop(loop_test, loop_body, start)
     final = state(list(results)[1:])
     set_state(final)
     return final

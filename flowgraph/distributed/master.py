@@ -96,10 +96,13 @@ __all__ = ["Stage", "StepPlan", "check_input_pipelines", "delegate", "mark_store
 # Ops whose output 0 is a handle to a resource of their task that no shared_name attr
 # marks: its value is a Python object in the task's resource container and never travels.
 _HANDLE_MAKERS = frozenset({"IteratorFromStringHandleV2", "TensorArrayV3",
-                            "TensorArrayGradV3", "StackV2"})
+                            "TensorArrayGradV3", "StackV2",
+                            # their TF1 forms (flowgraph/ops/state_v1_ops.py, ...)
+                            "TensorArray", "TensorArrayV2", "TensorArrayGrad",
+                            "TensorArrayGradV2", "TensorArrayGradWithShape", "Stack"})
 # Resource ops without a shared_name that name their resource by op name, so every
 # session of a task sees the same one (TensorFlow's variables).
-_SHARED_BY_NAME = frozenset({"VariableV2", "VarHandleOp"})
+_SHARED_BY_NAME = frozenset({"VariableV2", "Variable", "VarHandleOp"})
 
 
 def task_name(job: str, task: int) -> str:
@@ -577,9 +580,11 @@ def report_parts(op, default_task: str, cluster) -> list | None:
 
 
 def check_input_pipelines(plan: StepPlan, local_tasks, master_task: str) -> None:
-    """Refuse a plan that runs a tf.data pipeline on a task outside this process: the
-    pipeline is a Python object that no graph def carries (TensorFlow ships it as graph
-    functions). Raises `UnimplementedError` naming the iterator op, its task and the fix.
+    """Refuse a plan that runs a tf.data pipeline, or the NumPy arrays of a
+    `numpy_input_fn`, on a task outside this process: both are Python objects of the
+    process that built the graph, which no graph def carries (TensorFlow ships a pipeline
+    as graph functions, and feeds `numpy_input_fn`'s arrays from the client). Raises
+    `UnimplementedError` naming the op, its task and the fix.
 
     >>> import flowgraph as tf
     >>> with tf.Graph().as_default() as g:
@@ -598,10 +603,16 @@ def check_input_pipelines(plan: StepPlan, local_tasks, master_task: str) -> None
         if stage.task in local:
             continue
         for op in stage.ops:
-            if "dataset_id" not in (op.op_def.attrs or {}):
+            if op.type == "NumpyBatchSource":
+                what = ("reads the NumPy arrays of a numpy_input_fn",
+                        "these arrays (held by this process)", "the input_fn's ops")
+            elif "dataset_id" in (op.op_def.attrs or {}):
+                what = ("starts a tf.data pipeline", "tf.data pipelines (Python objects "
+                        "here)", "the dataset and its iterator")
+            else:
                 continue
             if master_task in local:
-                fix = (f"build the dataset and its iterator under tf.device('"
+                fix = (f"build {what[2]} under tf.device('"
                        f"{master_task.replace('/replica:0', '')}') (the worker that runs "
                        "this session and consumes the elements)")
             else:
@@ -610,11 +621,10 @@ def check_input_pipelines(plan: StepPlan, local_tasks, master_task: str) -> None
                        "data through placeholders")
             raise errors.UnimplementedError(
                 None, op,
-                f"Operation '{op.name}' ({op.type}) starts a tf.data pipeline on "
+                f"Operation '{op.name}' ({op.type}) {what[0]} on "
                 f"{stage.task}, a task in another process than this session's master "
-                f"({master_task}): a graph def does not carry tf.data pipelines (Python "
-                f"objects here), so they run only on tasks of the session's process. "
-                f"To fix it, {fix}.")
+                f"({master_task}): a graph def does not carry {what[1]}, so they are read "
+                f"only on tasks of the session's process. To fix it, {fix}.")
 
 
 def placement_log(plan: StepPlan, seen: set) -> list:

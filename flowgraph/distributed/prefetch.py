@@ -75,7 +75,8 @@ def _pure(op) -> bool:
     return not op.op_def.stateful and op.op_def.cost is not OpCost.ASYNC
 
 
-_READS = frozenset({"VariableV2", "ReadVariableOrDefault"})  # stateful, yet write nothing
+# stateful, yet write nothing
+_READS = frozenset({"VariableV2", "Variable", "ReadVariableOrDefault"})
 
 
 def read_only(ops) -> bool:

@@ -1,7 +1,8 @@
 """flowgraph's one-file checkpoint format, read side (``tf.train.Saver(format="flowgraph")``
 writes it; the default is TensorFlow's format, `flowgraph.framework.tf_formats.bundle`,
-and `CheckpointReader` opens either), as `RestoreV2`'s kernel and the SavedModel loader
-read it.
+and `CheckpointReader` opens either, and TensorFlow's V1 files:
+`flowgraph.framework.tf_formats.tensor_slices`), as `RestoreV2`'s kernel and the
+SavedModel loader read it.
 
 A checkpoint ``model.ckpt-STEP`` is ONE NumPy ``.npz`` file (a zip of ``.npy`` members)
 named exactly by its prefix. Keys are the tensors' names. A string tensor ``N`` is stored
@@ -41,6 +42,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.npy_member import ZIP_ERRORS, CorruptMember, read_array, read_header
 from flowgraph.framework.tf_formats.bundle import BundleReader, is_bundle
+from flowgraph.framework.tf_formats.tensor_slices import TensorSliceReader, is_tensor_slices
 
 __all__ = ["RESERVED_PREFIX", "STRING_ENDS_PREFIX", "CheckpointReader", "encode_strings",
            "not_found"]
@@ -98,6 +100,8 @@ class CheckpointReader:
         # A TensorFlow checkpoint (``prefix.index`` + data shards) gets its own reader.
         if cls is CheckpointReader and is_bundle(filepattern):
             return BundleReader(filepattern)
+        if cls is CheckpointReader and is_tensor_slices(filepattern):
+            return TensorSliceReader(filepattern)  # TensorFlow's V1 format
         return super().__new__(cls)
 
     def __init__(self, filepattern: str) -> None:

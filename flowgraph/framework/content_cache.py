@@ -1,9 +1,11 @@
 """Serialized bytes kept by the content they were made from.
 
-An Estimator builds the same graph again on every `train` call and writes it twice per
-call (the graph event and each checkpoint's ``.meta``); serializing it costs several
-milliseconds, a digest of its graph def a fraction of that. `ContentCache` is the bounded
-store both writers share the logic of, and `graph_def_digest` the digest.
+An Estimator builds the same graph again on every `train` call and writes it several
+times per call (the graph event, ``graph.pbtxt`` and each checkpoint's ``.meta``);
+serializing it costs several milliseconds, a digest of its graph def a fraction of that.
+`ContentCache` is the bounded store the writers share the logic of, `graph_def_digest`
+the digest, and `graph_def_snapshot` a finalized graph's def and digest, made once while
+the graph cannot have changed.
 
 Example
 -------
@@ -40,6 +42,45 @@ def graph_def_digest(graph_def: dict) -> hashlib.blake2b:
     """
     text = json.dumps(graph_def, separators=(",", ":"), check_circular=False)
     return hashlib.blake2b(text.encode(), digest_size=20)
+
+
+def graph_def_snapshot(graph, add_shapes: bool = False) -> tuple[dict, bytes]:
+    """``(graph.as_graph_def(add_shapes=add_shapes), its digest)``, for readers that do
+    not modify the dict.
+
+    A finalized graph keeps the pair and gives it again while nothing it was made from
+    can have changed: no op or control edge added (the graph's version), and every op's
+    device and output shapes the very objects they were (`Tensor.set_shape` and
+    `_set_device` replace them). A graph still being built is exported on each call.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default() as g:
+    ...     c = tf.constant(1.0, name="c")
+    >>> g.finalize()
+    >>> first = graph_def_snapshot(g)
+    >>> graph_def_snapshot(g) is first
+    True
+    >>> c.set_shape([])  # the same shape: nothing changes
+    >>> graph_def_snapshot(g) is first
+    True
+    """
+    if not graph.finalized:
+        graph_def = graph.as_graph_def(add_shapes=add_shapes)
+        return graph_def, graph_def_digest(graph_def).digest()
+    kept = graph.__dict__.get("_graph_def_snapshots", {}).get(add_shapes)
+    if kept is not None:
+        version, states, pair = kept
+        if version == graph._version and all(
+                op._device is device and all(t._shape is s for t, s in zip(op._outputs, shapes))
+                for op, device, shapes in states):
+            return pair
+    graph_def = graph.as_graph_def(add_shapes=add_shapes)
+    pair = (graph_def, graph_def_digest(graph_def).digest())
+    states = [(op, op._device, tuple(t._shape for t in op._outputs))
+              for op in graph.get_operations()]
+    graph.__dict__.setdefault("_graph_def_snapshots", {})[add_shapes] = (
+        graph._version, states, pair)
+    return pair
 
 
 class ContentCache:

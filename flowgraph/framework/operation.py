@@ -317,12 +317,14 @@ class Tensor:
         """
         shape = as_shape(shape)
         try:
-            self._shape = self._shape.merge_with(shape)
+            merged = self._shape.merge_with(shape)
         except ValueError as e:
             raise ValueError(
                 f"Tensor '{self.name}' has static shape {self._shape}, which is not "
                 f"compatible with the requested shape {shape} ({e})"
             ) from None
+        if merged != self._shape:  # an unchanged shape keeps its object (graph-def snapshots)
+            self._shape = merged
 
     def consumers(self) -> list[Operation]:
         return list(self._consumers)

@@ -15,6 +15,7 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.keras import backend_ops as _K
 from flowgraph.ops import math_ops, nn_ops
 
@@ -84,8 +85,31 @@ def mish(x):
     return math_ops.multiply(x, math_ops.tanh(nn_ops.softplus(x)))
 
 
+def _gelu(x, approximate=False):
+    """The Gaussian error linear unit ``x * Phi(x)`` (``approximate``: its tanh form).
+    Reached by name only (``activation="gelu"``): TF 2.15's v1 module has no attribute."""
+    x = _K._t(x)
+    dtype = x.dtype.base_dtype
+
+    def c(value):
+        return convert_to_tensor(value, dtype=dtype)
+
+    if approximate:
+        cube = math_ops.multiply(math_ops.multiply(math_ops.multiply(
+            c(0.044715), x), x), x)
+        inner = math_ops.multiply(c(0.7978845608028654), math_ops.add(x, cube))
+        return math_ops.multiply(math_ops.multiply(c(0.5), x),
+                                 math_ops.add(c(1.0), math_ops.tanh(inner)))
+    scaled = math_ops.truediv(x, c(1.4142135623730951))
+    return math_ops.multiply(math_ops.multiply(c(0.5), x),
+                             math_ops.add(c(1.0), math_ops.erf(scaled)))
+
+
+_gelu.__name__ = "gelu"
+
 _BY_NAME = {f.__name__: f for f in (relu, elu, softmax, selu, softplus, softsign, sigmoid,
-                                     tanh, exponential, linear, hard_sigmoid, swish, mish)}
+                                     tanh, exponential, linear, hard_sigmoid, swish, mish,
+                                     _gelu)}
 
 
 def get(identifier):

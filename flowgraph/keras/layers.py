@@ -103,8 +103,9 @@ def get_activation(identifier):
         return identifier
     if isinstance(identifier, str) and identifier in _ACTIVATIONS:
         return _ACTIVATIONS[identifier]
-    raise ValueError(f"Unknown activation function: {identifier!r}. Known: "
-                     f"{sorted(_ACTIVATIONS)}, or pass a callable.")
+    from flowgraph.keras import activations  # the rest of Keras' names ("gelu", "swish")
+
+    return activations.get(identifier)
 
 
 _INITIALIZERS = {
@@ -681,9 +682,17 @@ class Dropout(Layer):
                 "seed": self.seed}
 
     def _noise_shape(self, inputs):
-        """The shape of the keep/drop mask (`SpatialDropout*` drop whole channels)."""
-        return array_shape_ops.shape(inputs) if self.noise_shape is None else \
-            list(self.noise_shape)
+        """The shape of the keep/drop mask (`SpatialDropout*` drop whole channels); a
+        None entry of ``noise_shape`` takes the input's size there, as in Keras
+        (EfficientNet drops whole samples with ``(None, 1, 1, 1)``)."""
+        if self.noise_shape is None:
+            return array_shape_ops.shape(inputs)
+        if None not in self.noise_shape:
+            return list(self.noise_shape)
+        dynamic = array_shape_ops.shape(inputs)
+        return array_join_ops.stack(
+            [dynamic[i] if d is None else convert_to_tensor(d, dtype=dynamic.dtype)
+             for i, d in enumerate(self.noise_shape)])
 
     def _drop(self, inputs):
         dtype = inputs.dtype.base_dtype

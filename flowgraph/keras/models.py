@@ -57,26 +57,30 @@ def _map_graph(inputs: list, outputs: list) -> list[Node]:
     done: set[int] = set()
     reached: list[str] = []
 
-    def visit(tensor) -> None:
-        if id(tensor) in input_ids:
-            return
-        layer, index, _ = tensor._keras_history
-        node = layer._inbound_nodes[index]
-        if id(node) in done:
-            return
-        if isinstance(layer, InputLayer):
-            raise ValueError(
-                f"Graph disconnected: cannot obtain value for tensor {tensor} at layer "
-                f'"{layer.name}". The following previous layers were accessed without '
-                f"issue: {reached}")
-        for t in node.input_tensors:
-            visit(t)
-        done.add(id(node))
-        order.append(node)
-        reached.append(layer.name)
-
-    for t in outputs:
-        visit(t)
+    # a depth-first walk (each node after its inputs) on a stack of its own: models of
+    # thousands of layers are deeper than Python's recursion limit
+    for output in outputs:
+        stack = [(output, False)]
+        while stack:
+            tensor, inputs_done = stack.pop()
+            if id(tensor) in input_ids:
+                continue
+            layer, index, _ = tensor._keras_history
+            node = layer._inbound_nodes[index]
+            if id(node) in done:
+                continue
+            if inputs_done:
+                done.add(id(node))
+                order.append(node)
+                reached.append(layer.name)
+                continue
+            if isinstance(layer, InputLayer):
+                raise ValueError(
+                    f"Graph disconnected: cannot obtain value for tensor {tensor} at layer "
+                    f'"{layer.name}". The following previous layers were accessed without '
+                    f"issue: {reached}")
+            stack.append((tensor, True))
+            stack.extend((t, False) for t in reversed(node.input_tensors))
     return order
 
 
@@ -89,21 +93,21 @@ def _layers_by_depth(inputs: list, outputs: list, nodes: list[Node]) -> list:
     node_depth: dict[int, int] = {}
     by_id: dict[int, object] = {}
 
-    def walk(tensor, depth: int) -> None:
+    # a depth-first walk from the outputs, on a stack of its own: models of thousands of
+    # layers (EfficientNetV2L, ResNetRS420) are deeper than Python's recursion limit
+    stack = [(t, 0) for t in reversed(outputs)]
+    while stack:
+        tensor, depth = stack.pop()
         layer, index, _ = tensor._keras_history
         first_seen.setdefault(id(layer), len(first_seen))
         by_id[id(layer)] = layer
         node = layer._inbound_nodes[index]
         if node_depth.get(id(node), -1) >= depth:
-            return
+            continue
         node_depth[id(node)] = depth
         if id(tensor) in input_ids:
-            return
-        for t in node.input_tensors:
-            walk(t, depth + 1)
-
-    for t in outputs:
-        walk(t, 0)
+            continue
+        stack.extend((t, depth + 1) for t in reversed(node.input_tensors))
     layer_depth: dict[int, int] = {}
     for node in [*nodes, *(x._keras_history[0]._inbound_nodes[0] for x in inputs)]:
         d = node_depth.get(id(node), 0)

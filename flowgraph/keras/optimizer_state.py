@@ -17,7 +17,10 @@ TensorFlow-format `save_weights`. The updates are Keras's: Adam's bias correctio
 ``iter`` (no beta-power variables), SGD's momentum ``m = momentum * m - lr * g;
 w += m`` (so a learning-rate change does not rescale the velocity), RMSprop without
 momentum ``w -= lr * g / (sqrt(rms) + epsilon)``, Adagrad with ``epsilon``, and
-``lr / (1 + decay * iter)`` when `decay` is set.
+``lr / (1 + decay * iter)`` when `decay` is set. Where TF's Keras applies a fused op, so
+does this: ``ResourceApplyKerasMomentum`` (SGD with momentum on resource variables; its
+``Sparse`` form for `IndexedSlices`), ``ApplyAdagradV2``, ``ApplyAdaMax`` (dense
+gradients) and ``ResourceApplyAdamWithAmsgrad`` (``Adam(amsgrad=True)``, slot ``vhat``).
 
 Example
 -------
@@ -37,7 +40,15 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes
 from flowgraph.framework.graph import name_scope
-from flowgraph.ops import array_index_ops, array_ops, math_ops, scatter_ops, segment_ops, state_ops
+from flowgraph.ops import (
+    array_index_ops,
+    array_ops,
+    math_ops,
+    scatter_ops,
+    segment_ops,
+    state_ops,
+    training_ops,
+)
 from flowgraph.ops.array_gen_ops import unique
 from flowgraph.ops.control_flow_ops import group
 from flowgraph.ops.variables import Variable
@@ -61,6 +72,8 @@ HYPERS = {"Adam": ("beta_1", "beta_2", "decay", "learning_rate"),
 
 def slots_of(kind: str, config: dict) -> list[tuple[str, str]]:
     """``[(Keras slot name, tf.train slot name)]`` of an optimizer, in creation order."""
+    if kind == "Adam" and config.get("amsgrad"):
+        return [("m", "m"), ("v", "v"), ("vhat", "vhat")]
     if kind in ("Adam", "Adamax", "Nadam"):
         return [("m", "m"), ("v", "v")]
     if kind == "Ftrl":
@@ -172,6 +185,22 @@ class _Adam(_KerasState, adam.AdamOptimizer):
                 "beta2": self._cast(self._beta2_t, var),
                 "epsilon": self._cast(self._epsilon_t, var)}
 
+    def _apply_dense(self, grad, var):
+        if not self._keras_opt._config.get("amsgrad"):
+            return super()._apply_dense(grad, var)
+        if not training_ops._is_resource(var):
+            raise NotImplementedError(
+                f"Adam(amsgrad=True) updates resource variables only (TensorFlow's "
+                f"ResourceApplyAdamWithAmsgrad); '{var.op.name}' is a reference variable")
+        return training_ops.apply_op(
+            "ApplyAdamWithAmsgrad",
+            {**self._inputs(var), "vhat": self.get_slot(var, "vhat"), "grad": _dense(grad)},
+            self._use_locking)
+
+    def _apply_sparse(self, grad, var):
+        if self._keras_opt._config.get("amsgrad"):
+            return self._apply_dense(grad, var)  # every row's moments decay: dense
+        return super()._apply_sparse(grad, var)
 
 
 class _Adamax(_KerasState, gradient_descent.GradientDescentOptimizer):
@@ -179,6 +208,8 @@ class _Adamax(_KerasState, gradient_descent.GradientDescentOptimizer):
     w -= lr / (1 - b1^t) * m / (v + epsilon)`` (t counts from 1)."""
 
     def _apply_dense(self, grad, var):
+        if not hasattr(grad, "indices"):
+            return self._fused_dense(grad, var)
         grad = _dense(grad)
         c = self._keras_opt._config
         b1 = self._cast(self._hypers["beta_1"].value(), var)
@@ -195,6 +226,20 @@ class _Adamax(_KerasState, gradient_descent.GradientDescentOptimizer):
         with var.op.graph.control_dependencies([state_ops.assign(m, m_t),
                                                 state_ops.assign(v, v_t)]):
             return state_ops.assign_sub(var, step)
+
+    def _fused_dense(self, grad, var):
+        """TensorFlow's ``ApplyAdaMax`` (``ResourceApplyAdaMax``), as TF's Keras Adamax
+        applies a dense gradient."""
+        b1 = self._cast(self._hypers["beta_1"].value(), var)
+        t = self._cast(math_ops.cast(math_ops.add(self._iterations, 1), dtypes.float32), var)
+        eps = float(self._keras_opt._config.get("epsilon") or 1e-7)
+        return training_ops.apply_op(
+            "ApplyAdaMax",
+            {"var": var, "m": self.get_slot(var, "m"), "v": self.get_slot(var, "v"),
+             "beta1_power": math_ops.pow(b1, t),
+             "lr": self._cast(self._learning_rate_tensor, var), "beta1": b1,
+             "beta2": self._cast(self._hypers["beta_2"].value(), var),
+             "epsilon": self._cast(eps, var), "grad": grad}, self._use_locking)
 
     _apply_sparse = _apply_dense
 
@@ -294,9 +339,19 @@ class _SGD(_KerasState, gradient_descent.GradientDescentOptimizer):
             if self._keras_opt._config.get("nesterov") else m_t
         return m_t, step
 
+    def _fused(self, op_type: str, inputs: dict, var):
+        """TensorFlow's ``Resource(Sparse)ApplyKerasMomentum`` on a resource variable."""
+        return training_ops.apply_op(
+            op_type, {"var": var, "accum": self.get_slot(var, "momentum"),
+                      "lr": self._cast(self._learning_rate_tensor, var),
+                      "momentum": self._cast(self._momentum_t, var), **inputs},
+            self._use_locking, use_nesterov=bool(self._keras_opt._config.get("nesterov")))
+
     def _apply_dense(self, grad, var):
         if not self._slot_names:
             return super()._apply_dense(grad, var)
+        if training_ops._is_resource(var):
+            return self._fused("ApplyKerasMomentum", {"grad": grad}, var)
         lr = self._cast(self._learning_rate_tensor, var)
         mom = self._cast(self._momentum_t, var)
         m = self.get_slot(var, "momentum")
@@ -310,6 +365,9 @@ class _SGD(_KerasState, gradient_descent.GradientDescentOptimizer):
             return super()._apply_sparse(grad, var)
         rows, where = unique(grad.indices)
         values = segment_ops.unsorted_segment_sum(grad.values, where, array_ops.shape(rows)[0])
+        if training_ops._is_resource(var):
+            return self._fused("SparseApplyKerasMomentum", {"grad": values, "indices": rows},
+                               var)
         lr = self._cast(self._learning_rate_tensor, var)
         mom = self._cast(self._momentum_t, var)
         m = self.get_slot(var, "momentum")
@@ -357,18 +415,21 @@ class _RMSprop(_KerasState, rmsprop.RMSPropOptimizer):
 class _Adagrad(_KerasState, adagrad.AdagradOptimizer):
     """Keras's Adagrad: ``acc += g * g; w -= lr * g / (sqrt(acc) + epsilon)``."""
 
-    def _apply_dense(self, grad, var):
-        grad = _dense(grad)
-        lr = self._cast(self._learning_rate_tensor, var)
-        eps = self._cast(float(self._keras_opt._config["epsilon"] or 1e-7), var)
-        acc = self.get_slot(var, "accumulator")
-        acc_t = math_ops.add(acc.value(), math_ops.square(grad))
-        step = math_ops.divide(math_ops.multiply(lr, grad),
-                               math_ops.add(math_ops.sqrt(acc_t), eps))
-        with var.op.graph.control_dependencies([state_ops.assign(acc, acc_t)]):
-            return state_ops.assign_sub(var, step)
+    def _v2_inputs(self, var) -> dict:
+        return {"var": var, "accum": self.get_slot(var, "accumulator"),
+                "lr": self._cast(self._learning_rate_tensor, var),
+                "epsilon": self._cast(float(self._keras_opt._config["epsilon"] or 1e-7), var)}
 
-    _apply_sparse = _apply_dense
+    def _apply_dense(self, grad, var):
+        return training_ops.apply_op("ApplyAdagradV2", {**self._v2_inputs(var), "grad": grad},
+                                     self._use_locking)
+
+    def _apply_sparse(self, grad, var):
+        rows, where = unique(grad.indices)
+        values = segment_ops.unsorted_segment_sum(grad.values, where, array_ops.shape(rows)[0])
+        return training_ops.apply_op(
+            "SparseApplyAdagradV2", {**self._v2_inputs(var), "grad": values, "indices": rows},
+            self._use_locking)
 
 
 class _Adadelta(_KerasState, adadelta.AdadeltaOptimizer):
@@ -379,8 +440,6 @@ def make(keras_opt, kind: str, graph, scope: str = "training/"):
     """The `tf.train` optimizer updating `keras_opt`'s state in `graph` (its ``iter``
     and hyperparameter variables made here, under ``<scope><kind>/``)."""
     c = keras_opt._config
-    if kind == "Adam" and c.get("amsgrad"):
-        raise NotImplementedError("Adam(amsgrad=True) is not supported by flowgraph.")
     hypers = {}
     prefix = f"{scope}{c.get('name') or kind}/"  # named after the optimizer's `name`
     with graph.as_default(), graph.control_dependencies(None), name_scope(None), \

@@ -51,6 +51,7 @@ from flowgraph.ops.linalg_ops import matrix_solve_ls as lstsq
 from flowgraph.ops.linalg_ops import matrix_triangular_solve as triangular_solve
 from flowgraph.ops.linalg_ops import self_adjoint_eig as eigh
 from flowgraph.ops.linalg_ops import self_adjoint_eigvals as eigvalsh
+from flowgraph.ops.linalg_raw import banded_triangular_solve, eig, eigvals
 from flowgraph.ops.linalg_tridiag import (
     eigh_tridiagonal,
     tridiagonal_matmul,

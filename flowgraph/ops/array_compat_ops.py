@@ -20,27 +20,26 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import nest
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
-from flowgraph.framework.graph import control_dependencies, name_scope
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.tensor_shape import as_shape
 from flowgraph.ops.array_identity_ops import identity
-from flowgraph.ops.array_index_ops import gather
-from flowgraph.ops.array_join_ops import stack
-from flowgraph.ops.array_shape_ops import reshape, shape, zeros
-from flowgraph.ops.check_ops import Assert
+from flowgraph.ops.array_raw import (  # the op types TensorFlow emits
+    ensure_shape,
+    guarantee_const,
+    histogram_fixed_width,
+    parallel_stack,
+)
 from flowgraph.ops.math_ops import (
     cast,
     clip_by_value,
     equal,
     floor,
-    logical_or,
     matmul,
     minimum,
     rsqrt,
     truediv,
 )
-from flowgraph.ops.math_reduce import reduce_all, reduce_sum
-from flowgraph.ops.segment_ops import unsorted_segment_sum
+from flowgraph.ops.math_reduce import reduce_sum
 
 __all__ = ["clip_by_average_norm", "ensure_shape", "extract_image_patches",
            "guarantee_const", "histogram_fixed_width", "histogram_fixed_width_bins",
@@ -72,22 +71,6 @@ def _num_elements(t):
     return size(t)
 
 
-def parallel_stack(values, name="parallel_stack"):
-    """`tf.stack` along a new first axis; every value's shape must be fully known when the
-    graph is built (TensorFlow's requirement for this op).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.Session().run(tf.parallel_stack([[1, 2], [3, 4]])).tolist()
-    [[1, 2], [3, 4]]
-    """
-    values = [convert_to_tensor(v) for v in values]
-    for v in values:
-        if not v.shape.is_fully_defined():
-            raise ValueError(f"tf.parallel_stack: every value needs a fully defined shape "
-                             f"when the graph is built; '{v.name}' has shape {v.shape}")
-    return stack(values, axis=0, name=name)
 
 
 def _bins(values, value_range, nbins):
@@ -120,21 +103,6 @@ def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int
         return cast(idx, dtype, name=scope)
 
 
-def histogram_fixed_width(values, value_range, nbins=100, dtype=_dtypes.int32, name=None):
-    """Counts of `values` in `nbins` equal bins over ``value_range = [lo, hi]`` (values
-    outside go to the first or last bin).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.Session().run(tf.histogram_fixed_width([0.5, 0.6, 4.0], [0.0, 5.0], 5)).tolist()
-    [2, 0, 0, 0, 1]
-    """
-    with name_scope(name, "histogram_fixed_width", [values, value_range, nbins]) as scope:
-        idx, nbins_t = _bins(values, value_range, nbins)
-        flat = reshape(idx, [-1])
-        ones = cast(flat * 0 + 1, dtype)
-        return identity(unsorted_segment_sum(ones, flat, nbins_t), name=scope)
 
 
 def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
@@ -182,41 +150,6 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
                 lambda t: identity(t) if isinstance(t, Tensor) else t, out)
 
 
-def ensure_shape(x, shape, name=None):
-    """`x` with static shape `shape` merged in, checked when the op runs: a mismatch is
-    an InvalidArgumentError there (and a ValueError now when already incompatible).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> x = tf.placeholder(tf.float32, [None, None])
-    >>> tf.ensure_shape(x, [None, 3]).shape.as_list()
-    [None, 3]
-    """
-    from flowgraph.ops.array_shape_ops import shape as _shape_of
-
-    want = as_shape(shape)
-    with name_scope(name, "EnsureShape", [x]) as scope:
-        x = convert_to_tensor(x, name="x")
-        if not x.shape.is_compatible_with(want):
-            raise ValueError(f"tf.ensure_shape: shape {x.shape} of '{x.name}' is not "
-                             f"compatible with expected shape {want}")
-        if want.ndims is None:
-            return identity(x, name=scope)
-        dims = [-1 if d is None else d for d in want.as_list()]
-        actual = _shape_of(x)
-        message = [f"Shape of tensor {x.name} is not compatible with expected shape "
-                   f"{want.as_list()}: got", actual]
-        checks = [Assert(equal(_rank_of(x), want.ndims), message)]
-        if dims:
-            expect = convert_to_tensor(dims, dtype=_dtypes.int32)
-            with control_dependencies(checks):  # compare dimensions once ranks agree
-                same = reduce_all(logical_or(equal(expect, -1), equal(actual, expect)))
-            checks.append(Assert(same, message))
-        with control_dependencies(checks):
-            out = identity(x, name=scope)
-        out.set_shape(x.shape.merge_with(want))
-        return out
 
 
 def _rank_of(x):
@@ -229,7 +162,7 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
                           name=None, sizes=None):
     """The ``ksizes[1] x ksizes[2]`` patches of each image (dilated by `rates`, every
     `strides` pixels), flattened into the depth: ``[batch, out_rows, out_cols,
-    k_rows * k_cols * depth]``. The spatial size and depth must be known statically.
+    k_rows * k_cols * depth]``: one ``ExtractImagePatches`` op.
 
     Example
     -------
@@ -247,50 +180,12 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"tf.extract_image_patches: padding must be 'SAME' or 'VALID', "
                          f"got {padding!r}")
-    with name_scope(name, "ExtractImagePatches", [images]) as scope:
-        x = convert_to_tensor(images, name="images")
-        if x.shape.ndims != 4 or None in x.shape.as_list()[1:]:
-            raise ValueError(f"tf.extract_image_patches: images must be 4-D with known "
-                             f"rows, cols and depth, got shape {x.shape}")
-        _, rows, cols, depth = x.shape.as_list()
-        index, out_rows, out_cols = _patch_index(rows, cols, ksizes[1:3], strides[1:3],
-                                                 rates[1:3], padding)
-        # Row rows*cols of the flattened image is a zero pixel, the padding.
-        flat = reshape(x, [-1, rows * cols, depth])
-        batch = shape(x)[:1]
-        padded = _concat_zero_row(flat, batch, depth, x.dtype.base_dtype)
-        picked = gather(padded, index.reshape(-1), axis=1)
-        k = ksizes[1] * ksizes[2]
-        return reshape(picked, [-1, out_rows, out_cols, k * depth], name=scope)
+    from flowgraph.ops.op_util import make_tensor
 
-
-def _concat_zero_row(flat, batch, depth, dtype):
-    from flowgraph.ops.array_join_ops import concat
-
-    zero = zeros(concat([batch, [1, depth]], 0), dtype=dtype)
-    return concat([flat, zero], 1)
-
-
-def _patch_index(rows, cols, ksize, stride, rate, padding):
-    """For each output position and patch element, the flat pixel index (or the padding
-    row, ``rows * cols``)."""
-    eff = [(k - 1) * r + 1 for k, r in zip(ksize, rate)]
-    if padding == "VALID":
-        out = [(n - e) // s + 1 for n, e, s in zip((rows, cols), eff, stride)]
-        pad = [0, 0]
-    else:
-        out = [-(-n // s) for n, s in zip((rows, cols), stride)]
-        pad = [max((o - 1) * s + e - n, 0) // 2
-               for o, s, e, n in zip(out, stride, eff, (rows, cols))]
-    out = [max(o, 0) for o in out]
-    oi = np.arange(out[0])[:, None, None, None] * stride[0] - pad[0] \
-        + np.arange(ksize[0])[None, None, :, None] * rate[0]
-    oj = np.arange(out[1])[None, :, None, None] * stride[1] - pad[1] \
-        + np.arange(ksize[1])[None, None, None, :] * rate[1]
-    oi, oj = np.broadcast_arrays(oi, oj)
-    inside = (oi >= 0) & (oi < rows) & (oj >= 0) & (oj < cols)
-    index = np.where(inside, oi * cols + oj, rows * cols).astype(np.int32)
-    return index, out[0], out[1]
+    x = convert_to_tensor(images, name="images")
+    attrs = {"ksizes": [int(v) for v in ksizes], "strides": [int(v) for v in strides],
+             "rates": [int(v) for v in rates], "padding": padding}
+    return make_tensor("ExtractImagePatches", [x], attrs, name=name or "ExtractImagePatches")
 
 
 def sparse_matmul(a, b, transpose_a=False, transpose_b=False, a_is_sparse=False,
@@ -310,15 +205,3 @@ def sparse_matmul(a, b, transpose_a=False, transpose_b=False, a_is_sparse=False,
         return matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b,
                       a_is_sparse=a_is_sparse, b_is_sparse=b_is_sparse, name=scope)
 
-
-def guarantee_const(input, name=None):
-    """`input`, promised constant for the session's lifetime (a hint TensorFlow's
-    optimizer may use; flowgraph folds constants itself, so it is an identity).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> print(tf.Session().run(tf.guarantee_const(tf.constant(2.0))))
-    2.0
-    """
-    return identity(input, name=name or "GuaranteeConst")

@@ -297,6 +297,8 @@ def gather(params, indices, validate_indices=None, name: str | None = None, axis
         axis = batch_dims
     if axis == 0 and batch_dims == 0 and hasattr(params, "sparse_read"):
         return params.sparse_read(indices, name=name)  # a resource variable: ResourceGather
+    if axis == 0 and batch_dims == 0 and hasattr(params, "nested_row_splits"):
+        return params.gather_rows(indices, name=name)  # a RaggedTensor: RaggedGather
     with op_scope(name, "GatherV2", (params, indices, axis)) as scope:
         p = convert_to_tensor(params, name="params")
         i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
@@ -335,6 +337,8 @@ def gather_nd(params, indices, name: str | None = None, batch_dims: int = 0):
         from flowgraph.ops.array_gather_nd_batch import batch_gather_nd
 
         return batch_gather_nd(params, indices, batch_dims, name=name)
+    if getattr(params, "_handle", None) is not None and hasattr(params, "gather_nd"):
+        return params.gather_nd(indices, name=name)  # a resource variable: ResourceGatherNd
     with op_scope(name, "GatherNd", (params, indices)) as scope:
         p = convert_to_tensor(params, name="params")
         i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")

@@ -124,22 +124,25 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
         _check_ids(ids_t)
         flat = array_ops.reshape(ids_t, [-1])
         assign, new_ids = _partition(ps, flat, partition_strategy)
-        count = array_ops.shape(flat, out_type=_dtypes.int64)
+        # As TF: each shard's ids and their positions (DynamicPartition), each shard's
+        # rows, and the rows put back in id order by ParallelDynamicStitch.
+        assign = math_ops.cast(assign, _dtypes.int32)
+        positions = array_ops.range(array_ops.size(flat))
+        local_ids = make_op("DynamicPartition", [new_ids, assign],
+                            {"num_partitions": n}).outputs
+        local_pos = make_op("DynamicPartition", [positions, assign],
+                            {"num_partitions": n}).outputs
         pieces = []
         for k, p in enumerate(ps):
-            pos = array_ops.where(math_ops.equal(assign, math_ops.cast(k, assign.dtype)))
-            local = array_ops.gather_nd(new_ids, pos)
             with _colocated(params[k]):
                 # A resource variable's part gathers itself (ResourceGather, as TF).
                 part = params[k] if hasattr(params[k], "sparse_read") else p
-                rows = array_ops.gather(part, local)
-            rows = _clip(rows, local, max_norm)
-            out_shape = array_ops.concat(
-                [count, array_ops.shape(p, out_type=_dtypes.int64)[1:]], 0)
-            pieces.append(array_ops.scatter_nd(pos, rows, out_shape))
+                rows = array_ops.gather(part, local_ids[k])
+            pieces.append(_clip(rows, local_ids[k], max_norm))
         # As TF: the op merging the shards takes the scope's name, the result is the
         # scope's second Reshape ("embedding_lookup/Reshape_1").
-        merged = math_reduce.add_n(pieces, name=scope)
+        merged = make_tensor("ParallelDynamicStitch", local_pos + pieces, {"N": n},
+                             name=scope)
         shape = array_ops.concat([array_ops.shape(ids_t), array_ops.shape(ps[0])[1:]], 0)
         out = array_ops.reshape(merged, shape)
         out.set_shape(ids_t.shape.concatenate(_trailing(ps)))

@@ -26,9 +26,10 @@ __all__: list[str] = []
 
 
 def is_differentiable_dtype(dtype) -> bool:
-    """Floating and complex tensors carry gradients; integers, bools and strings do not."""
+    """Floating and complex tensors carry gradients, and so do variants (a TensorList's
+    gradient is a list: `flowgraph/ops/list_ops.py`); integers, bools and strings do not."""
     base = _dtypes.as_dtype(dtype).base_dtype
-    return base.is_floating or base.is_complex
+    return base.is_floating or base.is_complex or base == _dtypes.variant
 
 
 def add_n_or_add(tensors: list[Tensor], name: str | None = None) -> Tensor:

@@ -32,9 +32,8 @@ from flowgraph.ops.math_ops import (
     maximum,
     minimum,
     multiply,
-    subtract,
 )
-from flowgraph.ops.math_reduce import reduce_mean, reduce_sum
+from flowgraph.ops.math_reduce import reduce_sum
 
 _HALF_OR_FLOAT = (_dtypes.float16, _dtypes.float32)
 
@@ -389,14 +388,19 @@ def adjust_brightness(image, delta):
 
 
 def adjust_contrast(images, contrast_factor):
-    """``(x - mean) * contrast_factor + mean``, the mean of each channel of each image."""
+    """``(x - mean) * contrast_factor + mean``, the mean of each channel of each image:
+    one ``AdjustContrastv2`` op in float16/float32 (other dtypes are converted to float32
+    and back, saturating), as in TensorFlow."""
+    from flowgraph.ops.op_util import make_tensor
+
     with name_scope(None, "adjust_contrast", [images, contrast_factor]) as scope:
         x = convert_to_tensor(images, name="images")
-        flt = x if x.dtype.base_dtype in _HALF_OR_FLOAT else convert_image_dtype(
-            x, _dtypes.float32)
-        mean = reduce_mean(flt, axis=[-3, -2], keepdims=True)
-        factor = cast(contrast_factor, flt.dtype.base_dtype)
-        # TF's fused op is named after the scope; the result is "adjust_contrast/Identity"
-        out = add(multiply(subtract(flt, mean), factor), mean, name=scope)
-        return convert_image_dtype(out, x.dtype.base_dtype, saturate=True)
-
+        orig = x.dtype.base_dtype
+        keep = orig in (_dtypes.float16, _dtypes.float32)
+        flt = x if keep else convert_image_dtype(x, _dtypes.float32)
+        factor = convert_to_tensor(contrast_factor, _dtypes.float32, name="contrast_factor")
+        # TF's op is named after the scope; the result is "adjust_contrast/Identity"
+        out = make_tensor("AdjustContrastv2", [flt, factor], name=scope)
+        if keep:
+            return identity(out, name="Identity")
+        return convert_image_dtype(out, orig, saturate=True)

@@ -412,11 +412,12 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True,
     >>> tf.Session().run(g)[0, :, :, 0].tolist()[0]
     [9.0, 10.0, 11.0]
     """
-    with name_scope(name, "extract_glimpse"):
+    # TF1's function builds the first version of the op, ``ExtractGlimpse``
+    with name_scope(name, "ExtractGlimpse") as scope:
         inputs = [convert_to_tensor(input, name="input"),
                   convert_to_tensor(size, dtype=_I32, name="size"),
                   convert_to_tensor(offsets, dtype=_dtypes.float32, name="offsets")]
         kind = noise if noise != "uniform" or uniform_noise else "gaussian"
-        return make_tensor("ExtractGlimpseV2", inputs,
+        return make_tensor("ExtractGlimpse", inputs, name=scope, attrs=
                            {"centered": bool(centered), "normalized": bool(normalized),
                             "uniform_noise": bool(uniform_noise), "noise": kind})

@@ -1,7 +1,10 @@
-"""HSV color conversions and the hue/saturation adjustments built on them, composed from
-array ops (so they differentiate): `tf.image.rgb_to_hsv`, `hsv_to_rgb`, `adjust_hue`,
-`adjust_saturation`, `random_hue`, `random_saturation`. Images are ``[..., 3]`` floats
-in ``[0, 1]`` (integer images are converted there and back by the adjustments).
+"""HSV color conversions and the hue/saturation adjustments built on them:
+`tf.image.rgb_to_hsv`, `hsv_to_rgb`, `adjust_hue`, `adjust_saturation`, `random_hue`,
+`random_saturation`, each one TensorFlow op type (``RGBToHSV``, ``HSVToRGB``,
+``AdjustHue``, ``AdjustSaturation``: `flowgraph/ops/image_raw_ops.py`), as TensorFlow
+builds them. Images are ``[..., 3]`` floats in ``[0, 1]`` (the adjustments convert other
+dtypes to float32 and back). ``RGBToHSV``'s gradient differentiates
+`rgb_to_hsv_composite`, the same conversion written with array ops.
 
 Example
 -------
@@ -16,25 +19,22 @@ from __future__ import annotations
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_index_ops import where_v2
 from flowgraph.ops.array_join_ops import stack, unstack
 from flowgraph.ops.array_shape_ops import zeros_like
 from flowgraph.ops.image_adjust_ops import convert_image_dtype
 from flowgraph.ops.math_ops import (
-    abs,
     add,
-    clip_by_value,
     equal,
-    floor,
-    floormod,
     greater,
     less,
     maximum,
     minimum,
-    multiply,
     subtract,
     truediv,
 )
+from flowgraph.ops.op_util import make_tensor
 from flowgraph.ops.random_ops import random_uniform
 
 __all__ = ["adjust_hue", "adjust_saturation", "hsv_to_rgb", "random_hue",
@@ -44,18 +44,46 @@ __all__ = ["adjust_hue", "adjust_saturation", "hsv_to_rgb", "random_hue",
 def _channels(images, what: str):
     """The three channels of float `images` ``[..., 3]`` (a TypeError for other dtypes,
     a ValueError for another last dimension)."""
-    x = convert_to_tensor(images, name="images")
+    x = _channels_check(convert_to_tensor(images, name="images"), what)
+    return unstack(x, num=3, axis=-1)
+
+
+def _channels_check(x, what: str):
     if not x.dtype.is_floating:
         raise TypeError(f"{what}: images must be float16, float32 or float64, got "
                         f"{x.dtype.name}")
     if x.shape.ndims is not None and (x.shape.ndims == 0 or x.shape[-1].value not in (None, 3)):
         raise ValueError(f"{what}: the last dimension must be 3 (RGB or HSV), got shape "
                          f"{x.shape}")
-    return unstack(x, num=3, axis=-1)
+    return x
+
+
+def rgb_to_hsv_composite(images):
+    """`rgb_to_hsv` built from differentiable array ops (the gradient of ``RGBToHSV``)."""
+    r, g, b = _channels(images, "rgb_to_hsv")
+    value = maximum(maximum(r, g), b)
+    spread = subtract(value, minimum(minimum(r, g), b))
+    zero = zeros_like(value)
+    safe_value = where_v2(greater(value, 0.0), value, zero + 1.0)
+    saturation = where_v2(greater(value, 0.0), truediv(spread, safe_value), zero)
+    safe = where_v2(greater(spread, 0.0), spread, zero + 1.0)
+    hue = where_v2(equal(value, r), truediv(subtract(g, b), safe),
+                   where_v2(equal(value, g), add(2.0, truediv(subtract(b, r), safe)),
+                            add(4.0, truediv(subtract(r, g), safe))))
+    hue = truediv(hue, 6.0)
+    hue = where_v2(less(hue, 0.0), add(hue, 1.0), hue)
+    hue = where_v2(greater(spread, 0.0), hue, zero)
+    return stack([hue, saturation, value], axis=-1)
+
+
+def _color_op(op_type: str, images, name, what: str):
+    x = convert_to_tensor(images, name="images")
+    _channels_check(x, what)
+    return make_tensor(op_type, [x], name=name or op_type)
 
 
 def rgb_to_hsv(images, name=None):
-    """RGB to HSV, hue in ``[0, 1)`` (0 where the pixel is grey).
+    """RGB to HSV, hue in ``[0, 1)`` (0 where the pixel is grey): one ``RGBToHSV`` op.
 
     Example
     -------
@@ -63,25 +91,11 @@ def rgb_to_hsv(images, name=None):
     >>> [round(float(v), 4) for v in tf.Session().run(tf.image.rgb_to_hsv([0.0, 0.5, 1.0]))]
     [0.5833, 1.0, 1.0]
     """
-    with name_scope(name, "rgb_to_hsv", [images]):
-        r, g, b = _channels(images, "rgb_to_hsv")
-        value = maximum(maximum(r, g), b)
-        spread = subtract(value, minimum(minimum(r, g), b))
-        zero = zeros_like(value)
-        safe_value = where_v2(greater(value, 0.0), value, zero + 1.0)
-        saturation = where_v2(greater(value, 0.0), truediv(spread, safe_value), zero)
-        safe = where_v2(greater(spread, 0.0), spread, zero + 1.0)
-        hue = where_v2(equal(value, r), truediv(subtract(g, b), safe),
-                       where_v2(equal(value, g), add(2.0, truediv(subtract(b, r), safe)),
-                                add(4.0, truediv(subtract(r, g), safe))))
-        hue = truediv(hue, 6.0)
-        hue = where_v2(less(hue, 0.0), add(hue, 1.0), hue)
-        hue = where_v2(greater(spread, 0.0), hue, zero)
-        return stack([hue, saturation, value], axis=-1)
+    return _color_op("RGBToHSV", images, name, "rgb_to_hsv")
 
 
 def hsv_to_rgb(images, name=None):
-    """HSV (hue in ``[0, 1]``) to RGB.
+    """HSV (hue in ``[0, 1]``) to RGB: one ``HSVToRGB`` op.
 
     Example
     -------
@@ -89,36 +103,28 @@ def hsv_to_rgb(images, name=None):
     >>> tf.Session().run(tf.image.hsv_to_rgb([0.5, 1.0, 1.0])).tolist()
     [0.0, 1.0, 1.0]
     """
-    with name_scope(name, "hsv_to_rgb", [images]):
-        h, s, v = _channels(images, "hsv_to_rgb")
-        chroma = multiply(s, v)
-        low = subtract(v, chroma)
-        sector6 = multiply(h, 6.0)
-        sector = floormod(floor(sector6), 6.0)  # hue 1.0 is hue 0.0
-        mid = multiply(chroma, subtract(1.0, abs(subtract(floormod(sector6, 2.0), 1.0))))
-        zero = zeros_like(v)
-        # (r, g, b) before adding `low`, for each sixth of the hue circle
-        table = [(chroma, mid, zero), (mid, chroma, zero), (zero, chroma, mid),
-                 (zero, mid, chroma), (mid, zero, chroma), (chroma, zero, mid)]
-        out = []
-        for c in range(3):
-            acc = zero
-            for k, row in enumerate(table):
-                acc = where_v2(equal(sector, float(k)), row[c], acc)
-            out.append(add(acc, low))
-        return stack(out, axis=-1)
+    return _color_op("HSVToRGB", images, name, "hsv_to_rgb")
 
 
-def _in_float(image, fn, what: str, values):
-    with name_scope(None, what, values):
+def _adjust(op_type: str, image, arg, arg_name: str, name, default: str):
+    """`op_type` on `image` in float16/float32 (other dtypes converted to float32 and
+    back), as TensorFlow's adjustments run."""
+    with name_scope(name, default, [image]):
         x = convert_to_tensor(image, name="image")
-        flt = convert_image_dtype(x, _dtypes.float32) if not x.dtype.is_floating else x
-        out = hsv_to_rgb(fn(rgb_to_hsv(flt)))
-        return convert_image_dtype(out, x.dtype.base_dtype, saturate=True)
+        orig = x.dtype.base_dtype
+        keep = orig in (_dtypes.float16, _dtypes.float32)
+        flt = x if keep else convert_image_dtype(x, _dtypes.float32)
+        with name_scope(None, op_type) as inner:
+            amount = convert_to_tensor(arg, _dtypes.float32, name=arg_name)
+            out = make_tensor(op_type, [flt, amount], name=inner)
+        if keep:
+            return identity(out, name="Identity")
+        return convert_image_dtype(out, orig)
 
 
 def adjust_hue(image, delta, name=None):
-    """Rotate the hue of an RGB image by `delta` (a fraction of the circle, in [-1, 1]).
+    """Rotate the hue of an RGB image by `delta` (a fraction of the circle, in [-1, 1]):
+    one ``AdjustHue`` op (which has no gradient, as in TensorFlow).
 
     Example
     -------
@@ -126,14 +132,12 @@ def adjust_hue(image, delta, name=None):
     >>> tf.Session().run(tf.image.adjust_hue([[[1.0, 0.0, 0.0]]], 1 / 3))[0, 0].round(4).tolist()
     [0.0, 1.0, 0.0]
     """
-    def shift(hsv):
-        h, s, v = unstack(hsv, num=3, axis=-1)
-        return stack([floormod(add(h, delta), 1.0), s, v], axis=-1)
-    return _in_float(image, shift, name or "adjust_hue", [image, delta])
+    return _adjust("AdjustHue", image, delta, "delta", name, "adjust_hue")
 
 
 def adjust_saturation(image, saturation_factor, name=None):
-    """Scale the saturation of an RGB image by `saturation_factor` (clipped to [0, 1]).
+    """Scale the saturation of an RGB image by `saturation_factor` (clipped to [0, 1]):
+    one ``AdjustSaturation`` op (which has no gradient, as in TensorFlow).
 
     Example
     -------
@@ -141,11 +145,8 @@ def adjust_saturation(image, saturation_factor, name=None):
     >>> tf.Session().run(tf.image.adjust_saturation([[[1.0, 0.5, 0.0]]], 0.0))[0, 0].tolist()
     [1.0, 1.0, 1.0]
     """
-    def scale(hsv):
-        h, s, v = unstack(hsv, num=3, axis=-1)
-        s = clip_by_value(multiply(s, saturation_factor), 0.0, 1.0)
-        return stack([h, s, v], axis=-1)
-    return _in_float(image, scale, name or "adjust_saturation", [image, saturation_factor])
+    return _adjust("AdjustSaturation", image, saturation_factor, "scale", name,
+                   "adjust_saturation")
 
 
 def random_hue(image, max_delta, seed=None):

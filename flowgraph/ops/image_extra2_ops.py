@@ -55,7 +55,7 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
     [1, 2, 2, 4]
     """
     return extract_image_patches(images, ksizes=sizes, strides=strides, rates=rates,
-                                 padding=padding, name=name)
+                                 padding=padding, name=name or "ExtractImagePatches")
 
 
 def _float_pair(a, b, max_val):

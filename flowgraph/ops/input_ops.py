@@ -45,31 +45,73 @@ def _numpy_batch_source_shape(op):
 not_differentiable("NumpyBatchSource")
 
 
-# key -> tuple of arrays; an entry lives as long as the graph holding its op.
-_SOURCES: dict[str, tuple] = {}
-_lock = threading.Lock()
+# key -> [arrays, number of live graphs whose ops read them].
+_SOURCES: dict[str, list] = {}
+# The keys of array sets still alive in the caller's hands: ids of the arrays -> (key,
+# weak references to them). The same arrays get the same key for as long as they live.
+_KEYS: dict[tuple, tuple] = {}
+_lock = threading.RLock()  # a weak-reference callback may run while it is held
 
 
 def register_arrays(graph, arrays: tuple) -> str:
     """Keep `arrays` while `graph` lives; returns the key for the op's ``key`` attr.
 
+    The same array objects get the same key for as long as they live, whichever other
+    graphs come and go in between: an Estimator builds the same graph on every `train`
+    call (and an evaluation graph in between), and a stable key keeps it the same graph
+    by content, so its serialized `.meta`, graph event and ``graph.pbtxt`` are cached.
+
     Example
     -------
     >>> import numpy as np, flowgraph as tf
-    >>> register_arrays(tf.Graph(), (np.zeros(2),)).startswith("numpy_source_")
-    True
+    >>> x = np.zeros(2)
+    >>> key = register_arrays(tf.Graph(), (x,))
+    >>> key.startswith("numpy_source_"), register_arrays(tf.Graph(), (x,)) == key
+    (True, True)
     """
+    arrays = tuple(arrays)
+    ids = tuple(map(id, arrays))
     with _lock:
-        # The smallest free number, not a counter: an Estimator builds the same graph on
-        # every `train` call, and a stable key keeps it the same graph by content (its
-        # serialized `.meta` and graph event are then cached).
-        number = next(n for n in itertools.count() if f"numpy_source_{n}" not in _SOURCES)
-        key = f"numpy_source_{number}"
-        _SOURCES[key] = tuple(arrays)
-    weakref.finalize(graph, _SOURCES.pop, key, None)
+        known = _KEYS.get(ids)
+        if known is not None and all(ref() is a for ref, a in zip(known[1], arrays)):
+            key = known[0]
+        else:
+            key = _new_key(ids, arrays)
+        entry = _SOURCES.setdefault(key, [arrays, 0])
+        entry[0] = arrays
+        entry[1] += 1
+    weakref.finalize(graph, _release, key)
     return key
 
 
+def _new_key(ids: tuple, arrays: tuple) -> str:
+    """A key no live array set holds (the smallest free number), remembered for
+    `arrays` while they all live (arrays without weak references get none)."""
+    taken = set(_SOURCES) | {key for key, _ in _KEYS.values()}
+    key = next(k for k in (f"numpy_source_{n}" for n in itertools.count()) if k not in taken)
+    try:
+        refs = tuple(weakref.ref(a, lambda _, ids=ids: _forget(ids)) for a in arrays)
+    except TypeError:
+        return key
+    _KEYS[ids] = (key, refs)
+    return key
+
+
+def _forget(ids: tuple) -> None:
+    with _lock:
+        _KEYS.pop(ids, None)
+
+
+def _release(key: str) -> None:
+    with _lock:
+        entry = _SOURCES.get(key)
+        if entry is not None:
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del _SOURCES[key]
+
+
 def lookup_arrays(key: str) -> tuple | None:
-    """The arrays `register_arrays` kept under `key`, or None once their graph is gone."""
-    return _SOURCES.get(key)
+    """The arrays `register_arrays` kept under `key`, or None once their graphs are gone."""
+    entry = _SOURCES.get(key)
+    return None if entry is None else entry[0]

@@ -14,8 +14,6 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.ops import (
-    array_gen_ops,
-    array_identity_ops,
     array_join_ops,
     array_shape_ops,
     math_ops,
@@ -87,13 +85,33 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, nam
     array([[1, 0, 0],
            [0, 1, 0]], dtype=int32)
     """
-    with name_scope(name, "eye", [num_rows, num_columns]) as scope:
+    # As TensorFlow 2.x: MatrixDiagV3 of ones for square matrices, else MatrixSetDiagV3
+    # of ones on zeros (shapes computed in the graph when a size is a tensor).
+    from flowgraph.framework.operation import Tensor
+    from flowgraph.ops.linalg_diag_v3 import matrix_diag, matrix_set_diag
+
+    dtype = _dtypes.as_dtype(dtype)
+    with name_scope(name, "eye", [num_rows, num_columns, batch_shape]):
+        square = num_columns is None
+        batch = [] if batch_shape is None else batch_shape
         cols = num_rows if num_columns is None else num_columns
-        rows = array_gen_ops.range(num_rows)
-        matrix = array_gen_ops.one_hot(rows, cols, dtype=_dtypes.as_dtype(dtype))
-        if batch_shape is None:
-            return array_identity_ops.identity(matrix, name=scope)
-        batch = [int(d) for d in batch_shape]
-        for _ in batch:
-            matrix = array_shape_ops.expand_dims(matrix, 0)
-        return array_join_ops.tile(matrix, [*batch, 1, 1], name=scope)
+        if isinstance(num_rows, Tensor) or isinstance(cols, Tensor):
+            size = math_ops.minimum(num_rows, cols)
+        else:
+            if not all(isinstance(v, int) or hasattr(v, "__index__") for v in (num_rows, cols)):
+                raise TypeError(f"tf.eye: num_rows and num_columns must be ints or int "
+                                f"tensors, got {num_rows!r} and {cols!r}")
+            square = int(num_rows) == int(cols)
+            size = min(int(num_rows), int(cols))
+        if isinstance(batch, Tensor) or isinstance(size, Tensor):
+            batch = convert_to_tensor(batch, dtype=_dtypes.int32, name="shape")
+            diag_shape = array_join_ops.concat([batch, [size]], 0)
+            shape = None if square else array_join_ops.concat([batch, [num_rows, cols]], 0)
+        else:
+            batch = [int(d) for d in batch]
+            diag_shape = [*batch, size]
+            shape = None if square else [*batch, int(num_rows), int(cols)]
+        ones = array_shape_ops.ones(diag_shape, dtype=dtype)
+        if square:
+            return matrix_diag(ones)
+        return matrix_set_diag(array_shape_ops.zeros(shape, dtype=dtype), ones)

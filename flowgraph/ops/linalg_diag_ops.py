@@ -1,7 +1,9 @@
 """Diagonals and bands of (batches of) matrices, and the vector cross product:
 ``MatrixBandPart``, ``MatrixDiag``, ``MatrixDiagPart``, ``MatrixSetDiag``, ``Diag``,
 ``DiagPart`` and ``Cross``, with TensorFlow 1.x's op types and gradients, and `trace`
-built from them.
+built from them. `matrix_diag`, `matrix_diag_part` and `matrix_set_diag` emit the V3 op
+types, as TensorFlow 2.x does (`flowgraph/ops/linalg_diag_v3.py`); the V1 op types stay for
+graphs that hold them.
 
 The matrix ops act on the last two axes; leading axes are a batch. ``MatrixDiagPart``
 of an ``m x n`` matrix has ``min(m, n)`` entries. ``Diag``/``DiagPart`` are the tensor
@@ -26,6 +28,7 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import register_gradient, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
 from flowgraph.ops.array_shape_ops import zeros_like
+from flowgraph.ops.linalg_diag_v3 import matrix_diag, matrix_diag_part, matrix_set_diag
 from flowgraph.ops.math_reduce import reduce_sum
 from flowgraph.ops.op_util import make_tensor, op_scope
 
@@ -126,45 +129,6 @@ def matrix_band_part(input, num_lower, num_upper, name=None):
     lo = convert_to_tensor(num_lower, dtype=_dtypes.int64, name="num_lower")
     up = convert_to_tensor(num_upper, dtype=_dtypes.int64, name="num_upper")
     return make_tensor("MatrixBandPart", [x, lo, up], name=name or "MatrixBandPart")
-
-
-def matrix_diag(diagonal, name="diag"):
-    """A batch of square matrices with `diagonal` (``[..., n]``) on their diagonals.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.Session().run(tf.matrix_diag([1, 2])).tolist()
-    [[1, 0], [0, 2]]
-    """
-    return make_tensor("MatrixDiag", [convert_to_tensor(diagonal, name="diagonal")],
-                       name=name)
-
-
-def matrix_diag_part(input, name="diag_part"):
-    """The main diagonal of each matrix (``[..., min(m, n)]``).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.Session().run(tf.matrix_diag_part([[1, 2, 3], [4, 5, 6]])).tolist()
-    [1, 5]
-    """
-    return make_tensor("MatrixDiagPart", [convert_to_tensor(input, name="input")], name=name)
-
-
-def matrix_set_diag(input, diagonal, name="set_diag"):
-    """A copy of each matrix with its main diagonal replaced by `diagonal`.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.Session().run(tf.matrix_set_diag(tf.zeros([2, 3]), [7.0, 8.0])).tolist()
-    [[7.0, 0.0, 0.0], [0.0, 8.0, 0.0]]
-    """
-    x = convert_to_tensor(input, name="input")
-    d = convert_to_tensor(diagonal, dtype=x.dtype.base_dtype, name="diagonal")
-    return make_tensor("MatrixSetDiag", [x, d], name=name)
 
 
 def diag(diagonal, name=None):

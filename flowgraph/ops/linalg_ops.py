@@ -282,7 +282,8 @@ def cholesky_solve(chol, rhs, name=None):
 def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     """Least-squares solutions of ``matrix @ x = rhs`` with an optional ridge term
     ``l2_regularizer * ||x||^2``, through the normal equations (TensorFlow's ``fast``
-    path; ``fast=False`` is accepted and takes the same path).
+    path). ``fast=False`` emits one ``MatrixSolveLs`` op, as TensorFlow does: the
+    minimum-norm least-squares solution, with no regularizer and no gradient.
 
     For ``m >= n`` it solves ``(A^H A + l2 I) x = A^H b``; for ``m < n`` the minimum-norm
     ``x = A^H (A A^H + l2 I)^-1 b``. Differentiable through its parts.
@@ -295,12 +296,15 @@ def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     >>> [round(v, 4) for v in tf.Session().run(x).ravel().tolist()]
     [1.0, 1.0]
     """
-    del fast
     from flowgraph.ops.linalg_basic import eye
 
     with name_scope(name, "matrix_solve_ls", [matrix, rhs, l2_regularizer]) as scope:
         a = _matrix(matrix, "matrix", "matrix_solve_ls")
         b = convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
+        if not fast:
+            lam = convert_to_tensor(l2_regularizer, dtype=_dtypes.float64,
+                                    name="l2_regularizer")
+            return make_tensor("MatrixSolveLs", [a, b, lam], {"fast": False}, name=scope)
         m, n = a.shape[-2].value, a.shape[-1].value
         if m is None or n is None:
             raise ValueError(f"tf.matrix_solve_ls: the matrix dimensions must be known "

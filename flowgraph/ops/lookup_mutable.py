@@ -28,7 +28,12 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.lookup_common import TABLE_ATTRS, check_keys_values, table_handle_shape
+from flowgraph.ops.lookup_common import (
+    TABLE_ATTRS,
+    check_keys_values,
+    table_handle_shape,
+    table_value_shape,
+)
 from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 
 __all__ = ["DenseHashTable", "MutableHashTable"]
@@ -59,10 +64,15 @@ def _remove_shape(op, handle, keys):
 @register_op("LookupTableExportV2", attrs={"Tkeys": None, "Tvalues": None}, num_outputs=2,
              dtype_fn=lambda op: [op.attrs["Tkeys"], op.attrs["Tvalues"]], stateful=True)
 def _export_shape(op, handle):
-    return [TensorShape([None]), TensorShape([None])]
+    return [TensorShape([None]), TensorShape([None]).concatenate(table_value_shape(op))]
 
 
-not_differentiable("MutableHashTableV2", "MutableDenseHashTableV2", "LookupTableInsertV2",
+register_op("MutableHashTableOfTensorsV2", attrs={**TABLE_ATTRS, "value_shape": []},
+            dtype_fn=fixed_dtype(_dtypes.string), stateful=True)(table_handle_shape)
+
+
+not_differentiable("MutableHashTableV2", "MutableHashTableOfTensorsV2",
+                   "MutableDenseHashTableV2", "LookupTableInsertV2",
                    "LookupTableRemoveV2", "LookupTableExportV2")
 
 

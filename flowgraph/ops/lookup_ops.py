@@ -46,7 +46,7 @@ from flowgraph.ops.array_index_ops import where
 from flowgraph.ops.lookup_common import TABLE_ATTRS, check_keys_values, table_handle_shape
 from flowgraph.ops.lookup_compat import tables_initializer
 from flowgraph.ops.math_ops import add, equal
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
+from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 from flowgraph.ops.string_hash_ops import as_string, to_hash_bucket_fast
 
 __all__ = [
@@ -84,10 +84,21 @@ def _text_init_shape(op, handle, filename):
     return []
 
 
-@register_op("LookupTableFindV2", attrs={"value_dtype": None},
-             dtype_fn=attr_dtype("value_dtype"), stateful=True)
+def _find_dtype(op):
+    # (TensorFlow infers the value type from default_value: tf.raw_ops sets no attribute)
+    value_dtype = op.attrs.get("value_dtype")
+    return [_dtypes.as_dtype(value_dtype) if value_dtype is not None
+            else op.inputs[2].dtype.base_dtype]
+
+
+@register_op("LookupTableFindV2", attrs={"value_dtype": None}, dtype_fn=_find_dtype,
+             stateful=True)
 def _find_shape(op, handle, keys, default_value):
-    return [keys]
+    # one value per key: the default's shape is the table's value shape (a scalar but
+    # for MutableHashTableOfTensors)
+    if default_value.ndims is None:
+        return [TensorShape(None)]
+    return [keys.concatenate(default_value)]
 
 
 @register_op("LookupTableSizeV2", dtype_fn=fixed_dtype(_dtypes.int64), stateful=True)

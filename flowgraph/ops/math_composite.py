@@ -24,6 +24,11 @@ from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
 from flowgraph.ops import math_special as _s
 from flowgraph.ops import segment_ops as _seg
+from flowgraph.ops.math_raw import (  # the op types TensorFlow emits
+    cumulative_logsumexp,
+    multiply_no_nan,
+    reduce_euclidean_norm,
+)
 
 __all__ = [
     "bessel_i0", "bessel_i1", "confusion_matrix", "count_nonzero", "cumulative_logsumexp",
@@ -106,19 +111,6 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
         return _m.sqrt(reduce_variance(input_tensor, axis, keepdims))
 
 
-def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
-    """``sqrt(sum(x ** 2))`` across `axis`.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> with tf.Session() as sess:
-    ...     print(sess.run(tf.math.reduce_euclidean_norm([3.0, 4.0])))
-    5.0
-    """
-    with name_scope(name, "reduce_euclidean_norm", [input_tensor]):
-        x = convert_to_tensor(input_tensor)
-        return _m.sqrt(_r.reduce_sum(x * x, axis, keepdims=keepdims))
 
 
 def reciprocal_no_nan(x, name=None):
@@ -136,22 +128,6 @@ def reciprocal_no_nan(x, name=None):
         return _m.div_no_nan(_a.ones_like(x), x)
 
 
-def multiply_no_nan(x, y, name=None):
-    """``x * y``, 0 where ``y == 0`` even if `x` is inf or nan.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> with tf.Session() as sess:
-    ...     print(sess.run(tf.math.multiply_no_nan([float("inf"), 2.0], [0.0, 3.0])))
-    [0. 6.]
-    """
-    with name_scope(name, "multiply_no_nan", [x, y]):
-        x, y = convert_to_tensor(x), convert_to_tensor(y)
-        zeros = _a.zeros_like(x) + _a.zeros_like(y)
-        y_full = y + zeros
-        safe_x = _a.where(_m.equal(y_full, zeros), zeros, x + zeros)
-        return safe_x * y_full
 
 
 def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=_dtypes.int64, name=None,
@@ -318,26 +294,6 @@ def polyval(coeffs, x, name=None):
         return p
 
 
-def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
-    """``log(cumsum(exp(x)))`` along `axis`, computed stably (`exclusive`/`reverse` as in
-    `cumsum`; an empty exclusive prefix gives ``-inf``).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> with tf.Session() as sess:
-    ...     print(sess.run(tf.math.cumulative_logsumexp([0.0, 0.0])))
-    [0.        0.6931472]
-    """
-    with name_scope(name, "CumulativeLogsumexp", [x]):
-        x = convert_to_tensor(x)
-        if not x.dtype.is_floating:
-            raise TypeError(f"cumulative_logsumexp: x must be floating point, got "
-                            f"{x.dtype.name}")
-        shift = _r.reduce_max(x, axis, keepdims=True)
-        shift = _a.where(_m.is_finite(shift), shift, _a.zeros_like(shift))
-        total = _r.cumsum(_m.exp(x - shift), axis=axis, exclusive=exclusive, reverse=reverse)
-        return _m.log(total) + shift
 
 
 def _monotone(x, name, default, strict):

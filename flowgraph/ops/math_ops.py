@@ -503,11 +503,13 @@ register_op("BatchMatMulV2", attrs={"adj_x": False, "adj_y": False}, cost=OpCost
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
-           a_is_sparse=False, b_is_sparse=False, name=None):
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
     """Matrix product ``op(a) @ op(b)``; inputs of rank > 2 are batches of matrices.
 
     `op` transposes (`transpose_*`) or conjugate-transposes (`adjoint_*`). Batch dimensions
-    broadcast as in NumPy (op `BatchMatMulV2`); rank-2 inputs use op `MatMul`.
+    broadcast as in NumPy (op `BatchMatMulV2`); rank-2 inputs use op `MatMul`. As in
+    TensorFlow, `output_type` (int8/uint8 inputs into int32) gives op `BatchMatMulV3`, and
+    `a_is_sparse`/`b_is_sparse` on float32/bfloat16 matrices op `SparseMatMul`.
 
     Example
     -------
@@ -522,9 +524,25 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if transpose_b and adjoint_b:
         raise ValueError("Only one of transpose_b and adjoint_b can be True.")
     with name_scope(name, "MatMul", [a, b]) as scope:
+        if output_type is not None:
+            a = convert_to_tensor(a, name="a")
+            b = convert_to_tensor(b, name="b", preferred_dtype=a.dtype.base_dtype)
+            return make_tensor("BatchMatMulV3", [a, b], {
+                "adj_x": bool(adjoint_a or transpose_a), "adj_y": bool(adjoint_b or transpose_b),
+                "Ta": a.dtype.base_dtype, "Tb": b.dtype.base_dtype,
+                "Tout": _dtypes.as_dtype(output_type)}, name=scope)
         a, b = binary_inputs(a, b, "MatMul", names=("a", "b"))
         check_dtype(a, _MATMUL, "MatMul", "a")
         ra, rb = a.shape.ndims, b.shape.ndims
+        sparse_types = (_dtypes.float32, _dtypes.bfloat16)
+        if (a_is_sparse or b_is_sparse) and ra is not None and rb is not None and \
+                ra <= 2 and rb <= 2 and a.dtype.base_dtype in sparse_types:
+            out = make_tensor("SparseMatMul", [a, b], {
+                "transpose_a": bool(transpose_a or adjoint_a),
+                "transpose_b": bool(transpose_b or adjoint_b), "a_is_sparse": bool(a_is_sparse),
+                "b_is_sparse": bool(b_is_sparse), "Ta": a.dtype.base_dtype,
+                "Tb": b.dtype.base_dtype}, name=scope)
+            return out if a.dtype.base_dtype == _dtypes.float32 else cast(out, _dtypes.bfloat16)
         if ra is None or rb is None or ra > 2 or rb > 2:
             if transpose_a and a.dtype.is_complex:  # plain transpose = adjoint of the conj
                 a, adjoint_a = conj(a), True

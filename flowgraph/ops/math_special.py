@@ -257,17 +257,22 @@ def _igamma_dx(a, x):
     return _m.exp(_m.negative(x) + (a - _k(1, a)) * _m.log(x) - lgamma(a))
 
 
+def _igamma_da(a, x):
+    """d P(a, x) / da: op ``IgammaGradA`` (flowgraph/ops/math_raw.py), as TensorFlow 2.x."""
+    return make_tensor("IgammaGradA", [a, x])
+
+
 @register_gradient("Igamma")
 def _igamma_grad(op, grad):
-    # Like TensorFlow 1.x before IgammaGradA, the gradient flows to x only.
     a, x = op.inputs
-    return [None, unbroadcast(op, None, grad * _igamma_dx(a, x))[1]]
+    return list(unbroadcast(op, grad * _igamma_da(a, x), grad * _igamma_dx(a, x)))
 
 
 @register_gradient("Igammac")
 def _igammac_grad(op, grad):
     a, x = op.inputs
-    return [None, unbroadcast(op, None, _m.negative(grad) * _igamma_dx(a, x))[1]]
+    return list(unbroadcast(op, _m.negative(grad) * _igamma_da(a, x),
+                            _m.negative(grad) * _igamma_dx(a, x)))
 
 
 @register_gradient("Zeta")

@@ -21,7 +21,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_tensor, op_scope
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = ["approx_max_k", "approx_min_k", "approx_top_k", "conv",
            "create_partitioned_variables", "extract_volume_patches", "fingerprint",
@@ -87,32 +87,18 @@ def random_poisson(lam, shape, dtype=_dtypes.float32, seed=None, name=None):
                                 "dtype": _dtypes.as_dtype(dtype)}, name=scope)
 
 
-def _top_k_along(x, k, dim, largest):
-    from flowgraph.ops.array_shape_ops import transpose
-    from flowgraph.ops.math_ops import negative
-    from flowgraph.ops.nn_loss_ops import top_k
-    from flowgraph.ops.sort_ops import swap_axis_to_last
-
-    rank = x.shape.ndims
-    if rank is None:
-        raise ValueError("approx_top_k: the rank of the input must be known")
-    x, perm = swap_axis_to_last(x, dim % rank)
-    values, indices = top_k(x if largest else negative(x), k=k, sorted=True)
-    if not largest:
-        values = negative(values)
-    if perm is not None:
-        values, indices = transpose(values, perm), transpose(indices, perm)
-    return values, indices
-
-
 def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=True,
                  reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
     """``(values, indices)`` of the `k` largest (or, without `is_max_k`, smallest)
-    entries along `reduction_dimension`, sorted; exact, so its recall is 1."""
-    del recall_target, reduction_input_size_override, aggregate_to_topk
-    with name_scope(name, "ApproxTopK", [input]):
-        return _top_k_along(convert_to_tensor(input, name="input"), k, reduction_dimension,
-                            is_max_k)
+    entries along `reduction_dimension`, sorted (op ``ApproxTopK``, as TensorFlow emits;
+    flowgraph's kernel is exact, so its recall is 1)."""
+    x = convert_to_tensor(input, name="input")
+    op = make_op("ApproxTopK", [x], {
+        "k": int(k), "reduction_dimension": int(reduction_dimension),
+        "recall_target": float(recall_target), "is_max_k": bool(is_max_k),
+        "reduction_input_size_override": int(reduction_input_size_override),
+        "aggregate_to_topk": bool(aggregate_to_topk)}, name=name or "ApproxTopK")
+    return op.outputs[0], op.outputs[1]
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,
@@ -145,7 +131,7 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95,
 def extract_volume_patches(input, ksizes, strides, padding, name=None):
     """The 3-D patches of a ``[batch, planes, rows, cols, depth]`` volume, flattened into
     the depth: ``[batch, out_planes, out_rows, out_cols, kp * kr * kc * depth]``
-    (static sizes; differentiable, like `tf.extract_image_patches`).
+    (one ``ExtractVolumePatches`` op; differentiable, like `tf.extract_image_patches`).
 
     Example
     -------
@@ -155,9 +141,7 @@ def extract_volume_patches(input, ksizes, strides, padding, name=None):
     >>> tf.Session().run(p).ravel().tolist()
     [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
     """
-    from flowgraph.ops.array_index_ops import gather
-    from flowgraph.ops.array_join_ops import concat
-    from flowgraph.ops.array_shape_ops import reshape, shape, zeros
+    from flowgraph.ops.op_util import make_tensor
 
     for arg, v in (("ksizes", ksizes), ("strides", strides)):
         if len(v) != 5 or v[0] != 1 or v[4] != 1:
@@ -166,46 +150,10 @@ def extract_volume_patches(input, ksizes, strides, padding, name=None):
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"tf.extract_volume_patches: padding must be 'SAME' or 'VALID', "
                          f"got {padding!r}")
-    with name_scope(name, "ExtractVolumePatches", [input]) as scope:
-        x = convert_to_tensor(input, name="input")
-        if x.shape.ndims != 5 or None in x.shape.as_list()[1:]:
-            raise ValueError(f"tf.extract_volume_patches: input must be 5-D with known "
-                             f"spatial sizes and depth, got shape {x.shape}")
-        dims = x.shape.as_list()[1:4]
-        depth = x.shape.as_list()[4]
-        index, out = _volume_index(dims, ksizes[1:4], strides[1:4], padding)
-        total = int(np.prod(dims))
-        flat = reshape(x, [-1, total, depth])
-        pad = zeros(concat([shape(x)[:1], [1, depth]], 0), dtype=x.dtype.base_dtype)
-        picked = gather(concat([flat, pad], 1), index.reshape(-1), axis=1)
-        k = int(np.prod(ksizes[1:4]))
-        return reshape(picked, [-1, *out, k * depth], name=scope)
-
-
-def _volume_index(dims, ksize, stride, padding):
-    if padding == "VALID":
-        out = [(n - k) // s + 1 for n, k, s in zip(dims, ksize, stride)]
-        before = [0, 0, 0]
-    else:
-        out = [-(-n // s) for n, s in zip(dims, stride)]
-        before = [max((o - 1) * s + k - n, 0) // 2 for o, s, k, n in zip(out, stride, ksize,
-                                                                          dims)]
-    out = [max(o, 0) for o in out]
-    grids = []
-    for axis in range(3):
-        pos = np.arange(out[axis])[:, None] * stride[axis] - before[axis] + \
-            np.arange(ksize[axis])[None, :]
-        grids.append(pos)
-    p, r, c = grids
-    pp = p[:, None, None, :, None, None]
-    rr = r[None, :, None, None, :, None]
-    cc = c[None, None, :, None, None, :]
-    pp, rr, cc = np.broadcast_arrays(pp, rr, cc)
-    inside = (pp >= 0) & (pp < dims[0]) & (rr >= 0) & (rr < dims[1]) & (cc >= 0) & \
-        (cc < dims[2])
-    flat = (pp * dims[1] + rr) * dims[2] + cc
-    index = np.where(inside, flat, int(np.prod(dims))).astype(np.int32)
-    return index.reshape(*out, -1), out
+    x = convert_to_tensor(input, name="input")
+    attrs = {"ksizes": [int(v) for v in ksizes], "strides": [int(v) for v in strides],
+             "padding": padding}
+    return make_tensor("ExtractVolumePatches", [x], attrs, name=name or "ExtractVolumePatches")
 
 
 def conv(input, filter, strides, padding, explicit_paddings=(), data_format="CHANNELS_LAST",

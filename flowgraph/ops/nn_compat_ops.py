@@ -25,13 +25,12 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.sparse_tensor import SparseTensor
-from flowgraph.ops.array_compat_ops import _patch_index
 from flowgraph.ops.array_extra_ops import (
     batch_to_space_nd,
     required_space_to_batch_paddings,
     space_to_batch_nd,
 )
-from flowgraph.ops.array_index_ops import boolean_mask, gather, where
+from flowgraph.ops.array_index_ops import boolean_mask, where
 from flowgraph.ops.array_join_ops import concat, stack
 from flowgraph.ops.array_shape_ops import fill, reshape, shape, zeros
 from flowgraph.ops.math_ops import cast, logical_and, not_equal
@@ -187,45 +186,30 @@ def with_space_to_batch(input, dilation_rate, padding, op, filter_shape=None,
     return batch_to_space_nd(op(converted, n, "VALID"), rate, crops)
 
 
-def _windows(x, ksize, strides, rates, padding, fill_value, what):
-    """`x` gathered into windows ``[batch, out_h, out_w, kh * kw, depth]``, and the flat
-    ``y * W + x`` pixel index of each window element (-1 for padding)."""
-    if x.shape.ndims != 4 or None in x.shape.as_list()[1:]:
-        raise ValueError(f"tf.nn.{what}: the input must be 4-D with known height, width "
-                         f"and depth, got shape {x.shape}")
-    _, rows, cols, depth = x.shape.as_list()
-    index, out_h, out_w = _patch_index(rows, cols, ksize, strides, rates, padding)
-    flat = reshape(x, [-1, rows * cols, depth])
-    pad_row = fill(concat([shape(x)[:1], [1, depth]], 0),
-                   cast(fill_value, x.dtype.base_dtype))
-    picked = gather(concat([flat, pad_row], 1), index.reshape(-1), axis=1)
-    k = ksize[0] * ksize[1]
-    windows = reshape(picked, [-1, out_h, out_w, k, depth])
-    pixel = np.where(index < rows * cols, index, -1).reshape(out_h, out_w, k)
-    return windows, pixel, (rows, cols, depth)
-
-
 def _morphology(x, filters, strides, rates, padding, sign, what, name):
-    with name_scope(name, what, [x, filters]):
+    """One ``Dilation2D`` op (`sign` 1), or erosion as TensorFlow builds it (`sign` -1):
+    ``-Dilation2D(-x, reversed filter)``."""
+    from flowgraph.ops.array_join_ops import reverse
+    from flowgraph.ops.math_ops import negative
+    from flowgraph.ops.op_util import make_tensor
+
+    for arg, value in (("strides", strides), ("rates", rates)):
+        if value is None or len(value) != 4:
+            raise ValueError(f"tf.nn.{what}: {arg} must be a list of 4 ints, got {value!r}")
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"tf.nn.{what}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    attrs = {"strides": [int(v) for v in strides], "rates": [int(v) for v in rates],
+             "padding": padding}
+    if sign > 0:
         x = convert_to_tensor(x, name="input")
         f = convert_to_tensor(filters, dtype=x.dtype.base_dtype, name="filters")
-        if f.shape.ndims != 3 or not f.shape.is_fully_defined():
-            raise ValueError(f"tf.nn.{what}: filters must be a known 3-D shape [rows, cols, "
-                             f"depth], got {f.shape}")
-        kh, kw, _ = f.shape.as_list()
-        lowest = float(np.finfo(x.dtype.as_numpy_dtype).min)
-        source = x if sign > 0 else -x
-        windows, _, _ = _windows(source, [kh, kw], strides[1:3], rates[1:3], padding,
-                                 lowest, what)
-        kernel = reshape(f if sign > 0 else _reverse_filter(f), [1, 1, 1, kh * kw, -1])
-        out = reduce_max(windows + kernel, axis=3)
-        return out if sign > 0 else 0.0 - out
-
-
-def _reverse_filter(f):
-    from flowgraph.ops.array_join_ops import reverse
-
-    return reverse(f, [0, 1])
+        return make_tensor("Dilation2D", [x, f], attrs, name=name or "Dilation2D")
+    with name_scope(name, what, [x, filters]) as scope:
+        x = convert_to_tensor(x, name="value")
+        f = convert_to_tensor(filters, dtype=x.dtype.base_dtype, name="kernel")
+        out = make_tensor("Dilation2D", [negative(x), reverse(f, [0, 1])], attrs,
+                          name=scope)
+        return negative(out)
 
 
 def dilation2d(input, filter=None, strides=None, rates=None, padding=None,
@@ -257,9 +241,9 @@ def erosion2d(value, kernel, strides, rates, padding, name=None):
     -------
     >>> import flowgraph as tf
     >>> x = tf.reshape(tf.constant([0.0, 1.0, 5.0, 2.0]), [1, 2, 2, 1])
-    >>> y = tf.nn.erosion2d(x, tf.zeros([2, 2, 1]), [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
+    >>> y = tf.nn.erosion2d(x, tf.ones([2, 2, 1]), [1, 1, 1, 1], [1, 1, 1, 1], "VALID")
     >>> tf.Session().run(y).ravel().tolist()
-    [0.0]
+    [-1.0]
     """
     return _morphology(value, kernel, strides, rates, padding, -1, "erosion2d", name)
 

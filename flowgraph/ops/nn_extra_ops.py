@@ -24,9 +24,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import (
-    array_identity_ops,
     array_join_ops,
     array_shape_ops,
     math_ops,
@@ -124,9 +122,21 @@ def _back(y, data_format):
     return y if data_format == "NHWC" else array_shape_ops.transpose(y, [0, 3, 1, 2])
 
 
+def _layout_op(op_type: str, input, block_size, name, data_format, what: str):
+    b = int(block_size)
+    if b < 2:
+        raise ValueError(f"{what}: block_size must be at least 2, got {block_size}")
+    if data_format not in ("NHWC", "NCHW"):
+        raise ValueError(f"{what}: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+    x = convert_to_tensor(input, name="input")
+    return make_tensor(op_type, [x], {"block_size": b, "data_format": data_format},
+                       name=name or op_type)
+
+
 def space_to_depth(input, block_size, name=None, data_format="NHWC"):
     """Move each ``block_size x block_size`` spatial block into the channels:
-    ``[n, h, w, c] -> [n, h / b, w / b, b * b * c]`` (block row, block column, channel).
+    ``[n, h, w, c] -> [n, h / b, w / b, b * b * c]`` (block row, block column, channel);
+    one ``SpaceToDepth`` op.
 
     Example
     -------
@@ -135,27 +145,12 @@ def space_to_depth(input, block_size, name=None, data_format="NHWC"):
     >>> tf.Session().run(tf.space_to_depth(x, 2)).reshape(-1)
     array([0, 1, 2, 3], dtype=int32)
     """
-    b = int(block_size)
-    if b < 2:
-        raise ValueError(f"space_to_depth: block_size must be at least 2, got {block_size}")
-    with name_scope(name, "SpaceToDepth", [input]) as scope:
-        x = _nhwc(convert_to_tensor(input, name="input"), data_format, "space_to_depth")
-        _check_divisible(x, b, "space_to_depth")
-        s = array_shape_ops.shape(x)
-        y = array_shape_ops.reshape(x, array_join_ops.stack(
-            [s[0], s[1] // b, b, s[2] // b, b, s[3]]))
-        y = array_shape_ops.transpose(y, [0, 1, 3, 2, 4, 5])
-        y = array_shape_ops.reshape(y, array_join_ops.stack(
-            [s[0], s[1] // b, s[2] // b, s[3] * (b * b)]))
-        n, h, w, c = (x.shape.as_list() if x.shape.ndims == 4 else [None] * 4)
-        y.set_shape(TensorShape([n, None if h is None else h // b,
-                                 None if w is None else w // b,
-                                 None if c is None else c * b * b]))
-        return array_identity_ops.identity(_back(y, data_format), name=scope)
+    return _layout_op("SpaceToDepth", input, block_size, name, data_format, "space_to_depth")
 
 
 def depth_to_space(input, block_size, name=None, data_format="NHWC"):
-    """The inverse of `space_to_depth`: ``[n, h, w, b * b * c] -> [n, h * b, w * b, c]``.
+    """The inverse of `space_to_depth`: ``[n, h, w, b * b * c] -> [n, h * b, w * b, c]``;
+    one ``DepthToSpace`` op.
 
     Example
     -------
@@ -163,36 +158,7 @@ def depth_to_space(input, block_size, name=None, data_format="NHWC"):
     >>> tf.depth_to_space(tf.zeros([1, 2, 3, 8]), 2).shape.as_list()
     [1, 4, 6, 2]
     """
-    b = int(block_size)
-    if b < 2:
-        raise ValueError(f"depth_to_space: block_size must be at least 2, got {block_size}")
-    with name_scope(name, "DepthToSpace", [input]) as scope:
-        x = _nhwc(convert_to_tensor(input, name="input"), data_format, "depth_to_space")
-        c = x.shape[3].value if x.shape.ndims == 4 else None
-        if c is not None and c % (b * b):
-            raise ValueError(f"depth_to_space: the channel count {c} must be divisible by "
-                             f"block_size * block_size = {b * b}")
-        s = array_shape_ops.shape(x)
-        y = array_shape_ops.reshape(x, array_join_ops.stack(
-            [s[0], s[1], s[2], b, b, s[3] // (b * b)]))
-        y = array_shape_ops.transpose(y, [0, 1, 3, 2, 4, 5])
-        y = array_shape_ops.reshape(y, array_join_ops.stack(
-            [s[0], s[1] * b, s[2] * b, s[3] // (b * b)]))
-        n, h, w, _ = (x.shape.as_list() if x.shape.ndims == 4 else [None] * 4)
-        y.set_shape(TensorShape([n, None if h is None else h * b,
-                                 None if w is None else w * b,
-                                 None if c is None else c // (b * b)]))
-        return array_identity_ops.identity(_back(y, data_format), name=scope)
-
-
-def _check_divisible(x, b, what):
-    if x.shape.ndims is not None and x.shape.ndims != 4:
-        raise ValueError(f"{what}: input must be 4-D, got shape {x.shape}")
-    for axis in (1, 2):
-        d = x.shape[axis].value if x.shape.ndims == 4 else None
-        if d is not None and d % b:
-            raise ValueError(f"{what}: height and width must be divisible by block_size "
-                             f"{b}; got shape {x.shape}")
+    return _layout_op("DepthToSpace", input, block_size, name, data_format, "depth_to_space")
 
 
 # -- pooling spellings ------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from flowgraph.ops import (
     array_shape_ops,
     math_ops,
     math_reduce,
-    nn_conv_ops,
     nn_impl,
 )
 from flowgraph.ops.op_util import make_op
@@ -31,7 +30,8 @@ from flowgraph.ops.op_util import make_op
 def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,
                                  name=None):
     """``input / (bias + alpha * s) ** beta``, where ``s`` sums the squares of the
-    ``2 * depth_radius + 1`` neighbouring channels (last axis) of each entry.
+    ``2 * depth_radius + 1`` neighbouring channels (last axis) of each entry: one ``LRN``
+    op, whose gradient is one ``LRNGrad``.
 
     Example
     -------
@@ -40,20 +40,10 @@ def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, bet
     >>> tf.Session().run(y).reshape(-1)
     array([0.5       , 0.33333334, 0.5       ], dtype=float32)
     """
-    with name_scope(name, "LRN", [input]) as scope:
-        x = convert_to_tensor(input, name="input")
-        if x.shape.ndims is not None and x.shape.ndims != 4:
-            raise ValueError(f"lrn: input must be 4-D [batch, height, width, channels], got "
-                             f"shape {x.shape}")
-        shape = array_shape_ops.shape(x)
-        squares = array_shape_ops.reshape(math_ops.square(x), [-1, shape[3], 1])
-        window = array_shape_ops.ones([2 * int(depth_radius) + 1, 1, 1], x.dtype.base_dtype)
-        sums = nn_conv_ops.conv1d(squares, window, 1, "SAME")      # zero-padded channel sums
-        sums = array_shape_ops.reshape(sums, shape)
-        denom = math_ops.pow(sums * alpha + bias, beta)
-        out = math_ops.divide(x, denom, name=scope)
-        out.set_shape(x.shape)
-        return out
+    x = convert_to_tensor(input, name="input")
+    attrs = {"depth_radius": int(depth_radius), "bias": float(bias), "alpha": float(alpha),
+             "beta": float(beta)}
+    return make_op("LRN", [x], attrs, name=name or "LRN").outputs[0]
 
 
 lrn = local_response_normalization

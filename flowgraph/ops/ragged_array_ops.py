@@ -301,9 +301,57 @@ def _int64_values(sp: SparseTensor) -> SparseTensor:
     return sp
 
 
+def _ragged_cross(inputs, what: str, hashed: bool, num_buckets: int, hash_key: int, name):
+    """``RaggedCross`` of `inputs` in their order (ragged rank 1, sparse or dense 2-D,
+    int64 or string values)."""
+    from flowgraph.ops.op_util import make_op
+
+    with name_scope(name, "RaggedCross"):
+        order, ragged, sparse, dense = [], [], [], []
+        splits_dtype = None
+        for x in inputs:
+            if isinstance(x, RaggedTensor):
+                if isinstance(x.values, RaggedTensor):
+                    raise ValueError(f"tf.ragged.{what}: ragged inputs must have ragged "
+                                     "rank 1")
+                order.append("R")
+                ragged.append(x)
+                splits_dtype = splits_dtype or x.row_splits.dtype.base_dtype
+            elif isinstance(x, SparseTensor):
+                order.append("S")
+                sparse.append(_int64_values(x))
+            else:
+                t = convert_to_tensor(x)
+                if t.shape.ndims not in (None, 2):
+                    raise ValueError(f"tf.ragged.{what}: dense inputs must have rank 2, got "
+                                     f"shape {t.shape}")
+                order.append("D")
+                dense.append(_m.cast(t, _dtypes.int64) if t.dtype.is_integer else t)
+        r_values = [_m.cast(r.values, _dtypes.int64) if r.values.dtype.is_integer
+                    else r.values for r in ragged]
+        for t in r_values + [s.values for s in sparse] + dense:
+            if t.dtype.base_dtype not in (_dtypes.string, _dtypes.int64):
+                raise TypeError(f"tf.ragged.{what}: inputs must hold integers or strings, "
+                                f"got {t.dtype.name} ({t.name})")
+        splits_dtype = splits_dtype or _dtypes.int64
+        op = make_op("RaggedCross", [*r_values, *[r.row_splits for r in ragged],
+                                     *[s.indices for s in sparse], *[s.values for s in sparse],
+                                     *[s.dense_shape for s in sparse], *dense], {
+            "Nsparse": len(sparse), "input_order": "".join(order), "hashed_output": hashed,
+            "num_buckets": int(num_buckets), "hash_key": int(hash_key),
+            "ragged_values_types": [t.dtype.base_dtype for t in r_values],
+            "ragged_splits_types": [r.row_splits.dtype.base_dtype for r in ragged],
+            "sparse_values_types": [s.values.dtype.base_dtype for s in sparse],
+            "dense_types": [t.dtype.base_dtype for t in dense],
+            "out_values_type": _dtypes.int64 if hashed else _dtypes.string,
+            "out_row_splits_type": splits_dtype}, name="RaggedCross")
+        return RaggedTensor.from_row_splits(op.outputs[0], op.outputs[1], validate=False)
+
+
 def cross(inputs, name=None):
-    """Per row, every combination of one value of each input, joined with ``"_X_"``
-    (ragged, sparse or dense 2-D inputs of strings or integers).
+    """Per row, every combination of one value of each input (in the order given),
+    joined with ``"_X_"`` (ragged, sparse or dense 2-D inputs of strings or integers):
+    TensorFlow's ``RaggedCross``.
 
     Example
     -------
@@ -313,23 +361,16 @@ def cross(inputs, name=None):
     >>> tf.Session().run(c).to_list()
     [[b'a_X_x'], [b'b_X_y', b'c_X_y']]
     """
-    from flowgraph.ops.sparse_ops import sparse_cross
-
-    with name_scope(name, "RaggedCross"):
-        ins = [_int64_values(x) if isinstance(x, SparseTensor) else x
-               for x in _cross_inputs(inputs, "cross")]
-        return _sparse_to_ragged(sparse_cross(ins))
+    return _ragged_cross(inputs, "cross", False, 0, 0, name)
 
 
 def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
     """Like `cross`, each combination fingerprinted (FarmHash, as TensorFlow) and taken
     modulo `num_buckets` when it is positive: int64 values."""
-    from flowgraph.ops.sparse_ops import sparse_cross_hashed
+    from flowgraph.ops.sparse_ops import DEFAULT_HASH_KEY
 
-    with name_scope(name, "RaggedCross"):
-        ins = [_int64_values(x) if isinstance(x, SparseTensor) else x
-               for x in _cross_inputs(inputs, "cross_hashed")]
-        return _sparse_to_ragged(sparse_cross_hashed(ins, num_buckets, hash_key))
+    key = DEFAULT_HASH_KEY if hash_key is None else hash_key
+    return _ragged_cross(inputs, "cross_hashed", True, num_buckets, key, name)
 
 
 # -- placeholder ------------------------------------------------------------------------------

@@ -35,7 +35,6 @@ from flowgraph.ops.array_gen_ops import range as _range
 from flowgraph.ops.array_gen_ops import sequence_mask
 from flowgraph.ops.array_index_ops import boolean_mask
 from flowgraph.ops.math_reduce import bincount, cumsum, reduce_any, reduce_max
-from flowgraph.ops.scatter_ops import tensor_scatter_nd_update
 
 __all__ = ["RaggedTensor", "RaggedTensorValue"]
 
@@ -240,47 +239,56 @@ class RaggedTensor(_Nesting):
     # -- conversions -------------------------------------------------------------------
     def to_tensor(self, default_value=None, name=None, shape=None):
         """A dense tensor, each row padded with `default_value` (zero by default) to the
-        longest row."""
+        longest row, or padded and cut to `shape` (``RaggedTensorToTensor``)."""
+        from flowgraph.ops.op_util import make_tensor
 
         with name_scope(name, "RaggedToTensor"):
-            values = self._values.to_tensor(default_value) \
-                if isinstance(self._values, RaggedTensor) else self._values
-            rowids = self.value_rowids()
-            splits_dtype = self._row_splits.dtype
-            count = array_ops.shape(values, out_type=splits_dtype)[0]
-            cols = _range_like(count, splits_dtype) - array_ops.gather(self._row_splits,
-                                                                       rowids)
-            lengths = self.row_lengths()
-            width = reduce_max(array_ops.concat(
-                [lengths, array_ops.zeros([1], splits_dtype)], 0))
-            inner = array_ops.shape(values, out_type=splits_dtype)[1:]
-            dense_shape = array_ops.concat([array_ops.stack([self.nrows(), width]), inner], 0)
+            values = self.flat_values
+            splits = self.nested_row_splits
+            dtype = self._row_splits.dtype.base_dtype
+            shape_t = constant(-1, dtype) if shape is None else \
+                convert_to_tensor(shape, dtype=dtype, name="shape")
             fill = array_ops.zeros([], values.dtype) if default_value is None else \
-                math_ops.cast(convert_to_tensor(default_value), values.dtype)
-            base = array_ops.fill(dense_shape, fill)
-            indices = array_ops.stack([rowids, cols], axis=1)
-            out = tensor_scatter_nd_update(base, indices, values)
-            if shape is not None:
-                out = array_ops.reshape(out, shape)
-            return out
+                convert_to_tensor(default_value, dtype=values.dtype, name="default_value")
+            return make_tensor("RaggedTensorToTensor", [shape_t, values, fill, *splits], {
+                "row_partition_types": ["ROW_SPLITS"] * len(splits),
+                "num_row_partition_tensors": len(splits)}, name="RaggedTensorToTensor")
+
+    def gather_rows(self, indices, name=None):
+        """The rows `indices` (any shape; ``tf.gather(rt, indices)``): a ragged tensor
+        with one more ragged dimension per extra dimension of `indices`
+        (``RaggedGather``)."""
+        from flowgraph.ops.op_util import make_op
+
+        with name_scope(name, "RaggedGather"):
+            idx = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
+            if idx.dtype.base_dtype not in (_dtypes.int32, _dtypes.int64):
+                raise TypeError(f"tf.gather: indices of a RaggedTensor must be int32 or "
+                                f"int64, got {idx.dtype.name}")
+            if idx.shape.ndims is None:
+                raise ValueError("tf.gather: the rank of the indices into a RaggedTensor "
+                                 "must be known")
+            splits = self.nested_row_splits
+            out_rank = len(splits) + idx.shape.ndims - 1
+            op = make_op("RaggedGather", [*splits, self.flat_values, idx], {
+                "PARAMS_RAGGED_RANK": len(splits), "OUTPUT_RAGGED_RANK": out_rank},
+                name="RaggedGather")
+            if out_rank == 0:  # a scalar index: one row, its values
+                return op.outputs[-1]
+            return RaggedTensor.from_nested_row_splits(op.outputs[-1], op.outputs[:-1],
+                                                       validate=False)
 
     def to_sparse(self, name=None):
-        """A `tf.SparseTensor` with the same values (ragged rank 1)."""
+        """A `tf.SparseTensor` with the same values (``RaggedTensorToSparse``; inner
+        uniform dimensions become sparse dimensions too)."""
         from flowgraph.framework.sparse_tensor import SparseTensor
+        from flowgraph.ops.op_util import make_op
 
-        if isinstance(self._values, RaggedTensor):
-            raise NotImplementedError("RaggedTensor.to_sparse: ragged rank 1 only; flatten "
-                                      "the inner ragged dimensions first")
         with name_scope(name, "RaggedToSparse"):
-            rowids = self.value_rowids()
-            dtype = self._row_splits.dtype
-            count = array_ops.shape(self._values, out_type=dtype)[0]
-            cols = _range_like(count, dtype) - array_ops.gather(self._row_splits, rowids)
-            width = reduce_max(array_ops.concat(
-                [self.row_lengths(), array_ops.zeros([1], dtype)], 0))
-            indices = math_ops.cast(array_ops.stack([rowids, cols], axis=1), _dtypes.int64)
-            shape = math_ops.cast(array_ops.stack([self.nrows(), width]), _dtypes.int64)
-            return SparseTensor(indices, self._values, shape)
+            splits = self.nested_row_splits
+            op = make_op("RaggedTensorToSparse", [*splits, self.flat_values],
+                         {"RAGGED_RANK": len(splits)}, name="RaggedTensorToSparse")
+            return SparseTensor(*op.outputs)
 
     @classmethod
     def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank: int = 1,

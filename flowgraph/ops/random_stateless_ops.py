@@ -32,7 +32,7 @@ from flowgraph.ops.array_gen_ops import range as range_
 from flowgraph.ops.array_join_ops import concat, stack
 from flowgraph.ops.array_shape_ops import ones, rank, reshape, shape, size
 from flowgraph.ops.math_reduce import reduce_sum
-from flowgraph.ops.op_util import attr_dtype, make_tensor
+from flowgraph.ops.op_util import attr_dtype, make_op, make_tensor
 from flowgraph.ops.random_ops import FLOATS, _shape_tensor
 
 __all__ = ["fold_in", "split", "stateless_binomial", "stateless_categorical",
@@ -250,7 +250,12 @@ def stateless_gamma(shape, seed, alpha, beta=None, dtype=_dtypes.float32, name=N
         shape_t = _shape_tensor(shape)
         if b is not None:
             a = a + 0 * b  # broadcast alpha against beta
-        sample = make_tensor("StatelessRandomGammaV2", [shape_t, _seed(seed), a],
+        # As TensorFlow 2.15: the seed's Philox key and counter, then the V3 sampler
+        # (the same numbers as StatelessRandomGammaV2 of the seed).
+        key, counter = make_op("StatelessRandomGetKeyCounter", [_seed(seed)]).outputs
+        alg = convert_to_tensor(1, dtype=_dtypes.int32, name="alg")  # Philox
+        sample = make_tensor("StatelessRandomGammaV3", [shape_t, key, counter, alg, a],
+                             {"shape_dtype": shape_t.dtype.base_dtype},
                              name=None if b is not None else scope)
         return sample if b is None else math_ops.divide(sample, b, name=scope)
 

@@ -17,11 +17,13 @@ Example
 
 from __future__ import annotations
 
+import collections
 import functools
 
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import registered_ops
+from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS, OUTPUT_NAMES
 from flowgraph.ops.op_util import make_op, op_scope
 from flowgraph.ops.raw_op_signatures import SIGNATURES
 
@@ -85,15 +87,57 @@ def _raw_op(op_type: str):
                         if attr_map[k] in op_def.attrs}
             if lengths and "N" in op_def.attrs:
                 op_attrs["N"] = lengths[0]
+            if op_def.attrs.get("T", 0) is None and "T" not in op_attrs:
+                # an op whose T the registry leaves open (the Resource*Apply updates):
+                # the dtype of its first input typed T, as TF infers it
+                at = 0
+                for n, is_list, type_attr in inputs:
+                    if type_attr == "T":
+                        op_attrs["T"] = flat[at].dtype.base_dtype
+                        break
+                    at += len(values[n]) if is_list else 1
             op = make_op(op_type, flat, op_attrs, name=scope)
-        if not op.outputs:
-            return op
-        return op.outputs[0] if len(op.outputs) == 1 else tuple(op.outputs)
+        return _grouped_outputs(op)
 
     raw_op.__name__ = op_type
     raw_op.__qualname__ = f"raw_ops.{op_type}"
     raw_op.__doc__ = f"The {op_type} op; keyword arguments {accepted} (and name)."
     return raw_op
+
+
+@functools.cache
+def _result_type(op_type: str):
+    """TF's result type of a multi-output op: a named tuple of its output arguments."""
+    return collections.namedtuple(op_type, OUTPUT_NAMES[op_type])
+
+
+def _grouped_outputs(op):
+    """The op's outputs as TensorFlow's generated wrapper returns them: the Operation when
+    there are none, a Tensor for one output argument, a list for one list-valued argument
+    (``Unpack``, ``Split``), else a named tuple of the output arguments in which a list
+    argument is a list (``SparseSplit``: three lists)."""
+    outputs = op.outputs
+    if not outputs:
+        return op
+    specs = OP_DEFS.get(op.type, (None, None))[1]
+    if not specs or op.type not in OUTPUT_NAMES:  # a flowgraph-only op: flat, as before
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+    fixed = sum(1 for spec in specs if not (spec[1] or spec[2]))
+    lists = len(specs) - fixed
+    each = (len(outputs) - fixed) // lists if lists else 0
+    if lists and (len(outputs) - fixed) % lists:  # list arguments of different lengths
+        return tuple(outputs)
+    groups, at = [], 0
+    for spec in specs:
+        if spec[1] or spec[2]:
+            groups.append(outputs[at:at + each])
+            at += each
+        else:
+            groups.append(outputs[at])
+            at += 1
+    if len(groups) == 1:
+        return groups[0]
+    return _result_type(op.type)._make(groups)
 
 
 def _ref_or_tensor(value, op_def, index: int, preferred, name: str):

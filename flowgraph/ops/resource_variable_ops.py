@@ -12,7 +12,7 @@ writes through it::
     VarIsInitializedOp(handle)               -> bool scalar
     ResourceGather(handle, indices)          -> rows
     ResourceScatter{Add,Sub,Mul,Div,Min,Max,Update}(handle, indices, updates)
-    ResourceScatterNd{Update,Add,Sub}(handle, indices, updates)
+    ResourceScatterNd{Update,Add,Sub,Max,Min}(handle, indices, updates)
     VariableShape(handle)                    -> the variable's shape
     ResourceCountUpTo(handle, limit)         -> the value before adding 1
 
@@ -52,7 +52,7 @@ __all__ = ["assign_variable_op", "handle_shape", "read_variable_op", "resource_c
            "var_is_initialized_op", "variable_shape"]
 
 SCATTER_KINDS = ("Add", "Sub", "Mul", "Div", "Min", "Max", "Update")
-SCATTER_ND_KINDS = ("Update", "Add", "Sub")
+SCATTER_ND_KINDS = ("Update", "Add", "Sub", "Max", "Min")
 
 
 def handle_shape(handle) -> TensorShape:
@@ -341,7 +341,7 @@ def resource_scatter(kind: str, handle, indices, updates, dtype, name=None):
 
 
 def resource_scatter_nd(kind: str, handle, indices, updates, dtype, name=None):
-    """``ResourceScatterNd<kind>`` (Update, Add, Sub): combine `updates` at the index
+    """``ResourceScatterNd<kind>`` (Update, Add, Sub, Max, Min): combine `updates` at the index
     tuples `indices` (``[..., depth]``) of the variable behind `handle`; returns the op."""
     if kind not in SCATTER_ND_KINDS:
         raise ValueError(f"resource_scatter_nd: kind must be one of {SCATTER_ND_KINDS}, "

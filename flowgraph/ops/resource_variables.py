@@ -143,9 +143,14 @@ class ResourceVariable(Variable):
             return _rv.resource_gather(self._handle, indices, self._dtype, name=scope)
 
     def gather_nd(self, indices, name=None) -> Tensor:
-        from flowgraph.ops.array_ops import gather_nd
+        """Slices addressed by `indices`' last dimension: ``ResourceGatherNd`` (as TF)."""
+        from flowgraph.framework import dtypes as _dtypes
+        from flowgraph.ops.op_util import make_tensor
 
-        return gather_nd(self.value(), indices, name=name)
+        with self.graph.name_scope(name or "GatherNd") as scope:
+            idx = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
+            return make_tensor("ResourceGatherNd", [self._handle, idx], {
+                "dtype": self._dtype, "Tindices": idx.dtype.base_dtype}, name=scope)
 
     def initialized_value(self):
         """Not available for resource variables, as in TensorFlow 2.15 (use
@@ -246,6 +251,14 @@ class ResourceVariable(Variable):
     def scatter_nd_sub(self, indices, updates, name=None):
         """``ResourceScatterNdSub``: subtract `updates` at the index tuples `indices`."""
         return self._scatter_nd("Sub", indices, updates, name)
+
+    def scatter_nd_max(self, indices, updates, name=None):
+        """``ResourceScatterNdMax``: the maximum with `updates` at the tuples `indices`."""
+        return self._scatter_nd("Max", indices, updates, name)
+
+    def scatter_nd_min(self, indices, updates, name=None):
+        """``ResourceScatterNdMin``: the minimum with `updates` at the tuples `indices`."""
+        return self._scatter_nd("Min", indices, updates, name)
 
     def count_up_to(self, limit: int):
         """``ResourceCountUpTo``: add 1 and return the value from before, until `limit`."""

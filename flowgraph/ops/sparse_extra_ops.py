@@ -1,13 +1,10 @@
-"""More of TF1's SparseTensor functions, composed from dense ops on the components:
-`sparse_add` (sparse + sparse, sparse + dense), `sparse_maximum`/`sparse_minimum`,
-`sparse_reduce_max` (and the ``_sparse`` forms of the max and sum reductions),
-`sparse_slice`, `sparse_split`, `sparse_softmax`, `sparse_transpose`,
-`sparse_reset_shape`, `sparse_to_indicator`, `sparse_merge`, `sparse_mask` (of
-IndexedSlices) and `serialize_sparse`.
-
-Entries are matched by their row-major linear index (``indices @ strides``); results are
-in canonical (row-major) order. Gradients reach the values through the gathers and
-segment sums they are built from.
+"""More of TF1's SparseTensor functions: `sparse_add` (sparse + sparse, sparse + dense),
+`sparse_maximum`/`sparse_minimum`, `sparse_reduce_max` (and the ``_sparse`` forms of the
+max and sum reductions), `sparse_slice`, `sparse_split`, `sparse_softmax` and
+`serialize_sparse` emit TensorFlow's op types (`flowgraph/ops/sparse_raw_ops.py`, with
+their gradients); `sparse_transpose`, `sparse_reset_shape`, `sparse_to_indicator`,
+`sparse_merge` and `sparse_mask` (of IndexedSlices) are composed from other ops, as in
+TensorFlow.
 
 Example
 -------
@@ -28,27 +25,16 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.sparse_tensor import SparseTensor
-from flowgraph.ops.array_extra_ops import setdiff1d, unravel_index
-from flowgraph.ops.array_gen_ops import unique
-from flowgraph.ops.array_index_ops import boolean_mask, gather, gather_nd, where
-from flowgraph.ops.array_join_ops import concat, stack
-from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, size, transpose
-from flowgraph.ops.math_ops import (
-    abs as _abs,
-)
+from flowgraph.ops.array_extra_ops import setdiff1d
+from flowgraph.ops.array_index_ops import gather
+from flowgraph.ops.array_join_ops import concat
+from flowgraph.ops.array_shape_ops import expand_dims, size
 from flowgraph.ops.math_ops import (
     cast,
-    exp,
-    greater,
     greater_equal,
-    less,
-    logical_and,
-    maximum,
-    minimum,
 )
-from flowgraph.ops.math_reduce import cumprod, reduce_all, reduce_max, reduce_sum
-from flowgraph.ops.segment_ops import unsorted_segment_max, unsorted_segment_sum
-from flowgraph.ops.sort_ops import argsort
+from flowgraph.ops.math_reduce import reduce_all, reduce_max
+from flowgraph.ops.op_util import make_op, make_tensor
 from flowgraph.ops.sparse_ops import _sp, sparse_reorder, sparse_to_dense
 
 __all__ = ["serialize_sparse", "sparse_add", "sparse_mask", "sparse_maximum", "sparse_merge",
@@ -57,32 +43,6 @@ __all__ = ["serialize_sparse", "sparse_add", "sparse_mask", "sparse_maximum", "s
            "sparse_softmax", "sparse_split", "sparse_to_indicator", "sparse_transpose"]
 
 _I64 = _dtypes.int64
-
-
-def _linear(indices, dense_shape):
-    strides = cumprod(dense_shape, exclusive=True, reverse=True)
-    return reduce_sum(indices * strides, axis=1)
-
-
-def _union(a: SparseTensor, b: SparseTensor):
-    """Sorted distinct linear indices of both, and each entry's position among them."""
-    lin = _linear(concat([a.indices, b.indices], 0), a.dense_shape)
-    uniq, pos = unique(lin, out_idx=_I64)
-    order = argsort(uniq)
-    rank = unsorted_segment_sum(cast(reshape(_range_like(order), [-1]), _I64), order,
-                                size(order, out_type=_I64))
-    # rank[u] is the sorted position of distinct index u
-    return gather(uniq, order), gather(rank, pos), size(uniq, out_type=_I64)
-
-
-def _range_like(t):
-    from flowgraph.ops.array_gen_ops import range as _range
-
-    return _range(size(t, out_type=_I64), dtype=_I64)
-
-
-def _unlinear(lin, dense_shape):
-    return transpose(unravel_index(lin, dense_shape))
 
 
 def sparse_add(a, b, threshold=0, thresh=None, name=None):
@@ -96,48 +56,44 @@ def sparse_add(a, b, threshold=0, thresh=None, name=None):
     >>> tf.Session().run(tf.sparse_add(sp, tf.ones([2, 2]))).tolist()
     [[1.0, 4.0], [1.0, 1.0]]
     """
-    from flowgraph.ops.scatter_ops import tensor_scatter_nd_add
 
     threshold = thresh if thresh is not None else threshold
-    with name_scope(name, "SparseAdd", []):
+    with name_scope(name, "SparseAdd", []) as scope:
         if not isinstance(a, SparseTensor) and not hasattr(a, "dense_shape"):
             a, b = b, a
         a = _sp(a, "a")
         if not isinstance(b, SparseTensor) and not hasattr(b, "indices"):
             dense = convert_to_tensor(b, dtype=a.dtype.base_dtype, name="b")
-            return tensor_scatter_nd_add(dense, a.indices, a.values)
+            return make_tensor("SparseTensorDenseAdd", [a.indices, a.values, a.dense_shape,
+                                                        dense], name=scope)
         b = _sp(b, "b")
-        lin, pos, n = _union(a, b)
-        values = unsorted_segment_sum(concat([a.values, b.values], 0), pos, n)
-        indices = _unlinear(lin, a.dense_shape)
-        keep = greater_equal(_abs(values), cast(threshold, values.dtype.base_dtype.real_dtype
-                                               if values.dtype.is_complex else
-                                               values.dtype.base_dtype))
-        return SparseTensor(boolean_mask(indices, keep), boolean_mask(values, keep),
-                            a.dense_shape)
+        real = a.dtype.base_dtype.real_dtype if a.dtype.is_complex else a.dtype.base_dtype
+        thresh_t = convert_to_tensor(threshold, dtype=real, name="threshold")
+        op = make_op("SparseAdd", [a.indices, a.values, a.dense_shape, b.indices, b.values,
+                                   b.dense_shape, thresh_t], name=scope)
+        out = SparseTensor(*op.outputs)
+        out._shape_hint = a._shape_hint if a.shape.ndims is not None else b._shape_hint
+        return out
 
 
-def _elementwise(a, b, fn, what, name):
-    with name_scope(name, what, []):
+def _elementwise(a, b, op_type, name):
+    with name_scope(name, op_type, []) as scope:
         a, b = _sp(a, "sp_a"), _sp(b, "sp_b")
-        lin, pos, n = _union(a, b)
-        na = size(a.values, out_type=_I64)
-        pos_a, pos_b = pos[:na], pos[na:]
-        va = unsorted_segment_sum(a.values, pos_a, n)  # missing entries count as zero
-        vb = unsorted_segment_sum(b.values, pos_b, n)
-        return SparseTensor(_unlinear(lin, a.dense_shape), fn(va, vb), a.dense_shape)
+        op = make_op(op_type, [a.indices, a.values, a.dense_shape, b.indices, b.values,
+                               b.dense_shape], name=scope)
+        return SparseTensor(op.outputs[0], op.outputs[1], a.dense_shape)
 
 
 def sparse_maximum(sp_a, sp_b, name=None):
     """The element-wise maximum of two SparseTensors of one shape (missing entries are
     zeros), on the union of their indices."""
-    return _elementwise(sp_a, sp_b, maximum, "SparseSparseMaximum", name)
+    return _elementwise(sp_a, sp_b, "SparseSparseMaximum", name)
 
 
 def sparse_minimum(sp_a, sp_b, name=None):
     """The element-wise minimum of two SparseTensors of one shape (missing entries are
     zeros), on the union of their indices."""
-    return _elementwise(sp_a, sp_b, minimum, "SparseSparseMinimum", name)
+    return _elementwise(sp_a, sp_b, "SparseSparseMinimum", name)
 
 
 def _axes_and_keep(sp, axis, keepdims, reduction_axes, keep_dims):
@@ -146,16 +102,20 @@ def _axes_and_keep(sp, axis, keepdims, reduction_axes, keep_dims):
     return axis, keep
 
 
-def _dense_with(sp, fill):
-    return sparse_to_dense(sp.indices, sp.dense_shape, sp.values, default_value=fill,
-                           validate_indices=False)
+def _reduce(op_type, sp_input, axis, keepdims, reduction_axes, keep_dims, name):
+    sp = _sp(sp_input)
+    axis, keep = _axes_and_keep(sp, axis, keepdims, reduction_axes, keep_dims)
+    if axis is None:
+        from flowgraph.ops.array_gen_ops import range as _range
 
-
-def _lowest(dtype):
-    import numpy as np
-
-    np_dtype = np.dtype(dtype.as_numpy_dtype)
-    return np.finfo(np_dtype).min if np_dtype.kind == "f" else np.iinfo(np_dtype).min
+        rank = sp.shape.ndims
+        axes = cast(_range(size(sp.dense_shape)), _dtypes.int32) if rank is None else \
+            convert_to_tensor(list(range(rank)), dtype=_dtypes.int32)
+    else:
+        axes = convert_to_tensor(axis, dtype=_dtypes.int32, name="reduction_axes")
+    op = make_op(op_type, [sp.indices, sp.values, sp.dense_shape, axes], {"keep_dims": keep},
+                 name=name or op_type)
+    return op.outputs[0] if len(op.outputs) == 1 else SparseTensor(*op.outputs)
 
 
 def sparse_reduce_max(sp_input, axis=None, keepdims=None, reduction_axes=None,
@@ -170,32 +130,15 @@ def sparse_reduce_max(sp_input, axis=None, keepdims=None, reduction_axes=None,
     >>> tf.Session().run(tf.sparse_reduce_max(sp, axis=1)).tolist()
     [3.0, -2.0]
     """
-    sp = _sp(sp_input)
-    axis, keep = _axes_and_keep(sp, axis, keepdims, reduction_axes, keep_dims)
-    dense = _dense_with(sp, cast(_lowest(sp.dtype.base_dtype), sp.dtype.base_dtype))
-    peak = reduce_max(dense, axis=axis, keepdims=keep)
-    from flowgraph.ops.array_shape_ops import zeros_like
-
-    return where(greater(_present(sp, axis, keep), 0), peak, zeros_like(peak))
-
-
-def _sparse_result(dense, present):
-    idx = where(greater(present, 0))
-    return SparseTensor(idx, gather_nd(dense, idx), shape(dense, out_type=_I64))
-
-
-def _present(sp, axis, keep):
-    ones = SparseTensor(sp.indices, cast(sp.values * 0, _dtypes.int32) + 1, sp.dense_shape)
-    return reduce_sum(_dense_with(ones, 0), axis=axis, keepdims=keep)
+    return _reduce("SparseReduceMax", sp_input, axis, keepdims, reduction_axes, keep_dims,
+                   None)
 
 
 def sparse_reduce_max_sparse(sp_input, axis=None, keepdims=None, reduction_axes=None,
                              keep_dims=None):
     """`sparse_reduce_max` as a SparseTensor holding only the slices with entries."""
-    sp = _sp(sp_input)
-    axis, keep = _axes_and_keep(sp, axis, keepdims, reduction_axes, keep_dims)
-    dense = sparse_reduce_max(sp, axis, keep)
-    return _sparse_result(dense, _present(sp, axis, keep))
+    return _reduce("SparseReduceMaxSparse", sp_input, axis, keepdims, reduction_axes,
+                   keep_dims, None)
 
 
 def sparse_reduce_sum_sparse(sp_input, axis=None, keepdims=None, reduction_axes=None,
@@ -210,11 +153,8 @@ def sparse_reduce_sum_sparse(sp_input, axis=None, keepdims=None, reduction_axes=
     >>> tf.Session().run([s.indices, s.values])
     [array([[0]]), array([4.], dtype=float32)]
     """
-    sp = _sp(sp_input)
-    axis, keep = _axes_and_keep(sp, axis, keepdims, reduction_axes, keep_dims)
-    dense = reduce_sum(_dense_with(sp, cast(0, sp.dtype.base_dtype)), axis=axis,
-                       keepdims=keep)
-    return _sparse_result(dense, _present(sp, axis, keep))
+    return _reduce("SparseReduceSumSparse", sp_input, axis, keepdims, reduction_axes,
+                   keep_dims, None)
 
 
 def sparse_slice(sp_input, start, size, name=None):
@@ -229,15 +169,13 @@ def sparse_slice(sp_input, start, size, name=None):
     >>> tf.Session().run([s.indices, s.values, s.dense_shape])
     [array([[0, 2]]), array([2], dtype=int32), array([2, 3])]
     """
-    with name_scope(name, "SparseSlice", []):
+    with name_scope(name, "SparseSlice", []) as scope:
         sp = _sp(sp_input)
         start = convert_to_tensor(start, dtype=_I64, name="start")
         size_t = convert_to_tensor(size, dtype=_I64, name="size")
-        inside = reduce_all(logical_and(greater_equal(sp.indices, start),
-                                        less(sp.indices, start + size_t)), axis=1)
-        shape_out = maximum(minimum(size_t, sp.dense_shape - start), 0)
-        return SparseTensor(boolean_mask(sp.indices, inside) - start,
-                            boolean_mask(sp.values, inside), shape_out)
+        op = make_op("SparseSlice", [sp.indices, sp.values, sp.dense_shape, start, size_t],
+                     name=scope)
+        return SparseTensor(*op.outputs)
 
 
 def sparse_split(keyword_required=None, sp_input=None, num_split=None, axis=None, name=None,
@@ -258,25 +196,14 @@ def sparse_split(keyword_required=None, sp_input=None, num_split=None, axis=None
     axis = split_dim if axis is None else axis
     if sp_input is None or num_split is None or axis is None:
         raise ValueError("tf.sparse_split needs sp_input, num_split and axis")
-    with name_scope(name, "SparseSplit", []):
+    with name_scope(name, "SparseSplit", []) as scope:
         sp = _sp(sp_input)
-        rank = sp.indices.shape[1].value
-        if rank is None:
-            raise ValueError("tf.sparse_split: the rank of sp_input must be known")
-        axis = int(axis) % rank
-        dim = sp.dense_shape[axis]
-        base, extra = dim // num_split, dim % num_split
-        parts = []
-        for i in range(int(num_split)):
-            i_t = cast(i, _I64)
-            begin = i_t * base + minimum(i_t, extra)
-            length = base + cast(less(i_t, extra), _I64)
-            starts = [cast(0, _I64)] * rank
-            starts[axis] = begin
-            sizes = [sp.dense_shape[d] for d in range(rank)]
-            sizes[axis] = length
-            parts.append(sparse_slice(sp, stack(starts), stack(sizes)))
-        return parts
+        k = int(num_split)
+        op = make_op("SparseSplit", [convert_to_tensor(axis, dtype=_I64, name="split_dim"),
+                                     sp.indices, sp.values, sp.dense_shape],
+                     {"num_split": k}, name=scope)
+        outs = op.outputs
+        return [SparseTensor(outs[i], outs[k + i], outs[2 * k + i]) for i in range(k)]
 
 
 def sparse_softmax(sp_input, name=None):
@@ -290,15 +217,11 @@ def sparse_softmax(sp_input, name=None):
     >>> tf.Session().run(tf.sparse_softmax(sp).values).tolist()
     [0.5, 0.5, 1.0]
     """
-    with name_scope(name, "SparseSoftmax", []):
+    with name_scope(name, "SparseSoftmax", []) as scope:
         sp = _sp(sp_input)
-        rows = _linear(sp.indices[:, :-1], sp.dense_shape[:-1])
-        _, pos = unique(rows, out_idx=_I64)
-        n = reduce_max(concat([pos, [-1]], 0)) + 1
-        peak = gather(unsorted_segment_max(sp.values, pos, n), pos)
-        e = exp(sp.values - peak)
-        total = gather(unsorted_segment_sum(e, pos, n), pos)
-        return SparseTensor(sp.indices, e / total, sp.dense_shape)
+        values = make_tensor("SparseSoftmax", [sp.indices, sp.values, sp.dense_shape],
+                             name=scope)
+        return SparseTensor(sp.indices, values, sp.dense_shape)
 
 
 def sparse_transpose(sp_input, perm=None, name=None):
@@ -423,11 +346,9 @@ def serialize_sparse(sp_input, name=None, out_type=_dtypes.string):
     >>> s.shape.as_list()
     [3]
     """
-    from flowgraph.ops.string_extra_ops import serialize_tensor
-
     if _dtypes.as_dtype(out_type) != _dtypes.string:
         raise TypeError("tf.serialize_sparse: only out_type=tf.string is supported")
-    with name_scope(name, "SerializeSparse", []):
+    with name_scope(name, "SerializeSparse", []) as scope:
         sp = _sp(sp_input)
-        return stack([serialize_tensor(sp.indices), serialize_tensor(sp.values),
-                      serialize_tensor(sp.dense_shape)])
+        return make_tensor("SerializeSparse", [sp.indices, sp.values, sp.dense_shape],
+                           {"out_type": _dtypes.string}, name=scope)

@@ -1,12 +1,13 @@
 """Gradients of the sparse ops (`flowgraph/ops/sparse_ops.py`).
 
 Only values and dense operands get gradients; indices, shapes and segment ids never do.
-The segment reductions return `IndexedSlices` for `data`: one row per entry of
-`indices` (duplicates add up), so the gradient of a lookup into a huge table touches
+The segment reductions return `IndexedSlices` for `data`: one row per distinct entry of
+`indices` (duplicates added up), so the gradient of a lookup into a huge table touches
 only the looked-up rows.
 
-    SparseSegmentMean(data, indices=[4, 9], segment_ids=[0, 0])  -> out[0]
-    d data = IndexedSlices(values=[g[0] / 2, g[0] / 2], indices=[4, 9])
+    SparseSegmentMean(data, indices=[9, 4, 9], segment_ids=[0, 0, 0])  -> out[0]
+    d data = IndexedSlices(values=[g[0] / 3, 2 * g[0] / 3], indices=[4, 9])
+             (SparseSegmentMeanGradV2: one row per distinct index, sorted)
 
 Example
 -------
@@ -100,20 +101,28 @@ def _sp_matmul_grad(op, grad):
 
 
 def _segment_grad(op, grad):
+    """TensorFlow's ``SparseSegment{Sum,Mean,SqrtN}Grad``: dense (``output_dim0`` rows)
+    when `indices` is every row once, in order; else the ``...GradV2`` form, whose rows
+    and sorted distinct indices make an `IndexedSlices`, so a lookup into a huge table
+    never densifies its gradient (TensorFlow's ``sparse_gradient=True`` path)."""
     data, indices, segment_ids = op.inputs[:3]
-    combiner = {"SparseSegmentSum": "sum", "SparseSegmentMean": "mean",
-                "SparseSegmentSqrtN": "sqrtn"}[op.type.replace("WithNumSegments", "")]
-    rows = make_tensor("SparseSegmentGradRows", [_dense(grad), segment_ids],
-                       {"combiner": combiner})
-    if _is_identity_range(indices):  # every row once, in order: the gradient is dense
-        return [rows, None, None] + [None] * (len(op.inputs) - 3)
+    kind = op.type.replace("WithNumSegments", "")
+    extra = [None] * (len(op.inputs) - 3)
     shape = data.shape
+    if shape.ndims and shape[0].value is not None:
+        dim0 = convert_to_tensor(shape[0].value, dtype=_dtypes.int32)
+    else:
+        dim0 = array_ops.shape(data, out_type=_dtypes.int32)[0]
+    grad = _dense(grad)
+    if _is_identity_range(indices):  # every row once, in order: the gradient is dense
+        rows = make_tensor(kind + "Grad", [grad, indices, segment_ids, dim0])
+        return [rows, None, None, *extra]
+    g = make_op(kind + "GradV2", [grad, indices, segment_ids, dim0])
     if shape.is_fully_defined():
         dense_shape = convert_to_tensor(shape.as_list(), dtype=indices.dtype.base_dtype)
     else:
         dense_shape = array_ops.shape(data, out_type=indices.dtype.base_dtype)
-    grads = [IndexedSlices(rows, indices, dense_shape), None, None]
-    return grads + [None] * (len(op.inputs) - 3)
+    return [IndexedSlices(g.outputs[0], g.outputs[1], dense_shape), None, None, *extra]
 
 
 def _is_identity_range(t) -> bool:

@@ -16,36 +16,29 @@ from __future__ import annotations
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.sparse_tensor import SparseTensor
-from flowgraph.ops import math_ops
-from flowgraph.ops.array_index_ops import gather_nd
-from flowgraph.ops.sort_ops import broadcast_to
+from flowgraph.ops.op_util import make_tensor
 
 __all__ = ["sparse_dense_cwise_div", "sparse_dense_cwise_mul"]
 
 
-def _at_entries(sp: SparseTensor, dense, what: str):
-    dense = convert_to_tensor(dense, dtype=sp.dtype.base_dtype, name="dense")
-    if dense.shape.ndims == 0:
-        return dense
-    return gather_nd(broadcast_to(dense, sp.dense_shape), sp.indices)
-
-
-def _cwise(sp, dense, fn, what: str, name=None) -> SparseTensor:
-    with name_scope(name, what, [sp.values, dense]):
-        out = SparseTensor(sp.indices, fn(sp.values, _at_entries(sp, dense, what)),
-                           sp.dense_shape)
+def _cwise(sp, dense, op_type: str, name=None) -> SparseTensor:
+    with name_scope(name, op_type, [sp.values, dense]) as scope:
+        dense = convert_to_tensor(dense, dtype=sp.dtype.base_dtype, name="dense")
+        values = make_tensor(op_type, [sp.indices, sp.values, sp.dense_shape, dense],
+                             name=scope)
+        out = SparseTensor(sp.indices, values, sp.dense_shape)
         out._shape_hint = sp._shape_hint
         return out
 
 
 def sparse_dense_cwise_mul(sp_input: SparseTensor, dense, name=None) -> SparseTensor:
     """``sp_input * dense`` at the entries of `sp_input` (dense broadcast to its shape)."""
-    return _cwise(sp_input, dense, math_ops.multiply, "SparseDenseCwiseMul", name)
+    return _cwise(sp_input, dense, "SparseDenseCwiseMul", name)
 
 
 def sparse_dense_cwise_div(sp_input: SparseTensor, dense, name=None) -> SparseTensor:
     """``sp_input / dense`` at the entries of `sp_input` (dense broadcast to its shape)."""
-    return _cwise(sp_input, dense, math_ops.truediv, "SparseDenseCwiseDiv", name)
+    return _cwise(sp_input, dense, "SparseDenseCwiseDiv", name)
 
 
 def _install() -> None:

@@ -317,20 +317,22 @@ def sparse_concat(axis: int, sp_inputs, name: str | None = None,
         if rank is None:
             raise ValueError("sparse_concat: the rank of the inputs must be known")
         axis = int(axis) % rank
-        unit = constant(np.eye(rank, dtype=np.int64)[axis])
-        offset = constant(0, _I64)
-        indices = []
-        for s in sps:
-            indices.append(s.indices + array_ops.expand_dims(unit * offset, 0))
-            offset = offset + s.dense_shape[axis]
         shapes = [s.dense_shape for s in sps]
-        base = shapes[0]
-        if expand_nonconcat_dim:
+        if expand_nonconcat_dim:  # each input takes the largest size of every other axis
+            unit = constant(np.eye(rank, dtype=np.int64)[axis])
+            largest = shapes[0]
             for sh in shapes[1:]:
-                base = math_ops.maximum(base, sh)
-        shape = base * (1 - unit) + unit * offset
-        out = sparse_reorder(SparseTensor(array_ops.concat(indices, 0),
-                                          array_ops.concat([s.values for s in sps], 0), shape))
+                largest = math_ops.maximum(largest, sh)
+            shapes = [largest * (1 - unit) + unit * sh for sh in shapes]
+        op = make_op("SparseConcat", [s.indices for s in sps] + [s.values for s in sps]
+                     + shapes, {"concat_dim": axis, "N": len(sps)}, name="SparseConcat")
+        known = [constant_value(sh) for sh in shapes]
+        dense_shape = op.outputs[2]
+        if all(k is not None for k in known):  # as TensorFlow: a constant shape when known
+            total = np.array(known[0], np.int64)
+            total[axis] = sum(int(k[axis]) for k in known)
+            dense_shape = constant(total)
+        out = SparseTensor(op.outputs[0], op.outputs[1], dense_shape)
     return out
 
 
@@ -583,7 +585,8 @@ def _sparse_cross_dense_shape(op, index: int):
 DEFAULT_HASH_KEY = 0xDECAFCAFFE  # crossed_column's default
 
 
-def _cross(inputs, hashed: bool, num_buckets: int, hash_key: int, name):
+def _cross_inputs(inputs):
+    """The SparseTensors and the dense tensors of a cross's `inputs`, checked."""
     sparse, dense = [], []
     for x in inputs:
         if isinstance(x, SparseTensor) or hasattr(x, "dense_shape"):
@@ -598,6 +601,11 @@ def _cross(inputs, hashed: bool, num_buckets: int, hash_key: int, name):
         if t.shape.ndims not in (None, 2):
             raise ValueError(f"sparse cross: dense inputs must be [batch, n], got shape "
                              f"{t.shape} ({t.name})")
+    return sparse, dense
+
+
+def _cross(inputs, hashed: bool, num_buckets: int, hash_key: int, name):
+    sparse, dense = _cross_inputs(inputs)
     ins = ([s.indices for s in sparse] + [s.values for s in sparse]
            + [s.dense_shape for s in sparse] + dense)
     op = make_op("SparseCross", ins, {
@@ -625,8 +633,10 @@ def sparse_cross_hashed(inputs, num_buckets: int = 0, hash_key=None,
     return _cross(inputs, True, num_buckets, key, name)
 
 
-def sparse_cross(inputs, name: str | None = None) -> SparseTensor:
-    """Like `sparse_cross_hashed`, but the crosses are strings ``"a_X_b"``.
+def sparse_cross(inputs, name: str | None = None, separator: str | None = None
+                 ) -> SparseTensor:
+    """Like `sparse_cross_hashed`, but the crosses are strings ``"a_X_b"`` (joined by
+    `separator`, ``"_X_"`` by default): TensorFlow's ``SparseCrossV2``.
 
     Example
     -------
@@ -636,7 +646,12 @@ def sparse_cross(inputs, name: str | None = None) -> SparseTensor:
     ...     print(sess.run(sp.values))
     [b'a_X_x' b'a_X_y']
     """
-    return _cross(inputs, False, 0, 0, name)
+    sparse, dense = _cross_inputs(inputs)
+    sep = constant("_X_" if separator is None else separator, _dtypes.string)
+    op = make_op("SparseCrossV2", [s.indices for s in sparse] + [s.values for s in sparse]
+                 + [s.dense_shape for s in sparse] + dense + [sep], {"N": len(sparse)},
+                 name=name or "SparseCrossV2")
+    return SparseTensor(*op.outputs)
 
 
 not_differentiable("SparseReshape", "SparseFillEmptyRowsGrad", "SparseSegmentGradRows",

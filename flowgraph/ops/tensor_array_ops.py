@@ -53,7 +53,10 @@ _FLOW = _dtypes.float32
 # -- registrations ---------------------------------------------------------------------------
 def _check_handle(op, handle) -> None:
     t = op.inputs[0]
-    if t.dtype.base_dtype != _dtypes.string or handle.ndims not in (None, 0):
+    # (a TensorArray/TensorArrayV2 handle of an old graph is a 2-vector: its gradients
+    # are built of these ops too, `tensor_array_v1_ops`)
+    if t.dtype.base_dtype != _dtypes.string or not (
+            handle.ndims in (None, 0) or handle.is_compatible_with(TensorShape([2]))):
         raise op.shape_error(f"input 'handle' must be a TensorArray handle (a string "
                              f"scalar), found {t.dtype.base_dtype.name} of shape {handle}")
 

@@ -73,6 +73,35 @@ _SIGNATURES = {
                            "l2_shrinkage", "lr_power"), 3, {}),
     "SparseApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad",
                              "indices"), 3, {}),
+    # TensorFlow's further update ops; their kernels are NumPy ones
+    # (`backends/cpu/kernels_training_raw.py`).
+    "ApplyAdaMax": (("var", "m", "v", "beta1_power", "lr", "beta1", "beta2", "epsilon",
+                     "grad"), 3, {}),
+    "ApplyAdagradV2": (("var", "accum", "lr", "epsilon", "grad"), 2, {"update_slots": True}),
+    "ApplyAdagradDA": (("var", "gradient_accumulator", "gradient_squared_accumulator", "grad",
+                        "lr", "l1", "l2", "global_step"), 3, {}),
+    "ApplyAddSign": (("var", "m", "lr", "alpha", "sign_decay", "beta", "grad"), 2, {}),
+    "ApplyPowerSign": (("var", "m", "lr", "logbase", "sign_decay", "beta", "grad"), 2, {}),
+    "ApplyProximalAdagrad": (("var", "accum", "lr", "l1", "l2", "grad"), 2, {}),
+    "ApplyProximalGradientDescent": (("var", "alpha", "l1", "l2", "delta"), 1, {}),
+    "SparseApplyAdagradV2": (("var", "accum", "lr", "epsilon", "grad", "indices"), 2,
+                             {"update_slots": True}),
+    "SparseApplyAdagradDA": (("var", "gradient_accumulator", "gradient_squared_accumulator",
+                              "grad", "indices", "lr", "l1", "l2", "global_step"), 3, {}),
+    "SparseApplyProximalAdagrad": (("var", "accum", "lr", "l1", "l2", "grad", "indices"), 2,
+                                   {}),
+    "SparseApplyProximalGradientDescent": (("var", "alpha", "l1", "l2", "grad", "indices"), 1,
+                                           {}),
+}
+
+# Update ops TensorFlow defines for resource variables only (Keras's optimizers).
+_RESOURCE_ONLY = {
+    "ApplyKerasMomentum": (("var", "accum", "lr", "grad", "momentum"), 2,
+                           {"use_nesterov": False}),
+    "SparseApplyKerasMomentum": (("var", "accum", "lr", "grad", "indices", "momentum"), 2,
+                                 {"use_nesterov": False}),
+    "ApplyAdamWithAmsgrad": (("var", "m", "v", "vhat", "beta1_power", "beta2_power", "lr",
+                              "beta1", "beta2", "epsilon", "grad"), 4, {}),
 }
 
 
@@ -139,12 +168,12 @@ def _resource_shape_fn(ref_fn, num_refs: int):
 # The resource-variable forms: the same inputs with handles in place of the refs, no
 # outputs (``ResourceSparseApplyGradientDescent`` and ``ResourceSparseApplyAdam`` are
 # flowgraph's, as their reference forms are).
-for _op_type, (_names, _refs, _attrs) in _SIGNATURES.items():
+for _op_type, (_names, _refs, _attrs) in {**_SIGNATURES, **_RESOURCE_ONLY}.items():
     register_op("Resource" + _op_type, attrs={"use_locking": False, "T": None, **_attrs},
                 num_outputs=0, dtype_fn=lambda op: [], stateful=True,
                 cost=OpCost.EXPENSIVE)(_resource_shape_fn(_make_shape_fn(_names, _refs),
                                                           _refs))
-not_differentiable(*("Resource" + k for k in _SIGNATURES))
+not_differentiable(*("Resource" + k for k in (*_SIGNATURES, *_RESOURCE_ONLY)))
 
 
 def _is_resource(var) -> bool:
@@ -156,7 +185,7 @@ def _apply_resource(op_type: str, args: dict, attrs: dict, name: str | None):
     """``Resource<op_type>`` on the handles of resource variables; returns the op."""
     from flowgraph.ops.op_util import make_op
 
-    names, num_refs, defaults = _SIGNATURES[op_type]
+    names, num_refs, defaults = _SIGNATURES.get(op_type) or _RESOURCE_ONLY[op_type]
     handles = []
     for n in names[:num_refs]:
         v = args[n]
@@ -178,11 +207,17 @@ def _apply_resource(op_type: str, args: dict, attrs: dict, name: str | None):
 
 
 def _tensor_inputs(op_type: str, names, args: dict, dtype, var_name: str) -> list:
-    """The update's non-variable inputs as tensors: ``indices`` of an integer type, the
-    rest of the variable's dtype (TypeError naming the op and input otherwise)."""
+    """The update's non-variable inputs as tensors: ``indices`` of an integer type,
+    ``global_step`` int64, the rest of the variable's dtype (TypeError naming the op and
+    input otherwise)."""
     out = []
     for n in names:
-        if n == "indices":
+        if n == "global_step":
+            t = convert_to_tensor(args[n], dtype_hint=_dtypes.int64)
+            if t.dtype.base_dtype != _dtypes.int64:
+                raise TypeError(f"{op_type}: global_step must be int64, got {t.dtype.name} "
+                                f"({t.name}); cast it with tf.cast first")
+        elif n == "indices":
             t = convert_to_tensor(args[n])
             if t.dtype.base_dtype not in (_dtypes.int32, _dtypes.int64):
                 raise TypeError(f"{op_type}: indices must be int32 or int64, got "
@@ -201,7 +236,7 @@ def _tensor_inputs(op_type: str, names, args: dict, dtype, var_name: str) -> lis
 def _apply(op_type: str, args: dict, attrs: dict, name: str | None):
     """Build op `op_type` from its named inputs: refs, then tensors of the var's dtype
     (``Resource<op_type>`` on handles when `var` is a resource variable: the op)."""
-    if _is_resource(args["var"]):
+    if _is_resource(args["var"]) or op_type in _RESOURCE_ONLY:
         return _apply_resource(op_type, args, attrs, name)
     names, num_refs, defaults = _SIGNATURES[op_type]
     refs = [_ref_of(args[n]) for n in names[:num_refs]]
@@ -246,6 +281,7 @@ def apply_op(op_type: str, inputs: dict, use_locking=False, name=None, **attrs):
     ...                            "momentum": 0.9}).op.type
     'ApplyMomentum'
     """
-    if op_type not in _SIGNATURES:
-        raise ValueError(f"unknown update op '{op_type}'; known: {', '.join(_SIGNATURES)}")
+    if op_type not in _SIGNATURES and op_type not in _RESOURCE_ONLY:
+        raise ValueError(f"unknown update op '{op_type}'; known: "
+                         f"{', '.join((*_SIGNATURES, *_RESOURCE_ONLY))}")
     return _apply(op_type, inputs, {"use_locking": use_locking, **attrs}, name)

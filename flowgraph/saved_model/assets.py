@@ -17,8 +17,10 @@ device or a directory is refused) of at most
 `flowgraph.framework.asset_file.MAX_ASSET_BYTES`; the import then sees
 absolute paths of those files only. A table reading a file that is not an asset, a
 ``RestoreV2`` op (it reads checkpoints from any path) and a ``PrintV2`` writing to a
-``file://`` stream are refused. Each refusal is a `SavedModelFormatError` naming the
-file and the rule.
+``file://`` stream are refused, as are the ops that write or delete checkpoints
+(``SaveV2``, ``MergeV2Checkpoints``) or read checkpoints or vocabularies from any path
+(``LoadAndRemapMatrix``, ``GenerateVocabRemapping``). Each refusal is a
+`SavedModelFormatError` naming the file and the rule.
 
 Example
 -------
@@ -52,7 +54,12 @@ __all__ = ["confine_graph_files", "resolve_asset"]
 TABLE_FROM_FILE_OPS = {"InitializeTableFromTextFileV2": 1}  # op type -> filename input
 VOCAB_FILE_ATTRS = {"VocabLookup": "vocabulary_file"}  # op type -> attribute
 REFUSED_FILE_OPS = {"RestoreV2": "it reads a checkpoint from any path; a SavedModel's "
-                                 "variables are restored from variables/ by the loader"}
+                                 "variables are restored from variables/ by the loader",
+                    "LoadAndRemapMatrix": "it reads a checkpoint from any path",
+                    "GenerateVocabRemapping": "it reads vocabulary files from any path",
+                    "SaveV2": "it writes a checkpoint to any path",
+                    "MergeV2Checkpoints": "it writes a checkpoint to any path and deletes "
+                                          "the checkpoints it merges"}
 
 
 def _refuse(export_dir: str, name: str, rule: str) -> SavedModelFormatError:

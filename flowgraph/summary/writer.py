@@ -34,7 +34,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
-from flowgraph.framework.content_cache import ContentCache, graph_def_digest
+from flowgraph.framework.content_cache import ContentCache, graph_def_snapshot
 from flowgraph.framework.proto_codec import write_length_delimited
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tensor_shape import TensorShape
@@ -108,10 +108,10 @@ def _input_name(ref: str) -> str:
 _graph_events = ContentCache(max_entries=4, max_bytes=64 << 20)
 
 
-def _graph_event_bytes(graph_def: dict) -> bytes:
-    """The serialized GraphDef of a graph event, kept by content: an Estimator writes the
-    same graph on every `train` call."""
-    key = graph_def_digest(graph_def).digest()
+def _graph_event_bytes(graph) -> bytes:
+    """The serialized GraphDef of `graph`'s graph event, kept by content: an Estimator
+    writes the same graph on every `train` call."""
+    graph_def, key = graph_def_snapshot(graph, add_shapes=True)
     data = _graph_events.get(key)
     if data is None:
         data = graph_def_proto(graph_def).SerializeToString()
@@ -153,7 +153,7 @@ def _graph_bytes(graph, graph_def) -> bytes:
     if graph is None and graph_def is None:
         raise ValueError("Please pass a graph (or graph_def) to add_graph")
     if graph is not None and hasattr(graph, "as_graph_def"):
-        return _graph_event_bytes(graph.as_graph_def(add_shapes=True))
+        return _graph_event_bytes(graph)
     source = graph if graph is not None else graph_def
     if isinstance(source, dict):
         return graph_def_proto(source).SerializeToString()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import threading
 
-from flowgraph.framework.content_cache import ContentCache, graph_def_digest
+from flowgraph.framework.content_cache import ContentCache, graph_def_snapshot
 from flowgraph.framework.tf_formats.graph_def import graph_def_from_dict
 from flowgraph.framework.tf_formats.text_format import message_to_text
 
@@ -38,8 +38,7 @@ def write_graph_pbtxt(graph, logdir: str, name: str = "graph.pbtxt") -> str:
     """Write `graph` as a text GraphDef to ``logdir/name`` (atomically), unless this
     process already wrote the same content there and the file is unchanged since.
     Returns the file's path."""
-    graph_def = graph.as_graph_def()
-    digest = graph_def_digest(graph_def).digest()
+    graph_def, digest = graph_def_snapshot(graph)
     path = os.path.join(os.fspath(logdir), name)
     with _written_lock:
         known = _written.get(path)

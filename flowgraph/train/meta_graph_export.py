@@ -23,10 +23,11 @@ Example
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import numbers
 
-from flowgraph.framework.content_cache import ContentCache, graph_def_digest
+from flowgraph.framework.content_cache import ContentCache, graph_def_snapshot
 from flowgraph.framework.event_format import GraphDef
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.framework.operation import Operation, Tensor
@@ -334,8 +335,8 @@ def meta_graph_bytes(graph, saver_def) -> bytes:
     >>> meta_graph_bytes(*build()) == meta_graph_bytes(*build())
     True
     """
-    graph_def = graph.as_graph_def(add_shapes=True)
-    key = _content_key(graph, graph_def, saver_def)
+    graph_def, graph_digest = graph_def_snapshot(graph, add_shapes=True)
+    key = _content_key(graph, graph_digest, saver_def)
     data = _cache.get(key)
     if data is None:
         data = export_meta_graph(graph=graph, graph_def=graph_def,
@@ -344,8 +345,8 @@ def meta_graph_bytes(graph, saver_def) -> bytes:
     return data
 
 
-def _content_key(graph, graph_def: dict, saver_def) -> bytes:
-    digest = graph_def_digest(graph_def)
+def _content_key(graph, graph_digest: bytes, saver_def) -> bytes:
+    digest = hashlib.blake2b(graph_digest, digest_size=20)
     saver_proto = _as_saver_def_proto(saver_def) if saver_def is not None else None
     if saver_proto is not None:
         digest.update(saver_proto.SerializeToString())

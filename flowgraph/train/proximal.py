@@ -2,10 +2,11 @@
 `ProximalAdagradOptimizer` and `AdagradDAOptimizer` (Adagrad dual averaging), each with
 TensorFlow's update rule, slots and defaults.
 
-The updates are composed from graph ops (reads, arithmetic, `assign`) rather than fused
-kernels. A dense gradient updates the whole variable; a sparse one (`IndexedSlices`) sums
-its duplicate rows, then gathers, updates and scatters back only those rows, so rows
-without a gradient keep their value and slots, as in TensorFlow's sparse kernels.
+Each emits TensorFlow's fused update op (``ApplyProximalGradientDescent``,
+``ApplyProximalAdagrad``, ``ApplyAdagradDA``; their ``Sparse``/``Resource`` forms for
+`IndexedSlices` gradients and resource variables), so a graph holds the op types TF's
+optimizer writes. A sparse gradient's duplicate rows are summed first (as TF's base
+optimizer does), then only those rows are updated.
 
 With ``l1`` and ``l2`` the regularization strengths and ``lr`` the (per-entry) rate, the
 proximal step from ``p = var - lr * grad`` is::
@@ -27,61 +28,57 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import colocate_with, control_dependencies
+from flowgraph.framework.graph import colocate_with, device
+from flowgraph.framework.indexed_slices import IndexedSlices
+from flowgraph.ops import training_ops
 from flowgraph.ops.array_gen_ops import unique
-from flowgraph.ops.array_index_ops import gather
+from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_shape_ops import shape
-from flowgraph.ops.control_flow_ops import group
-from flowgraph.ops.math_ops import abs as _abs
-from flowgraph.ops.math_ops import cast, maximum, rsqrt, sign, sqrt, square
-from flowgraph.ops.scatter_ops import scatter_update
+from flowgraph.ops.math_ops import cast
 from flowgraph.ops.segment_ops import unsorted_segment_sum
-from flowgraph.ops.state_ops import assign
 from flowgraph.train.optimizer import Optimizer
 
 __all__ = ["AdagradDAOptimizer", "ProximalAdagradOptimizer",
            "ProximalGradientDescentOptimizer"]
 
 
-def _prox(p, lr, l1, l2):
-    return sign(p) * maximum(_abs(p) - lr * l1, 0.0) / (1.0 + lr * l2)
+class _FusedOptimizer(Optimizer):
+    """An optimizer applying op ``_OP`` (``Sparse_OP`` for sparse gradients) to the
+    variable, its slots ``_SLOTS`` and the inputs of `_hyper`."""
 
-
-class _ComposedOptimizer(Optimizer):
-    """An optimizer whose rule `_rule(var, grad, slots) -> (var, slots)` is written in
-    graph ops on values; dense and sparse updates both apply it."""
-
+    _OP = ""
     _SLOTS: tuple[str, ...] = ()
 
-    def _hyper(self, var):
+    def _hyper(self, var) -> dict:
         return {k: self._cast(t, var) for k, t in self._tensors.items()}
 
+    def _inputs(self, var) -> dict:
+        names = training_ops._SIGNATURES[self._OP][0]
+        slots = dict(zip(names[1:], (self.get_slot(var, s) for s in self._SLOTS)))
+        return {"var": var, **slots, **self._hyper(var)}
+
     def _apply_dense(self, grad, var):
-        slots = [self.get_slot(var, s) for s in self._SLOTS]
-        new_var, new_slots = self._rule(var.value() if hasattr(var, "value") else var, grad,
-                                        [s.value() for s in slots], self._hyper(var))
-        slot_updates = [assign(s, v, use_locking=self._use_locking)
-                        for s, v in zip(slots, new_slots)]
-        with control_dependencies(slot_updates):
-            return assign(var, new_var, use_locking=self._use_locking).op
+        names = training_ops._SIGNATURES[self._OP][0]
+        grad_name = "delta" if "delta" in names else "grad"
+        return training_ops.apply_op(self._OP, {**self._inputs(var), grad_name: grad},
+                                     self._use_locking)
 
     def _apply_sparse(self, grad, var):
+        return training_ops.apply_op(
+            "Sparse" + self._OP,
+            {**self._inputs(var), "grad": grad.values, "indices": grad.indices},
+            self._use_locking)
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        # the sparse kernels apply a repeated row once per occurrence: sum them first
         rows, positions = unique(grad.indices)
         summed = unsorted_segment_sum(grad.values, positions, shape(rows)[0])
-        slots = [self.get_slot(var, s) for s in self._SLOTS]
-        new_var, new_slots = self._rule(gather(var, rows), summed,
-                                        [gather(s, rows) for s in slots], self._hyper(var))
-        updates = [scatter_update(s, rows, v, use_locking=self._use_locking)
-                   for s, v in zip(slots, new_slots)]
-        with control_dependencies(updates):
-            return group(scatter_update(var, rows, new_var, use_locking=self._use_locking))
-
-    def _rule(self, var, grad, slots, hyper):
-        raise NotImplementedError  # every subclass defines its rule
+        return self._apply_sparse(IndexedSlices(summed, rows, grad.dense_shape), var)
 
 
-class ProximalGradientDescentOptimizer(_ComposedOptimizer):
+class ProximalGradientDescentOptimizer(_FusedOptimizer):
     """Gradient descent followed by the proximal step of L1/L2 regularization (FOBOS).
 
     Parameters
@@ -93,6 +90,8 @@ class ProximalGradientDescentOptimizer(_ComposedOptimizer):
     name : str
         Default ``"ProximalGradientDescent"``.
     """
+
+    _OP = "ApplyProximalGradientDescent"
 
     def __init__(self, learning_rate, l1_regularization_strength=0.0,
                  l2_regularization_strength=0.0, use_locking=False,
@@ -111,12 +110,12 @@ class ProximalGradientDescentOptimizer(_ComposedOptimizer):
             "l2": convert_to_tensor(self._call_if_callable(self._l2),
                                     name="l2_regularization_strength")}
 
-    def _rule(self, var, grad, slots, hyper):
-        lr = hyper["lr"]
-        return _prox(var - lr * grad, lr, hyper["l1"], hyper["l2"]), []
+    def _hyper(self, var) -> dict:
+        hyper = super()._hyper(var)
+        return {"alpha": hyper.pop("lr"), **hyper}
 
 
-class ProximalAdagradOptimizer(_ComposedOptimizer):
+class ProximalAdagradOptimizer(_FusedOptimizer):
     """Adagrad's per-entry rate followed by the proximal step of L1/L2 regularization.
 
     Parameters
@@ -132,6 +131,7 @@ class ProximalAdagradOptimizer(_ComposedOptimizer):
         Default ``"ProximalAdagrad"``.
     """
 
+    _OP = "ApplyProximalAdagrad"
     _SLOTS = ("accumulator",)
 
     def __init__(self, learning_rate, initial_accumulator_value=0.1,
@@ -153,14 +153,8 @@ class ProximalAdagradOptimizer(_ComposedOptimizer):
 
     _prepare = ProximalGradientDescentOptimizer._prepare
 
-    def _rule(self, var, grad, slots, hyper):
-        (accum,) = slots
-        accum = accum + square(grad)
-        lr = hyper["lr"] * rsqrt(accum)
-        return _prox(var - lr * grad, lr, hyper["l1"], hyper["l2"]), [accum]
 
-
-class AdagradDAOptimizer(_ComposedOptimizer):
+class AdagradDAOptimizer(_FusedOptimizer):
     """Adagrad dual averaging (Duchi et al.): the variable is recomputed each step from
     the sums of the gradients and of their squares, which suits sparse linear models.
 
@@ -183,6 +177,7 @@ class AdagradDAOptimizer(_ComposedOptimizer):
         Default ``"AdagradDA"``.
     """
 
+    _OP = "ApplyAdagradDA"
     _SLOTS = ("gradient_accumulator", "gradient_squared_accumulator")
 
     def __init__(self, learning_rate, global_step, initial_gradient_squared_accumulator_value=0.1,
@@ -210,14 +205,15 @@ class AdagradDAOptimizer(_ComposedOptimizer):
         if self._global_step is None:
             raise ValueError("AdagradDAOptimizer needs global_step (e.g. "
                              "tf.train.get_or_create_global_step())")
-        self._tensors["t"] = self._global_step + 1
+        step = self._global_step
+        if step.dtype.base_dtype != _dtypes.int64:
+            step = cast(step, _dtypes.int64)
+        with colocate_with(self._tensors["lr"]):
+            self._step_on_worker = identity(step) + 1
 
-    def _rule(self, var, grad, slots, hyper):
-        g_sum, sq_sum = slots
-        g_sum = g_sum + grad
-        sq_sum = sq_sum + square(grad)
-        lr, t = hyper["lr"], hyper["t"]
-        t = cast(t, lr.dtype)
-        shrunk = sign(g_sum) * maximum(_abs(g_sum) - hyper["l1"] * t, 0.0)
-        new_var = -lr * shrunk / (hyper["l2"] * t * lr + sqrt(sq_sum))
-        return new_var, [g_sum, sq_sum]
+    def _hyper(self, var) -> dict:
+        hyper = super()._hyper(var)
+        with device(var.device):
+            hyper["global_step"] = identity(self._step_on_worker)
+        return hyper
+

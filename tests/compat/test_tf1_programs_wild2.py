@@ -200,6 +200,22 @@ def test_raw_ops_take_tensorflows_keyword_arguments():
     assert _run(g).tolist() == [[2.0, -4.0], [6.0, 8.0]]
 
 
+def test_raw_ops_group_their_outputs_as_tensorflow():
+    # TF 2.15: named tuples of the output arguments, lists for list-valued ones
+    top = tf.raw_ops.TopKV2(input=[3.0, 1.0, 2.0], k=2)
+    assert type(top).__name__ == "TopKV2" and top._fields == ("values", "indices")
+    assert _run(top.indices).tolist() == [0, 2]
+    unpacked = tf.raw_ops.Unpack(value=[[1, 2], [3, 4]], num=2)
+    assert isinstance(unpacked, list) and len(unpacked) == 2
+    split = tf.raw_ops.SparseSplit(split_dim=0, indices=[[0, 0], [1, 1]], values=[1.0, 2.0],
+                                   shape=[2, 2], num_split=2)
+    assert split._fields == ("output_indices", "output_values", "output_shape")
+    assert [type(x).__name__ for x in split] == ["list"] * 3
+    assert [_run(v).tolist() for v in split.output_values] == [[1.0], [2.0]]
+    assert tf.raw_ops.Unique(x=[1, 1, 2])._fields == ("y", "idx")
+    assert isinstance(tf.raw_ops.IdentityN(input=[tf.constant(1.0), tf.constant([1])]), list)
+
+
 # -- color augmentation (CIFAR-style input pipelines) ------------------------------------------
 def test_hsv_conversions_and_hue_saturation_match_tf():
     rng = np.random.RandomState(0)

@@ -172,6 +172,44 @@ def test_a_pipeline_on_a_task_of_another_process_is_refused_when_planned():
     assert "tf.device('/job:worker/task:0')" in message
 
 
+def test_numpy_input_fn_arrays_on_a_task_of_another_process_are_refused_when_planned():
+    spec = ClusterSpec({"ps": [f"localhost:{free_port()}"],
+                        "worker": [f"localhost:{free_port()}"]})
+    worker = Server(spec, "worker", 0)
+    x = np.arange(12.0, dtype=np.float32).reshape(6, 2)
+    try:
+        with tf.Graph().as_default():
+            with tf.device("/job:ps/task:0"):
+                features = tf.estimator.inputs.numpy_input_fn(
+                    {"x": x}, batch_size=2, shuffle=False)()
+            with tf.Session(worker.target) as sess:
+                with pytest.raises(errors.UnimplementedError) as info:
+                    sess.run(features["x"])
+    finally:
+        worker.stop()
+    message = str(info.value)
+    assert "(NumpyBatchSource) reads the NumPy arrays of a numpy_input_fn" in message
+    assert PS in message and "another process" in message
+    assert "tf.device('/job:worker/task:0')" in message
+
+
+def test_numpy_input_fn_on_the_session_task_reads_its_arrays_with_ps_variables(cluster):
+    spec, worker = cluster
+    x = np.arange(12.0, dtype=np.float32).reshape(6, 2)
+    with tf.Graph().as_default():
+        with tf.device(tf.train.replica_device_setter(
+                worker_device="/job:worker/task:0", cluster=spec)):
+            features = tf.estimator.inputs.numpy_input_fn({"x": x}, batch_size=3,
+                                                          shuffle=False)()
+            total = tf.Variable(0.0, name="numpy_total")
+            add = tf.assign_add(total, tf.reduce_sum(features["x"]))
+        assert total.device.startswith("/job:ps")
+        with tf.Session(worker.target) as sess:
+            sess.run(total.initializer)
+            sess.run(add)
+            assert float(sess.run(add)) == float(x.sum())
+
+
 def test_a_stage_graph_naming_a_pipeline_of_no_process_fails_to_register():
     service = TaskService({"worker": ["localhost:1"]}, "worker", 0)
     node = {"name": "it", "op": "OneShotIterator", "input": [], "device": "",

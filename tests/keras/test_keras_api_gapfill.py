@@ -402,3 +402,33 @@ def test_losses_and_metrics_serialize_deserialize_as_tf():
                       M.F1Score)
     with pytest.raises(ValueError, match="Unknown metric function: 'binary_focal_crossentropy'"):
         M.deserialize("binary_focal_crossentropy")  # as TF: not a metric name
+
+
+def test_gelu_by_name_as_tf():
+    # TF 2.15: reachable by name only (no attribute in the v1 module), exact erf form
+    assert not hasattr(tf.keras.activations, "gelu")
+    x = tf.constant([-2.0, -0.5, 0.0, 0.7, 3.0])
+    gelu = tf.keras.activations.get("gelu")
+    assert gelu.__name__ == "gelu"
+    np.testing.assert_allclose(_run(gelu(x)),
+                               [-0.04550028, -0.1542688, 0.0, 0.5306255, 2.99595], rtol=1e-6)
+    tanh_form = _run(gelu(x, approximate=True))
+    ref = 0.5 * np.array([-2.0, -0.5, 0.0, 0.7, 3.0])
+    xs = np.array([-2.0, -0.5, 0.0, 0.7, 3.0])
+    ref = ref * (1 + np.tanh(0.7978845608028654 * (xs + 0.044715 * xs ** 3)))
+    np.testing.assert_allclose(tanh_form, ref, rtol=1e-5, atol=1e-7)
+    layer = tf.keras.layers.Dense(2, activation="gelu")
+    assert layer.get_config()["activation"] == "gelu"
+
+
+def test_dropout_noise_shape_with_none_takes_the_input_size():
+    # TF 2.15: (None, 1, 1, 1) drops whole samples; the config keeps the None
+    tf.set_random_seed(1)
+    x = tf.ones([4, 2, 2, 3])
+    layer = tf.keras.layers.Dropout(0.5, noise_shape=(None, 1, 1, 1), seed=3)
+    y = layer(x, training=True)
+    assert layer.get_config()["noise_shape"] == (None, 1, 1, 1)
+    value = _run(y)
+    assert y.shape.as_list() == [4, 2, 2, 3]
+    assert all(len(np.unique(value[i])) == 1 for i in range(4))
+    assert set(np.unique(value).tolist()) <= {0.0, 2.0}

@@ -25,6 +25,12 @@ import missing_names_cases
 import numpy as np
 import pytest
 import quantize_cases
+import raw_img_cases
+import raw_math_cases
+import raw_sparse_cases
+import raw_state_cases
+import raw_tlist_cases
+import raw_train_cases
 import resource_variable_cases
 import tensor_array_cases
 from gradient_checker import check_gradient
@@ -375,7 +381,13 @@ CASES.update(batch_norm_cases.GRADIENT_CASES)
 CASES.update(missing_names_cases.GRADIENT_CASES)
 CASES.update(resource_variable_cases.GRADIENT_CASES)
 CASES.update(misc_names_cases.GRADIENT_CASES)
+CASES.update(raw_train_cases.GRADIENT_CASES)
 CASES.update(conv3d_cases.GRADIENT_CASES)
+CASES.update(raw_math_cases.GRADIENT_CASES)
+CASES.update(raw_sparse_cases.GRADIENT_CASES)
+CASES.update(raw_tlist_cases.GRADIENT_CASES)
+CASES.update(raw_img_cases.GRADIENT_CASES)
+CASES.update(raw_state_cases.GRADIENT_CASES)
 
 
 # Op types registered without a CPU kernel, as TensorFlow's CPU build has none (the TPU
@@ -399,7 +411,10 @@ def test_every_op_is_declared(op_type):
                    | linalg_complete_cases.NO_GRADIENT_LIKE_TENSORFLOW
                    | resource_variable_cases.NO_GRADIENT_LIKE_TENSORFLOW
                    | cf_cases.NO_GRADIENT_LIKE_TENSORFLOW
-                   | dx_cases.NO_GRADIENT_LIKE_TENSORFLOW):
+                   | dx_cases.NO_GRADIENT_LIKE_TENSORFLOW
+                   | raw_sparse_cases.NO_GRADIENT_LIKE_TENSORFLOW
+                   | raw_img_cases.NO_GRADIENT_LIKE_TENSORFLOW
+                   | raw_math_cases.NO_GRADIENT_LIKE_TENSORFLOW):
         # TF registers no gradient for these: tf.gradients raises LookupError (tested in
         # tests/ops/test_quantize_ops.py), where not_differentiable would give None
         assert opdef.gradient is None, f"{op_type} has a gradient; TensorFlow has none"
@@ -407,6 +422,8 @@ def test_every_op_is_declared(op_type):
     if opdef.differentiable is False:
         assert op_type not in CASES, f"{op_type} is non-differentiable but has cases"
         return
+    if op_type in raw_sparse_cases.GRADIENT_NOT_IMPLEMENTED:
+        return  # as TensorFlow's, it raises NotImplementedError (test_raw_sparse.py)
     assert opdef.gradient is not None, (
         f"op {op_type} has no gradient and is not declared non-differentiable: register "
         f"one with @register_gradient('{op_type}') or call not_differentiable('{op_type}')")

@@ -44,6 +44,12 @@ import missing_names_cases
 import numpy as np
 import pytest
 import quantize_cases
+import raw_img_cases
+import raw_math_cases
+import raw_sparse_cases
+import raw_state_cases
+import raw_tlist_cases
+import raw_train_cases
 import resource_variable_cases
 import tensor_array_cases
 import test_gradient_registry as grad_cases
@@ -52,6 +58,7 @@ import top_names_cases
 import flowgraph as tf
 import flowgraph.ops
 from flowgraph.backends.cpu import backend as cpu_backend
+from flowgraph.backends.cpu.kernels_tensor_list import TensorList, TensorMap
 from flowgraph.framework.registry import registered_ops
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.io_ops import restore_v2
@@ -143,6 +150,8 @@ def _as_float32(a: np.ndarray) -> np.ndarray:
 
 def _runtime_dtype(value):
     arr = np.asarray(value)
+    if arr.dtype.kind == "O" and arr.size and isinstance(arr.flat[0], TensorList | TensorMap):
+        return tf.variant
     if arr.dtype.kind in "OSU":
         return tf.string
     return tf.as_dtype(arr.dtype)
@@ -977,6 +986,30 @@ _add_cases(dx_cases)
 # -- Fact, stateless_shuffle (tests/ops/cf_cases.py)
 _add_cases(cf_cases)
 
+# -- math, array and linear-algebra raw-op gap-fill (tests/ops/raw_math_cases.py)
+VALUE_DEPENDENT |= raw_math_cases.VALUE_DEPENDENT
+_add_cases(raw_math_cases)
+
+# -- optimizer updates and saver ops (tests/ops/raw_train_cases.py)
+VALUE_DEPENDENT |= raw_train_cases.VALUE_DEPENDENT
+_add_cases(raw_train_cases)
+
+# -- TensorList and TensorMap ops (tests/ops/raw_tlist_cases.py)
+VALUE_DEPENDENT |= raw_tlist_cases.VALUE_DEPENDENT
+_add_cases(raw_tlist_cases)
+
+# -- image, layout and TF1 normalization ops (tests/ops/raw_img_cases.py)
+VALUE_DEPENDENT |= raw_img_cases.VALUE_DEPENDENT
+_add_cases(raw_img_cases)
+
+# -- sparse, segment-gradient, scatter and random raw ops (tests/ops/raw_sparse_cases.py)
+VALUE_DEPENDENT |= raw_sparse_cases.VALUE_DEPENDENT
+_add_cases(raw_sparse_cases)
+
+# -- v1 queues, tables, readers, TensorArrays, barriers, map staging (raw_state_cases.py)
+VALUE_DEPENDENT |= raw_state_cases.VALUE_DEPENDENT
+_add_cases(raw_state_cases)
+
 SKIP: dict[str, str] = {
     # The values of these ops exist only inside a while loop's frame, one per iteration:
     # a session cannot fetch them (tf.while_loop's tests run them; Exit is checked above).
@@ -985,6 +1018,8 @@ SKIP: dict[str, str] = {
     "NextIteration": "in-loop value, cannot be fetched",
     "LoopCond": "in-loop value, cannot be fetched",
     **contrib2_cases.SKIP,
+    **raw_math_cases.SKIP,
+    **raw_state_cases.SKIP,
 }
 
 

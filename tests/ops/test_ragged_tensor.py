@@ -76,8 +76,9 @@ def test_gradient_flows_through_to_tensor_to_the_flat_values():
         w = tf.constant(w0)
         y = tf.reduce_sum(tf.square(rt.to_tensor()) * w)
         (g,) = tf.gradients(y, flat)
+        assert isinstance(g, tf.IndexedSlices)  # as TensorFlow's RaggedTensorToTensor grad
         x0 = np.array([1.0, -2.0, 0.5, 3.0])
         with tf.Session() as sess:
-            grad = sess.run(g, {flat: x0})
+            grad = sess.run(tf.convert_to_tensor(g), {flat: x0})
     dense_w = np.array([w0[0, 0], w0[0, 1], w0[1, 0], w0[2, 0]])
     np.testing.assert_allclose(grad, 2 * x0 * dense_w, rtol=1e-12)

@@ -109,8 +109,11 @@ def test_a_compiled_plan_lists_its_nodes_and_devices():
 
 
 def test_a_grpc_target_raises_instead_of_running_locally():
+    # nothing listens there: the session waits for the task (as TF's does) until the
+    # operation deadline, shortened here
+    config = tf.ConfigProto(operation_timeout_in_ms=500)
     with pytest.raises(errors.UnavailableError, match="unavailable"):
-        tf.Session("grpc://localhost:2222")  # nothing listens there
+        tf.Session("grpc://localhost:2222", config=config)
     with pytest.raises(errors.NotFoundError, match="not supported"):  # TF's type
         tf.Session("http://localhost:2222")
 

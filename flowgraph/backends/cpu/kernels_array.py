@@ -149,6 +149,11 @@ def fill(dims, value):
 def zeros_like(x):
     x = np.asarray(x)
     if x.dtype == object:
+        if x.size and hasattr(x.flat[0], "zeros_like"):  # lists, maps: kernels_tensor_list
+            out = np.empty(x.shape, dtype=object)
+            for i, v in enumerate(x.flat):
+                out.flat[i] = v.zeros_like()
+            return out
         return np.full(x.shape, b"", dtype=object)
     return np.zeros_like(x)
 

@@ -387,7 +387,8 @@ def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 
     if rows and _direct(xs, geo):
         np.matmul(xs.reshape(rows, -1), f2, out=out2)
     elif rows and _winograd_fits(geo, xs.shape[3], cout):
-        _winograd(xs, _winograd_filter(f, work), out, geo[6:8])
+        # the tiler needs C-contiguous NHWC; a split's view has packed channels only
+        _winograd(np.ascontiguousarray(xs), _winograd_filter(f, work), out, geo[6:8])
     elif rows and f2.shape[0]:
         step = _chunk_rows(f2.shape[0], work)
 

@@ -66,7 +66,8 @@ def fusible(op) -> bool:
     if len(op._outputs) != 1:
         return False
     dtype = op._outputs[0].dtype
-    if dtype.is_ref_dtype or np.dtype(dtype.as_numpy_dtype) not in _FLOATS:
+    if dtype.is_ref_dtype or not dtype.is_floating or \
+            np.dtype(dtype.as_numpy_dtype) not in _FLOATS:  # (AddN of TensorLists: variant)
         return False
     if any(x.dtype != dtype for x in op._inputs):
         return False

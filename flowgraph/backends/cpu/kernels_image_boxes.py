@@ -417,23 +417,32 @@ class SampleDistortedBoundingBox:
         self.attempts = int(max_attempts)
         self.whole_image = bool(use_image_if_no_bounding_boxes)
 
+    what = "SampleDistortedBoundingBoxV2"
+
     def __call__(self, image_size, bounding_boxes, min_object_covered):
+        from flowgraph.backends.cpu import random_tf_streams as rts
+
+        blocks = self.stream.reserve_blocks(self.attempts)
+        return self.sample(rts.WordCursor(blocks), image_size, bounding_boxes,
+                           min_object_covered)
+
+    def sample(self, cursor, image_size, bounding_boxes, min_object_covered):
+        """The crop, drawing from `cursor` (a `random_tf_streams.WordCursor`)."""
         from flowgraph.backends.cpu import random_tf_streams as rts
 
         h, w = (int(v) for v in np.asarray(image_size).reshape(-1)[:2])
         boxes = np.asarray(bounding_boxes, np.float32).reshape(-1, 4)
         if ((boxes < 0) | (boxes > 1)).any():
-            raise _invalid(f"SampleDistortedBoundingBoxV2: All bounding box coordinates "
+            raise _invalid(f"{self.what}: All bounding box coordinates "
                            f"must be in [0.0, 1.0]: {float(boxes[(boxes < 0) | (boxes > 1)][0])}")
         rects = [(int(b[1] * _F(w)), int(b[0] * _F(h)), int(b[3] * _F(w)), int(b[2] * _F(h)))
                  for b in boxes]
         if not rects:
             if not self.whole_image:
-                raise _invalid("SampleDistortedBoundingBoxV2: No bounding boxes provided as "
+                raise _invalid(f"{self.what}: No bounding boxes provided as "
                                "input. One must enable use_image_if_no_bounding_boxes if you "
                                "wish to not provide any bounding boxes.")
             rects = [(0, 0, w, h)]
-        cursor = rts.WordCursor(self.stream.reserve_blocks(self.attempts))
 
         def uniform(n):
             accept, value = rts.exact_uniform(n, 32)

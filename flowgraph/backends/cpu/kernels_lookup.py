@@ -102,6 +102,9 @@ class HashTableOp(TableKernel):
 
 @cpu_kernel("LookupTableImportV2")
 def lookup_table_import(table, keys, values):
+    if getattr(table, "value_shape", None) is not None:  # a table of tensors: one row a key
+        table.fill(np.asarray(keys), values, "LookupTableImportV2")
+        return
     table.fill(np.asarray(keys).reshape(-1).tolist(), np.asarray(values).reshape(-1).tolist(),
                "LookupTableImportV2")
 
@@ -155,8 +158,20 @@ def initialize_table_from_text_file(table, filename, *, key_index, value_index, 
 
 
 @cpu_kernel("LookupTableFindV2")
-def lookup_table_find(table, keys, default_value, *, value_dtype):
+def lookup_table_find(table, keys, default_value, *, value_dtype=None):
+    if value_dtype is None:
+        value_dtype = np.asarray(default_value).dtype
     entries = table.read()
+    value_shape = getattr(table, "value_shape", None)
+    if value_shape is not None:  # a table of tensors (kernels_lookup_mutable.py)
+        default = np.asarray(default_value)
+        if default.shape != value_shape:
+            raise errors.InvalidArgumentError(
+                None, None, f"LookupTableFindV2: table '{table.name}': Expected shape "
+                f"{list(value_shape)} for default value, got {list(default.shape)}")
+        rows = [entries.get(_key(k), default) for k in np.asarray(keys).reshape(-1).tolist()]
+        out = np.stack(rows) if rows else np.zeros((0, *value_shape), default.dtype)
+        return out.astype(default.dtype, copy=False).reshape(np.shape(keys) + value_shape)
     default = np.asarray(default_value).reshape(()).item()
     flat = [entries.get(_key(k), default) for k in np.asarray(keys).reshape(-1).tolist()]
     return values_array(flat, value_dtype).reshape(np.shape(keys))

@@ -67,6 +67,48 @@ cpu_kernel("MutableHashTableV2")(_table_op("MutableHashTableV2", False))
 cpu_kernel("MutableDenseHashTableV2")(_table_op("MutableDenseHashTableV2", True))
 
 
+class TensorTableState(MutableTableState):
+    """A mutable table whose values are tensors of `value_shape` (one array per key)."""
+
+    def __init__(self, name: str, key_dtype, value_dtype, value_shape) -> None:
+        super().__init__(name, key_dtype, value_dtype)
+        self.value_shape = tuple(int(d) for d in value_shape)
+
+    def rows(self, keys: np.ndarray, values, what: str) -> list:
+        """`values` as one array per key, checked against the value shape."""
+        values = np.asarray(values)
+        want = (keys.size, *self.value_shape)
+        if values.shape != want:
+            raise errors.InvalidArgumentError(
+                None, None, f"{what}: table '{self.name}': Expected shape {list(want)} for "
+                f"value, got {list(values.shape)}")
+        return list(np.array(values, copy=True).reshape(want))
+
+    def fill(self, keys, values, what: str) -> None:
+        keys = np.asarray(keys).reshape(-1)
+        rows = self.rows(keys, values, what)
+        with self.lock:
+            self.entries = dict(zip((_key(k) for k in keys.tolist()), rows))
+
+
+class MutableHashTableOfTensorsOp(TableKernel):
+    noun = "mutable lookup table"
+
+    def __init__(self, ctx, *, key_dtype, value_dtype, value_shape=(), container="",
+                 shared_name="", use_node_name_sharing=False) -> None:
+        super().__init__(ctx, key_dtype=key_dtype, value_dtype=value_dtype,
+                         container=container, shared_name=shared_name)
+        dims = value_shape.as_list() if hasattr(value_shape, "as_list") else value_shape
+        self.value_shape = [int(d) for d in dims]
+
+    def __call__(self):
+        return self.table(lambda name: TensorTableState(name, *self.types, self.value_shape),
+                          MutableTableState)
+
+
+cpu_kernel("MutableHashTableOfTensorsV2")(MutableHashTableOfTensorsOp)
+
+
 def _mutable(table, what: str) -> MutableTableState:
     if not isinstance(table, MutableTableState):
         raise errors.InvalidArgumentError(
@@ -79,7 +121,10 @@ def _mutable(table, what: str) -> MutableTableState:
 def lookup_table_insert(table, keys, values):
     table = _mutable(table, "LookupTableInsertV2")
     ks = [_key(k) for k in np.asarray(keys).reshape(-1).tolist()]
-    vs = np.asarray(values).reshape(-1).tolist()
+    if isinstance(table, TensorTableState):
+        vs = table.rows(np.asarray(keys), values, "LookupTableInsertV2")
+    else:
+        vs = np.asarray(values).reshape(-1).tolist()
     if len(ks) != len(vs):
         raise errors.InvalidArgumentError(
             None, None, f"LookupTableInsertV2: table '{table.name}': {len(ks)} keys but "
@@ -104,5 +149,10 @@ def lookup_table_export(table, *, Tkeys, Tvalues):
     table = _mutable(table, "LookupTableExportV2")
     with table.lock:
         items = list(table.entries.items())
-    return [values_array([k for k, _ in items], Tkeys),
-            values_array([v for _, v in items], Tvalues)]
+    keys = values_array([k for k, _ in items], Tkeys)
+    if isinstance(table, TensorTableState):
+        dtype = _dtypes.as_dtype(Tvalues).as_numpy_dtype
+        values = (np.stack([v for _, v in items]).astype(dtype, copy=False) if items
+                  else np.zeros((0, *table.value_shape), dtype))
+        return [keys, values]
+    return [keys, values_array([v for _, v in items], Tvalues)]

@@ -92,6 +92,9 @@ _SOURCES = {
 }
 
 
+_ONE_RECORD = ("WholeFileReaderV2", "IdentityReaderV2")
+
+
 class _Reader:
     def __init__(self, kind: str, attrs: dict) -> None:
         self.kind = kind
@@ -105,18 +108,22 @@ class _Reader:
         self.produced = 0
         self.completed = 0
         self.active = False
+        self.work = ""  # the last work item started (ReaderSerializeState writes it)
 
     def start(self, work: str) -> None:
+        self.work = work
         self.records = _SOURCES[self.kind](work, self.attrs)
         self.pos = 0
         self.active = True
 
     def take(self, n: int) -> list:
-        """Up to `n` records of the current work item (finishing it when exhausted)."""
+        """Up to `n` records of the current work item. As TensorFlow's, a reader of one
+        record per item finishes the item with that record; the others finish it when a
+        read finds it exhausted (so `ReaderNumWorkUnitsCompleted` lags by one item)."""
         out = self.records[self.pos:self.pos + n]
         self.pos += len(out)
         self.produced += len(out)
-        if self.pos >= len(self.records):
+        if self.pos >= len(self.records) and (not out or self.kind in _ONE_RECORD):
             self.active = False
             self.completed += 1
         return out

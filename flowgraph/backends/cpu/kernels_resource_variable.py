@@ -196,7 +196,7 @@ def _scatter_nd_kernel(kind: str):
     return kernel
 
 
-for _kind in ("Update", "Add", "Sub"):
+for _kind in ("Update", "Add", "Sub", "Max", "Min"):
     cpu_kernel(f"ResourceScatterNd{_kind}")(_scatter_nd_kernel(_kind))
 
 

@@ -310,7 +310,13 @@ def _rows_of_sparse(indices, values, shape, batch):
 
 @cpu_kernel("SparseCross")
 def sparse_cross(*inputs, num_sparse, num_dense, hashed_output, num_buckets, hash_key):
-    ns = num_sparse
+    return cross(inputs, num_sparse, hashed_output, num_buckets, hash_key)
+
+
+def cross(inputs, ns: int, hashed_output: bool, num_buckets: int, hash_key: int,
+          sep: str = "_X_"):
+    """The cross of `ns` SparseTensors (their indices, then values, then shapes) and the
+    dense ``[batch, n]`` tensors after them: hashed, or strings joined by `sep`."""
     idx, vals, shapes = inputs[:ns], inputs[ns:2 * ns], inputs[2 * ns:3 * ns]
     dense = inputs[3 * ns:]
     batches = {int(s[0]) for s in shapes} | {int(d.shape[0]) for d in dense}
@@ -343,7 +349,7 @@ def sparse_cross(*inputs, num_sparse, num_dense, hashed_output, num_buckets, has
                     h = fingerprint_cat64(h, f)
                 out_vals.append(h % num_buckets if num_buckets > 0 else h % (2**63 - 1))
             else:
-                out_vals.append("_X_".join(combo).encode("utf-8"))
+                out_vals.append(sep.join(combo).encode("utf-8"))
             out_idx.append((r, k))
             k += 1
         width = max(width, k)

@@ -56,7 +56,37 @@ def _nbytes(item) -> int:
     return sum(int(a.nbytes) for a in item)
 
 
-class Area:
+class WaitingArea:
+    """What a staging area's blocking calls share: a list of waiters (each with
+    ``pending``, ``timer``, ``done``, ``step`` and ``kind``), `_pump` (the subclass's:
+    serves the waiters it can under the lock, returns those to complete) and `wait`,
+    which parks a waiter until it is served, its step fails or its timeout passes."""
+
+    def _finish(self, w, value, error):
+        w.pending = False
+        if w.timer is not None:
+            w.timer.cancel()
+        self.waiters.remove(w)
+        return w.done, value, error
+
+    _fire = staticmethod(QueueBase._fire)  # completes waiters outside the lock, as queues
+
+    def _abandon(self, w, error) -> None:
+        abandon_pending(self.lock, self.waiters, w, error)
+
+    def wait(self, w) -> None:
+        with self.lock:
+            self.waiters.append(w)
+            fired = self._pump()
+        self._fire(fired)
+        if w.pending:
+            timeout_ms = _timeout_ms(w.step)
+            park_waiter(self, w.step, w, timeout_ms,
+                        f"Timed out after {timeout_ms} ms waiting to {w.kind} on "
+                        f"{self.describe()} (RunOptions.timeout_in_ms)", lambda: w.pending)
+
+
+class Area(WaitingArea):
     """One staging area: its elements and its blocked waiters."""
 
     def __init__(self, name: str, dtypes, capacity: int, memory_limit: int) -> None:
@@ -113,28 +143,6 @@ class Area:
                     moved = True
         return fired
 
-    def _finish(self, w: _Wait, value, error):
-        w.pending = False
-        if w.timer is not None:
-            w.timer.cancel()
-        self.waiters.remove(w)
-        return w.done, value, error
-
-    _fire = staticmethod(QueueBase._fire)  # completes waiters outside the lock, as queues
-
-    def _abandon(self, w: _Wait, error) -> None:
-        abandon_pending(self.lock, self.waiters, w, error)
-
-    def wait(self, w: _Wait) -> None:
-        with self.lock:
-            self.waiters.append(w)
-            fired = self._pump()
-        self._fire(fired)
-        if w.pending:
-            timeout_ms = _timeout_ms(w.step)
-            park_waiter(self, w.step, w, timeout_ms,
-                        f"Timed out after {timeout_ms} ms waiting to {w.kind} on "
-                        f"{self.describe()} (RunOptions.timeout_in_ms)", lambda: w.pending)
 
     def check_item(self, values) -> tuple:
         item = tuple(np.array(v, copy=True) for v in values)

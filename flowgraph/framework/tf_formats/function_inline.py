@@ -10,16 +10,22 @@ inlines calls before running them:
   function: the body's nodes under the call's name (``call/mul``);
 * ``If`` / ``StatelessIf``: both branches between ``Switch`` and ``Merge`` nodes, TF 1's
   ``tf.cond`` form;
+* ``Case`` / ``StatelessCase`` (``tf.switch_case``): the same with one ``Switch`` per
+  branch and input, each on ``Equal(index, k)`` (an index out of range takes the last
+  branch, as in TensorFlow), and one ``Merge`` of all branches per output;
 * ``While`` / ``StatelessWhile``: the condition and body in a frame of ``Enter`` /
   ``Merge`` / ``Switch`` / ``NextIteration`` / ``Exit`` nodes, TF 1's ``tf.while_loop``
-  form.
+  form;
+* ``For`` (``functional_ops.For``): the same loop over a counter from ``start`` by
+  ``delta`` while below (above, for a negative ``delta``) ``limit``, after an ``Assert``
+  that the range is valid, as TensorFlow's kernel checks.
 
 The call node itself becomes an ``IdentityN`` of the results under its own name, so that
 ``call:0`` and ``^call`` keep their meaning (a ``NoOp`` when the function returns
 nothing). A body node without inputs gets a control edge from the call's inputs (or the
-branch's / loop's pivot), so it runs where the call would. ``Case``, function-valued
-attributes of other ops (``tf.data``'s ``MapDataset``) and recursive functions are not
-inlined: importing them fails with the op named.
+branch's / loop's pivot), so it runs where the call would. Function-valued attributes
+of other ops (``tf.data``'s ``MapDataset``) and recursive functions are not inlined:
+importing them fails with the op named.
 
 Example
 -------
@@ -31,7 +37,15 @@ Example
 
 from __future__ import annotations
 
-from flowgraph.framework.event_format import AttrValue, GraphDef, NameAttrList, NodeDef
+import numpy as np
+
+from flowgraph.framework.event_format import (
+    AttrValue,
+    GraphDef,
+    NameAttrList,
+    NodeDef,
+    make_tensor_proto,
+)
 from flowgraph.framework.tf_formats.meta_graph_messages import FunctionDefProto
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS, OUTPUT_NAMES
 
@@ -40,8 +54,11 @@ __all__ = ["inline_functions"]
 _CALLS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
 _IFS = frozenset({"If", "StatelessIf"})
 _WHILES = frozenset({"While", "StatelessWhile"})
+_CASES = frozenset({"Case", "StatelessCase"})
+_DT_STRING = 7
 _MAX_NESTING = 64  # deeper means a recursive function, which cannot be inlined
 _DT_BOOL = 10
+_DT_INT32 = 3
 
 
 def inline_functions(message: GraphDef) -> GraphDef:
@@ -86,6 +103,10 @@ def _lowering(node: NodeDef, functions: dict):
         return _lower_if
     if node.op in _WHILES:
         return _lower_while
+    if node.op in _CASES:
+        return _lower_case
+    if node.op == "For":
+        return _lower_for
     if node.op in functions:
         return _lower_call
     return None
@@ -119,6 +140,36 @@ def _node(name: str, op: str, inputs: list, device: str = "", **attrs) -> NodeDe
     return node
 
 
+def _loop_entries(name: str, values: list, types: list, controls: list, frame: AttrValue,
+                  iterations: AttrValue, device: str) -> list:
+    """A v1 loop frame's entry for each carried value ``k``: ``enter_k`` (with `controls`)
+    and ``merge_k``, which also takes ``next_k`` (made by the caller)."""
+    nodes = []
+    for k, (ref, dtype) in enumerate(zip(values, types, strict=True)):
+        nodes.append(_node(f"{name}/enter_{k}", "Enter", [ref, *controls], device,
+                           T=_type_attr(dtype), frame_name=frame,
+                           is_constant=AttrValue(b=False), parallel_iterations=iterations))
+        nodes.append(_node(f"{name}/merge_{k}", "Merge",
+                           [f"{name}/enter_{k}", f"{name}/next_{k}"], device,
+                           T=_type_attr(dtype), N=AttrValue(i=2)))
+    return nodes
+
+
+def _loop_switches(name: str, types: list, device: str) -> list:
+    """Each carried value's ``switch_k`` on ``loop_cond``, its ``exit_k`` and the
+    ``iteration_k`` the body reads."""
+    nodes = []
+    for k, dtype in enumerate(types):
+        nodes.append(_node(f"{name}/switch_{k}", "Switch",
+                           [f"{name}/merge_{k}", f"{name}/loop_cond"], device,
+                           T=_type_attr(dtype)))
+        nodes.append(_node(f"{name}/exit_{k}", "Exit", [f"{name}/switch_{k}"], device,
+                           T=_type_attr(dtype)))
+        nodes.append(_node(f"{name}/iteration_{k}", "Identity", [f"{name}/switch_{k}:1"],
+                           device, T=_type_attr(dtype)))
+    return nodes
+
+
 def _type_attr(dtype: int) -> AttrValue:
     return AttrValue(type=int(dtype))
 
@@ -141,7 +192,8 @@ def _output_count(body: NodeDef, spec) -> int:
 
 def _flat_index(body: NodeDef, arg: str, index: int, functions: dict, where: str) -> int:
     """The position among `body`'s outputs of its output argument `arg`'s item `index`."""
-    if body.op in _CALLS or body.op in _IFS or body.op in _WHILES:
+    if body.op in _CALLS or body.op in _IFS or body.op in _WHILES or body.op in _CASES \
+            or body.op == "For":
         return index  # one list argument ("output")
     if body.op in functions:
         names = [a.name for a in functions[body.op].signature.output_arg]
@@ -149,8 +201,10 @@ def _flat_index(body: NodeDef, arg: str, index: int, functions: dict, where: str
             raise ValueError(f"{where}: '{body.name}' ({body.op}) has no output '{arg}'")
         return names.index(arg) + index
     if body.op not in OUTPUT_NAMES:
-        raise ValueError(f"{where}: '{body.name}' has op {body.op}, which flowgraph does "
-                         "not have")
+        # An op flowgraph does not have: its node fails to import (or, in a SavedModel,
+        # is dropped with its consumers: TF 2's ``__traced_save`` functions), so the
+        # position only has to name a tensor of it.
+        return index
     names, specs = OUTPUT_NAMES[body.op], OP_DEFS[body.op][1]
     if arg not in names:
         raise ValueError(f"{where}: op {body.op} has no output '{arg}' (its outputs: "
@@ -293,6 +347,82 @@ def _lower_if(node: NodeDef, functions: dict) -> list:
     return [*nodes, _result(node, outputs, out_types, done)]
 
 
+def _branch_functions(node: NodeDef, functions: dict) -> list:
+    """[(FunctionDef, attribute bindings)] of a Case's ``branches``."""
+    refs = [NameAttrList.FromString(raw) for raw in node.attr["branches"].list.func] \
+        if "branches" in node.attr else []
+    if not refs:
+        raise ValueError(f"node '{node.name}' ({node.op}) has no branches")
+    for ref in refs:
+        if ref.name not in functions:
+            raise ValueError(f"node '{node.name}' ({node.op}) calls function '{ref.name}', "
+                             "which the GraphDef's library does not define")
+    return [(functions[ref.name], dict(ref.attr)) for ref in refs]
+
+
+def _int_const(name: str, value: int, anchors: list, device: str) -> NodeDef:
+    return _node(name, "Const", anchors, device, dtype=_type_attr(_DT_INT32),
+                 value=AttrValue(tensor=make_tensor_proto(np.int32(value))))
+
+
+def _lower_case(node: NodeDef, functions: dict) -> list:
+    """A Case as one If-like diamond per branch, all on the (clamped) branch index."""
+    name, device = node.name, node.device
+    data, controls = _split_inputs(node)
+    if not data:
+        raise ValueError(f"node '{name}' ({node.op}) has no branch_index input")
+    index, inputs = data[0], data[1:]
+    branches = _branch_functions(node, functions)
+    in_types, out_types = _list_types(node, "Tin"), _list_types(node, "Tout")
+    anchors = _anchors(data, controls)
+    last = len(branches) - 1
+    int32, boolean = _type_attr(_DT_INT32), _type_attr(_DT_BOOL)
+    nodes = [_int_const(f"{name}/zero", 0, anchors, device),
+             _int_const(f"{name}/last", last, anchors, device),
+             _node(f"{name}/in_range_low", "GreaterEqual", [index, f"{name}/zero"], device,
+                   T=int32),
+             _node(f"{name}/in_range_high", "LessEqual", [index, f"{name}/last"], device,
+                   T=int32),
+             _node(f"{name}/in_range", "LogicalAnd",
+                   [f"{name}/in_range_low", f"{name}/in_range_high"], device),
+             _node(f"{name}/branch_index", "Select",
+                   [f"{name}/in_range", index, f"{name}/last"], device, T=int32)]
+    outputs_by_branch, done = [], []
+    for k, (fn, bindings) in enumerate(branches):
+        pred, pivot = f"{name}/pred_{k}", f"{name}/pivot_{k}"
+        nodes += [_int_const(f"{name}/k_{k}", k, anchors, device),
+                  _node(pred, "Equal", [f"{name}/branch_index", f"{name}/k_{k}"], device,
+                        T=int32),
+                  _node(f"{name}/switch_pred_{k}", "Switch", [pred, pred, *controls], device,
+                        T=boolean),
+                  _node(pivot, "Identity", [f"{name}/switch_pred_{k}:1"], device, T=boolean)]
+        args = []
+        for j, (ref, dtype) in enumerate(zip(inputs, in_types, strict=True)):
+            nodes.append(_node(f"{name}/input_{k}_{j}", "Switch", [ref, pred, *controls],
+                               device, T=_type_attr(dtype)))
+            args.append(f"{name}/input_{k}_{j}:1")
+        body, outputs, ctrl = _inline_body(fn, bindings, f"{name}/branch{k}/", args,
+                                           [f"^{pivot}"], device, functions)
+        nodes.extend(body)
+        outputs_by_branch.append(outputs)
+        done.append((pivot, ctrl))
+    for j, dtype in enumerate(out_types):
+        nodes.append(_node(f"{name}/output_{j}", "Merge",
+                           [outs[j] for outs in outputs_by_branch], device,
+                           T=_type_attr(dtype), N=AttrValue(i=len(branches))))
+    finished = []
+    if any(ctrl for _, ctrl in done):  # the taken branch's side effects
+        for k, (pivot, ctrl) in enumerate(done):
+            nodes.append(_node(f"{name}/done_{k}", "Identity",
+                               [pivot, *(f"^{c}" for c in ctrl)], device, T=boolean))
+        nodes.append(_node(f"{name}/branch_executed", "Merge",
+                           [f"{name}/done_{k}" for k in range(len(done))], device,
+                           T=boolean, N=AttrValue(i=len(done))))
+        finished = [f"{name}/branch_executed"]
+    outputs = [f"{name}/output_{j}" for j in range(len(out_types))]
+    return [*nodes, _result(node, outputs, out_types, finished)]
+
+
 def _lower_while(node: NodeDef, functions: dict) -> list:
     name, device = node.name, node.device
     data, controls = _split_inputs(node)
@@ -303,29 +433,14 @@ def _lower_while(node: NodeDef, functions: dict) -> list:
     iterations = node.attr["parallel_iterations"].i if "parallel_iterations" in node.attr \
         else 10
     frame = AttrValue(s=name.encode())
-    nodes = []
-    for k, (ref, dtype) in enumerate(zip(data, types, strict=True)):
-        nodes.append(_node(f"{name}/enter_{k}", "Enter", [ref, *controls], device,
-                           T=_type_attr(dtype), frame_name=frame,
-                           is_constant=AttrValue(b=False),
-                           parallel_iterations=AttrValue(i=iterations)))
-        nodes.append(_node(f"{name}/merge_{k}", "Merge",
-                           [f"{name}/enter_{k}", f"{name}/next_{k}"], device,
-                           T=_type_attr(dtype), N=AttrValue(i=2)))
+    nodes = _loop_entries(name, data, types, controls, frame, AttrValue(i=iterations), device)
     cond_fn, cond_bindings = _func(node, "cond", functions)
     cond, (pred,), _ = _inline_body(
         cond_fn, cond_bindings, f"{name}/cond/", [f"{name}/merge_{k}" for k in range(len(data))],
         [f"^{name}/merge_0"], device, functions)
     nodes.extend(cond)
     nodes.append(_node(f"{name}/loop_cond", "LoopCond", [pred], device))
-    for k, dtype in enumerate(types):
-        nodes.append(_node(f"{name}/switch_{k}", "Switch",
-                           [f"{name}/merge_{k}", f"{name}/loop_cond"], device,
-                           T=_type_attr(dtype)))
-        nodes.append(_node(f"{name}/exit_{k}", "Exit", [f"{name}/switch_{k}"], device,
-                           T=_type_attr(dtype)))
-        nodes.append(_node(f"{name}/iteration_{k}", "Identity", [f"{name}/switch_{k}:1"],
-                           device, T=_type_attr(dtype)))
+    nodes += _loop_switches(name, types, device)
     body_fn, body_bindings = _func(node, "body", functions)
     body, outputs, ctrl = _inline_body(
         body_fn, body_bindings, f"{name}/body/",
@@ -337,4 +452,79 @@ def _lower_while(node: NodeDef, functions: dict) -> list:
                            [outputs[k], *(f"^{c}" for c in ctrl)], device,
                            T=_type_attr(dtype)))
     exits = [f"{name}/exit_{k}" for k in range(len(data))]
+    return [*nodes, _result(node, exits, types, [])]
+
+
+def _lower_for(node: NodeDef, functions: dict) -> list:
+    """``For(start, limit, delta, *inputs)``: a loop frame whose counter runs from
+    `start` by `delta`, calling ``body(i, *values)`` each time."""
+    name, device = node.name, node.device
+    data, controls = _split_inputs(node)
+    types = _list_types(node, "T")
+    if len(data) != 3 + len(types):
+        raise ValueError(f"node '{name}' (For): {len(data) - 3} loop values but "
+                         f"{len(types)} types")
+    start, limit, delta = data[:3]
+    int32, boolean = _type_attr(_DT_INT32), _type_attr(_DT_BOOL)
+    anchors = _anchors(data, controls)
+
+    def binary(suffix, op, a, b, dtype=int32):
+        attrs = {} if dtype is None else {"T": dtype}  # LogicalAnd / LogicalOr have none
+        return _node(f"{name}/{suffix}", op, [a, b], device, **attrs)
+
+    message = _node(f"{name}/message", "Const", anchors, device,
+                    dtype=_type_attr(_DT_STRING),
+                    value=AttrValue(tensor=make_tensor_proto(np.array(
+                        b"For: invalid start/limit/delta (delta must be non-zero and "
+                        b"point from start towards limit):", dtype=object))))
+    nodes = [_int_const(f"{name}/zero", 0, anchors, device), message,
+             binary("up", "Greater", delta, f"{name}/zero"),
+             binary("down", "Less", delta, f"{name}/zero"),
+             binary("start_le_limit", "LessEqual", start, limit),
+             binary("start_ge_limit", "GreaterEqual", start, limit),
+             binary("valid_up", "LogicalAnd", f"{name}/up", f"{name}/start_le_limit",
+                    None),
+             binary("valid_down", "LogicalAnd", f"{name}/down", f"{name}/start_ge_limit",
+                    None),
+             binary("valid", "LogicalOr", f"{name}/valid_up", f"{name}/valid_down", None),
+             _node(f"{name}/check", "Assert",
+                   [f"{name}/valid", f"{name}/message", start, limit, delta], device,
+                   T=_types([_DT_STRING, _DT_INT32, _DT_INT32, _DT_INT32]),
+                   summarize=AttrValue(i=3))]
+    frame = AttrValue(s=name.encode())
+    iterations = AttrValue(i=node.attr["parallel_iterations"].i
+                           if "parallel_iterations" in node.attr else 10)
+    check = f"^{name}/check"
+    for key, ref in (("limit", limit), ("delta", delta)):
+        nodes.append(_node(f"{name}/{key}_enter", "Enter", [ref, check], device, T=int32,
+                           frame_name=frame, is_constant=AttrValue(b=True),
+                           parallel_iterations=iterations))
+    values = [start, *data[3:]]
+    all_types = [_DT_INT32, *types]
+    nodes += _loop_entries(name, values, all_types, [check, *controls], frame, iterations,
+                           device)
+    counter = f"{name}/merge_0"
+    nodes += [_int_const(f"{name}/loop_zero", 0, [f"^{counter}"], device),
+              binary("going_up", "Greater", f"{name}/delta_enter", f"{name}/loop_zero"),
+              binary("below", "Less", counter, f"{name}/limit_enter"),
+              binary("above", "Greater", counter, f"{name}/limit_enter"),
+              _node(f"{name}/pred", "Select",
+                    [f"{name}/going_up", f"{name}/below", f"{name}/above"], device,
+                    T=boolean),
+              _node(f"{name}/loop_cond", "LoopCond", [f"{name}/pred"], device)]
+    nodes += _loop_switches(name, all_types, device)
+    body_fn, bindings = _func(node, "body", functions)
+    body, outputs, ctrl = _inline_body(
+        body_fn, bindings, f"{name}/body/",
+        [f"{name}/iteration_{k}" for k in range(len(all_types))],
+        [f"^{name}/iteration_0"], device, functions)
+    nodes.extend(body)
+    after = [f"^{c}" for c in ctrl]
+    nodes.append(_node(f"{name}/next_0", "NextIteration", [f"{name}/step", *after], device,
+                       T=int32))
+    nodes.append(binary("step", "AddV2", f"{name}/iteration_0", f"{name}/delta_enter"))
+    for k, dtype in enumerate(types, 1):
+        nodes.append(_node(f"{name}/next_{k}", "NextIteration", [outputs[k - 1], *after],
+                           device, T=_type_attr(dtype)))
+    exits = [f"{name}/exit_{k}" for k in range(1, len(all_types))]
     return [*nodes, _result(node, exits, types, [])]

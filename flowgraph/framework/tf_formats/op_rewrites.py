@@ -37,11 +37,9 @@ TensorFlow's ops, which flowgraph has, with the same results.
 
 Reading a TensorFlow GraphDef maps the other way where the two differ: `ATTR_ALIASES`
 (``LookupTableFindV2``'s ``Tout`` is flowgraph's ``value_dtype``; left out on writing),
-`from_tf_node` per node (``StaticRegexFullMatch``, ``ParallelDynamicStitch``,
-``SparseCross``'s counts) and `expand_tf_ops` over the graph (a ``RegexFullMatch``'s
-constant pattern input becomes its attribute; a ``PrintV2`` of a ``StringFormat`` takes
-over its inputs and template; ``SparseSegment*Grad`` become the ops they compute:
-`op_rewrites_sparse_segment`).
+`from_tf_node` per node (``StaticRegexFullMatch``, ``SparseCross``'s counts) and
+`expand_tf_ops` over the graph (a ``RegexFullMatch``'s constant pattern input becomes its
+attribute; a ``PrintV2`` of a ``StringFormat`` takes over its inputs and template).
 
 Example
 -------
@@ -61,10 +59,6 @@ import numpy as np
 from flowgraph.framework import registry
 from flowgraph.framework.serialization import decode_attr, encode_attr
 from flowgraph.framework.tf_formats.op_rewrites_adam import sparse_apply_adam_as_tf
-from flowgraph.framework.tf_formats.op_rewrites_sparse_segment import (
-    SPARSE_SEGMENT_GRAD_OPS,
-    expand_sparse_segment_grad,
-)
 from flowgraph.framework.tf_formats.op_rewrites_tensordot import tensordot_as_tf
 from flowgraph.framework.tf_formats.rewrite_nodes import const_node as _const
 from flowgraph.framework.tf_formats.rewrite_nodes import source_dtype as _source_dtype
@@ -294,8 +288,7 @@ def _sparse_cross_from_tf(node: dict) -> dict:
 def from_tf_node(node: dict) -> dict:
     """`node` (read from a TensorFlow GraphDef) with the attributes flowgraph's op keeps
     where TensorFlow's differ (`SparseCross`'s counts), or as the flowgraph op that
-    computes it (``ParallelDynamicStitch``, which TensorFlow's partitioned
-    ``embedding_lookup`` writes, as ``DynamicStitch``)."""
+    computes it (``StaticRegexFullMatch`` as ``RegexFullMatch``)."""
     aliases = ATTR_ALIASES.get(node["op"])
     if aliases:
         node = _aliased_attrs_from_tf(node, aliases)
@@ -308,12 +301,6 @@ def _aliased_attrs_from_tf(node: dict, aliases: dict) -> dict:
     found = {ours: tf_attr[theirs] for ours, theirs in aliases.items()
              if ours not in attr and theirs in tf_attr}
     return {**node, "attr": {**attr, **found}} if found else node
-
-
-def _parallel_dynamic_stitch_from_tf(node: dict) -> dict:
-    # The same inputs and attributes as DynamicStitch; the two differ only in which
-    # value wins for a repeated index, which embedding_lookup (its user) never has.
-    return {**node, "op": "DynamicStitch"}
 
 
 def _static_regex_full_match_from_tf(node: dict) -> dict:
@@ -354,7 +341,6 @@ def _print_v2_as_tf(node: dict, by_name: dict) -> list[dict]:
 
 
 _FROM_TF = {"SparseCross": _sparse_cross_from_tf,
-            "ParallelDynamicStitch": _parallel_dynamic_stitch_from_tf,
             "StaticRegexFullMatch": _static_regex_full_match_from_tf}
 
 # op type -> function of (node dict, nodes by name) returning the node dicts replacing it
@@ -380,7 +366,7 @@ def rewrite_for_tf(graph_def: dict) -> dict:
 
 # TensorFlow op type -> function of a node dict returning (the node dicts computing it,
 # the last one named as it; {output index > 0: the tensor that gives that output}).
-EXPANSIONS = dict.fromkeys(SPARSE_SEGMENT_GRAD_OPS, expand_sparse_segment_grad)
+EXPANSIONS: dict = {}  # none at present (SparseSegment*Grad are ops of their own now)
 
 
 def expand_tf_ops(graph_def: dict) -> dict:

@@ -19,6 +19,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Tensor
 from flowgraph.keras import backend
 from flowgraph.keras import layers as L
+from flowgraph.keras.models import Model
 from flowgraph.ops import array_ops, math_ops
 
 WEIGHTS_URL = "https://storage.googleapis.com/tensorflow/keras-applications/"
@@ -39,6 +40,20 @@ def check_weights(weights, include_top: bool, classes: int) -> None:
     if weights == "imagenet" and include_top and classes != 1000:
         raise ValueError(f'If using `weights` as `"imagenet"` with `include_top` as true, '
                          f"`classes` should be 1000.  Received `classes={classes}`")
+
+
+def validate_activation(classifier_activation, weights) -> None:
+    """Pretrained weights allow only ``None`` or ``'softmax'`` as the classifier's
+    activation."""
+    if weights is None:
+        return
+    if classifier_activation not in (None, "softmax") and not (
+            callable(classifier_activation)
+            and getattr(classifier_activation, "__name__", None) == "softmax"):
+        raise ValueError(f"Only `None` and `softmax` activations are allowed for the "
+                         f"`classifier_activation` argument when using pretrained weights, "
+                         f"with `include_top=True`; Received: "
+                         f"classifier_activation={classifier_activation}")
 
 
 def obtain_input_shape(input_shape, default_size: int, min_size: int, require_flatten: bool,
@@ -92,6 +107,26 @@ def pool(x, pooling, avg_name=None, max_name=None):
     return x
 
 
+def top(x, include_top, pooling, classes, classifier_activation, avg_name="avg_pool",
+        max_name="max_pool", dropout=None, named_pooling=True):
+    """The usual classifier head: global average pooling (``avg_name``), optional
+    dropout and a ``predictions`` Dense layer; or, without the top, ``pooling``
+    (named ``avg_name``/``max_name``, or automatically unless ``named_pooling``)."""
+    if not include_top:
+        if not named_pooling:
+            avg_name = max_name = None
+        return pool(x, pooling, avg_name=avg_name, max_name=max_name)
+    x = L.GlobalAveragePooling2D(name=avg_name)(x)
+    if dropout:
+        x = L.Dropout(dropout, name="top_dropout")(x)
+    return L.Dense(classes, activation=classifier_activation, name="predictions")(x)
+
+
+def build_model(inputs, outputs, name: str):
+    """``Model(inputs, outputs, name=name)``: the functional model of an application."""
+    return Model(inputs, outputs, name=name)
+
+
 def load_weights(model, weights, fname: str, url_dir: str) -> None:
     """Load ``weights``: a file path, or ``'imagenet'`` from Keras' cache."""
     if weights is None:
@@ -108,12 +143,17 @@ def load_weights(model, weights, fname: str, url_dir: str) -> None:
     model.load_weights(weights)
 
 
+_TORCH_MEAN = [0.485, 0.456, 0.406]
+_TORCH_STD = [0.229, 0.224, 0.225]
+
+
 def _caffe_mean(data_format):
     return [103.939, 116.779, 123.68], data_format == "channels_first"
 
 
 def preprocess(x, data_format, mode: str):
-    """Keras' ``preprocess_input`` modes: ``'tf'`` scales to [-1, 1]; ``'caffe'`` turns
+    """Keras' ``preprocess_input`` modes: ``'tf'`` scales to [-1, 1]; ``'torch'`` scales
+    to [0, 1] and standardizes with the ImageNet channel means and deviations; ``'caffe'`` turns
     RGB into BGR and subtracts the ImageNet channel means. NumPy in, NumPy out (a new
     array); a tensor in, a tensor out."""
     data_format = data_format or backend.image_data_format()
@@ -126,6 +166,11 @@ def preprocess(x, data_format, mode: str):
         x = x.astype(backend.floatx())
     if mode == "tf":
         return x / x.dtype.type(127.5) - x.dtype.type(1)
+    if mode == "torch":
+        mean, std = np.asarray(_TORCH_MEAN, x.dtype), np.asarray(_TORCH_STD, x.dtype)
+        shape = ([1, 3, 1, 1] if x.ndim == 4 else [3, 1, 1]) if data_format == \
+            "channels_first" else [3]
+        return (x / x.dtype.type(255) - mean.reshape(shape)) / std.reshape(shape)
     mean, first = _caffe_mean(data_format)
     if first:
         flipped = x[:, ::-1] if x.ndim == 4 else x[::-1]
@@ -143,6 +188,11 @@ def _preprocess_tensor(x, data_format, mode):
     if mode == "tf":
         return math_ops.subtract(math_ops.truediv(x, convert_to_tensor(127.5, dtype=dtype)),
                                  convert_to_tensor(1.0, dtype=dtype))
+    if mode == "torch":
+        shape = [3] + ([1, 1] if data_format == "channels_first" else [])
+        x = math_ops.truediv(x, convert_to_tensor(255.0, dtype=dtype))
+        x = math_ops.subtract(x, convert_to_tensor(np.reshape(_TORCH_MEAN, shape), dtype=dtype))
+        return math_ops.truediv(x, convert_to_tensor(np.reshape(_TORCH_STD, shape), dtype=dtype))
     mean, first = _caffe_mean(data_format)
     axis = (1 if x.shape.ndims == 4 else 0) if first else x.shape.ndims - 1
     shape = [3] + [1] * (x.shape.ndims - axis - 1)
