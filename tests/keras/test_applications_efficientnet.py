@@ -25,6 +25,7 @@ def test_architecture_matches_tf(case):
     check_summary(case)
 
 
+@pytest.mark.slow  # every variant's full build: the default run checks a few
 def test_default_variants_match_tf():
     # ctor: (params, layers, default input size) of TF 2.15's default build
     for ctor, params, n_layers, size in [("EfficientNetB1", 7856239, 342, 240),

@@ -33,6 +33,7 @@ def test_architecture_matches_tf(case):
     check_summary(case)
 
 
+@pytest.mark.slow  # every variant's full build: the default run checks a few
 def test_default_variants_match_tf():
     for ctor, params, n_layers in [("EfficientNetV2B2", 10178374, 352),
                                    ("EfficientNetV2B3", 14467622, 412),

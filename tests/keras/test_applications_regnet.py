@@ -42,6 +42,7 @@ def test_architecture_matches_tf(case):
     check_summary(case)
 
 
+@pytest.mark.slow  # every variant's full build: the default run checks a few
 def test_every_variant_matches_tf():
     for ctor, params in PARAMS.items():
         assert build(ctor)[0].count_params() == params, ctor

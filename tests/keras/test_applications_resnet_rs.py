@@ -26,6 +26,7 @@ def test_architecture_matches_tf(case):
     check_summary(case)
 
 
+@pytest.mark.slow  # every variant's full build: the default run checks a few
 def test_default_variants_match_tf():
     for ctor, params in [("ResNetRS152", 86773256), ("ResNetRS270", 130104520),
                          ("ResNetRS350", 164268360), ("ResNetRS420", 192262216)]:
