@@ -77,9 +77,7 @@ def register_arrays(graph, arrays: tuple) -> str:
             key = known[0]
         else:
             key = _new_key(ids, arrays)
-        entry = _SOURCES.setdefault(key, [arrays, 0])
-        entry[0] = arrays
-        entry[1] += 1
+        _SOURCES.setdefault(key, [arrays, 0])[1] += 1  # one more graph reads them
     weakref.finalize(graph, _release, key)
     return key
 

@@ -29,9 +29,6 @@ import threading
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.backends.cpu.kernels_data_flow import (
-    _step_failed,
-)
 from flowgraph.backends.cpu.kernels_staging import WaitingArea
 from flowgraph.framework import errors
 from flowgraph.ops.map_staging_ops import MAP_OPS
@@ -102,28 +99,17 @@ class MapArea(WaitingArea):
             return None
         return min(self.complete) if self.ordered else next(reversed(self.complete))
 
-    def _pump(self) -> list:
-        fired = []
-        moved = True
-        while moved:
-            moved = False
-            for w in list(self.waiters):
-                if _step_failed(w.step):
-                    fired.append(self._finish(w, None, errors.CancelledError(
-                        None, None, f"A {w.kind} on {self.describe()} was cancelled")))
-                elif w.kind == _STAGE and (w.key in self.complete or self._has_room(w.item)):
-                    if w.key not in self.complete:
-                        self.complete[w.key] = w.item
-                        self.bytes += _nbytes(w.item)
-                    fired.append(self._finish(w, None, None))
-                elif w.kind in (_TAKE, _PEEK) and w.key in self.complete:
-                    fired.append(self._finish(w, *self._take(w, w.key, w.kind == _TAKE)))
-                elif w.kind == _ANY and self.complete:
-                    fired.append(self._finish(w, *self._take(w, self._first_key(), True)))
-                else:
-                    continue
-                moved = True
-        return fired
+    def _serve(self, w: _Wait):
+        if w.kind == _STAGE and (w.key in self.complete or self._has_room(w.item)):
+            if w.key not in self.complete:
+                self.complete[w.key] = w.item
+                self.bytes += _nbytes(w.item)
+            return self._finish(w, None, None)
+        if w.kind in (_TAKE, _PEEK) and w.key in self.complete:
+            return self._finish(w, *self._take(w, w.key, w.kind == _TAKE))
+        if w.kind == _ANY and self.complete:
+            return self._finish(w, *self._take(w, self._first_key(), True))
+        return None
 
     # -- operations ---------------------------------------------------------------------
     def stage(self, step, done, key: int, indices: list, values) -> None:

@@ -60,7 +60,32 @@ class WaitingArea:
     """What a staging area's blocking calls share: a list of waiters (each with
     ``pending``, ``timer``, ``done``, ``step`` and ``kind``), `_pump` (the subclass's:
     serves the waiters it can under the lock, returns those to complete) and `wait`,
-    which parks a waiter until it is served, its step fails or its timeout passes."""
+    which parks a waiter until it is served, its step fails or its timeout passes. A
+    subclass says how a waiter is served (`_serve`)."""
+
+    def _pump(self) -> list:
+        """Serve (or cancel, when their step failed) every waiter that can go now, until
+        none can: the completions to fire outside the lock."""
+        fired = []
+        moved = True
+        while moved:
+            moved = False
+            for w in list(self.waiters):
+                if _step_failed(w.step):
+                    done = self._finish(w, None, errors.CancelledError(
+                        None, None, f"A {w.kind} on {self.describe()} was cancelled"))
+                else:
+                    done = self._serve(w)
+                    if done is None:
+                        continue
+                fired.append(done)
+                moved = True
+        return fired
+
+    def _serve(self, w):
+        """The subclass's: serve `w` under the lock if it can go now (its `_finish`
+        result), else None."""
+        raise NotImplementedError
 
     def _finish(self, w, value, error):
         w.pending = False
@@ -118,30 +143,18 @@ class Area(WaitingArea):
                 f"this {w.kind} expects {w.want}; put whole elements")
         return (item[0] if len(item) == 1 else item), None
 
-    def _pump(self) -> list:
-        fired = []
-        moved = True
-        while moved:
-            moved = False
-            for w in list(self.waiters):
-                if _step_failed(w.step):
-                    fired.append(self._finish(w, None, errors.CancelledError(
-                        None, None, f"A {w.kind} on {self.describe()} was cancelled")))
-                    moved = True
-                elif w.kind == _PUT and self._has_room(w.item):
-                    self.items.append(w.item)
-                    self.bytes += _nbytes(w.item)
-                    fired.append(self._finish(w, None, None))
-                    moved = True
-                elif w.kind == _GET and self.items:
-                    item = self.items.pop(0)
-                    self.bytes -= _nbytes(item)
-                    fired.append(self._finish(w, *self._output(w, item)))
-                    moved = True
-                elif w.kind == _PEEK and w.index < len(self.items):
-                    fired.append(self._finish(w, *self._output(w, self.items[w.index])))
-                    moved = True
-        return fired
+    def _serve(self, w: _Wait):
+        if w.kind == _PUT and self._has_room(w.item):
+            self.items.append(w.item)
+            self.bytes += _nbytes(w.item)
+            return self._finish(w, None, None)
+        if w.kind == _GET and self.items:
+            item = self.items.pop(0)
+            self.bytes -= _nbytes(item)
+            return self._finish(w, *self._output(w, item))
+        if w.kind == _PEEK and w.index < len(self.items):
+            return self._finish(w, *self._output(w, self.items[w.index]))
+        return None
 
 
     def check_item(self, values) -> tuple:
