@@ -155,7 +155,7 @@ def _remote_session_class():
 register_target_scheme("grpc://", _remote_session_class)
 
 # TF 1.x's deprecated spellings.
-from flowgraph.framework.registry import not_differentiable as NotDifferentiable  # noqa: E402
+from flowgraph.framework.gradient_override import NotDifferentiable  # noqa: E402
 
 NoGradient = no_gradient = NotDifferentiable
 all_variables = global_variables
@@ -354,3 +354,10 @@ from flowgraph.ops.ragged_spec import RaggedTensorSpec  # noqa: E402
 # tf.xla / tf.lite / tf.mlir entry points (flowgraph/compat/xla_lite.py).
 _LAZY_NAMES.update({name: "flowgraph.compat.xla_lite" for name in ("lite", "mlir", "xla")})
 _LAZY_NAMES["user_ops"] = "flowgraph.ops.user_ops"
+
+# TensorFlow gives the "tensorflow" logger its stderr handler when it is imported (unless
+# the root logger already has handlers), so hook and Estimator lines read
+# ``INFO:tensorflow:...`` even when the program never calls `tf.logging` itself.
+from flowgraph import logging_compat as _logging_compat  # noqa: E402
+
+_logging_compat.get_logger()

@@ -4,9 +4,9 @@ Everything flowgraph logs (Estimator progress such as ``loss = 0.12, step = 100`
 checkpoint saves, queue runner errors) goes to the ``logging.getLogger("tensorflow")``
 logger, so ``tf.logging.set_verbosity(tf.logging.INFO)`` shows it, exactly like the
 TF1 idiom. The levels are Python's: ``DEBUG=10, INFO=20, WARN=30, ERROR=40,
-FATAL=50``. The first call of any function here gives the logger a standard-error
-handler printing ``INFO:tensorflow:message``, unless the logger or the root logger
-already has handlers (a program that configures `logging` itself keeps its setup).
+FATAL=50``. ``import flowgraph`` gives the logger a standard-error handler printing
+``INFO:tensorflow:message``, as importing TensorFlow does, unless the logger or the root
+logger already has handlers (a program that configures `logging` itself keeps its setup).
 Unlike TensorFlow's `fatal`, which aborts in C++, `fatal` here only logs at FATAL. The
 logger has TensorFlow's name, so a program that configures ``logging.getLogger(
 "tensorflow")`` (its level, its handlers, ``propagate``) configures flowgraph's output.
@@ -77,6 +77,12 @@ class _StderrHandler(_logging.StreamHandler):
         pass
 
 
+def _from_caller(kwargs: dict) -> dict:
+    """Attribute a record to the program line that called `tf.logging`, not to this module."""
+    kwargs.setdefault("stacklevel", 2)
+    return kwargs
+
+
 def get_logger() -> _logging.Logger:
     """The ``"tensorflow"`` logger (given a stderr handler on first use; see module doc).
 
@@ -84,7 +90,7 @@ def get_logger() -> _logging.Logger:
     -------
     >>> import flowgraph as tf
     >>> tf.logging.get_logger().name
-    'flowgraph'
+    'tensorflow'
     """
     global _handler_added
     logger = _logging.getLogger(_LOGGER_NAME)
@@ -130,7 +136,7 @@ def log(level: int, msg, *args, **kwargs) -> None:
     >>> import flowgraph as tf
     >>> tf.logging.log(tf.logging.DEBUG, "value %d", 3)
     """
-    get_logger().log(level, msg, *args, **kwargs)
+    get_logger().log(level, msg, *args, **_from_caller(kwargs))
 
 
 def debug(msg, *args, **kwargs) -> None:
@@ -141,7 +147,7 @@ def debug(msg, *args, **kwargs) -> None:
     >>> import flowgraph as tf
     >>> tf.logging.debug("shape %s", [2, 3])
     """
-    get_logger().debug(msg, *args, **kwargs)
+    get_logger().debug(msg, *args, **_from_caller(kwargs))
 
 
 def info(msg, *args, **kwargs) -> None:
@@ -152,7 +158,7 @@ def info(msg, *args, **kwargs) -> None:
     >>> import flowgraph as tf
     >>> tf.logging.info("step %d", 10)
     """
-    get_logger().info(msg, *args, **kwargs)
+    get_logger().info(msg, *args, **_from_caller(kwargs))
 
 
 def warning(msg, *args, **kwargs) -> None:
@@ -164,7 +170,7 @@ def warning(msg, *args, **kwargs) -> None:
     >>> tf.logging.set_verbosity(tf.logging.ERROR)
     >>> tf.logging.warning("ignored at ERROR verbosity")
     """
-    get_logger().warning(msg, *args, **kwargs)
+    get_logger().warning(msg, *args, **_from_caller(kwargs))
 
 
 warn = warning
@@ -179,7 +185,7 @@ def error(msg, *args, **kwargs) -> None:
     >>> tf.logging.set_verbosity(tf.logging.FATAL)
     >>> tf.logging.error("ignored at FATAL verbosity")
     """
-    get_logger().error(msg, *args, **kwargs)
+    get_logger().error(msg, *args, **_from_caller(kwargs))
 
 
 def fatal(msg, *args, **kwargs) -> None:
@@ -191,7 +197,7 @@ def fatal(msg, *args, **kwargs) -> None:
     >>> tf.logging.set_verbosity(tf.logging.FATAL + 1)
     >>> tf.logging.fatal("ignored above FATAL verbosity")
     """
-    get_logger().critical(msg, *args, **kwargs)
+    get_logger().critical(msg, *args, **_from_caller(kwargs))
 
 
 def vlog(level: int, msg, *args, **kwargs) -> None:
@@ -202,7 +208,7 @@ def vlog(level: int, msg, *args, **kwargs) -> None:
     >>> import flowgraph as tf
     >>> tf.logging.vlog(tf.logging.DEBUG, "detail")
     """
-    get_logger().log(level, msg, *args, **kwargs)
+    get_logger().log(level, msg, *args, **_from_caller(kwargs))
 
 
 def log_if(level: int, msg, condition, *args) -> None:
@@ -214,7 +220,7 @@ def log_if(level: int, msg, condition, *args) -> None:
     >>> tf.logging.log_if(tf.logging.DEBUG, "x=%d", False, 3)
     """
     if condition:
-        get_logger().log(level, msg, *args)
+        get_logger().log(level, msg, *args, stacklevel=2)
 
 
 def _next_count() -> int:
@@ -238,7 +244,7 @@ def log_every_n(level: int, msg, n: int, *args) -> None:
     """
     count = _next_count()
     if count % max(int(n), 1) == 0:
-        get_logger().log(level, msg, *args)
+        get_logger().log(level, msg, *args, stacklevel=2)
 
 
 def log_first_n(level: int, msg, n: int, *args) -> None:
@@ -252,7 +258,7 @@ def log_first_n(level: int, msg, n: int, *args) -> None:
     """
     count = _next_count()
     if count < n:
-        get_logger().log(level, msg, *args)
+        get_logger().log(level, msg, *args, stacklevel=2)
 
 
 def flush() -> None:
@@ -276,4 +282,4 @@ def TaskLevelStatusMessage(msg) -> None:
     >>> tf.logging.set_verbosity(tf.logging.FATAL)
     >>> tf.logging.TaskLevelStatusMessage("ignored at FATAL verbosity")
     """
-    get_logger().error(msg)
+    get_logger().error(msg, stacklevel=2)

@@ -24,6 +24,10 @@ def reduction_axes(shape: tuple[int, ...], axes) -> tuple[int, ...]:
             raise InvalidArgumentError(
                 None, None, f"Invalid reduction dimension {a} for input with {rank} "
                 f"dimensions (shape {list(shape)})")
+        if a % rank in out:  # TensorFlow's reductions refuse [1, -2] on a rank-3 input
+            raise InvalidArgumentError(
+                None, None, f"Invalid reduction arguments: Axes contains duplicate dimension: "
+                f"{a % rank} (axes {np.reshape(axes, -1).tolist()}, shape {list(shape)})")
         out.add(a % rank)
     return tuple(sorted(out))
 

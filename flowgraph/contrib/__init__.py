@@ -47,12 +47,14 @@ from flowgraph.contrib import (
     rnn,
     seq2seq,
     slim,
+    sparsemax,
     staging,
     summary,
     tpu,
     training,
     util,
 )
+from flowgraph.math import signal
 
 __all__ = [
     "cluster_resolver",
@@ -77,7 +79,9 @@ __all__ = [
     "predictor",
     "rnn",
     "seq2seq",
+    "signal",
     "slim",
+    "sparsemax",
     "staging",
     "summary",
     "tpu",

@@ -3,8 +3,8 @@
 `InputProjectionWrapper` (see flowgraph/ops/rnn_cell_impl.py and
 flowgraph/ops/rnn.py), and contrib's own cells: the block cells, layer-normalized,
 NAS, UGRNN, intersection, coupled-gate and convolutional LSTMs, the highway and
-attention wrappers and the stacked bidirectional RNNs (``rnn_extra.py``,
-``rnn_cells.py``).
+attention wrappers and the stacked bidirectional RNNs (``rnn_block.py``,
+``rnn_extra.py``, ``rnn_cells.py``).
 
 Example
 -------
@@ -13,6 +13,13 @@ Example
 True
 """
 
+from flowgraph.contrib.rnn_block import (
+    GRUBlockCell,
+    GRUBlockCellV2,
+    LSTMBlockCell,
+    LSTMBlockFusedCell,
+    LSTMBlockWrapper,
+)
 from flowgraph.contrib.rnn_cells import (
     Conv1DLSTMCell,
     Conv2DLSTMCell,
@@ -27,10 +34,8 @@ from flowgraph.contrib.rnn_extra import (
     AttentionCellWrapper,
     FusedRNNCell,
     FusedRNNCellAdaptor,
-    GRUBlockCellV2,
     HighwayWrapper,
     LayerNormBasicLSTMCell,
-    LSTMBlockFusedCell,
     TimeReversedFusedRNN,
     UGRNNCell,
     stack_bidirectional_dynamic_rnn,
@@ -67,6 +72,7 @@ __all__ = [
     "DropoutWrapper",
     "FusedRNNCell",
     "FusedRNNCellAdaptor",
+    "GRUBlockCell",
     "GRUBlockCellV2",
     "GRUCell",
     "HighwayWrapper",
@@ -74,6 +80,7 @@ __all__ = [
     "IntersectionRNNCell",
     "LSTMBlockCell",
     "LSTMBlockFusedCell",
+    "LSTMBlockWrapper",
     "LSTMCell",
     "LSTMStateTuple",
     "LayerNormBasicGRUCell",
@@ -92,22 +99,3 @@ __all__ = [
 ]
 
 
-class LSTMBlockCell(LSTMCell):
-    """contrib's fused LSTM: the same variables (``lstm_cell/kernel``, ``lstm_cell/bias``,
-    peepholes ``w_i_diag``, ``w_f_diag``, ``w_o_diag``) and values as `LSTMCell`; here
-    it is computed by the same ops. ``cell_clip`` of None or a negative value disables
-    clipping.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.contrib.rnn.LSTMBlockCell(3).state_size
-    LSTMStateTuple(c=3, h=3)
-    """
-
-    def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip=None,
-                 use_peephole: bool = False, dtype=None, reuse=None,
-                 name: str = "lstm_cell") -> None:
-        clip = None if cell_clip is None or cell_clip < 0 else cell_clip
-        super().__init__(num_units, use_peepholes=use_peephole, cell_clip=clip,
-                         forget_bias=forget_bias, reuse=reuse, name=name, dtype=dtype)

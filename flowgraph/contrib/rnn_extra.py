@@ -1,4 +1,5 @@
-"""The rest of `tf.contrib.rnn` that TF1 programs use: `GRUBlockCellV2`,
+"""The rest of `tf.contrib.rnn` that TF1 programs use: the fused-cell interface
+(`FusedRNNCell`, `FusedRNNCellAdaptor`, `TimeReversedFusedRNN`),
 `LayerNormBasicLSTMCell`, `UGRNNCell`, `HighwayWrapper` and
 `stack_bidirectional_dynamic_rnn` / `stack_bidirectional_rnn`, with TF 1.x's variable
 names and default initializers.
@@ -13,7 +14,6 @@ LSTMStateTuple(c=3, h=3)
 from __future__ import annotations
 
 from flowgraph.framework import nest
-from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, init_ops, math_ops, math_reduce, nn_impl, nn_ops
 from flowgraph.ops import variable_scope as vs
@@ -25,7 +25,6 @@ from flowgraph.ops.rnn import (
     static_rnn,
 )
 from flowgraph.ops.rnn_cell_impl import (
-    GRUCell,
     LayerRNNCell,
     LSTMStateTuple,
     RNNCell,
@@ -37,34 +36,13 @@ __all__ = [
     "AttentionCellWrapper",
     "FusedRNNCell",
     "FusedRNNCellAdaptor",
-    "GRUBlockCellV2",
     "HighwayWrapper",
-    "LSTMBlockFusedCell",
     "LayerNormBasicLSTMCell",
     "TimeReversedFusedRNN",
     "UGRNNCell",
     "stack_bidirectional_dynamic_rnn",
     "stack_bidirectional_rnn",
 ]
-
-
-class GRUBlockCellV2(GRUCell):
-    """contrib's fused GRU: the variables (``gru_cell/gates/kernel``, ``gates/bias``
-    initialized to 1, ``candidate/kernel``, ``candidate/bias``) and values of `GRUCell`.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.contrib.rnn.GRUBlockCellV2(5).state_size
-    5
-    """
-
-    def __init__(self, num_units=None, cell_size=None, reuse=None, name: str = "gru_cell",
-                 dtype=None) -> None:
-        units = cell_size if num_units is None else num_units
-        if units is None:
-            raise ValueError("GRUBlockCellV2: give num_units (or cell_size).")
-        super().__init__(units, reuse=reuse, name=name, dtype=dtype)
 
 
 class FusedRNNCell:
@@ -144,105 +122,6 @@ class TimeReversedFusedRNN(FusedRNNCell):
                                     initial_state=initial_state, dtype=dtype,
                                     sequence_length=sequence_length, scope=scope)
         return self._reverse(outputs, sequence_length), state
-
-
-class _FusedStep(RNNCell):
-    """One LSTM step on given weights (no variables of its own): the loop body of
-    `LSTMBlockFusedCell`."""
-
-    def __init__(self, owner) -> None:
-        super().__init__()
-        self._o = owner
-
-    state_size = property(lambda self: LSTMStateTuple(self._o.num_units, self._o.num_units))
-    output_size = property(lambda self: self._o.num_units)
-
-    def __call__(self, inputs, state, scope=None):
-        o = self._o
-        c_prev, h_prev = state
-        z = nn_ops.bias_add(math_ops.matmul(array_ops.concat([inputs, h_prev], 1), o.kernel),
-                            o.bias)
-        i, j, f, out = array_ops.split(z, 4, axis=1)
-        if o.use_peephole:
-            i = i + o.w_i_diag * c_prev
-            f = f + o.w_f_diag * c_prev
-        c = math_ops.sigmoid(f + o.forget_bias) * c_prev + math_ops.sigmoid(i) * math_ops.tanh(j)
-        if o.cell_clip is not None and o.cell_clip > 0:
-            c = math_ops.clip_by_value(c, -o.cell_clip, o.cell_clip)
-        if o.use_peephole:
-            out = out + o.w_o_diag * c
-        h = math_ops.sigmoid(out) * math_ops.tanh(c)
-        return h, LSTMStateTuple(c, h)
-
-
-class LSTMBlockFusedCell(FusedRNNCell):
-    """contrib's whole-sequence LSTM: called on time-major inputs ``[time, batch,
-    depth]`` (or a list of ``[batch, depth]``), it returns ``(outputs, final_state)``
-    with an `LSTMStateTuple` final state, the values of `LSTMCell` (forget bias 1, no
-    clipping by default). Variables ``lstm_fused_cell/kernel``, ``bias`` (and the
-    peepholes ``w_i_diag``, ``w_f_diag``, ``w_o_diag``); here the loop is a
-    `tf.while_loop` (`dynamic_rnn`) rather than one fused op.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> with tf.Graph().as_default():
-    ...     lstm = tf.contrib.rnn.LSTMBlockFusedCell(4)
-    ...     out, state = lstm(tf.ones([5, 2, 3]), dtype=tf.float32, sequence_length=[5, 2])
-    ...     print(out.shape, state.h.shape, tf.global_variables()[0].name)
-    (5, 2, 4) (2, 4) lstm_fused_cell/kernel:0
-    """
-
-    def __init__(self, num_units: int, forget_bias: float = 1.0, cell_clip=None,
-                 use_peephole: bool = False, reuse=None, dtype=None,
-                 name: str = "lstm_fused_cell") -> None:
-        self.num_units = int(num_units)
-        self.forget_bias = forget_bias
-        self.cell_clip = cell_clip
-        self.use_peephole = use_peephole
-        self._reuse = reuse
-        self._dtype = dtype
-        self._name = name
-        self._scope = None
-        self.built = False
-
-    def _build(self, depth: int, dtype) -> None:
-        n = self.num_units
-        self.kernel = vs.get_variable("kernel", [depth + n, 4 * n], dtype=dtype)
-        self.bias = vs.get_variable("bias", [4 * n], dtype=dtype,
-                                    initializer=init_ops.zeros_initializer())
-        if self.use_peephole:
-            self.w_i_diag = vs.get_variable("w_i_diag", [n], dtype=dtype)
-            self.w_f_diag = vs.get_variable("w_f_diag", [n], dtype=dtype)
-            self.w_o_diag = vs.get_variable("w_o_diag", [n], dtype=dtype)
-        self.built = True
-
-    def __call__(self, inputs, initial_state=None, dtype=None, sequence_length=None,
-                 scope=None):
-        is_list = isinstance(inputs, list)
-        inputs = array_ops.stack(inputs) if is_list else inputs
-        inputs = convert_to_tensor(inputs, name="inputs")
-        if inputs.shape.ndims != 3 or inputs.shape[2].value is None:
-            raise ValueError(f"LSTMBlockFusedCell: expecting inputs [time, batch, depth] "
-                             f"with a known depth, got shape {inputs.shape}.")
-        if initial_state is None and dtype is None:
-            raise ValueError("Either initial_state or dtype needs to be specified")
-        if initial_state is not None and len(initial_state) != 2:
-            raise ValueError("Expecting initial_state to be a tuple with length 2 or None")
-        dtype = dtype or initial_state[0].dtype
-        if self._scope is None:
-            with vs.variable_scope(scope, default_name=self._name) as captured:
-                self._scope = captured
-        with vs.variable_scope(self._scope, reuse=True if self.built else self._reuse):
-            if not self.built:
-                self._build(inputs.shape[2].value, dtype)
-            state = None if initial_state is None else LSTMStateTuple(*initial_state)
-            outputs, final = dynamic_rnn(_FusedStep(self), inputs,
-                                         sequence_length=sequence_length,
-                                         initial_state=state, dtype=dtype, time_major=True)
-        if is_list:
-            outputs = array_ops.unstack(outputs)
-        return outputs, final
 
 
 def _layer_norm(x, gamma, beta, epsilon: float = 1e-12):

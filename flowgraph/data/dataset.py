@@ -386,8 +386,11 @@ class Dataset:
     def cache(self, filename: str = "") -> Dataset:
         """Remember the elements of the first complete epoch and replay them afterwards.
 
-        The cache lives in memory for the life of the iterator (a `filename` is accepted
-        for compatibility; the cache is not written to it).
+        Without a `filename` the cache lives in memory for the life of the iterator. With
+        one (a Python string), the complete epoch is also written there in TensorFlow's
+        format (``filename.index``, ``filename.data-00000-of-00001``), and a cache already
+        there, written by this program, an earlier one or TensorFlow, is read instead of
+        the input.
         """
         return _tr.CacheDataset(self, filename)
 

@@ -32,6 +32,8 @@ from .dataset_ops_sources import (
     _source_tensors,
     _string_scalar,
     _string_source,
+    interleave_files,
+    parallel_reads,
 )
 
 __all__ = ["FixedLengthRecordDataset"]
@@ -61,7 +63,10 @@ class FixedLengthRecordDataset(Dataset):
     compression_type : {None, '', 'GZIP', 'ZLIB'}
         How the files are compressed.
     num_parallel_reads : int, optional
-        Accepted; files are read in order.
+        How many files give records in turn (one record each), as TensorFlow's reader
+        interleaves them; None reads the files one after the other.
+    name : str, optional
+        Accepted for TensorFlow compatibility.
 
     Example
     -------
@@ -72,9 +77,11 @@ class FixedLengthRecordDataset(Dataset):
     """
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None,
-                 buffer_size=None, compression_type=None, num_parallel_reads=None) -> None:
-        del buffer_size, num_parallel_reads
+                 buffer_size=None, compression_type=None, num_parallel_reads=None,
+                 name=None) -> None:
+        del buffer_size, name
         self._filenames = _string_source(filenames, "FixedLengthRecordDataset")
+        self._parallel = parallel_reads(num_parallel_reads, "FixedLengthRecordDataset")
         self._record = _nonnegative(record_bytes, "record_bytes", allow_zero=False)
         self._header = _nonnegative(header_bytes, "header_bytes")
         self._footer = _nonnegative(footer_bytes, "footer_bytes")
@@ -88,15 +95,18 @@ class FixedLengthRecordDataset(Dataset):
         return _source_tensors(self._filenames)
 
     def _iter(self, rc):
-        for name in _names(self._filenames, rc, "FixedLengthRecordDataset"):
-            data = read_file_bytes(name, self._compression, "FixedLengthRecordDataset")
-            body = len(data) - self._header - self._footer
-            if body < 0 or body % self._record:
-                raise errors.InvalidArgumentError(
-                    None, None,
-                    f"FixedLengthRecordDataset: excluding the header ({self._header} bytes) "
-                    f"and footer ({self._footer} bytes), file \"{name}\" has a body of "
-                    f"{body} bytes, which is not a whole number of {self._record}-byte "
-                    "records; check record_bytes, header_bytes and footer_bytes")
-            for start in range(self._header, self._header + body, self._record):
-                yield (_string_scalar(data[start:start + self._record]),)
+        yield from interleave_files(_names(self._filenames, rc, "FixedLengthRecordDataset"),
+                                    self._records, self._parallel)
+
+    def _records(self, name: str):
+        data = read_file_bytes(name, self._compression, "FixedLengthRecordDataset")
+        body = len(data) - self._header - self._footer
+        if body < 0 or body % self._record:
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"FixedLengthRecordDataset: excluding the header ({self._header} bytes) "
+                f"and footer ({self._footer} bytes), file \"{name}\" has a body of "
+                f"{body} bytes, which is not a whole number of {self._record}-byte "
+                "records; check record_bytes, header_bytes and footer_bytes")
+        for start in range(self._header, self._header + body, self._record):
+            yield (_string_scalar(data[start:start + self._record]),)

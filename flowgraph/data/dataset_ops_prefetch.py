@@ -97,7 +97,9 @@ class ShuffleDataset(_Unary):
         it = iter(self._input._iter(rc))
         # TF's ring buffer: slots [start, end) modulo n hold the elements not yet handed
         # out; the one handed out is swapped with the slot at `start` before it advances.
-        ring: list = [None] * n
+        # Slots fill in order 0, 1, ... before any wraps, so the list grows as elements
+        # arrive (`list_files` asks for a buffer of 2**31 - 1).
+        ring: list = []
         start = end = 0
         exhausted = False
         while True:
@@ -106,7 +108,11 @@ class ShuffleDataset(_Unary):
                 if e is None:
                     exhausted = True
                 else:
-                    ring[end % n] = e
+                    slot = end % n
+                    if slot == len(ring):
+                        ring.append(e)
+                    else:
+                        ring[slot] = e
                     end += 1
             if end == start:
                 return

@@ -268,6 +268,61 @@ def _names(source, rc, what: str):
         yield from _filenames(rc.resolve(source), what)
 
 
+def parallel_reads(value, what: str) -> int | None:
+    """A reader's ``num_parallel_reads``: None (files one after the other) or the number
+    of files read in turn (``tf.data.AUTOTUNE``: one per core)."""
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        from flowgraph.framework.constant_op import constant_value
+
+        known = constant_value(value)
+        if known is None:
+            raise ValueError(f"{what}: num_parallel_reads must be known when the dataset is "
+                             f"built; got the computed tensor '{value.name}'")
+        value = known.item()
+    value = int(value)
+    if value == -1:
+        return max(os.cpu_count() or 1, 1)
+    if value < 1:
+        raise ValueError(f"{what}: num_parallel_reads must be a positive integer or "
+                         f"tf.data.AUTOTUNE, got {value}")
+    return value
+
+
+def interleave_files(names, read_one, cycle_length: int | None):
+    """The records of the files `names` (each read by ``read_one(name)``), in the order
+    TensorFlow's readers give them with ``num_parallel_reads=cycle_length``: that many
+    files are open at once and give one record each in turn; a file that ends hands its
+    place to the next file, which gives its first record on that place's next turn.
+    With `cycle_length` None the files are read one after the other."""
+    if cycle_length is None:
+        for name in names:
+            yield from read_one(name)
+        return
+    pending = iter(names)
+    places: list = [None] * cycle_length
+    more_files = True
+    turn = 0
+    while True:
+        if places[turn] is None and more_files:
+            name = next(pending, None)
+            if name is None:
+                more_files = False
+            else:
+                places[turn] = iter(read_one(name))
+        reader = places[turn]
+        if reader is not None:
+            record = next(reader, None)
+            if record is None:
+                places[turn] = None
+            else:
+                yield record
+        elif not more_files and all(place is None for place in places):
+            return
+        turn = (turn + 1) % cycle_length
+
+
 def _source_inputs(source) -> list:
     return [source] if isinstance(source, Dataset) else []
 
@@ -315,6 +370,11 @@ class TextLineDataset(Dataset):
         How the files are compressed.
     buffer_size : int, optional
         Read buffer size in bytes.
+    num_parallel_reads : int, optional
+        How many files give lines in turn (one line each), as TensorFlow's reader
+        interleaves them; None reads the files one after the other.
+    name : str, optional
+        Accepted for TensorFlow compatibility (a name for the dataset's op).
 
     Example
     -------
@@ -325,8 +385,11 @@ class TextLineDataset(Dataset):
     tf.string
     """
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None) -> None:
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None) -> None:
+        del name
         self._filenames = _string_source(filenames, "TextLineDataset")
+        self._parallel = parallel_reads(num_parallel_reads, "TextLineDataset")
         ctype = compression_type
         if isinstance(ctype, Tensor):
             from flowgraph.framework.constant_op import constant_value
@@ -348,8 +411,8 @@ class TextLineDataset(Dataset):
         return _source_tensors(self._filenames)
 
     def _iter(self, rc):
-        for name in _names(self._filenames, rc, "TextLineDataset"):
-            yield from self._lines(name)
+        yield from interleave_files(_names(self._filenames, rc, "TextLineDataset"),
+                                    self._lines, self._parallel)
 
     def _open(self, name: str):
         try:

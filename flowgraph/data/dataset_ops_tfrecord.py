@@ -1,8 +1,7 @@
 """`tf.data.TFRecordDataset`: the records of TFRecord files, as scalar strings.
 
-Files are read one after the other (with ``num_parallel_reads``, TensorFlow interleaves
-them; flowgraph reads them in order, which is one of the orders TensorFlow may produce
-for ``num_parallel_reads=1``). Framing, CRCs and compression are
+Files are read one after the other; with ``num_parallel_reads=N``, N files give one
+record each in turn, in TensorFlow's order. Framing, CRCs and compression are
 `flowgraph.io.tf_record`'s.
 
 Example
@@ -33,6 +32,8 @@ from .dataset_ops_sources import (
     _source_tensors,
     _string_scalar,
     _string_source,
+    interleave_files,
+    parallel_reads,
 )
 
 __all__ = ["TFRecordDataset"]
@@ -50,7 +51,10 @@ class TFRecordDataset(Dataset):
     buffer_size : int, optional
         Read buffer size in bytes (accepted; files are read whole).
     num_parallel_reads : int, optional
-        Accepted; files are read in order.
+        How many files give records in turn (one record each), as TensorFlow's reader
+        interleaves them; None reads the files one after the other.
+    name : str, optional
+        Accepted for TensorFlow compatibility.
 
     Example
     -------
@@ -61,8 +65,10 @@ class TFRecordDataset(Dataset):
     """
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
-                 num_parallel_reads=None) -> None:
+                 num_parallel_reads=None, name=None) -> None:
+        del buffer_size, name
         self._filenames = _string_source(filenames, "TFRecordDataset")
+        self._parallel = parallel_reads(num_parallel_reads, "TFRecordDataset")
         ctype = compression_type
         if isinstance(ctype, Tensor):
             from flowgraph.framework.constant_op import constant_value
@@ -79,7 +85,10 @@ class TFRecordDataset(Dataset):
         return _source_tensors(self._filenames)
 
     def _iter(self, rc):
-        for name in _names(self._filenames, rc, "TFRecordDataset"):
-            data = read_file_bytes(name, self._compression, "TFRecordDataset")
-            for record in iter_records(data, name, "TFRecordDataset"):
-                yield (_string_scalar(record),)
+        yield from interleave_files(_names(self._filenames, rc, "TFRecordDataset"),
+                                    self._records, self._parallel)
+
+    def _records(self, name: str):
+        data = read_file_bytes(name, self._compression, "TFRecordDataset")
+        for record in iter_records(data, name, "TFRecordDataset"):
+            yield (_string_scalar(record),)

@@ -537,7 +537,11 @@ class ShardDataset(_Unary):
 
 
 class CacheDataset(_Unary):
-    """``dataset.cache()``: replay the first complete epoch from memory."""
+    """``dataset.cache(filename)``: replay the first complete epoch. With a `filename`
+    (a Python string) the epoch is also written there in TensorFlow's format (a tensor
+    bundle, ``filename.index`` and ``filename.data-00000-of-00001``, one entry per
+    component named ``"{element:7d}_{component}"``), and an existing complete cache is
+    read instead of the input, by this program or a later one, as TensorFlow does."""
 
     def __init__(self, input_dataset, filename="") -> None:
         super().__init__(input_dataset, "cache")
@@ -548,8 +552,43 @@ class CacheDataset(_Unary):
         if state["complete"] is not None:
             yield from state["complete"]
             return
+        path = os.fspath(self._filename) if isinstance(self._filename, str | os.PathLike) \
+            else ""
+        if path and os.path.isfile(path + ".index"):
+            state["complete"] = _read_cache(path)
+            yield from state["complete"]
+            return
         recorded = []
         for e in self._input._iter(rc):
             recorded.append(e)
             yield e
         state["complete"] = recorded
+        if path:
+            _write_cache(path, recorded)
+
+
+def _cache_key(element: int, component: int, components: int) -> str:
+    return f"{element:7d}_{component:{len(str(max(components - 1, 0)))}d}"
+
+
+def _write_cache(path: str, elements: list) -> None:
+    from flowgraph.framework.tf_formats.bundle import write_bundle
+
+    if any(not isinstance(c, np.ndarray | np.generic) for e in elements for c in e):
+        return  # sparse or ragged components: kept in memory only
+    tensors = {_cache_key(i, j, len(e)): np.asarray(c)
+               for i, e in enumerate(elements) for j, c in enumerate(e)}
+    write_bundle(path, tensors)
+
+
+def _read_cache(path: str) -> list:
+    from flowgraph.framework.tf_formats.bundle import BundleReader
+
+    with BundleReader(path) as reader:
+        keys = sorted(reader.get_variable_to_shape_map())
+        if not keys:
+            return []
+        components = sum(1 for k in keys if k.split("_")[0].strip() == "0")
+        count = len(keys) // max(components, 1)
+        return [tuple(reader.get_tensor(_cache_key(i, j, components))
+                      for j in range(components)) for i in range(count)]

@@ -145,15 +145,14 @@ def _select_predictions(predictions, predict_keys):
             raise ValueError(f"predict_keys argument is not valid in case of non-dict "
                              f"predictions ({predictions.name}).")
         return predictions
-    if predict_keys is None:
+    if not predict_keys:
         return predictions
-    if isinstance(predict_keys, str):
-        predict_keys = [predict_keys]
-    missing = [k for k in predict_keys if k not in predictions]
-    chosen = {k: v for k, v in predictions.items() if k in predict_keys}
-    if not chosen or missing:
-        raise ValueError(f"Expected to run at least one output from {sorted(predictions)}, "
-                         f"provided {list(predict_keys)}.")
+    # As TF: keys that name no prediction are skipped; only none at all is an error
+    keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
+    chosen = {k: v for k, v in predictions.items() if k in keys}
+    if not chosen:
+        raise ValueError(f"Expected to run at least one output from {predictions.keys()}, "
+                         f"provided {predict_keys}.")
     return chosen
 
 

@@ -274,6 +274,42 @@ def _signature_key_of(key) -> str:
     return f"{key or 'None'}"
 
 
+def _flat_tensors(values) -> list:
+    flat = []
+    for v in values:
+        if hasattr(v, "indices") and hasattr(v, "dense_shape"):  # a SparseTensor
+            flat += [v.indices, v.values, v.dense_shape]
+        elif isinstance(v, Tensor):
+            flat.append(v)
+    return flat
+
+
+def _ensure_servable(receiver_tensors: dict, signature) -> None:
+    """Raise ValueError, as TF does, when the signature's outputs depend on a placeholder
+    that is not one of its inputs (e.g. a receiver alternative that does not feed the
+    model), walking back from the outputs and stopping at the inputs."""
+    inputs = _flat_tensors(receiver_tensors.values())
+    if not inputs:
+        return
+    graph = inputs[0].graph
+    outputs = [graph.get_tensor_by_name(info.name)
+               for info in signature.outputs.values() if info.name]
+    fed = {id(t) for t in inputs}
+    seen, stack = set(), [t.op for t in outputs if id(t) not in fed]
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type == "Placeholder" and not all(id(t) in fed for t in op.outputs):
+            raise ValueError(
+                f"The signature's input tensors {[t.name for t in inputs]} are insufficient "
+                f"to compute its output keys {list(signature.outputs)} (respectively, "
+                f"tensors {[t.name for t in outputs]}) because of the dependency on "
+                f"`{op.name}` which is not given as a signature input.")
+        stack.extend(t.op for t in op.inputs if id(t) not in fed)
+
+
 def build_all_signature_defs(receiver_tensors, export_outputs, receiver_tensors_alternatives=None,
                              serving_only: bool = True) -> dict:
     """Signature key -> SignatureDef for every export output and receiver alternative.
@@ -298,7 +334,9 @@ def build_all_signature_defs(receiver_tensors, export_outputs, receiver_tensors_
             if receiver_name:
                 key = f"{receiver_name}:{key}"
             try:
-                out[key] = export_output.as_signature_def(tensors)
+                signature = export_output.as_signature_def(tensors)
+                _ensure_servable(tensors, signature)
+                out[key] = signature
             except ValueError as e:
                 excluded[key] = str(e)
     for key, why in sorted(excluded.items()):

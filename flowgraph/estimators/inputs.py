@@ -57,7 +57,9 @@ def _batch_source(columns: dict, batch_size: int, num_epochs, shuffle: bool, nam
     names = list(columns)
     arrays = tuple(_storable(columns[n]) for n in names)
     key = register_arrays(graph, arrays)
-    seed, seed2 = get_seed(None)
+    # TF's shuffling queue takes the graph's next op seed; its FIFO queue takes none, so a
+    # model built after an unshuffled input draws the same initial values as TF's
+    seed, seed2 = get_seed(None) if shuffle else (None, None)
     attrs = {
         "key": key,
         # DTypes, not names: a GraphDef import (another task's copy of the graph) checks

@@ -32,7 +32,7 @@ from flowgraph.framework.graph import add_to_collection, get_collection
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops, math_reduce
-from flowgraph.ops.embedding_ops import safe_embedding_lookup_sparse
+from flowgraph.ops.embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse
 from flowgraph.ops.init_ops import truncated_normal_initializer
 from flowgraph.ops.parsing_ops import FixedLenFeature
 from flowgraph.ops.sparse_ops import bucketize, sparse_tensor_to_dense
@@ -303,10 +303,16 @@ def _default_initializer(dimension: int):
 
 def _lookup(column, inputs, table):
     pair = column.categorical_column._get_sparse_tensors(inputs)
+    name = f"{column.name}_weights"
+    if not column.use_safe_embedding_lookup:
+        # As TF: the ids are trusted (none negative, no example without ids).
+        return embedding_lookup_sparse(table, pair.id_tensor, pair.weight_tensor,
+                                       combiner=column.combiner, name=name,
+                                       max_norm=column.max_norm)
     return safe_embedding_lookup_sparse(table, pair.id_tensor,
                                         sparse_weights=pair.weight_tensor,
-                                        combiner=column.combiner,
-                                        name=f"{column.name}_weights", max_norm=column.max_norm)
+                                        combiner=column.combiner, name=name,
+                                        max_norm=column.max_norm)
 
 
 def _restore(column, table):
@@ -377,7 +383,7 @@ class _SharedEmbeddingColumn(
         collections.namedtuple("_SharedEmbeddingColumn", [
             "categorical_column", "dimension", "combiner", "initializer",
             "shared_embedding_collection_name", "ckpt_to_load_from", "tensor_name_in_ckpt",
-            "max_norm", "trainable"])):
+            "max_norm", "trainable", "use_safe_embedding_lookup"])):
     @property
     def name(self) -> str:
         return f"{self.categorical_column.name}_shared_embedding"
@@ -427,7 +433,8 @@ class _SharedEmbeddingColumn(
 def shared_embedding_columns(categorical_columns, dimension: int, combiner: str = "mean",
                              initializer=None, shared_embedding_collection_name=None,
                              ckpt_to_load_from=None, tensor_name_in_ckpt=None, max_norm=None,
-                             trainable: bool = True) -> list:
+                             trainable: bool = True,
+                             use_safe_embedding_lookup: bool = True) -> list:
     """Embedding columns, one per categorical column (same type and number of buckets),
     all reading one table ``<a>_<b>_shared_embedding/embedding_weights`` (names sorted).
 
@@ -469,5 +476,6 @@ def shared_embedding_columns(categorical_columns, dimension: int, combiner: str 
     init = initializer or _default_initializer(int(dimension))
     return [_SharedEmbeddingColumn(c, int(dimension), combiner, init,
                                    shared_embedding_collection_name, ckpt_to_load_from,
-                                   tensor_name_in_ckpt, max_norm, bool(trainable))
+                                   tensor_name_in_ckpt, max_norm, bool(trainable),
+                                   bool(use_safe_embedding_lookup))
             for c in columns]

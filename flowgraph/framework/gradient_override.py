@@ -14,9 +14,14 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from flowgraph.framework.registry import registered_ops
+from flowgraph.framework.registry import (
+    declared_not_differentiable,
+    not_differentiable,
+    registered_ops,
+)
 
-__all__ = ["RegisterGradient", "get_registered_gradient", "override_gradients"]
+__all__ = ["NotDifferentiable", "RegisterGradient", "get_registered_gradient",
+           "override_gradients", "registered_gradient_for_type"]
 
 _NAMED_GRADIENTS: dict[str, Callable] = {}
 
@@ -48,11 +53,48 @@ class RegisterGradient:
         self._op_type = op_type
 
     def __call__(self, f):
-        if self._op_type in _NAMED_GRADIENTS:
-            raise KeyError(f"Registering two gradient with name '{self._op_type}'; "
+        name = self._op_type
+        op_def = registered_ops().get(name)
+        if name in _NAMED_GRADIENTS or name in _USER_NOT_DIFFERENTIABLE or (
+                op_def is not None and op_def.gradient is not None):
+            raise KeyError(f"Registering two gradient with name '{name}'; "
                            f"pick another name for tf.RegisterGradient")
-        _NAMED_GRADIENTS[self._op_type] = f
+        _NAMED_GRADIENTS[name] = f
         return f
+
+
+_USER_NOT_DIFFERENTIABLE: set[str] = set()
+
+
+def NotDifferentiable(op_type: str) -> None:
+    """Declare that ops of type `op_type` have no gradient: `tf.gradients` gives their
+    inputs None. `op_type` may also be a name for `Graph.gradient_override_map`, which
+    then cuts the gradient of the ops it maps. A name declared twice, or declared after
+    `tf.RegisterGradient` took it, is a KeyError (as in TensorFlow).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.NotDifferentiable("DocCutGradient")
+    >>> g = tf.Graph()
+    >>> with g.as_default():
+    ...     x = tf.constant(2.0)
+    ...     with g.gradient_override_map({"Identity": "DocCutGradient"}):
+    ...         y = tf.identity(x)
+    ...     print(tf.gradients(y, x))
+    [None]
+    """
+    if op_type in _NAMED_GRADIENTS or op_type in _USER_NOT_DIFFERENTIABLE:
+        raise KeyError(f"Registering two gradient with name '{op_type}'; "
+                       f"tf.NotDifferentiable was given a name that already has one")
+    not_differentiable(op_type)
+    _USER_NOT_DIFFERENTIABLE.add(op_type)
+
+
+def registered_gradient_for_type(op_type: str) -> Callable | None:
+    """The function `tf.RegisterGradient(op_type)` registered for an op type that has
+    no gradient of its own (a user's custom op), else None."""
+    return _NAMED_GRADIENTS.get(op_type)
 
 
 def get_registered_gradient(name: str) -> Callable:
@@ -66,10 +108,16 @@ def get_registered_gradient(name: str) -> Callable:
         op_def = registered_ops().get(name)
         if op_def is not None and op_def.gradient is not None:
             return op_def.gradient
+        if declared_not_differentiable(name):  # tf.NotDifferentiable(name): no gradient
+            return _no_gradient
         raise LookupError(
             f"gradient_override_map names the gradient '{name}', but no function is "
             f"registered under that name; register it with "
             f"@tf.RegisterGradient('{name}')") from None
+
+
+def _no_gradient(op, *grads):
+    return [None] * len(op.inputs)
 
 
 def _overridden_op_def(op_def, name: str):

@@ -386,7 +386,12 @@ class Graph:
                     device = merge_device(value, device)
             else:
                 op._device = device
-                device = device_string(value(op))
+                requested = value(op)
+                device = device_string(requested)  # validates
+                if isinstance(requested, str | bytes) and device:
+                    # TensorFlow keeps a function's string as written ('/cpu:0');
+                    # string scopes around it merge it into canonical form.
+                    device = requested.decode() if isinstance(requested, bytes) else requested
         op._device = device
 
     @contextlib.contextmanager

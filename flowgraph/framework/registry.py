@@ -104,6 +104,8 @@ def register_op(
             control_flow=control_flow,
             defined_at=defined_at,
         )
+        if name in _NOT_DIFFERENTIABLE:
+            _OPS[name].differentiable = False
         return shape_fn
 
     return decorate
@@ -121,12 +123,31 @@ def register_gradient(name: str):
     return decorate
 
 
+_NOT_DIFFERENTIABLE: set[str] = set()  # names declared without an op type (yet)
+
+
 def not_differentiable(*names: str) -> None:
-    """Declare that the ops `names` have no gradient (their inputs get `None`)."""
+    """Declare that the ops `names` have no gradient (their inputs get `None`).
+
+    A name no op type has (yet) is remembered, as TensorFlow's ``tf.NotDifferentiable``
+    does: an op type registered later under it has no gradient, and
+    ``gradient_override_map`` may name it to cut the gradient of other ops."""
     for name in names:
-        opdef = get_op_def(name)
+        if not isinstance(name, str):
+            raise TypeError(f"tf.NotDifferentiable: op_type must be a string, got "
+                            f"{type(name).__name__}")
+        opdef = _OPS.get(name)
+        if opdef is None:
+            _NOT_DIFFERENTIABLE.add(name)
+            continue
         opdef.gradient = None
         opdef.differentiable = False
+
+
+def declared_not_differentiable(name: str) -> bool:
+    """Whether `name` was declared to have no gradient (an op type or a bare name)."""
+    opdef = _OPS.get(name)
+    return name in _NOT_DIFFERENTIABLE or (opdef is not None and opdef.differentiable is False)
 
 
 def get_op_def(name: str) -> OpDef:

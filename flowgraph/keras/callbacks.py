@@ -119,11 +119,14 @@ class CallbackList:
 class LambdaCallback(Callback):
     """A callback from functions: ``on_epoch_begin(epoch, logs)``, ``on_epoch_end(epoch,
     logs)``, ``on_batch_begin(batch, logs)``, ``on_batch_end(batch, logs)``,
-    ``on_train_begin(logs)``, ``on_train_end(logs)``."""
+    ``on_train_begin(logs)``, ``on_train_end(logs)``; any other hook by keyword, as in
+    Keras (``on_test_batch_end=``, ``on_predict_end=``, ...)."""
 
     def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None,
                  on_batch_end=None, on_train_begin=None, on_train_end=None, **kwargs) -> None:
         super().__init__()
+        for name, fn in kwargs.items():
+            setattr(self, name, fn)
         for name, fn in (("on_epoch_begin", on_epoch_begin), ("on_epoch_end", on_epoch_end),
                          ("on_batch_begin", on_batch_begin), ("on_batch_end", on_batch_end),
                          ("on_train_begin", on_train_begin), ("on_train_end", on_train_end)):

@@ -338,17 +338,21 @@ def save_weights_to_group(group, model, values: dict | None = None) -> None:
     write_names(group, "layer_names", [layer.name for layer in layers])
     group.attrs["backend"] = "tensorflow"
     group.attrs["keras_version"] = KERAS_VERSION
+    seen: set = set()
     for layer in layers:
-        if layer.name in group:
+        if layer.name in seen:
             raise ValueError(f"Cannot save {model.name}: two layers are named "
                              f"{layer.name!r}; HDF5 files need unique layer names.")
-        sub = group.create_group(layer.name)
+        seen.add(layer.name)
+        # as Keras: a '/' in a name nests groups, so 'exp/depthwise' may already have made
+        # the group of a layer named 'exp' (MobileNetV3's names), which then holds both
+        sub = group.require_group(layer.name)
         names = [w.name for w in layer.weights]
         write_names(sub, "weight_names", names)
+        if len(set(names)) != len(names):
+            raise ValueError(f"Cannot save layer {layer.name!r}: two of its weights have "
+                             f"the same name ({names}).")
         for w, name in zip(layer.weights, names, strict=True):
-            if name in sub:
-                raise ValueError(f"Cannot save layer {layer.name!r}: two of its weights are "
-                                 f"named {name!r}.")
             sub.create_dataset(name, data=np.asarray(values[id(w)]))
     write_names(group.create_group("top_level_model_weights"), "weight_names", [])
 
@@ -423,10 +427,11 @@ def load_weights_from_group(group, model, source: str, by_name: bool = False,
         layers = [layer for layer in model.layers if layer.weights]
         if len(layers) != len(saved):
             raise ValueError(
-                f"Layer count mismatch when loading weights from {source}: the model "
-                f"{model.name!r} has {len(layers)} layers with weights "
+                f"Layer count mismatch when loading weights from file. Model expected "
+                f"{len(layers)} layers, found {len(saved)} saved layers ({source}: the "
+                f"model {model.name!r} has {len(layers)} layers with weights "
                 f"({[la.name for la in layers]}), the file {len(saved)} "
-                f"({[n for n, _ in saved]}). Pass by_name=True to load the layers of the "
+                f"({[n for n, _ in saved]})). Pass by_name=True to load the layers of the "
                 f"same name.")
         for layer, (name, datasets) in zip(layers, saved, strict=True):
             pairs += _match_layer(layer, name, datasets, source, False)

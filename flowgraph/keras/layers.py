@@ -118,17 +118,37 @@ _INITIALIZERS = {
     "uniform": lambda: init_ops.RandomUniform(-0.05, 0.05),
     "normal": lambda: init_ops.RandomNormal(0.0, 0.05),
     "truncated_normal": lambda: init_ops.TruncatedNormal(0.0, 0.05),
-    "orthogonal": init_ops.Orthogonal,
+    "orthogonal": init_ops.Orthogonal, "identity": init_ops.Identity,
+    "constant": init_ops.Constant, "variance_scaling": init_ops.VarianceScaling,
+}
+# TF 2.15's Keras also takes its class names as strings ('HeNormal', 'Identity', ...)
+_INITIALIZER_CLASS_NAMES = {
+    "GlorotUniform": "glorot_uniform", "GlorotNormal": "glorot_normal", "Zeros": "zeros",
+    "Ones": "ones", "HeNormal": "he_normal", "HeUniform": "he_uniform",
+    "LecunNormal": "lecun_normal", "LecunUniform": "lecun_uniform",
+    "RandomNormal": "random_normal", "RandomUniform": "random_uniform",
+    "TruncatedNormal": "truncated_normal", "Orthogonal": "orthogonal",
+    "Identity": "identity", "Constant": "constant", "VarianceScaling": "variance_scaling",
 }
 
 
+def initializer_name(identifier) -> str | None:
+    """The snake-case Keras name of a string initializer identifier (``'HeNormal'`` ->
+    ``'he_normal'``), None for anything else or an unknown name."""
+    if not isinstance(identifier, str):
+        return None
+    name = _INITIALIZER_CLASS_NAMES.get(identifier, identifier)
+    return name if name in _INITIALIZERS else None
+
+
 def get_initializer(identifier):
-    """An initializer for a Keras name (``'glorot_uniform'``, ``'zeros'``, ...) or an
+    """An initializer for a Keras name (``'glorot_uniform'``, ``'HeNormal'``, ...) or an
     initializer object/callable."""
     if identifier is None or callable(identifier):
         return identifier
-    if isinstance(identifier, str) and identifier in _INITIALIZERS:
-        return _INITIALIZERS[identifier]()
+    name = initializer_name(identifier)
+    if name is not None:
+        return _INITIALIZERS[name]()
     raise ValueError(f"Unknown initializer: {identifier!r}. Known: {sorted(_INITIALIZERS)}, "
                      f"or pass an initializer.")
 
@@ -833,16 +853,20 @@ class Conv2D(Layer):
     _rank = 2
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
-                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 data_format=None, dilation_rate=(1, 1), groups=1, activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs) -> None:
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if not isinstance(filters, numbers.Integral) or filters <= 0:
             raise ValueError(f"{type(self).__name__}: `filters` must be a positive integer, "
                              f"got {filters!r}.")
+        groups = groups or 1  # as Keras: 0 (RegNet's width // group width) means 1
+        if not isinstance(groups, numbers.Integral) or groups < 1 or filters % groups:
+            raise ValueError(f"The number of filters must be evenly divisible by the number "
+                             f"of groups. Received: groups={groups}, filters={filters}")
         rank = self._rank
-        self.filters = int(filters)
+        self.filters, self.groups = int(filters), int(groups)
         self.kernel_size = normalize_tuple(kernel_size, rank, "kernel_size")
         self.strides = normalize_tuple(strides, rank, "strides")
         self.padding = normalize_padding(padding)
@@ -860,7 +884,8 @@ class Conv2D(Layer):
         return {**super().get_config(), "filters": self.filters,
                 "kernel_size": self.kernel_size, "strides": self.strides,
                 "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "activation": self._activation_id,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": self._activation_id,
                 "use_bias": self.use_bias, "kernel_initializer": self.kernel_initializer,
                 "bias_initializer": self.bias_initializer,
                 "kernel_regularizer": self.kernel_regularizer,
@@ -883,7 +908,19 @@ class Conv2D(Layer):
         return channels
 
     def _kernel_shape(self, channels: int) -> list[int]:
-        return [*self.kernel_size, channels, self.filters]
+        return [*self.kernel_size, channels // self.groups, self.filters]
+
+    def _grouped(self, inputs, run):
+        """``run(inputs, self.kernel)``; with ``groups > 1``, the input channels and the
+        kernel's filters split into ``groups`` equal parts, ``run`` on each pair, and the
+        results concatenated on the channel axis (Keras' grouped convolution)."""
+        if self.groups == 1:
+            return run(inputs, self.kernel)
+        axis = self._rank + 1 if self.data_format == "channels_last" else 1
+        parts = array_join_ops.split(inputs, self.groups, axis=axis)
+        kernels = array_join_ops.split(self.kernel, self.groups, axis=self._rank + 1)
+        return array_join_ops.concat(
+            [run(part, kernel) for part, kernel in zip(parts, kernels, strict=True)], axis)
 
     def _add_bias(self) -> None:
         self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
@@ -891,8 +928,13 @@ class Conv2D(Layer):
                                     constraint=self.bias_constraint) if self.use_bias else None
 
     def build(self, input_shape) -> None:
-        self.kernel = self.add_weight("kernel",
-                                      self._kernel_shape(self._input_channels(input_shape)),
+        channels = self._input_channels(input_shape)
+        if channels % self.groups:
+            raise ValueError(f"The number of input channels must be evenly divisible by the "
+                             f"number of groups. Received groups={self.groups}, but the input "
+                             f"has {channels} channels (full input shape is "
+                             f"{TensorShape(input_shape)}).")
+        self.kernel = self.add_weight("kernel", self._kernel_shape(channels),
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint)
@@ -904,11 +946,21 @@ class Conv2D(Layer):
     def call(self, inputs):
         from flowgraph.ops.nn_conv_ops import convolution
 
-        # as TensorFlow: one `Conv2D` scope; a dilated channels-last convolution runs as
-        # SpaceToBatchND -> Conv2D -> BatchToSpaceND inside it
-        out = convolution(inputs, self.kernel, self.padding.upper(),
-                          strides=list(self.strides), dilation_rate=list(self.dilation_rate),
-                          data_format=self._fmt(), name="Conv2D")
+        channels = inputs.shape.as_list()[3 if self.data_format == "channels_last" else 1]
+        if self.groups > 1 and self.groups == self.filters == channels and \
+                self.dilation_rate == (1, 1):
+            # one filter per channel (ConvNeXt): a depthwise convolution of the kernel with
+            # its last two axes swapped, (kh, kw, 1, C) -> (kh, kw, C, 1)
+            out = nn_ops.depthwise_conv2d(inputs, array_ops.transpose(self.kernel, [0, 1, 3, 2]),
+                                          self._spatial(self.strides), self.padding.upper(),
+                                          data_format=self._fmt())
+        else:
+            # as TensorFlow: one `Conv2D` scope; a dilated channels-last convolution runs as
+            # SpaceToBatchND -> Conv2D -> BatchToSpaceND inside it
+            out = self._grouped(inputs, lambda x, kernel: convolution(
+                x, kernel, self.padding.upper(), strides=list(self.strides),
+                dilation_rate=list(self.dilation_rate), data_format=self._fmt(),
+                name="Conv2D"))
         if self.use_bias:
             out = nn_ops.bias_add(out, self.bias, data_format=self._fmt())
         return self.activation(out)

@@ -97,7 +97,11 @@ class SeparableConv2D(Conv2D):
     def get_config(self) -> dict:
         return {**super().get_config(), "depth_multiplier": self.depth_multiplier,
                 "depthwise_initializer": self.depthwise_initializer,
-                "pointwise_initializer": self.pointwise_initializer}
+                "pointwise_initializer": self.pointwise_initializer,
+                "depthwise_regularizer": self.depthwise_regularizer,
+                "pointwise_regularizer": self.pointwise_regularizer,
+                "depthwise_constraint": self.depthwise_constraint,
+                "pointwise_constraint": self.pointwise_constraint}
 
     def build(self, input_shape) -> None:
         channels = self._input_channels(input_shape)
@@ -143,10 +147,12 @@ class DepthwiseConv2D(Conv2D):
                  depthwise_initializer="glorot_uniform", bias_initializer="zeros",
                  depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  depthwise_constraint=None, bias_constraint=None, **kwargs):
-        # Conv2D's own arguments, which a saved config may repeat, do not apply here.
+        # Conv2D's own arguments, which a saved config may repeat, do not apply here;
+        # `groups` is kept in the config and has no effect, as in Keras
         for key in ("filters", "kernel_initializer", "kernel_regularizer",
                     "kernel_constraint"):
             kwargs.pop(key, None)
+        groups = kwargs.pop("groups", 1)
         super().__init__(1, kernel_size, strides=strides, padding=padding,
                          data_format=data_format, dilation_rate=dilation_rate,
                          activation=activation, use_bias=use_bias,
@@ -155,6 +161,7 @@ class DepthwiseConv2D(Conv2D):
                          bias_constraint=bias_constraint, **kwargs)
         _init_depthwise(self, depth_multiplier, depthwise_initializer, depthwise_regularizer,
                         depthwise_constraint)
+        self.groups = groups or 1
 
     def get_config(self) -> dict:
         config = {**super().get_config(), "depth_multiplier": self.depth_multiplier,

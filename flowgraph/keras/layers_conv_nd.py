@@ -77,10 +77,9 @@ class Conv3D(Conv2D):
 
     def call(self, inputs):
         # as TensorFlow: one Conv3D (dilated: SpaceToBatchND -> Conv3D -> BatchToSpaceND)
-        out = nn_conv_ops.convolution(inputs, self.kernel, self.padding.upper(),
-                                      strides=list(self.strides),
-                                      dilation_rate=list(self.dilation_rate),
-                                      data_format=self._fmt(), name="Conv3D")
+        out = self._grouped(inputs, lambda x, kernel: nn_conv_ops.convolution(
+            x, kernel, self.padding.upper(), strides=list(self.strides),
+            dilation_rate=list(self.dilation_rate), data_format=self._fmt(), name="Conv3D"))
         return _bias_and_activation(self, out)
 
 

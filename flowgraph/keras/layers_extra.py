@@ -327,14 +327,18 @@ class Conv1D(Conv2D):
         if self.padding == "causal":
             x = array_join_ops.pad(x, [[0, 0], [rate * (k - 1), 0], [0, 0]])
         with name_scope(None, "Conv1D") as scope:  # TensorFlow's names: <layer>/Conv1D/...
-            def conv(t, pad):
-                return conv1d(t, self.kernel, stride, pad, name=scope)
+            def one_group(t, kernel):
+                def conv(t, pad):
+                    return conv1d(t, kernel, stride, pad,
+                                  name=scope if self.groups == 1 else None)
 
-            if rate == 1:
-                out = conv(x, padding)
-            else:  # SpaceToBatchND -> conv1d -> BatchToSpaceND, as TensorFlow
-                out = dilated_by_space_to_batch(x, [rate], padding,
-                                                self.kernel.shape.as_list(), conv)
+                if rate == 1:
+                    return conv(t, padding)
+                # SpaceToBatchND -> conv1d -> BatchToSpaceND, as TensorFlow
+                return dilated_by_space_to_batch(t, [rate], padding, kernel.shape.as_list(),
+                                                 conv)
+
+            out = self._grouped(x, one_group)
         if self.use_bias:
             out = nn_ops.bias_add(out, self.bias)
         return self.activation(out)

@@ -112,6 +112,7 @@ class SubclassedModelMixin:
         """Call the model on ``input_1`` placeholder(s) of `input_shape` so that `fit`,
         `evaluate` and `predict` have input and output tensors to feed and fetch."""
         from flowgraph.framework.graph import name_scope
+        from flowgraph.framework.operation import OperatorNotAllowedInGraphError
         from flowgraph.keras.layers import Input, to_list
 
         if self.inputs:
@@ -121,7 +122,13 @@ class SubclassedModelMixin:
             xs = [Input(batch_shape=tuple(s), name=f"input_{i + 1}")
                   for i, s in enumerate(shapes)]
         self.__dict__["_single_input"] = len(xs) == 1
-        outs = to_list(self(xs[0] if len(xs) == 1 else xs))
+        try:
+            outs = to_list(self(xs[0] if len(xs) == 1 else xs))
+        except OperatorNotAllowedInGraphError:
+            # `if training:` in `call`: TF's Keras converts the branch to a cond on the
+            # learning phase (AutoGraph); flowgraph builds the inference branch here, and
+            # fit / evaluate / predict call the model with a Python bool per mode anyway
+            outs = to_list(self(xs[0] if len(xs) == 1 else xs, training=False))
         self.inputs, self.outputs = xs, outs
         self._input_layers = [x._keras_history[0] for x in xs]
         self.input_names = [f"input_{i + 1}" for i in range(len(xs))]

@@ -97,6 +97,11 @@ _INITIALIZER_CONFIGS = {
     "truncated_normal": ("TruncatedNormal", {"mean": 0.0, "stddev": 0.05, "seed": None,
                                              **_F32}),
     "orthogonal": ("Orthogonal", {"gain": 1.0, "seed": None, **_F32}),
+    "identity": ("Identity", {"gain": 1.0, **_F32}),
+    "constant": ("Constant", {"value": 0, **_F32}),
+    "variance_scaling": ("VarianceScaling", {"scale": 1.0, "mode": "fan_in",
+                                             "distribution": "truncated_normal", "seed": None,
+                                             **_F32}),
     "he_normal": ("HeNormal", {"seed": None}), "he_uniform": ("HeUniform", {"seed": None}),
     "lecun_normal": ("LecunNormal", {"seed": None}),
     "lecun_uniform": ("LecunUniform", {"seed": None}),
@@ -109,15 +114,16 @@ _INITIALIZER_NAMES = {"HeNormal": "he_normal", "HeUniform": "he_uniform",
 def _encode_layer_config(config: dict) -> dict:
     """`_encode` of a layer's config, with initializers held by name written as TF's
     ``{"class_name": "GlorotUniform", "config": {...}}``."""
+    from flowgraph.keras.layers import initializer_name
+
     encoded = _encode(config)
     for key, value in encoded.items():
         if key.endswith("_regularizer") and isinstance(value, str):  # 'l2': TF's dict
             from flowgraph.keras import regularizers
 
             encoded[key] = _encode(regularizers.get(value))
-        if key.endswith("_initializer") and isinstance(value, str) and \
-                value in _INITIALIZER_CONFIGS:
-            name, fields = _INITIALIZER_CONFIGS[value]
+        if key.endswith("_initializer") and initializer_name(value) in _INITIALIZER_CONFIGS:
+            name, fields = _INITIALIZER_CONFIGS[initializer_name(value)]
             encoded[key] = {"class_name": name, "config": dict(fields)}
     return encoded
 
@@ -189,6 +195,10 @@ def _layer_class(name: str, custom_objects: dict):
         return MODEL_CLASSES["Model"]
     if name == "Sequential":
         return MODEL_CLASSES["Sequential"]
+    if name == "TensorFlowOpLayer":  # graph-mode Keras's layer for a raw op (applications)
+        from flowgraph.keras.layers_tf_op import TensorFlowOpLayer
+
+        return TensorFlowOpLayer
     cls = getattr(layers, name, None) or \
         getattr(getattr(layers, "experimental", None), name, None)  # RandomFourierFeatures
     return cls if isinstance(cls, type) else None

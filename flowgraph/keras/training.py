@@ -32,9 +32,18 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.graph import control_dependencies, name_scope
-from flowgraph.keras import backend, losses, metrics, optimizers, training_data
+from flowgraph.framework.graph import name_scope
+from flowgraph.keras import backend, losses, optimizers, training_data
 from flowgraph.keras.callbacks import CallbackList
+from flowgraph.keras.compiled_metrics import (
+    _metric_entries,
+    combine_runs,
+    reset_metric_states,
+    running_means,
+    running_positions,
+    stateful_positions,
+    training_metrics,
+)
 from flowgraph.keras.training_data import DatasetLoopsMixin
 from flowgraph.keras.training_utils import (
     EpochPrinter,
@@ -137,69 +146,6 @@ def _check_target_shapes(model, ys: list) -> None:
             raise ValueError(f"A target array with shape {y.shape} was passed for an output "
                              f"of shape {shown} while using as loss `{name}`. This loss "
                              f"expects targets to have the same shape as the output.")
-
-
-def _metric_entries(model) -> list[tuple[str, int, object]]:
-    """``(metric name, output index, metric fn)`` of the compiled metrics."""
-    entries = []
-    multi = len(model.outputs) > 1
-    for i, (specs, fn_loss, output, name) in enumerate(zip(
-            model._metric_specs, model._loss_fns, model.outputs, model.output_names,
-            strict=True)):
-        seen = set()
-        for spec in specs:
-            mname, fn = metrics.resolve(spec, fn_loss, output)
-            if mname in seen:  # TF reports a metric named twice once
-                continue
-            seen.add(mname)
-            entries.append((f"{name}_{mname}" if multi else mname, i, fn))
-    return entries
-
-
-def training_metrics(model, outputs: list, targets: list) -> dict:
-    """``{metric name: per-example values}`` of the compiled metrics; a stateful metric
-    object's (Precision, AUC, ...): its running result after this batch's update."""
-    out = {}
-    for name, i, fn in _metric_entries(model):
-        if targets[i] is None:
-            continue
-        if getattr(fn, "_stateful", False):
-            with control_dependencies([fn.update_state(targets[i], outputs[i])]):
-                out[name] = array_ops.identity(fn.result())
-        else:
-            out[name] = fn(targets[i], outputs[i])
-    return out
-
-
-def stateful_positions(model) -> set[int]:
-    """Positions in `metrics_names` of the stateful metric objects (their value is the
-    last batch's running result, not an average over batches)."""
-    if not getattr(model, "_compiled", False):
-        return set()
-    entries = _metric_entries(model)
-    base = len(model.metrics_names) - len(entries)
-    return {base + k for k, (_, _, fn) in enumerate(entries) if getattr(fn, "_stateful", False)}
-
-
-def reset_metric_states(model) -> None:
-    """Start the compiled stateful metrics afresh (each epoch, each evaluate)."""
-    if getattr(model, "_compiled", False):
-        for _, _, fn in _metric_entries(model):
-            if getattr(fn, "_stateful", False):
-                fn.reset_states()
-
-
-def combine_runs(model, runs: list, weights: list | None = None) -> list:
-    """The (weighted) average of several runs' values, but the last run's value for
-    the stateful metrics."""
-    weights = weights or [1.0] * len(runs)
-    total = sum(weights)
-    out = [sum(r[i] * w for r, w in zip(runs, weights, strict=True)) / total
-           for i in range(len(runs[0]))]
-    for i in stateful_positions(model):
-        if i < len(out):
-            out[i] = runs[-1][i]
-    return out
 
 
 def _as_arrays(data, names: list[str], what: str) -> list[np.ndarray]:
@@ -423,6 +369,7 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         order = np.arange(n) if order is None else order
         totals = None
         count = len(self.metrics_names)
+        positions = running_positions(self)
         for batch, start in enumerate(range(0, n, batch_size)):
             idx = order[start:start + batch_size]
             if callbacks is not None:
@@ -432,9 +379,10 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                                                   for w in sws]
             values = sess.run(fetches, feed_dict=self._feed([a[idx] for a in xs],
                                                             [a[idx] for a in ys], batch_sws))
+            self._running = running_means(self, [float(v) for v in values[-count:]],
+                                          len(idx), positions)
             if callbacks is not None:
-                logs = dict(zip(self.metrics_names, (float(v) for v in values[-count:]),
-                                strict=True))
+                logs = dict(zip(self.metrics_names, self._running, strict=True))
                 callbacks.call(f"on_{mode}_batch_end", batch, {"batch": batch,
                                                                "size": len(idx), **logs})
                 if mode == "train" and getattr(self, "stop_training", False):
@@ -450,9 +398,12 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         return self._stateful_last([t / n for t in totals], last)
 
     def _stateful_last(self, averaged: list, last: list) -> list:
-        """`averaged`, with the stateful metrics' running results taken from `last`."""
+        """`averaged`, with the stateful metrics' running results taken from `last` and
+        the per-output losses' running means (of the batches' values) from the host."""
         for i in stateful_positions(self):
             averaged[i] = last[i]
+        for i in running_positions(self):
+            averaged[i] = self._running[i]
         return averaged
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
@@ -544,7 +495,8 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         return np.float64(result)
 
     def _evaluate(self, x, y, batch_size, verbose, sample_weight, steps, hooks):
-        if not self.__dict__.pop("_keep_metric_states", False):
+        kept = self.__dict__.pop("_keep_metric_states", False)
+        if not kept:
             self._reset_metric_states()  # TF: evaluate starts its stateful metrics afresh
         if training_data.is_dataset(x):
             if getattr(self, "_pending_compile", None) is None:
@@ -557,7 +509,9 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                                          len(xs[0]), sws=sws, callbacks=hooks, mode="test")
 
             parts = self._dataset_loop(x, steps, run, "evaluate")  # averaged per step
-            values = self._combine_runs([v for _, v in parts])
+            # ... the loss; the metrics are running results over the examples, as TF's
+            values = self._stateful_last(self._combine_runs([v for _, v in parts]),
+                                         parts[-1][1])
             return values[0] if len(values) == 1 else values
         if getattr(self, "_pending_compile", None) is None:
             self._require_compiled("training/testing")
@@ -571,6 +525,8 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         sws = sample_weights_for(ys, sample_weight, None, self.output_names)
         values = self._run_batches(self._evaluation()["test_fetches"], xs, ys,
                                    batch_size or 32, sws=sws, callbacks=hooks, mode="test")
+        if kept:  # test_on_batch: the running results, earlier batches included
+            values = self._running
         # verbose: TF 2.15's graph-mode evaluate on arrays prints nothing either
         return values[0] if len(values) == 1 else values
 
@@ -623,9 +579,12 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         xs, ys = self._data(x, y)
         graph = self._evaluation()
         sws = sample_weights_for(ys, sample_weight, class_weight, self.output_names)
-        values = [np.float32(v) for v in self._run_batches(
-            [graph["train_op"], *graph["train_fetches"]], xs, ys, len(xs[0]), sws=sws)]
-        self._reset_metric_states()  # TF's reset_metrics=True: after the batch
+        self._run_batches([graph["train_op"], *graph["train_fetches"]], xs, ys, len(xs[0]),
+                          sws=sws)
+        # the metrics' running results, which may include batches since the last reset
+        # (an `evaluate` before this call); TF's reset_metrics=True resets after the batch
+        values = [np.float32(v) for v in self._running]
+        self._reset_metric_states()
         return values[0] if len(values) == 1 else values
 
     def test_on_batch(self, x, y, sample_weight=None):

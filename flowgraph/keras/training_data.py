@@ -185,7 +185,7 @@ class DatasetLoopsMixin:
                 if hooks is not None:
                     hooks.call("on_train_batch_end", batch, {
                         "batch": batch, "size": len(xs[0]),
-                        **dict(zip(names, values, strict=True))})
+                        **dict(zip(names, self._running, strict=True))})
                 # TF averages a dataset's batches per step, whatever their sizes
                 totals = list(values) if totals is None else \
                     [t + v for t, v in zip(totals, values, strict=True)]
@@ -238,7 +238,8 @@ class DatasetLoopsMixin:
                                       "flowgraph; yield sample weights from the generator.")
         return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
                         verbose=verbose, callbacks=callbacks, validation_data=validation_data,
-                        validation_steps=validation_steps, initial_epoch=initial_epoch)
+                        validation_steps=validation_steps, initial_epoch=initial_epoch,
+                        shuffle=shuffle)  # a Sequence's batch order, per epoch
 
     def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
                            workers=1, use_multiprocessing=False, verbose=0):

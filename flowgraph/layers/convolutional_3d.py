@@ -72,8 +72,27 @@ class Conv3DTranspose(Conv3D):
 
     _rank_error = "Inputs should have rank {want}. Received input shape: {shape}"
 
+    # TF 1.x's positional order (no dilation: `dilation_rate` stays keyword-only).
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                 data_format="channels_last", activation=None, use_bias: bool = True,
+                 kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable: bool = True, name=None,
+                 **kwargs) -> None:
+        super().__init__(filters, kernel_size, strides=strides, padding=padding,
+                         data_format=data_format, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, trainable=trainable, name=name,
+                         **kwargs)
+
     def _kernel_shape(self, channels: int) -> list[int]:
         return [*self.kernel_size, self.filters, channels]
+
     def _convolve(self, inputs):
         out_shape, _ = deconv_output_shape(inputs, self.filters, self.kernel_size,
                                            self.strides, self.padding, self.data_format)
@@ -106,6 +125,12 @@ class SeparableConv1D(SeparableConv2D):
     """Depthwise-separable 1-D convolution layer; see `separable_conv1d`."""
 
     rank = 1
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid",
+                 data_format="channels_last", dilation_rate=1, *args, **kwargs) -> None:
+        # SeparableConv2D's arguments, with 1-D defaults for the stride and dilation.
+        super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate,
+                         *args, **kwargs)
 
     def _convolve(self, inputs):
         last = self.data_format == "channels_last"

@@ -114,12 +114,13 @@ class Conv2DTranspose(_Conv):
 
     rank = 2
 
+    # TF 1.x's positional order; `output_padding` and `dilation_rate` (Keras's) come last.
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
-                 output_padding=None, data_format="channels_last", dilation_rate=(1, 1),
-                 activation=None, use_bias: bool = True, kernel_initializer=None,
-                 bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-                 trainable: bool = True, name=None, **kwargs) -> None:
+                 data_format="channels_last", activation=None, use_bias: bool = True,
+                 kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable: bool = True, name=None,
+                 output_padding=None, dilation_rate=(1, 1), **kwargs) -> None:
         super().__init__(filters, kernel_size, strides=strides, padding=padding,
                          data_format=data_format, dilation_rate=dilation_rate,
                          activation=activation, use_bias=use_bias,

@@ -98,6 +98,13 @@ def _count(mask, w):
     return math_reduce.reduce_sum(math_ops.cast(mask, _F64) * w)
 
 
+def _scope_name() -> str:
+    """The current name scope as an absolute op name (``"precision_at_2/"``)."""
+    from flowgraph.framework.graph import get_default_graph
+
+    return get_default_graph().get_name_scope() + "/"
+
+
 def _streaming_ratio(scope_name, names, num, other, metrics_collections,
                      updates_collections):
     with variable_scope(None, scope_name):
@@ -105,7 +112,8 @@ def _streaming_ratio(scope_name, names, num, other, metrics_collections,
         b = metric_variable([], _F64, name=names[1])
         upd_a = state_ops.assign_add(a, num)
         upd_b = state_ops.assign_add(b, other)
-        value = math_ops.divide(a, a + b, name="value")
+        # as TF: the value is named after the metric's scope, the update inside it
+        value = math_ops.divide(a, a + b, name=_scope_name())
         update = math_ops.divide(upd_a, upd_a + upd_b, name="update")
         return add_to_metric_collections(value, update, metrics_collections,
                                          updates_collections)
@@ -240,8 +248,9 @@ def _average_precision_at_top_k(labels, predictions_idx, k, num_classes, weights
         count = metric_variable([], _F64, name="max_1")
         upd_total = state_ops.assign_add(total, math_reduce.reduce_sum(per_row * w))
         upd_count = state_ops.assign_add(count, math_reduce.reduce_sum(w))
-        value = math_ops.divide(total, count, name="value")
-        update = math_ops.divide(upd_total, upd_count, name="update")
+        # as TF: ``<scope>/mean`` is the value and the update is named after the scope
+        value = math_ops.divide(total, count, name="mean")
+        update = math_ops.divide(upd_total, upd_count, name=_scope_name())
         return add_to_metric_collections(value, update, metrics_collections,
                                          updates_collections)
 

@@ -442,7 +442,8 @@ def _pr_auc_interpolated(tp, fp, fn, n: int) -> Tensor:
 def _auc_from_counts(c: dict, n: int, curve: str, summation_method: str, name: str) -> Tensor:
     tp, fn, tn, fp = c["tp"], c["fn"], c["tn"], c["fp"]
     if curve == "PR" and summation_method == "careful_interpolation":
-        return array_ops.identity(_pr_auc_interpolated(tp, fp, fn, n), name=name)
+        # TF names both the value and the update "interpolate_pr_auc" (then "_1")
+        return _pr_auc_interpolated(tp, fp, fn, n)
     rec = (tp + _AUC_EPSILON) / (tp + fn + _AUC_EPSILON)
     if curve == "ROC":
         x, y = fp / (fp + tn + _AUC_EPSILON), rec

@@ -326,4 +326,4 @@ def invert_permutation(x, name: str | None = None):
     return make_tensor("InvertPermutation", [t], name=name or "InvertPermutation")
 
 
-not_differentiable("Unique", "InvertPermutation")
+not_differentiable("InvertPermutation")  # Unique has no gradient (LookupError), as in TF

@@ -38,6 +38,7 @@ from flowgraph.framework.registry import (
     register_op,
 )
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import array_gen_ops
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
@@ -275,9 +276,7 @@ def _strided_slice_grad(op, grad):
 def _gather_grad(op, grad):
     params, indices, axis_t = op.inputs
     if op.attrs.get("batch_dims", 0):
-        raise NotImplementedError(
-            f"Gradient of GatherV2 '{op.name}' with batch_dims="
-            f"{op.attrs['batch_dims']} is not supported yet")
+        return [_batch_gather_grad(op, grad), None, None]
     axis = _axis_value(axis_t, params.shape.ndims)
     if axis == 0:
         # TensorFlow's construction: int64 Shape (a constant when known) cast to int32,
@@ -311,6 +310,40 @@ def _gather_grad(op, grad):
     dense = _a.scatter_nd(_a.reshape(indices, [-1, 1]), values, front_shape)
     back = [*range(1, axis + 1), 0, *range(axis + 1, rp)]
     return [_a.transpose(dense, back), None, None]
+
+
+def _batch_gather_grad(op, grad):
+    """The dense gradient of a gather with ``batch_dims = b > 0`` along ``axis = a``.
+
+    ``grad`` is ``[B, P[b:a], I, P[a+1:]]``; moved to ``[B, I, P[b:a], P[a+1:]]`` and
+    flattened, its rows are scatter-added into ``B * P[a]`` rows at ``batch * P[a] + index``
+    (duplicates sum), which are then unflattened and moved back to the params' layout.
+    """
+    params, indices, axis_t = op.inputs
+    rp, ri = params.shape.ndims, indices.shape.ndims
+    axis = _axis_value(axis_t, rp)
+    if axis is None or ri is None:
+        raise NotImplementedError(
+            f"Gradient of GatherV2 '{op.name}' with batch_dims: the axis and the ranks of "
+            "params and indices must be known when the graph is built")
+    b = op.attrs["batch_dims"] % ri if op.attrs["batch_dims"] < 0 else op.attrs["batch_dims"]
+    ni = ri - b  # index dimensions after the batch ones
+    itype = indices.dtype.base_dtype
+    pshape = _a.shape(params, out_type=itype)
+    perm = [*range(b), *range(axis, axis + ni), *range(b, axis), *range(axis + ni, rp + ni - 1)]
+    moved = _a.transpose(grad, perm)
+    between = _a.concat([pshape[b:axis], pshape[axis + 1:]], 0)  # P[b:a] + P[a+1:]
+    n_batch = _r.reduce_prod(pshape[:b])
+    rows = _a.reshape(_a.size(indices, out_type=itype), [1])
+    values = _a.reshape(moved, _a.concat([rows, between], 0))
+    batch_ids = _a.reshape(array_gen_ops.range(0, n_batch, dtype=itype),
+                           _a.concat([pshape[:b], _a.ones([ni], itype)], 0))
+    flat = _a.reshape(indices + batch_ids * pshape[axis], [-1, 1])
+    dense = _a.scatter_nd(flat, values,
+                          _a.concat([_a.reshape(n_batch * pshape[axis], [1]), between], 0))
+    dense = _a.reshape(dense, _a.concat([pshape[:b], pshape[axis:axis + 1], between], 0))
+    back = [*range(b), *range(b + 1, axis + 1), b, *range(axis + 1, rp)]
+    return _a.transpose(dense, back)
 
 
 @register_gradient("GatherNd")

@@ -76,10 +76,7 @@ def _slice_shape(op, x, begin_shape, size_shape):
             raise op.shape_error(f"begin[{i}] = {b} must be non-negative")
         if s is not None and s < -1:
             raise op.shape_error(f"size[{i}] = {s} must be -1 or non-negative")
-        if d is not None and b is not None and s is not None and (
-                b > d or (s >= 0 and b + s > d)):
-            raise op.shape_error(f"Expected begin[{i}] + size[{i}] <= dimension size {d}, "
-                                 f"got begin {b} and size {s}")
+        # begin + size beyond the dimension fails when it runs, as in TensorFlow
         if s == -1:
             out.append(None if d is None or not resolve else d - b)
         else:

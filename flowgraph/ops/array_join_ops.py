@@ -376,14 +376,8 @@ def _pad_shape(op, x, paddings, *rest):
     p = np.asarray(p).reshape(r, 2)
     if np.any(p < 0):
         raise op.shape_error(f"paddings must be non-negative, got {p.tolist()}")
-    mode = op.attrs.get("mode")
-    if mode is not None:
-        limit = 1 if mode == "REFLECT" else 0
-        for i, (d, (a, b)) in enumerate(zip(dims, p)):
-            if d is not None and (a > d - limit or b > d - limit):
-                raise op.shape_error(
-                    f"paddings {p.tolist()} too large for {mode} padding of dimension {i} "
-                    f"(size {d}); each must be at most {d - limit}")
+    # MirrorPad's limits (a pad below the dimension's size) are checked when it runs, as in
+    # TensorFlow
     return [TensorShape([None if d is None else d + int(a) + int(b)
                          for d, (a, b) in zip(dims, p)])]
 

@@ -223,6 +223,16 @@ register_op("PlaceholderV2", attrs={"dtype": None, "shape": None},
 not_differentiable("PlaceholderV2")
 
 
+@register_gradient("PreventGradient")
+def _prevent_gradient_grad(op, grad):
+    # TensorFlow's words; the message attribute printed as the bytes it is there
+    message = op.get_attr("message")
+    if isinstance(message, str):
+        message = message.encode()
+    raise LookupError(f"Gradient explicitly disabled. Reason: {message!r} (op "
+                      f"'{op.name}', PreventGradient)")
+
+
 # -- wrappers (the public functions that emit these ops) --------------------------------------
 
 def ensure_shape(x, shape, name=None):

@@ -191,7 +191,7 @@ def _reshape_shape(op, x, shape_shape):
     if elems is None:
         return [TensorShape(None)]
     if sum(1 for e in elems if e == -1 and isinstance(e, int)) > 1:
-        raise op.shape_error(f"can only specify one unknown (-1) dimension, got shape {elems}")
+        return [TensorShape([None] * len(elems))]  # fails when it runs, as in TensorFlow
     bad = [e for e in elems if isinstance(e, int) and e < -1]
     if bad:
         raise op.shape_error(f"shape entries must be >= -1, got {bad[0]}")
@@ -362,10 +362,11 @@ def _transpose_shape(op, x, perm_shape):
         r = x.ndims if x.ndims is not None else n
         return [TensorShape(None if r is None else [None] * r)]
     perm = [int(p) for p in perm]
-    if sorted(perm) != list(range(len(perm))):
-        raise op.shape_error(f"perm {perm} is not a permutation of 0..{len(perm) - 1}")
+    if any(not -len(perm) <= p < len(perm) for p in perm):
+        raise op.shape_error(f"perm {perm}: an entry is out of range for rank {len(perm)}")
     if x.ndims is None:
         return [TensorShape([None] * len(perm))]
+    # a repeated entry fails when it runs, as in TensorFlow
     return [TensorShape([x.dims[p] for p in perm])]
 
 

@@ -435,23 +435,92 @@ class CondContext(ControlFlowContext):
         self.branch = branch
         self.scope = scope
         self.inside.update({pred.op, pivot.op})
+        self.start_id = pred.graph._op_counter  # ops with a larger _id were made inside
+        self._gated_for: dict[Operation, list[Operation]] = {}  # consumer -> its switches
+        self._begin_index = 0  # where this branch's ops start in graph._ops
+        self._flushed: set[Operation] = set()  # processed before the branch ended
 
     def gate_input(self, op: Operation, t: Tensor) -> Tensor:
         # TensorFlow names the switch after its first consumer: "cond/mul/Switch"
-        return self.gate(t, scope=f"{op.name}/")
+        before = len(self.graph._ops)
+        v = self.gate(t, scope=f"{op.name}/")
+        made = self.graph._ops[before:]
+        if made:
+            self._gated_for.setdefault(op, []).extend(made)
+        return v
 
     def gate(self, t: Tensor, scope: str | None = None) -> Tensor:
         v = self.external_values.get(t)
         if v is None:
             g = self.graph
+            # As TensorFlow: a tensor from outside an enclosing cond branch too passes that
+            # branch's switch first ("cond/cond/x/Switch"), then this one ("Switch_1").
+            outer = self.outer_context
+            src = t
+            if isinstance(outer, CondContext) and t.op._id <= outer.start_id:
+                src = outer.gate(t, scope)
             with g.as_default(), g.name_scope(scope or self.scope), \
                     g.control_dependencies(None):
-                op_type = "RefSwitch" if t.dtype.is_ref_dtype else "Switch"
-                op = g.create_op(op_type, [t, self.pred], name="Switch")
+                op_type = "RefSwitch" if src.dtype.is_ref_dtype else "Switch"
+                op = g.create_op(op_type, [src, self.pred], name="Switch")
             v = op.outputs[self.branch]
             self.external_values[t] = v
             self.inside.add(op)
+            op._cond_gate_ctx = self
         return v
+
+    def _begin(self) -> int:
+        self._begin_index = super()._begin()
+        return self._begin_index
+
+    def flush(self) -> None:
+        """Process the ops made inside so far. Called as a cond opens inside this branch,
+        so that, as in TensorFlow (which processes each op as it is made), this
+        context's switches for them come first and the inner cond reuses them."""
+        g = self.graph
+        new = [op for op in g._ops[self._begin_index:]
+               if op not in self._flushed and not getattr(op, "_cf_forward_edit", False)]
+        lifted = _lifted_ops(g, new)
+        new = [op for op in new if op not in lifted]
+        self._flushed.update(new)
+        if new:
+            self.process(new)
+
+    def process(self, new_ops: list[Operation], skip=()) -> None:
+        # The switches of this context and of the ones around it (made early for an
+        # inner cond) are not this branch's ops: leave them to the context around them.
+        chain = set()
+        ctx = self
+        while ctx is not None:
+            chain.add(ctx)
+            ctx = ctx.outer_context
+        new_ops = [op for op in new_ops if getattr(op, "_cond_gate_ctx", None) not in chain]
+        start = len(self.graph._ops)
+        super().process(new_ops, skip)
+        self._place_switches(new_ops, start)
+
+    def _place_switches(self, new_ops: list[Operation], end: int) -> None:
+        """Move each switch made while gating an op's inputs to just after that op, and
+        renumber, so the graph's op order is TensorFlow's (which makes a switch as its
+        consumer enters the context)."""
+        gated, self._gated_for = self._gated_for, {}
+        if not gated or not new_ops:
+            return
+        ops = self.graph._ops
+        lo = ops.index(new_ops[0], 0, end)
+        moved = {s for made in gated.values() for s in made}
+        tail = ops[lo:]
+        order = []
+        for op in tail:
+            if op in moved:
+                continue
+            order.append(op)
+            order.extend(gated.get(op, ()))
+        if len(order) != len(tail):  # a switch whose consumer is not here: keep as is
+            return
+        for op, op_id in zip(order, sorted(op._id for op in tail)):
+            op._id = op_id
+        ops[lo:] = order
 
     def control_pivot(self) -> Operation:
         return self.pivot.op
@@ -466,7 +535,7 @@ class CondContext(ControlFlowContext):
             return result, flat
 
         (result, flat), new_ops = self.capture(call)
-        self.process(new_ops)
+        self.process([op for op in new_ops if op not in self._flushed])
         return result, [self.output(t) for t in flat]
 
     def _as_branch_tensor(self, x, which: str) -> Tensor:
@@ -527,6 +596,9 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
         pred = convert_to_tensor(pred)
         _check_pred(pred, f"tf.cond '{scope[:-1]}'")
         g = graph_for([pred])
+        outer = get_control_flow_context(g)
+        if isinstance(outer, CondContext):
+            outer.flush()
         with g.as_default():
             p_false, p_true = switch(pred, pred)
             pivot_t = g.create_op("Identity", [p_true], name="switch_t").outputs[0]
@@ -686,8 +758,9 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
 
     Built as nested `tf.cond`s, so only the chosen function's ops run. With
     ``exclusive=True`` an assertion checks at run time that at most one predicate is
-    true. Without a `default`, the last pair acts as the default and an assertion checks
-    that its predicate holds when no other does.
+    true. Without a `default`, the last pair acts as the default: the ops its function
+    creates run after an assertion that its predicate holds when no other does (a
+    tensor it returns from outside the function is returned unchecked, as in TensorFlow).
 
     Example
     -------
@@ -699,8 +772,6 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
     ...     print(sess.run(y, {x: 2}), sess.run(y, {x: 7}))
     20 0
     """
-    from flowgraph.ops.control_flow_ops import with_dependencies
-
     preds, fns = _case_pairs(pred_fn_pairs, name or "case")
     if default is not None and not callable(default):
         raise TypeError(f"tf.case '{name}': default must be callable, got {default!r}.")
@@ -714,22 +785,23 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
             def default():
                 from flowgraph.ops import array_ops
 
-                checks = [Assert(last_pred, ["Input error: None of conditions evaluated as "
-                                             "True:", array_ops.stack(all_preds,
-                                                                      name="preds_c")],
-                                 summarize=len(all_preds))]
-                if other_preds:
-                    checks.append(_assert_at_most_n_true(
-                        other_preds, 0, f"Implementation error: selected default action #{k} "
-                        "was called, but some of other predicates are True"))
-                result = last_fn()
-                return nest_map(lambda t: with_dependencies(checks, t)
-                                if isinstance(t, Tensor) else t, result)
+                checks = [_assert_at_most_n_true(
+                    other_preds, 0, f"Implementation error: selected default action #{k} "
+                    "was called, but some of other predicates are True")] \
+                    if other_preds else []
+                checks.append(Assert(last_pred, ["Input error: None of conditions evaluated "
+                                                 "as True:", array_ops.stack(
+                                                     all_preds, name="preds_c")],
+                                     summarize=len(all_preds)))
+                # As TensorFlow: the checks are control inputs of the ops the last
+                # function creates; a tensor it returns from outside goes unchecked.
+                with control_dependencies(checks):
+                    return last_fn()
 
         fn = default
         for pred, action in reversed(list(zip(preds, fns))):
             fn = functools.partial(cond, pred, action, fn, strict=strict)
-        if exclusive and len(preds) > 1:
+        if exclusive and preds:
             # the conds run after the check: the result is the outer cond's Merge
             check = _assert_at_most_n_true(preds, 1, "Input error: exclusive=True")
             with control_dependencies([check]):

@@ -89,8 +89,12 @@ def _dense(g):
 # -- primitives ------------------------------------------------------------------------------
 @register_gradient("Switch")
 def _switch_grad(op: Operation, grad_false, grad_true):
-    """The gradient of whichever output was live: a Merge of both outputs' gradients."""
-    return [merge([_dense(grad_false), _dense(grad_true)], name="cond_grad")[0], None]
+    """The gradient of whichever output was live: a Merge of both outputs' gradients
+    (an output of a dtype without zeros and without a gradient: the input gets none)."""
+    grads = [_dense(grad_false), _dense(grad_true)]
+    if any(g is None for g in grads):
+        return [None, None]
+    return [merge(grads, name="cond_grad")[0], None]
 
 
 register_gradient("RefSwitch")(_switch_grad)

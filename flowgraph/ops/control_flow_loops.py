@@ -409,13 +409,8 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
         nest_assert_same_structure(expected, got, "loop_vars", "body returned",
                                    f"while_loop '{name}'")
         next_vals = [ctx.output(t) for t in body_flat]
+        # Shapes are checked for every variable before dtypes, as TensorFlow does.
         for i, (m, n, x) in enumerate(zip(merges, next_vals, flat)):
-            if n.dtype.base_dtype != m.dtype.base_dtype:
-                raise TypeError(
-                    f"while_loop '{name}': loop variable {i} ({x.name}) has dtype "
-                    f"{m.dtype.base_dtype.name} before the loop but the body returns "
-                    f"{n.dtype.base_dtype.name} ({n.name}). Cast it with tf.cast in the "
-                    "body.")
             if not _shape_le(n.shape, m.shape):
                 suggest = _relaxed(m.shape, n.shape)
                 hint = suggest.as_list() if suggest.ndims is not None else None
@@ -425,6 +420,13 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
                     "across iterations, use the `shape_invariants` argument of "
                     "tf.while_loop to specify a less-specific shape. (while_loop "
                     f"'{name}', loop variable {i}: e.g. tf.TensorShape({hint}).)")
+        for i, (m, n, x) in enumerate(zip(merges, next_vals, flat)):
+            if n.dtype.base_dtype != m.dtype.base_dtype:
+                raise TypeError(
+                    f"while_loop '{name}': loop variable {i} ({x.name}) has dtype "
+                    f"{m.dtype.base_dtype.name} before the loop but the body returns "
+                    f"{n.dtype.base_dtype.name} ({n.name}). Cast it with tf.cast in the "
+                    "body.")
         with g.control_dependencies(None):
             nexts = []
             for m, n in zip(merges, next_vals):

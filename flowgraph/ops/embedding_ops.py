@@ -200,7 +200,7 @@ def _check_sparse_args(fn, combiner, sp_ids, sp_weights):
 
 
 def _positions(data):
-    """0..n-1 for the rows of `data` (a Range: the segment gradient is then dense)."""
+    """0..n-1 for the rows of `data` (every row once: the segment gradient is dense)."""
     return array_ops.range(array_ops.shape(data)[0])
 
 
@@ -210,7 +210,7 @@ def _segment_sum(data, segment_ids):
 
 def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str = "mod",
                             name: str | None = None, combiner: str | None = None,
-                            max_norm=None):
+                            max_norm=None, allow_fast_lookup: bool = False):
     """One embedding per row of `sp_ids` (a [batch, n] `SparseTensor` of ids): the
     `combiner` ('sum', 'mean' or 'sqrtn') of the embeddings of that row's ids, weighted by
     `sp_weights` (same indices as `sp_ids`) when given. As in TensorFlow, the result has
@@ -240,7 +240,8 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
             table = convert_to_tensor(params[0], name="params")
             if table.dtype.base_dtype == _dtypes.float16:
                 table = math_ops.cast(table, _dtypes.float32)
-            return reduce[combiner](table, sp_ids.values, sp_ids.indices[:, 0], name=scope)
+            return reduce[combiner](table, sp_ids.values, sp_ids.indices[:, 0], name=scope,
+                                    sparse_gradient=True)
         segment_ids = math_ops.cast(sp_ids.indices[:, 0], _dtypes.int32)
         rows = embedding_lookup(params, sp_ids.values, partition_strategy=partition_strategy,
                                 max_norm=max_norm)
@@ -266,7 +267,7 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
 def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None,
                                  combiner: str = "mean", default_id=None,
                                  name: str | None = None, partition_strategy: str = "div",
-                                 max_norm=None):
+                                 max_norm=None, allow_fast_lookup: bool = False):
     """`embedding_lookup_sparse` that tolerates bad input: ids < 0 are dropped (and, unless
     ``combiner='sum'``, entries with weight <= 0), examples left without ids get the
     embedding of `default_id` or zeros, and `sparse_ids` of rank > 2 give a result of

@@ -71,11 +71,13 @@ def _stacked(tas: list[TensorArray], flows, n_static) -> list[Tensor]:
 
 
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop: bool = True,
-           swap_memory: bool = False, infer_shape: bool = True, name=None):
+           swap_memory: bool = False, infer_shape: bool = True, name=None,
+           fn_output_signature=None):
     """Apply `fn` to each element of `elems` (slices along axis 0) and stack the results.
 
-    `dtype` gives the structure and dtypes of `fn`'s result when they differ from those
-    of `elems`. `parallel_iterations` defaults to 10.
+    `dtype` (or its TF 2 name `fn_output_signature`: dtypes or `tf.TensorSpec`s) gives
+    the structure and dtypes of `fn`'s result when they differ from those of `elems`.
+    `parallel_iterations` defaults to 10.
 
     Example
     -------
@@ -89,6 +91,11 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop: bool = Tr
     """
     if not callable(fn):
         raise TypeError(f"map_fn: fn must be callable, got {fn!r}.")
+    if fn_output_signature is not None:
+        if dtype is not None:
+            raise ValueError("Cannot specify both 'fn_output_signature' and 'dtype'")
+        specs = nest_flatten(fn_output_signature)
+        dtype = nest_pack(fn_output_signature, [getattr(s, "dtype", s) for s in specs])
     parallel_iterations = 10 if parallel_iterations is None else parallel_iterations
     with name_scope(name, "map", nest_flatten(elems)):
         flat, n, n_static = _elems(elems, "map_fn")
@@ -120,7 +127,7 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop: bool = Tr
         results = while_loop(lambda i, *_: math_ops.less(i, n), body,
                              (constant(0, name="i"), *[a.flow for a in accs]),
                              parallel_iterations=parallel_iterations, back_prop=back_prop,
-                             swap_memory=swap_memory)
+                             swap_memory=swap_memory, maximum_iterations=n)
         return nest_pack(out_structure, _stacked(accs, results[1:], n_static))
 
 
@@ -185,7 +192,7 @@ def scan(fn, elems, initializer=None, parallel_iterations: int = 10, back_prop: 
         results = while_loop(lambda i, *_: math_ops.less(i, n), body,
                              (constant(start, name="i"), *init, *[a.flow for a in accs]),
                              parallel_iterations=parallel_iterations, back_prop=back_prop,
-                             swap_memory=swap_memory)
+                             swap_memory=swap_memory, maximum_iterations=n)
         return nest_pack(structure, _stacked(accs, results[1 + k:], n_static))
 
 
@@ -223,7 +230,7 @@ def _fold(what: str, fn, elems, initializer, parallel_iterations, back_prop, swa
         results = while_loop(lambda i, *_: math_ops.less(i, n), body,
                              (constant(start, name="i"), *init),
                              parallel_iterations=parallel_iterations, back_prop=back_prop,
-                             swap_memory=swap_memory)
+                             swap_memory=swap_memory, maximum_iterations=n)
         return nest_pack(structure, list(results[1:]))
 
 

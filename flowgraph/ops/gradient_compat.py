@@ -28,9 +28,8 @@ import numpy as np
 
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.gradient_override import RegisterGradient
-from flowgraph.framework.graph import get_default_graph, name_scope
+from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.registry import register_gradient, register_op
-from flowgraph.ops.array_join_ops import stack
 from flowgraph.ops.array_shape_ops import reshape
 from flowgraph.ops.op_util import make_op
 
@@ -94,8 +93,11 @@ def custom_gradient(f=None):
 
     def decorated(*args, **kwargs):
         if kwargs:
-            raise TypeError(f"custom_gradient function {f.__name__} takes its tensors as "
-                            f"positional arguments, got keyword arguments {sorted(kwargs)}")
+            # TensorFlow's error (a ValueError in graph mode), then which function
+            raise ValueError(f"The custom_gradient decorator currently supports keywords "
+                             f"arguments only when eager execution is enabled. (Function "
+                             f"{f.__name__} got keyword arguments {sorted(kwargs)}; pass its "
+                             f"tensors positionally.)")
         inputs = [convert_to_tensor(a) for a in args]
         graph = get_default_graph()
         first_new = len(graph.get_operations())
@@ -105,8 +107,8 @@ def custom_gradient(f=None):
         variables, reads = _variables_read(graph, graph.get_operations()[first_new:])
         wants_variables = "variables" in inspect.signature(grad_fn).parameters
         if variables and not wants_variables:
-            raise TypeError("If using @custom_gradient with a function that uses variables, "
-                            "then grad_fn must accept a keyword argument 'variables'.")
+            raise TypeError(f"@tf.custom_gradient grad_fn must accept keyword argument "
+                            f"'variables', since function uses variables: {variables}")
         name = f"CustomGradient-{next(_custom_ids)}"
 
         @RegisterGradient(name)
@@ -168,7 +170,13 @@ def _variables_read(graph, new_ops):
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
              gate_gradients=False, aggregation_method=None):
     """For each x of `xs`, the second derivatives of ``sum(ys)``: a tensor of shape
-    ``x.shape + x.shape``. Each x needs a fully defined static shape.
+    ``x.shape + x.shape`` (dynamic when x's shape is not fully known).
+
+    Built as TensorFlow builds it: the first gradient flattened (``Reshape``), then a
+    ``tf.while_loop`` over its ``Size(x)`` elements writing ``tf.gradients(g[j], x)`` into
+    a TensorArray, stacked and reshaped to ``concat([Shape(x), Shape(x)])``; `name` is
+    accepted and unused, as in TensorFlow. An x that `ys` does not depend on gets None; a
+    row without a gradient (`ys` linear in x) is zeros.
 
     Example
     -------
@@ -178,30 +186,33 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     >>> tf.Session().run(h).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
+    from flowgraph.ops.array_join_ops import concat
+    from flowgraph.ops.array_shape_ops import shape, size, zeros_like
+    from flowgraph.ops.control_flow_loops import while_loop
     from flowgraph.ops.gradients import gradients
+    from flowgraph.ops.math_ops import less
+    from flowgraph.ops.tensor_array import TensorArray
 
+    del name
     xs = list(xs) if isinstance(xs, list | tuple) else [xs]
     kwargs = {"colocate_gradients_with_ops": colocate_gradients_with_ops,
               "gate_gradients": gate_gradients, "aggregation_method": aggregation_method}
     out = []
-    with name_scope(name, "hessians", [*xs]):
-        first = gradients(ys, xs, **kwargs)
-        for g, x in zip(first, xs):
-            shape = x.shape
-            if not shape.is_fully_defined():
-                raise ValueError(f"tf.hessians: '{x.name}' needs a fully defined shape, "
-                                 f"got {shape}")
-            if g is None:
-                out.append(None)
-                continue
-            n = int(np.prod(shape.as_list(), dtype=np.int64))
-            flat = reshape(g, [-1])
-            rows = []
-            for j in range(n):
-                (row,) = gradients(flat[j], x, **kwargs)
-                rows.append(row if row is not None else x * 0.0)
-            dims = shape.as_list()
-            out.append(reshape(stack(rows), dims + dims))
+    for g, x in zip(gradients(ys, xs, **kwargs), xs):
+        if g is None:
+            out.append(None)
+            continue
+        flat = reshape(g, [-1])
+        n = size(x)
+
+        def body(j, result, flat=flat, x=x):
+            (row,) = gradients(flat[j], x)
+            return j + 1, result.write(j, row if row is not None else zeros_like(x))
+
+        _, rows = while_loop(lambda j, _, n=n: less(j, n), body,
+                             [convert_to_tensor(0), TensorArray(x.dtype.base_dtype, n)])
+        dims = shape(x)
+        out.append(reshape(rows.stack(), concat((dims, dims), 0)))
     return out
 
 
@@ -230,7 +241,7 @@ def py_function(func, inp, Tout, name=None):
     >>> tf.Session().run(y).tolist()
     [2.0, 4.0]
     """
-    from flowgraph.ops.script_ops import py_func
+    from flowgraph.ops.script_ops import build_py_func
 
     def call(*values):
         out = func(*[_as_eager(v) for v in values])
@@ -238,4 +249,4 @@ def py_function(func, inp, Tout, name=None):
             return [np.asarray(o.numpy() if hasattr(o, "numpy") else o) for o in out]
         return np.asarray(out.numpy() if hasattr(out, "numpy") else out)
 
-    return py_func(call, inp, Tout, stateful=True, name=name)
+    return build_py_func(call, inp, Tout, "EagerPyFunc", name=name)

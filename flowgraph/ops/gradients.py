@@ -63,6 +63,7 @@ from collections.abc import Sequence
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.gradient_override import registered_gradient_for_type
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.ops import array_ops as _array
@@ -99,8 +100,11 @@ def _x_tensor(x) -> Tensor:
     ref = getattr(x, "_ref", None)
     if callable(ref):
         return ref()
-    raise TypeError(
-        f"tf.gradients: xs must be Tensors or Variables, got {type(x).__name__}: {x!r}")
+    try:  # a value, as TensorFlow: a new constant nothing depends on (gradient None)
+        return convert_to_tensor(x, name="x")
+    except (TypeError, ValueError):
+        raise TypeError(f"tf.gradients: xs must be Tensors or Variables, got "
+                        f"{type(x).__name__}: {x!r}") from None
 
 
 def _y_tensor(y) -> Tensor:
@@ -149,6 +153,10 @@ def _default_grad_ys(ys: list[Tensor], grad_ys: list, scope: str) -> list[Tensor
                                 f"(y.dtype = {y.dtype.name}, y = {y.name})")
             out.append(_ones_grad_y(y, i))
             continue
+        if isinstance(gy, Tensor) and gy.dtype.base_dtype != y.dtype.base_dtype:
+            raise TypeError(f"tf.gradients: grad_ys[{i}] '{gy.name}' has dtype "
+                            f"{gy.dtype.base_dtype.name} but ys[{i}] '{y.name}' is "
+                            f"{y.dtype.base_dtype.name}; cast it with tf.cast")
         gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)
         if not y.shape.is_compatible_with(gy.shape):
             raise ValueError(f"tf.gradients: grad_ys[{i}] of shape {gy.shape} is not "
@@ -179,6 +187,9 @@ def _op_grad_fn(op: Operation):
     if opdef.differentiable is False:
         return None
     if opdef.gradient is None:
+        user_fn = registered_gradient_for_type(op.type)  # @tf.RegisterGradient("MyOp")
+        if user_fn is not None:
+            return user_fn
         raise LookupError(
             f"No gradient defined for operation '{op.name}' (op type: {op.type}). Register "
             f"one with @register_gradient('{op.type}'), declare the op with "
@@ -201,7 +212,19 @@ def _output_grads(op: Operation, grads: dict, scope_name: str):
         if out[i] is None and is_differentiable_dtype(t.dtype):
             out[i] = _zeros_for(t)
             out[i]._is_zeros_tensor = True  # lets a gradient function skip work on it
+        elif out[i] is None and t.dtype.base_dtype == _dtypes.resource and \
+                op.type in ("Switch", "RefSwitch"):
+            # A variable's handle switched into a tf.cond and read in one branch: zeros
+            # of the variable's shape on the other (TensorFlow's VariableShape + Fill).
+            live = next(g for g in out if g is not None)
+            out[i] = _resource_zeros(t, live.dtype.base_dtype)
     return out
+
+
+def _resource_zeros(handle: Tensor, dtype) -> Tensor:
+    from flowgraph.ops.resource_variable_ops import variable_shape
+
+    return _array.zeros(variable_shape(handle), dtype=dtype)
 
 
 def gradients(ys, xs, grad_ys=None, name: str = "gradients",

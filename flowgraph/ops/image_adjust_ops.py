@@ -281,7 +281,7 @@ def central_crop(image, central_fraction: float):
         return out
 
 
-def transpose_image(image):
+def transpose_image(image, name=None):
     """Swap the height and width axes.
 
     Example
@@ -290,8 +290,10 @@ def transpose_image(image):
     >>> tf.image.transpose_image(tf.zeros([2, 5, 3])).shape.as_list()
     [5, 2, 3]
     """
-    x = _image(image, "transpose_image")
-    return transpose(x, [0, 2, 1, 3] if x.shape.ndims == 4 else [1, 0, 2])
+    with name_scope(name, "transpose", [image]):
+        x = _image(image, "transpose_image")
+        return transpose(x, [0, 2, 1, 3] if x.shape.ndims == 4 else [1, 0, 2],
+                         name=name or "transpose")
 
 
 def rot90(image, k: int = 1, name=None):

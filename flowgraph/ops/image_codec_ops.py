@@ -228,7 +228,7 @@ def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upsca
                        name=name or "DecodeAndCropJpeg")
 
 
-def adjust_jpeg_quality(image, jpeg_quality, dct_method="", name=None):
+def adjust_jpeg_quality(image, jpeg_quality, name=None, dct_method=""):
     """`image` ``[height, width, 1 or 3]`` after a JPEG round trip at `jpeg_quality`
     (0-100, an int or a scalar tensor), in its own dtype.
 

@@ -469,21 +469,54 @@ def _eig_grad(op, grad_e, grad_v):
     return [_lower_symmetric(grad_a)]
 
 
+def _safe_reciprocal(x, epsilon=1e-20):
+    return multiply(x, reciprocal(add(multiply(x, x), epsilon)))
+
+
 @register_gradient("Svd")
 def _svd_grad(op, grad_s, grad_u, grad_v):
-    if op.attrs["compute_uv"]:
-        if grad_u is not None or grad_v is not None:
-            raise NotImplementedError(
-                f"op '{op.name}' (Svd): flowgraph differentiates tf.svd through its "
-                "singular values s only, not through u and v; for a differentiable basis "
-                "of a symmetric matrix use tf.self_adjoint_eig")
-        if op.attrs["full_matrices"]:
-            raise NotImplementedError(
-                f"op '{op.name}' (Svd): the gradient needs full_matrices=False")
-        _, u, v = op.outputs
-    else:
-        _, u, v = svd(op.inputs[0], compute_uv=True)
-    return [matmul(u, matmul(matrix_diag(grad_s), v, adjoint_b=True))]
+    a = op.inputs[0]
+    if grad_s is None:
+        grad_s = zeros_like(op.outputs[0])
+    if not op.attrs["compute_uv"]:
+        _, u, v = svd(a, compute_uv=True)
+        return [matmul(u, matmul(matrix_diag(grad_s), v, adjoint_b=True))]
+    # TensorFlow's rule (Townsend's derivation), for a real matrix of known size
+    m, n = a.shape[-2].value, a.shape[-1].value
+    if m is None or n is None or a.dtype.is_complex:
+        raise NotImplementedError(
+            f"op '{op.name}' (Svd): the gradient through u and v needs a real input whose "
+            f"last two dimensions are known; got {a.shape} {a.dtype.name}")
+    s, u, v = op.outputs
+    grad_u = zeros_like(u) if grad_u is None else grad_u
+    grad_v = zeros_like(v) if grad_v is None else grad_v
+    use_adjoint = m > n
+    if use_adjoint:  # differentiate a^T = v s u^T and transpose at the end
+        m, n, u, v, grad_u, grad_v = n, m, v, u, grad_v, grad_u
+    full = op.attrs["full_matrices"]
+    if full and abs(m - n) > 1:
+        raise NotImplementedError(
+            f"op '{op.name}' (Svd): the gradient with full_matrices=True needs |m - n| <= 1, "
+            f"as in TensorFlow; got shape {a.shape}")
+    s_mat = matrix_diag(s)
+    s_sq = multiply(s, s)
+    f = matrix_set_diag(_safe_reciprocal(subtract(expand_dims(s_sq, -2),
+                                                  expand_dims(s_sq, -1))), zeros_like(s))
+    v1, grad_v1 = v[..., :, :m], grad_v[..., :, :m]
+    f_u = multiply(f, matmul(u, grad_u, adjoint_a=True))
+    f_v = multiply(f, matmul(v1, grad_v1, adjoint_a=True))
+    inner = add(add(matrix_diag(grad_s), matmul(add(f_u, adjoint(f_u)), s_mat)),
+                matmul(s_mat, add(f_v, adjoint(f_v))))
+    grad_a = matmul(u, matmul(inner, v1, adjoint_b=True))
+    if m != n:
+        gv1t = adjoint(grad_v1)
+        rest = subtract(gv1t, matmul(matmul(gv1t, v1), v1, adjoint_b=True))
+        if full:
+            v2, grad_v2 = v[..., :, m:n], grad_v[..., :, m:n]
+            rest = subtract(rest, matmul(matmul(v1, grad_v2, adjoint_a=True), v2,
+                                         adjoint_b=True))
+        grad_a = add(grad_a, matmul(matmul(u, matrix_diag(_safe_reciprocal(s))), rest))
+    return [adjoint(grad_a) if use_adjoint else grad_a]
 
 
 @register_gradient("Qr")

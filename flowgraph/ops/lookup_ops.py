@@ -76,7 +76,8 @@ def _import_shape(op, handle, keys, values):
 
 
 @register_op("InitializeTableFromTextFileV2",
-             attrs={"key_index": -2, "value_index": -1, "vocab_size": -1, "delimiter": "\t"},
+             attrs={"key_index": -2, "value_index": -1, "vocab_size": -1, "delimiter": "\t",
+                    "offset": 0},
              num_outputs=0, dtype_fn=lambda op: [], stateful=True)
 def _text_init_shape(op, handle, filename):
     if filename.ndims not in (None, 0):
@@ -191,7 +192,7 @@ class TextFileInitializer:
     """
 
     def __init__(self, filename, key_dtype, key_index, value_dtype, value_index,
-                 vocab_size=None, delimiter="\t", name=None) -> None:
+                 vocab_size=None, delimiter="\t", name=None, value_index_offset=0) -> None:
         if key_index < TextFileIndex.WHOLE_LINE or value_index < TextFileIndex.WHOLE_LINE:
             raise ValueError(f"TextFileInitializer: key_index and value_index must be >= -2, "
                              f"got {key_index} and {value_index}")
@@ -214,6 +215,7 @@ class TextFileInitializer:
         self.key_index, self.value_index = int(key_index), int(value_index)
         self.vocab_size = vocab_size
         self.delimiter = delimiter
+        self.value_index_offset = int(value_index_offset)  # added to the line numbers
         self._name = name or "text_file_init"
 
     def clone(self):
@@ -227,7 +229,8 @@ class TextFileInitializer:
             filename = np.asarray(filename, dtype=object).reshape(())[()]
         return TextFileInitializer(filename, self.key_dtype, self.key_index, self.value_dtype,
                                    self.value_index, self.vocab_size, self.delimiter,
-                                   name=self._name)
+                                   name=self._name,
+                                   value_index_offset=self.value_index_offset)
 
     def initialize(self, table):
         """The op filling `table` (its handle) from the file."""
@@ -238,7 +241,8 @@ class TextFileInitializer:
             op = make_op("InitializeTableFromTextFileV2", [table.resource_handle, filename], {
                 "key_index": self.key_index, "value_index": self.value_index,
                 "vocab_size": -1 if self.vocab_size is None else int(self.vocab_size),
-                "delimiter": self.delimiter}, name="InitializeTableFromTextFileV2")
+                "delimiter": self.delimiter, "offset": self.value_index_offset},
+                name="InitializeTableFromTextFileV2")
         add_to_collection(GraphKeys.ASSET_FILEPATHS, filename)
         return op
 
@@ -273,7 +277,8 @@ class StaticHashTable:
     [ 1.5 -1. ] 2
     """
 
-    def __init__(self, initializer, default_value, name=None) -> None:
+    def __init__(self, initializer, default_value, name=None,
+                 experimental_is_anonymous=False) -> None:
         self.key_dtype = initializer.key_dtype
         self.value_dtype = initializer.value_dtype
         self._initializer = initializer
@@ -371,7 +376,8 @@ class StaticVocabularyTable:
     [1 4 3]
     """
 
-    def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None) -> None:
+    def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None,
+                 experimental_is_anonymous=False) -> None:
         if num_oov_buckets <= 0:
             raise ValueError(f"StaticVocabularyTable: num_oov_buckets must be > 0, got "
                              f"{num_oov_buckets}")

@@ -23,6 +23,7 @@ from flowgraph.ops import check_ops as _check
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
 from flowgraph.ops import math_special as _s
+from flowgraph.ops import nn_ops as _nn
 from flowgraph.ops import segment_ops as _seg
 from flowgraph.ops.math_raw import (  # the op types TensorFlow emits
     cumulative_logsumexp,
@@ -54,8 +55,8 @@ def log_sigmoid(x, name=None):
     """
     with name_scope(name, "LogSigmoid", [x]):
         x = convert_to_tensor(x)
-        # -softplus(-x) = min(x, 0) - log1p(exp(-|x|))
-        return _m.minimum(x, _a.zeros_like(x)) - _m.log1p(_m.exp(_m.negative(_m.abs(x))))
+        # TensorFlow's composition: its gradient is sigmoid(-x) everywhere, 0.5 at x = 0
+        return _m.negative(_nn.softplus(_m.negative(x)))
 
 
 def lbeta(x, name=None):
@@ -130,8 +131,8 @@ def reciprocal_no_nan(x, name=None):
 
 
 
-def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=_dtypes.int64, name=None,
-                  reduction_indices=None, keep_dims=None):
+def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=_dtypes.int64,
+                  name=None, reduction_indices=None, keep_dims=None, input=None):
     """Number of non-zero elements across `axis` (TensorFlow 1.x's signature).
 
     Example
@@ -141,6 +142,10 @@ def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=_dtypes.int64, n
     ...     print(sess.run(tf.count_nonzero([[0, 1], [2, 0]], axis=1)))
     [1 1]
     """
+    if input is not None:  # TF 2's name of `input_tensor`
+        if input_tensor is not None:
+            raise ValueError("Cannot specify both 'input' and 'input_tensor'")
+        input_tensor = input
     if axis is None:
         axis = reduction_indices
     with name_scope(name, "count_nonzero", [input_tensor]):

@@ -30,6 +30,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.registry import register_gradient
+from flowgraph.ops import array_gen_ops
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
@@ -237,10 +238,7 @@ def _floor_mod_grad(op, grad):
     return list(unbroadcast(op, grad, grad * _m.negative(_m.floor_div(x, y))))
 
 
-@register_gradient("TruncateMod")
-def _truncate_mod_grad(op, grad):
-    x, y = op.inputs
-    return list(unbroadcast(op, grad, grad * _m.negative(_m.truncatediv(x, y))))
+# TruncateMod has no gradient in TensorFlow: tf.gradients through it is a LookupError.
 
 
 @register_gradient("Pow")
@@ -387,10 +385,10 @@ def _einsum_grad(op, grad):
     ins, out = _m.parse_einsum(op.attrs["equation"], len(inputs))
     for spec in ins:
         named = [lab for lab in spec if lab != "..."]
-        if len(set(named)) != len(named):
+        if len(set(named)) != len(named) and "..." in spec:
             raise NotImplementedError(
                 f"Gradient of Einsum '{op.name}' ({op.attrs['equation']}): repeated labels "
-                "within one operand (diagonals) are not supported")
+                "within an operand that has an ellipsis are not supported")
     if any("..." in spec for spec in ins):
         shapes = [t.shape for t, spec in zip(inputs, ins) if "..." in spec]
         lens = {s.ndims - len([lab for lab in spec if lab != "..."])
@@ -407,13 +405,35 @@ def _einsum_grad(op, grad):
         operands = [grad, *[t for t, _ in others]]
         specs = [term(out), *[term(s) for _, s in others]]
         available = {lab for spec in [out, *[s for _, s in others]] for lab in spec}
+        uniq = list(dict.fromkeys(ins[k]))  # a repeated label (a diagonal) once
         if any(lab not in available for lab in ins[k]):
-            # x has labels summed away in the forward pass: ones_like(x) broadcasts back.
-            operands.append(_a.ones_like(x))
-            specs.append(term(ins[k]))
-        eq = ",".join(specs) + "->" + term(ins[k])
-        grads.append(_m.einsum(eq, *operands))
+            # x has labels summed away in the forward pass: ones broadcast back.
+            operands.append(_a.ones_like(x) if uniq == ins[k] else
+                            _a.ones(_a.stack([_a.shape(x)[ins[k].index(lab)]
+                                              for lab in uniq]), x.dtype))
+            specs.append(term(uniq))
+        g = _m.einsum(",".join(specs) + "->" + term(uniq), *operands)
+        grads.append(g if uniq == ins[k] else _einsum_undiagonal(g, x, uniq, ins[k], ins))
     return grads
+
+
+def _einsum_undiagonal(g, x, uniq, spec, ins):
+    """`g` (labels `uniq`) placed on the diagonals of `x`'s repeated labels (`spec`, as
+    ``ii``): each later occurrence of a label gets a fresh one, tied by an identity."""
+    used = {lab for s in ins for lab in s}
+    fresh = (c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used)
+    seen, full, eyes, ties = set(), [], [], []
+    for pos, lab in enumerate(spec):
+        if lab in seen:
+            new = next(fresh)
+            r = array_gen_ops.range(0, _a.shape(x)[pos])
+            eyes.append(_m.cast(_m.equal(_a.expand_dims(r, 1), _a.expand_dims(r, 0)), x.dtype))
+            ties.append(lab + new)
+            full.append(new)
+        else:
+            seen.add(lab)
+            full.append(lab)
+    return _m.einsum(",".join(["".join(uniq), *ties]) + "->" + "".join(full), g, *eyes)
 
 
 # -- reductions -------------------------------------------------------------------------
@@ -478,9 +498,10 @@ def _cumprod_grad(op, grad):
     x, axis = op.inputs
     exclusive, reverse = op.attrs["exclusive"], op.attrs["reverse"]
     y = op.outputs[0]
-    # Exact for nonzero x (TensorFlow's rule): d/dx_i sum_j g_j y_j = sum_{j>=i} g_j y_j / x_i
+    # Exact for nonzero x (TensorFlow's rule): d/dx_i sum_j g_j y_j = sum_{j>=i} g_j y_j / x_i,
+    # and 0 where x_i = 0 (TensorFlow divides with div_no_nan)
     out = _r.cumsum(grad * _c(y), axis, exclusive=exclusive, reverse=not reverse)
-    return [out / _c(x), None]
+    return [_m.div_no_nan(out, _c(x)), None]
 
 
 def reduce_to(grad, x):

@@ -124,7 +124,7 @@ negative = _unary("Neg", "negative", _F + _SI + _C, "Elementwise `-x`.",
                   "negative([1, -2])", "[-1  2]")
 sign = _unary("Sign", "sign", _F + _SI + _C, "Elementwise sign: -1, 0 or 1 (x/|x| if complex).",
               "sign([-3.0, 0.0, 2.0])", "[-1.  0.  1.]")
-reciprocal = _unary("Reciprocal", "reciprocal", _FC, "Elementwise `1 / x`.",
+reciprocal = _unary("Reciprocal", "reciprocal", _FC + _SI, "Elementwise `1 / x`.",
                     "reciprocal([2.0, 4.0])", "[0.5  0.25]")
 square = _unary("Square", "square", _NUM, "Elementwise `x * x`.", "square([2, -3])", "[4 9]")
 sqrt = _unary("Sqrt", "sqrt", _FC, "Elementwise square root.", "sqrt([4.0, 9.0])", "[2. 3.]")
@@ -237,23 +237,41 @@ subtract = _binary("Sub", "subtract", _NUM, "Elementwise `x - y` with broadcasti
                    "subtract([1, 2], 10)", "[-9 -8]")
 multiply = _binary("Mul", "multiply", _NUM, "Elementwise `x * y` with broadcasting.",
                    "multiply([1, 2], 10)", "[10 20]")
-realdiv = _binary("RealDiv", "realdiv", _FC, "Elementwise `x / y` for floating types.",
+realdiv = _binary("RealDiv", "realdiv", _NUM, "Elementwise `x / y` for floating types.",
                   "realdiv([1.0, 2.0], 4.0)", "[0.25 0.5 ]")
-div_no_nan = _binary("DivNoNan", "div_no_nan", _FC,
-                     "Elementwise `x / y` for floating types, and 0 wherever `y` is 0 "
-                     "(whatever `x` is).", "div_no_nan([1.0, 2.0], [0.0, 4.0])", "[0.  0.5]",
-                     default_name="div_no_nan")
+_div_no_nan = _binary("DivNoNan", "div_no_nan", _FC, "", "", "", default_name="div_no_nan")
+
+
+def div_no_nan(x, y, name=None):
+    """Elementwise `x / y`, and 0 wherever `y` is 0 (whatever `x` is). Integers divide as
+    floating point first, as in `truediv`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(tf.div_no_nan([1.0, 2.0], [0.0, 4.0])))
+    [0.  0.5]
+    """
+    with name_scope(name, "div_no_nan", [x, y]) as scope:
+        x, y = binary_inputs(x, y, "DivNoNan", names=_XY)
+        dt = x.dtype.base_dtype
+        if dt in _TRUEDIV:
+            x, y = cast(x, _TRUEDIV[dt]), cast(y, _TRUEDIV[dt])
+        return _div_no_nan(x, y, name=scope)
+
+
 divide_no_nan = div_no_nan  # the tf.math name
-floor_div = _binary("FloorDiv", "floor_div", _REAL, "Elementwise `floor(x / y)`.",
+floor_div = _binary("FloorDiv", "floor_div", _NUM, "Elementwise `floor(x / y)`.",
                     "floor_div([7, -7], 2)", "[ 3 -4]")
 floormod = _binary("FloorMod", "floormod", _REAL,
                    "Elementwise remainder of floor division: the sign follows `y`.",
                    "floormod([7, -7], 3)", "[1 2]")
 mod = floormod
-truncatediv = _binary("TruncateDiv", "truncatediv", _REAL,
+truncatediv = _binary("TruncateDiv", "truncatediv", _NUM,
                       "Elementwise `x / y` rounded toward zero (C semantics).",
                       "truncatediv([7, -7], 2)", "[ 3 -3]")
-truncatemod = _binary("TruncateMod", "truncatemod", _F + _SI + _UI,
+truncatemod = _binary("TruncateMod", "truncatemod", (*_F, _dtypes.int32, _dtypes.int64),
                       "Elementwise remainder of truncated division: the sign follows `x`.",
                       "truncatemod([7, -7], 3)", "[ 1 -1]")
 pow = _binary("Pow", "pow", _F + _SI + _C, "Elementwise `x ** y`.",
@@ -415,9 +433,6 @@ def cast(x, dtype, name=None):
         src = x.dtype.base_dtype
         if src == base:
             return x
-        if _dtypes.string in (src, base):
-            raise TypeError(f"Cast '{scope[:-1]}': casting {src.name} to {base.name} is not "
-                            "supported; use tf.strings.to_number / tf.as_string")
         return make_tensor("Cast", [x], {"SrcT": src, "DstT": base}, name=scope)
 
 

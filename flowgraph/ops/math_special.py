@@ -242,7 +242,13 @@ def _i1e(x, op):
     return _a.where(zero, _a.fill(_a.shape(x), _k(0.5, x)), value)
 
 
-not_differentiable("Rint", "NextAfter")
+not_differentiable("Rint")
+
+
+@register_gradient("NextAfter")
+def _nextafter_grad(op, grad):
+    x1, x2 = op.inputs  # TensorFlow's rule: slope 1 with respect to x1, 0 with respect to x2
+    return list(unbroadcast(op, grad * _a.ones_like(x1), grad * _a.zeros_like(x2)))
 
 
 @register_gradient("Atan2")

@@ -115,10 +115,11 @@ def conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides, paddin
         name or "conv3d_backprop_filter")
 
 
-def conv3d_backprop_filter(input, filter, out_backprop, strides, padding,
+def conv3d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,
                            data_format="NDHWC", dilations=(1, 1, 1, 1, 1), name=None):
-    """`conv3d_backprop_filter_v2` taking the filter itself (its shape is used)."""
-    return conv3d_backprop_filter_v2(input, shape(filter), out_backprop, strides, padding,
+    """TF 2.15's ``tf.compat.v1.nn.conv3d_backprop_filter``: `conv3d_backprop_filter_v2`
+    itself (the filter's shape, `filter_sizes`, as a 1-D int tensor)."""
+    return conv3d_backprop_filter_v2(input, filter_sizes, out_backprop, strides, padding,
                                      data_format, dilations, name)
 
 
@@ -212,8 +213,8 @@ def _morphology(x, filters, strides, rates, padding, sign, what, name):
         return negative(out)
 
 
-def dilation2d(input, filter=None, strides=None, rates=None, padding=None,
-               data_format="NHWC", name=None, filters=None, dilations=None):
+def dilation2d(input, filter=None, strides=None, rates=None, padding=None, name=None,
+               filters=None, dilations=None, data_format="NHWC"):
     """Grayscale dilation: ``max over the window of input + filter`` per channel
     (``rates`` dilate the window).
 

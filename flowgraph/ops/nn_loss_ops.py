@@ -46,11 +46,9 @@ __all__: list[str] = []  # tf.nn.* only; see flowgraph/nn/__init__.py
 _INDEX_DTYPES = (_dtypes.int32, _dtypes.int64)
 
 
-def _ensure_named(fn_name: str, sentinel, labels, logits) -> None:
-    if sentinel is not None:
-        raise ValueError(
-            f"Only call `{fn_name}` with named arguments (labels=..., logits=..., ...), "
-            f"got a positional argument {sentinel!r}")
+def _ensure_given(fn_name: str, labels, logits) -> None:
+    # TF 1.x refused positional calls with a leading `_sentinel` argument; TF 2.15's
+    # compat.v1 functions take `labels` and `logits` by position, as these do.
     if labels is None or logits is None:
         raise ValueError(f"{fn_name}: both labels and logits must be provided.")
 
@@ -204,11 +202,11 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, d
         return loss
 
 
-def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,
-                                      name=None, axis=None):
+def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=None,
+                                      axis=None):
     """TF1's ``tf.nn.softmax_cross_entropy_with_logits``: like
     `softmax_cross_entropy_with_logits_v2`, but no gradient flows into `labels` (they are
-    wrapped in ``stop_gradient``). Call it with keyword arguments only.
+    wrapped in ``stop_gradient``).
 
     Example
     -------
@@ -218,7 +216,7 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
     >>> tf.Session().run(x)
     array([0.], dtype=float32)
     """
-    _ensure_named("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    _ensure_given("softmax_cross_entropy_with_logits", labels, logits)
     if axis is not None and dim != -1 and axis != dim:
         raise ValueError("Cannot specify both 'axis' and 'dim'")
     axis = dim if axis is None else axis
@@ -228,8 +226,7 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
                                                 name=scope)
 
 
-def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
-                                             name=None):
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Cross-entropy between integer class `labels` and unnormalized `logits`:
     ``-log_softmax(logits)[..., label]``, computed stably.
 
@@ -245,7 +242,7 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
     >>> print(tf.Session().run(x).round(4))
     [0.6931]
     """
-    _ensure_named("sparse_softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    _ensure_given("sparse_softmax_cross_entropy_with_logits", labels, logits)
     with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]) as scope:
         labels = convert_to_tensor(labels, name="labels")
         logits = convert_to_tensor(logits, name="logits")
@@ -294,7 +291,7 @@ def _same_shape_floats(fn_name: str, a, b, a_name: str, b_name: str):
     return y, x
 
 
-def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Elementwise logistic loss of `logits` against `labels` in [0, 1]:
     ``max(x, 0) - x * z + log(1 + exp(-|x|))`` (stable for large ``|x|``).
 
@@ -306,7 +303,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
     >>> print(tf.Session().run(x).round(4))
     [0.6931 0.    ]
     """
-    _ensure_named("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
+    _ensure_given("sigmoid_cross_entropy_with_logits", labels, logits)
     with name_scope(name, "logistic_loss", [logits, labels]) as scope:
         z, x = _same_shape_floats("sigmoid_cross_entropy_with_logits", labels, logits,
                                   "labels", "logits")
@@ -405,10 +402,12 @@ def l2_loss(t, name=None):
 
 # -- TopKV2 / InTopKV2 ---------------------------------------------------------------------------
 def _top_k_dtypes(op):
-    return [op.inputs[0].dtype.base_dtype, _dtypes.int32]
+    return [op.inputs[0].dtype.base_dtype,
+            _dtypes.as_dtype(op.attrs.get("index_type", _dtypes.int32))]
 
 
-@register_op("TopKV2", attrs={"sorted": True}, num_outputs=2, dtype_fn=_top_k_dtypes)
+@register_op("TopKV2", attrs={"sorted": True, "index_type": _dtypes.int32}, num_outputs=2,
+             dtype_fn=_top_k_dtypes)
 def _top_k_shape(op, x, k_shape):
     if k_shape.ndims not in (None, 0):
         raise op.shape_error(f"k must be a scalar but has shape {k_shape}")
@@ -431,10 +430,11 @@ TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 TopKV2.__doc__ = "The ``(values, indices)`` pair returned by `top_k`."
 
 
-def top_k(input, k=1, sorted=True, name=None):
+def top_k(input, k=1, sorted=True, index_type=_dtypes.int32, name=None):
     """The `k` largest entries along the last dimension of `input` and their indices.
 
-    Returns ``(values, indices)`` (indices int32), largest first; equal values keep their
+    Returns ``(values, indices)`` (indices of `index_type`: int16, int32 or int64),
+    largest first; equal values keep their
     order (the lower index first); NaN counts as the largest value. `sorted=False` is
     accepted and returns the same sorted result.
 
@@ -450,7 +450,12 @@ def top_k(input, k=1, sorted=True, name=None):
         x = convert_to_tensor(input, name="input")
         _check_dtype(x, REALS, "TopKV2", "input")
         kt = convert_to_tensor(k, dtype=_dtypes.int32, name="k")
-    op = make_op("TopKV2", [x, kt], {"sorted": bool(sorted)}, name=scope)
+        index_type = _dtypes.as_dtype(index_type).base_dtype
+        if index_type not in (_dtypes.int16, _dtypes.int32, _dtypes.int64):
+            raise TypeError(f"TopKV2: index_type must be int16, int32 or int64, got "
+                            f"{index_type.name}")
+    op = make_op("TopKV2", [x, kt], {"sorted": bool(sorted), "index_type": index_type},
+                 name=scope)
     return TopKV2(op.outputs[0], op.outputs[1])
 
 

@@ -639,12 +639,24 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
 
     with name_scope(name, "l2_normalize", [x]) as scope:
         t = convert_to_tensor(x, name="x")
+        if t.dtype.is_complex:  # TensorFlow normalizes the real and imaginary parts
+            return _l2_normalize_complex(t, axis, epsilon, scope)
         _check_dtype(t, FLOATS, "L2Normalize", "x")
         # TensorFlow's graph: Square, Sum (keepdims), Maximum, Rsqrt, Mul (the op named
         # after the scope); flowgraph's fused L2Normalize op remains for stored graphs
         square_sum = math_reduce.reduce_sum(math_ops.square(t), axis, keepdims=True)
         inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
         return math_ops.multiply(t, inv_norm, name=scope)
+
+
+def _l2_normalize_complex(t, axis, epsilon, name):
+    from flowgraph.ops import math_ops, math_reduce, spectral_ops
+
+    re, im = spectral_ops.real(t), spectral_ops.imag(t)
+    square_sum = math_reduce.reduce_sum(math_ops.square(re) + math_ops.square(im), axis,
+                                        keepdims=True)
+    inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
+    return spectral_ops.complex(re * inv_norm, im * inv_norm, name=name)
 
 
 def fused_l2_normalize(x, axis=None, epsilon=1e-12, name=None):

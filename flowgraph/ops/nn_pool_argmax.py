@@ -85,9 +85,8 @@ def _four(value, name: str) -> list[int]:
     return v
 
 
-def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC",
-                         output_dtype=_dtypes.int64, include_batch_in_index=False,
-                         name=None, Targmax=None):
+def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", Targmax=None,
+                         name=None, output_dtype=None, include_batch_in_index=False):
     """Max pooling of a 4-D NHWC `input`, and the flat input index of each maximum.
 
     Parameters
@@ -121,7 +120,11 @@ def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC",
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"tf.nn.max_pool_with_argmax: padding must be 'SAME' or 'VALID', "
                          f"got {padding!r}")
-    argmax_dtype = _dtypes.as_dtype(Targmax if Targmax is not None else output_dtype)
+    if Targmax is not None and output_dtype is not None and \
+            _dtypes.as_dtype(Targmax) != _dtypes.as_dtype(output_dtype):
+        raise ValueError("Cannot specify both 'Targmax' and 'output_dtype'")
+    argmax_dtype = _dtypes.as_dtype(Targmax if Targmax is not None else
+                                    output_dtype if output_dtype is not None else _dtypes.int64)
     if argmax_dtype not in (_dtypes.int32, _dtypes.int64):
         raise TypeError(f"tf.nn.max_pool_with_argmax: output_dtype must be int32 or int64, "
                         f"got {argmax_dtype.name}")

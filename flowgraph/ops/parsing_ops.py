@@ -19,6 +19,7 @@ Example
 from __future__ import annotations
 
 import itertools
+import re
 from collections import namedtuple
 
 import numpy as np
@@ -31,12 +32,13 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.op_util import make_op
-from flowgraph.ops.parsing_ragged_feature import expand_ragged_features
+from flowgraph.ops.parsing_ragged_feature import RaggedPart, expand_ragged_features
 from flowgraph.ops.parsing_sparse_feature import (
     SparseFeature,
     check_sparse_feature,
     sparse_from_parts,
 )
+from flowgraph.ops.raw_ops import _raw_op
 
 __all__ = [
     "FixedLenFeature",
@@ -200,8 +202,8 @@ def _dense_default(key: str, feature, shape: TensorShape, dtype):
     return value.reshape(full)
 
 
-def _split_features(features: dict):
-    if not isinstance(features, dict) or not features:
+def _split_features(features: dict, allow_empty: bool = False):
+    if not isinstance(features, dict) or (not features and not allow_empty):
         raise ValueError("features must be a non-empty dict of feature name -> "
                          "FixedLenFeature / VarLenFeature / FixedLenSequenceFeature")
     sparse, dense = [], []
@@ -225,7 +227,7 @@ def _split_features(features: dict):
 
 
 def parsed_dtypes(op) -> list:
-    """The output dtypes of a parsing op (``ParseExample``, ``ParseSequenceFeatures``):
+    """The output dtypes of flowgraph's attribute-keyed ``ParseExample``:
     per sparse key its indices (int64), then values, then dense shapes (int64); then one
     tensor per dense key.
 
@@ -240,19 +242,9 @@ def parsed_dtypes(op) -> list:
             + [_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["dense_types"]])
 
 
-def parsed_features(op, sparse_keys: list[str], dense_keys: list[str]) -> dict:
-    """Feature name -> parsed value of a parsing op's outputs (laid out as
-    `parsed_dtypes` says): a `SparseTensor` per sparse key, a Tensor per dense key."""
-    outs = list(op.outputs)
-    n = len(sparse_keys)
-    result = {}
-    for i, key in enumerate(sparse_keys):
-        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
-    for j, key in enumerate(dense_keys):
-        result[key] = outs[3 * n + j]
-    return result
-
-
+# flowgraph's attribute-keyed ParseExample: what a TensorFlow 1.x graph's ParseExample
+# (keys as inputs) is read into (`tf_formats.parse_example`); `parse_example` itself
+# builds TensorFlow's ParseExampleV2 (`parsing_v2_ops`).
 @register_op("ParseExample", attrs={"sparse_keys": [], "sparse_types": [], "dense_keys": [],
                                     "dense_types": [], "dense_shapes": [], "dense_defaults": [],
                                     "dense_is_sequence": []},
@@ -279,6 +271,9 @@ def parse_example(serialized, features: dict, name: str | None = None,
                   example_names=None) -> dict:
     """Parse a batch of serialized `tf.train.Example` protos into a dict of tensors.
 
+    Builds one ``ParseExampleV2`` op, as TensorFlow 2.15 does (also under
+    ``tf.compat.v1``).
+
     Parameters
     ----------
     serialized : string Tensor of shape [batch]
@@ -286,7 +281,8 @@ def parse_example(serialized, features: dict, name: str | None = None,
     features : dict
         Feature name -> `FixedLenFeature` (dense [batch, *shape]; missing without default is
         an error), `FixedLenSequenceFeature` (dense [batch, max_items, *shape], needs
-        ``allow_missing=True``) or `VarLenFeature` (a `tf.SparseTensor`).
+        ``allow_missing=True``), `VarLenFeature` (a `tf.SparseTensor`), `SparseFeature`
+        or `RaggedFeature`.
 
     Example
     -------
@@ -296,19 +292,65 @@ def parse_example(serialized, features: dict, name: str | None = None,
     >>> with tf.Session() as sess:
     ...     print(sess.run(out["x"]))
     [[1 2 3 4]]
+    >>> out["x"].op.type
+    'ParseExampleV2'
     """
-    features, combine_ragged = expand_ragged_features(features, VarLenFeature)
+    features, combine_ragged = expand_ragged_features(features)
     features, combine = _expand_sparse_features(features)
-    sparse, dense = _split_features(features)
-    with name_scope(name, "ParseExample", [serialized]) as scope:
+    ragged = {k: f for k, f in features.items() if isinstance(f, RaggedPart)}
+    sparse, dense = _split_features({k: f for k, f in features.items() if k not in ragged}
+                                    if ragged else features, allow_empty=bool(ragged))
+    ragged_keys = sorted(ragged)
+    with name_scope(name, "ParseExample", [serialized, example_names]):
         serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
-        op = make_op("ParseExample", [serialized], {
-            "sparse_keys": [k for k, _ in sparse], "sparse_types": [d for _, d in sparse],
-            "dense_keys": [d[0] for d in dense], "dense_types": [d[1] for d in dense],
-            "dense_shapes": [d[2] for d in dense], "dense_defaults": [d[3] for d in dense],
-            "dense_is_sequence": [d[4] for d in dense]}, name=scope)
-        parsed = parsed_features(op, [k for k, _ in sparse], [d[0] for d in dense])
+        names = _strings([] if example_names is None else example_names)
+        defaults = [_default_input(*d) for d in dense]
+        out = _raw_op("ParseExampleV2")(
+            serialized=serialized, names=names, sparse_keys=_strings([k for k, _ in sparse]),
+            dense_keys=_strings([d[0] for d in dense]), ragged_keys=_strings(ragged_keys),
+            dense_defaults=defaults, num_sparse=len(sparse),
+            sparse_types=[d for _, d in sparse],
+            ragged_value_types=[ragged[k].dtype for k in ragged_keys],
+            ragged_split_types=[ragged[k].row_splits_dtype for k in ragged_keys],
+            dense_shapes=[TensorShape([None]).concatenate(d[2]) if d[4] else d[2]
+                          for d in dense])
+        parsed = {}
+        for i, (key, _) in enumerate(sparse):
+            parsed[key] = SparseTensor(out.sparse_indices[i], out.sparse_values[i],
+                                       out.sparse_shapes[i])
+        for j, d in enumerate(dense):
+            parsed[d[0]] = out.dense_values[j]
+        for j, key in enumerate(ragged_keys):
+            parsed[key] = (out.ragged_values[j], out.ragged_row_splits[j])
         return combine_ragged(combine(parsed), serialized.shape)
+
+
+def _strings(items):
+    """A string vector constant (TensorFlow's key inputs), even when empty."""
+    values = items.tolist() if isinstance(items, np.ndarray) else list(items)
+    if values and isinstance(values[0], Tensor):
+        return items
+    out = np.empty(len(values), dtype=object)
+    out[:] = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
+    return out
+
+
+def _default_input(key: str, dtype, shape: TensorShape, default, is_seq: bool) -> Tensor:
+    """A dense feature's default input as TensorFlow builds it: the value reshaped to the
+    feature's shape (a scalar padding value for a sequence feature), or an empty
+    constant ("required"; a zero / empty-string padding value for a sequence)."""
+    from flowgraph.ops.array_ops import reshape
+
+    safe = re.sub(r"[^A-Za-z0-9_.\-/]", "_", key)
+    if default is None:
+        value = ((b"" if dtype == _dtypes.string else 0) if is_seq
+                 else np.zeros([0], dtype=object if dtype == _dtypes.string
+                               else dtype.as_numpy_dtype))
+        return convert_to_tensor(value, dtype=dtype, name="Const")
+    if is_seq:
+        return reshape(convert_to_tensor(default, dtype=dtype, name=f"padding_{safe}"), [])
+    return reshape(convert_to_tensor(default, dtype=dtype, name=f"key_{safe}"),
+                   shape.as_list())
 
 
 def _expand_sparse_features(features: dict):
@@ -353,11 +395,12 @@ def parse_single_example(serialized, features: dict, name: str | None = None,
     >>> out["x"].shape.as_list()
     []
     """
-    serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
-    if serialized.shape.ndims not in (None, 0):
-        raise ValueError(f"parse_single_example: serialized must be a scalar, got shape "
-                         f"{serialized.shape}")
-    return parse_example(serialized, features, name=name or "ParseSingleExample")
+    with name_scope(name, "ParseSingleExample", [serialized, example_names]):
+        serialized = convert_to_tensor(serialized, dtype=_dtypes.string, name="serialized")
+        if serialized.shape.ndims not in (None, 0):
+            raise ValueError(f"parse_single_example: serialized must be a scalar, got shape "
+                             f"{serialized.shape}")
+        return parse_example(serialized, features, example_names=example_names)
 
 
 not_differentiable("DecodeCSV", "ParseExample")

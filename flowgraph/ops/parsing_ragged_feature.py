@@ -1,8 +1,9 @@
 """``tf.io.RaggedFeature``: a feature parsed into a `RaggedTensor`, for
 ``tf.io.parse_example`` and ``parse_single_example`` (`flowgraph/ops/parsing_ops.py`).
 
-The values and every partition key are parsed as ``VarLenFeature`` s (one flat list per
-example, concatenated over the batch); the partitions then nest the flat values,
+The values and every partition key are parsed as ragged keys of ``ParseExampleV2`` (one
+flat list per example, concatenated over the batch, and its row splits); the partitions
+then nest the flat values,
 innermost first, and the batch dimension goes outermost::
 
     example 1: v = [1, 2, 3], lens = [2, 1]      RaggedFeature(int64, value_key="v",
@@ -30,7 +31,11 @@ from collections import namedtuple
 
 from flowgraph.framework import dtypes as _dtypes
 
-__all__ = ["RaggedFeature", "expand_ragged_features"]
+__all__ = ["RaggedFeature", "RaggedPart", "expand_ragged_features"]
+
+# A key a RaggedFeature reads (its values or a partition): parsed by ``ParseExampleV2``'s
+# ragged outputs into (flat values, row splits over the batch).
+RaggedPart = namedtuple("RaggedPart", ["dtype", "row_splits_dtype"])
 
 _RowLengths = namedtuple("RowLengths", ["key"])
 _RowSplits = namedtuple("RowSplits", ["key"])
@@ -82,9 +87,9 @@ row_splits_dtype=tf.int32, validate=False)
         return super().__new__(cls, dtype, value_key, partitions, row_splits_dtype, validate)
 
 
-def expand_ragged_features(features: dict, VarLenFeature):
-    """`features` with each `RaggedFeature` replaced by the `VarLenFeature` s (the class
-    is passed in by `flowgraph/ops/parsing_ops.py`) of its value and partition keys, and
+def expand_ragged_features(features: dict):
+    """`features` with each `RaggedFeature` replaced by the `RaggedPart` s of its value
+    and partition keys, and
     ``combine(parsed, serialized_shape)``, which builds the requested dict from the
     parsed one."""
     if not isinstance(features, dict) or not any(
@@ -97,12 +102,12 @@ def expand_ragged_features(features: dict, VarLenFeature):
             (p.key, _dtypes.int64) for p in f.partitions if not isinstance(p, _UniformRowLength)]
         for part, dtype in parts:
             have = expanded.get(part)
-            if have is not None and not (isinstance(have, VarLenFeature)
+            if have is not None and not (isinstance(have, RaggedPart)
                                          and _dtypes.as_dtype(have.dtype) == dtype):
                 raise ValueError(f"Feature '{key}': RaggedFeature key '{part}' is also "
-                                 f"requested as {have}; request it as "
-                                 f"VarLenFeature({dtype.name}) or not at all")
-            expanded[part] = VarLenFeature(dtype)
+                                 f"requested as {have}; request it with one dtype "
+                                 f"({dtype.name}) in RaggedFeatures only")
+            expanded[part] = RaggedPart(dtype, f.row_splits_dtype)
 
     def combine(parsed: dict, serialized_shape) -> dict:
         out = {k: v for k, v in parsed.items() if k in features}
@@ -115,19 +120,18 @@ def expand_ragged_features(features: dict, VarLenFeature):
     return expanded, combine
 
 
-def _per_example(sp, splits_dtype, batched: bool, batch=None):
-    """(flat values, items per example) of a parsed VarLenFeature."""
+def _per_example(part, splits_dtype, batched: bool, batch=None):
+    """(flat values, items per example) of a parsed ragged key: ``(values, row
+    splits)``."""
     from flowgraph.ops import array_ops as _a
     from flowgraph.ops import math_ops as _m
-    from flowgraph.ops.math_reduce import bincount
 
+    values, splits = part
     if not batched:
-        return sp.values, None
-    rows = _m.cast(sp.indices[:, 0], _dtypes.int32)
-    n = _m.cast(sp.dense_shape[0], _dtypes.int32)
-    counts = bincount(rows, minlength=n, maxlength=n)
-    return sp.values, _m.cast(_a.reshape(counts, [-1 if batch is None else batch]),
-                              splits_dtype)
+        return values, None
+    counts = splits[1:] - splits[:-1]
+    return values, _m.cast(_a.reshape(counts, [-1 if batch is None else batch]),
+                           splits_dtype)
 
 
 def _ragged(f: RaggedFeature, key: str, parsed: dict, batched: bool, batch):

@@ -125,9 +125,46 @@ def _float_dtype(dtype, what):
     return dtype
 
 
-def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=_dtypes.float32, name=None):
+_ALGORITHMS = {"philox": 1, "threefry": 2, "auto_select": 3}
+
+
+def _algorithm(alg) -> int:
+    """TF's number for a stateless algorithm: a name, a ``tf.random.Algorithm`` or an int."""
+    value = getattr(alg, "value", alg)
+    if value is None:
+        return _ALGORITHMS["auto_select"]
+    if isinstance(value, str) and value.lower() in _ALGORITHMS:
+        return _ALGORITHMS[value.lower()]
+    if isinstance(value, int) and not isinstance(value, bool) and value in (1, 2, 3):
+        return value
+    raise ValueError(f"Argument `alg` got unsupported value {alg!r}. Supported values are "
+                     f"{sorted(_ALGORITHMS)} (or the tf.random.Algorithm members).")
+
+
+def _key_counter(seed):
+    """TF 2.15's graph for a seed: ``StatelessRandomGetKeyCounter`` (Philox's key and
+    counter; its seed constant is created inside the op's own scope, as TF names it)."""
+    with name_scope(None, "StatelessRandomGetKeyCounter") as scope:
+        seed_t = _seed(seed)
+        key, counter = make_op("StatelessRandomGetKeyCounter", [seed_t], name=scope).outputs
+    return key, counter
+
+
+def _sample_v2(op_type, shape_t, seed, alg, attrs, name=None, extra=()):
+    """``op_type`` (a ``*V2`` stateless sampler) of `shape_t` from `seed`'s key and
+    counter; the algorithm constant is made inside the op's scope (or `name`'s)."""
+    key, counter = _key_counter(seed)
+    with name_scope(name, op_type) as scope:
+        alg_t = convert_to_tensor(_algorithm(alg), dtype=_dtypes.int32, name="alg")
+        return make_tensor(op_type, [shape_t, key, counter, alg_t, *extra], attrs, name=scope)
+
+
+def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=_dtypes.float32, name=None,
+                      alg="auto_select"):
     """Deterministic uniform samples in ``[minval, maxval)`` (``[0, 1)`` for floats by
     default). Integer dtypes need both bounds, or neither for the dtype's whole range.
+    `alg` is "auto_select" (Philox on the CPU, as TF), "philox" or "threefry" (which TF's
+    CPU kernels, and flowgraph's, refuse when run).
 
     Example
     -------
@@ -144,33 +181,36 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=_dtypes.float32,
     elif dtype not in FLOATS:
         raise ValueError(f"stateless_uniform: dtype must be a float or int32/int64, got "
                          f"{dtype.name}")
+    _algorithm(alg)
     with name_scope(name, "stateless_random_uniform", [shape, seed, minval, maxval]) as scope:
-        shape_t, seed_t = _shape_tensor(shape), _seed(seed)
+        shape_t = _shape_tensor(shape)
         if dtype in _INTS and minval is None:
-            return make_tensor("StatelessRandomUniformFullInt", [shape_t, seed_t],
-                               {"dtype": dtype}, name=scope)
+            return _sample_v2("StatelessRandomUniformFullIntV2", shape_t, seed, alg,
+                              {"dtype": dtype}, name=scope)
         if dtype in _INTS:
             lo = convert_to_tensor(minval, dtype=dtype, name="min")
             hi = convert_to_tensor(maxval, dtype=dtype, name="max")
-            return make_tensor("StatelessRandomUniformInt", [shape_t, seed_t, lo, hi],
-                               {"dtype": dtype}, name=scope)
+            return _sample_v2("StatelessRandomUniformIntV2", shape_t, seed, alg, {"dtype": dtype},
+                              name=scope, extra=(lo, hi))
         lo = convert_to_tensor(minval, dtype=dtype, name="min")
         hi = convert_to_tensor(1 if maxval is None else maxval, dtype=dtype, name="max")
-        rnd = make_tensor("StatelessRandomUniform", [shape_t, seed_t], {"dtype": dtype})
+        rnd = _sample_v2("StatelessRandomUniformV2", shape_t, seed, alg, {"dtype": dtype})
         return make_tensor("AddV2", [rnd * (hi - lo), lo], name=scope)
 
 
-def _normal_like(op_type, scope_name, shape, seed, mean, stddev, dtype, name):
+def _normal_like(op_type, scope_name, shape, seed, mean, stddev, dtype, name, alg):
     dtype = _float_dtype(dtype, scope_name)
+    _algorithm(alg)
     with name_scope(name, scope_name, [shape, seed, mean, stddev]) as scope:
-        shape_t, seed_t = _shape_tensor(shape), _seed(seed)
+        shape_t = _shape_tensor(shape)
         m = convert_to_tensor(mean, dtype=dtype, name="mean")
         s = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        rnd = make_tensor(op_type, [shape_t, seed_t], {"dtype": dtype})
+        rnd = _sample_v2(op_type, shape_t, seed, alg, {"dtype": dtype})
         return make_tensor("AddV2", [rnd * s, m], name=scope)
 
 
-def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
+def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None,
+                     alg="auto_select"):
     """Deterministic normal samples (Box-Muller on TensorFlow's Philox stream).
 
     Example
@@ -179,12 +219,12 @@ def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.float32, n
     >>> tf.random.stateless_normal([2, 3], seed=[7, 8]).shape.as_list()
     [2, 3]
     """
-    return _normal_like("StatelessRandomNormal", "stateless_random_normal", shape, seed,
-                        mean, stddev, dtype, name)
+    return _normal_like("StatelessRandomNormalV2", "stateless_random_normal", shape, seed,
+                        mean, stddev, dtype, name, alg)
 
 
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.float32,
-                               name=None):
+                               name=None, alg="auto_select"):
     """Deterministic normal samples redrawn until within two standard deviations.
 
     Example
@@ -194,8 +234,8 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.
     >>> bool(abs(tf.Session().run(x)).max() < 2.0)
     True
     """
-    return _normal_like("StatelessTruncatedNormal", "stateless_truncated_normal", shape,
-                        seed, mean, stddev, dtype, name)
+    return _normal_like("StatelessTruncatedNormalV2", "stateless_truncated_normal", shape,
+                        seed, mean, stddev, dtype, name, alg)
 
 
 def _multinomial(logits, num_samples, seed, dtype, scope_name, name):

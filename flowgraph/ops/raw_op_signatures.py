@@ -158,6 +158,24 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "BitwiseAnd": ("x:T,y:T", ""),
     "BitwiseOr": ("x:T,y:T", ""),
     "BitwiseXor": ("x:T,y:T", ""),
+    "BlockLSTM": (
+        "seq_len_max:,x:T,cs_prev:T,h_prev:T,w:T,wci:T,wcf:T,wco:T,b:T",
+        "forget_bias,cell_clip,use_peephole",
+    ),
+    "BlockLSTMGrad": (
+        "seq_len_max:,x:T,cs_prev:T,h_prev:T,w:T,wci:T,wcf:T,wco:T,b:T,i:T,cs:T,f:T,o:T,"
+        "ci:T,co:T,h:T,cs_grad:T,h_grad:T",
+        "use_peephole",
+    ),
+    "BlockLSTMGradV2": (
+        "seq_len_max:,x:T,cs_prev:T,h_prev:T,w:T,wci:T,wcf:T,wco:T,b:T,i:T,cs:T,f:T,o:T,"
+        "ci:T,co:T,h:T,cs_grad:T,h_grad:T",
+        "use_peephole",
+    ),
+    "BlockLSTMV2": (
+        "seq_len_max:,x:T,cs_prev:T,h_prev:T,w:T,wci:T,wcf:T,wco:T,b:T",
+        "cell_clip,use_peephole",
+    ),
     "BroadcastArgs": ("s0:T,s1:T", ""),
     "BroadcastGradientArgs": ("s0:T,s1:T", ""),
     "BroadcastTo": ("input:T,shape:Tidx", ""),
@@ -332,6 +350,7 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "DrawBoundingBoxesV2": ("images:T,boxes:,colors:", ""),
     "DynamicPartition": ("data:T,partitions:", "num_partitions"),
     "DynamicStitch": ("*indices:,*data:T", ""),
+    "EagerPyFunc": ("*input:Tin", "token,Tout,is_async"),
     "EditDistance": (
         "hypothesis_indices:,hypothesis_values:T,hypothesis_shape:,truth_indices:,"
         "truth_values:T,truth_shape:",
@@ -455,6 +474,8 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "input:T,size:,paddings:,filter:T",
         "mode,strides,padding,resize_align_corners",
     ),
+    "GRUBlockCell": ("x:T,h_prev:T,w_ru:T,w_c:T,b_ru:T,b_c:T", ""),
+    "GRUBlockCellGrad": ("x:T,h_prev:T,w_ru:T,w_c:T,b_ru:T,b_c:T,r:T,u:T,c:T,d_h:T", ""),
     "Gather": ("params:Tparams,indices:Tindices", "validate_indices"),
     "GatherNd": ("params:Tparams,indices:Tindices", ""),
     "GatherV2": ("params:Tparams,indices:Tindices,axis:Taxis", "batch_dims"),
@@ -536,6 +557,15 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "L2Loss": ("t:T", ""),
     "LRN": ("input:T", "depth_radius,bias,alpha,beta"),
     "LRNGrad": ("input_grads:T,input_image:T,output_image:T", "depth_radius,bias,alpha,beta"),
+    "LSTMBlockCell": (
+        "x:T,cs_prev:T,h_prev:T,w:T,wci:T,wcf:T,wco:T,b:T",
+        "forget_bias,cell_clip,use_peephole",
+    ),
+    "LSTMBlockCellGrad": (
+        "x:T,cs_prev:T,h_prev:T,w:T,wci:T,wcf:T,wco:T,b:T,i:T,cs:T,f:T,o:T,ci:T,co:T,"
+        "cs_grad:T,h_grad:T",
+        "use_peephole",
+    ),
     "LeakyRelu": ("features:T", "alpha"),
     "LeakyReluGrad": ("gradients:T,features:T", "alpha"),
     "LearnedUnigramCandidateSampler": (
@@ -741,6 +771,40 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "serialized:,names:,*sparse_keys:,*dense_keys:,*dense_defaults:Tdense",
         "sparse_types,dense_shapes",
     ),
+    "ParseExampleV2": (
+        "serialized:,names:,sparse_keys:,dense_keys:,ragged_keys:,*dense_defaults:Tdense",
+        "num_sparse,sparse_types,ragged_value_types,ragged_split_types,dense_shapes",
+    ),
+    "ParseSequenceExample": (
+        "serialized:,debug_name:,*context_dense_defaults:Tcontext_dense",
+        "feature_list_dense_missing_assumed_empty,context_sparse_keys,context_dense_keys,"
+        "feature_list_sparse_keys,feature_list_dense_keys,Ncontext_sparse,Ncontext_dense,"
+        "Nfeature_list_sparse,Nfeature_list_dense,context_sparse_types,"
+        "feature_list_dense_types,context_dense_shapes,feature_list_sparse_types,"
+        "feature_list_dense_shapes",
+    ),
+    "ParseSequenceExampleV2": (
+        "serialized:,debug_name:,context_sparse_keys:,context_dense_keys:,"
+        "context_ragged_keys:,feature_list_sparse_keys:,feature_list_dense_keys:,"
+        "feature_list_ragged_keys:,feature_list_dense_missing_assumed_empty:,"
+        "*context_dense_defaults:Tcontext_dense",
+        "Ncontext_sparse,context_sparse_types,context_ragged_value_types,"
+        "context_ragged_split_types,context_dense_shapes,Nfeature_list_sparse,"
+        "Nfeature_list_dense,feature_list_dense_types,feature_list_sparse_types,"
+        "feature_list_ragged_value_types,feature_list_ragged_split_types,"
+        "feature_list_dense_shapes",
+    ),
+    "ParseSingleExample": (
+        "serialized:,*dense_defaults:Tdense",
+        "num_sparse,sparse_keys,dense_keys,sparse_types,dense_shapes",
+    ),
+    "ParseSingleSequenceExample": (
+        "serialized:,feature_list_dense_missing_assumed_empty:,*context_sparse_keys:,"
+        "*context_dense_keys:,*feature_list_sparse_keys:,*feature_list_dense_keys:,"
+        "*context_dense_defaults:Tcontext_dense,debug_name:",
+        "context_sparse_types,feature_list_dense_types,context_dense_shapes,"
+        "feature_list_sparse_types,feature_list_dense_shapes",
+    ),
     "ParseTensor": ("serialized:", "out_type"),
     "Placeholder": ("", "dtype,shape"),
     "PlaceholderV2": ("", "dtype,shape"),
@@ -883,6 +947,7 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "RefSelect": ("index:,*inputs:T", ""),
     "RefSwitch": ("data:T,pred:", ""),
     "RegexFullMatch": ("input:,pattern:", ""),
+    "RegexReplace": ("input:,pattern:,rewrite:", "replace_global"),
     "Relu": ("features:T", ""),
     "Relu6": ("features:T", ""),
     "Relu6Grad": ("gradients:T,features:T", ""),
@@ -1306,6 +1371,7 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "StatelessShuffle": ("value:T,key:,counter:,alg:", ""),
     "StatelessTruncatedNormal": ("shape:T,seed:Tseed", "dtype"),
     "StatelessTruncatedNormalV2": ("shape:Tshape,key:,counter:,alg:", "dtype"),
+    "StaticRegexFullMatch": ("input:", "pattern"),
     "StaticRegexReplace": ("input:", "pattern,rewrite,replace_global"),
     "StopGradient": ("input:T", ""),
     "StridedSlice": (
@@ -1438,6 +1504,7 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "input:T,begin:Index,end:Index,strides:Index,value:T",
         "begin_mask,end_mask,ellipsis_mask,new_axis_mask,shrink_axis_mask",
     ),
+    "TensorSummary": ("tensor:T", "description,labels,display_name"),
     "TensorSummaryV2": ("tag:,tensor:T,serialized_summary_metadata:", ""),
     "TextLineReader": ("", "skip_header_lines,container,shared_name"),
     "TextLineReaderV2": ("", "skip_header_lines,container,shared_name"),

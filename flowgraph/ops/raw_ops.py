@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import functools
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import registered_ops
@@ -75,10 +76,12 @@ def _raw_op(op_type: str):
                  for v in (list(values[n]) if is_list else [values[n]])]
         # As TF: Python values become constants named after their argument inside the
         # op's scope ("Reshape/shape", "AddN/inputs_1"), and the op takes the scope's name.
+        fixed = _fixed_dtypes(op_type, len(inputs))
         with op_scope(name, op_type, given) as scope:
-            for n, is_list, type_attr in inputs:
+            for k, (n, is_list, type_attr) in enumerate(inputs):
                 items = list(values[n]) if is_list else [values[n]]
-                flat += [_ref_or_tensor(v, op_def, len(flat) + i, hints.get(type_attr),
+                flat += [_ref_or_tensor(v, op_def, len(flat) + i,
+                                        hints.get(type_attr) or fixed[k],
                                         f"{n}_{i}" if is_list else n)
                          for i, v in enumerate(items)]
                 if is_list:
@@ -87,6 +90,7 @@ def _raw_op(op_type: str):
                         if attr_map[k] in op_def.attrs}
             if lengths and "N" in op_def.attrs:
                 op_attrs["N"] = lengths[0]
+            _inferred_list_attrs(op_type, op_def, inputs, values, flat, op_attrs)
             if op_def.attrs.get("T", 0) is None and "T" not in op_attrs:
                 # an op whose T the registry leaves open (the Resource*Apply updates):
                 # the dtype of its first input typed T, as TF infers it
@@ -103,6 +107,36 @@ def _raw_op(op_type: str):
     raw_op.__qualname__ = f"raw_ops.{op_type}"
     raw_op.__doc__ = f"The {op_type} op; keyword arguments {accepted} (and name)."
     return raw_op
+
+
+def _fixed_dtypes(op_type: str, count: int) -> list:
+    """Per input argument, the dtype TensorFlow's OpDef fixes for it (``ParseExampleV2``'s
+    string ``names``: an empty list converts to a string vector), else None."""
+    specs = OP_DEFS.get(op_type, (None,))[0]
+    if specs is None or len(specs) != count:
+        return [None] * count
+    return [_dtypes.as_dtype(spec[3]) if spec[3] and spec[3] < 100 else None
+            for spec in specs]
+
+
+def _inferred_list_attrs(op_type: str, op_def, inputs, values, flat, op_attrs) -> None:
+    """Set the count and type-list attributes TensorFlow infers from list inputs
+    (``ParseSingleSequenceExample``'s ``Ncontext_sparse``, ``ParseExampleV2``'s
+    ``Tdense``) where the registry declares them with an empty default and the call
+    did not give them."""
+    specs = OP_DEFS.get(op_type, (None,))[0]
+    if specs is None or len(specs) != len(inputs):
+        return
+    at = 0
+    for (n, is_list, _), (_, number_attr, type_list_attr, _) in zip(inputs, specs):
+        count = len(values[n]) if is_list else 1
+        if number_attr and op_def.attrs.get(number_attr) == 0 \
+                and number_attr not in op_attrs:
+            op_attrs[number_attr] = count
+        if type_list_attr and op_def.attrs.get(type_list_attr) == [] \
+                and type_list_attr not in op_attrs:
+            op_attrs[type_list_attr] = [t.dtype.base_dtype for t in flat[at:at + count]]
+        at += count
 
 
 @functools.cache
@@ -125,19 +159,37 @@ def _grouped_outputs(op):
     fixed = sum(1 for spec in specs if not (spec[1] or spec[2]))
     lists = len(specs) - fixed
     each = (len(outputs) - fixed) // lists if lists else 0
-    if lists and (len(outputs) - fixed) % lists:  # list arguments of different lengths
-        return tuple(outputs)
+    sizes = _list_sizes(op, specs)
+    if sizes is None and lists and (len(outputs) - fixed) % lists:
+        return tuple(outputs)  # list arguments of different lengths, not in the attrs
     groups, at = [], 0
-    for spec in specs:
+    for i, spec in enumerate(specs):
         if spec[1] or spec[2]:
-            groups.append(outputs[at:at + each])
-            at += each
+            size = each if sizes is None else sizes[i]
+            groups.append(outputs[at:at + size])
+            at += size
         else:
             groups.append(outputs[at])
             at += 1
     if len(groups) == 1:
         return groups[0]
     return _result_type(op.type)._make(groups)
+
+
+def _list_sizes(op, specs) -> list | None:
+    """The length of each output argument from the op's count and type-list attributes
+    (``ParseExampleV2``: ``num_sparse`` indices, ``len(Tdense)`` dense values), or None
+    when an attribute is missing or they do not add up to the op's outputs."""
+    sizes = []
+    for _, number_attr, type_list_attr, _ in specs:
+        if number_attr or type_list_attr:
+            value = op.attrs.get(number_attr or type_list_attr)
+            if value is None:
+                return None
+            sizes.append(int(value) if number_attr else len(value))
+        else:
+            sizes.append(1)
+    return sizes if sum(sizes) == len(op.outputs) else None
 
 
 def _ref_or_tensor(value, op_def, index: int, preferred, name: str):

@@ -42,7 +42,7 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops import resource_variable_ops as _rv
 from flowgraph.ops import variables as _variables
-from flowgraph.ops.variables import Variable, checked_arguments
+from flowgraph.ops.variables import Variable, checked_arguments, checked_distribution
 
 __all__ = ["ResourceVariable", "is_resource_variable"]
 
@@ -67,6 +67,8 @@ class ResourceVariable(Variable):
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None,
                  shape=None) -> None:
+        self._synchronization, self._aggregation, trainable = checked_distribution(
+            synchronization, aggregation, trainable, name)
         trainable, collections = checked_arguments(initial_value, trainable, collections,
                                                    constraint)
         graph = get_default_graph()

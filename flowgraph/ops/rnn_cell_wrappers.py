@@ -20,6 +20,7 @@ rnn/multi_rnn_cell/cell_0/gru_cell/gates/kernel:0
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 
 from flowgraph.framework import dtypes as _dtypes
@@ -27,7 +28,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.ops import array_ops, init_ops, math_ops, random_ops
 from flowgraph.ops import variable_scope as vs
-from flowgraph.ops.control_flow_cond import nest_flatten, nest_map, nest_pack
+from flowgraph.ops.control_flow_cond import nest_flatten, nest_pack
 from flowgraph.ops.rnn_cell_impl import LSTMStateTuple, RNNCell, size_shape, zeros_for_size
 
 __all__ = ["DeviceWrapper", "DropoutWrapper", "InputProjectionWrapper", "MultiRNNCell",
@@ -167,18 +168,28 @@ class DropoutWrapper(_Wrapper):
                                  "must be provided")
             dtype = _dtypes.as_dtype(dtype)
 
-            def noise(size, k):
-                return nest_map(lambda s: random_ops.random_uniform(
-                    [1, *size_shape(s).as_list()], dtype=dtype,
-                    seed=None if seed is None else seed + k), size)
+            def noise(size, which):
+                leaves = [random_ops.random_uniform(
+                    [1, *size_shape(s).as_list()], dtype=dtype, seed=self._gen_seed(which, i))
+                    for i, s in enumerate(nest_flatten(size))]
+                return nest_pack(size, leaves)
 
             if not _is_one(input_keep_prob):
                 if input_size is None:
                     raise ValueError("DropoutWrapper: when variational_recurrent=True and "
                                      "input_keep_prob < 1.0, input_size must be provided")
-                self._masks["input"] = noise(input_size, 1)
-            self._masks["state"] = noise(cell.state_size, 2)
-            self._masks["output"] = noise(cell.output_size, 3)
+                self._masks["input"] = noise(input_size, "input")
+            self._masks["state"] = noise(cell.state_size, "state")
+            self._masks["output"] = noise(cell.output_size, "output")
+
+    def _gen_seed(self, which: str, index: int):
+        """The op seed of leaf `index` of the `which` ("input", "state", "output")
+        dropout: TensorFlow's, the first 32 bits of the MD5 of ``f"{seed}{which}_{index}"``
+        (None without a seed, so that the graph seed decides)."""
+        if self._seed is None:
+            return None
+        digest = hashlib.md5(f"{self._seed}{which}_{index}".encode()).hexdigest()
+        return int(digest[:8], 16) & 0x7FFFFFFF
 
     def _drop(self, values, keep_prob, which: str, keep_leaf=None):
         if _is_one(keep_prob):
@@ -187,11 +198,11 @@ class DropoutWrapper(_Wrapper):
         masks = nest_flatten(self._masks[which]) if self._variational else [None] * len(flat)
         keep = keep_leaf or [True] * len(flat)
         out = []
-        for v, mask, k in zip(flat, masks, keep):
+        for i, (v, mask, k) in enumerate(zip(flat, masks, keep)):
             if not k:
                 out.append(v)
             elif mask is None:
-                out.append(_dropout(v, keep_prob, self._seed))
+                out.append(_dropout(v, keep_prob, self._gen_seed(which, i)))
             else:
                 p = math_ops.cast(keep_prob, v.dtype)
                 out.append(math_ops.multiply(math_ops.truediv(v, p),

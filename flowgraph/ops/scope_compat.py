@@ -43,14 +43,15 @@ def op_scope(values, name, default_name=None):
 
 def variable_op_scope(values, name_or_scope, default_name=None, initializer=None,
                       regularizer=None, caching_device=None, partitioner=None,
-                      custom_getter=None, reuse=None, dtype=None, use_resource=None):
+                      custom_getter=None, reuse=None, dtype=None, use_resource=None,
+                      constraint=None):
     """The deprecated spelling of ``tf.variable_scope(name_or_scope, default_name,
     values, ...)``."""
     return variable_scope(name_or_scope, default_name=default_name, values=values,
                           initializer=initializer, regularizer=regularizer,
                           caching_device=caching_device, partitioner=partitioner,
                           custom_getter=custom_getter, reuse=reuse, dtype=dtype,
-                          use_resource=use_resource)
+                          use_resource=use_resource, constraint=constraint)
 
 
 @contextlib.contextmanager

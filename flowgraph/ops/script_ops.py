@@ -85,8 +85,12 @@ for _name, _stateful in (("PyFunc", True), ("PyFuncStateless", False)):
     register_op(_name, attrs={"token": None, "Tout": []},
                 num_outputs=lambda op: len(op.attrs["Tout"]), dtype_fn=_out_dtypes,
                 stateful=_stateful, cost=OpCost.EXPENSIVE)(_py_func_shape)
+# tf.py_function's op: the same call (its function is handed values with ``.numpy()``).
+register_op("EagerPyFunc", attrs={"token": None, "Tout": [], "is_async": False},
+            num_outputs=lambda op: len(op.attrs["Tout"]), dtype_fn=_out_dtypes,
+            stateful=True, cost=OpCost.EXPENSIVE)(_py_func_shape)
 
-not_differentiable("PyFunc", "PyFuncStateless")
+not_differentiable("PyFunc", "PyFuncStateless", "EagerPyFunc")
 
 
 def py_func(func: Callable, inp, Tout, stateful: bool = True, name: str | None = None):
@@ -134,6 +138,12 @@ def py_func(func: Callable, inp, Tout, stateful: bool = True, name: str | None =
     ...     print(sess.run([s, m]))
     [array([1, 2, 3], dtype=int32), np.int32(3)]
     """
+    return build_py_func(func, inp, Tout, "PyFunc" if stateful else "PyFuncStateless", name)
+
+
+def build_py_func(func: Callable, inp, Tout, op_type: str, name: str | None = None):
+    """The op of `op_type` (``PyFunc``, ``PyFuncStateless`` or ``EagerPyFunc``) calling
+    `func` (see `py_func`)."""
     if not callable(func):  # ValueError, as TensorFlow's
         raise ValueError(f"tf.py_func: `func` must be callable, got {func!r} of type "
                          f"{type(func).__name__}")
@@ -155,7 +165,6 @@ def py_func(func: Callable, inp, Tout, stateful: bool = True, name: str | None =
     graph = graph_for(inputs)
     token = f"pyfunc_{next(_TOKENS)}"
     _register(graph, token, func, dtypes)
-    op_type = "PyFunc" if stateful else "PyFuncStateless"
     _creating.token = token
     try:
         with graph.as_default():

@@ -1,9 +1,10 @@
 """Gradients of the sparse ops (`flowgraph/ops/sparse_ops.py`).
 
 Only values and dense operands get gradients; indices, shapes and segment ids never do.
-The segment reductions return `IndexedSlices` for `data`: one row per distinct entry of
-`indices` (duplicates added up), so the gradient of a lookup into a huge table touches
-only the looked-up rows.
+The segment reductions give `data` dense rows, as TensorFlow's, unless they were made
+with ``sparse_gradient=True`` (as `embedding_lookup_sparse` makes them): then
+`IndexedSlices`, one row per distinct entry of `indices` (duplicates added up), so the
+gradient of a lookup into a huge table touches only the looked-up rows.
 
     SparseSegmentMean(data, indices=[9, 4, 9], segment_ids=[0, 0, 0])  -> out[0]
     d data = IndexedSlices(values=[g[0] / 3, 2 * g[0] / 3], indices=[4, 9])
@@ -13,7 +14,7 @@ Example
 -------
 >>> import flowgraph as tf
 >>> d = tf.constant([[1.0], [2.0], [4.0]])
->>> (g,) = tf.gradients(tf.sparse.segment_sum(d, [0, 2], [0, 0]), [d])
+>>> (g,) = tf.gradients(tf.sparse.segment_sum(d, [0, 2], [0, 0], sparse_gradient=True), [d])
 >>> type(g).__name__
 'IndexedSlices'
 """
@@ -21,7 +22,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.registry import register_gradient
 from flowgraph.ops import array_ops, math_ops, math_reduce
@@ -101,10 +102,11 @@ def _sp_matmul_grad(op, grad):
 
 
 def _segment_grad(op, grad):
-    """TensorFlow's ``SparseSegment{Sum,Mean,SqrtN}Grad``: dense (``output_dim0`` rows)
-    when `indices` is every row once, in order; else the ``...GradV2`` form, whose rows
-    and sorted distinct indices make an `IndexedSlices`, so a lookup into a huge table
-    never densifies its gradient (TensorFlow's ``sparse_gradient=True`` path)."""
+    """TensorFlow's gradient of ``SparseSegment{Sum,Mean,SqrtN}``: dense rows
+    (``...Grad``, ``output_dim0`` rows) unless the op was made with
+    ``sparse_gradient=True``; then the ``...GradV2`` form, whose rows and sorted distinct
+    indices make an `IndexedSlices`, so a lookup into a huge table never densifies its
+    gradient."""
     data, indices, segment_ids = op.inputs[:3]
     kind = op.type.replace("WithNumSegments", "")
     extra = [None] * (len(op.inputs) - 3)
@@ -114,7 +116,7 @@ def _segment_grad(op, grad):
     else:
         dim0 = array_ops.shape(data, out_type=_dtypes.int32)[0]
     grad = _dense(grad)
-    if _is_identity_range(indices):  # every row once, in order: the gradient is dense
+    if not op.attrs.get("sparse_gradient", False):
         rows = make_tensor(kind + "Grad", [grad, indices, segment_ids, dim0])
         return [rows, None, None, *extra]
     g = make_op(kind + "GradV2", [grad, indices, segment_ids, dim0])
@@ -123,13 +125,6 @@ def _segment_grad(op, grad):
     else:
         dense_shape = array_ops.shape(data, out_type=indices.dtype.base_dtype)
     return [IndexedSlices(g.outputs[0], g.outputs[1], dense_shape), None, None, *extra]
-
-
-def _is_identity_range(t) -> bool:
-    if t.op.type != "Range":
-        return False
-    start, delta = (constant_value(x) for x in (t.op.inputs[0], t.op.inputs[2]))
-    return start is not None and delta is not None and int(start) == 0 and int(delta) == 1
 
 
 for _name in SEGMENT_OPS:

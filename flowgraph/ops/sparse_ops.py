@@ -290,8 +290,9 @@ def sparse_retain(sp_input, to_retain, name: str | None = None) -> SparseTensor:
     return out
 
 
-def sparse_concat(axis: int, sp_inputs, name: str | None = None,
-                  expand_nonconcat_dim: bool = False) -> SparseTensor:
+def sparse_concat(axis=None, sp_inputs=None, name: str | None = None,
+                  expand_nonconcat_dim: bool = False, concat_dim=None,
+                  expand_nonconcat_dims=None) -> SparseTensor:
     """Concatenate sparse tensors of equal rank along `axis` (other dimensions must match
     unless `expand_nonconcat_dim`, which takes their maximum). Output in row-major order.
 
@@ -305,7 +306,15 @@ def sparse_concat(axis: int, sp_inputs, name: str | None = None,
     [[0 0]
      [1 2]]
     """
-    sps = [_sp(s, "sp_inputs") for s in sp_inputs]
+    # `concat_dim` and `expand_nonconcat_dims` are TF's older names of the arguments.
+    if axis is not None and concat_dim is not None:
+        raise ValueError("Cannot specify both 'axis' and 'concat_dim'")
+    axis = concat_dim if axis is None else axis
+    if axis is None:
+        raise ValueError("sparse_concat: give `axis`")
+    if expand_nonconcat_dims is not None:
+        expand_nonconcat_dim = expand_nonconcat_dims
+    sps = [_sp(s, "sp_inputs") for s in sp_inputs or []]
     if not sps:
         raise ValueError("sparse_concat: sp_inputs is empty")
     with name_scope(name, "SparseConcat", [s.values for s in sps]):
@@ -440,8 +449,11 @@ def _segment_shape(op, data, indices, segment_ids, *num_segments):
 
 SEGMENT_OPS = ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN")
 for _name in SEGMENT_OPS:
-    register_op(_name, cost=OpCost.EXPENSIVE)(_segment_shape)
-    register_op(_name + "WithNumSegments", cost=OpCost.EXPENSIVE)(_segment_shape)
+    # `sparse_gradient` (TF 2.15): the gradient is IndexedSlices instead of dense rows.
+    register_op(_name, attrs={"sparse_gradient": False},
+                cost=OpCost.EXPENSIVE)(_segment_shape)
+    register_op(_name + "WithNumSegments", attrs={"sparse_gradient": False},
+                cost=OpCost.EXPENSIVE)(_segment_shape)
 
 
 @register_op("SparseSegmentGradRows", attrs={"combiner": "sum"})
@@ -451,7 +463,7 @@ def _segment_grad_rows_shape(op, grad, segment_ids):
     return [TensorShape([segment_ids[0] if segment_ids.ndims else None, *grad.dims[1:]])]
 
 
-def _segment(op_type, data, indices, segment_ids, num_segments, name):
+def _segment(op_type, data, indices, segment_ids, num_segments, name, sparse_gradient):
     with name_scope(name, op_type, [data, indices, segment_ids]) as scope:
         d = convert_to_tensor(data, name="data")
         i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
@@ -465,12 +477,15 @@ def _segment(op_type, data, indices, segment_ids, num_segments, name):
             ins.append(convert_to_tensor(num_segments, preferred_dtype=_dtypes.int32,
                                          name="num_segments"))
             op_type += "WithNumSegments"
-        return make_tensor(op_type, ins, name=scope)
+        return make_tensor(op_type, ins, {"sparse_gradient": bool(sparse_gradient)},
+                           name=scope)
 
 
-def sparse_segment_sum(data, indices, segment_ids, name=None, num_segments=None):
+def sparse_segment_sum(data, indices, segment_ids, name=None, num_segments=None,
+                           sparse_gradient=False):
     """``out[s] = sum of data[indices[j]] over j with segment_ids[j] == s``. `segment_ids`
-    must be sorted; segments that no id names are zeros. The gradient is `IndexedSlices`.
+    must be sorted; segments that no id names are zeros. The gradient with respect to `data`
+is dense, as TF's, or `IndexedSlices` with ``sparse_gradient=True``.
 
     Example
     -------
@@ -481,10 +496,12 @@ def sparse_segment_sum(data, indices, segment_ids, name=None, num_segments=None)
     [[5.]
      [4.]]
     """
-    return _segment("SparseSegmentSum", data, indices, segment_ids, num_segments, name)
+    return _segment("SparseSegmentSum", data, indices, segment_ids, num_segments, name,
+                    sparse_gradient)
 
 
-def sparse_segment_mean(data, indices, segment_ids, name=None, num_segments=None):
+def sparse_segment_mean(data, indices, segment_ids, name=None, num_segments=None,
+                            sparse_gradient=False):
     """Like `sparse_segment_sum`, divided by the number of rows in each segment.
 
     Example
@@ -495,10 +512,12 @@ def sparse_segment_mean(data, indices, segment_ids, name=None, num_segments=None
     ...     print(sess.run(out))
     [[2.5]]
     """
-    return _segment("SparseSegmentMean", data, indices, segment_ids, num_segments, name)
+    return _segment("SparseSegmentMean", data, indices, segment_ids, num_segments, name,
+                    sparse_gradient)
 
 
-def sparse_segment_sqrt_n(data, indices, segment_ids, name=None, num_segments=None):
+def sparse_segment_sqrt_n(data, indices, segment_ids, name=None, num_segments=None,
+                              sparse_gradient=False):
     """Like `sparse_segment_sum`, divided by the square root of each segment's size.
 
     Example
@@ -509,7 +528,8 @@ def sparse_segment_sqrt_n(data, indices, segment_ids, name=None, num_segments=No
     ...     print(sess.run(out))
     [[2.828427]]
     """
-    return _segment("SparseSegmentSqrtN", data, indices, segment_ids, num_segments, name)
+    return _segment("SparseSegmentSqrtN", data, indices, segment_ids, num_segments, name,
+                    sparse_gradient)
 
 
 # -- Bucketize, SparseCross ---------------------------------------------------------------

@@ -74,8 +74,7 @@ def _sparse_add_grad_shape(op, grad, a_indices, b_indices, sum_indices):
 
 
 def _pair_shape(op, a_indices, a_values, a_shape, b_indices, b_values, b_shape):
-    rank = _rank(a_indices, a_shape) or _rank(b_indices, b_shape)
-    return [TensorShape([None, rank]), TensorShape([None])]
+    return [TensorShape([None, None]), TensorShape([None])]  # TF leaves the rank unknown
 
 
 for _name in ("SparseSparseMaximum", "SparseSparseMinimum"):

@@ -100,7 +100,12 @@ def real(input, name=None):
     [1.5]
     """
     x = convert_to_tensor(input, name="input")
-    return _part("Real", x, name) if x.dtype.base_dtype in _COMPLEX else x
+    if x.dtype.base_dtype in _COMPLEX:
+        return _part("Real", x, name)
+    if not (x.dtype.is_floating or x.dtype.is_integer):
+        raise TypeError(f"tf.real: input must be a numeric tensor, but got tensor with dtype "
+                        f"{x.dtype.name}")
+    return x
 
 
 def imag(input, name=None):

@@ -18,7 +18,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = ["decode_base64", "decode_compressed", "decode_raw", "encode_base64",
            "parse_tensor", "read_file", "reduce_join", "regex_full_match", "regex_replace",
@@ -33,8 +33,21 @@ def _same(op, x, *rest):
 
 register_op("StaticRegexReplace", attrs={"pattern": "", "rewrite": "", "replace_global": True},
             dtype_fn=_STRING)(_same)
-register_op("RegexFullMatch", attrs={"pattern": ""},
+register_op("StaticRegexFullMatch", attrs={"pattern": ""},
             dtype_fn=fixed_dtype(_dtypes.bool))(_same)
+
+
+def _regex_shape(op, x, pattern, *rewrite):
+    # TensorFlow's RegexFullMatch / RegexReplace: the pattern (and rewrite) are scalars
+    # read when the op runs.
+    for what, s in zip(("pattern", "rewrite"), (pattern, *rewrite)):
+        if s.ndims not in (None, 0):
+            raise op.shape_error(f"{what} must be a scalar string, got shape {s}")
+    return [x]
+
+
+register_op("RegexFullMatch", dtype_fn=fixed_dtype(_dtypes.bool))(_regex_shape)
+register_op("RegexReplace", attrs={"replace_global": True}, dtype_fn=_STRING)(_regex_shape)
 register_op("StringStrip", dtype_fn=_STRING)(_same)
 register_op("StringLower", attrs={"encoding": ""}, dtype_fn=_STRING)(_same)
 register_op("StringUpper", attrs={"encoding": ""}, dtype_fn=_STRING)(_same)
@@ -82,7 +95,8 @@ def _parse_tensor_shape(op, x):
     return [TensorShape(None)]
 
 
-not_differentiable("StaticRegexReplace", "RegexFullMatch", "StringStrip", "StringLower",
+not_differentiable("StaticRegexReplace", "RegexFullMatch", "StaticRegexFullMatch",
+                   "RegexReplace", "StringStrip", "StringLower",
                    "StringUpper", "EncodeBase64", "DecodeBase64", "DecodeCompressed",
                    "ReduceJoin", "DecodeRaw", "ReadFile", "WriteFile", "SerializeTensor",
                    "ParseTensor")
@@ -95,25 +109,41 @@ def _strings(x, what):
     return t
 
 
-def _static_str(value, what, fn):
-    if not isinstance(value, str | bytes):
-        raise TypeError(f"tf.{fn}: {what} must be a Python string (a constant pattern), "
-                        f"got {type(value).__name__}")
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+def _python_str(value) -> str | None:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return value if isinstance(value, str) else None
 
 
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):
     """Replace matches of the RE2-style regular expression `pattern` in each string with
     `rewrite` (``\\1`` refers to a group); only the first match without
-    `replace_global`."""
-    return make_tensor("StaticRegexReplace", [_strings(input, "input")], {
-        "pattern": _static_str(pattern, "pattern", "regex_replace"),
-        "rewrite": _static_str(rewrite, "rewrite", "regex_replace"),
-        "replace_global": bool(replace_global)}, name=name or "StaticRegexReplace")
+    `replace_global`. Python-string `pattern` and `rewrite` build
+    ``StaticRegexReplace``, tensors ``RegexReplace`` (as TensorFlow does).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> out = tf.strings.regex_replace(["a1b22"], tf.constant("[0-9]+"), "#")
+    >>> out.op.type, tf.Session().run(out).tolist()
+    ('RegexReplace', [b'a#b#'])
+    """
+    static_pattern, static_rewrite = _python_str(pattern), _python_str(rewrite)
+    if static_pattern is not None and static_rewrite is not None:
+        with op_scope(name, "StaticRegexReplace", [input]) as scope:
+            return make_tensor("StaticRegexReplace", [_strings(input, "input")], {
+                "pattern": static_pattern, "rewrite": static_rewrite,
+                "replace_global": bool(replace_global)}, name=scope)
+    with op_scope(name, "RegexReplace", [input, pattern, rewrite]) as scope:
+        return make_tensor("RegexReplace", [
+            _strings(input, "input"), _strings(pattern, "pattern"),
+            _strings(rewrite, "rewrite")], {"replace_global": bool(replace_global)},
+            name=scope)
 
 
 def regex_full_match(input, pattern, name=None):
-    """Whether each whole string matches `pattern`.
+    """Whether each whole string matches `pattern`: ``StaticRegexFullMatch`` for a
+    Python-string pattern, ``RegexFullMatch`` for a tensor (as TensorFlow does).
 
     Example
     -------
@@ -121,9 +151,14 @@ def regex_full_match(input, pattern, name=None):
     >>> tf.Session().run(tf.strings.regex_full_match(["ab1", "ab"], "[a-z]+")).tolist()
     [False, True]
     """
-    return make_tensor("RegexFullMatch", [_strings(input, "input")], {
-        "pattern": _static_str(pattern, "pattern", "strings.regex_full_match")},
-        name=name or "RegexFullMatch")
+    static = _python_str(pattern)
+    if static is not None:
+        with op_scope(name, "StaticRegexFullMatch", [input]) as scope:
+            return make_tensor("StaticRegexFullMatch", [_strings(input, "input")],
+                               {"pattern": static}, name=scope)
+    with op_scope(name, "RegexFullMatch", [input, pattern]) as scope:
+        return make_tensor("RegexFullMatch", [_strings(input, "input"),
+                                              _strings(pattern, "pattern")], name=scope)
 
 
 def string_strip(input, name=None):

@@ -113,8 +113,12 @@ def _buckets(num_buckets, fn):
     return n
 
 
-def string_to_hash_bucket(string_tensor, num_buckets, name=None):
-    """``Hash64(s) % num_buckets`` for each string (TensorFlow's legacy hash)."""
+def string_to_hash_bucket(string_tensor=None, num_buckets=None, name=None, input=None):
+    """``Hash64(s) % num_buckets`` for each string (TensorFlow's legacy hash); `input` is
+    TF 2's name for `string_tensor`."""
+    if input is not None and string_tensor is not None:
+        raise ValueError("Cannot specify both 'input' and 'string_tensor'")
+    string_tensor = input if input is not None else string_tensor
     return make_tensor("StringToHashBucket", [_strings(string_tensor)],
                        {"num_buckets": _buckets(num_buckets, "string_to_hash_bucket")},
                        name=name or "StringToHashBucket")

@@ -108,15 +108,16 @@ def _sparse(op) -> SparseTensor:
     return SparseTensor(*op.outputs)
 
 
-def string_split(source, delimiter=" ", skip_empty: bool = True, sep=None,
+def string_split(source, sep=None, skip_empty: bool = True, delimiter=None,
                  result_type: str = "SparseTensor", name=None) -> SparseTensor:
     """Split each string of the vector `source` at any character of `delimiter`.
 
     Parameters
     ----------
     source : 1-D string Tensor
-    delimiter : str
-        Each character separates tokens; ``""`` splits into single bytes.
+    sep : str
+        Each character separates tokens (default ``" "``); ``""`` splits into single
+        bytes. `delimiter` is its old name.
     skip_empty : bool
         Drop empty tokens.
 
@@ -132,8 +133,9 @@ def string_split(source, delimiter=" ", skip_empty: bool = True, sep=None,
     ...     print(sess.run(sp.values))
     [b'a' b'b' b'c']
     """
-    if sep is not None:
-        delimiter = sep
+    delimiter = _renamed_argument("sep", sep, "delimiter", delimiter)
+    if delimiter is None:
+        delimiter = " "
     if result_type != "SparseTensor":
         raise ValueError(f"string_split: flowgraph has no RaggedTensor; result_type must be "
                          f"'SparseTensor', got {result_type!r}")
@@ -175,7 +177,14 @@ def split(input=None, sep=None, maxsplit: int = -1, result_type: str = "SparseTe
                                name="StringSplitV2"))
 
 
-def string_to_number(string_tensor, out_type=_dtypes.float32, name=None):
+def _renamed_argument(new_name, new_value, old_name, old_value):
+    """The value of an argument TF renamed, given under either name (not both)."""
+    if new_value is not None and old_value is not None:
+        raise ValueError(f"Cannot specify both '{new_name}' and '{old_name}'")
+    return new_value if new_value is not None else old_value
+
+
+def string_to_number(string_tensor=None, out_type=_dtypes.float32, name=None, input=None):
     """Parse each string as a number of `out_type` (float32, float64, int32 or int64); a
     string that is not one is an `InvalidArgumentError`.
 
@@ -187,6 +196,7 @@ def string_to_number(string_tensor, out_type=_dtypes.float32, name=None):
     ...     print(sess.run(x))
     [ 1.5 -2. ]
     """
+    string_tensor = _renamed_argument("input", input, "string_tensor", string_tensor)
     out_type = _dtypes.as_dtype(out_type).base_dtype
     if out_type not in _NUMBER_TYPES:
         raise TypeError(f"string_to_number: out_type must be one of "
@@ -196,16 +206,8 @@ def string_to_number(string_tensor, out_type=_dtypes.float32, name=None):
                        name=name or "StringToNumber")
 
 
-def to_number(input, out_type=_dtypes.float32, name=None):
-    """``tf.strings.to_number``: `string_to_number`.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.strings.to_number(["3"], tf.int64).dtype
-    tf.int64
-    """
-    return string_to_number(input, out_type, name)
+# TF 2.15's compat.v1 ``tf.strings.to_number`` is ``tf.string_to_number`` itself.
+to_number = string_to_number
 
 
 def string_join(inputs, separator: str = "", name=None):

@@ -10,6 +10,7 @@ op type                 inputs                                 attrs
 ``HistogramSummary``    tag (scalar), values
 ``ImageSummary``        tag, tensor ``[batch, h, w, 1|3|4]``   max_images, bad_color
 ``TensorSummaryV2``     tag, tensor, serialized metadata
+``TensorSummary``       tensor (TF 1.x; named by the op)       description, labels, ...
 ``MergeSummary``        N serialized summaries                 N
 ======================  =====================================  ==========================
 
@@ -65,10 +66,18 @@ def _tensor_summary_shape(op, tag, tensor, serialized_summary_metadata):
     return [TensorShape([])]
 
 
+# TensorFlow 1.x's tensor summary (graphs written before TensorSummaryV2): the value is
+# named by the op's name, with no metadata.
+@register_op("TensorSummary", attrs={"T": None, "description": "", "labels": [],
+                                     "display_name": ""}, dtype_fn=_string_out)
+def _tensor_summary_v1_shape(op, tensor):
+    return [TensorShape([])]
+
+
 @register_op("MergeSummary", attrs={"N": 0}, dtype_fn=_string_out)
 def _merge_summary_shape(op, *inputs):
     return [TensorShape([])]
 
 
 not_differentiable("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummaryV2",
-                   "MergeSummary")
+                   "TensorSummary", "MergeSummary")

@@ -73,11 +73,12 @@ class Template:
         with variable_scope(self._variable_scope, reuse=True):
             before = len(get_collection(GraphKeys.TRAINABLE_VARIABLES))
             result = self._func(*args, **kwargs)
-            if len(get_collection(GraphKeys.TRAINABLE_VARIABLES)) != before:
+            new = get_collection(GraphKeys.TRAINABLE_VARIABLES)[before:]
+            if new:  # TensorFlow's words, then which template
                 raise ValueError(
-                    f"tf.make_template('{self._name}'): a trainable variable was created "
-                    f"when calling the template after the first time; create variables "
-                    f"with tf.get_variable (not tf.Variable) so that they are shared")
+                    f"Trainable variable created when calling a template after the first "
+                    f"time, perhaps you used tf.Variable when you meant tf.get_variable: "
+                    f"{new} (tf.make_template('{self._name}'))")
             return result
 
     def _first_call(self, args, kwargs):

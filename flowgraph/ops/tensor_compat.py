@@ -13,8 +13,6 @@ Example
 
 from __future__ import annotations
 
-import enum
-
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
@@ -25,6 +23,7 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from flowgraph.framework.tensor_shape import Dimension, TensorShape, as_shape
 from flowgraph.ops.math_ops import cast, maximum, minimum
+from flowgraph.ops.variables import VariableAggregation, VariableSynchronization
 
 __all__ = ["VariableAggregation", "VariableSynchronization", "broadcast_static_shape",
            "convert_to_tensor_or_indexed_slices", "convert_to_tensor_or_sparse_tensor",
@@ -252,23 +251,3 @@ def to_complex64(x, name="ToComplex64"):
 def to_complex128(x, name="ToComplex128"):
     """`x` cast to complex128 (a deprecated spelling of ``tf.cast(x, tf.complex128)``)."""
     return cast(x, _dtypes.complex128, name=name)
-
-
-class VariableSynchronization(enum.Enum):
-    """When a distributed variable is aggregated (accepted by `tf.get_variable`;
-    flowgraph's variables live on one device, so only AUTO/NONE behaviour exists)."""
-
-    AUTO = 0
-    NONE = 1
-    ON_WRITE = 2
-    ON_READ = 3
-
-
-class VariableAggregation(enum.Enum):
-    """How updates of replicas of a variable combine (accepted by `tf.get_variable`)."""
-
-    NONE = 0
-    SUM = 1
-    MEAN = 2
-    ONLY_FIRST_REPLICA = 3
-    ONLY_FIRST_TOWER = 3

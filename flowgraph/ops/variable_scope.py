@@ -56,7 +56,7 @@ from flowgraph.framework.graph import (
 from flowgraph.framework.tensor_shape import as_shape
 from flowgraph.ops import init_ops
 from flowgraph.ops.partitioned_variables import PartitionedVariable, create_partitioned
-from flowgraph.ops.variables import Variable
+from flowgraph.ops.variables import Variable, checked_distribution
 
 __all__ = [
     "AUTO_REUSE",
@@ -171,8 +171,8 @@ class _VariableStore:
         if custom_getter is not None and not callable(custom_getter):
             raise ValueError(f"Passed a custom_getter which is not callable: {custom_getter}")
         dtype = getattr(dtype, "base_dtype", dtype)
-        if trainable is None:
-            trainable = True
+        synchronization, aggregation, trainable = checked_distribution(
+            synchronization, aggregation, trainable, name)
 
         def true_getter(name, shape=None, dtype=_dtypes.float32, initializer=None,
                         regularizer=None, reuse=None, trainable=None, collections=None,
@@ -182,7 +182,8 @@ class _VariableStore:
             return self._get_single_variable(
                 name, shape, dtype, initializer, regularizer, reuse,
                 True if trainable is None else trainable, collections, caching_device,
-                partitioner, validate_shape, constraint, use_resource)
+                partitioner, validate_shape, constraint, use_resource,
+                (synchronization, aggregation))
 
         kwargs = {"name": name, "shape": shape, "dtype": dtype, "initializer": initializer,
                   "regularizer": regularizer, "reuse": reuse, "trainable": trainable,
@@ -198,7 +199,8 @@ class _VariableStore:
 
     def _get_single_variable(self, name, shape, dtype, initializer, regularizer, reuse,
                              trainable, collections, caching_device, partitioner,
-                             validate_shape, constraint, use_resource=None):
+                             validate_shape, constraint, use_resource=None,
+                             distribution=(None, None)):
         from_value = initializer is not None and not callable(initializer)
         if shape is not None and from_value:
             raise ValueError(f"If initializer is a constant, do not specify shape "
@@ -218,6 +220,10 @@ class _VariableStore:
                         f"variable was found: {name}. Perhaps a variable of the same name "
                         "was already created without partitioning?")
                 return self._existing(name, shape, dtype, reuse)
+            if reuse is True and partitioned:
+                raise ValueError(f"PartitionedVariable {name} does not exist, or was not "
+                                 "created with tf.get_variable(). Did you mean to set "
+                                 "reuse=False or reuse=tf.AUTO_REUSE in VarScope?")
             if reuse is True:
                 raise ValueError(f"Variable {name} does not exist, or was not created with "
                                  "tf.get_variable(). Did you mean to set "
@@ -231,7 +237,7 @@ class _VariableStore:
                     part = self._create(part_name, part_shape, True, dtype, initializer,
                                         False, trainable, collections, caching_device,
                                         validate_shape, constraint, use_resource,
-                                        partition_info)
+                                        partition_info, distribution)
                     self._vars[part_name] = part
                     return part
 
@@ -239,7 +245,7 @@ class _VariableStore:
             else:
                 var = self._create(name, shape, shape_given, dtype, initializer, from_value,
                                    trainable, collections, caching_device, validate_shape,
-                                   constraint, use_resource)
+                                   constraint, use_resource, distribution=distribution)
             self._vars[name] = var
         if regularizer:
             for part in (var if partitioned else [var]):
@@ -257,27 +263,30 @@ class _VariableStore:
 
     def _existing(self, name, shape, dtype, reuse) -> Variable:
         found = self._vars[name]
+        if reuse is False and isinstance(found, PartitionedVariable):
+            raise ValueError(f"Partitioned variable with name {name} already exists. Did you "
+                             "mean to set reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
         if reuse is False:
             msg = (f"Variable {name} already exists, disallowed. Did you mean to set "
                    "reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
-            first = found._get_variable_list()[0] if isinstance(found, PartitionedVariable) \
-                else found
-            where = [tuple(x) for x in first.op.traceback]
+            where = [tuple(x) for x in found.op.traceback]
             if where:
                 msg += " Originally defined at:\n\n" + "".join(traceback.format_list(where))
             raise ValueError(msg)
+        # TensorFlow's words: "reuse partitioned variable", "share variable".
+        verb = "reuse partitioned" if isinstance(found, PartitionedVariable) else "share"
         if not shape.is_compatible_with(found.shape):
-            raise ValueError(f"Trying to share variable {name}, but specified shape {shape} "
-                             f"and found shape {found.shape}.")
+            raise ValueError(f"Trying to {verb} variable {name}, but specified shape "
+                             f"{shape} and found shape {found.shape}.")
         if not dtype.is_compatible_with(found.dtype):
-            raise ValueError(f"Trying to share variable {name}, but specified dtype "
+            raise ValueError(f"Trying to {verb} variable {name}, but specified dtype "
                              f"{dtype.name} and found dtype {found.dtype.name}.")
         return found
 
     @staticmethod
     def _create(name, shape, shape_given, dtype, initializer, from_value, trainable,
                 collections, caching_device, validate_shape, constraint, use_resource=None,
-                partition_info=None):
+                partition_info=None, distribution=(None, None)):
         if initializer is None:
             if not shape_given:
                 raise ValueError(f"Variable {name} did not get an initializer, so its "
@@ -313,7 +322,8 @@ class _VariableStore:
         return Variable(initial_value=init_val, name=name, trainable=trainable,
                         collections=collections, caching_device=caching_device,
                         dtype=var_dtype, validate_shape=validate_shape,
-                        constraint=constraint, use_resource=use_resource)
+                        constraint=constraint, use_resource=use_resource,
+                        synchronization=distribution[0], aggregation=distribution[1])
 
 
 # -- VariableScope -------------------------------------------------------------------------

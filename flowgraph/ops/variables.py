@@ -19,6 +19,7 @@ Example
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import numpy as np
@@ -39,9 +40,9 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops import state_ops
-from flowgraph.ops.array_ops import identity
 from flowgraph.ops.control_flow_ops import group, no_op
 from flowgraph.ops.op_util import fixed_dtype, make_tensor
+from flowgraph.ops.variable_updates import RefScatterMethods
 
 
 class _CreatorScopes(type):
@@ -111,7 +112,7 @@ def checked_arguments(initial_value, trainable, collections, constraint):
     ``(trainable, collections)`` it takes: the global collection by default, plus the
     trainable one when `trainable` (True unless given)."""
     if initial_value is None:
-        raise ValueError("initial_value must be specified for a Variable.")
+        raise ValueError("initial_value must be specified.")
     if constraint is not None and not callable(constraint):
         raise ValueError(f"Variable: the `constraint` argument must be a callable (a "
                          f"function of the variable's value), got {constraint!r}.")
@@ -125,6 +126,51 @@ def checked_arguments(initial_value, trainable, collections, constraint):
     if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
         collections.append(GraphKeys.TRAINABLE_VARIABLES)
     return trainable, collections
+
+
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable is aggregated (accepted by `tf.get_variable`;
+    flowgraph's variables live on one device, so only AUTO/NONE behaviour exists)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How updates of replicas of a variable combine (accepted by `tf.get_variable`)."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+    ONLY_FIRST_TOWER = 3
+
+
+def checked_distribution(synchronization, aggregation, trainable, name):
+    """A variable's ``(synchronization, aggregation, trainable)``: the enums from their
+    values (AUTO and NONE by default; an unknown value is a ValueError naming the
+    variable), and `trainable` False by default for an ``ON_READ`` variable."""
+    if aggregation is None:
+        aggregation = VariableAggregation.NONE
+    elif not isinstance(aggregation, VariableAggregation):
+        try:
+            aggregation = VariableAggregation(aggregation)
+        except ValueError:
+            raise ValueError(f"Invalid variable aggregation mode: {aggregation} for "
+                             f"variable: {name}") from None
+    if synchronization is None:
+        synchronization = VariableSynchronization.AUTO
+    elif not isinstance(synchronization, VariableSynchronization):
+        try:
+            synchronization = VariableSynchronization(synchronization)
+        except ValueError:
+            raise ValueError(f"Invalid variable synchronization mode: {synchronization} "
+                             f"for variable: {name}") from None
+    if trainable is None:
+        trainable = synchronization != VariableSynchronization.ON_READ
+    return synchronization, aggregation, trainable
 
 
 def variable_shape(initial, validate_shape: bool, shape, var_name: str) -> TensorShape:
@@ -141,7 +187,7 @@ def variable_shape(initial, validate_shape: bool, shape, var_name: str) -> Tenso
     return var_shape
 
 
-class Variable(metaclass=_CreatorScopes):
+class Variable(RefScatterMethods, metaclass=_CreatorScopes):
     """A tensor whose value persists across `Session.run` calls.
 
     Parameters follow TensorFlow 1.x: `initial_value` (a tensor, a value, or a callable
@@ -172,6 +218,8 @@ class Variable(metaclass=_CreatorScopes):
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None,
                  shape=None) -> None:
+        self._synchronization, self._aggregation, trainable = checked_distribution(
+            synchronization, aggregation, trainable, name)
         trainable, collections = checked_arguments(initial_value, trainable, collections,
                                                    constraint)
         graph = get_default_graph()
@@ -190,6 +238,10 @@ class Variable(metaclass=_CreatorScopes):
             with graph.colocate_with(self._variable.op):
                 self._initializer_op = state_ops.assign(
                     self._variable, initial, validate_shape=validate_shape, name="Assign").op
+            # the snapshot ``v/read`` lives on `caching_device` when one is given (as
+            # TensorFlow), else with the variable
+            with graph.device(caching_device) if caching_device is not None else \
+                    graph.colocate_with(self._variable.op):
                 self._snapshot = make_tensor("Identity", [self._variable], name="read")
         self._initial_value = initial
         self._trainable = trainable
@@ -217,18 +269,15 @@ class Variable(metaclass=_CreatorScopes):
         return make_tensor("Identity", [self._variable], name="read")
 
     def initialized_value(self) -> Tensor:
-        """The variable's value if it is initialized, else its initial value.
+        """The variable's value if it is initialized, else its initial value (a
+        ``tf.cond`` on `is_variable_initialized`, as TensorFlow: ``cond/Merge``).
 
-        Use it to initialize another variable from this one. Without ``tf.cond`` (before
-        the control-flow ops exist) this is the initial value.
+        Use it to initialize another variable from this one.
         """
-        from flowgraph.ops import control_flow_ops
+        from flowgraph.ops.control_flow_cond import cond
 
         graph = self.graph
-        cond = getattr(control_flow_ops, "cond", None)
         with graph.as_default(), graph.control_dependencies(None):
-            if cond is None:
-                return identity(self._initial_value)
             return cond(is_variable_initialized(self), self.read_value,
                         lambda: self._initial_value)
 
@@ -274,6 +323,16 @@ class Variable(metaclass=_CreatorScopes):
     @property
     def constraint(self):
         return self._constraint
+
+    @property
+    def synchronization(self):
+        """When replicas of the variable synchronize (a `tf.VariableSynchronization`)."""
+        return self._synchronization
+
+    @property
+    def aggregation(self):
+        """How replicas' updates combine (a `tf.VariableAggregation`)."""
+        return self._aggregation
 
     # -- state -------------------------------------------------------------------------
     def eval(self, session=None):

@@ -265,6 +265,15 @@ class SavedModelBuilder:
         mg.saver_def = _restore_def(saver)
         mg.variables = _variable_defs(graph)
         mg.main_op = _op_name(main_op, "main_op", graph)
+        if mg.main_op is not None:
+            # As TensorFlow: one main op per graph, kept in its collection (a second
+            # add_meta_graph of the same graph passes none).
+            for key in (constants.MAIN_OP_KEY, constants.LEGACY_INIT_OP_KEY):
+                if graph.get_collection(key):
+                    raise ValueError("Graph already contains one or more main ops under "
+                                     f"the collection {key}.")
+            graph.add_to_collection(constants.MAIN_OP_KEY, graph.get_operation_by_name(
+                mg.main_op))
         mg.train_op = _op_name(self._train_op, "train_op", graph)
         self._train_op = None
         mg.asset_file_def = collect_assets(graph, graph_def, assets_collection, self._assets)

@@ -29,9 +29,9 @@ SAVED_MODEL_FILENAME_PB = "saved_model.pb"
 SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
 
 
-def main_op_with_restore(restore_filename_tensor):
+def main_op_with_restore(restore_op_name):
     """The standard main op (local variables and lookup tables initialized) followed by
-    the restore op `restore_filename_tensor` (a Saver's restore op or tensor).
+    the restore op `restore_op_name` (a Saver's restore op, or its name).
 
     Example
     -------
@@ -47,8 +47,8 @@ def main_op_with_restore(restore_filename_tensor):
     from flowgraph.ops.control_flow_ops import group
 
     graph = get_default_graph()
-    if isinstance(restore_filename_tensor, str):
-        restore_filename_tensor = graph.as_graph_element(restore_filename_tensor)
+    if isinstance(restore_op_name, str):
+        restore_op_name = graph.as_graph_element(restore_op_name)
     tables = graph.get_collection(GraphKeys.TABLE_INITIALIZERS)
     with control_dependencies([group(variables.local_variables_initializer(), *tables)]):
-        return group(restore_filename_tensor)
+        return group(restore_op_name)

@@ -103,6 +103,11 @@ class TensorShapeProto:
             return TensorShape(None)
         return TensorShape([None if d.size < 0 else d.size for d in self.dim])
 
+    def __str__(self) -> str:  # protobuf's text format, as printing TensorFlow's shows
+        from flowgraph.saved_model.tf_export import tensor_info_message
+
+        return str(tensor_info_message(TensorInfo(tensor_shape=self)).tensor_shape)
+
 
 @dataclass
 class TensorInfo:
@@ -114,6 +119,11 @@ class TensorInfo:
     dtype: int = 0
     tensor_shape: TensorShapeProto = field(default_factory=TensorShapeProto)
 
+    def __str__(self) -> str:  # protobuf's text format, as printing TensorFlow's shows
+        from flowgraph.saved_model.tf_export import tensor_info_message
+
+        return str(tensor_info_message(self))
+
 
 @dataclass
 class SignatureDef:
@@ -122,6 +132,11 @@ class SignatureDef:
     inputs: dict[str, TensorInfo] = field(default_factory=dict)
     outputs: dict[str, TensorInfo] = field(default_factory=dict)
     method_name: str = ""
+
+    def __str__(self) -> str:  # protobuf's text format, as printing TensorFlow's shows
+        from flowgraph.saved_model.tf_export import signature_message
+
+        return str(signature_message(self))
 
 
 @dataclass

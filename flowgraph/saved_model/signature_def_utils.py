@@ -75,8 +75,26 @@ def get_tensor_from_tensor_info(tensor_info: TensorInfo, graph=None, import_scop
     return graph.get_tensor_by_name(name)
 
 
-def build_signature_def(inputs=None, outputs=None, method_name=None) -> SignatureDef:
-    """A `SignatureDef` from dicts of key -> `TensorInfo` and a method name."""
+def build_signature_def(inputs=None, outputs=None, method_name=None,
+                        defaults=None) -> SignatureDef:
+    """A `SignatureDef` from dicts of key -> `TensorInfo` and a method name.
+
+    `defaults` (TF 2.15: default values of optional inputs) is refused when given:
+    flowgraph's signatures hold no default values.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.float32, [None], name="x")
+    >>> sig = tf.saved_model.build_signature_def(
+    ...     {"x": tf.saved_model.build_tensor_info(x)}, {}, "tensorflow/serving/predict")
+    >>> sorted(sig.inputs)
+    ['x']
+    """
+    if defaults:
+        raise NotImplementedError(
+            "build_signature_def: `defaults` (default values of signature inputs) is not "
+            "supported by flowgraph's SignatureDef; feed every input instead.")
     sig = SignatureDef(method_name=method_name or "")
     for part, given in (("inputs", inputs), ("outputs", outputs)):
         for key, info in (given or {}).items():

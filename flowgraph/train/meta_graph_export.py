@@ -41,8 +41,14 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
     SaveSliceInfoDefProto,
     VariableDefProto,
 )
-from flowgraph.framework.tf_formats.saver_graph import saver_scope, tf_saver_nodes
+from flowgraph.framework.tf_formats.saver_graph import (
+    saver_scope,
+    tf_saver_nodes,
+    tf_saver_tensor_names,
+)
 from flowgraph.framework.versions import __version__
+from flowgraph.ops.control_flow_cond import ControlFlowContext
+from flowgraph.train.meta_graph_contexts import contexts_to_protos
 from flowgraph.train.meta_graph_ops import add_output_shapes, stripped_op_list
 from flowgraph.train.meta_graph_ops import strip_default_attrs as _strip_default_attrs
 from flowgraph.train.queue_runner import QueueRunner
@@ -56,10 +62,13 @@ logger = logging.getLogger("tensorflow")
 _TF_VERSION = "2.15.1"
 
 
-def register_saver_entries(graph, restore_op_name: str, filename: str, entries) -> None:
+def register_saver_entries(graph, restore_op_name: str, filename: str, entries,
+                           op_names=None) -> None:
     """Record a Saver's ``(key, variable op name, DataType number, shape)`` rows under
-    its restore op, so that exporting can write TensorFlow's saver nodes for it."""
-    graph.__dict__.setdefault("_saver_entries", {})[restore_op_name] = (filename, entries)
+    its restore op, so that exporting can write TensorFlow's saver nodes for it in place
+    of its own ops, `op_names` (None: every node of the restore op's scope)."""
+    graph.__dict__.setdefault("_saver_entries", {})[restore_op_name] = (
+        filename, entries, frozenset(op_names) if op_names is not None else None)
 
 
 def _is_variable(x) -> bool:
@@ -92,7 +101,7 @@ def _collected_savers(graph, collection_list) -> list:
     return [s for s in graph.get_collection(GraphKeys.SAVERS) if hasattr(s, "saver_def")]
 
 
-def _record_savers(out: MetaGraphDefProto, graph, keys, export_scope) -> None:
+def _record_savers(out: MetaGraphDefProto, graph, keys, export_scope, names: dict) -> None:
     """The ``savers`` collection as TensorFlow writes it: one SaverDef per Saver (the
     file's own Saver with the names its TensorFlow saver nodes have)."""
     savers = _collected_savers(graph, keys)
@@ -104,8 +113,8 @@ def _record_savers(out: MetaGraphDefProto, graph, keys, export_scope) -> None:
         if out.HasField("saver_def") and (proto.restore_op_name
                                           == out.saver_def.restore_op_name):
             proto = saver_def_proto(out.saver_def)
-        elif graph.__dict__.get("_saver_entries", {}).get(proto.restore_op_name):
-            _name_tf_saver_tensors(proto)
+        elif proto.restore_op_name in names:
+            _name_tf_saver_tensors(proto, names[proto.restore_op_name])
         if export_scope:
             proto = scoped_saver_def(proto, export_scope)
             if proto is None:
@@ -131,6 +140,9 @@ def scoped_saver_def(proto: SaverDefProto, export_scope: str):
 def _collection_def(key: str, items: list, strip, keep, export_scope=None,
                     quiet: bool = False) -> CollectionDefProto | None:
     first = items[0]
+    if isinstance(first, ControlFlowContext):  # WhileContextDefs/CondContextDefs
+        return CollectionDefProto(bytes_list=CollectionDefProto.BytesList(
+            value=[p.SerializeToString() for p in contexts_to_protos(items, strip)]))
     if isinstance(first, QueueRunner):  # QueueRunnerDefs, those inside `export_scope`
         protos = [qr.to_proto(export_scope) for qr in items if isinstance(qr, QueueRunner)]
         return CollectionDefProto(bytes_list=CollectionDefProto.BytesList(
@@ -191,24 +203,32 @@ def _as_saver_def_proto(saver_def) -> SaverDefProto:
         version=int(getattr(saver_def, "version", 2)))
 
 
-def _with_tf_saver(graph_def: GraphDef, graph, saver_def: SaverDefProto) -> GraphDef:
+def _with_tf_saver(graph_def: GraphDef, graph, saver_def: SaverDefProto,
+                   names: dict | None = None) -> GraphDef:
+    """`graph_def` with the flowgraph Saver `saver_def` names replaced by TensorFlow's
+    saver nodes (beside any other saver's, an imported one's say, under names of their
+    own); `saver_def` (and `names`, restore op -> the nodes' names) point at them."""
     registered = graph.__dict__.get("_saver_entries", {}).get(saver_def.restore_op_name)
     if registered is None:
         return graph_def  # not a flowgraph Saver of this graph: written as it is
-    filename, entries = registered
+    filename, entries, own = registered
     scope = saver_scope(saver_def.restore_op_name)
-    kept = [n for n in graph_def.node if not n.name.startswith(scope)]
-    out = GraphDef(node=kept + tf_saver_nodes(scope, entries, filename),
-                   versions=graph_def.versions)
-    _name_tf_saver_tensors(saver_def)
+    kept = [n for n in graph_def.node
+            if (n.name not in own if own is not None else not n.name.startswith(scope))]
+    nodes = tf_saver_nodes(scope, entries, filename, {n.name for n in kept},
+                           saver_def.restore_op_name)
+    out = GraphDef(node=kept + nodes, versions=graph_def.versions)
+    found = tf_saver_tensor_names(nodes)
+    _name_tf_saver_tensors(saver_def, found)
+    if names is not None:
+        names[saver_def.restore_op_name] = found
     return out
 
 
-def _name_tf_saver_tensors(saver_def: SaverDefProto) -> None:
-    """Point `saver_def` at the tensors of the TensorFlow saver nodes written for it."""
-    scope = saver_scope(saver_def.restore_op_name)
-    saver_def.filename_tensor_name = f"{scope}Const:0"
-    saver_def.save_tensor_name = f"{scope}control_dependency:0"
+def _name_tf_saver_tensors(saver_def: SaverDefProto, names: tuple) -> None:
+    """Point `saver_def` at the tensors of the TensorFlow saver nodes written for it
+    (`names`: `tf_saver_tensor_names` of them)."""
+    saver_def.filename_tensor_name, saver_def.save_tensor_name = names[:2]
     saver_def.version = SaverDefProto.V2
 
 
@@ -268,14 +288,16 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     else:
         message = GraphDef.FromString(graph_def.SerializeToString())
     out = MetaGraphDefProto()
+    names: dict = {}  # restore op -> the names of the TensorFlow saver nodes written
     if saver_def is not None:
         saver_proto = _as_saver_def_proto(saver_def)
-        message = _with_tf_saver(message, graph, saver_proto)
+        message = _with_tf_saver(message, graph, saver_proto, names)
         out.saver_def = saver_proto
     for saver in _collected_savers(graph, collection_list):
         # every Saver of the `savers` collection gets TensorFlow's saver nodes too
         if saver_def is None or saver.saver_def.restore_op_name != saver_proto.restore_op_name:
-            message = _with_tf_saver(message, graph, _as_saver_def_proto(saver.saver_def))
+            message = _with_tf_saver(message, graph, _as_saver_def_proto(saver.saver_def),
+                                     names)
     if clear_devices:
         for n in message.node:
             n.ClearField("device")
@@ -305,7 +327,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
             col = _collection_def(key, items, strip, keep, export_scope)
             if col is not None:
                 out.collection_def[key] = col
-    _record_savers(out, graph, keys, export_scope)
+    _record_savers(out, graph, keys, export_scope, names)
     if filename is not None:
         write_meta_graph_file(out, filename, as_text=as_text)
     return out

@@ -3,15 +3,20 @@ written by TensorFlow or by flowgraph) imported into the default graph, with its
 collections, its `tf.Variable` objects and a Saver that restores them.
 
 The file is parsed and checked first (`tf_formats.meta_graph`: lengths and constant
-sizes bounded, binary or text). TensorFlow's saver nodes, and any node that needs an op
-flowgraph does not have or that call Python objects of the writing process
-(`PROCESS_LOCAL_OPS`), are left out (`tf_formats.saver_graph`; the others are named
-in a warning); the remaining nodes are imported op by op, registered ops only, so a
-file never runs code. Variables come back from the ``VariableDef`` messages of their
-collections; ops and tensors of ``node_list`` collections by name. The returned Saver
-is a flowgraph Saver over the variables the file's saver covered, under the same checkpoint
-keys (read from its ``RestoreV2`` node), so ``saver.restore(sess, prefix)`` reads a
-TensorFlow checkpoint or a flowgraph one.
+sizes bounded, binary or text). Any node that needs an op flowgraph does not have or
+that calls Python objects of the writing process (`PROCESS_LOCAL_OPS`) is left out,
+with the nodes depending on it (`tf_formats.saver_graph`; they are named in a warning);
+the remaining nodes are imported op by op, registered ops only, so a file never runs
+code. Variables come back from the ``VariableDef`` messages of their collections; ops
+and tensors of ``node_list`` collections by name; loops and conds from
+``while_context``/``cond_context`` (`meta_graph_contexts`). The file's saver nodes are
+kept, as TensorFlow keeps them: the returned Saver runs them
+(`flowgraph.train.saver_by_name`), and so may a program through the SaverDef's names
+(``sess.run(sd.restore_op_name, {sd.filename_tensor_name: prefix})``). When they cannot
+be kept (an op of theirs is missing), the Saver is a flowgraph Saver over the variables
+the file's saver covered, under the same checkpoint keys (read from its ``RestoreV2``
+node). Either way ``saver.restore(sess, prefix)`` reads a TensorFlow checkpoint or a
+flowgraph one.
 
 Example
 -------
@@ -56,6 +61,7 @@ from flowgraph.framework.tf_formats.saver_graph import (
     restore_slice_specs,
     saver_scope,
 )
+from flowgraph.train.meta_graph_contexts import CONTEXT_COLLECTIONS, restore_contexts
 from flowgraph.train.queue_runner import QueueRunner
 from flowgraph.train.saver import Saver
 
@@ -68,6 +74,16 @@ logger = logging.getLogger("tensorflow")
 PROCESS_LOCAL_OPS = frozenset({"NumpyBatchSource", "PyFunc", "PyFuncStateless",
                                "EagerPyFunc"})
 _VALID_SCOPE = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+
+
+def _saver_kept(graph_def: dict, saver_def) -> bool:
+    """Whether `graph_def` (saver nodes kept) holds the nodes `saver_def` names and a
+    ``RestoreV2`` for its restore op to run."""
+    names = {n["name"] for n in graph_def["node"]}
+    wanted = (saver_def.filename_tensor_name, saver_def.save_tensor_name,
+              saver_def.restore_op_name)
+    return all(name.rpartition(":")[0] in names if ":" in name else name in names
+               for name in wanted)
 
 
 def _as_meta_graph(meta_graph_or_file) -> tuple[MetaGraphDefProto, str]:
@@ -152,8 +168,8 @@ def _slice_info_from_spec(full_name: str, spec: str):
         return None
 
 
-# Collections of TF's control-flow context protos; flowgraph rebuilds nothing from them.
-_CONTROL_FLOW_CONTEXTS = frozenset({"while_context", "cond_context"})
+# Collections of TF's control-flow context protos, rebuilt by `meta_graph_contexts`.
+_CONTROL_FLOW_CONTEXTS = frozenset(CONTEXT_COLLECTIONS)
 
 
 # Collections whose bytes_list items TensorFlow writes as messages (VariableDefs, and
@@ -222,7 +238,9 @@ def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> d
     variables: dict = {}
     for key, col in mg.collection_def.items():
         if key in _CONTROL_FLOW_CONTEXTS:
-            continue  # WhileContextDef/CondContextDef messages: the loops import without them
+            if col.HasField("bytes_list"):  # WhileContextDef/CondContextDef messages
+                restore_contexts(graph, key, col.bytes_list.value, scoped, source)
+            continue
         if key == GraphKeys.QUEUE_RUNNERS and col.HasField("bytes_list"):
             _restore_queue_runners(graph, col.bytes_list.value, scoped(""), source)
             continue
@@ -299,7 +317,12 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
             "corrupted, or holds a graph flowgraph cannot represent.") from None
     keys = restore_keys(graph_def, restore_op) if restore_op else {}
     specs = restore_slice_specs(graph_def, restore_op) if restore_op else {}
-    graph_def, lost = drop_saver_nodes(graph_def, scope, PROCESS_LOCAL_OPS)
+    kept, lost = drop_saver_nodes(graph_def, scope, PROCESS_LOCAL_OPS, keep_savers=True)
+    by_name = bool(restore_op) and _saver_kept(kept, mg.saver_def)
+    if by_name:  # the saver's nodes import: the returned Saver drives them by name
+        graph_def = kept
+    else:
+        graph_def, lost = drop_saver_nodes(graph_def, scope, PROCESS_LOCAL_OPS)
     if lost:
         logger.warning("import_meta_graph: %s: %d node(s) need ops flowgraph does not have, "
                        "or that read Python objects of the process that wrote the file, "
@@ -342,6 +365,12 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
                                []).append(v)
         var_list = {key: parts[0] if len(parts) == 1 else parts
                     for key, parts in grouped.items()}
+    if by_name:
+        with graph.as_default():
+            saver = Saver(saver_def=mg.saver_def, name=prefix.rstrip("/") or None)
+        if saver._by_name is not None:
+            _collect_saver(graph, mg, saver, source)
+            return saver
     if not var_list:
         _collect_saver(graph, mg, None, source)
         return None

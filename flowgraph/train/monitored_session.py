@@ -299,14 +299,15 @@ def MonitoredTrainingSession(  # TensorFlow's name
         save_summaries_steps=USE_DEFAULT, save_summaries_secs=USE_DEFAULT, config=None,
         stop_grace_period_secs: float = 120, log_step_count_steps: int | None = 100,
         max_wait_secs: float = 7200, save_checkpoint_steps=USE_DEFAULT,
-        summary_dir: str | None = None) -> MonitoredSession:
+        summary_dir: str | None = None, save_graph_def: bool = True) -> MonitoredSession:
     """A `MonitoredSession` set up for training, with TF's default hooks.
 
     On the chief, with a `summary_dir` (default `checkpoint_dir`): a `StepCounterHook`
     every `log_step_count_steps` steps and a `SummarySaverHook` every
     `save_summaries_steps` steps (default 100; or `save_summaries_secs`). With a
     `checkpoint_dir`: a `CheckpointSaverHook` every `save_checkpoint_secs` seconds
-    (default 600; or `save_checkpoint_steps`), and the session restores the latest
+    (default 600; or `save_checkpoint_steps`; with `save_graph_def`, it also writes
+    ``graph.pbtxt`` and a ``.meta`` per checkpoint), and the session restores the latest
     checkpoint. Non-chief workers wait for the chief to initialize the model (polling
     every 0.2 s, where TensorFlow sleeps 30 s) and get only `hooks`.
 
@@ -368,7 +369,7 @@ def MonitoredTrainingSession(  # TensorFlow's name
             save_checkpoint_steps and save_checkpoint_steps > 0)):
         all_hooks.append(hooks_lib.CheckpointSaverHook(
             checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
-            scaffold=scaffold))
+            scaffold=scaffold, save_graph_def=save_graph_def))
     all_hooks.extend(hooks or [])
     return MonitoredSession(session_creator=creator, hooks=all_hooks,
                             stop_grace_period_secs=stop_grace_period_secs,

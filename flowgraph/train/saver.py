@@ -29,7 +29,9 @@ fsynced only if this process has not made it durable already.
 dtype, compatible shape: errors name the variable, the shapes and the file), and runs
 the restore op built with the Saver: one placeholder and one ``Assign`` per variable,
 grouped into ``save/restore_all``. Because restoring is an op of the graph, it works in
-any session of that graph.
+any session of that graph. A Saver given a ``saver_def`` whose ops the graph already
+holds (TensorFlow's ``SaveV2``/``RestoreV2`` nodes of an imported ``.meta``) builds
+nothing and runs those instead (`saver_by_name`), as TensorFlow's does.
 
 The Saver's parts, one module each: which variables under which keys
 (`saver_entries`), the restore graph and the values fed to it (`saver_restore`), the
@@ -77,6 +79,7 @@ from flowgraph.train.meta_graph_export import (
     saver_def_proto,
     scoped_saver_def,
 )
+from flowgraph.train.saver_by_name import find_graph_saver, wrap_restore_error
 from flowgraph.train.saver_entries import all_saveable_variables, saveable_entries
 from flowgraph.train.saver_files import checkpoint_files, checkpoint_tensors
 from flowgraph.train.saver_keep import CheckpointKeeper
@@ -125,8 +128,8 @@ class SaverDef:
         self.restore_op_name = restore_op_name
         self.max_to_keep = max_to_keep
         self.sharded = sharded
-        # a float field in TF's proto (10000.0, 1.0)
-        self.keep_checkpoint_every_n_hours = float(keep_checkpoint_every_n_hours)
+        # a float (32-bit) field in TF's proto: 1e-07 reads back as 1.0000000116860974e-07
+        self.keep_checkpoint_every_n_hours = float(np.float32(keep_checkpoint_every_n_hours))
         self.version = version
 
     def __repr__(self) -> str:
@@ -192,6 +195,7 @@ class Saver:
         self._is_empty = False
         self._entries: list[tuple[str, Tensor, Tensor]] = []
         self._slice_infos: list = []  # per entry: the SaveSliceInfo of a part, or None
+        self._by_name = None  # a saver subgraph of the graph that this Saver drives
         self.saver_def = saver_def
         if not defer_build:
             self.build()
@@ -202,6 +206,8 @@ class Saver:
         if self._is_built:
             return
         graph = get_default_graph()
+        if self.saver_def is not None and self._adopt(graph):
+            return
         var_list = self._var_list
         if var_list is None:
             var_list = all_saveable_variables(graph)
@@ -213,8 +219,10 @@ class Saver:
                 return
             raise ValueError("No variables to save")
         graph = rows[0][1].graph
+        first_new = len(graph.get_operations())
         built = build_restore_graph(graph, rows, self._name or "save",
                                     self._filename or "model", self._reshape)
+        own_ops = [op.name for op in graph.get_operations()[first_new:]]
         self._entries, self._slice_infos = built.entries, built.slice_infos
         restore_op, filename, save_tensor = built.restore_op, built.filename, built.save_tensor
         self._restore_op = restore_op
@@ -227,7 +235,7 @@ class Saver:
              ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else "")
             for (key, ref, _), info in zip(self._entries, self._slice_infos)
             # a saveable object's tensors (tf.contrib.cudnn_rnn) have no variable to name
-            if getattr(ref, "_saveable_restore", None) is None])
+            if getattr(ref, "_saveable_restore", None) is None], own_ops)
         if self.saver_def is None:
             self.saver_def = SaverDef(
                 filename_tensor_name=filename.name, save_tensor_name=save_tensor.name,
@@ -235,6 +243,30 @@ class Saver:
                 sharded=self._sharded,
                 keep_checkpoint_every_n_hours=self._keep_every_n_hours)
         self._scope = built.scope
+
+    def _adopt(self, graph) -> bool:
+        """Drive the saver subgraph that `saver_def` names when `graph` holds one
+        (TensorFlow's ``save/`` nodes of an imported graph; `saver_by_name`), as
+        TensorFlow's Saver does: its names (under `name`, an import scope), sharding and
+        checkpoints to keep come from `saver_def`. False when the graph holds none."""
+        found = find_graph_saver(graph, self.saver_def, self._name)
+        if found is None:
+            return False
+        sd = self.saver_def
+        self._by_name = found
+        self._graph = graph
+        self._restore_op = found.restore_op
+        self._sharded = bool(sd.sharded)
+        self._max_to_keep = int(sd.max_to_keep)
+        hours = float(sd.keep_checkpoint_every_n_hours)
+        self._keep_every_n_hours = hours
+        self._keeper = CheckpointKeeper(self._max_to_keep, hours)
+        self.saver_def = SaverDef(
+            **found.names, max_to_keep=self._max_to_keep, sharded=self._sharded,
+            keep_checkpoint_every_n_hours=hours, version=int(getattr(sd, "version", 2)))
+        self._scope = found.names["restore_op_name"].rpartition("/")[0] + "/"
+        self._is_built = True
+        return True
 
     def as_saver_def(self) -> SaverDef:
         return self.saver_def
@@ -352,8 +384,12 @@ class Saver:
         else:
             checkpoint_file = save_path
         _state.remove_stale_temps(parent)
-        files = checkpoint_files(self._format, checkpoint_file,
-                                 *self._checkpoint_tensors(values), self._shards())
+        if self._by_name is not None:  # the graph's saver ops write the checkpoint
+            sess.run(self._by_name.save_tensor, {self._by_name.filename: checkpoint_file})
+            files = []
+        else:
+            files = checkpoint_files(self._format, checkpoint_file,
+                                     *self._checkpoint_tensors(values), self._shards())
         if write_meta_graph:
             meta = f"{checkpoint_file}.{meta_graph_suffix}"
             try:
@@ -449,6 +485,12 @@ class Saver:
                 f"The passed save_path is not a valid checkpoint: {save_path}. "
                 f"{not_found(save_path)}")
         logger.info("Restoring parameters from %s", save_path)  # as TF logs each restore
+        if self._by_name is not None:  # the graph's restore op reads the checkpoint
+            try:
+                sess.run(self._restore_op, {self._by_name.filename: save_path})
+            except (errors.NotFoundError, errors.InvalidArgumentError) as e:
+                raise wrap_restore_error(e) from None
+            return
         with CheckpointReader(save_path) as reader:
             feed = restore_feed(reader, self._entries, self._slice_infos, save_path,
                                 self._reshape)

@@ -130,24 +130,28 @@ def _vocab(path, size: int, what: str, var_name: str) -> list[str]:
 
 
 def _remap_with_vocab(var, reader, prev: str, info: VocabInfo, ckpt: str) -> None:
-    """Set `var`'s initializer to the checkpoint tensor `prev` remapped by `info`."""
-    from flowgraph.framework.constant_op import constant
-    from flowgraph.ops import array_index_ops, state_ops
-
-    name, axis = var.op.name, info.axis
+    """Set the initializer of `var` (a variable, or the list of a partitioned variable's
+    parts) to the checkpoint tensor `prev` remapped by `info`."""
+    parts = var if isinstance(var, list) else [var]
+    if isinstance(var, list):
+        full = parts[0]._save_slice_info
+        name, shape = full.full_name, list(full.full_shape)
+    else:
+        name, shape = var.op.name, var.shape.as_list()
+    axis = info.axis
     old = np.asarray(reader.get_tensor(prev))
-    shape = var.shape.as_list()
     new_words = _vocab(info.new_vocab, info.new_vocab_size, "new", name)
     old_words = _vocab(info.old_vocab, info.old_vocab_size, "old", name)
     rows = len(new_words) + int(info.num_oov_buckets)
     if old.ndim != len(shape) or old.ndim < axis + 1 or None in shape or shape[axis] != rows \
-            or old.shape[axis] != len(old_words) \
+            or old.shape[axis] < len(old_words) \
             or any(a != b for i, (a, b) in enumerate(zip(old.shape, shape)) if i != axis):
         raise ValueError(
             f"Warm-starting variable '{name}' with a VocabInfo (axis {axis}): the variable "
             f"has shape {shape}, expected {rows} (new_vocab_size + num_oov_buckets) along "
             f"axis {axis}; tensor '{prev}' in {ckpt} has shape {list(old.shape)}, expected "
-            f"{len(old_words)} (the old vocabulary's size) along axis {axis}, and the other "
+            f"at least {len(old_words)} (the old vocabulary's size; the old OOV buckets "
+            f"follow) along axis {axis}, and the other "
             "dimensions must match.")
     index = {w: i for i, w in reversed(list(enumerate(old_words)))}
     value = np.zeros(shape, dtype=old.dtype)
@@ -158,21 +162,37 @@ def _remap_with_vocab(var, reader, prev: str, info: VocabInfo, ckpt: str) -> Non
             dst = (slice(None),) * axis + (i,)
             value[dst] = old[(slice(None),) * axis + (j,)]
             found[dst] = True
+    for part in parts:
+        slice_info = getattr(part, "_save_slice_info", None) if len(parts) > 1 or \
+            isinstance(var, list) else None
+        if slice_info is None:
+            region = (slice(None),) * len(shape)
+        else:
+            region = tuple(slice(o, o + n) for o, n in
+                           zip(slice_info.var_offset, slice_info.var_shape))
+        _assign_remapped(part, value[region], found[region], info)
+    logger.debug("Warm-started %s with vocabulary remapping: %d of %d words found", name,
+                 sum(w in index for w in new_words), len(new_words))
+
+
+def _assign_remapped(var, value: np.ndarray, found: np.ndarray, info: VocabInfo) -> None:
+    """Make `var` initialize to `value`, with the backup initializer where not `found`."""
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops import array_index_ops, state_ops
+
     graph = var.graph
     dtype = var.dtype.base_dtype
     with graph.as_default(), graph.control_dependencies(None), \
-            graph.name_scope(f"{name}/warm_start"):
+            graph.name_scope(f"{var.op.name}/warm_start"):
         if info.backup_initializer is None or found.all():
             initial = constant(value, dtype=dtype, name="remapped")
         else:
-            backup = info.backup_initializer(shape, dtype=dtype)
+            backup = info.backup_initializer(list(value.shape), dtype=dtype)
             initial = array_index_ops.where(constant(found), constant(value, dtype=dtype), backup,
-                                      name="remapped")
+                                            name="remapped")
     with graph.as_default(), graph.control_dependencies(None), graph.colocate_with(var.op):
         var._initializer_op = state_ops.assign(var, initial).op
     var._initial_value = initial
-    logger.debug("Warm-started %s with vocabulary remapping: %d of %d words found", name,
-                 sum(w in index for w in new_words), len(new_words))
 
 
 def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_vocab_info=None,
@@ -224,11 +244,6 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_voc
                     "vars_to_warm_start.")
             logger.debug("Warm-starting variable: %s; prev_var_name: %s", name, prev)
             if name in vocab_infos:
-                if isinstance(var, list):
-                    raise NotImplementedError(
-                        f"warm_start: vocabulary remapping of the partitioned variable "
-                        f"'{name}' is not supported; warm-start it without "
-                        f"var_name_to_vocab_info or use an unpartitioned variable")
                 _remap_with_vocab(var, reader, prev, vocab_infos[name],
                                   ckpt_to_initialize_from)
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import subprocess
 import sys
 import types
 
@@ -89,6 +90,32 @@ def test_logging_functions(flowgraph_logger, caplog):
     assert got == [("DEBUG", "d 1"), ("INFO", "i x"), ("WARNING", "w"), ("WARNING", "w2"),
                    ("ERROR", "e"), ("CRITICAL", "f"), ("INFO", "l"), ("DEBUG", "v"),
                    ("INFO", "yes 1"), ("ERROR", "status")]
+
+
+def test_records_name_the_calling_line(flowgraph_logger, caplog):
+    # TensorFlow attributes a record to the program's line (absl prints "prog.py:7]").
+    logging_compat.set_verbosity(logging_compat.DEBUG)
+    with caplog.at_level(logging.DEBUG, logger="tensorflow"):
+        logging_compat.info("a")
+        logging_compat.warning("b")
+        logging_compat.log_if(logging_compat.INFO, "c", True)
+        logging_compat.log_first_n(logging_compat.INFO, "d", 1)
+        logging_compat.TaskLevelStatusMessage("e")
+    assert {r.filename for r in caplog.records} == {"test_compat_modules.py"}
+
+
+def test_import_gives_the_logger_its_handler_as_tensorflow_does():
+    # TF 2.15: after `import tensorflow`, logging.getLogger("tensorflow").handlers holds a
+    # StreamHandler, so hook lines print as "INFO:tensorflow:..." without any tf.logging call.
+    code = ("import logging, flowgraph\n"
+            "h = logging.getLogger('tensorflow').handlers\n"
+            "print(len(h), h[0].formatter._fmt)\n"
+            "logging.getLogger('tensorflow').setLevel(logging.INFO)\n"
+            "logging.getLogger('tensorflow').info('from a hook')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.split() == ["1", "%(levelname)s:%(name)s:%(message)s"]
+    assert "INFO:tensorflow:from a hook" in done.stderr
 
 
 def test_verbosity_filters(flowgraph_logger, caplog):

@@ -166,6 +166,23 @@ def test_list_files(tmp_path):
     assert sorted(shuffled) == sorted(collect(ds))
 
 
+def test_list_files_shuffle_buffer_grows_with_the_files(tmp_path):
+    # list_files shuffles with a 2**31 - 1 element buffer, as TF; the ring buffer holds
+    # only the elements that arrived (it was allocated whole: ~17 GB of slots).
+    import tracemalloc
+
+    for n in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / n).write_text(n)
+    tracemalloc.start()
+    try:
+        got = collect(tf.data.Dataset.list_files(str(tmp_path / "*.txt"), seed=7))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sorted(g.decode().rsplit("/", 1)[1] for g in got) == ["a.txt", "b.txt", "c.txt"]
+    assert peak < 64 << 20
+
+
 def test_zip_and_concatenate():
     a = tf.data.Dataset.range(3)
     b = tf.data.Dataset.from_tensor_slices(np.array([10.0, 20.0, 30.0, 40.0], np.float32))

@@ -118,3 +118,17 @@ def test_pandas_missing_is_a_clear_import_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pandas_input_fn needs pandas"):
         pandas_input_fn(object(), shuffle=False)
+
+
+def test_unshuffled_input_takes_no_op_seed_as_tensorflows_fifo_queue():
+    """TF's numpy_input_fn(shuffle=False) builds a FIFO queue (no seed drawn), so random
+    ops built after it get the op seeds they would get without it; shuffle=True builds a
+    RandomShuffleQueue, which draws one."""
+    for shuffle, first_value in ((False, 0.8127), (True, 0.0555)):
+        with tf.Graph().as_default():
+            tf.set_random_seed(1)
+            numpy_input_fn({"x": np.zeros(4, np.float32)}, batch_size=2, shuffle=shuffle)()
+            u = tf.random_uniform([1])
+            with tf.Session() as sess:
+                # TensorFlow 2.15's first values (op seeds 0 and 1)
+                assert round(float(sess.run(u)[0]), 4) == first_value

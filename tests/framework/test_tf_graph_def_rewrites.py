@@ -21,7 +21,7 @@ of x (FixedLenFeature [2] float32), k (FixedLenFeature [] int64, default 7) and 
 for the Example below TensorFlow returns y [[14.]] and n [2].
 
 The other way, TensorFlow 2.15 loads a flowgraph ``simple_save(format="tensorflow")`` of
-``parse_example(ser, FEATURES)`` (its ``ParseExample`` written as TensorFlow's, the
+``parse_example(ser, FEATURES)`` (its ``ParseExampleV2``, the
 sequence feature as a -1 first dimension) and returns, for BATCH, what flowgraph does:
 dense [[1, 2], [3, 4]], with_default [7, 5], seq [[1, 2, 3], [4, -1, -1]], words values
 [b'a', b'b'] at indices [[0, 0], [0, 1]] (oracle-checked).
@@ -95,11 +95,12 @@ def _parse(graph_def=None):
 def test_flowgraph_parse_example_round_trips_through_tensorflows_form():
     expected, names, g = _parse()
     message = graph_def_from_dict(g.as_graph_def())
-    node = next(n for n in message.node if n.op == "ParseExample")
-    assert sorted(node.attr) == ["Ndense", "Nsparse", "Tdense", "dense_shapes", "sparse_types"]
+    node = next(n for n in message.node if n.op == "ParseExampleV2")
+    assert sorted(node.attr) == ["Tdense", "dense_shapes", "num_sparse", "ragged_split_types",
+                                 "ragged_value_types", "sparse_types"]
     assert [[d.size for d in s.dim] for s in node.attr["dense_shapes"].list.shape] == \
         [[2], [-1], []]  # the sequence feature: a variable first dimension
-    assert len(node.input) == 2 + 1 + 2 * 3  # serialized, names, keys, defaults
+    assert len(node.input) == 5 + 3  # serialized, names, 3 key vectors, defaults
     back = graph_def_to_dict(message)
     back["fetch"] = names
     values, _, _ = _parse(back)
@@ -109,13 +110,39 @@ def test_flowgraph_parse_example_round_trips_through_tensorflows_form():
     np.testing.assert_array_equal(expected["seq"], [[1, 2, 3], [4, -1, -1]])
 
 
-def test_a_parse_example_whose_keys_are_not_constants_is_refused_naming_the_node():
+def test_parse_example_v2_keys_may_come_from_any_tensor():
+    # ParseExampleV2 reads its keys when it runs (as TensorFlow's does), so an imported
+    # graph whose keys are fed works.
     with tf.Graph().as_default() as g:
         ser = tf.placeholder(tf.string, [None], name="ser")
         tf.io.parse_example(ser, {"a": tf.io.FixedLenFeature([1], tf.float32)})
     message = graph_def_from_dict(g.as_graph_def())
-    node = next(n for n in message.node if n.op == "ParseExample")
-    keys = next(n for n in message.node if n.name == node.input[2])
+    node = next(n for n in message.node if n.op == "ParseExampleV2")
+    keys = next(n for n in message.node if n.name == node.input[3])
+    keys.op = "Placeholder"
+    keys.attr.pop("value")
+    with tf.Graph().as_default():
+        tf.import_graph_def(graph_def_to_dict(message), name="")
+        with tf.Session() as sess:
+            out = sess.run(node.name + ":0", {"ser:0": [_example(b=[2.5])],
+                                              keys.name + ":0": ["b"]})
+    np.testing.assert_array_equal(out, [[2.5]])
+
+
+def test_a_v1_parse_example_whose_keys_are_not_constants_is_refused_naming_the_node():
+    from flowgraph.framework.serialization import encode_attr
+    from flowgraph.framework.tf_formats.parse_example import parse_example_to_tf
+
+    attrs = dict(sparse_keys=[], sparse_types=[], dense_keys=["a"], dense_types=[tf.float32],
+                 dense_shapes=[tf.TensorShape([1])], dense_defaults=[None],
+                 dense_is_sequence=[False])
+    nodes = parse_example_to_tf({"name": "pe", "op": "ParseExample", "input": ["ser:0"],
+                                 "attr": {k: encode_attr(v) for k, v in attrs.items()}})
+    message = graph_def_from_dict({"node": []})
+    ser = message.node.add(name="ser", op="Placeholder")
+    ser.attr["dtype"].type = 7
+    message.node.extend(nodes)
+    keys = next(n for n in message.node if n.name == nodes[-1].input[2])
     keys.op = "Placeholder"
     with pytest.raises(ValueError, match=r"ParseExample.*not a constant"):
         graph_def_to_dict(message)

@@ -8,7 +8,6 @@ import pytest
 from applications_util import build, check_forward, check_summary
 
 import flowgraph as tf
-from flowgraph.keras.applications import _blocks
 
 CASES = [
     ("RegNetX002", {}, "regnetx002", 2705640, 2684792, 145, 222,
@@ -91,7 +90,7 @@ def test_grouped_conv2d_matches_numpy(groups, filters, stride):
     rng = np.random.RandomState(0)
     x = rng.randn(2, 6, 7, 6).astype(np.float32)
     with tf.Graph().as_default():
-        layer = _blocks.Conv2D(filters, 3, groups=groups, strides=stride, padding="same",
+        layer = tf.keras.layers.Conv2D(filters, 3, groups=groups, strides=stride, padding="same",
                                use_bias=False)
         y = layer(tf.constant(x))
         assert layer.kernel.shape.as_list() == [3, 3, 6 // groups, filters]
@@ -104,9 +103,9 @@ def test_grouped_conv2d_matches_numpy(groups, filters, stride):
 
 def test_grouped_conv2d_errors():
     with pytest.raises(ValueError, match="evenly divisible by the number of groups"):
-        _blocks.Conv2D(6, 3, groups=4)
+        tf.keras.layers.Conv2D(6, 3, groups=4)
     with tf.Graph().as_default(), pytest.raises(ValueError, match="input has 5 channels"):
-        _blocks.Conv2D(4, 3, groups=2)(tf.zeros([1, 4, 4, 5]))
+        tf.keras.layers.Conv2D(4, 3, groups=2)(tf.zeros([1, 4, 4, 5]))
 
 
 def test_conv2d_of_a_channel_split_runs():

@@ -219,7 +219,10 @@ def test_auc_against_sklearn(sess, weighted, curve):
     value, update = metrics.auc(labels, preds, weights=w, curve=curve, summation_method=method)
     last = stream(sess, update, {labels: Y, preds: SCORES, **feed})
     np.testing.assert_allclose(sess.run(value), last, rtol=1e-6)
-    assert value.name == "auc/value:0" and update.name == "auc/update_op:0"
+    # TF 2.15 names the careful-interpolation PR AUC after its last op
+    names = (("auc/value:0", "auc/update_op:0") if curve == "ROC" else
+             ("auc/interpolate_pr_auc:0", "auc/interpolate_pr_auc_1:0"))
+    assert (value.name, update.name) == names
     if curve == "ROC":
         exact = skm.roc_auc_score(Y, SCORES, sample_weight=sw)
         assert abs(last - exact) < 5e-3

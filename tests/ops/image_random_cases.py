@@ -142,20 +142,26 @@ CONTRACT_CASES = {
                                    lambda x, q: tf.raw_ops.EncodeJpegVariableQuality(
                                        images=x, quality=q), {})],
     "ExtractJpegShape": [([_jpeg()], lambda c: tf.image.extract_jpeg_shape(c), {})],
-    "ParseSequenceFeaturesBatch": [([_sequence_examples()], _parse_sequences, _VD)],
+    "ParseSequenceExampleV2": [([_sequence_examples()], _parse_sequences, _VD)],
     "DecodeAndCropJpeg": [([_jpeg(), np.array([1, 1, 2, 3], np.int32)],
                            lambda c, w: tf.image.decode_and_crop_jpeg(c, w), {})],
+    # The public functions emit the V2 ops (as TF 2.15; their cases are in
+    # missing_names_cases.py); the V1 ops through tf.raw_ops.
     "StatelessRandomUniform": [
-        ([SEED], lambda s: tf.random.stateless_uniform([2, 3], s), {}),
-        ([SEED], lambda s: tf.random.stateless_uniform([4], s, dtype=tf.float64), {})],
+        ([SEED], lambda s: tf.raw_ops.StatelessRandomUniform(shape=[2, 3], seed=s), {}),
+        ([SEED], lambda s: tf.raw_ops.StatelessRandomUniform(shape=[4], seed=s,
+                                                             dtype=tf.float64), {})],
     "StatelessRandomNormal": [
-        ([SEED], lambda s: tf.random.stateless_normal([3, 1], s, dtype=tf.float64), {})],
+        ([SEED], lambda s: tf.raw_ops.StatelessRandomNormal(shape=[3, 1], seed=s,
+                                                            dtype=tf.float64), {})],
     "StatelessTruncatedNormal": [
-        ([SEED], lambda s: tf.random.stateless_truncated_normal([5], s), {})],
+        ([SEED], lambda s: tf.raw_ops.StatelessTruncatedNormal(shape=[5], seed=s), {})],
     "StatelessRandomUniformInt": [
-        ([SEED], lambda s: tf.random.stateless_uniform([2, 2], s, 0, 9, dtype=tf.int64), {})],
+        ([SEED], lambda s: tf.raw_ops.StatelessRandomUniformInt(
+            shape=[2, 2], seed=s, minval=np.int64(0), maxval=np.int64(9)), {})],
     "StatelessRandomUniformFullInt": [
-        ([SEED], lambda s: tf.random.split(s, 3), {})],
+        ([SEED], lambda s: tf.raw_ops.StatelessRandomUniformFullInt(
+            shape=[3, 2], seed=s, dtype=tf.int64), {})],
     "StatelessMultinomial": [
         ([_u(2, 4), SEED], lambda lg, s: tf.random.stateless_categorical(lg, 5, s), {})],
     "StatelessRandomPoisson": [

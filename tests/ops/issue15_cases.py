@@ -109,7 +109,7 @@ CONTRACT_CASES = {
     "DecodePng": [([_png()], lambda s: tf.image.decode_png(s, channels=3), _VD)],
     "DecodeJpeg": [([_jpeg()], lambda s: tf.image.decode_jpeg(s), _VD)],
     "EncodePng": [([np.zeros((2, 3, 3), np.uint8)], lambda x: tf.image.encode_png(x), {})],
-    "ParseSequenceFeatures": [([_SEQ_BYTES], lambda s: tf.io.parse_single_sequence_example(
+    "ParseSequenceExampleV2": [([_SEQ_BYTES], lambda s: tf.io.parse_single_sequence_example(
         s, sequence_features={"w": tf.io.VarLenFeature(tf.string),
                               "v": tf.io.FixedLenSequenceFeature([2], tf.float32)})[1]["v"],
         _VD)],

@@ -241,7 +241,7 @@ CONTRACT_CASES = {
         ([_u(2, 3), _u(2, 3)], lambda g, x: tf.fake_quant_with_min_max_vars_per_channel_gradient(
             _f32(g), _f32(x), [-1.0] * 3, [1.0] * 3), {})],
     "StaticRegexReplace": [([_S], lambda s: tf.regex_replace(s, "[0-9]", "#"), {})],
-    "RegexFullMatch": [([_S], lambda s: tf.strings.regex_full_match(s, "[a-z]+"), {})],
+    "StaticRegexFullMatch": [([_S], lambda s: tf.strings.regex_full_match(s, "[a-z]+"), {})],
     "StringStrip": [([_S], tf.string_strip, {})],
     "StringLower": [([_S], tf.strings.lower, {})],
     "StringUpper": [([_S], tf.strings.upper, {})],

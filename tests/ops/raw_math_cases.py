@@ -229,9 +229,13 @@ VALUE_DEPENDENT: set[str] = set()
 # PlaceholderV2 must be fed: the contract check cannot run it (tests/ops/test_raw_math.py).
 SKIP = {"PlaceholderV2": "a placeholder must be fed (tested in test_raw_math.py)"}
 
+# TensorFlow's gradient of these raises LookupError naming the reason (test_raw_math.py).
+GRADIENT_RAISES_LIKE_TENSORFLOW = {"PreventGradient"}
+
 # TensorFlow registers no gradient for these: tf.gradients raises LookupError.
 NO_GRADIENT_LIKE_TENSORFLOW = {
     "Mod", "TileGrad", "ToBool", "IgammaGradA", "InTopK", "HistogramFixedWidth", "UniqueV2",
     "UniqueWithCountsV2", "Empty", "InplaceAdd", "InplaceSub", "InplaceUpdate",
-    "ParallelConcat", "PreventGradient", "GuaranteeConst", "Snapshot", "DeepCopy",
-    "SelfAdjointEig", "CholeskyGrad", *(n for n in CONTRACT_CASES if n.startswith("Batch"))}
+    "ParallelConcat", "GuaranteeConst", "Snapshot", "DeepCopy",
+    "SelfAdjointEig", "CholeskyGrad", "Unique", "TruncateMod",
+    *(n for n in CONTRACT_CASES if n.startswith("Batch"))}

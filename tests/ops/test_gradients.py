@@ -329,8 +329,11 @@ def test_gradient_functions_must_return_one_gradient_per_input():
 
 
 def test_xs_must_be_tensors():
+    # A value becomes a new constant nothing depends on (TF 2.15: [None]); an object
+    # that is no tensor value is a TypeError.
+    assert gradients(tf.constant(1.0), [1.0]) == [None]
     with pytest.raises(TypeError, match="xs must be Tensors or Variables"):
-        gradients(tf.constant(1.0), [1.0])
+        gradients(tf.constant(1.0), [object()])
 
 
 # -- docstring examples ---------------------------------------------------------------

@@ -110,7 +110,7 @@ def test_unary_shapes_are_preserved():
 @pytest.mark.parametrize(("fn", "dtype"), [
     (tf.exp, tf.int32), (tf.sqrt, tf.int64), (tf.erf, tf.complex64), (tf.floor, tf.int32),
     (tf.is_nan, tf.int32), (tf.negative, tf.uint8), (tf.logical_not, tf.int32),
-    (tf.sign, tf.bool), (tf.reciprocal, tf.int32),
+    (tf.sign, tf.bool), (tf.reciprocal, tf.uint8),
 ])
 def test_unary_rejects_dtype(fn, dtype):
     with pytest.raises(TypeError, match="not in list of allowed values"):
@@ -333,8 +333,9 @@ def test_cast_graph_structure():
     assert tf.cast(x, tf.float32) is x
     assert c.op.get_attr("SrcT") == tf.float32 and c.op.get_attr("DstT") == tf.int64
     assert c.shape.as_list() == [None, 3]
-    with pytest.raises(TypeError, match="string"):
-        tf.cast(tf.constant(["1"]), tf.float32)
+    s = tf.cast(tf.constant(["1"]), tf.float32)  # TF builds it; its kernel refuses
+    with pytest.raises(tf.errors.UnimplementedError, match="Cast string to float32"):
+        tf.Session().run(s)
 
 
 def test_to_helpers(sess):
@@ -673,8 +674,8 @@ def test_div_no_nan(sess):
     np.testing.assert_array_equal(got, want)
     assert tf.math.divide_no_nan is tf.div_no_nan
     assert sess.run(tf.div_no_nan(np.float32(3), np.float32(0))) == 0
-    with pytest.raises(TypeError, match="DivNoNan"):
-        tf.div_no_nan(tf.constant([1, 2]), tf.constant([1, 0]))
+    q = tf.div_no_nan(tf.constant([1, 2]), tf.constant([1, 0]))  # ints divide as float64
+    assert q.dtype == tf.float64 and sess.run(q).tolist() == [1.0, 0.0]
     a, b = tf.constant([1.0, 2.0]), tf.constant([0.0, 4.0])
     ga, gb = sess.run(tf.gradients(tf.div_no_nan(a, b), [a, b]))
     np.testing.assert_allclose(ga, [0.0, 0.25])   # no inf/nan from the zero denominator

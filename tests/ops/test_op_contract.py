@@ -46,6 +46,8 @@ import pytest
 import quantize_cases
 import raw_img_cases
 import raw_math_cases
+import raw_parse_cases
+import raw_rnn_cases
 import raw_sparse_cases
 import raw_state_cases
 import raw_tlist_cases
@@ -905,7 +907,7 @@ _add("IteratorFromStringHandleV2", Case([f64(4, 3)], _from_string_handle))
 _add("NumpyBatchSource", Case([], lambda: tf.estimator.inputs.numpy_input_fn(
     {"a": f64(5, 3)}, f64(5), batch_size=2, shuffle=False)(),
     value_dependent=True))  # the last batch may be smaller: (?, 3)
-_add("ParseExample", Case([np.array([
+_add("ParseExampleV2", Case([np.array([
     encode_example({"n": [1], "f": [0.5, 1.5], "s": ["a", "b"]}),
     encode_example({"n": [2], "f": [2.0, 3.0], "s": ["c"]})], object)],
     lambda s: tf.parse_example(s, {"n": tf.FixedLenFeature([], tf.int64),
@@ -1002,9 +1004,17 @@ _add_cases(raw_tlist_cases)
 VALUE_DEPENDENT |= raw_img_cases.VALUE_DEPENDENT
 _add_cases(raw_img_cases)
 
+# -- fused LSTM / GRU ops and their gradient ops (tests/ops/raw_rnn_cases.py)
+VALUE_DEPENDENT |= raw_rnn_cases.VALUE_DEPENDENT
+_add_cases(raw_rnn_cases)
+
 # -- sparse, segment-gradient, scatter and random raw ops (tests/ops/raw_sparse_cases.py)
 VALUE_DEPENDENT |= raw_sparse_cases.VALUE_DEPENDENT
 _add_cases(raw_sparse_cases)
+
+# -- Example parsing, regex, v1 summary and py-function ops (tests/ops/raw_parse_cases.py)
+VALUE_DEPENDENT |= raw_parse_cases.VALUE_DEPENDENT
+_add_cases(raw_parse_cases)
 
 # -- v1 queues, tables, readers, TensorArrays, barriers, map staging (raw_state_cases.py)
 VALUE_DEPENDENT |= raw_state_cases.VALUE_DEPENDENT

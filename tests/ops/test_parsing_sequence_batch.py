@@ -48,7 +48,7 @@ def test_parse_sequence_example_errors():
     missing = tf.io.parse_sequence_example(DATA, sequence_features={
         "t": tf.io.FixedLenSequenceFeature([2], tf.float32)})[1]["t"]
     with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
-                                             match="allow_missing=True"):
+                                             match="Did you mean to include it"):
         sess.run(missing)
     with pytest.raises(ValueError, match=r"dense_defaults\[t\] must be None"):
         tf.io.parse_sequence_example(DATA, sequence_features={

@@ -59,7 +59,7 @@ def test_errors():
     _, typed = tf.io.parse_single_sequence_example(
         TF_BYTES, sequence_features={"v": tf.io.FixedLenSequenceFeature([2], tf.int64)})
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match="allow_missing=True"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Did you mean to include it"):
             sess.run(seq["zz"])
         with pytest.raises(tf.errors.InvalidArgumentError, match="2 values but shape"):
             sess.run(wrong["v"])

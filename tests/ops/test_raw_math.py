@@ -324,7 +324,8 @@ def test_checks_and_identities_as_tensorflow():
             run(R.CheckNumericsV2(tensor=np.array(value, np.float32), message="bad"))
     with tf.Graph().as_default():
         p = tf.placeholder(tf.float32, [None, 2])
-        with pytest.raises(LookupError):
+        with pytest.raises(LookupError, match=r"Gradient explicitly disabled\. Reason: "
+                                              r"b'because'"):
             tf.gradients(R.PreventGradient(input=p, message="because"), [p])
         for y in (R.CheckNumericsV2(tensor=p, message="m"), R.EnsureShape(input=p, shape=[1, 2]),
                   R.DebugGradientIdentity(input=p)):

@@ -315,11 +315,15 @@ def test_public_functions_emit_tensorflows_op_types(fn, op_type):
     assert op_type in _types(fn)
 
 
-def test_sparse_segment_gradient_is_indexed_slices_of_the_v2_op():
+def test_sparse_segment_gradient_is_indexed_slices_of_the_v2_op_when_asked():
+    # TF 2.15: dense rows by default; sparse_gradient=True gives the GradV2 IndexedSlices.
     with tf.Graph().as_default():
         d = tf.constant([[1.0], [2.0], [4.0], [5.0]])
-        (g,) = tf.gradients(tf.sparse.segment_mean(d, [3, 0, 3], [0, 0, 1]) * [[1.0], [2.0]],
+        (g,) = tf.gradients(tf.sparse.segment_mean(d, [3, 0, 3], [0, 0, 1],
+                                                   sparse_gradient=True) * [[1.0], [2.0]],
                             [d])
+        (by_default,) = tf.gradients(tf.sparse.segment_mean(d, [3, 0, 3], [0, 0, 1]), [d])
+        assert by_default.op.type == "SparseSegmentMeanGrad"
         (dense,) = tf.gradients(tf.sparse.segment_sum(d, tf.range(4), [0, 0, 1, 1]), [d])
         assert isinstance(g, tf.IndexedSlices)
         assert g.values.op.type == "SparseSegmentMeanGradV2"

@@ -178,11 +178,15 @@ def test_segment_errors_and_shapes(sess):
     assert unknown.shape.ndims is None
 
 
-def test_segment_gradient_is_indexed_slices(sess):
+def test_segment_gradient_is_indexed_slices_with_sparse_gradient(sess):
     data = tf.constant(R.randn(6, 2))
-    out = tf.sparse.segment_mean(data, [5, 1, 5], [0, 0, 1])
-    (g,) = tf.gradients(out, [data], grad_ys=tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float64))
-    assert isinstance(g, IndexedSlices)
+    out = tf.sparse.segment_mean(data, [5, 1, 5], [0, 0, 1], sparse_gradient=True)
+    dense_out = tf.sparse.segment_mean(data, [5, 1, 5], [0, 0, 1])
+    grad_ys = tf.constant([[1.0, 2.0], [3.0, 4.0]], tf.float64)
+    (g,) = tf.gradients(out, [data], grad_ys=grad_ys)
+    (dense,) = tf.gradients(dense_out, [data], grad_ys=grad_ys)
+    assert isinstance(g, IndexedSlices) and not isinstance(dense, IndexedSlices)
+    np.testing.assert_allclose(sess.run(dense)[[1, 5]], [[0.5, 1.0], [3.5, 5.0]])
     assert g.values.op.type == "SparseSegmentMeanGradV2"
     values, indices = sess.run([g.values, g.indices])
     # one row per distinct index, sorted (rows of a repeated index added up)

@@ -192,6 +192,9 @@ def test_body_errors_name_the_problem():
         while_loop(lambda i, j: i < 1, lambda i, j: (i,), [x, x])
     with pytest.raises(TypeError, match=r"dtype int32 before the loop.*float32"):
         while_loop(lambda i: i < 1, lambda i: tf.cast(i, tf.float32), [x])
+    # Both the shape and the dtype change: TF 2.15 reports the shape (ValueError).
+    with pytest.raises(ValueError, match="enters the loop with shape"):
+        while_loop(lambda i: i < 1, lambda i: tf.ones([2]) * tf.cast(i, tf.float32), [x])
     with pytest.raises(TypeError, match="bool tensor"):
         while_loop(lambda i: i, lambda i: i + 1, [x])
     with pytest.raises(ValueError, match="body returned None"):

@@ -47,7 +47,9 @@ def test_a_tensorflow_meta_file_imports_restores_and_trains_on_as_in_tensorflow(
         assert sess.run(tf.train.get_global_step()) == 4
 
 
-def test_tensorflow_saver_nodes_are_replaced_and_keys_kept():
+def test_tensorflow_saver_nodes_are_kept_and_run_by_name():
+    # As TensorFlow: the file's save/ subgraph is imported and the returned Saver (and a
+    # program naming its ops) runs it.
     mg = MetaGraphDefProto.FromString(open(PREFIX + ".meta", "rb").read())
     assert mg.saver_def.restore_op_name == "save/restore_all"
     assert mg.meta_info_def.tensorflow_version == "2.15.1"
@@ -55,8 +57,11 @@ def test_tensorflow_saver_nodes_are_replaced_and_keys_kept():
     with tf.Graph().as_default() as g:
         saver = tf.train.import_meta_graph(mg)
         ops = {op.type for op in g.get_operations()}
-        assert not ops & {"SaveV2", "RestoreV2"}
+        assert {"SaveV2", "RestoreV2"} <= ops
         assert saver.saver_def.restore_op_name == "save/restore_all"
+        with tf.Session() as sess:
+            sess.run("save/restore_all", {"save/Const:0": PREFIX})
+            np.testing.assert_allclose(sess.run("y:0", {"x:0": X}), Y_TF, rtol=1e-6)
 
 
 def _train_and_save(d, fmt="flowgraph", var_list=None):

@@ -57,6 +57,27 @@ def test_backup_initializer_fills_new_words_and_oov_buckets(ckpt):
             assert sess.run(emb).tolist() == [[3, 30], [1, 10], [-1, -1], [-1, -1], [-1, -1]]
 
 
+def test_partitioned_variable_is_remapped_and_old_oov_rows_are_skipped(tmp_path):
+    (tmp_path / "old.txt").write_text("a\nb\nc\n")
+    (tmp_path / "new.txt").write_text("c\na\nd\nb\n")
+    with tf.Graph().as_default():
+        # three words and one OOV row, as a canned model's embedding with num_oov_buckets=1
+        tf.Variable(np.array([[1.0, 10], [2, 20], [3, 30], [4, 40]], np.float32), name="emb")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "m"))
+    with tf.Graph().as_default():
+        emb = tf.get_variable("emb", [6, 2], initializer=tf.ones_initializer(),
+                              partitioner=tf.fixed_size_partitioner(3))
+        info = tf.train.VocabInfo(str(tmp_path / "new.txt"), 4, 2, str(tmp_path / "old.txt"))
+        tf.train.warm_start(prefix, var_name_to_vocab_info={"emb": info})
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            # TensorFlow 2.15 prints exactly this
+            assert sess.run(tf.convert_to_tensor(emb)).tolist() == [
+                [3, 30], [1, 10], [0, 0], [2, 20], [0, 0], [0, 0]]
+
+
 def test_vocab_errors_name_the_variable_and_the_sizes(ckpt):
     prefix, d = ckpt
     with tf.Graph().as_default():

@@ -74,6 +74,15 @@ def reshape(x, shape):
             None, None, f"Only one input size may be -1, not both in shape {dims}")
     known = math.prod(d for d in dims if d != -1)
     n = x.size
+    if -1 in dims and 0 in dims:
+        # TensorFlow infers the -1 from the nonzero sizes alone: [0, 4] -> [2, -1, 0] is
+        # [2, 2, 0]
+        known = math.prod(d for d in dims if d not in (-1, 0))
+        n = math.prod(d for d in np.shape(x) if d != 0)
+        dims[dims.index(-1)] = n // known if known and n % known == 0 else -1
+        if x.size == 0 and -1 not in dims:
+            return np.reshape(x, dims)
+        n, known = x.size, math.prod(d for d in dims if d != -1)
     if -1 in dims:
         if known == 0 or n % known:
             raise errors.InvalidArgumentError(

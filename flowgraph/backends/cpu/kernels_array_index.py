@@ -41,14 +41,17 @@ def slice_(x, begin, size):
 @cpu_kernel("StridedSlice")
 def strided_slice(x, begin, end, strides, *, begin_mask, end_mask, ellipsis_mask,
                   new_axis_mask, shrink_axis_mask):
+    x = np.asarray(x)
     try:
-        out = strided_slice_numpy(np.asarray(x), begin, end, strides, begin_mask=begin_mask,
+        out = strided_slice_numpy(x, begin, end, strides, begin_mask=begin_mask,
                                   end_mask=end_mask, ellipsis_mask=ellipsis_mask,
                                   new_axis_mask=new_axis_mask,
                                   shrink_axis_mask=shrink_axis_mask)
     except ValueError as e:
         raise _invalid(str(e)) from None
-    return np.asarray(out)
+    # one string element stays an object array: a fixed-width bytes array would drop
+    # its trailing NULs (a serialized Example's last byte can be 0)
+    return np.asarray(out, dtype=object) if x.dtype == object else np.asarray(out)
 
 
 def _check_range(indices, n: int) -> None:
@@ -214,7 +217,9 @@ def one_hot(indices, depth, on_value, off_value, *, axis):
     return out if axis == -1 else np.moveaxis(out, -1, axis)
 
 
-@cpu_kernel("Unique")
+@cpu_kernel("Unique", dtypes=(np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+                              np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_,
+                              np.object_))  # no complex kernel in TensorFlow
 def unique(x, *, out_idx):
     x = np.asarray(x)
     if x.size == 0:

@@ -31,6 +31,9 @@ def _one(log_probs: np.ndarray, label: list[int], blank: int, merge: bool):
     skip = np.zeros(n, bool)
     for s in range(2, n):
         skip[s] = ext[s] != blank and (ext[s] != ext[s - 2] or not merge)
+    # A label may repeat over frames (stay at s) only when repeats are merged; the blank
+    # always may.
+    stay = (ext == blank) | merge
     emit = log_probs[:, ext]  # [T, n]
     alpha = np.full((steps, n), _NEG)
     alpha[0, 0] = emit[0, 0]
@@ -40,7 +43,7 @@ def _one(log_probs: np.ndarray, label: list[int], blank: int, merge: bool):
         prev = alpha[t - 1]
         one = np.concatenate([[_NEG], prev[:-1]])
         two = np.where(skip, np.concatenate([[_NEG, _NEG], prev[:-2]]), _NEG)
-        alpha[t] = emit[t] + _logsumexp(prev, one, two)
+        alpha[t] = emit[t] + _logsumexp(np.where(stay, prev, _NEG), one, two)
     beta = np.full((steps, n), _NEG)
     beta[-1, -1] = emit[-1, -1]
     if n > 1:
@@ -50,7 +53,7 @@ def _one(log_probs: np.ndarray, label: list[int], blank: int, merge: bool):
         nxt = beta[t + 1]
         one = np.concatenate([nxt[1:], [_NEG]])
         two = np.where(skip_next, np.concatenate([nxt[2:], [_NEG, _NEG]]), _NEG)
-        beta[t] = emit[t] + _logsumexp(nxt, one, two)
+        beta[t] = emit[t] + _logsumexp(np.where(stay, nxt, _NEG), one, two)
     ends = [alpha[-1, -1]] + ([alpha[-1, -2]] if n > 1 else [])
     log_p = _logsumexp(*ends)
     probs = np.exp(log_probs)

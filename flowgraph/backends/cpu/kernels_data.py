@@ -440,12 +440,17 @@ def _np_type(dtype):
     return object if dtype == _dtypes.string else dtype.as_numpy_dtype
 
 
+def _tf_name(dtype) -> str:
+    """TensorFlow's name of an Example value type in its messages ("float")."""
+    return "float" if dtype == _dtypes.float32 else dtype.name
+
+
 def _values_of(parsed: dict, key: str, dtype, b: int):
     kind, values = parsed.get(key, (None, []))
     if kind is not None and kind != dtype and values:
         raise errors.InvalidArgumentError(
             None, None, f"Name: <unknown>, Key: {key}, Index: {b}.  Data types don't match. "
-            f"Data type: {kind.name} but expected type: {dtype.name}")
+            f"Expected type: {_tf_name(dtype)}, Actual type: {_tf_name(kind)}")
     return kind, values
 
 
@@ -504,13 +509,13 @@ def _dense(parsed, key, dtype, shape, default, is_seq):
         elif kind is None or not values:
             if default is None:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Name: <unknown>, Feature: {key} (data type: {dtype.name}) is "
-                    "required but could not be found.")
+                    None, None, f"Name: <unknown>, Feature: {key} (data type: "
+                    f"{_tf_name(dtype)}) is required but could not be found.")
             rows.append(np.asarray(default, dtype=npd).reshape(shape))
         elif len(values) != size:
             raise errors.InvalidArgumentError(
                 None, None, f"Name: <unknown>, Key: {key}, Index: {b}.  Number of "
-                f"{dtype.name} values != expected.  Values size: {len(values)} but output "
+                f"{_tf_name(dtype)} values != expected.  Values size: {len(values)} but output "
                 f"shape: {shape}")
         else:
             rows.append(np.asarray(values, dtype=npd).reshape(shape))

@@ -116,7 +116,7 @@ def save_v2(prefix, tensor_names, shape_and_slices, *tensors, dtypes, op=None):
     whole, parts = {}, {}
     for name, spec, value in zip(names, specs, tensors):
         value = np.asarray(value)
-        if name in whole or name in parts:
+        if name in whole or (name in parts and not spec):
             raise _invalid(f"{what}: tensor name '{name}' is saved twice (duplicate key)")
         if not spec:
             whole[name] = value
@@ -128,7 +128,12 @@ def save_v2(prefix, tensor_names, shape_and_slices, *tensors, dtypes, op=None):
         if list(value.shape) != lengths:
             raise _invalid(f"{what}: tensor '{name}' has shape {list(value.shape)} but its "
                            f"slice spec '{spec}' describes a slice of shape {lengths}")
-        parts[name] = (full, [(starts, value)])
+        # the parts of a partitioned variable: one entry, its slices side by side
+        shape, saved = parts.setdefault(name, (full, []))
+        if shape != full or any(list(s) == list(starts) for s, _ in saved):
+            raise _invalid(f"{what}: tensor '{name}': slice '{spec}' conflicts with another "
+                           f"slice saved under that name (full shape {shape})")
+        saved.append((starts, value))
     _write_files(bundle_files(_text(np.asarray(prefix).item()), whole, parts))
 
 

@@ -109,9 +109,9 @@ def lookup_table_import(table, keys, values):
                "LookupTableImportV2")
 
 
-def _column(parts: list[str], index: int, line_no: int, dtype, path: str):
+def _column(parts: list[str], index: int, line_no: int, dtype, path: str, offset: int = 0):
     if index == -1:
-        return line_no
+        return line_no + offset
     text = "\t".join(parts) if index == -2 else None
     if index >= 0:
         if index >= len(parts):
@@ -135,7 +135,7 @@ def _column(parts: list[str], index: int, line_no: int, dtype, path: str):
 
 @cpu_kernel("InitializeTableFromTextFileV2")
 def initialize_table_from_text_file(table, filename, *, key_index, value_index, vocab_size,
-                                    delimiter):
+                                    delimiter, offset=0):
     path = np.asarray(filename, dtype=object).reshape(())[()]
     path = path.decode("utf-8") if isinstance(path, bytes) else str(path)
     lines = read_text_lines(path, "InitializeTableFromTextFileV2")
@@ -150,10 +150,11 @@ def initialize_table_from_text_file(table, filename, *, key_index, value_index, 
         # WHOLE_LINE keeps the line as it is, delimiters included.
         parts = line.split(delimiter) if delimiter else line.split()
         whole = [line]
+        # `offset` (TF 2's `value_index_offset`) is added to line numbers, keys' and values'.
         keys.append(_column(whole if key_index == -2 else parts,
-                            key_index, i, table.key_dtype, path))
+                            key_index, i, table.key_dtype, path, offset))
         values.append(_column(whole if value_index == -2 else parts,
-                              value_index, i, table.value_dtype, path))
+                              value_index, i, table.value_dtype, path, offset))
     table.fill(keys, values, "InitializeTableFromTextFileV2")
 
 

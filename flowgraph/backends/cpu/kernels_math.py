@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.framework.errors import InternalError, InvalidArgumentError
+from flowgraph.framework.errors import InternalError, InvalidArgumentError, UnimplementedError
 
 try:  # recycled output arrays (Cython); fresh ones otherwise
     from flowgraph.backends.cpu._buffers import empty as _empty
@@ -44,16 +44,25 @@ def _special():
     return scipy.special
 
 
+# Dtypes TensorFlow's ops accept but its CPU kernels do not: such a graph builds and its
+# run fails with "no kernel" (InvalidArgumentError), as in TensorFlow.
+_F = (np.float16, np.float32, np.float64)
+_FC = (*_F, np.complex64, np.complex128)
+_REAL = (*_F, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+         np.uint64)
+
 # -- unary --------------------------------------------------------------------------------
+cpu_kernel("Reciprocal", dtypes=_FC)(np.reciprocal)
+cpu_kernel("Round", dtypes=_REAL)(np.round)
 for _op, _fn in {
-    "Reciprocal": np.reciprocal, "Square": np.square, "Sqrt": np.sqrt, "Exp": np.exp,
+    "Square": np.square, "Sqrt": np.sqrt, "Exp": np.exp,
     "Expm1": np.expm1, "Log": np.log, "Log1p": np.log1p, "Tanh": np.tanh, "Sin": np.sin,
     "Cos": np.cos, "Tan": np.tan, "ComplexAbs": np.abs,
 }.items():
     cpu_kernel(_op)(_fn)  # the executor silences floating-point warnings per step
 for _op, _fn in {
     "Neg": np.negative, "Sign": np.sign, "Floor": np.floor, "Ceil": np.ceil,
-    "Round": np.round, "IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite,
+    "IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite,
     "LogicalNot": np.logical_not, "Abs": np.abs, "Conj": np.conj,
 }.items():
     cpu_kernel(_op)(_fn)
@@ -84,9 +93,10 @@ def erf(x):
 # string tensors (object arrays of bytes).
 for _op, _fn in {
     "Add": np.add, "AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply,
-    "RealDiv": np.true_divide, "Pow": np.power,
+    "Pow": np.power,
 }.items():
     cpu_kernel(_op)(_fn)
+cpu_kernel("RealDiv", dtypes=_FC)(np.true_divide)
 for _op, _fn in {
     "Maximum": np.maximum, "Minimum": np.minimum, "Equal": np.equal,
     "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
@@ -115,7 +125,7 @@ def _check_divisor(y, error=InvalidArgumentError):
         raise error(None, None, "Integer division by zero")
 
 
-@cpu_kernel("FloorDiv")
+@cpu_kernel("FloorDiv", dtypes=_REAL)
 @_quiet
 def floor_div(x, y):
     _check_divisor(y)
@@ -131,7 +141,7 @@ def floor_mod(x, y):
     return np.mod(x, y)
 
 
-@cpu_kernel("TruncateDiv")
+@cpu_kernel("TruncateDiv", dtypes=_REAL)
 @_quiet
 def truncate_div(x, y):
     _check_divisor(y, InternalError)  # TensorFlow's truncating kernels report INTERNAL
@@ -140,7 +150,7 @@ def truncate_div(x, y):
     return np.floor_divide(np.subtract(x, np.fmod(x, y)), y)
 
 
-@cpu_kernel("TruncateMod")
+@cpu_kernel("TruncateMod", dtypes=(np.float32, np.float64, np.int32, np.int64))
 @_quiet
 def truncate_mod(x, y):
     _check_divisor(y, InternalError)  # TensorFlow's truncating kernels report INTERNAL
@@ -151,6 +161,13 @@ def truncate_mod(x, y):
 @cpu_kernel("Cast")
 def cast(x, *, DstT):
     dst = np.dtype(DstT.as_numpy_dtype)
+    if (x.dtype.kind in "OSU") != (dst.kind in "OSU"):  # TensorFlow builds it, fails to run it
+        raise UnimplementedError(
+            None, None, f"Cast {x.dtype.name if x.dtype.kind not in 'OSU' else 'string'} to "
+            f"{DstT.name} is not supported; use tf.strings.to_number / tf.as_string")
+    if x.dtype == np.float16 and dst == np.uint16:
+        # TensorFlow's half -> uint16 conversion gives 0 for negatives and infinities
+        x = np.where((x < 0) | ~np.isfinite(x), x.dtype.type(0), x)
     if x.dtype.kind == "c" and dst.kind != "c":
         x = x.real
     with np.errstate(all="ignore"):

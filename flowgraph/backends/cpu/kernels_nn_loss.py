@@ -141,7 +141,7 @@ def l2_loss(t):
 
 
 @cpu_kernel("TopKV2")
-def top_k(x, k, *, sorted):
+def top_k(x, k, *, sorted, index_type=None):
     k = int(k)
     n = x.shape[-1]
     if k < 0:
@@ -157,6 +157,8 @@ def top_k(x, k, *, sorted):
         order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
         indices = (n - 1 - order).astype(np.int32)
     values = np.take_along_axis(x, indices, axis=-1)
+    if index_type is not None:
+        indices = indices.astype(np.dtype(index_type.as_numpy_dtype), copy=False)
     return np.ascontiguousarray(values), np.ascontiguousarray(indices)
 
 

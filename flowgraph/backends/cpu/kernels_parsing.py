@@ -1,12 +1,11 @@
-"""CPU kernel of ``ParseSequenceFeatures`` (`flowgraph/ops/parsing_sequence_ops.py`): the
-feature lists of one serialized SequenceExample, decoded with the messages of
+"""The feature lists of one serialized SequenceExample (for the sequence-parsing kernels
+of `kernels_parsing_v2`), decoded with the messages of
 `flowgraph.framework.example_proto`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.example_proto import DecodeError, SequenceExample
@@ -33,13 +32,12 @@ def _steps(seq: SequenceExample, key: str, dtype) -> list[list] | None:
         values = list(getattr(feature, kind).value)
         if _KIND_DTYPE[kind] != dtype and values:
             raise errors.InvalidArgumentError(
-                None, None, f"ParseSequenceFeatures: feature list '{key}', step {t}: data "
+                None, None, f"ParseSequenceExample: feature list '{key}', step {t}: data "
                 f"type {_KIND_DTYPE[kind].name} but expected {dtype.name}")
         out.append(values)
     return out
 
 
-@cpu_kernel("ParseSequenceFeatures")
 def parse_sequence_features(serialized, *, sparse_keys, sparse_types, dense_keys,
                             dense_types, dense_shapes, dense_allow_missing):
     raw = np.asarray(serialized, dtype=object).reshape(())[()]
@@ -48,7 +46,7 @@ def parse_sequence_features(serialized, *, sparse_keys, sparse_types, dense_keys
         seq = SequenceExample.FromString(raw)
     except DecodeError as e:
         raise errors.InvalidArgumentError(
-            None, None, f"ParseSequenceFeatures: could not parse a SequenceExample from "
+            None, None, f"ParseSequenceExample: could not parse a SequenceExample from "
             f"{raw[:64]!r}: {e}") from None
     sp_idx, sp_val, sp_shape = [], [], []
     for key, dtype in zip(sparse_keys, sparse_types):
@@ -70,14 +68,14 @@ def parse_sequence_features(serialized, *, sparse_keys, sparse_types, dense_keys
         if steps is None:
             if not allow_missing:
                 raise errors.InvalidArgumentError(
-                    None, None, f"ParseSequenceFeatures: feature list '{key}' is required "
-                    "but could not be found; add it, or use FixedLenSequenceFeature(..., "
-                    "allow_missing=True)")
+                    None, None, f"Name: <unknown>, Feature list '{key}' is required but "
+                    "could not be found.  Did you mean to include it in "
+                    "feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?")
             steps = []
         for t, vals in enumerate(steps):
             if len(vals) != size:
                 raise errors.InvalidArgumentError(
-                    None, None, f"ParseSequenceFeatures: feature list '{key}', step {t}: "
+                    None, None, f"ParseSequenceExample: feature list '{key}', step {t}: "
                     f"{len(vals)} values but shape {shape} needs {size}")
         dense.append(np.asarray([v for s in steps for v in s],
                                 dtype=_np_type(dtype)).reshape([len(steps), *shape]))

@@ -1,5 +1,5 @@
-"""CPU kernel of ``ParseSequenceFeaturesBatch`` (`flowgraph/ops/parsing_sequence_batch_ops.py`):
-each serialized SequenceExample parsed by the one-example kernel of
+"""The feature lists of a batch of SequenceExamples (for `kernels_parsing_v2`): each
+serialized SequenceExample parsed by the one-example kernel of
 `kernels_parsing`, then the sparse features concatenated with an example index and the
 dense ones zero-padded to the longest sequence."""
 
@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.backends.cpu.kernels_parsing import parse_sequence_features
 
 
-@cpu_kernel("ParseSequenceFeaturesBatch")
 def parse_sequence_features_batch(serialized, *, sparse_keys, sparse_types, dense_keys,
                                   dense_types, dense_shapes, dense_allow_missing):
     attrs = {"sparse_keys": sparse_keys, "sparse_types": sparse_types,

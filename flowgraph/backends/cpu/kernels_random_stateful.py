@@ -32,10 +32,10 @@ def _invalid(message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, message)
 
 
-def _check_alg(alg, op_type: str) -> None:
+def _check_alg(alg, op_type: str, threefry_error=errors.UnimplementedError) -> None:
     alg = int(alg)
     if alg == THREEFRY:
-        raise errors.UnimplementedError(
+        raise threefry_error(
             None, None, f"{op_type}: the ThreeFry algorithm (2) is not implemented on the "
             "CPU; use Philox (algorithm 1, 'philox').")
     if alg not in (PHILOX, AUTO_SELECT):
@@ -79,7 +79,9 @@ def _draw(ref, op, alg, n: int, op_type: str) -> _sl.KeyCounter:
 
 
 def _v2_stream(key, counter, alg, op_type: str) -> _sl.KeyCounter:
-    _check_alg(alg, op_type)
+    # TF's stateless kernels refuse ThreeFry as an invalid argument (stateful ones as
+    # unimplemented).
+    _check_alg(alg, op_type, errors.InvalidArgumentError)
     key, counter = np.asarray(key).reshape(-1), np.asarray(counter).reshape(-1)
     if key.shape != (1,):
         raise _invalid(f"{op_type}: key must have shape [1], got {list(np.shape(key))}")

@@ -89,8 +89,13 @@ def reduce_mean(x, axes, *, keep_dims):
             shape = np.sum(x, axis=ax, keepdims=keep_dims).shape
             return np.full(shape, np.nan, dtype=x.dtype)
         with np.errstate(all="ignore"):
+            if x.dtype == np.float16:  # a float16 total overflows to inf, as in TensorFlow
+                total = np.asarray(np.sum(x, axis=ax, keepdims=keep_dims, dtype=np.float32))
+                return np.asarray(total.astype(np.float16) / np.float16(count))
             return np.asarray(_reduced(np.mean, x, ax, keep_dims), dtype=x.dtype)
-    total = _reduced(np.sum, x, ax, keep_dims, dtype=x.dtype).astype(np.int64)
+    # Integers accumulate wider than their type: the mean of uint8 [200, 100] is 150
+    wide = np.uint64 if x.dtype == np.uint64 else np.int64
+    total = _reduced(np.sum, x, ax, keep_dims, dtype=wide).astype(np.int64)
     if count == 0:
         return np.zeros(np.shape(total), dtype=x.dtype)
     # Integer division truncated toward zero, as TensorFlow (and C) divide.
@@ -137,14 +142,22 @@ def _arg(fn, x, axis, output_type):
     return np.asarray(fn(x, axis=a), dtype=output_type.as_numpy_dtype)
 
 
+def _skip_nan(x, fill):
+    # TensorFlow never picks a NaN: it keeps the first strictly better value, starting
+    # from index 0 with an infinite bound, so NaNs count as the worst value there is
+    if x.dtype.kind == "f" and np.isnan(x).any():
+        return np.where(np.isnan(x), x.dtype.type(fill), x)
+    return x
+
+
 @cpu_kernel("ArgMax")
 def argmax(x, axis, *, output_type):
-    return _arg(np.argmax, x, axis, output_type)
+    return _arg(np.argmax, _skip_nan(x, -np.inf), axis, output_type)
 
 
 @cpu_kernel("ArgMin")
 def argmin(x, axis, *, output_type):
-    return _arg(np.argmin, x, axis, output_type)
+    return _arg(np.argmin, _skip_nan(x, np.inf), axis, output_type)
 
 
 def _scan(fn, identity, x, axis, exclusive, reverse):

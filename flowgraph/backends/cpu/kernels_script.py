@@ -1,5 +1,5 @@
-"""CPU kernels for ops with Python side effects: PyFunc and PyFuncStateless (ops/script_ops.py),
-Print and PrintV2 (ops/logging_ops.py)."""
+"""CPU kernels for ops with Python side effects: PyFunc, PyFuncStateless and EagerPyFunc
+(ops/script_ops.py), Print and PrintV2 (ops/logging_ops.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _to_string_array(value) -> np.ndarray:
 class PyFuncKernel:
     """Calls the op's Python function and checks its results against ``Tout``."""
 
-    def __init__(self, ctx, *, token, Tout):
+    def __init__(self, ctx, *, token, Tout, is_async=False):
         from flowgraph.ops import script_ops
 
         self.op = ctx.op
@@ -109,6 +109,7 @@ class PyFuncKernel:
 
 cpu_kernel("PyFunc")(PyFuncKernel)
 cpu_kernel("PyFuncStateless")(PyFuncKernel)
+cpu_kernel("EagerPyFunc")(PyFuncKernel)
 
 
 # -- printing (ops/logging_ops.py) ---------------------------------------------------------

@@ -424,10 +424,15 @@ def as_string(x, *, precision, scientific, shortest, width, fill):
         conv, fmt = _bool_text, spec + "s"
     elif kind in "iu":
         conv, fmt = int, spec + "d"
-    elif kind == "f":
+    elif kind in "fc":
         conv = float
         fmt = spec + (f".{precision}" if precision > -1 else "") + (
             "e" if scientific else "g" if shortest else "f")
+        if kind == "c":  # TensorFlow prints "(re,im)", each part in the same format
+            pfmt = f"({fmt},{fmt})".encode("ascii")
+            out = np.empty(x.shape, dtype=object)
+            out.reshape(-1)[:] = [pfmt % (v.real, v.imag) for v in x.reshape(-1).tolist()]
+            return out
     else:
         raise _invalid(f"as_string does not support dtype {x.dtype}")
     out = np.empty(x.shape, dtype=object)

@@ -114,13 +114,9 @@ def initialize_table_v2(table, keys, values):
 @cpu_kernel("InitializeTableFromTextFile")
 def initialize_table_from_text_file(table, filename, *, key_index, value_index, vocab_size,
                                     delimiter, offset=0):
-    if offset:
-        raise errors.UnimplementedError(
-            None, None, f"InitializeTableFromTextFile: offset={offset} is not supported "
-            "(only 0)")
     kernels_lookup.initialize_table_from_text_file(
         table, filename, key_index=key_index, value_index=value_index,
-        vocab_size=vocab_size, delimiter=delimiter)
+        vocab_size=vocab_size, delimiter=delimiter, offset=offset)
 
 
 @cpu_kernel("Stack")

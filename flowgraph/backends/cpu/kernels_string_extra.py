@@ -48,8 +48,15 @@ def static_regex_replace(x, *, pattern, rewrite, replace_global, op):
     return _map(lambda s: regex.sub(repl, s, count=0 if replace_global else 1), x)
 
 
-@cpu_kernel("RegexFullMatch", fresh=True)
-def regex_full_match(x, *, pattern, op):
+def _scalar_str(value, op, what: str) -> str:
+    arr = np.asarray(value, dtype=object)
+    if arr.ndim != 0:
+        raise _invalid(op, f"{what} must be a scalar, got shape {list(arr.shape)}")
+    return _b(arr.item()).decode("utf-8", "surrogateescape")
+
+
+@cpu_kernel("StaticRegexFullMatch", fresh=True)
+def static_regex_full_match(x, *, pattern, op):
     try:
         regex = re.compile(pattern.encode("utf-8"))
     except re.error as e:
@@ -57,6 +64,18 @@ def regex_full_match(x, *, pattern, op):
     arr = np.asarray(x, dtype=object)
     return np.asarray([regex.fullmatch(_b(s)) is not None for s in arr.reshape(-1).tolist()],
                       dtype=bool).reshape(arr.shape)
+
+
+@cpu_kernel("RegexFullMatch", fresh=True)
+def regex_full_match(x, pattern, *, op):
+    return static_regex_full_match(x, pattern=_scalar_str(pattern, op, "pattern"), op=op)
+
+
+@cpu_kernel("RegexReplace", fresh=True)
+def regex_replace(x, pattern, rewrite, *, replace_global, op):
+    return static_regex_replace(x, pattern=_scalar_str(pattern, op, "pattern"),
+                                rewrite=_scalar_str(rewrite, op, "rewrite"),
+                                replace_global=replace_global, op=op)
 
 
 @cpu_kernel("StringStrip", fresh=True)

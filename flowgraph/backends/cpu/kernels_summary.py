@@ -150,6 +150,13 @@ def tensor_summary(tag, tensor, serialized_summary_metadata):
     return _serialized(summary)
 
 
+@cpu_kernel("TensorSummary")
+def tensor_summary_v1(tensor, *, op, T=None, description="", labels=(), display_name=""):
+    summary = ef.Summary()
+    summary.value.add(node_name=op.name, tensor=ef.make_tensor_proto(tensor))
+    return _serialized(summary)
+
+
 # -- merge -----------------------------------------------------------------------------------
 @cpu_kernel("MergeSummary")
 def merge_summary(*inputs):

@@ -18,7 +18,8 @@ Mean divides by the element count in its last pass.
 ArgMax/ArgMin (`_arg_source`) view the input as ``[A, R, K]`` around the axis: with
 ``K == 1`` one work-group per row keeps a (value, index) pair per item and merges the
 pairs in local memory, the smaller index winning ties; otherwise one work-item per
-(a, k) walks R. NaN counts as the extreme value, and the first NaN wins, as in NumPy.
+(a, k) walks R. NaN never wins: it counts as the worst value (as -inf for ArgMax), as in
+TensorFlow.
 
 The reduction axes come as the op's second input. When it is produced by a ``Const`` op
 (the usual ``reduce_sum(x, axis=1)``), the axes are read from the constant's value at
@@ -330,15 +331,18 @@ def _arg_source(dtype: np.dtype) -> str:
     if code is not None:
         return code
     parts = [header(dtype), f"#define T {CTYPES[dtype]}\n#define G {GROUP}"]
-    for op, cmp in (("max", ">"), ("min", "<")):
+    floating = np.dtype(dtype).kind == "f"
+    for op, cmp, worst in (("max", ">", "-INFINITY"), ("min", "<", "INFINITY")):
+        worst_a = f"ISNAN(a) || a == {worst}" if floating else "0"
+        worst_b = f"ISNAN(b) || b == {worst}" if floating else "0"
         parts.append(f"""
-/* Whether (b, bi) beats (a, ai): an index < 0 is no candidate; NaN beats numbers; the
-   smaller index wins ties. */
+/* Whether (b, bi) beats (a, ai): an index < 0 is no candidate; NaN never wins, counting as
+   the worst value (as -inf for max); the smaller index wins ties. */
 inline int better_{op}(T b, int bi, T a, int ai) {{
   if (bi < 0) return 0;
   if (ai < 0) return 1;
-  if (ISNAN(a)) return ISNAN(b) && bi < ai;
-  if (ISNAN(b)) return 1;
+  int wa = {worst_a}, wb = {worst_b};
+  if (wa || wb) return wa && (!wb || bi < ai);
   return b {cmp} a || (b == a && bi < ai);
 }}""")
         for out in _INDEX_CTYPES.values():

@@ -113,6 +113,9 @@ def _batch_size_and_checks(features, weight_key):
             batch_size = first
         else:
             checks.append(check_ops.assert_equal(batch_size, first))
+    if batch_size is None and weight_key in features:
+        # TF1's canned baselines size the batch by every feature, the weight included
+        batch_size = array_ops.shape(features[weight_key])[0]
     if batch_size is None:
         raise ValueError(f"The baseline model needs at least one feature besides the weight "
                          f"column {weight_key!r} to learn the batch size; features: "

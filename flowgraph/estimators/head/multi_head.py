@@ -224,6 +224,7 @@ class MultiHead(Head):
                                               regularization_losses=regularization_losses)
                 return _estimator_spec(mode=mode, predictions=predictions, loss=loss,
                                        eval_metric_ops=metric_ops(updated))
+            _ = self.loss_reduction  # as TF: training needs one reduction shared by the heads
             train_op = create_estimator_spec_train_op(
                 self.name, optimizer=optimizer, trainable_variables=trainable_variables,
                 train_op_fn=train_op_fn, update_ops=update_ops,

@@ -29,6 +29,8 @@ from flowgraph.framework.event_format import (
 __all__ = [
     "AssetFileDefProto",
     "CollectionDefProto",
+    "CondContextDefProto",
+    "ControlFlowContextDefProto",
     "FunctionDefProto",
     "MetaGraphDefProto",
     "MetaInfoDefProto",
@@ -39,7 +41,9 @@ __all__ = [
     "SaverDefProto",
     "SignatureDefProto",
     "TensorInfoProto",
+    "ValuesDefProto",
     "VariableDefProto",
+    "WhileContextDefProto",
 ]
 
 
@@ -198,6 +202,51 @@ class VariableDefProto(Message):
 class AssetFileDefProto(Message):
     PROTO_NAME = "tensorflow.AssetFileDef"
     FIELDS = ((1, "tensor_info", TensorInfoProto, False), (2, "filename", "string", False))
+
+
+class ValuesDefProto(Message):
+    """The tensors of a control-flow context (``values``) and, for each tensor from
+    outside that it uses, the tensor standing for it inside (``external_values``)."""
+
+    PROTO_NAME = "tensorflow.ValuesDef"
+    FIELDS = ((1, "values", "string", True),
+              (2, "external_values", ("map", "string", "string"), True))
+
+
+class CondContextDefProto(Message):
+    """One branch of a ``tf.cond`` (collection ``cond_context``). ``nested_contexts``
+    holds serialized `ControlFlowContextDefProto` messages."""
+
+    PROTO_NAME = "tensorflow.CondContextDef"
+    FIELDS = ((1, "context_name", "string", False), (2, "pred_name", "string", False),
+              (3, "pivot_name", "string", False), (4, "branch", "int32", False),
+              (5, "values_def", ValuesDefProto, False),
+              (6, "nested_contexts", "bytes", True))
+
+
+class WhileContextDefProto(Message):
+    """One ``tf.while_loop`` (collection ``while_context``). ``nested_contexts`` holds
+    serialized `ControlFlowContextDefProto` messages."""
+
+    PROTO_NAME = "tensorflow.WhileContextDef"
+    FIELDS = ((1, "context_name", "string", False), (2, "parallel_iterations", "int32", False),
+              (3, "back_prop", "bool", False), (4, "swap_memory", "bool", False),
+              (5, "pivot_name", "string", False), (6, "pivot_for_pred_name", "string", False),
+              (7, "pivot_for_body_name", "string", False),
+              (8, "loop_exit_names", "string", True),
+              (9, "values_def", ValuesDefProto, False),
+              (10, "loop_enter_names", "string", True),
+              (11, "maximum_iterations_name", "string", False),
+              (12, "nested_contexts", "bytes", True))
+
+
+class ControlFlowContextDefProto(Message):
+    """A nested context: ``cond_ctxt`` or ``while_ctxt``."""
+
+    PROTO_NAME = "tensorflow.ControlFlowContextDef"
+    FIELDS = ((1, "cond_ctxt", CondContextDefProto, False),
+              (2, "while_ctxt", WhileContextDefProto, False))
+    ONEOFS = {"ctxt": ("cond_ctxt", "while_ctxt")}
 
 
 class MetaGraphDefProto(Message):

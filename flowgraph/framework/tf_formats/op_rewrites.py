@@ -26,7 +26,6 @@ and consumers name stay valid:
                                          them back on reading)
     Tensordot(a, b, axes)                Transposes, Reshapes and a MatMul
                                          (`op_rewrites_tensordot`)
-    RegexFullMatch(x, pattern=p)         StaticRegexFullMatch(x, pattern=p)
     PrintV2(*xs, template=[t0, t1, ..])  PrintV2(StringFormat(*xs, template=t0{}t1..))
     SparseApplyAdam(var, m, v, ...)      Assign/ScatterAdd of the moments, AssignSub
                                          (`op_rewrites_adam`)
@@ -37,9 +36,8 @@ TensorFlow's ops, which flowgraph has, with the same results.
 
 Reading a TensorFlow GraphDef maps the other way where the two differ: `ATTR_ALIASES`
 (``LookupTableFindV2``'s ``Tout`` is flowgraph's ``value_dtype``; left out on writing),
-`from_tf_node` per node (``StaticRegexFullMatch``, ``SparseCross``'s counts) and
-`expand_tf_ops` over the graph (a ``RegexFullMatch``'s constant pattern input becomes its
-attribute; a ``PrintV2`` of a ``StringFormat`` takes over its inputs and template).
+`from_tf_node` per node (``SparseCross``'s counts) and `expand_tf_ops` over the graph (a
+``PrintV2`` of a ``StringFormat`` takes over its inputs and template).
 
 Example
 -------
@@ -287,8 +285,7 @@ def _sparse_cross_from_tf(node: dict) -> dict:
 
 def from_tf_node(node: dict) -> dict:
     """`node` (read from a TensorFlow GraphDef) with the attributes flowgraph's op keeps
-    where TensorFlow's differ (`SparseCross`'s counts), or as the flowgraph op that
-    computes it (``StaticRegexFullMatch`` as ``RegexFullMatch``)."""
+    where TensorFlow's differ (`SparseCross`'s counts)."""
     aliases = ATTR_ALIASES.get(node["op"])
     if aliases:
         node = _aliased_attrs_from_tf(node, aliases)
@@ -301,17 +298,6 @@ def _aliased_attrs_from_tf(node: dict, aliases: dict) -> dict:
     found = {ours: tf_attr[theirs] for ours, theirs in aliases.items()
              if ours not in attr and theirs in tf_attr}
     return {**node, "attr": {**attr, **found}} if found else node
-
-
-def _static_regex_full_match_from_tf(node: dict) -> dict:
-    # flowgraph's RegexFullMatch keeps its pattern as an attribute, as this op does.
-    return {**node, "op": "RegexFullMatch"}
-
-
-def _regex_full_match_as_static(node: dict, by_name: dict) -> list[dict]:
-    if len([r for r in node["input"] if not r.startswith("^")]) != 1:
-        return [node]
-    return [{**node, "op": "StaticRegexFullMatch"}]
 
 
 def _print_v2_as_tf(node: dict, by_name: dict) -> list[dict]:
@@ -340,14 +326,13 @@ def _print_v2_as_tf(node: dict, by_name: dict) -> list[dict]:
     return [fmt, {**node, "input": [f"{name}/format:0", *control], "attr": keep}]
 
 
-_FROM_TF = {"SparseCross": _sparse_cross_from_tf,
-            "StaticRegexFullMatch": _static_regex_full_match_from_tf}
+_FROM_TF = {"SparseCross": _sparse_cross_from_tf}
 
 # op type -> function of (node dict, nodes by name) returning the node dicts replacing it
 REWRITES = {"ClassIdToString": _class_id_to_string, "L2Normalize": _l2_normalize,
             "VocabLookup": _vocab_lookup, "SafeSparseLookup": _safe_sparse_lookup,
             "SparseCross": _sparse_cross, "Tensordot": tensordot_as_tf,
-            "RegexFullMatch": _regex_full_match_as_static, "PrintV2": _print_v2_as_tf,
+            "PrintV2": _print_v2_as_tf,
             "SparseApplyAdam": sparse_apply_adam_as_tf}
 
 
@@ -378,9 +363,6 @@ def expand_tf_ops(graph_def: dict) -> dict:
     {'node': []}
     """
     nodes = graph_def.get("node", [])
-    if any(n["op"] == "RegexFullMatch" for n in nodes):
-        nodes = _regex_patterns_as_attrs(nodes)
-        graph_def = {**graph_def, "node": nodes}
     if any(n["op"] == "PrintV2" and "template" not in n.get("attr", {}) for n in nodes):
         nodes = _prints_with_templates(nodes)
         graph_def = {**graph_def, "node": nodes}
@@ -400,31 +382,6 @@ def expand_tf_ops(graph_def: dict) -> dict:
         if any(r in renamed for r in n.get("input", [])):
             out[i] = {**n, "input": [renamed.get(r, r) for r in n["input"]]}
     return {**graph_def, "node": out}
-
-
-def _regex_patterns_as_attrs(nodes: list[dict]) -> list[dict]:
-    # TensorFlow's RegexFullMatch takes its pattern as a tensor; flowgraph's op (like
-    # TensorFlow's StaticRegexFullMatch) as an attribute: a constant pattern moves there.
-    by_name = {n["name"]: n for n in nodes}
-    out = []
-    for n in nodes:
-        data = [r for r in n["input"] if not r.startswith("^")]
-        if n["op"] != "RegexFullMatch" or len(data) != 2:
-            out.append(n)
-            continue
-        source = by_name.get(data[1].rpartition(":")[0] or data[1])
-        if source is None or source["op"] != "Const":
-            raise ValueError(
-                f"node '{n['name']}' (RegexFullMatch): its pattern {data[1]} is computed "
-                "at run time; flowgraph's RegexFullMatch needs a constant pattern (build "
-                "the graph with tf.strings.regex_full_match(input, 'pattern'))")
-        pattern = decode_attr(source["attr"]["value"])
-        pattern = pattern.item() if hasattr(pattern, "item") else pattern
-        pattern = pattern.decode("utf-8") if isinstance(pattern, bytes) else str(pattern)
-        control = [r for r in n["input"] if r.startswith("^")]
-        out.append({**n, "input": [data[0], *control],
-                    "attr": {**n.get("attr", {}), "pattern": encode_attr(pattern)}})
-    return out
 
 
 def _prints_with_templates(nodes: list[dict]) -> list[dict]:

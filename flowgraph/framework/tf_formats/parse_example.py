@@ -12,9 +12,10 @@ say what to parse differently::
 
 Export (`parse_example_to_tf`) writes TensorFlow's node and its constant inputs, under
 the node's name; import (`parse_example_from_tf`) reads the constants back into
-flowgraph's attributes; TensorFlow 2's ``ParseExampleV2`` (keys as vectors) is read
-too. A sequence feature (``FixedLenSequenceFeature``) is a dense shape whose first
-dimension is -1 in TensorFlow's ops, a flag in flowgraph's.
+flowgraph's attributes. (flowgraph's own ``tf.io.parse_example`` builds
+``ParseExampleV2``, which has TensorFlow's layout and needs no conversion.) A sequence
+feature (``FixedLenSequenceFeature``) is a dense shape whose first dimension is -1 in
+TensorFlow's ops, a flag in flowgraph's.
 
 Example
 -------
@@ -109,9 +110,10 @@ def _types(node: NodeDef, key: str) -> list:
 
 
 def is_tf_parse_example(node: NodeDef) -> bool:
-    """Whether `node` is TensorFlow's ``ParseExample`` (keys as inputs) or
-    ``ParseExampleV2``, rather than flowgraph's ``ParseExample``."""
-    return node.op == "ParseExampleV2" or (node.op == "ParseExample" and "Ndense" in node.attr)
+    """Whether `node` is TensorFlow's ``ParseExample`` (keys as inputs) rather than
+    flowgraph's. (``ParseExampleV2`` is an op type of flowgraph's with TensorFlow's
+    layout: `flowgraph/ops/parsing_v2_ops.py`; it is read as it is.)"""
+    return node.op == "ParseExample" and "Ndense" in node.attr
 
 
 def parse_example_from_tf(node: NodeDef, constants: dict) -> dict:

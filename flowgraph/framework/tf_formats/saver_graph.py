@@ -6,13 +6,14 @@ TensorFlow's ``tf.train.Saver`` builds (scope ``save/``)::
                 └─> save/RestoreV2(tensor_names, shape_and_slices) ─:i─> save/Assign_i(v_i)
                                                    save/restore_all = NoOp(^save/Assign_*)
 
-``SaveV2``/``RestoreV2`` read and write files inside the graph, which flowgraph does
-not do: its Saver feeds one placeholder per variable from Python (`flowgraph.train.saver`).
-So, reading, the saver's nodes (and any node depending on an op flowgraph lacks) are
-left out of the graph def (`drop_saver_nodes`) and the checkpoint key of each variable
-is read from the ``RestoreV2`` node's ``tensor_names`` (`restore_keys`); writing, a
-flowgraph Saver's nodes are replaced by TensorFlow's (`tf_saver_nodes`), so that
-TensorFlow's ``import_meta_graph`` + ``restore`` work on flowgraph's ``.meta`` files.
+A flowgraph Saver built in the program feeds one placeholder per variable from Python
+instead (`flowgraph.train.saver`). Reading, the checkpoint key of each variable is read
+from the ``RestoreV2`` node's ``tensor_names`` (`restore_keys`); the saver's nodes are
+kept (``import_meta_graph`` runs them, `flowgraph.train.saver_by_name`) or left out
+(`drop_saver_nodes`: a SavedModel, whose loader restores the variables itself), and so
+is any node depending on an op flowgraph lacks. Writing, a flowgraph Saver's nodes are
+replaced by TensorFlow's (`tf_saver_nodes`), so that TensorFlow's ``import_meta_graph``
++ ``restore`` work on flowgraph's ``.meta`` files.
 
 Example
 -------
@@ -37,7 +38,7 @@ from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tf_formats.graph_def import tensor_proto
 
 __all__ = ["SAVER_OPS", "drop_saver_nodes", "restore_keys", "restore_slice_specs", "saver_scope",
-           "tf_saver_nodes"]
+           "tf_saver_nodes", "tf_saver_tensor_names"]
 
 logger = logging.getLogger("tensorflow")
 
@@ -56,19 +57,21 @@ def _source(ref: str) -> str:
     return ref.rpartition(":")[0] if ":" in ref else ref
 
 
-def drop_saver_nodes(graph_def: dict, scope: str,
-                     also_drop: frozenset = frozenset()) -> tuple[dict, list[str]]:
+def drop_saver_nodes(graph_def: dict, scope: str, also_drop: frozenset = frozenset(),
+                     keep_savers: bool = False) -> tuple[dict, list[str]]:
     """`graph_def` without the nodes in `scope` (``save/``), the savers' ops elsewhere,
     the nodes whose op flowgraph does not have or is in `also_drop`, and the nodes
-    depending on any of them.
+    depending on any of them. With `keep_savers`, the savers' nodes stay (their ops run
+    in flowgraph too) unless they depend on a node left out.
 
     Returns the new graph def and the names of the nodes dropped outside `scope` that
     are not savers' ops (so that a caller can say what was lost).
     """
     nodes = graph_def["node"]
     dropped = {n["name"] for n in nodes if not registry.has_op_def(n["op"])
-               or n["op"] in SAVER_OPS or n["op"] in also_drop
-               or (scope and n["name"].startswith(scope))}
+               or n["op"] in also_drop
+               or (not keep_savers and (n["op"] in SAVER_OPS
+                                        or (scope and n["name"].startswith(scope))))}
     consumers: dict[str, list[str]] = {}
     for n in nodes:
         for ref in n.get("input", []):
@@ -154,61 +157,73 @@ def _const(name: str, value, device: str = "") -> NodeDef:
                          "value": AttrValue(tensor=proto)})
 
 
-def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
+def tf_saver_nodes(scope: str, entries, filename: str, taken=frozenset(),
+                   restore_name: str | None = None) -> list[NodeDef]:
     """TensorFlow's V2 saver nodes (as TensorFlow 1.x's ``Saver`` builds them) for
     `entries`: ``(checkpoint key, variable op name, DataType number, shape list[, slice
     spec[, handle op name]])`` rows, sorted by key; a part of a partitioned variable has
     its full name as key and its slice spec (``"10 3 0,4:0,3"``); a resource variable
     names its read as variable and its ``VarHandleOp`` as handle (restored by
-    ``AssignVariableOp``); `filename` is the default of the filename tensor."""
+    ``AssignVariableOp``); `filename` is the default of the filename tensor. Names already
+    in `taken` (the graph's other nodes: another saver's in the same scope) get
+    TensorFlow's suffixes (``save/Const_1``); the restore op is `restore_name` when given.
+    `tf_saver_tensor_names` reads the SaverDef's names back from the nodes."""
     entries = sorted((*row, "", "")[:6] for row in entries)
     keys = [k.encode("utf-8") for k, *_ in entries]
     specs = [row[4].encode("utf-8") for row in entries]
     dtypes = AttrValue(list=AttrValue.ListValue(type=[int(row[2]) for row in entries]))
     string = AttrValue(type=7)
     scalar = AttrValue(shape=shape_proto([]))
+    used = set(taken)
+    prefixes = {name.rsplit("/", k)[0] for name in used for k in range(1, name.count("/") + 1)}
+
+    def fresh(base: str) -> str:  # TensorFlow's unique names: Assign, Assign_1, ...
+        name, n = f"{scope}{base}", 0
+        while name in used or name in prefixes:
+            n += 1
+            name = f"{scope}{base}_{n}"
+        used.add(name)
+        return name
+
+    filename_op, const = fresh("filename"), fresh("Const")
     out = [
-        _const(f"{scope}filename/input", np.array(filename.encode("utf-8"), dtype=object)),
-        NodeDef(name=f"{scope}filename", op="PlaceholderWithDefault",
-                input=[f"{scope}filename/input"], attr={"dtype": string, "shape": scalar}),
-        NodeDef(name=f"{scope}Const", op="PlaceholderWithDefault", input=[f"{scope}filename"],
+        _const(f"{filename_op}/input", np.array(filename.encode("utf-8"), dtype=object)),
+        NodeDef(name=filename_op, op="PlaceholderWithDefault",
+                input=[f"{filename_op}/input"], attr={"dtype": string, "shape": scalar}),
+        NodeDef(name=const, op="PlaceholderWithDefault", input=[filename_op],
                 attr={"dtype": string, "shape": scalar}),
     ]
+    restore_op = ""
     for op in ("SaveV2", "RestoreV2"):
         device = "/device:CPU:0" if op == "RestoreV2" else ""
-        out.append(_const(f"{scope}{op}/tensor_names", np.array(keys, dtype=object), device))
-        out.append(_const(f"{scope}{op}/shape_and_slices",
-                          np.array(specs, dtype=object), device))
-        inputs = [f"{scope}Const", f"{scope}{op}/tensor_names", f"{scope}{op}/shape_and_slices"]
+        name = fresh(op)
+        out.append(_const(f"{name}/tensor_names", np.array(keys, dtype=object), device))
+        out.append(_const(f"{name}/shape_and_slices", np.array(specs, dtype=object), device))
+        inputs = [const, f"{name}/tensor_names", f"{name}/shape_and_slices"]
         if op == "SaveV2":
             inputs += [row[1] for row in entries]
-        out.append(NodeDef(name=f"{scope}{op}", op=op, input=inputs, device=device or None,
+        out.append(NodeDef(name=name, op=op, input=inputs, device=device or None,
                            attr={"dtypes": dtypes}))
         if op == "SaveV2":
             out.append(NodeDef(
-                name=f"{scope}control_dependency", op="Identity",
-                input=[f"{scope}Const", f"^{scope}SaveV2"],
+                name=fresh("control_dependency"), op="Identity",
+                input=[const, f"^{name}"],
                 attr={"T": string, "_class": AttrValue(list=AttrValue.ListValue(
-                    s=[f"loc:@{scope}Const".encode()]))}))
+                    s=[f"loc:@{const}".encode()]))}))
+        else:
+            restore_op = name
     assigns = []
-    counts = {"Assign": 0, "AssignVariableOp": 0, "Identity": 0}
-
-    def unique(base: str) -> str:  # TensorFlow's names: Assign, Assign_1, ... per kind
-        n = counts[base]
-        counts[base] += 1
-        return f"{scope}{base}" + (f"_{n}" if n else "")
-
     for i, (_, var, dtype, shape, _, handle) in enumerate(entries):
-        restored = f"{scope}RestoreV2" + (f":{i}" if i else "")
+        restored = restore_op + (f":{i}" if i else "")
         if handle:  # a resource variable: AssignVariableOp(handle, Identity(restored))
-            ident, name = unique("Identity"), unique("AssignVariableOp")
+            ident, name = fresh("Identity"), fresh("AssignVariableOp")
             out.append(NodeDef(name=ident, op="Identity", input=[restored],
                                attr={"T": AttrValue(type=int(dtype))}))
             out.append(NodeDef(name=name, op="AssignVariableOp", input=[handle, ident],
                                attr={"dtype": AttrValue(type=int(dtype))}))
             assigns.append(name)
             continue
-        name = unique("Assign")
+        name = fresh("Assign")
         assigns.append(name)
         out.append(NodeDef(
             name=name, op="Assign", input=[var, restored],
@@ -216,6 +231,14 @@ def tf_saver_nodes(scope: str, entries, filename: str) -> list[NodeDef]:
                   "_class": AttrValue(list=AttrValue.ListValue(s=[f"loc:@{var}".encode()])),
                   "use_locking": AttrValue(b=True),
                   "validate_shape": AttrValue(b=shape is not None)}))
-    out.append(NodeDef(name=f"{scope}restore_all", op="NoOp",
+    out.append(NodeDef(name=restore_name or fresh("restore_all"), op="NoOp",
                        input=[f"^{a}" for a in sorted(assigns)]))
     return out
+
+
+def tf_saver_tensor_names(nodes: list[NodeDef]) -> tuple[str, str, str]:
+    """``(filename_tensor_name, save_tensor_name, restore_op_name)`` of the saver nodes
+    `tf_saver_nodes` made."""
+    save = next(n for n in nodes if n.op == "Identity" and any(
+        r.startswith("^") for r in n.input))
+    return f"{nodes[2].name}:0", f"{save.name}:0", nodes[-1].name

@@ -93,8 +93,8 @@ class StochasticDepth(L.Layer):
 
 
 def _block(inputs, dim, drop_path_rate, layer_scale_init_value, name):
-    x = _blocks.Conv2D(dim, kernel_size=7, padding="same", groups=dim,
-                       name=name + "_depthwise_conv")(inputs)
+    x = L.Conv2D(dim, kernel_size=7, padding="same", groups=dim,
+                 name=name + "_depthwise_conv")(inputs)
     x = L.LayerNormalization(epsilon=1e-6, name=name + "_layernorm")(x)
     x = L.Dense(4 * dim, name=name + "_pointwise_conv_1")(x)
     x = L.Activation("gelu", name=name + "_gelu")(x)

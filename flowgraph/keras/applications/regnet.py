@@ -59,7 +59,7 @@ def _bn(name):
 
 
 def _conv(filters, kernel, name, **kwargs):
-    return _blocks.Conv2D(filters, kernel, use_bias=False, kernel_initializer="he_normal",
+    return L.Conv2D(filters, kernel, use_bias=False, kernel_initializer="he_normal",
                     name=name, **kwargs)
 
 
