@@ -14,9 +14,18 @@ reports what a TF1 program would trip on:
 Classes are compared by their ``__init__``. A flowgraph callable taking ``**kwargs``
 accepts every name; one taking ``*args`` is not checked for order.
 
+Members: `tools/tf1_members.json` holds the public attributes (``dir()``) of every public
+class; `missing_members()` lists those flowgraph's same-named classes lack. Many are
+TF 2 only (eager, DTensor, Keras 3, protobuf internals), so the gaps known when the file
+was last accepted are kept in `tools/tf1_member_gaps.json` (``--accept``), and
+tests/compat/test_api_signatures.py fails on a gap that is not there (a member removed or
+a new class that lacks one).
+
 Usage::
 
     python tools/api_signatures.py                 # print the differences
+    python tools/api_signatures.py --members       # print the missing class members
+    python tools/api_signatures.py --accept        # record today's member gaps
     /tmp/tf-oracle-venv/bin/python tools/api_signatures.py --record   # under TensorFlow
 """
 
@@ -31,6 +40,8 @@ import types
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAMES = ROOT / "tools" / "tf1_names.json"
 SIGNATURES = ROOT / "tools" / "tf1_signatures.json"
+MEMBERS = ROOT / "tools" / "tf1_members.json"
+MEMBER_GAPS = ROOT / "tools" / "tf1_member_gaps.json"
 # Parameter kinds as stored: positional-only, positional-or-keyword, keyword-only, *, **.
 _KINDS = {"POSITIONAL_ONLY": "o", "POSITIONAL_OR_KEYWORD": "p", "KEYWORD_ONLY": "k",
           "VAR_POSITIONAL": "*", "VAR_KEYWORD": "**"}
@@ -60,30 +71,63 @@ def _parameters(obj):
             if not (p.name == "self" and inspect.isclass(obj))]
 
 
-def record() -> None:
-    """Write tools/tf1_signatures.json from the installed TensorFlow."""
-    import tensorflow as tf2
-    import tensorflow.compat.v1 as tf1
-
+def _public_objects(tf1):
+    """``(module.name, object)`` for every public name of tools/tf1_names.json."""
     names = json.loads(NAMES.read_text())["modules"]
-    out = {}
     for module, members in names.items():
         owner = tf1 if module == "tf" else getattr(tf1, module)
         for name in members:
             try:
-                obj = getattr(owner, name)
+                yield f"{module}.{name}", getattr(owner, name)
             except Exception:
                 continue
-            if isinstance(obj, types.ModuleType) or not callable(obj):
-                continue
-            params = _parameters(obj)
-            if params is not None:
-                out[f"{module}.{name}"] = params
-    source = f"tensorflow {tf2.__version__}, tf.compat.v1 (inspect.signature)"
-    lines = [f"{json.dumps(key)}: {json.dumps(out[key], separators=(',', ':'))}"
-             for key in sorted(out)]
-    SIGNATURES.write_text('{"_source": ' + json.dumps(source) + ',\n"signatures": {\n'
-                          + ",\n".join(lines) + "\n}}\n")
+
+
+def record() -> None:
+    """Write tools/tf1_signatures.json and tools/tf1_members.json from the installed
+    TensorFlow."""
+    import tensorflow as tf2
+    import tensorflow.compat.v1 as tf1
+
+    signatures, members = {}, {}
+    for key, obj in _public_objects(tf1):
+        if inspect.isclass(obj):
+            members[key] = sorted(a for a in dir(obj) if a[:1] != "_")
+        if isinstance(obj, types.ModuleType) or not callable(obj):
+            continue
+        params = _parameters(obj)
+        if params is not None:
+            signatures[key] = params
+    source = f"tensorflow {tf2.__version__}, tf.compat.v1"
+    _write_table(SIGNATURES, source + " (inspect.signature)", "signatures", signatures)
+    _write_table(MEMBERS, source + " (dir() of the classes)", "members", members)
+
+
+def _write_table(path: pathlib.Path, source: str, key: str, table: dict) -> None:
+    lines = [f"{json.dumps(k)}: {json.dumps(table[k], separators=(',', ':'))}"
+             for k in sorted(table)]
+    path.write_text('{"_source": ' + json.dumps(source) + f',\n"{key}": {{\n'
+                    + ",\n".join(lines) + "\n}}\n")
+
+
+def missing_members() -> dict[str, list[str]]:
+    """``{class: [member TF has and flowgraph's class lacks, ...]}`` as imported now."""
+    import flowgraph as tf
+
+    recorded = json.loads(MEMBERS.read_text())["members"]
+    gaps = {}
+    for key, members in sorted(recorded.items()):
+        module, name = key.split(".", 1)
+        try:
+            obj = getattr(tf if module == "tf" else getattr(tf, module), name)
+        except Exception:
+            continue
+        if not inspect.isclass(obj):
+            continue
+        missing = [m for m in members if not hasattr(obj, m)]
+        if missing:
+            gaps[key] = missing
+    return gaps
 
 
 def _same_default(tf_default, ours) -> bool:
@@ -144,10 +188,23 @@ def compare() -> dict[str, list[str]]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--record", action="store_true",
-                        help="write tools/tf1_signatures.json (run under TensorFlow)")
+                        help="write tools/tf1_signatures.json and tools/tf1_members.json "
+                             "(run under TensorFlow)")
+    parser.add_argument("--members", action="store_true",
+                        help="print the class members flowgraph lacks")
+    parser.add_argument("--accept", action="store_true",
+                        help="write today's member gaps to tools/tf1_member_gaps.json")
     args = parser.parse_args(argv)
     if args.record:
         record()
+        return 0
+    if args.members or args.accept:
+        gaps = missing_members()
+        if args.accept:
+            _write_table(MEMBER_GAPS, "tools/api_signatures.py --accept", "gaps", gaps)
+        for key, missing in gaps.items():
+            print(f"{key}: {', '.join(missing)}")
+        print(f"== {sum(map(len, gaps.values()))} members missing in {len(gaps)} classes")
         return 0
     for kind, lines in compare().items():
         print(f"== {kind}: {len(lines)}")

@@ -41,7 +41,8 @@ from flowgraph.data.options import (
 )
 
 # Dataset's methods build nodes and iterators from these modules, which import it.
-_dataset._install_nodes(_sources, _transform, _prefetch, _iterator, _window)
+_dataset._install_nodes(_sources, _transform, _prefetch, _iterator, _window,
+                        experimental)
 
 Dataset.with_options = _options.with_options
 Dataset._count_elements = _cardinality.count_elements  # the DatasetCardinality kernel's
@@ -55,3 +56,5 @@ from flowgraph.data.dataset_spec import DatasetSpec, _element_spec  # noqa: E402
 # ``element_spec``: the nested TensorSpec of the elements (TF 1.15+ datasets and iterators).
 Dataset.element_spec = property(_element_spec)
 Iterator.element_spec = property(_element_spec)
+# ``it.get_next_as_optional()``: the next element as an Optional (empty at the end).
+Iterator.get_next_as_optional = experimental.get_next_as_optional

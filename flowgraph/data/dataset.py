@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.operation import Tensor
 
 from .dataset_ops_function import Pipeline, TracedFunction
@@ -427,10 +428,154 @@ class Dataset:
         """Elements ``(index, element)`` with an int64 index counting from `start`."""
         return Dataset.zip((Dataset.range(start, 2**62), self))
 
+    # -- TF 2.x methods of the v1 Dataset: thin calls to the tf.data.experimental functions
+    # (`name` is accepted for TF's signatures; the nodes carry no op names).
+    @staticmethod
+    def from_sparse_tensor_slices(sparse_tensor) -> Dataset:
+        """The rows of a SparseTensor along its first dimension, each as a tuple
+        ``(indices, values, dense_shape)`` of the row's entries (TF1's element form)."""
+        return _src.SparseTensorSliceDataset(sparse_tensor)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None) -> Dataset:
+        """`tf.data.experimental.sample_from_datasets` (`rerandomize_each_iteration`:
+        the draws are the same at every iteration, as TF's default)."""
+        if rerandomize_each_iteration:
+            raise NotImplementedError(
+                "Dataset.sample_from_datasets: rerandomize_each_iteration=True is not "
+                "supported (each iteration draws the same choices)")
+        return _exp.sample_from_datasets(datasets, weights, seed,
+                                                  stop_on_empty_dataset)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> Dataset:
+        """`tf.data.experimental.choose_from_datasets`; by default (unlike that function)
+        the dataset ends when the chosen dataset is exhausted, as TF's method."""
+        return _exp.choose_from_datasets(datasets, choice_dataset,
+                                                  stop_on_empty_dataset)
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=_dtypes.int64, name=None) -> Dataset:
+        """`tf.data.experimental.Counter`: `start`, ``start + step``, ... forever."""
+        del name
+        return _exp.Counter(start, step, dtype)
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None) -> Dataset:
+        """`tf.data.experimental.RandomDataset`: endless pseudo-random int64 scalars."""
+        del name
+        if rerandomize_each_iteration:
+            raise NotImplementedError(
+                "Dataset.random: rerandomize_each_iteration=True is not supported (each "
+                "iteration yields the same sequence)")
+        return _exp.RandomDataset(seed)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None,
+                        name=None) -> Dataset:
+        """`tf.data.experimental.group_by_window` applied to this dataset."""
+        del name
+        if (window_size is None) == (window_size_func is None):
+            raise ValueError("Dataset.group_by_window: exactly one of `window_size` and "
+                             "`window_size_func` must be given")
+        return self.apply(_exp.group_by_window(key_func, reduce_func, window_size,
+                                                        window_size_func))
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries,
+                                  bucket_batch_sizes, padded_shapes=None, padding_values=None,
+                                  pad_to_bucket_boundary=False, no_padding=False,
+                                  drop_remainder=False, name=None) -> Dataset:
+        """`tf.data.experimental.bucket_by_sequence_length` applied to this dataset."""
+        del name
+        return self.apply(_exp.bucket_by_sequence_length(
+            element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+            padding_values, pad_to_bucket_boundary, no_padding, drop_remainder))
+
+    def scan(self, initial_state, scan_func, name=None) -> Dataset:
+        """`tf.data.experimental.scan`: ``scan_func(state, element)`` returns
+        ``(new_state, output_element)``."""
+        del name
+        return self.apply(_exp.scan(initial_state, scan_func))
+
+    def unique(self, name=None) -> Dataset:
+        """`tf.data.experimental.unique`: each distinct element once."""
+        del name
+        return self.apply(_exp.unique())
+
+    def ignore_errors(self, log_warning=False, name=None) -> Dataset:
+        """`tf.data.experimental.ignore_errors`: drop the elements whose computation
+        fails."""
+        del name
+        return self.apply(_exp.ignore_errors(log_warning))
+
+    def take_while(self, predicate, name=None) -> Dataset:
+        """`tf.data.experimental.take_while`: the elements before the first for which
+        `predicate` is False."""
+        del name
+        return self.apply(_exp.take_while(predicate))
+
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None,
+                           name=None) -> Dataset:
+        """`tf.data.experimental.rejection_resample` applied to this dataset: elements
+        ``(class, element)`` whose classes follow `target_dist`."""
+        del name
+        return self.apply(_exp.rejection_resample(class_func, target_dist,
+                                                           initial_dist, seed))
+
+    def sparse_batch(self, batch_size, row_shape, name=None) -> Dataset:
+        """`tf.data.experimental.dense_to_sparse_batch` applied to this dataset."""
+        del name
+        return self.apply(_exp.dense_to_sparse_batch(batch_size, row_shape))
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None,
+                 name=None) -> Dataset:
+        """`tf.data.experimental.snapshot` applied to this dataset."""
+        del name
+        return self.apply(_exp.snapshot(path, compression, reader_func, shard_func))
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None) -> Dataset:
+        """The elements (already batched) batched again by `batch_size`: as
+        ``unbatch().batch(batch_size, drop_remainder)``."""
+        del name
+        if isinstance(batch_size, (list, tuple)) or getattr(
+                getattr(batch_size, "shape", None), "ndims", 0):
+            raise NotImplementedError(
+                "Dataset.rebatch: a list of batch sizes is not supported; pass one "
+                "batch size")
+        return self.unbatch().batch(batch_size, drop_remainder)
+
+    def cardinality(self):
+        """`tf.data.experimental.cardinality` of this dataset: an int64 scalar tensor."""
+        return _exp.cardinality(self)
+
+    def get_single_element(self, name=None):
+        """`tf.data.experimental.get_single_element` of this dataset: its one element's
+        tensors."""
+        del name
+        return _exp.get_single_element(self)
+
+    def map_with_legacy_function(self, map_func, num_parallel_calls=None,
+                                 deterministic=None) -> Dataset:
+        """``map`` (flowgraph traces every function one way, in graph mode)."""
+        del deterministic
+        return self.map(map_func, num_parallel_calls)
+
+    def filter_with_legacy_function(self, predicate) -> Dataset:
+        """``filter`` (flowgraph traces every function one way, in graph mode)."""
+        return self.filter(predicate)
+
+    def as_numpy_iterator(self):
+        """Eager-only in TensorFlow: raises RuntimeError in graph mode (TF1)."""
+        raise RuntimeError(
+            "`tf.data.Dataset.as_numpy_iterator()` is only supported in eager mode; in graph "
+            "mode (TF1) create an iterator with make_one_shot_iterator() and run its "
+            "get_next() in a tf.Session.")
+
 
 # -- the nodes and iterators ------------------------------------------------------------
 # The nodes subclass Dataset (dataset_ops_sources, dataset_ops_transform,
-# dataset_ops_prefetch) and the iterators take one (iterator), so those modules import
+# dataset_ops_prefetch) and the iterators take one (iterator), as do the
+# tf.data.experimental functions (dataset_ops_experimental), so those modules import
 # this one, which does not import them: the methods above reach them through these
 # references, set by the `flowgraph.data` package once it has imported them
 # (`_install_nodes`). Importing any flowgraph.data module runs the package first.
@@ -439,9 +584,12 @@ _tr: Any = None
 _pf: Any = None
 _iterator: Any = None
 _win: Any = None
+_exp: Any = None  # tf.data.experimental (the TF 2.x methods call its functions)
 
 
-def _install_nodes(sources, transform, prefetch, iterator, window=None) -> None:
+def _install_nodes(sources, transform, prefetch, iterator, window=None,
+                   experimental=None) -> None:
     """Set the modules of the dataset nodes and of the iterators (by `flowgraph.data`)."""
-    global _src, _tr, _pf, _iterator, _win
+    global _src, _tr, _pf, _iterator, _win, _exp
     _src, _tr, _pf, _iterator, _win = sources, transform, prefetch, iterator, window
+    _exp = experimental

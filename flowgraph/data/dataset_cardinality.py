@@ -33,7 +33,7 @@ __all__ = ["cardinality", "count_elements"]
 # nodes with their input's count (a TF1 `map` does not preserve it: unknown, unless
 # made by `map_and_batch`)
 _SAME = frozenset({"PrefetchDataset", "ShuffleDataset", "CacheDataset", "ScanDataset",
-                   "_OptionsDataset"})
+                   "_OptionsDataset", "SnapshotDataset"})
 _INFINITE = frozenset({"RandomDataset", "_WeightedChoices"})
 
 

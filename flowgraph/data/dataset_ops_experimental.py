@@ -260,10 +260,12 @@ def ignore_errors(log_warning=False):
     return apply
 
 
-def choose_from_datasets(datasets, choice_dataset):
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=False):
     """Each element from ``datasets[choice]`` for the next int64 `choice` of
-    `choice_dataset` (an exhausted dataset's choices are skipped)."""
-    return _stateful.ChooseFromDatasets(datasets, choice_dataset)
+    `choice_dataset` (an exhausted dataset's choices are skipped, or with
+    `stop_on_empty_dataset` end the result)."""
+    return _stateful.ChooseFromDatasets(datasets, choice_dataset,
+                                        stop_on_empty=bool(stop_on_empty_dataset))
 
 
 def dense_to_sparse_batch(batch_size, row_shape):

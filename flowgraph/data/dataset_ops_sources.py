@@ -27,6 +27,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.operation import Tensor
+from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
 
 from .dataset import Dataset
@@ -123,6 +124,34 @@ class TensorSliceDataset(Dataset):
                 f"dimension 0, got shapes {[_shape_of(a) for a in arrays]}")
         for i in range(sizes.pop()):
             yield tuple(_row(a, i) for a in arrays)
+
+
+class SparseTensorSliceDataset(Dataset):
+    """``Dataset.from_sparse_tensor_slices``: for each row of a SparseTensor, the tuple
+    ``(indices, values, dense_shape)`` of that row's entries (indices without the row
+    coordinate), three dense int64/dtype/int64 tensors."""
+
+    def __init__(self, sparse_tensor) -> None:
+        if not isinstance(sparse_tensor, SparseTensor):
+            raise TypeError(f"from_sparse_tensor_slices: `sparse_tensor` must be a "
+                            f"tf.SparseTensor, got {type(sparse_tensor).__name__}")
+        self._rows = TensorSliceDataset(sparse_tensor)
+        spec = self._rows._structure  # the SparseComponentSpec of one row
+        rank = spec.shape.ndims
+        self._structure = (ComponentSpec(_dtypes.int64, TensorShape([None, rank])),
+                           ComponentSpec(spec.dtype, TensorShape([None])),
+                           ComponentSpec(_dtypes.int64, TensorShape([rank])))
+
+    def _inputs(self):
+        return [self._rows]
+
+    def _cardinality(self, rc, count_elements) -> int:
+        return count_elements(self._rows, rc)  # one element per row
+
+    def _iter(self, rc):
+        for (row,) in self._rows._iter(rc):
+            yield (row.indices, np.asarray(row.values, self._structure[1].dtype.as_numpy_dtype),
+                   row.dense_shape)
 
 
 def _shape_of(a) -> list:

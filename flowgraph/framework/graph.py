@@ -167,6 +167,35 @@ def _refs_written(controller: _ControlDependencies) -> frozenset:
     return controller.written
 
 
+class _Stacks:
+    """A graph's control-dependency, device and colocation stacks."""
+
+    __slots__ = ("colocation_stack", "control_stack", "device_stack")
+
+    def __init__(self, template: _Stacks | None = None) -> None:
+        self.control_stack = list(template.control_stack) if template else []
+        # entries: ("s", canonical str) | ("f", fn) | None
+        self.device_stack = list(template.device_stack) if template else []
+        self.colocation_stack = list(template.colocation_stack) if template else []
+
+
+class _ThreadState(threading.local):
+    """A thread's construction state of one graph: its name scope and attribute scope,
+    and the stacks it uses (the graph's shared `_Stacks` or its own)."""
+
+    def __init__(self) -> None:
+        self.name_stack = ""
+        self.attr_scope = {}
+        self.stacks: _Stacks | None = None
+
+    control_stack = property(lambda self: self.stacks.control_stack,
+                             lambda self, v: setattr(self.stacks, "control_stack", v))
+    device_stack = property(lambda self: self.stacks.device_stack,
+                            lambda self, v: setattr(self.stacks, "device_stack", v))
+    colocation_stack = property(lambda self: self.stacks.colocation_stack,
+                                lambda self, v: setattr(self.stacks, "colocation_stack", v))
+
+
 class Graph:
     """A dataflow graph: operations connected by tensors."""
 
@@ -179,21 +208,48 @@ class Graph:
         self._finalized = False
         self._version = 0
         self._op_counter = 0
-        self.seed: int | None = None
+        self._seed: int | None = None
         self._last_op_seed = 0
-        self._thread_state = threading.local()
+        self._thread_state = _ThreadState()
+        # The control-dependency, device and colocation stacks: one set for the whole
+        # graph (as TensorFlow), each thread's own after `switch_to_thread_local`.
+        self._shared_stacks = _Stacks()
+        self._stacks_thread_local = False
         self._building_function = False
+
+    @property
+    def seed(self) -> int | None:
+        """The graph-level random seed (`tf.set_random_seed` sets it; None: unset)."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, seed: int | None) -> None:
+        self._seed = seed
 
     # -- per-thread construction state ------------------------------------------------
     def _state(self):
         st = self._thread_state
-        if not hasattr(st, "name_stack"):
-            st.name_stack = ""
-            st.control_stack = []  # list of _ControlDependencies
-            st.device_stack = []  # entries: ("s", canonical str) | ("f", fn) | None
-            st.colocation_stack = []  # list of Operation
-            st.attr_scope = {}
+        stacks = st.stacks
+        if stacks is None or (self._stacks_thread_local and stacks is self._shared_stacks):
+            shared = self._shared_stacks
+            st.stacks = _Stacks(shared) if self._stacks_thread_local else shared
         return st
+
+    def switch_to_thread_local(self) -> None:
+        """Give each thread its own control-dependency, device and colocation stacks
+        from now on (by default threads building this graph share them; name scopes are
+        always per thread). Each thread starts from the graph's stacks as they were."""
+        if not self._stacks_thread_local:
+            self._state()  # the calling thread's stacks become the graph's template
+            self._stacks_thread_local = True
+
+    def num_operations(self) -> int:
+        """How many ops the graph holds."""
+        return len(self._ops)
+
+    def get(self) -> Graph:
+        """The graph itself (TensorFlow's graphs answer the weak-reference protocol)."""
+        return self
 
     def _next_op_id(self) -> int:
         self._op_counter += 1

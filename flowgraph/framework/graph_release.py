@@ -46,14 +46,13 @@ True
 
 from __future__ import annotations
 
-import threading
 import weakref
 
 __all__ = ["release_graph", "release_ops", "release_with"]
 
 # Graph attributes set in Graph.__init__ that hold no Python objects of the graph.
-_SCALAR_FIELDS = ("_lock", "_finalized", "_version", "_op_counter", "seed",
-                  "_last_op_seed", "_building_function")
+_SCALAR_FIELDS = ("_lock", "_finalized", "_version", "_op_counter", "_seed",
+                  "_last_op_seed", "_building_function", "_stacks_thread_local")
 # What Operation.__init__ and Tensor.__init__ set; anything else is dropped.
 _OP_FIELDS = frozenset(("_graph", "_op_def", "_name", "_inputs", "_attrs", "_control_inputs",
                         "_device", "_outputs", "_colocation", "_source", "_id",
@@ -83,13 +82,15 @@ def release_graph(graph) -> None:
     """
     with graph._lock:
         ops = graph._ops
+        state_type, stacks_type = type(graph._thread_state), type(graph._shared_stacks)
         for key in [k for k in graph.__dict__ if k not in _SCALAR_FIELDS]:
             del graph.__dict__[key]
         graph._ops = []
         graph._ops_by_name = {}
         graph._names_in_use = {}
         graph._collections = {}
-        graph._thread_state = threading.local()
+        graph._thread_state = state_type()
+        graph._shared_stacks = stacks_type()
         graph._finalized = True
         for op in ops:
             if op._op_def.control_flow == "merge":

@@ -301,6 +301,12 @@ class Tensor:
     def shape(self) -> TensorShape:
         return self._shape
 
+    @property
+    def ndim(self) -> int:
+        """The static rank, -1 when unknown (as TensorFlow's graph tensors)."""
+        rank = self._shape.rank
+        return -1 if rank is None else rank
+
     def get_shape(self) -> TensorShape:
         return self._shape
 

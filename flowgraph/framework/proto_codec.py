@@ -518,6 +518,14 @@ class Message:
                 pass  # e.g. invalid UTF-8 bytes in a string field: the codec writes them
         return self._serialize_by_hand()
 
+    def SerializePartialToString(self, deterministic: bool | None = None) -> bytes:
+        """As `SerializeToString` (these messages have no required fields)."""
+        return self.SerializeToString()
+
+    def ByteSize(self) -> int:
+        """The length of the message's bytes (protobuf's method)."""
+        return len(self.SerializeToString())
+
     def MergeFromString(self, data: bytes) -> int:
         if len(data) < _GC_PAUSE_BYTES or not gc.isenabled():
             return self._merge(data)

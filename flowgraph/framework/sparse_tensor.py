@@ -34,7 +34,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
-from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.framework.tensor_shape import TensorShape, as_shape
 
 __all__ = ["SparseTensor", "SparseTensorValue", "is_sparse"]
 
@@ -161,6 +161,20 @@ class SparseTensor:
 
     def get_shape(self) -> TensorShape:
         return self.shape
+
+    def set_shape(self, shape) -> None:
+        """Refine the static dense shape (ValueError when `shape` is incompatible with
+        what is known); ``dense_shape`` itself is unchanged."""
+        self._shape_hint = self.shape.merge_with(as_shape(shape))
+
+    def with_values(self, new_values) -> SparseTensor:
+        """A SparseTensor with these indices and dense shape and `new_values` (one per
+        index; any dtype)."""
+        new_values = convert_to_tensor(new_values)
+        self._values.shape.with_rank(1)[0].merge_with(new_values.shape.with_rank(1)[0])
+        out = SparseTensor(self._indices, new_values, self._dense_shape)
+        out._shape_hint = self._shape_hint
+        return out
 
     def consumers(self) -> list:
         return self._values.consumers()

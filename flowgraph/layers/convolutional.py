@@ -27,6 +27,7 @@ from flowgraph.layers.core import (
     normalize_padding,
     normalize_tuple,
 )
+from flowgraph.layers.layer_api import serialize_activation, serialize_initializer
 from flowgraph.ops import array_join_ops, array_shape_ops, init_ops, nn_ops
 
 __all__ = [
@@ -49,6 +50,32 @@ class _Conv(Layer):
     """N-D convolution layer (N = 1 or 2)."""
 
     rank = 2
+    _computes_output_shape = True
+    _config_only = {"groups": 1}
+
+    def get_config(self) -> dict:
+        config = {**super().get_config(), "filters": self.filters,
+                  "kernel_size": self.kernel_size, "strides": self.strides,
+                  "padding": self.padding, "data_format": self.data_format,
+                  "dilation_rate": self.dilation_rate, "groups": 1,
+                  "activation": serialize_activation(self.activation),
+                  "use_bias": self.use_bias,
+                  "kernel_initializer": serialize_initializer(self.kernel_initializer),
+                  "bias_initializer": serialize_initializer(self.bias_initializer),
+                  "kernel_regularizer": serialize_initializer(self.kernel_regularizer),
+                  "bias_regularizer": serialize_initializer(self.bias_regularizer),
+                  "activity_regularizer": serialize_initializer(self.activity_regularizer),
+                  "kernel_constraint": serialize_initializer(self.kernel_constraint),
+                  "bias_constraint": serialize_initializer(self.bias_constraint)}
+        if hasattr(self, "output_padding"):
+            config["output_padding"] = self.output_padding
+        if hasattr(self, "depth_multiplier"):
+            config["depth_multiplier"] = self.depth_multiplier
+            for part in ("depthwise", "pointwise"):
+                for what in ("initializer", "regularizer", "constraint"):
+                    value = getattr(self, f"{part}_{what}", None)
+                    config[f"{part}_{what}"] = serialize_initializer(value)
+        return config
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid",
                  data_format="channels_last", dilation_rate=1, activation=None,
@@ -257,6 +284,13 @@ class _Pooling(Layer):
         self.strides = normalize_tuple(strides, self.rank, "strides")
         self.padding = normalize_padding(padding)
         self.data_format = normalize_data_format(data_format)
+
+    _computes_output_shape = True
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "pool_size": self.pool_size,
+                "padding": self.padding, "strides": self.strides,
+                "data_format": self.data_format}
 
     def call(self, inputs):
         want = self.rank + 2

@@ -71,6 +71,13 @@ class Conv3DTranspose(Conv3D):
     becomes ``n * stride`` ('same') or ``n * stride + max(k - stride, 0)`` ('valid')."""
 
     _rank_error = "Inputs should have rank {want}. Received input shape: {shape}"
+    # Keras's config: `output_padding` (only None here), no `dilation_rate`
+    _config_only = {"groups": 1, "output_padding": None}
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        del config["dilation_rate"]
+        return {**config, "output_padding": None}
 
     # TF 1.x's positional order (no dilation: `dilation_rate` stays keyword-only).
     def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",

@@ -19,6 +19,8 @@ Example
 
 from __future__ import annotations
 
+import copy
+
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers.convolutional import _Conv
 from flowgraph.layers.core import normalize_tuple
@@ -158,6 +160,14 @@ class SeparableConv2D(_Conv):
     """Depthwise-separable 2-D convolution layer; see `separable_conv2d`."""
 
     rank = 2
+    # Keras's separable layers keep an unused `kernel_*` trio, at the Conv defaults
+    _unused_kernel = {"kernel_initializer": {"class_name": "GlorotUniform",
+                                             "config": {"seed": None, "dtype": "float32"}},
+                      "kernel_regularizer": None, "kernel_constraint": None}
+    _config_only = {"groups": 1, **_unused_kernel}
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), **copy.deepcopy(self._unused_kernel)}
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  data_format="channels_last", dilation_rate=(1, 1), depth_multiplier=1,

@@ -45,6 +45,8 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers import experimental as _experimental
 from flowgraph.layers.input_spec import InputSpec, assert_input_compatibility
+from flowgraph.layers.layer_api import LayerAPI, serialize_activation, serialize_fn
+from flowgraph.layers.layer_api import serialize_initializer as _ser_init
 from flowgraph.ops import (
     array_index_ops,
     array_join_ops,
@@ -141,9 +143,11 @@ def _snake_case(name: str) -> str:
 
 
 # -- Layer ----------------------------------------------------------------------------------
-class Layer:
+class Layer(LayerAPI):
     """Base of the `tf.layers` classes: variable-scope handling, weights, losses and
     updates. Subclasses implement ``build(input_shape)`` and ``call(inputs, ...)``.
+    The Keras `Layer` members (`get_config`, `count_params`, `get_weights`, ...) come
+    from `flowgraph.layers.layer_api.LayerAPI`.
 
     Example
     -------
@@ -325,6 +329,31 @@ class Dense(Layer):
         self.bias_constraint = bias_constraint
         self.input_spec = InputSpec(min_ndim=2)
 
+    supports_masking = True
+    _computes_output_shape = True
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "units": self.units,
+                "activation": serialize_activation(self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": _ser_init(self.kernel_initializer),
+                "bias_initializer": _ser_init(self.bias_initializer),
+                "kernel_regularizer": serialize_fn(self.kernel_regularizer),
+                "bias_regularizer": serialize_fn(self.bias_regularizer),
+                "activity_regularizer": serialize_fn(self.activity_regularizer),
+                "kernel_constraint": serialize_fn(self.kernel_constraint),
+                "bias_constraint": serialize_fn(self.bias_constraint)}
+
+    def compute_output_shape(self, input_shape) -> TensorShape:
+        shape = TensorShape(input_shape)
+        if shape.ndims is not None and shape.ndims < 2:
+            raise ValueError(f"Shape {shape} must have rank at least 2")
+        if shape.ndims is not None and shape[-1].value is None:
+            raise ValueError(f"The last dimension of the input shape of a Dense layer "
+                             f"should be defined. Found None. Received: "
+                             f"input_shape={shape}")
+        return super().compute_output_shape(shape)
+
     def build(self, input_shape) -> None:
         input_shape = TensorShape(input_shape)
         if input_shape.ndims is not None and input_shape.ndims < 2:
@@ -425,6 +454,15 @@ class Dropout(Layer):
         super().__init__(name=name, **kwargs)
         self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
 
+    supports_masking = True
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape,
+                "seed": self.seed}
+
+    def compute_output_shape(self, input_shape):
+        return input_shape  # TF returns it as given (a tuple stays a tuple)
+
     def _noise_shape(self, inputs):
         if self.noise_shape is None:
             return array_shape_ops.shape(inputs)
@@ -488,6 +526,11 @@ class Flatten(Layer):
     def __init__(self, data_format=None, name=None, **kwargs) -> None:
         super().__init__(name=name, **kwargs)
         self.data_format = normalize_data_format(data_format)
+
+    _computes_output_shape = True
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "data_format": self.data_format}
 
     def call(self, inputs):
         if self.data_format == "channels_first" and (inputs.shape.ndims or 0) > 2:

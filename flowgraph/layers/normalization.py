@@ -41,6 +41,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers.core import Layer, smart_cond, static_bool
+from flowgraph.layers.layer_api import serialize_initializer
 from flowgraph.ops import (
     array_shape_ops,
     init_ops,
@@ -87,6 +88,24 @@ class BatchNormalization(Layer):
         self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
         self.beta_constraint, self.gamma_constraint = beta_constraint, gamma_constraint
         self.fused = fused
+
+    supports_masking = True
+
+    def get_config(self) -> dict:
+        ser = serialize_initializer
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "beta_initializer": ser(self.beta_initializer),
+                "gamma_initializer": ser(self.gamma_initializer),
+                "moving_mean_initializer": ser(self.moving_mean_initializer),
+                "moving_variance_initializer": ser(self.moving_variance_initializer),
+                "beta_regularizer": ser(self.beta_regularizer),
+                "gamma_regularizer": ser(self.gamma_regularizer),
+                "beta_constraint": ser(self.beta_constraint),
+                "gamma_constraint": ser(self.gamma_constraint)}
+
+    def compute_output_shape(self, input_shape):
+        return input_shape  # TF returns it as given (a tuple stays a tuple)
 
     def build(self, input_shape) -> None:
         input_shape = TensorShape(input_shape)

@@ -164,6 +164,15 @@ def _as_name_list(names, dtypes):
     return list(names)
 
 
+def _common_shape(shapes) -> TensorShape:
+    """The most specific shape every one of `shapes` has."""
+    first = shapes[0]
+    if any(s.ndims != first.ndims for s in shapes) or first.ndims is None:
+        return TensorShape(None)
+    return TensorShape([d[0].value if all(x.value == d[0].value for x in d) else None
+                        for d in zip(*(s.dims for s in shapes))])
+
+
 class QueueBase:
     """The queue interface: enqueue/dequeue ops on a queue handle.
 
@@ -177,6 +186,25 @@ class QueueBase:
         self._names = names
         self._queue_ref = queue_ref
         self._name = queue_ref.op.name.split("/")[-1]
+
+    @staticmethod
+    def from_list(index, queues) -> QueueBase:
+        """A queue whose ops act on ``queues[index]`` (`index` a scalar int32 tensor,
+        chosen at run time); the queues must agree on component dtypes and names."""
+        from flowgraph.ops.array_index_ops import gather
+        from flowgraph.ops.array_join_ops import stack
+
+        if not queues or not all(isinstance(q, QueueBase) for q in queues):
+            raise TypeError("A list of queues expected")
+        dtypes = queues[0].dtypes
+        if any(q.dtypes != dtypes for q in queues[1:]):
+            raise TypeError("Queues do not have matching component dtypes.")
+        names = queues[0].names
+        if any(q.names != names for q in queues[1:]):
+            raise TypeError("Queues do not have matching component names.")
+        shapes = [_common_shape(group) for group in zip(*(q.shapes for q in queues))]
+        queue_ref = gather(stack([q.queue_ref for q in queues]), index)
+        return QueueBase(dtypes, shapes, names, queue_ref)
 
     # -- properties ---------------------------------------------------------------------
     @property

@@ -298,6 +298,14 @@ class StaticHashTable:
             self._init_op = initializer.initialize(self)
         add_to_collection(GraphKeys.TABLE_INITIALIZERS, self._init_op)
 
+    def export(self, name=None):
+        """``(keys, values)``: every entry, as two vectors (in no particular order)."""
+        with name_scope(name, f"{self._name}_Export"):
+            op = make_op("LookupTableExportV2", [self.resource_handle],
+                         {"Tkeys": self.key_dtype, "Tvalues": self.value_dtype},
+                         name="LookupTableExportV2")
+            return op.outputs[0], op.outputs[1]
+
     @property
     def name(self) -> str:
         return self._name

@@ -40,12 +40,19 @@ class SaveSliceInfo:
     """Where a shard sits in its full variable: ``full_name``, ``full_shape``,
     ``var_offset`` and ``var_shape`` (per axis)."""
 
-    def __init__(self, full_name: str, full_shape: list, var_offset: list,
-                 var_shape: list) -> None:
+    def __init__(self, full_name: str | None = None, full_shape=None, var_offset=None,
+                 var_shape=None, save_slice_info_def=None, import_scope=None) -> None:
+        if save_slice_info_def is not None:  # a SaveSliceInfoDef message (as TF reads it)
+            d = save_slice_info_def
+            full_name = (import_scope.rstrip("/") + "/" + d.full_name if import_scope
+                         else d.full_name)
+            full_shape, var_offset, var_shape = (
+                [int(x) for x in d.full_shape], [int(x) for x in d.var_offset],
+                [int(x) for x in d.var_shape])
         self.full_name = full_name
-        self.full_shape = list(full_shape)
-        self.var_offset = list(var_offset)
-        self.var_shape = list(var_shape)
+        self.full_shape = None if full_shape is None else list(full_shape)
+        self.var_offset = None if var_offset is None else list(var_offset)
+        self.var_shape = None if var_shape is None else list(var_shape)
 
     @property
     def spec(self) -> str:

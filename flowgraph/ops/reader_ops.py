@@ -114,7 +114,21 @@ class ReaderBase:
 
     @property
     def supports_serialize(self) -> bool:
-        return False
+        """Whether `serialize_state` and `restore_state` run (as TensorFlow: only for
+        the readers whose state is one work item's progress, `IdentityReader` and
+        `WholeFileReader`; the others' ops fail with UnimplementedError when run)."""
+        return self._op_type in ("IdentityReaderV2", "WholeFileReaderV2")
+
+    def serialize_state(self, name=None):
+        """A scalar string: the reader's state (a serialized ``ReaderBaseState``)."""
+        return make_tensor("ReaderSerializeStateV2", [self._reader_ref],
+                           name=name or "ReaderSerializeStateV2")
+
+    def restore_state(self, state, name=None):
+        """An op putting the reader back in `state` (what `serialize_state` gave)."""
+        state = convert_to_tensor(state, dtype=_dtypes.string, name="state")
+        return make_op("ReaderRestoreStateV2", [self._reader_ref, state],
+                       name=name or "ReaderRestoreStateV2")
 
     def read(self, queue, name=None):
         """``(key, value)``: the next record, taking a new work item from `queue` (a

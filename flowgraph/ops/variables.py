@@ -36,7 +36,7 @@ from flowgraph.framework.graph import (
     get_default_graph,
     get_default_session,
 )
-from flowgraph.framework.operation import Operation, Tensor
+from flowgraph.framework.operation import Operation, Reference, Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops import state_ops
@@ -52,6 +52,11 @@ class _CreatorScopes(type):
     argument as a keyword; the last ``next_creator`` builds the variable."""
 
     def __call__(cls, *args, **kwargs):
+        if kwargs.get("variable_def") is not None:  # the variable over existing ops
+            if (args and args[0] is not None) or kwargs.get("initial_value") is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            return cls.from_proto(kwargs["variable_def"],
+                                  import_scope=kwargs.get("import_scope"))
         stack = get_default_graph().__dict__.get("_variable_creator_stack")
         if cls is not Variable:
             return super().__call__(*args, **kwargs)
@@ -254,6 +259,27 @@ class Variable(RefScatterMethods, metaclass=_CreatorScopes):
     # -- graph elements ----------------------------------------------------------------
     def _as_graph_element(self) -> Tensor:
         return self._variable
+
+    def ref(self) -> Reference:
+        """A hashable reference to this variable (``v.ref().deref() is v``): equal
+        references wrap the same variable, so they key dicts and sets."""
+        return Reference(self)
+
+    experimental_ref = ref
+
+    def _resource_only(method: str, instead: str):
+        # As TensorFlow: only resource variables read rows this way. A property raising
+        # AttributeError, so ``hasattr(v, "sparse_read")`` tells the kinds apart.
+        def fail(self):
+            raise AttributeError(
+                f"Variable '{self.name}' is a reference variable, which has no {method}; "
+                f"create it with use_resource=True (a ResourceVariable), or use "
+                f"{instead}.")
+        return property(fail)
+
+    sparse_read = _resource_only("sparse_read", "tf.gather(v, indices)")
+    gather_nd = _resource_only("gather_nd", "tf.gather_nd(v, indices)")
+    del _resource_only
 
     def _ref(self) -> Tensor:
         return self._variable

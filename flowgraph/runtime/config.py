@@ -12,13 +12,19 @@ Example
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from flowgraph.framework import event_messages as _event_messages
+from flowgraph.framework.message_api import RecordMessage
 
-class _Message:
-    """A small protobuf-like record: keyword construction, defaults, `CopyFrom`."""
+
+class _Message(RecordMessage):
+    """A protobuf-like record: keyword construction, defaults, and protobuf"s Message
+    API with TensorFlow"s bytes (`RecordMessage`; ``WIRE_FIELDS`` holds TensorFlow"s
+    field numbers of the fields TensorFlow has)."""
 
     _fields: dict[str, Any] = {}
 
@@ -41,11 +47,13 @@ class _Message:
             raise AttributeError(f"{type(self).__name__} has no field '{name}'")
         object.__setattr__(self, name, value)
 
-    def CopyFrom(self, other: _Message) -> None:
-        for name in self._fields:
-            object.__setattr__(self, name, getattr(other, name))
+    def _record_fields(self) -> dict:
+        return {name: default() if callable(default) else default
+                for name, default in self._fields.items()}
 
     def HasField(self, name: str) -> bool:
+        if name not in self._fields:
+            raise ValueError(f'Protocol message {type(self).__name__} has no "{name}" field.')
         default = self._fields[name]
         value = getattr(self, name)
         return value != (default() if callable(default) else default)
@@ -61,14 +69,60 @@ class _Message:
 
 
 class GPUOptions(_Message):
+    class Experimental(_Message):
+        """TensorFlow's ``GPUOptions.Experimental``: accepted, stored and written; no
+        effect on flowgraph's devices."""
+
+        class VirtualDevices(_Message):
+            PROTO_NAME = "tensorflow.GPUOptions.Experimental.VirtualDevices"
+            _fields = {"memory_limit_mb": list, "priority": list, "device_ordinal": list}
+            WIRE_FIELDS = ((1, "memory_limit_mb", "float", True), (2, "priority", "int32", True),
+                           (3, "device_ordinal", "int32", True))
+
+        PROTO_NAME = "tensorflow.GPUOptions.Experimental"
+        _fields = {
+            "virtual_devices": list, "num_virtual_devices_per_gpu": 0,
+            "use_unified_memory": False, "num_dev_to_dev_copy_streams": 0,
+            "collective_ring_order": "", "timestamped_allocator": False,
+            "kernel_tracker_max_interval": 0, "kernel_tracker_max_bytes": 0,
+            "kernel_tracker_max_pending": 0, "internal_fragmentation_fraction": 0.0,
+            "disallow_retry_on_allocation_failure": False, "gpu_host_mem_limit_in_mb": 0.0,
+            "gpu_host_mem_disallow_growth": False, "gpu_system_memory_size_in_mb": 0,
+        }
+        WIRE_FIELDS = (
+            (1, "virtual_devices", VirtualDevices, True),
+            (2, "use_unified_memory", "bool", False),
+            (3, "num_dev_to_dev_copy_streams", "int32", False),
+            (4, "collective_ring_order", "string", False),
+            (5, "timestamped_allocator", "bool", False),
+            (7, "kernel_tracker_max_interval", "int32", False),
+            (8, "kernel_tracker_max_bytes", "int32", False),
+            (9, "kernel_tracker_max_pending", "int32", False),
+            (10, "internal_fragmentation_fraction", "double", False),
+            (12, "disallow_retry_on_allocation_failure", "bool", False),
+            (13, "gpu_host_mem_limit_in_mb", "float", False),
+            (14, "gpu_host_mem_disallow_growth", "bool", False),
+            (15, "num_virtual_devices_per_gpu", "int32", False),
+            (16, "gpu_system_memory_size_in_mb", "int32", False),
+        )
+
+    PROTO_NAME = "tensorflow.GPUOptions"
     _fields = {
         "per_process_gpu_memory_fraction": 0.0,
         "allow_growth": False,
         "visible_device_list": "",
         "allocator_type": "",
         "force_gpu_compatible": False,
-        "experimental": None,
+        "experimental": Experimental,
     }
+    WIRE_FIELDS = (
+        (1, "per_process_gpu_memory_fraction", "double", False),
+        (2, "allocator_type", "string", False),
+        (4, "allow_growth", "bool", False),
+        (5, "visible_device_list", "string", False),
+        (8, "force_gpu_compatible", "bool", False),
+        (9, "experimental", Experimental, False),
+    )
 
 
 class OptimizerOptions(_Message):
@@ -77,6 +131,7 @@ class OptimizerOptions(_Message):
     DEFAULT = 0
     OFF = -1
     ON_1 = 1
+    PROTO_NAME = "tensorflow.OptimizerOptions"
     _fields = {
         "do_common_subexpression_elimination": True,
         "do_constant_folding": True,
@@ -85,6 +140,14 @@ class OptimizerOptions(_Message):
         "global_jit_level": 0,
         "max_folded_constant_in_bytes": 10 * 1024 * 1024,
     }
+    WIRE_FIELDS = (
+        (1, "do_common_subexpression_elimination", "bool", False),
+        (2, "do_constant_folding", "bool", False),
+        (3, "opt_level", "enum", False),
+        (4, "do_function_inlining", "bool", False),
+        (5, "global_jit_level", "enum", False),
+        (6, "max_folded_constant_in_bytes", "int64", False),
+    )
 
 
 class RewriterConfig(_Message):
@@ -134,6 +197,7 @@ class RewriterConfig(_Message):
     NO_CONVERSION_ON_CPU = 0
     NCHW_TO_NHWC = 1
     NHWC_TO_NCHW = 2
+    PROTO_NAME = "tensorflow.RewriterConfig"
     _fields = {
         "cpu_layout_conversion": 0,
         "layout_optimizer": 0,
@@ -173,6 +237,40 @@ class RewriterConfig(_Message):
         "inter_optimizer_verifier_config": None,
         "post_optimization_verifier_config": None,
     }
+    WIRE_FIELDS = (
+        (1, "layout_optimizer", "enum", False),
+        (2, "disable_model_pruning", "bool", False),
+        (3, "constant_folding", "enum", False),
+        (4, "memory_optimization", "enum", False),
+        (6, "memory_optimizer_target_node_name_scope", "string", False),
+        (7, "arithmetic_optimization", "enum", False),
+        (8, "dependency_optimization", "enum", False),
+        (9, "loop_optimization", "enum", False),
+        (10, "function_optimization", "enum", False),
+        (11, "debug_stripper", "enum", False),
+        (12, "meta_optimizer_iterations", "enum", False),
+        (13, "shape_optimization", "enum", False),
+        (14, "remapping", "enum", False),
+        (15, "scoped_allocator_optimization", "enum", False),
+        (17, "min_graph_nodes", "int32", False),
+        (18, "pin_to_host_optimization", "enum", False),
+        (19, "disable_meta_optimizer", "bool", False),
+        (20, "meta_optimizer_timeout_ms", "int64", False),
+        (21, "fail_on_optimizer_errors", "bool", False),
+        (22, "implementation_selector", "enum", False),
+        (23, "auto_mixed_precision", "enum", False),
+        (24, "common_subgraph_elimination", "enum", False),
+        (25, "auto_mixed_precision_mkl", "enum", False),
+        (26, "experimental_disable_compressed_tensor_optimization", "bool", False),
+        (27, "experimental_disable_folding_quantization_emulation", "bool", False),
+        (28, "use_plugin_optimizers", "enum", False),
+        (29, "auto_mixed_precision_cpu", "enum", False),
+        (30, "experimental_conditional_code_motion", "enum", False),
+        (31, "auto_mixed_precision_onednn_bfloat16", "enum", False),
+        (32, "disable_tfg_optimizer", "bool", False),
+        (50, "cpu_layout_conversion", "enum", False),
+        (100, "optimizers", "string", True),
+    )
 
     def enabled(self, toggle: str) -> bool:
         """Whether the rewrite behind field `toggle` runs (not OFF, optimizer not disabled).
@@ -184,6 +282,7 @@ class RewriterConfig(_Message):
 
 
 class GraphOptions(_Message):
+    PROTO_NAME = "tensorflow.GraphOptions"
     _fields = {
         "optimizer_options": OptimizerOptions,
         "enable_bfloat16_sendrecv": False,
@@ -194,6 +293,14 @@ class GraphOptions(_Message):
         "rewrite_options": RewriterConfig,
         "enable_recv_scheduling": False,
     }
+    WIRE_FIELDS = (
+        (2, "enable_recv_scheduling", "bool", False),
+        (3, "optimizer_options", OptimizerOptions, False),
+        (4, "build_cost_model", "int64", False), (5, "infer_shapes", "bool", False),
+        (6, "place_pruned_graph", "bool", False),
+        (7, "enable_bfloat16_sendrecv", "bool", False), (8, "timeline_step", "int32", False),
+        (10, "rewrite_options", RewriterConfig, False),
+    )
 
 
 class RPCOptions(_Message):
@@ -207,6 +314,7 @@ class RPCOptions(_Message):
     's3cret'
     """
 
+    PROTO_NAME = "tensorflow.RPCOptions"
     _fields = {
         "use_rpc_for_inprocess_master": False,
         "compression_algorithm": "",
@@ -219,9 +327,57 @@ class RPCOptions(_Message):
         "tls_key_file": "",
         "tls_ca_file": "",
     }
+    WIRE_FIELDS = (  # auth_token and the tls_* files are flowgraph"s: not written
+        (1, "use_rpc_for_inprocess_master", "bool", False),
+        (2, "compression_algorithm", "string", False), (3, "compression_level", "int32", False),
+        (4, "cache_rpc_response", "bool", False),
+        (5, "disable_session_connection_sharing", "bool", False),
+        (6, "num_channels_per_target", "int32", False),
+    )
 
 
 class ConfigProto(_Message):
+    class Experimental(_Message):
+        """TensorFlow's ``ConfigProto.Experimental``: accepted, stored and written; no
+        effect on flowgraph's sessions (``session_metadata`` and ``coordination_config``
+        are not held)."""
+
+        PROTO_NAME = "tensorflow.ConfigProto.Experimental"
+        _fields = {
+            "collective_group_leader": "", "executor_type": "", "recv_buf_max_chunk": 0,
+            "use_numa_affinity": False, "collective_deterministic_sequential_execution": False,
+            "collective_nccl": False, "share_session_state_in_clusterspec_propagation": False,
+            "disable_thread_spinning": False, "share_cluster_devices_in_session": False,
+            "optimize_for_static_graph": False, "enable_mlir_bridge": False,
+            "mlir_bridge_rollout": 0, "enable_mlir_graph_optimization": False,
+            "disable_output_partition_graphs": False, "xla_fusion_autotuner_thresh": 0,
+            "use_tfrt": False, "disable_functional_ops_lowering": False,
+            "xla_prefer_single_graph_cluster": False,
+            "disable_optimize_for_static_graph": False,
+            "disable_eager_executor_streaming_enqueue": False,
+        }
+        WIRE_FIELDS = (
+            (1, "collective_group_leader", "string", False),
+            (3, "executor_type", "string", False), (4, "recv_buf_max_chunk", "int32", False),
+            (5, "use_numa_affinity", "bool", False),
+            (6, "collective_deterministic_sequential_execution", "bool", False),
+            (7, "collective_nccl", "bool", False),
+            (8, "share_session_state_in_clusterspec_propagation", "bool", False),
+            (9, "disable_thread_spinning", "bool", False),
+            (10, "share_cluster_devices_in_session", "bool", False),
+            (12, "optimize_for_static_graph", "bool", False),
+            (13, "enable_mlir_bridge", "bool", False),
+            (14, "disable_output_partition_graphs", "bool", False),
+            (15, "xla_fusion_autotuner_thresh", "int64", False),
+            (16, "enable_mlir_graph_optimization", "bool", False),
+            (17, "mlir_bridge_rollout", "enum", False), (18, "use_tfrt", "bool", False),
+            (21, "disable_functional_ops_lowering", "bool", False),
+            (22, "xla_prefer_single_graph_cluster", "bool", False),
+            (24, "disable_optimize_for_static_graph", "bool", False),
+            (26, "disable_eager_executor_streaming_enqueue", "bool", False),
+        )
+
+    PROTO_NAME = "tensorflow.ConfigProto"
     _fields = {
         "device_count": dict,
         "intra_op_parallelism_threads": 0,
@@ -238,7 +394,7 @@ class ConfigProto(_Message):
         "rpc_options": RPCOptions,
         "cluster_def": None,
         "isolate_session_state": False,
-        "experimental": None,
+        "experimental": Experimental,
         "memory_limit_bytes": 0,
         # flowgraph extension: per-device memory budget in bytes (an int for every
         # device, or a dict keyed by device name or type, e.g. {"CPU": 1 << 30}); 0 or
@@ -246,6 +402,20 @@ class ConfigProto(_Message):
         # (`Device.memory_limit`) on OpenCL devices. See docs/memory.md.
         "memory_budget_bytes": 0,
     }
+    WIRE_FIELDS = (  # memory_budget_bytes and memory_limit_bytes are flowgraph"s
+        (1, "device_count", ("map", "string", "int32"), True),
+        (2, "intra_op_parallelism_threads", "int32", False),
+        (3, "placement_period", "int32", False), (4, "device_filters", "string", True),
+        (5, "inter_op_parallelism_threads", "int32", False),
+        (6, "gpu_options", GPUOptions, False), (7, "allow_soft_placement", "bool", False),
+        (8, "log_device_placement", "bool", False),
+        (9, "use_per_session_threads", "bool", False),
+        (10, "graph_options", GraphOptions, False),
+        (11, "operation_timeout_in_ms", "int64", False),
+        (13, "rpc_options", RPCOptions, False),
+        (15, "isolate_session_state", "bool", False),
+        (16, "experimental", Experimental, False),
+    )
 
     def inter_op_threads(self) -> int:
         n = self.inter_op_parallelism_threads
@@ -253,10 +423,20 @@ class ConfigProto(_Message):
 
 
 class RunOptions(_Message):
+    class Experimental(_Message):
+        """TensorFlow's ``RunOptions.Experimental``: accepted, stored and written
+        (``run_handler_pool_options`` is not held); no effect on flowgraph's runs."""
+
+        PROTO_NAME = "tensorflow.RunOptions.Experimental"
+        _fields = {"collective_graph_key": 0, "use_run_handler_pool": False}
+        WIRE_FIELDS = ((1, "collective_graph_key", "int64", False),
+                       (2, "use_run_handler_pool", "bool", False))
+
     NO_TRACE = 0
     SOFTWARE_TRACE = 1
     HARDWARE_TRACE = 2
     FULL_TRACE = 3
+    PROTO_NAME = "tensorflow.RunOptions"
     _fields = {
         "trace_level": 0,
         "timeout_in_ms": 0,
@@ -264,11 +444,18 @@ class RunOptions(_Message):
         "output_partition_graphs": False,
         "debug_options": None,
         "report_tensor_allocations_upon_oom": False,
-        "experimental": None,
+        "experimental": Experimental,
         # flowgraph extension: this run's memory budget, overriding the config's
         # (same forms as ConfigProto.memory_budget_bytes; 0: use the config's).
         "memory_budget_bytes": 0,
     }
+    WIRE_FIELDS = (  # memory_budget_bytes is flowgraph"s: not written
+        (1, "trace_level", "enum", False), (2, "timeout_in_ms", "int64", False),
+        (3, "inter_op_thread_pool", "int32", False),
+        (5, "output_partition_graphs", "bool", False),
+        (7, "report_tensor_allocations_upon_oom", "bool", False),
+        (8, "experimental", Experimental, False),
+    )
 
 
 @dataclass
@@ -341,21 +528,70 @@ class StepStats:
         return max(peaks, default=0)
 
 
-class RunMetadata:
-    """Filled by `Session.run(..., run_metadata=md)` when tracing is requested."""
+class RunMetadata(RecordMessage):
+    """Filled by `Session.run(..., run_metadata=md)` when tracing is requested.
+
+    Its bytes are TensorFlow's RunMetadata's ``step_stats`` (devices, and per node its
+    name, times, thread and timeline label); ``partition_graphs`` and ``cost_graph`` are
+    not written, nor flowgraph's memory fields of the step stats."""
+
+    PROTO_NAME = "tensorflow.RunMetadata"
+    WIRE_FIELDS = ((1, "step_stats", "message", False),)
 
     def __init__(self) -> None:
         self.step_stats = StepStats()
         self.partition_graphs: list[dict] = []
         self.cost_graph = None
 
+    def _record_fields(self) -> dict:
+        return {"step_stats": StepStats(), "partition_graphs": [], "cost_graph": None}
+
+    @classmethod
+    def _wire_class(cls) -> type:
+        return _event_messages.RunMetadata
+
+    def _to_wire(self):
+        em = _event_messages
+        out = em.RunMetadata()
+        if not self.step_stats.dev_stats:
+            return out
+        out.step_stats = em.StepStats()
+        for dev in self.step_stats.dev_stats:
+            d = out.step_stats.dev_stats.add(device=dev.device or None)
+            for ns in dev.node_stats:
+                # proto3: a field at its default is not written (None: left unset)
+                d.node_stats.add(
+                    node_name=ns.node_name or None,
+                    all_start_micros=ns.all_start_micros or None,
+                    op_start_rel_micros=ns.op_start_rel_micros or None,
+                    op_end_rel_micros=ns.op_end_rel_micros or None,
+                    all_end_rel_micros=ns.all_end_rel_micros or None,
+                    timeline_label=ns.timeline_label or None, thread_id=ns.thread_id or None)
+        return out
+
+    def _merge_wire(self, wire) -> None:
+        if not wire.HasField("step_stats"):
+            return
+        for dev in wire.step_stats.dev_stats:
+            self.step_stats.dev_stats.append(DeviceStepStats(device=dev.device, node_stats=[
+                NodeExecStats(
+                    node_name=ns.node_name, all_start_micros=ns.all_start_micros,
+                    op_start_rel_micros=ns.op_start_rel_micros,
+                    op_end_rel_micros=ns.op_end_rel_micros,
+                    all_end_rel_micros=ns.all_end_rel_micros, thread_id=ns.thread_id,
+                    timeline_label=ns.timeline_label)
+                for ns in dev.node_stats]))
+
+    def MergeFrom(self, other) -> None:
+        """Merge `other` in: its devices' step stats and partition graphs appended."""
+        self._check_same(other, "MergeFrom")
+        self.step_stats.dev_stats.extend(copy.deepcopy(other.step_stats.dev_stats))
+        self.partition_graphs.extend(copy.deepcopy(other.partition_graphs))
+        if other.cost_graph is not None:
+            self.cost_graph = copy.deepcopy(other.cost_graph)
+
     def Clear(self) -> None:
         self.__init__()
-
-    def CopyFrom(self, other: RunMetadata) -> None:
-        self.step_stats = other.step_stats
-        self.partition_graphs = list(other.partition_graphs)
-        self.cost_graph = other.cost_graph
 
     def HasField(self, name: str) -> bool:
         """Whether singular field `name` is set: ``step_stats`` after a traced run.

@@ -91,6 +91,9 @@ class MirroredExtended(base.StrategyExtended):
                                "scope, outside the replica function).")
         kwargs = kwargs or {}
         graph = get_default_graph()
+        # as TensorFlow: the replica threads build with their own control-dependency,
+        # device and colocation stacks
+        graph.switch_to_thread_local()
         scope = graph.get_name_scope()
         caller = (graph, scope + "/" if scope else "", get_variable_scope())
         n = len(self._devices)

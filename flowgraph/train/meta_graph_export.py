@@ -38,8 +38,6 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
     MetaGraphDefProto,
     MetaInfoDefProto,
     SaverDefProto,
-    SaveSliceInfoDefProto,
-    VariableDefProto,
 )
 from flowgraph.framework.tf_formats.saver_graph import (
     saver_scope,
@@ -48,6 +46,7 @@ from flowgraph.framework.tf_formats.saver_graph import (
 )
 from flowgraph.framework.versions import __version__
 from flowgraph.ops.control_flow_cond import ControlFlowContext
+from flowgraph.ops.variable_def import variable_def_proto
 from flowgraph.train.meta_graph_contexts import contexts_to_protos
 from flowgraph.train.meta_graph_ops import add_output_shapes, stripped_op_list
 from flowgraph.train.meta_graph_ops import strip_default_attrs as _strip_default_attrs
@@ -73,26 +72,6 @@ def register_saver_entries(graph, restore_op_name: str, filename: str, entries,
 
 def _is_variable(x) -> bool:
     return hasattr(x, "_variable") and hasattr(x, "initializer") and hasattr(x, "op")
-
-
-def _variable_def(var, strip) -> bytes:
-    vd = VariableDefProto(
-        variable_name=strip(var.name), initializer_name=strip(var.initializer.name),
-        # A resource variable's snapshot is its `Read/ReadVariableOp` (value() would
-        # add a new read).
-        snapshot_name=strip(getattr(var, "_graph_element", None).name
-                            if hasattr(var, "handle") else var.value().name),
-        initial_value_name=strip(var.initial_value.name),
-        trainable=bool(var.trainable))
-    if hasattr(var, "handle"):  # a resource variable (left unset otherwise, as TF writes)
-        vd.is_resource = True
-    info = getattr(var, "_save_slice_info", None)
-    if info is not None:  # a part of a partitioned variable: where it sits in the whole
-        vd.save_slice_info_def = SaveSliceInfoDefProto(
-            full_name=strip(info.full_name), full_shape=[int(d) for d in info.full_shape],
-            var_offset=[int(d) for d in info.var_offset],
-            var_shape=[int(d) for d in info.var_shape])
-    return vd.SerializeToString()
 
 
 def _collected_savers(graph, collection_list) -> list:
@@ -148,7 +127,7 @@ def _collection_def(key: str, items: list, strip, keep, export_scope=None,
         return CollectionDefProto(bytes_list=CollectionDefProto.BytesList(
             value=[p.SerializeToString() for p in protos if p is not None]))
     if _is_variable(first):
-        kind, convert = "bytes_list", (lambda v: _variable_def(v, strip))
+        kind, convert = "bytes_list", (lambda v: variable_def_proto(v, strip).SerializeToString())
         accept = _is_variable
     elif isinstance(first, Operation | Tensor):
         kind, convert = "node_list", (lambda x: strip(x.name))

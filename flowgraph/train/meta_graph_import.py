@@ -61,6 +61,7 @@ from flowgraph.framework.tf_formats.saver_graph import (
     restore_slice_specs,
     saver_scope,
 )
+from flowgraph.ops.variable_def import rebuild_variable
 from flowgraph.train.meta_graph_contexts import CONTEXT_COLLECTIONS, restore_contexts
 from flowgraph.train.queue_runner import QueueRunner
 from flowgraph.train.saver import Saver
@@ -95,66 +96,6 @@ def _as_meta_graph(meta_graph_or_file) -> tuple[MetaGraphDefProto, str]:
         return parse_meta_graph(meta_graph_or_file.SerializeToString(), source), source
     path = os.fspath(meta_graph_or_file)
     return read_meta_graph_file(path), path
-
-
-def rebuild_variable(graph, vd, scoped):
-    """A Python `Variable` over the imported ops that `vd` (a VariableDef) names.
-
-    `scoped` maps a saved name to its name in `graph` (the import scope). Shared by
-    `import_meta_graph` and the SavedModel loader. Raises KeyError/ValueError when an
-    op or tensor `vd` names is not in `graph`.
-    """
-    from flowgraph.ops.variables import Variable
-
-    if getattr(vd, "is_resource", False):
-        return _rebuild_resource_variable(graph, vd, scoped)
-    var = object.__new__(Variable)
-    var._variable = graph.get_tensor_by_name(scoped(vd.variable_name))
-    var._initializer_op = graph.get_operation_by_name(scoped(vd.initializer_name))
-    var._snapshot = graph.get_tensor_by_name(scoped(vd.snapshot_name))
-    var._initial_value = (graph.get_tensor_by_name(scoped(vd.initial_value_name))
-                          if vd.initial_value_name else var._snapshot)
-    var._trainable = bool(vd.trainable)
-    var._constraint = var._caching_device = var._save_slice_info = None
-    info = getattr(vd, "save_slice_info_def", None)
-    if info is not None and info.full_name:  # a part of a partitioned variable
-        from flowgraph.ops.partitioned_variables import SaveSliceInfo
-
-        var._save_slice_info = SaveSliceInfo(
-            scoped(info.full_name), [int(d) for d in info.full_shape],
-            [int(d) for d in info.var_offset], [int(d) for d in info.var_shape])
-    graph.__dict__.setdefault("_deref_cache", {})[var._variable] = var._snapshot
-    return var
-
-
-def _rebuild_resource_variable(graph, vd, scoped):
-    """A `ResourceVariable` over the imported ``VarHandleOp`` and its ops."""
-    from flowgraph.framework import dtypes as _dtypes
-    from flowgraph.framework.tensor_shape import as_shape
-    from flowgraph.ops.resource_variables import ResourceVariable
-
-    var = object.__new__(ResourceVariable)
-    handle = graph.get_tensor_by_name(scoped(vd.variable_name))
-    if handle.op.type != "VarHandleOp":
-        raise ValueError(f"'{vd.variable_name}' is a {handle.op.type}, not a VarHandleOp")
-    var._handle = var._variable = handle
-    var._dtype = _dtypes.as_dtype(handle.op.attrs["dtype"]).base_dtype
-    var._shape = as_shape(handle.op.attrs["shape"])
-    var._initializer_op = graph.get_operation_by_name(scoped(vd.initializer_name))
-    var._graph_element = var._snapshot = graph.get_tensor_by_name(scoped(vd.snapshot_name))
-    var._initial_value = (graph.get_tensor_by_name(scoped(vd.initial_value_name))
-                          if vd.initial_value_name else var._snapshot)
-    var._trainable = bool(vd.trainable)
-    var._constraint = var._caching_device = var._save_slice_info = None
-    var._parent_op = var._is_initialized_op = None
-    info = getattr(vd, "save_slice_info_def", None)
-    if info is not None and info.full_name:
-        from flowgraph.ops.partitioned_variables import SaveSliceInfo
-
-        var._save_slice_info = SaveSliceInfo(
-            scoped(info.full_name), [int(d) for d in info.full_shape],
-            [int(d) for d in info.var_offset], [int(d) for d in info.var_shape])
-    return var
 
 
 def _slice_info_from_spec(full_name: str, spec: str):

@@ -70,6 +70,7 @@ from flowgraph.framework.device_spec import canonical_device
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tf_formats.bundle import bundle_files
+from flowgraph.framework.tf_formats.meta_graph_messages import SaverDefProto
 from flowgraph.train import checkpoint_state as _state
 from flowgraph.train.checkpoint_utils import CheckpointReader
 from flowgraph.train.meta_graph_export import (
@@ -115,25 +116,18 @@ def _directory_lock(directory: str) -> threading.Lock:
         return _directory_locks.setdefault(key, threading.Lock())
 
 
-class SaverDef:
-    """The names of a Saver's graph elements (TensorFlow's SaverDef message)."""
+class SaverDef(SaverDefProto):
+    """The names of a Saver's graph elements (TensorFlow's SaverDef message, with its
+    defaults, bytes and protobuf's Message API)."""
 
-    V1, V2 = 1, 2
+    IMPLICIT_PRESENCE = True  # proto3, as in saver.proto
 
-    def __init__(self, filename_tensor_name="", save_tensor_name="", restore_op_name="",
-                 max_to_keep=5, sharded=False, keep_checkpoint_every_n_hours=10000.0,
-                 version=2) -> None:
-        self.filename_tensor_name = filename_tensor_name
-        self.save_tensor_name = save_tensor_name
-        self.restore_op_name = restore_op_name
-        self.max_to_keep = max_to_keep
-        self.sharded = sharded
-        # a float (32-bit) field in TF's proto: 1e-07 reads back as 1.0000000116860974e-07
-        self.keep_checkpoint_every_n_hours = float(np.float32(keep_checkpoint_every_n_hours))
-        self.version = version
-
-    def __repr__(self) -> str:
-        return "SaverDef(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
+    def __init__(self, **fields) -> None:
+        super().__init__(**fields)
+        if "keep_checkpoint_every_n_hours" in self.__dict__:
+            # a float (32-bit) field in TF's proto: 1e-07 reads back as 1.0000000116860974e-07
+            self.keep_checkpoint_every_n_hours = float(
+                np.float32(self.keep_checkpoint_every_n_hours))
 
 
 class Saver:
@@ -241,7 +235,7 @@ class Saver:
                 filename_tensor_name=filename.name, save_tensor_name=save_tensor.name,
                 restore_op_name=restore_op.name, max_to_keep=self._max_to_keep or 0,
                 sharded=self._sharded,
-                keep_checkpoint_every_n_hours=self._keep_every_n_hours)
+                keep_checkpoint_every_n_hours=self._keep_every_n_hours, version=SaverDef.V2)
         self._scope = built.scope
 
     def _adopt(self, graph) -> bool:

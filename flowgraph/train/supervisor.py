@@ -298,3 +298,15 @@ class Supervisor:
                 self.stop(close_summary_writer=close_summary_writer)
             finally:
                 sess.close()
+
+    # TensorFlow's CamelCase names of the same methods
+    PrepareSession = prepare_or_wait_for_session
+    StartStandardServices = start_standard_services
+    StartQueueRunners = start_queue_runners
+    SummaryComputed = summary_computed
+    Loop = loop
+    ShouldStop = should_stop
+    RequestStop = request_stop
+    StopOnException = stop_on_exception
+    WaitForStop = wait_for_stop
+    Stop = stop

@@ -10,7 +10,12 @@ import threading
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.backends.cpu.kernels_lookup import TableKernel, _key, values_array
+from flowgraph.backends.cpu.kernels_lookup import (
+    HashTableState,
+    TableKernel,
+    _key,
+    values_array,
+)
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 
@@ -146,9 +151,12 @@ def lookup_table_remove(table, keys):
 
 @cpu_kernel("LookupTableExportV2")
 def lookup_table_export(table, *, Tkeys, Tvalues):
-    table = _mutable(table, "LookupTableExportV2")
-    with table.lock:
-        items = list(table.entries.items())
+    if isinstance(table, HashTableState):  # a StaticHashTable: its entries once filled
+        items = list(table.read().items())
+    else:
+        table = _mutable(table, "LookupTableExportV2")
+        with table.lock:
+            items = list(table.entries.items())
     keys = values_array([k for k, _ in items], Tkeys)
     if isinstance(table, TensorTableState):
         dtype = _dtypes.as_dtype(Tvalues).as_numpy_dtype
