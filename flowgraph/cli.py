@@ -30,6 +30,8 @@ import argparse
 import logging
 import sys
 
+from flowgraph.logging_compat import use_root_handlers
+
 __all__ = ["main"]
 
 
@@ -109,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         return _tool_command(args)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    use_root_handlers()  # records print once, in this format
     if args.command == "serve":
         from flowgraph.serving.cli import run
 

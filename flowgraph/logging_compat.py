@@ -45,6 +45,7 @@ __all__ = [
     "log_first_n",
     "log_if",
     "set_verbosity",
+    "use_root_handlers",
     "vlog",
     "warn",
     "warning",
@@ -103,6 +104,26 @@ def get_logger() -> _logging.Logger:
                     handler.setFormatter(_logging.Formatter("%(levelname)s:%(name)s:%(message)s"))
                     logger.addHandler(handler)
     return logger
+
+
+def use_root_handlers() -> None:
+    """Drop the standard-error handler `import flowgraph` gave the "tensorflow" logger,
+    so a program that configures the root logger after importing flowgraph (as the
+    command-line tools do with ``logging.basicConfig``) prints each record once, in its
+    own format.
+
+    Example
+    -------
+    >>> import logging
+    >>> import flowgraph as tf
+    >>> tf.logging.use_root_handlers()
+    >>> logging.getLogger("tensorflow").handlers
+    []
+    """
+    logger = _logging.getLogger(_LOGGER_NAME)
+    for handler in list(logger.handlers):
+        if isinstance(handler, _StderrHandler):
+            logger.removeHandler(handler)
 
 
 def set_verbosity(v: int) -> None:

@@ -170,6 +170,7 @@ def main(argv: list[str] | None = None) -> dict:
                         help="the evaluator's minimum seconds between evaluations")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:%(message)s")
+    tf.logging.use_root_handlers()  # one line per record, in this format
     if args.model_dir is None and "TF_CONFIG" in os.environ:
         parser.error("a cluster's tasks share the model: pass --model_dir")
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="flowgraph_mnist_")

@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--steps", type=int, default=1000)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s:%(message)s")
+    tf.logging.use_root_handlers()  # one line per record, in this format
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="flowgraph_digits_")
     metrics = run(model_dir, steps=args.steps)
     print("evaluation: " + ", ".join(f"{k} = {float(v):.4g}" for k, v in

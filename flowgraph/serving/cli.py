@@ -23,6 +23,8 @@ import signal
 import sys
 import threading
 
+from flowgraph.logging_compat import use_root_handlers
+
 __all__ = ["add_arguments", "batching_parameters", "limits", "main", "run"]
 
 
@@ -171,4 +173,5 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    use_root_handlers()  # records print once, in this format
     return run(args, parser)

@@ -118,6 +118,18 @@ def test_import_gives_the_logger_its_handler_as_tensorflow_does():
     assert "INFO:tensorflow:from a hook" in done.stderr
 
 
+def test_root_configured_after_import_prints_each_record_once():
+    # The command-line tools call logging.basicConfig after importing flowgraph, then
+    # use_root_handlers(): one line per record, in the tool's format.
+    code = ("import logging, flowgraph as tf\n"
+            "logging.basicConfig(level=logging.INFO, format='%(levelname)s|%(message)s')\n"
+            "tf.logging.use_root_handlers()\n"
+            "logging.getLogger('tensorflow').info('saved')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stderr.splitlines() == ["INFO|saved"]
+
+
 def test_verbosity_filters(flowgraph_logger, caplog):
     logging_compat.set_verbosity(logging_compat.WARN)
     with caplog.at_level(logging.NOTSET):
