@@ -153,26 +153,26 @@ class VariableAggregation(enum.Enum):
     ONLY_FIRST_TOWER = 3
 
 
+def _enum_member(enum, value, default, what: str, name):
+    if value is None:
+        return default
+    if isinstance(value, enum):
+        return value
+    try:
+        return enum(value)
+    except ValueError:
+        raise ValueError(f"Invalid variable {what} mode: {value} for variable: "
+                         f"{name}") from None
+
+
 def checked_distribution(synchronization, aggregation, trainable, name):
     """A variable's ``(synchronization, aggregation, trainable)``: the enums from their
     values (AUTO and NONE by default; an unknown value is a ValueError naming the
     variable), and `trainable` False by default for an ``ON_READ`` variable."""
-    if aggregation is None:
-        aggregation = VariableAggregation.NONE
-    elif not isinstance(aggregation, VariableAggregation):
-        try:
-            aggregation = VariableAggregation(aggregation)
-        except ValueError:
-            raise ValueError(f"Invalid variable aggregation mode: {aggregation} for "
-                             f"variable: {name}") from None
-    if synchronization is None:
-        synchronization = VariableSynchronization.AUTO
-    elif not isinstance(synchronization, VariableSynchronization):
-        try:
-            synchronization = VariableSynchronization(synchronization)
-        except ValueError:
-            raise ValueError(f"Invalid variable synchronization mode: {synchronization} "
-                             f"for variable: {name}") from None
+    aggregation = _enum_member(VariableAggregation, aggregation, VariableAggregation.NONE,
+                               "aggregation", name)
+    synchronization = _enum_member(VariableSynchronization, synchronization,
+                                   VariableSynchronization.AUTO, "synchronization", name)
     if trainable is None:
         trainable = synchronization != VariableSynchronization.ON_READ
     return synchronization, aggregation, trainable
