@@ -32,6 +32,11 @@ Each line compares three things measured in this process, interleaved:
 ``steps_per_s`` holds the three figures as steps per second. Before timing, flowgraph
 and the NumPy step are run from the same weights on the same batches and must agree.
 
+When PyTorch is installed, each ``*_feed`` line also has ``torch_ms``: the same model
+trained by PyTorch on the CPU with its default threads, measured in a child process
+(`torch_mlp_step.py`) at the start of the run, and ``ratio_torch`` = flowgraph / PyTorch
+(issue 17 asks for a step faster than PyTorch's on a 16-core machine).
+
 ``--budget-mb N`` runs flowgraph's session with ``ConfigProto(memory_budget_bytes=N MiB)``
 (docs/memory.md), for issue 13's check that a budget does not slow the step down; the
 lines keep their format and name, with the budget in ``notes``. Compare with a run
@@ -74,6 +79,7 @@ LR = {"sgd": 0.01, "adam": 1e-3}
 TARGETS = {"sgd": 1.25, "adam": 1.35}
 BUDGET_BYTES = 0  # flowgraph's memory budget (`--budget-mb`); 0: none, the default
 BACKGROUND = 0  # busy processes running beside the benchmark (`--background-load`)
+TORCH_MS: dict = {}  # PyTorch's step (ms) per optimizer, when torch is installed
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
 
 
@@ -284,6 +290,13 @@ def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -
     if BACKGROUND:
         notes.append(f"with {BACKGROUND} busy-loop processes running beside it on "
                      f"{len(os.sched_getaffinity(0))} cores (--background-load)")
+    extra = {}
+    if feed and optimizer in TORCH_MS:
+        torch_ms = TORCH_MS[optimizer]
+        notes.append(f"torch: the same model in PyTorch {TORCH_MS['version']} on the CPU "
+                     f"({TORCH_MS['threads']} threads), {torch_ms:.3g} ms, measured in a "
+                     "child process (benchmarks/torch_mlp_step.py) in this run")
+        extra = {"torch_ms": run._round(torch_ms), "ratio_torch": run._round(fg_ms / torch_ms)}
     if BUDGET_BYTES:
         notes.append(f"flowgraph under a memory budget of {BUDGET_BYTES / 2**20:g} MiB "
                      f"(ConfigProto.memory_budget_bytes)")
@@ -292,7 +305,25 @@ def bench(optimizer: str, feed: bool, blas, number: int = 3, repeat: int = 15) -
         f"ratio <= {target}", ratio <= target, notes, blas,
         steps_per_s={"flowgraph": run._round(1e3 / fg_ms), "numpy": run._round(1e3 / np_ms),
                      "gemm_floor": run._round(1e3 / floor_ms)},
-        numpy_ms=run._round(np_ms), ratio_vs_numpy=run._round(fg_ms / np_ms))
+        numpy_ms=run._round(np_ms), ratio_vs_numpy=run._round(fg_ms / np_ms), **extra)
+
+
+def torch_reference(optimizers) -> dict:
+    """PyTorch's CPU step per optimizer from benchmarks/torch_mlp_step.py in a child
+    process, plus its version and threads; {} when torch is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return {}
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_mlp_step.py")
+    out = subprocess.run([sys.executable, script, *optimizers], capture_output=True,
+                         text=True, check=True).stdout
+    found: dict = {}
+    for line in out.splitlines():
+        row = json.loads(line)
+        found[row["optimizer"]] = row["ms_per_step"]
+        found["version"], found["threads"] = row["torch"], row["threads"]
+    return found
 
 
 _GROUPS = {"MatMul": "gemm", "Fused": "elementwise", "BiasAddGrad": "bias_grad",
@@ -483,6 +514,9 @@ def _run(argv: list[str], blas_threads: int | None, measure=bench) -> int:
     if unknown:
         print(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}", file=sys.stderr)
         return 2
+    if measure is bench and blas_threads is None:
+        TORCH_MS.update(torch_reference(sorted({WORKLOADS[n][0] for n in names
+                                                if WORKLOADS[n][1]})))
     np.matmul(np.ones((64, 64)), np.ones((64, 64)))  # load BLAS before blas_info
     blas = run.blas_info()
     if blas_threads is None:

@@ -25,6 +25,15 @@ where the first put each group's consumers. Times come from
 `flowgraph.runtime.cost_model`. With ``log_device_placement`` each op's device is printed
 and logged, with the reason: its request, the group member it is colocated with, the only
 capable device, the host by default, or the cost comparison.
+
+State stays where it was first put. Each plan is placed on its own, but a variable,
+queue, table or other op that holds state between runs (`holds_state`) must keep one
+device for the whole session: its storage lives there. The session passes a `kept` map
+(op or colocation name -> device name); the first plan that places such an op records
+its device there, and every later plan puts the op's group on that device ("kept where
+an earlier run put it"). So that the first choice suits every plan, a group holding state
+is checked for kernels together with all the ops of the graph that use that state (its
+ref and resource consumers), not only those of the first plan.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from __future__ import annotations
 import logging
 
 from flowgraph.backends.base import Device
-from flowgraph.framework import errors
+from flowgraph.framework import dtypes, errors
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.operation import Operation
 from flowgraph.runtime.cost_model import CostModel
@@ -85,9 +94,42 @@ def _matches(spec: DeviceSpec, device: Device) -> bool:
     return spec.device_index is None or spec.device_index == device.index
 
 
+def holds_state(op: Operation) -> bool:
+    """Whether `op` creates state that outlives a run (a variable, a resource handle's
+    owner, a queue or table by ref): a stateful op with a ref or resource output.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     v = tf.Variable(1.0)
+    ...     holds_state(v.op), holds_state(v.read_value().op)
+    (True, False)
+    """
+    if not op.op_def.stateful:
+        return False
+    return any(t.dtype.is_ref_dtype or t.dtype.base_dtype == dtypes.resource
+               for t in op._outputs)
+
+
+def _state_users(op: Operation) -> list[Operation]:
+    """The graph's ops that use `op`'s state where it lives: consumers taking one of its
+    outputs as a ref input, or any consumer of its resource handle."""
+    users = []
+    for t in op._outputs:
+        resource = t.dtype.base_dtype == dtypes.resource
+        for c in t._consumers:
+            if resource or any(i is t and c.op_def.is_ref_input(k)
+                               for k, i in enumerate(c._inputs)):
+                users.append(c)
+    return users
+
+
 def place(ops: list[Operation], devices: list[Device], allow_soft_placement: bool,
-          log: bool = False, costs: CostModel | None = None) -> dict[Operation, Device]:
+          log: bool = False, costs: CostModel | None = None,
+          kept: dict | None = None) -> dict[Operation, Device]:
     """Return op -> device for `ops` (see the module docstring for the rules).
+
+    `kept` (the session's; updated here) maps the names of ops holding state, and the
+    colocation names of their groups, to the device an earlier plan put them on.
 
     >>> import flowgraph as tf
     >>> from flowgraph.backends import list_devices
@@ -114,7 +156,23 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
     placement: dict[Operation, Device] = {}
     reasons: dict[Operation, str] = {}
     undecided: dict = {}  # group root -> candidate devices, for the cost model
+    by_name = {d.name: d for d in devices}
     for root, members in groups.items():
+        earlier = _kept_device(members, kept, by_name) if kept else None
+        if earlier is not None:
+            _check_kept(members, earlier, allow_soft_placement)
+            first = next((m for m in members if m.device), None)
+            for op in members:
+                placement[op] = earlier
+                reasons[op] = (
+                    f"requested '{op.device}'" if op.device and
+                    _matches(DeviceSpec.from_string(op.device), earlier) else
+                    f"soft placement: kept with the state an earlier run put on "
+                    f"{earlier.short_name}, not on '{op.device}'" if op.device else
+                    f"colocated with '{first.name}', which requested '{first.device}'"
+                    if first is not None else
+                    "kept where an earlier run of this session put its state")
+            continue
         device, why, choices = _place_group(members, devices, allow_soft_placement)
         if choices is not None and len(choices) > 1 and costs is not None:
             undecided[root] = choices
@@ -124,11 +182,60 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
     if undecided:
         host = next((d for d in devices if d.backend.host_memory), devices[0])
         _simulate(ops, groups, undecided, placement, reasons, costs, uf, host)
+    if kept is not None:
+        _keep(groups, placement, kept)
     if log:
         for op in ops:
             logger.info("%s: (%s): %s (%s)", op.name, op.type, placement[op].name, reasons[op])
             print(f"{op.name}: ({op.type}): {placement[op].name}  ({reasons[op]})")
     return placement
+
+
+def _names(op: Operation):
+    """The names under which `kept` may hold `op`'s group: its own and its colocations."""
+    return (op.name, *(("loc", n) for n in op._colocation or ()))
+
+
+def _kept_device(members, kept: dict, by_name: dict) -> Device | None:
+    for op in members:
+        for name in _names(op):
+            device = by_name.get(kept.get(name))
+            if device is not None:
+                return device
+    return None
+
+
+def _keep(groups, placement, kept: dict) -> None:
+    """Record the device of every group that holds state, under all its names."""
+    for members in groups.values():
+        if any(holds_state(op) for op in members):
+            device = placement[members[0]].name
+            for op in members:
+                for name in _names(op):
+                    kept.setdefault(name, device)
+            for op in members:  # a colocated op names its group by `loc:@<op name>`
+                kept.setdefault(("loc", op.name), device)
+
+
+def _check_kept(members, device: Device, soft: bool) -> None:
+    """Refuse a group member that cannot run where the group's state already lives, or
+    (without soft placement) one that asks for another device."""
+    holder = next((m for m in members if holds_state(m)), members[0])
+    where = (f"uses the state of '{holder.name}', which an earlier run of this session put "
+             f"on {device.short_name}")
+    for op in members:
+        if op.device and not soft and not _matches(DeviceSpec.from_string(op.device), device):
+            problem = (f"it asks for '{op.device}' but {where}. Create '{holder.name}' under "
+                       "the same tf.device() or pass ConfigProto(allow_soft_placement=True).")
+        elif device.backend.find_kernel(op.type, kernel_dtype(op)) is None:
+            problem = (f"it {where}, which has no kernel for {op.type} with dtype "
+                       f"{getattr(kernel_dtype(op), 'name', None)}. Put '{holder.name}' on a "
+                       "device that can run it with tf.device() where it is created.")
+        else:
+            continue
+        raise errors.InvalidArgumentError(
+            None, op, f"Cannot assign a device for operation '{op.name}' ({op.type}): "
+            f"{problem} " + _where(op))
 
 
 def _simulate(ops, groups, undecided, placement, reasons, costs: CostModel, uf,
@@ -198,10 +305,14 @@ def _run_group(members, device: Device, free, ready, placement, costs: CostModel
 
 def _place_group(members: list[Operation], devices: list[Device], soft: bool):
     """(device, op -> reason, the candidates the cost model may choose among or None)."""
-    requests = [(op, DeviceSpec.from_string(op.device)) for op in members if op.device]
+    # State stays where it is first put: every user of it in the graph must run there,
+    # and a device one of them asks for holds it (as if the whole graph were placed).
+    needs = list(members) + [u for op in members if holds_state(op) for u in _state_users(op)
+                             if u not in members]
+    requests = [(op, DeviceSpec.from_string(op.device)) for op in needs if op.device]
     capable = []
     for d in devices:
-        if all(d.backend.find_kernel(op.type, kernel_dtype(op)) is not None for op in members):
+        if all(d.backend.find_kernel(op.type, kernel_dtype(op)) is not None for op in needs):
             capable.append(d)
     wanted = [d for d in capable if all(_matches(spec, d) for _, spec in requests)]
 

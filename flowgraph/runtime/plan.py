@@ -35,7 +35,7 @@ does no graph analysis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flowgraph.backends.base import Device
 from flowgraph.framework.graph import Graph, InaccessibleTensorError
@@ -71,6 +71,8 @@ class CompileEnv:
     config: object  # ConfigProto
     kernels: KernelCache
     costs: CostModel | None = None  # for placement by cost (`cost_model.py`)
+    # Where the session's state lives: op/colocation name -> device name (`placement.py`)
+    kept: dict = field(default_factory=dict)
 
 
 class CompiledPlan:
@@ -182,7 +184,7 @@ def _front_passes(env: CompileEnv, fetch_tensors, target_ops, feed_tensors, fed,
     ops = needed_ops(fetch_tensors, target_ops, fed, cut=set(rewrites.known),
                      done=done_ops, replace=rewrites.replace)
     placement = place(ops, env.devices, env.config.allow_soft_placement,
-                      log=env.config.log_device_placement, costs=env.costs)
+                      log=env.config.log_device_placement, costs=env.costs, kept=env.kept)
     table = lay_out_slots(ops, feed_tensors, rewrites, placement)
     return plan_cache.Front(ops, rewrites, placement, table)
 

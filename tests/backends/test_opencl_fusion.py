@@ -3,9 +3,13 @@
 Each test runs a graph under ``/gpu:0`` with fusion on and off
 (``RewriterConfig.remapping``) and compares the results with each other and with the
 CPU backend. A fused kernel evaluates its members' own C expressions in their order, one
-statement each (no contraction across ops), so it is bitwise the unfused kernels; the
-CPU backend agrees to float tolerance. Without an OpenCL device the module is skipped,
-except in CI.
+statement each, in a program built, like the unfused ones, with multiply-add contraction
+off (NVIDIA's compiler contracted one member's multiply into the next one's add, an ulp
+apart from the unfused kernels on an H100), so it is bitwise the unfused kernels on any
+device; the CPU backend agrees to float tolerance (exp, tanh, division... are the
+device's own). A comparison with NumPy is exact only where every member is a correctly
+rounded operation (+, -, *, max) of an IEEE device. Without an OpenCL device the module
+is skipped, except in CI.
 """
 
 from __future__ import annotations
@@ -273,9 +277,10 @@ def test_strided_offset_and_broadcast_inputs(monkeypatch, form):
     monkeypatch.setattr(ocl_fused, "_use_rows", lambda rt: form == "rows")
     ops = _ops("Sub", "Relu", "Mul", shape=(None, None))
     operands = [[("in", 0), ("in", 1)], [("op", 0)], [("op", 1), ("in", 2)]]
-    calls = []
+    calls = []  # the input counts only: the kernel outlives the test in `rt.launches`, and
+    # device arrays it held would count against the next test's memory limit on a GPU
     kernel = ocl_fused.fused_kernel(ops, operands, 3,
-                                    fallback=lambda *a: calls.append(a) or "fallback")
+                                    fallback=lambda *a: calls.append(len(a)) or "fallback")
     rt = _rt()
     rng = np.random.default_rng(5)
     big = rng.standard_normal((4108,)).astype(np.float32)
@@ -302,9 +307,29 @@ def test_strided_offset_and_broadcast_inputs(monkeypatch, form):
         want = np.maximum(hosts[0] - hosts[1], 0) * hosts[2]
         np.testing.assert_array_equal(rt.read(kernel(*inputs)), want)
     assert not calls
-    assert kernel(mat, row) == "fallback" and len(calls) == 1  # wrong input count
+    assert kernel(mat, row) == "fallback" and calls == [2]  # wrong input count
     bad = (rt.to_device(np.ones(3, np.float32)), rt.to_device(np.ones(4, np.float32)), c)
     assert kernel(*bad) == "fallback"
+
+
+def test_elementwise_programs_forbid_multiply_add_contraction():
+    """Fused and unfused elementwise programs carry ``FP_CONTRACT OFF`` before their first
+    kernel (so ``x * y + z`` rounds twice in both, as NumPy does); the matrix product keeps
+    contraction (its multiply-adds are its speed)."""
+    from flowgraph.backends.opencl import kernels_elementwise as ew
+    from flowgraph.backends.opencl import kernels_nn
+
+    pragma = "#pragma OPENCL FP_CONTRACT OFF"
+    kernel = ocl_fused.fused_kernel(_ops("Mul", "Add"), [[("in", 0), ("in", 1)],
+                                                         [("op", 0), ("in", 2)]], 3, None)
+    sources = [kernel.source("fff", form) for form in ("flat", "vec")]
+    sources += [kernel.source("fnf", "nd"), kernel.source("fnf", "rows", 2)]
+    sources += [ew._source(arity, dt) for arity in (1, 2) for dt in ew.FLOATS]
+    sources.append(ew._bias_source(ew.F32))
+    for src in sources:
+        assert pragma in src and src.index(pragma) < src.index("__kernel"), src[:300]
+    assert pragma not in kernels_nn._matmul_source(ew.F32)
+    assert pragma not in ew.header(ew.F32)
 
 
 def _every_expression(dtype):

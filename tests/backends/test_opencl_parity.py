@@ -240,7 +240,9 @@ def test_the_cpu_form_reads_b_in_place_where_it_can(monkeypatch):
     host = np.zeros(4 * 32 + 16, np.float32)
     shift = 1 if (host.ctypes.data + 4) % 64 else 2  # a start off a 64-byte boundary
     wrapped = rt.to_device(host[shift:shift + 128].reshape(4, 32), wrap=True)
-    assert not kernels_nn._b_in_place(wrapped, 32, False)  # a host array's memory: packed
+    # A CPU-type device wraps a fed array where it lies, here off a 16-float boundary:
+    # packed. A GPU copies it into a buffer of its own pool, aligned: read in place.
+    assert kernels_nn._b_in_place(wrapped, 32, False) == (not rt.shares_host_memory)
     odd = copy(rt, rt.to_device(_rand((65,))))[1:].reshape(2, 32)  # offset 1: packed
     assert not kernels_nn._b_in_place(odd, 32, False)
 
@@ -391,13 +393,16 @@ def test_dense_updates_in_both_forms(monkeypatch, vector):
 
 
 def test_vector_forms_refuse_misaligned_host_memory():
-    """Fed arrays are wrapped where they lie in host memory; a 16-vector load from an
-    address off its boundary crashes PoCL, so the vector forms (column sums, optimizer
-    updates, B read in place) take their one-element forms there, with the same results."""
+    """On a CPU-type device fed arrays are wrapped where they lie in host memory; a
+    16-vector load from an address off its boundary crashes PoCL, so the vector forms
+    (column sums, optimizer updates, B read in place) take their one-element forms there,
+    with the same results. A GPU copies a fed array into a buffer of its own pool (aligned
+    wherever the host array lies); there the misaligned operand is a pool buffer's view
+    one element in, which the vector forms must refuse all the same."""
     from flowgraph.backends.opencl import kernels_nn
     from flowgraph.backends.opencl import kernels_reduce as kr
     from flowgraph.backends.opencl._runtime import discover
-    from flowgraph.backends.opencl.kernels_elementwise import vector_aligned
+    from flowgraph.backends.opencl.kernels_elementwise import copy, vector_aligned
 
     rt = discover()[0]
     host = np.zeros(64 * 32 + 16, np.float32)
@@ -405,7 +410,11 @@ def test_vector_forms_refuse_misaligned_host_memory():
     x = host[shift:shift + 64 * 32].reshape(64, 32)
     x[:] = _rand((64, 32))
     wrapped = rt.to_device(x, wrap=True)
-    assert not vector_aligned(wrapped)
+    assert vector_aligned(wrapped) == (not rt.shares_host_memory)
+    if not rt.shares_host_memory:
+        flat = copy(rt, rt.to_device(np.concatenate([np.zeros(1, np.float32), x.ravel()])))
+        wrapped = flat[1:].reshape(64, 32)
+        assert not vector_aligned(wrapped)
     np.testing.assert_allclose(_host(kr.reduce(rt, wrapped, (0,), "sum", False, False, "Sum")),
                                x.sum(axis=0), rtol=1e-5, atol=1e-5)
     a = _rand((5, 64))

@@ -151,3 +151,84 @@ def test_estimates_follow_shapes():
         assert costs.nbytes(mm) == 50 * 200 * 4
         bt = tf.matmul(tf.ones([7, 3]), tf.ones([5, 3]), transpose_b=True)
         assert costs.flops(bt.op) == 2.0 * 7 * 5 * 3
+
+
+def _devices_by_op(sess, fetches, feed=None) -> dict[str, str]:
+    md = tf.RunMetadata()
+    sess.run(fetches, feed, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+             run_metadata=md)
+    return {n.node_name: d.device.rsplit("device:", 1)[-1]
+            for d in md.step_stats.dev_stats for n in d.node_stats}
+
+
+@pytest.mark.parametrize("profiles", ["stated", "measured"])
+def test_state_stays_where_the_first_run_put_it(profiles, request, monkeypatch):
+    """Each plan is placed on its own: the initializer's plan and the training step's
+    must still agree on where every variable lives (before, the cost model put a bias on
+    the device for its initializer and on the host for the step, whose CPU kernels then
+    got device arrays)."""
+    if profiles == "stated":
+        request.getfixturevalue("gpu_like")
+    else:
+        from flowgraph.backends.opencl import OpenCLBackend
+
+        monkeypatch.setattr(OpenCLBackend, "auto_place_cpu_devices", True)
+    rng = np.random.default_rng(0)
+    x = tf.placeholder(tf.float32, [None, 784], name="x")
+    y = tf.placeholder(tf.int64, [None], name="y")
+    h = tf.layers.dense(x, 512, activation=tf.nn.relu, name="hidden1")
+    logits = tf.layers.dense(h, 10, name="logits")
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=y, logits=logits)
+    train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+    variables = [v.op.name for v in tf.global_variables()]
+    feed = {x: rng.random((256, 784), np.float32), y: rng.integers(0, 10, 256)}
+    with tf.Session() as sess:
+        at_init = _devices_by_op(sess, tf.global_variables_initializer())
+        at_step = _devices_by_op(sess, [train, loss], feed)
+        losses = [sess.run([train, loss], feed)[1] for _ in range(3)]
+    assert {v: at_step[v] for v in variables} == {v: at_init[v] for v in variables}
+    assert losses[2] < losses[0]
+
+
+def test_a_later_request_against_kept_state_is_refused_or_softened(gpu_like):
+    v = tf.Variable(np.zeros(4, np.float32), name="v")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        home = _devices_by_op(sess, v.read_value())["v"]
+        other = "/gpu:0" if home == "CPU:0" else "/cpu:0"
+        with tf.device(other):
+            bump = tf.assign_add(v, np.ones(4, np.float32), name="bump")
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"'bump' \(AssignAdd\): it asks for .* uses the state of "
+                                 r"'v', which an earlier run of this session put on"):
+            sess.run(bump)
+    config = tf.ConfigProto(allow_soft_placement=True)
+    with tf.Session(config=config) as sess:
+        sess.run(v.initializer)
+        assert _devices_by_op(sess, bump)["bump"] == _devices_by_op(sess, v.read_value())["v"]
+        np.testing.assert_array_equal(sess.run(v), np.ones(4, np.float32))  # one bump
+
+
+def test_a_users_request_places_the_state_from_the_first_run(gpu_like):
+    """As if the whole graph were placed: an op asking for a device for a variable's
+    state puts the variable there already in the initializer's run."""
+    v = tf.Variable(np.zeros(4, np.float32), name="v")
+    with tf.device("/gpu:0"):
+        bump = tf.assign_add(v, np.ones(4, np.float32), name="bump")
+    with tf.Session() as sess:
+        assert _devices_by_op(sess, v.initializer)["v"] == "GPU:0"
+        assert _devices_by_op(sess, bump)["bump"] == "GPU:0"
+
+
+def test_an_op_added_later_without_a_kernel_where_the_state_lives_is_refused(gpu_like):
+    with tf.device("/gpu:0"):
+        v = tf.Variable(np.zeros(4, np.float32), name="v")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert _devices_by_op(sess, v.read_value())["v"] == "GPU:0"
+        worst = tf.scatter_max(v, [1], [5.0], name="worst")  # no OpenCL kernel
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"'worst' \(ScatterMax\): it uses the state of 'v', which an "
+                                 r"earlier run of this session put on /device:GPU:0, which "
+                                 r"has no kernel for ScatterMax"):
+            sess.run(worst)

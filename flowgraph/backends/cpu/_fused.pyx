@@ -139,11 +139,14 @@ def ufunc_loop(cnp.ufunc uf, str types):
     >>> ufunc_loop(np.multiply, "ff->f").nargs
     3
     """
-    sig = types.replace("->", "")
+    want = [np.dtype(c).num for c in types.replace("->", "")]
+    # The Python-level list ("ff->f" per loop, in the order of `functions`): NumPy 2.5's
+    # Cython declarations no longer give the C `types` table, and the characters are
+    # compared as type numbers, since two characters can name one type (l, q).
+    listed = (<object>uf).types
     cdef int k
     for k in range(uf.ntypes):
-        if bytes(uf.types[k * uf.nargs + j] for j in range(uf.nargs)) == \
-                bytes(np.dtype(c).num for c in sig):
+        if [np.dtype(c).num for c in listed[k].replace("->", "")] == want:
             break
     else:
         raise KeyError(f"{uf.__name__} has no {types} loop")

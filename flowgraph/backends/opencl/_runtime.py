@@ -9,6 +9,20 @@ an in-order command queue, a caching memory pool (pyopencl's, with size bins reu
 across steps, behind the device's memory limit: `flowgraph.backends.opencl.memory`) and
 a cache of built programs.
 
+Threads: executor threads share a device's runtime. Kernel launches (setting a shared
+kernel object's arguments and enqueueing it is one step), copies from the host and
+allocations from the pool (a new block is migrated to the device through the queue)
+are enqueued under the device's `DeviceRuntime.lock`. pyopencl holds the GIL through
+every OpenCL call except transfers and waits, so the GIL serialized all of these but
+the uploads: a non-blocking ``clEnqueueWriteBuffer`` runs without the GIL, and several
+threads' uploads, launches and allocations entered the driver at once on one queue. A
+CPU-type device never sees that: it wraps or copies host memory while creating a
+buffer, with the GIL. On an H100 the several-thread test crashed outside any Python
+thread in just that situation (issue 12). Copies to the host stay outside the lock: a
+blocking read returns only once the queue has drained, and holding the lock that long
+would stall every other thread's launches (`read`; `read_async`, whose wait is the
+completion thread's; ``queue.finish()``).
+
 pyopencl is imported here only, on first use: ``import flowgraph`` never loads it.
 """
 
@@ -42,11 +56,17 @@ class DeviceRuntime:
         self.name = device.name.strip()
         self.platform = device.platform.name.strip()
         self.memory = int(device.global_mem_size)
+        # The submission lock (see the module docstring): held while a command is put on
+        # `queue` (launches, uploads, pool allocations), never while waiting for one.
+        # Re-entrant: pyopencl collects garbage when an allocation or an upload runs out
+        # of memory, and no finalizer run then may deadlock on it.
+        self.lock = threading.RLock()
         # Every device array comes from `pool` (pass it as pyopencl's `allocator`): the
-        # device's caching MemoryPool behind its memory limit.
+        # device's caching MemoryPool behind its memory limit, allocating under `lock`.
         self.pool = DeviceAllocator(
             pyopencl.tools.MemoryPool(pyopencl.tools.ImmediateAllocator(self.queue)),
-            memory=self.memory, name=self.name, max_alloc=int(device.max_mem_alloc_size))
+            memory=self.memory, name=self.name, max_alloc=int(device.max_mem_alloc_size),
+            lock=self.lock)
         self.is_gpu = bool(device.type & cl.device_type.GPU)
         self.is_cpu = bool(device.type & cl.device_type.CPU)  # a CPU-type device (PoCL)
         self.shares_host_memory = self.is_cpu
@@ -79,9 +99,9 @@ class DeviceRuntime:
     def kernel(self, source: str, name: str, options: str = ""):
         """A kernel object of `source`, built once and kept (never retrieved per call).
 
-        A kernel object holds its arguments between `set_args` and the launch, so
-        callers on several executor threads launch through their own lock (see the
-        kernel modules)."""
+        A kernel object holds its arguments between `set_args` and the launch, and
+        executor threads share it, so it is launched under `lock`
+        (`kernels_elementwise.launch`)."""
         key = (source, options, name)
         k = self._kernels.get(key)
         if k is None:
@@ -130,15 +150,22 @@ class DeviceRuntime:
 
     @staticmethod
     def _complete(pending) -> None:
+        """The completion thread's loop. It owns each copy's event and host array (no
+        other thread holds them), waits without any lock, and outlives a callback that
+        raises: an exception of ``done`` goes to ``failed``, so that one bad callback
+        cannot stop every later `read_async` of the device from completing."""
         while True:
             event, host, done, failed = pending.get()
             try:
                 if event is not None:
                     event.wait()
+                done(host)
             except Exception as e:
-                failed(e)
-                continue
-            done(host)
+                try:
+                    failed(e)
+                except Exception as lost:  # nobody left to tell: report, serve the rest
+                    threading.excepthook(threading.ExceptHookArgs(
+                        (type(lost), lost, lost.__traceback__, threading.current_thread())))
 
     def defer_check(self, flag, fine: int, error) -> None:
         """Check device array `flag` (one int) once the queue has run instead of waiting
@@ -205,8 +232,10 @@ class DeviceRuntime:
             return self.empty(host.shape, host.dtype, data=buf)
         out = self.empty(host.shape, host.dtype)
         if host.nbytes:
-            self.hold_upload(self.cl.enqueue_copy(self.queue, out.base_data, host,
-                                                  is_blocking=False))
+            with self.lock:  # the copy runs without the GIL: see the module docstring
+                event = self.cl.enqueue_copy(self.queue, out.base_data, host,
+                                             is_blocking=False)
+            self.hold_upload(event)
         return out
 
     def upload(self, value: np.ndarray):
@@ -219,7 +248,9 @@ class DeviceRuntime:
             return self.cl.Buffer(self.context, flags.READ_ONLY | flags.COPY_HOST_PTR,
                                   hostbuf=host)
         buf = self.pool(host.nbytes)
-        self.hold_upload(self.cl.enqueue_copy(self.queue, buf, host, is_blocking=False))
+        with self.lock:
+            event = self.cl.enqueue_copy(self.queue, buf, host, is_blocking=False)
+        self.hold_upload(event)
         return buf
 
     def empty(self, shape, dtype, data=None):

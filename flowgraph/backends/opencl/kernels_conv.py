@@ -452,8 +452,9 @@ def conv2d(x, f, *, strides, padding, explicit_paddings=(), dilations=(1, 1, 1, 
         for n0 in range(0, g.n, step):
             nb = min(step, g.n - n0)
             part = matmul(_im2col(rt, x, g, fmt, n0, nb), w2)
-            rt.cl.enqueue_copy(rt.queue, out.data, part.data, byte_count=nb * per_image,
-                               dst_offset=n0 * per_image)
+            with rt.lock:  # enqueued on the device's queue: see `_runtime`'s docstring
+                rt.cl.enqueue_copy(rt.queue, out.data, part.data,
+                                   byte_count=nb * per_image, dst_offset=n0 * per_image)
     out = out.reshape(out_shape)
     return copy(rt, out.transpose((0, 3, 1, 2))) if fmt == "NCHW" else out
 

@@ -26,7 +26,7 @@ import numpy as np
 from flowgraph.backends.kernel_util import bias_channels
 from flowgraph.backends.opencl import opencl_kernel
 from flowgraph.backends.opencl._runtime import discover, runtime_of
-from flowgraph.backends.opencl.launches import LOCK, prepare
+from flowgraph.backends.opencl.launches import prepare
 
 MAX_DIMS = 6
 F32, F64, I32, I64 = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
@@ -47,16 +47,27 @@ NUMERIC = (*FLOATS, I32)
 
 
 # -- shared helpers (used by the other kernels_* modules too) -------------------------------
-def header(*dtypes) -> str:
+# OpenCL C lets a compiler contract ``a * b + c`` into one fused multiply-add (one
+# rounding instead of two) unless a program says otherwise, and NVIDIA's compiler does so
+# even across statements. A fused kernel has its members' multiply and add side by side
+# where the unfused kernels have them in two programs, so the two rounded apart by an ulp
+# on an H100 (PoCL does not contract). Elementwise programs, unfused and fused, are
+# therefore built without contraction: each operation rounds on its own, as NumPy's do.
+# The matrix products and convolutions keep it: their speed rests on multiply-adds.
+NO_CONTRACT = "#pragma OPENCL FP_CONTRACT OFF\n"
+
+
+def header(*dtypes, contract: bool = True) -> str:
     """The program prelude: the fp64 pragma when a double is involved, and ``ISNAN(v)``
-    for the first dtype (always 0 for integers, without a self-comparison warning)."""
+    for the first dtype (always 0 for integers, without a self-comparison warning);
+    with ``contract=False``, the pragma that forbids contracting a multiply and an add
+    into one rounding (`NO_CONTRACT`: every elementwise program, fused or not)."""
     dtypes = [np.dtype(d) for d in dtypes]
     pragma = _FP64_PRAGMA if F64 in dtypes else ""
+    if not contract:
+        pragma += NO_CONTRACT
     isnan = "isnan(v)" if dtypes and dtypes[0].kind == "f" else "0"
     return f"{pragma}#define ISNAN(v) ({isnan})\n"
-
-
-_launch_lock = LOCK  # one lock for shared kernel objects and prepared launches
 
 
 def get_kernel(rt, source: str, name: str):
@@ -70,12 +81,13 @@ _typed: set[int] = set()  # ids of kernel objects whose argument types are decla
 def launch(rt, knl, global_size, local_size, *args) -> None:
     """Enqueue `knl` with `args` (buffers, and NumPy scalars of the kernel's parameter
     types). A kernel object holds its arguments, and executor threads share the cached
-    objects, so setting them and enqueueing is one locked step.
+    objects, so setting them and enqueueing is one step under the device's submission
+    lock (``rt.lock``, which prepared launches, uploads and pool allocations take too).
 
     The first launch of a kernel object declares its argument types from `args` (NumPy
     scalars: their dtype; anything else: a buffer), after which pyopencl packs the
     scalars in one call: 7 arguments cost 0.6 µs instead of 27 (6.6 µs a scalar)."""
-    with _launch_lock:
+    with rt.lock:
         if id(knl) not in _typed:
             knl.set_arg_types([a.dtype if isinstance(a, np.generic) else None for a in args])
             _typed.add(id(knl))
@@ -385,7 +397,7 @@ def _expr(expr, dtype) -> str:
 def _table_source(table, dtype, arity: int) -> str:
     ct = CTYPES[dtype]
     kernels = [(op, _expr(e, dtype), ct) for op, (e, dts) in table.items() if dtype in dts]
-    return header(dtype) + _elementwise_source(ct, kernels, arity)
+    return header(dtype, contract=False) + _elementwise_source(ct, kernels, arity)
 
 
 _SOURCES: dict[tuple[int, np.dtype], str] = {}
@@ -494,7 +506,7 @@ _BIAS_SOURCES: dict[np.dtype, str] = {}
 def _bias_source(dtype: np.dtype) -> str:
     code = _BIAS_SOURCES.get(dtype)
     if code is None:
-        code = _BIAS_SOURCES[dtype] = header(dtype) + f"""
+        code = _BIAS_SOURCES[dtype] = header(dtype, contract=False) + f"""
 #define T {CTYPES[dtype]}
 __kernel void bias_add(__global T* out, __global const T* x, int xoff,
                        __global const T* b, int boff, int n, int channels, int inner) {{
@@ -569,8 +581,9 @@ def fill(rt, shape, dtype, value):
     """A fresh device array of `shape` filled with `value` (no program needed)."""
     out = rt.empty(shape, dtype)
     if out.size:
-        rt.cl.enqueue_fill_buffer(rt.queue, out.data, np.array(value, dtype=dtype), 0,
-                                  out.nbytes)
+        with rt.lock:  # a command on the queue, like a launch (see _runtime)
+            rt.cl.enqueue_fill_buffer(rt.queue, out.data, np.array(value, dtype=dtype), 0,
+                                      out.nbytes)
     return out
 
 

@@ -4,8 +4,11 @@ The planner's fusion pass (`flowgraph/runtime/fusion.py`) finds groups of elemen
 on one device and asks the device's backend for one kernel per group. Here a group
 becomes one generated OpenCL C kernel: each member op is one statement, the C expression
 of its unfused kernel (`kernels_elementwise._UNARY`/`_BINARY`; BiasAdd is an add) with
-its operands renamed, so a fused result is the unfused one, and one launch replaces one
-per member. Intermediate values live in registers and never reach device memory::
+its operands renamed, so a fused result is the unfused one (both programs are built
+without multiply-add contraction, `kernels_elementwise.NO_CONTRACT`, which would otherwise
+fuse one member's multiply into the next member's add on NVIDIA's compiler), and one launch
+replaces one per member. Intermediate values live in registers and never reach device
+memory::
 
     x ─> BiasAdd ─> Relu      one kernel; for each element i of the result:
     b ──┘                       T a0 = in0[off0 + i];  T a1 = in1[o1];  (b broadcast)
@@ -177,7 +180,9 @@ def _source(ops, operands, dtype: np.dtype, modes: str, form: str, ndim: int = 0
         lines.append(store.format(v=f"v{len(ops) - 1}"))
         return lines
 
-    head = [ew.header(dtype), f"#define T {ctype}", f"#define T4 {ctype}4"]
+    # no multiply-add contraction, as in the unfused kernels (`ew.NO_CONTRACT`): NVIDIA's
+    # compiler would otherwise fuse one member's multiply into the next one's add
+    head = [ew.header(dtype, contract=False), f"#define T {ctype}", f"#define T4 {ctype}4"]
     signature = f"__kernel void fused_{form}({', '.join(params)})"
     if vec:
         code = [signature + " {", "  int i = get_global_id(0);",

@@ -24,7 +24,9 @@ State: `DeviceRuntime.launches`, a dict per device (a signature never crosses de
 emptied when it reaches `MAX_LAUNCHES` entries (plans whose shapes change every step
 rebuild their launches rather than growing it). Invariant: a `Launch`'s kernel object is
 used by nobody else, so its scalar arguments never change after `prepare`; setting its
-buffers and enqueueing is one step under `LOCK`, since executor threads share launches.
+buffers and enqueueing is one step under the device's submission lock
+(``DeviceRuntime.lock``, which uploads and pool allocations take too), since executor
+threads share launches.
 
 Example
 -------
@@ -36,11 +38,8 @@ Example
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-LOCK = threading.Lock()  # setting a kernel object's arguments and enqueueing it is atomic
 MAX_LAUNCHES = 4096
 
 
@@ -54,13 +53,14 @@ class Launch:
     global and local work sizes, the positions of its buffer arguments, and what the
     kernel function needs to make the output (`shape`, `dtype`; None where unused)."""
 
-    __slots__ = ("buffers", "cl", "dtype", "global_size", "knl", "local_size", "queue",
-                 "shape")
+    __slots__ = ("buffers", "cl", "dtype", "global_size", "knl", "local_size", "lock",
+                 "queue", "shape")
 
     def __init__(self, rt, knl, global_size, local_size, args, shape=None, dtype=None):
         knl.set_arg_types([a.dtype if isinstance(a, np.generic) else None for a in args])
-        knl.set_args(*args)
+        knl.set_args(*args)  # a kernel of its own: nobody else sets its arguments yet
         self.knl = knl
+        self.lock = rt.lock
         self.buffers = buffer_positions(args)
         self.global_size = tuple(int(g) for g in global_size)
         self.local_size = None if local_size is None else tuple(int(v) for v in local_size)
@@ -70,9 +70,10 @@ class Launch:
         self.dtype = dtype
 
     def __call__(self, *buffers) -> None:
-        """Set the buffer arguments (in the order of `buffers`) and enqueue."""
+        """Set the buffer arguments (in the order of `buffers`) and enqueue, under the
+        device's submission lock (another thread may run this launch at the same time)."""
         knl = self.knl
-        with LOCK:
+        with self.lock:
             for pos, buf in zip(self.buffers, buffers, strict=True):
                 knl.set_arg(pos, buf)
             self.cl.enqueue_nd_range_kernel(self.queue, knl, self.global_size, self.local_size)

@@ -13,6 +13,15 @@ request that would take it past the device's limit: it first frees the cached bl
 and tries again, then raises `ResourceExhaustedError` naming the bytes asked, the bytes
 in use and the limit. The executor adds the op that asked.
 
+Threads: pyopencl's pool holds the GIL throughout ``allocate`` (its driver calls are
+quick: create a buffer, migrate it through the queue) and a block returns to the pool
+when its Python object dies, which also needs the GIL, on whichever thread drops it; so
+two threads never change the pool's bins and counters at once (the pool itself has no
+lock: the GIL serializes it). The allocator's lock keeps its own counters, the limit
+and the cache-freeing retry consistent, and is the device's submission lock when the
+device runtime passes it (``lock``): a new block is migrated through the device's
+queue, like the other commands enqueued there (`flowgraph.backends.opencl._runtime`).
+
 The limit is the device's global memory unless a session's
 ``ConfigProto(gpu_options=GPUOptions(per_process_gpu_memory_fraction=f))`` sets it to
 ``f`` times that (see `DeviceAllocator.set_fraction`). Memory is only ever taken on
@@ -59,12 +68,15 @@ class DeviceAllocator:
     """Allocates device buffers from `pool` within a byte limit (see the module docstring).
 
     `pool` is a pyopencl `MemoryPool`; `memory` the device's global memory in bytes;
-    `max_alloc` the largest single buffer the device allows (None: no such bound).
+    `max_alloc` the largest single buffer the device allows (None: no such bound);
+    `lock` the lock every request and counter update runs under (None: one of its own;
+    the device runtime passes its submission lock, see the module docstring).
     Calling the allocator with a size returns a buffer (what ``pool.allocate`` returns).
     Thread-safe.
     """
 
-    def __init__(self, pool, memory: int, name: str = "", max_alloc: int | None = None) -> None:
+    def __init__(self, pool, memory: int, name: str = "", max_alloc: int | None = None,
+                 lock=None) -> None:
         self.pool = pool
         self.memory = int(memory)
         self.name = name
@@ -74,7 +86,7 @@ class DeviceAllocator:
         self.peak = 0
         self.num_allocs = 0
         self.num_refused = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock() if lock is None else lock
         self._rounded: dict[int, int] = {}  # size -> its size class's bytes
 
     # -- the limit --------------------------------------------------------------------
