@@ -48,6 +48,12 @@ Dataset.with_options = _options.with_options
 Dataset._count_elements = _cardinality.count_elements  # the DatasetCardinality kernel's
 Dataset.options = _options.options
 
+from flowgraph.data import dataset_ops_save as _save  # noqa: E402
+
+# TF 2's saved-dataset directories: ``ds.save(path)`` (an op) and ``Dataset.load(path)``.
+Dataset.save = _save.save
+Dataset.load = staticmethod(_save.load)
+
 DatasetV1 = Dataset
 
 # The TypeSpec of a dataset (TF1 misc names).

@@ -254,14 +254,18 @@ class Dataset:
         """This dataset's elements followed by `dataset`'s (same structure and dtypes)."""
         return _tr.ConcatenateDataset(self, dataset)
 
-    def map(self, map_func, num_parallel_calls: int | None = None) -> Dataset:
+    def map(self, map_func, num_parallel_calls: int | None = None, deterministic=None,
+            name: str | None = None) -> Dataset:
         """Apply `map_func` to each element.
 
         `map_func` receives the element's components as tensors (a tuple element is
         unpacked into arguments) and returns a nested structure of tensors; it is traced
         once into a private graph, so TensorFlow ops work inside it. With
         `num_parallel_calls` > 1 (or `AUTOTUNE`) several elements are processed at once
-        by a thread pool; the order of elements is kept.
+        by a thread pool; the order of elements is kept unless `deterministic` is false
+        (None: the pipeline's ``tf.data.Options().deterministic``), which hands on
+        finished elements first. `name` is accepted for TensorFlow's signature (a
+        flowgraph dataset is not a graph op).
 
         Example
         -------
@@ -271,7 +275,8 @@ class Dataset:
         >>> ds.output_types
         tf.float32
         """
-        return _tr.MapDataset(self, map_func, num_parallel_calls)
+        del name
+        return _tr.MapDataset(self, map_func, num_parallel_calls, deterministic)
 
     def flat_map(self, map_func) -> Dataset:
         """Map each element to a dataset (`map_func` returns one) and chain them."""

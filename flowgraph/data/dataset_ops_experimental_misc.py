@@ -43,7 +43,15 @@ from .dataset_ops_optional import structure_from_element_spec
 from .dataset_ops_structure import ComponentSpec, describe, flatten, map_structure
 from .dataset_spec import DatasetSpec, _element_spec
 from .iterator import _check_graph
-from .options import ThreadingOptions, _AutotuneOptions, _DistributeOptions, _OptimizationOptions
+from .options import (
+    AutoShardPolicy,
+    AutotuneAlgorithm,
+    AutotuneOptions,
+    DistributeOptions,
+    ExternalStatePolicy,
+    OptimizationOptions,
+    ThreadingOptions,
+)
 
 __all__ = [
     "SHARD_HINT",
@@ -75,43 +83,7 @@ __all__ = [
 ]
 
 
-# -- options ------------------------------------------------------------------------------------
-class AutoShardPolicy(enum.IntEnum):
-    """How a distributed input pipeline is split between workers."""
-
-    OFF = -1
-    AUTO = 0
-    FILE = 1
-    DATA = 2
-    HINT = 3
-
-
-class AutotuneAlgorithm(enum.Enum):
-    """The algorithm tf.data's autotuner uses."""
-
-    DEFAULT = 0
-    HILL_CLIMB = 1
-    GRADIENT_DESCENT = 2
-    MAX_PARALLELISM = 3
-    STAGE_BASED = 4
-
-
-class ExternalStatePolicy(enum.Enum):
-    """What saving a pipeline with external state (e.g. a stateful function) does."""
-
-    WARN = 0
-    IGNORE = 1
-    FAIL = 2
-
-
-AutotuneOptions = _AutotuneOptions
-DistributeOptions = _DistributeOptions
-OptimizationOptions = _OptimizationOptions
-for _cls, _name in ((_AutotuneOptions, "AutotuneOptions"),
-                    (_DistributeOptions, "DistributeOptions"),
-                    (_OptimizationOptions, "OptimizationOptions")):
-    _cls.__name__ = _cls.__qualname__ = _name
-
+# -- options: enums and option groups live in options.py; the sharding hint ---------
 # `shard(SHARD_HINT, ...)`: the number of shards the distribution strategy chooses.
 SHARD_HINT = -1
 

@@ -76,6 +76,8 @@ class RunContext:
     def __init__(self, values: dict, parent: RunContext | None = None) -> None:
         self.values = values
         self.state: dict = {}
+        # The tf.data.Options of the dataset the run is of (set by `Pipeline`).
+        self.options = None if parent is None else parent.options
         if parent is None:
             self.stop = threading.Event()
             self.lock = threading.Lock()
@@ -157,6 +159,8 @@ class Pipeline:
     def __init__(self, dataset, values: dict) -> None:
         self.dataset = dataset
         self.rc = RunContext(values)
+        options = getattr(dataset, "options", None)  # installed by flowgraph.data
+        self.rc.options = options() if options is not None else None
         self._it = None
         self._done = False
         specs = flatten(dataset._structure)

@@ -45,6 +45,7 @@ from .dataset_ops_structure import (
     static_int,
     to_component,
 )
+from .options import parallel_map_options, take_next
 
 
 def _check_dataset(ds, what: str) -> Dataset:
@@ -82,11 +83,13 @@ def _parallelism(num_parallel_calls) -> int:
 class MapDataset(_Unary):
     """``dataset.map(map_func, num_parallel_calls)``."""
 
-    def __init__(self, input_dataset, map_func, num_parallel_calls=None) -> None:
+    def __init__(self, input_dataset, map_func, num_parallel_calls=None,
+                 deterministic=None) -> None:
         super().__init__(input_dataset, "map")
         self._fn = TracedFunction(map_func, input_dataset._structure, "map")
         self._structure = self._fn.output_structure
         self._parallel = _parallelism(num_parallel_calls)
+        self._deterministic = None if deterministic is None else bool(deterministic)
 
     def _iter(self, rc):
         fn = self._fn
@@ -94,17 +97,17 @@ class MapDataset(_Unary):
             for elem in self._input._iter(rc):
                 yield tuple(fn.run(rc, elem))
             return
-        pool = concurrent.futures.ThreadPoolExecutor(self._parallel,
-                                                     thread_name_prefix="flowgraph-map")
+        ordered, workers = parallel_map_options(rc, self._parallel, self._deterministic)
+        pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="flowgraph-map")
         rc.add_closer(lambda: pool.shutdown(wait=False, cancel_futures=True))
         pending: collections.deque = collections.deque()
         try:
             for elem in self._input._iter(rc):
                 pending.append(pool.submit(fn.run, rc, elem))
                 if len(pending) >= self._parallel:
-                    yield tuple(pending.popleft().result())
+                    yield tuple(take_next(pending, ordered).result())
             while pending:
-                yield tuple(pending.popleft().result())
+                yield tuple(take_next(pending, ordered).result())
         finally:
             for f in pending:
                 f.cancel()

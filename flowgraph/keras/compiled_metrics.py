@@ -27,36 +27,85 @@ from flowgraph.framework.graph import control_dependencies
 from flowgraph.keras import metrics
 from flowgraph.ops import array_ops
 
-__all__ = ["combine_runs", "mean_positions", "output_loss_positions", "reset_metric_states",
-           "running_means", "running_positions", "stateful_positions", "training_metrics"]
+__all__ = ["WeightedMetric", "combine_runs", "mean_positions", "output_loss_positions",
+           "reset_metric_states", "running_means", "running_positions", "stateful_positions",
+           "training_metrics"]
+
+
+class WeightedMetric:
+    """A compile() `weighted_metrics` entry: `metric` (a metric object, or the mean of a
+    per-example function) updated with the batch's sample weights (class weights
+    included), reported as a running result like the metric objects."""
+
+    _stateful = True
+    _weighted = True
+
+    def __init__(self, metric, name: str) -> None:
+        self.metric, self.name = metric, name
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        return self.metric.update_state(y_true, y_pred, sample_weight=sample_weight)
+
+    def result(self):
+        return self.metric.result()
+
+    def reset_states(self) -> None:
+        self.metric.reset_states()
+
+    variables = property(lambda self: self.metric.variables)
+
+
+def _weighted(model, output: int, name: str, fn) -> WeightedMetric:
+    """The `WeightedMetric` of `fn` for `output`, made once per compile."""
+    made = model.__dict__.setdefault("_weighted_metric_objects", {})
+    key = (output, name)
+    if key not in made:
+        from flowgraph.keras.metrics_classes import MeanMetricWrapper
+
+        metric = fn if getattr(fn, "_stateful", False) else MeanMetricWrapper(fn, name=name)
+        made[key] = WeightedMetric(metric, name)
+    return made[key]
 
 
 def _metric_entries(model) -> list[tuple[str, int, object]]:
-    """``(metric name, output index, metric fn)`` of the compiled metrics."""
+    """``(metric name, output index, metric fn)`` of the compiled metrics: per output, its
+    `metrics`, then its `weighted_metrics` (named ``weighted_<metric>``)."""
     entries = []
     multi = len(model.outputs) > 1
-    for i, (specs, fn_loss, output, name) in enumerate(zip(
-            model._metric_specs, model._loss_fns, model.outputs, model.output_names,
-            strict=True)):
+    weighted_specs = model.__dict__.get("_weighted_metric_specs") or \
+        [[] for _ in model.outputs]
+    for i, (specs, wspecs, fn_loss, output, name) in enumerate(zip(
+            model._metric_specs, weighted_specs, model._loss_fns, model.outputs,
+            model.output_names, strict=True)):
         seen = set()
-        for spec in specs:
+        for spec, weighted in [*((s, False) for s in specs), *((s, True) for s in wspecs)]:
             mname, fn = metrics.resolve(spec, fn_loss, output)
+            if weighted:
+                mname = f"weighted_{mname}"
             if mname in seen:  # TF reports a metric named twice once
                 continue
             seen.add(mname)
+            if weighted:
+                fn = _weighted(model, i, mname, fn)
             entries.append((f"{name}_{mname}" if multi else mname, i, fn))
     return entries
 
 
-def training_metrics(model, outputs: list, targets: list) -> dict:
+def training_metrics(model, outputs: list, targets: list,
+                     sample_weights: list | None = None) -> dict:
     """``{metric name: per-example values}`` of the compiled metrics; a stateful metric
-    object's (Precision, AUC, ...): its running result after this batch's update."""
+    object's (Precision, AUC, ...): its running result after this batch's update (a
+    weighted metric's: updated with the output's `sample_weights`)."""
     out = {}
     for name, i, fn in _metric_entries(model):
         if targets[i] is None:
             continue
         if getattr(fn, "_stateful", False):
-            with control_dependencies([fn.update_state(targets[i], outputs[i])]):
+            weight = sample_weights[i] if getattr(fn, "_weighted", False) and \
+                sample_weights is not None else None
+            update = fn.update_state(targets[i], outputs[i], sample_weight=weight) \
+                if weight is not None else fn.update_state(targets[i], outputs[i])
+            with control_dependencies([update]):
                 out[name] = array_ops.identity(fn.result())
         else:
             out[name] = fn(targets[i], outputs[i])
@@ -69,7 +118,7 @@ def stateful_positions(model) -> set[int]:
     if not getattr(model, "_compiled", False):
         return set()
     entries = _metric_entries(model)
-    base = len(model.metrics_names) - len(entries)
+    base = _entries_start(model, entries)
     return {base + k for k, (_, _, fn) in enumerate(entries) if getattr(fn, "_stateful", False)}
 
 
@@ -81,9 +130,24 @@ def mean_positions(model) -> set[int]:
     if not getattr(model, "_compiled", False):
         return set()
     entries = _metric_entries(model)
-    base = len(model.metrics_names) - len(entries)
+    base = _entries_start(model, entries)
     return {base + k for k, (_, _, fn) in enumerate(entries)
             if not getattr(fn, "_stateful", False)}
+
+
+def _entries_start(model, entries: list) -> int:
+    """The position in `metrics_names` of the first compiled metric (after the losses;
+    the `add_metric` metrics come after them)."""
+    return len(model.metrics_names) - len(entries) - len(model.added_metric_names())
+
+
+def added_positions(model) -> dict[int, bool]:
+    """``{position: weighted by the batch size}`` of the `add_metric` metrics (a Keras
+    `Mean` of each batch's value: once per batch for a scalar, per example for a
+    per-example tensor)."""
+    flags = [by_size for _, by_size in model.added_metric_fetches(0)]
+    start = len(model.metrics_names) - len(flags)
+    return {start + k: flag for k, flag in enumerate(flags)}
 
 
 def output_loss_positions(model) -> range:
@@ -98,7 +162,7 @@ def running_positions(model) -> dict[int, bool]:
     """``{position: weighted by the batch size}`` of the values `running_means` keeps:
     the metrics at `mean_positions` (True) and the per-output losses (False)."""
     return {**dict.fromkeys(mean_positions(model), True),
-            **dict.fromkeys(output_loss_positions(model), False)}
+            **dict.fromkeys(output_loss_positions(model), False), **added_positions(model)}
 
 
 def running_means(model, values: list, size: int, positions: dict[int, bool]) -> list:

@@ -42,6 +42,7 @@ from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.keras import backend
 from flowgraph.keras import constraints as _constraints
 from flowgraph.keras import regularizers as _regularizers
+from flowgraph.keras.layer_members import LayerMembersMixin
 from flowgraph.layers.core import normalize_padding, normalize_tuple, smart_cond
 from flowgraph.layers.input_spec import assert_input_compatibility
 from flowgraph.ops import (
@@ -180,6 +181,8 @@ class Node:
         layer._inbound_nodes.append(self)
         for i, t in enumerate(self.output_tensors):
             t._keras_history = (layer, index, i)
+        for inbound in {id(x): x for x in self.inbound_layers}.values():
+            inbound.__dict__.setdefault("_outbound_nodes", []).append(self)
 
     @property
     def inbound_layers(self) -> list:
@@ -187,8 +190,9 @@ class Node:
 
 
 # -- Layer ----------------------------------------------------------------------------------
-class Layer:
-    """Base of the Keras layers: naming, weights, call recording.
+class Layer(LayerMembersMixin):
+    """Base of the Keras layers: naming, weights, call recording (the other members:
+    `flowgraph.keras.layer_members`).
 
     Subclasses implement ``build(input_shape)`` (create weights with `add_weight`) and
     ``call(inputs, ...)``; a ``training`` parameter of ``call`` receives the learning
@@ -217,7 +221,7 @@ class Layer:
                             f"{sorted(kwargs)}")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Layer name must be a string; got {name!r}")
-        self.name = name or backend.unique_object_name(self._default_name())
+        self._name = name or backend.unique_object_name(self._default_name())
         self.trainable = bool(trainable)
         self._dtype = None if dtype is None else _dtypes.as_dtype(dtype).base_dtype
         self.activity_regularizer = activity_regularizer

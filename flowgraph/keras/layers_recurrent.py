@@ -376,10 +376,10 @@ class Bidirectional(Layer):
             backward_layer._inbound_nodes = []
             backward_layer.built, backward_layer._graph = False, None
             backward_layer.go_backwards = not layer.go_backwards
-            backward_layer.name = f"{self.name}/backward_{layer.name}"
+            backward_layer._name = f"{self.name}/backward_{layer.name}"
         self.backward_layer = backward_layer
         self._inner_name = layer.name
-        layer.name = f"{self.name}/forward_{layer.name}"  # weights under this layer's name
+        layer._name = f"{self.name}/forward_{layer.name}"  # weights under this layer's name
 
     def compute_mask(self, inputs, mask=None):
         if isinstance(mask, list):

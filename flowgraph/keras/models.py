@@ -30,6 +30,7 @@ import json
 from flowgraph.framework.graph import name_scope
 from flowgraph.keras import saving
 from flowgraph.keras.layers import Input, InputLayer, Layer, Node, is_keras_tensor, to_list
+from flowgraph.keras.model_members import ModelMembersMixin
 from flowgraph.keras.models_sequence import SequenceInputsMixin
 from flowgraph.keras.models_subclassed import SubclassedModelMixin
 from flowgraph.keras.training import TrainingMixin
@@ -122,7 +123,7 @@ def _shape_str(tensors) -> str:
     return str(shapes[0]) if len(shapes) == 1 else str(shapes)
 
 
-class Model(SequenceInputsMixin, SubclassedModelMixin, TrainingMixin, Layer):
+class Model(SequenceInputsMixin, SubclassedModelMixin, TrainingMixin, ModelMembersMixin, Layer):
     """A graph of layers from input Keras tensors to output Keras tensors.
 
     Parameters

@@ -512,7 +512,8 @@ def _training_config(model) -> dict | None:
         else args["optimizer"]
     return {"loss": name_of(args["loss"]), "metrics": name_of(args["metrics"]),
             "loss_weights": args["loss_weights"], "sample_weight_mode": None,
-            "weighted_metrics": None, "optimizer_config": name_of(optimizer)}
+            "weighted_metrics": name_of(args.get("weighted_metrics")),
+            "optimizer_config": name_of(optimizer)}
 
 
 def save_model(model, filepath, overwrite: bool = True, include_optimizer: bool = True,
@@ -676,4 +677,5 @@ def _compile_from(model, training: dict, custom_objects, source: str) -> None:
         return value
 
     model.compile(optimizer=opt or "rmsprop", loss=resolve(losses_),
-                  metrics=resolve(metrics_), loss_weights=training.get("loss_weights"))
+                  metrics=resolve(metrics_), loss_weights=training.get("loss_weights"),
+                  weighted_metrics=resolve(training.get("weighted_metrics")))

@@ -44,6 +44,7 @@ from flowgraph.keras.compiled_metrics import (
     stateful_positions,
     training_metrics,
 )
+from flowgraph.keras.layer_members import metric_mark
 from flowgraph.keras.training_data import DatasetLoopsMixin
 from flowgraph.keras.training_utils import (
     EpochPrinter,
@@ -76,6 +77,14 @@ def _per_output(spec, names: list[str], what: str, convert) -> list:
                              f"but you passed {what}={spec!r}")
         return [convert(s) for s in spec]
     return [convert(spec) for _ in names]
+
+
+def _metric_specs(metrics, names: list[str], what: str) -> list[list]:
+    """compile()'s `metrics` / `weighted_metrics` as one list of metrics per output."""
+    if isinstance(metrics, dict):
+        return _per_output(metrics, names, what, lambda m: [] if m is None else
+                           list(m) if isinstance(m, list | tuple) else [m])
+    return [list(metrics or []) for _ in names]
 
 
 def target_placeholder(loss_fn, output, name: str):
@@ -181,13 +190,14 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         dict keyed by output name), optional loss weights and the metrics."""
         if kwargs:
             raise TypeError(f"compile: unexpected keyword argument(s) {sorted(kwargs)}")
-        if sample_weight_mode or weighted_metrics or target_tensors is not None:
-            raise NotImplementedError("compile: sample_weight_mode, weighted_metrics and "
-                                      "target_tensors are not supported by flowgraph.")
+        if sample_weight_mode or target_tensors is not None:
+            raise NotImplementedError("compile: sample_weight_mode and target_tensors are "
+                                      "not supported by flowgraph.")
         if not self.outputs and getattr(self, "_subclassed", False):
             # built on the first data fit / evaluate / predict see, then compiled
             self._pending_compile = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
-                                     "loss_weights": loss_weights}
+                                     "loss_weights": loss_weights,
+                                     "weighted_metrics": weighted_metrics}
             self.optimizer = optimizers.get(optimizer)
             return
         if not self.outputs:
@@ -206,14 +216,15 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
             weights = dict(zip(names, weights, strict=True))
         self._loss_weights = _per_output(weights, names, "loss_weights",
                                          lambda w: 1.0 if w is None else float(w))
-        if isinstance(metrics, dict):
-            self._metric_specs = _per_output(
-                metrics, names, "metrics", lambda m: [] if m is None else
-                list(m) if isinstance(m, list | tuple) else [m])
-        else:
-            self._metric_specs = [list(metrics or []) for _ in names]
+        self._metric_specs = _metric_specs(metrics, names, "metrics")
+        # weighted by the sample weights (and class weights), named 'weighted_<metric>'
+        self._weighted_metric_specs = _metric_specs(weighted_metrics, names,
+                                                    "weighted_metrics")
+        self.__dict__.pop("_weighted_metric_objects", None)
         self._compile_args = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
                               "loss_weights": loss_weights}
+        if weighted_metrics:
+            self._compile_args["weighted_metrics"] = weighted_metrics
         self._compiled = True
         self._train_graph = None
         if isinstance(self.optimizer, _TFOptimizer):  # a tf.train optimizer
@@ -231,7 +242,7 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                                                   strict=True) if fn is not None]
         if self._compiled:
             names += [name for name, _, _ in _metric_entries(self)]
-        return names
+        return names + self.added_metric_names()
 
     @property
     def metrics(self) -> list:
@@ -271,6 +282,8 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
         """The model's outputs on its inputs, and the activity penalties that call made
         (TF invokes a model once; flowgraph once per mode, each with its own)."""
         before = {id(loss) for loss in self.losses}
+        # add_metric entries made from here on are this call's
+        self.__dict__.setdefault("_metric_marks", {})[training] = metric_mark()
         outputs = to_list(self._invoke(list(self.inputs), {"training": training}))
         return outputs, [loss for loss in self.losses if id(loss) not in before and
                          getattr(loss, "_keras_activity", False)]
@@ -289,7 +302,7 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                 for fn, n in zip(self._loss_fns, self.output_names, strict=True)]
             loss, per_output = training_loss(self, train_outputs, targets, weights,
                                              train_activity)
-            train_metrics = training_metrics(self, train_outputs, targets)
+            train_metrics = training_metrics(self, train_outputs, targets, weights)
             opt = optimizers.to_tf_optimizer(self.optimizer)
             trainable = getattr(self, "_collected_trainable", None)
             trainable = self.trainable_weights if trainable is None else trainable
@@ -307,6 +320,9 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                 minimize = opt.minimize(loss, var_list=trainable)
             test_loss, test_per_output = training_loss(
                 self, outputs, targets, weights, self.__dict__.get("_infer_activity"))
+            marks = self.__dict__["_metric_marks"]
+            added_train = [t for t, _ in self.added_metric_fetches(marks[True])]
+            added_test = [t for t, _ in self.added_metric_fetches(marks[False])]
             multi = len(self.outputs) > 1
             self._train_graph = {
                 "optimizer": opt,  # its slots: the HDF5 file's optimizer_weights
@@ -316,10 +332,13 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
                 # one value per `metrics_names` entry: the per-output losses only with
                 # several outputs (with one, 'loss' is the total, regularization included)
                 "train_fetches": [loss, *(per_output if multi else []),
-                                  *map(math_reduce.reduce_mean, train_metrics.values())],
+                                  *map(math_reduce.reduce_mean, train_metrics.values()),
+                                  *added_train],
                 "test_fetches": [test_loss, *(test_per_output if multi else []),
                                  *map(math_reduce.reduce_mean,
-                                      training_metrics(self, outputs, targets).values())],
+                                      training_metrics(self, outputs, targets,
+                                                       weights).values()),
+                                 *added_test],
             }
             deferred = self.__dict__.pop("_deferred_restore", None)
             if deferred is not None:
@@ -419,7 +438,8 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
             raise TypeError(f"fit: unexpected keyword argument(s) {sorted(kwargs)}")
         if training_data.is_dataset(x):
             return self._fit_dataset(x, y, epochs, verbose, callbacks, validation_data,
-                                     initial_epoch, steps_per_epoch, validation_steps)
+                                     initial_epoch, steps_per_epoch, validation_steps,
+                                     class_weight)
         if getattr(self, "_pending_compile", None) is None:
             self._require_compiled("training/testing")
         self._maybe_build(x)

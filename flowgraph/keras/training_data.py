@@ -133,8 +133,10 @@ class DatasetLoopsMixin:
     """`fit` / `evaluate` / `predict` loops over a dataset (mixed into `TrainingMixin`)."""
 
     def _fit_dataset(self, dataset, y, epochs, verbose, callbacks, validation_data,
-                     initial_epoch, steps_per_epoch, validation_steps) -> History:
-        """`fit` on a `tf.data.Dataset` of ``(x, y)`` / ``(x, y, sample_weight)`` batches."""
+                     initial_epoch, steps_per_epoch, validation_steps,
+                     class_weight=None) -> History:
+        """`fit` on a `tf.data.Dataset` of ``(x, y)`` / ``(x, y, sample_weight)`` batches
+        (each batch's sample weights times its examples' weights in `class_weight`)."""
         if y is not None:
             raise ValueError(f"You passed a dataset or dataset iterator ({dataset!r}) as input "
                              f"`x` to your model. In that case, you should not specify a "
@@ -175,7 +177,7 @@ class DatasetLoopsMixin:
                     printer.begin(epoch)
                     cbs.call("on_epoch_begin", epoch, {})
                 xs, ys = self._data(bx, by)
-                sws = sample_weights_for(ys, bsw, None, self.output_names)
+                sws = sample_weights_for(ys, bsw, class_weight, self.output_names)
                 graph = self._evaluation()
                 if hooks is not None:
                     hooks.call("on_train_batch_begin", batch, {"batch": batch,
@@ -233,10 +235,8 @@ class DatasetLoopsMixin:
                       use_multiprocessing=False, shuffle=True, initial_epoch=0):
         """`fit` on a generator (or dataset) of ``(x, y)`` / ``(x, y, sample_weight)``
         batches; deprecated in TF for `fit`, which takes generators too."""
-        if class_weight is not None:
-            raise NotImplementedError("fit_generator(class_weight=...) is not supported by "
-                                      "flowgraph; yield sample weights from the generator.")
         return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
+                        class_weight=class_weight,
                         verbose=verbose, callbacks=callbacks, validation_data=validation_data,
                         validation_steps=validation_steps, initial_epoch=initial_epoch,
                         shuffle=shuffle)  # a Sequence's batch order, per epoch

@@ -176,7 +176,7 @@ class Layer(LayerAPI):
                                      f"are enabled, but saw: {value}")
         self._reuse = _reuse
         self._base_name = name or _snake_case(type(self).__name__)
-        self.name = self._base_name
+        self._name = self._base_name
         self._trainable_weights: list = []
         self._non_trainable_weights: list = []
         self._losses: list = []

@@ -17,6 +17,8 @@ Example
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
@@ -26,7 +28,7 @@ from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, init_ops, math_ops, nn_ops
 from flowgraph.ops import variable_scope as vs
 
-__all__ = ["LayerAPI", "serialize_activation", "serialize_fn", "serialize_initializer"]
+__all__ = ["LayerAPI", "Policy", "serialize_activation", "serialize_fn", "serialize_initializer"]
 
 _ACTIVATIONS = {"relu": nn_ops.relu, "relu6": nn_ops.relu6, "elu": nn_ops.elu,
                 "selu": nn_ops.selu, "softplus": nn_ops.softplus,
@@ -69,6 +71,27 @@ def _deserialize(key: str, value):
             raise ValueError(f"from_config: unknown initializer {value!r} for `{key}`")
         return cls.from_config(dict(value.get("config", {})))
     return value
+
+
+class Policy:
+    """A layer's dtype policy: the dtype its computations and its variables use (one and
+    the same: flowgraph's Keras has no mixed precision inside a layer). ``'_infer'``: the
+    layer takes the dtype of its first input when it is first called."""
+
+    def __init__(self, name: str) -> None:
+        self.name = str(name)
+
+    compute_dtype = property(lambda self: None if self.name == "_infer" else self.name)
+    variable_dtype = compute_dtype
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Policy) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f'<Policy "{self.name}">'
 
 
 class LayerAPI:
@@ -187,6 +210,43 @@ class LayerAPI:
         return None if self._dtype is None else self._dtype.name
 
     variable_dtype = compute_dtype  # no mixed precision: the two are the same
+
+    @property
+    def dtype_policy(self) -> Policy:
+        """`Policy('_infer')` until the layer knows its dtype, then that dtype's."""
+        return Policy("_infer" if self._dtype is None else self._dtype.name)
+
+    # -- name, trainable, tf.Module members ----------------------------------------------------
+    name = property(lambda self: self._name)  # read-only, as in TF 2.15
+
+    @property
+    def trainable(self) -> bool:
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        self._trainable = bool(value)
+
+    input_spec = None  # an InputSpec, set by the layer, checked on every call
+    submodules = property(lambda self: ())  # a tf.layers layer holds no other layer
+
+    @property
+    def name_scope(self):
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                             f"'_scope_name': a tf.layers layer has no tf.Module name scope; "
+                             f"its ops go under its variable scope ({self.scope_name!r}).")
+
+    @classmethod
+    def with_name_scope(cls, method):
+        """Decorate `method` to run inside ``self.name_scope`` (which a tf.layers layer
+        does not have: the call raises, as in TF 2.15)."""
+
+        @functools.wraps(method)
+        def wrapped(self, *args, **kwargs):
+            with self.name_scope:
+                return method(self, *args, **kwargs)
+
+        return wrapped
     dynamic = property(lambda self: False)  # graph-mode layers: never eager-only
     stateful = property(lambda self: False)
     # `add_metric` is not provided (it needs tf.keras.metrics), so this stays empty

@@ -6,12 +6,12 @@ from flowgraph.linalg.linear_operator import (
     LinearOperatorAdjoint,
     LinearOperatorComposition,
     LinearOperatorInversion,
+    LinearOperatorLowerTriangular,
 )
 from flowgraph.linalg.linear_operator_basic import (
     LinearOperatorDiag,
     LinearOperatorFullMatrix,
     LinearOperatorIdentity,
-    LinearOperatorLowerTriangular,
     LinearOperatorScaledIdentity,
 )
 from flowgraph.linalg.linear_operator_blocks import (

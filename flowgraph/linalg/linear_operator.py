@@ -1,8 +1,10 @@
 """`tf.linalg.LinearOperator`, the base of every operator, and the two wrappers its
 `adjoint()` and `inverse()` return, `LinearOperatorAdjoint` and `LinearOperatorInversion`,
-and the product `LinearOperatorComposition` that `matmul` of two operators returns
-(the concrete operators live in `linear_operator_basic.py`, `linear_operator_blocks.py`
-and `linear_operator_structured.py`).
+the product `LinearOperatorComposition` that `matmul` of two operators returns, and
+`LinearOperatorLowerTriangular`, the type of a dense operator's `cholesky()` (the other
+concrete operators live in `linear_operator_basic.py`, `linear_operator_blocks.py` and
+`linear_operator_structured.py`; the spectrum, asserts and `parameters` in
+`linear_operator_checks.py`).
 
 An operator stands for a (batch of) ``[M, N]`` matrices without necessarily building
 them: `matmul`, `solve` and the determinants use the structure (a diagonal scales rows, a
@@ -19,21 +21,44 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, name_scope
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.linalg.linear_operator_checks import (
+    OperatorChecks,
+    assert_no_entries_with_modulus_zero,
+)
 from flowgraph.ops.array_shape_ops import expand_dims, shape, squeeze
+from flowgraph.ops.control_flow_ops import group
 from flowgraph.ops.linalg_basic import adjoint as _adjoint
-from flowgraph.ops.linalg_diag_ops import matrix_diag_part
-from flowgraph.ops.linalg_ops import matrix_determinant, matrix_inverse, matrix_solve, slogdet
-from flowgraph.ops.math_ops import add, conj, matmul, multiply, negative, truediv
-from flowgraph.ops.math_reduce import reduce_sum
+from flowgraph.ops.linalg_diag_ops import matrix_band_part, matrix_diag_part
+from flowgraph.ops.linalg_ops import (
+    cholesky,
+    matrix_determinant,
+    matrix_inverse,
+    matrix_solve,
+    matrix_triangular_solve,
+    slogdet,
+)
+from flowgraph.ops.math_ops import abs as _abs
+from flowgraph.ops.math_ops import (
+    add,
+    conj,
+    log,
+    matmul,
+    multiply,
+    negative,
+    sign,
+    truediv,
+)
+from flowgraph.ops.math_reduce import reduce_prod, reduce_sum
 
 __all__ = ["LinearOperator", "LinearOperatorAdjoint", "LinearOperatorComposition",
-           "LinearOperatorInversion"]
+           "LinearOperatorInversion", "LinearOperatorLowerTriangular"]
 
 
-class LinearOperator:
+class LinearOperator(OperatorChecks):
     """The base class: subclasses give `_shape`, `_to_dense` and whichever of `_matmul`,
     `_solve`, `_determinant`, `_log_abs_determinant`, `_diag_part` their structure makes
-    cheap.
+    cheap. The spectrum, the asserts and `parameters` come from `OperatorChecks`
+    (`linear_operator_checks.py`); an operator is a `tf.Module`.
 
     Example
     -------
@@ -44,7 +69,7 @@ class LinearOperator:
     """
 
     def __init__(self, dtype, graph_parents=None, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=None, name=None):
+                 is_positive_definite=None, is_square=None, name=None, parameters=None):
         if is_positive_definite and is_non_singular is False:
             raise ValueError("A positive definite matrix is always non-singular.")
         if is_self_adjoint and is_square is False:
@@ -58,6 +83,9 @@ class LinearOperator:
         self._is_positive_definite = is_positive_definite
         self._is_square_set = is_square
         self._name = name or type(self).__name__
+        self._scope_name = self._name  # tf.Module's `name_scope`
+        if parameters is not None:
+            self._parameters = dict(parameters)
 
     # -- properties --------------------------------------------------------------------
     @property
@@ -247,10 +275,16 @@ class LinearOperator:
             return self._inverse_operator()
 
     def _adjoint_operator(self) -> LinearOperator:
-        return LinearOperatorAdjoint(self)
+        return LinearOperatorAdjoint(self, self.is_non_singular, self.is_self_adjoint,
+                                     self.is_positive_definite, self.is_square)
+
+    def _linop_cholesky(self) -> LinearOperator:
+        return LinearOperatorLowerTriangular(cholesky(self.to_dense()), is_non_singular=True,
+                                             is_self_adjoint=False, is_square=True)
 
     def _inverse_operator(self) -> LinearOperator:
-        return LinearOperatorInversion(self)
+        return LinearOperatorInversion(self, self.is_non_singular, self.is_self_adjoint,
+                                       self.is_positive_definite, self.is_square)
 
     # -- dense fallbacks ------------------------------------------------------------------
     def _matmul(self, x, adjoint, adjoint_arg):
@@ -297,7 +331,24 @@ def _init_wrapper(self, operator, is_non_singular, is_self_adjoint, is_positive_
         _merge_hint(is_square, operator.is_square, "square"), name)
 
 
-class LinearOperatorAdjoint(LinearOperator):
+class _WrappedChecks:
+    """`cond` and the assertions of an operator that wraps `self._operator` (its adjoint
+    and its inverse share them with it)."""
+
+    def _cond(self):
+        return self._operator.cond()
+
+    def _assert_non_singular(self):
+        return self._operator.assert_non_singular()
+
+    def _assert_positive_definite(self):
+        return self._operator.assert_positive_definite()
+
+    def _assert_self_adjoint(self):
+        return self._operator.assert_self_adjoint()
+
+
+class LinearOperatorAdjoint(_WrappedChecks, LinearOperator):
     """The adjoint ``A^H`` of an operator ``A``, without forming it: products and solves
     ask `A` for its adjoint ones.
 
@@ -346,8 +397,13 @@ class LinearOperatorAdjoint(LinearOperator):
     def _adjoint_operator(self):
         return self._operator
 
+    def _eigvals(self):
+        values = self._operator.eigvals()
+        return values if self._operator.is_self_adjoint else conj(values)
 
-class LinearOperatorInversion(LinearOperator):
+
+
+class LinearOperatorInversion(_WrappedChecks, LinearOperator):
     """The inverse ``A^-1`` of a square, non-singular operator ``A``, without forming it:
     its products are `A`'s solves and its solves `A`'s products.
 
@@ -393,6 +449,10 @@ class LinearOperatorInversion(LinearOperator):
 
     def _inverse_operator(self):
         return self._operator
+
+    def _eigvals(self):
+        return truediv(1.0, self._operator.eigvals())
+
 
 
 def check_operators(operators, what):
@@ -449,6 +509,13 @@ def composite_shape(operators, rows, cols) -> TensorShape:
     return batch.concatenate([rows, cols])
 
 
+def _is_adjoint_pair(x, y) -> bool:
+    """Whether `y` is `x`'s adjoint, by identity (not by entries)."""
+    if x is y:
+        return bool(x.is_self_adjoint)
+    return x.H is y or y.H is x
+
+
 class LinearOperatorComposition(LinearOperator):
     """The product ``A_0 @ A_1 @ ... @ A_k`` of operators, applied right to left.
 
@@ -497,8 +564,79 @@ class LinearOperatorComposition(LinearOperator):
     def _log_abs_determinant(self):
         return functools.reduce(add, [op.log_abs_determinant() for op in self._operators])
 
+    def _linop_cholesky(self):
+        # L @ L^H for a lower-triangular L: L itself, its rows scaled to a positive
+        # diagonal (any other product: the dense factor).
+        left = self._operators[0]
+        if not (len(self._operators) == 2 and isinstance(left, LinearOperatorLowerTriangular)
+                and _is_adjoint_pair(left, self._operators[1])):
+            return super()._linop_cholesky()
+        if left.is_positive_definite:
+            return left
+        signs = expand_dims(sign(left.diag_part()), -2)
+        return LinearOperatorLowerTriangular(truediv(left.tril, signs),
+                                             is_non_singular=left.is_non_singular,
+                                             is_self_adjoint=left.is_self_adjoint,
+                                             is_positive_definite=True, is_square=True)
+
+    def _assert_non_singular(self):
+        if all(op.is_square for op in self._operators):
+            return group(*[op.assert_non_singular() for op in self._operators])
+        return super()._assert_non_singular()
+
     def _to_dense(self):
         out = self._operators[-1].to_dense()
         for op in self._operators[-2::-1]:
             out = op.matmul(out)
         return out
+
+
+class LinearOperatorLowerTriangular(LinearOperator):
+    """A lower-triangular operator (the part of `tril` on and below the diagonal); the
+    type of a dense operator's `cholesky()`.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> op = tf.linalg.LinearOperatorLowerTriangular([[2., 9.], [1., 1.]])
+    >>> tf.Session().run(op.to_dense()).tolist()
+    [[2.0, 0.0], [1.0, 1.0]]
+    """
+
+    def __init__(self, tril, is_non_singular=None, is_self_adjoint=None,
+                 is_positive_definite=None, is_square=None,
+                 name="LinearOperatorLowerTriangular"):
+        if is_square is False:
+            raise ValueError("Only square lower triangular operators supported at this time.")
+        with name_scope(name, values=[tril]):
+            self._tril = matrix_band_part(convert_to_tensor(tril, name="tril"), -1, 0)
+        super().__init__(self._tril.dtype, [self._tril], is_non_singular, is_self_adjoint,
+                         is_positive_definite, True, name)
+
+    @property
+    def tril(self):
+        """The lower-triangular matrix (the part of the argument this operator uses)."""
+        return self._tril
+
+    def _shape(self):
+        return self._tril.shape
+
+    def _to_dense(self):
+        return self._tril
+
+    def _solve(self, rhs, adjoint):
+        return matrix_triangular_solve(self._tril, rhs, lower=True, adjoint=adjoint)
+
+    def _determinant(self):
+        return reduce_prod(matrix_diag_part(self._tril), -1)
+
+    def _log_abs_determinant(self):
+        return reduce_sum(log(_abs(matrix_diag_part(self._tril))), -1)
+
+    def _eigvals(self):
+        return matrix_diag_part(self._tril)
+
+    def _assert_non_singular(self):
+        return assert_no_entries_with_modulus_zero(
+            matrix_diag_part(self._tril),
+            message="Singular operator:  Diagonal contained zero values.")

@@ -1,5 +1,5 @@
-"""The common concrete operators: `FullMatrix`, `Diag`, `LowerTriangular`, `Identity`,
-`ScaledIdentity` (see `linear_operator.py` for the base class).
+"""The common concrete operators: `FullMatrix`, `Diag`, `Identity`, `ScaledIdentity`
+(see `linear_operator.py` for the base class and `LowerTriangular`, re-exported here).
 
 Example
 -------
@@ -10,18 +10,27 @@ Example
 
 from __future__ import annotations
 
+import numpy as np
+
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.linalg.linear_operator import LinearOperator
-from flowgraph.ops.array_shape_ops import expand_dims, ones, ones_like, zeros
+from flowgraph.linalg.linear_operator import LinearOperator, LinearOperatorLowerTriangular
+from flowgraph.linalg.linear_operator_checks import (
+    assert_no_entries_with_modulus_zero,
+    assert_zero_imag_part,
+)
+from flowgraph.ops.array_index_ops import where_v2
+from flowgraph.ops.array_shape_ops import expand_dims, ones, ones_like, zeros, zeros_like
+from flowgraph.ops.check_ops import assert_equal, assert_positive
+from flowgraph.ops.control_flow_ops import no_op
 from flowgraph.ops.linalg_basic import adjoint as _adjoint
 from flowgraph.ops.linalg_basic import eye
-from flowgraph.ops.linalg_diag_ops import matrix_band_part, matrix_diag, matrix_diag_part
-from flowgraph.ops.linalg_ops import matrix_triangular_solve
-from flowgraph.ops.math_ops import abs, conj, log, multiply, reciprocal, truediv
-from flowgraph.ops.math_reduce import reduce_prod, reduce_sum
+from flowgraph.ops.linalg_diag_ops import matrix_diag
+from flowgraph.ops.math_ops import abs, conj, equal, log, multiply, reciprocal, sqrt, truediv
+from flowgraph.ops.math_reduce import reduce_max, reduce_min, reduce_prod, reduce_sum
+from flowgraph.ops.spectral_ops import imag, real
 
 __all__ = ["LinearOperatorDiag", "LinearOperatorFullMatrix", "LinearOperatorIdentity",
            "LinearOperatorLowerTriangular", "LinearOperatorScaledIdentity"]
@@ -48,6 +57,11 @@ class LinearOperatorFullMatrix(LinearOperator):
         super().__init__(self._matrix.dtype, [self._matrix], is_non_singular,
                          is_self_adjoint, is_positive_definite, is_square, name)
 
+    @property
+    def matrix(self):
+        """The dense matrix tensor."""
+        return self._matrix
+
     def _shape(self):
         return self._matrix.shape
 
@@ -66,7 +80,7 @@ class LinearOperatorDiag(LinearOperator):
     """
 
     def __init__(self, diag, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=True, name="LinearOperatorDiag"):
+                 is_positive_definite=None, is_square=None, name="LinearOperatorDiag"):
         if is_square is False:
             raise ValueError("Only square diagonal operators currently supported.")
         with name_scope(name, values=[diag]):
@@ -119,42 +133,35 @@ class LinearOperatorDiag(LinearOperator):
                                   self.is_self_adjoint, self.is_positive_definite, True,
                                   self.name + "_adjoint")
 
+    def _linop_cholesky(self):
+        return LinearOperatorDiag(sqrt(self._diag), is_non_singular=True,
+                                  is_self_adjoint=True, is_positive_definite=True,
+                                  is_square=True)
 
-class LinearOperatorLowerTriangular(LinearOperator):
-    """A lower-triangular operator (the part of `tril` on and below the diagonal).
+    def _eigvals(self):
+        return self._diag
 
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> op = tf.linalg.LinearOperatorLowerTriangular([[2., 9.], [1., 1.]])
-    >>> tf.Session().run(op.to_dense()).tolist()
-    [[2.0, 0.0], [1.0, 1.0]]
-    """
+    def _cond(self):
+        magnitude = abs(self._diag)
+        return truediv(reduce_max(magnitude, -1), reduce_min(magnitude, -1))
 
-    def __init__(self, tril, is_non_singular=None, is_self_adjoint=None,
-                 is_positive_definite=None, is_square=None,
-                 name="LinearOperatorLowerTriangular"):
-        if is_square is False:
-            raise ValueError("Only square lower triangular operators supported at this time.")
-        with name_scope(name, values=[tril]):
-            self._tril = matrix_band_part(convert_to_tensor(tril, name="tril"), -1, 0)
-        super().__init__(self._tril.dtype, [self._tril], is_non_singular, is_self_adjoint,
-                         is_positive_definite, True, name)
+    def _assert_non_singular(self):
+        return assert_no_entries_with_modulus_zero(
+            self._diag, message="Singular operator:  Diagonal contained zero values.")
 
-    def _shape(self):
-        return self._tril.shape
+    def _assert_positive_definite(self):
+        if self.dtype.is_complex:
+            message = ("Diagonal operator had diagonal entries with non-positive real part, "
+                       "thus was not positive definite.")
+        else:
+            message = ("Real diagonal operator had non-positive diagonal entries, thus was "
+                       "not positive definite.")
+        return assert_positive(real(self._diag), message=message)
 
-    def _to_dense(self):
-        return self._tril
-
-    def _solve(self, rhs, adjoint):
-        return matrix_triangular_solve(self._tril, rhs, lower=True, adjoint=adjoint)
-
-    def _determinant(self):
-        return reduce_prod(matrix_diag_part(self._tril), -1)
-
-    def _log_abs_determinant(self):
-        return reduce_sum(log(abs(matrix_diag_part(self._tril))), -1)
+    def _assert_self_adjoint(self):
+        return assert_zero_imag_part(
+            self._diag, message="This diagonal operator contained non-zero imaginary "
+            "values.   Thus it was not self-adjoint.")
 
 
 class LinearOperatorScaledIdentity(LinearOperator):
@@ -216,6 +223,31 @@ class LinearOperatorScaledIdentity(LinearOperator):
                                             self.is_positive_definite, True,
                                             name=self.name + "_inv")
 
+    def _linop_cholesky(self):
+        return LinearOperatorScaledIdentity(self._num_rows, sqrt(self._multiplier),
+                                            is_non_singular=True, is_self_adjoint=True,
+                                            is_positive_definite=True, is_square=True)
+
+    def _eigvals(self):
+        return self._diag_part()
+
+    def _cond(self):
+        # 1 for a nonzero multiplier, NaN for the zero matrix.
+        return where_v2(equal(self._multiplier, 0), constant(np.nan, self.dtype),
+                        constant(1, self.dtype))
+
+    def _assert_non_singular(self):
+        return assert_positive(abs(self._multiplier), message="LinearOperator was singular")
+
+    def _assert_positive_definite(self):
+        return assert_positive(real(self._multiplier),
+                               message="LinearOperator was not positive definite.")
+
+    def _assert_self_adjoint(self):
+        imaginary = imag(self._multiplier)
+        return assert_equal(zeros_like(imaginary), imaginary,
+                            message="LinearOperator was not self-adjoint")
+
 
 class LinearOperatorIdentity(LinearOperator):
     """The identity of `num_rows` rows (a batch with `batch_shape`).
@@ -263,3 +295,22 @@ class LinearOperatorIdentity(LinearOperator):
 
     def _inverse_operator(self):
         return self
+
+    def _linop_cholesky(self):
+        return LinearOperatorIdentity(self._num_rows, batch_shape=self._batch or None,
+                                      dtype=self.dtype)
+
+    def _eigvals(self):
+        return self._diag_part()
+
+    def _cond(self):
+        return ones(self._batch, dtype=self.dtype)
+
+    def _assert_non_singular(self):
+        return no_op("assert_non_singular")
+
+    def _assert_positive_definite(self):
+        return no_op("assert_positive_definite")
+
+    def _assert_self_adjoint(self):
+        return no_op("assert_self_adjoint")

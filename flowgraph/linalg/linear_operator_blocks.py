@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 
+from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import Dimension
@@ -29,8 +30,10 @@ from flowgraph.linalg.linear_operator import (
     composite_shape,
     init_from_operators,
 )
+from flowgraph.linalg.linear_operator_basic import LinearOperatorDiag, LinearOperatorIdentity
 from flowgraph.ops.array_join_ops import concat, pad, split
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape
+from flowgraph.ops.control_flow_ops import group
 from flowgraph.ops.linalg_basic import adjoint as _adjoint
 from flowgraph.ops.linalg_basic import eye
 from flowgraph.ops.linalg_diag_ops import matrix_diag
@@ -132,6 +135,24 @@ class LinearOperatorBlockDiag(LinearOperator):
         return LinearOperatorBlockDiag([op.adjoint() for op in self._operators],
                                        name=self.name + "_adjoint")
 
+    def _linop_cholesky(self):
+        return LinearOperatorBlockDiag([op.cholesky() for op in self._operators],
+                                       is_non_singular=True, is_square=True)
+
+    def _eigvals(self):
+        if not all(op.is_square for op in self._operators):
+            raise NotImplementedError("`eigvals` not implemented for an operator whose "
+                                      "blocks are not square.")
+        return _concat_eigvals(self._operators)
+
+    def _assert_non_singular(self):
+        return group(*[op.assert_non_singular() for op in self._operators])
+
+    def _assert_self_adjoint(self):
+        return group(*[op.assert_self_adjoint() for op in self._operators])
+
+    def _assert_positive_definite(self):
+        return group(*[op.assert_positive_definite() for op in self._operators])
 
 class LinearOperatorBlockLowerTriangular(LinearOperator):
     """A block lower-triangular operator: row ``i`` of `operators` holds the ``i + 1``
@@ -224,6 +245,13 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
             rows.append(_place(dense, 0, total - used, -1))
         return concat(rows, -2)
 
+    def _eigvals(self):
+        return _concat_eigvals([row[-1] for row in self._rows])
+
+    def _assert_non_singular(self):
+        return group(*[row[-1].assert_non_singular() for row in self._rows])
+
+
 
 def _kron(a, b):
     """``kron(a, b)`` for ``[..., m, n]`` and ``[..., p, q]`` with static m, n, p, q."""
@@ -286,6 +314,35 @@ class LinearOperatorKronecker(LinearOperator):
     def _adjoint_operator(self):
         return LinearOperatorKronecker([op.adjoint() for op in self._operators],
                                        name=self.name + "_adjoint")
+
+    def _linop_cholesky(self):
+        return LinearOperatorKronecker([op.cholesky() for op in self._operators],
+                                       is_non_singular=True, is_square=True)
+
+    def _eigvals(self):
+        # every product of one eigenvalue per factor, the first factor's varying slowest
+        product = self._operators[0].eigvals()
+        for op in self._operators[1:]:
+            product = multiply(expand_dims(product, -1), expand_dims(op.eigvals(), -2))
+            product = reshape(product, concat([shape(product)[:-2], [-1]], 0))
+        product.set_shape(self.shape[:-1])
+        return product
+
+    def _check_square_factors(self):
+        if not all(op.is_square for op in self._operators):
+            raise errors.InvalidArgumentError(
+                None, None, "All Kronecker factors must be square for the product to be "
+                "invertible. Expected hint `is_square` to be True for every operator in "
+                "argument `operators`.")
+
+    def _assert_non_singular(self):
+        self._check_square_factors()
+        return group(*[op.assert_non_singular() for op in self._operators])
+
+    def _assert_self_adjoint(self):
+        self._check_square_factors()
+        return group(*[op.assert_self_adjoint() for op in self._operators])
+
 
 
 def reduce_prod_py(values) -> int:
@@ -407,3 +464,26 @@ class LinearOperatorLowRankUpdate(LinearOperator):
         update = matmul(self._u, self._scaled(_adjoint(self.v)))
         return add(self._base.to_dense(), update)
 
+    @property
+    def diag_operator(self) -> LinearOperator:
+        """``diag(d)`` as an operator: a `LinearOperatorDiag`, or the identity of `K`
+        rows when no `diag_update` was given."""
+        if self._diag is not None:
+            return LinearOperatorDiag(self._diag,
+                                      is_positive_definite=self._is_diag_update_positive)
+        rank = self._u.shape[-1].value
+        if rank is None:
+            raise ValueError("diag_operator needs the static rank K of u (its last "
+                             f"dimension); u has shape {self._u.shape}")
+        return LinearOperatorIdentity(rank, dtype=self.dtype)
+
+    def _assert_self_adjoint(self):
+        if self._v is None and self._diag is None:
+            return self._base.assert_self_adjoint()
+        return super()._assert_self_adjoint()
+
+
+def _concat_eigvals(operators):
+    """The eigenvalues of the diagonal blocks, concatenated along the last axis."""
+    values = [op.eigvals() for op in operators]
+    return concat(values, -1)

@@ -20,14 +20,21 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.linalg.linear_operator import LinearOperator
+from flowgraph.linalg.linear_operator_checks import (
+    assert_no_entries_with_modulus_zero,
+    assert_zero_imag_part,
+)
 from flowgraph.ops.array_gen_ops import one_hot
 from flowgraph.ops.array_index_ops import gather
 from flowgraph.ops.array_join_ops import concat, pad, reverse_v2
 from flowgraph.ops.array_shape_ops import expand_dims, fill, ones, reshape, shape, zeros
+from flowgraph.ops.check_ops import assert_equal, assert_less, assert_positive
+from flowgraph.ops.control_flow_ops import group, no_op
 from flowgraph.ops.linalg_basic import adjoint as _adjoint
 from flowgraph.ops.linalg_basic import eye, matrix_transpose
 from flowgraph.ops.linalg_diag_ops import matrix_diag
@@ -38,9 +45,18 @@ from flowgraph.ops.linalg_tridiag import (
     tridiagonal_solve,
 )
 from flowgraph.ops.math_ops import abs as _abs
-from flowgraph.ops.math_ops import cast, conj, log, matmul, multiply, reciprocal, subtract
-from flowgraph.ops.math_reduce import reduce_prod, reduce_sum
-from flowgraph.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d, real
+from flowgraph.ops.math_ops import (
+    cast,
+    conj,
+    log,
+    matmul,
+    multiply,
+    reciprocal,
+    subtract,
+    truediv,
+)
+from flowgraph.ops.math_reduce import reduce_max, reduce_min, reduce_prod, reduce_sum
+from flowgraph.ops.spectral_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d, imag, real
 
 __all__ = ["LinearOperatorCirculant", "LinearOperatorCirculant2D",
            "LinearOperatorCirculant3D", "LinearOperatorHouseholder",
@@ -141,6 +157,41 @@ class _BaseCirculant(LinearOperator):
 
     def _to_dense(self):
         return self._matmul(eye(self._size(), dtype=self.dtype), False, False)
+
+    def _flat_spectrum(self):
+        # [..., n1, ..., nd] -> [..., n1 * ... * nd], the eigenvalues in the operator's order
+        spec = self._spectrum
+        batch = shape(spec)[:-self._block_depth]
+        return reshape(spec, concat([batch, [-1]], 0))
+
+    def _eigvals(self):
+        return self._flat_spectrum()
+
+    def _cond(self):
+        magnitude = _abs(self._flat_spectrum())
+        return truediv(reduce_max(magnitude, -1), reduce_min(magnitude, -1))
+
+    def _assert_non_singular(self):
+        return assert_no_entries_with_modulus_zero(
+            self._spectrum, message="Singular operator:  Spectrum contained zero values.")
+
+    def _assert_positive_definite(self):
+        return assert_positive(real(self._spectrum), message="Not positive definite:  Real "
+                               "part of spectrum was not all positive.")
+
+    def _assert_self_adjoint(self):
+        return assert_zero_imag_part(self._spectrum, message="Not self-adjoint:  The "
+                                     "spectrum contained non-zero imaginary part.")
+
+    def assert_hermitian_spectrum(self, name: str = "assert_hermitian_spectrum"):
+        """An op that fails when run unless the spectrum is Hermitian (``H[k] ==
+        conj(H[-k])``), the condition for a real-valued operator."""
+        eps = float(np.finfo(self.dtype.real_dtype.as_numpy_dtype).eps)
+        with self._scope(name):
+            # a linear accumulation of rounding error over the domain
+            tolerance = eps * cast(self.domain_dimension_tensor(), self.dtype.real_dtype)
+            return assert_less(_abs(imag(self.convolution_kernel())), tolerance,
+                               message="Spectrum was not Hermitian")
 
     def convolution_kernel(self, name: str = "convolution_kernel"):
         """The first column of the matrix, shaped like the spectrum: the kernel ``h``
@@ -259,6 +310,10 @@ class LinearOperatorToeplitz(LinearOperator):
     def _shape(self):
         return self._col.shape.concatenate([self._n])
 
+    def _assert_self_adjoint(self):
+        return assert_equal(self._row, self._col, message="row and col are not the same, "
+                            "and so this operator is not self-adjoint.")
+
     def _to_dense(self):
         n = self._n
         # values[k] for k = i - j + n - 1: the reversed row, then the column
@@ -315,6 +370,21 @@ class LinearOperatorTridiag(LinearOperator):
 
     def _solve(self, rhs, adjoint):
         return tridiagonal_solve(self._oriented(adjoint), rhs)
+
+    def _assert_self_adjoint(self):
+        if self._diagonals_format == "matrix":
+            dense = self._to_dense()
+            return assert_equal(dense, _adjoint(dense),
+                                message="Matrix was not equal to its adjoint.")
+        compact = self._compact
+        real_diagonal = assert_zero_imag_part(
+            compact[..., 1, :], message="This tridiagonal operator contained non-zero "
+            "imaginary values on the diagonal.")
+        conjugate = assert_equal(
+            conj(compact[..., 2, 1:]), compact[..., 0, :-1],
+            message="This tridiagonal operator has non-conjugate subdiagonal and "
+            "superdiagonal.")
+        return group(real_diagonal, conjugate)
 
     def _diag_part(self):
         return self._compact[..., 1, :]
@@ -390,6 +460,26 @@ class LinearOperatorHouseholder(LinearOperator):
         ident = eye(n if n is not None else shape(self._axis)[-1], dtype=self.dtype)
         return self._matmul(ident, False, False)
 
+    def _eigvals(self):
+        # one eigenvalue -1 (the reflected axis), the others 1
+        dims = shape(self._axis)
+        minus = -ones(concat([dims[:-1], [1]], 0), dtype=self.dtype)
+        return concat([minus, ones(concat([dims[:-1], [dims[-1] - 1]], 0),
+                                   dtype=self.dtype)], -1)
+
+    def _cond(self):
+        return ones(shape(self._axis)[:-1], dtype=self.dtype)
+
+    def _assert_non_singular(self):
+        return no_op("assert_non_singular")
+
+    def _assert_positive_definite(self):
+        raise errors.InvalidArgumentError(
+            None, None, "Householder operators are always non-positive definite.")
+
+    def _assert_self_adjoint(self):
+        return no_op("assert_self_adjoint")
+
     def _inverse_operator(self):
         return self
 
@@ -442,6 +532,12 @@ class LinearOperatorPermutation(LinearOperator):
     def _log_abs_determinant(self):
         return zeros(shape(self._perm)[:-1], dtype=self.dtype)
 
+    def _cond(self):
+        return ones(shape(self._perm)[:-1], dtype=self.dtype)
+
+    def _assert_non_singular(self):
+        return no_op("assert_non_singular")
+
 
 class LinearOperatorZeros(LinearOperator):
     """The all-zeros ``[num_rows, num_columns]`` operator (a batch with `batch_shape`).
@@ -493,7 +589,22 @@ class LinearOperatorZeros(LinearOperator):
     def _diag_part(self):
         return zeros([*self._batch, min(self._rows, self._cols)], dtype=self.dtype)
 
+    def _eigvals(self):
+        return self._diag_part()
+
+    def _assert_non_singular(self):
+        raise errors.InvalidArgumentError(None, None,
+                                          "Zero operators are always non-invertible.")
+
+    def _assert_positive_definite(self):
+        raise errors.InvalidArgumentError(None, None,
+                                          "Zero operators are always non-positive definite.")
+
+    def _assert_self_adjoint(self):
+        return no_op("assert_self_adjoint")
+
     def add_to_tensor(self, x, name: str = "add_to_tensor"):
         """``x + 0``: `x` itself."""
         with self._scope(name, [x]):
             return convert_to_tensor(x, name="x", dtype=self.dtype)
+

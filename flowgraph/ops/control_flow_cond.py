@@ -352,6 +352,7 @@ class ControlFlowContext:
         self.ops: list[Operation] = []  # ops of this context, nested contexts' included
         self.inside: set[Operation] = set()  # ops whose outputs need no gating here
         self.external_values: dict[Tensor, Tensor] = {}  # external tensor -> gated
+        self._gated_for: dict[Operation, list[Operation]] = {}  # consumer -> its gates
 
     # capture ---------------------------------------------------------------------------
     def _begin(self) -> int:
@@ -397,6 +398,54 @@ class ControlFlowContext:
     def is_inside(self, op: Operation) -> bool:
         return op in self.inside
 
+    def _place_gates(self, new_ops: list[Operation], end: int) -> None:
+        """Move each gate (switch, enter) made while gating an op's inputs to just after
+        that op, and renumber, so the graph's op order is TensorFlow's (which makes a
+        gate as its consumer enters the context)."""
+        gated, self._gated_for = getattr(self, "_gated_for", None), {}
+        if not gated or not new_ops:
+            return
+        ops = self.graph._ops
+        lo = ops.index(new_ops[0], 0, end)
+        moved = {s for made in gated.values() for s in made}
+        tail = ops[lo:]
+        order = []
+        for op in tail:
+            if op in moved:
+                continue
+            order.append(op)
+            order.extend(gated.get(op, ()))
+        if len(order) != len(tail):  # a switch whose consumer is not here: keep as is
+            return
+        for op, op_id in zip(order, sorted(op._id for op in tail)):
+            op._id = op_id
+        ops[lo:] = order
+
+    def without_gates(self, new_ops: list[Operation]) -> list[Operation]:
+        """`new_ops` less the gates (switches, invariant enters) of this context and of
+        the ones around it, made early for an inner context (`gate_through`): they are
+        not this context's ops, but the gates of the context that made them."""
+        chain = set()
+        ctx = self
+        while ctx is not None:
+            chain.add(ctx)
+            ctx = ctx.outer_context
+        return [op for op in new_ops if getattr(op, "_gate_ctx", None) not in chain]
+
+    def made_before(self, t: Tensor) -> bool:
+        """Whether `t` comes from outside this context, made before it opened: an inner
+        context then has this one gate `t` first (`gate_through`)."""
+        return False
+
+    def gate_through(self, t: Tensor, scope: str | None) -> Tensor:
+        """`t` gated by the enclosing contexts it comes from outside of, outermost first
+        and all named after the consumer (scope `scope`), as TensorFlow, which gates as
+        each op is made: ``while/while/mul/Enter`` (outer loop's), ``.../Enter_1``."""
+        outer = self.outer_context
+        if outer is not None and outer.made_before(t):
+            return outer.gate(t, scope)
+        return t
+
     def process(self, new_ops: list[Operation], skip=()) -> None:
         """Gate the external inputs of `new_ops` and anchor their input-less ops."""
         self.inside.update(new_ops)
@@ -440,6 +489,9 @@ class CondContext(ControlFlowContext):
         self._begin_index = 0  # where this branch's ops start in graph._ops
         self._flushed: set[Operation] = set()  # processed before the branch ended
 
+    def made_before(self, t: Tensor) -> bool:
+        return t.op._id <= self.start_id
+
     def gate_input(self, op: Operation, t: Tensor) -> Tensor:
         # TensorFlow names the switch after its first consumer: "cond/mul/Switch"
         before = len(self.graph._ops)
@@ -455,10 +507,7 @@ class CondContext(ControlFlowContext):
             g = self.graph
             # As TensorFlow: a tensor from outside an enclosing cond branch too passes that
             # branch's switch first ("cond/cond/x/Switch"), then this one ("Switch_1").
-            outer = self.outer_context
-            src = t
-            if isinstance(outer, CondContext) and t.op._id <= outer.start_id:
-                src = outer.gate(t, scope)
+            src = self.gate_through(t, scope)
             with g.as_default(), g.name_scope(scope or self.scope), \
                     g.control_dependencies(None):
                 op_type = "RefSwitch" if src.dtype.is_ref_dtype else "Switch"
@@ -466,7 +515,7 @@ class CondContext(ControlFlowContext):
             v = op.outputs[self.branch]
             self.external_values[t] = v
             self.inside.add(op)
-            op._cond_gate_ctx = self
+            op._gate_ctx = self
         return v
 
     def _begin(self) -> int:
@@ -487,40 +536,10 @@ class CondContext(ControlFlowContext):
             self.process(new)
 
     def process(self, new_ops: list[Operation], skip=()) -> None:
-        # The switches of this context and of the ones around it (made early for an
-        # inner cond) are not this branch's ops: leave them to the context around them.
-        chain = set()
-        ctx = self
-        while ctx is not None:
-            chain.add(ctx)
-            ctx = ctx.outer_context
-        new_ops = [op for op in new_ops if getattr(op, "_cond_gate_ctx", None) not in chain]
+        new_ops = self.without_gates(new_ops)
         start = len(self.graph._ops)
         super().process(new_ops, skip)
-        self._place_switches(new_ops, start)
-
-    def _place_switches(self, new_ops: list[Operation], end: int) -> None:
-        """Move each switch made while gating an op's inputs to just after that op, and
-        renumber, so the graph's op order is TensorFlow's (which makes a switch as its
-        consumer enters the context)."""
-        gated, self._gated_for = self._gated_for, {}
-        if not gated or not new_ops:
-            return
-        ops = self.graph._ops
-        lo = ops.index(new_ops[0], 0, end)
-        moved = {s for made in gated.values() for s in made}
-        tail = ops[lo:]
-        order = []
-        for op in tail:
-            if op in moved:
-                continue
-            order.append(op)
-            order.extend(gated.get(op, ()))
-        if len(order) != len(tail):  # a switch whose consumer is not here: keep as is
-            return
-        for op, op_id in zip(order, sorted(op._id for op in tail)):
-            op._id = op_id
-        ops[lo:] = order
+        self._place_gates(new_ops, start)
 
     def control_pivot(self) -> Operation:
         return self.pivot.op

@@ -240,17 +240,25 @@ class GradWhileContext(WhileContext):
         self.forward_state = forward_state(forward)
         self.index: Tensor | None = None  # the forward iteration of this backward one
 
-    def gate(self, t: Tensor) -> Tensor:
+    def made_before(self, t: Tensor) -> bool:
+        return False  # a backward loop gates lazily (`gate` reads forward values)
+
+    def gate_input(self, op: Operation, t: Tensor) -> Tensor:
+        # Its gates may edit the forward loop (`forward_edit`): the op order stays as made.
+        return self.gate(t, scope=f"{op.name}/")
+
+    def gate(self, t: Tensor, scope: str | None = None) -> Tensor:
         v = self.external_values.get(t)
         if v is not None:
             return v
         fwd = self.forward
         if not within(value_context(t), fwd):
-            return super().gate(t)  # computed outside the forward loop: a loop invariant
+            # computed outside the forward loop: a loop invariant
+            return super().gate(t, scope=scope)
         op = t.op
         if op.op_def.control_flow == "enter" and op.attrs.get("is_constant") and \
                 op.attrs.get("frame_name") == fwd.frame_name:
-            v = self.gate(op.inputs[0])  # a forward invariant: its outside value
+            v = self.gate(op.inputs[0], scope)  # a forward invariant: its outside value
         elif op.type == "Const" and not op.inputs:
             v = self._copy_constant(op)
         else:

@@ -19,7 +19,12 @@ with its own tag, so iterations overlap up to ``parallel_iterations``.
 
 `WhileContext` records, per loop, the ops that belong to it (``ops``), its structural
 ops (enters, merges, switches, identities, next iterations, exits), the loop invariants
-it entered (``external_values``) and the pivots that gate input-less ops. Gradients
+it entered (``external_values``) and the pivots that gate input-less ops. Names and op
+order are TensorFlow's, since TF1 programs look loop nodes up by name: Switches, then
+Identities, the body, NextIterations, Exits last; an invariant's Enter is named after its
+first consumer (``while/mul/Enter``), and a value from outside an enclosing context is
+gated by that context first (`gate_through`: ``while/while/mul/Enter``, then
+``.../Enter_1``). Gradients
 through a loop need the value of forward tensors *per iteration*:
 ``add_forward_value(t)`` registers such a tensor in ``forward_values``; the gradient
 builder (``control_flow_grad.py``) turns each entry into a stack push in the forward loop
@@ -129,14 +134,20 @@ class WhileContext(ControlFlowContext):
         self.invariant_enters: set[Operation] = set()
         self.forward_values: dict[Tensor, int] = {}
         self._carriers: dict[Operation, Operation] = {}
+        self.start_id: int | None = None  # ops with a larger _id were made inside
+
+    def made_before(self, t: Tensor) -> bool:
+        start = getattr(self, "start_id", None)  # None: read back from a MetaGraphDef
+        return start is not None and t.op._id <= start and not self.is_inside(t.op)
 
     # gating ----------------------------------------------------------------------------
-    def enter(self, t: Tensor, is_constant: bool, name: str = "Enter") -> Tensor:
+    def enter(self, t: Tensor, is_constant: bool, name: str = "Enter",
+              scope: str | None = None) -> Tensor:
         g = self.graph
         # Loop-variable enters keep the enclosing control dependencies (the loop starts
         # after them); invariants are entered lazily, outside any user block.
         clear = g.control_dependencies(None) if is_constant else _nullcontext()
-        with g.as_default(), g.name_scope(self.scope), clear:
+        with g.as_default(), g.name_scope(scope or self.scope), clear:
             op = g.create_op("RefEnter" if t.dtype.is_ref_dtype else "Enter", [t], {
                 "frame_name": self.frame_name, "is_constant": bool(is_constant),
                 "parallel_iterations": self.parallel_iterations}, name=name)
@@ -144,14 +155,34 @@ class WhileContext(ControlFlowContext):
         self.inside.add(op)
         return op.outputs[0]
 
-    def gate(self, t: Tensor) -> Tensor:
+    def gate_input(self, op: Operation, t: Tensor) -> Tensor:
+        # As TensorFlow, an invariant's Enter is named after its first consumer
+        # ("while/mul/Enter"), where graph lookups by name find it.
+        before = len(self.graph._ops)
+        v = self.gate(t, scope=f"{op.name}/")
+        made = self.graph._ops[before:]
+        if made:
+            # (a context read back from a MetaGraphDef starts without the attribute)
+            self.__dict__.setdefault("_gated_for", {}).setdefault(op, []).extend(made)
+        return v
+
+    def gate(self, t: Tensor, scope: str | None = None) -> Tensor:
         """A loop invariant: `t` entered once, visible in every iteration."""
         v = self.external_values.get(t)
         if v is None:
-            v = self.enter(t, True)
+            v = self.enter(self.gate_through(t, scope), True, scope=scope)
+            v.op._gate_ctx = self
             self.external_values[t] = v
             self.invariant_enters.add(v.op)
         return v
+
+    def process(self, new_ops: list[Operation], skip=()) -> None:
+        # An inner context may have had this one enter a value while this one was still
+        # capturing (`gate_through`): those Enters are this loop's gates, not its ops.
+        new_ops = self.without_gates(new_ops)
+        start = len(self.graph._ops)
+        super().process(new_ops, skip)
+        self._place_gates(new_ops, start)
 
     def control_pivot(self) -> Operation:
         return (self.pivot_for_body if self.pivot_for_body is not None
@@ -344,9 +375,12 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
             _check_invariant(i, x, s, name)
     else:
         invariants = None
+    ctx.start_id = g._op_counter
     with g.as_default(), g.name_scope(ctx.scope):
         # Enters live in the enclosing context (its processing gates their inputs).
-        enters = [ctx.enter(x, False) for x in flat]
+        # (As TensorFlow, a value from outside an enclosing context is gated by it first,
+        # named in this loop's scope: "cond/while/Switch" -> "cond/while/Enter".)
+        enters = [ctx.enter(ctx.gate_through(x, ctx.scope), False) for x in flat]
         if invariants is not None:
             for e, s in zip(enters, invariants):
                 e._shape = s
@@ -374,16 +408,13 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
             loop_cond = g.create_op("LoopCond", [pred], name="LoopCond").outputs[0]
             ctx.pivot = loop_cond
             structural = [loop_cond.op]
-            switches, exits, identities = [], [], []
-            for m in merges:
-                sw = g.create_op("Switch", [m, loop_cond], name="Switch")
-                switches.append(sw)
-                ex = g.create_op("Exit", [sw.outputs[0]], name="Exit")
-                exits.append(ex.outputs[0])
-                ident = g.create_op("Identity", [sw.outputs[1]], name="Identity")
-                identities.append(ident.outputs[0])
-                structural += [sw, ex, ident]
-        ctx.switches, ctx.loop_exits, ctx.identities = switches, exits, identities
+            # TensorFlow's order (and so its names and its GraphDef's node order): every
+            # Switch, every Identity, the body, the NextIterations, then the Exits.
+            switches = [g.create_op("Switch", [m, loop_cond], name="Switch") for m in merges]
+            identities = [g.create_op("Identity", [sw.outputs[1]], name="Identity").outputs[0]
+                          for sw in switches]
+            structural += switches + [t.op for t in identities]
+        ctx.switches, ctx.identities = switches, identities
         ctx.pivot_for_body = identities[0]
         _mark_structural(ctx, structural)
         packed_body = nest_pack(loop_vars, flows_to_arrays(identities, templates))
@@ -438,7 +469,11 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
                 nexts.append(nxt.outputs[0])
                 update_input(m.op, 1, nxt.outputs[0])
         ctx.next_iterations = nexts
-        _mark_structural(ctx, [t.op for t in nexts])
+        with g.control_dependencies(None):
+            exits = [g.create_op("Exit", [sw.outputs[0]], name="Exit").outputs[0]
+                     for sw in switches]
+        ctx.loop_exits = exits
+        _mark_structural(ctx, [t.op for t in nexts] + [t.op for t in exits])
         if ctx.outer_context is None:
             g.add_to_collection(GraphKeys.WHILE_CONTEXT, ctx)
     packed_exits = nest_pack(body_result, flows_to_arrays(exits, templates))

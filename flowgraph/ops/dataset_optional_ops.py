@@ -13,6 +13,7 @@ op type                            what it does
 ``SerializeIterator(h)``           the iterator's position (a JSON string)
 ``DeserializeIterator(h, state)``  restarts the iterator at a saved position
 ``DatasetToTFRecord(*captured, filename, compression_type)``  writes a dataset's records
+``SaveDataset(*captured, path, compression)``  writes TF's saved-dataset directory
 ``DatasetVariant(*captured)``      a dataset as a variant (``to_variant``)
 =================================  =================================================
 
@@ -79,9 +80,15 @@ def _dataset_to_tfrecord_shape(op, *inputs):
     return []
 
 
+@register_op("SaveDataset", attrs={"dataset_id": ""}, num_outputs=0,
+             dtype_fn=lambda op: [], stateful=True)
+def _save_dataset_shape(op, *inputs):
+    return []
+
+
 register_op("DatasetVariant", attrs={"dataset_id": ""},
             dtype_fn=fixed_dtype(_dtypes.variant), stateful=True)(_scalar_shape)
 
-not_differentiable("DatasetVariant", "DatasetToTFRecord", "OptionalFromValue",
+not_differentiable("DatasetVariant", "DatasetToTFRecord", "SaveDataset", "OptionalFromValue",
                    "OptionalNone", "OptionalHasValue", "OptionalGetValue",
                    "IteratorGetNextAsOptional", "SerializeIterator", "DeserializeIterator")

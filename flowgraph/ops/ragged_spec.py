@@ -16,7 +16,7 @@ from __future__ import annotations
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops.ragged_tensor import RaggedTensor
-from flowgraph.ops.type_spec import TypeSpec
+from flowgraph.ops.type_spec import TypeSpec, _read_only
 
 __all__ = ["RaggedTensorSpec"]
 
@@ -43,14 +43,21 @@ class RaggedTensorSpec(TypeSpec):
 
     _fields = ("shape", "dtype", "ragged_rank", "row_splits_dtype")
 
+    shape = _read_only("shape", "The `TensorShape` (ragged dimensions are None).")
+    dtype = _read_only("dtype", "The `DType` of the values.")
+    ragged_rank = _read_only("ragged_rank", "The number of ragged dimensions.")
+    row_splits_dtype = _read_only("row_splits_dtype", "int32 or int64.")
+    flat_values_spec = _read_only("flat_values_spec",
+                                  "The spec of the flat values, when one was given.")
+
     def __init__(self, shape=None, dtype=_dtypes.float32, ragged_rank=None,
                  row_splits_dtype=_dtypes.int64, flat_values_spec=None) -> None:
-        self.shape = as_shape(shape)
-        self.dtype = _dtypes.as_dtype(dtype).base_dtype
-        self.row_splits_dtype = _dtypes.as_dtype(row_splits_dtype).base_dtype
-        if self.row_splits_dtype not in (_dtypes.int32, _dtypes.int64):
+        self._shape = as_shape(shape)
+        self._dtype = _dtypes.as_dtype(dtype).base_dtype
+        self._row_splits_dtype = _dtypes.as_dtype(row_splits_dtype).base_dtype
+        if self._row_splits_dtype not in (_dtypes.int32, _dtypes.int64):
             raise ValueError(f"row_splits_dtype must be int32 or int64, got "
-                             f"{self.row_splits_dtype.name}")
+                             f"{self._row_splits_dtype.name}")
         rank = self.shape.ndims
         if ragged_rank is None:
             if rank is None:
@@ -63,8 +70,8 @@ class RaggedTensorSpec(TypeSpec):
         if rank is not None and rank > 0 and ragged_rank >= rank:
             raise ValueError(f"Argument `ragged_rank` ({ragged_rank}) must be less than "
                              f"rank ({rank}).")
-        self.ragged_rank = ragged_rank
-        self.flat_values_spec = flat_values_spec
+        self._ragged_rank = ragged_rank
+        self._flat_values_spec = flat_values_spec
 
     @property
     def value_type(self):

@@ -31,10 +31,17 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops
 from flowgraph.ops.array_extra_ops import repeat
-from flowgraph.ops.array_gen_ops import range as _range
 from flowgraph.ops.array_gen_ops import sequence_mask
 from flowgraph.ops.array_index_ops import boolean_mask
 from flowgraph.ops.math_reduce import bincount, cumsum, reduce_any, reduce_max
+from flowgraph.ops.ragged_partition import (
+    check_partition,
+    merge_dims,
+    nvals,
+    range_like,
+    sparse_rows,
+    uniform_rows,
+)
 
 __all__ = ["RaggedTensor", "RaggedTensorValue"]
 
@@ -94,17 +101,6 @@ class RaggedTensorValue(_Nesting):
         return f"tf.RaggedTensorValue({self.to_list()!r})"
 
 
-def _check_splits(row_splits):
-    dtype = row_splits.dtype.base_dtype
-    if dtype not in (_dtypes.int32, _dtypes.int64):
-        raise TypeError(f"RaggedTensor: row partitions must be int32 or int64, got "
-                        f"{dtype.name}")
-    if row_splits.shape.ndims not in (None, 1):
-        raise ValueError(f"RaggedTensor: row_splits must be a vector, got shape "
-                         f"{row_splits.shape}")
-    return row_splits
-
-
 class RaggedTensor(_Nesting):
     """A tensor whose rows have different lengths (TensorFlow's ``tf.RaggedTensor``).
 
@@ -112,12 +108,14 @@ class RaggedTensor(_Nesting):
     constructor.
     """
 
-    def __init__(self, values, row_splits, internal: bool = False) -> None:
+    def __init__(self, values, row_splits, internal: bool = False,
+                 uniform_row_length=None) -> None:
         if not internal:
             raise ValueError("RaggedTensor constructor is private; use a factory method "
                              "such as RaggedTensor.from_row_splits() or tf.ragged.constant()")
         self._values = values
         self._row_splits = row_splits
+        self._uniform_row_length = uniform_row_length
 
     # -- factories ---------------------------------------------------------------------
     @staticmethod
@@ -129,15 +127,69 @@ class RaggedTensor(_Nesting):
         """Rows ``values[row_splits[i]:row_splits[i + 1]]``."""
         with name_scope(name, "RaggedFromRowSplits"):
             values = cls._as_values(values)
-            splits = _check_splits(convert_to_tensor(row_splits, dtype_hint=_dtypes.int64))
+            splits = check_partition(convert_to_tensor(row_splits, dtype_hint=_dtypes.int64))
             return cls(values, splits, internal=True)
+
+    @classmethod
+    def from_row_starts(cls, values, row_starts, name=None, validate: bool = True):
+        """Row ``i`` starts at ``values[row_starts[i]]`` and ends where the next starts
+        (the last, at the end of `values`).
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> rt = tf.RaggedTensor.from_row_starts([1, 2, 3, 4, 5], row_starts=[0, 2, 2, 4])
+        >>> with tf.Session() as sess:
+        ...     print(sess.run(rt).to_list())
+        [[1, 2], [], [3, 4], [5]]
+        """
+        with name_scope(name, "RaggedFromRowStarts"):
+            values = cls._as_values(values)
+            starts = check_partition(convert_to_tensor(row_starts, dtype_hint=_dtypes.int64),
+                                   "row_starts")
+            end = array_ops.reshape(nvals(values, starts.dtype), [1])
+            return cls(values, array_ops.concat([starts, end], 0), internal=True)
+
+    @classmethod
+    def from_row_limits(cls, values, row_limits, name=None, validate: bool = True):
+        """Row ``i`` ends before ``values[row_limits[i]]`` and starts where the previous
+        one ended (the first, at 0)."""
+        with name_scope(name, "RaggedFromRowLimits"):
+            values = cls._as_values(values)
+            limits = check_partition(convert_to_tensor(row_limits, dtype_hint=_dtypes.int64),
+                                   "row_limits")
+            zero = array_ops.zeros([1], limits.dtype)
+            return cls(values, array_ops.concat([zero, limits], 0), internal=True)
+
+    @classmethod
+    def from_uniform_row_length(cls, values, uniform_row_length, nrows=None,
+                                validate: bool = True, name=None):
+        """Rows of ``uniform_row_length`` values each: a uniform (not ragged) dimension,
+        which the static shape shows when the length is a constant. `nrows` defaults to
+        ``len(values) // uniform_row_length`` (0 for a length of 0); their product must
+        be ``len(values)`` (checked here when all three are static, else when run if
+        `validate`).
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> rt = tf.RaggedTensor.from_uniform_row_length([1, 2, 3, 4, 5, 6], 2)
+        >>> rt.shape.as_list()
+        [3, 2]
+        >>> with tf.Session() as sess:
+        ...     print(sess.run(rt).to_list())
+        [[1, 2], [3, 4], [5, 6]]
+        """
+        with name_scope(name, "RaggedFromUniformRowLength"):
+            return uniform_rows(cls, values, uniform_row_length, nrows, validate)
 
     @classmethod
     def from_row_lengths(cls, values, row_lengths, name=None, validate: bool = True):
         """Rows of the given lengths, in order."""
 
         with name_scope(name, "RaggedFromRowLengths"):
-            lengths = _check_splits(convert_to_tensor(row_lengths, dtype_hint=_dtypes.int64))
+            lengths = check_partition(convert_to_tensor(row_lengths, dtype_hint=_dtypes.int64),
+                                    "row_lengths")
             zero = array_ops.zeros([1], lengths.dtype)
             splits = array_ops.concat([zero, cumsum(lengths)], 0)
             return cls(cls._as_values(values), splits, internal=True)
@@ -149,7 +201,8 @@ class RaggedTensor(_Nesting):
         `nrows` (default: last rowid + 1) adds empty rows at the end."""
 
         with name_scope(name, "RaggedFromValueRowIds"):
-            rowids = _check_splits(convert_to_tensor(value_rowids, dtype_hint=_dtypes.int64))
+            rowids = check_partition(convert_to_tensor(value_rowids, dtype_hint=_dtypes.int64),
+                                   "value_rowids")
             if nrows is None:
                 nrows = reduce_max(array_ops.concat(
                     [rowids, constant([-1], rowids.dtype)], 0)) + 1
@@ -172,6 +225,58 @@ class RaggedTensor(_Nesting):
                 result = cls.from_row_splits(result, splits)
             return result
 
+    @classmethod
+    def from_nested_row_lengths(cls, flat_values, nested_row_lengths, name=None,
+                                validate: bool = True):
+        """Nested rows from each level's row lengths, outermost first."""
+        with name_scope(name, "RaggedFromNestedRowLengths"):
+            result = flat_values
+            for lengths in reversed(list(nested_row_lengths)):
+                result = cls.from_row_lengths(result, lengths)
+            return result
+
+    @classmethod
+    def from_nested_value_rowids(cls, flat_values, nested_value_rowids, nested_nrows=None,
+                                 name=None, validate: bool = True):
+        """Nested rows from each level's value rowids (and row counts), outermost first.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> rt = tf.RaggedTensor.from_nested_value_rowids(
+        ...     [1, 2, 3, 4, 5, 6], [[0, 0, 2], [0, 1, 1, 2, 2, 2]], nested_nrows=[4, 3])
+        >>> with tf.Session() as sess:
+        ...     print(sess.run(rt).to_list())
+        [[[1], [2, 3]], [], [[4, 5, 6]], []]
+        """
+        rowids = list(nested_value_rowids)
+        nrows = [None] * len(rowids) if nested_nrows is None else list(nested_nrows)
+        if len(nrows) != len(rowids):
+            raise ValueError(f"Argument `nested_nrows` must have the same length as argument "
+                             f"`nested_value_rowids`. len(nested_nrows) = {len(nrows)} vs. "
+                             f"len(nested_values_rowids) = {len(rowids)}.")
+        with name_scope(name, "RaggedFromNestedValueRowIds"):
+            result = flat_values
+            for ids, n in reversed(list(zip(rowids, nrows, strict=True))):
+                result = cls.from_value_rowids(result, ids, n)
+            return result
+
+    @classmethod
+    def from_sparse(cls, st_input, name=None, row_splits_dtype=_dtypes.int64):
+        """The rows of a 2-D `tf.SparseTensor` whose values are packed to the left of
+        each row (indices in row-major order, columns ``0, 1, ...``; checked when run:
+        "SparseTensor is not right-ragged" otherwise). Trailing empty rows are kept.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> st = tf.SparseTensor([[0, 0], [0, 1], [2, 0]], [1.0, 2.0, 3.0], [4, 5])
+        >>> with tf.Session() as sess:
+        ...     print(sess.run(tf.RaggedTensor.from_sparse(st)).to_list())
+        [[1.0, 2.0], [], [3.0], []]
+        """
+        return sparse_rows(cls, st_input, name, row_splits_dtype)
+
     # -- structure ---------------------------------------------------------------------
     values = property(lambda self: self._values, doc="The concatenated rows.")
     row_splits = property(lambda self: self._row_splits,
@@ -183,14 +288,28 @@ class RaggedTensor(_Nesting):
         return self._row_splits.dtype
 
     @property
+    def uniform_row_length(self):
+        """The length of every row (a scalar tensor) when this level was built with
+        `from_uniform_row_length`, else None."""
+        return self._uniform_row_length
+
+    @property
     def shape(self) -> TensorShape:
         """``[nrows, None (per ragged dimension), inner dimensions...]``."""
+        from flowgraph.framework.constant_op import constant_value
+
         n = self._row_splits.shape.dims[0].value if self._row_splits.shape.ndims else None
         inner = self.flat_values.shape
         rest = inner.as_list()[1:] if inner.ndims is not None else None
         if rest is None:
             return TensorShape(None)
-        return TensorShape([None if n is None else n - 1] + [None] * self.ragged_rank + rest)
+        dims, level = [None if n is None else n - 1], self
+        while isinstance(level, RaggedTensor):  # a uniform level's static length, or None
+            length = level._uniform_row_length
+            length = None if length is None else constant_value(length)
+            dims.append(None if length is None else int(length))
+            level = level._values
+        return TensorShape(dims + rest)
 
     def get_shape(self) -> TensorShape:
         return self.shape
@@ -223,12 +342,124 @@ class RaggedTensor(_Nesting):
         """The row of each value (a vector as long as `values`)."""
 
         with name_scope(name, "RaggedValueRowIds"):
-            rows = _range_like(self.nrows(), self._row_splits.dtype)
+            rows = range_like(self.nrows(), self._row_splits.dtype)
             return repeat(rows, self.row_lengths())
 
     def with_values(self, new_values):
         """The same row partition over `new_values`."""
-        return RaggedTensor(self._as_values(new_values), self._row_splits, internal=True)
+        return RaggedTensor(self._as_values(new_values), self._row_splits, internal=True,
+                            uniform_row_length=self._uniform_row_length)
+
+    def with_row_splits_dtype(self, dtype):
+        """This ragged tensor with every row partition cast to `dtype` (int32 or int64);
+        itself when they already are."""
+        dtype = _dtypes.as_dtype(dtype)
+        if dtype not in (_dtypes.int32, _dtypes.int64):
+            raise ValueError(f"Argument `row_splits` dtype must be int32 or int64. "
+                             f"Received {dtype}.")
+        if self._row_splits.dtype.base_dtype == dtype:
+            return self
+        values = self._values
+        if isinstance(values, RaggedTensor):
+            values = values.with_row_splits_dtype(dtype)
+        length = self._uniform_row_length
+        return RaggedTensor(values, math_ops.cast(self._row_splits, dtype), internal=True,
+                            uniform_row_length=None if length is None
+                            else math_ops.cast(length, dtype))
+
+    def nested_row_lengths(self, name=None) -> tuple:
+        """The row lengths of every ragged level, outermost first."""
+        with name_scope(name, "RaggedNestedRowLengths"):
+            return tuple(level.row_lengths() for level in self._levels())
+
+    def nested_value_rowids(self, name=None) -> tuple:
+        """The value rowids of every ragged level, outermost first."""
+        with name_scope(name, "RaggedNestedValueRowIds"):
+            return tuple(level.value_rowids() for level in self._levels())
+
+    def _levels(self) -> list:
+        out, level = [], self
+        while isinstance(level, RaggedTensor):
+            out.append(level)
+            level = level._values
+        return out
+
+    def bounding_shape(self, axis=None, name=None, out_type=None):
+        """The shape of the smallest dense box holding every row: the number of rows,
+        the longest row of each ragged level (0 when none), then the inner dimensions;
+        `axis` (an int or a list) picks some of them.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> rt = tf.RaggedTensor.from_row_splits([1, 2, 3], row_splits=[0, 2, 3, 3])
+        >>> with tf.Session() as sess:
+        ...     print(sess.run(rt.bounding_shape()).tolist())
+        [3, 2]
+        """
+        with name_scope(name, "RaggedBoundingBox"):
+            dtype = self._row_splits.dtype if out_type is None else _dtypes.as_dtype(out_type)
+            dims = [self.nrows(out_type=dtype)]
+            for level in self._levels():
+                lengths = math_ops.cast(level.row_lengths(), dtype)
+                dims.append(reduce_max(array_ops.concat(
+                    [lengths, array_ops.zeros([1], dtype)], 0)))
+            inner = array_ops.shape(self.flat_values, out_type=dtype)[1:]
+            box = array_ops.concat([array_ops.stack(dims), inner], 0)
+            return box if axis is None else array_ops.gather(box, axis)
+
+    def merge_dims(self, outer_axis: int, inner_axis: int):
+        """Dimensions `outer_axis` to `inner_axis` (inclusive) merged into one: a ragged
+        tensor of lower rank, or a dense tensor when every ragged dimension is merged
+        with the first.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> rt = tf.RaggedTensor.from_nested_row_lengths([1, 2, 3, 4], [[2, 1], [1, 2, 1]])
+        >>> with tf.Session() as sess:
+        ...     print(sess.run(rt.merge_dims(1, 2)).to_list(), sess.run(rt.merge_dims(0, 2)))
+        [[1, 2, 3], [4]] [1 2 3 4]
+        """
+        rank = self.shape.ndims
+        axes = []
+        for what, axis in (("outer_axis", outer_axis), ("inner_axis", inner_axis)):
+            if rank is None:
+                if axis < 0:
+                    raise ValueError(f"merge_dims: {what}={axis} is negative but the rank "
+                                     f"of the RaggedTensor is unknown")
+            elif not -rank <= axis < rank:
+                raise ValueError(f"{what}={axis} out of bounds: expected "
+                                 f"{-rank}<={what}<{rank}")
+            axes.append(axis % rank if rank is not None else axis)
+        outer, inner = axes
+        if outer > inner:
+            raise ValueError(f"Expected outer_axis ({outer_axis}) to be less than or equal to "
+                             f"inner_axis ({inner_axis}).")
+        return self if outer == inner else merge_dims(RaggedTensor, self, outer, inner)
+
+    def consumers(self) -> list:
+        """The ops that read any of this ragged tensor's component tensors."""
+        out: list = []
+        parts = [*self.nested_row_splits, self.flat_values]
+        for level in self._levels():
+            if level._uniform_row_length is not None:
+                parts.append(level._uniform_row_length)
+        for t in parts:
+            out.extend(op for op in t.consumers() if op not in out)
+        return out
+
+    def to_list(self):
+        """Eager only: fetch the ragged tensor with ``Session.run`` and call ``to_list()``
+        on the `RaggedTensorValue` it gives."""
+        raise ValueError("to_list can only be used in eager mode. In a graph, run the "
+                         "RaggedTensor with Session.run and call to_list() on the "
+                         "RaggedTensorValue it returns.")
+
+    def numpy(self):
+        """Eager only (see `to_list`)."""
+        raise ValueError("RaggedTensor.numpy() is only supported in eager mode. In a graph, "
+                         "run the RaggedTensor with Session.run.")
 
     def with_flat_values(self, new_values):
         """The same nested row partitions over `new_values`."""
@@ -308,7 +539,7 @@ class RaggedTensor(_Nesting):
                 is_value = math_ops.not_equal(tensor, pad)
                 while is_value.shape.ndims is not None and is_value.shape.ndims > 2:
                     is_value = reduce_any(is_value, axis=-1)
-                idx = _range_like(shape[1], row_splits_dtype) + 1
+                idx = range_like(shape[1], row_splits_dtype) + 1
                 lengths = reduce_max(
                     math_ops.cast(is_value, row_splits_dtype) * idx, axis=1)
             if lengths is None:
@@ -349,8 +580,3 @@ class RaggedTensor(_Nesting):
     def __repr__(self) -> str:
         return (f"tf.RaggedTensor(values={self._values!r}, "
                 f"row_splits={self._row_splits.name})")
-
-
-def _range_like(n, dtype):
-
-    return math_ops.cast(_range(math_ops.cast(n, _dtypes.int32)), dtype)

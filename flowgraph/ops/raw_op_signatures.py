@@ -1106,6 +1106,10 @@ SIGNATURES: dict[str, tuple[str, str]] = {
         "use_image_if_no_bounding_boxes",
     ),
     "Save": ("filename:,tensor_names:,*data:T", ""),
+    "SaveDataset": (
+        "input_dataset:,path:,*shard_func_other_args:Tshard_func_args",
+        "shard_func,compression,use_shard_func",
+    ),
     "SaveSlices": ("filename:,tensor_names:,shapes_and_slices:,*data:T", ""),
     "SaveV2": ("prefix:,tensor_names:,shape_and_slices:,*tensors:dtypes", ""),
     "ScalarSummary": ("tags:,values:T", ""),

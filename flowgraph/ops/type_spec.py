@@ -69,6 +69,29 @@ class TypeSpec:
                 return False
         return True
 
+    def is_subtype_of(self, other) -> bool:
+        """Whether every value this spec describes is also described by `other`: the same
+        kind and fields, each shape dimension of `other` unknown or equal (a TensorSpec's
+        `name` included, as in TensorFlow); nested specs compare field by field."""
+        if type(other) is not type(self):
+            return False
+        return all(_field_is_subtype(getattr(self, f), getattr(other, f))
+                   for f in self._fields)
+
+    def most_specific_common_supertype(self, others):
+        """The most specific spec that this one and each of `others` are subtypes of
+        (shapes keep the dimensions they share), or None when there is none (another
+        kind, another dtype or name, another rank)."""
+        values = {f: getattr(self, f) for f in self._fields}
+        for other in others:
+            if type(other) is not type(self):
+                return None
+            for f in self._fields:
+                values[f] = _field_supertype(values[f], getattr(other, f))
+                if values[f] is _NONE:
+                    return None
+        return type(self)(**values)
+
     def most_specific_compatible_type(self, other):
         """The most specific spec compatible with both (shapes generalized to the dims
         they share); a ValueError for specs of different kinds or dtypes."""
@@ -94,16 +117,79 @@ def _most_specific(a: TensorShape, b: TensorShape) -> TensorShape:
     return TensorShape([x.value if x.value == y.value else None for x, y in zip(a.dims, b.dims)])
 
 
+_NONE = object()  # no common supertype
+
+
+def _field_is_subtype(mine, theirs) -> bool:
+    if isinstance(mine, TensorShape):
+        return isinstance(theirs, TensorShape) and _shape_is_subtype(mine, theirs)
+    if isinstance(mine, TypeSpec):
+        return mine.is_subtype_of(theirs)
+    if isinstance(mine, list | tuple):
+        return (type(theirs) is type(mine) and len(mine) == len(theirs)
+                and all(_field_is_subtype(a, b) for a, b in zip(mine, theirs)))
+    if isinstance(mine, dict):
+        return (isinstance(theirs, dict) and mine.keys() == theirs.keys()
+                and all(_field_is_subtype(mine[k], theirs[k]) for k in mine))
+    return mine == theirs
+
+
+def _field_supertype(mine, theirs):
+    """The most specific common supertype of two field values, or `_NONE`."""
+    if isinstance(mine, TensorShape):
+        merged = _common_shape(mine, theirs) if isinstance(theirs, TensorShape) else None
+    elif isinstance(mine, TypeSpec):
+        merged = mine.most_specific_common_supertype([theirs])
+    elif isinstance(mine, list | tuple):
+        if type(theirs) is not type(mine) or len(mine) != len(theirs):
+            return _NONE
+        items = [_field_supertype(a, b) for a, b in zip(mine, theirs)]
+        return _NONE if any(i is _NONE for i in items) else type(mine)(items)
+    elif isinstance(mine, dict):
+        if not isinstance(theirs, dict) or mine.keys() != theirs.keys():
+            return _NONE
+        items = {k: _field_supertype(mine[k], theirs[k]) for k in mine}
+        return _NONE if any(i is _NONE for i in items.values()) else items
+    else:
+        return mine if mine == theirs else _NONE
+    return _NONE if merged is None else merged
+
+
+def _shape_is_subtype(a: TensorShape, b: TensorShape) -> bool:
+    if b.ndims is None:
+        return True
+    if a.ndims != b.ndims:
+        return False
+    return all(y.value is None or x.value == y.value for x, y in zip(a.dims, b.dims))
+
+
+def _common_shape(a: TensorShape, b: TensorShape):
+    if a.ndims is None or b.ndims is None:
+        return TensorShape(None)
+    if a.ndims != b.ndims:
+        return None
+    return _most_specific(a, b)
+
+
+def _read_only(field: str, doc: str) -> property:
+    """A spec's field as a read-only property (specs are immutable, as TensorFlow's)."""
+    return property(lambda self: self.__dict__["_" + field], doc=doc)
+
+
 class TensorSpec(TypeSpec):
     """The spec of a `Tensor`: ``shape`` (partially known), ``dtype`` and an optional
     ``name``."""
 
     _fields = ("shape", "dtype", "name")
 
+    shape = _read_only("shape", "The (partially known) `TensorShape`.")
+    dtype = _read_only("dtype", "The `DType` of the tensor.")
+    name = _read_only("name", "The optional name (None when unnamed).")
+
     def __init__(self, shape, dtype=_dtypes.float32, name=None) -> None:
-        self.shape = as_shape(shape)
-        self.dtype = _dtypes.as_dtype(dtype).base_dtype
-        self.name = name
+        self._shape = as_shape(shape)
+        self._dtype = _dtypes.as_dtype(dtype).base_dtype
+        self._name = name
 
     @property
     def value_type(self):
@@ -134,9 +220,12 @@ class SparseTensorSpec(TypeSpec):
 
     _fields = ("shape", "dtype")
 
+    shape = _read_only("shape", "The dense `TensorShape` of the sparse tensor.")
+    dtype = _read_only("dtype", "The `DType` of its values.")
+
     def __init__(self, shape=None, dtype=_dtypes.float32) -> None:
-        self.shape = as_shape(shape)
-        self.dtype = _dtypes.as_dtype(dtype).base_dtype
+        self._shape = as_shape(shape)
+        self._dtype = _dtypes.as_dtype(dtype).base_dtype
 
     @property
     def value_type(self):
@@ -190,6 +279,38 @@ class TensorArraySpec(TypeSpec):
 
         return TensorArray
 
+    @classmethod
+    def from_value(cls, value) -> TensorArraySpec:
+        """The spec of the `tf.TensorArray` `value`."""
+        from flowgraph.ops.tensor_array import TensorArray
+
+        if not isinstance(value, TensorArray):
+            raise TypeError(f"Expected value to be a TensorArray, but got: "
+                            f"`{type(value)}`")
+        return cls(value.element_shape, value.dtype, value.dynamic_size,
+                   value._infer_shape)
+
+    def is_subtype_of(self, other) -> bool:
+        """As TensorFlow's: the same dtype and `dynamic_size` (the element shape and
+        `infer_shape` are not compared)."""
+        return (isinstance(other, TensorArraySpec) and self.dtype == other.dtype
+                and self.dynamic_size == other.dynamic_size)
+
+    def most_specific_common_supertype(self, others):
+        """The element shapes generalized, `infer_shape` only when all infer; None for
+        another dtype or `dynamic_size`."""
+        others = list(others)
+        if not all(isinstance(o, TensorArraySpec) and o.dtype == self.dtype
+                   and o.dynamic_size == self.dynamic_size for o in others):
+            return None
+        shape = self.element_shape
+        for other in others:
+            shape = _common_shape(shape, other.element_shape)
+            if shape is None:
+                return None
+        return TensorArraySpec(shape, self.dtype, self.dynamic_size,
+                               self.infer_shape and all(o.infer_shape for o in others))
+
 
 class OptionalSpec(TypeSpec):
     """The spec of an optional value (``tf.experimental.Optional``): the spec of the value
@@ -203,6 +324,11 @@ class OptionalSpec(TypeSpec):
     @property
     def value_type(self):
         return type(None)
+
+    @classmethod
+    def from_value(cls, value) -> OptionalSpec:
+        """The spec of an optional `value`: the spec of the value it may hold."""
+        return cls(value.element_spec)
 
 
 def _sparse_static_shape(value) -> TensorShape:

@@ -259,6 +259,8 @@ class SavedModelBuilder:
                 # TensorFlow's defaults are not always flowgraph's: tf_meta_graph strips
                 # its format's nodes against TensorFlow's OpDefs.
                 _strip_default_attrs(node)
+        if self._format != "tensorflow":
+            _without_saver_file_ops(graph, graph_def)
         mg = MetaGraphDef(meta_info_def=MetaInfoDef(tags=tags, meta_graph_version="",
                                                     flowgraph_version=_flowgraph_version()),
                           graph_def=graph_def, signature_def=signatures)
@@ -327,6 +329,46 @@ def _op_name(op, what: str, graph) -> str | None:
     if op.graph is not graph:
         raise ValueError(f"{what} '{op.name}' is not from the graph being saved")
     return op.name
+
+
+def _without_saver_file_ops(graph, graph_def: dict) -> None:
+    """Make `graph_def` (flowgraph's format) loadable: the loader refuses ops that read or
+    write files (`assets.REFUSED_FILE_OPS`), and flowgraph Savers' in-graph ops are
+    TensorFlow's (``save/SaveV2``, ``save/RestoreV2``). Their save branch (whatever
+    depends on ``SaveV2``/``MergeV2Checkpoints``) is left out; each ``RestoreV2`` becomes
+    ``IdentityN`` of one placeholder per output, under the same name, so that the
+    entries' tensors (``save/RestoreV2:1``), which the loader feeds, keep their names."""
+    own = set()
+    for _, _, names in graph.__dict__.get("_saver_entries", {}).values():
+        own |= set(names or ())
+    nodes = graph_def["node"]
+    drop = {n["name"] for n in nodes
+            if n["name"] in own and n["op"] in ("SaveV2", "MergeV2Checkpoints")}
+    grew = True
+    while grew:  # and the nodes waiting on them
+        grew = False
+        for n in nodes:
+            if n["name"] in own and n["name"] not in drop and any(
+                    r.lstrip("^").partition(":")[0] in drop for r in n.get("input", [])):
+                drop.add(n["name"])
+                grew = True
+    kept = []
+    for n in nodes:
+        if n["name"] in drop:
+            continue
+        if n["name"] in own and n["op"] == "RestoreV2":
+            dtypes = n.get("output_dtypes", [])
+            for i, dtype in enumerate(dtypes):
+                kept.append({"name": f"{n['name']}/value_{i}", "op": "Placeholder", "input": [],
+                             "device": n.get("device", ""),
+                             "attr": {"dtype": {"dtype": dtype}, "shape": {"shape": None}},
+                             "output_shapes": [{"shape": None}], "output_dtypes": [dtype]})
+            n = {"name": n["name"], "op": "IdentityN", "device": n.get("device", ""),
+                 "input": [f"{n['name']}/value_{i}:0" for i in range(len(dtypes))],
+                 "attr": {},  # (flowgraph's IdentityN takes its dtypes from its inputs)
+                 "output_shapes": n.get("output_shapes"), "output_dtypes": dtypes}
+        kept.append(n)
+    graph_def["node"] = kept
 
 
 def _restore_def(saver) -> RestoreDef | None:

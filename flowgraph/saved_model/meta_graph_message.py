@@ -24,6 +24,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.device_spec import canonical_device
 from flowgraph.framework.tf_formats.meta_graph_messages import (
     AssetFileDefProto,
     CollectionDefProto,
@@ -62,7 +63,8 @@ def _variable_def(vd: fmt.VariableDef) -> bytes:
 
 
 def _saver_rows(mg: fmt.MetaGraphDef) -> list[tuple]:
-    """``(key, variable op, DataType number, shape, slice spec)`` per restore entry, the
+    """``(key, variable op, DataType number, shape, slice spec, "", device)`` per restore
+    entry (the device: its shard of the builder's sharded Saver), the
     rows `tf_formats.saver_graph.tf_saver_nodes` builds TensorFlow's saver nodes from. A
     part of a partitioned variable is keyed as TensorFlow keys it: the whole variable's
     name and the part's slice spec (saved_model.json keys each part by its own name)."""
@@ -80,7 +82,8 @@ def _saver_rows(mg: fmt.MetaGraphDef) -> list[tuple]:
         info = slices.get(e.variable)
         key, spec = (info.full_name, info.spec) if info is not None and not e.slice \
             else (e.key, e.slice)
-        rows.append((key, op, dtype, shapes[0].get("shape"), spec))
+        rows.append((key, op, dtype, shapes[0].get("shape"), spec, "",
+                     canonical_device(node.get("device") or "")))  # its shard
     return rows
 
 
@@ -97,7 +100,7 @@ def _export(mg: fmt.MetaGraphDef) -> MetaGraphDefProto:
                                   filename_tensor_name=restore.filename_tensor_name,
                                   save_tensor_name=restore.save_tensor_name,
                                   max_to_keep=5, keep_checkpoint_every_n_hours=10000.0,
-                                  version=SaverDefProto.V2)
+                                  sharded=True, version=SaverDefProto.V2)
         rows = _saver_rows(mg)
         if rows:
             register_saver_entries(holder, restore.restore_op_name, "model", rows)

@@ -176,10 +176,6 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
     saver_def = None if saver is None or saver._is_empty else saver.saver_def
     mg = export_meta_graph(graph=graph, graph_def=graph_def, saver_def=saver_def,
                            clear_devices=clear_devices)
-    if saver_def is not None:
-        # One shard, TensorFlow's restore needs no more; cleared rather than set to False,
-        # since proto3 writes no field at its default (the bytes stay TensorFlow's).
-        mg.saver_def.ClearField("sharded")
     mg.meta_info_def.tags.extend(tags)
     for key, sig in signatures.items():
         mg.signature_def[key] = signature_message(sig)

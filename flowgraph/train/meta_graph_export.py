@@ -195,7 +195,7 @@ def _with_tf_saver(graph_def: GraphDef, graph, saver_def: SaverDefProto,
     kept = [n for n in graph_def.node
             if (n.name not in own if own is not None else not n.name.startswith(scope))]
     nodes = tf_saver_nodes(scope, entries, filename, {n.name for n in kept},
-                           saver_def.restore_op_name)
+                           saver_def.restore_op_name, sharded=bool(saver_def.sharded))
     out = GraphDef(node=kept + nodes, versions=graph_def.versions)
     found = tf_saver_tensor_names(nodes)
     _name_tf_saver_tensors(saver_def, found)
@@ -269,13 +269,15 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     out = MetaGraphDefProto()
     names: dict = {}  # restore op -> the names of the TensorFlow saver nodes written
     if saver_def is not None:
-        saver_proto = _as_saver_def_proto(saver_def)
+        # a copy: the written names (a sharded saver's save/Identity) are TensorFlow's
+        # nodes', never the in-memory Saver's
+        saver_proto = saver_def_proto(saver_def)
         message = _with_tf_saver(message, graph, saver_proto, names)
         out.saver_def = saver_proto
     for saver in _collected_savers(graph, collection_list):
         # every Saver of the `savers` collection gets TensorFlow's saver nodes too
         if saver_def is None or saver.saver_def.restore_op_name != saver_proto.restore_op_name:
-            message = _with_tf_saver(message, graph, _as_saver_def_proto(saver.saver_def),
+            message = _with_tf_saver(message, graph, saver_def_proto(saver.saver_def),
                                      names)
     if clear_devices:
         for n in message.node:

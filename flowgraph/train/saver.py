@@ -27,10 +27,13 @@ fsynced only if this process has not made it durable already.
 
 `restore` reads the file in Python, checks every variable against it (present, same
 dtype, compatible shape: errors name the variable, the shapes and the file), and runs
-the restore op built with the Saver: one placeholder and one ``Assign`` per variable,
-grouped into ``save/restore_all``. Because restoring is an op of the graph, it works in
-any session of that graph. A Saver given a ``saver_def`` whose ops the graph already
-holds (TensorFlow's ``SaveV2``/``RestoreV2`` nodes of an imported ``.meta``) builds
+the restore op built with the Saver, feeding those values: the Saver's ops are
+TensorFlow's (``save/Const``, ``save/SaveV2``, ``save/RestoreV2`` + ``Assign`` per variable
+under ``save/restore_all``; sharded: per device, with ``save/MergeV2Checkpoints`` and
+``save/Identity``), fed at the ``RestoreV2`` outputs, so that running ``restore_all`` with
+the filename fed, as a C++ loader does, restores too. Because restoring is an op of the
+graph, it works in any session of that graph. A Saver given a ``saver_def`` whose ops the
+graph already holds (TensorFlow's ``SaveV2``/``RestoreV2`` nodes of an imported ``.meta``) builds
 nothing and runs those instead (`saver_by_name`), as TensorFlow's does.
 
 The Saver's parts, one module each: which variables under which keys
@@ -81,7 +84,11 @@ from flowgraph.train.meta_graph_export import (
     scoped_saver_def,
 )
 from flowgraph.train.saver_by_name import find_graph_saver, wrap_restore_error
-from flowgraph.train.saver_entries import all_saveable_variables, saveable_entries
+from flowgraph.train.saver_entries import (
+    all_saveable_variables,
+    saveable_entries,
+    slice_offset,
+)
 from flowgraph.train.saver_files import checkpoint_files, checkpoint_tensors
 from flowgraph.train.saver_keep import CheckpointKeeper
 from flowgraph.train.saver_restore import build_restore_graph, restore_feed
@@ -214,19 +221,17 @@ class Saver:
             raise ValueError("No variables to save")
         graph = rows[0][1].graph
         first_new = len(graph.get_operations())
+        rows = sorted(rows, key=lambda r: (r[0], slice_offset(r[2])))
         built = build_restore_graph(graph, rows, self._name or "save",
-                                    self._filename or "model", self._reshape)
+                                    self._filename or "model", self._reshape,
+                                    [self._tf_row(*row) for row in rows], self._sharded)
         own_ops = [op.name for op in graph.get_operations()[first_new:]]
         self._entries, self._slice_infos = built.entries, built.slice_infos
         restore_op, filename, save_tensor = built.restore_op, built.filename, built.save_tensor
         self._restore_op = restore_op
         self._graph = graph
         register_saver_entries(graph, restore_op.name, self._filename or "model", [
-            (key, ref.op.name, ref.dtype.base_dtype.as_datatype_enum,
-             ref.shape.as_list() if ref.shape.ndims is not None else None,
-             info.spec if info is not None else "",
-             # a resource variable: saved from its read, restored through its handle
-             ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else "")
+            self._tf_row(key, ref, info)
             for (key, ref, _), info in zip(self._entries, self._slice_infos)
             # a saveable object's tensors (tf.contrib.cudnn_rnn) have no variable to name
             if getattr(ref, "_saveable_restore", None) is None], own_ops)
@@ -421,13 +426,27 @@ class Saver:
         unsharded."""
         if not self._sharded:
             return None
-        devices = []
-        for _, ref, _ in self._entries:
-            var = ref.op.inputs[0].op if ref.op.type == "ReadVariableOp" else ref.op
-            devices.append(canonical_device(var.device))
+        devices = [self._device_of(ref) for _, ref, _ in self._entries]
         number = {d: k for k, d in enumerate(sorted(set(devices)))}
         return {(key, tuple(info.var_offset) if info is not None else ()): number[d]
                 for (key, _, _), info, d in zip(self._entries, self._slice_infos, devices)}
+
+    @classmethod
+    def _tf_row(cls, key: str, ref, info) -> tuple:
+        """The row of `tf_formats.saver_graph.tf_saver_nodes` for one entry."""
+        return (key, ref.op.name, ref.dtype.base_dtype.as_datatype_enum,
+                ref.shape.as_list() if ref.shape.ndims is not None else None,
+                info.spec if info is not None else "",
+                # a resource variable: saved from its read, restored through its handle
+                ref.op.inputs[0].op.name if ref.op.type == "ReadVariableOp" else "",
+                cls._device_of(ref))  # its shard when sharded
+
+    @staticmethod
+    def _device_of(ref) -> str:
+        """The canonical device of the variable saved from `ref` (a sharded Saver's
+        shard: one per device)."""
+        var = ref.op.inputs[0].op if ref.op.type == "ReadVariableOp" else ref.op
+        return canonical_device(var.device)
 
     def _own_keys(self) -> list[str]:
         """Per entry, a key no other entry shares: its checkpoint key, or a part's own op

@@ -1,13 +1,18 @@
 """A `tf.train.Saver`'s restore graph, and the values fed to it from a checkpoint.
 
 Restoring is an op of the graph, so it runs in any session of that graph. The Saver's
-name scope (``save/``) holds::
+name scope (``save/``) holds TensorFlow's saver ops (`build_tf_saver_ops`, from
+`tf_formats.saver_graph.tf_saver_nodes`; sharded, one shard per device)::
 
-    save/Const               the default filename (a constant)
-    save/control_dependency  Identity of it (the SaverDef's save tensor)
-    save/RestoreV2[_i]       one placeholder per variable (or part), fed from Python
-    save/Assign[_i]          Assign(variable, placeholder), colocated with the variable
+    save/Const               the filename (PlaceholderWithDefault of save/filename)
+    save/SaveV2, save/control_dependency   the save tensor (sharded: save/Identity)
+    save/RestoreV2           RestoreV2, output i per variable (or part), fed from Python
+    save/Assign[_i]          Assign(variable, save/RestoreV2:i), colocated with it
     save/restore_all         NoOp grouping the Assigns
+
+A graph whose variables include a mirrored (`tf.distribute`) or saveable-object entry
+gets the older form instead: a placeholder per entry (``save/RestoreV2[_i]``), a constant
+``save/Const``.
 
 `restore_feed` reads the checkpoint and checks every value before anything runs: the
 key is present, the dtype and the shape match (errors name the variable, the shapes and
@@ -54,11 +59,22 @@ class RestoreGraph(NamedTuple):
     scope: str
 
 
-def build_restore_graph(graph, rows, name: str, filename: str, reshape: bool) -> RestoreGraph:
+def build_restore_graph(graph, rows, name: str, filename: str, reshape: bool,
+                        tf_rows=None, sharded: bool = False) -> RestoreGraph:
     """Build the restore ops for `rows` (`saver_entries.saveable_entries`) in `graph`
     under name scope `name`; `filename` is the default checkpoint name. With `reshape`
     the Assigns do not check shapes (a value of another shape with the same number of
-    elements is reshaped before it is fed)."""
+    elements is reshaped before it is fed).
+
+    Given `tf_rows` (`tf_formats.saver_graph.tf_saver_nodes`'s rows, one per row of
+    `rows`), the graph gets TensorFlow's saver ops instead (sharded or not, as
+    TensorFlow builds them: `build_tf_saver_ops`), and the entries' values are the
+    ``RestoreV2`` outputs that Python feeds; a graph whose variables include a mirrored
+    (`tf.distribute`) or saveable-object entry keeps the placeholders."""
+    mirrors = graph.__dict__.get("_mirrored_restores", {})
+    if tf_rows is not None and not mirrors and not any(
+            getattr(ref, "_saveable_restore", None) is not None for _, ref, _ in rows):
+        return build_tf_saver_ops(graph, rows, tf_rows, name, filename, sharded)
     from flowgraph.ops.array_ops import identity, placeholder
     from flowgraph.ops.control_flow_ops import group
     from flowgraph.ops.resource_variable_ops import assign_variable_op
@@ -98,6 +114,61 @@ def build_restore_graph(graph, rows, name: str, filename: str, reshape: bool) ->
             assigns.append(saveable.restore([values[k] for k in sorted(values)], None))
         restore_op = group(*assigns, name="restore_all")
     return RestoreGraph(entries, infos, restore_op, filename_tensor, save_tensor, scope)
+
+
+def build_tf_saver_ops(graph, rows, tf_rows, name: str, filename: str,
+                       sharded: bool) -> RestoreGraph:
+    """TensorFlow's saver ops (`tf_formats.saver_graph.tf_saver_nodes`) made in `graph`
+    under the unique scope for `name`: ``save/Const`` (the filename), ``save/SaveV2``,
+    ``save/RestoreV2`` + ``save/Assign_i`` under ``save/restore_all``, or the sharded
+    graph. Running ``restore_all`` with the filename fed restores in the graph (a C++
+    loader's way); `Saver.restore` feeds the ``RestoreV2`` outputs from Python instead,
+    after checking each value (`restore_feed`)."""
+    from flowgraph.framework.tf_formats.graph_def import attr_value
+    from flowgraph.framework.tf_formats.saver_graph import (
+        tf_saver_nodes,
+        tf_saver_tensor_names,
+    )
+
+    with graph.as_default(), graph.name_scope(name) as scope:
+        pass
+    nodes = tf_saver_nodes(scope, tf_rows, filename, {op.name for op in graph.get_operations()},
+                           sharded=sharded)
+    made: dict[str, Operation] = {}
+
+    def tensor(ref: str) -> Tensor:
+        op_name, _, index = ref.partition(":")
+        op = made.get(op_name) or graph.get_operation_by_name(op_name)
+        return op.outputs[int(index or 0)]
+
+    with graph.as_default(), graph.control_dependencies(None), \
+            graph.colocate_with(None, ignore_existing=True):
+        for node in nodes:
+            data = [tensor(r) for r in node.input if not r.startswith("^")]
+            ctrl = [made[r[1:]] for r in node.input if r.startswith("^")]
+            # (TensorFlow's save/Identity waits on the shards, then on the merge)
+            ctrl.sort(key=lambda c: c.type == "MergeV2Checkpoints")
+            attrs = {k: attr_value(v) for k, v in node.attr.items() if k != "_class"}
+            with graph.control_dependencies(ctrl):
+                op = graph.create_op(node.op, data, attrs, name=f"{node.name}/")
+            op._device = node.device or ""
+            if "_class" in node.attr:
+                op._colocation = sorted(c.decode()[len("loc:@"):]
+                                        for c in node.attr["_class"].list.s)
+            made[node.name] = op
+    restored: dict[str, Tensor] = {}  # variable (or handle) op name -> RestoreV2 output
+    for op in made.values():
+        if op.type == "Assign":
+            restored[op.inputs[0].op.name] = op.inputs[1]
+        elif op.type == "AssignVariableOp":  # through an Identity of the output
+            restored[op.inputs[0].op.name] = op.inputs[1].op.inputs[0]
+    entries, infos = [], []
+    for (key, ref, info), row in zip(rows, tf_rows):
+        entries.append((key, ref, restored[row[5] or row[1]]))
+        infos.append(info)
+    file_name, save_name, restore_name = tf_saver_tensor_names(nodes)
+    return RestoreGraph(entries, infos, made[restore_name], tensor(file_name),
+                        tensor(save_name), scope)
 
 
 def _restore_ref(var):

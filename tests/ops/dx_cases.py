@@ -46,6 +46,11 @@ def _to_tfrecord(x):
     tf.data.experimental.to_variant(ds)
 
 
+def _save_dataset(x):
+    path = os.path.join(tempfile.mkdtemp(), "saved")
+    tf.data.Dataset.from_tensor_slices(x).save(path)
+
+
 def _fft3d(x):
     r = tf.signal.rfft3d(x)
     tf.signal.irfft3d(r, fft_length=[2, 3, 4])
@@ -76,6 +81,7 @@ CONTRACT_CASES: dict = {
     # a dataset of slices needs the input's rank when it is built
     "DatasetToTFRecord": [([_f64(3)], _to_tfrecord, {**_NO_FETCH, "modes": _KNOWN_RANK})],
     "DatasetVariant": [([_f64(3)], _to_tfrecord, {**_NO_FETCH, "modes": _KNOWN_RANK})],
+    "SaveDataset": [([_f64(3)], _save_dataset, {**_NO_FETCH, "modes": _KNOWN_RANK})],
     "RFFT3D": [([_f64(2, 2, 3, 4)], _fft3d, {})],
     "IRFFT3D": [([_f64(2, 2, 3, 4)], _fft3d, {})],
     "RaggedRange": [([_f64(4, 2)], _ragged_range, _UNKNOWN)],

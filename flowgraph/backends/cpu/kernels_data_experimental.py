@@ -137,6 +137,21 @@ class DatasetToTFRecordOp:
         job.run(list(captured), _text(filename), _text(compression))
 
 
+@cpu_kernel("SaveDataset")
+class SaveDatasetOp:
+    """``Dataset.save(path)``: the registered job (`flowgraph.data`) reads the dataset with
+    the captured values and writes TensorFlow's saved-dataset directory."""
+
+    def __init__(self, ctx, *, dataset_id) -> None:
+        self.op = ctx.op
+        self.dataset_id = dataset_id
+
+    def __call__(self, *inputs):
+        job = lookup_dataset(self.op, self.dataset_id)
+        *captured, path, compression = inputs
+        job.run(list(captured), _text(path), _text(compression))
+
+
 def _text(x) -> str:
     x = x.item() if isinstance(x, np.ndarray) else x
     return x.decode("utf-8") if isinstance(x, bytes) else str(x)

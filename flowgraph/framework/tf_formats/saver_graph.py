@@ -6,12 +6,13 @@ TensorFlow's ``tf.train.Saver`` builds (scope ``save/``)::
                 └─> save/RestoreV2(tensor_names, shape_and_slices) ─:i─> save/Assign_i(v_i)
                                                    save/restore_all = NoOp(^save/Assign_*)
 
-A flowgraph Saver built in the program feeds one placeholder per variable from Python
-instead (`flowgraph.train.saver`). Reading, the checkpoint key of each variable is read
-from the ``RestoreV2`` node's ``tensor_names`` (`restore_keys`); the saver's nodes are
-kept (``import_meta_graph`` runs them, `flowgraph.train.saver_by_name`) or left out
-(`drop_saver_nodes`: a SavedModel, whose loader restores the variables itself), and so
-is any node depending on an op flowgraph lacks. Writing, a flowgraph Saver's nodes are
+A flowgraph Saver builds these nodes in the program's graph too (it feeds the
+``RestoreV2`` outputs from Python, `flowgraph.train.saver_restore`). Reading, the
+checkpoint key of each variable is read from the ``RestoreV2`` node's ``tensor_names``
+(`restore_keys`); the saver's nodes are kept (``import_meta_graph`` runs them,
+`flowgraph.train.saver_by_name`) or left out (`drop_saver_nodes`: a SavedModel, whose
+loader restores the variables itself), and so is any node depending on an op flowgraph
+lacks. Writing, a flowgraph Saver's nodes are
 replaced by TensorFlow's (`tf_saver_nodes`), so that TensorFlow's ``import_meta_graph``
 + ``restore`` work on flowgraph's ``.meta`` files.
 
@@ -158,20 +159,20 @@ def _const(name: str, value, device: str = "") -> NodeDef:
 
 
 def tf_saver_nodes(scope: str, entries, filename: str, taken=frozenset(),
-                   restore_name: str | None = None) -> list[NodeDef]:
+                   restore_name: str | None = None, sharded: bool = False) -> list[NodeDef]:
     """TensorFlow's V2 saver nodes (as TensorFlow 1.x's ``Saver`` builds them) for
     `entries`: ``(checkpoint key, variable op name, DataType number, shape list[, slice
-    spec[, handle op name]])`` rows, sorted by key; a part of a partitioned variable has
-    its full name as key and its slice spec (``"10 3 0,4:0,3"``); a resource variable
-    names its read as variable and its ``VarHandleOp`` as handle (restored by
+    spec[, handle op name[, device]]])`` rows, sorted by key; a part of a partitioned
+    variable has its full name as key and its slice spec (``"10 3 0,4:0,3"``); a resource
+    variable names its read as variable and its ``VarHandleOp`` as handle (restored by
     ``AssignVariableOp``); `filename` is the default of the filename tensor. Names already
     in `taken` (the graph's other nodes: another saver's in the same scope) get
     TensorFlow's suffixes (``save/Const_1``); the restore op is `restore_name` when given.
-    `tf_saver_tensor_names` reads the SaverDef's names back from the nodes."""
-    entries = sorted((*row, "", "")[:6] for row in entries)
-    keys = [k.encode("utf-8") for k, *_ in entries]
-    specs = [row[4].encode("utf-8") for row in entries]
-    dtypes = AttrValue(list=AttrValue.ListValue(type=[int(row[2]) for row in entries]))
+    With `sharded`, TensorFlow's sharded saver: one ``SaveV2`` per device of the variables
+    (the row's canonical device) writing a temporary shard, ``MergeV2Checkpoints`` into the
+    prefix, and one ``RestoreV2`` + ``save/restore_shard`` per device (see
+    `_sharded_nodes`). `tf_saver_tensor_names` reads the SaverDef's names back."""
+    entries = sorted((*row, "", "", "")[:7] for row in entries)
     string = AttrValue(type=7)
     scalar = AttrValue(shape=shape_proto([]))
     used = set(taken)
@@ -189,56 +190,160 @@ def tf_saver_nodes(scope: str, entries, filename: str, taken=frozenset(),
     out = [
         _const(f"{filename_op}/input", np.array(filename.encode("utf-8"), dtype=object)),
         NodeDef(name=filename_op, op="PlaceholderWithDefault",
-                input=[f"{filename_op}/input"], attr={"dtype": string, "shape": scalar}),
+                input=[filename_op + "/input"], attr={"dtype": string, "shape": scalar}),
         NodeDef(name=const, op="PlaceholderWithDefault", input=[filename_op],
                 attr={"dtype": string, "shape": scalar}),
     ]
+    if sharded:
+        return out + _sharded_nodes(entries, const, fresh, restore_name)
     restore_op = ""
     for op in ("SaveV2", "RestoreV2"):
         device = "/device:CPU:0" if op == "RestoreV2" else ""
-        name = fresh(op)
-        out.append(_const(f"{name}/tensor_names", np.array(keys, dtype=object), device))
-        out.append(_const(f"{name}/shape_and_slices", np.array(specs, dtype=object), device))
-        inputs = [const, f"{name}/tensor_names", f"{name}/shape_and_slices"]
+        name = _save_or_restore(out, op, fresh, const, entries, device)
         if op == "SaveV2":
-            inputs += [row[1] for row in entries]
-        out.append(NodeDef(name=name, op=op, input=inputs, device=device or None,
-                           attr={"dtypes": dtypes}))
-        if op == "SaveV2":
-            out.append(NodeDef(
-                name=fresh("control_dependency"), op="Identity",
-                input=[const, f"^{name}"],
-                attr={"T": string, "_class": AttrValue(list=AttrValue.ListValue(
-                    s=[f"loc:@{const}".encode()]))}))
+            out.append(_control_dependency(fresh("control_dependency"), const, name))
         else:
             restore_op = name
+    assigns = _assign_nodes(out, entries, restore_op, fresh)
+    out.append(NodeDef(name=restore_name or fresh("restore_all"), op="NoOp",
+                       input=[f"^{a}" for a in sorted(assigns)]))
+    return out
+
+
+def _save_or_restore(out: list, op: str, fresh, prefix: str, entries, device: str) -> str:
+    """Append a ``SaveV2`` (of the rows' variables) or ``RestoreV2`` node reading or
+    writing `prefix`, with its constants, on `device`; returns its name."""
+    name = fresh(op)
+    keys = [row[0].encode("utf-8") for row in entries]
+    specs = [row[4].encode("utf-8") for row in entries]
+    out.append(_const(f"{name}/tensor_names", np.array(keys, dtype=object), device))
+    out.append(_const(f"{name}/shape_and_slices", np.array(specs, dtype=object), device))
+    inputs = [prefix, f"{name}/tensor_names", f"{name}/shape_and_slices"]
+    if op == "SaveV2":
+        inputs += [row[1] for row in entries]
+    dtypes = AttrValue(list=AttrValue.ListValue(type=[int(row[2]) for row in entries]))
+    out.append(NodeDef(name=name, op=op, input=inputs, device=device or None,
+                       attr={"dtypes": dtypes}))
+    return name
+
+
+def _control_dependency(name: str, source: str, after: str, device: str = "") -> NodeDef:
+    """``Identity(source, ^after)``, colocated with `source` (the tensor a save returns)."""
+    return NodeDef(name=name, op="Identity", input=[source, f"^{after}"],
+                   device=device or None,
+                   attr={"T": AttrValue(type=7), "_class": AttrValue(
+                       list=AttrValue.ListValue(s=[f"loc:@{source}".encode()]))})
+
+
+def _assign_nodes(out: list, entries, restore_op: str, fresh, device: str = "") -> list[str]:
+    """Append the ops assigning output i of `restore_op` to row i's variable; returns
+    their names."""
     assigns = []
-    for i, (_, var, dtype, shape, _, handle) in enumerate(entries):
+    for i, (_, var, dtype, shape, _, handle, _) in enumerate(entries):
         restored = restore_op + (f":{i}" if i else "")
         if handle:  # a resource variable: AssignVariableOp(handle, Identity(restored))
             ident, name = fresh("Identity"), fresh("AssignVariableOp")
             out.append(NodeDef(name=ident, op="Identity", input=[restored],
-                               attr={"T": AttrValue(type=int(dtype))}))
+                               device=device or None, attr={"T": AttrValue(type=int(dtype))}))
             out.append(NodeDef(name=name, op="AssignVariableOp", input=[handle, ident],
-                               attr={"dtype": AttrValue(type=int(dtype))}))
+                               device=device or None,
+                               attr={"dtype": AttrValue(type=int(dtype)),
+                                     "validate_shape": AttrValue(b=False)}))
             assigns.append(name)
             continue
         name = fresh("Assign")
         assigns.append(name)
         out.append(NodeDef(
-            name=name, op="Assign", input=[var, restored],
+            name=name, op="Assign", input=[var, restored], device=device or None,
             attr={"T": AttrValue(type=int(dtype)),  # keys in protobuf's sorted order
                   "_class": AttrValue(list=AttrValue.ListValue(s=[f"loc:@{var}".encode()])),
                   "use_locking": AttrValue(b=True),
                   "validate_shape": AttrValue(b=shape is not None)}))
-    out.append(NodeDef(name=restore_name or fresh("restore_all"), op="NoOp",
-                       input=[f"^{a}" for a in sorted(assigns)]))
+    return assigns
+
+
+def _cpu0(device: str) -> str:
+    """`device` (canonical) with device type CPU and index 0, where TensorFlow's sharded
+    saver runs a shard's file ops: ``/job:ps/task:1`` -> ``/job:ps/task:1/device:CPU:0``."""
+    return device.split("/device:")[0] + "/device:CPU:0"
+
+
+def _sharded_nodes(entries, const: str, fresh, restore_name: str | None) -> list[NodeDef]:
+    """TensorFlow's sharded save and restore after the filename nodes, shards by device
+    in the order of the device names::
+
+        save/StringJoin = Const + (".part" or, for s3://, "_temp/part")  temporary prefix
+        save/ShardedFilename[_i] -> save/SaveV2[_i] -> save/control_dependency[_i]
+        save/MergeV2Checkpoints(Pack(shard files), save/Const) -> save/Identity
+        save/RestoreV2[_i] -> save/Assign... -> save/restore_shard[_i] -> save/restore_all
+    """
+    string = AttrValue(type=7)
+    shards: dict[str, list] = {}
+    for row in entries:
+        shards.setdefault(row[6], []).append(row)
+    devices = sorted(shards)
+    anywhere = "/device:CPU:*"
+    regex, part, temp = fresh("StaticRegexFullMatch"), fresh("Const"), fresh("Const")
+    select, join, num = fresh("Select"), fresh("StringJoin"), fresh("num_shards")
+    out = [
+        NodeDef(name=regex, op="StaticRegexFullMatch", input=[const], device=anywhere,
+                attr={"pattern": AttrValue(s=b"^s3://.*")}),
+        _const(part, np.array(b".part", dtype=object), anywhere),
+        _const(temp, np.array(b"_temp/part", dtype=object), anywhere),
+        NodeDef(name=select, op="Select", input=[regex, part, temp], device=anywhere,
+                attr={"T": string}),
+        NodeDef(name=join, op="StringJoin", input=[const, select], device=anywhere,
+                attr={"N": AttrValue(i=2), "separator": AttrValue(s=b"")}),
+        _const(num, np.array(len(devices), dtype=np.int32)),
+    ]
+    files, saved = [], []
+    for k, device in enumerate(devices):
+        cpu = _cpu0(device)
+        shard_file = fresh("ShardedFilename")
+        out.append(_const(f"{shard_file}/shard", np.array(k, dtype=np.int32), cpu))
+        out.append(NodeDef(name=shard_file, op="ShardedFilename",
+                           input=[join, f"{shard_file}/shard", num], device=cpu))
+        save = _save_or_restore(out, "SaveV2", fresh, shard_file, shards[device], cpu)
+        saved.append(fresh("control_dependency"))
+        out.append(_control_dependency(saved[-1], shard_file, save, cpu))
+        files.append(shard_file)
+    last = _cpu0(devices[-1])
+    pack = fresh("MergeV2Checkpoints") + "/checkpoint_prefixes"
+    out.append(NodeDef(name=pack, op="Pack", input=files + [f"^{c}" for c in saved],
+                       device=last, attr={"N": AttrValue(i=len(files)), "T": string,
+                                          "axis": AttrValue(i=0)}))
+    merge = pack.rpartition("/")[0]
+    out.append(NodeDef(name=merge, op="MergeV2Checkpoints", input=[pack, const], device=last,
+                       attr={"allow_missing_files": AttrValue(b=False),
+                             "delete_old_dirs": AttrValue(b=True)}))
+    out.append(NodeDef(name=fresh("Identity"), op="Identity",
+                       input=[const, f"^{merge}", *[f"^{c}" for c in saved]], device=last,
+                       attr={"T": string}))
+    restores = []
+    for device in devices:
+        rows = shards[device]
+        restore = _save_or_restore(out, "RestoreV2", fresh, const, rows, _cpu0(device))
+        assigns = _assign_nodes(out, rows, restore, fresh, device)
+        restores.append((fresh("restore_shard"), device))
+        out.append(NodeDef(name=restores[-1][0], op="NoOp", device=device or None,
+                           input=[f"^{a}" for a in assigns]))
+    restore_all = restore_name or fresh("restore_all")
+    if len(restores) == 1:  # tf.group on one device: one NoOp
+        out.append(NodeDef(name=restore_all, op="NoOp", input=[f"^{restores[0][0]}"]))
+        return out
+    groups = []
+    for k, (shard, device) in enumerate(restores):  # tf.group: one NoOp per device
+        groups.append(f"{restore_all}/NoOp" + (f"_{k}" if k else ""))
+        out.append(NodeDef(name=groups[-1], op="NoOp", input=[f"^{shard}"],
+                           device=device or None))
+    out.append(NodeDef(name=restore_all, op="NoOp", input=[f"^{g}" for g in groups]))
     return out
 
 
 def tf_saver_tensor_names(nodes: list[NodeDef]) -> tuple[str, str, str]:
     """``(filename_tensor_name, save_tensor_name, restore_op_name)`` of the saver nodes
     `tf_saver_nodes` made."""
-    save = next(n for n in nodes if n.op == "Identity" and any(
-        r.startswith("^") for r in n.input))
+    # (sharded: save/Identity, after the merge; else save/control_dependency)
+    save = next(n for n in nodes if n.op == "Identity" and n.input[0] == nodes[2].name
+                and any(r.startswith("^") for r in n.input))
     return f"{nodes[2].name}:0", f"{save.name}:0", nodes[-1].name
