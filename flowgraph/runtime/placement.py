@@ -29,7 +29,7 @@ capable device, the host by default, or the cost comparison.
 State stays where it was first put. Each plan is placed on its own, but a variable,
 queue, table or other op that holds state between runs (`holds_state`) must keep one
 device for the whole session: its storage lives there. The session passes a `kept` map
-(op or colocation name -> device name); the first plan that places such an op records
+(colocation name -> device name); the first plan that places such an op records
 its device there, and every later plan puts the op's group on that device ("kept where
 an earlier run put it"). So that the first choice suits every plan, a group holding state
 is checked for kernels together with all the ops of the graph that use that state (its
@@ -128,8 +128,8 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
           kept: dict | None = None) -> dict[Operation, Device]:
     """Return op -> device for `ops` (see the module docstring for the rules).
 
-    `kept` (the session's; updated here) maps the names of ops holding state, and the
-    colocation names of their groups, to the device an earlier plan put them on.
+    `kept` (the session's; updated here) maps the colocation names of groups holding
+    state to the device an earlier plan put them on.
 
     >>> import flowgraph as tf
     >>> from flowgraph.backends import list_devices
@@ -192,8 +192,8 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
 
 
 def _names(op: Operation):
-    """The names under which `kept` may hold `op`'s group: its own and its colocations."""
-    return (op.name, *(("loc", n) for n in op._colocation or ()))
+    """The colocation names of `op`'s group (as `place` unions them): `kept`'s keys."""
+    return (("loc", op.name), *(("loc", n) for n in op._colocation or ()))
 
 
 def _kept_device(members, kept: dict, by_name: dict) -> Device | None:
@@ -213,8 +213,6 @@ def _keep(groups, placement, kept: dict) -> None:
             for op in members:
                 for name in _names(op):
                     kept.setdefault(name, device)
-            for op in members:  # a colocated op names its group by `loc:@<op name>`
-                kept.setdefault(("loc", op.name), device)
 
 
 def _check_kept(members, device: Device, soft: bool) -> None:

@@ -71,7 +71,7 @@ class CompileEnv:
     config: object  # ConfigProto
     kernels: KernelCache
     costs: CostModel | None = None  # for placement by cost (`cost_model.py`)
-    # Where the session's state lives: op/colocation name -> device name (`placement.py`)
+    # Where the session's state lives: colocation name -> device name (`placement.py`)
     kept: dict = field(default_factory=dict)
 
 
