@@ -50,8 +50,9 @@ class ProfileOptionBuilder:
     """Builds the options dict of `profile` (TensorFlow's keys and presets)."""
 
     def __init__(self, options: dict | None = None) -> None:
-        self._options = copy.deepcopy(options) if options is not None else copy.deepcopy(
-            _BASE)
+        # TensorFlow's starting point: depth 100, every op accounted
+        self._options = copy.deepcopy(options) if options is not None else {
+            **copy.deepcopy(_BASE), "max_depth": 100, "account_displayed_op_only": False}
 
     @staticmethod
     def trainable_variables_parameter() -> dict:
@@ -169,7 +170,12 @@ class GraphNodeProto:
 
 
 class MultiGraphNodeProto(GraphNodeProto):
-    """A profile node of the code / op views (same counters)."""
+    """A profile node of the code / op views (same counters): in the op view, one op type,
+    its ops in `graph_nodes`."""
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__(name)
+        self.graph_nodes: list[GraphNodeProto] = []
 
 
 class OpLogProto:
@@ -254,8 +260,8 @@ def op_flops(op) -> int | None:
 
 
 # -- the scope tree --------------------------------------------------------------------
-def _accounted(graph, options) -> list[tuple[str, int, int]]:
-    """``(name, float_ops, parameters)`` of each accounted op."""
+def _accounted(graph, options) -> list[tuple]:
+    """``(name, float_ops, parameters, shape, type)`` of each accounted op."""
     regexes = options.get("account_type_regexes", [".*"])
     trainable = {v.op.name for v in graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)}
     out = []
@@ -263,17 +269,18 @@ def _accounted(graph, options) -> list[tuple[str, int, int]]:
         types = [op.type] + (["_trainable_variables"] if op.name in trainable else [])
         if not any(re.fullmatch(r, ty) for r in regexes for ty in types):
             continue
-        params = 0
+        params, shape = 0, None
         if op.name in trainable:
             params = _n(op.outputs[0].shape) or 0
-        out.append((op.name, op_flops(op) or 0, params))
+            shape = op.outputs[0].shape.as_list() if op.outputs[0].shape.ndims else None
+        out.append((op.name, op_flops(op) or 0, params, shape, op.type))
     return out
 
 
 def _build(entries) -> GraphNodeProto:
     root = GraphNodeProto("_TFProfRoot")
     nodes = {"": root}
-    for name, flops, params in entries:
+    for name, flops, params, shape, _type in entries:
         parts = name.split("/")
         for i in range(1, len(parts) + 1):
             path = "/".join(parts[:i])
@@ -283,7 +290,68 @@ def _build(entries) -> GraphNodeProto:
                 nodes[path] = node
         nodes[name].float_ops += flops
         nodes[name].parameters += params
+        if shape is not None:
+            nodes[name].shapes = [shape]
     return root
+
+
+def _op_view(entries, options) -> MultiGraphNodeProto:
+    """tfprof's op view: a `MultiGraphNodeProto` per op type (its ops in `graph_nodes`),
+    in the options' order; as TensorFlow, each type is the child of the one before, so a
+    type's totals count the types after it, and the options' minimums apply to those."""
+    root = MultiGraphNodeProto("_TFProfRoot")
+    types: dict[str, MultiGraphNodeProto] = {}
+    for name, flops, params, _shape, op_type in entries:
+        node = types.get(op_type)
+        if node is None:
+            node = types[op_type] = MultiGraphNodeProto(op_type)
+        member = GraphNodeProto(name)
+        member.float_ops = member.total_float_ops = flops
+        member.parameters = member.total_parameters = params
+        node.graph_nodes.append(member)
+        node.float_ops += flops
+        node.parameters += params
+    for node in types.values():
+        node.graph_nodes.sort(key=lambda n: n.name)
+    order = sorted(types.values(), key=lambda n: n.name)
+    key = options.get("order_by", "name")
+    if key == "float_ops":
+        order.sort(key=lambda n: -n.float_ops)
+    elif key == "params":
+        order.sort(key=lambda n: -n.parameters)
+    total_flops = total_params = 0
+    for node in reversed(order):
+        total_flops += node.float_ops
+        total_params += node.parameters
+        node.total_float_ops, node.total_parameters = total_flops, total_params
+    root.total_float_ops, root.total_parameters = total_flops, total_params
+    shown = [n for n in order
+             if n.total_float_ops >= options.get("min_float_ops", 0)
+             and n.total_parameters >= options.get("min_params", 0)]
+    parent = root
+    for node in shown[:options.get("max_depth", 10000)]:
+        parent.children = [node]
+        parent = node
+    return root
+
+
+def _op_report_lines(root: MultiGraphNodeProto, select: list[str]) -> list[str]:
+    """One line per op type: ``Conv2D                   34.56k float_ops (100.00%, 94.24%)``
+    (the share of everything of this type and those after it, then of this type)."""
+    lines = []
+    node = root.children[0] if root.children else None
+    while node is not None:
+        parts = []
+        for s in select:
+            own, total, whole, unit = (
+                (node.parameters, node.total_parameters, root.total_parameters, "params")
+                if s == "params" else
+                (node.float_ops, node.total_float_ops, root.total_float_ops, "float_ops"))
+            cum, mine = (100.0 * total / whole, 100.0 * own / whole) if whole else (0.0, 0.0)
+            parts.append(f"{format_number(own):>5} {unit} ({cum:.2f}%, {mine:.2f}%)")
+        lines.append(f"{node.name:<25}{', '.join(parts)}")
+        node = node.children[0] if node.children else None
+    return lines
 
 
 def _total(node: GraphNodeProto) -> None:
@@ -315,19 +383,91 @@ def _prune(node: GraphNodeProto, options, depth: int) -> list[GraphNodeProto]:
     return kept
 
 
-def _report(root: GraphNodeProto, options) -> str:
-    selected = "params" if "params" in options.get("select", []) else "flops"
+# The report's option listing, in tfprof's order (keys a preset leaves out are listed
+# with tfprof's defaults).
+_OPTION_ORDER = (
+    ("max_depth", 10000), ("min_bytes", 0), ("min_peak_bytes", 0), ("min_residual_bytes", 0),
+    ("min_output_bytes", 0), ("min_micros", 0), ("min_accelerator_micros", 0),
+    ("min_cpu_micros", 0), ("min_params", 0), ("min_float_ops", 0), ("min_occurrence", 0),
+    ("step", -1), ("order_by", "name"), ("account_type_regexes", [".*"]),
+    ("start_name_regexes", [".*"]), ("trim_name_regexes", []), ("show_name_regexes", [".*"]),
+    ("hide_name_regexes", []), ("account_displayed_op_only", False), ("select", ["micros"]),
+    ("output", "stdout"))
 
-    def fmt(node, depth):
-        own, total = ((node.parameters, node.total_parameters) if selected == "params"
-                      else (node.float_ops, node.total_float_ops))
-        lines = [f"{'  ' * depth}{node.name} ({own:,}/{total:,} {selected})"]
-        for c in node.children:
-            lines += fmt(c, depth + 1)
-        return lines
+_VIEW_DOC = {
+    "scope": "scope: The nodes in the model graph are organized by their names, which is "
+             "hierarchical like filesystem.",
+    "graph": "graph: The nodes in the model graph are organized by their operation "
+             "input and output.",
+    "op": "op: The nodes are operation kernel type, such as MatMul, Conv2D. Graph nodes "
+          "belonging to the same type are aggregated together.",
+    "code": "code: The nodes are python codes that create graph nodes.",
+}
 
-    return "\n".join(["node name | # " + ("parameters" if selected == "params" else
-                                         "float_ops"), *fmt(root, 0)]) + "\n"
+
+def _option_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def format_number(n: int) -> str:
+    """tfprof's counts: ``999``, ``35.62k``, ``1.18m``, ``2.00b``.
+
+    >>> format_number(35616), format_number(999), format_number(1_180_000)
+    ('35.62k', '999', '1.18m')
+    """
+    n = int(n)
+    for limit, unit in ((1_000_000_000, "b"), (1_000_000, "m"), (1_000, "k")):
+        if n >= limit:
+            return f"{n / limit:.2f}{unit}"
+    return str(n)
+
+
+def _report(root: GraphNodeProto, options, cmd: str = "scope") -> str:
+    """The text tfprof prints: the options, a doc line per view and count, and the tree
+    (``name (self/total flops)``; a variable's shape first with ``params``; ``--`` for the
+    root's own count)."""
+    select = [s for s in ("params", "float_ops") if s in options.get("select", [])] or \
+        ["float_ops"]
+    listing = []
+    for key, default in _OPTION_ORDER:
+        value = _option_text(options.get(key, default))
+        if key == "output":
+            value = value if ":" in value else value + ":"
+        listing.append(f"{'-' + key:<28}{value}")
+    doc = [_VIEW_DOC.get(cmd, _VIEW_DOC["scope"])]
+    if "float_ops" in select:
+        doc.append("flops: Number of float operations. Note: Please read the implementation "
+                   "for the math behind it.")
+    if "params" in select:
+        doc.append("param: Number of parameters (in the Variable).")
+    header = "node name | " + " | ".join(
+        "# parameters" if s == "params" else "# float_ops" for s in select)
+
+    def line(node, depth):
+        parts = []
+        if node.shapes and "params" in select and node.parameters:
+            parts.append("x".join(str(d) for d in node.shapes[0]))
+        for s in select:
+            own, total, unit = ((node.parameters, node.total_parameters, "params")
+                                if s == "params" else
+                                (node.float_ops, node.total_float_ops, "flops"))
+            mine = "--" if depth == 0 else format_number(own)
+            parts.append(f"{mine}/{format_number(total)} {unit}")
+        out = [f"{'  ' * depth}{node.name} ({', '.join(parts)})"]
+        for child in node.children:
+            out += line(child, depth + 1)
+        return out
+
+    return "\n".join([
+        "", "=========================Options=============================", *listing, "",
+        "==================Model Analysis Report======================", "", "Doc:", *doc,
+        "", "Profile:", header,
+        *(_op_report_lines(root, select) if cmd == "op" else line(root, 0)), "",
+        "======================End of Report=========================="]) + "\n"
 
 
 def profile(graph=None, run_meta=None, op_log=None, cmd: str = "scope", options=None):
@@ -338,19 +478,21 @@ def profile(graph=None, run_meta=None, op_log=None, cmd: str = "scope", options=
         raise ValueError(f"tf.profiler.profile: unknown cmd {cmd!r}; expected 'scope', "
                          "'graph', 'op' or 'code'")
     graph = graph if graph is not None else get_default_graph()
-    if options is None:
+    if options is None or (isinstance(options, int) and options == 0):
+        # TensorFlow's default argument (0): the trainable variables' parameters
         options = ProfileOptionBuilder.trainable_variables_parameter()
-    elif options == 0:  # TensorFlow's default argument
-        options = _BASE
-    root = _build(_accounted(graph, options))
-    _total(root)
-    root.children = _prune(root, options, 1)
+    if cmd == "op":
+        root = _op_view(_accounted(graph, options), options)
+    else:
+        root = _build(_accounted(graph, options))
+        _total(root)
+        root.children = _prune(root, options, 1)
     output = options.get("output", "stdout")
     if output == "stdout":
-        sys.stdout.write(_report(root, options))
+        sys.stdout.write(_report(root, options, cmd))
     elif output.startswith("file:outfile="):
         with open(output.split("=", 1)[1], "w") as f:
-            f.write(_report(root, options))
+            f.write(_report(root, options, cmd))
     return root
 
 

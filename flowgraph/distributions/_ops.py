@@ -3,9 +3,9 @@
 from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
 from flowgraph.framework.graph import control_dependencies, name_scope
 from flowgraph.ops.array_extra_ops import broadcast_dynamic_shape
-from flowgraph.ops.array_gen_ops import one_hot, range
+from flowgraph.ops.array_gen_ops import one_hot, range, sequence_mask
 from flowgraph.ops.array_identity_ops import identity, stop_gradient
-from flowgraph.ops.array_index_ops import where
+from flowgraph.ops.array_index_ops import where_v2 as where  # TF's distributions: SelectV2
 from flowgraph.ops.array_join_ops import concat, stack, tile
 from flowgraph.ops.array_shape_ops import (
     expand_dims,
@@ -19,12 +19,21 @@ from flowgraph.ops.array_shape_ops import (
     zeros,
     zeros_like,
 )
-from flowgraph.ops.check_ops import Assert, assert_less, assert_positive
+from flowgraph.ops.check_compat_ops import assert_near
+from flowgraph.ops.check_ops import (
+    Assert,
+    assert_less,
+    assert_less_equal,
+    assert_non_negative,
+    assert_positive,
+)
+from flowgraph.ops.functional_ops import map_fn
 from flowgraph.ops.math_composite import lbeta, log_sigmoid
 from flowgraph.ops.math_ops import (
     abs,
     cast,
     equal,
+    erf,
     exp,
     expm1,
     greater,
@@ -36,10 +45,12 @@ from flowgraph.ops.math_ops import (
     logical_or,
     maximum,
     minimum,
+    rsqrt,
     sigmoid,
     sign,
     sqrt,
     square,
+    squared_difference,
 )
 from flowgraph.ops.math_reduce import (
     argmax,
@@ -64,6 +75,9 @@ __all__ = [
     "abs",
     "argmax",
     "assert_less",
+    "assert_less_equal",
+    "assert_near",
+    "assert_non_negative",
     "assert_positive",
     "betainc",
     "broadcast_dynamic_shape",
@@ -76,6 +90,7 @@ __all__ = [
     "convert_to_tensor",
     "digamma",
     "equal",
+    "erf",
     "erfc",
     "exp",
     "expand_dims",
@@ -94,6 +109,7 @@ __all__ = [
     "log_softmax",
     "logical_not",
     "logical_or",
+    "map_fn",
     "maximum",
     "minimum",
     "multinomial",
@@ -113,6 +129,8 @@ __all__ = [
     "reduce_prod",
     "reduce_sum",
     "reshape",
+    "rsqrt",
+    "sequence_mask",
     "shape",
     "sigmoid",
     "sigmoid_cross_entropy_with_logits",
@@ -122,6 +140,7 @@ __all__ = [
     "sparse_softmax_cross_entropy_with_logits",
     "sqrt",
     "square",
+    "squared_difference",
     "stack",
     "stop_gradient",
     "tile",

@@ -7,6 +7,7 @@ from flowgraph.distributions import _ops as o
 from flowgraph.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
+    gen_new_seed,
     params_dict,
     same_float_dtype,
 )
@@ -35,7 +36,9 @@ class Beta(Distribution):
         with o.name_scope(name, values=[concentration1, concentration0]) as scope:
             c1 = o.convert_to_tensor(concentration1, name="concentration1")
             c0 = o.convert_to_tensor(concentration0, name="concentration0")
-            checks = [o.assert_positive(c1), o.assert_positive(c0)] if validate_args else []
+            message = "Concentration parameter must be positive."
+            checks = ([o.assert_positive(c1, message=message),
+                       o.assert_positive(c0, message=message)] if validate_args else [])
             with o.control_dependencies(checks):
                 self._concentration1 = o.identity(c1, name="concentration1")
                 self._concentration0 = o.identity(c0, name="concentration0")
@@ -66,19 +69,30 @@ class Beta(Distribution):
         ones = o.ones_like(self._total_concentration)
         g1 = o.random_gamma([n], self._concentration1 * ones, dtype=self.dtype, seed=seed)
         g0 = o.random_gamma([n], self._concentration0 * ones, dtype=self.dtype,
-                            seed=None if seed is None else seed + 1)
+                            seed=gen_new_seed(seed, "beta"))
         return g1 / (g1 + g0)
 
     def _log_normalization(self):
-        c1 = self._concentration1 * o.ones_like(self._total_concentration)
-        c0 = self._concentration0 * o.ones_like(self._total_concentration)
-        return o.lbeta(o.stack([c1, c0], axis=-1))
+        return (o.lgamma(self._concentration1) + o.lgamma(self._concentration0)
+                - o.lgamma(self._total_concentration))
+
+    def _valid_sample(self, x):
+        if not self.validate_args:
+            return x
+        checks = [o.assert_positive(x, message="sample must be positive."),
+                  o.assert_less(x, o.ones([], self.dtype),
+                                message="sample must be less than `1`.")]
+        with o.control_dependencies(checks):
+            return o.identity(x)
 
     def _log_prob(self, x):
-        return (o.xlogy(self._concentration1 - 1.0, x)
-                + (self._concentration0 - 1.0) * o.log1p(-x) - self._log_normalization())
+        x = self._valid_sample(o.convert_to_tensor(x, name="x"))
+        unnormalized = (o.xlogy(self._concentration1 - 1.0, x)
+                        + (self._concentration0 - 1.0) * o.log1p(-x))
+        return unnormalized - self._log_normalization()
 
     def _cdf(self, x):
+        x = self._valid_sample(o.convert_to_tensor(x, name="x"))
         ones = o.ones_like(x) * o.ones_like(self._total_concentration)
         return o.betainc(self._concentration1 * ones, self._concentration0 * ones, x * ones)
 
@@ -91,8 +105,7 @@ class Beta(Distribution):
         return self._concentration1 / self._total_concentration
 
     def _variance(self):
-        mean = self._mean()
-        return mean * (1.0 - mean) / (1.0 + self._total_concentration)
+        return self._mean() * (1.0 - self._mean()) / (1.0 + self._total_concentration)
 
     def _mode(self):
         mode = (self._concentration1 - 1.0) / (self._total_concentration - 2.0)
@@ -119,7 +132,8 @@ class Dirichlet(Distribution):
         parameters = params_dict(locals())
         with o.name_scope(name, values=[concentration]) as scope:
             c = o.convert_to_tensor(concentration, name="concentration")
-            checks = [o.assert_positive(c)] if validate_args else []
+            checks = ([o.assert_positive(c, message="Concentration parameter must be positive.")]
+                      if validate_args else [])
             with o.control_dependencies(checks):
                 self._concentration = o.identity(c, name="concentration")
             dtype = same_float_dtype([self._concentration])
@@ -180,9 +194,9 @@ class Dirichlet(Distribution):
         return o.expand_dims(scale, -1) * (diag - outer)
 
     def _variance(self):
-        total = o.expand_dims(self._total_concentration, -1)
-        mean = self._concentration / total
-        return mean * (1.0 - mean) / (1.0 + total)
+        scale = o.rsqrt(1.0 + o.expand_dims(self._total_concentration, -1))
+        x = scale * self._mean()
+        return x * (scale - x)
 
     def _mode(self):
         mode = ((self._concentration - 1.0)
@@ -196,11 +210,12 @@ class Dirichlet(Distribution):
 @RegisterKL(Beta, Beta)
 def _kl_beta_beta(a, b, name=None):
     with o.name_scope(name or "kl_beta_beta"):
+        # TF's order of terms (each difference taken as b's minus a's), so its op names
         return (b._log_normalization() - a._log_normalization()
-                + (a.concentration1 - b.concentration1) * o.digamma(a.concentration1)
-                + (a.concentration0 - b.concentration0) * o.digamma(a.concentration0)
-                + (b.total_concentration - a.total_concentration)
-                * o.digamma(a.total_concentration))
+                - o.digamma(a.concentration1) * (b.concentration1 - a.concentration1)
+                - o.digamma(a.concentration0) * (b.concentration0 - a.concentration0)
+                + o.digamma(a.total_concentration)
+                * (b.total_concentration - a.total_concentration))
 
 
 @RegisterKL(Dirichlet, Dirichlet)

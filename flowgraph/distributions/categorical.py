@@ -31,8 +31,19 @@ def logits_and_probs(logits, probs, multidimensional: bool, validate_args: bool)
     if not probs.dtype.is_floating:
         raise TypeError(f"probs must have a floating dtype, got {probs.dtype}.")
     if validate_args:
-        with o.control_dependencies([o.assert_less(-1e-7, probs * 1.0)]):
-            probs = o.identity(probs)
+        # TF's checks and messages: no negative probability, and probabilities that sum
+        # to 1 (multidimensional) or are at most 1
+        with o.name_scope("validate_probs"):
+            one = o.constant(1.0, dtype=probs.dtype)
+            checks = [o.assert_non_negative(probs)]
+            if multidimensional:
+                checks.append(o.assert_near(o.reduce_sum(probs, -1), one,
+                                            message="probs does not sum to 1."))
+            else:
+                checks.append(o.assert_less_equal(
+                    probs, one, message="probs has components greater than 1."))
+            with o.control_dependencies(checks):
+                probs = o.identity(probs)
     with o.name_scope("logits"):
         logits = o.log(probs) if multidimensional else o.log(probs) - o.log1p(-1.0 * probs)
     return logits, probs
@@ -83,6 +94,9 @@ class Bernoulli(Distribution):
         return o.cast(o.less(u, self._probs), self.dtype)
 
     def _log_prob(self, event):
+        event = o.convert_to_tensor(event, name="event")
+        if self.validate_args:
+            event = _check_binary_event(event)
         event = o.cast(event, self._logits.dtype)
         logits = self._logits * o.ones_like(event)
         event = event * o.ones_like(self._logits)
@@ -131,8 +145,8 @@ class Categorical(Distribution):
                 with o.name_scope("batch_rank"):
                     self._batch_rank = o.rank(self._logits) - 1
             logits_shape = o.shape(self._logits, name="logits_shape")
-            if static.ndims and static[-1] is not None:
-                self._event_size = o.constant(static[-1], dtype=_dtypes.int32,
+            if static.ndims and static[-1].value is not None:
+                self._event_size = o.constant(static[-1].value, dtype=_dtypes.int32,
                                               name="event_size")
             else:
                 with o.name_scope("event_size"):
@@ -187,11 +201,53 @@ class Categorical(Distribution):
         k = k * o.ones(o.shape(logits)[:-1], dtype=k.dtype)
         return -o.sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
 
+    def _cdf(self, k):
+        # P(X < k), as TF defines it: the probabilities of the first k classes
+        k = o.convert_to_tensor(k, name="k")
+        k, probs = _broadcast_event_and_params(k, self._probs)
+        flat_probs = o.reshape(probs, o.stack([-1, self._event_size]))
+        flat_k = o.reshape(k, [-1])
+        kept = o.where(o.sequence_mask(flat_k, self._event_size), flat_probs,
+                       o.zeros_like(flat_probs))
+        return o.reshape(o.reduce_sum(kept, -1), o.shape(k))
+
     def _entropy(self):
         return -o.reduce_sum(o.log_softmax(self._logits) * self._probs, -1)
 
     def _mode(self):
         return o.cast(o.argmax(self._logits, axis=-1), self.dtype)
+
+
+def _check_binary_event(event):
+    """TF's checks of a Bernoulli event under `validate_args` (its messages)."""
+    checks = [o.assert_non_negative(event, message="Elements must be non-negative.")]
+    if event.dtype.is_floating:
+        whole = o.cast(o.cast(event, _dtypes.int64), event.dtype)
+        checks.append(o.Assert(o.reduce_all(o.equal(event, whole)),
+                               ["Elements must be bool-equivalent."]))
+    checks.append(o.assert_less_equal(event, o.constant(1, dtype=event.dtype),
+                                      message="Elements cannot exceed 1."))
+    with o.control_dependencies(checks):
+        return o.identity(event)
+
+
+def _broadcast_event_and_params(k, params):
+    """TF's rule for a Categorical's argument: float classes become int32; `k` and the
+    parameters are broadcast against each other unless `k`'s static shape is already
+    the batch shape."""
+    if k.dtype.is_floating:
+        k = o.cast(k, _dtypes.int32)
+    elif not k.dtype.is_integer:
+        raise TypeError(f"`value` should have integer `dtype` or `self.dtype` "
+                        f"({params.dtype.base_dtype})")
+    static = (params.shape.ndims is not None and params.shape[:-1].is_fully_defined()
+              and k.shape.is_fully_defined())
+    if not static or params.shape[:-1] != k.shape:
+        params = params * o.ones_like(o.expand_dims(k, -1), dtype=params.dtype)
+        k = k * o.ones(o.shape(params)[:-1], dtype=k.dtype)
+        if params.shape.ndims is not None:
+            k.set_shape(params.shape[:-1])
+    return k, params
 
 
 @RegisterKL(Bernoulli, Bernoulli)

@@ -11,6 +11,7 @@ reshapes them to ``sample_shape + batch + event``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 
 import numpy as np
 
@@ -25,6 +26,7 @@ __all__ = [
     "NOT_REPARAMETERIZED",
     "Distribution",
     "ReparameterizationType",
+    "gen_new_seed",
 ]
 
 
@@ -53,6 +55,17 @@ class ReparameterizationType:
 
 FULLY_REPARAMETERIZED = ReparameterizationType("FULLY_REPARAMETERIZED")
 NOT_REPARAMETERIZED = ReparameterizationType("NOT_REPARAMETERIZED")
+
+
+def gen_new_seed(seed, salt: str):
+    """A second op seed derived from `seed` as TensorFlow derives it (the first 31 bits
+    of the MD5 of ``str(seed) + salt``), so a distribution drawing twice (Beta's two
+    Gamma draws, StudentT's Normal and Gamma) reproduces TensorFlow's numbers.
+    None stays None."""
+    if seed is None:
+        return None
+    digest = hashlib.md5((str(seed) + salt).encode("utf-8")).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
 
 
 def same_float_dtype(tensors) -> _dtypes.DType:
@@ -97,6 +110,27 @@ def _static_sample_shape(sample_shape) -> TensorShape:
                 if sample_shape.shape[0] is not None else TensorShape(None)
         sample_shape = value
     return TensorShape([int(d) for d in np.asarray(sample_shape).reshape(-1)])
+
+
+def _sample_shape_vector(shape_t):
+    """TF's handling of a sample shape: the number of draws (a NumPy value when the
+    shape is constant, else a ``Prod``) and the shape as a vector (a new constant, or a
+    ``Reshape`` of a scalar tensor)."""
+    static = o.constant_value(shape_t)
+    n = o.reduce_prod(shape_t) if static is None else np.prod(static, dtype=np.int32)
+    ndims = shape_t.shape.ndims
+    if ndims is None:
+        vector_shape = o.where(o.equal(o.rank(shape_t), 0), np.array([1], np.int32),
+                               o.shape(shape_t))
+        shape_t = o.reshape(shape_t, vector_shape)
+    elif ndims == 0:
+        if static is not None:
+            shape_t = o.convert_to_tensor(np.array([static], np.int32), name="sample_shape")
+        else:
+            shape_t = o.reshape(shape_t, [1])
+    elif ndims != 1:
+        raise ValueError("Input is neither scalar nor vector.")
+    return shape_t, n
 
 
 class Distribution:
@@ -234,9 +268,7 @@ class Distribution:
             static_sample = _static_sample_shape(sample_shape)
             shape_t = o.convert_to_tensor(sample_shape, dtype=_dtypes.int32,
                                           name="sample_shape")
-            if shape_t.shape.ndims == 0:
-                shape_t = o.reshape(shape_t, [1], name="sample_shape_vector")
-            n = o.reduce_prod(shape_t)
+            shape_t, n = _sample_shape_vector(shape_t)
             draws = self._sample_n(n, seed)
             final = o.concat([shape_t, o.shape(draws)[1:]], 0)
             samples = o.reshape(draws, final)
@@ -373,8 +405,8 @@ class Distribution:
 
     def cross_entropy(self, other, name: str = "cross_entropy"):
         """``H[self, other] = entropy(self) + KL(self || other)``."""
-        with self._name_scope(name):
-            return self._entropy() + kullback_leibler.kl_divergence(self, other)
+        with self._name_scope(name), o.name_scope("cross_entropy"):
+            return self.entropy() + kullback_leibler.kl_divergence(self, other)
 
     def kl_divergence(self, other, name: str = "kl_divergence"):
         """``KL(self || other)`` from the registered rule for the two types."""

@@ -109,8 +109,7 @@ class Exponential(Gamma):
         u = o.random_uniform(shape, minval=tiny, maxval=1.0, dtype=self.dtype, seed=seed)
         return -o.log(u) / self._rate
 
-    def _log_prob(self, x):
-        return o.log(self._rate) - self._rate * x
+    # log_prob, entropy, ...: Gamma's with concentration 1 (TF's ops and names)
 
 
 @RegisterKL(Gamma, Gamma)

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from flowgraph.distributions import _ops as o
 from flowgraph.distributions.categorical import logits_and_probs
-from flowgraph.distributions.distribution import NOT_REPARAMETERIZED, Distribution, params_dict
+from flowgraph.distributions.distribution import (
+    NOT_REPARAMETERIZED,
+    Distribution,
+    gen_new_seed,
+    params_dict,
+)
 from flowgraph.framework import dtypes as _dtypes
 
 __all__ = ["DirichletMultinomial", "Multinomial"]
@@ -67,32 +72,41 @@ class Multinomial(Distribution):
         return o.shape(self._mean_val)[-1:]
 
     def _sample_n(self, n, seed=None):
-        k = o.shape(self._mean_val)[-1]
-        logits = self._logits * o.ones_like(self._mean_val)
-        logits_2d = o.reshape(logits, o.stack([-1, k]))
-        counts_b = o.cast(o.reshape(self._total_count * o.ones_like(self._mean_val[..., 0]),
-                                    [-1]), _dtypes.int32)
-        max_draws = o.reduce_max(counts_b)
-        draws = o.multinomial(logits_2d, n * max_draws, seed=seed)
-        draws = o.reshape(draws, o.stack([-1, n, max_draws]))
-        hot = o.one_hot(draws, k, dtype=self.dtype)
-        keep = o.cast(o.less(o.range(max_draws), o.reshape(counts_b, [-1, 1, 1])), self.dtype)
-        counts = o.reduce_sum(hot * o.expand_dims(keep, -1), 2)
-        counts = o.transpose(counts, [1, 0, 2])
-        return o.reshape(counts, o.concat([[n], o.shape(self._mean_val)], 0))
+        # TF's layout: one categorical draw of ``n * count`` per batch member inside a
+        # map_fn, so one Multinomial op whose stream advances member by member (and
+        # each member may have its own count).
+        k = o.shape(self._logits)[-1]
+        n_draws = o.cast(self._total_count, _dtypes.int32)
+        n_draws = o.ones_like(self._logits[..., 0], dtype=n_draws.dtype) * n_draws
+        logits = o.ones_like(o.expand_dims(n_draws, -1), dtype=self._logits.dtype) * self._logits
+        flat_logits = o.reshape(logits, [-1, k])
+        flat_ndraws = n * o.reshape(n_draws, [-1])
+
+        def _sample_single(args):
+            row, count = args
+            x = o.multinomial(o.expand_dims(row, 0), count, seed)
+            x = o.reshape(x, o.stack([n, -1]))
+            return o.reduce_sum(o.one_hot(x, k, dtype=self.dtype), -2)
+
+        x = o.map_fn(_sample_single, [flat_logits, flat_ndraws], dtype=self.dtype)
+        x = o.transpose(x, [1, 0, 2])
+        return o.reshape(x, o.concat([[n], self.batch_shape_tensor(), [k]], 0))
 
     def _log_prob(self, counts):
         counts = o.cast(counts, self.dtype)
         unnormalized = o.reduce_sum(counts * o.log_softmax(self._logits), -1)
-        combinations = (o.lgamma(self._total_count + 1.0)
-                        - o.reduce_sum(o.lgamma(counts + 1.0), -1))
-        return unnormalized + combinations
+        with o.name_scope("log_combinations"):
+            combinations = (o.lgamma(self._total_count + 1.0)
+                            - o.reduce_sum(o.lgamma(counts + 1.0), [-1]))
+        log_normalization = -combinations
+        return unnormalized - log_normalization
 
     def _mean(self):
         return o.identity(self._mean_val)
 
     def _variance(self):
-        return self._mean_val * (1.0 - self._probs)
+        p = self._probs * o.expand_dims(o.ones_like(self._total_count), -1)
+        return self._mean_val - self._mean_val * p
 
     def _covariance(self):
         p = self._probs * o.ones_like(self._mean_val)
@@ -163,7 +177,7 @@ class DirichletMultinomial(Distribution):
         counts_b = o.cast(o.reshape(self._total_count * o.ones_like(self._mean_val[..., 0]),
                                     [-1]), _dtypes.int32)
         max_draws = o.reduce_max(counts_b)
-        draws = o.multinomial(logits, max_draws, seed=None if seed is None else seed + 1)
+        draws = o.multinomial(logits, max_draws, seed=gen_new_seed(seed, "dirichlet_multinomial"))
         hot = o.one_hot(draws, k, dtype=self.dtype)
         keep = o.cast(o.less(o.range(max_draws),
                              o.reshape(o.tile(o.expand_dims(counts_b, 0), o.stack([n, 1])),

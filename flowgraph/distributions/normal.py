@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from flowgraph.distributions import _ops as o
+from flowgraph.distributions import _special_math as special_math
 from flowgraph.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
@@ -78,19 +79,23 @@ class Normal(_LocScale):
         return -0.5 * o.square(z) - (0.5 * math.log(2.0 * math.pi) + o.log(self._scale))
 
     def _cdf(self, x):
-        return 0.5 * o.erfc(-self._z(x) / math.sqrt(2.0))
+        return special_math.ndtr(self._z(x))
 
     def _log_cdf(self, x):
-        return o.log(self._cdf(x))
+        return special_math.log_ndtr(self._z(x))
 
     def _survival_function(self, x):
-        return 0.5 * o.erfc(self._z(x) / math.sqrt(2.0))
+        return special_math.ndtr(-self._z(x))
 
     def _log_survival_function(self, x):
-        return o.log(self._survival_function(x))
+        return special_math.log_ndtr(-self._z(x))
 
     def _quantile(self, p):
-        return o.ndtri(p) * self._scale + self._loc
+        return self._inv_z(o.ndtri(p))
+
+    def _inv_z(self, z):
+        with o.name_scope("reconstruct", values=[z]):
+            return z * self._scale + self._loc
 
     def _entropy(self):
         scale = self._scale * o.ones_like(self._loc)
@@ -130,16 +135,24 @@ class Laplace(_LocScale):
         return 0.5 - 0.5 * o.sign(z) * o.expm1(-o.abs(z))
 
     def _entropy(self):
-        scale = self._scale * o.ones_like(self._loc)
+        scale = self._scale + o.zeros_like(self._loc)
         return math.log(2.0) + 1.0 + o.log(scale)
 
+    def _mean(self):
+        return self._loc + o.zeros_like(self._scale)
+
     def _stddev(self):
-        return math.sqrt(2.0) * self._scale * o.ones_like(self._loc)
+        return math.sqrt(2.0) * self._scale + o.zeros_like(self._loc)
 
 
 @RegisterKL(Normal, Normal)
 def _kl_normal_normal(a, b, name=None):
     with o.name_scope(name or "kl_normal_normal", values=[a.loc, b.loc, a.scale, b.scale]):
-        ratio = a.scale / b.scale
-        return (0.5 * o.square((a.loc - b.loc) / b.scale)
-                + 0.5 * (o.square(ratio) - 1.0) - o.log(ratio))
+        dtype = a.loc.dtype
+        one = o.constant(1, dtype=dtype)
+        two = o.constant(2, dtype=dtype)
+        half = o.constant(0.5, dtype=dtype)
+        s_a_squared, s_b_squared = o.square(a.scale), o.square(b.scale)
+        ratio = s_a_squared / s_b_squared
+        return (o.squared_difference(a.loc, b.loc) / (two * s_b_squared)
+                + half * (ratio - one - o.log(ratio)))

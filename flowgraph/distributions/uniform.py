@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from flowgraph.distributions import _ops as o
 from flowgraph.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
+    gen_new_seed,
     params_dict,
     same_float_dtype,
 )
@@ -140,7 +143,7 @@ class StudentT(Distribution):
         normal = o.random_normal(shape, dtype=self.dtype, seed=seed)
         df = self._df * self._ones()
         gamma = o.random_gamma([n], 0.5 * df, beta=0.5, dtype=self.dtype,
-                               seed=None if seed is None else seed + 1)
+                               seed=gen_new_seed(seed, "student_t"))
         return self._loc + self._scale * normal * o.sqrt(df / gamma)
 
     def _log_prob(self, x):
@@ -172,12 +175,18 @@ class StudentT(Distribution):
         return self._nan_where(bad, mean, "mean not defined for components of df <= 1")
 
     def _variance(self):
-        df = self._df * self._ones()
-        var = o.square(self._scale) * self._ones() * df / (df - 2.0)
-        inf = o.fill(o.shape(var), float("inf"))
-        var = o.where(o.greater(df, 2.0), var, o.cast(inf, self.dtype))
-        bad = o.logical_not(o.greater(df, 1.0))
-        return self._nan_where(bad, var, "variance not defined for components of df <= 1")
+        # TF's layout: the denominator is 1 where df <= 2, so no gradient is ever NaN
+        df, batch = self._df, self.batch_shape_tensor()
+        np_dtype = self.dtype.as_numpy_dtype
+        denom = o.where(o.greater(df, 2.0), df - 2.0, o.ones_like(df))
+        var = o.ones(batch, dtype=self.dtype) * o.square(self._scale) * df / denom
+        var = o.where(o.greater(df, o.fill(batch, np_dtype(2.0))), var,
+                      o.fill(batch, np_dtype(np.inf), name="inf"))
+        if not self.allow_nan_stats:
+            bad = o.logical_not(o.greater(df * self._ones(), 1.0))
+            return self._nan_where(bad, var, "variance not defined for components of df <= 1")
+        return o.where(o.greater(df, o.ones(batch, dtype=self.dtype)), var,
+                       o.fill(batch, np_dtype(np.nan), name="nan"))
 
     def _mode(self):
-        return self._loc * self._ones()
+        return o.identity(self._loc)  # as TF: the location itself, not broadcast

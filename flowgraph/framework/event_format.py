@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 from flowgraph.framework.checksum import crc32c, masked_crc32c
 from flowgraph.framework.event_messages import (
+    AllocationDescription,
     AttrValue,
     DeviceStepStats,
     Event,
@@ -33,12 +34,14 @@ from flowgraph.framework.event_messages import (
     NameAttrList,
     NodeDef,
     NodeExecStats,
+    NodeOutput,
     RunMetadata,
     SessionLog,
     StepStats,
     Summary,
     SummaryMetadata,
     TaggedRunMetadata,
+    TensorDescription,
     TensorProto,
     TensorShapeProto,
     VersionDef,
@@ -56,6 +59,7 @@ from flowgraph.framework.proto_codec import (
 )
 
 __all__ = [
+    "AllocationDescription",
     "AttrValue",
     "DecodeError",
     "DeviceStepStats",
@@ -67,12 +71,14 @@ __all__ = [
     "NameAttrList",
     "NodeDef",
     "NodeExecStats",
+    "NodeOutput",
     "RunMetadata",
     "SessionLog",
     "StepStats",
     "Summary",
     "SummaryMetadata",
     "TaggedRunMetadata",
+    "TensorDescription",
     "TensorProto",
     "TensorShapeProto",
     "VersionDef",

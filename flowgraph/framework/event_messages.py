@@ -20,11 +20,11 @@ import numpy as np
 
 from flowgraph.framework.proto_codec import Message
 
-__all__ = ["AttrValue", "DeviceStepStats", "Event", "GraphDef", "HistogramProto",
-           "LogMessage", "NameAttrList", "NodeDef", "NodeExecStats", "RunMetadata",
-           "SessionLog", "StepStats", "Summary", "SummaryMetadata", "TaggedRunMetadata",
-           "TensorProto", "TensorShapeProto", "VersionDef", "make_tensor_proto",
-           "shape_proto"]
+__all__ = ["AllocationDescription", "AttrValue", "DeviceStepStats", "Event", "GraphDef",
+           "HistogramProto", "LogMessage", "NameAttrList", "NodeDef", "NodeExecStats",
+           "NodeOutput", "RunMetadata", "SessionLog", "StepStats", "Summary",
+           "SummaryMetadata", "TaggedRunMetadata", "TensorDescription", "TensorProto",
+           "TensorShapeProto", "VersionDef", "make_tensor_proto", "shape_proto"]
 
 
 class TensorShapeProto(Message):
@@ -210,13 +210,33 @@ class GraphDef(Message):
               (3, "version", "int32", False), (4, "versions", VersionDef, False))
 
 
+class AllocationDescription(Message):
+    PROTO_NAME = "tensorflow.AllocationDescription"
+    FIELDS = ((1, "requested_bytes", "int64", False), (2, "allocated_bytes", "int64", False),
+              (3, "allocator_name", "string", False), (4, "allocation_id", "int64", False),
+              (5, "has_single_reference", "bool", False), (6, "ptr", "uint64", False))
+
+
+class TensorDescription(Message):
+    PROTO_NAME = "tensorflow.TensorDescription"
+    FIELDS = ((1, "dtype", "enum", False), (2, "shape", TensorShapeProto, False),
+              (4, "allocation_description", AllocationDescription, False))
+
+
+class NodeOutput(Message):
+    PROTO_NAME = "tensorflow.NodeOutput"
+    FIELDS = ((1, "slot", "int32", False), (3, "tensor_description", TensorDescription, False))
+
+
 class NodeExecStats(Message):
     PROTO_NAME = "tensorflow.NodeExecStats"
     FIELDS = ((1, "node_name", "string", False), (2, "all_start_micros", "int64", False),
               (3, "op_start_rel_micros", "int64", False),
               (4, "op_end_rel_micros", "int64", False),
-              (5, "all_end_rel_micros", "int64", False), (8, "timeline_label", "string", False),
-              (10, "thread_id", "uint64", False))
+              (5, "all_end_rel_micros", "int64", False), (7, "output", NodeOutput, True),
+              (8, "timeline_label", "string", False), (10, "thread_id", "uint64", False),
+              (13, "all_start_nanos", "int64", False), (14, "op_start_rel_nanos", "int64", False),
+              (15, "op_end_rel_nanos", "int64", False), (16, "all_end_rel_nanos", "int64", False))
 
 
 class DeviceStepStats(Message):

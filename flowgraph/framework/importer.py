@@ -104,6 +104,13 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
     ...     print(y2.name, y2.shape.as_list())
     net/y:0 [2]
     """
+    # Recorded output shapes are checked as TensorFlow checks ``_output_shapes`` where
+    # they stand for that attribute: a GraphDef message's, or ``as_graph_def(add_shapes=
+    # True)``'s. flowgraph's own dicts and files record every node's shapes for round
+    # trips (as TF's graphs without that attribute do not); an input_map may change
+    # those, and inference then wins, as it did before.
+    check_shapes = (getattr(graph_def, "_add_shapes", False)
+                    or not isinstance(graph_def, dict))
     graph_def = as_graph_def_dict(graph_def)  # TensorFlow's GraphDef message -> dict
     if not isinstance(graph_def, dict):
         raise TypeError(
@@ -235,7 +242,7 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
                     "attribute such as 'dtype' is missing")
             if later:  # its value's shape may change from one iteration to the next
                 op._outputs[0]._shape = TensorShape(None)
-            _merge_output_shapes(op, node.get("output_shapes"))
+            _merge_output_shapes(op, node.get("output_shapes"), check_shapes)
             created[node_name] = op
             back_edges.extend((op, i, refs[i], node_name) for i in later)
         for op, i, ref, consumer in back_edges:
@@ -357,15 +364,74 @@ def _tf_name(dtype) -> str:
     return datatype_name(dtype.base_dtype.as_datatype_enum)[len("DT_"):].lower()
 
 
-def _merge_output_shapes(op, shapes) -> None:
+def _merge_output_shapes(op, shapes, check: bool = True) -> None:
+    """Refine `op`'s output shapes with the node's ``_output_shapes`` attribute (what
+    ``as_graph_def(add_shapes=True)`` records), checked as TensorFlow's importer checks
+    it: a shape per output (more are tolerated), each compatible with the one inferred.
+    Without `check`, a shape that conflicts with inference is left out."""
     if not shapes:
         return
-    for t, encoded in zip(op._outputs, shapes):
+    outputs = op._outputs
+    if check and len(shapes) < len(outputs):
+        raise ImportGraphDefError(
+            f"Node '{op.name}' has {len(outputs)} outputs but the _output_shapes attribute "
+            f"specifies shapes for {len(shapes)} outputs")
+    for i, (t, encoded) in enumerate(zip(outputs, shapes)):
         try:
             recorded = decode_attr(encoded)
-            t._shape = t._shape.merge_with(recorded)
-        except (*ATTR_DECODE_ERRORS, IndexError):
-            pass  # an input_map changed the shape: keep what inference found
+        except ATTR_DECODE_ERRORS as e:
+            recorded = e
+        if not isinstance(recorded, TensorShape):
+            raise ImportGraphDefError(
+                f"Node '{op.name}' ({op.type}) has an invalid _output_shapes attribute "
+                f"(shape #{i}): {recorded!r} is not a shape") from None
+        conflict = _shape_conflict(t._shape, recorded)
+        if conflict and not check:
+            continue  # an input_map changed the shape: keep what inference found
+        if conflict and _handle_output(op, t):
+            continue  # a handle flowgraph represents otherwise (a TensorArray's: a scalar)
+        if conflict:
+            raise ImportGraphDefError(
+                f"Node '{op.name}' has an _output_shapes attribute inconsistent with the "
+                f"GraphDef for output #{i}: {conflict}")
+        t._shape = t._shape.merge_with(recorded)
+
+
+_PASS_THROUGH = ("Enter", "RefEnter", "Exit", "RefExit", "Identity", "RefIdentity", "Switch",
+                 "RefSwitch", "Merge", "RefMerge", "NextIteration", "RefNextIteration")
+
+
+def _handle_output(op, tensor) -> bool:
+    """Whether `tensor` is a handle whose shape flowgraph gives differently from TensorFlow
+    (resource and variant values; TensorArray and stack handles, scalars in flowgraph,
+    also as they pass through a loop's Enter / Switch / Merge / Identity)."""
+    for _ in range(64):
+        if tensor.dtype.base_dtype in (_dtypes.resource, _dtypes.variant) or \
+                op.type.startswith(("TensorArray", "Stack")):
+            return True
+        if op.type not in _PASS_THROUGH or not op._inputs:
+            return False
+        tensor = op._inputs[0]
+        op = tensor.op
+    return False
+
+
+def _shape_conflict(inferred: TensorShape, recorded: TensorShape) -> str:
+    """Why shapes `inferred` and `recorded` cannot both hold (TF's words), or ''."""
+    if inferred.ndims is None or recorded.ndims is None:
+        return ""
+    if inferred.ndims != recorded.ndims:
+        return (f"Shapes must be equal rank, but are {inferred.ndims} and "
+                f"{recorded.ndims}")
+    for d, (a, b) in enumerate(zip(inferred.as_list(), recorded.as_list(), strict=True)):
+        if a is not None and b is not None and a != b:
+            def text(shape):
+                return "[" + ",".join("?" if x is None else str(x)
+                                      for x in shape.as_list()) + "]"
+
+            return (f"Dimension {d} in both shapes must be equal, but are {a} and {b}. "
+                    f"Shapes are {text(inferred)} and {text(recorded)}.")
+    return ""
 
 
 class _import_scope:

@@ -46,8 +46,7 @@ import warnings
 import numpy as np
 
 __all__ = ["HDF5_SIGNATURE", "atomic_h5_file", "check_dataset", "check_global_heaps",
-           "guarded", "has_attr",
-           "has_member", "is_hdf5",
+           "guarded", "has_attr", "has_member", "is_hdf5", "legacy_weights",
            "load_weights_from_group", "member", "open_h5", "read_dataset", "read_names",
            "read_scalar", "read_text_attr", "require_h5py", "save_weights_to_group",
            "write_names"]
@@ -326,6 +325,12 @@ def read_text_attr(group, name: str, where: str) -> str | None:
 
 
 # -- weights ----------------------------------------------------------------------------------
+def legacy_weights(layer) -> list:
+    """A layer's weights in the order of its HDF5 group: trainable first, then the rest
+    (a nested model's batch-norm statistics after all its trainable weights), as Keras."""
+    return layer.trainable_weights + layer.non_trainable_weights
+
+
 def save_weights_to_group(group, model, values: dict | None = None) -> None:
     """Write every layer's weights of `model` into `group` (see the module docstring);
     `values` maps ``id(variable)`` to its array (read from the session when None)."""
@@ -347,12 +352,13 @@ def save_weights_to_group(group, model, values: dict | None = None) -> None:
         # as Keras: a '/' in a name nests groups, so 'exp/depthwise' may already have made
         # the group of a layer named 'exp' (MobileNetV3's names), which then holds both
         sub = group.require_group(layer.name)
-        names = [w.name for w in layer.weights]
+        weights = legacy_weights(layer)
+        names = [w.name for w in weights]
         write_names(sub, "weight_names", names)
         if len(set(names)) != len(names):
             raise ValueError(f"Cannot save layer {layer.name!r}: two of its weights have "
                              f"the same name ({names}).")
-        for w, name in zip(layer.weights, names, strict=True):
+        for w, name in zip(weights, names, strict=True):
             sub.create_dataset(name, data=np.asarray(values[id(w)]))
     write_names(group.create_group("top_level_model_weights"), "weight_names", [])
 
@@ -441,7 +447,7 @@ def load_weights_from_group(group, model, source: str, by_name: bool = False,
 
 def _match_layer(layer, saved_name: str, datasets, source: str, skip_mismatch: bool) -> list:
     where = f"{source}, layer {layer.name!r} (saved as {saved_name!r})"
-    weights = layer.weights
+    weights = legacy_weights(layer)
     if len(weights) != len(datasets):
         message = (f"Weight count mismatch for layer {layer.name!r} loading {source}: the "
                    f"layer has {len(weights)} weight(s) ({[w.name for w in weights]}), the "

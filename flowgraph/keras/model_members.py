@@ -38,11 +38,6 @@ def _model_children(layer) -> list:
     return own + _children_by_attribute(layer)
 
 
-def _weight_name(layer, weight) -> str:
-    """The weight's own name in `layer` (``kernel`` for ``dense/kernel:0``)."""
-    return weight.name.split(":")[0].rsplit("/", 1)[-1]
-
-
 class ModelMembersMixin:
     """Mixed into `flowgraph.keras.models.Model` (see the module docstring)."""
 
@@ -55,19 +50,17 @@ class ModelMembersMixin:
         return _walk_submodules(self, _model_children)
 
     def get_weight_paths(self) -> dict:
-        """``{'<layer>.<weight>': variable}`` for every weight, a nested model's as
-        ``'<model>.<layer>.<weight>'``."""
+        """``{'<path>': variable}`` for every weight: a Sequential or functional model
+        names each by its layer's name then the path inside that layer
+        (``'dense.kernel'``; a nested model's ``'inner.layer_with_weights-0.kernel'``), a
+        subclassed model by the attributes leading to it (``'d1.kernel'``), as TF does."""
+        from flowgraph.keras.weights_checkpoint import weight_paths
+
+        if self.__dict__.get("_subclassed"):
+            return weight_paths(self)
         paths: dict = {}
-
-        def visit(model, prefix: str) -> None:
-            for layer in model.layers:
-                if hasattr(layer, "get_weight_paths"):
-                    visit(layer, f"{prefix}{layer.name}.")
-                    continue
-                for w in layer.weights:
-                    paths.setdefault(f"{prefix}{layer.name}.{_weight_name(layer, w)}", w)
-
-        visit(self, "")
+        for layer in self.layers:
+            paths.update(weight_paths(layer, f"{layer.name}."))
         return paths
 
     # -- add_metric ---------------------------------------------------------------------------

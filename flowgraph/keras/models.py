@@ -355,16 +355,19 @@ class Model(SequenceInputsMixin, SubclassedModelMixin, TrainingMixin, ModelMembe
         return convert_to_tensor(x)
 
     # -- summary ---------------------------------------------------------------------------------
-    def summary(self, line_length: int | None = None, positions=None, print_fn=None) -> None:
+    def summary(self, line_length: int | None = None, positions=None, print_fn=None,
+                expand_nested: bool = False, show_trainable: bool = False) -> None:
         """Print a table of the layers: name (type), output shape, parameter count (and,
-        for non-sequential models, the inbound layers), then the parameter totals."""
+        for non-sequential models, the inbound layers), then the parameter totals;
+        `expand_nested` lists a nested model's layers too, `show_trainable` adds a
+        ``Trainable`` column."""
         if self._subclassed and not self.built:
             raise ValueError("This model has not yet been built. Build the model first by "
                              "calling `build()` or by calling the model on a batch of data.")
         from flowgraph.keras.summary_table import print_summary
 
         print_summary(self, _shape_str, InputLayer, isinstance(self, Sequential), line_length,
-                      positions, print_fn)
+                      positions, print_fn, expand_nested, show_trainable)
 
 
 class Sequential(Model):
@@ -434,6 +437,12 @@ class Sequential(Model):
             x = Input(batch_shape=layer._batch_input_shape, dtype=layer.dtype,
                       name=f"{layer.name}_input")
             self.inputs = self.outputs = [x]
+        elif not self.inputs and not self._layers and isinstance(layer, Model) and \
+                len(layer.inputs) == 1:  # as TF: a built model first gives its input shape
+            first = layer.inputs[0]
+            x = Input(batch_shape=tuple(first.shape.as_list()), dtype=first.dtype,
+                      name=f"{layer.name}_input")
+            self.inputs = self.outputs = [x]
         if self.outputs:
             y = layer(self.outputs[0])
             if isinstance(y, list):
@@ -487,19 +496,36 @@ class Sequential(Model):
                 raise ValueError(f"Cannot build Sequential model {self.name} on a tensor of "
                                  f"unknown rank ({x.name}); give the first layer an "
                                  f"input_shape.")
+            self._scope_deferred_weights()
             with name_scope(None):
                 self.build((None, *x.shape.as_list()[1:]))
         if not self.built:
             raise ValueError(f"Sequential model {self.name} has no layers.")
         return super()._invoke(inputs, kwargs)
 
-    def summary(self, line_length=None, positions=None, print_fn=None) -> None:
+    def _scope_deferred_weights(self) -> None:
+        """As TF's v1 Sequential built by its first call: the layers' weights go under the
+        name scope of that call (``seq/dense/kernel``, ``outer/seq/dense/kernel``,
+        ``model/seq/dense/kernel`` inside a subclassed model), not at the top."""
+        from flowgraph.framework.graph import get_default_graph
+
+        scope = getattr(self, "_weight_scope", None)
+        if scope is None:
+            current = get_default_graph().get_name_scope()
+            scope = f"{current}/{self.name}/" if current else f"{self.name}/"
+        for layer in self._layers:
+            if not layer.built and not isinstance(layer, Model) and "/" not in layer.name \
+                    and getattr(layer, "_weight_scope", None) is None:
+                layer._weight_scope = f"{scope}{layer.name}/"
+
+    def summary(self, line_length=None, positions=None, print_fn=None,
+                expand_nested: bool = False, show_trainable: bool = False) -> None:
         if not self.inputs:
             raise ValueError("This model has not yet been built. Build the model first by "
                              "calling `build()` or calling `fit()` with some data, or specify "
                              "an `input_shape` argument in the first layer(s) for automatic "
                              "build.")
-        super().summary(line_length, positions, print_fn)
+        super().summary(line_length, positions, print_fn, expand_nested, show_trainable)
 
 
 def clone_model(model: Model, input_tensors=None) -> Model:

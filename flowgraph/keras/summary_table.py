@@ -32,6 +32,14 @@ __all__ = ["print_summary", "readable_memory_size"]
 _BREAKS = ("),", "},", "],", "',")
 
 
+def _class_name(layer) -> str:
+    """The class a row names: TF's ``Functional`` for a `Model` built from inputs and
+    outputs (TF's class of such a model), else the layer's own class."""
+    if type(layer).__name__ == "Model" and layer.__dict__.get("_subclassed") is not True:
+        return "Functional"
+    return type(layer).__name__
+
+
 def readable_memory_size(size: float) -> str:
     """``'1.20 KB'``: `size` bytes in the largest unit that keeps it at least 1."""
     for unit in ("Byte", "KB", "MB", "GB", "TB"):
@@ -51,9 +59,10 @@ def _weights_size(weights) -> int:
     return total
 
 
-def _rows(fields, positions) -> list[str]:
+def _rows(fields, positions, nested: int = 0) -> list[str]:
     """The lines of one table row: each field cut to its column (two blanks between
-    columns), the rest carried to the next line."""
+    columns), the rest carried to the next line; a layer of a nested model (`nested`
+    levels deep, ``expand_nested``) between that many bars on each side."""
     left = [str(f) for f in fields]
     lines = []
     last = len(positions) - 1
@@ -62,18 +71,19 @@ def _rows(fields, positions) -> list[str]:
         for col, text in enumerate(left):
             start = positions[col - 1] if col else 0
             gap = 0 if col == last else 2
-            width = positions[col] - start - gap - (0 if col == last else 1)
+            width = positions[col] - start - gap - (0 if col == last else 1) - \
+                (nested if col == 0 else 0)
             piece = text[:width]
             cuts = [piece.find(b) + len(b) for b in _BREAKS if piece.find(b) >= 0]
             if cuts:
                 width = min(cuts)
                 piece = piece[:width]
             if col == 0:
-                line += " "
+                line += "|" * nested + " "
             line += piece + " " * gap
             left[col] = text[width:]
-            line += " " * (positions[col] - len(line))
-        lines.append(line)
+            line += " " * (positions[col] - len(line) - (nested if col == last else 0))
+        lines.append(line + "|" * nested)
     return lines
 
 
@@ -97,9 +107,12 @@ def _chain_like(model, nodes, sequential: bool) -> bool:
 
 
 def print_summary(model, shape_str, input_layer_cls, sequential: bool, line_length=None,
-                  positions=None, print_fn=None) -> None:
+                  positions=None, print_fn=None, expand_nested: bool = False,
+                  show_trainable: bool = False) -> None:
     """Print `model`'s table (see the module docstring) with `print_fn` (default
-    `print`); `shape_str` formats a node's output tensors."""
+    `print`); `shape_str` formats a node's output tensors. `expand_nested`: a nested
+    model's layers follow its row, framed by bars; `show_trainable`: a ``Trainable``
+    column (Y / N), as TF's."""
     print_fn = print_fn or print
     nodes = list(model._network_nodes)
     chain = _chain_like(model, nodes, sequential)
@@ -108,30 +121,51 @@ def print_summary(model, shape_str, input_layer_cls, sequential: bool, line_leng
     if positions[-1] <= 1:
         positions = [int(line_length * p) for p in positions]
     headers = ["Layer (type)", "Output Shape", "Param #", "Connected to"][:len(positions)]
-    by_layer = {}
-    for node in nodes:
-        by_layer.setdefault(id(node.layer), node)
+    if show_trainable:
+        line_length += 11
+        positions = [*positions, line_length]
+        headers.append("Trainable")
 
     print_fn(f'Model: "{model.name}"')
     print_fn("_" * line_length)
     for line in _rows(headers, positions):
         print_fn(line)
     print_fn("=" * line_length)
-    for layer in model.layers:
-        node = by_layer.get(id(layer))
+    def fields_of(layer, owner, nested: int) -> list:
+        node = next((n for n in owner._network_nodes if n.layer is layer), None)
+        if node is None and len(getattr(layer, "_inbound_nodes", ())) == 1:
+            node = layer._inbound_nodes[0]  # a layer of a subclassed model, called once
         if isinstance(layer, input_layer_cls):
             shape = f"[{shape_str(layer._inbound_nodes[0].output_tensors)}]"
             inbound = []
         else:
             shape = shape_str(node.output_tensors) if node else "multiple"
             inbound = [f"{t._keras_history[0].name}[{t._keras_history[1]}]"
-                       f"[{t._keras_history[2]}]" for t in node.input_tensors] if node else []
-        fields = [f"{layer.name} ({type(layer).__name__})", shape, layer.count_params()]
+                       f"[{t._keras_history[2]}]" for t in node.input_tensors] \
+                if node and not nested else []
+        fields = [f"{layer.name} ({_class_name(layer)})", shape, layer.count_params()]
         if not chain:
             fields.append(inbound)
-        for line in _rows(fields, positions):
+        if show_trainable:
+            fields.append("Y" if layer.trainable else "N")
+        return fields
+
+    def print_layer(layer, owner, nested: int, is_last: bool) -> None:
+        for line in _rows(fields_of(layer, owner, nested), positions, nested):
             print_fn(line)
-        print_fn(" " * line_length)
+        inner = getattr(layer, "layers", None) if expand_nested else None
+        if inner:
+            bars = "|" * (nested + 1)
+            print_fn(bars + "\u00af" * (line_length - 2 * nested - 2) + bars)
+            for i, sub in enumerate(inner):
+                is_last = i == len(inner) - 1  # as TF: no blank line after the frame
+                print_layer(sub, layer, nested + 1, is_last)
+            print_fn("|" * nested + "\u00af" * (line_length - 2 * nested) + "|" * nested)
+        if not is_last:
+            print_fn("|" * nested + " " * (line_length - 2 * nested) + "|" * nested)
+
+    for layer in model.layers:
+        print_layer(layer, model, 0, False)
     print_fn("=" * line_length)
     weights, trainable = model.weights, model.trainable_weights
     trainable_ids = {id(w) for w in trainable}

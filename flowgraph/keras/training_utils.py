@@ -1,6 +1,6 @@
 """Pieces `fit` shares with its `tf.data` loop: the `History` callback `fit` returns,
-per-example sample weights from ``sample_weight`` / ``class_weight``, and the keys of a
-TensorFlow-format `save_weights` checkpoint (`checkpoint_keys`).
+per-example sample weights from ``sample_weight`` / ``class_weight``, and the Keras
+optimizer's state in a model's graph (`optimizer_state`).
 
 Example
 -------
@@ -11,14 +11,13 @@ Example
 
 from __future__ import annotations
 
-import re
 import time
 
 import numpy as np
 
 from flowgraph.keras.callbacks import Callback
 
-__all__ = ["EpochPrinter", "History", "checkpoint_keys", "optimizer_state",
+__all__ = ["EpochPrinter", "History", "optimizer_state",
            "sample_weights_for", "to_list"]
 
 
@@ -78,40 +77,6 @@ def sample_weights_for(ys: list, sample_weight, class_weight, names: list[str]) 
     return sws
 
 
-def checkpoint_keys(model) -> dict:
-    """``{checkpoint key: variable}`` for `save_weights`: keys by position, as TF's
-    object-based checkpoints name them (``layer_with_weights-0/kernel/.ATTRIBUTES/
-    VARIABLE_VALUE``), so that a rebuilt copy of the model (other variable names, e.g.
-    ``dense_1/kernel``) reads the file too."""
-    keys, seen, index = {}, set(), 0
-    state = optimizer_state(model)
-    for layer in model.layers:
-        weights = [w for w in layer.weights if id(w) not in seen]
-        if not weights:
-            continue
-        for w in weights:
-            seen.add(id(w))
-            attr = re.sub(r"_\d+$", "", w.op.name.rsplit("/", 1)[-1])
-            base = f"layer_with_weights-{index}/{attr}"
-            n = 1
-            while f"{base}/.ATTRIBUTES/VARIABLE_VALUE" in keys:
-                base = f"layer_with_weights-{index}/{attr}_{n}"
-                n += 1
-            keys[f"{base}/.ATTRIBUTES/VARIABLE_VALUE"] = w
-            for keras_slot, slot in _slots_of(state, w):
-                keys[f"{base}/.OPTIMIZER_SLOT/optimizer/{keras_slot}/.ATTRIBUTES/"
-                     f"VARIABLE_VALUE"] = slot
-        index += 1
-    if state is not None:  # TF's optimizer/iter, optimizer/learning_rate, ...
-        iterations, hypers = state[1]
-        for name, var in {"iter": iterations, **hypers}.items():
-            keys[f"optimizer/{name}/.ATTRIBUTES/VARIABLE_VALUE"] = var
-    for w in model.weights:  # weights of no layer (none expected): by name
-        if id(w) not in seen:
-            keys[w.op.name] = w
-    return keys
-
-
 def optimizer_state(model):
     """The Keras optimizer's state in the model's graph (None before training)."""
     from flowgraph.keras import optimizers
@@ -120,15 +85,6 @@ def optimizer_state(model):
     if not isinstance(opt, optimizers.Optimizer) or not model.outputs:
         return None
     return opt._graph_state(model.outputs[0].graph)
-
-
-def _slots_of(state, weight) -> list:
-    """``[(Keras slot name, slot variable)]`` of `weight` in the optimizer `state`."""
-    if state is None:
-        return []
-    tf_opt = state[0]
-    return [(k, tf_opt.get_slot(weight, t)) for k, t in tf_opt._slot_names
-            if tf_opt.get_slot(weight, t) is not None]
 
 
 def _format_value(value: float) -> str:

@@ -9,7 +9,14 @@ The keys follow the path from the model to each variable (`checkpoint_keys`)::
           ├─ layer-0 (the same layer object; every layer, weights or not)
           └─ optimizer ── iter, beta_1, ...   optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE
 
-and the file holds that object graph under ``_CHECKPOINTABLE_OBJECT_GRAPH`` (TensorFlow
+A nested model is a node like any layer, with children of its own (`keras_children`): a
+Sequential or functional one its ``layer_with_weights-N`` / ``layer-N``
+(``layer_with_weights-0/layer_with_weights-1/kernel/...``), a subclassed one its
+attributes (``layer_with_weights-0/bn/gamma/...``). The walk is breadth first, so a
+variable reachable along two paths keeps the shorter, as in TensorFlow; the same paths,
+joined by dots, are `get_weight_paths`' keys (`weight_paths`).
+
+The file holds that object graph under ``_CHECKPOINTABLE_OBJECT_GRAPH`` (TensorFlow
 restores an object-based checkpoint by walking it), plus the ``checkpoint`` state file
 naming the prefix, as TF's `save_weights` writes.
 
@@ -26,15 +33,17 @@ _CHECKPOINTABLE_OBJECT_GRAPH
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 
 import numpy as np
 
 from flowgraph.keras import backend
-from flowgraph.keras.training_utils import checkpoint_keys, optimizer_state
+from flowgraph.keras.training_utils import optimizer_state
 
-__all__ = ["CheckpointLoadStatus", "WeightsFilesMixin", "object_graph", "write_weights"]
+__all__ = ["CheckpointLoadStatus", "WeightsFilesMixin", "checkpoint_keys", "keras_children",
+           "object_graph", "weight_paths", "write_weights"]
 
 
 def _attr(weight) -> str:
@@ -42,12 +51,93 @@ def _attr(weight) -> str:
     return re.sub(r"_\d+$", "", weight.op.name.rsplit("/", 1)[-1])
 
 
+class _Items:
+    """A list attribute of a subclassed model holding layers: one node whose children are
+    named by position (TF's list wrapper)."""
+
+    def __init__(self, items) -> None:
+        self.items = items
+
+
+def _is_layer(obj) -> bool:
+    return hasattr(obj, "add_weight") and hasattr(obj, "weights")
+
+
+def keras_children(obj) -> list[tuple[str, object]]:
+    """The named children of `obj` in the object graph TF's tf.keras checkpoints follow:
+    a Sequential or functional model has ``layer_with_weights-N`` (its layers that have
+    weights) then ``layer-N`` (all its layers); a subclassed model its own weights, then
+    its public attributes holding layers (a list of them: a node with children ``0``,
+    ``1``, ...); any other layer its weights by their local names. Variables are leaves."""
+    if isinstance(obj, _Items):
+        return [(str(i), v) for i, v in enumerate(obj.items)]
+    if not _is_layer(obj):
+        return []
+    kind = getattr(obj, "_subclassed", None)  # False: a network, True: subclassed
+    if kind is False:
+        layers = obj.layers
+        with_weights = [la for la in layers if la.weights]
+        return [*((f"layer_with_weights-{i}", la) for i, la in enumerate(with_weights)),
+                *((f"layer-{i}", la) for i, la in enumerate(layers))]
+    own = obj._trainable_weights + obj._non_trainable_weights if kind else obj.weights
+    out, used = [], set()
+    for w in own:
+        attr, n = _attr(w), 1
+        local = attr
+        while local in used:
+            local, n = f"{attr}_{n}", n + 1
+        used.add(local)
+        out.append((local, w))
+    if kind:
+        for name, value in vars(obj).items():
+            if name.startswith("_"):
+                continue
+            if _is_layer(value) and value is not obj:
+                out.append((name, value))
+            elif isinstance(value, list | tuple) and value and \
+                    all(_is_layer(v) for v in value):
+                out.append((name, _Items(list(value))))
+    return out
+
+
+def _walk(root):
+    """Breadth first from `root`: ``(nodes, paths, edges)``; an object reached along
+    several paths keeps the first (shortest), as TensorFlow's walk does."""
+    nodes, paths, edges, ids = [root], [[]], [[]], {id(root): 0}
+    queue = collections.deque([0])
+    while queue:
+        node = queue.popleft()
+        for name, child in keras_children(nodes[node]):
+            known = ids.get(id(child))
+            if known is None:
+                known = ids[id(child)] = len(nodes)
+                nodes.append(child)
+                paths.append([*paths[node], name])
+                edges.append([])
+                queue.append(known)
+            edges[node].append((name, known))
+    return nodes, paths, edges
+
+
+def weight_paths(layer, prefix: str = "") -> dict:
+    """``{'<path>': variable}``: the dotted object-graph path of each variable of `layer`
+    (what `get_weight_paths` returns for a subclassed model; a network prefixes each of
+    its layers' paths with the layer's name)."""
+    nodes, paths, _ = _walk(layer)
+    return {prefix + ".".join(p): n for n, p in zip(nodes, paths, strict=True)
+            if not _is_layer(n) and not isinstance(n, _Items) and p}
+
+
 def object_graph(model, state):
-    """The `ObjectGraph` of `model`'s weights and, when the optimizer has `state`
-    (``(tf.train optimizer, (iterations, hyperparameters))``), its variables and slots."""
+    """The `ObjectGraph` of `model`'s weights (nested models' included, see
+    `keras_children`) and, when the optimizer has `state` (``(tf.train optimizer,
+    (iterations, hyperparameters))``), its variables and slots."""
     from flowgraph.train.checkpoint_object_graph import ObjectGraph
 
     graph = ObjectGraph()
+    graph.nodes, graph.paths, graph.edges = _walk(model)
+    var_nodes = {id(n): i for i, n in enumerate(graph.nodes)
+                 if not _is_layer(n) and not isinstance(n, _Items) and i}
 
     def add(obj, path, parent=None, name=None):
         graph.nodes.append(obj)
@@ -58,30 +148,6 @@ def object_graph(model, state):
             graph.edges[parent].append((name, node))
         return node
 
-    add(model, [])
-    layer_nodes, var_nodes, seen, index = {}, {}, set(), 0
-    for layer in model.layers:
-        weights = [w for w in layer.weights if id(w) not in seen]
-        if not weights:
-            continue
-        name = f"layer_with_weights-{index}"
-        node = layer_nodes[id(layer)] = add(layer, [name], 0, name)
-        used = set()
-        for w in weights:
-            seen.add(id(w))
-            attr, n = _attr(w), 1
-            local = attr
-            while local in used:
-                local, n = f"{attr}_{n}", n + 1
-            used.add(local)
-            var_nodes[id(w)] = add(w, [name, local], node, local)
-        index += 1
-    for i, layer in enumerate(model.layers):
-        known = layer_nodes.get(id(layer))
-        if known is None:
-            add(layer, [f"layer-{i}"], 0, f"layer-{i}")
-        else:
-            graph.edges[0].append((f"layer-{i}", known))
     if state is not None:
         tf_opt, (iterations, hypers) = state
         opt = add(tf_opt, ["optimizer"], 0, "optimizer")
@@ -96,6 +162,23 @@ def object_graph(model, state):
         if refs:
             graph.slots[opt] = refs
     return graph
+
+
+def checkpoint_keys(model) -> dict:
+    """``{checkpoint key: variable}`` for `save_weights`: keys by position, as TF's
+    object-based checkpoints name them (``layer_with_weights-0/kernel/.ATTRIBUTES/
+    VARIABLE_VALUE``; a nested model's ``layer_with_weights-0/layer_with_weights-1/
+    kernel/...``), so that a rebuilt copy of the model (other variable names, e.g.
+    ``dense_1/kernel``) reads the file too."""
+    from flowgraph.train.checkpoint_object_graph import variable_keys
+
+    graph = object_graph(model, optimizer_state(model))
+    keys = dict(variable_keys(graph))
+    listed = {id(v) for v in keys.values()}
+    for w in model.weights:  # weights of no layer (none expected): by name
+        if id(w) not in listed:
+            keys[w.op.name] = w
+    return keys
 
 
 def write_weights(model, file_prefix: str, state, sess) -> None:

@@ -38,14 +38,17 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import get_default_graph, name_scope
+from flowgraph.framework.graph import control_dependencies, get_default_graph, name_scope
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers.core import Layer, smart_cond, static_bool
 from flowgraph.layers.layer_api import serialize_initializer
 from flowgraph.ops import (
+    array_identity_ops,
+    array_join_ops,
     array_shape_ops,
     init_ops,
     math_ops,
+    math_reduce,
     nn_norm_ops,
     nn_ops,
     state_ops,
@@ -73,10 +76,23 @@ class BatchNormalization(Layer):
                  renorm_momentum=0.99, fused=None, trainable: bool = True,
                  virtual_batch_size=None, adjustment=None, name=None, **kwargs) -> None:
         super().__init__(trainable=trainable, name=name, **kwargs)
-        if renorm or virtual_batch_size is not None or adjustment is not None:
+        if adjustment is not None:
             raise NotImplementedError(
-                "batch_normalization: renorm, virtual_batch_size and adjustment are not "
-                "supported by flowgraph; leave them at their defaults.")
+                "batch_normalization: adjustment is not supported by flowgraph; leave it "
+                "at its default (None).")
+        if virtual_batch_size is not None:
+            fused = False  # as TF 1.x: ghost batches are never fused
+        self.virtual_batch_size = virtual_batch_size
+        if renorm:
+            renorm_clipping = dict(renorm_clipping or {})
+            unknown = set(renorm_clipping) - {"rmax", "rmin", "dmax"}
+            if unknown:
+                raise ValueError(f"Received invalid keys for `renorm_clipping` argument: "
+                                 f"{renorm_clipping}. Supported values: ['rmax', 'rmin', "
+                                 f"'dmax'].")
+            fused = False  # as TF 1.x: batch renormalization is never fused
+        self.renorm, self.renorm_clipping = bool(renorm), renorm_clipping
+        self.renorm_momentum = renorm_momentum
         self.axis = list(axis) if isinstance(axis, list | tuple) else int(axis)
         self.momentum, self.epsilon = momentum, epsilon
         self.center, self.scale = center, scale
@@ -102,7 +118,11 @@ class BatchNormalization(Layer):
                 "beta_regularizer": ser(self.beta_regularizer),
                 "gamma_regularizer": ser(self.gamma_regularizer),
                 "beta_constraint": ser(self.beta_constraint),
-                "gamma_constraint": ser(self.gamma_constraint)}
+                "gamma_constraint": ser(self.gamma_constraint),
+                **({"renorm": True, "renorm_clipping": self.renorm_clipping,
+                    "renorm_momentum": self.renorm_momentum} if self.renorm else {}),
+                **({"virtual_batch_size": self.virtual_batch_size}
+                   if self.virtual_batch_size is not None else {})}
 
     def compute_output_shape(self, input_shape):
         return input_shape  # TF returns it as given (a tuple stays a tuple)
@@ -123,6 +143,16 @@ class BatchNormalization(Layer):
         if len(set(norm)) != len(norm):
             raise ValueError(f"Duplicate axis: {axes}")
         self._axes = sorted(norm)
+        vbs = self.virtual_batch_size
+        if vbs is not None:
+            if not isinstance(vbs, int) or vbs <= 0:
+                raise ValueError(f"`virtual_batch_size` must be a positive integer that "
+                                 f"divides the true batch size of the input tensor. "
+                                 f"Received: virtual_batch_size={vbs}")
+            if 0 in self._axes:
+                raise ValueError(f"When using `virtual_batch_size`, the batch dimension "
+                                 f"must be 0 and thus axis cannot include 0. Received "
+                                 f"axis={self._axes}")
         dims = {a: input_shape[a].value for a in self._axes}
         for a, d in dims.items():
             if d is None:
@@ -134,10 +164,16 @@ class BatchNormalization(Layer):
             param_dtype = _dtypes.float32
         self._fused = (self.fused is not False and ndims == 4 and self._axes in ([1], [3])
                        and self._dtype in (_dtypes.float16, _dtypes.float32))
-        if len(self._axes) == 1:
+        if len(self._axes) == 1 and vbs is None:
             param_shape = [dims[self._axes[0]]]
         else:
             param_shape = [dims.get(i, 1) for i in range(ndims)]
+        if vbs is not None:
+            # as TF: the statistics of a [virtual_batch_size, -1, ...] view of the input,
+            # whose axis 1 (the ghost batches) is kept
+            param_shape.insert(1, 1)
+            self._axes = [a + 1 for a in self._axes]
+            self._ndims = ndims + 1
         self.gamma = self.beta = None
         if self.scale:
             self.gamma = self.add_weight("gamma", param_shape, dtype=param_dtype,
@@ -161,6 +197,19 @@ class BatchNormalization(Layer):
             self.moving_variance = self.add_weight(
                 "moving_variance", param_shape, dtype=param_dtype,
                 initializer=self.moving_variance_initializer, trainable=False)
+            if self.renorm:
+                # TF's batch renormalization variables, in TF's order: the inference
+                # stddev, then the mean and stddev used while training
+                stddev_init = _SqrtInitializer(self.moving_variance_initializer)
+                self.moving_stddev = self.add_weight(
+                    "moving_stddev", param_shape, dtype=param_dtype,
+                    initializer=stddev_init, trainable=False)
+                self.renorm_mean = self.add_weight(
+                    "renorm_mean", param_shape, dtype=param_dtype,
+                    initializer=self.moving_mean_initializer, trainable=False)
+                self.renorm_stddev = self.add_weight(
+                    "renorm_stddev", param_shape, dtype=param_dtype,
+                    initializer=stddev_init, trainable=False)
         finally:
             scope.set_partitioner(partitioner)
 
@@ -224,8 +273,38 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=False):
         if self._fused:
             return self._fused_call(inputs, training)
+        if self.virtual_batch_size is not None:
+            return self._ghost_batch_call(inputs, training)
+        return self._elementwise_call(inputs, training)
+
+    def _reduction(self):
         reduction = [i for i in range(self._ndims) if i not in self._axes]
-        keep = len(self._axes) > 1
+        if self.virtual_batch_size is not None:
+            del reduction[1]  # one mean and variance per ghost batch
+        return reduction
+
+    def _for_update(self, statistic):
+        """The statistic the moving averages move towards: the ghost batches' mean
+        (TF updates once per step, not once per ghost batch)."""
+        if self.virtual_batch_size is None:
+            return statistic
+        return math_reduce.reduce_mean(statistic, axis=1, keepdims=True)
+
+    def _ghost_batch_call(self, inputs, training):
+        # TF 1.x's layout, also when not training: the input viewed as
+        # [virtual_batch_size, -1, ...], normalized, and reshaped back
+        original = array_join_ops.concat(
+            [np.array([-1], np.int32), array_shape_ops.shape(inputs)[1:]], 0)
+        expanded = array_join_ops.concat(
+            [np.array([self.virtual_batch_size, -1], np.int32), original[1:]], 0)
+        outputs = self._elementwise_call(array_shape_ops.reshape(inputs, expanded), training)
+        return array_shape_ops.reshape(outputs, original)
+
+    def _elementwise_call(self, inputs, training):
+        if self.renorm and static_bool(training) is not False:
+            return self._renorm_call(inputs, training)
+        reduction = self._reduction()
+        keep = len(self._axes) > 1 or self.virtual_batch_size is not None
         known = static_bool(training)
         mean, variance = nn_ops.moments(inputs, reduction, keep_dims=keep)
         stat_dtype = self.moving_mean.dtype.base_dtype
@@ -251,8 +330,8 @@ class BatchNormalization(Layer):
                 # are "cond_2/Merge" and "cond_3/Merge"); the fused one runs the assign
                 # with momentum 1.0 when not training.
                 momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
-                for var, value in ((self.moving_mean, mean),
-                                   (self.moving_variance, update_var)):
+                for var, value in ((self.moving_mean, self._for_update(mean)),
+                                   (self.moving_variance, self._for_update(update_var))):
                     self.add_update(smart_cond(
                         training,
                         lambda var=var, value=value: self._assign_moving_average(
@@ -260,23 +339,117 @@ class BatchNormalization(Layer):
                         lambda var=var: var.value()))
                 return self._normalize(inputs, self._broadcast(use_mean),
                                        self._broadcast(use_var))
-            self._update_moving_averages(training, known, mean, update_var)
+            self._update_moving_averages(training, known, self._for_update(mean),
+                                         self._for_update(update_var))
         return self._normalize(inputs, self._broadcast(use_mean), self._broadcast(use_var))
 
-    def _normalize(self, x, mean, variance):
+    def _normalize(self, x, mean, variance, scale=None, offset=None):
+        if scale is None and self.gamma is not None:
+            scale = self._broadcast(_read(self.gamma))
+        if offset is None and self.beta is not None:
+            offset = self._broadcast(_read(self.beta))
         with name_scope("batchnorm"):
             dtype = x.dtype.base_dtype
             # TF's op names (tf.nn.batch_normalization): add, Rsqrt, mul, mul_1, mul_2,
             # sub, add_1
             inv = math_ops.rsqrt(variance + self.epsilon)
-            if self.gamma is not None:
-                inv = inv * self._broadcast(_read(self.gamma))
+            if scale is not None:
+                inv = inv * scale
             scaled = x * math_ops.cast(inv, dtype)
-            if self.beta is not None:
-                shift = self._broadcast(_read(self.beta)) - mean * inv
-            else:
-                shift = -mean * inv
+            shift = offset - mean * inv if offset is not None else -mean * inv
             return scaled + math_ops.cast(shift, dtype)
+
+    # -- batch renormalization (Ioffe, 2017) ------------------------------------------------
+    def _renorm_call(self, inputs, training):
+        """Batch renormalization while training (`training` True or a tensor): the batch
+        statistics corrected by ``r = stddev / renorm_stddev`` and ``d = (mean -
+        renorm_mean) / renorm_stddev`` (clipped by `renorm_clipping`, constants in the
+        gradient), the renorm averages moved by `renorm_momentum` before the inference
+        ones, which track ``moving_stddev`` and set ``moving_variance`` from it (TF's
+        ``AssignNewValue``). TF's graph: its conds, update ops and op names."""
+        stat_dtype = self.moving_mean.dtype.base_dtype
+        batch_mean, batch_var = nn_ops.moments(math_ops.cast(inputs, stat_dtype),
+                                               self._reduction(),
+                                               keep_dims=len(self._axes) > 1
+                                               or self.virtual_batch_size is not None)
+        moving_mean, moving_var = self.moving_mean.value(), self.moving_variance.value()
+        mean = smart_cond(training, lambda: batch_mean, lambda: moving_mean)
+        variance = smart_cond(training, lambda: batch_var, lambda: moving_var)
+        r, d, new_mean, new_variance = self._renorm_correction(
+            self._for_update(mean), self._for_update(variance), training)
+        r = self._broadcast(array_identity_ops.stop_gradient(r, name="renorm_r"))
+        d = self._broadcast(array_identity_ops.stop_gradient(d, name="renorm_d"))
+        scale = offset = None
+        if self.gamma is not None:
+            gamma = self._broadcast(_read(self.gamma))
+            scale, offset = r * gamma, d * gamma
+        else:
+            scale, offset = r, d
+        if self.beta is not None:
+            offset = offset + self._broadcast(_read(self.beta))
+        momentum = self.momentum
+
+        def mean_update():
+            return self._assign_moving_average(self.moving_mean, new_mean, momentum)
+
+        def variance_update():
+            stddev = self._assign_moving_average(
+                self.moving_stddev, math_ops.sqrt(new_variance + self.epsilon), momentum)
+            with name_scope("AssignNewValue") as scope, \
+                    get_default_graph().colocate_with(self.moving_variance.op):
+                value = nn_ops.relu(stddev * stddev - self.epsilon)
+                return state_ops.assign(self.moving_variance, value, name=scope)
+
+        for update, var in ((mean_update, self.moving_mean),
+                            (variance_update, self.moving_variance)):
+            self.add_update(smart_cond(training, update, lambda var=var: var.value()))
+        dtype = inputs.dtype.base_dtype
+        return self._normalize(inputs, self._broadcast(math_ops.cast(mean, dtype)),
+                               self._broadcast(math_ops.cast(variance, dtype)),
+                               math_ops.cast(scale, dtype), math_ops.cast(offset, dtype))
+
+    def _renorm_correction(self, mean, variance, training):
+        stddev = math_ops.sqrt(variance + self.epsilon)
+        renorm_mean = self.renorm_mean.value()
+        renorm_stddev = math_ops.maximum(self.renorm_stddev.value(),
+                                         math_ops.sqrt(self.epsilon))
+        r = stddev / renorm_stddev
+        d = (mean - renorm_mean) / renorm_stddev
+        # the corrections read the averages before this step moves them
+        with control_dependencies([r, d]):
+            mean = array_identity_ops.identity(mean)
+            stddev = array_identity_ops.identity(stddev)
+        rmin, rmax, dmax = (self.renorm_clipping.get(k) for k in ("rmin", "rmax", "dmax"))
+        if rmin is not None:
+            r = math_ops.maximum(r, rmin)
+        if rmax is not None:
+            r = math_ops.minimum(r, rmax)
+        if dmax is not None:
+            d = math_ops.minimum(math_ops.maximum(d, -dmax), dmax)
+        r = smart_cond(training, lambda: r, lambda: array_shape_ops.ones_like(r))
+        d = smart_cond(training, lambda: d, lambda: array_shape_ops.zeros_like(d))
+
+        def move(var, value):
+            value = array_identity_ops.identity(value)
+            return smart_cond(
+                training,
+                lambda: self._assign_moving_average(var, value, self.renorm_momentum),
+                lambda: array_identity_ops.identity(var.value()))
+
+        moved = [move(self.renorm_mean, mean), move(self.renorm_stddev, stddev)]
+        with control_dependencies(moved):
+            return r, d, array_identity_ops.identity(mean), array_identity_ops.identity(variance)
+
+
+class _SqrtInitializer:
+    """The square root of another initializer's values (``moving_stddev`` and
+    ``renorm_stddev`` start at the square root of the moving variance's start)."""
+
+    def __init__(self, initializer):
+        self.initializer = initializer
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        return math_ops.sqrt(self.initializer(shape, dtype=dtype, partition_info=partition_info))
 
 
 def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center: bool = True,

@@ -426,6 +426,24 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None,
                                          updates_collections)
 
 
+def _mean_iou_value(total_cm):
+    """TF's graph for the mean IoU of a confusion matrix: classes whose row and column are
+    empty are left out; the result is a ``Select`` (0 when no class is valid), with the
+    IoU sum named ``mean_iou`` inside it."""
+    from flowgraph.ops.linalg_diag_ops import diag_part
+
+    by_row = math_ops.cast(math_reduce.reduce_sum(total_cm, 0), _F32)
+    by_col = math_ops.cast(math_reduce.reduce_sum(total_cm, 1), _F32)
+    diag = math_ops.cast(diag_part(total_cm), _F32)
+    denominator = by_row + by_col - diag
+    valid = math_reduce.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0), _F32))
+    denominator = array_ops.where(math_ops.greater(denominator, 0), denominator,
+                                  array_ops.ones_like(denominator))
+    iou = math_ops.divide(diag, denominator)
+    return array_ops.where(math_ops.greater(valid, 0),
+                           math_reduce.reduce_sum(iou, name="mean_iou") / valid, 0)
+
+
 def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections=None,
              updates_collections=None, name=None):
     """Mean intersection-over-union: per class ``tp / (tp + fp + fn)`` from the streamed
@@ -453,14 +471,6 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
                                    name="total_confusion_matrix")
         current = confusion_matrix_batch(labels, predictions, num_classes, weights)
         update_op = state_ops.assign_add(total_cm, current)
-        cm = math_ops.cast(total_cm.value(), _F32)
-        diag = math_reduce.reduce_sum(cm * array_ops.one_hot(
-            array_ops.range(num_classes), num_classes, dtype=_F32), axis=1)
-        denominator = (math_reduce.reduce_sum(cm, axis=0) + math_reduce.reduce_sum(cm, axis=1)
-                       - diag)
-        valid = math_reduce.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0.0),
-                                                     _F32))
-        iou = safe_div(diag, denominator, name="iou")
-        value = safe_div(math_reduce.reduce_sum(iou), valid, name="mean_iou")
+        value = _mean_iou_value(total_cm)
         return add_to_metric_collections(value, update_op, metrics_collections,
                                          updates_collections)

@@ -263,7 +263,9 @@ def _sign_assert(opname: str, sym: str, zero_first: bool, binary, x, data, summa
         x = convert_to_tensor(x, name="x")
         if data is None:
             data = [f"Condition x {sym} 0 did not hold element-wise:", f"x ({x.name}) = ", x]
-        data = _with_message(message, data)
+        # as TF: the sign checks end a given message with ".  " (assert_positive(x,
+        # message="m") reports "m.  " above its condition)
+        data = _with_message(f"{message}.  " if message else None, data)
         zero = convert_to_tensor(np.zeros((), x.dtype.base_dtype.as_numpy_dtype))  # "Const"
         if zero_first:
             return binary(zero, x, data=data, summarize=summarize)
@@ -308,13 +310,13 @@ def _rank_assert(opname: str, ok, describe: str, x, rank, data, summarize, messa
             if not ok(x.shape.ndims, int(static_rank)):
                 prefix = f"{message}.  " if message else ""
                 raise ValueError(
-                    f"{prefix}Tensor {x.name} must have rank {describe}{int(static_rank)}. "
+                    f"{prefix}Tensor {x.name} must have rank {describe}{int(static_rank)}.  "
                     f"Received rank {x.shape.ndims}, shape {x.shape}")
             return no_op(name="static_checks_determined_all_ok")
         if data is None:
-            data = [f"Tensor {x.name} must have rank {describe}", rank_t, "Received shape: ",
-                    array_ops.shape(x)]
-        data = _with_message(message, data)
+            data = [f"Tensor {x.name} must have rank {describe}".rstrip(), rank_t,
+                    "Received shape: ", array_ops.shape(x)]
+        data = _with_message(f"{message}.  " if message else None, data)  # TF's prefix
         m = _math()
         actual = array_ops.rank(x)
         cond = (m.equal if describe == "" else m.greater_equal)(

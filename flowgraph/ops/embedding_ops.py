@@ -138,15 +138,16 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
                 # A resource variable's part gathers itself (ResourceGather, as TF).
                 part = params[k] if hasattr(params[k], "sparse_read") else p
                 rows = array_ops.gather(part, local_ids[k])
-            pieces.append(_clip(rows, local_ids[k], max_norm))
+            pieces.append(rows)
         # As TF: the op merging the shards takes the scope's name, the result is the
-        # scope's second Reshape ("embedding_lookup/Reshape_1").
+        # scope's second Reshape ("embedding_lookup/Reshape_1"), clipped after it with
+        # max_norm ("embedding_lookup/clip_by_norm").
         merged = make_tensor("ParallelDynamicStitch", local_pos + pieces, {"N": n},
                              name=scope)
         shape = array_ops.concat([array_ops.shape(ids_t), array_ops.shape(ps[0])[1:]], 0)
         out = array_ops.reshape(merged, shape)
         out.set_shape(ids_t.shape.concatenate(_trailing(ps)))
-        return out
+        return _clip(out, ids_t, max_norm)
 
 
 def _trailing(ps) -> TensorShape:
@@ -231,7 +232,6 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
     _check_sparse_args("embedding_lookup_sparse", combiner, sp_ids, sp_weights)
     params = _as_list(params)
     with name_scope(name, "embedding_lookup_sparse", [*params, sp_ids.values]) as scope:
-        out_name = scope.rstrip("/").rpartition("/")[2]
         reduce = {"sum": sparse_ops.sparse_segment_sum, "mean": sparse_ops.sparse_segment_mean,
                   "sqrtn": sparse_ops.sparse_segment_sqrt_n}
         if len(params) == 1 and max_norm is None and sp_weights is None:
@@ -247,8 +247,9 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
                                 max_norm=max_norm)
         if rows.dtype.base_dtype == _dtypes.float16:
             rows = math_ops.cast(rows, _dtypes.float32)
+        # (as TensorFlow: the result is named after the scope, "embedding_lookup_sparse")
         if sp_weights is None:
-            return reduce[combiner](rows, _positions(rows), segment_ids, name=out_name)
+            return reduce[combiner](rows, _positions(rows), segment_ids, name=scope)
         weights = sp_weights.values
         if weights.dtype.base_dtype != rows.dtype.base_dtype:
             weights = math_ops.cast(weights, rows.dtype.base_dtype)
@@ -257,11 +258,13 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
                                                                ones], 0))
         total = _segment_sum(rows * weights, segment_ids)
         if combiner == "sum":
-            return array_ops.identity(total, name=out_name)
+            return array_ops.identity(total, name=scope)
+        # rows whose weights sum to 0 (or that have no ids) are 0, as TensorFlow's
+        # div_no_nan makes them
         if combiner == "mean":
-            return math_ops.div(total, _segment_sum(weights, segment_ids), name=out_name)
+            return math_ops.div_no_nan(total, _segment_sum(weights, segment_ids), name=scope)
         norm = math_ops.sqrt(_segment_sum(weights * weights, segment_ids))
-        return math_ops.div(total, norm, name=out_name)
+        return math_ops.div_no_nan(total, norm, name=scope)
 
 
 def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None,

@@ -20,6 +20,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
+from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_identity_ops import identity
 from flowgraph.ops.array_index_ops import slice as _slice
 from flowgraph.ops.array_join_ops import pad, reverse_v2, stack, tile, unstack
@@ -29,11 +30,11 @@ from flowgraph.ops.math_ops import (
     cast,
     clip_by_value,
     equal,
+    floormod,
     maximum,
     minimum,
     multiply,
 )
-from flowgraph.ops.math_reduce import reduce_sum
 
 _HALF_OR_FLOAT = (_dtypes.float16, _dtypes.float32)
 
@@ -112,7 +113,7 @@ def _check(condition, message: str) -> list:
 def _check_3d(x) -> list:
     """TensorFlow's run-time checks of an image whose inner three sizes are not all
     static: they are positive, and the rank is at least 3 (none when they are static)."""
-    inner = x.shape[-3:]
+    inner = x.shape[-3:] if x.shape.ndims is not None else TensorShape([None] * 3)
     if any(d.value == 0 for d in inner.dims):
         raise ValueError(f"inner 3 dims of 'image.shape' must be > 0: {x.shape}")
     if inner.is_fully_defined():
@@ -226,13 +227,19 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
         checks = _check_3d(x) + (_check(target_width > 0, "target_width must be > 0.")
                   + _check(target_height > 0, "target_height must be > 0."))
         x = _with_checks(checks, x)
+        # as TF: tensor targets wait for the checks too, and the width comes first
+        if _is_tensor(target_height):
+            target_height = _with_checks(checks, target_height)
+        if _is_tensor(target_width):
+            target_width = _with_checks(checks, target_width)
         _, height, width, _ = _dims(x)
-        width_diff, height_diff = target_width - width, target_height - height
-        cropped = crop_to_bounding_box(
-            x, _max(-height_diff // 2, 0), _max(-width_diff // 2, 0),
-            _min(target_height, height), _min(target_width, width))
-        out = pad_to_bounding_box(cropped, _max(height_diff // 2, 0), _max(width_diff // 2, 0),
-                                  target_height, target_width)
+        width_diff = target_width - width
+        crop_w, pad_w = _max(-width_diff // 2, 0), _max(width_diff // 2, 0)
+        height_diff = target_height - height
+        crop_h, pad_h = _max(-height_diff // 2, 0), _max(height_diff // 2, 0)
+        cropped = crop_to_bounding_box(x, crop_h, crop_w, _min(target_height, height),
+                                       _min(target_width, width))
+        out = pad_to_bounding_box(cropped, pad_h, pad_w, target_height, target_width)
         # TensorFlow checks the result's size (statically here when the target is ints)
         _, out_height, out_width, _ = _dims(out)
         checks = (_check(_equal(out_height, target_height), "resized height is not correct.")
@@ -257,11 +264,15 @@ def central_crop(image, central_fraction: float):
         x = _image(image, "central_crop")
         if central_fraction == 1.0:
             return x
+        _with_checks(_check_3d(x), x)  # TF builds its checks' Identity and drops it
         h, w = x.shape.as_list()[-3:-1]
         if h is not None and w is not None:
             start_h = int((h - h * central_fraction) / 2)
             start_w = int((w - w * central_fraction) / 2)
-            return _spatial(x, [start_h, start_w], [h - 2 * start_h, w - 2 * start_w])
+            lead = [0] if x.shape.ndims == 4 else []
+            return _slice(x, stack([*lead, start_h, start_w, 0]),
+                          stack([*([-1] if lead else []), h - 2 * start_h, w - 2 * start_w,
+                                 -1]))
         # As TF: a side unknown statically is computed at run time in float64.
         dims = shape(x)
         starts, sizes = [], []
@@ -269,7 +280,8 @@ def central_crop(image, central_fraction: float):
             if static is None:
                 side = dims[x.shape.ndims + axis]
                 sided = cast(side, _dtypes.float64)
-                start = cast((sided - sided * central_fraction) / 2, _dtypes.int32)
+                fraction = cast(central_fraction, _dtypes.float64)
+                start = cast((sided - sided * fraction) / 2, _dtypes.int32)
             else:
                 side, start = static, int((static - static * central_fraction) / 2)
             starts.append(start)
@@ -296,8 +308,13 @@ def transpose_image(image, name=None):
                          name=name or "transpose")
 
 
-def rot90(image, k: int = 1, name=None):
+def rot90(image, k=1, name=None):
     """Rotate by `k` quarter turns counter-clockwise (as ``np.rot90`` over height, width).
+
+    `k` is an int or a scalar int32 tensor (a random rotation in a ``tf.data`` map, say).
+    As in TensorFlow the graph is one ``tf.case`` over ``k % 4`` whichever `k` is given:
+    the result is the case's ``Merge``, its height and width unknown statically. An image
+    of unknown rank is checked when run and rotated as 3-D or 4-D by a ``tf.cond``.
 
     Example
     -------
@@ -306,17 +323,39 @@ def rot90(image, k: int = 1, name=None):
     >>> tf.Session().run(tf.image.rot90(img))[..., 0].tolist()
     [[1, 3], [0, 2]]
     """
-    with name_scope(name, "rot90", [image]):
-        x = _image(image, "rot90")
-        h_axis = x.shape.ndims - 3
-        k = int(k) % 4
-        if k == 0:
-            return x
-        if k == 1:
-            return transpose_image(reverse_v2(x, [h_axis + 1]))
-        if k == 2:
-            return reverse_v2(x, [h_axis, h_axis + 1])
-        return reverse_v2(transpose_image(x), [h_axis + 1])
+    from flowgraph.ops.control_flow_cond import cond
+
+    with name_scope(name, "rot90", [image, k]) as scope:
+        x = convert_to_tensor(image, name="image")
+        if x.shape.ndims is not None and x.shape.ndims < 3:
+            raise ValueError(f"'image' (shape {x.shape}) must be at least three-dimensional.")
+        x = _with_checks(_check_3d(x), x)
+        k = convert_to_tensor(k, dtype=_dtypes.int32, name="k")
+        k.shape.assert_has_rank(0)
+        k = floormod(k, 4, name="mod")
+        ndims = x.shape.ndims
+        if ndims is None:
+            return cond(equal(rank(x), 3), lambda: _rot90_case(x, k, scope, 0),
+                        lambda: _rot90_case(x, k, scope, 1))
+        if ndims in (3, 4):
+            return _rot90_case(x, k, scope, ndims - 3)
+        raise ValueError(f"'image' (shape {x.shape}) must have either 3 or 4 dimensions.")
+
+
+def _rot90_case(x, k, scope: str, lead: int):
+    """TF's ``_rot90_3D``/``_rot90_4D``: a ``tf.case`` over k in {1, 2, 3}, the image
+    itself by default; `lead` is the number of batch axes (0 or 1)."""
+    from flowgraph.ops.control_flow_cond import case
+
+    h, w = lead, lead + 1
+    perm = [*range(lead), w, h, lead + 2]
+    branches = [(equal(k, 1), lambda: transpose(reverse_v2(x, [w]), perm)),
+                (equal(k, 2), lambda: reverse_v2(x, [h, w])),
+                (equal(k, 3), lambda: reverse_v2(transpose(x, perm), [w]))]
+    out = case(branches, default=lambda: x, exclusive=True, name=scope)
+    dims = x.shape.as_list() if x.shape.ndims is not None else [None] * (lead + 3)
+    out.set_shape([*dims[:lead], None, None, dims[-1]])
+    return out
 
 
 def rgb_to_grayscale(images, name=None):
@@ -328,13 +367,14 @@ def rgb_to_grayscale(images, name=None):
     >>> round(float(tf.Session().run(tf.image.rgb_to_grayscale(tf.ones([1, 1, 3])))[0, 0, 0]), 4)
     0.9999
     """
-    with name_scope(name, "rgb_to_grayscale", [images]):
+    from flowgraph.ops.math_tensordot import tensordot
+
+    with name_scope(name, "rgb_to_grayscale", [images]) as scope:
         x = convert_to_tensor(images, name="images")
         dtype = x.dtype.base_dtype
         flt = convert_image_dtype(x, _dtypes.float32)
-        weights = convert_to_tensor(np.array([0.2989, 0.5870, 0.1140], np.float32))
-        gray = reduce_sum(multiply(flt, weights), axis=-1, keepdims=True)
-        return convert_image_dtype(gray, dtype)
+        gray = expand_dims(tensordot(flt, [0.2989, 0.5870, 0.1140], [-1, -1]), -1)
+        return convert_image_dtype(gray, dtype, name=scope)  # named by the scope, as TF's
 
 
 def grayscale_to_rgb(images, name=None):

@@ -42,11 +42,33 @@ def _int_value(tensor):
     return None if v is None else int(v)
 
 
+def _ranks(op, shapes, ranks):
+    """TF's rank checks: input ``k`` must have rank ``ranks[k]`` (None: any)."""
+    for k, (s, want) in enumerate(zip(shapes, ranks)):
+        if want is not None and s.ndims is not None and s.ndims != want:
+            raise op.shape_error(f"Shape must be rank {want} but is rank {s.ndims} for input "
+                                 f"{k} ('{op.inputs[k].name}')")
+
+
+def _same_dim(op, a, b, what):
+    """Merge two dimensions as TF's shape functions do: unequal known sizes are an error."""
+    if a.value is not None and b.value is not None and a.value != b.value:
+        raise op.shape_error(f"Dimensions must be equal, but are {a.value} and {b.value}: "
+                             f"{what}")
+
+
+def _box_coords(op, boxes, axis):
+    if boxes.ndims is not None and boxes[axis].value not in (None, 4):
+        raise op.shape_error(f"Dimension must be 4 but is {boxes[axis].value}: boxes hold "
+                             f"[y1, x1, y2, x2] in their last dimension, got {boxes}")
+
+
 def _nms_shape(op, boxes, scores, *rest):
-    if boxes.ndims is not None and (boxes.ndims != 2 or boxes[1].value not in (None, 4)):
-        raise op.shape_error(f"boxes must be 2-D [num_boxes, 4], got {boxes}")
-    if scores.ndims is not None and scores.ndims != 1:
-        raise op.shape_error(f"scores must be 1-D [num_boxes], got {scores}")
+    # boxes [num_boxes, 4], scores [num_boxes], the rest scalars (max size, thresholds)
+    _ranks(op, [boxes, scores, *rest], [2, 1] + [0] * len(rest))
+    _box_coords(op, boxes, 1)
+    if boxes.ndims is not None and scores.ndims is not None:
+        _same_dim(op, boxes[0], scores[0], "boxes and scores must hold one row per box")
     return [TensorShape([None])]
 
 
@@ -56,7 +78,7 @@ register_op("NonMaxSuppressionV3", dtype_fn=fixed_dtype(_I32))(_nms_shape)
 @register_op("NonMaxSuppressionV4", attrs={"pad_to_max_output_size": False}, num_outputs=2,
              dtype_fn=fixed_dtype(_I32, _I32))
 def _nms_v4_shape(op, boxes, scores, *rest):
-    _nms_shape(op, boxes, scores)
+    _nms_shape(op, boxes, scores, *rest)
     n = _int_value(op.inputs[2]) if op.attrs["pad_to_max_output_size"] else None
     return [TensorShape([n]), TensorShape([])]
 
@@ -64,15 +86,19 @@ def _nms_v4_shape(op, boxes, scores, *rest):
 @register_op("NonMaxSuppressionV5", attrs={"pad_to_max_output_size": False}, num_outputs=3,
              dtype_fn=lambda op: [_I32, op.inputs[1].dtype.base_dtype, _I32])
 def _nms_v5_shape(op, boxes, scores, *rest):
-    _nms_shape(op, boxes, scores)
+    _nms_shape(op, boxes, scores, *rest)
     n = _int_value(op.inputs[2]) if op.attrs["pad_to_max_output_size"] else None
     return [TensorShape([n]), TensorShape([n]), TensorShape([])]
 
 
 @register_op("NonMaxSuppressionWithOverlaps", dtype_fn=fixed_dtype(_I32))
 def _nms_overlaps_shape(op, overlaps, scores, *rest):
-    if overlaps.ndims is not None and overlaps.ndims != 2:
-        raise op.shape_error(f"overlaps must be a 2-D square matrix, got {overlaps}")
+    _ranks(op, [overlaps, scores, *rest], [2, 1] + [0] * len(rest))
+    if overlaps.ndims is not None:
+        _same_dim(op, overlaps[0], overlaps[1], "overlaps must be a square matrix")
+        if scores.ndims is not None:
+            _same_dim(op, overlaps[0], scores[0], "overlaps and scores must hold one row per "
+                      "box")
     return [TensorShape([None])]
 
 
@@ -80,11 +106,16 @@ def _nms_overlaps_shape(op, overlaps, scores, *rest):
              num_outputs=4,
              dtype_fn=fixed_dtype(_dtypes.float32, _dtypes.float32, _dtypes.float32, _I32))
 def _combined_nms_shape(op, boxes, scores, per_class, total, *rest):
-    if boxes.ndims is not None and boxes.ndims != 4:
-        raise op.shape_error(f"boxes must be 4-D [batch, num_boxes, q, 4], got {boxes}")
-    if scores.ndims is not None and scores.ndims != 3:
-        raise op.shape_error(f"scores must be 3-D [batch, num_boxes, num_classes], got "
-                             f"{scores}")
+    # boxes [batch, num_boxes, q, 4], scores [batch, num_boxes, num_classes]
+    _ranks(op, [boxes, scores, per_class, total, *rest], [4, 3] + [0] * (2 + len(rest)))
+    _box_coords(op, boxes, 3)
+    if boxes.ndims is not None and scores.ndims is not None:
+        _same_dim(op, boxes[0], scores[0], "boxes and scores must have the same batch size")
+        _same_dim(op, boxes[1], scores[1], "boxes and scores must hold the same boxes")
+        q, classes = boxes[2].value, scores[2].value
+        if q is not None and classes is not None and q not in (1, classes):
+            raise op.shape_error(f"third dimension of boxes must be either 1 or equal to the "
+                                 f"third dimension of scores, got {q} and {classes}")
     batch = boxes[0].value if boxes.ndims is not None else None
     if batch is None and scores.ndims is not None:
         batch = scores[0].value
@@ -106,10 +137,13 @@ def _crop_dtype(op):
 @register_op("CropAndResize", attrs={"method": "bilinear", "extrapolation_value": 0.0},
              dtype_fn=_crop_dtype, cost="expensive")
 def _crop_and_resize_shape(op, image, boxes, box_ind, crop_size):
-    if image.ndims is not None and image.ndims != 4:
-        raise op.shape_error(f"image must be 4-D [batch, height, width, depth], got {image}")
-    if boxes.ndims is not None and (boxes.ndims != 2 or boxes[1].value not in (None, 4)):
-        raise op.shape_error(f"boxes must be 2-D [num_boxes, 4], got {boxes}")
+    _ranks(op, [image, boxes, box_ind, crop_size], [4, 2, 1, 1])
+    _box_coords(op, boxes, 1)
+    if crop_size.ndims is not None and crop_size[0].value not in (None, 2):
+        raise op.shape_error(f"Dimension must be 2 but is {crop_size[0].value}: crop_size is "
+                             f"[crop_height, crop_width]")
+    if boxes.ndims is not None and box_ind.ndims is not None:
+        _same_dim(op, boxes[0], box_ind[0], "box_ind must hold one batch index per box")
     size = constant_value(op.inputs[3])
     ch, cw = (None, None) if size is None else (int(v) for v in np.reshape(size, -1))
     n = boxes[0].value if boxes.ndims is not None else None
@@ -240,6 +274,14 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
     """`non_max_suppression` returning ``(selected_indices, num_valid)``; with
     `pad_to_max_output_size` the indices are zero-padded to `max_output_size`.
 
+    Boxes may come in batches, ``[..., num_boxes, 4]`` with scores ``[..., num_boxes]``
+    (then `pad_to_max_output_size` must be True): the indices are ``[...,
+    max_output_size]`` and `num_valid` has the batch shape, each image suppressed on its
+    own. As in TensorFlow the indices are a ``Reshape`` of the padded selection (a slice
+    of its first `num_valid` entries without padding); `sorted_input`,
+    `canonicalized_coordinates` and `tile_size` only tune TF's tiled algorithm, whose
+    selection is the greedy one.
+
     Example
     -------
     >>> import flowgraph as tf
@@ -248,11 +290,37 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
     >>> tf.Session().run([idx, n])[0].tolist()
     [1, 0, 0]
     """
+    from flowgraph.ops.array_join_ops import concat, stack
+    from flowgraph.ops.array_shape_ops import expand_dims, reshape
+    from flowgraph.ops.functional_ops import map_fn
+
     with name_scope(name, "non_max_suppression_padded"):
-        op = make_op("NonMaxSuppressionV4", _nms_inputs(
-            boxes, scores, max_output_size, iou_threshold, score_threshold),
-            {"pad_to_max_output_size": bool(pad_to_max_output_size)})
-        return op.outputs[0], op.outputs[1]
+        inputs = _nms_inputs(boxes, scores, max_output_size, iou_threshold, score_threshold)
+        b, s, n = inputs[:3]
+        rank = b.shape.ndims
+        if not pad_to_max_output_size and rank is not None and rank > 2:
+            raise ValueError(f"'pad_to_max_output_size' (value {pad_to_max_output_size}) "
+                             f"must be True for batched input")
+
+        def one_image(boxes_scores):
+            op = make_op("NonMaxSuppressionV4", [*boxes_scores, *inputs[2:]],
+                         {"pad_to_max_output_size": True})
+            return op.outputs[0], op.outputs[1]
+
+        if rank == 2:
+            idx, valid = one_image([b, s])
+            if not pad_to_max_output_size:
+                return idx[:valid], valid
+            return reshape(idx, expand_dims(n, 0)), valid
+        batch_dims = shape(b)[:-2]
+        count = shape(b)[-2]
+        idx, valid = map_fn(one_image, [reshape(b, stack([-1, count, 4])),
+                                        reshape(s, stack([-1, count]))],
+                            dtype=(_I32, _I32), back_prop=False)
+        if not pad_to_max_output_size:
+            return idx[0, :valid[0]], reshape(valid, batch_dims)
+        return (reshape(idx, concat([batch_dims, expand_dims(n, 0)], 0)),
+                reshape(valid, batch_dims))
 
 
 def non_max_suppression_overlaps(overlaps, scores, max_output_size, overlap_threshold=0.5,

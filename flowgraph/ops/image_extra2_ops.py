@@ -23,15 +23,16 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.ops.array_compat_ops import extract_image_patches
+from flowgraph.ops.array_gen_ops import range as _range
 from flowgraph.ops.array_join_ops import concat, pad, stack
-from flowgraph.ops.array_shape_ops import reshape, shape, zeros_like
+from flowgraph.ops.array_shape_ops import reshape, shape, zeros
 from flowgraph.ops.image_adjust_ops import (
     convert_image_dtype,
     resize_image_with_crop_or_pad,
     transpose_image,
 )
 from flowgraph.ops.math_ops import abs as _abs
-from flowgraph.ops.math_ops import cast, log, maximum, squared_difference
+from flowgraph.ops.math_ops import cast, log, square, squared_difference
 from flowgraph.ops.math_reduce import reduce_mean, reduce_prod, reduce_sum
 from flowgraph.ops.math_tensordot import tensordot
 
@@ -69,9 +70,36 @@ def _float_pair(a, b, max_val):
             mv)
 
 
+def _verify_compatible_image_shapes(img1, img2):
+    """TF's shape checks of an image pair: ranks of at least 3 and compatible inner three
+    sizes now (ValueError), and the same as ``Assert`` ops for the sizes known only when
+    run (TF adds those whatever is known statically)."""
+    from flowgraph.ops.array_shape_ops import shape_n, size
+    from flowgraph.ops.control_flow_cond import Assert
+    from flowgraph.ops.math_ops import equal, greater_equal
+    from flowgraph.ops.math_reduce import reduce_all
+
+    s1, s2 = img1.shape, img2.shape
+    for s in (s1, s2):
+        if s.ndims is not None and s.ndims < 3:
+            raise ValueError(f"Shape {s} must have rank at least 3")
+    if s1.ndims is not None and s2.ndims is not None:
+        if not s1[-3:].is_compatible_with(s2[-3:]):
+            raise ValueError(f"Shapes {s1[-3:]} and {s2[-3:]} are incompatible")
+        for d1, d2 in zip(reversed(s1.dims[:-3]), reversed(s2.dims[:-3])):
+            if not (d1 == 1 or d2 == 1 or d1.is_compatible_with(d2)):
+                raise ValueError(f"Two images are not compatible: {s1} and {s2}")
+    t1, t2 = shape_n([img1, img2])
+    return [Assert(greater_equal(size(t1), 3), [t1, t2], summarize=10),
+            Assert(reduce_all(equal(t1[-3:], t2[-3:])), [t1, t2], summarize=10)]
+
+
 def psnr(a, b, max_val, name=None):
     """Peak signal-to-noise ratio per image (over the last three axes), in dB:
     ``10 * log10(max_val**2 / mse)``; integer images are scaled to ``[0, 1]`` first.
+
+    As in TensorFlow the result is an ``Identity`` that waits for the images' shape
+    checks (the value itself is the ``psnr`` subtraction).
 
     Example
     -------
@@ -79,54 +107,98 @@ def psnr(a, b, max_val, name=None):
     >>> round(float(tf.Session().run(tf.image.psnr([[[0.0]]], [[[0.1]]], 1.0))), 2)
     20.0
     """
+    from flowgraph.framework.graph import control_dependencies
+    from flowgraph.ops.array_identity_ops import identity
+    from flowgraph.ops.math_ops import subtract
+
     with name_scope(name, "PSNR", [a, b]):
         a, b, mv = _float_pair(a, b, max_val)
         mse = reduce_mean(squared_difference(a, b), [-3, -2, -1])
-        ln10 = np.log(10.0)
-        return 20.0 * log(mv) / ln10 - (10.0 / ln10) * log(mse)
+        value = subtract(20.0 * log(mv) / log(10.0),
+                         np.float32(10.0 / np.log(10.0)) * log(mse), name="psnr")
+        with control_dependencies(_verify_compatible_image_shapes(a, b)):
+            return identity(value)
 
 
-def _gauss_1d(size: int, sigma: float) -> np.ndarray:
-    coords = np.arange(size, dtype=np.float64) - (size - 1) / 2.0
-    g = np.exp(-0.5 * coords**2 / sigma**2)
-    return (g / g.sum()).astype(np.float32)
+def _gauss_kernel(size, sigma):
+    """TF's ``_fspecial_gauss``: a normalized ``[size, size, 1, 1]`` Gaussian, built as a
+    softmax of the squared distances."""
+    from flowgraph.ops.nn_ops import softmax
+
+    coords = cast(_range(size), sigma.dtype)
+    coords -= cast(size - 1, sigma.dtype) / 2.0
+    g = square(coords)
+    g *= -0.5 / square(sigma)
+    g = reshape(g, [1, -1]) + reshape(g, [-1, 1])
+    g = softmax(reshape(g, [1, -1]))
+    return reshape(g, stack([size, size, 1, 1]))
 
 
-def _blur(x, weights):
-    """Separable VALID filtering of ``[batch, h, w, c]`` with `weights` on both axes."""
-    k = len(weights)
-    rows = sum(float(w) * x[:, i: i - k + 1 if i - k + 1 < 0 else None] for i, w in
-               enumerate(weights))
-    return sum(float(w) * rows[:, :, i: i - k + 1 if i - k + 1 < 0 else None] for i, w in
-               enumerate(weights))
+def _ssim_per_channel(img1, img2, max_val, filter_size, filter_sigma, k1, k2,
+                      index_map=False):
+    """Per-channel SSIM and contrast-structure of ``[..., h, w, c]`` images (TF's
+    graph: Gaussian windows by a depthwise convolution, sizes checked when run)."""
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.framework.graph import control_dependencies
+    from flowgraph.ops.array_identity_ops import identity
+    from flowgraph.ops.array_join_ops import tile
+    from flowgraph.ops.array_shape_ops import shape_n
+    from flowgraph.ops.control_flow_cond import Assert
+    from flowgraph.ops.math_ops import greater_equal
+    from flowgraph.ops.math_reduce import reduce_all
+    from flowgraph.ops.nn_ops import depthwise_conv2d
 
+    size = constant(filter_size, dtype=_dtypes.int32)
+    sigma = constant(filter_sigma, dtype=img1.dtype)
+    shape1, shape2 = shape_n([img1, img2])
+    checks = [Assert(reduce_all(greater_equal(sh[-3:-1], size)), [sh, size], summarize=8)
+              for sh in (shape1, shape2)]
+    with control_dependencies(checks):
+        img1 = identity(img1)
+    kernel = tile(_gauss_kernel(size, sigma), stack([1, 1, shape1[-1], 1]))
 
-def _ssim_parts(x, y, max_val, size, sigma, k1, k2):
-    """Per-pixel luminance and contrast-structure terms of ``[batch, h, w, c]`` images."""
-    h, w = x.shape[1].value, x.shape[2].value
-    if h is not None and w is not None and (h < size or w < size):
-        raise ValueError(f"ssim: the images ({h}x{w}) must be at least filter_size="
-                         f"{size} pixels high and wide")
-    g = _gauss_1d(size, sigma)
+    def reducer(x):
+        sh = shape(x)
+        y = depthwise_conv2d(reshape(x, concat([[-1], sh[-3:]], 0)), kernel,
+                             strides=[1, 1, 1, 1], padding="VALID")
+        return reshape(y, concat([sh[:-3], shape(y)[1:]], 0))
+
     c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
-    mx, my = _blur(x, g), _blur(y, g)
-    num0 = mx * my * 2.0
-    den0 = mx * mx + my * my
+    mean0, mean1 = reducer(img1), reducer(img2)
+    num0 = mean0 * mean1 * 2.0
+    den0 = square(mean0) + square(mean1)
     luminance = (num0 + c1) / (den0 + c1)
-    num1 = _blur(x * y, g) * 2.0
-    den1 = _blur(x * x + y * y, g)
+    num1 = reducer(img1 * img2) * 2.0
+    den1 = reducer(square(img1) + square(img2))
     cs = (num1 - num0 + c2) / (den1 - den0 + c2)
-    return luminance, cs
+    if index_map:
+        return luminance * cs, cs
+    axes = constant([-3, -2], dtype=_dtypes.int32)
+    return reduce_mean(luminance * cs, axes), reduce_mean(cs, axes)
 
 
-def _as_batch(x):
-    return reshape(x, concat([[-1], shape(x)[-3:]], 0))
+def _checked_pair(img1, img2, max_val):
+    """The images (the first after TF's shape checks) and `max_val` in float32."""
+    from flowgraph.framework.graph import control_dependencies
+    from flowgraph.ops.array_identity_ops import identity
+
+    img1 = convert_to_tensor(img1, name="img1")
+    img2 = convert_to_tensor(img2, name="img2")
+    with control_dependencies(_verify_compatible_image_shapes(img1, img2)):
+        img1 = identity(img1)
+    mv = convert_image_dtype(cast(max_val, img1.dtype), _dtypes.float32)
+    return (convert_image_dtype(img1, _dtypes.float32),
+            convert_image_dtype(img2, _dtypes.float32), mv)
 
 
 def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03,
          return_index_map=False):
     """Structural similarity of two images (or batches, ``[..., h, w, c]``), averaged
     over pixels and channels (or per pixel with `return_index_map`).
+
+    TensorFlow's graph: Gaussian windows (`filter_size`, `filter_sigma`) by a depthwise
+    convolution, the result the ``Mean`` over channels; images smaller than the window
+    fail when run.
 
     Example
     -------
@@ -136,32 +208,21 @@ def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03
     [1.0]
     """
     with name_scope(None, "SSIM", [img1, img2]):
-        a, b, mv = _float_pair(img1, img2, max_val)
-        lead = shape(a)[:-3]
-        lum, cs = _ssim_parts(_as_batch(a), _as_batch(b), mv, filter_size, filter_sigma, k1, k2)
-        index = lum * cs
-        if return_index_map:
-            return reduce_mean(reshape(index, concat([lead, shape(index)[1:]], 0)), [-1])
-        value = reduce_mean(index, [-3, -2, -1])
-        return reshape(value, lead)
+        a, b, mv = _checked_pair(img1, img2, max_val)
+        value, _ = _ssim_per_channel(a, b, mv, filter_size, filter_sigma, k1, k2,
+                                     return_index_map)
+        return reduce_mean(value, [-1])
 
 
 _MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
 
 
-def _halve(x):
-    """2x2 average pooling (stride 2) after symmetric padding to even sizes."""
-    h, w = x.shape[1].value, x.shape[2].value
-    if h is None or w is None:
-        raise ValueError("ssim_multiscale: the images' height and width must be known")
-    x = pad(x, [[0, 0], [0, h % 2], [0, w % 2], [0, 0]], mode="SYMMETRIC")
-    return (x[:, 0::2, 0::2] + x[:, 1::2, 0::2] + x[:, 0::2, 1::2] + x[:, 1::2, 1::2]) * 0.25
-
-
 def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_size=11,
                     filter_sigma=1.5, k1=0.01, k2=0.03):
     """Multi-scale SSIM: contrast-structure terms at ``len(power_factors)`` scales
-    (halving each time) and SSIM at the coarsest, combined as a weighted geometric mean.
+    (halving each time by 2x2 average pooling, after symmetric padding to even sizes) and
+    SSIM at the coarsest, combined as a weighted geometric mean (TensorFlow's graph: one
+    ``ScaleK`` name scope per scale).
 
     Example
     -------
@@ -170,23 +231,47 @@ def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_s
     >>> tf.Session().run(tf.image.ssim_multiscale(x, x, 1.0)).round(4).tolist()
     [1.0]
     """
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops.array_shape_ops import expand_dims, shape_n
+    from flowgraph.ops.control_flow_cond import cond
+    from flowgraph.ops.math_ops import floormod, not_equal
+    from flowgraph.ops.math_ops import pow as _pow
+    from flowgraph.ops.math_reduce import reduce_any
+    from flowgraph.ops.nn_ops import avg_pool, relu
+
     with name_scope(None, "MS-SSIM", [img1, img2]):
-        a, b, mv = _float_pair(img1, img2, max_val)
-        lead = shape(a)[:-3]
-        x, y = _as_batch(a), _as_batch(b)
-        terms = []
+        a, b, mv = _checked_pair(img1, img2, max_val)
+        imgs = [a, b]
+        heads = [sh[:-3] for sh in shape_n([a, b])]
+        tails = [sh[-3:] for sh in shape_n([a, b])]
+        divisor = [1, 2, 2, 1]
+        divisor_tensor = constant(divisor[1:], dtype=_dtypes.int32)
+
+        def do_pad(images, remainder):
+            padding = pad(expand_dims(remainder, -1), [[1, 0], [1, 0]])
+            return [pad(x, padding, mode="SYMMETRIC") for x in images]
+
+        mcs = []
         for k in range(len(power_factors)):
-            if k:
-                x, y = _halve(x), _halve(y)
-            lum, cs = _ssim_parts(x, y, mv, filter_size, filter_sigma, k1, k2)
-            if k == len(power_factors) - 1:
-                terms.append(reduce_mean(lum * cs, [1, 2]))
-            else:
-                terms.append(reduce_mean(cs, [1, 2]))
-        values = maximum(stack(terms, axis=-1), 0.0)
-        weights = convert_to_tensor(np.asarray(power_factors, np.float32))
-        per_channel = reduce_prod(values ** weights, [-1])
-        return reshape(reduce_mean(per_channel, [-1]), lead)
+            with name_scope(None, f"Scale{k}", imgs):
+                if k > 0:
+                    flat = [reshape(x, concat([[-1], t], 0)) for x, t in zip(imgs, tails)]
+                    remainder = floormod(tails[0], divisor_tensor, name="mod")
+                    need_padding = reduce_any(not_equal(remainder, 0))
+                    padded = cond(need_padding, lambda f=flat, r=remainder: do_pad(f, r),
+                                  lambda f=flat: f)
+                    down = [avg_pool(x, ksize=divisor, strides=divisor, padding="VALID")
+                            for x in padded]
+                    tails = [sh[1:] for sh in shape_n(down)]
+                    imgs = [reshape(x, concat([h, t], 0))
+                            for x, h, t in zip(down, heads, tails)]
+                per_channel, cs = _ssim_per_channel(*imgs, mv, filter_size, filter_sigma,
+                                                    k1, k2)
+                mcs.append(relu(cs))
+        mcs.pop()  # the last scale contributes its full SSIM instead
+        values = stack([*mcs, relu(per_channel)], axis=-1)
+        ms_ssim = reduce_prod(_pow(values, power_factors), [-1])
+        return reduce_mean(ms_ssim, [-1])
 
 
 def total_variation(images, name=None):
@@ -225,8 +310,17 @@ def image_gradients(image):
     if x.shape.ndims != 4:
         raise ValueError(f"image_gradients expects a 4D tensor [batch_size, h, w, d], not "
                          f"{x.shape}.")
-    dy = concat([x[:, 1:] - x[:, :-1], zeros_like(x[:, :1])], 1)
-    dx = concat([x[:, :, 1:] - x[:, :, :-1], zeros_like(x[:, :, :1])], 2)
+    from flowgraph.ops.array_join_ops import unstack
+
+    image_shape = shape(x)
+    batch, height, width, depth = unstack(image_shape)
+    dy = x[:, 1:, :, :] - x[:, :-1, :, :]
+    dx = x[:, :, 1:, :] - x[:, :, :-1, :]
+    # TF's graph: zeros of a stacked shape concatenated, then reshaped to the image's shape
+    dy = concat([dy, zeros(stack([batch, 1, width, depth]), x.dtype)], 1)
+    dy = reshape(dy, image_shape)
+    dx = concat([dx, zeros(stack([batch, height, 1, depth]), x.dtype)], 2)
+    dx = reshape(dx, image_shape)
     return dy, dx
 
 
@@ -244,17 +338,21 @@ def sobel_edges(image):
     >>> tf.Session().run(e)[0, 1, 1, 0].tolist()
     [24.0, 8.0]
     """
-    x = convert_to_tensor(image, name="image")
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops.array_join_ops import tile
+    from flowgraph.ops.nn_ops import depthwise_conv2d
+
+    x = convert_to_tensor(image)
+    image_shape = shape(x)
+    # one depthwise filter per kernel: [3, 3, 1, 2] tiled over the channels
+    kernels = np.stack([np.array(_SOBEL_Y), np.array(_SOBEL_Y).T], -1)[:, :, None, :]
+    filters = tile(constant(kernels, dtype=x.dtype), [1, 1, image_shape[-1], 1],
+                   name="sobel_filters")
     padded = pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="REFLECT")
-
-    def window(i, j):
-        return padded[:, i: i - 2 if i < 2 else None, j: j - 2 if j < 2 else None]
-
-    outs = []
-    for kernel in (np.array(_SOBEL_Y), np.array(_SOBEL_Y).T):
-        outs.append(sum(float(kernel[i, j]) * window(i, j)
-                        for i in range(3) for j in range(3) if kernel[i, j]))
-    return stack(outs, axis=-1)
+    out = depthwise_conv2d(padded, filters, [1, 1, 1, 1], "VALID")
+    out = reshape(out, concat([image_shape, [2]], 0))  # [..., channel, kernel]
+    out.set_shape(x.shape.concatenate([2]))
+    return out
 
 
 def adjust_gamma(image, gamma=1, gain=1):

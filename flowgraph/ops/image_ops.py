@@ -36,7 +36,6 @@ from flowgraph.framework.graph import control_dependencies, name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_index_ops import slice as _slice
-from flowgraph.ops.array_index_ops import where_v2
 from flowgraph.ops.array_join_ops import reverse_v2
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze
 from flowgraph.ops.check_ops import Assert
@@ -403,15 +402,38 @@ def flip_up_down(image):
 
 
 def _random_flip(image, axis_3d: int, seed, what: str):
-    with name_scope(None, what, [image]):
-        x = _image_tensor(image, what)
-        if x.shape.ndims is None:
-            raise ValueError(f"{what}: the image rank must be known (3 or 4)")
-        if x.shape.ndims == 3:
-            flip = random_uniform([], seed=seed) < 0.5
-        else:
-            flip = reshape(random_uniform(shape(x)[:1], seed=seed) < 0.5, [-1, 1, 1, 1])
-        return where_v2(flip, _flip(x, axis_3d), x)
+    """TF's random flips: one image is flipped in a ``tf.cond`` when its draw is below
+    1/2; a batch blends each image with its flip by ``round(draw)`` (flipped when the
+    draw is above 1/2); an image of unknown rank picks one of the two by a ``tf.cond``."""
+    from flowgraph.ops.array_join_ops import stack
+    from flowgraph.ops.array_shape_ops import rank
+    from flowgraph.ops.control_flow_cond import cond
+    from flowgraph.ops.image_adjust_ops import _check_3d, _with_checks
+    from flowgraph.ops.math_ops import equal, less, multiply
+    from flowgraph.ops.math_ops import round as _round
+
+    with name_scope(None, what, [image]) as scope:
+        x = convert_to_tensor(image, name="image")
+        if x.shape.ndims is not None and x.shape.ndims < 3:
+            raise ValueError(f"'image' (shape {x.shape}) must be at least three-dimensional.")
+        x = _with_checks(_check_3d(x), x)
+        static = x.shape
+
+        def one_image():
+            flip = less(random_uniform([], minval=0, maxval=1.0, seed=seed), 0.5)
+            out = cond(flip, lambda: reverse_v2(x, [axis_3d]), lambda: x, name=scope)
+            out.set_shape(static if static.ndims is not None else [None] * 3)
+            return out
+
+        def batch():
+            n = shape(x)[0]
+            draws = random_uniform(stack([n]), minval=0, maxval=1.0, seed=seed)
+            flips = cast(_round(reshape(draws, stack([n, 1, 1, 1]))), x.dtype)
+            return multiply(flips, reverse_v2(x, [axis_3d + 1])) + (1 - flips) * x
+
+        if static.ndims is None:
+            return cond(equal(rank(x), 3), one_image, batch)
+        return one_image() if static.ndims == 3 else batch()
 
 
 def random_flip_left_right(image, seed=None):

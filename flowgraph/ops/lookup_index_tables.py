@@ -14,22 +14,35 @@ Example
 
 from __future__ import annotations
 
+import collections
+import functools
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.ops.array_gen_ops import range as _range
 from flowgraph.ops.array_shape_ops import size as _size
 from flowgraph.ops.lookup_ops import (
+    BucketedIds,
+    BucketedTableAPI,
     KeyValueTensorInitializer,
     StaticHashTable,
-    StaticVocabularyTable,
     TextFileIndex,
     TextFileInitializer,
+    check_id_table_dtypes,
 )
 from flowgraph.ops.math_ops import cast
+from flowgraph.ops.string_hash_ops import to_hash_bucket_fast
+from flowgraph.ops.string_legacy_hash_ops import (
+    string_to_hash_bucket,
+    string_to_hash_bucket_strong,
+)
 
 __all__ = [
+    "FastHashSpec",
+    "HasherSpec",
+    "IdTableWithHashBuckets",
+    "StrongHashSpec",
     "index_table_from_file",
     "index_table_from_tensor",
     "index_to_string_table_from_file",
@@ -37,35 +50,115 @@ __all__ = [
 ]
 
 
-class _IntKeyTable(StaticHashTable):
-    """A table with int64 keys that also accepts int32 keys (TF's id tables cast them)."""
+class HasherSpec(collections.namedtuple("HasherSpec", ["hasher", "key"])):
+    """Which hash puts unknown keys in buckets: ``"fasthash"`` (FarmHash
+    Fingerprint64), ``"legacy"`` (``tf.string_to_hash_bucket``) or ``"stronghash"``
+    (keyed SipHash, `key` two integers).
+
+    Example
+    -------
+    >>> FastHashSpec.hasher, StrongHashSpec([1, 2]).key
+    ('fasthash', [1, 2])
+    """
+
+    __slots__ = ()
+
+
+FastHashSpec = HasherSpec("fasthash", None)
+
+
+class StrongHashSpec(HasherSpec):
+    """The keyed hash (``tf.strings.to_hash_bucket_strong``) with a two-integer `key`."""
+
+    __slots__ = ()
+
+    def __new__(cls, key):
+        if len(key) != 2:
+            raise ValueError(f"`key` must have size 2, received {len(key)}")
+        if not isinstance(key[0], int) or not isinstance(key[1], int):
+            raise TypeError(f"Invalid key {key}. Must be unsigned integer values.")
+        return super().__new__(cls, "stronghash", key)
+
+
+def _hasher(spec):
+    if not isinstance(spec, HasherSpec):
+        raise TypeError(f"`hasher_spec` must be of type HasherSpec, got {type(spec)}.")
+    if spec.hasher == "fasthash":
+        return to_hash_bucket_fast
+    if spec.hasher == "legacy":
+        return string_to_hash_bucket
+    if spec.hasher == "stronghash":
+        return functools.partial(string_to_hash_bucket_strong, key=spec.key)
+    raise ValueError(f"Found unknown hasher {spec.hasher} in `hasher_spec`")
+
+
+class IdTableWithHashBuckets(BucketedTableAPI):
+    """An id table (`table`: keys to int64 ids) whose unknown keys go to one of
+    `num_oov_buckets` hash buckets after its ids, TF1's ``tf.contrib.lookup`` class.
+    With ``table=None``, every key gets its bucket.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> t = IdTableWithHashBuckets(None, num_oov_buckets=10)
+    >>> with tf.Session() as sess:
+    ...     print(sess.run(t.lookup(tf.constant(["a", "hello"]))))
+    [9 6]
+    """
+
+    def __init__(self, table, num_oov_buckets, hasher_spec=FastHashSpec, name=None,
+                 key_dtype=None) -> None:
+        if table is not None:
+            key_dtype = check_id_table_dtypes(
+                table.key_dtype, table.value_dtype, key_dtype,
+                "Invalid `value_dtype`: expected {} but got {}.")
+        else:
+            if num_oov_buckets <= 0:
+                raise ValueError("`oov_buckets` must be > 0 if no `table` is supplied.")
+            key_dtype = _dtypes.string if key_dtype is None else _dtypes.as_dtype(key_dtype)
+        if not key_dtype.is_integer and key_dtype != _dtypes.string:
+            raise TypeError(f"Invalid `key_dtype`, expected integer or string, got "
+                            f"{key_dtype}.")
+        self._buckets = BucketedIds(table, int(num_oov_buckets), _hasher(hasher_spec),
+                                    name, "hash_bucket")
+        self.key_dtype = key_dtype.base_dtype
+        self.value_dtype = _dtypes.int64
+
+    @property
+    def init(self):
+        return self.initializer
 
     def lookup(self, keys, name=None):
-        if isinstance(keys, SparseTensor):
-            return SparseTensor(keys.indices, self.lookup(keys.values, name),
-                                keys.dense_shape)
-        keys = convert_to_tensor(keys, name="keys")
-        if keys.dtype.is_integer and keys.dtype.base_dtype != self.key_dtype:
-            keys = cast(keys, self.key_dtype)
-        return super().lookup(keys, name=name)
+        """int64 ids of `keys` (a Tensor or `SparseTensor`)."""
+        if self._buckets.num_oov_buckets == 0:
+            values = keys.values if hasattr(keys, "dense_shape") else keys
+            if values.dtype.base_dtype != self.key_dtype:
+                raise TypeError(f"Dtype of argument `keys` must be {self.key_dtype}, "
+                                f"received: {values.dtype}")
+            if self._buckets.table.key_dtype == _dtypes.int64:
+                keys = cast(keys, _dtypes.int64)
+            return self._buckets.table.lookup(keys, name=name)
+        return self._buckets.lookup(keys, self.key_dtype, name)
 
 
 def _key_dtype(dtype, what: str):
     d = _dtypes.as_dtype(dtype).base_dtype
-    if d == _dtypes.string:
-        return d
-    if d.is_integer:
-        return _dtypes.int64
-    raise TypeError(f"{what}: keys must be strings or integers, got {d.name}")
+    if not d.is_integer and d != _dtypes.string:
+        raise TypeError(f"{what}: Dtype for `keys` should be either integer or string, got "
+                        f"{d.name}")
+    return d
 
 
-def _id_table(initializer, num_oov_buckets: int, default_value: int, what: str):
-    if num_oov_buckets < 0:
-        raise ValueError(f"{what}: num_oov_buckets must be >= 0, got {num_oov_buckets}")
+def _id_table(initializer, num_oov_buckets: int, default_value, hasher_spec, key_dtype):
+    """TensorFlow's id table: a hash table in a ``hash_table`` scope, wrapped in hash
+    buckets when there are any."""
+    with name_scope(None, "hash_table"):
+        table = StaticHashTable(initializer(), default_value)
     if num_oov_buckets:
-        return StaticVocabularyTable(initializer, num_oov_buckets, name="hash_table")
-    cls = _IntKeyTable if initializer.key_dtype.is_integer else StaticHashTable
-    return cls(initializer, default_value)
+        table = IdTableWithHashBuckets(table, num_oov_buckets,
+                                       hasher_spec=hasher_spec or FastHashSpec,
+                                       key_dtype=key_dtype)
+    return table
 
 
 def index_table_from_tensor(vocabulary_list, num_oov_buckets: int = 0, default_value: int = -1,
@@ -85,18 +178,28 @@ def index_table_from_tensor(vocabulary_list, num_oov_buckets: int = 0, default_v
     """
     what = "index_table_from_tensor"
     if vocabulary_list is None:
-        raise ValueError(f"{what}: vocabulary_list must be given")
-    key_dtype = _key_dtype(dtype, what)
+        raise ValueError("`vocabulary_list` must be specified.")
+    if num_oov_buckets < 0:
+        raise ValueError(f"`num_oov_buckets` must be greater or equal than 0, got "
+                         f"{num_oov_buckets}.")
+    dtype = _key_dtype(dtype, what)
     with name_scope(name, "string_to_index"):
-        keys = convert_to_tensor(vocabulary_list, name="vocabulary_list")
-        if keys.dtype.is_integer and key_dtype.is_integer:
-            keys = cast(keys, key_dtype)
-        if keys.dtype.base_dtype != key_dtype:
-            raise TypeError(f"{what}: vocabulary_list has dtype {keys.dtype.name}, but dtype "
-                            f"is {key_dtype.name}")
-        ids = _range(_size(keys, out_type=_dtypes.int64), dtype=_dtypes.int64)
-        init = KeyValueTensorInitializer(keys, ids, name="table_init")
-        return _id_table(init, int(num_oov_buckets), default_value, what)
+        keys = convert_to_tensor(vocabulary_list)
+        if keys.dtype.is_integer != dtype.is_integer:
+            raise ValueError(f"Invalid `dtype`: Expected "
+                             f"{'integer' if dtype.is_integer else 'non-integer'}, got "
+                             f"{keys.dtype}.")
+        if not dtype.is_integer and keys.dtype.base_dtype != dtype:
+            raise ValueError(f"Invalid `dtype`: Expected {dtype}, got {keys.dtype}.")
+        ids = cast(_range(_size(keys)), _dtypes.int64)
+
+        def initializer():
+            table_keys = cast(keys, _dtypes.int64) if keys.dtype.is_integer else keys
+            return KeyValueTensorInitializer(table_keys, ids, table_keys.dtype.base_dtype,
+                                             _dtypes.int64, name="table_init")
+
+        return _id_table(initializer, int(num_oov_buckets), default_value, hasher_spec,
+                         dtype)
 
 
 def index_table_from_file(vocabulary_file=None, num_oov_buckets: int = 0, vocab_size=None,
@@ -115,14 +218,23 @@ def index_table_from_file(vocabulary_file=None, num_oov_buckets: int = 0, vocab_
     tf.int64
     """
     what = "index_table_from_file"
-    if not vocabulary_file:
-        raise ValueError(f"{what}: vocabulary_file must be a non-empty file name")
+    if vocabulary_file is None or (isinstance(vocabulary_file, str) and not vocabulary_file):
+        raise ValueError("`vocabulary_file` must be specified and must not be empty.")
+    if num_oov_buckets < 0:
+        raise ValueError(f"num_oov_buckets must be greater or equal than 0, got "
+                         f"{num_oov_buckets}.")
+    if vocab_size is not None and vocab_size < 1:
+        raise ValueError(f"`vocab_size` must be greater than 0, got {vocab_size} for "
+                         f"vocabulary_file: {vocabulary_file}.")
     kd = _key_dtype(key_dtype, what)
     with name_scope(name, "string_to_index"):
-        init = TextFileInitializer(vocabulary_file, kd, key_column_index, _dtypes.int64,
-                                   value_column_index, vocab_size=vocab_size,
-                                   delimiter=delimiter, name="table_init")
-        return _id_table(init, int(num_oov_buckets), default_value, what)
+        def initializer():
+            return TextFileInitializer(
+                vocabulary_file, _dtypes.int64 if kd.is_integer else kd, key_column_index,
+                _dtypes.int64, value_column_index, vocab_size=vocab_size,
+                delimiter=delimiter, name="table_init")
+
+        return _id_table(initializer, int(num_oov_buckets), default_value, hasher_spec, kd)
 
 
 def index_to_string_table_from_tensor(vocabulary_list, default_value="UNK", name=None):
@@ -139,13 +251,13 @@ def index_to_string_table_from_tensor(vocabulary_list, default_value="UNK", name
     [b'b' b'UNK']
     """
     if vocabulary_list is None:
-        raise ValueError("index_to_string_table_from_tensor: vocabulary_list must be given")
+        raise ValueError("`vocabulary_list` argument must be specified.")
     with name_scope(name, "index_to_string"):
-        values = convert_to_tensor(vocabulary_list, dtype=_dtypes.string,
-                                   name="vocabulary_list")
-        ids = _range(_size(values, out_type=_dtypes.int64), dtype=_dtypes.int64)
-        init = KeyValueTensorInitializer(ids, values, name="table_init")
-        return _IntKeyTable(init, default_value)
+        values = convert_to_tensor(vocabulary_list, dtype=_dtypes.string)
+        ids = cast(_range(_size(values)), _dtypes.int64)
+        init = KeyValueTensorInitializer(ids, values, _dtypes.int64, _dtypes.string,
+                                         name="table_init")
+        return StaticHashTable(init, default_value)
 
 
 def index_to_string_table_from_file(vocabulary_file, vocab_size=None, default_value="UNK",
@@ -162,8 +274,12 @@ def index_to_string_table_from_file(vocabulary_file, vocab_size=None, default_va
     >>> t.value_dtype
     tf.string
     """
+    if vocabulary_file is None or (isinstance(vocabulary_file, str) and not vocabulary_file):
+        raise ValueError("`vocabulary_file` must be specified and must not be empty.")
+    if vocab_size is not None and vocab_size < 1:
+        raise ValueError(f"`vocab_size` must be greater than 0, got {vocab_size}.")
     with name_scope(name, "index_to_string"):
         init = TextFileInitializer(vocabulary_file, _dtypes.int64, key_column_index,
                                    _dtypes.string, value_column_index, vocab_size=vocab_size,
                                    delimiter=delimiter, name="table_init")
-        return _IntKeyTable(init, default_value)
+        return StaticHashTable(init, default_value)

@@ -36,16 +36,17 @@ from flowgraph.framework.graph import (
     GraphKeys,
     add_to_collection,
     control_dependencies,
+    get_default_graph,
     name_scope,
 )
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.array_index_ops import where
+from flowgraph.ops.array_index_ops import where_v2
 from flowgraph.ops.lookup_common import TABLE_ATTRS, check_keys_values, table_handle_shape
 from flowgraph.ops.lookup_compat import tables_initializer
-from flowgraph.ops.math_ops import add, equal
+from flowgraph.ops.math_ops import add, not_equal
 from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 from flowgraph.ops.string_hash_ops import as_string, to_hash_bucket_fast
 
@@ -145,9 +146,10 @@ class KeyValueTensorInitializer:
     """
 
     def __init__(self, keys, values, key_dtype=None, value_dtype=None, name=None) -> None:
-        with name_scope(name, "key_value_init", [keys, values]):
-            self._keys = convert_to_tensor(keys, dtype=key_dtype, name="keys")
-            self._values = convert_to_tensor(values, dtype=value_dtype, name="values")
+        # (TensorFlow converts them where the initializer is made; the import op goes to
+        # a scope of the initializer's name when the table is built)
+        self._keys = convert_to_tensor(keys, dtype=key_dtype, name="keys")
+        self._values = convert_to_tensor(values, dtype=value_dtype, name="values")
         self._name = name or "key_value_init"
         self.key_dtype = _check_dtype(self._keys.dtype, _KEY_TYPES,
                                       "KeyValueTensorInitializer keys")
@@ -193,25 +195,34 @@ class TextFileInitializer:
 
     def __init__(self, filename, key_dtype, key_index, value_dtype, value_index,
                  vocab_size=None, delimiter="\t", name=None, value_index_offset=0) -> None:
-        if key_index < TextFileIndex.WHOLE_LINE or value_index < TextFileIndex.WHOLE_LINE:
-            raise ValueError(f"TextFileInitializer: key_index and value_index must be >= -2, "
-                             f"got {key_index} and {value_index}")
+        if not isinstance(filename, Tensor) and not filename:
+            raise ValueError("`filename` argument required for tf.lookup.TextFileInitializer")
+        # TensorFlow's checks, in its order and words
+        kd, vd = _dtypes.as_dtype(key_dtype), _dtypes.as_dtype(value_dtype)
+        whole, line = TextFileIndex.WHOLE_LINE, TextFileIndex.LINE_NUMBER
+        if key_index < whole:
+            raise ValueError(f"`key_index` should be >= -2, received: {key_index}.")
+        if key_index == line and kd != _dtypes.int64:
+            raise ValueError(f"`key_dtype` must be int64 if `key_index` is {line}, received: "
+                             f"{kd}")
+        if key_index == whole and not kd.is_integer and kd != _dtypes.string:
+            raise ValueError("`key_dtype` should be either integer or string for `key_index` "
+                             f"{whole}, received: {kd}")
+        if value_index < whole:
+            raise ValueError(f"`value_index` should be >= -2, received: {value_index}")
+        if value_index == line and vd != _dtypes.int64:
+            raise ValueError(f"`value_dtype` must be int64 for `value_index` {line}, received: "
+                             f"{vd}")
+        if value_index == whole and not vd.is_integer and vd != _dtypes.string:
+            raise ValueError("`value_dtype` should be either integer or string for "
+                             f"`value_index` {whole}, received: {vd}")
         if vocab_size is not None and vocab_size <= 0:
-            raise ValueError(f"TextFileInitializer: vocab_size must be > 0, got {vocab_size}")
-        self.key_dtype = _check_dtype(key_dtype, _KEY_TYPES, "TextFileInitializer key_dtype")
-        self.value_dtype = _check_dtype(value_dtype, _VALUE_TYPES,
-                                        "TextFileInitializer value_dtype")
-        if key_index == TextFileIndex.LINE_NUMBER and not self.key_dtype.is_integer:
-            raise ValueError("TextFileInitializer: key_index LINE_NUMBER needs an integer "
-                             f"key_dtype, got {self.key_dtype.name}")
-        if value_index == TextFileIndex.LINE_NUMBER and not self.value_dtype.is_integer:
-            raise ValueError("TextFileInitializer: value_index LINE_NUMBER needs an integer "
-                             f"value_dtype, got {self.value_dtype.name}")
-        if (value_index == TextFileIndex.WHOLE_LINE
-                and self.value_dtype != _dtypes.string):
-            raise ValueError("TextFileInitializer: value_index WHOLE_LINE needs a string "
-                             f"value_dtype, got {self.value_dtype.name}")
-        self._filename = filename
+            raise ValueError(f"`vocab_size` should be > 0, received: {vocab_size}")
+        self.key_dtype = _check_dtype(kd, _KEY_TYPES, "TextFileInitializer key_dtype")
+        self.value_dtype = _check_dtype(vd, _VALUE_TYPES, "TextFileInitializer value_dtype")
+        # TensorFlow tracks the file as an asset: a constant "asset_path" made here
+        self._filename = filename if isinstance(filename, Tensor) else convert_to_tensor(
+            filename, dtype=_dtypes.string, name="asset_path")
         self.key_index, self.value_index = int(key_index), int(value_index)
         self.vocab_size = vocab_size
         self.delimiter = delimiter
@@ -236,14 +247,14 @@ class TextFileInitializer:
         """The op filling `table` (its handle) from the file."""
         _check_table_types(table, self.key_dtype, self.value_dtype)
         with name_scope(self._name):
-            filename = convert_to_tensor(self._filename, dtype=_dtypes.string,
-                                         name="asset_filepath")
+            filename = self._filename
             op = make_op("InitializeTableFromTextFileV2", [table.resource_handle, filename], {
                 "key_index": self.key_index, "value_index": self.value_index,
                 "vocab_size": -1 if self.vocab_size is None else int(self.vocab_size),
                 "delimiter": self.delimiter, "offset": self.value_index_offset},
                 name="InitializeTableFromTextFileV2")
-        add_to_collection(GraphKeys.ASSET_FILEPATHS, filename)
+        if constant_value(filename) is not None:
+            add_to_collection(GraphKeys.ASSET_FILEPATHS, filename)
         return op
 
 
@@ -285,17 +296,17 @@ class StaticHashTable:
         self._default_arg = default_value
         self._copies: dict = {}  # graph -> this table rebuilt there (tf.data functions)
         self._self_initializing = False
-        with name_scope(name, "hash_table") as scope:
-            self._name = scope.rstrip("/")
-            self._default = convert_to_tensor(default_value, dtype=self.value_dtype,
-                                              name="default_value")
-            if self._default.shape.ndims not in (None, 0):
-                raise ValueError(f"{type(self).__name__}: default_value must be a scalar, "
-                                 f"got shape {self._default.shape}")
-            self.resource_handle = make_tensor("HashTableV2", [], {
-                "key_dtype": self.key_dtype, "value_dtype": self.value_dtype},
-                name="hash_table")
-            self._init_op = initializer.initialize(self)
+        # TensorFlow's layout: the default value, the table op (named `name`) and the
+        # initializer's ops where the table is made; the table's name is its op's
+        self._default = convert_to_tensor(default_value, dtype=self.value_dtype)
+        if self._default.shape.ndims not in (None, 0):
+            raise ValueError(f"{type(self).__name__}: default_value must be a scalar, "
+                             f"got shape {self._default.shape}")
+        self.resource_handle = make_tensor("HashTableV2", [], {
+            "key_dtype": self.key_dtype, "value_dtype": self.value_dtype},
+            name=name or "hash_table")
+        self._name = self.resource_handle.op.name.rsplit("/", 1)[-1]
+        self._init_op = initializer.initialize(self)
         add_to_collection(GraphKeys.TABLE_INITIALIZERS, self._init_op)
 
     def export(self, name=None):
@@ -324,8 +335,13 @@ class StaticHashTable:
 
     def size(self, name=None):
         """The number of entries (an int64 scalar tensor)."""
-        return make_tensor("LookupTableSizeV2", [self.resource_handle],
-                           name=name or f"{self._name}_Size")
+        table = self.for_graph(get_default_graph())
+        if table is not self:
+            return table.size(name)
+        deps = [self._init_op] if self._self_initializing else []
+        with name_scope(name, f"{self._name}_Size"), control_dependencies(deps):
+            return make_tensor("LookupTableSizeV2", [self.resource_handle],
+                               name="LookupTableSizeV2")
 
     def lookup(self, keys, name=None):
         """The values of `keys` (a Tensor or `SparseTensor`), `default_value` for missing
@@ -336,19 +352,17 @@ class StaticHashTable:
         if not isinstance(keys, Tensor):
             keys = convert_to_tensor(keys, dtype=self.key_dtype, name="keys")
         if keys.dtype.base_dtype != self.key_dtype:
-            raise TypeError(f"Table '{self._name}': keys must be {self.key_dtype.name}, got "
-                            f"{keys.dtype.name} ('{keys.name}')")
+            raise TypeError(f"Dtype of argument `keys` must be {self.key_dtype}, "
+                            f"received: {keys.dtype} (table '{self._name}', keys "
+                            f"'{keys.name}')")
         table = self.for_graph(keys.graph)
         if table is not self:
             return table.lookup(keys, name=name)
         inputs = [self.resource_handle, keys, self._default]
-        if self._self_initializing:
-            with control_dependencies([self._init_op]):
-                return make_tensor("LookupTableFindV2", inputs,
-                                   {"value_dtype": self.value_dtype},
-                                   name=name or f"{self._name}_Lookup")
-        return make_tensor("LookupTableFindV2", inputs, {"value_dtype": self.value_dtype},
-                           name=name or f"{self._name}_Lookup")
+        deps = [self._init_op] if self._self_initializing else []
+        with name_scope(name, f"{self._name}_Lookup"), control_dependencies(deps):
+            return make_tensor("LookupTableFindV2", inputs, {"value_dtype": self.value_dtype},
+                               name="LookupTableFindV2")
 
     def for_graph(self, graph):
         """This table, or its copy in `graph` when `graph` is another one (the graph of a
@@ -360,7 +374,7 @@ class StaticHashTable:
         if copy is None:
             with graph.as_default():
                 copy = type(self)(self._initializer.clone(), self._default_arg,
-                                  name=self._name.rsplit("/", 1)[-1])
+                                  name=self._name)
             copy._self_initializing = True
             self._copies[graph] = copy
         return copy
@@ -369,7 +383,29 @@ class StaticHashTable:
 HashTable = StaticHashTable
 
 
-class StaticVocabularyTable:
+class BucketedTableAPI:
+    """The members a table of ids with hash buckets (``self._buckets``, a `BucketedIds`)
+    shares with TensorFlow's: its name, initializer, resource handle and size."""
+
+    @property
+    def name(self) -> str:
+        return self._buckets.name
+
+    @property
+    def initializer(self):
+        return self._buckets.initializer()
+
+    @property
+    def resource_handle(self):
+        table = self._buckets.table
+        return None if table is None else table.resource_handle
+
+    def size(self, name=None):
+        """Table entries plus OOV buckets (an int64 scalar tensor)."""
+        return self._buckets.size(name)
+
+
+class StaticVocabularyTable(BucketedTableAPI):
     """A string or integer -> int64 id table with `num_oov_buckets` hash buckets for
     unknown keys: ``size + Fingerprint64(key) % num_oov_buckets``.
 
@@ -387,58 +423,101 @@ class StaticVocabularyTable:
     def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None,
                  experimental_is_anonymous=False) -> None:
         if num_oov_buckets <= 0:
-            raise ValueError(f"StaticVocabularyTable: num_oov_buckets must be > 0, got "
-                             f"{num_oov_buckets}")
-        if initializer.value_dtype != _dtypes.int64:
-            raise TypeError(f"StaticVocabularyTable: the initializer's values must be int64, "
-                            f"got {initializer.value_dtype.name}")
-        self._num_oov_buckets = int(num_oov_buckets)
-        with name_scope(name, "hash_table") as scope:
-            self._name = scope.rstrip("/")
-            self._table = StaticHashTable(initializer, -1, name="table")
-        self.key_dtype = lookup_key_dtype or initializer.key_dtype
+            raise ValueError("`num_oov_buckets` must be > 0; use StaticHashTable.")
+        table = None
+        if initializer is not None:
+            lookup_key_dtype = check_id_table_dtypes(
+                initializer.key_dtype, initializer.value_dtype, lookup_key_dtype,
+                "Invalid `value_dtype`, expected {} but got {}.")
+            table = StaticHashTable(initializer, -1)
+        else:
+            lookup_key_dtype = _dtypes.string
+        self._buckets = BucketedIds(table, int(num_oov_buckets), to_hash_bucket_fast,
+                                    name, "hash_bucket")
+        self.key_dtype = _dtypes.as_dtype(lookup_key_dtype).base_dtype
         self.value_dtype = _dtypes.int64
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def initializer(self):
-        return self._table.initializer
-
-    @property
-    def resource_handle(self):
-        return self._table.resource_handle
-
-    def size(self, name=None):
-        """Table entries plus OOV buckets (an int64 scalar tensor)."""
-        with name_scope(name, f"{self._name}_Size"):
-            return add(self._table.size(), self._num_oov_buckets)
 
     def lookup(self, keys, name=None):
         """int64 ids of `keys` (a Tensor or `SparseTensor`)."""
-        if isinstance(keys, SparseTensor):
-            values = self.lookup(keys.values, name=name)
-            return SparseTensor(keys.indices, values, keys.dense_shape)
-        with name_scope(name, f"{self._name}_Lookup"):
-            keys = convert_to_tensor(keys, name="keys")
-            if keys.dtype.base_dtype != self._table.key_dtype:
-                if keys.dtype.is_integer and self._table.key_dtype.is_integer:
-                    from flowgraph.ops.math_ops import cast
+        return self._buckets.lookup(keys, self.key_dtype, name)
 
-                    keys = cast(keys, self._table.key_dtype)
-                else:
-                    raise TypeError(f"Table '{self._name}': keys must be "
-                                    f"{self._table.key_dtype.name}, got {keys.dtype.name}")
-            table = self._table.for_graph(keys.graph)
-            ids = table.lookup(keys)
-            text = keys if keys.dtype.base_dtype == _dtypes.string else as_string(keys)
-            with control_dependencies([table.initializer] if table is not self._table
-                                      else []):
-                size = table.size()
-            buckets = add(to_hash_bucket_fast(text, self._num_oov_buckets), size)
-            return where(equal(ids, -1), buckets, ids)
+
+def check_id_table_dtypes(key_dtype, value_dtype, lookup_key_dtype, value_message: str):
+    """The key dtype lookups take for an id table with hash buckets over a table of
+    `key_dtype` -> `value_dtype`, checked as TensorFlow checks them."""
+    supported = (_dtypes.int64, _dtypes.string)
+    lookup_key_dtype = _dtypes.as_dtype(lookup_key_dtype or key_dtype).base_dtype
+    if key_dtype not in supported:
+        raise TypeError(f"Invalid `key_dtype`, expected one of {supported}, but got "
+                        f"{key_dtype}.")
+    if key_dtype.is_integer != lookup_key_dtype.is_integer:
+        raise TypeError("Invalid `key_dtype`, expected "
+                        f"{'integer' if lookup_key_dtype.is_integer else 'non-integer'} but "
+                        f"got {key_dtype}.")
+    if value_dtype != _dtypes.int64:
+        raise TypeError(value_message.format(_dtypes.int64, value_dtype))
+    return lookup_key_dtype
+
+
+class BucketedIds:
+    """The lookup of an id table with ``num_oov_buckets`` hash buckets after its
+    entries (`StaticVocabularyTable`, TF1's ``IdTableWithHashBuckets``), built as
+    TensorFlow builds it: in a ``<name>_Lookup`` scope, the keys' buckets
+    (``hash_bucket``), the table's ids, ``Add`` of the table size to the buckets, and
+    ``SelectV2`` of the ids found (``NotEqual`` to the default) or the buckets. Without
+    a table, the buckets alone."""
+
+    def __init__(self, table, num_oov_buckets: int, hasher, name, default_name: str):
+        if name:
+            name = name.rstrip("/")
+        name = name or (table.name if table is not None else default_name)
+        self.table = table
+        self.num_oov_buckets = num_oov_buckets
+        self.hasher = hasher  # (strings, num_buckets, name) -> int64 buckets
+        self.name = name.split("/")[-1]
+
+    def initializer(self):
+        if self.table is not None:
+            return self.table.initializer
+        from flowgraph.ops.control_flow_ops import no_op
+
+        with name_scope(None, "init"):
+            return no_op()
+
+    def size(self, name=None):
+        with name_scope(name, f"{self.name}_Size"):
+            if self.table is None:
+                tsize = convert_to_tensor(0, dtype=_dtypes.int64)
+            else:
+                tsize = self.table.size()  # (its copy, in a tf.data function)
+            return tsize + self.num_oov_buckets
+
+    def lookup(self, keys, key_dtype, name=None):
+        values = keys.values if isinstance(keys, SparseTensor) else keys
+        if not isinstance(values, Tensor):
+            values = convert_to_tensor(values, dtype=key_dtype, name="keys")
+        if values.dtype.base_dtype != key_dtype:
+            raise TypeError(f"Dtype of argument `keys` must be {key_dtype}, received: "
+                            f"{values.dtype} (table '{self.name}', keys '{values.name}')")
+        table = self.table
+        if table is not None and table.key_dtype == _dtypes.int64:
+            from flowgraph.ops.math_ops import cast
+
+            values = cast(values, _dtypes.int64)
+        with name_scope(name, f"{self.name}_Lookup"):
+            text = values if values.dtype.base_dtype == _dtypes.string else as_string(values)
+            ids = self.hasher(text, self.num_oov_buckets, name="hash_bucket")
+            if table is not None:
+                buckets = ids
+                # (in a tf.data function's graph: the table's copy there, which fills
+                # itself before its first use)
+                graph_table = table.for_graph(values.graph)
+                found = graph_table.lookup(values)
+                buckets = add(buckets, graph_table.size())
+                ids = where_v2(not_equal(found, graph_table.default_value), found, buckets)
+        if isinstance(keys, SparseTensor):
+            return SparseTensor(keys.indices, ids, keys.dense_shape)
+        return ids
 
 
 # tf.lookup.experimental (the mutable tables).

@@ -38,6 +38,7 @@ from flowgraph.ops.parsing_sparse_feature import (
     check_sparse_feature,
     sparse_from_parts,
 )
+from flowgraph.ops.parsing_v2_ops import is_v1_layout, v1_dtypes, v1_output_count, v1_shapes
 from flowgraph.ops.raw_ops import _raw_op
 
 __all__ = [
@@ -229,28 +230,40 @@ def _split_features(features: dict, allow_empty: bool = False):
 def parsed_dtypes(op) -> list:
     """The output dtypes of flowgraph's attribute-keyed ``ParseExample``:
     per sparse key its indices (int64), then values, then dense shapes (int64); then one
-    tensor per dense key.
+    tensor per dense key (TensorFlow's layout: `parsing_v2_ops.v1_dtypes`).
 
     >>> from types import SimpleNamespace as Op
     >>> parsed_dtypes(Op(attrs={"sparse_keys": ["s"], "sparse_types": ["float"],
     ...                         "dense_types": ["int64"]}))
     [tf.int64, tf.float32, tf.int64, tf.int64]
     """
+    if is_v1_layout(op):
+        return v1_dtypes(op)
     a = op.attrs
     n = len(a["sparse_keys"])
     return ([_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["sparse_types"]]
             + [_dtypes.int64] * n + [_dtypes.as_dtype(d) for d in a["dense_types"]])
 
 
-# flowgraph's attribute-keyed ParseExample: what a TensorFlow 1.x graph's ParseExample
-# (keys as inputs) is read into (`tf_formats.parse_example`); `parse_example` itself
-# builds TensorFlow's ParseExampleV2 (`parsing_v2_ops`).
+def _parse_example_count(op) -> int:
+    if is_v1_layout(op):
+        return v1_output_count(op)
+    return 3 * len(op.attrs["sparse_keys"]) + len(op.attrs["dense_keys"])
+
+
+# ParseExample has two layouts. flowgraph's, attribute-keyed: what a TensorFlow 1.x
+# graph's ParseExample (keys as inputs) is read into (`tf_formats.parse_example`).
+# TensorFlow's (keys and defaults as inputs, attrs Nsparse, Ndense, sparse_types, Tdense,
+# dense_shapes): what `tf.raw_ops.ParseExample` builds (`parsing_v2_ops`, "ParseExample
+# (V1)"). `parse_example` itself builds TensorFlow's ParseExampleV2.
 @register_op("ParseExample", attrs={"sparse_keys": [], "sparse_types": [], "dense_keys": [],
                                     "dense_types": [], "dense_shapes": [], "dense_defaults": [],
-                                    "dense_is_sequence": []},
-             num_outputs=lambda op: 3 * len(op.attrs["sparse_keys"])
-             + len(op.attrs["dense_keys"]), dtype_fn=parsed_dtypes)
-def _parse_example_shape(op, serialized):
+                                    "dense_is_sequence": [], "Nsparse": 0, "Ndense": 0,
+                                    "Tdense": []},
+             num_outputs=_parse_example_count, dtype_fn=parsed_dtypes)
+def _parse_example_shape(op, serialized, *v1_inputs):
+    if v1_inputs:
+        return v1_shapes(op, serialized, *v1_inputs)
     if serialized.ndims is not None and serialized.ndims > 1:
         raise op.shape_error(f"serialized must be a vector (or a scalar for one example), "
                              f"got shape {serialized}")

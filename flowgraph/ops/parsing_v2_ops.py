@@ -45,7 +45,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 
-__all__ = ["dense_spec"]
+__all__ = ["dense_spec", "is_v1_layout", "v1_dtypes", "v1_output_count", "v1_shapes"]
 
 _I64 = _dtypes.int64
 
@@ -94,6 +94,69 @@ def _dense_out(shapes, batch: list) -> list:
 def _check_rank(op, serialized, ranks, what: str) -> None:
     if serialized.ndims is not None and serialized.ndims not in ranks:
         raise op.shape_error(f"serialized must be {what}, got shape {serialized}")
+
+
+# -- ParseExample (V1) with TensorFlow's inputs ----------------------------------------------
+# ``ParseExample`` is registered once (`flowgraph/ops/parsing_ops.py`) with two layouts:
+# flowgraph's own (one input; keys, types and defaults as attributes: what an imported
+# TF 1.x graph is read into) and TensorFlow's, which `tf.raw_ops.ParseExample` builds::
+#
+#     serialized, names, sparse_keys_0..Nsparse-1, dense_keys_0..Ndense-1,
+#     dense_defaults_0..Ndense-1      attrs Nsparse, Ndense, sparse_types, Tdense,
+#                                     dense_shapes
+_V1_TYPES = (_dtypes.float32, _dtypes.int64, _dtypes.string)
+
+
+def is_v1_layout(op) -> bool:
+    """Whether a ``ParseExample`` op has TensorFlow's inputs (more than `serialized`)."""
+    return len(getattr(op, "inputs", ())) > 1
+
+
+def v1_output_count(op) -> int:
+    """The outputs of TensorFlow's ``ParseExample``, after checking its attributes against
+    its inputs as TensorFlow's shape function does."""
+    a = op.attrs
+    n_sparse, n_dense = int(a["Nsparse"]), int(a["Ndense"])
+    dense_types = _dense_types(op, "Tdense", 2 + n_sparse + n_dense, n_dense)
+    checks = (("len(sparse_keys) != len(sparse_types)", n_sparse, len(a["sparse_types"])),
+              ("len(dense_keys) != len(dense_shapes)", n_dense, len(a["dense_shapes"])),
+              ("len(dense_keys) != len(dense_types)", n_dense, len(dense_types)))
+    for what, want, got in checks:
+        if want != got:
+            raise op.shape_error(f"{what} ({want} keys, {got} given)")
+    if len(op.inputs) != 2 + n_sparse + 2 * n_dense:
+        raise op.shape_error(f"ParseExample takes 2 + Nsparse + 2 * Ndense inputs "
+                             f"(serialized, names, {n_sparse} sparse_keys, {n_dense} "
+                             f"dense_keys, {n_dense} dense_defaults); got {len(op.inputs)}")
+    for attr, types in (("sparse_types", _types(op, "sparse_types")),
+                        ("Tdense", dense_types)):
+        for t in types:
+            if t not in _V1_TYPES:
+                raise TypeError(f"Value passed to parameter '{attr}' has DataType {t.name} "
+                                f"not in list of allowed values: float32, int64, string "
+                                f"(op '{op.name}', ParseExample)")
+    return 3 * n_sparse + n_dense
+
+
+def v1_dtypes(op) -> list:
+    n_sparse, n_dense = int(op.attrs["Nsparse"]), int(op.attrs["Ndense"])
+    return ([_I64] * n_sparse + _types(op, "sparse_types") + [_I64] * n_sparse
+            + _dense_types(op, "Tdense", 2 + n_sparse + n_dense, n_dense))
+
+
+def v1_shapes(op, serialized, names, *keys_and_defaults) -> list:
+    _check_rank(op, serialized, (0, 1), "a vector (or a scalar for one Example)")
+    if names.ndims not in (None, 1):
+        raise op.shape_error(f"names must be a vector of strings, got shape {names}")
+    n_sparse, n_dense = int(op.attrs["Nsparse"]), int(op.attrs["Ndense"])
+    for i, key in enumerate(keys_and_defaults[:n_sparse + n_dense]):
+        if key.ndims not in (None, 0):
+            raise op.shape_error(f"key input {i} must be a scalar string, got shape {key}")
+    if serialized.ndims is None:
+        return _sparse_shapes(n_sparse, None) + [TensorShape(None)] * n_dense
+    batch = [] if serialized.ndims == 0 else [serialized[0].value]
+    return (_sparse_shapes(n_sparse, serialized.ndims + 1)
+            + _dense_out(op.attrs["dense_shapes"], batch))
 
 
 # -- ParseExampleV2 and ParseSingleExample --------------------------------------------------

@@ -158,7 +158,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
         if lo_is_zero and hi_is_one:
             return rnd
         if lo_is_zero:
-            return math_ops.multiply(rnd, hi, name=scope)
+            return math_ops.multiply(rnd, hi)  # "random_uniform/Mul", as in TensorFlow
         scale = math_ops.subtract(hi, lo, name="sub")
         return math_ops.add(math_ops.multiply(rnd, scale, name="mul"), lo, name=scope)
 

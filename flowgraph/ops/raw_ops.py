@@ -86,7 +86,7 @@ def _raw_op(op_type: str):
                          for i, v in enumerate(items)]
                 if is_list:
                     lengths.append(len(items))
-            op_attrs = {attr_map[k]: v for k, v in kwargs.items()
+            op_attrs = {attr_map[k]: _shape_list(attr_map[k], v) for k, v in kwargs.items()
                         if attr_map[k] in op_def.attrs}
             if lengths and "N" in op_def.attrs:
                 op_attrs["N"] = lengths[0]
@@ -107,6 +107,17 @@ def _raw_op(op_type: str):
     raw_op.__qualname__ = f"raw_ops.{op_type}"
     raw_op.__doc__ = f"The {op_type} op; keyword arguments {accepted} (and name)."
     return raw_op
+
+
+def _shape_list(attr: str, value):
+    """A list-of-shapes attribute (``dense_shapes=[[2], [None]]``) as TensorShapes, as
+    TensorFlow's wrappers convert it (so that it is written as shapes)."""
+    if attr.endswith("shapes") and isinstance(value, list | tuple) and \
+            all(isinstance(v, list | tuple) for v in value):
+        from flowgraph.framework.tensor_shape import TensorShape
+
+        return [TensorShape(list(v)) for v in value]
+    return value
 
 
 def _fixed_dtypes(op_type: str, count: int) -> list:

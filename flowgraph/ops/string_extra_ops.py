@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
@@ -197,18 +199,25 @@ def reduce_join(inputs, axis=None, keep_dims=False, separator="", name=None,
     """
     axis = reduction_indices if axis is None else axis
     keep = keep_dims if keepdims is None else keepdims
-    x = _strings(inputs, "inputs")
-    if axis is None:
-        if x.shape.ndims is None:
-            raise ValueError("tf.reduce_join: axis=None needs a known rank")
-        axes = list(range(x.shape.ndims))
-    else:
-        axes = [int(a) for a in (axis if isinstance(axis, list | tuple) else [axis])]
-    axes_t = convert_to_tensor(axes, dtype=_dtypes.int32, name="reduction_indices")
-    return make_tensor("ReduceJoin", [x, axes_t], {"keep_dims": bool(keep),
-                                                   "separator": str(separator),
-                                                   "axes": tuple(axes)},
-                       name=name or "ReduceJoin")
+    # TensorFlow's wrapper: a "ReduceJoin" scope around the generated op (named `name`,
+    # or "ReduceJoin" again); without an axis, every axis, last first, as one constant
+    with name_scope(None, "ReduceJoin", [inputs]):
+        x = _strings(inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs),
+                     "inputs")
+        if axis is None:
+            if x.shape.ndims is None:
+                raise ValueError("tf.reduce_join: axis=None needs a known rank")
+            axes = list(range(x.shape.ndims - 1, -1, -1))
+            axes_t = convert_to_tensor(axes, dtype=_dtypes.int32)
+        else:
+            axes = [int(a) for a in (axis if isinstance(axis, list | tuple) else [axis])]
+            axes_t = None
+        with op_scope(name, "ReduceJoin", [x, axes_t if axes_t is not None else axis]) as scope:
+            if axes_t is None:
+                axes_t = convert_to_tensor(axes, dtype=_dtypes.int32, name="reduction_indices")
+            return make_tensor("ReduceJoin", [x, axes_t], {"keep_dims": bool(keep),
+                                                           "separator": str(separator),
+                                                           "axes": tuple(axes)}, name=scope)
 
 
 def encode_base64(input, pad=False, name=None):

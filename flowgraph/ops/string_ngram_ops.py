@@ -31,7 +31,7 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
-from flowgraph.ops.op_util import make_op, make_tensor
+from flowgraph.ops.op_util import make_op, make_tensor, op_scope
 from flowgraph.ops.ragged_tensor import RaggedTensor
 
 __all__ = ["ngrams", "unsorted_segment_join"]
@@ -155,7 +155,7 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=
     >>> tf.Session().run(out).tolist()
     [b'b', b'a-c']
     """
-    with name_scope(name, "UnsortedSegmentJoin", [inputs, segment_ids, num_segments]):
+    with op_scope(name, "UnsortedSegmentJoin", [inputs, segment_ids, num_segments]) as scope:
         inputs = convert_to_tensor(inputs, dtype=_dtypes.string, name="inputs")
         ids = convert_to_tensor(segment_ids, name="segment_ids")
         n = convert_to_tensor(num_segments, name="num_segments")
@@ -166,4 +166,4 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=
                                 "allowed values: int32, int64")
         return make_tensor("UnsortedSegmentJoin", [inputs, ids, n], {
             "separator": separator, "Tindices": ids.dtype.base_dtype,
-            "Tnumsegments": n.dtype.base_dtype}, name="UnsortedSegmentJoin")
+            "Tnumsegments": n.dtype.base_dtype}, name=scope)

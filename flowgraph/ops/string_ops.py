@@ -28,7 +28,7 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.math_reduce import argmax, argmin
-from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor
+from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = [
     "arg_max",
@@ -140,8 +140,10 @@ def string_split(source, sep=None, skip_empty: bool = True, delimiter=None,
         raise ValueError(f"string_split: flowgraph has no RaggedTensor; result_type must be "
                          f"'SparseTensor', got {result_type!r}")
     with name_scope(name, "StringSplit", [source]):
-        src = _strings(source, "string_split")
-        delim = convert_to_tensor(delimiter, dtype=_dtypes.string, name="delimiter")
+        # (TensorFlow converts the delimiter, then the source, without names: "Const")
+        delim = convert_to_tensor(delimiter, dtype=_dtypes.string)
+        src = _strings(source if isinstance(source, Tensor) else
+                       convert_to_tensor(source, dtype=_dtypes.string), "string_split")
         return _sparse(make_op("StringSplit", [src, delim], {"skip_empty": bool(skip_empty)},
                                name="StringSplit"))
 
@@ -172,7 +174,7 @@ def split(input=None, sep=None, maxsplit: int = -1, result_type: str = "SparseTe
         raise ValueError("strings.split: sep must not be empty (use None for whitespace)")
     with name_scope(name, "StringSplit", [input]):
         src = _strings(input, "strings.split")
-        delim = convert_to_tensor(sep or "", dtype=_dtypes.string, name="sep")
+        delim = convert_to_tensor(sep or "", dtype=_dtypes.string)
         return _sparse(make_op("StringSplitV2", [src, delim], {"maxsplit": int(maxsplit)},
                                name="StringSplitV2"))
 
@@ -224,9 +226,14 @@ def string_join(inputs, separator: str = "", name=None):
     """
     if not isinstance(inputs, list | tuple) or not inputs:
         raise ValueError("string_join: inputs must be a non-empty list of string tensors")
-    with name_scope(name, "StringJoin", inputs):
-        xs = [_strings(x, "string_join") for x in inputs]
-        return make_tensor("StringJoin", xs, {"separator": str(separator)}, name="StringJoin")
+    # one op named `name` (TensorFlow's generated wrapper): constants inside its scope,
+    # named after the list argument ("inputs_1")
+    with op_scope(name, "StringJoin", inputs) as scope:
+        xs = [x if isinstance(x, Tensor) else
+              convert_to_tensor(x, dtype=_dtypes.string, name=f"inputs_{i}")
+              for i, x in enumerate(inputs)]
+        xs = [_strings(x, "string_join") for x in xs]
+        return make_tensor("StringJoin", xs, {"separator": str(separator)}, name=scope)
 
 
 join = string_join
@@ -247,13 +254,13 @@ def substr(input, pos, len, name=None, unit: str = "BYTE"):
     """
     if unit not in ("BYTE", "UTF8_CHAR"):
         raise ValueError(f"substr: unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
-    with name_scope(name, "Substr", [input, pos, len]):
+    with op_scope(name, "Substr", [input, pos, len]) as scope:
         x = _strings(input, "substr")
         p = convert_to_tensor(pos, name="pos")
         n = convert_to_tensor(len, dtype=p.dtype, name="len")
         if not p.dtype.is_integer:
             raise TypeError(f"substr: pos and len must be integers, got {p.dtype.name}")
-        return make_tensor("Substr", [x, p, n], {"unit": unit}, name="Substr")
+        return make_tensor("Substr", [x, p, n], {"unit": unit}, name=scope)
 
 
 def string_length(input, name=None, unit: str = "BYTE"):

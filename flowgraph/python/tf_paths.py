@@ -199,6 +199,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
 
 # Names a searched namespace spells otherwise (TensorFlow module -> {name: flowgraph path}).
 _RENAMED: dict[str, dict[str, str]] = {
+    # the raw Switch/Merge wrappers (slim's inception preprocessing picks a branch with
+    # them); tf.sparse.merge would shadow `merge` otherwise
+    "python.ops.control_flow_ops": {"switch": "module:flowgraph.ops.control_flow_cond",
+                                    "merge": "module:flowgraph.ops.control_flow_cond"},
     "core.framework.tensor_pb2": {"TensorProto": "module:flowgraph.framework.event_format"},
     "core.framework.tensor_shape_pb2": {
         "TensorShapeProto": "module:flowgraph.framework.event_format"},

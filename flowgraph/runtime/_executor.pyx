@@ -250,6 +250,12 @@ cdef inline long long now_ns() noexcept nogil:
     return <long long>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
+cdef tuple _describe(object value):
+    """(dtype, shape, bytes) of a traced output (None for what is not an array)."""
+    return (getattr(value, "dtype", None), getattr(value, "shape", None),
+            getattr(value, "nbytes", 0) or 0)
+
+
 def monotonic_ns():
     """The executor's clock (CLOCK_MONOTONIC, ns), for aligning traces."""
     return now_ns()
@@ -1287,15 +1293,21 @@ cdef class Step:
         return True
 
     cdef int _record(self, int node, long long t0, object result) except -1:
+        """Trace row of a finished node: (node, start, end, thread, output bytes,
+        outputs) where outputs holds (dtype, shape, bytes) per output."""
         cdef long long t1 = now_ns()
         cdef long long out_bytes = 0
+        cdef list outputs = []
         if self.plan.t.flags[node] & F_MULTI_OUT:
             if result is not DEAD:
                 for r in result:
-                    out_bytes += getattr(r, "nbytes", 0) or 0
-        else:
-            out_bytes = getattr(result, "nbytes", 0) or 0
-        self.trace.append((node, t0, t1, PyThread_get_thread_ident(), out_bytes))
+                    outputs.append(_describe(r))
+        elif result is not DEAD:
+            outputs.append(_describe(result))
+        for o in outputs:
+            out_bytes += o[2]
+        self.trace.append((node, t0, t1, PyThread_get_thread_ident(), out_bytes,
+                           outputs))
         return 0
 
     cdef int _fail(self, int node, object exc, tuple args) except -1:

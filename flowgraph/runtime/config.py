@@ -458,9 +458,18 @@ class RunOptions(_Message):
     )
 
 
+# A traced output (`NodeExecStats.output`): TensorFlow's messages, printed as its text
+# format (``dtype: DT_FLOAT``), as `Timeline`'s tensor snapshots show them.
+AllocationDescription = _event_messages.AllocationDescription
+TensorDescription = _event_messages.TensorDescription
+NodeOutput = _event_messages.NodeOutput
+
+
 @dataclass
 class NodeExecStats:
-    """Timing of one node in one step (times in microseconds, like TensorFlow)."""
+    """Timing of one node in one step (times in microseconds, like TensorFlow; the
+    ``*_nanos`` fields in nanoseconds, ``all_start_nanos`` since the epoch), and its
+    outputs (`NodeOutput`), as TensorFlow traces them."""
 
     node_name: str
     op_type: str = ""
@@ -474,6 +483,9 @@ class NodeExecStats:
     timeline_label: str = ""
     all_start_nanos: int = 0
     all_end_rel_nanos: int = 0
+    op_start_rel_nanos: int = 0
+    op_end_rel_nanos: int = 0
+    output: list[NodeOutput] = field(default_factory=list)
 
 
 @dataclass
@@ -532,8 +544,8 @@ class RunMetadata(RecordMessage):
     """Filled by `Session.run(..., run_metadata=md)` when tracing is requested.
 
     Its bytes are TensorFlow's RunMetadata's ``step_stats`` (devices, and per node its
-    name, times, thread and timeline label); ``partition_graphs`` and ``cost_graph`` are
-    not written, nor flowgraph's memory fields of the step stats."""
+    name, times, thread, timeline label and outputs); ``partition_graphs`` and
+    ``cost_graph`` are not written, nor flowgraph's memory fields of the step stats."""
 
     PROTO_NAME = "tensorflow.RunMetadata"
     WIRE_FIELDS = ((1, "step_stats", "message", False),)
@@ -566,7 +578,12 @@ class RunMetadata(RecordMessage):
                     op_start_rel_micros=ns.op_start_rel_micros or None,
                     op_end_rel_micros=ns.op_end_rel_micros or None,
                     all_end_rel_micros=ns.all_end_rel_micros or None,
-                    timeline_label=ns.timeline_label or None, thread_id=ns.thread_id or None)
+                    output=list(ns.output),
+                    timeline_label=ns.timeline_label or None, thread_id=ns.thread_id or None,
+                    all_start_nanos=ns.all_start_nanos or None,
+                    op_start_rel_nanos=ns.op_start_rel_nanos or None,
+                    op_end_rel_nanos=ns.op_end_rel_nanos or None,
+                    all_end_rel_nanos=ns.all_end_rel_nanos or None)
         return out
 
     def _merge_wire(self, wire) -> None:
@@ -579,7 +596,10 @@ class RunMetadata(RecordMessage):
                     op_start_rel_micros=ns.op_start_rel_micros,
                     op_end_rel_micros=ns.op_end_rel_micros,
                     all_end_rel_micros=ns.all_end_rel_micros, thread_id=ns.thread_id,
-                    timeline_label=ns.timeline_label)
+                    timeline_label=ns.timeline_label, all_start_nanos=ns.all_start_nanos,
+                    op_start_rel_nanos=ns.op_start_rel_nanos,
+                    op_end_rel_nanos=ns.op_end_rel_nanos,
+                    all_end_rel_nanos=ns.all_end_rel_nanos, output=list(ns.output))
                 for ns in dev.node_stats]))
 
     def MergeFrom(self, other) -> None:

@@ -130,8 +130,8 @@ def measure_sizes(cp, trace) -> dict[str, tuple[int, int]]:
     ran, for the nodes the memory schedule could not size (``cp.memory_schedule``) and
     the stack pushes of loop gradients.
 
-    `trace` holds ``(node, start, end, thread, output bytes)`` rows, as a traced step
-    records them.
+    `trace` holds ``(node, start, end, thread, output bytes, outputs)`` rows, as a
+    traced step records them (the outputs' descriptions are not read here).
 
     >>> from types import SimpleNamespace as NS
     >>> cp = NS(nodes=[NS(name="unique", op_type="Unique")],
@@ -142,7 +142,7 @@ def measure_sizes(cp, trace) -> dict[str, tuple[int, int]]:
     want = set(cp.memory_schedule.unknown_sizes) if cp.memory_schedule else set()
     want.update(n.name for n in cp.nodes if n.op_type in STACK_PUSHES)
     out: dict[str, tuple[int, int]] = {}
-    for node, _t0, _t1, _tid, out_bytes in trace:
+    for node, _t0, _t1, _tid, out_bytes, *_outputs in trace:
         name = cp.nodes[node].name
         if name in want:
             big, count = out.get(name, (0, 0))

@@ -1,10 +1,13 @@
 """A traced step's `StepStats`: per node its timing, per device live and peak bytes.
 
-The executor traces, per node, its start and end (monotonic ns), thread and output
-bytes. Live bytes per device are replayed here from that trace (completion order) and
-the plan: a node's outputs are allocated on its device when it finishes, and a slot is
-freed when its last consumer has finished (fetched slots never are); feeds and constants
-count from the start on the device of their consumers. Async nodes (`_Recv`, queue ops)
+The executor traces, per node, its start and end (monotonic ns), thread, output bytes
+and each output's dtype and shape; each node's `NodeExecStats` gets TensorFlow's fields
+from them (wall-clock times, a ``name = Type(inputs)`` label, an `output` list).
+
+Live bytes per device are replayed here from that trace (completion order) and the
+plan: a node's outputs are allocated on its device when it finishes, and a slot is freed
+when its last consumer has finished (fetched slots never are); feeds and constants count
+from the start on the device of their consumers. Async nodes (`_Recv`, queue ops)
 are traced from their start to their completion, so a `_Recv` allocates its bytes on the
 destination device when the value arrives. Outputs of a multi-output node are one block,
 freed when the last of them is.
@@ -23,13 +26,18 @@ from __future__ import annotations
 
 import time
 
+from flowgraph.framework.dtypes import as_dtype
+from flowgraph.framework.event_messages import TensorShapeProto
 from flowgraph.runtime import _executor
 from flowgraph.runtime.config import (
+    AllocationDescription,
     DeviceStepStats,
     LiveTensor,
     NodeExecStats,
+    NodeOutput,
     RunMetadata,
     StepStats,
+    TensorDescription,
 )
 from flowgraph.runtime.plan import CompiledPlan
 
@@ -125,10 +133,12 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
     by_device = {d.name: DeviceStepStats(device=d.name) for d in cp.devices}
     wall_offset = time.time_ns() - _executor.monotonic_ns()
     memory = _MemoryReplay(cp, feed_bytes)
-    for node, t0, t1, tid, out_bytes in trace:
+    allocators = {d.name: _allocator_name(d.name) for d in cp.devices}
+    for node, t0, t1, tid, out_bytes, outputs in trace:
         info = cp.nodes[node]
         memory.finished(node, info.device, out_bytes)
         dev = by_device.setdefault(info.device, DeviceStepStats(device=info.device))
+        allocator = allocators.get(info.device) or _allocator_name(info.device)
         dev.node_stats.append(NodeExecStats(
             node_name=info.name,
             op_type=info.op_type,
@@ -140,8 +150,10 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
             output_bytes=out_bytes,
             live_bytes_after=memory.live.get(info.device, 0),
             timeline_label=_label(info),
-            all_start_nanos=t0,
+            all_start_nanos=t0 + wall_offset,
             all_end_rel_nanos=t1 - t0,
+            op_end_rel_nanos=t1 - t0,
+            output=[_node_output(k, o, allocator) for k, o in enumerate(outputs)],
         ))
         for op in (info.fused or ())[:-1]:
             # A member of a fused node: listed (so a tool looking for the op finds it,
@@ -151,7 +163,7 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
                 all_start_micros=(t1 + wall_offset) // 1000, thread_id=tid,
                 live_bytes_after=memory.live.get(info.device, 0),
                 timeline_label=f"{op.name} = {op.type}() (fused into {info.name})",
-                all_start_nanos=t1))
+                all_start_nanos=t1 + wall_offset))
     feed_names = {s: t.name for t, s in cp.feed_slots.items()}
     mem = cp.memory_schedule
     pools = {d.name: d.backend.buffer_pool() for d in cp.devices}
@@ -174,7 +186,35 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
 
 
 def _label(info) -> str:
-    """``name = Type()``; a fused node lists its members: ``y = Fused(a:Add, y:Relu)``."""
+    """TensorFlow's ``name = Type(input, input:1, ^control)`` (`Timeline` reads the
+    inputs from it); a fused node lists its members: ``y = Fused(a:Add, y:Relu)``."""
     if info.fused:
         return f"{info.name} = Fused({', '.join(f'{op.name}:{op.type}' for op in info.fused)})"
-    return f"{info.name} = {info.op_type}()"
+    if info.op is not None:
+        inputs = [t.name[:-2] if t.name.endswith(":0") else t.name for t in info.op.inputs]
+        inputs += [f"^{c.name}" for c in info.op.control_inputs]
+    else:
+        inputs = list(info.inputs)
+    return f"{info.name} = {info.op_type}({', '.join(inputs)})"
+
+
+def _allocator_name(device: str) -> str:
+    """TensorFlow's allocator names: ``cpu``; ``GPU_0_bfc`` for a device's own memory."""
+    kind, _, index = device.rpartition("device:")[2].partition(":")
+    return "cpu" if kind.upper() == "CPU" else f"{kind.upper()}_{index or 0}_bfc"
+
+
+def _node_output(slot: int, described: tuple, allocator: str) -> NodeOutput:
+    """A traced output's `NodeOutput` from the executor's (dtype, shape, bytes)."""
+    dtype, shape, nbytes = described
+    try:
+        enum = as_dtype(dtype).as_datatype_enum if dtype is not None else 0
+    except (TypeError, ValueError, KeyError):
+        enum = 0  # not a tensor dtype (a handle, a Python object)
+    proto = TensorShapeProto()
+    for size in (shape if isinstance(shape, tuple) else ()):
+        proto.dim.add(size=int(size))
+    return NodeOutput(slot=slot, tensor_description=TensorDescription(
+        dtype=enum, shape=proto, allocation_description=AllocationDescription(
+            requested_bytes=int(nbytes), allocated_bytes=int(nbytes),
+            allocator_name=allocator)))

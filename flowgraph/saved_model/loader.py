@@ -87,10 +87,12 @@ def find_meta_graph(model: SavedModel, tags, export_dir: str) -> MetaGraphDef:
     for mg in model.meta_graphs:
         if set(mg.meta_info_def.tags) == wanted:
             return mg
-    available = [sorted(mg.meta_info_def.tags) for mg in model.meta_graphs]
+    available = [set(mg.meta_info_def.tags) for mg in model.meta_graphs]
+    # TensorFlow's words: the tags as passed, the tag sets present as Python sets
     raise RuntimeError(
-        f"MetaGraphDef associated with tags {sorted(wanted)} could not be found in "
-        f"SavedModel {export_dir}. Available tag sets: {available}.")
+        f"MetaGraphDef associated with tags {str(tags).strip('[]')} could not be found in "
+        f"SavedModel, with available tags '{available}'. To inspect available tag-sets in "
+        "the SavedModel, please use the SavedModel CLI: `saved_model_cli`.")
 
 
 def _scoped(name: str, prefix: str) -> str:
@@ -235,17 +237,24 @@ def load(sess, tags, export_dir, import_scope: str | None = None, **saver_kwargs
     prefix = f"{import_scope.rstrip('/')}/" if import_scope else ""
     _check_names_free(graph, mg, prefix, export_dir)
     from flowgraph.framework.importer import import_graph_def
+    from flowgraph.train.meta_graph_import import restore_collections
 
+    message = mg.message if mg.message is not None else meta_graph_message(mg)
     with graph.as_default(), graph.name_scope(None):
         import_graph_def(confine_graph_files(mg, export_dir), name=prefix.rstrip("/"))
         _rebuild_variables(graph, mg, prefix)
+        # As TensorFlow's loader: the export's other collections too (user collections,
+        # table initializers, the main op, assets, losses, ...).
+        restore_collections(graph, message, lambda name: _scoped(name, prefix),
+                            f"SavedModel {export_dir}", with_variables=False)
     restore_variables(sess, mg, export_dir, prefix)
     feed = asset_feed(graph, mg, export_dir, prefix)
     if mg.main_op is not None:
         sess.run(graph.get_operation_by_name(_scoped(mg.main_op, prefix)), feed or None)
     if mg.train_op is not None:
-        with graph.as_default():
-            graph.add_to_collection(GraphKeys.TRAIN_OP, graph.get_operation_by_name(
-                _scoped(mg.train_op, prefix)))
+        train_op = graph.get_operation_by_name(_scoped(mg.train_op, prefix))
+        if train_op not in graph.get_collection(GraphKeys.TRAIN_OP):
+            with graph.as_default():
+                graph.add_to_collection(GraphKeys.TRAIN_OP, train_op)
     logger.info("Restored SavedModel %s (tags %s)", export_dir, sorted(_tags_of(tags)))
-    return mg.message if mg.message is not None else meta_graph_message(mg)
+    return message

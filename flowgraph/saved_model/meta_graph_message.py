@@ -35,7 +35,11 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
 )
 from flowgraph.saved_model import format as fmt
 from flowgraph.saved_model.constants_tf import ASSETS_KEY, MAIN_OP_KEY
-from flowgraph.saved_model.tf_export import signature_message, tensor_info_message
+from flowgraph.saved_model.tf_export import (
+    asset_collection,
+    signature_message,
+    tensor_info_message,
+)
 
 __all__ = ["meta_graph_message"]
 
@@ -82,8 +86,13 @@ def _saver_rows(mg: fmt.MetaGraphDef) -> list[tuple]:
         info = slices.get(e.variable)
         key, spec = (info.full_name, info.spec) if info is not None and not e.slice \
             else (e.key, e.slice)
-        rows.append((key, op, dtype, shapes[0].get("shape"), spec, "",
-                     canonical_device(node.get("device") or "")))  # its shard
+        try:
+            device = canonical_device(node.get("device") or "")  # its shard
+        except ValueError as e:
+            raise fmt.SavedModelFormatError(
+                f"saved_model.json: variable node '{op}' names no valid device: {e}"
+            ) from None
+        rows.append((key, op, dtype, shapes[0].get("shape"), spec, "", device))
     return rows
 
 
@@ -131,8 +140,9 @@ def meta_graph_message(mg: fmt.MetaGraphDef) -> MetaGraphDefProto:
     if mg.main_op:
         out.collection_def[MAIN_OP_KEY] = _node_list([mg.main_op])
     if mg.asset_file_def:
-        out.collection_def[ASSETS_KEY] = _node_list(a.tensor_info.name
-                                                    for a in mg.asset_file_def)
+        out.collection_def[ASSETS_KEY] = asset_collection(
+            AssetFileDefProto(tensor_info=tensor_info_message(a.tensor_info),
+                              filename=a.filename) for a in mg.asset_file_def)
     for key, sig in mg.signature_def.items():
         out.signature_def[key] = signature_message(sig)
     for a in mg.asset_file_def:

@@ -149,6 +149,17 @@ def tensor_info_message(info) -> TensorInfoProto:
     return TensorInfoProto(name=info.name, dtype=int(info.dtype), tensor_shape=proto_shape)
 
 
+def asset_collection(asset_defs) -> CollectionDefProto:
+    """The ``saved_model_assets`` collection as TF1's SavedModelBuilder writes it: one
+    ``Any`` holding each asset's ``AssetFileDef`` (`tf.get_collection` gives those
+    ``Any`` messages back after a load)."""
+    return CollectionDefProto(any_list=CollectionDefProto.AnyList(value=[
+        CollectionDefProto.Any(
+            type_url="type.googleapis.com/tensorflow.AssetFileDef",
+            value=a.SerializeToString())
+        for a in asset_defs]))
+
+
 def signature_message(sig) -> SignatureDefProto:
     """TensorFlow's SignatureDef of a flowgraph `SignatureDef`."""
     out = SignatureDefProto(method_name=sig.method_name)
@@ -179,20 +190,16 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
     mg.meta_info_def.tags.extend(tags)
     for key, sig in signatures.items():
         mg.signature_def[key] = signature_message(sig)
-    names = []
     for a in assets:
         mg.asset_file_def.append(AssetFileDefProto(
             tensor_info=tensor_info_message(a.tensor_info), filename=a.filename))
-        names.append(a.tensor_info.name)
     for tensor_name, filename in table_assets:
         mg.asset_file_def.append(AssetFileDefProto(
             tensor_info=TensorInfoProto(name=tensor_name, dtype=7,  # DT_STRING
                                         tensor_shape=TensorShapeProto()),
             filename=filename))
-        names.append(tensor_name)
-    if names:
-        mg.collection_def[ASSETS_KEY] = CollectionDefProto(
-            node_list=CollectionDefProto.NodeList(value=names))
+    if mg.asset_file_def:
+        mg.collection_def[ASSETS_KEY] = asset_collection(mg.asset_file_def)
     if main_op:
         mg.collection_def[MAIN_OP_KEY] = CollectionDefProto(
             node_list=CollectionDefProto.NodeList(value=[main_op]))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import _thread
 import atexit
-import logging
 import os
 import queue
 import socket
@@ -42,8 +41,6 @@ from flowgraph.framework.tf_formats.graph_def import compact_tensor_proto
 from flowgraph.summary import event_format as ef
 
 __all__ = ["FileWriter", "FileWriterCache"]
-
-logger = logging.getLogger("tensorflow")
 
 _TF_VERSION = "2.15.1"  # the version the event files follow (as `export_meta_graph`)
 _MAX_ATTR_TENSOR_BYTES = 1 << 20  # larger constants are left out of the graph shown
@@ -177,7 +174,10 @@ def _run_metadata_proto(run_metadata) -> ef.RunMetadata:
                 op_start_rel_micros=ns.op_start_rel_micros,
                 op_end_rel_micros=ns.op_end_rel_micros,
                 all_end_rel_micros=ns.all_end_rel_micros,
-                timeline_label=ns.timeline_label or None, thread_id=ns.thread_id)
+                output=list(getattr(ns, "output", ())),
+                timeline_label=ns.timeline_label or None, thread_id=ns.thread_id,
+                all_start_nanos=getattr(ns, "all_start_nanos", 0) or None,
+                all_end_rel_nanos=getattr(ns, "all_end_rel_nanos", 0) or None)
     return out
 
 
@@ -385,7 +385,6 @@ class FileWriter:
         self.event_writer = EventFileWriter(logdir, max_queue, flush_secs, filename_suffix)
         self._seen_summary_tags: set[str] = set()
         self._session_run_tags: set[str] = set()
-        self._graph_added = False
         if graph is not None or graph_def is not None:
             # As TensorFlow: the graph event, then a meta graph event holding that graph.
             data = _graph_bytes(graph, graph_def)
@@ -434,10 +433,8 @@ class FileWriter:
         self._add_graph_bytes(_graph_bytes(graph, graph_def), global_step)
 
     def _add_graph_bytes(self, data: bytes, global_step) -> None:
-        if self._graph_added:
-            logger.warning("Adding more than one graph event per run; TensorBoard shows the "
-                           "last one.")
-        self._graph_added = True
+        # TensorFlow writes one per call, without a warning (MonitoredTrainingSession's
+        # CheckpointSaverHook adds one after the cached writer's constructor did).
         self._add_event(ef.Event(graph_def=data), global_step)
 
     def add_meta_graph(self, meta_graph_def, global_step=None) -> None:

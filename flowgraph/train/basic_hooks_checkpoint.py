@@ -37,6 +37,7 @@ from flowgraph.train.basic_hooks_timers import (
 )
 from flowgraph.train.graph_pbtxt import write_graph_pbtxt
 from flowgraph.train.hook_schedule import FixedRequest
+from flowgraph.train.meta_graph_export import meta_graph_bytes
 from flowgraph.train.session_run_hook import SessionRunArgs, SessionRunHook
 
 __all__ = ["CheckpointSaverHook", "CheckpointSaverListener"]
@@ -122,6 +123,12 @@ class CheckpointSaverHook(FixedRequest, SessionRunHook):
         if self._save_graph_def:
             # As TensorFlow: the finished graph, as text, beside the checkpoints.
             write_graph_pbtxt(session.graph, self._checkpoint_dir)
+        # As TensorFlow (whatever save_graph_def says): the graph and a meta graph holding
+        # the saver's def go to the event file again, after those its FileWriter began with.
+        saver = self._get_saver(session.graph)
+        self._summary_writer.add_graph(session.graph)
+        self._summary_writer.add_meta_graph(
+            meta_graph_bytes(session.graph, saver.saver_def if saver is not None else None))
         # The state right after (re)creation: a restart resumes from here at worst.
         self._save(session, global_step)
         self._timer.update_last_triggered_step(global_step)

@@ -20,7 +20,8 @@ so checkpoints move between the two. What counts as a node (`children`):
   through the variables they belong to;
 - a Keras layer: its weights by their own names (``kernel``), then public attributes
   holding trackables; a Sequential or functional model: ``layer_with_weights-N`` (its
-  layers that have weights) and ``layer-N`` (all its layers) instead of weights;
+  layers that have weights) and ``layer-N`` (all its layers) instead of weights; a
+  subclassed model: its own weights, then its attributes (``d1``, ``bn``);
 - a `tf.Module` or any other object passed in: its public attributes that hold
   variables or trackables; a list or dict of them is a node whose children are named by
   index or key;
@@ -120,6 +121,12 @@ def children(obj) -> list[tuple[str, object]]:
         return obj._checkpoint_children()
     if isinstance(obj, Optimizer):
         return _optimizer_children(obj)
+    if _is_keras_layer(obj) and getattr(obj, "_subclassed", None) is True:
+        # a subclassed model: weights of its own, then its attributes (``d1``, ``bn``)
+        own = [*obj._trainable_weights, *obj._non_trainable_weights]
+        out = [(_weight_name(obj, w), w) for w in own]
+        listed = {id(w) for w in own}
+        return out + [(n, o) for n, o in _attribute_children(obj) if id(o) not in listed]
     if _is_keras_layer(obj):
         layers = getattr(obj, "layers", None)
         if isinstance(layers, list) and layers:  # a model: its weights are its layers'

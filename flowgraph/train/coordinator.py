@@ -221,7 +221,7 @@ class LooperThread(threading.Thread):
                 while not self._coord.should_stop():
                     self._run_loop()
             else:
-                next_time = time.monotonic() + self._timer_interval_secs
+                next_time = time.monotonic()  # as TensorFlow: the first call right away
                 while not self._coord.wait_for_stop(max(0.0, next_time - time.monotonic())):
                     next_time += self._timer_interval_secs
                     self._run_loop()

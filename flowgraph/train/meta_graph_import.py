@@ -174,10 +174,18 @@ def _collect_saver(graph, mg: MetaGraphDefProto, saver, source: str) -> None:
                            "out: %s", source, reason)
 
 
-def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> dict:
-    """Fill the graph's collections from `mg`; returns variable name -> Variable."""
+def restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str,
+                        with_variables: bool = True) -> dict:
+    """Fill the graph's collections from `mg`; returns variable name -> Variable.
+
+    Without `with_variables`, collections of ``VariableDef`` messages are left to the
+    caller (the SavedModel loader rebuilds its variables itself).
+    """
     variables: dict = {}
     for key, col in mg.collection_def.items():
+        if not with_variables and col.HasField("bytes_list") and any(
+                _variable_def_or_none(raw) is not None for raw in col.bytes_list.value):
+            continue
         if key in _CONTROL_FLOW_CONTEXTS:
             if col.HasField("bytes_list"):  # WhileContextDef/CondContextDef messages
                 restore_contexts(graph, key, col.bytes_list.value, scoped, source)
@@ -225,6 +233,9 @@ def _restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str) -> d
         elif col.HasField("float_list"):
             for value in col.float_list.value:
                 graph.add_to_collection(key, float(value))
+        elif col.HasField("any_list"):  # e.g. a SavedModel's AssetFileDefs
+            for value in col.any_list.value:
+                graph.add_to_collection(key, value)
     return variables
 
 
@@ -260,7 +271,9 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
     specs = restore_slice_specs(graph_def, restore_op) if restore_op else {}
     kept, lost = drop_saver_nodes(graph_def, scope, PROCESS_LOCAL_OPS, keep_savers=True)
     by_name = bool(restore_op) and _saver_kept(kept, mg.saver_def)
-    if by_name:  # the saver's nodes import: the returned Saver drives them by name
+    if by_name or not restore_op:
+        # The saver's nodes import (the returned Saver drives them by name), or the file
+        # names no saver: its save/restore nodes are plain nodes, imported as TF does.
         graph_def = kept
     else:
         graph_def, lost = drop_saver_nodes(graph_def, scope, PROCESS_LOCAL_OPS)
@@ -281,7 +294,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
 
     with graph.as_default(), graph.name_scope(None):
         import_graph_def(graph_def, name=prefix.rstrip("/"))
-        variables = _restore_collections(graph, mg, scoped, source)
+        variables = restore_collections(graph, mg, scoped, source)
     saved = [v for name, v in variables.items()
              if v in graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
              or v in graph.get_collection(GraphKeys.SAVEABLE_OBJECTS)]

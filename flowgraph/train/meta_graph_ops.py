@@ -22,6 +22,7 @@ from __future__ import annotations
 from flowgraph.framework.event_format import AttrValue, shape_proto
 from flowgraph.framework.serialization import decode_attr
 from flowgraph.framework.tf_formats.meta_graph_messages import OpDefProto, OpListProto
+from flowgraph.framework.tf_formats.op_rewrites import rewrite_for_tf
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS
 
 __all__ = ["add_output_shapes", "strip_default_attrs", "stripped_op_list"]
@@ -79,7 +80,9 @@ def add_output_shapes(graph_def, graph_def_dict: dict) -> None:
     """Give each node of `graph_def` (a GraphDef message, edited in place) TensorFlow's
     ``_output_shapes`` attribute from the shapes `graph_def_dict` (the same graph as
     flowgraph's dict) records, as ``export_meta_graph`` writes them."""
-    recorded = {n["name"]: n.get("output_shapes") for n in graph_def_dict.get("node", [])}
+    # (the nodes as written for TensorFlow: a rewritten node may have other outputs)
+    nodes = rewrite_for_tf(graph_def_dict).get("node", [])
+    recorded = {n["name"]: n.get("output_shapes") for n in nodes}
     for node in graph_def.node:
         shapes = recorded.get(node.name)
         if not shapes or "_output_shapes" in node.attr:

@@ -29,7 +29,9 @@ True
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import time
 
 from flowgraph.framework.graph import GraphKeys, get_default_graph
 from flowgraph.ops.variables import global_variables
@@ -41,13 +43,32 @@ from flowgraph.train.training_util import get_global_step, global_step
 
 __all__ = ["Supervisor"]
 
+logger = logging.getLogger("tensorflow")
 
-class _ServiceThread(LooperThread):
-    """A `LooperThread` that also calls its target once when it starts, as TensorFlow's
-    Supervisor services do (a checkpoint and a summary at step 0)."""
+
+class _StepCounterThread(LooperThread):
+    """Every `save_summaries_secs`, the global steps per second since the last call, as
+    the summary ``<global step op>/sec`` (TensorFlow's ``SVStepCounterThread``)."""
+
+    def __init__(self, sv: Supervisor, sess) -> None:
+        super().__init__(sv.coord, sv.save_summaries_secs)
+        self._sv, self._sess = sv, sess
+        self._tag = f"{sv.global_step.op.name}/sec"
 
     def start_loop(self) -> None:
-        self._run_loop()
+        self._last_time = time.time()
+        self._last_step = global_step(self._sess, self._sv.global_step)
+
+    def run_loop(self) -> None:
+        from flowgraph.summary.event_format import Summary
+
+        step = global_step(self._sess, self._sv.global_step)
+        now = time.time()
+        added, elapsed = step - self._last_step, now - self._last_time
+        self._last_step, self._last_time = step, now
+        rate = added / elapsed if elapsed > 0 else float("inf")
+        self._sv.summary_writer.add_summary(
+            Summary(value=[Summary.Value(tag=self._tag, simple_value=rate)]), step)
 
 
 _VARIABLE_OPS = ("Variable", "VariableV2", "VarHandleOp")
@@ -132,8 +153,10 @@ class Supervisor:
             if logdir and is_chief:
                 from flowgraph.summary.writer import FileWriter
 
-                summary_writer = FileWriter(logdir, self._graph)
+                # (the graph goes to it once a session is prepared, as in TensorFlow)
+                summary_writer = FileWriter(logdir)
         self._summary_writer = summary_writer
+        self._graph_added_to_summary = False
         self._session_manager = session_manager or SessionManager(
             local_init_op=self._local_init_op, ready_op=self._ready_op,
             ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
@@ -178,7 +201,9 @@ class Supervisor:
                 checkpoint_dir=self._logdir, wait_for_checkpoint=wait_for_checkpoint,
                 max_wait_secs=max_wait_secs, config=config,
                 init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
+            self._write_graph()
             if start_standard_services:
+                logger.info("Starting standard services.")
                 self.start_standard_services(sess)
         else:
             sess = self._session_manager.wait_for_session(master, config=config,
@@ -187,26 +212,49 @@ class Supervisor:
             self.start_queue_runners(sess)
         return sess
 
-    def start_standard_services(self, sess):
-        """Start the checkpoint thread (with a saver, a `logdir` and `save_model_secs`)
-        and the summary thread (with a summary op, a writer and `save_summaries_secs`).
-        As in TensorFlow, the chief first writes ``logdir/graph.pbtxt``."""
-        if not self._is_chief:
-            raise RuntimeError("Only the chief Supervisor can start the standard services "
-                               "(they write checkpoints and events); start them on the "
-                               "chief, or call start_queue_runners on other tasks")
+    def _write_graph(self) -> None:
+        """As TensorFlow's chief once its session is prepared: ``logdir/graph.pbtxt``, and
+        the graph and a meta graph holding the saver's def in the event file (once)."""
         if self._logdir:
             from flowgraph.train.graph_pbtxt import write_graph_pbtxt
 
             write_graph_pbtxt(self._graph, self._logdir)
+        if self._summary_writer is not None and not self._graph_added_to_summary:
+            from flowgraph.train.meta_graph_export import meta_graph_bytes
+
+            self._summary_writer.add_graph(self._graph)
+            self._summary_writer.add_meta_graph(meta_graph_bytes(
+                self._graph, self._saver.saver_def if self._saver is not None else None))
+            self._graph_added_to_summary = True
+
+    def start_standard_services(self, sess):
+        """Start the services, each first right away: a checkpoint every
+        `save_model_secs` (with a saver), and with a writer every `save_summaries_secs`
+        the summary op's value and the global steps per second. As in TensorFlow, a
+        ``SessionLog.START`` at the current global step goes to the event file first;
+        without a `logdir` nothing starts (a warning says so)."""
+        from flowgraph.summary.event_format import SessionLog
+
+        if not self._is_chief:
+            raise RuntimeError("Only the chief Supervisor can start the standard services "
+                               "(they write checkpoints and events); start them on the "
+                               "chief, or call start_queue_runners on other tasks")
+        if not self._logdir:
+            logger.warning("Standard services need a 'logdir' passed to the SessionManager")
+            return None
+        if self._global_step is not None and self._summary_writer is not None:
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START),
+                                                 self._step(sess))
         threads = []
-        if self._saver is not None and self._save_path and self._save_model_secs:
-            threads.append(_ServiceThread(self._coord, self._save_model_secs,
-                                          target=self._save, args=(sess,)))
-        if (self._summary_op is not None and self._summary_writer is not None
-                and self._save_summaries_secs):
-            threads.append(_ServiceThread(self._coord, self._save_summaries_secs,
-                                          target=self.summary_computed_now, args=(sess,)))
+        if self._save_summaries_secs and self._summary_writer is not None:
+            if self._summary_op is not None:
+                threads.append(LooperThread(self._coord, self._save_summaries_secs,
+                                            target=self.summary_computed_now, args=(sess,)))
+            if self._global_step is not None:
+                threads.append(_StepCounterThread(self, sess))
+        if self._saver is not None and self._save_model_secs:
+            threads.append(LooperThread(self._coord, self._save_model_secs,
+                                        target=self._save, args=(sess,)))
         for t in threads:
             t.start()
         self._threads.extend(threads)
@@ -229,7 +277,14 @@ class Supervisor:
         return global_step(sess, self._global_step) if self._global_step is not None else None
 
     def _save(self, sess):
+        from flowgraph.summary.event_format import SessionLog
+
+        logger.info("Saving checkpoint to path %s", self._save_path)
         self._saver.save(sess, self._save_path, global_step=self._global_step)
+        if self._summary_writer is not None and self._global_step is not None:
+            self._summary_writer.add_session_log(
+                SessionLog(status=SessionLog.CHECKPOINT, checkpoint_path=self._save_path),
+                self._step(sess))
 
     def summary_computed_now(self, sess):
         summary = sess.run(self._summary_op)
@@ -278,7 +333,12 @@ class Supervisor:
         finally:
             self._threads = []
             if close_summary_writer and self._summary_writer is not None:
+                from flowgraph.summary.event_format import SessionLog
+
+                # As TensorFlow: a STOP without a step (the session may be gone)
+                self._summary_writer.add_session_log(SessionLog(status=SessionLog.STOP))
                 self._summary_writer.close()
+                self._graph_added_to_summary = False
 
     @contextlib.contextmanager
     def managed_session(self, master="", config=None, start_standard_services=True,

@@ -11,7 +11,7 @@ import pytest
 
 import flowgraph as tf
 from flowgraph.backends.cpu import blas_threads, kernel_pool
-from flowgraph.backends.cpu.blas_threads import ContentionPolicy, _cpu_ticks
+from flowgraph.backends.cpu.blas_threads import ContentionPolicy, _runnable
 from flowgraph.framework import openblas_env
 
 AVX512 = set(openblas_env.AVX512)
@@ -109,15 +109,26 @@ def test_policy_is_off_where_the_user_fixed_the_threads():
         assert not ContentionPolicy.enabled(env)
 
 
-def test_cpu_ticks_sum_the_processs_cores_only(tmp_path):
-    stat = tmp_path / "stat"
-    stat.write_text("cpu  9 9 9 9 9 9 9 9 0 0\n"
-                    "cpu0 10 0 5 80 5 0 0 0 0 0\n"
-                    "cpu1 50 0 10 40 0 0 0 0 0 0\n"
-                    "intr 1 2 3\n")
-    assert _cpu_ticks({0}, str(stat)) == (15, 100)
-    assert _cpu_ticks({0, 1}, str(stat)) == (75, 200)
-    assert _cpu_ticks({0}, str(tmp_path / "missing")) is None
+def test_runnable_reads_the_fourth_field_of_loadavg(tmp_path):
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("9.32 10.14 8.60 9/609 24607\n")
+    assert _runnable(str(loadavg)) == 9
+    assert _runnable(str(tmp_path / "missing")) is None
+    loadavg.write_text("garbage\n")
+    assert _runnable(str(loadavg)) is None
+
+
+def test_others_count_waiting_threads_beyond_the_cores(monkeypatch):
+    """What CPU time could not show (other processes use at most the cores there are):
+    a dozen runnable threads on 2 cores are others beyond the cores."""
+    monkeypatch.setattr(blas_threads.os, "cpu_count", lambda: 2)
+    policy = ContentionPolicy([_Controller(2)], {0, 1})
+    assert policy.others(1.0, 0.0) == 0.0  # only the sampling thread
+    assert policy.others(3.2, 0.2) == pytest.approx(2.0)  # one busy process per core
+    assert policy.others(14.0, 1.0) == pytest.approx(12.0)
+    assert policy.threads_for(2, policy.others(14.0, 1.0)) == 1
+    monkeypatch.setattr(blas_threads.os, "cpu_count", lambda: 8)  # 2 of 8 cores ours
+    assert policy.others(14.0, 1.0) == pytest.approx(3.0)
 
 
 class _Controller:
@@ -129,11 +140,11 @@ class _Controller:
 
 
 def test_others_update_and_the_step_limit(monkeypatch):
-    """Two cores, 100 ticks/s: over 1 s the cores were busy 1.8 s, 0.5 s of it ours."""
+    """Two cores: 2.8 threads runnable on average (1 the sampler's), 0.5 of them ours."""
+    monkeypatch.setattr(blas_threads.os, "cpu_count", lambda: 2)
     controller = _Controller(2)
     policy = ContentionPolicy([controller], {0, 1})
-    policy.tick = 100
-    others = policy.others((0, 0), (180, 200), 1.0, 1.5)
+    others = policy.others(2.8, 0.5)
     assert others == pytest.approx(1.3)
     monkeypatch.setattr(ContentionPolicy, "current", policy)
     monkeypatch.setattr(kernel_pool, "_available", kernel_pool._available)
@@ -214,3 +225,29 @@ def test_overlapping_limits_with_different_counts_restore_blas_in_any_order(monk
         a.join(5)
         b.join(5)
         assert fake.num_threads == 4, close_first
+
+
+def test_a_session_run_on_another_thread_limits_blas_after_the_main_thread_did():
+    """threadpoolctl 3.8 lets only the first thread that set a limit change OpenBLAS's
+    count (it silently ignored the others): `intra_op_parallelism_threads=1` of a
+    session run on a second thread left BLAS on every core."""
+    import threading
+
+    import numpy as np
+
+    if blas_threads.blas_threads() < 2:
+        pytest.skip("BLAS runs on one thread here already")
+    with blas_threads.blas_threads_limited(1):  # the main thread takes threadpoolctl's control
+        pass
+    seen = tf.py_func(lambda: np.int64(blas_threads.blas_threads()), [], tf.int64)
+    out = {}
+
+    def run():
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+            out["blas"] = sess.run(seen)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    assert out == {"blas": 1}
+    assert blas_threads.blas_threads() >= 2  # and back after the run

@@ -60,8 +60,6 @@ KNOWN = {
     "array/reduce/count_nonzero_f": "TF's CPU flushes the denormal 1e-40 to zero",
     "array/reshape/two_minus1": "TF's graph optimizer folds a constant reshape with two -1 "
                                 "entries (from a placeholder it fails at run, as in flowgraph)",
-    # a static shape flowgraph knows better than TF 2.15
-    "image/rot90": "TF's static shape is (?, ?, 1) for a (2, 3, 1) image; flowgraph's is exact",
     # TF 2.15's compat.v1 image ops refuse uint8 images that TF 1.x resized / standardized
     "image/resize/nearest_u8": "TF 2.15: TypeError ('start' has DataType uint8)",
     "image/resize/bilinear_u8": "TF 2.15: TypeError ('start' has DataType uint8)",

@@ -117,8 +117,16 @@ def test_reuse_naming_and_errors():
         tf.layers.batch_normalization(tf.placeholder(tf.float32, [None, None]))
     with pytest.raises(ValueError, match="undefined rank"):
         tf.layers.batch_normalization(tf.placeholder(tf.float32))
-    with pytest.raises(NotImplementedError, match="renorm"):
-        tf.layers.batch_normalization(x, renorm=True)
+    with pytest.raises(NotImplementedError, match="adjustment"):
+        tf.layers.batch_normalization(x, adjustment=lambda shape: (1.0, 0.0))
+    # TF 2.15's messages
+    with pytest.raises(ValueError, match=r"Received invalid keys for `renorm_clipping` "
+                                         r"argument: \{'bad': 1\}"):
+        tf.layers.batch_normalization(x, renorm=True, renorm_clipping={"bad": 1})
+    with pytest.raises(ValueError, match="must be a positive integer that divides"):
+        tf.layers.batch_normalization(x, virtual_batch_size=0)
+    with pytest.raises(ValueError, match=r"axis cannot include 0\. Received axis=\[0\]"):
+        tf.layers.batch_normalization(x, virtual_batch_size=2, axis=0)
 
 
 def test_gamma_regularizer_and_trainable_false():

@@ -94,11 +94,15 @@ def _parse_sequences(s):
 CONTRACT_CASES = {
     "NonMaxSuppressionV3": [([_boxes(), _SCORES],
                              lambda b, s: tf.image.non_max_suppression(b, s, 3, 0.5), {})],
+    # the raw op: tf.image.non_max_suppression_padded maps it over a batch (TF's graph)
+    # when the boxes' rank is not 2
     "NonMaxSuppressionV4": [
-        ([_boxes(), _SCORES], lambda b, s: tf.image.non_max_suppression_padded(
-            b, s, 3, 0.5, pad_to_max_output_size=True), {}),
-        ([_boxes(), _SCORES], lambda b, s: tf.image.non_max_suppression_padded(
-            b, s, 3, 0.5), _VD)],
+        ([_boxes(), _SCORES], lambda b, s: tf.raw_ops.NonMaxSuppressionV4(
+            boxes=b, scores=s, max_output_size=3, iou_threshold=0.5,
+            score_threshold=float("-inf"), pad_to_max_output_size=True)[0], {}),
+        ([_boxes(), _SCORES], lambda b, s: tf.raw_ops.NonMaxSuppressionV4(
+            boxes=b, scores=s, max_output_size=3, iou_threshold=0.5,
+            score_threshold=float("-inf"))[0], _VD)],
     "NonMaxSuppressionV5": [([_boxes(), _SCORES], lambda b, s: tf.image.
                              non_max_suppression_with_scores(b, s, 4, soft_nms_sigma=0.5), _VD)],
     "NonMaxSuppressionWithOverlaps": [

@@ -63,7 +63,7 @@ def test_contrib_helpers(vocab):
     back = tf.contrib.lookup.index_to_string_table_from_tensor(["x", "y"], default_value="?")
     fetches = [lines.lookup(tf.constant(["lake\t20", "lake"])),
                ids.lookup(tf.constant(["y", "zz", "hello"])),
-               ints.lookup(tf.constant([9, 8], tf.int32)),
+               ints.lookup(tf.constant([9, 8], tf.int64)),
                back.lookup(tf.constant([1, 4], tf.int64)), ids.size()]
     with tf.train.MonitoredSession() as sess:  # the Scaffold runs the table initializers
         got = sess.run(fetches)
@@ -72,18 +72,21 @@ def test_contrib_helpers(vocab):
     assert got[2].tolist() == [1, -1]
     assert got[3].tolist() == [b"y", b"?"]
     assert got[4] == 5
+    # without OOV buckets the table's keys are int64 and so must the keys looked up be
+    with pytest.raises(TypeError, match="must be <dtype: 'int64'>, received: <dtype: 'int32'>"):
+        ints.lookup(tf.constant([9, 8], tf.int32))
 
 
 def test_errors(vocab):
     with pytest.raises(TypeError, match="dtype float32 is not supported"):
         tf.lookup.KeyValueTensorInitializer([1.0], [1])
-    with pytest.raises(ValueError, match="num_oov_buckets must be > 0"):
+    with pytest.raises(ValueError, match="`num_oov_buckets` must be > 0; use StaticHashTable"):
         tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(
             ["a"], tf.constant([0], tf.int64)), 0)
-    with pytest.raises(ValueError, match="LINE_NUMBER needs an integer"):
+    with pytest.raises(ValueError, match="`key_dtype` must be int64 if `key_index` is -1"):
         tf.lookup.TextFileInitializer(vocab, tf.string, -1, tf.int64, 0)
     t = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a"], [1]), -1)
-    with pytest.raises(TypeError, match="keys must be string"):
+    with pytest.raises(TypeError, match="keys` must be <dtype: 'string'>, received"):
         t.lookup(tf.constant([1]))
     dup = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a", "a"], [1, 2]), 0)
     short = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(

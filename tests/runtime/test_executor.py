@@ -442,6 +442,7 @@ def test_trace_records_each_node_with_bytes():
     plan = build(1, [(lambda x: x * 2, [0], 1, 0), (lambda y: y[:2].copy(), [1], 1, 0)], [2])
     _, step = run(plan, [np.ones(8)], [2], tracing=True)
     assert [t[0] for t in step.trace] == [0, 1]
-    _, t0, t1, tid, out_bytes = step.trace[0]
+    _, t0, t1, tid, out_bytes, outputs = step.trace[0]
     assert t1 >= t0 and tid == threading.get_ident() and out_bytes == 64
-    assert step.trace[1][4] == 16
+    assert outputs == [(np.dtype("float64"), (8,), 64)]  # per output: dtype, shape, bytes
+    assert step.trace[1][4] == 16 and step.trace[1][5] == [(np.dtype("float64"), (2,), 16)]

@@ -99,8 +99,8 @@ def test_timeline_is_valid_chrome_trace(sess):
     events = trace["traceEvents"]
     ops = [e for e in events if e["ph"] == "X"]
     assert {e["args"]["op"] for e in ops} >= {"Sin", "AddV2"}
-    for e in ops:
-        assert e["ts"] >= 0 and e["dur"] > 0 and isinstance(e["pid"], int)
+    for e in ops:  # TensorFlow's integer microseconds: a fast node lasts 0
+        assert e["ts"] >= 0 and e["dur"] >= 0 and isinstance(e["pid"], int)
     assert any(e["ph"] == "M" and e["name"] == "process_name" for e in events)
     assert any(e["ph"] == "C" for e in events)
 

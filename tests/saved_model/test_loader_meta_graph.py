@@ -14,6 +14,7 @@ import pytest
 
 import flowgraph as tf
 from flowgraph.framework.tf_formats.meta_graph_messages import (
+    AssetFileDefProto,
     SavedModelProto,
     VariableDefProto,
 )
@@ -182,8 +183,11 @@ def test_main_op_train_op_and_assets_are_collections(tmp_path):
     with tf.Graph().as_default(), tf.Session() as s:
         meta = tf.saved_model.loader.load(s, ["serve"], path)
     assert list(meta.collection_def["saved_model_main_op"].node_list.value) == ["init_all"]
-    assert list(meta.collection_def["saved_model_assets"].node_list.value) == \
-        ["vocab_path:0"]
+    # TensorFlow 1's builder: an Any holding each AssetFileDef
+    (item,) = meta.collection_def["saved_model_assets"].any_list.value
+    assert item.type_url == "type.googleapis.com/tensorflow.AssetFileDef"
+    asset_def = AssetFileDefProto.FromString(item.value)
+    assert (asset_def.tensor_info.name, asset_def.filename) == ("vocab_path:0", "vocab.txt")
     assert [(a.tensor_info.name, a.filename) for a in meta.asset_file_def] == \
         [("vocab_path:0", "vocab.txt")]
 

@@ -164,7 +164,8 @@ def test_load_with_import_scope(linear_dir):
 
 def test_load_errors(tmp_path, linear_dir):
     with tf.Session() as sess:
-        with pytest.raises(RuntimeError, match=r"could not be found.*\[\['serve'\]\]"):
+        with pytest.raises(RuntimeError, match=r"tags 'train' could not be found in SavedModel, "
+                           r"with available tags '\[\{'serve'\}\]'"):
             sm.loader.load(sess, ["train"], linear_dir)
         with pytest.raises(OSError, match="does not exist"):
             sm.loader.load(sess, ["serve"], str(tmp_path / "nothing"))

@@ -246,3 +246,19 @@ def test_variable_with_wrong_dtype_in_file_is_rejected(export):
     for e in _load_both_ways(export):
         assert isinstance(e, sm.SavedModelFormatError)
         assert "float64" in str(e) and "float32" in str(e)
+
+
+def test_a_variable_naming_an_invalid_device_is_a_format_error(export):
+    """(Found by the slow fuzz campaign: a ValueError escaped the TF1 loader while it
+    rebuilt TensorFlow's saver rows.)"""
+    doc = _doc(export)
+    node = next(n for n in doc["meta_graphs"][0]["graph_def"]["node"] if n["name"] == "w")
+    node["device"] = "x"
+    _write_doc(export, doc)
+    for e in _load_both_ways(export):
+        assert isinstance(e, (sm.SavedModelFormatError, errors.OpError,
+                              tf.errors.InvalidArgumentError, ValueError))
+        assert "'x'" in str(e) and "device" in str(e)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        with pytest.raises(sm.SavedModelFormatError, match="variable node 'w'"):
+            sm.loader.load(sess, ["serve"], export)

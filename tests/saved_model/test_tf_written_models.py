@@ -102,15 +102,16 @@ def test_lookup_table_find_reads_tout_and_writes_no_value_dtype():
         ["a", "b"], [1, 2], key_dtype=tf.string, value_dtype=tf.int64), -1)
     table.lookup(tf.constant(["b", "z"]), name="find")
     message = graph_def_from_dict(graph_to_dict(tf.get_default_graph()))
-    node = next(n for n in message.node if n.name == "find")
+    node = next(n for n in message.node if n.name == "find/LookupTableFindV2")
     assert sorted(node.attr) == ["Tin", "Tout"]  # TensorFlow's attributes only
-    back = next(n for n in graph_def_to_dict(message)["node"] if n["name"] == "find")
+    back = next(n for n in graph_def_to_dict(message)["node"]
+                if n["name"] == "find/LookupTableFindV2")
     assert back["attr"]["value_dtype"] == {"dtype": "int64"}
     with tf.Graph().as_default() as g:
         tf.import_graph_def(message, name="")
         with tf.Session() as sess:
             sess.run(next(o for o in g.get_operations() if o.type == "LookupTableImportV2"))
-            assert sess.run(g.get_tensor_by_name("find:0")).tolist() == [2, -1]
+            assert sess.run(g.get_tensor_by_name("find/LookupTableFindV2:0")).tolist() == [2, -1]
 
 
 # -- simple_save graphs ----------------------------------------------------------------------

@@ -13,16 +13,22 @@ Contention policy
 OpenBLAS splits each product evenly across its threads, and they wait for each other by
 spinning. When another busy process shares a core, the thread on that core gets a
 fraction of it while its partners spin: a 2-thread product then takes up to 10x its
-time, where one thread would take about 2x. So a daemon thread (`ContentionPolicy`,
-started with the first plan that asks `blas_threads`) samples, twice a second, how many
-cores' worth of CPU *other* processes used (``/proc/stat`` for the cores this process
-may run on, minus this process's own CPU time) and recommends the cores left free,
-rounded, at least 1::
+time, where one thread would take about 2x (a 64x64 by 64x128 product: 1 MFLOP, 52-67
+µs on one thread, 630-980 µs on two with a dozen processes runnable on 2 cores). So a
+daemon thread (`ContentionPolicy`, started with the first plan that asks
+`blas_threads`) reads ten times a second how many threads are runnable
+(``/proc/loadavg``), subtracts itself and this process's own running threads (its CPU
+time over the wall time), scales that to the cores this process may run on, and every
+half second recommends the cores left free, rounded, at least 1::
 
     2 cores, nothing else running      others 0.0   -> 2 threads
-    one busy process per core          others ~1.3  -> 2 threads (they still fit)
+    one busy process per core          others ~2    -> 2 threads (they still fit)
     a dozen busy processes             others ~10   -> 1 thread
     the busy processes end             others 0.0   -> 2 threads again
+
+(CPU time cannot tell these apart: other processes can use at most the cores there
+are, however many wait for them; the policy measured it that way until session 20 and
+so never acted.)
 
 The kernel pool (`kernel_pool.set_available`) follows the recommendation at once. BLAS's
 thread count is only changed on the thread that runs a step, for the step
@@ -32,7 +38,7 @@ another thread is inside a product. The policy stands aside where the user decid
 ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``FLOWGRAPH_BLAS_POLICY=off`` in the
 environment, ``intra_op_parallelism_threads`` in the session's config, and whenever
 BLAS's thread count is not the one it had when the policy started (``threadpool_limits``
-in user code). Without ``/proc/stat`` it does nothing.
+in user code). Without ``/proc/loadavg`` it does nothing.
 
 Example
 -------
@@ -116,7 +122,19 @@ def blas_threads_limited(n: int) -> Iterator[None]:
 def _apply(controllers: list, counts: list[int]) -> None:
     for c, k in zip(controllers, counts):
         if c.num_threads != k:
-            c.set_num_threads(k)
+            _set_num_threads(c, k)
+
+
+def _set_num_threads(controller, count: int) -> None:
+    """Set `controller`'s BLAS thread count from whichever thread asks.
+
+    threadpoolctl 3.8 lets only one Python thread (the first that set a limit, while it
+    lives) change OpenBLAS's process-wide count; its ``set_num_threads`` silently does
+    nothing on any other thread. flowgraph limits BLAS on the thread that runs a step
+    (executor, Estimator, distributed stage threads), and serializes its own changes
+    under `_lock`, so it calls the library's setter without that guard."""
+    unguarded = getattr(controller, "_real_set_num_threads", None)
+    (unguarded or controller.set_num_threads)(count)
 
 
 @contextlib.contextmanager
@@ -180,22 +198,14 @@ def planned_blas_threads() -> int:
     return blas_threads()
 
 
-def _cpu_ticks(cores: set[int], path: str = "/proc/stat") -> tuple[int, int] | None:
-    """(busy, total) clock ticks of `cores` since boot, or None without ``/proc/stat``."""
-    busy = total = 0
+def _runnable(path: str = "/proc/loadavg") -> int | None:
+    """Threads runnable on the whole machine now (the 4th field of ``/proc/loadavg``,
+    "runnable/total"), or None where the file is missing or unreadable."""
     try:
         with open(path, encoding="ascii") as f:
-            for line in f:
-                if not line.startswith("cpu") or line[3] == " ":
-                    continue
-                name, *fields = line.split()
-                if int(name[3:]) in cores:
-                    ticks = [int(v) for v in fields[:8]]
-                    total += sum(ticks)
-                    busy += sum(ticks) - ticks[3] - ticks[4]  # minus idle and iowait
+            return int(f.read().split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
         return None
-    return (busy, total) if total else None
 
 
 class ContentionPolicy:
@@ -209,7 +219,6 @@ class ContentionPolicy:
     def __init__(self, controllers: list, cores: set[int]) -> None:
         self.controllers = controllers
         self.cores = cores
-        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         self.default = max((c.num_threads for c in controllers), default=1)
         self.recommended = self.default
 
@@ -220,8 +229,8 @@ class ContentionPolicy:
         cores the excess leaves, at least 1.
 
         Measured on 2 vCPUs (benchmarks/bench_mlp.py, SGD step): with two busy processes
-        beside it (``others`` ~1.3-2), two BLAS threads beat one (15.8 vs 17.9 ms a
-        step); with a dozen (load 7-14), one thread was 6x faster than two.
+        beside it (``others`` ~2), two BLAS threads beat one (15.8 vs 17.9 ms a step);
+        with a dozen (load 7-14), one thread was 6x faster than two.
 
         >>> ContentionPolicy.threads_for(4, 2.6), ContentionPolicy.threads_for(4, 6.6)
         (4, 1)
@@ -251,16 +260,19 @@ class ContentionPolicy:
         except (AttributeError, OSError):
             return
         if len(cores) < 2 or max(c.num_threads for c in controllers) < 2 \
-                or _cpu_ticks(cores) is None:
+                or _runnable() is None:
             return
         cls.current = policy = cls(controllers, cores)
         threading.Thread(target=policy.run, name="flowgraph-blas-policy", daemon=True).start()
 
-    def others(self, before, after, cpu_before: float, cpu_after: float) -> float:
-        """Cores' worth of CPU that other processes used between two samples."""
-        busy = (after[0] - before[0]) / self.tick
-        wall = (after[1] - before[1]) / self.tick / len(self.cores)
-        return max(0.0, busy - (cpu_after - cpu_before)) / wall if wall > 0 else 0.0
+    def others(self, runnable: float, own: float) -> float:
+        """Cores' worth of threads of other processes that want to run, on this
+        process's cores: `runnable`, the machine's mean runnable threads over a sample
+        (which counts the sampling thread), less `own`, this process's mean running
+        threads (its CPU seconds per second), scaled to the share of the machine's
+        cores this process may use."""
+        share = len(self.cores) / max(os.cpu_count() or 1, len(self.cores))
+        return max(0.0, runnable - 1.0 - own) * share
 
     def update(self, others: float) -> int:
         """Take a new sample's figure: the recommendation, and the kernel pool's cap."""
@@ -269,12 +281,17 @@ class ContentionPolicy:
         return self.recommended
 
     def run(self) -> None:
-        sample = _cpu_ticks(self.cores)
-        cpu = time.process_time()
-        while sample is not None:
-            time.sleep(self.interval)
-            now, cpu_now = _cpu_ticks(self.cores), time.process_time()
-            if now is None:
-                return
-            self.update(self.others(sample, now, cpu, cpu_now))
-            sample, cpu = now, cpu_now
+        polls = 5
+        cpu, wall = time.process_time(), time.monotonic()
+        while True:
+            counts = []
+            for _ in range(polls):
+                time.sleep(self.interval / polls)
+                count = _runnable()
+                if count is None:
+                    return
+                counts.append(count)
+            cpu_now, wall_now = time.process_time(), time.monotonic()
+            own = (cpu_now - cpu) / max(wall_now - wall, 1e-3)
+            self.update(self.others(sum(counts) / polls, own))
+            cpu, wall = cpu_now, wall_now

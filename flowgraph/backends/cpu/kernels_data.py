@@ -454,9 +454,10 @@ def _values_of(parsed: dict, key: str, dtype, b: int):
     return kind, values
 
 
-@cpu_kernel("ParseExample")
 def parse_example(serialized, *, sparse_keys, sparse_types, dense_keys, dense_types,
                   dense_shapes, dense_defaults, dense_is_sequence):
+    """flowgraph's attribute-keyed ``ParseExample`` (the op's kernel, which also takes
+    TensorFlow's layout, is `kernels_parsing_v2.parse_example_kernel`)."""
     arr = np.asarray(serialized, dtype=object)
     single = arr.ndim == 0
     records = arr.reshape(-1)

@@ -120,10 +120,45 @@ def _resize(kind, images, size, align_corners, half_pixel_centers):
     return np.einsum("yh,nhwc,xw->nyxc", wh, images.astype(np.float64), ww)
 
 
+def _bilinear_taps32(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """TF's per-axis bilinear taps in float32: (lower, upper, lerp) for each output."""
+    f32 = np.float32
+    if align_corners and n_out > 1:
+        scale = f32(n_in - 1) / f32(n_out - 1)
+    else:
+        scale = f32(n_in) / f32(n_out)
+    o = np.arange(n_out, dtype=f32)
+    src = (o + f32(0.5)) * scale - f32(0.5) if half_pixel else o * scale
+    low = np.floor(src)
+    lower = np.maximum(low, 0).astype(np.int64)
+    upper = (np.minimum(np.ceil(src).astype(np.int64), n_in - 1) if half_pixel
+             else np.minimum(lower + 1, n_in - 1))
+    return lower, upper, (src - low).astype(f32)
+
+
+def _bilinear32(images, size, align_corners, half_pixel):
+    """TF's float32 bilinear resize, rounding as its kernel does (each lerp in float32:
+    top and bottom rows along x, then between them along y)."""
+    out_h, out_w = _size_of(size)
+    _, in_h, in_w, _ = images.shape
+    if in_h == 0 or in_w == 0:
+        raise errors.InvalidArgumentError(None, None, f"Resize: input image must have a "
+                                          f"non-empty height and width, got {images.shape}")
+    y0, y1, ly = _bilinear_taps32(in_h, out_h, align_corners, half_pixel)
+    x0, x1, lx = _bilinear_taps32(in_w, out_w, align_corners, half_pixel)
+    x = images.astype(np.float32, copy=False)
+    top, bottom = x[:, y0], x[:, y1]
+    lx, ly = lx[None, None, :, None], ly[None, :, None, None]
+    top = top[:, :, x0] + (top[:, :, x1] - top[:, :, x0]) * lx
+    bottom = bottom[:, :, x0] + (bottom[:, :, x1] - bottom[:, :, x0]) * lx
+    return top + (bottom - top) * ly
+
+
 @cpu_kernel("ResizeBilinear")
 def resize_bilinear(images, size, *, align_corners, half_pixel_centers):
-    return _resize("bilinear", images, size, align_corners, half_pixel_centers).astype(
-        np.float64 if images.dtype == np.float64 else np.float32)
+    if images.dtype != np.float64:
+        return _bilinear32(images, size, align_corners, half_pixel_centers)
+    return _resize("bilinear", images, size, align_corners, half_pixel_centers)
 
 
 @cpu_kernel("ResizeBicubic")

@@ -92,14 +92,17 @@ def _check_boxes(boxes, scores, what):
     if boxes.ndim != 2 or boxes.shape[-1] != 4:
         raise _invalid(f"{what}: boxes must be 2-D [num_boxes, 4], got {list(boxes.shape)}")
     if scores.shape != (boxes.shape[0],):
-        raise _invalid(f"{what}: scores must be 1-D [num_boxes] = [{boxes.shape[0]}], got "
-                       f"{list(scores.shape)}")
+        raise _invalid(f"{what}: scores has incompatible shape: it must be 1-D [num_boxes] = "
+                       f"[{boxes.shape[0]}], got {list(scores.shape)}")
 
 
 def _max_out(max_output_size, what):
-    n = int(max_output_size)
+    size = np.asarray(max_output_size)
+    if size.ndim != 0:
+        raise _invalid(f"{what}: max_output_size must be 0-D, got shape {list(size.shape)}")
+    n = int(size)
     if n < 0:
-        raise _invalid(f"{what}: max_output_size must be >= 0, got {n}")
+        raise _invalid(f"{what}: output size must be non-negative, got {n}")
     return n
 
 
@@ -109,8 +112,8 @@ def nms_v3(boxes, scores, max_output_size, iou_threshold, score_threshold):
     thr = float(iou_threshold)
     if not 0.0 <= thr <= 1.0:
         raise _invalid(f"NonMaxSuppressionV3: iou_threshold must be in [0, 1], got {thr}")
-    idx, _ = greedy_nms(iou_function(boxes), scores, _max_out(max_output_size, "NMS"), thr,
-                        float(score_threshold))
+    n = _max_out(max_output_size, "NonMaxSuppressionV3")
+    idx, _ = greedy_nms(iou_function(boxes), scores, n, thr, float(score_threshold))
     return idx
 
 
@@ -145,11 +148,16 @@ def nms_v5(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_
 @cpu_kernel("NonMaxSuppressionWithOverlaps")
 def nms_overlaps(overlaps, scores, max_output_size, overlap_threshold, score_threshold):
     if overlaps.ndim != 2 or overlaps.shape[0] != overlaps.shape[1]:
-        raise _invalid(f"NonMaxSuppressionWithOverlaps: overlaps must be a square matrix, "
-                       f"got {list(overlaps.shape)}")
+        raise _invalid(f"NonMaxSuppressionWithOverlaps: overlaps must be square, got "
+                       f"{list(overlaps.shape)}")
+    if scores.shape != (overlaps.shape[0],):
+        raise _invalid(f"NonMaxSuppressionWithOverlaps: scores has incompatible shape: it "
+                       f"must be 1-D [num_boxes] = [{overlaps.shape[0]}], got "
+                       f"{list(scores.shape)}")
     matrix = np.asarray(overlaps, np.float64)
     idx, _ = greedy_nms(lambda i, js: matrix[i, js], scores,
-                        _max_out(max_output_size, "NMS"), float(overlap_threshold),
+                        _max_out(max_output_size, "NonMaxSuppressionWithOverlaps"),
+                        float(overlap_threshold),
                         float(score_threshold))
     return idx
 
@@ -157,8 +165,19 @@ def nms_overlaps(overlaps, scores, max_output_size, overlap_threshold, score_thr
 @cpu_kernel("CombinedNonMaxSuppression")
 def combined_nms(boxes, scores, max_output_size_per_class, max_total_size, iou_threshold,
                  score_threshold, *, pad_per_class, clip_boxes):
+    what = "CombinedNonMaxSuppression"
+    if boxes.ndim != 4 or boxes.shape[3] != 4:
+        raise _invalid(f"{what}: boxes must be 4-D [batch, num_boxes, q, 4], got "
+                       f"{list(boxes.shape)}")
     batch, _, q, _ = boxes.shape
+    if scores.ndim != 3 or scores.shape[:2] != boxes.shape[:2]:
+        raise _invalid(f"{what}: scores has incompatible shape: it must be 3-D [batch, "
+                       f"num_boxes, num_classes] with [batch, num_boxes] = "
+                       f"{list(boxes.shape[:2])}, got {list(scores.shape)}")
     num_classes = scores.shape[2]
+    if q not in (1, num_classes):
+        raise _invalid(f"{what}: third dimension of boxes must be either 1 or equal to the "
+                       f"third dimension of scores, got {q} and {num_classes}")
     per_class, total = int(max_output_size_per_class), int(max_total_size)
     if per_class <= 0 or total <= 0:
         raise _invalid("CombinedNonMaxSuppression: max_output_size_per_class and "
@@ -201,16 +220,19 @@ def _crop_args(image, boxes, box_ind, crop_size, what):
     if image.ndim != 4:
         raise _invalid(f"{what}: image must be 4-D [batch, height, width, depth], got "
                        f"{list(image.shape)}")
-    if boxes.ndim != 2 or boxes.shape[1] != 4 or box_ind.shape != (boxes.shape[0],):
-        raise _invalid(f"{what}: boxes must be [num_boxes, 4] and box_ind [num_boxes], got "
-                       f"{list(boxes.shape)} and {list(box_ind.shape)}")
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise _invalid(f"{what}: boxes must be 2-D [num_boxes, 4], got {list(boxes.shape)}")
+    if box_ind.shape != (boxes.shape[0],):
+        raise _invalid(f"{what}: box_index has incompatible shape: it must be "
+                       f"[num_boxes] = [{boxes.shape[0]}], got {list(box_ind.shape)}")
     ch, cw = (int(v) for v in np.asarray(crop_size).reshape(-1))
     if ch <= 0 or cw <= 0:
         raise _invalid(f"{what}: crop dimensions must be positive, got [{ch}, {cw}]")
     bad = (box_ind < 0) | (box_ind >= image.shape[0])
     if bad.any():
-        raise _invalid(f"{what}: box_ind has values outside [0, {image.shape[0]}): "
-                       f"{box_ind[bad].tolist()}")
+        raise errors.OutOfRangeError(
+            None, None, f"{what}: box_index has values outside [0, batch_size) = "
+            f"[0, {image.shape[0]}): {box_ind[bad].tolist()}")
     return ch, cw
 
 
@@ -264,7 +286,9 @@ def crop_and_resize_grad_image(grads, boxes, box_ind, image_size, *, T, method):
     for k, box in enumerate(boxes):
         n = int(box_ind[k])
         if not 0 <= n < b:
-            raise _invalid(f"CropAndResizeGradImage: box_ind {n} is outside [0, {b})")
+            raise errors.OutOfRangeError(
+                None, None, f"CropAndResizeGradImage: box_index has values outside "
+                f"[0, batch_size) = [0, {b}): {n}")
         ys, xs, mask, (y0, y1, x0, x1), (ly, lx), _ = _grid(box, ch, cw, h, w)
         g = grads[k].astype(np.float64) * mask[..., None]
         if method == "nearest":

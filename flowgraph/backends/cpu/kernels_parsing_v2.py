@@ -123,6 +123,42 @@ def parse_example_v2(serialized, names, sparse_keys, dense_keys, ragged_keys, *d
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+@cpu_kernel("ParseExample")
+def parse_example_kernel(serialized, *v1_inputs, sparse_keys, sparse_types, dense_keys,
+                         dense_types, dense_shapes, dense_defaults, dense_is_sequence,
+                         Nsparse=0, Ndense=0, Tdense=()):
+    """``ParseExample`` in either layout (`flowgraph/ops/parsing_ops.py`)."""
+    if v1_inputs:  # TensorFlow's: keys and defaults are inputs
+        return parse_example_v1(serialized, v1_inputs, int(Nsparse), int(Ndense),
+                                sparse_types, dense_shapes)
+    return parse_example(serialized, sparse_keys=sparse_keys, sparse_types=sparse_types,
+                         dense_keys=dense_keys, dense_types=dense_types,
+                         dense_shapes=dense_shapes, dense_defaults=dense_defaults,
+                         dense_is_sequence=dense_is_sequence)
+
+
+def parse_example_v1(serialized, inputs, n_sparse: int, n_dense: int, sparse_types,
+                     dense_shapes):
+    """``ParseExample`` with TensorFlow's inputs: `inputs` are ``names``, the sparse keys,
+    the dense keys and the dense defaults (scalar strings and arrays)."""
+    if np.ndim(serialized) > 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"ParseExample: serialized must be a scalar or a vector, got shape "
+            f"{list(np.shape(serialized))}")
+    keys = [_keys(k) for k in inputs[1:1 + n_sparse + n_dense]]
+    for k in keys:
+        if len(k) != 1:
+            raise errors.InvalidArgumentError(
+                None, None, f"ParseExample: each sparse and dense key must be a scalar "
+                f"string; got {len(k)} strings")
+    sparse = list(zip([k[0] for k in keys[:n_sparse]],
+                      [_dtypes.as_dtype(t) for t in sparse_types]))
+    dense = _dense_specs("ParseExample", [k[0] for k in keys[n_sparse:]], dense_shapes,
+                         inputs[1 + n_sparse + n_dense:])
+    outs = parse_examples(serialized, sparse, dense, [])
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
 @cpu_kernel("ParseSingleExample")
 def parse_single_example(serialized, *dense_defaults, num_sparse, sparse_keys, dense_keys,
                          sparse_types, dense_shapes, Tdense=()):

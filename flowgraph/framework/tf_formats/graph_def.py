@@ -60,6 +60,7 @@ from flowgraph.framework.tf_formats.op_rewrites import (
     rewrite_for_tf,
 )
 from flowgraph.framework.tf_formats.parse_example import (
+    is_flowgraph_parse_example,
     is_tf_parse_example,
     parse_example_from_tf,
     parse_example_to_tf,
@@ -350,11 +351,11 @@ def graph_def_from_dict(graph_def: dict, add_shapes: bool = False) -> GraphDef:
     by_name = {n["name"]: n for n in graph_def.get("node", [])}
     out = GraphDef(versions=VersionDef(producer=TF_PRODUCER))
     for node in graph_def.get("node", []):
-        if node["op"] == "ParseExample":
+        if is_flowgraph_parse_example(node):
             out.node.extend(parse_example_to_tf(node))
             continue
         message = _node_message(node, by_name)
-        if add_shapes and "output_shapes" in node:
+        if add_shapes and node.get("output_shapes"):  # none for an op without outputs
             message.attr["_output_shapes"] = AttrValue(list=AttrValue.ListValue(
                 shape=[_shape_proto(decode_attr(s)) for s in node["output_shapes"]]))
         out.node.append(message)
@@ -385,7 +386,7 @@ def node_def_of_op(op) -> NodeDef:
         nodes.setdefault(source.name, source)
     graph_def = rewrite_for_tf({"node": [as_dict(o) for o in nodes.values()]})
     mine = [n for n in graph_def["node"] if n["name"] == op.name]
-    if mine and mine[-1]["op"] == "ParseExample":
+    if mine and is_flowgraph_parse_example(mine[-1]):
         return next(n for n in parse_example_to_tf(mine[-1]) if n.name == op.name)
     by_name = {n["name"]: n for n in graph_def["node"]}
     return _node_message(mine[-1] if mine else as_dict(op), by_name)

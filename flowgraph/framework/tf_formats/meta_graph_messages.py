@@ -162,6 +162,9 @@ class _Any(Message):
     FIELDS = ((1, "type_url", "string", False), (2, "value", "bytes", False))
 
 
+_Any.__name__ = _Any.__qualname__ = "Any"  # as protobuf's class prints
+
+
 class _AnyList(Message):
     FIELDS = ((1, "value", _Any, True),)
 
@@ -176,6 +179,7 @@ class CollectionDefProto(Message):
     Int64List = _Int64List
     FloatList = _FloatList
     AnyList = _AnyList
+    Any = _Any  # an item of `any_list`
     FIELDS = ((1, "node_list", _NodeList, False), (2, "bytes_list", _BytesList, False),
               (3, "int64_list", _Int64List, False), (4, "float_list", _FloatList, False),
               (5, "any_list", _AnyList, False))

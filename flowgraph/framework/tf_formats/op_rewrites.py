@@ -29,6 +29,10 @@ and consumers name stay valid:
     PrintV2(*xs, template=[t0, t1, ..])  PrintV2(StringFormat(*xs, template=t0{}t1..))
     SparseApplyAdam(var, m, v, ...)      Assign/ScatterAdd of the moments, AssignSub
                                          (`op_rewrites_adam`)
+    ReadVariableOrDefault(ref, default)  a cond on IsVariableInitialized (RefSwitch,
+                                         Switch, Merge; `op_rewrites_state`)
+    ReportUninitializedVariables(refs)   IsVariableInitialized per variable, Pack,
+                                         LogicalNot, Where, GatherV2 of the names
 
 (`ParseExample`, whose keys are attributes in flowgraph and inputs in TensorFlow, is
 converted both ways by `tf_formats.parse_example`.) Reading such a file back gives
@@ -57,6 +61,10 @@ import numpy as np
 from flowgraph.framework import registry
 from flowgraph.framework.serialization import decode_attr, encode_attr
 from flowgraph.framework.tf_formats.op_rewrites_adam import sparse_apply_adam_as_tf
+from flowgraph.framework.tf_formats.op_rewrites_state import (
+    read_variable_or_default_as_tf,
+    report_uninitialized_as_tf,
+)
 from flowgraph.framework.tf_formats.op_rewrites_tensordot import tensordot_as_tf
 from flowgraph.framework.tf_formats.rewrite_nodes import const_node as _const
 from flowgraph.framework.tf_formats.rewrite_nodes import source_dtype as _source_dtype
@@ -333,7 +341,9 @@ REWRITES = {"ClassIdToString": _class_id_to_string, "L2Normalize": _l2_normalize
             "VocabLookup": _vocab_lookup, "SafeSparseLookup": _safe_sparse_lookup,
             "SparseCross": _sparse_cross, "Tensordot": tensordot_as_tf,
             "PrintV2": _print_v2_as_tf,
-            "SparseApplyAdam": sparse_apply_adam_as_tf}
+            "SparseApplyAdam": sparse_apply_adam_as_tf,
+            "ReadVariableOrDefault": read_variable_or_default_as_tf,
+            "ReportUninitializedVariables": report_uninitialized_as_tf}
 
 
 def rewrite_for_tf(graph_def: dict) -> dict:

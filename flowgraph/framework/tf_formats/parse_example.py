@@ -42,7 +42,8 @@ from flowgraph.framework.event_format import AttrValue, NodeDef, make_tensor_pro
 from flowgraph.framework.serialization import decode_attr, encode_attr
 from flowgraph.framework.tensor_shape import TensorShape
 
-__all__ = ["is_tf_parse_example", "parse_example_from_tf", "parse_example_to_tf"]
+__all__ = ["is_flowgraph_parse_example", "is_tf_parse_example", "parse_example_from_tf",
+           "parse_example_to_tf"]
 
 
 def _const(name: str, value: np.ndarray) -> NodeDef:
@@ -107,6 +108,14 @@ def parse_example_to_tf(node: dict) -> list[NodeDef]:
 def _types(node: NodeDef, key: str) -> list:
     return [_dtypes.as_dtype(int(t)) for t in node.attr[key].list.type] \
         if key in node.attr else []
+
+
+def is_flowgraph_parse_example(node: dict) -> bool:
+    """Whether node dict `node` is flowgraph's attribute-keyed ``ParseExample`` (one data
+    input), which export converts; one with TensorFlow's inputs (`tf.raw_ops`) is
+    written as it is."""
+    data = [r for r in node.get("input", []) if not str(r).startswith("^")]
+    return node["op"] == "ParseExample" and len(data) <= 1
 
 
 def is_tf_parse_example(node: NodeDef) -> bool:

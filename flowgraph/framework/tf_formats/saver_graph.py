@@ -194,7 +194,7 @@ def tf_saver_nodes(scope: str, entries, filename: str, taken=frozenset(),
         NodeDef(name=const, op="PlaceholderWithDefault", input=[filename_op],
                 attr={"dtype": string, "shape": scalar}),
     ]
-    if sharded:
+    if sharded and entries:  # (a saver of iterators alone has no entries here: no shards)
         return out + _sharded_nodes(entries, const, fresh, restore_name)
     restore_op = ""
     for op in ("SaveV2", "RestoreV2"):

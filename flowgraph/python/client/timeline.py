@@ -15,6 +15,6 @@ Example
 True
 """
 
-from flowgraph.runtime.timeline import Timeline
+from flowgraph.runtime.timeline import AllocationMaximum, StepStatsAnalysis, Timeline
 
-__all__ = ["Timeline"]
+__all__ = ["AllocationMaximum", "StepStatsAnalysis", "Timeline"]

@@ -1,0 +1,102 @@
+"""flowgraph's two variable-state ops written as TensorFlow ops (`op_rewrites.REWRITES`).
+
+The monitored session's global-step read and its readiness checks use two ops TensorFlow
+does not have; a ``.meta`` file or ``graph.pbtxt`` holding them would not import in
+TensorFlow. Written for TensorFlow, each becomes the ops TensorFlow builds for the same
+work, under the same node name (so ``N:0`` still names the value)::
+
+    ReadVariableOrDefault(ref, default)      a cond on IsVariableInitialized(ref):
+        N/IsVariableInitialized, N/pred_id = Identity      the predicate
+        N/read/Switch = RefSwitch(ref, pred_id); N/read = Identity(:1)   taken if set
+        N/default/Switch = Switch(default, pred_id)                     taken if not
+        N = Merge(N/default/Switch:0, N/read)
+    ReportUninitializedVariables(refs..., names)
+        N/IsVariableInitialized[_i] per variable, N/stack = Pack, N/LogicalNot,
+        N/names = Const(names), N/Where, N/Squeeze(squeeze_dims=[1]), N/axis,
+        N = GatherV2(N/names, N/Squeeze, N/axis)
+
+Both read back into flowgraph as those ops, with the same results (the cond's untaken
+branch is dead, so an uninitialized variable is never read).
+
+Example
+-------
+>>> from flowgraph.framework.serialization import encode_attr
+>>> gd = {"node": [{"name": "v", "op": "VariableV2", "input": [], "attr": {},
+...                 "output_dtypes": ["float32"]},
+...                {"name": "r", "op": "ReportUninitializedVariables", "input": ["v:0"],
+...                 "attr": {"names": encode_attr(["v"])}, "output_dtypes": ["string"]}]}
+>>> [n["op"] for n in report_uninitialized_as_tf(gd["node"][1], {})]
+['IsVariableInitialized', 'Pack', 'LogicalNot', 'Const', 'Where', 'Squeeze', 'Const', 'GatherV2']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flowgraph.framework.serialization import decode_attr, encode_attr
+from flowgraph.framework.tf_formats.rewrite_nodes import const_node
+
+__all__ = ["read_variable_or_default_as_tf", "report_uninitialized_as_tf"]
+
+
+def _split_inputs(node: dict) -> tuple[list[str], list[str]]:
+    data = [r for r in node["input"] if not r.startswith("^")]
+    return data, [r for r in node["input"] if r.startswith("^")]
+
+
+def read_variable_or_default_as_tf(node: dict, by_name: dict) -> list[dict]:
+    """The cond that reads the variable when it is initialized, else passes the default."""
+    name, device = node["name"], node.get("device", "")
+    (ref, default), control = _split_inputs(node)
+    dtype = (node.get("output_dtypes") or ["float32"])[0]
+
+    def make(suffix, op_type, inputs, dtypes, attr=None):
+        return {"name": f"{name}/{suffix}" if suffix else name, "op": op_type,
+                "input": inputs, "device": device, "attr": attr or {},
+                "output_dtypes": dtypes}
+
+    return [
+        make("IsVariableInitialized", "IsVariableInitialized", [ref, *control], ["bool"]),
+        make("pred_id", "Identity", [f"{name}/IsVariableInitialized:0"], ["bool"]),
+        make("read/Switch", "RefSwitch", [ref, f"{name}/pred_id:0"], [dtype, dtype]),
+        make("read", "Identity", [f"{name}/read/Switch:1"], [dtype]),
+        make("default/Switch", "Switch", [default, f"{name}/pred_id:0"], [dtype, dtype]),
+        {**make("", "Merge", [f"{name}/default/Switch:0", f"{name}/read:0"],
+                [dtype, "int32"], {"N": 2}),
+         "output_shapes": (node.get("output_shapes") or [{"shape": None}])
+         + [{"shape": []}]},
+    ]
+
+
+def report_uninitialized_as_tf(node: dict, by_name: dict) -> list[dict]:
+    """The names of the variables not initialized: a boolean mask over their names."""
+    name, device = node["name"], node.get("device", "")
+    refs, control = _split_inputs(node)
+    names = [str(n) for n in decode_attr(node.get("attr", {}).get("names", {"list": []}))]
+    table = np.empty(len(names), dtype=object)
+    table[:] = [n.encode("utf-8") for n in names]
+
+    def make(suffix, op_type, inputs, dtypes, attr=None):
+        return {"name": f"{name}/{suffix}" if suffix else name, "op": op_type,
+                "input": inputs, "device": device, "attr": attr or {},
+                "output_dtypes": dtypes}
+
+    checks = [f"IsVariableInitialized{'_' + str(i) if i else ''}" for i in range(len(refs))]
+    out = [make(check, "IsVariableInitialized", [ref, *control], ["bool"])
+           for check, ref in zip(checks, refs, strict=True)]
+    out += [
+        make("stack", "Pack", [f"{name}/{c}:0" for c in checks], ["bool"],
+             {"N": len(refs), "axis": 0}),
+        make("LogicalNot", "LogicalNot", [f"{name}/stack:0"], ["bool"]),
+        {"name": f"{name}/names", "op": "Const", "input": [], "device": device,
+         "attr": {"value": encode_attr(table), "dtype": {"dtype": "string"}},
+         "output_shapes": [{"shape": [len(names)]}], "output_dtypes": ["string"]},
+        make("Where", "Where", [f"{name}/LogicalNot:0"], ["int64"]),
+        make("Squeeze", "Squeeze", [f"{name}/Where:0"], ["int64"],
+             {"squeeze_dims": encode_attr([1])}),
+        const_node(f"{name}/axis", np.asarray(0, np.int32), device),
+        {**make("", "GatherV2", [f"{name}/names:0", f"{name}/Squeeze:0", f"{name}/axis:0"],
+                ["string"], {"batch_dims": 0}),
+         "output_shapes": node.get("output_shapes", [])},
+    ]
+    return out
