@@ -33,6 +33,10 @@ and consumers name stay valid:
                                          Switch, Merge; `op_rewrites_state`)
     ReportUninitializedVariables(refs)   IsVariableInitialized per variable, Pack,
                                          LogicalNot, Where, GatherV2 of the names
+    HeadAssertRange / HeadAssertShape    an Assert over TensorFlow's comparisons
+                                         (`op_rewrites_head`)
+    [Resource]SparseApplyGradientDescent [Resource]ScatterSub(var, indices, grad * alpha)
+                                         (`op_rewrites_sgd`)
 
 (`ParseExample`, whose keys are attributes in flowgraph and inputs in TensorFlow, is
 converted both ways by `tf_formats.parse_example`.) Reading such a file back gives
@@ -61,6 +65,11 @@ import numpy as np
 from flowgraph.framework import registry
 from flowgraph.framework.serialization import decode_attr, encode_attr
 from flowgraph.framework.tf_formats.op_rewrites_adam import sparse_apply_adam_as_tf
+from flowgraph.framework.tf_formats.op_rewrites_head import (
+    head_assert_range_as_tf,
+    head_assert_shape_as_tf,
+)
+from flowgraph.framework.tf_formats.op_rewrites_sgd import sparse_apply_gradient_descent_as_tf
 from flowgraph.framework.tf_formats.op_rewrites_state import (
     read_variable_or_default_as_tf,
     report_uninitialized_as_tf,
@@ -343,7 +352,11 @@ REWRITES = {"ClassIdToString": _class_id_to_string, "L2Normalize": _l2_normalize
             "PrintV2": _print_v2_as_tf,
             "SparseApplyAdam": sparse_apply_adam_as_tf,
             "ReadVariableOrDefault": read_variable_or_default_as_tf,
-            "ReportUninitializedVariables": report_uninitialized_as_tf}
+            "ReportUninitializedVariables": report_uninitialized_as_tf,
+            "HeadAssertRange": head_assert_range_as_tf,
+            "HeadAssertShape": head_assert_shape_as_tf,
+            "SparseApplyGradientDescent": sparse_apply_gradient_descent_as_tf,
+            "ResourceSparseApplyGradientDescent": sparse_apply_gradient_descent_as_tf}
 
 
 def rewrite_for_tf(graph_def: dict) -> dict:

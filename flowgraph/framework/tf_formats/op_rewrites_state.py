@@ -44,11 +44,24 @@ def _split_inputs(node: dict) -> tuple[list[str], list[str]]:
     return data, [r for r in node["input"] if r.startswith("^")]
 
 
+# What a reference input can come from, here: a variable (its value may be unset), or a
+# constant where a frozen graph replaced the variable (set for good).
+_VARIABLES = ("VariableV2", "Variable", "TemporaryVariable")
+
+
+def _is_variable(ref: str, by_name: dict) -> bool:
+    producer = by_name.get(ref.rpartition(":")[0] or ref)
+    return producer is None or producer.get("op") in _VARIABLES
+
+
 def read_variable_or_default_as_tf(node: dict, by_name: dict) -> list[dict]:
-    """The cond that reads the variable when it is initialized, else passes the default."""
+    """The cond that reads the variable when it is initialized, else passes the default
+    (an Identity of the value where a frozen graph made the variable a constant)."""
     name, device = node["name"], node.get("device", "")
     (ref, default), control = _split_inputs(node)
     dtype = (node.get("output_dtypes") or ["float32"])[0]
+    if not _is_variable(ref, by_name):
+        return [{**node, "op": "Identity", "input": [ref, *control], "attr": {}}]
 
     def make(suffix, op_type, inputs, dtypes, attr=None):
         return {"name": f"{name}/{suffix}" if suffix else name, "op": op_type,
@@ -73,6 +86,14 @@ def report_uninitialized_as_tf(node: dict, by_name: dict) -> list[dict]:
     name, device = node["name"], node.get("device", "")
     refs, control = _split_inputs(node)
     names = [str(n) for n in decode_attr(node.get("attr", {}).get("names", {"list": []}))]
+    # (a frozen graph's constants are initialized for good: only variables are checked)
+    kept = [(r, n) for r, n in zip(refs, names, strict=False) if _is_variable(r, by_name)]
+    refs, names = [r for r, _ in kept], [n for _, n in kept]
+    if not refs:
+        empty = np.empty(0, dtype=object)
+        return [{"name": name, "op": "Const", "input": control, "device": device,
+                 "attr": {"value": encode_attr(empty), "dtype": {"dtype": "string"}},
+                 "output_shapes": [{"shape": [0]}], "output_dtypes": ["string"]}]
     table = np.empty(len(names), dtype=object)
     table[:] = [n.encode("utf-8") for n in names]
 
