@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework.serialization import decode_attr, encode_attr
-from flowgraph.framework.tf_formats.rewrite_nodes import const_node
+from flowgraph.framework.tf_formats.rewrite_nodes import NodeMaker
 
 __all__ = ["read_variable_or_default_as_tf", "report_uninitialized_as_tf"]
 
@@ -62,20 +62,21 @@ def read_variable_or_default_as_tf(node: dict, by_name: dict) -> list[dict]:
     dtype = (node.get("output_dtypes") or ["float32"])[0]
     if not _is_variable(ref, by_name):
         return [{**node, "op": "Identity", "input": [ref, *control], "attr": {}}]
+    nodes = NodeMaker(name, device)
+    pred = nodes.ref("pred_id")
 
-    def make(suffix, op_type, inputs, dtypes, attr=None):
-        return {"name": f"{name}/{suffix}" if suffix else name, "op": op_type,
-                "input": inputs, "device": device, "attr": attr or {},
-                "output_dtypes": dtypes}
+    def pair(suffix, op_type, inputs):  # (Switch / RefSwitch: two outputs of the dtype)
+        return {**nodes.make(suffix, op_type, inputs, dtype), "output_dtypes": [dtype, dtype]}
 
     return [
-        make("IsVariableInitialized", "IsVariableInitialized", [ref, *control], ["bool"]),
-        make("pred_id", "Identity", [f"{name}/IsVariableInitialized:0"], ["bool"]),
-        make("read/Switch", "RefSwitch", [ref, f"{name}/pred_id:0"], [dtype, dtype]),
-        make("read", "Identity", [f"{name}/read/Switch:1"], [dtype]),
-        make("default/Switch", "Switch", [default, f"{name}/pred_id:0"], [dtype, dtype]),
-        {**make("", "Merge", [f"{name}/default/Switch:0", f"{name}/read:0"],
-                [dtype, "int32"], {"N": 2}),
+        nodes.make("IsVariableInitialized", "IsVariableInitialized", [ref, *control], "bool"),
+        nodes.make("pred_id", "Identity", [nodes.ref("IsVariableInitialized")], "bool"),
+        pair("read/Switch", "RefSwitch", [ref, pred]),
+        nodes.make("read", "Identity", [f"{name}/read/Switch:1"], dtype),
+        pair("default/Switch", "Switch", [default, pred]),
+        {**nodes.make("", "Merge", [f"{name}/default/Switch:0", nodes.ref("read")], dtype,
+                      {"N": 2}),
+         "output_dtypes": [dtype, "int32"],
          "output_shapes": (node.get("output_shapes") or [{"shape": None}])
          + [{"shape": []}]},
     ]
@@ -97,27 +98,23 @@ def report_uninitialized_as_tf(node: dict, by_name: dict) -> list[dict]:
     table = np.empty(len(names), dtype=object)
     table[:] = [n.encode("utf-8") for n in names]
 
-    def make(suffix, op_type, inputs, dtypes, attr=None):
-        return {"name": f"{name}/{suffix}" if suffix else name, "op": op_type,
-                "input": inputs, "device": device, "attr": attr or {},
-                "output_dtypes": dtypes}
-
+    nodes = NodeMaker(name, device)
     checks = [f"IsVariableInitialized{'_' + str(i) if i else ''}" for i in range(len(refs))]
-    out = [make(check, "IsVariableInitialized", [ref, *control], ["bool"])
+    out = [nodes.make(check, "IsVariableInitialized", [ref, *control], "bool")
            for check, ref in zip(checks, refs, strict=True)]
     out += [
-        make("stack", "Pack", [f"{name}/{c}:0" for c in checks], ["bool"],
-             {"N": len(refs), "axis": 0}),
-        make("LogicalNot", "LogicalNot", [f"{name}/stack:0"], ["bool"]),
+        nodes.make("stack", "Pack", [nodes.ref(c) for c in checks], "bool",
+                   {"N": len(refs), "axis": 0}),
+        nodes.make("LogicalNot", "LogicalNot", [nodes.ref("stack")], "bool"),
         {"name": f"{name}/names", "op": "Const", "input": [], "device": device,
          "attr": {"value": encode_attr(table), "dtype": {"dtype": "string"}},
          "output_shapes": [{"shape": [len(names)]}], "output_dtypes": ["string"]},
-        make("Where", "Where", [f"{name}/LogicalNot:0"], ["int64"]),
-        make("Squeeze", "Squeeze", [f"{name}/Where:0"], ["int64"],
-             {"squeeze_dims": encode_attr([1])}),
-        const_node(f"{name}/axis", np.asarray(0, np.int32), device),
-        {**make("", "GatherV2", [f"{name}/names:0", f"{name}/Squeeze:0", f"{name}/axis:0"],
-                ["string"], {"batch_dims": 0}),
+        nodes.make("Where", "Where", [nodes.ref("LogicalNot")], "int64"),
+        nodes.make("Squeeze", "Squeeze", [nodes.ref("Where")], "int64",
+                   {"squeeze_dims": encode_attr([1])}),
+        nodes.const("axis", np.asarray(0, np.int32)),
+        {**nodes.make("", "GatherV2", [nodes.ref("names"), nodes.ref("Squeeze"),
+                                       nodes.ref("axis")], "string", {"batch_dims": 0}),
          "output_shapes": node.get("output_shapes", [])},
     ]
     return out
