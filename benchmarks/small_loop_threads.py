@@ -12,8 +12,11 @@ core, set with threadpoolctl around the loop). Each combination is timed twice, 
 kept, interleaved so that the host's drift hits all alike. One JSON line per
 combination (``us_per_step``; ``vs_default``: against the all-defaults line of the same
 run), then with ``--profile`` one line of the top functions by own time (cProfile) in
-the default configuration. Two-core figures (this host, alone): every combination
-within noise of the default (113-150 µs, the host's state moving it more than threads).
+the default configuration. Two-core figures (this host, alone, session 21): the default
+104-108 µs, every combination within 103-117 µs except 2 or 4 executor threads with
+BLAS on one thread, 165-179 µs: every small product and the loss were handed to a
+second executor thread (~50 µs each); `schedule.HAND_OFF_MIN_FLOPS` now keeps them
+inline (``OPENBLAS_NUM_THREADS=1``: 151-161 -> 114-115 µs, docs/benchmarks.md "Session 21").
 """
 
 from __future__ import annotations

@@ -361,3 +361,10 @@ _LAZY_NAMES["user_ops"] = "flowgraph.ops.user_ops"
 from flowgraph import logging_compat as _logging_compat  # noqa: E402
 
 _logging_compat.get_logger()
+
+# TensorFlow's internal and contrib module paths (`from tensorflow.contrib.framework.python
+# .ops import audio_ops`) as views of this namespace: importing flowgraph.python installs
+# their finder (by name: that package's views look names up in this module, lazily).
+import importlib as _importlib  # noqa: E402
+
+_importlib.import_module("flowgraph.python")

@@ -95,45 +95,49 @@ class AssertionsMixin:
                             b_arr.astype(np.float64) if b_arr.dtype.kind == "f" else b_arr,
                             rtol=rtol, atol=atol, msg=msg)
 
-    def _assert_all(self, a, pred, what, msg):
-        arr = _array(self, a)
-        bad = np.argwhere(~pred(arr))
-        if bad.size:
-            self.fail(f"{what} fails at {len(bad)} element(s), first index "
-                      f"{tuple(int(i) for i in bad[0])}: {arr[tuple(bad[0])]!r}. {msg or ''}")
-
+    # As TensorFlow: the extreme element against the target, with unittest's message.
     def assertAllGreater(self, a, comparison_target):
         """Assert that every element of `a` is greater than `comparison_target`."""
-        self._assert_all(a, lambda x: x > comparison_target, f"> {comparison_target}", None)
+        self.assertGreater(np.min(_array(self, a)), comparison_target)
 
     def assertAllGreaterEqual(self, a, comparison_target):
         """Assert that every element of `a` is at least `comparison_target`."""
-        self._assert_all(a, lambda x: x >= comparison_target, f">= {comparison_target}",
-                         None)
+        self.assertGreaterEqual(np.min(_array(self, a)), comparison_target)
 
     def assertAllLess(self, a, comparison_target):
         """Assert that every element of `a` is less than `comparison_target`."""
-        self._assert_all(a, lambda x: x < comparison_target, f"< {comparison_target}", None)
+        self.assertLess(np.max(_array(self, a)), comparison_target)
 
     def assertAllLessEqual(self, a, comparison_target):
         """Assert that every element of `a` is at most `comparison_target`."""
-        self._assert_all(a, lambda x: x <= comparison_target, f"<= {comparison_target}",
-                         None)
+        self.assertLessEqual(np.max(_array(self, a)), comparison_target)
 
     def assertAllInRange(self, target, lower_bound, upper_bound, open_lower_bound=False,
                          open_upper_bound=False):
         """Assert that every element of `target` lies in [lower_bound, upper_bound].
 
-        ``open_lower_bound``/``open_upper_bound`` exclude the bound itself.
+        ``open_lower_bound``/``open_upper_bound`` exclude the bound itself. A failure
+        lists the offending subscripts and values (ten at most), as TensorFlow's does.
         """
         arr = _array(self, target)
-        if arr.dtype.kind not in "iufb":
-            self.fail(f"assertAllInRange: target must be real numbers, got {arr.dtype}")
-        low = (lambda x: x > lower_bound) if open_lower_bound else (lambda x: x >= lower_bound)
-        high = (lambda x: x < upper_bound) if open_upper_bound else (lambda x: x <= upper_bound)
+        if arr.dtype.kind not in "iuf":
+            raise AssertionError(f"The value of {arr} does not have an ordered numeric type, "
+                                 f"instead it has type: {arr.dtype}")
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            where = np.where(np.isnan(arr))
+            raise AssertionError(
+                f"{len(where[0])} of the {arr.size} element(s) are NaN. Subscripts(s) and "
+                f"value(s) of the NaN element(s):\n" + "\n".join(_subscripts(where, arr)))
         what = (f"{'(' if open_lower_bound else '['}{lower_bound}, {upper_bound}"
                 f"{')' if open_upper_bound else ']'}")
-        self._assert_all(arr, lambda x: low(x) & high(x), f"in range {what}", None)
+        bad = arr <= lower_bound if open_lower_bound else arr < lower_bound
+        bad = bad | (arr >= upper_bound if open_upper_bound else arr > upper_bound)
+        where = np.where(bad)
+        if np.size(where):
+            raise AssertionError(
+                f"{len(where[0])} of the {arr.size} element(s) are outside the range {what}. "
+                "Subscript(s) and value(s) of the offending elements:\n"
+                + "\n".join(_subscripts(where, arr)))
 
     def assertAllInSet(self, target, expected_set):
         """Assert that every element of `target` is in `expected_set`."""
@@ -153,7 +157,9 @@ class AssertionsMixin:
         expected = np.dtype(getattr(expected_dtype, "as_numpy_dtype", expected_dtype))
         targets = target if isinstance(target, (list, tuple)) else [target]
         for t in targets:
-            self.assertEqual(np.asarray(t).dtype, expected)
+            actual = np.asarray(t).dtype
+            if actual != expected:  # unittest's words, the dtype as given (as TF shows it)
+                self.fail(f"{actual!r} != {expected_dtype!r}")
 
     def assertDeviceEqual(self, device1, device2, msg=None):
         """Assert that two device strings name the same device."""
@@ -187,7 +193,7 @@ class AssertionsMixin:
                 raise
             if not isinstance(e, exception_type) or not predicate(e):
                 raise AssertionError(
-                    f"Exception of type {type(e).__name__}: {e}") from e
+                    f"Exception of type {type(e)}: {e}") from e
 
     def assertRaisesOpError(self, expected_err_re_or_predicate):
         """Expect an `tf.errors.OpError` whose message matches the regex or predicate."""
@@ -212,7 +218,15 @@ class AssertionsMixin:
             args[0](*args[1:], **kwargs)
         return None
 
-    # -- absl-style helpers --------------------------------------------------------------
+    # -- TF1 and absl names ---------------------------------------------------------------
+    def assertRaisesRegexp(self, expected_exception, expected_regex, *args, **kwargs):
+        """TF1's name of ``assertRaisesRegex`` (unittest's alias warned, then went in 3.12)."""
+        return self.assertRaisesRegex(expected_exception, expected_regex, *args, **kwargs)
+
+    def assertRegexpMatches(self, text, expected_regex, msg=None):
+        """The old name of ``assertRegex`` (gone from unittest in Python 3.12)."""
+        self.assertRegex(text, expected_regex, msg)
+
     def assertItemsEqual(self, first, second, msg=None):
         """Same as ``assertCountEqual``: the same elements, in any order."""
         self.assertCountEqual(first, second, msg)
@@ -272,6 +286,15 @@ class AssertionsMixin:
     def checkedThread(self, target, args=None, kwargs=None):
         """A thread running `target` whose exception fails the test at ``join()``."""
         return CheckedThread(self, target, args or (), kwargs)
+
+
+def _subscripts(where, value, limit: int = 10) -> list[str]:
+    """``  [i j] : v`` lines for the elements at `where` (TensorFlow's format)."""
+    if np.ndim(value) == 0:
+        return [f"  [0] : {value}"]
+    rows = np.transpose(where)
+    lines = [f"  {row} : {value[tuple(row)]}" for row in rows[:limit]]
+    return lines + (["  ..."] if len(rows) > limit else [])
 
 
 def _squash(text: str) -> str:

@@ -165,6 +165,28 @@ def _as_array(value):
         return None
 
 
+def _array_close(testcase, a, b, rtol, atol, msg) -> None:
+    """TensorFlow's array comparison of `assertAllClose`: exact shapes, then the
+    positions, values, differences and tolerances of the elements that are not close."""
+    shown = f" with contents {b}." if b.ndim <= 3 or b.size < 500 else "."
+    testcase.assertEqual(a.shape, b.shape,
+                         f"Shape mismatch: expected {a.shape}, got {b.shape}{shown}")
+    if np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True):
+        return
+    lines = [msg]
+    with np.errstate(invalid="ignore"):
+        bad = np.logical_or(np.abs(a - b) > atol + rtol * np.abs(b), np.isnan(a) != np.isnan(b))
+    x, y = a, b
+    if a.ndim:
+        x, y = a[np.where(bad)], b[np.where(bad)]
+        lines.append(f"not close where = {np.where(bad)}")
+    lines += [f"not close lhs = {x}", f"not close rhs = {y}",
+              f"not close dif = {np.abs(x - y)}", f"not close tol = {atol + rtol * np.abs(y)}",
+              f"dtype = {a.dtype}, shape = {a.shape}"]
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg="\n".join(lines),
+                               equal_nan=True)
+
+
 def _as_bytes_if_mixed(arr):
     """Unicode strings as UTF-8 bytes, so that 'a' equals b'a' (TF compares them so)."""
     if arr.dtype.kind == "U":
@@ -267,45 +289,66 @@ class TestCase(AssertionsMixin, _BaseTestCase):
     def assertAllClose(self, a, b, rtol=1e-6, atol=1e-6, msg=None):
         """Assert that `a` and `b` (arrays, tensors, or nests of them) are elementwise close.
 
-        Shapes must match exactly (no broadcasting); dicts must have the same keys.
+        Shapes must match exactly (no broadcasting); dicts must have the same keys. A
+        failure names the path of the value (``a[key][0]``) and lists, as TensorFlow's
+        message does, where the values are not close, both sides, their difference and
+        the tolerance there.
         """
-        a, b = self._value(a), self._value(b)
+        self._all_close(a, b, rtol, atol, [], msg or "")
+
+    def _all_close(self, a, b, rtol, atol, path, msg):
+        a, b = self._value(a), self._value(b)  # tensors anywhere in the nests are run
+        at = "[" + "][".join(str(p) for p in path) + "]" if path else ""
         # a namedtuple compares as the dict of its fields, as in TF
         a = a._asdict() if hasattr(a, "_asdict") else a
         b = b._asdict() if hasattr(b, "_asdict") else b
         if isinstance(a, dict) != isinstance(b, dict):
-            raise ValueError(f"Can't compare dict to non-dict, a vs b. {msg or ''}")
+            raise ValueError(f"Can't compare dict to non-dict, a{at} vs b{at}. {msg}")
         if isinstance(a, dict):
-            self.assertEqual(set(a), set(b), f"dict keys differ. {msg or ''}")
+            self.assertItemsEqual(a.keys(), b.keys(), f"mismatched keys: a{at} has keys "
+                                  f"{a.keys()}, but b{at} has keys {b.keys()}. {msg}")
             for key in a:
-                self.assertAllClose(a[key], b[key], rtol=rtol, atol=atol,
-                                    msg=f"key {key!r}. {msg or ''}")
+                self._all_close(a[key], b[key], rtol, atol, [*path, key], msg)
             return
         a_arr, b_arr = _as_array(a), _as_array(b)
         if a_arr is None or b_arr is None or a_arr.dtype == object or b_arr.dtype == object:
-            self.assertEqual(len(a), len(b), f"lengths differ. {msg or ''}")
+            self.assertEqual(len(a), len(b), f"Length of a{at} is {len(a)}, but b{at} is "
+                                             f"{len(b)}. {msg}")
             for i, (x, y) in enumerate(zip(a, b)):
-                self.assertAllClose(x, y, rtol=rtol, atol=atol, msg=f"[{i}]. {msg or ''}")
+                self._all_close(x, y, rtol, atol, [*path, i], msg)
             return
-        self.assertEqual(a_arr.shape, b_arr.shape,
-                         f"Shape mismatch: expected {a_arr.shape}, got {b_arr.shape}. "
-                         f"{msg or ''}")
-        np.testing.assert_allclose(a_arr, b_arr, rtol=rtol, atol=atol, err_msg=msg or "",
-                                   equal_nan=True)
+        _array_close(self, a_arr, b_arr, rtol, atol,
+                     f"Mismatched value: a{at} is different from b{at}. {msg}")
 
     def assertAllEqual(self, a, b, msg=None):
-        """Assert that `a` and `b` have the same shape and the same elements."""
+        """Assert that `a` and `b` have the same shape and the same elements; a failure
+        lists where they differ and both sides' values there, as TensorFlow's does."""
+        msg = msg or ""
         a_arr, b_arr = np.asarray(self._value(a)), np.asarray(self._value(b))
         a_arr, b_arr = _as_bytes_if_mixed(a_arr), _as_bytes_if_mixed(b_arr)
+        shown = f" Contents: {b_arr!r}. \n{msg}." if b_arr.ndim <= 3 or b_arr.size < 500 \
+            else f" {msg}"
         self.assertEqual(a_arr.shape, b_arr.shape,
-                         f"Shape mismatch: expected {a_arr.shape}, got {b_arr.shape}. "
-                         f"{msg or ''}")
-        np.testing.assert_array_equal(a_arr, b_arr, err_msg=msg or "")
+                         f"Shape mismatch: expected {a_arr.shape}, got {b_arr.shape}.{shown}")
+        same = a_arr == b_arr
+        if a_arr.dtype.kind == "f" and b_arr.dtype.kind == "f":
+            same = np.logical_or(same, np.logical_and(np.isnan(a_arr), np.isnan(b_arr)))
+        if np.all(same):
+            return
+        lines = [msg]
+        diff = np.logical_not(same)
+        x, y = a_arr, b_arr
+        if a_arr.ndim:
+            x, y = a_arr[np.where(diff)], b_arr[np.where(diff)]
+            lines.append(f"not equal where = {np.where(diff)}")
+        lines += [f"not equal lhs = {x!r}", f"not equal rhs = {y!r}"]
+        np.testing.assert_array_equal(a_arr, b_arr, err_msg="\n".join(lines))
 
     def assertNear(self, f1, f2, err, msg=None):
         """Assert that ``abs(f1 - f2) <= err``."""
-        self.assertTrue(abs(f1 - f2) <= err,
-                        f"{f1!r} != {f2!r} +/- {err!r}. {msg or ''}")
+        self.assertTrue(f1 == f2 or abs(f1 - f2) <= err,
+                        f"{f1:f} != {f2:f} +/- {err:f}" + (f" ({msg})" if msg is not None
+                                                           else ""))
 
     def assertArrayNear(self, farray1, farray2, err, msg=None):
         """Assert that two float lists have the same length and are elementwise near."""
@@ -315,4 +358,4 @@ class TestCase(AssertionsMixin, _BaseTestCase):
 
     def assertShapeEqual(self, np_array, tf_tensor, msg=None):
         """Assert that a NumPy array's shape equals a tensor's static shape."""
-        self.assertEqual(list(np_array.shape), tf_tensor.get_shape().as_list(), msg)
+        self.assertAllEqual(list(np_array.shape), tf_tensor.get_shape().as_list(), msg)

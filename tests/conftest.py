@@ -1,4 +1,16 @@
-"""Shared fixtures: every test starts with a fresh default graph."""
+"""Shared fixtures: every test starts with a fresh default graph.
+
+The BLAS contention policy (`flowgraph.backends.cpu.blas_threads`) is off in the test
+processes (and the processes they start): it changes BLAS's thread count and splits
+matrix products when other processes keep the cores busy, which changes a product's
+last bits, so tests comparing two runs bit for bit would depend on the host's load.
+tests/backends/test_blas_policy.py and test_matmul_split.py build their policies
+explicitly.
+"""
+
+import os
+
+os.environ.setdefault("FLOWGRAPH_BLAS_POLICY", "off")
 
 import pytest
 

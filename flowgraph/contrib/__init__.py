@@ -9,13 +9,14 @@ early stopping), `tf.contrib.data`, `tf.contrib.predictor` and
 
 `tf.contrib.layers` holds the TF1 regularizers, initializers, functional layers and
 `optimize_loss`. `tf.contrib.lookup` aliases `tf.lookup` and TF1's vocabulary-table
-helpers (`index_table_from_tensor`, ...). `tf.contrib.distributions` is the
-`flowgraph.distributions` module itself (TF 1.x's ``tf.contrib.distributions`` and
-``tf.distributions`` held the same classes; TensorFlow 2.15 has no ``contrib``).
+helpers (`index_table_from_tensor`, ...). `tf.contrib.distributions` holds every class of
+`tf.distributions` (the same objects) plus TF 1.x's multivariate normals,
+`TransformedDistribution` and `bijectors` (TensorFlow 2.15 has no ``contrib``).
 
 `tf.contrib.cudnn_rnn` (cuDNN RNN layers computed on any device, their compatible
 cells), `tf.contrib.summary` (TF 1.x's writer-resource summaries),
-`tf.contrib.factorization` (k-means) and `tf.contrib.staging` (`StagingArea`).
+`tf.contrib.factorization` (k-means), `tf.contrib.staging` (`StagingArea`) and
+`tf.contrib.tensorboard.plugins.projector` (the embedding projector's config).
 
 Example
 -------
@@ -24,18 +25,20 @@ Example
 True
 """
 
-from flowgraph import distributions, keras
+from flowgraph import keras
 from flowgraph.contrib import (
     cluster_resolver,
     crf,
     cudnn_rnn,
     data,
     distribute,
+    distributions,
     estimator,
     factorization,
     feature_column,
     framework,
     image,
+    integrate,
     layers,
     learn,
     legacy_seq2seq,
@@ -50,6 +53,7 @@ from flowgraph.contrib import (
     sparsemax,
     staging,
     summary,
+    tensorboard,
     tpu,
     training,
     util,
@@ -68,6 +72,7 @@ __all__ = [
     "feature_column",
     "framework",
     "image",
+    "integrate",
     "keras",
     "layers",
     "learn",
@@ -84,6 +89,7 @@ __all__ = [
     "sparsemax",
     "staging",
     "summary",
+    "tensorboard",
     "tpu",
     "training",
     "util",

@@ -13,6 +13,7 @@ Example
 True
 """
 
+from flowgraph.contrib.legacy_seq2seq_attention import EmbeddingWrapper
 from flowgraph.contrib.rnn_block import (
     GRUBlockCell,
     GRUBlockCellV2,
@@ -70,6 +71,7 @@ __all__ = [
     "CoupledInputForgetGateLSTMCell",
     "DeviceWrapper",
     "DropoutWrapper",
+    "EmbeddingWrapper",
     "FusedRNNCell",
     "FusedRNNCellAdaptor",
     "GRUBlockCell",
@@ -99,3 +101,7 @@ __all__ = [
 ]
 
 
+
+# A package path, empty: TensorFlow's `tensorflow.contrib.rnn.python.ops.*` module paths
+# import as views of this namespace (`flowgraph.python.tf_paths`).
+__path__: list[str] = []

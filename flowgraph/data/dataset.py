@@ -41,6 +41,18 @@ from .dataset_ops_structure import component_class, map_structure
 AUTOTUNE = -1
 
 
+
+def _legacy(describe_leaf):
+    """`describe_leaf` for a plain leaf; for a window leaf (an element that is itself a
+    dataset, as `window` makes) its `DatasetSpec`, which TensorFlow's legacy
+    ``output_types``/``output_shapes``/``output_classes`` all return."""
+    def leaf(spec):
+        if getattr(spec, "window", False):
+            return spec.dataset_spec()
+        return describe_leaf(spec)
+
+    return leaf
+
 class Dataset:
     """A (possibly infinite) sequence of elements, each a nested structure of tensors.
 
@@ -89,19 +101,19 @@ class Dataset:
     # -- element structure -------------------------------------------------------------
     @property
     def output_types(self):
-        """The nested dtypes of an element."""
-        return map_structure(lambda s: s.dtype, self._structure)
+        """The nested dtypes of an element (a window's `DatasetSpec`, as TensorFlow)."""
+        return map_structure(_legacy(lambda s: s.dtype), self._structure)
 
     @property
     def output_shapes(self):
         """The nested static shapes of an element (unknown dimensions are None)."""
-        return map_structure(lambda s: s.shape, self._structure)
+        return map_structure(_legacy(lambda s: s.shape), self._structure)
 
     @property
     def output_classes(self):
         """The nested Python classes of an element's components (`Tensor`, or
         `SparseTensor` for a sparse component)."""
-        return map_structure(component_class, self._structure)
+        return map_structure(_legacy(component_class), self._structure)
 
     def __repr__(self) -> str:
         def shape(s):

@@ -18,8 +18,8 @@ on placeholders in a fresh `Graph` (so ``tf.cast``, ``tf.io.decode_csv`` and ari
 work on tensors as in TensorFlow); each element then runs that graph in a private
 session::
 
-    map_func(x) ──trace──> Graph{ arg0:Placeholder ─> Cast ─> Mul ─> out }
-    element (np arrays) ──feed arg0──> Session.run(out) ──> mapped element
+    map_func(x) ──trace──> Graph{ args_0:Placeholder ─> Cast ─> Mul ─> out }
+    element (np arrays) ──feed args_0──> Session.run(out) ──> mapped element
 
 Invariants: a dataset node never keeps per-run state on itself (one `Dataset` may back
 several iterators and sessions at once); everything a run creates is closed by the
@@ -46,7 +46,7 @@ import weakref
 import numpy as np
 
 from flowgraph.framework import errors
-from flowgraph.framework.graph import Graph, get_default_graph, name_scope
+from flowgraph.framework.graph import Graph, get_default_graph
 from flowgraph.framework.operation import Tensor
 from flowgraph.runtime.config import ConfigProto
 
@@ -272,7 +272,8 @@ class TracedFunction:
         self.graph = FunctionGraph(get_default_graph())
         from flowgraph.ops.array_ops import placeholder, sparse_placeholder
 
-        with self.graph.as_default(), name_scope(f"{what}_{_fn_name(func)}"):
+        # As TensorFlow's function graphs: no enclosing name scope, arguments "args_<i>".
+        with self.graph.as_default():
             specs = flatten(input_structure)
             self.placeholders = [self._argument(s, i, placeholder, sparse_placeholder)
                                  for i, s in enumerate(specs)]
@@ -302,7 +303,7 @@ class TracedFunction:
             # A window (`Dataset.window`, `group_by_window`): a dataset of its values.
             return spec.source()
         return (sparse_placeholder if spec.sparse else placeholder)(spec.dtype, spec.shape,
-                                                                    name=f"arg{i}")
+                                                                    name=f"args_{i}")
 
     def _outputs(self, result):
         from flowgraph.framework.constant_op import convert_to_tensor

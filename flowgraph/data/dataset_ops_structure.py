@@ -131,10 +131,30 @@ def pack_graph(structure, tensors: list):
     leaves = []
     for s in flatten(structure):
         if s.sparse:
-            leaves.append(SparseTensor(next(it), next(it), next(it)))
+            indices, values, dense_shape = next(it), next(it), next(it)
+            leaves.append(SparseTensor(indices, values, _known_dense_shape(dense_shape,
+                                                                           s.shape)))
         else:
             leaves.append(next(it))
     return pack_as(structure, leaves)
+
+
+def _known_dense_shape(dense_shape, shape: TensorShape):
+    """As TensorFlow restores a sparse component: its dense shape a constant when the
+    spec's shape is fully known, else a ``stack`` with constants for the known sizes (so
+    shape inference downstream, e.g. of ``tf.sparse.to_dense``, sees them)."""
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops.array_join_ops import stack, unstack
+
+    if shape.ndims is None or all(d.value is None for d in shape.dims):
+        return dense_shape
+    if shape.is_fully_defined():
+        return constant(shape.as_list(), dtype=_dtypes.int64)
+    pieces = unstack(dense_shape, num=shape.ndims)
+    for i, d in enumerate(shape.dims):
+        if d.value is not None:
+            pieces[i] = constant(d.value, dtype=_dtypes.int64)
+    return stack(pieces)
 
 
 def component_class(spec: ComponentSpec):
@@ -187,7 +207,10 @@ _END = object()
 
 def _pack(structure, it):
     if isinstance(structure, Mapping):
-        items = {k: _pack(structure[k], it) for k in _sorted_keys(structure)}
+        # Leaves come in sorted key order; the result keeps the structure's own key order,
+        # as TensorFlow's nest does (so ``features.items()`` walks the keys as written).
+        packed = {k: _pack(structure[k], it) for k in _sorted_keys(structure)}
+        items = {k: packed[k] for k in structure}
         return type(structure)(items) if type(structure) is not dict else items
     if _is_namedtuple(structure):
         return type(structure)(*[_pack(s, it) for s in structure])
@@ -239,7 +262,8 @@ def normalize_element(value, what: str) -> Any:
     if isinstance(value, Mapping):
         if not value:
             raise ValueError(f"{what}: an element cannot be an empty dict")
-        return {k: normalize_element(value[k], what) for k in _sorted_keys(value)}
+        _sorted_keys(value)  # the leaves are ordered by key, so keys must sort
+        return {k: normalize_element(value[k], what) for k in value}
     if _is_namedtuple(value):
         return type(value)(*[normalize_element(v, what) for v in value])
     if isinstance(value, tuple):

@@ -55,6 +55,14 @@ class WindowSpec(ComponentSpec):
         """The dataset a traced function receives for this leaf."""
         return WindowSource(self)
 
+    def dataset_spec(self):
+        """The leaf as TensorFlow describes it: a `DatasetSpec` of its component."""
+        from flowgraph.ops.type_spec import TensorSpec
+
+        from .dataset_spec import DatasetSpec
+
+        return DatasetSpec(TensorSpec(self.shape, self.dtype))
+
     def __repr__(self) -> str:
         return f"WindowSpec({self.dtype.name}, {self.shape})"
 

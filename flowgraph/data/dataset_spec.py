@@ -37,6 +37,8 @@ def _element_spec(dataset):
     from flowgraph.ops.type_spec import SparseTensorSpec, TensorSpec
 
     def build(types, shapes, classes):
+        if isinstance(types, DatasetSpec):  # a window: an element that is a dataset
+            return types
         if isinstance(types, dict):
             return {k: build(types[k], shapes[k], classes[k]) for k in types}
         if isinstance(types, (list, tuple)):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import get_default_graph
+from flowgraph.framework.graph import get_default_graph, get_seed
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.ops.iterator_ops import register_dataset
 from flowgraph.ops.op_util import make_op
@@ -233,7 +233,7 @@ def _make_iterator_op(handle: Tensor, dataset, name: str) -> Operation:
     return make_op("MakeIterator", [handle, *captured], {"dataset_id": key}, name=name)
 
 
-def make_one_shot_iterator(dataset) -> Iterator:
+def make_one_shot_iterator(dataset, _draw_seed: bool = True) -> Iterator:
     """An iterator over `dataset` that needs no initialization (one pass).
 
     `dataset` may use constants but not placeholders (use
@@ -255,6 +255,12 @@ def make_one_shot_iterator(dataset) -> Iterator:
             f"make_one_shot_iterator: the dataset depends on placeholder '{ph.name}', which "
             "a one-shot iterator cannot capture. Use make_initializable_iterator() and feed "
             "the placeholder when running iterator.initializer.")
+    # As TensorFlow: a one-shot iterator draws an op seed of the graph (for the seed of
+    # the function that rebuilds its dataset), so seedless random ops made after it get
+    # the next ones. (`_draw_seed=False`: an Estimator's input, where TensorFlow uses an
+    # initializable iterator, which draws none.)
+    if _draw_seed:
+        get_seed(None)
     key = register_dataset(graph, dataset)
     handle = make_op("OneShotIterator", captured, {**_flat_attrs(dataset._structure),
                                                    "dataset_id": key},

@@ -62,8 +62,14 @@ class SimpleClusterResolver(ClusterResolver):
     >>> spec = tf.train.ClusterSpec({"worker": ["w0:2222", "w1:2222"]})
     >>> r = tf.distribute.cluster_resolver.SimpleClusterResolver(spec, task_type="worker",
     ...                                                          task_id=1)
-    >>> r.master()
-    'grpc://w1:2222'
+    >>> r.master("worker", 0, rpc_layer="grpc")
+    'grpc://w0:2222'
+
+    As TensorFlow's, ``master()`` without a task is the `master` given (not the task's
+    address), prefixed with ``<rpc_layer>://`` only when an rpc layer is set.
+
+    >>> r.master(), SimpleClusterResolver(spec, master="m:1", rpc_layer="grpc").master()
+    ('', 'grpc://m:1')
     """
 
     def __init__(self, cluster_spec, master: str = "", task_type=None, task_id=None,
@@ -74,15 +80,18 @@ class SimpleClusterResolver(ClusterResolver):
         self.task_type, self.task_id = task_type, task_id
         self.environment = environment
         self._accelerators = num_accelerators or {}
-        self.rpc_layer = rpc_layer if rpc_layer is not None else "grpc"
+        self.rpc_layer = rpc_layer
 
     def cluster_spec(self) -> ClusterSpec:
         return self._spec
 
     def master(self, task_type=None, task_id=None, rpc_layer=None) -> str:
-        if task_type is None and task_id is None and self._master:
-            return self._master
-        return super().master(task_type, task_id, rpc_layer)
+        if task_type is not None and task_id is not None:
+            address = self._spec.task_address(task_type, task_id)
+        else:
+            address = self._master
+        layer = rpc_layer or self.rpc_layer
+        return f"{layer}://{address}" if layer else address
 
     def num_accelerators(self, task_type=None, task_id=None, config_proto=None) -> dict:
         return dict(self._accelerators)

@@ -21,13 +21,15 @@ Example
 
 from __future__ import annotations
 
+import hashlib
+
 from flowgraph.distributed.cluster_spec import ClusterSpec
 from flowgraph.framework import dtypes
 from flowgraph.framework.device_spec import DeviceSpec
 from flowgraph.framework.tensor_shape import TensorShape
 
-__all__ = ["STANDARD_PS_OPS", "GreedyLoadBalancingStrategy", "byte_size_load_fn",
-           "replica_device_setter"]
+__all__ = ["STANDARD_PS_OPS", "GreedyLoadBalancingStrategy", "RandomStrategy",
+           "byte_size_load_fn", "replica_device_setter"]
 
 STANDARD_PS_OPS = ("Variable", "VariableV2", "AutoReloadVariable", "MutableHashTable",
                    "MutableHashTableV2", "MutableHashTableOfTensors",
@@ -97,6 +99,31 @@ class GreedyLoadBalancingStrategy:
         task = min(range(self._num_tasks), key=self._loads.__getitem__)
         self._loads[task] += self._load_fn(op)
         return task
+
+
+class RandomStrategy:
+    """A `ps_strategy` that hashes each ps op's name (with `seed`) to a task: the same op
+    name always gets the same task, whatever order the graph creates its variables in
+    (TF1's ``tf.contrib.training.RandomStrategy``: the MD5 of ``"<name>_<seed>"`` modulo
+    the task count).
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default(), tf.device(replica_device_setter(
+    ...         ps_tasks=3, ps_strategy=RandomStrategy(3, seed=0))):
+    ...     v = tf.Variable(1.0, name="var")
+    >>> v.op.device
+    '/job:ps/task:1'
+    """
+
+    def __init__(self, num_ps_replicas: int, seed: int = 0) -> None:
+        if int(num_ps_replicas) < 1:
+            raise ValueError(f"RandomStrategy: num_ps_replicas must be >= 1; got "
+                             f"{num_ps_replicas}")
+        self._num_ps_replicas, self._seed = int(num_ps_replicas), int(seed)
+
+    def __call__(self, op) -> int:
+        key = f"{op.name}_{self._seed}".encode()
+        return int(hashlib.md5(key).hexdigest(), 16) % self._num_ps_replicas
 
 
 class _ReplicaDeviceChooser:

@@ -273,7 +273,7 @@ def run_stage(session: Session, layout: Layout, feed_dict: dict, options) -> lis
         if key is not None:
             fast = layout.fast.get(key, False)
             if fast and FastRun.may_run(session):
-                return fast.run(session, feed_dict, timeout_ms)
+                return fast.run_limited(session, feed_dict, timeout_ms)
             values = session.run(layout.fetches, feed_dict=feed_dict, options=options)
             if fast is False:
                 if len(layout.fast) >= 64:  # (distinct shapes: a client cannot grow it)

@@ -266,6 +266,25 @@ class Estimator:
                                   checkpoint_path=checkpoint_path,
                                   experimental_mode=experimental_mode, format=format)
 
+    def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
+                                             assets_extra=None, as_text=False,
+                                             checkpoint_path=None, format=None):
+        """Export one SavedModel with a graph per mode of `input_receiver_fn_map`
+        (`ModeKeys` -> input receiver fn; TRAIN and EVAL receivers carry labels): tags
+        ``train``, ``eval`` and ``serve``, signatures ``train``, ``eval`` and the serving
+        ones. Implemented in `flowgraph.estimators.export_impl`.
+
+        >>> fn = tf.estimator.experimental.build_raw_supervised_input_receiver_fn(
+        ...     {"x": x}, y)                                         # doctest: +SKIP
+        >>> est.experimental_export_all_saved_models(
+        ...     "exports", {tf.estimator.ModeKeys.TRAIN: fn})       # doctest: +SKIP
+        """
+        from flowgraph.estimators.export_impl import export_all_saved_models
+
+        return export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
+                                       assets_extra=assets_extra, as_text=as_text,
+                                       checkpoint_path=checkpoint_path, format=format)
+
     def export_savedmodel(self, export_dir_base, serving_input_receiver_fn, assets_extra=None,
                           as_text=False, checkpoint_path=None, strip_default_attrs=False):
         """TensorFlow 1.x's older name of `export_saved_model` (PREDICT graph only).

@@ -16,10 +16,12 @@ replicas' specs combine into one:
 
 from __future__ import annotations
 
+from flowgraph.data.iterator import make_one_shot_iterator
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.model_fn import ModeKeys
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.strategies.base import ReduceOp
+from flowgraph.strategies.input import DistributedDataset
 from flowgraph.strategies.values import PerReplica
 
 __all__ = ["distributed_spec"]
@@ -36,8 +38,13 @@ def distributed_spec(est, input_fn, strategy, mode: str):
                   if k in args}
         return input_fn(**kwargs)
 
-    element = strategy.distribute_datasets_from_function(
-        dataset_fn).make_one_shot_iterator().get_next()
+    # TF reads it through an initializable iterator, which draws no op seed
+    source = strategy.distribute_datasets_from_function(dataset_fn)
+    if isinstance(source, DistributedDataset):
+        iterator = source.make_one_shot_iterator(_draw_seed=False)
+    else:  # a strategy of one device hands back the dataset itself
+        iterator = make_one_shot_iterator(source, _draw_seed=False)
+    element = iterator.get_next()
 
     def replica_fn(element):
         if isinstance(element, tuple) and not hasattr(element, "_fields") and \

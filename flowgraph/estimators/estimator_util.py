@@ -70,11 +70,14 @@ def _is_dataset(value) -> bool:
 
 
 def _next_element(dataset):
-    if hasattr(dataset, "make_one_shot_iterator"):
-        return dataset.make_one_shot_iterator().get_next()
-    from flowgraph import data
+    from flowgraph.data import Dataset
+    from flowgraph.data.iterator import make_one_shot_iterator
 
-    return data.make_one_shot_iterator(dataset).get_next()
+    if not isinstance(dataset, Dataset) and hasattr(dataset, "make_one_shot_iterator"):
+        return dataset.make_one_shot_iterator().get_next()
+    # TensorFlow's Estimator reads its input through an initializable iterator, which
+    # draws no op seed: the model's seedless initializers get TensorFlow's seeds.
+    return make_one_shot_iterator(dataset, _draw_seed=False).get_next()
 
 
 def call_input_fn(input_fn, mode: str, params, config):

@@ -33,7 +33,10 @@ from flowgraph.saved_model import constants as sc
 
 __all__ = [
     "PredictGraph",
+    "build_mode_graph",
     "build_predict_graph",
+    "export_all_saved_models",
+    "export_outputs_for_mode",
     "export_saved_model",
     "get_export_outputs",
     "get_timestamped_export_dir",
@@ -139,6 +142,12 @@ def build_predict_graph(estimator, serving_input_receiver_fn) -> PredictGraph:
     the spec's scaffold (defaults otherwise). Shared by `export_saved_model` and the
     cached predictor, so both serve exactly the same graph.
     """
+    return build_mode_graph(estimator, serving_input_receiver_fn, ModeKeys.PREDICT)
+
+
+def build_mode_graph(estimator, input_receiver_fn, mode: str) -> PredictGraph:
+    """`build_predict_graph` for any mode: TRAIN and EVAL take a receiver with labels
+    (`tf.estimator.experimental.build_raw_supervised_input_receiver_fn`)."""
     from flowgraph.framework.graph import Graph, set_random_seed
     from flowgraph.train.saver import Saver
     from flowgraph.train.scaffold import Scaffold
@@ -148,13 +157,18 @@ def build_predict_graph(estimator, serving_input_receiver_fn) -> PredictGraph:
     with Graph().as_default() as graph:
         set_random_seed(config.tf_random_seed)
         global_step = get_or_create_global_step(graph)
-        receiver = serving_input_receiver_fn()
+        receiver = input_receiver_fn()
         if not (hasattr(receiver, "features") and hasattr(receiver, "receiver_tensors")):
             raise TypeError(
                 "serving_input_receiver_fn must return a tf.estimator.export."
                 f"ServingInputReceiver (or TensorServingInputReceiver); got {receiver!r}")
-        spec = _call_model_fn(estimator, receiver.features, getattr(receiver, "labels", None),
-                              ModeKeys.PREDICT, config)
+        labels = getattr(receiver, "labels", None)
+        if mode != ModeKeys.PREDICT and labels is None:
+            raise ValueError(
+                f"Exporting mode `{mode}` needs labels: its input receiver fn must return a "
+                "SupervisedInputReceiver (tf.estimator.experimental."
+                f"build_raw_supervised_input_receiver_fn); got {type(receiver).__name__}.")
+        spec = _call_model_fn(estimator, receiver.features, labels, mode, config)
         scaffold = spec.scaffold or Scaffold()
         local_init_op = scaffold.local_init_op
         if local_init_op is None:
@@ -177,25 +191,88 @@ def restore_checkpoint(session, saver, checkpoint_path: str, what: str) -> None:
             f"checkpoint.\n\nWhile {what} from checkpoint `{checkpoint_path}`: {e}") from None
 
 
-def _add_meta_graph(estimator, builder, serving_input_receiver_fn, checkpoint_path) -> None:
+_EXPORT_TAGS = {ModeKeys.TRAIN: [sc.TRAINING], ModeKeys.EVAL: [sc.EVAL],
+                ModeKeys.PREDICT: [sc.SERVING]}
+
+
+def export_outputs_for_mode(mode: str, spec) -> dict:
+    """The signatures' export outputs of a model_fn's `spec` in `mode`: the serving ones
+    (`get_export_outputs`) for PREDICT, one `TrainOutput` under ``train`` or
+    `EvalOutput` under ``eval`` (loss, predictions, metrics) otherwise."""
+    from flowgraph.estimators.export_supervised import EvalOutput, TrainOutput
+
+    if mode == ModeKeys.PREDICT:
+        return get_export_outputs(spec.export_outputs, spec.predictions)
+    kind = TrainOutput if mode == ModeKeys.TRAIN else EvalOutput
+    return {mode: kind(loss=spec.loss, predictions=spec.predictions,
+                       metrics=spec.eval_metric_ops)}
+
+
+def _add_meta_graph(estimator, builder, input_receiver_fn, checkpoint_path,
+                    mode: str = ModeKeys.PREDICT, save_variables: bool = True) -> None:
+    """Add `mode`'s graph to `builder` with its variables from the checkpoint (the first
+    graph of an export) or without (the later ones share them)."""
     from flowgraph.framework.graph import GraphKeys
     from flowgraph.runtime.session import Session
 
-    mode = ModeKeys.PREDICT
-    pg = build_predict_graph(estimator, serving_input_receiver_fn)
+    pg = build_mode_graph(estimator, input_receiver_fn, mode)
     with pg.graph.as_default():
-        export_outputs = get_export_outputs(pg.spec.export_outputs, pg.spec.predictions)
         signature_def_map = build_all_signature_defs(
-            pg.receiver.receiver_tensors, export_outputs,
-            getattr(pg.receiver, "receiver_tensors_alternatives", None), serving_only=True)
+            pg.receiver.receiver_tensors, export_outputs_for_mode(mode, pg.spec),
+            getattr(pg.receiver, "receiver_tensors_alternatives", None),
+            serving_only=mode == ModeKeys.PREDICT)
         with Session(graph=pg.graph,
                      config=session_config_for(estimator.config)) as sess:
             restore_checkpoint(sess, pg.saver, checkpoint_path, f"exporting mode `{mode}`")
-            builder._add_train_op(None)
-            builder.add_meta_graph_and_variables(
-                sess, tags=[sc.SERVING], signature_def_map=signature_def_map,
-                assets_collection=pg.graph.get_collection(GraphKeys.ASSET_FILEPATHS),
-                main_op=pg.local_init_op, saver=pg.saver, strip_default_attrs=True)
+            builder._add_train_op(pg.spec.train_op)
+            kwargs = dict(tags=_EXPORT_TAGS[mode], signature_def_map=signature_def_map,
+                          assets_collection=pg.graph.get_collection(GraphKeys.ASSET_FILEPATHS),
+                          main_op=pg.local_init_op, saver=pg.saver, strip_default_attrs=True)
+            if save_variables:
+                builder.add_meta_graph_and_variables(sess, **kwargs)
+            else:
+                builder.add_meta_graph(**kwargs)
+
+
+def export_all_saved_models(estimator, export_dir_base, input_receiver_fn_map,
+                            assets_extra=None, as_text: bool = False, checkpoint_path=None,
+                            format=None) -> bytes:
+    """Export one SavedModel holding a graph per mode of `input_receiver_fn_map`
+    (`tf.estimator.ModeKeys` -> input receiver fn): TRAIN tagged ``train``, EVAL
+    ``eval``, PREDICT ``serve``, in that order, sharing the checkpoint's variables.
+    Returns ``export_dir_base/<timestamp>`` as bytes, written whole or not at all (see
+    the module docstring). TRAIN and EVAL receivers carry labels
+    (`tf.estimator.experimental.build_raw_supervised_input_receiver_fn`).
+    """
+    from flowgraph.saved_model.builder import SavedModelBuilder
+
+    if not input_receiver_fn_map:
+        raise ValueError("An input_receiver_fn must be defined.")
+    unknown = [k for k in input_receiver_fn_map if k not in _EXPORT_TAGS]
+    if unknown:
+        raise ValueError(f"input_receiver_fn_map keys must be tf.estimator.ModeKeys values "
+                         f"(train, eval, infer); got {unknown!r}")
+    checkpoint_path = _checkpoint_to_export(estimator, checkpoint_path)
+    export_dir = get_timestamped_export_dir(export_dir_base)
+    temp_dir = os.fsdecode(get_temp_export_dir(export_dir))
+    try:
+        builder = SavedModelBuilder(temp_dir, format=format)
+        first = True
+        for mode in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
+            receiver_fn = input_receiver_fn_map.get(mode)
+            if receiver_fn is not None:
+                _add_meta_graph(estimator, builder, receiver_fn, checkpoint_path, mode,
+                                save_variables=first)
+                first = False
+        builder.save(as_text)
+        if assets_extra:
+            _copy_assets_extra(temp_dir, assets_extra)
+        os.rename(temp_dir, os.fsdecode(export_dir))
+    except BaseException:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    logger.info("SavedModel written to: %s", os.fsdecode(export_dir))
+    return export_dir
 
 
 def _copy_assets_extra(export_dir: str, assets_extra: dict) -> None:
@@ -221,34 +298,18 @@ def export_saved_model(estimator, export_dir_base, serving_input_receiver_fn,
     (``saved_model.pb``), "flowgraph" flowgraph's ``saved_model.json``; None, the
     process-wide default ("tensorflow" unless set), which
     ``with tf.saved_model.export_format("flowgraph"):`` sets around
-    ``estimator.export_saved_model(...)``.
+    ``estimator.export_saved_model(...)``. `experimental_mode` TRAIN or EVAL exports
+    that mode's graph instead (`export_all_saved_models` with one mode).
 
     Raises ValueError when there is no checkpoint to export, or when the checkpoint lacks
-    a variable the PREDICT graph needs.
+    a variable the graph needs.
     """
     if not serving_input_receiver_fn:
         raise ValueError("An input_receiver_fn must be defined.")
-    if experimental_mode != ModeKeys.PREDICT:
-        if experimental_mode not in (ModeKeys.TRAIN, ModeKeys.EVAL):
-            raise ValueError(f"experimental_mode must be a tf.estimator.ModeKeys value; got "
-                             f"{experimental_mode!r}")
-        raise NotImplementedError(
-            f"export_saved_model(experimental_mode={experimental_mode!r}) is not supported "
-            "yet: flowgraph exports the PREDICT graph only.")
-    from flowgraph.saved_model.builder import SavedModelBuilder
-
-    checkpoint_path = _checkpoint_to_export(estimator, checkpoint_path)
-    export_dir = get_timestamped_export_dir(export_dir_base)
-    temp_dir = os.fsdecode(get_temp_export_dir(export_dir))
-    try:
-        builder = SavedModelBuilder(temp_dir, format=format)
-        _add_meta_graph(estimator, builder, serving_input_receiver_fn, checkpoint_path)
-        builder.save(as_text)
-        if assets_extra:
-            _copy_assets_extra(temp_dir, assets_extra)
-        os.rename(temp_dir, os.fsdecode(export_dir))
-    except BaseException:
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        raise
-    logger.info("SavedModel written to: %s", os.fsdecode(export_dir))
-    return export_dir
+    if experimental_mode not in _EXPORT_TAGS:
+        raise ValueError(f"experimental_mode must be a tf.estimator.ModeKeys value; got "
+                         f"{experimental_mode!r}")
+    return export_all_saved_models(estimator, export_dir_base,
+                                   {experimental_mode: serving_input_receiver_fn},
+                                   assets_extra=assets_extra, as_text=as_text,
+                                   checkpoint_path=checkpoint_path, format=format)

@@ -42,6 +42,32 @@ def session_config_for(config):
     return given if given is not None else ConfigProto(allow_soft_placement=True)
 
 
+def _distributed_session_config(task_type, task_id):
+    """TensorFlow's default `session_config` for a task of a ``TF_CONFIG`` cluster: soft
+    placement, one meta-optimizer pass, and device filters that let a trainer see the
+    ps tasks and itself (a ps task: the ps and every trainer); None for an evaluator or
+    any other task type.
+
+    >>> _distributed_session_config("worker", 1).device_filters
+    ['/job:ps', '/job:worker/task:1']
+    >>> _distributed_session_config("evaluator", 0) is None
+    True
+    """
+    from flowgraph.runtime.config import ConfigProto, GraphOptions, RewriterConfig
+
+    filters = {
+        TaskType.MASTER: ["/job:ps", "/job:master"],
+        TaskType.CHIEF: ["/job:ps", "/job:chief"],
+        TaskType.WORKER: ["/job:ps", f"/job:worker/task:{task_id}"],
+        TaskType.PS: ["/job:ps", "/job:worker", "/job:chief", "/job:master"],
+    }.get(task_type)
+    if filters is None:
+        return None
+    rewrites = RewriterConfig(meta_optimizer_iterations=RewriterConfig.ONE)
+    return ConfigProto(allow_soft_placement=True, device_filters=filters,
+                       graph_options=GraphOptions(rewrite_options=rewrites))
+
+
 _USE_DEFAULT = object()
 _SAVE_CKPT_ERR = "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."
 
@@ -196,6 +222,10 @@ class RunConfig:
         self._num_worker_replicas = info.num_worker_replicas
         self._global_id_in_cluster = info.global_id_in_cluster
         self._service = info.service
+        if (session_config is None and self._cluster_spec and train_distribute is None
+                and eval_distribute is None and experimental_distribute is None):
+            # Between-graph replication: each task's sessions see the ps and itself only.
+            self._session_config = _distributed_session_config(self._task_type, self._task_id)
 
     def _set(self, **kwargs) -> RunConfig:
         for key, value in kwargs.items():

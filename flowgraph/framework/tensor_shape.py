@@ -75,22 +75,22 @@ class Dimension:
         if value is None:
             self._value = None
             return
-        if isinstance(value, str | bytes):
-            try:
-                ivalue = int(value)
-            except ValueError:
-                raise TypeError(f"Cannot convert {value!r} to a Dimension") from None
-        elif hasattr(value, "__index__"):
-            ivalue = operator.index(value)
+        if isinstance(value, int):  # bool included: TensorFlow keeps True as it is
+            ivalue = value
         else:
-            try:
-                ivalue = int(value)
-            except (TypeError, ValueError, OverflowError):
-                raise TypeError(f"Cannot convert {value!r} to a Dimension") from None
-            if ivalue != value:  # TypeError, as TensorFlow's (it takes no float at all)
+            # As TensorFlow 2.15: only ints and objects with ``__index__`` (NumPy ints,
+            # 0-d int arrays); floats, even 2.0, and strings are a TypeError.
+            index = getattr(type(value), "__index__", None)
+            if index is None:
                 raise TypeError(
-                    f"Dimension value must be integer or None or have an __index__ method, "
-                    f"got value {value!r} with type {type(value).__name__}")
+                    "Dimension value must be integer or None or have an __index__ method, "
+                    f"got value '{value!r}' with type '{type(value)!r}'")
+            try:
+                ivalue = int(index(value))
+            except TypeError:
+                raise TypeError(
+                    "Dimension value must be integer or None or have an __index__ method, "
+                    f"got value '{value!r}' with type '{type(value)!r}'") from None
         if ivalue < 0:
             raise ValueError(f"Dimension {ivalue} must be >= 0")
         self._value = ivalue
@@ -192,9 +192,12 @@ class Dimension:
         return self._arith(other, operator.mod, reverse=True)
 
     def __truediv__(self, other: Any) -> Dimension:
-        raise TypeError("Dimensions only support integer division; use '//' instead of '/'")
+        raise TypeError("unsupported operand type(s) for /: 'Dimension' and "
+                        f"'{type(other).__name__}', please use // instead")
 
-    __rtruediv__ = __truediv__
+    def __rtruediv__(self, other: Any) -> Dimension:
+        raise TypeError(f"unsupported operand type(s) for /: '{type(other).__name__}' and "
+                        "'Dimension', please use // instead")
 
     # -- compatibility ----------------------------------------------------------------
 
@@ -236,6 +239,21 @@ def as_dimension(value: DimensionLike) -> Dimension:
     (Dimension(7), Dimension(None))
     """
     return value if isinstance(value, Dimension) else Dimension(value)
+
+
+def _iterable_dims(dims: Any, items: Iterator[Any]) -> tuple[Dimension, ...]:
+    """The dimensions of an iterable that is no list or tuple (an array, a generator); an
+    item that is no dimension is a TypeError naming both, as in TensorFlow."""
+    out = []
+    for d in items:
+        try:
+            out.append(as_dimension(d))
+        except TypeError as e:
+            raise TypeError(
+                f"Failed to convert '{dims!r}' to a shape: '{d!r}'could not be converted to "
+                "a dimension. A shape should either be single dimension (e.g. 10), or an "
+                "iterable of dimensions (e.g. [1, 10, None]).") from e
+    return tuple(out)
 
 
 def dimension_value(dimension: DimensionLike) -> int | None:
@@ -285,7 +303,8 @@ class TensorShape:
             except TypeError:
                 self._dims = (as_dimension(dims),)  # type: ignore[arg-type]
             else:
-                self._dims = tuple(as_dimension(d) for d in items)
+                self._dims = (tuple(as_dimension(d) for d in items)
+                              if isinstance(dims, list | tuple) else _iterable_dims(dims, items))
 
     # -- rank and dimensions -----------------------------------------------------------
 

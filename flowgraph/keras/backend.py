@@ -3,7 +3,8 @@
 Keras keeps three things per graph, here in ``graph.__dict__["_keras_state"]``:
 
 * name counters, so that layers are named ``dense``, ``dense_1``, ... when they are
-  constructed (`unique_object_name`);
+  constructed (`unique_object_name`; kept in the graph by
+  `flowgraph.framework.object_names`, shared with `tf.layers` layers and RNN cells);
 * the *learning phase*: a ``placeholder_with_default(False)`` named
   ``keras_learning_phase`` that layers such as `Dropout` and `BatchNormalization` read
   when they are called without ``training=``, or a fixed 0/1 set with
@@ -27,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import object_names as _object_names
 from flowgraph.framework.graph import get_default_graph, get_default_session
 from flowgraph.ops import array_ops
 from flowgraph.ops import variables as _variables
@@ -111,13 +113,9 @@ def _state(graph=None) -> dict:
 
 def unique_object_name(base: str, zero_based: bool = True) -> str:
     """``base``, ``base_1``, ... (or ``base_1``, ``base_2``, ... when not zero-based),
-    unique per graph."""
-    uids = _state()["uids"]
-    n = uids.get(base, 0)
-    uids[base] = n + 1
-    if zero_based:
-        return base if n == 0 else f"{base}_{n}"
-    return f"{base}_{n + 1}"
+    unique per graph; the counters are shared with `tf.layers` layers and RNN cells
+    (`flowgraph.framework.object_names`)."""
+    return _object_names.unique_object_name(base, zero_based)
 
 
 # -- learning phase -----------------------------------------------------------------------
@@ -230,6 +228,7 @@ def clear_session() -> None:
     if state["session"] is not None:
         state["session"].close()
     get_default_graph().__dict__.pop("_keras_state", None)
+    _object_names.reset_object_names()
     try:
         _graph.reset_default_graph()
     except AssertionError:

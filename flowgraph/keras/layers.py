@@ -210,6 +210,23 @@ class Layer(LayerMembersMixin):
         whole batch) it expects.
     """
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        # Keras's own layers end `build` with ``self.built = True``, so one built by a
+        # direct `build` call (a custom wrapper's `build` building its inner layer) is
+        # not built again by its first call; a user's subclass sets it itself, as there.
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is None or not cls.__module__.startswith("flowgraph."):
+            return
+
+        def built_build(self, *args, _build=build, **kwargs):
+            _build(self, *args, **kwargs)
+            self.built = True
+
+        built_build.__doc__, built_build.__name__ = build.__doc__, "build"
+        built_build.__qualname__ = build.__qualname__
+        cls.build = built_build
+
     def __init__(self, trainable: bool = True, name: str | None = None, dtype=None,
                  input_shape=None, batch_input_shape=None, batch_size=None,
                  activity_regularizer=None, **kwargs) -> None:
@@ -1061,8 +1078,10 @@ class BatchNormalization(Layer):
 
     def _update(self, var, value, momentum):
         with name_scope("AssignMovingAvg"):
-            delta = math_ops.multiply(math_ops.subtract(var, value),
-                                      math_ops.subtract(1.0, momentum))
+            # a Python momentum (training known True): TF's decay is float32(1 - momentum)
+            decay = (convert_to_tensor(1.0 - momentum, dtype=var.dtype.base_dtype, name="decay")
+                     if isinstance(momentum, int | float) else math_ops.subtract(1.0, momentum))
+            delta = math_ops.multiply(math_ops.subtract(var, value), decay)
             return var.assign_sub(delta)
 
     def _fused_call(self, inputs, training):
@@ -1105,9 +1124,9 @@ class BatchNormalization(Layer):
                                                    array_shape_ops.size(var)), var.dtype)
                 update_var = math_ops.multiply(
                     var, math_ops.truediv(n, math_ops.maximum(math_ops.subtract(n, 1.0), 1.0)))
-            momentum = smart_cond(training,
-                                  lambda: convert_to_tensor(self.momentum, dtype=var.dtype),
-                                  lambda: convert_to_tensor(1.0, dtype=var.dtype))
+            momentum = float(self.momentum) if training is True else smart_cond(
+                training, lambda: convert_to_tensor(self.momentum, dtype=var.dtype),
+                lambda: convert_to_tensor(1.0, dtype=var.dtype))
             self.add_update(self._update(self.moving_mean, mean, momentum))
             self.add_update(self._update(self.moving_variance, update_var, momentum))
         inv = math_ops.rsqrt(math_ops.add(use_var, self.epsilon))

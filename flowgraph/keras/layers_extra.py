@@ -541,22 +541,6 @@ class TimeDistributed(Wrapper):
             raise ValueError(f"TimeDistributed needs a Layer instance, got {layer!r}")
         super().__init__(layer, **kwargs)
 
-    @property
-    def trainable_weights(self) -> list:
-        return self.layer.trainable_weights
-
-    @property
-    def non_trainable_weights(self) -> list:
-        return self.layer.non_trainable_weights
-
-    @property
-    def updates(self) -> list:
-        return self.layer.updates
-
-    @property
-    def losses(self) -> list:
-        return self.layer.losses
-
     def call(self, inputs):
         shape = inputs.shape
         if shape.ndims is None or shape.ndims < 3:

@@ -110,6 +110,41 @@ class Wrapper(Layer):
         super().__init__(**kwargs)
         self.layer = layer
 
+    # As Keras: setting `trainable` sets it on the wrapped layer too (not at construction).
+    @property
+    def trainable(self) -> bool:
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        self._trainable = bool(value)
+        inner = self.__dict__.get("layer")
+        if inner is not None:
+            inner.trainable = value
+
+    # As Keras: the wrapper's own weights, then the wrapped layer's (a subclass's
+    # ``add_weight`` in `build` comes before the layer's).
+    @property
+    def trainable_weights(self) -> list:
+        if not self.trainable:
+            return []
+        return _dedup(self._trainable_weights + self.layer.trainable_weights)
+
+    @property
+    def non_trainable_weights(self) -> list:
+        if self.trainable:
+            return _dedup(self._non_trainable_weights + self.layer.non_trainable_weights)
+        return _dedup(self._trainable_weights + self._non_trainable_weights
+                      + self.layer.weights)
+
+    @property
+    def updates(self) -> list:
+        return list(self._updates) + [u for u in self.layer.updates if u not in self._updates]
+
+    @property
+    def losses(self) -> list:
+        return list(self._losses) + [x for x in self.layer.losses if x not in self._losses]
+
     def get_config(self) -> dict:
         return {**super().get_config(), "layer": serialize(self.layer)}
 
@@ -120,6 +155,14 @@ class Wrapper(Layer):
         if isinstance(layer, dict):
             layer = deserialize(layer, custom_objects=custom_objects)
         return cls(layer, **config)
+
+
+def _dedup(weights: list) -> list:
+    out: list = []
+    for w in weights:
+        if not any(w is o for o in out):
+            out.append(w)
+    return out
 
 
 # -- serialization ------------------------------------------------------------------------------

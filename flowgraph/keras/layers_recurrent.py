@@ -408,13 +408,32 @@ class Bidirectional(Layer):
         config.pop("backward_layer", None)
         return cls(layer, **config)
 
+    # As Keras: `trainable` set here is set on both directions (not at construction); a
+    # frozen Bidirectional lists all their weights as non-trainable.
+    @property
+    def trainable(self) -> bool:
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value) -> None:
+        self._trainable = bool(value)
+        for attr in ("forward_layer", "backward_layer"):
+            inner = self.__dict__.get(attr)
+            if inner is not None:
+                inner.trainable = value
+
     @property
     def trainable_weights(self) -> list:
+        if not self.trainable:
+            return []
         return self.forward_layer.trainable_weights + self.backward_layer.trainable_weights
 
     @property
     def non_trainable_weights(self) -> list:
-        return []
+        if not self.trainable:
+            return self.forward_layer.weights + self.backward_layer.weights
+        return (self.forward_layer.non_trainable_weights
+                + self.backward_layer.non_trainable_weights)
 
     def call(self, inputs, mask=None):
         extra = {} if mask is None else {"mask": mask}

@@ -79,7 +79,9 @@ def keras_children(obj) -> list[tuple[str, object]]:
         with_weights = [la for la in layers if la.weights]
         return [*((f"layer_with_weights-{i}", la) for i, la in enumerate(with_weights)),
                 *((f"layer-{i}", la) for i, la in enumerate(layers))]
-    own = obj._trainable_weights + obj._non_trainable_weights if kind else obj.weights
+    inner = [] if kind else _inner_layers(obj)
+    own = obj._trainable_weights + obj._non_trainable_weights if kind or inner \
+        else obj.weights
     out, used = [], set()
     for w in own:
         attr, n = _attr(w), 1
@@ -88,6 +90,7 @@ def keras_children(obj) -> list[tuple[str, object]]:
             local, n = f"{attr}_{n}", n + 1
         used.add(local)
         out.append((local, w))
+    out.extend(inner)
     if kind:
         for name, value in vars(obj).items():
             if name.startswith("_"):
@@ -98,6 +101,23 @@ def keras_children(obj) -> list[tuple[str, object]]:
                     all(_is_layer(v) for v in value):
                 out.append((name, _Items(list(value))))
     return out
+
+
+def _inner_layers(layer) -> list[tuple[str, object]]:
+    """The layers a built-in layer holds, under the attribute names TF's tf.keras tracks:
+    a `Bidirectional`'s ``forward_layer`` and ``backward_layer``, a recurrent layer's
+    ``cell``, a `Wrapper`'s (`TimeDistributed`, a user's subclass) ``layer``, the
+    ``cells`` of `StackedRNNCells` (children ``0``, ``1``, ...)."""
+    if hasattr(layer, "forward_layer") and hasattr(layer, "backward_layer"):
+        return [("forward_layer", layer.forward_layer), ("backward_layer", layer.backward_layer)]
+    cells = layer.__dict__.get("cells")
+    if isinstance(cells, list | tuple) and cells and all(_is_layer(c) for c in cells):
+        return [("cells", _Items(list(cells)))]
+    for attr in ("cell", "layer"):
+        child = layer.__dict__.get(attr)
+        if _is_layer(child) and child is not layer:
+            return [(attr, child)]
+    return []
 
 
 def _walk(root):

@@ -29,6 +29,7 @@ from flowgraph.layers.core import (
 )
 from flowgraph.layers.layer_api import serialize_activation, serialize_initializer
 from flowgraph.ops import array_join_ops, array_shape_ops, init_ops, nn_ops
+from flowgraph.ops.nn_space_to_batch import dilated_by_space_to_batch
 
 __all__ = [
     "AveragePooling1D",
@@ -148,9 +149,19 @@ class _Conv(Layer):
 
     def _convolve(self, inputs):
         fmt = "NHWC" if self.data_format == "channels_last" else "NCHW"
-        return nn_ops.conv2d(inputs, self.kernel, strides=list(self.strides),
-                             padding=self.padding.upper(), data_format=fmt,
-                             dilations=list(self.dilation_rate), name="Conv2D")
+        rate = list(self.dilation_rate)
+        if rate == [1, 1] or fmt != "NHWC" or list(self.strides) != [1, 1]:
+            return nn_ops.conv2d(inputs, self.kernel, strides=list(self.strides),
+                                 padding=self.padding.upper(), data_format=fmt,
+                                 dilations=rate, name="Conv2D")
+        from flowgraph.framework.graph import name_scope
+
+        # As TensorFlow: SpaceToBatchND, the undilated Conv2D, BatchToSpaceND.
+        with name_scope("Conv2D") as scope:
+            return dilated_by_space_to_batch(
+                inputs, rate, self.padding.upper(), self.kernel.shape.as_list(),
+                lambda t, pad: nn_ops.conv2d(t, self.kernel, strides=[1, 1], padding=pad,
+                                             name=scope))
 
     def call(self, inputs):
         outputs = self._convolve(inputs)
@@ -183,13 +194,23 @@ class Conv1D(_Conv):
             inputs = array_join_ops.pad(inputs, paddings)
         padding = "VALID" if self.padding == "causal" else self.padding.upper()
         with name_scope("Conv1D") as scope:
-            # [N, W, C] -> [N, 1, W, C] (NCW -> NC1W) and [k, C, F] -> [1, k, C, F].
-            x = array_shape_ops.expand_dims(inputs, 1 if last else 2)
-            k = array_shape_ops.expand_dims(self.kernel, 0)
-            y = nn_ops.conv2d(x, k, strides=[1, self.strides[0]], padding=padding,
-                              data_format="NHWC" if last else "NCHW",
-                              dilations=[1, self.dilation_rate[0]], name=scope)
-            return array_shape_ops.squeeze(y, [1 if last else 2])
+            def conv(t, pad, rate):
+                # [N, W, C] -> [N, 1, W, C] (NCW -> NC1W) and [k, C, F] -> [1, k, C, F].
+                x = array_shape_ops.expand_dims(t, 1 if last else 2)
+                k = array_shape_ops.expand_dims(self.kernel, 0)
+                y = nn_ops.conv2d(x, k, strides=[1, self.strides[0]], padding=pad,
+                                  data_format="NHWC" if last else "NCHW",
+                                  dilations=[1, rate], name=scope)
+                return array_shape_ops.squeeze(y, [1 if last else 2])
+
+            rate = self.dilation_rate[0]
+            if rate == 1 or not last or self.strides[0] != 1:
+                return conv(inputs, padding, rate)
+            # As TensorFlow: a dilated convolution is SpaceToBatchND, the undilated
+            # convolution, BatchToSpaceND.
+            return dilated_by_space_to_batch(inputs, [rate], padding,
+                                             self.kernel.shape.as_list(),
+                                             lambda t, pad: conv(t, pad, 1))
 
     def call(self, inputs):
         outputs = self._convolve(inputs)

@@ -41,6 +41,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, add_to_collection, name_scope
+from flowgraph.framework.object_names import unique_object_name
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers import experimental as _experimental
@@ -176,7 +177,10 @@ class Layer(LayerAPI):
                                      f"are enabled, but saw: {value}")
         self._reuse = _reuse
         self._base_name = name or _snake_case(type(self).__name__)
-        self._name = self._base_name
+        # As TensorFlow: an unnamed layer is labelled ``dense_1``, ``dense_2``, ... (one
+        # counter per graph, shared with Keras); its variable scope still comes from
+        # the base name (``dense``, ``dense_1``, ... among the open scopes).
+        self._name = name or unique_object_name(self._base_name, zero_based=False)
         self._trainable_weights: list = []
         self._non_trainable_weights: list = []
         self._losses: list = []

@@ -228,8 +228,15 @@ class BatchNormalization(Layer):
             graph = get_default_graph()
             with graph.colocate_with(variable.op):
                 dtype = variable.dtype.base_dtype
-                decay = math_ops.subtract(convert_to_tensor(1.0, dtype=dtype),
-                                          math_ops.cast(momentum, dtype), name="decay")
+                if isinstance(momentum, int | float):
+                    # TF's non-fused layer: the decay computed in Python, then converted
+                    # (float32(1 - 0.9) is 0.1, not 1 - float32(0.9))
+                    decay = convert_to_tensor(1.0 - momentum, name="decay")
+                    if decay.dtype.base_dtype != dtype:
+                        decay = math_ops.cast(decay, dtype)
+                else:
+                    decay = math_ops.subtract(convert_to_tensor(1.0, dtype=dtype),
+                                              math_ops.cast(momentum, dtype), name="decay")
                 delta = (variable - math_ops.cast(value, dtype)) * decay  # TF's sub, mul
                 return state_ops.assign_sub(variable, delta, name=scope)
 
@@ -242,8 +249,10 @@ class BatchNormalization(Layer):
             momentum = smart_cond(
                 training, lambda: convert_to_tensor(self.momentum, dtype=stat_dtype),
                 lambda: convert_to_tensor(1.0, dtype=stat_dtype))
-        else:
+        elif self._fused:
             momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
+        else:
+            momentum = float(self.momentum)
         self.add_update(self._assign_moving_average(self.moving_mean, mean, momentum))
         self.add_update(self._assign_moving_average(self.moving_variance, variance, momentum))
 
@@ -329,7 +338,7 @@ class BatchNormalization(Layer):
                 # TF's non-fused layer assigns inside a cond on `training` (its update ops
                 # are "cond_2/Merge" and "cond_3/Merge"); the fused one runs the assign
                 # with momentum 1.0 when not training.
-                momentum = convert_to_tensor(self.momentum, dtype=stat_dtype)
+                momentum = float(self.momentum)
                 for var, value in ((self.moving_mean, self._for_update(mean)),
                                    (self.moving_variance, self._for_update(update_var))):
                     self.add_update(smart_cond(

@@ -480,6 +480,43 @@ def init_from_operators(self, operators, is_non_singular, is_self_adjoint,
                             is_square, name)
 
 
+def _is_adjoint_pair(x, y) -> bool:
+    """Whether `x` and `y` are each other's adjoints by identity, not by entries."""
+    if x is y and x.is_self_adjoint is not None:
+        return bool(x.is_self_adjoint)
+    return any(isinstance(a, LinearOperatorAdjoint) and a.operator is b
+               for a, b in ((x, y), (y, x)))
+
+
+def _is_aat_form(operators) -> bool:
+    """``(A1 @ ... @ Ak) @ (Ak^H @ ... @ A1^H)``, as TensorFlow recognizes it."""
+    operators = list(operators)
+    if len(operators) % 2:
+        return False
+    return all(_is_adjoint_pair(operators[i], operators[-1 - i])
+               for i in range(len(operators) // 2))
+
+
+def auto_set_hints(operators, is_non_singular, is_self_adjoint, is_positive_definite,
+                   what: str, pd_words: str = "positive definite", name_hint: bool = False):
+    """TensorFlow's hints for a direct sum or Kronecker product: each property all
+    the factors share, the result has (a contrary hint raises `what`'s message, with
+    `name_hint`, followed by the argument's name as the Kronecker product's says)."""
+    rules = (("non-singular", "is_non_singular", is_non_singular),
+             ("self-adjoint", "is_self_adjoint", is_self_adjoint),
+             (pd_words, "is_positive_definite", is_positive_definite))
+    out = []
+    for words, attr, hint in rules:
+        if all(getattr(op, attr) for op in operators):
+            if hint is False:
+                extra = (f" Expected argument `{attr}` to be True. Received: False."
+                         if name_hint else "")
+                raise ValueError(f"{what} of {words} operators is always {words}.{extra}")
+            hint = True
+        out.append(hint)
+    return out
+
+
 def batch_shape_of(operators) -> TensorShape:
     """The broadcast of the operators' static batch shapes (unknown where one is)."""
     shapes = [op.batch_shape for op in operators]
@@ -530,9 +567,32 @@ class LinearOperatorComposition(LinearOperator):
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
         self._operators = check_operators(operators, "LinearOperatorComposition")
-        if is_non_singular is False and all(op.is_non_singular for op in self._operators):
-            raise ValueError("The composition of non-singular operators is always "
-                             "non-singular.")
+        ops = self._operators
+        # TensorFlow's hints: non-singular factors; A @ A^H (self-adjoint, square, and
+        # positive definite when non-singular) or one self-adjoint factor.
+        if all(op.is_non_singular for op in ops):
+            if is_non_singular is False:
+                raise ValueError("The composition of non-singular operators is always "
+                                 "non-singular.")
+            is_non_singular = True
+        aat = _is_aat_form(ops)
+        if (len(ops) == 1 and ops[0].is_self_adjoint) or aat:
+            if is_self_adjoint is False:
+                raise ValueError("The composition was determined to be self-adjoint but "
+                                 "user provided incorrect `False` hint.")
+            is_self_adjoint = True
+        if aat:
+            if is_square is False:
+                raise ValueError("The composition was determined have the form A @ A.H, "
+                                 "hence it must be square. The user provided an incorrect "
+                                 "`False` hint.")
+            is_square = True
+        if aat and is_non_singular:
+            if is_positive_definite is False:
+                raise ValueError("The composition was determined to be non-singular and "
+                                 "have the form A @ A.H, hence it must be positive-definite. "
+                                 "The user provided an incorrect `False` hint.")
+            is_positive_definite = True
         init_from_operators(self, self._operators, is_non_singular, is_self_adjoint,
                             is_positive_definite, is_square, name, "_o_")
 

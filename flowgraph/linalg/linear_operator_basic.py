@@ -183,6 +183,10 @@ class LinearOperatorScaledIdentity(LinearOperator):
         with name_scope(name, values=[num_rows, multiplier]):
             self._num_rows = int(num_rows)
             self._multiplier = convert_to_tensor(multiplier, name="multiplier")
+        if not self._multiplier.dtype.is_complex:
+            if is_self_adjoint is False:
+                raise ValueError("A real diagonal operator is always self adjoint.")
+            is_self_adjoint = True
         super().__init__(self._multiplier.dtype, [self._multiplier], is_non_singular,
                          is_self_adjoint, is_positive_definite, True, name)
 
@@ -262,9 +266,12 @@ class LinearOperatorIdentity(LinearOperator):
     def __init__(self, num_rows, batch_shape=None, dtype=None, is_non_singular=True,
                  is_self_adjoint=True, is_positive_definite=True, is_square=True,
                  assert_proper_shapes=False, name="LinearOperatorIdentity"):
-        if not (is_non_singular and is_self_adjoint and is_positive_definite and is_square):
-            raise ValueError("An identity operator is always non-singular, self-adjoint, "
-                             "positive definite and square.")
+        for hint, words in ((is_self_adjoint, "self adjoint"),
+                            (is_non_singular, "non-singular"),
+                            (is_positive_definite, "positive-definite"),
+                            (is_square, "square")):
+            if not hint:  # (TensorFlow's messages, in its order)
+                raise ValueError(f"An identity operator is always {words}.")
         self._num_rows = int(num_rows)
         self._batch = [int(d) for d in (batch_shape or [])]
         super().__init__(dtype or _dtypes.float32, [], True, True, True, True, name)

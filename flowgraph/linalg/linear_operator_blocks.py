@@ -26,6 +26,7 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.tensor_shape import Dimension
 from flowgraph.linalg.linear_operator import (
     LinearOperator,
+    auto_set_hints,
     check_operators,
     composite_shape,
     init_from_operators,
@@ -81,8 +82,9 @@ class LinearOperatorBlockDiag(LinearOperator):
             if op.is_square is False:
                 raise ValueError(f"LinearOperatorBlockDiag needs square blocks; operator "
                                  f"'{op.name}' has shape {op.shape}")
-        if all(op.is_non_singular for op in self._operators) and is_non_singular is None:
-            is_non_singular = True
+        is_non_singular, is_self_adjoint, is_positive_definite = auto_set_hints(
+            self._operators, is_non_singular, is_self_adjoint, is_positive_definite,
+            "The direct sum")
         init_from_operators(self, self._operators, is_non_singular, is_self_adjoint,
                             is_positive_definite, True, name, "_ds_")
 
@@ -276,6 +278,9 @@ class LinearOperatorKronecker(LinearOperator):
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
         self._operators = check_operators(operators, "LinearOperatorKronecker")
+        is_non_singular, is_self_adjoint, is_positive_definite = auto_set_hints(
+            self._operators, is_non_singular, is_self_adjoint, is_positive_definite,
+            "The Kronecker product", "positive-definite", name_hint=True)
         init_from_operators(self, self._operators, is_non_singular, is_self_adjoint,
                             is_positive_definite, is_square, name, "_x_")
 

@@ -154,7 +154,7 @@ def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129,
             f"linear_to_mel_weight_matrix: need 0 <= lower_edge_hertz ({lower_edge_hertz}) < "
             f"upper_edge_hertz ({upper_edge_hertz}) <= sample_rate / 2 ({sample_rate / 2.0})")
     dtype = _dtypes.as_dtype(dtype)
-    with name_scope(name, "linear_to_mel_weight_matrix"):
+    with name_scope(name, "linear_to_mel_weight_matrix") as scope:
         npd = dtype.as_numpy_dtype
         freqs = np.linspace(0.0, sample_rate / 2.0, num_spectrogram_bins).astype(npd)[1:]
         bins_mel = _hertz_to_mel(freqs).astype(npd)[:, None]
@@ -164,8 +164,8 @@ def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129,
         rising = (bins_mel - lower) / (center - lower)
         falling = (upper - bins_mel) / (upper - center)
         weights = np.maximum(0.0, np.minimum(rising, falling)).astype(npd)
-        weights = np.concatenate([np.zeros((1, num_mel_bins), npd), weights], 0)
-        return convert_to_tensor(weights, dtype=dtype)
+        # As TensorFlow: the zero row of the DC bin is a Pad named after the scope.
+        return _a.pad(convert_to_tensor(weights, dtype=dtype), [[1, 0], [0, 0]], name=scope)
 
 
 def mfccs_from_log_mel_spectrograms(log_mel_spectrograms, name=None):
@@ -181,8 +181,6 @@ def mfccs_from_log_mel_spectrograms(log_mel_spectrograms, name=None):
     """
     with name_scope(name, "mfccs_from_log_mel_spectrograms", [log_mel_spectrograms]):
         x = convert_to_tensor(log_mel_spectrograms, name="log_mel_spectrograms")
-        bins = x.shape[-1].value if x.shape.ndims else None
-        if bins is None:
-            raise ValueError("mfccs_from_log_mel_spectrograms: the number of mel bins (the "
-                             f"innermost dimension) must be known, got shape {x.shape}")
-        return dct(x, type=2) * _m.rsqrt(_m.cast(bins * 2.0, x.dtype.base_dtype))
+        bins = _a.shape(x)[-1]  # as TensorFlow: may be unknown until the graph runs
+        coefficients = dct(x, type=2)
+        return coefficients * _m.rsqrt(_m.cast(bins, coefficients.dtype.base_dtype) * 2.0)

@@ -133,14 +133,27 @@ def irfft2d(input_tensor, fft_length=None, name=None):
 
 
 def _window(window_length, periodic, dtype, a, b, name, what):
-    with name_scope(name, what, [window_length]):
-        n = int(window_length)
-        if n == 1:
-            return convert_to_tensor([1.0], dtype=dtype)
-        # As TensorFlow: `periodic` lengthens the period by one only for an even length.
-        denom = float(n - 1 + (1 if periodic and n % 2 == 0 else 0))
-        k = _m.cast(_a.range(n), dtype)
-        return a - b * _m.cos(2.0 * math.pi * k / denom)
+    """``a - b cos(2 pi k / N)`` for k < length, built from ops as TensorFlow builds it
+    (so the result is ``<scope>/sub_2``, a length-1 window ``<scope>/ones``): N is the
+    length less one, plus one when `periodic` and the length is even."""
+    dtype = _dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise ValueError(f"{what}: dtype must be a floating point type, got {dtype.name}")
+    with name_scope(name, what, [window_length, periodic]):
+        length = convert_to_tensor(window_length, dtype=_dtypes.int32, name="window_length")
+        if length.shape.ndims not in (None, 0):
+            raise ValueError(f"{what}: window_length must be a scalar, got shape "
+                             f"{length.shape}")
+        known = constant_value(length)
+        if known is not None and int(known) == 1:
+            return _a.ones([1], dtype=dtype)
+        flag = _m.cast(convert_to_tensor(periodic, dtype=_dtypes.bool, name="periodic"),
+                       _dtypes.int32)
+        even = 1 - length % 2
+        period = _m.cast(length + flag * even - 1, dtype)
+        k = _m.cast(_a.range(length), dtype)
+        angle = convert_to_tensor(2.0 * math.pi, dtype=dtype) * k / period
+        return a - b * _m.cos(angle)
 
 
 def hann_window(window_length, periodic=True, dtype=_dtypes.float32, name=None):

@@ -1,5 +1,5 @@
 """``tf.signal`` framing: `frame`, `overlap_and_add`, `stft`, `inverse_stft` and
-`fftshift`/`ifftshift`, composed from gather, segment sums and the Fourier transforms
+`fftshift`/`ifftshift`, composed from gather, pad/reshape/sum and the Fourier transforms
 (so they have gradients).
 
 `frame` cuts overlapping windows out of a signal axis::
@@ -25,7 +25,7 @@ from flowgraph.math.signal_fft import hann_window, irfft, rfft
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops.array_extra_ops import roll
-from flowgraph.ops.segment_ops import unsorted_segment_sum
+from flowgraph.ops.math_reduce import reduce_sum
 
 __all__ = ["fftshift", "frame", "ifftshift", "inverse_stft", "overlap_and_add", "stft"]
 
@@ -93,22 +93,42 @@ def overlap_and_add(signal, frame_step, name=None):
     """
     with name_scope(name, "overlap_and_add", [signal, frame_step]):
         x = convert_to_tensor(signal, name="signal")
-        step = _static_positive(frame_step, "frame_step", "overlap_and_add")
+        step = _static_positive(convert_to_tensor(frame_step, name="frame_step"),
+                                "frame_step", "overlap_and_add")
         rank = x.shape.ndims
         if rank is None or rank < 2:
             raise ValueError(f"tf.signal.overlap_and_add: signal must have a known rank >= 2, "
                              f"got shape {x.shape}")
         dims = _a.shape(x)
-        frames, length = dims[-2], dims[-1]
-        perm = [rank - 2, rank - 1, *list(range(rank - 2))]
-        front = _a.transpose(x, perm)
-        flat = _a.reshape(front, _a.concat([[-1], dims[:-2]], 0))
-        ids = _a.reshape(_a.expand_dims(_a.range(frames) * step, 1)
-                         + _a.expand_dims(_a.range(length), 0), [-1])
-        total = (frames - 1) * step + length
-        summed = unsorted_segment_sum(flat, ids, total)
-        out = _a.transpose(summed, [*list(range(1, rank - 1)), 0])
+        outer = dims[:-2]
+        outer_rank = _a.size(outer)
+        length, frames = dims[-1], dims[-2]
+
+        def outer_and(*inner):
+            return _a.concat([outer, _a.stack(list(inner))], 0)
+
+        total = length + step * (frames - 1)
         static = x.shape.as_list()
+        if static[-1] == step:  # frames that do not overlap only need a reshape
+            return _a.reshape(x, outer_and(total), name="fast_path")
+        # Cut each frame into `pieces` blocks of `step` samples (zero-padded), and add
+        # `pieces` zero frames at the end. Laid out [piece, frame + piece, step], block
+        # (p, f) of frame f lands at output block f + p; moving the piece axis first and
+        # flattening shifts row p by p blocks, so summing over pieces adds the overlaps.
+        pieces = -(-length // step)
+        pad = _a.concat([_a.zeros(_a.stack([outer_rank, 2]), _dtypes.int32),
+                         _a.stack([_a.stack([0, pieces]),
+                                   _a.stack([0, pieces * step - length])])], 0)
+        x = _a.pad(x, pad)
+        x = _a.reshape(x, outer_and(frames + pieces, pieces, step))
+        inner = [outer_rank + 1, outer_rank, outer_rank + 2]
+        x = _a.transpose(x, _a.concat([_a.range(outer_rank), _a.stack(inner)], 0))
+        x = _a.reshape(x, outer_and((frames + pieces) * pieces, step))
+        x = x[..., :(frames + pieces - 1) * pieces, :]
+        x = _a.reshape(x, outer_and(pieces, frames + pieces - 1, step))
+        x = reduce_sum(x, -3)
+        x = _a.reshape(x, outer_and((frames + pieces - 1) * step))
+        out = x[..., :total]
         if static[-2] is not None and static[-1] is not None:
             out.set_shape([*static[:-2], (static[-2] - 1) * step + static[-1]])
         return out

@@ -483,14 +483,17 @@ def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collectio
     0.75
     """
     if curve not in ("ROC", "PR"):
-        raise ValueError(f"curve must be either ROC or PR, {curve} unknown")
+        raise ValueError(f"Curve must be either ROC or PR. Curve {curve} is unknown.")
     if summation_method not in _SUMMATION_METHODS:
-        raise ValueError(f"Invalid summation_method: {summation_method!r}; use one of "
-                         f"{', '.join(_SUMMATION_METHODS)}")
-    if thresholds is None and (not isinstance(num_thresholds, int) or num_thresholds < 2):
-        raise ValueError(f"auc: num_thresholds must be an int >= 2, got {num_thresholds!r}")
+        raise ValueError(f"Invalid summation_method: {summation_method} summation_method "
+                         "should be 'trapezoidal', 'careful_interpolation', 'minoring', or "
+                         "'majoring'.")
+    if thresholds is None and not isinstance(num_thresholds, int | np.integer):
+        raise TypeError(f"auc: num_thresholds must be an int, got {num_thresholds!r}")
     cuts = _auc_thresholds(num_thresholds, thresholds)
-    n = len(cuts)
+    # As TensorFlow, the curve is summed over the first `num_thresholds` points: below 2
+    # that is an empty sum (or, for 0, one segment of the two end thresholds).
+    n = len(cuts) if thresholds is not None else int(num_thresholds)
     with variable_scope(name, "auc", [labels, predictions, weights]):
         values, updates = confusion_matrix_at_thresholds(labels, predictions, cuts, weights,
                                                          fn="auc")

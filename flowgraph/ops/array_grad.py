@@ -44,7 +44,7 @@ from flowgraph.ops import math_ops as _m
 from flowgraph.ops import math_reduce as _r
 from flowgraph.ops.array_static import static_elements
 from flowgraph.ops.math_grad import reduce_to
-from flowgraph.ops.op_util import make_op, make_tensor
+from flowgraph.ops.op_util import make_op, make_tensor, op_scope
 
 __all__: list[str] = []
 
@@ -129,9 +129,8 @@ def _squeeze_grad(op, grad):
 
 
 def _inverse_perm(perm_t):
-    perm = constant_value(perm_t)
-    if perm is not None:
-        return constant(np.argsort(np.reshape(perm, -1)).astype(np.int32))
+    # An InvertPermutation op even for a constant perm, as TensorFlow builds it (the
+    # planner folds it).
     return _a.invert_permutation(perm_t)
 
 
@@ -262,13 +261,20 @@ def _slice_grad(op, grad):
 
 @register_gradient("StridedSlice")
 def _strided_slice_grad(op, grad):
+    # TensorFlow's construction: the shape in the index dtype (a Const "Shape" when
+    # static), then every index input known at graph construction passed as a value, so
+    # it becomes a Const of the grad op (StridedSliceGrad/shape, /begin, /end, /strides).
     x, begin, end, strides = op.inputs
-    shape = shape_of(x)
-    if begin.dtype.base_dtype != _dtypes.int32:
-        shape = _m.cast(shape, begin.dtype.base_dtype)
+    index_dtype = begin.dtype.base_dtype
+    shape = _a.shape(x, out_type=index_dtype)
+    inputs = [shape, begin, end, strides]
+    values = [constant_value(t) for t in inputs]
+    given = [t if v is None else v for t, v in zip(inputs, values)]
     masks = {m: op.attrs[m] for m in _MASKS}
-    g = make_tensor("StridedSliceGrad", [shape, begin, end, strides, grad], masks,
-                    name="StridedSliceGrad")
+    with op_scope(None, "StridedSliceGrad", [*given, grad]) as scope:
+        args = [convert_to_tensor(v, dtype=index_dtype, name=n)
+                for v, n in zip(given, ("shape", "begin", "end", "strides"))]
+        g = make_tensor("StridedSliceGrad", [*args, grad], masks, name=scope)
     return [g, None, None, None]
 
 

@@ -13,7 +13,9 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.ops.op_util import make_tensor, op_scope
 
 __all__ = ["identity", "stop_gradient"]
@@ -34,6 +36,15 @@ def identity(input, name: str | None = None):
     >>> tf.identity(tf.constant([1, 2])).shape.as_list()
     [2]
     """
+    # A composite keeps its kind, each component passed through its own Identity (named
+    # "Identity", `name` unused), as TensorFlow maps identity over the components.
+    if isinstance(input, IndexedSlices):
+        values, indices = identity(input.values), identity(input.indices)
+        shape = None if input.dense_shape is None else identity(input.dense_shape)
+        return IndexedSlices(values, indices, shape)
+    if isinstance(input, SparseTensor):
+        return SparseTensor(identity(input.indices), identity(input.values),
+                            identity(input.dense_shape))
     if hasattr(input, "_as_graph_element") and not hasattr(input, "op"):
         input = input._as_graph_element()
     with op_scope(name, "Identity", (input,)) as scope:

@@ -28,9 +28,8 @@ from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
 from flowgraph.ops import array_slicing
 from flowgraph.ops.array_join_ops import concat, stack
-from flowgraph.ops.array_shape_ops import expand_dims, ones_like, reshape, shape, squeeze
+from flowgraph.ops.array_shape_ops import ones_like, reshape, shape, squeeze
 from flowgraph.ops.array_static import const_int, static_elements
-from flowgraph.ops.math_ops import cast
 from flowgraph.ops.op_util import binary_inputs, fixed_dtype, make_tensor, op_scope
 
 __all__ = [
@@ -68,8 +67,10 @@ def _slice_shape(op, x, begin_shape, size_shape):
     if len(begin) != len(size):
         raise op.shape_error(f"begin has {len(begin)} entries but size has {len(size)}")
     dims = [None] * n if x.ndims is None else [d.value for d in x.dims]
-    # As TensorFlow: a size of -1 resolves only when begin and size are both constant.
-    resolve = None not in begin and None not in size
+    # As TensorFlow: a size of -1 resolves (to the dimension less begin) only when every
+    # size is constant; then each known begin entry resolves its dimension, even where
+    # other begin entries are unknown (``tf.slice(x, [0, t, 0], [-1, -1, -1])``).
+    resolve = None not in size
     out = []
     for i, (d, b, s) in enumerate(zip(dims, begin, size)):
         if b is not None and b < 0:
@@ -78,7 +79,7 @@ def _slice_shape(op, x, begin_shape, size_shape):
             raise op.shape_error(f"size[{i}] = {s} must be -1 or non-negative")
         # begin + size beyond the dimension fails when it runs, as in TensorFlow
         if s == -1:
-            out.append(None if d is None or not resolve else d - b)
+            out.append(None if d is None or b is None or not resolve else d - b)
         else:
             out.append(s)
     return [TensorShape(out)]
@@ -514,7 +515,7 @@ def boolean_mask(tensor, mask, name: str = "boolean_mask", axis=None):
 # -- IndexedSlices to dense ----------------------------------------------------------------
 def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
                              as_ref: bool = False) -> Tensor:
-    """The dense tensor of `value` (duplicate indices add up), with TF's size warnings."""
+    """The dense tensor of `value` (duplicate indices add up), with TF's size warning."""
     if dtype is not None and not _dtypes.as_dtype(dtype).base_dtype == value.dtype.base_dtype:
         raise ValueError(
             f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} for "
@@ -523,23 +524,19 @@ def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
         raise ValueError(
             f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}. "
             "Pass dense_shape to IndexedSlices to allow converting it to a dense tensor.")
+    # As TensorFlow: a size warning only for a known, large shape (none for an unknown
+    # one), and the rows summed by an UnsortedSegmentSum over dense_shape[0] segments.
     static = constant_value(value.dense_shape)
-    if static is None:
-        warnings.warn(
-            "Converting sparse IndexedSlices to a dense Tensor of unknown shape. This may "
-            "consume a large amount of memory.", UserWarning, stacklevel=3)
-    else:
+    if static is not None:
         n = int(np.prod(np.asarray(static, dtype=np.int64)))
         if n >= LARGE_SPARSE_NUM_ELEMENTS:
             warnings.warn(
                 f"Converting sparse IndexedSlices to a dense Tensor with {n} elements. "
                 "This may consume a large amount of memory.", UserWarning, stacklevel=3)
     with graph_for([value]).as_default():
-        shape = value.dense_shape
-        if shape.dtype.base_dtype != value.indices.dtype.base_dtype:
-            shape = cast(shape, value.indices.dtype.base_dtype)
-        return scatter_nd(expand_dims(value.indices, -1), value.values, shape,
-                          name=name or "IndexedSlicesToDense")
+        rows = value.dense_shape[0]
+        return make_tensor("UnsortedSegmentSum", [value.values, value.indices, rows],
+                           name=name or "UnsortedSegmentSum")
 
 
 # IndexedSlices -> dense Tensor: registered here, in the op library, since it builds ops.

@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
@@ -55,7 +56,11 @@ def placeholder(dtype, shape=None, name: str | None = None):
     [None, 3]
     """
     dtype = _dtypes.as_dtype(dtype).base_dtype
-    return make_tensor("Placeholder", [], {"dtype": dtype, "shape": as_shape(shape)},
+    try:
+        shape = as_shape(shape)
+    except TypeError as e:  # TensorFlow's wording for a shape attribute it cannot read
+        raise TypeError(f"Error converting shape to a TensorShape: {e}.") from e
+    return make_tensor("Placeholder", [], {"dtype": dtype, "shape": shape},
                        name=name or "Placeholder")
 
 
@@ -106,6 +111,9 @@ def sparse_placeholder(dtype, shape=None, name: str | None = None) -> SparseTens
     # TensorFlow's names and order: no scope of its own; the dense shape first (plain
     # `Placeholder`s, or `<name>/shape`, `<name>/shape_default`), then values and indices
     dtype = _dtypes.as_dtype(dtype)
+    if isinstance(shape, Tensor):
+        # As TensorFlow: a tensor is the dense shape's default, its value the static shape.
+        return _sparse_placeholder_of_tensor_shape(dtype, shape, name)
     static = as_shape(shape) if shape is not None else TensorShape(None)
     rank = static.ndims
 
@@ -120,6 +128,19 @@ def sparse_placeholder(dtype, shape=None, name: str | None = None) -> SparseTens
         dense_shape = placeholder_with_default(default, [rank], name=part("shape"))
     values = placeholder(dtype, shape=[None], name=part("values"))
     indices = placeholder(_dtypes.int64, shape=[None, rank], name=part("indices"))
+    sp = SparseTensor(indices, values, dense_shape)
+    sp._shape_hint = static
+    return sp
+
+
+def _sparse_placeholder_of_tensor_shape(dtype, shape, name):
+    rank = shape.get_shape()[0]
+    static = constant_value_as_shape(shape)
+    dense_shape = placeholder_with_default(
+        shape, [rank], name=None if name is None else f"{name}/shape")
+    values = placeholder(dtype, shape=[None], name=None if name is None else f"{name}/values")
+    indices = placeholder(_dtypes.int64, shape=[None, rank],
+                          name=None if name is None else f"{name}/indices")
     sp = SparseTensor(indices, values, dense_shape)
     sp._shape_hint = static
     return sp

@@ -18,6 +18,7 @@ from flowgraph.framework.constant_op import (
     register_constant_evaluator,
 )
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
@@ -386,7 +387,9 @@ def transpose(a, perm=None, name: str = "transpose", conjugate: bool = False):
     """
     # TensorFlow always opens the scope here: a default perm is the constant `<name>/perm`.
     with name_scope(name, "transpose", [a]) as scope:
-        x = convert_to_tensor(a, name="a")
+        # an IndexedSlices (a gather's gradient) is converted as the op's input "x", as
+        # TensorFlow's wrapper leaves it to the op builder
+        x = convert_to_tensor(a, name="x" if isinstance(a, IndexedSlices) else "a")
         if perm is None:
             if x.shape.ndims is not None:
                 perm = convert_to_tensor(np.arange(x.shape.ndims - 1, -1, -1, dtype=np.int32),

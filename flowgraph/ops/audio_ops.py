@@ -12,6 +12,8 @@ Example
 
 from __future__ import annotations
 
+import collections
+
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.registry import not_differentiable, register_op
@@ -26,6 +28,11 @@ __all__ = ["decode_wav", "encode_wav"]
 def _decode_shape(op, contents):
     samples = op.attrs["desired_samples"]
     channels = op.attrs["desired_channels"]
+    # As TensorFlow: -1 means "as in the file"; any other negative value is an error.
+    for what, value in (("samples", samples), ("channels", channels)):
+        if value < -1:
+            raise op.shape_error(f"desired_{what} must be non-negative (or -1 for the "
+                                 f"file's), got {value}")
     return [TensorShape([samples if samples >= 0 else None,
                          channels if channels >= 0 else None]), TensorShape([])]
 
@@ -40,6 +47,10 @@ def _encode_shape(op, audio, rate):
 not_differentiable("DecodeWav", "EncodeWav")
 
 
+# As TensorFlow's: the result names its fields (``decoded.audio``).
+DecodeWav = collections.namedtuple("DecodeWav", ["audio", "sample_rate"])
+
+
 def decode_wav(contents, desired_channels=-1, desired_samples=-1, name=None):
     """``(audio, sample_rate)`` of a 16-bit PCM WAV file: float32 ``[samples, channels]``
     (truncated or zero padded to `desired_samples`; a mono file is repeated to
@@ -48,7 +59,7 @@ def decode_wav(contents, desired_channels=-1, desired_samples=-1, name=None):
                                                  name="contents")],
                  {"desired_channels": int(desired_channels),
                   "desired_samples": int(desired_samples)}, name=name or "DecodeWav")
-    return op.outputs[0], op.outputs[1]
+    return DecodeWav(op.outputs[0], op.outputs[1])
 
 
 def encode_wav(audio, sample_rate, name=None):

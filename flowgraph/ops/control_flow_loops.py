@@ -312,11 +312,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                     return math_ops.logical_and(i < limit, orig_cond(lv))
 
                 def body(i, lv):
-                    out = orig_body(lv)
-                    if isinstance(out, list | tuple) and len(out) == 1 and \
-                            not isinstance(lv, list | tuple):
-                        out = out[0]
-                    return (i + 1, out)
+                    # (as TensorFlow: the body's result is compared with the loop
+                    # variables as they are, so a one-element list for a tensor fails)
+                    return (i + 1, orig_body(lv))
             else:
                 loop_vars = (counter, loop_vars)
 
@@ -324,11 +322,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                     return math_ops.logical_and(i < limit, _call(orig_cond, lv))
 
                 def body(i, lv):
-                    out = _call(orig_body, lv)
-                    if isinstance(out, list | tuple) and isinstance(lv, list | tuple) \
-                            and type(out) is not type(lv) and not hasattr(type(lv), "_fields"):
-                        out = type(lv)(out)  # the top level may be list or tuple, as usual
-                    return (i + 1, out)
+                    # (as TensorFlow: the loop variables are nested one level down here,
+                    # so a tuple returned for a list of them, or the reverse, fails)
+                    return (i + 1, _call(orig_body, lv))
             if shape_invariants is not None:
                 inv = shape_invariants[0] if try_to_pack else shape_invariants
                 shape_invariants = (TensorShape([]), inv)

@@ -81,8 +81,27 @@ def group(*inputs, **kwargs) -> Operation:
     with graph.as_default(), graph.name_scope(name or "group_deps") as scope:
         if not deps:
             return no_op(name=scope)
-        with graph.control_dependencies(deps):
+        # As TensorFlow: one NoOp on each device the inputs run on, in device order
+        # (`<scope>/NoOp`, `NoOp_1`, ...), under the returned one; with a single device,
+        # the returned NoOp runs there.
+        by_device: dict[str, list[Operation]] = {}
+        for op in deps:
+            by_device.setdefault(op.device, []).append(op)
+        if len(by_device) == 1:
+            ((device, members),) = by_device.items()
+            return _grouped_no_op(graph, device, members, scope)
+        per_device = [_grouped_no_op(graph, device, by_device[device], None)
+                      for device in sorted(by_device)]
+        with graph.control_dependencies(per_device):
             return no_op(name=scope)
+
+
+def _grouped_no_op(graph, device: str, deps: list, name) -> Operation:
+    with graph.control_dependencies(deps):
+        if not device:
+            return no_op(name=name)
+        with graph.device(device):
+            return no_op(name=name)
 
 
 def _flatten(items):

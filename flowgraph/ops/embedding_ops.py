@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 
+from flowgraph.framework import constant_op
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, name_scope
@@ -123,11 +124,13 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
         ids_t = convert_to_tensor(ids, preferred_dtype=_dtypes.int32, name="ids")
         _check_ids(ids_t)
         flat = array_ops.reshape(ids_t, [-1])
-        assign, new_ids = _partition(ps, flat, partition_strategy)
-        # As TF: each shard's ids and their positions (DynamicPartition), each shard's
-        # rows, and the rows put back in id order by ParallelDynamicStitch.
-        assign = math_ops.cast(assign, _dtypes.int32)
+        # TF's graph, op for op: the positions first, then each id's shard and its id in
+        # the shard, each shard's ids and positions (DynamicPartition), each shard's rows
+        # (gathered beside the shard) and the rows put back in id order by
+        # ParallelDynamicStitch.
         positions = array_ops.range(array_ops.size(flat))
+        assign, new_ids = _partition(params, ps, flat, partition_strategy)
+        assign = math_ops.cast(assign, _dtypes.int32)
         local_ids = make_op("DynamicPartition", [new_ids, assign],
                             {"num_partitions": n}).outputs
         local_pos = make_op("DynamicPartition", [positions, assign],
@@ -141,12 +144,19 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
             pieces.append(rows)
         # As TF: the op merging the shards takes the scope's name, the result is the
         # scope's second Reshape ("embedding_lookup/Reshape_1"), clipped after it with
-        # max_norm ("embedding_lookup/clip_by_norm").
+        # max_norm ("embedding_lookup/clip_by_norm"). The trailing dimensions are a
+        # constant when every shard's are known, else read from the first shard.
         merged = make_tensor("ParallelDynamicStitch", local_pos + pieces, {"N": n},
                              name=scope)
-        shape = array_ops.concat([array_ops.shape(ids_t), array_ops.shape(ps[0])[1:]], 0)
+        trailing = _trailing(ps)
+        if trailing.is_fully_defined():
+            shape = array_ops.concat([array_ops.shape(ids_t), trailing.as_list()], 0)
+        else:
+            with _colocated(params[0]):
+                rest = array_ops.shape(ps[0])[1:]
+            shape = array_ops.concat([array_ops.shape(ids_t), rest], 0)
         out = array_ops.reshape(merged, shape)
-        out.set_shape(ids_t.shape.concatenate(_trailing(ps)))
+        out.set_shape(ids_t.shape.concatenate(trailing))
         return _clip(out, ids_t, max_norm)
 
 
@@ -165,16 +175,25 @@ def _check_ids(ids: Tensor) -> None:
                         f"({ids.name})")
 
 
-def _partition(ps, ids, strategy):
+def _partition(params, ps, ids, strategy):
+    """Each id's shard and its row in that shard, as TF builds them ("mod", "floordiv";
+    for "div" the total row count is a constant when every shard's is known, else the
+    sum of the shards' dimension 0, each read beside its shard)."""
     n = len(ps)
     if strategy == "mod":
-        return math_ops.floormod(ids, n), math_ops.floordiv(ids, n)
+        return ids % n, ids // n
     sizes = [p.shape[0].value if p.shape.ndims else None for p in ps]
     if all(s is not None for s in sizes):
-        total = math_ops.cast(sum(sizes), ids.dtype)
+        total = constant_op.constant(sum(sizes), ids.dtype)
     else:
-        total = math_ops.cast(math_reduce.add_n(
-            [array_ops.shape(p, out_type=_dtypes.int64)[0] for p in ps]), ids.dtype)
+        dims = []
+        for param, p, size in zip(params, ps, sizes, strict=True):
+            if size is not None:
+                dims.append(size)
+                continue
+            with _colocated(param):
+                dims.append(array_ops.shape(p)[0])
+        total = math_reduce.reduce_sum(math_ops.cast(array_ops.stack(dims), ids.dtype))
     per = total // n
     extras = total % n
     assign = math_ops.maximum(ids // (per + 1), (ids - extras) // per)
@@ -308,11 +327,15 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         known = constant_value_as_shape(original_shape)
         if (rank_dim == 2 and sparse_weights is None and default_id is None
                 and max_norm is None and len(params) == 1):
-            fused = _fused_safe_lookup(params[0], sparse_ids, combiner, scope)
+            fused = _fused_safe_lookup(params[0], sparse_ids, combiner)
             if fused is not None:
-                if known.ndims == 2:
-                    fused.set_shape(known[:1].concatenate(fused.shape[1:]))
-                return fused
+                # named as TensorFlow's select of the empty rows: the scope itself
+                fused = array_ops.identity(fused, name=scope)
+                final = _reshape_back(fused, original_shape, rank,
+                                      _final_name(False, combiner, None))
+                final.set_shape((known[:1] if known.ndims == 2 else TensorShape([None]))
+                                .concatenate(fused.shape[1:]))
+                return final
         weights2 = None
         if sparse_weights is not None:
             weights2 = SparseTensor(ids2.indices, sparse_weights.values, ids2.dense_shape)
@@ -330,13 +353,11 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
         if default_id is None:
             empty = array_ops.tile(array_ops.reshape(is_row_empty, [-1, 1]),
                                    array_ops.stack([1, array_ops.shape(result)[1]]))
-            result = array_ops.where(empty, array_ops.zeros_like(result), result)
-        if rank_dim == 2:
-            final = array_ops.identity(result, name=scope)
-        else:
-            final = array_ops.reshape(result, array_ops.concat([
-                array_ops.slice(math_ops.cast(original_shape, _dtypes.int32), [0], [rank - 1]),
-                array_ops.slice(array_ops.shape(result), [1], [-1])], 0), name=scope)
+            # TensorFlow names this select after the scope itself ("embedding_lookup")
+            result = array_ops.where(empty, array_ops.zeros_like(result), result,
+                                     name=scope)
+        final = _reshape_back(result, original_shape, rank,
+                              _final_name(weights2 is not None, combiner, default_id))
         lead = TensorShape(None) if rank_dim is None else TensorShape([None] * (rank_dim - 1))
         if known.ndims is not None:
             lead = known[:-1]
@@ -379,7 +400,29 @@ def _safe_sparse_lookup_grad(op, grad, d_ids, d_rows):
     return [IndexedSlices(values, ids, dense_shape), None, None, None]
 
 
-def _fused_safe_lookup(param, sparse_ids: SparseTensor, combiner: str, scope: str):
+def _final_name(weighted: bool, combiner: str, default_id) -> str:
+    """The name TensorFlow's graph gives the result inside the lookup's scope: its last
+    Reshape, numbered after the Reshapes before it (one per `sparse_retain`: ids, plus the
+    weights; again for pruning weights unless ``combiner='sum'``; the weights' broadcast
+    when `default_id` shares the scope with the inner lookup; the empty-row mask)."""
+    count = 1 + weighted
+    if weighted and combiner != "sum":
+        count += 2
+    if weighted and default_id is not None:
+        count += 1
+    if default_id is None:
+        count += 1
+    return f"Reshape_{count}"
+
+
+def _reshape_back(result, original_shape, rank, name: str):
+    """`result` reshaped to the ids' leading dimensions, as TensorFlow ends the lookup."""
+    return array_ops.reshape(result, array_ops.concat([
+        array_ops.slice(math_ops.cast(original_shape, _dtypes.int32), [0], [rank - 1]),
+        array_ops.slice(array_ops.shape(result), [1], [-1])], 0), name=name)
+
+
+def _fused_safe_lookup(param, sparse_ids: SparseTensor, combiner: str):
     """`safe_embedding_lookup_sparse` of a rank-2 `sparse_ids` on one table, without
     weights, `default_id` or `max_norm`, as one ``SafeSparseLookup`` op (the general graph
     is about fifteen ops and as many again in its gradient): ids < 0 are dropped, each
@@ -390,7 +433,7 @@ def _fused_safe_lookup(param, sparse_ids: SparseTensor, combiner: str, scope: st
         return None
     op = make_op("SafeSparseLookup", [table, sparse_ids.indices, sparse_ids.values,
                                       sparse_ids.dense_shape], {"combiner": combiner})
-    final = array_ops.identity(op.outputs[0], name=scope)
+    final = op.outputs[0]
     final.set_shape(TensorShape([None]).concatenate(
         table.shape[1:] if table.shape.ndims else TensorShape(None)))
     return final

@@ -175,8 +175,8 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     Built as TensorFlow builds it: the first gradient flattened (``Reshape``), then a
     ``tf.while_loop`` over its ``Size(x)`` elements writing ``tf.gradients(g[j], x)`` into
     a TensorArray, stacked and reshaped to ``concat([Shape(x), Shape(x)])``; `name` is
-    accepted and unused, as in TensorFlow. An x that `ys` does not depend on gets None; a
-    row without a gradient (`ys` linear in x) is zeros.
+    accepted and unused, as in TensorFlow. As in TensorFlow, an x that `ys` does not depend
+    on, or one `ys` is linear in (a row without a gradient), raises ValueError.
 
     Example
     -------
@@ -187,7 +187,7 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     [[6.0, 0.0], [0.0, 12.0]]
     """
     from flowgraph.ops.array_join_ops import concat
-    from flowgraph.ops.array_shape_ops import shape, size, zeros_like
+    from flowgraph.ops.array_shape_ops import shape, size
     from flowgraph.ops.control_flow_loops import while_loop
     from flowgraph.ops.gradients import gradients
     from flowgraph.ops.math_ops import less
@@ -200,14 +200,17 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False,
     out = []
     for g, x in zip(gradients(ys, xs, **kwargs), xs):
         if g is None:
-            out.append(None)
-            continue
+            # TensorFlow reshapes the missing gradient and fails converting None.
+            raise ValueError("Tried to convert 'tensor' to a tensor and failed. "
+                             "Error: None values not supported.")
         flat = reshape(g, [-1])
         n = size(x)
 
         def body(j, result, flat=flat, x=x):
             (row,) = gradients(flat[j], x)
-            return j + 1, result.write(j, row if row is not None else zeros_like(x))
+            if row is None:  # TensorFlow's TensorArray write of None
+                raise ValueError("None values not supported.")
+            return j + 1, result.write(j, row)
 
         _, rows = while_loop(lambda j, _, n=n: less(j, n), body,
                              [convert_to_tensor(0), TensorArray(x.dtype.base_dtype, n)])

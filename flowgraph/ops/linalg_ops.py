@@ -24,9 +24,10 @@ import collections
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import register_gradient, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
-from flowgraph.ops.array_shape_ops import expand_dims, zeros_like
+from flowgraph.ops.array_shape_ops import expand_dims, shape, zeros_like
 from flowgraph.ops.linalg_basic import adjoint
 from flowgraph.ops.linalg_diag_ops import (
     matrix_band_part,
@@ -132,8 +133,10 @@ def _svd_shape(op, x):
     return [TensorShape([*batch, k]), TensorShape([*batch, m, k]), TensorShape([*batch, n, k])]
 
 
+# As TensorFlow's op def: the eigenvalues have the input's dtype (complex for a
+# Hermitian input, with zero imaginary parts).
 @register_op("SelfAdjointEigV2", attrs={"compute_v": True}, num_outputs=2,
-             dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype.real_dtype,
+             dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype,
                                   op.inputs[0].dtype.base_dtype], cost="expensive")
 def _eig_shape(op, x):
     _square(op, x)
@@ -225,9 +228,10 @@ def logdet(matrix, name=None):
     >>> round(float(tf.Session().run(tf.linalg.logdet([[4.0, 0.0], [0.0, 1.0]]))), 4)
     1.3863
     """
-    with name_scope(name, "logdet", [matrix]) as scope:
+    with name_scope(name, "logdet", [matrix]):
         chol = cholesky(matrix)
-        return multiply(2.0, reduce_sum(log(matrix_diag_part(chol)), -1), name=scope)
+        # TensorFlow's names: the result is the scope's ``mul``
+        return 2.0 * reduce_sum(log(matrix_diag_part(chol)), -1)
 
 
 def matrix_solve(matrix, rhs, adjoint=False, name=None):
@@ -274,19 +278,21 @@ def cholesky_solve(chol, rhs, name=None):
     >>> tf.Session().run(tf.cholesky_solve(chol, [[6.0], [4.0]])).tolist()
     [[1.0], [1.0]]
     """
-    with name_scope(name, "cholesky_solve", [chol, rhs]) as scope:
+    with name_scope(name, "cholesky_solve", [chol, rhs]):
+        # TensorFlow's names: the result is the scope's ``MatrixTriangularSolve_1``
         y = matrix_triangular_solve(chol, rhs, lower=True, adjoint=False)
-        return matrix_triangular_solve(chol, y, lower=True, adjoint=True, name=scope)
+        return matrix_triangular_solve(chol, y, lower=True, adjoint=True)
 
 
 def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     """Least-squares solutions of ``matrix @ x = rhs`` with an optional ridge term
     ``l2_regularizer * ||x||^2``, through the normal equations (TensorFlow's ``fast``
-    path). ``fast=False`` emits one ``MatrixSolveLs`` op, as TensorFlow does: the
-    minimum-norm least-squares solution, with no regularizer and no gradient.
-
-    For ``m >= n`` it solves ``(A^H A + l2 I) x = A^H b``; for ``m < n`` the minimum-norm
-    ``x = A^H (A A^H + l2 I)^-1 b``. Differentiable through its parts.
+    path), built as TensorFlow builds them: the Cholesky factor of the regularized Gram
+    matrix and `cholesky_solve`. For ``m >= n`` it solves ``(A^H A + l2 I) x = A^H b``;
+    for ``m < n`` the minimum-norm ``x = A^H (A A^H + l2 I)^-1 b``; with matrix
+    dimensions unknown when the graph is built, a ``tf.cond`` picks one at run time.
+    ``fast=False``, or a large batch of small matrices (TensorFlow's cache-size rule),
+    emits one ``MatrixSolveLs`` op instead.
 
     Example
     -------
@@ -296,25 +302,61 @@ def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     >>> [round(v, 4) for v in tf.Session().run(x).ravel().tolist()]
     [1.0, 1.0]
     """
+    a = _matrix(matrix, "matrix", "matrix_solve_ls")
+    if a.dtype.base_dtype == _dtypes.complex128 and (
+            isinstance(l2_regularizer, Tensor) or l2_regularizer != 0):
+        raise NotImplementedError("matrix_solve_ls is currently disabled for complex128 "
+                                  "and l2_regularizer != 0 due to poor accuracy.")
+    if not _solve_ls_in_parts(fast, a):
+        b = convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
+        lam = convert_to_tensor(l2_regularizer, dtype=_dtypes.float64, name="l2_regularizer")
+        return make_tensor("MatrixSolveLs", [a, b, lam], {"fast": bool(fast)},
+                           name=name or "MatrixSolveLs")
+    with name_scope(name, "matrix_solve_ls", [a, rhs, l2_regularizer]):
+        b = convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
+        m, n = a.shape[-2].value, a.shape[-1].value
+        if m is not None and n is not None:
+            return _solve_ls(a, b, l2_regularizer, over=m >= n)
+        from flowgraph.ops.control_flow_cond import cond
+        from flowgraph.ops.math_ops import greater_equal
+
+        dims = shape(a)[-2:]
+        return cond(greater_equal(dims[-2], dims[-1]),
+                    lambda: _solve_ls(a, b, l2_regularizer, over=True),
+                    lambda: _solve_ls(a, b, l2_regularizer, over=False))
+
+
+def _solve_ls_in_parts(fast, a) -> bool:
+    """TensorFlow's choice: the normal equations built of ops unless ``fast=False`` or
+    the batch is large (past an L2 cache guess) and holds more matrices than the smaller
+    matrix dimension; then the ``MatrixSolveLs`` kernel."""
+    if fast is False:
+        return False
+    full = a.shape
+    if not full.is_fully_defined():
+        return True
+    size = full.num_elements() * a.dtype.base_dtype.size
+    batch = full[:-2].num_elements()
+    return not (size > 256000 and batch > min(full.as_list()[-2:]))
+
+
+def _solve_ls(a, b, l2_regularizer, over):
+    """``(A^H A + l2 I)^-1 A^H b`` (`over`) or ``A^H (A A^H + l2 I)^-1 b``, by the
+    Cholesky factor of the regularized Gram matrix, named as TensorFlow names them."""
     from flowgraph.ops.linalg_basic import eye
 
-    with name_scope(name, "matrix_solve_ls", [matrix, rhs, l2_regularizer]) as scope:
-        a = _matrix(matrix, "matrix", "matrix_solve_ls")
-        b = convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
-        if not fast:
-            lam = convert_to_tensor(l2_regularizer, dtype=_dtypes.float64,
-                                    name="l2_regularizer")
-            return make_tensor("MatrixSolveLs", [a, b, lam], {"fast": False}, name=scope)
-        m, n = a.shape[-2].value, a.shape[-1].value
-        if m is None or n is None:
-            raise ValueError(f"tf.matrix_solve_ls: the matrix dimensions must be known "
-                             f"when the graph is built, got shape {a.shape}")
-        l2 = convert_to_tensor(l2_regularizer, dtype=a.dtype.base_dtype, name="l2")
-        if m >= n:
-            gram = matmul(a, a, adjoint_a=True) + l2 * eye(n, dtype=a.dtype.base_dtype)
-            return matrix_solve(gram, matmul(a, b, adjoint_a=True), name=scope)
-        gram = matmul(a, a, adjoint_b=True) + l2 * eye(m, dtype=a.dtype.base_dtype)
-        return matmul(a, matrix_solve(gram, b), adjoint_a=True, name=scope)
+    gram = matmul(a, a, adjoint_a=over, adjoint_b=not over)
+    if isinstance(l2_regularizer, Tensor) or l2_regularizer != 0:
+        dims = shape(a)
+        batch, small = dims[:-2], dims[-1 if over else -2]
+        ident = eye(small, batch_shape=batch, dtype=a.dtype.base_dtype)
+        known = a.shape[-1 if over else -2]
+        ident.set_shape(a.shape[:-2].concatenate([known, known]))
+        gram += l2_regularizer * ident
+    chol = cholesky(gram)
+    if over:
+        return cholesky_solve(chol, matmul(a, b, adjoint_a=True))
+    return matmul(a, cholesky_solve(chol, b), adjoint_a=True)
 
 
 def qr(input, full_matrices=False, name=None):

@@ -70,11 +70,23 @@ def _unary_shape(op, x):
     return [x]
 
 
+def broadcast_error(op, x, y) -> ValueError:
+    """The shape error of a failed broadcast of `x` and `y`, opening with TensorFlow's
+    words for the first (leftmost) pair of dimensions that differ."""
+    rank = max(x.ndims, y.ndims)
+    xs = [1] * (rank - x.ndims) + [d.value for d in x.dims]
+    ys = [1] * (rank - y.ndims) + [d.value for d in y.dims]
+    a, b = next((a, b) for a, b in zip(xs, ys)
+                if a is not None and b is not None and a != b and 1 not in (a, b))
+    return op.shape_error(f"Dimensions must be equal, but are {a} and {b}: shapes {x} and "
+                          f"{y} cannot be broadcast together")
+
+
 def _binary_shape(op, x, y):
     try:
         return [broadcast_shape(x, y)]
     except ValueError:
-        raise op.shape_error(f"shapes {x} and {y} cannot be broadcast together") from None
+        raise broadcast_error(op, x, y) from None
 
 
 def _doc(summary: str, call: str, result: str) -> str:
@@ -488,7 +500,8 @@ def _matmul_shape(op, a, b):
     m, k1 = (a[1], a[0]) if op.attrs["transpose_a"] else (a[0], a[1])
     k2, n = (b[1], b[0]) if op.attrs["transpose_b"] else (b[0], b[1])
     if not k1.is_compatible_with(k2):
-        raise op.shape_error(f"inner dimensions differ ({k1} vs {k2})")
+        raise op.shape_error(f"Dimensions must be equal, but are {k1} and {k2} (inner "
+                             "dimensions differ)")
     return [TensorShape([m, n])]
 
 
@@ -501,7 +514,8 @@ def _batch_matmul_shape(op, a, b, broadcast: bool):
     m, k1 = (a[-1], a[-2]) if adj_x else (a[-2], a[-1])
     k2, n = (b[-1], b[-2]) if adj_y else (b[-2], b[-1])
     if not k1.is_compatible_with(k2):
-        raise op.shape_error(f"inner dimensions differ ({k1} vs {k2})")
+        raise op.shape_error(f"Dimensions must be equal, but are {k1} and {k2} (inner "
+                             "dimensions differ)")
     try:
         batch = (broadcast_shape(a[:-2], b[:-2]) if broadcast
                  else a[:-2].merge_with(b[:-2]))

@@ -42,7 +42,7 @@ def _broadcast(op, x, y):
     try:
         return [broadcast_shape(x, y)]
     except ValueError:
-        raise op.shape_error(f"shapes {x} and {y} cannot be broadcast together") from None
+        raise _m.broadcast_error(op, x, y) from None
 
 
 def _same(op, x, *rest):

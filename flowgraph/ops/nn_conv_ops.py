@@ -298,7 +298,16 @@ def convolution(input, filter, padding, strides=None, dilation_rate=None, name=N
     rank = x.shape.ndims
     if rank == 3:
         fmt = "NCW" if data_format in ("NCW", "NCHW") else "NWC"
+        rate = _ints_of(dilation_rate, 1)
         with name_scope(name, "convolution", [x, filter]) as scope:
+            if rate != [1] and fmt == "NWC" and _ints_of(strides, 1) == [1] and \
+                    padding in ("SAME", "VALID"):
+                # as TensorFlow: SpaceToBatchND, conv1d (ExpandDims, Conv2D, Squeeze),
+                # BatchToSpaceND
+                f = convert_to_tensor(filter, name="filter")
+                return dilated_by_space_to_batch(
+                    x, rate, padding, f.shape.as_list() if f.shape.ndims else None,
+                    lambda t, p: conv1d(t, f, 1, p, name=scope))
             return conv1d(x, filter, strides or 1, padding, data_format=fmt, name=scope,
                           dilations=dilation_rate)
     if rank == 4:
@@ -334,6 +343,13 @@ def convolution(input, filter, padding, strides=None, dilation_rate=None, name=N
             return conv(x, padding, step, rate)
     raise ValueError(f"convolution: input must have rank 3 (1-D), 4 (2-D) or 5 (3-D) with "
                      f"a known rank; got shape {x.shape}")
+
+
+def _ints_of(value, n: int) -> list[int]:
+    """A stride / dilation argument of `n` spatial dimensions as a list (None: all 1)."""
+    if value is None:
+        return [1] * n
+    return [int(value)] * n if isinstance(value, int) else [int(v) for v in value]
 
 
 def _triple(value) -> list[int]:

@@ -335,7 +335,9 @@ def parse_example(serialized, features: dict, name: str | None = None,
             parsed[d[0]] = out.dense_values[j]
         for j, key in enumerate(ragged_keys):
             parsed[key] = (out.ragged_values[j], out.ragged_row_splits[j])
-        return combine_ragged(combine(parsed), serialized.shape)
+    # As TensorFlow, sparse and ragged features are assembled after the parse's name scope
+    # (a SparseFeature is a "SparseMerge" where parse_example is called).
+    return combine_ragged(combine(parsed), serialized.shape)
 
 
 def _strings(items):
@@ -388,8 +390,10 @@ def _expand_sparse_features(features: dict):
             expanded[part] = VarLenFeature(dtype)
 
     def combine(parsed: dict) -> dict:
-        out = {k: parsed[k] for k in plain}
-        for key, f in wanted.items():
+        # TensorFlow's order: the parsed sparse then dense keys (each sorted), then the
+        # SparseFeatures by sorted key
+        out = {k: v for k, v in parsed.items() if k in plain}
+        for key, f in sorted(wanted.items()):
             out[key] = sparse_from_parts(f, [parsed[i] for i in f.index_keys],
                                          parsed[f.value_key])
         return out

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.sparse_tensor import SparseTensor
-from flowgraph.ops import array_join_ops, array_shape_ops, math_ops
-from flowgraph.ops.sparse_ops import sparse_reorder
+from flowgraph.ops.sparse_extra_ops import sparse_merge
 
 __all__ = ["SparseFeature", "sparse_from_parts"]
 
@@ -64,11 +62,6 @@ def check_sparse_feature(key: str, feature: SparseFeature) -> None:
 
 def sparse_from_parts(feature: SparseFeature, indices: list, values: SparseTensor):
     """The SparseTensor of `feature` from its parsed index and value `VarLenFeature`s."""
-    batch_cols = values.indices[:, :-1]
-    columns = [batch_cols] + [
-        array_shape_ops.reshape(math_ops.cast(sp.values, _dtypes.int64), [-1, 1])
-        for sp in indices]
-    dense_shape = array_join_ops.concat(
-        [values.dense_shape[:-1], math_ops.cast(feature.sizes, _dtypes.int64)], 0)
-    sp = SparseTensor(array_join_ops.concat(columns, 1), values.values, dense_shape)
-    return sp if feature.already_sorted else sparse_reorder(sp)
+    ids = indices[0] if isinstance(feature.index_key, str) else list(indices)
+    sizes = feature.sizes[0] if isinstance(feature.index_key, str) else list(feature.sizes)
+    return sparse_merge(ids, values, sizes, already_sorted=feature.already_sorted)

@@ -50,6 +50,7 @@ import re
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.framework.object_names import unique_object_name
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops import array_ops, init_ops, math_ops, nn_ops
@@ -153,7 +154,9 @@ class RNNCell:
         self._dtype = None if dtype is None else _dtypes.as_dtype(dtype)
         self._reuse = _reuse
         self._base_name = name or _snake_case(type(self).__name__)
-        self.name = self._base_name
+        # As TensorFlow: an unnamed cell is labelled ``lstm_cell_1``, ... per graph; its
+        # variables' scope comes from the base name.
+        self.name = name or unique_object_name(self._base_name, zero_based=False)
         self._scope = None
         self._variables: list = []
 

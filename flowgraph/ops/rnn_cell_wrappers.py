@@ -121,6 +121,7 @@ class _Wrapper(RNNCell):
     trainable_variables = property(lambda self: self._cell.trainable_variables)
     trainable_weights = trainable_variables
     wrapped_cell = property(lambda self: self._cell)
+    cell = wrapped_cell  # TF 2.15's compat.v1 wrappers name it both ways
 
     def zero_state(self, batch_size, dtype):
         with name_scope(f"{type(self).__name__}ZeroState", values=[batch_size]):
@@ -290,22 +291,10 @@ class DeviceWrapper(_Wrapper):
             return self._cell(inputs, state, scope=scope)
 
 
-class _Projection(RNNCell):
-    """A cell with a scope of its own, wrapping `cell` and a dense projection whose
-    ``kernel`` and ``bias`` (zeros) live in that scope (``output_projection_wrapper``)."""
-
-    def __init__(self, cell, num_units: int, activation=None, reuse=None) -> None:
-        super().__init__(_reuse=reuse)
-        if not isinstance(cell, RNNCell):
-            raise TypeError(f"{type(self).__name__}: the wrapped cell must be an RNNCell, "
-                            f"got {cell!r}.")
-        if not isinstance(num_units, numbers.Integral) or num_units < 1:
-            raise ValueError(f"{type(self).__name__}: the projection size must be a "
-                             f"positive integer, got {num_units!r}.")
-        self._cell = cell
-        self._num_units = int(num_units)
-        self._activation = activation
-        self._kernel = None
+class _CellWithVariables(RNNCell):
+    """A wrapper of `self._cell` (set by the subclass) with variables of its own in a
+    scope of its own: its variables list those, then the wrapped cell's; its zero state
+    is the wrapped cell's, under ``<ClassName>ZeroState``."""
 
     state_size = property(lambda self: self._cell.state_size)
 
@@ -321,6 +310,24 @@ class _Projection(RNNCell):
     def zero_state(self, batch_size, dtype):
         with name_scope(f"{type(self).__name__}ZeroState", values=[batch_size]):
             return self._cell.zero_state(batch_size, dtype)
+
+
+class _Projection(_CellWithVariables):
+    """A cell with a scope of its own, wrapping `cell` and a dense projection whose
+    ``kernel`` and ``bias`` (zeros) live in that scope (``output_projection_wrapper``)."""
+
+    def __init__(self, cell, num_units: int, activation=None, reuse=None) -> None:
+        super().__init__(_reuse=reuse)
+        if not isinstance(cell, RNNCell):
+            raise TypeError(f"{type(self).__name__}: the wrapped cell must be an RNNCell, "
+                            f"got {cell!r}.")
+        if not isinstance(num_units, numbers.Integral) or num_units < 1:
+            raise ValueError(f"{type(self).__name__}: the projection size must be a "
+                             f"positive integer, got {num_units!r}.")
+        self._cell = cell
+        self._num_units = int(num_units)
+        self._activation = activation
+        self._kernel = None
 
     def _project(self, x):
         x = convert_to_tensor(x)

@@ -18,7 +18,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
@@ -58,7 +58,16 @@ def _set_size_shape(op, indices, values, shape):
 
 @register_op("EditDistance", attrs={"normalize": True}, dtype_fn=fixed_dtype(_dtypes.float32))
 def _edit_distance_shape(op, *shapes):
-    return [TensorShape(None)]
+    # With both dense shapes known at graph construction, the result has their
+    # elementwise maximum over every dimension but the last (TensorFlow's rule).
+    h_shape, t_shape = constant_value(op.inputs[2]), constant_value(op.inputs[5])
+    if h_shape is None or t_shape is None:
+        return [TensorShape(None)]
+    if len(h_shape) != len(t_shape):
+        raise op.shape_error(f"Num elements of hypothesis_shape does not match truth_shape: "
+                             f"{len(h_shape)} vs. {len(t_shape)} (the two SparseTensors "
+                             "must have one rank)")
+    return [TensorShape([max(int(a), int(b)) for a, b in zip(h_shape[:-1], t_shape[:-1])])]
 
 
 not_differentiable("SparseToSparseSetOperation", "DenseToDenseSetOperation",

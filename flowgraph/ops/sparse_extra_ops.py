@@ -20,7 +20,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
@@ -28,14 +28,14 @@ from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.ops.array_extra_ops import setdiff1d
 from flowgraph.ops.array_index_ops import gather
 from flowgraph.ops.array_join_ops import concat
-from flowgraph.ops.array_shape_ops import expand_dims, size
+from flowgraph.ops.array_shape_ops import expand_dims, size, transpose
 from flowgraph.ops.math_ops import (
     cast,
     greater_equal,
 )
 from flowgraph.ops.math_reduce import reduce_all, reduce_max
 from flowgraph.ops.op_util import make_op, make_tensor
-from flowgraph.ops.sparse_ops import _sp, sparse_reorder, sparse_to_dense
+from flowgraph.ops.sparse_ops import _sp, sparse_reorder, sparse_tensor_to_dense
 
 __all__ = ["serialize_sparse", "sparse_add", "sparse_mask", "sparse_maximum", "sparse_merge",
            "sparse_minimum", "sparse_reduce_max", "sparse_reduce_max_sparse",
@@ -236,20 +236,24 @@ def sparse_transpose(sp_input, perm=None, name=None):
     >>> tf.Session().run([t.indices, t.dense_shape])
     [array([[2, 0]]), array([3, 1])]
     """
-    with name_scope(name, "SparseTranspose", []):
-        sp = _sp(sp_input)
-        rank = sp.indices.shape[1].value
+    sp = _sp(sp_input)
+    with name_scope(name, "SparseTranspose", [sp.values]):
+        rank = sp.shape.ndims
         if perm is None:
             if rank is None:
                 raise ValueError("tf.sparse_transpose: perm is required for unknown rank")
             perm = list(range(rank - 1, -1, -1))
-        perm_t = convert_to_tensor(perm, dtype=_dtypes.int32, name="perm")
-        dense_shape = gather(sp.dense_shape, perm_t)
+        # TensorFlow's layout: transpose(gather(transpose(indices), perm)), then a constant
+        # dense shape when the permutation and the input's shape are known.
+        indices = transpose(gather(transpose(sp.indices), perm))
+        perm_value = constant_value(convert_to_tensor(perm))
         known = sp.shape
-        if known.is_fully_defined() and not isinstance(perm, Tensor):
+        if perm_value is not None and known.is_fully_defined():
             dims = known.as_list()
-            dense_shape = convert_to_tensor([dims[int(p)] for p in perm], dtype=_dtypes.int64)
-        out = SparseTensor(gather(sp.indices, perm_t, axis=1), sp.values, dense_shape)
+            dense_shape = [dims[int(p)] for p in perm_value]
+        else:
+            dense_shape = gather(sp.dense_shape, perm)
+        out = SparseTensor(indices, sp.values, dense_shape)
         return sparse_reorder(out)
 
 
@@ -285,15 +289,17 @@ def sparse_to_indicator(sp_input, vocab_size, name=None):
     >>> tf.Session().run(tf.sparse_to_indicator(sp, 3)).astype(int).tolist()
     [[1, 0, 1], [0, 1, 0]]
     """
-    with name_scope(name, "SparseToIndicator", []):
-        sp = _sp(sp_input)
-        ids = expand_dims(cast(sp.values, _I64), 1)
-        indices = concat([sp.indices[:, :-1], ids], 1)
-        dense_shape = concat([sp.dense_shape[:-1], [cast(vocab_size, _I64)]], 0)
-        from flowgraph.ops.array_shape_ops import ones_like
+    from flowgraph.ops.array_shape_ops import fill, shape
 
-        return sparse_to_dense(indices, dense_shape, cast(ones_like(sp.values), _dtypes.bool),
-                               default_value=False, validate_indices=False)
+    sp = _sp(sp_input)
+    with name_scope(name, "SparseToIndicator", [sp.values]) as scope:
+        # TensorFlow's layout: True values, a sparse_merge in this scope, and the dense
+        # result named after the scope (duplicate ids are simply True)
+        count = shape(sp.indices)[0]
+        flags = SparseTensor(sp.indices, fill(expand_dims(count, 0), True), sp.dense_shape)
+        merged = sparse_merge(sp, flags, vocab_size, name=scope)
+        return sparse_tensor_to_dense(merged, default_value=False, validate_indices=False,
+                                      name=scope)
 
 
 def sparse_merge(sp_ids, sp_values, vocab_size, name=None, already_sorted=False):
@@ -310,12 +316,40 @@ def sparse_merge(sp_ids, sp_values, vocab_size, name=None, already_sorted=False)
     [array([[0, 1],
            [0, 4]]), array([2. , 0.5], dtype=float32)]
     """
+    import numbers
+
+    if isinstance(sp_ids, SparseTensor) or hasattr(sp_ids, "dense_shape"):
+        if not isinstance(vocab_size, Tensor | numbers.Integral):
+            raise TypeError(f"tf.sparse_merge: vocab_size has to be a Tensor or Python int, "
+                            f"got {type(vocab_size).__name__}")
+        sp_ids, vocab_size = [sp_ids], [vocab_size]
+    else:  # one id tensor per trailing dimension of the result
+        if not isinstance(sp_ids, list | tuple) or not isinstance(vocab_size, list | tuple):
+            raise TypeError("tf.sparse_merge: sp_ids and vocab_size must both be one value or "
+                            f"both lists, got {type(sp_ids).__name__} and "
+                            f"{type(vocab_size).__name__}")
+        for dim in vocab_size:
+            if not isinstance(dim, Tensor | numbers.Integral):
+                raise TypeError(f"tf.sparse_merge: vocab_size has to be a list of Tensors or "
+                                f"Python ints, got {type(dim).__name__}")
+    if len(sp_ids) != len(vocab_size):
+        raise ValueError(f"tf.sparse_merge: sp_ids and vocab_size have to have equal lengths, "
+                         f"got {len(sp_ids)} and {len(vocab_size)}")
     with name_scope(name, "SparseMerge", []):
-        ids, values = _sp(sp_ids, "sp_ids"), _sp(sp_values, "sp_values")
-        indices = concat([ids.indices[:, :-1], expand_dims(cast(ids.values, _I64), 1)], 1)
-        dense_shape = concat([ids.dense_shape[:-1], [cast(vocab_size, _I64)]], 0)
+        ids = [_sp(s, "sp_ids") for s in sp_ids]
+        values = _sp(sp_values, "sp_values")
+        columns = [expand_dims(s.values if s.dtype.base_dtype == _I64 else cast(s.values, _I64),
+                               axis=1) for s in ids]
+        sizes = [cast(v, _I64) for v in vocab_size]
+        # TensorFlow's layout: the ids replace the last index column; the dense shape's
+        # last dimension becomes the vocabulary sizes; reorder unless already sorted.
+        indices = concat([ids[0].indices[:, :-1], *columns], 1)
+        dense_shape = concat([ids[0].dense_shape[:-1], sizes], 0)
         out = SparseTensor(indices, values.values, dense_shape)
-        return out if already_sorted else sparse_reorder(out)
+        if already_sorted:
+            return out
+        ordered = sparse_reorder(out)
+        return SparseTensor(ordered.indices, ordered.values, dense_shape)
 
 
 def sparse_mask(a, mask_indices, name=None):

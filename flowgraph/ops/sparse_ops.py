@@ -39,10 +39,15 @@ from flowgraph.framework.constant_op import (
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
-from flowgraph.framework.sparse_tensor import SparseTensor, convert_to_sparse_tensor
+from flowgraph.framework.sparse_tensor import (
+    SparseTensor,
+    SparseTensorValue,
+    convert_to_sparse_tensor,
+)
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops, math_ops
 from flowgraph.ops.array_static import static_elements
+from flowgraph.ops.math_reduce import reduce_max
 from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 
 __all__ = [
@@ -183,7 +188,13 @@ def sparse_reorder(sp_input, name: str | None = None) -> SparseTensor:
     sp = _sp(sp_input)
     op = make_op("SparseReorder", [sp.indices, sp.values, sp.dense_shape],
                  name=name or "SparseReorder")
-    return SparseTensor(op.outputs[0], op.outputs[1], sp.dense_shape)
+    # As TensorFlow: a known shape becomes a new constant dense shape, else an Identity.
+    static = sp.shape
+    if static.is_fully_defined():
+        return SparseTensor(op.outputs[0], op.outputs[1], static.as_list())
+    out = SparseTensor(op.outputs[0], op.outputs[1], array_ops.identity(sp.dense_shape))
+    out._shape_hint = static
+    return out
 
 
 @register_op("SparseReshape", num_outputs=2, dtype_fn=fixed_dtype(_I64, _I64))
@@ -205,23 +216,38 @@ def sparse_reshape(sp_input, shape, name: str | None = None) -> SparseTensor:
     [[1 1]]
     """
     sp = _sp(sp_input)
-    new_shape = convert_to_tensor(shape, dtype=None if isinstance(shape, Tensor) else _I64)
-    op = make_op("SparseReshape", [sp.indices, sp.dense_shape, new_shape],
-                 name=name or "SparseReshape")
-    static = constant_value(new_shape)
-    dense_shape = op.outputs[1]
-    if static is not None:
-        dims = [int(d) for d in np.reshape(static, -1)]
-        known = sp.shape
-        if -1 in dims and known.is_fully_defined() and dims.count(-1) == 1:
-            rest = int(np.prod([d for d in dims if d != -1]))
-            if rest:
-                dims[dims.index(-1)] = int(np.prod(known.as_list())) // rest
-        if all(d >= 0 for d in dims):
-            # As TensorFlow: a known new shape becomes the result's constant dense_shape.
-            dense_shape = convert_to_tensor(np.asarray(dims, np.int64), name="shape")
-    out = SparseTensor(op.outputs[0], sp.values, dense_shape)
+    with name_scope(name, "SparseReshape", [sp.values]) as scope:
+        new_shape = convert_to_tensor(shape, dtype=None if isinstance(shape, Tensor) else _I64,
+                                      name="shape")
+        op = make_op("SparseReshape", [sp.indices, sp.dense_shape, new_shape], name=scope)
+        dense_shape = op.outputs[1]
+        wanted = constant_value_as_shape(new_shape)
+        if wanted.ndims is not None and sp.shape.is_fully_defined():
+            dense_shape = _static_reshape_shape(sp.shape, wanted, new_shape, dense_shape)
+        # As TensorFlow: the values pass through an Identity in the op's scope.
+        out = SparseTensor(op.outputs[0], array_ops.identity(sp.values), dense_shape)
     return out
+
+
+def _static_reshape_shape(known, wanted, new_shape, dense_shape):
+    """TensorFlow's build-time check of a reshape of a fully known sparse shape: the
+    element counts must agree, and a shape it can complete becomes a constant."""
+    given = constant_value(new_shape)
+    if given is not None and int(np.sum(np.reshape(given, -1) == -1)) > 1:
+        raise ValueError("At most one dimension can be inferred (-1). Found: "
+                         f"{np.reshape(given, -1)}")
+    dims = wanted.as_list()
+    size = int(np.prod(known.as_list()))
+    implied = [i for i, d in enumerate(dims) if d is None]
+    rest = int(np.prod([d for d in dims if d is not None]))
+    if len(implied) == 1 and rest:
+        dims[implied[0]] = size // rest
+    if not implied or (len(implied) == 1 and rest and size % rest == 0):
+        if int(np.prod(dims)) != size:
+            raise ValueError(f"Cannot reshape a tensor with {size} elements to shape "
+                             f"{wanted.as_list()} ({int(np.prod(dims))} elements).")
+        return constant(np.asarray(dims, np.int64))
+    return dense_shape
 
 
 @register_op("SparseFillEmptyRows", num_outputs=4,
@@ -255,12 +281,13 @@ def sparse_fill_empty_rows(sp_input, default_value, name: str | None = None):
     ...     print(sess.run([sp.values, empty]))
     [array([-1,  4, -1], dtype=int32), array([ True, False,  True])]
     """
-    with name_scope(name, "SparseFillEmptyRows", [sp_input]) as scope:
+    with name_scope(name, "SparseFillEmptyRows", [sp_input]):
         sp = _sp(sp_input)
         default = convert_to_tensor(default_value, dtype=sp.dtype.base_dtype,
                                     name="default_value")
+        # TensorFlow builds the op inside its scope under the type's name.
         op = make_op("SparseFillEmptyRows", [sp.indices, sp.values, sp.dense_shape, default],
-                     name=scope)
+                     name="SparseFillEmptyRows")
         out = SparseTensor(op.outputs[0], op.outputs[1], sp.dense_shape)
         out._shape_hint = sp.shape
         return out, op.outputs[2]
@@ -278,14 +305,19 @@ def sparse_retain(sp_input, to_retain, name: str | None = None) -> SparseTensor:
     [2]
     """
     sp = _sp(sp_input)
-    with name_scope(name, "SparseRetain", [sp.values, to_retain]):
-        keep = convert_to_tensor(to_retain, dtype=_dtypes.bool)
-        if keep.shape.ndims not in (None, 1):
-            raise ValueError(f"sparse_retain: to_retain must be a vector, got shape "
-                             f"{keep.shape}")
-        where = array_ops.reshape(array_ops.where(keep), [-1])
-        out = SparseTensor(array_ops.gather(sp.indices, where),
-                           array_ops.gather(sp.values, where), sp.dense_shape)
+    # As TensorFlow: no name scope (`name` is accepted and unused), the dense shape passed
+    # through an Identity.
+    del name
+    keep = convert_to_tensor(to_retain, dtype=_dtypes.bool)
+    if keep.shape.ndims not in (None, 1):
+        raise ValueError(f"sparse_retain: to_retain must be a vector, got shape {keep.shape}")
+    n_values = sp.values.shape[0] if sp.values.shape.ndims else None
+    if not keep.shape[0].is_compatible_with(n_values):
+        raise ValueError(f"sparse_retain: to_retain has {keep.shape[0]} entries but the "
+                         f"sparse tensor has {n_values} values")
+    where = array_ops.reshape(array_ops.where(keep), [-1])
+    out = SparseTensor(array_ops.gather(sp.indices, where),
+                       array_ops.gather(sp.values, where), array_ops.identity(sp.dense_shape))
     out._shape_hint = sp.shape
     return out
 
@@ -317,31 +349,40 @@ def sparse_concat(axis=None, sp_inputs=None, name: str | None = None,
     sps = [_sp(s, "sp_inputs") for s in sp_inputs or []]
     if not sps:
         raise ValueError("sparse_concat: sp_inputs is empty")
-    with name_scope(name, "SparseConcat", [s.values for s in sps]):
-        ranks = {s.shape.ndims for s in sps} - {None}
-        if len(ranks) > 1:
-            raise ValueError(f"sparse_concat: inputs must have equal ranks, got "
-                             f"{[str(s.shape) for s in sps]}")
-        rank = ranks.pop() if ranks else None
-        if rank is None:
-            raise ValueError("sparse_concat: the rank of the inputs must be known")
-        axis = int(axis) % rank
-        shapes = [s.dense_shape for s in sps]
-        if expand_nonconcat_dim:  # each input takes the largest size of every other axis
-            unit = constant(np.eye(rank, dtype=np.int64)[axis])
-            largest = shapes[0]
-            for sh in shapes[1:]:
-                largest = math_ops.maximum(largest, sh)
-            shapes = [largest * (1 - unit) + unit * sh for sh in shapes]
-        op = make_op("SparseConcat", [s.indices for s in sps] + [s.values for s in sps]
-                     + shapes, {"concat_dim": axis, "N": len(sps)}, name="SparseConcat")
-        known = [constant_value(sh) for sh in shapes]
-        dense_shape = op.outputs[2]
-        if all(k is not None for k in known):  # as TensorFlow: a constant shape when known
-            total = np.array(known[0], np.int64)
-            total[axis] = sum(int(k[axis]) for k in known)
-            dense_shape = constant(total)
-        out = SparseTensor(op.outputs[0], op.outputs[1], dense_shape)
+    if len(sps) == 1:  # as TensorFlow: one input comes back unchanged
+        return sps[0]
+    statics = [s.shape for s in sps]
+    ranks = {sh.ndims for sh in statics} - {None}
+    if len(ranks) > 1:
+        raise ValueError(f"sparse_concat: inputs must have equal ranks, got "
+                         f"{[str(sh) for sh in statics]}")
+    axis = int(axis)
+    shapes = [s.dense_shape for s in sps]
+    # As TensorFlow, no name scope: the helper ops sit where the call is made and the op
+    # takes `name` (the axis attribute keeps its sign; the kernel wraps it).
+    if expand_nonconcat_dim:  # every other axis takes the largest size among the inputs
+        largest = reduce_max(
+            array_ops.concat([array_ops.reshape(sh, [1, -1]) for sh in shapes], 0), 0)
+        shapes = [array_ops.concat([largest[:axis], sh[-1:] if axis == -1 else
+                                    sh[axis:axis + 1], [] if axis == -1 else
+                                    largest[axis + 1:]], 0) for sh in shapes]
+    op = make_op("SparseConcat", [s.indices for s in sps] + [s.values for s in sps]
+                 + shapes, {"concat_dim": axis, "N": len(sps)}, name=name or "SparseConcat")
+    out = SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
+    if not ranks:
+        return out
+    rank = ranks.pop()
+    if not -rank <= axis < rank:
+        raise ValueError(f"sparse_concat: axis {axis} is out of range for rank {rank}")
+    dims = [[sh[d].value for sh in statics] for d in range(rank)]
+    static = ([None if None in col else max(col) for col in dims] if expand_nonconcat_dim
+              else [col[0] for col in dims])
+    along = dims[axis % rank]
+    static[axis % rank] = None if None in along else sum(along)
+    if all(sh.is_fully_defined() for sh in statics):  # TensorFlow's constant dense shape
+        return SparseTensor(out.indices, out.values, constant(np.array(static, np.int64)))
+    if all(sh.ndims is not None for sh in statics):
+        out._shape_hint = TensorShape(static)
     return out
 
 
@@ -402,7 +443,8 @@ def _sp_matmul_shape(op, a_indices, a_values, a_shape, b):
     if b.ndims == 2:
         k2, n = (b[1], b[0]) if op.attrs["adjoint_b"] else (b[0], b[1])
     if k1 is not None and k2 is not None and not k1.is_compatible_with(k2):
-        raise op.shape_error(f"inner dimensions differ: {k1} vs {k2}")
+        raise op.shape_error(f"Dimensions must be equal, but are {k1} and {k2} (inner "
+                             "dimensions differ)")
     return [TensorShape([m, n])]
 
 
@@ -419,12 +461,22 @@ def sparse_tensor_dense_matmul(sp_a, b, adjoint_a: bool = False, adjoint_b: bool
     [[0. 2.]
      [3. 0.]]
     """
+    if isinstance(b, SparseTensor | SparseTensorValue):
+        # A dense @ sparse product, as TensorFlow computes it: (B' A')' with the sparse
+        # operand first (`name` is not used on this path, as in TensorFlow).
+        if adjoint_a != adjoint_b:
+            return array_ops.transpose(sparse_tensor_dense_matmul(b, sp_a, adjoint_a,
+                                                                  adjoint_b))
+        return array_ops.transpose(sparse_tensor_dense_matmul(
+            b, sp_a, adjoint_a=not adjoint_a, adjoint_b=not adjoint_b))
     sp = _sp(sp_a, "sp_a")
-    with name_scope(name, "SparseTensorDenseMatMul", [sp.values, b]) as scope:
+    # TensorFlow opens a name scope and builds the op inside it under its type's name, so
+    # the product is "SparseTensorDenseMatMul/SparseTensorDenseMatMul" (or "NAME/...").
+    with name_scope(name, "SparseTensorDenseMatMul", [sp.values, b]):
         b = convert_to_tensor(b, dtype=sp.dtype.base_dtype, name="b")
         return make_tensor("SparseTensorDenseMatMul", [sp.indices, sp.values, sp.dense_shape, b],
                            {"adjoint_a": bool(adjoint_a), "adjoint_b": bool(adjoint_b)},
-                           name=scope)
+                           name="SparseTensorDenseMatMul")
 
 
 # -- SparseSegmentSum / Mean / SqrtN --------------------------------------------------------
@@ -464,6 +516,8 @@ def _segment_grad_rows_shape(op, grad, segment_ids):
 
 
 def _segment(op_type, data, indices, segment_ids, num_segments, name, sparse_gradient):
+    if num_segments is not None:  # TensorFlow's op (and default name) of its own
+        op_type += "WithNumSegments"
     with name_scope(name, op_type, [data, indices, segment_ids]) as scope:
         d = convert_to_tensor(data, name="data")
         i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
@@ -476,7 +530,6 @@ def _segment(op_type, data, indices, segment_ids, num_segments, name, sparse_gra
         if num_segments is not None:
             ins.append(convert_to_tensor(num_segments, preferred_dtype=_dtypes.int32,
                                          name="num_segments"))
-            op_type += "WithNumSegments"
         return make_tensor(op_type, ins, {"sparse_gradient": bool(sparse_gradient)},
                            name=scope)
 
@@ -631,7 +684,7 @@ def _cross(inputs, hashed: bool, num_buckets: int, hash_key: int, name):
     op = make_op("SparseCross", ins, {
         "num_sparse": len(sparse), "num_dense": len(dense), "hashed_output": hashed,
         "num_buckets": int(num_buckets), "hash_key": int(hash_key)},
-        name=name or ("SparseCrossHashed" if hashed else "SparseCross"))
+        name=name or "SparseCross")  # TensorFlow's default name, hashed or not
     return SparseTensor(*op.outputs)
 
 

@@ -23,7 +23,7 @@ from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
-from flowgraph.ops.array_shape_ops import shape, zeros_like
+from flowgraph.ops.array_shape_ops import ones_like, shape, zeros_like
 from flowgraph.ops.math_ops import cast, less, reciprocal
 from flowgraph.ops.op_util import make_tensor
 
@@ -120,8 +120,8 @@ def imag(input, name=None):
     x = convert_to_tensor(input, name="input")
     if x.dtype.base_dtype in _COMPLEX:
         return _part("Imag", x, name)
-    with name_scope(name, "Imag", [x]) as scope:
-        return zeros_like(x, name=scope)
+    with name_scope(name, "Imag", [x]):
+        return zeros_like(x)  # (TensorFlow's name: <scope>/zeros_like)
 
 
 def angle(input, name=None):
@@ -139,8 +139,9 @@ def angle(input, name=None):
     x = convert_to_tensor(input, name="input")
     if x.dtype.base_dtype in _COMPLEX:
         return _part("Angle", x, name)
-    with name_scope(name, "Angle", [x]) as scope:
-        return where(less(x, 0), zeros_like(x) + math.pi, zeros_like(x), name=scope)
+    with name_scope(name, "Angle", [x]):
+        # TensorFlow's graph: Select(x < 0, pi * ones_like(x), zeros_like(x))
+        return where(less(x, 0), math.pi * ones_like(x), zeros_like(x))
 
 
 def _fft(op_type):

@@ -16,13 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from flowgraph.framework.tensor_shape import Dimension, TensorShape, as_shape
 from flowgraph.ops.math_ops import cast, maximum, minimum
+from flowgraph.ops.static_value import get_static_value
 from flowgraph.ops.variables import VariableAggregation, VariableSynchronization
 
 __all__ = ["VariableAggregation", "VariableSynchronization", "broadcast_static_shape",
@@ -72,22 +73,6 @@ def dimension_at_index(shape, index) -> Dimension:
     if shape.ndims is None:
         return Dimension(None)
     return shape.dims[index]
-
-
-def get_static_value(tensor, partial=False):
-    """The NumPy value of `tensor` if it can be computed while the graph is built
-    (constants, shapes of known size, ... folded), else None.
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> tf.get_static_value(tf.constant([1, 2]) * 2).tolist()
-    [2, 4]
-    """
-    del partial
-    if isinstance(tensor, np.ndarray | np.generic | int | float):
-        return np.asarray(tensor)
-    return constant_value(convert_to_tensor(tensor))
 
 
 def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False,

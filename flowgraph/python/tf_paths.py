@@ -98,6 +98,23 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "python.ops.distributions.distributions": ("tf.distributions",),
     "python.ops.linalg.linalg": ("tf.linalg",),
     "python.ops.signal.signal": ("tf.signal",),
+    # contrib's own module paths (``from tensorflow.contrib.X.python.ops import Y``)
+    "contrib.framework.python.ops.audio_ops": ("gen",),
+    **{f"contrib.framework.python.ops.{name}": ("tf.contrib.framework",) for name in (
+        "variables", "arg_scope", "ops", "checkpoint_ops")},
+    # (importing these makes ``flowgraph.contrib.signal`` this view of ``tf.signal``)
+    "contrib.signal": ("tf.signal",),
+    **{f"contrib.signal.python.ops.{name}": ("tf.signal",) for name in (
+        "spectral_ops", "shape_ops", "mel_ops", "mfcc_ops", "window_ops",
+        "reconstruction_ops", "util_ops")},
+    **{f"contrib.rnn.python.ops.{name}": ("tf.contrib.rnn", "tf.nn.rnn_cell", "tf.nn")
+       for name in ("rnn", "rnn_cell", "core_rnn_cell", "lstm_ops", "gru_ops",
+                    "fused_rnn_cell")},
+    **{f"contrib.layers.python.layers.{name}": ("tf.contrib.layers",) for name in (
+        "layers", "initializers", "regularizers", "optimizers", "feature_column", "utils")},
+    **{f"contrib.seq2seq.python.ops.{name}": ("tf.contrib.seq2seq",) for name in (
+        "attention_wrapper", "basic_decoder", "beam_search_decoder", "decoder", "helper",
+        "loss")},
     "python.ops.ragged.ragged_tensor": ("tf.ragged", "tf"),
     **{f"python.ops.gen_{name}_ops": ("gen", *_OPS) for name in (
         "array", "math", "nn", "state", "control_flow", "data_flow", "io", "image",
@@ -428,11 +445,13 @@ _PACKAGES = {".".join(key.split(".")[:i]) for key in ALIASES
 
 
 class TFPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``flowgraph.python.X`` / ``flowgraph.core.X`` for the TensorFlow paths of
-    `ALIASES` that no real flowgraph module provides (it is consulted last)."""
+    """Finds ``flowgraph.python.X`` / ``flowgraph.core.X`` / ``flowgraph.contrib.X`` for
+    the TensorFlow paths of `ALIASES` that no real flowgraph module provides (it is
+    consulted last)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if not fullname.startswith(("flowgraph.python.", "flowgraph.core.")):
+        if not fullname.startswith(("flowgraph.python.", "flowgraph.core.",
+                                    "flowgraph.contrib.")):
             return None
         key = fullname[len("flowgraph."):]
         if key not in ALIASES and key not in _PACKAGES:

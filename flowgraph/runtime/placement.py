@@ -191,6 +191,40 @@ def place(ops: list[Operation], devices: list[Device], allow_soft_placement: boo
     return placement
 
 
+def check_local_task(ops: list[Operation], devices: list[Device]) -> None:
+    """A session of this process is TensorFlow's ``/job:localhost/replica:0/task:0``: an
+    op that asks for another job, replica or task (``/job:ps/task:0`` outside a
+    ``grpc://`` session) cannot be placed, soft placement or not, as in TensorFlow. Run on
+    the ops a run needs before constant folding, which would hide a constant's request.
+
+    >>> import flowgraph as tf
+    >>> from flowgraph.backends import list_devices
+    >>> with tf.Graph().as_default():
+    ...     with tf.device("/job:ps/task:0"):
+    ...         c = tf.constant(1.0, name="c")
+    ...     try:
+    ...         check_local_task([c.op], list_devices()[:1])
+    ...     except tf.errors.InvalidArgumentError as e:
+    ...         print(e.message[:74])
+    Cannot assign a device for operation c: {{node c}} was explicitly assigned
+    """
+    for op in ops:
+        if not op.device:
+            continue
+        spec = DeviceSpec.from_string(op.device)
+        if spec.job in (None, "localhost") and spec.replica in (None, 0) and \
+                spec.task in (None, 0):
+            continue
+        names = ", ".join(f"/job:localhost/replica:0/task:0{d.short_name}" for d in devices)
+        raise errors.InvalidArgumentError(
+            None, op,
+            f"Cannot assign a device for operation {op.name}: {{{{node {op.name}}}}} was "
+            f"explicitly assigned to {op.device} but available devices are [ {names} ]. "
+            "Make sure the device specification refers to a valid device. (A session of "
+            "this process runs only /job:localhost/replica:0/task:0; run a graph placed "
+            "on a cluster's tasks in tf.Session(server.target).)")
+
+
 def _names(op: Operation):
     """The colocation names of `op`'s group (as `place` unions them): `kept`'s keys."""
     return (("loc", op.name), *(("loc", n) for n in op._colocation or ()))

@@ -52,7 +52,7 @@ from flowgraph.runtime.memory_schedule import MemorySchedule, default_budgets, m
 from flowgraph.runtime.node_table import NodeInfo, NodeTable
 from flowgraph.runtime.op_errors import describe_error
 from flowgraph.runtime.partition import fetches_to_host, has_transfers, partition
-from flowgraph.runtime.placement import place
+from flowgraph.runtime.placement import check_local_task, place
 from flowgraph.runtime.prune import needed_ops
 from flowgraph.runtime.rewrite import rewrite
 from flowgraph.runtime.rewrite_arith import compose_unary_chains
@@ -123,6 +123,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
     fed = set(feed_tensors)
     check_feeds_and_fetches(env.graph, fetch_tensors, target_ops, feed_tensors)
     ops = needed_ops(fetch_tensors, target_ops, fed, done=done_ops)
+    check_local_task(ops, env.devices)  # (before folding hides a constant's request)
     host = next((d for d in env.devices if d.device_type == "CPU"), None)
     if env.costs is not None:
         env.costs.set_feed_shapes(feed_shapes or {})
@@ -143,7 +144,7 @@ def compile_plan(env: CompileEnv, fetch_tensors: list[Tensor], target_ops: list[
         fuse_elementwise(table, fetch_tensors)
     if rewrites.compose_unary:  # unary chains fusion left (other dtypes, devices)
         compose_unary_chains(table, fetch_tensors)
-    fetch_slots = schedule(table, fetch_tensors)
+    fetch_slots = schedule(table, fetch_tensors, feed_shapes)
     frames = None
     if any(op.op_def.control_flow for op in ops):
         frames = assign_frames(table, fetch_slots)

@@ -482,9 +482,8 @@ class Session:
         try:
             el = self._graph.as_graph_element(key, allow_operation=False)
         except (TypeError, ValueError, KeyError) as e:
-            raise TypeError(
-                f"Cannot interpret feed_dict key {key!r} as a Tensor: {e}"
-            ) from None
+            why = e.args[0] if e.args else e  # a KeyError's str() would quote it
+            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {why}") from None
         return el
 
     def _convert_feed(self, t: Tensor, value):

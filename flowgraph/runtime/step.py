@@ -10,6 +10,7 @@ operations before the executor takes over.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -304,15 +305,21 @@ class FastRun:
 
     @staticmethod
     def may_run(session) -> bool:
-        """Whether `session` may run a `FastRun` now: it is open, and `Session.run` would
-        not limit this run's threads (a backend's contention policy or
-        ``intra_op_parallelism_threads``: the general path applies those)."""
-        if session._closed:
-            return False
-        for backend in session._backends:
-            if backend.intra_op_limit(session._intra_op) is not None:
-                return False
-        return True
+        """Whether `session` may run a `FastRun` now: it is open."""
+        return not session._closed
+
+    def run_limited(self, session, feed_dict, timeout_ms: int = 0):
+        """`run`, under the thread limits `Session.run` would apply to this run (a
+        backend's contention policy, ``intra_op_parallelism_threads``), for callers that
+        take a `FastRun` outside `Session.run` (`distributed.stage_graph`)."""
+        limits = [limit for backend in session._backends
+                  if (limit := backend.intra_op_limit(session._intra_op)) is not None]
+        if not limits:
+            return self.run(session, feed_dict, timeout_ms)
+        with contextlib.ExitStack() as stack:
+            for limit in limits:
+                stack.enter_context(limit)
+            return self.run(session, feed_dict, timeout_ms)
 
     def run(self, session, feed_dict, timeout_ms: int = 0):
         """Run the step for `session`, feeding `feed_dict` (None or a dict whose keys are

@@ -282,7 +282,7 @@ class SavedModelBuilder:
         if self._format == "tensorflow":
             self._tf_meta_graphs.append(tf_meta_graph(
                 graph, graph_def, tags, signatures, saver, mg.main_op, mg.asset_file_def,
-                clear_devices, strip_default_attrs))
+                clear_devices, strip_default_attrs, train_op=mg.train_op))
             return
         self._meta_graphs.append(mg)
 

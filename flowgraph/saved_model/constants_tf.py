@@ -27,6 +27,7 @@ LEGACY_INIT_OP_KEY = "legacy_init_op"
 MAIN_OP_KEY = "saved_model_main_op"
 SAVED_MODEL_FILENAME_PB = "saved_model.pb"
 SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
+TRAIN_OP_KEY = "saved_model_train_op"  # the train op of a TRAIN-mode export
 
 
 def main_op_with_restore(restore_op_name):

@@ -7,9 +7,10 @@ A ``saved_model.json`` meta graph holds the same facts in flowgraph's own schema
 from the exporting graph: TensorFlow's GraphDef, with the Saver's restore subgraph as
 TensorFlow's ``SaveV2``/``RestoreV2`` nodes and the matching ``saver_def``; each variable
 collection as serialized ``VariableDef``s; the main op in ``saved_model_main_op``, the
-train op in ``train_op``, asset tensors in ``saved_model_assets``; and the export's tags,
-signatures and ``asset_file_def``. Collections the JSON document does not record (losses,
-summaries, ...) cannot be recovered and are absent.
+train op in ``train_op`` and ``saved_model_train_op``, asset tensors in
+``saved_model_assets``; and the export's tags, signatures and ``asset_file_def``.
+Collections the JSON document does not record (losses, summaries, ...) cannot be
+recovered and are absent.
 
 Example
 -------
@@ -34,7 +35,7 @@ from flowgraph.framework.tf_formats.meta_graph_messages import (
     VariableDefProto,
 )
 from flowgraph.saved_model import format as fmt
-from flowgraph.saved_model.constants_tf import ASSETS_KEY, MAIN_OP_KEY
+from flowgraph.saved_model.constants_tf import ASSETS_KEY, MAIN_OP_KEY, TRAIN_OP_KEY
 from flowgraph.saved_model.tf_export import (
     asset_collection,
     signature_message,
@@ -137,6 +138,7 @@ def meta_graph_message(mg: fmt.MetaGraphDef) -> MetaGraphDefProto:
             bytes_list=CollectionDefProto.BytesList(value=values))
     if mg.train_op:
         out.collection_def[_TRAIN_OP_KEY] = _node_list([mg.train_op])
+        out.collection_def[TRAIN_OP_KEY] = _node_list([mg.train_op])
     if mg.main_op:
         out.collection_def[MAIN_OP_KEY] = _node_list([mg.main_op])
     if mg.asset_file_def:

@@ -66,6 +66,7 @@ from flowgraph.saved_model.constants_tf import (
     MAIN_OP_KEY,
     SAVED_MODEL_FILENAME_PB,
     SAVED_MODEL_FILENAME_PBTXT,
+    TRAIN_OP_KEY,
 )
 from flowgraph.saved_model.tf_export_tables import vocabulary_files_as_tables
 
@@ -172,12 +173,14 @@ def signature_message(sig) -> SignatureDefProto:
 
 def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op: str | None,
                   assets: list, clear_devices: bool,
-                  strip_default_attrs: bool = False) -> MetaGraphDefProto:
+                  strip_default_attrs: bool = False,
+                  train_op: str | None = None) -> MetaGraphDefProto:
     """TensorFlow's MetaGraphDef of `graph` for one tag set.
 
     `graph_def` is `graph`'s (with asset paths already replaced by asset names),
     `signatures` flowgraph `SignatureDef`s, `saver` the Saver whose variables are saved
-    (None or empty: no SaverDef), `main_op` an op name, `assets` `AssetFileDef`s.
+    (None or empty: no SaverDef), `main_op` and `train_op` op names (collections
+    ``saved_model_main_op`` and ``saved_model_train_op``), `assets` `AssetFileDef`s.
     `strip_default_attrs` drops each attribute whose value is its default in TensorFlow's
     OpDef (TensorFlow's loaders put them back).
     """
@@ -203,6 +206,9 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
     if main_op:
         mg.collection_def[MAIN_OP_KEY] = CollectionDefProto(
             node_list=CollectionDefProto.NodeList(value=[main_op]))
+    if train_op:
+        mg.collection_def[TRAIN_OP_KEY] = CollectionDefProto(
+            node_list=CollectionDefProto.NodeList(value=[train_op]))
     if strip_default_attrs:
         _strip_default_attrs(mg)
     _warn_flowgraph_only_ops(mg, tags)

@@ -109,8 +109,12 @@ class DistributedDataset:
         return DistributedIterator(self._dataset.make_initializable_iterator(),
                                    self._strategy, split=self._split)
 
-    def make_one_shot_iterator(self):
-        return DistributedIterator(self._dataset.make_one_shot_iterator(),
+    def make_one_shot_iterator(self, _draw_seed: bool = True):
+        """(`_draw_seed=False`: an Estimator's input, which TensorFlow reads through an
+        initializable iterator that draws no op seed; see `make_one_shot_iterator`.)"""
+        from flowgraph.data.iterator import make_one_shot_iterator
+
+        return DistributedIterator(make_one_shot_iterator(self._dataset, _draw_seed),
                                    self._strategy, split=self._split)
 
     _make_initializable_iterator = make_initializable_iterator

@@ -151,10 +151,12 @@ def test_others_update_and_the_step_limit(monkeypatch):
     monkeypatch.setattr(blas_threads, "_blas_controllers", lambda: [controller])
 
     assert policy.update(others) == 2  # two busy processes fit beside us: keep 2
-    assert policy.update(3.0) == 1  # more than the cores: one thread
-    assert kernel_pool._available == 1
+    assert policy.split_products  # ... but products go to the kernel threads
+    assert kernel_pool._available == 2
+    assert policy.update(3.0) == 1  # more than the cores: one BLAS thread
+    assert policy.split_products and kernel_pool._available == 2  # kernel threads block
     with blas_threads.contention_limited():
-        assert controller.num_threads == 1
+        assert controller.num_threads == 1 and blas_threads.products_split()
         # A plan compiled inside the limited step still sees BLAS as parallel.
         assert blas_threads.planned_blas_threads() == 2
     assert controller.num_threads == 2  # restored after the step
@@ -162,9 +164,11 @@ def test_others_update_and_the_step_limit(monkeypatch):
     with blas_threads.blas_threads_limited(1):  # a limit the user chose counts
         assert blas_threads.planned_blas_threads() == 1
 
+    assert not blas_threads.products_split()
     controller.num_threads = 2
     policy.update(0.1)
     assert blas_threads.contention_limited() is None  # no contention: nothing to do
+    assert not policy.split_products and kernel_pool._available == 2
     policy.update(3.5)
     controller.num_threads = 1  # the user's threadpool_limits(1) ... is left alone
     assert blas_threads.contention_limited() is None

@@ -300,7 +300,8 @@ def test_cluster_resolvers(monkeypatch):
     spec = tf.train.ClusterSpec({"worker": ["w0:2222", "w1:2222"]})
     r = tf.distribute.cluster_resolver.SimpleClusterResolver(spec, task_type="worker",
                                                              task_id=1)
-    assert r.master() == "grpc://w1:2222"
+    # TF 2.15: without a task, master() is the `master` argument ('' here)
+    assert (r.master(), r.master("worker", 1, rpc_layer="grpc")) == ("", "grpc://w1:2222")
     monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"ps": ["p:1"]},
                                                 "task": {"type": "ps", "index": 0}}))
     t = tf.distribute.cluster_resolver.TFConfigClusterResolver()

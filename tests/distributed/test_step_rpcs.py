@@ -25,10 +25,11 @@ def _cluster():
 
 
 def _mlp(cluster, seed=0):
-    """A small MLP trained by plain SGD with a global step, variables on the ps."""
+    """A small MLP trained by plain SGD with a global step, variables on the ps (with no
+    `cluster`: unplaced, for a session of this process, which has no ps)."""
     rng = np.random.RandomState(seed)
     with tf.device(replica_device_setter(worker_device="/job:worker/task:0",
-                                         cluster=cluster)):
+                                         cluster=cluster) if cluster else None):
         step = tf.train.get_or_create_global_step()
         x = tf.placeholder(tf.float32, [None, 5])
         y = tf.placeholder(tf.int64, [None])
@@ -103,7 +104,7 @@ def test_steps_through_the_in_process_server_cost_one_ps_call_and_match_one_proc
     losses = {}
     for where in ["local", "cluster"]:
         with tf.Graph().as_default():
-            x, y, loss, train, step = _mlp(cluster)
+            x, y, loss, train, step = _mlp(cluster if where == "cluster" else None)
             target = worker.target if where == "cluster" else ""
             with tf.Session(target) as sess:
                 sess.run(tf.global_variables_initializer())

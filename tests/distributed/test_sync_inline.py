@@ -58,8 +58,9 @@ def test_a_step_is_one_ps_call_and_one_replica_matches_plain_sgd(servers):
     start = rng.randn(4, 1).astype(np.float32)
     losses = {}
     for sync in (False, True):
+        # (the plain SGD runs in a session of this process: no ps devices there)
         with tf.Graph().as_default(), tf.device(replica_device_setter(
-                cluster=cluster, worker_device="/job:worker/task:0")):
+                cluster=cluster, worker_device="/job:worker/task:0") if sync else None):
             step = tf.train.get_or_create_global_step()
             x, y = tf.placeholder(tf.float32, [None, 4]), tf.placeholder(tf.float32, [None, 1])
             w = tf.Variable(start, name=f"w{int(sync)}")

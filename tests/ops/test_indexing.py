@@ -159,7 +159,8 @@ def test_strided_slice_numpy_matches_numpy_indexing(items, with_ellipsis, where)
 def test_strided_slice_of_shape_is_static():
     p = _ph([None, 3, 4])
     s = tf.shape(p)
-    assert tf.get_static_value(s[1]) == 3 if hasattr(tf, "get_static_value") else True
+    # TF 2.15's Python `get_static_value` folds no StridedSlice (shape inference does)
+    assert tf.get_static_value(s[1]) is None
     from flowgraph.framework.constant_op import constant_value
 
     assert constant_value(s[1]) == 3

@@ -81,8 +81,15 @@ def test_reshape_retain_concat(sess):
     r = tf.sparse.reshape(sp, [-1, 4])
     i, s = sess.run([r.indices, r.dense_shape])
     assert i.tolist() == [[1, 1], [2, 0]] and s.tolist() == [3, 4]
+    # a fully known shape is checked when the graph is built (TensorFlow's message) ...
+    with pytest.raises(ValueError, match=r"Cannot reshape a tensor with 12 elements to "
+                                         r"shape \[5, 5\] \(25 elements\)"):
+        tf.sparse.reshape(sp, [5, 5])
+    # ... an unknown one by the kernel
+    ph = tf.sparse_placeholder(tf.int32)
     with pytest.raises(InvalidArgumentError, match="cannot reshape"):
-        sess.run(tf.sparse.reshape(sp, [5, 5]).indices)
+        sess.run(tf.sparse.reshape(ph, [5, 5]).indices,
+                 {ph: tf.SparseTensorValue([[0, 5], [1, 2]], [1, 2], [2, 6])})
     kept = tf.sparse.retain(SparseTensor([[0], [2], [3]], [1, 2, 3], [4]), [True, False, True])
     assert sess.run(kept.values).tolist() == [1, 3]
     a = SparseTensor([[0, 0], [1, 1]], [1, 2], [2, 2])

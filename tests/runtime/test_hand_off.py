@@ -14,6 +14,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import flowgraph as tf
+from flowgraph.backends.cpu import blas_threads as blas_threads_module
 from flowgraph.backends.cpu.blas_threads import blas_threads
 
 FULL = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
@@ -105,7 +106,9 @@ def test_updates_of_large_variables_are_handed_off():
     assert any(len(r) == 2 for r in runs), runs
 
 
-def test_intra_op_parallelism_threads_limits_blas_during_runs():
+def test_intra_op_parallelism_threads_limits_blas_during_runs(monkeypatch):
+    # without the contention policy, which would limit BLAS on a busy host
+    monkeypatch.setattr(blas_threads_module, "contention_limited", lambda: None)
     before = blas_threads()
     seen = tf.py_func(lambda: np.int64(blas_threads()), [], tf.int64)
     fetches, feed = _two_matmuls()
@@ -150,4 +153,82 @@ def test_plans_with_matrix_products_hand_off_when_blas_runs_one_thread():
             sess.run(fetches, feed)
             flags = _handed_off(sess)
     assert flags["GradientDescent/update_v1/ApplyGradientDescent"] is True
-    assert flags["MatMul"] is True
+    assert flags["MatMul"] is False  # 64 x 64 x 64: 0.5 MFLOP, cheaper than a hand-off
+
+
+@pytest.mark.parametrize("batch, handed_off", [(8, False), (64, False), (512, True)])
+def test_matrix_products_hand_off_by_size_of_the_fed_batch(batch, handed_off):
+    """[batch, 256] x [256, 256]: 1, 8.4 and 67 MFLOP; the cut is `HAND_OFF_MIN_FLOPS`,
+    the unknown batch dimension read from the fed value."""
+    with threadpool_limits(1, user_api="blas"):
+        assert blas_threads() == 1
+        with tf.Graph().as_default(), tf.Session(config=_config()) as sess:
+            x = tf.placeholder(tf.float32, [None, 256], name="x")
+            w = np.random.default_rng(1).random((256, 256), dtype=np.float32)
+            a = tf.matmul(x, tf.Variable(w), name="a")
+            b = tf.matmul(x, tf.Variable(w.T.copy()), transpose_b=True, name="b")
+            sess.run(tf.global_variables_initializer())
+            value = np.random.default_rng(2).random((batch, 256), dtype=np.float32)
+            got_a, got_b = sess.run([a, b], {x: value})
+            flags = _handed_off(sess)
+    np.testing.assert_allclose(got_a, value @ w, rtol=1e-5)
+    np.testing.assert_allclose(got_b, value @ w, rtol=1e-5)
+    assert flags["a"] is handed_off and flags["b"] is handed_off
+
+
+def test_product_flops_read_shapes_and_transposes():
+    from flowgraph.framework.tensor_shape import TensorShape
+    from flowgraph.runtime.schedule import _product_flops
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 32])
+        y = tf.placeholder(tf.float32, [5, None, 3])
+        known = tf.matmul(tf.zeros([4, 32]), tf.zeros([6, 32]), transpose_b=True)
+        of_x = tf.matmul(x, tf.zeros([32, 2]))
+        batched = tf.matmul(y, tf.zeros([5, 3, 7]), adjoint_a=True)
+        unknown_rank = tf.matmul(tf.placeholder(tf.float32), tf.zeros([3, 3]))
+        fed = {x: TensorShape([10, 32]), y: TensorShape([5, 9, 3])}
+        assert _product_flops(known.op) == 2.0 * 4 * 6 * 32
+        assert _product_flops(of_x.op) is None
+        assert _product_flops(of_x.op, lambda t: fed.get(t, t.shape)) == 2.0 * 10 * 2 * 32
+        assert _product_flops(batched.op, lambda t: fed.get(t, t.shape)) == 2.0 * 5 * 3 * 7 * 9
+        assert _product_flops(unknown_rank.op) is None
+
+
+def test_a_loss_over_a_small_batch_is_not_handed_off():
+    """The small MLP's cross-entropy over [64, 10] logits (fed batch) runs inline; over
+    [4096, 10] it may go to another thread. Both give NumPy's values."""
+    rng = np.random.default_rng(3)
+    for batch, handed_off in [(64, False), (4096, True)]:
+        with tf.Graph().as_default(), tf.Session(config=_config()) as sess:
+            logits = tf.placeholder(tf.float32, [None, 10], name="logits")
+            labels = tf.placeholder(tf.int64, [None], name="labels")
+            loss = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=labels, logits=logits, name="xent")
+            z = rng.normal(size=(batch, 10)).astype(np.float32)
+            y = rng.integers(0, 10, size=batch)
+            got = sess.run(loss, {logits: z, labels: y})
+            flags = _handed_off(sess)
+        shifted = z - z.max(axis=1, keepdims=True)
+        want = np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(batch), y]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert flags["xent/xent"] is handed_off, batch
+
+
+def test_a_fast_run_outside_session_run_keeps_the_runs_thread_limits():
+    """`FastRun.run_limited` (a task's stage calls, `distributed.stage_graph`) applies the
+    limits `Session.run` applies (here ``intra_op_parallelism_threads=1``), instead of
+    leaving the fast path whenever a limit is set."""
+    from flowgraph.runtime.step import FastRun
+
+    before = blas_threads()
+    x = tf.placeholder(tf.float32, [None])
+    seen = tf.py_func(lambda v: np.float32(blas_threads()) + 0 * v.sum(), [x], tf.float32)
+    config = tf.ConfigProto(intra_op_parallelism_threads=1)
+    with tf.Session(config=config) as sess:
+        feeds = {x: np.ones(3, np.float32)}
+        sess.run(seen, feeds, options=tf.RunOptions(timeout_in_ms=1000))
+        fast = FastRun.after_run(sess, seen, feeds)
+        assert fast is not None and FastRun.may_run(sess)
+        assert fast.run_limited(sess, feeds, timeout_ms=1000) == 1.0
+        assert blas_threads() == before

@@ -19,12 +19,22 @@ daemon thread (`ContentionPolicy`, started with the first plan that asks
 `blas_threads`) reads ten times a second how many threads are runnable
 (``/proc/loadavg``), subtracts itself and this process's own running threads (its CPU
 time over the wall time), scales that to the cores this process may run on, and every
-half second recommends the cores left free, rounded, at least 1::
+half second recommends the cores left free, rounded, at least 1. From
+`SPLIT_MIN_OTHERS` busy threads on, a step also runs BLAS on one thread and splits each
+large matrix product (``MatMul``, `kernels_math._split_matmul`) into row blocks that the
+kernel threads claim one at a time: those threads block when idle instead of spinning,
+so the process keeps its fair share of every core and a thread that gets less of its
+core runs fewer blocks::
 
-    2 cores, nothing else running      others 0.0   -> 2 threads
-    one busy process per core          others ~2    -> 2 threads (they still fit)
-    a dozen busy processes             others ~10   -> 1 thread
-    the busy processes end             others 0.0   -> 2 threads again
+    2 cores, nothing else running      others 0.0   -> 2 BLAS threads
+    one busy process per core          others ~2    -> products split on 2 kernel threads
+    a dozen busy processes             others ~10   -> 1 BLAS thread, products split
+    the busy processes end             others 0.0   -> 2 BLAS threads again
+
+(The MLP step of `bench_mlp.py` beside 2 busy processes on 2 cores, median of 8 rounds:
+10.7-11.6 ms split, 12.7-13.9 ms with 2 BLAS threads, 16.0-17.9 ms with the policy off;
+quiet, 4.2 ms. Best rounds are closer, 6.5-8.1 ms for all three: the scheduler's luck
+moves a round more than the threads do.)
 
 (CPU time cannot tell these apart: other processes can use at most the cores there
 are, however many wait for them; the policy measured it that way until session 20 and
@@ -161,27 +171,45 @@ def contention_limited():
     policy = ContentionPolicy.current
     if policy is None:
         return None
-    threads = policy.recommended
-    if threads >= policy.default:
+    threads, split = policy.recommended, policy.split_products
+    if threads >= policy.default and not split:
         return None
     now = max((c.num_threads for c in policy.controllers), default=1)
     if now != policy.default:  # a limit set by the user (threadpool_limits) wins
         return None
-    return _policy_limited(threads)
+    return _policy_limited(1 if split else threads, split)
 
+
+# Other processes' runnable threads (cores' worth) from which a step splits its large
+# products across the kernel threads instead of BLAS's spinning ones.
+SPLIT_MIN_OTHERS = 0.75
 
 _policy_depth = 0  # how many `contention_limited` blocks are open
+_split_depth = 0  # how many of them split products across the kernel threads
+
+
+def products_split() -> bool:
+    """Whether a step runs now in which the contention policy asks large matrix products
+    to be split across the kernel threads, each part on one BLAS thread (see the module
+    docstring); the CPU's MatMul asks before each large product.
+
+    >>> products_split()
+    False
+    """
+    return _split_depth > 0
 
 
 @contextlib.contextmanager
-def _policy_limited(threads: int) -> Iterator[None]:
-    global _policy_depth
+def _policy_limited(threads: int, split: bool = False) -> Iterator[None]:
+    global _policy_depth, _split_depth
     _policy_depth += 1
+    _split_depth += split
     try:
         with blas_threads_limited(threads):
             yield
     finally:
         _policy_depth -= 1
+        _split_depth -= split
 
 
 def planned_blas_threads() -> int:
@@ -221,6 +249,7 @@ class ContentionPolicy:
         self.cores = cores
         self.default = max((c.num_threads for c in controllers), default=1)
         self.recommended = self.default
+        self.split_products = False
 
     @staticmethod
     def threads_for(cores: int, others: float) -> int:
@@ -275,9 +304,14 @@ class ContentionPolicy:
         return max(0.0, runnable - 1.0 - own) * share
 
     def update(self, others: float) -> int:
-        """Take a new sample's figure: the recommendation, and the kernel pool's cap."""
+        """Take a new sample's figure: the recommendation, whether to split products,
+        and the kernel pool's cap."""
         self.recommended = self.threads_for(min(len(self.cores), self.default), others)
-        kernel_pool.set_available(self.threads_for(len(self.cores), others))
+        self.split_products = len(self.cores) >= 2 and others >= SPLIT_MIN_OTHERS
+        # Kernel threads block when idle, so a split product keeps its share of the cores
+        # however busy they are; BLAS's threads spin, and are cut instead.
+        kernel_pool.set_available(len(self.cores) if self.split_products
+                                  else self.threads_for(len(self.cores), others))
         return self.recommended
 
     def run(self) -> None:

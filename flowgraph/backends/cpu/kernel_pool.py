@@ -48,6 +48,7 @@ array([0., 2., 4., 6.])
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import queue
 import threading
@@ -261,3 +262,34 @@ def parallel_for(n: int, chunk: Callable[[int, int], object], *, grain: int,
     job.finished.wait()
     if job.error is not None:
         raise job.error
+
+
+def claim_items(items: int, part: Callable[[int], object]) -> bool:
+    """Run ``part(k)`` for every ``k < items`` on the kernel threads, each thread claiming
+    the next item not yet taken when it finishes one, and return True; or run nothing
+    and return False when there are fewer than two threads or two items (the caller
+    then does the work its own way).
+
+    A thread that gets less of its core (another process, a busy sibling) simply runs
+    fewer items, so a job of several items per thread degrades gracefully where equal
+    chunks (`parallel_for`) wait for the slowest thread.
+
+    >>> import numpy as np
+    >>> out = np.zeros(6)
+    >>> done = claim_items(6, lambda k: out.__setitem__(k, k * k))
+    >>> done == (threads() >= 2), (out.tolist() if done else [k * k for k in range(6)])
+    (True, [0.0, 1.0, 4.0, 9.0, 16.0, 25.0])
+    """
+    limit = threads()
+    if items < 2 or limit < 2:
+        return False
+    claim = itertools.count()  # next() on it is atomic under the GIL
+
+    def worker(_start, _stop):
+        k = next(claim)
+        while k < items:
+            part(k)
+            k = next(claim)
+
+    parallel_for(min(limit, items), worker, grain=1, align=1)
+    return True

@@ -29,10 +29,18 @@ def decode_wav(contents, *, desired_channels, desired_samples):
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise _bad("the contents are not a RIFF/WAVE file")
     pos, fmt, pcm = 12, None, None
-    while pos + 8 <= len(data):
+    while pos < len(data):
+        if pos + 8 > len(data):
+            raise _bad(f"{len(data) - pos} bytes at offset {pos} are too few for a chunk "
+                       "header (8 bytes)")
         chunk, size = data[pos:pos + 4], struct.unpack("<I", data[pos + 4:pos + 8])[0]
         body = data[pos + 8:pos + 8 + size]
+        if len(body) < size:
+            raise _bad(f"the {chunk!r} chunk is cut short: it declares {size} bytes, "
+                       f"{len(body)} remain in the contents")
         if chunk == b"fmt ":
+            if size < 16:
+                raise _bad(f"the 'fmt ' chunk has {size} bytes, expected at least 16")
             fmt = struct.unpack("<HHIIHH", body[:16])
         elif chunk == b"data":
             pcm = body
@@ -51,10 +59,7 @@ def decode_wav(contents, *, desired_channels, desired_samples):
         out[:n] = audio[:n]
         audio = out
     if desired_channels >= 0 and desired_channels != channels:
-        if channels == 1:
-            audio = np.repeat(audio, desired_channels, axis=1)
-        elif desired_channels < channels:
-            audio = audio[:, :desired_channels]
-        else:
-            raise _bad(f"cannot expand {channels} channels to {desired_channels}")
+        # As TensorFlow: output channel c is input channel min(c, channels - 1) (the
+        # first channels kept, the last one repeated).
+        audio = audio[:, np.minimum(np.arange(desired_channels), channels - 1)]
     return [np.ascontiguousarray(audio), np.asarray(rate, np.int32)]

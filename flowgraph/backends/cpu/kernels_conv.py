@@ -72,8 +72,6 @@ array([[4., 4.],
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from flowgraph.backends.cpu import _conv, _conv_winograd, _pool2x2, cpu_kernel, kernel_pool
@@ -215,20 +213,10 @@ def _on_threads(items: int, part) -> bool:
     and only the one that found more threads restores them): a product another session
     runs meanwhile gets one thread.
     """
-    threads = kernel_pool.threads()
-    if items < 2 or threads < 2:
+    if items < 2 or kernel_pool.threads() < 2:
         return False
-    claim = itertools.count()  # next() on it is atomic under the GIL
-
-    def worker(a, b):
-        k = next(claim)
-        while k < items:
-            part(k, k + 1)
-            k = next(claim)
-
     with blas_threads_limited(1):
-        kernel_pool.parallel_for(min(threads, items), worker, grain=1, align=1)
-    return True
+        return kernel_pool.claim_items(items, lambda k: part(k, k + 1))
 
 
 def _im2col(xs: np.ndarray, cols: np.ndarray, r0: int, geo: tuple) -> None:

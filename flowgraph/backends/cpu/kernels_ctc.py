@@ -64,6 +64,36 @@ def _one(log_probs: np.ndarray, label: list[int], blank: int, merge: bool):
     return -log_p, grad
 
 
+def _only_nulls(log_probs: np.ndarray, label, blank: int, merge: bool):
+    """(loss, gradient) of a sequence whose labels are all null, as TensorFlow computes
+    them: its backward pass then starts from both of the last two frames (not only the
+    last), so the all-blank path's probability ``prod y_blank`` has its last factor
+    ``y`` replaced by ``1 + y``; the gradient follows from the same backward values."""
+    probs = np.exp(log_probs)
+    y_last = probs[-1, blank]
+    if log_probs.shape[0] == 1:
+        return -log_probs[0, blank], probs - np.eye(probs.shape[1])[blank]
+    loss = -(log_probs[:-1, blank].sum() + np.log1p(y_last))
+    grad = probs.copy()
+    grad[:-1, blank] -= 1.0
+    grad[-1, blank] -= y_last / (1.0 + y_last)
+    return loss, grad
+
+
+def _until_null(label: list[int], blank: int, b: int, classes: int) -> list[int]:
+    """As TensorFlow: a label id >= the blank's is a "null" label, padding that ends the
+    sequence; a real label after one is an error."""
+    for i, c in enumerate(label):
+        if c >= blank:
+            if any(d < blank for d in label[i:]):
+                raise errors.InvalidArgumentError(
+                    None, None, f"CTCLoss: saw a label below the blank ({blank}) after a "
+                    f"null label (>= {blank}) in sequence {b} ({classes} classes): labels "
+                    f"{label}; null labels may only pad the end of a sequence")
+            return label[:i]
+    return label
+
+
 @cpu_kernel("CTCLoss")
 def ctc_loss(inputs, indices, values, lengths, *, preprocess_collapse_repeated,
              ctc_merge_repeated, ignore_longer_outputs_than_inputs, op=None):
@@ -78,13 +108,17 @@ def ctc_loss(inputs, indices, values, lengths, *, preprocess_collapse_repeated,
     loss = np.zeros(batch, np.float64)
     grad = np.zeros_like(x)
     for b in range(batch):
-        label = labels[b]
+        if not labels[b]:
+            raise errors.InvalidArgumentError(
+                None, None, f"CTCLoss: labels length is zero in batch {b}: every sequence "
+                "needs at least one label")
+        label = _until_null(labels[b], blank, b, classes)
         if preprocess_collapse_repeated:
             label = [c for i, c in enumerate(label) if i == 0 or c != label[i - 1]]
-        if any(c < 0 or c >= blank for c in label):
+        if any(c < 0 for c in label):
             raise errors.InvalidArgumentError(
-                None, None, f"CTCLoss: labels of sequence {b} must be in [0, {blank}) (class "
-                f"{blank} is the blank), got {label}")
+                None, None, f"CTCLoss: labels of sequence {b} must be non-negative class "
+                f"ids, got {label}")
         t = int(lengths[b])
         need = len(label) + sum(1 for i in range(1, len(label)) if label[i] == label[i - 1])
         if t < need or t == 0:
@@ -94,5 +128,6 @@ def ctc_loss(inputs, indices, values, lengths, *, preprocess_collapse_repeated,
                 None, None, f"CTCLoss: not enough time for target transition sequence of "
                 f"sequence {b} (sequence_length {t}, {len(label)} labels); pass "
                 "ignore_longer_outputs_than_inputs=True to skip such sequences")
-        loss[b], grad[:t, b] = _one(log_probs[:t, b], label, blank, ctc_merge_repeated)
+        one = _one if label else _only_nulls
+        loss[b], grad[:t, b] = one(log_probs[:t, b], label, blank, ctc_merge_repeated)
     return loss.astype(inputs.dtype), grad.astype(inputs.dtype)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu.eigen_symmetric import match_eigen_signs
 from flowgraph.backends.cpu.scipy_lazy import scipy_linalg
 from flowgraph.framework import errors
 
@@ -117,12 +118,13 @@ def svd(x, *, compute_uv, full_matrices):
 
 @cpu_kernel("SelfAdjointEigV2")
 def self_adjoint_eig(x, *, compute_v):
-    real = np.real(np.zeros((), x.dtype)).dtype
+    # the eigenvalues in the input's dtype, as TensorFlow's op def says
     if not compute_v:
-        return [np.linalg.eigvalsh(x, UPLO="L").astype(real, copy=False),
+        return [np.linalg.eigvalsh(x, UPLO="L").astype(x.dtype, copy=False),
                 np.zeros([0], x.dtype)]
     e, v = np.linalg.eigh(x, UPLO="L")
-    return [e.astype(real, copy=False), v.astype(x.dtype, copy=False)]
+    v = match_eigen_signs(x, v)  # the signs of TensorFlow's (Eigen's) vectors
+    return [e.astype(x.dtype, copy=False), v.astype(x.dtype, copy=False)]
 
 
 # -- diagonals and bands -------------------------------------------------------------------

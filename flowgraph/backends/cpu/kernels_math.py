@@ -12,7 +12,8 @@ import functools
 
 import numpy as np
 
-from flowgraph.backends.cpu import cpu_kernel
+from flowgraph.backends.cpu import cpu_kernel, kernel_pool
+from flowgraph.backends.cpu.blas_threads import products_split
 from flowgraph.framework.errors import InternalError, InvalidArgumentError, UnimplementedError
 
 try:  # recycled output arrays (Cython); fresh ones otherwise
@@ -219,7 +220,37 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
     >>> matmul_into(np.ones((2, 3)), np.ones((4, 3)).T, np.empty((2, 4)))[0, 0]
     3.0
     """
-    return np.matmul(_blas_operand(a), _blas_operand(b), out=out)
+    a, b = _blas_operand(a), _blas_operand(b)
+    if products_split() and _split_matmul(a, b, out):
+        return out
+    return np.matmul(a, b, out=out)
+
+
+# A product split across the kernel threads (`blas_threads.products_split`: other
+# processes keep the cores busy) has at least this many floating-point operations, and
+# parts of at least `_SPLIT_ROWS` rows, about four per thread so that a thread that gets
+# less of its core runs fewer of them.
+_SPLIT_MIN_FLOPS = 16e6
+_SPLIT_ROWS = 16
+
+
+def _split_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    """``out[...] = a @ b`` in row blocks claimed by the kernel threads, each on the one
+    BLAS thread the step runs with; False (nothing done) for a small product or one
+    kernel thread. Not bitwise the unsplit product: OpenBLAS's sums already change with
+    its thread count and a call's row count; both stay within a float32 product's error
+    bound (tests/backends/test_matmul_split.py)."""
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    if 2.0 * m * k * n < _SPLIT_MIN_FLOPS or m < 2 * _SPLIT_ROWS:
+        return False
+    parts = max(2, min(4 * kernel_pool.threads(), m // _SPLIT_ROWS))
+    bounds = [m * i // parts for i in range(parts + 1)]
+
+    def part(i: int) -> None:
+        lo, hi = bounds[i], bounds[i + 1]
+        np.matmul(a[lo:hi], b, out=out[lo:hi])
+
+    return kernel_pool.claim_items(parts, part)
 
 
 @cpu_kernel("MatMul", fresh=True)

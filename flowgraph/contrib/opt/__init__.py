@@ -1,6 +1,7 @@
 """`tf.contrib.opt`: the optimizers TF1 programs imported from contrib: decoupled weight
 decay (`AdamWOptimizer`, `MomentumWOptimizer`, `extend_with_decoupled_weight_decay`) and
-`LazyAdamOptimizer`; the others TF1 moved to core are aliased (`NadamOptimizer` is not
+`LazyAdamOptimizer`; `ScipyOptimizerInterface` (SciPy's minimizers, L-BFGS-B by default,
+on a graph's loss); the others TF1 moved to core are aliased (`NadamOptimizer` is not
 provided).
 
 Example
@@ -10,6 +11,10 @@ Example
 'AdamW'
 """
 
+from flowgraph.contrib.opt.external_optimizer import (
+    ExternalOptimizerInterface,
+    ScipyOptimizerInterface,
+)
 from flowgraph.contrib.opt.lazy_adam import LazyAdamOptimizer
 from flowgraph.contrib.opt.weight_decay import (
     AdamWOptimizer,
@@ -21,7 +26,9 @@ from flowgraph.contrib.opt.weight_decay import (
 __all__ = [
     "AdamWOptimizer",
     "DecoupledWeightDecayExtension",
+    "ExternalOptimizerInterface",
     "LazyAdamOptimizer",
     "MomentumWOptimizer",
+    "ScipyOptimizerInterface",
     "extend_with_decoupled_weight_decay",
 ]

@@ -1,6 +1,7 @@
 """`tf.contrib.training`: `HParams` (hparam.py), `create_train_op` with its gradient
-transforms (training.py) and the queue-based `bucket`/`bucket_by_sequence_length`
-(bucket_ops.py).
+transforms (training.py), the queue-based `bucket`/`bucket_by_sequence_length`
+(bucket_ops.py) and the ps strategies of `tf.train.replica_device_setter`
+(`GreedyLoadBalancingStrategy`, `RandomStrategy`, `byte_size_load_fn`).
 
 Example
 -------
@@ -18,12 +19,20 @@ from flowgraph.contrib.training.training import (
     create_train_op,
     multiply_gradients,
 )
+from flowgraph.distributed.device_setter import (
+    GreedyLoadBalancingStrategy,
+    RandomStrategy,
+    byte_size_load_fn,
+)
 
 __all__ = [
+    "GreedyLoadBalancingStrategy",
     "HParams",
+    "RandomStrategy",
     "add_gradients_summaries",
     "bucket",
     "bucket_by_sequence_length",
+    "byte_size_load_fn",
     "clip_gradient_norms",
     "clip_gradient_norms_fn",
     "create_train_op",
