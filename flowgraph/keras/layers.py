@@ -190,6 +190,31 @@ class Node:
 
 
 # -- Layer ----------------------------------------------------------------------------------
+
+def trainable_passed_to(*attrs: str) -> property:
+    """A layer's ``trainable`` property that, when set, also sets the flag on the layers
+    held in `attrs` (not at construction), as Keras's wrappers do.
+
+    >>> class Pair:
+    ...     trainable = trainable_passed_to("inner")
+    >>> class Inner:
+    ...     trainable = True
+    >>> p = Pair(); p.inner = Inner(); p.trainable = False
+    >>> p.trainable, p.inner.trainable
+    (False, False)
+    """
+    def get(self) -> bool:
+        return self.__dict__.get("_trainable", True)
+
+    def set_(self, value) -> None:
+        self._trainable = bool(value)
+        for attr in attrs:
+            inner = self.__dict__.get(attr)
+            if inner is not None:
+                inner.trainable = value
+
+    return property(get, set_)
+
 class Layer(LayerMembersMixin):
     """Base of the Keras layers: naming, weights, call recording (the other members:
     `flowgraph.keras.layer_members`).

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numbers
 
-from flowgraph.keras.layers import V2_DTYPE_BEHAVIOR, Layer
+from flowgraph.keras.layers import V2_DTYPE_BEHAVIOR, Layer, trainable_passed_to
 from flowgraph.layers.input_spec import InputSpec as _InputSpec
 from flowgraph.ops import math_ops, math_reduce, nn_ops
 
@@ -110,17 +110,7 @@ class Wrapper(Layer):
         super().__init__(**kwargs)
         self.layer = layer
 
-    # As Keras: setting `trainable` sets it on the wrapped layer too (not at construction).
-    @property
-    def trainable(self) -> bool:
-        return self.__dict__.get("_trainable", True)
-
-    @trainable.setter
-    def trainable(self, value) -> None:
-        self._trainable = bool(value)
-        inner = self.__dict__.get("layer")
-        if inner is not None:
-            inner.trainable = value
+    trainable = trainable_passed_to("layer")  # as Keras: the wrapped layer's flag too
 
     # As Keras: the wrapper's own weights, then the wrapped layer's (a subclass's
     # ``add_weight`` in `build` comes before the layer's).

@@ -31,7 +31,7 @@ import copy
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.keras.layers import Layer, _check_ndim, is_keras_tensor
+from flowgraph.keras.layers import Layer, _check_ndim, is_keras_tensor, trainable_passed_to
 from flowgraph.keras.layers_rnn_cells import (
     GRUCell,
     LSTMCell,
@@ -410,17 +410,7 @@ class Bidirectional(Layer):
 
     # As Keras: `trainable` set here is set on both directions (not at construction); a
     # frozen Bidirectional lists all their weights as non-trainable.
-    @property
-    def trainable(self) -> bool:
-        return self.__dict__.get("_trainable", True)
-
-    @trainable.setter
-    def trainable(self, value) -> None:
-        self._trainable = bool(value)
-        for attr in ("forward_layer", "backward_layer"):
-            inner = self.__dict__.get(attr)
-            if inner is not None:
-                inner.trainable = value
+    trainable = trainable_passed_to("forward_layer", "backward_layer")
 
     @property
     def trainable_weights(self) -> list:
