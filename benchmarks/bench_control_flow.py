@@ -15,6 +15,10 @@ Usage::
   ``parallel_iterations=10`` over ``=1``, next to the speedup of a 2-thread
   ``ThreadPoolExecutor`` over a serial loop doing the same ``np.take`` + sum calls.
 
+* ``dynamic_rnn_dropout``: a 32-step ``dynamic_rnn`` of ``BasicLSTMCell(32)`` with a seeded
+  ``DropoutWrapper`` (a random op per step, which the executor orders as TensorFlow does),
+  ms per run, next to the same loop without the dropout.
+
 Timing: best of several repeats, warm-up first, the garbage collector off while timing.
 """
 
@@ -140,9 +144,35 @@ def bench_gather(iters: int = 8, table_size: int = 4 << 20, n_idx: int = 1 << 20
                "ThreadPoolExecutor(2) vs serial np.take + sum; best of " f"{repeat}")
 
 
+def bench_rnn_dropout(steps: int = 32, batch: int = 8, repeat: int = 200) -> None:
+    rng = np.random.RandomState(0)
+    x_v = rng.rand(batch, steps, 16).astype(np.float32)
+    times = {}
+    for dropout in (True, False):
+        g = tf.Graph()
+        with g.as_default():
+            tf.set_random_seed(1)
+            x = tf.placeholder(tf.float32, [None, steps, 16])
+            cell = tf.nn.rnn_cell.BasicLSTMCell(32)
+            if dropout:  # a seeded random op per step: ordered as TF's (FLAG_IN_ORDER)
+                cell = tf.nn.rnn_cell.DropoutWrapper(cell, output_keep_prob=0.8, seed=3)
+            out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+            with tf.Session(graph=g) as sess:
+                sess.run(tf.global_variables_initializer())
+                feed = {x: x_v}
+                times[dropout] = best_time(lambda s=sess, o=out, f=feed: s.run(o, f), repeat,
+                                           warmup=20)
+    emit(name="dynamic_rnn_dropout", unit="ms/run", flowgraph=times[True] * 1e3,
+         reference=times[False] * 1e3, ratio=times[True] / times[False],
+         notes=f"dynamic_rnn of BasicLSTMCell(32) over {steps} steps, batch {batch}, with a "
+               "seeded DropoutWrapper(output_keep_prob=0.8); reference: the same loop without "
+               f"the dropout; best of {repeat}")
+
+
 def main() -> int:
     bench_trivial()
     bench_gather()
+    bench_rnn_dropout()
     return 0
 
 

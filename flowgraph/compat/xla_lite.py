@@ -2,8 +2,8 @@
 
 - ``tf.xla.experimental.compile(computation, inputs)`` builds `computation` into the
   graph and returns its outputs as a list, and ``jit_scope()`` marks the ops made inside
-  it (``_XlaCompile`` attribute) as TensorFlow 1.x graph mode does on a CPU. flowgraph has
-  no XLA: every plan is compiled by its own planner (fused elementwise kernels,
+  it (``_XlaCompile``, ``_XlaScope``, ... attributes) as TensorFlow 1.x graph mode does.
+  flowgraph has no XLA: every plan is compiled by its own planner (fused elementwise kernels,
   docs/performance.md), so these change which graph is built, never the result.
 - ``tf.lite``: flowgraph cannot write TFLite flatbuffers. The converter classes and
   ``Interpreter`` raise `NotImplementedError` naming the fix: export a SavedModel with
@@ -24,43 +24,14 @@ Example
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import types
 
+from flowgraph.contrib.compiler.jit import experimental_jit_scope as jit_scope
+from flowgraph.contrib.compiler.xla import compile
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import get_default_graph
-from flowgraph.framework.nest import flatten
-from flowgraph.ops.array_identity_ops import identity
 
 __all__ = ["lite", "mlir", "xla"]
-
-
-@contextlib.contextmanager
-def jit_scope(compile_ops=True, separate_compiled_gradients=False):
-    """Mark the ops created in the block for JIT compilation (``_XlaCompile``)."""
-    graph = get_default_graph()
-    before = len(graph.get_operations())
-    yield
-    value = compile_ops if isinstance(compile_ops, bool) else None
-    for op in graph.get_operations()[before:]:
-        if value is not None:
-            op._attrs["_XlaCompile"] = value
-            if separate_compiled_gradients:
-                op._attrs["_XlaSeparateCompiledGradients"] = True
-
-
-def compile(computation, inputs=None):
-    """Build ``computation(*inputs)`` and return its outputs as a list of tensors (an
-    operation output becomes a control dependency of the list, as in TensorFlow)."""
-    args = [convert_to_tensor(t) for t in (inputs or [])]
-    with get_default_graph().name_scope("cluster"):
-        result = computation(*args)
-    if result is None:
-        return []
-    outs = flatten(result)
-    return [identity(t) if hasattr(t, "dtype") else t for t in outs]
 
 
 xla = types.SimpleNamespace(

@@ -18,6 +18,11 @@ cells), `tf.contrib.summary` (TF 1.x's writer-resource summaries),
 `tf.contrib.factorization` (k-means), `tf.contrib.staging` (`StagingArea`) and
 `tf.contrib.tensorboard.plugins.projector` (the embedding projector's config).
 
+`tf.contrib.deprecated` (TF 1.0's ``*_summary`` functions), `tf.contrib.stateless`,
+`tf.contrib.linalg` (the `tf.linalg` operators), `tf.contrib.nn`, `tf.contrib.compiler`
+(`jit.experimental_jit_scope`, `xla.compile`) and `tf.contrib.mixed_precision` (loss
+scaling).
+
 Example
 -------
 >>> import flowgraph as tf
@@ -28,9 +33,11 @@ True
 from flowgraph import keras
 from flowgraph.contrib import (
     cluster_resolver,
+    compiler,
     crf,
     cudnn_rnn,
     data,
+    deprecated,
     distribute,
     distributions,
     estimator,
@@ -42,9 +49,12 @@ from flowgraph.contrib import (
     layers,
     learn,
     legacy_seq2seq,
+    linalg,
     lookup,
     losses,
     metrics,
+    mixed_precision,
+    nn,
     opt,
     predictor,
     rnn,
@@ -52,6 +62,7 @@ from flowgraph.contrib import (
     slim,
     sparsemax,
     staging,
+    stateless,
     summary,
     tensorboard,
     tpu,
@@ -62,9 +73,11 @@ from flowgraph.math import signal
 
 __all__ = [
     "cluster_resolver",
+    "compiler",
     "crf",
     "cudnn_rnn",
     "data",
+    "deprecated",
     "distribute",
     "distributions",
     "estimator",
@@ -77,9 +90,12 @@ __all__ = [
     "layers",
     "learn",
     "legacy_seq2seq",
+    "linalg",
     "lookup",
     "losses",
     "metrics",
+    "mixed_precision",
+    "nn",
     "opt",
     "predictor",
     "rnn",
@@ -88,6 +104,7 @@ __all__ = [
     "slim",
     "sparsemax",
     "staging",
+    "stateless",
     "summary",
     "tensorboard",
     "tpu",

@@ -28,7 +28,7 @@ from flowgraph.ops.math_ops import cast
 
 from .dataset import Dataset
 from .dataset_ops_stateful import ChooseFromDatasets
-from .dataset_ops_structure import ComponentSpec, pack_graph
+from .dataset_ops_structure import ComponentSpec, flatten, pack_graph
 from .iterator import _check_graph, _flat_attrs
 
 __all__ = ["Counter", "RandomDataset", "copy_to_device", "enumerate_dataset",
@@ -156,32 +156,65 @@ class RandomDataset(Dataset):
             yield (np.asarray(words.next(), np.int64),)
 
 
+def _cdf(weights, what: str = "weights") -> np.ndarray:
+    """The unnormalized CDF TensorFlow's categorical draw walks: ``exp(logits - max)``
+    of ``logits = log(weights)`` (computed in the weights' float32)."""
+    w = np.asarray(weights, np.float64).reshape(-1)
+    if w.size == 0 or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
+        raise ValueError(f"sample_from_datasets: {what} must be non-negative and not "
+                         f"all zero, got {list(w)}")
+    with np.errstate(divide="ignore"):
+        logits = np.log(w.astype(np.float32)).astype(np.float64)
+    finite = np.isfinite(logits)
+    mass = np.where(finite, np.exp(np.where(finite, logits, 0.0) - logits[finite].max()), 0.0)
+    return np.cumsum(mass)
+
+
+def _draw(words, cdf) -> np.ndarray:
+    # one stateless categorical draw, seeded by the next two words of the random stream
+    key, counter = stateless_key_counter(words.next(), words.next())
+    w = philox_blocks(key, counter, 1)[0]
+    u = ((int(w[0]) & 0xFFFFF) << 32 | int(w[1])) / 2.0**52  # the draw's double
+    return np.asarray(np.searchsorted(cdf, u * cdf[-1], side="right"), np.int64)
+
+
 class _WeightedChoices(Dataset):
     """Infinite int64 indices drawn with probabilities `weights`, as TensorFlow's
     `sample_from_datasets` draws them: each pair of a `RandomDataset`'s elements seeds a
     stateless categorical draw from ``log(weights)`` (float32)."""
 
     def __init__(self, weights, seed) -> None:
-        w = np.asarray(weights, np.float64).reshape(-1)
-        if w.size == 0 or np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
-            raise ValueError(f"sample_from_datasets: weights must be non-negative and not "
-                             f"all zero, got {list(w)}")
-        with np.errstate(divide="ignore"):
-            logits = np.log(w.astype(np.float32)).astype(np.float64)
-        finite = np.isfinite(logits)
-        mass = np.where(finite, np.exp(np.where(finite, logits, 0.0) - logits[finite].max()),
-                        0.0)
-        self._cdf = np.cumsum(mass)
+        self._cdf = _cdf(weights)
         self._seeds = _seed_pair(seed)
         self._structure = _INT64_SCALAR
 
     def _iter(self, rc):
         words, cdf = WordStream(*self._seeds), self._cdf
         while True:
-            key, counter = stateless_key_counter(words.next(), words.next())
-            w = philox_blocks(key, counter, 1)[0]
-            u = ((int(w[0]) & 0xFFFFF) << 32 | int(w[1])) / 2.0**52  # the draw's double
-            yield (np.asarray(np.searchsorted(cdf, u * cdf[-1], side="right"), np.int64),)
+            yield (_draw(words, cdf),)
+
+
+class _DatasetWeightedChoices(Dataset):
+    """As `_WeightedChoices`, with the next element of a dataset of weights for each
+    draw (its components flattened into one vector); ends when that dataset does."""
+
+    def __init__(self, weights, n: int, seed) -> None:
+        sizes = [s.shape.num_elements() for s in flatten(weights._structure)]
+        if None not in sizes and sum(sizes) != n:
+            raise ValueError(f"sample_from_datasets: the elements of `weights` hold "
+                             f"{sum(sizes)} weights for {n} datasets")
+        self._weights = weights
+        self._seeds = _seed_pair(seed)
+        self._structure = _INT64_SCALAR
+
+    def _inputs(self):
+        return [self._weights]
+
+    def _iter(self, rc):
+        words = WordStream(*self._seeds)
+        for elem in self._weights._iter(rc):
+            vector = np.concatenate([np.asarray(c).reshape(-1) for c in elem])
+            yield (_draw(words, _cdf(vector, "the weights of an element")),)
 
 
 def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
@@ -203,6 +236,10 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
     datasets = list(datasets)
     if not datasets:
         raise ValueError("sample_from_datasets: `datasets` must be a non-empty list")
+    if isinstance(weights, Dataset):  # one weight vector per draw
+        return ChooseFromDatasets(datasets, _DatasetWeightedChoices(weights, len(datasets),
+                                                                    seed),
+                                  stop_on_empty=bool(stop_on_empty_dataset))
     if weights is None:
         weights = [1.0] * len(datasets)
     elif len(np.asarray(weights).reshape(-1)) != len(datasets):

@@ -54,6 +54,7 @@ from .dataset_ops_structure import (
     ComponentSpec,
     expand_sparse,
     flatten,
+    known_dense_shape,
     map_structure,
     pack_as,
     sparse_spec_of,
@@ -277,7 +278,8 @@ class TracedFunction:
             specs = flatten(input_structure)
             self.placeholders = [self._argument(s, i, placeholder, sparse_placeholder)
                                  for i, s in enumerate(specs)]
-            args = pack_as(input_structure, self.placeholders)
+            args = pack_as(input_structure, [_with_known_dense_shape(ph, spec) for ph, spec
+                                             in zip(self.placeholders, specs)])
             result = _call(func, args)
             self.dataset = None
             if expect_dataset:
@@ -377,3 +379,18 @@ def _describe_fn(func) -> str:
         return f"'{_fn_name(func)}' ({file}:{line})"
     except (TypeError, OSError):
         return f"'{_fn_name(func)}'"
+
+
+def _with_known_dense_shape(arg, spec):
+    """A sparse argument as the function sees it: as TensorFlow restores a sparse
+    component, the known sizes of its spec are constants in its dense shape (so
+    ``tf.sparse.to_dense`` of a ``(5,)`` component is ``(5,)``); the placeholders fed
+    stay as they are."""
+    from flowgraph.framework.sparse_tensor import SparseTensor
+
+    if not isinstance(arg, SparseTensor):
+        return arg
+    dense_shape = known_dense_shape(arg.dense_shape, spec.shape)
+    if dense_shape is arg.dense_shape:
+        return arg
+    return SparseTensor(arg.indices, arg.values, dense_shape)

@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework import errors
 from flowgraph.framework.constant_op import constant_value
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape
 
 from .dataset import Dataset
 from .dataset_ops_function import TracedFunction
+from .dataset_ops_resample import resample_estimating_initial_dist, resample_with_initial_dist
 from .dataset_ops_structure import ComponentSpec, describe, flatten
 
 __all__ = ["Reducer", "group_by_reducer", "rejection_resample"]
@@ -127,91 +127,33 @@ def _distribution(value, what: str):
     return arr
 
 
-def _acceptance(initial: np.ndarray, target: np.ndarray):
-    """TensorFlow's mixing scheme: with probability ``m`` an element is taken as is,
-    otherwise class ``i`` is accepted with probability ``a[i]``; together they draw
-    from `target`."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(initial > 0, target / initial, 0.0)
-    hi, lo = ratio.max(), ratio.min()
-    a = np.ones_like(ratio) if hi == lo else (ratio - lo) / (hi - lo)
-    return a, float(lo)
-
-
-class RejectionResampleDataset(Dataset):
-    """Elements ``(class, element)`` whose classes follow `target_dist`."""
-
-    def __init__(self, input_dataset, class_func, target_dist, initial_dist, seed) -> None:
-        self._input = input_dataset
-        self._class_fn = TracedFunction(class_func, input_dataset._structure, "class_func")
-        out = self._class_fn.output_structure
-        if not isinstance(out, ComponentSpec) or out.dtype not in (
-                _dtypes.int32, _dtypes.int64, _dtypes.uint8, _dtypes.int8):
-            found = out.dtype.name if isinstance(out, ComponentSpec) else describe(out)
-            raise TypeError(
-                "Value passed to parameter 'indices' has DataType "
-                f"{found} not in list of allowed values: uint8, int8, int32, int64 "
-                "(rejection_resample: class_func must return an integer class id)")
-        self._target = _distribution(target_dist, "target_dist")
-        self._initial = _distribution(initial_dist, "initial_dist")
-        if self._initial is not None and self._initial.shape != self._target.shape:
-            raise ValueError("rejection_resample: initial_dist and target_dist must have "
-                             f"the same length, got {self._initial.size} and "
-                             f"{self._target.size}")
-        self._seed = seed
-        self._structure = (out, input_dataset._structure)
-
-    def _inputs(self):
-        return [self._input]
-
-    def _iter(self, rc):
-        rng = np.random.default_rng(self._seed)
-        n = self._target.size
-        counts = np.ones(n)  # the running class estimate starts from one of each
-
-        def labelled(it):
-            for elem in it:
-                c = int(self._class_fn.run(rc, elem)[0])
-                if not 0 <= c < n:
-                    raise errors.InvalidArgumentError(
-                        None, None, f"rejection_resample: class_func returned {c}, outside "
-                        f"[0, {n}) (target_dist has {n} classes)")
-                if self._initial is None:  # the running estimate sees every class drawn
-                    counts[c] += 1
-                yield c, elem
-
-        original = labelled(self._input._iter(rc))
-        source = labelled(self._input._iter(rc))
-        class_dtype = self._structure[0].dtype.as_numpy_dtype
-
-        def dist():
-            return self._initial if self._initial is not None else counts / counts.sum()
-
-        while True:
-            a, m = _acceptance(dist(), self._target)
-            if m >= 1.0 or rng.random() < m:
-                item = next(original, None)
-                if item is None:
-                    return
-                yield (np.asarray(item[0], class_dtype), *item[1])
-                continue
-            while True:
-                item = next(source, None)
-                if item is None:
-                    return
-                c, elem = item
-                a, _ = _acceptance(dist(), self._target)
-                if rng.random() < a[c]:
-                    yield (np.asarray(c, class_dtype), *elem)
-                    break
+def _check_resample_arguments(dataset, class_func, target_dist, initial_dist) -> None:
+    out = TracedFunction(class_func, dataset._structure, "class_func").output_structure
+    if not isinstance(out, ComponentSpec) or out.dtype not in (
+            _dtypes.int32, _dtypes.int64, _dtypes.uint8, _dtypes.int8):
+        found = out.dtype.name if isinstance(out, ComponentSpec) else describe(out)
+        raise TypeError(
+            "Value passed to parameter 'indices' has DataType "
+            f"{found} not in list of allowed values: uint8, int8, int32, int64 "
+            "(rejection_resample: class_func must return an integer class id)")
+    target = _distribution(target_dist, "target_dist")
+    initial = _distribution(initial_dist, "initial_dist")
+    if initial is not None and initial.shape != target.shape:
+        raise ValueError("rejection_resample: initial_dist and target_dist must have "
+                         f"the same length, got {initial.size} and {target.size}")
 
 
 def rejection_resample(class_func, target_dist, initial_dist=None, seed=None):
     """Resample a dataset so its classes (``class_func(element)``, an integer) follow
     `target_dist`: elements ``(class, element)``. With `initial_dist` unknown it is
-    estimated from the classes seen so far. For `Dataset.apply`."""
+    estimated from the classes seen so far. The elements and random draws are
+    TensorFlow's (see `dataset_ops_resample`). For `Dataset.apply`."""
 
     def apply(dataset):
-        return RejectionResampleDataset(dataset, class_func, target_dist, initial_dist, seed)
+        _check_resample_arguments(dataset, class_func, target_dist, initial_dist)
+        if initial_dist is None:
+            return resample_estimating_initial_dist(dataset, class_func, target_dist, seed)
+        return resample_with_initial_dist(dataset, class_func, target_dist, initial_dist,
+                                          seed)
 
     return apply

@@ -132,14 +132,14 @@ def pack_graph(structure, tensors: list):
     for s in flatten(structure):
         if s.sparse:
             indices, values, dense_shape = next(it), next(it), next(it)
-            leaves.append(SparseTensor(indices, values, _known_dense_shape(dense_shape,
+            leaves.append(SparseTensor(indices, values, known_dense_shape(dense_shape,
                                                                            s.shape)))
         else:
             leaves.append(next(it))
     return pack_as(structure, leaves)
 
 
-def _known_dense_shape(dense_shape, shape: TensorShape):
+def known_dense_shape(dense_shape, shape: TensorShape):
     """As TensorFlow restores a sparse component: its dense shape a constant when the
     spec's shape is fully known, else a ``stack`` with constants for the known sizes (so
     shape inference downstream, e.g. of ``tf.sparse.to_dense``, sees them)."""
@@ -149,7 +149,7 @@ def _known_dense_shape(dense_shape, shape: TensorShape):
     if shape.ndims is None or all(d.value is None for d in shape.dims):
         return dense_shape
     if shape.is_fully_defined():
-        return constant(shape.as_list(), dtype=_dtypes.int64)
+        return constant(shape.as_list(), dtype=_dtypes.int64, name="shape")
     pieces = unstack(dense_shape, num=shape.ndims)
     for i, d in enumerate(shape.dims):
         if d.value is not None:

@@ -380,22 +380,35 @@ class UnbatchDataset(_Unary):
         for s in flatten(input_dataset._structure):
             if s.shape.ndims == 0:
                 raise ValueError("unbatch: cannot unbatch an input with scalar components")
-            if s.sparse:
-                raise TypeError("unbatch: flowgraph cannot unbatch sparse components yet; "
-                                "convert them with tf.sparse_tensor_to_dense in a map first")
         self._structure = map_structure(
-            lambda s: ComponentSpec(s.dtype, s.shape[1:] if s.shape.ndims else s.shape),
+            lambda s: same_kind(s, s.dtype, s.shape[1:] if s.shape.ndims else s.shape),
             input_dataset._structure)
 
     def _iter(self, rc):
         for e in self._input._iter(rc):
-            sizes = {a.shape[0] for a in e}
+            sizes = {_rows(a) for a in e}
             if len(sizes) != 1:
                 raise errors.InvalidArgumentError(
                     None, None, "unbatch: all components must have the same size in "
-                    f"dimension 0, got shapes {[list(a.shape) for a in e]}")
+                    f"dimension 0, got shapes {[_shape_of(a) for a in e]}")
             for i in range(sizes.pop()):
-                yield tuple(a[i] if a.ndim > 1 else a[i:i + 1].reshape(()) for a in e)
+                yield tuple(_row(a, i) for a in e)
+
+
+def _rows(a) -> int:
+    return int(a.dense_shape[0]) if isinstance(a, SparseValue) else a.shape[0]
+
+
+def _shape_of(a) -> list:
+    return a.dense_shape.tolist() if isinstance(a, SparseValue) else list(a.shape)
+
+
+def _row(a, i: int):
+    if isinstance(a, SparseValue):
+        # row i of a sparse batch: its entries, in the batch's dense shape less dimension 0
+        keep = a.indices[:, 0] == i
+        return SparseValue(a.indices[keep, 1:], np.asarray(a.values)[keep], a.dense_shape[1:])
+    return a[i] if a.ndim > 1 else a[i:i + 1].reshape(())
 
 
 # -- combining -------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from .dataset_ops_structure import (
     flatten,
     map_structure,
     pack_as,
+    same_kind,
     scalar_param,
     static_int,
 )
@@ -247,18 +248,15 @@ class BucketBySequenceLengthDataset(GroupByWindowDataset):
                                    structure if padded_shapes is None else padded_shapes)
             self._buckets.append(window.padded_batch(size, shapes, padding_values,
                                                      drop_remainder))
-        self._structure = self._buckets[0]._structure
+        # TensorFlow batches each bucket by a size (and pads to a boundary) looked up
+        # from a tensor, so the batch dimension, and any dimension padded to a
+        # boundary, are unknown in the element spec whatever the bucket
+        self._structure = _unknown_batch(_relaxed([b._structure for b in self._buckets]))
 
     def _bucket(self, length: int) -> int:
         for b, bound in enumerate(self._boundaries):
             if length < bound:
                 return b
-        if self._pad_to_boundary:
-            raise errors.InvalidArgumentError(
-                None, None, f"bucket_by_sequence_length: an element of length {length} is "
-                f"longer than the largest bucket boundary - 1 "
-                f"({self._boundaries[-1] - 1 if self._boundaries else 0}); with "
-                "pad_to_bucket_boundary=True every length must be below the last boundary")
         return len(self._boundaries)
 
     def _window_size(self, rc, key) -> int:
@@ -269,6 +267,12 @@ class BucketBySequenceLengthDataset(GroupByWindowDataset):
         return [t for b in self._buckets for t in b._captured()]
 
     def _reduced(self, rc, key, elements):
+        if self._pad_to_boundary and key == len(self._boundaries):
+            # as TensorFlow, checked when the last bucket's window is batched
+            raise errors.InvalidArgumentError(
+                None, None, "assertion failed: [When pad_to_bucket_boundary=True, elements "
+                "must have length < max(bucket_boundaries).] [Condition x < y did not hold "
+                f"element-wise:] [x = ] [{key}] [y = ] [{len(self._boundaries)}]")
         values = _as_window_values(elements)
         ctx = rc.child({**rc.values, **dict(zip(self._sources, values))})
         yield from self._buckets[key]._iter(ctx)
@@ -289,6 +293,29 @@ class BucketBySequenceLengthDataset(GroupByWindowDataset):
 def _pack_sources(structure, sources):
     packed = pack_as(structure, sources)
     return packed if isinstance(packed, Dataset) else Dataset.zip(packed)
+
+
+def _relaxed(structures):
+    """The most specific structure every one of `structures` is compatible with."""
+    leaves = [flatten(s) for s in structures]
+    return pack_as(structures[0], [
+        same_kind(specs[0], specs[0].dtype, _most_specific([x.shape for x in specs]))
+        for specs in zip(*leaves)])
+
+
+def _most_specific(shapes):
+    out = shapes[0]
+    for shape in shapes[1:]:
+        out = out.most_specific_compatible_shape(shape)
+    return out
+
+
+def _unknown_batch(structure):
+    def unknown(spec):
+        if spec.shape.ndims is None or spec.shape.ndims == 0:
+            return spec
+        return same_kind(spec, spec.dtype, TensorShape([None, *spec.shape.as_list()[1:]]))
+    return map_structure(unknown, structure)
 
 
 def _fill_none(spec_or_shape, filler):

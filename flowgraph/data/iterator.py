@@ -33,6 +33,7 @@ done
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import nest
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, get_seed
 from flowgraph.framework.operation import Operation, Tensor
@@ -42,12 +43,9 @@ from flowgraph.ops.op_util import make_op
 from .dataset_ops_structure import (
     as_spec_structure,
     component_class,
-    describe,
-    flatten,
     graph_specs,
     map_structure,
     pack_graph,
-    same_structure,
 )
 
 GLOBAL_ITERATORS = "iterators"
@@ -110,6 +108,10 @@ class Iterator:
         self._initializer = initializer
         self._structure = structure
         self._get_next_calls = 0
+        # As TensorFlow, every iterator makes its string handle when it is built (which
+        # numbers later ``IteratorToStringHandle`` ops); string_handle() returns it.
+        self._string_handle = make_op("IteratorToStringHandle", [handle],
+                                      name="IteratorToStringHandle").outputs[0]
         # As TensorFlow: every iterator's handle, for CheckpointInputPipelineHook.
         handle.graph.add_to_collection(GLOBAL_ITERATORS, handle)
 
@@ -209,21 +211,32 @@ class Iterator:
 
     def string_handle(self, name: str | None = None) -> Tensor:
         """A string tensor naming this iterator, to feed to `from_string_handle`."""
-        return make_op("IteratorToStringHandle", [self._handle],
-                       name=name or "IteratorToStringHandle").outputs[0]
+        if name is None:
+            return self._string_handle
+        return make_op("IteratorToStringHandle", [self._handle], name=name).outputs[0]
 
 
 def _check_compatible(expected, got) -> None:
-    ok = same_structure(expected, got)
-    if ok:
-        for e, g in zip(flatten(expected), flatten(got)):
-            if e.dtype != g.dtype or not e.shape.is_compatible_with(g.shape) or \
-                    e.sparse != g.sparse:
-                ok = False
-    if not ok:
-        raise TypeError(
-            f"Expected a dataset with elements {describe(expected)}, but the dataset has "
-            f"elements {describe(got)}; structures, dtypes and shapes must be compatible")
+    # TensorFlow's checks, in its order: nesting (ValueError), then classes, dtypes and
+    # shapes (TypeError), each reported with both whole structures
+    def legacy(structure):
+        return (map_structure(component_class, structure),
+                map_structure(lambda s: s.dtype, structure),
+                map_structure(lambda s: s.shape, structure))
+
+    (e_classes, e_types, e_shapes), (g_classes, g_types, g_shapes) = \
+        legacy(expected), legacy(got)
+    nest.assert_same_structure(e_types, g_types)
+    pairs = list(zip(nest.flatten(expected), nest.flatten(got)))
+    if any(e.sparse != g.sparse for e, g in pairs):
+        raise TypeError(f"Expected output classes {e_classes!r} but got dataset with "
+                        f"output classes {g_classes!r}.")
+    if any(e.dtype != g.dtype for e, g in pairs):
+        raise TypeError(f"Expected output types {e_types!r} but got dataset with output "
+                        f"types {g_types!r}.")
+    if any(not e.shape.is_compatible_with(g.shape) for e, g in pairs):
+        raise TypeError(f"Expected output shapes compatible with {e_shapes!r} but got "
+                        f"dataset with output shapes {g_shapes!r}.")
 
 
 def _make_iterator_op(handle: Tensor, dataset, name: str) -> Operation:

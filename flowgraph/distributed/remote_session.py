@@ -79,6 +79,7 @@ from flowgraph.distributed.rpc import (
     to_grpc_address,
 )
 from flowgraph.distributed.sync_prefetch import sync_aware
+from flowgraph.distributed.trace import TraceRequest
 from flowgraph.distributed.worker import graph_handle
 from flowgraph.framework import errors
 from flowgraph.framework.graph import Graph, get_default_graph
@@ -250,6 +251,10 @@ class RemoteSession(Session):
         step_id = random.getrandbits(62)
         ok = False
         prefetch = plan.prefetch
+        trace = TraceRequest.of(options, run_metadata)
+        if trace is not None and prefetch is not None:  # every stage runs with its own call
+            prefetch.drop()
+            prefetch = None
         try:
             if prefetch is not None and self._run_prefetched(prefetch, step_id, feeds,
                                                              timeout_s, returned):
@@ -265,11 +270,11 @@ class RemoteSession(Session):
                                                     returned, None))
                         continue
                     returned.update(self._run_stage(stage, step_id, feeds, timeout_s,
-                                                    returned))
+                                                    returned, trace))
                     continue
                 earlier = dict(returned)
                 calls = {self._threads.submit(self._run_stage, stage, step_id, feeds,
-                                              timeout_s, earlier): stage
+                                              timeout_s, earlier, trace): stage
                          for stage in level}
                 try:
                     for call in concurrent.futures.as_completed(calls):
@@ -541,7 +546,7 @@ class RemoteSession(Session):
         return {**self._fixed(stage), **self._step_part(stage, step_id, timeout_s, runs)}
 
     def _run_stage(self, stage, step_id: int, feeds: dict, timeout_s: float,
-                   returned: dict) -> dict:
+                   returned: dict, trace: TraceRequest | None = None) -> dict:
         tensors = {p: feeds[t] for p, t in stage.feeds.items()}
         for p, key in stage.relays:  # produced by an earlier level (master.py, relays)
             tensors[p] = returned[key]
@@ -549,8 +554,12 @@ class RemoteSession(Session):
         # was blocked); the RPC's own deadline, a little later, covers a task that hangs.
         self._fixed(stage)
         header = self._step_part(stage, step_id, timeout_s)
+        if trace is not None:
+            header.update(trace.header_fields())
+            for handed in header.get("runs", {}).values():  # (fresh dicts: `_stage_header`)
+                handed.update(trace.header_fields())
         try:
-            _, values = self._client(stage.task).call(
+            reply, values = self._client(stage.task).call(
                 "RunStage", header, tensors,
                 timeout_s=timeout_s + _RPC_GRACE_S * (1 + bool(stage.delegated)),
                 base=stage.base)
@@ -558,6 +567,8 @@ class RemoteSession(Session):
             if stage.delegated:  # a stage it handed on may still run (e.g. blocked)
                 self._cancel_tasks({d.task for d in stage.delegated}, step_id, e)
             raise
+        if trace is not None:
+            trace.merge(reply)
         return values
 
     def _cancel(self, plan, step_id: int, calls: dict, error) -> None:

@@ -79,6 +79,7 @@ from flowgraph.backends import get_backends
 from flowgraph.distributed.cluster_spec import ClusterSpec
 from flowgraph.distributed.rpc import Security, TaskClient
 from flowgraph.distributed.stage_graph import StageGraph, run_stage, share_dataset
+from flowgraph.distributed.trace import stage_trace, trace_fields, traced_reply
 from flowgraph.framework import errors
 from flowgraph.framework.resources import manager_for_target
 from flowgraph.runtime.config import RunOptions
@@ -251,11 +252,15 @@ class TaskService:
                 feed_dict[lock.push_id] = ident
         recvs = header.get("recvs")
         pulled: dict = {}
+        handed_traces: list = []  # traced stages the pulls ran (master.delegate)
         if recvs:
-            pulled = self._pull_all(step_id, recvs, header, timeout_ms, stage, feed_dict)
+            pulled = self._pull_all(step_id, recvs, header, timeout_ms, stage, feed_dict,
+                                    handed_traces)
         session = stage.acquire(feed_dict)
-        call = _Call(session, RunOptions(timeout_in_ms=timeout_ms) if stage.may_block
-                     else None, step_id, timeout_ms)
+        traced = stage_trace(header, timeout_ms)
+        call = _Call(session, traced[0] if traced is not None else
+                     RunOptions(timeout_in_ms=timeout_ms) if stage.may_block else None,
+                     step_id, timeout_ms)
         writes = not stage.read_only
         finished = header.get("cleanup")
         clean = None  # with "read_epoch": the write count if none was in flight at start
@@ -285,7 +290,11 @@ class TaskService:
             raise cancelled[1]
         lost = False  # the run failed and may have held a push's counter
         try:
-            values = run_stage(session, layout, feed_dict, call.options)
+            if traced is None:
+                values = run_stage(session, layout, feed_dict, call.options)
+            else:
+                values = session.run(layout.fetches, feed_dict=feed_dict,
+                                     options=call.options, run_metadata=traced[1])
         except Exception:
             lost = bool(run_id)
             raise
@@ -305,6 +314,11 @@ class TaskService:
             if lost:
                 self._put_back_counters(stage, run_id)
         reply = {} if clean is None else {"epoch": clean}
+        if traced is not None:
+            reply.update(traced_reply(traced[1], bool(header.get("partitions")),
+                                      self.task_name))
+            if handed_traces:
+                reply["handed"] = handed_traces
         if header.get("no_store"):  # (set where no later stage pulls these values)
             if layout.produced_returns is not None:
                 return reply, {key: values[i] for key, i in layout.produced_returns}
@@ -316,10 +330,10 @@ class TaskService:
                        for key in layout.returns}
 
     def _pull_all(self, step_id: int, recvs: list, header: dict, timeout_ms: int, stage,
-                  feed_dict: dict) -> dict:
+                  feed_dict: dict, traces: list) -> dict:
         """The values a stage's ``recvs`` name, pulled from their tasks (one call per
-        task; ``runs``: stages those tasks run first); the placeholders' go into
-        `feed_dict`."""
+        task; ``runs``: stages those tasks run first, whose trace replies, if traced, go
+        to `traces`); the placeholders' go into `feed_dict`."""
         timeout_s = timeout_ms / 1000.0 or None
         bf16 = bool(header.get("bfloat16"))
         by_source: dict = {}
@@ -329,7 +343,7 @@ class TaskService:
         pulled: dict = {}
         for (address, task), wanted in by_source.items():
             values = self._pull(step_id, [key for _, key in wanted], address, task,
-                                timeout_s, bf16, runs.get(task))
+                                timeout_s, bf16, runs.get(task), traces)
             pulled.update(values)
             for placeholder, key in wanted:
                 if placeholder is not None:  # None: only returned (a delegated fetch)
@@ -338,9 +352,10 @@ class TaskService:
 
     def RecvTensor(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         step_id = int(header["step_id"])
+        reply: dict = {}
         if header.get("run"):  # a stage handed to this pull (master.delegate)
-            self.RunStage(header["run"], {})
-        return {}, {key: self._local_value(step_id, key) for key in header["keys"]}
+            reply = trace_fields(self.RunStage(header["run"], {})[0])
+        return reply, {key: self._local_value(step_id, key) for key in header["keys"]}
 
     def CleanupStep(self, header: dict, tensors: dict) -> tuple[dict, dict]:
         """Drop the stores of ``step_id`` and of the ids in ``step_ids``; with
@@ -491,17 +506,19 @@ class TaskService:
 
     def _pull(self, step_id: int, keys: list, address: str, task: str,
               timeout_s: float | None = None, bfloat16: bool = False,
-              run: dict | None = None) -> dict:
+              run: dict | None = None, traces: list | None = None) -> dict:
         """The tensors `keys` of step `step_id` from `task` (one call per source), within
         the stage's deadline; with `bfloat16`, float32 tensors travel truncated. `run`:
-        a stage header that `task` runs first."""
+        a stage header that `task` runs first (its trace, if traced, goes to `traces`)."""
         if run:
             # The stage stops itself at the deadline (naming its op); the call's own
             # deadline, a little later, covers a task that hangs.
             timeout_s = (timeout_s or 0) + _RUN_GRACE_S if timeout_s else None
         if task == self.task_name:
             if run:
-                self.RunStage(run, {})
+                traced = trace_fields(self.RunStage(run, {})[0])
+                if traced and traces is not None:
+                    traces.append(traced)
             return {key: self._local_value(step_id, key) for key in keys}
         with self._lock:
             peer = self._peers.get(address)
@@ -513,7 +530,12 @@ class TaskService:
             header["run"] = run
         if bfloat16:
             header["reply_bfloat16"] = True
-        return peer.call("RecvTensor", header, timeout_s=timeout_s)[1]
+        reply, values = peer.call("RecvTensor", header, timeout_s=timeout_s)
+        if run and traces is not None:
+            traced = trace_fields(reply)
+            if traced:
+                traces.append(traced)
+        return values
 
     def close(self) -> None:
         with self._lock:

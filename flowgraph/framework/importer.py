@@ -123,9 +123,13 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
             "import_graph_def: malformed graph def: it needs a 'node' list (as produced by "
             f"Graph.as_graph_def()); found keys {sorted(map(str, graph_def))}"
         )
-    nodes = _validate_nodes(node_list)
-    graph = get_default_graph()
     input_map = dict(input_map or {})
+    # an input_map may bind inputs whose node the graph def lacks (the
+    # ``$unbound_inputs_`` of a scoped export)
+    bound = {("^" + k[1:]) if k.startswith("^") else _split_ref(k)[0] for k in input_map
+             if isinstance(k, str)}
+    nodes = _validate_nodes(node_list, bound)
+    graph = get_default_graph()
     data_map: dict[str, Tensor] = {}
     control_map: dict[str, Operation] = {}
     for key, value in input_map.items():
@@ -171,8 +175,12 @@ def import_graph_def(graph_def: dict, input_map: dict | None = None,
         # A mapped input of the wrong dtype fails before anything is built, leaving the
         # graph as it was (as in TensorFlow, whose failed import still takes its scope
         # name; a missing return element fails after the import).
-        missing = sorted(k for k in data_map if _split_ref(k)[0] not in nodes)
-        missing += sorted(f"^{k}" for k in control_map if k not in nodes)
+        used = {r for n in nodes.values() for r in n.get("input", [])}
+        used |= {f"{r}:0" for r in used if ":" not in r}
+        missing = sorted(k for k in data_map if _split_ref(k)[0] not in nodes
+                         and k not in used)
+        missing += sorted(f"^{k}" for k in control_map if k not in nodes
+                          and f"^{k}" not in used)
         if missing:
             raise ImportGraphDefError("Attempted to map inputs that were not found in "
                                       f"graph_def: [{', '.join(missing)}]")
@@ -285,7 +293,7 @@ def _check_return_elements(return_elements, nodes: dict) -> None:
             raise ImportGraphDefError(f"Requested return node '{ref}' not found in graph def")
 
 
-def _validate_nodes(node_list: list) -> dict[str, dict]:
+def _validate_nodes(node_list: list, bound: set = frozenset()) -> dict[str, dict]:
     nodes: dict[str, dict] = {}
     for i, n in enumerate(node_list):
         if not isinstance(n, dict):
@@ -321,7 +329,7 @@ def _validate_nodes(node_list: list) -> dict[str, dict]:
     for name, n in nodes.items():
         for r in n.get("input", []):
             src = r[1:] if r.startswith("^") else _split_ref(r, name)[0]
-            if src not in nodes:
+            if src not in nodes and (r if r.startswith("^") else src) not in bound:
                 raise ImportGraphDefError(
                     f"import_graph_def: node '{name}' has input '{r}', which refers to a "
                     "node missing from the graph def"
@@ -342,6 +350,8 @@ def _split_ref(ref: str, consumer: str | None = None) -> tuple[str, int]:
 def _check_mapped_input(node: dict, i: int, t, nodes: dict, prefix: str = "") -> None:
     """The dtype of a mapped tensor must match the one the graph def recorded."""
     src_name, idx = _split_ref(node["input"][i])
+    if src_name not in nodes:
+        return  # an unbound input: the graph def records nothing of it
     recorded = nodes[src_name].get("output_dtypes")
     if isinstance(recorded, list) and idx < len(recorded):
         try:

@@ -27,7 +27,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant as _constant
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import control_dependencies
+from flowgraph.framework.graph import control_dependencies, name_scope
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.keras import backend as _state
 from flowgraph.ops import (
@@ -318,7 +318,8 @@ def resize_images(x, height_factor, width_factor, data_format, interpolation="ne
         x = array_ops.transpose(x, [0, 2, 3, 1])
     resize = (image_ops.resize_nearest_neighbor if interpolation == "nearest"
               else image_ops.resize_bilinear)
-    x = resize(x, size, half_pixel_centers=True)
+    with name_scope(None, "resize"):  # TF 2's tf.image.resize: "resize/ResizeBilinear"
+        x = resize(x, size, half_pixel_centers=True)
     if data_format == "channels_first":
         x = array_ops.transpose(x, [0, 3, 1, 2])
     return x

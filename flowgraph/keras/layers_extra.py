@@ -36,7 +36,6 @@ from flowgraph.ops import (
     array_join_ops,
     array_shape_ops,
     embedding_ops,
-    image_ops,
     math_ops,
     math_reduce,
     nn_ops,
@@ -449,7 +448,15 @@ def _spatial_dims(layer, inputs) -> tuple[int, int]:
 
 
 class UpSampling2D(Layer):
-    """Repeat rows and columns `size` times (nearest neighbour)."""
+    """Scale rows and columns up by `size` (nearest neighbour or bilinear), as Keras's
+    ``backend.resize_images``: TF 2's ``tf.image.resize`` with half-pixel centers.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.keras.layers.UpSampling2D((2, 3))(tf.zeros([1, 2, 2, 1])).shape.as_list()
+    [1, 4, 6, 1]
+    """
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest",
                  **kwargs) -> None:
@@ -459,13 +466,14 @@ class UpSampling2D(Layer):
             raise ValueError(f"UpSampling2D: interpolation must be 'nearest' or 'bilinear', "
                              f"got {interpolation!r}")
         self.interpolation = interpolation
+        self.data_format = data_format or "channels_last"
 
     def call(self, inputs):
-        h, w = _spatial_dims(self, inputs)
-        size = [h * self.size[0], w * self.size[1]]
-        if self.interpolation == "nearest":
-            return image_ops.resize_nearest_neighbor(inputs, size)
-        return image_ops.resize_bilinear(inputs, size)
+        from flowgraph.keras.backend_nn import resize_images
+
+        _check_ndim(self, inputs.shape, ndim=4)
+        return resize_images(inputs, self.size[0], self.size[1], self.data_format,
+                             interpolation=self.interpolation)
 
 
 class ZeroPadding2D(Layer):

@@ -30,6 +30,7 @@ from flowgraph.linalg.linear_operator_structured import (
     LinearOperatorTridiag,
     LinearOperatorZeros,
 )
+from flowgraph.ops import linalg_expm as _linalg_expm
 from flowgraph.ops.clip_ops import global_norm
 from flowgraph.ops.linalg_basic import adjoint, eye, matrix_transpose, matvec
 from flowgraph.ops.linalg_diag_ops import cross, trace
@@ -39,7 +40,7 @@ from flowgraph.ops.linalg_diag_ops import matrix_band_part as band_part
 from flowgraph.ops.linalg_diag_ops import matrix_diag as diag
 from flowgraph.ops.linalg_diag_ops import matrix_diag_part as diag_part
 from flowgraph.ops.linalg_diag_ops import matrix_set_diag as set_diag
-from flowgraph.ops.linalg_expm import expm
+from flowgraph.ops.linalg_expm_pade import expm
 from flowgraph.ops.linalg_funcs import logm, matrix_rank, normalize, pinv, sqrtm
 from flowgraph.ops.linalg_lu import lu, lu_matrix_inverse, lu_reconstruct, lu_solve
 from flowgraph.ops.linalg_norm import norm

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
@@ -31,6 +32,7 @@ from flowgraph.ops.linalg_basic import adjoint as _adjoint
 from flowgraph.ops.linalg_diag_ops import matrix_band_part, matrix_diag_part
 from flowgraph.ops.linalg_ops import (
     cholesky,
+    cholesky_solve,
     matrix_determinant,
     matrix_inverse,
     matrix_solve,
@@ -41,9 +43,9 @@ from flowgraph.ops.math_ops import abs as _abs
 from flowgraph.ops.math_ops import (
     add,
     conj,
+    exp,
     log,
     matmul,
-    multiply,
     negative,
     sign,
     truediv,
@@ -192,7 +194,7 @@ class LinearOperator(OperatorChecks):
         """``op @ x`` for a vector (batch) `x`."""
         with self._scope(name, [x]):
             x = convert_to_tensor(x, name="x", dtype=self.dtype)
-            return squeeze(self._matmul(expand_dims(x, -1), adjoint, False), [-1])
+            return self._matvec(x, adjoint)
 
     def solve(self, rhs, adjoint: bool = False, adjoint_arg: bool = False,
               name: str = "solve"):
@@ -287,16 +289,31 @@ class LinearOperator(OperatorChecks):
                                        self.is_positive_definite, self.is_square)
 
     # -- dense fallbacks ------------------------------------------------------------------
+    def _can_use_cholesky(self) -> bool:
+        """Hinted self-adjoint and positive definite: the fallbacks factor the dense
+        matrix by Cholesky, as TensorFlow's do (so gradients are symmetric too)."""
+        return bool(self.is_self_adjoint and self.is_positive_definite)
+
     def _matmul(self, x, adjoint, adjoint_arg):
         return matmul(self._to_dense(), x, adjoint_a=adjoint, adjoint_b=adjoint_arg)
 
+    def _matvec(self, x, adjoint):
+        return squeeze(self._matmul(expand_dims(x, -1), adjoint, False), [-1])
+
     def _solve(self, rhs, adjoint):
+        if self._can_use_cholesky():
+            return cholesky_solve(cholesky(self._to_dense()), rhs)
         return matrix_solve(self._to_dense(), rhs, adjoint=adjoint)
 
     def _determinant(self):
+        if self._can_use_cholesky():
+            return exp(self.log_abs_determinant())
         return matrix_determinant(self._to_dense())
 
     def _log_abs_determinant(self):
+        if self._can_use_cholesky():
+            diag = matrix_diag_part(cholesky(self._to_dense()))
+            return 2 * reduce_sum(log(diag), axis=[-1])
         return slogdet(self._to_dense())[1]
 
     def _diag_part(self):
@@ -619,10 +636,12 @@ class LinearOperatorComposition(LinearOperator):
         return out
 
     def _determinant(self):
-        return functools.reduce(multiply, [op.determinant() for op in self._operators])
+        # Python operators, so the ops are TensorFlow's ``mul`` and ``add``
+        return functools.reduce(operator.mul, [op.determinant() for op in self._operators])
 
     def _log_abs_determinant(self):
-        return functools.reduce(add, [op.log_abs_determinant() for op in self._operators])
+        return functools.reduce(operator.add,
+                                [op.log_abs_determinant() for op in self._operators])
 
     def _linop_cholesky(self):
         # L @ L^H for a lower-triangular L: L itself, its rows scaled to a positive

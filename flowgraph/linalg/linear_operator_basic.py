@@ -107,12 +107,17 @@ class LinearOperatorDiag(LinearOperator):
     def _scaled(self, adjoint):
         return conj(self._diag) if adjoint and self._diag.dtype.is_complex else self._diag
 
+    # TensorFlow's arithmetic: operators (ops ``mul``, ``truediv``), a solve multiplying
+    # by the reciprocal
     def _matmul(self, x, adjoint, adjoint_arg):
         x = _adjoint(x) if adjoint_arg else x
-        return multiply(expand_dims(self._scaled(adjoint), -1), x)
+        return expand_dims(self._scaled(adjoint), -1) * x
+
+    def _matvec(self, x, adjoint):
+        return self._scaled(adjoint) * x
 
     def _solve(self, rhs, adjoint):
-        return truediv(rhs, expand_dims(self._scaled(adjoint), -1))
+        return rhs * expand_dims(1. / self._scaled(adjoint), -1)
 
     def _determinant(self):
         return reduce_prod(self._diag, -1)
@@ -206,7 +211,7 @@ class LinearOperatorScaledIdentity(LinearOperator):
     def _matmul(self, x, adjoint, adjoint_arg):
         x = _adjoint(x) if adjoint_arg else x
         scale = conj(self._scale()) if adjoint and self.dtype.is_complex else self._scale()
-        return multiply(scale, x)
+        return x * scale  # TensorFlow's ``mul``
 
     def _solve(self, rhs, adjoint):
         scale = conj(self._scale()) if adjoint and self.dtype.is_complex else self._scale()

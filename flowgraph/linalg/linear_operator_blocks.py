@@ -19,6 +19,7 @@ Example
 from __future__ import annotations
 
 import functools
+import operator
 
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
@@ -113,10 +114,11 @@ class LinearOperatorBlockDiag(LinearOperator):
         return self._blockwise(rhs, lambda op, p: op.solve(p, adjoint=adjoint))
 
     def _determinant(self):
-        return functools.reduce(multiply, [op.determinant() for op in self._operators])
+        return functools.reduce(operator.mul, [op.determinant() for op in self._operators])
 
     def _log_abs_determinant(self):
-        return functools.reduce(add, [op.log_abs_determinant() for op in self._operators])
+        return functools.reduce(operator.add,
+                                [op.log_abs_determinant() for op in self._operators])
 
     def _diag_part(self):
         return concat([op.diag_part() for op in self._operators], -1)
@@ -231,10 +233,11 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         return concat(solved, -2)
 
     def _determinant(self):
-        return functools.reduce(multiply, [row[-1].determinant() for row in self._rows])
+        return functools.reduce(operator.mul, [row[-1].determinant() for row in self._rows])
 
     def _log_abs_determinant(self):
-        return functools.reduce(add, [row[-1].log_abs_determinant() for row in self._rows])
+        return functools.reduce(operator.add,
+                                [row[-1].log_abs_determinant() for row in self._rows])
 
     def _to_dense(self):
         sizes = self._sizes()

@@ -26,6 +26,7 @@ import math
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
+from flowgraph.math.signal_fft import _lengths, _pad_to
 from flowgraph.ops import math_ops as _m
 from flowgraph.ops import spectral_ops as _raw
 from flowgraph.ops.op_util import make_tensor
@@ -123,15 +124,10 @@ def _fft3d(op_type, what, input_tensor, fft_length, name, real_in):
         if not real_in and x.dtype.base_dtype not in _REAL_OF:
             raise TypeError(f"tf.signal.{what}: input must be complex64 or complex128, got "
                             f"{x.dtype.base_dtype.name}")
-        if fft_length is None:  # the input's sizes (known when run, if not before)
-            from flowgraph.ops import array_ops as _a
-
-            dims = _a.shape(x)[-3:]
-            if not real_in:
-                dims = dims * convert_to_tensor([1, 1, 2]) - convert_to_tensor([0, 0, 2])
-            lengths_t = dims
-        else:
-            lengths_t = convert_to_tensor(fft_length, dtype=_dtypes.int32, name="fft_length")
+        # as for rfft/rfft2d: the static sizes as a constant where known, and the input
+        # zero-padded to the transform
+        lengths_t, static = _lengths(x, fft_length, 3, not real_in)
+        x = _pad_to(x, 3, static, not real_in)
         if real_in:
             attrs = {"Treal": x.dtype.base_dtype, "Tcomplex": _COMPLEX_OF[x.dtype.base_dtype]}
         else:

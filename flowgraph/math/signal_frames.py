@@ -189,17 +189,22 @@ def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=Non
         return overlap_and_add(frames, frame_step)
 
 
-def _shift(x, axes, sign: int, what: str):
-    x = convert_to_tensor(x, name="x")
+def _shift(x, axes, sign: int, what: str, scope: str):
+    """TensorFlow's graph: the shifts from ``shape(x) // 2`` (gathered at `axes` when a
+    list is given, negative axes wrapped), one ``Roll`` named after `scope`."""
+    x = convert_to_tensor(x)
     if axes is None:
         if x.shape.ndims is None:
             raise ValueError(f"tf.signal.{what}: the input's rank must be known")
-        axes = list(range(x.shape.ndims))
+        axes = tuple(range(x.shape.ndims))
+        shift = _a.shape(x) // 2
     elif isinstance(axes, int):
-        axes = [axes]
-    dims = _a.shape(x)
-    shifts = [dims[a] // 2 if sign > 0 else -(dims[a] // 2) for a in axes]
-    return roll(x, _a.stack(shifts), list(axes))
+        shift = _a.shape(x)[axes] // 2
+    else:
+        rank = _a.rank(x)
+        axes = _a.where(_m.less(axes, 0), axes + rank, axes)
+        shift = _a.gather(_a.shape(x), axes) // 2
+    return roll(x, shift if sign > 0 else -shift, axes, name=scope)
 
 
 def fftshift(x, axes=None, name=None):
@@ -212,11 +217,11 @@ def fftshift(x, axes=None, name=None):
     >>> tf.Session().run(tf.signal.fftshift(tf.range(5))).tolist()
     [3, 4, 0, 1, 2]
     """
-    with name_scope(name, "fftshift", [x]):
-        return _shift(x, axes, 1, "fftshift")
+    with name_scope(name, "fftshift", [x]) as scope:
+        return _shift(x, axes, 1, "fftshift", scope)
 
 
 def ifftshift(x, axes=None, name=None):
     """The inverse of `fftshift`: rolled by ``-(n // 2)``."""
-    with name_scope(name, "ifftshift", [x]):
-        return _shift(x, axes, -1, "ifftshift")
+    with name_scope(name, "ifftshift", [x]) as scope:
+        return _shift(x, axes, -1, "ifftshift", scope)

@@ -19,7 +19,7 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import nest
-from flowgraph.framework.constant_op import constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.ops.array_identity_ops import identity
@@ -73,24 +73,14 @@ def _num_elements(t):
 
 
 
-def _bins(values, value_range, nbins):
-    values = convert_to_tensor(values, name="values")
-    lo_hi = convert_to_tensor(value_range, dtype=values.dtype.base_dtype, name="value_range")
-    nbins_t = convert_to_tensor(nbins, dtype=_dtypes.int32, name="nbins")
-    static = constant_value(nbins_t)
-    if static is not None and int(static) <= 0:
-        raise ValueError(f"nbins must be positive, got {int(static)}")
-    lo, hi = lo_hi[0], lo_hi[1]
-    f = cast(values, _dtypes.float64)
-    scaled = truediv(f - cast(lo, _dtypes.float64), cast(hi - lo, _dtypes.float64))
-    idx = cast(floor(scaled * cast(nbins_t, _dtypes.float64)), _dtypes.int32)
-    return clip_by_value(idx, 0, nbins_t - 1), nbins_t
-
-
 def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int32,
                                name=None):
     """The bin index of each value for `nbins` equal bins over ``value_range = [lo, hi]``;
     values below `lo` go to bin 0, those at or above `hi` to the last bin.
+
+    TensorFlow's graph: computed in the values' dtype over the flattened values, an
+    ``Assert`` that ``nbins > 0``, the int32 indices reshaped back (`dtype` is ignored, as
+    in TensorFlow).
 
     Example
     -------
@@ -98,11 +88,26 @@ def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int
     >>> tf.Session().run(tf.histogram_fixed_width_bins([-1.0, 2.5, 9.0], [0.0, 5.0], 5))
     array([0, 2, 4], dtype=int32)
     """
-    with name_scope(name, "histogram_fixed_width_bins", [values, value_range, nbins]) as scope:
-        idx, _ = _bins(values, value_range, nbins)
-        return cast(idx, dtype, name=scope)
+    from flowgraph.ops.array_shape_ops import reshape, shape
+    from flowgraph.ops.control_flow_cond import Assert
+    from flowgraph.ops.control_flow_ops import with_dependencies
+    from flowgraph.ops.math_ops import greater
 
-
+    del dtype
+    with name_scope(name, "histogram_fixed_width_bins", [values, value_range, nbins]):
+        values = convert_to_tensor(values, name="values")
+        dims = shape(values)
+        values = reshape(values, [-1])
+        value_range = convert_to_tensor(value_range, name="value_range")
+        nbins = convert_to_tensor(nbins, dtype=_dtypes.int32, name="nbins")
+        check = Assert(greater(nbins, 0), [f"nbins {nbins} must > 0"])
+        nbins = with_dependencies([check], nbins)
+        nbins_float = cast(nbins, values.dtype)
+        scaled = truediv(values - value_range[0], value_range[1] - value_range[0],
+                         name="scaled_values")
+        indices = floor(nbins_float * scaled, name="indices")
+        indices = cast(clip_by_value(indices, 0, nbins_float - 1), _dtypes.int32)
+        return reshape(indices, dims)
 
 
 def switch_case(branch_index, branch_fns, default=None, name="switch_case"):

@@ -450,7 +450,7 @@ def where(condition, x=None, y=None, name: str | None = None):
     >>> tf.where([[True, False]]).dtype.name
     'int64'
     """
-    return _select("Select", condition, x, y, name, ("x", "y"))
+    return _select("Select", condition, x, y, name, ("t", "e"))
 
 
 def where_v2(condition, x=None, y=None, name: str | None = None):

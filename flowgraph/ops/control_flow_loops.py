@@ -244,10 +244,11 @@ class WhileContext(ControlFlowContext):
 def _check_invariant(i: int, x: Tensor, shape: TensorShape, name: str) -> None:
     if not _shape_le(x.shape, shape):
         raise ValueError(
-            f"while_loop '{name}': the shape invariant {shape} given for loop variable {i} "
-            f"({x.name}) is not compatible with its initial shape {x.shape}: it enters the "
-            "loop with that shape. Give an invariant that the initial value satisfies "
-            "(use None for dimensions that change).")
+            f"The shape invariant specified for {x.name} is not compatible with the initial "
+            f"shape of the loop variable. It enters the loop with shape {x.shape}, but the "
+            f"specified shape invariant is {shape}. (while_loop '{name}', loop variable {i}: "
+            "give an invariant that the initial value satisfies, None where a dimension "
+            "changes.)")
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations: int = 10,

@@ -412,6 +412,12 @@ def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
     with coloc:
         if not any(grads.get(t) for t in op.outputs):
             return
+        # TensorFlow sums each output's contributions (``gradients/AddN_<i>``) before it
+        # looks at the op, so a stop op or a non-differentiable one (StopGradient) still
+        # takes an AddN, and the AddNs are numbered in this visiting order
+        for t in op.outputs:
+            g = aggregate(grads.get(t, []))
+            grads[t] = [g] if g is not None else []
         if op in bp.stop_ops:
             return
         grad_fn = _op_grad_fn(op)

@@ -377,11 +377,50 @@ def rgb_to_grayscale(images, name=None):
         return convert_image_dtype(gray, dtype, name=scope)  # named by the scope, as TF's
 
 
+def _check_grayscale(x) -> list:
+    """TensorFlow's grayscale checks: a rank of at least 2 and a last size of 1, raised
+    now when the shape is static, else ``Assert`` ops."""
+    static = x.shape
+    if (static.ndims is not None and static.ndims < 2) or (
+            static.is_fully_defined() and static[-1].value != 1):
+        if static.ndims is not None and static.ndims < 2:
+            raise ValueError(f"A grayscale image (shape {static}) must be at least "
+                             "two-dimensional.")
+        raise ValueError("Last dimension of a grayscale image should be size 1.")
+    if static.is_fully_defined():
+        return []
+    from flowgraph.ops.check_ops import assert_equal, assert_greater_equal
+
+    return [assert_equal(shape(x)[-1], 1,
+                         message="Last dimension of a grayscale image should be size 1."),
+            # TF checks a rank of 3 here (not 2): a 2-D image of unknown size fails
+            assert_greater_equal(rank(x), 3,
+                                 message="A grayscale image must be at least two-dimensional.")]
+
+
 def grayscale_to_rgb(images, name=None):
-    """Repeat the single channel three times."""
-    with name_scope(name, "grayscale_to_rgb", [images]):
+    """Repeat the single channel three times (the result is named after the scope, as
+    TensorFlow's ``grayscale_to_rgb:0``).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> tf.image.grayscale_to_rgb(tf.zeros([2, 2, 1])).name
+    'grayscale_to_rgb:0'
+    """
+    from flowgraph.ops.array_join_ops import concat
+    from flowgraph.ops.array_shape_ops import ones
+
+    with name_scope(name, "grayscale_to_rgb", [images]) as scope:
         x = convert_to_tensor(images, name="images")
-        return tile(x, [1] * (x.shape.ndims - 1) + [3])
+        x = _with_checks(_check_grayscale(x), x)
+        x = convert_to_tensor(x, name="images")
+        rank_1 = expand_dims(rank(x) - 1, 0)
+        multiples = concat([ones(rank_1, dtype=_dtypes.int32), expand_dims(3, 0)], 0)
+        rgb = tile(x, multiples, name=scope)
+        if x.shape.ndims is not None:
+            rgb.set_shape(x.shape[:-1].concatenate([3]))
+        return rgb
 
 
 def convert_image_dtype(image, dtype, saturate: bool = False, name=None):
@@ -397,6 +436,11 @@ def convert_image_dtype(image, dtype, saturate: bool = False, name=None):
     """
     dtype = _dtypes.as_dtype(dtype)
     x = convert_to_tensor(image, name="image")
+    # TensorFlow raises AttributeError for these (not ValueError or TypeError)
+    if not dtype.is_floating and not dtype.is_integer:
+        raise AttributeError("dtype must be either floating point or integer")
+    if not x.dtype.is_floating and not x.dtype.is_integer:
+        raise AttributeError("image dtype must be either floating point or integer")
     if x.dtype.base_dtype == dtype:
         return identity(x, name=name)  # as in TF: an Identity in the caller's scope
     # As TensorFlow, the result is the scope's own op ("convert_image:0").

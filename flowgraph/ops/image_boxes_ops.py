@@ -204,6 +204,13 @@ def _glimpse_shape(op, images, size, offsets):
     if images.ndims is not None and images.ndims != 4:
         raise op.shape_error(f"input must be 4-D [batch, height, width, channels], got "
                              f"{images}")
+    if offsets.ndims is not None:  # TF: offsets are [batch, 2], one (y, x) per image
+        if offsets.ndims != 2 or offsets[1].value not in (None, 2):
+            raise op.shape_error(f"offsets must be [batch, 2], got {offsets}")
+        batch = None if images.ndims is None else images[0].value
+        if None not in (batch, offsets[0].value) and batch != offsets[0].value:
+            raise op.shape_error(f"offsets must have one row per image: {batch} images, "
+                                 f"{offsets[0].value} offsets")
     value = constant_value(op.inputs[1])
     gh, gw = (None, None) if value is None else (int(v) for v in np.reshape(value, -1))
     if images.ndims is None:
@@ -211,11 +218,12 @@ def _glimpse_shape(op, images, size, offsets):
     return [TensorShape([images[0].value, gh, gw, images[3].value])]
 
 
-not_differentiable("NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
-                   "NonMaxSuppressionWithOverlaps", "CombinedNonMaxSuppression",
-                   "CropAndResizeGradImage", "CropAndResizeGradBoxes", "DrawBoundingBoxesV2",
-                   "DrawBoundingBoxes",
-                   "SampleDistortedBoundingBoxV2", "ExtractGlimpseV2")
+# TensorFlow registers no gradient for NonMaxSuppressionV5, CombinedNonMaxSuppression,
+# DrawBoundingBoxesV2, ExtractGlimpseV2 and the CropAndResize gradient ops: their float
+# outputs on a differentiated path raise LookupError there, so they are left undeclared.
+not_differentiable("NonMaxSuppressionV3", "NonMaxSuppressionV4",
+                   "NonMaxSuppressionWithOverlaps", "DrawBoundingBoxes",
+                   "SampleDistortedBoundingBoxV2")
 
 
 # -- wrappers ----------------------------------------------------------------------------
@@ -346,6 +354,14 @@ def non_max_suppression_overlaps(overlaps, scores, max_output_size, overlap_thre
         return make_tensor("NonMaxSuppressionWithOverlaps", inputs)
 
 
+def _named_outputs(op):
+    """The op's outputs in TF's generated named tuple (``.nmsed_boxes``, ``.begin``), the
+    class `tf.raw_ops` returns for the op type too."""
+    from flowgraph.ops.raw_ops import _result_type
+
+    return _result_type(op.type)(*op.outputs)
+
+
 def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_total_size,
                                  iou_threshold=0.5, score_threshold=float("-inf"),
                                  pad_per_class=False, clip_boxes=True, name=None):
@@ -373,7 +389,7 @@ def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_t
                                     name="score_threshold")]
         op = make_op("CombinedNonMaxSuppression", inputs,
                      {"pad_per_class": bool(pad_per_class), "clip_boxes": bool(clip_boxes)})
-        return tuple(op.outputs)
+        return _named_outputs(op)
 
 
 def crop_and_resize(image, boxes, box_ind=None, crop_size=None, method="bilinear",
@@ -462,7 +478,7 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
                  "area_range": tuple(area_range or (0.05, 1.0)),
                  "max_attempts": int(max_attempts or 100),
                  "use_image_if_no_bounding_boxes": bool(use_image_if_no_bounding_boxes)}
-        return tuple(make_op("SampleDistortedBoundingBoxV2", inputs, attrs).outputs)
+        return _named_outputs(make_op("SampleDistortedBoundingBoxV2", inputs, attrs))
 
 
 def extract_glimpse(input, size, offsets, centered=True, normalized=True,

@@ -189,7 +189,8 @@ def is_jpeg(contents, name=None):
     True
     """
     with name_scope(name, "is_jpeg"):
-        return equal(substr(_contents(contents), 0, 3), b"\xff\xd8\xff", name="is_jpeg")
+        # TF passes its own `name` on: "is_jpeg/Equal", or "<name>/<name>" when named
+        return equal(substr(_contents(contents), 0, 3), b"\xff\xd8\xff", name=name)
 
 
 def extract_jpeg_shape(contents, output_type=_dtypes.int32, name=None):

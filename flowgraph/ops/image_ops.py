@@ -39,6 +39,7 @@ from flowgraph.ops.array_index_ops import slice as _slice
 from flowgraph.ops.array_join_ops import reverse_v2
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze
 from flowgraph.ops.check_ops import Assert
+from flowgraph.ops.image_aspect_size import aspect_preserving_size
 from flowgraph.ops.math_ops import (
     cast,
     greater_equal,
@@ -100,7 +101,8 @@ register_op("ResizeNearestNeighbor", attrs=_RESIZE_ATTRS)(_resize_shape)
 register_op("ResizeBicubic", attrs=_RESIZE_ATTRS, dtype_fn=_float_result)(_resize_shape)
 register_op("ResizeArea", attrs={"align_corners": False},
             dtype_fn=_float_result)(_resize_shape)
-not_differentiable("ResizeArea")  # as in TensorFlow
+# TensorFlow registers no gradient for ResizeArea nor for the resize gradient ops
+# (no second derivative): tf.gradients through them raises LookupError, here as there.
 
 
 @register_op("ResizeBicubicGrad", attrs=_RESIZE_ATTRS,
@@ -162,9 +164,7 @@ def _encode_png_shape(op, image):
     return [TensorShape([])]
 
 
-not_differentiable("ResizeBilinearGrad", "ResizeNearestNeighborGrad", "ResizeBicubicGrad",
-                   "DecodePng",
-                   "DecodeJpeg", "EncodePng")
+not_differentiable("DecodePng", "DecodeJpeg", "EncodePng")
 
 
 # -- resizing ----------------------------------------------------------------------------
@@ -296,7 +296,8 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
     align_corners : bool
         Map the corner pixels of input and output onto each other.
     preserve_aspect_ratio : bool
-        Shrink `size` so the image keeps its aspect ratio (needs known static sizes).
+        Shrink `size` so the image keeps its aspect ratio (TF's rounding; sizes may be
+        dynamic).
 
     Example
     -------
@@ -314,18 +315,19 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
         target = constant_value(size_t)
         dims = x.shape.as_list() if x.shape.ndims is not None else None
         hw = None if dims is None else dims[-3:-1]
-        if preserve_aspect_ratio:
-            if target is None or hw is None or None in hw:
-                raise ValueError("resize_images: preserve_aspect_ratio needs a constant size "
-                                 "and images of known height and width")
-            factor = min(target[0] / hw[0], target[1] / hw[1])
-            target = [int(hw[0] * factor), int(hw[1] * factor)]
-            size = target
-        if target is not None and hw is not None and list(hw) == [int(t) for t in target]:
+        if preserve_aspect_ratio:  # graph ops, as TF: the image may have dynamic sizes
+            if x.shape.ndims is None:
+                raise ValueError("resize_images: 'images' contains no shape.")
+            size_t, target = aspect_preserving_size(x, size_t)
+            if target is not None and x.shape.ndims == 3:
+                x = expand_dims(x, 0)  # the static size goes on the resize op itself
+        elif target is not None and hw is not None and list(hw) == [int(t) for t in target]:
             return x  # TensorFlow returns the images unchanged
-        out = _resize_op(_RESIZERS[method], x, size if preserve_aspect_ratio else size_t,
-                         align_corners,
+        out = _resize_op(_RESIZERS[method], x, size_t, align_corners,
                          None if method == ResizeMethod.AREA else False, None, in_scope=True)
+        if preserve_aspect_ratio and target is not None:
+            out.set_shape([None, *target, None])
+            return squeeze(out, [0]) if dims is not None and len(dims) == 3 else out
         # As TensorFlow: a partly constant size (tf.stack([h, 7])) fixes what it knows.
         if target is None and out.shape.ndims is not None:
             known = constant_value_as_shape(size_t)
@@ -371,8 +373,31 @@ def per_image_standardization(image):
         return realdiv(centered, adjusted, name=scope)  # TF: "per_image_standardization"
 
 
-def _flip(x, axis_3d: int):
-    return reverse_v2(x, [axis_3d if x.shape.ndims == 3 else axis_3d + 1])
+def _flip(image, axis_3d: int, what: str):
+    """TF's flips: in a scope named `what`, after the image checks (a
+    ``control_dependency`` Identity); an image of unknown rank picks the axis by a
+    ``tf.cond`` on its rank."""
+    from flowgraph.ops.array_shape_ops import rank
+    from flowgraph.ops.control_flow_cond import cond
+    from flowgraph.ops.image_adjust_ops import _check_3d, _with_checks
+    from flowgraph.ops.math_ops import equal
+
+    with name_scope(None, what, [image]):
+        x = convert_to_tensor(image, name="image")
+        if x.shape.ndims is not None and x.shape.ndims < 3:
+            raise ValueError(f"'image' (shape {x.shape}) must be at least three-dimensional.")
+        x = _with_checks(_check_3d(x), x)
+        ndims = x.shape.ndims
+        if ndims is None:
+            def one_image():
+                out = reverse_v2(x, [axis_3d])
+                out.set_shape([None] * 3)
+                return out
+
+            return cond(equal(rank(x), 3), one_image, lambda: reverse_v2(x, [axis_3d + 1]))
+        if ndims not in (3, 4):
+            raise ValueError(f"'image' (shape {x.shape})must have either 3 or 4 dimensions.")
+        return reverse_v2(x, [axis_3d if ndims == 3 else axis_3d + 1])
 
 
 def flip_left_right(image):
@@ -384,8 +409,7 @@ def flip_left_right(image):
     >>> tf.image.flip_left_right(tf.zeros([2, 3, 1])).shape.as_list()
     [2, 3, 1]
     """
-    x = _image_tensor(image, "flip_left_right")
-    return _flip(x, 1)
+    return _flip(image, 1, "flip_left_right")
 
 
 def flip_up_down(image):
@@ -397,8 +421,7 @@ def flip_up_down(image):
     >>> tf.image.flip_up_down(tf.zeros([2, 3, 1])).shape.as_list()
     [2, 3, 1]
     """
-    x = _image_tensor(image, "flip_up_down")
-    return _flip(x, 0)
+    return _flip(image, 0, "flip_up_down")
 
 
 def _random_flip(image, axis_3d: int, seed, what: str):
@@ -469,7 +492,7 @@ def random_crop(value, size, seed=None, name=None):
     >>> tf.image.random_crop(tf.zeros([8, 8, 3]), [4, 5, 3], seed=2).shape.as_list()
     [4, 5, 3]
     """
-    with name_scope(name, "random_crop", [value, size]):
+    with name_scope(name, "random_crop", [value, size]) as scope:
         x = convert_to_tensor(value, name="value")
         s = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
         static = constant_value(s)
@@ -484,7 +507,7 @@ def random_crop(value, size, seed=None, name=None):
             limit = shape(x) - s + 1
         offset = random_uniform(shape(s), dtype=_dtypes.int32, maxval=_dtypes.int32.max,
                                 seed=seed) % limit
-        out = _slice(x, offset, s)
+        out = _slice(x, offset, s, name=scope)  # TF names the crop after its scope
         if static is not None:
             out.set_shape([int(v) for v in static])
         return out
@@ -593,7 +616,7 @@ __all__ += ["adjust_brightness", "adjust_contrast", "central_crop", "convert_ima
 def resize_image_with_pad(image, target_height: int, target_width: int,
                           method=ResizeMethod.BILINEAR, align_corners: bool = False):
     """Resize `image` to fit ``target_height x target_width`` keeping its aspect ratio,
-    then zero-pad it (centered) to exactly that size; needs a known height and width.
+    then zero-pad it (centered) to exactly that size; sizes may be dynamic.
 
     Example
     -------
@@ -601,20 +624,12 @@ def resize_image_with_pad(image, target_height: int, target_width: int,
     >>> tf.image.resize_image_with_pad(tf.ones([3, 4, 1]), 4, 6).shape.as_list()
     [4, 6, 1]
     """
-    with name_scope(None, "resize_image_with_pad", [image]):
-        x = _image_tensor(image, "resize_image_with_pad")
-        dims = x.shape.as_list() if x.shape.ndims is not None else [None] * 3
-        height, width = dims[-3], dims[-2]
-        if height is None or width is None:
-            raise ValueError("resize_image_with_pad: the image's height and width must be "
-                             f"known when the graph is built, got shape {x.shape}")
-        if target_height <= 0 or target_width <= 0:
-            raise ValueError("target_height and target_width must be > 0")
-        ratio = max(width / target_width, height / target_height)
-        new_h, new_w = int(height / ratio), int(width / ratio)
-        resized = resize_images(x, [new_h, new_w], method=method, align_corners=align_corners)
-        return pad_to_bounding_box(resized, (target_height - new_h) // 2,
-                                   (target_width - new_w) // 2, target_height, target_width)
+    from flowgraph.ops.image_resize_pad import resize_and_pad
+
+    def resize_fn(images, new_size):
+        return resize_images(images, new_size, method, align_corners=align_corners)
+
+    return resize_and_pad(image, target_height, target_width, resize_fn)
 
 
 def random_contrast(image, lower, upper, seed=None):

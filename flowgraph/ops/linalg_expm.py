@@ -1,5 +1,7 @@
-"""`tf.linalg.expm`: the matrix exponential of each square matrix in a batch (op
-``MatrixExponential``; the CPU kernel is SciPy's scaling-and-squaring Padé method).
+"""The raw op ``MatrixExponential`` (the matrix exponential of each square matrix in a
+batch; the CPU kernel is SciPy's scaling-and-squaring Padé method) for graphs that name
+it, and `expm`, which builds that one op. `tf.linalg.expm` is TensorFlow's graph of
+ordinary ops instead (`linalg_expm_pade.py`).
 
 Its gradient is itself a matrix exponential: for ``L = <G, expm(A)>``, ``dL/dA`` is the
 upper-right block of ``expm([[A^H, G], [0, A^H]])`` (the Fréchet derivative of the
@@ -71,7 +73,8 @@ def expm(input, name=None):
     -------
     >>> import flowgraph as tf
     >>> import numpy as np
-    >>> r = tf.Session().run(tf.linalg.expm([[0.0, np.pi], [-np.pi, 0.0]]))
+    >>> from flowgraph.ops.linalg_expm import expm
+    >>> r = tf.Session().run(expm([[0.0, np.pi], [-np.pi, 0.0]]))
     >>> np.round(r, 4).tolist()
     [[-1.0, -0.0], [0.0, -1.0]]
     """

@@ -5,9 +5,8 @@ also `tf.matrix_square_root`), `tf.linalg.logm` (op ``MatrixLogarithm``), `pinv`
 The square root's gradient solves the Sylvester equation ``S^H X + X S^H = G`` (``S``
 the root, ``G`` the incoming gradient) as one linear system in ``n^2`` unknowns, a
 Kronecker sum, so it is meant for the small matrices these functions usually see. As in
-TensorFlow, `logm` takes complex matrices only and has no gradient; `pinv` differentiates
-through the closed form of the pseudo-inverse's derivative (valid where the rank does not
-change), not through the SVD.
+TensorFlow, `logm` takes complex matrices only and has no gradient; `pinv` is TensorFlow's
+graph and differentiates through the SVD (valid where the rank does not change).
 
 Example
 -------
@@ -25,15 +24,13 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.array_identity_ops import identity
-from flowgraph.ops.array_index_ops import where
+from flowgraph.ops.array_index_ops import where_v2
 from flowgraph.ops.array_join_ops import concat
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape
-from flowgraph.ops.gradient_compat import custom_gradient
 from flowgraph.ops.linalg_basic import adjoint, eye
 from flowgraph.ops.linalg_norm import norm as _norm
 from flowgraph.ops.linalg_ops import matrix_solve, svd
-from flowgraph.ops.math_ops import cast, conj, matmul, subtract, truediv
+from flowgraph.ops.math_ops import cast, conj, matmul, truediv
 from flowgraph.ops.math_ops import multiply as _multiply
 from flowgraph.ops.math_reduce import reduce_max, reduce_sum
 from flowgraph.ops.op_util import make_tensor
@@ -166,20 +163,12 @@ def _times(x, y):
     return _multiply(x, y)
 
 
-def _pinv_value(a, rcond):
-    s, u, v = svd(a, full_matrices=False, compute_uv=True)
-    cutoff = _multiply(rcond, reduce_max(s, -1))
-    kept = where(s > expand_dims(cutoff, -1), s, np.inf + s * 0)
-    scaled = truediv(v, cast(expand_dims(kept, -2), a.dtype.base_dtype))
-    return matmul(scaled, u, adjoint_b=True)
-
-
 def pinv(a, rcond=None, validate_args=False, name=None):
     """The Moore-Penrose pseudo-inverse of each matrix of `a` (``[..., m, n]`` ->
     ``[..., n, m]``), through its SVD: singular values at most ``rcond * max(s)`` count as
     zero (default ``rcond``: ``10 * max(m, n) * eps``).
 
-    Differentiable where the rank is locally constant.
+    TensorFlow's graph (``pinv/MatMul`` is the result), differentiated through ``Svd``.
 
     Example
     -------
@@ -194,31 +183,18 @@ def pinv(a, rcond=None, validate_args=False, name=None):
         if rcond is None:
             rcond = _times(10.0 * _eps(a.dtype), _max_dim(a))  # a float or a tensor
         rcond = convert_to_tensor(rcond, dtype=a.dtype.real_dtype, name="rcond")
-
-        @custom_gradient
-        def _pinv(x):
-            p = _pinv_value(x, rcond)
-
-            def grad(g):
-                # d(A+) = -A+ dA A+ + A+ A+^H dA^H (I - A A+) + (I - A+ A) dA^H A+^H A+
-                ph = adjoint(p)
-                gh = adjoint(g)
-                first = -matmul(ph, matmul(g, ph))
-                second = matmul(gh, matmul(p, ph))
-                second = subtract(second, matmul(x, matmul(p, second)))
-                third = matmul(gh, subtract(_eye_like(p), matmul(p, x)))
-                third = matmul(ph, matmul(p, third))
-                return first + second + third
-
-            return p, grad
-
-        return identity(_pinv(a), name="pinv")
-
-
-def _eye_like(p):
-    """The identity the size of ``p``'s last axis (``[n, n]`` for ``[..., n, m]``)."""
-    n = p.shape[-2].value
-    return eye(n if n is not None else shape(p)[-2], dtype=p.dtype.base_dtype)
+        s, u, v = svd(a, full_matrices=False, compute_uv=True)
+        cutoff = rcond * reduce_max(s, axis=-1)
+        # a singular value under the cutoff becomes inf, so 1 / s is 0 and not NaN
+        s = where_v2(s > expand_dims(cutoff, -1), s,
+                     np.array(np.inf, a.dtype.real_dtype.as_numpy_dtype))
+        s = expand_dims(s, -2)
+        if a.dtype.is_complex:
+            s = cast(s, a.dtype.base_dtype)
+        out = matmul(v / s, u, adjoint_b=True)
+        if a.shape.ndims is not None:
+            out.set_shape(a.shape[:-2].concatenate([a.shape[-1], a.shape[-2]]))
+        return out
 
 
 def matrix_rank(a, tol=None, validate_args=False, name=None):

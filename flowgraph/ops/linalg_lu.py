@@ -132,10 +132,9 @@ def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
                              f">= 2), got shape {rhs.shape}; add a last axis for a vector")
         permuted = _gather_rows(rhs, perm)
         lower = _unit_lower(lower_upper)
-        with name_scope("triangular_solve"):
-            y = matrix_triangular_solve(lower, permuted, lower=True)
-        with name_scope("triangular_solve"):
-            return matrix_triangular_solve(lower_upper, y, lower=False)
+        # tf.linalg.triangular_solve opens its own `triangular_solve` scope
+        y = matrix_triangular_solve(lower, permuted, lower=True)
+        return matrix_triangular_solve(lower_upper, y, lower=False)
 
 
 def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):

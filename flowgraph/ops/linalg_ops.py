@@ -261,6 +261,12 @@ def matrix_triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     >>> tf.Session().run(tf.matrix_triangular_solve(a, [[2.0], [3.0]])).tolist()
     [[1.0], [2.0]]
     """
+    with name_scope(name, "triangular_solve", [matrix, rhs]):  # TensorFlow's wrapper scope
+        return _triangular_solve_op(matrix, rhs, lower, adjoint)
+
+
+def _triangular_solve_op(matrix, rhs, lower, adjoint, name=None):
+    """The bare ``MatrixTriangularSolve`` op (`cholesky_solve` builds it unscoped)."""
     a = _matrix(matrix, "matrix", "matrix_triangular_solve")
     b = convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
     return make_tensor("MatrixTriangularSolve", [a, b],
@@ -280,8 +286,8 @@ def cholesky_solve(chol, rhs, name=None):
     """
     with name_scope(name, "cholesky_solve", [chol, rhs]):
         # TensorFlow's names: the result is the scope's ``MatrixTriangularSolve_1``
-        y = matrix_triangular_solve(chol, rhs, lower=True, adjoint=False)
-        return matrix_triangular_solve(chol, y, lower=True, adjoint=True)
+        y = _triangular_solve_op(chol, rhs, lower=True, adjoint=False)
+        return _triangular_solve_op(chol, y, lower=True, adjoint=True)
 
 
 def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):

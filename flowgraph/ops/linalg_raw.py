@@ -219,8 +219,8 @@ def banded_triangular_solve(bands, rhs, lower=True, adjoint=False, name=None):
 @register_gradient("MatrixSolveLs")
 def _solve_ls_grad(op, grad):
     if not op.attrs["fast"]:
-        raise ValueError("MatrixSolveLs: the gradient is defined only for fast=True, as in "
-                         "TensorFlow")
+        raise ValueError("Gradient not defined for fast=False (MatrixSolveLs: only the "
+                         "normal-equations path of fast=True is differentiable)")
     a, b = op.inputs[0], op.inputs[1]
     x = op.outputs[0]
     dtype = a.dtype.base_dtype

@@ -53,10 +53,10 @@ def log_sigmoid(x, name=None):
     ...     print(sess.run(tf.log_sigmoid([0.0])))
     [-0.6931472]
     """
-    with name_scope(name, "LogSigmoid", [x]):
-        x = convert_to_tensor(x)
+    with name_scope(name, "LogSigmoid", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
         # TensorFlow's composition: its gradient is sigmoid(-x) everywhere, 0.5 at x = 0
-        return _m.negative(_nn.softplus(_m.negative(x)))
+        return _m.negative(_nn.softplus(_m.negative(x)), name=scope)
 
 
 def lbeta(x, name=None):
@@ -124,9 +124,10 @@ def reciprocal_no_nan(x, name=None):
     ...     print(sess.run(tf.math.reciprocal_no_nan([0.0, 2.0])))
     [0.  0.5]
     """
-    with name_scope(name, "reciprocal_no_nan", [x]):
-        x = convert_to_tensor(x)
-        return _m.div_no_nan(_a.ones_like(x), x)
+    with name_scope(name, "reciprocal_no_nan", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        one = convert_to_tensor(1, dtype=x.dtype.base_dtype, name="one")
+        return _m.div_no_nan(one, x, name=scope)
 
 
 

@@ -132,7 +132,7 @@ def multiply_no_nan(x, y, name=None):
     >>> tf.Session().run(tf.math.multiply_no_nan([float("inf"), 2.0], [0.0, 3.0])).tolist()
     [0.0, 6.0]
     """
-    with op_scope(name, "MulNoNan", (x, y)) as scope:
+    with op_scope(name, "multiply_no_nan", (x, y)) as scope:
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, dtype=x.dtype.base_dtype, name="y")
         return make_tensor("MulNoNan", [x, y], name=scope)

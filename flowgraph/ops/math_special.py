@@ -15,11 +15,13 @@ Example
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
+from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import broadcast_shape
@@ -44,6 +46,17 @@ def _unary(op_type, fn_name, allowed, summary, call, result):
     fn = _m._unary(op_type, fn_name, allowed, summary, call, result)
     fn.__module__ = __name__  # so that doctest and the API docs find it here
     return fn
+
+
+def _scoped(fn):
+    """`fn` built inside a ``<fn name>/`` scope, as TensorFlow's Python wrappers of these
+    ops are: ``bessel_i0e/BesselI0e``, and ``<name>/BesselI0e`` for a given name."""
+    @functools.wraps(fn)
+    def wrapped(*args, name=None, **kwargs):
+        with name_scope(name, fn.__name__, [*args, *kwargs.values()]):
+            return fn(*args, **kwargs)
+
+    return wrapped
 
 
 def _nary_shape(op, *shapes):
@@ -136,6 +149,9 @@ xdivy = _nary("Xdivy", "xdivy", ("x", "y"), _FC, "``x / y``, 0 where ``x == 0``.
               "math.xdivy([0.0, 2.0], [0.0, 4.0])", "[0.  0.5]")
 xlog1py = _nary("Xlog1py", "xlog1py", ("x", "y"), _FC, "``x * log1p(y)``, 0 where "
                 "``x == 0``.", "math.xlog1py([0.0, 1.0], [-1.0, 0.0])", "[0. 0.]")
+# TensorFlow's Python wrappers build these ops inside a scope named after the function
+erfinv, ndtri, bessel_i0e, bessel_i1e, xdivy, xlog1py = map(
+    _scoped, (erfinv, ndtri, bessel_i0e, bessel_i1e, xdivy, xlog1py))
 nextafter = _nary("NextAfter", "nextafter", ("x1", "x2"), _FD, "The next representable "
                   "value after `x1` in the direction of `x2`.",
                   "math.nextafter([1.0], [2.0])", "[1.0000001]")
@@ -337,7 +353,7 @@ def _xdivy_grad(op, grad):
 
 # -- tf.math.special: Bessel functions, Dawson, exponential integral, Fresnel, Spence --
 def _special(op_type, fn_name, summary, call, result):
-    return _unary(op_type, fn_name, _F, summary, call, f"{result}")
+    return _scoped(_unary(op_type, fn_name, _F, summary, call, f"{result}"))
 
 
 bessel_i0 = _special("BesselI0", "bessel_i0", "Modified Bessel function of the first kind "

@@ -203,6 +203,19 @@ def _dense_default(key: str, feature, shape: TensorShape, dtype):
     return value.reshape(full)
 
 
+def _check_fixed_len_shape(key: str, feature) -> None:
+    # TensorFlow's messages for a FixedLenFeature whose shape is not fully known
+    if feature.shape is None:
+        raise ValueError(f"Missing shape for feature {key}. Received feature={feature!r}.")
+    dims = as_shape(feature.shape).as_list()
+    if dims and dims[0] is None:
+        raise ValueError(f"First dimension of shape for feature {key} unknown. Consider "
+                         f"using FixedLenSequenceFeature. Received feature={feature!r}.")
+    if None in dims:
+        raise ValueError(f"All dimensions of shape for feature {key} need to be known but "
+                         f"received {list(feature.shape)}.")
+
+
 def _split_features(features: dict, allow_empty: bool = False):
     if not isinstance(features, dict) or (not features and not allow_empty):
         raise ValueError("features must be a non-empty dict of feature name -> "
@@ -214,13 +227,15 @@ def _split_features(features: dict, allow_empty: bool = False):
             sparse.append((key, _example_dtype(f.dtype, key)))
         elif isinstance(f, FixedLenFeature | FixedLenSequenceFeature):
             dtype = _example_dtype(f.dtype, key)
+            is_seq = isinstance(f, FixedLenSequenceFeature)
+            if is_seq and not f.allow_missing:
+                raise ValueError("Unsupported: FixedLenSequenceFeature requires "
+                                 "allow_missing to be True.")
+            if not is_seq:
+                _check_fixed_len_shape(key, f)
             shape = as_shape(f.shape)
             if not shape.is_fully_defined():
                 raise ValueError(f"Feature '{key}': shape must be fully defined, got {shape}")
-            is_seq = isinstance(f, FixedLenSequenceFeature)
-            if is_seq and not f.allow_missing:
-                raise ValueError(f"Feature '{key}': FixedLenSequenceFeature requires "
-                                 "allow_missing=True in parse_example")
             dense.append((key, dtype, shape, _dense_default(key, f, shape, dtype), is_seq))
         else:
             raise ValueError(f"Feature '{key}': unsupported feature type {type(f).__name__}")

@@ -239,12 +239,14 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dtypes.
 
 
 def _multinomial(logits, num_samples, seed, dtype, scope_name, name):
-    with name_scope(name, scope_name, [logits, num_samples, seed]) as scope:
+    with name_scope(name, scope_name, [logits, num_samples, seed]):
         lg = convert_to_tensor(logits, name="logits")
-        n = convert_to_tensor(num_samples, dtype=_dtypes.int32, name="num_samples")
-        return make_tensor("StatelessMultinomial", [lg, n, _seed(seed)],
-                           {"output_dtype": _dtypes.as_dtype(dtype or _dtypes.int64)},
-                           name=scope)
+        # TF names the op ``<scope>/StatelessMultinomial``, its converted inputs under it.
+        with name_scope("StatelessMultinomial") as scope:
+            n = convert_to_tensor(num_samples, dtype=_dtypes.int32, name="num_samples")
+            return make_tensor("StatelessMultinomial", [lg, n, _seed(seed)],
+                               {"output_dtype": _dtypes.as_dtype(dtype or _dtypes.int64)},
+                               name=scope)
 
 
 def stateless_categorical(logits, num_samples, seed, dtype=_dtypes.int64, name=None):

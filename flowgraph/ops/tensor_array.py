@@ -198,13 +198,16 @@ class TensorArray:
         """All elements concatenated along their first axis."""
         elem = self._element_shape[0]
         rest = elem[1:] if self._infer_shape and elem.ndims else TensorShape(None)
-        value, lengths = _ops.tensor_array_concat_v3(self._handle, self._flow, self._dtype,
-                                                     rest, name=name)
-        n = self._static_size
-        if self._infer_shape and elem.is_fully_defined() and elem.ndims and n is not None \
-                and not self._dynamic_size:
-            value.set_shape(TensorShape([n * elem[0].value]).concatenate(rest))
-            lengths.set_shape([n])
+        value, _ = _ops.tensor_array_concat_v3(self._handle, self._flow, self._dtype, rest,
+                                               name=name)
+        if elem.ndims:
+            # as TF: the size is asked for (a Const, or a TensorArraySizeV3 op) to size dim 0
+            dim0 = None
+            if self._infer_shape:
+                n = constant_value(self.size())
+                if n is not None and elem[0].value is not None:
+                    dim0 = int(n) * elem[0].value
+            value.set_shape(TensorShape([dim0]).concatenate(elem[1:]))
         return value
 
     def scatter(self, indices, value, name=None) -> TensorArray:

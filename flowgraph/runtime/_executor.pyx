@@ -62,6 +62,28 @@ multi-threaded, no node of a plan with matrix products does (BLAS's threads alre
 every core; a second executor thread only competes with them), and optimizer updates of
 small variables never do (the hand-off would cost more than the update).
 
+Seeded random ops inside a loop take the next block of their stream at each run, so the
+order of their runs decides which iteration gets which values; the executor follows
+TensorFlow's (whose executor runs inline nodes first in, first out, and ops it counts as
+expensive on a thread pool that runs the newest task first):
+
+* A random op that depends, within its iteration, on real work
+  (``frames._waits_for_work``: dropout on an RNN cell's output of unknown batch) runs as
+  soon as it is ready, and the nodes it depends on there are flagged
+  ``F_LEADS_IN_ORDER``: `finish` sorts every successor list so that they are pushed
+  last, so popped first, and the op is ready before the loop's next iteration goes on.
+  Such ops draw in step order.
+* One that does not (a constant noise shape) is flagged ``F_IN_ORDER``: it is not pushed
+  on a stack but put in the step's ``in_order`` list, which is emptied when a thread's
+  stack is empty or before a node of real work (``F_FLUSH_IN_ORDER``: any op that is not
+  cheap) runs, the task TensorFlow would run first going first: of the earliest
+  iteration of the outer loops, the latest of the innermost one. Such ops, made ready
+  together by the loop's bookkeeping, draw newest first, window of
+  ``parallel_iterations`` after window (``dynamic_rnn`` over 12 steps with a window of 4
+  draws for steps 3, 2, 1, 0, 7, 6, 5, 4, ...; with a window of 1, in step order).
+
+Where TensorFlow's order depends on thread timing, this is one of the orders it gives.
+
 Dead values (the untaken side of a `Switch`) are the `DEAD` sentinel: a node with a dead
 input produces dead outputs without running its kernel, except `Merge`, which takes its
 first live input, and `_Send` (``F_TRANSFER``), which runs with DEAD as its value so that
@@ -185,6 +207,9 @@ cdef enum:
     F_MERGE = 8
     F_MULTI_OUT = 16
     F_TRANSFER = 32  # a _Send: runs even when dead, to tell its receiver so
+    F_IN_ORDER = 64  # its runs in a loop follow TensorFlow's order (`_take_in_order`)
+    F_FLUSH_IN_ORDER = 128  # queued in-order tasks run before this node (`_flush_in_order`)
+    F_LEADS_IN_ORDER = 256  # feeds an F_IN_ORDER node in its iteration: runs before siblings
     SMALL_ARGS = 16  # argument arrays up to this size live on the C stack
 
 
@@ -204,6 +229,9 @@ FLAG_NEEDS_STEP = F_NEEDS_STEP
 FLAG_MERGE = F_MERGE
 FLAG_MULTI_OUT = F_MULTI_OUT
 FLAG_TRANSFER = F_TRANSFER
+FLAG_IN_ORDER = F_IN_ORDER
+FLAG_FLUSH_IN_ORDER = F_FLUSH_IN_ORDER
+FLAG_LEADS_IN_ORDER = F_LEADS_IN_ORDER
 KIND_NORMAL = K_NORMAL
 KIND_ENTER = K_ENTER
 KIND_CONST_ENTER = K_CONST_ENTER
@@ -529,7 +557,11 @@ cdef class Plan:
         cdef int n = self.n_nodes
         succ_ptr = [0]
         flat = []
+        flags = self._lists["flags"]
+        leads = [i for i in range(n) if flags[i] & F_LEADS_IN_ORDER]
         for lst in self._succ_sets:
+            if leads:  # pushed last, so popped first (see "Scheduling")
+                lst.sort(key=lambda j: (flags[j] & F_LEADS_IN_ORDER) != 0)
             flat.extend(lst)
             succ_ptr.append(len(flat))
         if self._frames is None:  # the root frame only
@@ -788,6 +820,20 @@ cdef class FrameState:
     cdef set exits_fired  # Exit nodes that delivered a live value
 
 
+cdef tuple iteration_key(IterState it):
+    """`it`'s iteration numbers, outermost loop first, the innermost one negated: the
+    smallest key is the task of an ``F_IN_ORDER`` node to run first."""
+    cdef list path = []
+    if it.fid != 0:
+        path.append(-it.iter_id)
+        it = it.frame.parent_iter
+    while it is not None and it.fid != 0:
+        path.append(it.iter_id)
+        it = it.frame.parent_iter
+    path.reverse()
+    return tuple(path)
+
+
 cdef class AsyncDone:
     """Completion callback handed to an async kernel: call with outputs or an error."""
 
@@ -852,6 +898,7 @@ cdef class Step:
     cdef IterState root  # the root frame's iteration: `buf.root`
     cdef int n_slots
     cdef object shared
+    cdef list in_order  # ready (node, iteration) tasks of F_IN_ORDER nodes
     cdef int active
     cdef int n_async
     cdef bint waiting
@@ -995,11 +1042,21 @@ cdef class Step:
                 if self.shared:
                     self.active -= len(self.shared)
                     self.shared.clear()
+                if self.in_order:
+                    self.active -= len(self.in_order)
+                    self.in_order.clear()
                 if self.active - self.n_async <= 0:
                     break
             elif self.shared:
                 try:
                     self._help()
+                except BaseException as e:
+                    if self.error is None:
+                        self.error = e
+                continue
+            elif self.in_order:
+                try:
+                    self._drain(&self.buf.stack)
                 except BaseException as e:
                     if self.error is None:
                         self.error = e
@@ -1050,6 +1107,12 @@ cdef class Step:
         """
         if it.fid != 0:
             it.outstanding += 1
+        if self.plan.t.flags[node] & F_IN_ORDER:
+            if self.in_order is None:
+                self.in_order = []
+            self.active += 1
+            self.in_order.append((node, it))
+            return 0
         if (self.plan.t.flags[node] & F_HAND_OFF) and self.pool is not None:
             if ts.kept:
                 return self._share(node, it)
@@ -1105,6 +1168,51 @@ cdef class Step:
             self._end_work()
 
     cdef int _drain(self, TaskStack* ts) except -1:
+        """Run the tasks on `ts` and every task they make ready locally; then the queued
+        in-order tasks, oldest first, each with what it makes ready."""
+        self._drain_stack(ts)
+        while self.in_order and self.error is None:
+            item = self._take_in_order()
+            self.active -= 1
+            ts.nodes[0] = item[0]
+            ts.iters[0] = <PyObject*>item[1]
+            ts.top = 1
+            self._drain_stack(ts)
+        return 0
+
+    cdef int _flush_in_order(self, TaskStack* ts) except -1:
+        """Move every queued in-order task onto `ts`, the one TensorFlow would run first
+        on top."""
+        cdef list queue = self.in_order
+        cdef list order = sorted(range(len(queue)), reverse=True,
+                                 key=lambda k: iteration_key(<IterState>(<tuple>queue[k])[1]))
+        cdef Py_ssize_t k
+        self.in_order = None
+        self.active -= len(queue)
+        for k in order:
+            if ts.top >= ts.cap:
+                ts_grow(ts)
+            ts.nodes[ts.top] = (<tuple>queue[k])[0]
+            ts.iters[ts.top] = <PyObject*>(<tuple>queue[k])[1]
+            ts.top += 1
+        return 0
+
+    cdef tuple _take_in_order(self):
+        """Remove and return the queued in-order task that TensorFlow would run first:
+        of the earliest iteration of the outer loops, the latest of the innermost one
+        (`iteration_key`; only tasks of one node need comparing, as each node draws
+        from its own stream)."""
+        cdef list queue = self.in_order
+        cdef Py_ssize_t best = 0, k
+        cdef tuple best_key = iteration_key(<IterState>(<tuple>queue[0])[1])
+        cdef tuple key
+        for k in range(1, len(queue)):
+            key = iteration_key(<IterState>(<tuple>queue[k])[1])
+            if key < best_key:
+                best, best_key = k, key
+        return queue.pop(best)
+
+    cdef int _drain_stack(self, TaskStack* ts) except -1:
         """Run the tasks on `ts` and every task they make ready locally.
 
         A node's kernel is skipped (its result is DEAD, and it is not traced) when an
@@ -1128,6 +1236,10 @@ cdef class Step:
             node = ts.nodes[ts.top]
             it = ts.iters[ts.top]
             fl = t.flags[node]
+            if (fl & F_FLUSH_IN_ORDER) and self.in_order:
+                ts.top += 1  # (still in place) after the queued in-order tasks
+                self._flush_in_order(ts)
+                continue
             if fl & F_ASYNC:
                 self._start_async(node, <IterState>it)
                 continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flowgraph.framework.operation import Operation
+from flowgraph.framework.registry import OpCost
 from flowgraph.runtime import _executor
 from flowgraph.runtime.node_table import NodeTable
 
@@ -54,7 +55,56 @@ def assign_frames(table: NodeTable, fetch_slots: list[int]) -> FrameTables:
             ft.slot_frame[node.out_base + k] = f
     if len(ft.frame_parent) > 1:
         _check_loop_boundaries(table, fetch_slots, frame_of, ft)
+        drawing = [i for i, node in table.op_nodes()
+                   if ft.node_frame[i] and draws_from_stream(node.op)]
+        producer = table.producers() if drawing else {}
+        in_order = [i for i in drawing if not _waits_for_work(table, i, ft, producer)]
+        for i in in_order:
+            table.nodes[i].flags |= _executor.FLAG_IN_ORDER
+        if in_order:
+            for _, node in table.op_nodes():
+                if node.op.op_def.cost is not OpCost.CHEAP:
+                    node.flags |= _executor.FLAG_FLUSH_IN_ORDER
     return ft
+
+
+def _waits_for_work(table: NodeTable, i: int, ft: FrameTables, producer: dict) -> bool:
+    """Whether random op `i` depends, within one iteration of its loop (not through the
+    loop's Merge), on an op that is not cheap (a matrix product: dropout on a cell's
+    output whose batch is unknown). Then it becomes ready after its iteration's work,
+    one iteration after another, and runs at once, so it draws in step order as in
+    TensorFlow; the nodes it depends on are flagged ``FLAG_LEADS_IN_ORDER``, so that
+    among the successors a node makes ready they run first, as under TensorFlow's
+    first-in-first-out executor (LIFO, the loop's next iteration would run first)."""
+    seen, todo, ancestors, work = {i}, [i], [], False
+    while todo:
+        k = todo.pop()
+        node = table.nodes[k]
+        sources = [producer.get(s) for s in node.input_slots]
+        sources += [table.node_of.get(c) for c in node.op._control_inputs]
+        for j in sources:
+            if j is None or j in seen or ft.node_frame[j] != ft.node_frame[i]:
+                continue
+            seen.add(j)
+            source = table.nodes[j]
+            if source.op is None or source.op.op_def.control_flow == "merge":
+                continue
+            ancestors.append(source)
+            work = work or source.op.op_def.cost is not OpCost.CHEAP
+            todo.append(j)
+    if work:
+        for source in ancestors:
+            source.flags |= _executor.FLAG_LEADS_IN_ORDER
+    return work
+
+
+def draws_from_stream(op: Operation) -> bool:
+    """Whether each run of `op` takes the next values of a random stream (a seeded random
+    op, or one drawing from a `tf.random` generator's state): inside a loop, the order
+    of its iterations' runs then decides their values, and the executor follows
+    TensorFlow's (`FLAG_IN_ORDER`)."""
+    op_def = op.op_def
+    return op_def.stateful and ("seed2" in op_def.attrs or op.type.startswith("Stateful"))
 
 
 def _out_frame(op: Operation, frame_of: dict, ft: FrameTables) -> int:

@@ -99,7 +99,36 @@ def NewCheckpointReader(filepattern: str) -> CheckpointReader:
     >>> NewCheckpointReader(path).get_tensor("b").tolist()
     [0, 1, 2]
     """
-    return CheckpointReader(filepattern)
+    return _PublicReader(CheckpointReader(filepattern))
+
+
+def _scalar_as_tf(value):
+    """TensorFlow's readers give a scalar as a NumPy scalar (``bytes`` for a string),
+    not a 0-d array."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value[()]
+    return value
+
+
+class _PublicReader:
+    """The reader ``tf.train.NewCheckpointReader``/``load_checkpoint`` return: a
+    `CheckpointReader` (of either format) whose ``get_tensor`` gives scalars as
+    TensorFlow's does."""
+
+    def __init__(self, reader) -> None:
+        self._reader = reader
+
+    def get_tensor(self, tensor_str: str):
+        return _scalar_as_tf(self._reader.get_tensor(tensor_str))
+
+    def __getattr__(self, name: str):
+        return getattr(self._reader, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._reader.close()
 
 
 def _checkpoint_filename(ckpt_dir_or_file: str) -> str:
@@ -115,7 +144,7 @@ def _checkpoint_filename(ckpt_dir_or_file: str) -> str:
 
 def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
     """A reader for a checkpoint prefix, or for the latest checkpoint of a directory."""
-    return CheckpointReader(_checkpoint_filename(ckpt_dir_or_file))
+    return _PublicReader(CheckpointReader(_checkpoint_filename(ckpt_dir_or_file)))
 
 
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
@@ -198,7 +227,9 @@ def _set_checkpoint_initializer(var, ckpt_file: str, tensor_name: str,
             from flowgraph.ops.array_ops import identity
 
             restored = identity(value)  # as TF: a resource variable assigns an Identity
-        var._initializer_op = state_ops.assign(var, restored).op
+        init = state_ops.assign(var, restored)
+        # TF keeps the ref variable's Assign output tensor (``Assign:0``) as its initializer
+        var._initializer_op = init.op if restored is not value else init
     var._initial_value = value
 
 
@@ -255,11 +286,11 @@ def init_from_checkpoint(ckpt_dir_or_file: str, assignment_map: dict) -> None:
             raise TypeError(
                 f"init_from_checkpoint: assignment_map values must be variable names, "
                 f"scopes ending in '/', Variables or lists of Variables; got {current!r}")
+        scopes = current[:current.rindex("/")] if "/" in current else ""
         if not ckpt_name.endswith("/"):
             raise ValueError(
-                f"Assignment map with scope only name {current} should map to scope only "
+                f"Assignment map with scope only name {scopes} should map to scope only "
                 f"{ckpt_name}. Should be 'scope/': 'other_scope/'.")
-        scopes = current[:current.rindex("/")] if "/" in current else ""
         names = set()
         for var_name in store:
             if not scopes or var_name.startswith(scopes + "/"):

@@ -63,13 +63,13 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         return tensor
     if num_epochs <= 0:
         raise ValueError(f"limit_epochs: num_epochs must be > 0 (or None), got {num_epochs}")
-    with name_scope(name, "limit_epochs", [tensor]):
+    with name_scope(name, "limit_epochs", [tensor]) as scope:
         zero64 = convert_to_tensor(0, dtype=_dtypes.int64)
         epochs = Variable(zero64, name="epochs", trainable=False,
                           collections=[GraphKeys.LOCAL_VARIABLES])
         counter = count_up_to(epochs, num_epochs)
         with control_dependencies([counter]):
-            return array_ops.identity(tensor)
+            return array_ops.identity(tensor, name=scope)
 
 
 def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=True,

@@ -50,6 +50,7 @@ from flowgraph.ops.variable_def import variable_def_proto
 from flowgraph.train.meta_graph_contexts import contexts_to_protos
 from flowgraph.train.meta_graph_ops import add_output_shapes, stripped_op_list
 from flowgraph.train.meta_graph_ops import strip_default_attrs as _strip_default_attrs
+from flowgraph.train.meta_graph_unbound import UNBOUND_INPUT_PREFIX, UNBOUND_INPUTS_KEY
 from flowgraph.train.queue_runner import QueueRunner
 
 __all__ = ["export_meta_graph", "meta_graph_bytes", "meta_graph_cache_stats",
@@ -116,6 +117,10 @@ def scoped_saver_def(proto: SaverDefProto, export_scope: str):
     return proto
 
 
+def _as_text(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def _collection_def(key: str, items: list, strip, keep, export_scope=None,
                     quiet: bool = False) -> CollectionDefProto | None:
     first = items[0]
@@ -155,7 +160,11 @@ def _collection_def(key: str, items: list, strip, keep, export_scope=None,
             return None
         if (kind == "node_list" or _is_variable(item)) and not keep(item.name):
             continue
+        if isinstance(item, str | bytes) and not keep(_as_text(item)):
+            continue  # TensorFlow takes a string item for a node name
         values.append(convert(item))
+    if not values and export_scope:
+        return None  # nothing of it under the scope: TensorFlow leaves it out
     return CollectionDefProto(**{kind: getattr(CollectionDefProto, {
         "bytes_list": "BytesList", "node_list": "NodeList", "int64_list": "Int64List",
         "float_list": "FloatList"}[kind])(value=values)})
@@ -211,11 +220,18 @@ def _name_tf_saver_tensors(saver_def: SaverDefProto, names: tuple) -> None:
     saver_def.version = SaverDefProto.V2
 
 
-def _scoped_graph_def(graph_def: GraphDef, export_scope: str) -> GraphDef:
+def _scoped_graph_def(graph_def: GraphDef, export_scope: str,
+                      unbound: list) -> GraphDef:
+    """The nodes under `export_scope`, without it. An input from outside the scope is
+    renamed ``$unbound_inputs_<name>`` (as TensorFlow writes it, for an ``input_map`` to
+    bind on import) and appended to `unbound`."""
     prefix = export_scope.rstrip("/") + "/"
 
     def strip(ref: str) -> str:
         hat = "^" if ref.startswith("^") else ""
+        if not ref[len(hat):].startswith(prefix):
+            unbound.append(hat + UNBOUND_INPUT_PREFIX + ref[len(hat):])
+            return unbound[-1]
         return hat + ref[len(hat) + len(prefix):]
 
     nodes = []
@@ -223,7 +239,7 @@ def _scoped_graph_def(graph_def: GraphDef, export_scope: str) -> GraphDef:
         if not n.name.startswith(prefix):
             continue
         n.name = strip(n.name)
-        inputs = [r for r in n.input if r.lstrip("^").startswith(prefix)]
+        inputs = list(n.input)
         n.ClearField("input")
         n.input.extend(strip(r) for r in inputs)
         nodes.append(n)
@@ -284,13 +300,18 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
             n.ClearField("device")
     prefix = export_scope.rstrip("/") + "/" if export_scope else ""
     if prefix:
-        message = _scoped_graph_def(message, export_scope)
+        unbound: list = []
+        message = _scoped_graph_def(message, export_scope, unbound)
+        # as TensorFlow, the graph's own collection records them (and is exported)
+        graph.clear_collection(UNBOUND_INPUTS_KEY)
+        if unbound:
+            graph.get_collection_ref(UNBOUND_INPUTS_KEY).extend(unbound)
 
     def strip(name: str) -> str:
         return name[len(prefix):] if prefix and name.startswith(prefix) else name
 
     def keep(name: str) -> bool:
-        return not prefix or name.startswith(prefix)
+        return not prefix or name.startswith((prefix, UNBOUND_INPUT_PREFIX))
 
     if strip_default_attrs:
         _strip_default_attrs(message)

@@ -63,6 +63,7 @@ from flowgraph.framework.tf_formats.saver_graph import (
 )
 from flowgraph.ops.variable_def import rebuild_variable
 from flowgraph.train.meta_graph_contexts import CONTEXT_COLLECTIONS, restore_contexts
+from flowgraph.train.meta_graph_unbound import UNBOUND_INPUTS_KEY, check_unbound_inputs
 from flowgraph.train.queue_runner import QueueRunner
 from flowgraph.train.saver import Saver
 
@@ -175,14 +176,19 @@ def _collect_saver(graph, mg: MetaGraphDefProto, saver, source: str) -> None:
 
 
 def restore_collections(graph, mg: MetaGraphDefProto, scoped, source: str,
-                        with_variables: bool = True) -> dict:
+                        with_variables: bool = True, skip: str | None = None) -> dict:
     """Fill the graph's collections from `mg`; returns variable name -> Variable.
 
     Without `with_variables`, collections of ``VariableDef`` messages are left to the
-    caller (the SavedModel loader rebuilds its variables itself).
+    caller (the SavedModel loader rebuilds its variables itself). The collection
+    `skip` (the unbound inputs of a scoped export) is not imported.
     """
     variables: dict = {}
-    for key, col in mg.collection_def.items():
+    # TensorFlow's order: the trainable variables first, then by key
+    for key, col in sorted(mg.collection_def.items(),
+                           key=lambda kv: (kv[0] != GraphKeys.TRAINABLE_VARIABLES, kv[0])):
+        if skip and key == skip:
+            continue
         if not with_variables and col.HasField("bytes_list") and any(
                 _variable_def_or_none(raw) is not None for raw in col.bytes_list.value):
             continue
@@ -259,6 +265,9 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
         The graph def does not import (a node references a missing input, ...).
     """
     mg, source = _as_meta_graph(meta_graph_or_file)
+    input_map = kwargs.pop("input_map", None)
+    unbound_key = kwargs.pop("unbound_inputs_col_name", UNBOUND_INPUTS_KEY)
+    check_unbound_inputs(mg, input_map, unbound_key)
     restore_op = mg.saver_def.restore_op_name if mg.HasField("saver_def") else ""
     scope = saver_scope(restore_op) if restore_op else ""
     try:
@@ -293,8 +302,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices: bool = False,
         return prefix + name
 
     with graph.as_default(), graph.name_scope(None):
-        import_graph_def(graph_def, name=prefix.rstrip("/"))
-        variables = restore_collections(graph, mg, scoped, source)
+        import_graph_def(graph_def, input_map=input_map, name=prefix.rstrip("/"))
+        variables = restore_collections(graph, mg, scoped, source, skip=unbound_key)
     saved = [v for name, v in variables.items()
              if v in graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
              or v in graph.get_collection(GraphKeys.SAVEABLE_OBJECTS)]

@@ -13,6 +13,12 @@ changes the variable and its slots in place. A subclass supplies:
                               is densified
     _finish(update_ops, name) a final op (Adam advances its beta powers here)
 
+As in TF, resource variables go to ``_resource_apply_dense(grad, var)`` and
+``_resource_apply_sparse(values, var, indices)`` (the rows of repeated indices summed
+first, as for a program's own ``_apply_sparse``); flowgraph's optimizers serve both kinds
+of variable from their ``_apply_*`` methods, so only a program's direct subclass of
+`Optimizer` must define the resource methods.
+
 The graph has TF1's names: ``Adam/update_w/ApplyAdam``, slots ``w/Adam`` and
 ``w/Adam_1``, and with a `global_step` the returned op is the step's ``AssignAdd`` named
 after the optimizer (``Adam``), run after every update. The op is added to the
@@ -341,9 +347,41 @@ class Optimizer:
             f"IndexedSlices gradient of '{var.op.name}'")
 
     def _apply_sparse_duplicate_indices(self, grad, var):
-        """Apply an IndexedSlices `grad` whose indices may repeat. The sparse kernels
-        sum duplicate rows themselves, so this calls `_apply_sparse` directly."""
+        """Apply an IndexedSlices `grad` whose indices may repeat. flowgraph's sparse
+        kernels sum duplicate rows themselves; a program's own `_apply_sparse` gets the
+        rows summed first (``Unique`` + ``UnsortedSegmentSum``), as in TF."""
+        if _program_override(self, "_apply_sparse"):
+            values, indices = _deduplicate(grad.values, grad.indices)
+            grad = IndexedSlices(values, indices, grad.dense_shape)
         return self._apply_sparse(grad, var)
+
+    def _resource_apply_dense(self, grad, handle):
+        """The update of resource variable `handle` for a dense gradient. flowgraph's
+        optimizers share `_apply_dense` for both kinds of variable; a program's subclass
+        of `Optimizer` must override this, as in TF."""
+        impl = _library_method(self, "_apply_dense")
+        if impl is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} does not implement _resource_apply_dense: it cannot "
+                f"update the resource variable '{handle.op.name}'")
+        return impl(grad, handle)
+
+    def _resource_apply_sparse(self, grad, handle, indices):
+        """The update of resource variable `handle` for gradient rows `grad` at the
+        unique `indices`; a program's subclass of `Optimizer` must override this."""
+        impl = _library_method(self, "_apply_sparse")
+        if impl is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} does not implement _resource_apply_sparse: it "
+                f"cannot apply the IndexedSlices gradient of '{handle.op.name}'")
+        from flowgraph.ops.array_shape_ops import shape
+
+        return impl(IndexedSlices(grad, indices, shape(handle, out_type=indices.dtype)), handle)
+
+    def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices):
+        """Sum the rows of repeated `indices`, then `_resource_apply_sparse`."""
+        values, unique = _deduplicate(grad, indices)
+        return self._resource_apply_sparse(values, handle, unique)
 
     def _finish(self, update_ops, name_scope):
         return group(*update_ops, name=name_scope)
@@ -357,12 +395,20 @@ class Optimizer:
 
     def _update_op(self, grad, var) -> Operation:
         constraint = getattr(var, "constraint", None)
+        resource = _is_resource(var)
         if isinstance(grad, IndexedSlices):
             if constraint is not None:
                 raise RuntimeError("Cannot use a constraint function on a sparse variable.")
-            out = self._apply_sparse_duplicate_indices(grad, var)
+            if resource and (_program_override(self, "_resource_apply_sparse")
+                             or _program_override(self,
+                                                  "_resource_apply_sparse_duplicate_indices")):
+                out = self._resource_apply_sparse_duplicate_indices(grad.values, var,
+                                                                    grad.indices)
+            else:
+                out = self._apply_sparse_duplicate_indices(grad, var)
         else:
-            out = self._apply_dense(grad, var)
+            out = self._resource_apply_dense(grad, var) if resource else \
+                self._apply_dense(grad, var)
             if constraint is not None:
                 graph = var.op.graph
                 with graph.control_dependencies([out]):
@@ -444,6 +490,48 @@ class Optimizer:
             return
         raise NotImplementedError(f"Trying to update a Tensor {v!r}: only variables can be "
                                   "optimized (pass tf.Variable objects in var_list)")
+
+
+def _is_resource(var) -> bool:
+    v = getattr(var, "_variable", None)
+    return v is not None and v.dtype.base_dtype == _dtypes.resource
+
+
+def _defining_class(obj, name: str):
+    for cls in type(obj).__mro__:
+        if name in cls.__dict__:
+            return cls
+    return None
+
+
+def _program_override(obj, name: str) -> bool:
+    """Whether method `name` of `obj` comes from a class outside flowgraph (a program's
+    own subclass)."""
+    cls = _defining_class(obj, name)
+    return cls is not None and not cls.__module__.startswith("flowgraph.")
+
+
+def _library_method(obj, name: str):
+    """`obj`'s method `name` as the nearest flowgraph optimizer class (not the base)
+    defines it, or None: flowgraph's optimizers update both kinds of variable in one
+    method, which TF splits in two."""
+    for cls in type(obj).__mro__:
+        if cls is Optimizer:
+            return None
+        if cls.__module__.startswith("flowgraph.") and name in cls.__dict__:
+            return cls.__dict__[name].__get__(obj, type(obj))
+    return None
+
+
+def _deduplicate(values, indices):
+    """(summed rows, unique indices) of IndexedSlices parts that may repeat indices."""
+    from flowgraph.ops.array_gen_ops import unique
+    from flowgraph.ops.array_shape_ops import shape
+    from flowgraph.ops.segment_ops import unsorted_segment_sum
+
+    unique_indices, positions = unique(indices)
+    summed = unsorted_segment_sum(values, positions, shape(unique_indices)[0])
+    return summed, unique_indices
 
 
 def _gradient_ops(grads_and_vars) -> list:

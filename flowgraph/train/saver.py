@@ -64,6 +64,7 @@ import logging
 import numbers
 import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -207,7 +208,7 @@ class Saver:
         if self._is_built:
             return
         graph = get_default_graph()
-        if self.saver_def is not None and self._adopt(graph):
+        if self.saver_def is not None and (self._share(graph) or self._adopt(graph)):
             return
         var_list = self._var_list
         if var_list is None:
@@ -242,6 +243,38 @@ class Saver:
                 sharded=self._sharded,
                 keep_checkpoint_every_n_hours=self._keep_every_n_hours, version=SaverDef.V2)
         self._scope = built.scope
+        graph.__dict__.setdefault("_savers_by_restore_op", weakref.WeakValueDictionary())[
+            restore_op.name] = self
+
+    _SHARED_STATE = ("_var_list", "_reshape", "_format", "_filename", "_entries",
+                     "_slice_infos", "_restore_op", "_graph", "_scope")
+
+    def _share(self, graph) -> bool:
+        """Use the subgraph of the flowgraph Saver of `graph` whose restore op
+        `saver_def` names (``Saver(saver_def=other.as_saver_def())``, ``from_proto``):
+        TensorFlow's Saver builds no ops for a SaverDef; the checkpoints to keep come
+        from `saver_def`. False when no such Saver (or an import scope is given)."""
+        if self._name:
+            return False
+        sd = self.saver_def
+        owner = graph.__dict__.get("_savers_by_restore_op", {}).get(
+            getattr(sd, "restore_op_name", "") or "")
+        if owner is None or owner._is_empty:
+            return False
+        for attr in self._SHARED_STATE:
+            setattr(self, attr, getattr(owner, attr))
+        self._sharded = owner._sharded  # the named ops' layout, as TensorFlow runs them
+        self._max_to_keep = int(sd.max_to_keep)
+        self._keep_every_n_hours = float(sd.keep_checkpoint_every_n_hours)
+        self._keeper = CheckpointKeeper(self._max_to_keep, self._keep_every_n_hours)
+        self.saver_def = SaverDef(
+            filename_tensor_name=sd.filename_tensor_name,
+            save_tensor_name=sd.save_tensor_name, restore_op_name=sd.restore_op_name,
+            max_to_keep=self._max_to_keep, sharded=bool(sd.sharded),
+            keep_checkpoint_every_n_hours=self._keep_every_n_hours,
+            version=int(getattr(sd, "version", 2)))
+        self._is_built = True
+        return True
 
     def _adopt(self, graph) -> bool:
         """Drive the saver subgraph that `saver_def` names when `graph` holds one

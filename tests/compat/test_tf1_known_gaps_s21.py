@@ -7,9 +7,10 @@ mode) with the tf-oracle; TF's values are inline.
    ``i``-th values, the next ``Session.run`` continues, a new session restarts. With more
    parallel iterations TensorFlow's assignment of draws to iterations changes from run to
    run (the oracle showed ``[0.589, 0.566, 0.023]`` and ``[0.023, 0.566, 0.589]`` for the
-   same program), so there only the values drawn are compared. Left (strict xfail): a
-   ``dynamic_rnn`` whose cell draws each step, where TF's executor gives iteration ``i``
-   the ``i``-th draw every time and flowgraph's last-in-first-out executor reverses them.
+   same program), so there only the values drawn are compared. In ``dynamic_rnn`` (session
+   22) TF's order is steady: the iterations one ``parallel_iterations`` window starts
+   together take their draws newest first, window after window; the executor runs such
+   ops in that order (``FLAG_IN_ORDER``).
 2. ``tf.get_static_value`` folds only the op types TensorFlow's Python folds (not
    ``Mul``/``Add``/``Sub``/``Neg``/``StridedSlice``/...), makes what it folded unfeedable,
    passes non-tensors through; ``Dimension``/``TensorShape`` take no floats or strings.
@@ -121,12 +122,24 @@ def test_parallel_loop_iterations_draw_tf_values_in_some_order():
                                        atol=2e-6)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "flowgraph/runtime/_executor.pyx pops ready nodes last-in first-out: the loop's "
-    "counter chain runs ahead and the 8 iterations' random ops run newest first (the "
-    "draws come out reversed); TF's executor processes inline-ready nodes from the "
-    "front of a deque, so here iteration i takes the i-th draw, every run"))
-def test_dynamic_rnn_random_op_per_step_takes_draws_in_step_order():
+def _first_draws(n):
+    """The first `n` values of ``random_uniform([1, 1], seed=5)`` under graph seed 3."""
+    with tf.Graph().as_default():
+        tf.set_random_seed(3)
+        r = tf.random_uniform([1, 1], seed=5)
+        with tf.Session() as sess:
+            return [round(float(sess.run(r).ravel()[0]), 4) for _ in range(n)]
+
+
+@pytest.mark.parametrize("steps, window, draw_of_step", [
+    # TF 2.15 (oracle, two runs each): the iterations one parallel_iterations window lets
+    # start together take their draws newest first, window after window.
+    (8, 32, [7, 6, 5, 4, 3, 2, 1, 0]),
+    (12, 4, [3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8]),
+    (40, 32, list(range(31, -1, -1)) + list(range(39, 31, -1))),
+    (5, 1, [0, 1, 2, 3, 4]),
+])
+def test_dynamic_rnn_random_op_per_step_takes_tf_draw_order(steps, window, draw_of_step):
     class Draw(tf.nn.rnn_cell.RNNCell):
         state_size = 1
         output_size = 1
@@ -134,13 +147,49 @@ def test_dynamic_rnn_random_op_per_step_takes_draws_in_step_order():
         def call(self, x, s):
             return tf.random_uniform([1, 1], seed=5) + 0 * s, s
 
+    stream = _first_draws(2 * steps)
     with tf.Graph().as_default():
         tf.set_random_seed(3)
-        out, _ = tf.nn.dynamic_rnn(Draw(), tf.ones([1, 8, 3]), dtype=tf.float32)
+        out, _ = tf.nn.dynamic_rnn(Draw(), tf.ones([1, steps, 3]), dtype=tf.float32,
+                                   parallel_iterations=window)
         with tf.Session() as sess:
-            np.testing.assert_allclose(  # TF 2.15, the same in every process
-                sess.run(out).ravel(),
-                [0.0543, 0.6128, 0.1366, 0.7355, 0.3152, 0.9487, 0.9253, 0.3977], atol=1e-4)
+            first, second = sess.run(out).ravel(), sess.run(out).ravel()
+    np.testing.assert_allclose(first, [stream[k] for k in draw_of_step], atol=1e-4)
+    np.testing.assert_allclose(second, [stream[steps + k] for k in draw_of_step], atol=1e-4)
+    if steps == 8:  # TF 2.15's printed values
+        np.testing.assert_allclose(
+            first, [0.0543, 0.6128, 0.1366, 0.7355, 0.3152, 0.9487, 0.9253, 0.3977], atol=1e-4)
+
+
+def test_dropout_wrapper_in_dynamic_rnn_and_loop_draws_match_tf():
+    tf.set_random_seed(7)
+    x = tf.constant(np.linspace(-1, 1, 36).reshape(2, 6, 3).astype(np.float32))
+    cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(4), output_keep_prob=0.5,
+                                         seed=11)
+    out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    cell2 = tf.nn.rnn_cell.DropoutWrapper(
+        tf.nn.rnn_cell.GRUCell(3), input_keep_prob=0.7, state_keep_prob=0.6,
+        variational_recurrent=True, input_size=4, dtype=tf.float32, seed=5)
+    out2, _ = tf.nn.dynamic_rnn(cell2, out, dtype=tf.float32, scope="second")
+
+    def body(i, acc):
+        return i + 1, acc + tf.random_normal([2], seed=3) * tf.cast(i + 1, tf.float32)
+
+    _, acc = tf.while_loop(lambda i, a: i < 5, body, [0, tf.zeros([2])])
+    tf_values = [  # TF 2.15, two runs of one session
+        ([[0.0, 0.0, 0.0, 0.1433, 0.2772, 0.0], [0.0, -0.3774, 0.0, 0.0, -0.6977, -0.8423]],
+         [[0.1898, 0.376, 0.6491, 0.3599, 0.1042, 0.0587],
+          [0.0119, 0.051, -0.2669, -0.2536, -0.4991, -0.7365]], [6.5325, -13.8975]),
+        ([[0.0, 0.2325, 0.0643, 0.1433, 0.0, 0.0], [0.0, 0.0, -0.4809, 0.0, -0.6977, 0.0]],
+         [[-0.1798, -0.059, 0.2176, 0.1608, 0.106, -0.0506],
+          [0.0, 0.0343, 0.0635, -0.3986, 0.1259, 0.0725]], [-0.8007, 5.1723])]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for want in tf_values:
+            a, b, c = sess.run([out, out2, acc])
+            np.testing.assert_allclose(a[:, :, 0], want[0], atol=2e-4)
+            np.testing.assert_allclose(b[:, :, 0], want[1], atol=2e-4)
+            np.testing.assert_allclose(c, want[2], atol=2e-3)
 
 
 # -- 2. get_static_value, Dimension, TensorShape -----------------------------------------------

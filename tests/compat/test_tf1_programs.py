@@ -443,14 +443,20 @@ def program_while_rnn():
         down = sess.run(loss, feed_dict=feed)
         W_hh.load(w, sess)
         fd, analytic = (up - down) / (2 * eps), float(np.sum(g_hh * direction))
-        for _ in range(300):
-            sess.run(train_op, feed_dict=feed)
-        last = sess.run(loss, feed_dict=feed)
+        tail = []
+        for k in range(300):
+            _, value = sess.run([train_op, loss], feed_dict=feed)
+            if k >= 250:
+                tail.append(value)
+        # Adam at this rate oscillates late in training: TF 2.15's own loss at step 300 was
+        # 0.013, 0.004 and 0.006 in three runs, its tail's maximum 0.063; the median of the
+        # last 50 steps is stable (TF 0.008, flowgraph 0.005).
+        last = float(np.median(tail))
     return first, last, fd, analytic
 
 
 def test_while_loop_rnn_gradients():
-    # TF 2.15: loss 2.0 -> 0.01; finite difference matches the analytic gradient
+    # TF 2.15: loss 2.67 -> ~0.01; finite difference matches the analytic gradient
     first, last, fd, analytic = program_while_rnn()
     assert last < 0.05 < first
     assert abs(fd - analytic) <= 0.02 * max(1.0, abs(analytic))

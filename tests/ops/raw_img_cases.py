@@ -23,7 +23,10 @@ NO_GRADIENT_LIKE_TENSORFLOW = frozenset({
     "AdjustContrastv2", "AudioSpectrogram", "Mfcc", "Conv2DBackpropInputV2",
     "Conv2DBackpropFilterV2", "Conv3DBackpropInput", "Conv3DBackpropFilter",
     "MaxPoolGradGradWithArgmax", "FusedPadConv2D", "FusedResizeAndPadConv2D",
-    "ScaleAndTranslateGrad", "Conv"})
+    "ScaleAndTranslateGrad", "Conv", "ResizeArea", "ResizeBilinearGrad",
+    "ResizeNearestNeighborGrad", "ResizeBicubicGrad", "CropAndResizeGradImage",
+    "CropAndResizeGradBoxes", "DrawBoundingBoxesV2", "ExtractGlimpseV2",
+    "NonMaxSuppressionV5", "CombinedNonMaxSuppression"})
 
 
 def _x(*shape):

@@ -128,6 +128,8 @@ VALUE_DEPENDENT = {
     "SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN",
     # as TF: the element shape is the one the array was created with (here unknown)
     "TensorArrayGatherV3",
+    # as TF: the lengths output of a concat is a vector of unknown size
+    "TensorArrayConcatV3",
 }
 
 # -- the check ---------------------------------------------------------------------------

@@ -172,7 +172,8 @@ def test_shape_invariants_allow_growth(sess):
 
 
 def test_incompatible_shape_invariant_is_an_error():
-    with pytest.raises(ValueError, match="not compatible with its initial shape"):
+    with pytest.raises(ValueError, match="not compatible with the initial shape of the loop "
+                                         "variable\\. It enters the loop with shape"):
         while_loop(lambda v: tf.size(v) < 10, lambda v: v, [tf.constant([1.0, 2.0])],
                    shape_invariants=[tf.TensorShape([3])])
 

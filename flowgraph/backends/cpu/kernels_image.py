@@ -109,6 +109,13 @@ def _size_of(size) -> tuple[int, int]:
     return h, w
 
 
+def _check_centers(align_corners, half_pixel_centers) -> None:
+    """TensorFlow's resize kernels (and their gradients) reject both flags at once."""
+    if half_pixel_centers and align_corners:
+        raise errors.InvalidArgumentError(None, None, "If half_pixel_centers is True, "
+                                          "align_corners must be False.")
+
+
 def _resize(kind, images, size, align_corners, half_pixel_centers):
     out_h, out_w = _size_of(size)
     _, in_h, in_w, _ = images.shape
@@ -156,6 +163,7 @@ def _bilinear32(images, size, align_corners, half_pixel):
 
 @cpu_kernel("ResizeBilinear")
 def resize_bilinear(images, size, *, align_corners, half_pixel_centers):
+    _check_centers(align_corners, half_pixel_centers)
     if images.dtype != np.float64:
         return _bilinear32(images, size, align_corners, half_pixel_centers)
     return _resize("bilinear", images, size, align_corners, half_pixel_centers)
@@ -163,6 +171,7 @@ def resize_bilinear(images, size, *, align_corners, half_pixel_centers):
 
 @cpu_kernel("ResizeBicubic")
 def resize_bicubic(images, size, *, align_corners, half_pixel_centers):
+    _check_centers(align_corners, half_pixel_centers)
     return _resize("bicubic", images, size, align_corners, half_pixel_centers).astype(
         np.float64 if images.dtype == np.float64 else np.float32)
 
@@ -175,12 +184,14 @@ def resize_area(images, size, *, align_corners):
 
 @cpu_kernel("ResizeBicubicGrad")
 def resize_bicubic_grad(grads, original_image, *, align_corners, half_pixel_centers):
+    _check_centers(align_corners, half_pixel_centers)
     out = _resize_grad("bicubic", grads, original_image, align_corners, half_pixel_centers)
     return out.astype(original_image.dtype)
 
 
 @cpu_kernel("ResizeNearestNeighbor")
 def resize_nearest(images, size, *, align_corners, half_pixel_centers):
+    _check_centers(align_corners, half_pixel_centers)
     out = _resize("nearest", images, size, align_corners, half_pixel_centers)
     return out.astype(images.dtype)  # exact: one source pixel per output pixel
 
@@ -195,12 +206,14 @@ def _resize_grad(kind, grads, original, align_corners, half_pixel_centers):
 
 @cpu_kernel("ResizeBilinearGrad")
 def resize_bilinear_grad(grads, original_image, *, align_corners, half_pixel_centers):
+    _check_centers(align_corners, half_pixel_centers)
     out = _resize_grad("bilinear", grads, original_image, align_corners, half_pixel_centers)
     return out.astype(original_image.dtype)
 
 
 @cpu_kernel("ResizeNearestNeighborGrad")
 def resize_nearest_grad(grads, size, *, align_corners, half_pixel_centers):
+    _check_centers(align_corners, half_pixel_centers)
     in_h, in_w = _size_of(size)
     shape = (grads.shape[0], in_h, in_w, grads.shape[3])
     out = _resize_grad("nearest", grads, np.empty(shape, np.int8), align_corners,

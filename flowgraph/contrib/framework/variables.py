@@ -277,7 +277,7 @@ def assign_from_checkpoint(model_path, var_list, ignore_missing_vars: bool = Fal
     ``{checkpoint name: variable or list of partitions}``) from the checkpoint
     `model_path`; checkpoint entries missing are skipped with a warning when
     `ignore_missing_vars`, else a ValueError."""
-    reader = checkpoint_utils.NewCheckpointReader(model_path)
+    reader = checkpoint_utils.CheckpointReader(model_path)
     assigns, feed = [], {}
     for ckpt_name, var in _named(var_list).items():
         if not reader.has_tensor(ckpt_name):
@@ -322,7 +322,7 @@ def assign_from_checkpoint_fn(model_path, var_list, ignore_missing_vars: bool = 
     if not var_list:
         raise ValueError("var_list cannot be empty")
     if ignore_missing_vars:
-        reader = checkpoint_utils.NewCheckpointReader(model_path)
+        reader = checkpoint_utils.CheckpointReader(model_path)
         named = _named(var_list)
         kept = {}
         for name, var in named.items():

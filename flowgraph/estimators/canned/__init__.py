@@ -7,6 +7,7 @@ a head on a preset model of feature columns. See docs/canned-estimators.md.
 | linear | `LinearClassifier` | `LinearRegressor` | `LinearEstimator` |
 | feed-forward network | `DNNClassifier` | `DNNRegressor` | `DNNEstimator` |
 | wide and deep | `DNNLinearCombinedClassifier` | `DNNLinearCombinedRegressor` | `...Estimator` |
+| boosted trees | `BoostedTreesClassifier` | `BoostedTreesRegressor` | `BoostedTreesEstimator` |
 
 Example
 -------
@@ -19,6 +20,11 @@ from flowgraph.estimators.canned.baseline import (
     BaselineClassifier,
     BaselineEstimator,
     BaselineRegressor,
+)
+from flowgraph.estimators.canned.boosted_trees import (
+    BoostedTreesClassifier,
+    BoostedTreesEstimator,
+    BoostedTreesRegressor,
 )
 from flowgraph.estimators.canned.dnn import (
     DNNClassifier,
@@ -42,6 +48,9 @@ __all__ = [
     "BaselineClassifier",
     "BaselineEstimator",
     "BaselineRegressor",
+    "BoostedTreesClassifier",
+    "BoostedTreesEstimator",
+    "BoostedTreesRegressor",
     "DNNClassifier",
     "DNNEstimator",
     "DNNLinearCombinedClassifier",
