@@ -8,7 +8,10 @@ children valued parent + learning_rate * weight. Each test spells out the arithm
 """
 
 import doctest
+import json
 import logging
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -286,6 +289,17 @@ def test_export_saved_model_serves_the_ensemble(tmp_path):
         logits = sess.run(sig.outputs["logits"].name,
                           {sig.inputs["x"].name: np.array([[0.], [3.]], np.float32)})
     np.testing.assert_allclose(logits[:, 0], [TWO_TREES, -TWO_TREES], rtol=1e-6)
+    served = subprocess.run([sys.executable, "-c", (
+        "import json, sys, numpy as np, flowgraph as tf\n"
+        "with tf.Graph().as_default(), tf.Session() as sess:\n"
+        "    sig = tf.saved_model.loader.load(sess, ['serve'], sys.argv[1])"
+        ".signature_def['predict']\n"
+        "    out = sess.run(sig.outputs['logits'].name,\n"
+        "                   {sig.inputs['x'].name: np.array([[0.], [3.]], np.float32)})\n"
+        "print(json.dumps(out[:, 0].tolist()))\n"), path.decode() if isinstance(path, bytes)
+        else str(path)], capture_output=True, text=True, timeout=120, check=True)
+    np.testing.assert_allclose(json.loads(served.stdout.strip().splitlines()[-1]),
+                               [TWO_TREES, -TWO_TREES], rtol=1e-6)  # a fresh interpreter
 
 
 @pytest.mark.parametrize("kwargs, message", [
