@@ -166,7 +166,7 @@ def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3,
 
 
 def compute_gradient_error(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3,
-                           init_targets=None, extra_feed_dict=None) -> float:
+                           init_targets=None, extra_feed_dict=None) -> np.float64:
     """The largest absolute difference between the theoretical and numerical Jacobians.
 
     Example
@@ -175,8 +175,8 @@ def compute_gradient_error(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3
     >>> x = tf.constant([1.0, 2.0])
     >>> with tf.Session():
     ...     err = tf.test.compute_gradient_error(x, [2], tf.reduce_sum(x * x), [])
-    >>> err < 1e-2
-    True
+    >>> bool(err < 1e-2), type(err).__name__
+    (True, 'float64')
     """
     result = compute_gradient(x, x_shape, y, y_shape, x_init_value, delta, init_targets,
                               extra_feed_dict)
@@ -185,7 +185,7 @@ def compute_gradient_error(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3
     for theoretical, numerical in pairs:
         if theoretical.size:
             err = max(err, float(np.max(np.abs(theoretical - numerical))))
-    return err
+    return np.float64(err)  # TensorFlow returns a NumPy float64, whatever x's dtype
 
 
 class StubOutForTesting:

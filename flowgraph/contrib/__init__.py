@@ -11,7 +11,8 @@ early stopping), `tf.contrib.data`, `tf.contrib.predictor` and
 `optimize_loss`. `tf.contrib.lookup` aliases `tf.lookup` and TF1's vocabulary-table
 helpers (`index_table_from_tensor`, ...). `tf.contrib.distributions` holds every class of
 `tf.distributions` (the same objects) plus TF 1.x's multivariate normals,
-`TransformedDistribution` and `bijectors` (TensorFlow 2.15 has no ``contrib``).
+`TransformedDistribution` and `bijectors` (TensorFlow 2.15 has no ``contrib``);
+`tf.contrib.bayesflow.monte_carlo` estimates expectations from samples.
 
 `tf.contrib.cudnn_rnn` (cuDNN RNN layers computed on any device, their compatible
 cells), `tf.contrib.summary` (TF 1.x's writer-resource summaries),
@@ -20,8 +21,11 @@ cells), `tf.contrib.summary` (TF 1.x's writer-resource summaries),
 
 `tf.contrib.deprecated` (TF 1.0's ``*_summary`` functions), `tf.contrib.stateless`,
 `tf.contrib.linalg` (the `tf.linalg` operators), `tf.contrib.nn`, `tf.contrib.compiler`
-(`jit.experimental_jit_scope`, `xla.compile`) and `tf.contrib.mixed_precision` (loss
-scaling).
+(`jit.experimental_jit_scope`, `xla.compile`), `tf.contrib.mixed_precision` (loss
+scaling) and `tf.contrib.graph_editor` (graph surgery, gradient checkpointing).
+
+`tf.contrib.gan` (TFGAN: models, losses, train ops and loops) and
+`tf.contrib.quantize` (fake-quantization graph rewrites) follow TF 1.15.
 
 Example
 -------
@@ -32,6 +36,7 @@ True
 
 from flowgraph import keras
 from flowgraph.contrib import (
+    bayesflow,
     cluster_resolver,
     compiler,
     crf,
@@ -44,6 +49,8 @@ from flowgraph.contrib import (
     factorization,
     feature_column,
     framework,
+    gan,
+    graph_editor,
     image,
     integrate,
     layers,
@@ -57,6 +64,7 @@ from flowgraph.contrib import (
     nn,
     opt,
     predictor,
+    quantize,
     rnn,
     seq2seq,
     slim,
@@ -72,6 +80,7 @@ from flowgraph.contrib import (
 from flowgraph.math import signal
 
 __all__ = [
+    "bayesflow",
     "cluster_resolver",
     "compiler",
     "crf",
@@ -84,6 +93,8 @@ __all__ = [
     "factorization",
     "feature_column",
     "framework",
+    "gan",
+    "graph_editor",
     "image",
     "integrate",
     "keras",
@@ -98,6 +109,7 @@ __all__ = [
     "nn",
     "opt",
     "predictor",
+    "quantize",
     "rnn",
     "seq2seq",
     "signal",

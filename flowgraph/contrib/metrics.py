@@ -19,6 +19,8 @@ Example
 from __future__ import annotations
 
 from flowgraph import metrics as _m
+from flowgraph.contrib.metrics_streaming import *  # noqa: F403 (TF 1.x's other contrib metrics)
+from flowgraph.contrib.metrics_streaming import __all__ as _streaming_names
 from flowgraph.framework import dtypes
 from flowgraph.ops import math_ops, nn_loss_ops
 
@@ -51,6 +53,7 @@ __all__ = [
     "streaming_specificity_at_sensitivity",
     "streaming_true_negatives",
     "streaming_true_positives",
+    *_streaming_names,
 ]
 
 

@@ -22,11 +22,13 @@ from flowgraph.ops.array_shape_ops import (
 from flowgraph.ops.check_compat_ops import assert_near
 from flowgraph.ops.check_ops import (
     Assert,
+    assert_equal,
     assert_less,
     assert_less_equal,
     assert_non_negative,
     assert_positive,
 )
+from flowgraph.ops.control_flow_ops import with_dependencies
 from flowgraph.ops.functional_ops import map_fn
 from flowgraph.ops.math_composite import lbeta, log_sigmoid
 from flowgraph.ops.math_ops import (
@@ -56,6 +58,7 @@ from flowgraph.ops.math_reduce import (
     argmax,
     reduce_all,
     reduce_any,
+    reduce_logsumexp,
     reduce_max,
     reduce_prod,
     reduce_sum,
@@ -74,6 +77,7 @@ __all__ = [
     "Assert",
     "abs",
     "argmax",
+    "assert_equal",
     "assert_less",
     "assert_less_equal",
     "assert_near",
@@ -125,6 +129,7 @@ __all__ = [
     "rank",
     "reduce_all",
     "reduce_any",
+    "reduce_logsumexp",
     "reduce_max",
     "reduce_prod",
     "reduce_sum",
@@ -146,6 +151,7 @@ __all__ = [
     "tile",
     "transpose",
     "where",
+    "with_dependencies",
     "xlogy",
     "zeros",
     "zeros_like",

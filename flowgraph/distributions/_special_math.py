@@ -97,3 +97,23 @@ def log_ndtr(x, series_order: int = 3, name: str = "log_ndtr"):
         return o.where(o.greater(x, upper), -_ndtr(-x),
                        o.where(o.greater(x, lower), o.log(_ndtr(o.maximum(x, lower))),
                                _log_ndtr_lower(o.minimum(x, lower), series_order)))
+
+
+def log_cdf_laplace(x, name: str = "log_cdf_laplace"):
+    """``log`` of the standard Laplace cdf, exact in both tails: ``x - log 2`` below 0,
+    ``log1p(-exp(-|x|) / 2)`` above.
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> from flowgraph.distributions._special_math import log_cdf_laplace
+    >>> with tf.Session() as sess:
+    ...     print(round(float(sess.run(log_cdf_laplace(-200.0))), 3))
+    -200.693
+    """
+    with o.name_scope(name, values=[x]):
+        x = o.convert_to_tensor(x, name="x")
+        lower = -np.log(2.0) + x
+        # exp(-|x|) stays at most 1: no log(0) at x = log(1/2), no overflow for x << 0
+        upper = o.log1p(-0.5 * o.exp(-o.abs(x)))
+        return o.where(x < 0.0, lower, upper)

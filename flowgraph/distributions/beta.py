@@ -17,6 +17,14 @@ from flowgraph.framework import dtypes as _dtypes
 __all__ = ["Beta", "Dirichlet"]
 
 
+def _checked_positive(concentration, validate_args):
+    """`concentration`, or a ``control_dependency`` Identity after its positivity check."""
+    if not validate_args:
+        return concentration
+    check = o.assert_positive(concentration, message="Concentration parameter must be positive.")
+    return o.with_dependencies([check], concentration)
+
+
 class Beta(Distribution):
     """The Beta distribution on (0, 1) with `concentration1` (alpha) and
     `concentration0` (beta).
@@ -34,14 +42,11 @@ class Beta(Distribution):
                  allow_nan_stats=True, name="Beta"):
         parameters = params_dict(locals())
         with o.name_scope(name, values=[concentration1, concentration0]) as scope:
-            c1 = o.convert_to_tensor(concentration1, name="concentration1")
-            c0 = o.convert_to_tensor(concentration0, name="concentration0")
-            message = "Concentration parameter must be positive."
-            checks = ([o.assert_positive(c1, message=message),
-                       o.assert_positive(c0, message=message)] if validate_args else [])
-            with o.control_dependencies(checks):
-                self._concentration1 = o.identity(c1, name="concentration1")
-                self._concentration0 = o.identity(c0, name="concentration0")
+            # as TF: the converted tensors themselves, each behind its own check
+            self._concentration1 = _checked_positive(
+                o.convert_to_tensor(concentration1, name="concentration1"), validate_args)
+            self._concentration0 = _checked_positive(
+                o.convert_to_tensor(concentration0, name="concentration0"), validate_args)
             dtype = same_float_dtype([self._concentration1, self._concentration0])
             self._total_concentration = self._concentration1 + self._concentration0
         super().__init__(dtype=dtype, reparameterization_type=FULLY_REPARAMETERIZED,
@@ -132,10 +137,7 @@ class Dirichlet(Distribution):
         parameters = params_dict(locals())
         with o.name_scope(name, values=[concentration]) as scope:
             c = o.convert_to_tensor(concentration, name="concentration")
-            checks = ([o.assert_positive(c, message="Concentration parameter must be positive.")]
-                      if validate_args else [])
-            with o.control_dependencies(checks):
-                self._concentration = o.identity(c, name="concentration")
+            self._concentration = _checked_positive(c, validate_args)
             dtype = same_float_dtype([self._concentration])
             self._total_concentration = o.reduce_sum(self._concentration, -1)
         super().__init__(dtype=dtype, reparameterization_type=FULLY_REPARAMETERIZED,
@@ -173,6 +175,11 @@ class Dirichlet(Distribution):
         return g / o.reduce_sum(g, -1, keepdims=True)
 
     def _log_prob(self, x):
+        if self.validate_args:
+            x = o.with_dependencies([
+                o.assert_positive(x, message="samples must be positive"),
+                o.assert_near(o.ones([], dtype=self.dtype), o.reduce_sum(x, -1),
+                              message="sample last-dimension must sum to `1`")], x)
         return (o.reduce_sum(o.xlogy(self._concentration - 1.0, x), -1)
                 - o.lbeta(self._concentration))
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from flowgraph.distributions import _ops as o
+from flowgraph.distributions._checks import embed_check_categorical_event_shape
+from flowgraph.distributions._class_params import ClassParameters
 from flowgraph.distributions.distribution import NOT_REPARAMETERIZED, Distribution, params_dict
 from flowgraph.distributions.kullback_leibler import RegisterKL
 from flowgraph.framework import dtypes as _dtypes
@@ -25,6 +27,8 @@ def logits_and_probs(logits, probs, multidimensional: bool, validate_args: bool)
         if not logits.dtype.is_floating:
             raise TypeError(f"logits must have a floating dtype, got {logits.dtype}.")
         if multidimensional:
+            if validate_args:
+                logits = embed_check_categorical_event_shape(logits)
             return logits, o.softmax(logits, name="probs")
         return logits, o.sigmoid(logits, name="probs")
     probs = o.convert_to_tensor(probs, name="probs")
@@ -37,13 +41,13 @@ def logits_and_probs(logits, probs, multidimensional: bool, validate_args: bool)
             one = o.constant(1.0, dtype=probs.dtype)
             checks = [o.assert_non_negative(probs)]
             if multidimensional:
+                probs = embed_check_categorical_event_shape(probs)
                 checks.append(o.assert_near(o.reduce_sum(probs, -1), one,
                                             message="probs does not sum to 1."))
             else:
                 checks.append(o.assert_less_equal(
                     probs, one, message="probs has components greater than 1."))
-            with o.control_dependencies(checks):
-                probs = o.identity(probs)
+            probs = o.with_dependencies(checks, probs)
     with o.name_scope("logits"):
         logits = o.log(probs) if multidimensional else o.log(probs) - o.log1p(-1.0 * probs)
     return logits, probs
@@ -115,7 +119,7 @@ class Bernoulli(Distribution):
         return o.cast(o.greater(self._probs, 0.5), self.dtype)
 
 
-class Categorical(Distribution):
+class Categorical(ClassParameters, Distribution):
     """One of ``K`` classes per batch member; `logits`/`probs` have shape ``batch + [K]``.
 
     Example
@@ -162,24 +166,6 @@ class Categorical(Distribution):
                          validate_args=validate_args, allow_nan_stats=allow_nan_stats,
                          parameters=parameters, graph_parents=[self._logits, self._probs],
                          name=scope)
-
-    @property
-    def event_size(self):
-        """The number of classes (an int32 tensor)."""
-        return self._event_size
-
-    @property
-    def logits(self):
-        """Unnormalized log-probabilities per class."""
-        return self._logits
-
-    @property
-    def probs(self):
-        """Probabilities per class."""
-        return self._probs
-
-    def _batch_shape(self):
-        return self._logits.shape.with_rank_at_least(1)[:-1]
 
     def _batch_shape_tensor(self):
         return o.identity(self._batch_shape_val)

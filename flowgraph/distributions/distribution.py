@@ -18,6 +18,7 @@ import numpy as np
 from flowgraph.distributions import _ops as o
 from flowgraph.distributions import kullback_leibler
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant_value_as_shape
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.tensor_shape import TensorShape
 
@@ -105,9 +106,13 @@ def _static_sample_shape(sample_shape) -> TensorShape:
     if isinstance(sample_shape, Tensor):
         value = o.constant_value(sample_shape)
         if value is None:
-            return TensorShape(None) if sample_shape.shape.ndims != 1 else \
-                TensorShape([None] * int(sample_shape.shape[0] or 0)) \
-                if sample_shape.shape[0] is not None else TensorShape(None)
+            # as TF: a scalar count is one unknown dimension, a vector its known parts
+            # (``stack([n, 4])`` is ``(?, 4)``), a vector of unknown length unknown
+            if sample_shape.shape.ndims == 0:
+                return TensorShape([None])
+            if sample_shape.shape.ndims == 1:
+                return constant_value_as_shape(sample_shape)
+            return TensorShape(None)
         sample_shape = value
     return TensorShape([int(d) for d in np.asarray(sample_shape).reshape(-1)])
 
@@ -326,10 +331,9 @@ class Distribution:
             value = self._value(value)
             if self._has("_log_survival_function"):
                 return self._log_survival_function(value)
-            if self._has("_survival_function"):
-                return o.log(self._survival_function(value))
-            if self._has("_cdf"):
-                return o.log1p(-self._cdf(value))
+            # as TF: the public cdf (its own scope) when there is no closed form
+            if self._has("_cdf") or self._has("_log_cdf"):
+                return o.log1p(-self.cdf(value))
             raise self._missing("log_survival_function")
 
     def survival_function(self, value, name: str = "survival_function"):
@@ -338,8 +342,8 @@ class Distribution:
             value = self._value(value)
             if self._has("_survival_function"):
                 return self._survival_function(value)
-            if self._has("_cdf"):
-                return 1.0 - self._cdf(value)
+            if self._has("_cdf") or self._has("_log_cdf"):
+                return 1.0 - self.cdf(value)
             raise self._missing("survival_function")
 
     def quantile(self, value, name: str = "quantile"):

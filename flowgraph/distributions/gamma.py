@@ -98,10 +98,13 @@ class Exponential(Gamma):
         parameters = params_dict(locals())
         with o.name_scope(name, values=[rate]) as scope:
             rate_t = o.convert_to_tensor(rate, name="rate")
-            super().__init__(concentration=o.ones_like(rate_t), rate=rate_t,
+            super().__init__(concentration=o.ones([], dtype=rate_t.dtype), rate=rate_t,
                              validate_args=validate_args, allow_nan_stats=allow_nan_stats,
                              name=scope)
         self._parameters = parameters
+
+    def _log_survival_function(self, x):
+        return self._log_prob(x) - o.log(self._rate)
 
     def _sample_n(self, n, seed=None):
         shape = o.concat([[n], o.shape(self._rate)], 0)

@@ -4,6 +4,7 @@ categorical draws."""
 from __future__ import annotations
 
 from flowgraph.distributions import _ops as o
+from flowgraph.distributions._checks import counts_summing_to, embed_check_nonnegative_integer_form
 from flowgraph.distributions.categorical import logits_and_probs
 from flowgraph.distributions.distribution import (
     NOT_REPARAMETERIZED,
@@ -33,10 +34,12 @@ class Multinomial(Distribution):
         parameters = params_dict(locals())
         with o.name_scope(name, values=[total_count, logits, probs]) as scope:
             self._total_count = o.convert_to_tensor(total_count, name="total_count")
+            if validate_args:
+                self._total_count = embed_check_nonnegative_integer_form(self._total_count)
             self._logits, self._probs = logits_and_probs(logits, probs, True, validate_args)
             if self._total_count.dtype.base_dtype != self._probs.dtype.base_dtype:
                 self._total_count = o.cast(self._total_count, self._probs.dtype)
-            self._mean_val = o.expand_dims(self._total_count, -1) * self._probs
+            self._mean_val = self._total_count[..., None] * self._probs  # StridedSlice, as TF
         super().__init__(dtype=self._probs.dtype.base_dtype,
                          reparameterization_type=NOT_REPARAMETERIZED,
                          validate_args=validate_args, allow_nan_stats=allow_nan_stats,
@@ -94,6 +97,9 @@ class Multinomial(Distribution):
 
     def _log_prob(self, counts):
         counts = o.cast(counts, self.dtype)
+        if self.validate_args:
+            counts = counts_summing_to(counts, self._total_count,
+                                       "counts must sum to `self.total_count`")
         unnormalized = o.reduce_sum(counts * o.log_softmax(self._logits), -1)
         with o.name_scope("log_combinations"):
             combinations = (o.lgamma(self._total_count + 1.0)
@@ -137,6 +143,8 @@ class DirichletMultinomial(Distribution):
             self._concentration = o.convert_to_tensor(concentration, name="concentration")
             self._total_count = o.cast(o.convert_to_tensor(total_count, name="total_count"),
                                        self._concentration.dtype)
+            if validate_args:
+                self._total_count = embed_check_nonnegative_integer_form(self._total_count)
             if validate_args:
                 with o.control_dependencies([o.assert_positive(self._concentration)]):
                     self._concentration = o.identity(self._concentration)
@@ -187,6 +195,9 @@ class DirichletMultinomial(Distribution):
 
     def _log_prob(self, counts):
         counts = o.cast(counts, self.dtype)
+        if self.validate_args:
+            counts = counts_summing_to(counts, self._total_count,
+                                       "counts last-dimension must sum to `self.total_count`")
         c = self._concentration
         return (o.lgamma(self._total_count + 1.0) - o.reduce_sum(o.lgamma(counts + 1.0), -1)
                 + o.lbeta(c + counts) - o.lbeta(c * o.ones_like(counts)))

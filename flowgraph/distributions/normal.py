@@ -130,9 +130,15 @@ class Laplace(_LocScale):
     def _log_prob(self, x):
         return -math.log(2.0) - o.log(self._scale) - o.abs(self._z(x))
 
+    def _log_cdf(self, x):
+        return special_math.log_cdf_laplace(self._z(x))
+
+    def _log_survival_function(self, x):
+        return special_math.log_cdf_laplace(-self._z(x))
+
     def _cdf(self, x):
         z = self._z(x)
-        return 0.5 - 0.5 * o.sign(z) * o.expm1(-o.abs(z))
+        return 0.5 + 0.5 * o.sign(z) * (1.0 - o.exp(-o.abs(z)))
 
     def _entropy(self):
         scale = self._scale + o.zeros_like(self._loc)

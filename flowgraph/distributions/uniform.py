@@ -34,13 +34,11 @@ class Uniform(Distribution):
                  name="Uniform"):
         parameters = params_dict(locals())
         with o.name_scope(name, values=[low, high]) as scope:
-            low_t = o.convert_to_tensor(low, name="low")
-            high_t = o.convert_to_tensor(high, name="high")
-            checks = ([o.assert_less(low_t, high_t, message="uniform not defined when "
+            checks = ([o.assert_less(low, high, message="uniform not defined when "
                                      "low >= high.")] if validate_args else [])
             with o.control_dependencies(checks):
-                self._low = o.identity(low_t, name="low")
-                self._high = o.identity(high_t, name="high")
+                self._low = o.identity(low, name="low")
+                self._high = o.identity(high, name="high")
             dtype = same_float_dtype([self._low, self._high])
         super().__init__(dtype=dtype, reparameterization_type=FULLY_REPARAMETERIZED,
                          validate_args=validate_args, allow_nan_stats=allow_nan_stats,
@@ -76,9 +74,12 @@ class Uniform(Distribution):
                        o.where(outside, o.zeros_like(inside), inside))
 
     def _cdf(self, x):
-        ones = o.ones_like(x) * o.ones_like(self._low) * o.ones_like(self._high)
-        z = (x - self._low) / (self._high - self._low) * ones
-        return o.minimum(o.maximum(z, 0.0), 1.0)
+        # TF's selects (0 below low, 1 from high on) over the broadcast shape
+        shape = o.broadcast_dynamic_shape(o.shape(x), self.batch_shape_tensor())
+        zeros = o.zeros(shape, dtype=self.dtype)
+        ones = o.ones(shape, dtype=self.dtype)
+        inside = o.where(x < self._low, zeros, (x * ones - self._low) / self.range())
+        return o.where(x >= self._high, ones, inside)
 
     def _entropy(self):
         return o.log(self._high - self._low)

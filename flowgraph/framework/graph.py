@@ -207,6 +207,9 @@ class Graph:
         self._collections: dict[str, list] = {}
         self._finalized = False
         self._version = 0
+        # Counts edits of existing ops (rewired inputs, removed control inputs): a
+        # session drops the plans it compiled before one (tf.contrib.graph_editor).
+        self._edits = 0
         self._op_counter = 0
         self._seed: int | None = None
         self._last_op_seed = 0
@@ -250,6 +253,11 @@ class Graph:
     def get(self) -> Graph:
         """The graph itself (TensorFlow's graphs answer the weak-reference protocol)."""
         return self
+
+    def _note_edit(self) -> None:
+        """Record that an existing op changed: sessions recompile their plans."""
+        self._version += 1
+        self._edits += 1
 
     def _next_op_id(self) -> int:
         self._op_counter += 1
@@ -537,7 +545,9 @@ class Graph:
             state = self._state()
             stack = state.control_stack
             control = self._control_inputs_for(stack, inputs) if stack else []
-            if control:
+            if stack:
+                # Also when an input made in the context already waits for the updates
+                # (no control input then): a snapshot taken before them would be stale.
                 inputs = self._reread_updated_variables(stack, inputs)
             op = Operation(self, op_def, op_name, inputs, full_attrs, control, "")
             for c in control:

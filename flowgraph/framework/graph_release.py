@@ -51,7 +51,7 @@ import weakref
 __all__ = ["release_graph", "release_ops", "release_with"]
 
 # Graph attributes set in Graph.__init__ that hold no Python objects of the graph.
-_SCALAR_FIELDS = ("_lock", "_finalized", "_version", "_op_counter", "_seed",
+_SCALAR_FIELDS = ("_lock", "_finalized", "_version", "_edits", "_op_counter", "_seed",
                   "_last_op_seed", "_building_function", "_stacks_thread_local")
 # What Operation.__init__ and Tensor.__init__ set; anything else is dropped.
 _OP_FIELDS = frozenset(("_graph", "_op_def", "_name", "_inputs", "_attrs", "_control_inputs",

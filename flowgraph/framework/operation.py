@@ -207,6 +207,46 @@ class Operation:
         for op in ops:
             self._add_control_input(op)
 
+    def _remove_all_control_inputs(self) -> None:
+        """Drop every control input of this op (a graph edit: plans are recompiled)."""
+        for op in self._control_inputs:
+            if self in op._control_outputs:
+                op._control_outputs.remove(self)
+        self._control_inputs = []
+        self._graph._note_edit()
+
+    def _update_input(self, index: int, tensor: Tensor) -> None:
+        """Make `tensor` input `index` of this op, in place (TensorFlow's private method,
+        used by graph editors); sessions recompile the plans they made before.
+
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> with tf.Graph().as_default():
+        ...     a, b = tf.constant(1.0, name="a"), tf.constant(2.0, name="b")
+        ...     y = tf.identity(a, name="y")
+        ...     y.op._update_input(0, b)
+        >>> [t.name for t in y.op.inputs], [op.name for op in b.consumers()]
+        (['b:0'], ['y'])
+        """
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"Operation '{self._name}': _update_input expects a Tensor, "
+                            f"got {type(tensor).__name__}")
+        if tensor._op._graph is not self._graph:
+            raise ValueError(f"Operation '{self._name}': tensor '{tensor.name}' is from "
+                             "another graph")
+        old = self._inputs[index]
+        if old._dtype.base_dtype != tensor._dtype.base_dtype:
+            raise TypeError(
+                f"Operation '{self._name}' ({self.type}): input {index} expects "
+                f"{old._dtype.base_dtype.name}, but '{tensor.name}' is "
+                f"{tensor._dtype.base_dtype.name}")
+        self._inputs[index] = tensor
+        if self in old._consumers:  # one entry per input slot, as create_op adds them
+            old._consumers.remove(self)
+        tensor._consumers.append(self)
+        self._graph._note_edit()
+
     def run(self, feed_dict=None, session=None) -> None:
         """Run this op in `session` (default: the default session)."""
         sess = _session_for(self._graph, session, "execute operation", "run()")

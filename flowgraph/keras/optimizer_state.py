@@ -53,7 +53,7 @@ from flowgraph.ops.array_gen_ops import unique
 from flowgraph.ops.control_flow_ops import group
 from flowgraph.ops.variables import Variable
 from flowgraph.train import adadelta, adagrad, adam, ftrl, gradient_descent, rmsprop
-from flowgraph.train.optimizer import _var_key
+from flowgraph.train.optimizer import Optimizer, _var_key
 
 __all__ = ["HYPERS", "make", "slots_of"]
 
@@ -96,6 +96,13 @@ def slots_of(kind: str, config: dict) -> list[tuple[str, str]]:
 
 class _KerasState:
     """Mixin over a `tf.train` optimizer: Keras's slot names, order and ``iter``."""
+
+    # Repeated rows of a sparse gradient are summed, then the Keras update runs (tf.train's
+    # plain SGD, a base of `_SGD`, scatters them straight into the variable instead,
+    # which would skip the momentum).
+    _apply_sparse_duplicate_indices = Optimizer._apply_sparse_duplicate_indices
+    _resource_apply_sparse_duplicate_indices = \
+        Optimizer._resource_apply_sparse_duplicate_indices
 
     def _keras_init(self, keras_opt, kind: str, hypers: dict, iterations,
                     prefix: str) -> None:

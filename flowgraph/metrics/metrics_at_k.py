@@ -26,10 +26,10 @@ import numpy as np
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant, convert_to_tensor
+from flowgraph.framework.graph import name_scope
 from flowgraph.metrics.metrics_impl import add_to_metric_collections, metric_variable
 from flowgraph.ops import array_ops, math_ops, math_reduce, state_ops
 from flowgraph.ops.nn_loss_ops import top_k
-from flowgraph.ops.variable_scope import variable_scope
 
 __all__ = [
     "average_precision_at_k", "precision_at_k", "precision_at_top_k", "recall_at_k",
@@ -98,25 +98,18 @@ def _count(mask, w):
     return math_reduce.reduce_sum(math_ops.cast(mask, _F64) * w)
 
 
-def _scope_name() -> str:
-    """The current name scope as an absolute op name (``"precision_at_2/"``)."""
-    from flowgraph.framework.graph import get_default_graph
-
-    return get_default_graph().get_name_scope() + "/"
-
-
-def _streaming_ratio(scope_name, names, num, other, metrics_collections,
-                     updates_collections):
-    with variable_scope(None, scope_name):
-        a = metric_variable([], _F64, name=names[0])
-        b = metric_variable([], _F64, name=names[1])
-        upd_a = state_ops.assign_add(a, num)
-        upd_b = state_ops.assign_add(b, other)
-        # as TF: the value is named after the metric's scope, the update inside it
-        value = math_ops.divide(a, a + b, name=_scope_name())
-        update = math_ops.divide(upd_a, upd_a + upd_b, name="update")
-        return add_to_metric_collections(value, update, metrics_collections,
-                                         updates_collections)
+def _streaming_ratio(scope, names, num, other, metrics_collections, updates_collections):
+    """``a / (a + b)`` of two accumulators made in the metric's open name `scope`
+    (``"precision_at_2/"``)."""
+    a = metric_variable([], _F64, name=names[0])
+    b = metric_variable([], _F64, name=names[1])
+    upd_a = state_ops.assign_add(a, num)
+    upd_b = state_ops.assign_add(b, other)
+    # as TF: the value is named after the metric's scope, the update inside it
+    value = math_ops.divide(a, a + b, name=scope)
+    update = math_ops.divide(upd_a, upd_a + upd_b, name="update")
+    return add_to_metric_collections(value, update, metrics_collections,
+                                     updates_collections)
 
 
 def precision_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=None,
@@ -135,21 +128,22 @@ def precision_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=N
     ...     print(sess.run(update))
     0.5
     """
-    labels, top = _labels_and_top(labels, predictions_idx, "precision_at_top_k")
     # names as TF's: "k" when k is not given, a "_class<id>" suffix on the variables too
-    scope_name = name or _name("precision", "k" if k is None else k, class_id)
+    default = _name("precision", "k" if k is None else k, class_id)
     var_suffix = _name("", "k" if k is None else k, class_id)
-    k = k if k is not None else top.shape[-1].value
-    hit, _, _ = _matches(labels, top)
-    w = _row_weights(weights, top)
-    miss = math_ops.logical_not(hit)
-    if class_id is not None:
-        is_class = math_ops.equal(top, constant(class_id, _dtypes.int64))
-        hit, miss = math_ops.logical_and(hit, is_class), math_ops.logical_and(miss, is_class)
-    return _streaming_ratio(scope_name,
-                            (f"true_positive{var_suffix}", f"false_positive{var_suffix}"),
-                            _count(hit, w), _count(miss, w), metrics_collections,
-                            updates_collections)
+    with name_scope(name, default, [predictions_idx, labels, weights]) as scope:
+        labels, top = _labels_and_top(labels, predictions_idx, "precision_at_top_k")
+        hit, _, _ = _matches(labels, top)
+        w = _row_weights(weights, top)
+        miss = math_ops.logical_not(hit)
+        if class_id is not None:
+            is_class = math_ops.equal(top, constant(class_id, _dtypes.int64))
+            hit = math_ops.logical_and(hit, is_class)
+            miss = math_ops.logical_and(miss, is_class)
+        return _streaming_ratio(scope,
+                                (f"true_positive{var_suffix}", f"false_positive{var_suffix}"),
+                                _count(hit, w), _count(miss, w), metrics_collections,
+                                updates_collections)
 
 
 def recall_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=None,
@@ -167,22 +161,22 @@ def recall_at_top_k(labels, predictions_idx, k=None, class_id=None, weights=None
     ...     print(sess.run(update))
     0.5
     """
-    labels, top = _labels_and_top(labels, predictions_idx, "recall_at_top_k")
     # names as TF's: "k" when k is not given, a "_class<id>" suffix on the variables too
-    scope_name = name or _name("recall", "k" if k is None else k, class_id)
+    default = _name("recall", "k" if k is None else k, class_id)
     var_suffix = _name("", "k" if k is None else k, class_id)
-    k = k if k is not None else top.shape[-1].value
-    hit, found, first = _matches(labels, top)
-    w = _row_weights(weights, top)
-    lost = math_ops.logical_and(math_ops.logical_not(found), first)
-    if class_id is not None:
-        cid = constant(class_id, _dtypes.int64)
-        hit = math_ops.logical_and(hit, math_ops.equal(top, cid))
-        lost = math_ops.logical_and(lost, math_ops.equal(labels, cid))
-    return _streaming_ratio(scope_name,
-                            (f"true_positive{var_suffix}", f"false_negative{var_suffix}"),
-                            _count(hit, w), _count(lost, w), metrics_collections,
-                            updates_collections)
+    with name_scope(name, default, [predictions_idx, labels, weights]) as scope:
+        labels, top = _labels_and_top(labels, predictions_idx, "recall_at_top_k")
+        hit, found, first = _matches(labels, top)
+        w = _row_weights(weights, top)
+        lost = math_ops.logical_and(math_ops.logical_not(found), first)
+        if class_id is not None:
+            cid = constant(class_id, _dtypes.int64)
+            hit = math_ops.logical_and(hit, math_ops.equal(top, cid))
+            lost = math_ops.logical_and(lost, math_ops.equal(labels, cid))
+        return _streaming_ratio(scope,
+                                (f"true_positive{var_suffix}", f"false_negative{var_suffix}"),
+                                _count(hit, w), _count(lost, w), metrics_collections,
+                                updates_collections)
 
 
 def precision_at_k(labels, predictions, k, class_id=None, weights=None,
@@ -199,9 +193,11 @@ def precision_at_k(labels, predictions, k, class_id=None, weights=None,
     ...     print(sess.run(update))
     1.0
     """
-    top = _top_of(predictions, k, "precision_at_k")
-    return precision_at_top_k(labels, top, k, class_id, weights, metrics_collections,
-                              updates_collections, name or _name("precision", k, class_id))
+    with name_scope(name, _name("precision", k, class_id),
+                    [predictions, labels, weights]) as scope:
+        top = _top_of(predictions, k, "precision_at_k")
+        return precision_at_top_k(labels, top, k, class_id, weights, metrics_collections,
+                                  updates_collections, scope)
 
 
 def recall_at_k(labels, predictions, k, class_id=None, weights=None,
@@ -218,41 +214,48 @@ def recall_at_k(labels, predictions, k, class_id=None, weights=None,
     ...     print(sess.run(update))
     0.5
     """
-    top = _top_of(predictions, k, "recall_at_k")
-    return recall_at_top_k(labels, top, k, class_id, weights, metrics_collections,
-                           updates_collections, name or _name("recall", k, class_id))
+    with name_scope(name, _name("recall", k, class_id),
+                    [predictions, labels, weights]) as scope:
+        top = _top_of(predictions, k, "recall_at_k")
+        return recall_at_top_k(labels, top, k, class_id, weights, metrics_collections,
+                               updates_collections, scope)
 
 
 def _average_precision_at_top_k(labels, predictions_idx, k, num_classes, weights,
-                                metrics_collections, updates_collections, name, fn):
-    labels, top = _labels_and_top(labels, predictions_idx, fn)
-    k = top.shape[-1].value if k is None else k
-    if k is None:
-        raise ValueError(f"{fn}: the number of top-k indices must be known, got "
-                         f"{top.shape}")
-    hit, _, _ = _matches(labels, top)
-    rel = math_ops.cast(hit, _F64)
-    ranks = constant(np.arange(1, k + 1, dtype=np.float64))
-    precision_at_i = math_reduce.cumsum(rel, axis=-1) / ranks
-    precision_sum = math_reduce.reduce_sum(rel * precision_at_i, -1)
-    # TensorFlow divides by min(k, number of labels in [0, num_classes)), repeats included.
-    valid = math_ops.logical_and(math_ops.greater_equal(labels, constant(0, _dtypes.int64)),
-                                 math_ops.less(labels, num_classes))
-    counted = math_reduce.reduce_sum(math_ops.cast(valid, _F64), -1)
-    relevant = math_ops.minimum(counted, constant(float(k), _F64))
-    per_row = math_ops.divide(precision_sum, relevant)
+                                metrics_collections, updates_collections, scope, fn):
+    """The streaming mean of each row's average precision, built in the metric's open
+    name `scope` (``"average_precision_at_3/"``)."""
+    with name_scope(None, "average_precision", [predictions_idx, labels]):
+        labels, top = _labels_and_top(labels, predictions_idx, fn)
+        k = top.shape[-1].value if k is None else k
+        if k is None:
+            raise ValueError(f"{fn}: the number of top-k indices must be known, got "
+                             f"{top.shape}")
+        hit, _, _ = _matches(labels, top)
+        rel = math_ops.cast(hit, _F64)
+        ranks = constant(np.arange(1, k + 1, dtype=np.float64))
+        precision_at_i = math_reduce.cumsum(rel, axis=-1) / ranks
+        precision_sum = math_reduce.reduce_sum(rel * precision_at_i, -1)
+        # TensorFlow divides by min(k, number of labels in [0, num_classes)), repeats
+        # included.
+        valid = math_ops.logical_and(
+            math_ops.greater_equal(labels, constant(0, _dtypes.int64)),
+            math_ops.less(labels, num_classes))
+        counted = math_reduce.reduce_sum(math_ops.cast(valid, _F64), -1)
+        relevant = math_ops.minimum(counted, constant(float(k), _F64))
+        per_row = math_ops.divide(precision_sum, relevant)
     w = _row_weights(weights, top)[..., 0]
-    with variable_scope(None, name or _name("average_precision", k, None)):
-        total = metric_variable([], _F64, name="total")
-        # TF's variable is "max_1": its "max" name scope was opened before it
-        count = metric_variable([], _F64, name="max_1")
-        upd_total = state_ops.assign_add(total, math_reduce.reduce_sum(per_row * w))
-        upd_count = state_ops.assign_add(count, math_reduce.reduce_sum(w))
-        # as TF: ``<scope>/mean`` is the value and the update is named after the scope
-        value = math_ops.divide(total, count, name="mean")
-        update = math_ops.divide(upd_total, upd_count, name=_scope_name())
-        return add_to_metric_collections(value, update, metrics_collections,
-                                         updates_collections)
+    # TF's count variable is "max_1" (its "max" name scope was opened before it) and is
+    # made before "total": the order of `tf.local_variables()`
+    count = metric_variable([], _F64, name="max_1")
+    total = metric_variable([], _F64, name="total")
+    upd_total = state_ops.assign_add(total, math_reduce.reduce_sum(per_row * w))
+    upd_count = state_ops.assign_add(count, math_reduce.reduce_sum(w))
+    # as TF: ``<scope>/mean`` is the value and the update is named after the scope
+    value = math_ops.divide(total, count, name="mean")
+    update = math_ops.divide(upd_total, upd_count, name=scope)
+    return add_to_metric_collections(value, update, metrics_collections,
+                                     updates_collections)
 
 
 def average_precision_at_k(labels, predictions, k, weights=None, metrics_collections=None,
@@ -271,12 +274,14 @@ def average_precision_at_k(labels, predictions, k, weights=None, metrics_collect
     ...     print(sess.run(update))
     0.5
     """
-    top = _top_of(predictions, k, "average_precision_at_k")
-    num_classes = math_ops.cast(array_ops.shape(convert_to_tensor(predictions))[-1],
-                                _dtypes.int64)
-    return _average_precision_at_top_k(labels, top, k, num_classes, weights,
-                                       metrics_collections,
-                                       updates_collections, name, "average_precision_at_k")
+    with name_scope(name, _name("average_precision", k, None),
+                    [predictions, labels, weights]) as scope:
+        top = _top_of(predictions, k, "average_precision_at_k")
+        num_classes = math_ops.cast(array_ops.shape(convert_to_tensor(predictions))[-1],
+                                    _dtypes.int64)
+        return _average_precision_at_top_k(labels, top, k, num_classes, weights,
+                                           metrics_collections, updates_collections, scope,
+                                           "average_precision_at_k")
 
 
 # TensorFlow 1.x's older names for the same metrics.

@@ -137,7 +137,8 @@ def mean_cosine_distance(labels, predictions, dim, weights=None, metrics_collect
     if not predictions.shape.is_compatible_with(labels.shape):
         raise ValueError(f"mean_cosine_distance: predictions {predictions.shape} and labels "
                          f"{labels.shape} must have compatible shapes")
-    products = math_reduce.reduce_sum(predictions * labels, axis=[dim], keepdims=True)
+    products = math_reduce.reduce_sum(math_ops.multiply(predictions, labels), axis=[dim],
+                                      keepdims=True)
     # TF keeps the variables at "<name>/total" and "<name>/count" (no inner "mean/")
     value, update = mean(products, weights, name=name or "mean_cosine_distance")
     value = math_ops.subtract(1.0, value)

@@ -280,7 +280,9 @@ def timestamp(name=None):
     return make_tensor("Timestamp", [], name=name or "Timestamp")
 
 
-not_differentiable("LowerBound", "UpperBound", "ListDiff", "UniqueWithCounts",
+# Left without a gradient, as TensorFlow leaves ListDiff and UniqueWithCounts:
+# tf.gradients raises LookupError when a gradient reaches one.
+not_differentiable("LowerBound", "UpperBound",
                    "UnravelIndex", "Bitcast", "BroadcastArgs", "Timestamp")
 
 

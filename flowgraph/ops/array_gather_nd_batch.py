@@ -27,34 +27,46 @@ def batch_gather_nd(params, indices, batch_dims: int, name: str | None = None):
     >>> tf.Session().run(y).tolist()
     [[[4, 5]], [[6, 7]]]
     """
-    from flowgraph.ops.array_gen_ops import range as _range
-    from flowgraph.ops.array_join_ops import concat, tile
-    from flowgraph.ops.array_shape_ops import reshape, shape
-    from flowgraph.ops.math_ops import cast
+    from flowgraph.ops import raw_ops
+    from flowgraph.ops.array_join_ops import concat, stack, tile, unstack
+    from flowgraph.ops.array_meshgrid import meshgrid
+    from flowgraph.ops.array_shape_ops import ones, rank, reshape, shape, transpose
 
     if not isinstance(batch_dims, int) or isinstance(batch_dims, bool):
         raise TypeError(f"gather_nd: batch_dims must be an int, got {batch_dims!r}")
     if batch_dims < 0:
         raise ValueError(f"gather_nd: batch_dims must be non-negative, got {batch_dims}")
     with name_scope(name, "BatchGatherND", [params, indices]):
+        i = convert_to_tensor(indices, name="indices")
         p = convert_to_tensor(params, name="params")
-        i = convert_to_tensor(indices, preferred_dtype=_dtypes.int32, name="indices")
-        rank = i.shape.ndims
-        if rank is None:
-            raise ValueError("gather_nd: with batch_dims > 0 the rank of indices must be "
-                             f"known, got shape {i.shape}; set it with Tensor.set_shape")
-        if rank <= batch_dims or (p.shape.ndims is not None and p.shape.ndims <= batch_dims):
-            raise ValueError(f"gather_nd: batch_dims ({batch_dims}) must be less than the "
-                             f"rank of indices ({i.shape}) and of params ({p.shape})")
+        for what, t in (("indices", i), ("params", p)):
+            if t.shape.ndims is not None and batch_dims >= t.shape.ndims:
+                raise ValueError(f"Argument `batch_dims` = {batch_dims} must be less than "
+                                 f"rank(`{what}`) = {t.shape.ndims}")
+        # Built op for op as TensorFlow does: an index grid of batch coordinates (a
+        # meshgrid of the batch dimensions) prepended to every index row, one GatherNd on
+        # the unreshaped params, the batch shape restored at the end.
         p_shape, i_shape = shape(p), shape(i)
-        flat_p = reshape(p, concat([[-1], p_shape[batch_dims:]], 0))
-        flat_i = reshape(i, concat([[-1], i_shape[batch_dims:]], 0))
-        inner = rank - batch_dims - 1  # index dimensions between the batch and the depth
-        n = shape(flat_i)[0]
-        pos = reshape(cast(_range(n), i.dtype), concat([[n], [1] * (inner + 1)], 0))
-        pos = tile(pos, concat([[1], shape(flat_i)[1:-1], [1]], 0))
-        out = make_tensor("GatherNd", [flat_p, concat([pos, flat_i], -1)], name="GatherNd")
-        out = reshape(out, concat([i_shape[:batch_dims], shape(out)[1:]], 0))
+        batch_shape = p_shape[:batch_dims]
+        with name_scope(None, "Prod") as scope:
+            axis = convert_to_tensor([0], dtype=_dtypes.int32, name="reduction_indices")
+            batch_size = make_tensor("Prod", [batch_shape, axis], {"keep_dims": False},
+                                     name=scope)
+        inner = rank(i) - batch_dims - 1
+        inner_shape = i_shape[batch_dims:-1]
+        ranges = [raw_ops.Cast(x=raw_ops.Range(start=0, limit=raw_ops.Cast(
+            x=x, DstT=_dtypes.int32), delta=1), DstT=i.dtype.base_dtype)
+            for x in unstack(batch_shape, axis=0)]
+        grid = transpose(stack([reshape(x, shape=(-1,)) for x in meshgrid(*ranges,
+                                                                           indexing="ij")],
+                               axis=0))
+        grid_shape = shape(grid)
+        grid = reshape(grid, concat([grid_shape[:1], ones(inner, dtype=grid_shape.dtype),
+                                     grid_shape[1:]], axis=0))
+        grid = tile(grid, multiples=concat(((1,), inner_shape, (1,)), axis=0))
+        flat_i = reshape(i, shape=concat(([batch_size], i_shape[batch_dims:]), axis=0))
+        out = make_tensor("GatherNd", [p, concat((grid, flat_i), axis=-1)], name="GatherNd")
+        out = reshape(out, shape=concat((batch_shape, shape(out)[1:]), axis=0))
         out.set_shape(_static_shape(p.shape, i.shape, batch_dims))
         return out
 

@@ -522,7 +522,8 @@ def indexed_slices_to_tensor(value: IndexedSlices, dtype=None, name=None,
             f"IndexedSlices with dtype {value.dtype.name}: {value!r}")
     if value.dense_shape is None:
         raise ValueError(
-            f"Tensor conversion requested for IndexedSlices without dense_shape: {value!r}. "
+            "Tensor conversion requested for IndexedSlices for argument `value` without "
+            f"dense_shape: {value!s}. "
             "Pass dense_shape to IndexedSlices to allow converting it to a dense tensor.")
     # As TensorFlow: a size warning only for a known, large shape (none for an unknown
     # one), and the rows summed by an UnsortedSegmentSum over dense_shape[0] segments.

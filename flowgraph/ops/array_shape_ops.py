@@ -263,7 +263,10 @@ def _shape_tensor(shape, allow_int: bool = False, name: str | None = None) -> Te
         shape = [int(shape)]
     if isinstance(shape, TensorShape):
         if not shape.is_fully_defined():
-            raise ValueError(f"shape {shape} must be fully defined to be used as a value")
+            msg = f"Cannot convert a partially known TensorShape {shape} to a Tensor."
+            # TensorFlow names the op input that failed to convert (Reshape's `shape`).
+            raise ValueError(f"Tried to convert '{name}' to a tensor and failed. Error: {msg}"
+                             if name else msg)
         shape = shape.as_list()
     if isinstance(shape, list | tuple) and not shape:
         return convert_to_tensor(np.zeros([0], np.int32), name=name)
@@ -484,6 +487,8 @@ def _filled(shape, dtype, name, default_name, one: bool):
             shape_t = convert_to_tensor(dims)
         else:
             shape_t = _shape_tensor(shape, True)
+        if shape_t.shape.ndims == 0:  # as TensorFlow: a scalar shape is made a vector
+            shape_t = reshape(shape_t, [-1])
         return make_tensor("Fill", [shape_t, convert_to_tensor(value, dtype=dtype)], name=scope)
 
 

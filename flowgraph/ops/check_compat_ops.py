@@ -21,7 +21,7 @@ from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.ops.array_shape_ops import rank
 from flowgraph.ops.check_ops import Assert, _with_message
 from flowgraph.ops.math_ops import abs as _abs
-from flowgraph.ops.math_ops import cast, equal, less_equal, logical_or
+from flowgraph.ops.math_ops import cast, equal, less, logical_or
 from flowgraph.ops.math_reduce import reduce_all, reduce_any
 
 __all__ = ["assert_near", "assert_proper_iterable", "assert_rank_in",
@@ -30,7 +30,7 @@ __all__ = ["assert_near", "assert_proper_iterable", "assert_rank_in",
 
 def assert_near(x, y, rtol=None, atol=None, data=None, summarize=None, message=None,
                 name=None):
-    """An op failing unless ``|x - y| <= atol + rtol * |y|`` element-wise (default
+    """An op failing unless ``|x - y| < atol + rtol * |y|`` element-wise (default
     tolerances ``10 * eps`` of the dtype).
 
     Example
@@ -57,7 +57,7 @@ def assert_near(x, y, rtol=None, atol=None, data=None, summarize=None, message=N
                     f"{atol_t}", f"x ({x.name}) = ", x, f"y ({y.name}) = ", y]
         data = _with_message(f"{message}.  " if message else None, data)  # TF's prefix
         tol = atol_t + rtol_t * _abs(y)
-        close = less_equal(_abs(x - y), tol)
+        close = less(_abs(x - y), tol)  # strictly less, as TF (zero tolerances never pass)
         # no check of constants while building: TF's assert_near fails when it runs
         return Assert(reduce_all(close), data, summarize=summarize)
 

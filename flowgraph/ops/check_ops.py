@@ -142,9 +142,10 @@ def add_check_numerics_ops():
     Example
     -------
     >>> import flowgraph as tf
-    >>> _ = tf.constant(1.0) * 2.0
-    >>> tf.add_check_numerics_ops().type
-    'NoOp'
+    >>> with tf.Graph().as_default():
+    ...     _ = tf.constant(1.0) * 2.0
+    ...     print(tf.add_check_numerics_ops().type)
+    NoOp
     """
     from flowgraph.framework.graph import get_default_graph
     from flowgraph.ops.control_flow_ops import group
@@ -262,10 +263,10 @@ def _sign_assert(opname: str, sym: str, zero_first: bool, binary, x, data, summa
     with name_scope(name, opname, [x]):
         x = convert_to_tensor(x, name="x")
         if data is None:
-            data = [f"Condition x {sym} 0 did not hold element-wise:", f"x ({x.name}) = ", x]
-        # as TF: the sign checks end a given message with ".  " (assert_positive(x,
-        # message="m") reports "m.  " above its condition)
-        data = _with_message(f"{message}.  " if message else None, data)
+            # as TF: the message (ending in ".  ", or "" when none is given) heads the
+            # default data; a caller's own `data` is used as given
+            data = [f"{message}.  " if message else "",
+                    f"Condition x {sym} 0 did not hold element-wise:", f"x ({x.name}) = ", x]
         zero = convert_to_tensor(np.zeros((), x.dtype.base_dtype.as_numpy_dtype))  # "Const"
         if zero_first:
             return binary(zero, x, data=data, summarize=summarize)

@@ -40,7 +40,7 @@ a `tf.cond` branch that did not run is not recorded, and its read is dead (see
 ``stack_ops.py``), so the backward branch does not run either.
 
 `while_loop(..., back_prop=False)` passes no gradient (as TensorFlow's stop_gradient on
-its results). Gradients of gradients through a loop are not supported.
+its results). Gradients of gradients through a loop raise TensorFlow's TypeError.
 
 Example
 -------
@@ -358,6 +358,11 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
         out_grads.append(g)
     if not loop.back_prop or all(g is None for g in out_grads):
         return
+    if isinstance(loop, GradWhileContext):
+        # As TensorFlow: the backward loop reads its forward values from stacks, which
+        # carry no gradient, so a gradient through it would silently miss terms.
+        raise TypeError(f"Second-order gradient for while loops not supported "
+                        f"(tf.gradients reached the backward loop {loop.name!r}).")
     between = bp.between
     carried = [i for i, m in enumerate(loop.merges)
                if m.op in between and is_differentiable_dtype(m.dtype)]
@@ -407,8 +412,15 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
                 _math.add(acc, d), shape, f"the gradient of {op.inputs[0].name}"))
         return [k, *new_g, *new_acc]
 
+    outer = g.get_name_scope()
+    prefix = f"{outer}/" if outer else ""
     with g.name_scope(f"{loop.name}_grad") as scope:
         ctx = GradWhileContext(loop, scope)
+        # The results carry TensorFlow's names: a loop variable's gradient is the Exit of
+        # its Enter's gradient, an invariant's the Exit of its accumulator (``b_acc_3``).
+        ctx.exit_names = ([None]
+                          + [f"{prefix}{loop.loop_enters[i].op.name}_grad/Exit" for i in carried]
+                          + [f"{prefix}{op.name}_grad/b_acc_3" for op in invariants])
         results = _build_loop(ctx, cond, body, [state.count, *init_g, *init_acc], shapes,
                               True)
     for i, ge in zip(carried, results[1:1 + n_c]):

@@ -467,8 +467,8 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
                 update_input(m.op, 1, nxt.outputs[0])
         ctx.next_iterations = nexts
         with g.control_dependencies(None):
-            exits = [g.create_op("Exit", [sw.outputs[0]], name="Exit").outputs[0]
-                     for sw in switches]
+            exits = [_exit(g, sw, full) for sw, full in
+                     zip(switches, getattr(ctx, "exit_names", None) or [None] * len(switches))]
         ctx.loop_exits = exits
         _mark_structural(ctx, [t.op for t in nexts] + [t.op for t in exits])
         if ctx.outer_context is None:
@@ -479,6 +479,16 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
     if len(exits) == 1 and isinstance(packed_exits, list | tuple):
         return packed_exits[0]
     return packed_exits
+
+
+def _exit(g, switch: Operation, full_name: str | None) -> Tensor:
+    """The loop's Exit of `switch`: ``<loop>/Exit[_i]``, or `full_name` when given (a
+    backward loop names its results as TensorFlow's gradients do)."""
+    if full_name is None:
+        return g.create_op("Exit", [switch.outputs[0]], name="Exit").outputs[0]
+    scope, _, base = full_name.rpartition("/")
+    with g.name_scope(f"{scope}/" if scope else None):
+        return g.create_op("Exit", [switch.outputs[0]], name=base).outputs[0]
 
 
 def _mark_structural(ctx: WhileContext, ops: list[Operation]) -> None:

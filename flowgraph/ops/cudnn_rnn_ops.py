@@ -23,7 +23,6 @@ from __future__ import annotations
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.registry import (
     OpCost,
-    not_differentiable,
     register_gradient,
     register_op,
 )
@@ -55,7 +54,8 @@ def _cudnn_rnn_backprop_shape(op, x, h, c, params, *rest):
     return [x, h, c, params]
 
 
-not_differentiable("CudnnRNNBackpropV2")  # no second derivatives through cuDNN
+# Left without a gradient, as TensorFlow leaves CudnnRNNBackpropV2 (no second derivative):
+# tf.gradients raises LookupError when a gradient reaches one.
 
 
 @register_gradient("CudnnRNNV2")

@@ -38,7 +38,15 @@ from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import OpCost, register_gradient, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops import array_ops, clip_ops, math_ops, math_reduce, sparse_ops
+from flowgraph.ops import (
+    array_gen_ops,
+    array_ops,
+    clip_ops,
+    math_ops,
+    math_reduce,
+    segment_ops,
+    sparse_ops,
+)
 from flowgraph.ops.op_util import make_op, make_tensor
 from flowgraph.ops.variables import Variable
 
@@ -219,15 +227,6 @@ def _check_sparse_args(fn, combiner, sp_ids, sp_weights):
                          f"sp_ids values {sp_ids.values.shape}")
 
 
-def _positions(data):
-    """0..n-1 for the rows of `data` (every row once: the segment gradient is dense)."""
-    return array_ops.range(array_ops.shape(data)[0])
-
-
-def _segment_sum(data, segment_ids):
-    return sparse_ops.sparse_segment_sum(data, _positions(data), segment_ids)
-
-
 def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str = "mod",
                             name: str | None = None, combiner: str | None = None,
                             max_norm=None, allow_fast_lookup: bool = False):
@@ -261,28 +260,37 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy: str 
                 table = math_ops.cast(table, _dtypes.float32)
             return reduce[combiner](table, sp_ids.values, sp_ids.indices[:, 0], name=scope,
                                     sparse_gradient=True)
-        segment_ids = math_ops.cast(sp_ids.indices[:, 0], _dtypes.int32)
-        rows = embedding_lookup(params, sp_ids.values, partition_strategy=partition_strategy,
+        # As TensorFlow 2.15: look up each distinct id once, then gather the rows back
+        # (the table's gradient has one row per distinct id).
+        segment_ids = sp_ids.indices[:, 0]
+        ids, idx = array_gen_ops.unique(sp_ids.values)
+        rows = embedding_lookup(params, ids, partition_strategy=partition_strategy,
                                 max_norm=max_norm)
+        if segment_ids.dtype.base_dtype != _dtypes.int32:
+            segment_ids = math_ops.cast(segment_ids, _dtypes.int32)
+        if sp_weights is None:
+            if rows.dtype.base_dtype == _dtypes.float16:
+                rows = math_ops.cast(rows, _dtypes.float32)
+            return reduce[combiner](rows, idx, segment_ids, name=scope)
+        weights = sp_weights.values
+        rows = array_ops.gather(rows, idx)
         if rows.dtype.base_dtype == _dtypes.float16:
             rows = math_ops.cast(rows, _dtypes.float32)
-        # (as TensorFlow: the result is named after the scope, "embedding_lookup_sparse")
-        if sp_weights is None:
-            return reduce[combiner](rows, _positions(rows), segment_ids, name=scope)
-        weights = sp_weights.values
         if weights.dtype.base_dtype != rows.dtype.base_dtype:
             weights = math_ops.cast(weights, rows.dtype.base_dtype)
-        ones = array_ops.fill(array_ops.expand_dims(array_ops.rank(rows) - 1, 0), 1)
+        ones = array_ops.ones(array_ops.expand_dims(array_ops.rank(rows) - 1, 0),
+                              dtype=_dtypes.int32)
         weights = array_ops.reshape(weights, array_ops.concat([array_ops.shape(weights),
                                                                ones], 0))
-        total = _segment_sum(rows * weights, segment_ids)
+        rows = rows * weights
+        # Rows whose weights sum to 0 (or that have no ids) are 0, as div_no_nan makes them.
         if combiner == "sum":
-            return array_ops.identity(total, name=scope)
-        # rows whose weights sum to 0 (or that have no ids) are 0, as TensorFlow's
-        # div_no_nan makes them
+            return segment_ops.segment_sum(rows, segment_ids, name=scope)
+        total = segment_ops.segment_sum(rows, segment_ids)
         if combiner == "mean":
-            return math_ops.div_no_nan(total, _segment_sum(weights, segment_ids), name=scope)
-        norm = math_ops.sqrt(_segment_sum(weights * weights, segment_ids))
+            return math_ops.div_no_nan(total, segment_ops.segment_sum(weights, segment_ids),
+                                       name=scope)
+        norm = math_ops.sqrt(segment_ops.segment_sum(math_ops.pow(weights, 2), segment_ids))
         return math_ops.div_no_nan(total, norm, name=scope)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
+from flowgraph.framework.registry import register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_op, make_tensor
 
@@ -56,8 +56,8 @@ def _channel_grad_shape(op, gradients, inputs, mn, mx):
     return [inputs, mn, mx]
 
 
-not_differentiable("FakeQuantWithMinMaxArgsGradient", "FakeQuantWithMinMaxVarsGradient",
-                   "FakeQuantWithMinMaxVarsPerChannelGradient")
+# Left without a gradient, as TensorFlow leaves the FakeQuant...Gradient ops (no second derivative):
+# tf.gradients raises LookupError when a gradient reaches one.
 
 
 def _check_bits(num_bits, narrow_range, what):

@@ -101,7 +101,9 @@ def custom_gradient(f=None):
         inputs = [convert_to_tensor(a) for a in args]
         graph = get_default_graph()
         first_new = len(graph.get_operations())
+        before = _all_variables(graph)
         result, grad_fn = f(*inputs)
+        _check_new_variables(graph, before, f)
         flat, kind = _flatten(result)
         flat = [convert_to_tensor(t) for t in flat]
         variables, reads = _variables_read(graph, graph.get_operations()[first_new:])
@@ -143,6 +145,25 @@ def custom_gradient(f=None):
     return decorated
 
 
+def _all_variables(graph) -> dict:
+    from flowgraph.framework.graph import GraphKeys
+    return {id(v): v for key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES)
+            for v in graph.get_collection(key)}
+
+
+def _check_new_variables(graph, before: dict, f) -> None:
+    """TensorFlow's rule in graph mode: a variable the function creates must be a
+    resource variable (a reference variable's reads could not be routed to grad_fn)."""
+    from flowgraph.ops.resource_variables import is_resource_variable
+    for key, v in _all_variables(graph).items():
+        if key not in before and not is_resource_variable(v):
+            raise TypeError(
+                f"All variables used by a function wrapped with @custom_gradient must be "
+                f"`ResourceVariable`s. Ensure that no `variable_scope` is created with "
+                f"`use_resource=False`. (Function {getattr(f, '__name__', f)} created the "
+                f"reference variable {v.name}; pass use_resource=True.)")
+
+
 def _variables_read(graph, new_ops):
     """The variables that `new_ops` read, and for each the read tensor to route its
     gradient through (a read made inside the function, or the variable's snapshot)."""
@@ -155,8 +176,8 @@ def _variables_read(graph, new_ops):
         found = None
         for op in new_ops:
             for t in op.inputs:
-                if t is ref and op.type == "Identity":
-                    found = op.outputs[0]
+                if t is ref and op.type in ("Identity", "ReadVariableOp"):
+                    found = op.outputs[0]  # a reference or a resource variable's read
                 elif t is snapshot and snapshot.op not in new:
                     found = found or snapshot
             if found is not None:

@@ -67,7 +67,12 @@ from flowgraph.framework.gradient_override import registered_gradient_for_type
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.ops import array_ops as _array
-from flowgraph.ops.gradient_util import _zeros_for, aggregate, is_differentiable_dtype
+from flowgraph.ops.gradient_util import (
+    _zeros_for,
+    add_n_or_add,
+    aggregate,
+    is_differentiable_dtype,
+)
 
 __all__ = ["AggregationMethod", "IndexedSlices", "gradients", "stop_gradient"]
 
@@ -75,8 +80,8 @@ stop_gradient = _array.stop_gradient
 
 
 class AggregationMethod:
-    """How gradient contributions are summed. All methods give the same values;
-    flowgraph always uses one AddN (``ADD_N``), which the executor runs in one kernel."""
+    """How gradient contributions are summed. All methods give the same values:
+    ``ADD_N`` is one AddN; the experimental two sum pairwise in ``<op>_gradient_sum``."""
 
     ADD_N = 0
     DEFAULT = ADD_N
@@ -249,8 +254,8 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
     gate_gradients : bool
         Make all input gradients of an op available together (tf.tuple).
     aggregation_method
-        One of `tf.AggregationMethod`'s values (0, 1 or 2), checked for compatibility;
-        contributions are always summed with AddN.
+        One of `tf.AggregationMethod`'s values (0, 1 or 2): ADD_N sums an output's
+        contributions with one AddN, the other two with AddNs of two at a time.
     stop_gradients : Tensor or list, optional
         Tensors treated as constants: gradients do not flow back through them.
     unconnected_gradients : str or `tf.UnconnectedGradients`
@@ -312,7 +317,7 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients",
         for y, gy in zip(ys, grad_ys_list):
             grads.setdefault(y, []).append(gy)
         bp = _Backprop(graph, between, {t.op for t in stops}, colocate_gradients_with_ops,
-                       gate_gradients)
+                       gate_gradients, tree=aggregation_method in (1, 2))
         bp.region(list(between), grads, _innermost_loop(ys[0].op))
 
         results = []
@@ -361,12 +366,14 @@ class _Backprop:
     """One `tf.gradients` pass: the ops between xs and ys and the options, and the
     reverse traversal of a region of them (the whole graph, or a loop body)."""
 
-    def __init__(self, graph, between: set, stop_ops: set, colocate: bool, gate: bool):
+    def __init__(self, graph, between: set, stop_ops: set, colocate: bool, gate: bool,
+                 tree: bool = False):
         self.graph = graph
         self.between = between
         self.stop_ops = stop_ops
         self.colocate = colocate
         self.gate = gate
+        self.tree = tree  # EXPERIMENTAL_TREE / ACCUMULATE_N: pairwise sums, see _tree_sum
 
     def region(self, ops: list[Operation], grads: dict, level) -> None:
         """Differentiate `ops`, consumers before producers (see the module docstring).
@@ -416,7 +423,8 @@ def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
         # looks at the op, so a stop op or a non-differentiable one (StopGradient) still
         # takes an AddN, and the AddNs are numbered in this visiting order
         for t in op.outputs:
-            g = aggregate(grads.get(t, []))
+            contributions = grads.get(t, [])
+            g = _tree_sum(contributions, op) if bp.tree else aggregate(contributions)
             grads[t] = [g] if g is not None else []
         if op in bp.stop_ops:
             return
@@ -451,6 +459,20 @@ def _backprop_op(op: Operation, grads: dict, bp: _Backprop) -> None:
                 f"for input '{t.name}' of dtype {t.dtype.base_dtype.name} "
                 f"(operation '{op.name}')")
         grads.setdefault(t, []).append(g)
+
+
+def _tree_sum(contributions: list, op: Operation):
+    """Dense contributions summed two at a time (``AddN``, ``AddN_1``, ...) in the scope
+    ``<op>_gradient_sum``, as TensorFlow's EXPERIMENTAL_TREE and ACCUMULATE_N name them;
+    anything else as `aggregate` sums it."""
+    parts = [g for g in contributions if g is not None]
+    if len(parts) < 2 or not all(isinstance(g, Tensor) for g in parts):
+        return aggregate(parts)
+    with op.graph.name_scope(op.name + "_gradient_sum"):
+        total = parts[0]
+        for g in parts[1:]:
+            total = add_n_or_add([total, g])
+    return total
 
 
 def _anchor_in_branch(op: Operation, new_ops: list[Operation], out_grads: list) -> None:

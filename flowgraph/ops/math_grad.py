@@ -412,7 +412,15 @@ def _einsum_grad(op, grad):
                             _a.ones(_a.stack([_a.shape(x)[ins[k].index(lab)]
                                               for lab in uniq]), x.dtype))
             specs.append(term(uniq))
-        g = _m.einsum(",".join(specs) + "->" + term(uniq), *operands)
+        equation = ",".join(specs) + "->" + term(uniq)
+        if uniq == ins[k] and len(operands) == len(inputs):
+            # The plain case builds the op itself, as TensorFlow's gradient does
+            # (``Einsum_grad/Einsum``, ``Einsum_grad/Einsum_1``).
+            grads.append(make_tensor("Einsum", operands,
+                                     {"equation": equation, "N": len(operands)},
+                                     name="Einsum"))
+            continue
+        g = _m.einsum(equation, *operands)
         grads.append(g if uniq == ins[k] else _einsum_undiagonal(g, x, uniq, ins[k], ins))
     return grads
 

@@ -426,7 +426,8 @@ def _bincount_shape(op, arr, size, weights):
     return [TensorShape([None if n is None else int(n)])]
 
 
-not_differentiable("Bincount")
+# Left without a gradient, as TensorFlow leaves Bincount:
+# tf.gradients raises LookupError when a gradient reaches one.
 
 
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dtypes.int32,

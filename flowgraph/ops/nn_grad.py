@@ -8,7 +8,8 @@ derivatives work; softmax, log-softmax and l2_normalize are differentiated with 
 
     op                       backward op(s)                       inputs
     Relu, Relu6, LeakyRelu   ReluGrad, Relu6Grad, LeakyReluGrad   (gradients, features)
-    Softplus, Softsign       SoftplusGrad, SoftsignGrad           (gradients, features)
+    Softsign                 SoftsignGrad                         (gradients, features)
+    Softplus                 grad * Sigmoid(features), as TF 2.x builds it
     Elu, Selu                EluGrad, SeluGrad                    (gradients, outputs)
     BiasAdd                  BiasAddGrad                          (out_backprop)
     Conv2D                   Conv2DBackpropInput                  (input_sizes, filter, dy)
@@ -90,7 +91,8 @@ def _selu_grad(op, grad):
 
 @register_gradient("Softplus")
 def _softplus_grad(op, grad):
-    return [_act_grad("SoftplusGrad", grad, op.inputs[0])]
+    # TF 2.x builds `grad * sigmoid(x)` here (not the SoftplusGrad kernel)
+    return [grad * _m.sigmoid(op.inputs[0])]
 
 
 @register_gradient("Softsign")
@@ -348,7 +350,14 @@ def _softmax_xent_grad(op, grad_loss, grad_backprop):
 
 @register_gradient("SparseSoftmaxCrossEntropyWithLogits")
 def _sparse_softmax_xent_grad(op, grad_loss, grad_backprop):
-    return [_a.expand_dims(grad_loss, -1) * op.outputs[1], None]
+    grad_logits = _broadcast_mul(grad_loss, op.outputs[1])
+    if grad_backprop is not None and not getattr(grad_backprop, "_is_zeros_tensor", False):
+        # second order: backprop = softmax(logits) - onehot(labels), whose Jacobian
+        # w.r.t. the logits is diag(sm) - sm sm^T (a differentiable softmax, as TF's)
+        sm = _nn.softmax(op.inputs[0])
+        grad_logits += (grad_backprop - _r.reduce_sum(grad_backprop * sm, -1,
+                                                      keepdims=True)) * sm
+    return [grad_logits, None]
 
 
 @register_gradient("L2Loss")
@@ -393,6 +402,10 @@ def _fused_batch_norm_grad_grad(op, *grads):
     from flowgraph.ops.gradients import gradients
 
     dy, x, scale, mean, var = op.inputs[:5]
+    # Fresh leaves, as the tensors TensorFlow's GradientTape watches here: dy usually
+    # depends on x through the forward graph, and the inner tf.gradients must not walk
+    # back into it (the outer pass already carries g_dy there).
+    dy, x, scale = (_a.identity(t) for t in (dy, x, scale))
     nchw = op.attrs["data_format"] in ("NCHW", b"NCHW")
     work = _m.cast(x, "float32") if x.dtype.base_dtype.name in ("float16", "bfloat16") else x
     dyw = _m.cast(dy, work.dtype) if dy.dtype != work.dtype else dy

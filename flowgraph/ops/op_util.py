@@ -27,6 +27,7 @@ import contextlib
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import get_default_graph, graph_for, name_scope
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
 
 
@@ -64,8 +65,35 @@ def op_scope(name: str | None, default: str, values=()):
 
 def make_op(op_type: str, inputs=(), attrs=None, name=None, dtypes=None):
     """Create an op in the default graph (or the graph of its first tensor input)."""
+    inputs = list(inputs)
+    if any(isinstance(t, IndexedSlices) for t in inputs):
+        return _make_op_with_dense_inputs(op_type, inputs, attrs, name, dtypes)
     graph = graph_for([t for t in inputs if isinstance(t, Tensor)])
-    return graph.create_op(op_type, list(inputs), attrs, name=name, dtypes=dtypes)
+    return graph.create_op(op_type, inputs, attrs, name=name, dtypes=dtypes)
+
+
+def _make_op_with_dense_inputs(op_type: str, inputs: list, attrs, name, dtypes):
+    """As TensorFlow's op creation: inside the op's own name scope, an IndexedSlices
+    input (a `tf.gather` gradient reaching a ``TanhGrad``, say) becomes a dense tensor
+    named after its input argument (``.../TanhGrad/dy``).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> x = tf.placeholder(tf.float32, [4, 2])
+    >>> g = tf.gradients(tf.gather(tf.tanh(x), [1, 3]), x)[0]
+    >>> g.op.inputs[1].op.name
+    'gradients/Tanh_grad/TanhGrad/dy'
+    """
+    from flowgraph.ops.raw_op_signatures import SIGNATURES
+
+    spec = SIGNATURES.get(op_type, ("", ""))[0]
+    args = [a.split(":")[0].lstrip("*") for a in spec.split(",")] if spec else []
+    graph = graph_for([t for t in inputs if isinstance(t, Tensor | IndexedSlices)])
+    with graph.as_default(), graph.name_scope(name or op_type) as scope:
+        inputs = [convert_to_tensor(t, name=args[i] if i < len(args) else None)
+                  if isinstance(t, IndexedSlices) else t for i, t in enumerate(inputs)]
+        return graph.create_op(op_type, inputs, attrs, name=scope, dtypes=dtypes)
 
 
 def make_tensor(op_type: str, inputs=(), attrs=None, name=None, dtypes=None) -> Tensor:

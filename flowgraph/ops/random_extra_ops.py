@@ -16,7 +16,7 @@ import numpy as np
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value_as_shape, convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
+from flowgraph.framework.registry import register_gradient, register_op
 from flowgraph.ops import array_gen_ops, array_shape_ops, math_ops, math_reduce
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 from flowgraph.ops.random_ops import FLOATS, _shape_tensor, op_seeds
@@ -41,7 +41,8 @@ def _random_gamma_grad_shape(op, alpha, sample):
     return [sample]
 
 
-not_differentiable("RandomGammaGrad")
+# Left without a gradient, as TensorFlow leaves RandomGammaGrad:
+# tf.gradients raises LookupError when a gradient reaches one.
 
 
 @register_gradient("RandomGamma")

@@ -76,7 +76,7 @@ def _shape_tensor(shape) -> Tensor:
         return shape
     if isinstance(shape, TensorShape):
         if not shape.is_fully_defined():
-            raise TypeError(f"shape {shape} must be fully defined to create random values")
+            raise ValueError(f"Cannot convert a partially known TensorShape {shape} to a Tensor.")
         shape = shape.as_list()
     if isinstance(shape, int | np.integer):
         shape = [int(shape)]

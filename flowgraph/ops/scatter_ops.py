@@ -94,7 +94,10 @@ for _t in _ND_OPS:
                 ref_inputs=(0,), ref_outputs=(0,), stateful=True)(_nd_shape)
 for _t in _TENSOR_OPS:
     register_op(_t)(_tensor_shape)
-not_differentiable(*_ROW_OPS, *_ND_OPS)
+# Left without a gradient, as TensorFlow leaves ScatterUpdate, ScatterMin and ScatterMax:
+# tf.gradients raises LookupError when a gradient reaches one.
+not_differentiable(*(t for t in _ROW_OPS
+                     if t not in ("ScatterUpdate", "ScatterMin", "ScatterMax")), *_ND_OPS)
 
 
 def _index_tensor(indices):

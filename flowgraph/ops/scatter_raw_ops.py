@@ -31,7 +31,6 @@ from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.registry import (
     OpCost,
     get_op_def,
-    not_differentiable,
     register_gradient,
     register_op,
 )
@@ -117,7 +116,8 @@ def _tensor_strided_slice_update_grad(op, grad):
 
 
 register_gradient("ParallelDynamicStitch")(get_op_def("DynamicStitch").gradient)
-not_differentiable("ScatterNdMax", "ScatterNdMin")
+# Left without a gradient, as TensorFlow leaves ScatterNdMax and ScatterNdMin:
+# tf.gradients raises LookupError when a gradient reaches one.
 
 
 def tensor_strided_slice_update(input, begin, end, strides, value, begin_mask=0,

@@ -226,12 +226,14 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
 
 def _segment_counts(data, ids, num_segments):
     """Per segment, how many rows it holds (at least 1), shaped to broadcast over the
-    segment sums ``[num_segments, 1, ...]``."""
-    ones = _a.ones_like(ids, dtype=data.dtype.base_dtype)
+    segment sums ``[num_segments, 1, ...]`` (built op for op as TensorFlow does)."""
+    num_segments = convert_to_tensor(num_segments)
+    ones = _a.ones(_a.shape(ids), dtype=data.dtype.base_dtype)
     counts = unsorted_segment_sum(ones, ids, num_segments)
-    counts = _m.maximum(counts, _a.ones_like(counts))
-    tail = _a.fill(_a.expand_dims(_a.rank(data) - _a.rank(ids), 0), 1)
-    return _a.reshape(counts, _a.concat([_a.reshape(num_segments, [1]), tail], 0))
+    lead = num_segments[None]
+    tail = _a.ones([_a.rank(data) - _a.rank(ids)], dtype=num_segments.dtype.base_dtype)
+    counts = _a.reshape(counts, _a.concat([lead, tail], axis=0))
+    return _m.maximum(counts, 1)
 
 
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
@@ -245,10 +247,10 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     [2.  2.5 0. ]
     """
     with name_scope(name, "UnsortedSegmentMean", [data, segment_ids, num_segments]):
-        d = convert_to_tensor(data, name="data")
-        s = convert_to_tensor(segment_ids, preferred_dtype=_dtypes.int32, name="segment_ids")
-        n = convert_to_tensor(num_segments, preferred_dtype=_dtypes.int32, name="num_segments")
-        return unsorted_segment_sum(d, s, n) / _segment_counts(d, s, n)
+        d = convert_to_tensor(data)
+        s = convert_to_tensor(segment_ids)
+        counts = _segment_counts(d, s, num_segments)
+        return unsorted_segment_sum(d, s, num_segments) / counts
 
 
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
@@ -263,10 +265,10 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
     [2.828427]
     """
     with name_scope(name, "UnsortedSegmentSqrtN", [data, segment_ids, num_segments]):
-        d = convert_to_tensor(data, name="data")
-        s = convert_to_tensor(segment_ids, preferred_dtype=_dtypes.int32, name="segment_ids")
-        n = convert_to_tensor(num_segments, preferred_dtype=_dtypes.int32, name="num_segments")
-        return unsorted_segment_sum(d, s, n) / _m.sqrt(_segment_counts(d, s, n))
+        d = convert_to_tensor(data)
+        s = convert_to_tensor(segment_ids)
+        counts = _segment_counts(d, s, num_segments)
+        return unsorted_segment_sum(d, s, num_segments) / _m.sqrt(counts)
 
 
 # -- DynamicPartition / DynamicStitch --------------------------------------------------
@@ -369,18 +371,21 @@ def dynamic_stitch(indices, data, name=None):
 
 
 # -- gradients -------------------------------------------------------------------------
-def _broadcast_mask(mask, ids, data):
-    """`mask` (shaped like `ids`) reshaped to broadcast against `data`."""
-    tail = _a.fill(_a.expand_dims(_a.rank(data) - _a.rank(ids), 0), 1)
-    return _a.reshape(mask, _a.concat([_a.shape(ids), tail], 0))
-
-
-def _gather_drop_negatives(params, ids, data):
-    """``params[ids]`` with the rows of negative ids zeroed (and the mask used)."""
-    keep = _m.greater_equal(ids, _a.zeros_like(ids))
-    rows = _a.gather(params, _m.maximum(ids, _a.zeros_like(ids)))
-    mask = _broadcast_mask(_m.cast(keep, params.dtype.base_dtype), ids, data)
-    return rows * mask, mask
+# Built op for op as TensorFlow's gradients are, so the gradient tensors carry the same
+# names (``SegmentMax_grad/SelectV2``, ``UnsortedSegmentSum_grad/SelectV2``, ...).
+def _gather_drop_negatives(params, ids, clipped=None, positive=None):
+    """``params[ids]`` with the rows of negative ids zeroed; also returns the clipped ids
+    and the positive-id mask (broadcast to the gathered rows), for reuse."""
+    if clipped is None:
+        clipped = _m.maximum(ids, _a.zeros_like(ids))
+    rows = _a.gather(params, clipped)
+    if positive is None:
+        positive = _m.greater_equal(ids, 0)
+        ids_shape = _a.shape(positive)
+        tail = _a.ones([_a.rank(rows) - _a.rank(positive)], dtype=ids_shape.dtype.base_dtype)
+        positive = _a.reshape(positive, _a.concat([ids_shape, tail], axis=0))
+        positive = positive & _a.ones_like(rows, dtype=_dtypes.bool)
+    return _a.where_v2(positive, rows, _a.zeros_like(rows)), clipped, positive
 
 
 @register_gradient("SegmentSum")
@@ -391,69 +396,73 @@ def _segment_sum_grad(op, grad):
 @register_gradient("SegmentMean")
 def _segment_mean_grad(op, grad):
     data, ids = op.inputs
-    ones = _a.ones_like(ids, dtype=data.dtype.base_dtype)
-    counts = segment_sum(ones, ids)
-    counts = _m.maximum(counts, _a.ones_like(counts))
-    scaled = grad / _broadcast_mask(counts, counts, grad)
+    tail = _a.ones(_a.expand_dims(_a.rank(data) - 1, 0), dtype=_dtypes.int32)
+    ones = _a.ones(_a.concat([_a.shape(ids), tail], 0), dtype=grad.dtype.base_dtype)
+    scaled = _m.divide(grad, segment_sum(ones, ids))
     return [_a.gather(scaled, ids), None]
-
-
-def _extremum_grad(op, grad, segment_reduce):
-    """Max/min: the gradient is split evenly among the rows that attain the extremum."""
-    data, ids = op.inputs[:2]
-    extra = op.inputs[2:]
-    picked, keep = _gather_drop_negatives(op.outputs[0], ids, data)
-    hit = _m.cast(_m.equal(data, picked), data.dtype.base_dtype) * keep
-    ties = segment_reduce(hit, ids, *extra)
-    share, _ = _gather_drop_negatives(grad / _m.maximum(ties, _a.ones_like(ties)), ids, data)
-    return [share * hit, None] + [None] * len(extra)
 
 
 @register_gradient("SegmentMax")
 @register_gradient("SegmentMin")
 def _segment_extremum_grad(op, grad):
-    return _extremum_grad(op, grad, segment_sum)
+    """Max/min: the gradient is split evenly among the rows that attain the extremum."""
+    data, ids = op.inputs
+    zeros = _a.zeros_like(data, dtype=data.dtype.base_dtype)
+    picked = _a.gather(op.outputs[0], ids)
+    hit = _m.equal(data, picked)
+    ties = segment_sum(_m.cast(hit, grad.dtype.base_dtype), ids)
+    share = _a.gather(_m.divide(grad, ties), ids)
+    return [_a.where_v2(hit, share, zeros), None]
 
 
 @register_gradient("UnsortedSegmentSum")
 def _unsorted_sum_grad(op, grad):
-    rows, _ = _gather_drop_negatives(grad, op.inputs[1], op.inputs[0])
-    return [rows, None, None]
+    return [_gather_drop_negatives(grad, op.inputs[1])[0], None, None]
 
 
 @register_gradient("UnsortedSegmentMax")
 @register_gradient("UnsortedSegmentMin")
 def _unsorted_extremum_grad(op, grad):
-    return _extremum_grad(op, grad, unsorted_segment_sum)
+    picked, clipped, positive = _gather_drop_negatives(op.outputs[0], op.inputs[1])
+    hit = _m.equal(op.inputs[0], picked)
+    hit = _m.logical_and(hit, positive)
+    ties = unsorted_segment_sum(_m.cast(hit, grad.dtype.base_dtype), op.inputs[1],
+                                op.inputs[2])
+    share, _, _ = _gather_drop_negatives(_m.divide(grad, ties), None, clipped, positive)
+    return [_a.where_v2(hit, share, _a.zeros_like(share)), None, None]
 
 
-def _prod_grad(op, grad, segment_reduce, segment_prod_fn):
+def _prod_grad(op, grad, unsorted: bool):
     """d prod / d x_j is the product of the segment's other elements: prod / x_j when
     x_j != 0; the product of the non-zero elements for the one zero of a segment; 0 when
     a segment holds two zeros or more."""
     data, ids = op.inputs[:2]
-    extra = op.inputs[2:]
-    zero = _m.equal(data, _a.zeros_like(data))
-    zeros_per_segment = segment_reduce(_m.cast(zero, data.dtype.base_dtype), ids, *extra)
-    many = _m.greater(zeros_per_segment, _a.ones_like(zeros_per_segment))
-    grad = _a.where(many, _a.zeros_like(grad), grad)
-    safe = _a.where(zero, _a.ones_like(data), data)
-    nonzero_prod = segment_prod_fn(safe, ids, *extra)
-    prod_rows, _ = _gather_drop_negatives(op.outputs[0], ids, data)
-    nonzero_rows, _ = _gather_drop_negatives(nonzero_prod, ids, data)
-    partial = _a.where(zero, nonzero_rows, prod_rows / safe)
-    grad_rows, _ = _gather_drop_negatives(grad, ids, data)
-    return [partial * grad_rows, None] + [None] * len(extra)
+    extra = list(op.inputs[2:])
+    zero = _m.equal(data, 0)
+    reduce_sum = unsorted_segment_sum if unsorted else segment_sum
+    zeros_per_segment = reduce_sum(_m.cast(zero, _dtypes.int32), ids, *extra)
+    grad = _a.where_v2(_m.greater(zeros_per_segment, 1), _a.zeros_like(grad), grad)
+    safe = _a.where_v2(zero, _a.ones_like(data), data)
+    nonzero_prod = (unsorted_segment_prod if unsorted else segment_prod)(safe, ids, *extra)
+    clipped = _m.maximum(ids, _a.zeros_like(ids)) if unsorted else ids
+    prod_rows = _a.gather(op.outputs[0], clipped)
+    nonzero_rows = _a.gather(nonzero_prod, clipped)
+    partial = _a.where_v2(zero, nonzero_rows, prod_rows / (data if unsorted else safe))
+    if unsorted:
+        grad_rows = _gather_drop_negatives(grad, ids, clipped)[0]
+    else:
+        grad_rows = _a.gather(grad, ids)
+    return [grad_rows * partial, None] + [None] * len(extra)
 
 
 @register_gradient("SegmentProd")
 def _segment_prod_grad(op, grad):
-    return _prod_grad(op, grad, segment_sum, segment_prod)
+    return _prod_grad(op, grad, unsorted=False)
 
 
 @register_gradient("UnsortedSegmentProd")
 def _unsorted_prod_grad(op, grad):
-    return _prod_grad(op, grad, unsorted_segment_sum, unsorted_segment_prod)
+    return _prod_grad(op, grad, unsorted=True)
 
 
 @register_gradient("DynamicPartition")

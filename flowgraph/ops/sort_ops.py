@@ -18,10 +18,10 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.ops.array_broadcast_ops import broadcast_to
 from flowgraph.ops.array_gen_ops import range as _range
 from flowgraph.ops.array_index_ops import where_v2
-from flowgraph.ops.array_join_ops import stack
+from flowgraph.ops.array_meshgrid import meshgrid
 from flowgraph.ops.array_shape_ops import rank as _rank_of
-from flowgraph.ops.array_shape_ops import reshape, transpose
 from flowgraph.ops.array_shape_ops import shape as _shape_of
+from flowgraph.ops.array_shape_ops import transpose
 from flowgraph.ops.bitwise_ops import invert
 from flowgraph.ops.math_ops import equal, negative
 from flowgraph.ops.nn_loss_ops import top_k
@@ -113,34 +113,3 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     with name_scope(name, "argsort", [values]):
         _, _, indices, perm, _ = _sort_indices_and_values(values, axis, direction, "argsort")
         return indices if perm is None else transpose(indices, perm)
-
-
-def meshgrid(*args, **kwargs):
-    """Coordinate grids from 1-D `args` (``indexing="xy"`` swaps the first two axes).
-
-    Example
-    -------
-    >>> import flowgraph as tf
-    >>> X, Y = tf.Session().run(tf.meshgrid([1, 2, 3], [4, 5]))
-    >>> X.tolist(), Y.tolist()
-    ([[1, 2, 3], [1, 2, 3]], [[4, 4, 4], [5, 5, 5]])
-    """
-    indexing = kwargs.pop("indexing", "xy")
-    name = kwargs.pop("name", "meshgrid")
-    if kwargs:
-        key = next(iter(kwargs))
-        raise TypeError(f"'{key}' is an invalid keyword argument for this function")
-    if indexing not in ("xy", "ij"):
-        raise ValueError("tf.meshgrid: indexing parameter must be either 'xy' or 'ij', "
-                         f"got {indexing!r}")
-    with name_scope(name, "meshgrid", list(args)):
-        ndim = len(args)
-        flat = [reshape(convert_to_tensor(a), [-1]) for a in args]
-        lens = [_shape_of(f)[0] for f in flat]
-        patterns = [[1] * i + [-1] + [1] * (ndim - i - 1) for i in range(ndim)]
-        if indexing == "xy" and ndim > 1:
-            lens[0], lens[1] = lens[1], lens[0]
-            for p in patterns:
-                p[0], p[1] = p[1], p[0]
-        out_shape = stack(lens) if lens else [0]
-        return [broadcast_to(reshape(f, p), out_shape) for f, p in zip(flat, patterns)]

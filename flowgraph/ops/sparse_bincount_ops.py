@@ -25,7 +25,7 @@ from __future__ import annotations
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
 from flowgraph.framework.graph import name_scope
-from flowgraph.framework.registry import not_differentiable, register_op
+from flowgraph.framework.registry import register_op
 from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops import array_ops as _a
@@ -105,9 +105,8 @@ def _ragged_count_shape(op, splits, values, weights):
     return _count_shapes(2)
 
 
-not_differentiable("DenseBincount", "SparseBincount", "RaggedBincount",
-                   "DenseCountSparseOutput", "SparseCountSparseOutput",
-                   "RaggedCountSparseOutput")
+# Left without a gradient, as TensorFlow leaves the bincount and count ops:
+# tf.gradients raises LookupError when a gradient reaches one.
 
 
 def _int_values(t, what: str):
@@ -207,23 +206,31 @@ def sparse_expand_dims(sp_input, axis=None, name=None):
         raise TypeError(f"tf.sparse.expand_dims: sp_input must be a SparseTensor, got "
                         f"{type(sp_input).__name__}")
     axis = -1 if axis is None else int(axis)
+    rank = sp_input.dense_shape.shape.dims[0].value if sp_input.dense_shape.shape.ndims \
+        else None
+    if rank is not None and not -rank - 1 <= axis <= rank:
+        raise ValueError(f"tf.sparse.expand_dims: axis {axis} is out of range for a "
+                         f"SparseTensor of rank {rank}; use -{rank + 1} <= axis <= {rank}")
     with name_scope(name, "expand_dims", [sp_input]):
-        rank = sp_input.dense_shape.shape.dims[0].value if sp_input.dense_shape.shape.ndims \
-            else None
-        if rank is not None:
-            if not -rank - 1 <= axis <= rank:
-                raise ValueError(f"tf.sparse.expand_dims: axis {axis} is out of range for a "
-                                 f"SparseTensor of rank {rank}; use -{rank + 1} <= axis <= "
-                                 f"{rank}")
-            pos = axis + rank + 1 if axis < 0 else axis
-        else:
-            r = _a.size(sp_input.dense_shape)
-            pos = _m.floormod(axis, r + 1) if axis < 0 else axis
+        # As TensorFlow: the position is a tensor (``where_v2``) and the pieces are
+        # ``Slice``s, so the new dense shape has no constant value (shape ``(?, ?, 1)``).
+        if rank is None:
+            rank = _a.shape(sp_input.dense_shape)[0]
+        pos = convert_to_tensor(axis, name="axis", dtype=_dtypes.int32)
+        pos = _a.where_v2(pos >= 0, pos, pos + rank + 1)
         idx, shp = sp_input.indices, sp_input.dense_shape
-        column = _a.zeros_like(idx[:, :1])
-        indices = _a.concat([idx[:, :pos], column, idx[:, pos:]], 1)
-        dense_shape = _a.concat([shp[:pos], _a.ones([1], _dtypes.int64), shp[pos:]], 0)
-        return SparseTensor(indices, sp_input.values, dense_shape)
+        column = _a.zeros([_a.shape(idx)[0], 1], dtype=_dtypes.int64)
+        indices = _a.concat([_a.slice(idx, [0, 0], [-1, pos]), column,
+                             _a.slice(idx, [0, pos], [-1, -1])], axis=1)
+        before, after = _a.slice(shp, [0], [pos]), _a.slice(shp, [pos], [-1])
+        one = convert_to_tensor([1], name="new_shape", dtype=_dtypes.int64)
+        out = SparseTensor(indices, sp_input.values, _a.concat([before, one, after], axis=0))
+        if isinstance(rank, int):
+            # TensorFlow's shape inference folds the position, so only the rank and the new
+            # dimension are known.
+            at = axis + rank + 1 if axis < 0 else axis
+            out.set_shape([None] * at + [1] + [None] * (rank - at))
+        return out
 
 
 def sparse_eye(num_rows, num_columns=None, dtype=_dtypes.float32, name=None):

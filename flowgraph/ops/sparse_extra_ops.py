@@ -58,22 +58,24 @@ def sparse_add(a, b, threshold=0, thresh=None, name=None):
     """
 
     threshold = thresh if thresh is not None else threshold
-    with name_scope(name, "SparseAdd", []) as scope:
-        if not isinstance(a, SparseTensor) and not hasattr(a, "dense_shape"):
-            a, b = b, a
-        a = _sp(a, "a")
-        if not isinstance(b, SparseTensor) and not hasattr(b, "indices"):
-            dense = convert_to_tensor(b, dtype=a.dtype.base_dtype, name="b")
-            return make_tensor("SparseTensorDenseAdd", [a.indices, a.values, a.dense_shape,
-                                                        dense], name=scope)
-        b = _sp(b, "b")
-        real = a.dtype.base_dtype.real_dtype if a.dtype.is_complex else a.dtype.base_dtype
-        thresh_t = convert_to_tensor(threshold, dtype=real, name="threshold")
-        op = make_op("SparseAdd", [a.indices, a.values, a.dense_shape, b.indices, b.values,
-                                   b.dense_shape, thresh_t], name=scope)
-        out = SparseTensor(*op.outputs)
-        out._shape_hint = a._shape_hint if a.shape.ndims is not None else b._shape_hint
-        return out
+    # As TensorFlow: no name scope (the threshold is converted at the call site) and,
+    # for two sparse operands, a constant dense shape when the static shapes fix it.
+    if not isinstance(a, SparseTensor) and not hasattr(a, "dense_shape"):
+        a, b = b, a
+    a = _sp(a, "a")
+    if not isinstance(b, SparseTensor) and not hasattr(b, "indices"):
+        dense = convert_to_tensor(b, dtype=a.dtype.base_dtype, name="b")
+        return make_tensor("SparseTensorDenseAdd", [a.indices, a.values, a.dense_shape,
+                                                    dense], name=name or "SparseTensorDenseAdd")
+    b = _sp(b, "b")
+    real = a.dtype.base_dtype.real_dtype if a.dtype.is_complex else a.dtype.base_dtype
+    thresh_t = convert_to_tensor(threshold, dtype=real, name="threshold")
+    op = make_op("SparseAdd", [a.indices, a.values, a.dense_shape, b.indices, b.values,
+                               b.dense_shape, thresh_t], name=name or "SparseAdd")
+    static = a.shape.merge_with(b.shape)
+    if static.is_fully_defined():
+        return SparseTensor(op.outputs[0], op.outputs[1], static.as_list())
+    return SparseTensor(*op.outputs)
 
 
 def _elementwise(a, b, op_type, name):
@@ -217,10 +219,11 @@ def sparse_softmax(sp_input, name=None):
     >>> tf.Session().run(tf.sparse_softmax(sp).values).tolist()
     [0.5, 0.5, 1.0]
     """
-    with name_scope(name, "SparseSoftmax", []) as scope:
+    with name_scope(name, "SparseSoftmax", []):
         sp = _sp(sp_input)
+        # TensorFlow names the op inside its scope after its type.
         values = make_tensor("SparseSoftmax", [sp.indices, sp.values, sp.dense_shape],
-                             name=scope)
+                             name="SparseSoftmax")
         return SparseTensor(sp.indices, values, sp.dense_shape)
 
 
@@ -364,9 +367,10 @@ def sparse_mask(a, mask_indices, name=None):
     [array([0, 7], dtype=int32), array([[1.],
            [3.]], dtype=float32)]
     """
-    with name_scope(name, "sparse_mask", []):
+    with name_scope(name, "sparse_mask", []) as scope:
         kept, positions = setdiff1d(a.indices, mask_indices)
-        return IndexedSlices(gather(a.values, positions), kept, a.dense_shape)
+        # TensorFlow names the gather after the scope.
+        return IndexedSlices(gather(a.values, positions, name=scope), kept, a.dense_shape)
 
 
 def serialize_sparse(sp_input, name=None, out_type=_dtypes.string):

@@ -26,6 +26,7 @@ from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.registry import register_gradient
 from flowgraph.ops import array_ops, math_ops, math_reduce
+from flowgraph.ops.linalg_basic import matrix_transpose
 from flowgraph.ops.op_util import make_op, make_tensor
 from flowgraph.ops.sparse_ops import SEGMENT_OPS
 
@@ -83,22 +84,34 @@ def _sparse_reduce_sum_grad(op, grad):
 
 @register_gradient("SparseTensorDenseMatMul")
 def _sp_matmul_grad(op, grad):
+    # Built op for op as TensorFlow's gradient (``..._grad/Squeeze`` for the values,
+    # ``..._grad/matrix_transpose/transpose`` for an adjointed b).
     indices, values, shape, b = op.inputs
     adj_a, adj_b = op.attrs["adjoint_a"], op.attrs["adjoint_b"]
     grad = _dense(grad)
-    # d b: op(a)^T @ grad, transposed back when b was adjointed.
+    # d b: op(a)^H @ grad, adjointed back when b was.
     d_b = make_tensor("SparseTensorDenseMatMul", [indices, values, shape, grad],
                       {"adjoint_a": not adj_a, "adjoint_b": False})
     if adj_b:
-        d_b = array_ops.transpose(d_b)
-    # d values[k] for entry (i, j): sum_n grad[row, n] * op(b)[col, n].
-    rows = indices[:, 1] if adj_a else indices[:, 0]
-    cols = indices[:, 0] if adj_a else indices[:, 1]
-    b_rows = array_ops.gather(b, cols, axis=1) if adj_b else array_ops.gather(b, cols)
-    if adj_b:
-        b_rows = array_ops.transpose(b_rows)
-    d_values = math_reduce.reduce_sum(array_ops.gather(grad, rows) * b_rows, axis=1)
-    return [None, d_values, None, d_b]
+        d_b = matrix_transpose(d_b, conjugate=True)
+    # d values[k] for entry (r, c): grad's row meets op(b)'s row, one small matmul each.
+    rows, cols = indices[:, 0], indices[:, 1]
+    parts_a = array_ops.gather(grad, cols if adj_a else rows)
+    parts_b = array_ops.gather(array_ops.transpose(b) if adj_b else b, rows if adj_a else cols)
+    if not adj_a and not adj_b:
+        d_values = math_ops.matmul(array_ops.expand_dims(parts_a, -2),
+                                   array_ops.expand_dims(parts_b, -2), adjoint_b=True)
+    elif adj_a and not adj_b:
+        d_values = math_ops.matmul(array_ops.expand_dims(parts_a, -1),
+                                   array_ops.expand_dims(parts_b, -1), adjoint_a=True)
+    elif not adj_a:
+        d_values = math_ops.matmul(array_ops.expand_dims(parts_a, -2),
+                                   array_ops.expand_dims(parts_b, -1))
+    else:
+        d_values = math_ops.matmul(array_ops.expand_dims(parts_a, -1),
+                                   array_ops.expand_dims(parts_b, -2),
+                                   adjoint_a=True, adjoint_b=True)
+    return [None, array_ops.squeeze(d_values, axis=[-2, -1]), None, d_b]
 
 
 def _segment_grad(op, grad):

@@ -13,22 +13,34 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.sparse_tensor import SparseTensor
+from flowgraph.ops.math_ops import cast
 from flowgraph.ops.op_util import make_tensor
+
+_TRUEDIV = {_dtypes.int8: _dtypes.float32, _dtypes.uint8: _dtypes.float32,
+            _dtypes.int16: _dtypes.float32, _dtypes.uint16: _dtypes.float32,
+            _dtypes.int32: _dtypes.float64, _dtypes.int64: _dtypes.float64}
 
 __all__ = ["sparse_dense_cwise_div", "sparse_dense_cwise_mul"]
 
 
-def _cwise(sp, dense, op_type: str, name=None) -> SparseTensor:
-    with name_scope(name, op_type, [sp.values, dense]) as scope:
-        dense = convert_to_tensor(dense, dtype=sp.dtype.base_dtype, name="dense")
-        values = make_tensor(op_type, [sp.indices, sp.values, sp.dense_shape, dense],
+def _cwise(sp, dense, op_type: str, name=None, default_name=None) -> SparseTensor:
+    # As TensorFlow: the result's static shape comes from its dense-shape tensor alone
+    # (a placeholder's ``set_shape`` does not carry over).
+    with name_scope(name, default_name or op_type, [sp.values, dense]) as scope:
+        dense = convert_to_tensor(dense, dtype=sp.dtype.base_dtype,
+                                  name="y" if default_name else "dense")
+        values = sp.values
+        if default_name == "truediv" and values.dtype.base_dtype in _TRUEDIV:
+            # ``sp / y`` of integers divides in floating point, as dense ``/`` does.
+            to = _TRUEDIV[values.dtype.base_dtype]
+            values, dense = cast(values, to), cast(dense, to)
+        values = make_tensor(op_type, [sp.indices, values, sp.dense_shape, dense],
                              name=scope)
-        out = SparseTensor(sp.indices, values, sp.dense_shape)
-        out._shape_hint = sp._shape_hint
-        return out
+        return SparseTensor(sp.indices, values, sp.dense_shape)
 
 
 def sparse_dense_cwise_mul(sp_input: SparseTensor, dense, name=None) -> SparseTensor:
@@ -42,9 +54,14 @@ def sparse_dense_cwise_div(sp_input: SparseTensor, dense, name=None) -> SparseTe
 
 
 def _install() -> None:
-    SparseTensor.__mul__ = lambda self, other: sparse_dense_cwise_mul(self, other)
-    SparseTensor.__truediv__ = lambda self, other: sparse_dense_cwise_div(self, other)
-    SparseTensor.__div__ = SparseTensor.__truediv__
+    # The operators open TensorFlow's ``mul``/``truediv``/``div`` scopes, convert the
+    # dense operand there as ``y`` and name the op after the scope.
+    SparseTensor.__mul__ = lambda self, other: _cwise(
+        self, other, "SparseDenseCwiseMul", default_name="mul")
+    SparseTensor.__truediv__ = lambda self, other: _cwise(
+        self, other, "SparseDenseCwiseDiv", default_name="truediv")
+    SparseTensor.__div__ = lambda self, other: _cwise(
+        self, other, "SparseDenseCwiseDiv", default_name="div")
 
 
 _install()

@@ -283,14 +283,12 @@ def sparse_fill_empty_rows(sp_input, default_value, name: str | None = None):
     """
     with name_scope(name, "SparseFillEmptyRows", [sp_input]):
         sp = _sp(sp_input)
-        default = convert_to_tensor(default_value, dtype=sp.dtype.base_dtype,
-                                    name="default_value")
-        # TensorFlow builds the op inside its scope under the type's name.
+        default = convert_to_tensor(default_value, dtype=sp.dtype.base_dtype)
+        # TensorFlow builds the op inside its scope under the type's name; the result's
+        # static shape comes from the dense-shape tensor alone.
         op = make_op("SparseFillEmptyRows", [sp.indices, sp.values, sp.dense_shape, default],
                      name="SparseFillEmptyRows")
-        out = SparseTensor(op.outputs[0], op.outputs[1], sp.dense_shape)
-        out._shape_hint = sp.shape
-        return out, op.outputs[2]
+        return SparseTensor(op.outputs[0], op.outputs[1], sp.dense_shape), op.outputs[2]
 
 
 def sparse_retain(sp_input, to_retain, name: str | None = None) -> SparseTensor:
@@ -316,10 +314,8 @@ def sparse_retain(sp_input, to_retain, name: str | None = None) -> SparseTensor:
         raise ValueError(f"sparse_retain: to_retain has {keep.shape[0]} entries but the "
                          f"sparse tensor has {n_values} values")
     where = array_ops.reshape(array_ops.where(keep), [-1])
-    out = SparseTensor(array_ops.gather(sp.indices, where),
-                       array_ops.gather(sp.values, where), array_ops.identity(sp.dense_shape))
-    out._shape_hint = sp.shape
-    return out
+    return SparseTensor(array_ops.gather(sp.indices, where),
+                        array_ops.gather(sp.values, where), array_ops.identity(sp.dense_shape))
 
 
 def sparse_concat(axis=None, sp_inputs=None, name: str | None = None,
@@ -390,10 +386,13 @@ def sparse_concat(axis=None, sp_inputs=None, name: str | None = None,
 @register_op("SparseReduceSum", attrs={"keep_dims": False},
              dtype_fn=lambda op: [op.inputs[1].dtype.base_dtype])
 def _sparse_reduce_sum_shape(op, indices, values, shape, axes_shape):
-    dims = constant_value_as_shape(op.inputs[2])
+    # As TensorFlow: a known result needs the whole dense shape as a constant value (a
+    # partly known one, e.g. a sparse placeholder's, gives an unknown shape).
+    value = constant_value(op.inputs[2])
     axes = constant_value(op.inputs[3])
-    if dims.ndims is None or axes is None:
+    if value is None or axes is None:
         return [TensorShape(None)]
+    dims = TensorShape([int(d) for d in np.reshape(value, -1)])
     rank = dims.ndims
     red = {int(a) % rank if rank else int(a) for a in np.reshape(axes, -1)}
     if op.attrs["keep_dims"]:

@@ -25,7 +25,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant_value, constant_value_as_shape
+from flowgraph.framework.constant_op import constant_value
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_op, make_tensor
@@ -243,15 +243,9 @@ register_op("SparseReduceMax", attrs={"keep_dims": False},
 
 
 def _reduce_sparse_shape(op, indices, values, shape, axes):
-    dims = constant_value_as_shape(op.inputs[2])
-    rank = dims.ndims if dims.ndims is not None else _rank(indices, shape)
-    if rank is not None and not op.attrs["keep_dims"]:
-        axes_v = constant_value(op.inputs[3])
-        if axes_v is None:
-            rank = None
-        else:
-            rank -= len({int(a) % rank for a in axes_v.reshape(-1)}) if rank else 0
-    return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rank])]
+    # TensorFlow registers no shape function beyond "unknown" for these ops, so
+    # even the rank of the result stays unknown.
+    return [TensorShape(None)] * 3
 
 
 for _name in ("SparseReduceMaxSparse", "SparseReduceSumSparse"):

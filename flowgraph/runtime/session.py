@@ -142,6 +142,7 @@ class Session:
         self._feed_names: dict = {}
         # (fetch key, feed keys...) -> FastRun, for runs without options (step.py)
         self._fast_runs: dict = {}
+        self._graph_edits = self._graph._edits  # plans above were made at this count
         self._kernels = KernelCache(self._resources, self)
         self._compile_env = CompileEnv(self._graph, self.devices, self._config, self._kernels,
                                        CostModel())
@@ -281,6 +282,10 @@ class Session:
         return self._run(fetches, feed_dict, options, run_metadata)
 
     def _run(self, fetches, feed_dict, options, run_metadata) -> Any:
+        if self._graph._edits != self._graph_edits:  # ops rewired since: recompile
+            self._graph_edits = self._graph._edits
+            self._plans.clear()
+            self._fast_runs.clear()
         key = fetch_key(fetches)
         plain = options is None and run_metadata is None and key is not None and (
             feed_dict is None or type(feed_dict) is dict)

@@ -25,8 +25,10 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.ops import training_ops
+from flowgraph.ops import math_ops, training_ops
+from flowgraph.ops.array_shape_ops import ones
 from flowgraph.train.optimizer import Optimizer
 
 __all__ = ["FtrlOptimizer"]
@@ -81,29 +83,39 @@ class FtrlOptimizer(Optimizer):
         self._learning_rate = learning_rate
         self._learning_rate_power = learning_rate_power
         self._initial_accumulator_value = initial_accumulator_value
-        self._l1 = l1_regularization_strength
-        self._l2 = l2_regularization_strength
+        self._l1_regularization_strength = l1_regularization_strength
+        self._l2_regularization_strength = l2_regularization_strength
         self._beta = 0.0 if beta is None else beta
-        self._l2_shrinkage = l2_shrinkage_regularization_strength
+        self._l2_shrinkage_regularization_strength = l2_shrinkage_regularization_strength
         self._accum_name = accum_name
         self._linear_name = linear_name
 
     def _create_slots(self, var_list) -> None:
+        def accum_initializer(shape, dtype=_dtypes.float32, partition_info=None):
+            # TF's: ones times the value (``<slot>/Initializer/ones`` and ``.../mul``)
+            return ones(shape, dtype=dtype) * self._initial_accumulator_value
+
         for v in var_list:
-            self._constant_slot(v, self._initial_accumulator_value, "accum",
-                                self._accum_name or self._name)
+            self._get_or_make_slot_with_initializer(
+                v, accum_initializer, v.shape, v.dtype.base_dtype, "accum",
+                self._accum_name or self._name)
             self._zeros_slot(v, "linear", self._linear_name or self._name)
 
     def _prepare(self) -> None:
-        c = self._call_if_callable
-        self._learning_rate_tensor = convert_to_tensor(c(self._learning_rate),
-                                                       name="learning_rate")
-        self._l1_tensor = convert_to_tensor(self._l1, name="l1_regularization_strength")
-        self._l2_tensor = convert_to_tensor(self._l2, name="l2_regularization_strength")
-        if self._beta:
-            self._l2_tensor = self._l2_tensor + self._beta / (2.0 * self._learning_rate_tensor)
-        self._l2_shrinkage_tensor = convert_to_tensor(
-            self._l2_shrinkage, name="l2_shrinkage_regularization_strength")
+        # TF's attribute names and ops: beta always enters the L2 strength, through
+        # ``Maximum``/``mul``/``truediv``/``add`` (``l2 + beta / (2 * max(lr, 1e-36))``)
+        lr = self._call_if_callable(self._learning_rate)
+        self._learning_rate_tensor = convert_to_tensor(lr, name="learning_rate")
+        self._l1_regularization_strength_tensor = convert_to_tensor(
+            self._l1_regularization_strength, name="l1_regularization_strength")
+        self._adjusted_l2_regularization_strength_tensor = convert_to_tensor(
+            self._l2_regularization_strength
+            + self._beta / (2.0 * math_ops.maximum(lr, 1e-36)),
+            name="adjusted_l2_regularization_strength")
+        self._beta_tensor = convert_to_tensor(self._beta, name="beta")
+        self._l2_shrinkage_regularization_strength_tensor = convert_to_tensor(
+            self._l2_shrinkage_regularization_strength,
+            name="l2_shrinkage_regularization_strength")
         self._learning_rate_power_tensor = convert_to_tensor(self._learning_rate_power,
                                                              name="learning_rate_power")
 
@@ -111,15 +123,17 @@ class FtrlOptimizer(Optimizer):
         d = {"var": var, "accum": self.get_slot(var, "accum"),
              "linear": self.get_slot(var, "linear"),
              "lr": self._cast(self._learning_rate_tensor, var),
-             "l1": self._cast(self._l1_tensor, var), "l2": self._cast(self._l2_tensor, var),
+             "l1": self._cast(self._l1_regularization_strength_tensor, var),
+             "l2": self._cast(self._adjusted_l2_regularization_strength_tensor, var),
              "lr_power": self._cast(self._learning_rate_power_tensor, var)}
-        if self._l2_shrinkage > 0.0:
-            d["l2_shrinkage"] = self._cast(self._l2_shrinkage_tensor, var)
+        if self._l2_shrinkage_regularization_strength > 0.0:
+            d["l2_shrinkage"] = self._cast(self._l2_shrinkage_regularization_strength_tensor,
+                                           var)
         return d
 
     def _op(self, sparse: bool) -> str:
         return ("SparseApply" if sparse else "Apply") + (
-            "FtrlV2" if self._l2_shrinkage > 0.0 else "Ftrl")
+            "FtrlV2" if self._l2_shrinkage_regularization_strength > 0.0 else "Ftrl")
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_op(self._op(False), {**self._inputs(var), "grad": grad},

@@ -15,6 +15,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.ops import training_ops
 from flowgraph.train.optimizer import Optimizer
 
@@ -49,6 +50,15 @@ class GradientDescentOptimizer(Optimizer):
         return training_ops.apply_gradient_descent(
             var, self._cast(self._learning_rate_tensor, var), grad,
             use_locking=self._use_locking)
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        # As in TF, a sparse gradient is scattered straight into the variable: a
+        # subclass's `_apply_sparse` (e.g. contrib's decoupled weight decay) never runs.
+        return GradientDescentOptimizer._apply_sparse(self, grad, var)
+
+    def _resource_apply_sparse_duplicate_indices(self, grad, handle, indices):
+        return GradientDescentOptimizer._apply_sparse(
+            self, IndexedSlices(grad, indices, None), handle)
 
     def _apply_sparse(self, grad, var):
         return training_ops.sparse_apply_gradient_descent(

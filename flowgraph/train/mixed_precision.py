@@ -39,6 +39,7 @@ from flowgraph.ops.control_flow_ops import group, no_op
 from flowgraph.ops.math_reduce import reduce_all
 from flowgraph.ops.variables import Variable
 from flowgraph.train.optimizer import Optimizer
+from flowgraph.train.wrapped_optimizer import DelegatesSlots
 
 __all__ = ["DynamicLossScale", "FixedLossScale", "LossScale",
            "MixedPrecisionLossScaleOptimizer", "disable_mixed_precision_graph_rewrite",
@@ -159,7 +160,7 @@ def _as_loss_scale(loss_scale) -> LossScale:
     raise ValueError(f"Could not interpret loss scale identifier: {loss_scale}")
 
 
-class MixedPrecisionLossScaleOptimizer(Optimizer):
+class MixedPrecisionLossScaleOptimizer(DelegatesSlots, Optimizer):
     """Wraps an optimizer with loss scaling (see the module docstring).
 
     Example
@@ -216,15 +217,6 @@ class MixedPrecisionLossScaleOptimizer(Optimizer):
 
         step = cond(finite, lambda: _as_op(apply()), lambda: _as_op(skip()))
         return group(step, update)
-
-    def get_slot(self, var, name: str):
-        return self._optimizer.get_slot(var, name)
-
-    def get_slot_names(self) -> list[str]:
-        return self._optimizer.get_slot_names()
-
-    def variables(self):
-        return self._optimizer.variables()
 
 
 def _as_op(x):

@@ -29,7 +29,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.graph import colocate_with, device
 from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.ops import training_ops
@@ -98,17 +98,21 @@ class ProximalGradientDescentOptimizer(_FusedOptimizer):
                  name="ProximalGradientDescent") -> None:
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
-        self._l1 = l1_regularization_strength
-        self._l2 = l2_regularization_strength
+        self._l1_regularization_strength = l1_regularization_strength
+        self._l2_regularization_strength = l2_regularization_strength
 
     def _prepare(self) -> None:
         self._tensors = {
             "lr": convert_to_tensor(self._call_if_callable(self._learning_rate),
                                     name="learning_rate"),
-            "l1": convert_to_tensor(self._call_if_callable(self._l1),
+            "l1": convert_to_tensor(self._call_if_callable(self._l1_regularization_strength),
                                     name="l1_regularization_strength"),
-            "l2": convert_to_tensor(self._call_if_callable(self._l2),
+            "l2": convert_to_tensor(self._call_if_callable(self._l2_regularization_strength),
                                     name="l2_regularization_strength")}
+        # the attribute names TF's optimizers have (programs read them)
+        self._learning_rate_tensor = self._tensors["lr"]
+        self._l1_regularization_strength_tensor = self._tensors["l1"]
+        self._l2_regularization_strength_tensor = self._tensors["l2"]
 
     def _hyper(self, var) -> dict:
         hyper = super()._hyper(var)
@@ -142,14 +146,18 @@ class ProximalAdagradOptimizer(_FusedOptimizer):
                              f"{initial_accumulator_value}")
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
-        self._initial = initial_accumulator_value
-        self._l1 = l1_regularization_strength
-        self._l2 = l2_regularization_strength
+        self._initial_accumulator_value = initial_accumulator_value
+        self._l1_regularization_strength = l1_regularization_strength
+        self._l2_regularization_strength = l2_regularization_strength
 
     def _create_slots(self, var_list) -> None:
+        # TF fills these slots from constants made next to the variable (a graph's
+        # ``Const_<n>``), not from initializers
         for v in var_list:
             with colocate_with(v):
-                self._constant_slot(v, self._initial, "accumulator", self._name)
+                val = constant(self._initial_accumulator_value, shape=v.shape,
+                               dtype=v.dtype.base_dtype)
+            self._get_or_make_slot(v, val, "accumulator", self._name)
 
     _prepare = ProximalGradientDescentOptimizer._prepare
 
@@ -189,19 +197,24 @@ class AdagradDAOptimizer(_FusedOptimizer):
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
         self._global_step = global_step
-        self._initial = initial_gradient_squared_accumulator_value
-        self._l1 = l1_regularization_strength
-        self._l2 = l2_regularization_strength
+        self._initial_gradient_squared_accumulator_value = (
+            initial_gradient_squared_accumulator_value)
+        self._l1_regularization_strength = l1_regularization_strength
+        self._l2_regularization_strength = l2_regularization_strength
 
     def _create_slots(self, var_list) -> None:
         for v in var_list:
             with colocate_with(v):
-                self._zeros_slot(v, "gradient_accumulator", self._name)
-                self._constant_slot(v, self._initial, "gradient_squared_accumulator",
-                                    self._name)
+                g_val = constant(0.0, shape=v.shape, dtype=v.dtype.base_dtype)
+                gg_val = constant(self._initial_gradient_squared_accumulator_value,
+                                  shape=v.shape, dtype=v.dtype.base_dtype)
+            self._get_or_make_slot(v, g_val, "gradient_accumulator", self._name)
+            self._get_or_make_slot(v, gg_val, "gradient_squared_accumulator", self._name)
 
     def _prepare(self) -> None:
-        ProximalGradientDescentOptimizer._prepare(self)
+        self._learning_rate_tensor = convert_to_tensor(
+            self._call_if_callable(self._learning_rate), name="learning_rate")
+        self._tensors = {"lr": self._learning_rate_tensor}
         if self._global_step is None:
             raise ValueError("AdagradDAOptimizer needs global_step (e.g. "
                              "tf.train.get_or_create_global_step())")
@@ -209,11 +222,15 @@ class AdagradDAOptimizer(_FusedOptimizer):
         if step.dtype.base_dtype != _dtypes.int64:
             step = cast(step, _dtypes.int64)
         with colocate_with(self._tensors["lr"]):
-            self._step_on_worker = identity(step) + 1
+            self._global_step_on_worker = identity(step) + 1
 
     def _hyper(self, var) -> dict:
         hyper = super()._hyper(var)
         with device(var.device):
-            hyper["global_step"] = identity(self._step_on_worker)
+            hyper["global_step"] = identity(self._global_step_on_worker)
+        # TF casts the L1/L2 strengths in each update (``update_<var>/Cast/x``)
+        dtype = var.dtype.base_dtype
+        hyper["l1"] = cast(self._call_if_callable(self._l1_regularization_strength), dtype)
+        hyper["l2"] = cast(self._call_if_callable(self._l2_regularization_strength), dtype)
         return hyper
 

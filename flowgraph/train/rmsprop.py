@@ -21,7 +21,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.ops import training_ops
+from flowgraph.ops import init_ops, training_ops
 from flowgraph.train.optimizer import Optimizer
 
 __all__ = ["RMSPropOptimizer"]
@@ -58,7 +58,10 @@ class RMSPropOptimizer(Optimizer):
 
     def _create_slots(self, var_list) -> None:
         for v in var_list:
-            self._constant_slot(v, 1.0, "rms", self._name)
+            # TF starts ``rms`` from a ones initializer (``<slot>/Initializer/ones``)
+            dtype = v.dtype.base_dtype
+            self._get_or_make_slot_with_initializer(
+                v, init_ops.ones_initializer(dtype=dtype), v.shape, dtype, "rms", self._name)
             if self._centered:
                 self._zeros_slot(v, "mg", self._name)
             self._zeros_slot(v, "momentum", self._name)

@@ -160,7 +160,8 @@ class Saver:
         (``PREFIX.data-00000-of-00002`` for ``/job:ps/task:0``, ``-00001-`` for task 1);
         one file in all when they share a device.
     defer_build, allow_empty, pad_step_number, filename, ...
-        As in TensorFlow; `write_version` is accepted and ignored.
+        As in TensorFlow. ``write_version=tf.train.SaverDef.V1`` (unsharded) writes
+        TensorFlow's V1 format: one file named ``PREFIX`` (see `saver_files`).
     format : {"tensorflow", "flowgraph"}
         A flowgraph extension: the default "tensorflow" writes TensorFlow's checkpoint
         files (``PREFIX.index`` + ``PREFIX.data-00000-of-00001``), which TensorFlow
@@ -178,6 +179,7 @@ class Saver:
         if format not in ("flowgraph", "tensorflow"):
             raise ValueError(f"Saver: format must be 'flowgraph' or 'tensorflow', got {format!r}")
         self._format = format
+        self._write_version = write_version
         if defer_build and var_list:
             raise ValueError(
                 "If `var_list` is provided then build cannot be deferred. Either set "
@@ -241,7 +243,10 @@ class Saver:
                 filename_tensor_name=filename.name, save_tensor_name=save_tensor.name,
                 restore_op_name=restore_op.name, max_to_keep=self._max_to_keep or 0,
                 sharded=self._sharded,
-                keep_checkpoint_every_n_hours=self._keep_every_n_hours, version=SaverDef.V2)
+                keep_checkpoint_every_n_hours=self._keep_every_n_hours,
+                # sharded V1 files (``PREFIX-00000-of-00002``) are not written: V2
+                version=SaverDef.V1 if self._write_version == SaverDef.V1
+                and not self._sharded else SaverDef.V2)
         self._scope = built.scope
         graph.__dict__.setdefault("_savers_by_restore_op", weakref.WeakValueDictionary())[
             restore_op.name] = self
@@ -420,7 +425,7 @@ class Saver:
             sess.run(self._by_name.save_tensor, {self._by_name.filename: checkpoint_file})
             files = []
         else:
-            files = checkpoint_files(self._format, checkpoint_file,
+            files = checkpoint_files(self._file_format(), checkpoint_file,
                                      *self._checkpoint_tensors(values), self._shards())
         if write_meta_graph:
             meta = f"{checkpoint_file}.{meta_graph_suffix}"
@@ -445,6 +450,13 @@ class Saver:
         if write_state:
             self._keeper.delete_old(meta_graph_suffix)
         return checkpoint_file
+
+    def _file_format(self) -> str:
+        """`saver_files.checkpoint_files`'s format: TensorFlow's V1 file when the
+        SaverDef says V1 (and the Saver is not sharded)."""
+        v1 = (self._format == "tensorflow" and not self._sharded
+              and int(getattr(self.saver_def, "version", 2)) == SaverDef.V1)
+        return "tensorflow_v1" if v1 else self._format
 
     def _checkpoint_tensors(self, values) -> tuple[dict, dict]:
         """The fetched `values` as ``(whole tensors, partitioned tensors)``

@@ -94,9 +94,11 @@ def saveable_entries(var_list) -> list[tuple[str, Tensor, object]]:
             if not isinstance(key, str):
                 raise TypeError(f"Saver: var_list dict keys must be strings, got {key!r}")
             if _is_partitioned(value):
-                items += [(key, part) for part in value]
+                items += [(key, part, True) for part in value]
             else:
-                items.append((key, value))
+                # a single variable under a dict key is saved whole, even a part of a
+                # partitioned variable (TensorFlow ignores its slice info there)
+                items.append((key, value, False))
     else:
         flat = []
         for v in var_list:
@@ -113,12 +115,12 @@ def saveable_entries(var_list) -> list[tuple[str, Tensor, object]]:
             owner = getattr(v, "_saveable_restore", None) if isinstance(v, Tensor) else None
             key = owner[0].specs[owner[1]].name if owner is not None else (
                 info.full_name if info is not None else v.op.name)
-            items.append((key, v))
+            items.append((key, v, True))
     out: list[tuple[str, Tensor, object]] = []
     seen: dict[str, list] = {}
     key_of: dict[int, str] = {}  # id(ref tensor) -> its key
-    for key, var in items:
-        tensor, info = _saveable_tensor(key, var), _slice_info(var)
+    for key, var, sliced in items:
+        tensor, info = _saveable_tensor(key, var), _slice_info(var) if sliced else None
         rows = seen.setdefault(key, [])
         if key_of.get(id(tensor), key) != key:
             raise ValueError(f"The same saveable will be restored with two names: {key} "

@@ -2,7 +2,10 @@
 
 ``format="tensorflow"`` (the default): TensorFlow's tensor bundle, ``PREFIX.index`` +
 ``PREFIX.data-00000-of-00001`` (`flowgraph.framework.tf_formats.bundle`), a partitioned
-variable as one entry with its slices. ``format="flowgraph"``: flowgraph's one-file
+variable as one entry with its slices. ``format="tensorflow_v1"`` (a Saver with
+``write_version=SaverDef.V1``): TensorFlow's V1 format, one file named ``PREFIX``
+(`flowgraph.framework.tf_formats.tensor_slices`), a partitioned variable as its slices.
+``format="flowgraph"``: flowgraph's one-file
 format (`flowgraph.train.checkpoint_utils`), a partitioned variable put together whole.
 
 Nothing here touches the disk but to compare: the files come back as
@@ -28,6 +31,7 @@ import numpy as np
 
 from flowgraph.framework import errors
 from flowgraph.framework.tf_formats.bundle import bundle_files
+from flowgraph.framework.tf_formats.tensor_slices import tensor_slices_bytes
 from flowgraph.train.checkpoint_utils import CheckpointReader, checkpoint_bytes
 
 __all__ = ["checkpoint_files", "checkpoint_tensors", "holds_exactly", "whole_from_parts"]
@@ -49,10 +53,16 @@ def checkpoint_tensors(keys, slice_infos, values) -> tuple[dict, dict]:
 def checkpoint_files(format: str, checkpoint_file: str, tensors: dict,
                      slices: dict, shards: dict | None = None) -> list:
     """``[(path, bytes or None)]`` of checkpoint `checkpoint_file` in `format`
-    ("tensorflow" or "flowgraph"); None keeps an existing file. `shards` (TensorFlow's
-    format only): ``(key, part offsets or ())`` -> data shard, see `bundle_files`."""
+    ("tensorflow", "tensorflow_v1" or "flowgraph"); None keeps an existing file.
+    `shards` (TensorFlow's V2 format only): ``(key, part offsets or ())`` -> data shard,
+    see `bundle_files`."""
     if format == "tensorflow":
         return bundle_files(checkpoint_file, tensors, slices, shards)
+    if format == "tensorflow_v1":
+        items = [(key, value, None) for key, value in tensors.items()]
+        items += [(key, value, (list(full), list(offset), list(np.shape(value))))
+                  for key, (full, parts) in slices.items() for offset, value in parts]
+        return [(checkpoint_file, tensor_slices_bytes(items))]
     tensors = {**tensors, **{key: whole_from_parts(key, *parts)
                              for key, parts in slices.items()}}
     if holds_exactly(checkpoint_file, tensors):

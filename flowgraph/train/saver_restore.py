@@ -193,17 +193,21 @@ def restore_feed(reader: CheckpointReader, entries, slice_infos, path: str,
             if not reader.has_tensor(key):
                 key = (_head_scope_legacy_key(reader, key)
                        or _unscoped_slot_key(reader, key) or key)
-            feed[placeholder] = _checked_value(reader, key, ref, path, reshape)
+            feed[placeholder] = _checked_value(reader, key, ref, path, reshape,
+                                               value=placeholder)
         elif not reader.has_tensor(key) and reader.has_tensor(own := _op_name_of(ref)):
             # an older flowgraph checkpoint: one entry per part, by its own name
-            feed[placeholder] = _checked_value(reader, own, ref, path, reshape)
+            feed[placeholder] = _checked_value(reader, own, ref, path, reshape,
+                                               value=placeholder)
         elif not reader.has_tensor(key) and (whole := _whole_slot_key(reader, key, info)):
             # a checkpoint written before the variable was partitioned (flowgraph's
             # canned linear models until session 12, DNN ones until session 15): the
             # slot saved whole as `A/S`
-            feed[placeholder] = _part_value(reader, whole, ref, info, path, wholes)
+            feed[placeholder] = _part_value(reader, whole, ref, info, path, wholes,
+                                            placeholder)
         else:
-            feed[placeholder] = _part_value(reader, key, ref, info, path, wholes)
+            feed[placeholder] = _part_value(reader, key, ref, info, path, wholes,
+                                            placeholder)
     return feed
 
 
@@ -250,7 +254,7 @@ def _unscoped_slot_key(reader, key: str) -> str | None:
 
 
 def _part_value(reader, key: str, ref: Tensor, info, path: str,
-                wholes: dict) -> np.ndarray:
+                wholes: dict, value: Tensor | None = None) -> np.ndarray:
     """The region of checkpoint tensor `key` that the partitioned variable's part `ref`
     holds, from whichever saved slices cover it (any partitioning, or none, may have
     written it; TensorFlow saves a partitioned slot as one slice of a full-shaped entry).
@@ -265,28 +269,54 @@ def _part_value(reader, key: str, ref: Tensor, info, path: str,
             "checkpoint.")
     get_slice = getattr(reader, "get_slice", None)
     if get_slice is not None:
-        _checked_value(reader, key, ref, path, False, whole=None)  # presence and dtype
+        _checked_value(reader, key, ref, path, False, whole=None,  # presence and dtype
+                       value=value)
         return get_slice(key, info.var_offset, info.var_shape)
     if key not in wholes:
-        wholes[key] = _checked_value(reader, key, ref, path, False, whole=True)
+        wholes[key] = _checked_value(reader, key, ref, path, False, whole=True,
+                                     value=value)
     where = tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape))
     return wholes[key][where]
 
 
-# TensorFlow's opening of a failed restore whose graph and checkpoint disagree.
+# TensorFlow's openings of a failed restore (graph and checkpoint disagree; a key is
+# missing), each followed by the error of the op that failed.
 _MISMATCH = ("Restoring from checkpoint failed. This is most likely due to a mismatch "
              "between the current graph and the graph from the checkpoint. ")
+_MISSING = ("Restoring from checkpoint failed. This is most likely due to a Variable "
+            "name or other graph key that is missing from the checkpoint. ")
+_ORIGINAL = ("Please ensure that you have not altered the graph expected based on the "
+             "checkpoint. Original error:\n\n")
+# TensorFlow's names of dtypes in kernel errors (``DT_FLOAT`` is ``float``).
+_KERNEL_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
+
+
+def _restore_error(cls, opening: str, core: str, op, hint: str):
+    """A failed-restore error worded as TensorFlow's (its opening, the failing op's own
+    message and node), with flowgraph's `hint` (variable, file, remedy) last."""
+    name = op.name if op is not None else "save/RestoreV2"
+    return cls(errors._NODE_DEF_OF_OP if op is not None else None, op,
+               f"{opening}{_ORIGINAL}{core}\n\t [[{{{{node {name}}}}}]]\n{hint}")
+
+
+def _assign_of(value: Tensor):
+    """The restore op that assigns `value` (a RestoreV2 output), else its own op."""
+    for op in value.consumers():
+        if op.type in ("Assign", "AssignVariableOp"):
+            return op
+    return value.op
 
 
 def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
-                   reshape: bool, whole: bool | None = False) -> np.ndarray | None:
+                   reshape: bool, whole: bool | None = False,
+                   value: Tensor | None = None) -> np.ndarray | None:
+    """The checked tensor `key` for `ref`; `value` is the restore graph's tensor that
+    takes it (its op, or the Assign it feeds, is the failing op of an error)."""
+    op = value.op if value is not None else None
     if not reader.has_tensor(key):
-        raise errors.NotFoundError(
-            None, None,
-            "Restoring from checkpoint failed. This is most likely due to a Variable "
-            "name or other graph key that is missing from the checkpoint. "
-            f"Key {key} not found in checkpoint {path}: variable '{ref.op.name}' is "
-            "missing from the checkpoint (it has "
+        raise _restore_error(
+            errors.NotFoundError, _MISSING, f"Key {key} not found in checkpoint", op,
+            f"Variable '{_op_name_of(ref)}' is missing from checkpoint {path} (it has "
             f"{len(reader.get_variable_to_shape_map())} tensors; list them with "
             "tf.train.list_variables). Make sure the graph matches the one that wrote "
             "the checkpoint, or pass a var_list mapping checkpoint names to variables.")
@@ -295,12 +325,14 @@ def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
     dtype = ref.dtype.base_dtype
     found = reader.tensor_dtype(key)
     if found != dtype:
-        raise errors.InvalidArgumentError(
-            None, None,
-            f"{_MISMATCH}Restoring variable '{ref.op.name}' from checkpoint {path}: "
-            f"tensor '{key}' "
-            f"has dtype {found.name} in the checkpoint but the variable is "
-            f"{dtype.name}.")
+        def kernel_name(d):
+            return _KERNEL_DTYPE_NAMES.get(d.name, d.name)
+        raise _restore_error(
+            errors.InvalidArgumentError, _MISMATCH,
+            f"tensor_name = {key}; expected dtype {kernel_name(dtype)} does not equal "
+            f"original dtype {kernel_name(found)}", op,
+            f"Restoring variable '{_op_name_of(ref)}' from checkpoint {path}: tensor '{key}' "
+            f"has dtype {found.name} in the checkpoint but the variable is {dtype.name}.")
     if whole is None:  # checks only: the caller reads a region
         return None
     if whole:  # the full tensor of a partitioned variable, checked by the caller
@@ -311,12 +343,16 @@ def _checked_value(reader: CheckpointReader, key: str, ref: Tensor, path: str,
         reshaped = (reshape and shape.is_fully_defined()
                     and shape.num_elements() == int(np.prod(declared, dtype=object)))
         if not reshaped:
-            raise errors.InvalidArgumentError(
-                None, None,
-                f"{_MISMATCH}Restoring variable '{ref.op.name}' from checkpoint {path}: shape "
+            def dims(d):
+                return "[" + ",".join(str(n) for n in d) + "]"
+            raise _restore_error(
+                errors.InvalidArgumentError, _MISMATCH,
+                "Assign requires shapes of both tensors to match. lhs shape= "
+                f"{dims(shape.as_list())} rhs shape= {dims(declared)}",
+                _assign_of(value) if value is not None else None,
+                f"Restoring variable '{_op_name_of(ref)}' from checkpoint {path}: shape "
                 f"mismatch, the variable has shape {shape} but tensor '{key}' in the "
-                f"checkpoint has shape {declared} (Assign requires shapes of both tensors "
-                "to match). Build the graph that wrote the checkpoint, or pass "
-                "reshape=True when only the layout differs.")
+                f"checkpoint has shape {list(declared)}. Build the graph that wrote the "
+                "checkpoint, or pass reshape=True when only the layout differs.")
     value = reader.get_tensor(key)
     return value.reshape(shape.as_list()) if reshaped else value

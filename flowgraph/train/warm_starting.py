@@ -252,10 +252,12 @@ def warm_start(ckpt_to_initialize_from, vars_to_warm_start=".*", var_name_to_voc
                        ("var_name_to_vocab_info", vocab_infos)):
         unused = sorted(set(given) - used)
         if unused:
+            # worded (and the names shown as a set and a dict's keys) as TensorFlow's
+            viable = [name for name, _ in _grouped(chosen)]
             raise ValueError(
                 f"You provided the following variables in {arg} that were not used: "
-                f"{unused}. Perhaps you misspelled them? Here is the list of viable variable "
-                f"names: {sorted(v.op.name for v in chosen)}")
+                f"{{{', '.join(map(repr, unused))}}}.  Perhaps you misspelled them?  Here "
+                f"is the list of viable variable names: dict_keys({viable!r})")
     if assignment:
         checkpoint_utils.init_from_checkpoint(ckpt_to_initialize_from, assignment)
     logger.info("Warm-started %d variables.", len(used))

@@ -223,8 +223,9 @@ def test_gather_nd_batch_dims_values_and_gradient(sess):
                      for a in range(2)])
     np.testing.assert_array_equal(sess.run(y, {p: params, i: idx}), want)
     check_gradient(lambda t: tf.gather_nd(t, idx, batch_dims=2), [params])
-    with pytest.raises(ValueError, match="rank of indices"):
-        tf.gather_nd(p, _ph(None, tf.int32), batch_dims=1)
+    # TF 2.15 builds the batched gather for indices of unknown rank too (rank via Rank)
+    u = tf.gather_nd(p, _ph(None, tf.int32), batch_dims=1)
+    assert _s(u) == "<unknown>"
 
 
 def test_sort_of_unknown_rank_along_any_axis(sess):

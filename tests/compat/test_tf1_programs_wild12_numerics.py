@@ -58,11 +58,11 @@ Classes of discrepancy found and fixed (one focused test each below):
 Left as is (oracle evidence in the report): the numbering of gradient AddNs when several
 long gradient paths meet (the expm ``while_loop`` gradient aggregates inside
 ``while_grad``; TensorFlow's queue visits the SVD/QR path first), internal names of some
-gradient graphs (``Polygamma_grad`` ends in ``mul`` where TensorFlow reshapes,
-``Softplus_grad`` uses ``SoftplusGrad``, segment gradients use ``mul`` where TensorFlow
-selects), the internal layout of ``unsorted_segment_mean``/``sqrt_n`` (same result
-names), ``rfft3d`` of an input with unknown inner sizes (TensorFlow pads dynamically), the
-``LinearOperatorKronecker`` matmul/solve graphs and the names of composed ``to_dense``.
+gradient graphs (``Polygamma_grad`` ends in ``mul`` where TensorFlow reshapes; session
+23 gave ``Softplus_grad``, the segment gradients and ``unsorted_segment_mean``/``sqrt_n``
+TensorFlow's layout), ``rfft3d`` of an input with unknown inner sizes (TensorFlow pads
+dynamically), the ``LinearOperatorKronecker`` matmul/solve graphs and the names of
+composed ``to_dense``.
 """
 
 from __future__ import annotations

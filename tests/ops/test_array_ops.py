@@ -364,7 +364,7 @@ def test_fill_zeros_ones(sess):
     assert sess.run(tf.zeros(d), {d: [1, 2, 3]}).shape == (1, 2, 3)
     with pytest.raises(ValueError, match="value must be a scalar"):
         tf.fill([2], [1, 2])
-    with pytest.raises(ValueError, match="fully defined"):
+    with pytest.raises(ValueError, match="partially known TensorShape"):
         tf.zeros(tf.TensorShape([None, 2]))
 
 

@@ -406,6 +406,16 @@ def _ops():
     return sorted(n for n in registered_ops() if not _is_test_op(n))
 
 
+# Undeclared as in TensorFlow (LookupError when a gradient reaches them); tested in
+# tests/compat/test_tf1_programs_wild13_grads.py.
+NO_GRADIENT_LIKE_TENSORFLOW_GRADS = {
+    "Bincount", "DenseBincount", "SparseBincount", "RaggedBincount", "DenseCountSparseOutput",
+    "SparseCountSparseOutput", "RaggedCountSparseOutput", "ListDiff", "UniqueWithCounts",
+    "RandomPoissonV2", "RandomGammaGrad", "CudnnRNNBackpropV2", "ScatterUpdate", "ScatterMin",
+    "ScatterMax", "ScatterNdMax", "ScatterNdMin", "FakeQuantWithMinMaxArgsGradient",
+    "FakeQuantWithMinMaxVarsGradient", "FakeQuantWithMinMaxVarsPerChannelGradient"}
+
+
 @pytest.mark.parametrize("op_type", _ops())
 def test_every_op_is_declared(op_type):
     opdef = registered_ops()[op_type]
@@ -418,7 +428,8 @@ def test_every_op_is_declared(op_type):
                    | raw_sparse_cases.NO_GRADIENT_LIKE_TENSORFLOW
                    | raw_img_cases.NO_GRADIENT_LIKE_TENSORFLOW
                    | raw_rnn_cases.NO_GRADIENT_LIKE_TENSORFLOW
-                   | raw_math_cases.NO_GRADIENT_LIKE_TENSORFLOW):
+                   | raw_math_cases.NO_GRADIENT_LIKE_TENSORFLOW
+                   | NO_GRADIENT_LIKE_TENSORFLOW_GRADS):
         # TF registers no gradient for these: tf.gradients raises LookupError (tested in
         # tests/ops/test_quantize_ops.py), where not_differentiable would give None
         assert opdef.gradient is None, f"{op_type} has a gradient; TensorFlow has none"

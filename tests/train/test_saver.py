@@ -384,7 +384,7 @@ def test_reader_and_list_variables(sess, tmp_path):
     assert reader.has_tensor("dense/kernel") and not reader.has_tensor("nope")
     assert reader.get_variable_to_shape_map() == {"dense/bias": [3], "dense/kernel": [2, 3]}
     assert reader.get_variable_to_dtype_map()["dense/kernel"] == tf.float32
-    assert b"dense/kernel (float32) [2, 3]" in reader.debug_string()
+    assert b"dense/kernel (DT_FLOAT) [2,3]\n" in reader.debug_string()  # as TensorFlow
     with pytest.raises(errors.NotFoundError, match="Key nope not found in checkpoint"):
         reader.get_tensor("nope")
     with pytest.raises(errors.NotFoundError, match="Failed to find any matching files"):

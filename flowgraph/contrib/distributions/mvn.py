@@ -56,7 +56,8 @@ class TransformedDistribution(Distribution):
         if self._override_event is not None and distribution.event_shape.ndims != 0:
             raise ValueError("TransformedDistribution: event_shape may be overridden only "
                              "for a scalar base distribution")
-        name = name or (bijector.name + distribution.name)
+        with o.name_scope(name or (bijector.name + distribution.name)) as name:
+            pass  # as TF: the instance's scope, uniquified when the name is reused
         super().__init__(distribution.dtype, distribution.reparameterization_type,
                          validate_args, distribution.allow_nan_stats,
                          {"distribution": distribution, "bijector": bijector,
@@ -204,7 +205,7 @@ class MultivariateNormalDiag(_MVNLinearOperator):
                   "scale_identity_multiplier": scale_identity_multiplier,
                   "validate_args": validate_args, "allow_nan_stats": allow_nan_stats,
                   "name": name}
-        with o.name_scope(name, values=[loc, scale_diag, scale_identity_multiplier]):
+        with o.name_scope(name, values=[loc, scale_diag, scale_identity_multiplier]) as scope:
             loc = None if loc is None else o.convert_to_tensor(loc, name="loc")
             diag = None if scale_diag is None else o.convert_to_tensor(scale_diag,
                                                                        name="scale_diag")
@@ -221,7 +222,8 @@ class MultivariateNormalDiag(_MVNLinearOperator):
                     loc.shape[-1].value,
                     o.constant(1.0, dtype=loc.dtype) if mult is None else mult,
                     is_non_singular=True)
-        super().__init__(loc, scale, validate_args, allow_nan_stats, name, params)
+        # as TF: the instance's scope (methods build under "MultivariateNormalDiag/...")
+        super().__init__(loc, scale, validate_args, allow_nan_stats, scope, params)
 
     def _stddev(self):
         if isinstance(self._scale, LinearOperatorDiag):
@@ -239,11 +241,11 @@ class MultivariateNormalTriL(_MVNLinearOperator):
                   "allow_nan_stats": allow_nan_stats, "name": name}
         if scale_tril is None:
             raise ValueError("MultivariateNormalTriL: scale_tril is required here")
-        with o.name_scope(name, values=[loc, scale_tril]):
+        with o.name_scope(name, values=[loc, scale_tril]) as scope:
             loc = None if loc is None else o.convert_to_tensor(loc, name="loc")
             tril = matrix_band_part(o.convert_to_tensor(scale_tril, name="scale_tril"), -1, 0)
             scale = LinearOperatorLowerTriangular(tril, is_non_singular=True)
-        super().__init__(loc, scale, validate_args, allow_nan_stats, name, params)
+        super().__init__(loc, scale, validate_args, allow_nan_stats, scope, params)
 
 
 class MultivariateNormalFullCovariance(MultivariateNormalTriL):
@@ -251,9 +253,9 @@ class MultivariateNormalFullCovariance(MultivariateNormalTriL):
 
     def __init__(self, loc=None, covariance_matrix=None, validate_args=False,
                  allow_nan_stats=True, name="MultivariateNormalFullCovariance"):
-        with o.name_scope(name, values=[loc, covariance_matrix]):
+        with o.name_scope(name, values=[loc, covariance_matrix]) as scope:
             chol = cholesky(o.convert_to_tensor(covariance_matrix, name="covariance_matrix"))
-        super().__init__(loc, chol, validate_args, allow_nan_stats, name)
+        super().__init__(loc, chol, validate_args, allow_nan_stats, scope)
         self._parameters = {"loc": loc, "covariance_matrix": covariance_matrix,
                             "validate_args": validate_args,
                             "allow_nan_stats": allow_nan_stats, "name": name}

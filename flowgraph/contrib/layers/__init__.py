@@ -41,6 +41,7 @@ from flowgraph.contrib.layers.layers_more import (
     stack,
     unit_norm,
 )
+from flowgraph.contrib.layers.normalization import instance_norm
 from flowgraph.contrib.layers.optimizers import (
     OPTIMIZER_CLS_NAMES,
     OPTIMIZER_SUMMARIES,
@@ -91,6 +92,7 @@ __all__ = [
     "embedding_column",
     "flatten",
     "fully_connected",
+    "instance_norm",
     "l1_l2_regularizer",
     "l1_regularizer",
     "l2_regularizer",

@@ -32,7 +32,7 @@ from flowgraph.framework.graph import (
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.layers import core as core_layers
 from flowgraph.layers.normalization import BatchNormalization
-from flowgraph.ops import control_flow_ops, init_ops, math_ops, nn_ops
+from flowgraph.ops import array_shape_ops, control_flow_ops, init_ops, math_ops, nn_ops
 from flowgraph.ops import variable_scope as vs
 
 _XAVIER = init_ops.xavier_initializer()
@@ -204,6 +204,22 @@ def convolution2d(inputs, num_outputs, kernel_size, stride=1, padding="SAME",
 conv2d = convolution2d
 
 
+def _beta_before_gamma(layer) -> None:
+    """TF 1.x's fused contrib batch norm (2-D inputs, or updates outside ``UPDATE_OPS``)
+    makes ``beta`` before ``gamma``; the core layer makes ``gamma`` first. Swap them in
+    every collection listing both, so ``tf.global_variables()`` reads as in TF 1.x."""
+    beta, gamma = getattr(layer, "beta", None), getattr(layer, "gamma", None)
+    if beta is None or gamma is None:
+        return
+    graph = beta.graph
+    for key in graph.get_all_collection_keys():
+        items = graph.get_collection_ref(key)
+        if beta in items and gamma in items:
+            i, j = items.index(gamma), items.index(beta)
+            if i < j:
+                items[i], items[j] = beta, gamma
+
+
 @add_arg_scope
 def batch_norm(inputs, decay=0.999, center: bool = True, scale: bool = False,
                epsilon=0.001, activation_fn=None, param_initializers=None,
@@ -220,6 +236,10 @@ def batch_norm(inputs, decay=0.999, center: bool = True, scale: bool = False,
     to run with the train op); with ``updates_collections=None`` they run with the
     output instead. `param_initializers` / `param_regularizers` are dicts keyed by
     ``beta``, ``gamma``, ``moving_mean``, ``moving_variance``.
+
+    Where TF 1.x takes its fused path (2-D inputs, or updates outside ``UPDATE_OPS``),
+    ``beta`` is listed before ``gamma``; 2-D inputs are normalized as ``[N, 1, 1, C]``
+    by the fused kernel, so the moving variance gets the unbiased batch variance.
     """
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError(f"data_format has to be either NCHW or NHWC, got {data_format!r}.")
@@ -232,6 +252,17 @@ def batch_norm(inputs, decay=0.999, center: bool = True, scale: bool = False,
         if ndims is None:
             raise ValueError(f"Inputs {inputs.name} has undefined rank.")
         axis = 1 if data_format == "NCHW" and ndims > 2 else -1
+        original = inputs
+        if ndims == 2 and fused is not False:
+            # TF 1.x runs 2-D inputs through its fused kernel as [N, 1, 1, C] (or
+            # [N, C, 1, 1]): the moving variance then gets the unbiased batch variance.
+            channels = inputs.shape[-1].value
+            if channels is None:
+                raise ValueError("`C` dimension must be known but is None")
+            axis = 1 if data_format == "NCHW" else -1
+            inputs = array_shape_ops.reshape(
+                inputs, [-1, channels, 1, 1] if data_format == "NCHW" else [-1, 1, 1, channels])
+            fused = True
         layer = BatchNormalization(
             axis=axis, momentum=decay, epsilon=epsilon, center=center, scale=scale,
             beta_initializer=inits.get("beta"), gamma_initializer=inits.get("gamma"),
@@ -250,6 +281,8 @@ def batch_norm(inputs, decay=0.999, center: bool = True, scale: bool = False,
             for col in _collections_for(variables_collections, kind):
                 if var not in get_collection_ref(col):
                     add_to_collection(col, var)
+        if ndims == 2 or updates_collections != GraphKeys.UPDATE_OPS:
+            _beta_before_gamma(layer)
         if updates_collections != GraphKeys.UPDATE_OPS and new_updates:
             for u in new_updates:
                 update_ops.remove(u)
@@ -260,6 +293,8 @@ def batch_norm(inputs, decay=0.999, center: bool = True, scale: bool = False,
                     else list(updates_collections)
                 for u in new_updates:
                     add_to_collections(cols, u)
+        if inputs is not original:
+            outputs = array_shape_ops.reshape(outputs, array_shape_ops.shape(original))
         if activation_fn is not None:
             outputs = activation_fn(outputs)
     return collect_named_outputs(outputs_collections, sc.name, outputs)

@@ -1,6 +1,8 @@
 """`tf.contrib.opt`: the optimizers TF1 programs imported from contrib: decoupled weight
 decay (`AdamWOptimizer`, `MomentumWOptimizer`, `extend_with_decoupled_weight_decay`) and
-`LazyAdamOptimizer`; `ScipyOptimizerInterface` (SciPy's minimizers, L-BFGS-B by default,
+`LazyAdamOptimizer`; `MovingAverageOptimizer` (averaged weights and a swapping saver);
+`VariableClippingOptimizer` (norm clipping after each update);
+`ScipyOptimizerInterface` (SciPy's minimizers, L-BFGS-B by default,
 on a graph's loss); the others TF1 moved to core are aliased (`NadamOptimizer` is not
 provided).
 
@@ -16,6 +18,8 @@ from flowgraph.contrib.opt.external_optimizer import (
     ScipyOptimizerInterface,
 )
 from flowgraph.contrib.opt.lazy_adam import LazyAdamOptimizer
+from flowgraph.contrib.opt.moving_average_optimizer import MovingAverageOptimizer
+from flowgraph.contrib.opt.variable_clipping import VariableClippingOptimizer
 from flowgraph.contrib.opt.weight_decay import (
     AdamWOptimizer,
     DecoupledWeightDecayExtension,
@@ -29,6 +33,8 @@ __all__ = [
     "ExternalOptimizerInterface",
     "LazyAdamOptimizer",
     "MomentumWOptimizer",
+    "MovingAverageOptimizer",
     "ScipyOptimizerInterface",
+    "VariableClippingOptimizer",
     "extend_with_decoupled_weight_decay",
 ]

@@ -18,15 +18,7 @@ Example
 
 from __future__ import annotations
 
-from flowgraph.ops import (
-    array_index_ops,
-    array_shape_ops,
-    control_flow_ops,
-    math_ops,
-    scatter_ops,
-)
-from flowgraph.ops.array_gen_ops import unique
-from flowgraph.ops.segment_ops import unsorted_segment_sum
+from flowgraph.ops import array_index_ops, control_flow_ops, math_ops, scatter_ops
 from flowgraph.train.adam import AdamOptimizer
 
 __all__ = ["LazyAdamOptimizer"]
@@ -36,7 +28,8 @@ class LazyAdamOptimizer(AdamOptimizer):
     """Adam whose sparse updates touch only the gradient's rows."""
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
-                 use_locking: bool = False, name: str = "LazyAdam") -> None:
+                 use_locking: bool = False, name: str = "Adam") -> None:
+        # TF1's LazyAdam keeps Adam's constructor, so its slots are ``<var>/Adam``
         super().__init__(learning_rate, beta1, beta2, epsilon, use_locking, name)
 
     def _apply_sparse(self, grad, var):
@@ -44,10 +37,8 @@ class LazyAdamOptimizer(AdamOptimizer):
         beta1, beta2 = inputs["beta1"], inputs["beta2"]
         lr = (inputs["lr"] * math_ops.sqrt(1 - inputs["beta2_power"])
               / (1 - inputs["beta1_power"]))
-        # repeated indices: their gradient rows are summed first
-        rows, position = unique(grad.indices)
-        values = unsorted_segment_sum(grad.values, position,
-                                      array_shape_ops.shape(rows)[0])
+        # the base optimizer has summed the rows of repeated indices
+        rows, values = grad.indices, grad.values
         m, v = inputs["m"], inputs["v"]
         m_rows = beta1 * array_index_ops.gather(m, rows) + (1 - beta1) * values
         m_new = scatter_ops.scatter_update(m, rows, m_rows, use_locking=self._use_locking)

@@ -41,17 +41,22 @@ class DecoupledWeightDecayExtension:
     def minimize(self, loss, global_step=None, var_list=None, gate_gradients=1,
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
                  grad_loss=None, decay_var_list=None):
-        self._decay_var_list = set(decay_var_list) if decay_var_list else None
-        return super().minimize(loss, global_step=global_step, var_list=var_list,
-                                gate_gradients=gate_gradients,
-                                aggregation_method=aggregation_method,
-                                colocate_gradients_with_ops=colocate_gradients_with_ops,
-                                name=name, grad_loss=grad_loss)
+        # minimize's list reaches the apply_gradients call it makes; a later call
+        # without a list decays every variable again
+        self._minimize_decay_list = set(decay_var_list) if decay_var_list else None
+        try:
+            return super().minimize(loss, global_step=global_step, var_list=var_list,
+                                    gate_gradients=gate_gradients,
+                                    aggregation_method=aggregation_method,
+                                    colocate_gradients_with_ops=colocate_gradients_with_ops,
+                                    name=name, grad_loss=grad_loss)
+        finally:
+            self._minimize_decay_list = None
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None,
                         decay_var_list=None):
-        if decay_var_list:
-            self._decay_var_list = set(decay_var_list)
+        self._decay_var_list = (set(decay_var_list) if decay_var_list
+                                else getattr(self, "_minimize_decay_list", None))
         return super().apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
     def _prepare(self) -> None:
@@ -106,6 +111,7 @@ class MomentumWOptimizer(DecoupledWeightDecayExtension, MomentumOptimizer):
 
 
 def extend_with_decoupled_weight_decay(base_optimizer):
-    """A subclass of `base_optimizer` taking `weight_decay` first."""
-    return type(f"{base_optimizer.__name__}WithDecoupledWeightDecay",
+    """A subclass of `base_optimizer` taking `weight_decay` first (the class is named
+    ``OptimizerWithDecoupledWeightDecay``, as in TF1)."""
+    return type("OptimizerWithDecoupledWeightDecay",
                 (DecoupledWeightDecayExtension, base_optimizer), {})

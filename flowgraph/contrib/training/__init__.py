@@ -12,6 +12,7 @@ Example
 
 from flowgraph.contrib.training.bucket_ops import bucket, bucket_by_sequence_length
 from flowgraph.contrib.training.hparam import HParams, parse_values
+from flowgraph.contrib.training.train_loop import train
 from flowgraph.contrib.training.training import (
     add_gradients_summaries,
     clip_gradient_norms,
@@ -38,4 +39,5 @@ __all__ = [
     "create_train_op",
     "multiply_gradients",
     "parse_values",
+    "train",
 ]

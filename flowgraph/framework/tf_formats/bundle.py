@@ -47,6 +47,7 @@ from flowgraph.framework.event_format import (
     read_varint,
     write_varint,
 )
+from flowgraph.framework.proto_text import datatype_name
 from flowgraph.framework.tf_formats.bundle_slices import (
     format_region,
     parse_slice,
@@ -361,9 +362,20 @@ class BundleReader:
         return {name: self.tensor_dtype(name) for name in sorted(self._entries)}
 
     def debug_string(self) -> bytes:
-        lines = [f"{n} ({self.tensor_dtype(n).name}) {self.tensor_shape(n)}"
-                 for n in sorted(self._entries)]
-        return ("\n".join(lines) + "\n").encode("utf-8")
+        """TensorFlow's listing of the index: a ``KEY (DT_FLOAT) [2,3]`` line per entry
+        in key order, where a partitioned tensor is listed as its parts (each under its
+        binary slice key, with the part's shape)."""
+        rows = []
+        for name in self._entries:
+            entry, dtype = self._entry(name), self.tensor_dtype(name)
+            parts = self._saved_slices(name, entry) if entry.slices else []
+            if not parts:
+                rows.append((name.encode("utf-8"), dtype, self.tensor_shape(name)))
+            rows += [(key, dtype, lengths) for _, lengths, key in parts]
+        return b"".join(
+            key + f" ({datatype_name(dtype.as_datatype_enum)}) "
+                  f"[{','.join(str(d) for d in shape)}]\n".encode()
+            for key, dtype, shape in sorted(rows, key=lambda r: r[0]))
 
 
 def _checksummed_strings(data: bytes, shape: list[int]) -> bytes:
