@@ -35,6 +35,7 @@ from flowgraph.metrics.metrics_confusion import (
     _AUC_EPSILON,
     _auc_thresholds,
     _check_thresholds,
+    _ratio_or_zero,
     confusion_matrix_at_thresholds,
 )
 from flowgraph.metrics.metrics_impl import (
@@ -75,14 +76,6 @@ _F32, _F64 = dtypes.float32, dtypes.float64
 
 def _finish(value, update, metrics_collections, updates_collections):
     return add_to_metric_collections(value, update, metrics_collections, updates_collections)
-
-
-def _ratio_or_zero(numerator, denominator, name):
-    """``numerator / denominator`` where the denominator is positive, else 0."""
-    positive = math_ops.greater(denominator, 0.0)
-    safe = array_ops.where(positive, denominator, array_ops.ones_like(denominator))
-    return array_ops.where(positive, math_ops.divide(numerator, safe),
-                           array_ops.zeros_like(numerator), name=name)
 
 
 # -- counts ---------------------------------------------------------------------------------
@@ -438,11 +431,15 @@ def streaming_concat(values, axis=0, max_size=None, metrics_collections=None,
 
 # -- metrics read off a curve of thresholds ----------------------------------------------
 
-def _curve_counts(labels, predictions, weights, num_thresholds, fn):
+def _curve_counts(labels, predictions, weights, num_thresholds, fn,
+                  includes=("tp", "fn", "tn", "fp")):
+    """The counts at `num_thresholds` thresholds evenly spaced in [0, 1] (and just
+    outside it), as `tf.metrics.auc` makes them."""
     if not isinstance(num_thresholds, (int, np.integer)) or num_thresholds < 2:
         raise ValueError(f"{fn}: num_thresholds must be an int >= 2, got {num_thresholds!r}")
     thresholds = _auc_thresholds(int(num_thresholds), None)
-    return confusion_matrix_at_thresholds(labels, predictions, thresholds, weights, fn=fn)
+    return confusion_matrix_at_thresholds(labels, predictions, thresholds, weights,
+                                          includes=includes, fn=fn)
 
 
 def f1_score(labels, predictions, weights=None, num_thresholds=200, metrics_collections=None,
@@ -461,13 +458,8 @@ def f1_score(labels, predictions, weights=None, num_thresholds=200, metrics_coll
     """
     with variable_scope(name, "f1", [labels, predictions, weights]):
         eps = _AT_THRESHOLDS_EPSILON
-        if not isinstance(num_thresholds, (int, np.integer)) or num_thresholds < 2:
-            raise ValueError(f"f1_score: num_thresholds must be an int >= 2, got "
-                             f"{num_thresholds!r}")
-        thresholds = _auc_thresholds(int(num_thresholds), None)
-        values, updates = confusion_matrix_at_thresholds(
-            labels, predictions, thresholds, weights, includes=("tp", "fp", "fn"),
-            fn="f1_score")
+        values, updates = _curve_counts(labels, predictions, weights, num_thresholds,
+                                        "f1_score", includes=("tp", "fp", "fn"))
 
         def best_f1(c, name):
             precision = math_ops.divide(c["tp"], eps + c["tp"] + c["fp"])
