@@ -1,5 +1,5 @@
 """Build the Cython extension modules (every .pyx under flowgraph/); metadata lives in
-pyproject.toml."""
+pyproject.toml, except the license (see there)."""
 
 import glob
 import os
@@ -19,6 +19,7 @@ def _extensions():
 
 
 setup(
+    license="Apache-2.0",
     ext_modules=cythonize(
         list(_extensions()),
         compiler_directives={"language_level": "3"},

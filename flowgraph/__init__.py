@@ -113,6 +113,7 @@ from flowgraph.ops.sparse_ops import *
 from flowgraph.ops.state_ops import assign, assign_add, assign_sub
 from flowgraph.ops.string_hash_ops import *
 from flowgraph.ops.string_ops import *
+from flowgraph.ops.string_split_ops import string_split  # result_type RaggedTensor
 from flowgraph.ops.tensor_array import TensorArray
 from flowgraph.ops.variable_scope import *
 from flowgraph.ops.variables import (

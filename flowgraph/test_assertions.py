@@ -49,7 +49,7 @@ class CheckedThread:
         self._thread.join()
         if self._exception is not None:
             if self._testcase is not None:
-                self._testcase.fail(f"Error in checkedThread: {self._exception!r}")
+                self._testcase.fail(f"Error in checkedThread: {self._exception}")
             raise self._exception
 
     def is_alive(self) -> bool:
@@ -144,7 +144,8 @@ class AssertionsMixin:
         arr = _array(self, target)
         missing = set(np.unique(arr).tolist()) - set(expected_set)
         if missing:
-            self.fail(f"{sorted(missing)!r} not in {set(expected_set)!r}")
+            self.fail(f"{len(missing)} unique element(s) are not in the set "
+                      f"{expected_set}: {sorted(missing)}")
 
     def assertNDArrayNear(self, ndarray1, ndarray2, err, msg=None):
         """Assert that two arrays are elementwise within `err` of each other."""
@@ -171,6 +172,10 @@ class AssertionsMixin:
         """Assert that `message` equals the expected message or its text format."""
         expected = expected_message_maybe_ascii
         if isinstance(expected, str):
+            pair = _parse_like(expected, message)
+            if pair is not None:  # compare as messages: enum names, 1 vs 1.0, field order
+                self.assertMultiLineEqual(str(pair[0]), str(pair[1]), msg)
+                return
             self.assertEqual(_squash(expected), _squash(_text_format(message)), msg)
         else:
             self.assertEqual(expected, message, msg)
@@ -295,6 +300,25 @@ def _subscripts(where, value, limit: int = 10) -> list[str]:
     rows = np.transpose(where)
     lines = [f"  {row} : {value[tuple(row)]}" for row in rows[:limit]]
     return lines + (["  ..."] if len(rows) > limit else [])
+
+
+def _parse_like(text: str, message):
+    """(`text` parsed as a message of `message`'s protobuf class, `message` as that class),
+    or None when there is no such class (then the caller compares the texts themselves)."""
+    from flowgraph.framework.proto_codec import Message
+    from flowgraph.framework.tf_formats.text_parse import TextParseError, parse_text
+    if hasattr(message, "_to_wire"):  # a record such as ConfigProto: its codec message
+        message = message._to_wire()
+    for cls in type(message).__mro__:
+        if not (isinstance(cls, type) and issubclass(cls, Message)) or cls is Message:
+            continue
+        try:
+            return parse_text(text, cls), message
+        except TextParseError:
+            raise
+        except (KeyError, AttributeError, TypeError):  # a subclass storing fields its own way
+            continue
+    return None
 
 
 def _squash(text: str) -> str:

@@ -9,6 +9,7 @@ inside its block, so ``tensor.eval()`` and `evaluate` work there.
 from __future__ import annotations
 
 import contextlib
+import random
 import tempfile
 import types
 import unittest
@@ -224,8 +225,13 @@ class TestCase(AssertionsMixin, _BaseTestCase):
 
     def setUp(self):
         super().setUp()
+        if self.id().endswith(".test_session"):
+            # unittest collects the session helper as a test: skipped before any setUp
+            # work (so the subclass's setUp and tearDown do not run), as in TensorFlow
+            self.skipTest("Not a test.")
         reset_default_graph()
         set_random_seed(_SEED)
+        random.seed(_SEED)
         np.random.seed(_SEED)
         self._cached_sessions: dict = {}
 
@@ -269,7 +275,7 @@ class TestCase(AssertionsMixin, _BaseTestCase):
         """TF 1.x's older name of `cached_session`."""
         if self.id().endswith(".test_session"):
             # unittest collects this method as a test because of its name
-            self.skipTest("test_session is a session helper, not a test")
+            self.skipTest("Not a test.")
         return self.cached_session(graph, config, use_gpu, force_gpu)
 
     def evaluate(self, tensors):
@@ -356,6 +362,16 @@ class TestCase(AssertionsMixin, _BaseTestCase):
         for f1, f2 in zip(farray1, farray2):
             self.assertNear(float(f1), float(f2), err, msg)
 
-    def assertShapeEqual(self, np_array, tf_tensor, msg=None):
-        """Assert that a NumPy array's shape equals a tensor's static shape."""
-        self.assertAllEqual(list(np_array.shape), tf_tensor.get_shape().as_list(), msg)
+    def assertShapeEqual(self, input_a, input_b, msg=None):
+        """Assert that two NumPy arrays (or scalars) or Tensors have the same shape (a
+        Tensor's static shape); TypeError for anything else, a Variable included."""
+        shapes = []
+        for which, value in (("input_a", input_a), ("input_b", input_b)):
+            if isinstance(value, Tensor):
+                shapes.append(value.get_shape().as_list())
+            elif isinstance(value, np.ndarray | np.generic):
+                shapes.append(list(value.shape))
+            else:
+                raise TypeError(f"{which} must be a Numpy ndarray, Numpy scalar, or a "
+                                f"Tensor.Instead received {type(value)}")
+        self.assertAllEqual(shapes[0], shapes[1], msg)

@@ -16,9 +16,9 @@ SavedModel the documented RuntimeError of a missing tag set); no load may take o
 2 s, and none may allocate more than 10x the file's size (tracemalloc peak) plus a
 fixed allowance for the objects any load builds (twice the valid file's peak + 1 MiB).
 
-The default run does 2,000 mutations per format (500 for the SavedModel formats and
-1,000 for meta graphs, whose loads take 5-10 ms each: a smoke run that keeps the default
-suite inside its time budget); the ``slow`` run 20,000 of every format.
+The default run does 1,000 mutations per format (250 for the SavedModel formats and
+500 for meta graphs and JSON graphs, whose loads take 5-10 ms each: a smoke run that
+keeps the default suite inside its time budget); the ``slow`` run 20,000 of every format.
 A failure prints the seed and the mutation, so it can be replayed with `mutate`.
 """
 
@@ -43,10 +43,11 @@ from flowgraph.io.tf_record import TFRecordWriter, tf_record_iterator
 from flowgraph.summary.event_format import summary_iterator
 from flowgraph.train.checkpoint_utils import CheckpointReader, write_checkpoint
 
-FAST_COUNT = 2000
+FAST_COUNT = 1000
 # Formats whose every load builds a whole graph: fewer default mutations (the slow run
 # does its 20,000 of each)
-FAST_COUNT_OF = {"saved_model": 500, "tf_saved_model": 500, "meta_graph": 1000}
+FAST_COUNT_OF = {"saved_model": 250, "tf_saved_model": 250, "meta_graph": 500,
+                 "graph_json": 500}
 SLOW_COUNT = 20_000
 MAX_SECONDS = 2.0
 ALLOWED = (errors.OpError, sm.SavedModelFormatError, ImportGraphDefError)

@@ -115,11 +115,16 @@ def list_devices(device_count: dict[str, int] | None = None) -> list[Device]:
     return out
 
 
+# TensorFlow reports 256 MiB for a CPU device, though its allocator enforces no limit.
+CPU_REPORTED_MEMORY_LIMIT = 256 << 20
+
+
 class DeviceAttributes:
     """What `list_local_devices()` and `Session.list_devices()` report about a device.
 
     Attributes follow TensorFlow's ``DeviceAttributes``: `name`, `device_type`,
-    `memory_limit` (bytes, 0 when unbounded; also as `memory_limit_bytes`),
+    `memory_limit` (bytes, 0 when unbounded, and TensorFlow's 268435456 for a CPU
+    without a limit; also as `memory_limit_bytes`),
     `physical_device_desc` and `incarnation`.
     """
 
@@ -129,6 +134,8 @@ class DeviceAttributes:
         self.name = device.name
         self.device_type = device.device_type
         self.memory_limit = int(device.memory_limit or 0)
+        if not self.memory_limit and device.device_type == "CPU":
+            self.memory_limit = CPU_REPORTED_MEMORY_LIMIT
         self.physical_device_desc = device.description
         self.incarnation = abs(hash(device.name)) % (1 << 62)
 

@@ -26,6 +26,8 @@ scaling) and `tf.contrib.graph_editor` (graph surgery, gradient checkpointing).
 
 `tf.contrib.gan` (TFGAN: models, losses, train ops and loops) and
 `tf.contrib.quantize` (fake-quantization graph rewrites) follow TF 1.15.
+`tf.contrib.resampler` (bilinear sampling for spatial transformers) and
+`tf.contrib.losses.metric_learning` (embedding losses) compute what TF 1.x's did.
 
 Example
 -------
@@ -65,6 +67,7 @@ from flowgraph.contrib import (
     opt,
     predictor,
     quantize,
+    resampler,
     rnn,
     seq2seq,
     slim,
@@ -110,6 +113,7 @@ __all__ = [
     "opt",
     "predictor",
     "quantize",
+    "resampler",
     "rnn",
     "seq2seq",
     "signal",

@@ -9,6 +9,7 @@ Example
 """
 
 from flowgraph.feature_column.feature_column_sequence import (
+    concatenate_context_input,
     sequence_categorical_column_with_hash_bucket,
     sequence_categorical_column_with_identity,
     sequence_categorical_column_with_vocabulary_file,
@@ -17,7 +18,7 @@ from flowgraph.feature_column.feature_column_sequence import (
     sequence_numeric_column,
 )
 
-__all__ = ["sequence_categorical_column_with_hash_bucket",
+__all__ = ["concatenate_context_input", "sequence_categorical_column_with_hash_bucket",
            "sequence_categorical_column_with_identity",
            "sequence_categorical_column_with_vocabulary_file",
            "sequence_categorical_column_with_vocabulary_list", "sequence_input_layer",

@@ -1,7 +1,8 @@
 """`tf.contrib.losses` (also ``slim.losses``): TF1's first loss API, which takes
 `predictions` / `logits` first and `labels` second (the reverse of `tf.losses`), with
 ``weights`` and ``label_smoothing`` as `tf.losses` has them. Each loss is added to the
-``GraphKeys.LOSSES`` collection, as in TF1.
+``GraphKeys.LOSSES`` collection, as in TF1. ``metric_learning`` holds the embedding
+losses (`flowgraph.contrib.metric_learning`).
 
 Example
 -------
@@ -15,6 +16,7 @@ Example
 
 from __future__ import annotations
 
+from flowgraph.contrib import metric_learning
 from flowgraph.framework import dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import GraphKeys, name_scope
@@ -41,6 +43,7 @@ __all__ = [
     "log_loss",
     "mean_pairwise_squared_error",
     "mean_squared_error",
+    "metric_learning",
     "sigmoid_cross_entropy",
     "softmax_cross_entropy",
     "sparse_softmax_cross_entropy",

@@ -15,8 +15,13 @@ from flowgraph.debugging.switches import (
     is_traceback_filtering_enabled,
     set_log_device_placement,
 )
-from flowgraph.ops.check_compat_ops import assert_proper_iterable, assert_rank_in
-from flowgraph.ops.check_extra_ops import assert_near, assert_same_float_dtype, assert_shapes
+from flowgraph.ops.check_compat_ops import (
+    assert_near,
+    assert_proper_iterable,
+    assert_rank_in,
+    assert_same_float_dtype,
+)
+from flowgraph.ops.check_extra_ops import assert_shapes
 from flowgraph.ops.check_ops import (
     Assert,
     assert_equal,

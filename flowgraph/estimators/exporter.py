@@ -30,6 +30,7 @@ import os
 import shutil
 
 from flowgraph.estimators import estimator_util as util
+from flowgraph.framework import errors
 
 __all__ = ["BestExporter", "Exporter", "FinalExporter", "LatestExporter"]
 
@@ -223,7 +224,7 @@ class BestExporter(Exporter):
         for path in sorted(glob.glob(event_files)):
             try:
                 events = list(summary_iterator(path))
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError, errors.OpError) as e:
                 logger.warning("Skipping unreadable event file %s: %s", path, e)
                 continue
             for event in events:

@@ -208,7 +208,8 @@ def bucketized_column(source_column, boundaries):
             b2 <= b1 for b1, b2 in itertools.pairwise(boundaries)):
         raise ValueError(f"boundaries must be a sorted list (strictly increasing). "
                          f"boundaries: {boundaries}")
-    return BucketizedColumn(source_column, tuple(float(b) for b in boundaries))
+    # Kept as given (TensorFlow's repr shows `(1, 2)`); Bucketize casts them to float.
+    return BucketizedColumn(source_column, tuple(boundaries))
 
 
 # -- indicator ----------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import collections
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.graph import name_scope
 from flowgraph.framework.sparse_tensor import SparseTensor
-from flowgraph.ops import array_ops, math_ops
+from flowgraph.ops import array_ops, math_ops, math_reduce
 from flowgraph.ops.parsing_ops import VarLenFeature
 from flowgraph.ops.segment_ops import unsorted_segment_max
 from flowgraph.ops.sparse_ops import sparse_tensor_to_dense
@@ -46,7 +46,7 @@ from .feature_column_categorical import (
 )
 from .feature_column_dense import EmbeddingColumn, IndicatorColumn, _restore
 
-__all__ = ["sequence_categorical_column_with_hash_bucket",
+__all__ = ["concatenate_context_input", "sequence_categorical_column_with_hash_bucket",
            "sequence_categorical_column_with_identity",
            "sequence_categorical_column_with_vocabulary_file",
            "sequence_categorical_column_with_vocabulary_list", "sequence_input_layer",
@@ -184,8 +184,11 @@ def _dense_sequence(column, builder, trainable):
     dense_ids = sparse_tensor_to_dense(ids, default_value=-1, validate_indices=False)
     lengths = _steps(ids, 1)
     n = inner._num_buckets
+    # [batch, steps, k] ids hold several ids per step: combined per step, as TF 1.x does.
+    multi = ids.indices.shape.rank == 2 and ids.indices.shape[1] == 3
     if isinstance(column, IndicatorColumn):
-        return array_ops.one_hot(dense_ids, n, on_value=1.0, off_value=0.0), lengths
+        hot = array_ops.one_hot(dense_ids, n, on_value=1.0, off_value=0.0)
+        return (math_reduce.reduce_sum(hot, axis=-2) if multi else hot), lengths
     if isinstance(column, EmbeddingColumn):
         with variable_scope(None, default_name=column.name):
             table = get_variable("embedding_weights", shape=[n, column.dimension],
@@ -196,9 +199,24 @@ def _dense_sequence(column, builder, trainable):
                                      math_ops.less(dense_ids, n))
         rows = array_ops.gather(table, math_ops.maximum(math_ops.minimum(dense_ids, n - 1),
                                                         0))
-        return rows * array_ops.expand_dims(math_ops.cast(valid, _dtypes.float32), -1), lengths
+        rows = rows * array_ops.expand_dims(math_ops.cast(valid, _dtypes.float32), -1)
+        if multi:
+            rows = _combine_step(rows, valid, column.combiner)
+        return rows, lengths
     raise ValueError(f"sequence_input_layer: unsupported column '{column.name}' "
                      f"({type(column).__name__})")
+
+
+def _combine_step(rows, valid, combiner):
+    """``[batch, steps, k, d]`` looked-up rows -> ``[batch, steps, d]`` by `combiner`; a
+    step without valid ids gives zeros."""
+    total = math_reduce.reduce_sum(rows, axis=-2)
+    if combiner == "sum":
+        return total
+    count = math_reduce.reduce_sum(math_ops.cast(valid, _dtypes.float32), axis=-1, keepdims=True)
+    if combiner == "sqrtn":
+        count = math_ops.sqrt(count)
+    return total / math_ops.maximum(count, 1.0)
 
 
 def sequence_input_layer(features, feature_columns, weight_collections=None, trainable=True):
@@ -241,3 +259,28 @@ def sequence_input_layer(features, feature_columns, weight_collections=None, tra
                 lengths[0] = array_ops.identity(lengths[0])
         layer = outputs[0] if len(outputs) == 1 else array_ops.concat(outputs, -1)
         return layer, lengths[0]
+
+
+def concatenate_context_input(context_input, sequence_input):
+    """Appends the per-example `context_input` ``[batch, d]`` to every step of
+    `sequence_input` ``[batch, steps, e]``: ``[batch, steps, e + d]`` (both float32).
+
+    Example
+    -------
+    >>> import flowgraph as tf
+    >>> seq = tf.zeros([2, 3, 4])
+    >>> tf.contrib.feature_column.concatenate_context_input(tf.ones([2, 5]), seq).shape
+    TensorShape([Dimension(2), Dimension(3), Dimension(9)])
+    """
+    for what, t, rank in (("sequence_input", sequence_input, 3),
+                          ("context_input", context_input, 2)):
+        if t.shape.rank is not None and t.shape.rank != rank:
+            raise ValueError(f"concatenate_context_input: {what} must have rank {rank}, "
+                             f"got shape {t.shape}")
+        if t.dtype.base_dtype != _dtypes.float32:
+            raise TypeError(f"concatenate_context_input: {what} must have dtype float32, "
+                            f"got {t.dtype.name}")
+    steps = array_ops.shape(sequence_input)[1]
+    tiled = array_ops.tile(array_ops.expand_dims(context_input, 1),
+                           array_ops.concat([[1], [steps], [1]], 0))
+    return array_ops.concat([sequence_input, tiled], 2)

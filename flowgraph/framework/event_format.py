@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+from flowgraph.framework import errors
 from flowgraph.framework.checksum import crc32c, masked_crc32c
 from flowgraph.framework.event_messages import (
     AllocationDescription,
@@ -128,9 +129,50 @@ def read_records(path: str) -> Iterator[bytes]:
         pos = end
 
 
+def _strict_records(path: str) -> Iterator[bytes]:
+    # As TensorFlow's record reader: a missing file is a NotFoundError, a torn record body
+    # or a damaged record a DataLossError (at TF's offsets: the record's start, or its
+    # data's for a data CRC mismatch).
+    try:
+        with open(path, "rb") as f:
+            buf = f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(None, None, f"{path}; No such file or directory") from None
+    pos, n = 0, len(buf)
+    while pos < n:
+        if pos + 12 > n:  # a partial header reads as the end of the file
+            return
+        header = buf[pos:pos + 8]
+        if struct.unpack("<I", buf[pos + 8:pos + 12])[0] != masked_crc32c(header):
+            raise errors.DataLossError(None, None, f"corrupted record at {pos} of {path} "
+                                       "(Is this even a TFRecord file?)")
+        end = pos + 12 + struct.unpack("<Q", header)[0] + 4
+        if end > n:
+            raise errors.DataLossError(None, None, f"truncated record at {pos} of {path}")
+        data = buf[pos + 12:end - 4]
+        if struct.unpack("<I", buf[end - 4:end])[0] != masked_crc32c(data):
+            raise errors.DataLossError(None, None,
+                                       f"corrupted record at {pos + 12} of {path}")
+        yield data
+        pos = end
+
+
 def summary_iterator(path: str) -> Iterator[Event]:
-    """The `Event`s of an event file (``tf.train.summary_iterator``)."""
-    for data in read_records(path):
+    """The `Event`s of an event file (``tf.train.summary_iterator``).
+
+    Raises NotFoundError for a missing file and DataLossError for a truncated or
+    corrupted record, as TensorFlow does.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "events")
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(frame_record(Event(step=3).SerializeToString()))
+    >>> [e.step for e in summary_iterator(path)]
+    [3]
+    """
+    for data in _strict_records(path):
         try:
             yield Event.FromString(data)
         except RecursionError:

@@ -60,8 +60,12 @@ class RecordMessage:
             fields = tuple(
                 (number, name, kind._wire_class() if _is_record_class(kind) else kind, rep)
                 for number, name, kind, rep in cls.WIRE_FIELDS)
+            # the record's enum constants (``OptimizerOptions.L0``) come along, so the
+            # text format reads enum values by name
+            enums = {k: v for k, v in vars(cls).items() if k.isupper() and
+                     isinstance(v, int) and not isinstance(v, bool) and not hasattr(Message, k)}
             wire = type(f"{cls.__name__}Wire", (Message,),
-                        {"PROTO_NAME": cls.PROTO_NAME, "FIELDS": fields,
+                        {**enums, "PROTO_NAME": cls.PROTO_NAME, "FIELDS": fields,
                          "IMPLICIT_PRESENCE": True, "__module__": cls.__module__})
             type.__setattr__(cls, "_fg_wire_class", wire)
         return wire
@@ -114,6 +118,10 @@ class RecordMessage:
                 self._set_field(name, value)
 
     # -- protobuf's methods ----------------------------------------------------------------------
+    def __str__(self) -> str:
+        """protobuf's text format, as ``print(config)`` shows a TensorFlow message."""
+        return str(self._to_wire())
+
     def SerializeToString(self, deterministic: bool | None = None) -> bytes:
         """TensorFlow's bytes for this message (map entries sorted by key, so always
         deterministic)."""

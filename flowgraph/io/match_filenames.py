@@ -4,7 +4,7 @@ it from here)."""
 
 from __future__ import annotations
 
-from flowgraph.framework.graph import GraphKeys
+from flowgraph.framework.graph import GraphKeys, name_scope
 from flowgraph.ops.matching_files_ops import matching_files
 from flowgraph.ops.variables import Variable
 
@@ -24,6 +24,7 @@ def match_filenames_once(pattern, name=None):
     ...     print(sess.run(names).shape)
     (0,)
     """
-    return Variable(matching_files(pattern), trainable=False, validate_shape=False,
-                    name=name or "matching_filenames",
-                    collections=[GraphKeys.LOCAL_VARIABLES])
+    # As TensorFlow: the MatchingFiles op inside the variable's own scope.
+    with name_scope(name, "matching_filenames", [pattern]) as scope:
+        return Variable(matching_files(pattern), trainable=False, validate_shape=False,
+                        name=scope, collections=[GraphKeys.LOCAL_VARIABLES])

@@ -101,16 +101,40 @@ def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
     return array_ops.placeholder(_dt(dtype), shape=shape, name=name)
 
 
+def _variable_of(value, dtype, name):
+    """As Keras: a tensor of a known shape without empty dimensions becomes a variable
+    holding it (named `name`, or ``Variable``); any other stays a tensor."""
+    dims = value.shape.as_list() if value.shape.is_fully_defined() else [None]
+    if not builtins.all(dims):
+        return value
+    return _variables.Variable(value, dtype=_dt(dtype), name=name or "Variable",
+                               use_resource=True)
+
+
 def zeros(shape, dtype=None, name=None):
-    return array_shape_ops.zeros(shape, dtype=_dt(dtype), name=name)
+    """A variable of zeros (a tensor if `shape` is not fully known), as Keras.
+
+    >>> import flowgraph as tf
+    >>> with tf.Graph().as_default():
+    ...     print(tf.keras.backend.zeros((2, 2), name="z").name)
+    z_1:0
+    """
+    return _variable_of(array_shape_ops.zeros(shape, dtype=_dt(dtype), name=name),
+                        dtype, name)
 
 
 def ones(shape, dtype=None, name=None):
-    return array_shape_ops.ones(shape, dtype=_dt(dtype), name=name)
+    """A variable of ones (a tensor if `shape` is not fully known), as Keras."""
+    return _variable_of(array_shape_ops.ones(shape, dtype=_dt(dtype), name=name),
+                        dtype, name)
 
 
 def eye(size, dtype=None, name=None):
-    return constant(np.eye(size), dtype=dtype, name=name)
+    """A variable holding the identity matrix of `size` (rows, or (rows, columns))."""
+    from flowgraph.ops.linalg_basic import eye as _eye
+
+    rows, cols = (size, None) if isinstance(size, int) else size
+    return _variable_of(_eye(rows, cols, dtype=_dt(dtype)), dtype, name)
 
 
 def zeros_like(x, dtype=None, name=None):

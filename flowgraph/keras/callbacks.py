@@ -109,11 +109,10 @@ class CallbackList:
             cb.set_params(params)
 
     def call(self, hook: str, *args) -> None:
-        """Call `hook` on each callback; the last argument is the logs, passed as
-        ``logs=`` as Keras does (a LambdaCallback's function must name it ``logs``)."""
-        *head, logs = args
+        """Call `hook` on each callback with `args` by position, as Keras does (a
+        LambdaCallback's function may name its parameters as it likes)."""
         for cb in self.callbacks:
-            getattr(cb, hook)(*head, logs=logs)
+            getattr(cb, hook)(*args)
 
 
 class LambdaCallback(Callback):

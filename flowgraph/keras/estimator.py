@@ -18,7 +18,9 @@ layer names, hence the same variable names, ``dense/kernel``...), on the feature
   `Model.metrics_names`: ``acc``, or ``<output>_acc`` with several outputs);
   PREDICT: ``{output name: output}``.
 
-The Estimator starts from the Keras model's weights at conversion time. With
+The Estimator starts from the Keras model's weights at conversion time (as TF, only
+when a Keras session has initialized them: fit, predict, get_weights, ... ran; else from
+its clone's own initial values, drawn under ``RunConfig(tf_random_seed=)``). With
 ``checkpoint_format='saver'`` (TF 1.x's default) a first checkpoint
 ``keras_model.ckpt`` holding them is written to `model_dir` (unless it already has a
 checkpoint), so evaluate and predict work before any training; with ``'checkpoint'``
@@ -144,13 +146,16 @@ def _make_model_fn(keras_model: Model, compile_args: dict, built: dict):
 def _initial_checkpoint(keras_model, model_fn, built: dict, config, path: str,
                         names_only: bool):
     """Build the TRAIN graph once, give the cloned weights the Keras model's values and
-    save them; returns the saved variable names."""
+    save them; returns the saved variable names. As TF: weights no Keras session has
+    initialized yet are not read; the clone keeps its own initial values (drawn under
+    ``config.tf_random_seed``)."""
     from flowgraph.estimators.model_fn import ModeKeys
     from flowgraph.ops.variables import global_variables_initializer
     from flowgraph.runtime.session import Session
     from flowgraph.train import checkpoint_utils, saver, training_util
 
-    weights = keras_model.get_weights()
+    initialized = any(getattr(w, "_keras_initialized", False) for w in keras_model.weights)
+    weights = keras_model.get_weights() if initialized else None
     compile_fns = keras_model._loss_fns
     with Graph().as_default():
         set_random_seed(config.tf_random_seed)
@@ -165,12 +170,16 @@ def _initial_checkpoint(keras_model, model_fn, built: dict, config, path: str,
         variables = built["model"].weights
         names = [v.op.name for v in variables]
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        if names_only:
+        if names_only and weights is not None:
             checkpoint_utils.write_checkpoint(path, dict(zip(names, weights, strict=True)))
             return names
         with Session() as sess:
             sess.run(global_variables_initializer())
-            for var, value in zip(variables, weights, strict=True):
+            if names_only:
+                checkpoint_utils.write_checkpoint(
+                    path, dict(zip(names, sess.run(variables), strict=True)))
+                return names
+            for var, value in zip(variables, weights or [], strict=weights is not None):
                 var.load(value, sess)
             saver.Saver().save(sess, path)
     return names
@@ -183,8 +192,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
     Parameters
     ----------
     keras_model : tf.keras.Model
-        A compiled `Sequential` or functional model; its current weights are the
-        Estimator's starting point.
+        A compiled `Sequential` or functional model; its current weights (once a Keras
+        session has initialized them) are the Estimator's starting point.
     keras_model_path : str
         Not supported (flowgraph has no Keras model file format); pass `keras_model`.
     custom_objects : dict, optional

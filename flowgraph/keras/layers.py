@@ -322,7 +322,10 @@ class Layer(LayerMembersMixin):
 
     @property
     def losses(self) -> list:
-        return list(self._losses)
+        # as Keras: the losses added by calls (activity penalties, add_loss) before the
+        # weights' penalties
+        return [loss for loss in self._losses if not hasattr(loss, "_keras_weight_penalty")] \
+            + [loss for loss in self._losses if hasattr(loss, "_keras_weight_penalty")]
 
     def add_weight(self, name: str, shape, dtype=None, initializer=None, regularizer=None,
                    trainable: bool = True, constraint=None):
@@ -346,7 +349,10 @@ class Layer(LayerMembersMixin):
         regularizer = _regularizers.get(regularizer)  # 'l2' as well as an object
         if regularizer is not None:
             with name_scope(f"{name}/Regularizer"):
-                self._losses.append(regularizer(var))
+                penalty = regularizer(var)
+            if isinstance(penalty, Tensor):
+                penalty._keras_weight_penalty = True
+            self._losses.append(penalty)
         return var
 
     def add_update(self, update, inputs=None) -> None:
@@ -473,9 +479,10 @@ class Layer(LayerMembersMixin):
                 for out in to_list(outputs):
                     # TF 1.x Keras: the penalty of the batch divided by its size
                     with name_scope("ActivityRegularizer"):
+                        penalty = activity(out)
                         size = math_ops.cast(array_shape_ops.shape(out)[0],
                                              out.dtype.base_dtype)
-                        penalty = math_ops.truediv(activity(out), size)
+                        penalty = math_ops.truediv(penalty, size)
                     penalty._keras_activity = True  # belongs to this call's outputs
                     self._losses.append(penalty)
                     self.__dict__.setdefault("_loss_inputs", {})[id(self._losses[-1])] = \
@@ -539,33 +546,47 @@ class Layer(LayerMembersMixin):
         return t
 
     # -- functional-API accessors -------------------------------------------------------------
-    def _single_node(self, what: str) -> Node:
+    def _first_node(self, what: str) -> Node:
+        """As TF 2.15's Keras: a layer called several times answers for its first call."""
         if not self._inbound_nodes:
-            raise AttributeError(f"Layer {self.name} is not connected, no {what} to return.")
-        if len(self._inbound_nodes) > 1:
-            raise AttributeError(f"Layer {self.name} has multiple inbound nodes, hence the "
-                                 f"notion of 'layer {what}' is ill-defined.")
+            raise AttributeError(f"Layer {self.name} is not connected, no {what} to return."
+                                 if what == "input" else
+                                 f"Layer {self.name} has no inbound nodes.")
         return self._inbound_nodes[0]
+
+    def _node_shapes(self, what: str):
+        """The `what` ('input' / 'output') shape of every call, when they all agree."""
+        if not self._inbound_nodes:
+            raise AttributeError(f'The layer "{self.name}" has never been called and thus '
+                                 f"has no defined {what} shape.")
+        shapes = {repr([tuple(t.shape.as_list()) for t in getattr(node, f"{what}_tensors")])
+                  for node in self._inbound_nodes}
+        if len(shapes) > 1:
+            raise AttributeError(
+                f'The layer "{self.name}" has multiple inbound nodes, with different {what} '
+                f'shapes. Hence the notion of "{what} shape" is ill-defined for the layer. '
+                f"Use `get_{what}_shape_at(node_index)` instead.")
+        tensors = getattr(self._inbound_nodes[0], f"{what}_tensors")
+        shapes = [tuple(t.shape.as_list()) for t in tensors]
+        return shapes[0] if len(shapes) == 1 else shapes
 
     @property
     def input(self):
-        ins = self._single_node("input").input_tensors
+        ins = self._first_node("input").input_tensors
         return ins[0] if len(ins) == 1 else ins
 
     @property
     def output(self):
-        outs = self._single_node("output").output_tensors
+        outs = self._first_node("output").output_tensors
         return outs[0] if len(outs) == 1 else outs
 
     @property
     def output_shape(self):
-        shapes = [tuple(t.shape.as_list()) for t in to_list(self.output)]
-        return shapes[0] if len(shapes) == 1 else shapes
+        return self._node_shapes("output")
 
     @property
     def input_shape(self):
-        shapes = [tuple(t.shape.as_list()) for t in to_list(self.input)]
-        return shapes[0] if len(shapes) == 1 else shapes
+        return self._node_shapes("input")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"

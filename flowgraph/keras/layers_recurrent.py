@@ -378,6 +378,12 @@ class Bidirectional(Layer):
             backward_layer.go_backwards = not layer.go_backwards
             backward_layer._name = f"{self.name}/backward_{layer.name}"
         self.backward_layer = backward_layer
+        # as Keras: both directions give zeros at masked steps when returning sequences
+        # (the inner layer's config keeps what the program asked for)
+        self._inner_zero_output = getattr(layer, "_zero_output_for_mask", None)
+        for part in (layer, backward_layer):
+            if getattr(part, "_zero_output_for_mask", None) is not None:
+                part._zero_output_for_mask = bool(part.return_sequences)
         self._inner_name = layer.name
         layer._name = f"{self.name}/forward_{layer.name}"  # weights under this layer's name
 
@@ -394,6 +400,8 @@ class Bidirectional(Layer):
     def get_config(self) -> dict:
         inner = self.forward_layer.get_config()
         inner["name"] = self._inner_name
+        if not self._inner_zero_output:
+            inner.pop("zero_output_for_mask", None)
         return {**super().get_config(), "merge_mode": self.merge_mode,
                 "layer": {"class_name": type(self.forward_layer).__name__, "config": inner}}
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework.constant_op import constant
 from flowgraph.ops import math_ops, math_reduce
+from flowgraph.ops.nn_loss_ops import l2_loss
 
 __all__ = ["L1", "L1L2", "L2", "Regularizer", "deserialize", "get", "l1", "l1_l2", "l2",
            "serialize"]
@@ -54,21 +56,25 @@ class L1L2(Regularizer):
         self.l2 = float(np.float32(l2 or 0.0))
 
     def __call__(self, x):
-        x = convert_to_tensor(x)
-        dtype = x.dtype.base_dtype
-        penalty = convert_to_tensor(0.0, dtype=dtype)
+        # TF's ops: a zero Const, then ``+ l1 * Sum(Abs(x))`` and ``+ 2 * l2 * L2Loss(x)``
+        # (mul, add, mul_1, add_1); a variable is read inside Abs / L2Loss
+        penalty = constant(0.0, dtype=_dtypes.as_dtype(getattr(x, "dtype", "float32")).base_dtype)
         if self.l1:
-            penalty = math_ops.add(penalty, math_ops.multiply(
-                convert_to_tensor(self.l1, dtype=dtype),
-                math_reduce.reduce_sum(math_ops.abs(x))))
+            penalty += _l1_term(self.l1, x)
         if self.l2:
-            penalty = math_ops.add(penalty, math_ops.multiply(
-                convert_to_tensor(self.l2, dtype=dtype),
-                math_reduce.reduce_sum(math_ops.square(x))))
+            penalty += _l2_term(self.l2, x)
         return penalty
 
     def get_config(self) -> dict:
         return {"l1": self.l1, "l2": self.l2}
+
+
+def _l1_term(l1: float, x):
+    return l1 * math_reduce.reduce_sum(math_ops.abs(x))
+
+
+def _l2_term(l2: float, x):
+    return 2.0 * l2 * l2_loss(x)  # no 1/2 overall, as Keras
 
 
 class L1(Regularizer):
@@ -81,7 +87,8 @@ class L1(Regularizer):
             raise TypeError(f"L1: unexpected keyword argument(s) {sorted(kwargs)}")
         self.l1, self.l2 = float(np.float32(l1 or 0.0)), 0.0
 
-    __call__ = L1L2.__call__
+    def __call__(self, x):
+        return _l1_term(self.l1, x)
 
     def get_config(self) -> dict:
         return {"l1": self.l1}
@@ -97,7 +104,8 @@ class L2(Regularizer):
             raise TypeError(f"L2: unexpected keyword argument(s) {sorted(kwargs)}")
         self.l1, self.l2 = 0.0, float(np.float32(l2 or 0.0))
 
-    __call__ = L1L2.__call__
+    def __call__(self, x):
+        return _l2_term(self.l2, x)
 
     def get_config(self) -> dict:
         return {"l2": self.l2}

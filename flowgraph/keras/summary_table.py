@@ -132,7 +132,8 @@ def print_summary(model, shape_str, input_layer_cls, sequential: bool, line_leng
         print_fn(line)
     print_fn("=" * line_length)
     def fields_of(layer, owner, nested: int) -> list:
-        node = next((n for n in owner._network_nodes if n.layer is layer), None)
+        own = [n for n in owner._network_nodes if n.layer is layer]
+        node = own[0] if own else None
         if node is None and len(getattr(layer, "_inbound_nodes", ())) == 1:
             node = layer._inbound_nodes[0]  # a layer of a subclassed model, called once
         if isinstance(layer, input_layer_cls):
@@ -140,8 +141,10 @@ def print_summary(model, shape_str, input_layer_cls, sequential: bool, line_leng
             inbound = []
         else:
             shape = shape_str(node.output_tensors) if node else "multiple"
+            # a shared layer lists the inputs of each of its calls inside this model
             inbound = [f"{t._keras_history[0].name}[{t._keras_history[1]}]"
-                       f"[{t._keras_history[2]}]" for t in node.input_tensors] \
+                       f"[{t._keras_history[2]}]"
+                       for n in (own or [node]) for t in n.input_tensors] \
                 if node and not nested else []
         fields = [f"{layer.name} ({_class_name(layer)})", shape, layer.count_params()]
         if not chain:

@@ -173,6 +173,21 @@ def _as_arrays(data, names: list[str], what: str) -> list[np.ndarray]:
     return arrays
 
 
+def _shuffled(order, *data):
+    """`data` (arrays, or lists / dicts of them, or None) in `order`: TF 1.x Keras's fit
+    shuffles its validation samples each epoch (with NumPy's global generator, whatever
+    `shuffle` says), which orders the batches the per-output losses are means of."""
+    def take(d):
+        if d is None:
+            return None
+        if isinstance(d, dict):
+            return {k: take(v) for k, v in d.items()}
+        if isinstance(d, list | tuple):
+            return [take(v) for v in d]
+        return np.asarray(d)[order]
+    return tuple(take(d) for d in data)
+
+
 class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
     """compile / fit / evaluate / predict for `Model` (see the module docstring)."""
 
@@ -484,6 +499,9 @@ class TrainingMixin(DatasetLoopsMixin, WeightsFilesMixin):
             if validation_data is not None:
                 vx, vy = validation_data[0], validation_data[1]
                 vsw = validation_data[2] if len(validation_data) > 2 else None
+                if not training_data.is_dataset(vx):
+                    vx, vy, vsw = _shuffled(np.random.permutation(len(_as_arrays(
+                        vx, self.input_names, "input")[0])), vx, vy, vsw)
                 values = to_list(self.evaluate(vx, vy, batch_size=batch_size, verbose=0,
                                                 sample_weight=vsw, callbacks=cbs))
                 logs.update({f"val_{k}": float(v) for k, v in zip(names, values, strict=True)})

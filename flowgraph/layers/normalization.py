@@ -310,6 +310,20 @@ class BatchNormalization(Layer):
         return array_shape_ops.reshape(outputs, original)
 
     def _elementwise_call(self, inputs, training):
+        in_dtype = inputs.dtype.base_dtype
+        if in_dtype not in (_dtypes.float16, _dtypes.bfloat16):
+            return self._elementwise_call_f32(inputs, training)
+        # TF normalizes 16-bit inputs in float32 and casts the result back; its casts of
+        # float32 variables (the moving statistics when not training, gamma, beta) make no
+        # op but take a "Cast_N" name each, so the output is "<layer>/Cast_3" or "Cast_5".
+        outputs = self._elementwise_call_f32(math_ops.cast(inputs, _dtypes.float32), training)
+        graph = get_default_graph()
+        unused = [self.beta, self.gamma] + ([0, 0] if static_bool(training) is False else [])
+        for _ in range(sum(v is not None for v in unused)):
+            graph.unique_name("Cast")
+        return math_ops.cast(outputs, in_dtype)
+
+    def _elementwise_call_f32(self, inputs, training):
         if self.renorm and static_bool(training) is not False:
             return self._renorm_call(inputs, training)
         reduction = self._reduction()

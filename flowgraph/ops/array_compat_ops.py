@@ -188,6 +188,10 @@ def extract_image_patches(images, ksizes=None, strides=None, rates=None, padding
     from flowgraph.ops.op_util import make_tensor
 
     x = convert_to_tensor(images, name="images")
+    if x.dtype.base_dtype in (_dtypes.string, _dtypes.resource, _dtypes.variant):
+        raise TypeError(f"Value passed to parameter 'images' of op 'ExtractImagePatches' has "
+                        f"DataType {x.dtype.base_dtype.name} not in list of allowed values: "
+                        f"real number, complex and bool types")
     attrs = {"ksizes": [int(v) for v in ksizes], "strides": [int(v) for v in strides],
              "rates": [int(v) for v in rates], "padding": padding}
     return make_tensor("ExtractImagePatches", [x], attrs, name=name or "ExtractImagePatches")

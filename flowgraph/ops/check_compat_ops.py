@@ -134,19 +134,21 @@ def assert_same_float_dtype(tensors=None, dtype=None):
     'float32'
     """
     found = None if dtype is None else _dtypes.as_dtype(dtype).base_dtype
+    first = None  # the tensor that set `found` (named in TF's message)
     for t in tensors or []:
         if t is None:
             continue
         t_dtype = t.dtype.base_dtype
         if found is None:
-            found = t_dtype
+            found, first = t_dtype, getattr(t, "name", str(t))
         elif t_dtype != found:
-            raise ValueError(f"{getattr(t, 'name', t)}, type={t_dtype.name}: expected "
-                             f"type {found.name}.")
+            as_first = f" as {first}" if first is not None else ""
+            raise ValueError(f"{getattr(t, 'name', t)}, type={t_dtype}, must be of the same "
+                             f"type ({found}){as_first}.")
     if found is None:
         return _dtypes.float32
     if not found.is_floating:
-        raise ValueError(f"Expected floating point type, got {found.name}.")
+        raise ValueError(f"Expected floating point type, got {found}.")
     return found
 
 

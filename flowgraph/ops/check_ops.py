@@ -80,9 +80,12 @@ not_differentiable("Assert")
 
 @register_gradient("CheckNumerics")
 def _check_numerics_grad(op, grad):
-    # The gradient passes through, checked in turn (as TensorFlow does).
+    # The gradient passes through, checked in turn (as TensorFlow does); TF formats the
+    # attr as the bytes it reads back, so its message shows b'...'
+    message = op.attrs["message"]
+    message = message.encode("utf-8") if isinstance(message, str) else message
     return [check_numerics(grad, "Not a number (NaN) or infinity (Inf) values detected in "
-                           f"gradient. {op.attrs['message']}")]
+                           f"gradient. {message!r}")]
 
 
 def check_numerics(tensor, message: str, name: str | None = None) -> Tensor:
@@ -116,18 +119,22 @@ def verify_tensor_all_finite(t=None, msg=None, name: str | None = None, x=None,
     Example
     -------
     >>> import flowgraph as tf
-    >>> tf.verify_tensor_all_finite(tf.constant([1.0]), "finite").op.type
-    'CheckNumerics'
+    >>> tf.verify_tensor_all_finite(tf.constant([1.0]), "finite").name
+    'VerifyFinite/control_dependency:0'
     """
+    from flowgraph.ops.control_flow_ops import with_dependencies
+
     t = x if t is None else t
     msg = message if msg is None else msg
     if t is None:
         raise TypeError("verify_tensor_all_finite() needs a tensor (t=).")
-    with name_scope(name, "VerifyFinite", [t]) as scope:
+    with name_scope(name, "VerifyFinite", [t]):
         t = convert_to_tensor(t, name="t")
         g = t.graph
         with g.colocate_with(t.op):
-            return check_numerics(t, message=msg if msg is not None else "", name=scope)
+            check = check_numerics(t, message=msg if msg is not None else "")
+        # TF returns `t` behind the check (an Identity), not the CheckNumerics output
+        return with_dependencies([check], t)
 
 
 def add_check_numerics_ops():
@@ -199,12 +206,13 @@ def _binary_assert(sym: str, opname: str, op_fn, static_fn, x, y, data, summariz
             data = [f"Condition x {sym} y did not hold element-wise:",
                     f"x ({x.name}) = ", x, f"y ({y.name}) = ", y]
         data = _with_message(message, data)
+        from flowgraph.ops import math_reduce
+
+        # the condition ops come first, as in TF: a static failure leaves them in the graph
+        condition = math_reduce.reduce_all(op_fn(x, y))
         xs, ys = _static(x), _static(y)
         if xs is not None and ys is not None and not np.all(static_fn(xs, ys)):
             _fail_static(data)
-        from flowgraph.ops import math_reduce
-
-        condition = math_reduce.reduce_all(op_fn(x, y))
         return Assert(condition, data, summarize=summarize)
 
 
@@ -223,6 +231,13 @@ def assert_equal(x, y, data=None, summarize=None, message=None, name=None) -> Op
     >>> tf.assert_equal(tf.placeholder(tf.int32), 1).type
     'Assert'
     """
+    from flowgraph.ops.control_flow_ops import no_op
+
+    # TF opens (and closes) a scope of its own first, so the checks land in the next one
+    # (`assert_equal_1/...`); the same tensor twice is a NoOp in that first scope
+    with name_scope(name, "assert_equal", [x, y]):
+        if x is y:
+            return no_op()
     return _binary_assert("==", "assert_equal", _math().equal, np.equal, x, y, data,
                           summarize, message, name)
 
@@ -345,9 +360,9 @@ def assert_type(tensor, tf_type, message=None, name=None):
     t = convert_to_tensor(tensor)
     want = _dtypes.as_dtype(tf_type).base_dtype
     if t.dtype.base_dtype != want:
-        prefix = f"{message}  " if message else ""
-        raise TypeError(f"{prefix}{t.name} must be of type {want.name}; got "
-                        f"{t.dtype.base_dtype.name}")
+        prefix = f"{message}.  " if message else ""
+        raise TypeError(f"{prefix}{t.name} must be of type {want!r}; got "
+                        f"{t.dtype.base_dtype!r}")
     with name_scope(name, "assert_type", [t]):
         return no_op(name="statically_determined_correct_type")
 
@@ -358,9 +373,9 @@ def assert_integer(x, message=None, name=None):
 
     t = convert_to_tensor(x)
     if not t.dtype.base_dtype.is_integer:
-        prefix = f"{message}  " if message else ""
-        raise TypeError(f"{prefix}Expected integer type for {t.name}, got "
-                        f"{t.dtype.base_dtype.name}.")
+        prefix = f"{message}.  " if message else ""
+        raise TypeError(f'{prefix}Expected "x" to be integer type.  Found: {t.name} of dtype '
+                        f"{t.dtype.base_dtype}")
     with name_scope(name, "assert_integer", [t]):
         return no_op(name="statically_determined_was_integer")
 
@@ -369,7 +384,7 @@ def assert_scalar(tensor, name=None, message=None) -> Tensor:
     """`tensor`, after checking that its static shape is a scalar (ValueError if not)."""
     t = convert_to_tensor(tensor, name=name)
     if t.shape.ndims is not None and t.shape.ndims != 0:
-        prefix = f"{message}  " if message else ""
+        prefix = f"{message}.  " if message else ""
         raise ValueError(f"{prefix}Expected scalar shape for {t.name}, saw shape: {t.shape}.")
     return t
 

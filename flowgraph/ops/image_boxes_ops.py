@@ -26,6 +26,7 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_gradient, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.array_shape_ops import shape
+from flowgraph.ops.image_dtypes import REAL_IMAGES, check_input
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = ["combined_non_max_suppression", "crop_and_resize", "draw_bounding_boxes",
@@ -213,9 +214,11 @@ def _glimpse_shape(op, images, size, offsets):
                                  f"{offsets[0].value} offsets")
     value = constant_value(op.inputs[1])
     gh, gw = (None, None) if value is None else (int(v) for v in np.reshape(value, -1))
-    if images.ndims is None:
-        return [TensorShape([None, gh, gw, None])]
-    return [TensorShape([images[0].value, gh, gw, images[3].value])]
+    # TF merges the batch of the images with the rows of the offsets.
+    batch = None if images.ndims is None else images[0].value
+    if batch is None and offsets.ndims == 2:
+        batch = offsets[0].value
+    return [TensorShape([batch, gh, gw, None if images.ndims is None else images[3].value])]
 
 
 # TensorFlow registers no gradient for NonMaxSuppressionV5, CombinedNonMaxSuppression,
@@ -228,8 +231,11 @@ not_differentiable("NonMaxSuppressionV3", "NonMaxSuppressionV4",
 
 # -- wrappers ----------------------------------------------------------------------------
 def _nms_inputs(boxes, scores, max_output_size, iou_threshold, score_threshold):
-    b = convert_to_tensor(boxes, dtype=_dtypes.float32, name="boxes")
-    s = convert_to_tensor(scores, dtype=_dtypes.float32, name="scores")
+    halves = (_dtypes.float16, _dtypes.float32)
+    b = convert_to_tensor(check_input(boxes, "NonMaxSuppressionV3", "boxes", halves),
+                          dtype=_dtypes.float32, name="boxes")
+    s = convert_to_tensor(check_input(scores, "NonMaxSuppressionV3", "scores", halves),
+                          dtype=_dtypes.float32, name="scores")
     n = convert_to_tensor(max_output_size, dtype=_I32, name="max_output_size")
     t = convert_to_tensor(iou_threshold, dtype=_dtypes.float32, name="iou_threshold")
     st = convert_to_tensor(score_threshold, dtype=_dtypes.float32, name="score_threshold")
@@ -413,10 +419,13 @@ def crop_and_resize(image, boxes, box_ind=None, crop_size=None, method="bilinear
         raise ValueError(f"crop_and_resize: method must be 'bilinear' or 'nearest', got "
                          f"{method!r}")
     with name_scope(name, "CropAndResize", [image, boxes, box_ind]) as scope:
-        b = convert_to_tensor(boxes, name="boxes")
+        # float64 boxes are kept (flowgraph's float64 crops); TF takes float32 only
+        b = convert_to_tensor(check_input(boxes, "CropAndResize", "boxes",
+                                          (_dtypes.float32, _dtypes.float64)), name="boxes")
         if b.dtype.base_dtype != _dtypes.float64:
             b = convert_to_tensor(boxes, dtype=_dtypes.float32, name="boxes")
-        inputs = [convert_to_tensor(image, name="image"), b,
+        inputs = [check_input(convert_to_tensor(image, name="image"), "CropAndResize", "image",
+                              REAL_IMAGES), b,
                   convert_to_tensor(box_ind, dtype=_I32, name="box_ind"),
                   convert_to_tensor(crop_size, dtype=_I32, name="crop_size")]
         return make_tensor("CropAndResize", inputs,
@@ -440,10 +449,14 @@ def draw_bounding_boxes(images, boxes, name=None, colors=None):
     op_type = "DrawBoundingBoxes" if colors is None else "DrawBoundingBoxesV2"
     values = [images, boxes] if colors is None else [images, boxes, colors]
     with op_scope(name, op_type, values) as scope:
-        inputs = [convert_to_tensor(images, name="images"),
-                  convert_to_tensor(boxes, dtype=_dtypes.float32, name="boxes")]
+        f32 = (_dtypes.float32,)
+        inputs = [check_input(convert_to_tensor(images, name="images"), op_type, "images",
+                              (_dtypes.float32, _dtypes.float16)),
+                  convert_to_tensor(check_input(boxes, op_type, "boxes", f32),
+                                    dtype=_dtypes.float32, name="boxes")]
         if colors is not None:
-            inputs.append(convert_to_tensor(colors, dtype=_dtypes.float32, name="colors"))
+            inputs.append(convert_to_tensor(check_input(colors, op_type, "colors", f32),
+                                            dtype=_dtypes.float32, name="colors"))
         return make_tensor(op_type, inputs, name=scope)
 
 
@@ -468,7 +481,10 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
     # 0 means unseeded
     s1, s2 = seed or 0, seed2 or 0
     with name_scope(name, "sample_distorted_bounding_box"):
-        size_t = convert_to_tensor(image_size, name="image_size")
+        size_t = check_input(convert_to_tensor(image_size, name="image_size"),
+                             "SampleDistortedBoundingBoxV2", "image_size",
+                             (_dtypes.uint8, _dtypes.int8, _dtypes.int16, _dtypes.int32,
+                              _dtypes.int64))
         inputs = [size_t, convert_to_tensor(bounding_boxes, dtype=_dtypes.float32,
                                             name="bounding_boxes"),
                   convert_to_tensor(min_object_covered, dtype=_dtypes.float32,
@@ -498,9 +514,12 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True,
     """
     # TF1's function builds the first version of the op, ``ExtractGlimpse``
     with name_scope(name, "ExtractGlimpse") as scope:
-        inputs = [convert_to_tensor(input, name="input"),
+        f32 = (_dtypes.float32,)
+        inputs = [convert_to_tensor(check_input(input, "ExtractGlimpse", "input", f32),
+                                    dtype=_dtypes.float32, name="input"),
                   convert_to_tensor(size, dtype=_I32, name="size"),
-                  convert_to_tensor(offsets, dtype=_dtypes.float32, name="offsets")]
+                  convert_to_tensor(check_input(offsets, "ExtractGlimpse", "offsets", f32),
+                                    dtype=_dtypes.float32, name="offsets")]
         kind = noise if noise != "uniform" or uniform_noise else "gaussian"
         return make_tensor("ExtractGlimpse", inputs, name=scope, attrs=
                            {"centered": bool(centered), "normalized": bool(normalized),

@@ -31,6 +31,7 @@ from flowgraph.ops.image_adjust_ops import (
     resize_image_with_crop_or_pad,
     transpose_image,
 )
+from flowgraph.ops.image_dtypes import check_input
 from flowgraph.ops.math_ops import abs as _abs
 from flowgraph.ops.math_ops import cast, log, square, squared_difference
 from flowgraph.ops.math_reduce import reduce_mean, reduce_prod, reduce_sum
@@ -342,7 +343,8 @@ def sobel_edges(image):
     from flowgraph.ops.array_join_ops import tile
     from flowgraph.ops.nn_ops import depthwise_conv2d
 
-    x = convert_to_tensor(image)
+    x = check_input(convert_to_tensor(image), "DepthwiseConv2dNative", "input",
+                    (_dtypes.float16, _dtypes.bfloat16, _dtypes.float32, _dtypes.float64))
     image_shape = shape(x)
     # one depthwise filter per kernel: [3, 3, 1, 2] tiled over the channels
     kernels = np.stack([np.array(_SOBEL_Y), np.array(_SOBEL_Y).T], -1)[:, :, None, :]

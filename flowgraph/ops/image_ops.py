@@ -40,6 +40,7 @@ from flowgraph.ops.array_join_ops import reverse_v2
 from flowgraph.ops.array_shape_ops import expand_dims, reshape, shape, squeeze
 from flowgraph.ops.check_ops import Assert
 from flowgraph.ops.image_aspect_size import aspect_preserving_size
+from flowgraph.ops.image_dtypes import REAL_IMAGES, check_input
 from flowgraph.ops.math_ops import (
     cast,
     greater_equal,
@@ -211,7 +212,7 @@ def _resize_op(op_type, images, size, align_corners, half_pixel_centers, name,
     what = f"image.{op_type}"
     scope_cm = _no_scope() if in_scope else name_scope(name, op_type, [images, size])
     with scope_cm as scope:
-        x = _image_tensor(images, what)
+        x = check_input(_image_tensor(images, what), op_type, "images", REAL_IMAGES)
         s = _size_tensor(size, what)
         single = x.shape.ndims == 3
         if single:
@@ -533,7 +534,8 @@ def random_brightness(image, max_delta, seed=None):
 # -- codecs ------------------------------------------------------------------------------
 def decode_png(contents, channels: int = 0, dtype=_dtypes.uint8, name=None):
     """Decode PNG bytes into a ``[height, width, channels]`` uint8 (or uint16) tensor;
-    ``channels=0`` keeps the file's. Needs Pillow (the kernel says so when missing).
+    ``channels=0`` keeps the file's. As in TF the op also decodes JPEG and GIF data.
+    Needs Pillow (the kernel says so when missing).
 
     Example
     -------
@@ -544,8 +546,6 @@ def decode_png(contents, channels: int = 0, dtype=_dtypes.uint8, name=None):
     dtype = _dtypes.as_dtype(dtype).base_dtype
     if dtype not in (_dtypes.uint8, _dtypes.uint16):
         raise TypeError(f"decode_png: dtype must be uint8 or uint16, got {dtype.name}")
-    if channels not in (0, 1, 2, 3, 4):
-        raise ValueError(f"decode_png: channels must be 0 to 4, got {channels}")
     c = convert_to_tensor(contents, dtype=_dtypes.string, name="contents")
     return make_tensor("DecodePng", [c], {"channels": int(channels), "dtype": dtype},
                        name=name or "DecodePng")
@@ -554,8 +554,10 @@ def decode_png(contents, channels: int = 0, dtype=_dtypes.uint8, name=None):
 def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bool = True,
                 try_recover_truncated: bool = False, acceptable_fraction: float = 1,
                 dct_method: str = "", name=None):
-    """Decode JPEG bytes into a ``[height, width, channels]`` uint8 tensor (Pillow's
-    decoder: pixel values may differ by a few units from TensorFlow's libjpeg).
+    """Decode JPEG bytes into a ``[height, width, channels]`` uint8 tensor through Pillow's
+    libjpeg. Pixels equal TF's for gray and 4:4:4 images, with ``fancy_upscaling=False``
+    or with ``dct_method='INTEGER_ACCURATE'``; TF's default decoding of subsampled
+    chroma (fast IDCT with fancy upsampling) may differ by a few units.
 
     Example
     -------
@@ -563,14 +565,15 @@ def decode_jpeg(contents, channels: int = 0, ratio: int = 1, fancy_upscaling: bo
     >>> tf.image.decode_jpeg(b"", channels=1).dtype
     tf.uint8
     """
-    if channels not in (0, 1, 3):
-        raise ValueError(f"decode_jpeg: channels must be 0, 1 or 3, got {channels}")
+    # channels are checked when the op runs (0, 1 or 3 for JPEG data), as in TF
     if ratio != 1:
         raise NotImplementedError("decode_jpeg: ratio other than 1 is not implemented in "
                                   "flowgraph; resize after decoding")
     c = convert_to_tensor(contents, dtype=_dtypes.string, name="contents")
-    return make_tensor("DecodeJpeg", [c], {"channels": int(channels)},
-                       name=name or "DecodeJpeg")
+    attrs = {"channels": int(channels), "fancy_upscaling": bool(fancy_upscaling),
+             "try_recover_truncated": bool(try_recover_truncated),
+             "acceptable_fraction": float(acceptable_fraction), "dct_method": dct_method}
+    return make_tensor("DecodeJpeg", [c], attrs, name=name or "DecodeJpeg")
 
 
 def encode_png(image, compression: int = -1, name=None):

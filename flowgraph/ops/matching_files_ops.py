@@ -15,7 +15,7 @@ from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.op_util import fixed_dtype, make_tensor
+from flowgraph.ops.op_util import fixed_dtype, make_tensor, op_scope
 
 __all__ = ["matching_files"]
 
@@ -49,5 +49,6 @@ def matching_files(pattern, name=None):
     ...         tf.matching_files(os.path.join(d, "*.csv"))).astype(str)])
     ['a.csv', 'b.csv']
     """
-    p = convert_to_tensor(pattern, dtype=_dtypes.string, name="pattern")
-    return make_tensor("MatchingFiles", [p], name=name or "MatchingFiles")
+    with op_scope(name, "MatchingFiles", (pattern,)) as scope:
+        p = convert_to_tensor(pattern, dtype=_dtypes.string, name="pattern")
+        return make_tensor("MatchingFiles", [p], name=scope)

@@ -163,6 +163,11 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, d
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         logits = _xent_float(logits, "logits")
         labels = convert_to_tensor(labels, name="labels")
+        # Half-precision logits run the op in float32; the loss is cast back at the end.
+        half = logits.dtype.base_dtype
+        half = half if half in (_dtypes.float16, _dtypes.bfloat16) else None
+        if half:
+            logits = math_ops.cast(logits, _dtypes.float32)
         if labels.dtype.base_dtype != logits.dtype.base_dtype:
             if not (labels.dtype.is_floating or labels.dtype.is_integer
                     or labels.dtype.base_dtype == _dtypes.bool):
@@ -199,7 +204,7 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, d
         loss = array_ops.reshape(op.outputs[0], output_shape)
         if static.ndims is not None:
             loss.set_shape(static[:-1])
-        return loss
+        return math_ops.cast(loss, half) if half else loss
 
 
 def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=None,
@@ -265,11 +270,15 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         # TF's layout: inside the scope, the op carries `name` (default: its type), so
         # the loss is "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits".
         op_name = name or "SparseSoftmaxCrossEntropyWithLogits"
+        # float16 logits run the op in float32; the loss is cast back at the end.
+        half = logits.dtype.base_dtype == _dtypes.float16
+        precise = math_ops.cast(logits, _dtypes.float32) if half else logits
         labels_shape = array_ops.shape(labels)
         if gr == 2:
-            return make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
-                           name=op_name).outputs[0]
-        flat_logits = _flatten_classes(logits)
+            out = make_op("SparseSoftmaxCrossEntropyWithLogits", [precise, labels],
+                          name=op_name).outputs[0]
+            return math_ops.cast(out, _dtypes.float16) if half else out
+        flat_logits = _flatten_classes(precise)
         flat_labels = array_ops.reshape(labels, [-1])
         op = make_op("SparseSoftmaxCrossEntropyWithLogits", [flat_logits, flat_labels],
                      name=op_name)
@@ -277,7 +286,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         if lr is not None:
             out.set_shape(labels.shape.merge_with(logits.shape[:-1]) if gr is not None
                           else labels.shape)
-        return out
+        return math_ops.cast(out, _dtypes.float16) if half else out
 
 
 # -- elementwise compositions ------------------------------------------------------------------

@@ -104,8 +104,9 @@ class ReaderBase:
     def __init__(self, attrs=None, name=None, shared_name=None, container=None) -> None:
         all_attrs = {"container": container or "", "shared_name": shared_name or ""}
         all_attrs.update(attrs or {})
+        # TensorFlow names the handle after its op type (``TFRecordReaderV2``).
         self._reader_ref = make_tensor(self._op_type, [], all_attrs,
-                                       name=name or self._op_type[:-2])
+                                       name=name or self._op_type)
 
     @property
     def reader_ref(self):

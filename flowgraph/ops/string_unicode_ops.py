@@ -80,7 +80,16 @@ not_differentiable("UnicodeDecode", "UnicodeDecodeWithOffsets", "UnicodeEncode",
                    "UnicodeTranscode")
 
 
-def _check_encoding(encoding: str, what: str, arg: str = "input_encoding") -> str:
+def _check_input_encoding(encoding, what: str) -> str:
+    # Any ICU converter name decodes (ISO-8859-1, windows-1252, UTF-16-LE, ...); an
+    # unknown one fails when the kernel runs, as in TensorFlow.
+    if not isinstance(encoding, str) or not encoding:
+        raise ValueError(f"tf.strings.{what}: input_encoding must be a non-empty encoding "
+                         f"name, got {encoding!r}")
+    return encoding
+
+
+def _check_encoding(encoding: str, what: str, arg: str = "output_encoding") -> str:
     if encoding not in _ENCODINGS:
         raise ValueError(f"tf.strings.{what}: {arg} must be one of {', '.join(_ENCODINGS)}, "
                          f"got {encoding!r}")
@@ -120,7 +129,7 @@ def _nest(flat, splits, shape: TensorShape, what: str):
 def _decode(input, input_encoding, errors, replacement_char, replace_control_characters,
             with_offsets: bool, what: str):
     x = _strings(input, what)
-    attrs = {"input_encoding": _check_encoding(input_encoding, what),
+    attrs = {"input_encoding": _check_input_encoding(input_encoding, what),
              "errors": _check_errors(errors, what),
              "replacement_char": int(replacement_char),
              "replace_control_characters": bool(replace_control_characters)}
@@ -178,6 +187,7 @@ def unicode_split(input, input_encoding, errors="replace", replacement_char=6553
     >>> tf.Session().run(tf.strings.unicode_split("añ", "UTF-8")).tolist()
     [b'a', b'\\xc3\\xb1']
     """
+    _check_encoding(input_encoding, "unicode_split", "input_encoding")
     with name_scope(name, "UnicodeSplit", [input]):
         x, (splits, values) = _decode(input, input_encoding, errors, replacement_char,
                                       False, False, "unicode_split")
@@ -204,6 +214,7 @@ def unicode_split_with_offsets(input, input_encoding, errors="replace",
     """
     with name_scope(name, "UnicodeSplitWithOffsets", [input]):
         what = "unicode_split_with_offsets"
+        _check_encoding(input_encoding, what, "input_encoding")
         x, (splits, values, offsets) = _decode(input, input_encoding, errors,
                                                replacement_char, False, True, what)
         each = _a.range(_m.cast(_a.size(values), _dtypes.int64) + 1)
@@ -285,7 +296,7 @@ def unicode_transcode(input, input_encoding, output_encoding, errors="replace",
     """
     with name_scope(name, "UnicodeTranscode", [input]):
         x = convert_to_tensor(input, dtype=_dtypes.string, name="input")
-        attrs = {"input_encoding": _check_encoding(input_encoding, "unicode_transcode"),
+        attrs = {"input_encoding": _check_input_encoding(input_encoding, "unicode_transcode"),
                  "output_encoding": _check_encoding(output_encoding, "unicode_transcode",
                                                     "output_encoding"),
                  "errors": _check_errors(errors, "unicode_transcode"),

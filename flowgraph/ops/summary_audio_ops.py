@@ -22,9 +22,7 @@ __all__: list[str] = []
 
 @register_op("AudioSummaryV2", attrs={"max_outputs": 3}, dtype_fn=fixed_dtype(_dtypes.string))
 def _audio_summary_shape(op, tag, tensor, sample_rate):
-    if tensor.ndims is not None and tensor.ndims not in (2, 3):
-        raise op.shape_error(f"audio must be [batch, frames] or [batch, frames, channels], "
-                             f"got shape {tensor}")
+    # The clips' rank is checked when the op runs, as TensorFlow does.
     if sample_rate.ndims not in (None, 0):
         raise op.shape_error(f"sample_rate must be a scalar, got shape {sample_rate}")
     return [TensorShape([])]

@@ -22,7 +22,8 @@ from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from flowgraph.framework.tensor_shape import Dimension, TensorShape, as_shape
-from flowgraph.ops.math_ops import cast, maximum, minimum
+from flowgraph.ops.math_ops import cast
+from flowgraph.ops.math_raw import clip_by_value_op
 from flowgraph.ops.static_value import get_static_value
 from flowgraph.ops.variables import VariableAggregation, VariableSynchronization
 
@@ -199,33 +200,39 @@ def saturate_cast(value, dtype, name=None):
     >>> tf.Session().run(tf.saturate_cast([-5.0, 300.0], tf.uint8)).tolist()
     [0, 255]
     """
-    dtype = _dtypes.as_dtype(dtype)
+    dtype = _dtypes.as_dtype(dtype).base_dtype
     with name_scope(name, "saturate_cast", [value]) as scope:
         x = convert_to_tensor(value, name="value")
         src = x.dtype.base_dtype
-        if not (src.is_complex or dtype.is_complex or dtype == _dtypes.bool):
-            lo, hi = _range(dtype)
-            src_lo, src_hi = _range(src)
-            if lo > src_lo:
-                x = maximum(x, cast(lo, src))
-            if hi < src_hi:
-                x = minimum(x, cast(_below(hi, src), src))
+        if not (src.is_complex or dtype.is_complex):
+            limits = _clamp_limits(src, dtype)
+            if limits is not None:
+                lo = convert_to_tensor(limits[0], dtype=src)
+                hi = convert_to_tensor(limits[1], dtype=src)
+                x = clip_by_value_op(x, lo, hi, name="clamp")
         return cast(x, dtype, name=scope)
 
 
-def _range(dtype):
-    np_dtype = np.dtype(dtype.as_numpy_dtype)
-    info = np.iinfo(np_dtype) if np_dtype.kind in "iu" else np.finfo(np_dtype)
-    return float(info.min), float(info.max)
-
-
-def _below(hi: float, src) -> float:
-    """The largest value of `src`'s type not above `hi` (so the cast cannot overflow)."""
-    np_src = np.dtype(src.as_numpy_dtype)
-    if np_src.kind != "f":
-        return hi
-    v = np_src.type(hi)
-    return float(np.nextafter(v, np_src.type(0)) if float(v) > hi else v)
+def _clamp_limits(src, dst):
+    """``(lo, hi)`` in `src`'s NumPy type bounding `dst`'s range, or None when `src`
+    already fits. A bound `src` cannot hold exactly is moved one step toward zero, so
+    the clamped value always converts without overflow (float32 -> int32 stops at
+    2147483520)."""
+    # Bounds compare as TensorFlow's NumPy 1 scalars did: a floating `src` against
+    # float64 values (int64's max rounds to 2**63, so +inf still wraps to int64's min).
+    num = float if src.is_floating else int
+    src_min, src_max, dst_min, dst_max = (
+        num(np.asarray(v).item()) for v in (src.min, src.max, dst.min, dst.max))
+    if not (src_min < dst_min or src_max > dst_max):
+        return None
+    np_src = src.as_numpy_dtype
+    lo = np_src(max(src_min, dst_min))
+    if num(lo.item()) < dst_min:
+        lo = np.nextafter(lo, np_src(0), dtype=np_src)
+    hi = np_src(min(src_max, dst_max))
+    if num(hi.item()) > dst_max:
+        hi = np.nextafter(hi, np_src(0), dtype=np_src)
+    return lo, hi
 
 
 def to_complex64(x, name="ToComplex64"):

@@ -115,6 +115,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     **{f"contrib.seq2seq.python.ops.{name}": ("tf.contrib.seq2seq",) for name in (
         "attention_wrapper", "basic_decoder", "beam_search_decoder", "decoder", "helper",
         "loss")},
+    "contrib.learn.python.learn.datasets.mnist": ("tf.contrib.learn.datasets.mnist",),
+    "contrib.learn.python.learn.datasets.base": ("tf.contrib.learn.datasets",),
     "python.ops.ragged.ragged_tensor": ("tf.ragged", "tf"),
     **{f"python.ops.gen_{name}_ops": ("gen", *_OPS) for name in (
         "array", "math", "nn", "state", "control_flow", "data_flow", "io", "image",

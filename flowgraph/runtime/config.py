@@ -1,6 +1,6 @@
 """`ConfigProto`, `RunOptions`, `RunMetadata` and step statistics, as plain objects.
 
-They accept TensorFlow's field names (unknown fields are a TypeError naming the field),
+They accept TensorFlow's field names (an unknown one is protobuf's ValueError),
 so ``tf.ConfigProto(log_device_placement=True)`` works unchanged.
 
 Example
@@ -34,9 +34,9 @@ class _Message(RecordMessage):
             object.__setattr__(self, name, value)
         for name, value in kwargs.items():
             if name not in self._fields:
-                raise TypeError(
-                    f"{type(self).__name__} has no field '{name}'; known fields: "
-                    f"{', '.join(sorted(self._fields))}"
+                raise ValueError(  # protobuf's type and wording
+                    f'Protocol message {type(self).__name__} has no "{name}" field. '
+                    f"Known fields: {', '.join(sorted(self._fields))}"
                 )
             if isinstance(value, dict) and isinstance(getattr(self, name), _Message):
                 value = type(getattr(self, name))(**value)

@@ -67,6 +67,10 @@ class FetchMapper:
             if _is_namedtuple(obj):
                 parts = [walk(v) for v in obj]
                 return lambda values: type(obj)(*[p(values) for p in parts])
+            fields = getattr(type(obj), "__attrs_attrs__", None)
+            if fields is not None:  # an attrs class: rebuilt from its fields, in order
+                parts = [walk(getattr(obj, f.name)) for f in fields]
+                return lambda values: type(obj)(*[p(values) for p in parts])
             if isinstance(obj, list | tuple):
                 parts = [walk(v) for v in obj]
                 kind = type(obj)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import warnings
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,7 +32,7 @@ from flowgraph.framework.nest import is_nested
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.resources import VariableState, manager_for_target, reset_target
 from flowgraph.framework.tf_formats.graph_def import GraphDefDict
-from flowgraph.runtime import _executor, plan_cache
+from flowgraph.runtime import _executor, plan_cache, session_callable
 from flowgraph.runtime.bind import KernelCache
 from flowgraph.runtime.config import (
     ConfigProto,
@@ -55,6 +57,7 @@ from flowgraph.runtime.plan import (
     emit,
 )
 from flowgraph.runtime.prune import needed_ops
+from flowgraph.runtime.session_feeds import return_fed_values, string_feed
 from flowgraph.runtime.specialize import ShapeVariants, first_plan, wants_variants
 from flowgraph.runtime.step import FastRun, StepContext, step_ids, watchdog
 from flowgraph.runtime.step_stats import fill_step_stats
@@ -64,6 +67,9 @@ logger = logging.getLogger("tensorflow")
 # distributed runtime), registered by `register_target_scheme` from the top of the
 # package, so that this layer imports nothing above it.
 _TARGET_SCHEMES: dict[str, object] = {}
+# Open sessions on the default target '': `Session.reset("")` closes them all, as
+# TensorFlow's reset of its in-process sessions does.
+_LOCAL_SESSIONS: weakref.WeakSet = weakref.WeakSet()
 
 
 def partition_graph_def(partition: dict) -> GraphDefDict:
@@ -148,6 +154,7 @@ class Session:
                                        CostModel())
         self._lock = threading.Lock()
         self._closed = False
+        self._closed_by_reset = False
         self._live_steps: set = set()
         threads = self._config.inter_op_threads()
         self._pool = _executor.WorkerPool(threads - 1) if threads > 1 else None
@@ -155,6 +162,8 @@ class Session:
         self._intra_op = max(0, int(self._config.intra_op_parallelism_threads or 0))
         self._backends = list({id(d.backend): d.backend for d in self.devices}.values())
         self._context_stack: list = []
+        if not self._target:
+            _LOCAL_SESSIONS.add(self)
 
     def _apply_memory_fraction(self) -> None:
         """``gpu_options.per_process_gpu_memory_fraction``: a fraction in (0, 1] limits
@@ -245,11 +254,28 @@ class Session:
         except Exception:
             pass
 
+    def _closed_error(self) -> Exception:
+        """What using a closed session raises: RuntimeError after `close`; after
+        ``Session.reset("")`` closed it, TensorFlow's CancelledError."""
+        if getattr(self, "_closed_by_reset", False):
+            return errors.CancelledError(None, None, "Session has been closed.")
+        return RuntimeError("Attempted to use a closed Session.")
+
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config=None) -> None:
         """Clear the resource containers (variables, queues) of a named target: a
-        ``'local://NAME'`` target, or every task of the cluster of a ``'grpc://'`` one."""
+        ``'local://NAME'`` target, or every task of the cluster of a ``'grpc://'`` one.
+
+        On the default target ``''`` it closes every open in-process session, as
+        TensorFlow does: their next run raises CancelledError.
+        """
         text = target.decode() if isinstance(target, bytes) else target
+        if not text:
+            for session in list(_LOCAL_SESSIONS):
+                if not session._closed:  # closing drops its private state too
+                    session.close()
+                    session._closed_by_reset = True
+            return
         for prefix, loader in _TARGET_SCHEMES.items():
             if text and text.startswith(prefix):
                 loader().reset(text, containers, config)
@@ -267,7 +293,7 @@ class Session:
         thread count while other processes keep the cores busy (docs/performance.md).
         """
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            raise self._closed_error()
         limits = None
         for backend in self._backends:
             limit = backend.intra_op_limit(self._intra_op)
@@ -338,6 +364,9 @@ class Session:
             cp = variants.pick(cp, feed_values, lambda: self._compile(
                 mapper, feed_tensors, budget, feed_values, True))
         values = self._execute(cp, feed_tensors, feed_values, options, run_metadata)
+        if feed_tensors and return_fed_values(values, mapper.unique_tensors, feed_tensors,
+                                               feed_values):
+            plain = False  # the FastRun would give the executor's value
         if plain and variants is None and self._fast_path_ok(cp, feed_dict, feed_tensors,
                                                              feed_values):
             self._fast_runs[fast_key] = FastRun(cp, feed_tensors, feed_values,
@@ -520,11 +549,8 @@ class Session:
                     f"Cannot feed value {value!r} to tensor '{t.name}' of dtype "
                     f"{dtype.name}: {e}"
                 ) from None
-        if arr.dtype == object and dtype.name == "string" and any(
-                type(v) is str for v in arr.flat):
-            # as TensorFlow: a fed Python/NumPy str reaches the graph as UTF-8 bytes
-            arr = np.array([v.encode("utf-8") if type(v) is str else v for v in arr.flat],
-                           dtype=object).reshape(arr.shape)
+        if arr.dtype == object and dtype.name == "string":
+            arr = string_feed(arr, t)
         shape = t._shape
         dims = shape._dims
         if dims is not None:
@@ -548,7 +574,7 @@ class Session:
         from flowgraph.runtime.partial_run import PartialRun
 
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            raise self._closed_error()
         return PartialRun.setup(self, fetches, feeds or []).handle
 
     def partial_run(self, handle, fetches, feed_dict=None):
@@ -556,33 +582,48 @@ class Session:
         from flowgraph.runtime.partial_run import lookup
 
         if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+            raise self._closed_error()
         return lookup(self, handle).run(fetches, feed_dict or {})
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
-        """A function that runs `fetches`, taking the `feed_list` values positionally."""
-        if self._closed:
-            raise errors.CancelledError(None, None, "Session has been closed.")
-        feed_list = list(feed_list or [])
+        """A function that runs `fetches`, taking the `feed_list` values positionally.
 
-        def call(*args, **kwargs):
-            # TensorFlow pairs values with feed_list positionally: a feed left without a
-            # value fails as an unfed placeholder would, extra values are ignored.
-            return self.run(fetches, dict(zip(feed_list, args)), **kwargs)
-
-        return call
+        As in TensorFlow: with a `feed_list` the function is `run` with those feeds (it
+        also takes `run`'s ``options``/``run_metadata``); without one, `fetches` are
+        checked now and the function takes no feeds, and ``options``/``run_metadata``
+        only with `accept_options`.
+        """
+        return session_callable.make_callable(self, fetches, feed_list, accept_options)
 
 
 class InteractiveSession(Session):
-    """A session that installs itself as the default session on construction."""
+    """A session that installs itself as the default session on construction.
+
+    Opening one while another is open warns (`warnings.warn`), as TensorFlow does.
+    """
+
+    _count_lock = threading.Lock()
+    _active_count = 0  # open InteractiveSessions, guarded by _count_lock
 
     def __init__(self, target: str = "", graph: Graph | None = None,
                  config: ConfigProto | None = None) -> None:
         super().__init__(target, graph, config)
+        with InteractiveSession._count_lock:
+            if InteractiveSession._active_count > 0:
+                warnings.warn(
+                    "An interactive session is already active: the open ones keep their "
+                    "resources (and memory) until each is closed with "
+                    "`InteractiveSession.close()`.", stacklevel=2)
+            InteractiveSession._active_count += 1
+        self._counted = True
         self._default = _DefaultSession(self, enter_graph=True)
         self._default.__enter__()
 
     def close(self) -> None:
+        with InteractiveSession._count_lock:
+            if getattr(self, "_counted", False):
+                InteractiveSession._active_count -= 1
+                self._counted = False
         if getattr(self, "_default", None) is not None:
             try:
                 self._default.__exit__(None, None, None)

@@ -220,8 +220,10 @@ class FastRun:
         self.fetch_slots = cp.fetch_slots
         self.rendezvous = cp.needs_rendezvous
         self.deref = tuple(i for i, deref in enumerate(cp.deref_fetch) if deref)
-        # (tensor, dtype, shape) of each feed as the session accepted it last
-        self.feed_checks = [(t, v.dtype, v.shape) for t, v in zip(feed_tensors, feed_values)]
+        # (tensor, dtype, shape) of each feed as the session accepted it last; a string
+        # (object) feed's dtype is None so that each run converts it (str -> UTF-8 bytes)
+        self.feed_checks = [(t, None if v.dtype == object else v.dtype, v.shape)
+                            for t, v in zip(feed_tensors, feed_values)]
         # How the fetch structure is rebuilt from the fetched values: an int (one tensor:
         # that value), or a callable
         self.rebuild = rebuild

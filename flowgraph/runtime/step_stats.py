@@ -187,12 +187,14 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
 
 def _label(info) -> str:
     """TensorFlow's ``name = Type(input, input:1, ^control)`` (`Timeline` reads the
-    inputs from it); a fused node lists its members: ``y = Fused(a:Add, y:Relu)``."""
-    if info.fused:
+    inputs from it); a fused node lists its members: ``y = Fused(a:Add, y:Relu)``, a
+    node fused from one op is labelled as that op."""
+    if info.fused and len(info.fused) > 1:
         return f"{info.name} = Fused({', '.join(f'{op.name}:{op.type}' for op in info.fused)})"
-    if info.op is not None:
-        inputs = [t.name[:-2] if t.name.endswith(":0") else t.name for t in info.op.inputs]
-        inputs += [f"^{c.name}" for c in info.op.control_inputs]
+    op = info.fused[0] if info.fused else info.op
+    if op is not None:
+        inputs = [t.name[:-2] if t.name.endswith(":0") else t.name for t in op.inputs]
+        inputs += [f"^{c.name}" for c in op.control_inputs]
     else:
         inputs = list(info.inputs)
     return f"{info.name} = {info.op_type}({', '.join(inputs)})"

@@ -1,7 +1,8 @@
 """The `tf.strings` namespace: re-exports only (see `flowgraph/ops/string_hash_ops.py`)."""
 
 from flowgraph.ops.string_hash_ops import as_string, to_hash_bucket_fast
-from flowgraph.ops.string_ops import join, length, split, substr, to_number
+from flowgraph.ops.string_ops import join, length, substr, to_number
+from flowgraph.ops.string_split_ops import split
 
 __all__ = ["as_string", "join", "length", "split", "substr", "to_hash_bucket_fast",
            "to_number"]

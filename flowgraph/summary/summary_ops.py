@@ -101,7 +101,8 @@ def scalar(name: str, tensor, collections=None, family=None) -> Tensor:
     name : str
         The tag (prefixed with the current name scope; made unique).
     tensor : Tensor
-        A real numeric scalar.
+        A real numeric scalar (a non-scalar fails when the summary runs, as in
+        TensorFlow).
     collections : list of str, optional
         Graph collections to add the summary to (default ``[GraphKeys.SUMMARIES]``).
     family : str, optional
@@ -122,11 +123,6 @@ def scalar(name: str, tensor, collections=None, family=None) -> Tensor:
     with _summary_scope(name, family, [tensor]) as (tag, scope):
         tensor = convert_to_tensor(tensor)
         _check_dtype(tensor, _REAL, "ScalarSummary", "values")
-        if tensor.shape.ndims not in (None, 0):
-            raise ValueError(
-                f"tf.summary.scalar('{tag}') needs a scalar tensor, got '{tensor.name}' of "
-                f"shape {tensor.shape}; reduce it first (e.g. tf.reduce_mean)."
-            )
         tags = constant(tag, name="tags")
         val = make_tensor("ScalarSummary", [tags, tensor], name=scope)
     _collect(val, collections, [GraphKeys.SUMMARIES])

@@ -27,6 +27,7 @@ import queue
 import socket
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -152,6 +153,8 @@ def _graph_bytes(graph, graph_def) -> bytes:
     if graph is not None and hasattr(graph, "as_graph_def"):
         return _graph_event_bytes(graph)
     source = graph if graph is not None else graph_def
+    if hasattr(source, "SerializeToString"):  # written as given (no shapes added)
+        return source.SerializeToString()
     if isinstance(source, dict):
         return graph_def_proto(source).SerializeToString()
     return _as_bytes(source, "graph_def")
@@ -383,6 +386,7 @@ class FileWriter:
                 "FileWriter(session=...) (TF2 summary ops) is not supported; write summaries "
                 "with the tf.summary.* ops and FileWriter.add_summary.")
         self.event_writer = EventFileWriter(logdir, max_queue, flush_secs, filename_suffix)
+        self._closed = False  # by close(), until reopen(): using it then warns, as in TF
         self._seen_summary_tags: set[str] = set()
         self._session_run_tags: set[str] = set()
         if graph is not None or graph_def is not None:
@@ -400,7 +404,13 @@ class FileWriter:
     def get_logdir(self) -> str:
         return self.event_writer.get_logdir()
 
+    def _warn_if_closed(self) -> None:
+        if self._closed:
+            warnings.warn("Attempting to use a closed FileWriter. The operation will be a "
+                          "noop unless the FileWriter is explicitly reopened.", stacklevel=3)
+
     def _add_event(self, event: ef.Event, step) -> None:
+        self._warn_if_closed()
         event.wall_time = time.time()
         if step is not None:
             event.step = int(np.asarray(step))
@@ -408,6 +418,7 @@ class FileWriter:
 
     def add_event(self, event) -> None:
         """Write an `Event` (message or serialized bytes) as it is."""
+        self._warn_if_closed()
         self.event_writer.add_event(_as_bytes(event, "event"))
 
     def add_summary(self, summary, global_step=None) -> None:
@@ -439,6 +450,10 @@ class FileWriter:
 
     def add_meta_graph(self, meta_graph_def, global_step=None) -> None:
         """Write a serialized MetaGraphDef."""
+        if not isinstance(meta_graph_def, bytes | bytearray | np.ndarray | ef.Message) and (
+                not hasattr(meta_graph_def, "SerializeToString")):
+            raise TypeError("meta_graph_def must be type MetaGraphDef, saw type: "
+                            f"{type(meta_graph_def)}")
         self._add_event(ef.Event(meta_graph_def=_as_bytes(meta_graph_def, "meta_graph_def")),
                         global_step)
 
@@ -455,15 +470,18 @@ class FileWriter:
 
     def flush(self) -> None:
         """Write all pending events to disk."""
+        self._warn_if_closed()
         self.event_writer.flush()
 
     def close(self) -> None:
         """Flush and close the event file."""
         self.event_writer.close()
+        self._closed = True
 
     def reopen(self) -> None:
         """Reopen after `close()`: events go to a new event file in the same directory."""
         self.event_writer.reopen()
+        self._closed = False
 
 
 class FileWriterCache:

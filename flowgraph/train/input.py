@@ -25,6 +25,7 @@ from flowgraph.framework.tensor_shape import TensorShape, as_shape
 from flowgraph.ops import math_ops
 from flowgraph.ops.data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
 from flowgraph.summary import summary_ops
+from flowgraph.train.input_sparse import is_sparse, restore_sparse, store_sparse, store_sparse_join
 from flowgraph.train.queue_runner import QueueRunner, add_queue_runner
 
 __all__ = ["batch", "batch_join", "shuffle_batch", "shuffle_batch_join"]
@@ -47,7 +48,7 @@ def _as_original_type(original, dequeued):
 
 
 def _validate(tensor_list, what: str) -> list[Tensor]:
-    tensors = [convert_to_tensor(t) for t in tensor_list]
+    tensors = [t if is_sparse(t) else convert_to_tensor(t) for t in tensor_list]
     if not tensors:
         raise ValueError(f"Expected at least one tensor in {what}().")
     return tensors
@@ -106,9 +107,25 @@ def _dequeue(queue, batch_size, allow_smaller_final_batch: bool, name: str):
     return queue.dequeue_many(batch_size, name=name)
 
 
+def _store(tensor_lists, enqueue_many):
+    if len(tensor_lists) == 1:
+        stored, infos = store_sparse(tensor_lists[0], enqueue_many)
+        return [stored], infos
+    return store_sparse_join(tensor_lists, enqueue_many)
+
+
+def _dense_inputs(tensor_lists) -> list:
+    return [t for tl in tensor_lists for t in tl if not is_sparse(t)]
+
+
 def _batch(tensor_lists, original, batch_size, num_threads, capacity, enqueue_many, shapes,
-           dynamic_pad, allow_smaller_final_batch, shared_name, name, what):
-    with name_scope(name, what, [t for tl in tensor_lists for t in tl]) as scope:
+           dynamic_pad, allow_smaller_final_batch, shared_name, name, what, stored_infos=None):
+    with name_scope(name, what, _dense_inputs(tensor_lists)) as scope:
+        # TensorFlow converts its default ``keep_input=True`` here (``batch/Const``).
+        convert_to_tensor(True)
+        tensor_lists, sparse_infos = _store(tensor_lists, enqueue_many)
+        if stored_infos is not None:  # maybe_batch stored its SparseTensors already
+            sparse_infos = _as_tensor_list(stored_infos)
         types = [t.dtype.base_dtype for t in tensor_lists[0]]
         shapes = _shapes(tensor_lists, shapes, enqueue_many)
         if dynamic_pad:
@@ -119,8 +136,8 @@ def _batch(tensor_lists, original, batch_size, num_threads, capacity, enqueue_ma
         # TensorFlow's queue summary: how full the queue is, in [0, 1].
         summary_ops.scalar(f"fraction_of_{capacity}_full",
                            math_ops.cast(queue.size(), _dtypes.float32) * (1.0 / capacity))
-        return _as_original_type(
-            original, _dequeue(queue, batch_size, allow_smaller_final_batch, scope))
+        dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
+        return _as_original_type(original, restore_sparse(dequeued, sparse_infos))
 
 
 def batch(tensors, batch_size, num_threads: int = 1, capacity: int = 32,
@@ -180,11 +197,16 @@ def batch_join(tensors_list, batch_size, capacity: int = 32, enqueue_many: bool 
 
 def _shuffle_batch(tensor_lists, original, batch_size, capacity, min_after_dequeue,
                    num_threads, seed, enqueue_many, shapes, allow_smaller_final_batch,
-                   shared_name, name, what):
+                   shared_name, name, what, stored_infos=None):
     if capacity <= min_after_dequeue:
         raise ValueError(
             f"capacity {capacity} must be bigger than min_after_dequeue {min_after_dequeue}.")
-    with name_scope(name, what, [t for tl in tensor_lists for t in tl]) as scope:
+    with name_scope(name, what, _dense_inputs(tensor_lists)) as scope:
+        # TensorFlow converts its default ``keep_input=True`` here (``batch/Const``).
+        convert_to_tensor(True)
+        tensor_lists, sparse_infos = _store(tensor_lists, enqueue_many)
+        if stored_infos is not None:  # maybe_batch stored its SparseTensors already
+            sparse_infos = _as_tensor_list(stored_infos)
         types = [t.dtype.base_dtype for t in tensor_lists[0]]
         shapes = _shapes(tensor_lists, shapes, enqueue_many)
         queue = RandomShuffleQueue(capacity, min_after_dequeue, types, shapes, seed=seed,
@@ -195,8 +217,8 @@ def _shuffle_batch(tensor_lists, original, batch_size, capacity, min_after_deque
         above = math_ops.maximum(0, queue.size() - min_after_dequeue)
         summary_ops.scalar(f"fraction_over_{min_after_dequeue}_of_{spare}_full",
                            math_ops.cast(above, _dtypes.float32) * (1.0 / spare))
-        return _as_original_type(
-            original, _dequeue(queue, batch_size, allow_smaller_final_batch, scope))
+        dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
+        return _as_original_type(original, restore_sparse(dequeued, sparse_infos))
 
 
 def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads: int = 1,

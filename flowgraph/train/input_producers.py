@@ -111,10 +111,20 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         return queue
 
 
+def _is_nonempty(value) -> bool:
+    """Whether a Python list or NumPy array of strings has any entry (graph values, such
+    as a variable, are checked when the producer runs)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value)
+    size = getattr(value, "size", None)
+    return not isinstance(size, int) or size > 0
+
+
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
                           capacity=32, shared_name=None, name=None, cancel_op=None):
     """A queue of the strings of the 1-D `string_tensor` (typically file names), pass
-    after pass; see `input_producer`. An empty `string_tensor` is an error at run time.
+    after pass; see `input_producer`. An empty Python list is a ValueError here, an empty
+    `string_tensor` an error at run time.
 
     Example
     -------
@@ -123,11 +133,14 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     >>> q.dequeue().dtype.name
     'string'
     """
-    string_tensor = convert_to_tensor(string_tensor, dtype=_dtypes.string)
-    if string_tensor.shape.ndims not in (None, 1):
-        raise ValueError(f"string_input_producer: string_tensor must be a vector, got "
-                         f"shape {string_tensor.shape}")
+    if not _is_nonempty(string_tensor):
+        raise ValueError("string_input_producer requires a non-null input tensor")
     with name_scope(name, "input_producer", [string_tensor]) as scope:
+        # Converted inside the scope, as TensorFlow (``input_producer/Const``).
+        string_tensor = convert_to_tensor(string_tensor, dtype=_dtypes.string)
+        if string_tensor.shape.ndims not in (None, 1):
+            raise ValueError(f"string_input_producer: string_tensor must be a vector, got "
+                             f"shape {string_tensor.shape}")
         not_empty = math_ops.greater(array_ops.size(string_tensor), 0)
         check = check_ops.Assert(
             not_empty, ["string_input_producer requires a non-null input tensor"])
@@ -170,10 +183,10 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
     >>> x.shape.as_list(), y.shape.as_list()
     ([2], [])
     """
-    tensor_list = [convert_to_tensor(t) for t in tensor_list]
     if not tensor_list:
         raise ValueError("slice_input_producer: expected at least one tensor in tensor_list")
-    with name_scope(name, "input_producer", tensor_list):
+    with name_scope(name, "input_producer", list(tensor_list)):
+        tensor_list = [convert_to_tensor(t) for t in tensor_list]
         n = array_ops.shape(tensor_list[0], out_type=_dtypes.int32)[0]
         queue = range_input_producer(n, num_epochs, shuffle, seed, capacity, shared_name)
         index = queue.dequeue()

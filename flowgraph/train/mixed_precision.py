@@ -131,19 +131,23 @@ class DynamicLossScale(LossScale):
 
     def update(self, grads):
         finite = _all_finite(grads)
-        scale = self._scale.value()
-        good = self._good_steps.value()
-        grow = (good + 1) >= self._period
-        grown = scale * self._multiplier
-        grow_ok = math_ops.logical_and(grow, math_ops.is_finite(grown))
-        new_scale = where(
-            finite, where(grow_ok, grown, scale),
-            math_ops.maximum(scale / self._multiplier, 1.0))
-        zero = constant(0, _dtypes.int64)
-        new_good = where(finite, where(grow, zero, good + 1), zero)
-        with control_dependencies([new_scale, new_good]):
-            update = group(self._scale.assign(new_scale), self._good_steps.assign(new_good))
-        return update, finite
+
+        def on_finite():
+            scale, good = self._scale.value(), self._good_steps.value()
+            grow = (good + 1) >= self._period
+            grown = scale * self._multiplier
+            grow_ok = math_ops.logical_and(grow, math_ops.is_finite(grown))
+            new_scale = where(grow_ok, grown, scale)
+            new_good = where(grow, constant(0, _dtypes.int64), good + 1)
+            return _assign_both(self, new_scale, new_good)
+
+        def on_overflow():
+            new_scale = math_ops.maximum(self._scale.value() / self._multiplier, 1.0)
+            return _assign_both(self, new_scale, constant(0, _dtypes.int64))
+
+        # A cond, as TensorFlow builds it: the apply step's cond that follows is "cond_1"
+        # (so a slot the wrapped optimizer creates there is "cond_1/beta1_power").
+        return cond(finite, on_finite, on_overflow), finite
 
     def get_config(self) -> dict:
         return {"initial_loss_scale": self._initial, "increment_period": self._period,
@@ -175,8 +179,7 @@ class MixedPrecisionLossScaleOptimizer(DelegatesSlots, Optimizer):
 
     def __init__(self, opt, loss_scale) -> None:
         if not isinstance(opt, Optimizer):
-            raise ValueError(f'"opt" must be an instance of a tf.train.Optimizer, but got: '
-                             f"{opt}")
+            raise ValueError(f'"opt" must be an instance of Optimizer, but got: {type(opt)}')
         super().__init__(False, "MixedPrecisionLossScaleOptimizer")
         self._optimizer = opt
         self._loss_scale = _as_loss_scale(loss_scale)
@@ -194,6 +197,12 @@ class MixedPrecisionLossScaleOptimizer(DelegatesSlots, Optimizer):
             colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
         return [(self._unscale(g, scale), v) for g, v in grads_and_vars]
 
+    def variables(self) -> list:
+        """The wrapped optimizer's variables, then a dynamic scale's two."""
+        extra = ([self._loss_scale._scale, self._loss_scale._good_steps]
+                 if isinstance(self._loss_scale, DynamicLossScale) else [])
+        return list(self._optimizer.variables()) + extra
+
     @staticmethod
     def _unscale(grad, scale):
         if grad is None:
@@ -204,19 +213,27 @@ class MixedPrecisionLossScaleOptimizer(DelegatesSlots, Optimizer):
         return grad * math_ops.cast(1.0 / scale, grad.dtype.base_dtype)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name: str | None = None):
-        """Update the loss scale; apply the gradients only if they are all finite (the
-        global step advances either way)."""
+        """Update a dynamic loss scale and apply the gradients only if they are all finite
+        (a skipped step leaves `global_step` alone, as in TensorFlow); a fixed scale
+        applies them unconditionally."""
+        if not isinstance(self._loss_scale, DynamicLossScale):
+            return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
+        name = name if name is not None else self._optimizer.get_name()
         grads_and_vars = list(grads_and_vars)
         update, finite = self._loss_scale.update([g for g, _ in grads_and_vars])
 
         def apply():
-            return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
+            return self._optimizer.apply_gradients(grads_and_vars, global_step,
+                                                   name + "-wrapped")
 
-        def skip():
-            return global_step.assign_add(1).op if global_step is not None else no_op()
+        step = cond(finite, lambda: _as_op(apply()), lambda: _as_op(no_op()))
+        return group(step, update, name=name)
 
-        step = cond(finite, lambda: _as_op(apply()), lambda: _as_op(skip()))
-        return group(step, update)
+
+def _assign_both(loss_scale, new_scale, new_good):
+    with control_dependencies([new_scale, new_good]):
+        return _as_op(group(loss_scale._scale.assign(new_scale),
+                            loss_scale._good_steps.assign(new_good)))
 
 
 def _as_op(x):
@@ -239,6 +256,11 @@ def enable_mixed_precision_graph_rewrite(opt, loss_scale="dynamic"):
     if not isinstance(opt, Optimizer):
         raise ValueError('"opt" must be an instance of a tf.train.Optimizer or a '
                          f"tf.keras.optimizers.Optimizer, but got: {opt}")
+    if isinstance(opt, MixedPrecisionLossScaleOptimizer):
+        raise ValueError('"opt" must not already be an instance of a '
+                         "MixedPrecisionLossScaleOptimizer. "
+                         "`enable_mixed_precision_graph_rewrite` will automatically wrap "
+                         "the optimizer with a MixedPrecisionLossScaleOptimizer.")
     return MixedPrecisionLossScaleOptimizer(opt, loss_scale)
 
 

@@ -129,8 +129,13 @@ class ExponentialMovingAverage:
         avg = self._averages[self._key(var)]
         # read here, so that control dependencies around apply() order the read
         value = var.read_value() if isinstance(var, Variable) else var
-        decay = cast(decay, avg.dtype.base_dtype)
-        one_minus = 1.0 - decay
+        dtype = avg.dtype.base_dtype
+        if decay.dtype.base_dtype != dtype:
+            # TF takes 1 - decay in float32 and then casts (float16 shadows differ otherwise)
+            one_minus = cast(1.0 - decay, dtype)
+            decay = cast(decay, dtype)
+        else:
+            one_minus = 1.0 - decay
         debias = self._debias.get(self._key(var))
         with colocate_with(avg.op):
             if debias is None:

@@ -914,8 +914,9 @@ def test_check_messages_and_when_they_fail_are_tensorflows():
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(near)
-        assert ('[m.  ] [x and y not equal to tolerance rtol = Tensor("assert_near/rtol:0", '
-                'shape=(), dtype=float32), atol = Tensor("assert_near/atol:0", shape=(), '
+        # Assert C-escapes its strings, as TensorFlow's does
+        assert ('[m.  ] [x and y not equal to tolerance rtol = Tensor(\\"assert_near/rtol:0\\", '
+                'shape=(), dtype=float32), atol = Tensor(\\"assert_near/atol:0\\", shape=(), '
                 'dtype=float32)]') in str(info.value)
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(ranked)

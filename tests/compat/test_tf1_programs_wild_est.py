@@ -209,7 +209,9 @@ def test_backend_tensor_functions():
     assert (K.eval(v).tolist(), K.int_shape(v), K.dtype(v), K.count_params(v)) == \
         ([[1.0, 2.0], [3.0, 4.0]], (2, 2), "float32", 4)
     K.set_value(v, np.zeros((2, 2)))
-    K.get_session().run(K.update_add(v, K.ones((2, 2))))
+    # K.ones makes a variable (as TF): create it before get_session initializes
+    update = K.update_add(v, K.ones((2, 2)))
+    K.get_session().run(update)
     assert K.get_value(v).tolist() == [[1.0, 1.0], [1.0, 1.0]]
     assert (K.get_uid("foo"), K.get_uid("foo")) == (1, 2)
     with K.name_scope("blk"):

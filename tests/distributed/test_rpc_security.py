@@ -43,7 +43,7 @@ def test_settings_come_from_the_config_then_the_environment_then_the_fallback():
     fallback = Security(auth_token="local")
     assert Security.from_config(None, fallback, environ={}).auth_token == "local"
     assert Security.from_config(tf.ConfigProto(), environ={}) == Security()
-    with pytest.raises(TypeError, match="no field 'auth_tokn'"):
+    with pytest.raises(ValueError, match='has no "auth_tokn" field'):  # protobuf's
         Security.from_config(_config(auth_tokn="x"), environ={})
     Security.from_config(_config(compression_algorithm="gzip"), environ={})  # TF's field
 

@@ -363,7 +363,7 @@ def test_reported_loss_includes_regularization_once():
                                          name="d")])
     model.compile("sgd", "mse")
     assert sorted(t.name for t in model.losses) == ["d/ActivityRegularizer/truediv:0",
-                                                    "d/kernel/Regularizer/Add:0"]
+                                                    "d/kernel/Regularizer/mul:0"]
     values = K.get_session().run(model.losses, {model.inputs[0]: np.ones((4, 3), "float32")})
     np.testing.assert_allclose(values, [0.06, 0.06], rtol=1e-5)
     history = model.fit(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), epochs=1,

@@ -73,14 +73,16 @@ def test_checkpoint_format_warm_starts_training(tmp_path):
     model = _digits_model()
     model.compile(keras.optimizers.SGD(learning_rate=0.0),
                   loss="sparse_categorical_crossentropy")
+    # read (so initialized by Keras) before the conversion: as TF, only then does the
+    # Estimator start from them rather than from its own initial values
+    kernel = model.get_weights()[0]
     est = keras.estimator.model_to_estimator(model, model_dir=str(tmp_path),
                                              checkpoint_format="checkpoint")
     assert est.latest_checkpoint() is None
     x = np.random.RandomState(1).rand(8, 64).astype(np.float32)
     est.train(tf.estimator.inputs.numpy_input_fn({"dense_input": x}, np.zeros(8, np.int64),
                                                  batch_size=4, shuffle=False), steps=1)
-    np.testing.assert_allclose(est.get_variable_value("dense/kernel"),
-                               model.get_weights()[0])
+    np.testing.assert_allclose(est.get_variable_value("dense/kernel"), kernel)
 
 
 def test_functional_model_inputs_outputs_and_metrics(tmp_path):

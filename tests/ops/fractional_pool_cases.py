@@ -50,7 +50,8 @@ def _greedy(x):
 CONTRACT_CASES = {
     "FractionalMaxPoolGrad": [([_x(1, 6, 5, 2)], _grad_of(tf.nn.fractional_max_pool), {})],
     "FractionalAvgPoolGrad": [([_x(1, 6, 5, 2)], _grad_of(tf.nn.fractional_avg_pool), {})],
-    "DrawBoundingBoxes": [([_x(2, 5, 6, 3), np.array([[[0.1, 0.2, 0.8, 0.9]]] * 2, np.float32)],
+    "DrawBoundingBoxes": [([_x(2, 5, 6, 3).astype(np.float32),  # float32/half only, as TF
+                            np.array([[[0.1, 0.2, 0.8, 0.9]]] * 2, np.float32)],
                            lambda im, b: tf.image.draw_bounding_boxes(im, b), {})],
     "CTCGreedyDecoder": [([_x(6, 2, 4)], _greedy, {"value_dependent": True})],
 }

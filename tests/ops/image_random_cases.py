@@ -124,9 +124,9 @@ CONTRACT_CASES = {
          lambda g, x, b: tf.raw_ops.CropAndResizeGradBoxes(grads=g, image=x, boxes=b,
                                                            box_ind=[0, 1, 0]), {})],
     "DrawBoundingBoxesV2": [
-        ([np.zeros((2, 5, 6, 3)), _f32(2, 2, 4)],   # colors=None builds the V1 op
+        ([np.zeros((2, 5, 6, 3), np.float32), _f32(2, 2, 4)],  # colors=None builds V1
          lambda x, b: tf.image.draw_bounding_boxes(x, b, colors=[[1.0, 1.0, 0.0, 1.0]]), {}),
-        ([np.zeros((1, 4, 4, 1)), np.array([[[0.0, 0.0, 0.5, 0.5]]], np.float32)],
+        ([np.zeros((1, 4, 4, 1), np.float32), np.array([[[0.0, 0.0, 0.5, 0.5]]], np.float32)],
          lambda x, b: tf.image.draw_bounding_boxes(x, b, colors=[[0.5, 0.2, 0.1, 1.0]]), {})],
     "SampleDistortedBoundingBoxV2": [
         ([np.array([40, 50, 3], np.int32)], lambda s: tf.image.sample_distorted_bounding_box(

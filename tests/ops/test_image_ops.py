@@ -159,10 +159,10 @@ def test_png_and_jpeg_decoding():
     assert tf.image.decode_image(buf.getvalue()).op.type == "DecodeImage"
     np.testing.assert_array_equal(_run(tf.image.decode_image(buf.getvalue())), jpeg)
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match="not a valid image"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Unknown image file format"):
             sess.run(tf.image.decode_png(b"not an image"))
-        with pytest.raises(tf.errors.InvalidArgumentError, match="expected PNG"):
-            sess.run(tf.image.decode_png(buf.getvalue()))
+        # TF 2.15's DecodePng is the DecodeImage kernel: JPEG data decodes too
+        np.testing.assert_array_equal(sess.run(tf.image.decode_png(buf.getvalue())), jpeg)
 
 
 def test_missing_pillow_is_named(monkeypatch):

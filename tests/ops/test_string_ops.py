@@ -82,6 +82,6 @@ def test_errors():
     with pytest.raises(ValueError, match="vector of strings"):
         tf.string_split([["a"]])
     with pytest.raises(ValueError, match="RaggedTensor"):
-        tf.strings.split(["a"], result_type="RaggedTensor")
+        tf.strings.split(["a"], result_type="Ragged")
     with pytest.raises(TypeError, match="out_type"):
         tf.strings.to_number(["1"], out_type=tf.bool)

@@ -95,9 +95,20 @@ def test_reset_named_containers_only():
             s.run(a)
 
 
-def test_reset_needs_named_target():
-    with pytest.raises(tf.errors.InvalidArgumentError):
-        tf.Session.reset("")
+def test_reset_default_target_closes_local_sessions(monkeypatch):
+    # TensorFlow 2.15: reset("") returns None and closes every in-process session (only
+    # this test's ones here).
+    import weakref
+
+    from flowgraph.runtime import session as session_module
+
+    monkeypatch.setattr(session_module, "_LOCAL_SESSIONS", weakref.WeakSet())
+    v = tf.Variable(1.0, name="r")
+    with tf.Session() as s:
+        s.run(v.initializer)
+        assert tf.Session.reset("") is None
+        with pytest.raises(tf.errors.CancelledError, match="Session has been closed"):
+            s.run(v)
 
 
 def test_private_sessions_are_isolated():

@@ -155,7 +155,9 @@ def scatter_nd(indices, updates, shape):
     if updates.shape != want:
         raise _invalid(f"updates must have shape {list(want)} (indices.shape[:-1] + "
                        f"shape[{m}:]), got {list(updates.shape)}")
-    out = np.zeros(shape, dtype=updates.dtype)
+    # strings start empty and duplicates concatenate, as in TensorFlow
+    out = (np.full(shape, b"", dtype=object) if updates.dtype == object
+           else np.zeros(shape, dtype=updates.dtype))
     np.add.at(out, _nd_index(indices, shape, "output"), updates)
     return out
 

@@ -130,12 +130,17 @@ def _pad(x, paddings, **how):
 
 @cpu_kernel("Pad")
 def pad(x, paddings):
+    if np.asarray(x).dtype == object:  # strings pad with b"", not the int 0
+        return _pad(x, paddings, mode="constant", constant_values=np.array(b"", dtype=object))
     return _pad(x, paddings, mode="constant")
 
 
 @cpu_kernel("PadV2")
 def pad_v2(x, paddings, constant_values):
-    return _pad(x, paddings, mode="constant", constant_values=np.asarray(constant_values)[()])
+    value = np.asarray(constant_values)
+    # a 0-d object array keeps a string value as bytes (np.pad would make it np.bytes_)
+    return _pad(x, paddings, mode="constant",
+                constant_values=value if value.dtype == object else value[()])
 
 
 @cpu_kernel("MirrorPad")

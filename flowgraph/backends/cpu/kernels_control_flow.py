@@ -53,44 +53,12 @@ for _op in ("Enter", "RefEnter", "Exit", "NextIteration", "LoopCond"):
 
 
 def summarize_value(value, summarize: int | None) -> str:
-    """A tensor's value as Assert prints it: strings as they are, arrays as their first
-    `summarize` (default 3) elements, bracketed per dimension."""
-    v = np.asarray(value)
-    if v.dtype.kind in ("S", "O", "U") and v.ndim == 0:
-        x = v.item()
-        return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
-    n = 3 if summarize is None else int(summarize)
-    if n < 0:
-        n = v.size
-    flat = v.reshape(-1)
-    shown = [_scalar_str(x) for x in flat[:n]]
-    if v.ndim == 0:
-        return shown[0] if shown else ""
-    more = v.size > n
-    # Bracket by the shape of the leading elements, as TensorFlow's summaries do.
-    text = _nest(shown, list(v.shape)) if not more else " ".join(shown) + "..."
-    return text if more else text[1:-1] if v.ndim == 1 else text
+    """A tensor's value as Assert prints it inside its brackets: the first `summarize`
+    (default 3) elements, nested per dimension, "..." closing each level cut short;
+    the same rendering as tf.Print (both are TensorFlow's SummarizeValue)."""
+    from flowgraph.ops.logging_ops import summarize_v1
 
-
-def _scalar_str(x) -> str:
-    if isinstance(x, bytes):
-        return x.decode("utf-8", "replace")
-    if isinstance(x, np.bool_ | bool):
-        return "1" if x else "0"
-    if isinstance(x, np.floating):
-        # Shortest of the usual precisions that reads back exactly ("4", "-0.5", "1e+10").
-        short, full = ("%.6g", "%.9g") if x.dtype.itemsize <= 4 else ("%.15g", "%.17g")
-        text = short % x
-        return text if type(x)(text) == x or np.isnan(x) else full % x
-    return str(x)
-
-
-def _nest(items: list[str], shape: list[int]) -> str:
-    if len(shape) <= 1:
-        return "[" + " ".join(items) + "]"
-    step = int(np.prod(shape[1:])) if shape[1:] else 1
-    parts = [_nest(items[i:i + step], shape[1:]) for i in range(0, len(items), step)]
-    return "[" + "".join(parts) + "]"
+    return summarize_v1(value, 3 if summarize is None else int(summarize))
 
 
 @cpu_kernel("Assert")

@@ -16,7 +16,6 @@ import io
 import numpy as np
 
 from flowgraph.backends.cpu import cpu_kernel
-from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.event_format import encode_png
 
@@ -234,12 +233,30 @@ def _pil():
 _MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
 
 
-def _decode(contents, channels: int, what: str, formats: tuple[str, ...], dtype=np.uint8):
+def _jpeg_fast_idct(img, dct_method: str, fancy_upscaling: bool) -> bool:
+    """Whether Pillow's draft decoding (libjpeg's fast integer IDCT, no fancy upsampling)
+    gives TF's pixels. TF decodes with the fast IDCT unless ``dct_method`` is
+    INTEGER_ACCURATE (Pillow's normal decoding); fancy upsampling only touches subsampled
+    chroma, so the draft decoding is exact for gray and 4:4:4 images or without it."""
+    if isinstance(dct_method, bytes):
+        dct_method = dct_method.decode()
+    if img.format != "JPEG" or dct_method == "INTEGER_ACCURATE":
+        return False
+    from PIL import JpegImagePlugin
+
+    return (not fancy_upscaling or img.layers == 1
+            or JpegImagePlugin.get_sampling(img) == 0)
+
+
+def _decode(contents, channels: int, what: str, formats: tuple[str, ...], dtype=np.uint8,
+            dct_method: str = "", fancy_upscaling: bool = True):
     image_mod = _pil()
     data = np.asarray(contents, dtype=object).reshape(())[()]
     data = data if isinstance(data, bytes) else str(data).encode("latin-1")
     try:
         img = image_mod.open(io.BytesIO(data))
+        if _jpeg_fast_idct(img, dct_method, fancy_upscaling):
+            img.decoderconfig = (1, 1)  # (scale, draft): libjpeg's JDCT_IFAST
         img.load()
     except Exception as e:  # Pillow raises many types for bad data
         raise errors.InvalidArgumentError(
@@ -260,16 +277,7 @@ def _decode(contents, channels: int, what: str, formats: tuple[str, ...], dtype=
     return arr.reshape(arr.shape[0], arr.shape[1], -1).astype(dtype)
 
 
-@cpu_kernel("DecodePng")
-def decode_png(contents, *, channels, dtype):
-    np_dtype = np.uint16 if _dtypes.as_dtype(dtype) == _dtypes.uint16 else np.uint8
-    return _decode(contents, channels, "DecodePng", ("PNG",), np_dtype)
-
-
-@cpu_kernel("DecodeJpeg")
-def decode_jpeg(contents, *, channels, ratio=1, fancy_upscaling=True,
-                try_recover_truncated=False, acceptable_fraction=1.0, dct_method=""):
-    return _decode(contents, channels, "DecodeJpeg", ("JPEG",))
+# DecodePng and DecodeJpeg share DecodeImage's kernel (`kernels_image_codec`).
 
 
 @cpu_kernel("EncodePng")

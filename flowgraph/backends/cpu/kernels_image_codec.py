@@ -40,11 +40,15 @@ def _open(contents, what: str, fmt: str):
 
 @cpu_kernel("DecodeBmp")
 def decode_bmp(contents, *, channels):
+    data = _bytes(contents)
+    fmt = _signature(data)
+    if fmt not in (None, "BMP"):
+        raise _invalid(f"Trying to decode {fmt} format using DecodeBmp op. Use "
+                       f"`decode_{fmt.lower()}` or `decode_image` instead.")
     return _decode(contents, channels, "DecodeBmp", ("BMP",))
 
 
-@cpu_kernel("DecodeGif")
-def decode_gif(contents):
+def _gif_all_frames(contents) -> np.ndarray:
     img = _open(contents, "DecodeGif", "GIF")
     frames = []
     for k in range(getattr(img, "n_frames", 1)):
@@ -53,10 +57,45 @@ def decode_gif(contents):
     return np.stack(frames).astype(np.uint8)
 
 
+@cpu_kernel("DecodeGif")
+def decode_gif(contents):
+    # TF's GIF op decodes PNG and JPEG data too, as one frame of 3 channels.
+    if _signature(_bytes(contents)) == "GIF":
+        return _gif_all_frames(contents)
+    return _decode_any(contents, 3, _dtypes.uint8, True, "DecodeGif")[None]
+
+
+@cpu_kernel("DecodePng")
+def decode_png(contents, *, channels, dtype):
+    """TF's DecodePng is its DecodeImage kernel: JPEG and (first-frame) GIF data decode
+    too; only BMP is refused."""
+    return _decode_any(contents, channels, dtype, False, "DecodePng")
+
+
+@cpu_kernel("DecodeJpeg")
+def decode_jpeg(contents, *, channels, ratio=1, fancy_upscaling=True,
+                try_recover_truncated=False, acceptable_fraction=1.0, dct_method=""):
+    return _decode_any(contents, channels, _dtypes.uint8, False, "DecodeJpeg", dct_method,
+                       fancy_upscaling)
+
+
 def _gif_frames(contents, channels: int) -> np.ndarray:
     if channels not in (0, 3):
         raise _invalid(f"channels must be 0 or 3 for GIF, got {channels}")
-    return decode_gif(contents)
+    return _gif_all_frames(contents)
+
+
+def _signature(data: bytes):
+    """The image format named by the data's first bytes (None when unknown)."""
+    if data[:3] == b"\xff\xd8\xff":
+        return "JPEG"
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        return "PNG"
+    if data[:3] == b"GIF":
+        return "GIF"
+    if data[:2] == b"BM":
+        return "BMP"
+    return None
 
 
 @cpu_kernel("DecodeImage")
@@ -64,24 +103,36 @@ def decode_image(contents, *, channels, dtype, expand_animations):
     """The format is the data's signature (as TensorFlow's DecodeImage); the result is
     uint8 unless `dtype` asks for uint16 (16-bit PNGs kept, 8-bit data scaled up) or
     float32 (scaled to [0, 1])."""
-    data = _bytes(contents)
+    return _decode_any(contents, channels, dtype, expand_animations, "DecodeImage")
+
+
+def _decode_any(contents, channels, dtype, expand_animations, op_type, dct_method="",
+                fancy_upscaling=True):
+    _pil()  # a missing Pillow is named before the data is looked at
+    if channels not in (0, 1, 3, 4):
+        raise _invalid(f"`channels` must be 0, 1, 3 or 4 but got {channels}")
+    fmt = _signature(_bytes(contents))
     dtype = _dtypes.as_dtype(dtype)
     wide = dtype == _dtypes.uint16
-    if data[:3] == b"\xff\xd8\xff":
+    if fmt == "JPEG":
         if channels not in (0, 1, 3):
             raise _invalid(f"JPEG does not support {channels} channels")
-        image = _decode(contents, channels, "DecodeImage", ("JPEG",))
-    elif data[:8] == b"\x89PNG\r\n\x1a\n":
-        image = _decode(contents, channels, "DecodeImage", ("PNG",),
+        image = _decode(contents, channels, op_type, ("JPEG",), np.uint8, dct_method,
+                        fancy_upscaling)
+    elif fmt == "PNG":
+        image = _decode(contents, channels, op_type, ("PNG",),
                         np.uint16 if wide else np.uint8)
-    elif data[:3] == b"GIF":
+    elif fmt == "GIF":
         image = _gif_frames(contents, channels)
         if not expand_animations:
             image = image[0]
-    elif data[:2] == b"BM":
+    elif fmt == "BMP":
+        if op_type != "DecodeImage":
+            raise _invalid(f"Trying to decode BMP format using a wrong op. Use `decode_bmp` "
+                           f"or `decode_image` instead. Op used: {op_type}")
         if channels not in (0, 3, 4):
             raise _invalid(f"`channels` must be 0, 3 or 4 for BMP, but got {channels}")
-        image = _decode(contents, channels, "DecodeImage", ("BMP",))
+        image = _decode(contents, channels, op_type, ("BMP",))
     else:
         raise _invalid("Unknown image file format. One of JPEG, PNG, GIF, BMP required.")
     if image.dtype == np.uint8 and wide:
@@ -140,7 +191,8 @@ def extract_jpeg_shape(contents, *, output_type):
 def decode_and_crop_jpeg(contents, crop_window, *, channels, ratio=1, fancy_upscaling=True,
                          try_recover_truncated=False, acceptable_fraction=1.0,
                          dct_method=""):
-    full = _decode(contents, channels, "DecodeAndCropJpeg", ("JPEG",))
+    full = _decode(contents, channels, "DecodeAndCropJpeg", ("JPEG",), np.uint8, dct_method,
+                   fancy_upscaling)
     y, x, h, w = (int(v) for v in np.asarray(crop_window).reshape(-1))
     if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > full.shape[0] or x + w > full.shape[1]:
         raise _invalid(f"DecodeAndCropJpeg: crop window [{y}, {x}, {h}, {w}] is not inside "

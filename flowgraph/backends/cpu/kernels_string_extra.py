@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import base64
-import gzip
 import os
 import re
 import zlib
@@ -124,28 +123,51 @@ def encode_base64(x, *, pad):
     return _map(enc, x)
 
 
+_WEB_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _web_safe_b64decode(s: bytes, op) -> bytes:
+    """TensorFlow's base64 decoding: the web-safe alphabet only, no whitespace, padding
+    optional but only on the last block of four (at most two ``=``)."""
+    body = len(s) - (len(s) - 1) % 4 - 1 if s else 0  # the blocks before the last
+    tail = s[body:]
+    if len(tail) == 4 and tail.endswith(b"="):
+        tail = tail[:-2] if tail.endswith(b"==") else tail[:-1]
+    if any(c not in _WEB_SAFE for c in s[:body]) or (
+            len(tail) != 1 and any(c not in _WEB_SAFE for c in tail)):
+        raise _invalid(op, f"invalid character found in base64 string {s[:40]!r} (only the "
+                           "web-safe alphabet A-Z a-z 0-9 - _ and final '=' padding)")
+    if len(tail) == 1:
+        raise _invalid(op, f"base64 string length cannot be 1 modulo 4, got {len(s)} "
+                           f"({s[:40]!r})")
+    return base64.urlsafe_b64decode(s[:body] + tail + b"=" * (-len(tail) % 4))
+
+
 @cpu_kernel("DecodeBase64", fresh=True)
 def decode_base64(x, *, op):
-    def dec(s):
-        try:
-            return base64.urlsafe_b64decode(s + b"=" * (-len(s) % 4))
-        except (ValueError, TypeError) as e:
-            raise _invalid(op, f"invalid base64 data {s[:40]!r}: {e}") from None
-
-    return _map(dec, x)
+    return _map(lambda s: _web_safe_b64decode(s, op), x)
 
 
 @cpu_kernel("DecodeCompressed", fresh=True)
 def decode_compressed(x, *, compression_type, op):
+    if compression_type not in ("GZIP", "ZLIB"):
+        return _map(lambda s: s, x)
+    wbits = zlib.MAX_WBITS | (16 if compression_type == "GZIP" else 0)
+
     def dec(s):
+        # A stream cut short after its data (a missing checksum) inflates to that data,
+        # as TensorFlow's streaming reader does; corrupt data is a DataLossError.
+        out = []
         try:
-            if compression_type == "GZIP":
-                return gzip.decompress(s)
-            if compression_type == "ZLIB":
-                return zlib.decompress(s)
-            return s
-        except (OSError, zlib.error, EOFError) as e:
-            raise _invalid(op, f"the data is not valid {compression_type} ({e})") from None
+            while s:  # concatenated members, as gzip writes them when appending
+                d = zlib.decompressobj(wbits)
+                out.append(d.decompress(s) + d.flush())
+                s = d.unused_data
+            return b"".join(out)
+        except zlib.error as e:
+            raise errors.DataLossError(
+                None, None, f"{op.type} '{op.name}': inflate() failed on {compression_type} "
+                f"data: {e}") from None
 
     return _map(dec, x)
 

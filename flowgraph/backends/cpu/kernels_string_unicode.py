@@ -1,9 +1,12 @@
 """CPU kernels of `flowgraph/ops/string_unicode_ops.py`: Unicode decoding (to code
-points and byte offsets), encoding and transcoding of byte strings in UTF-8, UTF-16-BE
-or UTF-32-BE, with TensorFlow's error policies (``replace``: the replacement character
+points and byte offsets) of byte strings in any encoding Python has a codec for (ICU's
+names: ISO-8859-1, windows-1252, UTF-16-LE, ...), encoding and transcoding to UTF-8,
+UTF-16-BE or UTF-32-BE, with TensorFlow's error policies (``replace``: the replacement character
 for each invalid byte sequence, ``ignore``: dropped, ``strict``: an error)."""
 
 from __future__ import annotations
+
+import codecs
 
 import numpy as np
 
@@ -41,9 +44,87 @@ def _utf8_error_span(s: bytes, p: int) -> int:
     return 1 + k if k < need else 1
 
 
+def _resolve(encoding: str, op) -> str:
+    """The codec decoding `encoding`, an ICU converter name: one of `_CODECS`' keys for
+    UTF-8/UTF-16-BE/UTF-32-BE however spelled, else the Python codec's name."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        raise errors.InvalidArgumentError(
+            None, None, f"{op.type} '{op.name}': could not create converter for input "
+            f"encoding: {encoding}") from None
+    return _CANONICAL.get(name, name)
+
+
+def _decode_generic(s: bytes, codec: str, op, errors_mode: str, replacement: int,
+                    replace_control: bool, index: int):
+    """Code points and byte offsets of `s` in any Python codec, fed byte by byte so that
+    each undecodable sequence is found where it starts."""
+    if codec in _BOM_CODECS:  # ICU: a byte order mark picks the order, else big-endian
+        codec, skip = _BOM_CODECS[codec](s)
+    else:
+        skip = 0
+    dec = codecs.getincrementaldecoder(codec)("strict")
+    chars, starts = [], []
+    start, p, n = skip, skip, len(s)
+
+    def bad(at):
+        if errors_mode == "strict":
+            raise errors.InvalidArgumentError(
+                None, None, f"{op.type} '{op.name}': invalid formatting on input string "
+                f"{index} ({s!r}) at byte {at}; use errors='replace' or 'ignore'")
+        if errors_mode == "replace":
+            chars.append(replacement)
+            starts.append(at)
+
+    while p < n:
+        try:
+            text = dec.decode(s[p:p + 1])
+        except UnicodeDecodeError:
+            dec.reset()
+            if codec == "cp1252" and p == start:  # ICU maps its five holes to C1 controls
+                chars.append(s[p])
+                starts.append(p)
+            else:
+                bad(start)
+            p += 1
+            start = p
+            continue
+        p += 1
+        for ch in text:
+            cp = ord(ch)
+            chars.append(replacement if replace_control and cp < 0x20 else cp)
+            starts.append(start)
+        if text:
+            start = p
+    if start < n:  # a sequence cut short by the end of the string
+        bad(start)
+    return chars, starts
+
+
+def _bom_order(bom_le: bytes, bom_be: bytes, le: str, be: str):
+    def pick(s: bytes):
+        if s.startswith(bom_le):
+            return le, len(bom_le)
+        if s.startswith(bom_be):
+            return be, len(bom_be)
+        return be, 0
+    return pick
+
+
+_CANONICAL = {"utf-8": "UTF-8", "utf-16-be": "UTF-16-BE", "utf-32-be": "UTF-32-BE"}
+_BOM_CODECS = {
+    "utf-16": _bom_order(b"\xff\xfe", b"\xfe\xff", "utf-16-le", "utf-16-be"),
+    "utf-32": _bom_order(b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff", "utf-32-le", "utf-32-be"),
+}
+
+
 def _decode_one(s: bytes, encoding: str, op, errors_mode: str, replacement: int,
                 replace_control: bool, index: int):
     """Code points and their byte offsets in `s`."""
+    if encoding not in _CODECS:
+        return _decode_generic(s, encoding, op, errors_mode, replacement, replace_control,
+                               index)
     codec, unit = _CODECS[encoding], _UNIT[encoding]
     chars, starts = [], []
     p, n = 0, len(s)
@@ -79,6 +160,7 @@ def _decode_one(s: bytes, encoding: str, op, errors_mode: str, replacement: int,
 
 
 def _decode(x, op, encoding, errors_mode, replacement, replace_control):
+    encoding = _resolve(encoding, op)
     flat = np.asarray(x, dtype=object).reshape(-1).tolist()
     splits, values, offsets = [0], [], []
     for i, v in enumerate(flat):
@@ -135,6 +217,7 @@ def unicode_transcode(x, *, input_encoding, output_encoding, errors, replacement
                       replace_control_characters, op):
     arr = np.asarray(x, dtype=object)
     codec = _CODECS[output_encoding]
+    input_encoding = _resolve(input_encoding, op)
     out = np.empty(arr.shape, dtype=object)
     flat = out.reshape(-1)
     for i, v in enumerate(arr.reshape(-1).tolist()):

@@ -25,14 +25,20 @@ def _invalid(msg: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, msg)
 
 
+def _dims(shape) -> str:
+    """A shape as TensorFlow's messages print it: ``[2,3]``."""
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
 # -- scalar --------------------------------------------------------------------------------
 @cpu_kernel("ScalarSummary")
 def scalar_summary(tags, values):
     tags, values = np.asarray(tags), np.asarray(values)
     if tags.shape != values.shape:
+        first = _text(tags.reshape(-1)[0]) if tags.size else ""
         raise _invalid(
-            f"ScalarSummary: tags and values do not have the same shape: {tags.shape} != "
-            f"{values.shape}")
+            f"tags and values are not the same shape: {_dims(tags.shape)} != "
+            f"{_dims(values.shape)} (tag '{first}')")
     summary = ef.Summary()
     for tag, value in zip(tags.reshape(-1), values.reshape(-1)):
         summary.value.add(tag=_text(tag), simple_value=float(value))
@@ -84,7 +90,10 @@ def histogram_proto(values: np.ndarray) -> ef.HistogramProto:
 def histogram_summary(tag, values):
     x = np.asarray(values, dtype=np.float64)
     if not np.all(np.isfinite(x)):
-        raise _invalid(f"Nan in summary histogram for: {_text(np.asarray(tag).item())}")
+        # TensorFlow reports the first non-finite value it meets.
+        bad = x.reshape(-1)[np.argmin(np.isfinite(x.reshape(-1)))]
+        what = "Nan in summary histogram" if np.isnan(bad) else "Infinity in Histogram"
+        raise _invalid(f"{what} for: {_text(np.asarray(tag).item())}")
     summary = ef.Summary()
     summary.value.add(tag=_text(np.asarray(tag).item()), histo=histogram_proto(x))
     return _serialized(summary)
@@ -119,8 +128,8 @@ def image_summary(tag, tensor, *, max_images, bad_color):
     tag_s = _text(np.asarray(tag).item())
     if tensor.ndim != 4 or tensor.shape[3] not in (1, 3, 4):
         raise _invalid(
-            f"ImageSummary '{tag_s}': tensor must be 4-D [batch_size, height, width, "
-            f"channels] with 1, 3 or 4 channels, got shape {tensor.shape}")
+            f"Tensor must be 4-D with last dim 1, 3, or 4, not {_dims(tensor.shape)} "
+            f"(ImageSummary '{tag_s}': [batch_size, height, width, channels])")
     channels = tensor.shape[3]
     if bad_color is None:
         bad = np.array([255, 0, 0, 255], dtype=np.uint8)[:channels]
@@ -145,8 +154,8 @@ def tensor_summary(tag, tensor, serialized_summary_metadata):
     summary = ef.Summary()
     value = summary.value.add(tag=_text(np.asarray(tag).item()),
                               tensor=ef.make_tensor_proto(tensor))
-    if meta_bytes:
-        value.metadata = ef.SummaryMetadata.FromString(meta_bytes)
+    # Always set, even when empty: TensorFlow's values carry an (empty) metadata field.
+    value.metadata = ef.SummaryMetadata.FromString(meta_bytes or b"")
     return _serialized(summary)
 
 

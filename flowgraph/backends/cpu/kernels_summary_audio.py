@@ -32,6 +32,10 @@ def audio_summary(tag, tensor, sample_rate, *, max_outputs):
         raise errors.InvalidArgumentError(
             None, None, f"AudioSummaryV2 '{tag_s}': sample_rate must be positive, got {rate}")
     clips = np.asarray(tensor)
+    if clips.ndim not in (2, 3):
+        raise errors.InvalidArgumentError(
+            None, None, f"Tensor must be 3-D or 2-D, got: [{','.join(map(str, clips.shape))}] "
+            f"(AudioSummaryV2 '{tag_s}': [batch, frames] or [batch, frames, channels])")
     if clips.ndim == 2:
         clips = clips[:, :, None]
     summary = ef.Summary()

@@ -26,6 +26,7 @@ from flowgraph.contrib.framework.variables import *  # its __all__, re-exported
 from flowgraph.framework import nest
 from flowgraph.framework.graph import get_default_graph
 from flowgraph.ops.control_flow_cond import smart_cond
+from flowgraph.ops.sort_ops import argsort, sort
 from flowgraph.ops.tensor_compat import convert_to_tensor_or_sparse_tensor, is_tensor
 from flowgraph.train.checkpoint_utils import (
     init_from_checkpoint,
@@ -44,6 +45,7 @@ __all__ = sorted([
     *_variables_module.__all__,
     "add_arg_scope",
     "arg_scope",
+    "argsort",
     "arg_scope_func_key",
     "arg_scoped_arguments",
     "current_arg_scope",
@@ -57,4 +59,5 @@ __all__ = sorted([
     "load_variable",
     "nest",
     "smart_cond",
+    "sort",
 ])

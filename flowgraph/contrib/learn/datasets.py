@@ -1,5 +1,5 @@
 """`tf.contrib.learn.datasets` (also as ``datasets.base``): the CSV loaders of the iris
-tutorial and the `Dataset` / `Datasets` tuples.
+tutorial, the `Dataset` / `Datasets` tuples and ``datasets.mnist`` (`mnist_data`).
 
 `load_csv_with_header` reads a CSV whose first row is ``n_samples,n_features[,names...]``
 (the iris tutorial's files) and whose other rows hold the features and, in
@@ -17,18 +17,18 @@ Example
 
 from __future__ import annotations
 
-import collections
 import csv
 import sys
 
 import numpy as np
 
+from flowgraph.contrib.learn import mnist_data as mnist
+from flowgraph.contrib.learn.dataset_tuples import Dataset, Datasets
 from flowgraph.io import gfile
 
-__all__ = ["Dataset", "Datasets", "base", "load_csv_with_header", "load_csv_without_header"]
+__all__ = ["Dataset", "Datasets", "base", "load_csv_with_header", "load_csv_without_header",
+           "mnist"]
 
-Dataset = collections.namedtuple("Dataset", ["data", "target"])
-Datasets = collections.namedtuple("Datasets", ["train", "validation", "test"])
 
 
 def _split_row(row, target_column, target_dtype, features_dtype, filename, line):
@@ -84,3 +84,5 @@ def load_csv_without_header(filename, target_dtype, features_dtype, target_colum
 
 base = sys.modules[__name__]
 sys.modules.setdefault(__name__ + ".base", base)
+
+sys.modules.setdefault(__name__ + ".mnist", mnist)
