@@ -16,9 +16,10 @@ SavedModel the documented RuntimeError of a missing tag set); no load may take o
 2 s, and none may allocate more than 10x the file's size (tracemalloc peak) plus a
 fixed allowance for the objects any load builds (twice the valid file's peak + 1 MiB).
 
-The default run does 1,000 mutations per format (250 for the SavedModel formats and
-500 for meta graphs and JSON graphs, whose loads take 5-10 ms each: a smoke run that
-keeps the default suite inside its time budget); the ``slow`` run 20,000 of every format.
+The default run does 1,000 mutations per format (100 for the SavedModel formats and 150
+for meta graphs and JSON graphs, whose loads build a graph and take 5-10 ms each: a smoke
+run that keeps the default suite inside its time budget); the ``slow`` run 20,000 of
+every format.
 A failure prints the seed and the mutation, so it can be replayed with `mutate`.
 """
 
@@ -46,8 +47,8 @@ from flowgraph.train.checkpoint_utils import CheckpointReader, write_checkpoint
 FAST_COUNT = 1000
 # Formats whose every load builds a whole graph: fewer default mutations (the slow run
 # does its 20,000 of each)
-FAST_COUNT_OF = {"saved_model": 250, "tf_saved_model": 250, "meta_graph": 500,
-                 "graph_json": 500}
+FAST_COUNT_OF = {"saved_model": 100, "tf_saved_model": 100, "meta_graph": 150,
+                 "graph_json": 150}
 SLOW_COUNT = 20_000
 MAX_SECONDS = 2.0
 ALLOWED = (errors.OpError, sm.SavedModelFormatError, ImportGraphDefError)

@@ -406,8 +406,8 @@ class FileWriter:
 
     def _warn_if_closed(self) -> None:
         if self._closed:
-            warnings.warn("Attempting to use a closed FileWriter. The operation will be a "
-                          "noop unless the FileWriter is explicitly reopened.", stacklevel=3)
+            warnings.warn("Attempting to use a closed FileWriter: nothing is written until "
+                          "its reopen() is called.", stacklevel=3)
 
     def _add_event(self, event: ef.Event, step) -> None:
         self._warn_if_closed()

@@ -18,6 +18,7 @@ def _ops() -> list[str]:
     return sorted(n for n in registered_ops() if "Test" not in n)
 
 
+@pytest.mark.slow
 def test_every_op_is_described():
     for name in _ops():
         info = op_info.op_info(name)

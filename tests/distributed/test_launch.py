@@ -65,6 +65,7 @@ def test_launch_without_a_program_is_a_usage_error(capsys):
     assert "give the program after '--'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_estimator_program_runs_unchanged_through_launch(tmp_path):
     code, out, _ = _launch("--ps", "1", "--workers", "2", "--evaluator", "--",
                            sys.executable, "estimator_task.py", str(tmp_path), "200",

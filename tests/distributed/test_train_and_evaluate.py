@@ -23,6 +23,7 @@ def _start(cluster, task_type, model_dir, steps, index=0):
                             text=True)
 
 
+@pytest.mark.slow
 def test_ps_chief_worker_and_evaluator_train_evaluate_and_export(tmp_path):
     steps = 200
     cluster = {"chief": [f"localhost:{free_port()}"], "worker": [f"localhost:{free_port()}"],

@@ -278,6 +278,7 @@ def test_l2_shrinks_the_leaves(tmp_path):
     np.testing.assert_allclose(_logits(est, {"x": X4[:4]}), [-1, -1, 1, 1], rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_export_saved_model_serves_the_ensemble(tmp_path):
     est = _classifier(tmp_path / "model")
     est.train(_input({"x": X4}, Y4))

@@ -111,6 +111,7 @@ def test_clone_gives_an_unfitted_copy(blobs):
     assert c.get_params() == clf.get_params() and not hasattr(c, "_model")
 
 
+@pytest.mark.slow
 def test_pipeline_cross_val_and_grid_search_with_two_jobs():
     X, y = make_classification(n_samples=120, n_features=5, random_state=0)
     pipe = make_pipeline(StandardScaler(), fs.LinearClassifier(n_epochs=5, random_state=0))
@@ -245,6 +246,7 @@ def test_dataframes_numeric_and_categorical():
     assert lin.feature_names_in_.tolist() == ["size"]
 
 
+@pytest.mark.slow
 def test_module_doctests():
     import doctest
 

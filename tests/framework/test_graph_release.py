@@ -66,6 +66,7 @@ def test_released_graph_is_freed_by_refcounting(run_error):
         assert op_ref() is None
 
 
+@pytest.mark.slow
 def test_without_release_the_graph_waits_for_a_collection():
     """What `release_graph` is for: a graph's own cycles outlive its last reference."""
     with _no_collection():

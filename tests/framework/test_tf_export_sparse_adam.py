@@ -48,6 +48,7 @@ def test_meta_graph_has_tensorflow_ops_and_trains_the_same(tmp_path):
             np.testing.assert_allclose(sess.run("emb:0"), trained, rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists(ORACLE_PYTHON), reason="TensorFlow oracle not here")
 def test_tensorflow_trains_the_exported_meta_graph(tmp_path):
     path, trained = _train_and_save(str(tmp_path))

@@ -71,6 +71,7 @@ print(model.name, len(model.layers), model.count_params())
 """
 
 
+@pytest.mark.slow
 def test_hdf5_save_then_load_in_a_fresh_process(tmp_path):
     model, graph = build("DenseNet121", input_shape=(32, 32, 3), classes=4)
     x = np.random.RandomState(0).uniform(0, 1, (2, 32, 32, 3)).astype(np.float32)
@@ -87,6 +88,7 @@ def test_hdf5_save_then_load_in_a_fresh_process(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_imagenet_weights_offline_error_then_local_file(tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_HOME", str(tmp_path))
     with tf.Graph().as_default(), pytest.raises(FileNotFoundError) as err:

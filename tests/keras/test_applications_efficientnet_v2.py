@@ -64,6 +64,7 @@ def test_preprocess_input_is_the_identity():
 
 
 
+@pytest.mark.slow
 def test_the_deepest_variant_builds_within_the_default_recursion_limit():
     # EfficientNetV2L is over 1,000 layers deep: the model's depth walk keeps its own
     # stack, so the default recursion limit is enough

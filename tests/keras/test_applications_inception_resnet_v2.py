@@ -40,6 +40,7 @@ def test_custom_scale_layer_adds_the_scaled_branch():
             np.testing.assert_allclose(sess.run(y), [[2.7, 5.4]], rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_forward_matches_tf():
     check_forward("InceptionResNetV2", 75, [-25.356, -5.6779, -2.5374, -0.1208, -35.743,
                                             -24.848, -23.803, 23.369, 11.493, -13.259])

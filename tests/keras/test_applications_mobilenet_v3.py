@@ -50,6 +50,7 @@ def test_forward_matches_tf_at_any_size():
     assert y.shape == (1, 960)
 
 
+@pytest.mark.slow
 def test_errors_as_tf():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=r"Input size must be at least 32x32; Received "

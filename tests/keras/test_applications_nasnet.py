@@ -32,6 +32,7 @@ def test_cell_weight_names_nest_in_tf_scopes():
     assert "adjust_relu_1_stem_2" in [layer.name for layer in model.layers]
 
 
+@pytest.mark.slow
 def test_forward_matches_tf():
     check_forward("NASNetMobile", 32, [11.312, 0.86666, -2.959, 1.3154, 0.28006, -10.877,
                                        -0.87718, -4.3394, -1.5553, -6.8165])

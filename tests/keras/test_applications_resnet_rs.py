@@ -33,6 +33,7 @@ def test_default_variants_match_tf():
         assert build(ctor)[0].count_params() == params, ctor
 
 
+@pytest.mark.slow
 def test_block_names_as_tf():
     model, _ = build("ResNetRS200", include_top=False, input_shape=(32, 32, 3))
     names = [layer.name for layer in model.layers]
@@ -43,6 +44,7 @@ def test_block_names_as_tf():
     assert drop.noise_shape == (None, 1, 1, 1) and drop.rate == pytest.approx(0.1 * 4 / 5)
 
 
+@pytest.mark.slow
 def test_forward_matches_tf():
     check_forward("ResNetRS50", 32, [0.13376, 0.1845, 0.43952, 0.10174, -0.84523, -0.19454,
                                      -0.42089, 0.13381, -0.20282, -0.018243])

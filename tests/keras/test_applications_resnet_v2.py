@@ -22,6 +22,7 @@ def test_architecture_matches_tf(case):
     check_summary(case)
 
 
+@pytest.mark.slow
 def test_variant_sizes_match_tf():
     for ctor, params in (("ResNet101V2", 44675560), ("ResNet152V2", 60380648)):
         assert build(ctor)[0].count_params() == params

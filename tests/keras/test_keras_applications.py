@@ -98,6 +98,7 @@ def test_full_layer_and_weight_names_resnet50_block():
         "expanded_conv_depthwise_BN/beta:0"]
 
 
+@pytest.mark.slow
 def test_more_variants_match_tf():
     for ctor, kwargs, name, params, n_layers, last in [
         ("MobileNet", dict(alpha=0.25, input_shape=(32, 32, 3), classes=10),

@@ -459,6 +459,7 @@ def test_gradients_by_finite_differences(make, shape):
 
 
 # -- masks -----------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_masking_propagates_and_is_consumed_as_tensorflow():
     x = keras.Input((4, 3))
     m = L.Masking(0.0)(x)
@@ -693,6 +694,7 @@ data[1][:, -2:] = 0
 """
 
 
+@pytest.mark.slow
 def test_model_saved_to_hdf5_loads_in_a_fresh_process(tmp_path):
     path = tmp_path / "model.h5"
     save = _BUILD + textwrap.dedent(f"""

@@ -169,6 +169,7 @@ def test_graph_def_with_py_func_refuses_to_load():
             tf.import_graph_def(graph_def, name="again")
 
 
+@pytest.mark.slow
 def test_registry_is_per_graph_and_released_with_it():
     g = tf.Graph()
     with g.as_default():

@@ -147,6 +147,7 @@ def test_fronts_with_ops_the_graph_does_not_hold_are_not_stored():
     assert plan_cache.stats()["entries"] == 0
 
 
+@pytest.mark.slow
 def test_entries_keep_no_graph_alive():
     _run(*_build())
     gc.collect()
@@ -235,6 +236,7 @@ def test_a_difference_behind_a_plan_op_misses():
     assert plan_cache.stats()["hits"] == 0 and plan_cache.stats()["misses"] == 2
 
 
+@pytest.mark.slow
 def test_entries_with_plan_ops_keep_no_graph_alive():
     g, x, fetches = _chain()
     with tf.Session(graph=g) as sess:

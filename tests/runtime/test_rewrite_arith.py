@@ -329,6 +329,7 @@ def test_meta_optimizer_off_runs_every_node():
     assert len(names) == 5
 
 
+@pytest.mark.slow
 def test_plan_ops_stay_out_of_the_graph_and_do_not_keep_it_alive():
     g = tf.Graph()
     with g.as_default():

@@ -182,6 +182,7 @@ def test_errors_of_a_finished_plan_name_the_new_graphs_op():
     assert nodes and all(info.op.graph is g for info in nodes[0])
 
 
+@pytest.mark.slow
 def test_finished_entries_keep_no_graph_alive():
     import gc
     import weakref

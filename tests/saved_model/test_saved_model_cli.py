@@ -82,6 +82,7 @@ def test_show_and_run_read_flowgraph_format_too(tmp_path):
     assert r.stdout.split() == ["Result", "for", "output", "key", "y:", "[3.]"]
 
 
+@pytest.mark.slow
 def test_run_with_literals_and_npy_files(export, tmp_path):
     base = ["saved_model_cli", "run", "--dir", export, "--tag_set", "serve",
             "--signature_def", "serving_default"]

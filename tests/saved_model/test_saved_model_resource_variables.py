@@ -162,6 +162,7 @@ print("RESULT" + json.dumps(out))
 """.replace("FEED_X", repr(FEED_X)).replace("FEED_IDS", repr(FEED_IDS))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists(TF_PYTHON), reason="no TensorFlow (tf-oracle venv)")
 def test_tensorflow_loads_flowgraphs_export_with_resource_variables(tmp_path):
     d = str(tmp_path / "m")

@@ -1,6 +1,8 @@
 """The process-wide cache of serialized ``.meta`` files (train/meta_graph_export.py,
 `meta_graph_bytes`): bytes reused for a graph of the same content, never for another."""
 
+import pytest
+
 import flowgraph as tf
 
 
@@ -63,6 +65,7 @@ def test_estimator_checkpoints_write_the_meta_graph_once_per_content(tmp_path, m
     assert len({(tmp_path / m).read_bytes() for m in metas}) == 1
 
 
+@pytest.mark.slow
 def test_numpy_input_fn_graphs_built_again_hit_both_caches(tmp_path, monkeypatch):
     """`numpy_input_fn` registers its arrays under a key kept in the graph: the smallest
     free key, so each `train` call's graph has the same content as the last one and

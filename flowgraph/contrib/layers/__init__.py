@@ -13,6 +13,11 @@ Example
 """
 
 from flowgraph.contrib.layers import utils
+from flowgraph.contrib.layers.feature_column_layers import (
+    input_from_feature_columns,
+    safe_embedding_lookup_sparse,
+    weighted_sum_from_feature_columns,
+)
 from flowgraph.contrib.layers.layers import (
     batch_norm,
     conv2d,
@@ -92,6 +97,7 @@ __all__ = [
     "embedding_column",
     "flatten",
     "fully_connected",
+    "input_from_feature_columns",
     "instance_norm",
     "l1_l2_regularizer",
     "l1_regularizer",
@@ -106,6 +112,7 @@ __all__ = [
     "relu",
     "relu6",
     "repeat",
+    "safe_embedding_lookup_sparse",
     "separable_conv2d",
     "separable_convolution2d",
     "softmax",
@@ -118,6 +125,7 @@ __all__ = [
     "utils",
     "variance_scaling_initializer",
     "weighted_sparse_column",
+    "weighted_sum_from_feature_columns",
     "xavier_initializer",
     "xavier_initializer_conv2d",
 ]
