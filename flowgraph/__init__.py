@@ -269,7 +269,7 @@ from flowgraph.ops.template import make_template  # noqa: E402
 
 # Scatter updates, dense linear algebra, more array ops and build constants (issue 15).
 _LAZY_MODULES.update({
-    "audio": "flowgraph.ops.audio_ops",
+    "audio": "flowgraph.ops.audio_namespace",
     "config": "flowgraph.backends.config_compat",
     "manip": "flowgraph.ops.manip_namespace",
     "nest": "flowgraph.framework.nest",
@@ -279,7 +279,7 @@ _LAZY_MODULES.update({
     "ragged": "flowgraph.ops.ragged_namespace",
     "resource_loader": "flowgraph.framework.resource_loader",
     "signal": "flowgraph.math.signal",
-    "spectral": "flowgraph.math.signal",
+    "spectral": "flowgraph.math.spectral",
     "sysconfig": "flowgraph.framework.sysconfig",
     "version": "flowgraph.framework.build_info",
 })
@@ -289,6 +289,7 @@ from flowgraph.framework.errors import OpError  # noqa: E402
 from flowgraph.framework.graph import get_seed  # noqa: E402
 from flowgraph.framework.tf_messages import LogMessage, NameAttrList  # noqa: E402
 from flowgraph.ops import dtypes_namespace as dtypes  # noqa: E402
+from flowgraph.ops import ragged_dispatch as _ragged_dispatch  # noqa: E402
 from flowgraph.ops.array_compat_ops import *  # noqa: E402
 from flowgraph.ops.array_extra_ops import *  # noqa: E402
 from flowgraph.ops.check_compat_ops import *  # noqa: E402

@@ -5,13 +5,17 @@
 from its static shapes with TensorFlow's per-op rules (``2*m*k*n`` for MatMul, ``2 *
 output elements * kernel height * width * input channels`` for Conv2D, the output size for
 elementwise ops, ``(n-1) * size`` for AddN, ``5 * size`` for Softmax, kernel area times
-output size for pooling, input minus output size for sums, ...); ops without a rule
-(Relu, Reshape, ...) count 0, as in TensorFlow. With
-`ProfileOptionBuilder.trainable_variables_parameter()` it counts the elements of the
-trainable variables instead. The result is a `GraphNodeProto` tree by name scope
-(`total_float_ops`, `total_parameters`, `children`); nodes below the options' minimums
-are left out and their children lifted. Run-time statistics (``run_meta``: time,
-memory) are not collected: those options report zeros.
+output size for pooling, input minus output size for sums, ...; the rules are the
+``flops`` statistics of `flowgraph.framework.op_statistics`, where programs register
+their own with ``ops.RegisterStatistics``); ops without a rule (Relu, Reshape, ...)
+count 0, as in TensorFlow. With `ProfileOptionBuilder.trainable_variables_parameter()`
+it counts the elements of the trainable variables instead. The result is a
+`GraphNodeProto` tree by name scope (`total_float_ops`, `total_parameters`,
+`children`); nodes below the options' minimums are left out and their children lifted
+(time and bytes compare a node's subtree, as tfprof does). With ``run_meta`` (one traced
+step's `RunMetadata`, or the steps given to `Profiler.add_step`) each op also gets its
+time (``exec_micros``, split into ``cpu_``/``accelerator_exec_micros``), its outputs'
+bytes (``requested_bytes``...) and ``run_count``, averaged over the steps.
 
 Example
 -------
@@ -28,12 +32,13 @@ Example
 from __future__ import annotations
 
 import copy
-import math
 import os
 import re
 import sys
 
 from flowgraph.framework.graph import GraphKeys, get_default_graph
+from flowgraph.framework.op_statistics import flops_of
+from flowgraph.framework.op_statistics import op_flops as op_flops  # re-exported
 
 __all__ = ["AdviceProto", "GraphNodeProto", "MultiGraphNodeProto", "OpLogProto",
            "ProfileOptionBuilder", "Profiler", "advise", "profile", "write_op_log"]
@@ -149,6 +154,12 @@ class ProfileOptionBuilder:
         return self._set(step=step)
 
 
+# run-time counters a profile node holds, each also as ``total_<name>`` (its subtree)
+_RUN_FIELDS = ("exec_micros", "accelerator_exec_micros", "cpu_exec_micros",
+               "requested_bytes", "peak_bytes", "residual_bytes", "output_bytes",
+               "run_count")
+
+
 class GraphNodeProto:
     """One node of a profile: its own and its subtree's counts, and its children."""
 
@@ -158,11 +169,15 @@ class GraphNodeProto:
         self.total_float_ops = 0
         self.parameters = 0
         self.total_parameters = 0
-        self.exec_micros = self.total_exec_micros = 0
-        self.requested_bytes = self.total_requested_bytes = 0
-        self.run_count = self.total_run_count = 0
+        for field in _RUN_FIELDS:
+            setattr(self, field, 0)
+            setattr(self, "total_" + field, 0)
+        self.total_definition_count = 0
+        self.devices: list[str] = []
         self.children: list[GraphNodeProto] = []
         self.shapes: list = []
+        self.input_shapes: dict = {}
+        self.tensor_value = None
 
     def __repr__(self) -> str:
         return (f"GraphNodeProto(name={self.name!r}, total_float_ops={self.total_float_ops}, "
@@ -197,68 +212,6 @@ class AdviceProto:
         self.checkers: dict[str, AdviceProto.Checker] = {}
 
 
-# -- flops rules -----------------------------------------------------------------------
-def _n(shape) -> int | None:
-    if shape.ndims is None or not shape.is_fully_defined():
-        return None
-    return math.prod(shape.as_list())
-
-
-_UNARY = {"Reciprocal", "Square", "Rsqrt", "Log", "Neg", "AssignSub", "AssignAdd"}
-_BINARY = {"Add", "AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow",
-           "RsqrtGrad", "GreaterEqual", "Greater", "LessEqual", "Less", "Equal", "NotEqual",
-           "FloorMod", "FloorDiv", "BiasAdd"}
-_REDUCE = {"Sum": 0, "ArgMax": 0, "ArgMin": 0, "BiasAddGrad": 0, "Mean": 1}
-
-
-def _reduction_flops(op, finalize: int) -> int | None:
-    n_in, n_out = _n(op.inputs[0].shape), _n(op.outputs[0].shape)
-    if n_in is None or n_out is None:
-        return None
-    return n_in + n_out * (finalize - 1)
-
-
-def op_flops(op) -> int | None:
-    """The float operations TensorFlow's statistics give `op` (None: no rule, or shapes
-    not fully known)."""
-    t = op.type
-    if t in _UNARY or t in _BINARY:
-        return _n(op.outputs[0].shape)
-    if t == "SquaredDifference":
-        n = _n(op.outputs[0].shape)
-        return None if n is None else 2 * n
-    if t == "L2Loss":
-        n = _n(op.inputs[0].shape)
-        return None if n is None else 3 * n - 1
-    if t == "Softmax":
-        n = _n(op.outputs[0].shape)
-        return None if n is None else 5 * n
-    if t == "AddN":
-        n = _n(op.outputs[0].shape)
-        return None if n is None else (len(op.inputs) - 1) * n
-    if t in _REDUCE:
-        return _reduction_flops(op, _REDUCE[t])
-    if t == "MatMul":
-        a = op.inputs[0].shape
-        out = _n(op.outputs[0].shape)
-        if out is None or a.ndims != 2 or not a.is_fully_defined():
-            return None
-        k = a.as_list()[0 if op.get_attr("transpose_a") else 1]
-        return 2 * out * k
-    if t in ("AvgPool", "MaxPool"):
-        out = _n(op.outputs[0].shape)
-        ksize = op.get_attr("ksize")
-        return None if out is None else out * math.prod(ksize)
-    if t in ("Conv2D", "DepthwiseConv2dNative"):
-        out, f = _n(op.outputs[0].shape), op.inputs[1].shape
-        if out is None or not f.is_fully_defined():
-            return None
-        dims = f.as_list()
-        per = dims[0] * dims[1] * (dims[2] if t == "Conv2D" else 1)
-        return 2 * out * per
-    return None
-
-
 # -- the scope tree --------------------------------------------------------------------
 def _accounted(graph, options) -> list[tuple]:
     """``(name, float_ops, parameters, shape, type)`` of each accounted op."""
@@ -271,13 +224,47 @@ def _accounted(graph, options) -> list[tuple]:
             continue
         params, shape = 0, None
         if op.name in trainable:
-            params = _n(op.outputs[0].shape) or 0
+            params = op.outputs[0].shape.num_elements() or 0
             shape = op.outputs[0].shape.as_list() if op.outputs[0].shape.ndims else None
-        out.append((op.name, op_flops(op) or 0, params, shape, op.type))
+        out.append((op.name, flops_of(op), params, shape, op.type))
     return out
 
 
-def _build(entries) -> GraphNodeProto:
+def _run_stats(run_metas) -> dict[str, dict]:
+    """Per op name, its run-time counters from traced steps' `RunMetadata` (times and
+    bytes averaged over the steps the op ran in, as tfprof reports all steps)."""
+    sums: dict[str, dict] = {}
+    for md in run_metas:
+        for dev in md.step_stats.dev_stats:
+            for ns in dev.node_stats:
+                if ns.node_name == "_SOURCE":
+                    continue
+                micros = max(ns.op_end_rel_micros - ns.op_start_rel_micros, 1)
+                nbytes = sum(o.tensor_description.allocation_description.requested_bytes
+                             for o in ns.output)
+                st = sums.setdefault(ns.node_name, dict.fromkeys(_RUN_FIELDS, 0))
+                gpu = "GPU" in dev.device.upper()
+                st["exec_micros"] += micros
+                st["accelerator_exec_micros" if gpu else "cpu_exec_micros"] += micros
+                for key in ("requested_bytes", "peak_bytes", "output_bytes"):
+                    st[key] += nbytes
+                st["run_count"] += 1
+    for st in sums.values():
+        steps = st["run_count"]
+        for key in _RUN_FIELDS[:-1]:
+            st[key] //= steps
+        st["run_count"] = 1
+    return sums
+
+
+def _set_run_stats(node: GraphNodeProto, stats: dict) -> None:
+    st = stats.get(node.name)
+    if st:
+        for key, value in st.items():
+            setattr(node, key, value)
+
+
+def _build(entries, stats: dict | None = None) -> GraphNodeProto:
     root = GraphNodeProto("_TFProfRoot")
     nodes = {"": root}
     for name, flops, params, shape, _type in entries:
@@ -290,12 +277,13 @@ def _build(entries) -> GraphNodeProto:
                 nodes[path] = node
         nodes[name].float_ops += flops
         nodes[name].parameters += params
+        _set_run_stats(nodes[name], stats or {})
         if shape is not None:
             nodes[name].shapes = [shape]
     return root
 
 
-def _op_view(entries, options) -> MultiGraphNodeProto:
+def _op_view(entries, options, stats: dict | None = None) -> MultiGraphNodeProto:
     """tfprof's op view: a `MultiGraphNodeProto` per op type (its ops in `graph_nodes`),
     in the options' order; as TensorFlow, each type is the child of the one before, so a
     type's totals count the types after it, and the options' minimums apply to those."""
@@ -308,6 +296,11 @@ def _op_view(entries, options) -> MultiGraphNodeProto:
         member = GraphNodeProto(name)
         member.float_ops = member.total_float_ops = flops
         member.parameters = member.total_parameters = params
+        _set_run_stats(member, stats or {})
+        for key in _RUN_FIELDS:
+            value = getattr(member, key)
+            setattr(member, "total_" + key, value)
+            setattr(node, key, getattr(node, key) + value)
         node.graph_nodes.append(member)
         node.float_ops += flops
         node.parameters += params
@@ -319,15 +312,26 @@ def _op_view(entries, options) -> MultiGraphNodeProto:
         order.sort(key=lambda n: -n.float_ops)
     elif key == "params":
         order.sort(key=lambda n: -n.parameters)
+    elif key in ("micros", "bytes"):
+        field = "exec_micros" if key == "micros" else "requested_bytes"
+        order.sort(key=lambda n: -getattr(n, field))
     total_flops = total_params = 0
+    totals = dict.fromkeys(_RUN_FIELDS, 0)
     for node in reversed(order):
         total_flops += node.float_ops
         total_params += node.parameters
         node.total_float_ops, node.total_parameters = total_flops, total_params
+        for k in _RUN_FIELDS:
+            totals[k] += getattr(node, k)
+            setattr(node, "total_" + k, totals[k])
     root.total_float_ops, root.total_parameters = total_flops, total_params
+    for k in _RUN_FIELDS:
+        setattr(root, "total_" + k, totals[k])
     shown = [n for n in order
              if n.total_float_ops >= options.get("min_float_ops", 0)
-             and n.total_parameters >= options.get("min_params", 0)]
+             and n.total_parameters >= options.get("min_params", 0)
+             and n.total_exec_micros >= options.get("min_micros", 0)
+             and n.total_requested_bytes >= options.get("min_bytes", 0)]
     parent = root
     for node in shown[:options.get("max_depth", 10000)]:
         parent.children = [node]
@@ -359,11 +363,28 @@ def _total(node: GraphNodeProto) -> None:
         _total(child)
     node.total_float_ops = node.float_ops + sum(c.total_float_ops for c in node.children)
     node.total_parameters = node.parameters + sum(c.total_parameters for c in node.children)
+    for key in _RUN_FIELDS:
+        setattr(node, "total_" + key, getattr(node, key) + sum(
+            getattr(c, "total_" + key) for c in node.children))
+
+
+def _total_displayed(node: GraphNodeProto) -> None:
+    """The run-time totals and definition counts of the displayed tree only (tfprof's
+    ``account_displayed_op_only``): each node counts itself and its shown descendants."""
+    for child in node.children:
+        _total_displayed(child)
+    for key in _RUN_FIELDS:
+        setattr(node, "total_" + key, getattr(node, key) + sum(
+            getattr(c, "total_" + key) for c in node.children))
+    node.total_definition_count = 1 + sum(c.total_definition_count for c in node.children)
 
 
 def _shown(node: GraphNodeProto, options) -> bool:
     return (node.float_ops >= options.get("min_float_ops", 0)
             and node.parameters >= options.get("min_params", 0)
+            # tfprof compares time and bytes of the whole subtree
+            and node.total_exec_micros >= options.get("min_micros", 0)
+            and node.total_requested_bytes >= options.get("min_bytes", 0)
             and (node.float_ops or node.parameters or not (
                 options.get("min_float_ops", 0) or options.get("min_params", 0))))
 
@@ -378,7 +399,11 @@ def _prune(node: GraphNodeProto, options, depth: int) -> list[GraphNodeProto]:
         else:
             kept.extend(lifted)
     key = options.get("order_by", "name")
-    sort = {"float_ops": lambda c: -c.total_float_ops, "params": lambda c: -c.total_parameters}
+    # ties keep tfprof's name order
+    sort = {"float_ops": lambda c: (-c.total_float_ops, c.name),
+            "params": lambda c: (-c.total_parameters, c.name),
+            "micros": lambda c: (-c.total_exec_micros, c.name),
+            "bytes": lambda c: (-c.total_requested_bytes, c.name)}
     kept.sort(key=sort.get(key, lambda c: c.name))
     return kept
 
@@ -426,7 +451,7 @@ def format_number(n: int) -> str:
     return str(n)
 
 
-def _report(root: GraphNodeProto, options, cmd: str = "scope") -> str:
+def _report(root: GraphNodeProto, options, cmd: str = "scope", banners: bool = True) -> str:
     """The text tfprof prints: the options, a doc line per view and count, and the tree
     (``name (self/total flops)``; a variable's shape first with ``params``; ``--`` for the
     root's own count)."""
@@ -462,11 +487,13 @@ def _report(root: GraphNodeProto, options, cmd: str = "scope") -> str:
             out += line(child, depth + 1)
         return out
 
+    body = ["Doc:", *doc, "", "Profile:", header,
+            *(_op_report_lines(root, select) if cmd == "op" else line(root, 0))]
+    if not banners:  # a file report: the analysis alone
+        return "\n".join(["", *body]) + "\n"
     return "\n".join([
         "", "=========================Options=============================", *listing, "",
-        "==================Model Analysis Report======================", "", "Doc:", *doc,
-        "", "Profile:", header,
-        *(_op_report_lines(root, select) if cmd == "op" else line(root, 0)), "",
+        "==================Model Analysis Report======================", "", *body, "",
         "======================End of Report=========================="]) + "\n"
 
 
@@ -481,27 +508,36 @@ def profile(graph=None, run_meta=None, op_log=None, cmd: str = "scope", options=
     if options is None or (isinstance(options, int) and options == 0):
         # TensorFlow's default argument (0): the trainable variables' parameters
         options = ProfileOptionBuilder.trainable_variables_parameter()
+    stats = _run_stats([run_meta] if not isinstance(run_meta, list | tuple)
+                       else run_meta) if run_meta is not None else {}
     if cmd == "op":
-        root = _op_view(_accounted(graph, options), options)
+        root = _op_view(_accounted(graph, options), options, stats)
     else:
-        root = _build(_accounted(graph, options))
+        root = _build(_accounted(graph, options), stats)
         _total(root)
         root.children = _prune(root, options, 1)
+        _total_displayed(root)
     output = options.get("output", "stdout")
     if output == "stdout":
         sys.stdout.write(_report(root, options, cmd))
     elif output.startswith("file:outfile="):
         with open(output.split("=", 1)[1], "w") as f:
-            f.write(_report(root, options, cmd))
+            f.write(_report(root, options, cmd, banners=False))
     return root
 
 
+_ALL_ADVICE = {"ExpensiveOperationChecker": {}, "AcceleratorUtilizationChecker": {},
+               "JobChecker": {}, "OperationChecker": {}}
+
+
 def advise(graph=None, run_meta=None, options=None) -> AdviceProto:
-    """The advisor (its checkers need run metadata flowgraph does not record): an
-    `AdviceProto` with the accelerator-utilization and operation checkers, empty."""
+    """The advisor (its checks are not implemented): an `AdviceProto` with an empty checker
+    per checker `options` names (default: all; ``JobChecker`` is left out, as TensorFlow's
+    open-source advisor does)."""
     advice = AdviceProto()
-    for name in ("AcceleratorUtilizationChecker", "OperationChecker"):
-        advice.checkers[name] = AdviceProto.Checker()
+    for name in _ALL_ADVICE if options is None else options:
+        if name != "JobChecker":
+            advice.checkers[name] = AdviceProto.Checker()
     return advice
 
 
@@ -511,7 +547,7 @@ def write_op_log(graph, log_dir, op_log=None, run_meta=None, add_trace=True) -> 
     os.makedirs(log_dir, exist_ok=True)
     with open(os.path.join(log_dir, "tfprof_log"), "w") as f:
         for op in graph.get_operations():
-            f.write(f"{op.name}\t{op.type}\t{op_flops(op) or 0}\n")
+            f.write(f"{op.name}\t{op.type}\t{flops_of(op)}\n")
 
 
 class Profiler:
@@ -521,22 +557,30 @@ class Profiler:
     def __init__(self, graph=None, op_log=None) -> None:
         self._graph = graph if graph is not None else get_default_graph()
         self._steps: list = []
+        self._run_metas: list = []
 
     def add_step(self, step, run_meta) -> None:
+        """Add a traced step: its run-time statistics join the profiles' times and bytes."""
         self._steps.append(step)
+        self._run_metas.append(run_meta)
+
+    def _profile(self, cmd, options):
+        return profile(self._graph, run_meta=self._run_metas or None, cmd=cmd,
+                       options=options)
 
     def profile_name_scope(self, options):
-        return profile(self._graph, cmd="scope", options=options)
+        return self._profile("scope", options)
 
-    profile_graph = profile_name_scope
+    def profile_graph(self, options):
+        return self._profile("graph", options)
 
     def profile_operations(self, options):
-        return profile(self._graph, cmd="op", options=options)
+        return self._profile("op", options)
 
     def profile_python(self, options):
-        return profile(self._graph, cmd="code", options=options)
+        return self._profile("code", options)
 
-    def advise(self, options=None) -> AdviceProto:
+    def advise(self, options) -> AdviceProto:
         return advise(self._graph, options=options)
 
     def serialize_to_string(self) -> bytes:

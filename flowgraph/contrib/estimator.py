@@ -22,6 +22,7 @@ from flowgraph.estimators import (
     LinearEstimator,
     ModeKeys,
     add_metrics,
+    estimator_util,
     make_early_stopping_hook,
     stop_if_higher_hook,
     stop_if_lower_hook,
@@ -29,6 +30,7 @@ from flowgraph.estimators import (
     stop_if_no_increase_hook,
 )
 from flowgraph.estimators import export as export_lib
+from flowgraph.estimators.experimental_extras import build_raw_supervised_input_receiver_fn
 from flowgraph.estimators.head import (
     BinaryClassHead,
     LogisticRegressionHead,
@@ -50,7 +52,11 @@ __all__ = [
     "LinearEstimator",
     "add_metrics",
     "binary_classification_head",
+    "build_raw_supervised_input_receiver_fn",
+    "build_supervised_input_receiver_fn_from_input_fn",
     "clip_gradients_by_norm",
+    "export_all_saved_models",
+    "export_saved_model_for_mode",
     "forward_features",
     "logistic_regression_head",
     "make_early_stopping_hook",
@@ -70,6 +76,16 @@ _REDUCTIONS = {Reduction.SUM_OVER_BATCH_SIZE: "sum_over_batch_size",
                "sum": "sum"}
 
 
+def _as_v1_head(head):
+    """`head` behaving as TF1's contrib heads (``tf.estimator``'s v1 heads): the train
+    op is built in the head's name scope and the PR AUC sums trapezoids
+    (``tf.metrics.auc``'s default)."""
+    head._train_op_in_head_scope = True
+    if hasattr(head, "_pr_auc_summation"):
+        head._pr_auc_summation = "trapezoidal"
+    return head
+
+
 def _reduction(loss_reduction) -> str:
     """TF1's `tf.losses.Reduction` for a head as the head's own reduction name."""
     try:
@@ -83,56 +99,62 @@ def binary_classification_head(weight_column=None, thresholds=None, label_vocabu
                                loss_reduction=Reduction.SUM_OVER_BATCH_SIZE, loss_fn=None,
                                name=None):
     """A head for two classes (sigmoid cross-entropy on one logit)."""
-    return BinaryClassHead(weight_column=weight_column, thresholds=thresholds,
+    head = BinaryClassHead(weight_column=weight_column, thresholds=thresholds,
                            label_vocabulary=label_vocabulary,
                            loss_reduction=_reduction(loss_reduction), loss_fn=loss_fn,
                            name=name)
+    return _as_v1_head(head)
 
 
 def multi_class_head(n_classes, weight_column=None, label_vocabulary=None,
                      loss_reduction=Reduction.SUM_OVER_BATCH_SIZE, loss_fn=None, name=None):
     """A head for `n_classes` exclusive classes (softmax cross-entropy)."""
-    return MultiClassHead(n_classes, weight_column=weight_column,
+    head = MultiClassHead(n_classes, weight_column=weight_column,
                           label_vocabulary=label_vocabulary,
                           loss_reduction=_reduction(loss_reduction), loss_fn=loss_fn,
                           name=name)
+    return _as_v1_head(head)
 
 
 def multi_label_head(n_classes, weight_column=None, thresholds=None, label_vocabulary=None,
                      loss_reduction=Reduction.SUM_OVER_BATCH_SIZE, loss_fn=None,
                      classes_for_class_based_metrics=None, name=None):
     """A head for `n_classes` independent labels (sigmoid cross-entropy each)."""
-    return MultiLabelHead(n_classes, weight_column=weight_column, thresholds=thresholds,
+    head = MultiLabelHead(n_classes, weight_column=weight_column, thresholds=thresholds,
                           label_vocabulary=label_vocabulary,
                           loss_reduction=_reduction(loss_reduction), loss_fn=loss_fn,
                           classes_for_class_based_metrics=classes_for_class_based_metrics,
                           name=name)
+    return _as_v1_head(head)
 
 
 def regression_head(weight_column=None, label_dimension=1,
                     loss_reduction=Reduction.SUM_OVER_BATCH_SIZE, loss_fn=None,
                     inverse_link_fn=None, name=None):
     """A head for real-valued targets (mean squared error)."""
-    return RegressionHead(label_dimension=label_dimension, weight_column=weight_column,
+    head = RegressionHead(label_dimension=label_dimension, weight_column=weight_column,
                           loss_reduction=_reduction(loss_reduction), loss_fn=loss_fn,
                           inverse_link_fn=inverse_link_fn, name=name)
+    return _as_v1_head(head)
 
 
 def poisson_regression_head(weight_column=None, label_dimension=1,
                             loss_reduction=Reduction.SUM_OVER_BATCH_SIZE,
                             compute_full_loss=True, name=None):
     """A head for counts (Poisson loss on log-rates)."""
-    return PoissonRegressionHead(label_dimension=label_dimension,
+    head = PoissonRegressionHead(label_dimension=label_dimension,
                                  weight_column=weight_column,
                                  loss_reduction=_reduction(loss_reduction),
                                  compute_full_loss=compute_full_loss, name=name)
+    return _as_v1_head(head)
 
 
 def logistic_regression_head(weight_column=None, loss_reduction=Reduction.SUM_OVER_BATCH_SIZE,
                              name=None):
     """A head for targets in [0, 1] (sigmoid then mean squared error)."""
-    return LogisticRegressionHead(weight_column=weight_column,
+    head = LogisticRegressionHead(weight_column=weight_column,
                                   loss_reduction=_reduction(loss_reduction), name=name)
+    return _as_v1_head(head)
 
 
 def multi_head(heads, head_weights=None):
@@ -215,3 +237,62 @@ class _ClippingOptimizer(Optimizer):
 def clip_gradients_by_norm(optimizer, clip_norm):
     """`optimizer` with each gradient clipped to L2 norm `clip_norm`."""
     return _ClippingOptimizer(optimizer, clip_norm, name=f"ClipByNorm{optimizer.get_name()}")
+
+
+# -- TF1's contrib export helpers (later Estimator methods) -------------------------------
+def export_saved_model_for_mode(estimator, export_dir_base, input_receiver_fn,
+                                assets_extra=None, as_text=False, checkpoint_path=None,
+                                strip_default_attrs=False, mode=ModeKeys.PREDICT):
+    """Export `estimator`'s graph for `mode` (its tags: ``serve``, ``train`` or ``eval``)
+    as a SavedModel under ``export_dir_base/<timestamp>``; TRAIN and EVAL need a
+    supervised receiver fn. Returns the export directory (bytes).
+
+    >>> tf.contrib.estimator.export_saved_model_for_mode(
+    ...     est, "exports", receiver_fn, mode=tf.estimator.ModeKeys.EVAL)  # doctest: +SKIP
+    """
+    del strip_default_attrs  # flowgraph writes every attribute (as Estimator exports)
+    if not isinstance(estimator, Estimator):
+        raise TypeError(f"estimator must be an Estimator; got {type(estimator).__name__}")
+    return estimator.export_saved_model(export_dir_base, input_receiver_fn,
+                                        assets_extra=assets_extra, as_text=as_text,
+                                        checkpoint_path=checkpoint_path,
+                                        experimental_mode=mode)
+
+
+def export_all_saved_models(estimator, export_dir_base, input_receiver_fn_map,
+                            assets_extra=None, as_text=False, checkpoint_path=None,
+                            strip_default_attrs=False):
+    """One SavedModel with a graph per mode of `input_receiver_fn_map` (``ModeKeys`` ->
+    receiver fn), as ``Estimator.experimental_export_all_saved_models``.
+
+    >>> tf.contrib.estimator.export_all_saved_models(
+    ...     est, "exports", {tf.estimator.ModeKeys.PREDICT: serving_fn})  # doctest: +SKIP
+    """
+    del strip_default_attrs
+    if not isinstance(estimator, Estimator):
+        raise TypeError(f"estimator must be an Estimator; got {type(estimator).__name__}")
+    return estimator.experimental_export_all_saved_models(
+        export_dir_base, input_receiver_fn_map, assets_extra=assets_extra, as_text=as_text,
+        checkpoint_path=checkpoint_path)
+
+
+def build_supervised_input_receiver_fn_from_input_fn(input_fn, **input_fn_args):
+    """A supervised receiver fn whose placeholders mirror the features and labels that
+    ``input_fn(**input_fn_args)`` returns (a ``(features, labels)`` tuple or a Dataset of
+    them), built once in a scratch graph.
+
+    >>> fn = tf.contrib.estimator.build_supervised_input_receiver_fn_from_input_fn(
+    ...     lambda: ({"x": tf.zeros([4, 3])}, tf.zeros([4])))   # doctest: +SKIP
+    """
+    from flowgraph.framework.graph import Graph
+
+    with Graph().as_default():
+        result = input_fn(**input_fn_args)
+        if estimator_util._is_dataset(result):
+            result = estimator_util._next_element(result)
+        if not (isinstance(result, (list, tuple)) and len(result) == 2):
+            raise ValueError("build_supervised_input_receiver_fn_from_input_fn: input_fn "
+                             "must return (features, labels) or a Dataset of them; got "
+                             f"{type(result).__name__}")
+        features, labels = result
+    return build_raw_supervised_input_receiver_fn(features, labels)

@@ -222,17 +222,21 @@ def _train_in(graph, est, input_fn, hooks, steps, max_steps, saving_listeners):
         # One tuple, passed on every step: the monitored session's flat path repeats it.
         fetches = (spec.train_op, spec.loss)
         loss = None  # None until a step has run (a loss value never is)
+        no_steps = False
         with mon_sess:
             try:
                 run = mon_sess.run
                 should_stop = mon_sess.should_stop
+                # As TF, warn only when the session stops before a first step (input
+                # that ends at once stops the loop silently).
+                no_steps = should_stop()
                 while not should_stop():
                     loss = run(fetches)[1]
             except KeyboardInterrupt:
                 if config.is_chief and saver is not None and loss is not None:
                     _save_on_interrupt(mon_sess, saver, est.model_dir, global_step)
                 raise
-    if loss is None:
+    if no_steps:
         logger.warning("Training with estimator made no steps. Perhaps input is empty or "
                        "misspecified.")
     return loss

@@ -26,12 +26,14 @@ from flowgraph.framework import errors
 from flowgraph.framework.checksum import crc32c, masked_crc32c
 from flowgraph.framework.event_messages import (
     AllocationDescription,
+    AllocatorMemoryUsed,
     AttrValue,
     DeviceStepStats,
     Event,
     GraphDef,
     HistogramProto,
     LogMessage,
+    MemoryStats,
     NameAttrList,
     NodeDef,
     NodeExecStats,
@@ -61,6 +63,7 @@ from flowgraph.framework.proto_codec import (
 
 __all__ = [
     "AllocationDescription",
+    "AllocatorMemoryUsed",
     "AttrValue",
     "DecodeError",
     "DeviceStepStats",
@@ -68,6 +71,7 @@ __all__ = [
     "GraphDef",
     "HistogramProto",
     "LogMessage",
+    "MemoryStats",
     "Message",
     "NameAttrList",
     "NodeDef",

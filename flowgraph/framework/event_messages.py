@@ -20,10 +20,10 @@ import numpy as np
 
 from flowgraph.framework.proto_codec import Message
 
-__all__ = ["AllocationDescription", "AttrValue", "DeviceStepStats", "Event", "GraphDef",
-           "HistogramProto", "LogMessage", "NameAttrList", "NodeDef", "NodeExecStats",
-           "NodeOutput", "RunMetadata", "SessionLog", "StepStats", "Summary",
-           "SummaryMetadata", "TaggedRunMetadata", "TensorDescription", "TensorProto",
+__all__ = ["AllocationDescription", "AllocatorMemoryUsed", "AttrValue", "DeviceStepStats",
+           "Event", "GraphDef", "HistogramProto", "LogMessage", "MemoryStats", "NameAttrList",
+           "NodeDef", "NodeExecStats", "NodeOutput", "RunMetadata", "SessionLog", "StepStats",
+           "Summary", "SummaryMetadata", "TaggedRunMetadata", "TensorDescription", "TensorProto",
            "TensorShapeProto", "VersionDef", "make_tensor_proto", "shape_proto"]
 
 
@@ -228,15 +228,33 @@ class NodeOutput(Message):
     FIELDS = ((1, "slot", "int32", False), (3, "tensor_description", TensorDescription, False))
 
 
+class AllocatorMemoryUsed(Message):
+    PROTO_NAME = "tensorflow.AllocatorMemoryUsed"
+    FIELDS = ((1, "allocator_name", "string", False), (2, "total_bytes", "int64", False),
+              (3, "peak_bytes", "int64", False), (4, "live_bytes", "int64", False),
+              (5, "allocator_bytes_in_use", "int64", False))
+
+
+class MemoryStats(Message):
+    PROTO_NAME = "tensorflow.MemoryStats"
+    FIELDS = ((1, "temp_memory_size", "int64", False),
+              (3, "persistent_memory_size", "int64", False),
+              (5, "persistent_tensor_alloc_ids", "int64", True))
+
+
 class NodeExecStats(Message):
     PROTO_NAME = "tensorflow.NodeExecStats"
     FIELDS = ((1, "node_name", "string", False), (2, "all_start_micros", "int64", False),
               (3, "op_start_rel_micros", "int64", False),
               (4, "op_end_rel_micros", "int64", False),
-              (5, "all_end_rel_micros", "int64", False), (7, "output", NodeOutput, True),
-              (8, "timeline_label", "string", False), (10, "thread_id", "uint64", False),
+              (5, "all_end_rel_micros", "int64", False),
+              (6, "memory", AllocatorMemoryUsed, True), (7, "output", NodeOutput, True),
+              (8, "timeline_label", "string", False), (9, "scheduled_micros", "int64", False),
+              (10, "thread_id", "uint64", False),
+              (12, "memory_stats", MemoryStats, False),
               (13, "all_start_nanos", "int64", False), (14, "op_start_rel_nanos", "int64", False),
-              (15, "op_end_rel_nanos", "int64", False), (16, "all_end_rel_nanos", "int64", False))
+              (15, "op_end_rel_nanos", "int64", False), (16, "all_end_rel_nanos", "int64", False),
+              (17, "scheduled_nanos", "int64", False))
 
 
 class DeviceStepStats(Message):

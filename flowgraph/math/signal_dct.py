@@ -27,56 +27,109 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.math.signal_fft import irfft, rfft
 from flowgraph.ops import array_ops as _a
 from flowgraph.ops import math_ops as _m
+from flowgraph.ops.control_flow_cond import smart_cond
 from flowgraph.ops.spectral_ops import complex as _complex
 from flowgraph.ops.spectral_ops import real
 
 __all__ = ["dct", "idct", "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms"]
 
 
-def _check(x, type, n, axis, norm, what: str):
-    if type not in (1, 2, 3, 4):
-        raise ValueError(f"tf.signal.{what}: only DCT types 1, 2, 3 and 4 are supported, "
-                         f"got type={type}")
-    if n is not None:
-        raise NotImplementedError(f"tf.signal.{what}: the `n` argument is not supported; "
-                                  "crop or pad the input instead")
+def _check(x, type, n, axis, norm):
+    """TensorFlow's argument checks, in its order and with its messages (shared by
+    `dct` and `idct`)."""
     if axis != -1:
-        raise NotImplementedError(f"tf.signal.{what}: only axis=-1 is supported, got {axis}")
+        raise NotImplementedError(f"axis must be -1. Got: {axis}")
+    if n is not None and n < 1:
+        raise ValueError("n should be a positive integer or None")
+    if type not in (1, 2, 3, 4):
+        raise ValueError("Types I, II, III and IV (I)DCT are supported.")
+    if type == 1:
+        if norm == "ortho":
+            raise ValueError("Normalization is not supported for the Type-I DCT.")
+        size = x.shape[-1].value if x.shape.ndims else None
+        if size is not None and size < 2:
+            raise ValueError("Type-I DCT requires the dimension to be greater than one.")
     if norm not in (None, "ortho"):
-        raise ValueError(f"tf.signal.{what}: norm must be None or 'ortho', got {norm!r}")
-    if type == 1 and norm == "ortho":
-        raise ValueError("Normalization is not supported for the Type-I DCT.")
-    if x.dtype.base_dtype not in (_dtypes.float32, _dtypes.float64):
-        raise TypeError(f"tf.signal.{what}: input must be float32 or float64, got "
-                        f"{x.dtype.base_dtype.name}")
+        raise ValueError(f"Unknown normalization. Expected None or 'ortho', got: {norm}")
+
+
+def _inner(x):
+    """The innermost dimension: a Python int when known, else a scalar tensor."""
     size = x.shape[-1].value if x.shape.ndims else None
-    if size is None:
-        raise ValueError(f"tf.signal.{what}: the innermost dimension must be known when the "
-                         f"graph is built, got shape {x.shape}")
-    if type == 1 and size < 2:
-        raise ValueError(f"tf.signal.{what}: a Type-I DCT needs at least 2 points, got "
-                         f"{size}")
-    return size
+    return _a.shape(x)[-1] if size is None else size
 
 
-def _twiddle(n: int, sign: float, dtype):
-    k = np.arange(n) * math.pi * 0.5 / n
-    w = 2.0 * np.exp(1j * sign * k)
-    cdtype = np.complex64 if dtype == _dtypes.float32 else np.complex128
-    return convert_to_tensor(w.astype(cdtype))
+def _crop_or_pad(x, n):
+    """`x` cut or zero-padded to `n` points along its innermost axis (`n` argument)."""
+    size = _inner(x)
+
+    def _pad():
+        rank = x.shape.ndims
+        if rank is None:
+            raise ValueError(f"tf.signal.dct: the input's rank must be known to pad it to "
+                             f"n={n}, got shape {x.shape}")
+        widths = [[0, 0] for _ in range(rank - 1)] + [[0, n - size]]
+        if isinstance(size, int):
+            widths = convert_to_tensor(widths, dtype=_dtypes.int32)
+        else:
+            widths = _a.stack([_a.stack(w) for w in widths])
+        return _a.pad(x, widths)
+
+    return smart_cond(n <= size, lambda: x[..., 0:n], _pad)
 
 
-def _ortho_weights(n: int, first: float, rest: float, dtype):
-    w = np.full(n, rest)
-    w[0] = first
-    return convert_to_tensor(w.astype(dtype.as_numpy_dtype))
+def _twiddle(size_f, zero, sign: float):
+    """``2 exp(sign * i pi k / 2n)``, built from ops as TensorFlow builds it."""
+    k = _a.range(size_f)
+    if sign < 0:
+        k = -k
+    return 2.0 * _m.exp(_complex(zero, k * math.pi * 0.5 / size_f))
+
+
+def _ortho_weights(size, first, rest):
+    """``[first, rest, rest, ...]`` of length `size` (a Pad of the first value)."""
+    return _a.pad(_a.expand_dims(first, 0), [[0, size - 1]], constant_values=rest)
+
+
+def _dct(x, type, n, norm, name):
+    with name_scope(name, "dct", [x]):
+        x = convert_to_tensor(x, name="input")
+        if x.dtype.base_dtype not in (_dtypes.float32, _dtypes.float64):
+            raise TypeError(f"tf.signal.dct: input must be float32 or float64, got "
+                            f"{x.dtype.base_dtype.name}")
+        zero = convert_to_tensor(0.0, dtype=x.dtype.base_dtype)
+        if n is not None:
+            x = _crop_or_pad(x, n)
+        size = _inner(x)
+        size_f = _m.cast(size, x.dtype.base_dtype)
+        if type == 1:
+            return real(rfft(_a.concat([x, x[..., -2:0:-1]], axis=-1)))
+        if type == 2:
+            scale = _twiddle(size_f, zero, -1.0)
+            out = real(rfft(x, fft_length=[2 * size])[..., :size] * scale)
+            if norm == "ortho":
+                first = 0.5 * _m.rsqrt(size_f)
+                out *= _ortho_weights(size, first, first * math.sqrt(2.0))
+            return out
+        if type == 3:
+            if norm == "ortho":
+                first = _m.sqrt(size_f)
+                x *= _ortho_weights(size, first, first * math.sqrt(0.5))
+            else:
+                x *= size_f
+            scale = _twiddle(size_f, zero, 1.0)
+            return real(irfft(scale * _complex(x, zero), fft_length=[2 * size]))[..., :size]
+        out = _dct(x, 2, 2 * size, None, None)[..., 1::2]
+        if norm == "ortho":
+            out *= math.sqrt(0.5) * _m.rsqrt(size_f)
+        return out
 
 
 def dct(input, type=2, n=None, axis=-1, norm=None, name=None):
-    """The DCT of the given `type` (1, 2, 3 or 4) over the innermost axis;
-    ``norm="ortho"`` (types 2, 3 and 4) makes it orthonormal. Type 4 is, as TensorFlow
-    computes it, the odd entries of the type-2 DCT of the input padded to twice its
-    length.
+    """The DCT of the given `type` (1, 2, 3 or 4) over the innermost axis, of the input
+    cut or zero-padded to `n` points when `n` is given; ``norm="ortho"`` (types 2, 3 and
+    4) makes it orthonormal. Type 4 is, as TensorFlow computes it, the odd entries of the
+    type-2 DCT of the input padded to twice its length.
 
     Example
     -------
@@ -84,37 +137,15 @@ def dct(input, type=2, n=None, axis=-1, norm=None, name=None):
     >>> abs(tf.Session().run(tf.signal.dct([1.0, 1.0, 1.0, 1.0]))).round(4).tolist()
     [8.0, 0.0, 0.0, 0.0]
     """
-    with name_scope(name, "dct", [input]):
-        x = convert_to_tensor(input, name="input")
-        size = _check(x, type, n, axis, norm, "dct")
-        dtype = x.dtype.base_dtype
-        if type == 1:
-            mirror = _a.reverse_v2(x[..., 1:-1], [-1])
-            return real(rfft(_a.concat([x, mirror], -1)))
-        if type == 4:
-            padded = _a.concat([x, _a.zeros_like(x)], -1)
-            out = dct(padded, type=2)[..., 1::2]
-            return out * (math.sqrt(0.5) / math.sqrt(size)) if norm == "ortho" else out
-        if type == 2:
-            spectrum = rfft(x, [2 * size])[..., :size]
-            out = real(spectrum * _twiddle(size, -1.0, dtype))
-            if norm == "ortho":
-                first = 0.5 / math.sqrt(size)
-                out = out * _ortho_weights(size, first, first * math.sqrt(2.0), dtype)
-            return out
-        if norm == "ortho":
-            x = x * _ortho_weights(size, math.sqrt(size), math.sqrt(size) * math.sqrt(0.5),
-                                   dtype)
-        else:
-            x = x * float(size)
-        scaled = _twiddle(size, 1.0, dtype) * _complex(x, _a.zeros_like(x))
-        return irfft(scaled, [2 * size])[..., :size]
+    _check(input if hasattr(input, "shape") else convert_to_tensor(input), type, n, axis,
+           norm)
+    return _dct(input, type, n, norm, name)
 
 
 def idct(input, type=2, n=None, axis=-1, norm=None, name=None):
     """The DCT of the inverse type (2 <-> 3, 1 <-> 1), as TensorFlow defines it: the
     exact inverse with ``norm="ortho"``; unnormalized, ``idct(dct(x))`` is ``2 n x``
-    (``2 (n - 1) x`` for type 1).
+    (``2 (n - 1) x`` for type 1). Its ops are in a ``dct`` scope, as TensorFlow's.
 
     Example
     -------
@@ -123,14 +154,33 @@ def idct(input, type=2, n=None, axis=-1, norm=None, name=None):
     >>> tf.Session().run(y).round(4).tolist()
     [6.0, 12.0, 18.0]
     """
-    with name_scope(name, "idct", [input]):
-        x = convert_to_tensor(input, name="input")
-        _check(x, type, n, axis, norm, "idct")
-        return dct(x, type={1: 1, 2: 3, 3: 2, 4: 4}[type], norm=norm)
+    _check(input if hasattr(input, "shape") else convert_to_tensor(input), type, n, axis,
+           norm)
+    return _dct(input, {1: 1, 2: 3, 3: 2, 4: 4}[type], n, norm, name)
 
 
 def _hertz_to_mel(f):
     return 1127.0 * np.log1p(np.asarray(f) / 700.0)
+
+
+def _check_mel(num_mel_bins, num_spectrogram_bins, sample_rate, lower, upper, dtype):
+    """`linear_to_mel_weight_matrix`'s argument checks, in TensorFlow's order."""
+    if num_mel_bins <= 0:
+        raise ValueError(f"num_mel_bins must be positive. Got: {num_mel_bins}")
+    if lower < 0.0:
+        raise ValueError(f"lower_edge_hertz must be non-negative. Got: {lower}")
+    if lower >= upper:
+        raise ValueError(f"lower_edge_hertz {lower:.1f} >= upper_edge_hertz {upper:.1f}")
+    if sample_rate <= 0.0:
+        raise ValueError(f"sample_rate must be positive. Got: {sample_rate}")
+    if upper > sample_rate / 2:
+        raise ValueError(f"upper_edge_hertz must not be larger than the Nyquist frequency "
+                         f"(sample_rate / 2). Got {upper} for sample_rate: {sample_rate}")
+    if not dtype.is_floating:
+        raise ValueError(f"dtype must be a floating point type. Got: {dtype}")
+    if num_spectrogram_bins <= 0:
+        raise ValueError(f"num_spectrogram_bins must be positive. Got: "
+                         f"{num_spectrogram_bins}")
 
 
 def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129,
@@ -146,14 +196,9 @@ def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129,
     >>> tf.signal.linear_to_mel_weight_matrix(4, 5, 8000, 20.0, 4000.0).shape.as_list()
     [5, 4]
     """
-    if num_mel_bins <= 0 or num_spectrogram_bins <= 0:
-        raise ValueError(f"linear_to_mel_weight_matrix: num_mel_bins ({num_mel_bins}) and "
-                         f"num_spectrogram_bins ({num_spectrogram_bins}) must be positive")
-    if not 0.0 <= lower_edge_hertz < upper_edge_hertz <= sample_rate / 2.0:
-        raise ValueError(
-            f"linear_to_mel_weight_matrix: need 0 <= lower_edge_hertz ({lower_edge_hertz}) < "
-            f"upper_edge_hertz ({upper_edge_hertz}) <= sample_rate / 2 ({sample_rate / 2.0})")
     dtype = _dtypes.as_dtype(dtype)
+    _check_mel(num_mel_bins, num_spectrogram_bins, sample_rate, lower_edge_hertz,
+               upper_edge_hertz, dtype)
     with name_scope(name, "linear_to_mel_weight_matrix") as scope:
         npd = dtype.as_numpy_dtype
         freqs = np.linspace(0.0, sample_rate / 2.0, num_spectrogram_bins).astype(npd)[1:]
@@ -181,6 +226,10 @@ def mfccs_from_log_mel_spectrograms(log_mel_spectrograms, name=None):
     """
     with name_scope(name, "mfccs_from_log_mel_spectrograms", [log_mel_spectrograms]):
         x = convert_to_tensor(log_mel_spectrograms, name="log_mel_spectrograms")
-        bins = _a.shape(x)[-1]  # as TensorFlow: may be unknown until the graph runs
+        bins = x.shape[-1].value if x.shape.ndims else None
+        if bins == 0:
+            raise ValueError(f"num_mel_bins must be positive. Got: {x}")
+        if bins is None:
+            bins = _a.shape(x)[-1]
         coefficients = dct(x, type=2)
         return coefficients * _m.rsqrt(_m.cast(bins, coefficients.dtype.base_dtype) * 2.0)

@@ -44,20 +44,32 @@ def _lengths(x, fft_length, rank: int, inverse: bool):
     return inner, None
 
 
-def _pad_to(x, rank: int, lengths, inverse: bool):
-    """As TensorFlow: zero-pad inner dimensions statically known to be shorter than the
-    transform (the kernel crops longer ones)."""
-    if lengths is None or x.shape.ndims is None:
+def _pad_to(x, rank: int, lengths, inverse: bool, dynamic=None):
+    """As TensorFlow: zero-pad inner dimensions shorter than the transform (the kernel
+    crops longer ones). With the lengths and inner dimensions known the padding is
+    static; otherwise, given the `dynamic` lengths tensor, a ``Pad`` computed when the
+    graph runs (whose result has no static dimensions, as in TensorFlow)."""
+    if x.shape.ndims is not None and 0 in x.shape.as_list():
         return x
-    want = list(lengths)
+    dims = x.shape.as_list()[-rank:] if x.shape.ndims is not None else None
+    if lengths is not None and dims is not None and None not in dims:
+        want = list(lengths)
+        if inverse:
+            want[-1] = want[-1] // 2 + 1
+        extra = [max(0, w - d) for d, w in zip(dims, want)]
+        if not any(extra):
+            return x
+        lead = [[0, 0]] * (x.shape.ndims - rank)
+        return _a.pad(x, lead + [[0, e] for e in extra])
+    if dynamic is None:
+        return x
+    outer = _m.maximum(0, _a.rank(x) - rank)
+    outer = _a.zeros([outer], dynamic.dtype)
     if inverse:
-        want[-1] = want[-1] // 2 + 1
-    dims = x.shape.as_list()[-rank:]
-    extra = [0 if d is None else max(0, w - d) for d, w in zip(dims, want)]
-    if not any(extra):
-        return x
-    lead = [[0, 0]] * (x.shape.ndims - rank)
-    return _a.pad(x, lead + [[0, e] for e in extra])
+        dynamic = _a.concat([dynamic[:-1], dynamic[-1:] // 2 + 1], 0)
+    inner = _m.maximum(0, dynamic - _a.shape(x)[-rank:])
+    widths = _a.concat([outer, inner], 0)
+    return _a.pad(x, _a.stack([_a.zeros_like(widths), widths], axis=1))
 
 
 def _real_fft(op_type: str, rank: int, input_tensor, fft_length, name, default: str):
@@ -66,15 +78,14 @@ def _real_fft(op_type: str, rank: int, input_tensor, fft_length, name, default: 
         x = convert_to_tensor(input_tensor, name="input_tensor",
                               preferred_dtype=_dtypes.complex64 if inverse else _dtypes.float32)
         allowed = (_dtypes.complex64, _dtypes.complex128) if inverse else tuple(_COMPLEX_OF)
-        if x.dtype.base_dtype not in allowed:
-            raise TypeError(f"tf.signal.{default}: input must be "
-                            f"{' or '.join(d.name for d in allowed)}, got "
-                            f"{x.dtype.base_dtype.name}")
+        if x.dtype.base_dtype not in allowed:  # a ValueError, as in TensorFlow
+            raise ValueError(f"{op_type} requires tf.{' or tf.'.join(d.name for d in allowed)}"
+                             f" inputs, got: {x}")
         if x.shape.ndims is not None and x.shape.ndims < rank:
             raise ValueError(f"tf.signal.{default}: the input must have rank at least {rank}, "
                              f"got shape {x.shape}")
         lengths, static = _lengths(x, fft_length, rank, inverse)
-        x = _pad_to(x, rank, static, inverse)
+        x = _pad_to(x, rank, static, inverse, lengths)
         return real_fft(op_type, x, lengths, name=scope)
 
 
@@ -138,7 +149,7 @@ def _window(window_length, periodic, dtype, a, b, name, what):
     length less one, plus one when `periodic` and the length is even."""
     dtype = _dtypes.as_dtype(dtype)
     if not dtype.is_floating:
-        raise ValueError(f"{what}: dtype must be a floating point type, got {dtype.name}")
+        raise ValueError(f"{what}: dtype must be a floating point type. Found {dtype}")
     with name_scope(name, what, [window_length, periodic]):
         length = convert_to_tensor(window_length, dtype=_dtypes.int32, name="window_length")
         if length.shape.ndims not in (None, 0):

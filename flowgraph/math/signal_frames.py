@@ -55,30 +55,76 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
         length = _static_positive(frame_length, "frame_length", "frame")
         step = _static_positive(frame_step, "frame_step", "frame")
         rank = x.shape.ndims
-        if rank is None or rank == 0:
-            raise ValueError(f"tf.signal.frame: signal must have a known rank >= 1, got "
-                             f"shape {x.shape}")
-        ax = axis + rank if axis < 0 else axis
-        n = x.shape[ax].value
-        if pad_end:
-            num = _a.shape(x)[ax] if n is None else n
-            frames = (num + step - 1) // step
-            pad = _m.maximum(0, (frames - 1) * step + length - num)
-            paddings = _a.stack([_a.zeros([2], _dtypes.int32) if d != ax
-                                 else _a.stack([0, pad]) for d in range(rank)]) \
-                if n is None else [[0, 0]] * ax + [[0, max(0, (frames - 1) * step + length
-                                                              - n)]] + [[0, 0]] * (rank - ax - 1)
-            x = _a.pad(x, paddings, constant_values=_m.cast(
-                convert_to_tensor(pad_value), x.dtype.base_dtype))
+        if rank == 0:
+            raise ValueError(f"tf.signal.frame: signal must have rank at least 1, got shape "
+                             f"{x.shape}")
+        if rank is not None and not -rank <= axis < rank:
+            raise IndexError(f"tf.signal.frame: axis {axis} is out of range for a signal of "
+                             f"rank {rank}")
+        result_shape = _frame_shape(x.shape, length, step, pad_end, axis)
+        # As TensorFlow: cut the axis into subframes of gcd(length, step) samples and
+        # gather whole subframes, so the result is a Reshape (and so are the gradients).
+        if x.shape.is_fully_defined():
+            dims = x.shape.as_list()
+            ax = axis % rank
+            outer, n, inner = dims[:ax], dims[ax], dims[ax + 1:]
+            num_outer, num_inner = ax, rank - 1 - ax
         else:
-            num = _a.shape(x)[ax] if n is None else n
-            frames = (_m.maximum(num - length, -step) // step + 1) if n is None \
-                else max(0, (n - length) // step + 1)
-        starts = _a.expand_dims(_a.range(frames) * step, 1)
-        indices = starts + _a.expand_dims(_a.range(length), 0)
-        if ax == 0:  # gathered along a new leading axis: a dense gradient, as TF's frame
-            return _a.squeeze(_a.gather(_a.expand_dims(x, 0), indices, axis=1), [0])
-        return _a.gather(x, indices, axis=ax)
+            signal_rank = _a.rank(x) if rank is None else rank
+            ax = _a.range(signal_rank)[axis] if rank is None else axis % rank
+            outer, n, inner = _a.split(_a.shape(x), _a.stack([ax, 1, signal_rank - 1 - ax])
+                                       if rank is None else [ax, 1, rank - 1 - ax])
+            n = _a.reshape(n, [])
+            num_outer, num_inner = _a.size(outer), _a.size(inner)
+        if pad_end:
+            frames = -(-n // step)
+            pad = _m.maximum(0, length + step * (frames - 1) - n)
+            widths = _a.concat([_a.zeros(_a.stack([num_outer, 2]), _dtypes.int32),
+                                _a.expand_dims(_a.stack([0, pad]), 0),
+                                _a.zeros(_a.stack([num_inner, 2]), _dtypes.int32)], 0)
+            x = _a.pad(x, widths, constant_values=_m.cast(
+                convert_to_tensor(pad_value), x.dtype.base_dtype))
+            n = _a.shape(x)[ax]
+        elif isinstance(n, int):
+            frames = max(0, 1 + (n - length) // step)
+        else:
+            frames = _m.maximum(0, 1 + (n - length) // step)
+        sub = math.gcd(length, step)
+        per_frame, per_hop = length // sub, step // sub
+        subframes = n // sub
+        sliced = _a.strided_slice(x, _a.zeros_like(_a.shape(x)),
+                                  _dims(outer, [subframes * sub], inner))
+        pieces = _a.reshape(sliced, _dims(outer, [subframes, sub], inner))
+        hops = _a.reshape(_a.range(frames) * per_hop, _dims([frames], [1]))
+        within = _a.reshape(_a.range(per_frame), [1, per_frame])
+        gathered = _a.gather(pieces, hops + within, axis=ax)
+        out = _a.reshape(gathered, _dims(outer, [frames, length], inner))
+        if result_shape is not None:
+            out.set_shape(result_shape)
+        return out
+
+
+def _dims(*parts):
+    """A shape from parts that are lists of ints or int32 tensors: a list when all are
+    known, else a concatenated int32 vector."""
+    if all(isinstance(d, int) for part in parts if isinstance(part, list) for d in part) \
+            and all(isinstance(part, list) for part in parts):
+        return [d for part in parts for d in part]
+    return _a.concat([p if not isinstance(p, list) else _a.stack(p) if p else
+                      _a.zeros([0], _dtypes.int32) for p in parts], 0)
+
+
+def _frame_shape(shape, length: int, step: int, pad_end: bool, axis: int):
+    """`frame`'s static result shape, as TensorFlow infers it."""
+    if shape.ndims is None:
+        return None
+    dims = shape.as_list()
+    ax = axis % len(dims)
+    n = dims[ax]
+    frames = None
+    if n is not None:
+        frames = max(0, -(-n // step)) if pad_end else max(0, (n - length + step) // step)
+    return [*dims[:ax], frames, length, *dims[ax + 1:]]
 
 
 def overlap_and_add(signal, frame_step, name=None):
@@ -99,12 +145,18 @@ def overlap_and_add(signal, frame_step, name=None):
         if rank is None or rank < 2:
             raise ValueError(f"tf.signal.overlap_and_add: signal must have a known rank >= 2, "
                              f"got shape {x.shape}")
-        dims = _a.shape(x)
-        outer = dims[:-2]
-        outer_rank = _a.size(outer)
+        if x.shape.is_fully_defined():  # as TensorFlow: no shape ops for a known shape
+            dims = x.shape.as_list()
+            outer, outer_rank = dims[:-2], rank - 2
+        else:
+            dims = _a.shape(x)
+            outer = dims[:-2]
+            outer_rank = _a.size(outer)
         length, frames = dims[-1], dims[-2]
 
         def outer_and(*inner):
+            if isinstance(outer, list):
+                return outer + list(inner)
             return _a.concat([outer, _a.stack(list(inner))], 0)
 
         total = length + step * (frames - 1)
@@ -138,11 +190,12 @@ def _window_of(window_fn, length: int, dtype):
     return window_fn(length, dtype=dtype)
 
 
-def stft(signals, frame_length, frame_step, fft_length=None, window_fn=None, pad_end=False,
-         name=None):
+def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_window,
+         pad_end=False, name=None):
     """The short-time Fourier transform of real `signals` ``[..., samples]``:
     ``[..., frames, fft_length // 2 + 1]`` complex, each frame windowed by
-    ``window_fn(frame_length)`` (default: the periodic Hann window); `fft_length`
+    ``window_fn(frame_length)`` (default: the periodic Hann window; None: no window,
+    as in TensorFlow); `fft_length`
     defaults to the smallest power of 2 >= `frame_length`.
 
     Example
@@ -157,15 +210,15 @@ def stft(signals, frame_length, frame_step, fft_length=None, window_fn=None, pad
         fft_len = (2 ** math.ceil(math.log2(length)) if fft_length is None
                    else _static_positive(fft_length, "fft_length", "stft"))
         framed = frame(x, length, frame_step, pad_end=pad_end)
-        window_fn = hann_window if window_fn is None else window_fn
-        framed = framed * _window_of(window_fn, length, x.dtype.base_dtype)
+        if window_fn is not None:
+            framed = framed * _window_of(window_fn, length, x.dtype.base_dtype)
         return rfft(framed, [fft_len])
 
 
-def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=None,
+def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=hann_window,
                  name=None):
     """The inverse of `stft`: each frame's inverse real FFT, cut to `frame_length`,
-    windowed by ``window_fn`` (default: Hann) and overlap-added.
+    windowed by ``window_fn`` (default: Hann; None: no window) and overlap-added.
 
     Example
     -------
@@ -184,8 +237,8 @@ def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=Non
             rank = frames.shape.ndims
             frames = _a.pad(frames, [[0, 0]] * (rank - 1) + [[0, length - fft_len]])
         frames = frames[..., :length]
-        window_fn = hann_window if window_fn is None else window_fn
-        frames = frames * _window_of(window_fn, length, frames.dtype.base_dtype)
+        if window_fn is not None:
+            frames = frames * _window_of(window_fn, length, frames.dtype.base_dtype)
         return overlap_and_add(frames, frame_step)
 
 

@@ -30,6 +30,7 @@ from flowgraph.ops import array_slicing
 from flowgraph.ops.array_join_ops import concat, stack
 from flowgraph.ops.array_shape_ops import ones_like, reshape, shape, squeeze
 from flowgraph.ops.array_static import const_int, static_elements
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import binary_inputs, fixed_dtype, make_tensor, op_scope
 
 __all__ = [
@@ -174,6 +175,19 @@ def _pack_spec(values):
     return stack(values, name="stack")
 
 
+def _bound_dtype(*bounds):
+    dtypes = {b.dtype.base_dtype for b in bounds if isinstance(b, Tensor)}
+    if not dtypes:
+        return None
+    return _dtypes.int64 if _dtypes.int64 in dtypes else _dtypes.int32
+
+
+def _bound(v, default: int, dtype):
+    if v is not None:
+        return v
+    return default if dtype is None else convert_to_tensor(default, dtype=dtype)
+
+
 def _getitem(tensor, key):
     """``tensor[key]`` as one StridedSlice (see the module docstring)."""
     if not isinstance(key, tuple):
@@ -189,9 +203,12 @@ def _getitem(tensor, key):
                 masks["begin_mask"] |= bit
             if stop is None:
                 masks["end_mask"] |= bit
-            begin.append(0 if start is None else start)
-            end.append(0 if stop is None else stop)
-            strides.append(1 if step is None else step)
+            # As TensorFlow: beside a tensor bound, a missing one is a constant of the
+            # tensors' dtype made before the op's scope (`Const`, packed in `stack`)
+            dtype = _bound_dtype(start, stop, step)
+            begin.append(_bound(start, 0, dtype))
+            end.append(_bound(stop, 0, dtype))
+            strides.append(_bound(step, 1, dtype))
         elif k is Ellipsis:
             masks["ellipsis_mask"] |= bit
             begin.append(0), end.append(0), strides.append(1)
@@ -450,6 +467,8 @@ def where(condition, x=None, y=None, name: str | None = None):
     >>> tf.where([[True, False]]).dtype.name
     'int64'
     """
+    if (h := handler_for("where", condition, x, y)) is not None:  # RaggedTensors
+        return h(condition, x, y, name)
     return _select("Select", condition, x, y, name, ("t", "e"))
 
 
@@ -462,6 +481,8 @@ def where_v2(condition, x=None, y=None, name: str | None = None):
     >>> tf.where_v2([True, False], tf.zeros([3, 2]), 1.0).shape.as_list()
     [3, 2]
     """
+    if (h := handler_for("where", condition, x, y)) is not None:
+        return h(condition, x, y, name)
     return _select("SelectV2", condition, x, y, name, ("t", "e"))
 
 

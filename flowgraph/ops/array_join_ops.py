@@ -31,6 +31,7 @@ from flowgraph.ops.array_static import (
     normalize_axis,
     static_elements,
 )
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import make_op, make_tensor, op_scope
 
 __all__ = [
@@ -131,6 +132,8 @@ def concat(values, axis, name: str = "concat"):
     if isinstance(values, Tensor):
         values = [values]
     values = list(values)
+    if (h := handler_for("concat", values)) is not None:  # RaggedTensors
+        return h(values, axis, None if name == "concat" else name)
     if len(values) == 1:
         # Shape check only, as TensorFlow does: one value is passed through, as an
         # Identity named `name` inside the scope `name` (`concat/concat`).
@@ -266,10 +269,12 @@ def stack(values, axis: int = 0, name: str = "stack"):
     >>> tf.stack([tf.zeros([2, 3])] * 4, axis=1).shape.as_list()
     [2, 4, 3]
     """
-    if isinstance(values, list | tuple) and values and axis == 0:
-        # TensorFlow converts the list as one value first: plain values give one constant
-        # named `name`; a list holding tensors is packed in the scope `name`, its plain
-        # elements named by their index (`stack/1`).
+    if (h := handler_for("stack", values)) is not None:  # RaggedTensors
+        return h(values, axis, None if name == "stack" else name)
+    if isinstance(values, list | tuple) and axis == 0:
+        # TensorFlow converts the list as one value first: plain values (or none: an empty
+        # float32 constant) give one constant named `name`; a list holding tensors is
+        # packed in the scope `name`, its plain elements named by their index (`stack/1`).
         if not any(isinstance(v, Tensor) or _holds_tensor(v) for v in values):
             try:
                 return convert_to_tensor(values, name=name)

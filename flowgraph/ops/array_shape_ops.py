@@ -27,6 +27,7 @@ from flowgraph.ops.array_static import (
     static_elements,
     static_shape_of,
 )
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = [
@@ -136,6 +137,8 @@ def size(input, name: str | None = None, out_type=_dtypes.int32, optimize: bool 
     'Size'
     """
     out_type = _dtypes.as_dtype(out_type)
+    if (h := handler_for("size", input)) is not None:  # a RaggedTensor: its flat values
+        return h(input, name, out_type)
     with name_scope(name, "Size", [input]) as scope:
         dense_shape = _sparse_dense_shape(input)
         if dense_shape is not None:
@@ -547,6 +550,8 @@ def zeros_like(tensor, dtype=None, name: str | None = None, optimize: bool = Tru
     >>> tf.zeros_like(tf.placeholder(tf.float32, [2, 3]), optimize=False).op.type
     'ZerosLike'
     """
+    if (h := handler_for("unary", tensor)) is not None:  # a RaggedTensor
+        return h(lambda v, name=None: zeros_like(v, dtype, name, optimize), tensor, name=name)
     with name_scope(name, "zeros_like", [tensor]) as scope:
         x = convert_to_tensor(tensor, name="tensor")
         base = x.dtype.base_dtype
@@ -573,6 +578,8 @@ def ones_like(tensor, dtype=None, name: str | None = None, optimize: bool = True
     >>> y.op.type, y.shape.as_list()
     ('Fill', [2])
     """
+    if (h := handler_for("unary", tensor)) is not None:  # a RaggedTensor
+        return h(lambda v, name=None: ones_like(v, dtype, name, optimize), tensor, name=name)
     with name_scope(name, "ones_like", [tensor]) as scope:
         x = convert_to_tensor(tensor, name="tensor")
         dt = x.dtype.base_dtype if dtype is None else _dtypes.as_dtype(dtype).base_dtype

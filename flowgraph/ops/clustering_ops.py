@@ -28,7 +28,7 @@ Example
 from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant, constant_value, convert_to_tensor
+from flowgraph.framework.constant_op import constant, convert_to_tensor
 from flowgraph.framework.graph import control_dependencies, get_seed
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
@@ -65,6 +65,7 @@ __all__ = [
     "RANDOM_INIT",
     "SQUARED_EUCLIDEAN_DISTANCE",
     "KMeans",
+    "kmc2_chain_initialization",
     "kmeans_plus_plus_initialization",
     "nearest_neighbors",
 ]
@@ -78,23 +79,17 @@ CLUSTERS_VAR_NAME = "clusters"
 
 
 # -- ops -----------------------------------------------------------------------------------
+# As TensorFlow, both ops leave their outputs' shapes unknown.
 @register_op("NearestNeighbors", num_outputs=2,
              dtype_fn=fixed_dtype(_dtypes.int64, _dtypes.float32), cost=OpCost.EXPENSIVE)
 def _nearest_shape(op, points, centers, k):
-    kv = constant_value(op.inputs[2])
-    n_centers = centers[0].value if centers.ndims == 2 else None
-    cols = None if kv is None else (int(kv) if n_centers is None else min(int(kv), n_centers))
-    if kv is not None and n_centers is None:
-        cols = None  # min(k, number of centers) needs the centers' count
-    return [TensorShape([points[0] if points.ndims == 2 else None, cols])] * 2
+    return [TensorShape(None)] * 2
 
 
 @register_op("KmeansPlusPlusInitialization", dtype_fn=fixed_dtype(_dtypes.float32),
              stateful=False, cost=OpCost.EXPENSIVE)
 def _kmpp_shape(op, points, num_to_sample, seed, num_retries):
-    n = constant_value(op.inputs[1])
-    return [TensorShape([None if n is None else max(int(n), 0),
-                         points[1] if points.ndims == 2 else None])]
+    return [TensorShape(None)]
 
 
 @register_op("KMC2ChainInitialization", dtype_fn=fixed_dtype(_dtypes.int64))
@@ -125,6 +120,20 @@ def kmeans_plus_plus_initialization(points, num_to_sample, seed, num_retries_per
         convert_to_tensor(num_to_sample, _dtypes.int64),
         convert_to_tensor(seed, _dtypes.int64),
         convert_to_tensor(num_retries_per_sample, _dtypes.int64)], name=name).outputs[0]
+
+
+def kmc2_chain_initialization(distances, seed, name=None):
+    """The index (int64 scalar) a k-MC^2 Markov chain over `distances` ends at: each
+    next candidate replaces the current one with probability ``min(1, d_new / d_cur)``.
+
+    >>> import flowgraph as tf
+    >>> i = kmc2_chain_initialization(tf.constant([0.0, 1.0, 4.0]), 1)
+    >>> i.dtype.name, i.shape.as_list()
+    ('int64', [])
+    """
+    return make_op("KMC2ChainInitialization", [
+        convert_to_tensor(distances, _dtypes.float32),
+        convert_to_tensor(seed, _dtypes.int64)], name=name).outputs[0]
 
 
 # -- the k-means graph --------------------------------------------------------------------
@@ -186,7 +195,7 @@ class KMeans:
             if self._distance_metric == COSINE_DISTANCE:
                 dist *= 0.5
             out.append((score, squeeze(dist, [-1]), squeeze(idx, [-1])))
-        return [list(t) for t in zip(*out)]
+        return [tuple(t) for t in zip(*out)]
 
     # -- variables ------------------------------------------------------------------------
     def _variables(self, num_clusters):
@@ -307,9 +316,37 @@ class _InitOp:
         x = self._inputs[0]
         if self._km._distance_metric == COSINE_DISTANCE:
             x = _l2(x)
+        if self._km._seed is None:
+            # As TF: with no op seed and no graph-level seed the seed input is None.
+            raise ValueError("KmeansPlusPlusInitialization: Tried to convert 'seed' to a "
+                             "tensor and failed. Error: None values not supported "
+                             "(k-means++ needs a seed or a graph-level seed)")
         return kmeans_plus_plus_initialization(
-            x, math_ops.cast(self._num_remaining, _dtypes.int64), self._km._seed or 0,
+            x, math_ops.cast(self._num_remaining, _dtypes.int64), self._km._seed,
             self._km._kmeans_plus_plus_num_retries)
+
+    def _kmc2(self):
+        """One new center per run of the init op, as TF's: the first input point when
+        there is none yet, else the end of a k-MC^2 chain over a slice of
+        `kmc2_chain_length` points. TF's loop adds ``num_remaining`` centers to the
+        centers read before it, so only its last pass (slice ``num_remaining - 1``)
+        survives; the slice is taken directly."""
+        x, length = self._inputs[0], int(self._km._kmc2_chain_length)
+        seed = self._km._seed
+        if seed is None:
+            raise ValueError("KMC2ChainInitialization: Tried to convert 'seed' to a tensor "
+                             "and failed. Error: None values not supported (k-MC^2 needs "
+                             "a seed or a graph-level seed)")
+
+        def chain():
+            start = (self._num_remaining - 1) * length
+            subset = x[start:start + length]
+            _, distances = nearest_neighbors(subset, self._centers, 1)
+            index = kmc2_chain_initialization(squeeze(distances), seed)
+            return reshape(gather(subset, index), [1, -1])
+
+        return cond(math_ops.equal(self._num_selected, 0),
+                    lambda: reshape(x[0], [1, -1]), chain)
 
     def _choose(self):
         init = self._initial
@@ -318,8 +355,7 @@ class _InitOp:
                 return cond(self._num_data <= self._num_remaining,
                             lambda: concat(self._inputs, 0), self._random)
             if init == KMC2_INIT:
-                raise NotImplementedError("KMeans initial_clusters='kmc2' is not supported "
-                                          "by flowgraph; use 'kmeans_plus_plus' or 'random'")
+                return self._kmc2()
             with control_dependencies([check_ops.assert_greater_equal(self._num_data,
                                                                       self._num_remaining)]):
                 return self._kmeans_plus_plus()

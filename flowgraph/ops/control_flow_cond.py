@@ -64,6 +64,7 @@ from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_op
+from flowgraph.ops.tensor_array import arrays_to_flows, flows_to_arrays
 
 __all__ = ["case", "cond"]
 
@@ -488,6 +489,7 @@ class CondContext(ControlFlowContext):
         self._gated_for: dict[Operation, list[Operation]] = {}  # consumer -> its switches
         self._begin_index = 0  # where this branch's ops start in graph._ops
         self._flushed: set[Operation] = set()  # processed before the branch ended
+        self.array_templates: list = []  # the result's TensorArrays (`arrays_to_flows`)
 
     def made_before(self, t: Tensor) -> bool:
         return t.op._id <= self.start_id
@@ -550,7 +552,9 @@ class CondContext(ControlFlowContext):
             result = fn()
             if result is None:
                 return None, []
-            flat = [self._as_branch_tensor(x, which) for x in nest_flatten(result)]
+            # a TensorArray passes as its flow (rebuilt after the Merge, as TensorFlow)
+            leaves, self.array_templates = arrays_to_flows(nest_flatten(result))
+            flat = [self._as_branch_tensor(x, which) for x in leaves]
             return result, flat
 
         (result, flat), new_ops = self.capture(call)
@@ -605,12 +609,13 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
             raise TypeError("cond(): false_fn and fn2 may not be set simultaneously.")
         false_fn = fn2
     if not callable(true_fn):
-        raise TypeError(f"true_fn must be callable, got {true_fn!r}.")
+        raise TypeError(f"'true_fn' must be callable. (tf.cond got {true_fn!r}.)")
     if not callable(false_fn):
-        raise TypeError(f"false_fn must be callable, got {false_fn!r}.")
+        raise TypeError(f"'false_fn' must be callable. (tf.cond got {false_fn!r}.)")
     if isinstance(pred, bool):
-        raise TypeError("pred must not be a Python bool; use a bool Tensor (or a plain "
-                        "Python `if` when the condition is known while building the graph).")
+        raise TypeError("'pred' must not be a Python bool. (Use a bool Tensor, e.g. "
+                        "tf.equal(a, b) rather than a == b, or a plain Python `if` when the "
+                        "condition is known while building the graph.)")
     with name_scope(name, "cond", [pred]) as scope:
         pred = convert_to_tensor(pred)
         _check_pred(pred, f"tf.cond '{scope[:-1]}'")
@@ -623,15 +628,19 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
             pivot_t = g.create_op("Identity", [p_true], name="switch_t").outputs[0]
             pivot_f = g.create_op("Identity", [p_false], name="switch_f").outputs[0]
             pred_id = g.create_op("Identity", [pred], name="pred_id").outputs[0]
+            if isinstance(outer, CondContext):
+                # gate an outside `pred` now, named after this cond's Switch
+                # ("cond/cond/Switch/Switch"), before a branch gates it under its own name
+                outer.flush()
             ctx_t = CondContext(pred_id, pivot_t, 1, scope)
             orig_t, res_t = ctx_t.build_branch(true_fn, "true_fn")
             ctx_f = CondContext(pred_id, pivot_f, 0, scope)
             orig_f, res_f = ctx_f.build_branch(false_fn, "false_fn")
             if orig_t is None or orig_f is None:
                 which = "true_fn" if orig_t is None else "false_fn"
-                raise ValueError(
-                    f"tf.cond '{scope[:-1]}': true_fn and false_fn must return at least one "
-                    f"result; {which} returned None.")
+                raise ValueError(  # (TensorFlow's words first)
+                    f"'{which}' must have a return value. (tf.cond '{scope[:-1]}': true_fn "
+                    f"and false_fn must return at least one result; {which} returned None.)")
             nest_assert_same_structure(orig_t, orig_f, "true_fn returned", "false_fn returned",
                                        f"tf.cond '{scope[:-1]}'")
             merges = []
@@ -649,7 +658,7 @@ def cond(pred, true_fn=None, false_fn=None, strict: bool = False, name: str | No
             if ctx_t.outer_context is None:
                 g.add_to_collection(GraphKeys.COND_CONTEXT, ctx_t)
                 g.add_to_collection(GraphKeys.COND_CONTEXT, ctx_f)
-            result = nest_pack(orig_t, merges)
+            result = nest_pack(orig_t, flows_to_arrays(merges, ctx_t.array_templates))
     if not strict:
         result = _unpack_if_singleton(result)
     return result
@@ -804,13 +813,15 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
             def default():
                 from flowgraph.ops import array_ops
 
+                # TensorFlow's order: the message's stack of all predicates, then the
+                # check on the others (built even when there are none: an empty
+                # float32 `preds_c_1`), then the assertion on the last predicate.
+                all_stacked = array_ops.stack(all_preds, name="preds_c")
                 checks = [_assert_at_most_n_true(
                     other_preds, 0, f"Implementation error: selected default action #{k} "
-                    "was called, but some of other predicates are True")] \
-                    if other_preds else []
+                    "was called, but some of other predicates are True")]
                 checks.append(Assert(last_pred, ["Input error: None of conditions evaluated "
-                                                 "as True:", array_ops.stack(
-                                                     all_preds, name="preds_c")],
+                                                 "as True:", all_stacked],
                                      summarize=len(all_preds)))
                 # As TensorFlow: the checks are control inputs of the ops the last
                 # function creates; a tensor it returns from outside goes unchecked.
@@ -820,7 +831,7 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, strict: bool = Fa
         fn = default
         for pred, action in reversed(list(zip(preds, fns))):
             fn = functools.partial(cond, pred, action, fn, strict=strict)
-        if exclusive and preds:
+        if exclusive:
             # the conds run after the check: the result is the outer cond's Merge
             check = _assert_at_most_n_true(preds, 1, "Input error: exclusive=True")
             with control_dependencies([check]):

@@ -54,14 +54,20 @@ Example
 
 from __future__ import annotations
 
+import numpy as np
+
 from flowgraph.framework import dtypes as _dtypes
-from flowgraph.framework.constant_op import constant
+from flowgraph.framework.constant_op import constant, constant_value
+from flowgraph.framework.indexed_slices import IndexedSlices
 from flowgraph.framework.operation import Operation, Tensor
 from flowgraph.framework.registry import register_gradient
 from flowgraph.framework.tensor_shape import TensorShape
+from flowgraph.ops import (
+    array_gen_ops,
+    stack_ops,  # noqa: F401  (registers the stack ops)
+)
 from flowgraph.ops import array_ops as _array
 from flowgraph.ops import math_ops as _math
-from flowgraph.ops import stack_ops  # noqa: F401  (registers the stack ops)
 from flowgraph.ops.control_flow_cond import (
     CondContext,
     forward_edit,
@@ -91,10 +97,38 @@ def _dense(g):
 def _switch_grad(op: Operation, grad_false, grad_true):
     """The gradient of whichever output was live: a Merge of both outputs' gradients
     (an output of a dtype without zeros and without a gradient: the input gets none)."""
-    grads = [_dense(grad_false), _dense(grad_true)]
-    if any(g is None for g in grads):
+    if grad_false is None or grad_true is None:
         return [None, None]
-    return [merge(grads, name="cond_grad")[0], None]
+    if isinstance(grad_false, IndexedSlices) or isinstance(grad_true, IndexedSlices):
+        return [_merge_slices([grad_false, grad_true]), None]
+    return [merge([grad_false, grad_true], name="cond_grad")[0], None]
+
+
+def _as_slices(g) -> IndexedSlices:
+    if isinstance(g, IndexedSlices):
+        return g
+    shape = _array.shape(g, optimize=False)
+    return IndexedSlices(g, array_gen_ops.range(0, shape[0]), shape)
+
+
+def _merge_slices(grads: list) -> IndexedSlices:
+    """As TensorFlow, a gather's sparse gradient stays an IndexedSlices through a cond:
+    a dense gradient joins as all its rows, and values, indices and dense shape are
+    merged one by one (``cond_grad/Merge``, ``Merge_1``, ``Merge_2``)."""
+    g = grads[0].values.graph if isinstance(grads[0], IndexedSlices) else grads[0].graph
+    with g.name_scope("cond_grad"):
+        parts = [_as_slices(x) for x in grads]
+        if len({p.indices.dtype.base_dtype for p in parts}) > 1:
+            parts = [IndexedSlices(p.values, _math.cast(p.indices, _dtypes.int64),
+                                   p.dense_shape) for p in parts]
+        values = merge([p.values for p in parts])[0]
+        indices = merge([p.indices for p in parts])[0]
+        if any(p.dense_shape is None for p in parts):
+            return IndexedSlices(values, indices)
+        shapes = [p.dense_shape for p in parts]
+        if len({t.dtype.base_dtype for t in shapes}) > 1:
+            shapes = [_math.cast(t, _dtypes.int64) for t in shapes]
+        return IndexedSlices(values, indices, merge(shapes)[0])
 
 
 register_gradient("RefSwitch")(_switch_grad)
@@ -342,6 +376,50 @@ def _handle_zeros(enter: Operation) -> Tensor:
     return _array.zeros(variable_shape(handle), dtype)
 
 
+def _sparse_invariant(enter: Operation):
+    """The indices dtype when loop invariant `enter` is used only as the params of
+    axis-0 gathers (an ``embedding_lookup`` in the body), else None. TensorFlow then
+    accumulates its gradient as an IndexedSlices: indices, values and dense shape."""
+    t = enter.outputs[0]
+    rest = t.shape.dims[1:] if t.shape.ndims else None
+    if not t.dtype.is_floating or rest is None or any(d is None for d in rest):
+        return None
+    dtypes = set()
+    for c in t._consumers:
+        if c.type != "GatherV2" or c.inputs[0] is not t or c.attrs.get("batch_dims", 0) != 0:
+            return None
+        axis = constant_value(c.inputs[2])
+        if axis is None or int(axis) != 0:
+            return None
+        dtypes.add(c.inputs[1].dtype.base_dtype)
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def _sparse_acc_init(enter: Operation, index_dtype) -> list[Tensor]:
+    t = enter.outputs[0]
+    rest = [int(d) for d in t.shape.dims[1:]]
+    # As TensorFlow: the accumulators start with one zero row at index 0 (so a sparse
+    # update, momentum's say, always touches row 0)
+    return [constant(np.zeros([1], index_dtype.as_numpy_dtype)),
+            _array.zeros([1, *rest], dtype=t.dtype.base_dtype),
+            constant(np.zeros([t.shape.ndims], np.int32))]
+
+
+def _sparse_acc_step(accs: list[Tensor], d) -> list[Tensor]:
+    """Append gradient `d` (an IndexedSlices, or a dense Tensor: all its rows) to the
+    accumulators (indices, values, dense shape), as TensorFlow's backward loop does."""
+    acc_i, acc_v, acc_s = accs
+    if d is None:
+        return accs
+    if not isinstance(d, IndexedSlices):
+        n = _array.shape(d, out_type=acc_i.dtype)[0]
+        d = IndexedSlices(d, array_gen_ops.range(n), _array.shape(d))
+    shape = _array.shape(d.values) if d.dense_shape is None else d.dense_shape
+    return [_array.concat([acc_i, _math.cast(d.indices, acc_i.dtype)], 0),
+            _array.concat([acc_v, d.values], 0),
+            _math.maximum(acc_s, _math.cast(shape, _dtypes.int32))]
+
+
 def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) -> None:
     """Build the backward loop of forward `loop` and record the gradients of its inputs.
 
@@ -385,10 +463,18 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
                       else _array.zeros_like(exits[i], optimize=False))
     init_acc = [_handle_zeros(op) if _is_handle(op.outputs[0]) else _zeros_for(op.inputs[0])
                 for op in invariants]
+    # invariants gathered from (embedding tables): IndexedSlices accumulators instead
+    sparse = {op: dt for op in invariants if not _is_handle(op.outputs[0])
+              and (dt := _sparse_invariant(op)) is not None}
+    init_sparse = [t for op in invariants if op in sparse
+                   for t in _sparse_acc_init(op, sparse[op])]
     shapes = ([TensorShape([])] + [_relaxed(t.shape, loop.merges[i].shape)
                                    for t, i in zip(init_g, carried)]
-              + [t.shape for t in init_acc])
+              + [t.shape for t in init_acc]
+              + [TensorShape([None, *t.shape.dims[1:]]) if k % 3 < 2 else t.shape
+                 for k, t in enumerate(init_sparse)])
     n_c = len(carried)
+    n_a = n_c + len(invariants)
 
     def cond(j, *_):
         return _math.greater(j, 0)
@@ -405,12 +491,18 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
             d = _dense(aggregate(local.get(loop.identities[i], [])))
             new_g.append(_fit(_array.zeros_like(gi, optimize=False) if d is None else d, shape,
                               f"the gradient of loop variable {i}"))
-        new_acc = []
+        new_acc, new_sparse, at = [], [], n_a
         for op, acc, shape in zip(invariants, rest[n_c:], shapes[1 + n_c:]):
+            if op in sparse:
+                new_acc.append(acc)
+                new_sparse += _sparse_acc_step(list(rest[at:at + 3]),
+                                               aggregate(local.get(op.outputs[0], [])))
+                at += 3
+                continue
             d = _dense(aggregate(local.get(op.outputs[0], [])))
             new_acc.append(acc if d is None else _fit(
                 _math.add(acc, d), shape, f"the gradient of {op.inputs[0].name}"))
-        return [k, *new_g, *new_acc]
+        return [k, *new_g, *new_acc, *new_sparse]
 
     outer = g.get_name_scope()
     prefix = f"{outer}/" if outer else ""
@@ -420,12 +512,19 @@ def backprop_loop(loop: WhileContext, grads: dict, region: list[Operation], bp) 
         # its Enter's gradient, an invariant's the Exit of its accumulator (``b_acc_3``).
         ctx.exit_names = ([None]
                           + [f"{prefix}{loop.loop_enters[i].op.name}_grad/Exit" for i in carried]
-                          + [f"{prefix}{op.name}_grad/b_acc_3" for op in invariants])
-        results = _build_loop(ctx, cond, body, [state.count, *init_g, *init_acc], shapes,
-                              True)
+                          + [f"{prefix}{op.name}_grad/b_acc_3" for op in invariants]
+                          + [f"{prefix}{op.name}_grad/b_acc_{j}" for op in invariants
+                             if op in sparse for j in (6, 7, 8)])
+        results = _build_loop(ctx, cond, body,
+                              [state.count, *init_g, *init_acc, *init_sparse], shapes, True)
     for i, ge in zip(carried, results[1:1 + n_c]):
         grads.setdefault(loop.loop_enters[i].op.inputs[0], []).append(ge)
-    for op, acc in zip(invariants, results[1 + n_c:]):
+    at = 1 + n_a
+    for op, acc in zip(invariants, results[1 + n_c:1 + n_a]):
+        if op in sparse:
+            indices, values, dense_shape = results[at:at + 3]
+            at += 3
+            acc = IndexedSlices(values, indices, dense_shape)
         grads.setdefault(op.inputs[0], []).append(acc)
 
 

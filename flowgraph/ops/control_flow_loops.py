@@ -141,14 +141,16 @@ class WhileContext(ControlFlowContext):
         return start is not None and t.op._id <= start and not self.is_inside(t.op)
 
     # gating ----------------------------------------------------------------------------
-    def enter(self, t: Tensor, is_constant: bool, name: str = "Enter",
+    def enter(self, t: Tensor, is_constant: bool, name: str | None = None,
               scope: str | None = None) -> Tensor:
         g = self.graph
+        op_type = "RefEnter" if t.dtype.is_ref_dtype else "Enter"
+        name = name or op_type  # TensorFlow names a ref's enter after its type too
         # Loop-variable enters keep the enclosing control dependencies (the loop starts
         # after them); invariants are entered lazily, outside any user block.
         clear = g.control_dependencies(None) if is_constant else _nullcontext()
         with g.as_default(), g.name_scope(scope or self.scope), clear:
-            op = g.create_op("RefEnter" if t.dtype.is_ref_dtype else "Enter", [t], {
+            op = g.create_op(op_type, [t], {
                 "frame_name": self.frame_name, "is_constant": bool(is_constant),
                 "parallel_iterations": self.parallel_iterations}, name=name)
         op._control_flow_context = self
@@ -276,9 +278,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     10
     """
     if not callable(cond):
-        raise TypeError(f"cond must be callable, got {cond!r}.")
+        raise TypeError(f"'cond' must be callable. (while_loop got {cond!r}.)")
     if not callable(body):
-        raise TypeError(f"body must be callable, got {body!r}.")
+        raise TypeError(f"'body' must be callable. (while_loop got {body!r}.)")
     if isinstance(parallel_iterations, bool) or not isinstance(parallel_iterations, int) \
             or parallel_iterations < 1:
         raise TypeError(f"parallel_iterations must be a positive integer, got "
@@ -289,15 +291,16 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         if shape_invariants is not None:
             shape_invariants = [shape_invariants]
     if not loop_vars:
-        raise ValueError("No loop variables provided: loop_vars is empty.")
+        raise ValueError("'loop_vars' must be provided. (while_loop got no loop variables.)")
     with name_scope(name, "while", nest_flatten(loop_vars)) as scope:
         try_to_pack = len(loop_vars) == 1 and not return_same_structure
         if maximum_iterations is not None:
             maximum_iterations = convert_to_tensor(maximum_iterations,
                                                    name="maximum_iterations")
             if maximum_iterations.shape.ndims not in (None, 0):
-                raise ValueError(f"while_loop '{scope[:-1]}': maximum_iterations must be a "
-                                 f"scalar, got shape {maximum_iterations.shape}.")
+                raise ValueError(  # (TensorFlow's words first)
+                    "'maximum_iterations' must be a scalar. Received shape: "
+                    f"{maximum_iterations.shape} (while_loop '{scope[:-1]}').")
             if not maximum_iterations.dtype.base_dtype.is_integer:
                 raise TypeError(f"while_loop '{scope[:-1]}': maximum_iterations must be an "
                                 f"integer, got {maximum_iterations.dtype.base_dtype.name}.")
@@ -433,7 +436,9 @@ def _build_loop(ctx: WhileContext, cond, body, loop_vars, shape_invariants,
             if not isinstance(body_result, list | tuple | dict):
                 body_result = [body_result]
             expected = list(loop_vars)
-            got = list(body_result) if isinstance(body_result, list | tuple) else body_result
+            # As TensorFlow, `list()` of the result: a dict returned for a list of loop
+            # variables compares as its keys (a ValueError, not a TypeError)
+            got = list(body_result)
         nest_assert_same_structure(expected, got, "loop_vars", "body returned",
                                    f"while_loop '{name}'")
         next_vals = [ctx.output(t) for t in body_flat]

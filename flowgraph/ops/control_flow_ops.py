@@ -71,9 +71,9 @@ def group(*inputs, **kwargs) -> Operation:
         if isinstance(x, Tensor):
             x = x.op
         if not isinstance(x, Operation):
-            raise TypeError(
-                f"tf.group() expects Tensor or Operation arguments, not {x!r} of type "
-                f"{type(x).__name__}."
+            raise TypeError(  # (TensorFlow's words first)
+                f"'inputs' should be zero or more (nested) Tensors. Received '{x!r}' with "
+                f"type '{type(x)}'. (tf.group() expects Tensor or Operation arguments.)"
             )
         if x not in deps:
             deps.append(x)

@@ -47,6 +47,7 @@ from flowgraph.ops import (
     segment_ops,
     sparse_ops,
 )
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import make_op, make_tensor
 from flowgraph.ops.variables import Variable
 
@@ -114,6 +115,10 @@ def embedding_lookup(params, ids, partition_strategy: str = "mod", name: str | N
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"embedding_lookup: partition_strategy must be 'mod' or 'div', got "
                          f"{partition_strategy!r}")
+    if (h := handler_for("unary", ids)) is not None:  # ragged ids: a ragged result
+        with name_scope(name, "embedding_lookup_ragged"):
+            return h(lambda v, name=None: embedding_lookup(
+                params, v, partition_strategy, None, validate_indices, max_norm), ids)
     params = _as_list(params)
     with name_scope(name, "embedding_lookup", [*params, ids]) as scope:
         n = len(params)

@@ -106,7 +106,7 @@ def custom_gradient(f=None):
         _check_new_variables(graph, before, f)
         flat, kind = _flatten(result)
         flat = [convert_to_tensor(t) for t in flat]
-        variables, reads = _variables_read(graph, graph.get_operations()[first_new:])
+        variables, reads = variables_read(graph, graph.get_operations()[first_new:])
         wants_variables = "variables" in inspect.signature(grad_fn).parameters
         if variables and not wants_variables:
             raise TypeError(f"@tf.custom_gradient grad_fn must accept keyword argument "
@@ -164,7 +164,7 @@ def _check_new_variables(graph, before: dict, f) -> None:
                 f"reference variable {v.name}; pass use_resource=True.)")
 
 
-def _variables_read(graph, new_ops):
+def variables_read(graph, new_ops):
     """The variables that `new_ops` read, and for each the read tensor to route its
     gradient through (a read made inside the function, or the variable's snapshot)."""
     from flowgraph.framework.graph import GraphKeys

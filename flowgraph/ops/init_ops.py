@@ -76,6 +76,16 @@ def _float_dtype(dtype, who: str):
     return dtype
 
 
+def _drawn_dtype(dtype, who: str, complex_ok: bool = False):
+    """The dtype an initializer is called with: as in TensorFlow, where the op it builds
+    rejects a non-floating type, a TypeError (the constructor's check is a ValueError)."""
+    dtype = _dtypes.as_dtype(dtype)
+    if not (dtype.is_floating or (complex_ok and dtype.is_complex)):
+        raise TypeError(f"{who}: the values drawn must be of a floating point type, got "
+                        f"{dtype}.")
+    return dtype
+
+
 def _shape_list(shape) -> list[int]:
     if hasattr(shape, "as_list"):
         shape = shape.as_list()
@@ -245,7 +255,7 @@ class RandomNormal(Initializer):
         self.dtype = _float_dtype(dtype, "random_normal_initializer")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = _float_dtype(dtype or self.dtype, "random_normal_initializer")
+        dtype = _drawn_dtype(dtype or self.dtype, "random_normal_initializer")
         return random_ops.random_normal(_shape_list(shape), self.mean, self.stddev, dtype,
                                         seed=self.seed)
 
@@ -267,7 +277,7 @@ class TruncatedNormal(RandomNormal):
     """
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = _float_dtype(dtype or self.dtype, "truncated_normal_initializer")
+        dtype = _drawn_dtype(dtype or self.dtype, "truncated_normal_initializer")
         return random_ops.truncated_normal(_shape_list(shape), self.mean, self.stddev, dtype,
                                            seed=self.seed)
 
@@ -345,7 +355,12 @@ class VarianceScaling(Initializer):
         return self.scale / max(1.0, n)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = _float_dtype(dtype or self.dtype, "variance_scaling_initializer")
+        dtype = _dtypes.as_dtype(dtype or self.dtype)
+        # As TensorFlow: a uniform draw rejects a complex type by its dtype (ValueError),
+        # an integer one when its float limits are converted (TypeError).
+        check = _float_dtype if self.distribution == "uniform" and not dtype.is_integer \
+            else _drawn_dtype
+        dtype = check(dtype, "variance_scaling_initializer")
         dims = _shape_list(shape)
         var = self._variance(dims, partition_info)
         if self.distribution in ("normal", "truncated_normal"):
@@ -420,7 +435,7 @@ class Orthogonal(Initializer):
         self.dtype = _float_dtype(dtype, "orthogonal_initializer")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = _float_dtype(dtype or self.dtype, "orthogonal_initializer")
+        dtype = _drawn_dtype(dtype or self.dtype, "orthogonal_initializer")
         dims = _shape_list(shape)
         if len(dims) < 2:
             raise ValueError("orthogonal_initializer: the tensor to initialize, specified by "
@@ -455,7 +470,7 @@ class Identity(Initializer):
         self.dtype = _float_dtype(dtype, "identity_initializer")
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = _float_dtype(dtype or self.dtype, "identity_initializer")
+        dtype = _drawn_dtype(dtype or self.dtype, "identity_initializer", True)
         dims = _shape_list(shape)
         if len(dims) != 2:
             raise ValueError(f"identity_initializer is only for 2-D matrices, got shape "

@@ -53,7 +53,8 @@ def adjoint(matrix, name=None):
     >>> tf.linalg.adjoint(tf.zeros([3, 2])).shape.as_list()
     [2, 3]
     """
-    return matrix_transpose(matrix, name=name or "adjoint", conjugate=True)
+    with name_scope(name, "adjoint", [matrix]):
+        return matrix_transpose(matrix, conjugate=True)
 
 
 def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False,

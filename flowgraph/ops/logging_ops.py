@@ -107,9 +107,18 @@ def format_element(value, quote_strings: bool = False) -> str:
     return str(value)
 
 
+def _unprintable(arr, limit: int) -> str:
+    """TensorFlow's rendering of a tensor whose elements it cannot print (complex):
+    a flat run of "?" for the first `limit` elements, "..." when some are left."""
+    limit = arr.size if limit < 0 else min(limit, arr.size)
+    return " ".join(["?"] * limit) + ("..." if arr.size > limit else "")
+
+
 def summarize_v1(value, summarize: int) -> str:
     """`tf.Print`'s rendering of one tensor (without the surrounding brackets)."""
     arr = np.asarray(value)
+    if arr.dtype.kind == "c":
+        return _unprintable(arr, summarize)
     flat = arr.reshape(-1)
     limit = flat.size if summarize < 0 else min(summarize, flat.size)
     if arr.ndim == 0:
@@ -149,6 +158,9 @@ def summarize_v1(value, summarize: int) -> str:
 def summarize_v2(value, summarize: int) -> str:
     """`tf.print`'s rendering of one tensor: `summarize` entries at both ends per axis."""
     arr = np.asarray(value)
+    if arr.dtype.kind == "c":
+        text = _unprintable(arr, summarize)
+        return text if arr.ndim == 0 else f"[{text}]"
     if arr.ndim == 0:
         return format_element(arr[()], quote_strings=True)
     ends = max(arr.shape) if summarize < 0 else summarize

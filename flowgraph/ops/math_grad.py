@@ -170,8 +170,14 @@ def _abs_grad(op, grad):
 
 @register_gradient("ComplexAbs")
 def _complex_abs_grad(op, grad):
-    x = op.inputs[0]
-    return [_m.cast(grad, x.dtype.base_dtype) * _m.sign(x)]
+    # TensorFlow's graph: grad * x / |x|, as complex values, 0 where |x| is 0.
+    x, y = op.inputs[0], op.outputs[0]
+
+    def as_complex(t):
+        return make_tensor("Complex", [t, _a.zeros_like(t)], {"Tout": x.dtype.base_dtype},
+                           name="Complex")
+
+    return [_m.div_no_nan(as_complex(grad) * x, as_complex(y))]
 
 
 @register_gradient("Conj")

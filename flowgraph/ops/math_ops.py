@@ -30,6 +30,7 @@ from flowgraph.framework.operation import Tensor, install_tensor_operator
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape, broadcast_shape
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import attr_dtype, binary_inputs, fixed_dtype, make_tensor, op_scope
 
 __all__ = [
@@ -102,6 +103,8 @@ def _unary(op_type, fn_name, allowed, summary, call, result, out_dtype=None):
     _ALLOWED[op_type] = allowed
 
     def fn(x, name=None):
+        if (h := handler_for("unary", x)) is not None:  # a RaggedTensor: its flat values
+            return h(fn, x, name=name)
         with op_scope(name, op_type, (x,)) as scope:
             x = convert_to_tensor(x, name="x")
             check_dtype(x, allowed, op_type)
@@ -119,6 +122,8 @@ def _binary(op_type, fn_name, allowed, summary, call, result, out_dtype=None,
     default_name = default_name or op_type
 
     def fn(x, y, name=None):
+        if (h := handler_for("binary", x, y)) is not None:
+            return h(fn, x, y, name=name)
         with op_scope(name, default_name, (x, y)) as scope:
             x, y = binary_inputs(x, y, op_type, name, _XY)
             check_dtype(x, allowed, op_type)
@@ -179,6 +184,8 @@ def round(x, name=None):
     ...     print(sess.run(tf.round([0.5, 1.5, 2.5, -1.5])))
     [ 0.  2.  2. -2.]
     """
+    if (h := handler_for("unary", x)) is not None:  # a RaggedTensor
+        return h(round, x, name=name)
     x = convert_to_tensor(x)
     if x.dtype.is_integer:
         return x
@@ -195,6 +202,8 @@ def abs(x, name=None):
     ...     print(sess.run(tf.abs([-1.5, 2.0])))
     [1.5 2. ]
     """
+    if (h := handler_for("unary", x)) is not None:
+        return h(abs, x, name=name)
     x = convert_to_tensor(x)
     if x.dtype.is_complex:
         return make_tensor("ComplexAbs", [x], {"Tout": x.dtype.real_dtype},
@@ -238,6 +247,8 @@ def add(x, y, name=None):
     ...     print(sess.run(tf.add([1, 2], 10)))
     [11 12]
     """
+    if (h := handler_for("binary", x, y)) is not None:
+        return h(add, x, y, name=name)
     with op_scope(name, "Add", (x, y)) as scope:
         x, y = binary_inputs(x, y, "AddV2", name, _XY)
         op_type = "Add" if x.dtype.base_dtype == _dtypes.string else "AddV2"
@@ -352,6 +363,8 @@ def truediv(x, y, name=None):
     ...     print(q.dtype.name, sess.run(q))
     float64 [ 3.5 -3.5]
     """
+    if (h := handler_for("binary", x, y)) is not None:
+        return h(truediv, x, y, name=name)
     with name_scope(name, "truediv", [x, y]) as scope:
         x, y = binary_inputs(x, y, "RealDiv", names=_XY)
         dt = x.dtype.base_dtype
@@ -386,6 +399,8 @@ def div(x, y, name=None):
     ...     print(sess.run(tf.div([7, -7], 2)))
     [ 3 -4]
     """
+    if (h := handler_for("binary", x, y)) is not None:
+        return h(div, x, y, name=name)
     with name_scope(name, "div", [x, y]) as scope:
         x, y = binary_inputs(x, y, "FloorDiv", names=_XY)
         if x.dtype.is_integer:
@@ -405,6 +420,8 @@ def floordiv(x, y, name=None):
     ...     print(sess.run(tf.floordiv([7.0, -7.0], 2.0)))
     [ 3. -4.]
     """
+    if (h := handler_for("binary", x, y)) is not None:
+        return h(floordiv, x, y, name=name)
     with name_scope(name, "floordiv", [x, y]) as scope:
         return floor_div(x, y, name=scope)
 
@@ -430,6 +447,8 @@ def cast(x, dtype, name=None):
     [ 1 -1]
     """
     base = _dtypes.as_dtype(dtype).base_dtype
+    if (h := handler_for("unary", x)) is not None:
+        return h(lambda v, name=None: cast(v, base, name=name), x, name=name)
     if isinstance(x, SparseTensor | IndexedSlices):  # the values cast, as in TensorFlow
         with name_scope(name, "Cast", [x]):
             values = cast(x.values, base)
@@ -478,6 +497,9 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     ...     print(sess.run(tf.clip_by_value([1, 5, 9], 2, 6)))
     [2 5 6]
     """
+    if (h := handler_for("unary", t)) is not None:  # a RaggedTensor
+        return h(lambda v, name=None: clip_by_value(v, clip_value_min, clip_value_max, name),
+                 t, name=name)
     with name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
         t = convert_to_tensor(t, name="t")
         out = maximum(minimum(t, clip_value_max), clip_value_min, name=scope)

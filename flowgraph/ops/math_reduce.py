@@ -32,6 +32,7 @@ from flowgraph.ops.array_identity_ops import identity, stop_gradient
 from flowgraph.ops.array_shape_ops import rank as _rank
 from flowgraph.ops.array_shape_ops import reshape as _reshape
 from flowgraph.ops.array_shape_ops import shape as _shape
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import attr_dtype, make_tensor
 
 __all__ = [
@@ -140,6 +141,8 @@ def _all_axes(x: Tensor) -> Tensor:
 def _reduce(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep_dims,
             default_name=None):
     axis, keepdims = _resolve(axis, reduction_indices, keepdims, keep_dims)
+    if (h := handler_for("reduce", input_tensor)) is not None:  # a RaggedTensor
+        return h(op_type, input_tensor, axis, keepdims, name)
     if axis is None and isinstance(input_tensor, Tensor) and input_tensor.shape.ndims is not None:
         # TensorFlow makes the all-axes constant before the op's scope (a plain `Const`);
         # for a scalar (rank 0, which its fast path takes for unknown) `range(rank(x))`.
@@ -384,6 +387,8 @@ def add_n(inputs, name=None):
     ...     print(sess.run(tf.add_n([[1, 2], [10, 20], [100, 200]])))
     [111 222]
     """
+    if (h := handler_for("add_n", inputs)) is not None:  # RaggedTensors
+        return h(inputs, name)
     tensors = _check_inputs(inputs, "add_n")
     if len(tensors) == 1:
         if name:

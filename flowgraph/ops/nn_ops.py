@@ -28,6 +28,7 @@ from flowgraph.framework.graph import name_scope
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.registry import OpCost, register_op
 from flowgraph.framework.tensor_shape import Dimension, TensorShape
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import make_tensor, op_scope
 
 __all__: list[str] = []  # tf.nn.* only; see flowgraph/nn/__init__.py
@@ -55,6 +56,8 @@ def _register_activation(op_type: str, fn_name: str, allowed, doc: str):
     register_op(op_type)(_same_shape)
 
     def fn(features, name=None):
+        if (h := handler_for("unary", features)) is not None:  # a RaggedTensor
+            return h(fn, features, name=name)
         with op_scope(name, op_type, (features,)) as scope:
             x = convert_to_tensor(features, name="features")
             _check_dtype(x, allowed, op_type, "features")

@@ -38,6 +38,17 @@ def _depth(x) -> int:
     return 0
 
 
+def _scalar_depths(x, depth: int = 0, out=None) -> set:
+    """The list depths at which scalars occur in `x`."""
+    out = set() if out is None else out
+    if isinstance(x, list | tuple):
+        for v in x:
+            _scalar_depths(v, depth + 1, out)
+    else:
+        out.add(depth + (x.ndim if isinstance(x, np.ndarray) else 0))
+    return out
+
+
 def _partition(pylist, ragged_rank: int):
     """(flat values as a Python list, row splits per ragged dimension, outermost first)."""
     splits = []
@@ -57,6 +68,17 @@ def _partition(pylist, ragged_rank: int):
 
 def _values_and_splits(pylist, dtype, ragged_rank, inner_shape, row_splits_dtype):
     depth = _depth(pylist)
+    scalar_depths = _scalar_depths(pylist)
+    if len(scalar_depths) > 1:
+        raise ValueError("tf.ragged.constant: all scalar values must have the same nesting "
+                         "depth")
+    if ragged_rank is not None and depth < ragged_rank:
+        raise ValueError(f"Invalid pylist={pylist!r}, max depth smaller than "
+                         f"ragged_rank={ragged_rank}")
+    if ragged_rank is not None and scalar_depths and min(scalar_depths) <= ragged_rank:
+        raise ValueError(f"pylist has scalar values depth {min(scalar_depths)}, but "
+                         f"ragged_rank={ragged_rank} requires scalar value depth greater "
+                         f"than {ragged_rank}")
     if ragged_rank is None:
         ragged_rank = max(depth - 1 - (len(inner_shape) if inner_shape else 0), 1)
     if ragged_rank < 1:
@@ -101,9 +123,9 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None,
     values, splits = _values_and_splits(pylist, dtype, ragged_rank, inner_shape,
                                         row_splits_dtype)
     with name_scope(name, "RaggedConstant"):
-        result = _constant(values, dtype=dtype)
+        result = _constant(values, dtype=dtype, name="values")
         for s in reversed(splits):
-            result = RaggedTensor.from_row_splits(result, _constant(s))
+            result = RaggedTensor.from_row_splits(result, _constant(s), validate=False)
         return result
 
 
@@ -162,7 +184,7 @@ def segment_ids_to_row_splits(segment_ids, num_segments=None, out_type=None, nam
     """Row splits of sorted `segment_ids`: ``[0, 0, 2]`` gives ``[0, 2, 2, 3]``."""
     with name_scope(name, "SegmentIdsToRaggedSplits"):
         ids = convert_to_tensor(segment_ids, dtype_hint=_dtypes.int64)
-        rt = RaggedTensor.from_value_rowids(ids, ids, nrows=num_segments)
+        rt = RaggedTensor.from_value_rowids(ids, ids, nrows=num_segments, validate=False)
         splits = rt.row_splits
         if out_type is not None:
             from flowgraph.ops import math_ops

@@ -47,6 +47,42 @@ def check_partition(row_splits, what: str = "row_splits", rank: int = 1):
     return row_splits
 
 
+def _check(ok, message: str, data) -> object:
+    return Assert(reduce_all(ok), [message, *data], summarize=3)
+
+
+def validated_splits(splits, values, factory: str, lengths=None, rowids=None, nrows=None):
+    """`splits` once TensorFlow's run-time checks of the arguments of ``factory`` (an
+    InvalidArgumentError when run): lengths and rowids non-negative, rowids sorted and
+    below `nrows`, splits starting at 0 and non-decreasing, and the last split equal to
+    the number of values. The result is ``<scope>/control_dependency``."""
+    bad = f"Arguments to {factory} do not form a valid RaggedTensor"
+    checks = []
+    if lengths is not None:
+        checks.append(_check(math_ops.greater_equal(lengths, 0),
+                             f"Arguments to {factory} do not form a valid RowPartition.",
+                             ["row_lengths =", lengths]))
+    if rowids is not None:
+        part = f"Arguments to {factory} do not form a valid RowPartition."
+        checks.append(_check(math_ops.greater_equal(rowids, 0), part,
+                             ["value_rowids =", rowids]))
+        checks.append(_check(math_ops.greater_equal(rowids[1:] - rowids[:-1], 0), part,
+                             ["value_rowids must be sorted:", rowids]))
+        if nrows is not None:
+            checks.append(_check(math_ops.less(rowids, nrows), part,
+                                 ["value_rowids must be less than nrows =", nrows]))
+    if lengths is None and rowids is None:
+        checks.append(_check(math_ops.equal(splits[:1], 0), f"{bad}:zero",
+                             ["row_splits =", splits]))
+        checks.append(_check(math_ops.greater_equal(splits[1:] - splits[:-1], 0),
+                             f"{bad}:monotonic", ["row_splits =", splits]))
+    count = nvals(values, splits.dtype.base_dtype)
+    checks.append(_check(math_ops.equal(splits[-1:], count),
+                         "Arguments to _from_row_partition do not form a valid RaggedTensor",
+                         ["last row split", splits[-1:], "nvals", count]))
+    return with_dependencies(checks, splits)
+
+
 def nvals(values, dtype):
     """The number of rows of `values` (a RaggedTensor or a dense tensor), as `dtype`."""
     if isinstance(values, Tensor):
@@ -113,7 +149,7 @@ def sparse_rows(cls, st_input, name, row_splits_dtype):
         indices = math_ops.cast(st_input.indices, dtype)
         rowids, cols = indices[:, 0], indices[:, 1]
         nrows = math_ops.cast(st_input.dense_shape, dtype)[0]
-        rt = cls.from_value_rowids(st_input.values, rowids, nrows)
+        rt = cls.from_value_rowids(st_input.values, rowids, nrows, validate=False)
         # Packed left: each value's column is its place in its row.
         place = range_like(array_ops.shape(rowids)[0], dtype) - array_ops.gather(
             rt.row_splits, rowids)

@@ -41,6 +41,7 @@ from flowgraph.ops.ragged_partition import (
     range_like,
     sparse_rows,
     uniform_rows,
+    validated_splits,
 )
 
 __all__ = ["RaggedTensor", "RaggedTensorValue"]
@@ -97,8 +98,11 @@ class RaggedTensorValue(_Nesting):
         s = self._row_splits
         return [values[s[i]:s[i + 1]] for i in range(len(s) - 1)]
 
-    def __repr__(self) -> str:
-        return f"tf.RaggedTensorValue({self.to_list()!r})"
+    def __repr__(self) -> str:  # TensorFlow's form: the components
+        return f"tf.RaggedTensorValue(values={self._values!r}, row_splits={self._row_splits!r})"
+
+    def __str__(self) -> str:
+        return f"<tf.RaggedTensorValue {self.to_list()!r}>"
 
 
 class RaggedTensor(_Nesting):
@@ -128,6 +132,8 @@ class RaggedTensor(_Nesting):
         with name_scope(name, "RaggedFromRowSplits"):
             values = cls._as_values(values)
             splits = check_partition(convert_to_tensor(row_splits, dtype_hint=_dtypes.int64))
+            if validate:
+                splits = validated_splits(splits, values, "from_row_splits")
             return cls(values, splits, internal=True)
 
     @classmethod
@@ -148,7 +154,10 @@ class RaggedTensor(_Nesting):
             starts = check_partition(convert_to_tensor(row_starts, dtype_hint=_dtypes.int64),
                                    "row_starts")
             end = array_ops.reshape(nvals(values, starts.dtype), [1])
-            return cls(values, array_ops.concat([starts, end], 0), internal=True)
+            splits = array_ops.concat([starts, end], 0)
+            if validate:
+                splits = validated_splits(splits, values, "from_row_starts")
+            return cls(values, splits, internal=True)
 
     @classmethod
     def from_row_limits(cls, values, row_limits, name=None, validate: bool = True):
@@ -159,7 +168,10 @@ class RaggedTensor(_Nesting):
             limits = check_partition(convert_to_tensor(row_limits, dtype_hint=_dtypes.int64),
                                    "row_limits")
             zero = array_ops.zeros([1], limits.dtype)
-            return cls(values, array_ops.concat([zero, limits], 0), internal=True)
+            splits = array_ops.concat([zero, limits], 0)
+            if validate:
+                splits = validated_splits(splits, values, "from_row_limits")
+            return cls(values, splits, internal=True)
 
     @classmethod
     def from_uniform_row_length(cls, values, uniform_row_length, nrows=None,
@@ -192,7 +204,10 @@ class RaggedTensor(_Nesting):
                                     "row_lengths")
             zero = array_ops.zeros([1], lengths.dtype)
             splits = array_ops.concat([zero, cumsum(lengths)], 0)
-            return cls(cls._as_values(values), splits, internal=True)
+            values = cls._as_values(values)
+            if validate:
+                splits = validated_splits(splits, values, "from_row_lengths", lengths=lengths)
+            return cls(values, splits, internal=True)
 
     @classmethod
     def from_value_rowids(cls, values, value_rowids, nrows=None, name=None,
@@ -213,7 +228,11 @@ class RaggedTensor(_Nesting):
             zero = array_ops.zeros([1], rowids.dtype)
             splits = array_ops.concat(
                 [zero, cumsum(math_ops.cast(counts, rowids.dtype))], 0)
-            return cls(cls._as_values(values), splits, internal=True)
+            values = cls._as_values(values)
+            if validate:
+                splits = validated_splits(splits, values, "from_value_rowids", rowids=rowids,
+                                          nrows=nrows)
+            return cls(values, splits, internal=True)
 
     @classmethod
     def from_nested_row_splits(cls, flat_values, nested_row_splits, name=None,
@@ -222,7 +241,7 @@ class RaggedTensor(_Nesting):
         with name_scope(name, "RaggedFromNestedRowSplits"):
             result = flat_values
             for splits in reversed(list(nested_row_splits)):
-                result = cls.from_row_splits(result, splits)
+                result = cls.from_row_splits(result, splits, validate=validate)
             return result
 
     @classmethod
@@ -232,7 +251,7 @@ class RaggedTensor(_Nesting):
         with name_scope(name, "RaggedFromNestedRowLengths"):
             result = flat_values
             for lengths in reversed(list(nested_row_lengths)):
-                result = cls.from_row_lengths(result, lengths)
+                result = cls.from_row_lengths(result, lengths, validate=validate)
             return result
 
     @classmethod
@@ -258,7 +277,7 @@ class RaggedTensor(_Nesting):
         with name_scope(name, "RaggedFromNestedValueRowIds"):
             result = flat_values
             for ids, n in reversed(list(zip(rowids, nrows, strict=True))):
-                result = cls.from_value_rowids(result, ids, n)
+                result = cls.from_value_rowids(result, ids, n, validate=validate)
             return result
 
     @classmethod
@@ -524,17 +543,50 @@ class RaggedTensor(_Nesting):
     @classmethod
     def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank: int = 1,
                     name=None, row_splits_dtype=_dtypes.int64):
-        """Rows of a dense tensor: all of each row, its first ``lengths[i]`` values, or
-        the values before its trailing `padding` values (ragged rank 1)."""
+        """Rows of a dense tensor: all of each row (a uniform dimension, as the static
+        shape shows), its first ``lengths[i]`` values, or the values before its trailing
+        `padding` values. With ``ragged_rank=k`` the first ``k`` dimensions become row
+        partitions, the innermost of them ragged by `padding` (`lengths`: k=1 only).
 
-        if ragged_rank != 1:
-            raise NotImplementedError("RaggedTensor.from_tensor: ragged_rank=1 only")
+        Example
+        -------
+        >>> import flowgraph as tf
+        >>> tf.RaggedTensor.from_tensor(tf.zeros([2, 3, 4]), ragged_rank=2).shape.as_list()
+        [2, 3, 4]
+        """
+        if not isinstance(ragged_rank, int) or ragged_rank < 1:
+            raise ValueError(f"ragged_rank must be greater than 0; got {ragged_rank}")
+        if lengths is not None and padding is not None:
+            raise ValueError("Specify argument `lengths` or `padding`, but not both.")
         with name_scope(name, "RaggedFromTensor"):
-            tensor = convert_to_tensor(tensor)
+            tensor = convert_to_tensor(tensor, name="tensor")
+            rank = tensor.shape.ndims
+            if rank is not None and rank <= ragged_rank:
+                raise ValueError(f"The rank of a RaggedTensor must be greater than 1, i.e., "
+                                 f"a list of scalars won't have ragged dimensions; "
+                                 f"RaggedTensor.from_tensor: rank {rank} tensor with "
+                                 f"ragged_rank={ragged_rank}")
             shape = array_ops.shape(tensor, out_type=row_splits_dtype)
-            if padding is not None:
+            dims = [d.value for d in tensor.shape] if rank is not None else [None, None]
+            if ragged_rank > 1:  # the outer row partitions are uniform
                 if lengths is not None:
-                    raise ValueError("Specify lengths or padding, but not both")
+                    raise NotImplementedError("RaggedTensor.from_tensor: lengths with "
+                                              "ragged_rank > 1 is not supported")
+                merged = array_ops.reshape(tensor, array_ops.concat(
+                    [constant([-1], row_splits_dtype), shape[2:]], 0))
+                inner = cls.from_tensor(merged, padding=padding,
+                                        ragged_rank=ragged_rank - 1,
+                                        row_splits_dtype=row_splits_dtype)
+                return cls.from_uniform_row_length(
+                    inner, dims[1] if dims[1] is not None else shape[1],
+                    nrows=dims[0] if dims[0] is not None else shape[0], validate=False)
+            if lengths is None and padding is None:
+                values = array_ops.reshape(tensor, array_ops.concat(
+                    [constant([-1], row_splits_dtype), shape[2:]], 0))
+                return cls.from_uniform_row_length(
+                    values, dims[1] if dims[1] is not None else shape[1],
+                    nrows=dims[0] if dims[0] is not None else shape[0], validate=False)
+            if padding is not None:
                 pad = math_ops.cast(convert_to_tensor(padding), tensor.dtype)
                 is_value = math_ops.not_equal(tensor, pad)
                 while is_value.shape.ndims is not None and is_value.shape.ndims > 2:
@@ -542,12 +594,10 @@ class RaggedTensor(_Nesting):
                 idx = range_like(shape[1], row_splits_dtype) + 1
                 lengths = reduce_max(
                     math_ops.cast(is_value, row_splits_dtype) * idx, axis=1)
-            if lengths is None:
-                lengths = array_ops.fill(shape[:1], shape[1])
             lengths = math_ops.cast(convert_to_tensor(lengths), row_splits_dtype)
             mask = sequence_mask(lengths, shape[1])
             values = boolean_mask(tensor, mask)
-            return cls.from_row_lengths(values, lengths)
+            return cls.from_row_lengths(values, lengths, validate=False)
 
     # -- Session.run -------------------------------------------------------------------
     def _feed_components(self, value) -> list:
@@ -578,5 +628,4 @@ class RaggedTensor(_Nesting):
                 lambda parts: RaggedTensorValue(parts[0], parts[1]))
 
     def __repr__(self) -> str:
-        return (f"tf.RaggedTensor(values={self._values!r}, "
-                f"row_splits={self._row_splits.name})")
+        return f"tf.RaggedTensor(values={self._values}, row_splits={self._row_splits})"

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import constant_value, convert_to_tensor
-from flowgraph.framework.graph import name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
@@ -30,25 +29,52 @@ __all__ = ["edit_distance", "set_difference", "set_intersection", "set_size", "s
 _OPERATIONS = ("a-b", "b-a", "intersection", "union")
 
 
+def _set_rank(shape, dense: bool):
+    """The static rank of a set argument (a dense tensor's shape, or a SparseTensor's
+    ``dense_shape`` vector), or None."""
+    if dense:
+        return shape.ndims
+    return shape[0].value if shape.ndims == 1 else None
+
+
+def _set_outputs(op, rank1, rank2, lead1=None, lead2=None):
+    """TensorFlow's shapes: indices ``[?, rank]``, values ``[?]``, dense shape ``[rank]``;
+    a set argument of rank < 2 or leading dimensions that differ are errors."""
+    for r in (rank1, rank2):
+        if r is not None and r < 2:
+            raise op.shape_error(f"Shape must be at least rank 2 but is rank {r}")
+    if rank1 is not None and rank2 is not None and rank1 != rank2:
+        raise op.shape_error(f"Shape must be rank {rank1} but is rank {rank2}")
+    if lead1 is not None and lead2 is not None:
+        for i, (d1, d2) in enumerate(zip(lead1, lead2)):
+            if d1.value is not None and d2.value is not None and d1.value != d2.value:
+                raise op.shape_error(f"Dimension {i} in both shapes must be equal, but are "
+                                     f"{d1.value} and {d2.value}. Shapes are {lead1} and "
+                                     f"{lead2}.")
+    rank = rank1 if rank1 is not None else rank2
+    return [TensorShape([None, rank]), TensorShape([None]), TensorShape([rank])]
+
+
 @register_op("SparseToSparseSetOperation",
              attrs={"set_operation": "union", "validate_indices": True}, num_outputs=3,
              dtype_fn=lambda op: [_dtypes.int64, op.inputs[1].dtype.base_dtype, _dtypes.int64])
 def _set_op_shape(op, *shapes):
-    return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
+    return _set_outputs(op, _set_rank(shapes[2], False), _set_rank(shapes[5], False))
 
 
 @register_op("DenseToDenseSetOperation",
              attrs={"set_operation": "union", "validate_indices": True}, num_outputs=3,
              dtype_fn=lambda op: [_dtypes.int64, op.inputs[0].dtype.base_dtype, _dtypes.int64])
-def _dense_set_op_shape(op, *shapes):
-    return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
+def _dense_set_op_shape(op, set1, set2):
+    lead = (set1[:-1], set2[:-1]) if None not in (set1.ndims, set2.ndims) else (None, None)
+    return _set_outputs(op, set1.ndims, set2.ndims, *lead)
 
 
 @register_op("DenseToSparseSetOperation",
              attrs={"set_operation": "union", "validate_indices": True}, num_outputs=3,
              dtype_fn=lambda op: [_dtypes.int64, op.inputs[0].dtype.base_dtype, _dtypes.int64])
-def _dense_sparse_set_op_shape(op, *shapes):
-    return [TensorShape([None, None]), TensorShape([None]), TensorShape([None])]
+def _dense_sparse_set_op_shape(op, set1, indices2, values2, shape2):
+    return _set_outputs(op, set1.ndims, _set_rank(shape2, False))
 
 
 @register_op("SetSize", attrs={"validate_indices": True}, dtype_fn=fixed_dtype(_dtypes.int32))
@@ -95,28 +121,57 @@ def _as_set_sparse(x, what):
                         cast(shape(dense), _dtypes.int64))
 
 
-def _set_operation(a, b, operation, validate_indices, name):
-    with name_scope(name, "SetOperation", []):
-        sa = _as_set_sparse(a, "a")
-        sb = _as_set_sparse(b, "b")
-        if sa.dtype.base_dtype != sb.dtype.base_dtype:
-            raise TypeError(f"tf.sets: a and b must have the same dtype, got "
-                            f"{sa.dtype.base_dtype.name} and {sb.dtype.base_dtype.name}")
-        op = make_op("SparseToSparseSetOperation",
-                     [sa.indices, sa.values, sa.dense_shape, sb.indices, sb.values,
-                      sb.dense_shape],
-                     {"set_operation": operation, "validate_indices": bool(validate_indices)})
-        return SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
+_SET_DTYPES = (_dtypes.int8, _dtypes.int16, _dtypes.int32, _dtypes.int64, _dtypes.uint8,
+               _dtypes.uint16, _dtypes.string)
+
+
+def _set_args(a, b):
+    """(a, b, flipped) as TensorFlow takes them: tensors or SparseTensors of one supported
+    dtype, a dense `a` first when only one is dense (`flipped` when they were swapped)."""
+    from flowgraph.framework.sparse_tensor import SparseTensorValue
+
+    def conv(x, what):
+        if isinstance(x, SparseTensorValue):
+            return SparseTensor(x.indices, x.values, x.dense_shape)
+        return x if isinstance(x, SparseTensor) else convert_to_tensor(x, name=what)
+
+    a, b = conv(a, "a"), conv(b, "b")
+    if a.dtype.base_dtype != b.dtype.base_dtype:
+        raise TypeError(f"Types don't match, {a.dtype} vs {b.dtype}.")
+    if a.dtype.base_dtype not in _SET_DTYPES:
+        raise TypeError(f"'a' has invalid dtype `{a.dtype}` not in supported dtypes: "
+                        f"`{', '.join(d.name for d in _SET_DTYPES)}`.")
+    if isinstance(a, SparseTensor) and not isinstance(b, SparseTensor):
+        return b, a, True
+    return a, b, False
+
+
+def _set_operation(a, b, operation, validate_indices):
+    """The op TensorFlow picks: ``DenseToDenseSetOperation``,
+    ``DenseToSparseSetOperation`` or ``SparseToSparseSetOperation`` (no name scope)."""
+    attrs = {"set_operation": operation, "validate_indices": bool(validate_indices)}
+    if isinstance(b, SparseTensor):
+        rest = [b.indices, b.values, b.dense_shape]
+        if isinstance(a, SparseTensor):
+            op = make_op("SparseToSparseSetOperation",
+                         [a.indices, a.values, a.dense_shape, *rest], attrs)
+        else:
+            op = make_op("DenseToSparseSetOperation", [a, *rest], attrs)
+    else:
+        op = make_op("DenseToDenseSetOperation", [a, b], attrs)
+    return SparseTensor(op.outputs[0], op.outputs[1], op.outputs[2])
 
 
 def set_intersection(a, b, validate_indices=True):
     """Each row's values present in both `a` and `b`, ascending (a SparseTensor)."""
-    return _set_operation(a, b, "intersection", validate_indices, "set_intersection")
+    a, b, _ = _set_args(a, b)
+    return _set_operation(a, b, "intersection", validate_indices)
 
 
 def set_union(a, b, validate_indices=True):
     """Each row's values present in `a` or `b`, ascending (a SparseTensor)."""
-    return _set_operation(a, b, "union", validate_indices, "set_union")
+    a, b, _ = _set_args(a, b)
+    return _set_operation(a, b, "union", validate_indices)
 
 
 def set_difference(a, b, aminusb=True, validate_indices=True):
@@ -130,8 +185,10 @@ def set_difference(a, b, aminusb=True, validate_indices=True):
     >>> tf.Session().run(d.values).tolist()
     [1, 3]
     """
-    return _set_operation(a, b, "a-b" if aminusb else "b-a", validate_indices,
-                          "set_difference")
+    a, b, flipped = _set_args(a, b)
+    if flipped:
+        aminusb = not aminusb
+    return _set_operation(a, b, "a-b" if aminusb else "b-a", validate_indices)
 
 
 def set_size(a, validate_indices=True):

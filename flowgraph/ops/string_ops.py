@@ -28,6 +28,7 @@ from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.sparse_tensor import SparseTensor
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.math_reduce import argmax, argmin
+from flowgraph.ops.op_dispatch import handler_for
 from flowgraph.ops.op_util import attr_dtype, fixed_dtype, make_op, make_tensor, op_scope
 
 __all__ = [
@@ -276,6 +277,8 @@ def string_length(input, name=None, unit: str = "BYTE"):
     """
     if unit not in ("BYTE", "UTF8_CHAR"):
         raise ValueError(f"strings.length: unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
+    if (h := handler_for("unary", input)) is not None:  # a RaggedTensor
+        return h(lambda v, name=None: string_length(v, name, unit), input, name=name)
     x = _strings(input, "strings.length")
     return make_tensor("StringLength", [x], {"unit": unit}, name=name or "StringLength")
 

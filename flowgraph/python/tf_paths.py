@@ -51,7 +51,8 @@ _PROTOS = ("tf", "tf.train", "tf.summary", "tf.compat.v1.saved_model")
 ALIASES: dict[str, tuple[str, ...]] = {
     # python.framework
     "python.framework.ops": ("tf", "module:flowgraph.framework.graph",
-                             "module:flowgraph.framework.operation"),
+                             "module:flowgraph.framework.operation",
+                             "module:flowgraph.framework.op_statistics"),
     "python.framework.dtypes": ("tf.dtypes", "tf"),
     "python.framework.tensor_shape": ("module:flowgraph.framework.tensor_shape", "tf"),
     "python.framework.constant_op": _T,

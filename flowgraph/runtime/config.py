@@ -463,6 +463,17 @@ class RunOptions(_Message):
 AllocationDescription = _event_messages.AllocationDescription
 TensorDescription = _event_messages.TensorDescription
 NodeOutput = _event_messages.NodeOutput
+AllocatorMemoryUsed = _event_messages.AllocatorMemoryUsed
+MemoryStats = _event_messages.MemoryStats
+
+
+@dataclass
+class CostGraphDef:
+    """``RunMetadata.cost_graph``: TensorFlow's CostGraphDef, which a local session leaves
+    empty (``node`` and ``cost`` hold nothing)."""
+
+    node: list = field(default_factory=list)
+    cost: list = field(default_factory=list)
 
 
 @dataclass
@@ -486,6 +497,18 @@ class NodeExecStats:
     op_start_rel_nanos: int = 0
     op_end_rel_nanos: int = 0
     output: list[NodeOutput] = field(default_factory=list)
+    # TensorFlow's per-allocator usage and the kernel's temporary/persistent bytes
+    memory: list[AllocatorMemoryUsed] = field(default_factory=list)
+    memory_stats: MemoryStats | None = None
+    scheduled_micros: int = 0
+    scheduled_nanos: int = 0
+
+    def HasField(self, name: str) -> bool:
+        """Whether message field `name` is set (``memory_stats``: on executed nodes)."""
+        if name == "memory_stats":
+            return self.memory_stats is not None
+        raise ValueError(f"NodeExecStats.HasField: '{name}' is not a singular message "
+                         "field of NodeExecStats; expected 'memory_stats'.")
 
 
 @dataclass
@@ -553,10 +576,11 @@ class RunMetadata(RecordMessage):
     def __init__(self) -> None:
         self.step_stats = StepStats()
         self.partition_graphs: list[dict] = []
-        self.cost_graph = None
+        self.cost_graph = CostGraphDef()
 
     def _record_fields(self) -> dict:
-        return {"step_stats": StepStats(), "partition_graphs": [], "cost_graph": None}
+        return {"step_stats": StepStats(), "partition_graphs": [],
+                "cost_graph": CostGraphDef()}
 
     @classmethod
     def _wire_class(cls) -> type:
@@ -578,12 +602,15 @@ class RunMetadata(RecordMessage):
                     op_start_rel_micros=ns.op_start_rel_micros or None,
                     op_end_rel_micros=ns.op_end_rel_micros or None,
                     all_end_rel_micros=ns.all_end_rel_micros or None,
-                    output=list(ns.output),
-                    timeline_label=ns.timeline_label or None, thread_id=ns.thread_id or None,
+                    memory=list(ns.memory), output=list(ns.output),
+                    timeline_label=ns.timeline_label or None,
+                    scheduled_micros=ns.scheduled_micros or None,
+                    thread_id=ns.thread_id or None, memory_stats=ns.memory_stats,
                     all_start_nanos=ns.all_start_nanos or None,
                     op_start_rel_nanos=ns.op_start_rel_nanos or None,
                     op_end_rel_nanos=ns.op_end_rel_nanos or None,
-                    all_end_rel_nanos=ns.all_end_rel_nanos or None)
+                    all_end_rel_nanos=ns.all_end_rel_nanos or None,
+                    scheduled_nanos=ns.scheduled_nanos or None)
         return out
 
     def _merge_wire(self, wire) -> None:
@@ -599,7 +626,10 @@ class RunMetadata(RecordMessage):
                     timeline_label=ns.timeline_label, all_start_nanos=ns.all_start_nanos,
                     op_start_rel_nanos=ns.op_start_rel_nanos,
                     op_end_rel_nanos=ns.op_end_rel_nanos,
-                    all_end_rel_nanos=ns.all_end_rel_nanos, output=list(ns.output))
+                    all_end_rel_nanos=ns.all_end_rel_nanos, output=list(ns.output),
+                    memory=list(ns.memory), scheduled_micros=ns.scheduled_micros,
+                    scheduled_nanos=ns.scheduled_nanos,
+                    memory_stats=ns.memory_stats if ns.HasField("memory_stats") else None)
                 for ns in dev.node_stats]))
 
     def MergeFrom(self, other) -> None:
@@ -607,7 +637,7 @@ class RunMetadata(RecordMessage):
         self._check_same(other, "MergeFrom")
         self.step_stats.dev_stats.extend(copy.deepcopy(other.step_stats.dev_stats))
         self.partition_graphs.extend(copy.deepcopy(other.partition_graphs))
-        if other.cost_graph is not None:
+        if other.HasField("cost_graph"):
             self.cost_graph = copy.deepcopy(other.cost_graph)
 
     def Clear(self) -> None:
@@ -622,7 +652,7 @@ class RunMetadata(RecordMessage):
         if name == "step_stats":
             return bool(self.step_stats.dev_stats)
         if name == "cost_graph":
-            return self.cost_graph is not None
+            return bool(self.cost_graph.node or self.cost_graph.cost)
         kind = "repeated field" if name == "partition_graphs" else "field"
         raise ValueError(f"RunMetadata.HasField: '{name}' is not a singular {kind} of "
                          "RunMetadata; its singular fields are step_stats and cost_graph.")

@@ -485,7 +485,7 @@ def compose_unary_chains(table, fetch_tensors: list[Tensor]) -> int:
     ...         v = sess.run(y, {x: 0.5}, options=tf.RunOptions(trace_level=3),
     ...                      run_metadata=md)
     >>> [n.node_name for d in md.step_stats.dev_stats for n in d.node_stats]
-    ['y']
+    ['_SOURCE', 'y']
     """
     nodes = table.nodes
     if any(n.op is not None and n.op.op_def.control_flow for n in nodes):

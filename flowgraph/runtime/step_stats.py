@@ -31,8 +31,10 @@ from flowgraph.framework.event_messages import TensorShapeProto
 from flowgraph.runtime import _executor
 from flowgraph.runtime.config import (
     AllocationDescription,
+    AllocatorMemoryUsed,
     DeviceStepStats,
     LiveTensor,
+    MemoryStats,
     NodeExecStats,
     NodeOutput,
     RunMetadata,
@@ -139,6 +141,9 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
         memory.finished(node, info.device, out_bytes)
         dev = by_device.setdefault(info.device, DeviceStepStats(device=info.device))
         allocator = allocators.get(info.device) or _allocator_name(info.device)
+        if not dev.node_stats:
+            dev.node_stats.append(_source_stats(t0 + wall_offset))
+        live = memory.live.get(info.device, 0)
         dev.node_stats.append(NodeExecStats(
             node_name=info.name,
             op_type=info.op_type,
@@ -148,12 +153,18 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
             all_end_rel_micros=(t1 - t0) // 1000,
             thread_id=tid,
             output_bytes=out_bytes,
-            live_bytes_after=memory.live.get(info.device, 0),
+            live_bytes_after=live,
             timeline_label=_label(info),
             all_start_nanos=t0 + wall_offset,
             all_end_rel_nanos=t1 - t0,
             op_end_rel_nanos=t1 - t0,
             output=[_node_output(k, o, allocator) for k, o in enumerate(outputs)],
+            memory=[AllocatorMemoryUsed(allocator_name=allocator, total_bytes=out_bytes,
+                                        peak_bytes=out_bytes, live_bytes=out_bytes,
+                                        allocator_bytes_in_use=live)] if out_bytes else [],
+            memory_stats=MemoryStats(),
+            scheduled_micros=(t0 + wall_offset) // 1000,
+            scheduled_nanos=t0 + wall_offset,
         ))
         for op in (info.fused or ())[:-1]:
             # A member of a fused node: listed (so a tool looking for the op finds it,
@@ -183,6 +194,13 @@ def fill_step_stats(run_metadata: RunMetadata, cp: CompiledPlan, trace,
             dev.allocator_in_use_bytes = stats.get("bytes_in_use", 0)
             dev.allocator_limit_bytes = stats.get("bytes_limit", 0)
     run_metadata.step_stats = StepStats(dev_stats=list(by_device.values()))
+
+
+def _source_stats(start_ns: int) -> NodeExecStats:
+    """TensorFlow's first entry of each device's step: the graph's ``_SOURCE`` node."""
+    return NodeExecStats(node_name="_SOURCE", op_type="NoOp",
+                         all_start_micros=start_ns // 1000, all_start_nanos=start_ns,
+                         timeline_label="_SOURCE = NoOp()")
 
 
 def _label(info) -> str:

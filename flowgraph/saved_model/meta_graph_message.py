@@ -8,7 +8,8 @@ from the exporting graph: TensorFlow's GraphDef, with the Saver's restore subgra
 TensorFlow's ``SaveV2``/``RestoreV2`` nodes and the matching ``saver_def``; each variable
 collection as serialized ``VariableDef``s; the main op in ``saved_model_main_op``, the
 train op in ``train_op`` and ``saved_model_train_op``, asset tensors in
-``saved_model_assets``; and the export's tags, signatures and ``asset_file_def``.
+``saved_model_assets`` (``asset_file_def`` stays empty, as TensorFlow 1.x's builder
+leaves it); and the export's tags and signatures.
 Collections the JSON document does not record (losses, summaries, ...) cannot be
 recovered and are absent.
 
@@ -147,7 +148,4 @@ def meta_graph_message(mg: fmt.MetaGraphDef) -> MetaGraphDefProto:
                               filename=a.filename) for a in mg.asset_file_def)
     for key, sig in mg.signature_def.items():
         out.signature_def[key] = signature_message(sig)
-    for a in mg.asset_file_def:
-        out.asset_file_def.append(AssetFileDefProto(
-            tensor_info=tensor_info_message(a.tensor_info), filename=a.filename))
-    return out
+    return out  # asset_file_def stays empty: TF1's builder records assets in the collection

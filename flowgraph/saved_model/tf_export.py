@@ -13,7 +13,8 @@ default what TensorFlow 1.x's builder writes (``format="flowgraph"`` writes flow
 Each MetaGraphDef is what ``tf.train.export_meta_graph`` writes (TensorFlow's GraphDef,
 the collections, the Saver's ``save/`` subgraph rewritten as TensorFlow's
 ``SaveV2``/``RestoreV2`` nodes, `tf_formats.saver_graph`) plus the tags, the signatures,
-``asset_file_def`` and the main op in the ``saved_model_main_op`` collection, which
+the assets in the ``saved_model_assets`` collection (``asset_file_def`` stays empty, as
+TensorFlow 1.x leaves it) and the main op in the ``saved_model_main_op`` collection, which
 TensorFlow's loader runs after restoring the variables, with each asset tensor fed the
 asset's path. Vocabulary-file lookups become tables that the main op fills from their
 assets (`tf_export_tables`); other flowgraph-only ops are written as TensorFlow ops by
@@ -193,16 +194,17 @@ def tf_meta_graph(graph, graph_def: dict, tags, signatures: dict, saver, main_op
     mg.meta_info_def.tags.extend(tags)
     for key, sig in signatures.items():
         mg.signature_def[key] = signature_message(sig)
-    for a in assets:
-        mg.asset_file_def.append(AssetFileDefProto(
-            tensor_info=tensor_info_message(a.tensor_info), filename=a.filename))
+    asset_defs = [AssetFileDefProto(tensor_info=tensor_info_message(a.tensor_info),
+                                    filename=a.filename) for a in assets]
     for tensor_name, filename in table_assets:
-        mg.asset_file_def.append(AssetFileDefProto(
+        asset_defs.append(AssetFileDefProto(
             tensor_info=TensorInfoProto(name=tensor_name, dtype=7,  # DT_STRING
                                         tensor_shape=TensorShapeProto()),
             filename=filename))
-    if mg.asset_file_def:
-        mg.collection_def[ASSETS_KEY] = asset_collection(mg.asset_file_def)
+    # TF1's SavedModelBuilder records assets only in the saved_model_assets collection;
+    # the asset_file_def field stays empty (TF2's builder fills that one).
+    if asset_defs:
+        mg.collection_def[ASSETS_KEY] = asset_collection(asset_defs)
     if main_op:
         mg.collection_def[MAIN_OP_KEY] = CollectionDefProto(
             node_list=CollectionDefProto.NodeList(value=[main_op]))

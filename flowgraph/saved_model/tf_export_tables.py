@@ -7,7 +7,7 @@ through a table that the SavedModel's main op fills from the asset. For a node `
 VocabLookup(keys, vocabulary_file=asset, vocab_size=n, num_oov_buckets=k)`` the export
 writes, under the node's name (the ids keep their tensor name)::
 
-    ids/vocabulary_file  Const(asset)           an asset_file_def entry: TensorFlow's
+    ids/vocabulary_file  Const(asset)           a saved_model_assets entry: TensorFlow's
                                                  loader feeds it the file's path
     ids/table            HashTableV2(key_dtype, int64)
     ids/table_init       InitializeTableFromTextFileV2(table, vocabulary_file,

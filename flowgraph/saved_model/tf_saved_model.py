@@ -58,7 +58,8 @@ SAVED_MODEL_FILENAME_PB = constants.SAVED_MODEL_FILENAME_PB
 SAVED_MODEL_FILENAME_PBTXT = constants.SAVED_MODEL_FILENAME_PBTXT
 _RESTORE_SCOPE = "flowgraph_restore"
 _VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "global_step",
-                         "local_variables", "model_variables", "moving_average_variables")
+                         "local_variables", "model_variables", "moving_average_variables",
+                         "metric_variables")
 _MAIN_OP_COLLECTIONS = ("saved_model_main_op", "legacy_init_op")
 _ASSETS_COLLECTION = "saved_model_assets"
 _TRAIN_OP_COLLECTION = "saved_model_train_op"  # estimators' train tag set

@@ -38,7 +38,7 @@ def write_graph_pbtxt(graph, logdir: str, name: str = "graph.pbtxt") -> str:
     """Write `graph` as a text GraphDef to ``logdir/name`` (atomically), unless this
     process already wrote the same content there and the file is unchanged since.
     Returns the file's path."""
-    graph_def, digest = graph_def_snapshot(graph)
+    graph_def, digest = graph_def_snapshot(graph, add_shapes=True)
     path = os.path.join(os.fspath(logdir), name)
     with _written_lock:
         known = _written.get(path)
@@ -51,7 +51,7 @@ def write_graph_pbtxt(graph, logdir: str, name: str = "graph.pbtxt") -> str:
             return path
     data = _texts.get(digest)
     if data is None:
-        data = message_to_text(graph_def_from_dict(graph_def)).encode("utf-8")
+        data = message_to_text(graph_def_from_dict(graph_def, add_shapes=True)).encode("utf-8")
         _texts.put(digest, data)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}.{threading.get_ident()}"

@@ -141,18 +141,24 @@ def _remap_with_vocab(var, reader, prev: str, info: VocabInfo, ckpt: str) -> Non
     axis = info.axis
     old = np.asarray(reader.get_tensor(prev))
     new_words = _vocab(info.new_vocab, info.new_vocab_size, "new", name)
-    old_words = _vocab(info.old_vocab, info.old_vocab_size, "old", name)
+    # TensorFlow passes old_vocab_size on for rows only: columns use the whole old file
+    old_words = _vocab(info.old_vocab, info.old_vocab_size if axis == 0 else -1, "old", name)
     rows = len(new_words) + int(info.num_oov_buckets)
-    if old.ndim != len(shape) or old.ndim < axis + 1 or None in shape or shape[axis] != rows \
+    # as TensorFlow's, a variable with fewer rows takes the first words of the new vocabulary
+    too_long = None in shape or (shape[axis] > rows if axis == 0 else shape[axis] != rows)
+    if old.ndim != len(shape) or old.ndim < axis + 1 or too_long \
             or old.shape[axis] < len(old_words) \
             or any(a != b for i, (a, b) in enumerate(zip(old.shape, shape)) if i != axis):
         raise ValueError(
             f"Warm-starting variable '{name}' with a VocabInfo (axis {axis}): the variable "
-            f"has shape {shape}, expected {rows} (new_vocab_size + num_oov_buckets) along "
-            f"axis {axis}; tensor '{prev}' in {ckpt} has shape {list(old.shape)}, expected "
+            f"has shape {shape}, expected {'at most ' if axis == 0 else ''}{rows} "
+            f"(new_vocab_size + num_oov_buckets) along axis {axis}; tensor '{prev}' in "
+            f"{ckpt} has shape {list(old.shape)}, expected "
             f"at least {len(old_words)} (the old vocabulary's size; the old OOV buckets "
             f"follow) along axis {axis}, and the other "
             "dimensions must match.")
+    if axis == 0:
+        new_words = new_words[:shape[0]]
     index = {w: i for i, w in reversed(list(enumerate(old_words)))}
     value = np.zeros(shape, dtype=old.dtype)
     found = np.zeros(shape, dtype=bool)
@@ -170,24 +176,77 @@ def _remap_with_vocab(var, reader, prev: str, info: VocabInfo, ckpt: str) -> Non
         else:
             region = tuple(slice(o, o + n) for o, n in
                            zip(slice_info.var_offset, slice_info.var_shape))
-        _assign_remapped(part, value[region], found[region], info)
+        offset = (region[0].start or 0) if len(shape) else 0
+        _assign_remapped(part, value[region], found[region], info,
+                         _vocab_layout(shape, offset, len(new_words), info))
     logger.debug("Warm-started %s with vocabulary remapping: %d of %d words found", name,
                  sum(w in index for w in new_words), len(new_words))
 
 
-def _assign_remapped(var, value: np.ndarray, found: np.ndarray, info: VocabInfo) -> None:
+def _vocab_layout(shape, offset: int, num_words: int, info: VocabInfo):
+    """For a 2-D variable (or its partition along axis 0 starting at row `offset`):
+    (offset, rows that are vocabulary words, columns loaded, OOV columns), as TensorFlow's
+    remapping initializer splits it; None for other ranks or an OOV-only partition."""
+    if len(shape) != 2:
+        return None
+    if info.axis == 0:
+        row_vocab, cols, col_oov = num_words, shape[1], 0
+    else:
+        row_vocab, cols, col_oov = shape[0], num_words, int(info.num_oov_buckets)
+    if offset > row_vocab:
+        return None
+    return offset, row_vocab, cols, col_oov
+
+
+def _backup_fill(value: np.ndarray, found: np.ndarray, layout, init, dtype):
+    """`value` with the cells not `found` drawn from the backup initializer `init` the
+    way TensorFlow draws them, so seeded initializers give its values: one call of shape
+    ``[missing, 1]`` for the missing cells of the loaded block (row-major), then one call
+    for the OOV rows and one for the OOV columns, each concatenated after the block."""
+    from flowgraph.framework.constant_op import constant
+    from flowgraph.ops import array_index_ops, array_join_ops, array_shape_ops
+
+    offset, row_vocab, cols, col_oov = layout
+    rows = value.shape[0]
+    row_oov = min(rows, max(0, offset + rows - row_vocab))
+    loaded = rows - row_oov
+    block, present = value[:loaded, :cols], found[:loaded, :cols]
+    missing = int((~present).sum())
+    fill = array_shape_ops.reshape(init([missing, 1], dtype=dtype), [-1])
+    kept = block[present]
+    index = np.empty(block.shape, dtype=np.int64)
+    index[present] = np.arange(kept.size)
+    index[~present] = kept.size + np.arange(missing)
+    flat = array_join_ops.concat([constant(kept, dtype=dtype), fill], 0)
+    out = array_shape_ops.reshape(array_index_ops.gather(flat, constant(index.ravel())),
+                                  list(block.shape))
+    if row_oov:
+        out = array_join_ops.concat([out, init([row_oov, cols], dtype=dtype)], 0)
+    if col_oov:
+        out = array_join_ops.concat([out, init([rows, col_oov], dtype=dtype)], 1)
+    return out
+
+
+def _assign_remapped(var, value: np.ndarray, found: np.ndarray, info: VocabInfo,
+                     layout=None) -> None:
     """Make `var` initialize to `value`, with the backup initializer where not `found`."""
     from flowgraph.framework.constant_op import constant
     from flowgraph.ops import array_index_ops, state_ops
 
     graph = var.graph
     dtype = var.dtype.base_dtype
+    init = info.backup_initializer
     with graph.as_default(), graph.control_dependencies(None), \
             graph.name_scope(f"{var.op.name}/warm_start"):
-        if info.backup_initializer is None or found.all():
+        if init is None or found.all():
             initial = constant(value, dtype=dtype, name="remapped")
+        elif layout is not None:
+            initial = _backup_fill(value, found, layout, init, dtype)
+        elif len(value.shape) == 2:
+            # a partition holding only OOV rows: TensorFlow initializes it whole
+            initial = init(list(value.shape), dtype=dtype)
         else:
-            backup = info.backup_initializer(list(value.shape), dtype=dtype)
+            backup = init(list(value.shape), dtype=dtype)
             initial = array_index_ops.where(constant(found), constant(value, dtype=dtype), backup,
                                             name="remapped")
     with graph.as_default(), graph.control_dependencies(None), graph.colocate_with(var.op):

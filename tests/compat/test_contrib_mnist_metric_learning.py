@@ -386,3 +386,10 @@ def test_spatial_transformer_identity_grid_reproduces_the_image():
         np.testing.assert_allclose(sess.run(out, {theta: identity}), image, atol=1e-4)
     with pytest.raises(ValueError, match="warp must be"):
         tf.contrib.resampler.resampler(tf.constant(image), tf.zeros([2, 4, 3]))
+
+
+def test_a_malformed_source_url_leaves_no_partial_file(tmp_path):
+    # urlopen raises ValueError (not OSError) for a URL without a scheme.
+    with pytest.raises(OSError, match=r"could not be fetched from nowhere/"):
+        input_data.read_data_sets(str(tmp_path), source_url="nowhere/")
+    assert os.listdir(tmp_path) == []

@@ -546,8 +546,8 @@ def test_kmeans_plus_plus_and_api_surface(tmp_path):
     def input_fn():
         return tf.train.limit_epochs(tf.constant(pts), num_epochs=1)
 
-    # kmeans++ draws with its own RNG (TF's C++ one is not reproduced); the three
-    # well-separated blobs still give TF's centers within the blobs' spread.
+    # kmeans++ draws from TF's Philox stream (tests/compat/test_tf1_programs_wild15_trees.py
+    # checks the indices); here the three blobs give TF's centers within their spread.
     km = tf.contrib.factorization.KMeansClustering(
         3, model_dir=str(tmp_path), initial_clusters="kmeans_plus_plus", seed=1,
         use_mini_batch=False)

@@ -108,7 +108,9 @@ def test_tensorflow_format_saved_model_meta_graphs_are_official_bytes(tmp_path):
         assert len(before) == len(rest.SerializeToString())
         assert official.saver_def.restore_op_name == mg.saver_def.restore_op_name
         assert dict(official.signature_def["serving_default"].inputs)["w"].name == "w:0"
-        assert [a.filename for a in official.asset_file_def] == ["vocab.txt"]
+        (item,) = official.collection_def["saved_model_assets"].any_list.value
+        assert item.type_url == "type.googleapis.com/tensorflow.AssetFileDef"
+        assert list(official.asset_file_def) == []  # TF1's builder: the collection only
 
 
 def test_written_graph_def_is_official_bytes(tmp_path):

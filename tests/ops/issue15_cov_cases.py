@@ -213,7 +213,9 @@ CONTRACT_CASES = {
     "DecodeWav": [([_u(20, 2) * 0.5], lambda a: tf.audio.decode_wav(
         tf.audio.encode_wav(_f32(a), 8000)), {})],
     "SparseToSparseSetOperation": [([np.array([[1, 2], [3, 3]], np.int32),
-                                     np.array([[2, 5], [4, 3]], np.int32)], tf.sets.union, {})],
+                                     np.array([[2, 5], [4, 3]], np.int32)],
+                                    lambda a, b: tf.sets.union(tf.sparse.from_dense(a),
+                                                               tf.sparse.from_dense(b)), {})],
     "SetSize": [([], lambda: tf.sets.size(tf.SparseTensor([[0, 0], [0, 1]], [4, 4], [2, 2])),
                  {})],
     "EditDistance": [([], lambda: tf.edit_distance(

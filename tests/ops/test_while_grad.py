@@ -192,8 +192,9 @@ def test_rnn_parallel_iterations_agree(sess):
     results = []
     for p in (1, 4, 32):
         h, total = rnn(seq, h0, wx, wh, parallel_iterations=p)
-        results.append(sess.run(tf.gradients(total + tf.reduce_sum(h), [seq, h0, wx, wh]),
-                                feed))
+        # (seq's gradient is an IndexedSlices, as in TensorFlow: made dense to compare)
+        grads = tf.gradients(total + tf.reduce_sum(h), [seq, h0, wx, wh])
+        results.append(sess.run([tf.convert_to_tensor(g) for g in grads], feed))
     for other in results[1:]:
         for a, b in zip(results[0], other):
             np.testing.assert_allclose(a, b, rtol=1e-12)

@@ -187,13 +187,13 @@ def test_loop_var_shapes_are_kept():
 # -- errors ---------------------------------------------------------------------------------------
 def test_argument_errors():
     x = tf.constant(0)
-    with pytest.raises(TypeError, match="cond must be callable"):
+    with pytest.raises(TypeError, match="'cond' must be callable"):
         while_loop(True, lambda i: i, [x])
-    with pytest.raises(TypeError, match="body must be callable"):
+    with pytest.raises(TypeError, match="'body' must be callable"):
         while_loop(lambda i: i < 1, None, [x])
     with pytest.raises(TypeError, match="parallel_iterations"):
         while_loop(lambda i: i < 1, lambda i: i, [x], parallel_iterations=0)
-    with pytest.raises(ValueError, match="No loop variables"):
+    with pytest.raises(ValueError, match="'loop_vars' must be provided"):
         while_loop(lambda: True, lambda: (), [])
 
 

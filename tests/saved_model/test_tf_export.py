@@ -34,7 +34,11 @@ import numpy as np
 import pytest
 
 import flowgraph as tf
-from flowgraph.framework.tf_formats.meta_graph_messages import SavedModelProto, SaverDefProto
+from flowgraph.framework.tf_formats.meta_graph_messages import (
+    AssetFileDefProto,
+    SavedModelProto,
+    SaverDefProto,
+)
 from flowgraph.framework.tf_formats.saver_graph import SAVER_OPS
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS
 from flowgraph.saved_model import tf_export
@@ -186,7 +190,10 @@ def test_main_op_and_assets_are_recorded_for_tensorflows_loader(tmp_path):
                                        legacy_init_op=tf.tables_initializer(),
                                        format="tensorflow")
     mg = _read_pb(tmp_path / "1").meta_graphs[0]
-    assert [a.filename for a in mg.asset_file_def] == ["vocab.txt"]
+    # TF1's builder: the assets in the saved_model_assets collection only
+    assert list(mg.asset_file_def) == []
+    assert [AssetFileDefProto.FromString(i.value).filename for i in
+            mg.collection_def["saved_model_assets"].any_list.value] == ["vocab.txt"]
     assert len(mg.collection_def["saved_model_main_op"].node_list.value) == 1
     assert (tmp_path / "1" / "assets" / "vocab.txt").read_text() == "a\nb\nc\n"
     with tf.Session(graph=tf.Graph()) as sess:

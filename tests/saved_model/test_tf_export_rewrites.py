@@ -25,7 +25,7 @@ import os
 import numpy as np
 
 import flowgraph as tf
-from flowgraph.framework.tf_formats.meta_graph_messages import SavedModelProto
+from flowgraph.framework.tf_formats.meta_graph_messages import AssetFileDefProto, SavedModelProto
 from flowgraph.framework.tf_formats.saver_graph import SAVER_OPS
 from flowgraph.framework.tf_formats.tf_op_defs import OP_DEFS
 from flowgraph.ops.math_ops import fused_tensordot
@@ -109,7 +109,10 @@ def test_vocabulary_file_lookups_become_tables_over_assets(tmp_path):
     assert "VocabLookup" not in ops and {"HashTableV2", "InitializeTableFromTextFileV2",
                                          "LookupTableFindV2"} <= ops
     assert ops <= TF_OPS, f"ops TensorFlow lacks: {ops - TF_OPS}"
-    assert sorted(a.filename for a in mg.asset_file_def) == ["codes.txt", "colors.txt"]
+    assert list(mg.asset_file_def) == []  # TF1's builder: the collection only
+    assert sorted(AssetFileDefProto.FromString(i.value).filename for i in
+                  mg.collection_def["saved_model_assets"].any_list.value) == \
+        ["codes.txt", "colors.txt"]
     (main_op,) = mg.collection_def["saved_model_main_op"].node_list.value
     inits = [i for n in mg.graph_def.node if n.name == main_op for i in n.input]
     assert len(inits) == 2 and all(i.endswith("/table_init") for i in inits)

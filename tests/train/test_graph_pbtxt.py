@@ -84,3 +84,20 @@ def test_save_graph_def_false_writes_no_graph_pbtxt(tmp_path):
     _train(str(tmp_path), save_graph_def=False)
     assert not (tmp_path / "graph.pbtxt").exists()
     assert tf.train.latest_checkpoint(str(tmp_path)) is not None
+
+
+def test_graph_pbtxt_records_output_shapes_as_tensorflow_does(tmp_path):
+    # TF's CheckpointSaverHook writes as_graph_def(add_shapes=True): in TF 2.15 the node
+    # "y" (Identity of a [1, 2] constant) carries _output_shapes [[1, 2]].
+    with tf.Graph().as_default():
+        x = tf.constant([[1.0, 2.0]], name="x")
+        tf.identity(x, name="y")
+        step = tf.train.get_or_create_global_step()
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path)) as sess:
+            sess.run(step)
+    graph_def = parse_text((tmp_path / "graph.pbtxt").read_text(), GraphDef)
+    y = next(n for n in graph_def.node if n.name == "y")
+    shapes = y.attr["_output_shapes"].list.shape
+    assert [[d.size for d in s.dim] for s in shapes] == [[1, 2]]
+    step_node = next(n for n in graph_def.node if n.name == "global_step")
+    assert [len(s.dim) for s in step_node.attr["_output_shapes"].list.shape] == [0]

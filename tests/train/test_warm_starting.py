@@ -82,9 +82,9 @@ def test_vocab_errors_name_the_variable_and_the_sizes(ckpt):
     prefix, d = ckpt
     with tf.Graph().as_default():
         tf.get_variable("emb", [3, 2])
-        with pytest.raises(ValueError, match=r"'emb'.*shape \[3, 2\], expected 4"):
+        with pytest.raises(ValueError, match=r"'emb'.*shape \[3, 2\], expected at most 2"):
             tf.train.warm_start(prefix, var_name_to_vocab_info={
-                "emb": _info(d, num_oov_buckets=1)})
+                "emb": _info(d, new_vocab_size=2)})
         with pytest.raises(ValueError, match="var_name_to_vocab_info that were not used"):
             tf.train.warm_start(prefix, vars_to_warm_start=None,
                                 var_name_to_vocab_info={"emb": _info(d)})

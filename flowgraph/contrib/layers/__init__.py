@@ -15,8 +15,15 @@ Example
 from flowgraph.contrib.layers import utils
 from flowgraph.contrib.layers.feature_column_layers import (
     input_from_feature_columns,
+    joint_weighted_sum_from_feature_columns,
     safe_embedding_lookup_sparse,
     weighted_sum_from_feature_columns,
+)
+from flowgraph.contrib.layers.feature_column_utils import (
+    check_feature_columns,
+    infer_real_valued_columns,
+    make_place_holder_tensors_for_base_features,
+    parse_feature_columns_from_examples,
 )
 from flowgraph.contrib.layers.layers import (
     batch_norm,
@@ -52,6 +59,7 @@ from flowgraph.contrib.layers.optimizers import (
     OPTIMIZER_SUMMARIES,
     optimize_loss,
 )
+from flowgraph.contrib.layers.recompute_grad import recompute_grad
 from flowgraph.contrib.learn.learn_feature_columns import (  # TF1's first feature columns
     bucketized_column,
     create_feature_spec_for_parsing,
@@ -59,9 +67,11 @@ from flowgraph.contrib.learn.learn_feature_columns import (  # TF1's first featu
     embedding_column,
     one_hot_column,
     real_valued_column,
+    shared_embedding_columns,
     sparse_column_with_hash_bucket,
     sparse_column_with_integerized_feature,
     sparse_column_with_keys,
+    sparse_column_with_vocabulary_file,
     weighted_sparse_column,
 )
 from flowgraph.ops.init_ops import (
@@ -85,6 +95,7 @@ __all__ = [
     "batch_norm",
     "bias_add",
     "bucketized_column",
+    "check_feature_columns",
     "conv2d",
     "conv2d_transpose",
     "convolution2d",
@@ -97,28 +108,35 @@ __all__ = [
     "embedding_column",
     "flatten",
     "fully_connected",
+    "infer_real_valued_columns",
     "input_from_feature_columns",
     "instance_norm",
+    "joint_weighted_sum_from_feature_columns",
     "l1_l2_regularizer",
     "l1_regularizer",
     "l2_regularizer",
     "layer_norm",
     "linear",
+    "make_place_holder_tensors_for_base_features",
     "max_pool2d",
     "one_hot_column",
     "one_hot_encoding",
     "optimize_loss",
+    "parse_feature_columns_from_examples",
     "real_valued_column",
+    "recompute_grad",
     "relu",
     "relu6",
     "repeat",
     "safe_embedding_lookup_sparse",
     "separable_conv2d",
     "separable_convolution2d",
+    "shared_embedding_columns",
     "softmax",
     "sparse_column_with_hash_bucket",
     "sparse_column_with_integerized_feature",
     "sparse_column_with_keys",
+    "sparse_column_with_vocabulary_file",
     "stack",
     "sum_regularizer",
     "unit_norm",

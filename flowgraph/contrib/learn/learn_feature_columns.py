@@ -17,6 +17,7 @@ Example
 from __future__ import annotations
 
 from flowgraph import feature_column as _fc
+from flowgraph.feature_column.feature_column import _FeatureColumn
 from flowgraph.feature_column.feature_column_dense import NumericColumn, numeric_column
 from flowgraph.framework import dtypes as _dtypes
 
@@ -27,9 +28,11 @@ __all__ = [
     "embedding_column",
     "one_hot_column",
     "real_valued_column",
+    "shared_embedding_columns",
     "sparse_column_with_hash_bucket",
     "sparse_column_with_integerized_feature",
     "sparse_column_with_keys",
+    "sparse_column_with_vocabulary_file",
     "weighted_sparse_column",
 ]
 
@@ -81,6 +84,33 @@ def sparse_column_with_keys(column_name: str, keys, default_value: int = -1, com
                                                        default_value=default_value)
 
 
+def sparse_column_with_vocabulary_file(column_name: str, vocabulary_file: str,
+                                       num_oov_buckets: int = 0, vocab_size=None,
+                                       default_value: int = -1, combiner="sum",
+                                       dtype=_dtypes.string):
+    """Ids looked up in a vocabulary file (one entry per line; the line number is the
+    id); values not in the file get `default_value`, or one of `num_oov_buckets` extra
+    ids by hash when there are any.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "colors.txt")
+    >>> _ = open(path, "w").write("red\\ngreen\\n")
+    >>> sparse_column_with_vocabulary_file("color", path, vocab_size=2).num_buckets
+    2
+    """
+    who = f"sparse_column_with_vocabulary_file({column_name!r})"
+    _check_combiner(combiner, who)
+    if num_oov_buckets and default_value != -1:
+        raise ValueError(f"{who}: give either num_oov_buckets ({num_oov_buckets}) or "
+                         f"default_value ({default_value}), not both")
+    return _fc.categorical_column_with_vocabulary_file(
+        column_name, vocabulary_file, vocabulary_size=vocab_size,
+        num_oov_buckets=num_oov_buckets,
+        default_value=None if num_oov_buckets else default_value, dtype=dtype)
+
+
 def sparse_column_with_integerized_feature(column_name: str, bucket_size: int,
                                            combiner="sum", dtype=_dtypes.int64):
     """Integer ids already in ``[0, bucket_size)``."""
@@ -102,6 +132,32 @@ def embedding_column(sparse_id_column, dimension: int, combiner: str = "mean",
                                 initializer=initializer, ckpt_to_load_from=ckpt_to_load_from,
                                 tensor_name_in_ckpt=tensor_name_in_ckpt, max_norm=max_norm,
                                 trainable=trainable)
+
+
+def shared_embedding_columns(sparse_id_columns, dimension: int, combiner: str = "mean",
+                             shared_embedding_name=None, initializer=None,
+                             ckpt_to_load_from=None, tensor_name_in_ckpt=None,
+                             max_norm=None, trainable: bool = True) -> list:
+    """One embedding column per sparse column, all looking up the same
+    ``[buckets, dimension]`` table (the columns must have the same number of buckets).
+    `shared_embedding_name` names the table's variable, by default after the columns.
+
+    Example
+    -------
+    >>> a = sparse_column_with_keys("a", ["x", "y"])
+    >>> b = sparse_column_with_keys("b", ["u", "v"])
+    >>> [c.dimension for c in shared_embedding_columns([a, b], dimension=3)]
+    [3, 3]
+    """
+    if isinstance(sparse_id_columns, _FeatureColumn) or not sparse_id_columns or \
+            not isinstance(sparse_id_columns, list | tuple | set):
+        raise ValueError(f"shared_embedding_columns: sparse_id_columns must be a non-empty "
+                         f"list of sparse columns, got {sparse_id_columns!r}")
+    return _fc.shared_embedding_columns(
+        list(sparse_id_columns), dimension, combiner=combiner, initializer=initializer,
+        shared_embedding_collection_name=shared_embedding_name,
+        ckpt_to_load_from=ckpt_to_load_from, tensor_name_in_ckpt=tensor_name_in_ckpt,
+        max_norm=max_norm, trainable=trainable)
 
 
 def one_hot_column(sparse_id_column):

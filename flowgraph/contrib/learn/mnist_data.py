@@ -218,8 +218,10 @@ def maybe_download(filename: str, work_directory: str, source_url: str) -> str:
             while chunk := response.read(1 << 20):
                 out.write(chunk)
         os.replace(partial, path)
-    except OSError as e:
+    except BaseException as e:
         os.unlink(partial)
+        if not isinstance(e, (OSError, ValueError)):
+            raise
         raise OSError(f"MNIST file {filename} is not in {work_directory} and could not be "
                       f"fetched from {source_url}: {e}. Put the four MNIST files "
                       f"({TRAIN_IMAGES}, {TRAIN_LABELS}, {TEST_IMAGES}, {TEST_LABELS}) "

@@ -201,9 +201,11 @@ class BinaryClassHead(Head):
     def _export_outputs(self, predictions):
         from flowgraph.estimators import export
 
+        scores = predictions[PredictionKeys.PROBABILITIES]
+        # TF tiles the class names afresh in the head's scope (``<head>/Tile``) rather
+        # than reusing ``predictions['all_classes']``.
         classifier = export.ClassificationOutput(
-            scores=predictions[PredictionKeys.PROBABILITIES],
-            classes=predictions[PredictionKeys.ALL_CLASSES])
+            scores=scores, classes=vocab_ops.all_classes(scores, 2, self._label_vocabulary))
         return {
             DEFAULT_SERVING_KEY: classifier,
             CLASSIFY_SERVING_KEY: classifier,

@@ -189,9 +189,11 @@ class MultiClassHead(Head):
     def _export_outputs(self, predictions):
         from flowgraph.estimators import export
 
+        scores = predictions[PredictionKeys.PROBABILITIES]
+        # A fresh tile of the class names in the head's scope, as TF builds it.
         classifier = export.ClassificationOutput(
-            scores=predictions[PredictionKeys.PROBABILITIES],
-            classes=predictions[PredictionKeys.ALL_CLASSES])
+            scores=scores, classes=vocab_ops.all_classes(scores, self._n_classes,
+                                                         self._label_vocabulary))
         return {DEFAULT_SERVING_KEY: classifier, CLASSIFY_SERVING_KEY: classifier,
                 PREDICT_SERVING_KEY: export.PredictOutput(predictions)}
 

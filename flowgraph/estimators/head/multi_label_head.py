@@ -67,6 +67,10 @@ class MultiLabelHead(Head):
 'probability_mean/class2', 'recall/positive_threshold_0.3']
     """
 
+    # How the PR curve is integrated (None: the metric's own default, interpolation as
+    # Keras AUC); TF1's contrib head summed trapezoids (see contrib.estimator).
+    _pr_auc_summation = None
+
     def __init__(self, n_classes, weight_column=None, thresholds=None, label_vocabulary=None,
                  loss_reduction=KERAS_SUM_OVER_BATCH_SIZE, loss_fn=None,
                  classes_for_class_based_metrics=None, name=None):
@@ -195,9 +199,11 @@ class MultiLabelHead(Head):
     def _export_outputs(self, predictions):
         from flowgraph.estimators import export
 
+        scores = predictions[PredictionKeys.PROBABILITIES]
+        # A fresh tile of the class names in the head's scope, as TF builds it.
         classifier = export.ClassificationOutput(
-            scores=predictions[PredictionKeys.PROBABILITIES],
-            classes=predictions[PredictionKeys.CLASSES])
+            scores=scores, classes=vocab_ops.all_classes(scores, self._n_classes,
+                                                         self._label_vocabulary))
         return {DEFAULT_SERVING_KEY: classifier, CLASSIFY_SERVING_KEY: classifier,
                 PREDICT_SERVING_KEY: export.PredictOutput(predictions)}
 
@@ -211,7 +217,8 @@ class MultiLabelHead(Head):
         k, key = MetricKeys, self._summary_key
         m = {key(k.LOSS_MEAN): HeadMetric("mean", k.LOSS_MEAN),
              key(k.AUC): HeadMetric("auc", k.AUC),
-             key(k.AUC_PR): HeadMetric("auc_pr", k.AUC_PR)}
+             key(k.AUC_PR): HeadMetric("auc_pr", k.AUC_PR,
+                                       summation_method=self._pr_auc_summation)}
         if regularization_losses is not None:
             m[key(k.LOSS_REGULARIZATION)] = HeadMetric("mean", k.LOSS_REGULARIZATION)
         for t in self._thresholds:
@@ -225,7 +232,8 @@ class MultiLabelHead(Head):
                     ("auc", k.AUC_AT_CLASS, k.AUC_AT_NAME),
                     ("auc_pr", k.AUC_PR_AT_CLASS, k.AUC_PR_AT_NAME)):
                 name = self._class_key(fmt_id, fmt_name, c)
-                m[name] = HeadMetric(kind, name)
+                m[name] = HeadMetric(kind, name, summation_method=(
+                    self._pr_auc_summation if kind == "auc_pr" else None))
         return m
 
     def update_metrics(self, eval_metrics, features, logits, labels, mode=None,
