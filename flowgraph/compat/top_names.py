@@ -25,6 +25,7 @@ import functools
 import os
 
 from flowgraph.compat import autograph_convert
+from flowgraph.compat.function_call import call_results
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
@@ -179,7 +180,7 @@ def function(func=None, input_signature=None, autograph: bool = True, **kwargs):
             args = _conform(func.__name__, args, input_signature)
         if not converted:  # once, at the first call (as TensorFlow traces)
             converted.append(autograph_convert.convert(func) if autograph else func)
-        return converted[0](*args, **kw)
+        return call_results(converted[0], args, kw)
 
     wrapper.python_function = func
     wrapper.input_signature = input_signature

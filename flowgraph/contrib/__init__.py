@@ -27,7 +27,8 @@ scaling) and `tf.contrib.graph_editor` (graph surgery, gradient checkpointing).
 `tf.contrib.gan` (TFGAN: models, losses, train ops and loops) and
 `tf.contrib.quantize` (fake-quantization graph rewrites) follow TF 1.15.
 `tf.contrib.resampler` (bilinear sampling for spatial transformers) and
-`tf.contrib.losses.metric_learning` (embedding losses) compute what TF 1.x's did.
+`tf.contrib.losses.metric_learning` (embedding losses) compute what TF 1.x's did, and
+`tf.contrib.kernel_methods` (random Fourier features, `KernelLinearClassifier`).
 
 Example
 -------
@@ -55,6 +56,7 @@ from flowgraph.contrib import (
     graph_editor,
     image,
     integrate,
+    kernel_methods,
     layers,
     learn,
     legacy_seq2seq,
@@ -101,6 +103,7 @@ __all__ = [
     "image",
     "integrate",
     "keras",
+    "kernel_methods",
     "layers",
     "learn",
     "legacy_seq2seq",

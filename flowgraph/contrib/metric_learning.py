@@ -106,6 +106,9 @@ def triplet_semihard_loss(labels, embeddings, margin=1.0):
     For anchor ``a`` and positive ``p`` the negative is the one nearest to ``a`` among
     those farther from ``a`` than ``p`` (squared distances); when there is none, the
     farthest negative. Returns a float scalar named ``triplet_semihard_loss``.
+
+    Memory: the search builds ``[batch, batch, batch]`` temporaries (as TF 1.x's tiled
+    form did); each float32 one is 4 GB at a batch of 1,000 embeddings.
     """
     labels = convert_to_tensor(labels, name="labels")
     embeddings = convert_to_tensor(embeddings, name="embeddings")
@@ -136,6 +139,8 @@ def lifted_struct_loss(labels, embeddings, margin=1.0):
     For each positive pair (i, j): ``J = d(i, j) + log(sum over the negatives k of i of
     exp(margin - d(i, k)) + the same over the negatives of j)``, computed stably; the loss
     is ``0.25 * sum(max(J, 0) ** 2)`` over ordered pairs, divided by the unordered count.
+    Memory: the sums over negatives build ``[batch, batch, batch]`` temporaries; each
+    float32 one is 4 GB at a batch of 1,000 embeddings.
     """
     labels = convert_to_tensor(labels, name="labels")
     embeddings = convert_to_tensor(embeddings, name="embeddings")

@@ -99,8 +99,8 @@ def count_elements(ds, rc) -> int:
             return n
         return 0 if count < 0 else max(0, n - count)
     if name == "ShardDataset":
-        n, shards, index = (count_elements(ds._input, rc), _int(rc, ds._n),
-                            _int(rc, ds._index))
+        shards, index = ds._params(rc)
+        n = count_elements(ds._input, rc)
         return n if n < 0 else n // shards + (1 if index < n % shards else 0)
     if name == "ZipDataset":
         counts = [count_elements(d, rc) for d in ds._datasets]

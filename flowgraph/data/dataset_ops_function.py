@@ -325,7 +325,10 @@ class TracedFunction:
                                 "returned None (did you forget a `return`?)")
             if isinstance(v, SparseTensor):
                 return v
-            return convert_to_tensor(v)
+            v = convert_to_tensor(v)
+            if isinstance(v, Tensor) and v.graph is not self.graph:
+                v = self.graph.capture(v)  # as TF: an outer tensor returned as it is
+            return v
 
         tensors = map_structure(conv, result)
         flat = flatten(tensors)

@@ -38,7 +38,7 @@ import threading
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
-from flowgraph.framework.graph import get_seed
+from flowgraph.framework.graph import get_default_graph, get_seed
 from flowgraph.framework.operation import Tensor
 from flowgraph.framework.philox import WordStream
 
@@ -47,6 +47,7 @@ from .dataset_ops_structure import scalar_param, static_int
 from .dataset_ops_transform import _Unary
 
 _AUTOTUNE_BUFFER = 8
+_MAXINT32 = 2**31 - 1
 _POLL_S = 0.05
 
 
@@ -57,19 +58,32 @@ class ShuffleDataset(_Unary):
                  reshuffle_each_iteration=None) -> None:
         super().__init__(input_dataset, "shuffle")
         self._buffer = scalar_param(buffer_size, _dtypes.int64, "buffer_size")
+        self._seed_tensor = None
         if isinstance(seed, Tensor):
             value = static_int(seed)
-            if value is None:
-                raise ValueError("shuffle: a seed tensor must have a constant value here; "
-                                 "pass a Python int")
+            if value is None:  # a fed seed: folded at run time (`_run_seeds`)
+                self._seed_tensor = scalar_param(seed, _dtypes.int64, "seed")
+                graph_seed = get_default_graph().seed
+                self._seeds = (87654321 if graph_seed is None
+                               else int(graph_seed) % _MAXINT32, None)
             seed = value
-        seed1, seed2 = get_seed(seed)
-        self._seeds = None if seed1 is None and seed2 is None else (int(seed1), int(seed2))
+        if self._seed_tensor is None:
+            seed1, seed2 = get_seed(seed)
+            self._seeds = (None if seed1 is None and seed2 is None
+                           else (int(seed1), int(seed2)))
         self._reshuffle = True if reshuffle_each_iteration is None else bool(
             reshuffle_each_iteration)
 
     def _tensors(self):
-        return [self._buffer] if isinstance(self._buffer, Tensor) else []
+        return [t for t in (self._buffer, self._seed_tensor) if isinstance(t, Tensor)]
+
+    def _run_seeds(self, rc):
+        """The op seeds of this run: a fed seed is folded as TensorFlow folds a Python
+        one (modulo 2**31 - 1, and (0, 0) made (0, 2**31 - 1))."""
+        if self._seed_tensor is None:
+            return self._seeds
+        seed1, seed2 = self._seeds[0], int(rc.resolve(self._seed_tensor)) % _MAXINT32
+        return (seed1, _MAXINT32) if (seed1, seed2) == (0, 0) else (seed1, seed2)
 
     def _words(self, rc) -> WordStream:
         """The next stream of this run (TF's seed generators): with
@@ -77,8 +91,9 @@ class ShuffleDataset(_Unary):
         its two seeds from a stream of the dataset's seeds; without, every pass uses the
         dataset's seeds. A new iterator (initialization) starts over, as in TF; no seeds
         at all (no graph seed, no op seed) means fresh random ones per run."""
+        seeds = self._run_seeds(rc)
         state = rc.node_state(self, lambda: {
-            "seeds": self._seeds if self._seeds is not None and self._seeds != (0, 0)
+            "seeds": seeds if seeds is not None and seeds != (0, 0)
             else (secrets.randbits(63), secrets.randbits(63)), "generator": None})
         seed, seed2 = state["seeds"]
         if not self._reshuffle:

@@ -235,8 +235,17 @@ class GeneratorDataset(Dataset):
             v = rc.resolve(a)
             args.append(v.item() if isinstance(v, np.ndarray) and v.ndim == 0
                         and v.dtype == object else v)
-        for value in self._generator(*args):
-            yield self._convert(value)
+        try:
+            for value in self._generator(*args):
+                yield self._convert(value)
+        except errors.OpError:
+            raise
+        except Exception as e:  # as TF's py_func: UnknownError unless a mapped kind
+            from flowgraph.ops.script_ops import op_error_class
+
+            raise op_error_class(e)(
+                None, None, f"{type(e).__name__}: {e} (raised by the generator of "
+                f"from_generator)") from e
 
     def _convert(self, value) -> tuple:
         structure = self._structure

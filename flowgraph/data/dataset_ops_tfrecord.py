@@ -21,6 +21,9 @@ Example
 
 from __future__ import annotations
 
+import numpy as np
+
+from flowgraph.framework import errors
 from flowgraph.framework.operation import Tensor
 from flowgraph.io.tf_record import compression_name, iter_records, read_file_bytes
 
@@ -70,11 +73,14 @@ class TFRecordDataset(Dataset):
         self._filenames = _string_source(filenames, "TFRecordDataset")
         self._parallel = parallel_reads(num_parallel_reads, "TFRecordDataset")
         ctype = compression_type
+        self._compression_tensor = None
         if isinstance(ctype, Tensor):
             from flowgraph.framework.constant_op import constant_value
 
-            ctype = constant_value(ctype)
-            ctype = None if ctype is None else ctype.item()
+            value = constant_value(ctype)
+            if value is None:  # fed (a placeholder): read when the iterator starts
+                self._compression_tensor = ctype
+            ctype = None if value is None else value.item()
         self._compression = compression_name(ctype, "TFRecordDataset")
         self._structure = _STRING_SCALAR
 
@@ -82,13 +88,22 @@ class TFRecordDataset(Dataset):
         return _source_inputs(self._filenames)
 
     def _tensors(self):
-        return _source_tensors(self._filenames)
+        extra = [] if self._compression_tensor is None else [self._compression_tensor]
+        return _source_tensors(self._filenames) + extra
 
     def _iter(self, rc):
+        compression = self._compression
+        if self._compression_tensor is not None:
+            value = np.asarray(rc.resolve(self._compression_tensor)).item()
+            try:
+                compression = compression_name(value, "TFRecordDataset")
+            except ValueError as e:
+                raise errors.InvalidArgumentError(None, None, str(e)) from None
         yield from interleave_files(_names(self._filenames, rc, "TFRecordDataset"),
-                                    self._records, self._parallel)
+                                    lambda name: self._records(name, compression),
+                                    self._parallel)
 
-    def _records(self, name: str):
-        data = read_file_bytes(name, self._compression, "TFRecordDataset")
+    def _records(self, name: str, compression: str):
+        data = read_file_bytes(name, compression, "TFRecordDataset")
         for record in iter_records(data, name, "TFRecordDataset"):
             yield (_string_scalar(record),)

@@ -92,11 +92,12 @@ class MapDataset(_Unary):
         self._deterministic = None if deterministic is None else bool(deterministic)
 
     def _iter(self, rc):
-        fn = self._fn
         if self._parallel <= 1:
-            for elem in self._input._iter(rc):
-                yield tuple(fn.run(rc, elem))
-            return
+            return _MapIterator(self._input, self._fn, rc)
+        return self._parallel_iter(rc)
+
+    def _parallel_iter(self, rc):
+        fn = self._fn
         ordered, workers = parallel_map_options(rc, self._parallel, self._deterministic)
         pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="flowgraph-map")
         rc.add_closer(lambda: pool.shutdown(wait=False, cancel_futures=True))
@@ -112,6 +113,30 @@ class MapDataset(_Unary):
             for f in pending:
                 f.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _MapIterator:
+    """A sequential ``map``'s elements. As in TensorFlow, an error of the function is
+    that element's alone: it reaches the caller and the next call goes on with the next
+    input element (a generator would be finished by the exception)."""
+
+    __slots__ = ("_fn", "_input", "_rc", "_source")
+
+    def __init__(self, input_dataset, fn, rc) -> None:
+        self._input, self._fn, self._rc, self._source = input_dataset, fn, rc, None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> tuple:
+        if self._source is None:  # started on first use, as a generator would be
+            self._source = iter(self._input._iter(self._rc))
+        return tuple(self._fn.run(self._rc, next(self._source)))
+
+    def close(self) -> None:
+        close = getattr(self._source, "close", None)
+        if close is not None:
+            close()
 
 
 class FilterDataset(_Unary):
@@ -280,8 +305,8 @@ class PaddedBatchDataset(BatchDataset):
             shape = _padded_shape(shape)
             if spec.shape.ndims is not None and shape.ndims != spec.shape.ndims:
                 raise ValueError(
-                    f"padded_batch: padded shape {shape} of component {k} must have the same "
-                    f"rank as the component's shape {spec.shape}")
+                    f"The padded shape {shape} is not compatible with the shape "
+                    f"{spec.shape} of the corresponding input component.")
             if not shape.is_compatible_with(spec.shape) and spec.shape.ndims is not None:
                 for d, s in zip(shape.as_list(), spec.shape.as_list()):
                     if d is not None and s is not None and d < s:
@@ -292,6 +317,11 @@ class PaddedBatchDataset(BatchDataset):
         if padding_values is None:
             self._pads = [None] * len(specs)
         else:
+            if not isinstance(input_dataset._structure, ComponentSpec) and not isinstance(
+                    padding_values, tuple | list | dict):
+                # as TF: one value pads every component
+                padding_values = map_structure(lambda _: padding_values,
+                                               input_dataset._structure)
             values = _nested_like(input_dataset._structure, padding_values, "padding_values")
             self._pads = [_padding_value(v, s) for v, s in zip(values, specs)]
         dim = _batch_dim(self._size, self._drop)
@@ -319,10 +349,10 @@ class PaddedBatchDataset(BatchDataset):
                 arr = np.full((len(parts), *want), pad, dtype=parts[0].dtype)
                 for k, p in enumerate(parts):
                     if p.ndim != len(want) or any(a > b for a, b in zip(p.shape, want)):
-                        raise errors.InvalidArgumentError(
-                            None, None, f"padded_batch: attempted to pad to a smaller size "
-                            f"than the input element: component {i} has shape "
-                            f"{list(p.shape)}, padded shape is {want}")
+                        raise errors.DataLossError(  # TF's error class here
+                            None, None, f"Attempted to pad to a smaller size than the input "
+                            f"element (padded_batch: component {i} has shape "
+                            f"{list(p.shape)}, padded shape is {want}).")
                     arr[(k, *(slice(0, n) for n in p.shape))] = p if p.ndim else p[()]
                 out.append(arr)
             yield tuple(out)
@@ -340,11 +370,17 @@ def _padding_value(value, spec):
             raise ValueError(f"Invalid `padding_values`. `padding_values` values should be "
                              f"scalars, but got {tuple(value.shape.as_list())}.")
         return value
-    pad = to_component(value, spec)
-    if pad.ndim != 0:
+    # as TF: converted on its own (a Python int is int32, a float float32), then checked
+    shape = np.shape(value)
+    if shape != ():
         raise ValueError(f"Invalid `padding_values`. `padding_values` values should be "
-                         f"scalars, but got {pad.shape}.")
-    return pad
+                         f"scalars, but got {shape}.")
+    dtype = _dtypes.dtype_of_value(value)
+    if dtype != spec.dtype.base_dtype:
+        raise TypeError(f"Invalid `padding_values`. `padding_values` values type "
+                        f"{dtype} does not match type {spec.dtype} of the "
+                        f"corresponding input component.")
+    return to_component(value, spec)
 
 
 def _nested_like(structure, value, what: str) -> list:
@@ -447,8 +483,9 @@ class ConcatenateDataset(Dataset):
         a, b = first._structure, second._structure
         if not same_structure(a, b) or [s.dtype for s in flatten(a)] != [
                 s.dtype for s in flatten(b)]:
-            raise TypeError(f"concatenate: the datasets' elements differ: {describe(a)} vs "
-                            f"{describe(b)}; they need the same structure and dtypes")
+            raise TypeError(f"Incompatible dataset elements:\n  {describe(a)} vs.   "
+                            f"{describe(b)}\n(concatenate needs the same structure and "
+                            f"dtypes)")
         self._first, self._second = first, second
         self._structure = pack_as(a, [
             same_kind(x, x.dtype, x.shape.most_specific_compatible_shape(y.shape))
@@ -532,24 +569,29 @@ class ShardDataset(_Unary):
         super().__init__(input_dataset, "shard")
         self._n = scalar_param(num_shards, _dtypes.int64, "num_shards")
         self._index = scalar_param(index, _dtypes.int64, "index")
-        n, i = static_int(self._n), static_int(self._index)
-        if n is not None and n <= 0:
-            raise ValueError(f"shard: num_shards must be positive, got {n}")
-        if n is not None and i is not None and not 0 <= i < n:
-            raise ValueError(f"shard: index must be in [0, num_shards={n}), got {i}")
+        # as TF, bad values fail when the iterator starts (InvalidArgumentError)
 
     def _tensors(self):
         return _tensor_params(self._n, self._index)
 
     def _iter(self, rc):
-        n, index = int(rc.resolve(self._n)), int(rc.resolve(self._index))
-        if n <= 0 or not 0 <= index < n:
-            raise errors.InvalidArgumentError(
-                None, None, f"shard: need 0 <= index < num_shards, got index={index}, "
-                f"num_shards={n}")
+        n, index = self._params(rc)
         for i, e in enumerate(self._input._iter(rc)):
             if i % n == index:
                 yield e
+
+    def _params(self, rc) -> tuple[int, int]:
+        """(num_shards, index) of this run, checked as TensorFlow checks them."""
+        n, index = int(rc.resolve(self._n)), int(rc.resolve(self._index))
+        if n <= 0:
+            raise errors.InvalidArgumentError(
+                None, None, f"Number of shards must be greater than zero (currently "
+                f"num_shards = {n}).")
+        if not 0 <= index < n:
+            raise errors.InvalidArgumentError(
+                None, None, f"Index must be between 0 and {n - 1} (currently index = "
+                f"{index}).")
+        return n, index
 
 
 class CacheDataset(_Unary):
@@ -564,6 +606,9 @@ class CacheDataset(_Unary):
         self._filename = filename
 
     def _iter(self, rc):
+        return _CacheIterator(self, rc)
+
+    def _elements(self, rc):
         state = rc.node_state(self, lambda: {"complete": None})
         if state["complete"] is not None:
             yield from state["complete"]
@@ -574,13 +619,60 @@ class CacheDataset(_Unary):
             state["complete"] = _read_cache(path)
             yield from state["complete"]
             return
-        recorded = []
-        for e in self._input._iter(rc):
-            recorded.append(e)
-            yield e
-        state["complete"] = recorded
-        if path:
-            _write_cache(path, recorded)
+        lock = _take_cache_lock(path) if path else None
+        try:
+            recorded = []
+            for e in self._input._iter(rc):
+                recorded.append(e)
+                yield e
+            state["complete"] = recorded
+            if path:
+                _write_cache(path, recorded)
+        finally:
+            if lock is not None:
+                os.remove(lock)
+
+
+class _CacheIterator:
+    """A cache's elements. As in TensorFlow, a cache file another iterator is still
+    writing fails the call with `AlreadyExistsError` and leaves this iterator where it
+    was, so a later call tries again (and reads the cache once it is complete)."""
+
+    __slots__ = ("_dataset", "_gen", "_rc")
+
+    def __init__(self, dataset, rc) -> None:
+        self._dataset, self._rc, self._gen = dataset, rc, None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._gen is None:
+            gen = self._dataset._elements(self._rc)
+            e = next(gen)  # an AlreadyExistsError here leaves `_gen` unset
+            self._gen = gen
+            return e
+        return next(self._gen)
+
+    def close(self) -> None:
+        if self._gen is not None:
+            self._gen.close()
+
+
+def _take_cache_lock(path: str) -> str:
+    """Create TensorFlow's lockfile of a cache being written (shard 0), or raise
+    `AlreadyExistsError` if another iterator holds it."""
+    lock = f"{path}_0.lockfile"
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        raise errors.AlreadyExistsError(
+            None, None, f"There appears to be a concurrent caching iterator running - cache "
+            f"lockfile already exists ('{lock}'). If you are sure no other running TF "
+            "computations are using this cache prefix, delete the lockfile and "
+            "re-initialize the iterator.") from None
+    os.close(fd)
+    return lock
 
 
 def _cache_key(element: int, component: int, components: int) -> str:

@@ -145,7 +145,8 @@ class GroupByWindowDataset(Dataset):
     def __init__(self, input_dataset, key_func, reduce_func, window_size=None,
                  window_size_func=None) -> None:
         if (window_size is None) == (window_size_func is None):
-            raise ValueError("group_by_window: pass either window_size or window_size_func")
+            raise ValueError("Either the `window_size` argument or the `window_size_func` "
+                             "argument must be specified (group_by_window).")
         self._input = input_dataset
         self._key = TracedFunction(key_func, input_dataset._structure, "group_by_window")
         out = self._key.output_structure
@@ -217,8 +218,9 @@ class BucketBySequenceLengthDataset(GroupByWindowDataset):
         sizes = [int(b) for b in bucket_batch_sizes]
         if len(sizes) != len(boundaries) + 1:
             raise ValueError(
-                f"bucket_by_sequence_length: len(bucket_batch_sizes) must equal "
-                f"len(bucket_boundaries) + 1, got {len(sizes)} and {len(boundaries)}")
+                f"`len(bucket_batch_sizes)` must equal `len(bucket_boundaries) + 1` but "
+                f"`len(bucket_batch_sizes)={len(sizes)}` and "
+                f"`len(bucket_boundaries)={len(boundaries)}`.")
         if boundaries != sorted(boundaries):
             raise ValueError(f"bucket_by_sequence_length: bucket_boundaries must be sorted, "
                              f"got {boundaries}")

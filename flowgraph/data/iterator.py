@@ -265,9 +265,10 @@ def make_one_shot_iterator(dataset, _draw_seed: bool = True) -> Iterator:
     ph = _find_placeholder(captured)
     if ph is not None:
         raise ValueError(
-            f"make_one_shot_iterator: the dataset depends on placeholder '{ph.name}', which "
-            "a one-shot iterator cannot capture. Use make_initializable_iterator() and feed "
-            "the placeholder when running iterator.initializer.")
+            f"Cannot capture a placeholder (name:{ph.name}, type:{ph.type}) by value "
+            "(make_one_shot_iterator: a one-shot iterator cannot capture it; use "
+            "make_initializable_iterator() and feed the placeholder when running "
+            "iterator.initializer).")
     # As TensorFlow: a one-shot iterator draws an op seed of the graph (for the seed of
     # the function that rebuilds its dataset), so seedless random ops made after it get
     # the next ones. (`_draw_seed=False`: an Estimator's input, where TensorFlow uses an

@@ -35,7 +35,7 @@ import tempfile
 
 from flowgraph.estimators import estimator_util as util
 from flowgraph.estimators.model_fn import ModeKeys
-from flowgraph.estimators.run_config import RunConfig
+from flowgraph.estimators.run_config import RunConfig, config_log_text, default_session_config
 from flowgraph.estimators.warm_starting import settings_from
 
 __all__ = ["Estimator"]
@@ -55,6 +55,8 @@ def _resolve_model_dir(config: RunConfig, model_dir) -> RunConfig:
         logger.warning("Using temporary folder as model directory: %s", model_dir)
     if config.model_dir != model_dir:
         config = config.replace(model_dir=model_dir)
+    if config.session_config is None:  # as TensorFlow: the Estimator's default one
+        config = config.replace(session_config=default_session_config())
     return config
 
 
@@ -94,7 +96,7 @@ class Estimator:
         self._model_fn = model_fn
         self._params = copy.deepcopy(params or {})
         self._warm_start_settings = settings_from(warm_start_from)
-        logger.info("Using config: %s", self._config)
+        logger.info("Using config: %s", config_log_text(self._config))
 
     # -- properties --------------------------------------------------------------------------
     @property

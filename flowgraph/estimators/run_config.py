@@ -42,6 +42,36 @@ def session_config_for(config):
     return given if given is not None else ConfigProto(allow_soft_placement=True)
 
 
+def default_session_config():
+    """The `session_config` TensorFlow's Estimator puts in a config that has none: soft
+    placement on and Grappler's meta optimizer run once.
+
+    >>> cfg = default_session_config()
+    >>> cfg.allow_soft_placement, cfg.graph_options.rewrite_options.meta_optimizer_iterations
+    (True, 1)
+    """
+    from flowgraph.runtime.config import ConfigProto, GraphOptions, RewriterConfig
+
+    rewrite = RewriterConfig(meta_optimizer_iterations=RewriterConfig.ONE)
+    return ConfigProto(allow_soft_placement=True,
+                       graph_options=GraphOptions(rewrite_options=rewrite))
+
+
+def config_log_text(config) -> str:
+    """The text of TensorFlow's ``Using config: ...`` log line: the config's attributes
+    as a dict, messages (the session config) in protobuf's text format as TensorFlow's
+    messages print.
+
+    >>> config_log_text(RunConfig(model_dir="/m"))[:45]
+    "{'_model_dir': '/m', '_tf_random_seed': None,"
+    """
+    from flowgraph.framework.message_api import RecordMessage
+
+    items = (f"{k!r}: {v if isinstance(v, RecordMessage) else repr(v)}"
+             for k, v in vars(config).items())
+    return "{" + ", ".join(items) + "}"
+
+
 def _distributed_session_config(task_type, task_id):
     """TensorFlow's default `session_config` for a task of a ``TF_CONFIG`` cluster: soft
     placement, one meta-optimizer pass, and device filters that let a trainer see the
@@ -212,16 +242,17 @@ class RunConfig:
             session_creation_timeout_secs=session_creation_timeout_secs,
             checkpoint_save_graph_def=checkpoint_save_graph_def)
         info = _cluster.resolve(tf_config)
+        # TensorFlow's attribute order (``vars(config)`` shows in the Estimator's log)
+        self._service = info.service
         self._cluster_spec = info.cluster_spec
         self._task_type = info.task_type
         self._task_id = info.task_id
+        self._global_id_in_cluster = info.global_id_in_cluster
         self._master = info.master
         self._evaluation_master = info.evaluation_master
         self._is_chief = info.is_chief
         self._num_ps_replicas = info.num_ps_replicas
         self._num_worker_replicas = info.num_worker_replicas
-        self._global_id_in_cluster = info.global_id_in_cluster
-        self._service = info.service
         if (session_config is None and self._cluster_spec and train_distribute is None
                 and eval_distribute is None and experimental_distribute is None):
             # Between-graph replication: each task's sessions see the ps and itself only.

@@ -122,6 +122,7 @@ class SessionLog(Message):
     CHECKPOINT = 3
     FIELDS = ((1, "status", "enum", False), (2, "checkpoint_path", "string", False),
               (3, "msg", "string", False))
+    ENUM_NAMES = {"status": {0: "STATUS_UNSPECIFIED", 1: "START", 2: "STOP", 3: "CHECKPOINT"}}
 
 
 class LogMessage(Message):
@@ -131,6 +132,8 @@ class LogMessage(Message):
     PROTO_NAME = "tensorflow.LogMessage"
     UNKNOWN, DEBUGGING, INFO, WARN, ERROR, FATAL = 0, 10, 20, 30, 40, 50
     FIELDS = ((1, "level", "enum", False), (2, "message", "string", False))
+    ENUM_NAMES = {"level": {0: "UNKNOWN", 10: "DEBUGGING", 20: "INFO", 30: "WARN",
+                            40: "ERROR", 50: "FATAL"}}
 
 
 class TaggedRunMetadata(Message):

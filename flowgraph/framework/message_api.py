@@ -66,6 +66,7 @@ class RecordMessage:
                      isinstance(v, int) and not isinstance(v, bool) and not hasattr(Message, k)}
             wire = type(f"{cls.__name__}Wire", (Message,),
                         {**enums, "PROTO_NAME": cls.PROTO_NAME, "FIELDS": fields,
+                         "ENUM_NAMES": getattr(cls, "ENUM_NAMES", None),
                          "IMPLICIT_PRESENCE": True, "__module__": cls.__module__})
             type.__setattr__(cls, "_fg_wire_class", wire)
         return wire

@@ -418,7 +418,9 @@ class Tensor:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
     def __str__(self) -> str:
-        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
+        # as TensorFlow, an unknown rank leaves the shape out
+        shape = f", shape={self._shape}" if self._shape.rank is not None else ""
+        return f'Tensor("{self.name}"{shape}, dtype={self._dtype.name})'
 
     def _as_ref(self) -> bool:
         return self._dtype.is_ref_dtype

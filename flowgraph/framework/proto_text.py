@@ -104,6 +104,8 @@ def _text_lines(message, indent: str, printed: bool = False) -> list[str]:
     # str(message) (protobuf's upb printer) keeps the .proto's declaration order, which
     # FIELDS follows (Summary.Value: node_name, tag, metadata, then the value oneof);
     # text_format.MessageToString sorts by field number.
+    # ENUM_NAMES (field -> {value: name}) names a message's enum values, as protobuf does
+    enums = getattr(type(message), "ENUM_NAMES", None) or {}
     for _number, name, kind, repeated in (message.FIELDS if printed else message._ORDERED):
         if name not in message.__dict__:
             continue
@@ -118,16 +120,20 @@ def _text_lines(message, indent: str, printed: bool = False) -> list[str]:
                 out.append(f"{indent}}}")
         elif repeated:
             for item in value:
-                out.extend(_field_text_lines(name, kind, item, indent, printed))
+                out.extend(_field_text_lines(name, kind, item, indent, printed,
+                                             enums.get(name)))
         else:
-            out.extend(_field_text_lines(name, kind, value, indent, printed))
+            out.extend(_field_text_lines(name, kind, value, indent, printed, enums.get(name)))
     return out
 
 
-def _field_text_lines(name: str, kind, value, indent: str, printed: bool) -> list[str]:
+def _field_text_lines(name: str, kind, value, indent: str, printed: bool,
+                      enum_names=None) -> list[str]:
     if isinstance(kind, type):
         return [f"{indent}{name} {{", *_text_lines(value, indent + "  ", printed),
                 f"{indent}}}"]
+    if enum_names is not None and kind == "enum" and int(value) in enum_names:
+        return [f"{indent}{name}: {enum_names[int(value)]}"]  # protobuf writes the name
     return [f"{indent}{name}: {_text_scalar(name, kind, value, printed)}"]
 
 

@@ -324,8 +324,7 @@ class Layer(LayerMembersMixin):
     def losses(self) -> list:
         # as Keras: the losses added by calls (activity penalties, add_loss) before the
         # weights' penalties
-        return [loss for loss in self._losses if not hasattr(loss, "_keras_weight_penalty")] \
-            + [loss for loss in self._losses if hasattr(loss, "_keras_weight_penalty")]
+        return sorted(self._losses, key=lambda loss: hasattr(loss, "_keras_weight_penalty"))
 
     def add_weight(self, name: str, shape, dtype=None, initializer=None, regularizer=None,
                    trainable: bool = True, constraint=None):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.keras import backend
-from flowgraph.ops import array_gen_ops, array_shape_ops, math_ops, math_reduce, nn_loss_ops
+from flowgraph.ops import array_shape_ops, math_ops, math_reduce, nn_loss_ops
 
 __all__ = [
     "MAE",
@@ -53,7 +53,7 @@ def _prepare(y_true, y_pred):
 def mean_squared_error(y_true, y_pred):
     """``mean(square(y_pred - y_true), axis=-1)``."""
     y_true, y_pred = _prepare(y_true, y_pred)
-    return math_reduce.reduce_mean(math_ops.square(math_ops.subtract(y_pred, y_true)), -1)
+    return math_reduce.reduce_mean(math_ops.squared_difference(y_pred, y_true), -1)
 
 
 def mean_absolute_error(y_true, y_pred):
@@ -90,15 +90,11 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits: bool = False):
     labels = array_shape_ops.reshape(y_true, array_shape_ops.shape(y_pred)[:-1])
     labels = math_ops.cast(labels, "int64")
     logits = y_pred if from_logits else _logits_of(y_pred, "Softmax")
-    if logits is not None:
-        return nn_loss_ops.sparse_softmax_cross_entropy_with_logits(labels=labels,
-                                                                    logits=logits)
-    depth = y_pred.shape[-1].value
-    if depth is None:
-        depth = array_shape_ops.shape(y_pred)[-1]
-    onehot = array_gen_ops.one_hot(labels, depth, dtype=y_pred.dtype.base_dtype)
-    return math_ops.negative(math_reduce.reduce_sum(
-        math_ops.multiply(onehot, math_ops.log(_clip(y_pred))), -1))
+    if logits is None:
+        # As Keras: log of the clipped probabilities taken as logits, so probabilities
+        # that do not sum to 1 are normalized by the softmax.
+        logits = math_ops.log(_clip(y_pred))
+    return nn_loss_ops.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
 
 
 def binary_crossentropy(y_true, y_pred, from_logits: bool = False):
@@ -109,10 +105,11 @@ def binary_crossentropy(y_true, y_pred, from_logits: bool = False):
         per = nn_loss_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=logits)
     else:
         p = _clip(y_pred)
+        eps = backend.epsilon()  # as Keras: epsilon inside the logs too, after clipping
         per = math_ops.negative(math_ops.add(
-            math_ops.multiply(y_true, math_ops.log(p)),
+            math_ops.multiply(y_true, math_ops.log(math_ops.add(p, eps))),
             math_ops.multiply(math_ops.subtract(1.0, y_true),
-                              math_ops.log(math_ops.subtract(1.0, p)))))
+                              math_ops.log(math_ops.add(math_ops.subtract(1.0, p), eps)))))
     return math_reduce.reduce_mean(per, -1)
 
 

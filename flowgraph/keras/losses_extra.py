@@ -21,9 +21,10 @@ from __future__ import annotations
 import functools
 
 from flowgraph.framework.constant_op import convert_to_tensor
+from flowgraph.framework.graph import name_scope
 from flowgraph.keras import backend
 from flowgraph.keras import losses as _base
-from flowgraph.ops import array_index_ops, math_ops, math_reduce, nn_ops
+from flowgraph.ops import array_index_ops, array_shape_ops, math_ops, math_reduce, nn_ops
 
 __all__ = [
     "KLD",
@@ -143,7 +144,7 @@ def mean_absolute_percentage_error(y_true, y_pred):
     y_true, y_pred = _base._prepare(y_true, y_pred)
     diff = math_ops.divide(math_ops.abs(math_ops.subtract(y_true, y_pred)),
                            math_ops.maximum(math_ops.abs(y_true), backend.epsilon()))
-    return math_ops.multiply(100.0, _mean_last(diff))
+    return 100.0 * _mean_last(diff)  # the operator: TF's op is named "mul"
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
@@ -211,17 +212,31 @@ class Loss:
         return self.call(y_true, y_pred)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        values = self.call(y_true, y_pred)
-        if sample_weight is not None:
-            weights = math_ops.cast(convert_to_tensor(sample_weight), values.dtype.base_dtype)
-            values = math_ops.multiply(values, weights)
+        # As Keras: ops under the loss's name scope, the weighting and reduction under
+        # ``weighted_loss`` (the mean is named ``<name>/weighted_loss/value``).
+        with name_scope(None, self.name or type(self).__name__):
+            values = self.call(y_true, y_pred)
+            with name_scope(None, "weighted_loss"):
+                return self._weighted(values, 1.0 if sample_weight is None else sample_weight)
+
+    def _weighted(self, values, sample_weight):
+        weights = math_ops.cast(convert_to_tensor(sample_weight), values.dtype.base_dtype)
+        vr, wr = values.shape.ndims, weights.shape.ndims
+        if vr is not None and wr is not None and wr == vr + 1 and \
+                weights.shape[-1].is_compatible_with(1):
+            weights = array_shape_ops.squeeze(weights, [-1])
+        elif vr is not None and wr not in (None, 0) and vr == wr + 1:
+            weights = array_shape_ops.expand_dims(weights, -1)
+        values = math_ops.multiply(values, weights)
         if self.reduction == Reduction.NONE:
             return values
         total = math_reduce.reduce_sum(values)
         if self.reduction == Reduction.SUM:
             return total
-        count = math_ops.cast(math_reduce.reduce_prod(_shape(values)), values.dtype.base_dtype)
-        return math_ops.div_no_nan(total, count)
+        with name_scope(None, "num_elements", [values]) as scope:
+            count = math_ops.cast(array_shape_ops.size(values, name=scope),
+                                  values.dtype.base_dtype)
+        return math_ops.div_no_nan(math_reduce.reduce_sum(total), count, name="value")
 
     def get_config(self) -> dict:
         return {"reduction": self.reduction, "name": self.name}
@@ -234,8 +249,6 @@ class Loss:
 
 
 def _shape(values):
-    from flowgraph.ops import array_shape_ops
-
     return array_shape_ops.shape(values)
 
 

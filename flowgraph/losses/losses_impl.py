@@ -51,7 +51,7 @@ _DEFAULT = Reduction.SUM_BY_NONZERO_WEIGHTS
 def _require(**named) -> None:
     for what, value in named.items():
         if value is None:
-            raise ValueError(f"{what} must not be None.")
+            raise ValueError(f"Argument `{what}` must not be None.")
 
 
 def _as_float(x, name: str) -> Tensor:
@@ -60,8 +60,8 @@ def _as_float(x, name: str) -> Tensor:
 
 def _check_same_shape(fn: str, a: Tensor, b: Tensor, a_name: str, b_name: str) -> None:
     if not a.shape.is_compatible_with(b.shape):
-        raise ValueError(f"{fn}: {a_name} and {b_name} must have compatible shapes, got "
-                         f"{a_name} {a.shape} and {b_name} {b.shape}.")
+        raise ValueError(f"Shapes {a.shape} and {b.shape} are incompatible: {fn} needs "
+                         f"{a_name} and {b_name} of compatible shapes.")
 
 
 @contextlib.contextmanager
@@ -86,18 +86,18 @@ def remove_squeezable_dimensions(labels: Tensor, predictions: Tensor,
     if lr is None or pr is None:
         return labels, predictions
     diff = pr - lr
-    if diff == expected_rank_diff + 1 and predictions.shape[-1].is_compatible_with(1):
-        predictions = array_ops.squeeze(predictions, [-1])
-    elif diff == expected_rank_diff - 1 and labels.shape[-1].is_compatible_with(1):
-        labels = array_ops.squeeze(labels, [-1])
+    with name_scope(None, "remove_squeezable_dimensions", [labels, predictions]):
+        if diff == expected_rank_diff + 1 and predictions.shape[-1].is_compatible_with(1):
+            predictions = array_ops.squeeze(predictions, [-1])
+        elif diff == expected_rank_diff - 1 and labels.shape[-1].is_compatible_with(1):
+            labels = array_ops.squeeze(labels, [-1])
     return labels, predictions
 
 
-def _squeeze_weights(labels: Tensor, weights):
-    """Drop a trailing size-1 dimension of `weights` of one rank more than `labels`."""
-    if isinstance(weights, float | int):
-        return weights
-    weights = convert_to_tensor(weights, preferred_dtype=_dtypes.float32, name="weights")
+def _squeeze_weights(labels: Tensor, weights) -> Tensor:
+    """`weights` as a tensor (named ``Const`` when built from a Python value, as in TF),
+    without a trailing size-1 dimension when it has one rank more than `labels`."""
+    weights = convert_to_tensor(weights)
     lr, wr = labels.shape.ndims, weights.shape.ndims
     if lr is not None and wr is not None and wr - lr == 1:
         weights = array_ops.squeeze(weights, [-1])
@@ -197,7 +197,7 @@ def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
     """
     if dim is not None:
         if axis is not None and axis != dim:
-            raise ValueError("Cannot specify both 'axis' and 'dim'")
+            raise ValueError("Cannot specify both 'dim' and 'axis'.")
         axis = dim
     if axis is None:
         raise ValueError("You must specify argument `axis`.")
@@ -215,8 +215,8 @@ def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
 
     For ``d = predictions - labels`` with ``n`` present (non-zero weight) elements in an
     example, the mean over pairs is ``2 * sum(d ** 2) / (n - 1) - 2 * sum(d) ** 2 /
-    (n * (n - 1))``. `weights` is a scalar or one weight per example (``[batch]`` or
-    ``[batch, 1, ...]``).
+    (n * (n - 1))``. `weights` is a scalar or one weight per example of the labels' rank
+    (``[batch, 1, ...]``).
 
     Example
     -------
@@ -228,21 +228,16 @@ def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
     """
     with _compared("mean_pairwise_squared_error", scope, labels, predictions,
                    weights) as (scope, labels, predictions):
-        w = math_ops.cast(convert_to_tensor(weights, preferred_dtype=_dtypes.float32,
-                                            name="weights"), _dtypes.float32)
-        rank = labels.shape.ndims
-        if w.shape.ndims == 1 and rank is not None and rank > 1:
-            w = array_ops.reshape(w, [-1] + [1] * (rank - 1))
+        w = math_ops.cast(weights, _dtypes.float32)
         check_broadcastable(w, labels, "labels")
         diffs = math_ops.subtract(predictions, labels)
-        axes = (list(range(1, rank)) if rank is not None
-                else array_ops.range(1, array_ops.rank(diffs)))
+        axes = array_ops.range(1, array_ops.rank(diffs))
         sum_sq = math_reduce.reduce_sum(math_ops.square(diffs), axis=axes, keepdims=True)
         n = num_present(diffs, w, per_batch=True)
-        term1 = 2.0 * safe_div(sum_sq, math_ops.maximum(n - 1.0, 0.0), name="term1")
+        term1 = 2.0 * safe_div(sum_sq, math_ops.maximum(n - 1, 0.0))
         sum_diff = math_reduce.reduce_sum(diffs, axis=axes, keepdims=True)
         term2 = 2.0 * safe_div(math_ops.square(sum_diff),
-                               math_ops.maximum(n * (n - 1.0), 0.0), name="term2")
+                               math_ops.maximum(math_ops.multiply(n, n - 1), 0.0))
         loss = math_reduce.reduce_sum(math_ops.multiply(term1 - term2, w))
         has_any = math_ops.greater(math_reduce.reduce_sum(n), 0.0)
         mean_loss = array_ops.where(has_any, loss, array_ops.zeros_like(loss), name="value")
@@ -264,9 +259,9 @@ def hinge_loss(labels, logits, weights=1.0, scope=None, loss_collection=GraphKey
     """
     with _compared("hinge_loss", scope, labels, logits, weights,
                    what="logits") as (scope, labels, logits):
-        signs = math_ops.subtract(2.0 * labels, array_ops.ones_like(labels))
-        losses = nn_ops.relu(math_ops.subtract(array_ops.ones_like(labels),
-                                               math_ops.multiply(signs, logits)))
+        ones = array_ops.ones_like(labels)
+        signs = math_ops.subtract(2.0 * labels, ones)
+        losses = nn_ops.relu(math_ops.subtract(ones, math_ops.multiply(signs, logits)))
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
 
 
@@ -324,7 +319,8 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, label_smoothing=0,
         _check_same_shape("softmax_cross_entropy", logits, labels, "logits", "onehot_labels")
         if label_smoothing > 0:
             classes = math_ops.cast(array_ops.shape(labels)[-1], logits.dtype.base_dtype)
-            labels = labels * (1.0 - label_smoothing) + label_smoothing / classes
+            negatives = label_smoothing / classes  # TF builds the division first
+            labels = labels * (1.0 - label_smoothing) + negatives
         labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
         losses = nn_loss_ops.softmax_cross_entropy_with_logits_v2(
             labels=labels, logits=logits, name="xentropy")

@@ -75,8 +75,8 @@ class Reduction:
     @classmethod
     def validate(cls, key) -> None:
         if key not in cls.all():
-            raise ValueError(f"Invalid Reduction Key {key}. Valid keys are the values of "
-                             f"tf.losses.Reduction: {sorted(set(cls.all()))}.")
+            raise ValueError(f"Invalid Reduction Key {key}. Key should be one of "
+                             f"{cls.all()}.")
 
 
 # -- helpers shared with losses_impl and metrics -----------------------------------------------
@@ -109,29 +109,42 @@ def num_elements(losses: Tensor) -> Tensor:
         return math_ops.cast(array_ops.size(losses, name=scope), losses.dtype.base_dtype)
 
 
+def _broadcast_to_losses(weights: Tensor, losses: Tensor) -> Tensor:
+    """`weights` times ones of the shape of `losses` (one ``broadcast_weights`` Mul, as
+    TensorFlow builds it); `weights` itself when both static shapes already agree."""
+    with name_scope(None, "broadcast_weights", [weights, losses]) as scope:
+        if (weights.shape.is_fully_defined() and losses.shape.is_fully_defined()
+                and weights.shape.is_compatible_with(losses.shape)):
+            return weights
+        check_broadcastable(weights, losses, "losses")
+        return math_ops.multiply(weights, array_ops.ones_like(losses), name=scope)
+
+
 def num_present(losses: Tensor, weights, per_batch: bool = False) -> Tensor:
     """The number of elements of `losses` whose (broadcast) weight is non-zero; with
-    `per_batch`, per example (summed over every dimension but the first, kept as 1s)."""
+    `per_batch`, per example (summed over every dimension but the first, kept as 1s).
+
+    A non-zero Python float weight counts every element (``num_elements``); any other
+    weight builds the ``num_present`` subgraph (``Equal``, ``Select``, ``broadcast_weights``
+    and a ``Sum`` named ``num_present``).
+    """
     if isinstance(weights, float) and weights != 0.0 and not per_batch:
         return num_elements(losses)
     with name_scope(None, "num_present", [losses, weights]) as scope:
-        weights = math_ops.cast(convert_to_tensor(weights), _dtypes.float32)
-        present = array_ops.where_v2(math_ops.equal(weights, 0.0),
-                                     array_ops.zeros_like(weights),
-                                     array_ops.ones_like(weights))
-        present = present * array_ops.ones_like(losses)  # broadcast to the losses' shape
+        weights = math_ops.cast(weights, _dtypes.float32)
+        present = array_ops.where(math_ops.equal(weights, 0.0),
+                                  array_ops.zeros_like(weights),
+                                  array_ops.ones_like(weights))
+        present = _broadcast_to_losses(present, losses)
         if per_batch:
-            rank = losses.shape.ndims
-            axes = (list(range(1, rank)) if rank is not None
-                    else math_ops.cast(array_ops.range(1, array_ops.rank(losses)),
-                                       _dtypes.int32))
+            axes = array_ops.range(1, array_ops.rank(present))
             return math_reduce.reduce_sum(present, axis=axes, keepdims=True, name=scope)
         return math_reduce.reduce_sum(present, name=scope)
 
 
-def _float_weights(weights) -> Tensor:
-    return math_ops.cast(convert_to_tensor(weights, preferred_dtype=_dtypes.float32,
-                                           name="weights"), _dtypes.float32)
+def _safe_mean(total: Tensor, count: Tensor) -> Tensor:
+    """``sum(total) / count`` (0 when `count` is 0), named ``value``."""
+    return safe_div(math_reduce.reduce_sum(total), count)
 
 
 # -- public API --------------------------------------------------------------------------------
@@ -171,10 +184,12 @@ def compute_weighted_loss(losses, weights=1.0, scope=None,
     # replicas in an Estimator's distributed training, a summed one is not).
     get_default_graph().__dict__["_last_loss_reduction"] = reduction
     with name_scope(scope, "weighted_loss", [losses, weights]):
-        losses = convert_to_tensor(losses, name="losses")
+        losses = convert_to_tensor(losses)
         input_dtype = losses.dtype.base_dtype
         losses = math_ops.cast(losses, _dtypes.float32)
-        w = _float_weights(weights)
+        # A Python weight becomes a tensor here (``Cast/x``), so the default reduction
+        # always counts the present elements with a ``num_present`` subgraph, as TF does.
+        w = math_ops.cast(weights, _dtypes.float32)
         check_broadcastable(w, losses, "losses")
         weighted = math_ops.multiply(losses, w)
         if reduction == Reduction.NONE:
@@ -182,11 +197,11 @@ def compute_weighted_loss(losses, weights=1.0, scope=None,
         else:
             loss = math_reduce.reduce_sum(weighted)
             if reduction == Reduction.MEAN:
-                loss = safe_div(loss, math_reduce.reduce_sum(array_ops.ones_like(losses) * w))
+                loss = _safe_mean(loss, math_reduce.reduce_sum(array_ops.ones_like(losses) * w))
             elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
-                loss = safe_div(loss, num_present(losses, weights))
+                loss = _safe_mean(loss, num_present(losses, w))
             elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
-                loss = safe_div(loss, num_elements(losses))
+                loss = _safe_mean(loss, num_elements(losses))
         loss = math_ops.cast(loss, input_dtype)
         add_loss(loss, loss_collection)
         return loss

@@ -28,13 +28,13 @@ from flowgraph.ops.array_shape_ops import expand_dims, rank, reshape, shape, squ
 from flowgraph.ops.math_ops import (
     add,
     cast,
-    clip_by_value,
     equal,
     floormod,
     maximum,
     minimum,
     multiply,
 )
+from flowgraph.ops.tensor_compat import saturate_cast
 
 _HALF_OR_FLOAT = (_dtypes.float16, _dtypes.float32)
 
@@ -446,21 +446,20 @@ def convert_image_dtype(image, dtype, saturate: bool = False, name=None):
     # As TensorFlow, the result is the scope's own op ("convert_image:0").
     with name_scope(name, "convert_image", [x]) as scope:
         src = x.dtype.base_dtype
+        # TF's saturate_cast (a ``clamp`` ClipByValue to the target's range) when asked
+        to_dtype = saturate_cast if saturate else cast
         if src.is_integer and dtype.is_integer:
             src_max, dst_max = np.iinfo(src.as_numpy_dtype).max, np.iinfo(dtype.as_numpy_dtype).max
             if src_max > dst_max:
-                return cast(x // ((src_max + 1) // (dst_max + 1)), dtype, name=scope)
-            return multiply(cast(x, dtype), (dst_max + 1) // (src_max + 1), name=scope)
+                return to_dtype(x // ((src_max + 1) // (dst_max + 1)), dtype, name=scope)
+            return multiply(to_dtype(x, dtype), (dst_max + 1) // (src_max + 1), name=scope)
         if src.is_floating and dtype.is_floating:
             return cast(x, dtype, name=scope)
         if src.is_integer:
             scale = 1.0 / np.iinfo(src.as_numpy_dtype).max
             return multiply(cast(x, dtype), scale, name=scope)
         scaled = multiply(x, np.iinfo(dtype.as_numpy_dtype).max + 0.5)
-        if saturate:  # TF's saturate_cast: clip to the target's range, then cast
-            info = np.iinfo(dtype.as_numpy_dtype)
-            scaled = clip_by_value(scaled, float(info.min), float(info.max))
-        return cast(scaled, dtype, name=scope)
+        return to_dtype(scaled, dtype, name=scope)
 
 
 def adjust_brightness(image, delta):

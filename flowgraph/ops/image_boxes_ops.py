@@ -129,14 +129,8 @@ def _combined_nms_shape(op, boxes, scores, per_class, total, *rest):
             TensorShape([batch, size]), TensorShape([batch])]
 
 
-def _crop_dtype(op):
-    # TF's crops are float32; flowgraph keeps float64 images in float64 (as its resizes do)
-    return [_dtypes.float64 if op.inputs[0].dtype.base_dtype == _dtypes.float64
-            else _dtypes.float32]
-
-
 @register_op("CropAndResize", attrs={"method": "bilinear", "extrapolation_value": 0.0},
-             dtype_fn=_crop_dtype, cost="expensive")
+             dtype_fn=fixed_dtype(_dtypes.float32), cost="expensive")
 def _crop_and_resize_shape(op, image, boxes, box_ind, crop_size):
     _ranks(op, [image, boxes, box_ind, crop_size], [4, 2, 1, 1])
     _box_coords(op, boxes, 1)
@@ -192,9 +186,13 @@ def _draw_boxes_shape(op, images, boxes, colors=None):
                     "use_image_if_no_bounding_boxes": False},
              dtype_fn=lambda op: [op.inputs[0].dtype.base_dtype] * 2 + [_dtypes.float32])
 def _sample_box_shape(op, image_size, bounding_boxes, min_object_covered):
-    if image_size.ndims is not None and image_size.ndims != 1:
-        raise op.shape_error(f"image_size must be 1-D [height, width, channels], got "
-                             f"{image_size}")
+    # TF's checks: ranks first (image_size [3], boxes [batch, n, 4], a scalar coverage)
+    for s, rank in ((image_size, 1), (bounding_boxes, 3), (min_object_covered, 0)):
+        if s is not None and s.ndims is not None and s.ndims != rank:
+            raise op.shape_error(f"Shape must be rank {rank} but is rank {s.ndims}")
+    for s, axis, want in ((image_size, 0, 3), (bounding_boxes, 2, 4)):
+        if s.ndims is not None and s[axis].value not in (None, want):
+            raise op.shape_error(f"Dimension must be {want} but is {s[axis].value}")
     return [TensorShape([3]), TensorShape([3]), TensorShape([1, 1, 4])]
 
 
@@ -490,9 +488,10 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
                   convert_to_tensor(min_object_covered, dtype=_dtypes.float32,
                                     name="min_object_covered")]
         attrs = {"seed": int(s1), "seed2": int(s2),
-                 "aspect_ratio_range": tuple(aspect_ratio_range or (0.75, 1.33)),
-                 "area_range": tuple(area_range or (0.05, 1.0)),
-                 "max_attempts": int(max_attempts or 100),
+                 "aspect_ratio_range": tuple((0.75, 1.33) if aspect_ratio_range is None
+                                             else aspect_ratio_range),
+                 "area_range": tuple((0.05, 1.0) if area_range is None else area_range),
+                 "max_attempts": 100 if max_attempts is None else int(max_attempts),
                  "use_image_if_no_bounding_boxes": bool(use_image_if_no_bounding_boxes)}
         return _named_outputs(make_op("SampleDistortedBoundingBoxV2", inputs, attrs))
 

@@ -26,7 +26,9 @@ from flowgraph.ops.array_compat_ops import extract_image_patches
 from flowgraph.ops.array_gen_ops import range as _range
 from flowgraph.ops.array_join_ops import concat, pad, stack
 from flowgraph.ops.array_shape_ops import reshape, shape, zeros
+from flowgraph.ops.control_flow_ops import with_dependencies
 from flowgraph.ops.image_adjust_ops import (
+    _check,
     convert_image_dtype,
     resize_image_with_crop_or_pad,
     transpose_image,
@@ -372,9 +374,11 @@ def adjust_gamma(image, gamma=1, gain=1):
         orig = x.dtype.base_dtype
         flt = x if orig in (_dtypes.float16, _dtypes.float32) else convert_image_dtype(
             x, _dtypes.float32)
-        g = convert_to_tensor(gamma, dtype=flt.dtype.base_dtype, name="gamma")
-        k = convert_to_tensor(gain, dtype=flt.dtype.base_dtype, name="gain")
-        return convert_image_dtype(k * flt ** g, orig, saturate=True)
+        # TF: a Python gamma is checked now (ValueError), a tensor one by an Assert
+        checks = _check(gamma >= 0, "Gamma should be a non-negative real number.")
+        if checks:
+            gamma = with_dependencies(checks, gamma)
+        return convert_image_dtype(gain * flt ** gamma, orig, saturate=True)
 
 
 def _color_matrix(images, matrix, what):

@@ -91,9 +91,8 @@ def _resize_shape(op, images, size):
 
 
 def _float_result(op):
-    # TF's interpolating resizes return float32; flowgraph keeps float64 as float64
-    return [_dtypes.float64 if op.inputs[0].dtype.base_dtype == _dtypes.float64
-            else _dtypes.float32]
+    # TF's interpolating resizes return float32 whatever the image dtype (float64 too)
+    return [_dtypes.float32]
 
 
 _RESIZE_ATTRS = {"align_corners": False, "half_pixel_centers": False}
@@ -114,6 +113,9 @@ def _resize_bicubic_grad_shape(op, grads, original):
 
 @register_gradient("ResizeBicubic")
 def _resize_bicubic_grad(op, grad):
+    # TF differentiates bicubic resizes of float32 and float64 images only (None else)
+    if op.inputs[0].dtype.base_dtype not in (_dtypes.float32, _dtypes.float64):
+        return [None, None]
     return [make_tensor("ResizeBicubicGrad", [grad, op.inputs[0]], dict(op.attrs)), None]
 
 
@@ -233,7 +235,7 @@ def _no_scope():
 def resize_bilinear(images, size, align_corners: bool = False, name=None,
                     half_pixel_centers: bool = False):
     """Bilinear resize of `images` to ``size = [new_height, new_width]`` (float32 output,
-    float64 for float64 input).
+    float64 images included, as in TensorFlow).
 
     Example
     -------
@@ -308,8 +310,6 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
     """
     if isinstance(method, str):
         method = _METHOD_NAMES.get(method.lower(), method)
-    if method not in _RESIZERS:
-        raise ValueError(f"Resize method is not implemented: {method}")
     with name_scope(name, "resize", [images, size]):  # TF's scope name is "resize"
         x = _image_tensor(images, "resize_images")
         size_t = _size_tensor(size, "resize_images")
@@ -323,7 +323,10 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners: boo
             if target is not None and x.shape.ndims == 3:
                 x = expand_dims(x, 0)  # the static size goes on the resize op itself
         elif target is not None and hw is not None and list(hw) == [int(t) for t in target]:
-            return x  # TensorFlow returns the images unchanged
+            # TensorFlow returns the images unchanged (a 3-D one through its batch of one)
+            return squeeze(expand_dims(x, 0), [0]) if len(dims) == 3 else x
+        if method not in _RESIZERS:  # as TF, once the scope and size checks are built
+            raise ValueError(f"Resize method is not implemented: {method}")
         out = _resize_op(_RESIZERS[method], x, size_t, align_corners,
                          None if method == ResizeMethod.AREA else False, None, in_scope=True)
         if preserve_aspect_ratio and target is not None:

@@ -6,7 +6,10 @@ ops of `flowgraph/ops/lookup_ops.py`. Kernels:
 `flowgraph/backends/cpu/kernels_lookup_mutable.py`.
 
 A table lives in the session's resources (one per op name, or per ``shared_name``),
-starts empty, and changes when an insert or remove op runs. Values are scalars.
+starts empty, and changes when an insert or remove op runs. Values are scalars, but for a
+``MutableHashTable`` with a non-scalar ``default_value`` (``MutableHashTableOfTensorsV2``).
+A table made with ``checkpoint=True`` (the default) joins ``SAVEABLE_OBJECTS``: a
+`tf.train.Saver` writes its entries as ``<name>-keys`` and ``<name>-values``.
 ``DenseHashTable`` reserves two keys, ``empty_key`` and ``deleted_key``, that may not be
 inserted, looked up or removed (TensorFlow's open-addressing table needs them).
 
@@ -25,15 +28,10 @@ from __future__ import annotations
 
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework.constant_op import convert_to_tensor
-from flowgraph.framework.graph import name_scope
+from flowgraph.framework.graph import GraphKeys, add_to_collection, name_scope
 from flowgraph.framework.registry import not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
-from flowgraph.ops.lookup_common import (
-    TABLE_ATTRS,
-    check_keys_values,
-    table_handle_shape,
-    table_value_shape,
-)
+from flowgraph.ops.lookup_common import TABLE_ATTRS, table_handle_shape
 from flowgraph.ops.op_util import fixed_dtype, make_op, make_tensor
 
 __all__ = ["DenseHashTable", "MutableHashTable"]
@@ -52,7 +50,7 @@ def _dense_shape(op, empty_key, deleted_key):
 
 @register_op("LookupTableInsertV2", num_outputs=0, dtype_fn=lambda op: [], stateful=True)
 def _insert_shape(op, handle, keys, values):
-    check_keys_values(op, keys, values, " (scalar values)")
+    # (TensorFlow checks keys against values when the insert runs, not here)
     return []
 
 
@@ -64,7 +62,9 @@ def _remove_shape(op, handle, keys):
 @register_op("LookupTableExportV2", attrs={"Tkeys": None, "Tvalues": None}, num_outputs=2,
              dtype_fn=lambda op: [op.attrs["Tkeys"], op.attrs["Tvalues"]], stateful=True)
 def _export_shape(op, handle):
-    return [TensorShape([None]), TensorShape([None]).concatenate(table_value_shape(op))]
+    # (TensorFlow's graphs leave both unknown, but for the keys of a v1 (ref) handle)
+    v1 = op.inputs[0].dtype.is_ref_dtype
+    return [TensorShape([None]) if v1 else TensorShape(None), TensorShape(None)]
 
 
 register_op("MutableHashTableOfTensorsV2", attrs={**TABLE_ATTRS, "value_shape": []},
@@ -79,12 +79,14 @@ not_differentiable("MutableHashTableV2", "MutableHashTableOfTensorsV2",
 class _MutableTable:
     """What both tables share: lookup, insert, remove, size and export ops."""
 
+    _tensor_values = False  # whether a non-scalar default makes a table of tensors
+
     def _setup(self, key_dtype, value_dtype, default_value, name: str):
         self.key_dtype = _dtypes.as_dtype(key_dtype).base_dtype
         self.value_dtype = _dtypes.as_dtype(value_dtype).base_dtype
         self._default = convert_to_tensor(default_value, dtype=self.value_dtype,
                                           name="default_value")
-        if self._default.shape.ndims not in (None, 0):
+        if self._default.shape.ndims not in (None, 0) and not self._tensor_values:
             raise ValueError(f"{type(self).__name__}: flowgraph's mutable tables hold scalar "
                              f"values; default_value has shape {self._default.shape}")
 
@@ -138,13 +140,24 @@ class _MutableTable:
                          name="LookupTableExportV2")
             return op.outputs[0], op.outputs[1]
 
-    def _table_attrs(self) -> dict:
-        return {"key_dtype": self.key_dtype, "value_dtype": self.value_dtype}
+    def _table_attrs(self, checkpoint: bool) -> dict:
+        # (a checkpointed table is shared by its node name, as TensorFlow's)
+        return {"key_dtype": self.key_dtype, "value_dtype": self.value_dtype,
+                "use_node_name_sharing": bool(checkpoint)}
+
+    def _checkpointed(self, checkpoint: bool, name: str) -> None:
+        """Name the table after its op (the last part of the op's name) and, with
+        `checkpoint`, add its saveable to ``SAVEABLE_OBJECTS`` as TensorFlow does: a
+        default `tf.train.Saver` then writes ``<name>-keys`` and ``<name>-values``."""
+        self._name = self.resource_handle.op.name.rsplit("/", 1)[-1]
+        if checkpoint:
+            add_to_collection(GraphKeys.SAVEABLE_OBJECTS, _TableSaveable(self, name))
 
 
 class MutableHashTable(_MutableTable):
     """A key -> value table that insert and remove ops change
-    (``tf.lookup.experimental.MutableHashTable``).
+    (``tf.lookup.experimental.MutableHashTable``); a non-scalar `default_value` makes
+    its values tensors of that shape.
 
     Example
     -------
@@ -156,12 +169,20 @@ class MutableHashTable(_MutableTable):
     [0.5, -1.0]
     """
 
+    _tensor_values = True
+
     def __init__(self, key_dtype, value_dtype, default_value, name="MutableHashTable",
                  checkpoint=True, experimental_is_anonymous=False) -> None:
         self._setup(key_dtype, value_dtype, default_value, name)
-        self.resource_handle = make_tensor("MutableHashTableV2", [], self._table_attrs(),
-                                           name=name)
-        self._name = self.resource_handle.op.name
+        attrs = self._table_attrs(checkpoint)
+        value_shape = self._default.shape
+        if value_shape.ndims:  # (TensorFlow's MutableHashTableOfTensors)
+            attrs["value_shape"] = value_shape
+            self.resource_handle = make_tensor("MutableHashTableOfTensorsV2", [], attrs,
+                                               name=name)
+        else:
+            self.resource_handle = make_tensor("MutableHashTableV2", [], attrs, name=name)
+        self._checkpointed(checkpoint, name)
 
 
 class DenseHashTable(_MutableTable):
@@ -185,9 +206,34 @@ class DenseHashTable(_MutableTable):
         self._setup(key_dtype, value_dtype, default_value, name)
         empty = convert_to_tensor(empty_key, dtype=self.key_dtype, name="empty_key")
         deleted = convert_to_tensor(deleted_key, dtype=self.key_dtype, name="deleted_key")
-        attrs = self._table_attrs()
+        attrs = self._table_attrs(checkpoint)
         if initial_num_buckets is not None:
             attrs["initial_num_buckets"] = int(initial_num_buckets)
         self.resource_handle = make_tensor("MutableDenseHashTableV2", [empty, deleted], attrs,
                                            name=name)
-        self._name = self.resource_handle.op.name
+        self._checkpointed(checkpoint, name)
+
+
+class _SaveSpec:
+    """One tensor a saveable writes: `tensor` under checkpoint key `name`."""
+
+    def __init__(self, tensor, name: str) -> None:
+        self.tensor, self.slice_spec, self.name = tensor, "", name
+
+
+class _TableSaveable:
+    """A mutable table's checkpoint entries, its exported keys and values under
+    ``<name>-keys`` and ``<name>-values``; restoring imports them (replacing the
+    table's entries)."""
+
+    def __init__(self, table: _MutableTable, name: str) -> None:
+        keys, values = table.export()
+        self.name = name
+        self.op = table
+        self.specs = [_SaveSpec(keys, name + "-keys"), _SaveSpec(values, name + "-values")]
+
+    def restore(self, restored_tensors, restored_shapes=None):
+        with name_scope(f"{self.name}_table_restore"):
+            return make_op("LookupTableImportV2",
+                           [self.op.resource_handle, *restored_tensors[:2]],
+                           name="LookupTableImportV2")

@@ -31,12 +31,37 @@ import threading
 from collections.abc import Callable
 
 from flowgraph.framework import dtypes as _dtypes
+from flowgraph.framework import errors
 from flowgraph.framework.constant_op import convert_to_tensor
 from flowgraph.framework.graph import graph_for
 from flowgraph.framework.operation import Operation, OperatorNotAllowedInGraphError, Tensor
 from flowgraph.framework.registry import OpCost, not_differentiable, register_op
 from flowgraph.framework.tensor_shape import TensorShape
 from flowgraph.ops.op_util import make_op
+
+# Python exception -> TensorFlow error, as TensorFlow maps them for py_func.
+_ERRORS = (
+    ((ValueError, TypeError), errors.InvalidArgumentError),
+    ((StopIteration,), errors.OutOfRangeError),
+    ((NotImplementedError,), errors.UnimplementedError),
+    ((MemoryError,), errors.ResourceExhaustedError),
+)
+
+
+def op_error_class(exc: BaseException) -> type:
+    """The TensorFlow error class that a Python exception of a py_func (or of a
+    ``from_generator`` generator) becomes.
+
+    Example
+    -------
+    >>> op_error_class(ValueError()).__name__, op_error_class(KeyError()).__name__
+    ('InvalidArgumentError', 'UnknownError')
+    """
+    for kinds, mapped in _ERRORS:
+        if isinstance(exc, kinds):
+            return mapped
+    return errors.UnknownError
+
 
 __all__ = ["numpy_function", "py_func"]
 

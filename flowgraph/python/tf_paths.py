@@ -71,6 +71,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "python.framework.versions": ("tf", "tf.version"),
     "python.framework.device": ("tf",),
     "python.framework.load_library": ("tf",),
+    "python.framework.function": ("module:flowgraph.ops.defun",),
     # python.ops
     **{f"python.ops.{name}": _OPS for name in (
         "array_ops", "math_ops", "nn_ops", "nn", "nn_impl", "init_ops", "init_ops_v2",

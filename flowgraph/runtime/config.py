@@ -148,6 +148,8 @@ class OptimizerOptions(_Message):
         (5, "global_jit_level", "enum", False),
         (6, "max_folded_constant_in_bytes", "int64", False),
     )
+    ENUM_NAMES = {"opt_level": {0: "L1", -1: "L0"},
+                  "global_jit_level": {0: "DEFAULT", -1: "OFF", 1: "ON_1", 2: "ON_2"}}
 
 
 class RewriterConfig(_Message):
@@ -271,6 +273,17 @@ class RewriterConfig(_Message):
         (50, "cpu_layout_conversion", "enum", False),
         (100, "optimizers", "string", True),
     )
+    _TOGGLE = {0: "DEFAULT", 1: "ON", 2: "OFF", 3: "AGGRESSIVE", 4: "EXPERIMENTAL_MLIR",
+               5: "EXPERIMENTAL_BOTH"}
+    ENUM_NAMES = {
+        **dict.fromkeys([n for _, n, kind, _ in WIRE_FIELDS if kind == "enum"], _TOGGLE),
+        "meta_optimizer_iterations": {0: "DEFAULT_NUM_ITERS", 1: "ONE", 2: "TWO"},
+        "memory_optimization": {0: "DEFAULT_MEM_OPT", 1: "NO_MEM_OPT", 2: "MANUAL",
+                                3: "HEURISTICS", 4: "SWAPPING_HEURISTICS",
+                                5: "RECOMPUTATION_HEURISTICS", 6: "SCHEDULING_HEURISTICS"},
+        "cpu_layout_conversion": {0: "NO_CONVERSION_ON_CPU", 1: "NCHW_TO_NHWC",
+                                  2: "NHWC_TO_NCHW"},
+    }
 
     def enabled(self, toggle: str) -> bool:
         """Whether the rewrite behind field `toggle` runs (not OFF, optimizer not disabled).
@@ -456,6 +469,8 @@ class RunOptions(_Message):
         (7, "report_tensor_allocations_upon_oom", "bool", False),
         (8, "experimental", Experimental, False),
     )
+    ENUM_NAMES = {"trace_level": {0: "NO_TRACE", 1: "SOFTWARE_TRACE", 2: "HARDWARE_TRACE",
+                                  3: "FULL_TRACE"}}
 
 
 # A traced output (`NodeExecStats.output`): TensorFlow's messages, printed as its text

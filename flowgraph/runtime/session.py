@@ -257,6 +257,7 @@ class Session:
     def _closed_error(self) -> Exception:
         """What using a closed session raises: RuntimeError after `close`; after
         ``Session.reset("")`` closed it, TensorFlow's CancelledError."""
+        # getattr: RemoteSession (distributed/) does not run Session.__init__
         if getattr(self, "_closed_by_reset", False):
             return errors.CancelledError(None, None, "Session has been closed.")
         return RuntimeError("Attempted to use a closed Session.")

@@ -4,9 +4,10 @@ A writer owns one file ``events.out.tfevents.{time}.{hostname}{suffix}`` in its 
 directory. The first record is ``Event(file_version="brain.Event:2")``; then every
 `add_*` call serializes an `Event` (wall time, step, payload) in the caller's thread and
 queues it (at most `max_queue`; `add_*` blocks when the queue is full). A daemon thread
-frames each event as a TFRecord and appends it to the file; it flushes the file every
-`flush_secs`, and `flush()` / `close()` wait until everything queued is written and
-fsynced. Writers still open when the interpreter exits are flushed then.
+frames each event as a TFRecord and appends it to the file; after a write it flushes the
+file when `flush_secs` have passed since its last flush (the first event at once), and
+`flush()` / `close()` wait until everything queued is written and fsynced. Writers
+still open when the interpreter exits are flushed then.
 
 Example
 -------
@@ -276,26 +277,21 @@ class EventFileWriter:
             self._stopped.set()
 
     def _run(self) -> None:
-        next_flush = time.monotonic() + self._flush_secs
-        dirty = False
+        # As TensorFlow's writer thread: a flush follows a write once `flush_secs` have
+        # passed since the last one (so the first event is on disk at once, e.g. the graph
+        # of ``FileWriter(logdir, graph)``); an idle writer flushes nothing.
+        next_flush = 0.0
         while True:
-            timeout = max(0.0, next_flush - time.monotonic())
-            try:
-                item = self._queue.get(timeout=timeout if dirty else None)
-            except queue.Empty:
-                item = None
+            item = self._queue.get()
             try:
                 if item is _SENTINEL:
                     return
-                if item is not None:
-                    with self._lock:
-                        self._file.write(ef.frame_record(item))
-                    dirty = True
-                if dirty and time.monotonic() >= next_flush:
-                    with self._lock:
+                with self._lock:
+                    self._file.write(ef.frame_record(item))
+                    now = time.monotonic()
+                    if now > next_flush:
                         self._file.flush()
-                    dirty = False
-                    next_flush = time.monotonic() + self._flush_secs
+                        next_flush = now + self._flush_secs
             except BaseException as e:  # reported by the next flush()/close()/add_*
                 self._error = e
             finally:

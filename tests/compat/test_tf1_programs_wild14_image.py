@@ -29,9 +29,8 @@ and fancy upsampling, a few units off (so ``adjust_jpeg_quality`` and
 ``random_jpeg_quality`` of 4:2:0 encodings differ by about 0.01).
 ``non_max_suppression_padded`` in TF 2.15 runs a ``tf.function`` (its count is
 ``PartitionedCall:1``); flowgraph builds TF 1.x's ``NonMaxSuppressionV4`` directly.
-TF's interpolating resizes and ``crop_and_resize`` give float32 for float64 images (and
-``crop_and_resize`` refuses float64 boxes); flowgraph keeps float64 there, which its
-float64 gradient checks rely on. Ops TF builds but has no CPU kernel for (``adjust_hue``
+(TF's interpolating resizes and ``crop_and_resize`` give float32 for float64 images:
+flowgraph does too since sweep 16.) Ops TF builds but has no CPU kernel for (``adjust_hue``
 of float64, ``rgb_to_grayscale`` of int32, ``ssim``/``psnr`` of uint8...) run in
 flowgraph; ``encode_png`` of uint16 images is refused (TF writes 16-bit PNGs).
 
@@ -655,8 +654,8 @@ def test_static_shapes_of_image_ops_on_unknown_dimensions():
         "ctb": ("crop_to_bounding_box/Slice:0", [None, None, 4, None], "float32"),
         "res": ("resize/Squeeze:0", [None, 4, 3], "float32"),
         "par": ("resize_1/Squeeze:0", [None, None, 3], "float32"),
-        # TF: float32 (its interpolating resizes always give float32); flowgraph float64
-        "f64": ("resize_2/Squeeze:0", [2, 2, 3], "float64"),
+        # TF's interpolating resizes always give float32 (float64 images too)
+        "f64": ("resize_2/Squeeze:0", [2, 2, 3], "float32"),
         "f64nn": ("resize_3/Squeeze:0", [2, 2, 3], "float64"),
         "h16": ("resize_4/Squeeze:0", [2, 2, 3], "float32"),
         "sobel": ("Reshape:0", [None, None, None, None, 2], "float32"),

@@ -106,7 +106,7 @@ def test_feedable_iterator_with_string_handles():
         assert sess.run(nxt, {handle: th}) == 0
         assert sess.run(nxt, {handle: vh}) == 500
         assert sess.run(nxt, {handle: th}) == 1
-        with pytest.raises(tf.errors.NotFoundError):
+        with pytest.raises(tf.errors.InvalidArgumentError):  # TF: not a ResourceHandle
             sess.run(nxt, {handle: b"nope"})
 
 

@@ -198,13 +198,16 @@ def mpse_np(labels, preds, weights):
 
 
 def test_mean_pairwise_squared_error(sess):
-    for w in (1.0, WEIGHTS["per_example"], np.array([1.0, 0.0, 2.0, 3.0], np.float32)):
+    for w in (1.0, WEIGHTS["per_example"], np.array([[1.0], [0.0], [2.0], [3.0]], np.float32)):
         got = sess.run(losses.mean_pairwise_squared_error(LABELS, PREDS, w))
         np.testing.assert_allclose(got, mpse_np(LABELS, PREDS, w), rtol=1e-5)
     got = sess.run(losses.mean_pairwise_squared_error(LABELS, PREDS, 0.0))
     assert got == 0.0
+    # TF names both terms and the result "value": the loss is value_2
     assert losses.mean_pairwise_squared_error(LABELS, PREDS).name == \
-        "mean_pairwise_squared_error_4/value:0"
+        "mean_pairwise_squared_error_4/value_2:0"
+    with pytest.raises(ValueError, match="weights can not be broadcast"):  # [batch]: rank 1
+        losses.mean_pairwise_squared_error(LABELS, PREDS, np.ones([4], np.float32))
 
 
 def test_compute_weighted_loss_and_input_dtype(sess):
@@ -247,9 +250,9 @@ def test_errors():
         losses.mean_squared_error(LABELS, PREDS, weights=np.ones([N], np.float32))
     with pytest.raises(ValueError, match="weights can not be broadcast"):
         losses.mean_squared_error(LABELS, PREDS, weights=np.ones([2, C], np.float32))
-    with pytest.raises(ValueError, match="labels must not be None"):
+    with pytest.raises(ValueError, match="`labels` must not be None"):
         losses.log_loss(None, PREDS)
-    with pytest.raises(ValueError, match="logits must not be None"):
+    with pytest.raises(ValueError, match="`logits` must not be None"):
         losses.hinge_loss(BINARY, None)
     with pytest.raises(ValueError, match="Rank mismatch"):
         losses.sparse_softmax_cross_entropy([[[0]]], PREDS)

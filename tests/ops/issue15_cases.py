@@ -100,11 +100,11 @@ CONTRACT_CASES = {
     "Substr": [([_strings("hello", "world")], lambda s: tf.strings.substr(s, 1, 3), {})],
     "StringLength": [([_strings("héllo", "")], lambda s: tf.strings.length(s), {})],
     "ResizeBilinearGrad": [([_u(2, 5, 3, 2), _u(2, 3, 4, 2)], lambda g, x: tf.gradients(
-        tf.image.resize_bilinear(x, [5, 3]), x, grad_ys=g)[0], {})],
+        tf.image.resize_bilinear(x, [5, 3]), x, grad_ys=tf.cast(g, tf.float32))[0], {})],
     "ResizeNearestNeighborGrad": [([_u(2, 5, 7, 2), _u(2, 3, 4, 2)], lambda g, x: tf.gradients(
         tf.image.resize_nearest_neighbor(x, [5, 7]), x, grad_ys=g)[0], _VD)],
     "ResizeBicubicGrad": [([_u(2, 5, 3, 2), _u(2, 3, 4, 2)], lambda g, x: tf.gradients(
-        tf.image.resize_bicubic(x, [5, 3]), x, grad_ys=g)[0], {})],
+        tf.image.resize_bicubic(x, [5, 3]), x, grad_ys=tf.cast(g, tf.float32))[0], {})],
     "ResizeArea": [([_u(2, 3, 4, 2)], lambda x: tf.image.resize_area(x, [2, 3]), {})],
     "DecodePng": [([_png()], lambda s: tf.image.decode_png(s, channels=3), _VD)],
     "DecodeJpeg": [([_jpeg()], lambda s: tf.image.decode_jpeg(s), _VD)],

@@ -94,7 +94,7 @@ def test_errors(vocab):
     cols = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
         vocab, tf.string, 0, tf.int64, 4), -1)
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.FailedPreconditionError, match="two values for key"):
+        with pytest.raises(tf.errors.FailedPreconditionError, match="different value for same key"):
             sess.run(dup.initializer)
         with pytest.raises(tf.errors.InvalidArgumentError, match="vocab_size"):
             sess.run(short.initializer)

@@ -185,9 +185,10 @@ def test_state_stays_where_the_first_run_put_it(profiles, request, monkeypatch):
     with tf.Session() as sess:
         at_init = _devices_by_op(sess, tf.global_variables_initializer())
         at_step = _devices_by_op(sess, [train, loss], feed)
-        losses = [sess.run([train, loss], feed)[1] for _ in range(3)]
+        # unseeded: over 3 steps Adam's loss rose in ~1 run in 8; over 10 it falls ~0.8
+        losses = [sess.run([train, loss], feed)[1] for _ in range(10)]
     assert {v: at_step[v] for v in variables} == {v: at_init[v] for v in variables}
-    assert losses[2] < losses[0]
+    assert losses[-1] < losses[0] - 0.2
 
 
 def test_a_later_request_against_kept_state_is_refused_or_softened(gpu_like):

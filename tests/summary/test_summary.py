@@ -330,18 +330,31 @@ def test_file_writer_end_to_end_with_tensorboard(tmp_path):
 
 
 def test_background_thread_flushes_every_flush_secs(tmp_path):
+    # TensorFlow's writer thread: the first event is flushed at once; later ones when an
+    # event is written `flush_secs` after the last flush (an idle writer flushes nothing).
     writer = FileWriter(str(tmp_path), flush_secs=0.1, max_queue=2)
-    for step in range(5):  # more than max_queue: add_summary waits for the thread
+    path = writer.event_writer.path
+
+    def add(step):
         writer.add_summary(ef.Summary(value=[ef.Summary.Value(tag="t", simple_value=step)]),
                            step)
-    path = writer.event_writer.path
-    deadline = time.time() + 5
-    while time.time() < deadline:
-        steps = [e.step for e in ef.summary_iterator(path) if e.HasField("summary")]
-        if steps == [0, 1, 2, 3, 4]:
-            break
-        time.sleep(0.05)
-    assert steps == [0, 1, 2, 3, 4]  # no flush() or close() was called
+
+    def on_disk():
+        return [e.step for e in ef.summary_iterator(path) if e.HasField("summary")]
+
+    def wait_for(steps):
+        deadline = time.time() + 5
+        while on_disk() != steps and time.time() < deadline:
+            time.sleep(0.02)
+        return on_disk()
+
+    for step in range(5):  # more than max_queue: add_summary waits for the thread
+        add(step)
+    assert wait_for([0]) == [0]
+    time.sleep(0.3)
+    assert on_disk() == [0]  # idle: still buffered
+    add(5)
+    assert wait_for([0, 1, 2, 3, 4, 5]) == [0, 1, 2, 3, 4, 5]  # no flush() or close()
     writer.close()
 
 

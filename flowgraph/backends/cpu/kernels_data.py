@@ -200,12 +200,15 @@ class IteratorFromStringHandleOp:
         text = handle.item() if isinstance(handle, np.ndarray) else handle
         text = text.decode("utf-8") if isinstance(text, bytes) else str(text)
         res = None
-        if text.startswith(_HANDLE_PREFIX):
-            name = text[len(_HANDLE_PREFIX):]
-            for container, n in self.resources.names():
-                if n == name:
-                    res = self.resources.lookup(container, n)
-                    break
+        if not text.startswith(_HANDLE_PREFIX):  # TF: not a serialized ResourceHandle
+            raise errors.InvalidArgumentError(
+                None, None, f"Could not parse string_handle as a valid ResourceHandle: "
+                f"{text!r} was not made by iterator.string_handle()")
+        name = text[len(_HANDLE_PREFIX):]
+        for container, n in self.resources.names():
+            if n == name:
+                res = self.resources.lookup(container, n)
+                break
         if not isinstance(res, IteratorResource):
             raise errors.NotFoundError(
                 None, None, f"No iterator for string handle {text!r} in this session; run "

@@ -163,22 +163,19 @@ def _bilinear32(images, size, align_corners, half_pixel):
 @cpu_kernel("ResizeBilinear")
 def resize_bilinear(images, size, *, align_corners, half_pixel_centers):
     _check_centers(align_corners, half_pixel_centers)
-    if images.dtype != np.float64:
-        return _bilinear32(images, size, align_corners, half_pixel_centers)
-    return _resize("bilinear", images, size, align_corners, half_pixel_centers)
+    return _bilinear32(images, size, align_corners, half_pixel_centers)
 
 
 @cpu_kernel("ResizeBicubic")
 def resize_bicubic(images, size, *, align_corners, half_pixel_centers):
     _check_centers(align_corners, half_pixel_centers)
     return _resize("bicubic", images, size, align_corners, half_pixel_centers).astype(
-        np.float64 if images.dtype == np.float64 else np.float32)
+        np.float32)
 
 
 @cpu_kernel("ResizeArea")
 def resize_area(images, size, *, align_corners):
-    return _resize("area", images, size, align_corners, False).astype(
-        np.float64 if images.dtype == np.float64 else np.float32)
+    return _resize("area", images, size, align_corners, False).astype(np.float32)
 
 
 @cpu_kernel("ResizeBicubicGrad")

@@ -225,6 +225,9 @@ def _crop_args(image, boxes, box_ind, crop_size, what):
     if box_ind.shape != (boxes.shape[0],):
         raise _invalid(f"{what}: box_index has incompatible shape: it must be "
                        f"[num_boxes] = [{boxes.shape[0]}], got {list(box_ind.shape)}")
+    if min(image.shape[1:3]) <= 0:
+        raise _invalid(f"{what}: image dimensions must be positive, got "
+                       f"{list(image.shape)}")
     ch, cw = (int(v) for v in np.asarray(crop_size).reshape(-1))
     if ch <= 0 or cw <= 0:
         raise _invalid(f"{what}: crop dimensions must be positive, got [{ch}, {cw}]")
@@ -273,7 +276,7 @@ def crop_and_resize(image, boxes, box_ind, crop_size, *, method, extrapolation_v
             bottom = img[y1][:, x0] + (img[y1][:, x1] - img[y1][:, x0]) * wx
             vals = top + (bottom - top) * wy
         out[k][mask] = vals[mask]
-    return out.astype(np.float64 if image.dtype == np.float64 else np.float32)
+    return out.astype(np.float32)
 
 
 @cpu_kernel("CropAndResizeGradImage")
@@ -424,6 +427,51 @@ def _random_crop(width, height, min_rel, max_rel, aspect, uniform):
     return (x, y, x + w, y + h)
 
 
+def _floats(values) -> str:
+    return "[" + ", ".join(f"{float(v):g}" for v in values) + "]"
+
+
+def _dims(array) -> str:
+    return "[" + ",".join(str(d) for d in np.shape(array)) + "]"  # TF's shape strings
+
+
+def _sampling_range(what, label, values):
+    """An (aspect ratio or area) attribute range: two positive floats, as TF checks."""
+    values = tuple(_F(v) for v in values)
+    if len(values) != 2:
+        raise _invalid(f"{what}: {label} field must specify 2 dimensions")
+    if values[0] <= 0 or values[1] <= 0:
+        raise _invalid(f"{what}: {label} must be non-negative: {_floats(values)}")
+    return values
+
+
+def _check_sample_inputs(what, image_size, bounding_boxes, min_object_covered) -> None:
+    """TF's run-time checks of a crop sampler's inputs (their shapes may be dynamic)."""
+    image_size, boxes = np.asarray(image_size), np.asarray(bounding_boxes)
+    if image_size.ndim != 1:
+        raise _invalid(f"{what}: image_size must be 1-dimensional: "
+                       f"{_dims(image_size)}")
+    if image_size.shape[0] != 3:
+        raise _invalid(f"{what}: image_size must contain 3 elements{_dims(image_size)}")
+    if boxes.ndim != 3:
+        raise _invalid(f"{what}: input boxes must be 3-dimensional [batch, num_boxes, "
+                       f"coords]: {_dims(boxes)}")
+    if boxes.shape[-1] != 4:
+        raise _invalid(f"{what}: bounding boxes must have shape [4] or [*, 4], got "
+                       f"{_dims(boxes)}")
+    if min_object_covered is not None:
+        covered = np.asarray(min_object_covered)
+        if covered.ndim != 0:
+            raise _invalid(f"{what}: min_object_covered must be 0-D, got shape "
+                           f"{_dims(covered)}")
+        if covered < 0:
+            raise _invalid(f"{what}: Min object covered must be non-negative: "
+                           f"{float(covered):g}")
+    for value, side in zip(image_size[:2], ("height", "width")):
+        if not 0 <= int(value) < 2**31 - 1:  # TF reads the sizes unsigned
+            raise _invalid(f"{what}: image {side} cannot be >= int32 max")
+
+
 @cpu_kernel("SampleDistortedBoundingBoxV2")
 class SampleDistortedBoundingBox:
     """TensorFlow's crop sampler and stream: a run reserves `max_attempts` Philox blocks
@@ -436,9 +484,15 @@ class SampleDistortedBoundingBox:
         from flowgraph.backends.cpu.kernels_random import _TFStream
 
         self.stream = _TFStream(seed, seed2)
-        self.aspect = tuple(_F(v) for v in aspect_ratio_range)
-        self.area = tuple(_F(v) for v in area_range)
+        self.aspect = _sampling_range(self.what, "Aspect ratio range", aspect_ratio_range)
+        self.area = _sampling_range(self.what, "Area range", area_range)
+        if self.area[1] > 1:
+            raise _invalid(f"{self.what}: Area range must be less then or equal to 1.0: "
+                           f"{_floats(self.area)}")
         self.attempts = int(max_attempts)
+        if self.attempts <= 0:
+            raise _invalid(f"{self.what}: Max attempts must be non-negative: "
+                           f"{self.attempts}")
         self.whole_image = bool(use_image_if_no_bounding_boxes)
 
     what = "SampleDistortedBoundingBoxV2"
@@ -454,6 +508,7 @@ class SampleDistortedBoundingBox:
         """The crop, drawing from `cursor` (a `random_tf_streams.WordCursor`)."""
         from flowgraph.backends.cpu import random_tf_streams as rts
 
+        _check_sample_inputs(self.what, image_size, bounding_boxes, min_object_covered)
         h, w = (int(v) for v in np.asarray(image_size).reshape(-1)[:2])
         boxes = np.asarray(bounding_boxes, np.float32).reshape(-1, 4)
         if ((boxes < 0) | (boxes > 1)).any():

@@ -49,8 +49,9 @@ class HashTableState:
                 k = _key(k)
                 if k in entries and entries[k] != v:
                     raise errors.FailedPreconditionError(
-                        None, None, f"{what}: table '{self.name}' got two values for key "
-                        f"{k!r} ({entries[k]!r} and {v!r}); keys must be unique")
+                        None, None, f"{what}: HashTable has different value for same key. "
+                        f"Key {k!r} has {entries[k]!r} and trying to add value {v!r} "
+                        f"(table '{self.name}'; keys must be unique)")
                 entries[k] = v
             self.entries = entries
 
@@ -58,9 +59,9 @@ class HashTableState:
         entries = self.entries
         if entries is None:
             raise errors.FailedPreconditionError(
-                None, None, f"Table '{self.name}' is not initialized. Run "
-                "tf.tables_initializer() (or the table's .initializer) first; "
-                "MonitoredSession and Estimators run it for you.")
+                None, None, f"Table not initialized. (table '{self.name}': run "
+                "tf.tables_initializer() or the table's .initializer first; "
+                "MonitoredSession and Estimators run it for you)")
         return entries
 
 
@@ -94,10 +95,42 @@ class TableKernel:
         return table
 
 
+# (TensorFlow's kernels name these two as C++ does)
+_TF_TYPE_NAMES = {"float32": "float", "float64": "double"}
+
+
+# The key -> value dtypes TensorFlow's CPU kernel of HashTableV2 is registered for.
+_HASH_TABLE_TYPES = {
+    "string": ("string", "int64", "int32", "float32", "float64", "bool"),
+    "int64": ("string", "int64", "int32", "float32", "float64"),
+    "int32": ("string", "int32", "float32", "float64"),
+}
+
+
 @cpu_kernel("HashTableV2")
 class HashTableOp(TableKernel):
+    def __init__(self, ctx, **attrs) -> None:
+        super().__init__(ctx, **attrs)
+        key, value = (_dtypes.as_dtype(t).base_dtype.name for t in self.types)
+        if value not in _HASH_TABLE_TYPES.get(key, ()):
+            supported = "; ".join(f"{k} -> {', '.join(v)}"
+                                  for k, v in _HASH_TABLE_TYPES.items())
+            raise errors.InvalidArgumentError(
+                None, None, f"No OpKernel was registered to support Op 'HashTableV2' with "
+                f"key_dtype {key} and value_dtype {value} (node {ctx.op.name}); registered "
+                f"key -> value dtypes: {supported}")
+
     def __call__(self):
-        return self.table(lambda name: HashTableState(name, *self.types), HashTableState)
+        table = self.table(lambda name: HashTableState(name, *self.types), HashTableState)
+        key_dtype, value_dtype = (_dtypes.as_dtype(t).base_dtype for t in self.types)
+        if (table.key_dtype, table.value_dtype) != (key_dtype, value_dtype):
+            # (two table ops of one shared_name are one table)
+            k, v, old_k, old_v = (_TF_TYPE_NAMES.get(d.name, d.name) for d in (
+                key_dtype, value_dtype, table.key_dtype, table.value_dtype))
+            raise errors.InvalidArgumentError(
+                None, None, f"Conflicting key/value dtypes {k}->{v} with {old_k}-{old_v} "
+                f"for table {self.name}")
+        return table
 
 
 @cpu_kernel("LookupTableImportV2")
@@ -174,7 +207,10 @@ def lookup_table_find(table, keys, default_value, *, value_dtype=None):
         out = np.stack(rows) if rows else np.zeros((0, *value_shape), default.dtype)
         return out.astype(default.dtype, copy=False).reshape(np.shape(keys) + value_shape)
     default = np.asarray(default_value).reshape(()).item()
-    flat = [entries.get(_key(k), default) for k in np.asarray(keys).reshape(-1).tolist()]
+    flat_keys = [_key(k) for k in np.asarray(keys).reshape(-1).tolist()]
+    if getattr(table, "reserved", None):  # a dense table's empty and deleted keys
+        table.check_keys(flat_keys, "LookupTableFindV2")
+    flat = [entries.get(k, default) for k in flat_keys]
     return values_array(flat, value_dtype).reshape(np.shape(keys))
 
 

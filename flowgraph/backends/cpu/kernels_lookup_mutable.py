@@ -37,8 +37,8 @@ class MutableTableState:
             if k in self.reserved:
                 which = "empty_key" if k == self.reserved[0] else "deleted_key"
                 raise errors.InvalidArgumentError(
-                    None, None, f"{what}: table '{self.name}': key {k!r} is the table's "
-                    f"{which}, which cannot be used as a key")
+                    None, None, f"{what}: table '{self.name}': Using the {which} as a table "
+                    f"key is not allowed (key {k!r})")
 
     def read(self) -> dict:
         return self.entries

@@ -12,14 +12,6 @@ from flowgraph.backends.cpu import cpu_kernel
 from flowgraph.framework import dtypes as _dtypes
 from flowgraph.framework import errors
 
-# Python exception -> TensorFlow error, as TensorFlow maps them for py_func.
-_ERRORS = (
-    ((ValueError, TypeError), errors.InvalidArgumentError),
-    ((StopIteration,), errors.OutOfRangeError),
-    ((NotImplementedError,), errors.UnimplementedError),
-    ((MemoryError,), errors.ResourceExhaustedError),
-)
-
 
 def _argument(x):
     """What the user's function receives: a private writable copy; 0-d as a NumPy scalar."""
@@ -99,12 +91,9 @@ class PyFuncKernel:
         text = "".join(traceback.format_exception_only(type(e), e)).strip()
         tb = "".join(traceback.format_tb(e.__traceback__)[1:])
         message = f"{text}\nTraceback (most recent call last) in {self.token}:\n{tb}".rstrip()
-        cls = errors.UnknownError
-        for kinds, mapped in _ERRORS:
-            if isinstance(e, kinds):
-                cls = mapped
-                break
-        return cls(None, None, message)
+        from flowgraph.ops.script_ops import op_error_class
+
+        return op_error_class(e)(None, None, message)
 
 
 cpu_kernel("PyFunc")(PyFuncKernel)
