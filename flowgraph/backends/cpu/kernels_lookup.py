@@ -84,6 +84,10 @@ class TableKernel:
         self.container = container or ""
         self.name = shared_name or ctx.op.name
         self.types = (key_dtype, value_dtype)
+        if None in self.types:  # a hand-edited or damaged graph
+            raise errors.InvalidArgumentError(
+                None, None, f"{ctx.op.type} node {ctx.op.name} lacks its key_dtype or "
+                f"value_dtype attribute; rebuild the graph with a lookup table constructor")
 
     def table(self, make, state_type):
         """The table (`make(name)` creates it), checked to be a `state_type`."""
