@@ -84,10 +84,6 @@ class TableKernel:
         self.container = container or ""
         self.name = shared_name or ctx.op.name
         self.types = (key_dtype, value_dtype)
-        if None in self.types:  # a hand-edited or damaged graph
-            raise errors.InvalidArgumentError(
-                None, None, f"{ctx.op.type} node {ctx.op.name} lacks its key_dtype or "
-                f"value_dtype attribute; rebuild the graph with a lookup table constructor")
 
     def table(self, make, state_type):
         """The table (`make(name)` creates it), checked to be a `state_type`."""
@@ -115,6 +111,10 @@ _HASH_TABLE_TYPES = {
 class HashTableOp(TableKernel):
     def __init__(self, ctx, **attrs) -> None:
         super().__init__(ctx, **attrs)
+        if None in self.types:  # a hand-edited or damaged graph
+            raise errors.InvalidArgumentError(
+                None, None, f"HashTableV2 node {ctx.op.name} lacks its key_dtype or "
+                f"value_dtype attribute; rebuild the graph with a lookup table constructor")
         key, value = (_dtypes.as_dtype(t).base_dtype.name for t in self.types)
         if value not in _HASH_TABLE_TYPES.get(key, ()):
             supported = "; ".join(f"{k} -> {', '.join(v)}"
